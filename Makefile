@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: MIT
+#
+# npuring build.  Kernel-style: quiet by default, V=1 shows the commands,
+# O=dir builds out of tree, SANITIZE=address,undefined builds with ASan/UBSan.
+#
+#   make            library, tools, selftests
+#   make check      all selftests; last line "N passed, N failed, N skipped"
+#   make demo       face detection on a real photo, with timings
+#   make clean
+
+VERSION := 0.1.0
+SONAME_MAJOR := 0
+
+srctree := $(CURDIR)
+O ?= .
+obj := $(abspath $(O))
+
+ifeq ($(V),1)
+  Q :=
+  quiet = @true
+else
+  Q := @
+  quiet = @printf '  %-7s %s\n'
+endif
+
+CC ?= cc
+ifeq ($(origin CC),default)
+  CC := gcc
+endif
+
+PKG_CONFIG ?= pkg-config
+XML_CFLAGS := $(shell $(PKG_CONFIG) --cflags libxml-2.0 2>/dev/null || echo -I/usr/include/libxml2)
+XML_LIBS := $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null || echo -lxml2)
+PNG_CFLAGS := $(shell $(PKG_CONFIG) --cflags libpng 2>/dev/null)
+PNG_LIBS := $(shell $(PKG_CONFIG) --libs libpng 2>/dev/null || echo -lpng)
+
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
+OPT ?= -O2 -g
+CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread \
+	-I$(srctree) -I$(srctree)/lib -I$(srctree)/lib/include \
+	$(XML_CFLAGS) $(PNG_CFLAGS)
+ifneq ($(SANITIZE),)
+  CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+  LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS)
+LIBS := $(XML_LIBS) $(PNG_LIBS) -lm -pthread
+
+include $(srctree)/Kbuild
+
+LIB_OBJS := $(addprefix $(obj)/,$(lib-y) $(ref-y))
+LIBA := $(obj)/lib/libnpuring.a
+LIBSO := $(obj)/lib/libnpuring.so
+TOOLS := $(addprefix $(obj)/tools/,$(tools-y))
+TESTS := $(addprefix $(obj)/selftests/,$(selftests-y))
+
+all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS)
+
+$(obj)/%.o: $(srctree)/%.c
+	$(quiet) CC $(patsubst $(obj)/%,%,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBA): $(LIB_OBJS)
+	$(quiet) AR $(patsubst $(obj)/%,%,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(LIBSO): $(LIB_OBJS) $(srctree)/lib/npuring.map
+	$(quiet) LD $(patsubst $(obj)/%,%,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libnpuring.so.$(SONAME_MAJOR) \
+		-Wl,--version-script=$(srctree)/lib/npuring.map \
+		$(LDFLAGS) -o $@ $(LIB_OBJS) $(LIBS)
+
+# Tools and tests link the static library: no LD_LIBRARY_PATH needed.
+define link_prog
+$(obj)/$(1)/$(2): $(addprefix $(obj)/,$($(2)-objs)) $(LIBA)
+	$$(quiet) LD $(1)/$(2)
+	$$(Q)$$(CC) $$(LDFLAGS) -o $$@ $(addprefix $(obj)/,$($(2)-objs)) $(LIBA) $$(LIBS)
+endef
+$(foreach t,$(tools-y),$(eval $(call link_prog,tools,$(t))))
+$(foreach t,$(selftests-y),$(eval $(call link_prog,selftests,$(t))))
+
+SHARED ?= $(abspath $(srctree)/../shared)
+
+deps:
+	$(Q)$(srctree)/scripts/deps.sh
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)NPR_SHARED=$(SHARED) \
+		NPR_VALGRIND="$(if $(SANITIZE),,$(selftests-valgrind-y))" \
+		$(srctree)/selftests/run.sh $(TESTS)
+
+DEMO_MODEL := $(SHARED)/models/ir/face-detection-retail-0004/FP32-v10/face-detection-retail-0004.xml
+DEMO_IMAGE := $(SHARED)/images/astronaut.png
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(obj)/tools/npr-run -d cpu -m $(DEMO_MODEL) -i $(DEMO_IMAGE) --niter 20
+
+clean:
+	$(quiet) CLEAN $(obj)
+	$(Q)rm -f $(LIB_OBJS) $(LIB_OBJS:.o=.d) $(LIBA) $(LIBSO) $(TOOLS) $(TESTS)
+	$(Q)find $(obj)/lib $(obj)/ref $(obj)/tools $(obj)/selftests \
+		-name '*.[od]' -delete 2>/dev/null || true
+
+.PHONY: all check demo deps clean
+
+-include $(LIB_OBJS:.o=.d)

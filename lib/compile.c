@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+/*
+ * From a loaded model to a graph a backend can execute:
+ *
+ *   clone -> apply input shapes -> lower f16/bf16 to f32 -> parse every
+ *   node -> in topological order: infer shapes, check against the shapes
+ *   the file declared, fold nodes whose inputs are all constant -> mark
+ *   nodes that no Result needs as dead.
+ *
+ * Each step is a named function so it can be tested and reused on its own.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "graph.h"
+
+/* Outputs larger than this are not folded (they would bloat the exec). */
+#define FOLD_MAX_BYTES	(256u << 20)
+
+static bool is_half(unsigned int t)
+{
+	return t == NPR_ELEM_F16 || t == NPR_ELEM_BF16;
+}
+
+/**
+ * npr_pass_lower_half() - make f32 the compute type of f16/bf16 values
+ * @g: graph; constants of those types are converted into owned f32 copies.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+static int npr_pass_lower_half(struct npr_graph *g)
+{
+	int i;
+
+	for (i = 0; i < g->nvals; i++) {
+		struct npr_value *v = &g->vals[i];
+		int64_t numel;
+		float *f;
+
+		if (!is_half(v->type))
+			continue;
+		if (v->data) {
+			numel = npr_shape_numel(&v->shape);
+			if (numel < 0 ||
+			    npr_tensor_bytes(v->type, numel) != v->nbytes)
+				return npr_err(-EINVAL,
+					       "constant value %d: bad size", i);
+			f = malloc(numel ? numel * sizeof(float) : 1);
+			if (!f)
+				return -ENOMEM;
+			npr_convert(f, NPR_ELEM_F32, v->data, v->type, numel);
+			free(v->owned);
+			v->owned = f;
+			v->data = f;
+			v->nbytes = numel * sizeof(float);
+		}
+		v->type = NPR_ELEM_F32;
+	}
+	return 0;
+}
+
+static int apply_shapes(struct npr_graph *g, const struct npr_shape *shapes)
+{
+	char b1[128];
+	int i;
+
+	for (i = 0; i < g->ninputs; i++) {
+		struct npr_node *n = &g->nodes[g->inputs[i]];
+		struct npr_value *v = npr_out(g, n, 0);
+
+		if (shapes && shapes[i].rank >= 0)
+			v->shape = shapes[i];
+		if (!npr_shape_static(&v->shape))
+			return npr_err(-EINVAL,
+				       "input %s has a dynamic shape %s: give a static shape at compile time",
+				       v->name ? v->name : n->name,
+				       npr_shape_str(&v->shape, b1,
+						     sizeof(b1)));
+	}
+	return 0;
+}
+
+static int fold_node(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_tensor in[64], out[16];
+	int i, err;
+
+	if (n->nin > 64 || n->nout > 16)
+		return 0;
+	for (i = 0; i < n->nout; i++) {
+		struct npr_value *v = npr_out(g, n, i);
+		int64_t numel = npr_shape_numel(&v->shape);
+		size_t bytes = npr_tensor_bytes(v->type, numel);
+
+		if (numel < 0 || !npr_elem_size(v->type) ||
+		    bytes > FOLD_MAX_BYTES)
+			return 0;
+	}
+	for (i = 0; i < n->nin; i++) {
+		struct npr_value *v = npr_in(g, n, i);
+
+		in[i].type = v->type;
+		in[i].shape = v->shape;
+		in[i].data = (void *)v->data;
+		in[i].nbytes = v->nbytes;
+	}
+	for (i = 0; i < n->nout; i++) {
+		struct npr_value *v = npr_out(g, n, i);
+		size_t bytes = npr_tensor_bytes(v->type,
+						npr_shape_numel(&v->shape));
+
+		out[i].type = v->type;
+		out[i].shape = v->shape;
+		out[i].nbytes = bytes;
+		out[i].data = malloc(bytes ? bytes : 1);
+		if (!out[i].data) {
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
+	err = n->op->eval(n, in, out);
+	if (err)
+		goto fail;
+	for (i = 0; i < n->nout; i++) {
+		struct npr_value *v = npr_out(g, n, i);
+
+		free(v->owned);
+		v->owned = out[i].data;
+		v->data = out[i].data;
+		v->nbytes = out[i].nbytes;
+	}
+	n->dead = true;
+	return 0;
+fail:
+	while (i-- > 0)
+		free(out[i].data);
+	for (i = 0; i < n->nout; i++)
+		;
+	return err;
+}
+
+/**
+ * npr_pass_infer() - infer every shape, check it, fold constants
+ * @g: graph, sorted, params parsed.
+ * @check_decl: compare with the shapes the file declared.
+ *
+ * Return: 0 or -errno with the message naming the layer.
+ */
+static int npr_pass_infer(struct npr_graph *g, bool check_decl)
+{
+	char b1[128], b2[128];
+	int i, j, err;
+
+	for (i = 0; i < g->nnodes; i++) {
+		struct npr_node *n = &g->nodes[i];
+		bool all_const = true;
+
+		if (n->dead)
+			continue;
+		for (j = 0; j < n->nin; j++) {
+			struct npr_value *v = npr_in(g, n, j);
+
+			if (v->shape.rank < 0)
+				return npr_node_err(n, -EINVAL,
+						    "input %d has no shape", j);
+			if (!v->data)
+				all_const = false;
+		}
+		err = n->op->infer(g, n);
+		if (err)
+			return npr_err_default(err, 0);
+		for (j = 0; j < n->nout; j++) {
+			struct npr_value *v = npr_out(g, n, j);
+
+			if (!npr_shape_static(&v->shape))
+				return npr_node_err(n, -EINVAL,
+						    "output %d: shape %s is not static",
+						    j, npr_shape_str(&v->shape, b1, sizeof(b1)));
+			if (check_decl && npr_shape_static(&v->decl) &&
+			    !(n->op->flags & NPR_OP_SOURCE) &&
+			    !npr_shape_eq(&v->decl, &v->shape))
+				return npr_node_err(n, -EINVAL,
+						    "output %d: inferred shape %s but the model declares %s",
+						    j,
+						    npr_shape_str(&v->shape, b1, sizeof(b1)),
+						    npr_shape_str(&v->decl, b2, sizeof(b2)));
+		}
+		if (n->op->flags & (NPR_OP_NO_FOLD | NPR_OP_SOURCE |
+				    NPR_OP_SINK) || !n->nin || !all_const ||
+		    !n->op->eval)
+			continue;
+		err = fold_node(g, n);
+		if (err)
+			return npr_err_default(err, 0);
+	}
+	return 0;
+}
+
+/* Mark every node no Result depends on as dead. */
+static int npr_pass_dce(struct npr_graph *g)
+{
+	bool *live = calloc(g->nnodes ? g->nnodes : 1, sizeof(bool));
+	int i, j;
+
+	if (!live)
+		return -ENOMEM;
+	for (i = 0; i < g->noutputs; i++)
+		live[g->outputs[i]] = true;
+	for (i = g->nnodes - 1; i >= 0; i--) {
+		struct npr_node *n = &g->nodes[i];
+
+		if (!live[i])
+			continue;
+		for (j = 0; j < n->nin; j++) {
+			struct npr_value *v = npr_in(g, n, j);
+
+			if (!v->data)
+				live[v->producer] = true;
+		}
+	}
+	for (i = 0; i < g->nnodes; i++) {
+		struct npr_node *n = &g->nodes[i];
+
+		if (!live[i] && !(n->op->flags & NPR_OP_SOURCE))
+			n->dead = true;
+	}
+	free(live);
+	return 0;
+}
+
+/**
+ * npr_compile_graph() - turn a model graph into an executable graph
+ * @src: the model's graph (not modified).
+ * @shapes: per input a shape (rank -1: keep the model's), or NULL.
+ * @out: the result, owned by the caller.
+ *
+ * Return: 0, or -errno with a message naming the layer at fault.
+ */
+int npr_compile_graph(const struct npr_graph *src,
+		      const struct npr_shape *shapes, struct npr_graph **out)
+{
+	bool overridden = false;
+	struct npr_graph *g;
+	int i, err;
+
+	g = npr_graph_clone(src);
+	if (!g)
+		return -ENOMEM;
+	for (i = 0; shapes && i < g->ninputs; i++)
+		if (shapes[i].rank >= 0)
+			overridden = true;
+	err = apply_shapes(g, shapes);
+	if (err)
+		goto fail;
+	err = npr_pass_lower_half(g);
+	if (err)
+		goto fail;
+	for (i = 0; i < g->nnodes; i++) {
+		struct npr_node *n = &g->nodes[i];
+
+		if (n->op->parse) {
+			err = n->op->parse(g, n);
+			if (err)
+				goto fail;
+		}
+	}
+	err = npr_pass_infer(g, !overridden);
+	if (err)
+		goto fail;
+	err = npr_pass_dce(g);
+	if (err)
+		goto fail;
+	*out = g;
+	return 0;
+fail:
+	npr_graph_free(g);
+	return err;
+}

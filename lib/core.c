@@ -1,0 +1,1144 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Devices, fd-scoped handle tables and the ioctl dispatcher.
+ *
+ * Every argument is validated here, in the order the uapi header fixes,
+ * before anything reaches a backend.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#include "core.h"
+#include "ir.h"
+#include "npuring.h"
+
+/* ---- the fd -> device table -------------------------------------------- */
+
+static pthread_mutex_t devtab_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct npr_device **devtab;
+static int devtab_len;
+
+static struct npr_device *dev_lookup(int fd)
+{
+	struct npr_device *dev = NULL;
+
+	pthread_mutex_lock(&devtab_lock);
+	if (fd >= 0 && fd < devtab_len)
+		dev = devtab[fd];
+	pthread_mutex_unlock(&devtab_lock);
+	return dev;
+}
+
+static int dev_register(struct npr_device *dev)
+{
+	int fd = dev->fd, err = 0;
+
+	pthread_mutex_lock(&devtab_lock);
+	if (fd >= devtab_len) {
+		int len = devtab_len ? devtab_len : 16;
+		struct npr_device **t;
+
+		while (len <= fd)
+			len *= 2;
+		t = realloc(devtab, sizeof(*t) * len);
+		if (!t) {
+			err = -ENOMEM;
+			goto out;
+		}
+		memset(t + devtab_len, 0, sizeof(*t) * (len - devtab_len));
+		devtab = t;
+		devtab_len = len;
+	}
+	devtab[fd] = dev;
+out:
+	pthread_mutex_unlock(&devtab_lock);
+	return err;
+}
+
+void *npr_alloc(size_t bytes)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 64, bytes ? (bytes + 63) & ~(size_t)63 : 64))
+		return NULL;
+	return p;
+}
+
+int npr_cpu_count(void)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	n = CPU_COUNT(&set);
+	return n > 0 ? n : 1;
+}
+
+/* ---- handles ------------------------------------------------------------ */
+
+#define HANDLE_TYPE_SHIFT	28
+#define HANDLE_GEN_SHIFT	16
+#define HANDLE_GEN_MASK		0xfffu
+#define HANDLE_IDX_MASK		0xffffu
+
+static int handle_alloc(struct npr_device *dev, void *obj, int type,
+			uint32_t *out)
+{
+	struct npr_slot *s;
+	int idx;
+
+	if (dev->free_slot >= 0) {
+		idx = dev->free_slot;
+		dev->free_slot = dev->slots[idx].next_free;
+	} else {
+		if (dev->nslots >= (int)HANDLE_IDX_MASK)
+			return npr_err(-ENOSPC, "too many objects on this fd");
+		if (dev->nslots == dev->cap_slots) {
+			int cap = dev->cap_slots ? dev->cap_slots * 2 : 64;
+			struct npr_slot *ns = realloc(dev->slots,
+						      sizeof(*ns) * cap);
+
+			if (!ns)
+				return -ENOMEM;
+			dev->slots = ns;
+			dev->cap_slots = cap;
+		}
+		idx = dev->nslots++;
+		dev->slots[idx].gen = 0;
+	}
+	s = &dev->slots[idx];
+	s->obj = obj;
+	s->type = type;
+	s->gen = (s->gen + 1) & HANDLE_GEN_MASK;
+	if (!s->gen)
+		s->gen = 1;
+	s->next_free = -1;
+	*out = ((uint32_t)type << HANDLE_TYPE_SHIFT) |
+	       ((uint32_t)s->gen << HANDLE_GEN_SHIFT) | (uint32_t)(idx + 1);
+	return 0;
+}
+
+/* Caller holds dev->lock.  Returns the object, or NULL with *err set. */
+static void *handle_get_locked(struct npr_device *dev, uint32_t h, int type,
+			       int *err)
+{
+	uint32_t idx = (h & HANDLE_IDX_MASK), gen;
+	struct npr_slot *s;
+
+	if (!idx || idx > (uint32_t)dev->nslots)
+		goto noent;
+	s = &dev->slots[idx - 1];
+	gen = (h >> HANDLE_GEN_SHIFT) & HANDLE_GEN_MASK;
+	if (!s->obj || s->gen != gen ||
+	    s->type != (h >> HANDLE_TYPE_SHIFT))
+		goto noent;
+	if (type && s->type != type) {
+		*err = npr_err(-EBADF, "handle 0x%08x is not a %s", h,
+			       type == NPR_HANDLE_MODEL ? "model" :
+			       type == NPR_HANDLE_EXEC ? "compiled model" :
+			       "request");
+		return NULL;
+	}
+	return s->obj;
+noent:
+	*err = npr_err(-ENOENT, "handle 0x%08x does not name a live object",
+		       h);
+	return NULL;
+}
+
+static void handle_free_locked(struct npr_device *dev, uint32_t h)
+{
+	int idx = (int)(h & HANDLE_IDX_MASK) - 1;
+
+	dev->slots[idx].obj = NULL;
+	dev->slots[idx].next_free = dev->free_slot;
+	dev->free_slot = idx;
+}
+
+/* ---- objects ------------------------------------------------------------ */
+
+static void model_destroy(struct npr_model *m)
+{
+	if (!m)
+		return;
+	npr_graph_free(m->g);
+	free(m);
+}
+
+static void ports_free(struct npr_port *p, int n)
+{
+	int i;
+
+	for (i = 0; p && i < n; i++)
+		free(p[i].name);
+	free(p);
+}
+
+static void exec_put(struct npr_exec *ex)
+{
+	if (--ex->refs)
+		return;
+	if (ex->priv && ex->dev->ops->exec_destroy)
+		ex->dev->ops->exec_destroy(ex);
+	ports_free(ex->in, ex->nin);
+	ports_free(ex->out, ex->nout);
+	npr_graph_free(ex->g);
+	free(ex);
+}
+
+static void request_destroy(struct npr_request *rq)
+{
+	int i;
+
+	if (rq->priv && rq->ex->dev->ops->request_destroy)
+		rq->ex->dev->ops->request_destroy(rq);
+	for (i = 0; rq->own_in && i < rq->ex->nin; i++)
+		free(rq->own_in[i]);
+	for (i = 0; rq->own_out && i < rq->ex->nout; i++)
+		free(rq->own_out[i]);
+	free(rq->own_in);
+	free(rq->own_out);
+	free(rq->in);
+	free(rq->out);
+	exec_put(rq->ex);
+	free(rq);
+}
+
+static void object_destroy(int type, void *obj)
+{
+	switch (type) {
+	case NPR_HANDLE_MODEL:
+		model_destroy(obj);
+		break;
+	case NPR_HANDLE_EXEC:
+		exec_put(obj);
+		break;
+	case NPR_HANDLE_REQUEST:
+		request_destroy(obj);
+		break;
+	}
+}
+
+/* ---- open / close ------------------------------------------------------- */
+
+int npr_open(const char *name, unsigned int flags)
+{
+	const struct npr_backend_ops *ops;
+	unsigned long mark = npr_err_mark();
+	struct npr_device *dev;
+	int index = 0, err;
+
+	if (!name)
+		return npr_err(-EINVAL, "no device name");
+	if (flags)
+		return npr_err(-EINVAL, "npr_open: flags must be 0");
+	ops = npr_backend_find(name, &index);
+	if (!ops)
+		return npr_err(-ENODEV, "no device \"%s\" (known: cpu)", name);
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return npr_err(-ENOMEM, "out of memory");
+	dev->ops = ops;
+	dev->free_slot = -1;
+	dev->props.perf_hint = NPR_PERF_HINT_LATENCY;
+	pthread_mutex_init(&dev->lock, NULL);
+	dev->info.size = sizeof(dev->info);
+	dev->info.api_version = NPR_UAPI_VERSION;
+	err = ops->probe(dev, index);
+	if (err)
+		goto fail;
+	dev->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (dev->fd < 0) {
+		err = npr_err(-errno, "eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	err = dev_register(dev);
+	if (err) {
+		close(dev->fd);
+		goto fail;
+	}
+	return dev->fd;
+fail:
+	pthread_mutex_destroy(&dev->lock);
+	free(dev->priv);
+	free(dev);
+	return npr_err_default(err, mark);
+}
+
+int npr_close(int fd)
+{
+	struct npr_device *dev;
+	int i;
+
+	pthread_mutex_lock(&devtab_lock);
+	dev = (fd >= 0 && fd < devtab_len) ? devtab[fd] : NULL;
+	if (dev)
+		devtab[fd] = NULL;
+	pthread_mutex_unlock(&devtab_lock);
+	if (!dev)
+		return npr_err(-EBADF, "fd %d is not an open npuring device",
+			       fd);
+	/* reverse order of creation: newest slots were appended last */
+	for (i = dev->nslots - 1; i >= 0; i--) {
+		/* requests before execs before models, whatever the slot */
+		if (dev->slots[i].obj &&
+		    dev->slots[i].type == NPR_HANDLE_REQUEST)
+			object_destroy(NPR_HANDLE_REQUEST, dev->slots[i].obj);
+	}
+	for (i = dev->nslots - 1; i >= 0; i--)
+		if (dev->slots[i].obj &&
+		    dev->slots[i].type != NPR_HANDLE_REQUEST)
+			object_destroy(dev->slots[i].type, dev->slots[i].obj);
+	free(dev->slots);
+	close(dev->fd);
+	pthread_mutex_destroy(&dev->lock);
+	free(dev->priv);
+	free(dev);
+	return 0;
+}
+
+/* ---- argument copy-in / copy-out ------------------------------------- */
+
+/*
+ * Copy the caller's struct into a zeroed kernel-side copy of @ksize bytes.
+ * Order: NULL or size below version 0 -> -EINVAL; unknown non-zero tail
+ * -> -E2BIG.
+ */
+static int copy_in(void *karg, size_t ksize, size_t v0, const void *uarg,
+		   uint32_t *usize)
+{
+	uint32_t us;
+	size_t i;
+
+	if (!uarg)
+		return npr_err(-EINVAL, "argument pointer is NULL");
+	memcpy(&us, uarg, sizeof(us));
+	if (us < v0)
+		return npr_err(-EINVAL,
+			       "argument size %u is smaller than %zu", us, v0);
+	for (i = ksize; i < us; i++)
+		if (((const unsigned char *)uarg)[i])
+			return npr_err(-E2BIG,
+				       "argument has non-zero bytes past the %zu this library knows",
+				       ksize);
+	memset(karg, 0, ksize);
+	memcpy(karg, uarg, us < ksize ? us : ksize);
+	*usize = us;
+	return 0;
+}
+
+static void copy_out(void *uarg, const void *karg, size_t ksize,
+		     uint32_t usize)
+{
+	/* never rewrite the caller's size field */
+	size_t n = usize < ksize ? usize : ksize;
+
+	if (n > 4)
+		memcpy((char *)uarg + 4, (const char *)karg + 4, n - 4);
+}
+
+static int check_flags(uint32_t flags, uint32_t known)
+{
+	if (flags & ~known)
+		return npr_err(-EOPNOTSUPP, "unknown flag bits 0x%x",
+			       flags & ~known);
+	return 0;
+}
+
+static int check_reserved(uint32_t v)
+{
+	if (v)
+		return npr_err(-EINVAL, "reserved field is not zero");
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Copy a string into a user buffer with the -EMSGSIZE contract. */
+static int put_string(const char *s, uint64_t ptr, uint32_t *len)
+{
+	size_t need = strlen(s) + 1;
+	uint32_t have = *len;
+
+	if (need > UINT32_MAX)
+		return npr_err(-EOVERFLOW, "string too long");
+	*len = (uint32_t)need;
+	if (!ptr || have < need) {
+		if (ptr && have) {
+			memcpy((void *)(uintptr_t)ptr, s, have - 1);
+			((char *)(uintptr_t)ptr)[have - 1] = 0;
+		}
+		return npr_err(-EMSGSIZE, "buffer of %u bytes, %zu needed",
+			       have, need);
+	}
+	memcpy((void *)(uintptr_t)ptr, s, need);
+	return 0;
+}
+
+/* ---- commands ------------------------------------------------------------ */
+
+static int cmd_device_info(struct npr_device *dev, void *arg)
+{
+	struct npr_device_info *a = arg;
+	uint32_t size = a->size;
+	int err;
+
+	err = check_flags(a->flags, 0);
+	if (err)
+		return err;
+	err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	*a = dev->info;
+	a->size = size;
+	a->num_threads = dev->props.num_threads ? dev->props.num_threads :
+						  (uint32_t)npr_cpu_count();
+	return 0;
+}
+
+enum { PT_INT = 1, PT_STR };
+
+static const struct {
+	int type;
+	bool rw;
+	uint64_t max;
+} params[NPR_PARAM_MAX] = {
+	[NPR_PARAM_FULL_DEVICE_NAME] = { PT_STR, false, 0 },
+	[NPR_PARAM_DEVICE_ARCHITECTURE] = { PT_STR, false, 0 },
+	[NPR_PARAM_INFERENCE_NUM_THREADS] = { PT_INT, true, 1024 },
+	[NPR_PARAM_LOG_LEVEL] = { PT_INT, true, 4 },
+	[NPR_PARAM_PERFORMANCE_HINT] = { PT_INT, true, 2 },
+	[NPR_PARAM_ENABLE_PROFILING] = { PT_INT, true, 1 },
+};
+
+static uint32_t *prop_field(struct npr_props *p, uint32_t id)
+{
+	switch (id) {
+	case NPR_PARAM_INFERENCE_NUM_THREADS: return &p->num_threads;
+	case NPR_PARAM_LOG_LEVEL: return &p->log_level;
+	case NPR_PARAM_PERFORMANCE_HINT: return &p->perf_hint;
+	case NPR_PARAM_ENABLE_PROFILING: return &p->profiling;
+	}
+	return NULL;
+}
+
+static int prop_check(uint32_t id, uint64_t value, bool set)
+{
+	if (!id || id >= NPR_PARAM_MAX)
+		return npr_err(-ENOPROTOOPT, "unknown property %u", id);
+	if (set && !params[id].rw)
+		return npr_err(-EPERM, "property %u is read-only", id);
+	if (set && value > params[id].max)
+		return npr_err(-ERANGE, "property %u: value %llu out of range 0..%llu",
+			       id, (unsigned long long)value,
+			       (unsigned long long)params[id].max);
+	if (set && id == NPR_PARAM_PERFORMANCE_HINT && value == 0)
+		return npr_err(-ERANGE, "PERFORMANCE_HINT must be LATENCY or THROUGHPUT");
+	return 0;
+}
+
+static int cmd_param(struct npr_device *dev, void *arg, bool set)
+{
+	struct npr_param *a = arg;
+	struct npr_props *props = &dev->props;
+	struct npr_exec *ex = NULL;
+	int err;
+
+	err = check_flags(a->flags, 0);
+	if (!err)
+		err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	if (a->handle) {
+		ex = handle_get_locked(dev, a->handle, NPR_HANDLE_EXEC, &err);
+		if (!ex)
+			goto out;
+		props = &ex->props;
+	}
+	err = prop_check(a->param, a->value, set);
+	if (err)
+		goto out;
+	if (set && ex) {
+		err = npr_err(-EPERM,
+			      "a compiled model's properties are fixed at compile time");
+		goto out;
+	}
+	if (params[a->param].type == PT_STR) {
+		const char *s = a->param == NPR_PARAM_FULL_DEVICE_NAME ?
+				dev->info.full_name : dev->info.arch;
+
+		err = put_string(s, a->ptr, &a->len);
+		goto out;
+	}
+	if (a->ptr || a->len) {
+		err = npr_err(-EINVAL, "property %u is an integer: ptr and len must be 0",
+			      a->param);
+		goto out;
+	}
+	if (set)
+		*prop_field(props, a->param) = (uint32_t)a->value;
+	else
+		a->value = *prop_field(props, a->param);
+out:
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+static int cmd_model_load(struct npr_device *dev, void *arg)
+{
+	struct npr_model_load *a = arg;
+	struct npr_graph *g = NULL;
+	struct npr_model *m;
+	int err;
+
+	err = check_flags(a->flags, NPR_MODEL_LOAD_MEMORY);
+	if (!err)
+		err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	if (!a->xml)
+		return npr_err(-EINVAL, "no model given (xml is 0)");
+	if (a->flags & NPR_MODEL_LOAD_MEMORY) {
+		struct npr_blob *w = NULL;
+
+		if (!a->xml_size)
+			return npr_err(-EINVAL, "xml_size is 0");
+		if (a->bin_size && !a->bin)
+			return npr_err(-EINVAL, "bin_size without bin");
+		if (a->bin) {
+			err = npr_ir_blob_from_memory((void *)(uintptr_t)a->bin,
+						      a->bin_size, &w);
+			if (err)
+				return err;
+		}
+		err = npr_ir_parse((void *)(uintptr_t)a->xml, a->xml_size, w,
+				   &g);
+		npr_blob_put(w);
+	} else {
+		const char *xml = (const char *)(uintptr_t)a->xml;
+		const char *bin = (const char *)(uintptr_t)a->bin;
+
+		if (a->xml_size || a->bin_size)
+			return npr_err(-EINVAL,
+				       "xml_size and bin_size must be 0 for paths");
+		if (strnlen(xml, PATH_MAX) >= PATH_MAX ||
+		    (bin && strnlen(bin, PATH_MAX) >= PATH_MAX))
+			return npr_err(-ENAMETOOLONG, "path too long");
+		err = npr_ir_load_file(xml, bin, &g);
+	}
+	if (err)
+		return err;
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		npr_graph_free(g);
+		return -ENOMEM;
+	}
+	m->g = g;
+	pthread_mutex_lock(&dev->lock);
+	err = handle_alloc(dev, m, NPR_HANDLE_MODEL, &a->handle);
+	pthread_mutex_unlock(&dev->lock);
+	if (err)
+		model_destroy(m);
+	return err;
+}
+
+/* The graph and port list behind a model or exec handle. */
+static int lookup_ports(struct npr_device *dev, uint32_t h,
+			struct npr_model **m, struct npr_exec **ex)
+{
+	int err = 0;
+	uint32_t type = h >> HANDLE_TYPE_SHIFT;
+
+	*m = NULL;
+	*ex = NULL;
+	if (type == NPR_HANDLE_EXEC)
+		*ex = handle_get_locked(dev, h, NPR_HANDLE_EXEC, &err);
+	else
+		*m = handle_get_locked(dev, h, NPR_HANDLE_MODEL, &err);
+	return err;
+}
+
+static int cmd_model_info(struct npr_device *dev, void *arg)
+{
+	struct npr_model_info *a = arg;
+	struct npr_model *m;
+	struct npr_exec *ex;
+	struct npr_graph *g;
+	int err;
+
+	err = check_flags(a->flags, 0);
+	if (!err)
+		err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	err = lookup_ports(dev, a->handle, &m, &ex);
+	if (!err) {
+		g = m ? m->g : ex->g;
+		a->num_inputs = g->ninputs;
+		a->num_outputs = g->noutputs;
+		a->num_nodes = g->nnodes;
+		a->ir_version = g->ir_version;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+/* Name of a model port: the tensor name, else the layer name. */
+static const char *port_name(const struct npr_graph *g, int node, bool out)
+{
+	const struct npr_node *n = &g->nodes[node];
+	const struct npr_value *v;
+
+	if (!out) {
+		v = &g->vals[n->out[0]];
+		return v->name ? v->name : n->name;
+	}
+	v = &g->vals[n->in[0]];
+	if (v->name)
+		return v->name;
+	return g->nodes[v->producer].name;
+}
+
+static int cmd_port_info(struct npr_device *dev, void *arg)
+{
+	struct npr_port_info *a = arg;
+	struct npr_model *m;
+	struct npr_exec *ex;
+	bool out = a->flags & NPR_PORT_OUTPUT;
+	const char *name;
+	int err, i;
+
+	err = check_flags(a->flags, NPR_PORT_OUTPUT);
+	if (!err)
+		err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	err = lookup_ports(dev, a->handle, &m, &ex);
+	if (err)
+		goto out;
+	if (m) {
+		struct npr_graph *g = m->g;
+		int cnt = out ? g->noutputs : g->ninputs;
+		const struct npr_value *v;
+		int node;
+
+		if (a->index >= (uint32_t)cnt) {
+			err = npr_err(-EINVAL, "%s index %u out of range (%d)",
+				      out ? "output" : "input", a->index, cnt);
+			goto out;
+		}
+		node = out ? g->outputs[a->index] : g->inputs[a->index];
+		v = out ? &g->vals[g->nodes[node].in[0]] :
+			  &g->vals[g->nodes[node].out[0]];
+		name = port_name(g, node, out);
+		a->elem_type = v->type;
+		a->rank = v->shape.rank < 0 ? 0 : v->shape.rank;
+		for (i = 0; i < NPR_MAX_RANK; i++)
+			a->dims[i] = i < (int)a->rank ? v->shape.d[i] : 0;
+	} else {
+		int cnt = out ? ex->nout : ex->nin;
+		const struct npr_port *p;
+
+		if (a->index >= (uint32_t)cnt) {
+			err = npr_err(-EINVAL, "%s index %u out of range (%d)",
+				      out ? "output" : "input", a->index, cnt);
+			goto out;
+		}
+		p = out ? &ex->out[a->index] : &ex->in[a->index];
+		name = p->name;
+		a->elem_type = p->type;
+		a->rank = p->shape.rank;
+		for (i = 0; i < NPR_MAX_RANK; i++)
+			a->dims[i] = i < p->shape.rank ? p->shape.d[i] : 0;
+	}
+	if (a->name || a->name_len)
+		err = put_string(name, a->name, &a->name_len);
+	else
+		a->name_len = strlen(name) + 1;
+out:
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+static int make_ports(struct npr_exec *ex, const struct npr_graph *model)
+{
+	struct npr_graph *g = ex->g;
+	int i;
+
+	ex->nin = g->ninputs;
+	ex->nout = g->noutputs;
+	ex->in = calloc(ex->nin ? ex->nin : 1, sizeof(*ex->in));
+	ex->out = calloc(ex->nout ? ex->nout : 1, sizeof(*ex->out));
+	if (!ex->in || !ex->out)
+		return -ENOMEM;
+	for (i = 0; i < ex->nin + ex->nout; i++) {
+		bool out = i >= ex->nin;
+		int k = out ? i - ex->nin : i;
+		struct npr_port *p = out ? &ex->out[k] : &ex->in[k];
+		int node = out ? g->outputs[k] : g->inputs[k];
+		int v = out ? g->nodes[node].in[0] : g->nodes[node].out[0];
+
+		p->name = strdup(port_name(model, node, out));
+		if (!p->name)
+			return -ENOMEM;
+		p->value = v;
+		p->type = model->vals[v].type;	/* the caller's type */
+		p->shape = g->vals[v].shape;
+		if (!npr_shape_static(&p->shape))
+			return npr_err(-EINVAL, "%s %s has no static shape",
+				       out ? "output" : "input", p->name);
+		p->bytes = npr_tensor_bytes(p->type,
+					    npr_shape_numel(&p->shape));
+		if (!npr_elem_size(p->type))
+			return npr_err(-EOPNOTSUPP,
+				       "%s %s: element type %s is not supported at the boundary",
+				       out ? "output" : "input", p->name,
+				       npr_elem_name(p->type));
+	}
+	return 0;
+}
+
+static int cmd_compile(struct npr_device *dev, void *arg)
+{
+	struct npr_compile *a = arg;
+	struct npr_shape shapes[256];
+	struct npr_shape *over = NULL;
+	const struct npr_shape_arg *sa;
+	const struct npr_prop_arg *pa;
+	struct npr_graph *src = NULL;
+	struct npr_exec *ex;
+	struct npr_model *m;
+	struct npr_props props;
+	uint32_t i, j;
+	int err;
+
+	err = check_flags(a->flags, 0);
+	if (err)
+		return err;
+	if ((a->num_shapes && !a->shapes) || (a->num_props && !a->props))
+		return npr_err(-EINVAL, "array count without a pointer");
+	sa = (const void *)(uintptr_t)a->shapes;
+	pa = (const void *)(uintptr_t)a->props;
+	for (i = 0; i < a->num_props; i++) {
+		err = check_reserved(pa[i].reserved);
+		if (err)
+			return err;
+	}
+	pthread_mutex_lock(&dev->lock);
+	m = handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
+	if (m) {
+		/* the compile runs unlocked on a private clone */
+		src = npr_graph_clone(m->g);
+		if (!src)
+			err = -ENOMEM;
+	}
+	props = dev->props;
+	pthread_mutex_unlock(&dev->lock);
+	if (err)
+		return err;
+	for (i = 0; i < a->num_props; i++) {
+		err = prop_check(pa[i].param, pa[i].value, true);
+		if (err)
+			goto fail_src;
+		if (!prop_field(&props, pa[i].param)) {
+			err = npr_err(-EPERM, "property %u cannot be set at compile time",
+				      pa[i].param);
+			goto fail_src;
+		}
+		*prop_field(&props, pa[i].param) = (uint32_t)pa[i].value;
+	}
+	if (a->num_shapes) {
+		if (a->num_shapes > (uint32_t)src->ninputs ||
+		    src->ninputs > 256) {
+			err = npr_err(-EINVAL, "%u shapes for %d inputs",
+				      a->num_shapes, src->ninputs);
+			goto fail_src;
+		}
+		over = shapes;
+		for (i = 0; i < (uint32_t)src->ninputs; i++)
+			over[i].rank = -1;
+		for (i = 0; i < a->num_shapes; i++) {
+			if (sa[i].index >= (uint32_t)src->ninputs) {
+				err = npr_err(-EINVAL, "shape %u: input index %u out of range",
+					      i, sa[i].index);
+				goto fail_src;
+			}
+			if (!sa[i].rank || sa[i].rank > NPR_MAX_RANK) {
+				err = npr_err(-EINVAL, "shape %u: rank %u out of range 1..%d",
+					      i, sa[i].rank, NPR_MAX_RANK);
+				goto fail_src;
+			}
+			if (over[sa[i].index].rank >= 0) {
+				err = npr_err(-EINVAL, "input %u has two shapes",
+					      sa[i].index);
+				goto fail_src;
+			}
+			over[sa[i].index].rank = sa[i].rank;
+			for (j = 0; j < sa[i].rank; j++) {
+				if (sa[i].dims[j] < 1 ||
+				    sa[i].dims[j] > (1LL << 31)) {
+					err = npr_err(-EINVAL, "shape %u: dim %u = %lld out of range",
+						      i, j, (long long)sa[i].dims[j]);
+					goto fail_src;
+				}
+				over[sa[i].index].d[j] = sa[i].dims[j];
+			}
+			for (j = sa[i].rank; j < NPR_MAX_RANK; j++)
+				if (sa[i].dims[j]) {
+					err = npr_err(-EINVAL, "shape %u: dims past rank must be 0",
+						      i);
+					goto fail_src;
+				}
+		}
+	}
+	ex = calloc(1, sizeof(*ex));
+	if (!ex) {
+		err = -ENOMEM;
+		goto fail_src;
+	}
+	ex->refs = 1;
+	ex->dev = dev;
+	ex->props = props;
+	err = npr_compile_graph(src, over, &ex->g);
+	if (err)
+		goto fail_ex;
+	err = make_ports(ex, src);
+	if (err)
+		goto fail_ex;
+	err = dev->ops->compile(ex);
+	if (err)
+		goto fail_ex;
+	npr_graph_free(src);
+	pthread_mutex_lock(&dev->lock);
+	err = handle_alloc(dev, ex, NPR_HANDLE_EXEC, &a->exec);
+	pthread_mutex_unlock(&dev->lock);
+	if (err)
+		exec_put(ex);
+	return err;
+fail_ex:
+	exec_put(ex);
+fail_src:
+	npr_graph_free(src);
+	return err;
+}
+
+static int cmd_req_create(struct npr_device *dev, void *arg)
+{
+	struct npr_req_create *a = arg;
+	struct npr_request *rq;
+	struct npr_exec *ex;
+	int err, i;
+
+	err = check_flags(a->flags, 0);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	ex = handle_get_locked(dev, a->exec, NPR_HANDLE_EXEC, &err);
+	if (ex)
+		ex->refs++;
+	pthread_mutex_unlock(&dev->lock);
+	if (!ex)
+		return err;
+	rq = calloc(1, sizeof(*rq));
+	if (!rq) {
+		pthread_mutex_lock(&dev->lock);
+		exec_put(ex);
+		pthread_mutex_unlock(&dev->lock);
+		return -ENOMEM;
+	}
+	rq->ex = ex;
+	rq->in = calloc(ex->nin + 1, sizeof(*rq->in));
+	rq->out = calloc(ex->nout + 1, sizeof(*rq->out));
+	rq->own_in = calloc(ex->nin + 1, sizeof(void *));
+	rq->own_out = calloc(ex->nout + 1, sizeof(void *));
+	err = -ENOMEM;
+	if (!rq->in || !rq->out || !rq->own_in || !rq->own_out)
+		goto fail;
+	for (i = 0; i < ex->nin + ex->nout; i++) {
+		bool out = i >= ex->nin;
+		int k = out ? i - ex->nin : i;
+		struct npr_port *p = out ? &ex->out[k] : &ex->in[k];
+		struct npr_tensor *t = out ? &rq->out[k] : &rq->in[k];
+		void **own = out ? &rq->own_out[k] : &rq->own_in[k];
+
+		*own = npr_alloc(p->bytes);
+		if (!*own)
+			goto fail;
+		memset(*own, 0, p->bytes);
+		t->type = p->type;
+		t->shape = p->shape;
+		t->data = *own;
+		t->nbytes = p->bytes;
+	}
+	if (dev->ops->request_create) {
+		err = dev->ops->request_create(rq);
+		if (err)
+			goto fail;
+	}
+	pthread_mutex_lock(&dev->lock);
+	err = handle_alloc(dev, rq, NPR_HANDLE_REQUEST, &a->req);
+	if (err)
+		request_destroy(rq);
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+fail:
+	pthread_mutex_lock(&dev->lock);
+	request_destroy(rq);
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+static int cmd_tensor(struct npr_device *dev, void *arg, bool set)
+{
+	struct npr_tensor_arg *a = arg;
+	uint32_t known = NPR_PORT_OUTPUT |
+			 (set ? NPR_TENSOR_BIND : NPR_TENSOR_MAP);
+	struct npr_request *rq;
+	struct npr_port *p;
+	struct npr_tensor *t;
+	bool out = a->flags & NPR_PORT_OUTPUT;
+	int err, i, cnt;
+
+	err = check_flags(a->flags, known);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	rq = handle_get_locked(dev, a->req, NPR_HANDLE_REQUEST, &err);
+	pthread_mutex_unlock(&dev->lock);
+	if (!rq)
+		return err;
+	cnt = out ? rq->ex->nout : rq->ex->nin;
+	if (a->index >= (uint32_t)cnt)
+		return npr_err(-EINVAL, "%s index %u out of range (%d)",
+			       out ? "output" : "input", a->index, cnt);
+	p = out ? &rq->ex->out[a->index] : &rq->ex->in[a->index];
+	t = out ? &rq->out[a->index] : &rq->in[a->index];
+	if (!set) {
+		a->elem_type = p->type;
+		a->rank = p->shape.rank;
+		for (i = 0; i < NPR_MAX_RANK; i++)
+			a->dims[i] = i < p->shape.rank ? p->shape.d[i] : 0;
+		if (a->flags & NPR_TENSOR_MAP) {
+			a->data = (uintptr_t)t->data;
+			a->bytes = p->bytes;
+			return 0;
+		}
+		if (!a->data || a->bytes < p->bytes) {
+			err = npr_err(-EMSGSIZE, "%s %s needs %zu bytes, buffer has %llu",
+				      out ? "output" : "input", p->name,
+				      p->bytes, (unsigned long long)a->bytes);
+			a->bytes = p->bytes;
+			return err;
+		}
+		memcpy((void *)(uintptr_t)a->data, t->data, p->bytes);
+		a->bytes = p->bytes;
+		return 0;
+	}
+	if (a->elem_type != p->type)
+		return npr_err(-EINVAL, "%s %s is %s, not %s",
+			       out ? "output" : "input", p->name,
+			       npr_elem_name(p->type),
+			       npr_elem_name(a->elem_type));
+	if (a->rank != (uint32_t)p->shape.rank)
+		return npr_err(-EINVAL, "%s %s has rank %d, not %u",
+			       out ? "output" : "input", p->name,
+			       p->shape.rank, a->rank);
+	for (i = 0; i < NPR_MAX_RANK; i++) {
+		int64_t want = i < p->shape.rank ? p->shape.d[i] : 0;
+
+		if (a->dims[i] != want) {
+			char buf[128];
+
+			return npr_err(-EINVAL, "%s %s has shape %s (dim %d is %lld, not %lld)",
+				       out ? "output" : "input", p->name,
+				       npr_shape_str(&p->shape, buf, sizeof(buf)),
+				       i, (long long)want,
+				       (long long)a->dims[i]);
+		}
+	}
+	if (!a->data || a->bytes != p->bytes)
+		return npr_err(-EINVAL, "%s %s needs exactly %zu bytes, got %llu",
+			       out ? "output" : "input", p->name, p->bytes,
+			       (unsigned long long)a->bytes);
+	if (a->flags & NPR_TENSOR_BIND) {
+		t->data = (void *)(uintptr_t)a->data;
+	} else {
+		void **own = out ? &rq->own_out[a->index] :
+				   &rq->own_in[a->index];
+
+		t->data = *own;
+		memcpy(t->data, (void *)(uintptr_t)a->data, p->bytes);
+	}
+	return 0;
+}
+
+static int cmd_infer(struct npr_device *dev, void *arg)
+{
+	struct npr_infer *a = arg;
+	struct npr_request *rq;
+	int err;
+
+	err = check_flags(a->flags, 0);
+	if (!err)
+		err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	rq = handle_get_locked(dev, a->req, NPR_HANDLE_REQUEST, &err);
+	pthread_mutex_unlock(&dev->lock);
+	if (!rq)
+		return err;
+	a->started_ns = now_ns();
+	err = dev->ops->infer(rq);
+	a->finished_ns = now_ns();
+	return err;
+}
+
+static int cmd_destroy(struct npr_device *dev, void *arg)
+{
+	struct npr_handle_destroy *a = arg;
+	void *obj;
+	int err;
+
+	err = check_flags(a->flags, 0);
+	if (!err)
+		err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	obj = handle_get_locked(dev, a->handle, 0, &err);
+	if (obj) {
+		handle_free_locked(dev, a->handle);
+		object_destroy(a->handle >> HANDLE_TYPE_SHIFT, obj);
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+static int cmd_get_error(void *arg)
+{
+	struct npr_get_error *a = arg;
+	const char *msg = npr_last_error();
+	size_t need = strlen(msg) + 1;
+
+	if (a->flags)
+		return -EOPNOTSUPP;	/* never overwrite the message */
+	a->err = npr_last_errno();
+	if (!a->buf || a->len < need) {
+		if (a->buf && a->len) {
+			memcpy((void *)(uintptr_t)a->buf, msg, a->len - 1);
+			((char *)(uintptr_t)a->buf)[a->len - 1] = 0;
+		}
+		a->len = need;
+		return -EMSGSIZE;
+	}
+	memcpy((void *)(uintptr_t)a->buf, msg, need);
+	a->len = need;
+	return 0;
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+static const struct cmd {
+	size_t ksize, v0;
+} cmds[] = {
+	[0x00] = { sizeof(struct npr_device_info), sizeof(struct npr_device_info) },
+	[0x01] = { sizeof(struct npr_param), sizeof(struct npr_param) },
+	[0x02] = { sizeof(struct npr_param), sizeof(struct npr_param) },
+	[0x03] = { sizeof(struct npr_model_load), sizeof(struct npr_model_load) },
+	[0x04] = { sizeof(struct npr_model_info), sizeof(struct npr_model_info) },
+	[0x05] = { sizeof(struct npr_port_info), sizeof(struct npr_port_info) },
+	[0x06] = { sizeof(struct npr_compile), sizeof(struct npr_compile) },
+	[0x07] = { sizeof(struct npr_req_create), sizeof(struct npr_req_create) },
+	[0x08] = { sizeof(struct npr_tensor_arg), sizeof(struct npr_tensor_arg) },
+	[0x09] = { sizeof(struct npr_tensor_arg), sizeof(struct npr_tensor_arg) },
+	[0x0a] = { sizeof(struct npr_infer), sizeof(struct npr_infer) },
+	[0x0b] = { sizeof(struct npr_handle_destroy), sizeof(struct npr_handle_destroy) },
+	[0x0c] = { sizeof(struct npr_get_error), sizeof(struct npr_get_error) },
+};
+
+int npr_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	union {
+		struct npr_device_info di;
+		struct npr_param pa;
+		struct npr_model_load ml;
+		struct npr_model_info mi;
+		struct npr_port_info pi;
+		struct npr_compile co;
+		struct npr_req_create rc;
+		struct npr_tensor_arg ta;
+		struct npr_infer in;
+		struct npr_handle_destroy hd;
+		struct npr_get_error ge;
+	} k;
+	unsigned long mark = npr_err_mark();
+	unsigned int nr = _IOC_NR(cmd);
+	struct npr_device *dev;
+	uint32_t usize = 0;
+	int err;
+
+	if (_IOC_TYPE(cmd) != NPR_IOCTL_TYPE || _IOC_DIR(cmd) !=
+	    (_IOC_READ | _IOC_WRITE) || nr >= sizeof(cmds) / sizeof(cmds[0]))
+		return npr_err(-ENOTTY, "unknown ioctl 0x%lx", cmd);
+	if (nr == _IOC_NR(NPR_IOCTL_GET_ERROR)) {
+		/* reads the message without replacing it */
+		if (!dev_lookup(fd))
+			return -EBADF;
+		if (!arg)
+			return -EINVAL;
+		memcpy(&usize, arg, 4);
+		if (usize < cmds[nr].v0)
+			return -EINVAL;
+		for (size_t i = cmds[nr].ksize; i < usize; i++)
+			if (((unsigned char *)arg)[i])
+				return -E2BIG;
+		memcpy(&k, arg, cmds[nr].ksize);
+		err = cmd_get_error(&k);
+		copy_out(arg, &k, cmds[nr].ksize, usize);
+		return err;
+	}
+	dev = dev_lookup(fd);
+	if (!dev)
+		return npr_err(-EBADF, "fd %d is not an open npuring device",
+			       fd);
+	err = copy_in(&k, cmds[nr].ksize, cmds[nr].v0, arg, &usize);
+	if (err)
+		return err;
+	switch (nr) {
+	case 0x00: err = cmd_device_info(dev, &k); break;
+	case 0x01: err = cmd_param(dev, &k, false); break;
+	case 0x02: err = cmd_param(dev, &k, true); break;
+	case 0x03: err = cmd_model_load(dev, &k); break;
+	case 0x04: err = cmd_model_info(dev, &k); break;
+	case 0x05: err = cmd_port_info(dev, &k); break;
+	case 0x06: err = cmd_compile(dev, &k); break;
+	case 0x07: err = cmd_req_create(dev, &k); break;
+	case 0x08: err = cmd_tensor(dev, &k, true); break;
+	case 0x09: err = cmd_tensor(dev, &k, false); break;
+	case 0x0a: err = cmd_infer(dev, &k); break;
+	case 0x0b: err = cmd_destroy(dev, &k); break;
+	default: err = -ENOTTY;
+	}
+	/* outputs (including needed sizes on -EMSGSIZE) go back either way */
+	if (!err || err == -EMSGSIZE)
+		copy_out(arg, &k, cmds[nr].ksize, usize);
+	return npr_err_default(err, mark);
+}

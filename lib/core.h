@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Library-internal objects: devices (one per fd), handles, models, execs,
+ * requests, and the backend interface.
+ */
+#ifndef NPR_CORE_H
+#define NPR_CORE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "graph.h"
+
+struct npr_device;
+struct npr_exec;
+struct npr_request;
+
+/**
+ * struct npr_backend_ops - what a backend implements
+ * @api_version: NPR_BACKEND_API_VERSION the backend was written against.
+ * @name: backend name, also the device name prefix ("cpu").
+ * @probe: fill dev->info for device @index; -ENODEV if there is none.
+ * @compile: build the backend's executable form of ex->g (already lowered,
+ *           shape-inferred and folded); store it in ex->priv.
+ * @exec_destroy: free ex->priv.  Optional.
+ * @request_create: per-request state in rq->priv (buffers, the recorded
+ *                  work list).  Optional.
+ * @request_destroy: free rq->priv.  Optional.
+ * @infer: run one inference: read rq->in[] and write rq->out[] (both in
+ *         the ports' external element types).  Return 0 or -errno with
+ *         npr_err() set.
+ *
+ * Arguments are validated by lib/ before any of these is called.  Optional
+ * members are defaulted in lib/backend.c.
+ */
+struct npr_backend_ops {
+	unsigned int api_version;
+	const char *name;
+	int (*probe)(struct npr_device *dev, int index);
+	int (*compile)(struct npr_exec *ex);
+	void (*exec_destroy)(struct npr_exec *ex);
+	int (*request_create)(struct npr_request *rq);
+	void (*request_destroy)(struct npr_request *rq);
+	int (*infer)(struct npr_request *rq);
+};
+
+#define NPR_BACKEND_API_VERSION	1
+
+extern const struct npr_backend_ops npr_cpu_backend_ops;
+
+/* Properties that a device holds and a compiled model snapshots. */
+struct npr_props {
+	uint32_t num_threads;	/* 0: all CPUs the process may use */
+	uint32_t log_level;
+	uint32_t perf_hint;
+	uint32_t profiling;
+};
+
+/**
+ * struct npr_port - one input or output of a compiled model, as the caller
+ * sees it
+ * @name: tensor name, or the layer name when the tensor has none.
+ * @type: element type the caller reads or writes.
+ * @shape: static shape.
+ * @value: index of the value in the compiled graph.
+ * @bytes: size of one tensor of this port.
+ */
+struct npr_port {
+	char *name;
+	unsigned int type;
+	struct npr_shape shape;
+	int value;
+	size_t bytes;
+};
+
+struct npr_model {
+	struct npr_graph *g;
+};
+
+/**
+ * struct npr_exec - a compiled model
+ * @refs: one for the handle, one per live request.
+ * @dev: the device.
+ * @g: the compiled graph: lowered to compute types, shapes static,
+ *     constants folded, dead nodes marked.
+ * @nin, @in: inputs.
+ * @nout, @out: outputs.
+ * @props: properties in force for this compiled model.
+ * @priv: backend data.
+ */
+struct npr_exec {
+	int refs;
+	struct npr_device *dev;
+	struct npr_graph *g;
+	int nin, nout;
+	struct npr_port *in, *out;
+	struct npr_props props;
+	void *priv;
+};
+
+/**
+ * struct npr_request - an infer request
+ * @ex: the compiled model (referenced).
+ * @in, @out: one tensor per port, in the port's external type.  @data
+ *            points at @own[i] unless the caller bound memory.
+ * @own_in, @own_out: the request's own buffers.
+ * @priv: backend data.
+ */
+struct npr_request {
+	struct npr_exec *ex;
+	struct npr_tensor *in, *out;
+	void **own_in, **own_out;
+	void *priv;
+};
+
+struct npr_slot {
+	void *obj;
+	uint16_t gen;
+	uint8_t type;
+	int next_free;
+};
+
+/**
+ * struct npr_device - everything behind one fd
+ * @fd: the descriptor the caller holds (an eventfd until the ring lands).
+ * @ops: backend.
+ * @info: what DEVICE_INFO reports.
+ * @lock: protects the handle table and object lifetimes.
+ * @props: device-level properties.
+ * @slots, @nslots, @free_slot: handle table.
+ * @priv: backend data.
+ */
+struct npr_device {
+	int fd;
+	const struct npr_backend_ops *ops;
+	struct npr_device_info info;
+	pthread_mutex_t lock;
+	struct npr_props props;
+	struct npr_slot *slots;
+	int nslots, cap_slots, free_slot;
+	void *priv;
+};
+
+/* lib/error.c */
+unsigned long npr_err_mark(void);
+int npr_err_default(int err, unsigned long mark);
+int npr_last_errno(void);
+
+/* lib/compile.c */
+int npr_compile_graph(const struct npr_graph *src,
+		      const struct npr_shape *shapes, struct npr_graph **out);
+
+/* lib/backend.c */
+const struct npr_backend_ops *npr_backend_find(const char *name, int *index);
+
+/* aligned allocation for tensors */
+void *npr_alloc(size_t bytes);
+
+int npr_cpu_count(void);
+
+#endif /* NPR_CORE_H */

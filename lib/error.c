@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Per-thread error detail.  Every failing call leaves a message here next
+ * to the errno it returns; NPR_IOCTL_GET_ERROR and npr_last_error() read it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "graph.h"
+#include "npuring.h"
+#include "core.h"
+
+static __thread char err_msg[1024];
+static __thread int err_code;
+static __thread unsigned long err_seq;
+
+int npr_err(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err_msg, sizeof(err_msg), fmt, ap);
+	va_end(ap);
+	err_code = err;
+	err_seq++;
+	return err;
+}
+
+int npr_node_err(const struct npr_node *n, int err, const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+
+	len = snprintf(err_msg, sizeof(err_msg), "layer %lld (%s, %s-%u): ",
+		       (long long)n->layer_id, n->name ? n->name : "?",
+		       n->type ? n->type : "?", n->version);
+	if (len < 0 || (size_t)len >= sizeof(err_msg))
+		len = 0;
+	va_start(ap, fmt);
+	vsnprintf(err_msg + len, sizeof(err_msg) - len, fmt, ap);
+	va_end(ap);
+	err_code = err;
+	err_seq++;
+	return err;
+}
+
+/* A mark taken before a call; npr_err_default() after it. */
+unsigned long npr_err_mark(void)
+{
+	return err_seq;
+}
+
+/* Make sure a failure always has a message of its own, even from a path
+ * that only returned an errno. */
+int npr_err_default(int err, unsigned long mark)
+{
+	if (err < 0 && (err_seq == mark || err_code != err))
+		npr_err(err, "%s", strerror(-err));
+	return err;
+}
+
+const char *npr_last_error(void)
+{
+	return err_msg;
+}
+
+int npr_last_errno(void)
+{
+	return err_code;
+}

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The graph: typed values, nodes with OpenVINO opset semantics.
+ *
+ * A graph is a flat array of nodes and a flat array of values.  Every node
+ * output is a value; every node input refers to a value by index.  A value
+ * whose data pointer is set is a constant.  Frontends (lib/ir.c, later
+ * ONNX) build graphs; lib/compile.c clones, lowers, infers and folds them;
+ * backends execute them.
+ */
+#ifndef NPR_GRAPH_H
+#define NPR_GRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../uapi/npuring.h"
+#include "include/npuring.h"
+
+struct npr_graph;
+struct npr_node;
+
+/**
+ * struct npr_shape - a static or partially dynamic shape
+ * @rank: number of dimensions, 0 for a scalar, -1 unknown rank.
+ * @d: dimensions; -1 marks a dynamic dimension.
+ */
+struct npr_shape {
+	int rank;
+	int64_t d[NPR_MAX_RANK];
+};
+
+/**
+ * struct npr_tensor - a typed view of memory, what kernels read and write
+ * @type: enum npr_elem_type.
+ * @shape: a fully static shape.
+ * @data: the elements, C order, densely packed.
+ * @nbytes: size of @data in bytes.
+ */
+struct npr_tensor {
+	unsigned int type;
+	struct npr_shape shape;
+	void *data;
+	size_t nbytes;
+};
+
+/*
+ * struct npr_blob - reference-counted backing store for constant data (a
+ * mapped .bin file or a heap copy).  Values point into it.
+ */
+struct npr_blob {
+	int refs;
+	void *data;
+	size_t size;
+	bool mapped;
+};
+
+struct npr_blob *npr_blob_get(struct npr_blob *b);
+void npr_blob_put(struct npr_blob *b);
+
+/**
+ * struct npr_value - one tensor edge of the graph
+ * @type: element type.
+ * @shape: shape (inferred; before inference, the one the file declares).
+ * @decl: the shape the file declared for this port, rank -1 if none.
+ * @producer: index of the producing node.
+ * @port: output index on the producer.
+ * @data: constant data, or NULL for a computed value.
+ * @nbytes: size of @data.
+ * @owned: heap memory owned by the value (freed with the graph), if any.
+ * @name: tensor name (first of the port's "names"), or NULL.
+ */
+struct npr_value {
+	unsigned int type;
+	struct npr_shape shape;
+	struct npr_shape decl;
+	int producer;
+	int port;
+	const void *data;
+	size_t nbytes;
+	void *owned;
+	char *name;
+};
+
+struct npr_attr {
+	char *key;
+	char *val;
+};
+
+/**
+ * struct npr_node - one operation
+ * @name: layer name.
+ * @type: op type ("Convolution").
+ * @version: opset number (1 for "opset1"), 0 when not given.
+ * @layer_id: id in the source file, for error messages.
+ * @op: the op definition, resolved by npr_op_find().
+ * @nin: number of inputs.
+ * @in: value index of each input.
+ * @nout: number of outputs.
+ * @out: value index of each output.
+ * @nattr: number of attributes.
+ * @attr: attributes as strings, from the file.
+ * @params: op-specific parsed attributes, set by op->parse, freed with the
+ *          graph (a single malloc'd block).
+ * @dead: removed by a pass; ignored by every consumer of the graph.
+ */
+struct npr_node {
+	char *name;
+	char *type;
+	unsigned int version;
+	int64_t layer_id;
+	const struct npr_op_def *op;
+	int nin;
+	int *in;
+	int nout;
+	int *out;
+	int nattr;
+	struct npr_attr *attr;
+	void *params;
+	bool dead;
+};
+
+/**
+ * struct npr_graph - a model
+ * @name: model name.
+ * @ir_version: source IR version, 0 when not from IR.
+ * @nodes, @nnodes: nodes, in topological order once npr_graph_sort() ran.
+ * @vals, @nvals: values.
+ * @inputs, @ninputs: node indexes of the Parameters, in file order.
+ * @outputs, @noutputs: node indexes of the Results, in file order.
+ * @weights: the blob constants point into, or NULL.
+ */
+struct npr_graph {
+	char *name;
+	int ir_version;
+	struct npr_node *nodes;
+	int nnodes, cap_nodes;
+	struct npr_value *vals;
+	int nvals, cap_vals;
+	int *inputs;
+	int ninputs;
+	int *outputs;
+	int noutputs;
+	struct npr_blob *weights;
+};
+
+/**
+ * struct npr_op_def - one op type, a range of opset versions
+ * @type: op type name, as in the IR ("Convolution").
+ * @vmin, @vmax: opset versions accepted.
+ * @nin_min, @nin_max: number of inputs accepted.
+ * @parse: optional; parse and validate attributes into node->params.
+ *         Return 0 or -errno with npr_err() set naming what is wrong.
+ * @infer: set type and shape of every output from the inputs.  May need
+ *         some inputs to be constant (a Reshape target): it then fails with
+ *         -EINVAL when they are not.  Return 0 or -errno.
+ * @eval: the scalar reference kernel: compute outputs from inputs, all
+ *        with static shapes and allocated data.  Compute types are f32,
+ *        i32, i64, u8, i8 and boolean (f16/bf16 are lowered to f32 before
+ *        inference).  Also used for constant folding.  Return 0 or -errno.
+ * @flags: NPR_OP_*.
+ */
+struct npr_op_def {
+	const char *type;
+	unsigned int vmin, vmax;
+	int nin_min, nin_max;
+	int (*parse)(struct npr_graph *g, struct npr_node *n);
+	int (*infer)(struct npr_graph *g, struct npr_node *n);
+	int (*eval)(const struct npr_node *n, const struct npr_tensor *in,
+		    struct npr_tensor *out);
+	unsigned int flags;
+};
+
+#define NPR_OP_NO_FOLD		(1U << 0)	/* never constant-fold */
+#define NPR_OP_SOURCE		(1U << 1)	/* Parameter / Const */
+#define NPR_OP_SINK		(1U << 2)	/* Result */
+
+/* lib/ops.c: the registry of all op definitions. */
+const struct npr_op_def *npr_op_find(const char *type, unsigned int version);
+
+/* Graph construction (lib/graph.c). */
+struct npr_graph *npr_graph_new(void);
+void npr_graph_free(struct npr_graph *g);
+struct npr_graph *npr_graph_clone(const struct npr_graph *g);
+/* Append a node; returns its index or -ENOMEM.  Strings are copied. */
+int npr_graph_add_node(struct npr_graph *g, const char *name, const char *type,
+		       unsigned int version, int64_t layer_id);
+/* Append a value produced by (node, port); returns its index or -ENOMEM. */
+int npr_graph_add_value(struct npr_graph *g, int producer, int port);
+int npr_node_set_inputs(struct npr_node *n, int nin);
+int npr_node_set_outputs(struct npr_graph *g, int node, int nout);
+int npr_node_add_attr(struct npr_node *n, const char *key, const char *val);
+/* Sort nodes topologically (stable w.r.t. file order); -ELOOP on a cycle. */
+int npr_graph_sort(struct npr_graph *g);
+
+static inline struct npr_value *npr_in(struct npr_graph *g,
+				       const struct npr_node *n, int i)
+{
+	return &g->vals[n->in[i]];
+}
+
+static inline struct npr_value *npr_out(struct npr_graph *g,
+					const struct npr_node *n, int i)
+{
+	return &g->vals[n->out[i]];
+}
+
+/* Attribute access (lib/attr.c).  All return 0, -ENOENT when absent and
+ * the key is required, or -EINVAL with npr_err() set on a malformed value. */
+const char *npr_attr(const struct npr_node *n, const char *key);
+int npr_attr_int(const struct npr_node *n, const char *key, int64_t def,
+		 int64_t *out);
+int npr_attr_float(const struct npr_node *n, const char *key, double def,
+		   double *out);
+/* Comma-separated integers; *count set; "" gives 0 entries. Missing key:
+ * -ENOENT unless @optional, then *count = 0. */
+int npr_attr_ints(const struct npr_node *n, const char *key, int64_t *out,
+		  int max, int *count, bool optional);
+int npr_attr_floats(const struct npr_node *n, const char *key, float *out,
+		    int max, int *count, bool optional);
+int npr_attr_bool(const struct npr_node *n, const char *key, bool def,
+		  bool *out);
+/* One of @choices (NULL-terminated); *out = its index; absent: @def. */
+int npr_attr_enum(const struct npr_node *n, const char *key,
+		  const char *const *choices, int def, int *out);
+/* "f32", "i64", ... -> NPR_ELEM_*, 0 if unknown. */
+unsigned int npr_elem_parse(const char *s);
+
+/* Shapes (lib/graph.c). */
+bool npr_shape_static(const struct npr_shape *s);
+int64_t npr_shape_numel(const struct npr_shape *s);	/* -1 if dynamic or overflow */
+bool npr_shape_eq(const struct npr_shape *a, const struct npr_shape *b);
+/* "[1,3,224,224]" into buf; returns buf. */
+char *npr_shape_str(const struct npr_shape *s, char *buf, size_t len);
+/* numpy broadcast of a and b into out; -EINVAL if incompatible. */
+int npr_shape_broadcast(const struct npr_shape *a, const struct npr_shape *b,
+			struct npr_shape *out);
+size_t npr_tensor_bytes(unsigned int type, int64_t numel);
+
+/* Read an integer constant input as int64 values (any integer or float
+ * type).  Returns the count, -EINVAL (with npr_err) if not constant. */
+int npr_const_ints(struct npr_graph *g, const struct npr_node *n, int input,
+		   int64_t *out, int max);
+
+/* Half precision conversions (lib/graph.c). */
+float npr_f16_to_f32(uint16_t h);
+uint16_t npr_f32_to_f16(float f);
+float npr_bf16_to_f32(uint16_t h);
+
+/* Convert @numel elements between element types (any byte-addressable
+ * numeric types).  Returns 0 or -EINVAL for unsupported pairs. */
+int npr_convert(void *dst, unsigned int dst_type, const void *src,
+		unsigned int src_type, size_t numel);
+
+/* Error detail for the calling thread (lib/error.c).  Returns @err so a
+ * caller can write "return npr_err(-EINVAL, "...", ...);". */
+int npr_err(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Same, prefixed with "layer <id> (<name>, <type>-<version>): ". */
+int npr_node_err(const struct npr_node *n, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif /* NPR_GRAPH_H */

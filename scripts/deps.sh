@@ -1,0 +1,26 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Install the Debian packages npuring builds and tests with, if missing.
+# As root this runs apt-get; otherwise it prints the command to run.
+set -e
+
+PKGS="build-essential pkg-config libxml2-dev libpng-dev valgrind"
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" = 0 ]; then
+	echo "  DEPS    installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null || apt-get update
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
+		apt-get install -y --no-install-recommends $missing
+else
+	echo "npuring needs these Debian packages:$missing" >&2
+	echo "run: sudo apt-get install$missing" >&2
+	exit 1
+fi
