@@ -136,8 +136,6 @@ static int fold_node(struct npr_graph *g, struct npr_node *n)
 fail:
 	while (i-- > 0)
 		free(out[i].data);
-	for (i = 0; i < n->nout; i++)
-		;
 	return err;
 }
 
@@ -186,6 +184,15 @@ static int npr_pass_infer(struct npr_graph *g, bool check_decl)
 						    j,
 						    npr_shape_str(&v->shape, b1, sizeof(b1)),
 						    npr_shape_str(&v->decl, b2, sizeof(b2)));
+		}
+		/* an infer that produced constant outputs (ShapeOf) */
+		for (j = 0; j < n->nout; j++)
+			if (!npr_out(g, n, j)->data)
+				break;
+		if (n->nout && j == n->nout &&
+		    !(n->op->flags & NPR_OP_SOURCE)) {
+			n->dead = true;
+			continue;
 		}
 		if (n->op->flags & (NPR_OP_NO_FOLD | NPR_OP_SOURCE |
 				    NPR_OP_SINK) || !n->nin || !all_const ||

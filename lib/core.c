@@ -17,7 +17,6 @@
 
 #include "core.h"
 #include "ir.h"
-#include "npuring.h"
 
 /* ---- the fd -> device table -------------------------------------------- */
 

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "graph.h"
-#include "npuring.h"
 #include "core.h"
 
 static __thread char err_msg[1024];

@@ -10,7 +10,6 @@
 #include <sys/mman.h>
 
 #include "graph.h"
-#include "npuring.h"
 
 struct npr_blob *npr_blob_get(struct npr_blob *b)
 {

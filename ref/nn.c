@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reference kernels: convolution, pooling, softmax, reductions, MatMul.
+ *
+ * Convolution is direct: for every (output channel, input channel, kernel
+ * tap) it adds one weighted input row to one output row, so the inner loop
+ * runs over contiguous output pixels and vectorises for stride 1.
+ */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/nn.h"
+
+/* 1-D and 2-D spatial layouts as 2-D: H = 1 for 1-D. */
+struct geo {
+	int64_t N, C, H, W, K, OH, OW, kh, kw;
+	int64_t sh, sw, dh, dw, ph, pw;
+};
+
+static int geo_init(const struct npr_node *n, const struct npr_conv_params *p,
+		    const struct npr_shape *x, const struct npr_shape *o,
+		    int64_t kh, int64_t kw, struct geo *g)
+{
+	if (p->nsp > 2)
+		return npr_node_err(n, -EOPNOTSUPP, "3-D spatial ops are not supported yet");
+	g->N = x->d[0];
+	g->C = x->d[1];
+	g->K = o->d[1];
+	if (p->nsp == 2) {
+		g->H = x->d[2]; g->W = x->d[3];
+		g->OH = o->d[2]; g->OW = o->d[3];
+		g->kh = kh; g->kw = kw;
+		g->sh = p->stride[0]; g->sw = p->stride[1];
+		g->dh = p->dil[0]; g->dw = p->dil[1];
+		g->ph = p->pb[0]; g->pw = p->pb[1];
+	} else {
+		g->H = 1; g->W = x->d[2];
+		g->OH = 1; g->OW = o->d[2];
+		g->kh = 1; g->kw = kw;
+		g->sh = 1; g->sw = p->stride[0];
+		g->dh = 1; g->dw = p->dil[0];
+		g->ph = 0; g->pw = p->pb[0];
+	}
+	return 0;
+}
+
+int npr_ref_conv(const struct npr_node *n, const struct npr_tensor *in,
+		 struct npr_tensor *out)
+{
+	const struct npr_conv_params *p = n->params;
+	const float *x = in[0].data, *w = in[1].data;
+	float *y = out->data;
+	const struct npr_shape *ws = &in[1].shape;
+	int off = p->group ? 1 : 0;
+	int64_t kh = p->nsp == 2 ? ws->d[2 + off] : 1;
+	int64_t kw = ws->d[1 + off + p->nsp];
+	int64_t G = p->groups, cg, kg, b, gi, k, c, i, j, oh;
+	struct geo g = { 0 };
+	int err;
+
+	err = geo_init(n, p, &in[0].shape, &out->shape, kh, kw, &g);
+	if (err)
+		return err;
+	cg = g.C / G;
+	kg = g.K / G;
+	for (b = 0; b < g.N; b++)
+		for (gi = 0; gi < G; gi++)
+			for (k = 0; k < kg; k++) {
+				int64_t oc = gi * kg + k;
+				float *yp = y + ((b * g.K + oc) * g.OH) * g.OW;
+
+				memset(yp, 0, sizeof(float) * g.OH * g.OW);
+				for (c = 0; c < cg; c++) {
+					int64_t ic = gi * cg + c;
+					const float *xp = x + ((b * g.C + ic) * g.H) * g.W;
+					const float *wp = w + ((oc * cg + c) * kh) * kw;
+
+					for (i = 0; i < kh; i++)
+						for (j = 0; j < kw; j++) {
+							float wv = wp[i * kw + j];
+							int64_t ox0, ox1, xoff;
+
+							if (wv == 0.0f)
+								continue;
+							/* valid ox: 0 <= ox*sw - pw + j*dw < W */
+							xoff = j * g.dw - g.pw;
+							ox0 = xoff >= 0 ? 0 :
+							      (-xoff + g.sw - 1) / g.sw;
+							ox1 = (g.W - 1 - xoff) < 0 ? 0 :
+							      (g.W - 1 - xoff) / g.sw + 1;
+							if (ox1 > g.OW)
+								ox1 = g.OW;
+							for (oh = 0; oh < g.OH; oh++) {
+								int64_t ih = oh * g.sh - g.ph + i * g.dh;
+								const float *xr;
+								float *yr;
+								int64_t ox;
+
+								if (ih < 0 || ih >= g.H)
+									continue;
+								xr = xp + ih * g.W + xoff;
+								yr = yp + oh * g.OW;
+								if (g.sw == 1) {
+									for (ox = ox0; ox < ox1; ox++)
+										yr[ox] += wv * xr[ox];
+								} else {
+									for (ox = ox0; ox < ox1; ox++)
+										yr[ox] += wv * xr[ox * g.sw];
+								}
+							}
+						}
+				}
+			}
+	return 0;
+}
+
+int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
+		 struct npr_tensor *out)
+{
+	const struct npr_conv_params *p = n->params;
+	bool maxp = !strcmp(n->type, "MaxPool");
+	const float *x = in[0].data;
+	float *y = out[0].data;
+	void *idx = n->nout > 1 ? out[1].data : NULL;
+	int64_t kh = p->nsp == 2 ? p->kernel[0] : 1;
+	int64_t kw = p->kernel[p->nsp - 1];
+	int64_t b, c, oh, ow, i, j, o = 0;
+	struct geo g = { 0 };
+	int err;
+
+	err = geo_init(n, p, &in[0].shape, &out[0].shape, kh, kw, &g);
+	if (err)
+		return err;
+	for (b = 0; b < g.N; b++)
+		for (c = 0; c < g.C; c++) {
+			const float *xp = x + (b * g.C + c) * g.H * g.W;
+			int64_t plane = (b * g.C + c) * g.H * g.W;
+
+			for (oh = 0; oh < g.OH; oh++)
+				for (ow = 0; ow < g.OW; ow++, o++) {
+					float acc = maxp ? -INFINITY : 0;
+					int64_t cnt = 0, best = -1, area = 0;
+
+					for (i = 0; i < kh; i++) {
+						int64_t ih = oh * g.sh - g.ph + i * g.dh;
+
+						for (j = 0; j < kw; j++) {
+							int64_t iw = ow * g.sw - g.pw + j * g.dw;
+
+							/* AvgPool counts the window clipped to the padded input */
+							if (ih >= -g.ph && ih < g.H + (p->nsp == 2 ? p->pe[0] : 0) &&
+							    iw >= -g.pw && iw < g.W + p->pe[p->nsp - 1])
+								area++;
+							if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W)
+								continue;
+							if (maxp) {
+								float v = xp[ih * g.W + iw];
+
+								if (v > acc || best < 0) {
+									acc = v;
+									best = ih * g.W + iw;
+								}
+							} else {
+								acc += xp[ih * g.W + iw];
+								cnt++;
+							}
+						}
+					}
+					if (maxp) {
+						y[o] = best < 0 ? 0 : acc;
+						if (idx) {
+							int64_t v = best < 0 ? 0 : best + (p->axis == 0 ? plane : 0);
+
+							if (p->index_type == NPR_ELEM_I32)
+								((int32_t *)idx)[o] = (int32_t)v;
+							else
+								((int64_t *)idx)[o] = v;
+						}
+					} else {
+						int64_t div = p->exclude_pad ? cnt : area;
+
+						y[o] = div ? acc / (float)div : 0;
+					}
+				}
+		}
+	return 0;
+}
+
+int npr_ref_softmax(const struct npr_node *n, const struct npr_tensor *in,
+		    struct npr_tensor *out)
+{
+	const struct npr_nn_params *p = n->params;
+	const struct npr_shape *s = &in[0].shape;
+	int64_t outer = 1, inner = 1, D = s->d[p->axis], a, b, k;
+	const float *x = in[0].data;
+	float *y = out->data;
+	int i;
+
+	for (i = 0; i < p->axis; i++)
+		outer *= s->d[i];
+	for (i = p->axis + 1; i < s->rank; i++)
+		inner *= s->d[i];
+	for (a = 0; a < outer; a++)
+		for (b = 0; b < inner; b++) {
+			const float *xp = x + a * D * inner + b;
+			float *yp = y + a * D * inner + b;
+			float mx = -INFINITY;
+			double sum = 0;
+
+			for (k = 0; k < D; k++)
+				if (xp[k * inner] > mx)
+					mx = xp[k * inner];
+			for (k = 0; k < D; k++) {
+				yp[k * inner] = expf(xp[k * inner] - mx);
+				sum += yp[k * inner];
+			}
+			for (k = 0; k < D; k++)
+				yp[k * inner] = (float)(yp[k * inner] / sum);
+		}
+	return 0;
+}
+
+static double red_load(const struct npr_tensor *t, int64_t i)
+{
+	switch (t->type) {
+	case NPR_ELEM_F32: return ((const float *)t->data)[i];
+	case NPR_ELEM_I32: return ((const int32_t *)t->data)[i];
+	case NPR_ELEM_I64: return (double)((const int64_t *)t->data)[i];
+	}
+	return 0;
+}
+
+int npr_ref_reduce(const struct npr_node *n, const struct npr_tensor *in,
+		   struct npr_tensor *out)
+{
+	const struct npr_nn_params *p = n->params;
+	const struct npr_shape *s = &in[0].shape;
+	int64_t ocnt = npr_shape_numel(&out->shape);
+	int64_t icnt = npr_shape_numel(s), ost[NPR_MAX_RANK];
+	int64_t idx[NPR_MAX_RANK] = { 0 }, k, o, st = 1, per;
+	double *acc;
+	int i, r = s->rank;
+
+	acc = malloc(sizeof(double) * (ocnt ? ocnt : 1));
+	if (!acc)
+		return -ENOMEM;
+	for (i = r - 1; i >= 0; i--) {
+		ost[i] = p->reduced[i] ? 0 : st;
+		if (!p->reduced[i])
+			st *= s->d[i];
+	}
+	for (k = 0; k < ocnt; k++)
+		acc[k] = p->red == NPR_RED_MAX ? -INFINITY :
+			 p->red == NPR_RED_MIN ? INFINITY :
+			 p->red == NPR_RED_PROD ? 1 : 0;
+	per = ocnt ? icnt / ocnt : 0;
+	for (k = 0; k < icnt; k++) {
+		double v = red_load(&in[0], k);
+
+		o = 0;
+		for (i = 0; i < r; i++)
+			o += idx[i] * ost[i];
+		switch (p->red) {
+		case NPR_RED_SUM: case NPR_RED_MEAN: acc[o] += v; break;
+		case NPR_RED_MAX: if (v > acc[o]) acc[o] = v; break;
+		case NPR_RED_MIN: if (v < acc[o]) acc[o] = v; break;
+		case NPR_RED_PROD: acc[o] *= v; break;
+		case NPR_RED_L1: acc[o] += fabs(v); break;
+		case NPR_RED_L2: acc[o] += v * v; break;
+		}
+		for (i = r - 1; i >= 0; i--) {
+			if (++idx[i] < s->d[i])
+				break;
+			idx[i] = 0;
+		}
+	}
+	for (k = 0; k < ocnt; k++) {
+		double v = acc[k];
+
+		if (p->red == NPR_RED_MEAN)
+			v = per ? v / per : NAN;
+		else if (p->red == NPR_RED_L2)
+			v = sqrt(v);
+		switch (out->type) {
+		case NPR_ELEM_F32: ((float *)out->data)[k] = (float)v; break;
+		case NPR_ELEM_I32: ((int32_t *)out->data)[k] = (int32_t)v; break;
+		case NPR_ELEM_I64: ((int64_t *)out->data)[k] = (int64_t)v; break;
+		}
+	}
+	free(acc);
+	return 0;
+}
+
+int npr_ref_matmul(const struct npr_node *n, const struct npr_tensor *in,
+		   struct npr_tensor *out)
+{
+	const struct npr_nn_params *p = n->params;
+	const struct npr_shape *as = &in[0].shape, *bs = &in[1].shape;
+	bool ta = p->ta && as->rank > 1, tb = p->tb && bs->rank > 1;
+	int64_t M, K, N, batch = 1, bi, i, j, k;
+	int ra = as->rank, rb = bs->rank, ro = out->shape.rank, nb, d;
+	int64_t ast[NPR_MAX_RANK] = { 0 }, bst[NPR_MAX_RANK] = { 0 };
+	int64_t bd[NPR_MAX_RANK];
+	const float *A = in[0].data, *B = in[1].data;
+	float *C = out->data;
+
+	M = ra == 1 ? 1 : (ta ? as->d[ra - 1] : as->d[ra - 2]);
+	K = ra == 1 ? as->d[0] : (ta ? as->d[ra - 2] : as->d[ra - 1]);
+	N = rb == 1 ? 1 : (tb ? bs->d[rb - 2] : bs->d[rb - 1]);
+	/* batch dims of the output, and the inputs' batch strides */
+	nb = ro - (ra > 1) - (rb > 1);
+	for (d = 0; d < nb; d++) {
+		bd[d] = out->shape.d[d];
+		batch *= bd[d];
+	}
+	{
+		int64_t s = M * K;
+
+		for (d = ra - 3; d >= 0; d--) {
+			int od = d + (nb - (ra - 2));
+
+			ast[od] = as->d[d] == 1 ? 0 : s;
+			s *= as->d[d];
+		}
+		s = K * N;
+		for (d = rb - 3; d >= 0; d--) {
+			int od = d + (nb - (rb - 2));
+
+			bst[od] = bs->d[d] == 1 ? 0 : s;
+			s *= bs->d[d];
+		}
+	}
+	for (bi = 0; bi < batch; bi++) {
+		int64_t rem = bi, ao = 0, bo = 0;
+		float *c = C + bi * M * N;
+
+		for (d = nb - 1; d >= 0; d--) {
+			int64_t x = rem % bd[d];
+
+			rem /= bd[d];
+			ao += x * ast[d];
+			bo += x * bst[d];
+		}
+		memset(c, 0, sizeof(float) * M * N);
+		for (i = 0; i < M; i++)
+			for (k = 0; k < K; k++) {
+				float av = ta ? A[ao + k * M + i] : A[ao + i * K + k];
+
+				if (tb) {
+					for (j = 0; j < N; j++)
+						c[i * N + j] += av * B[bo + j * K + k];
+				} else {
+					const float *br = B + bo + k * N;
+
+					for (j = 0; j < N; j++)
+						c[i * N + j] += av * br[j];
+				}
+			}
+	}
+	return 0;
+}
