@@ -34,17 +34,21 @@ XML_LIBS := $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null || echo -lxml2)
 PNG_CFLAGS := $(shell $(PKG_CONFIG) --cflags libpng 2>/dev/null)
 PNG_LIBS := $(shell $(PKG_CONFIG) --libs libpng 2>/dev/null || echo -lpng)
 
+PROTOBUF_LIBS := $(shell $(PKG_CONFIG) --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+PROTOC_C ?= protoc-c
+
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
 OPT ?= -O2 -g
 CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread \
-	-I$(srctree) -I$(srctree)/lib -I$(srctree)/lib/include \
+	-I$(srctree) -I$(srctree)/lib -I$(srctree)/lib/include -I$(obj)/lib/onnx \
 	$(XML_CFLAGS) $(PNG_CFLAGS)
 ifneq ($(SANITIZE),)
   CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
   LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS)
-LIBS := $(XML_LIBS) $(PNG_LIBS) -lm -pthread
+LIBS := $(XML_LIBS) $(PNG_LIBS) $(PROTOBUF_LIBS) -lm -pthread
 
 include $(srctree)/Kbuild
 
@@ -60,6 +64,18 @@ $(obj)/%.o: $(srctree)/%.c
 	$(quiet) CC $(patsubst $(obj)/%,%,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+# ONNX message code, generated at build time from Debian's onnx.proto
+$(obj)/lib/onnx/onnx.pb-c.c $(obj)/lib/onnx/onnx.pb-c.h: $(ONNX_PROTO)
+	$(quiet) PROTOC lib/onnx/onnx.pb-c.c
+	$(Q)mkdir -p $(obj)/lib/onnx
+	$(Q)$(PROTOC_C) --c_out=$(obj)/lib/onnx -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
+
+$(obj)/lib/onnx/onnx.pb-c.o: $(obj)/lib/onnx/onnx.pb-c.c
+	$(quiet) CC lib/onnx/onnx.pb-c.o
+	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -Wno-error -c $< -o $@
+
+$(filter-out $(obj)/lib/onnx/onnx.pb-c.o,$(LIB_OBJS)): | $(obj)/lib/onnx/onnx.pb-c.h
 
 $(LIBA): $(LIB_OBJS)
 	$(quiet) AR $(patsubst $(obj)/%,%,$@)
@@ -102,6 +118,7 @@ demo: deps
 clean:
 	$(quiet) CLEAN $(obj)
 	$(Q)rm -f $(LIB_OBJS) $(LIB_OBJS:.o=.d) $(LIBA) $(LIBSO) $(TOOLS) $(TESTS)
+	$(Q)rm -rf $(obj)/lib/onnx
 	$(Q)find $(obj)/lib $(obj)/ref $(obj)/tools $(obj)/selftests \
 		-name '*.[od]' -delete 2>/dev/null || true
 

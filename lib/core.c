@@ -17,6 +17,7 @@
 
 #include "core.h"
 #include "ir.h"
+#include "onnx.h"
 
 /* ---- the fd -> device table -------------------------------------------- */
 
@@ -228,7 +229,7 @@ static void object_destroy(int type, void *obj)
 
 /* ---- open / close ------------------------------------------------------- */
 
-int npr_open(const char *name, unsigned int flags)
+static int do_open(const char *name, unsigned int flags)
 {
 	const struct npr_backend_ops *ops;
 	unsigned long mark = npr_err_mark();
@@ -272,7 +273,7 @@ fail:
 	return npr_err_default(err, mark);
 }
 
-int npr_close(int fd)
+static int do_close(int fd)
 {
 	struct npr_device *dev;
 	int i;
@@ -498,6 +499,17 @@ out:
 	return err;
 }
 
+/*
+ * IR is XML text; an ONNX ModelProto is protobuf, and protobuf writers
+ * emit fields in number order, so it starts with field 1 (ir_version,
+ * varint): the byte 0x08.  Anything else is taken for XML and gets the XML
+ * parser's diagnosis.
+ */
+static bool is_onnx_buffer(const unsigned char *p, size_t len)
+{
+	return len && p[0] == 0x08;
+}
+
 static int cmd_model_load(struct npr_device *dev, void *arg)
 {
 	struct npr_model_load *a = arg;
@@ -525,8 +537,17 @@ static int cmd_model_load(struct npr_device *dev, void *arg)
 			if (err)
 				return err;
 		}
-		err = npr_ir_parse((void *)(uintptr_t)a->xml, a->xml_size, w,
-				   &g);
+		if (is_onnx_buffer((void *)(uintptr_t)a->xml, a->xml_size)) {
+			if (w)
+				err = npr_err(-EINVAL,
+					      "an ONNX model carries its weights: bin must be 0");
+			else
+				err = npr_onnx_parse((void *)(uintptr_t)a->xml,
+						     a->xml_size, NULL, &g);
+		} else {
+			err = npr_ir_parse((void *)(uintptr_t)a->xml,
+					   a->xml_size, w, &g);
+		}
 		npr_blob_put(w);
 	} else {
 		const char *xml = (const char *)(uintptr_t)a->xml;
@@ -538,7 +559,16 @@ static int cmd_model_load(struct npr_device *dev, void *arg)
 		if (strnlen(xml, PATH_MAX) >= PATH_MAX ||
 		    (bin && strnlen(bin, PATH_MAX) >= PATH_MAX))
 			return npr_err(-ENAMETOOLONG, "path too long");
-		err = npr_ir_load_file(xml, bin, &g);
+		size_t len = strlen(xml);
+
+		if (len > 5 && !strcmp(xml + len - 5, ".onnx")) {
+			if (bin)
+				return npr_err(-EINVAL,
+					       "an ONNX model carries its weights: bin must be 0");
+			err = npr_onnx_load_file(xml, &g);
+		} else {
+			err = npr_ir_load_file(xml, bin, &g);
+		}
 	}
 	if (err)
 		return err;
@@ -1073,7 +1103,7 @@ static const struct cmd {
 	[0x0c] = { sizeof(struct npr_get_error), sizeof(struct npr_get_error) },
 };
 
-int npr_ioctl(int fd, unsigned long cmd, void *arg)
+static int do_ioctl(int fd, unsigned long cmd, void *arg)
 {
 	union {
 		struct npr_device_info di;
@@ -1140,4 +1170,32 @@ int npr_ioctl(int fd, unsigned long cmd, void *arg)
 	if (!err || err == -EMSGSIZE)
 		copy_out(arg, &k, cmds[nr].ksize, usize);
 	return npr_err_default(err, mark);
+}
+
+/*
+ * The public entry points: the library never changes errno, whatever the
+ * code below (libc, libxml2, libpng) does to it.
+ */
+int npr_open(const char *name, unsigned int flags)
+{
+	int saved = errno, ret = do_open(name, flags);
+
+	errno = saved;
+	return ret;
+}
+
+int npr_close(int fd)
+{
+	int saved = errno, ret = do_close(fd);
+
+	errno = saved;
+	return ret;
+}
+
+int npr_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	int saved = errno, ret = do_ioctl(fd, cmd, arg);
+
+	errno = saved;
+	return ret;
 }

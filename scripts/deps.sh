@@ -4,7 +4,8 @@
 # As root this runs apt-get; otherwise it prints the command to run.
 set -e
 
-PKGS="build-essential pkg-config libxml2-dev libpng-dev valgrind"
+PKGS="build-essential pkg-config libxml2-dev libpng-dev valgrind
+      protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata"
 
 missing=""
 for p in $PKGS; do

@@ -44,6 +44,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,9 @@
 #define NPR_KSFT_SKIP		4
 
 #define NPR_TH_UNUSED		__attribute__((unused))
+#ifndef __maybe_unused
+#define __maybe_unused		__attribute__((unused))
+#endif
 
 struct npr_test;
 struct npr_fixture;
@@ -213,7 +217,8 @@ static inline void npr_th_register_variant(struct npr_fixture *f,
 		const FIXTURE_VARIANT(fixture_name) *variant NPR_TH_UNUSED)
 
 #define FIXTURE_SETUP(fixture_name)	NPR_TH_FIXTURE_FN(fixture_name, setup)
-#define FIXTURE_TEARDOWN(fixture_name)	NPR_TH_FIXTURE_FN(fixture_name, teardown)
+#define FIXTURE_TEARDOWN(fixture_name)					\
+	NPR_TH_FIXTURE_FN(fixture_name, teardown)
 
 #define FIXTURE_VARIANT_ADD(fixture_name, variant_name)			\
 	static const FIXTURE_VARIANT(fixture_name)			\
@@ -302,15 +307,90 @@ npr_th_bail(struct npr_test *t)
 			npr_th_bail(_metadata);				\
 	} while (0)
 
+/*
+ * Values in failure messages: floating point as such, unsigned integers
+ * as unsigned, everything else (signed integers, enums, pointers) as
+ * signed.  The value is passed by address so that every branch compiles
+ * whatever the type.
+ */
+#define NPR_TH_KIND(x)							\
+	_Generic((x),							\
+		 float: 1, double: 2, long double: 3,			\
+		 _Bool: 4, unsigned char: 4, unsigned short: 4,		\
+		 unsigned int: 4, unsigned long: 4,			\
+		 unsigned long long: 4,					\
+		 default: 0)
+
+static inline const char *npr_th_fmt(char *buf, size_t len, const void *p,
+				     size_t size, int kind)
+{
+	unsigned long long u = 0;
+	long long s = 0;
+
+	switch (kind) {
+	case 1: {
+		float f;
+
+		memcpy(&f, p, sizeof(f));
+		snprintf(buf, len, "%.9g", f);
+		return buf;
+	}
+	case 2: {
+		double d;
+
+		memcpy(&d, p, sizeof(d));
+		snprintf(buf, len, "%.17g", d);
+		return buf;
+	}
+	case 3: {
+		long double d;
+
+		memcpy(&d, p, sizeof(d));
+		snprintf(buf, len, "%.21Lg", d);
+		return buf;
+	}
+	}
+	switch (size) {
+	case 1: { uint8_t v; memcpy(&v, p, 1); u = v; s = (int8_t)v; break; }
+	case 2: { uint16_t v; memcpy(&v, p, 2); u = v; s = (int16_t)v; break; }
+	case 4: { uint32_t v; memcpy(&v, p, 4); u = v; s = (int32_t)v; break; }
+	case 8: { uint64_t v; memcpy(&v, p, 8); u = v; s = (int64_t)v; break; }
+	default:
+		snprintf(buf, len, "?");
+		return buf;
+	}
+	if (kind == 4)
+		snprintf(buf, len, "%llu", u);
+	else
+		snprintf(buf, len, "%lld", s);
+	return buf;
+}
+
+/*
+ * Compare with C's usual arithmetic conversions, as the expression
+ * "a op b" would; -Wsign-compare is quiet here so that a __u32 field can
+ * be checked against a literal.
+ */
 #define NPR_TH_CMP(a, op, b, is_assert)					\
 	do {								\
 		__typeof__(a) npr_th_a = (a);				\
 		__typeof__(b) npr_th_b = (b);				\
-		if (!(npr_th_a op npr_th_b)) {				\
-			npr_th_diag("%s:%d: expected %s (%lld) %s %s (%lld)", \
+		bool npr_th_ok;						\
+		_Pragma("GCC diagnostic push")				\
+		_Pragma("GCC diagnostic ignored \"-Wsign-compare\"")	\
+		npr_th_ok = npr_th_a op npr_th_b;			\
+		_Pragma("GCC diagnostic pop")				\
+		if (!npr_th_ok) {					\
+			char npr_th_ba[64], npr_th_bb[64];		\
+			npr_th_diag("%s:%d: expected %s (%s) %s %s (%s)", \
 				    __FILE__, __LINE__, #a,		\
-				    (long long)npr_th_a, #op, #b,	\
-				    (long long)npr_th_b);		\
+				    npr_th_fmt(npr_th_ba, 64, &npr_th_a, \
+					       sizeof(npr_th_a),	\
+					       NPR_TH_KIND(npr_th_a)),	\
+				    #op, #b,				\
+				    npr_th_fmt(npr_th_bb, 64, &npr_th_b, \
+					       sizeof(npr_th_b),	\
+					       NPR_TH_KIND(npr_th_b)));	\
 			NPR_TH_FAIL(is_assert);				\
 		}							\
 	} while (0)
@@ -426,6 +506,7 @@ static inline const char *npr_test_shared(void)
 	const char *env = getenv("NPR_SHARED");
 	char exe[PATH_MAX];
 	ssize_t n;
+	int len;
 
 	if (env && *env)
 		return env;
@@ -439,8 +520,10 @@ static inline const char *npr_test_shared(void)
 		slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = 0;
-			snprintf(path, sizeof(path), "%s/../../shared", exe);
-			if (npr_th_isdir(path))
+			len = snprintf(path, sizeof(path), "%s/../../shared",
+				       exe);
+			if (len > 0 && (size_t)len < sizeof(path) &&
+			    npr_th_isdir(path))
 				return path;
 		}
 	}
@@ -489,7 +572,7 @@ npr_th_child(struct npr_th_run *r, char *reason, size_t reason_len)
 	/* static: it must keep its value across the longjmp() of ASSERT */
 	static struct npr_test t;
 	volatile bool setup_done = false;
-	void *self = NULL;
+	static void *self;
 	int code;
 
 	t.name = r->name;
