@@ -87,6 +87,7 @@ $(LIBSO): $(LIB_OBJS) $(srctree)/lib/npuring.map
 	$(Q)$(CC) -shared -Wl,-soname,libnpuring.so.$(SONAME_MAJOR) \
 		-Wl,--version-script=$(srctree)/lib/npuring.map \
 		$(LDFLAGS) -o $@ $(LIB_OBJS) $(LIBS)
+	$(Q)ln -sf libnpuring.so $@.$(SONAME_MAJOR)
 
 # Tools and tests link the static library: no LD_LIBRARY_PATH needed.
 define link_prog

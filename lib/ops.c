@@ -13,6 +13,10 @@ extern const struct npr_op_def npr_ops_nn[];
 extern const struct npr_op_def npr_ops_eltwise[];
 extern const struct npr_op_def npr_ops_shape[];
 extern const struct npr_op_def npr_ops_detect[];
+/* groups that may be absent from a build */
+extern const struct npr_op_def npr_ops_norm[] __attribute__((weak));
+extern const struct npr_op_def npr_ops_deconv[] __attribute__((weak));
+extern const struct npr_op_def npr_ops_ctc[] __attribute__((weak));
 
 static int parameter_infer(struct npr_graph *g, struct npr_node *n)
 {
@@ -65,7 +69,7 @@ static const struct npr_op_def npr_ops_base[] = {
 
 static const struct npr_op_def *const groups[] = {
 	npr_ops_base, npr_ops_nn, npr_ops_eltwise, npr_ops_shape,
-	npr_ops_detect,
+	npr_ops_detect, npr_ops_norm, npr_ops_deconv, npr_ops_ctc,
 };
 
 /**
@@ -83,6 +87,8 @@ const struct npr_op_def *npr_op_find(const char *type, unsigned int version)
 	for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
 		const struct npr_op_def *d;
 
+		if (!groups[i])
+			continue;
 		for (d = groups[i]; d->type; d++) {
 			if (strcmp(d->type, type))
 				continue;

@@ -2,6 +2,11 @@
 /*
  * Reference kernels for SSD detection: prior generation, box decoding,
  * per-class non-maximum suppression, and the top-k merge across classes.
+ *
+ * Coordinates are [xmin, ymin, xmax, ymax], normalized to the image.
+ * Prior outputs are [2, 4 * H * W * priors]: row 0 the boxes, cell by
+ * cell in row-major order and prior by prior inside a cell; row 1 the
+ * variances of each coordinate.
  */
 #include <errno.h>
 #include <math.h>
@@ -16,28 +21,92 @@ static float clamp01(float v)
 	return v < 0 ? 0 : v > 1 ? 1 : v;
 }
 
-static int64_t get_int(const struct npr_tensor *t, int i)
+/* Read [height, width] from a two-element integer (or float) tensor. */
+static int read_hw(const struct npr_node *n, const struct npr_tensor *t,
+		   int input, int64_t *hw)
 {
-	switch (t->type) {
-	case NPR_ELEM_I64: return ((const int64_t *)t->data)[i];
-	case NPR_ELEM_I32: return ((const int32_t *)t->data)[i];
-	case NPR_ELEM_F32: return (int64_t)((const float *)t->data)[i];
-	}
+	if (npr_shape_numel(&t->shape) != 2 ||
+	    t->nbytes < npr_tensor_bytes(t->type, 2) ||
+	    npr_convert(hw, NPR_ELEM_I64, t->data, t->type, 2))
+		return npr_node_err(n, -EINVAL,
+				    "input %d must hold two numbers [height, width]",
+				    input);
+	if (hw[0] < 1 || hw[1] < 1)
+		return npr_node_err(n, -EINVAL,
+				    "input %d = [%lld, %lld] is not a size",
+				    input, (long long)hw[0], (long long)hw[1]);
 	return 0;
 }
 
+/* Check that the output holds [2, 4 * cells * priors] f32 values. */
+static int check_prior_out(const struct npr_node *n,
+			   const struct npr_tensor *out, int64_t cells,
+			   int64_t priors)
+{
+	int64_t len = 4 * cells * priors;
+
+	if (out->type != NPR_ELEM_F32 || out->shape.rank != 2 ||
+	    out->shape.d[0] != 2 || out->shape.d[1] != len ||
+	    out->nbytes < (size_t)len * 2 * sizeof(float))
+		return npr_node_err(n, -EINVAL,
+				    "output does not match %lld cells x %lld priors",
+				    (long long)cells, (long long)priors);
+	return 0;
+}
+
+/* Second output row: per box the 4 variances (or 1 value repeated). */
+static void fill_variances(float *var, int64_t nboxes, const float *v,
+			   int nv)
+{
+	int64_t i;
+	int j;
+
+	for (i = 0; i < nboxes; i++)
+		for (j = 0; j < 4; j++)
+			var[i * 4 + j] = v[nv == 4 ? j : 0];
+}
+
+/* ---- PriorBoxClustered ------------------------------------------------ */
+
+/**
+ * npr_ref_prior_box_clustered() - PriorBoxClustered-1
+ * @n: the node; n->params is a struct npr_prior_clustered_params.
+ * @in: [output_size] and optionally [image_size], two numbers each.
+ * @out: [2, 4 * H * W * sizes] f32: boxes, then variances.
+ *
+ * Box s of the cell (h, w) is centred at ((w + offset) * step_w,
+ * (h + offset) * step_h), width[s] x height[s] pixels, divided by the
+ * image size.  Steps default to the image size over the map size.
+ *
+ * Return: 0, or -EINVAL when the tensors do not match the inferred shape.
+ */
 int npr_ref_prior_box_clustered(const struct npr_node *n,
 				const struct npr_tensor *in,
 				struct npr_tensor *out)
 {
-	const struct npr_prior_params *p = n->params;
-	int64_t H = get_int(&in[0], 0), W = get_int(&in[0], 1);
-	float img_h = (float)get_int(&in[1], 0), img_w = (float)get_int(&in[1], 1);
-	float step_w = p->step_w, step_h = p->step_h;
-	int64_t h, w, total = 4 * H * W * p->num_priors;
-	float *box = out->data, *var = box + total;
-	int s, j;
+	const struct npr_prior_clustered_params *p = n->params;
+	int64_t fm[2], img[2] = { 0, 0 }, H, W, h, w, cells;
+	float img_w, img_h, step_w, step_h, *box;
+	int s, j, err;
 
+	err = read_hw(n, &in[0], 0, fm);
+	if (!err && n->nin > 1)
+		err = read_hw(n, &in[1], 1, img);
+	if (err)
+		return err;
+	H = fm[0];
+	W = fm[1];
+	cells = H * W;
+	err = check_prior_out(n, out, cells, p->nsizes);
+	if (err)
+		return err;
+	img_w = p->img_w > 0 ? p->img_w : (float)img[1];
+	img_h = p->img_h > 0 ? p->img_h : (float)img[0];
+	if (!(img_w > 0) || !(img_h > 0))
+		return npr_node_err(n, -EINVAL, "the image size is unknown");
+
+	step_w = p->step_w;
+	step_h = p->step_h;
 	if (step_w == 0 && step_h == 0) {
 		step_w = p->step;
 		step_h = p->step;
@@ -46,205 +115,685 @@ int npr_ref_prior_box_clustered(const struct npr_node *n,
 		step_w = img_w / (float)W;
 		step_h = img_h / (float)H;
 	}
-	for (h = 0; h < H; h++)
+
+	box = out->data;
+	for (h = 0; h < H; h++) {
 		for (w = 0; w < W; w++) {
 			float cx = ((float)w + p->offset) * step_w;
 			float cy = ((float)h + p->offset) * step_h;
 
-			for (s = 0; s < p->num_priors; s++) {
-				int64_t idx = ((h * W + w) * p->num_priors + s) * 4;
-				float bw = p->widths[s], bh = p->heights[s];
-				float b[4] = {
-					(cx - bw / 2) / img_w, (cy - bh / 2) / img_h,
-					(cx + bw / 2) / img_w, (cy + bh / 2) / img_h,
-				};
+			for (s = 0; s < p->nsizes; s++) {
+				float hw = p->width[s] / 2;
+				float hh = p->height[s] / 2;
 
-				for (j = 0; j < 4; j++) {
-					box[idx + j] = p->clip ? clamp01(b[j]) : b[j];
-					var[idx + j] = p->variance[p->nvar == 4 ? j : 0];
-				}
+				box[0] = (cx - hw) / img_w;
+				box[1] = (cy - hh) / img_h;
+				box[2] = (cx + hw) / img_w;
+				box[3] = (cy + hh) / img_h;
+				if (p->clip)
+					for (j = 0; j < 4; j++)
+						box[j] = clamp01(box[j]);
+				box += 4;
 			}
 		}
+	}
+	fill_variances(box, cells * p->nsizes, p->variance, p->nvariance);
 	return 0;
 }
 
+/* ---- PriorBox --------------------------------------------------------- */
+
+/*
+ * Boxes of one cell go through emit(): it writes them (when @dst is set)
+ * and counts them, so the count the shape inference uses and what the
+ * kernel writes come from the same code.
+ */
+struct emitter {
+	float *dst;		/* NULL: count only */
+	int64_t n;		/* boxes emitted */
+	float inv_w, inv_h;	/* 1 / image width, 1 / image height */
+};
+
+static void emit(struct emitter *e, float cx, float cy, float half_w,
+		 float half_h, bool clip)
+{
+	if (e->dst) {
+		float *b = e->dst + 4 * e->n;
+
+		b[0] = (cx - half_w) * e->inv_w;
+		b[1] = (cy - half_h) * e->inv_h;
+		b[2] = (cx + half_w) * e->inv_w;
+		b[3] = (cy + half_h) * e->inv_h;
+		if (clip) {
+			b[0] = clamp01(b[0]);
+			b[1] = clamp01(b[1]);
+			b[2] = clamp01(b[2]);
+			b[3] = clamp01(b[3]);
+		}
+	}
+	e->n++;
+}
+
+static bool is_one(float r)
+{
+	return fabsf(r - 1.0f) < 1e-6f;
+}
+
+/*
+ * Density mode: @density x @density centres spread over a fixed_size
+ * square around the cell centre, one box of half-size (@half_w, @half_h)
+ * at each.  These boxes are always clipped.
+ */
+static void emit_dense(struct emitter *e, const struct npr_prior_box_params *p,
+		       int s, float cx, float cy, float half_w, float half_h)
+{
+	int64_t size = (int64_t)p->fixed_size[s];
+	int64_t d = (int64_t)p->density[s];
+	int64_t shift = (int64_t)(p->fixed_size[s] / (float)d);
+	float x0 = cx - (float)(size / 2) + (float)shift / 2;
+	float y0 = cy - (float)(size / 2) + (float)shift / 2;
+	int64_t r, c;
+
+	for (r = 0; r < d; r++)
+		for (c = 0; c < d; c++)
+			emit(e, x0 + (float)(c * shift),
+			     y0 + (float)(r * shift), half_w, half_h, true);
+}
+
+/* Boxes of the non-unit aspect ratios around a box of size @size. */
+static void emit_ratios(struct emitter *e, const struct npr_prior_box_params *p,
+			float cx, float cy, float size)
+{
+	int i;
+
+	for (i = 0; i < p->nratio; i++) {
+		float sr;
+
+		if (is_one(p->ratio[i]))
+			continue;
+		sr = sqrtf(p->ratio[i]);
+		emit(e, cx, cy, size * 0.5f * sr, size * 0.5f / sr, false);
+	}
+}
+
+/*
+ * All boxes of one cell centred at (@cx, @cy), in output order:
+ *
+ *  1. per fixed_size (density mode): with fixed_ratio, density^2 boxes per
+ *     fixed ratio; otherwise density^2 square boxes, then density^2 boxes
+ *     per non-unit aspect ratio;
+ *  2. per min_size: the square min box, the sqrt(min * max) box when a
+ *     max_size pairs with it, and the aspect-ratio boxes ([min, max,
+ *     ratios], or [min, ratios, max] when !min_max_order).  Without
+ *     scale_all_sizes, the ratio boxes come once, after the last min box,
+ *     and use the first min size.
+ */
+static void emit_cell(struct emitter *e, const struct npr_prior_box_params *p,
+		      const float *min_size, float cx, float cy)
+{
+	int s, i;
+
+	for (s = 0; s < p->nfixed_size; s++) {
+		float fs = p->fixed_size[s];
+
+		if (p->nfixed_ratio) {
+			for (i = 0; i < p->nfixed_ratio; i++) {
+				float sr = sqrtf(p->fixed_ratio[i]);
+
+				emit_dense(e, p, s, cx, cy, fs * 0.5f * sr,
+					   fs * 0.5f / sr);
+			}
+			continue;
+		}
+		emit_dense(e, p, s, cx, cy, (float)(int64_t)fs * 0.5f,
+			   (float)(int64_t)fs * 0.5f);
+		for (i = 0; i < p->nratio; i++) {
+			float sr;
+
+			if (is_one(p->ratio[i]))
+				continue;
+			sr = sqrtf(p->ratio[i]);
+			emit_dense(e, p, s, cx, cy, fs * 0.5f * sr,
+				   fs * 0.5f / sr);
+		}
+	}
+
+	for (s = 0; s < p->nmin; s++) {
+		float m = min_size[s];
+		bool ratios = p->scale_all_sizes || s == p->nmin - 1;
+		float rsize = min_size[p->scale_all_sizes ? s : 0];
+		float mx = s < p->nmax ? sqrtf(m * p->max_size[s]) * 0.5f : 0;
+
+		emit(e, cx, cy, m * 0.5f, m * 0.5f, false);
+		if (p->min_max_order) {
+			if (s < p->nmax)
+				emit(e, cx, cy, mx, mx, false);
+			if (ratios)
+				emit_ratios(e, p, cx, cy, rsize);
+		} else {
+			if (ratios)
+				emit_ratios(e, p, cx, cy, rsize);
+			if (s < p->nmax)
+				emit(e, cx, cy, mx, mx, false);
+		}
+	}
+}
+
+/**
+ * npr_prior_box_count() - number of boxes PriorBox emits per cell
+ * @p: parsed attributes (aspect ratios already expanded).
+ *
+ * Context: called by the PriorBox parser; pure.
+ * Return: the count, exactly what npr_ref_prior_box() writes per cell.
+ */
+int64_t npr_prior_box_count(const struct npr_prior_box_params *p)
+{
+	struct emitter e = { .dst = NULL };
+
+	emit_cell(&e, p, p->min_size, 0, 0);
+	return e.n;
+}
+
+/**
+ * npr_ref_prior_box() - PriorBox-1 and PriorBox-8
+ * @n: the node; n->params is a struct npr_prior_box_params.
+ * @in: [output_size] and [image_size], two numbers [height, width] each.
+ * @out: [2, 4 * H * W * num_priors] f32: boxes, then variances.
+ *
+ * Cell centres are (w + offset) * step, or (w + 0.5) * image / map when
+ * step is 0; emit_cell() gives the boxes of a cell.  Without
+ * scale_all_sizes (MXNet), min sizes and step are scaled by the image
+ * height first.
+ *
+ * Return: 0, or -EINVAL when the tensors do not match the inferred shape.
+ */
 int npr_ref_prior_box(const struct npr_node *n, const struct npr_tensor *in,
 		      struct npr_tensor *out)
 {
-	return npr_node_err(n, -EOPNOTSUPP, "PriorBox is not implemented yet");
+	const struct npr_prior_box_params *p = n->params;
+	float min_size[NPR_PRIOR_MAX], step, step_x, step_y;
+	int64_t fm[2], img[2], H, W, h, w, cells;
+	struct emitter e;
+	int i, err;
+
+	err = read_hw(n, &in[0], 0, fm);
+	if (!err)
+		err = read_hw(n, &in[1], 1, img);
+	if (err)
+		return err;
+	H = fm[0];
+	W = fm[1];
+	cells = H * W;
+	err = check_prior_out(n, out, cells, p->num_priors);
+	if (err)
+		return err;
+
+	/* MXNet layout: sizes and step are fractions of the image height */
+	step = p->step;
+	for (i = 0; i < p->nmin; i++)
+		min_size[i] = p->min_size[i];
+	if (!p->scale_all_sizes) {
+		step *= (float)img[0];
+		for (i = 0; i < p->nmin; i++)
+			min_size[i] *= (float)img[0];
+	}
+	if (step == 0) {
+		step_x = (float)img[1] / (float)W;
+		step_y = (float)img[0] / (float)H;
+	} else {
+		step_x = step;
+		step_y = step;
+	}
+
+	e.dst = out->data;
+	e.n = 0;
+	e.inv_w = 1.0f / (float)img[1];
+	e.inv_h = 1.0f / (float)img[0];
+	for (h = 0; h < H; h++) {
+		for (w = 0; w < W; w++) {
+			float cx, cy;
+
+			if (step == 0) {
+				cx = ((float)w + 0.5f) * step_x;
+				cy = ((float)h + 0.5f) * step_y;
+			} else {
+				cx = ((float)w + p->offset) * step_x;
+				cy = ((float)h + p->offset) * step_y;
+			}
+			emit_cell(&e, p, min_size, cx, cy);
+		}
+	}
+	if (e.n != cells * p->num_priors)	/* cannot happen */
+		return npr_node_err(n, -EINVAL, "prior count mismatch");
+	if (p->clip) {
+		float *b = out->data;
+		int64_t k;
+
+		for (k = 0; k < 4 * e.n; k++)
+			b[k] = clamp01(b[k]);
+	}
+	fill_variances((float *)out->data + 4 * e.n, e.n, p->variance,
+		       p->nvariance);
+	return 0;
 }
 
-struct cand {
+/* ---- DetectionOutput -------------------------------------------------- */
+
+struct det {
 	float score;
-	int prior;
-	int label;
+	int32_t label;
+	int32_t prior;
 };
 
-static int cand_cmp(const void *a, const void *b)
+/* Score descending, then prior and label ascending. */
+static int det_by_score(const void *a, const void *b)
 {
-	const struct cand *x = a, *y = b;
+	const struct det *x = a, *y = b;
 
 	if (x->score != y->score)
-		return x->score < y->score ? 1 : -1;
-	/* stable tie order: lower label, then lower prior first */
+		return x->score > y->score ? -1 : 1;
+	if (x->prior != y->prior)
+		return x->prior < y->prior ? -1 : 1;
+	return (x->label > y->label) - (x->label < y->label);
+}
+
+/* Output order: label ascending, then as det_by_score(). */
+static int det_by_label(const void *a, const void *b)
+{
+	const struct det *x = a, *y = b;
+
 	if (x->label != y->label)
-		return x->label - y->label;
-	return x->prior - y->prior;
+		return x->label < y->label ? -1 : 1;
+	return det_by_score(a, b);
 }
 
-static float iou(const float *a, const float *b)
+static float box_area(const float *b)
 {
-	float ix0 = fmaxf(a[0], b[0]), iy0 = fmaxf(a[1], b[1]);
-	float ix1 = fminf(a[2], b[2]), iy1 = fminf(a[3], b[3]);
-	float iw = ix1 - ix0, ih = iy1 - iy0, inter, ua;
-
-	if (iw <= 0 || ih <= 0)
+	if (b[2] < b[0] || b[3] < b[1])
 		return 0;
-	inter = iw * ih;
-	ua = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) -
-	     inter;
-	return ua > 0 ? inter / ua : 0;
+	return (b[2] - b[0]) * (b[3] - b[1]);
 }
 
-static void decode(const struct npr_detout_params *p, const float *prior,
-		   const float *var, const float *l, float *o)
+/* Intersection over union of two boxes; 0 when they do not overlap. */
+static float box_iou(const float *a, const float *b)
 {
-	float pb[4], v[4] = { 1, 1, 1, 1 };
+	float w = fminf(a[2], b[2]) - fmaxf(a[0], b[0]);
+	float h = fminf(a[3], b[3]) - fmaxf(a[1], b[1]);
+	float inter, uni;
+
+	if (!(w > 0) || !(h > 0))
+		return 0;
+	inter = w * h;
+	uni = box_area(a) + box_area(b) - inter;
+	return uni > 0 ? inter / uni : 0;
+}
+
+/*
+ * Decode one box from its logits @d against a normalized @prior with
+ * variances @var (NULL: variances already in the logits).
+ */
+static void decode_box(const struct npr_detection_output_params *p,
+		       const float *prior, const float *var, const float *d,
+		       float *o)
+{
+	static const float one[4] = { 1, 1, 1, 1 };
+	const float *v = var ? var : one;
+	float pw = prior[2] - prior[0], ph = prior[3] - prior[1];
 	int j;
 
-	for (j = 0; j < 4; j++)
-		pb[j] = prior[j];
-	if (!p->normalized) {
-		pb[0] /= (float)p->in_w;
-		pb[1] /= (float)p->in_h;
-		pb[2] /= (float)p->in_w;
-		pb[3] /= (float)p->in_h;
-	}
-	if (!p->var_in_target)
-		for (j = 0; j < 4; j++)
-			v[j] = var[j];
 	switch (p->code) {
-	case NPR_CODE_CORNER:
+	case NPR_BOX_CORNER:
 		for (j = 0; j < 4; j++)
-			o[j] = pb[j] + l[j] * v[j];
+			o[j] = prior[j] + v[j] * d[j];
 		break;
-	case NPR_CODE_CORNER_SIZE: {
-		float pw = pb[2] - pb[0], ph = pb[3] - pb[1];
-
-		o[0] = pb[0] + l[0] * v[0] * pw;
-		o[1] = pb[1] + l[1] * v[1] * ph;
-		o[2] = pb[2] + l[2] * v[2] * pw;
-		o[3] = pb[3] + l[3] * v[3] * ph;
+	case NPR_BOX_CORNER_SIZE:
+		o[0] = prior[0] + v[0] * d[0] * pw;
+		o[1] = prior[1] + v[1] * d[1] * ph;
+		o[2] = prior[2] + v[2] * d[2] * pw;
+		o[3] = prior[3] + v[3] * d[3] * ph;
 		break;
-	}
-	default: {
-		float pw = pb[2] - pb[0], ph = pb[3] - pb[1];
-		float pcx = (pb[0] + pb[2]) / 2, pcy = (pb[1] + pb[3]) / 2;
-		float cx = v[0] * l[0] * pw + pcx, cy = v[1] * l[1] * ph + pcy;
-		float w = expf(v[2] * l[2]) * pw, h = expf(v[3] * l[3]) * ph;
+	default: {	/* NPR_BOX_CENTER_SIZE */
+		float cx = v[0] * d[0] * pw + (prior[0] + prior[2]) / 2;
+		float cy = v[1] * d[1] * ph + (prior[1] + prior[3]) / 2;
+		float w = expf(v[2] * d[2]) * pw;
+		float h = expf(v[3] * d[3]) * ph;
 
 		o[0] = cx - w / 2;
 		o[1] = cy - h / 2;
 		o[2] = cx + w / 2;
 		o[3] = cy + h / 2;
+		break;
 	}
 	}
-	if (p->clip_before)
+	if (p->clip_before_nms)
 		for (j = 0; j < 4; j++)
 			o[j] = clamp01(o[j]);
 }
 
+/* The inputs of one image, and the workspace. */
+struct detect_ctx {
+	const struct npr_detection_output_params *p;
+	int64_t P, C, L;
+	const float *loc, *conf, *priors, *var;	/* this image's rows */
+	const float *arm_conf, *arm_loc;		/* NULL with 3 inputs */
+	float *boxes;		/* [P][L][4], decoded on first use */
+	unsigned char *decoded;	/* [P][L] */
+	struct det *cand;	/* [P] candidates of one class */
+	struct det *kept;	/* detections of the image */
+	int64_t nkept;
+};
+
+static float class_score(const struct detect_ctx *x, int64_t prior,
+			 int64_t c)
+{
+	const struct npr_detection_output_params *p = x->p;
+
+	/* two-stage: a prior the first stage calls background stays so */
+	if (x->arm_conf && x->arm_conf[prior * 2 + 1] < p->objectness_score)
+		return c == p->background ? 1.0f : 0.0f;
+	return x->conf[prior * x->C + c];
+}
+
+/* Decoded box of (@prior, location class @l); only candidates get here. */
+static const float *decoded_box(struct detect_ctx *x, int64_t prior,
+				int64_t l)
+{
+	const struct npr_detection_output_params *p = x->p;
+	int64_t k = prior * x->L + l;
+	const float *src, *var;
+	float box[4];
+
+	if (x->decoded[k])
+		return x->boxes + k * 4;
+	src = x->priors + prior * p->prior_size + (p->normalized ? 0 : 1);
+	var = x->var ? x->var + prior * 4 : NULL;
+	memcpy(box, src, sizeof(box));
+	if (!p->normalized) {
+		box[0] /= p->input_width;
+		box[1] /= p->input_height;
+		box[2] /= p->input_width;
+		box[3] /= p->input_height;
+	}
+	if (x->arm_loc) {
+		float refined[4];
+
+		/* the first stage moves the prior */
+		decode_box(p, box, var, x->arm_loc + k * 4, refined);
+		decode_box(p, refined, var, x->loc + k * 4, x->boxes + k * 4);
+	} else {
+		decode_box(p, box, var, x->loc + k * 4, x->boxes + k * 4);
+	}
+	x->decoded[k] = 1;
+	return x->boxes + k * 4;
+}
+
+static const float *det_box(struct detect_ctx *x, const struct det *d)
+{
+	return decoded_box(x, d->prior, x->L > 1 ? d->label : 0);
+}
+
+/*
+ * Move the @k best of @v[0..@n) (by det_by_score(), a total order) to the
+ * front, in no particular order: quickselect, O(n).
+ */
+static void select_best(struct det *v, int64_t n, int64_t k)
+{
+	int64_t lo = 0, hi = n - 1;
+
+	while (k > 0 && k < n && lo < hi) {
+		struct det pivot = v[lo + (hi - lo) / 2], t;
+		int64_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (det_by_score(&v[i], &pivot) < 0)
+				i++;
+			while (det_by_score(&v[j], &pivot) > 0)
+				j--;
+			if (i <= j) {
+				t = v[i];
+				v[i] = v[j];
+				v[j] = t;
+				i++;
+				j--;
+			}
+		}
+		if (k - 1 <= j)
+			hi = j;
+		else if (k - 1 >= i)
+			lo = i;
+		else
+			break;
+	}
+}
+
+/* Sort the candidates best first and keep at most top_k of them. */
+static int64_t sort_candidates(struct detect_ctx *x, int64_t nc)
+{
+	int64_t top_k = x->p->top_k;
+
+	if (top_k >= 0 && nc > top_k) {
+		select_best(x->cand, nc, top_k);
+		nc = top_k;
+	}
+	qsort(x->cand, nc, sizeof(*x->cand), det_by_score);
+	return nc;
+}
+
+/*
+ * Greedy NMS of @nc candidates sorted by det_by_score(): a candidate is
+ * kept unless it overlaps a kept box of the same label by more than the
+ * threshold.  Kept boxes of this round start at kept[@first].
+ */
+static void nms(struct detect_ctx *x, int64_t nc, int64_t first)
+{
+	int64_t k, j;
+
+	for (k = 0; k < nc; k++) {
+		const struct det *c = &x->cand[k];
+		const float *b = det_box(x, c);
+		bool keep = true;
+
+		for (j = first; j < x->nkept && keep; j++)
+			if (x->kept[j].label == c->label &&
+			    box_iou(b, det_box(x, &x->kept[j])) >
+			    x->p->nms_threshold)
+				keep = false;
+		if (keep)
+			x->kept[x->nkept++] = *c;
+	}
+}
+
+/* Caffe: every class but the background on its own. */
+static void detect_caffe(struct detect_ctx *x)
+{
+	const struct npr_detection_output_params *p = x->p;
+	int64_t c, i, nc;
+
+	for (c = 0; c < x->C; c++) {
+		if (c == p->background)
+			continue;
+		nc = 0;
+		for (i = 0; i < x->P; i++) {
+			float s = class_score(x, i, c);
+
+			if (s > p->confidence_threshold) {
+				x->cand[nc].score = s;
+				x->cand[nc].label = (int32_t)c;
+				x->cand[nc].prior = (int32_t)i;
+				nc++;
+			}
+		}
+		nms(x, sort_candidates(x, nc), x->nkept);
+	}
+}
+
+/*
+ * MXNet: each prior votes for its best class (class 0 is the background
+ * there), then one NMS over all candidates that only compares boxes of
+ * the same class.
+ */
+static void detect_mxnet(struct detect_ctx *x)
+{
+	const struct npr_detection_output_params *p = x->p;
+	int64_t c, i, nc = 0;
+
+	for (i = 0; i < x->P; i++) {
+		float best = -1;
+		int64_t id = 0;
+
+		for (c = 1; c < x->C; c++) {
+			float s;
+
+			if (c == p->background)
+				continue;
+			s = class_score(x, i, c);
+			if (s > best) {
+				best = s;
+				id = c;
+			}
+		}
+		if (id > 0 && best >= p->confidence_threshold) {
+			x->cand[nc].score = best;
+			x->cand[nc].label = (int32_t)id;
+			x->cand[nc].prior = (int32_t)i;
+			nc++;
+		}
+	}
+	nms(x, sort_candidates(x, nc), 0);
+}
+
+/* Check that @t is f32 with at least @numel elements. */
+static int check_in(const struct npr_node *n, const struct npr_tensor *t,
+		    int i, int64_t numel)
+{
+	if (t->type != NPR_ELEM_F32 || npr_shape_numel(&t->shape) != numel ||
+	    t->nbytes < (size_t)numel * sizeof(float))
+		return npr_node_err(n, -EINVAL,
+				    "input %d does not match the inferred shapes",
+				    i);
+	return 0;
+}
+
+/**
+ * npr_ref_detection_output() - DetectionOutput-1 and DetectionOutput-8
+ * @n: the node; n->params is a struct npr_detection_output_params
+ *     completed by infer.
+ * @in: box_logits [N, P * L * 4], class_preds [N, P * C], proposals
+ *      [1 or N, 1 or 2, P * 4 or P * 5], and with 5 inputs
+ *      aux_class_preds [N, P * 2] and aux_box_preds [N, P * L * 4].
+ * @out: [1, 1, N * rows, 7] f32 rows (image, label, score, xmin, ymin,
+ *       xmax, ymax).
+ *
+ * Per image: decode the boxes of the candidates, keep the best top_k
+ * candidates above the confidence threshold per class, greedy NMS per
+ * class, keep the best keep_top_k across classes, write them by label
+ * and score; the unused rows get image -1.
+ *
+ * Return: 0, -ENOMEM, or -EINVAL when the tensors do not match the
+ * inferred shapes.
+ */
 int npr_ref_detection_output(const struct npr_node *n,
 			     const struct npr_tensor *in,
 			     struct npr_tensor *out)
 {
-	const struct npr_detout_params *p = n->params;
+	const struct npr_detection_output_params *p = n->params;
 	int64_t N = in[0].shape.d[0], P = p->num_priors, C = p->num_classes;
-	int64_t L = p->num_loc_classes, b, pi, c, k, rows = 0;
-	int64_t total_rows = out->shape.d[2];
-	const float *loc = in[0].data, *conf = in[1].data, *pri = in[2].data;
-	float *boxes = malloc(sizeof(float) * 4 * P * L);
-	struct cand *cands = malloc(sizeof(struct cand) * P);
-	struct cand *kept = malloc(sizeof(struct cand) * P * C);
-	char *suppressed = malloc(P);
+	int64_t L = p->num_loc_classes, per_class, max_kept, b, k;
+	int64_t total = N * p->rows, row = 0;
+	bool aux = n->nin == 5;
+	int64_t pri_batch, pri_rows;
+	struct detect_ctx x = { .p = p, .P = P, .C = C, .L = L };
 	float *y = out->data;
-	int err = 0;
+	int err;
 
-	if (!boxes || !cands || !kept || !suppressed) {
+	if (in[0].shape.rank != 2 || in[2].shape.rank != 3)
+		return npr_node_err(n, -EINVAL,
+				    "inputs do not match the inferred shapes");
+	pri_batch = in[2].shape.d[0];
+	pri_rows = in[2].shape.d[1];
+	err = check_in(n, &in[0], 0, N * P * L * 4);
+	if (!err)
+		err = check_in(n, &in[1], 1, N * P * C);
+	if (!err)
+		err = check_in(n, &in[2], 2,
+			       pri_batch * pri_rows * P * p->prior_size);
+	if (!err && aux)
+		err = check_in(n, &in[3], 3, N * P * 2);
+	if (!err && aux)
+		err = check_in(n, &in[4], 4, N * P * L * 4);
+	if (err)
+		return err;
+	if (out->type != NPR_ELEM_F32 || out->shape.rank != 4 ||
+	    out->shape.d[2] != total || out->shape.d[3] != 7 ||
+	    out->nbytes < (size_t)total * 7 * sizeof(float))
+		return npr_node_err(n, -EINVAL,
+				    "output does not match the inferred shape");
+	if (P > INT32_MAX || C > INT32_MAX)
+		return npr_node_err(n, -EINVAL, "too many priors or classes");
+
+	per_class = p->top_k >= 0 && p->top_k < P ? p->top_k : P;
+	max_kept = p->decrease_label_id ? per_class : per_class * C;
+	x.boxes = malloc(sizeof(float) * 4 * (size_t)(P * L));
+	x.decoded = malloc((size_t)(P * L));
+	x.cand = malloc(sizeof(struct det) * (size_t)P);
+	x.kept = malloc(sizeof(struct det) * (size_t)(max_kept ? max_kept : 1));
+	if (!x.boxes || !x.decoded || !x.cand || !x.kept) {
 		err = -ENOMEM;
 		goto out;
 	}
+
 	for (b = 0; b < N; b++) {
-		const float *pr = pri + (in[2].shape.d[0] > 1 ? b : 0) *
-				  in[2].shape.d[1] * P * p->prior_size;
-		const float *var = pr + P * p->prior_size;
-		int64_t nkept = 0, off = p->normalized ? 0 : 1;
+		const float *pr = (const float *)in[2].data +
+				  (pri_batch > 1 ? b : 0) * pri_rows * P *
+				  p->prior_size;
 
-		for (pi = 0; pi < P; pi++)
-			for (c = 0; c < L; c++)
-				decode(p, pr + pi * p->prior_size + off,
-				       var + pi * 4,
-				       loc + (b * P + pi) * L * 4 + c * 4,
-				       boxes + (pi * L + c) * 4);
-		for (c = 0; c < C; c++) {
-			int64_t nc = 0, lc = p->share_location ? 0 : c;
+		x.loc = (const float *)in[0].data + b * P * L * 4;
+		x.conf = (const float *)in[1].data + b * P * C;
+		x.priors = pr;
+		x.var = p->variance_encoded ? NULL : pr + P * p->prior_size;
+		x.arm_conf = aux ? (const float *)in[3].data + b * P * 2 : NULL;
+		x.arm_loc = aux ? (const float *)in[4].data + b * P * L * 4 :
+			    NULL;
+		x.nkept = 0;
+		memset(x.decoded, 0, (size_t)(P * L));
 
-			if (c == p->background)
-				continue;
-			for (pi = 0; pi < P; pi++) {
-				float s = conf[(b * P + pi) * C + c];
+		if (p->decrease_label_id)
+			detect_mxnet(&x);
+		else
+			detect_caffe(&x);
 
-				if (s > p->conf_thr) {
-					cands[nc].score = s;
-					cands[nc].prior = (int)pi;
-					cands[nc].label = (int)c;
-					nc++;
-				}
-			}
-			qsort(cands, nc, sizeof(*cands), cand_cmp);
-			if (p->top_k > -1 && nc > p->top_k)
-				nc = p->top_k;
-			memset(suppressed, 0, nc);
-			for (k = 0; k < nc; k++) {
-				int64_t j;
-
-				if (suppressed[k])
-					continue;
-				kept[nkept++] = cands[k];
-				for (j = k + 1; j < nc; j++)
-					if (!suppressed[j] &&
-					    iou(boxes + (cands[k].prior * L + lc) * 4,
-						boxes + (cands[j].prior * L + lc) * 4) >
-					    p->nms_thr)
-						suppressed[j] = 1;
-			}
+		if (p->keep_top_k >= 0 && x.nkept > p->keep_top_k) {
+			qsort(x.kept, x.nkept, sizeof(*x.kept), det_by_score);
+			x.nkept = p->keep_top_k;
 		}
-		qsort(kept, nkept, sizeof(*kept), cand_cmp);
-		if (p->keep_top_k > 0 && nkept > p->keep_top_k)
-			nkept = p->keep_top_k;
-		for (k = 0; k < nkept && rows < total_rows; k++, rows++) {
-			int64_t lc = p->share_location ? 0 : kept[k].label;
-			const float *bx = boxes + (kept[k].prior * L + lc) * 4;
-			float *r = y + rows * 7;
+		qsort(x.kept, x.nkept, sizeof(*x.kept), det_by_label);
+
+		for (k = 0; k < x.nkept && row < total; k++, row++) {
+			const float *bx = det_box(&x, &x.kept[k]);
+			float *r = y + row * 7;
 			int j;
 
 			r[0] = (float)b;
-			r[1] = (float)(kept[k].label - (p->decrease_label ? 1 : 0));
-			r[2] = kept[k].score;
+			r[1] = (float)(x.kept[k].label -
+				       (p->decrease_label_id ? 1 : 0));
+			r[2] = x.kept[k].score;
 			for (j = 0; j < 4; j++)
-				r[3 + j] = p->clip_after ? clamp01(bx[j]) : bx[j];
+				r[3 + j] = p->clip_after_nms ? clamp01(bx[j]) :
+					   bx[j];
 		}
 	}
-	for (; rows < total_rows; rows++) {
-		float *r = y + rows * 7;
+	/* unused rows: image id -1, the rest zero */
+	for (; row < total; row++) {
+		float *r = y + row * 7;
 
 		r[0] = -1;
 		memset(r + 1, 0, sizeof(float) * 6);
 	}
+	err = 0;
 out:
-	free(boxes);
-	free(cands);
-	free(kept);
-	free(suppressed);
+	free(x.boxes);
+	free(x.decoded);
+	free(x.cand);
+	free(x.kept);
 	return err;
 }

@@ -2,580 +2,1197 @@
 /*
  * Reference kernels for elementwise ops.
  *
- * Broadcasting walks the output with one row (the last dimension) at a
- * time; each input advances by its own stride along that row, 0 where it
- * is broadcast.
+ * Broadcasting: bc_init() aligns every input on the output shape, drops
+ * dimensions of size 1 and merges neighbouring dimensions along which every
+ * input is either dense or broadcast alike.  What is left is a few
+ * dimensions whose innermost one is a "row": along it each input advances
+ * by 1 or by 0 (broadcast).  Same-shape, scalar and per-channel operands
+ * thus all reduce to long rows with one of four stride patterns, and each
+ * kernel has a tight loop per pattern that the compiler can vectorise.
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "ops/eltwise.h"
 
-void npr_bcast_strides(const struct npr_shape *s, const struct npr_shape *o,
-		       int64_t *strides)
+#define BC_MAXIN	5
+
+/**
+ * struct bc - a broadcast walk over an output
+ * @nin: number of inputs.
+ * @rank: dimensions left after merging, >= 1.
+ * @rows: number of rows (product of all but the innermost dimension).
+ * @len: row length (the innermost dimension).
+ * @dim: the merged dimensions.
+ * @st: per input, element stride along each merged dimension.
+ */
+struct bc {
+	int nin;
+	int rank;
+	int64_t rows, len;
+	int64_t dim[NPR_MAX_RANK];
+	int64_t st[BC_MAXIN][NPR_MAX_RANK];
+};
+
+/* Position of the current row: outer index and each input's offset. */
+struct bc_pos {
+	int64_t idx[NPR_MAX_RANK];
+	int64_t off[BC_MAXIN];
+};
+
+static bool tensor_ok(const struct npr_tensor *t, int64_t numel)
 {
-	int64_t st = 1;
-	int i;
+	size_t es = npr_elem_size(t->type);
 
+	if (numel < 0 || !es)
+		return false;
+	if (!numel)
+		return true;
+	return t->data && t->nbytes / es >= (uint64_t)numel;
+}
+
+/*
+ * Set up a walk of @out over @nin inputs.  Validates that every input
+ * broadcasts to @out and holds enough data, so that a corrupt call fails
+ * instead of reading out of bounds.
+ */
+static int bc_init(struct bc *b, const struct npr_node *n,
+		   const struct npr_tensor *out, const struct npr_tensor *in,
+		   int nin)
+{
+	const struct npr_shape *o = &out->shape;
+	int64_t dense[BC_MAXIN], dim[NPR_MAX_RANK];
+	int64_t st[BC_MAXIN][NPR_MAX_RANK];
+	int i, k, r = 0;
+
+	if (nin > BC_MAXIN)
+		return npr_node_err(n, -EINVAL, "too many inputs: %d", nin);
+	if (o->rank < 0 || o->rank > NPR_MAX_RANK)
+		return npr_node_err(n, -EINVAL, "bad output rank %d", o->rank);
+	if (!tensor_ok(out, npr_shape_numel(o)))
+		return npr_node_err(n, -EINVAL, "output buffer too small");
+	for (k = 0; k < nin; k++) {
+		const struct npr_shape *s = &in[k].shape;
+
+		if (s->rank < 0 || s->rank > o->rank)
+			return npr_node_err(n, -EINVAL,
+					    "input %d rank %d exceeds output rank %d",
+					    k, s->rank, o->rank);
+		if (!tensor_ok(&in[k], npr_shape_numel(s)))
+			return npr_node_err(n, -EINVAL,
+					    "input %d buffer too small", k);
+		dense[k] = 1;
+	}
+	/* innermost first; merged dimensions are kept in dim[]/st[] */
 	for (i = o->rank - 1; i >= 0; i--) {
-		int k = i - (o->rank - s->rank);
+		int64_t d = o->d[i], s[BC_MAXIN];
+		bool merge = r > 0;
 
-		if (k < 0) {
-			strides[i] = 0;
+		for (k = 0; k < nin; k++) {
+			int j = i - (o->rank - in[k].shape.rank);
+			int64_t dk = j >= 0 ? in[k].shape.d[j] : 1;
+
+			if (dk != d && dk != 1)
+				return npr_node_err(n, -EINVAL,
+						    "input %d dim %d is %lld, output has %lld",
+						    k, j, (long long)dk,
+						    (long long)d);
+			s[k] = dk == 1 ? 0 : dense[k];
+			dense[k] *= dk;
+			if (r > 0 && s[k] != st[k][r - 1] * dim[r - 1])
+				merge = false;
+		}
+		if (d == 1)
+			continue;
+		if (merge) {
+			dim[r - 1] *= d;
 			continue;
 		}
-		strides[i] = s->d[k] == 1 ? 0 : st;
-		st *= s->d[k];
+		dim[r] = d;
+		for (k = 0; k < nin; k++)
+			st[k][r] = s[k];
+		r++;
+	}
+	if (!r) {
+		dim[0] = 1;
+		for (k = 0; k < nin; k++)
+			st[k][0] = 0;
+		r = 1;
+	}
+	b->nin = nin;
+	b->rank = r;
+	b->rows = 1;
+	for (i = 0; i < r; i++) {
+		b->dim[i] = dim[r - 1 - i];
+		for (k = 0; k < nin; k++)
+			b->st[k][i] = st[k][r - 1 - i];
+		if (i < r - 1)
+			b->rows *= b->dim[i];
+	}
+	b->len = b->dim[r - 1];
+	return 0;
+}
+
+static inline int64_t bc_step(const struct bc *b, int k)
+{
+	return b->st[k][b->rank - 1];
+}
+
+static void bc_start(struct bc_pos *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+/* Advance to the next row. */
+static inline void bc_next(const struct bc *b, struct bc_pos *p)
+{
+	int d, k;
+
+	for (d = b->rank - 2; d >= 0; d--) {
+		for (k = 0; k < b->nin; k++)
+			p->off[k] += b->st[k][d];
+		if (++p->idx[d] < b->dim[d])
+			return;
+		for (k = 0; k < b->nin; k++)
+			p->off[k] -= b->st[k][d] * b->dim[d];
+		p->idx[d] = 0;
 	}
 }
 
 /*
- * Iterate the output in rows.  For each row, @fn gets the row length and
- * the element offsets of up to three inputs and their strides along the
- * row.
+ * One row of a binary op: d[i] = EXPR for i < len, where EXPR reads x (from
+ * a) and y (from b); sa and sb are 0 (broadcast) or 1.
  */
-struct bc_iter {
-	int rank;
-	int64_t dims[NPR_MAX_RANK];
-	int64_t st[3][NPR_MAX_RANK];
-	int nin;
-};
-
-static void bc_init(struct bc_iter *it, const struct npr_shape *o,
-		    const struct npr_tensor *const *ins, int nin)
-{
-	int i;
-
-	it->rank = o->rank;
-	it->nin = nin;
-	for (i = 0; i < o->rank; i++)
-		it->dims[i] = o->d[i];
-	for (i = 0; i < nin; i++)
-		npr_bcast_strides(&ins[i]->shape, o, it->st[i]);
-}
-
-#define BC_FOR_ROWS(it, rowlen, off, ...)				\
+#define ROW2(TD, TS, d, a, sa, b, sb, len, EXPR)			\
 	do {								\
-		int64_t _idx[NPR_MAX_RANK] = { 0 };			\
-		int64_t _rows = 1, _r;					\
-		int _d;							\
-		rowlen = (it)->rank ? (it)->dims[(it)->rank - 1] : 1;	\
-		for (_d = 0; _d < (it)->rank - 1; _d++)			\
-			_rows *= (it)->dims[_d];			\
-		if (!rowlen)						\
-			_rows = 0;					\
-		for (_r = 0; _r < _rows; _r++) {			\
-			int _k;						\
-			for (_k = 0; _k < (it)->nin; _k++) {		\
-				off[_k] = 0;				\
-				for (_d = 0; _d < (it)->rank - 1; _d++)	\
-					off[_k] += _idx[_d] *		\
-						   (it)->st[_k][_d];	\
+		TD *d_ = (TD *)(d);					\
+		const TS *a_ = (const TS *)(a);				\
+		const TS *b_ = (const TS *)(b);				\
+		int64_t i_, n_ = (len);					\
+		if ((sa) && (sb)) {					\
+			for (i_ = 0; i_ < n_; i_++) {			\
+				const TS x = a_[i_], y = b_[i_];	\
+				d_[i_] = (EXPR);			\
 			}						\
-			__VA_ARGS__;					\
-			for (_d = (it)->rank - 2; _d >= 0; _d--) {	\
-				if (++_idx[_d] < (it)->dims[_d])	\
-					break;				\
-				_idx[_d] = 0;				\
+		} else if (sa) {					\
+			const TS y = b_[0];				\
+			for (i_ = 0; i_ < n_; i_++) {			\
+				const TS x = a_[i_];			\
+				d_[i_] = (EXPR);			\
 			}						\
+		} else if (sb) {					\
+			const TS x = a_[0];				\
+			for (i_ = 0; i_ < n_; i_++) {			\
+				const TS y = b_[i_];			\
+				d_[i_] = (EXPR);			\
+			}						\
+		} else {						\
+			const TS x = a_[0], y = b_[0];			\
+			const TD v_ = (EXPR);				\
+			for (i_ = 0; i_ < n_; i_++)			\
+				d_[i_] = v_;				\
 		}							\
 	} while (0)
 
-static inline float f32_bin(int op, float a, float b)
+/* Floating point helpers. */
+
+static inline float floormod_f(float x, float y)
+{
+	float r = fmodf(x, y);
+
+	return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+}
+
+static inline double floormod_d(double x, double y)
+{
+	double r = fmod(x, y);
+
+	return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+}
+
+#define DEFINE_FLOAT_ROW(name, T, FMOD, FLOORMOD, POW)			\
+static int name(int op, void *d, const void *a, int64_t sa,		\
+		const void *b, int64_t sb, int64_t len)			\
+{									\
+	switch (op) {							\
+	case NPR_BIN_ADD:						\
+		ROW2(T, T, d, a, sa, b, sb, len, x + y);		\
+		break;							\
+	case NPR_BIN_SUB:						\
+		ROW2(T, T, d, a, sa, b, sb, len, x - y);		\
+		break;							\
+	case NPR_BIN_MUL:						\
+		ROW2(T, T, d, a, sa, b, sb, len, x * y);		\
+		break;							\
+	case NPR_BIN_DIV:						\
+		ROW2(T, T, d, a, sa, b, sb, len, x / y);		\
+		break;							\
+	case NPR_BIN_MAX:						\
+		ROW2(T, T, d, a, sa, b, sb, len, x > y ? x : y);	\
+		break;							\
+	case NPR_BIN_MIN:						\
+		ROW2(T, T, d, a, sa, b, sb, len, x < y ? x : y);	\
+		break;							\
+	case NPR_BIN_POW:						\
+		ROW2(T, T, d, a, sa, b, sb, len, POW(x, y));		\
+		break;							\
+	case NPR_BIN_SQDIFF:						\
+		ROW2(T, T, d, a, sa, b, sb, len, (x - y) * (x - y));	\
+		break;							\
+	case NPR_BIN_FLOORMOD:						\
+		ROW2(T, T, d, a, sa, b, sb, len, FLOORMOD(x, y));	\
+		break;							\
+	case NPR_BIN_MOD:						\
+		ROW2(T, T, d, a, sa, b, sb, len, FMOD(x, y));		\
+		break;							\
+	default:							\
+		return -EINVAL;						\
+	}								\
+	return 0;							\
+}
+
+DEFINE_FLOAT_ROW(row_f32, float, fmodf, floormod_f, powf)
+DEFINE_FLOAT_ROW(row_f64, double, fmod, floormod_d, pow)
+
+/*
+ * Integer helpers, on int64 with wrap-around instead of undefined
+ * behaviour.  *bad is set on division by zero.
+ */
+static inline int64_t i_add(int64_t x, int64_t y)
+{
+	return (int64_t)((uint64_t)x + (uint64_t)y);
+}
+
+static inline int64_t i_sub(int64_t x, int64_t y)
+{
+	return (int64_t)((uint64_t)x - (uint64_t)y);
+}
+
+static inline int64_t i_mul(int64_t x, int64_t y)
+{
+	return (int64_t)((uint64_t)x * (uint64_t)y);
+}
+
+static inline int64_t i_div(int64_t x, int64_t y, bool pyfloor, bool *bad)
+{
+	int64_t q;
+
+	if (!y) {
+		*bad = true;
+		return 0;
+	}
+	if (y == -1)
+		return i_sub(0, x);
+	q = x / y;
+	if (pyfloor && q * y != x && ((x < 0) != (y < 0)))
+		q--;
+	return q;
+}
+
+static inline int64_t i_mod(int64_t x, int64_t y, bool *bad)
+{
+	if (!y) {
+		*bad = true;
+		return 0;
+	}
+	return y == -1 ? 0 : x % y;
+}
+
+static inline int64_t i_floormod(int64_t x, int64_t y, bool *bad)
+{
+	int64_t r = i_mod(x, y, bad);
+
+	return (r && ((r < 0) != (y < 0))) ? r + y : r;
+}
+
+static inline int64_t i_pow(int64_t x, int64_t y)
+{
+	uint64_t r = 1, b = (uint64_t)x;
+
+	if (y < 0) {
+		/* the integer part of x^y: only |x| == 1 gives non-zero */
+		if (x == 1)
+			return 1;
+		if (x == -1)
+			return (y & 1) ? -1 : 1;
+		return 0;
+	}
+	while (y) {
+		if (y & 1)
+			r *= b;
+		b *= b;
+		y >>= 1;
+	}
+	return (int64_t)r;
+}
+
+static inline int64_t i_sqdiff(int64_t x, int64_t y)
+{
+	int64_t d = i_sub(x, y);
+
+	return i_mul(d, d);
+}
+
+static int64_t i_binop(int op, int64_t x, int64_t y, bool pyfloor,
+		       bool *bad)
 {
 	switch (op) {
-	case NPR_BIN_ADD: return a + b;
-	case NPR_BIN_SUB: return a - b;
-	case NPR_BIN_MUL: return a * b;
-	case NPR_BIN_DIV: return a / b;
-	case NPR_BIN_MAX: return a > b ? a : b;
-	case NPR_BIN_MIN: return a < b ? a : b;
-	case NPR_BIN_POW: return powf(a, b);
-	case NPR_BIN_SQDIFF: return (a - b) * (a - b);
-	case NPR_BIN_FLOORMOD: {
-		float r = fmodf(a, b);
-
-		return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-	}
-	case NPR_BIN_MOD: return fmodf(a, b);
+	case NPR_BIN_ADD: return i_add(x, y);
+	case NPR_BIN_SUB: return i_sub(x, y);
+	case NPR_BIN_MUL: return i_mul(x, y);
+	case NPR_BIN_DIV: return i_div(x, y, pyfloor, bad);
+	case NPR_BIN_MAX: return x > y ? x : y;
+	case NPR_BIN_MIN: return x < y ? x : y;
+	case NPR_BIN_POW: return i_pow(x, y);
+	case NPR_BIN_SQDIFF: return i_sqdiff(x, y);
+	case NPR_BIN_FLOORMOD: return i_floormod(x, y, bad);
+	case NPR_BIN_MOD: return i_mod(x, y, bad);
 	}
 	return 0;
 }
 
-static inline int64_t i64_bin(int op, int64_t a, int64_t b, bool pydiv)
-{
-	switch (op) {
-	case NPR_BIN_ADD: return (int64_t)((uint64_t)a + (uint64_t)b);
-	case NPR_BIN_SUB: return (int64_t)((uint64_t)a - (uint64_t)b);
-	case NPR_BIN_MUL: return (int64_t)((uint64_t)a * (uint64_t)b);
-	case NPR_BIN_DIV: {
-		int64_t q;
-
-		if (!b)
-			return 0;
-		if (a == INT64_MIN && b == -1)
-			return INT64_MIN;
-		q = a / b;
-		if (pydiv && (a % b) && ((a < 0) != (b < 0)))
-			q--;
-		return q;
-	}
-	case NPR_BIN_MAX: return a > b ? a : b;
-	case NPR_BIN_MIN: return a < b ? a : b;
-	case NPR_BIN_POW: {
-		int64_t r = 1;
-
-		if (b < 0)
-			return a == 1 ? 1 : 0;
-		while (b-- > 0)
-			r *= a;
-		return r;
-	}
-	case NPR_BIN_SQDIFF: return (a - b) * (a - b);
-	case NPR_BIN_FLOORMOD: {
-		int64_t r;
-
-		if (!b)
-			return 0;
-		r = a % b;
-		return (r && ((r < 0) != (b < 0))) ? r + b : r;
-	}
-	case NPR_BIN_MOD: return b ? a % b : 0;
-	}
-	return 0;
+/* Typed rows for the signed integer types shape math runs in. */
+#define DEFINE_INT_ROW(name, T)						\
+static int name(int op, void *d, const void *a, int64_t sa,		\
+		const void *b, int64_t sb, int64_t len, bool pyfloor)	\
+{									\
+	bool bad = false;						\
+									\
+	switch (op) {							\
+	case NPR_BIN_ADD:						\
+		ROW2(T, T, d, a, sa, b, sb, len, (T)i_add(x, y));	\
+		break;							\
+	case NPR_BIN_SUB:						\
+		ROW2(T, T, d, a, sa, b, sb, len, (T)i_sub(x, y));	\
+		break;							\
+	case NPR_BIN_MUL:						\
+		ROW2(T, T, d, a, sa, b, sb, len, (T)i_mul(x, y));	\
+		break;							\
+	case NPR_BIN_MAX:						\
+		ROW2(T, T, d, a, sa, b, sb, len, x > y ? x : y);	\
+		break;							\
+	case NPR_BIN_MIN:						\
+		ROW2(T, T, d, a, sa, b, sb, len, x < y ? x : y);	\
+		break;							\
+	default:							\
+		ROW2(T, T, d, a, sa, b, sb, len,			\
+		     (T)i_binop(op, x, y, pyfloor, &bad));		\
+	}								\
+	return bad ? -EDOM : 0;						\
 }
 
-static inline bool cmp_bin(int op, double a, double b)
-{
-	switch (op) {
-	case NPR_BIN_EQ: return a == b;
-	case NPR_BIN_NE: return a != b;
-	case NPR_BIN_LT: return a < b;
-	case NPR_BIN_LE: return a <= b;
-	case NPR_BIN_GT: return a > b;
-	case NPR_BIN_GE: return a >= b;
-	case NPR_BIN_AND: return a != 0 && b != 0;
-	case NPR_BIN_OR: return a != 0 || b != 0;
-	case NPR_BIN_XOR: return (a != 0) != (b != 0);
-	}
-	return false;
-}
+DEFINE_INT_ROW(row_i32, int32_t)
+DEFINE_INT_ROW(row_i64, int64_t)
 
-static double load(const void *p, unsigned int t, int64_t i)
+/* Element access for the less common types. */
+static int64_t load_i(const void *p, unsigned int t, int64_t i)
 {
 	switch (t) {
-	case NPR_ELEM_F32: return ((const float *)p)[i];
-	case NPR_ELEM_I32: return ((const int32_t *)p)[i];
-	case NPR_ELEM_I64: return (double)((const int64_t *)p)[i];
+	case NPR_ELEM_I8: return ((const int8_t *)p)[i];
 	case NPR_ELEM_U8: case NPR_ELEM_BOOLEAN:
 		return ((const uint8_t *)p)[i];
-	case NPR_ELEM_I8: return ((const int8_t *)p)[i];
-	case NPR_ELEM_F64: return ((const double *)p)[i];
-	}
-	return 0;
-}
-
-static int64_t loadi(const void *p, unsigned int t, int64_t i)
-{
-	switch (t) {
+	case NPR_ELEM_I16: return ((const int16_t *)p)[i];
+	case NPR_ELEM_U16: return ((const uint16_t *)p)[i];
 	case NPR_ELEM_I32: return ((const int32_t *)p)[i];
+	case NPR_ELEM_U32: return ((const uint32_t *)p)[i];
 	case NPR_ELEM_I64: return ((const int64_t *)p)[i];
-	case NPR_ELEM_U8: case NPR_ELEM_BOOLEAN:
-		return ((const uint8_t *)p)[i];
-	case NPR_ELEM_I8: return ((const int8_t *)p)[i];
+	case NPR_ELEM_U64: return (int64_t)((const uint64_t *)p)[i];
 	}
-	return (int64_t)load(p, t, i);
+	return 0;
 }
 
-static void storei(void *p, unsigned int t, int64_t i, int64_t v)
+static void store_i(void *p, unsigned int t, int64_t i, int64_t v)
 {
 	switch (t) {
-	case NPR_ELEM_I32: ((int32_t *)p)[i] = (int32_t)v; break;
-	case NPR_ELEM_I64: ((int64_t *)p)[i] = v; break;
-	case NPR_ELEM_U8: case NPR_ELEM_BOOLEAN:
-		((uint8_t *)p)[i] = (uint8_t)v; break;
 	case NPR_ELEM_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+	case NPR_ELEM_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+	case NPR_ELEM_BOOLEAN: ((uint8_t *)p)[i] = v != 0; break;
+	case NPR_ELEM_I16: ((int16_t *)p)[i] = (int16_t)v; break;
+	case NPR_ELEM_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+	case NPR_ELEM_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+	case NPR_ELEM_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+	case NPR_ELEM_I64: ((int64_t *)p)[i] = v; break;
+	case NPR_ELEM_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
 	}
 }
 
+/* Other integer types: computed in int64, stored with wrap-around. */
+static int row_int_any(unsigned int t, int op, void *d, const void *a,
+		       int64_t sa, const void *b, int64_t sb, int64_t len,
+		       bool pyfloor)
+{
+	bool bad = false;
+	int64_t i;
+
+	for (i = 0; i < len; i++)
+		store_i(d, t, i, i_binop(op, load_i(a, t, i * sa),
+					 load_i(b, t, i * sb), pyfloor, &bad));
+	return bad ? -EDOM : 0;
+}
+
+/* Comparisons: boolean out, typed compare in. */
+#define DEFINE_CMP_ROW(name, T)						\
+static int name(int op, void *d, const void *a, int64_t sa,		\
+		const void *b, int64_t sb, int64_t len)			\
+{									\
+	switch (op) {							\
+	case NPR_BIN_EQ:						\
+		ROW2(uint8_t, T, d, a, sa, b, sb, len, x == y);		\
+		break;							\
+	case NPR_BIN_NE:						\
+		ROW2(uint8_t, T, d, a, sa, b, sb, len, x != y);		\
+		break;							\
+	case NPR_BIN_LT:						\
+		ROW2(uint8_t, T, d, a, sa, b, sb, len, x < y);		\
+		break;							\
+	case NPR_BIN_LE:						\
+		ROW2(uint8_t, T, d, a, sa, b, sb, len, x <= y);		\
+		break;							\
+	case NPR_BIN_GT:						\
+		ROW2(uint8_t, T, d, a, sa, b, sb, len, x > y);		\
+		break;							\
+	case NPR_BIN_GE:						\
+		ROW2(uint8_t, T, d, a, sa, b, sb, len, x >= y);		\
+		break;							\
+	default:							\
+		return -EINVAL;						\
+	}								\
+	return 0;							\
+}
+
+DEFINE_CMP_ROW(cmp_f32, float)
+DEFINE_CMP_ROW(cmp_f64, double)
+DEFINE_CMP_ROW(cmp_i8, int8_t)
+DEFINE_CMP_ROW(cmp_u8, uint8_t)
+DEFINE_CMP_ROW(cmp_i16, int16_t)
+DEFINE_CMP_ROW(cmp_u16, uint16_t)
+DEFINE_CMP_ROW(cmp_i32, int32_t)
+DEFINE_CMP_ROW(cmp_u32, uint32_t)
+DEFINE_CMP_ROW(cmp_i64, int64_t)
+DEFINE_CMP_ROW(cmp_u64, uint64_t)
+
+static int row_logic(int op, void *d, const void *a, int64_t sa,
+		     const void *b, int64_t sb, int64_t len)
+{
+	switch (op) {
+	case NPR_BIN_AND:
+		ROW2(uint8_t, uint8_t, d, a, sa, b, sb, len,
+		     (x != 0) & (y != 0));
+		break;
+	case NPR_BIN_OR:
+		ROW2(uint8_t, uint8_t, d, a, sa, b, sb, len,
+		     (x != 0) | (y != 0));
+		break;
+	case NPR_BIN_XOR:
+		ROW2(uint8_t, uint8_t, d, a, sa, b, sb, len,
+		     (x != 0) ^ (y != 0));
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int binary_row(const struct npr_eltwise_params *p, unsigned int t,
+		      void *d, const void *a, int64_t sa, const void *b,
+		      int64_t sb, int64_t len)
+{
+	if (p->op >= NPR_BIN_AND)
+		return row_logic(p->op, d, a, sa, b, sb, len);
+	if (p->op >= NPR_BIN_EQ) {
+		switch (t) {
+		case NPR_ELEM_F32: return cmp_f32(p->op, d, a, sa, b, sb, len);
+		case NPR_ELEM_F64: return cmp_f64(p->op, d, a, sa, b, sb, len);
+		case NPR_ELEM_I8: return cmp_i8(p->op, d, a, sa, b, sb, len);
+		case NPR_ELEM_U8: case NPR_ELEM_BOOLEAN:
+			return cmp_u8(p->op, d, a, sa, b, sb, len);
+		case NPR_ELEM_I16: return cmp_i16(p->op, d, a, sa, b, sb, len);
+		case NPR_ELEM_U16: return cmp_u16(p->op, d, a, sa, b, sb, len);
+		case NPR_ELEM_I32: return cmp_i32(p->op, d, a, sa, b, sb, len);
+		case NPR_ELEM_U32: return cmp_u32(p->op, d, a, sa, b, sb, len);
+		case NPR_ELEM_I64: return cmp_i64(p->op, d, a, sa, b, sb, len);
+		case NPR_ELEM_U64: return cmp_u64(p->op, d, a, sa, b, sb, len);
+		}
+		return -EOPNOTSUPP;
+	}
+	switch (t) {
+	case NPR_ELEM_F32: return row_f32(p->op, d, a, sa, b, sb, len);
+	case NPR_ELEM_F64: return row_f64(p->op, d, a, sa, b, sb, len);
+	case NPR_ELEM_I32:
+		return row_i32(p->op, d, a, sa, b, sb, len, p->pythondiv);
+	case NPR_ELEM_I64:
+		return row_i64(p->op, d, a, sa, b, sb, len, p->pythondiv);
+	case NPR_ELEM_I8: case NPR_ELEM_U8: case NPR_ELEM_I16:
+	case NPR_ELEM_U16: case NPR_ELEM_U32: case NPR_ELEM_U64:
+		return row_int_any(t, p->op, d, a, sa, b, sb, len,
+				   p->pythondiv);
+	}
+	return -EOPNOTSUPP;
+}
+
+/**
+ * npr_ref_binary() - binary arithmetic, comparison and logical ops
+ * @n: the node; n->params is a struct npr_eltwise_params.
+ * @in: two tensors of one type, broadcastable to @out.
+ * @out: the result, input type (boolean for comparisons and logic).
+ *
+ * Return: 0; -EDOM on integer division by zero; -EINVAL or -EOPNOTSUPP
+ * for inconsistent tensors or an unsupported type.
+ */
 int npr_ref_binary(const struct npr_node *n, const struct npr_tensor *in,
 		   struct npr_tensor *out)
 {
 	const struct npr_eltwise_params *p = n->params;
-	const struct npr_tensor *ins[2] = { &in[0], &in[1] };
-	unsigned int t = in[0].type;
-	struct bc_iter it;
-	int64_t rowlen, off[3], k, o = 0;
+	size_t ies = npr_elem_size(in[0].type), oes = npr_elem_size(out->type);
+	const char *a = in[0].data, *b = in[1].data;
+	char *d = out->data;
+	struct bc_pos pos;
+	struct bc bc;
+	int64_t r;
+	int err;
 
-	bc_init(&it, &out->shape, ins, 2);
-	if (p->op >= NPR_BIN_EQ) {
-		uint8_t *d = out->data;
-
-		BC_FOR_ROWS(&it, rowlen, off, {
-			int64_t sa = it.rank ? it.st[0][it.rank - 1] : 0;
-			int64_t sb = it.rank ? it.st[1][it.rank - 1] : 0;
-
-			for (k = 0; k < rowlen; k++)
-				d[o++] = cmp_bin(p->op,
-						 load(in[0].data, t, off[0] + k * sa),
-						 load(in[1].data, t, off[1] + k * sb));
-		});
+	if (!p)
+		return npr_node_err(n, -EINVAL, "attributes not parsed");
+	if (in[0].type != in[1].type)
+		return npr_node_err(n, -EINVAL, "input types differ");
+	err = bc_init(&bc, n, out, in, 2);
+	if (err)
+		return err;
+	if (!npr_shape_numel(&out->shape))
 		return 0;
-	}
-	if (t == NPR_ELEM_F32) {
-		const float *a = in[0].data, *b = in[1].data;
-		float *d = out->data;
-
-		BC_FOR_ROWS(&it, rowlen, off, {
-			int64_t sa = it.rank ? it.st[0][it.rank - 1] : 0;
-			int64_t sb = it.rank ? it.st[1][it.rank - 1] : 0;
-			const float *pa = a + off[0], *pb = b + off[1];
-
-			if (sa == 1 && sb == 1) {
-				switch (p->op) {
-				case NPR_BIN_ADD:
-					for (k = 0; k < rowlen; k++)
-						d[o + k] = pa[k] + pb[k];
-					break;
-				case NPR_BIN_MUL:
-					for (k = 0; k < rowlen; k++)
-						d[o + k] = pa[k] * pb[k];
-					break;
-				default:
-					for (k = 0; k < rowlen; k++)
-						d[o + k] = f32_bin(p->op, pa[k], pb[k]);
-				}
-			} else if (sa == 1 && sb == 0) {
-				float bv = pb[0];
-
-				switch (p->op) {
-				case NPR_BIN_ADD:
-					for (k = 0; k < rowlen; k++)
-						d[o + k] = pa[k] + bv;
-					break;
-				case NPR_BIN_MUL:
-					for (k = 0; k < rowlen; k++)
-						d[o + k] = pa[k] * bv;
-					break;
-				default:
-					for (k = 0; k < rowlen; k++)
-						d[o + k] = f32_bin(p->op, pa[k], bv);
-				}
-			} else {
-				for (k = 0; k < rowlen; k++)
-					d[o + k] = f32_bin(p->op, pa[k * sa],
-							   pb[k * sb]);
-			}
-			o += rowlen;
-		});
-		return 0;
-	}
-	if (t == NPR_ELEM_F64) {
-		const double *a = in[0].data, *b = in[1].data;
-		double *d = out->data;
-
-		BC_FOR_ROWS(&it, rowlen, off, {
-			int64_t sa = it.rank ? it.st[0][it.rank - 1] : 0;
-			int64_t sb = it.rank ? it.st[1][it.rank - 1] : 0;
-
-			for (k = 0; k < rowlen; k++)
-				d[o++] = f32_bin(p->op, a[off[0] + k * sa],
-						 b[off[1] + k * sb]);
-		});
-		return 0;
-	}
-	if (t == NPR_ELEM_I32 || t == NPR_ELEM_I64 || t == NPR_ELEM_U8 ||
-	    t == NPR_ELEM_I8 || t == NPR_ELEM_BOOLEAN) {
-		BC_FOR_ROWS(&it, rowlen, off, {
-			int64_t sa = it.rank ? it.st[0][it.rank - 1] : 0;
-			int64_t sb = it.rank ? it.st[1][it.rank - 1] : 0;
-
-			for (k = 0; k < rowlen; k++)
-				storei(out->data, t, o++,
-				       i64_bin(p->op,
-					       loadi(in[0].data, t, off[0] + k * sa),
-					       loadi(in[1].data, t, off[1] + k * sb),
-					       p->pythondiv));
-		});
-		return 0;
-	}
-	return npr_node_err(n, -EOPNOTSUPP, "element type %s not supported",
-			    npr_elem_name(t));
-}
-
-static inline float f32_un(int op, float x, const struct npr_eltwise_params *p,
-			   float beta)
-{
-	switch (op) {
-	case NPR_UN_RELU: return x > 0 ? x : 0;
-	case NPR_UN_SIGMOID: return 1.0f / (1.0f + expf(-x));
-	case NPR_UN_EXP: return expf(x);
-	case NPR_UN_NEG: return -x;
-	case NPR_UN_ABS: return fabsf(x);
-	case NPR_UN_SQRT: return sqrtf(x);
-	case NPR_UN_TANH: return tanhf(x);
-	case NPR_UN_ERF: return erff(x);
-	case NPR_UN_FLOOR: return floorf(x);
-	case NPR_UN_CEIL: return ceilf(x);
-	case NPR_UN_LOG: return logf(x);
-	case NPR_UN_CLAMP:
-		return x < p->a ? (float)p->a : x > p->b ? (float)p->b : x;
-	case NPR_UN_ELU: return x > 0 ? x : (float)p->a * (expf(x) - 1);
-	case NPR_UN_HSWISH: {
-		float r = x + 3 < 0 ? 0 : x + 3 > 6 ? 6 : x + 3;
-
-		return x * r / 6;
-	}
-	case NPR_UN_HSIGMOID: {
-		float r = x + 3 < 0 ? 0 : x + 3 > 6 ? 6 : x + 3;
-
-		return r / 6;
-	}
-	case NPR_UN_SOFTPLUS:
-		return x > 20 ? x : log1pf(expf(x));
-	case NPR_UN_MISH:
-		return x * tanhf(x > 20 ? x : log1pf(expf(x)));
-	case NPR_UN_GELU_ERF:
-		return 0.5f * x * (1 + erff(x * 0.70710678118654752f));
-	case NPR_UN_GELU_TANH:
-		return 0.5f * x * (1 + tanhf(0.79788456080286536f *
-					      (x + 0.044715f * x * x * x)));
-	case NPR_UN_SWISH: return x / (1.0f + expf(-beta * x));
-	case NPR_UN_NOT: return x == 0;
+	bc_start(&pos);
+	for (r = 0; r < bc.rows; r++) {
+		err = binary_row(p, in[0].type, d + r * bc.len * oes,
+				 a + pos.off[0] * ies, bc_step(&bc, 0),
+				 b + pos.off[1] * ies, bc_step(&bc, 1),
+				 bc.len);
+		if (err == -EDOM)
+			return npr_node_err(n, err, "integer division by zero");
+		if (err)
+			return npr_node_err(n, err,
+					    "element type %s is not supported",
+					    npr_elem_name(in[0].type));
+		bc_next(&bc, &pos);
 	}
 	return 0;
 }
 
+/* Unary ops. */
+
+/* double -> float without undefined behaviour outside the float range */
+static float to_f32(double v)
+{
+	if (v > FLT_MAX)
+		return INFINITY;
+	if (v < -FLT_MAX)
+		return -INFINITY;
+	return (float)v;
+}
+
+static inline float clampf(float x, float lo, float hi)
+{
+	return x < lo ? lo : x > hi ? hi : x;
+}
+
+static inline float softplus_f(float x)
+{
+	/* linear above 20, where log1p(exp(x)) - x < 1e-8 in f32 */
+	return x >= 20.0f ? x : log1pf(expf(x));
+}
+
+#define UNARY_LOOP(EXPR)					\
+	do {							\
+		for (i = 0; i < count; i++) {			\
+			const float v = x[i];			\
+			y[i] = (EXPR);				\
+		}						\
+	} while (0)
+
+/**
+ * npr_ref_unary_f32() - apply an f32 activation
+ * @p: parsed attributes; p->op is an enum npr_unop other than
+ *     NPR_UN_NOT.
+ * @beta: Swish beta (ignored by the other ops).
+ * @x: input, @count elements.
+ * @y: output, @count elements; may be @x.
+ * @count: number of elements.
+ *
+ * Return: 0, or -EINVAL for an op that is not an f32 activation.
+ * Context: reentrant.
+ */
+int npr_ref_unary_f32(const struct npr_eltwise_params *p, float beta,
+		      const float *x, float *y, int64_t count)
+{
+	const float lo = to_f32(p->lo), hi = to_f32(p->hi);
+	const float alpha = to_f32(p->alpha);
+	int64_t i;
+
+	switch (p->op) {
+	case NPR_UN_RELU:
+		UNARY_LOOP(v > 0 ? v : 0.0f);
+		break;
+	case NPR_UN_SIGMOID:
+		UNARY_LOOP(1.0f / (1.0f + expf(-v)));
+		break;
+	case NPR_UN_EXP:
+		UNARY_LOOP(expf(v));
+		break;
+	case NPR_UN_NEG:
+		UNARY_LOOP(-v);
+		break;
+	case NPR_UN_ABS:
+		UNARY_LOOP(fabsf(v));
+		break;
+	case NPR_UN_SQRT:
+		UNARY_LOOP(sqrtf(v));
+		break;
+	case NPR_UN_TANH:
+		UNARY_LOOP(tanhf(v));
+		break;
+	case NPR_UN_ERF:
+		UNARY_LOOP(erff(v));
+		break;
+	case NPR_UN_FLOOR:
+		UNARY_LOOP(floorf(v));
+		break;
+	case NPR_UN_CEIL:
+		UNARY_LOOP(ceilf(v));
+		break;
+	case NPR_UN_LOG:
+		UNARY_LOOP(logf(v));
+		break;
+	case NPR_UN_CLAMP:
+		UNARY_LOOP(clampf(v, lo, hi));
+		break;
+	case NPR_UN_ELU:
+		UNARY_LOOP(v >= 0 ? v : alpha * expm1f(v));
+		break;
+	case NPR_UN_HSWISH:
+		UNARY_LOOP(v * clampf(v + 3.0f, 0.0f, 6.0f) * (1.0f / 6.0f));
+		break;
+	case NPR_UN_HSIGMOID:
+		UNARY_LOOP(clampf(v + 3.0f, 0.0f, 6.0f) * (1.0f / 6.0f));
+		break;
+	case NPR_UN_MISH:
+		UNARY_LOOP(v * tanhf(softplus_f(v)));
+		break;
+	case NPR_UN_SOFTPLUS:
+		UNARY_LOOP(softplus_f(v));
+		break;
+	case NPR_UN_GELU_ERF:
+		UNARY_LOOP(0.5f * v * (1.0f + erff(v * 0.70710678118654752f)));
+		break;
+	case NPR_UN_GELU_TANH:
+		UNARY_LOOP(0.5f * v *
+			   (1.0f + tanhf(0.79788456080286536f *
+					 (v + 0.044715f * v * v * v))));
+		break;
+	case NPR_UN_SWISH:
+		UNARY_LOOP(v / (1.0f + expf(-beta * v)));
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static double softplus_d(double x)
+{
+	return x >= 40.0 ? x : log1p(exp(x));
+}
+
+/* The same functions in double, for f64 and integer inputs. */
+static double unary_d(const struct npr_eltwise_params *p, double v,
+		      double beta)
+{
+	switch (p->op) {
+	case NPR_UN_RELU: return v > 0 ? v : 0;
+	case NPR_UN_SIGMOID: return 1.0 / (1.0 + exp(-v));
+	case NPR_UN_EXP: return exp(v);
+	case NPR_UN_NEG: return -v;
+	case NPR_UN_ABS: return fabs(v);
+	case NPR_UN_SQRT: return sqrt(v);
+	case NPR_UN_TANH: return tanh(v);
+	case NPR_UN_ERF: return erf(v);
+	case NPR_UN_FLOOR: return floor(v);
+	case NPR_UN_CEIL: return ceil(v);
+	case NPR_UN_LOG: return log(v);
+	case NPR_UN_CLAMP: return v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+	case NPR_UN_ELU: return v >= 0 ? v : p->alpha * expm1(v);
+	case NPR_UN_HSWISH:
+		return v * fmin(fmax(v + 3.0, 0.0), 6.0) / 6.0;
+	case NPR_UN_HSIGMOID:
+		return fmin(fmax(v + 3.0, 0.0), 6.0) / 6.0;
+	case NPR_UN_MISH: return v * tanh(softplus_d(v));
+	case NPR_UN_SOFTPLUS: return softplus_d(v);
+	case NPR_UN_GELU_ERF:
+		return 0.5 * v * (1.0 + erf(v * 0.70710678118654752));
+	case NPR_UN_GELU_TANH:
+		return 0.5 * v * (1.0 + tanh(0.79788456080286536 *
+					     (v + 0.044715 * v * v * v)));
+	case NPR_UN_SWISH: return v / (1.0 + exp(-beta * v));
+	}
+	return 0;
+}
+
+/* double -> int64, rounded half away from zero, saturated, NaN -> 0. */
+static int64_t round_sat(double v)
+{
+	if (v != v)
+		return 0;
+	v = round(v);
+	if (v >= 9223372036854775807.0)
+		return INT64_MAX;
+	if (v <= -9223372036854775808.0)
+		return INT64_MIN;
+	return (int64_t)v;
+}
+
+/* Integer unary: exact where the op is exact, else rounded result. */
+static int64_t unary_i(const struct npr_eltwise_params *p, int64_t v)
+{
+	switch (p->op) {
+	case NPR_UN_RELU:
+		return v > 0 ? v : 0;
+	case NPR_UN_NEG:
+		return i_sub(0, v);
+	case NPR_UN_ABS:
+		return v < 0 ? i_sub(0, v) : v;
+	case NPR_UN_FLOOR: case NPR_UN_CEIL:
+		return v;
+	case NPR_UN_CLAMP: {
+		/* the spec: ceil(min) and floor(max) in the integer type */
+		int64_t lo = round_sat(ceil(p->lo));
+		int64_t hi = round_sat(floor(p->hi));
+
+		return v < lo ? lo : v > hi ? hi : v;
+	}
+	}
+	return round_sat(unary_d(p, (double)v, 1.0));
+}
+
+static double load_float(const struct npr_tensor *t, int64_t i)
+{
+	if (t->type == NPR_ELEM_F64)
+		return ((const double *)t->data)[i];
+	if (t->type == NPR_ELEM_F32)
+		return ((const float *)t->data)[i];
+	return (double)load_i(t->data, t->type, i);
+}
+
+/**
+ * npr_ref_unary() - unary activations and math functions
+ * @n: the node; n->params is a struct npr_eltwise_params.
+ * @in: the data, and for Swish an optional scalar beta.
+ * @out: the result, same type and shape as the data.
+ *
+ * Return: 0, or -EINVAL / -EOPNOTSUPP for inconsistent tensors or an
+ * unsupported type.
+ */
 int npr_ref_unary(const struct npr_node *n, const struct npr_tensor *in,
 		  struct npr_tensor *out)
 {
 	const struct npr_eltwise_params *p = n->params;
-	int64_t i, cnt = npr_shape_numel(&out->shape);
-	float beta = 1.0f;
+	int64_t i, count = npr_shape_numel(&in[0].shape);
+	unsigned int t = in[0].type;
+	double beta = 1.0;
 
-	if (n->nin > 1)
-		beta = (float)load(in[1].data, in[1].type, 0);
-	if (in[0].type == NPR_ELEM_F32) {
-		const float *x = in[0].data;
-		float *y = out->data;
+	if (!p)
+		return npr_node_err(n, -EINVAL, "attributes not parsed");
+	if (out->type != t || npr_shape_numel(&out->shape) != count ||
+	    !tensor_ok(&in[0], count) || !tensor_ok(out, count))
+		return npr_node_err(n, -EINVAL, "inconsistent tensors");
+	if (n->nin > 1) {
+		if (!tensor_ok(&in[1], 1) || npr_shape_numel(&in[1].shape) < 1)
+			return npr_node_err(n, -EINVAL, "beta is empty");
+		beta = load_float(&in[1], 0);
+	}
+	if (p->op == NPR_UN_NOT) {
+		const uint8_t *x = in[0].data;
+		uint8_t *y = out->data;
 
-		if (p->op == NPR_UN_RELU) {
-			for (i = 0; i < cnt; i++)
-				y[i] = x[i] > 0 ? x[i] : 0;
-			return 0;
-		}
-		for (i = 0; i < cnt; i++)
-			y[i] = f32_un(p->op, x[i], p, beta);
+		if (t != NPR_ELEM_BOOLEAN)
+			goto unsupported;
+		for (i = 0; i < count; i++)
+			y[i] = !x[i];
 		return 0;
 	}
-	if (in[0].type == NPR_ELEM_BOOLEAN && p->op == NPR_UN_NOT) {
-		for (i = 0; i < cnt; i++)
-			((uint8_t *)out->data)[i] = !((uint8_t *)in[0].data)[i];
+	if (t == NPR_ELEM_F32) {
+		if (npr_ref_unary_f32(p, to_f32(beta), in[0].data, out->data,
+				      count))
+			goto unsupported;
 		return 0;
 	}
-	if (in[0].type == NPR_ELEM_I32 || in[0].type == NPR_ELEM_I64) {
-		for (i = 0; i < cnt; i++) {
-			int64_t v = loadi(in[0].data, in[0].type, i);
+	if (t == NPR_ELEM_F64) {
+		const double *x = in[0].data;
+		double *y = out->data;
 
-			switch (p->op) {
-			case NPR_UN_RELU: v = v > 0 ? v : 0; break;
-			case NPR_UN_NEG: v = -v; break;
-			case NPR_UN_ABS: v = v < 0 ? -v : v; break;
-			case NPR_UN_CLAMP:
-				v = v < p->a ? (int64_t)ceil(p->a) :
-				    v > p->b ? (int64_t)floor(p->b) : v;
-				break;
-			case NPR_UN_FLOOR: case NPR_UN_CEIL: break;
-			default:
-				v = (int64_t)f32_un(p->op, (float)v, p, beta);
-			}
-			storei(out->data, in[0].type, i, v);
-		}
+		for (i = 0; i < count; i++)
+			y[i] = unary_d(p, x[i], beta);
 		return 0;
 	}
-	return npr_node_err(n, -EOPNOTSUPP, "element type %s not supported",
-			    npr_elem_name(in[0].type));
+	if (t != NPR_ELEM_BOOLEAN && npr_elem_size(t)) {
+		for (i = 0; i < count; i++)
+			store_i(out->data, t, i,
+				unary_i(p, load_i(in[0].data, t, i)));
+		return 0;
+	}
+unsupported:
+	return npr_node_err(n, -EOPNOTSUPP,
+			    "element type %s is not supported",
+			    npr_elem_name(t));
 }
 
+/**
+ * npr_ref_prelu() - PReLU-1 on f32
+ * @n: the node.
+ * @in: data and slope.  A 1-D slope as long as dim 1 of the data applies
+ *      per channel; any other slope broadcasts with numpy rules.
+ * @out: the result, shape of the data.
+ *
+ * Return: 0, or -EINVAL / -EOPNOTSUPP for inconsistent tensors.
+ */
 int npr_ref_prelu(const struct npr_node *n, const struct npr_tensor *in,
 		  struct npr_tensor *out)
 {
-	const float *x = in[0].data, *s = in[1].data;
-	float *y = out->data;
-	const struct npr_shape *xs = &in[0].shape;
-	int64_t cnt = npr_shape_numel(xs), i;
+	const struct npr_shape *xs = &in[0].shape, *ss = &in[1].shape;
+	const float *xd = in[0].data, *sd = in[1].data;
+	int64_t count = npr_shape_numel(xs);
+	float *yd = out->data;
+	struct bc_pos pos;
+	struct bc bc;
+	int64_t r;
+	int err;
 
-	if (in[0].type != NPR_ELEM_F32)
-		return npr_node_err(n, -EOPNOTSUPP, "PReLU needs f32");
-	if (in[1].shape.rank == 1 && xs->rank >= 2 &&
-	    in[1].shape.d[0] == xs->d[1]) {
-		int64_t inner = 1, c, C = xs->d[1], j;
-		int d;
+	if (in[0].type != NPR_ELEM_F32 || in[1].type != NPR_ELEM_F32 ||
+	    out->type != NPR_ELEM_F32)
+		return npr_node_err(n, -EOPNOTSUPP, "PReLU computes in f32");
+	if (ss->rank == 1 && xs->rank >= 2 && ss->d[0] == xs->d[1] &&
+	    ss->d[0] > 1) {
+		int64_t inner = 1, c, C = xs->d[1], j, o;
+		int k;
 
-		for (d = 2; d < xs->rank; d++)
-			inner *= xs->d[d];
-		for (i = 0; i < cnt; i += C * inner)
-			for (c = 0; c < C; c++)
-				for (j = 0; j < inner; j++) {
-					float v = x[i + c * inner + j];
+		if (!tensor_ok(&in[0], count) || !tensor_ok(&in[1], C) ||
+		    !tensor_ok(out, count) ||
+		    npr_shape_numel(&out->shape) != count)
+			return npr_node_err(n, -EINVAL, "inconsistent tensors");
+		for (k = 2; k < xs->rank; k++)
+			inner *= xs->d[k];
+		for (o = 0; o < count; o += C * inner) {
+			for (c = 0; c < C; c++) {
+				const float *xp = xd + o + c * inner;
+				float *yp = yd + o + c * inner;
+				const float sc = sd[c];
 
-					y[i + c * inner + j] = v < 0 ? v * s[c] : v;
-				}
+				for (j = 0; j < inner; j++)
+					yp[j] = xp[j] < 0 ? xp[j] * sc : xp[j];
+			}
+		}
 		return 0;
 	}
-	{
-		const struct npr_tensor *ins[2] = { &in[0], &in[1] };
-		struct bc_iter it;
-		int64_t rowlen, off[3], k, o = 0;
-
-		bc_init(&it, &out->shape, ins, 2);
-		BC_FOR_ROWS(&it, rowlen, off, {
-			int64_t sa = it.rank ? it.st[0][it.rank - 1] : 0;
-			int64_t sb = it.rank ? it.st[1][it.rank - 1] : 0;
-
-			for (k = 0; k < rowlen; k++) {
-				float v = x[off[0] + k * sa];
-
-				y[o++] = v < 0 ? v * s[off[1] + k * sb] : v;
-			}
-		});
+	err = bc_init(&bc, n, out, in, 2);
+	if (err)
+		return err;
+	if (!count)
+		return 0;
+	bc_start(&pos);
+	for (r = 0; r < bc.rows; r++) {
+		/* x: data, y: slope */
+		ROW2(float, float, yd + r * bc.len, xd + pos.off[0],
+		     bc_step(&bc, 0), sd + pos.off[1], bc_step(&bc, 1),
+		     bc.len, x < 0 ? x * y : x);
+		bc_next(&bc, &pos);
 	}
 	return 0;
 }
 
+/* Convert-1. */
+
+/* Round an f32 to the nearest bf16 (ties to even), kept as f32. */
+static inline float bf16_round(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	if ((u & 0x7fffffff) > 0x7f800000)
+		u |= 0x00400000;	/* quiet NaN */
+	else
+		u += 0x7fff + ((u >> 16) & 1);
+	u &= 0xffff0000;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static inline float f16_round(float f)
+{
+	return npr_f16_to_f32(npr_f32_to_f16(f));
+}
+
+/* Element @i of a sub-byte tensor (u1 MSB first, u4/i4 low nibble first). */
+static int64_t load_subbyte(const uint8_t *p, unsigned int t, int64_t i)
+{
+	unsigned int v;
+
+	if (t == NPR_ELEM_U1)
+		return (p[i >> 3] >> (7 - (i & 7))) & 1;
+	v = (p[i >> 1] >> ((i & 1) * 4)) & 0xf;
+	if (t == NPR_ELEM_I4 && (v & 8))
+		return (int64_t)v - 16;
+	return v;
+}
+
+/**
+ * npr_ref_convert() - Convert-1
+ * @n: the node; n->params->dst_type is the requested type.
+ * @in: any byte-addressable type, or u1/u4/i4.
+ * @out: the destination type; f32 rounded through the type when f16 or
+ *       bf16 was requested.
+ *
+ * Float to integer truncates toward zero and saturates (NaN gives 0);
+ * integer to integer wraps; anything to boolean is "!= 0".
+ *
+ * Return: 0, or -EINVAL / -EOPNOTSUPP for inconsistent tensors or an
+ * unsupported pair of types.
+ */
 int npr_ref_convert(const struct npr_node *n, const struct npr_tensor *in,
 		    struct npr_tensor *out)
 {
 	const struct npr_eltwise_params *p = n->params;
-	int64_t cnt = npr_shape_numel(&out->shape), i;
-	int err;
+	int64_t i, count = npr_shape_numel(&in[0].shape);
+	unsigned int st = in[0].type, dt = out->type;
+	bool half;
+	float *y;
 
-	if (out->type == NPR_ELEM_F32 && (p->dst_type == NPR_ELEM_F16 ||
-					  p->dst_type == NPR_ELEM_BF16)) {
-		float *y = out->data;
+	if (!p)
+		return npr_node_err(n, -EINVAL, "attributes not parsed");
+	half = p->dst_type == NPR_ELEM_F16 || p->dst_type == NPR_ELEM_BF16;
+	if (count < 0 || npr_shape_numel(&out->shape) != count ||
+	    !tensor_ok(out, count) || (half && dt != NPR_ELEM_F32))
+		return npr_node_err(n, -EINVAL, "inconsistent tensors");
+	if (st == NPR_ELEM_U1 || st == NPR_ELEM_U4 || st == NPR_ELEM_I4) {
+		if (count && (!in[0].data ||
+			      in[0].nbytes < npr_tensor_bytes(st, count)))
+			return npr_node_err(n, -EINVAL, "input buffer too small");
+		for (i = 0; i < count; i++) {
+			int64_t v = load_subbyte(in[0].data, st, i);
 
-		err = npr_convert(y, NPR_ELEM_F32, in[0].data, in[0].type, cnt);
-		if (err)
-			goto bad;
-		for (i = 0; i < cnt; i++) {
-			uint16_t h;
-
-			npr_convert(&h, p->dst_type, &y[i], NPR_ELEM_F32, 1);
-			npr_convert(&y[i], NPR_ELEM_F32, &h, p->dst_type, 1);
+			if (dt == NPR_ELEM_F32)
+				((float *)out->data)[i] = (float)v;
+			else if (dt == NPR_ELEM_F64)
+				((double *)out->data)[i] = (double)v;
+			else
+				store_i(out->data, dt, i, v);
 		}
-		return 0;
+		return 0;	/* small integers: exact in f16 and bf16 */
 	}
-	if (in[0].type == NPR_ELEM_F32 && out->type != NPR_ELEM_F32 &&
-	    out->type != NPR_ELEM_F64 && out->type != NPR_ELEM_BOOLEAN) {
-		/* float to integer rounds to nearest, ties to even */
-		float *tmp = in[0].data;
+	if (!tensor_ok(&in[0], count))
+		return npr_node_err(n, -EINVAL, "input buffer too small");
+	y = out->data;
+	if (dt == NPR_ELEM_F32 && st == NPR_ELEM_I8) {
+		const int8_t *x = in[0].data;
 
-		for (i = 0; i < cnt; i++) {
-			float r = nearbyintf(tmp[i]);
+		for (i = 0; i < count; i++)
+			y[i] = x[i];
+	} else if (dt == NPR_ELEM_F32 && st == NPR_ELEM_U8) {
+		const uint8_t *x = in[0].data;
 
-			err = npr_convert((char *)out->data +
-					  i * npr_elem_size(out->type),
-					  out->type, &r, NPR_ELEM_F32, 1);
-			if (err)
-				goto bad;
-		}
+		for (i = 0; i < count; i++)
+			y[i] = x[i];
+	} else if (dt == NPR_ELEM_F32 && st == NPR_ELEM_F32 && half) {
+		const float *x = in[0].data;
+
+		if (p->dst_type == NPR_ELEM_F16)
+			for (i = 0; i < count; i++)
+				y[i] = f16_round(x[i]);
+		else
+			for (i = 0; i < count; i++)
+				y[i] = bf16_round(x[i]);
 		return 0;
+	} else if (npr_convert(out->data, dt, in[0].data, st, count)) {
+		return npr_node_err(n, -EOPNOTSUPP, "cannot convert %s to %s",
+				    npr_elem_name(st), npr_elem_name(dt));
 	}
-	err = npr_convert(out->data, out->type, in[0].data, in[0].type, cnt);
-	if (!err)
-		return 0;
-bad:
-	return npr_node_err(n, -EOPNOTSUPP, "cannot convert %s to %s",
-			    npr_elem_name(in[0].type),
-			    npr_elem_name(out->type));
+	if (p->dst_type == NPR_ELEM_F16)
+		for (i = 0; i < count; i++)
+			y[i] = f16_round(y[i]);
+	else if (p->dst_type == NPR_ELEM_BF16)
+		for (i = 0; i < count; i++)
+			y[i] = bf16_round(y[i]);
+	return 0;
 }
 
+/* FakeQuantize-1. */
+
+/*
+ * Round to nearest, ties to even, for 0 <= |v| < 2^22: adding and
+ * removing 1.5 * 2^23 leaves no fraction bits, in the default rounding
+ * mode.  Vectorises where nearbyintf() would be a call.
+ */
+static inline float rne_small(float v)
+{
+	const float magic = 12582912.0f;
+
+	return (v + magic) - magic;
+}
+
+static inline float fq_one(float x, float il, float ih, float ol, float oh,
+			   float lm1, bool small)
+{
+	float q;
+
+	if (x <= (il < ih ? il : ih))
+		return ol;
+	if (x > (il > ih ? il : ih))
+		return oh;
+	q = (x - il) / (ih - il) * lm1;
+	q = small ? rne_small(q) : nearbyintf(q);
+	return q / lm1 * (oh - ol) + ol;
+}
+
+/**
+ * npr_ref_fake_quantize() - FakeQuantize-1 on f32
+ * @n: the node; n->params->levels is the number of levels.
+ * @in: X, input_low, input_high, output_low, output_high, broadcastable
+ *      to @out.
+ * @out: the result.
+ *
+ * Computes, per element, the specification's formula: output_low when
+ * x <= min(input_low, input_high), output_high when x > max(...), else
+ * round((x - il) / (ih - il) * (levels - 1)) / (levels - 1) * (oh - ol)
+ * + ol, rounding ties to even.
+ *
+ * Return: 0, or -EINVAL / -EOPNOTSUPP for inconsistent tensors.
+ */
 int npr_ref_fake_quantize(const struct npr_node *n,
 			  const struct npr_tensor *in,
 			  struct npr_tensor *out)
 {
 	const struct npr_eltwise_params *p = n->params;
-	const struct npr_tensor *ins[3] = { &in[0], &in[1], &in[2] };
-	const struct npr_tensor *outs[3] = { &in[0], &in[3], &in[4] };
 	const float *x = in[0].data, *il = in[1].data, *ih = in[2].data;
 	const float *ol = in[3].data, *oh = in[4].data;
-	float lv = (float)(p->levels - 1);
-	struct bc_iter a, b;
-	int64_t rowlen, off[3], offb[3], k, o = 0;
-	float *y = out->data;
+	float *y = out->data, lm1;
+	struct bc_pos pos;
+	struct bc bc;
+	bool small;
+	int64_t r, j;
+	int k, err;
 
-	bc_init(&a, &out->shape, ins, 3);
-	bc_init(&b, &out->shape, outs, 3);
-	/* two iterators over the same output: walk b in lockstep with a */
-	{
-		int64_t idx[NPR_MAX_RANK] = { 0 };
-		int d;
+	if (!p)
+		return npr_node_err(n, -EINVAL, "attributes not parsed");
+	for (k = 0; k < 5; k++)
+		if (in[k].type != NPR_ELEM_F32)
+			return npr_node_err(n, -EOPNOTSUPP,
+					    "FakeQuantize computes in f32");
+	if (out->type != NPR_ELEM_F32)
+		return npr_node_err(n, -EOPNOTSUPP,
+				    "FakeQuantize computes in f32");
+	err = bc_init(&bc, n, out, in, 5);
+	if (err)
+		return err;
+	if (!npr_shape_numel(&out->shape))
+		return 0;
+	lm1 = (float)(p->levels - 1);
+	small = lm1 < 4194304.0f;
+	bc_start(&pos);
+	for (r = 0; r < bc.rows; r++) {
+		const float *xr = x + pos.off[0];
+		float *yr = y + r * bc.len;
+		int64_t s[5];
+		bool scalar = true;
 
-		BC_FOR_ROWS(&a, rowlen, off, {
-			int64_t s1 = a.rank ? a.st[1][a.rank - 1] : 0;
-			int64_t s2 = a.rank ? a.st[2][a.rank - 1] : 0;
-			int64_t s3, s4;
+		for (k = 0; k < 5; k++)
+			s[k] = bc_step(&bc, k);
+		for (k = 1; k < 5; k++)
+			if (s[k])
+				scalar = false;
+		if (scalar && s[0]) {
+			/* the common case: per-tensor or per-channel limits */
+			const float l = il[pos.off[1]], h = ih[pos.off[2]];
+			const float a = ol[pos.off[3]], b = oh[pos.off[4]];
 
-			for (d = 0; d < 3; d++) {
-				int dd;
-
-				offb[d] = 0;
-				for (dd = 0; dd < b.rank - 1; dd++)
-					offb[d] += idx[dd] * b.st[d][dd];
-			}
-			s3 = b.rank ? b.st[1][b.rank - 1] : 0;
-			s4 = b.rank ? b.st[2][b.rank - 1] : 0;
-			for (k = 0; k < rowlen; k++) {
-				float v = x[off[0] + k];
-				float lo = il[off[1] + k * s1];
-				float hi = ih[off[2] + k * s2];
-				float olo = ol[offb[1] + k * s3];
-				float ohi = oh[offb[2] + k * s4];
-
-				if (v <= (lo < hi ? lo : hi))
-					y[o + k] = olo;
-				else if (v > (lo > hi ? lo : hi))
-					y[o + k] = ohi;
-				else
-					y[o + k] = nearbyintf((v - lo) / (hi - lo) * lv) /
-						   lv * (ohi - olo) + olo;
-			}
-			o += rowlen;
-			for (d = a.rank - 2; d >= 0; d--) {
-				if (++idx[d] < a.dims[d])
-					break;
-				idx[d] = 0;
-			}
-		});
+			if (small)
+				for (j = 0; j < bc.len; j++)
+					yr[j] = fq_one(xr[j], l, h, a, b, lm1,
+						       true);
+			else
+				for (j = 0; j < bc.len; j++)
+					yr[j] = fq_one(xr[j], l, h, a, b, lm1,
+						       false);
+		} else {
+			for (j = 0; j < bc.len; j++)
+				yr[j] = fq_one(xr[j * s[0]],
+					       il[pos.off[1] + j * s[1]],
+					       ih[pos.off[2] + j * s[2]],
+					       ol[pos.off[3] + j * s[3]],
+					       oh[pos.off[4] + j * s[4]],
+					       lm1, small);
+		}
+		bc_next(&bc, &pos);
 	}
 	return 0;
 }
 
+/* Select-1. */
+
+#define SELECT_ROW(T)							\
+	do {								\
+		const T *a_ = (const T *)(a + pos.off[1] * es);		\
+		const T *b_ = (const T *)(b + pos.off[2] * es);		\
+		T *d_ = (T *)(d + r * bc.len * es);			\
+		for (j = 0; j < bc.len; j++)				\
+			d_[j] = c_[j * sc] ? a_[j * sa] : b_[j * sb];	\
+	} while (0)
+
+/**
+ * npr_ref_select() - Select-1
+ * @n: the node.
+ * @in: boolean condition, then and else tensors of one type, all
+ *      broadcastable to @out.
+ * @out: the result, type of then/else.
+ *
+ * Return: 0, or -EINVAL for inconsistent tensors.
+ */
 int npr_ref_select(const struct npr_node *n, const struct npr_tensor *in,
 		   struct npr_tensor *out)
 {
-	const struct npr_tensor *ins[3] = { &in[0], &in[1], &in[2] };
 	size_t es = npr_elem_size(out->type);
-	const uint8_t *c = in[0].data;
 	const char *a = in[1].data, *b = in[2].data;
 	char *d = out->data;
-	struct bc_iter it;
-	int64_t rowlen, off[3], k, o = 0;
+	struct bc_pos pos;
+	struct bc bc;
+	int64_t r, j;
+	int err;
 
-	bc_init(&it, &out->shape, ins, 3);
-	BC_FOR_ROWS(&it, rowlen, off, {
-		int64_t s0 = it.rank ? it.st[0][it.rank - 1] : 0;
-		int64_t s1 = it.rank ? it.st[1][it.rank - 1] : 0;
-		int64_t s2 = it.rank ? it.st[2][it.rank - 1] : 0;
+	if (in[0].type != NPR_ELEM_BOOLEAN || in[1].type != out->type ||
+	    in[2].type != out->type || !es)
+		return npr_node_err(n, -EINVAL, "inconsistent tensor types");
+	err = bc_init(&bc, n, out, in, 3);
+	if (err)
+		return err;
+	if (!npr_shape_numel(&out->shape))
+		return 0;
+	bc_start(&pos);
+	for (r = 0; r < bc.rows; r++) {
+		const uint8_t *c_ = (const uint8_t *)in[0].data + pos.off[0];
+		int64_t sc = bc_step(&bc, 0), sa = bc_step(&bc, 1);
+		int64_t sb = bc_step(&bc, 2);
 
-		for (k = 0; k < rowlen; k++, o++)
-			memcpy(d + o * es,
-			       c[off[0] + k * s0] ? a + (off[1] + k * s1) * es :
-						    b + (off[2] + k * s2) * es,
-			       es);
-	});
-	(void)n;
+		switch (es) {
+		case 1: SELECT_ROW(uint8_t); break;
+		case 2: SELECT_ROW(uint16_t); break;
+		case 4: SELECT_ROW(uint32_t); break;
+		case 8: SELECT_ROW(uint64_t); break;
+		default:
+			for (j = 0; j < bc.len; j++)
+				memcpy(d + (r * bc.len + j) * es,
+				       c_[j * sc] ?
+				       a + (pos.off[1] + j * sa) * es :
+				       b + (pos.off[2] + j * sb) * es, es);
+		}
+		bc_next(&bc, &pos);
+	}
 	return 0;
 }

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * PNG loading (libpng), bilinear resize, tensor conversion.
+ * Images for the tools and tests: PNG loading (libpng), bilinear resize,
+ * conversion to a model input tensor, and f32 <-> f16.
  */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,37 @@
 #include "npuring.h"
 #include "image.h"
 
+/* Larger images are refused: 64k per side, 128 Mpixel in all. */
+#define IMAGE_MAX_SIDE		65536
+#define IMAGE_MAX_PIXELS	(1L << 27)
+
+static __thread char last_error[256];
+
+static void __attribute__((format(printf, 1, 2)))
+set_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+}
+
+/**
+ * npr_image_last_error() - why the calling thread's last image call failed
+ *
+ * Return: a NUL-terminated message owned by the thread, valid until its
+ * next failing image call; "" if there was none.
+ */
+const char *npr_image_last_error(void)
+{
+	return last_error;
+}
+
+/**
+ * npr_preproc_default() - the Open Model Zoo preprocessing
+ * @pp: filled with BGR, NCHW, scale 1, mean 0, std 1.
+ */
 void npr_preproc_default(struct npr_preproc *pp)
 {
 	int i;
@@ -24,203 +57,390 @@ void npr_preproc_default(struct npr_preproc *pp)
 		pp->std[i] = 1.0f;
 }
 
-static void quiet_warning(png_structp png, png_const_charp msg)
+struct png_source {
+	const char *path;
+	FILE *f;
+};
+
+static void png_fail(png_structp png, png_const_charp msg)
 {
+	const struct png_source *src = png_get_error_ptr(png);
+
+	if (feof(src->f))
+		set_error("%s: truncated PNG file", src->path);
+	else
+		set_error("%s: corrupt PNG file: %s", src->path, msg);
+	png_longjmp(png, 1);
+}
+
+static void png_warn(png_structp png, png_const_charp msg)
+{
+	/* warnings (bad ancillary chunks) do not stop the read */
 	(void)png;
 	(void)msg;
 }
 
 /**
- * npr_image_load_png() - read any PNG as 8-bit RGB
+ * npr_image_load_png() - read a PNG file as 8-bit RGB
  * @path: file name.
- * @img: filled on success; free with npr_image_free().
+ * @img: filled on success; release it with npr_image_free().  Zeroed on
+ *       failure.
  *
- * Return: 0, -errno of fopen, or -EINVAL for a file that is not a valid
- * PNG.
+ * Every PNG colour type and bit depth is accepted: palette and gray
+ * images are expanded to RGB, 16-bit samples are scaled to 8 bits, alpha
+ * is dropped (the colour samples are kept as stored), interlaced images
+ * are de-interlaced.  No gamma correction is applied.
+ *
+ * Return: 0, or the -errno of opening @path (-ENOENT, -EACCES, ...),
+ * -EINVAL if the file is not a PNG or is corrupt or truncated, -EFBIG if
+ * the image is larger than 65536 pixels per side or 128 Mpixel, -ENOMEM.
+ * npr_image_last_error() says what was wrong.
+ *
+ * Context: any thread; calls on distinct images may run concurrently.
  */
 int npr_image_load_png(const char *path, struct npr_image *img)
 {
 	png_structp png = NULL;
 	png_infop info = NULL;
+	struct png_source src;
 	png_bytep *volatile rows = NULL;
 	uint8_t *volatile px = NULL;
 	unsigned char sig[8];
+	png_uint_32 w, h;
 	FILE *f;
-	int err = -EINVAL, y;
+	int err;
 
 	memset(img, 0, sizeof(*img));
+	last_error[0] = '\0';
 	f = fopen(path, "rb");
-	if (!f)
-		return -errno;
-	if (fread(sig, 1, 8, f) != 8 || png_sig_cmp(sig, 0, 8))
-		goto out;
-	png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL,
-				     quiet_warning);
+	if (!f) {
+		err = -errno;
+		set_error("%s: %s", path, strerror(errno));
+		return err;
+	}
+	err = -EINVAL;
+	if (fread(sig, 1, sizeof(sig), f) != sizeof(sig) ||
+	    png_sig_cmp(sig, 0, sizeof(sig))) {
+		set_error("%s: not a PNG file", path);
+		goto out_close;
+	}
+	src.path = path;
+	src.f = f;
+	png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &src, png_fail,
+				     png_warn);
 	if (!png)
-		goto out;
+		goto out_nomem;
 	info = png_create_info_struct(png);
 	if (!info)
-		goto out;
+		goto out_nomem;
 	if (setjmp(png_jmpbuf(png))) {
+		/* png_fail() has set the message */
 		err = -EINVAL;
-		goto out;
+		goto out_destroy;
 	}
 	png_init_io(png, f);
-	png_set_sig_bytes(png, 8);
+	png_set_sig_bytes(png, sizeof(sig));
 	png_read_info(png, info);
+	w = png_get_image_width(png, info);
+	h = png_get_image_height(png, info);
+	if (w > IMAGE_MAX_SIDE || h > IMAGE_MAX_SIDE ||
+	    (long)w * h > IMAGE_MAX_PIXELS) {
+		set_error("%s: %ux%u pixels is too large", path, w, h);
+		err = -EFBIG;
+		goto out_destroy;
+	}
+
 	png_set_expand(png);
+#ifdef PNG_READ_SCALE_16_TO_8_SUPPORTED
+	png_set_scale_16(png);
+#else
 	png_set_strip_16(png);
+#endif
 	png_set_strip_alpha(png);
 	png_set_gray_to_rgb(png);
 	png_set_interlace_handling(png);
 	png_read_update_info(png, info);
-	img->w = (int)png_get_image_width(png, info);
-	img->h = (int)png_get_image_height(png, info);
-	img->c = 3;
-	if (img->w <= 0 || img->h <= 0 || img->w > 65536 || img->h > 65536 ||
-	    png_get_rowbytes(png, info) != (size_t)img->w * 3)
-		goto out;
-	px = malloc((size_t)img->w * img->h * 3);
-	rows = malloc(sizeof(*rows) * img->h);
-	if (!px || !rows) {
-		err = -ENOMEM;
-		goto out;
+
+	if (png_get_channels(png, info) != 3 ||
+	    png_get_bit_depth(png, info) != 8 ||
+	    png_get_rowbytes(png, info) != (size_t)w * 3) {
+		set_error("%s: cannot convert to 8-bit RGB", path);
+		goto out_destroy;
 	}
-	for (y = 0; y < img->h; y++)
-		rows[y] = px + (size_t)y * img->w * 3;
+	px = malloc((size_t)w * h * 3);
+	rows = malloc(sizeof(*rows) * h);
+	if (!px || !rows)
+		goto out_nomem;
+	for (png_uint_32 y = 0; y < h; y++)
+		rows[y] = px + (size_t)y * w * 3;
 	png_read_image(png, rows);
 	png_read_end(png, NULL);
+
+	img->w = (int)w;
+	img->h = (int)h;
+	img->c = 3;
 	img->px = px;
 	px = NULL;
 	err = 0;
-out:
-	if (png)
-		png_destroy_read_struct(&png, info ? &info : NULL, NULL);
+	goto out_destroy;
+
+out_nomem:
+	set_error("%s: out of memory", path);
+	err = -ENOMEM;
+out_destroy:
 	free(rows);
 	free(px);
+	if (png)
+		png_destroy_read_struct(&png, info ? &info : NULL, NULL);
+out_close:
 	fclose(f);
-	if (err)
-		memset(img, 0, sizeof(*img));
 	return err;
 }
 
+/**
+ * npr_image_free() - release an image's pixels
+ * @img: an image filled by this file's functions, or zeroed; zeroed on
+ *       return, so freeing twice is harmless.
+ */
 void npr_image_free(struct npr_image *img)
 {
 	free(img->px);
 	memset(img, 0, sizeof(*img));
 }
 
-/*
- * Pixel-centre aligned bilinear interpolation: dst pixel x maps to source
- * (x + 0.5) * sw / dw - 0.5, clamped at the borders.
- */
-int npr_image_resize_bilinear(const struct npr_image *src, int w, int h,
-			      struct npr_image *dst)
+static int image_check(const struct npr_image *img)
 {
-	float sx = (float)src->w / w, sy = (float)src->h / h;
-	int x, y, c;
-
-	if (w <= 0 || h <= 0)
+	if (!img->px || img->c != 3 || img->w <= 0 || img->h <= 0) {
+		set_error("not an RGB image (%dx%d, %d channels)", img->w,
+			  img->h, img->c);
 		return -EINVAL;
-	dst->px = malloc((size_t)w * h * 3);
-	if (!dst->px)
-		return -ENOMEM;
-	dst->w = w;
-	dst->h = h;
-	dst->c = 3;
-	for (y = 0; y < h; y++) {
-		float fy = (y + 0.5f) * sy - 0.5f;
-		int y0, y1;
-		float wy;
-
-		if (fy < 0)
-			fy = 0;
-		y0 = (int)fy;
-		if (y0 > src->h - 1)
-			y0 = src->h - 1;
-		y1 = y0 + 1 < src->h ? y0 + 1 : y0;
-		wy = fy - y0;
-		for (x = 0; x < w; x++) {
-			float fx = (x + 0.5f) * sx - 0.5f;
-			int x0, x1;
-			float wx;
-
-			if (fx < 0)
-				fx = 0;
-			x0 = (int)fx;
-			if (x0 > src->w - 1)
-				x0 = src->w - 1;
-			x1 = x0 + 1 < src->w ? x0 + 1 : x0;
-			wx = fx - x0;
-			for (c = 0; c < 3; c++) {
-				const uint8_t *p = src->px;
-				float a = p[((size_t)y0 * src->w + x0) * 3 + c];
-				float b = p[((size_t)y0 * src->w + x1) * 3 + c];
-				float d = p[((size_t)y1 * src->w + x0) * 3 + c];
-				float e = p[((size_t)y1 * src->w + x1) * 3 + c];
-				float v = (a * (1 - wx) + b * wx) * (1 - wy) +
-					  (d * (1 - wx) + e * wx) * wy;
-
-				dst->px[((size_t)y * w + x) * 3 + c] =
-					(uint8_t)lrintf(v < 0 ? 0 : v > 255 ? 255 : v);
-			}
-		}
 	}
 	return 0;
 }
 
-uint16_t npr_half_from_float(float f)
+/*
+ * Source sample position of each destination pixel along one axis, with
+ * pixel centres aligned: destination i covers source (i + 0.5) * s / d - 0.5.
+ * Positions outside the image are clamped to the edge pixels.
+ */
+static void resize_axis(int s, int d, int *i0, int *i1, float *wt)
 {
-	uint32_t x, sign, man;
-	int exp;
+	double ratio = (double)s / d;
+	int i;
 
-	memcpy(&x, &f, 4);
-	sign = (x >> 16) & 0x8000;
-	exp = (int)((x >> 23) & 0xff) - 112;
-	man = x & 0x7fffff;
-	if (exp >= 31)
-		return sign | 0x7c00;
-	if (exp <= 0) {
-		if (exp < -10)
-			return sign;
-		man |= 0x800000;
-		{
-			int shift = 14 - exp;
-			uint32_t r = man >> shift, rem = man & ((1u << shift) - 1);
-			uint32_t half = 1u << (shift - 1);
+	for (i = 0; i < d; i++) {
+		double pos = (i + 0.5) * ratio - 0.5;
+		int lo = (int)floor(pos);
+		float frac = (float)(pos - lo);
 
-			if (rem > half || (rem == half && (r & 1)))
-				r++;
-			return sign | r;
+		if (lo < 0) {
+			lo = 0;
+			frac = 0;
 		}
-	}
-	{
-		uint32_t r = ((uint32_t)exp << 10) | (man >> 13);
-		uint32_t rem = man & 0x1fff;
-
-		if (rem > 0x1000 || (rem == 0x1000 && (r & 1)))
-			r++;
-		return sign | r;
+		if (lo >= s - 1) {
+			lo = s - 1;
+			frac = 0;
+		}
+		i0[i] = lo;
+		i1[i] = lo + 1 < s ? lo + 1 : lo;
+		wt[i] = frac;
 	}
 }
 
+/**
+ * npr_image_resize_bilinear() - resize with bilinear interpolation
+ * @src: source image.
+ * @w: destination width, >= 1.
+ * @h: destination height, >= 1.
+ * @dst: filled on success with a new image; release it with
+ *       npr_image_free().  Untouched on failure.
+ *
+ * Pixel centres are aligned and there is no antialiasing filter, as in
+ * OpenCV's cv2.resize() with INTER_LINEAR: results agree with it within
+ * one level (OpenCV rounds fixed-point weights, this uses floats).
+ *
+ * Return: 0, -EINVAL for a bad @src or size, -ENOMEM.
+ */
+int npr_image_resize_bilinear(const struct npr_image *src, int w, int h,
+			      struct npr_image *dst)
+{
+	int *x0 = NULL, *x1 = NULL, *y0 = NULL, *y1 = NULL;
+	float *wx = NULL, *wy = NULL;
+	uint8_t *px = NULL;
+	int x, y, c, err;
+
+	err = image_check(src);
+	if (err)
+		return err;
+	if (w <= 0 || h <= 0 || w > IMAGE_MAX_SIDE || h > IMAGE_MAX_SIDE) {
+		set_error("bad destination size %dx%d", w, h);
+		return -EINVAL;
+	}
+	x0 = malloc(sizeof(int) * w);
+	x1 = malloc(sizeof(int) * w);
+	wx = malloc(sizeof(float) * w);
+	y0 = malloc(sizeof(int) * h);
+	y1 = malloc(sizeof(int) * h);
+	wy = malloc(sizeof(float) * h);
+	px = malloc((size_t)w * h * 3);
+	if (!x0 || !x1 || !wx || !y0 || !y1 || !wy || !px) {
+		set_error("out of memory");
+		free(px);
+		err = -ENOMEM;
+		goto out;
+	}
+	resize_axis(src->w, w, x0, x1, wx);
+	resize_axis(src->h, h, y0, y1, wy);
+
+	for (y = 0; y < h; y++) {
+		const uint8_t *r0 = src->px + (size_t)y0[y] * src->w * 3;
+		const uint8_t *r1 = src->px + (size_t)y1[y] * src->w * 3;
+		uint8_t *o = px + (size_t)y * w * 3;
+
+		for (x = 0; x < w; x++) {
+			const uint8_t *a = r0 + x0[x] * 3, *b = r0 + x1[x] * 3;
+			const uint8_t *d = r1 + x0[x] * 3, *e = r1 + x1[x] * 3;
+
+			for (c = 0; c < 3; c++) {
+				float top = a[c] + (b[c] - a[c]) * wx[x];
+				float bot = d[c] + (e[c] - d[c]) * wx[x];
+				float v = top + (bot - top) * wy[y];
+
+				/* v is within 0..255: a convex combination */
+				*o++ = (uint8_t)lrintf(v);
+			}
+		}
+	}
+	dst->w = w;
+	dst->h = h;
+	dst->c = 3;
+	dst->px = px;
+out:
+	free(x0);
+	free(x1);
+	free(wx);
+	free(y0);
+	free(y1);
+	free(wy);
+	return err;
+}
+
+/**
+ * npr_half_from_float() - convert to IEEE 754 binary16
+ * @f: any float.
+ *
+ * Rounds to nearest, ties to even; values beyond the half range become
+ * infinities, values below its smallest subnormal become zeros, NaN stays
+ * a (quiet) NaN.
+ *
+ * Return: the half's bit pattern.
+ */
+uint16_t npr_half_from_float(float f)
+{
+	uint32_t x, sign, man, r, rem, halfway;
+	int exp, shift;
+
+	memcpy(&x, &f, sizeof(x));
+	sign = (x >> 16) & 0x8000;
+	man = x & 0x7fffff;
+	if (((x >> 23) & 0xff) == 0xff)			/* inf, NaN */
+		return sign | 0x7c00 | (man ? 0x200 : 0);
+	exp = (int)((x >> 23) & 0xff) - 127 + 15;	/* rebias */
+	if (exp >= 31)
+		return sign | 0x7c00;
+	if (exp <= 0) {
+		/* subnormal half: shift the full significand into place */
+		if (exp < -10)
+			return sign;
+		man |= 0x800000;
+		shift = 14 - exp;
+	} else {
+		shift = 13;
+	}
+	r = man >> shift;
+	rem = man & ((1u << shift) - 1);
+	halfway = 1u << (shift - 1);
+	if (exp > 0)
+		r |= (uint32_t)exp << 10;
+	/* a carry out of the significand correctly bumps the exponent */
+	if (rem > halfway || (rem == halfway && (r & 1)))
+		r++;
+	return sign | r;
+}
+
+/**
+ * npr_half_to_float() - convert from IEEE 754 binary16
+ * @h: a half's bit pattern.
+ *
+ * Return: the same value as a float (every half is exactly representable).
+ */
+float npr_half_to_float(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+	uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, x;
+	float f;
+
+	if (exp == 0x1f) {
+		x = sign | 0x7f800000 | (man << 13);
+	} else if (exp) {
+		x = sign | ((exp + 127 - 15) << 23) | (man << 13);
+	} else {
+		/* zero or subnormal: man * 2^-24 */
+		f = ldexpf((float)man, -24);
+		return sign ? -f : f;
+	}
+	memcpy(&f, &x, sizeof(f));
+	return f;
+}
+
+/**
+ * npr_image_to_tensor() - write an image as one model input image
+ * @img: the image, already resized to the input's H x W.
+ * @pp: preprocessing; see struct npr_preproc.
+ * @elem_type: NPR_ELEM_F32 or NPR_ELEM_F16.
+ * @out: room for img->w * img->h * 3 values (one with @pp->gray) of
+ *       @elem_type, written as C, H, W (or H, W, C with @pp->nhwc).
+ *
+ * For a batch, call once per image with @out advanced by one image.
+ *
+ * Return: 0, or -EINVAL for a bad image, another element type, or a zero
+ * std (npr_image_last_error() says which).
+ */
 int npr_image_to_tensor(const struct npr_image *img,
 			const struct npr_preproc *pp, unsigned int elem_type,
 			void *out)
 {
 	size_t hw = (size_t)img->w * img->h, i;
-	int c;
+	int nc = pp->gray ? 1 : 3, c, err;
 
-	if (elem_type != NPR_ELEM_F32 && elem_type != NPR_ELEM_F16)
+	err = image_check(img);
+	if (err)
+		return err;
+	if (elem_type != NPR_ELEM_F32 && elem_type != NPR_ELEM_F16) {
+		set_error("element type %u is not f32 or f16", elem_type);
 		return -EINVAL;
-	for (c = 0; c < 3; c++) {
-		int src = pp->rgb ? c : 2 - c;
+	}
+	for (c = 0; c < nc; c++) {
+		if (pp->std[c] == 0 || !isfinite(pp->std[c])) {
+			set_error("std[%d] is %g", c, pp->std[c]);
+			return -EINVAL;
+		}
+	}
+	for (c = 0; c < nc; c++) {
+		/* the source channel feeding tensor channel c */
+		int s = pp->rgb ? c : 2 - c;
 
 		for (i = 0; i < hw; i++) {
-			float v = ((float)img->px[i * 3 + src] - pp->mean[c]) /
-				  pp->std[c] * pp->scale;
-			size_t o = pp->nhwc ? i * 3 + c : c * hw + i;
+			const uint8_t *p = img->px + i * 3;
+			size_t o = pp->nhwc ? i * nc + c : c * hw + i;
+			float v;
 
+			if (pp->gray)
+				v = 0.299f * p[0] + 0.587f * p[1] +
+				    0.114f * p[2];
+			else
+				v = p[s];
+			v = (v * pp->scale - pp->mean[c]) / pp->std[c];
 			if (elem_type == NPR_ELEM_F32)
 				((float *)out)[o] = v;
 			else

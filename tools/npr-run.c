@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * npr-run - run a model once (or a few times) on a photo or raw tensors and
- * print what came out: top-k classes, SSD detections, or output summaries,
- * with load / compile / inference timings.
+ * npr-run - run a model on a photo or on raw tensors and print what came
+ * out (top-k classes, SSD detections, or a summary of each output) with the
+ * load, compile, first and steady-state inference times.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,51 +19,124 @@
 #include "npuring.h"
 #include "image.h"
 
-#define MAX_PORTS	64
+#define MAX_ARGS	64	/* --input and --shape options each */
+#define NUM_VALUES	8	/* values shown of a large output */
+#define MAX_TOP		1001
 
 struct port {
-	char name[512];
+	char *name;
 	unsigned int type;
-	int rank;
+	unsigned int rank;
 	int64_t dims[NPR_MAX_RANK];
 	size_t numel, bytes;
-	void *data;
-	float *f;		/* outputs as f32 */
+	void *data;		/* in the port's element type */
+	float *f;		/* outputs, converted to f32 */
+	const char *file;	/* inputs: --input file, or NULL */
+	bool image;		/* inputs: filled from -i */
 };
 
 static struct {
 	const char *dev, *model, *image, *dump;
-	const char *inputs[MAX_PORTS];
-	int ninputs;
-	const char *shapes[MAX_PORTS];
-	int nshapes;
+	const char *inputs[MAX_ARGS], *shapes[MAX_ARGS];
+	int ninputs, nshapes;
 	int top, niter;
-	bool json;
 	float threshold;
+	bool json;
 	struct npr_preproc pp;
 } opt = { .dev = "cpu", .top = 5, .niter = 1, .threshold = 0.5f };
 
-static void usage(FILE *f)
+static const char help[] =
+"usage: npr-run -d DEVICE -m MODEL.xml (-i PHOTO.png | --input NAME=FILE ...)\n"
+"               [--shape NAME=D0,D1,...] [--top K] [--threshold T]\n"
+"               [--niter N] [--dump DIR] [--json]\n"
+"               [--rgb] [--scale S] [--mean A,B,C] [--std A,B,C]\n"
+"\n"
+"Load an OpenVINO IR model (the .bin next to the .xml), compile it for\n"
+"DEVICE, run it once (N times with --niter) and print the timings and the\n"
+"outputs: the top-K classes of a classifier, the boxes of an SSD detector\n"
+"([1,1,N,7] output), or the shape and first values of anything else.\n"
+"\n"
+"  -d, --device DEV      device to open (default cpu)\n"
+"  -m, --model XML       the model's .xml file\n"
+"  -i, --image PNG       photo for the model's image input: the first\n"
+"                        input of shape [N,C,H,W] with C = 1 or 3\n"
+"      --input NAME=FILE raw little-endian f32 values for input NAME,\n"
+"                        converted to the input's element type; the\n"
+"                        file holds exactly as many values as the input\n"
+"      --shape NAME=DIMS input NAME's shape, e.g. data=1,3,224,224\n"
+"      --top K           classes shown for a classifier (default 5)\n"
+"      --threshold T     lowest confidence of a detection (default 0.5)\n"
+"      --niter N         run N times; the median of runs 2..N is the\n"
+"                        steady-state time (default 1)\n"
+"      --dump DIR        write each output as DIR/NAME.f32 (f32, little-\n"
+"                        endian; '/' in NAME becomes '_') and\n"
+"                        DIR/outputs.json describing them\n"
+"      --json            print one JSON object instead of text\n"
+"  -h, --help            show this help\n"
+"\n"
+"Preprocessing of -i, Open Model Zoo's by default: the photo is resized\n"
+"to the input's W x H with bilinear interpolation (pixel centres\n"
+"aligned, no antialiasing), channels in B, G, R order, values 0..255,\n"
+"laid out N, C, H, W and converted to the input's element type; every\n"
+"image of a batch gets the same photo.  A one-channel input gets the\n"
+"luma 0.299 R + 0.587 G + 0.114 B.  Each value is\n"
+"    (pixel * S - mean[c]) / std[c]\n"
+"      --rgb             channels in R, G, B order\n"
+"      --scale S         multiply pixels by S first (default 1)\n"
+"      --mean A,B,C      subtract per channel, in the tensor's channel\n"
+"                        order (default 0,0,0)\n"
+"      --std A,B,C       divide per channel, in the tensor's channel order\n"
+"                        (default 1,1,1)\n"
+"\n"
+"Exit status: 0 on success, 1 on failure, 2 on a usage error.\n";
+
+/* @fmt NULL: getopt has already said what is wrong. */
+static void __attribute__((noreturn, format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
 {
-	fprintf(f,
-"usage: npr-run -d DEVICE -m MODEL.xml (-i PHOTO.png | --input NAME=FILE.f32 ...)\n"
-"               [--shape NAME=1,3,H,W] [--top K] [--threshold T] [--niter N]\n"
-"               [--dump DIR] [--json] [--rgb] [--mean a,b,c] [--std a,b,c]\n"
-"               [--scale S]\n"
-"\n"
-"Runs MODEL on DEVICE and prints top-K classes (classifier outputs),\n"
-"detections (SSD outputs [1,1,N,7]) or output summaries, and the load,\n"
-"compile, first and steady-state inference times.\n"
-"\n"
-"Preprocessing of -i (Open Model Zoo defaults): the photo is resized\n"
-"bilinearly to the model input's H x W, channels in BGR order, values\n"
-"0..255, NCHW layout, converted to the input's element type.  --rgb uses\n"
-"RGB order; --mean/--std (in the tensor's channel order) and --scale give\n"
-"value = (pixel - mean) / std * scale.\n"
-"\n"
-"--input NAME=FILE reads raw little-endian f32 (converted to the input's\n"
-"element type).  --dump DIR writes every output as DIR/<name>.f32 and\n"
-"DIR/outputs.json.  --json prints one JSON object instead of text.\n");
+	va_list ap;
+
+	if (fmt) {
+		fputs("npr-run: ", stderr);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+	fputs("Try 'npr-run --help' for more information.\n", stderr);
+	exit(2);
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("npr-run: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* A library call failed: "npr-run: <what>: <errno text>: <detail>". */
+static void __attribute__((noreturn)) fail_lib(const char *what, int err)
+{
+	const char *detail = npr_last_error();
+
+	fprintf(stderr, "npr-run: %s: %s%s%s\n", what, strerror(-err),
+		*detail ? ": " : "", detail);
+	exit(1);
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		fail("out of memory (%zu bytes)", n);
+	return p;
 }
 
 static double now_ms(void)
@@ -72,102 +147,300 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void die(const char *what, int err)
+/* ---- option parsing ---- */
+
+static int parse_int(const char *opt_name, const char *s, int min, int max)
 {
-	fprintf(stderr, "npr-run: %s: %s: %s\n", what, strerror(-err),
-		npr_last_error());
-	exit(1);
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		usage_error("%s: '%s' is not an integer in %d..%d", opt_name,
+			    s, min, max);
+	return (int)v;
 }
 
-static int parse_floats(const char *s, float *out, int n)
+static float parse_float(const char *opt_name, const char *s)
 {
+	char *end;
+	float v;
+
+	v = strtof(s, &end);
+	if (end == s || *end || !isfinite(v))
+		usage_error("%s: '%s' is not a number", opt_name, s);
+	return v;
+}
+
+static void parse_floats3(const char *opt_name, const char *arg, float *out)
+{
+	const char *s = arg;
+	char *end;
 	int i;
 
-	for (i = 0; i < n; i++) {
-		char *end;
-
+	for (i = 0; i < 3; i++) {
 		out[i] = strtof(s, &end);
-		if (end == s)
-			return -1;
-		s = end;
-		if (i < n - 1) {
-			if (*s != ',')
-				return -1;
-			s++;
-		}
+		if (end == s || !isfinite(out[i]) ||
+		    *end != (i < 2 ? ',' : '\0'))
+			usage_error("%s: '%s' is not three comma-separated numbers",
+				    opt_name, arg);
+		s = end + 1;
 	}
-	return *s ? -1 : 0;
 }
 
-static float half_to_float(uint16_t h)
+/*
+ * Which of @args ("NAME=VALUE") names port @name: the value, or NULL.
+ * Matching against the known port names lets a name contain '='.
+ */
+static const char *arg_for(const char *const *args, int n, const char *name)
 {
-	uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f;
-	uint32_t man = h & 0x3ff, bits;
+	size_t len = strlen(name);
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strncmp(args[i], name, len) && args[i][len] == '=')
+			return args[i] + len + 1;
+	return NULL;
+}
+
+/* Every NAME=VALUE in @args names one port, and no port twice. */
+static void check_arg_names(const char *opt_name, const char *const *args,
+			    int n, const struct port *ports, int nports)
+{
+	int i, k, hits;
+
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < nports; k++)
+			if (arg_for(&args[i], 1, ports[k].name))
+				break;
+		if (k == nports)
+			fail("%s %s: the model has no input of that name",
+			     opt_name, args[i]);
+	}
+	for (k = 0; k < nports; k++) {
+		for (i = 0, hits = 0; i < n; i++)
+			hits += arg_for(&args[i], 1, ports[k].name) != NULL;
+		if (hits > 1)
+			fail("%s: input %s given %d times", opt_name,
+			     ports[k].name, hits);
+	}
+}
+
+static void parse_shape(const char *name, const char *s,
+			struct npr_shape_arg *sa)
+{
+	const char *arg = s;
+	long long d;
+	char *end;
+
+	sa->rank = 0;
+	for (;;) {
+		errno = 0;
+		d = strtoll(s, &end, 10);
+		if (errno || end == s || d < 1 || sa->rank == NPR_MAX_RANK ||
+		    (*end && *end != ','))
+			fail("--shape %s=%s: expected 1 to %d dimensions >= 1, separated by commas",
+			     name, arg, NPR_MAX_RANK);
+		sa->dims[sa->rank++] = d;
+		if (!*end)
+			return;
+		s = end + 1;
+	}
+}
+
+/* ---- element conversion ---- */
+
+static uint16_t bf16_from_float(float f)
+{
+	uint32_t x;
+
+	memcpy(&x, &f, sizeof(x));
+	if ((x & 0x7fffffff) > 0x7f800000)
+		return (x >> 16) | 0x40;	/* quiet NaN */
+	x += 0x7fff + ((x >> 16) & 1);	/* to nearest, ties to even */
+	return x >> 16;
+}
+
+static float bf16_to_float(uint16_t h)
+{
+	uint32_t x = (uint32_t)h << 16;
 	float f;
 
-	if (exp == 0x1f)
-		bits = sign | 0x7f800000 | (man << 13);
-	else if (exp)
-		bits = sign | ((exp + 112) << 23) | (man << 13);
-	else {
-		f = man * 5.9604644775390625e-8f;
-		return sign ? -f : f;
-	}
-	memcpy(&f, &bits, 4);
+	memcpy(&f, &x, sizeof(f));
 	return f;
 }
 
-static float to_f32(const void *d, unsigned int t, size_t i)
+static bool elem_convertible(unsigned int t)
 {
 	switch (t) {
-	case NPR_ELEM_F32: return ((const float *)d)[i];
-	case NPR_ELEM_F16: return half_to_float(((const uint16_t *)d)[i]);
-	case NPR_ELEM_I32: return (float)((const int32_t *)d)[i];
-	case NPR_ELEM_I64: return (float)((const int64_t *)d)[i];
-	case NPR_ELEM_U8: case NPR_ELEM_BOOLEAN:
-		return ((const uint8_t *)d)[i];
-	case NPR_ELEM_I8: return ((const int8_t *)d)[i];
+	case NPR_ELEM_F32: case NPR_ELEM_F16: case NPR_ELEM_BF16:
+	case NPR_ELEM_F64: case NPR_ELEM_I8: case NPR_ELEM_U8:
+	case NPR_ELEM_I16: case NPR_ELEM_U16: case NPR_ELEM_I32:
+	case NPR_ELEM_U32: case NPR_ELEM_I64: case NPR_ELEM_U64:
+	case NPR_ELEM_BOOLEAN:
+		return true;
+	}
+	return false;
+}
+
+static float elem_get(const void *d, unsigned int t, size_t i)
+{
+	const uint16_t *h = d;
+
+	switch (t) {
+	case NPR_ELEM_F32:	return ((const float *)d)[i];
+	case NPR_ELEM_F16:	return npr_half_to_float(h[i]);
+	case NPR_ELEM_BF16:	return bf16_to_float(h[i]);
+	case NPR_ELEM_F64:	return (float)((const double *)d)[i];
+	case NPR_ELEM_I8:	return ((const int8_t *)d)[i];
+	case NPR_ELEM_U8:	return ((const uint8_t *)d)[i];
+	case NPR_ELEM_I16:	return ((const int16_t *)d)[i];
+	case NPR_ELEM_U16:	return ((const uint16_t *)d)[i];
+	case NPR_ELEM_I32:	return (float)((const int32_t *)d)[i];
+	case NPR_ELEM_U32:	return (float)((const uint32_t *)d)[i];
+	case NPR_ELEM_I64:	return (float)((const int64_t *)d)[i];
+	case NPR_ELEM_U64:	return (float)((const uint64_t *)d)[i];
+	case NPR_ELEM_BOOLEAN:	return ((const uint8_t *)d)[i] != 0;
 	}
 	return NAN;
 }
 
-static void from_f32(void *d, unsigned int t, size_t i, float v)
+/* Round to nearest and saturate into [lo, hi]; NaN becomes 0. */
+static double to_int(float v, double lo, double hi)
+{
+	if (isnan(v))
+		return 0;
+	v = nearbyintf(v);
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static void elem_set(void *d, unsigned int t, size_t i, float v)
 {
 	switch (t) {
-	case NPR_ELEM_F32: ((float *)d)[i] = v; break;
-	case NPR_ELEM_F16: ((uint16_t *)d)[i] = npr_half_from_float(v); break;
-	case NPR_ELEM_I32: ((int32_t *)d)[i] = (int32_t)v; break;
-	case NPR_ELEM_I64: ((int64_t *)d)[i] = (int64_t)v; break;
-	case NPR_ELEM_U8: ((uint8_t *)d)[i] = (uint8_t)v; break;
-	case NPR_ELEM_I8: ((int8_t *)d)[i] = (int8_t)v; break;
+	case NPR_ELEM_F32:
+		((float *)d)[i] = v;
+		break;
+	case NPR_ELEM_F16:
+		((uint16_t *)d)[i] = npr_half_from_float(v);
+		break;
+	case NPR_ELEM_BF16:
+		((uint16_t *)d)[i] = bf16_from_float(v);
+		break;
+	case NPR_ELEM_F64:
+		((double *)d)[i] = v;
+		break;
+	case NPR_ELEM_I8:
+		((int8_t *)d)[i] = (int8_t)to_int(v, INT8_MIN, INT8_MAX);
+		break;
+	case NPR_ELEM_U8:
+		((uint8_t *)d)[i] = (uint8_t)to_int(v, 0, UINT8_MAX);
+		break;
+	case NPR_ELEM_I16:
+		((int16_t *)d)[i] = (int16_t)to_int(v, INT16_MIN, INT16_MAX);
+		break;
+	case NPR_ELEM_U16:
+		((uint16_t *)d)[i] = (uint16_t)to_int(v, 0, UINT16_MAX);
+		break;
+	case NPR_ELEM_I32:
+		((int32_t *)d)[i] = (int32_t)to_int(v, INT32_MIN, INT32_MAX);
+		break;
+	case NPR_ELEM_U32:
+		((uint32_t *)d)[i] = (uint32_t)to_int(v, 0, UINT32_MAX);
+		break;
+	case NPR_ELEM_I64:
+		/* 2^63 is the first float past INT64_MAX */
+		((int64_t *)d)[i] = (int64_t)to_int(v, -0x1p63, 0x1p63 - 1024);
+		break;
+	case NPR_ELEM_U64:
+		((uint64_t *)d)[i] = (uint64_t)to_int(v, 0, 0x1p64 - 2048);
+		break;
+	case NPR_ELEM_BOOLEAN:
+		((uint8_t *)d)[i] = v != 0;
+		break;
 	}
 }
 
-static void port_query(int fd, uint32_t h, int idx, bool out, struct port *p)
+/* Raw files are little-endian whatever the host. */
+static float f32_from_le(const uint8_t *b)
 {
-	struct npr_port_info pi;
-	int err, i;
+	uint32_t x = b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24;
+	float f;
 
-	npr_prep_port_info(&pi, h, idx, out, p->name, sizeof(p->name));
-	err = npr_ioctl(fd, NPR_IOCTL_PORT_INFO, &pi);
-	if (err)
-		die("PORT_INFO", err);
-	p->type = pi.elem_type;
-	p->rank = pi.rank;
+	memcpy(&f, &x, sizeof(f));
+	return f;
+}
+
+static void f32_to_le(float f, uint8_t *b)
+{
+	uint32_t x;
+
+	memcpy(&x, &f, sizeof(x));
+	b[0] = x;
+	b[1] = x >> 8;
+	b[2] = x >> 16;
+	b[3] = x >> 24;
+}
+
+/* ---- ports ---- */
+
+static void port_set_shape(struct port *p, unsigned int rank,
+			   const __s64 *dims)
+{
+	unsigned int i;
+
+	p->rank = rank;
 	p->numel = 1;
-	for (i = 0; i < p->rank; i++) {
-		p->dims[i] = pi.dims[i];
-		p->numel *= pi.dims[i] > 0 ? pi.dims[i] : 1;
+	for (i = 0; i < rank; i++) {
+		p->dims[i] = dims[i];
+		if (dims[i] > 0)
+			p->numel *= dims[i];
 	}
 	p->bytes = p->numel * npr_elem_size(p->type);
 }
 
+static bool port_dynamic(const struct port *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->rank; i++)
+		if (p->dims[i] < 0)
+			return true;
+	return false;
+}
+
+static void port_query(int fd, uint32_t handle, int idx, bool output,
+		       struct port *p)
+{
+	struct npr_port_info pi;
+	char small[256];
+	int err;
+
+	npr_prep_port_info(&pi, handle, idx, output, small, sizeof(small));
+	err = npr_ioctl(fd, NPR_IOCTL_PORT_INFO, &pi);
+	free(p->name);
+	if (err == -EMSGSIZE) {
+		p->name = xmalloc(pi.name_len);
+		npr_prep_port_info(&pi, handle, idx, output, p->name,
+				   pi.name_len);
+		err = npr_ioctl(fd, NPR_IOCTL_PORT_INFO, &pi);
+	} else {
+		p->name = strdup(small);
+		if (!p->name)
+			fail("out of memory");
+	}
+	if (err)
+		fail_lib("PORT_INFO", err);
+	p->type = pi.elem_type;
+	port_set_shape(p, pi.rank, pi.dims);
+}
+
 static void shape_str(const struct port *p, char *buf, size_t len)
 {
-	size_t o = 0;
-	int i;
+	size_t o;
+	unsigned int i;
 
-	o += snprintf(buf + o, len - o, "[");
+	o = snprintf(buf, len, "[");
 	for (i = 0; i < p->rank && o < len; i++)
 		o += snprintf(buf + o, len - o, "%s%lld", i ? "," : "",
 			      (long long)p->dims[i]);
@@ -175,179 +448,482 @@ static void shape_str(const struct port *p, char *buf, size_t len)
 		snprintf(buf + o, len - o, "]");
 }
 
-static const char *find_arg(const char *const *list, int n, const char *name)
+/* The -i target: rank 4, N C H W with C = 1 or 3. */
+static bool image_like(const struct port *p)
 {
-	size_t len = strlen(name);
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (!strncmp(list[i], name, len) && list[i][len] == '=')
-			return list[i] + len + 1;
-	return NULL;
+	return p->rank == 4 && (p->dims[1] == 1 || p->dims[1] == 3) &&
+	       p->dims[0] >= 1 && p->dims[2] >= 1 && p->dims[3] >= 1;
 }
 
-static int image_input(const struct port *p)
+static const char *base_name(const char *path)
 {
-	return p->rank == 4 && (p->dims[1] == 3 || p->dims[1] == 1);
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
 }
+
+/* ---- filling inputs ---- */
 
 static void fill_image(struct port *p, struct npr_image *orig)
 {
-	struct npr_image img, small;
+	struct npr_image sized = { 0 };
+	struct npr_preproc pp = opt.pp;
+	size_t per_image = p->numel / p->dims[0], n, i;
+	float *f = NULL;
 	int err;
 
-	err = npr_image_load_png(opt.image, &img);
-	if (err) {
-		fprintf(stderr, "npr-run: %s: cannot read PNG: %s\n", opt.image,
-			strerror(-err));
-		exit(1);
-	}
-	err = npr_image_resize_bilinear(&img, (int)p->dims[3], (int)p->dims[2],
-					&small);
+	if (!elem_convertible(p->type))
+		fail("input %s: element type %s cannot take an image", p->name,
+		     npr_elem_name(p->type));
+	if (p->dims[2] > INT_MAX || p->dims[3] > INT_MAX)
+		fail("input %s: image size too large", p->name);
+	err = npr_image_load_png(opt.image, orig);
 	if (err)
-		die("resize", err);
-	if (p->dims[1] == 1) {
-		/* gray: average into the first channel plane */
-		size_t i, hw = (size_t)small.w * small.h;
+		fail("%s", npr_image_last_error());
+	err = npr_image_resize_bilinear(orig, (int)p->dims[3],
+					(int)p->dims[2], &sized);
+	if (err)
+		fail("%s: resize to %lldx%lld: %s", opt.image,
+		     (long long)p->dims[3], (long long)p->dims[2],
+		     npr_image_last_error());
+	pp.gray = p->dims[1] == 1;
+	if (p->type != NPR_ELEM_F32 && p->type != NPR_ELEM_F16)
+		f = xmalloc(per_image * sizeof(float));
+	for (n = 0; n < (size_t)p->dims[0]; n++) {
+		size_t at = n * per_image;
 
-		for (i = 0; i < hw; i++) {
-			float v = (small.px[i * 3] + small.px[i * 3 + 1] +
-				   small.px[i * 3 + 2]) / 3.0f;
-
-			from_f32(p->data, p->type, i,
-				 (v - opt.pp.mean[0]) / opt.pp.std[0] * opt.pp.scale);
+		if (f) {
+			err = npr_image_to_tensor(&sized, &pp, NPR_ELEM_F32, f);
+			for (i = 0; !err && i < per_image; i++)
+				elem_set(p->data, p->type, at + i, f[i]);
+		} else {
+			err = npr_image_to_tensor(&sized, &pp, p->type,
+				(char *)p->data + at * npr_elem_size(p->type));
 		}
-	} else if (p->type == NPR_ELEM_F32 || p->type == NPR_ELEM_F16) {
-		for (int b = 0; b < p->dims[0]; b++)
-			npr_image_to_tensor(&small, &opt.pp, p->type,
-					    (char *)p->data + b * (p->bytes / p->dims[0]));
-	} else {
-		fprintf(stderr, "npr-run: input %s is %s; -i needs f32 or f16\n",
-			p->name, npr_elem_name(p->type));
-		exit(1);
+		if (err)
+			fail("input %s: %s", p->name, npr_image_last_error());
 	}
-	npr_image_free(&small);
-	*orig = img;
+	free(f);
+	npr_image_free(&sized);
 }
 
-static void fill_raw(struct port *p, const char *file)
+static void fill_raw(struct port *p)
 {
-	FILE *f = fopen(file, "rb");
+	const char *file = p->file;
 	struct stat st;
-	float *buf;
+	uint8_t *buf;
 	size_t i;
+	FILE *f;
 
-	if (!f || fstat(fileno(f), &st)) {
-		fprintf(stderr, "npr-run: %s: %s\n", file, strerror(errno));
-		exit(1);
-	}
-	if ((size_t)st.st_size != p->numel * 4) {
-		fprintf(stderr,
-			"npr-run: %s: %lld bytes, input %s needs %zu f32 values (%zu bytes)\n",
-			file, (long long)st.st_size, p->name, p->numel,
-			p->numel * 4);
-		exit(1);
-	}
-	buf = malloc(p->numel * 4 + 1);
-	if (!buf || fread(buf, 4, p->numel, f) != p->numel) {
-		fprintf(stderr, "npr-run: %s: short read\n", file);
-		exit(1);
-	}
+	if (!elem_convertible(p->type))
+		fail("--input %s: element type %s is not supported", p->name,
+		     npr_elem_name(p->type));
+	f = fopen(file, "rb");
+	if (!f || fstat(fileno(f), &st))
+		fail("%s: %s", file, strerror(errno));
+	if ((uint64_t)st.st_size != p->numel * 4)
+		fail("%s: %lld bytes, but input %s needs %zu f32 values (%zu bytes)",
+		     file, (long long)st.st_size, p->name, p->numel,
+		     p->numel * 4);
+	buf = xmalloc(p->numel * 4);
+	if (fread(buf, 4, p->numel, f) != p->numel)
+		fail("%s: %s", file, ferror(f) ? strerror(errno) :
+		     "file shrank while reading");
 	for (i = 0; i < p->numel; i++)
-		from_f32(p->data, p->type, i, buf[i]);
+		elem_set(p->data, p->type, i, f32_from_le(buf + i * 4));
 	free(buf);
 	fclose(f);
 }
 
-static int cmp_desc(const void *a, const void *b, void *arg)
+/*
+ * Decide where each input's data comes from: --input by name, -i for the
+ * first image-like input not named by --input.  Report all that are left.
+ */
+static void assign_inputs(struct port *ins, int nin)
 {
-	const float *s = arg;
-	float x = s[*(const int *)a], y = s[*(const int *)b];
+	char missing[1024] = "";
+	size_t o = 0;
+	int i, image = -1;
 
-	return x < y ? 1 : x > y ? -1 : 0;
+	for (i = 0; i < nin; i++) {
+		ins[i].file = arg_for(opt.inputs, opt.ninputs, ins[i].name);
+		if (!ins[i].file && opt.image && image < 0 &&
+		    image_like(&ins[i])) {
+			ins[i].image = true;
+			image = i;
+		}
+	}
+	if (opt.image && image < 0)
+		fail("-i %s: the model has no image input left ([N,C,H,W] with C = 1 or 3)",
+		     opt.image);
+	for (i = 0; i < nin; i++)
+		if (!ins[i].file && !ins[i].image && o < sizeof(missing))
+			o += snprintf(missing + o, sizeof(missing) - o,
+				      "%s%s", o ? ", " : "", ins[i].name);
+	if (o)
+		fail("no data for input%s %s: give -i PHOTO.png or --input NAME=FILE.f32",
+		     strchr(missing, ',') ? "s" : "", missing);
 }
 
-static bool is_classifier(const struct port *p)
-{
-	int i, big = 0;
+/* ---- output interpretation ---- */
 
-	if (p->numel < 2)
-		return false;
-	for (i = 0; i < p->rank; i++)
-		if (p->dims[i] > 1)
-			big++;
-	return big == 1 && (p->rank == 2 || p->rank == 4) &&
-	       p->dims[1] == (int64_t)p->numel;
-}
-
+/* An SSD DetectionOutput: [1,1,N,7] rows of image_id, label, conf, box. */
 static bool is_detector(const struct port *p)
 {
 	return p->rank == 4 && p->dims[0] == 1 && p->dims[1] == 1 &&
-	       p->dims[3] == 7;
+	       p->dims[2] >= 1 && p->dims[3] == 7;
 }
 
-static void sanitize(char *s)
+/*
+ * A classifier: [N,C] or [N,C,1,1] holding 1000 or 1001 (ImageNet, with
+ * background) scores per image, or any C >= 2 values that form a
+ * probability distribution.  Other small vectors (landmarks, angles,
+ * sigmoid attributes) are printed as values.
+ */
+static bool is_classifier(const struct port *p)
 {
-	for (; *s; s++)
-		if (*s == '/' || *s == ' ')
-			*s = '_';
+	int64_t c = p->rank >= 2 ? p->dims[1] : 0;
+	size_t i, n;
+
+	if (!(p->rank == 2 || (p->rank == 4 && p->dims[2] == 1 &&
+			       p->dims[3] == 1)))
+		return false;
+	if (p->dims[0] < 1 || c < 2)
+		return false;
+	if (c == 1000 || c == 1001)
+		return true;
+	for (n = 0; n < (size_t)p->dims[0]; n++) {
+		const float *f = p->f + n * c;
+		double sum = 0;
+
+		for (i = 0; i < (size_t)c; i++) {
+			if (!(f[i] >= -1e-3f && f[i] <= 1.001f))
+				return false;
+			sum += f[i];
+		}
+		if (fabs(sum - 1) > 0.01)
+			return false;
+	}
+	return true;
 }
+
+static const float *scores_for_sort;
+
+/* Higher scores first, NaN last, ties by index. */
+static int cmp_score_desc(const void *a, const void *b)
+{
+	int i = *(const int *)a, j = *(const int *)b;
+	float x = scores_for_sort[i], y = scores_for_sort[j];
+
+	if (isnan(x) != isnan(y))
+		return isnan(x) ? 1 : -1;
+	if (x != y && !isnan(x))
+		return x < y ? 1 : -1;
+	return i - j;
+}
+
+/* All indices of @f, best score first. */
+static int *rank_scores(const float *f, size_t n)
+{
+	int *idx = xmalloc(sizeof(int) * n);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		idx[i] = (int)i;
+	scores_for_sort = f;
+	qsort(idx, n, sizeof(int), cmp_score_desc);
+	return idx;
+}
+
+/* ---- JSON ---- */
 
 static void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
+		unsigned char ch = *s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
 		else
-			fputc(*s, f);
+			fputc(ch, f);
 	}
 	fputc('"', f);
 }
 
-static void dump_outputs(struct port *outs, int nout)
+static void json_num(FILE *f, double v, const char *fmt)
 {
-	char path[8192];
-	FILE *j;
+	if (isfinite(v))
+		fprintf(f, fmt, v);
+	else
+		fputs("null", f);
+}
+
+static void json_shape(FILE *f, const struct port *p)
+{
+	unsigned int i;
+
+	fputc('[', f);
+	for (i = 0; i < p->rank; i++)
+		fprintf(f, "%s%lld", i ? "," : "", (long long)p->dims[i]);
+	fputc(']', f);
+}
+
+/* ---- --dump ---- */
+
+static void dump_outputs(const struct port *outs, int nout)
+{
+	char path[PATH_MAX], (*names)[256];
+	uint8_t *buf;
+	FILE *j, *f;
 	int i, k;
 
-	mkdir(opt.dump, 0755);
+	if (mkdir(opt.dump, 0777) && errno != EEXIST)
+		fail("--dump %s: %s", opt.dump, strerror(errno));
+	names = xmalloc(sizeof(*names) * nout);
+	for (i = 0; i < nout; i++) {
+		char *s;
+
+		snprintf(names[i], sizeof(names[i]), "%.200s", outs[i].name);
+		for (s = names[i]; *s; s++)
+			if (*s == '/')
+				*s = '_';
+		if (!*names[i] || !strcmp(names[i], "outputs"))
+			snprintf(names[i], sizeof(names[i]), "output%d", i);
+		for (k = 0; k < i; k++)
+			if (!strcmp(names[i], names[k]))
+				snprintf(names[i] + strlen(names[i]),
+					 sizeof(names[i]) - strlen(names[i]),
+					 ".%d", i);
+	}
+
 	snprintf(path, sizeof(path), "%s/outputs.json", opt.dump);
 	j = fopen(path, "w");
-	if (!j) {
-		fprintf(stderr, "npr-run: %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
-	fprintf(j, "[");
+	if (!j)
+		fail("%s: %s", path, strerror(errno));
+	fputs("[\n", j);
 	for (i = 0; i < nout; i++) {
-		char name[512];
-		FILE *f;
+		const struct port *p = &outs[i];
+		size_t n;
 
-		snprintf(name, sizeof(name), "%.400s", outs[i].name);
-		sanitize(name);
-		snprintf(path, sizeof(path), "%s/%s.f32", opt.dump, name);
+		snprintf(path, sizeof(path), "%s/%s.f32", opt.dump, names[i]);
+		buf = xmalloc(p->numel * 4);
+		for (n = 0; n < p->numel; n++)
+			f32_to_le(p->f[n], buf + n * 4);
 		f = fopen(path, "wb");
-		if (!f || fwrite(outs[i].f, 4, outs[i].numel, f) != outs[i].numel) {
-			fprintf(stderr, "npr-run: %s: %s\n", path, strerror(errno));
-			exit(1);
-		}
-		fclose(f);
-		fprintf(j, "%s{\"name\":", i ? "," : "");
-		json_str(j, outs[i].name);
-		fprintf(j, ",\"file\":");
-		snprintf(path, sizeof(path), "%s.f32", name);
+		if (!f || fwrite(buf, 4, p->numel, f) != p->numel ||
+		    fclose(f))
+			fail("%s: %s", path, strerror(errno));
+		free(buf);
+
+		fputs("  {\"name\": ", j);
+		json_str(j, p->name);
+		fputs(", \"file\": ", j);
+		snprintf(path, sizeof(path), "%s.f32", names[i]);
 		json_str(j, path);
-		fprintf(j, ",\"shape\":[");
-		for (k = 0; k < outs[i].rank; k++)
-			fprintf(j, "%s%lld", k ? "," : "",
-				(long long)outs[i].dims[k]);
-		fprintf(j, "],\"element_type\":\"f32\",\"source_element_type\":\"%s\"}",
-			npr_elem_name(outs[i].type));
+		fputs(", \"shape\": ", j);
+		json_shape(j, p);
+		fprintf(j, ", \"element_type\": \"f32\", \"source_element_type\": \"%s\"}%s\n",
+			npr_elem_name(p->type), i < nout - 1 ? "," : "");
 	}
-	fprintf(j, "]\n");
-	fclose(j);
+	fputs("]\n", j);
+	if (fclose(j))
+		fail("%s/outputs.json: %s", opt.dump, strerror(errno));
+	free(names);
+}
+
+/* ---- printing results ---- */
+
+struct timings {
+	double load, compile, first, first_exec;
+	double steady, steady_exec;	/* medians of runs 2..niter */
+};
+
+/* Detections at or above the threshold; the end marker rows skipped. */
+static void print_detections(const struct port *p,
+			     const struct npr_image *orig)
+{
+	/* boxes in pixels of the photo, else as the model gives them */
+	double W = orig->px ? orig->w : 1, H = orig->px ? orig->h : 1;
+	int64_t r, shown = 0;
+	int k;
+
+	if (opt.json)
+		printf(",\"kind\":\"detections\",\"detections\":[");
+	for (r = 0; r < p->dims[2]; r++) {
+		const float *d = p->f + r * 7;
+		double box[4] = { d[3] * W, d[4] * H, d[5] * W, d[6] * H };
+
+		if (d[0] < 0 || !(d[2] >= opt.threshold))
+			continue;
+		if (!opt.json) {
+			printf(orig->px ? "  label %-3d confidence %.3f  box %.0f,%.0f %.0f,%.0f px\n" :
+			       "  label %-3d confidence %.3f  box %.3f,%.3f %.3f,%.3f\n",
+			       (int)d[1], d[2], box[0], box[1], box[2],
+			       box[3]);
+			shown++;
+			continue;
+		}
+		printf("%s{\"image_id\":%d,\"label\":%d,\"confidence\":",
+		       shown++ ? "," : "", (int)d[0], (int)d[1]);
+		json_num(stdout, d[2], "%.5f");
+		printf(",\"box\":[");
+		for (k = 0; k < 4; k++) {
+			printf(k ? "," : "");
+			json_num(stdout, box[k], "%.1f");
+		}
+		printf("]}");
+	}
+	if (opt.json)
+		putchar(']');
+	else if (!shown)
+		printf("  no detection with confidence >= %g\n",
+		       opt.threshold);
+}
+
+/* The top-k classes of each image of the batch. */
+static void print_classes(const struct port *p)
+{
+	size_t c = p->dims[1], n;
+	int top = opt.top < (int)c ? opt.top : (int)c, k, shown = 0;
+
+	if (opt.json)
+		printf(",\"kind\":\"classes\",\"top\":[");
+	for (n = 0; n < (size_t)p->dims[0]; n++) {
+		const float *f = p->f + n * c;
+		int *idx = rank_scores(f, c);
+
+		if (!opt.json && p->dims[0] > 1)
+			printf("  image %zu\n", n);
+		for (k = 0; k < top; k++) {
+			if (!opt.json) {
+				printf("  class %4d  score %.5f\n", idx[k],
+				       f[idx[k]]);
+				continue;
+			}
+			printf("%s{", shown++ ? "," : "");
+			if (p->dims[0] > 1)
+				printf("\"image\":%zu,", n);
+			printf("\"class\":%d,\"score\":", idx[k]);
+			json_num(stdout, f[idx[k]], "%.6g");
+			putchar('}');
+		}
+		free(idx);
+	}
+	if (opt.json)
+		putchar(']');
+}
+
+/* The first values, or all of them when there are few. */
+static void print_values(const struct port *p)
+{
+	size_t k, show = p->numel;
+
+	if (show > 2 * NUM_VALUES)
+		show = NUM_VALUES;
+	printf(opt.json ? ",\"kind\":\"tensor\",\"values\":[" : "  values");
+	for (k = 0; k < show; k++) {
+		if (opt.json) {
+			printf(k ? "," : "");
+			json_num(stdout, p->f[k], "%.6g");
+		} else {
+			printf(" %.6g", p->f[k]);
+		}
+	}
+	if (opt.json)
+		putchar(']');
+	else
+		printf("%s\n", p->numel > show ? " ..." : "");
+}
+
+static void print_output(const struct port *p, int i,
+			 const struct npr_image *orig)
+{
+	char sh[160];
+
+	if (opt.json) {
+		printf("%s{\"name\":", i ? "," : "");
+		json_str(stdout, p->name);
+		printf(",\"shape\":");
+		json_shape(stdout, p);
+		printf(",\"element_type\":\"%s\"", npr_elem_name(p->type));
+	} else {
+		shape_str(p, sh, sizeof(sh));
+		printf("output  %s %s %s\n", p->name, npr_elem_name(p->type),
+		       sh);
+	}
+	if (is_detector(p))
+		print_detections(p, orig);
+	else if (opt.top && is_classifier(p))
+		print_classes(p);
+	else
+		print_values(p);
+	if (opt.json)
+		putchar('}');
+}
+
+static void print_report(const struct npr_model_info *mi,
+			 const struct port *ins, const struct port *outs,
+			 const struct npr_image *orig, const struct timings *t)
+{
+	int i;
+
+	if (opt.json) {
+		printf("{\"device\":");
+		json_str(stdout, opt.dev);
+		printf(",\"model\":");
+		json_str(stdout, opt.model);
+		printf(",\"timings_ms\":{\"load\":%.3f,\"compile\":%.3f,\"first_infer\":%.3f,\"first_exec\":%.3f",
+		       t->load, t->compile, t->first, t->first_exec);
+		if (opt.niter > 1)
+			printf(",\"steady_infer\":%.3f,\"steady_exec\":%.3f,\"steady_runs\":%d",
+			       t->steady, t->steady_exec, opt.niter - 1);
+		printf("},\"inputs\":[");
+		for (i = 0; i < (int)mi->num_inputs; i++) {
+			printf("%s{\"name\":", i ? "," : "");
+			json_str(stdout, ins[i].name);
+			printf(",\"shape\":");
+			json_shape(stdout, &ins[i]);
+			printf(",\"element_type\":\"%s\",\"source\":",
+			       npr_elem_name(ins[i].type));
+			json_str(stdout,
+				 ins[i].image ? opt.image : ins[i].file);
+			putchar('}');
+		}
+		printf("],\"outputs\":[");
+	} else {
+		printf("model   %s (IR v%u, %u nodes)\n", opt.model,
+		       mi->ir_version, mi->num_nodes);
+		printf("device  %s\n", opt.dev);
+		for (i = 0; i < (int)mi->num_inputs; i++) {
+			char sh[160];
+
+			shape_str(&ins[i], sh, sizeof(sh));
+			printf("input   %s %s %s <- ", ins[i].name,
+			       npr_elem_name(ins[i].type), sh);
+			if (ins[i].image)
+				printf("%s (%dx%d, %s, scale %g)\n",
+				       base_name(opt.image), orig->w, orig->h,
+				       opt.pp.rgb ? "RGB" : "BGR",
+				       opt.pp.scale);
+			else
+				printf("%s\n", base_name(ins[i].file));
+		}
+	}
+	for (i = 0; i < (int)mi->num_outputs; i++)
+		print_output(&outs[i], i, orig);
+	if (opt.json) {
+		printf("]}\n");
+		return;
+	}
+	printf("timing  load %.2f ms, compile %.2f ms\n", t->load, t->compile);
+	printf("        first inference %.2f ms (backend %.2f ms)\n", t->first,
+	       t->first_exec);
+	if (opt.niter > 1)
+		printf("        steady inference %.2f ms (backend %.2f ms), median of %d runs\n",
+		       t->steady, t->steady_exec, opt.niter - 1);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -357,322 +933,330 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int main(int argc, char **argv)
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ---- main ---- */
+
+/* Keep a NAME=VALUE argument of @opt_name for when ports are known. */
+static void add_named(const char **list, int *n, const char *opt_name,
+		      const char *value)
+{
+	if (!strchr(optarg, '=') || *optarg == '=')
+		usage_error("%s %s: expected NAME=%s", opt_name, optarg,
+			    value);
+	if (*n == MAX_ARGS)
+		usage_error("at most %d %s options", MAX_ARGS, opt_name);
+	list[(*n)++] = optarg;
+}
+
+static void parse_args(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "device", required_argument, NULL, 'd' },
-		{ "model", required_argument, NULL, 'm' },
-		{ "image", required_argument, NULL, 'i' },
-		{ "input", required_argument, NULL, 'I' },
-		{ "shape", required_argument, NULL, 'S' },
-		{ "top", required_argument, NULL, 'k' },
-		{ "threshold", required_argument, NULL, 'T' },
-		{ "niter", required_argument, NULL, 'n' },
-		{ "dump", required_argument, NULL, 'D' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "rgb", no_argument, NULL, 'r' },
-		{ "mean", required_argument, NULL, 'M' },
-		{ "std", required_argument, NULL, 's' },
-		{ "scale", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "device",	required_argument,	NULL, 'd' },
+		{ "model",	required_argument,	NULL, 'm' },
+		{ "image",	required_argument,	NULL, 'i' },
+		{ "input",	required_argument,	NULL, 'I' },
+		{ "shape",	required_argument,	NULL, 'S' },
+		{ "top",	required_argument,	NULL, 'k' },
+		{ "threshold",	required_argument,	NULL, 'T' },
+		{ "niter",	required_argument,	NULL, 'n' },
+		{ "dump",	required_argument,	NULL, 'D' },
+		{ "json",	no_argument,		NULL, 'j' },
+		{ "rgb",	no_argument,		NULL, 'r' },
+		{ "scale",	required_argument,	NULL, 'c' },
+		{ "mean",	required_argument,	NULL, 'M' },
+		{ "std",	required_argument,	NULL, 's' },
+		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct port ins[MAX_PORTS], outs[MAX_PORTS];
-	struct npr_shape_arg shapes[MAX_PORTS];
-	struct npr_model_info mi;
-	struct npr_model_load ml;
-	struct npr_compile co;
-	struct npr_req_create rc;
-	struct npr_image orig = { 0 };
-	double t0, t_load, t_compile, t_first, *steady;
-	int fd, err, c, i, k, nshapes = 0, image_used = 0;
+	int c, i;
 
 	npr_preproc_default(&opt.pp);
 	while ((c = getopt_long(argc, argv, "d:m:i:h", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'd': opt.dev = optarg; break;
-		case 'm': opt.model = optarg; break;
-		case 'i': opt.image = optarg; break;
+		case 'd':
+			opt.dev = optarg;
+			break;
+		case 'm':
+			opt.model = optarg;
+			break;
+		case 'i':
+			opt.image = optarg;
+			break;
 		case 'I':
-			if (opt.ninputs == MAX_PORTS)
-				goto bad;
-			opt.inputs[opt.ninputs++] = optarg;
+			add_named(opt.inputs, &opt.ninputs, "--input", "FILE");
 			break;
 		case 'S':
-			if (opt.nshapes == MAX_PORTS)
-				goto bad;
-			opt.shapes[opt.nshapes++] = optarg;
+			add_named(opt.shapes, &opt.nshapes, "--shape",
+				  "D0,D1,...");
 			break;
-		case 'k': opt.top = atoi(optarg); break;
-		case 'T': opt.threshold = strtof(optarg, NULL); break;
-		case 'n': opt.niter = atoi(optarg); break;
-		case 'D': opt.dump = optarg; break;
-		case 'j': opt.json = true; break;
-		case 'r': opt.pp.rgb = true; break;
+		case 'k':
+			opt.top = parse_int("--top", optarg, 0, MAX_TOP);
+			break;
+		case 'T':
+			opt.threshold = parse_float("--threshold", optarg);
+			break;
+		case 'n':
+			opt.niter = parse_int("--niter", optarg, 1, 1000000);
+			break;
+		case 'D':
+			opt.dump = optarg;
+			break;
+		case 'j':
+			opt.json = true;
+			break;
+		case 'r':
+			opt.pp.rgb = true;
+			break;
+		case 'c':
+			opt.pp.scale = parse_float("--scale", optarg);
+			break;
 		case 'M':
-			if (parse_floats(optarg, opt.pp.mean, 3))
-				goto bad;
+			parse_floats3("--mean", optarg, opt.pp.mean);
 			break;
 		case 's':
-			if (parse_floats(optarg, opt.pp.std, 3))
-				goto bad;
+			parse_floats3("--std", optarg, opt.pp.std);
+			for (i = 0; i < 3; i++)
+				if (opt.pp.std[i] == 0)
+					usage_error("--std: a divisor is zero");
 			break;
-		case 'c': opt.pp.scale = strtof(optarg, NULL); break;
-		case 'h': usage(stdout); return 0;
-		default: goto bad;
+		case 'h':
+			fputs(help, stdout);
+			exit(0);
+		default:
+			usage_error(NULL);
 		}
 	}
-	if (!opt.model || optind != argc || opt.niter < 1 || opt.top < 0)
-		goto bad;
+	if (optind != argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (!opt.model)
+		usage_error("no model: give -m MODEL.xml");
+	if (!opt.image && !opt.ninputs)
+		usage_error("no input data: give -i PHOTO.png or --input NAME=FILE");
+}
 
-	fd = npr_open(opt.dev, 0);
-	if (fd < 0)
-		die(opt.dev, fd);
+/* One run of the model: the device, its objects, ports and results. */
+struct run {
+	int fd;
+	__u32 model, exec, req;
+	struct npr_model_info mi;
+	struct port *ins, *outs;
+	int nin, nout;
+	struct npr_image orig;	/* the -i photo as read */
+	struct timings t;
+};
+
+static void run_load(struct run *r)
+{
+	struct npr_model_load ml;
+	double t0;
+	int err, i;
+
 	t0 = now_ms();
 	npr_prep_model_load(&ml, opt.model, NULL);
-	err = npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	err = npr_ioctl(r->fd, NPR_IOCTL_MODEL_LOAD, &ml);
 	if (err)
-		die(opt.model, err);
-	t_load = now_ms() - t0;
-	memset(&mi, 0, sizeof(mi));
-	mi.size = sizeof(mi);
-	mi.handle = ml.handle;
-	err = npr_ioctl(fd, NPR_IOCTL_MODEL_INFO, &mi);
+		fail_lib(opt.model, err);
+	r->t.load = now_ms() - t0;
+	r->model = ml.handle;
+
+	memset(&r->mi, 0, sizeof(r->mi));
+	r->mi.size = sizeof(r->mi);
+	r->mi.handle = r->model;
+	err = npr_ioctl(r->fd, NPR_IOCTL_MODEL_INFO, &r->mi);
 	if (err)
-		die("MODEL_INFO", err);
-	if (mi.num_inputs > MAX_PORTS || mi.num_outputs > MAX_PORTS) {
-		fprintf(stderr, "npr-run: too many ports\n");
-		return 1;
-	}
-	for (i = 0; i < (int)mi.num_inputs; i++) {
-		const char *s;
+		fail_lib("MODEL_INFO", err);
+	r->nin = r->mi.num_inputs;
+	r->nout = r->mi.num_outputs;
+	r->ins = calloc(r->nin + 1, sizeof(*r->ins));
+	r->outs = calloc(r->nout + 1, sizeof(*r->outs));
+	if (!r->ins || !r->outs)
+		fail("out of memory");
+	for (i = 0; i < r->nin; i++)
+		port_query(r->fd, r->model, i, false, &r->ins[i]);
+	check_arg_names("--shape", opt.shapes, opt.nshapes, r->ins, r->nin);
+	check_arg_names("--input", opt.inputs, opt.ninputs, r->ins, r->nin);
+}
 
-		port_query(fd, ml.handle, i, false, &ins[i]);
-		s = find_arg(opt.shapes, opt.nshapes, ins[i].name);
-		if (s) {
-			struct npr_shape_arg *sa = &shapes[nshapes++];
-			char *end;
+/* Compile with the --shape overrides and create the request. */
+static void run_compile(struct run *r)
+{
+	struct npr_shape_arg *shapes;
+	struct npr_req_create rc;
+	struct npr_compile co;
+	int err, i, n = 0;
+	double t0;
 
-			memset(sa, 0, sizeof(*sa));
-			sa->index = i;
-			while (*s && sa->rank < NPR_MAX_RANK) {
-				sa->dims[sa->rank++] = strtoll(s, &end, 10);
-				if (end == s)
-					goto bad;
-				s = *end == ',' ? end + 1 : end;
-			}
-		}
+	shapes = calloc(r->nin + 1, sizeof(*shapes));
+	if (!shapes)
+		fail("out of memory");
+	for (i = 0; i < r->nin; i++) {
+		const char *s = arg_for(opt.shapes, opt.nshapes,
+					r->ins[i].name);
+
+		if (!s)
+			continue;
+		shapes[n].index = i;
+		parse_shape(r->ins[i].name, s, &shapes[n]);
+		n++;
 	}
-	for (i = 0; i < opt.nshapes; i++) {
-		for (k = 0; k < (int)mi.num_inputs; k++)
-			if (find_arg(&opt.shapes[i], 1, ins[k].name))
-				break;
-		if (k == (int)mi.num_inputs) {
-			fprintf(stderr, "npr-run: --shape %s: no such input\n",
-				opt.shapes[i]);
-			return 1;
-		}
-	}
+
 	t0 = now_ms();
-	npr_prep_compile(&co, ml.handle);
+	npr_prep_compile(&co, r->model);
 	co.shapes = (uintptr_t)shapes;
-	co.num_shapes = nshapes;
-	err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
+	co.num_shapes = n;
+	err = npr_ioctl(r->fd, NPR_IOCTL_COMPILE, &co);
 	if (err)
-		die("compile", err);
-	t_compile = now_ms() - t0;
-	npr_prep_req_create(&rc, co.exec);
-	err = npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc);
+		fail_lib("COMPILE", err);
+	r->t.compile = now_ms() - t0;
+	r->exec = co.exec;
+	free(shapes);
+
+	npr_prep_req_create(&rc, r->exec);
+	err = npr_ioctl(r->fd, NPR_IOCTL_REQ_CREATE, &rc);
 	if (err)
-		die("REQ_CREATE", err);
+		fail_lib("REQ_CREATE", err);
+	r->req = rc.req;
+}
 
-	for (i = 0; i < (int)mi.num_inputs; i++) {
-		struct port *p = &ins[i];
-		struct npr_tensor_arg ta;
-		const char *file;
+/* The compiled input shapes, then each input's data, set once. */
+static void run_set_inputs(struct run *r)
+{
+	char sh[160];
+	int err, i;
 
-		port_query(fd, co.exec, i, false, p);
-		p->data = calloc(1, p->bytes ? p->bytes : 1);
-		if (!p->data)
-			die("malloc", -ENOMEM);
-		file = find_arg(opt.inputs, opt.ninputs, p->name);
-		if (file) {
-			fill_raw(p, file);
-		} else if (opt.image && !image_used && image_input(p)) {
-			fill_image(p, &orig);
-			image_used = 1;
-		} else {
-			fprintf(stderr, "npr-run: no data for input %s (give -i PHOTO or --input %s=FILE)\n",
-				p->name, p->name);
-			return 1;
+	for (i = 0; i < r->nin; i++) {
+		port_query(r->fd, r->exec, i, false, &r->ins[i]);
+		if (port_dynamic(&r->ins[i])) {
+			shape_str(&r->ins[i], sh, sizeof(sh));
+			fail("input %s has a dynamic shape %s: give --shape %s=D0,D1,...",
+			     r->ins[i].name, sh, r->ins[i].name);
 		}
-		npr_prep_tensor(&ta, rc.req, i, 0, p->data, p->bytes);
+	}
+	assign_inputs(r->ins, r->nin);
+	for (i = 0; i < r->nin; i++) {
+		struct port *p = &r->ins[i];
+		struct npr_tensor_arg ta;
+
+		p->data = xmalloc(p->bytes);
+		if (p->image)
+			fill_image(p, &r->orig);
+		else
+			fill_raw(p);
+		npr_prep_tensor(&ta, r->req, i, 0, p->data, p->bytes);
 		ta.elem_type = p->type;
 		ta.rank = p->rank;
-		memcpy(ta.dims, p->dims, sizeof(p->dims));
-		err = npr_ioctl(fd, NPR_IOCTL_SET_TENSOR, &ta);
+		memcpy(ta.dims, p->dims, sizeof(ta.dims));
+		err = npr_ioctl(r->fd, NPR_IOCTL_SET_TENSOR, &ta);
 		if (err)
-			die("SET_TENSOR", err);
+			fail_lib("SET_TENSOR", err);
 	}
-	for (i = 0; i < opt.ninputs; i++) {
-		for (k = 0; k < (int)mi.num_inputs; k++)
-			if (find_arg(&opt.inputs[i], 1, ins[k].name))
-				break;
-		if (k == (int)mi.num_inputs) {
-			fprintf(stderr, "npr-run: --input %s: no such input\n",
-				opt.inputs[i]);
-			return 1;
-		}
-	}
+}
 
-	steady = calloc(opt.niter, sizeof(double));
-	if (!steady)
-		die("malloc", -ENOMEM);
+/* INFER --niter times; the first run alone, the median of the rest. */
+static void run_infer(struct run *r)
+{
+	double *wall = xmalloc(sizeof(double) * opt.niter);
+	double *exec = xmalloc(sizeof(double) * opt.niter);
+	double t0;
+	int err, i;
+
 	for (i = 0; i < opt.niter; i++) {
 		struct npr_infer inf;
 
-		npr_prep_infer(&inf, rc.req);
+		npr_prep_infer(&inf, r->req);
 		t0 = now_ms();
-		err = npr_ioctl(fd, NPR_IOCTL_INFER, &inf);
+		err = npr_ioctl(r->fd, NPR_IOCTL_INFER, &inf);
 		if (err)
-			die("INFER", err);
-		steady[i] = now_ms() - t0;
+			fail_lib("INFER", err);
+		wall[i] = now_ms() - t0;
+		exec[i] = (inf.finished_ns - inf.started_ns) / 1e6;
 	}
-	t_first = steady[0];
-	if (opt.niter > 1)
-		qsort(steady + 1, opt.niter - 1, sizeof(double), cmp_double);
+	r->t.first = wall[0];
+	r->t.first_exec = exec[0];
+	if (opt.niter > 1) {
+		r->t.steady = median(wall + 1, opt.niter - 1);
+		r->t.steady_exec = median(exec + 1, opt.niter - 1);
+	}
+	free(wall);
+	free(exec);
+}
 
-	for (i = 0; i < (int)mi.num_outputs; i++) {
-		struct port *p = &outs[i];
+/* Every output, in its own type and as f32. */
+static void run_get_outputs(struct run *r)
+{
+	int err, i;
+
+	for (i = 0; i < r->nout; i++) {
+		struct port *p = &r->outs[i];
 		struct npr_tensor_arg ta;
-		size_t j;
+		size_t n;
 
-		port_query(fd, co.exec, i, true, p);
-		p->data = malloc(p->bytes ? p->bytes : 1);
-		p->f = malloc(sizeof(float) * (p->numel ? p->numel : 1));
-		if (!p->data || !p->f)
-			die("malloc", -ENOMEM);
-		npr_prep_tensor(&ta, rc.req, i, 1, p->data, p->bytes);
-		err = npr_ioctl(fd, NPR_IOCTL_GET_TENSOR, &ta);
+		port_query(r->fd, r->exec, i, true, p);
+		if (!elem_convertible(p->type))
+			fail("output %s: element type %s is not supported",
+			     p->name, npr_elem_name(p->type));
+		p->data = xmalloc(p->bytes);
+		npr_prep_tensor(&ta, r->req, i, 1, p->data, p->bytes);
+		err = npr_ioctl(r->fd, NPR_IOCTL_GET_TENSOR, &ta);
+		if (err == -EMSGSIZE) {
+			/* a shape known only after inference */
+			free(p->data);
+			p->data = xmalloc(ta.bytes);
+			npr_prep_tensor(&ta, r->req, i, 1, p->data, ta.bytes);
+			err = npr_ioctl(r->fd, NPR_IOCTL_GET_TENSOR, &ta);
+		}
 		if (err)
-			die("GET_TENSOR", err);
-		for (j = 0; j < p->numel; j++)
-			p->f[j] = to_f32(p->data, p->type, j);
+			fail_lib("GET_TENSOR", err);
+		port_set_shape(p, ta.rank, ta.dims);
+		p->f = xmalloc(sizeof(float) * p->numel);
+		for (n = 0; n < p->numel; n++)
+			p->f[n] = elem_get(p->data, p->type, n);
 	}
+}
+
+static void ports_free(struct port *ports, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		free(ports[i].name);
+		free(ports[i].data);
+		free(ports[i].f);
+	}
+	free(ports);
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = { 0 };
+	int err;
+
+	parse_args(argc, argv);
+
+	r.fd = npr_open(opt.dev, 0);
+	if (r.fd < 0)
+		fail_lib(opt.dev, r.fd);
+	run_load(&r);
+	run_compile(&r);
+	run_set_inputs(&r);
+	run_infer(&r);
+	run_get_outputs(&r);
+
 	if (opt.dump)
-		dump_outputs(outs, mi.num_outputs);
+		dump_outputs(r.outs, r.nout);
+	print_report(&r.mi, r.ins, r.outs, &r.orig, &r.t);
 
-	if (opt.json) {
-		printf("{\"device\":");
-		json_str(stdout, opt.dev);
-		printf(",\"model\":");
-		json_str(stdout, opt.model);
-		printf(",\"load_ms\":%.3f,\"compile_ms\":%.3f,\"first_infer_ms\":%.3f",
-		       t_load, t_compile, t_first);
-		if (opt.niter > 1)
-			printf(",\"steady_infer_ms\":%.3f",
-			       steady[1 + (opt.niter - 1) / 2]);
-		printf(",\"outputs\":[");
-	} else {
-		printf("model    %s (IR v%u, %u nodes)\n", opt.model,
-		       mi.ir_version, mi.num_nodes);
-		printf("device   %s\n", opt.dev);
-	}
-	for (i = 0; i < (int)mi.num_outputs; i++) {
-		struct port *p = &outs[i];
-		char sh[128];
-
-		shape_str(p, sh, sizeof(sh));
-		if (opt.json) {
-			printf("%s{\"name\":", i ? "," : "");
-			json_str(stdout, p->name);
-			printf(",\"shape\":\"%s\"", sh);
-		} else {
-			printf("output   %s %s %s\n", p->name,
-			       npr_elem_name(p->type), sh);
-		}
-		if (is_detector(p)) {
-			int64_t rows = p->dims[2], r, shown = 0;
-			int W = orig.w ? orig.w : 1, H = orig.h ? orig.h : 1;
-
-			if (opt.json)
-				printf(",\"detections\":[");
-			for (r = 0; r < rows; r++) {
-				const float *d = p->f + r * 7;
-
-				if (d[0] < 0)
-					break;
-				if (d[2] < opt.threshold)
-					continue;
-				if (opt.json)
-					printf("%s{\"label\":%d,\"confidence\":%.5f,\"box\":[%.1f,%.1f,%.1f,%.1f]}",
-					       shown ? "," : "", (int)d[1], d[2],
-					       d[3] * W, d[4] * H, d[5] * W,
-					       d[6] * H);
-				else
-					printf("  detection label %d confidence %.3f box %.0f,%.0f,%.0f,%.0f px\n",
-					       (int)d[1], d[2], d[3] * W, d[4] * H,
-					       d[5] * W, d[6] * H);
-				shown++;
-			}
-			if (opt.json)
-				printf("]");
-			else if (!shown)
-				printf("  no detection above %.2f\n",
-				       opt.threshold);
-		} else if (is_classifier(p) && opt.top) {
-			int *idx = malloc(sizeof(int) * p->numel);
-			int top = opt.top < (int)p->numel ? opt.top : (int)p->numel;
-
-			if (!idx)
-				die("malloc", -ENOMEM);
-			for (k = 0; k < (int)p->numel; k++)
-				idx[k] = k;
-			qsort_r(idx, p->numel, sizeof(int), cmp_desc, p->f);
-			if (opt.json)
-				printf(",\"top\":[");
-			for (k = 0; k < top; k++) {
-				if (opt.json)
-					printf("%s{\"class\":%d,\"score\":%.6f}",
-					       k ? "," : "", idx[k], p->f[idx[k]]);
-				else
-					printf("  class %4d  score %.5f\n", idx[k],
-					       p->f[idx[k]]);
-			}
-			if (opt.json)
-				printf("]");
-			free(idx);
-		} else {
-			size_t j, show = p->numel < 8 ? p->numel : 8;
-
-			if (opt.json)
-				printf(",\"values\":[");
-			else
-				printf("  values");
-			for (j = 0; j < show; j++)
-				printf(opt.json ? "%s%g" : "%s %g",
-				       opt.json && j ? "," : "", p->f[j]);
-			if (opt.json)
-				printf("]");
-			else
-				printf("%s\n", p->numel > show ? " ..." : "");
-		}
-		if (opt.json)
-			printf("}");
-	}
-	if (opt.json) {
-		printf("]}\n");
-	} else {
-		printf("timing   load %.2f ms, compile %.2f ms, first inference %.2f ms",
-		       t_load, t_compile, t_first);
-		if (opt.niter > 1)
-			printf(", steady %.2f ms (median of %d)",
-			       steady[1 + (opt.niter - 1) / 2], opt.niter - 1);
-		printf("\n");
-	}
-	npr_image_free(&orig);
-	return npr_close(fd) ? 1 : 0;
-bad:
-	usage(stderr);
-	return 2;
+	ports_free(r.ins, r.nin);
+	ports_free(r.outs, r.nout);
+	npr_image_free(&r.orig);
+	/* closing destroys the request, the exec and the model */
+	err = npr_close(r.fd);
+	if (err)
+		fail_lib("close", err);
+	return fflush(stdout) ? 1 : 0;
 }

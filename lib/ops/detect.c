@@ -2,231 +2,573 @@
 /*
  * SSD detection ops: attributes and shape inference.  Kernels:
  * ref/detect.c.
+ *
+ * PriorBox and PriorBoxClustered need their two inputs (feature map size
+ * and image size) at compile time; in real models those are ShapeOf
+ * results the compile driver has already folded, and the ops themselves
+ * then fold into constants.  DetectionOutput runs at inference time.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ops/detect.h"
 
-static int variance_parse(struct npr_node *n, struct npr_prior_params *p)
+/* Sizes beyond these are certainly not a real detector. */
+#define MAX_MAP_DIM	(1 << 20)
+#define MAX_PRIOR_VALUES	((int64_t)1 << 30)
+#define MAX_DENSITY	64
+#define MAX_OUT_ROWS	((int64_t)1 << 26)
+
+static bool has(const struct npr_node *n, const char *key)
 {
+	return npr_attr(n, key) != NULL;
+}
+
+static int need(const struct npr_node *n, const char *key)
+{
+	if (!has(n, key))
+		return npr_node_err(n, -EINVAL, "attribute %s is missing", key);
+	return 0;
+}
+
+/* One finite number >= @min. */
+static int get_float(const struct npr_node *n, const char *key, double def,
+		     double min, float *out)
+{
+	double v;
 	int err;
 
-	err = npr_attr_floats(n, "variance", p->variance, 4, &p->nvar, true);
+	err = npr_attr_float(n, key, def, &v);
 	if (err)
 		return err;
-	if (p->nvar != 0 && p->nvar != 1 && p->nvar != 4)
-		return npr_node_err(n, -EINVAL, "variance needs 1 or 4 values, has %d",
-				    p->nvar);
-	if (!p->nvar) {
-		p->variance[0] = 0.1f;
-		p->nvar = 1;
+	if (!isfinite(v) || v < min)
+		return npr_node_err(n, -EINVAL,
+				    "attribute %s=\"%s\" must be a number >= %g",
+				    key, npr_attr(n, key), min);
+	*out = (float)v;
+	return 0;
+}
+
+/* An optional list of finite numbers, each > 0. */
+static int get_positive_list(const struct npr_node *n, const char *key,
+			     float *out, int *count)
+{
+	int i, err;
+
+	err = npr_attr_floats(n, key, out, NPR_PRIOR_MAX, count, true);
+	if (err)
+		return err;
+	for (i = 0; i < *count; i++)
+		if (!isfinite(out[i]) || out[i] <= 0)
+			return npr_node_err(n, -EINVAL,
+					    "attribute %s: value %d (%g) must be > 0",
+					    key, i, out[i]);
+	return 0;
+}
+
+/* variance: 0 values (0.1 for all), 1 value, or 4 values. */
+static int get_variance(const struct npr_node *n, float *var, int *nvar)
+{
+	int i, err;
+
+	err = npr_attr_floats(n, "variance", var, 4, nvar, true);
+	if (err)
+		return err;
+	if (*nvar != 0 && *nvar != 1 && *nvar != 4)
+		return npr_node_err(n, -EINVAL,
+				    "variance needs 0, 1 or 4 values, has %d",
+				    *nvar);
+	for (i = 0; i < *nvar; i++)
+		if (!isfinite(var[i]))
+			return npr_node_err(n, -EINVAL,
+					    "variance value %d is not finite", i);
+	if (!*nvar) {
+		var[0] = 0.1f;
+		*nvar = 1;
 	}
 	return 0;
 }
 
+/*
+ * Read [height, width] from a constant input into @hw; each must be >= 1
+ * and at most MAX_MAP_DIM.
+ */
+static int get_hw(struct npr_graph *g, const struct npr_node *n, int input,
+		  const char *what, int64_t *hw)
+{
+	int cnt;
+
+	cnt = npr_const_ints(g, n, input, hw, 2);
+	if (cnt < 0)
+		return cnt;
+	if (cnt != 2)
+		return npr_node_err(n, -EINVAL,
+				    "input %d (%s) must hold 2 values [height, width], has %d",
+				    input, what, cnt);
+	if (hw[0] < 1 || hw[1] < 1 || hw[0] > MAX_MAP_DIM ||
+	    hw[1] > MAX_MAP_DIM)
+		return npr_node_err(n, -EINVAL,
+				    "input %d (%s) = [%lld, %lld] is out of range",
+				    input, what, (long long)hw[0],
+				    (long long)hw[1]);
+	return 0;
+}
+
+/* Output of both prior ops: [2, 4 * H * W * priors], f32. */
+static int set_prior_output(struct npr_graph *g, struct npr_node *n,
+			    const int64_t *fm, int64_t priors)
+{
+	struct npr_value *o = npr_out(g, n, 0);
+	int64_t cells = fm[0] * fm[1];
+
+	if (priors < 1 || cells > MAX_PRIOR_VALUES / 4 / priors)
+		return npr_node_err(n, -EINVAL,
+				    "%lld x %lld cells x %lld priors is too many",
+				    (long long)fm[0], (long long)fm[1],
+				    (long long)priors);
+	o->type = NPR_ELEM_F32;
+	o->shape.rank = 2;
+	o->shape.d[0] = 2;
+	o->shape.d[1] = 4 * cells * priors;
+	return 0;
+}
+
+/* ---- PriorBoxClustered ------------------------------------------------ */
+
 static int pbc_parse(struct npr_graph *g, struct npr_node *n)
 {
-	struct npr_prior_params *p;
-	double v;
+	struct npr_prior_clustered_params *p;
 	int nh, err;
 
+	(void)g;
 	free(n->params);
 	n->params = p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	err = npr_attr_floats(n, "width", p->widths, NPR_MAX_PRIORS,
-			      &p->nsizes, false);
+	err = get_positive_list(n, "width", p->width, &p->nsizes);
 	if (!err)
-		err = npr_attr_floats(n, "height", p->heights, NPR_MAX_PRIORS,
-				      &nh, false);
+		err = get_positive_list(n, "height", p->height, &nh);
 	if (err)
 		return err;
-	if (nh != p->nsizes || !nh)
-		return npr_node_err(n, -EINVAL, "width has %d values, height %d",
+	if (!p->nsizes && !nh) {
+		/* both absent: the default is one 1 x 1 box */
+		p->width[0] = 1;
+		p->height[0] = 1;
+		p->nsizes = nh = 1;
+	}
+	if (nh != p->nsizes)
+		return npr_node_err(n, -EINVAL,
+				    "width has %d values but height has %d",
 				    p->nsizes, nh);
 	err = npr_attr_bool(n, "clip", true, &p->clip);
 	if (!err)
-		err = npr_attr_float(n, "step", 0, &v);
-	p->step = (float)v;
+		err = get_float(n, "step", 0, 0, &p->step);
 	if (!err)
-		err = npr_attr_float(n, "step_w", 0, &v);
-	p->step_w = (float)v;
+		err = get_float(n, "step_w", 0, 0, &p->step_w);
 	if (!err)
-		err = npr_attr_float(n, "step_h", 0, &v);
-	p->step_h = (float)v;
+		err = get_float(n, "step_h", 0, 0, &p->step_h);
 	if (!err)
-		err = npr_attr_float(n, "offset", 0.5, &v);
-	p->offset = (float)v;
-	if (err)
-		return err;
-	p->num_priors = p->nsizes;
-	return variance_parse(n, p);
+		err = need(n, "offset");
+	if (!err)
+		err = get_float(n, "offset", 0.5, 0, &p->offset);
+	if (!err)
+		err = get_float(n, "img_w", 0, 0, &p->img_w);
+	if (!err)
+		err = get_float(n, "img_h", 0, 0, &p->img_h);
+	if (!err)
+		err = get_variance(n, p->variance, &p->nvariance);
+	return err;
 }
 
 static int pbc_infer(struct npr_graph *g, struct npr_node *n)
 {
-	const struct npr_prior_params *p = n->params;
-	struct npr_value *o = npr_out(g, n, 0);
+	const struct npr_prior_clustered_params *p = n->params;
 	int64_t fm[2], img[2];
-	int cnt;
+	int err;
 
-	cnt = npr_const_ints(g, n, 0, fm, 2);
-	if (cnt < 0)
-		return cnt;
-	if (cnt != 2 || fm[0] < 1 || fm[1] < 1)
-		return npr_node_err(n, -EINVAL, "output_size must hold [H, W] >= 1");
-	cnt = npr_const_ints(g, n, 1, img, 2);
-	if (cnt < 0)
-		return cnt;
-	if (cnt != 2 || img[0] < 1 || img[1] < 1)
-		return npr_node_err(n, -EINVAL, "image_size must hold [H, W] >= 1");
-	o->type = NPR_ELEM_F32;
-	o->shape.rank = 2;
-	o->shape.d[0] = 2;
-	o->shape.d[1] = 4 * fm[0] * fm[1] * p->num_priors;
-	return 0;
+	err = get_hw(g, n, 0, "output_size", fm);
+	if (err)
+		return err;
+	if (n->nin > 1) {
+		err = get_hw(g, n, 1, "image_size", img);
+		if (err)
+			return err;
+	} else if (p->img_w <= 0 || p->img_h <= 0) {
+		return npr_node_err(n, -EINVAL,
+				    "without an image_size input, img_w and img_h must be given");
+	}
+	return set_prior_output(g, n, fm, p->nsizes);
 }
 
-static const char *const code_names[] = {
-	"caffe.PriorBoxParameter.CORNER", "caffe.PriorBoxParameter.CENTER_SIZE",
-	"caffe.PriorBoxParameter.CORNER_SIZE", NULL,
-};
+/* ---- PriorBox --------------------------------------------------------- */
 
-static int detout_parse(struct npr_graph *g, struct npr_node *n)
+/*
+ * Aspect ratios in output order: 1, then every attribute value not seen
+ * yet (within 1e-6), each followed by its inverse when flipping.
+ */
+static void expand_ratios(struct npr_prior_box_params *p, const float *ar,
+			  int nar)
 {
-	struct npr_detout_params *p;
-	double v;
-	int err;
+	int i, j;
+
+	p->ratio[0] = 1;
+	p->nratio = 1;
+	for (i = 0; i < nar; i++) {
+		bool seen = false;
+
+		for (j = 0; j < p->nratio; j++)
+			if (fabsf(ar[i] - p->ratio[j]) < 1e-6f)
+				seen = true;
+		if (seen)
+			continue;
+		p->ratio[p->nratio++] = ar[i];
+		if (p->flip)
+			p->ratio[p->nratio++] = 1 / ar[i];
+	}
+}
+
+static int prior_box_parse_common(struct npr_node *n, bool v8)
+{
+	struct npr_prior_box_params *p;
+	float ar[NPR_PRIOR_MAX];
+	int nar, i, err;
 
 	free(n->params);
 	n->params = p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	if (n->version < 8) {
-		if (!npr_attr(n, "num_classes"))
-			return npr_node_err(n, -EINVAL, "num_classes is missing");
-		err = npr_attr_int(n, "num_classes", 0, &p->num_classes);
+	err = get_positive_list(n, "min_size", p->min_size, &p->nmin);
+	if (!err)
+		err = get_positive_list(n, "max_size", p->max_size, &p->nmax);
+	if (!err)
+		err = get_positive_list(n, "aspect_ratio", ar, &nar);
+	if (!err)
+		err = get_positive_list(n, "fixed_size", p->fixed_size,
+					&p->nfixed_size);
+	if (!err)
+		err = get_positive_list(n, "fixed_ratio", p->fixed_ratio,
+					&p->nfixed_ratio);
+	if (!err)
+		err = get_positive_list(n, "density", p->density,
+					&p->ndensity);
+	if (!err)
+		err = npr_attr_bool(n, "flip", false, &p->flip);
+	if (!err)
+		err = npr_attr_bool(n, "clip", false, &p->clip);
+	if (!err)
+		err = npr_attr_bool(n, "scale_all_sizes", true,
+				    &p->scale_all_sizes);
+	p->min_max_order = true;
+	if (!err && v8)
+		err = npr_attr_bool(n, "min_max_aspect_ratios_order", true,
+				    &p->min_max_order);
+	if (!err)
+		err = get_float(n, "step", 0, 0, &p->step);
+	if (!err)
+		err = need(n, "offset");
+	if (!err)
+		err = get_float(n, "offset", 0.5, 0, &p->offset);
+	if (!err)
+		err = get_variance(n, p->variance, &p->nvariance);
+	if (err)
+		return err;
+
+	if (!p->scale_all_sizes)
+		p->nmax = 0;		/* the spec: max_size is ignored */
+	if (p->nmax > p->nmin)
+		return npr_node_err(n, -EINVAL,
+				    "max_size has %d values, more than min_size (%d)",
+				    p->nmax, p->nmin);
+	if (p->nfixed_ratio && !p->nfixed_size)
+		return npr_node_err(n, -EINVAL, "fixed_ratio needs fixed_size");
+	if (p->ndensity != p->nfixed_size)
+		return npr_node_err(n, -EINVAL,
+				    "density has %d values, fixed_size %d: they must match",
+				    p->ndensity, p->nfixed_size);
+	for (i = 0; i < p->ndensity; i++)
+		if (p->density[i] < 1 || p->density[i] > MAX_DENSITY)
+			return npr_node_err(n, -EINVAL,
+					    "density value %d (%g) must be in [1, %d]",
+					    i, p->density[i], MAX_DENSITY);
+	expand_ratios(p, ar, nar);
+	p->num_priors = npr_prior_box_count(p);
+	if (p->num_priors < 1)
+		return npr_node_err(n, -EINVAL,
+				    "no boxes per cell: give min_size or fixed_size");
+	return 0;
+}
+
+static int prior_box1_parse(struct npr_graph *g, struct npr_node *n)
+{
+	(void)g;
+	return prior_box_parse_common(n, false);
+}
+
+static int prior_box8_parse(struct npr_graph *g, struct npr_node *n)
+{
+	(void)g;
+	return prior_box_parse_common(n, true);
+}
+
+static int prior_box_infer(struct npr_graph *g, struct npr_node *n)
+{
+	const struct npr_prior_box_params *p = n->params;
+	int64_t fm[2], img[2];
+	int err;
+
+	err = get_hw(g, n, 0, "output_size", fm);
+	if (!err)
+		err = get_hw(g, n, 1, "image_size", img);
+	if (err)
+		return err;
+	return set_prior_output(g, n, fm, p->num_priors);
+}
+
+/* ---- DetectionOutput -------------------------------------------------- */
+
+static const char *const code_names[] = {
+	"caffe.PriorBoxParameter.CORNER",
+	"caffe.PriorBoxParameter.CENTER_SIZE",
+	"caffe.PriorBoxParameter.CORNER_SIZE",
+	"CORNER", "CENTER_SIZE", "CORNER_SIZE", NULL,
+};
+
+static int detout_parse_common(struct npr_node *n, bool v8)
+{
+	struct npr_detection_output_params *p;
+	int64_t keep[NPR_PRIOR_MAX];
+	int64_t ih, iw;
+	int nkeep, code, err;
+
+	free(n->params);
+	n->params = p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->derive_classes = v8;
+	if (!v8) {
+		err = need(n, "num_classes");
+		if (!err)
+			err = npr_attr_int(n, "num_classes", 0,
+					   &p->num_classes);
 		if (err)
 			return err;
-		if (p->num_classes < 1)
-			return npr_node_err(n, -EINVAL, "num_classes must be >= 1");
+		if (p->num_classes < 1 || p->num_classes > INT32_MAX)
+			return npr_node_err(n, -EINVAL,
+					    "num_classes = %lld is invalid",
+					    (long long)p->num_classes);
 	}
 	err = npr_attr_int(n, "background_label_id", 0, &p->background);
 	if (!err)
 		err = npr_attr_int(n, "top_k", -1, &p->top_k);
 	if (!err)
-		err = npr_attr_int(n, "keep_top_k", -1, &p->keep_top_k_attr);
+		err = need(n, "keep_top_k");
 	if (!err)
-		err = npr_attr_enum(n, "code_type", code_names,
-				    NPR_CODE_CORNER, &p->code);
+		err = npr_attr_ints(n, "keep_top_k", keep, NPR_PRIOR_MAX,
+				    &nkeep, false);
+	if (!err && !nkeep)
+		err = npr_node_err(n, -EINVAL, "keep_top_k is empty");
 	if (!err)
-		err = npr_attr_bool(n, "share_location", true, &p->share_location);
+		err = npr_attr_enum(n, "code_type", code_names, NPR_BOX_CORNER,
+				    &code);
+	if (!err)
+		err = npr_attr_bool(n, "share_location", true,
+				    &p->share_location);
 	if (!err)
 		err = npr_attr_bool(n, "variance_encoded_in_target", false,
-				    &p->var_in_target);
+				    &p->variance_encoded);
 	if (!err)
 		err = npr_attr_bool(n, "normalized", false, &p->normalized);
 	if (!err)
-		err = npr_attr_bool(n, "clip_before_nms", false, &p->clip_before);
+		err = npr_attr_bool(n, "clip_before_nms", false,
+				    &p->clip_before_nms);
 	if (!err)
-		err = npr_attr_bool(n, "clip_after_nms", false, &p->clip_after);
+		err = npr_attr_bool(n, "clip_after_nms", false,
+				    &p->clip_after_nms);
 	if (!err)
 		err = npr_attr_bool(n, "decrease_label_id", false,
-				    &p->decrease_label);
+				    &p->decrease_label_id);
 	if (!err)
-		err = npr_attr_float(n, "nms_threshold", 0, &v);
-	p->nms_thr = (float)v;
-	if (!err && !npr_attr(n, "nms_threshold"))
-		return npr_node_err(n, -EINVAL, "nms_threshold is missing");
+		err = need(n, "nms_threshold");
 	if (!err)
-		err = npr_attr_float(n, "confidence_threshold", 0, &v);
-	p->conf_thr = (float)v;
+		err = get_float(n, "nms_threshold", 0, -INFINITY,
+				&p->nms_threshold);
 	if (!err)
-		err = npr_attr_float(n, "objectness_score", 0, &v);
-	p->objectness = (float)v;
+		err = get_float(n, "confidence_threshold", 0, -INFINITY,
+				&p->confidence_threshold);
 	if (!err)
-		err = npr_attr_int(n, "input_height", 1, &p->in_h);
+		err = get_float(n, "objectness_score", 0, 0,
+				&p->objectness_score);
 	if (!err)
-		err = npr_attr_int(n, "input_width", 1, &p->in_w);
-	return err;
+		err = npr_attr_int(n, "input_height", 1, &ih);
+	if (!err)
+		err = npr_attr_int(n, "input_width", 1, &iw);
+	if (err)
+		return err;
+	if (ih < 1 || iw < 1 || ih > MAX_MAP_DIM || iw > MAX_MAP_DIM)
+		return npr_node_err(n, -EINVAL,
+				    "input_height/input_width %lld x %lld out of range",
+				    (long long)ih, (long long)iw);
+	p->input_height = (float)ih;
+	p->input_width = (float)iw;
+	p->code = code % 3;
+	p->keep_top_k = keep[0] < -1 ? -1 : keep[0];
+	if (p->top_k < -1)
+		p->top_k = -1;
+	if (p->background < -1)
+		return npr_node_err(n, -EINVAL,
+				    "background_label_id = %lld is invalid",
+				    (long long)p->background);
+	return 0;
+}
+
+static int detout1_parse(struct npr_graph *g, struct npr_node *n)
+{
+	(void)g;
+	return detout_parse_common(n, false);
+}
+
+static int detout8_parse(struct npr_graph *g, struct npr_node *n)
+{
+	(void)g;
+	return detout_parse_common(n, true);
+}
+
+static int check_rank(const struct npr_node *n, const struct npr_value *v,
+		      int i, const char *what, int rank)
+{
+	if (v->type != NPR_ELEM_F32)
+		return npr_node_err(n, -EINVAL,
+				    "input %d (%s) is %s, expected f32",
+				    i, what, npr_elem_name(v->type));
+	if (v->shape.rank != rank)
+		return npr_node_err(n, -EINVAL,
+				    "input %d (%s) has rank %d, expected %d",
+				    i, what, v->shape.rank, rank);
+	return 0;
 }
 
 static int detout_infer(struct npr_graph *g, struct npr_node *n)
 {
-	struct npr_detout_params *p = n->params;
-	struct npr_value *loc = npr_in(g, n, 0), *conf = npr_in(g, n, 1);
-	struct npr_value *pri = npr_in(g, n, 2), *o = npr_out(g, n, 0);
-	int64_t N, per_img;
-	int i;
+	struct npr_detection_output_params *p = n->params;
+	const struct npr_value *loc, *conf, *pri;
+	struct npr_value *o = npr_out(g, n, 0);
+	int64_t N, P, C, L, rows;
+	int err;
 
-	if (n->nin == 5)
-		return npr_node_err(n, -EOPNOTSUPP,
-				    "auxiliary (two-stage) inputs are not supported yet");
-	for (i = 0; i < 3; i++)
-		if (npr_in(g, n, i)->type != NPR_ELEM_F32)
-			return npr_node_err(n, -EINVAL, "input %d must be f32", i);
-	if (loc->shape.rank != 2 || conf->shape.rank != 2 ||
-	    pri->shape.rank != 3)
-		return npr_node_err(n, -EINVAL, "expected ranks 2, 2 and 3");
+	if (n->nin != 3 && n->nin != 5)
+		return npr_node_err(n, -EINVAL,
+				    "needs 3 or 5 inputs, has %d", n->nin);
+	loc = npr_in(g, n, 0);
+	conf = npr_in(g, n, 1);
+	pri = npr_in(g, n, 2);
+	err = check_rank(n, loc, 0, "box_logits", 2);
+	if (!err)
+		err = check_rank(n, conf, 1, "class_preds", 2);
+	if (!err)
+		err = check_rank(n, pri, 2, "proposals", 3);
+	if (!err && n->nin == 5)
+		err = check_rank(n, npr_in(g, n, 3), 3, "aux_class_preds", 2);
+	if (!err && n->nin == 5)
+		err = check_rank(n, npr_in(g, n, 4), 4, "aux_box_preds", 2);
+	if (err)
+		return err;
+
 	N = loc->shape.d[0];
-	if (conf->shape.d[0] != N || (pri->shape.d[0] != 1 && pri->shape.d[0] != N))
-		return npr_node_err(n, -EINVAL, "batch sizes differ");
-	p->prior_size = p->normalized ? 4 : 5;
-	if (pri->shape.d[2] % p->prior_size)
-		return npr_node_err(n, -EINVAL, "priors are not a multiple of %lld",
-				    (long long)p->prior_size);
-	p->num_priors = pri->shape.d[2] / p->prior_size;
-	if (!p->num_priors)
-		return npr_node_err(n, -EINVAL, "no priors");
-	if (n->version >= 8) {
-		if (conf->shape.d[1] % p->num_priors)
-			return npr_node_err(n, -EINVAL,
-					    "class predictions do not divide into %lld priors",
-					    (long long)p->num_priors);
-		p->num_classes = conf->shape.d[1] / p->num_priors;
-	}
-	if (conf->shape.d[1] != p->num_priors * p->num_classes)
+	if (N < 1 || conf->shape.d[0] != N)
 		return npr_node_err(n, -EINVAL,
-				    "class predictions: %lld, expected %lld priors x %lld classes",
-				    (long long)conf->shape.d[1],
-				    (long long)p->num_priors,
-				    (long long)p->num_classes);
-	p->num_loc_classes = p->share_location ? 1 : p->num_classes;
-	if (loc->shape.d[1] != p->num_priors * p->num_loc_classes * 4)
+				    "box_logits and class_preds batch sizes %lld and %lld differ",
+				    (long long)N, (long long)conf->shape.d[0]);
+	if (pri->shape.d[0] != 1 && pri->shape.d[0] != N)
 		return npr_node_err(n, -EINVAL,
-				    "box predictions: %lld, expected %lld",
-				    (long long)loc->shape.d[1],
-				    (long long)(p->num_priors * p->num_loc_classes * 4));
+				    "proposals batch %lld must be 1 or %lld",
+				    (long long)pri->shape.d[0], (long long)N);
 	if (pri->shape.d[1] != 1 && pri->shape.d[1] != 2)
-		return npr_node_err(n, -EINVAL, "priors dim 1 must be 1 or 2");
-	if (!p->var_in_target && pri->shape.d[1] != 2)
-		return npr_node_err(n, -EINVAL, "priors carry no variances");
-	if (p->background >= p->num_classes)
-		p->background = -1;
-	per_img = p->keep_top_k_attr > 0 ? p->keep_top_k_attr :
-		  p->top_k > 0 ? p->top_k * p->num_classes :
-		  p->num_priors * p->num_classes;
-	p->keep_top_k = per_img;
+		return npr_node_err(n, -EINVAL,
+				    "proposals dimension 1 is %lld, expected 1 or 2",
+				    (long long)pri->shape.d[1]);
+	if (!p->variance_encoded && pri->shape.d[1] != 2)
+		return npr_node_err(n, -EINVAL,
+				    "proposals have no variance row but variance_encoded_in_target is false");
+	p->prior_size = p->normalized ? 4 : 5;
+	P = pri->shape.d[2] / p->prior_size;
+	if (P < 1 || pri->shape.d[2] % p->prior_size)
+		return npr_node_err(n, -EINVAL,
+				    "proposals length %lld is not a positive multiple of %lld",
+				    (long long)pri->shape.d[2],
+				    (long long)p->prior_size);
+	if (p->derive_classes) {
+		if (conf->shape.d[1] < P || conf->shape.d[1] % P)
+			return npr_node_err(n, -EINVAL,
+					    "class_preds length %lld is not a multiple of %lld priors",
+					    (long long)conf->shape.d[1],
+					    (long long)P);
+		p->num_classes = conf->shape.d[1] / P;
+	}
+	C = p->num_classes;
+	if (conf->shape.d[1] != P * C)
+		return npr_node_err(n, -EINVAL,
+				    "class_preds length %lld, expected %lld priors x %lld classes",
+				    (long long)conf->shape.d[1], (long long)P,
+				    (long long)C);
+	L = p->share_location ? 1 : C;
+	if (loc->shape.d[1] != P * L * 4)
+		return npr_node_err(n, -EINVAL,
+				    "box_logits length %lld, expected %lld (%lld priors x %lld x 4)",
+				    (long long)loc->shape.d[1],
+				    (long long)(P * L * 4), (long long)P,
+				    (long long)L);
+	if (n->nin == 5) {
+		const struct npr_value *ac = npr_in(g, n, 3);
+		const struct npr_value *al = npr_in(g, n, 4);
+
+		if (ac->shape.d[0] != N || ac->shape.d[1] != P * 2)
+			return npr_node_err(n, -EINVAL,
+					    "aux_class_preds must be [%lld, %lld]",
+					    (long long)N, (long long)(P * 2));
+		if (!npr_shape_eq(&al->shape, &loc->shape))
+			return npr_node_err(n, -EINVAL,
+					    "aux_box_preds must have the shape of box_logits");
+	}
+	p->num_priors = P;
+	p->num_loc_classes = L;
+
+	if (p->keep_top_k > 0)
+		rows = p->keep_top_k;
+	else if (p->top_k > 0)
+		rows = p->top_k * C;
+	else
+		rows = P * C;
+	if (rows > MAX_OUT_ROWS || rows < 1 || N > MAX_OUT_ROWS / rows)
+		return npr_node_err(n, -EINVAL,
+				    "output of %lld x %lld rows is too large",
+				    (long long)N, (long long)rows);
+	p->rows = rows;
 	o->type = NPR_ELEM_F32;
 	o->shape.rank = 4;
 	o->shape.d[0] = 1;
 	o->shape.d[1] = 1;
-	o->shape.d[2] = N * per_img;
+	o->shape.d[2] = N * rows;
 	o->shape.d[3] = 7;
 	return 0;
 }
 
 const struct npr_op_def npr_ops_detect[] = {
-	{ .type = "PriorBoxClustered", .vmin = 0, .vmax = 99, .nin_min = 2,
+	{ .type = "PriorBoxClustered", .vmin = 0, .vmax = 99, .nin_min = 1,
 	  .nin_max = 2, .parse = pbc_parse, .infer = pbc_infer,
 	  .eval = npr_ref_prior_box_clustered },
+	{ .type = "PriorBox", .vmin = 0, .vmax = 7, .nin_min = 2,
+	  .nin_max = 2, .parse = prior_box1_parse, .infer = prior_box_infer,
+	  .eval = npr_ref_prior_box },
+	{ .type = "PriorBox", .vmin = 8, .vmax = 99, .nin_min = 2,
+	  .nin_max = 2, .parse = prior_box8_parse, .infer = prior_box_infer,
+	  .eval = npr_ref_prior_box },
 	{ .type = "DetectionOutput", .vmin = 0, .vmax = 7, .nin_min = 3,
-	  .nin_max = 5, .parse = detout_parse, .infer = detout_infer,
-	  .eval = npr_ref_detection_output, .flags = NPR_OP_NO_FOLD },
+	  .nin_max = 5, .parse = detout1_parse, .infer = detout_infer,
+	  .eval = npr_ref_detection_output },
 	{ .type = "DetectionOutput", .vmin = 8, .vmax = 99, .nin_min = 3,
-	  .nin_max = 5, .parse = detout_parse, .infer = detout_infer,
-	  .eval = npr_ref_detection_output, .flags = NPR_OP_NO_FOLD },
+	  .nin_max = 5, .parse = detout8_parse, .infer = detout_infer,
+	  .eval = npr_ref_detection_output },
 	{ .type = NULL },
 };

@@ -1,42 +1,136 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * SSD detection ops: PriorBoxClustered, PriorBox, DetectionOutput.
+ * SSD detection ops: PriorBoxClustered-1, PriorBox-1/-8 and
+ * DetectionOutput-1/-8.  Attributes and shape inference in
+ * lib/ops/detect.c, scalar reference kernels in ref/detect.c.
  */
 #ifndef NPR_OPS_DETECT_H
 #define NPR_OPS_DETECT_H
 
 #include "graph.h"
 
-#define NPR_MAX_PRIORS	64
+/* Most values an attribute list of these ops may hold. */
+#define NPR_PRIOR_MAX		64
 
-struct npr_prior_params {
-	float widths[NPR_MAX_PRIORS], heights[NPR_MAX_PRIORS];
-	int nsizes;			/* PriorBoxClustered */
-	float min_size[NPR_MAX_PRIORS], max_size[NPR_MAX_PRIORS];
-	float ratios[NPR_MAX_PRIORS];	/* expanded aspect ratios */
-	int nmin, nmax, nratio;		/* PriorBox */
-	bool flip, clip, scale_all, min_max_order;
+/**
+ * struct npr_prior_clustered_params - PriorBoxClustered attributes
+ * @width: box widths in pixels, @nsizes of them.
+ * @height: box heights in pixels, as many as @width.
+ * @nsizes: boxes per feature map cell.
+ * @clip: clamp every coordinate to [0, 1].
+ * @step: distance between cell centres, used when @step_w and @step_h are 0.
+ * @step_w: horizontal distance between cell centres, 0 when not given.
+ * @step_h: vertical distance between cell centres, 0 when not given.
+ * @offset: position of a box centre inside its cell, in cells.
+ * @img_w: image width overriding input 1, 0 when not given.
+ * @img_h: image height overriding input 1, 0 when not given.
+ * @variance: the values of the second output row.
+ * @nvariance: 1 (one value for all four coordinates) or 4.
+ */
+struct npr_prior_clustered_params {
+	float width[NPR_PRIOR_MAX];
+	float height[NPR_PRIOR_MAX];
+	int nsizes;
+	bool clip;
 	float step, step_w, step_h, offset;
+	float img_w, img_h;
 	float variance[4];
-	int nvar;
-	int num_priors;			/* per cell */
+	int nvariance;
 };
 
-enum npr_code_type {
-	NPR_CODE_CORNER, NPR_CODE_CENTER_SIZE, NPR_CODE_CORNER_SIZE,
+/**
+ * struct npr_prior_box_params - PriorBox attributes
+ * @min_size: box sizes in pixels (fractions of the image height when
+ *            !@scale_all_sizes).
+ * @max_size: second square box of size sqrt(min * max), one per min_size;
+ *            ignored when !@scale_all_sizes.
+ * @ratio: aspect ratios in output order: 1 first, then each distinct
+ *         attribute value followed by its inverse when @flip.
+ * @fixed_size: box sizes in pixels of the density mode.
+ * @fixed_ratio: aspect ratios of the density mode.
+ * @density: per fixed_size, the square root of the number of box centres
+ *           in a cell.
+ * @nmin, @nmax, @nratio, @nfixed_size, @nfixed_ratio, @ndensity: counts.
+ * @flip: add the inverse of every aspect ratio.
+ * @clip: clamp every coordinate to [0, 1].
+ * @scale_all_sizes: false selects the MXNet layout (see ref/detect.c).
+ * @min_max_order: emit [min, max, ratios] (Caffe) rather than
+ *                 [min, ratios, max] (PriorBox-8 only; always true for -1).
+ * @step: distance between cell centres in pixels, 0: image size / map size.
+ * @offset: position of a box centre inside its cell, in cells.
+ * @variance: the values of the second output row.
+ * @nvariance: 1 or 4.
+ * @num_priors: boxes per feature map cell, what the kernel writes.
+ */
+struct npr_prior_box_params {
+	float min_size[NPR_PRIOR_MAX];
+	float max_size[NPR_PRIOR_MAX];
+	float ratio[2 * NPR_PRIOR_MAX + 1];
+	float fixed_size[NPR_PRIOR_MAX];
+	float fixed_ratio[NPR_PRIOR_MAX];
+	float density[NPR_PRIOR_MAX];
+	int nmin, nmax, nratio, nfixed_size, nfixed_ratio, ndensity;
+	bool flip, clip, scale_all_sizes, min_max_order;
+	float step, offset;
+	float variance[4];
+	int nvariance;
+	int64_t num_priors;
 };
 
-struct npr_detout_params {
-	int64_t num_classes;		/* from the attribute or the shapes */
+enum npr_box_code {
+	NPR_BOX_CORNER,
+	NPR_BOX_CENTER_SIZE,
+	NPR_BOX_CORNER_SIZE,
+};
+
+/**
+ * struct npr_detection_output_params - DetectionOutput attributes
+ * @num_classes: classes; the attribute of DetectionOutput-1, or set by
+ *               infer from the input shapes when @derive_classes.
+ * @derive_classes: DetectionOutput-8: @num_classes comes from the shapes.
+ * @background: background class, -1 when there is none (a value past the
+ *              last class also means none).
+ * @top_k: candidates per class entering NMS (all candidates with MXNet
+ *         NMS), -1 for all.
+ * @keep_top_k: detections per image kept after NMS (the first value of the
+ *              attribute list), -1 for all.
+ * @code: enum npr_box_code, how box logits encode a box.
+ * @share_location: one box per prior for all classes.
+ * @variance_encoded: the logits already include the prior variances.
+ * @normalized: priors are in [0, 1] coordinates; otherwise they are in
+ *              pixels of @input_width x @input_height with a leading
+ *              fifth value per prior.
+ * @clip_before_nms: clamp decoded boxes to [0, 1] before NMS.
+ * @clip_after_nms: clamp the output boxes to [0, 1].
+ * @decrease_label_id: MXNet-style NMS (one class per prior, labels
+ *                     reported minus one).
+ * @nms_threshold: IoU above which a box is suppressed.
+ * @confidence_threshold: scores at or below it are ignored.
+ * @objectness_score: with 5 inputs, priors whose objectness is below it
+ *                    count as background.
+ * @input_width, @input_height: image size for non-normalized priors.
+ * @num_priors: priors per image, by infer.
+ * @num_loc_classes: 1 when @share_location, else @num_classes; by infer.
+ * @prior_size: 4 or 5 values per prior, by infer.
+ * @rows: output rows per image, by infer.
+ *
+ * Output rows are grouped per image, then by label ascending, then by
+ * score descending; unused rows are [-1, 0, 0, 0, 0, 0, 0].
+ */
+struct npr_detection_output_params {
+	int64_t num_classes;
+	bool derive_classes;
 	int64_t background;
-	int64_t top_k, keep_top_k_attr, keep_top_k;
+	int64_t top_k, keep_top_k;
 	int code;
-	bool share_location, var_in_target, normalized, clip_before,
-	     clip_after, decrease_label;
-	float nms_thr, conf_thr, objectness;
-	int64_t in_h, in_w;
-	int64_t num_priors, prior_size, num_loc_classes;	/* by infer */
+	bool share_location, variance_encoded, normalized;
+	bool clip_before_nms, clip_after_nms, decrease_label_id;
+	float nms_threshold, confidence_threshold, objectness_score;
+	float input_width, input_height;
+	int64_t num_priors, num_loc_classes, prior_size, rows;
 };
+
+int64_t npr_prior_box_count(const struct npr_prior_box_params *p);
 
 int npr_ref_prior_box_clustered(const struct npr_node *n,
 				const struct npr_tensor *in,

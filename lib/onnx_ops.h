@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ONNX frontend internals shared by lib/onnx.c (the protobuf, tensors,
+ * graph inputs and outputs) and lib/onnx_ops.c (one translator per ONNX
+ * op, building OpenVINO-opset nodes).
+ *
+ * While a model is read, every value of the graph carries what is known of
+ * it at load time: its element type (0 if unknown) and its shape (rank -1
+ * if unknown, -1 for an unknown dimension).  Compilation infers them again
+ * from the real input shapes; the frontend only uses them to pick a
+ * translation (a rank for BatchNormalization, a weight shape for a grouped
+ * Conv).
+ */
+#ifndef NPR_ONNX_OPS_H
+#define NPR_ONNX_OPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "graph.h"
+#include "onnx.pb-c.h"
+
+/* Opsets of the default domain this frontend reads. */
+#define ONNX_OPSET_MIN		7
+#define ONNX_OPSET_MAX		18
+
+struct onnx_name;
+struct onnx_op;
+
+/**
+ * struct onnx_ctx - the state of one model being read
+ * @g: the graph under construction.
+ * @base_dir: where external data files are looked up, NULL to refuse them.
+ * @opset: opset version of the default ("" / "ai.onnx") domain.
+ * @names: tensor name -> value table (open addressing).
+ * @names_cap: slots in @names, a power of two.
+ * @names_cnt: slots in use.
+ * @layer: layer id of the next node (ONNX node index, or past them).
+ * @np: the ONNX node being translated, NULL outside translation.
+ * @op: its translator.
+ * @name: its name, or "<op_type>_<index>" when it has none.
+ * @vin: value index of each of its inputs, -1 for an absent one.
+ * @nin: number of entries in @vin.
+ */
+struct onnx_ctx {
+	struct npr_graph *g;
+	const char *base_dir;
+	int64_t opset;
+	struct onnx_name *names;
+	size_t names_cap, names_cnt;
+	int64_t layer;
+	const Onnx__NodeProto *np;
+	const struct onnx_op *op;
+	const char *name;
+	char namebuf[96];
+	int *vin;
+	int nin;
+};
+
+/**
+ * struct onnx_op - how one ONNX op type becomes graph nodes
+ * @type: ONNX op_type.
+ * @fn: the translator: write the value of each ONNX output k into out[k]
+ *      (-1 for an output it cannot produce) and return 0 or -errno with a
+ *      message set through onnx_err().
+ * @nin_min: fewest inputs (absent optional inputs count as given).
+ * @nin_max: most inputs, -1 for no limit.
+ * @nout_max: most outputs.
+ * @ov: OpenVINO op type for table-driven translators, or NULL.
+ * @arg: translator-specific.
+ */
+struct onnx_op {
+	const char *type;
+	int (*fn)(struct onnx_ctx *c, int *out);
+	int nin_min, nin_max, nout_max;
+	const char *ov;
+	int arg;
+};
+
+/* lib/onnx_ops.c: the translator table lookup. */
+const struct onnx_op *onnx_op_find(const char *type);
+
+/* lib/onnx.c: TensorProto.DataType -> NPR_ELEM_*, 0 if unsupported. */
+unsigned int onnx_elem_type(int32_t dt);
+
+/* ---- lib/onnx.c: messages ---- */
+
+int onnx_err(struct onnx_ctx *c, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- lib/onnx.c: attributes of the current ONNX node ---- */
+
+const Onnx__AttributeProto *onnx_attr_find(struct onnx_ctx *c,
+					   const char *name);
+int onnx_attr_int(struct onnx_ctx *c, const char *name, int64_t def,
+		  int64_t *out);
+int onnx_attr_float(struct onnx_ctx *c, const char *name, double def,
+		    double *out);
+int onnx_attr_ints(struct onnx_ctx *c, const char *name, int64_t *out,
+		   int max, int *count);
+int onnx_attr_str(struct onnx_ctx *c, const char *name, const char *def,
+		  char *buf, size_t len);
+
+/* ---- lib/onnx.c: building nodes ---- */
+
+int onnx_node(struct onnx_ctx *c, const char *type, unsigned int version,
+	      const char *suffix, int nin, const int *in, int nout, int *out);
+int onnx_set_attr(struct onnx_ctx *c, int node, const char *key,
+		  const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int onnx_set_ints(struct onnx_ctx *c, int node, const char *key,
+		  const int64_t *v, int n);
+int onnx_const(struct onnx_ctx *c, unsigned int type,
+	       const struct npr_shape *shape, const void *data,
+	       const char *suffix);
+int onnx_const_i64(struct onnx_ctx *c, const int64_t *v, int n,
+		   const char *suffix);
+int onnx_scalar(struct onnx_ctx *c, int like, double val,
+		const char *suffix);
+int onnx_unary(struct onnx_ctx *c, const char *type, int x,
+	       const char *suffix);
+int onnx_binary(struct onnx_ctx *c, const char *type, int a, int b,
+		const char *suffix);
+int onnx_tensor_const(struct onnx_ctx *c, const Onnx__TensorProto *t,
+		      const char *suffix);
+
+/* ---- lib/onnx.c: what is known at load time ---- */
+
+int onnx_const_ints(struct onnx_ctx *c, int v, int64_t *out, int max);
+int onnx_const_doubles(struct onnx_ctx *c, int v, double *out,
+		       int64_t max);
+
+static inline struct npr_value *onnx_val(struct onnx_ctx *c, int v)
+{
+	return &c->g->vals[v];
+}
+
+static inline int onnx_rank(struct onnx_ctx *c, int v)
+{
+	return c->g->vals[v].shape.rank;
+}
+
+/* The i-th input's value, -1 when absent. */
+static inline int onnx_in(struct onnx_ctx *c, int i)
+{
+	return i < c->nin ? c->vin[i] : -1;
+}
+
+#endif /* NPR_ONNX_OPS_H */

@@ -1,0 +1,632 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ONNX frontend, through the public API: the shared ONNX models
+ * (torchvision resnet18, squeezenet1_1, mobilenet_v2 and the PaddleOCR
+ * direction classifier) run at batch 1 and 4 and match their golden
+ * outputs within max|ours - ref| <= 1e-4 * max|ref|; small models built
+ * here with the protobuf-c message code run and report their ONNX names;
+ * broken ones (truncated, random bytes, an unknown op, an initializer
+ * whose data does not match its dims, messages nested without end) fail
+ * with the documented errno and a message that says what is wrong.
+ *
+ * Models come from $NPR_SHARED/models/onnx; without them those tests skip.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "npuring.h"
+#include "onnx.pb-c.h"
+
+#define TOLERANCE_REL	1e-4
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* A whole file into a malloc'd buffer; NULL if it cannot be read. */
+static void *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	void *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET))
+		goto out;
+	buf = malloc(n ? n : 1);
+	if (buf && fread(buf, 1, n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	*len = n;
+out:
+	fclose(f);
+	return buf;
+}
+
+/* $NPR_SHARED/models/onnx/<rel> into @buf; false if it does not fit. */
+static bool __attribute__((format(printf, 3, 4)))
+onnx_path(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n, k;
+
+	n = snprintf(buf, len, "%s/models/onnx/", npr_test_shared());
+	if (n < 0 || (size_t)n >= len)
+		return false;
+	va_start(ap, fmt);
+	k = vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+	return k >= 0 && (size_t)k < len - n;
+}
+
+static int load_mem(int fd, const void *buf, size_t len, __u32 *handle)
+{
+	struct npr_model_load a;
+	int err;
+
+	npr_prep_model_load_mem(&a, buf, len, NULL, 0);
+	err = npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &a);
+	if (!err && handle)
+		*handle = a.handle;
+	return err;
+}
+
+/*
+ * The last failure on this thread must be @err with @phrase in its message,
+ * as NPR_IOCTL_GET_ERROR reports it.
+ */
+static void check_error(struct npr_test *_metadata, int fd, int ret, int err,
+			const char *phrase)
+{
+	struct npr_get_error ge;
+	char msg[1024] = "";
+
+	memset(&ge, 0, sizeof(ge));
+	ge.size = sizeof(ge);
+	ge.buf = (uintptr_t)msg;
+	ge.len = sizeof(msg);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_GET_ERROR, &ge), 0);
+	TH_LOG("errno %d: %s", ret, msg);
+	ASSERT_EQ(ret, err);
+	ASSERT_EQ(ge.err, err);
+	if (!strstr(msg, phrase)) {
+		TH_LOG("the message lacks \"%s\"", phrase);
+		ASSERT_TRUE(false);
+	}
+}
+
+static void port_name(struct npr_test *_metadata, int fd, __u32 handle,
+		      int output, char *name, size_t len,
+		      struct npr_port_info *pi)
+{
+	npr_prep_port_info(pi, handle, 0, output, name, len);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_PORT_INFO, pi), 0);
+}
+
+/* Compile @model with input 0 of shape @dims (rank @rank), create a request. */
+static int compile(int fd, __u32 model, const __s64 *dims, int rank,
+		   __u32 *exec, __u32 *req)
+{
+	struct npr_shape_arg sa = { .index = 0, .rank = rank };
+	struct npr_req_create rc;
+	struct npr_compile co;
+	int i, err;
+
+	for (i = 0; i < rank; i++)
+		sa.dims[i] = dims[i];
+	npr_prep_compile(&co, model);
+	co.shapes = (uintptr_t)&sa;
+	co.num_shapes = 1;
+	err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
+	if (err)
+		return err;
+	*exec = co.exec;
+	npr_prep_req_create(&rc, co.exec);
+	err = npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc);
+	*req = rc.req;
+	return err;
+}
+
+/* Set f32 input 0, run, read f32 output 0 (@out_count values). */
+static void infer(struct npr_test *_metadata, int fd, __u32 req,
+		  const __s64 *dims, int rank, const float *in,
+		  size_t in_count, float *out, size_t out_count)
+{
+	struct npr_tensor_arg ta;
+	struct npr_infer inf;
+	int i, ret;
+
+	npr_prep_tensor(&ta, req, 0, 0, (void *)in, in_count * sizeof(float));
+	ta.elem_type = NPR_ELEM_F32;
+	ta.rank = rank;
+	for (i = 0; i < rank; i++)
+		ta.dims[i] = dims[i];
+	ret = npr_ioctl(fd, NPR_IOCTL_SET_TENSOR, &ta);
+	if (ret)
+		TH_LOG("SET_TENSOR: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	npr_prep_infer(&inf, req);
+	ret = npr_ioctl(fd, NPR_IOCTL_INFER, &inf);
+	if (ret)
+		TH_LOG("INFER: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	npr_prep_tensor(&ta, req, 0, 1, out, out_count * sizeof(float));
+	ret = npr_ioctl(fd, NPR_IOCTL_GET_TENSOR, &ta);
+	if (ret)
+		TH_LOG("GET_TENSOR: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	ASSERT_EQ(ta.bytes, out_count * sizeof(float));
+}
+
+/* ---- small models built here ---------------------------------------------- */
+
+/*
+ * y = Identity(OP(Add(x, w))): x a [1, 4] f32 input, w a [4] f32
+ * initializer.  @op is the middle node's type; w's data is float_data, or
+ * raw_data of @raw_bytes bytes when that is not 0.
+ */
+struct tiny {
+	const char *op;
+	size_t raw_bytes;
+	int64_t opset;
+};
+
+static const float tiny_w[4] = { 0.5f, 0.5f, 0.5f, 0.5f };
+
+static void *tiny_model(const struct tiny *t, size_t *len)
+{
+	Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
+	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
+	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+	Onnx__OperatorSetIdProto *osp[1] = { &os };
+	Onnx__NodeProto nodes[3] = { ONNX__NODE_PROTO__INIT,
+				     ONNX__NODE_PROTO__INIT,
+				     ONNX__NODE_PROTO__INIT };
+	Onnx__NodeProto *np[3] = { &nodes[0], &nodes[1], &nodes[2] };
+	Onnx__TensorProto w = ONNX__TENSOR_PROTO__INIT;
+	Onnx__TensorProto *wp[1] = { &w };
+	Onnx__ValueInfoProto vi[2] = { ONNX__VALUE_INFO_PROTO__INIT,
+				       ONNX__VALUE_INFO_PROTO__INIT };
+	Onnx__ValueInfoProto *vin[1] = { &vi[0] }, *vout[1] = { &vi[1] };
+	Onnx__TypeProto tp[2] = { ONNX__TYPE_PROTO__INIT,
+				  ONNX__TYPE_PROTO__INIT };
+	Onnx__TypeProto__Tensor tt[2] = { ONNX__TYPE_PROTO__TENSOR__INIT,
+					  ONNX__TYPE_PROTO__TENSOR__INIT };
+	Onnx__TensorShapeProto sh = ONNX__TENSOR_SHAPE_PROTO__INIT;
+	Onnx__TensorShapeProto__Dimension d[2] = {
+		ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT,
+		ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT };
+	Onnx__TensorShapeProto__Dimension *dp[2] = { &d[0], &d[1] };
+	static char *add_in[2] = { "x", "w" }, *add_out[1] = { "s" };
+	static char *op_in[1] = { "s" }, *op_out[1] = { "r" };
+	static char *id_in[1] = { "r" }, *id_out[1] = { "y" };
+	static int64_t wdims[1] = { 4 };
+	uint8_t raw[64] = { 0 };
+	void *buf;
+	int i;
+
+	m.has_ir_version = 1;
+	m.ir_version = 8;
+	m.n_opset_import = 1;
+	m.opset_import = osp;
+	os.domain = "";
+	os.has_version = 1;
+	os.version = t->opset ? t->opset : 13;
+	m.graph = &g;
+	g.name = "tiny";
+
+	nodes[0].op_type = "Add";
+	nodes[0].name = "add";
+	nodes[0].n_input = 2;
+	nodes[0].input = add_in;
+	nodes[0].n_output = 1;
+	nodes[0].output = add_out;
+	nodes[1].op_type = (char *)t->op;
+	nodes[1].name = "act";
+	nodes[1].n_input = 1;
+	nodes[1].input = op_in;
+	nodes[1].n_output = 1;
+	nodes[1].output = op_out;
+	nodes[2].op_type = "Identity";
+	nodes[2].n_input = 1;
+	nodes[2].input = id_in;
+	nodes[2].n_output = 1;
+	nodes[2].output = id_out;
+	g.n_node = 3;
+	g.node = np;
+
+	w.name = "w";
+	w.has_data_type = 1;
+	w.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	w.n_dims = 1;
+	w.dims = wdims;
+	if (t->raw_bytes) {
+		memcpy(raw, tiny_w, sizeof(tiny_w));
+		w.has_raw_data = 1;
+		w.raw_data.len = t->raw_bytes;
+		w.raw_data.data = raw;
+	} else {
+		w.n_float_data = 4;
+		w.float_data = (float *)tiny_w;
+	}
+	g.n_initializer = 1;
+	g.initializer = wp;
+
+	d[0].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+	d[0].dim_value = 1;
+	d[1].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+	d[1].dim_value = 4;
+	sh.n_dim = 2;
+	sh.dim = dp;
+	for (i = 0; i < 2; i++) {
+		tt[i].has_elem_type = 1;
+		tt[i].elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+		tt[i].shape = &sh;
+		tp[i].value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+		tp[i].tensor_type = &tt[i];
+		vi[i].type = &tp[i];
+	}
+	vi[0].name = "x";
+	vi[1].name = "y";
+	g.n_input = 1;
+	g.input = vin;
+	g.n_output = 1;
+	g.output = vout;
+
+	*len = onnx__model_proto__get_packed_size(&m);
+	buf = malloc(*len);
+	if (buf)
+		onnx__model_proto__pack(&m, buf);
+	return buf;
+}
+
+FIXTURE(onnx) {
+	int fd;
+	void *buf;
+	size_t len;
+	__u32 model;
+};
+
+FIXTURE_SETUP(onnx)
+{
+	self->fd = npr_open("cpu", 0);
+	ASSERT_GE(self->fd, 0);
+}
+
+FIXTURE_TEARDOWN(onnx)
+{
+	free(self->buf);
+	if (self->fd >= 0)
+		npr_close(self->fd);
+}
+
+#define LOAD_FAILS(err, phrase)						\
+	check_error(_metadata, self->fd,				\
+		    load_mem(self->fd, self->buf, self->len, NULL),	\
+		    err, phrase)
+
+static void tiny_runs(struct npr_test *_metadata, FIXTURE_DATA(onnx) *self,
+		      const struct tiny *t)
+{
+	static const float x[4] = { 1.0f, -2.0f, 3.0f, -4.0f };
+	static const float want[4] = { 1.5f, 0.0f, 3.5f, 0.0f };
+	static const __s64 dims[2] = { 1, 4 };
+	struct npr_port_info pi;
+	__u32 exec, req;
+	char name[32];
+	float y[4];
+	int i;
+
+	self->buf = tiny_model(t, &self->len);
+	ASSERT_NONNULL(self->buf);
+	ASSERT_EQ(((uint8_t *)self->buf)[0], 0x08);
+	ASSERT_EQ(load_mem(self->fd, self->buf, self->len, &self->model), 0);
+	port_name(_metadata, self->fd, self->model, 0, name, sizeof(name),
+		  &pi);
+	EXPECT_STREQ(name, "x");
+	port_name(_metadata, self->fd, self->model, 1, name, sizeof(name),
+		  &pi);
+	EXPECT_STREQ(name, "y");
+	EXPECT_EQ(pi.elem_type, NPR_ELEM_F32);
+	ASSERT_EQ(compile(self->fd, self->model, dims, 2, &exec, &req), 0);
+	infer(_metadata, self->fd, req, dims, 2, x, 4, y, 4);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(y[i], want[i]);
+}
+
+TEST_F(onnx, tiny_model_with_float_data_runs)
+{
+	struct tiny t = { .op = "Relu" };
+
+	tiny_runs(_metadata, self, &t);
+}
+
+TEST_F(onnx, tiny_model_with_raw_data_runs)
+{
+	struct tiny t = { .op = "Relu", .raw_bytes = 16 };
+
+	tiny_runs(_metadata, self, &t);
+}
+
+TEST_F(onnx, opset_7_model_runs)
+{
+	struct tiny t = { .op = "Relu", .opset = 7 };
+
+	tiny_runs(_metadata, self, &t);
+}
+
+TEST_F(onnx, truncated_protobuf_fails)
+{
+	struct tiny t = { .op = "Relu" };
+
+	self->buf = tiny_model(&t, &self->len);
+	ASSERT_NONNULL(self->buf);
+	self->len /= 2;
+	LOAD_FAILS(-EINVAL, "malformed ONNX protobuf");
+}
+
+TEST_F(onnx, random_bytes_starting_with_0x08_fail)
+{
+	uint64_t s = 0x9e3779b97f4a7c15ULL;
+	uint8_t *p;
+	int k, i;
+
+	self->buf = malloc(4096);
+	ASSERT_NONNULL(self->buf);
+	p = self->buf;
+	for (k = 0; k < 200; k++) {
+		self->len = 1 + (k * 37) % 4096;
+		for (i = 0; i < (int)self->len; i++) {
+			s ^= s << 13;
+			s ^= s >> 7;
+			s ^= s << 17;
+			p[i] = (uint8_t)s;
+		}
+		p[0] = 0x08;
+		if (!k) {
+			LOAD_FAILS(-EINVAL, "malformed ONNX protobuf");
+			continue;
+		}
+		/* whatever the bytes, a clean errno and a message */
+		ASSERT_LT(load_mem(self->fd, p, self->len, NULL), 0);
+		ASSERT_NE(npr_last_error()[0], 0);
+	}
+}
+
+TEST_F(onnx, unknown_op_fails_naming_the_node)
+{
+	struct tiny t = { .op = "Frobnicate" };
+
+	self->buf = tiny_model(&t, &self->len);
+	ASSERT_NONNULL(self->buf);
+	LOAD_FAILS(-EOPNOTSUPP, "node 1 (act, Frobnicate): unsupported op Frobnicate");
+}
+
+TEST_F(onnx, initializer_raw_data_not_matching_dims_fails)
+{
+	struct tiny t = { .op = "Relu", .raw_bytes = 12 };
+
+	self->buf = tiny_model(&t, &self->len);
+	ASSERT_NONNULL(self->buf);
+	LOAD_FAILS(-EINVAL,
+		   "tensor \"w\": raw_data has 12 bytes, but dims [4] of f32 need 16");
+}
+
+TEST_F(onnx, unsupported_opset_fails)
+{
+	struct tiny t = { .op = "Relu", .opset = 5 };
+
+	self->buf = tiny_model(&t, &self->len);
+	ASSERT_NONNULL(self->buf);
+	LOAD_FAILS(-EOPNOTSUPP, "ONNX opset 5 is not supported");
+}
+
+/*
+ * Graph -> Node -> Attribute -> Graph -> ... 200 levels deep: refused
+ * before protobuf-c (which recurses without a limit) sees it.
+ */
+TEST_F(onnx, messages_nested_without_end_fail)
+{
+	enum { DEPTH = 200 };
+	Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
+	Onnx__GraphProto *g = calloc(DEPTH, sizeof(*g));
+	Onnx__NodeProto *n = calloc(DEPTH, sizeof(*n));
+	Onnx__AttributeProto *a = calloc(DEPTH, sizeof(*a));
+	Onnx__NodeProto **np = calloc(DEPTH, sizeof(*np));
+	Onnx__AttributeProto **ap = calloc(DEPTH, sizeof(*ap));
+	int i;
+
+	ASSERT_TRUE(g && n && a && np && ap);
+	for (i = 0; i < DEPTH; i++) {
+		onnx__graph_proto__init(&g[i]);
+		onnx__node_proto__init(&n[i]);
+		onnx__attribute_proto__init(&a[i]);
+		np[i] = &n[i];
+		ap[i] = &a[i];
+		g[i].n_node = 1;
+		g[i].node = &np[i];
+		n[i].op_type = "If";
+		n[i].n_attribute = 1;
+		n[i].attribute = &ap[i];
+		a[i].name = "then_branch";
+		a[i].has_type = 1;
+		a[i].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+		a[i].g = i + 1 < DEPTH ? &g[i + 1] : NULL;
+	}
+	m.has_ir_version = 1;
+	m.ir_version = 8;
+	m.graph = &g[0];
+	self->len = onnx__model_proto__get_packed_size(&m);
+	self->buf = malloc(self->len);
+	ASSERT_NONNULL(self->buf);
+	onnx__model_proto__pack(&m, self->buf);
+	free(g);
+	free(n);
+	free(a);
+	free(np);
+	free(ap);
+	LOAD_FAILS(-EINVAL, "nested more than");
+}
+
+/* ---- the shared models ----------------------------------------------------- */
+
+#define REQUIRE_SHARED()						\
+	do {								\
+		if (!npr_test_shared_ok())				\
+			SKIP(return, "no shared data at %s (set NPR_SHARED)", \
+			     npr_test_shared());			\
+	} while (0)
+
+TEST_F(onnx, ports_report_onnx_names_and_symbolic_batch)
+{
+	struct npr_model_load ml;
+	struct npr_port_info pi;
+	char path[4096], name[64];
+
+	REQUIRE_SHARED();
+	ASSERT_TRUE(onnx_path(path, sizeof(path), "resnet18.onnx"));
+	npr_prep_model_load(&ml, path, NULL);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	port_name(_metadata, self->fd, ml.handle, 0, name, sizeof(name), &pi);
+	EXPECT_STREQ(name, "input");
+	EXPECT_EQ(pi.elem_type, NPR_ELEM_F32);
+	ASSERT_EQ(pi.rank, 4);
+	EXPECT_EQ(pi.dims[0], -1);
+	EXPECT_EQ(pi.dims[1], 3);
+	EXPECT_EQ(pi.dims[3], 224);
+	port_name(_metadata, self->fd, ml.handle, 1, name, sizeof(name), &pi);
+	EXPECT_STREQ(name, "output");
+	ASSERT_EQ(pi.rank, 2);
+	EXPECT_EQ(pi.dims[0], -1);
+	EXPECT_EQ(pi.dims[1], 1000);
+}
+
+FIXTURE(model) {
+	int fd;
+	float *in, *ref, *out;
+};
+
+/*
+ * @name: file stem under models/onnx; @dims: input 0 without the batch
+ * dim; @classes: output 0 values per image; @optional_ops: skip (naming
+ * the op) rather than fail when an op is missing from this build.
+ */
+FIXTURE_VARIANT(model) {
+	const char *name;
+	int batch;
+	__s64 dims[3];
+	size_t classes;
+	bool optional_ops;
+};
+
+FIXTURE_VARIANT_ADD(model, resnet18_b1) {
+	"resnet18", 1, { 3, 224, 224 }, 1000, false };
+FIXTURE_VARIANT_ADD(model, resnet18_b4) {
+	"resnet18", 4, { 3, 224, 224 }, 1000, false };
+FIXTURE_VARIANT_ADD(model, squeezenet1_1_b1) {
+	"squeezenet1_1", 1, { 3, 224, 224 }, 1000, false };
+FIXTURE_VARIANT_ADD(model, squeezenet1_1_b4) {
+	"squeezenet1_1", 4, { 3, 224, 224 }, 1000, false };
+FIXTURE_VARIANT_ADD(model, mobilenet_v2_b1) {
+	"mobilenet_v2", 1, { 3, 224, 224 }, 1000, false };
+FIXTURE_VARIANT_ADD(model, mobilenet_v2_b4) {
+	"mobilenet_v2", 4, { 3, 224, 224 }, 1000, false };
+FIXTURE_VARIANT_ADD(model, ppocr_cls_b1) {
+	"ppocr_mobile_v2.0_cls", 1, { 3, 48, 192 }, 2, true };
+FIXTURE_VARIANT_ADD(model, ppocr_cls_b4) {
+	"ppocr_mobile_v2.0_cls", 4, { 3, 48, 192 }, 2, true };
+
+FIXTURE_SETUP(model)
+{
+	self->fd = npr_open("cpu", 0);
+	ASSERT_GE(self->fd, 0);
+}
+
+FIXTURE_TEARDOWN(model)
+{
+	free(self->in);
+	free(self->ref);
+	free(self->out);
+	if (self->fd >= 0)
+		npr_close(self->fd);
+}
+
+static float *read_f32(struct npr_test *_metadata, const char *name,
+		       const char *what, int batch, size_t count)
+{
+	char path[4096];
+	size_t len = 0;
+	float *p;
+
+	ASSERT_TRUE(onnx_path(path, sizeof(path), "%s.%s_b%d.f32", name, what,
+			      batch));
+	p = read_file(path, &len);
+	if (!p)
+		TH_LOG("cannot read %s", path);
+	ASSERT_NONNULL(p);
+	ASSERT_EQ(len, count * sizeof(float));
+	return p;
+}
+
+TEST_F(model, matches_golden)
+{
+	const size_t per_image = variant->dims[0] * variant->dims[1] *
+				 variant->dims[2];
+	__s64 dims[4] = { variant->batch, variant->dims[0], variant->dims[1],
+			  variant->dims[2] };
+	size_t n_in = per_image * variant->batch;
+	size_t n_out = variant->classes * variant->batch, i;
+	double maxdiff = 0, maxref = 0;
+	struct npr_model_load ml;
+	__u32 exec, req;
+	char path[4096];
+	int ret;
+
+	REQUIRE_SHARED();
+	ASSERT_TRUE(onnx_path(path, sizeof(path), "%s.onnx", variant->name));
+	if (access(path, R_OK))
+		SKIP(return, "model %s not found", path);
+	npr_prep_model_load(&ml, path, NULL);
+	ret = npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	if (ret == -EOPNOTSUPP && variant->optional_ops)
+		SKIP(return, "%s", npr_last_error());
+	if (ret)
+		TH_LOG("MODEL_LOAD: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	ret = compile(self->fd, ml.handle, dims, 4, &exec, &req);
+	if (ret == -EOPNOTSUPP && variant->optional_ops)
+		SKIP(return, "%s", npr_last_error());
+	if (ret)
+		TH_LOG("COMPILE: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+
+	self->in = read_f32(_metadata, variant->name, "input", variant->batch,
+			    n_in);
+	self->ref = read_f32(_metadata, variant->name, "output",
+			     variant->batch, n_out);
+	self->out = malloc(n_out * sizeof(float));
+	ASSERT_NONNULL(self->out);
+	infer(_metadata, self->fd, req, dims, 4, self->in, n_in, self->out,
+	      n_out);
+	for (i = 0; i < n_out; i++) {
+		double d = fabs((double)self->out[i] - self->ref[i]);
+
+		if (!(d <= maxdiff))	/* NaN counts as a difference */
+			maxdiff = d != d ? INFINITY : d;
+		if (fabs(self->ref[i]) > maxref)
+			maxref = fabs(self->ref[i]);
+	}
+	TH_LOG("%s batch %d: max|ours - ref| = %.3g, max|ref| = %.3g, relative %.3g (tolerance %.0e)",
+	       variant->name, variant->batch, maxdiff, maxref,
+	       maxdiff / maxref, TOLERANCE_REL);
+	ASSERT_GT(maxref, 0);
+	EXPECT_LE(maxdiff, TOLERANCE_REL * maxref);
+}
+
+TEST_HARNESS_MAIN
