@@ -12,10 +12,14 @@
  * Initializers become Const nodes whose data is copied out of the message
  * (raw_data, the typed fields, or an external file under the model's
  * directory); graph inputs that are not initializers become Parameters;
- * each ONNX node goes through its translator in lib/onnx_ops.c; each graph
- * output gets a Result.  Node names are the ONNX names ("<op>_<index>"
- * when empty) and a node's layer id is its index in the ONNX graph; the
- * helper nodes a translation adds carry "<name>/<what>" and the same id.
+ * each ONNX node goes through its translator (lib/onnx_ops.c and the
+ * tables of lib/onnx_eltwise.c, lib/onnx_nn.c, lib/onnx_shape.c); each
+ * graph output gets a Result.  Node names are the ONNX names
+ * ("<op>_<index>" when empty) and a node's layer id is its index in the
+ * ONNX graph; the helper nodes a translation adds carry "<name>/<what>"
+ * and the same id.  Opsets 1..18 of the default domain are read; ops whose
+ * old versions differ (legacy broadcasting, Cast by type name) are refused
+ * at those versions.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -42,9 +46,9 @@
 #define ONNX_MAX_DEPTH		64
 /* Longest tensor, node or op name accepted. */
 #define ONNX_MAX_NAME		4096
-/* Most nodes, and most inputs of one node. */
+/* Most nodes; most inputs of one node, and of the graph; most outputs. */
 #define ONNX_MAX_NODES		1000000
-#define ONNX_MAX_NODE_INPUTS	65536
+#define ONNX_MAX_PORTS		65536
 /* Largest dimension accepted in a tensor or a declared shape. */
 #define ONNX_MAX_DIM		(1LL << 40)
 
@@ -198,26 +202,6 @@ unsigned int onnx_elem_type(int32_t dt)
 	return elem_type(dt);
 }
 
-static int shape_attr(struct onnx_ctx *c, int node,
-		      const struct npr_shape *s)
-{
-	char buf[NPR_MAX_RANK * 24 + 1];
-	size_t off = 0;
-	int i;
-
-	buf[0] = 0;
-	for (i = 0; i < s->rank; i++) {
-		if (s->d[i] < 0)
-			off += snprintf(buf + off, sizeof(buf) - off, "%s?",
-					i ? "," : "");
-		else
-			off += snprintf(buf + off, sizeof(buf) - off,
-					"%s%lld", i ? "," : "",
-					(long long)s->d[i]);
-	}
-	return onnx_set_attr(c, node, "shape", "%s", buf);
-}
-
 /*
  * A declared type (graph input, output, value_info): element type (0 if
  * not given) and shape (rank -1 if not given, -1 for a symbolic dim).
@@ -231,7 +215,8 @@ static int info_type(const Onnx__ValueInfoProto *vi, unsigned int *type,
 
 	*type = 0;
 	sh->rank = -1;
-	if (!vi->type || vi->type->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET)
+	if (!vi->type ||
+	    vi->type->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET)
 		return 0;
 	if (vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
 		return -EOPNOTSUPP;
@@ -365,430 +350,6 @@ static int define(struct onnx_ctx *c, const char *key, int v)
 	return 0;
 }
 
-/* ---- attributes of the current node ----------------------------------- */
-
-/**
- * onnx_attr_find() - an attribute of the node being translated
- * @c: the context.
- * @name: attribute name.
- *
- * Return: the attribute, or NULL when the node does not have it.
- */
-const Onnx__AttributeProto *onnx_attr_find(struct onnx_ctx *c,
-					   const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < c->np->n_attribute; i++) {
-		const Onnx__AttributeProto *a = c->np->attribute[i];
-
-		if (a && a->name && !strcmp(a->name, name))
-			return a;
-	}
-	return NULL;
-}
-
-static bool attr_is(const Onnx__AttributeProto *a, int type, bool has)
-{
-	return a->type == (Onnx__AttributeProto__AttributeType)type ||
-	       (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED &&
-		has);
-}
-
-/**
- * onnx_attr_int() - an INT attribute
- * @c: the context.
- * @name: attribute name.
- * @def: value when absent.
- * @out: the value.
- *
- * Return: 0, or -EINVAL when the attribute has another type.
- */
-int onnx_attr_int(struct onnx_ctx *c, const char *name, int64_t def,
-		  int64_t *out)
-{
-	const Onnx__AttributeProto *a = onnx_attr_find(c, name);
-
-	*out = def;
-	if (!a)
-		return 0;
-	if (!attr_is(a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, a->has_i))
-		return onnx_err(c, -EINVAL, "attribute %s is not an int",
-				name);
-	*out = a->i;
-	return 0;
-}
-
-/**
- * onnx_attr_float() - a FLOAT attribute (an INT is accepted too)
- * @c: the context.
- * @name: attribute name.
- * @def: value when absent.
- * @out: the value.
- *
- * Return: 0, or -EINVAL when the attribute has another type.
- */
-int onnx_attr_float(struct onnx_ctx *c, const char *name, double def,
-		    double *out)
-{
-	const Onnx__AttributeProto *a = onnx_attr_find(c, name);
-
-	*out = def;
-	if (!a)
-		return 0;
-	if (attr_is(a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT, a->has_f))
-		*out = a->f;
-	else if (attr_is(a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT,
-			 a->has_i))
-		*out = (double)a->i;
-	else
-		return onnx_err(c, -EINVAL, "attribute %s is not a float",
-				name);
-	return 0;
-}
-
-/**
- * onnx_attr_ints() - an INTS attribute
- * @c: the context.
- * @name: attribute name.
- * @out: the values.
- * @max: room in @out.
- * @count: number of values, -1 when the attribute is absent.
- *
- * Return: 0, or -EINVAL (another type, more than @max values).
- */
-int onnx_attr_ints(struct onnx_ctx *c, const char *name, int64_t *out,
-		   int max, int *count)
-{
-	const Onnx__AttributeProto *a = onnx_attr_find(c, name);
-
-	*count = -1;
-	if (!a)
-		return 0;
-	if (!attr_is(a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS,
-		     a->n_ints > 0))
-		return onnx_err(c, -EINVAL, "attribute %s is not a list of ints",
-				name);
-	if (a->n_ints > (size_t)max)
-		return onnx_err(c, -EINVAL,
-				"attribute %s has %zu values, at most %d are supported",
-				name, a->n_ints, max);
-	memcpy(out, a->ints, a->n_ints * sizeof(*out));
-	*count = (int)a->n_ints;
-	return 0;
-}
-
-/**
- * onnx_attr_str() - a STRING attribute, copied NUL-terminated
- * @c: the context.
- * @name: attribute name.
- * @def: value when absent.
- * @buf: where the string goes.
- * @len: size of @buf.
- *
- * Return: 0, or -EINVAL (another type, too long, an embedded NUL).
- */
-int onnx_attr_str(struct onnx_ctx *c, const char *name, const char *def,
-		  char *buf, size_t len)
-{
-	const Onnx__AttributeProto *a = onnx_attr_find(c, name);
-
-	if (!a) {
-		snprintf(buf, len, "%s", def);
-		return 0;
-	}
-	if (!attr_is(a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING,
-		     a->has_s))
-		return onnx_err(c, -EINVAL, "attribute %s is not a string",
-				name);
-	if (a->s.len >= len || (a->s.len && memchr(a->s.data, 0, a->s.len)))
-		return onnx_err(c, -EINVAL, "attribute %s: bad string value",
-				name);
-	if (a->s.len)
-		memcpy(buf, a->s.data, a->s.len);
-	buf[a->s.len] = 0;
-	return 0;
-}
-
-/* ---- building nodes --------------------------------------------------- */
-
-/**
- * onnx_node() - append a node for the ONNX node being translated
- * @c: the context.
- * @type: OpenVINO op type.
- * @version: its opset version.
- * @suffix: NULL for the node that stands for the ONNX node (it gets its
- *          name), or a word naming a helper node ("<name>/<suffix>").
- * @nin: number of inputs.
- * @in: their value indexes.
- * @nout: number of outputs.
- * @out: set to the new output values (may be NULL when @nout is 0).
- *
- * Outputs start with the element type of the first input and an unknown
- * shape.
- *
- * Return: the node index, -EOPNOTSUPP when this build lacks the op, or
- * -ENOMEM.
- */
-int onnx_node(struct onnx_ctx *c, const char *type, unsigned int version,
-	      const char *suffix, int nin, const int *in, int nout, int *out)
-{
-	const struct npr_op_def *op = npr_op_find(type, version);
-	const char *base = c->np ? c->name : "";
-	struct npr_graph *g = c->g;
-	struct npr_node *n;
-	char *name = NULL;
-	int idx, i, err;
-
-	if (!op)
-		return onnx_err(c, -EOPNOTSUPP,
-				"needs op %s-%u, which this build does not have",
-				type, version);
-	if (nin < op->nin_min ||
-	    (op->nin_max >= op->nin_min && nin > op->nin_max))
-		return onnx_err(c, -EINVAL, "%s takes %d..%d inputs, not %d",
-				type, op->nin_min, op->nin_max, nin);
-	if (suffix && *base && asprintf(&name, "%s/%s", base, suffix) < 0)
-		return -ENOMEM;
-	idx = npr_graph_add_node(g, name ? name : suffix ? suffix : base,
-				 type, version, c->layer);
-	free(name);
-	if (idx < 0)
-		return idx;
-	n = &g->nodes[idx];
-	n->op = op;
-	err = npr_node_set_inputs(n, nin);
-	if (!err)
-		err = npr_node_set_outputs(g, idx, nout);
-	if (err)
-		return err;
-	for (i = 0; i < nin; i++)
-		n->in[i] = in[i];
-	for (i = 0; i < nout; i++) {
-		struct npr_value *v = &g->vals[n->out[i]];
-
-		v->type = nin ? g->vals[in[0]].type : 0;
-		if (out)
-			out[i] = n->out[i];
-	}
-	return idx;
-}
-
-/**
- * onnx_set_attr() - set a string attribute on a new node
- * @c: the context.
- * @node: node index from onnx_node().
- * @key: attribute name as the op's parse() expects it.
- * @fmt: printf format of the value.
- *
- * Return: 0 or -ENOMEM.
- */
-int onnx_set_attr(struct onnx_ctx *c, int node, const char *key,
-		  const char *fmt, ...)
-{
-	char *val;
-	va_list ap;
-	int err;
-
-	va_start(ap, fmt);
-	err = vasprintf(&val, fmt, ap);
-	va_end(ap);
-	if (err < 0)
-		return -ENOMEM;
-	err = npr_node_add_attr(&c->g->nodes[node], key, val);
-	free(val);
-	return err;
-}
-
-/**
- * onnx_set_ints() - set a comma-separated integer list attribute
- * @c: the context.
- * @node: node index.
- * @key: attribute name.
- * @v: the values.
- * @n: their number (0 gives "").
- *
- * Return: 0 or -ENOMEM.
- */
-int onnx_set_ints(struct onnx_ctx *c, int node, const char *key,
-		  const int64_t *v, int n)
-{
-	char buf[NPR_MAX_RANK * 2 * 24 + 1];
-	size_t off = 0;
-	int i;
-
-	buf[0] = 0;
-	for (i = 0; i < n && off < sizeof(buf) - 24; i++)
-		off += snprintf(buf + off, sizeof(buf) - off, "%s%lld",
-				i ? "," : "", (long long)v[i]);
-	if (i < n)
-		return onnx_err(c, -EINVAL, "attribute %s: too many values",
-				key);
-	return npr_node_add_attr(&c->g->nodes[node], key, buf);
-}
-
-/* A Const node owning @data (malloc'd, @nbytes); takes @data either way. */
-static int const_node(struct onnx_ctx *c, const char *name, unsigned int type,
-		      const struct npr_shape *shape, void *data,
-		      size_t nbytes)
-{
-	const struct npr_op_def *op = npr_op_find("Const", 1);
-	struct npr_value *v;
-	int idx, err;
-
-	idx = npr_graph_add_node(c->g, name, "Const", 1, c->layer);
-	if (idx < 0) {
-		free(data);
-		return idx;
-	}
-	c->g->nodes[idx].op = op;
-	err = npr_node_set_outputs(c->g, idx, 1);
-	if (err) {
-		free(data);
-		return err;
-	}
-	v = &c->g->vals[c->g->nodes[idx].out[0]];
-	v->type = type;
-	v->shape = *shape;
-	v->decl = *shape;
-	v->owned = data;
-	v->data = data;
-	v->nbytes = nbytes;
-	err = onnx_set_attr(c, idx, "element_type", "%s", npr_elem_name(type));
-	if (!err)
-		err = shape_attr(c, idx, shape);
-	return err ? err : c->g->nodes[idx].out[0];
-}
-
-static int const_name(struct onnx_ctx *c, const char *suffix, char **out)
-{
-	const char *base = c->np ? c->name : "";
-
-	*out = NULL;
-	if (suffix && *base)
-		return asprintf(out, "%s/%s", base, suffix) < 0 ? -ENOMEM : 0;
-	*out = strdup(suffix ? suffix : base);
-	return *out ? 0 : -ENOMEM;
-}
-
-/**
- * onnx_const() - a constant, its data copied
- * @c: the context.
- * @type: element type.
- * @shape: a static shape.
- * @data: npr_tensor_bytes(@type, numel) bytes.
- * @suffix: name of the Const node as in onnx_node().
- *
- * Return: the value index, or -ENOMEM.
- */
-int onnx_const(struct onnx_ctx *c, unsigned int type,
-	       const struct npr_shape *shape, const void *data,
-	       const char *suffix)
-{
-	size_t bytes = npr_tensor_bytes(type, npr_shape_numel(shape));
-	char *name;
-	void *p;
-	int err;
-
-	p = malloc(bytes ? bytes : 1);
-	if (!p)
-		return -ENOMEM;
-	if (bytes)
-		memcpy(p, data, bytes);
-	err = const_name(c, suffix, &name);
-	if (err) {
-		free(p);
-		return err;
-	}
-	err = const_node(c, name, type, shape, p, bytes);
-	free(name);
-	return err;
-}
-
-/**
- * onnx_const_i64() - a 1-D i64 constant
- * @c: the context.
- * @v: the values.
- * @n: their number, 0..NPR_MAX_RANK * 2.
- * @suffix: node name suffix.
- *
- * Return: the value index, or -ENOMEM.
- */
-int onnx_const_i64(struct onnx_ctx *c, const int64_t *v, int n,
-		   const char *suffix)
-{
-	struct npr_shape s = { .rank = 1, .d = { n } };
-
-	return onnx_const(c, NPR_ELEM_I64, &s, v, suffix);
-}
-
-/**
- * onnx_scalar() - a scalar constant of the element type of another value
- * @c: the context.
- * @like: the value whose type to take, or -1; f32 when it is not known.
- * @val: the number.
- * @suffix: node name suffix.
- *
- * Return: the value index, or -ENOMEM.
- */
-int onnx_scalar(struct onnx_ctx *c, int like, double val, const char *suffix)
-{
-	struct npr_shape s = { .rank = 0 };
-	unsigned int t = like >= 0 ? c->g->vals[like].type : 0;
-	uint64_t buf;
-
-	if (!t || !npr_elem_size(t) || t == NPR_ELEM_BOOLEAN)
-		t = NPR_ELEM_F32;
-	npr_convert(&buf, t, &val, NPR_ELEM_F64, 1);
-	return onnx_const(c, t, &s, &buf, suffix);
-}
-
-/**
- * onnx_unary() - one node, one input, one output
- * @c: the context.
- * @type: OpenVINO op type (version 1).
- * @x: the input value.
- * @suffix: node name suffix, NULL for the main node.
- *
- * Return: the output value index, or -errno.
- */
-int onnx_unary(struct onnx_ctx *c, const char *type, int x,
-	       const char *suffix)
-{
-	int out, err;
-
-	err = onnx_node(c, type, 1, suffix, 1, &x, 1, &out);
-	if (err < 0)
-		return err;
-	c->g->vals[out].shape = c->g->vals[x].shape;
-	return out;
-}
-
-/**
- * onnx_binary() - an elementwise node with numpy broadcasting
- * @c: the context.
- * @type: OpenVINO op type (version 1).
- * @a: first input.
- * @b: second input.
- * @suffix: node name suffix, NULL for the main node.
- *
- * Return: the output value index, or -errno.
- */
-int onnx_binary(struct onnx_ctx *c, const char *type, int a, int b,
-		const char *suffix)
-{
-	int in[2] = { a, b }, out, err;
-	struct npr_shape s;
-
-	err = onnx_node(c, type, 1, suffix, 2, in, 1, &out);
-	if (err < 0)
-		return err;
-	if (!npr_shape_broadcast(&c->g->vals[a].shape, &c->g->vals[b].shape,
-				 &s))
-		c->g->vals[out].shape = s;
-	return out;
-}
-
 /* ---- tensors ---------------------------------------------------------- */
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -840,7 +401,8 @@ static int external_data(struct onnx_ctx *c, const Onnx__TensorProto *t,
 			loc = str(e->value);
 		else if ((!strcmp(k, "offset") && parse_u64(e->value, &off)) ||
 			 (!strcmp(k, "length") && parse_u64(e->value, &len)))
-			return onnx_err(c, -EINVAL, "%s: bad external %s \"%.40s\"",
+			return onnx_err(c, -EINVAL,
+					"%s: bad external %s \"%.40s\"",
 					what, k, str(e->value));
 	}
 	if (!c->base_dir)
@@ -924,7 +486,8 @@ static int typed_data(const Onnx__TensorProto *t, unsigned int type,
 			memcpy(dst, t->uint64_data, n * 8);
 		else
 			for (i = 0; i < n; i++)
-				((uint32_t *)dst)[i] = (uint32_t)t->uint64_data[i];
+				((uint32_t *)dst)[i] =
+					(uint32_t)t->uint64_data[i];
 		return 0;
 	}
 	/* everything else travels in int32_data, one element per entry */
@@ -965,10 +528,12 @@ static int tensor_read(struct onnx_ctx *c, const Onnx__TensorProto *t,
 				"%s: data type %d is not supported", what,
 				t->has_data_type ? t->data_type : 0);
 	if (t->n_dims > NPR_MAX_RANK)
-		return onnx_err(c, -EOPNOTSUPP, "%s has %zu dims, at most %d are supported",
+		return onnx_err(c, -EOPNOTSUPP,
+				"%s has %zu dims, at most %d are supported",
 				what, t->n_dims, NPR_MAX_RANK);
 	if (t->segment)
-		return onnx_err(c, -EOPNOTSUPP, "%s: segmented tensors are not supported",
+		return onnx_err(c, -EOPNOTSUPP,
+				"%s: segmented tensors are not supported",
 				what);
 	sh->rank = (int)t->n_dims;
 	for (i = 0; i < t->n_dims; i++) {
@@ -1032,23 +597,15 @@ int onnx_tensor_const(struct onnx_ctx *c, const Onnx__TensorProto *t,
 	struct npr_shape sh;
 	unsigned int type;
 	size_t bytes = 0;
-	char *name;
 	void *data = NULL;
 	int err;
 
 	snprintf(what, sizeof(what), "tensor \"%.200s\"",
-		 t->name ? t->name : suffix ? suffix : c->name);
+		 t->name && *t->name ? t->name : suffix ? suffix : c->name);
 	err = tensor_read(c, t, what, &type, &sh, &data, &bytes);
 	if (err)
 		return err;
-	err = const_name(c, suffix, &name);
-	if (err) {
-		free(data);
-		return err;
-	}
-	err = const_node(c, name, type, &sh, data, bytes);
-	free(name);
-	return err;
+	return onnx_const_take(c, type, &sh, data, bytes, suffix);
 }
 
 /**
@@ -1157,15 +714,26 @@ static int add_inputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 		if (err)
 			return err;
 		e = name_find(c, vi->name);
-		if (e && e->val >= 0)
+		if (e && e->val >= 0 &&
+		    !strcmp(g->nodes[g->vals[e->val].producer].type, "Const"))
 			continue;	/* an initializer: a constant */
+		if (e && e->val >= 0)
+			return onnx_err(c, -EINVAL,
+					"graph input \"%.200s\" is listed twice",
+					vi->name);
 		err = info_type(vi, &type, &sh);
-		if (err || !type)
-			return onnx_err(c, err ? err : -EINVAL,
-					"graph input \"%.200s\": %s", vi->name,
-					err == -EINVAL ? "bad dims" :
-					err ? "only tensors of numeric types are supported" :
-					"no element type");
+		if (err == -EINVAL)
+			return onnx_err(c, err,
+					"graph input \"%.200s\": bad dims",
+					vi->name);
+		if (err)
+			return onnx_err(c, err,
+					"graph input \"%.200s\": only tensors of numeric types are supported",
+					vi->name);
+		if (!type)
+			return onnx_err(c, -EINVAL,
+					"graph input \"%.200s\" has no element type",
+					vi->name);
 		idx = npr_graph_add_node(g, vi->name, "Parameter", 1, c->layer);
 		if (idx < 0)
 			return idx;
@@ -1175,7 +743,7 @@ static int add_inputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 			err = onnx_set_attr(c, idx, "element_type", "%s",
 					    npr_elem_name(type));
 		if (!err && sh.rank >= 0)
-			err = shape_attr(c, idx, &sh);
+			err = onnx_set_shape_attr(c, idx, &sh);
 		if (err)
 			return err;
 		v = &g->vals[g->nodes[idx].out[0]];
@@ -1296,19 +864,16 @@ static int add_node(struct onnx_ctx *c)
 	int out[16], i, err;
 	size_t k;
 
+	snprintf(c->namebuf, sizeof(c->namebuf), "%.64s_%lld",
+		 str(np->op_type), (long long)c->layer);
+	c->name = c->namebuf;
 	err = check_name(c, "the node's op", np->op_type);
+	if (!err && np->name && *np->name) {
+		err = check_name(c, "the node", np->name);
+		c->name = err ? c->name : np->name;
+	}
 	if (err)
 		return err;
-	if (np->name && *np->name) {
-		err = check_name(c, "the node", np->name);
-		if (err)
-			return err;
-		c->name = np->name;
-	} else {
-		snprintf(c->namebuf, sizeof(c->namebuf), "%.64s_%lld",
-			 np->op_type, (long long)c->layer);
-		c->name = c->namebuf;
-	}
 	if (np->domain && *np->domain && strcmp(np->domain, "ai.onnx"))
 		return onnx_err(c, -EOPNOTSUPP,
 				"ops of domain \"%.100s\" are not supported",
@@ -1320,8 +885,9 @@ static int add_node(struct onnx_ctx *c)
 	c->op = op;
 	if (np->n_input < (size_t)op->nin_min ||
 	    (op->nin_max >= 0 && np->n_input > (size_t)op->nin_max) ||
-	    np->n_input > ONNX_MAX_NODE_INPUTS)
-		return onnx_err(c, -EINVAL, "has %zu inputs, the op takes %d..%d",
+	    np->n_input > ONNX_MAX_PORTS)
+		return onnx_err(c, -EINVAL,
+				"has %zu inputs, the op takes %d..%d",
 				np->n_input, op->nin_min, op->nin_max);
 	if (!np->n_output || np->n_output > (size_t)op->nout_max)
 		return onnx_err(c, -EINVAL,
@@ -1425,6 +991,9 @@ static int build(struct onnx_ctx *c, const Onnx__ModelProto *m)
 		return npr_err(-EINVAL, "the ONNX model has no graph");
 	if (gp->n_node > ONNX_MAX_NODES)
 		return npr_err(-EFBIG, "more than %d nodes", ONNX_MAX_NODES);
+	if (gp->n_input > ONNX_MAX_PORTS || gp->n_output > ONNX_MAX_PORTS)
+		return npr_err(-EFBIG, "more than %d graph inputs or outputs",
+			       ONNX_MAX_PORTS);
 	g->name = strndup(str(gp->name), ONNX_MAX_NAME);
 	if (!g->name)
 		return -ENOMEM;
@@ -1503,7 +1072,8 @@ int npr_onnx_parse(const void *buf, size_t len, const char *base_dir,
 	if (!out || (!buf && len))
 		return npr_err(-EINVAL, "no ONNX model given");
 	if (len > ONNX_MAX_BYTES)
-		return npr_err(-EFBIG, "ONNX model of %zu bytes is larger than 2 GiB",
+		return npr_err(-EFBIG,
+			       "ONNX model of %zu bytes is larger than 2 GiB",
 			       len);
 	err = pb_check(buf, len, &onnx__model_proto__descriptor, 0);
 	if (err == -ELOOP)
@@ -1598,9 +1168,3 @@ int npr_onnx_load_file(const char *path, struct npr_graph **out)
 	munmap(p, st.st_size);
 	return err;
 }
-
-/*
- * Transitional: the op translators are built into this object until Kbuild
- * lists lib/onnx_ops.o; this include goes away in the same change.
- */
-#include "onnx_ops.c"

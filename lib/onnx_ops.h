@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ONNX frontend internals shared by lib/onnx.c (the protobuf, tensors,
- * graph inputs and outputs) and lib/onnx_ops.c (one translator per ONNX
- * op, building OpenVINO-opset nodes).
+ * graph inputs and outputs), lib/onnx_ops.c (building blocks: attributes,
+ * nodes, constants, shared subgraphs, the translator lookup) and the
+ * translator tables of lib/onnx_eltwise.c, lib/onnx_nn.c and
+ * lib/onnx_shape.c (one translator per ONNX op, building OpenVINO-opset
+ * nodes).
  *
  * While a model is read, every value of the graph carries what is known of
  * it at load time: its element type (0 if unknown) and its shape (rank -1
@@ -14,14 +17,16 @@
 #ifndef NPR_ONNX_OPS_H
 #define NPR_ONNX_OPS_H
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "graph.h"
 #include "onnx.pb-c.h"
 
 /* Opsets of the default domain this frontend reads. */
-#define ONNX_OPSET_MIN		7
+#define ONNX_OPSET_MIN		1
 #define ONNX_OPSET_MAX		18
 
 struct onnx_name;
@@ -63,7 +68,7 @@ struct onnx_ctx {
  * @fn: the translator: write the value of each ONNX output k into out[k]
  *      (-1 for an output it cannot produce) and return 0 or -errno with a
  *      message set through onnx_err().
- * @nin_min: fewest inputs (absent optional inputs count as given).
+ * @nin_min: fewest inputs; these must not be left out (empty names).
  * @nin_max: most inputs, -1 for no limit.
  * @nout_max: most outputs.
  * @ov: OpenVINO op type for table-driven translators, or NULL.
@@ -77,18 +82,23 @@ struct onnx_op {
 	int arg;
 };
 
-/* lib/onnx_ops.c: the translator table lookup. */
-const struct onnx_op *onnx_op_find(const char *type);
+/* The translator tables, NULL-terminated (lib/onnx_{eltwise,nn,shape}.c). */
+extern const struct onnx_op onnx_ops_eltwise[];
+extern const struct onnx_op onnx_ops_nn[];
+extern const struct onnx_op onnx_ops_shape[];
 
-/* lib/onnx.c: TensorProto.DataType -> NPR_ELEM_*, 0 if unsupported. */
-unsigned int onnx_elem_type(int32_t dt);
-
-/* ---- lib/onnx.c: messages ---- */
+/* ---- lib/onnx.c: the model ---- */
 
 int onnx_err(struct onnx_ctx *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+unsigned int onnx_elem_type(int32_t dt);
+int onnx_tensor_const(struct onnx_ctx *c, const Onnx__TensorProto *t,
+		      const char *suffix);
+int onnx_const_ints(struct onnx_ctx *c, int v, int64_t *out, int max);
+int onnx_const_doubles(struct onnx_ctx *c, int v, double *out,
+		       int64_t max);
 
-/* ---- lib/onnx.c: attributes of the current ONNX node ---- */
+/* ---- lib/onnx_ops.c: attributes of the current ONNX node ---- */
 
 const Onnx__AttributeProto *onnx_attr_find(struct onnx_ctx *c,
 					   const char *name);
@@ -101,7 +111,7 @@ int onnx_attr_ints(struct onnx_ctx *c, const char *name, int64_t *out,
 int onnx_attr_str(struct onnx_ctx *c, const char *name, const char *def,
 		  char *buf, size_t len);
 
-/* ---- lib/onnx.c: building nodes ---- */
+/* ---- lib/onnx_ops.c: building nodes ---- */
 
 int onnx_node(struct onnx_ctx *c, const char *type, unsigned int version,
 	      const char *suffix, int nin, const int *in, int nout, int *out);
@@ -110,6 +120,11 @@ int onnx_set_attr(struct onnx_ctx *c, int node, const char *key,
 	__attribute__((format(printf, 4, 5)));
 int onnx_set_ints(struct onnx_ctx *c, int node, const char *key,
 		  const int64_t *v, int n);
+int onnx_set_shape_attr(struct onnx_ctx *c, int node,
+			const struct npr_shape *s);
+int onnx_const_take(struct onnx_ctx *c, unsigned int type,
+		    const struct npr_shape *shape, void *data, size_t nbytes,
+		    const char *suffix);
 int onnx_const(struct onnx_ctx *c, unsigned int type,
 	       const struct npr_shape *shape, const void *data,
 	       const char *suffix);
@@ -121,18 +136,38 @@ int onnx_unary(struct onnx_ctx *c, const char *type, int x,
 	       const char *suffix);
 int onnx_binary(struct onnx_ctx *c, const char *type, int a, int b,
 		const char *suffix);
-int onnx_tensor_const(struct onnx_ctx *c, const Onnx__TensorProto *t,
-		      const char *suffix);
 
-/* ---- lib/onnx.c: what is known at load time ---- */
+/* ---- lib/onnx_ops.c: shared subgraphs ---- */
 
-int onnx_const_ints(struct onnx_ctx *c, int v, int64_t *out, int max);
-int onnx_const_doubles(struct onnx_ctx *c, int v, double *out,
-		       int64_t max);
+int onnx_norm_axis(struct onnx_ctx *c, int64_t axis, int rank,
+		   int64_t *out);
+int onnx_known_rank(struct onnx_ctx *c, int v, const char *why);
+int onnx_with_list(struct onnx_ctx *c, const char *type, int x,
+		   const int64_t *v, int n, const char *suffix);
+int onnx_shape_of(struct onnx_ctx *c, int x, const char *suffix);
+int onnx_strided(struct onnx_ctx *c, int x, const int64_t *b,
+		 const int64_t *e, const int64_t *s, const int64_t *bm,
+		 const int64_t *em, int n, const char *suffix);
+int onnx_reshape_to(struct onnx_ctx *c, int x, const int64_t *t, int n,
+		    bool special_zero, const char *suffix);
+int onnx_reduce(struct onnx_ctx *c, const char *type, int x,
+		const int64_t *axes, int n, bool keep, const char *suffix);
+int onnx_flatten2d(struct onnx_ctx *c, int x, int64_t axis,
+		   const char *suffix);
+int onnx_per_channel(struct onnx_ctx *c, int p, int r, const char *suffix);
+const struct onnx_op *onnx_op_find(const char *type);
+
+/* ---- small inline helpers ---- */
 
 static inline struct npr_value *onnx_val(struct onnx_ctx *c, int v)
 {
 	return &c->g->vals[v];
+}
+
+/* The load-time shape of value @v (rank -1 when unknown). */
+static inline struct npr_shape *onnx_vshape(struct onnx_ctx *c, int v)
+{
+	return &c->g->vals[v].shape;
 }
 
 static inline int onnx_rank(struct onnx_ctx *c, int v)
@@ -144,6 +179,28 @@ static inline int onnx_rank(struct onnx_ctx *c, int v)
 static inline int onnx_in(struct onnx_ctx *c, int i)
 {
 	return i < c->nin ? c->vin[i] : -1;
+}
+
+/* The i-th input's value; -EINVAL with a message when it is absent. */
+static inline int onnx_need(struct onnx_ctx *c, int i)
+{
+	int v = onnx_in(c, i);
+
+	return v >= 0 ? v : onnx_err(c, -EINVAL, "input %d is required", i);
+}
+
+static inline const char *onnx_tf(bool b)
+{
+	return b ? "true" : "false";
+}
+
+/* @n consecutive values from @from. */
+static inline void onnx_iota(int64_t *v, int n, int64_t from)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		v[i] = from + i;
 }
 
 #endif /* NPR_ONNX_OPS_H */

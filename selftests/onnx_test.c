@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "npuring.h"
@@ -164,7 +165,7 @@ static void infer(struct npr_test *_metadata, int fd, __u32 req,
 	ASSERT_EQ(ta.bytes, out_count * sizeof(float));
 }
 
-/* ---- small models built here ---------------------------------------------- */
+/* ---- small models built here ------------------------------------------- */
 
 /*
  * y = Identity(OP(Add(x, w))): x a [1, 4] f32 input, w a [4] f32
@@ -175,6 +176,7 @@ struct tiny {
 	const char *op;
 	size_t raw_bytes;
 	int64_t opset;
+	const char *external;	/* w's data in this file, at offset 8 */
 };
 
 static const float tiny_w[4] = { 0.5f, 0.5f, 0.5f, 0.5f };
@@ -207,6 +209,11 @@ static void *tiny_model(const struct tiny *t, size_t *len)
 	static char *op_in[1] = { "s" }, *op_out[1] = { "r" };
 	static char *id_in[1] = { "r" }, *id_out[1] = { "y" };
 	static int64_t wdims[1] = { 4 };
+	Onnx__StringStringEntryProto ext[3] = {
+		ONNX__STRING_STRING_ENTRY_PROTO__INIT,
+		ONNX__STRING_STRING_ENTRY_PROTO__INIT,
+		ONNX__STRING_STRING_ENTRY_PROTO__INIT };
+	Onnx__StringStringEntryProto *extp[3] = { &ext[0], &ext[1], &ext[2] };
 	uint8_t raw[64] = { 0 };
 	void *buf;
 	int i;
@@ -246,7 +253,18 @@ static void *tiny_model(const struct tiny *t, size_t *len)
 	w.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
 	w.n_dims = 1;
 	w.dims = wdims;
-	if (t->raw_bytes) {
+	if (t->external) {
+		ext[0].key = "location";
+		ext[0].value = (char *)t->external;
+		ext[1].key = "offset";
+		ext[1].value = "8";
+		ext[2].key = "length";
+		ext[2].value = "16";
+		w.n_external_data = 3;
+		w.external_data = extp;
+		w.has_data_location = 1;
+		w.data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+	} else if (t->raw_bytes) {
 		memcpy(raw, tiny_w, sizeof(tiny_w));
 		w.has_raw_data = 1;
 		w.raw_data.len = t->raw_bytes;
@@ -405,7 +423,8 @@ TEST_F(onnx, unknown_op_fails_naming_the_node)
 
 	self->buf = tiny_model(&t, &self->len);
 	ASSERT_NONNULL(self->buf);
-	LOAD_FAILS(-EOPNOTSUPP, "node 1 (act, Frobnicate): unsupported op Frobnicate");
+	LOAD_FAILS(-EOPNOTSUPP,
+		   "node 1 (act, Frobnicate): unsupported op Frobnicate");
 }
 
 TEST_F(onnx, initializer_raw_data_not_matching_dims_fails)
@@ -420,11 +439,11 @@ TEST_F(onnx, initializer_raw_data_not_matching_dims_fails)
 
 TEST_F(onnx, unsupported_opset_fails)
 {
-	struct tiny t = { .op = "Relu", .opset = 5 };
+	struct tiny t = { .op = "Relu", .opset = 99 };
 
 	self->buf = tiny_model(&t, &self->len);
 	ASSERT_NONNULL(self->buf);
-	LOAD_FAILS(-EOPNOTSUPP, "ONNX opset 5 is not supported");
+	LOAD_FAILS(-EOPNOTSUPP, "ONNX opset 99 is not supported");
 }
 
 /*
@@ -474,7 +493,95 @@ TEST_F(onnx, messages_nested_without_end_fail)
 	LOAD_FAILS(-EINVAL, "nested more than");
 }
 
-/* ---- the shared models ----------------------------------------------------- */
+/*
+ * Write the tiny model with external weights into a new directory:
+ * <dir>/tiny.onnx, <dir>/w.bin (8 bytes of padding, then the data).
+ */
+static void external_model(struct npr_test *_metadata,
+			   FIXTURE_DATA(onnx) *self, const char *location,
+			   char *dir, char *model, size_t len)
+{
+	struct tiny t = { .op = "Relu", .external = location };
+	static const uint8_t pad[8] = { 0 };
+	char path[4096];
+	FILE *f;
+
+	snprintf(dir, len, "/tmp/npr_onnx_test.XXXXXX");
+	ASSERT_NONNULL(mkdtemp(dir));
+	self->buf = tiny_model(&t, &self->len);
+	ASSERT_NONNULL(self->buf);
+	snprintf(model, len, "%s/tiny.onnx", dir);
+	f = fopen(model, "wb");
+	ASSERT_NONNULL(f);
+	ASSERT_EQ(fwrite(self->buf, 1, self->len, f), self->len);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/w.bin", dir);
+	f = fopen(path, "wb");
+	ASSERT_NONNULL(f);
+	ASSERT_EQ(fwrite(pad, 1, 8, f), 8);
+	ASSERT_EQ(fwrite(tiny_w, 1, sizeof(tiny_w), f), sizeof(tiny_w));
+	fclose(f);
+}
+
+static void remove_model(const char *dir)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/tiny.onnx", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/w.bin", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+TEST_F(onnx, external_data_loads_from_the_model_directory)
+{
+	static const float x[4] = { 1.0f, -2.0f, 3.0f, -4.0f };
+	static const __s64 dims[2] = { 1, 4 };
+	struct npr_model_load ml;
+	char dir[64], model[128];
+	__u32 exec, req;
+	float y[4];
+	int ret;
+
+	external_model(_metadata, self, "w.bin", dir, model, sizeof(dir));
+	npr_prep_model_load(&ml, model, NULL);
+	ret = npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	if (ret)
+		TH_LOG("MODEL_LOAD: %s", npr_last_error());
+	remove_model(dir);
+	ASSERT_EQ(ret, 0);
+	ASSERT_EQ(compile(self->fd, ml.handle, dims, 2, &exec, &req), 0);
+	infer(_metadata, self->fd, req, dims, 2, x, 4, y, 4);
+	EXPECT_EQ(y[0], 1.5f);
+	EXPECT_EQ(y[1], 0.0f);
+	EXPECT_EQ(y[2], 3.5f);
+}
+
+TEST_F(onnx, external_data_outside_the_model_directory_is_refused)
+{
+	struct npr_model_load ml;
+	char dir[64], model[128];
+	int ret;
+
+	external_model(_metadata, self, "../w.bin", dir, model, sizeof(dir));
+	npr_prep_model_load(&ml, model, NULL);
+	ret = npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	remove_model(dir);
+	check_error(_metadata, self->fd, ret, -EINVAL,
+		    "is not a relative path inside the model's directory");
+}
+
+TEST_F(onnx, external_data_of_a_model_in_memory_is_refused)
+{
+	struct tiny t = { .op = "Relu", .external = "w.bin" };
+
+	self->buf = tiny_model(&t, &self->len);
+	ASSERT_NONNULL(self->buf);
+	LOAD_FAILS(-EINVAL, "external data needs the model's directory");
+}
+
+/* ---- the shared models ------------------------------------------------- */
 
 #define REQUIRE_SHARED()						\
 	do {								\
@@ -622,7 +729,8 @@ TEST_F(model, matches_golden)
 		if (fabs(self->ref[i]) > maxref)
 			maxref = fabs(self->ref[i]);
 	}
-	TH_LOG("%s batch %d: max|ours - ref| = %.3g, max|ref| = %.3g, relative %.3g (tolerance %.0e)",
+	TH_LOG("%s batch %d: max|ours - ref| = %.3g, max|ref| = %.3g, "
+	       "relative %.3g (tolerance %.0e)",
 	       variant->name, variant->batch, maxdiff, maxref,
 	       maxdiff / maxref, TOLERANCE_REL);
 	ASSERT_GT(maxref, 0);
