@@ -66,7 +66,7 @@ $(obj)/%.o: $(srctree)/%.c
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 # ONNX message code, generated at build time from Debian's onnx.proto
-$(obj)/lib/onnx/onnx.pb-c.c $(obj)/lib/onnx/onnx.pb-c.h: $(ONNX_PROTO)
+$(obj)/lib/onnx/onnx.pb-c.c $(obj)/lib/onnx/onnx.pb-c.h &: $(ONNX_PROTO)
 	$(quiet) PROTOC lib/onnx/onnx.pb-c.c
 	$(Q)mkdir -p $(obj)/lib/onnx
 	$(Q)$(PROTOC_C) --c_out=$(obj)/lib/onnx -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
