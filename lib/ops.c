@@ -13,10 +13,9 @@ extern const struct npr_op_def npr_ops_nn[];
 extern const struct npr_op_def npr_ops_eltwise[];
 extern const struct npr_op_def npr_ops_shape[];
 extern const struct npr_op_def npr_ops_detect[];
-/* groups that may be absent from a build */
-extern const struct npr_op_def npr_ops_norm[] __attribute__((weak));
-extern const struct npr_op_def npr_ops_deconv[] __attribute__((weak));
-extern const struct npr_op_def npr_ops_ctc[] __attribute__((weak));
+extern const struct npr_op_def npr_ops_norm[];
+extern const struct npr_op_def npr_ops_deconv[];
+extern const struct npr_op_def npr_ops_ctc[];
 
 static int parameter_infer(struct npr_graph *g, struct npr_node *n)
 {
@@ -87,8 +86,6 @@ const struct npr_op_def *npr_op_find(const char *type, unsigned int version)
 	for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
 		const struct npr_op_def *d;
 
-		if (!groups[i])
-			continue;
 		for (d = groups[i]; d->type; d++) {
 			if (strcmp(d->type, type))
 				continue;

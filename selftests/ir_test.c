@@ -721,30 +721,6 @@ TEST_F(ir, two_edges_into_one_input_port_fail)
 
 /* ---- real models ------------------------------------------------------ */
 
-/*
- * Shared models that cannot load yet, with the op that stops them.  Such a
- * model must fail with -EOPNOTSUPP naming that op; one that starts to load
- * fails the test until it is taken off this list, so the list stays true.
- */
-static const struct {
-	const char *model;	/* directory under models/ir */
-	const char *op;
-} not_yet[] = {
-	{ "license-plate-recognition-barrier-0001", "CTCGreedyDecoder" },
-	{ "person-reidentification-retail-0287", "MVN" },
-	{ "text-image-super-resolution-0001", "ConvolutionBackpropData" },
-};
-
-static const char *missing_op(const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(not_yet) / sizeof(not_yet[0]); i++)
-		if (strstr(path, not_yet[i].model))
-			return not_yet[i].op;
-	return NULL;
-}
-
 /* Load every file matching @pattern under the shared directory. */
 static int load_all(struct npr_test *_metadata, int fd, const char *pattern,
 		    bool must_load, int *nfiles)
@@ -765,27 +741,9 @@ static int load_all(struct npr_test *_metadata, int fd, const char *pattern,
 		struct npr_model_load a;
 		int err;
 
-		const char *op = must_load ? missing_op(gl.gl_pathv[i]) : NULL;
-
 		npr_prep_model_load(&a, gl.gl_pathv[i], NULL);
 		err = npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &a);
 		(*nfiles)++;
-		if (op) {
-			if (!err) {
-				TH_LOG("%s loads now: take it off not_yet[]",
-				       gl.gl_pathv[i]);
-				failed++;
-				npr_prep_destroy(&d, a.handle);
-				npr_ioctl(fd, NPR_IOCTL_HANDLE_DESTROY, &d);
-			} else if (err != -EOPNOTSUPP ||
-				   !strstr(npr_last_error(), op)) {
-				TH_LOG("%s: expected -EOPNOTSUPP naming %s, got %d: %s",
-				       gl.gl_pathv[i], op, err,
-				       npr_last_error());
-				failed++;
-			}
-			continue;
-		}
 		if (!err) {
 			npr_prep_destroy(&d, a.handle);
 			EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_HANDLE_DESTROY, &d),

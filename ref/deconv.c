@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reference kernel: transposed convolution (ConvolutionBackpropData,
+ * GroupConvolutionBackpropData), 1-D and 2-D.
+ *
+ * Input pixel i, kernel tap j land on output pixel i * s + j * d - pb.
+ * For every (input channel, output channel, tap) the kernel scatters one
+ * weighted input row into one output row; the valid input range of a row
+ * is computed up front so the inner loop has no bounds checks.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "ops/deconv.h"
+
+/* 1-D and 2-D as 2-D: H = 1 for 1-D. */
+struct dgeo {
+	int64_t N, C, H, W, K, OH, OW, kh, kw;
+	int64_t sh, sw, dh, dw, ph, pw;
+};
+
+/* First and one-past-last i in [0, n) with 0 <= i * s + off < o. */
+static void valid_range(int64_t n, int64_t s, int64_t off, int64_t o,
+			int64_t *i0, int64_t *i1)
+{
+	*i0 = off >= 0 ? 0 : (-off + s - 1) / s;
+	*i1 = o - 1 - off < 0 ? 0 : (o - 1 - off) / s + 1;
+	if (*i1 > n)
+		*i1 = n;
+	if (*i0 > *i1)
+		*i0 = *i1;
+}
+
+/* Scatter one input plane @xp through one kernel @wp into @yp. */
+static void scatter(const struct dgeo *g, const float *xp, const float *wp,
+		    float *yp)
+{
+	int64_t i, j, h0, h1, w0, w1, xo, ih, iw;
+
+	for (i = 0; i < g->kh; i++) {
+		valid_range(g->H, g->sh, i * g->dh - g->ph, g->OH, &h0, &h1);
+		for (j = 0; j < g->kw; j++) {
+			float wv = wp[i * g->kw + j];
+
+			if (wv == 0.0f)
+				continue;
+			xo = j * g->dw - g->pw;
+			valid_range(g->W, g->sw, xo, g->OW, &w0, &w1);
+			for (ih = h0; ih < h1; ih++) {
+				const float *xr = xp + ih * g->W;
+				float *yr = yp + (ih * g->sh + i * g->dh -
+						  g->ph) * g->OW;
+
+				for (iw = w0; iw < w1; iw++)
+					yr[iw * g->sw + xo] += wv * xr[iw];
+			}
+		}
+	}
+}
+
+/**
+ * npr_ref_deconv() - transposed convolution
+ * @n: the node; params are struct npr_deconv_params, effective pads set
+ *     by infer.
+ * @in: data [N, C_in, (H,) W], weights [C_in, C_out, (kh,) kw] or
+ *      [G, C_in / G, C_out / G, (kh,) kw], optional output_shape.
+ * @out: [N, C_out, (OH,) OW].
+ *
+ * Return: 0, or -EOPNOTSUPP for 3-D.
+ */
+int npr_ref_deconv(const struct npr_node *n, const struct npr_tensor *in,
+		   struct npr_tensor *out)
+{
+	const struct npr_deconv_params *p = n->params;
+	const struct npr_shape *xs = &in[0].shape, *ws = &in[1].shape;
+	const struct npr_shape *os = &out->shape;
+	const float *x = in[0].data, *w = in[1].data;
+	float *y = out->data;
+	int off = p->group ? 1 : 0;
+	int64_t G = p->groups, cg, kg, b, gi, c, k;
+	struct dgeo g;
+
+	if (p->nsp > 2)
+		return npr_node_err(n, -EOPNOTSUPP,
+				    "3-D transposed convolution is not supported yet");
+	memset(&g, 0, sizeof(g));
+	g.N = xs->d[0];
+	g.C = xs->d[1];
+	g.K = os->d[1];
+	if (p->nsp == 2) {
+		g.H = xs->d[2]; g.W = xs->d[3];
+		g.OH = os->d[2]; g.OW = os->d[3];
+		g.kh = ws->d[2 + off]; g.kw = ws->d[3 + off];
+		g.sh = p->stride[0]; g.sw = p->stride[1];
+		g.dh = p->dil[0]; g.dw = p->dil[1];
+		g.ph = p->pb[0]; g.pw = p->pb[1];
+	} else {
+		g.H = 1; g.W = xs->d[2];
+		g.OH = 1; g.OW = os->d[2];
+		g.kh = 1; g.kw = ws->d[2 + off];
+		g.sh = 1; g.sw = p->stride[0];
+		g.dh = 1; g.dw = p->dil[0];
+		g.ph = 0; g.pw = p->pb[0];
+	}
+	if (G < 1 || g.C % G || g.K % G)
+		return npr_node_err(n, -EINVAL,
+				    "channels do not split into %lld groups",
+				    (long long)G);
+	cg = g.C / G;
+	kg = g.K / G;
+	memset(y, 0, sizeof(float) * g.N * g.K * g.OH * g.OW);
+	for (b = 0; b < g.N; b++)
+		for (gi = 0; gi < G; gi++)
+			for (c = 0; c < cg; c++) {
+				int64_t ic = gi * cg + c;
+				const float *xp = x + (b * g.C + ic) * g.H * g.W;
+
+				for (k = 0; k < kg; k++) {
+					int64_t oc = gi * kg + k;
+					int64_t wo = (gi * cg + c) * kg + k;
+
+					scatter(&g, xp, w + wo * g.kh * g.kw,
+						y + (b * g.K + oc) * g.OH * g.OW);
+				}
+			}
+	return 0;
+}
