@@ -48,6 +48,7 @@ struct npr_backend_ops {
 #define NPR_BACKEND_API_VERSION	1
 
 extern const struct npr_backend_ops npr_cpu_backend_ops;
+extern const struct npr_backend_ops npr_npu_backend_ops;
 
 /* Properties that a device holds and a compiled model snapshots. */
 struct npr_props {

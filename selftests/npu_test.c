@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The npu device over vnpu, the software NPU: real models agree with the
+ * cpu device, device properties, fault injection, and the same models
+ * through the loader's intercept mode and validation layer.
+ *
+ * vnpu is found through NPR_VNPU (set by `make check`) or next to this
+ * program in the build tree (../npu/vnpu/libze_intel_vpu.so.1).  Without
+ * the Level Zero loader, or without vnpu and an NPU, the tests skip and say
+ * why.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <npuring.h>
+
+#include "harness.h"
+
+#define MAX_PORTS	8
+
+/*
+ * vnpu runs the graph it is given with the same CPU kernels as the cpu
+ * device; the graph it gets is the compiled one re-serialized (constants
+ * already in f32), so results agree to float rounding of equal operations.
+ * Allow 1e-4 relative to the output's range.
+ */
+#define NPU_REL_TOL	1e-4
+
+static char npu_skip[512];
+
+/* Point the loader at vnpu; return false (with npu_skip set) if absent. */
+static bool npu_available(void)
+{
+	static int state;	/* 0 unknown, 1 yes, -1 no */
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	const char *v = getenv("NPR_VNPU");
+	ssize_t n;
+	int fd;
+
+	if (state)
+		return state > 0;
+	if ((!v || !*v) && !getenv("ZE_ENABLE_ALT_DRIVERS")) {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n > 0) {
+			exe[n] = 0;
+			snprintf(path, sizeof(path),
+				 "%s/../npu/vnpu/libze_intel_vpu.so.1",
+				 dirname(exe));
+			if (!access(path, R_OK))
+				setenv("NPR_VNPU", path, 1);
+		}
+	}
+	fd = npr_open("npu", 0);
+	if (fd < 0) {
+		snprintf(npu_skip, sizeof(npu_skip), "%s", npr_last_error());
+		state = -1;
+		return false;
+	}
+	npr_close(fd);
+	state = 1;
+	return true;
+}
+
+#define REQUIRE_NPU()							\
+	do {								\
+		if (!npr_test_shared_ok())				\
+			SKIP(return, "no shared data at %s (set NPR_SHARED)", \
+			     npr_test_shared());			\
+		if (!npu_available())					\
+			SKIP(return, "no npu device: %s", npu_skip);	\
+	} while (0)
+
+struct net {
+	int fd;
+	__u32 model, exec, req;
+	__u32 nin, nout;
+	__u32 type[2][MAX_PORTS];
+	size_t bytes[2][MAX_PORTS];
+	__u32 rank[2][MAX_PORTS];
+	__s64 dims[2][MAX_PORTS][NPR_MAX_RANK];
+};
+
+static int net_open(struct npr_test *_metadata, struct net *n,
+		    const char *dev, const char *path)
+{
+	struct npr_model_info mi = { .size = sizeof(mi) };
+	struct npr_model_load ml;
+	struct npr_req_create rc;
+	struct npr_compile co;
+	__u32 i, k;
+	int ret;
+
+	memset(n, 0, sizeof(*n));
+	n->fd = npr_open(dev, 0);
+	if (n->fd < 0)
+		TH_LOG("open %s: %s", dev, npr_last_error());
+	ASSERT_GE(n->fd, 0);
+	npr_prep_model_load(&ml, path, NULL);
+	ret = npr_ioctl(n->fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	if (ret)
+		TH_LOG("%s: MODEL_LOAD: %s", path, npr_last_error());
+	ASSERT_EQ(ret, 0);
+	n->model = ml.handle;
+	npr_prep_compile(&co, n->model);
+	ret = npr_ioctl(n->fd, NPR_IOCTL_COMPILE, &co);
+	if (ret)
+		return ret;
+	n->exec = co.exec;
+	npr_prep_req_create(&rc, n->exec);
+	ret = npr_ioctl(n->fd, NPR_IOCTL_REQ_CREATE, &rc);
+	if (ret)
+		return ret;
+	n->req = rc.req;
+	mi.handle = n->exec;
+	ASSERT_EQ(npr_ioctl(n->fd, NPR_IOCTL_MODEL_INFO, &mi), 0);
+	ASSERT_LE(mi.num_inputs, MAX_PORTS);
+	ASSERT_LE(mi.num_outputs, MAX_PORTS);
+	n->nin = mi.num_inputs;
+	n->nout = mi.num_outputs;
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < (k ? n->nout : n->nin); i++) {
+			struct npr_port_info pi;
+			size_t count = 1;
+			__u32 d;
+
+			npr_prep_port_info(&pi, n->exec, i, k, NULL, 0);
+			ASSERT_EQ(npr_ioctl(n->fd, NPR_IOCTL_PORT_INFO, &pi), 0);
+			n->type[k][i] = pi.elem_type;
+			n->rank[k][i] = pi.rank;
+			for (d = 0; d < pi.rank; d++) {
+				n->dims[k][i][d] = pi.dims[d];
+				count *= (size_t)pi.dims[d];
+			}
+			n->bytes[k][i] = count * npr_elem_size(pi.elem_type);
+		}
+	}
+	return 0;
+}
+
+/* Deterministic input: f32 values in [0, 1), else bytes. */
+static void net_fill(struct npr_test *_metadata, struct net *n, __u32 seed)
+{
+	__u32 i;
+
+	for (i = 0; i < n->nin; i++) {
+		unsigned char *buf = malloc(n->bytes[0][i]);
+		struct npr_tensor_arg t;
+		size_t j;
+
+		ASSERT_NONNULL(buf);
+		for (j = 0; j < n->bytes[0][i]; j++) {
+			seed = seed * 1103515245u + 12345u;
+			buf[j] = seed >> 16;
+		}
+		if (n->type[0][i] == NPR_ELEM_F32)
+			for (j = 0; j < n->bytes[0][i] / 4; j++)
+				((float *)buf)[j] = buf[j * 4] / 256.0f;
+		npr_prep_tensor(&t, n->req, i, 0, buf, n->bytes[0][i]);
+		t.elem_type = n->type[0][i];
+		t.rank = n->rank[0][i];
+		memcpy(t.dims, n->dims[0][i], sizeof(t.dims));
+		ASSERT_EQ(npr_ioctl(n->fd, NPR_IOCTL_SET_TENSOR, &t), 0);
+		free(buf);
+	}
+}
+
+static int net_infer(struct net *n)
+{
+	struct npr_infer inf = { .size = sizeof(inf), .req = n->req };
+
+	return npr_ioctl(n->fd, NPR_IOCTL_INFER, &inf);
+}
+
+static float half_to_float(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+	uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, x;
+	float f;
+
+	if (!exp) {
+		f = ldexpf((float)man, -24);
+		return sign ? -f : f;
+	}
+	if (exp == 31)
+		x = sign | 0x7f800000u | (man << 13);
+	else
+		x = sign | ((exp + 112) << 23) | (man << 13);
+	memcpy(&f, &x, sizeof(f));
+	return f;
+}
+
+/* Output @i as floats (f32 or f16 ports). */
+static float *net_output(struct npr_test *_metadata, struct net *n, __u32 i,
+			 size_t *count)
+{
+	size_t elem = npr_elem_size(n->type[1][i]), j;
+	struct npr_tensor_arg t;
+	void *buf = malloc(n->bytes[1][i]);
+	float *f;
+
+	*count = elem ? n->bytes[1][i] / elem : 0;
+	f = malloc(*count * sizeof(float) + 1);
+	if (!buf || !f || (n->type[1][i] != NPR_ELEM_F32 &&
+			   n->type[1][i] != NPR_ELEM_F16))
+		goto fail;
+	npr_prep_tensor(&t, n->req, i, 1, buf, n->bytes[1][i]);
+	if (npr_ioctl(n->fd, NPR_IOCTL_GET_TENSOR, &t))
+		goto fail;
+	for (j = 0; j < *count; j++)
+		f[j] = n->type[1][i] == NPR_ELEM_F32 ? ((float *)buf)[j] :
+			half_to_float(((uint16_t *)buf)[j]);
+	free(buf);
+	return f;
+fail:
+	free(buf);
+	free(f);
+	return NULL;
+}
+
+static void net_close(struct net *n)
+{
+	if (n->fd >= 0)
+		npr_close(n->fd);
+	n->fd = -1;
+}
+
+static void model_path(char *buf, size_t len, const char *rel)
+{
+	int n = snprintf(buf, len, "%s/models/ir/%s", npr_test_shared(), rel);
+
+	if (n < 0 || (size_t)n >= len)
+		buf[0] = 0;
+}
+
+/* Run @rel on cpu and npu with the same input; outputs must agree. */
+static void compare_with_cpu(struct npr_test *_metadata, const char *rel)
+{
+	struct net c, p;
+	char path[4096];
+	__u32 i;
+
+	model_path(path, sizeof(path), rel);
+	if (access(path, R_OK))
+		SKIP(return, "model %s not found", path);
+	ASSERT_EQ(net_open(_metadata, &c, "cpu", path), 0);
+	if (net_open(_metadata, &p, "npu", path))
+		TH_LOG("npu: %s", npr_last_error());
+	ASSERT_GT(p.req, 0);
+	ASSERT_EQ(p.nin, c.nin);
+	ASSERT_EQ(p.nout, c.nout);
+	net_fill(_metadata, &c, 7);
+	net_fill(_metadata, &p, 7);
+	ASSERT_EQ(net_infer(&c), 0);
+	if (net_infer(&p))
+		TH_LOG("npu infer: %s", npr_last_error());
+	ASSERT_EQ(net_infer(&p), 0);
+	for (i = 0; i < c.nout; i++) {
+		size_t j, count, count2;
+		float *a = net_output(_metadata, &c, i, &count);
+		float *b = net_output(_metadata, &p, i, &count2);
+		float lo = INFINITY, hi = -INFINITY, diff = 0;
+
+		ASSERT_EQ(p.type[1][i], c.type[1][i]);
+		ASSERT_EQ(count, count2);
+		ASSERT_NONNULL(a);
+		ASSERT_NONNULL(b);
+		for (j = 0; j < count; j++) {
+			lo = fminf(lo, a[j]);
+			hi = fmaxf(hi, a[j]);
+			diff = fmaxf(diff, fabsf(a[j] - b[j]));
+		}
+		TH_LOG("%s output %u: %zu values, range %g..%g, max |cpu-npu| %g",
+		       rel, i, count, lo, hi, diff);
+		EXPECT_LE(diff, NPU_REL_TOL * fmaxf(hi - lo, 1e-6f));
+		free(a);
+		free(b);
+	}
+	net_close(&c);
+	net_close(&p);
+}
+
+/* ---- the models agree with the cpu device ------------------------------- */
+
+FIXTURE(npu_model) {
+	int unused;
+};
+
+FIXTURE_VARIANT(npu_model) {
+	const char *path;
+};
+
+FIXTURE_VARIANT_ADD(npu_model, squeezenet_fp16) {
+	.path = "squeezenet1.1/FP16/squeezenet1.1.xml",
+};
+FIXTURE_VARIANT_ADD(npu_model, landmarks_fp32) {
+	.path = "landmarks-regression-retail-0009/FP32/landmarks-regression-retail-0009.xml",
+};
+FIXTURE_VARIANT_ADD(npu_model, landmarks_fp16_int8) {
+	.path = "landmarks-regression-retail-0009/FP16-INT8/landmarks-regression-retail-0009.xml",
+};
+FIXTURE_VARIANT_ADD(npu_model, eye_fp32) {
+	.path = "open-closed-eye-0001/FP32/open-closed-eye-0001.xml",
+};
+FIXTURE_VARIANT_ADD(npu_model, eye_fp16) {
+	.path = "open-closed-eye-0001/FP16/open-closed-eye-0001.xml",
+};
+
+FIXTURE_SETUP(npu_model)
+{
+	REQUIRE_NPU();
+}
+
+FIXTURE_TEARDOWN(npu_model)
+{
+}
+
+TEST_F(npu_model, agrees_with_cpu)
+{
+	compare_with_cpu(_metadata, variant->path);
+}
+
+/* ---- device ------------------------------------------------------------- */
+
+TEST(npu_device_info)
+{
+	struct npr_device_info di = { .size = sizeof(di) };
+	int fd;
+
+	REQUIRE_NPU();
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_DEVICE_INFO, &di), 0);
+	EXPECT_EQ(di.device_type, NPR_DEVICE_NPU);
+	EXPECT_STREQ(di.name, "npu");
+	TH_LOG("%s, architecture %s", di.full_name, di.arch);
+	if (strstr(di.full_name, "vnpu"))
+		EXPECT_TRUE(!strcmp(di.arch, "3720") ||
+			    !strcmp(di.arch, "4000"));
+	EXPECT_EQ(npr_close(fd), 0);
+	fd = npr_open("npu.7", 0);
+	EXPECT_EQ(fd, -ENODEV);
+}
+
+/* ---- fault injection ---------------------------------------------------- */
+
+#define EYE "open-closed-eye-0001/FP32/open-closed-eye-0001.xml"
+
+TEST(npu_fault_compile)
+{
+	char path[4096];
+	struct net n;
+	int ret;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), EYE);
+	setenv("VNPU_FAULT_COMPILE", "1", 1);
+	ret = net_open(_metadata, &n, "npu", path);
+	unsetenv("VNPU_FAULT_COMPILE");
+	TH_LOG("%d: %s", ret, npr_last_error());
+	EXPECT_EQ(ret, -EINVAL);
+	EXPECT_NONNULL(strstr(npr_last_error(), "fault injected"));
+	net_close(&n);
+}
+
+TEST(npu_fault_out_of_memory)
+{
+	char path[4096];
+	struct net n;
+	int ret;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), EYE);
+	setenv("VNPU_FAULT_OOM", "1", 1);
+	ret = net_open(_metadata, &n, "npu", path);
+	unsetenv("VNPU_FAULT_OOM");
+	TH_LOG("%d: %s", ret, npr_last_error());
+	EXPECT_EQ(ret, -ENOMEM);
+	EXPECT_NONNULL(strstr(npr_last_error(), "out of device memory"));
+	net_close(&n);
+}
+
+TEST(npu_fault_device_lost)
+{
+	char path[4096];
+	struct net n;
+	int ret;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), EYE);
+	setenv("VNPU_FAULT_DEVICE_LOST", "2", 1);
+	ASSERT_EQ(net_open(_metadata, &n, "npu", path), 0);
+	net_fill(_metadata, &n, 1);
+	EXPECT_EQ(net_infer(&n), 0);
+	ret = net_infer(&n);
+	TH_LOG("second inference: %d: %s", ret, npr_last_error());
+	EXPECT_EQ(ret, -ENODEV);
+	EXPECT_EQ(net_infer(&n), -ENODEV);	/* the device stays lost */
+	net_close(&n);
+	unsetenv("VNPU_FAULT_DEVICE_LOST");
+	/* a reopened device works */
+	ASSERT_EQ(net_open(_metadata, &n, "npu", path), 0);
+	net_fill(_metadata, &n, 1);
+	EXPECT_EQ(net_infer(&n), 0);
+	EXPECT_EQ(net_infer(&n), 0);
+	net_close(&n);
+}
+
+/* ---- the loader's intercept mode and validation layer ------------------- */
+
+/*
+ * The loader reads its environment once per process: run this program
+ * again with the layer enabled, all tests but these, and check it passes.
+ */
+static void rerun_with(struct npr_test *_metadata, const char *const env[])
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+	pid_t pid;
+	int st, i;
+
+	if (getenv("NPR_NPU_TEST_CHILD"))
+		SKIP(return, "already the re-run");
+	REQUIRE_NPU();
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_GT(n, 0);
+	exe[n] = 0;
+	fflush(NULL);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		int null = open(getenv("NPR_NPU_TEST_LOG") ? getenv("NPR_NPU_TEST_LOG") : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		setenv("NPR_NPU_TEST_CHILD", "1", 1);
+		for (i = 0; env[i]; i += 2)
+			setenv(env[i], env[i + 1], 1);
+		execl(exe, exe, (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		TH_LOG("%s with %s=%s failed; run it so to see", exe, env[0],
+		       env[1]);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+TEST(npu_loader_intercept)
+{
+	static const char *const env[] = {
+		"ZE_ENABLE_LOADER_INTERCEPT", "1", NULL,
+	};
+
+	rerun_with(_metadata, env);
+}
+
+TEST(npu_validation_layer)
+{
+	static const char *const env[] = {
+		"ZE_ENABLE_VALIDATION_LAYER", "1",
+		"ZE_ENABLE_PARAMETER_VALIDATION", "1", NULL,
+	};
+
+	rerun_with(_metadata, env);
+}
+
+TEST_HARNESS_MAIN
