@@ -30,6 +30,9 @@ struct npr_request;
  * @infer: run one inference: read rq->in[] and write rq->out[] (both in
  *         the ports' external element types).  Return 0 or -errno with
  *         npr_err() set.
+ * @release: free what probe put in dev->priv besides the memory itself
+ *           (driver contexts), after every object of the device is gone;
+ *           also called when probe fails.  Optional.
  *
  * Arguments are validated by lib/ before any of these is called.  Optional
  * members are defaulted in lib/backend.c.
@@ -43,6 +46,7 @@ struct npr_backend_ops {
 	int (*request_create)(struct npr_request *rq);
 	void (*request_destroy)(struct npr_request *rq);
 	int (*infer)(struct npr_request *rq);
+	void (*release)(struct npr_device *dev);
 };
 
 #define NPR_BACKEND_API_VERSION	1

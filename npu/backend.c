@@ -25,6 +25,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,7 +195,7 @@ static void diagnose(char *buf, size_t len, ze_result_t r)
 		if (d)
 			closedir(d);
 		snprintf(buf, len,
-			 "npu: no Level Zero NPU driver (zeInit: %s, 0x%x) and no /dev/accel/accel* node: the intel_vpu kernel driver is not loaded; for the software NPU set NPR_VNPU (or ZE_ENABLE_ALT_DRIVERS) to the path of npu/vnpu/libze_intel_vpu.so.1",
+			 "npu: no Level Zero NPU driver (zeInit: %s, 0x%x) and no /dev/accel/accel* node: the intel_vpu kernel driver is not loaded; for the software NPU set NPR_VNPU=1 (or NPR_VNPU or ZE_ENABLE_ALT_DRIVERS to the path of npu/vnpu/libze_intel_vpu.so.1)",
 			 ze_result_str(r), (unsigned int)r);
 		return;
 	}
@@ -235,20 +236,45 @@ static void diagnose(char *buf, size_t len, ze_result_t r)
 			 ze_result_str(r), (unsigned int)r);
 }
 
+/*
+ * NPR_VNPU=PATH loads the software NPU at PATH; NPR_VNPU=1 the one built
+ * next to the running program (tools/ or selftests/ of a build tree).
+ */
+static void vnpu_select(void)
+{
+	const char *v = getenv("NPR_VNPU");
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	ssize_t n;
+
+	if (!v || !*v || !strcmp(v, "0") || getenv("ZE_ENABLE_ALT_DRIVERS"))
+		return;
+	if (strcmp(v, "1")) {
+		setenv("ZE_ENABLE_ALT_DRIVERS", v, 0);
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = 0;
+	*strrchr(exe, '/') = 0;
+	snprintf(path, sizeof(path), "%s/../npu/vnpu/libze_intel_vpu.so.1",
+		 exe);
+	if (!access(path, R_OK))
+		setenv("ZE_ENABLE_ALT_DRIVERS", path, 0);
+}
+
 static void npu_init_once(void)
 {
 	static const uint8_t npu_uuid[16] = NPR_ZE_NPU_DRIVER_UUID;
 	ze_driver_extension_properties_t *ext = NULL;
 	ze_driver_handle_t drv[16];
-	const char *vnpu = getenv("NPR_VNPU");
 	uint32_t n = 16, i, next = 0;
 	char ext_name[ZE_MAX_EXTENSION_NAME] = "";
 	void *lib, **fn = (void **)&ze;
 	ze_result_t r;
 
 	npu.err = -ENODEV;
-	if (vnpu && *vnpu && !getenv("ZE_ENABLE_ALT_DRIVERS"))
-		setenv("ZE_ENABLE_ALT_DRIVERS", vnpu, 0);
+	vnpu_select();
 	lib = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_GLOBAL);
 	if (!lib) {
 		snprintf(npu.msg, sizeof(npu.msg),
@@ -380,8 +406,10 @@ static int npu_probe(struct npr_device *dev, int index)
 	nd->dev = npu.dev[index];
 	nd->pci_id = p.deviceId;
 	r = ze.ContextCreate(npu.drv, &cd, &nd->ctx);
-	if (r)
+	if (r) {
+		nd->ctx = NULL;
 		return ZE_FAIL(r, "zeContextCreate");
+	}
 	if (!npu.gprops.graphExtensionVersion) {
 		npu.gprops.stype = NPR_ZE_STYPE_DEVICE_GRAPH_PROPERTIES;
 		r = npu.graph->pfnDeviceGetGraphProperties(nd->dev,
@@ -790,6 +818,15 @@ static int npu_infer(struct npr_request *rq)
 	return 0;
 }
 
+static void npu_release(struct npr_device *dev)
+{
+	struct npu_device *nd = dev->priv;
+
+	if (nd->ctx)
+		ze.ContextDestroy(nd->ctx);
+	nd->ctx = NULL;
+}
+
 const struct npr_backend_ops npr_npu_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "npu",
@@ -799,6 +836,7 @@ const struct npr_backend_ops npr_npu_backend_ops = {
 	.request_create = npu_request_create,
 	.request_destroy = npu_request_destroy,
 	.infer = npu_infer,
+	.release = npu_release,
 };
 
 #else /* no Level Zero headers at build time */

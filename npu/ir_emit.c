@@ -224,7 +224,8 @@ static int emit_node(struct emit *e, const struct npr_graph *g, int ni)
  * Return: 0 or -errno with npr_err() set.
  */
 int npu_ir_emit(const struct npr_graph *g, const unsigned int *in_types,
-		const unsigned int *out_types, char **xml, size_t *xml_len, void **bin, size_t *bin_len)
+		const unsigned int *out_types, char **xml, size_t *xml_len,
+		void **bin, size_t *bin_len)
 {
 	struct emit e = { 0 };
 	int64_t *layer_of;

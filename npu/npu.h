@@ -10,6 +10,7 @@
 #include "../lib/graph.h"
 
 int npu_ir_emit(const struct npr_graph *g, const unsigned int *in_types,
-		const unsigned int *out_types, char **xml, size_t *xml_len, void **bin, size_t *bin_len);
+		const unsigned int *out_types, char **xml, size_t *xml_len,
+		void **bin, size_t *bin_len);
 
 #endif /* NPR_NPU_H */
