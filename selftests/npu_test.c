@@ -476,4 +476,383 @@ TEST(npu_validation_layer)
 	rerun_with(_metadata, env);
 }
 
+/* ---- vnpu through the Level Zero API directly ---------------------------- */
+
+#if __has_include(<level_zero/ze_api.h>)
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include "../npu/ze_graph.h"
+
+/* One vnpu context with the open-closed-eye graph (1 input, 1 output). */
+struct zl {
+	ze_result_t (*DriverGet)(uint32_t *, ze_driver_handle_t *);
+	ze_result_t (*DeviceGet)(ze_driver_handle_t, uint32_t *,
+				 ze_device_handle_t *);
+	ze_result_t (*DriverGetExtensionFunctionAddress)(ze_driver_handle_t,
+		const char *, void **);
+	ze_result_t (*ContextCreate)(ze_driver_handle_t,
+				     const ze_context_desc_t *,
+				     ze_context_handle_t *);
+	ze_result_t (*ContextDestroy)(ze_context_handle_t);
+	ze_result_t (*MemAllocHost)(ze_context_handle_t,
+				    const ze_host_mem_alloc_desc_t *, size_t,
+				    size_t, void **);
+	ze_result_t (*CommandQueueCreate)(ze_context_handle_t,
+		ze_device_handle_t, const ze_command_queue_desc_t *,
+		ze_command_queue_handle_t *);
+	ze_result_t (*CommandQueueExecuteCommandLists)(
+		ze_command_queue_handle_t, uint32_t,
+		ze_command_list_handle_t *, ze_fence_handle_t);
+	ze_result_t (*CommandListCreate)(ze_context_handle_t,
+		ze_device_handle_t, const ze_command_list_desc_t *,
+		ze_command_list_handle_t *);
+	ze_result_t (*CommandListClose)(ze_command_list_handle_t);
+	ze_result_t (*FenceCreate)(ze_command_queue_handle_t,
+				   const ze_fence_desc_t *,
+				   ze_fence_handle_t *);
+	ze_result_t (*FenceHostSynchronize)(ze_fence_handle_t, uint64_t);
+	ze_result_t (*FenceReset)(ze_fence_handle_t);
+	ze_driver_handle_t drv;
+	ze_device_handle_t dev;
+	ze_context_handle_t ctx;
+	ze_command_queue_handle_t queue;
+	const struct npr_ze_graph_ddi *g;
+	uint8_t *ir;
+	size_t ir_size;
+	npr_ze_graph_handle_t graph;
+	size_t in_bytes, out_bytes;
+};
+
+static const char *const zl_names[] = {
+	"zeDriverGet", "zeDeviceGet", "zeDriverGetExtensionFunctionAddress",
+	"zeContextCreate", "zeContextDestroy", "zeMemAllocHost",
+	"zeCommandQueueCreate", "zeCommandQueueExecuteCommandLists",
+	"zeCommandListCreate", "zeCommandListClose", "zeFenceCreate",
+	"zeFenceHostSynchronize", "zeFenceReset",
+};
+
+static uint8_t *read_file(const char *path, size_t *size)
+{
+	struct stat st;
+	uint8_t *buf;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		return NULL;
+	if (fstat(fileno(f), &st) || !(buf = malloc(st.st_size + 1)) ||
+	    fread(buf, 1, st.st_size, f) != (size_t)st.st_size) {
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	*size = st.st_size;
+	return buf;
+}
+
+/* NGRAPH_LITE, classic layout, of the model at models/ir/@rel. */
+static uint8_t *ngraph_lite(const char *rel, size_t *size)
+{
+	char path[4096];
+	size_t xs = 0, bs = 0, n;
+	uint8_t *xml, *bin, *buf = NULL;
+	uint16_t ver[2] = { 7, 4 };
+	uint32_t two = 2;
+	uint64_t v;
+
+	model_path(path, sizeof(path), rel);
+	xml = read_file(path, &xs);
+	n = strlen(path);
+	if (n > 4)
+		strcpy(path + n - 4, ".bin");
+	bin = read_file(path, &bs);
+	if (xml && bin)
+		buf = malloc(24 + xs + bs);
+	if (buf) {
+		memcpy(buf, ver, 4);
+		memcpy(buf + 4, &two, 4);
+		v = xs;
+		memcpy(buf + 8, &v, 8);
+		memcpy(buf + 16, xml, xs);
+		v = bs;
+		memcpy(buf + 16 + xs, &v, 8);
+		memcpy(buf + 24 + xs, bin, bs);
+		*size = 24 + xs + bs;
+	}
+	free(xml);
+	free(bin);
+	return buf;
+}
+
+static ze_result_t zl_graph(struct zl *z, const uint8_t *in, size_t size,
+			    uint32_t format, const char *flags,
+			    npr_ze_graph_handle_t *out)
+{
+	struct npr_ze_graph_desc_2 d = {
+		.stype = NPR_ZE_STYPE_GRAPH_DESC, .format = format,
+		.inputSize = size, .pInput = in, .pBuildFlags = flags,
+	};
+
+	return z->g->pfnCreate2(z->ctx, z->dev, &d, out);
+}
+
+static void zl_open(struct npr_test *_metadata, struct zl *z)
+{
+	ze_context_desc_t cd = { .stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC };
+	ze_command_queue_desc_t qd = {
+		.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+	};
+	struct npr_ze_graph_argument_properties ap = { 0 };
+	void *lib, **fn = (void **)z;
+	uint32_t n = 1, i;
+
+	memset(z, 0, sizeof(*z));
+	REQUIRE_NPU();	/* the library initialised the loader */
+	lib = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_NOLOAD);
+	ASSERT_NONNULL(lib);
+	for (i = 0; i < sizeof(zl_names) / sizeof(zl_names[0]); i++) {
+		fn[i] = dlsym(lib, zl_names[i]);
+		ASSERT_NONNULL(fn[i]);
+	}
+	ASSERT_EQ(z->DriverGet(&n, &z->drv), ZE_RESULT_SUCCESS);
+	n = 1;
+	ASSERT_EQ(z->DeviceGet(z->drv, &n, &z->dev), ZE_RESULT_SUCCESS);
+	ASSERT_EQ(z->DriverGetExtensionFunctionAddress(z->drv,
+			"ZE_extension_graph_1_8", (void **)&z->g),
+		  ZE_RESULT_SUCCESS);
+	ASSERT_EQ(z->ContextCreate(z->drv, &cd, &z->ctx), ZE_RESULT_SUCCESS);
+	ASSERT_EQ(z->CommandQueueCreate(z->ctx, z->dev, &qd, &z->queue),
+		  ZE_RESULT_SUCCESS);
+	z->ir = ngraph_lite(EYE, &z->ir_size);
+	ASSERT_NONNULL(z->ir);
+	ASSERT_EQ(zl_graph(z, z->ir, z->ir_size,
+			   NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE, NULL, &z->graph),
+		  ZE_RESULT_SUCCESS);
+	ASSERT_EQ(z->g->pfnGetArgumentProperties(z->graph, 0, &ap), 0);
+	z->in_bytes = 4;
+	for (i = 0; i < NPR_ZE_ARG_DIMS; i++)
+		z->in_bytes *= ap.dims[i];
+	ASSERT_EQ(z->g->pfnGetArgumentProperties(z->graph, 1, &ap), 0);
+	z->out_bytes = 4;
+	for (i = 0; i < NPR_ZE_ARG_DIMS; i++)
+		z->out_bytes *= ap.dims[i];
+}
+
+static void *zl_alloc(struct npr_test *_metadata, struct zl *z, size_t n)
+{
+	ze_host_mem_alloc_desc_t hd = {
+		.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC,
+	};
+	void *p = NULL;
+
+	if (z->MemAllocHost(z->ctx, &hd, n, 4096, &p))
+		return NULL;
+	memset(p, 0, n);
+	return p;
+}
+
+/* A closed list executing the graph with its arguments as they are now. */
+static ze_result_t zl_record(struct zl *z, npr_ze_graph_handle_t graph,
+			     ze_command_list_handle_t *list)
+{
+	ze_command_list_desc_t ld = {
+		.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC,
+	};
+	ze_result_t r;
+
+	r = z->CommandListCreate(z->ctx, z->dev, &ld, list);
+	if (!r)
+		r = z->g->pfnAppendGraphExecute(*list, graph, NULL, NULL, 0,
+						NULL);
+	if (!r)
+		r = z->CommandListClose(*list);
+	return r;
+}
+
+static ze_result_t zl_run(struct zl *z, ze_command_list_handle_t list,
+			  ze_fence_handle_t fence)
+{
+	ze_result_t r;
+
+	r = z->CommandQueueExecuteCommandLists(z->queue, 1, &list, fence);
+	if (!r)
+		r = z->FenceHostSynchronize(fence, UINT64_MAX);
+	return r;
+}
+
+static bool all_zero(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (c[i])
+			return false;
+	return true;
+}
+
+TEST(vnpu_binds_arguments_when_the_execute_is_appended)
+{
+	ze_fence_desc_t fd = { .stype = ZE_STRUCTURE_TYPE_FENCE_DESC };
+	ze_command_list_handle_t l1, l2;
+	ze_fence_handle_t f1, f2;
+	void *in, *o1, *o2;
+	struct zl z;
+
+	zl_open(_metadata, &z);
+	if (_metadata->skipped)
+		return;
+	in = zl_alloc(_metadata, &z, z.in_bytes);
+	o1 = zl_alloc(_metadata, &z, z.out_bytes);
+	o2 = zl_alloc(_metadata, &z, z.out_bytes);
+	ASSERT_TRUE(in && o1 && o2);
+	memset(in, 0x3c, z.in_bytes);	/* 0.0115 as f32 */
+	ASSERT_EQ(z.g->pfnSetArgumentValue(z.graph, 0, in), 0);
+	ASSERT_EQ(z.g->pfnSetArgumentValue(z.graph, 1, o1), 0);
+	ASSERT_EQ(zl_record(&z, z.graph, &l1), 0);
+	ASSERT_EQ(z.g->pfnSetArgumentValue(z.graph, 1, o2), 0);
+	ASSERT_EQ(zl_record(&z, z.graph, &l2), 0);
+	ASSERT_EQ(z.FenceCreate(z.queue, &fd, &f1), 0);
+	ASSERT_EQ(z.FenceCreate(z.queue, &fd, &f2), 0);
+	/* the first list writes o1 although o2 is the current value */
+	ASSERT_EQ(zl_run(&z, l1, f1), 0);
+	EXPECT_FALSE(all_zero(o1, z.out_bytes));
+	EXPECT_TRUE(all_zero(o2, z.out_bytes));
+	ASSERT_EQ(zl_run(&z, l2, f2), 0);
+	EXPECT_EQ(memcmp(o1, o2, z.out_bytes), 0);
+	z.ContextDestroy(z.ctx);
+}
+
+TEST(vnpu_rejects_an_execute_with_unset_or_foreign_arguments)
+{
+	ze_command_list_handle_t l;
+	static char foreign[1 << 16];
+	npr_ze_graph_handle_t g2;
+	void *in;
+	struct zl z;
+
+	zl_open(_metadata, &z);
+	if (_metadata->skipped)
+		return;
+	in = zl_alloc(_metadata, &z, z.in_bytes);
+	ASSERT_NONNULL(in);
+	ASSERT_EQ(zl_graph(&z, z.ir, z.ir_size,
+			   NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE, NULL, &g2), 0);
+	/* output never set */
+	ASSERT_EQ(z.g->pfnSetArgumentValue(g2, 0, in), 0);
+	EXPECT_EQ(zl_record(&z, g2, &l), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+	/* output in memory the driver did not allocate */
+	ASSERT_EQ(z.g->pfnSetArgumentValue(g2, 1, foreign), 0);
+	EXPECT_EQ(zl_record(&z, g2, &l), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+	/* an input allocation too small for the argument */
+	ASSERT_EQ(z.g->pfnSetArgumentValue(g2, 0, (char *)in + 64), 0);
+	EXPECT_EQ(zl_record(&z, g2, &l), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(z.g->pfnSetArgumentValue(g2, 2, in),
+		  ZE_RESULT_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(z.g->pfnDestroy(g2), 0);
+	z.ContextDestroy(z.ctx);
+}
+
+TEST(vnpu_fences_must_be_reset_before_reuse)
+{
+	ze_fence_desc_t fd = { .stype = ZE_STRUCTURE_TYPE_FENCE_DESC };
+	ze_command_list_handle_t l;
+	ze_fence_handle_t f;
+	struct zl z;
+
+	zl_open(_metadata, &z);
+	if (_metadata->skipped)
+		return;
+	ASSERT_EQ(z.g->pfnSetArgumentValue(z.graph, 0,
+			zl_alloc(_metadata, &z, z.in_bytes)), 0);
+	ASSERT_EQ(z.g->pfnSetArgumentValue(z.graph, 1,
+			zl_alloc(_metadata, &z, z.out_bytes)), 0);
+	ASSERT_EQ(zl_record(&z, z.graph, &l), 0);
+	ASSERT_EQ(z.FenceCreate(z.queue, &fd, &f), 0);
+	EXPECT_EQ(zl_run(&z, l, f), 0);
+	EXPECT_EQ(z.CommandQueueExecuteCommandLists(z.queue, 1, &l, f),
+		  ZE_RESULT_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(z.FenceReset(f), 0);
+	EXPECT_EQ(zl_run(&z, l, f), 0);
+	z.ContextDestroy(z.ctx);
+}
+
+TEST(vnpu_rejects_malformed_graph_input)
+{
+	npr_ze_graph_handle_t g;
+	char log[512];
+	uint32_t len = sizeof(log);
+	uint32_t three = 3;
+	struct zl z;
+
+	zl_open(_metadata, &z);
+	if (_metadata->skipped)
+		return;
+	EXPECT_EQ(zl_graph(&z, z.ir, z.ir_size - 1,
+			   NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE, NULL, &g),
+		  ZE_RESULT_ERROR_INVALID_SIZE);
+	EXPECT_EQ(zl_graph(&z, z.ir, 6, NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
+			   NULL, &g), ZE_RESULT_ERROR_INVALID_SIZE);
+	EXPECT_EQ(zl_graph(&z, z.ir, z.ir_size, NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
+			   "--inputs_precisions=\"0:FP32\" --bogus", &g),
+		  ZE_RESULT_ERROR_INVALID_ARGUMENT);
+	ASSERT_EQ(z.g->pfnBuildLogGetString(NULL, &len, log), 0);
+	TH_LOG("build log: %s", log);
+	EXPECT_NONNULL(strstr(log, "--bogus"));
+	EXPECT_EQ(zl_graph(&z, z.ir, z.ir_size, NPR_ZE_GRAPH_FORMAT_NATIVE,
+			   NULL, &g), ZE_RESULT_ERROR_INVALID_NATIVE_BINARY);
+	EXPECT_EQ(zl_graph(&z, z.ir, z.ir_size, 7, NULL, &g),
+		  ZE_RESULT_ERROR_INVALID_ENUMERATION);
+	memcpy(z.ir + 4, &three, 4);
+	EXPECT_EQ(zl_graph(&z, z.ir, z.ir_size, NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
+			   NULL, &g), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+	z.ContextDestroy(z.ctx);
+}
+
+TEST(vnpu_native_blob_round_trips)
+{
+	npr_ze_graph_handle_t g2;
+	const uint8_t *view;
+	uint8_t *blob;
+	size_t size = 0, size2 = 0;
+	struct zl z;
+
+	zl_open(_metadata, &z);
+	if (_metadata->skipped)
+		return;
+	ASSERT_EQ(z.g->pfnGetNativeBinary(z.graph, &size, NULL), 0);
+	blob = malloc(size);
+	ASSERT_NONNULL(blob);
+	ASSERT_EQ(z.g->pfnGetNativeBinary(z.graph, &size, blob), 0);
+	ASSERT_EQ(z.g->pfnGetNativeBinary2(z.graph, &size2, &view), 0);
+	ASSERT_EQ(size, size2);
+	EXPECT_EQ(memcmp(blob, view, size), 0);
+	EXPECT_EQ(zl_graph(&z, blob, size, NPR_ZE_GRAPH_FORMAT_NATIVE, NULL,
+			   &g2), 0);
+	EXPECT_EQ(z.g->pfnDestroy(g2), 0);
+	blob[12] ^= 1;	/* built for another device */
+	EXPECT_EQ(zl_graph(&z, blob, size, NPR_ZE_GRAPH_FORMAT_NATIVE, NULL,
+			   &g2), ZE_RESULT_ERROR_INVALID_NATIVE_BINARY);
+	free(blob);
+	z.ContextDestroy(z.ctx);
+}
+
+TEST(vnpu_answers_as_npu_4000)
+{
+	struct npr_device_info di = { .size = sizeof(di) };
+	int fd;
+
+	setenv("VNPU_PLATFORM", "4000", 1);	/* before the loader starts */
+	REQUIRE_NPU();
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_DEVICE_INFO, &di), 0);
+	if (!strstr(di.full_name, "vnpu"))
+		SKIP(goto out, "not vnpu: %s", di.full_name);
+	EXPECT_STREQ(di.arch, "4000");
+out:
+	npr_close(fd);
+}
+#endif /* Level Zero headers */
+
 TEST_HARNESS_MAIN

@@ -529,13 +529,13 @@ static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 		uint32_t k;
 
 		if (!g->value[i]) {
-			fprintf(stderr, "vnpu: argument %u (%s) was not set before the execute was appended\n",
+			vnpu_warn("vnpu: argument %u (%s) was not set before the execute was appended",
 				i, a->name);
 			r = ZE_RESULT_ERROR_INVALID_ARGUMENT;
 			break;
 		}
 		if (!vnpu_alloc_find(g->value[i], a->bytes)) {
-			fprintf(stderr, "vnpu: argument %u (%s) is not a %zu-byte allocation of this driver\n",
+			vnpu_warn("vnpu: argument %u (%s) is not a %zu-byte allocation of this driver",
 				i, a->name, a->bytes);
 			r = ZE_RESULT_ERROR_INVALID_ARGUMENT;
 			break;
@@ -548,7 +548,7 @@ static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 		for (k = 0; k < a->rank; k++)
 			t.dims[k] = a->dims[k];
 		if (npr_ioctl(g->fd, NPR_IOCTL_SET_TENSOR, &t)) {
-			fprintf(stderr, "vnpu: argument %u: %s\n", i,
+			vnpu_warn("vnpu: argument %u: %s", i,
 				npr_last_error());
 			r = ZE_RESULT_ERROR_INVALID_ARGUMENT;
 		}

@@ -118,7 +118,7 @@ static ze_result_t run_graph(struct vnpu_context *c, struct vnpu_cmd *cmd)
 	pthread_mutex_unlock(&c->lock);
 	err = npr_ioctl(cmd->graph->fd, NPR_IOCTL_INFER, &inf);
 	if (err) {
-		fprintf(stderr, "vnpu: graph execution failed: %s\n",
+		vnpu_warn("vnpu: graph execution failed: %s",
 			npr_last_error());
 		return ZE_RESULT_ERROR_UNKNOWN;
 	}

@@ -55,6 +55,21 @@ void vnpu_set_log(const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * A refused call: the reason goes to the calling thread's log (read with
+ * BuildLogGetString) and, with VNPU_DEBUG=1, to stderr.
+ */
+void vnpu_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(vnpu_build_log, sizeof(vnpu_build_log), fmt, ap);
+	va_end(ap);
+	if (vnpu_env_long("VNPU_DEBUG"))
+		fprintf(stderr, "%s\n", vnpu_build_log);
+}
+
 long vnpu_env_long(const char *name)
 {
 	const char *s = getenv(name);
