@@ -109,6 +109,7 @@ $(VNPU): $(addprefix $(obj)/,$(vnpu-objs)) $(LIB_OBJS) $(srctree)/npu/vnpu/vnpu.
 		-Wl,--version-script=$(srctree)/npu/vnpu/vnpu.map $(LDFLAGS) \
 		-o $@ $(addprefix $(obj)/,$(vnpu-objs)) $(LIB_OBJS) $(LIBS) -ldl
 else
+CFLAGS_BASE += -DNPR_NO_LEVEL_ZERO
 all:
 	@echo "  SKIP    npu/vnpu (no Level Zero headers: apt-get install libze-dev)"
 endif

@@ -36,7 +36,7 @@
 
 #include "../lib/core.h"
 
-#if __has_include(<level_zero/ze_api.h>)
+#if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
 #include "npu.h"
 #include "ze_graph.h"
 

@@ -292,8 +292,18 @@ static ze_result_t g_create2(ze_context_handle_t c, ze_device_handle_t d,
 
 static ze_result_t g_destroy(npr_ze_graph_handle_t h)
 {
+	int users;
+
 	if (!GRAPH_OK(h))
 		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	pthread_mutex_lock(&GRAPH(h)->lock);
+	users = GRAPH(h)->users;
+	pthread_mutex_unlock(&GRAPH(h)->lock);
+	if (users) {
+		vnpu_warn("vnpu: graph destroyed while %d recorded executes use it",
+			  users);
+		return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
+	}
 	graph_free(GRAPH(h));
 	return ZE_RESULT_SUCCESS;
 }
@@ -563,6 +573,9 @@ static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 		npr_ioctl(g->fd, NPR_IOCTL_HANDLE_DESTROY, &hd);
 		return r;
 	}
+	pthread_mutex_lock(&g->lock);
+	g->users++;
+	pthread_mutex_unlock(&g->lock);
 	cmd = &l->cmds[l->ncmds++];
 	cmd->graph = g;
 	cmd->req = rc.req;

@@ -46,8 +46,12 @@ static void list_clear(struct vnpu_list *l)
 		struct npr_handle_destroy hd = {
 			.size = sizeof(hd), .handle = l->cmds[i].req,
 		};
+		struct vnpu_graph *g = l->cmds[i].graph;
 
-		npr_ioctl(l->cmds[i].graph->fd, NPR_IOCTL_HANDLE_DESTROY, &hd);
+		npr_ioctl(g->fd, NPR_IOCTL_HANDLE_DESTROY, &hd);
+		pthread_mutex_lock(&g->lock);
+		g->users--;
+		pthread_mutex_unlock(&g->lock);
 	}
 	l->ncmds = 0;
 	l->closed = false;

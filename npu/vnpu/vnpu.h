@@ -84,6 +84,7 @@ struct vnpu_graph {
 	uint8_t *blob;
 	size_t blob_size;
 	bool initialized;
+	int users;		/* recorded executes that use it */
 };
 
 struct vnpu_cmd {
