@@ -117,10 +117,15 @@ struct npu_device {
 	bool lost;
 };
 
+/*
+ * One graph argument: inputs first, then outputs, in the driver's order;
+ * @port is the model's input or output it carries.
+ */
 struct npu_arg {
 	unsigned int type;
 	size_t numel;
 	size_t bytes;
+	int port;
 };
 
 struct npu_exec {
@@ -546,19 +551,37 @@ static int compile_error(ze_result_t r)
 	return ZE_FAIL(r, "graph create");
 }
 
+/*
+ * Which model port an argument carries: the port of the same name, else
+ * the one at the same position (a compiler may rename arguments).
+ */
+static int arg_port(const struct npr_exec *ex, const char *name, bool out,
+		    int pos)
+{
+	const struct npr_port *p = out ? ex->out : ex->in;
+	int n = out ? ex->nout : ex->nin, k;
+
+	for (k = 0; k < n; k++)
+		if (!strcmp(p[k].name, name))
+			return k;
+	return pos;
+}
+
 /* Check the driver's arguments against the compiled model's ports. */
 static int map_args(struct npr_exec *ex, struct npu_exec *ne)
 {
 	struct npr_ze_graph_properties gp = {
 		.stype = NPR_ZE_STYPE_GRAPH_PROPERTIES,
 	};
+	bool seen[2][256] = { { false } };
 	ze_result_t r;
 	uint32_t i;
 
 	r = npu.graph->pfnGetProperties(ne->graph, &gp);
 	if (r)
 		return ZE_FAIL(r, "graph GetProperties");
-	if (gp.numGraphArgs != (uint32_t)(ex->nin + ex->nout))
+	if (gp.numGraphArgs != (uint32_t)(ex->nin + ex->nout) ||
+	    ex->nin > 256 || ex->nout > 256)
 		return npr_err(-EPROTO,
 			       "npu: the compiled graph has %u arguments, the model %d",
 			       gp.numGraphArgs, ex->nin + ex->nout);
@@ -571,27 +594,31 @@ static int map_args(struct npr_exec *ex, struct npu_exec *ne)
 			.stype = NPR_ZE_STYPE_GRAPH_ARGUMENT_PROPERTIES,
 		};
 		bool out = i >= (uint32_t)ex->nin;
-		const struct npr_port *p = out ? &ex->out[i - ex->nin] :
-						 &ex->in[i];
+		const struct npr_port *p;
 		size_t numel = 1;
 		int k;
 
 		r = npu.graph->pfnGetArgumentProperties(ne->graph, i, &ap);
 		if (r)
 			return ZE_FAIL(r, "graph GetArgumentProperties");
+		ap.name[sizeof(ap.name) - 1] = 0;
+		k = arg_port(ex, ap.name, out, out ? (int)i - ex->nin : (int)i);
+		p = out ? &ex->out[k] : &ex->in[k];
 		for (k = 0; k < NPR_ZE_ARG_DIMS; k++)
 			numel *= ap.dims[k];
+		ne->arg[i].port = p - (out ? ex->out : ex->in);
 		ne->arg[i].type = elem_of_prec(ap.devicePrecision);
 		ne->arg[i].numel = numel;
 		ne->arg[i].bytes = numel * npr_elem_size(ne->arg[i].type);
 		if (ap.type != (out ? NPR_ZE_GRAPH_ARG_OUTPUT :
 				      NPR_ZE_GRAPH_ARG_INPUT) ||
 		    numel != (size_t)npr_shape_numel(&p->shape) ||
-		    !ne->arg[i].bytes)
+		    !ne->arg[i].bytes || seen[out][ne->arg[i].port])
 			return npr_err(-EPROTO,
-				       "npu: graph argument %u (%.64s) does not match %s %s",
+				       "npu: graph argument %u (%s) does not match %s %s",
 				       i, ap.name, out ? "output" : "input",
 				       p->name);
+		seen[out][ne->arg[i].port] = true;
 	}
 	return 0;
 }
@@ -784,13 +811,16 @@ static int npu_infer(struct npr_request *rq)
 		return npr_err(-ENODEV,
 			       "npu: the device was lost; close and reopen it");
 	for (i = 0; i < ex->nin; i++) {
-		err = npr_convert(nr->buf[i], ne->arg[i].type, rq->in[i].data,
-				  rq->in[i].type, ne->arg[i].numel);
+		const struct npu_arg *a = &ne->arg[i];
+		const struct npr_tensor *t = &rq->in[a->port];
+
+		err = npr_convert(nr->buf[i], a->type, t->data, t->type,
+				  a->numel);
 		if (err)
 			return npr_err(err, "input %s: cannot convert %s to %s",
-				       ex->in[i].name,
-				       npr_elem_name(rq->in[i].type),
-				       npr_elem_name(ne->arg[i].type));
+				       ex->in[a->port].name,
+				       npr_elem_name(t->type),
+				       npr_elem_name(a->type));
 	}
 	r = ze.FenceReset(nr->fence);
 	if (!r)
@@ -807,13 +837,15 @@ static int npu_infer(struct npr_request *rq)
 		return ZE_FAIL(r, "graph execution");
 	for (i = 0; i < ex->nout; i++) {
 		const struct npu_arg *a = &ne->arg[ex->nin + i];
+		struct npr_tensor *t = &rq->out[a->port];
 
-		err = npr_convert(rq->out[i].data, rq->out[i].type,
-				  nr->buf[ex->nin + i], a->type, a->numel);
+		err = npr_convert(t->data, t->type, nr->buf[ex->nin + i],
+				  a->type, a->numel);
 		if (err)
 			return npr_err(err, "output %s: cannot convert %s to %s",
-				       ex->out[i].name, npr_elem_name(a->type),
-				       npr_elem_name(rq->out[i].type));
+				       ex->out[a->port].name,
+				       npr_elem_name(a->type),
+				       npr_elem_name(t->type));
 	}
 	return 0;
 }

@@ -253,15 +253,28 @@ int npu_ir_emit(const struct npr_graph *g, const unsigned int *in_types,
 	fputs("<?xml version=\"1.0\"?>\n<net name=\"", e.x);
 	put_escaped(e.x, g->name ? g->name : "model");
 	fputs("\" version=\"11\">\n\t<layers>\n", e.x);
+	/*
+	 * Parameters and Results in the graph's port order (a reader numbers
+	 * ports in file order), everything else in topological order.
+	 */
+	for (i = 0; i < g->nnodes; i++)
+		layer_of[i] = -1;
+	for (i = 0; i < g->ninputs && !err; i++) {
+		err = emit_node(&e, g, g->inputs[i]);
+		layer_of[g->inputs[i]] = e.next_id - 1;
+	}
 	for (i = 0; i < g->nnodes && !err; i++) {
 		const struct npr_node *n = &g->nodes[i];
 
-		layer_of[i] = -1;
-		if (n->dead || ((n->op->flags & NPR_OP_SOURCE) &&
-				strcmp(n->type, "Parameter")))
+		if (n->dead || (n->op->flags & NPR_OP_SOURCE) ||
+		    !strcmp(n->type, "Result"))
 			continue;
 		err = emit_node(&e, g, i);
 		layer_of[i] = e.next_id - 1;
+	}
+	for (i = 0; i < g->noutputs && !err; i++) {
+		err = emit_node(&e, g, g->outputs[i]);
+		layer_of[g->outputs[i]] = e.next_id - 1;
 	}
 	if (err)
 		goto out;

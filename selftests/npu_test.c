@@ -314,6 +314,23 @@ FIXTURE_VARIANT_ADD(npu_model, eye_fp32) {
 FIXTURE_VARIANT_ADD(npu_model, eye_fp16) {
 	.path = "open-closed-eye-0001/FP16/open-closed-eye-0001.xml",
 };
+/* three outputs of one shape: ports must not be matched by size */
+FIXTURE_VARIANT_ADD(npu_model, head_pose_fp16) {
+	.path = "head-pose-estimation-adas-0001/FP16-v11/head-pose-estimation-adas-0001.xml",
+};
+/* three inputs */
+FIXTURE_VARIANT_ADD(npu_model, gaze_fp16_int8) {
+	.path = "gaze-estimation-adas-0002/FP16-INT8/gaze-estimation-adas-0002.xml",
+};
+FIXTURE_VARIANT_ADD(npu_model, license_plate_fp16) {
+	.path = "license-plate-recognition-barrier-0001/FP16/license-plate-recognition-barrier-0001.xml",
+};
+FIXTURE_VARIANT_ADD(npu_model, face_detection_fp16_int8) {
+	.path = "face-detection-retail-0004/FP16-INT8/face-detection-retail-0004.xml",
+};
+FIXTURE_VARIANT_ADD(npu_model, person_attributes_fp32) {
+	.path = "person-attributes-recognition-crossroad-0230/FP32/person-attributes-recognition-crossroad-0230.xml",
+};
 
 FIXTURE_SETUP(npu_model)
 {
