@@ -90,9 +90,22 @@ struct net {
 	__s64 dims[2][MAX_PORTS][NPR_MAX_RANK];
 };
 
+static int net_open_shape(struct npr_test *_metadata, struct net *n,
+			  const char *dev, const char *path,
+			  const __s64 *shape);
+
 static int net_open(struct npr_test *_metadata, struct net *n,
 		    const char *dev, const char *path)
 {
+	return net_open_shape(_metadata, n, dev, path, NULL);
+}
+
+/* @shape: NULL, or a static [N,C,H,W] for input 0 (dynamic models). */
+static int net_open_shape(struct npr_test *_metadata, struct net *n,
+			  const char *dev, const char *path,
+			  const __s64 *shape)
+{
+	struct npr_shape_arg sa = { .index = 0, .rank = 4 };
 	struct npr_model_info mi = { .size = sizeof(mi) };
 	struct npr_model_load ml;
 	struct npr_req_create rc;
@@ -112,6 +125,11 @@ static int net_open(struct npr_test *_metadata, struct net *n,
 	ASSERT_EQ(ret, 0);
 	n->model = ml.handle;
 	npr_prep_compile(&co, n->model);
+	if (shape) {
+		memcpy(sa.dims, shape, 4 * sizeof(*shape));
+		co.shapes = (uintptr_t)&sa;
+		co.num_shapes = 1;
+	}
 	ret = npr_ioctl(n->fd, NPR_IOCTL_COMPILE, &co);
 	if (ret)
 		return ret;
@@ -243,7 +261,8 @@ static void model_path(char *buf, size_t len, const char *rel)
 }
 
 /* Run @rel on cpu and npu with the same input; outputs must agree. */
-static void compare_with_cpu(struct npr_test *_metadata, const char *rel)
+static void compare_with_cpu(struct npr_test *_metadata, const char *rel,
+			     const __s64 *shape)
 {
 	struct net c, p;
 	char path[4096];
@@ -252,8 +271,8 @@ static void compare_with_cpu(struct npr_test *_metadata, const char *rel)
 	model_path(path, sizeof(path), rel);
 	if (access(path, R_OK))
 		SKIP(return, "model %s not found", path);
-	ASSERT_EQ(net_open(_metadata, &c, "cpu", path), 0);
-	if (net_open(_metadata, &p, "npu", path))
+	ASSERT_EQ(net_open_shape(_metadata, &c, "cpu", path, shape), 0);
+	if (net_open_shape(_metadata, &p, "npu", path, shape))
 		TH_LOG("npu: %s", npr_last_error());
 	ASSERT_GT(p.req, 0);
 	ASSERT_EQ(p.nin, c.nin);
@@ -296,7 +315,8 @@ FIXTURE(npu_model) {
 };
 
 FIXTURE_VARIANT(npu_model) {
-	const char *path;
+	const char *path;	/* under models/ir, or ../onnx/... */
+	__s64 shape[4];		/* input 0's static shape, if dynamic */
 };
 
 FIXTURE_VARIANT_ADD(npu_model, squeezenet_fp16) {
@@ -328,6 +348,10 @@ FIXTURE_VARIANT_ADD(npu_model, license_plate_fp16) {
 FIXTURE_VARIANT_ADD(npu_model, face_detection_fp16_int8) {
 	.path = "face-detection-retail-0004/FP16-INT8/face-detection-retail-0004.xml",
 };
+/* ONNX: the compiled graph of any frontend is what the NPU gets */
+FIXTURE_VARIANT_ADD(npu_model, squeezenet_onnx) {
+	.path = "../onnx/squeezenet1_1.onnx", .shape = { 1, 3, 224, 224 },
+};
 FIXTURE_VARIANT_ADD(npu_model, person_attributes_fp32) {
 	.path = "person-attributes-recognition-crossroad-0230/FP32/person-attributes-recognition-crossroad-0230.xml",
 };
@@ -343,7 +367,8 @@ FIXTURE_TEARDOWN(npu_model)
 
 TEST_F(npu_model, agrees_with_cpu)
 {
-	compare_with_cpu(_metadata, variant->path);
+	compare_with_cpu(_metadata, variant->path,
+			 variant->shape[0] ? variant->shape : NULL);
 }
 
 /* ---- device ------------------------------------------------------------- */
