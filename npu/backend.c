@@ -107,13 +107,13 @@ static struct {
 	ze_device_handle_t dev[NPU_MAX_DEVICES];
 	const struct npr_ze_graph_ddi *graph;
 	uint32_t graph_version;
-	struct npr_ze_device_graph_properties gprops;
 } npu;
 
 struct npu_device {
 	ze_context_handle_t ctx;
 	ze_device_handle_t dev;
 	uint32_t pci_id;
+	struct npr_ze_device_graph_properties gprops;
 	bool lost;
 };
 
@@ -415,13 +415,10 @@ static int npu_probe(struct npr_device *dev, int index)
 		nd->ctx = NULL;
 		return ZE_FAIL(r, "zeContextCreate");
 	}
-	if (!npu.gprops.graphExtensionVersion) {
-		npu.gprops.stype = NPR_ZE_STYPE_DEVICE_GRAPH_PROPERTIES;
-		r = npu.graph->pfnDeviceGetGraphProperties(nd->dev,
-							   &npu.gprops);
-		if (r)
-			return ZE_FAIL(r, "DeviceGetGraphProperties");
-	}
+	nd->gprops.stype = NPR_ZE_STYPE_DEVICE_GRAPH_PROPERTIES;
+	r = npu.graph->pfnDeviceGetGraphProperties(nd->dev, &nd->gprops);
+	if (r)
+		return ZE_FAIL(r, "DeviceGetGraphProperties");
 	dev->info.device_type = NPR_DEVICE_NPU;
 	dev->info.caps = NPR_CAP_FP32 | NPR_CAP_FP16 | NPR_CAP_INT8;
 	if (index)
@@ -646,6 +643,10 @@ static int npu_compile(struct npr_exec *ex)
 	ze_result_t r;
 	int err, i;
 
+	if (!(nd->gprops.graphFormatsSupported &
+	      NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE))
+		return npr_err(-EOPNOTSUPP,
+			       "npu: the NPU driver has no compiler (it accepts native blobs only; is libnpu_driver_compiler installed?)");
 	ne = calloc(1, sizeof(*ne));
 	if (!ne)
 		return -ENOMEM;
@@ -671,8 +672,8 @@ static int npu_compile(struct npr_exec *ex)
 	if (!buf || !flags)
 		goto out;
 	p = buf;
-	memcpy(p, &npu.gprops.compilerMajor, 2);
-	memcpy(p + 2, &npu.gprops.compilerMinor, 2);
+	memcpy(p, &nd->gprops.compilerMajor, 2);
+	memcpy(p + 2, &nd->gprops.compilerMinor, 2);
 	memcpy(p + 4, &two, 4);
 	v = xml_len;
 	memcpy(p + 8, &v, 8);
