@@ -248,7 +248,7 @@ static int do_open(const char *name, unsigned int flags)
 		return npr_err(-ENOMEM, "out of memory");
 	dev->ops = ops;
 	dev->free_slot = -1;
-	dev->props.perf_hint = NPR_PERF_HINT_LATENCY;
+	npr_props_init(&dev->props);
 	pthread_mutex_init(&dev->lock, NULL);
 	dev->info.size = sizeof(dev->info);
 	dev->info.api_version = NPR_UAPI_VERSION;
@@ -410,57 +410,13 @@ static int cmd_device_info(struct npr_device *dev, void *arg)
 	return 0;
 }
 
-enum { PT_INT = 1, PT_STR };
-
-static const struct {
-	int type;
-	bool rw;
-	uint64_t max;
-} params[NPR_PARAM_MAX] = {
-	[NPR_PARAM_FULL_DEVICE_NAME] = { PT_STR, false, 0 },
-	[NPR_PARAM_DEVICE_ARCHITECTURE] = { PT_STR, false, 0 },
-	[NPR_PARAM_INFERENCE_NUM_THREADS] = { PT_INT, true, 1024 },
-	[NPR_PARAM_LOG_LEVEL] = { PT_INT, true, 4 },
-	[NPR_PARAM_PERFORMANCE_HINT] = { PT_INT, true, 2 },
-	[NPR_PARAM_ENABLE_PROFILING] = { PT_INT, true, 1 },
-};
-
-static uint32_t *prop_field(struct npr_props *p, uint32_t id)
-{
-	switch (id) {
-	case NPR_PARAM_INFERENCE_NUM_THREADS: return &p->num_threads;
-	case NPR_PARAM_LOG_LEVEL: return &p->log_level;
-	case NPR_PARAM_PERFORMANCE_HINT: return &p->perf_hint;
-	case NPR_PARAM_ENABLE_PROFILING: return &p->profiling;
-	}
-	return NULL;
-}
-
-static int prop_check(uint32_t id, uint64_t value, bool set)
-{
-	if (!id || id >= NPR_PARAM_MAX)
-		return npr_err(-ENOPROTOOPT, "unknown property %u", id);
-	if (set && !params[id].rw)
-		return npr_err(-EPERM, "property %u is read-only", id);
-	if (set && value > params[id].max)
-		return npr_err(-ERANGE, "property %u: value %llu out of range 0..%llu",
-			       id, (unsigned long long)value,
-			       (unsigned long long)params[id].max);
-	if (set && id == NPR_PARAM_PERFORMANCE_HINT && value == 0)
-		return npr_err(-ERANGE, "PERFORMANCE_HINT must be LATENCY or THROUGHPUT");
-	return 0;
-}
-
 static int cmd_param(struct npr_device *dev, void *arg, bool set)
 {
 	struct npr_param *a = arg;
-	struct npr_props *props = &dev->props;
 	struct npr_exec *ex = NULL;
 	int err;
 
 	err = check_flags(a->flags, 0);
-	if (!err)
-		err = check_reserved(a->reserved);
 	if (err)
 		return err;
 	pthread_mutex_lock(&dev->lock);
@@ -468,32 +424,35 @@ static int cmd_param(struct npr_device *dev, void *arg, bool set)
 		ex = handle_get_locked(dev, a->handle, NPR_HANDLE_EXEC, &err);
 		if (!ex)
 			goto out;
-		props = &ex->props;
 	}
-	err = prop_check(a->param, a->value, set);
-	if (err)
-		goto out;
-	if (set && ex) {
-		err = npr_err(-EPERM,
-			      "a compiled model's properties are fixed at compile time");
-		goto out;
-	}
-	if (params[a->param].type == PT_STR) {
-		const char *s = a->param == NPR_PARAM_FULL_DEVICE_NAME ?
-				dev->info.full_name : dev->info.arch;
+	err = npr_prop_param(dev, ex, a, set);
+out:
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
 
-		err = put_string(s, a->ptr, &a->len);
-		goto out;
+static int cmd_prop_info(struct npr_device *dev, void *arg)
+{
+	struct npr_prop_info *a = arg;
+	struct npr_exec *ex = NULL;
+	int err;
+
+	err = check_flags(a->flags, NPR_PROP_INFO_BY_ID |
+			  NPR_PROP_INFO_BY_NAME);
+	if (err)
+		return err;
+	if (a->flags == (NPR_PROP_INFO_BY_ID | NPR_PROP_INFO_BY_NAME))
+		return npr_err(-EINVAL, "flags: BY_ID and BY_NAME exclude each other");
+	err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	if (a->handle) {
+		ex = handle_get_locked(dev, a->handle, NPR_HANDLE_EXEC, &err);
+		if (!ex)
+			goto out;
 	}
-	if (a->ptr || a->len) {
-		err = npr_err(-EINVAL, "property %u is an integer: ptr and len must be 0",
-			      a->param);
-		goto out;
-	}
-	if (set)
-		*prop_field(props, a->param) = (uint32_t)a->value;
-	else
-		a->value = *prop_field(props, a->param);
+	err = npr_prop_info(dev, ex, a);
 out:
 	pthread_mutex_unlock(&dev->lock);
 	return err;
@@ -783,15 +742,9 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 	if (err)
 		return err;
 	for (i = 0; i < a->num_props; i++) {
-		err = prop_check(pa[i].param, pa[i].value, true);
+		err = npr_prop_compile_arg(dev, &props, &pa[i]);
 		if (err)
 			goto fail_src;
-		if (!prop_field(&props, pa[i].param)) {
-			err = npr_err(-EPERM, "property %u cannot be set at compile time",
-				      pa[i].param);
-			goto fail_src;
-		}
-		*prop_field(&props, pa[i].param) = (uint32_t)pa[i].value;
 	}
 	if (a->num_shapes) {
 		if (a->num_shapes > (uint32_t)src->ninputs ||
@@ -1101,6 +1054,7 @@ static const struct cmd {
 	[0x0a] = { sizeof(struct npr_infer), sizeof(struct npr_infer) },
 	[0x0b] = { sizeof(struct npr_handle_destroy), sizeof(struct npr_handle_destroy) },
 	[0x0c] = { sizeof(struct npr_get_error), sizeof(struct npr_get_error) },
+	[0x10] = { sizeof(struct npr_prop_info), sizeof(struct npr_prop_info) },
 };
 
 static int do_ioctl(int fd, unsigned long cmd, void *arg)
@@ -1117,6 +1071,7 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 		struct npr_infer in;
 		struct npr_handle_destroy hd;
 		struct npr_get_error ge;
+		struct npr_prop_info pi2;
 	} k;
 	unsigned long mark = npr_err_mark();
 	unsigned int nr = _IOC_NR(cmd);
@@ -1125,7 +1080,8 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 	int err;
 
 	if (_IOC_TYPE(cmd) != NPR_IOCTL_TYPE || _IOC_DIR(cmd) !=
-	    (_IOC_READ | _IOC_WRITE) || nr >= sizeof(cmds) / sizeof(cmds[0]))
+	    (_IOC_READ | _IOC_WRITE) || nr >= sizeof(cmds) / sizeof(cmds[0]) ||
+	    !cmds[nr].ksize)
 		return npr_err(-ENOTTY, "unknown ioctl 0x%lx", cmd);
 	if (nr == _IOC_NR(NPR_IOCTL_GET_ERROR)) {
 		/* reads the message without replacing it */
@@ -1164,6 +1120,7 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 	case 0x09: err = cmd_tensor(dev, &k, false); break;
 	case 0x0a: err = cmd_infer(dev, &k); break;
 	case 0x0b: err = cmd_destroy(dev, &k); break;
+	case 0x10: err = cmd_prop_info(dev, &k); break;
 	default: err = -ENOTTY;
 	}
 	/* outputs (including needed sizes on -EMSGSIZE) go back either way */

@@ -49,12 +49,25 @@ struct npr_backend_ops {
 
 extern const struct npr_backend_ops npr_cpu_backend_ops;
 
-/* Properties that a device holds and a compiled model snapshots. */
+/*
+ * Properties that a device holds and a compiled model snapshots; the table
+ * in lib/props.c describes each (enum npr_param_id).
+ */
 struct npr_props {
 	uint32_t num_threads;	/* 0: all CPUs the process may use */
-	uint32_t log_level;
-	uint32_t perf_hint;
+	uint32_t log_level;	/* enum npr_log_level */
+	uint32_t perf_hint;	/* enum npr_perf_hint */
 	uint32_t profiling;
+	uint32_t hint_num_requests;	/* 0: no limit */
+	uint32_t precision_hint;	/* enum npr_elem_type */
+	uint32_t exec_mode;	/* enum npr_exec_mode */
+	int32_t num_streams;	/* >= 1, or NPR_NUM_STREAMS_AUTO */
+	uint32_t cpu_pinning;
+	uint32_t priority;	/* enum npr_priority */
+	uint32_t disable_transformations;
+	uint32_t exclusive_async;
+	uint32_t compile_threads;	/* 0: all CPUs */
+	char cache_dir[NPR_PROP_STR_MAX];	/* "" : no cache */
 };
 
 /**
@@ -150,6 +163,16 @@ int npr_last_errno(void);
 /* lib/compile.c */
 int npr_compile_graph(const struct npr_graph *src,
 		      const struct npr_shape *shapes, struct npr_graph **out);
+
+/* lib/props.c; the callers hold dev->lock */
+struct npr_exec;
+void npr_props_init(struct npr_props *p);
+int npr_prop_param(struct npr_device *dev, struct npr_exec *ex,
+		   struct npr_param *a, bool set);
+int npr_prop_compile_arg(struct npr_device *dev, struct npr_props *p,
+			 const struct npr_prop_arg *pa);
+int npr_prop_info(struct npr_device *dev, struct npr_exec *ex,
+		  struct npr_prop_info *a);
 
 /* lib/backend.c */
 const struct npr_backend_ops *npr_backend_find(const char *name, int *index);

@@ -329,7 +329,7 @@ TEST(abi_field_offsets)
 	CHECK_OFF(npr_param, value, 16);
 	CHECK_OFF(npr_param, ptr, 24);
 	CHECK_OFF(npr_param, len, 32);
-	CHECK_OFF(npr_param, reserved, 36);
+	CHECK_OFF(npr_param, type, 36);
 
 	CHECK_OFF(npr_model_load, xml, 8);
 	CHECK_OFF(npr_model_load, xml_size, 16);
@@ -792,12 +792,12 @@ static const struct cmd_desc desc_device_info = {
 };
 static const struct cmd_desc desc_get_param = {
 	NPR_IOCTL_GET_PARAM, sizeof(struct npr_param), 0,
-	fill_get_param, OFF(npr_param, reserved), OFF(npr_param, handle),
+	fill_get_param, -1, OFF(npr_param, handle),
 	NPR_HANDLE_EXEC, NPR_HANDLE_MODEL,
 };
 static const struct cmd_desc desc_set_param = {
 	NPR_IOCTL_SET_PARAM, sizeof(struct npr_param), 0,
-	fill_set_param, OFF(npr_param, reserved), OFF(npr_param, handle),
+	fill_set_param, -1, OFF(npr_param, handle),
 	NPR_HANDLE_EXEC, NPR_HANDLE_REQUEST,
 };
 static const struct cmd_desc desc_model_load = {
@@ -846,6 +846,21 @@ static const struct cmd_desc desc_destroy = {
 	NPR_IOCTL_HANDLE_DESTROY, sizeof(struct npr_handle_destroy), 0,
 	fill_destroy, OFF(npr_handle_destroy, reserved),
 	OFF(npr_handle_destroy, handle), 0, 0,
+};
+static void fill_prop_info(struct npr_test *_metadata __maybe_unused,
+			   struct objs *o, void *arg)
+{
+	struct npr_prop_info *a = arg;
+
+	a->handle = o->exec;
+	a->index = 0;
+}
+
+static const struct cmd_desc desc_prop_info = {
+	NPR_IOCTL_PROP_INFO, sizeof(struct npr_prop_info),
+	NPR_PROP_INFO_BY_ID | NPR_PROP_INFO_BY_NAME,
+	fill_prop_info, OFF(npr_prop_info, reserved),
+	OFF(npr_prop_info, handle), NPR_HANDLE_EXEC, NPR_HANDLE_MODEL,
 };
 static const struct cmd_desc desc_get_error = {
 	NPR_IOCTL_GET_ERROR, sizeof(struct npr_get_error), 0,
@@ -934,6 +949,7 @@ FIXTURE_VARIANT_ADD(cmd, get_tensor) { .d = &desc_get_tensor };
 FIXTURE_VARIANT_ADD(cmd, infer) { .d = &desc_infer };
 FIXTURE_VARIANT_ADD(cmd, handle_destroy) { .d = &desc_destroy };
 FIXTURE_VARIANT_ADD(cmd, get_error) { .d = &desc_get_error };
+FIXTURE_VARIANT_ADD(cmd, prop_info) { .d = &desc_prop_info };
 
 FIXTURE_SETUP(cmd)
 {
@@ -1136,8 +1152,7 @@ FIXTURE_VARIANT(reserved) {
 };
 
 FIXTURE_VARIANT_ADD(reserved, device_info) { .d = &desc_device_info };
-FIXTURE_VARIANT_ADD(reserved, get_param) { .d = &desc_get_param };
-FIXTURE_VARIANT_ADD(reserved, set_param) { .d = &desc_set_param };
+FIXTURE_VARIANT_ADD(reserved, prop_info) { .d = &desc_prop_info };
 FIXTURE_VARIANT_ADD(reserved, model_load) { .d = &desc_model_load };
 FIXTURE_VARIANT_ADD(reserved, model_info) { .d = &desc_model_info };
 FIXTURE_VARIANT_ADD(reserved, port_info) { .d = &desc_port_info };
@@ -1487,7 +1502,7 @@ TEST_F(relu, param_errors)
 
 	/* out of range */
 	pa.param = NPR_PARAM_LOG_LEVEL;
-	pa.value = 5;
+	pa.value = NPR_LOG_TRACE + 1;
 	EXPECT_EQ(IOC(self->o.fd, NPR_IOCTL_SET_PARAM, &pa), -ERANGE);
 	pa.param = NPR_PARAM_PERFORMANCE_HINT;
 	pa.value = 0;

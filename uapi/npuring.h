@@ -110,23 +110,110 @@ _Static_assert(sizeof(struct npr_device_info) == 224, "npr_device_info ABI");
 /**
  * enum npr_param_id - property identifiers for GET_PARAM / SET_PARAM
  *
- * Integer properties travel in npr_param.value, string properties through
- * npr_param.ptr / npr_param.len.  Numbering is ABI.
+ * Numbering is ABI.  Each property has one type (enum npr_prop_type), a
+ * mutability (RO or RW) and a scope: "device" properties are read and
+ * written on the fd (handle 0); "exec" properties are read on a compiled
+ * model's handle, where they hold the value in force for that model
+ * (the device's at compile time, overridden by the properties passed to
+ * NPR_IOCTL_COMPILE).  RW properties may be passed to NPR_IOCTL_COMPILE.
+ * The names are OpenVINO's property names; NPR_IOCTL_PROP_INFO maps
+ * names to ids and describes each property.  Documentation/properties.rst
+ * has the whole table with defaults and ranges.
  */
 enum npr_param_id {
-	NPR_PARAM_FULL_DEVICE_NAME	= 1,	/* string, RO, device */
-	NPR_PARAM_DEVICE_ARCHITECTURE	= 2,	/* string, RO, device */
-	NPR_PARAM_INFERENCE_NUM_THREADS	= 3,	/* int, RW, device and exec */
-	NPR_PARAM_LOG_LEVEL		= 4,	/* int 0..4, RW, device */
-	NPR_PARAM_PERFORMANCE_HINT	= 5,	/* enum npr_perf_hint, RW, device and exec */
-	NPR_PARAM_ENABLE_PROFILING	= 6,	/* bool, RW, device and exec */
+	NPR_PARAM_FULL_DEVICE_NAME		= 1,	/* string, RO, device */
+	NPR_PARAM_DEVICE_ARCHITECTURE		= 2,	/* string, RO, device */
+	NPR_PARAM_INFERENCE_NUM_THREADS		= 3,	/* int, RW, device exec */
+	NPR_PARAM_LOG_LEVEL			= 4,	/* enum npr_log_level, RW */
+	NPR_PARAM_PERFORMANCE_HINT		= 5,	/* enum npr_perf_hint, RW */
+	NPR_PARAM_ENABLE_PROFILING		= 6,	/* bool, RW, device exec */
+	NPR_PARAM_SUPPORTED_PROPERTIES		= 7,	/* list, RO, device exec */
+	NPR_PARAM_AVAILABLE_DEVICES		= 8,	/* list, RO, device */
+	NPR_PARAM_DEVICE_TYPE			= 9,	/* enum npr_device_kind, RO */
+	NPR_PARAM_DEVICE_UUID			= 10,	/* string, RO, device */
+	NPR_PARAM_OPTIMIZATION_CAPABILITIES	= 11,	/* list, RO, device */
+	NPR_PARAM_RANGE_FOR_ASYNC_INFER_REQUESTS = 12,	/* int list, RO, device */
+	NPR_PARAM_RANGE_FOR_STREAMS		= 13,	/* int list, RO, device */
+	NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS = 14, /* int, RO, device exec */
+	NPR_PARAM_EXECUTION_DEVICES		= 15,	/* list, RO, exec */
+	NPR_PARAM_DEVICE_ID			= 16,	/* string, RO, device */
+	NPR_PARAM_PERFORMANCE_HINT_NUM_REQUESTS	= 17,	/* int, RW, device exec */
+	NPR_PARAM_INFERENCE_PRECISION_HINT	= 18,	/* enum npr_elem_type, RW */
+	NPR_PARAM_EXECUTION_MODE_HINT		= 19,	/* enum npr_exec_mode, RW */
+	NPR_PARAM_NUM_STREAMS			= 20,	/* int, RW, device exec */
+	NPR_PARAM_ENABLE_CPU_PINNING		= 21,	/* bool, RW, device exec */
+	NPR_PARAM_MODEL_PRIORITY		= 22,	/* enum npr_priority, RW */
+	NPR_PARAM_CACHE_DIR			= 23,	/* string, RW, device exec */
+	NPR_PARAM_CACHING_PROPERTIES		= 24,	/* list, RO, device */
+	NPR_PARAM_DISABLE_TRANSFORMATIONS	= 25,	/* bool, RW, device exec */
+	NPR_PARAM_EXCLUSIVE_ASYNC_REQUESTS	= 26,	/* bool, RW, device exec */
+	NPR_PARAM_COMPILATION_NUM_THREADS	= 27,	/* int, RW, device exec */
+	NPR_PARAM_MODEL_NAME			= 28,	/* string, RO, exec */
 	NPR_PARAM_MAX,
 };
 
-enum npr_perf_hint {
-	NPR_PERF_HINT_LATENCY		= 1,
-	NPR_PERF_HINT_THROUGHPUT	= 2,
+/**
+ * enum npr_prop_type - how a property's value travels in struct npr_param
+ * @NPR_PROP_INT: signed 64-bit integer in @value.
+ * @NPR_PROP_BOOL: 0 or 1 in @value.
+ * @NPR_PROP_STRING: NUL-terminated string through @ptr / @len.
+ * @NPR_PROP_ENUM: the number in @value; GET also writes the value's name
+ *	to @ptr when @ptr is set, and SET takes the name from @ptr when
+ *	@ptr is set (else the number from @value).
+ * @NPR_PROP_LIST: strings through @ptr / @len, each NUL-terminated, the
+ *	list ended by an empty string (so an empty list is one NUL byte).
+ * @NPR_PROP_INT_LIST: an array of __s64 through @ptr, @len in bytes.
+ */
+enum npr_prop_type {
+	NPR_PROP_INT		= 1,
+	NPR_PROP_BOOL		= 2,
+	NPR_PROP_STRING		= 3,
+	NPR_PROP_ENUM		= 4,
+	NPR_PROP_LIST		= 5,
+	NPR_PROP_INT_LIST	= 6,
 };
+
+/* NPR_PARAM_PERFORMANCE_HINT */
+enum npr_perf_hint {
+	NPR_PERF_HINT_LATENCY			= 1,
+	NPR_PERF_HINT_THROUGHPUT		= 2,
+	NPR_PERF_HINT_CUMULATIVE_THROUGHPUT	= 3,
+};
+
+/* NPR_PARAM_LOG_LEVEL, names LOG_NONE ... LOG_TRACE */
+enum npr_log_level {
+	NPR_LOG_NONE	= 0,
+	NPR_LOG_ERROR	= 1,
+	NPR_LOG_WARNING	= 2,
+	NPR_LOG_INFO	= 3,
+	NPR_LOG_DEBUG	= 4,
+	NPR_LOG_TRACE	= 5,
+};
+
+/* NPR_PARAM_EXECUTION_MODE_HINT */
+enum npr_exec_mode {
+	NPR_EXEC_MODE_PERFORMANCE	= 1,
+	NPR_EXEC_MODE_ACCURACY		= 2,
+};
+
+/* NPR_PARAM_MODEL_PRIORITY */
+enum npr_priority {
+	NPR_PRIORITY_LOW	= 1,
+	NPR_PRIORITY_MEDIUM	= 2,
+	NPR_PRIORITY_HIGH	= 3,
+};
+
+/* NPR_PARAM_DEVICE_TYPE, names "integrated" and "discrete" */
+enum npr_device_kind {
+	NPR_DEVICE_KIND_INTEGRATED	= 1,
+	NPR_DEVICE_KIND_DISCRETE	= 2,
+};
+
+/* NPR_PARAM_NUM_STREAMS: a count >= 1, or this */
+#define NPR_NUM_STREAMS_AUTO	(-1)
+
+/* Longest string property value, NUL included. */
+#define NPR_PROP_STR_MAX	4096
 
 /**
  * struct npr_param - NPR_IOCTL_GET_PARAM, NPR_IOCTL_SET_PARAM
@@ -134,11 +221,20 @@ enum npr_perf_hint {
  * @flags: In. Must be 0.
  * @handle: In. 0 for the device, or an exec handle for a compiled model.
  * @param: In. enum npr_param_id.
- * @value: In/Out. Integer value.
- * @ptr: In. User buffer for string values (GET: filled; SET: read).
- * @len: In/Out. Length of @ptr in bytes.  On GET, set to the needed length
- *       including the NUL; -EMSGSIZE if @ptr is too small.
- * @reserved: Must be 0.
+ * @value: In/Out. Integer, boolean or enum value (enum npr_prop_type).
+ * @ptr: In. User buffer for string, list and enum-name values (GET:
+ *       filled; SET: read).  Must be 0 for integer and boolean values.
+ * @len: In/Out. Size of @ptr in bytes.  On GET, set to the needed size
+ *       (terminating NULs included); -EMSGSIZE if @ptr is too small.  On
+ *       SET of a string, the string's NUL must lie within @len.
+ * @type: In. 0, or the enum npr_prop_type the caller expects: a
+ *        different type fails with -EPROTOTYPE.  Out. The property's type.
+ *
+ * Errors: -ENOPROTOOPT for an unknown property or one that does not
+ * exist in the handle's scope, -EPERM for writing a read-only property or
+ * any property of a compiled model, -EPROTOTYPE for the wrong type,
+ * -ERANGE for a number out of range, -EINVAL for an unknown enum name or
+ * a malformed value.
  */
 struct npr_param {
 	__u32 size;
@@ -148,9 +244,43 @@ struct npr_param {
 	__u64 value;
 	__u64 ptr;
 	__u32 len;
-	__u32 reserved;
+	__u32 type;
 };
 _Static_assert(sizeof(struct npr_param) == 40, "npr_param ABI");
+
+/**
+ * struct npr_prop_info - NPR_IOCTL_PROP_INFO: describe one property
+ * @size: In. sizeof(struct npr_prop_info).
+ * @flags: In. 0: describe the @index'th property the handle supports
+ *         (-ENOENT past the last one); NPR_PROP_INFO_BY_ID: describe @id;
+ *         NPR_PROP_INFO_BY_NAME: describe the property named @name.
+ * @handle: In. 0 for the device, or an exec handle.
+ * @index: In. Position in the handle's list of supported properties.
+ * @id: In (BY_ID) / Out. enum npr_param_id.
+ * @type: Out. enum npr_prop_type.
+ * @access: Out. NPR_PROP_ACCESS_* bits.
+ * @reserved: Must be 0.
+ * @name: In (BY_NAME, NUL-terminated) / Out. OpenVINO's property name.
+ */
+struct npr_prop_info {
+	__u32 size;
+	__u32 flags;
+	__u32 handle;
+	__u32 index;
+	__u32 id;
+	__u32 type;
+	__u32 access;
+	__u32 reserved;
+	char name[64];
+};
+_Static_assert(sizeof(struct npr_prop_info) == 96, "npr_prop_info ABI");
+
+#define NPR_PROP_INFO_BY_ID	(1U << 0)
+#define NPR_PROP_INFO_BY_NAME	(1U << 1)
+
+#define NPR_PROP_ACCESS_RW	(1U << 0)	/* writable on the device */
+#define NPR_PROP_ACCESS_COMPILE	(1U << 1)	/* accepted by COMPILE */
+#define NPR_PROP_ACCESS_CACHING	(1U << 2)	/* part of the cache key */
 
 /**
  * struct npr_model_load - NPR_IOCTL_MODEL_LOAD
@@ -251,9 +381,13 @@ _Static_assert(sizeof(struct npr_shape_arg) == 72, "npr_shape_arg ABI");
 
 /**
  * struct npr_prop_arg - one property for NPR_IOCTL_COMPILE
- * @param: enum npr_param_id.
+ * @param: enum npr_param_id of a property with NPR_PROP_ACCESS_COMPILE.
  * @reserved: Must be 0.
- * @value: Integer value.
+ * @value: Integer, boolean or enum value; for a string property a pointer
+ *         to a NUL-terminated string of at most NPR_PROP_STR_MAX bytes.
+ *
+ * Checked like NPR_IOCTL_SET_PARAM (same errnos); the values override
+ * the device's for the compiled model only.
  */
 struct npr_prop_arg {
 	__u32 param;
@@ -411,5 +545,6 @@ _Static_assert(sizeof(struct npr_get_error) == 24, "npr_get_error ABI");
 #define NPR_IOCTL_INFER			_IOWR('N', 0x0a, struct npr_infer)
 #define NPR_IOCTL_HANDLE_DESTROY	_IOWR('N', 0x0b, struct npr_handle_destroy)
 #define NPR_IOCTL_GET_ERROR		_IOWR('N', 0x0c, struct npr_get_error)
+#define NPR_IOCTL_PROP_INFO		_IOWR('N', 0x10, struct npr_prop_info)
 
 #endif /* _UAPI_NPURING_H */
