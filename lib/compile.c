@@ -276,6 +276,9 @@ int npr_compile_graph(const struct npr_graph *src,
 	err = npr_pass_infer(g, !overridden);
 	if (err)
 		goto fail;
+	err = npr_pass_state(g);
+	if (err)
+		goto fail;
 	err = npr_pass_dce(g);
 	if (err)
 		goto fail;

@@ -578,8 +578,8 @@ static int cmd_model_info(struct npr_device *dev, void *arg)
 	err = lookup_ports(dev, a->handle, &m, &ex);
 	if (!err) {
 		g = m ? m->g : ex->g;
-		a->num_inputs = g->ninputs;
-		a->num_outputs = g->noutputs;
+		a->num_inputs = g->ninputs - g->nstate_in;
+		a->num_outputs = g->noutputs - g->nstate_out;
 		a->num_nodes = g->nnodes;
 		a->ir_version = g->ir_version;
 	}
@@ -601,6 +601,17 @@ static const char *port_name(const struct npr_graph *g, int node, bool out)
 	if (v->name)
 		return v->name;
 	return g->nodes[v->producer].name;
+}
+
+/* Ports the caller sees: the compiled graph's, less the state ports. */
+static int user_inputs(const struct npr_exec *ex)
+{
+	return ex->nin - ex->g->nstate_in;
+}
+
+static int user_outputs(const struct npr_exec *ex)
+{
+	return ex->nout - ex->g->nstate_out;
 }
 
 static int cmd_port_info(struct npr_device *dev, void *arg)
@@ -641,7 +652,7 @@ static int cmd_port_info(struct npr_device *dev, void *arg)
 		for (i = 0; i < NPR_MAX_RANK; i++)
 			a->dims[i] = i < (int)a->rank ? v->shape.d[i] : 0;
 	} else {
-		int cnt = out ? ex->nout : ex->nin;
+		int cnt = out ? user_outputs(ex) : user_inputs(ex);
 		const struct npr_port *p;
 
 		if (a->index >= (uint32_t)cnt) {
@@ -683,11 +694,16 @@ static int make_ports(struct npr_exec *ex, const struct npr_graph *model)
 		int node = out ? g->outputs[k] : g->inputs[k];
 		int v = out ? g->nodes[node].in[0] : g->nodes[node].out[0];
 
-		p->name = strdup(port_name(model, node, out));
+		bool hidden = out ? k >= user_outputs(ex) : k >= user_inputs(ex);
+
+		/* state ports (lib/state.c) exist in the compiled graph only */
+		p->name = strdup(hidden ? g->nodes[node].name :
+				 port_name(model, node, out));
 		if (!p->name)
 			return -ENOMEM;
 		p->value = v;
-		p->type = model->vals[v].type;	/* the caller's type */
+		/* the caller's type, or the compute type of a state port */
+		p->type = hidden ? g->vals[v].type : model->vals[v].type;
 		p->shape = g->vals[v].shape;
 		if (!npr_shape_static(&p->shape))
 			return npr_err(-EINVAL, "%s %s has no static shape",
@@ -821,6 +837,136 @@ fail_src:
 	return err;
 }
 
+/* ---- variables of stateful models (lib/state.c) ------------------------- */
+
+/* Variable @k (all when -1) back to its initial value. */
+static void state_reset(struct npr_request *rq, int k)
+{
+	const struct npr_graph *g = rq->ex->g;
+	int i;
+
+	for (i = 0; i < g->nvars; i++) {
+		const struct npr_variable *v = &g->vars[i];
+
+		if (k >= 0 && i != k)
+			continue;
+		memset(rq->in[v->state_in].data, 0, rq->in[v->state_in].nbytes);
+		if (v->valid_in >= 0)
+			*(uint8_t *)rq->in[v->valid_in].data = 0;
+	}
+}
+
+/* After a successful inference: keep what each Assign computed. */
+static void state_commit(struct npr_request *rq)
+{
+	const struct npr_graph *g = rq->ex->g;
+	int i;
+
+	for (i = 0; i < g->nvars; i++) {
+		const struct npr_variable *v = &g->vars[i];
+
+		if (v->state_out < 0)
+			continue;
+		memcpy(rq->in[v->state_in].data, rq->out[v->state_out].data,
+		       rq->in[v->state_in].nbytes);
+		if (v->valid_in >= 0)
+			*(uint8_t *)rq->in[v->valid_in].data = 1;
+	}
+}
+
+/*
+ * The variable ioctls.  A variable that is not set yet reads as its
+ * initial value when that is a constant (the usual case), else as zeros:
+ * an initial value computed from the inputs exists only during INFER.
+ */
+static int cmd_state(struct npr_device *dev, void *arg, unsigned int nr)
+{
+	struct npr_state_arg *a = arg;
+	const struct npr_variable *v;
+	const struct npr_graph *g;
+	struct npr_request *rq;
+	struct npr_tensor *t;
+	int err, i;
+
+	err = check_flags(a->flags, nr == _IOC_NR(NPR_IOCTL_STATE_RESET) ?
+			  NPR_STATE_RESET_ALL : 0);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	rq = handle_get_locked(dev, a->req, NPR_HANDLE_REQUEST, &err);
+	pthread_mutex_unlock(&dev->lock);
+	if (!rq)
+		return err;
+	g = rq->ex->g;
+	a->count = g->nvars;
+	if (nr == _IOC_NR(NPR_IOCTL_STATE_RESET) &&
+	    (a->flags & NPR_STATE_RESET_ALL)) {
+		state_reset(rq, -1);
+		return 0;
+	}
+	if (a->index >= (uint32_t)g->nvars)
+		return npr_err(-ENOENT, "variable %u: the model has %d variables",
+			       a->index, g->nvars);
+	v = &g->vars[a->index];
+	t = &rq->in[v->state_in];
+	switch (nr) {
+	case _IOC_NR(NPR_IOCTL_STATE_INFO):
+		a->elem_type = v->type;
+		a->rank = v->shape.rank;
+		for (i = 0; i < NPR_MAX_RANK; i++)
+			a->dims[i] = i < v->shape.rank ? v->shape.d[i] : 0;
+		a->bytes = t->nbytes;
+		return put_string(v->id, a->name, &a->name_len);
+	case _IOC_NR(NPR_IOCTL_STATE_GET):
+		a->elem_type = v->type;
+		a->rank = v->shape.rank;
+		for (i = 0; i < NPR_MAX_RANK; i++)
+			a->dims[i] = i < v->shape.rank ? v->shape.d[i] : 0;
+		if (!a->data || a->bytes < t->nbytes) {
+			a->bytes = t->nbytes;
+			return npr_err(-EMSGSIZE, "variable %s: %zu bytes needed",
+				       v->id, t->nbytes);
+		}
+		if (v->valid_in >= 0 &&
+		    !*(uint8_t *)rq->in[v->valid_in].data) {
+			const struct npr_value *init =
+				&g->vals[g->nodes[v->read_node].in[2]];
+
+			if (init->data && init->nbytes == t->nbytes)
+				memcpy((void *)(uintptr_t)a->data, init->data,
+				       t->nbytes);
+			else
+				memset((void *)(uintptr_t)a->data, 0,
+				       t->nbytes);
+		} else
+			memcpy((void *)(uintptr_t)a->data, t->data, t->nbytes);
+		a->bytes = t->nbytes;
+		return 0;
+	case _IOC_NR(NPR_IOCTL_STATE_SET):
+		if (a->elem_type != v->type || a->rank != (uint32_t)v->shape.rank)
+			return npr_err(-EINVAL, "variable %s is %s of rank %d",
+				       v->id, npr_elem_name(v->type),
+				       v->shape.rank);
+		for (i = 0; i < v->shape.rank; i++)
+			if (a->dims[i] != v->shape.d[i])
+				return npr_err(-EINVAL, "variable %s: dimension %d is %lld, not %lld",
+					       v->id, i,
+					       (long long)v->shape.d[i],
+					       (long long)a->dims[i]);
+		if (!a->data || a->bytes != t->nbytes)
+			return npr_err(-EINVAL, "variable %s: %zu bytes expected, got %llu",
+				       v->id, t->nbytes,
+				       (unsigned long long)a->bytes);
+		memcpy(t->data, (const void *)(uintptr_t)a->data, t->nbytes);
+		if (v->valid_in >= 0)
+			*(uint8_t *)rq->in[v->valid_in].data = 1;
+		return 0;
+	default:	/* RESET */
+		state_reset(rq, (int)a->index);
+		return 0;
+	}
+}
+
 static int cmd_req_create(struct npr_device *dev, void *arg)
 {
 	struct npr_req_create *a = arg;
@@ -869,6 +1015,7 @@ static int cmd_req_create(struct npr_device *dev, void *arg)
 		t->data = *own;
 		t->nbytes = p->bytes;
 	}
+	state_reset(rq, -1);
 	if (dev->ops->request_create) {
 		err = dev->ops->request_create(rq);
 		if (err)
@@ -906,7 +1053,7 @@ static int cmd_tensor(struct npr_device *dev, void *arg, bool set)
 	pthread_mutex_unlock(&dev->lock);
 	if (!rq)
 		return err;
-	cnt = out ? rq->ex->nout : rq->ex->nin;
+	cnt = out ? user_outputs(rq->ex) : user_inputs(rq->ex);
 	if (a->index >= (uint32_t)cnt)
 		return npr_err(-EINVAL, "%s index %u out of range (%d)",
 			       out ? "output" : "input", a->index, cnt);
@@ -989,6 +1136,8 @@ static int cmd_infer(struct npr_device *dev, void *arg)
 		return err;
 	a->started_ns = now_ns();
 	err = dev->ops->infer(rq);
+	if (!err)
+		state_commit(rq);
 	a->finished_ns = now_ns();
 	return err;
 }
@@ -1055,6 +1204,10 @@ static const struct cmd {
 	[0x0b] = { sizeof(struct npr_handle_destroy), sizeof(struct npr_handle_destroy) },
 	[0x0c] = { sizeof(struct npr_get_error), sizeof(struct npr_get_error) },
 	[0x10] = { sizeof(struct npr_prop_info), sizeof(struct npr_prop_info) },
+	[0x11] = { sizeof(struct npr_state_arg), sizeof(struct npr_state_arg) },
+	[0x12] = { sizeof(struct npr_state_arg), sizeof(struct npr_state_arg) },
+	[0x13] = { sizeof(struct npr_state_arg), sizeof(struct npr_state_arg) },
+	[0x14] = { sizeof(struct npr_state_arg), sizeof(struct npr_state_arg) },
 };
 
 static int do_ioctl(int fd, unsigned long cmd, void *arg)
@@ -1072,6 +1225,7 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 		struct npr_handle_destroy hd;
 		struct npr_get_error ge;
 		struct npr_prop_info pi2;
+		struct npr_state_arg st;
 	} k;
 	unsigned long mark = npr_err_mark();
 	unsigned int nr = _IOC_NR(cmd);
@@ -1121,6 +1275,9 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 	case 0x0a: err = cmd_infer(dev, &k); break;
 	case 0x0b: err = cmd_destroy(dev, &k); break;
 	case 0x10: err = cmd_prop_info(dev, &k); break;
+	case 0x11: case 0x12: case 0x13: case 0x14:
+		err = cmd_state(dev, &k, nr);
+		break;
 	default: err = -ENOTTY;
 	}
 	/* outputs (including needed sizes on -EMSGSIZE) go back either way */

@@ -69,6 +69,9 @@ void npr_graph_free(struct npr_graph *g)
 	free(g->inputs);
 	free(g->outputs);
 	free(g->name);
+	for (i = 0; i < g->nvars; i++)
+		free(g->vars[i].id);
+	free(g->vars);
 	npr_blob_put(g->weights);
 	free(g);
 }

@@ -130,6 +130,9 @@ struct npr_node {
  * @inputs, @ninputs: node indexes of the Parameters, in file order.
  * @outputs, @noutputs: node indexes of the Results, in file order.
  * @weights: the blob constants point into, or NULL.
+ * @vars, @nvars: variables of a compiled stateful graph (lib/state.c).
+ * @nstate_in, @nstate_out: hidden ports for them, at the end of @inputs
+ *                          and @outputs.
  */
 struct npr_graph {
 	char *name;
@@ -143,7 +146,34 @@ struct npr_graph {
 	int *outputs;
 	int noutputs;
 	struct npr_blob *weights;
+	struct npr_variable *vars;
+	int nvars;
+	int nstate_in, nstate_out;
 };
+
+/**
+ * struct npr_variable - a variable of a stateful model, once compiled
+ * @id: variable_id.
+ * @type: compute type.
+ * @shape: static shape.
+ * @state_in: index in g->inputs of the hidden input holding the value.
+ * @valid_in: index in g->inputs of the hidden boolean scalar saying the
+ *            value is set (false: the ReadValue's initial value is used),
+ *            or -1 when the ReadValue has no initial value (zeros).
+ * @state_out: index in g->outputs of the hidden output with the value to
+ *             keep, or -1 when no Assign writes the variable.
+ * @read_node: the ReadValue's node (now a Select, or dead).
+ */
+struct npr_variable {
+	char *id;
+	unsigned int type;
+	struct npr_shape shape;
+	int state_in, valid_in, state_out;
+	int read_node;
+};
+
+/* lib/state.c: give each variable hidden ports (see there) */
+int npr_pass_state(struct npr_graph *g);
 
 /**
  * struct npr_op_def - one op type, a range of opset versions

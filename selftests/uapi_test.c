@@ -289,6 +289,8 @@ TEST(abi_struct_sizes)
 	EXPECT_EQ(sizeof(struct npr_infer), 32);
 	EXPECT_EQ(sizeof(struct npr_handle_destroy), 16);
 	EXPECT_EQ(sizeof(struct npr_get_error), 24);
+	EXPECT_EQ(sizeof(struct npr_prop_info), 96);
+	EXPECT_EQ(sizeof(struct npr_state_arg), 120);
 }
 
 TEST(abi_every_struct_starts_with_size_and_flags)
@@ -310,6 +312,8 @@ TEST(abi_every_struct_starts_with_size_and_flags)
 	HDR(npr_infer);
 	HDR(npr_handle_destroy);
 	HDR(npr_get_error);
+	HDR(npr_prop_info);
+	HDR(npr_state_arg);
 #undef HDR
 }
 
@@ -323,6 +327,19 @@ TEST(abi_field_offsets)
 	CHECK_OFF(npr_device_info, name, 32);
 	CHECK_OFF(npr_device_info, full_name, 64);
 	CHECK_OFF(npr_device_info, arch, 192);
+
+	CHECK_OFF(npr_prop_info, index, 12);
+	CHECK_OFF(npr_prop_info, id, 16);
+	CHECK_OFF(npr_prop_info, type, 20);
+	CHECK_OFF(npr_prop_info, access, 24);
+	CHECK_OFF(npr_prop_info, name, 32);
+	CHECK_OFF(npr_state_arg, req, 8);
+	CHECK_OFF(npr_state_arg, count, 16);
+	CHECK_OFF(npr_state_arg, name_len, 28);
+	CHECK_OFF(npr_state_arg, dims, 32);
+	CHECK_OFF(npr_state_arg, name, 96);
+	CHECK_OFF(npr_state_arg, data, 104);
+	CHECK_OFF(npr_state_arg, bytes, 112);
 
 	CHECK_OFF(npr_param, handle, 8);
 	CHECK_OFF(npr_param, param, 12);
@@ -414,6 +431,11 @@ TEST(abi_ioctl_numbers)
 		{ NPR_IOCTL_HANDLE_DESTROY, 0x0b,
 		  sizeof(struct npr_handle_destroy) },
 		{ NPR_IOCTL_GET_ERROR, 0x0c, sizeof(struct npr_get_error) },
+		{ NPR_IOCTL_PROP_INFO, 0x10, sizeof(struct npr_prop_info) },
+		{ NPR_IOCTL_STATE_INFO, 0x11, sizeof(struct npr_state_arg) },
+		{ NPR_IOCTL_STATE_GET, 0x12, sizeof(struct npr_state_arg) },
+		{ NPR_IOCTL_STATE_SET, 0x13, sizeof(struct npr_state_arg) },
+		{ NPR_IOCTL_STATE_RESET, 0x14, sizeof(struct npr_state_arg) },
 	};
 	size_t i;
 
@@ -862,6 +884,21 @@ static const struct cmd_desc desc_prop_info = {
 	fill_prop_info, OFF(npr_prop_info, reserved),
 	OFF(npr_prop_info, handle), NPR_HANDLE_EXEC, NPR_HANDLE_MODEL,
 };
+static void fill_state(struct npr_test *_metadata __maybe_unused,
+		       struct objs *o, void *arg)
+{
+	struct npr_state_arg *a = arg;
+
+	a->req = o->req;
+	a->flags = NPR_STATE_RESET_ALL;
+}
+
+/* RESET_ALL succeeds on a request of a model without variables */
+static const struct cmd_desc desc_state_reset = {
+	NPR_IOCTL_STATE_RESET, sizeof(struct npr_state_arg),
+	NPR_STATE_RESET_ALL, fill_state, -1, OFF(npr_state_arg, req),
+	NPR_HANDLE_REQUEST, NPR_HANDLE_EXEC,
+};
 static const struct cmd_desc desc_get_error = {
 	NPR_IOCTL_GET_ERROR, sizeof(struct npr_get_error), 0,
 	fill_get_error, -1, -1, 0, 0,
@@ -950,6 +987,7 @@ FIXTURE_VARIANT_ADD(cmd, infer) { .d = &desc_infer };
 FIXTURE_VARIANT_ADD(cmd, handle_destroy) { .d = &desc_destroy };
 FIXTURE_VARIANT_ADD(cmd, get_error) { .d = &desc_get_error };
 FIXTURE_VARIANT_ADD(cmd, prop_info) { .d = &desc_prop_info };
+FIXTURE_VARIANT_ADD(cmd, state_reset) { .d = &desc_state_reset };
 
 FIXTURE_SETUP(cmd)
 {

@@ -531,6 +531,52 @@ struct npr_get_error {
 };
 _Static_assert(sizeof(struct npr_get_error) == 24, "npr_get_error ABI");
 
+/**
+ * struct npr_state_arg - NPR_IOCTL_STATE_INFO, _GET, _SET and _RESET:
+ * the variables of a request of a stateful model
+ * @size: In. sizeof(struct npr_state_arg).
+ * @flags: In. RESET: NPR_STATE_RESET_ALL resets every variable (@index
+ *         is then ignored); 0 elsewhere.
+ * @req: In. Request handle.
+ * @index: In. Variable index, below @count (-ENOENT otherwise: walk
+ *         STATE_INFO from 0 until -ENOENT to list the variables).
+ * @count: Out (on success). Number of variables of the request's compiled
+ *         model.
+ * @elem_type: Out (INFO, GET) / In (SET: must equal the variable's).
+ *             Floating-point variables are held in f32.
+ * @rank: Out / In (SET: must equal the variable's).
+ * @name_len: In/Out. INFO: size of @name; set to the needed size with the
+ *            NUL (-EMSGSIZE when too small; 0 asks for the size).
+ * @dims: Out / In (SET: must equal the variable's).
+ * @name: In. INFO: user buffer for the variable_id.
+ * @data: In. GET: buffer to fill; SET: the new value.
+ * @bytes: In. GET: size of @data, at least the value's (-EMSGSIZE, size
+ *         written back); SET: exactly the value's size.  Out: the size.
+ *
+ * Each request has its own copy of every variable.  Before the first
+ * inference and after RESET, a variable holds its ReadValue's initial
+ * value (zeros when it has none); each successful INFER stores what the
+ * variable's Assign computed.  SET replaces the value used by the next
+ * inference.  None of these may run while the request is inferring.
+ */
+struct npr_state_arg {
+	__u32 size;
+	__u32 flags;
+	__u32 req;
+	__u32 index;
+	__u32 count;
+	__u32 elem_type;
+	__u32 rank;
+	__u32 name_len;
+	__s64 dims[NPR_MAX_RANK];
+	__u64 name;
+	__u64 data;
+	__u64 bytes;
+};
+_Static_assert(sizeof(struct npr_state_arg) == 120, "npr_state_arg ABI");
+
+#define NPR_STATE_RESET_ALL	(1U << 0)
+
 #define NPR_IOCTL_TYPE			'N'
 #define NPR_IOCTL_DEVICE_INFO		_IOWR('N', 0x00, struct npr_device_info)
 #define NPR_IOCTL_GET_PARAM		_IOWR('N', 0x01, struct npr_param)
@@ -546,5 +592,9 @@ _Static_assert(sizeof(struct npr_get_error) == 24, "npr_get_error ABI");
 #define NPR_IOCTL_HANDLE_DESTROY	_IOWR('N', 0x0b, struct npr_handle_destroy)
 #define NPR_IOCTL_GET_ERROR		_IOWR('N', 0x0c, struct npr_get_error)
 #define NPR_IOCTL_PROP_INFO		_IOWR('N', 0x10, struct npr_prop_info)
+#define NPR_IOCTL_STATE_INFO		_IOWR('N', 0x11, struct npr_state_arg)
+#define NPR_IOCTL_STATE_GET		_IOWR('N', 0x12, struct npr_state_arg)
+#define NPR_IOCTL_STATE_SET		_IOWR('N', 0x13, struct npr_state_arg)
+#define NPR_IOCTL_STATE_RESET		_IOWR('N', 0x14, struct npr_state_arg)
 
 #endif /* _UAPI_NPURING_H */
