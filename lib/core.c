@@ -967,6 +967,74 @@ static int cmd_state(struct npr_device *dev, void *arg, unsigned int nr)
 	}
 }
 
+static int cmd_export(struct npr_device *dev, void *arg)
+{
+	struct npr_export *a = arg;
+	struct npr_exec *ex;
+	size_t len = 0;
+	void *blob = NULL;
+	int err;
+
+	err = check_flags(a->flags, 0);
+	if (!err)
+		err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	ex = handle_get_locked(dev, a->exec, NPR_HANDLE_EXEC, &err);
+	if (ex)
+		ex->refs++;
+	pthread_mutex_unlock(&dev->lock);
+	if (!ex)
+		return err;
+	err = npr_blob_export(ex, &blob, &len);
+	if (!err) {
+		if (!a->data || a->bytes < len)
+			err = npr_err(-EMSGSIZE, "the blob is %zu bytes, the buffer %llu",
+				      len, (unsigned long long)a->bytes);
+		else
+			memcpy((void *)(uintptr_t)a->data, blob, len);
+		a->bytes = len;
+	}
+	free(blob);
+	pthread_mutex_lock(&dev->lock);
+	exec_put(ex);
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+static int cmd_import(struct npr_device *dev, void *arg)
+{
+	struct npr_import *a = arg;
+	struct npr_exec *ex = NULL;
+	int err;
+
+	err = check_flags(a->flags, 0);
+	if (!err)
+		err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	if (!a->data || !a->bytes)
+		return npr_err(-EINVAL, "no blob");
+	err = npr_blob_import(dev, (const void *)(uintptr_t)a->data,
+			      a->bytes, &ex);
+	if (!err)
+		err = dev->ops->compile(ex);
+	if (!err) {
+		pthread_mutex_lock(&dev->lock);
+		err = handle_alloc(dev, ex, NPR_HANDLE_EXEC, &a->exec);
+		if (!err)
+			ex = NULL;
+		pthread_mutex_unlock(&dev->lock);
+	}
+	if (ex) {
+		pthread_mutex_lock(&dev->lock);
+		exec_put(ex);
+		pthread_mutex_unlock(&dev->lock);
+	}
+	return err;
+}
+
 static int cmd_req_create(struct npr_device *dev, void *arg)
 {
 	struct npr_req_create *a = arg;
@@ -1208,6 +1276,8 @@ static const struct cmd {
 	[0x12] = { sizeof(struct npr_state_arg), sizeof(struct npr_state_arg) },
 	[0x13] = { sizeof(struct npr_state_arg), sizeof(struct npr_state_arg) },
 	[0x14] = { sizeof(struct npr_state_arg), sizeof(struct npr_state_arg) },
+	[0x15] = { sizeof(struct npr_export), sizeof(struct npr_export) },
+	[0x16] = { sizeof(struct npr_import), sizeof(struct npr_import) },
 };
 
 static int do_ioctl(int fd, unsigned long cmd, void *arg)
@@ -1226,6 +1296,8 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 		struct npr_get_error ge;
 		struct npr_prop_info pi2;
 		struct npr_state_arg st;
+		struct npr_export ex;
+		struct npr_import im;
 	} k;
 	unsigned long mark = npr_err_mark();
 	unsigned int nr = _IOC_NR(cmd);
@@ -1278,6 +1350,8 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 	case 0x11: case 0x12: case 0x13: case 0x14:
 		err = cmd_state(dev, &k, nr);
 		break;
+	case 0x15: err = cmd_export(dev, &k); break;
+	case 0x16: err = cmd_import(dev, &k); break;
 	default: err = -ENOTTY;
 	}
 	/* outputs (including needed sizes on -EMSGSIZE) go back either way */

@@ -174,6 +174,14 @@ int npr_prop_compile_arg(struct npr_device *dev, struct npr_props *p,
 int npr_prop_info(struct npr_device *dev, struct npr_exec *ex,
 		  struct npr_prop_info *a);
 
+/* lib/blob.c */
+uint64_t npr_blob_hash(const void *p, size_t n);
+int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len);
+int npr_blob_check_header(const struct npr_device *dev, const void *buf,
+			  size_t len);
+int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
+		    struct npr_exec **out);
+
 /* lib/backend.c */
 const struct npr_backend_ops *npr_backend_find(const char *name, int *index);
 

@@ -291,6 +291,8 @@ TEST(abi_struct_sizes)
 	EXPECT_EQ(sizeof(struct npr_get_error), 24);
 	EXPECT_EQ(sizeof(struct npr_prop_info), 96);
 	EXPECT_EQ(sizeof(struct npr_state_arg), 120);
+	EXPECT_EQ(sizeof(struct npr_export), 32);
+	EXPECT_EQ(sizeof(struct npr_import), 32);
 }
 
 TEST(abi_every_struct_starts_with_size_and_flags)
@@ -314,6 +316,8 @@ TEST(abi_every_struct_starts_with_size_and_flags)
 	HDR(npr_get_error);
 	HDR(npr_prop_info);
 	HDR(npr_state_arg);
+	HDR(npr_export);
+	HDR(npr_import);
 #undef HDR
 }
 
@@ -340,6 +344,14 @@ TEST(abi_field_offsets)
 	CHECK_OFF(npr_state_arg, name, 96);
 	CHECK_OFF(npr_state_arg, data, 104);
 	CHECK_OFF(npr_state_arg, bytes, 112);
+	CHECK_OFF(npr_export, exec, 8);
+	CHECK_OFF(npr_export, reserved, 12);
+	CHECK_OFF(npr_export, data, 16);
+	CHECK_OFF(npr_export, bytes, 24);
+	CHECK_OFF(npr_import, data, 8);
+	CHECK_OFF(npr_import, bytes, 16);
+	CHECK_OFF(npr_import, exec, 24);
+	CHECK_OFF(npr_import, reserved, 28);
 
 	CHECK_OFF(npr_param, handle, 8);
 	CHECK_OFF(npr_param, param, 12);
@@ -436,6 +448,8 @@ TEST(abi_ioctl_numbers)
 		{ NPR_IOCTL_STATE_GET, 0x12, sizeof(struct npr_state_arg) },
 		{ NPR_IOCTL_STATE_SET, 0x13, sizeof(struct npr_state_arg) },
 		{ NPR_IOCTL_STATE_RESET, 0x14, sizeof(struct npr_state_arg) },
+		{ NPR_IOCTL_EXPORT, 0x15, sizeof(struct npr_export) },
+		{ NPR_IOCTL_IMPORT, 0x16, sizeof(struct npr_import) },
 	};
 	size_t i;
 
@@ -893,6 +907,23 @@ static void fill_state(struct npr_test *_metadata __maybe_unused,
 	a->flags = NPR_STATE_RESET_ALL;
 }
 
+static void fill_export(struct npr_test *_metadata __maybe_unused,
+			struct objs *o, void *arg)
+{
+	static unsigned char buf[1 << 16];	/* the relu model's blob fits */
+	struct npr_export *a = arg;
+
+	a->exec = o->exec;
+	a->data = (uintptr_t)buf;
+	a->bytes = sizeof(buf);
+}
+
+static const struct cmd_desc desc_export = {
+	NPR_IOCTL_EXPORT, sizeof(struct npr_export), 0, fill_export,
+	OFF(npr_export, reserved), OFF(npr_export, exec), NPR_HANDLE_EXEC,
+	NPR_HANDLE_REQUEST,
+};
+
 /* RESET_ALL succeeds on a request of a model without variables */
 static const struct cmd_desc desc_state_reset = {
 	NPR_IOCTL_STATE_RESET, sizeof(struct npr_state_arg),
@@ -988,6 +1019,7 @@ FIXTURE_VARIANT_ADD(cmd, handle_destroy) { .d = &desc_destroy };
 FIXTURE_VARIANT_ADD(cmd, get_error) { .d = &desc_get_error };
 FIXTURE_VARIANT_ADD(cmd, prop_info) { .d = &desc_prop_info };
 FIXTURE_VARIANT_ADD(cmd, state_reset) { .d = &desc_state_reset };
+FIXTURE_VARIANT_ADD(cmd, export) { .d = &desc_export };
 
 FIXTURE_SETUP(cmd)
 {

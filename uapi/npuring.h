@@ -577,6 +577,54 @@ _Static_assert(sizeof(struct npr_state_arg) == 120, "npr_state_arg ABI");
 
 #define NPR_STATE_RESET_ALL	(1U << 0)
 
+/**
+ * struct npr_export - NPR_IOCTL_EXPORT: a compiled model as a blob
+ * @size: In. sizeof(struct npr_export).
+ * @flags: In. Must be 0.
+ * @exec: In. Exec handle.
+ * @reserved: Must be 0.
+ * @data: In. User buffer for the blob, or 0 to ask for its size.
+ * @bytes: In. Size of @data.  Out. Size of the blob (-EMSGSIZE when
+ *         @data is too small).
+ *
+ * The blob (format in Documentation/blob.rst) holds the compiled graph,
+ * the compiled model's properties and its ports; it imports on a device
+ * of the same backend and architecture with the same library version.
+ */
+struct npr_export {
+	__u32 size;
+	__u32 flags;
+	__u32 exec;
+	__u32 reserved;
+	__u64 data;
+	__u64 bytes;
+};
+_Static_assert(sizeof(struct npr_export) == 32, "npr_export ABI");
+
+/**
+ * struct npr_import - NPR_IOCTL_IMPORT: a compiled model from a blob
+ * @size: In. sizeof(struct npr_import).
+ * @flags: In. Must be 0.
+ * @data: In. The blob.
+ * @bytes: In. Its size.
+ * @exec: Out. Exec handle.
+ * @reserved: Must be 0.
+ *
+ * Errors: -ENOEXEC (not a blob), -EPROTONOSUPPORT (another blob format
+ * or library version), -ENODEV (another backend or architecture),
+ * -EBADMSG (truncated, or the checksum does not match), -EINVAL (a
+ * payload that is not a valid compiled model).
+ */
+struct npr_import {
+	__u32 size;
+	__u32 flags;
+	__u64 data;
+	__u64 bytes;
+	__u32 exec;
+	__u32 reserved;
+};
+_Static_assert(sizeof(struct npr_import) == 32, "npr_import ABI");
+
 #define NPR_IOCTL_TYPE			'N'
 #define NPR_IOCTL_DEVICE_INFO		_IOWR('N', 0x00, struct npr_device_info)
 #define NPR_IOCTL_GET_PARAM		_IOWR('N', 0x01, struct npr_param)
@@ -596,5 +644,7 @@ _Static_assert(sizeof(struct npr_state_arg) == 120, "npr_state_arg ABI");
 #define NPR_IOCTL_STATE_GET		_IOWR('N', 0x12, struct npr_state_arg)
 #define NPR_IOCTL_STATE_SET		_IOWR('N', 0x13, struct npr_state_arg)
 #define NPR_IOCTL_STATE_RESET		_IOWR('N', 0x14, struct npr_state_arg)
+#define NPR_IOCTL_EXPORT		_IOWR('N', 0x15, struct npr_export)
+#define NPR_IOCTL_IMPORT		_IOWR('N', 0x16, struct npr_import)
 
 #endif /* _UAPI_NPURING_H */
