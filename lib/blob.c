@@ -164,6 +164,8 @@ static void w_props(struct wbuf *w, const struct npr_props *p)
 	w_u32(w, p->exclusive_async);
 	w_u32(w, p->compile_threads);
 	w_str(w, p->cache_dir);
+	w_u32(w, p->cache_max_mb);
+	w_u32(w, p->cache_required);
 }
 
 /* Values a live node reads: their constant data goes into the blob. */
@@ -489,6 +491,8 @@ static void r_props(struct rbuf *r, struct npr_props *p)
 	else if (dir)
 		bad(r, "CACHE_DIR too long");
 	free(dir);
+	p->cache_max_mb = r_u32(r);
+	p->cache_required = r_u32(r);
 }
 
 static int r_ports(struct rbuf *r, struct npr_port **out, int *nout)

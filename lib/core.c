@@ -194,6 +194,12 @@ static void exec_put(struct npr_exec *ex)
 	free(ex);
 }
 
+void npr_exec_free(struct npr_exec *ex)
+{
+	if (ex)
+		exec_put(ex);
+}
+
 static void request_destroy(struct npr_request *rq)
 {
 	int i;
@@ -729,6 +735,7 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 	struct npr_graph *src = NULL;
 	struct npr_exec *ex;
 	struct npr_model *m;
+	struct npr_cache_key key;
 	struct npr_props props;
 	uint32_t i, j;
 	int err;
@@ -806,6 +813,19 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 				}
 		}
 	}
+	if (props.cache_dir[0]) {
+		npr_cache_key(dev, src, over, &props, &key);
+		err = npr_cache_get(dev, &key, &props, &ex);
+		if (!err)
+			goto have_exec;
+		if (err != -ENOENT)
+			goto fail_src;
+		if (props.cache_required) {
+			err = npr_err(-ENOENT, "model %s is not in the cache %s, and NPR_CACHE_REQUIRED is set",
+				      key.model_name, props.cache_dir);
+			goto fail_src;
+		}
+	}
 	ex = calloc(1, sizeof(*ex));
 	if (!ex) {
 		err = -ENOMEM;
@@ -823,6 +843,9 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 	err = dev->ops->compile(ex);
 	if (err)
 		goto fail_ex;
+	if (props.cache_dir[0])
+		npr_cache_put(ex, &key);
+have_exec:
 	npr_graph_free(src);
 	pthread_mutex_lock(&dev->lock);
 	err = handle_alloc(dev, ex, NPR_HANDLE_EXEC, &a->exec);

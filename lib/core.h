@@ -68,6 +68,8 @@ struct npr_props {
 	uint32_t exclusive_async;
 	uint32_t compile_threads;	/* 0: all CPUs */
 	char cache_dir[NPR_PROP_STR_MAX];	/* "" : no cache */
+	uint32_t cache_max_mb;	/* 0: no limit */
+	uint32_t cache_required;
 };
 
 /**
@@ -100,6 +102,7 @@ struct npr_model {
  * @nin, @in: inputs.
  * @nout, @out: outputs.
  * @props: properties in force for this compiled model.
+ * @from_cache: imported from the model cache (LOADED_FROM_CACHE).
  * @priv: backend data.
  */
 struct npr_exec {
@@ -109,6 +112,7 @@ struct npr_exec {
 	int nin, nout;
 	struct npr_port *in, *out;
 	struct npr_props props;
+	bool from_cache;
 	void *priv;
 };
 
@@ -181,6 +185,23 @@ int npr_blob_check_header(const struct npr_device *dev, const void *buf,
 			  size_t len);
 int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
 		    struct npr_exec **out);
+
+/* lib/cache.c */
+struct npr_cache_key {
+	char lines[1024];	/* what the key is made of, "name=value\n" */
+	char name[33];		/* the entry's file name: 32 hex digits */
+	char model_name[256];
+};
+void npr_cache_key(const struct npr_device *dev, const struct npr_graph *src,
+		   const struct npr_shape *shapes, const struct npr_props *p,
+		   struct npr_cache_key *k);
+int npr_cache_get(struct npr_device *dev, const struct npr_cache_key *k,
+		  const struct npr_props *p, struct npr_exec **out);
+void npr_cache_put(const struct npr_exec *ex, const struct npr_cache_key *k);
+int npr_cache_prune(const char *dir, uint64_t max, const char *keep);
+
+/* lib/core.c: free a compiled model that no handle names */
+void npr_exec_free(struct npr_exec *ex);
 
 /* lib/backend.c */
 const struct npr_backend_ops *npr_backend_find(const char *name, int *index);

@@ -159,6 +159,12 @@ static const struct prop_def defs[NPR_PARAM_MAX] = {
 		NPR_PROP_INT, STORED, 0, 1024, NULL, OFF(compile_threads) },
 	[NPR_PARAM_MODEL_NAME] = { "MODEL_NAME", NPR_PROP_STRING, P_EXEC, 0, 0,
 		NULL, -1 },
+	[NPR_PARAM_LOADED_FROM_CACHE] = { "LOADED_FROM_CACHE", NPR_PROP_BOOL,
+		P_EXEC, 0, 1, NULL, -1 },
+	[NPR_PARAM_NPR_CACHE_MAX_MB] = { "NPR_CACHE_MAX_MB", NPR_PROP_INT,
+		STORED, 0, 1 << 30, NULL, OFF(cache_max_mb) },
+	[NPR_PARAM_NPR_CACHE_REQUIRED] = { "NPR_CACHE_REQUIRED", NPR_PROP_BOOL,
+		STORED, 0, 1, NULL, OFF(cache_required) },
 };
 
 static const char *const type_names[] = {
@@ -180,6 +186,7 @@ void npr_props_init(struct npr_props *p)
 	p->exec_mode = NPR_EXEC_MODE_PERFORMANCE;
 	p->num_streams = NPR_NUM_STREAMS_AUTO;
 	p->priority = NPR_PRIORITY_MEDIUM;
+	p->cache_max_mb = 2048;
 }
 
 /* ---- values ------------------------------------------------------------- */
@@ -363,6 +370,8 @@ static int get_value(struct npr_device *dev, struct npr_exec *ex,
 	case NPR_PROP_BOOL:
 		if (id == NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS)
 			a->value = (uint64_t)optimal_requests(p);
+		else if (id == NPR_PARAM_LOADED_FROM_CACHE)
+			a->value = ex->from_cache;
 		else if (id == NPR_PARAM_NUM_STREAMS)
 			a->value = (uint64_t)(int64_t)(int32_t)*field(p, d);
 		else

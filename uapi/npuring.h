@@ -149,6 +149,9 @@ enum npr_param_id {
 	NPR_PARAM_EXCLUSIVE_ASYNC_REQUESTS	= 26,	/* bool, RW, device exec */
 	NPR_PARAM_COMPILATION_NUM_THREADS	= 27,	/* int, RW, device exec */
 	NPR_PARAM_MODEL_NAME			= 28,	/* string, RO, exec */
+	NPR_PARAM_LOADED_FROM_CACHE		= 29,	/* bool, RO, exec */
+	NPR_PARAM_NPR_CACHE_MAX_MB		= 30,	/* int, RW, device exec */
+	NPR_PARAM_NPR_CACHE_REQUIRED		= 31,	/* bool, RW, device exec */
 	NPR_PARAM_MAX,
 };
 
