@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,7 +21,8 @@ static const char usage[] =
 "                   [--prop NAME=VALUE ...]\n"
 "\n"
 "Compile MODEL (OpenVINO IR .xml or ONNX .onnx) for DEVICE and write the\n"
-"compiled-model blob to FILE (written to FILE.tmp, then renamed).\n"
+"compiled-model blob to FILE (a regular file is written as FILE.tmp and\n"
+"renamed; a device or pipe is written directly).\n"
 "\n"
 "  -d, --device DEV      device (default cpu)\n"
 "  -m, --model FILE      the model\n"
@@ -163,6 +165,7 @@ int main(int argc, char **argv)
 	struct npr_export ea = { .size = sizeof(ea) };
 	int nshapes = 0, nprops = 0, fd, c, i, err;
 	char tmp[4096];
+	struct stat st;
 	void *blob;
 	FILE *f;
 
@@ -222,6 +225,14 @@ int main(int argc, char **argv)
 	err = npr_ioctl(fd, NPR_IOCTL_EXPORT, &ea);
 	if (err)
 		fail_lib("export", err);
+	if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* a device or a pipe (/dev/null, /dev/stdout): write it */
+		f = fopen(out, "wb");
+		if (!f || fwrite(blob, 1, ea.bytes, f) != ea.bytes ||
+		    fclose(f))
+			fail("%s: %s", out, strerror(errno));
+		goto done;
+	}
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", out) >= (int)sizeof(tmp))
 		fail("%s: path too long", out);
 	f = fopen(tmp, "wb");
@@ -237,6 +248,7 @@ int main(int argc, char **argv)
 		unlink(tmp);
 		fail("%s: %s", out, strerror(errno));
 	}
+done:
 	printf("%s: %llu bytes for %s\n", out, (unsigned long long)ea.bytes,
 	       dev);
 	free(blob);
