@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -204,6 +205,7 @@ static void request_destroy(struct npr_request *rq)
 {
 	int i;
 
+	free(rq->prof);
 	if (rq->priv && rq->ex->dev->ops->request_destroy)
 		rq->ex->dev->ops->request_destroy(rq);
 	for (i = 0; rq->own_in && i < rq->ex->nin; i++)
@@ -366,12 +368,17 @@ static int check_reserved(uint32_t v)
 	return 0;
 }
 
-static uint64_t now_ns(void)
+uint64_t npr_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return npr_now_ns();
 }
 
 /* Copy a string into a user buffer with the -EMSGSIZE contract. */
@@ -1058,6 +1065,69 @@ static int cmd_import(struct npr_device *dev, void *arg)
 	return err;
 }
 
+/*
+ * Node @i's record: operations only (no Parameter, Const or Result);
+ * nodes that compile removed are "optimized out" with no time.
+ */
+static bool prof_listed(const struct npr_graph *g, int i)
+{
+	const struct npr_node *n = &g->nodes[i];
+
+	return !(n->op->flags & (NPR_OP_SOURCE | NPR_OP_SINK));
+}
+
+static int cmd_profile(struct npr_device *dev, void *arg)
+{
+	struct npr_profile *a = arg;
+	struct npr_profile_rec *r = (void *)(uintptr_t)a->recs;
+	const struct npr_graph *g;
+	struct npr_request *rq;
+	uint32_t n = 0, k = 0;
+	int err, i;
+
+	err = check_flags(a->flags, 0);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	rq = handle_get_locked(dev, a->req, NPR_HANDLE_REQUEST, &err);
+	pthread_mutex_unlock(&dev->lock);
+	if (!rq)
+		return err;
+	if (!rq->prof)
+		return npr_err(-ENODATA, "ENABLE_PROFILING was off when this model was compiled");
+	g = rq->ex->g;
+	for (i = 0; i < g->nnodes; i++)
+		n += prof_listed(g, i);
+	if (!a->recs || a->count < n) {
+		a->count = n;
+		return npr_err(-EMSGSIZE, "%u profile records, room for %u",
+			       n, a->count);
+	}
+	for (i = 0; i < g->nnodes; i++) {
+		const struct npr_node *nd = &g->nodes[i];
+		const struct npr_prof *p = &rq->prof[i];
+		struct npr_profile_rec *o = &r[k];
+
+		if (!prof_listed(g, i))
+			continue;
+		memset(o, 0, sizeof(*o));
+		snprintf(o->name, sizeof(o->name), "%s", nd->name);
+		snprintf(o->type, sizeof(o->type), "%s", nd->type);
+		if (nd->dead || p->fused) {
+			o->status = NPR_PROF_OPTIMIZED_OUT;
+		} else if (p->kernel) {
+			o->status = NPR_PROF_EXECUTED;
+			snprintf(o->kernel, sizeof(o->kernel), "%s", p->kernel);
+			o->real_ns = p->ns;
+		} else {
+			o->status = NPR_PROF_NOT_RUN;
+		}
+		k++;
+	}
+	a->count = k;
+	return 0;
+}
+
 static int cmd_req_create(struct npr_device *dev, void *arg)
 {
 	struct npr_req_create *a = arg;
@@ -1107,6 +1177,12 @@ static int cmd_req_create(struct npr_device *dev, void *arg)
 		t->nbytes = p->bytes;
 	}
 	state_reset(rq, -1);
+	if (ex->props.profiling) {
+		rq->prof = calloc(ex->g->nnodes ? ex->g->nnodes : 1,
+				  sizeof(*rq->prof));
+		if (!rq->prof)
+			goto fail;
+	}
 	if (dev->ops->request_create) {
 		err = dev->ops->request_create(rq);
 		if (err)
@@ -1301,6 +1377,7 @@ static const struct cmd {
 	[0x14] = { sizeof(struct npr_state_arg), sizeof(struct npr_state_arg) },
 	[0x15] = { sizeof(struct npr_export), sizeof(struct npr_export) },
 	[0x16] = { sizeof(struct npr_import), sizeof(struct npr_import) },
+	[0x17] = { sizeof(struct npr_profile), sizeof(struct npr_profile) },
 };
 
 static int do_ioctl(int fd, unsigned long cmd, void *arg)
@@ -1321,6 +1398,7 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 		struct npr_state_arg st;
 		struct npr_export ex;
 		struct npr_import im;
+		struct npr_profile pr;
 	} k;
 	unsigned long mark = npr_err_mark();
 	unsigned int nr = _IOC_NR(cmd);
@@ -1375,6 +1453,7 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 		break;
 	case 0x15: err = cmd_export(dev, &k); break;
 	case 0x16: err = cmd_import(dev, &k); break;
+	case 0x17: err = cmd_profile(dev, &k); break;
 	default: err = -ENOTTY;
 	}
 	/* outputs (including needed sizes on -EMSGSIZE) go back either way */

@@ -122,13 +122,28 @@ struct npr_exec {
  * @in, @out: one tensor per port, in the port's external type.  @data
  *            points at @own[i] unless the caller bound memory.
  * @own_in, @own_out: the request's own buffers.
+ * @prof: per graph node, with ENABLE_PROFILING; else NULL.
  * @priv: backend data.
  */
 struct npr_request {
 	struct npr_exec *ex;
 	struct npr_tensor *in, *out;
 	void **own_in, **own_out;
+	struct npr_prof *prof;
 	void *priv;
+};
+
+/**
+ * struct npr_prof - one node's profile record, kept by the request when
+ * its compiled model has ENABLE_PROFILING; the backend fills it in
+ * @ns: time of the node in the last inference.
+ * @kernel: static name of the kernel that ran, NULL if none.
+ * @fused: the node's work was done by another node's kernel.
+ */
+struct npr_prof {
+	uint64_t ns;
+	const char *kernel;
+	bool fused;
 };
 
 struct npr_slot {
@@ -210,5 +225,8 @@ const struct npr_backend_ops *npr_backend_find(const char *name, int *index);
 void *npr_alloc(size_t bytes);
 
 int npr_cpu_count(void);
+
+/* CLOCK_MONOTONIC in ns */
+uint64_t npr_now_ns(void);
 
 #endif /* NPR_CORE_H */

@@ -293,6 +293,8 @@ TEST(abi_struct_sizes)
 	EXPECT_EQ(sizeof(struct npr_state_arg), 120);
 	EXPECT_EQ(sizeof(struct npr_export), 32);
 	EXPECT_EQ(sizeof(struct npr_import), 32);
+	EXPECT_EQ(sizeof(struct npr_profile), 24);
+	EXPECT_EQ(sizeof(struct npr_profile_rec), 144);
 }
 
 TEST(abi_every_struct_starts_with_size_and_flags)
@@ -318,6 +320,7 @@ TEST(abi_every_struct_starts_with_size_and_flags)
 	HDR(npr_state_arg);
 	HDR(npr_export);
 	HDR(npr_import);
+	HDR(npr_profile);
 #undef HDR
 }
 
@@ -450,6 +453,7 @@ TEST(abi_ioctl_numbers)
 		{ NPR_IOCTL_STATE_RESET, 0x14, sizeof(struct npr_state_arg) },
 		{ NPR_IOCTL_EXPORT, 0x15, sizeof(struct npr_export) },
 		{ NPR_IOCTL_IMPORT, 0x16, sizeof(struct npr_import) },
+		{ NPR_IOCTL_PROFILE, 0x17, sizeof(struct npr_profile) },
 	};
 	size_t i;
 

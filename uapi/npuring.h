@@ -628,6 +628,58 @@ struct npr_import {
 };
 _Static_assert(sizeof(struct npr_import) == 32, "npr_import ABI");
 
+/**
+ * enum npr_prof_status - what happened to a node in the last inference
+ * @NPR_PROF_NOT_RUN: no inference yet.
+ * @NPR_PROF_EXECUTED: its kernel ran.
+ * @NPR_PROF_OPTIMIZED_OUT: removed at compile time (folded into a
+ *	constant, unused) or fused into another node's kernel.
+ */
+enum npr_prof_status {
+	NPR_PROF_NOT_RUN	= 0,
+	NPR_PROF_EXECUTED	= 1,
+	NPR_PROF_OPTIMIZED_OUT	= 2,
+};
+
+/**
+ * struct npr_profile_rec - one node of a profile
+ * @name: the node's name in the original model (cut to 63 bytes).
+ * @type: its op type.
+ * @kernel: the kernel the backend ran ("ref", "gemm_avx512", ...), or ""
+ *          when none ran.
+ * @status: enum npr_prof_status.
+ * @reserved: 0.
+ * @real_ns: wall-clock time of the node in the last inference, ns.
+ */
+struct npr_profile_rec {
+	char name[64];
+	char type[32];
+	char kernel[32];
+	__u32 status;
+	__u32 reserved;
+	__u64 real_ns;
+};
+_Static_assert(sizeof(struct npr_profile_rec) == 144, "npr_profile_rec ABI");
+
+/**
+ * struct npr_profile - NPR_IOCTL_PROFILE: per-node times of a request
+ * @size: In. sizeof(struct npr_profile).
+ * @flags: In. Must be 0.
+ * @req: In. Request handle; its compiled model must have ENABLE_PROFILING
+ *       (-ENODATA otherwise).
+ * @count: In. Entries in @recs.  Out. Records available (-EMSGSIZE when
+ *         more than @count; 0 @recs asks for the number).
+ * @recs: In. Pointer to @count struct npr_profile_rec, in execution order.
+ */
+struct npr_profile {
+	__u32 size;
+	__u32 flags;
+	__u32 req;
+	__u32 count;
+	__u64 recs;
+};
+_Static_assert(sizeof(struct npr_profile) == 24, "npr_profile ABI");
+
 #define NPR_IOCTL_TYPE			'N'
 #define NPR_IOCTL_DEVICE_INFO		_IOWR('N', 0x00, struct npr_device_info)
 #define NPR_IOCTL_GET_PARAM		_IOWR('N', 0x01, struct npr_param)
@@ -649,5 +701,6 @@ _Static_assert(sizeof(struct npr_import) == 32, "npr_import ABI");
 #define NPR_IOCTL_STATE_RESET		_IOWR('N', 0x14, struct npr_state_arg)
 #define NPR_IOCTL_EXPORT		_IOWR('N', 0x15, struct npr_export)
 #define NPR_IOCTL_IMPORT		_IOWR('N', 0x16, struct npr_import)
+#define NPR_IOCTL_PROFILE		_IOWR('N', 0x17, struct npr_profile)
 
 #endif /* _UAPI_NPURING_H */
