@@ -1,0 +1,737 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Recurrent, control-flow and attention ops, through the public API:
+ * small IR models built here in memory run on the cpu device and are
+ * checked against closed-form values computed in this file (cells,
+ * attention), against the same computation unrolled by hand (sequences,
+ * TensorIterator, Loop), and for the errors a broken body must give.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "npuring.h"
+
+/* ---- building models -------------------------------------------------- */
+
+struct xb {
+	char *buf;
+	size_t len, cap;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+xb_add(struct xb *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		if (b->cap > b->len) {
+			va_start(ap, fmt);
+			n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt,
+				      ap);
+			va_end(ap);
+			if (n >= 0 && (size_t)n < b->cap - b->len) {
+				b->len += n;
+				return;
+			}
+		}
+		b->cap = b->cap ? 2 * b->cap : 4096;
+		b->buf = realloc(b->buf, b->cap);
+		if (!b->buf)
+			abort();	/* test program: out of memory */
+	}
+}
+
+/* <dim> children for a comma-separated list ("" for a scalar). */
+static void xb_dims(struct xb *b, const char *dims, size_t len)
+{
+	const char *p = dims, *e = dims + len;
+
+	while (p < e) {
+		size_t n = strcspn(p, ",;");
+
+		if (p + n > e)
+			n = e - p;
+		xb_add(b, "<dim>%.*s</dim>", (int)n, p);
+		p += n;
+		if (p < e)
+			p++;
+	}
+}
+
+static void begin(struct xb *b)
+{
+	xb_add(b, "<?xml version=\"1.0\"?>\n<net name=\"t\" version=\"11\">\n<layers>\n");
+}
+
+static const char *precision(const char *et)
+{
+	return !strcmp(et, "f32") ? "FP32" : !strcmp(et, "i32") ? "I32" :
+	       !strcmp(et, "i64") ? "I64" : "BOOL";
+}
+
+static void param(struct xb *b, int id, const char *et, const char *dims)
+{
+	xb_add(b, "<layer id=\"%d\" name=\"p%d\" type=\"Parameter\" version=\"opset1\">"
+	       "<data shape=\"%s\" element_type=\"%s\"/><output><port id=\"0\" precision=\"%s\">",
+	       id, id, dims, et, precision(et));
+	xb_dims(b, dims, strlen(dims));
+	xb_add(b, "</port></output></layer>\n");
+}
+
+static void __attribute__((unused)) konst(struct xb *b, int id, const char *et, const char *dims,
+		  size_t offset, size_t size)
+{
+	xb_add(b, "<layer id=\"%d\" name=\"c%d\" type=\"Const\" version=\"opset1\">"
+	       "<data element_type=\"%s\" shape=\"%s\" offset=\"%zu\" size=\"%zu\"/>"
+	       "<output><port id=\"0\" precision=\"%s\">", id, id, et, dims,
+	       offset, size, precision(et));
+	xb_dims(b, dims, strlen(dims));
+	xb_add(b, "</port></output></layer>\n");
+}
+
+/* Ports' dims separated by '|' ("-" for a scalar port). */
+static int ports(struct xb *b, const char *spec, int first, bool out)
+{
+	const char *p = spec;
+	int id = first;
+
+	if (!*spec)
+		return 0;
+	for (;;) {
+		size_t n = strcspn(p, "|");
+
+		xb_add(b, "<port id=\"%d\"%s>", id++,
+		       out ? " precision=\"FP32\"" : "");
+		if (!(n == 1 && *p == '-'))
+			xb_dims(b, p, n);
+		xb_add(b, "</port>");
+		p += n;
+		if (!*p)
+			break;
+		p++;
+	}
+	return id - first;
+}
+
+/*
+ * A layer; input ports are numbered from 0, output ports follow.  @data
+ * is the attribute text of <data>, NULL for none.  Returns the id of the
+ * first output port.  @extra (may be NULL) goes after the ports: bodies.
+ */
+static int layer_x(struct xb *b, int id, const char *type, const char *ver,
+		   const char *data, const char *ins, const char *outs,
+		   const char *extra)
+{
+	int nin;
+
+	xb_add(b, "<layer id=\"%d\" name=\"l%d\" type=\"%s\" version=\"%s\">",
+	       id, id, type, ver);
+	if (data)
+		xb_add(b, "<data %s/>", data);
+	xb_add(b, "<input>");
+	nin = ports(b, ins, 0, false);
+	xb_add(b, "</input><output>");
+	ports(b, outs, nin, true);
+	xb_add(b, "</output>%s</layer>\n", extra ? extra : "");
+	return nin;
+}
+
+static int layer(struct xb *b, int id, const char *type, const char *ver,
+		 const char *data, const char *ins, const char *outs)
+{
+	return layer_x(b, id, type, ver, data, ins, outs, NULL);
+}
+
+static void result(struct xb *b, int id, const char *dims)
+{
+	xb_add(b, "<layer id=\"%d\" name=\"r%d\" type=\"Result\" version=\"opset1\">"
+	       "<input><port id=\"0\">", id, id);
+	xb_dims(b, dims, strlen(dims));
+	xb_add(b, "</port></input></layer>\n");
+}
+
+static void edges(struct xb *b)
+{
+	xb_add(b, "</layers>\n<edges>\n");
+}
+
+static void edge(struct xb *b, int fl, int fp, int tl, int tp)
+{
+	xb_add(b, "<edge from-layer=\"%d\" from-port=\"%d\" to-layer=\"%d\" to-port=\"%d\"/>\n",
+	       fl, fp, tl, tp);
+}
+
+static void end(struct xb *b)
+{
+	xb_add(b, "</edges>\n</net>\n");
+}
+
+/* ---- running ------------------------------------------------------------ */
+
+/* An input tensor: element type, dims, data. */
+struct tin {
+	unsigned int type;
+	int rank;
+	int64_t d[6];
+	const void *data;
+};
+
+FIXTURE(rnn) {
+	int fd;
+	struct xb x;
+	const void *bin;
+	size_t bin_len;
+};
+
+FIXTURE_SETUP(rnn)
+{
+	self->fd = npr_open("cpu", 0);
+	ASSERT_GE(self->fd, 0);
+	memset(&self->x, 0, sizeof(self->x));
+	self->bin = NULL;
+	self->bin_len = 0;
+}
+
+FIXTURE_TEARDOWN(rnn)
+{
+	free(self->x.buf);
+	if (self->fd >= 0)
+		npr_close(self->fd);
+}
+
+static size_t tin_bytes(const struct tin *t)
+{
+	size_t n = t->type == NPR_ELEM_I64 ? 8 :
+		   t->type == NPR_ELEM_BOOLEAN ? 1 : 4;
+	int i;
+
+	for (i = 0; i < t->rank; i++)
+		n *= (size_t)t->d[i];
+	return n;
+}
+
+/*
+ * Load the model built in self->x (weights self->bin), compile it, set
+ * the inputs, run, and read f32 output k into out[k] (count[k] values).
+ * Returns 0 or the failing call's -errno (load, compile or infer), so
+ * error tests can check it.
+ */
+static int run(FIXTURE_DATA(rnn) *self, int nin, const struct tin *in,
+	       int nout, float **out, const size_t *count)
+{
+	struct npr_model_load ml;
+	struct npr_req_create rc;
+	struct npr_tensor_arg ta;
+	struct npr_compile co;
+	struct npr_infer inf;
+	int i, k, err;
+
+	npr_prep_model_load_mem(&ml, self->x.buf, self->x.len, self->bin,
+				self->bin_len);
+	err = npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	if (err)
+		return err;
+	npr_prep_compile(&co, ml.handle);
+	err = npr_ioctl(self->fd, NPR_IOCTL_COMPILE, &co);
+	if (err)
+		return err;
+	npr_prep_req_create(&rc, co.exec);
+	err = npr_ioctl(self->fd, NPR_IOCTL_REQ_CREATE, &rc);
+	if (err)
+		return err;
+	for (i = 0; i < nin; i++) {
+		npr_prep_tensor(&ta, rc.req, i, 0, (void *)in[i].data,
+				tin_bytes(&in[i]));
+		ta.elem_type = in[i].type;
+		ta.rank = in[i].rank;
+		for (k = 0; k < in[i].rank; k++)
+			ta.dims[k] = in[i].d[k];
+		err = npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR, &ta);
+		if (err)
+			return err;
+	}
+	npr_prep_infer(&inf, rc.req);
+	err = npr_ioctl(self->fd, NPR_IOCTL_INFER, &inf);
+	if (err)
+		return err;
+	for (i = 0; i < nout; i++) {
+		npr_prep_tensor(&ta, rc.req, i, 1, out[i],
+				count[i] * sizeof(float));
+		err = npr_ioctl(self->fd, NPR_IOCTL_GET_TENSOR, &ta);
+		if (err)
+			return err;
+		if (ta.bytes != count[i] * sizeof(float))
+			return -EMSGSIZE;
+	}
+	return 0;
+}
+
+/* Run, failing the test on any error (with the library's message). */
+#define RUN(nin, in, nout, out, count) do {				\
+	int _r = run(self, nin, in, nout, out, count);			\
+	if (_r)								\
+		TH_LOG("run: %d: %s", _r, npr_last_error());		\
+	ASSERT_EQ(_r, 0);						\
+} while (0)
+
+/* The run must fail with @err and @phrase in the message. */
+#define RUN_FAILS(err, phrase) do {					\
+	int _r = run(self, 0, NULL, 0, NULL, NULL);			\
+	TH_LOG("errno %d: %s", _r, npr_last_error());			\
+	ASSERT_EQ(_r, err);						\
+	if (!strstr(npr_last_error(), phrase)) {			\
+		TH_LOG("the message lacks \"%s\"", phrase);		\
+		ASSERT_TRUE(false);					\
+	}								\
+} while (0)
+
+static struct tin f32(int rank, int64_t d0, int64_t d1, int64_t d2,
+		      int64_t d3, const float *data)
+{
+	struct tin t = { .type = NPR_ELEM_F32, .rank = rank,
+			 .d = { d0, d1, d2, d3 }, .data = data };
+
+	return t;
+}
+
+#define NEAR(a, b) EXPECT_TRUE(fabs((double)(a) - (double)(b)) < 1e-5)
+
+static double sig(double v)
+{
+	return 1 / (1 + exp(-v));
+}
+
+/* Deterministic test data in [-1, 1). */
+static void fill(float *p, int n, unsigned int seed)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (float)((seed >> 8) % 2000) / 1000.0f - 1.0f;
+	}
+}
+
+/* ---- cells ----------------------------------------------------------- */
+
+/*
+ * RNNCell, N = 1, I = 2, S = 2:
+ *   H'[j] = tanh(W[j][0] x0 + W[j][1] x1 + R[j][0] h0 + R[j][1] h1 + B[j])
+ */
+TEST_F(rnn, rnn_cell_matches_closed_form)
+{
+	static const float x[2] = { 1.0f, 2.0f }, h[2] = { 0.5f, -0.5f };
+	static const float w[4] = { 0.1f, 0.2f, 0.3f, -0.4f };
+	static const float r[4] = { 0.5f, 0.0f, 0.0f, 0.5f };
+	static const float b[2] = { 0.1f, -0.1f };
+	struct tin in[5] = {
+		f32(2, 1, 2, 0, 0, x), f32(2, 1, 2, 0, 0, h),
+		f32(2, 2, 2, 0, 0, w), f32(2, 2, 2, 0, 0, r),
+		f32(1, 2, 0, 0, 0, b),
+	};
+	float y[2], *out[1] = { y };
+	size_t cnt[1] = { 2 };
+	double e0, e1;
+
+	begin(&self->x);
+	param(&self->x, 0, "f32", "1,2");
+	param(&self->x, 1, "f32", "1,2");
+	param(&self->x, 2, "f32", "2,2");
+	param(&self->x, 3, "f32", "2,2");
+	param(&self->x, 4, "f32", "2");
+	layer(&self->x, 5, "RNNCell", "opset3", "hidden_size=\"2\"",
+	      "1,2|1,2|2,2|2,2|2", "1,2");
+	result(&self->x, 6, "1,2");
+	edges(&self->x);
+	for (int i = 0; i < 5; i++)
+		edge(&self->x, i, 0, 5, i);
+	edge(&self->x, 5, 5, 6, 0);
+	end(&self->x);
+	RUN(5, in, 1, out, cnt);
+	e0 = tanh(0.1 * 1 + 0.2 * 2 + 0.5 * 0.5 + 0 * -0.5 + 0.1);
+	e1 = tanh(0.3 * 1 - 0.4 * 2 + 0 * 0.5 + 0.5 * -0.5 - 0.1);
+	NEAR(y[0], e0);
+	NEAR(y[1], e1);
+}
+
+/*
+ * GRUCell, N = 1, I = 1, S = 1, gates z, r, h (W, R, B [3]):
+ *   z = sig(Wz x + Rz h + Bz), r = sig(Wr x + Rr h + Br)
+ *   default:             n = tanh(Wh x + Rh (r h) + Bh)
+ *   linear_before_reset: n = tanh(Wh x + Wbh + r (Rh h + Rbh))
+ *   H' = (1 - z) n + z h
+ */
+static void gru_cell(FIXTURE_DATA(rnn) *self, struct npr_test *_metadata,
+		     bool lbr)
+{
+	static const float x[1] = { 0.7f }, h[1] = { -0.3f };
+	static const float w[3] = { 0.5f, -0.6f, 0.8f };
+	static const float r[3] = { 0.2f, 0.9f, -0.4f };
+	static const float b[4] = { 0.1f, 0.2f, -0.3f, 0.25f };
+	struct tin in[5] = {
+		f32(2, 1, 1, 0, 0, x), f32(2, 1, 1, 0, 0, h),
+		f32(2, 3, 1, 0, 0, w), f32(2, 3, 1, 0, 0, r),
+		f32(1, lbr ? 4 : 3, 0, 0, 0, b),
+	};
+	float y[1], *out[1] = { y };
+	size_t cnt[1] = { 1 };
+	double z, rr, nn;
+
+	begin(&self->x);
+	param(&self->x, 0, "f32", "1,1");
+	param(&self->x, 1, "f32", "1,1");
+	param(&self->x, 2, "f32", "3,1");
+	param(&self->x, 3, "f32", "3,1");
+	param(&self->x, 4, "f32", lbr ? "4" : "3");
+	layer(&self->x, 5, "GRUCell", "opset3",
+	      lbr ? "hidden_size=\"1\" linear_before_reset=\"true\"" :
+		    "hidden_size=\"1\"",
+	      lbr ? "1,1|1,1|3,1|3,1|4" : "1,1|1,1|3,1|3,1|3", "1,1");
+	result(&self->x, 6, "1,1");
+	edges(&self->x);
+	for (int i = 0; i < 5; i++)
+		edge(&self->x, i, 0, 5, i);
+	edge(&self->x, 5, 5, 6, 0);
+	end(&self->x);
+	RUN(5, in, 1, out, cnt);
+	z = sig(0.5 * 0.7 + 0.2 * -0.3 + 0.1);
+	rr = sig(-0.6 * 0.7 + 0.9 * -0.3 + 0.2);
+	if (lbr)
+		nn = tanh(0.8 * 0.7 - 0.3 + rr * (-0.4 * -0.3 + 0.25));
+	else
+		nn = tanh(0.8 * 0.7 + -0.4 * (rr * -0.3) - 0.3);
+	NEAR(y[0], (1 - z) * nn + z * -0.3);
+}
+
+TEST_F(rnn, gru_cell_matches_closed_form)
+{
+	gru_cell(self, _metadata, false);
+}
+
+TEST_F(rnn, gru_cell_linear_before_reset_matches_closed_form)
+{
+	gru_cell(self, _metadata, true);
+}
+
+/*
+ * LSTMCell, N = 1, I = 1, S = 1, gates f, i, c, o:
+ *   f = sig(Wf x + Rf h + Bf), i = sig(Wi x + Ri h + Bi),
+ *   g = tanh(Wc x + Rc h + Bc), o = sig(Wo x + Ro h + Bo)
+ *   C' = f C + i g, H' = o tanh(C')
+ * With clip, every pre-activation is clamped to [-clip, clip] first.
+ */
+static void lstm_cell(FIXTURE_DATA(rnn) *self, struct npr_test *_metadata,
+		      const char *version, double clip)
+{
+	static const float x[1] = { 0.9f }, h[1] = { 0.4f }, c[1] = { -0.2f };
+	static const float w[4] = { 1.5f, -2.0f, 3.0f, 0.5f };
+	static const float r[4] = { 0.3f, 0.6f, -0.9f, 1.2f };
+	static const float b[4] = { 0.1f, 0.2f, 0.3f, 0.4f };
+	struct tin in[6] = {
+		f32(2, 1, 1, 0, 0, x), f32(2, 1, 1, 0, 0, h),
+		f32(2, 1, 1, 0, 0, c), f32(2, 4, 1, 0, 0, w),
+		f32(2, 4, 1, 0, 0, r), f32(1, 4, 0, 0, 0, b),
+	};
+	float ho[1], co[1], *out[2] = { ho, co };
+	size_t cnt[2] = { 1, 1 };
+	double pre[4], f, i, g, o, cn;
+	char data[80];
+	int k;
+
+	snprintf(data, sizeof(data), "hidden_size=\"1\" clip=\"%g\"", clip);
+	begin(&self->x);
+	param(&self->x, 0, "f32", "1,1");
+	param(&self->x, 1, "f32", "1,1");
+	param(&self->x, 2, "f32", "1,1");
+	param(&self->x, 3, "f32", "4,1");
+	param(&self->x, 4, "f32", "4,1");
+	param(&self->x, 5, "f32", "4");
+	layer(&self->x, 6, "LSTMCell", version, data,
+	      "1,1|1,1|1,1|4,1|4,1|4", "1,1|1,1");
+	result(&self->x, 7, "1,1");
+	result(&self->x, 8, "1,1");
+	edges(&self->x);
+	for (k = 0; k < 6; k++)
+		edge(&self->x, k, 0, 6, k);
+	edge(&self->x, 6, 6, 7, 0);
+	edge(&self->x, 6, 7, 8, 0);
+	end(&self->x);
+	RUN(6, in, 2, out, cnt);
+	for (k = 0; k < 4; k++) {
+		pre[k] = w[k] * 0.9 + r[k] * 0.4 + b[k];
+		if (clip > 0)
+			pre[k] = fmin(fmax(pre[k], -clip), clip);
+	}
+	f = sig(pre[0]);
+	i = sig(pre[1]);
+	g = tanh(pre[2]);
+	o = sig(pre[3]);
+	cn = f * -0.2 + i * g;
+	NEAR(co[0], cn);
+	NEAR(ho[0], o * tanh(cn));
+}
+
+TEST_F(rnn, lstm_cell_4_matches_closed_form)
+{
+	lstm_cell(self, _metadata, "opset4", 0);
+}
+
+TEST_F(rnn, lstm_cell_1_matches_closed_form)
+{
+	lstm_cell(self, _metadata, "opset1", 0);
+}
+
+TEST_F(rnn, lstm_cell_clip_clamps_the_gates)
+{
+	lstm_cell(self, _metadata, "opset4", 0.5);
+}
+
+/* ---- sequences against unrolled cells -------------------------------- */
+
+static void reset(FIXTURE_DATA(rnn) *self)
+{
+	free(self->x.buf);
+	memset(&self->x, 0, sizeof(self->x));
+}
+
+/*
+ * One step of the cell of @kind ("RNN", "GRU", "LSTM") for one batch row,
+ * run as a Cell model: h (and c) are updated in place.
+ */
+static int cell_run(FIXTURE_DATA(rnn) *self, const char *kind, int G,
+		    int I, int S, const float *x, float *h, float *c,
+		    const float *w, const float *r, const float *b)
+{
+	bool lstm = !strcmp(kind, "LSTM");
+	char type[32], data[40], sx[16], ss[16], sw[16], sr[16], sb[16];
+	char ins[128], outs[40];
+	struct tin in[6];
+	float *out[2] = { h, c };
+	size_t cnt[2] = { (size_t)S, (size_t)S };
+	float hc[2][64];
+	int k = 0, i;
+
+	reset(self);
+	snprintf(type, sizeof(type), "%sCell", kind);
+	snprintf(data, sizeof(data), "hidden_size=\"%d\"", S);
+	snprintf(sx, sizeof(sx), "1,%d", I);
+	snprintf(ss, sizeof(ss), "1,%d", S);
+	snprintf(sw, sizeof(sw), "%d,%d", G * S, I);
+	snprintf(sr, sizeof(sr), "%d,%d", G * S, S);
+	snprintf(sb, sizeof(sb), "%d", G * S);
+	memcpy(hc[0], h, sizeof(float) * S);
+	if (lstm)
+		memcpy(hc[1], c, sizeof(float) * S);
+	in[k++] = f32(2, 1, I, 0, 0, x);
+	in[k++] = f32(2, 1, S, 0, 0, hc[0]);
+	if (lstm)
+		in[k++] = f32(2, 1, S, 0, 0, hc[1]);
+	in[k++] = f32(2, G * S, I, 0, 0, w);
+	in[k++] = f32(2, G * S, S, 0, 0, r);
+	in[k++] = f32(1, G * S, 0, 0, 0, b);
+	begin(&self->x);
+	param(&self->x, 0, "f32", sx);
+	param(&self->x, 1, "f32", ss);
+	if (lstm)
+		param(&self->x, 2, "f32", ss);
+	param(&self->x, k - 3, "f32", sw);
+	param(&self->x, k - 2, "f32", sr);
+	param(&self->x, k - 1, "f32", sb);
+	snprintf(ins, sizeof(ins), "%s|%s|%s%s%s|%s|%s", sx, ss,
+		 lstm ? ss : "", lstm ? "|" : "", sw, sr, sb);
+	snprintf(outs, sizeof(outs), "%s%s%s", ss, lstm ? "|" : "",
+		 lstm ? ss : "");
+	layer(&self->x, 10, type, lstm ? "opset4" : "opset3", data, ins,
+	      outs);
+	result(&self->x, 11, ss);
+	if (lstm)
+		result(&self->x, 12, ss);
+	edges(&self->x);
+	for (i = 0; i < k; i++)
+		edge(&self->x, i, 0, 10, i);
+	edge(&self->x, 10, k, 11, 0);
+	if (lstm)
+		edge(&self->x, 10, k + 1, 12, 0);
+	end(&self->x);
+	return run(self, k, in, lstm ? 2 : 1, out, cnt);
+}
+
+struct seq_case {
+	const char *kind;
+	const char *dir;
+	int lens[2];
+};
+
+/* N = 2, T = 3, I = 2, S = 2. */
+static void seq_matches_cells(FIXTURE_DATA(rnn) *self,
+			      struct npr_test *_metadata,
+			      const struct seq_case *sc)
+{
+	enum { N = 2, T = 3, I = 2, S = 2 };
+	bool lstm = !strcmp(sc->kind, "LSTM");
+	int G = lstm ? 4 : !strcmp(sc->kind, "GRU") ? 3 : 1;
+	int D = !strcmp(sc->dir, "bidirectional") ? 2 : 1;
+	float x[N * T * I], h0[N * 2 * S], c0[N * 2 * S];
+	float w[2 * 4 * S * I], r[2 * 4 * S * S], b[2 * 4 * S];
+	float ey[N * 2 * T * S], eh[N * 2 * S], ec[N * 2 * S];
+	float y[N * 2 * T * S], ho[N * 2 * S], co[N * 2 * S];
+	float *out[3] = { y, ho, co };
+	size_t cnt[3] = { (size_t)N * D * T * S, (size_t)N * D * S,
+			  (size_t)N * D * S };
+	int32_t lens[N] = { sc->lens[0], sc->lens[1] };
+	char type[32], data[96], s[8][32], ins[256], outs[96];
+	struct tin in[7];
+	int row, d, t, k = 0, i;
+
+	fill(x, N * T * I, 1);
+	fill(h0, N * 2 * S, 2);
+	fill(c0, N * 2 * S, 3);
+	fill(w, 2 * 4 * S * I, 4);
+	fill(r, 2 * 4 * S * S, 5);
+	fill(b, 2 * 4 * S, 6);
+	memset(ey, 0, sizeof(ey));
+	for (row = 0; row < N; row++) {
+		for (d = 0; d < D; d++) {
+			bool rev = !strcmp(sc->dir, "reverse") || d == 1;
+			float h[S], c[S];
+
+			memcpy(h, h0 + (row * D + d) * S, sizeof(h));
+			memcpy(c, c0 + (row * D + d) * S, sizeof(c));
+			for (i = 0; i < lens[row]; i++) {
+				int rc;
+
+				t = rev ? lens[row] - 1 - i : i;
+				rc = cell_run(self, sc->kind, G, I, S,
+					      x + (row * T + t) * I, h, c,
+					      w + d * G * S * I,
+					      r + d * G * S * S, b + d * G * S);
+				if (rc)
+					TH_LOG("cell: %s", npr_last_error());
+				ASSERT_EQ(rc, 0);
+				memcpy(ey + ((row * D + d) * T + t) * S, h,
+				       sizeof(h));
+			}
+			memcpy(eh + (row * D + d) * S, h, sizeof(h));
+			memcpy(ec + (row * D + d) * S, c, sizeof(c));
+		}
+	}
+	reset(self);
+	snprintf(type, sizeof(type), "%sSequence", sc->kind);
+	snprintf(data, sizeof(data), "hidden_size=\"%d\" direction=\"%s\"",
+		 S, sc->dir);
+	snprintf(s[0], 32, "%d,%d,%d", N, T, I);
+	snprintf(s[1], 32, "%d,%d,%d", N, D, S);
+	snprintf(s[2], 32, "%d", N);
+	snprintf(s[3], 32, "%d,%d,%d", D, G * S, I);
+	snprintf(s[4], 32, "%d,%d,%d", D, G * S, S);
+	snprintf(s[5], 32, "%d,%d", D, G * S);
+	snprintf(s[6], 32, "%d,%d,%d,%d", N, D, T, S);
+	begin(&self->x);
+	in[k] = f32(3, N, T, I, 0, x);
+	param(&self->x, k++, "f32", s[0]);
+	in[k] = f32(3, N, D, S, 0, h0);
+	param(&self->x, k++, "f32", s[1]);
+	if (lstm) {
+		in[k] = f32(3, N, D, S, 0, c0);
+		param(&self->x, k++, "f32", s[1]);
+	}
+	in[k] = f32(1, N, 0, 0, 0, NULL);
+	in[k].type = NPR_ELEM_I32;
+	in[k].data = lens;
+	param(&self->x, k++, "i32", s[2]);
+	in[k] = f32(3, D, G * S, I, 0, w);
+	param(&self->x, k++, "f32", s[3]);
+	in[k] = f32(3, D, G * S, S, 0, r);
+	param(&self->x, k++, "f32", s[4]);
+	in[k] = f32(2, D, G * S, 0, 0, b);
+	param(&self->x, k++, "f32", s[5]);
+	snprintf(ins, sizeof(ins), "%s|%s|%s%s%s|%s|%s|%s", s[0], s[1],
+		 lstm ? s[1] : "", lstm ? "|" : "", s[2], s[3], s[4], s[5]);
+	snprintf(outs, sizeof(outs), "%s|%s%s%s", s[6], s[1],
+		 lstm ? "|" : "", lstm ? s[1] : "");
+	layer(&self->x, 10, type, "opset5", data, ins, outs);
+	result(&self->x, 11, s[6]);
+	result(&self->x, 12, s[1]);
+	if (lstm)
+		result(&self->x, 13, s[1]);
+	edges(&self->x);
+	for (i = 0; i < k; i++)
+		edge(&self->x, i, 0, 10, i);
+	for (i = 0; i < (lstm ? 3 : 2); i++)
+		edge(&self->x, 10, k + i, 11 + i, 0);
+	end(&self->x);
+	RUN(k, in, lstm ? 3 : 2, out, cnt);
+	for (i = 0; i < (int)cnt[0]; i++)
+		NEAR(y[i], ey[i]);
+	for (i = 0; i < (int)cnt[1]; i++)
+		NEAR(ho[i], eh[i]);
+	for (i = 0; lstm && i < (int)cnt[2]; i++)
+		NEAR(co[i], ec[i]);
+}
+
+TEST_F(rnn, lstm_sequence_forward_equals_unrolled_cells)
+{
+	struct seq_case sc = { "LSTM", "forward", { 3, 3 } };
+
+	seq_matches_cells(self, _metadata, &sc);
+}
+
+TEST_F(rnn, lstm_sequence_reverse_equals_unrolled_cells)
+{
+	struct seq_case sc = { "LSTM", "reverse", { 3, 3 } };
+
+	seq_matches_cells(self, _metadata, &sc);
+}
+
+TEST_F(rnn, lstm_sequence_bidirectional_with_short_lengths_equals_cells)
+{
+	struct seq_case sc = { "LSTM", "bidirectional", { 2, 1 } };
+
+	seq_matches_cells(self, _metadata, &sc);
+}
+
+TEST_F(rnn, gru_sequence_bidirectional_equals_unrolled_cells)
+{
+	struct seq_case sc = { "GRU", "bidirectional", { 3, 2 } };
+
+	seq_matches_cells(self, _metadata, &sc);
+}
+
+TEST_F(rnn, rnn_sequence_reverse_with_short_lengths_equals_cells)
+{
+	struct seq_case sc = { "RNN", "reverse", { 1, 3 } };
+
+	seq_matches_cells(self, _metadata, &sc);
+}
+
+TEST_F(rnn, sequence_with_a_bad_direction_fails)
+{
+	begin(&self->x);
+	param(&self->x, 0, "f32", "1,1,1");
+	param(&self->x, 1, "f32", "1,1,1");
+	param(&self->x, 2, "i32", "1");
+	param(&self->x, 3, "f32", "1,1,1");
+	param(&self->x, 4, "f32", "1,1,1");
+	param(&self->x, 5, "f32", "1,1");
+	layer(&self->x, 6, "RNNSequence", "opset5",
+	      "hidden_size=\"1\" direction=\"sideways\"",
+	      "1,1,1|1,1,1|1|1,1,1|1,1,1|1,1", "1,1,1,1|1,1,1");
+	result(&self->x, 7, "1,1,1,1");
+	result(&self->x, 8, "1,1,1");
+	edges(&self->x);
+	for (int i = 0; i < 6; i++)
+		edge(&self->x, i, 0, 6, i);
+	edge(&self->x, 6, 6, 7, 0);
+	edge(&self->x, 6, 7, 8, 0);
+	end(&self->x);
+	RUN_FAILS(-EINVAL, "direction=\"sideways\"");
+}
+
+TEST_HARNESS_MAIN
