@@ -247,6 +247,7 @@ struct npr_op_def {
 #define NPR_OP_NO_FOLD		(1U << 0)	/* never constant-fold */
 #define NPR_OP_SOURCE		(1U << 1)	/* Parameter / Const */
 #define NPR_OP_SINK		(1U << 2)	/* Result */
+#define NPR_OP_BODIES		(1U << 8)	/* owns sub-graphs (If, loops) */
 
 /* lib/ops.c: the registry of all op definitions. */
 const struct npr_op_def *npr_op_find(const char *type, unsigned int version);

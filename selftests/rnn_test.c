@@ -85,7 +85,7 @@ static void param(struct xb *b, int id, const char *et, const char *dims)
 	xb_add(b, "</port></output></layer>\n");
 }
 
-static void __attribute__((unused)) konst(struct xb *b, int id, const char *et, const char *dims,
+static void konst(struct xb *b, int id, const char *et, const char *dims,
 		  size_t offset, size_t size)
 {
 	xb_add(b, "<layer id=\"%d\" name=\"c%d\" type=\"Const\" version=\"opset1\">"
@@ -732,6 +732,419 @@ TEST_F(rnn, sequence_with_a_bad_direction_fails)
 	edge(&self->x, 6, 7, 8, 0);
 	end(&self->x);
 	RUN_FAILS(-EINVAL, "direction=\"sideways\"");
+}
+
+/* ---- TensorIterator ---------------------------------------------------- */
+
+/*
+ * h = Tanh(Add(x_t, h)) over the 3 steps of X [1, 3, 2] (axis 1), h from
+ * H [1, 1, 2]; outputs: every h concatenated on axis 1, and the last h.
+ * With @rev the steps run backwards (start -1, end 0, stride -1) and are
+ * concatenated backwards too.
+ */
+static void ti_net(struct xb *b, bool rev, const char *axis,
+		   int internal_x)
+{
+	struct xb body = { 0 };
+	char extra[4096];
+	const char *sl = rev ? " start=\"-1\" end=\"0\" stride=\"-1\"" : "";
+
+	xb_add(&body, "<layers>");
+	param(&body, 0, "f32", "1,1,2");
+	param(&body, 1, "f32", "1,1,2");
+	layer(&body, 2, "Add", "opset1", NULL, "1,1,2|1,1,2", "1,1,2");
+	layer(&body, 3, "Tanh", "opset1", NULL, "1,1,2", "1,1,2");
+	result(&body, 4, "1,1,2");
+	edges(&body);
+	edge(&body, 0, 0, 2, 0);
+	edge(&body, 1, 0, 2, 1);
+	edge(&body, 2, 2, 3, 0);
+	edge(&body, 3, 1, 4, 0);
+	xb_add(&body, "</edges>");
+	snprintf(extra, sizeof(extra),
+		 "<port_map><input external_port_id=\"0\" internal_layer_id=\"%d\" axis=\"%s\"%s/>"
+		 "<input external_port_id=\"1\" internal_layer_id=\"1\"/>"
+		 "<output external_port_id=\"2\" internal_layer_id=\"4\" axis=\"1\"%s/>"
+		 "<output external_port_id=\"3\" internal_layer_id=\"4\"/></port_map>"
+		 "<back_edges><edge from-layer=\"4\" to-layer=\"1\"/></back_edges>"
+		 "<body>%s</body>", internal_x, axis, sl, sl, body.buf);
+	free(body.buf);
+	begin(b);
+	param(b, 0, "f32", "1,3,2");
+	param(b, 1, "f32", "1,1,2");
+	layer_x(b, 2, "TensorIterator", "opset1", NULL, "1,3,2|1,1,2",
+		"1,3,2|1,1,2", extra);
+	result(b, 3, "1,3,2");
+	result(b, 4, "1,1,2");
+	edges(b);
+	edge(b, 0, 0, 2, 0);
+	edge(b, 1, 0, 2, 1);
+	edge(b, 2, 2, 3, 0);
+	edge(b, 2, 3, 4, 0);
+	end(b);
+}
+
+static void ti_matches_unrolled(FIXTURE_DATA(rnn) *self,
+				struct npr_test *_metadata, bool rev)
+{
+	static const float x[6] = { 0.1f, -0.2f, 0.3f, 0.4f, -0.5f, 0.6f };
+	static const float h0[2] = { 0.05f, -0.05f };
+	struct tin in[2] = { f32(3, 1, 3, 2, 0, x), f32(3, 1, 1, 2, 0, h0) };
+	float y[6], last[2], *out[2] = { y, last };
+	size_t cnt[2] = { 6, 2 };
+	double h[2] = { h0[0], h0[1] }, ey[6];
+	int i, k;
+
+	ti_net(&self->x, rev, "1", 0);
+	RUN(2, in, 2, out, cnt);
+	/* the body unrolled by hand */
+	for (i = 0; i < 3; i++) {
+		int t = rev ? 2 - i : i;
+
+		for (k = 0; k < 2; k++) {
+			h[k] = tanh(x[t * 2 + k] + h[k]);
+			ey[t * 2 + k] = h[k];
+		}
+	}
+	for (i = 0; i < 6; i++)
+		NEAR(y[i], ey[i]);
+	NEAR(last[0], h[0]);
+	NEAR(last[1], h[1]);
+}
+
+TEST_F(rnn, tensor_iterator_equals_the_unrolled_body)
+{
+	ti_matches_unrolled(self, _metadata, false);
+}
+
+TEST_F(rnn, tensor_iterator_with_negative_stride_runs_backwards)
+{
+	ti_matches_unrolled(self, _metadata, true);
+}
+
+TEST_F(rnn, port_map_naming_a_missing_body_layer_fails)
+{
+	ti_net(&self->x, false, "1", 9);
+	RUN_FAILS(-EINVAL, "port map names body layer 9, which does not exist");
+}
+
+TEST_F(rnn, port_map_naming_a_body_layer_that_is_not_a_parameter_fails)
+{
+	ti_net(&self->x, false, "1", 2);
+	RUN_FAILS(-EINVAL, "body layer 2, which is a Add, not a Parameter");
+}
+
+TEST_F(rnn, slicing_axis_out_of_range_fails)
+{
+	ti_net(&self->x, false, "5", 0);
+	RUN_FAILS(-EINVAL, "axis 5 is out of range for input 0 of rank 3");
+}
+
+/*
+ * A TensorIterator whose body holds another, @depth deep; the innermost
+ * body computes Tanh.  Input and output [1, 2], sliced on axis 0 (one
+ * iteration).
+ */
+static void nested_ti(struct xb *b, int id, int depth)
+{
+	struct xb body = { 0 };
+
+	xb_add(&body, "<layers>");
+	param(&body, 0, "f32", "1,2");
+	if (depth > 1)
+		nested_ti(&body, 1, depth - 1);
+	else
+		layer(&body, 1, "Tanh", "opset1", NULL, "1,2", "1,2");
+	result(&body, 2, "1,2");
+	edges(&body);
+	edge(&body, 0, 0, 1, 0);
+	edge(&body, 1, 1, 2, 0);
+	xb_add(&body, "</edges>");
+	xb_add(b, "<layer id=\"%d\" name=\"ti%d\" type=\"TensorIterator\" version=\"opset1\">"
+	       "<input><port id=\"0\"><dim>1</dim><dim>2</dim></port></input>"
+	       "<output><port id=\"1\" precision=\"FP32\"><dim>1</dim><dim>2</dim></port></output>"
+	       "<port_map><input external_port_id=\"0\" internal_layer_id=\"0\" axis=\"0\"/>"
+	       "<output external_port_id=\"1\" internal_layer_id=\"2\" axis=\"0\"/></port_map>"
+	       "<body>%s</body></layer>\n", id, depth, body.buf);
+	free(body.buf);
+}
+
+static void nested_net(struct xb *b, int depth)
+{
+	begin(b);
+	param(b, 0, "f32", "1,2");
+	nested_ti(b, 1, depth);
+	result(b, 2, "1,2");
+	edges(b);
+	edge(b, 0, 0, 1, 0);
+	edge(b, 1, 1, 2, 0);
+	end(b);
+}
+
+TEST_F(rnn, nested_tensor_iterators_run)
+{
+	static const float x[2] = { 0.5f, -1.5f };
+	struct tin in[1] = { f32(2, 1, 2, 0, 0, x) };
+	float y[2], *out[1] = { y };
+	size_t cnt[1] = { 2 };
+
+	nested_net(&self->x, 3);
+	RUN(1, in, 1, out, cnt);
+	NEAR(y[0], tanh(0.5));
+	NEAR(y[1], tanh(-1.5));
+}
+
+TEST_F(rnn, bodies_nested_too_deep_fail)
+{
+	nested_net(&self->x, 9);
+	RUN_FAILS(-EFBIG, "nested more than 8 deep");
+}
+
+TEST_F(rnn, error_inside_a_body_names_the_outer_layer_and_the_body_layer)
+{
+	char *p;
+
+	ti_net(&self->x, false, "1", 0);
+	p = strstr(self->x.buf, "type=\"Tanh\"");
+	ASSERT_NE(p, NULL);
+	memcpy(p, "type=\"Tanx\"", 11);
+	RUN_FAILS(-EOPNOTSUPP,
+		  "layer 2 (l2, TensorIterator-1): body: layer 3 (l3): unknown op Tanx");
+}
+
+/* ---- Loop ----------------------------------------------------------- */
+
+/*
+ * a = a + [1, 10] while the trip count allows and the body's condition
+ * (current_iteration < 2, checked after each iteration) holds.
+ */
+static void loop_net(FIXTURE_DATA(rnn) *self, int64_t trip, char *bin)
+{
+	static const float c[2] = { 1.0f, 10.0f };
+	const int64_t limit = 2;
+	struct xb body = { 0 };
+	char extra[8192];
+
+	memcpy(bin, &trip, 8);
+	bin[8] = 1;
+	memcpy(bin + 9, &limit, 8);
+	memcpy(bin + 17, c, 8);
+	self->bin = bin;
+	self->bin_len = 25;
+	xb_add(&body, "<layers>");
+	param(&body, 0, "i64", "");
+	param(&body, 1, "f32", "1,2");
+	konst(&body, 2, "i64", "", 9, 8);
+	layer(&body, 3, "Less", "opset1", NULL, "-|-", "-");
+	result(&body, 4, "");
+	konst(&body, 5, "f32", "1,2", 17, 8);
+	layer(&body, 6, "Add", "opset1", NULL, "1,2|1,2", "1,2");
+	result(&body, 7, "1,2");
+	edges(&body);
+	edge(&body, 0, 0, 3, 0);
+	edge(&body, 2, 0, 3, 1);
+	edge(&body, 3, 2, 4, 0);
+	edge(&body, 1, 0, 6, 0);
+	edge(&body, 5, 0, 6, 1);
+	edge(&body, 6, 2, 7, 0);
+	xb_add(&body, "</edges>");
+	snprintf(extra, sizeof(extra),
+		 "<port_map><input external_port_id=\"2\" internal_layer_id=\"1\"/>"
+		 "<input external_port_id=\"-1\" internal_layer_id=\"0\" purpose=\"current_iteration\"/>"
+		 "<output external_port_id=\"-1\" internal_layer_id=\"4\" purpose=\"execution_condition\"/>"
+		 "<output external_port_id=\"3\" internal_layer_id=\"7\"/></port_map>"
+		 "<back_edges><edge from-layer=\"7\" to-layer=\"1\"/></back_edges>"
+		 "<body>%s</body>", body.buf);
+	free(body.buf);
+	begin(&self->x);
+	konst(&self->x, 0, "i64", "1", 0, 8);
+	konst(&self->x, 1, "boolean", "", 8, 1);
+	param(&self->x, 2, "f32", "1,2");
+	layer_x(&self->x, 3, "Loop", "opset5", NULL, "1|-|1,2", "1,2", extra);
+	result(&self->x, 4, "1,2");
+	edges(&self->x);
+	edge(&self->x, 0, 0, 3, 0);
+	edge(&self->x, 1, 0, 3, 1);
+	edge(&self->x, 2, 0, 3, 2);
+	edge(&self->x, 3, 3, 4, 0);
+	end(&self->x);
+}
+
+static void loop_runs(FIXTURE_DATA(rnn) *self, struct npr_test *_metadata,
+		      int64_t trip, int iters)
+{
+	static const float a[2] = { 0.5f, -3.0f };
+	struct tin in[1] = { f32(2, 1, 2, 0, 0, a) };
+	float y[2], *out[1] = { y };
+	size_t cnt[1] = { 2 };
+	char bin[32];
+
+	loop_net(self, trip, bin);
+	RUN(1, in, 1, out, cnt);
+	NEAR(y[0], 0.5 + iters * 1.0);
+	NEAR(y[1], -3.0 + iters * 10.0);
+}
+
+TEST_F(rnn, loop_stops_when_its_body_condition_turns_false)
+{
+	/* iterations 0, 1, 2 run; after 2, 2 < 2 is false */
+	loop_runs(self, _metadata, 5, 3);
+}
+
+TEST_F(rnn, loop_stops_at_its_trip_count)
+{
+	loop_runs(self, _metadata, 2, 2);
+}
+
+TEST_F(rnn, loop_with_zero_trip_count_passes_the_initial_value)
+{
+	loop_runs(self, _metadata, 0, 0);
+}
+
+static bool shared_path(char *buf, size_t len, const char *name)
+{
+	int n = snprintf(buf, len, "%s/models/ir-small/%s", npr_test_shared(),
+			 name);
+
+	return n > 0 && (size_t)n < len;
+}
+
+/* loop_2d_add: a [1, 2] + 1 three times; outputs the last value and
+ * every iteration's (axis 0), each plus a Const -0.0. */
+TEST_F(rnn, shared_loop_2d_add_model_runs)
+{
+	static const float a[2] = { 0.25f, -2.0f };
+	float y[2], all[6], *out[2] = { y, all };
+	size_t cnt[2] = { 2, 6 };
+	struct tin in[1] = { f32(2, 1, 2, 0, 0, a) };
+	struct npr_model_load ml;
+	struct npr_req_create rc;
+	struct npr_tensor_arg ta;
+	struct npr_compile co;
+	struct npr_infer inf;
+	char xml[4096];
+	int i, k;
+
+	if (!npr_test_shared_ok() ||
+	    !shared_path(xml, sizeof(xml), "loop_2d_add.xml"))
+		SKIP(return, "no shared models");
+	npr_prep_model_load(&ml, xml, NULL);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	npr_prep_compile(&co, ml.handle);
+	if (npr_ioctl(self->fd, NPR_IOCTL_COMPILE, &co))
+		TH_LOG("compile: %s", npr_last_error());
+	ASSERT_NE(co.exec, 0U);
+	npr_prep_req_create(&rc, co.exec);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
+	npr_prep_tensor(&ta, rc.req, 0, 0, (void *)a, sizeof(a));
+	ta.elem_type = NPR_ELEM_F32;
+	ta.rank = 2;
+	ta.dims[0] = 1;
+	ta.dims[1] = 2;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR, &ta), 0);
+	npr_prep_infer(&inf, rc.req);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_INFER, &inf), 0);
+	for (i = 0; i < 2; i++) {
+		npr_prep_tensor(&ta, rc.req, i, 1, out[i], cnt[i] * 4);
+		ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+		ASSERT_EQ(ta.bytes, cnt[i] * 4);
+	}
+	(void)in;
+	for (k = 0; k < 2; k++) {
+		NEAR(y[k], a[k] + 3);
+		for (i = 0; i < 3; i++)
+			NEAR(all[i * 2 + k], a[k] + i + 1);
+	}
+}
+
+/* ---- If ----------------------------------------------------------------- */
+
+/* then: x + x, else: Tanh(x), on x [2]. */
+static void if_net(struct xb *b)
+{
+	struct xb tb = { 0 }, eb = { 0 };
+	char extra[8192];
+	const char *pm =
+		"<input external_port_id=\"1\" internal_layer_id=\"0\"/>"
+		"<output external_port_id=\"2\" internal_layer_id=\"2\"/>";
+
+	xb_add(&tb, "<layers>");
+	param(&tb, 0, "f32", "2");
+	xb_add(&tb, "<layer id=\"1\" name=\"twice\" type=\"Add\" version=\"opset1\">"
+	       "<input><port id=\"0\"><dim>2</dim></port><port id=\"1\"><dim>2</dim></port></input>"
+	       "<output><port id=\"2\" precision=\"FP32\"><dim>2</dim></port></output></layer>");
+	result(&tb, 2, "2");
+	edges(&tb);
+	edge(&tb, 0, 0, 1, 0);
+	edge(&tb, 0, 0, 1, 1);
+	edge(&tb, 1, 2, 2, 0);
+	xb_add(&tb, "</edges>");
+	xb_add(&eb, "<layers>");
+	param(&eb, 0, "f32", "2");
+	layer(&eb, 1, "Tanh", "opset1", NULL, "2", "2");
+	result(&eb, 2, "2");
+	edges(&eb);
+	edge(&eb, 0, 0, 1, 0);
+	edge(&eb, 1, 1, 2, 0);
+	xb_add(&eb, "</edges>");
+	snprintf(extra, sizeof(extra),
+		 "<then_port_map>%s</then_port_map><else_port_map>%s</else_port_map>"
+		 "<then_body>%s</then_body><else_body>%s</else_body>",
+		 pm, pm, tb.buf, eb.buf);
+	free(tb.buf);
+	free(eb.buf);
+	begin(b);
+	param(b, 0, "boolean", "");
+	param(b, 1, "f32", "2");
+	layer_x(b, 2, "If", "opset8", NULL, "-|2", "2", extra);
+	result(b, 3, "2");
+	edges(b);
+	edge(b, 0, 0, 2, 0);
+	edge(b, 1, 0, 2, 1);
+	edge(b, 2, 2, 3, 0);
+	end(b);
+}
+
+static void if_runs(FIXTURE_DATA(rnn) *self, struct npr_test *_metadata,
+		    bool cond)
+{
+	static const float x[2] = { 0.75f, -0.25f };
+	uint8_t c = cond;
+	struct tin in[2] = {
+		{ .type = NPR_ELEM_BOOLEAN, .rank = 0, .data = &c },
+		f32(1, 2, 0, 0, 0, x),
+	};
+	float y[2], *out[1] = { y };
+	size_t cnt[1] = { 2 };
+	int k;
+
+	if_net(&self->x);
+	RUN(2, in, 1, out, cnt);
+	for (k = 0; k < 2; k++)
+		NEAR(y[k], cond ? 2.0 * x[k] : tanh(x[k]));
+}
+
+TEST_F(rnn, if_true_runs_the_then_body)
+{
+	if_runs(self, _metadata, true);
+}
+
+TEST_F(rnn, if_false_runs_the_else_body)
+{
+	if_runs(self, _metadata, false);
+}
+
+TEST_F(rnn, if_without_an_else_body_fails)
+{
+	char *p;
+
+	if_net(&self->x);
+	p = strstr(self->x.buf, "<else_body>");
+	ASSERT_NE(p, NULL);
+	memcpy(p, "<elze_body>", 11);
+	p = strstr(self->x.buf, "</else_body>");
+	memcpy(p, "</elze_body>", 12);
+	RUN_FAILS(-EINVAL, "has no <else_body>");
 }
 
 TEST_HARNESS_MAIN
