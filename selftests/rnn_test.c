@@ -1147,4 +1147,150 @@ TEST_F(rnn, if_without_an_else_body_fails)
 	RUN_FAILS(-EINVAL, "has no <else_body>");
 }
 
+/* ---- ScaledDotProductAttention -------------------------------------- */
+
+enum { H = 2, L = 2, S = 3, E = 3, EV = 2 };
+
+/*
+ * softmax(Q K^T * scale + bias) V written out: Q [1, H, L, E], K
+ * [1, 1, S, E] (shared by the heads), V [1, H, S, EV]; bias -inf where
+ * causal hides key j > query l or a boolean mask [L, S] is false, else
+ * the float mask [L, S] (or 0).
+ */
+static void sdpa_expect(const float *q, const float *k, const float *v,
+			const float *fmask, const uint8_t *bmask, bool causal,
+			double scale, double *o)
+{
+	int h, l, j, e;
+
+	for (h = 0; h < H; h++) {
+		for (l = 0; l < L; l++) {
+			double sc[S], mx = -INFINITY, sum = 0;
+
+			for (j = 0; j < S; j++) {
+				double d = 0;
+
+				for (e = 0; e < E; e++)
+					d += q[(h * L + l) * E + e] *
+					     k[j * E + e];
+				sc[j] = d * scale;
+				if (causal && j > l)
+					sc[j] = -INFINITY;
+				else if (bmask && !bmask[l * S + j])
+					sc[j] = -INFINITY;
+				else if (fmask)
+					sc[j] += fmask[l * S + j];
+				mx = fmax(mx, sc[j]);
+			}
+			for (j = 0; j < S; j++)
+				sum += exp(sc[j] - mx);
+			for (e = 0; e < EV; e++) {
+				double acc = 0;
+
+				for (j = 0; j < S; j++)
+					acc += exp(sc[j] - mx) / sum *
+					       v[(h * S + j) * EV + e];
+				o[(h * L + l) * EV + e] = acc;
+			}
+		}
+	}
+}
+
+/* @mask: NULL, "f32" or "boolean" ([L, S]); @scale: use a scale input. */
+static void sdpa_runs(FIXTURE_DATA(rnn) *self, struct npr_test *_metadata,
+		      const char *mask, bool causal, bool scale)
+{
+	float q[H * L * E], k[S * E], v[H * S * EV], fm[L * S];
+	float sc = 0.5f, y[H * L * EV], *out[1] = { y };
+	uint8_t bm[L * S] = { 1, 0, 1, 1, 1, 0 };
+	size_t cnt[1] = { H * L * EV };
+	struct tin in[5] = {
+		f32(4, 1, H, L, E, q), f32(4, 1, 1, S, E, k),
+		f32(4, 1, H, S, EV, v), f32(2, L, S, 0, 0, fm),
+		f32(0, 0, 0, 0, 0, &sc),
+	};
+	double ey[H * L * EV];
+	char data[40], ins[96];
+	int nin = 3 + (mask != NULL) + scale, i;
+
+	fill(q, H * L * E, 11);
+	fill(k, S * E, 12);
+	fill(v, H * S * EV, 13);
+	fill(fm, L * S, 14);
+	if (mask && !strcmp(mask, "boolean")) {
+		in[3].type = NPR_ELEM_BOOLEAN;
+		in[3].data = bm;
+	}
+	snprintf(data, sizeof(data), "causal=\"%s\"", causal ? "true" : "false");
+	snprintf(ins, sizeof(ins), "1,2,2,3|1,1,3,3|1,2,3,2%s%s",
+		 mask ? "|2,3" : "", scale ? "|-" : "");
+	begin(&self->x);
+	param(&self->x, 0, "f32", "1,2,2,3");
+	param(&self->x, 1, "f32", "1,1,3,3");
+	param(&self->x, 2, "f32", "1,2,3,2");
+	if (mask)
+		param(&self->x, 3, mask, "2,3");
+	if (scale)
+		param(&self->x, 4, "f32", "");
+	layer(&self->x, 5, "ScaledDotProductAttention", "opset13", data, ins,
+	      "1,2,2,2");
+	result(&self->x, 6, "1,2,2,2");
+	edges(&self->x);
+	for (i = 0; i < 3; i++)
+		edge(&self->x, i, 0, 5, i);
+	if (mask)
+		edge(&self->x, 3, 0, 5, 3);
+	if (scale)
+		edge(&self->x, 4, 0, 5, 3 + (mask != NULL));
+	edge(&self->x, 5, nin, 6, 0);
+	end(&self->x);
+	if (scale && !mask)
+		in[3] = in[4];
+	RUN(nin, in, 1, out, cnt);
+	sdpa_expect(q, k, v,
+		    mask && !causal && !strcmp(mask, "f32") ? fm : NULL,
+		    mask && !causal && !strcmp(mask, "boolean") ? bm : NULL,
+		    causal, scale ? 0.5 : 1 / sqrt((double)E), ey);
+	for (i = 0; i < H * L * EV; i++)
+		NEAR(y[i], ey[i]);
+}
+
+TEST_F(rnn, sdpa_without_mask_matches_softmax_qk_v)
+{
+	sdpa_runs(self, _metadata, NULL, false, false);
+}
+
+TEST_F(rnn, sdpa_with_float_mask_and_scale_matches_softmax_qk_v)
+{
+	sdpa_runs(self, _metadata, "f32", false, true);
+}
+
+TEST_F(rnn, sdpa_with_boolean_mask_hides_false_keys)
+{
+	sdpa_runs(self, _metadata, "boolean", false, false);
+}
+
+TEST_F(rnn, sdpa_causal_ignores_the_mask)
+{
+	sdpa_runs(self, _metadata, "f32", true, false);
+}
+
+TEST_F(rnn, sdpa_with_a_mask_that_does_not_broadcast_fails)
+{
+	begin(&self->x);
+	param(&self->x, 0, "f32", "1,2,2,3");
+	param(&self->x, 1, "f32", "1,1,3,3");
+	param(&self->x, 2, "f32", "1,2,3,2");
+	param(&self->x, 3, "f32", "4,3");
+	layer(&self->x, 5, "ScaledDotProductAttention", "opset13",
+	      "causal=\"false\"", "1,2,2,3|1,1,3,3|1,2,3,2|4,3", "1,2,2,2");
+	result(&self->x, 6, "1,2,2,2");
+	edges(&self->x);
+	for (int i = 0; i < 4; i++)
+		edge(&self->x, i, 0, 5, i);
+	edge(&self->x, 5, 4, 6, 0);
+	end(&self->x);
+	RUN_FAILS(-EINVAL, "attention_mask [4,3] does not broadcast to [1,2,2,3]");
+}
+
 TEST_HARNESS_MAIN
