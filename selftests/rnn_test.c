@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "npuring.h"
@@ -1055,6 +1057,142 @@ TEST_F(rnn, shared_loop_2d_add_model_runs)
 		for (i = 0; i < 3; i++)
 			NEAR(all[i * 2 + k], a[k] + i + 1);
 	}
+}
+
+/*
+ * The shared TensorIterator + LSTMCell fixtures come without weights.
+ * With zero W, R and B every gate's pre-activation is 0, so f = i = o =
+ * 1/2, g = 0, and from the initial cell state C0:
+ *   C_t = C0 / 2^t,   H_t = tanh(C_t) / 2
+ * whatever the input.  Build such a .bin (the two Reshape targets are the
+ * only non-zero constants) next to a copy of the xml, run, compare.
+ */
+struct ti_fixture {
+	const char *name;
+	size_t bin_size;
+	int64_t t1[2];		/* Reshape targets at offset 0 ... */
+	size_t t2_off;		/* ... and t2_off */
+	int64_t t2[3];
+	int T, S;
+	bool rev;		/* iterations walk the sequence backwards */
+	int nout;
+};
+
+static void ti_fixture_runs(FIXTURE_DATA(rnn) *self,
+			    struct npr_test *_metadata,
+			    const struct ti_fixture *f)
+{
+	char dir[] = "/tmp/npr-rnn-XXXXXX", src[4096], xml[4200], bin[4200];
+	size_t in_len[3] = { (size_t)f->T * 512, (size_t)f->S, (size_t)f->S };
+	size_t cnt[3] = { (size_t)f->T * f->S, (size_t)f->S, (size_t)f->S };
+	struct npr_model_load ml;
+	struct npr_req_create rc;
+	struct npr_tensor_arg ta;
+	struct npr_compile co;
+	struct npr_infer inf;
+	float *in[3], *out[3];
+	FILE *fi, *fo;
+	int fd, i, t, c, ret;
+
+	if (!npr_test_shared_ok() || !shared_path(src, sizeof(src), f->name))
+		SKIP(return, "no shared models");
+	ASSERT_NE(mkdtemp(dir), NULL);
+	snprintf(xml, sizeof(xml), "%s/m.xml", dir);
+	snprintf(bin, sizeof(bin), "%s/m.bin", dir);
+	fi = fopen(src, "rb");
+	ASSERT_NE(fi, NULL);
+	fo = fopen(xml, "wb");
+	ASSERT_NE(fo, NULL);
+	while ((c = fgetc(fi)) != EOF)
+		fputc(c, fo);
+	fclose(fi);
+	fclose(fo);
+	fd = open(bin, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(ftruncate(fd, f->bin_size), 0);
+	ASSERT_EQ(pwrite(fd, f->t1, sizeof(f->t1), 0), (ssize_t)sizeof(f->t1));
+	ASSERT_EQ(pwrite(fd, f->t2, sizeof(f->t2), f->t2_off),
+		  (ssize_t)sizeof(f->t2));
+	close(fd);
+	npr_prep_model_load(&ml, xml, NULL);
+	ret = npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	unlink(xml);
+	unlink(bin);
+	rmdir(dir);
+	if (ret)
+		TH_LOG("load: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	npr_prep_compile(&co, ml.handle);
+	ret = npr_ioctl(self->fd, NPR_IOCTL_COMPILE, &co);
+	if (ret)
+		TH_LOG("compile: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	npr_prep_req_create(&rc, co.exec);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
+	for (i = 0; i < 3; i++) {
+		in[i] = malloc(in_len[i] * sizeof(float));
+		out[i] = malloc(cnt[i] * sizeof(float));
+		ASSERT_NE(in[i], NULL);
+		ASSERT_NE(out[i], NULL);
+		fill(in[i], (int)in_len[i], 21 + i);
+		npr_prep_tensor(&ta, rc.req, i, 0, in[i],
+				in_len[i] * sizeof(float));
+		ta.elem_type = NPR_ELEM_F32;
+		ta.rank = i ? 2 : 3;
+		ta.dims[0] = i || f->rev ? 1 : f->T;
+		ta.dims[1] = i ? f->S : f->rev ? f->T : 1;
+		ta.dims[2] = i ? 0 : 512;
+		ret = npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR, &ta);
+		if (ret)
+			TH_LOG("input %d: %s", i, npr_last_error());
+		ASSERT_EQ(ret, 0);
+	}
+	npr_prep_infer(&inf, rc.req);
+	ret = npr_ioctl(self->fd, NPR_IOCTL_INFER, &inf);
+	if (ret)
+		TH_LOG("infer: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	for (i = 0; i < f->nout; i++) {
+		npr_prep_tensor(&ta, rc.req, i, 1, out[i], cnt[i] * 4);
+		ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+	}
+	for (t = 0; t < f->T; t++) {
+		int pos = f->rev ? f->T - 1 - t : t;
+
+		for (c = 0; c < f->S; c += 37)
+			NEAR(out[0][pos * f->S + c],
+			     tanh(ldexp(in[2][c], -(t + 1))) / 2);
+	}
+	for (c = 0; f->nout > 1 && c < f->S; c += 37) {
+		NEAR(out[1][c], tanh(ldexp(in[2][c], -f->T)) / 2);
+		NEAR(out[2][c], ldexp(in[2][c], -f->T));
+	}
+	for (i = 0; i < 3; i++) {
+		free(in[i]);
+		free(out[i]);
+	}
+}
+
+TEST_F(rnn, shared_ti_resnet_runs_with_zero_lstm_weights)
+{
+	static const struct ti_fixture f = {
+		.name = "ti_resnet.xml", .bin_size = 8396840,
+		.t1 = { 1, 512 }, .t2_off = 8396816, .t2 = { 1, 1, 512 },
+		.T = 16, .S = 512, .rev = false, .nout = 3,
+	};
+
+	ti_fixture_runs(self, _metadata, &f);
+}
+
+TEST_F(rnn, shared_ti_negative_stride_runs_backwards_with_zero_weights)
+{
+	static const struct ti_fixture f = {
+		.name = "ti_negative_stride.xml", .bin_size = 3149864,
+		.t1 = { 1, 512 }, .t2_off = 3149840, .t2 = { 1, 1, 256 },
+		.T = 25, .S = 256, .rev = true, .nout = 1,
+	};
+
+	ti_fixture_runs(self, _metadata, &f);
 }
 
 /* ---- If ----------------------------------------------------------------- */
