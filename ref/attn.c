@@ -103,12 +103,13 @@ int npr_ref_sdpa(const struct npr_node *n, const struct npr_tensor *in,
 					int64_t mo = om + l * sm[R - 2] +
 						     j * sm[R - 1];
 
-					if (m->type == NPR_ELEM_BOOLEAN) {
-						if (!((const uint8_t *)m->data)[mo])
-							s = -INFINITY;
-					} else {
-						s += ((const float *)m->data)[mo];
-					}
+					const uint8_t *mb = m->data;
+					const float *mf = m->data;
+
+					if (m->type != NPR_ELEM_BOOLEAN)
+						s += mf[mo];
+					else if (!mb[mo])
+						s = -INFINITY;
 				}
 				w[j] = s;
 				if (s > mx)

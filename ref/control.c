@@ -137,7 +137,8 @@ static void slice_copy(const struct npr_tensor *big, int axis, int64_t begin,
 		inner *= (size_t)big->shape.d[i];
 	chunk = (size_t)psize * inner;
 	for (o = 0; o < outer; o++) {
-		char *b = (char *)big->data + ((size_t)(o * dim + begin)) * inner;
+		char *b = (char *)big->data +
+			  (size_t)(o * dim + begin) * inner;
 		char *p = (char *)part + (size_t)o * chunk;
 
 		if (to_part)
@@ -229,7 +230,7 @@ static int run_loop(const struct npr_node *n, const struct npr_tensor *in,
 		struct npr_tensor *pt;
 		int64_t cnt;
 
-		if (q->out || q->ext < 0)
+		if (q->out || q->purpose)
 			continue;
 		pt = run_param(&r, q->internal);
 		if (!q->sliced) {
@@ -247,16 +248,19 @@ static int run_loop(const struct npr_node *n, const struct npr_tensor *in,
 			carry(b, &r, stage);
 		for (k = 0; k < b->nports; k++) {
 			const struct npr_body_port *q = &b->ports[k];
-			struct npr_tensor *pt = run_param(&r, q->internal);
+			struct npr_tensor *pt;
 
 			if (q->out)
 				continue;
+			pt = run_param(&r, q->internal);
 			if (q->purpose == NPR_BODY_CURRENT_ITERATION)
 				npr_convert(pt->data, pt->type, &it,
 					    NPR_ELEM_I64, 1);
 			else if (q->sliced)
 				slice_copy(&in[q->ext], p->axis[k],
-					   npr_slice_begin(q, in[q->ext].shape.d[p->axis[k]], it),
+					   npr_slice_begin(q,
+						in[q->ext].shape.d[p->axis[k]],
+						it),
 					   q->part_size, pt->data, true);
 		}
 		err = body_run_step(&r);

@@ -920,7 +920,8 @@ TEST_F(rnn, error_inside_a_body_names_the_outer_layer_and_the_body_layer)
  * a = a + [1, 10] while the trip count allows and the body's condition
  * (current_iteration < 2, checked after each iteration) holds.
  */
-static void loop_net(FIXTURE_DATA(rnn) *self, int64_t trip, char *bin)
+static void loop_net(FIXTURE_DATA(rnn) *self, int64_t trip, char *bin,
+		     bool concat)
 {
 	static const float c[2] = { 1.0f, 10.0f };
 	const int64_t limit = 2;
@@ -954,21 +955,28 @@ static void loop_net(FIXTURE_DATA(rnn) *self, int64_t trip, char *bin)
 		 "<port_map><input external_port_id=\"2\" internal_layer_id=\"1\"/>"
 		 "<input external_port_id=\"-1\" internal_layer_id=\"0\" purpose=\"current_iteration\"/>"
 		 "<output external_port_id=\"-1\" internal_layer_id=\"4\" purpose=\"execution_condition\"/>"
-		 "<output external_port_id=\"3\" internal_layer_id=\"7\"/></port_map>"
+		 "<output external_port_id=\"3\" internal_layer_id=\"7\"/>%s</port_map>"
 		 "<back_edges><edge from-layer=\"7\" to-layer=\"1\"/></back_edges>"
-		 "<body>%s</body>", body.buf);
+		 "<body>%s</body>",
+		 concat ? "<output external_port_id=\"4\" internal_layer_id=\"7\" axis=\"0\"/>" :
+			  "", body.buf);
 	free(body.buf);
 	begin(&self->x);
 	konst(&self->x, 0, "i64", "1", 0, 8);
 	konst(&self->x, 1, "boolean", "", 8, 1);
 	param(&self->x, 2, "f32", "1,2");
-	layer_x(&self->x, 3, "Loop", "opset5", NULL, "1|-|1,2", "1,2", extra);
+	layer_x(&self->x, 3, "Loop", "opset5", NULL, "1|-|1,2",
+		concat ? "1,2|3,2" : "1,2", extra);
 	result(&self->x, 4, "1,2");
+	if (concat)
+		result(&self->x, 5, "3,2");
 	edges(&self->x);
 	edge(&self->x, 0, 0, 3, 0);
 	edge(&self->x, 1, 0, 3, 1);
 	edge(&self->x, 2, 0, 3, 2);
 	edge(&self->x, 3, 3, 4, 0);
+	if (concat)
+		edge(&self->x, 3, 4, 5, 0);
 	end(&self->x);
 }
 
@@ -981,7 +989,7 @@ static void loop_runs(FIXTURE_DATA(rnn) *self, struct npr_test *_metadata,
 	size_t cnt[1] = { 2 };
 	char bin[32];
 
-	loop_net(self, trip, bin);
+	loop_net(self, trip, bin, false);
 	RUN(1, in, 1, out, cnt);
 	NEAR(y[0], 0.5 + iters * 1.0);
 	NEAR(y[1], -3.0 + iters * 10.0);
@@ -1001,6 +1009,15 @@ TEST_F(rnn, loop_stops_at_its_trip_count)
 TEST_F(rnn, loop_with_zero_trip_count_passes_the_initial_value)
 {
 	loop_runs(self, _metadata, 0, 0);
+}
+
+TEST_F(rnn, loop_concatenating_a_data_dependent_count_fails)
+{
+	char bin[32];
+
+	loop_net(self, 5, bin, true);
+	RUN_FAILS(-EOPNOTSUPP,
+		  "output 1 concatenates the iterations, but their number depends on data");
 }
 
 static bool shared_path(char *buf, size_t len, const char *name)

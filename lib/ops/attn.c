@@ -87,11 +87,13 @@ static int sdpa_infer(struct npr_graph *g, struct npr_node *n)
 					    "attention_mask must be f32 or boolean, got %s",
 					    npr_elem_name(m->type));
 		if (npr_shape_broadcast(&m->shape, &full, &mb) ||
-		    !npr_shape_eq(&mb, &full))
+		    !npr_shape_eq(&mb, &full)) {
+			npr_shape_str(&m->shape, b1, sizeof(b1));
+			npr_shape_str(&full, b2, sizeof(b2));
 			return npr_node_err(n, -EINVAL,
 					    "attention_mask %s does not broadcast to %s",
-					    npr_shape_str(&m->shape, b1, sizeof(b1)),
-					    npr_shape_str(&full, b2, sizeof(b2)));
+					    b1, b2);
+		}
 	}
 	if (n->nin > 4) {
 		struct npr_value *s = npr_in(g, n, 4);

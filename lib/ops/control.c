@@ -55,6 +55,21 @@ static int check_body(struct npr_node *n, int bi, bool slices)
 					   what, k);
 			goto out;
 		}
+		if ((r->ext < 0 && !r->purpose) ||
+		    (r->purpose == NPR_BODY_CURRENT_ITERATION && r->out) ||
+		    (r->purpose == NPR_BODY_EXECUTION_CONDITION && !r->out) ||
+		    (r->purpose && r->sliced)) {
+			err = npr_node_err(n, -EINVAL,
+					   "%s port map rule %d: no external port, or a purpose that does not fit",
+					   what, k);
+			goto out;
+		}
+		if (r->purpose && n->nbodies != 1) {
+			err = npr_node_err(n, -EINVAL,
+					   "%s port map rule %d has a purpose: only Loop has special ports",
+					   what, k);
+			goto out;
+		}
 		if (r->sliced && !slices) {
 			err = npr_node_err(n, -EINVAL,
 					   "%s port map rule %d has an axis: %s does not slice",
@@ -69,11 +84,11 @@ static int check_body(struct npr_node *n, int bi, bool slices)
 			goto out;
 		}
 		if (!r->out && seen_in[r->internal]++) {
+			int64_t id = body_layer_id(b, r->internal, false);
+
 			err = npr_node_err(n, -EINVAL,
 					   "%s Parameter layer %lld is mapped twice",
-					   what,
-					   (long long)body_layer_id(b, r->internal,
-								    false));
+					   what, (long long)id);
 			goto out;
 		}
 		if (r->out && r->ext >= 0 && seen_out[r->ext]++) {
@@ -374,23 +389,26 @@ static int loop_infer(struct npr_graph *g, struct npr_node *n)
 	if (err)
 		return err;
 	for (k = 0; k < b->nback; k++) {
-		struct npr_value *rv = npr_body_result(b, b->back[k].from);
-		struct npr_value *pv = npr_body_param(b, b->back[k].to);
+		const struct npr_back_edge *e = &b->back[k];
+		struct npr_value *rv = npr_body_result(b, e->from);
+		struct npr_value *pv = npr_body_param(b, e->to);
 
-		if (rv->type != pv->type || !npr_shape_eq(&rv->shape, &pv->shape))
-			return npr_node_err(n, -EINVAL,
-					    "back edge from body layer %lld to %lld turns %s%s into %s%s: a body must keep shapes (dynamic shapes are not supported)",
-					    (long long)body_layer_id(b, b->back[k].from, true),
-					    (long long)body_layer_id(b, b->back[k].to, false),
-					    npr_elem_name(pv->type),
-					    npr_shape_str(&pv->shape, b1, sizeof(b1)),
-					    npr_elem_name(rv->type),
-					    npr_shape_str(&rv->shape, b2, sizeof(b2)));
+		if (rv->type == pv->type && npr_shape_eq(&rv->shape, &pv->shape))
+			continue;
+		npr_shape_str(&pv->shape, b1, sizeof(b1));
+		npr_shape_str(&rv->shape, b2, sizeof(b2));
+		return npr_node_err(n, -EINVAL,
+				    "back edge from body layer %lld to %lld turns %s%s into %s%s: a body must keep shapes (dynamic shapes are not supported)",
+				    (long long)body_layer_id(b, e->from, true),
+				    (long long)body_layer_id(b, e->to, false),
+				    npr_elem_name(pv->type), b1,
+				    npr_elem_name(rv->type), b2);
 	}
 	if (loop && p->cond_out >= 0) {
 		struct npr_value *cv = npr_body_result(b, p->cond_out);
 
-		if (npr_shape_numel(&cv->shape) != 1 || !npr_elem_size(cv->type))
+		if (npr_shape_numel(&cv->shape) != 1 ||
+		    !npr_elem_size(cv->type))
 			return npr_node_err(n, -EINVAL,
 					    "the body's execution condition must hold one value");
 		if (exact && !cond_stays_true(g, n, p->cond_out))
@@ -461,23 +479,22 @@ static int if_infer(struct npr_graph *g, struct npr_node *n)
 		for (bi = 0; bi < 2; bi++) {
 			struct npr_body *b = &n->bodies[bi];
 
-			for (k = 0; k < b->nports; k++)
-				if (b->ports[k].out && b->ports[k].ext == o)
-					rv[bi] = npr_body_result(b,
-								 b->ports[k].internal);
+			for (k = 0; k < b->nports; k++) {
+				const struct npr_body_port *r = &b->ports[k];
+
+				if (r->out && r->ext == o)
+					rv[bi] = npr_body_result(b, r->internal);
+			}
 		}
-		if (known) {
-			bi = cond ? 0 : 1;
-		} else {
-			if (rv[0]->type != rv[1]->type ||
-			    !npr_shape_eq(&rv[0]->shape, &rv[1]->shape))
-				return npr_node_err(n, -EOPNOTSUPP,
-						    "output %d is %s%s in then_body but %s%s in else_body (dynamic shapes are not supported)",
-						    o, npr_elem_name(rv[0]->type),
-						    npr_shape_str(&rv[0]->shape, b1, sizeof(b1)),
-						    npr_elem_name(rv[1]->type),
-						    npr_shape_str(&rv[1]->shape, b2, sizeof(b2)));
-			bi = 0;
+		bi = known && !cond ? 1 : 0;
+		if (!known && (rv[0]->type != rv[1]->type ||
+			       !npr_shape_eq(&rv[0]->shape, &rv[1]->shape))) {
+			npr_shape_str(&rv[0]->shape, b1, sizeof(b1));
+			npr_shape_str(&rv[1]->shape, b2, sizeof(b2));
+			return npr_node_err(n, -EOPNOTSUPP,
+					    "output %d is %s%s in then_body but %s%s in else_body (dynamic shapes are not supported)",
+					    o, npr_elem_name(rv[0]->type), b1,
+					    npr_elem_name(rv[1]->type), b2);
 		}
 		ov->type = rv[bi]->type;
 		ov->shape = rv[bi]->shape;
