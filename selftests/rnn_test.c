@@ -495,6 +495,59 @@ TEST_F(rnn, lstm_cell_clip_clamps_the_gates)
 	lstm_cell(self, _metadata, "opset4", 0.5);
 }
 
+/*
+ * LSTMCell-1 peepholes P [3] in i, o, f order, N = I = S = 1:
+ *   i = sig(Wi x + Ri h + Bi + Pi C), f = sig(Wf x + Rf h + Bf + Pf C),
+ *   C' = f C + i tanh(Wc x + Rc h + Bc),
+ *   o = sig(Wo x + Ro h + Bo + Po C'), H' = o tanh(C')
+ */
+TEST_F(rnn, lstm_cell_1_peepholes_match_closed_form)
+{
+	static const float x[1] = { 0.3f }, h[1] = { -0.6f }, c[1] = { 0.8f };
+	static const float w[4] = { 0.2f, -0.7f, 1.1f, 0.4f };
+	static const float r[4] = { -0.5f, 0.3f, 0.6f, 0.9f };
+	static const float b[4] = { 0.05f, -0.15f, 0.25f, 0.1f };
+	static const float pp[3] = { 0.7f, -1.3f, 0.45f };
+	struct tin in[7] = {
+		f32(2, 1, 1, 0, 0, x), f32(2, 1, 1, 0, 0, h),
+		f32(2, 1, 1, 0, 0, c), f32(2, 4, 1, 0, 0, w),
+		f32(2, 4, 1, 0, 0, r), f32(1, 4, 0, 0, 0, b),
+		f32(1, 3, 0, 0, 0, pp),
+	};
+	float ho[1], co[1], *out[2] = { ho, co };
+	size_t cnt[2] = { 1, 1 };
+	double pre[4], f, i, o, cn;
+	int k;
+
+	begin(&self->x);
+	param(&self->x, 0, "f32", "1,1");
+	param(&self->x, 1, "f32", "1,1");
+	param(&self->x, 2, "f32", "1,1");
+	param(&self->x, 3, "f32", "4,1");
+	param(&self->x, 4, "f32", "4,1");
+	param(&self->x, 5, "f32", "4");
+	param(&self->x, 6, "f32", "3");
+	layer(&self->x, 7, "LSTMCell", "opset1", "hidden_size=\"1\"",
+	      "1,1|1,1|1,1|4,1|4,1|4|3", "1,1|1,1");
+	result(&self->x, 8, "1,1");
+	result(&self->x, 9, "1,1");
+	edges(&self->x);
+	for (k = 0; k < 7; k++)
+		edge(&self->x, k, 0, 7, k);
+	edge(&self->x, 7, 7, 8, 0);
+	edge(&self->x, 7, 8, 9, 0);
+	end(&self->x);
+	RUN(7, in, 2, out, cnt);
+	for (k = 0; k < 4; k++)
+		pre[k] = w[k] * 0.3 + r[k] * -0.6 + b[k];
+	i = sig(pre[1] + pp[0] * 0.8);
+	f = sig(pre[0] + pp[2] * 0.8);
+	cn = f * 0.8 + i * tanh(pre[2]);
+	o = sig(pre[3] + pp[1] * cn);
+	NEAR(co[0], cn);
+	NEAR(ho[0], o * tanh(cn));
+}
+
 /* ---- sequences against unrolled cells -------------------------------- */
 
 static void reset(FIXTURE_DATA(rnn) *self)
