@@ -75,7 +75,8 @@ static void begin(struct xb *b)
 static const char *precision(const char *et)
 {
 	return !strcmp(et, "f32") ? "FP32" : !strcmp(et, "i32") ? "I32" :
-	       !strcmp(et, "i64") ? "I64" : "BOOL";
+	       !strcmp(et, "i64") ? "I64" : !strcmp(et, "f16") ? "FP16" :
+	       "BOOL";
 }
 
 static void param(struct xb *b, int id, const char *et, const char *dims)
@@ -561,11 +562,11 @@ static void reset(FIXTURE_DATA(rnn) *self)
  * run as a Cell model: h (and c) are updated in place.
  */
 static int cell_run(FIXTURE_DATA(rnn) *self, const char *kind, int G,
-		    int I, int S, const float *x, float *h, float *c,
-		    const float *w, const float *r, const float *b)
+		    bool lbr, int I, int S, const float *x, float *h,
+		    float *c, const float *w, const float *r, const float *b)
 {
 	bool lstm = !strcmp(kind, "LSTM");
-	char type[32], data[40], sx[16], ss[16], sw[16], sr[16], sb[16];
+	char type[32], data[80], sx[16], ss[16], sw[16], sr[16], sb[16];
 	char ins[128], outs[40];
 	struct tin in[6];
 	float *out[2] = { h, c };
@@ -575,12 +576,13 @@ static int cell_run(FIXTURE_DATA(rnn) *self, const char *kind, int G,
 
 	reset(self);
 	snprintf(type, sizeof(type), "%sCell", kind);
-	snprintf(data, sizeof(data), "hidden_size=\"%d\"", S);
+	snprintf(data, sizeof(data), "hidden_size=\"%d\"%s", S,
+		 lbr ? " linear_before_reset=\"true\"" : "");
 	snprintf(sx, sizeof(sx), "1,%d", I);
 	snprintf(ss, sizeof(ss), "1,%d", S);
 	snprintf(sw, sizeof(sw), "%d,%d", G * S, I);
 	snprintf(sr, sizeof(sr), "%d,%d", G * S, S);
-	snprintf(sb, sizeof(sb), "%d", G * S);
+	snprintf(sb, sizeof(sb), "%d", (G + lbr) * S);
 	memcpy(hc[0], h, sizeof(float) * S);
 	if (lstm)
 		memcpy(hc[1], c, sizeof(float) * S);
@@ -590,7 +592,7 @@ static int cell_run(FIXTURE_DATA(rnn) *self, const char *kind, int G,
 		in[k++] = f32(2, 1, S, 0, 0, hc[1]);
 	in[k++] = f32(2, G * S, I, 0, 0, w);
 	in[k++] = f32(2, G * S, S, 0, 0, r);
-	in[k++] = f32(1, G * S, 0, 0, 0, b);
+	in[k++] = f32(1, (G + lbr) * S, 0, 0, 0, b);
 	begin(&self->x);
 	param(&self->x, 0, "f32", sx);
 	param(&self->x, 1, "f32", ss);
@@ -622,6 +624,7 @@ struct seq_case {
 	const char *kind;
 	const char *dir;
 	int lens[2];
+	bool lbr;	/* GRU linear_before_reset: B has 4 * S */
 };
 
 /* N = 2, T = 3, I = 2, S = 2. */
@@ -632,7 +635,7 @@ static void seq_matches_cells(FIXTURE_DATA(rnn) *self,
 	enum { N = 2, T = 3, I = 2, S = 2 };
 	bool lstm = !strcmp(sc->kind, "LSTM");
 	int G = lstm ? 4 : !strcmp(sc->kind, "GRU") ? 3 : 1;
-	int D = !strcmp(sc->dir, "bidirectional") ? 2 : 1;
+	int D = !strcmp(sc->dir, "bidirectional") ? 2 : 1, NB = G + sc->lbr;
 	float x[N * T * I], h0[N * 2 * S], c0[N * 2 * S];
 	float w[2 * 4 * S * I], r[2 * 4 * S * S], b[2 * 4 * S];
 	float ey[N * 2 * T * S], eh[N * 2 * S], ec[N * 2 * S];
@@ -663,10 +666,10 @@ static void seq_matches_cells(FIXTURE_DATA(rnn) *self,
 				int rc;
 
 				t = rev ? lens[row] - 1 - i : i;
-				rc = cell_run(self, sc->kind, G, I, S,
-					      x + (row * T + t) * I, h, c,
+				rc = cell_run(self, sc->kind, G, sc->lbr, I,
+					      S, x + (row * T + t) * I, h, c,
 					      w + d * G * S * I,
-					      r + d * G * S * S, b + d * G * S);
+					      r + d * G * S * S, b + d * NB * S);
 				if (rc)
 					TH_LOG("cell: %s", npr_last_error());
 				ASSERT_EQ(rc, 0);
@@ -679,14 +682,14 @@ static void seq_matches_cells(FIXTURE_DATA(rnn) *self,
 	}
 	reset(self);
 	snprintf(type, sizeof(type), "%sSequence", sc->kind);
-	snprintf(data, sizeof(data), "hidden_size=\"%d\" direction=\"%s\"",
-		 S, sc->dir);
+	snprintf(data, sizeof(data), "hidden_size=\"%d\" direction=\"%s\"%s",
+		 S, sc->dir, sc->lbr ? " linear_before_reset=\"true\"" : "");
 	snprintf(s[0], 32, "%d,%d,%d", N, T, I);
 	snprintf(s[1], 32, "%d,%d,%d", N, D, S);
 	snprintf(s[2], 32, "%d", N);
 	snprintf(s[3], 32, "%d,%d,%d", D, G * S, I);
 	snprintf(s[4], 32, "%d,%d,%d", D, G * S, S);
-	snprintf(s[5], 32, "%d,%d", D, G * S);
+	snprintf(s[5], 32, "%d,%d", D, NB * S);
 	snprintf(s[6], 32, "%d,%d,%d,%d", N, D, T, S);
 	begin(&self->x);
 	in[k] = f32(3, N, T, I, 0, x);
@@ -705,7 +708,7 @@ static void seq_matches_cells(FIXTURE_DATA(rnn) *self,
 	param(&self->x, k++, "f32", s[3]);
 	in[k] = f32(3, D, G * S, S, 0, r);
 	param(&self->x, k++, "f32", s[4]);
-	in[k] = f32(2, D, G * S, 0, 0, b);
+	in[k] = f32(2, D, NB * S, 0, 0, b);
 	param(&self->x, k++, "f32", s[5]);
 	snprintf(ins, sizeof(ins), "%s|%s|%s%s%s|%s|%s|%s", s[0], s[1],
 		 lstm ? s[1] : "", lstm ? "|" : "", s[2], s[3], s[4], s[5]);
@@ -755,6 +758,13 @@ TEST_F(rnn, lstm_sequence_bidirectional_with_short_lengths_equals_cells)
 TEST_F(rnn, gru_sequence_bidirectional_equals_unrolled_cells)
 {
 	struct seq_case sc = { "GRU", "bidirectional", { 3, 2 } };
+
+	seq_matches_cells(self, _metadata, &sc);
+}
+
+TEST_F(rnn, gru_sequence_linear_before_reset_equals_unrolled_cells)
+{
+	struct seq_case sc = { "GRU", "reverse", { 2, 3 }, true };
 
 	seq_matches_cells(self, _metadata, &sc);
 }
@@ -965,6 +975,54 @@ TEST_F(rnn, error_inside_a_body_names_the_outer_layer_and_the_body_layer)
 	memcpy(p, "type=\"Tanx\"", 11);
 	RUN_FAILS(-EOPNOTSUPP,
 		  "layer 2 (l2, TensorIterator-1): body: layer 3 (l3): unknown op Tanx");
+}
+
+/*
+ * f16 constants inside a body are lowered with the model: X [1, 2, 2]
+ * sliced on axis 1, plus an f16 Const [1, 1, 2] = { 0.5, -0.25 } (0x3800,
+ * 0xb400), concatenated back.
+ */
+TEST_F(rnn, f16_constant_inside_a_body_is_lowered)
+{
+	static const uint16_t half[2] = { 0x3800, 0xb400 };
+	static const float x[4] = { 1.0f, 2.0f, 3.0f, 4.0f };
+	struct tin in[1] = { f32(3, 1, 2, 2, 0, x) };
+	float y[4], *out[1] = { y };
+	size_t cnt[1] = { 4 };
+	struct xb body = { 0 };
+	char extra[4096];
+
+	self->bin = half;
+	self->bin_len = sizeof(half);
+	xb_add(&body, "<layers>");
+	param(&body, 0, "f32", "1,1,2");
+	konst(&body, 1, "f16", "1,1,2", 0, 4);
+	layer(&body, 2, "Add", "opset1", NULL, "1,1,2|1,1,2", "1,1,2");
+	result(&body, 3, "1,1,2");
+	edges(&body);
+	edge(&body, 0, 0, 2, 0);
+	edge(&body, 1, 0, 2, 1);
+	edge(&body, 2, 2, 3, 0);
+	xb_add(&body, "</edges>");
+	snprintf(extra, sizeof(extra),
+		 "<port_map><input external_port_id=\"0\" internal_layer_id=\"0\" axis=\"1\"/>"
+		 "<output external_port_id=\"1\" internal_layer_id=\"3\" axis=\"1\"/></port_map>"
+		 "<body>%s</body>", body.buf);
+	free(body.buf);
+	begin(&self->x);
+	param(&self->x, 0, "f32", "1,2,2");
+	layer_x(&self->x, 1, "TensorIterator", "opset1", NULL, "1,2,2",
+		"1,2,2", extra);
+	result(&self->x, 2, "1,2,2");
+	edges(&self->x);
+	edge(&self->x, 0, 0, 1, 0);
+	edge(&self->x, 1, 1, 2, 0);
+	end(&self->x);
+	RUN(1, in, 1, out, cnt);
+	NEAR(y[0], 1.5);
+	NEAR(y[1], 1.75);
+	NEAR(y[2], 3.5);
+	NEAR(y[3], 3.75);
 }
 
 /* ---- Loop ----------------------------------------------------------- */
