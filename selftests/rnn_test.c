@@ -1131,6 +1131,100 @@ TEST_F(rnn, loop_concatenating_a_data_dependent_count_fails)
 		  "output 1 concatenates the iterations, but their number depends on data");
 }
 
+/*
+ * Loop over the rows of X [3, 2] (sliced input, axis 0) with a constant
+ * true body condition and trip count 3: y_t = x_t + x_t, concatenated
+ * on axis 0.
+ */
+TEST_F(rnn, loop_slices_an_input_and_concatenates_an_output)
+{
+	static const float x[6] = { 1, -2, 3, -4, 5, -6 };
+	struct tin in[1] = { f32(2, 3, 2, 0, 0, x) };
+	float y[6], *out[1] = { y };
+	size_t cnt[1] = { 6 };
+	struct xb body = { 0 };
+	char extra[4096], bin[16];
+	const int64_t trip = 3;
+	int i;
+
+	memcpy(bin, &trip, 8);
+	bin[8] = 1;
+	self->bin = bin;
+	self->bin_len = 9;
+	xb_add(&body, "<layers>");
+	param(&body, 0, "f32", "1,2");
+	layer(&body, 1, "Add", "opset1", NULL, "1,2|1,2", "1,2");
+	result(&body, 2, "1,2");
+	konst(&body, 3, "boolean", "", 8, 1);
+	result(&body, 4, "");
+	edges(&body);
+	edge(&body, 0, 0, 1, 0);
+	edge(&body, 0, 0, 1, 1);
+	edge(&body, 1, 2, 2, 0);
+	edge(&body, 3, 0, 4, 0);
+	xb_add(&body, "</edges>");
+	snprintf(extra, sizeof(extra),
+		 "<port_map><input external_port_id=\"2\" internal_layer_id=\"0\" axis=\"0\"/>"
+		 "<output external_port_id=\"-1\" internal_layer_id=\"4\" purpose=\"execution_condition\"/>"
+		 "<output external_port_id=\"3\" internal_layer_id=\"2\" axis=\"0\"/></port_map>"
+		 "<body>%s</body>", body.buf);
+	free(body.buf);
+	begin(&self->x);
+	konst(&self->x, 0, "i64", "", 0, 8);
+	konst(&self->x, 1, "boolean", "", 8, 1);
+	param(&self->x, 2, "f32", "3,2");
+	layer_x(&self->x, 3, "Loop", "opset5", NULL, "-|-|3,2", "3,2", extra);
+	result(&self->x, 4, "3,2");
+	edges(&self->x);
+	edge(&self->x, 0, 0, 3, 0);
+	edge(&self->x, 1, 0, 3, 1);
+	edge(&self->x, 2, 0, 3, 2);
+	edge(&self->x, 3, 3, 4, 0);
+	end(&self->x);
+	RUN(1, in, 1, out, cnt);
+	for (i = 0; i < 6; i++)
+		NEAR(y[i], 2 * x[i]);
+}
+
+/* A back edge must carry a Result of the Parameter's shape: here the
+ * body broadcasts h [1, 1, 1] against x [1, 1, 2]. */
+TEST_F(rnn, back_edge_that_changes_the_shape_fails)
+{
+	struct xb body = { 0 };
+	char extra[4096];
+
+	xb_add(&body, "<layers>");
+	param(&body, 0, "f32", "1,1,2");
+	param(&body, 1, "f32", "1,1,1");
+	layer(&body, 2, "Add", "opset1", NULL, "1,1,2|1,1,1", "1,1,2");
+	result(&body, 3, "1,1,2");
+	edges(&body);
+	edge(&body, 0, 0, 2, 0);
+	edge(&body, 1, 0, 2, 1);
+	edge(&body, 2, 2, 3, 0);
+	xb_add(&body, "</edges>");
+	snprintf(extra, sizeof(extra),
+		 "<port_map><input external_port_id=\"0\" internal_layer_id=\"0\" axis=\"1\"/>"
+		 "<input external_port_id=\"1\" internal_layer_id=\"1\"/>"
+		 "<output external_port_id=\"2\" internal_layer_id=\"3\"/></port_map>"
+		 "<back_edges><edge from-layer=\"3\" to-layer=\"1\"/></back_edges>"
+		 "<body>%s</body>", body.buf);
+	free(body.buf);
+	begin(&self->x);
+	param(&self->x, 0, "f32", "1,3,2");
+	param(&self->x, 1, "f32", "1,1,1");
+	layer_x(&self->x, 2, "TensorIterator", "opset1", NULL, "1,3,2|1,1,1",
+		"1,1,2", extra);
+	result(&self->x, 3, "1,1,2");
+	edges(&self->x);
+	edge(&self->x, 0, 0, 2, 0);
+	edge(&self->x, 1, 0, 2, 1);
+	edge(&self->x, 2, 2, 3, 0);
+	end(&self->x);
+	RUN_FAILS(-EINVAL,
+		  "back edge from body layer 3 to 1 turns f32[1,1,1] into f32[1,1,2]");
+}
+
 static bool shared_path(char *buf, size_t len, const char *name)
 {
 	int n = snprintf(buf, len, "%s/models/ir-small/%s", npr_test_shared(),
