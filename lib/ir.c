@@ -13,6 +13,11 @@
  * topological sort); each output port becomes a value.  Ports are looked
  * up by id, never by position: a node's inputs and outputs are its input
  * and output ports in increasing id order.
+ *
+ * The bodies of TensorIterator, Loop and If (<body>, <then_body>,
+ * <else_body>) are networks of their own, read by the same code into
+ * graphs the node owns; their <port_map> and <back_edges> name body
+ * layers by id and become struct npr_body rules (lib/graph.h).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -1605,7 +1610,8 @@ out:
  * -EINVAL (malformed xml, DOCTYPE, bad ids, ports, edges, shapes, element
  * types, Const slices), -EOPNOTSUPP (IR version, unknown op, dynamic rank,
  * rank above NPR_MAX_RANK), -EOVERFLOW (shapes or slices that overflow),
- * -ELOOP (a cycle), -EFBIG (xml or layer count over the limits),
+ * -ELOOP (a cycle), -EFBIG (xml or layer count over the limits, bodies
+ * nested more than NPR_MAX_BODY_DEPTH deep),
  * -ENAMETOOLONG, -ENOMEM.
  *
  * Context: any thread; concurrent calls are independent.
