@@ -264,8 +264,18 @@ int npr_graph_add_value(struct npr_graph *g, int producer, int port);
 int npr_node_set_inputs(struct npr_node *n, int nin);
 int npr_node_set_outputs(struct npr_graph *g, int node, int nout);
 int npr_node_add_attr(struct npr_node *n, const char *key, const char *val);
-/* Give @n a body: it takes @body over (also on failure, when it frees it).
- * Returns the body's index or -ENOMEM. */
+/*
+ * Give @n a body: it takes @body over (also on failure, when it frees it).
+ * Returns the body's index or -ENOMEM.
+ *
+ * A frontend builds a body like a model: nodes with ->op resolved,
+ * inputs[] listing its Parameters and outputs[] its Results (the order
+ * port rules index), sorted with npr_graph_sort(), and a reference on the
+ * weights blob if its constants point into it.  Then it attaches the body
+ * and adds the rules; re-read &g->nodes[idx] after adding nodes to the
+ * outer graph, which may move them.  Bodies are parsed and checked by the
+ * op's parse like any attribute.
+ */
 int npr_node_add_body(struct npr_node *n, struct npr_graph *body);
 /* Append a port map rule or a back edge to body @b; 0 or -ENOMEM. */
 int npr_body_add_port(struct npr_body *b, const struct npr_body_port *p);
