@@ -364,6 +364,24 @@ TEST_F(rnn, rnn_cell_matches_closed_form)
 	NEAR(y[1], e1);
 }
 
+TEST_F(rnn, cell_with_a_wrong_weight_shape_fails)
+{
+	begin(&self->x);
+	param(&self->x, 0, "f32", "1,2");
+	param(&self->x, 1, "f32", "1,2");
+	param(&self->x, 2, "f32", "3,2");
+	param(&self->x, 3, "f32", "2,2");
+	layer(&self->x, 5, "RNNCell", "opset3", "hidden_size=\"2\"",
+	      "1,2|1,2|3,2|2,2", "1,2");
+	result(&self->x, 6, "1,2");
+	edges(&self->x);
+	for (int i = 0; i < 4; i++)
+		edge(&self->x, i, 0, 5, i);
+	edge(&self->x, 5, 4, 6, 0);
+	end(&self->x);
+	RUN_FAILS(-EINVAL, "W has shape [3,2], expected [2,2]");
+}
+
 /*
  * GRUCell, N = 1, I = 1, S = 1, gates z, r, h (W, R, B [3]):
  *   z = sig(Wz x + Rz h + Bz), r = sig(Wr x + Rr h + Br)

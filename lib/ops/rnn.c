@@ -164,8 +164,8 @@ static int check_input(struct npr_graph *g, struct npr_node *n, int i,
 		       int64_t d2)
 {
 	struct npr_value *v = npr_in(g, n, i);
-	int64_t want[3] = { d0, d1, d2 };
-	char b1[128];
+	struct npr_shape want = { .rank = rank, .d = { d0, d1, d2 } };
+	char b1[128], b2[128];
 	int k;
 
 	if (v->type != NPR_ELEM_F32)
@@ -174,16 +174,13 @@ static int check_input(struct npr_graph *g, struct npr_node *n, int i,
 	if (v->shape.rank != rank)
 		goto bad;
 	for (k = 0; k < rank; k++)
-		if (want[k] >= 0 && v->shape.d[k] != want[k])
+		if (want.d[k] >= 0 && v->shape.d[k] != want.d[k])
 			goto bad;
 	return 0;
 bad:
-	return npr_node_err(n, -EINVAL,
-			    "%s has shape %s, expected [%lld%s%lld%s%lld] (-1: any)",
-			    what, npr_shape_str(&v->shape, b1, sizeof(b1)),
-			    (long long)d0, rank > 1 ? "," : "",
-			    rank > 1 ? (long long)d1 : 0LL,
-			    rank > 2 ? "," : "", rank > 2 ? (long long)d2 : 0LL);
+	return npr_node_err(n, -EINVAL, "%s has shape %s, expected %s", what,
+			    npr_shape_str(&v->shape, b1, sizeof(b1)),
+			    npr_shape_str(&want, b2, sizeof(b2)));
 }
 
 static void set_out(struct npr_graph *g, struct npr_node *n, int i, int rank,
