@@ -302,7 +302,7 @@ static void w_caching(struct wbuf *w, const struct npr_device *dev,
  * @out: the blob, malloc'd, owned by the caller.
  * @len: its size.
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0, -ENOMEM, or -EOPNOTSUPP for a graph with sub-graphs.
  */
 int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
 {
@@ -312,6 +312,10 @@ int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
 	uint64_t psize;
 	bool *used;
 
+	for (int i = 0; i < ex->g->nnodes; i++)
+		if (ex->g->nodes[i].nbodies && !ex->g->nodes[i].dead)
+			return npr_node_err(&ex->g->nodes[i], -EOPNOTSUPP,
+					    "blobs of models with sub-graphs (TensorIterator, Loop, If) are not supported yet");
 	used = live_inputs(ex->g);
 	if (!used)
 		return -ENOMEM;
@@ -681,6 +685,9 @@ static int check_graph(struct npr_graph *g, const struct npr_port *in,
 		if (!n->op)
 			return npr_err(-EINVAL, "blob: node %d: unknown op %.64s-%u",
 				       i, n->type, n->version);
+		if (n->op->flags & NPR_OP_BODIES)
+			return npr_err(-EINVAL, "blob: node %d: %s has no body",
+				       i, n->type);
 		for (j = 0; j < n->nout; j++)
 			if (!in_range(n->out[j], g->nvals) ||
 			    g->vals[n->out[j]].producer != i)

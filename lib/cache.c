@@ -69,10 +69,21 @@ static void h_str(struct h128 *h, const char *s)
  * @g: the graph.
  * @out: 33 bytes for 32 hex digits.
  */
+static void graph_hash_into(struct h128 *h, const struct npr_graph *g);
+
 static void graph_hash(const struct npr_graph *g, char *out)
 {
 	struct h128 h = { 0x6a09e667f3bcc908ull, 0xbb67ae8584caa73bull };
-	int i, j;
+
+	graph_hash_into(&h, g);
+	snprintf(out, 33, "%016llx%016llx", (unsigned long long)h.a,
+		 (unsigned long long)h.b);
+}
+
+static void graph_hash_into(struct h128 *hp, const struct npr_graph *g)
+{
+	struct h128 h = *hp;
+	int i, j, k;
 
 	h_u64(&h, (uint64_t)g->nvals);
 	for (i = 0; i < g->nvals; i++) {
@@ -102,13 +113,32 @@ static void graph_hash(const struct npr_graph *g, char *out)
 			h_str(&h, n->attr[j].key);
 			h_str(&h, n->attr[j].val);
 		}
+		/* sub-graphs, with their port maps and back edges */
+		h_u64(&h, (uint64_t)n->nbodies);
+		for (j = 0; j < n->nbodies; j++) {
+			const struct npr_body *b = &n->bodies[j];
+
+			graph_hash_into(&h, b->g);
+			for (k = 0; k < b->nports; k++) {
+				const struct npr_body_port *p = &b->ports[k];
+				int64_t f[10] = { p->out, p->sliced, p->ext,
+						  p->internal, p->purpose,
+						  p->axis, p->start, p->end,
+						  p->stride, p->part_size };
+
+				h_add(&h, f, sizeof(f));
+			}
+			for (k = 0; k < b->nback; k++) {
+				h_u64(&h, (uint64_t)b->back[k].from);
+				h_u64(&h, (uint64_t)b->back[k].to);
+			}
+		}
 	}
 	for (i = 0; i < g->ninputs; i++)
 		h_u64(&h, (uint64_t)g->inputs[i]);
 	for (i = 0; i < g->noutputs; i++)
 		h_u64(&h, (uint64_t)g->outputs[i]);
-	snprintf(out, 33, "%016llx%016llx", (unsigned long long)h.a,
-		 (unsigned long long)h.b);
+	*hp = h;
 }
 
 /**
