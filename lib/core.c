@@ -1128,6 +1128,69 @@ static int cmd_profile(struct npr_device *dev, void *arg)
 	return 0;
 }
 
+static int cmd_query_model(struct npr_device *dev, void *arg)
+{
+	struct npr_query_model *a = arg;
+	struct npr_graph *g = NULL;
+	struct npr_model *m;
+	bool *ok = NULL;
+	size_t need = 1;
+	uint32_t n = 0;
+	char *out;
+	int err, i;
+
+	err = check_flags(a->flags, 0);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	m = handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
+	if (m) {
+		g = npr_graph_clone(m->g);
+		if (!g)
+			err = -ENOMEM;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (err)
+		return err;
+	ok = calloc(g->nnodes ? g->nnodes : 1, sizeof(bool));
+	err = ok ? npr_query_model(dev, g, ok) : -ENOMEM;
+	if (err)
+		goto out;
+	for (i = 0; i < g->nnodes; i++)
+		if (ok[i]) {
+			n++;
+			need += strlen(g->nodes[i].name) + 1;
+		}
+	a->num_layers = g->nnodes;
+	a->num_supported = n;
+	if (need > UINT32_MAX) {
+		err = npr_err(-EOVERFLOW, "layer names too long");
+		goto out;
+	}
+	if (!a->names || a->len < need) {
+		err = npr_err(-EMSGSIZE, "%zu bytes of names, buffer of %u",
+			      need, a->len);
+		a->len = (uint32_t)need;
+		goto out;
+	}
+	out = (char *)(uintptr_t)a->names;
+	for (i = 0; i < g->nnodes; i++) {
+		size_t l;
+
+		if (!ok[i])
+			continue;
+		l = strlen(g->nodes[i].name) + 1;
+		memcpy(out, g->nodes[i].name, l);
+		out += l;
+	}
+	*out = 0;
+	a->len = (uint32_t)need;
+out:
+	free(ok);
+	npr_graph_free(g);
+	return err;
+}
+
 static int cmd_req_create(struct npr_device *dev, void *arg)
 {
 	struct npr_req_create *a = arg;
@@ -1378,6 +1441,7 @@ static const struct cmd {
 	[0x15] = { sizeof(struct npr_export), sizeof(struct npr_export) },
 	[0x16] = { sizeof(struct npr_import), sizeof(struct npr_import) },
 	[0x17] = { sizeof(struct npr_profile), sizeof(struct npr_profile) },
+	[0x18] = { sizeof(struct npr_query_model), sizeof(struct npr_query_model) },
 };
 
 static int do_ioctl(int fd, unsigned long cmd, void *arg)
@@ -1399,6 +1463,7 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 		struct npr_export ex;
 		struct npr_import im;
 		struct npr_profile pr;
+		struct npr_query_model qm;
 	} k;
 	unsigned long mark = npr_err_mark();
 	unsigned int nr = _IOC_NR(cmd);
@@ -1454,6 +1519,7 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 	case 0x15: err = cmd_export(dev, &k); break;
 	case 0x16: err = cmd_import(dev, &k); break;
 	case 0x17: err = cmd_profile(dev, &k); break;
+	case 0x18: err = cmd_query_model(dev, &k); break;
 	default: err = -ENOTTY;
 	}
 	/* outputs (including needed sizes on -EMSGSIZE) go back either way */

@@ -43,6 +43,10 @@ struct npr_backend_ops {
 	int (*request_create)(struct npr_request *rq);
 	void (*request_destroy)(struct npr_request *rq);
 	int (*infer)(struct npr_request *rq);
+	/* optional: which nodes of a compiled graph the device runs (all
+	 * with a reference kernel when absent) */
+	int (*query)(struct npr_device *dev, const struct npr_graph *g,
+		     bool *supported);
 };
 
 #define NPR_BACKEND_API_VERSION	1
@@ -200,6 +204,10 @@ int npr_blob_check_header(const struct npr_device *dev, const void *buf,
 			  size_t len);
 int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
 		    struct npr_exec **out);
+
+/* lib/query.c */
+int npr_query_model(struct npr_device *dev, const struct npr_graph *model,
+		    bool *supported);
 
 /* lib/cache.c */
 struct npr_cache_key {

@@ -295,6 +295,7 @@ TEST(abi_struct_sizes)
 	EXPECT_EQ(sizeof(struct npr_import), 32);
 	EXPECT_EQ(sizeof(struct npr_profile), 24);
 	EXPECT_EQ(sizeof(struct npr_profile_rec), 144);
+	EXPECT_EQ(sizeof(struct npr_query_model), 32);
 }
 
 TEST(abi_every_struct_starts_with_size_and_flags)
@@ -321,6 +322,7 @@ TEST(abi_every_struct_starts_with_size_and_flags)
 	HDR(npr_export);
 	HDR(npr_import);
 	HDR(npr_profile);
+	HDR(npr_query_model);
 #undef HDR
 }
 
@@ -454,6 +456,8 @@ TEST(abi_ioctl_numbers)
 		{ NPR_IOCTL_EXPORT, 0x15, sizeof(struct npr_export) },
 		{ NPR_IOCTL_IMPORT, 0x16, sizeof(struct npr_import) },
 		{ NPR_IOCTL_PROFILE, 0x17, sizeof(struct npr_profile) },
+		{ NPR_IOCTL_QUERY_MODEL, 0x18,
+		  sizeof(struct npr_query_model) },
 	};
 	size_t i;
 

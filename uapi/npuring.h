@@ -680,6 +680,36 @@ struct npr_profile {
 };
 _Static_assert(sizeof(struct npr_profile) == 24, "npr_profile ABI");
 
+/**
+ * struct npr_query_model - NPR_IOCTL_QUERY_MODEL: which layers of a model
+ * the device supports
+ * @size: In. sizeof(struct npr_query_model).
+ * @flags: In. Must be 0.
+ * @model: In. Model handle.
+ * @num_layers: Out. Layers in the model (Parameters, Constants and
+ *              Results included).
+ * @num_supported: Out. Of those, the ones the device supports.
+ * @len: In. Size of @names.  Out. Size needed (-EMSGSIZE when larger than
+ *       the buffer; 0 @names asks for it).
+ * @names: In. User buffer for the supported layers' names, each
+ *         NUL-terminated, the list ended by an empty string.
+ *
+ * Computed after the pipeline COMPILE runs, on the model's own shapes: a
+ * layer folded into a constant is supported.  A Parameter or Constant is
+ * listed only when every layer it feeds is, a Result only when the layer
+ * feeding it is.
+ */
+struct npr_query_model {
+	__u32 size;
+	__u32 flags;
+	__u32 model;
+	__u32 num_layers;
+	__u32 num_supported;
+	__u32 len;
+	__u64 names;
+};
+_Static_assert(sizeof(struct npr_query_model) == 32, "npr_query_model ABI");
+
 #define NPR_IOCTL_TYPE			'N'
 #define NPR_IOCTL_DEVICE_INFO		_IOWR('N', 0x00, struct npr_device_info)
 #define NPR_IOCTL_GET_PARAM		_IOWR('N', 0x01, struct npr_param)
@@ -702,5 +732,6 @@ _Static_assert(sizeof(struct npr_profile) == 24, "npr_profile ABI");
 #define NPR_IOCTL_EXPORT		_IOWR('N', 0x15, struct npr_export)
 #define NPR_IOCTL_IMPORT		_IOWR('N', 0x16, struct npr_import)
 #define NPR_IOCTL_PROFILE		_IOWR('N', 0x17, struct npr_profile)
+#define NPR_IOCTL_QUERY_MODEL		_IOWR('N', 0x18, struct npr_query_model)
 
 #endif /* _UAPI_NPURING_H */
