@@ -520,6 +520,43 @@ static char *build_flags(const struct npr_exec *ex)
 	return buf;
 }
 
+static char *build_flags(const struct npr_exec *ex);
+
+static char *flags_for_dump(const struct npr_exec *ex)
+{
+	return getenv("NPR_NPU_DUMP") ? build_flags(ex) : NULL;
+}
+
+/*
+ * NPR_NPU_DUMP=DIR: write what the driver is given (DIR/<model>.xml and
+ * DIR/<model>.flags), for diagnosing a compiler that refuses it.
+ */
+static void dump_ir(const struct npr_exec *ex, const char *xml, size_t len,
+		    char *flags)
+{
+	const char *dir = getenv("NPR_NPU_DUMP");
+	const char *name = ex->g->name && *ex->g->name ? ex->g->name : "model";
+	char path[PATH_MAX];
+	FILE *f;
+
+	if (!dir || !*dir || strchr(name, '/'))
+		goto out;
+	snprintf(path, sizeof(path), "%s/%.64s.xml", dir, name);
+	f = fopen(path, "w");
+	if (f) {
+		fwrite(xml, 1, len, f);
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/%.64s.flags", dir, name);
+	f = fopen(path, "w");
+	if (f && flags)
+		fprintf(f, "%s\n", flags);
+	if (f)
+		fclose(f);
+out:
+	free(flags);
+}
+
 static void npu_exec_destroy(struct npr_exec *ex)
 {
 	struct npu_exec *ne = ex->priv;
@@ -549,17 +586,20 @@ static int compile_error(ze_result_t r)
 }
 
 /*
- * Which model port an argument carries: the port of the same name, else
- * the one at the same position (a compiler may rename arguments).
+ * Which model port an argument carries: the one at the same position if
+ * its name matches, else the first free port of that name, else the one
+ * at the same position (a compiler may rename arguments).
  */
 static int arg_port(const struct npr_exec *ex, const char *name, bool out,
-		    int pos)
+		    int pos, const bool *taken)
 {
 	const struct npr_port *p = out ? ex->out : ex->in;
 	int n = out ? ex->nout : ex->nin, k;
 
+	if (pos < n && !taken[pos] && !strcmp(p[pos].name, name))
+		return pos;
 	for (k = 0; k < n; k++)
-		if (!strcmp(p[k].name, name))
+		if (!taken[k] && !strcmp(p[k].name, name))
 			return k;
 	return pos;
 }
@@ -599,7 +639,8 @@ static int map_args(struct npr_exec *ex, struct npu_exec *ne)
 		if (r)
 			return ZE_FAIL(r, "graph GetArgumentProperties");
 		ap.name[sizeof(ap.name) - 1] = 0;
-		k = arg_port(ex, ap.name, out, out ? (int)i - ex->nin : (int)i);
+		k = arg_port(ex, ap.name, out, out ? (int)i - ex->nin : (int)i,
+			     seen[out]);
 		p = out ? &ex->out[k] : &ex->in[k];
 		for (k = 0; k < NPR_ZE_ARG_DIMS; k++)
 			numel *= ap.dims[k];
@@ -616,6 +657,7 @@ static int map_args(struct npr_exec *ex, struct npu_exec *ne)
 				       i, ap.name, out ? "output" : "input",
 				       p->name);
 		seen[out][ne->arg[i].port] = true;
+
 	}
 	return 0;
 }
@@ -664,6 +706,7 @@ static int npu_compile(struct npr_exec *ex)
 	free(in_types);
 	if (err)
 		return err;
+	dump_ir(ex, xml, xml_len, flags_for_dump(ex));
 	/* NGRAPH_LITE, classic layout */
 	size = 4 + 4 + 8 + xml_len + 8 + bin_len;
 	buf = malloc(size);

@@ -260,12 +260,17 @@ static void model_path(char *buf, size_t len, const char *rel)
 		buf[0] = 0;
 }
 
-/* Run @rel on cpu and npu with the same input; outputs must agree. */
+/*
+ * Run @rel on cpu and npu with the same inputs, @steps inferences on one
+ * request (stateful models carry state between them); every output of
+ * every step must agree.
+ */
 static void compare_with_cpu(struct npr_test *_metadata, const char *rel,
-			     const __s64 *shape)
+			     const __s64 *shape, int steps)
 {
 	struct net c, p;
 	char path[4096];
+	int step, ret;
 	__u32 i;
 
 	model_path(path, sizeof(path), rel);
@@ -277,32 +282,36 @@ static void compare_with_cpu(struct npr_test *_metadata, const char *rel,
 	ASSERT_GT(p.req, 0);
 	ASSERT_EQ(p.nin, c.nin);
 	ASSERT_EQ(p.nout, c.nout);
-	net_fill(_metadata, &c, 7);
-	net_fill(_metadata, &p, 7);
-	ASSERT_EQ(net_infer(&c), 0);
-	if (net_infer(&p))
-		TH_LOG("npu infer: %s", npr_last_error());
-	ASSERT_EQ(net_infer(&p), 0);
-	for (i = 0; i < c.nout; i++) {
-		size_t j, count, count2;
-		float *a = net_output(_metadata, &c, i, &count);
-		float *b = net_output(_metadata, &p, i, &count2);
-		float lo = INFINITY, hi = -INFINITY, diff = 0;
+	for (step = 0; step < steps; step++) {
+		net_fill(_metadata, &c, 7 + step);
+		net_fill(_metadata, &p, 7 + step);
+		ASSERT_EQ(net_infer(&c), 0);
+		ret = net_infer(&p);
+		if (ret)
+			TH_LOG("npu infer: %s", npr_last_error());
+		ASSERT_EQ(ret, 0);
+		for (i = 0; i < c.nout; i++) {
+			size_t j, count, count2;
+			float *a = net_output(_metadata, &c, i, &count);
+			float *b = net_output(_metadata, &p, i, &count2);
+			float lo = INFINITY, hi = -INFINITY, diff = 0;
 
-		ASSERT_EQ(p.type[1][i], c.type[1][i]);
-		ASSERT_EQ(count, count2);
-		ASSERT_NONNULL(a);
-		ASSERT_NONNULL(b);
-		for (j = 0; j < count; j++) {
-			lo = fminf(lo, a[j]);
-			hi = fmaxf(hi, a[j]);
-			diff = fmaxf(diff, fabsf(a[j] - b[j]));
+			ASSERT_EQ(p.type[1][i], c.type[1][i]);
+			ASSERT_EQ(count, count2);
+			ASSERT_NONNULL(a);
+			ASSERT_NONNULL(b);
+			for (j = 0; j < count; j++) {
+				lo = fminf(lo, a[j]);
+				hi = fmaxf(hi, a[j]);
+				diff = fmaxf(diff, fabsf(a[j] - b[j]));
+			}
+			if (step == steps - 1)
+				TH_LOG("%s output %u: %zu values, range %g..%g, max |cpu-npu| %g",
+				       rel, i, count, lo, hi, diff);
+			EXPECT_LE(diff, NPU_REL_TOL * fmaxf(hi - lo, 1e-6f));
+			free(a);
+			free(b);
 		}
-		TH_LOG("%s output %u: %zu values, range %g..%g, max |cpu-npu| %g",
-		       rel, i, count, lo, hi, diff);
-		EXPECT_LE(diff, NPU_REL_TOL * fmaxf(hi - lo, 1e-6f));
-		free(a);
-		free(b);
 	}
 	net_close(&c);
 	net_close(&p);
@@ -317,6 +326,7 @@ FIXTURE(npu_model) {
 FIXTURE_VARIANT(npu_model) {
 	const char *path;	/* under models/ir, or ../onnx/... */
 	__s64 shape[4];		/* input 0's static shape, if dynamic */
+	int steps;		/* inferences in a row (stateful models) */
 };
 
 FIXTURE_VARIANT_ADD(npu_model, squeezenet_fp16) {
@@ -352,6 +362,13 @@ FIXTURE_VARIANT_ADD(npu_model, face_detection_fp16_int8) {
 FIXTURE_VARIANT_ADD(npu_model, squeezenet_onnx) {
 	.path = "../onnx/squeezenet1_1.onnx", .shape = { 1, 3, 224, 224 },
 };
+/* stateful: the variables travel as hidden graph arguments */
+FIXTURE_VARIANT_ADD(npu_model, stateful_adder) {
+	.path = "../ir-stateful/adder_v11.xml", .steps = 5,
+};
+FIXTURE_VARIANT_ADD(npu_model, stateful_sliding_window) {
+	.path = "../ir-stateful/sliding_window_summator_v10.xml", .steps = 6,
+};
 FIXTURE_VARIANT_ADD(npu_model, person_attributes_fp32) {
 	.path = "person-attributes-recognition-crossroad-0230/FP32/person-attributes-recognition-crossroad-0230.xml",
 };
@@ -368,7 +385,8 @@ FIXTURE_TEARDOWN(npu_model)
 TEST_F(npu_model, agrees_with_cpu)
 {
 	compare_with_cpu(_metadata, variant->path,
-			 variant->shape[0] ? variant->shape : NULL);
+			 variant->shape[0] ? variant->shape : NULL,
+			 variant->steps ? variant->steps : 1);
 }
 
 /* ---- device ------------------------------------------------------------- */
