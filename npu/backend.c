@@ -662,6 +662,128 @@ static int map_args(struct npr_exec *ex, struct npu_exec *ne)
 	return 0;
 }
 
+/*
+ * @g as NGRAPH_LITE input, classic layout: the driver's compiler version
+ * (2 + 2 bytes), the part count 2, then the xml and the weights, each
+ * after its u64 size.  Port element types are @ex's (the caller's) when
+ * given, else the graph's.  @dump: also write the xml (NPR_NPU_DUMP).
+ */
+static int pack_ir(const struct npu_device *nd, const struct npr_graph *g,
+		   const struct npr_exec *ex, uint8_t **out, size_t *out_size,
+		   const struct npr_exec *dump)
+{
+	unsigned int *types;
+	char *xml = NULL;
+	void *bin = NULL;
+	size_t xml_len, bin_len, size;
+	uint32_t two = 2;
+	uint8_t *p;
+	uint64_t v;
+	int err, i;
+
+	types = calloc(g->ninputs + g->noutputs + 1, sizeof(*types));
+	if (!types)
+		return -ENOMEM;
+	for (i = 0; i < g->ninputs; i++)
+		types[i] = ex ? ex->in[i].type :
+				g->vals[g->nodes[g->inputs[i]].out[0]].type;
+	for (i = 0; i < g->noutputs; i++)
+		types[g->ninputs + i] = ex ? ex->out[i].type :
+			g->vals[g->nodes[g->outputs[i]].in[0]].type;
+	err = npu_ir_emit(g, types, types + g->ninputs, &xml, &xml_len, &bin,
+			  &bin_len);
+	free(types);
+	if (err)
+		return err;
+	if (dump)
+		dump_ir(dump, xml, xml_len, flags_for_dump(dump));
+	size = 4 + 4 + 8 + xml_len + 8 + bin_len;
+	p = malloc(size);
+	if (!p) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(p, &nd->gprops.compilerMajor, 2);
+	memcpy(p + 2, &nd->gprops.compilerMinor, 2);
+	memcpy(p + 4, &two, 4);
+	v = xml_len;
+	memcpy(p + 8, &v, 8);
+	memcpy(p + 16, xml, xml_len);
+	v = bin_len;
+	memcpy(p + 16 + xml_len, &v, 8);
+	if (bin_len)
+		memcpy(p + 24 + xml_len, bin, bin_len);
+	*out = p;
+	*out_size = size;
+out:
+	free(xml);
+	free(bin);
+	return err;
+}
+
+/*
+ * query: the layers the driver's compiler supports (QueryNetwork), by
+ * name; ex->g's own node names survive into the IR.
+ */
+static int npu_query(struct npr_device *dev, const struct npr_graph *g,
+		     bool *supported)
+{
+	struct npu_device *nd = dev->priv;
+	struct npr_ze_graph_desc_2 desc = {
+		.stype = NPR_ZE_STYPE_GRAPH_DESC,
+		.format = NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
+	};
+	npr_ze_graph_query_handle_t q;
+	char flags[64], *names = NULL;
+	uint8_t *buf = NULL;
+	size_t size, len = 0;
+	ze_result_t r;
+	int err, i;
+
+	err = pack_ir(nd, g, NULL, &buf, &size, NULL);
+	if (err)
+		return err;
+	snprintf(flags, sizeof(flags), "--config NPU_PLATFORM=\"%s\"",
+		 dev->info.arch);
+	desc.inputSize = size;
+	desc.pInput = buf;
+	desc.pBuildFlags = flags;
+	r = npu.graph->pfnQueryNetworkCreate2(nd->ctx, nd->dev, &desc, &q);
+	free(buf);
+	if (r)
+		return compile_error(r);
+	r = npu.graph->pfnQueryNetworkGetSupportedLayers(q, &len, NULL);
+	if (!r && len) {
+		names = malloc(len + 1);
+		if (!names) {
+			npu.graph->pfnQueryNetworkDestroy(q);
+			return -ENOMEM;
+		}
+		r = npu.graph->pfnQueryNetworkGetSupportedLayers(q, &len,
+								 names);
+		names[len] = 0;
+	}
+	npu.graph->pfnQueryNetworkDestroy(q);
+	if (r) {
+		free(names);
+		return ZE_FAIL(r, "QueryNetworkGetSupportedLayers");
+	}
+	/* "<name0><name1>..." */
+	for (i = 0; i < g->nnodes; i++) {
+		const char *n = g->nodes[i].name, *s;
+		size_t nl = n ? strlen(n) : 0;
+
+		supported[i] = false;
+		for (s = names; n && s && (s = strchr(s, '<')); s++)
+			if (!strncmp(s + 1, n, nl) && s[1 + nl] == '>') {
+				supported[i] = true;
+				break;
+			}
+	}
+	free(names);
+	return 0;
+}
+
 static int npu_compile(struct npr_exec *ex)
 {
 	struct npu_device *nd = ex->dev->priv;
@@ -674,16 +796,12 @@ static int npu_compile(struct npr_exec *ex)
 		.mode = ZE_COMMAND_QUEUE_MODE_DEFAULT,
 		.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL,
 	};
-	unsigned int *in_types;
 	struct npu_exec *ne;
-	char *xml = NULL, *flags = NULL;
-	void *bin = NULL;
-	size_t xml_len, bin_len, size;
-	uint8_t *buf = NULL, *p;
-	uint32_t two = 2;
-	uint64_t v;
+	char *flags = NULL;
+	uint8_t *buf = NULL;
+	size_t size;
 	ze_result_t r;
-	int err, i;
+	int err;
 
 	if (!(nd->gprops.graphFormatsSupported &
 	      NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE))
@@ -694,37 +812,13 @@ static int npu_compile(struct npr_exec *ex)
 		return -ENOMEM;
 	pthread_mutex_init(&ne->lock, NULL);
 	ex->priv = ne;
-	in_types = calloc(ex->nin + ex->nout + 1, sizeof(*in_types));
-	if (!in_types)
-		return -ENOMEM;
-	for (i = 0; i < ex->nin; i++)
-		in_types[i] = ex->in[i].type;
-	for (i = 0; i < ex->nout; i++)
-		in_types[ex->nin + i] = ex->out[i].type;
-	err = npu_ir_emit(ex->g, in_types, in_types + ex->nin, &xml, &xml_len,
-			  &bin, &bin_len);
-	free(in_types);
+	err = pack_ir(nd, ex->g, ex, &buf, &size, ex);
 	if (err)
 		return err;
-	dump_ir(ex, xml, xml_len, flags_for_dump(ex));
-	/* NGRAPH_LITE, classic layout */
-	size = 4 + 4 + 8 + xml_len + 8 + bin_len;
-	buf = malloc(size);
 	flags = build_flags(ex);
 	err = -ENOMEM;
-	if (!buf || !flags)
+	if (!flags)
 		goto out;
-	p = buf;
-	memcpy(p, &nd->gprops.compilerMajor, 2);
-	memcpy(p + 2, &nd->gprops.compilerMinor, 2);
-	memcpy(p + 4, &two, 4);
-	v = xml_len;
-	memcpy(p + 8, &v, 8);
-	memcpy(p + 16, xml, xml_len);
-	v = bin_len;
-	memcpy(p + 16 + xml_len, &v, 8);
-	if (bin_len)
-		memcpy(p + 24 + xml_len, bin, bin_len);
 	desc.inputSize = size;
 	desc.pInput = buf;
 	desc.pBuildFlags = flags;
@@ -759,8 +853,6 @@ static int npu_compile(struct npr_exec *ex)
 	}
 	err = 0;
 out:
-	free(xml);
-	free(bin);
 	free(buf);
 	free(flags);
 	return err;
@@ -912,6 +1004,7 @@ const struct npr_backend_ops npr_npu_backend_ops = {
 	.request_create = npu_request_create,
 	.request_destroy = npu_request_destroy,
 	.infer = npu_infer,
+	.query = npu_query,
 	.release = npu_release,
 };
 
@@ -921,6 +1014,128 @@ static int npu_probe(struct npr_device *dev, int index)
 {
 	return npr_err(-ENODEV,
 		       "npu: npuring was built without the Level Zero headers (apt-get install libze-dev, then rebuild)");
+}
+
+/*
+ * @g as NGRAPH_LITE input, classic layout: the driver's compiler version
+ * (2 + 2 bytes), the part count 2, then the xml and the weights, each
+ * after its u64 size.  Port element types are @ex's (the caller's) when
+ * given, else the graph's.  @dump: also write the xml (NPR_NPU_DUMP).
+ */
+static int pack_ir(const struct npu_device *nd, const struct npr_graph *g,
+		   const struct npr_exec *ex, uint8_t **out, size_t *out_size,
+		   const struct npr_exec *dump)
+{
+	unsigned int *types;
+	char *xml = NULL;
+	void *bin = NULL;
+	size_t xml_len, bin_len, size;
+	uint32_t two = 2;
+	uint8_t *p;
+	uint64_t v;
+	int err, i;
+
+	types = calloc(g->ninputs + g->noutputs + 1, sizeof(*types));
+	if (!types)
+		return -ENOMEM;
+	for (i = 0; i < g->ninputs; i++)
+		types[i] = ex ? ex->in[i].type :
+				g->vals[g->nodes[g->inputs[i]].out[0]].type;
+	for (i = 0; i < g->noutputs; i++)
+		types[g->ninputs + i] = ex ? ex->out[i].type :
+			g->vals[g->nodes[g->outputs[i]].in[0]].type;
+	err = npu_ir_emit(g, types, types + g->ninputs, &xml, &xml_len, &bin,
+			  &bin_len);
+	free(types);
+	if (err)
+		return err;
+	if (dump)
+		dump_ir(dump, xml, xml_len, flags_for_dump(dump));
+	size = 4 + 4 + 8 + xml_len + 8 + bin_len;
+	p = malloc(size);
+	if (!p) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(p, &nd->gprops.compilerMajor, 2);
+	memcpy(p + 2, &nd->gprops.compilerMinor, 2);
+	memcpy(p + 4, &two, 4);
+	v = xml_len;
+	memcpy(p + 8, &v, 8);
+	memcpy(p + 16, xml, xml_len);
+	v = bin_len;
+	memcpy(p + 16 + xml_len, &v, 8);
+	if (bin_len)
+		memcpy(p + 24 + xml_len, bin, bin_len);
+	*out = p;
+	*out_size = size;
+out:
+	free(xml);
+	free(bin);
+	return err;
+}
+
+/*
+ * query: the layers the driver's compiler supports (QueryNetwork), by
+ * name; ex->g's own node names survive into the IR.
+ */
+static int npu_query(struct npr_device *dev, const struct npr_graph *g,
+		     bool *supported)
+{
+	struct npu_device *nd = dev->priv;
+	struct npr_ze_graph_desc_2 desc = {
+		.stype = NPR_ZE_STYPE_GRAPH_DESC,
+		.format = NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
+	};
+	npr_ze_graph_query_handle_t q;
+	char flags[64], *names = NULL;
+	uint8_t *buf = NULL;
+	size_t size, len = 0;
+	ze_result_t r;
+	int err, i;
+
+	err = pack_ir(nd, g, NULL, &buf, &size, NULL);
+	if (err)
+		return err;
+	snprintf(flags, sizeof(flags), "--config NPU_PLATFORM=\"%s\"",
+		 dev->info.arch);
+	desc.inputSize = size;
+	desc.pInput = buf;
+	desc.pBuildFlags = flags;
+	r = npu.graph->pfnQueryNetworkCreate2(nd->ctx, nd->dev, &desc, &q);
+	free(buf);
+	if (r)
+		return compile_error(r);
+	r = npu.graph->pfnQueryNetworkGetSupportedLayers(q, &len, NULL);
+	if (!r && len) {
+		names = malloc(len + 1);
+		if (!names) {
+			npu.graph->pfnQueryNetworkDestroy(q);
+			return -ENOMEM;
+		}
+		r = npu.graph->pfnQueryNetworkGetSupportedLayers(q, &len,
+								 names);
+		names[len] = 0;
+	}
+	npu.graph->pfnQueryNetworkDestroy(q);
+	if (r) {
+		free(names);
+		return ZE_FAIL(r, "QueryNetworkGetSupportedLayers");
+	}
+	/* "<name0><name1>..." */
+	for (i = 0; i < g->nnodes; i++) {
+		const char *n = g->nodes[i].name, *s;
+		size_t nl = n ? strlen(n) : 0;
+
+		supported[i] = false;
+		for (s = names; n && s && (s = strchr(s, '<')); s++)
+			if (!strncmp(s + 1, n, nl) && s[1 + nl] == '>') {
+				supported[i] = true;
+				break;
+			}
+	}
+	free(names);
+	return 0;
 }
 
 static int npu_compile(struct npr_exec *ex)

@@ -411,6 +411,39 @@ TEST(npu_device_info)
 	EXPECT_EQ(fd, -ENODEV);
 }
 
+/* query_model goes through the driver's network query */
+TEST(npu_query_model_agrees_with_cpu)
+{
+	const char *dev[2] = { "cpu", "npu" };
+	struct npr_query_model q[2];
+	char path[4096];
+	int k;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), "squeezenet1.1/FP16/squeezenet1.1.xml");
+	for (k = 0; k < 2; k++) {
+		struct npr_model_load ml;
+		int fd = npr_open(dev[k], 0), ret;
+
+		ASSERT_GE(fd, 0);
+		npr_prep_model_load(&ml, path, NULL);
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+		memset(&q[k], 0, sizeof(q[k]));
+		q[k].size = sizeof(q[k]);
+		q[k].model = ml.handle;
+		ret = npr_ioctl(fd, NPR_IOCTL_QUERY_MODEL, &q[k]);
+		if (ret && ret != -EMSGSIZE)
+			TH_LOG("%s: %s", dev[k], npr_last_error());
+		EXPECT_TRUE(!ret || ret == -EMSGSIZE);
+		npr_close(fd);
+	}
+	TH_LOG("cpu %u/%u, npu %u/%u layers supported", q[0].num_supported,
+	       q[0].num_layers, q[1].num_supported, q[1].num_layers);
+	EXPECT_EQ(q[1].num_layers, q[0].num_layers);
+	EXPECT_EQ(q[1].num_supported, q[0].num_supported);
+	EXPECT_GT(q[1].num_supported, 0);
+}
+
 /* ---- fault injection ---------------------------------------------------- */
 
 #define EYE "open-closed-eye-0001/FP32/open-closed-eye-0001.xml"

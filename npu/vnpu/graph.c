@@ -7,6 +7,7 @@
  * memory queries.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,20 +183,19 @@ static ze_result_t graph_build(struct vnpu_graph *g, const void *xml,
 	return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t graph_create(ze_context_handle_t hc, ze_device_handle_t hd,
-				uint32_t format, const uint8_t *in, size_t size,
-				const char *flags, npr_ze_graph_handle_t *out)
+/*
+ * The xml and weights inside a graph input (NGRAPH_LITE or vnpu's native
+ * blob), every size checked against the buffer.  @query: a network query
+ * (no compile faults apply).
+ */
+static ze_result_t split_input(uint32_t format, const uint8_t *in,
+			       size_t size, const char *flags, bool query,
+			       const uint8_t **xml, uint64_t *xs,
+			       const uint8_t **bin, uint64_t *bs)
 {
-	struct vnpu_context *c = vnpu_ctx_of(hc, true);
-	const uint8_t *p = in, *end, *xml, *bin;
-	uint64_t xs, bs;
-	struct vnpu_graph *g;
-	ze_result_t r;
+	const uint8_t *p = in, *end;
 
-	vnpu_build_log[0] = 0;
-	if (!c || !vnpu_dev_ok(hd, true))
-		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	if (!in || !out)
+	if (!in)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	if (!size || size > VNPU_MAX_INPUT)
 		return ZE_RESULT_ERROR_INVALID_SIZE;
@@ -215,11 +215,11 @@ static ze_result_t graph_create(ze_context_handle_t hc, ze_device_handle_t hd,
 		p = in + 8;
 		if (check_flags(flags))
 			return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-		if (vnpu_env_long("VNPU_FAULT_COMPILE")) {
+		if (!query && vnpu_env_long("VNPU_FAULT_COMPILE")) {
 			vnpu_set_log("vnpu: compilation failed: fault injected by VNPU_FAULT_COMPILE");
 			return ZE_RESULT_ERROR_UNKNOWN;
 		}
-	} else if (format == NPR_ZE_GRAPH_FORMAT_NATIVE) {
+	} else if (format == NPR_ZE_GRAPH_FORMAT_NATIVE && !query) {
 		uint32_t ver, plat;
 
 		if (size < 16 || memcmp(in, VNPU_BLOB_MAGIC, 8)) {
@@ -237,17 +237,38 @@ static ze_result_t graph_create(ze_context_handle_t hc, ze_device_handle_t hd,
 	} else {
 		return ZE_RESULT_ERROR_INVALID_ENUMERATION;
 	}
-	if (get_u64(&p, end, &xs) || xs > (uint64_t)(end - p)) {
+	if (get_u64(&p, end, xs) || *xs > (uint64_t)(end - p)) {
 		vnpu_set_log("vnpu: truncated input (xml size)");
 		return ZE_RESULT_ERROR_INVALID_SIZE;
 	}
-	xml = p;
-	p += xs;
-	if (get_u64(&p, end, &bs) || bs != (uint64_t)(end - p)) {
+	*xml = p;
+	p += *xs;
+	if (get_u64(&p, end, bs) || *bs != (uint64_t)(end - p)) {
 		vnpu_set_log("vnpu: truncated input or trailing bytes (weights size)");
 		return ZE_RESULT_ERROR_INVALID_SIZE;
 	}
-	bin = p;
+	*bin = p;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t graph_create(ze_context_handle_t hc, ze_device_handle_t hd,
+				uint32_t format, const uint8_t *in, size_t size,
+				const char *flags, npr_ze_graph_handle_t *out)
+{
+	struct vnpu_context *c = vnpu_ctx_of(hc, true);
+	const uint8_t *xml, *bin;
+	uint64_t xs, bs;
+	struct vnpu_graph *g;
+	ze_result_t r;
+
+	vnpu_build_log[0] = 0;
+	if (!c || !vnpu_dev_ok(hd, true))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!out)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	r = split_input(format, in, size, flags, false, &xml, &xs, &bin, &bs);
+	if (r)
+		return r;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
@@ -643,40 +664,74 @@ static ze_result_t g_dev_props2(ze_device_handle_t d,
 	return ZE_RESULT_SUCCESS;
 }
 
+/*
+ * Supported layers: what npuring's cpu device supports of the model
+ * (NPR_IOCTL_QUERY_MODEL), as "<name><name>...".
+ */
 static ze_result_t q_create2(ze_context_handle_t hc, ze_device_handle_t hd,
 			     const struct npr_ze_graph_desc_2 *desc,
 			     npr_ze_graph_query_handle_t *out)
 {
-	npr_ze_graph_handle_t gh;
+	struct npr_query_model qm = { .size = sizeof(qm) };
+	struct npr_model_load ml;
+	const uint8_t *xml, *bin;
 	struct vnpu_query *q;
-	struct npr_ze_graph_desc_2 d;
+	char *names = NULL, *s, *d;
+	uint64_t xs, bs;
 	ze_result_t r;
+	int fd, err;
 
+	vnpu_build_log[0] = 0;
+	if (!vnpu_ctx_of(hc, true) || !vnpu_dev_ok(hd, true))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	if (!desc || !out)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	/*
-	 * Every layer the CPU device can compile is supported: compile the
-	 * whole model; the answer is all layers or none.
-	 */
-	d = *desc;
-	d.pBuildFlags = NULL;
-	r = g_create2(hc, hd, &d, &gh);
+	r = split_input(desc->format, desc->pInput, desc->inputSize,
+			desc->pBuildFlags, true, &xml, &xs, &bin, &bs);
+	if (r)
+		return r;
+	fd = npr_open("cpu", 0);
+	if (fd < 0)
+		return ZE_RESULT_ERROR_UNKNOWN;
+	npr_prep_model_load_mem(&ml, xml, xs, bs ? bin : NULL, bs);
+	r = ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	if (npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml)) {
+		vnpu_set_log("vnpu: cannot read the IR: %s", npr_last_error());
+		goto out;
+	}
+	qm.model = ml.handle;
+	r = ZE_RESULT_ERROR_UNKNOWN;
+	err = npr_ioctl(fd, NPR_IOCTL_QUERY_MODEL, &qm);
+	if (err && err != -EMSGSIZE) {
+		vnpu_set_log("vnpu: query: %s", npr_last_error());
+		goto out;
+	}
+	r = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	names = malloc(qm.len + 1);
 	q = calloc(1, sizeof(*q));
-	if (!q) {
-		if (!r)
-			graph_free(GRAPH(gh));
-		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-	}
-	q->magic = M_QUERY;
-	q->layers = strdup(r ? "" : "<all>");
-	if (!r)
-		graph_free(GRAPH(gh));
-	if (!q->layers) {
+	if (!names || !q || !(q->layers = malloc(qm.len + qm.num_supported + 2))) {
 		free(q);
-		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+		goto out;
 	}
+	qm.names = (uintptr_t)names;
+	r = ZE_RESULT_ERROR_UNKNOWN;
+	if (npr_ioctl(fd, NPR_IOCTL_QUERY_MODEL, &qm)) {
+		free(q->layers);
+		free(q);
+		goto out;
+	}
+	names[qm.len] = 0;
+	d = q->layers;
+	for (s = names; *s; s += strlen(s) + 1)
+		d += sprintf(d, "<%s>", s);
+	*d = 0;
+	q->magic = M_QUERY;
 	*out = (npr_ze_graph_query_handle_t)q;
-	return ZE_RESULT_SUCCESS;
+	r = ZE_RESULT_SUCCESS;
+out:
+	free(names);
+	npr_close(fd);
+	return r;
 }
 
 static ze_result_t q_create(ze_context_handle_t hc, ze_device_handle_t hd,
