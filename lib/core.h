@@ -13,6 +13,7 @@
 #include "graph.h"
 
 struct npr_device;
+struct npr_props;
 struct npr_exec;
 struct npr_request;
 
@@ -33,6 +34,8 @@ struct npr_request;
  * @release: free what probe put in dev->priv besides the memory itself
  *           (driver contexts), after every object of the device is gone;
  *           also called when probe fails.  Optional.
+ * @param: a backend-specific value of a read-only integer property
+ *         (OPTIMAL_NUMBER_OF_INFER_REQUESTS of an NPU).  Optional.
  *
  * Arguments are validated by lib/ before any of these is called.  Optional
  * members are defaulted in lib/backend.c.
@@ -51,6 +54,10 @@ struct npr_backend_ops {
 	int (*query)(struct npr_device *dev, const struct npr_graph *g,
 		     bool *supported);
 	void (*release)(struct npr_device *dev);
+	/* optional: the backend's value of an integer property under @p
+	 * (0), or -ENOENT for the generic one */
+	int (*param)(const struct npr_device *dev, const struct npr_props *p,
+		     uint32_t id, int64_t *value);
 };
 
 #define NPR_BACKEND_API_VERSION	1

@@ -986,6 +986,22 @@ static int npu_infer(struct npr_request *rq)
 	return 0;
 }
 
+/*
+ * The NPU plugin's answers: OPTIMAL_NUMBER_OF_INFER_REQUESTS is 1 for
+ * LATENCY, and for THROUGHPUT 4 on an NPU 3720 and 8 on the others.
+ */
+static int npu_param(const struct npr_device *dev, const struct npr_props *p,
+		     uint32_t id, int64_t *value)
+{
+	if (id != NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS)
+		return -ENOENT;
+	if (p->perf_hint != NPR_PERF_HINT_THROUGHPUT)
+		*value = 1;
+	else
+		*value = strcmp(dev->info.arch, "3720") ? 8 : 4;
+	return 0;
+}
+
 static void npu_release(struct npr_device *dev)
 {
 	struct npu_device *nd = dev->priv;
@@ -1006,6 +1022,7 @@ const struct npr_backend_ops npr_npu_backend_ops = {
 	.infer = npu_infer,
 	.query = npu_query,
 	.release = npu_release,
+	.param = npu_param,
 };
 
 #else /* no Level Zero headers at build time */

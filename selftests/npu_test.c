@@ -411,6 +411,44 @@ TEST(npu_device_info)
 	EXPECT_EQ(fd, -ENODEV);
 }
 
+static int64_t get_int(int fd, uint32_t id)
+{
+	struct npr_param p = { .size = sizeof(p), .param = id };
+
+	return npr_ioctl(fd, NPR_IOCTL_GET_PARAM, &p) ? -1 : (int64_t)p.value;
+}
+
+static int set_int(int fd, uint32_t id, uint64_t v)
+{
+	struct npr_param p = { .size = sizeof(p), .param = id, .value = v };
+
+	return npr_ioctl(fd, NPR_IOCTL_SET_PARAM, &p);
+}
+
+/* The NPU plugin's table: 1 for LATENCY; THROUGHPUT 4 on 3720, 8 on 4000 */
+TEST(npu_optimal_number_of_infer_requests)
+{
+	char arch[32];
+	struct npr_param p = { .size = sizeof(p) };
+	int fd;
+
+	REQUIRE_NPU();
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	p.param = NPR_PARAM_DEVICE_ARCHITECTURE;
+	p.ptr = (uintptr_t)arch;
+	p.len = sizeof(arch);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_GET_PARAM, &p), 0);
+	EXPECT_EQ(get_int(fd, NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS), 1);
+	ASSERT_EQ(set_int(fd, NPR_PARAM_PERFORMANCE_HINT,
+			  NPR_PERF_HINT_THROUGHPUT), 0);
+	EXPECT_EQ(get_int(fd, NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS),
+		  strcmp(arch, "3720") ? 8 : 4);
+	TH_LOG("architecture %s: THROUGHPUT -> %lld requests", arch,
+	       (long long)get_int(fd, NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS));
+	npr_close(fd);
+}
+
 /* query_model goes through the driver's network query */
 TEST(npu_query_model_agrees_with_cpu)
 {
