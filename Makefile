@@ -100,7 +100,8 @@ $(foreach t,$(tools-y),$(eval $(call link_prog,tools,$(t))))
 
 # npu/vnpu/: the software NPU, a Level Zero driver library the system's
 # loader loads; built only where the Level Zero headers are installed.
-ZE_HEADERS := $(wildcard /usr/include/level_zero/ze_api.h)
+ZE_HEADERS := $(shell echo '\#include <level_zero/ze_api.h>' | \
+	$(CC) $(CFLAGS) -E -x c - >/dev/null 2>&1 && echo yes)
 VNPU := $(obj)/npu/vnpu/libze_intel_vpu.so.1
 ifneq ($(ZE_HEADERS),)
 all: $(VNPU)
