@@ -1393,6 +1393,43 @@ out:
 	return err;
 }
 
+static int cmd_make_stateful(struct npr_device *dev, void *arg)
+{
+	struct npr_make_stateful *a = arg;
+	const struct npr_state_pair *p;
+	const char **names;
+	struct npr_model *m;
+	uint32_t i;
+	int err;
+
+	err = check_flags(a->flags, 0);
+	if (err)
+		return err;
+	if (!a->count || a->count > 1024 || !a->pairs)
+		return npr_err(-EINVAL, "MakeStateful: %u pairs (1 .. 1024, and a pointer)",
+			       a->count);
+	p = (const void *)(uintptr_t)a->pairs;
+	names = calloc(2 * a->count, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	for (i = 0; i < a->count; i++) {
+		names[2 * i] = (const char *)(uintptr_t)p[i].input;
+		names[2 * i + 1] = (const char *)(uintptr_t)p[i].output;
+		if (!names[2 * i] || !names[2 * i + 1]) {
+			free(names);
+			return npr_err(-EINVAL, "MakeStateful: pair %u without a name",
+				       i);
+		}
+	}
+	pthread_mutex_lock(&dev->lock);
+	m = handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
+	if (m)
+		err = npr_make_stateful(m->g, names, (int)a->count);
+	pthread_mutex_unlock(&dev->lock);
+	free(names);
+	return err;
+}
+
 static int cmd_req_create(struct npr_device *dev, void *arg)
 {
 	struct npr_req_create *a = arg;
@@ -1653,6 +1690,7 @@ static const struct cmd {
 	[0x19] = { sizeof(struct npr_bo_create), sizeof(struct npr_bo_create) },
 	[0x1a] = { sizeof(struct npr_bo_info), sizeof(struct npr_bo_info) },
 	[0x1b] = { sizeof(struct npr_bo_bind), sizeof(struct npr_bo_bind) },
+	[0x1c] = { sizeof(struct npr_make_stateful), sizeof(struct npr_make_stateful) },
 };
 
 static int do_ioctl(int fd, unsigned long cmd, void *arg)
@@ -1678,6 +1716,7 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 		struct npr_bo_create bc;
 		struct npr_bo_info bi;
 		struct npr_bo_bind bb;
+		struct npr_make_stateful mk;
 	} k;
 	unsigned long mark = npr_err_mark();
 	unsigned int nr = _IOC_NR(cmd);
@@ -1737,6 +1776,7 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 	case 0x19: err = cmd_bo_create(dev, &k); break;
 	case 0x1a: err = cmd_bo_info(dev, &k); break;
 	case 0x1b: err = cmd_bo_bind(dev, &k); break;
+	case 0x1c: err = cmd_make_stateful(dev, &k); break;
 	default: err = -ENOTTY;
 	}
 	/* outputs (including needed sizes on -EMSGSIZE) go back either way */

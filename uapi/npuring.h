@@ -797,6 +797,43 @@ struct npr_bo_bind {
 };
 _Static_assert(sizeof(struct npr_bo_bind) == 168, "npr_bo_bind ABI");
 
+/**
+ * struct npr_state_pair - one explicit state of NPR_IOCTL_MAKE_STATEFUL
+ * @input: In. Pointer to the NUL-terminated name of the input carrying
+ *         the state into the model (its tensor name, or its layer name).
+ * @output: In. Pointer to the name of the output carrying it out.
+ */
+struct npr_state_pair {
+	__u64 input;
+	__u64 output;
+};
+_Static_assert(sizeof(struct npr_state_pair) == 16, "npr_state_pair ABI");
+
+/**
+ * struct npr_make_stateful - NPR_IOCTL_MAKE_STATEFUL: turn explicit state
+ * inputs and outputs of a model into variables
+ * @size: In. sizeof(struct npr_make_stateful).
+ * @flags: In. Must be 0.
+ * @model: In. Model handle; changed in place.
+ * @count: In. Entries in @pairs, 1 .. 1024.
+ * @pairs: In. Pointer to @count struct npr_state_pair.
+ *
+ * Each pair's input becomes a ReadValue (initial value zeros) and its
+ * output an Assign of one variable named after the input, so that the
+ * model's callers no longer pass the state around: it stays in each
+ * request (NPR_IOCTL_STATE_*).  The pair's input and output must have
+ * the same element type and static shape.  Nothing changes unless every
+ * pair is valid.
+ */
+struct npr_make_stateful {
+	__u32 size;
+	__u32 flags;
+	__u32 model;
+	__u32 count;
+	__u64 pairs;
+};
+_Static_assert(sizeof(struct npr_make_stateful) == 24, "npr_make_stateful ABI");
+
 #define NPR_IOCTL_TYPE			'N'
 #define NPR_IOCTL_DEVICE_INFO		_IOWR('N', 0x00, struct npr_device_info)
 #define NPR_IOCTL_GET_PARAM		_IOWR('N', 0x01, struct npr_param)
@@ -823,5 +860,6 @@ _Static_assert(sizeof(struct npr_bo_bind) == 168, "npr_bo_bind ABI");
 #define NPR_IOCTL_BO_CREATE		_IOWR('N', 0x19, struct npr_bo_create)
 #define NPR_IOCTL_BO_INFO		_IOWR('N', 0x1a, struct npr_bo_info)
 #define NPR_IOCTL_BO_BIND		_IOWR('N', 0x1b, struct npr_bo_bind)
+#define NPR_IOCTL_MAKE_STATEFUL		_IOWR('N', 0x1c, struct npr_make_stateful)
 
 #endif /* _UAPI_NPURING_H */
