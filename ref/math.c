@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reference kernels of the math ops (lib/ops/math.h).
+ */
+#include <errno.h>
+#include <math.h>
+
+#include "../lib/ops/kern.h"
+#include "../lib/ops/math.h"
+
+static double round_even(double x)
+{
+	double f = floor(x), d = x - f;
+
+	if (d > 0.5)
+		return f + 1;
+	if (d < 0.5)
+		return f;
+	return fmod(f, 2.0) == 0 ? f : f + 1;
+}
+
+static double round_away(double x)
+{
+	return x < 0 ? -floor(-x + 0.5) : floor(x + 0.5);
+}
+
+/**
+ * npr_ref_math_unary() - Round-5 and Sign-1
+ * @n: the node; params struct npr_math_params.
+ * @in: x.
+ * @out: same type and shape.
+ *
+ * Return: 0.
+ */
+int npr_ref_math_unary(const struct npr_node *n, const struct npr_tensor *in,
+		       struct npr_tensor *out)
+{
+	const struct npr_math_params *p = n->params;
+	int64_t total = npr_shape_numel(&in->shape), i;
+	bool fl = npr_is_float(in->type);
+
+	for (i = 0; i < total; i++) {
+		double x = npr_ld(in->type, in->data, i), y = x;
+
+		switch (p->op) {
+		case NPR_MATH_ROUND_EVEN:
+			if (fl && isfinite(x))
+				y = round_even(x);
+			break;
+		case NPR_MATH_ROUND_AWAY:
+			if (fl && isfinite(x))
+				y = round_away(x);
+			break;
+		default:
+			y = (x > 0) - (x < 0);
+			break;
+		}
+		if (in->type == NPR_ELEM_I64 || in->type == NPR_ELEM_U64) {
+			/* exact: doubles lose bits beyond 2^53 */
+			if (p->op == NPR_MATH_SIGN) {
+				int64_t v = npr_ld_int(in->type, in->data, i);
+
+				if (in->type == NPR_ELEM_U64)
+					v = v != 0;
+				else
+					v = (v > 0) - (v < 0);
+				((int64_t *)out->data)[i] = v;
+			} else {
+				((int64_t *)out->data)[i] =
+					((const int64_t *)in->data)[i];
+			}
+			continue;
+		}
+		npr_st(out->type, out->data, i, y);
+	}
+	return 0;
+}
+
+/**
+ * npr_ref_reduce_logical() - ReduceLogicalAnd-1, ReduceLogicalOr-1
+ * @n: the node; params struct npr_math_params, @reduced set.
+ * @in: data (boolean), axes.
+ * @out: boolean; an empty reduction gives true (And) or false (Or).
+ *
+ * Return: 0.
+ */
+int npr_ref_reduce_logical(const struct npr_node *n,
+			   const struct npr_tensor *in,
+			   struct npr_tensor *out)
+{
+	const struct npr_math_params *p = n->params;
+	const struct npr_shape *s = &in[0].shape;
+	int64_t ost[NPR_MAX_RANK], idx[NPR_MAX_RANK] = { 0 };
+	int64_t total = npr_shape_numel(s), onum = npr_shape_numel(&out->shape);
+	const uint8_t *x = in[0].data;
+	uint8_t *y = out->data, init = p->op == NPR_MATH_REDUCE_AND;
+	int64_t k, acc = 1;
+	int i;
+
+	/* stride of each input axis in the output, 0 for reduced ones */
+	for (i = s->rank - 1; i >= 0; i--) {
+		ost[i] = p->reduced[i] ? 0 : acc;
+		if (!p->reduced[i])
+			acc *= s->d[i];
+	}
+	memset(y, init, onum);
+	for (k = 0; k < total; k++) {
+		int64_t o = 0;
+
+		for (i = 0; i < s->rank; i++)
+			o += idx[i] * ost[i];
+		if (init)
+			y[o] = y[o] && x[k];
+		else
+			y[o] = y[o] || x[k];
+		for (i = s->rank - 1; i >= 0; i--) {
+			if (++idx[i] < s->d[i])
+				break;
+			idx[i] = 0;
+		}
+	}
+	return 0;
+}
+
+/**
+ * npr_ref_cumsum() - CumSum-3
+ * @n: the node; params struct npr_math_params, @axis set.
+ * @in: x, [axis].
+ * @out: running sums along the axis.
+ *
+ * Return: 0.
+ */
+int npr_ref_cumsum(const struct npr_node *n, const struct npr_tensor *in,
+		   struct npr_tensor *out)
+{
+	const struct npr_math_params *p = n->params;
+	const struct npr_shape *s = &in[0].shape;
+	int64_t outer = npr_dims_prod(s, 0, p->axis), dim = s->d[p->axis];
+	int64_t inner = npr_dims_prod(s, p->axis + 1, s->rank), o, j, i;
+	bool exact = !npr_is_float(in[0].type);
+
+	for (o = 0; o < outer; o++) {
+		for (i = 0; i < inner; i++) {
+			double acc = 0;
+			uint64_t iacc = 0;
+
+			for (j = 0; j < dim; j++) {
+				int64_t jj = p->reverse ? dim - 1 - j : j;
+				int64_t k = (o * dim + jj) * inner + i;
+				double x = npr_ld(in[0].type, in[0].data, k);
+				int64_t xi = exact ?
+					npr_ld_int(in[0].type, in[0].data, k) :
+					0;
+
+				if (!p->exclusive) {
+					acc += x;
+					iacc += (uint64_t)xi;
+				}
+				if (exact && (out->type == NPR_ELEM_I64 ||
+					      out->type == NPR_ELEM_U64))
+					((int64_t *)out->data)[k] = (int64_t)iacc;
+				else
+					npr_st(out->type, out->data, k,
+					       exact ? (double)(int64_t)iacc : acc);
+				if (p->exclusive) {
+					acc += x;
+					iacc += (uint64_t)xi;
+				}
+			}
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,1016 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Op-level tests: one op per model, built here as an in-memory IR, loaded,
+ * compiled and run through the public npr_ioctl() API on the cpu device.
+ * Each test checks an edge case of one op: broadcasting, negative axes and
+ * indices, empty tensors, rounding and padding modes, integer types, and
+ * errors (a clear -errno and a message naming the layer and the op).
+ *
+ * Expected values come from the worked examples of the OpenVINO operation
+ * specifications or are derived by hand in the comments; none was produced
+ * by running this library.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "npuring.h"
+
+#define MAX_IN		6
+#define MAX_OUT		3
+#define MAX_VALS	1024
+
+/* ---- building a one-op model ------------------------------------------ */
+
+/**
+ * struct tin - one input of the op under test
+ * @et: element type as IR writes it ("f32", "i64", "boolean", ...).
+ * @dims: comma-separated dimensions, "" for a scalar.
+ * @v: the values, converted to @et (NULL: zeros).
+ * @konst: a Const layer (else a Parameter, set at inference).
+ */
+struct tin {
+	const char *et;
+	const char *dims;
+	const double *v;
+	bool konst;
+};
+
+/**
+ * struct top - the op under test
+ * @type: op type.
+ * @ver: "opset8".
+ * @attrs: the <data> element's attributes, written as in IR, or NULL.
+ * @in: inputs, @et NULL after the last.
+ * @out: declared output shapes, NULL after the last; the compile checks
+ *       the inferred shapes against them.
+ * @oet: declared output element types (the caller's types at the
+ *       boundary); NULL: the type of input 0.
+ */
+struct top {
+	const char *type;
+	const char *ver;
+	const char *attrs;
+	struct tin in[MAX_IN];
+	const char *out[MAX_OUT];
+	const char *oet[MAX_OUT];
+};
+
+/**
+ * struct tres - what running the op gave
+ * @err: 0 or the first failing call's -errno.
+ * @msg: its message.
+ * @nout: number of outputs.
+ * @type, @rank, @dims: per output, as NPR_IOCTL_GET_TENSOR reports them.
+ * @n: per output, element count.
+ * @v: per output, the values as doubles.
+ */
+struct tres {
+	int err;
+	char msg[1024];
+	int nout;
+	unsigned int type[MAX_OUT];
+	int rank[MAX_OUT];
+	int64_t dims[MAX_OUT][8];
+	size_t n[MAX_OUT];
+	double v[MAX_OUT][MAX_VALS];
+};
+
+struct xb {
+	char *buf;
+	size_t len, cap;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+xb_add(struct xb *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		if (b->cap > b->len) {
+			va_start(ap, fmt);
+			n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt,
+				      ap);
+			va_end(ap);
+			if (n >= 0 && (size_t)n < b->cap - b->len) {
+				b->len += n;
+				return;
+			}
+		}
+		b->cap = b->cap ? 2 * b->cap : 4096;
+		b->buf = realloc(b->buf, b->cap);
+		if (!b->buf)
+			abort();	/* test program: out of memory */
+	}
+}
+
+static int parse_dims(const char *dims, int64_t *d)
+{
+	const char *p = dims;
+	int r = 0;
+
+	while (*p) {
+		d[r++] = strtoll(p, NULL, 10);
+		p += strcspn(p, ",");
+		if (*p)
+			p++;
+	}
+	return r;
+}
+
+static void xb_dims(struct xb *b, const char *dims)
+{
+	int64_t d[8];
+	int r = parse_dims(dims, d), i;
+
+	for (i = 0; i < r; i++)
+		xb_add(b, "<dim>%lld</dim>", (long long)d[i]);
+}
+
+static const struct {
+	const char *name;
+	unsigned int type;
+	size_t size;
+} types[] = {
+	{ "f32", NPR_ELEM_F32, 4 }, { "f64", NPR_ELEM_F64, 8 },
+	{ "i8", NPR_ELEM_I8, 1 }, { "u8", NPR_ELEM_U8, 1 },
+	{ "i32", NPR_ELEM_I32, 4 }, { "i64", NPR_ELEM_I64, 8 },
+	{ "boolean", NPR_ELEM_BOOLEAN, 1 }, { "i16", NPR_ELEM_I16, 2 },
+	{ "u16", NPR_ELEM_U16, 2 }, { "u32", NPR_ELEM_U32, 4 },
+	{ "u64", NPR_ELEM_U64, 8 },
+};
+
+static unsigned int type_of(const char *et, size_t *size)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (!strcmp(types[i].name, et)) {
+			*size = types[i].size;
+			return types[i].type;
+		}
+	abort();	/* a typo in a test */
+}
+
+static size_t size_of(unsigned int t)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (types[i].type == t)
+			return types[i].size;
+	return 0;
+}
+
+static void put(unsigned int t, void *p, size_t i, double v)
+{
+	switch (t) {
+	case NPR_ELEM_F32: ((float *)p)[i] = (float)v; break;
+	case NPR_ELEM_F64: ((double *)p)[i] = v; break;
+	case NPR_ELEM_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+	case NPR_ELEM_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+	case NPR_ELEM_BOOLEAN: ((uint8_t *)p)[i] = v != 0; break;
+	case NPR_ELEM_I16: ((int16_t *)p)[i] = (int16_t)v; break;
+	case NPR_ELEM_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+	case NPR_ELEM_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+	case NPR_ELEM_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+	case NPR_ELEM_I64: ((int64_t *)p)[i] = (int64_t)v; break;
+	case NPR_ELEM_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+	}
+}
+
+static double get(unsigned int t, const void *p, size_t i)
+{
+	switch (t) {
+	case NPR_ELEM_F32: return ((const float *)p)[i];
+	case NPR_ELEM_F64: return ((const double *)p)[i];
+	case NPR_ELEM_I8: return ((const int8_t *)p)[i];
+	case NPR_ELEM_U8: return ((const uint8_t *)p)[i];
+	case NPR_ELEM_BOOLEAN: return ((const uint8_t *)p)[i];
+	case NPR_ELEM_I16: return ((const int16_t *)p)[i];
+	case NPR_ELEM_U16: return ((const uint16_t *)p)[i];
+	case NPR_ELEM_I32: return ((const int32_t *)p)[i];
+	case NPR_ELEM_U32: return ((const uint32_t *)p)[i];
+	case NPR_ELEM_I64: return (double)((const int64_t *)p)[i];
+	case NPR_ELEM_U64: return (double)((const uint64_t *)p)[i];
+	}
+	return NAN;
+}
+
+/* The typed bytes of input @t; *bytes set.  Caller frees. */
+static void *typed(const struct tin *t, size_t *bytes, unsigned int *type)
+{
+	int64_t d[8], cnt = 1;
+	int r = parse_dims(t->dims, d), i;
+	size_t es;
+	void *buf;
+
+	*type = type_of(t->et, &es);
+	for (i = 0; i < r; i++)
+		cnt *= d[i];
+	*bytes = cnt * es;
+	buf = calloc(1, *bytes ? *bytes : 1);
+	if (!buf)
+		abort();
+	for (i = 0; t->v && i < cnt; i++)
+		put(*type, buf, i, t->v[i]);
+	return buf;
+}
+
+/* IR port precision of element type @et. */
+static const char *prec(const char *et)
+{
+	static const char *const map[][2] = {
+		{ "f32", "FP32" }, { "f64", "FP64" }, { "i8", "I8" },
+		{ "u8", "U8" }, { "i32", "I32" }, { "i64", "I64" },
+		{ "boolean", "BOOL" }, { "i16", "I16" }, { "u16", "U16" },
+		{ "u32", "U32" }, { "u64", "U64" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(map[i][0], et))
+			return map[i][1];
+	abort();	/* a typo in a test */
+}
+
+static void set_err(struct tres *r, int err)
+{
+	r->err = err;
+	snprintf(r->msg, sizeof(r->msg), "%s", npr_last_error());
+}
+
+/* Build the model of @op, run it on @fd, fill @r. */
+static void run(int fd, const struct top *op, struct tres *r)
+{
+	struct xb x = { 0 };
+	char *bin = NULL;
+	size_t bin_len = 0;
+	int nin, nout, i, pi;
+	struct npr_model_load ml;
+	struct npr_compile cc;
+	struct npr_req_create rc;
+	struct npr_infer inf;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	for (nin = 0; nin < MAX_IN && op->in[nin].et; nin++)
+		;
+	for (nout = 0; nout < MAX_OUT && op->out[nout]; nout++)
+		;
+	r->nout = nout;
+	xb_add(&x, "<?xml version=\"1.0\"?>\n<net name=\"t\" version=\"11\">\n<layers>\n");
+	for (i = 0; i < nin; i++) {
+		const struct tin *t = &op->in[i];
+
+		if (t->konst) {
+			size_t bytes;
+			unsigned int type;
+			void *data = typed(t, &bytes, &type);
+
+			bin = realloc(bin, bin_len + bytes + 1);
+			if (!bin)
+				abort();
+			memcpy(bin + bin_len, data, bytes);
+			free(data);
+			xb_add(&x, "<layer id=\"%d\" name=\"c%d\" type=\"Const\" version=\"opset1\">"
+			       "<data element_type=\"%s\" shape=\"%s\" offset=\"%zu\" size=\"%zu\"/>"
+			       "<output><port id=\"0\">", i, i, t->et, t->dims,
+			       bin_len, bytes);
+			bin_len += bytes;
+		} else {
+			xb_add(&x, "<layer id=\"%d\" name=\"in%d\" type=\"Parameter\" version=\"opset1\">"
+			       "<data shape=\"%s\" element_type=\"%s\"/>"
+			       "<output><port id=\"0\" names=\"in%d\">",
+			       i, i, t->dims, t->et, i);
+		}
+		xb_dims(&x, t->dims);
+		xb_add(&x, "</port></output></layer>\n");
+	}
+	xb_add(&x, "<layer id=\"%d\" name=\"the_op\" type=\"%s\" version=\"%s\">",
+	       nin, op->type, op->ver);
+	if (op->attrs)
+		xb_add(&x, "<data %s/>", op->attrs);
+	xb_add(&x, "<input>");
+	for (i = 0; i < nin; i++) {
+		xb_add(&x, "<port id=\"%d\">", i);
+		xb_dims(&x, op->in[i].dims);
+		xb_add(&x, "</port>");
+	}
+	xb_add(&x, "</input><output>");
+	for (i = 0; i < nout; i++) {
+		xb_add(&x, "<port id=\"%d\" precision=\"%s\" names=\"out%d\">",
+		       nin + i, prec(op->oet[i] ? op->oet[i] : op->in[0].et),
+		       i);
+		xb_dims(&x, op->out[i]);
+		xb_add(&x, "</port>");
+	}
+	xb_add(&x, "</output></layer>\n");
+	for (i = 0; i < nout; i++) {
+		xb_add(&x, "<layer id=\"%d\" name=\"r%d\" type=\"Result\" version=\"opset1\"><input><port id=\"0\">",
+		       nin + 1 + i, i);
+		xb_dims(&x, op->out[i]);
+		xb_add(&x, "</port></input></layer>\n");
+	}
+	xb_add(&x, "</layers>\n<edges>\n");
+	for (i = 0; i < nin; i++)
+		xb_add(&x, "<edge from-layer=\"%d\" from-port=\"0\" to-layer=\"%d\" to-port=\"%d\"/>\n",
+		       i, nin, i);
+	for (i = 0; i < nout; i++)
+		xb_add(&x, "<edge from-layer=\"%d\" from-port=\"%d\" to-layer=\"%d\" to-port=\"0\"/>\n",
+		       nin, nin + i, nin + 1 + i);
+	xb_add(&x, "</edges>\n</net>\n");
+
+	npr_prep_model_load_mem(&ml, x.buf, x.len, bin, bin_len);
+	err = npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	free(x.buf);
+	if (err) {
+		set_err(r, err);
+		goto out;
+	}
+	npr_prep_compile(&cc, ml.handle);
+	err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &cc);
+	if (err) {
+		set_err(r, err);
+		goto out;
+	}
+	npr_prep_req_create(&rc, cc.exec);
+	err = npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc);
+	if (err) {
+		set_err(r, err);
+		goto out;
+	}
+	for (i = 0, pi = 0; i < nin; i++) {
+		const struct tin *t = &op->in[i];
+		struct npr_tensor_arg ta;
+		unsigned int type;
+		size_t bytes;
+		void *data;
+
+		if (t->konst)
+			continue;
+		data = typed(t, &bytes, &type);
+		npr_prep_tensor(&ta, rc.req, pi++, 0, data, bytes);
+		ta.elem_type = type;
+		{
+			int64_t d[8];
+			int k;
+
+			ta.rank = parse_dims(t->dims, d);
+			for (k = 0; k < (int)ta.rank; k++)
+				ta.dims[k] = d[k];
+		}
+		err = npr_ioctl(fd, NPR_IOCTL_SET_TENSOR, &ta);
+		free(data);
+		if (err) {
+			set_err(r, err);
+			goto out;
+		}
+	}
+	npr_prep_infer(&inf, rc.req);
+	err = npr_ioctl(fd, NPR_IOCTL_INFER, &inf);
+	if (err) {
+		set_err(r, err);
+		goto out;
+	}
+	for (i = 0; i < nout; i++) {
+		static char buf[MAX_VALS * 8];
+		struct npr_tensor_arg ta;
+		size_t k, es;
+
+		npr_prep_tensor(&ta, rc.req, i, 1, buf, sizeof(buf));
+		err = npr_ioctl(fd, NPR_IOCTL_GET_TENSOR, &ta);
+		if (err) {
+			set_err(r, err);
+			goto out;
+		}
+		r->type[i] = ta.elem_type;
+		r->rank[i] = ta.rank;
+		memcpy(r->dims[i], ta.dims, sizeof(r->dims[i]));
+		es = size_of(ta.elem_type);
+		r->n[i] = es ? ta.bytes / es : 0;
+		for (k = 0; k < r->n[i] && k < MAX_VALS; k++)
+			r->v[i][k] = get(ta.elem_type, buf, k);
+	}
+out:
+	free(bin);
+}
+
+/* ---- checking --------------------------------------------------------- */
+
+FIXTURE(ops) {
+	int fd;
+	struct tres r;
+};
+
+FIXTURE_SETUP(ops)
+{
+	self->fd = npr_open("cpu", 0);
+	ASSERT_GE(self->fd, 0);
+}
+
+FIXTURE_TEARDOWN(ops)
+{
+	if (self->fd >= 0)
+		npr_close(self->fd);
+}
+
+/* Output @o must have @n values @want (within @tol) and type @type. */
+static void check_out(struct npr_test *_metadata, const struct tres *r, int o,
+		      unsigned int type, const double *want, size_t n,
+		      double tol)
+{
+	size_t i;
+
+	if (r->err)
+		TH_LOG("failed with %d: %s", r->err, r->msg);
+	ASSERT_EQ(r->err, 0);
+	ASSERT_EQ(r->type[o], type);
+	ASSERT_EQ(r->n[o], n);
+	for (i = 0; i < n; i++) {
+		bool ok = isnan(want[i]) ? isnan(r->v[o][i]) :
+			  fabs(r->v[o][i] - want[i]) <= tol;
+
+		if (!ok)
+			TH_LOG("output %d element %zu: got %.9g, want %.9g",
+			       o, i, r->v[o][i], want[i]);
+		EXPECT_TRUE(ok);
+	}
+}
+
+/* The run must fail with @err and a message naming the op and @phrase. */
+static void check_fail(struct npr_test *_metadata, const struct tres *r,
+		       const char *type, int err, const char *phrase)
+{
+	TH_LOG("errno %d: %s", r->err, r->msg);
+	ASSERT_EQ(r->err, err);
+	EXPECT_NE(strstr(r->msg, "the_op"), NULL);
+	EXPECT_NE(strstr(r->msg, type), NULL);
+	EXPECT_NE(strstr(r->msg, phrase), NULL);
+}
+
+#define V(...)		((const double[]){ __VA_ARGS__ })
+#define N(...)		(sizeof((const double[]){ __VA_ARGS__ }) / sizeof(double))
+#define F32		NPR_ELEM_F32
+#define I32		NPR_ELEM_I32
+#define I64		NPR_ELEM_I64
+#define BOOL		NPR_ELEM_BOOLEAN
+#define RUN(...)	do {						\
+		const struct top op_ = __VA_ARGS__;			\
+		run(self->fd, &op_, &self->r);				\
+	} while (0)
+#define EXPECT_OUT(o, type, tol, ...)					\
+	check_out(_metadata, &self->r, o, type, V(__VA_ARGS__),	\
+		  N(__VA_ARGS__), tol)
+#define EXPECT_FAIL(type, err, phrase)					\
+	check_fail(_metadata, &self->r, type, err, phrase)
+#define EXPECT_DIMS(o, ...) do {					\
+		const int64_t d_[] = { __VA_ARGS__ };			\
+		size_t i_;						\
+		ASSERT_EQ(self->r.rank[o],				\
+			  (int)(sizeof(d_) / sizeof(d_[0])));		\
+		for (i_ = 0; i_ < sizeof(d_) / sizeof(d_[0]); i_++)	\
+			EXPECT_EQ(self->r.dims[o][i_], d_[i_]);		\
+	} while (0)
+/* A Parameter and a Const input of the op. */
+#define P(et, dims, ...)	{ et, dims, V(__VA_ARGS__), false }
+#define C(et, dims, ...)	{ et, dims, V(__VA_ARGS__), true }
+#define P0(et, dims)		{ et, dims, NULL, false }
+
+/* ---- GatherElements-6 ------------------------------------------------- */
+
+TEST_F(ops, gather_elements_spec_examples)
+{
+	/* out[i][j] = data[i][idx[i][j]] */
+	RUN({ "GatherElements", "opset6", "axis=\"1\"",
+	      { P("f32", "2,2", 1, 2, 3, 4), C("i32", "2,2", 0, 0, 1, 0) },
+	      { "2,2" } });
+	EXPECT_OUT(0, F32, 0, 1, 1, 4, 3);
+	/* axis 0, indices smaller than data along the axis */
+	RUN({ "GatherElements", "opset6", "axis=\"0\"",
+	      { P("f32", "3,3", 1, 2, 3, 4, 5, 6, 7, 8, 9),
+		C("i64", "2,3", 1, 2, 0, 2, 0, 0) },
+	      { "2,3" } });
+	EXPECT_OUT(0, F32, 0, 4, 8, 3, 7, 2, 3);
+}
+
+TEST_F(ops, gather_elements_negative_axis_and_indices)
+{
+	/* axis -1 = 1; index -1 is 1, -2 is 0 */
+	RUN({ "GatherElements", "opset6", "axis=\"-1\"",
+	      { P("i32", "2,2", 1, 2, 3, 4), C("i32", "2,2", -1, 0, -2, -1) },
+	      { "2,2" } });
+	EXPECT_OUT(0, I32, 0, 2, 1, 3, 4);
+}
+
+TEST_F(ops, gather_elements_bad_shapes_and_indices_fail)
+{
+	/* dim 1 differs and is not the axis */
+	RUN({ "GatherElements", "opset6", "axis=\"0\"",
+	      { P("f32", "2,2", 1, 2, 3, 4), C("i32", "2,1", 0, 1) },
+	      { "2,1" } });
+	EXPECT_FAIL("GatherElements", -EINVAL, "only axis 0 may differ");
+	RUN({ "GatherElements", "opset6", "axis=\"2\"",
+	      { P("f32", "2,2", 1, 2, 3, 4), C("i32", "2,2", 0, 1, 0, 1) },
+	      { "2,2" } });
+	EXPECT_FAIL("GatherElements", -EINVAL, "out of range");
+	RUN({ "GatherElements", "opset6", "axis=\"1\"",
+	      { P("f32", "2,2", 1, 2, 3, 4), P("i32", "2,2", 0, 2, 0, 1) },
+	      { "2,2" } });
+	EXPECT_FAIL("GatherElements", -EINVAL, "index 2");
+	RUN({ "GatherElements", "opset6", NULL,
+	      { P("f32", "2,2", 1, 2, 3, 4), C("i32", "2,2", 0, 1, 0, 1) },
+	      { "2,2" } });
+	EXPECT_FAIL("GatherElements", -EINVAL, "axis");
+}
+
+/* ---- GatherND-5/-8 ---------------------------------------------------- */
+
+TEST_F(ops, gather_nd_spec_examples)
+{
+	/* elements: (0,0) -> 1, (1,0) -> 3 */
+	RUN({ "GatherND", "opset5", NULL,
+	      { P("f32", "2,2", 1, 2, 3, 4), C("i32", "2,2", 0, 0, 1, 0) },
+	      { "2" } });
+	EXPECT_OUT(0, F32, 0, 1, 3);
+	/* slices: rows 1 and 0 */
+	RUN({ "GatherND", "opset8", NULL,
+	      { P("f32", "2,2", 1, 2, 3, 4), C("i64", "2,1", 1, 0) },
+	      { "2,2" } });
+	EXPECT_OUT(0, F32, 0, 3, 4, 1, 2);
+}
+
+TEST_F(ops, gather_nd_batch_dims_5_flattens_8_keeps)
+{
+	/*
+	 * data[b0][b1][k] = 1 + 4 b0 + 2 b1 + k; per batch (b0, b1) the
+	 * index picks k: (0,0)->1: 2, (0,1)->0: 3, (1,0)->0: 5, (1,1)->1: 8.
+	 */
+	RUN({ "GatherND", "opset8", "batch_dims=\"2\"",
+	      { P("f32", "2,2,2", 1, 2, 3, 4, 5, 6, 7, 8),
+		C("i32", "2,2,1", 1, 0, 0, 1) },
+	      { "2,2" } });
+	EXPECT_OUT(0, F32, 0, 2, 3, 5, 8);
+	RUN({ "GatherND", "opset5", "batch_dims=\"2\"",
+	      { P("f32", "2,2,2", 1, 2, 3, 4, 5, 6, 7, 8),
+		C("i32", "2,2,1", 1, 0, 0, 1) },
+	      { "4" } });
+	EXPECT_OUT(0, F32, 0, 2, 3, 5, 8);
+}
+
+TEST_F(ops, gather_nd_negative_index_and_errors)
+{
+	/* -1 is row 1 */
+	RUN({ "GatherND", "opset8", NULL,
+	      { P("i64", "2,2", 1, 2, 3, 4), C("i64", "1,1", -1) },
+	      { "1,2" } });
+	EXPECT_OUT(0, I64, 0, 3, 4);
+	/* indices.shape[-1] = 3 > rank 2 */
+	RUN({ "GatherND", "opset8", NULL,
+	      { P("f32", "2,2", 1, 2, 3, 4), C("i32", "1,3", 0, 0, 0) },
+	      { "1" } });
+	EXPECT_FAIL("GatherND", -EINVAL, "indices.shape[-1]");
+	RUN({ "GatherND", "opset8", "batch_dims=\"-1\"",
+	      { P("f32", "2,2", 1, 2, 3, 4), C("i32", "2,1", 0, 0) },
+	      { "2" } });
+	EXPECT_FAIL("GatherND", -EINVAL, "batch_dims");
+	RUN({ "GatherND", "opset8", NULL,
+	      { P("f32", "2,2", 1, 2, 3, 4), C("f32", "2,1", 0, 0) },
+	      { "2,2" } });
+	EXPECT_FAIL("GatherND", -EINVAL, "not i32 or i64");
+}
+
+/* ---- ScatterUpdate-3 -------------------------------------------------- */
+
+TEST_F(ops, scatter_update_axis0_and_axis1)
+{
+	/* rows 2 and 0 replaced by the two update rows */
+	RUN({ "ScatterUpdate", "opset3", NULL,
+	      { P0("f32", "3,2"), C("i32", "2", 2, 0),
+		P("f32", "2,2", 1, 2, 3, 4), C("i64", "", 0) },
+	      { "3,2" } });
+	EXPECT_OUT(0, F32, 0, 3, 4, 0, 0, 1, 2);
+	/* axis -1: updates [2, 1, 1] into column 2 (index -1) */
+	RUN({ "ScatterUpdate", "opset3", NULL,
+	      { P("i32", "2,3", 1, 1, 1, 1, 1, 1), C("i32", "1,1", -1),
+		P("i32", "2,1,1", 5, 6), C("i32", "", -1) },
+	      { "2,3" } });
+	EXPECT_OUT(0, I32, 0, 1, 1, 5, 1, 1, 6);
+}
+
+TEST_F(ops, scatter_update_bad_updates_shape_fails)
+{
+	RUN({ "ScatterUpdate", "opset3", NULL,
+	      { P0("f32", "3,2"), C("i32", "2", 2, 0),
+		P0("f32", "2,3"), C("i64", "", 0) },
+	      { "3,2" } });
+	EXPECT_FAIL("ScatterUpdate", -EINVAL, "updates shape [2,3]");
+}
+
+/* ---- ScatterElementsUpdate-3/-12 -------------------------------------- */
+
+TEST_F(ops, scatter_elements_update_spec_example)
+{
+	/*
+	 * out[idx[i][j]][j] = upd[i][j]: (1,0)=1.0 (0,1)=1.1 (2,2)=1.2
+	 * (0,0)=2.0 (2,1)=2.1 (1,2)=2.2.
+	 */
+	RUN({ "ScatterElementsUpdate", "opset3", NULL,
+	      { P0("f32", "3,3"), C("i32", "2,3", 1, 0, 2, 0, 2, 1),
+		P("f32", "2,3", 1.0, 1.1, 1.2, 2.0, 2.1, 2.2),
+		C("i32", "", 0) },
+	      { "3,3" } });
+	EXPECT_OUT(0, F32, 1e-6, 2.0, 1.1, 0, 1.0, 0, 2.2, 0, 2.1, 1.2);
+}
+
+TEST_F(ops, scatter_elements_update_12_reductions)
+{
+	/* duplicates at 1 and 3 (-1): sum adds both to the data */
+	RUN({ "ScatterElementsUpdate", "opset12", "reduction=\"sum\"",
+	      { P("f32", "4", 1, 2, 3, 4), C("i64", "4", 1, 1, 3, -1),
+		P("f32", "4", 10, 20, 30, 40), C("i32", "", 0) },
+	      { "4" } });
+	EXPECT_OUT(0, F32, 0, 1, 32, 3, 74);
+	/* mean with the data: (2+10+20)/3, (4+30+40)/3 */
+	RUN({ "ScatterElementsUpdate", "opset12", "reduction=\"mean\"",
+	      { P("f32", "4", 1, 2, 3, 4), C("i64", "4", 1, 1, 3, -1),
+		P("f32", "4", 10, 20, 30, 40), C("i32", "", 0) },
+	      { "4" } });
+	EXPECT_OUT(0, F32, 1e-5, 1, 32.0 / 3, 3, 74.0 / 3);
+	/* mean without: (10+20)/2, (30+40)/2; untouched elements stay */
+	RUN({ "ScatterElementsUpdate", "opset12",
+	      "reduction=\"mean\" use_init_val=\"false\"",
+	      { P("f32", "4", 1, 2, 3, 4), C("i64", "4", 1, 1, 3, -1),
+		P("f32", "4", 10, 20, 30, 40), C("i32", "", 0) },
+	      { "4" } });
+	EXPECT_OUT(0, F32, 0, 1, 15, 3, 35);
+	/* max: with the data 100 wins, without it 7 */
+	RUN({ "ScatterElementsUpdate", "opset12", "reduction=\"max\"",
+	      { P("f32", "4", 1, 100, 3, 4), C("i32", "2", 1, 1),
+		P("f32", "2", 5, 7), C("i32", "", 0) },
+	      { "4" } });
+	EXPECT_OUT(0, F32, 0, 1, 100, 3, 4);
+	RUN({ "ScatterElementsUpdate", "opset12",
+	      "reduction=\"max\" use_init_val=\"false\"",
+	      { P("f32", "4", 1, 100, 3, 4), C("i32", "2", 1, 1),
+		P("f32", "2", 5, 7), C("i32", "", 0) },
+	      { "4" } });
+	EXPECT_OUT(0, F32, 0, 1, 7, 3, 4);
+	/* prod on i32: 2 * 4 * 5 */
+	RUN({ "ScatterElementsUpdate", "opset12", "reduction=\"prod\"",
+	      { P("i32", "2", 2, 3), C("i32", "2", 0, 0),
+		P("i32", "2", 4, 5), C("i32", "", 0) },
+	      { "2" } });
+	EXPECT_OUT(0, I32, 0, 40, 3);
+	/* integer mean rounds toward -inf (our choice): (1+2+2)/3 -> 1 */
+	RUN({ "ScatterElementsUpdate", "opset12", "reduction=\"mean\"",
+	      { P("i32", "2", 1, 2), C("i32", "2", 0, 0),
+		P("i32", "2", 2, 2), C("i32", "", 0) },
+	      { "2" } });
+	EXPECT_OUT(0, I32, 0, 1, 2);
+}
+
+TEST_F(ops, scatter_elements_update_bad_reduction_fails)
+{
+	RUN({ "ScatterElementsUpdate", "opset12", "reduction=\"sub\"",
+	      { P("f32", "2", 1, 2), C("i32", "1", 0), P("f32", "1", 1),
+		C("i32", "", 0) },
+	      { "2" } });
+	EXPECT_FAIL("ScatterElementsUpdate", -EINVAL, "sub");
+	RUN({ "ScatterElementsUpdate", "opset12", "reduction=\"avg\"",
+	      { P("f32", "2", 1, 2), C("i32", "1", 0), P("f32", "1", 1),
+		C("i32", "", 0) },
+	      { "2" } });
+	EXPECT_FAIL("ScatterElementsUpdate", -EINVAL, "reduction");
+	/* updates shape differs from indices */
+	RUN({ "ScatterElementsUpdate", "opset3", NULL,
+	      { P("f32", "2", 1, 2), C("i32", "1", 0), P("f32", "2", 1, 2),
+		C("i32", "", 0) },
+	      { "2" } });
+	EXPECT_FAIL("ScatterElementsUpdate", -EINVAL, "updates shape");
+}
+
+/* ---- ScatterNDUpdate-3/-15 -------------------------------------------- */
+
+TEST_F(ops, scatter_nd_update_spec_examples)
+{
+	RUN({ "ScatterNDUpdate", "opset3", NULL,
+	      { P("f32", "8", 1, 2, 3, 4, 5, 6, 7, 8),
+		C("i32", "4,1", 4, 3, 1, 7), P("f32", "4", 9, 10, 11, 12) },
+	      { "8" } });
+	EXPECT_OUT(0, F32, 0, 1, 11, 3, 10, 9, 6, 7, 12);
+	/* a slice: row 1 (as -1) */
+	RUN({ "ScatterNDUpdate", "opset3", NULL,
+	      { P0("i64", "2,2"), C("i64", "1,1", -1), P("i64", "1,2", 5, 6) },
+	      { "2,2" } });
+	EXPECT_OUT(0, I64, 0, 0, 0, 5, 6);
+}
+
+TEST_F(ops, scatter_nd_update_15_reductions)
+{
+	RUN({ "ScatterNDUpdate", "opset15", "reduction=\"sum\"",
+	      { P("f32", "3", 1, 2, 3), C("i32", "3,1", 0, 0, 2),
+		P("f32", "3", 1, 1, 1) },
+	      { "3" } });
+	EXPECT_OUT(0, F32, 0, 3, 2, 4);
+	RUN({ "ScatterNDUpdate", "opset15", "reduction=\"sub\"",
+	      { P("f32", "3", 1, 2, 3), C("i32", "3,1", 0, 0, 2),
+		P("f32", "3", 1, 1, 1) },
+	      { "3" } });
+	EXPECT_OUT(0, F32, 0, -1, 2, 2);
+	RUN({ "ScatterNDUpdate", "opset15", "reduction=\"min\"",
+	      { P("i32", "3", 1, 2, 3), C("i32", "2,1", 1, 1),
+		P("i32", "2", 7, -4) },
+	      { "3" } });
+	EXPECT_OUT(0, I32, 0, 1, -4, 3);
+	RUN({ "ScatterNDUpdate", "opset15", "reduction=\"mean\"",
+	      { P("f32", "3", 1, 2, 3), C("i32", "1,1", 0), P("f32", "1", 1) },
+	      { "3" } });
+	EXPECT_FAIL("ScatterNDUpdate", -EINVAL, "mean");
+}
+
+/* ---- OneHot-1 --------------------------------------------------------- */
+
+TEST_F(ops, one_hot_axis_last_and_first)
+{
+	/* index -1 is out of [0, depth): a row of off_value */
+	RUN({ "OneHot", "opset1", "axis=\"-1\"",
+	      { P("i32", "4", 0, 2, -1, 1), C("i64", "", 3),
+		C("f32", "", 5), C("f32", "", 0) },
+	      { "4,3" }, { "f32" } });
+	EXPECT_OUT(0, F32, 0, 5, 0, 0, 0, 0, 5, 0, 0, 0, 0, 5, 0);
+	RUN({ "OneHot", "opset1", "axis=\"0\"",
+	      { P("i64", "4", 0, 2, -1, 1), C("i32", "", 3),
+		C("i32", "", 1), C("i32", "", -1) },
+	      { "3,4" }, { "i32" } });
+	EXPECT_OUT(0, I32, 0, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1);
+}
+
+TEST_F(ops, one_hot_errors)
+{
+	RUN({ "OneHot", "opset1", "axis=\"0\"",
+	      { P("i32", "2", 0, 1), C("i64", "", -2),
+		C("f32", "", 1), C("f32", "", 0) },
+	      { "0,2" } });
+	EXPECT_FAIL("OneHot", -EINVAL, "depth -2");
+	RUN({ "OneHot", "opset1", "axis=\"2\"",
+	      { P("i32", "2", 0, 1), C("i64", "", 2),
+		C("f32", "", 1), C("f32", "", 0) },
+	      { "2,2" } });
+	EXPECT_FAIL("OneHot", -EINVAL, "axis 2");
+	RUN({ "OneHot", "opset1", "axis=\"0\"",
+	      { P("i32", "2", 0, 1), C("i64", "", 2),
+		C("f32", "", 1), C("i32", "", 0) },
+	      { "2,2" } });
+	EXPECT_FAIL("OneHot", -EINVAL, "off_value");
+}
+
+/* ---- NonZero-3 -------------------------------------------------------- */
+
+TEST_F(ops, non_zero_of_a_constant)
+{
+	/* nonzero at (0,1) and (1,0): rows are coordinates */
+	RUN({ "NonZero", "opset3", NULL,
+	      { C("f32", "2,2", 0, 1, 2, 0) }, { "2,2" }, { "i64" } });
+	EXPECT_OUT(0, I64, 0, 0, 1, 1, 0);
+	RUN({ "NonZero", "opset3", "output_type=\"i32\"",
+	      { C("i32", "3", 0, 0, 7) }, { "1,1" }, { "i32" } });
+	EXPECT_OUT(0, I32, 0, 2);
+	/* all zero: [1, 0] */
+	RUN({ "NonZero", "opset3", NULL, { C("u8", "3", 0, 0, 0) },
+	      { "1,0" }, { "i64" } });
+	EXPECT_OUT(0, I64, 0);
+}
+
+TEST_F(ops, non_zero_of_a_parameter_fails)
+{
+	RUN({ "NonZero", "opset3", NULL, { P("f32", "2", 1, 0) }, { "1,1" } });
+	EXPECT_FAIL("NonZero", -EOPNOTSUPP, "must be constant");
+	RUN({ "NonZero", "opset3", "output_type=\"f32\"",
+	      { C("f32", "2", 1, 0) }, { "1,1" } });
+	EXPECT_FAIL("NonZero", -EINVAL, "output_type");
+}
+
+/* ---- Round-5, Sign-1 -------------------------------------------------- */
+
+TEST_F(ops, round_half_to_even_and_away_from_zero)
+{
+	RUN({ "Round", "opset5", "mode=\"half_to_even\"",
+	      { P("f32", "8", -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.4, -2.6) },
+	      { "8" } });
+	EXPECT_OUT(0, F32, 0, -2, -2, 0, 0, 2, 2, 2, -3);
+	RUN({ "Round", "opset5", "mode=\"half_away_from_zero\"",
+	      { P("f32", "8", -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.4, -2.6) },
+	      { "8" } });
+	EXPECT_OUT(0, F32, 0, -3, -2, -1, 1, 2, 3, 2, -3);
+	/* integers are already round */
+	RUN({ "Round", "opset5", "mode=\"half_to_even\"",
+	      { P("i32", "3", -3, 0, 7) }, { "3" } });
+	EXPECT_OUT(0, I32, 0, -3, 0, 7);
+	/* an empty tensor */
+	RUN({ "Round", "opset5", "mode=\"half_to_even\"",
+	      { P0("f32", "2,0") }, { "2,0" } });
+	EXPECT_OUT(0, F32, 0);
+}
+
+TEST_F(ops, round_needs_a_valid_mode)
+{
+	RUN({ "Round", "opset5", NULL, { P("f32", "1", 1) }, { "1" } });
+	EXPECT_FAIL("Round", -EINVAL, "mode");
+	RUN({ "Round", "opset5", "mode=\"nearest\"", { P("f32", "1", 1) },
+	      { "1" } });
+	EXPECT_FAIL("Round", -EINVAL, "mode");
+}
+
+TEST_F(ops, sign_of_floats_and_integers)
+{
+	RUN({ "Sign", "opset1", NULL, { P("f32", "4", -3, 0, 2.5, -0.0) },
+	      { "4" } });
+	EXPECT_OUT(0, F32, 0, -1, 0, 1, 0);
+	RUN({ "Sign", "opset1", NULL, { P("i64", "3", -7, 0, 9) }, { "3" } });
+	EXPECT_OUT(0, I64, 0, -1, 0, 1);
+}
+
+/* ---- ReduceLogicalAnd/Or-1 -------------------------------------------- */
+
+TEST_F(ops, reduce_logical_and_or)
+{
+	RUN({ "ReduceLogicalAnd", "opset1", NULL,
+	      { P("boolean", "2,3", 1, 0, 1, 1, 1, 1), C("i64", "1", 1) },
+	      { "2" } });
+	EXPECT_OUT(0, BOOL, 0, 0, 1);
+	RUN({ "ReduceLogicalAnd", "opset1", "keep_dims=\"true\"",
+	      { P("boolean", "2,3", 1, 0, 1, 1, 1, 1), C("i32", "1", -1) },
+	      { "2,1" } });
+	EXPECT_OUT(0, BOOL, 0, 0, 1);
+	RUN({ "ReduceLogicalOr", "opset1", NULL,
+	      { P("boolean", "2,3", 0, 0, 1, 0, 1, 0), C("i64", "1", 0) },
+	      { "3" } });
+	EXPECT_OUT(0, BOOL, 0, 0, 1, 1);
+	/* all axes */
+	RUN({ "ReduceLogicalOr", "opset1", NULL,
+	      { P("boolean", "2,2", 0, 0, 0, 0), C("i64", "2", 0, 1) },
+	      { "" } });
+	EXPECT_OUT(0, BOOL, 0, 0);
+}
+
+TEST_F(ops, reduce_logical_over_an_empty_axis_gives_the_identity)
+{
+	RUN({ "ReduceLogicalAnd", "opset1", NULL,
+	      { P0("boolean", "2,0"), C("i64", "1", 1) }, { "2" } });
+	EXPECT_OUT(0, BOOL, 0, 1, 1);
+	RUN({ "ReduceLogicalOr", "opset1", NULL,
+	      { P0("boolean", "2,0"), C("i64", "1", 1) }, { "2" } });
+	EXPECT_OUT(0, BOOL, 0, 0, 0);
+}
+
+TEST_F(ops, reduce_logical_errors)
+{
+	RUN({ "ReduceLogicalAnd", "opset1", NULL,
+	      { P("boolean", "2,2", 1, 1, 1, 1), C("i64", "2", 0, -2) },
+	      { "" } });
+	EXPECT_FAIL("ReduceLogicalAnd", -EINVAL, "repeated");
+	RUN({ "ReduceLogicalOr", "opset1", NULL,
+	      { P("f32", "2", 1, 1), C("i64", "1", 0) }, { "" } });
+	EXPECT_FAIL("ReduceLogicalOr", -EINVAL, "not boolean");
+	RUN({ "ReduceLogicalOr", "opset1", NULL,
+	      { P("boolean", "2", 1, 1), C("i64", "1", 1) }, { "" } });
+	EXPECT_FAIL("ReduceLogicalOr", -EINVAL, "out of range");
+}
+
+/* ---- CumSum-3 --------------------------------------------------------- */
+
+TEST_F(ops, cumsum_modes)
+{
+	RUN({ "CumSum", "opset3", NULL,
+	      { P("f32", "5", 1, 2, 3, 4, 5), C("i64", "", 0) }, { "5" } });
+	EXPECT_OUT(0, F32, 0, 1, 3, 6, 10, 15);
+	RUN({ "CumSum", "opset3", "exclusive=\"true\"",
+	      { P("f32", "5", 1, 2, 3, 4, 5), C("i64", "", 0) }, { "5" } });
+	EXPECT_OUT(0, F32, 0, 0, 1, 3, 6, 10);
+	RUN({ "CumSum", "opset3", "reverse=\"true\"",
+	      { P("f32", "5", 1, 2, 3, 4, 5), C("i64", "", 0) }, { "5" } });
+	EXPECT_OUT(0, F32, 0, 15, 14, 12, 9, 5);
+	RUN({ "CumSum", "opset3", "exclusive=\"true\" reverse=\"true\"",
+	      { P("f32", "5", 1, 2, 3, 4, 5), C("i64", "", 0) }, { "5" } });
+	EXPECT_OUT(0, F32, 0, 14, 12, 9, 5, 0);
+}
+
+TEST_F(ops, cumsum_axis_negative_default_and_integers)
+{
+	RUN({ "CumSum", "opset3", NULL,
+	      { P("i32", "2,2", 1, 2, 3, 4), C("i32", "", -2) }, { "2,2" } });
+	EXPECT_OUT(0, I32, 0, 1, 2, 4, 6);
+	/* no axis input: axis 0 */
+	RUN({ "CumSum", "opset3", NULL, { P("i64", "2,2", 1, 2, 3, 4) },
+	      { "2,2" } });
+	EXPECT_OUT(0, I64, 0, 1, 2, 4, 6);
+	RUN({ "CumSum", "opset3", NULL,
+	      { P("f32", "2", 1, 2), C("i64", "", 1) }, { "2" } });
+	EXPECT_FAIL("CumSum", -EINVAL, "axis 1");
+}
+
+/* ---- DepthToSpace-1, SpaceToDepth-1, ShuffleChannels-1, ReorgYolo-2 --- */
+
+TEST_F(ops, depth_to_space_both_modes)
+{
+	/*
+	 * [1, 8, 1, 1], bs 2, C' = 2.  blocks_first: out[c'][i][j] =
+	 * in[(2 i + j) * 2 + c']; depth_first: in[4 c' + 2 i + j].
+	 */
+	RUN({ "DepthToSpace", "opset1", "mode=\"blocks_first\" block_size=\"2\"",
+	      { P("f32", "1,8,1,1", 0, 1, 2, 3, 4, 5, 6, 7) }, { "1,2,2,2" } });
+	EXPECT_OUT(0, F32, 0, 0, 2, 4, 6, 1, 3, 5, 7);
+	RUN({ "DepthToSpace", "opset1", "mode=\"depth_first\" block_size=\"2\"",
+	      { P("f32", "1,8,1,1", 0, 1, 2, 3, 4, 5, 6, 7) }, { "1,2,2,2" } });
+	EXPECT_OUT(0, F32, 0, 0, 1, 2, 3, 4, 5, 6, 7);
+}
+
+TEST_F(ops, space_to_depth_inverts_depth_to_space)
+{
+	RUN({ "SpaceToDepth", "opset1", "mode=\"blocks_first\" block_size=\"2\"",
+	      { P("f32", "1,2,2,2", 0, 2, 4, 6, 1, 3, 5, 7) }, { "1,8,1,1" } });
+	EXPECT_OUT(0, F32, 0, 0, 1, 2, 3, 4, 5, 6, 7);
+	RUN({ "SpaceToDepth", "opset1", "mode=\"depth_first\" block_size=\"2\"",
+	      { P("i32", "1,2,2,2", 0, 1, 2, 3, 4, 5, 6, 7) }, { "1,8,1,1" } });
+	EXPECT_OUT(0, I32, 0, 0, 1, 2, 3, 4, 5, 6, 7);
+	/* 1-D spatial: [1, 1, 4] -> [1, 2, 2], channel j holds x[2 w + j] */
+	RUN({ "SpaceToDepth", "opset1", "mode=\"blocks_first\" block_size=\"2\"",
+	      { P("f32", "1,1,4", 10, 11, 12, 13) }, { "1,2,2" } });
+	EXPECT_OUT(0, F32, 0, 10, 12, 11, 13);
+}
+
+TEST_F(ops, depth_space_errors)
+{
+	RUN({ "DepthToSpace", "opset1", "mode=\"blocks_first\" block_size=\"2\"",
+	      { P0("f32", "1,6,1,1") }, { "1,1,2,2" } });
+	EXPECT_FAIL("DepthToSpace", -EINVAL, "not divisible");
+	RUN({ "DepthToSpace", "opset1", "mode=\"sideways\" block_size=\"2\"",
+	      { P0("f32", "1,8,1,1") }, { "1,2,2,2" } });
+	EXPECT_FAIL("DepthToSpace", -EINVAL, "mode");
+	RUN({ "SpaceToDepth", "opset1", "mode=\"depth_first\" block_size=\"0\"",
+	      { P0("f32", "1,1,2,2") }, { "1,1,2,2" } });
+	EXPECT_FAIL("SpaceToDepth", -EINVAL, "block size 0");
+	RUN({ "SpaceToDepth", "opset1", "mode=\"depth_first\" block_size=\"2\"",
+	      { P0("f32", "1,1,3,2") }, { "1,4,1,1" } });
+	EXPECT_FAIL("SpaceToDepth", -EINVAL, "not divisible");
+}
+
+TEST_F(ops, shuffle_channels)
+{
+	/* [1, 6, 1, 1], group 3: out[c' * 3 + g] = in[g * 2 + c'] */
+	RUN({ "ShuffleChannels", "opset1", "axis=\"-3\" group=\"3\"",
+	      { P("f32", "1,6,1,1", 0, 1, 2, 3, 4, 5) }, { "1,6,1,1" } });
+	EXPECT_OUT(0, F32, 0, 0, 2, 4, 1, 3, 5);
+	RUN({ "ShuffleChannels", "opset1", "axis=\"1\" group=\"4\"",
+	      { P0("f32", "1,6,1,1") }, { "1,6,1,1" } });
+	EXPECT_FAIL("ShuffleChannels", -EINVAL, "group 4");
+	RUN({ "ShuffleChannels", "opset1", "axis=\"4\" group=\"1\"",
+	      { P0("f32", "1,6,1,1") }, { "1,6,1,1" } });
+	EXPECT_FAIL("ShuffleChannels", -EINVAL, "axis 4");
+}
+
+TEST_F(ops, reorg_yolo_stride_2)
+{
+	/*
+	 * [1, 4, 2, 2] -> [1, 16, 1, 1].  With C / s^2 = 1, output element
+	 * (k, j, i) of [4, 2, 2] is the input read as [1, 4, 4] at
+	 * (2 j + k / 2, 2 i + k % 2), i.e. element 4 (2 j + k / 2) +
+	 * 2 i + k % 2.
+	 */
+	RUN({ "ReorgYolo", "opset2", "stride=\"2\"",
+	      { P("f32", "1,4,2,2", 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+		  13, 14, 15) },
+	      { "1,16,1,1" } });
+	EXPECT_OUT(0, F32, 0, 0, 2, 8, 10, 1, 3, 9, 11, 4, 6, 12, 14, 5, 7,
+		   13, 15);
+	RUN({ "ReorgYolo", "opset2", "stride=\"2\"", { P0("f32", "1,2,2,2") },
+	      { "1,8,1,1" } });
+	EXPECT_FAIL("ReorgYolo", -EINVAL, "stride^2");
+	RUN({ "ReorgYolo", "opset2", NULL, { P0("f32", "1,4,2,2") },
+	      { "1,16,1,1" } });
+	EXPECT_FAIL("ReorgYolo", -EINVAL, "stride");
+}
+
+/* ---- ConvertLike-1 ---------------------------------------------------- */
+
+TEST_F(ops, convert_like_takes_the_type_of_input_1)
+{
+	/* float to integer truncates toward zero */
+	RUN({ "ConvertLike", "opset1", NULL,
+	      { P("f32", "3", 1.7, -1.7, 300), C("i32", "1", 0) }, { "3" },
+	      { "i32" } });
+	EXPECT_OUT(0, I32, 0, 1, -1, 300);
+	RUN({ "ConvertLike", "opset1", NULL,
+	      { P("i64", "2", 0, 5), C("boolean", "", 1) }, { "2" },
+	      { "boolean" } });
+	EXPECT_OUT(0, BOOL, 0, 0, 1);
+}
+
+TEST_HARNESS_MAIN
