@@ -1013,4 +1013,248 @@ TEST_F(ops, convert_like_takes_the_type_of_input_1)
 	EXPECT_OUT(0, BOOL, 0, 0, 1);
 }
 
+/* ---- Interpolate-1/-4/-11 --------------------------------------------- */
+
+/* Interpolate-4 on a [1, len] f32 input along axis 1, sizes mode. */
+#define INTERP4_1D(attrs, len, out, ...)				\
+	RUN({ "Interpolate", "opset4",					\
+	      "shape_calculation_mode=\"sizes\" " attrs,		\
+	      { P("f32", "1," #len, __VA_ARGS__), C("i64", "1", out),	\
+		C("f32", "1", 1), C("i64", "1", 1) },			\
+	      { "1," #out } })
+
+TEST_F(ops, interpolate_nearest_rounding_modes)
+{
+	/* 2 -> 4, asymmetric: source x / 2 = 0, .5, 1, 1.5 */
+	INTERP4_1D("mode=\"nearest\" coordinate_transformation_mode=\"asymmetric\"",
+		   2, 4, 10, 20);
+	EXPECT_OUT(0, F32, 0, 10, 10, 20, 20);
+	INTERP4_1D("mode=\"nearest\" coordinate_transformation_mode=\"asymmetric\" nearest_mode=\"round_prefer_ceil\"",
+		   2, 4, 10, 20);
+	EXPECT_OUT(0, F32, 0, 10, 20, 20, 20);
+	/* 4 -> 3, asymmetric: source x / .75 = 0, 1.33, 2.67 */
+	INTERP4_1D("mode=\"nearest\" coordinate_transformation_mode=\"asymmetric\" nearest_mode=\"floor\"",
+		   4, 3, 10, 20, 30, 40);
+	EXPECT_OUT(0, F32, 0, 10, 20, 30);
+	INTERP4_1D("mode=\"nearest\" coordinate_transformation_mode=\"asymmetric\" nearest_mode=\"ceil\"",
+		   4, 3, 10, 20, 30, 40);
+	EXPECT_OUT(0, F32, 0, 10, 30, 40);
+	/* simple: ceil when downscaling */
+	INTERP4_1D("mode=\"nearest\" coordinate_transformation_mode=\"asymmetric\" nearest_mode=\"simple\"",
+		   4, 3, 10, 20, 30, 40);
+	EXPECT_OUT(0, F32, 0, 10, 30, 40);
+	INTERP4_1D("mode=\"nearest\" coordinate_transformation_mode=\"asymmetric\"",
+		   4, 3, 10, 20, 30, 40);
+	EXPECT_OUT(0, F32, 0, 10, 20, 40);
+	/* tf_half_pixel_for_nn: (x + .5) / 2 = .25, .75, 1.25, 1.75 */
+	INTERP4_1D("mode=\"nearest\" coordinate_transformation_mode=\"tf_half_pixel_for_nn\"",
+		   2, 4, 10, 20);
+	EXPECT_OUT(0, F32, 0, 10, 20, 20, 20);
+}
+
+TEST_F(ops, interpolate_linear_onnx_coordinate_modes)
+{
+	/* half_pixel: source -.25 .25 .75 1.25, clamped to [0, 1] */
+	INTERP4_1D("mode=\"linear_onnx\"", 2, 4, 1, 3);
+	EXPECT_OUT(0, F32, 1e-6, 1, 1.5, 2.5, 3);
+	/* align_corners: x * (2 - 1) / (3 - 1) */
+	INTERP4_1D("mode=\"linear_onnx\" coordinate_transformation_mode=\"align_corners\"",
+		   2, 3, 0, 10);
+	EXPECT_OUT(0, F32, 1e-6, 0, 5, 10);
+	/* pytorch_half_pixel with one output: source 0 */
+	INTERP4_1D("mode=\"linear_onnx\" coordinate_transformation_mode=\"pytorch_half_pixel\"",
+		   2, 1, 4, 8);
+	EXPECT_OUT(0, F32, 1e-6, 4);
+	/* half_pixel with one output: source (.5 / .5) - .5 = .5 */
+	INTERP4_1D("mode=\"linear_onnx\"", 2, 1, 4, 8);
+	EXPECT_OUT(0, F32, 1e-6, 6);
+}
+
+TEST_F(ops, interpolate_cubic_half_pixel)
+{
+	/*
+	 * 4 -> 8, A = -0.75.  For t = .25 / .75 the weights of the taps at
+	 * distance .25, .75, 1.25, 1.75 are .87890625, .26171875,
+	 * -.10546875, -.03515625 (Keys' kernel; with A != -.5 it does not
+	 * reproduce linear data).  out[0] (source -.25, taps clamped to
+	 * 0 0 0 1) = -.10546875 * 1; out[1] (source .25: 0 0 1 2) =
+	 * .26171875 - 2 * .03515625; out[2] (source .75: 0 0 1 2) =
+	 * .87890625 - 2 * .10546875; out[3] (source 1.25: 0 1 2 3) =
+	 * .87890625 + 2 * .26171875 - 3 * .03515625.  The right half
+	 * mirrors the left: out[7 - i] = 3 - out[i].
+	 */
+	INTERP4_1D("mode=\"cubic\"", 4, 8, 0, 1, 2, 3);
+	EXPECT_OUT(0, F32, 1e-6, -0.10546875, 0.19140625, 0.66796875,
+		   1.296875, 1.703125, 2.33203125, 2.80859375, 3.10546875);
+}
+
+TEST_F(ops, interpolate_linear_antialias)
+{
+	/*
+	 * [0 1 2 3] scaled by .5: sources .5 and 2.5.  Without antialias
+	 * the triangle of radius 1 gives 0.5 and 2.5.  With it, the radius
+	 * is 1 / .5 = 2: weights 1 - |.5 d| = .75 .75 .25 0 around .5, so
+	 * (0 * .75 + 1 * .75 + 2 * .25) / 1.75, and mirrored around 2.5.
+	 */
+	RUN({ "Interpolate", "opset4",
+	      "mode=\"linear\" shape_calculation_mode=\"scales\"",
+	      { P("f32", "4", 0, 1, 2, 3), C("i64", "1", 2),
+		C("f32", "1", 0.5) },
+	      { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 0.5, 2.5);
+	RUN({ "Interpolate", "opset4",
+	      "mode=\"linear\" shape_calculation_mode=\"scales\" antialias=\"true\"",
+	      { P("f32", "4", 0, 1, 2, 3), C("i64", "1", 2),
+		C("f32", "1", 0.5) },
+	      { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 1.25 / 1.75, 4 / 1.75);
+}
+
+TEST_F(ops, interpolate_11_scales_two_axes)
+{
+	/* x2 on H and W, nearest asymmetric floor: each pixel a 2x2 block */
+	RUN({ "Interpolate", "opset11",
+	      "mode=\"nearest\" shape_calculation_mode=\"scales\" coordinate_transformation_mode=\"asymmetric\" nearest_mode=\"floor\"",
+	      { P("f32", "1,1,2,2", 1, 2, 3, 4), C("f32", "2", 2, 2),
+		C("i32", "2", -2, -1) },
+	      { "1,1,4,4" } });
+	EXPECT_OUT(0, F32, 0, 1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4,
+		   4);
+	/* no axes input: one scale per axis */
+	RUN({ "Interpolate", "opset11",
+	      "mode=\"nearest\" shape_calculation_mode=\"scales\" coordinate_transformation_mode=\"asymmetric\" nearest_mode=\"floor\"",
+	      { P("f32", "1,1,2,2", 1, 2, 3, 4), C("f32", "4", 1, 1, 2, 1) },
+	      { "1,1,4,2" } });
+	EXPECT_OUT(0, F32, 0, 1, 2, 1, 2, 3, 4, 3, 4);
+	/* sizes as integers */
+	RUN({ "Interpolate", "opset11",
+	      "mode=\"linear_onnx\" shape_calculation_mode=\"sizes\" coordinate_transformation_mode=\"align_corners\"",
+	      { P("f32", "1,2", 0, 10), C("i32", "1", 3), C("i64", "1", 1) },
+	      { "1,3" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, 5, 10);
+}
+
+TEST_F(ops, interpolate_11_pillow_modes)
+{
+	/*
+	 * bilinear_pillow, [0 1 2 3] -> 2: support 2, centers 1 and 3;
+	 * taps 0..2 weigh tri((j - 1 + .5) / 2) = .75 .75 .25, taps 1..3
+	 * around 3 weigh .25 .75 .75.
+	 */
+	RUN({ "Interpolate", "opset11",
+	      "mode=\"bilinear_pillow\" shape_calculation_mode=\"sizes\"",
+	      { P("f32", "4", 0, 1, 2, 3), C("i64", "1", 2) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 1.25 / 1.75, 4 / 1.75);
+	/* upscaling [1 3] -> 4: support 1, centers .25 .75 1.25 1.75 */
+	RUN({ "Interpolate", "opset11",
+	      "mode=\"bilinear_pillow\" shape_calculation_mode=\"scales\"",
+	      { P("f32", "2", 1, 3), C("f32", "1", 2) }, { "4" } });
+	EXPECT_OUT(0, F32, 1e-6, 1, 1.5, 2.5, 3);
+	/*
+	 * bicubic_pillow (a = -.5), [1 3] -> 4: center .25 reads taps 0, 1
+	 * at distances .25, 1.25 with weights .8671875, -.0703125; center
+	 * .75 at -.25, .75 with .8671875, .2265625; normalised.
+	 */
+	RUN({ "Interpolate", "opset11",
+	      "mode=\"bicubic_pillow\" shape_calculation_mode=\"sizes\"",
+	      { P("f32", "2", 1, 3), C("i64", "1", 4) }, { "4" } });
+	EXPECT_OUT(0, F32, 1e-6, 0.65625 / 0.796875, 1.546875 / 1.09375,
+		   4 - 1.546875 / 1.09375, 4 - 0.65625 / 0.796875);
+}
+
+TEST_F(ops, interpolate_pads)
+{
+	/* [1 2] padded to [0 1 2 0], resized to its own length */
+	RUN({ "Interpolate", "opset4",
+	      "mode=\"nearest\" shape_calculation_mode=\"sizes\" pads_begin=\"1\" pads_end=\"1\"",
+	      { P("f32", "2", 1, 2), C("i64", "1", 4), C("f32", "1", 1) },
+	      { "4" } });
+	EXPECT_OUT(0, F32, 0, 0, 1, 2, 0);
+	/* a padded axis that is not interpolated */
+	RUN({ "Interpolate", "opset4",
+	      "mode=\"nearest\" shape_calculation_mode=\"sizes\" pads_begin=\"1,0\"",
+	      { P("f32", "1,2", 1, 2), C("i64", "1", 2), C("f32", "1", 1),
+		C("i64", "1", 1) },
+	      { "2,2" } });
+	EXPECT_OUT(0, F32, 0, 0, 0, 1, 2);
+}
+
+TEST_F(ops, interpolate_1)
+{
+	/* nearest: asymmetric, simple rounding (floor when upscaling) */
+	RUN({ "Interpolate", "opset1", "axes=\"2,3\" mode=\"nearest\"",
+	      { P("f32", "1,1,2,2", 1, 2, 3, 4), C("i64", "2", 4, 4) },
+	      { "1,1,4,4" } });
+	EXPECT_OUT(0, F32, 0, 1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4,
+		   4);
+	RUN({ "Interpolate", "opset1",
+	      "axes=\"1\" mode=\"linear\" align_corners=\"1\"",
+	      { P("f32", "1,2", 0, 10), C("i32", "1", 3) }, { "1,3" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, 5, 10);
+	RUN({ "Interpolate", "opset1", "axes=\"1\" mode=\"area\"",
+	      { P("f32", "1,2", 0, 10), C("i32", "1", 3) }, { "1,3" } });
+	EXPECT_FAIL("Interpolate", -EOPNOTSUPP, "area");
+}
+
+TEST_F(ops, interpolate_integers_and_empty)
+{
+	/* linear_onnx on u8: 0, 63.75, 191.25, 255 rounded */
+	RUN({ "Interpolate", "opset4",
+	      "mode=\"linear_onnx\" shape_calculation_mode=\"sizes\"",
+	      { P("u8", "2", 0, 255), C("i64", "1", 4), C("f32", "1", 1) },
+	      { "4" } });
+	EXPECT_OUT(0, NPR_ELEM_U8, 0, 0, 64, 191, 255);
+	/* an empty batch */
+	RUN({ "Interpolate", "opset4",
+	      "mode=\"linear_onnx\" shape_calculation_mode=\"sizes\"",
+	      { P0("f32", "0,2"), C("i64", "1", 4), C("f32", "1", 1),
+		C("i64", "1", 1) },
+	      { "0,4" } });
+	EXPECT_OUT(0, F32, 0);
+}
+
+TEST_F(ops, interpolate_errors)
+{
+	RUN({ "Interpolate", "opset4",
+	      "mode=\"bilinear\" shape_calculation_mode=\"sizes\"",
+	      { P("f32", "2", 1, 2), C("i64", "1", 4), C("f32", "1", 1) },
+	      { "4" } });
+	EXPECT_FAIL("Interpolate", -EINVAL, "mode");
+	RUN({ "Interpolate", "opset4",
+	      "mode=\"bicubic_pillow\" shape_calculation_mode=\"sizes\"",
+	      { P("f32", "2", 1, 2), C("i64", "1", 4), C("f32", "1", 1) },
+	      { "4" } });
+	EXPECT_FAIL("Interpolate", -EINVAL, "later Interpolate version");
+	RUN({ "Interpolate", "opset4", "mode=\"nearest\"",
+	      { P("f32", "2", 1, 2), C("i64", "1", 4), C("f32", "1", 1) },
+	      { "4" } });
+	EXPECT_FAIL("Interpolate", -EINVAL, "shape_calculation_mode");
+	RUN({ "Interpolate", "opset4",
+	      "mode=\"nearest\" shape_calculation_mode=\"sizes\"",
+	      { P("f32", "1,2", 1, 2), C("i64", "2", 4, 4), C("f32", "1", 1),
+		C("i64", "1", 1) },
+	      { "1,4" } });
+	EXPECT_FAIL("Interpolate", -EINVAL, "1 axes but 2 sizes");
+	RUN({ "Interpolate", "opset4",
+	      "mode=\"nearest\" shape_calculation_mode=\"sizes\"",
+	      { P("f32", "1,2", 1, 2), C("i64", "2", 4, 4), C("f32", "1", 1),
+		C("i64", "2", 1, -1) },
+	      { "1,4" } });
+	EXPECT_FAIL("Interpolate", -EINVAL, "repeated");
+	RUN({ "Interpolate", "opset4",
+	      "mode=\"nearest\" shape_calculation_mode=\"sizes\"",
+	      { P("f32", "2", 1, 2), P("i64", "1", 4), C("f32", "1", 1) },
+	      { "4" } });
+	EXPECT_FAIL("Interpolate", -EINVAL, "constant");
+	RUN({ "Interpolate", "opset11",
+	      "mode=\"nearest\" shape_calculation_mode=\"scales\"",
+	      { P("f32", "2", 1, 2), C("f32", "1", -2) }, { "4" } });
+	EXPECT_FAIL("Interpolate", -EINVAL, "must be positive");
+	RUN({ "Interpolate", "opset4",
+	      "mode=\"nearest\" shape_calculation_mode=\"sizes\" pads_begin=\"-1\"",
+	      { P("f32", "2", 1, 2), C("i64", "1", 4), C("f32", "1", 1) },
+	      { "4" } });
+	EXPECT_FAIL("Interpolate", -EINVAL, "pads_begin");
+}
+
 TEST_HARNESS_MAIN
