@@ -1257,4 +1257,173 @@ TEST_F(ops, interpolate_errors)
 	EXPECT_FAIL("Interpolate", -EINVAL, "pads_begin");
 }
 
+/* ---- TopK-1/-3/-11 ---------------------------------------------------- */
+
+TEST_F(ops, topk_max_by_value_last_axis)
+{
+	RUN({ "TopK", "opset3",
+	      "axis=\"-1\" mode=\"max\" sort=\"value\" index_element_type=\"i64\"",
+	      { P("f32", "2,5", 3, 1, 4, 1, 5, 9, 2, 6, 5, 3),
+		C("i64", "", 3) },
+	      { "2,3", "2,3" }, { "f32", "i64" } });
+	EXPECT_OUT(0, F32, 0, 5, 4, 3, 9, 6, 5);
+	EXPECT_OUT(1, I64, 0, 4, 2, 0, 0, 2, 3);
+}
+
+TEST_F(ops, topk_min_sorted_by_index_and_axis0)
+{
+	/* three smallest of 3 1 4 1 5: 1 (1), 1 (3), 3 (0); by index */
+	RUN({ "TopK", "opset3", "axis=\"0\" mode=\"min\" sort=\"index\"",
+	      { P("i32", "5", 3, 1, 4, 1, 5), C("i32", "", 3) },
+	      { "3", "3" }, { "i32", "i32" } });
+	EXPECT_OUT(0, I32, 0, 3, 1, 1);
+	EXPECT_OUT(1, I32, 0, 0, 1, 3);
+	/* along axis 0 of a [3, 2] */
+	RUN({ "TopK", "opset1", "axis=\"0\" mode=\"max\" sort=\"value\"",
+	      { P("f32", "3,2", 1, 5, 4, 2, 3, 6), C("i64", "", 1) },
+	      { "1,2", "1,2" }, { "f32", "i32" } });
+	EXPECT_OUT(0, F32, 0, 4, 6);
+	EXPECT_OUT(1, I32, 0, 1, 2);
+}
+
+TEST_F(ops, topk_ties_k_larger_than_dim_and_zero)
+{
+	/* stable: equal values keep the lower index first */
+	RUN({ "TopK", "opset11",
+	      "axis=\"0\" mode=\"max\" sort=\"value\" stable=\"true\"",
+	      { P("f32", "4", 2, 2, 1, 2), C("i64", "", 2) },
+	      { "2", "2" }, { "f32", "i32" } });
+	EXPECT_OUT(0, F32, 0, 2, 2);
+	EXPECT_OUT(1, I32, 0, 0, 1);
+	/* k = 5 > 2: min(k, dim) */
+	RUN({ "TopK", "opset11", "axis=\"0\" mode=\"max\" sort=\"value\"",
+	      { P("f32", "2", 1, 2), C("i64", "", 5) },
+	      { "2", "2" }, { "f32", "i32" } });
+	EXPECT_OUT(0, F32, 0, 2, 1);
+	EXPECT_OUT(1, I32, 0, 1, 0);
+	RUN({ "TopK", "opset11", "axis=\"0\" mode=\"max\" sort=\"value\"",
+	      { P("f32", "2", 1, 2), C("i64", "", 0) },
+	      { "0", "0" }, { "f32", "i32" } });
+	EXPECT_OUT(0, F32, 0);
+}
+
+TEST_F(ops, topk_errors)
+{
+	RUN({ "TopK", "opset3", "axis=\"0\" sort=\"value\"",
+	      { P("f32", "2", 1, 2), C("i64", "", 1) },
+	      { "1", "1" }, { "f32", "i32" } });
+	EXPECT_FAIL("TopK", -EINVAL, "mode");
+	RUN({ "TopK", "opset3", "axis=\"0\" mode=\"max\"",
+	      { P("f32", "2", 1, 2), C("i64", "", -1) },
+	      { "1", "1" }, { "f32", "i32" } });
+	EXPECT_FAIL("TopK", -EINVAL, "k -1");
+	RUN({ "TopK", "opset3", "axis=\"1\" mode=\"max\"",
+	      { P("f32", "2", 1, 2), C("i64", "", 1) },
+	      { "1", "1" }, { "f32", "i32" } });
+	EXPECT_FAIL("TopK", -EINVAL, "axis 1");
+	RUN({ "TopK", "opset3", "axis=\"0\" mode=\"max\" stable=\"true\"",
+	      { P("f32", "2", 1, 2), C("i64", "", 1) },
+	      { "1", "1" }, { "f32", "i32" } });
+	EXPECT_FAIL("TopK", -EINVAL, "stable");
+	RUN({ "TopK", "opset3", "axis=\"0\" mode=\"max\"",
+	      { P("f32", "2", 1, 2), P("i64", "", 1) },
+	      { "1", "1" }, { "f32", "i32" } });
+	EXPECT_FAIL("TopK", -EINVAL, "constant");
+}
+
+/* ---- NonMaxSuppression ------------------------------------------------ */
+
+/*
+ * Six unit boxes [y1, x1, y2, x2] in one row: 1 and 2 overlap 0 with IOU
+ * .9 / 1.1 = .818, 4 overlaps 3 as much, 5 stands alone.
+ */
+#define NMS_BOXES	P("f32", "1,6,4", 0, 0, 1, 1, 0, 0.1, 1, 1.1,	\
+			  0, -0.1, 1, 0.9, 0, 10, 1, 11, 0, 10.1, 1, 11.1, \
+			  0, 100, 1, 101)
+#define NMS_SCORES	P("f32", "1,1,6", 0.9, 0.75, 0.6, 0.95, 0.5, 0.3)
+
+TEST_F(ops, nms_5_suppress_by_iou)
+{
+	/* 3 (.95) removes 4; 0 (.9) removes 1 and 2; then 5 (.3) */
+	RUN({ "NonMaxSuppression", "opset5", NULL,
+	      { NMS_BOXES, NMS_SCORES, C("i64", "", 3), C("f32", "", 0.5),
+		C("f32", "", 0) },
+	      { "3,3", "3,3", "1" }, { "i64", "f32", "i64" } });
+	EXPECT_OUT(0, I64, 0, 0, 0, 3, 0, 0, 0, 0, 0, 5);
+	EXPECT_OUT(1, F32, 1e-6, 0, 0, 0.95, 0, 0, 0.9, 0, 0, 0.3);
+	EXPECT_OUT(2, I64, 0, 3);
+	/* a score threshold of .4 stops before box 5: -1 rows follow */
+	RUN({ "NonMaxSuppression", "opset9", "output_type=\"i32\"",
+	      { NMS_BOXES, NMS_SCORES, C("i32", "", 3), C("f32", "", 0.5),
+		C("f32", "", 0.4) },
+	      { "3,3", "3,3", "1" }, { "i32", "f32", "i32" } });
+	EXPECT_OUT(0, I32, 0, 0, 0, 3, 0, 0, 0, -1, -1, -1);
+	EXPECT_OUT(1, F32, 1e-6, 0, 0, 0.95, 0, 0, 0.9, -1, -1, -1);
+	EXPECT_OUT(2, I32, 0, 2);
+}
+
+TEST_F(ops, nms_center_encoding_and_version_4)
+{
+	/* the same boxes as [x_center, y_center, width, height] */
+	RUN({ "NonMaxSuppression", "opset4",
+	      "box_encoding=\"center\"",
+	      { P("f32", "1,6,4", 0.5, 0.5, 1, 1, 0.6, 0.5, 1, 1, 0.4, 0.5,
+		  1, 1, 10.5, 0.5, 1, 1, 10.6, 0.5, 1, 1, 100.5, 0.5, 1, 1),
+		NMS_SCORES, C("i64", "", 2), C("f32", "", 0.5) },
+	      { "2,3" }, { "i64" } });
+	EXPECT_OUT(0, I64, 0, 0, 0, 3, 0, 0, 0);
+}
+
+TEST_F(ops, nms_sort_result_descending)
+{
+	/*
+	 * Two disjoint boxes, two classes: class 0 takes box 1 (.7) then
+	 * box 0 (.5), class 1 box 0 (.9) then box 1 (.2).
+	 */
+	RUN({ "NonMaxSuppression", "opset5", "sort_result_descending=\"true\"",
+	      { P("f32", "1,2,4", 0, 0, 1, 1, 0, 10, 1, 11),
+		P("f32", "1,2,2", 0.5, 0.7, 0.9, 0.2), C("i64", "", 2),
+		C("f32", "", 0.5), C("f32", "", 0) },
+	      { "4,3", "4,3", "1" }, { "i64", "f32", "i64" } });
+	EXPECT_OUT(0, I64, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1);
+	RUN({ "NonMaxSuppression", "opset5", "sort_result_descending=\"false\"",
+	      { P("f32", "1,2,4", 0, 0, 1, 1, 0, 10, 1, 11),
+		P("f32", "1,2,2", 0.5, 0.7, 0.9, 0.2), C("i64", "", 2),
+		C("f32", "", 0.5), C("f32", "", 0) },
+	      { "4,3", "4,3", "1" }, { "i64", "f32", "i64" } });
+	EXPECT_OUT(0, I64, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 1, 1);
+}
+
+TEST_F(ops, nms_soft_sigma_decays_scores)
+{
+	/*
+	 * IOU of [0,0,1,1] and [0,.5,1,1.5] is .5 / 1.5 = 1/3; with sigma
+	 * .5 the second score becomes .8 * exp(-.5 * (1/9) / .5).
+	 */
+	RUN({ "NonMaxSuppression", "opset9", NULL,
+	      { P("f32", "1,2,4", 0, 0, 1, 1, 0, 0.5, 1, 1.5),
+		P("f32", "1,1,2", 0.9, 0.8), C("i64", "", 2),
+		C("f32", "", 1), C("f32", "", 0), C("f32", "", 0.5) },
+	      { "2,3", "2,3", "1" }, { "i64", "f32", "i64" } });
+	EXPECT_OUT(0, I64, 0, 0, 0, 0, 0, 0, 1);
+	EXPECT_OUT(1, F32, 1e-6, 0, 0, 0.9, 0, 0, 0.8 * exp(-1.0 / 9));
+	EXPECT_OUT(2, I64, 0, 2);
+}
+
+TEST_F(ops, nms_errors)
+{
+	RUN({ "NonMaxSuppression", "opset5", NULL,
+	      { P0("f32", "1,6,3"), P0("f32", "1,1,6"), C("i64", "", 3) },
+	      { "3,3", "3,3", "1" }, { "i64", "f32", "i64" } });
+	EXPECT_FAIL("NonMaxSuppression", -EINVAL, "boxes must be");
+	RUN({ "NonMaxSuppression", "opset5", NULL,
+	      { P0("f32", "1,6,4"), P0("f32", "1,1,6"), P("i64", "", 3) },
+	      { "3,3", "3,3", "1" }, { "i64", "f32", "i64" } });
+	EXPECT_FAIL("NonMaxSuppression", -EINVAL, "constant");
+	RUN({ "NonMaxSuppression", "opset5", "box_encoding=\"corners\"",
+	      { P0("f32", "1,6,4"), P0("f32", "1,1,6"), C("i64", "", 3) },
+	      { "3,3", "3,3", "1" }, { "i64", "f32", "i64" } });
+	EXPECT_FAIL("NonMaxSuppression", -EINVAL, "box_encoding");
+}
+
 TEST_HARNESS_MAIN
