@@ -797,3 +797,64 @@ out:
 	free(x.kept);
 	return err;
 }
+
+static float sigmoidf(float x)
+{
+	return 1.0f / (1.0f + expf(-x));
+}
+
+/**
+ * npr_ref_region_yolo() - RegionYolo-0 (the Darknet region/yolo layers)
+ * @n: the node; params struct npr_region_yolo_params.
+ * @in: [N, C, H, W] f32, C = anchors * (coords + classes + 1), the
+ *      entries of an anchor in channel order x, y, the other coords,
+ *      objectness, class scores.
+ * @out: the same values, x, y and objectness through a sigmoid, the class
+ *       scores through a softmax over the classes (do_softmax) or a
+ *       sigmoid; the other coords unchanged.
+ *
+ * Return: 0.
+ */
+int npr_ref_region_yolo(const struct npr_node *n, const struct npr_tensor *in,
+			struct npr_tensor *out)
+{
+	const struct npr_region_yolo_params *p = n->params;
+	const struct npr_shape *s = &in->shape;
+	int64_t sp = s->d[2] * s->d[3], per = p->coords + p->classes + 1;
+	int64_t anchors = s->d[1] / (per ? per : 1), b, a, k, i;
+	const float *x = in->data;
+	float *y = out->data;
+
+	if (y != x)
+		memcpy(y, x, npr_shape_numel(s) * sizeof(float));
+	for (b = 0; b < s->d[0]; b++) {
+		for (a = 0; a < anchors; a++) {
+			float *e = y + (b * s->d[1] + a * per) * sp;
+
+			for (i = 0; i < 2 * sp; i++)
+				e[i] = sigmoidf(e[i]);
+			for (i = 0; i < sp; i++)
+				e[p->coords * sp + i] =
+					sigmoidf(e[p->coords * sp + i]);
+			e += (p->coords + 1) * sp;
+			if (!p->do_softmax) {
+				for (i = 0; i < p->classes * sp; i++)
+					e[i] = sigmoidf(e[i]);
+				continue;
+			}
+			for (i = 0; i < sp && p->classes; i++) {
+				float mx = e[i], sum = 0;
+
+				for (k = 1; k < p->classes; k++)
+					mx = fmaxf(mx, e[k * sp + i]);
+				for (k = 0; k < p->classes; k++) {
+					e[k * sp + i] = expf(e[k * sp + i] - mx);
+					sum += e[k * sp + i];
+				}
+				for (k = 0; k < p->classes; k++)
+					e[k * sp + i] /= sum;
+			}
+		}
+	}
+	return 0;
+}

@@ -1426,4 +1426,425 @@ TEST_F(ops, nms_errors)
 	EXPECT_FAIL("NonMaxSuppression", -EINVAL, "box_encoding");
 }
 
+/* ---- RegionYolo-0 ----------------------------------------------------- */
+
+TEST_F(ops, region_yolo_softmax_and_sigmoid)
+{
+	/*
+	 * One anchor, coords 4, classes 2, one cell: x, y, objectness go
+	 * through a sigmoid (0 -> .5), w and h stay, the classes 0 and
+	 * ln 3 through a softmax (1/4, 3/4) or a sigmoid (1/2, 3/4).
+	 */
+	RUN({ "RegionYolo", "opset1",
+	      "coords=\"4\" classes=\"2\" num=\"1\" axis=\"1\" end_axis=\"3\" do_softmax=\"true\"",
+	      { P("f32", "1,7,1,1", 0, 0, 1, 2, 0, 0, log(3.0)) },
+	      { "1,7" } });
+	EXPECT_OUT(0, F32, 1e-6, 0.5, 0.5, 1, 2, 0.5, 0.25, 0.75);
+	RUN({ "RegionYolo", "opset1",
+	      "coords=\"4\" classes=\"2\" num=\"3\" axis=\"1\" end_axis=\"3\" do_softmax=\"false\" mask=\"1\"",
+	      { P("f32", "1,7,1,1", 0, 0, 1, 2, 0, 0, log(3.0)) },
+	      { "1,7,1,1" } });
+	EXPECT_OUT(0, F32, 1e-6, 0.5, 0.5, 1, 2, 0.5, 0.5, 0.75);
+	RUN({ "RegionYolo", "opset1",
+	      "coords=\"4\" classes=\"3\" num=\"1\" axis=\"1\" end_axis=\"3\" do_softmax=\"true\"",
+	      { P0("f32", "1,7,1,1") }, { "1,7" } });
+	EXPECT_FAIL("RegionYolo", -EINVAL, "channels 7");
+}
+
+/* ---- ops that existed before: their edge cases ------------------------ */
+
+TEST_F(ops, gather_negative_indices_batch_dims_and_axis)
+{
+	RUN({ "Gather", "opset8", NULL,
+	      { P("f32", "4", 1, 2, 3, 4), C("i64", "2", -1, 0),
+		C("i64", "", 0) },
+	      { "2" } });
+	EXPECT_OUT(0, F32, 0, 4, 1);
+	/* batch_dims 1: per row b, data[b][idx[b][j]] */
+	RUN({ "Gather", "opset7", "batch_dims=\"1\"",
+	      { P("i32", "2,3", 1, 2, 3, 4, 5, 6), C("i32", "2,2", 2, 0, 1, 1),
+		C("i64", "", 1) },
+	      { "2,2" } });
+	EXPECT_OUT(0, I32, 0, 3, 1, 5, 5);
+	RUN({ "Gather", "opset1", NULL,
+	      { P("f32", "2,2", 1, 2, 3, 4), C("i64", "1", 1),
+		C("i64", "", -1) },
+	      { "2,1" } });
+	EXPECT_OUT(0, F32, 0, 2, 4);
+	RUN({ "Gather", "opset1", "batch_dims=\"1\"",
+	      { P("f32", "2,2", 1, 2, 3, 4), C("i64", "2,1", 1, 0),
+		C("i64", "", 1) },
+	      { "2,1" } });
+	EXPECT_FAIL("Gather", -EINVAL, "batch_dims");
+}
+
+TEST_F(ops, pad_modes)
+{
+	RUN({ "Pad", "opset1", "pad_mode=\"constant\"",
+	      { P("f32", "2", 1, 2), C("i64", "1", 1), C("i64", "1", 2),
+		C("f32", "", 9) },
+	      { "5" } });
+	EXPECT_OUT(0, F32, 0, 9, 1, 2, 9, 9);
+	RUN({ "Pad", "opset1", "pad_mode=\"edge\"",
+	      { P("f32", "3", 1, 2, 3), C("i64", "1", 2), C("i64", "1", 1) },
+	      { "6" } });
+	EXPECT_OUT(0, F32, 0, 1, 1, 1, 2, 3, 3);
+	/* reflect leaves the border out, symmetric repeats it */
+	RUN({ "Pad", "opset1", "pad_mode=\"reflect\"",
+	      { P("f32", "3", 1, 2, 3), C("i64", "1", 2), C("i64", "1", 2) },
+	      { "7" } });
+	EXPECT_OUT(0, F32, 0, 3, 2, 1, 2, 3, 2, 1);
+	RUN({ "Pad", "opset1", "pad_mode=\"symmetric\"",
+	      { P("i32", "3", 1, 2, 3), C("i64", "1", 2), C("i64", "1", 2) },
+	      { "7" } });
+	EXPECT_OUT(0, I32, 0, 2, 1, 1, 2, 3, 3, 2);
+	/* 2-D: one reflected row before, one reflected column after */
+	RUN({ "Pad", "opset1", "pad_mode=\"reflect\"",
+	      { P("f32", "2,2", 1, 2, 3, 4), C("i64", "2", 1, 0),
+		C("i64", "2", 0, 1) },
+	      { "3,3" } });
+	EXPECT_OUT(0, F32, 0, 3, 4, 3, 1, 2, 1, 3, 4, 3);
+}
+
+TEST_F(ops, pad_12_negative_pads_crop)
+{
+	RUN({ "Pad", "opset12", "pad_mode=\"constant\"",
+	      { P("f32", "4", 1, 2, 3, 4), C("i64", "1", -1), C("i64", "1", 1) },
+	      { "4" } });
+	EXPECT_OUT(0, F32, 0, 2, 3, 4, 0);
+	RUN({ "Pad", "opset12", "pad_mode=\"edge\"",
+	      { P("f32", "4", 1, 2, 3, 4), C("i64", "1", -1), C("i64", "1", -2) },
+	      { "1" } });
+	EXPECT_OUT(0, F32, 0, 2);
+	RUN({ "Pad", "opset12", "pad_mode=\"reflect\"",
+	      { P("f32", "3", 1, 2, 3), C("i64", "1", 3), C("i64", "1", 0) },
+	      { "6" } });
+	EXPECT_FAIL("Pad", -EINVAL, "");
+	RUN({ "Pad", "opset12", "pad_mode=\"wrap\"",
+	      { P("f32", "3", 1, 2, 3), C("i64", "1", 1), C("i64", "1", 0) },
+	      { "4" } });
+	EXPECT_FAIL("Pad", -EINVAL, "pad_mode");
+}
+
+TEST_F(ops, broadcast_modes)
+{
+	RUN({ "Broadcast", "opset3", "mode=\"numpy\"",
+	      { P("f32", "3", 1, 2, 3), C("i64", "2", 2, 3) }, { "2,3" } });
+	EXPECT_OUT(0, F32, 0, 1, 2, 3, 1, 2, 3);
+	/* bidirectional: [2, 1] with [1, 3] gives [2, 3] */
+	RUN({ "Broadcast", "opset3", "mode=\"bidirectional\"",
+	      { P("f32", "2,1", 1, 2), C("i64", "2", 1, 3) }, { "2,3" } });
+	EXPECT_OUT(0, F32, 0, 1, 1, 1, 2, 2, 2);
+	/* explicit: data axis 0 is output axis 0 */
+	RUN({ "Broadcast", "opset3", "mode=\"explicit\"",
+	      { P("i64", "2", 1, 2), C("i64", "2", 2, 3), C("i64", "1", 0) },
+	      { "2,3" } });
+	EXPECT_OUT(0, I64, 0, 1, 1, 1, 2, 2, 2);
+	RUN({ "Broadcast", "opset1", NULL,
+	      { P("f32", "3", 1, 2, 3), C("i64", "2", 2, 4) }, { "2,4" } });
+	EXPECT_FAIL("Broadcast", -EINVAL, "");
+}
+
+TEST_F(ops, tile_range_select)
+{
+	RUN({ "Tile", "opset1", NULL,
+	      { P("f32", "2", 1, 2), C("i64", "2", 2, 2) }, { "2,4" } });
+	EXPECT_OUT(0, F32, 0, 1, 2, 1, 2, 1, 2, 1, 2);
+	RUN({ "Range", "opset4", "output_type=\"i32\"",
+	      { C("i32", "", 5), C("i32", "", 0), C("i32", "", -2) },
+	      { "3" }, { "i32" } });
+	EXPECT_OUT(0, I32, 0, 5, 3, 1);
+	/* ceil((1 - 0) / .25) = 4 elements */
+	RUN({ "Range", "opset4", "output_type=\"f32\"",
+	      { C("f32", "", 0), C("f32", "", 1), C("f32", "", 0.25) },
+	      { "4" }, { "f32" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, 0.25, 0.5, 0.75);
+	/* condition [2, 1] against then [1, 3] and a scalar else */
+	RUN({ "Select", "opset1", NULL,
+	      { P("boolean", "2,1", 1, 0), P("f32", "1,3", 1, 2, 3),
+		C("f32", "", 9) },
+	      { "2,3" }, { "f32" } });
+	EXPECT_OUT(0, F32, 0, 1, 2, 3, 9, 9, 9);
+}
+
+TEST_F(ops, split_variadic_split_slice)
+{
+	RUN({ "Split", "opset1", "num_splits=\"3\"",
+	      { P("f32", "6", 1, 2, 3, 4, 5, 6), C("i64", "", -1) },
+	      { "2", "2", "2" } });
+	EXPECT_OUT(0, F32, 0, 1, 2);
+	EXPECT_OUT(2, F32, 0, 5, 6);
+	/* -1 takes the rest */
+	RUN({ "VariadicSplit", "opset1", NULL,
+	      { P("f32", "6", 1, 2, 3, 4, 5, 6), C("i64", "", 0),
+		C("i64", "3", 1, -1, 2) },
+	      { "1", "3", "2" } });
+	EXPECT_OUT(1, F32, 0, 2, 3, 4);
+	EXPECT_OUT(2, F32, 0, 5, 6);
+	/* reversed with clamped bounds */
+	RUN({ "Slice", "opset8", NULL,
+	      { P("f32", "5", 0, 1, 2, 3, 4), C("i64", "1", -1),
+		C("i64", "1", -100), C("i64", "1", -1) },
+	      { "5" } });
+	EXPECT_OUT(0, F32, 0, 4, 3, 2, 1, 0);
+	RUN({ "Slice", "opset8", NULL,
+	      { P("f32", "2,3", 0, 1, 2, 3, 4, 5), C("i64", "1", 0),
+		C("i64", "1", 3), C("i64", "1", 2), C("i64", "1", -1) },
+	      { "2,2" } });
+	EXPECT_OUT(0, F32, 0, 0, 2, 3, 5);
+	RUN({ "Split", "opset1", "num_splits=\"4\"",
+	      { P("f32", "6", 1, 2, 3, 4, 5, 6), C("i64", "", 0) },
+	      { "2", "2", "2" } });
+	EXPECT_FAIL("Split", -EINVAL, "");
+}
+
+TEST_F(ops, activations)
+{
+	RUN({ "Clamp", "opset1", "min=\"-1\" max=\"2\"",
+	      { P("f32", "3", -3, 0.5, 5) }, { "3" } });
+	EXPECT_OUT(0, F32, 0, -1, 0.5, 2);
+	/* integers: min rounds up, max down */
+	RUN({ "Clamp", "opset1", "min=\"-1.5\" max=\"2.5\"",
+	      { P("i32", "3", -3, 1, 5) }, { "3" } });
+	EXPECT_OUT(0, I32, 0, -1, 1, 2);
+	/* x * relu6(x + 3) / 6 and relu6(x + 3) / 6 */
+	RUN({ "HSwish", "opset4", NULL, { P("f32", "3", -4, 1, 4) }, { "3" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, 4.0 / 6, 4);
+	RUN({ "HSigmoid", "opset5", NULL, { P("f32", "3", -4, 0, 4) },
+	      { "3" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, 0.5, 1);
+	/* x * sigmoid(beta x): beta 1 then 2 */
+	RUN({ "Swish", "opset4", NULL, { P("f32", "2", 1, -1) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 1 / (1 + exp(-1.0)), -1 / (1 + exp(1.0)));
+	RUN({ "Swish", "opset4", NULL, { P("f32", "1", 1), C("f32", "", 2) },
+	      { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, 1 / (1 + exp(-2.0)));
+	/* .5 x (1 + erf(x / sqrt 2)) */
+	RUN({ "Gelu", "opset7", "approximation_mode=\"erf\"",
+	      { P("f32", "2", 1, -1) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 0.5 * (1 + erf(1 / sqrt(2.0))),
+		   -0.5 * (1 + erf(-1 / sqrt(2.0))));
+	/* .5 x (1 + tanh(sqrt(2 / pi) (x + .044715 x^3))) */
+	RUN({ "Gelu", "opset7", "approximation_mode=\"tanh\"",
+	      { P("f32", "1", 1) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6,
+		   0.5 * (1 + tanh(sqrt(2 / M_PI) * (1 + 0.044715))));
+	RUN({ "Gelu", "opset2", NULL, { P("f32", "1", 1) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, 0.5 * (1 + erf(1 / sqrt(2.0))));
+	/* x tanh(ln(1 + e^x)) */
+	RUN({ "Mish", "opset4", NULL, { P("f32", "2", 1, -1) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, tanh(log1p(exp(1.0))),
+		   -tanh(log1p(exp(-1.0))));
+	/* ln(1 + e^x), no overflow for large x */
+	RUN({ "SoftPlus", "opset4", NULL, { P("f32", "3", 0, -2, 100) },
+	      { "3" } });
+	EXPECT_OUT(0, F32, 1e-5, log(2.0), log1p(exp(-2.0)), 100);
+	RUN({ "Elu", "opset1", "alpha=\"0.5\"", { P("f32", "2", -1, 2) },
+	      { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 0.5 * (exp(-1.0) - 1), 2);
+	RUN({ "Elu", "opset1", NULL, { P("f32", "2", -1, 2) }, { "2" } });
+	EXPECT_FAIL("Elu", -EINVAL, "alpha");
+	RUN({ "Clamp", "opset1", "min=\"2\" max=\"1\"",
+	      { P("f32", "1", 0) }, { "1" } });
+	EXPECT_FAIL("Clamp", -EINVAL, "min");
+}
+
+TEST_F(ops, math_unary)
+{
+	RUN({ "Negative", "opset1", NULL, { P("i32", "2", 3, -4) }, { "2" } });
+	EXPECT_OUT(0, I32, 0, -3, 4);
+	RUN({ "Abs", "opset1", NULL, { P("f32", "2", -1.5, 2) }, { "2" } });
+	EXPECT_OUT(0, F32, 0, 1.5, 2);
+	RUN({ "Floor", "opset1", NULL, { P("f32", "2", -1.5, 1.5) }, { "2" } });
+	EXPECT_OUT(0, F32, 0, -2, 1);
+	RUN({ "Ceiling", "opset1", NULL, { P("f32", "2", -1.5, 1.5) },
+	      { "2" } });
+	EXPECT_OUT(0, F32, 0, -1, 2);
+	RUN({ "Sqrt", "opset1", NULL, { P("f32", "2", 4, 2.25) }, { "2" } });
+	EXPECT_OUT(0, F32, 0, 2, 1.5);
+	RUN({ "Log", "opset1", NULL, { P("f32", "2", 1, 2) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, log(2.0));
+	RUN({ "Erf", "opset1", NULL, { P("f32", "2", 0, 0.5) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, erf(0.5));
+	RUN({ "Tanh", "opset1", NULL, { P("f32", "2", 0, 0.5) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, tanh(0.5));
+	RUN({ "Exp", "opset1", NULL, { P("f32", "2", 0, -1) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 1, exp(-1.0));
+}
+
+TEST_F(ops, binary_arithmetic_edge_cases)
+{
+	/* FloorMod takes the divisor's sign, Mod the dividend's */
+	RUN({ "FloorMod", "opset1", NULL,
+	      { P("f32", "2", -7, 7), P("f32", "2", 3, -3) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 2, -2);
+	RUN({ "FloorMod", "opset1", NULL,
+	      { P("i32", "2", -7, 7), P("i32", "2", 3, -3) }, { "2" } });
+	EXPECT_OUT(0, I32, 0, 2, -2);
+	RUN({ "Mod", "opset1", NULL,
+	      { P("i32", "2", -7, 7), P("i32", "2", 3, -3) }, { "2" } });
+	EXPECT_OUT(0, I32, 0, -1, 1);
+	RUN({ "Mod", "opset1", NULL,
+	      { P("f32", "2", -7, 7), P("f32", "2", 3, -3) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, -1, 1);
+	/* integer division: python (floor) by default, else truncation */
+	RUN({ "Divide", "opset1", NULL,
+	      { P("i32", "2", -7, 7), P("i32", "", 2) }, { "2" } });
+	EXPECT_OUT(0, I32, 0, -4, 3);
+	RUN({ "Divide", "opset1", "m_pythondiv=\"false\"",
+	      { P("i32", "2", -7, 7), P("i32", "", 2) }, { "2" } });
+	EXPECT_OUT(0, I32, 0, -3, 3);
+	RUN({ "Power", "opset1", NULL,
+	      { P("f32", "2", 2, 4), P("f32", "2", 3, 0.5) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 8, 2);
+	RUN({ "Power", "opset1", NULL,
+	      { P("i32", "2", 2, -3), P("i32", "", 3) }, { "2" } });
+	EXPECT_OUT(0, I32, 0, 8, -27);
+	RUN({ "SquaredDifference", "opset1", NULL,
+	      { P("f32", "2", 1, -2), P("f32", "2", 4, 2) }, { "2" } });
+	EXPECT_OUT(0, F32, 0, 9, 16);
+	/* [2, 1] against [1, 2] */
+	RUN({ "Maximum", "opset1", NULL,
+	      { P("f32", "2,1", 1, 4), P("f32", "1,2", 2, 3) }, { "2,2" } });
+	EXPECT_OUT(0, F32, 0, 2, 3, 4, 4);
+	RUN({ "Minimum", "opset1", NULL,
+	      { P("i64", "2,1", 1, 4), P("i64", "1,2", 2, 3) }, { "2,2" } });
+	EXPECT_OUT(0, I64, 0, 1, 1, 2, 3);
+	RUN({ "Mod", "opset1", NULL,
+	      { P("i32", "1", 1), P("i32", "1", 0) }, { "1" } });
+	EXPECT_FAIL("Mod", -EDOM, "");
+	RUN({ "Add", "opset1", "auto_broadcast=\"none\"",
+	      { P("f32", "2", 1, 2), P("f32", "1", 1) }, { "2" } });
+	EXPECT_FAIL("Add", -EINVAL, "auto_broadcast=none");
+	RUN({ "Add", "opset1", NULL,
+	      { P("f32", "2", 1, 2), P("f32", "3", 1, 2, 3) }, { "3" } });
+	EXPECT_FAIL("Add", -EINVAL, "does not broadcast");
+}
+
+TEST_F(ops, comparisons_and_logic)
+{
+	RUN({ "Equal", "opset1", NULL,
+	      { P("f32", "3", 1, 2, 3), C("f32", "", 2) }, { "3" },
+	      { "boolean" } });
+	EXPECT_OUT(0, BOOL, 0, 0, 1, 0);
+	RUN({ "NotEqual", "opset1", NULL,
+	      { P("i32", "3", 1, 2, 3), C("i32", "", 2) }, { "3" },
+	      { "boolean" } });
+	EXPECT_OUT(0, BOOL, 0, 1, 0, 1);
+	RUN({ "Less", "opset1", NULL,
+	      { P("f32", "3", 1, 2, 3), C("f32", "", 2) }, { "3" },
+	      { "boolean" } });
+	EXPECT_OUT(0, BOOL, 0, 1, 0, 0);
+	RUN({ "LessEqual", "opset1", NULL,
+	      { P("f32", "3", 1, 2, 3), C("f32", "", 2) }, { "3" },
+	      { "boolean" } });
+	EXPECT_OUT(0, BOOL, 0, 1, 1, 0);
+	RUN({ "Greater", "opset1", NULL,
+	      { P("i64", "3", 1, 2, 3), C("i64", "", 2) }, { "3" },
+	      { "boolean" } });
+	EXPECT_OUT(0, BOOL, 0, 0, 0, 1);
+	RUN({ "GreaterEqual", "opset1", NULL,
+	      { P("f32", "2,1", 1, 3), C("f32", "1,2", 2, 3) }, { "2,2" },
+	      { "boolean" } });
+	EXPECT_OUT(0, BOOL, 0, 0, 0, 1, 1);
+	RUN({ "LogicalAnd", "opset1", NULL,
+	      { P("boolean", "4", 1, 1, 0, 0), P("boolean", "4", 1, 0, 1, 0) },
+	      { "4" } });
+	EXPECT_OUT(0, BOOL, 0, 1, 0, 0, 0);
+	RUN({ "LogicalOr", "opset1", NULL,
+	      { P("boolean", "4", 1, 1, 0, 0), P("boolean", "4", 1, 0, 1, 0) },
+	      { "4" } });
+	EXPECT_OUT(0, BOOL, 0, 1, 1, 1, 0);
+	RUN({ "LogicalXor", "opset1", NULL,
+	      { P("boolean", "4", 1, 1, 0, 0), P("boolean", "", 1) },
+	      { "4" } });
+	EXPECT_OUT(0, BOOL, 0, 0, 0, 1, 1);
+	RUN({ "LogicalNot", "opset1", NULL, { P("boolean", "2", 1, 0) },
+	      { "2" } });
+	EXPECT_OUT(0, BOOL, 0, 0, 1);
+}
+
+TEST_F(ops, reductions)
+{
+	/* [[1, -2], [3, 4]] over the last axis */
+	RUN({ "ReduceMax", "opset1", NULL,
+	      { P("f32", "2,2", 1, -2, 3, 4), C("i64", "1", -1) }, { "2" } });
+	EXPECT_OUT(0, F32, 0, 1, 4);
+	RUN({ "ReduceMin", "opset1", "keep_dims=\"true\"",
+	      { P("f32", "2,2", 1, -2, 3, 4), C("i64", "1", -1) }, { "2,1" } });
+	EXPECT_OUT(0, F32, 0, -2, 3);
+	RUN({ "ReduceProd", "opset1", NULL,
+	      { P("f32", "2,2", 1, -2, 3, 4), C("i64", "1", 1) }, { "2" } });
+	EXPECT_OUT(0, F32, 0, -2, 12);
+	RUN({ "ReduceL1", "opset4", NULL,
+	      { P("f32", "2,2", 1, -2, 3, 4), C("i64", "1", 1) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 3, 7);
+	RUN({ "ReduceL2", "opset4", NULL,
+	      { P("f32", "2,2", 1, -2, 3, 4), C("i64", "1", 1) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, sqrt(5.0), 5);
+	RUN({ "ReduceMean", "opset1", NULL,
+	      { P("f32", "2,2", 1, -2, 3, 4), C("i64", "2", 0, 1) }, { "" } });
+	EXPECT_OUT(0, F32, 1e-6, 1.5);
+	RUN({ "ReduceSum", "opset1", NULL,
+	      { P("i32", "2,2", 1, -2, 3, 4), C("i64", "1", 0) }, { "2" } });
+	EXPECT_OUT(0, I32, 0, 4, 2);
+	RUN({ "ReduceMax", "opset1", NULL,
+	      { P("f32", "2,2", 1, -2, 3, 4), C("i64", "1", 2) }, { "2" } });
+	EXPECT_FAIL("ReduceMax", -EINVAL, "out of range");
+}
+
+TEST_F(ops, matmul_transposes_and_batch_broadcast)
+{
+	/* [1, 3] x [2, 3]^T */
+	RUN({ "MatMul", "opset1", "transpose_a=\"false\" transpose_b=\"true\"",
+	      { P("f32", "1,3", 1, 2, 3), C("f32", "2,3", 1, 0, 0, 0, 1, 1) },
+	      { "1,2" } });
+	EXPECT_OUT(0, F32, 0, 1, 5);
+	/* [3, 1]^T x [3, 2] */
+	RUN({ "MatMul", "opset1", "transpose_a=\"true\"",
+	      { P("f32", "3,1", 1, 2, 3), C("f32", "3,2", 1, 0, 0, 1, 1, 1) },
+	      { "1,2" } });
+	EXPECT_OUT(0, F32, 0, 4, 5);
+	/* 1-D x 2-D: [3] x [3, 2] -> [2] */
+	RUN({ "MatMul", "opset1", NULL,
+	      { P("f32", "3", 1, 2, 3), C("f32", "3,2", 1, 0, 0, 1, 1, 1) },
+	      { "2" } });
+	EXPECT_OUT(0, F32, 0, 4, 5);
+	/*
+	 * [2, 1, 1, 2] x [3, 2, 1] -> [2, 3, 1, 1]: rows [1 2] and [3 4]
+	 * times columns [1 0], [0 1], [1 1].
+	 */
+	RUN({ "MatMul", "opset1", NULL,
+	      { P("f32", "2,1,1,2", 1, 2, 3, 4),
+		C("f32", "3,2,1", 1, 0, 0, 1, 1, 1) },
+	      { "2,3,1,1" } });
+	EXPECT_OUT(0, F32, 0, 1, 2, 3, 3, 4, 7);
+	RUN({ "MatMul", "opset1", NULL,
+	      { P("f32", "2,3", 1, 2, 3, 4, 5, 6), C("f32", "2,2", 1, 0, 0, 1) },
+	      { "2,2" } });
+	EXPECT_FAIL("MatMul", -EINVAL, "");
+}
+
+TEST_F(ops, avg_pool_exclude_pad_and_ceil)
+{
+	/*
+	 * [[1 2] [3 4]], 2x2 windows, stride 1, one row and column of
+	 * padding before: the windows hold {1}, {1 2}, {1 3}, {1 2 3 4}.
+	 */
+	RUN({ "AvgPool", "opset1",
+	      "kernel=\"2,2\" strides=\"1,1\" pads_begin=\"1,1\" pads_end=\"0,0\" exclude-pad=\"true\" rounding_type=\"floor\"",
+	      { P("f32", "1,1,2,2", 1, 2, 3, 4) }, { "1,1,2,2" } });
+	EXPECT_OUT(0, F32, 1e-6, 1, 1.5, 2, 2.5);
+	RUN({ "AvgPool", "opset1",
+	      "kernel=\"2,2\" strides=\"1,1\" pads_begin=\"1,1\" pads_end=\"0,0\" exclude-pad=\"false\" rounding_type=\"floor\"",
+	      { P("f32", "1,1,2,2", 1, 2, 3, 4) }, { "1,1,2,2" } });
+	EXPECT_OUT(0, F32, 1e-6, 0.25, 0.75, 1, 2.5);
+	/* 3x3 input, 2x2 stride 2, ceil: partial windows at the edge */
+	RUN({ "AvgPool", "opset1",
+	      "kernel=\"2,2\" strides=\"2,2\" pads_begin=\"0,0\" pads_end=\"0,0\" exclude-pad=\"true\" rounding_type=\"ceil\"",
+	      { P("f32", "1,1,3,3", 1, 2, 3, 4, 5, 6, 7, 8, 9) },
+	      { "1,1,2,2" } });
+	EXPECT_OUT(0, F32, 1e-6, 3, 4.5, 7.5, 9);
+}
+
 TEST_HARNESS_MAIN
