@@ -138,33 +138,35 @@ int npr_ref_cumsum(const struct npr_node *n, const struct npr_tensor *in,
 	int64_t outer = npr_dims_prod(s, 0, p->axis), dim = s->d[p->axis];
 	int64_t inner = npr_dims_prod(s, p->axis + 1, s->rank), o, j, i;
 	bool exact = !npr_is_float(in[0].type);
+	bool wide = out->type == NPR_ELEM_I64 || out->type == NPR_ELEM_U64;
+	unsigned int t = in[0].type;
 
 	for (o = 0; o < outer; o++) {
 		for (i = 0; i < inner; i++) {
+			uint64_t iacc = 0;	/* wraps like the type */
 			double acc = 0;
-			uint64_t iacc = 0;
 
 			for (j = 0; j < dim; j++) {
 				int64_t jj = p->reverse ? dim - 1 - j : j;
 				int64_t k = (o * dim + jj) * inner + i;
-				double x = npr_ld(in[0].type, in[0].data, k);
-				int64_t xi = exact ?
-					npr_ld_int(in[0].type, in[0].data, k) :
+				double x = npr_ld(t, in[0].data, k);
+				uint64_t xi = exact ?
+					(uint64_t)npr_ld_int(t, in[0].data, k) :
 					0;
 
 				if (!p->exclusive) {
 					acc += x;
-					iacc += (uint64_t)xi;
+					iacc += xi;
 				}
-				if (exact && (out->type == NPR_ELEM_I64 ||
-					      out->type == NPR_ELEM_U64))
-					((int64_t *)out->data)[k] = (int64_t)iacc;
+				if (exact && wide)
+					((int64_t *)out->data)[k] =
+						(int64_t)iacc;
 				else
-					npr_st(out->type, out->data, k,
-					       exact ? (double)(int64_t)iacc : acc);
+					npr_st(out->type, out->data, k, exact ?
+					       (double)(int64_t)iacc : acc);
 				if (p->exclusive) {
 					acc += x;
-					iacc += (uint64_t)xi;
+					iacc += xi;
 				}
 			}
 		}

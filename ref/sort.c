@@ -97,8 +97,10 @@ int npr_ref_topk(const struct npr_node *n, const struct npr_tensor *in,
 				int64_t d = (o * p->k + j) * inner + i;
 				int64_t sidx = (o * dim + v[j].idx) * inner + i;
 
+				const char *from = in[0].data;
+
 				memcpy((char *)out[0].data + d * es,
-				       (const char *)in[0].data + sidx * es, es);
+				       from + sidx * es, es);
 				npr_st(out[1].type, out[1].data, d,
 				       (double)v[j].idx);
 			}
@@ -243,10 +245,12 @@ int npr_ref_nms(const struct npr_node *n, const struct npr_tensor *in,
 			while (taken < p->max_per_class && nsel < rows) {
 				int64_t best = -1;
 
-				for (i = 0; i < nbox; i++)
-					if (alive[i] && (best < 0 ||
-							 score[i] > score[best]))
+				for (i = 0; i < nbox; i++) {
+					if (!alive[i])
+						continue;
+					if (best < 0 || score[i] > score[best])
 						best = i;
+				}
 				if (best < 0 || score[best] < score_thr)
 					break;
 				alive[best] = false;

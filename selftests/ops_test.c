@@ -456,7 +456,8 @@ static void check_fail(struct npr_test *_metadata, const struct tres *r,
 }
 
 #define V(...)		((const double[]){ __VA_ARGS__ })
-#define N(...)		(sizeof((const double[]){ __VA_ARGS__ }) / sizeof(double))
+#define N(...)		(sizeof((const double[]){ __VA_ARGS__ }) /	\
+			 sizeof(double))
 #define F32		NPR_ELEM_F32
 #define I32		NPR_ELEM_I32
 #define I64		NPR_ELEM_I64
@@ -1845,6 +1846,54 @@ TEST_F(ops, avg_pool_exclude_pad_and_ceil)
 	      { P("f32", "1,1,3,3", 1, 2, 3, 4, 5, 6, 7, 8, 9) },
 	      { "1,1,2,2" } });
 	EXPECT_OUT(0, F32, 1e-6, 3, 4.5, 7.5, 9);
+}
+
+/* ---- ROIPooling-2 ----------------------------------------------------- */
+
+#define MAP16	P("f32", "1,1,4,4", 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,	\
+		  12, 13, 14, 15)
+
+TEST_F(ops, roi_pooling_max)
+{
+	/*
+	 * Map x[i][j] = 4 i + j.  ROI (0,0)-(3,3): 4x4 cells, 2x2 bins of
+	 * 2x2: maxima 5, 7, 13, 15.  ROI (0,0)-(7,7) at scale .5: corners
+	 * round to 0 and 4, 5 cells, bins of 2.5: rows/columns [0, 3) and
+	 * [2, 4): maxima 10, 11, 14, 15.
+	 */
+	RUN({ "ROIPooling", "opset2",
+	      "pooled_h=\"2\" pooled_w=\"2\" spatial_scale=\"1\" method=\"max\"",
+	      { MAP16, C("f32", "1,5", 0, 0, 0, 3, 3) }, { "1,1,2,2" } });
+	EXPECT_OUT(0, F32, 0, 5, 7, 13, 15);
+	RUN({ "ROIPooling", "opset2",
+	      "pooled_h=\"2\" pooled_w=\"2\" spatial_scale=\"0.5\"",
+	      { MAP16, C("f32", "1,5", 0, 0, 0, 7, 7) }, { "1,1,2,2" } });
+	EXPECT_OUT(0, F32, 0, 10, 11, 14, 15);
+}
+
+TEST_F(ops, roi_pooling_bilinear_and_errors)
+{
+	/* corners of the whole map, then its centre (1.5, 1.5) = 7.5 */
+	RUN({ "ROIPooling", "opset2",
+	      "pooled_h=\"2\" pooled_w=\"2\" spatial_scale=\"1\" method=\"bilinear\"",
+	      { MAP16, C("f32", "1,5", 0, 0, 0, 1, 1) }, { "1,1,2,2" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, 3, 12, 15);
+	RUN({ "ROIPooling", "opset2",
+	      "pooled_h=\"1\" pooled_w=\"1\" spatial_scale=\"1\" method=\"bilinear\"",
+	      { MAP16, C("f32", "1,5", 0, 0, 0, 1, 1) }, { "1,1,1,1" } });
+	EXPECT_OUT(0, F32, 1e-6, 7.5);
+	RUN({ "ROIPooling", "opset2",
+	      "pooled_h=\"0\" pooled_w=\"2\" spatial_scale=\"1\"",
+	      { MAP16, C("f32", "1,5", 0, 0, 0, 1, 1) }, { "1,1,0,2" } });
+	EXPECT_FAIL("ROIPooling", -EINVAL, "pooled_h");
+	RUN({ "ROIPooling", "opset2",
+	      "pooled_h=\"1\" pooled_w=\"1\" spatial_scale=\"1\"",
+	      { MAP16, C("f32", "1,4", 0, 0, 1, 1) }, { "1,1,1,1" } });
+	EXPECT_FAIL("ROIPooling", -EINVAL, "NUM_ROIS, 5");
+	RUN({ "ROIPooling", "opset2",
+	      "pooled_h=\"1\" pooled_w=\"1\" spatial_scale=\"1\"",
+	      { MAP16, P("f32", "1,5", 3, 0, 0, 1, 1) }, { "1,1,1,1" } });
+	EXPECT_FAIL("ROIPooling", -EINVAL, "batch index");
 }
 
 TEST_HARNESS_MAIN

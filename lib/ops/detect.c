@@ -623,8 +623,8 @@ static int region_yolo_infer(struct npr_graph *g, struct npr_node *n)
 	if (x->shape.d[1] != want)
 		return npr_node_err(n, -EINVAL,
 				    "channels %lld, expected %lld anchors x (coords %lld + classes %lld + 1) = %lld",
-				    (long long)x->shape.d[1], (long long)anchors,
-				    (long long)p->coords,
+				    (long long)x->shape.d[1],
+				    (long long)anchors, (long long)p->coords,
 				    (long long)p->classes, (long long)want);
 	o->type = x->type;
 	o->shape = x->shape;
@@ -655,7 +655,77 @@ static int region_yolo_infer(struct npr_graph *g, struct npr_node *n)
 	return 0;
 }
 
+/* ---- ROIPooling-2 ---- */
+
+static int roi_pooling_parse(struct npr_graph *g, struct npr_node *n)
+{
+	static const char *const methods[] = { "max", "bilinear", NULL };
+	struct npr_roi_pooling_params *p;
+	int m, err;
+
+	(void)g;
+	free(n->params);
+	n->params = p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	err = need(n, "pooled_h");
+	if (!err)
+		err = need(n, "pooled_w");
+	if (!err)
+		err = need(n, "spatial_scale");
+	if (!err)
+		err = npr_attr_int(n, "pooled_h", 1, &p->pooled_h);
+	if (!err)
+		err = npr_attr_int(n, "pooled_w", 1, &p->pooled_w);
+	if (!err)
+		err = get_float(n, "spatial_scale", 1, 0, &p->spatial_scale);
+	if (!err)
+		err = npr_attr_enum(n, "method", methods, 0, &m);
+	if (err)
+		return err;
+	if (p->pooled_h < 1 || p->pooled_w < 1 ||
+	    p->pooled_h > MAX_MAP_DIM || p->pooled_w > MAX_MAP_DIM)
+		return npr_node_err(n, -EINVAL,
+				    "pooled_h %lld and pooled_w %lld must be in [1, %d]",
+				    (long long)p->pooled_h,
+				    (long long)p->pooled_w, MAX_MAP_DIM);
+	if (!(p->spatial_scale > 0))
+		return npr_node_err(n, -EINVAL,
+				    "spatial_scale must be positive");
+	p->bilinear = m == 1;
+	return 0;
+}
+
+static int roi_pooling_infer(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_roi_pooling_params *p = n->params;
+	struct npr_value *x = npr_in(g, n, 0), *r = npr_in(g, n, 1);
+	struct npr_value *o = npr_out(g, n, 0);
+
+	if (x->type != NPR_ELEM_F32 || r->type != NPR_ELEM_F32)
+		return npr_node_err(n, -EINVAL,
+				    "feature maps (%s) and ROIs (%s) must be f32",
+				    npr_elem_name(x->type),
+				    npr_elem_name(r->type));
+	if (x->shape.rank != 4)
+		return npr_node_err(n, -EINVAL,
+				    "feature maps must be [N, C, H, W]");
+	if (r->shape.rank != 2 || r->shape.d[1] != 5)
+		return npr_node_err(n, -EINVAL,
+				    "ROIs must be [NUM_ROIS, 5]");
+	o->type = x->type;
+	o->shape = (struct npr_shape){ .rank = 4, .d = { r->shape.d[0],
+		x->shape.d[1], p->pooled_h, p->pooled_w } };
+	if (npr_shape_numel(&o->shape) < 0 ||
+	    npr_shape_numel(&o->shape) > MAX_PRIOR_VALUES)
+		return npr_node_err(n, -EINVAL, "output too large");
+	return 0;
+}
+
 const struct npr_op_def npr_ops_detect[] = {
+	{ .type = "ROIPooling", .vmin = 0, .vmax = 99, .nin_min = 2,
+	  .nin_max = 2, .parse = roi_pooling_parse,
+	  .infer = roi_pooling_infer, .eval = npr_ref_roi_pooling },
 	{ .type = "RegionYolo", .vmin = 0, .vmax = 99, .nin_min = 1,
 	  .nin_max = 1, .parse = region_yolo_parse,
 	  .infer = region_yolo_infer, .eval = npr_ref_region_yolo },

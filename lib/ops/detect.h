@@ -149,6 +149,18 @@ struct npr_region_yolo_params {
 	int ax, end;
 };
 
+/**
+ * struct npr_roi_pooling_params - ROIPooling-2 attributes
+ * @pooled_h, @pooled_w: output size per ROI.
+ * @spatial_scale: feature map size over image size (method max).
+ * @bilinear: method "bilinear" (ROI coordinates normalised to [0, 1]).
+ */
+struct npr_roi_pooling_params {
+	int64_t pooled_h, pooled_w;
+	float spatial_scale;
+	bool bilinear;
+};
+
 int64_t npr_prior_box_count(const struct npr_prior_box_params *p);
 
 int npr_ref_prior_box_clustered(const struct npr_node *n,
@@ -157,6 +169,8 @@ int npr_ref_prior_box_clustered(const struct npr_node *n,
 int npr_ref_prior_box(const struct npr_node *n, const struct npr_tensor *in,
 		      struct npr_tensor *out);
 int npr_ref_region_yolo(const struct npr_node *n,
+			const struct npr_tensor *in, struct npr_tensor *out);
+int npr_ref_roi_pooling(const struct npr_node *n,
 			const struct npr_tensor *in, struct npr_tensor *out);
 int npr_ref_detection_output(const struct npr_node *n,
 			     const struct npr_tensor *in,

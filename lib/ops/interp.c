@@ -250,6 +250,13 @@ static int interp_infer(struct npr_graph *g, struct npr_node *n)
 			return npr_node_err(n, -EINVAL,
 					    "axis %d: cannot resize an empty axis to %lld",
 					    a, (long long)s.d[a]);
+		/* wide filters: keep the taps per output bounded */
+		if ((p->mode >= NPR_INTERP_BILINEAR_PILLOW ||
+		     (p->mode == NPR_INTERP_LINEAR && p->antialias)) &&
+		    s.d[a] && p->scale[a] < 1.0 / 4096)
+			return npr_node_err(n, -EINVAL,
+					    "axis %d: downscaling by more than 4096 is not supported in this mode",
+					    a);
 	}
 	err = npr_check_numel(n, &s);
 	if (err)

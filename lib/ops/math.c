@@ -127,12 +127,13 @@ static int cumsum_infer(struct npr_graph *g, struct npr_node *n)
 	if (x->shape.rank < 1)
 		return npr_node_err(n, -EINVAL, "data must have rank >= 1");
 	if (n->nin > 1) {
+		unsigned int at = npr_in(g, n, 1)->type;
 		int cnt;
 
-		if (!npr_is_index(npr_in(g, n, 1)->type))
+		if (!npr_is_index(at))
 			return npr_node_err(n, -EINVAL,
 					    "axis is %s, not i32 or i64",
-					    npr_elem_name(npr_in(g, n, 1)->type));
+					    npr_elem_name(at));
 		cnt = npr_const_ints(g, n, 1, &axis, 1);
 		if (cnt < 0)
 			return cnt;
