@@ -1896,4 +1896,77 @@ TEST_F(ops, roi_pooling_bilinear_and_errors)
 	EXPECT_FAIL("ROIPooling", -EINVAL, "batch index");
 }
 
+/* ---- PriorBox-1/-8, DetectionOutput-1/-8 ------------------------------ */
+
+TEST_F(ops, prior_box_1_grid)
+{
+	/*
+	 * 2x2 map on a 4x4 image: step 2, centres (1, 1), (3, 1), (1, 3),
+	 * (3, 3); one box of size 2 each, normalised by 4.  Then a row of
+	 * variances.
+	 */
+	RUN({ "PriorBox", "opset1",
+	      "min_size=\"2\" aspect_ratio=\"\" flip=\"false\" clip=\"false\" step=\"0\" offset=\"0.5\" variance=\"0.1\"",
+	      { C("i64", "2", 2, 2), C("i64", "2", 4, 4) }, { "2,16" },
+	      { "f32" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, 0, 0.5, 0.5, 0.5, 0, 1, 0.5, 0, 0.5,
+		   0.5, 1, 0.5, 0.5, 1, 1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1,
+		   0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1);
+}
+
+TEST_F(ops, prior_box_8_min_max_order)
+{
+	/*
+	 * 1x1 map on a 4x4 image, centre (2, 2).  Boxes: min 2 (half 1),
+	 * max sqrt(2 * 4) (half sqrt 2), aspect ratio 2 (half sizes
+	 * sqrt 2 by 1 / sqrt 2), all divided by 4.  With
+	 * min_max_aspect_ratios_order the max box comes second, else last.
+	 */
+	const double h = sqrt(2.0) / 4, q = sqrt(0.5) / 4;
+
+	RUN({ "PriorBox", "opset8",
+	      "min_size=\"2\" max_size=\"4\" aspect_ratio=\"2\" flip=\"false\" clip=\"false\" step=\"0\" offset=\"0.5\" variance=\"0.1,0.1,0.2,0.2\" min_max_aspect_ratios_order=\"true\"",
+	      { C("i32", "2", 1, 1), C("i32", "2", 4, 4) }, { "2,12" },
+	      { "f32" } });
+	EXPECT_OUT(0, F32, 1e-6, 0.25, 0.25, 0.75, 0.75,
+		   0.5 - h, 0.5 - h, 0.5 + h, 0.5 + h,
+		   0.5 - h, 0.5 - q, 0.5 + h, 0.5 + q,
+		   0.1, 0.1, 0.2, 0.2, 0.1, 0.1, 0.2, 0.2, 0.1, 0.1, 0.2, 0.2);
+	RUN({ "PriorBox", "opset8",
+	      "min_size=\"2\" max_size=\"4\" aspect_ratio=\"2\" flip=\"false\" clip=\"false\" step=\"0\" offset=\"0.5\" variance=\"0.1,0.1,0.2,0.2\" min_max_aspect_ratios_order=\"false\"",
+	      { C("i32", "2", 1, 1), C("i32", "2", 4, 4) }, { "2,12" },
+	      { "f32" } });
+	EXPECT_OUT(0, F32, 1e-6, 0.25, 0.25, 0.75, 0.75,
+		   0.5 - h, 0.5 - q, 0.5 + h, 0.5 + q,
+		   0.5 - h, 0.5 - h, 0.5 + h, 0.5 + h,
+		   0.1, 0.1, 0.2, 0.2, 0.1, 0.1, 0.2, 0.2, 0.1, 0.1, 0.2, 0.2);
+}
+
+TEST_F(ops, detection_output_1_and_8_decode_one_box)
+{
+	/*
+	 * One prior (.1, .1)-(.5, .5), zero offsets: CENTER_SIZE decoding
+	 * gives the prior itself; class 1 scores .9, background 0 is
+	 * skipped: [image 0, label 1, .9, .1, .1, .5, .5].
+	 */
+	RUN({ "DetectionOutput", "opset1",
+	      "num_classes=\"2\" background_label_id=\"0\" top_k=\"1\" keep_top_k=\"1\" code_type=\"caffe.PriorBoxParameter.CENTER_SIZE\" share_location=\"true\" nms_threshold=\"0.45\" confidence_threshold=\"0.01\" normalized=\"true\" variance_encoded_in_target=\"false\"",
+	      { P("f32", "1,4", 0, 0, 0, 0), P("f32", "1,2", 0.1, 0.9),
+		C("f32", "1,2,4", 0.1, 0.1, 0.5, 0.5, 0.1, 0.1, 0.2, 0.2) },
+	      { "1,1,1,7" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, 1, 0.9, 0.1, 0.1, 0.5, 0.5);
+	RUN({ "DetectionOutput", "opset8",
+	      "background_label_id=\"0\" top_k=\"1\" keep_top_k=\"1\" code_type=\"caffe.PriorBoxParameter.CENTER_SIZE\" share_location=\"true\" nms_threshold=\"0.45\" confidence_threshold=\"0.01\" normalized=\"true\" variance_encoded_in_target=\"false\"",
+	      { P("f32", "1,4", 0, 0, 0, 0), P("f32", "1,2", 0.1, 0.9),
+		C("f32", "1,2,4", 0.1, 0.1, 0.5, 0.5, 0.1, 0.1, 0.2, 0.2) },
+	      { "1,1,1,7" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, 1, 0.9, 0.1, 0.1, 0.5, 0.5);
+	RUN({ "DetectionOutput", "opset8",
+	      "background_label_id=\"0\" top_k=\"1\" keep_top_k=\"1\" code_type=\"caffe.PriorBoxParameter.CENTER_SIZE\" share_location=\"true\" nms_threshold=\"0.45\" normalized=\"true\"",
+	      { P("f32", "1,5", 0, 0, 0, 0, 0), P("f32", "1,2", 0.1, 0.9),
+		C("f32", "1,2,4", 0.1, 0.1, 0.5, 0.5, 0.1, 0.1, 0.2, 0.2) },
+	      { "1,1,1,7" } });
+	EXPECT_FAIL("DetectionOutput", -EINVAL, "box_logits length 5");
+}
+
 TEST_HARNESS_MAIN
