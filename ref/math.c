@@ -4,6 +4,8 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "../lib/ops/kern.h"
 #include "../lib/ops/math.h"
@@ -171,5 +173,90 @@ int npr_ref_cumsum(const struct npr_node *n, const struct npr_tensor *in,
 			}
 		}
 	}
+	return 0;
+}
+
+/**
+ * npr_ref_einsum() - Einsum-7
+ * @n: the node; params struct npr_einsum_params, resolved by infer.
+ * @in: the operands.
+ * @out: for every assignment of the output labels, the sum over the other
+ *       labels of the product of the operands' elements.
+ *
+ * A label repeated in one operand walks its diagonal; an ellipsis
+ * dimension of size 1 broadcasts.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int npr_ref_einsum(const struct npr_node *n, const struct npr_tensor *in,
+		   struct npr_tensor *out)
+{
+	const struct npr_einsum_params *p = n->params;
+	int order[NPR_EINSUM_LABELS], nl = 0, i, j, l;
+	int64_t ist[NPR_EINSUM_MAX_IN][NPR_EINSUM_LABELS];
+	int64_t ost[NPR_EINSUM_LABELS] = { 0 }, idx[NPR_EINSUM_LABELS] = { 0 };
+	int64_t off[NPR_EINSUM_MAX_IN] = { 0 }, ooff = 0, k, acc;
+	int64_t onum = npr_shape_numel(&out->shape);
+	bool inout[NPR_EINSUM_LABELS] = { false };
+	double *sum;
+
+	sum = calloc(onum ? onum : 1, sizeof(*sum));
+	if (!sum)
+		return -ENOMEM;
+	memset(ist, 0, sizeof(ist));
+	for (i = 0; i < n->nin; i++) {
+		acc = 1;
+		for (j = p->rank[i] - 1; j >= 0; j--) {
+			int64_t d = in[i].shape.d[j];
+
+			/* a broadcast dimension does not move */
+			if (d != 1 || p->size[p->lab[i][j]] == 1)
+				ist[i][p->lab[i][j]] += acc;
+			acc *= d;
+		}
+	}
+	acc = 1;
+	for (j = p->orank - 1; j >= 0; j--) {
+		ost[p->olab[j]] = acc;
+		acc *= p->size[p->olab[j]];
+	}
+	/* loop order: output labels first, then the summed ones */
+	for (j = 0; j < p->orank; j++) {
+		order[nl++] = p->olab[j];
+		inout[p->olab[j]] = true;
+	}
+	for (l = 0; l < NPR_EINSUM_LABELS; l++)
+		if (p->used[l] && !inout[l])
+			order[nl++] = l;
+	for (l = 0; l < nl; l++)
+		if (!p->size[order[l]])
+			goto store;	/* nothing to sum */
+	for (;;) {
+		double prod = 1;
+
+		for (i = 0; i < n->nin; i++)
+			prod *= npr_ld(in[i].type, in[i].data, off[i]);
+		sum[ooff] += prod;
+		for (l = nl - 1; l >= 0; l--) {
+			int lab = order[l];
+
+			idx[lab]++;
+			ooff += ost[lab];
+			for (i = 0; i < n->nin; i++)
+				off[i] += ist[i][lab];
+			if (idx[lab] < p->size[lab])
+				break;
+			ooff -= ost[lab] * idx[lab];
+			for (i = 0; i < n->nin; i++)
+				off[i] -= ist[i][lab] * idx[lab];
+			idx[lab] = 0;
+		}
+		if (l < 0)
+			break;
+	}
+store:
+	for (k = 0; k < onum; k++)
+		npr_st(out->type, out->data, k, sum[k]);
+	free(sum);
 	return 0;
 }

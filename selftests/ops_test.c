@@ -1969,4 +1969,76 @@ TEST_F(ops, detection_output_1_and_8_decode_one_box)
 	EXPECT_FAIL("DetectionOutput", -EINVAL, "box_logits length 5");
 }
 
+/* ---- Einsum-7 --------------------------------------------------------- */
+
+TEST_F(ops, einsum_matmul_trace_transpose_outer)
+{
+	/* [[1 2 3] [4 5 6]] x [[1 0] [0 1] [1 1]] */
+	RUN({ "Einsum", "opset7", "equation=\"ij,jk->ik\"",
+	      { P("f32", "2,3", 1, 2, 3, 4, 5, 6),
+		C("f32", "3,2", 1, 0, 0, 1, 1, 1) },
+	      { "2,2" } });
+	EXPECT_OUT(0, F32, 0, 4, 5, 10, 11);
+	/* implicit output: the labels seen once, sorted: ik */
+	RUN({ "Einsum", "opset7", "equation=\"ij,jk\"",
+	      { P("f32", "2,3", 1, 2, 3, 4, 5, 6),
+		C("f32", "3,2", 1, 0, 0, 1, 1, 1) },
+	      { "2,2" } });
+	EXPECT_OUT(0, F32, 0, 4, 5, 10, 11);
+	/* trace, diagonal */
+	RUN({ "Einsum", "opset7", "equation=\"ii\"",
+	      { P("i32", "2,2", 1, 2, 3, 4) }, { "" } });
+	EXPECT_OUT(0, I32, 0, 5);
+	RUN({ "Einsum", "opset7", "equation=\"ii->i\"",
+	      { P("f32", "2,2", 1, 2, 3, 4) }, { "2" } });
+	EXPECT_OUT(0, F32, 0, 1, 4);
+	/* transposes: explicit, and implicit "ba" sorted to "ab" */
+	RUN({ "Einsum", "opset7", "equation=\"ij->ji\"",
+	      { P("f32", "2,3", 1, 2, 3, 4, 5, 6) }, { "3,2" } });
+	EXPECT_OUT(0, F32, 0, 1, 4, 2, 5, 3, 6);
+	RUN({ "Einsum", "opset7", "equation=\"ba\"",
+	      { P("f32", "2,3", 1, 2, 3, 4, 5, 6) }, { "3,2" } });
+	EXPECT_OUT(0, F32, 0, 1, 4, 2, 5, 3, 6);
+	RUN({ "Einsum", "opset7", "equation=\"i,j->ij\"",
+	      { P("f32", "2", 1, 2), P("f32", "3", 3, 4, 5) }, { "2,3" } });
+	EXPECT_OUT(0, F32, 0, 3, 4, 5, 6, 8, 10);
+}
+
+TEST_F(ops, einsum_ellipsis_broadcasts)
+{
+	/* batch of rows [1 2], [3 4] times the column [1 1] */
+	RUN({ "Einsum", "opset7", "equation=\"...ij,...jk->...ik\"",
+	      { P("f32", "2,1,2", 1, 2, 3, 4), C("f32", "2,1", 1, 1) },
+	      { "2,1,1" } });
+	EXPECT_OUT(0, F32, 0, 3, 7);
+	/* ellipsis batch 2 against 1: broadcast; column [1 -1] */
+	RUN({ "Einsum", "opset7", "equation=\"...ij,...jk->...ik\"",
+	      { P("f32", "2,1,2", 1, 2, 3, 4), C("f32", "1,2,1", 1, -1) },
+	      { "2,1,1" } });
+	EXPECT_OUT(0, F32, 0, -1, -1);
+	/* implicit: ellipsis dims first */
+	RUN({ "Einsum", "opset7", "equation=\"a...\"",
+	      { P("f32", "2,3", 1, 2, 3, 4, 5, 6) }, { "3,2" } });
+	EXPECT_OUT(0, F32, 0, 1, 4, 2, 5, 3, 6);
+}
+
+TEST_F(ops, einsum_errors)
+{
+	RUN({ "Einsum", "opset7", "equation=\"ij,jk->ik\"",
+	      { P0("f32", "2,3"), P0("f32", "2,2") }, { "2,2" } });
+	EXPECT_FAIL("Einsum", -EINVAL, "label j has sizes 3 and 2");
+	RUN({ "Einsum", "opset7", "equation=\"ij->ik\"",
+	      { P0("f32", "2,3") }, { "2,3" } });
+	EXPECT_FAIL("Einsum", -EINVAL, "output label 'k'");
+	RUN({ "Einsum", "opset7", "equation=\"ij,jk->ik\"",
+	      { P0("f32", "2,3") }, { "2,2" } });
+	EXPECT_FAIL("Einsum", -EINVAL, "number of subscripts");
+	RUN({ "Einsum", "opset7", "equation=\"i1->i\"",
+	      { P0("f32", "2,3") }, { "2" } });
+	EXPECT_FAIL("Einsum", -EINVAL, "character '1'");
+	RUN({ "Einsum", "opset7", "equation=\"ijk->i\"",
+	      { P0("f32", "2,3") }, { "2" } });
+	EXPECT_FAIL("Einsum", -EINVAL, "3 labels for rank 2");
+}
+
 TEST_HARNESS_MAIN
