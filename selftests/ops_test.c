@@ -2041,4 +2041,52 @@ TEST_F(ops, einsum_errors)
 	EXPECT_FAIL("Einsum", -EINVAL, "3 labels for rank 2");
 }
 
+/* ---- empty tensors ---------------------------------------------------- */
+
+TEST_F(ops, empty_tensors)
+{
+	RUN({ "GatherElements", "opset6", "axis=\"0\"",
+	      { P("f32", "2,2", 1, 2, 3, 4), P0("i32", "0,2") }, { "0,2" } });
+	EXPECT_OUT(0, F32, 0);
+	RUN({ "GatherND", "opset8", NULL,
+	      { P("f32", "2,2", 1, 2, 3, 4), P0("i64", "0,1") }, { "0,2" } });
+	EXPECT_OUT(0, F32, 0);
+	/* no updates: the data unchanged */
+	RUN({ "ScatterNDUpdate", "opset3", NULL,
+	      { P("f32", "2", 1, 2), P0("i32", "0,1"), P0("f32", "0") },
+	      { "2" } });
+	EXPECT_OUT(0, F32, 0, 1, 2);
+	RUN({ "ScatterElementsUpdate", "opset12", "reduction=\"sum\"",
+	      { P("f32", "2", 1, 2), P0("i32", "0"), P0("f32", "0"),
+		C("i32", "", 0) },
+	      { "2" } });
+	EXPECT_OUT(0, F32, 0, 1, 2);
+	RUN({ "OneHot", "opset1", "axis=\"-1\"",
+	      { P("i32", "2", 0, 1), C("i64", "", 0), C("f32", "", 1),
+		C("f32", "", 0) },
+	      { "2,0" }, { "f32" } });
+	EXPECT_OUT(0, F32, 0);
+	RUN({ "DepthToSpace", "opset1", "mode=\"blocks_first\" block_size=\"2\"",
+	      { P0("f32", "0,4,1,1") }, { "0,1,2,2" } });
+	EXPECT_OUT(0, F32, 0);
+	RUN({ "CumSum", "opset3", NULL,
+	      { P0("f32", "0,3"), C("i64", "", 0) }, { "0,3" } });
+	EXPECT_OUT(0, F32, 0);
+	/* a sum over an empty label is 0 */
+	RUN({ "Einsum", "opset7", "equation=\"ij,jk->ik\"",
+	      { P0("f32", "2,0"), P0("f32", "0,2") }, { "2,2" } });
+	EXPECT_OUT(0, F32, 0, 0, 0, 0, 0);
+	RUN({ "NonMaxSuppression", "opset9", NULL,
+	      { P0("f32", "1,0,4"), P0("f32", "1,1,0"), C("i64", "", 5) },
+	      { "0,3", "0,3", "1" }, { "i64", "f32", "i64" } });
+	EXPECT_OUT(2, I64, 0, 0);
+	RUN({ "TopK", "opset3", "axis=\"0\" mode=\"max\"",
+	      { P0("f32", "0,3"), C("i64", "", 1) }, { "0,3", "0,3" },
+	      { "f32", "i32" } });
+	EXPECT_OUT(0, F32, 0);
+	RUN({ "ReduceSum", "opset1", NULL,
+	      { P0("f32", "2,0"), C("i64", "1", 1) }, { "2" } });
+	EXPECT_OUT(0, F32, 0, 0, 0);
+}
+
 TEST_HARNESS_MAIN

@@ -307,7 +307,8 @@ static int einsum_infer(struct npr_graph *g, struct npr_node *n)
 				p->used[lab] = true;
 			} else if (lab >= 52 && p->size[lab] == 1) {
 				p->size[lab] = d;
-			} else if (p->size[lab] != d && !(lab >= 52 && d == 1)) {
+			} else if (p->size[lab] != d &&
+				   !(lab >= 52 && d == 1)) {
 				return label_err(n, lab, p->size[lab], d);
 			}
 		}
