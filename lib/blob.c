@@ -185,10 +185,49 @@ static bool *live_inputs(const struct npr_graph *g)
 	return used;
 }
 
-static void w_graph(struct wbuf *w, const struct npr_graph *g,
-		    const bool *used)
+static void w_graph(struct wbuf *w, const struct npr_graph *g);
+
+static void w_bodies(struct wbuf *w, const struct npr_node *n)
 {
+	int b, k;
+
+	w_u32(w, (uint32_t)n->nbodies);
+	for (b = 0; b < n->nbodies; b++) {
+		const struct npr_body *body = &n->bodies[b];
+
+		w_graph(w, body->g);
+		w_u32(w, (uint32_t)body->nports);
+		for (k = 0; k < body->nports; k++) {
+			const struct npr_body_port *p = &body->ports[k];
+
+			w_u32(w, p->out);
+			w_u32(w, p->sliced);
+			w_u32(w, (uint32_t)p->ext);
+			w_u32(w, (uint32_t)p->internal);
+			w_u32(w, (uint32_t)p->purpose);
+			w_u64(w, (uint64_t)p->axis);
+			w_u64(w, (uint64_t)p->start);
+			w_u64(w, (uint64_t)p->end);
+			w_u64(w, (uint64_t)p->stride);
+			w_u64(w, (uint64_t)p->part_size);
+		}
+		w_u32(w, (uint32_t)body->nback);
+		for (k = 0; k < body->nback; k++) {
+			w_u32(w, (uint32_t)body->back[k].from);
+			w_u32(w, (uint32_t)body->back[k].to);
+		}
+	}
+}
+
+static void w_graph(struct wbuf *w, const struct npr_graph *g)
+{
+	bool *used = live_inputs(g);
 	int i, j;
+
+	if (!used) {
+		w->err = -ENOMEM;
+		return;
+	}
 
 	w_str(w, g->name);
 	w_u32(w, (uint32_t)g->ir_version);
@@ -226,7 +265,9 @@ static void w_graph(struct wbuf *w, const struct npr_graph *g,
 			w_str(w, n->attr[j].key);
 			w_str(w, n->attr[j].val);
 		}
+		w_bodies(w, n);
 	}
+	free(used);
 	w_u32(w, (uint32_t)g->ninputs);
 	for (i = 0; i < g->ninputs; i++)
 		w_u32(w, (uint32_t)g->inputs[i]);
@@ -302,7 +343,7 @@ static void w_caching(struct wbuf *w, const struct npr_device *dev,
  * @out: the blob, malloc'd, owned by the caller.
  * @len: its size.
  *
- * Return: 0, -ENOMEM, or -EOPNOTSUPP for a graph with sub-graphs.
+ * Return: 0 or -ENOMEM.
  */
 int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
 {
@@ -310,22 +351,13 @@ int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
 	struct wbuf w = { 0 };
 	unsigned char *h;
 	uint64_t psize;
-	bool *used;
 
-	for (int i = 0; i < ex->g->nnodes; i++)
-		if (ex->g->nodes[i].nbodies && !ex->g->nodes[i].dead)
-			return npr_node_err(&ex->g->nodes[i], -EOPNOTSUPP,
-					    "blobs of models with sub-graphs (TensorIterator, Loop, If) are not supported yet");
-	used = live_inputs(ex->g);
-	if (!used)
-		return -ENOMEM;
 	w_bytes(&w, NULL, NPR_BLOB_HEADER);	/* room for the header */
 	w_props(&w, &ex->props);
 	w_caching(&w, dev, &ex->props);
 	w_ports(&w, ex->in, ex->nin);
 	w_ports(&w, ex->out, ex->nout);
-	w_graph(&w, ex->g, used);
-	free(used);
+	w_graph(&w, ex->g);
 	if (w.err) {
 		free(w.p);
 		return npr_err(w.err, "out of memory writing the blob");
@@ -519,13 +551,77 @@ static int r_ports(struct rbuf *r, struct npr_port **out, int *nout)
 		r_shape(r, &p[i].shape);
 		if (!r->err && !npr_elem_size(p[i].type))
 			bad(r, "port of an unsupported element type");
-		p[i].bytes = npr_tensor_bytes(p[i].type,
-					      npr_shape_numel(&p[i].shape));
+		if (!r->err)
+			p[i].bytes = npr_tensor_bytes(p[i].type,
+						      npr_shape_numel(&p[i].shape));
 	}
 	return r->err;
 }
 
-static int r_graph(struct rbuf *r, struct npr_graph *g)
+static int r_graph(struct rbuf *r, struct npr_graph *g, int depth);
+
+static int r_bodies(struct rbuf *r, struct npr_node *nd, int depth)
+{
+	int nb, b, k, n;
+
+	nb = r_count(r, 2, "body");
+	if (r->err)
+		return r->err;
+	if (nb && depth >= NPR_MAX_BODY_DEPTH)
+		return bad(r, "sub-graphs nested too deep");
+	for (b = 0; b < nb; b++) {
+		struct npr_graph *body = npr_graph_new();
+		struct npr_body *bd;
+
+		if (!body)
+			return r->err = -ENOMEM;
+		if (npr_node_add_body(nd, body) < 0)
+			return r->err = -ENOMEM;
+		if (r_graph(r, body, depth + 1))
+			return r->err;
+		bd = &nd->bodies[nd->nbodies - 1];
+		n = r_count(r, 1 << 12, "body port");
+		for (k = 0; k < n && !r->err; k++) {
+			struct npr_body_port p;
+
+			p.out = r_u32(r) != 0;
+			p.sliced = r_u32(r) != 0;
+			p.ext = (int)r_u32(r);
+			p.internal = (int)r_u32(r);
+			p.purpose = (int)r_u32(r);
+			p.axis = (int64_t)r_u64(r);
+			p.start = (int64_t)r_u64(r);
+			p.end = (int64_t)r_u64(r);
+			p.stride = (int64_t)r_u64(r);
+			p.part_size = (int64_t)r_u64(r);
+			if (r->err)
+				break;
+			if (p.internal < 0 || p.internal >=
+			    (p.out ? body->noutputs : body->ninputs) ||
+			    p.ext < -1 || p.ext >= (p.out ? nd->nout : nd->nin))
+				return bad(r, "body port out of range");
+			if (npr_body_add_port(bd, &p))
+				return r->err = -ENOMEM;
+		}
+		n = r_count(r, 1 << 12, "back edge");
+		for (k = 0; k < n && !r->err; k++) {
+			int from = (int)r_u32(r), to = (int)r_u32(r);
+
+			if (r->err)
+				break;
+			if (from < 0 || from >= body->noutputs || to < 0 ||
+			    to >= body->ninputs)
+				return bad(r, "back edge out of range");
+			if (npr_body_add_back_edge(bd, from, to))
+				return r->err = -ENOMEM;
+		}
+	}
+	return r->err;
+}
+
+static int check_structure(struct npr_graph *g);
+
+static int r_graph(struct rbuf *r, struct npr_graph *g, int depth)
 {
 	bool present;
 	int i, j, n;
@@ -613,6 +709,8 @@ static int r_graph(struct rbuf *r, struct npr_graph *g)
 			free(key);
 			free(val);
 		}
+		if (!r->err)
+			r_bodies(r, nd, depth);
 	}
 	if (r->err)
 		return r->err;
@@ -650,6 +748,19 @@ static int r_graph(struct rbuf *r, struct npr_graph *g)
 	}
 	g->nstate_in = (int)r_u32(r);
 	g->nstate_out = (int)r_u32(r);
+	if (!r->err && depth) {
+		/* a body: checked here, compiled by its node's infer */
+		for (i = 0; i < g->ninputs; i++)
+			if (g->inputs[i] < 0 || g->inputs[i] >= g->nnodes)
+				return bad(r, "body input out of range");
+		for (i = 0; i < g->noutputs; i++)
+			if (g->outputs[i] < 0 || g->outputs[i] >= g->nnodes)
+				return bad(r, "body output out of range");
+		if (g->nvars || g->nstate_in || g->nstate_out)
+			return bad(r, "a body with variables");
+		if (check_structure(g))
+			r->err = npr_last_errno() ? npr_last_errno() : -EINVAL;
+	}
 	return r->err;
 }
 
@@ -660,10 +771,10 @@ static bool in_range(int v, int n)
 
 /* Every index in range, edges consistent, ops known; then parse and
  * infer every live node again and compare with what the blob says. */
-static int check_graph(struct npr_graph *g, const struct npr_port *in,
-		       int nin, const struct npr_port *out, int nout)
+/* Indices, producers, ops, order: what must hold before any op code
+ * looks at the graph. */
+static int check_structure(struct npr_graph *g)
 {
-	char b1[128], b2[128];
 	int i, j;
 
 	for (i = 0; i < g->nvals; i++) {
@@ -685,9 +796,9 @@ static int check_graph(struct npr_graph *g, const struct npr_port *in,
 		if (!n->op)
 			return npr_err(-EINVAL, "blob: node %d: unknown op %.64s-%u",
 				       i, n->type, n->version);
-		if (n->op->flags & NPR_OP_BODIES)
-			return npr_err(-EINVAL, "blob: node %d: %s has no body",
-				       i, n->type);
+		if (!(n->op->flags & NPR_OP_BODIES) != !n->nbodies)
+			return npr_err(-EINVAL, "blob: node %d: %s with %d sub-graphs",
+				       i, n->type, n->nbodies);
 		for (j = 0; j < n->nout; j++)
 			if (!in_range(n->out[j], g->nvals) ||
 			    g->vals[n->out[j]].producer != i)
@@ -716,7 +827,7 @@ static int check_graph(struct npr_graph *g, const struct npr_port *in,
 				continue;
 			/* computed: by a live node that runs earlier, or a
 			 * Parameter (state ports come last) */
-			if (!strcmp(p->type, "Parameter"))
+			if (!strcmp(p->type, "Parameter") && !p->dead)
 				continue;
 			if ((p->op->flags & NPR_OP_SOURCE) || p->dead ||
 			    v->producer >= i)
@@ -724,6 +835,28 @@ static int check_graph(struct npr_graph *g, const struct npr_port *in,
 					       i, j);
 		}
 	}
+	for (i = 0; i < g->ninputs; i++)
+		if (!in_range(g->inputs[i], g->nnodes) ||
+		    strcmp(g->nodes[g->inputs[i]].type, "Parameter") ||
+		    g->nodes[g->inputs[i]].nout != 1)
+			return npr_err(-EINVAL, "blob: input %d is not a Parameter", i);
+	for (i = 0; i < g->noutputs; i++)
+		if (!in_range(g->outputs[i], g->nnodes) ||
+		    strcmp(g->nodes[g->outputs[i]].type, "Result") ||
+		    g->nodes[g->outputs[i]].nin != 1)
+			return npr_err(-EINVAL, "blob: output %d is not a Result", i);
+	return 0;
+}
+
+static int check_graph(struct npr_graph *g, const struct npr_port *in,
+		       int nin, const struct npr_port *out, int nout)
+{
+	char b1[128], b2[128];
+	int i, j, err;
+
+	err = check_structure(g);
+	if (err)
+		return err;
 	if (g->ninputs != nin || g->noutputs != nout)
 		return npr_err(-EINVAL, "blob: port counts differ from the graph's");
 	for (i = 0; i < nin + nout; i++) {
@@ -909,7 +1042,7 @@ int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
 	if (!r.err)
 		r_ports(&r, &ex->out, &ex->nout);
 	if (!r.err)
-		r_graph(&r, g);
+		r_graph(&r, g, 0);
 	if (!r.err && r.pos != r.len)
 		bad(&r, "bytes after the graph");
 	err = r.err;

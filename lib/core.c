@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 
 #include "core.h"
 #include "ir.h"
@@ -201,11 +203,37 @@ void npr_exec_free(struct npr_exec *ex)
 		exec_put(ex);
 }
 
+/* Drop a reference; the caller holds dev->lock. */
+static void bo_put(struct npr_bo *bo)
+{
+	if (!bo || --bo->refs)
+		return;
+	munmap(bo->addr, bo->bytes);
+	close(bo->memfd);
+	free(bo);
+}
+
+/* The BO bound to a request port, if any, is let go. */
+static void port_unbind(struct npr_bo **slot)
+{
+	if (!*slot)
+		return;
+	(*slot)->bound--;
+	bo_put(*slot);
+	*slot = NULL;
+}
+
 static void request_destroy(struct npr_request *rq)
 {
 	int i;
 
 	free(rq->prof);
+	for (i = 0; rq->bo_in && i < rq->ex->nin; i++)
+		port_unbind(&rq->bo_in[i]);
+	for (i = 0; rq->bo_out && i < rq->ex->nout; i++)
+		port_unbind(&rq->bo_out[i]);
+	free(rq->bo_in);
+	free(rq->bo_out);
 	if (rq->priv && rq->ex->dev->ops->request_destroy)
 		rq->ex->dev->ops->request_destroy(rq);
 	for (i = 0; rq->own_in && i < rq->ex->nin; i++)
@@ -231,6 +259,9 @@ static void object_destroy(int type, void *obj)
 		break;
 	case NPR_HANDLE_REQUEST:
 		request_destroy(obj);
+		break;
+	case NPR_HANDLE_BO:
+		bo_put(obj);
 		break;
 	}
 }
@@ -1195,6 +1226,214 @@ out:
 	return err;
 }
 
+/* ---- buffer objects (remote tensors) ------------------------------------ */
+
+static int cmd_bo_create(struct npr_device *dev, void *arg)
+{
+	struct npr_bo_create *a = arg;
+	struct npr_bo *bo;
+	int err;
+
+	err = check_flags(a->flags, 0);
+	if (!err)
+		err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	if (!a->bytes || a->bytes > (1ULL << 40))
+		return npr_err(-ERANGE, "BO of %llu bytes: 1 .. 2^40",
+			       (unsigned long long)a->bytes);
+	bo = calloc(1, sizeof(*bo));
+	if (!bo)
+		return -ENOMEM;
+	bo->refs = 1;
+	bo->bytes = a->bytes;
+	bo->memfd = memfd_create("npuring-bo", MFD_CLOEXEC);
+	if (bo->memfd < 0) {
+		err = npr_err(-errno, "memfd_create: %s", strerror(errno));
+		free(bo);
+		return err;
+	}
+	if (ftruncate(bo->memfd, (off_t)a->bytes)) {
+		err = npr_err(-errno, "BO of %llu bytes: %s",
+			      (unsigned long long)a->bytes, strerror(errno));
+		goto fail;
+	}
+	bo->addr = mmap(NULL, a->bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			bo->memfd, 0);
+	if (bo->addr == MAP_FAILED) {
+		err = npr_err(errno == ENOMEM ? -ENOMEM : -errno,
+			      "BO of %llu bytes: mmap: %s",
+			      (unsigned long long)a->bytes, strerror(errno));
+		goto fail;
+	}
+	pthread_mutex_lock(&dev->lock);
+	err = handle_alloc(dev, bo, NPR_HANDLE_BO, &a->handle);
+	if (err)
+		bo_put(bo);
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+fail:
+	close(bo->memfd);
+	free(bo);
+	return err;
+}
+
+static int cmd_bo_info(struct npr_device *dev, void *arg)
+{
+	struct npr_bo_info *a = arg;
+	struct npr_bo *bo;
+	int err;
+
+	err = check_flags(a->flags, NPR_BO_INFO_FD);
+	if (!err)
+		err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	bo = handle_get_locked(dev, a->handle, NPR_HANDLE_BO, &err);
+	if (bo) {
+		a->bytes = bo->bytes;
+		a->addr = (uintptr_t)bo->addr;
+		a->bound = bo->bound;
+		a->fd = -1;
+		if (a->flags & NPR_BO_INFO_FD) {
+			a->fd = fcntl(bo->memfd, F_DUPFD_CLOEXEC, 3);
+			if (a->fd < 0)
+				err = npr_err(-errno, "dup: %s", strerror(errno));
+		}
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+static int cmd_bo_bind(struct npr_device *dev, void *arg)
+{
+	struct npr_bo_bind *a = arg;
+	bool out = a->flags & NPR_PORT_OUTPUT;
+	struct npr_request *rq;
+	struct npr_port *p;
+	struct npr_bo *bo;
+	int64_t stride;
+	int err, i, cnt;
+
+	err = check_flags(a->flags, NPR_PORT_OUTPUT);
+	if (!err)
+		err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	rq = handle_get_locked(dev, a->req, NPR_HANDLE_REQUEST, &err);
+	if (!rq)
+		goto out;
+	bo = handle_get_locked(dev, a->bo, NPR_HANDLE_BO, &err);
+	if (!bo)
+		goto out;
+	cnt = out ? user_outputs(rq->ex) : user_inputs(rq->ex);
+	if (a->index >= (uint32_t)cnt) {
+		err = npr_err(-EINVAL, "%s index %u out of range (%d)",
+			      out ? "output" : "input", a->index, cnt);
+		goto out;
+	}
+	p = out ? &rq->ex->out[a->index] : &rq->ex->in[a->index];
+	if (a->elem_type != p->type || a->rank != (uint32_t)p->shape.rank) {
+		err = npr_err(-EINVAL, "%s %s is %s of rank %d, not %s of rank %u",
+			      out ? "output" : "input", p->name,
+			      npr_elem_name(p->type), p->shape.rank,
+			      npr_elem_name(a->elem_type), a->rank);
+		goto out;
+	}
+	for (i = 0; i < NPR_MAX_RANK; i++) {
+		int64_t want = i < p->shape.rank ? p->shape.d[i] : 0;
+
+		if (a->dims[i] != want) {
+			err = npr_err(-EINVAL, "%s %s: dimension %d is %lld, not %lld",
+				      out ? "output" : "input", p->name, i,
+				      (long long)want, (long long)a->dims[i]);
+			goto out;
+		}
+	}
+	/* strides: all zero, or exactly the dense ones */
+	stride = (int64_t)npr_elem_size(p->type);
+	for (i = p->shape.rank - 1; i >= 0; i--) {
+		if (a->strides[i] && a->strides[i] != stride) {
+			err = npr_err(-EINVAL, "%s %s: stride %lld of dimension %d is not dense (%lld); the device reads dense tensors",
+				      out ? "output" : "input", p->name,
+				      (long long)a->strides[i], i,
+				      (long long)stride);
+			goto out;
+		}
+		stride *= p->shape.d[i];
+	}
+	for (i = p->shape.rank; i < NPR_MAX_RANK; i++)
+		if (a->strides[i]) {
+			err = npr_err(-EINVAL, "strides past the rank must be 0");
+			goto out;
+		}
+	if (a->offset % npr_elem_size(p->type)) {
+		err = npr_err(-EINVAL, "offset %llu is not a multiple of the element size",
+			      (unsigned long long)a->offset);
+		goto out;
+	}
+	if (a->offset > bo->bytes || p->bytes > bo->bytes - a->offset) {
+		err = npr_err(-ERANGE, "%s %s needs %zu bytes at offset %llu; the BO has %zu",
+			      out ? "output" : "input", p->name, p->bytes,
+			      (unsigned long long)a->offset, bo->bytes);
+		goto out;
+	}
+	{
+		struct npr_bo **slot = out ? &rq->bo_out[a->index] :
+					     &rq->bo_in[a->index];
+		struct npr_tensor *t = out ? &rq->out[a->index] :
+					     &rq->in[a->index];
+
+		bo->refs++;
+		bo->bound++;
+		port_unbind(slot);
+		*slot = bo;
+		t->data = (char *)bo->addr + a->offset;
+	}
+out:
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+static int cmd_make_stateful(struct npr_device *dev, void *arg)
+{
+	struct npr_make_stateful *a = arg;
+	const struct npr_state_pair *p;
+	const char **names;
+	struct npr_model *m;
+	uint32_t i;
+	int err;
+
+	err = check_flags(a->flags, 0);
+	if (err)
+		return err;
+	if (!a->count || a->count > 1024 || !a->pairs)
+		return npr_err(-EINVAL, "MakeStateful: %u pairs (1 .. 1024, and a pointer)",
+			       a->count);
+	p = (const void *)(uintptr_t)a->pairs;
+	names = calloc(2 * a->count, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	for (i = 0; i < a->count; i++) {
+		names[2 * i] = (const char *)(uintptr_t)p[i].input;
+		names[2 * i + 1] = (const char *)(uintptr_t)p[i].output;
+		if (!names[2 * i] || !names[2 * i + 1]) {
+			free(names);
+			return npr_err(-EINVAL, "MakeStateful: pair %u without a name",
+				       i);
+		}
+	}
+	pthread_mutex_lock(&dev->lock);
+	m = handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
+	if (m)
+		err = npr_make_stateful(m->g, names, (int)a->count);
+	pthread_mutex_unlock(&dev->lock);
+	free(names);
+	return err;
+}
+
 static int cmd_req_create(struct npr_device *dev, void *arg)
 {
 	struct npr_req_create *a = arg;
@@ -1224,8 +1463,11 @@ static int cmd_req_create(struct npr_device *dev, void *arg)
 	rq->out = calloc(ex->nout + 1, sizeof(*rq->out));
 	rq->own_in = calloc(ex->nin + 1, sizeof(void *));
 	rq->own_out = calloc(ex->nout + 1, sizeof(void *));
+	rq->bo_in = calloc(ex->nin + 1, sizeof(*rq->bo_in));
+	rq->bo_out = calloc(ex->nout + 1, sizeof(*rq->bo_out));
 	err = -ENOMEM;
-	if (!rq->in || !rq->out || !rq->own_in || !rq->own_out)
+	if (!rq->in || !rq->out || !rq->own_in || !rq->own_out ||
+	    !rq->bo_in || !rq->bo_out)
 		goto fail;
 	for (i = 0; i < ex->nin + ex->nout; i++) {
 		bool out = i >= ex->nin;
@@ -1340,6 +1582,9 @@ static int cmd_tensor(struct npr_device *dev, void *arg, bool set)
 		return npr_err(-EINVAL, "%s %s needs exactly %zu bytes, got %llu",
 			       out ? "output" : "input", p->name, p->bytes,
 			       (unsigned long long)a->bytes);
+	pthread_mutex_lock(&dev->lock);
+	port_unbind(out ? &rq->bo_out[a->index] : &rq->bo_in[a->index]);
+	pthread_mutex_unlock(&dev->lock);
 	if (a->flags & NPR_TENSOR_BIND) {
 		t->data = (void *)(uintptr_t)a->data;
 	} else {
@@ -1446,6 +1691,10 @@ static const struct cmd {
 	[0x16] = { sizeof(struct npr_import), sizeof(struct npr_import) },
 	[0x17] = { sizeof(struct npr_profile), sizeof(struct npr_profile) },
 	[0x18] = { sizeof(struct npr_query_model), sizeof(struct npr_query_model) },
+	[0x19] = { sizeof(struct npr_bo_create), sizeof(struct npr_bo_create) },
+	[0x1a] = { sizeof(struct npr_bo_info), sizeof(struct npr_bo_info) },
+	[0x1b] = { sizeof(struct npr_bo_bind), sizeof(struct npr_bo_bind) },
+	[0x1c] = { sizeof(struct npr_make_stateful), sizeof(struct npr_make_stateful) },
 };
 
 static int do_ioctl(int fd, unsigned long cmd, void *arg)
@@ -1468,6 +1717,10 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 		struct npr_import im;
 		struct npr_profile pr;
 		struct npr_query_model qm;
+		struct npr_bo_create bc;
+		struct npr_bo_info bi;
+		struct npr_bo_bind bb;
+		struct npr_make_stateful mk;
 	} k;
 	unsigned long mark = npr_err_mark();
 	unsigned int nr = _IOC_NR(cmd);
@@ -1524,6 +1777,10 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 	case 0x16: err = cmd_import(dev, &k); break;
 	case 0x17: err = cmd_profile(dev, &k); break;
 	case 0x18: err = cmd_query_model(dev, &k); break;
+	case 0x19: err = cmd_bo_create(dev, &k); break;
+	case 0x1a: err = cmd_bo_info(dev, &k); break;
+	case 0x1b: err = cmd_bo_bind(dev, &k); break;
+	case 0x1c: err = cmd_make_stateful(dev, &k); break;
 	default: err = -ENOTTY;
 	}
 	/* outputs (including needed sizes on -EMSGSIZE) go back either way */

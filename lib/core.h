@@ -138,13 +138,32 @@ struct npr_exec {
  * @in, @out: one tensor per port, in the port's external type.  @data
  *            points at @own[i] unless the caller bound memory.
  * @own_in, @own_out: the request's own buffers.
+ * @bo_in, @bo_out: per port, the BO bound to it (NPR_IOCTL_BO_BIND), or
+ *                  NULL.
  * @prof: per graph node, with ENABLE_PROFILING; else NULL.
  * @priv: backend data.
  */
+/**
+ * struct npr_bo - a buffer object: shared memory of the device
+ * @refs: one for the handle, one per request port it is bound to.
+ * @addr: mapping in this process.
+ * @bytes: size.
+ * @memfd: the memory's descriptor.
+ * @bound: request ports it is bound to.
+ */
+struct npr_bo {
+	int refs;
+	void *addr;
+	size_t bytes;
+	int memfd;
+	int bound;
+};
+
 struct npr_request {
 	struct npr_exec *ex;
 	struct npr_tensor *in, *out;
 	void **own_in, **own_out;
+	struct npr_bo **bo_in, **bo_out;
 	struct npr_prof *prof;
 	void *priv;
 };

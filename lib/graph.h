@@ -246,6 +246,9 @@ struct npr_variable {
 
 /* lib/state.c: give each variable hidden ports (see there) */
 int npr_pass_state(struct npr_graph *g);
+/* lib/state.c: explicit state input/output pairs into variables */
+int npr_make_stateful(struct npr_graph *g, const char *const *names,
+		      int count);
 
 /**
  * struct npr_op_def - one op type, a range of opset versions

@@ -233,3 +233,152 @@ int npr_pass_state(struct npr_graph *g)
 			g->nstate_out++;
 	return 0;
 }
+
+/* ---- MakeStateful -------------------------------------------------------- */
+
+/* The graph input (Parameter) or output (Result) called @name. */
+static int find_port(const struct npr_graph *g, const char *name, bool out)
+{
+	int i, n = out ? g->noutputs : g->ninputs;
+
+	for (i = 0; i < n; i++) {
+		int node = out ? g->outputs[i] : g->inputs[i];
+		const struct npr_node *nd = &g->nodes[node];
+		const struct npr_value *v = out ? &g->vals[nd->in[0]] :
+					    &g->vals[nd->out[0]];
+
+		if ((v->name && !strcmp(v->name, name)) ||
+		    !strcmp(nd->name, name) ||
+		    (out && !strcmp(g->nodes[v->producer].name, name)))
+			return i;
+	}
+	return -1;
+}
+
+static int drop_index(int *a, int *n, int i)
+{
+	memmove(a + i, a + i + 1, sizeof(int) * (*n - i - 1));
+	(*n)--;
+	return 0;
+}
+
+/* Replace node @k's type and attributes. */
+static int retype(struct npr_node *n, const char *type, unsigned int version)
+{
+	char *t = strdup(type);
+	int i;
+
+	if (!t)
+		return -ENOMEM;
+	free(n->type);
+	n->type = t;
+	n->version = version;
+	n->op = npr_op_find(type, version);
+	for (i = 0; i < n->nattr; i++) {
+		free(n->attr[i].key);
+		free(n->attr[i].val);
+	}
+	n->nattr = 0;
+	free(n->params);
+	n->params = NULL;
+	return n->op ? 0 : -ENOENT;
+}
+
+/**
+ * npr_make_stateful() - explicit state ports to variables
+ * @g: a loaded model, changed in place when every pair is valid.
+ * @names: 2 * @count names: input, output, input, output...
+ * @count: pairs.
+ *
+ * Return: 0, or -ENOENT (no such input or output), -EINVAL (types or
+ * shapes differ, a port used twice, a dynamic shape), -ENOMEM.
+ */
+int npr_make_stateful(struct npr_graph *g, const char *const *names,
+		      int count)
+{
+	char b1[128], b2[128];
+	int *pi, *po, i, j, err = 0;
+
+	pi = calloc(count, sizeof(int));
+	po = calloc(count, sizeof(int));
+	if (!pi || !po) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* check everything first: nothing changes on an error */
+	for (i = 0; i < count; i++) {
+		const struct npr_value *vi, *vo;
+
+		pi[i] = find_port(g, names[2 * i], false);
+		po[i] = find_port(g, names[2 * i + 1], true);
+		if (pi[i] < 0 || po[i] < 0) {
+			err = npr_err(-ENOENT, "MakeStateful: the model has no %s \"%.200s\"",
+				      pi[i] < 0 ? "input" : "output",
+				      names[2 * i + (pi[i] >= 0)]);
+			goto out;
+		}
+		for (j = 0; j < i; j++)
+			if (pi[j] == pi[i] || po[j] == po[i]) {
+				err = npr_err(-EINVAL, "MakeStateful: pair %d reuses a port of pair %d",
+					      i, j);
+				goto out;
+			}
+		vi = &g->vals[g->nodes[g->inputs[pi[i]]].out[0]];
+		vo = &g->vals[g->nodes[g->outputs[po[i]]].in[0]];
+		if (vi->type != vo->type || !npr_shape_static(&vi->shape) ||
+		    !npr_shape_eq(&vi->shape, &vo->shape)) {
+			err = npr_err(-EINVAL, "MakeStateful: %s is %s %s but %s is %s %s; they must be equal and static",
+				      names[2 * i], npr_elem_name(vi->type),
+				      npr_shape_str(&vi->shape, b1, sizeof(b1)),
+				      names[2 * i + 1], npr_elem_name(vo->type),
+				      npr_shape_str(&vo->shape, b2, sizeof(b2)));
+			goto out;
+		}
+	}
+	for (i = 0; i < count && !err; i++) {
+		struct npr_node *rv = &g->nodes[g->inputs[pi[i]]];
+		struct npr_node *as = &g->nodes[g->outputs[po[i]]];
+		const struct npr_value *v = &g->vals[rv->out[0]];
+		char shape[32 * NPR_MAX_RANK];
+		size_t len = 0;
+		char *id = strdup(names[2 * i]);
+
+		if (!id) {
+			err = -ENOMEM;
+			break;
+		}
+		shape[0] = 0;
+		for (j = 0; j < v->shape.rank; j++)
+			len += snprintf(shape + len, sizeof(shape) - len,
+					"%s%lld", j ? "," : "",
+					(long long)v->shape.d[j]);
+		err = retype(rv, "ReadValue", 6);
+		if (!err)
+			err = npr_node_add_attr(rv, "variable_id", id);
+		if (!err)
+			err = npr_node_add_attr(rv, "variable_type",
+						npr_elem_name(v->type));
+		if (!err)
+			err = npr_node_add_attr(rv, "variable_shape", shape);
+		if (!err)
+			err = retype(as, "Assign", 6);
+		if (!err)
+			err = npr_node_add_attr(as, "variable_id", id);
+		free(id);
+	}
+	if (err)
+		goto out;
+	/* drop the ports, highest index first so the others stay valid */
+	for (i = g->ninputs - 1; i >= 0; i--)
+		for (j = 0; j < count; j++)
+			if (pi[j] == i)
+				drop_index(g->inputs, &g->ninputs, i);
+	for (i = g->noutputs - 1; i >= 0; i--)
+		for (j = 0; j < count; j++)
+			if (po[j] == i)
+				drop_index(g->outputs, &g->noutputs, i);
+out:
+	free(pi);
+	free(po);
+	return err;
+}

@@ -43,10 +43,12 @@ static int body_run_init(struct body_run *r, struct npr_graph *g)
 		goto nomem;
 	for (i = 0; i < g->nvals; i++)
 		off[i] = SIZE_MAX;
+	/* every computed value gets a buffer, dead nodes' too: a body
+	 * Parameter nothing reads is still fed, a Result still read */
 	for (i = 0; i < g->nnodes; i++) {
 		const struct npr_node *n = &g->nodes[i];
 
-		if (n->dead || (n->op->flags & NPR_OP_SINK))
+		if (n->op->flags & NPR_OP_SINK)
 			continue;
 		if (n->nin > max_in)
 			max_in = n->nin;

@@ -138,7 +138,7 @@ TEST_F(blob, wrong_backend_architecture_version)
  * payload is validated on its own.  Random byte changes with a fixed-up
  * checksum must fail cleanly or import a model that runs.
  */
-TEST_F_TIMEOUT(blob, crafted_payloads, 300)
+static void crafted(struct npr_test *_metadata, FIXTURE_DATA(blob) *self)
 {
 	unsigned char *c, *out;
 	size_t outlen;
@@ -146,8 +146,6 @@ TEST_F_TIMEOUT(blob, crafted_payloads, 300)
 	int i, k, rejected = 0, accepted = 0;
 	__u32 imp;
 
-	NEED_SHARED();
-	small(_metadata, self);
 	c = malloc(self->len);
 	ASSERT_NE(c, NULL);
 	for (i = 0; i < 300; i++) {
@@ -188,6 +186,23 @@ TEST_F_TIMEOUT(blob, crafted_payloads, 300)
 	       rejected, accepted);
 	EXPECT_GT(rejected, 50);
 	free(c);
+}
+
+TEST_F_TIMEOUT(blob, crafted_payloads, 300)
+{
+	NEED_SHARED();
+	small(_metadata, self);
+	crafted(_metadata, self);
+}
+
+/* The same with a Loop: sub-graphs, port maps and back edges. */
+TEST_F_TIMEOUT(blob, crafted_payloads_with_a_body, 300)
+{
+	NEED_SHARED();
+	ASSERT_EQ(compile_path(self->fd, "models/ir-small/loop_2d_add.xml",
+			       &self->exec), 0);
+	ASSERT_EQ(export(self->fd, self->exec, &self->blob, &self->len), 0);
+	crafted(_metadata, self);
 }
 
 TEST_HARNESS_MAIN

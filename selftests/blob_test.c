@@ -66,6 +66,12 @@ TEST_F(blob, onnx_mobilenet_batch2)
 	round_trip_b(_metadata, self, "models/onnx/mobilenet_v2.onnx", 1, 2);
 }
 
+/* A Loop: its body, port map and back edges travel in the blob. */
+TEST_F(blob, loop_with_a_body)
+{
+	round_trip(_metadata, self, "models/ir-small/loop_2d_add.xml", 1);
+}
+
 /* The variables survive: three steps of the sliding window. */
 TEST_F(blob, stateful_sliding_window)
 {

@@ -455,4 +455,144 @@ TEST_F(state, malformed_variable_graphs)
 	EXPECT_NE(strstr(npr_last_error(), "variable_id"), NULL);
 }
 
+/* ---- MakeStateful -------------------------------------------------------- */
+
+/*
+ * x [1,2], h_in [1,2] -> h_out = x + h_in -> y = h_out * 2 (Multiply by a
+ * Constant).  Outputs y and h_out.  With (h_in, h_out) made a variable:
+ * h_t = x_t + h_{t-1}, y_t = 2 h_t.
+ */
+static const char explicit_xml[] =
+	"<?xml version=\"1.0\"?><net name=\"explicit\" version=\"11\"><layers>"
+	"<layer id=\"0\" name=\"x\" type=\"Parameter\" version=\"opset1\">"
+	"<data shape=\"1,2\" element_type=\"f32\"/><output>"
+	"<port id=\"0\" precision=\"FP32\" names=\"x\"><dim>1</dim><dim>2</dim></port></output></layer>"
+	"<layer id=\"1\" name=\"h_in\" type=\"Parameter\" version=\"opset1\">"
+	"<data shape=\"1,2\" element_type=\"f32\"/><output>"
+	"<port id=\"0\" precision=\"FP32\" names=\"h_in\"><dim>1</dim><dim>2</dim></port></output></layer>"
+	"<layer id=\"2\" name=\"add\" type=\"Add\" version=\"opset1\"><input>"
+	"<port id=\"0\" precision=\"FP32\"><dim>1</dim><dim>2</dim></port>"
+	"<port id=\"1\" precision=\"FP32\"><dim>1</dim><dim>2</dim></port></input><output>"
+	"<port id=\"2\" precision=\"FP32\" names=\"h_out\"><dim>1</dim><dim>2</dim></port></output></layer>"
+	"<layer id=\"3\" name=\"two\" type=\"Const\" version=\"opset1\">"
+	"<data element_type=\"f32\" shape=\"1\" offset=\"0\" size=\"4\"/><output>"
+	"<port id=\"0\" precision=\"FP32\"><dim>1</dim></port></output></layer>"
+	"<layer id=\"4\" name=\"mul\" type=\"Multiply\" version=\"opset1\"><input>"
+	"<port id=\"0\" precision=\"FP32\"><dim>1</dim><dim>2</dim></port>"
+	"<port id=\"1\" precision=\"FP32\"><dim>1</dim></port></input><output>"
+	"<port id=\"2\" precision=\"FP32\" names=\"y\"><dim>1</dim><dim>2</dim></port></output></layer>"
+	"<layer id=\"5\" name=\"y/sink\" type=\"Result\" version=\"opset1\"><input>"
+	"<port id=\"0\" precision=\"FP32\"><dim>1</dim><dim>2</dim></port></input></layer>"
+	"<layer id=\"6\" name=\"h_out/sink\" type=\"Result\" version=\"opset1\"><input>"
+	"<port id=\"0\" precision=\"FP32\"><dim>1</dim><dim>2</dim></port></input></layer>"
+	"</layers><edges>"
+	"<edge from-layer=\"0\" from-port=\"0\" to-layer=\"2\" to-port=\"0\"/>"
+	"<edge from-layer=\"1\" from-port=\"0\" to-layer=\"2\" to-port=\"1\"/>"
+	"<edge from-layer=\"2\" from-port=\"2\" to-layer=\"4\" to-port=\"0\"/>"
+	"<edge from-layer=\"3\" from-port=\"0\" to-layer=\"4\" to-port=\"1\"/>"
+	"<edge from-layer=\"4\" from-port=\"2\" to-layer=\"5\" to-port=\"0\"/>"
+	"<edge from-layer=\"2\" from-port=\"2\" to-layer=\"6\" to-port=\"0\"/>"
+	"</edges></net>";
+
+static int load_explicit(int fd, __u32 *model)
+{
+	static const float two = 2;
+	struct npr_model_load ml;
+	int err;
+
+	npr_prep_model_load_mem(&ml, explicit_xml, strlen(explicit_xml), &two,
+				sizeof(two));
+	err = npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	*model = ml.handle;
+	return err;
+}
+
+static int make_stateful(int fd, __u32 model, const char *in,
+			 const char *out)
+{
+	struct npr_state_pair p = { (uintptr_t)in, (uintptr_t)out };
+	struct npr_make_stateful a = {
+		.size = sizeof(a), .model = model, .count = 1,
+		.pairs = (uintptr_t)&p,
+	};
+
+	return npr_ioctl(fd, NPR_IOCTL_MAKE_STATEFUL, &a);
+}
+
+TEST_F(state, make_stateful_runs_the_explicit_model_as_a_stateful_one)
+{
+	struct npr_model_info mi = { .size = sizeof(mi) };
+	struct npr_compile co;
+	struct npr_req_create rc;
+	float x[2], y[2], h[2] = { 0, 0 };
+	int t;
+
+	ASSERT_EQ(load_explicit(self->fd, &self->model), 0);
+	ASSERT_EQ(make_stateful(self->fd, self->model, "h_in", "h_out"), 0);
+	mi.handle = self->model;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MODEL_INFO, &mi), 0);
+	EXPECT_EQ(mi.num_inputs, 1);
+	EXPECT_EQ(mi.num_outputs, 1);
+	npr_prep_compile(&co, self->model);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_COMPILE, &co), 0);
+	npr_prep_req_create(&rc, co.exec);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
+	for (t = 0; t < 30; t++) {
+		if (t == 17) {
+			ASSERT_EQ(reset_all(self->fd, rc.req), 0);
+			h[0] = h[1] = 0;
+		}
+		x[0] = input_at(t);
+		x[1] = -2 * input_at(t + 5);
+		ASSERT_EQ(step(self->fd, rc.req, x, 2, y, 2), 0);
+		h[0] += x[0];
+		h[1] += x[1];
+		ASSERT_TRUE(near(y[0], 2 * h[0]));
+		ASSERT_TRUE(near(y[1], 2 * h[1]));
+	}
+	{
+		struct npr_state_arg s = { .size = sizeof(s), .req = rc.req };
+		char name[32];
+
+		s.name = (uintptr_t)name;
+		s.name_len = sizeof(name);
+		ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_STATE_INFO, &s), 0);
+		EXPECT_STREQ(name, "h_in");
+	}
+}
+
+TEST_F(state, make_stateful_errors_change_nothing)
+{
+	struct npr_model_info mi = { .size = sizeof(mi) };
+
+	ASSERT_EQ(load_explicit(self->fd, &self->model), 0);
+	EXPECT_EQ(make_stateful(self->fd, self->model, "nope", "h_out"),
+		  -ENOENT);
+	EXPECT_NE(strstr(npr_last_error(), "nope"), NULL);
+	EXPECT_EQ(make_stateful(self->fd, self->model, "h_in", "nope"),
+		  -ENOENT);
+	/* y is [1,2] too, but x feeds it: fine by shape; h_in with itself
+	 * as both ends of two pairs is not */
+	{
+		struct npr_state_pair p[2] = {
+			{ (uintptr_t)"h_in", (uintptr_t)"h_out" },
+			{ (uintptr_t)"h_in", (uintptr_t)"y" },
+		};
+		struct npr_make_stateful a = {
+			.size = sizeof(a), .model = self->model, .count = 2,
+			.pairs = (uintptr_t)p,
+		};
+
+		EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MAKE_STATEFUL, &a),
+			  -EINVAL);
+		a.count = 0;
+		EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MAKE_STATEFUL, &a),
+			  -EINVAL);
+	}
+	mi.handle = self->model;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MODEL_INFO, &mi), 0);
+	EXPECT_EQ(mi.num_inputs, 2);
+	EXPECT_EQ(mi.num_outputs, 2);
+}
+
 TEST_HARNESS_MAIN

@@ -296,6 +296,11 @@ TEST(abi_struct_sizes)
 	EXPECT_EQ(sizeof(struct npr_profile), 24);
 	EXPECT_EQ(sizeof(struct npr_profile_rec), 144);
 	EXPECT_EQ(sizeof(struct npr_query_model), 32);
+	EXPECT_EQ(sizeof(struct npr_bo_create), 24);
+	EXPECT_EQ(sizeof(struct npr_bo_info), 40);
+	EXPECT_EQ(sizeof(struct npr_bo_bind), 168);
+	EXPECT_EQ(sizeof(struct npr_make_stateful), 24);
+	EXPECT_EQ(sizeof(struct npr_state_pair), 16);
 }
 
 TEST(abi_every_struct_starts_with_size_and_flags)
@@ -323,6 +328,10 @@ TEST(abi_every_struct_starts_with_size_and_flags)
 	HDR(npr_import);
 	HDR(npr_profile);
 	HDR(npr_query_model);
+	HDR(npr_bo_create);
+	HDR(npr_bo_info);
+	HDR(npr_bo_bind);
+	HDR(npr_make_stateful);
 #undef HDR
 }
 
@@ -458,6 +467,11 @@ TEST(abi_ioctl_numbers)
 		{ NPR_IOCTL_PROFILE, 0x17, sizeof(struct npr_profile) },
 		{ NPR_IOCTL_QUERY_MODEL, 0x18,
 		  sizeof(struct npr_query_model) },
+		{ NPR_IOCTL_BO_CREATE, 0x19, sizeof(struct npr_bo_create) },
+		{ NPR_IOCTL_BO_INFO, 0x1a, sizeof(struct npr_bo_info) },
+		{ NPR_IOCTL_BO_BIND, 0x1b, sizeof(struct npr_bo_bind) },
+		{ NPR_IOCTL_MAKE_STATEFUL, 0x1c,
+		  sizeof(struct npr_make_stateful) },
 	};
 	size_t i;
 

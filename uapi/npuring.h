@@ -73,6 +73,7 @@ enum npr_handle_type {
 	NPR_HANDLE_MODEL	= 1,
 	NPR_HANDLE_EXEC		= 2,
 	NPR_HANDLE_REQUEST	= 3,
+	NPR_HANDLE_BO		= 4,
 };
 
 /**
@@ -710,6 +711,129 @@ struct npr_query_model {
 };
 _Static_assert(sizeof(struct npr_query_model) == 32, "npr_query_model ABI");
 
+/**
+ * struct npr_bo_create - NPR_IOCTL_BO_CREATE: a buffer object of the
+ * device (the memory behind a remote tensor)
+ * @size: In. sizeof(struct npr_bo_create).
+ * @flags: In. Must be 0.
+ * @bytes: In. Size, 1 .. 2^40 bytes; zero-filled.
+ * @handle: Out. BO handle.
+ * @reserved: Must be 0.
+ *
+ * On the cpu device a BO is shared memory (a memfd) mapped into the
+ * process; NPR_IOCTL_BO_INFO gives its address and, on request, a file
+ * descriptor of it to mmap elsewhere or pass to another process.
+ */
+struct npr_bo_create {
+	__u32 size;
+	__u32 flags;
+	__u64 bytes;
+	__u32 handle;
+	__u32 reserved;
+};
+_Static_assert(sizeof(struct npr_bo_create) == 24, "npr_bo_create ABI");
+
+/**
+ * struct npr_bo_info - NPR_IOCTL_BO_INFO
+ * @size: In. sizeof(struct npr_bo_info).
+ * @flags: In. NPR_BO_INFO_FD: also return a new file descriptor of the
+ *         memory in @fd (close-on-exec; the caller closes it).
+ * @handle: In. BO handle.
+ * @bound: Out. Request ports the BO is bound to.
+ * @bytes: Out. Its size.
+ * @addr: Out. Its address in this process.
+ * @fd: Out. With NPR_BO_INFO_FD the descriptor, else -1.
+ * @reserved: Must be 0.
+ */
+struct npr_bo_info {
+	__u32 size;
+	__u32 flags;
+	__u32 handle;
+	__u32 bound;
+	__u64 bytes;
+	__u64 addr;
+	__s32 fd;
+	__u32 reserved;
+};
+_Static_assert(sizeof(struct npr_bo_info) == 40, "npr_bo_info ABI");
+
+#define NPR_BO_INFO_FD		(1U << 0)
+
+/**
+ * struct npr_bo_bind - NPR_IOCTL_BO_BIND: a remote tensor on a request
+ * port, without copies
+ * @size: In. sizeof(struct npr_bo_bind).
+ * @flags: In. NPR_PORT_OUTPUT selects an output port, else an input.
+ * @req: In. Request handle.
+ * @index: In. Port index.
+ * @bo: In. BO handle of the same fd.
+ * @elem_type: In. Must equal the port's element type.
+ * @rank: In. Must equal the port's rank.
+ * @reserved: Must be 0.
+ * @dims: In. Must equal the port's dims.
+ * @strides: In. Byte strides per dimension, all 0 for dense; others must
+ *           be the dense ones (the devices read dense tensors).
+ * @offset: In. Byte offset of the tensor in the BO, a multiple of the
+ *          element size; offset + tensor size must fit in the BO
+ *          (-ERANGE).
+ *
+ * The request holds the BO until the port is set again or the request is
+ * destroyed, even if the BO's handle is destroyed meanwhile.  Inference
+ * reads inputs from and writes outputs to the BO directly; GET_TENSOR with
+ * NPR_TENSOR_MAP returns its address.
+ */
+struct npr_bo_bind {
+	__u32 size;
+	__u32 flags;
+	__u32 req;
+	__u32 index;
+	__u32 bo;
+	__u32 elem_type;
+	__u32 rank;
+	__u32 reserved;
+	__s64 dims[NPR_MAX_RANK];
+	__s64 strides[NPR_MAX_RANK];
+	__u64 offset;
+};
+_Static_assert(sizeof(struct npr_bo_bind) == 168, "npr_bo_bind ABI");
+
+/**
+ * struct npr_state_pair - one explicit state of NPR_IOCTL_MAKE_STATEFUL
+ * @input: In. Pointer to the NUL-terminated name of the input carrying
+ *         the state into the model (its tensor name, or its layer name).
+ * @output: In. Pointer to the name of the output carrying it out.
+ */
+struct npr_state_pair {
+	__u64 input;
+	__u64 output;
+};
+_Static_assert(sizeof(struct npr_state_pair) == 16, "npr_state_pair ABI");
+
+/**
+ * struct npr_make_stateful - NPR_IOCTL_MAKE_STATEFUL: turn explicit state
+ * inputs and outputs of a model into variables
+ * @size: In. sizeof(struct npr_make_stateful).
+ * @flags: In. Must be 0.
+ * @model: In. Model handle; changed in place.
+ * @count: In. Entries in @pairs, 1 .. 1024.
+ * @pairs: In. Pointer to @count struct npr_state_pair.
+ *
+ * Each pair's input becomes a ReadValue (initial value zeros) and its
+ * output an Assign of one variable named after the input, so that the
+ * model's callers no longer pass the state around: it stays in each
+ * request (NPR_IOCTL_STATE_*).  The pair's input and output must have
+ * the same element type and static shape.  Nothing changes unless every
+ * pair is valid.
+ */
+struct npr_make_stateful {
+	__u32 size;
+	__u32 flags;
+	__u32 model;
+	__u32 count;
+	__u64 pairs;
+};
+_Static_assert(sizeof(struct npr_make_stateful) == 24, "npr_make_stateful ABI");
+
 #define NPR_IOCTL_TYPE			'N'
 #define NPR_IOCTL_DEVICE_INFO		_IOWR('N', 0x00, struct npr_device_info)
 #define NPR_IOCTL_GET_PARAM		_IOWR('N', 0x01, struct npr_param)
@@ -733,5 +857,9 @@ _Static_assert(sizeof(struct npr_query_model) == 32, "npr_query_model ABI");
 #define NPR_IOCTL_IMPORT		_IOWR('N', 0x16, struct npr_import)
 #define NPR_IOCTL_PROFILE		_IOWR('N', 0x17, struct npr_profile)
 #define NPR_IOCTL_QUERY_MODEL		_IOWR('N', 0x18, struct npr_query_model)
+#define NPR_IOCTL_BO_CREATE		_IOWR('N', 0x19, struct npr_bo_create)
+#define NPR_IOCTL_BO_INFO		_IOWR('N', 0x1a, struct npr_bo_info)
+#define NPR_IOCTL_BO_BIND		_IOWR('N', 0x1b, struct npr_bo_bind)
+#define NPR_IOCTL_MAKE_STATEFUL		_IOWR('N', 0x1c, struct npr_make_stateful)
 
 #endif /* _UAPI_NPURING_H */
