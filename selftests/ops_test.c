@@ -2089,4 +2089,56 @@ TEST_F(ops, empty_tensors)
 	EXPECT_OUT(0, F32, 0, 0, 0);
 }
 
+/* ---- ROIAlign-3/-9 ---------------------------------------------------- */
+
+TEST_F(ops, roi_align_avg_max_and_aligned_modes)
+{
+	/*
+	 * Map x[i][j] = 4 i + j is linear, so every bilinear sample is
+	 * 4 y + x.  ROI (0,0)-(3,3), one bin, 2x2 samples at .75 and 2.25:
+	 * mean 4 * 1.5 + 1.5 = 7.5, max 4 * 2.25 + 2.25 = 11.25.
+	 */
+	RUN({ "ROIAlign", "opset3",
+	      "pooled_h=\"1\" pooled_w=\"1\" sampling_ratio=\"2\" spatial_scale=\"1\" mode=\"avg\"",
+	      { MAP16, C("f32", "1,4", 0, 0, 3, 3), C("i32", "1", 0) },
+	      { "1,1,1,1" } });
+	EXPECT_OUT(0, F32, 1e-5, 7.5);
+	RUN({ "ROIAlign", "opset3",
+	      "pooled_h=\"1\" pooled_w=\"1\" sampling_ratio=\"2\" spatial_scale=\"1\" mode=\"max\"",
+	      { MAP16, C("f32", "1,4", 0, 0, 3, 3), C("i32", "1", 0) },
+	      { "1,1,1,1" } });
+	EXPECT_OUT(0, F32, 1e-5, 11.25);
+	/* 2x2 bins of 1.5, one sample each at .75 and 2.25 */
+	RUN({ "ROIAlign", "opset9",
+	      "pooled_h=\"2\" pooled_w=\"2\" sampling_ratio=\"1\" spatial_scale=\"1\" mode=\"avg\" aligned_mode=\"asymmetric\"",
+	      { MAP16, C("f32", "1,4", 0, 0, 3, 3), C("i64", "1", 0) },
+	      { "1,1,2,2" } });
+	EXPECT_OUT(0, F32, 1e-5, 3.75, 5.25, 9.75, 11.25);
+	/*
+	 * half_pixel: (0,0)-(4,4) maps to (0,0)-(4,4) - .5 + .5 = (0,0)-
+	 * (4,4); samples at 1 and 3 (3 is the last row and column):
+	 * mean 4 * 2 + 2 = 10.
+	 */
+	RUN({ "ROIAlign", "opset9",
+	      "pooled_h=\"1\" pooled_w=\"1\" sampling_ratio=\"2\" spatial_scale=\"1\" mode=\"avg\" aligned_mode=\"half_pixel\"",
+	      { MAP16, C("f32", "1,4", 0, 0, 4, 4), C("i64", "1", 0) },
+	      { "1,1,1,1" } });
+	EXPECT_OUT(0, F32, 1e-5, 10);
+	RUN({ "ROIAlign", "opset3",
+	      "pooled_h=\"1\" pooled_w=\"1\" sampling_ratio=\"2\" spatial_scale=\"1\" mode=\"avg\" aligned_mode=\"half_pixel\"",
+	      { MAP16, C("f32", "1,4", 0, 0, 4, 4), C("i64", "1", 0) },
+	      { "1,1,1,1" } });
+	EXPECT_FAIL("ROIAlign", -EINVAL, "aligned_mode");
+	RUN({ "ROIAlign", "opset9",
+	      "pooled_h=\"1\" pooled_w=\"1\" sampling_ratio=\"2\" spatial_scale=\"1\" mode=\"avg\"",
+	      { MAP16, C("f32", "1,4", 0, 0, 4, 4), P("i64", "1", 1) },
+	      { "1,1,1,1" } });
+	EXPECT_FAIL("ROIAlign", -EINVAL, "batch index 1");
+	RUN({ "ROIAlign", "opset9",
+	      "pooled_h=\"1\" pooled_w=\"1\" sampling_ratio=\"2\" spatial_scale=\"1\" mode=\"mean\"",
+	      { MAP16, C("f32", "1,4", 0, 0, 4, 4), C("i64", "1", 0) },
+	      { "1,1,1,1" } });
+	EXPECT_FAIL("ROIAlign", -EINVAL, "mode");
+}
+
 TEST_HARNESS_MAIN
