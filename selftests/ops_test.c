@@ -1472,6 +1472,17 @@ TEST_F(ops, gather_negative_indices_batch_dims_and_axis)
 		C("i64", "", -1) },
 	      { "2,1" } });
 	EXPECT_OUT(0, F32, 0, 2, 4);
+	/* before Gather-8, negative and too large indices give zeros */
+	RUN({ "Gather", "opset7", NULL,
+	      { P("f32", "4", 1, 2, 3, 4), C("i64", "3", -1, 1, 4),
+		C("i64", "", 0) },
+	      { "3" } });
+	EXPECT_OUT(0, F32, 0, 0, 2, 0);
+	RUN({ "Gather", "opset8", NULL,
+	      { P("f32", "4", 1, 2, 3, 4), C("i64", "3", -4, 1, 4),
+		C("i64", "", 0) },
+	      { "3" } });
+	EXPECT_OUT(0, F32, 0, 1, 2, 0);
 	RUN({ "Gather", "opset1", "batch_dims=\"1\"",
 	      { P("f32", "2,2", 1, 2, 3, 4), C("i64", "2,1", 1, 0),
 		C("i64", "", 1) },
