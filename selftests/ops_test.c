@@ -1111,6 +1111,20 @@ TEST_F(ops, interpolate_linear_antialias)
 	EXPECT_OUT(0, F32, 1e-6, 1.25 / 1.75, 4 / 1.75);
 }
 
+TEST_F(ops, interpolate_scales_mode_uses_the_given_scale)
+{
+	/*
+	 * 3 * 1.7 = 5.1: 5 outputs; linear_onnx, asymmetric: sources x /
+	 * 1.7 (not x / (5 / 3)) on [0 10 20]: 10 x / 1.7, clamped at 2.
+	 */
+	RUN({ "Interpolate", "opset4",
+	      "mode=\"linear_onnx\" shape_calculation_mode=\"scales\" coordinate_transformation_mode=\"asymmetric\"",
+	      { P("f32", "3", 0, 10, 20), C("i64", "1", 5),
+		C("f32", "1", 1.7) },
+	      { "5" } });
+	EXPECT_OUT(0, F32, 1e-4, 0, 10 / 1.7, 20 / 1.7, 30 / 1.7, 20);
+}
+
 TEST_F(ops, interpolate_11_scales_two_axes)
 {
 	/* x2 on H and W, nearest asymmetric floor: each pixel a 2x2 block */
