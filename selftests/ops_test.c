@@ -2166,4 +2166,88 @@ TEST_F(ops, roi_align_avg_max_and_aligned_modes)
 	EXPECT_FAIL("ROIAlign", -EINVAL, "mode");
 }
 
+/* ---- trigonometric, SoftSign, HardSigmoid, Selu, LogSoftmax, LRN ------ */
+
+TEST_F(ops, trigonometric_and_softsign)
+{
+	RUN({ "Sin", "opset1", NULL, { P("f32", "2", 0, 0.5) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, sin(0.5));
+	RUN({ "Cos", "opset1", NULL, { P("f32", "2", 0, 0.5) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 1, cos(0.5));
+	RUN({ "Tan", "opset1", NULL, { P("f32", "1", 0.5) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, tan(0.5));
+	RUN({ "Asin", "opset1", NULL, { P("f32", "2", 1, 0.5) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, M_PI / 2, asin(0.5));
+	RUN({ "Acos", "opset1", NULL, { P("f32", "1", 1) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, 0);
+	RUN({ "Atan", "opset1", NULL, { P("f32", "1", 1) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, M_PI / 4);
+	RUN({ "Sinh", "opset1", NULL, { P("f32", "1", 1) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, sinh(1.0));
+	RUN({ "Cosh", "opset1", NULL, { P("f32", "1", 1) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, cosh(1.0));
+	RUN({ "Asinh", "opset4", NULL, { P("f32", "1", 1) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, asinh(1.0));
+	RUN({ "Acosh", "opset4", NULL, { P("f32", "1", 2) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, acosh(2.0));
+	RUN({ "Atanh", "opset4", NULL, { P("f32", "1", 0.5) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, atanh(0.5));
+	/* x / (1 + |x|) */
+	RUN({ "SoftSign", "opset9", NULL, { P("f32", "2", -1, 3) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, -0.5, 0.75);
+	/* integer input: rounded result, sin(2) = .909 -> 1 */
+	RUN({ "Sin", "opset1", NULL, { P("i32", "2", 0, 2) }, { "2" } });
+	EXPECT_OUT(0, I32, 0, 0, 1);
+}
+
+TEST_F(ops, hard_sigmoid_selu_log_softmax)
+{
+	/* max(0, min(1, .2 x + .5)) */
+	RUN({ "HardSigmoid", "opset1", NULL,
+	      { P("f32", "3", -3, 0, 3), C("f32", "", 0.2), C("f32", "", 0.5) },
+	      { "3" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, 0.5, 1);
+	/* lambda (x > 0 ? x : alpha (e^x - 1)) */
+	RUN({ "Selu", "opset1", NULL,
+	      { P("f32", "2", -1, 2), C("f32", "1", 1.5), C("f32", "1", 2) },
+	      { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 2 * 1.5 * (exp(-1.0) - 1), 4);
+	RUN({ "HardSigmoid", "opset1", NULL,
+	      { P("f32", "3", -3, 0, 3), C("f32", "2", 0.2, 0.1),
+		C("f32", "", 0.5) },
+	      { "3" } });
+	EXPECT_FAIL("HardSigmoid", -EINVAL, "input 1");
+	/* x - max - log(sum(exp(x - max))) */
+	RUN({ "LogSoftmax", "opset5", "axis=\"-1\"",
+	      { P("f32", "2,3", 0, 0, 0, 1, 2, 3) }, { "2,3" } });
+	EXPECT_OUT(0, F32, 1e-5, -log(3.0), -log(3.0), -log(3.0),
+		   -2 - log(exp(-2.0) + exp(-1.0) + 1),
+		   -1 - log(exp(-2.0) + exp(-1.0) + 1),
+		   -log(exp(-2.0) + exp(-1.0) + 1));
+	RUN({ "LogSoftmax", "opset5", "axis=\"2\"",
+	      { P("f32", "2,3", 0, 0, 0, 1, 2, 3) }, { "2,3" } });
+	EXPECT_FAIL("LogSoftmax", -EINVAL, "axis 2");
+}
+
+TEST_F(ops, lrn_across_channels)
+{
+	/*
+	 * Channels 1 2 3, size 3, alpha / size = 1, beta 1, bias 1: windows
+	 * {1 2}, {1 2 3}, {2 3}: 1 / (1 + 5), 2 / (1 + 14), 3 / (1 + 13).
+	 */
+	RUN({ "LRN", "opset1", "alpha=\"3\" beta=\"1\" bias=\"1\" size=\"3\"",
+	      { P("f32", "1,3,1,1", 1, 2, 3), C("i64", "1", 1) },
+	      { "1,3,1,1" } });
+	EXPECT_OUT(0, F32, 1e-6, 1.0 / 6, 2.0 / 15, 3.0 / 14);
+	/* over H and W: alpha / size^2 = 1, a 2x2 map, windows of 3x3 */
+	RUN({ "LRN", "opset1", "alpha=\"9\" beta=\"1\" bias=\"0\" size=\"3\"",
+	      { P("f32", "1,1,2,2", 1, 1, 1, 1), C("i64", "2", 2, 3) },
+	      { "1,1,2,2" } });
+	EXPECT_OUT(0, F32, 1e-6, 0.25, 0.25, 0.25, 0.25);
+	RUN({ "LRN", "opset1", "alpha=\"3\" beta=\"1\" bias=\"1\"",
+	      { P("f32", "1,3,1,1", 1, 2, 3), C("i64", "1", 1) },
+	      { "1,3,1,1" } });
+	EXPECT_FAIL("LRN", -EINVAL, "size");
+}
+
 TEST_HARNESS_MAIN
