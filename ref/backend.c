@@ -18,14 +18,27 @@
 #include <sys/utsname.h>
 
 #include "../lib/core.h"
+#include "conv.h"
+#include "threads.h"
+
+/* a step done by a fast kernel instead of the node's eval */
+struct ref_fast {
+	struct npr_conv_plan *conv;
+	int x, res, y;		/* value indexes; res -1 if none */
+};
 
 struct ref_exec {
 	int nsteps;
 	int *steps;		/* node indexes */
+	struct ref_fast **fast;	/* per step, or NULL: the node's eval */
+	int threads;		/* per request, 0: all CPUs */
 	size_t *off;		/* per value: arena offset, SIZE_MAX if none */
 	size_t arena_bytes;
 	int max_in, max_out;
 };
+
+/* marks nodes whose work a fused step does */
+static struct ref_fast absorbed_mark;
 
 struct ref_request {
 	void *arena;
@@ -74,18 +87,88 @@ static int cpu_probe(struct npr_device *dev, int index)
 static void cpu_exec_destroy(struct npr_exec *ex)
 {
 	struct ref_exec *re = ex->priv;
+	int i;
 
+	for (i = 0; re->fast && i < re->nsteps; i++) {
+		if (!re->fast[i] || re->fast[i] == &absorbed_mark)
+			continue;
+		npr_conv_plan_free(re->fast[i]->conv);
+		free(re->fast[i]);
+	}
+	free(re->fast);
 	free(re->steps);
 	free(re->off);
 	free(re);
 	ex->priv = NULL;
 }
 
+/*
+ * Fast kernels: every convolution with constant weights gets a plan, and
+ * absorbs the bias Add, residual Add and Relu/Clamp that follow it.  The
+ * fused step runs where the last absorbed node was (the residual is
+ * ready there); absorbed nodes are marked in re->fast with a sentinel.
+ */
+static int plan_fast(struct npr_graph *g, struct ref_exec *re)
+{
+	int *uses, i, j, err = 0;
+	bool *taken;
+
+	if (getenv("NPR_CPU_REF"))
+		return 0;
+	uses = calloc(g->nvals ? g->nvals : 1, sizeof(int));
+	taken = calloc(g->nnodes ? g->nnodes : 1, sizeof(bool));
+	if (!uses || !taken) {
+		free(uses);
+		free(taken);
+		return -ENOMEM;
+	}
+	for (i = 0; i < g->nnodes; i++)
+		for (j = 0; !g->nodes[i].dead && j < g->nodes[i].nin; j++)
+			uses[g->nodes[i].in[j]]++;
+	for (i = 0; i < g->nnodes; i++) {
+		struct npr_node *n = &g->nodes[i];
+		struct npr_conv_plan *plan;
+		struct ref_fast *f;
+		int abs[3], nabs, res, last;
+
+		if (n->dead || re->fast[i])
+			continue;
+		err = npr_conv_fuse(g, i, uses, taken, &plan, abs, &nabs, &res);
+		if (err == -EOPNOTSUPP) {
+			err = 0;
+			continue;
+		}
+		if (err)
+			break;
+		f = calloc(1, sizeof(*f));
+		if (!f) {
+			npr_conv_plan_free(plan);
+			err = -ENOMEM;
+			break;
+		}
+		f->conv = plan;
+		f->x = n->in[0];
+		f->res = res;
+		last = nabs ? abs[nabs - 1] : i;
+		f->y = g->nodes[last].out[0];
+		for (j = 0; j < nabs; j++) {
+			re->fast[abs[j]] = &absorbed_mark;
+			taken[abs[j]] = true;
+		}
+		if (nabs)
+			re->fast[i] = &absorbed_mark;
+		re->fast[last] = f;
+	}
+	free(uses);
+	free(taken);
+	return err;
+}
+
 static int cpu_compile(struct npr_exec *ex)
 {
 	struct npr_graph *g = ex->g;
 	struct ref_exec *re;
-	int i, j;
+	int i, j, err;
 
 	re = calloc(1, sizeof(*re));
 	if (!re)
@@ -97,6 +180,13 @@ static int cpu_compile(struct npr_exec *ex)
 		goto nomem;
 	for (i = 0; i < g->nvals; i++)
 		re->off[i] = SIZE_MAX;
+	re->threads = ex->props.num_threads;
+	re->fast = calloc(g->nnodes ? g->nnodes : 1, sizeof(*re->fast));
+	if (!re->fast)
+		goto nomem;
+	err = plan_fast(g, re);
+	if (err)
+		return err;
 	for (i = 0; i < g->nnodes; i++) {
 		struct npr_node *n = &g->nodes[i];
 		bool src = n->op->flags & NPR_OP_SOURCE;
@@ -109,7 +199,10 @@ static int cpu_compile(struct npr_exec *ex)
 			if (!n->op->eval)
 				return npr_node_err(n, -EOPNOTSUPP,
 						    "the cpu device has no kernel for this op");
-			re->steps[re->nsteps++] = i;
+			if (re->fast[i] != &absorbed_mark) {
+				re->fast[re->nsteps] = re->fast[i];
+				re->steps[re->nsteps++] = i;
+			}
 			if (n->nin > re->max_in)
 				re->max_in = n->nin;
 			if (n->nout > re->max_out)
@@ -182,7 +275,7 @@ static int cpu_infer(struct npr_request *rq)
 	struct ref_exec *re = ex->priv;
 	struct ref_request *rr = rq->priv;
 	struct npr_graph *g = ex->g;
-	int i, j, err;
+	int i, j, err = 0, old;
 
 	for (i = 0; i < ex->nin; i++) {
 		struct npr_tensor *t = &rr->t[ex->in[i].value];
@@ -198,17 +291,31 @@ static int cpu_infer(struct npr_request *rq)
 				       npr_elem_name(rq->in[i].type),
 				       npr_elem_name(t->type));
 	}
+	old = npr_par_set_limit(re->threads);
 	for (i = 0; i < re->nsteps; i++) {
 		const struct npr_node *n = &g->nodes[re->steps[i]];
+		const struct ref_fast *f = re->fast[i];
 
+		if (f) {
+			err = npr_conv_plan_run(f->conv, rr->t[f->x].data,
+						rr->t[f->y].data,
+						f->res >= 0 ?
+						rr->t[f->res].data : NULL);
+			if (err)
+				break;
+			continue;
+		}
 		for (j = 0; j < n->nin; j++)
 			rr->in_buf[j] = rr->t[n->in[j]];
 		for (j = 0; j < n->nout; j++)
 			rr->out_buf[j] = rr->t[n->out[j]];
 		err = n->op->eval(n, rr->in_buf, rr->out_buf);
 		if (err)
-			return npr_err_default(err, 0);
+			break;
 	}
+	npr_par_set_limit(old);
+	if (err)
+		return npr_err_default(err, 0);
 	for (i = 0; i < ex->nout; i++) {
 		struct npr_tensor *t = &rr->t[ex->out[i].value];
 		size_t numel = npr_shape_numel(&t->shape);

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fast convolution: plans, im2col packing into GEMM panels, depthwise,
+ * and the fusion of the bias / residual / activation nodes that follow a
+ * convolution.  See conv.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv.h"
+#include "threads.h"
+#include "ops/eltwise.h"
+#include "ops/nn.h"
+
+enum { PATH_GEMM1X1, PATH_IM2COL, PATH_DW };
+
+struct npr_conv_plan {
+	struct npr_conv_desc d;
+	int path;
+	int64_t cg, kg;			/* channels per group in, out */
+	struct npr_gemm_a *a;		/* per group */
+	float *wdw;			/* depthwise: [C][kh*kw] */
+	float *bias;
+	bool residual;
+	int act;
+	float lo, hi;
+};
+
+/* the im2col view of one image and group, for the GEMM's B packing */
+struct im2col_src {
+	const struct npr_conv_desc *d;
+	const float *x;			/* image + first channel of the group */
+};
+
+static void pack_im2col(const void *src, int64_t k0, int64_t kc, int64_t j0,
+			int64_t nc, int nr, float *dst)
+{
+	const struct im2col_src *s = src;
+	const struct npr_conv_desc *d = s->d;
+	int64_t taps = d->kh * d->kw, k, q, ncp = (nc + nr - 1) / nr * nr;
+
+	for (k = 0; k < kc; k++) {
+		int64_t kk = k0 + k, c = kk / taps, r = kk % taps;
+		int64_t ky = r / d->kw, kx = r % d->kw;
+		const float *xc = s->x + c * d->H * d->W;
+		int64_t j = j0, oy = j0 / d->OW, ox = j0 % d->OW;
+
+		q = 0;
+		while (q < nc) {
+			int64_t run = d->OW - ox, iy, t;
+
+			if (run > nc - q)
+				run = nc - q;
+			iy = oy * d->sh - d->ph + ky * d->dh;
+			for (t = 0; t < run; t++, q++) {
+				int64_t ix = (ox + t) * d->sw - d->pw + kx * d->dw;
+				float v = 0.0f;
+
+				if (iy >= 0 && iy < d->H && ix >= 0 && ix < d->W)
+					v = xc[iy * d->W + ix];
+				dst[(q / nr) * kc * nr + k * nr + q % nr] = v;
+			}
+			j += run;
+			ox = 0;
+			oy++;
+		}
+		for (; q < ncp; q++)
+			dst[(q / nr) * kc * nr + k * nr + q % nr] = 0.0f;
+	}
+}
+
+void npr_conv_plan_free(struct npr_conv_plan *p)
+{
+	int64_t g;
+
+	if (!p)
+		return;
+	if (p->a) {
+		for (g = 0; g < p->d.G; g++)
+			npr_gemm_a_free(&p->a[g]);
+		free(p->a);
+	}
+	free(p->wdw);
+	free(p->bias);
+	free(p);
+}
+
+int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
+		      const struct npr_gemm_kern *kern,
+		      struct npr_conv_plan **out)
+{
+	struct npr_conv_plan *p;
+	int64_t taps = d->kh * d->kw, g;
+	int err;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->d = *d;
+	p->cg = d->C / d->G;
+	p->kg = d->K / d->G;
+	if (!kern)
+		kern = npr_gemm_kern_best();
+	if (p->cg == 1 && p->kg == 1 && d->G > 1) {
+		p->path = PATH_DW;
+		p->wdw = malloc(sizeof(float) * d->C * taps);
+		if (!p->wdw)
+			goto nomem;
+		memcpy(p->wdw, w, sizeof(float) * d->C * taps);
+		*out = p;
+		return 0;
+	}
+	p->path = taps == 1 && d->sh == 1 && d->sw == 1 && !d->ph && !d->pw &&
+		  d->OH == d->H && d->OW == d->W ? PATH_GEMM1X1 : PATH_IM2COL;
+	p->a = calloc(d->G, sizeof(*p->a));
+	if (!p->a)
+		goto nomem;
+	for (g = 0; g < d->G; g++) {
+		int64_t kdim = p->cg * taps;
+
+		err = npr_gemm_a_pack(&p->a[g], kern, w + g * p->kg * kdim,
+				      p->kg, kdim, kdim);
+		if (err)
+			goto nomem;
+	}
+	*out = p;
+	return 0;
+nomem:
+	npr_conv_plan_free(p);
+	return -ENOMEM;
+}
+
+int npr_conv_plan_epi(struct npr_conv_plan *p, const float *bias,
+		      bool residual, int act, float lo, float hi)
+{
+	free(p->bias);
+	p->bias = NULL;
+	if (bias) {
+		p->bias = malloc(sizeof(float) * p->d.K);
+		if (!p->bias)
+			return -ENOMEM;
+		memcpy(p->bias, bias, sizeof(float) * p->d.K);
+	}
+	p->residual = residual;
+	p->act = act;
+	p->lo = lo;
+	p->hi = hi;
+	return 0;
+}
+
+struct dw_job {
+	const struct npr_conv_plan *p;
+	const float *x, *res;
+	float *y;
+};
+
+/* One (image, channel) plane of a depthwise convolution. */
+static void dw_plane(void *arg, int i, int tid)
+{
+	const struct dw_job *j = arg;
+	const struct npr_conv_plan *p = j->p;
+	const struct npr_conv_desc *d = &p->d;
+	int64_t c = i % d->C, plane = i, oy, ky, kx, ox;
+	const float *x = j->x + plane * d->H * d->W;
+	const float *wc = p->wdw + c * d->kh * d->kw;
+	float *y = j->y + plane * d->OH * d->OW;
+	const float *res = j->res ? j->res + plane * d->OH * d->OW : NULL;
+	float b = p->bias ? p->bias[c] : 0.0f;
+
+	for (oy = 0; oy < d->OH; oy++) {
+		float *yr = y + oy * d->OW;
+
+		for (ox = 0; ox < d->OW; ox++)
+			yr[ox] = b;
+		for (ky = 0; ky < d->kh; ky++) {
+			int64_t iy = oy * d->sh - d->ph + ky * d->dh;
+			const float *xr = x + iy * d->W;
+
+			if (iy < 0 || iy >= d->H)
+				continue;
+			for (kx = 0; kx < d->kw; kx++) {
+				float wv = wc[ky * d->kw + kx];
+				int64_t off = kx * d->dw - d->pw, o0, o1;
+
+				/* valid ox: 0 <= ox * sw + off < W */
+				o0 = off >= 0 ? 0 : (-off + d->sw - 1) / d->sw;
+				o1 = d->W - 1 - off < 0 ? 0 :
+				     (d->W - 1 - off) / d->sw + 1;
+				if (o1 > d->OW)
+					o1 = d->OW;
+				if (d->sw == 1) {
+					const float *xs = xr + off;
+
+					for (ox = o0; ox < o1; ox++)
+						yr[ox] += wv * xs[ox];
+				} else {
+					for (ox = o0; ox < o1; ox++)
+						yr[ox] += wv * xr[ox * d->sw + off];
+				}
+			}
+		}
+		if (res)
+			for (ox = 0; ox < d->OW; ox++)
+				yr[ox] += res[oy * d->OW + ox];
+		if (p->act == NPR_ACT_RELU) {
+			for (ox = 0; ox < d->OW; ox++)
+				yr[ox] = yr[ox] > 0 ? yr[ox] : 0;
+		} else if (p->act == NPR_ACT_CLAMP) {
+			for (ox = 0; ox < d->OW; ox++) {
+				float v = yr[ox] < p->lo ? p->lo : yr[ox];
+
+				yr[ox] = v > p->hi ? p->hi : v;
+			}
+		}
+	}
+}
+
+int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
+		      float *y, const float *res)
+{
+	const struct npr_conv_desc *d = &p->d;
+	int64_t b, g, npix = d->OH * d->OW;
+	int err;
+
+	if (p->path == PATH_DW) {
+		struct dw_job j = { .p = p, .x = x, .y = y, .res = res };
+
+		npr_parallel_for((int)(d->N * d->C), dw_plane, &j);
+		return 0;
+	}
+	for (b = 0; b < d->N; b++)
+		for (g = 0; g < d->G; g++) {
+			const float *xg = x + (b * d->C + g * p->cg) * d->H * d->W;
+			int64_t yoff = (b * d->K + g * p->kg) * npix;
+			struct npr_gemm_epi e = {
+				.bias = p->bias ? p->bias + g * p->kg : NULL,
+				.res = res ? res + yoff : NULL,
+				.ldr = npix, .act = p->act,
+				.lo = p->lo, .hi = p->hi,
+			};
+			bool any = e.bias || e.res || e.act;
+
+			if (p->path == PATH_GEMM1X1) {
+				struct npr_gemm_bsrc bs = { .B = xg, .ldb = npix };
+
+				err = npr_gemm_run(&p->a[g], npix,
+						   npr_gemm_pack_b_rm, &bs,
+						   y + yoff, npix,
+						   any ? &e : NULL, 0);
+			} else {
+				struct im2col_src s = { .d = d, .x = xg };
+
+				err = npr_gemm_run(&p->a[g], npix, pack_im2col,
+						   &s, y + yoff, npix,
+						   any ? &e : NULL, 0);
+			}
+			if (err)
+				return err;
+		}
+	return 0;
+}
+
+/* The only live node reading value @v, or -1. */
+static int sole_user(struct npr_graph *g, int v, const int *uses,
+		     const bool *taken)
+{
+	int i, j;
+
+	if (uses[v] != 1)
+		return -1;
+	for (i = 0; i < g->nnodes; i++) {
+		struct npr_node *n = &g->nodes[i];
+
+		if (n->dead)
+			continue;
+		for (j = 0; j < n->nin; j++)
+			if (n->in[j] == v)
+				return taken[i] ? -1 : i;
+	}
+	return -1;
+}
+
+static bool is_f32(struct npr_graph *g, int v)
+{
+	return g->vals[v].type == NPR_ELEM_F32;
+}
+
+int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
+		  const bool *taken, struct npr_conv_plan **plan, int *absorbed, int *nabs,
+		  int *res_value)
+{
+	struct npr_node *n = &g->nodes[ni];
+	const struct npr_conv_params *cp = n->params;
+	struct npr_value *x, *w, *o;
+	struct npr_conv_desc d = { 0 };
+	const float *bias = NULL;
+	int act = NPR_ACT_NONE, v, u, err;
+	float lo = 0, hi = 0;
+
+	*nabs = 0;
+	*res_value = -1;
+	if (strcmp(n->type, "Convolution") && strcmp(n->type, "GroupConvolution"))
+		return -EOPNOTSUPP;
+	x = npr_in(g, n, 0);
+	w = npr_in(g, n, 1);
+	o = npr_out(g, n, 0);
+	if (!w->data || cp->nsp < 1 || cp->nsp > 2 || !is_f32(g, n->in[0]) ||
+	    w->type != NPR_ELEM_F32 || o->type != NPR_ELEM_F32 ||
+	    cp->auto_pad != NPR_PAD_EXPLICIT)
+		return -EOPNOTSUPP;
+	d.N = x->shape.d[0];
+	d.C = x->shape.d[1];
+	d.K = o->shape.d[1];
+	d.G = cp->groups;
+	if (cp->nsp == 2) {
+		d.H = x->shape.d[2]; d.W = x->shape.d[3];
+		d.OH = o->shape.d[2]; d.OW = o->shape.d[3];
+		d.kh = w->shape.d[w->shape.rank - 2];
+		d.kw = w->shape.d[w->shape.rank - 1];
+		d.sh = cp->stride[0]; d.sw = cp->stride[1];
+		d.dh = cp->dil[0]; d.dw = cp->dil[1];
+		d.ph = cp->pb[0]; d.pw = cp->pb[1];
+	} else {
+		d.H = 1; d.W = x->shape.d[2];
+		d.OH = 1; d.OW = o->shape.d[2];
+		d.kh = 1; d.kw = w->shape.d[w->shape.rank - 1];
+		d.sh = 1; d.sw = cp->stride[0];
+		d.dh = 1; d.dw = cp->dil[0];
+		d.ph = 0; d.pw = cp->pb[0];
+	}
+	/* the epilogue: Add(per-channel constant), Add(residual), Relu/Clamp */
+	v = n->out[0];
+	u = sole_user(g, v, uses, taken);
+	if (u >= 0 && !strcmp(g->nodes[u].type, "Add") && g->nodes[u].nin == 2) {
+		struct npr_node *a = &g->nodes[u];
+		int other = a->in[0] == v ? a->in[1] : a->in[0];
+		struct npr_value *ov = &g->vals[other];
+		const struct npr_shape *s = &ov->shape;
+		int64_t cnt = npr_shape_numel(s);
+		int k, chdim = s->rank - 1 - cp->nsp;
+		bool perch = ov->data && ov->type == NPR_ELEM_F32 &&
+			     cnt == d.K && chdim >= 0 &&
+			     s->d[chdim] == d.K && a->in[0] != a->in[1];
+
+		for (k = 0; perch && k < s->rank; k++)
+			if (k != chdim && s->d[k] != 1)
+				perch = false;
+		if (perch && npr_shape_eq(&npr_out(g, a, 0)->shape, &o->shape)) {
+			bias = ov->data;
+			absorbed[(*nabs)++] = u;
+			v = a->out[0];
+			u = sole_user(g, v, uses, taken);
+		}
+	}
+	if (u >= 0 && !strcmp(g->nodes[u].type, "Add") && g->nodes[u].nin == 2) {
+		struct npr_node *a = &g->nodes[u];
+		int other = a->in[0] == v ? a->in[1] : a->in[0];
+		struct npr_value *ov = &g->vals[other];
+
+		if (!ov->data && a->in[0] != a->in[1] && is_f32(g, other) &&
+		    npr_shape_eq(&ov->shape, &o->shape) &&
+		    npr_shape_eq(&npr_out(g, a, 0)->shape, &o->shape)) {
+			*res_value = other;
+			absorbed[(*nabs)++] = u;
+			v = a->out[0];
+			u = sole_user(g, v, uses, taken);
+		}
+	}
+	if (u >= 0 && g->nodes[u].nin == 1 &&
+	    (!strcmp(g->nodes[u].type, "Relu") ||
+	     !strcmp(g->nodes[u].type, "ReLU"))) {
+		act = NPR_ACT_RELU;
+		absorbed[(*nabs)++] = u;
+	} else if (u >= 0 && g->nodes[u].nin == 1 &&
+		   !strcmp(g->nodes[u].type, "Clamp")) {
+		const struct npr_eltwise_params *ep = g->nodes[u].params;
+
+		act = NPR_ACT_CLAMP;
+		lo = (float)ep->lo;
+		hi = (float)ep->hi;
+		absorbed[(*nabs)++] = u;
+	}
+	err = npr_conv_plan_new(&d, w->data, NULL, plan);
+	if (!err)
+		err = npr_conv_plan_epi(*plan, bias, *res_value >= 0, act, lo,
+					hi);
+	if (err) {
+		npr_conv_plan_free(*plan);
+		*plan = NULL;
+		*nabs = 0;
+		return err;
+	}
+	return 0;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fast convolution for the CPU backend: plans built once at compile time
+ * (weights packed for the GEMM micro-kernel, epilogue chosen), run per
+ * request.
+ *
+ * Shapes: 1x1 stride 1 without padding is a GEMM straight on the input
+ * (W[K, C] x X[C, HW]); any other k x k, stride, dilation and padding
+ * packs the im2col view of the input directly into the GEMM's B panels
+ * (no im2col buffer); depthwise (one input and one output channel per
+ * group) runs a direct kernel that keeps one output row in L1.  The
+ * bias, the residual Add and ReLU/Clamp are applied while the output is
+ * in registers.
+ */
+#ifndef NPR_REF_CONV_H
+#define NPR_REF_CONV_H
+
+#include "graph.h"
+#include "gemm.h"
+
+/**
+ * struct npr_conv_desc - geometry of a 2-D convolution (1-D: H = kh = 1)
+ * Weights are [K, C / G, kh, kw] (GroupConvolution's [G, K/G, C/G, ...]
+ * is the same memory).
+ */
+struct npr_conv_desc {
+	int64_t N, C, H, W, K, OH, OW, kh, kw;
+	int64_t sh, sw, dh, dw, ph, pw, G;
+};
+
+struct npr_conv_plan;
+
+/**
+ * npr_conv_plan_new() - plan a convolution with weights @w
+ * @d: geometry.
+ * @w: weights, copied (packed); need not outlive the plan.
+ * @kern: GEMM micro-kernel, NULL for the best one.
+ * @out: the plan; free with npr_conv_plan_free().
+ * Return: 0, -ENOMEM.
+ */
+int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
+		      const struct npr_gemm_kern *kern,
+		      struct npr_conv_plan **out);
+void npr_conv_plan_free(struct npr_conv_plan *p);
+
+/**
+ * npr_conv_plan_epi() - set the epilogue
+ * @bias: K values (copied), or NULL.
+ * @residual: npr_conv_plan_run() gets a tensor shaped like the output.
+ * @act, @lo, @hi: enum npr_act and Clamp bounds.
+ * Return: 0 or -ENOMEM.
+ */
+int npr_conv_plan_epi(struct npr_conv_plan *p, const float *bias,
+		      bool residual, int act, float lo, float hi);
+
+/**
+ * npr_conv_plan_run() - y = act(conv(x) + bias + res)
+ * Return: 0 or -ENOMEM.
+ * Context: any thread; a plan may run on several threads at once.
+ */
+int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
+		      float *y, const float *res);
+
+/**
+ * npr_conv_fuse() - plan node @ni of @g and what it can absorb
+ * @g: the compiled graph.
+ * @ni: a Convolution or GroupConvolution node.
+ * @uses: per value, the number of live nodes reading it.
+ * @taken: per node, true when another fused step already does its work.
+ * @plan: Out. The plan.
+ * @absorbed: Out. Nodes whose work the plan does (Add bias, Add residual,
+ *            Relu/Clamp), in order; at most 3.
+ * @nabs: Out. Their count.
+ * @res_value: Out. Value index of the residual input, or -1.
+ * Return: 0, -EOPNOTSUPP when the node is not for this path, -ENOMEM.
+ */
+int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
+		  const bool *taken, struct npr_conv_plan **plan, int *absorbed, int *nabs,
+		  int *res_value);
+
+#endif /* NPR_REF_CONV_H */

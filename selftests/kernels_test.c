@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: MIT
+#include "harness.h"
+TEST_HARNESS_MAIN
