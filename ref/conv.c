@@ -33,40 +33,81 @@ struct im2col_src {
 	const float *x;			/* image + first channel of the group */
 };
 
+/*
+ * Row k of the im2col matrix is input channel c at tap (ky, kx); column j
+ * is output pixel (oy, ox).  Columns are walked in chunks that stay in one
+ * output row and one NR panel; in a chunk the input row is fixed, and the
+ * pixels whose tap falls inside it form one range: zeros, a copy (a
+ * memcpy at stride 1), zeros.
+ */
 static void pack_im2col(const void *src, int64_t k0, int64_t kc, int64_t j0,
 			int64_t nc, int nr, float *dst)
 {
 	const struct im2col_src *s = src;
 	const struct npr_conv_desc *d = s->d;
-	int64_t taps = d->kh * d->kw, k, q, ncp = (nc + nr - 1) / nr * nr;
+	int64_t taps = d->kh * d->kw, k, ncp = (nc + nr - 1) / nr * nr;
+	int64_t pstride = kc * nr;
 
 	for (k = 0; k < kc; k++) {
 		int64_t kk = k0 + k, c = kk / taps, r = kk % taps;
 		int64_t ky = r / d->kw, kx = r % d->kw;
 		const float *xc = s->x + c * d->H * d->W;
-		int64_t j = j0, oy = j0 / d->OW, ox = j0 % d->OW;
+		int64_t off = kx * d->dw - d->pw, o0, o1;
+		int64_t oy = j0 / d->OW, ox = j0 % d->OW, q = 0, lane = 0;
+		float *dp = dst + k * nr;
 
-		q = 0;
+		/* valid ox: 0 <= ox * sw + off < W */
+		o0 = off >= 0 ? 0 : (-off + d->sw - 1) / d->sw;
+		o1 = d->W - 1 - off < 0 ? 0 : (d->W - 1 - off) / d->sw + 1;
+		if (o1 > d->OW)
+			o1 = d->OW;
+		if (o0 > o1)
+			o0 = o1;
 		while (q < nc) {
-			int64_t run = d->OW - ox, iy, t;
+			int64_t run = d->OW - ox, iy, a, b, t;
+			float *o = dp + lane;
 
+			if (run > nr - lane)
+				run = nr - lane;
 			if (run > nc - q)
 				run = nc - q;
 			iy = oy * d->sh - d->ph + ky * d->dh;
-			for (t = 0; t < run; t++, q++) {
-				int64_t ix = (ox + t) * d->sw - d->pw + kx * d->dw;
-				float v = 0.0f;
-
-				if (iy >= 0 && iy < d->H && ix >= 0 && ix < d->W)
-					v = xc[iy * d->W + ix];
-				dst[(q / nr) * kc * nr + k * nr + q % nr] = v;
+			if (iy < 0 || iy >= d->H) {
+				a = b = ox + run;
+			} else {
+				a = ox < o0 ? o0 : ox;
+				b = ox + run < o1 ? ox + run : o1;
+				if (a > b)
+					a = b = ox + run;
 			}
-			j += run;
-			ox = 0;
-			oy++;
+			for (t = ox; t < a && t < ox + run; t++)
+				o[t - ox] = 0.0f;
+			if (a < b) {
+				const float *xr = xc + iy * d->W + off;
+
+				if (d->sw == 1)
+					memcpy(o + (a - ox), xr + a,
+					       sizeof(float) * (b - a));
+				else
+					for (t = a; t < b; t++)
+						o[t - ox] = xr[t * d->sw];
+			}
+			for (t = b > a ? b : a; t < ox + run; t++)
+				o[t - ox] = 0.0f;
+			q += run;
+			lane += run;
+			ox += run;
+			if (lane == nr) {
+				lane = 0;
+				dp += pstride;
+			}
+			if (ox == d->OW) {
+				ox = 0;
+				oy++;
+			}
 		}
-		for (; q < ncp; q++)
-			dst[(q / nr) * kc * nr + k * nr + q % nr] = 0.0f;
+		for (; q < ncp; q++, lane++)
+			dp[lane] = 0.0f;
 	}
 }
 
@@ -155,65 +196,33 @@ struct dw_job {
 	float *y;
 };
 
+#define DW_PLANE npr_dw_plane_generic
+#include "conv_dw.h"
+
 /* One (image, channel) plane of a depthwise convolution. */
 static void dw_plane(void *arg, int i, int tid)
 {
+	static void (*fn)(const struct npr_conv_desc *, const float *,
+			  const float *, float *, const float *, float, int,
+			  float, float);
 	const struct dw_job *j = arg;
 	const struct npr_conv_plan *p = j->p;
 	const struct npr_conv_desc *d = &p->d;
-	int64_t c = i % d->C, plane = i, oy, ky, kx, ox;
-	const float *x = j->x + plane * d->H * d->W;
-	const float *wc = p->wdw + c * d->kh * d->kw;
-	float *y = j->y + plane * d->OH * d->OW;
-	const float *res = j->res ? j->res + plane * d->OH * d->OW : NULL;
-	float b = p->bias ? p->bias[c] : 0.0f;
+	int64_t c = i % d->C, plane = i;
 
-	for (oy = 0; oy < d->OH; oy++) {
-		float *yr = y + oy * d->OW;
-
-		for (ox = 0; ox < d->OW; ox++)
-			yr[ox] = b;
-		for (ky = 0; ky < d->kh; ky++) {
-			int64_t iy = oy * d->sh - d->ph + ky * d->dh;
-			const float *xr = x + iy * d->W;
-
-			if (iy < 0 || iy >= d->H)
-				continue;
-			for (kx = 0; kx < d->kw; kx++) {
-				float wv = wc[ky * d->kw + kx];
-				int64_t off = kx * d->dw - d->pw, o0, o1;
-
-				/* valid ox: 0 <= ox * sw + off < W */
-				o0 = off >= 0 ? 0 : (-off + d->sw - 1) / d->sw;
-				o1 = d->W - 1 - off < 0 ? 0 :
-				     (d->W - 1 - off) / d->sw + 1;
-				if (o1 > d->OW)
-					o1 = d->OW;
-				if (d->sw == 1) {
-					const float *xs = xr + off;
-
-					for (ox = o0; ox < o1; ox++)
-						yr[ox] += wv * xs[ox];
-				} else {
-					for (ox = o0; ox < o1; ox++)
-						yr[ox] += wv * xr[ox * d->sw + off];
-				}
-			}
-		}
-		if (res)
-			for (ox = 0; ox < d->OW; ox++)
-				yr[ox] += res[oy * d->OW + ox];
-		if (p->act == NPR_ACT_RELU) {
-			for (ox = 0; ox < d->OW; ox++)
-				yr[ox] = yr[ox] > 0 ? yr[ox] : 0;
-		} else if (p->act == NPR_ACT_CLAMP) {
-			for (ox = 0; ox < d->OW; ox++) {
-				float v = yr[ox] < p->lo ? p->lo : yr[ox];
-
-				yr[ox] = v > p->hi ? p->hi : v;
-			}
-		}
+	if (!fn) {
+#if defined(__x86_64__)
+		__builtin_cpu_init();
+		fn = __builtin_cpu_supports("avx512f") ? npr_dw_plane_avx512 :
+		     npr_dw_plane_generic;
+#else
+		fn = npr_dw_plane_generic;
+#endif
 	}
+	fn(d, j->x + plane * d->H * d->W, p->wdw + c * d->kh * d->kw,
+	   j->y + plane * d->OH * d->OW,
+	   j->res ? j->res + plane * d->OH * d->OW : NULL,
+	   p->bias ? p->bias[c] : 0.0f, p->act, p->lo, p->hi);
 }
 
 int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,

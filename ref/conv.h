@@ -78,4 +78,16 @@ int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
 		  const bool *taken, struct npr_conv_plan **plan, int *absorbed, int *nabs,
 		  int *res_value);
 
+/* Depthwise planes (conv_dw.h): portable and AVX-512 builds. */
+void npr_dw_plane_generic(const struct npr_conv_desc *d, const float *x,
+			  const float *wc, float *y, const float *res, float b,
+			  int act, float lo, float hi);
+void npr_dw_plane_avx512(const struct npr_conv_desc *d, const float *x,
+			 const float *wc, float *y, const float *res, float b,
+			 int act, float lo, float hi);
+
+/* The scalar pooling kernel that npr_ref_pool() falls back to (ref/nn.c). */
+int npr_pool_scalar(const struct npr_node *n, const struct npr_tensor *in,
+		    struct npr_tensor *out);
+
 #endif /* NPR_REF_CONV_H */

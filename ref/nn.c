@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "ops/nn.h"
+#include "conv.h"
+#include "threads.h"
 
 /* 1-D and 2-D spatial layouts as 2-D: H = 1 for 1-D. */
 struct geo {
@@ -117,8 +119,8 @@ int npr_ref_conv(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
-int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
-		 struct npr_tensor *out)
+int npr_pool_scalar(const struct npr_node *n, const struct npr_tensor *in,
+		    struct npr_tensor *out)
 {
 	const struct npr_conv_params *p = n->params;
 	bool maxp = !strcmp(n->type, "MaxPool");
@@ -186,6 +188,115 @@ int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
 					}
 				}
 		}
+	return 0;
+}
+
+/* [lo, hi) of taps i with 0 <= base + i * dil < lim, i < k */
+static void tap_range(int64_t base, int64_t dil, int64_t lim, int64_t k,
+		      int64_t *lo, int64_t *hi)
+{
+	int64_t a = 0, b;
+
+	if (base < 0)
+		a = (-base + dil - 1) / dil;
+	b = lim - 1 - base < 0 ? 0 : (lim - 1 - base) / dil + 1;
+	if (b > k)
+		b = k;
+	if (a > b)
+		a = b;
+	*lo = a;
+	*hi = b;
+}
+
+struct pool_job {
+	const struct npr_conv_params *p;
+	struct geo g;
+	int64_t pe_h, pe_w;
+	bool maxp;
+	const float *x;
+	float *y;
+};
+
+/* One (image, channel) plane: windows clipped once per row and column. */
+static void pool_plane(void *arg, int pl, int tid)
+{
+	const struct pool_job *j = arg;
+	const struct geo *g = &j->g;
+	const float *xp = j->x + (int64_t)pl * g->H * g->W;
+	float *y = j->y + (int64_t)pl * g->OH * g->OW;
+	int64_t oh, ow, i, k;
+
+	for (oh = 0; oh < g->OH; oh++) {
+		int64_t bh = oh * g->sh - g->ph, i0, i1, a0, a1;
+
+		tap_range(bh, g->dh, g->H, g->kh, &i0, &i1);
+		tap_range(bh + g->ph, g->dh, g->H + g->ph + j->pe_h, g->kh,
+			  &a0, &a1);
+		for (ow = 0; ow < g->OW; ow++) {
+			int64_t bw = ow * g->sw - g->pw, k0, k1, b0, b1;
+
+			tap_range(bw, g->dw, g->W, g->kw, &k0, &k1);
+			if (j->maxp) {
+				float acc = -INFINITY;
+
+				for (i = i0; i < i1; i++) {
+					const float *r = xp + (bh + i * g->dh) * g->W + bw;
+
+					for (k = k0; k < k1; k++) {
+						float v = r[k * g->dw];
+
+						acc = v > acc ? v : acc;
+					}
+				}
+				y[oh * g->OW + ow] = i0 < i1 && k0 < k1 ? acc : 0;
+			} else {
+				float acc = 0;
+				int64_t div;
+
+				for (i = i0; i < i1; i++) {
+					const float *r = xp + (bh + i * g->dh) * g->W + bw;
+
+					for (k = k0; k < k1; k++)
+						acc += r[k * g->dw];
+				}
+				if (j->p->exclude_pad) {
+					div = (i1 - i0) * (k1 - k0);
+				} else {
+					tap_range(bw + g->pw, g->dw,
+						  g->W + g->pw + j->pe_w, g->kw,
+						  &b0, &b1);
+					div = (a1 - a0) * (b1 - b0);
+				}
+				y[oh * g->OW + ow] = div ? acc / (float)div : 0;
+			}
+		}
+	}
+}
+
+/*
+ * Pooling: the fast path (f32, no indices output, max NaN handling aside
+ * the same windows as the scalar kernel), else npr_pool_scalar().
+ */
+int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
+		 struct npr_tensor *out)
+{
+	const struct npr_conv_params *p = n->params;
+	struct pool_job j = { .p = p };
+	int64_t kh = p->nsp == 2 ? p->kernel[0] : 1;
+	int64_t kw = p->kernel[p->nsp - 1];
+	int err;
+
+	if (n->nout > 1 || in[0].type != NPR_ELEM_F32 || p->nsp > 2)
+		return npr_pool_scalar(n, in, out);
+	err = geo_init(n, p, &in[0].shape, &out[0].shape, kh, kw, &j.g);
+	if (err)
+		return err;
+	j.maxp = !strcmp(n->type, "MaxPool");
+	j.pe_h = p->nsp == 2 ? p->pe[0] : 0;
+	j.pe_w = p->pe[p->nsp - 1];
+	j.x = in[0].data;
+	j.y = out[0].data;
+	npr_parallel_for((int)(j.g.N * j.g.C), pool_plane, &j);
 	return 0;
 }
 

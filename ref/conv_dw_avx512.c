@@ -1,0 +1,9 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The depthwise plane kernel (conv_dw.h) built with -mavx512f -mfma -O3;
+ * conv.c calls it only when CPUID reports AVX-512F.
+ */
+#include "conv.h"
+
+#define DW_PLANE npr_dw_plane_avx512
+#include "conv_dw.h"
