@@ -61,6 +61,26 @@ static double pct(double *v, int n, double p)
 	return v[i] + (v[i + 1] - v[i]) * (pos - i);
 }
 
+/* f32 to IEEE half, round to nearest even; normal range only (inputs here) */
+static uint16_t to_half(float f)
+{
+	uint32_t x, sign, mant;
+	int exp;
+
+	memcpy(&x, &f, 4);
+	sign = (x >> 16) & 0x8000;
+	exp = (int)((x >> 23) & 0xff) - 127 + 15;
+	mant = x & 0x7fffff;
+	if (exp <= 0)
+		return (uint16_t)sign;
+	if (exp >= 31)
+		return (uint16_t)(sign | 0x7c00);
+	x = sign | (uint32_t)exp << 10 | mant >> 13;
+	if ((mant & 0x1fff) > 0x1000 || ((mant & 0x1fff) == 0x1000 && (x & 1)))
+		x++;
+	return (uint16_t)x;
+}
+
 static int usage(void)
 {
 	fprintf(stderr,
@@ -214,10 +234,27 @@ static int bench_model(int argc, char **argv)
 	t = calloc(runs, sizeof(double));
 	if (!in || !t)
 		return 1;
-	for (i = 0; i < (int)count; i++)
-		in[i] = (float)((i * 7919) % 1000) * 0.002f - 1.0f;
-	npr_prep_tensor(&ta, rc.req, 0, 0, in, count * sizeof(float));
-	ta.elem_type = NPR_ELEM_F32;
+	for (i = 0; i < (int)count; i++) {
+		float v = (float)((i * 7919) % 1000) * 0.002f - 1.0f;
+
+		if (pi.elem_type == NPR_ELEM_F16)
+			((uint16_t *)in)[i] = to_half(v);
+		else if (pi.elem_type == NPR_ELEM_U8 ||
+			 pi.elem_type == NPR_ELEM_I8)
+			((uint8_t *)in)[i] = (uint8_t)(i * 7919 % 128);
+		else
+			in[i] = v;
+	}
+	if (pi.elem_type != NPR_ELEM_F32 && pi.elem_type != NPR_ELEM_F16 &&
+	    pi.elem_type != NPR_ELEM_U8 && pi.elem_type != NPR_ELEM_I8) {
+		fprintf(stderr, "npr-kbench: input type %u not supported\n",
+			pi.elem_type);
+		return 1;
+	}
+	npr_prep_tensor(&ta, rc.req, 0, 0, in,
+			count * (pi.elem_type == NPR_ELEM_F32 ? 4 :
+				 pi.elem_type == NPR_ELEM_F16 ? 2 : 1));
+	ta.elem_type = pi.elem_type;
 	ta.rank = sa.rank;
 	for (i = 0; i < (int)sa.rank; i++)
 		ta.dims[i] = sa.dims[i];
