@@ -21,6 +21,12 @@ struct npr_conv_plan {
 	int64_t cg, kg;			/* channels per group in, out */
 	struct npr_gemm_a *a;		/* per group */
 	float *wdw;			/* depthwise: [C][kh*kw] */
+	int (*dw_flat)(const struct npr_conv_desc *, const float *,
+		       const float *, float *, const float *, float, int,
+		       float, float);
+	void (*dw_plane)(const struct npr_conv_desc *, const float *,
+			 const float *, float *, const float *, float, int,
+			 float, float);
 	float *bias;
 	bool residual;
 	int act;
@@ -149,6 +155,18 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		if (!p->wdw)
 			goto nomem;
 		memcpy(p->wdw, w, sizeof(float) * d->C * taps);
+		p->dw_plane = npr_dw_plane_generic;
+		p->dw_flat = npr_dw_flat_generic;
+#if defined(__x86_64__)
+		__builtin_cpu_init();
+		if (__builtin_cpu_supports("avx512f") &&
+		    strcmp(kern->name, "scalar")) {
+			p->dw_plane = npr_dw_plane_avx512;
+			p->dw_flat = npr_dw_flat_avx512;
+		}
+#endif
+		if (d->sh != d->sw || d->sw > 2)
+			p->dw_flat = NULL;
 		*out = p;
 		return 0;
 	}
@@ -197,32 +215,26 @@ struct dw_job {
 };
 
 #define DW_PLANE npr_dw_plane_generic
+#define DW_FLAT npr_dw_flat_generic
 #include "conv_dw.h"
 
 /* One (image, channel) plane of a depthwise convolution. */
 static void dw_plane(void *arg, int i, int tid)
 {
-	static void (*fn)(const struct npr_conv_desc *, const float *,
-			  const float *, float *, const float *, float, int,
-			  float, float);
 	const struct dw_job *j = arg;
 	const struct npr_conv_plan *p = j->p;
 	const struct npr_conv_desc *d = &p->d;
 	int64_t c = i % d->C, plane = i;
+	const float *x = j->x + plane * d->H * d->W;
+	const float *wc = p->wdw + c * d->kh * d->kw;
+	float *y = j->y + plane * d->OH * d->OW;
+	const float *res = j->res ? j->res + plane * d->OH * d->OW : NULL;
+	float b = p->bias ? p->bias[c] : 0.0f;
 
-	if (!fn) {
-#if defined(__x86_64__)
-		__builtin_cpu_init();
-		fn = __builtin_cpu_supports("avx512f") ? npr_dw_plane_avx512 :
-		     npr_dw_plane_generic;
-#else
-		fn = npr_dw_plane_generic;
-#endif
-	}
-	fn(d, j->x + plane * d->H * d->W, p->wdw + c * d->kh * d->kw,
-	   j->y + plane * d->OH * d->OW,
-	   j->res ? j->res + plane * d->OH * d->OW : NULL,
-	   p->bias ? p->bias[c] : 0.0f, p->act, p->lo, p->hi);
+	if (p->dw_flat && !p->dw_flat(d, x, wc, y, res, b, p->act, p->lo,
+				      p->hi))
+		return;
+	p->dw_plane(d, x, wc, y, res, b, p->act, p->lo, p->hi);
 }
 
 int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,

@@ -86,6 +86,13 @@ void npr_dw_plane_avx512(const struct npr_conv_desc *d, const float *x,
 			 const float *wc, float *y, const float *res, float b,
 			 int act, float lo, float hi);
 
+int npr_dw_flat_generic(const struct npr_conv_desc *d, const float *x,
+			const float *wc, float *y, const float *res, float b,
+			int act, float lo, float hi);
+int npr_dw_flat_avx512(const struct npr_conv_desc *d, const float *x,
+		       const float *wc, float *y, const float *res, float b,
+		       int act, float lo, float hi);
+
 /* The scalar pooling kernel that npr_ref_pool() falls back to (ref/nn.c). */
 int npr_pool_scalar(const struct npr_node *n, const struct npr_tensor *in,
 		    struct npr_tensor *out);

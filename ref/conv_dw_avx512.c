@@ -3,7 +3,11 @@
  * The depthwise plane kernel (conv_dw.h) built with -mavx512f -mfma -O3;
  * conv.c calls it only when CPUID reports AVX-512F.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "conv.h"
 
 #define DW_PLANE npr_dw_plane_avx512
+#define DW_FLAT npr_dw_flat_avx512
 #include "conv_dw.h"

@@ -276,14 +276,23 @@ int npr_gemm_run(const struct npr_gemm_a *pa, int64_t N, npr_gemm_pack_b pack,
 		nt = 1;
 	if (!pa->M || !N)
 		return 0;
-	/* split columns when each thread gets several panels, else rows */
+	/*
+	 * Split columns when there are enough panels, else rows; into
+	 * several parts per thread, taken dynamically, so that a thread the
+	 * kernel preempts (the machine is shared) holds up little work.
+	 */
 	j.split_n = nb >= 4 * nt || nb >= mb * 2;
-	j.parts = nt;
 	if (nt <= 1) {
+		j.parts = 1;
 		gemm_task(&j, 0, 0);
 	} else {
-		if (!j.split_n && mb < nt)
-			j.parts = (int)mb;
+		int64_t blocks = j.split_n ? nb : mb, per = j.split_n ? 2 : 1;
+
+		j.parts = nt * 3;
+		if (j.parts > blocks / per)
+			j.parts = (int)(blocks / per);
+		if (j.parts < 1)
+			j.parts = 1;
 		npr_parallel_for(j.parts, gemm_task, &j);
 	}
 	return j.err;
