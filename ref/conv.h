@@ -93,6 +93,19 @@ int npr_dw_flat_avx512(const struct npr_conv_desc *d, const float *x,
 		       const float *wc, float *y, const float *res, float b,
 		       int act, float lo, float hi);
 
+/* vec.h: the fully connected MatMul, portable and AVX-512 builds */
+void npr_matmul_nt_generic(int64_t M, int64_t N, int64_t K, const float *A,
+			   const float *B, float *C);
+void npr_matmul_nn_generic(int64_t M, int64_t N, int64_t K, const float *A,
+			   const float *B, float *C);
+void npr_matmul_nt_avx512(int64_t M, int64_t N, int64_t K, const float *A,
+			  const float *B, float *C);
+void npr_matmul_nn_avx512(int64_t M, int64_t N, int64_t K, const float *A,
+			  const float *B, float *C);
+/* The scalar MatMul that npr_ref_matmul() falls back to (ref/nn.c). */
+int npr_matmul_scalar(const struct npr_node *n, const struct npr_tensor *in,
+		      struct npr_tensor *out);
+
 /* The scalar pooling kernel that npr_ref_pool() falls back to (ref/nn.c). */
 int npr_pool_scalar(const struct npr_node *n, const struct npr_tensor *in,
 		    struct npr_tensor *out);

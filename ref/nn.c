@@ -405,8 +405,8 @@ int npr_ref_reduce(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
-int npr_ref_matmul(const struct npr_node *n, const struct npr_tensor *in,
-		   struct npr_tensor *out)
+int npr_matmul_scalar(const struct npr_node *n, const struct npr_tensor *in,
+		      struct npr_tensor *out)
 {
 	const struct npr_nn_params *p = n->params;
 	const struct npr_shape *as = &in[0].shape, *bs = &in[1].shape;
@@ -471,5 +471,44 @@ int npr_ref_matmul(const struct npr_node *n, const struct npr_tensor *in,
 				}
 			}
 	}
+	return 0;
+}
+
+#define VEC(name) npr_##name##_generic
+#include "vec.h"
+
+/*
+ * MatMul: a 2-D (or 1 x K) f32 activation by a 2-D weight takes the
+ * vector loops of vec.h (the AVX-512 build when the CPU has it); anything
+ * else the scalar kernel.
+ */
+int npr_ref_matmul(const struct npr_node *n, const struct npr_tensor *in,
+		   struct npr_tensor *out)
+{
+	const struct npr_nn_params *p = n->params;
+	const struct npr_shape *as = &in[0].shape, *bs = &in[1].shape;
+	void (*nt)(int64_t, int64_t, int64_t, const float *, const float *,
+		   float *) = npr_matmul_nt_generic;
+	void (*nn)(int64_t, int64_t, int64_t, const float *, const float *,
+		   float *) = npr_matmul_nn_generic;
+	int64_t M, K, N;
+
+	if (in[0].type != NPR_ELEM_F32 || in[1].type != NPR_ELEM_F32 ||
+	    as->rank != 2 || bs->rank != 2 || p->ta)
+		return npr_matmul_scalar(n, in, out);
+	M = as->d[0];
+	K = as->d[1];
+	N = p->tb ? bs->d[0] : bs->d[1];
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f")) {
+		nt = npr_matmul_nt_avx512;
+		nn = npr_matmul_nn_avx512;
+	}
+#endif
+	if (p->tb)
+		nt(M, N, K, in[0].data, in[1].data, out->data);
+	else
+		nn(M, N, K, in[0].data, in[1].data, out->data);
 	return 0;
 }

@@ -306,6 +306,56 @@ TEST(pooling_fast_path_matches_scalar_kernel)
 		}
 }
 
+TEST(matmul_fast_path_matches_scalar_kernel)
+{
+	static const int64_t Ms[] = { 1, 3, 5 }, Ns[] = { 1, 17, 1000 };
+	static const int64_t Ks[] = { 1, 15, 33, 512 };
+	int a, b, c, tb;
+
+	for (a = 0; a < 3; a++)
+		for (b = 0; b < 3; b++)
+			for (c = 0; c < 4; c++)
+				for (tb = 0; tb < 2; tb++) {
+					int64_t M = Ms[a], N = Ns[b], K = Ks[c];
+					struct npr_nn_params p = { .tb = tb };
+					struct npr_node node = {
+						.name = "fc", .type = "MatMul",
+						.params = &p,
+					};
+					struct npr_tensor in[2] = { { 0 } }, out = { 0 };
+					float *A = malloc(sizeof(float) * M * K);
+					float *B = malloc(sizeof(float) * N * K);
+					float *y = malloc(sizeof(float) * M * N);
+					float *r = malloc(sizeof(float) * M * N);
+
+					ASSERT_TRUE(A && B && y && r);
+					fill(A, M * K, 31);
+					fill(B, N * K, 32);
+					in[0].type = in[1].type = out.type = NPR_ELEM_F32;
+					in[0].shape.rank = in[1].shape.rank = 2;
+					out.shape.rank = 2;
+					in[0].shape.d[0] = M; in[0].shape.d[1] = K;
+					in[1].shape.d[0] = tb ? N : K;
+					in[1].shape.d[1] = tb ? K : N;
+					out.shape.d[0] = M; out.shape.d[1] = N;
+					in[0].data = A; in[1].data = B;
+					in[0].nbytes = M * K * 4;
+					in[1].nbytes = N * K * 4;
+					out.nbytes = M * N * 4;
+					out.data = r;
+					ASSERT_EQ(npr_matmul_scalar(&node, in, &out), 0);
+					out.data = y;
+					ASSERT_EQ(npr_ref_matmul(&node, in, &out), 0);
+					if (rel_err(y, r, M * N) > 1e-5)
+						TH_LOG("matmul %lld x %lld x %lld tb %d: %g",
+						       (long long)M, (long long)N,
+						       (long long)K, tb,
+						       rel_err(y, r, M * N));
+					ASSERT_LE(rel_err(y, r, M * N), 1e-5);
+					free(A); free(B); free(y); free(r);
+				}
+}
+
 static _Atomic int hits[1000];
 
 static void count_hit(void *arg, int i, int tid)
