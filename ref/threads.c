@@ -6,7 +6,9 @@
  * generation counter; workers with tid < nthreads notice it (spinning for
  * a while, then on a futex), grab indexes from a shared counter, and
  * count themselves done.  Sleeping wake-ups cost ~30 us on this class of
- * VM, so workers spin ~0.2 ms after each loop before they sleep.
+ * VM, so workers spin ~0.2 ms after each loop before they sleep, yielding
+ * after the first 25 us so that a busy machine's other threads (ours
+ * included) still run; the caller waiting for the last worker yields too.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -94,6 +96,9 @@ static void *worker(void *p)
 					cpu_relax();
 				if (now_ns() - t0 > SPIN_NS)
 					break;
+				/* let other runnable threads in */
+				if (now_ns() - t0 > SPIN_NS / 8)
+					sched_yield();
 			}
 		}
 		if (g == seen) {
@@ -197,7 +202,13 @@ void npr_parallel_for(int n, npr_par_fn fn, void *arg)
 	in_loop = 1;
 	run_items(0);
 	in_loop = 0;
-	while (atomic_load_explicit(&pool.done, memory_order_acquire) < nt - 1)
-		cpu_relax();
+	/* spin briefly, then yield: a preempted worker needs our CPU */
+	for (i = 0; atomic_load_explicit(&pool.done, memory_order_acquire) <
+		    nt - 1; i++) {
+		if (i < 2000)
+			cpu_relax();
+		else
+			sched_yield();
+	}
 	pthread_mutex_unlock(&pool.busy);
 }
