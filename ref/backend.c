@@ -164,6 +164,119 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re)
 	return err;
 }
 
+struct lifetime {
+	int v;
+	int def, last;		/* steps; inputs are written at step 0 */
+	size_t bytes, off;
+};
+
+static int by_size(const void *a, const void *b)
+{
+	const struct lifetime *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return x->v - y->v;
+}
+
+/*
+ * The memory planner: every computed value lives from the step that
+ * writes it to the last step that reads it (model outputs to the end);
+ * values whose lifetimes do not overlap share arena bytes.  Placement is
+ * greedy, largest first, at the lowest offset clear of every placed value
+ * alive at the same time.  Values only absorbed nodes would have written
+ * (inside a fused step) get no memory at all.  re->off[] holds the
+ * no-reuse layout on entry; it is replaced.
+ */
+static int plan_memory(struct npr_exec *ex, struct ref_exec *re)
+{
+	struct npr_graph *g = ex->g;
+	struct lifetime *lt;
+	int *idx, i, j, k, n = 0;
+	size_t peak = 0, naive = re->arena_bytes;
+
+	idx = malloc(sizeof(int) * (g->nvals ? g->nvals : 1));
+	lt = calloc(g->nvals ? g->nvals : 1, sizeof(*lt));
+	if (!idx || !lt) {
+		free(idx);
+		free(lt);
+		return -ENOMEM;
+	}
+	for (i = 0; i < g->nvals; i++)
+		idx[i] = -1;
+#define TOUCH(val, step, wr) do {					\
+		int _v = (val);						\
+		if (re->off[_v] == SIZE_MAX)				\
+			break;						\
+		if (idx[_v] < 0) {					\
+			idx[_v] = n;					\
+			lt[n].v = _v;					\
+			lt[n].def = (wr) ? (step) : 0;			\
+			lt[n].last = (step);				\
+			lt[n].bytes = (npr_tensor_bytes(g->vals[_v].type,	\
+				npr_shape_numel(&g->vals[_v].shape)) + 63) &	\
+				~(size_t)63;				\
+			n++;						\
+		}							\
+		if (lt[idx[_v]].last < (step))				\
+			lt[idx[_v]].last = (step);			\
+	} while (0)
+	for (i = 0; i < ex->nin; i++)
+		TOUCH(ex->in[i].value, 0, false);
+	for (i = 0; i < re->nsteps; i++) {
+		const struct npr_node *nd = &g->nodes[re->steps[i]];
+		const struct ref_fast *f = re->fast[i];
+
+		if (f) {
+			TOUCH(f->x, i, false);
+			if (f->res >= 0)
+				TOUCH(f->res, i, false);
+			TOUCH(f->y, i, true);
+			continue;
+		}
+		for (j = 0; j < nd->nin; j++)
+			TOUCH(nd->in[j], i, false);
+		for (j = 0; j < nd->nout; j++)
+			TOUCH(nd->out[j], i, true);
+	}
+	for (i = 0; i < ex->nout; i++)
+		TOUCH(ex->out[i].value, re->nsteps, false);
+#undef TOUCH
+	qsort(lt, n, sizeof(*lt), by_size);
+	for (i = 0; i < n; i++) {
+		size_t off = 0;
+		bool moved = true;
+
+		/* first fit: bump past any live placed block until none hits */
+		while (moved) {
+			moved = false;
+			for (k = 0; k < i; k++) {
+				if (lt[k].last < lt[i].def || lt[i].last < lt[k].def)
+					continue;
+				if (off < lt[k].off + lt[k].bytes &&
+				    lt[k].off < off + lt[i].bytes) {
+					off = lt[k].off + lt[k].bytes;
+					moved = true;
+				}
+			}
+		}
+		lt[i].off = off;
+		if (off + lt[i].bytes > peak)
+			peak = off + lt[i].bytes;
+	}
+	for (i = 0; i < g->nvals; i++)
+		re->off[i] = SIZE_MAX;
+	for (i = 0; i < n; i++)
+		re->off[lt[i].v] = lt[i].off;
+	re->arena_bytes = peak;
+	if (getenv("NPR_CPU_PLAN"))
+		fprintf(stderr, "cpu: %d steps, %d buffers, activation arena %zu bytes (%zu without reuse)\n",
+			re->nsteps, n, peak, naive);
+	free(idx);
+	free(lt);
+	return 0;
+}
+
 static int cpu_compile(struct npr_exec *ex)
 {
 	struct npr_graph *g = ex->g;
@@ -219,7 +332,7 @@ static int cpu_compile(struct npr_exec *ex)
 			re->arena_bytes += (bytes + 63) & ~(size_t)63;
 		}
 	}
-	return 0;
+	return plan_memory(ex, re);
 nomem:
 	return -ENOMEM;
 }
