@@ -293,7 +293,14 @@ static int cpu_compile(struct npr_exec *ex)
 		goto nomem;
 	for (i = 0; i < g->nvals; i++)
 		re->off[i] = SIZE_MAX;
+	/*
+	 * Threads per request: INFERENCE_NUM_THREADS when set; else LATENCY
+	 * runs one request on every CPU and THROUGHPUT one CPU per request,
+	 * so that requests on several threads run side by side.
+	 */
 	re->threads = ex->props.num_threads;
+	if (!re->threads && ex->props.perf_hint == NPR_PERF_HINT_THROUGHPUT)
+		re->threads = 1;
 	re->fast = calloc(g->nnodes ? g->nnodes : 1, sizeof(*re->fast));
 	if (!re->fast)
 		goto nomem;
