@@ -191,6 +191,9 @@ int npr_pool_scalar(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
+#define VEC(name) npr_##name##_generic
+#include "vec.h"
+
 /* [lo, hi) of taps i with 0 <= base + i * dil < lim, i < k */
 static void tap_range(int64_t base, int64_t dil, int64_t lim, int64_t k,
 		      int64_t *lo, int64_t *hi)
@@ -215,60 +218,67 @@ struct pool_job {
 	bool maxp;
 	const float *x;
 	float *y;
+	void (*row)(bool, const float *const *, int64_t, int64_t, int64_t,
+		    int64_t, int64_t, const int64_t *, const int64_t *,
+		    int64_t, float *);
 };
 
-/* One (image, channel) plane: windows clipped once per row and column. */
+/*
+ * One (image, channel) plane, a row at a time: the input rows a window
+ * row covers and, per window column, the output pixels it reaches inside
+ * the input are found once; pool_row() does the rest in vector loops.
+ * Windows that miss the input entirely give 0 (as the scalar kernel).
+ */
 static void pool_plane(void *arg, int pl, int tid)
 {
 	const struct pool_job *j = arg;
 	const struct geo *g = &j->g;
 	const float *xp = j->x + (int64_t)pl * g->H * g->W;
 	float *y = j->y + (int64_t)pl * g->OH * g->OW;
-	int64_t oh, ow, i, k;
+	int64_t oh, ow, i, k, o0[16], o1[16], cnt, acnt;
+	const float *rows[16];
+	float acc[1024];
+	int32_t ccnt[1024], acol[1024];
 
+	for (ow = 0; ow < g->OW; ow++) {
+		int64_t bw = ow * g->sw - g->pw, k0, k1, b0, b1;
+
+		tap_range(bw, g->dw, g->W, g->kw, &k0, &k1);
+		tap_range(bw + g->pw, g->dw, g->W + g->pw + j->pe_w, g->kw,
+			  &b0, &b1);
+		ccnt[ow] = (int32_t)(k1 - k0);
+		acol[ow] = (int32_t)(b1 - b0);
+	}
+
+	for (k = 0; k < g->kw; k++) {
+		int64_t off = k * g->dw - g->pw;
+
+		o0[k] = off >= 0 ? 0 : (-off + g->sw - 1) / g->sw;
+		o1[k] = g->W - 1 - off < 0 ? 0 : (g->W - 1 - off) / g->sw + 1;
+		if (o1[k] > g->OW)
+			o1[k] = g->OW;
+		if (o0[k] > o1[k])
+			o0[k] = o1[k];
+	}
 	for (oh = 0; oh < g->OH; oh++) {
 		int64_t bh = oh * g->sh - g->ph, i0, i1, a0, a1;
+		float *yr = y + oh * g->OW;
 
 		tap_range(bh, g->dh, g->H, g->kh, &i0, &i1);
 		tap_range(bh + g->ph, g->dh, g->H + g->ph + j->pe_h, g->kh,
 			  &a0, &a1);
+		for (i = i0; i < i1; i++)
+			rows[i - i0] = xp + (bh + i * g->dh) * g->W;
+		j->row(j->maxp, rows, i1 - i0, g->kw, g->sw, g->dw, g->pw,
+		       o0, o1, g->OW, acc);
 		for (ow = 0; ow < g->OW; ow++) {
-			int64_t bw = ow * g->sw - g->pw, k0, k1, b0, b1;
-
-			tap_range(bw, g->dw, g->W, g->kw, &k0, &k1);
+			cnt = (i1 - i0) * ccnt[ow];
 			if (j->maxp) {
-				float acc = -INFINITY;
-
-				for (i = i0; i < i1; i++) {
-					const float *r = xp + (bh + i * g->dh) * g->W + bw;
-
-					for (k = k0; k < k1; k++) {
-						float v = r[k * g->dw];
-
-						acc = v > acc ? v : acc;
-					}
-				}
-				y[oh * g->OW + ow] = i0 < i1 && k0 < k1 ? acc : 0;
-			} else {
-				float acc = 0;
-				int64_t div;
-
-				for (i = i0; i < i1; i++) {
-					const float *r = xp + (bh + i * g->dh) * g->W + bw;
-
-					for (k = k0; k < k1; k++)
-						acc += r[k * g->dw];
-				}
-				if (j->p->exclude_pad) {
-					div = (i1 - i0) * (k1 - k0);
-				} else {
-					tap_range(bw + g->pw, g->dw,
-						  g->W + g->pw + j->pe_w, g->kw,
-						  &b0, &b1);
-					div = (a1 - a0) * (b1 - b0);
-				}
-				y[oh * g->OW + ow] = div ? acc / (float)div : 0;
+				yr[ow] = cnt ? acc[ow] : 0;
+				continue;
 			}
+			acnt = j->p->exclude_pad ? cnt : (a1 - a0) * acol[ow];
+			yr[ow] = acnt ? acc[ow] / (float)acnt : 0;
 		}
 	}
 }
@@ -286,8 +296,15 @@ int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
 	int64_t kw = p->kernel[p->nsp - 1];
 	int err;
 
-	if (n->nout > 1 || in[0].type != NPR_ELEM_F32 || p->nsp > 2)
+	if (n->nout > 1 || in[0].type != NPR_ELEM_F32 || p->nsp > 2 ||
+	    kh > 16 || kw > 16 || out[0].shape.d[out[0].shape.rank - 1] > 1024)
 		return npr_pool_scalar(n, in, out);
+	j.row = npr_pool_row_generic;
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f"))
+		j.row = npr_pool_row_avx512;
+#endif
 	err = geo_init(n, p, &in[0].shape, &out[0].shape, kh, kw, &j.g);
 	if (err)
 		return err;
@@ -344,6 +361,61 @@ static double red_load(const struct npr_tensor *t, int64_t i)
 	return 0;
 }
 
+/*
+ * Reductions over trailing dimensions of an f32 tensor (global pooling:
+ * ReduceMean over H, W) in contiguous blocks, eight partial sums per
+ * block; NULL-free fast path of npr_ref_reduce().  Returns false when the
+ * case is not one it handles.
+ */
+static bool reduce_inner(const struct npr_nn_params *p,
+			 const struct npr_tensor *in, struct npr_tensor *out)
+{
+	const struct npr_shape *s = &in->shape;
+	int64_t outer = 1, inner = 1, o, k;
+	int i, first = s->rank;
+
+	if (in->type != NPR_ELEM_F32 || out->type != NPR_ELEM_F32 ||
+	    (p->red != NPR_RED_SUM && p->red != NPR_RED_MEAN &&
+	     p->red != NPR_RED_MAX))
+		return false;
+	for (i = s->rank - 1; i >= 0 && p->reduced[i]; i--)
+		first = i;
+	for (i = 0; i < first; i++) {
+		if (p->reduced[i])
+			return false;
+		outer *= s->d[i];
+	}
+	for (i = first; i < s->rank; i++)
+		inner *= s->d[i];
+	if (first == s->rank || !inner)
+		return false;
+	for (o = 0; o < outer; o++) {
+		const float *x = (const float *)in->data + o * inner;
+		float *y = (float *)out->data + o;
+
+		if (p->red == NPR_RED_MAX) {
+			float m = -INFINITY;
+
+			for (k = 0; k < inner; k++)
+				m = x[k] > m ? x[k] : m;
+			*y = m;
+		} else {
+			double part[8] = { 0 }, sum = 0;
+			int l;
+
+			for (k = 0; k + 8 <= inner; k += 8)
+				for (l = 0; l < 8; l++)
+					part[l] += x[k + l];
+			for (; k < inner; k++)
+				sum += x[k];
+			for (l = 0; l < 8; l++)
+				sum += part[l];
+			*y = (float)(p->red == NPR_RED_MEAN ? sum / inner : sum);
+		}
+	}
+	return true;
+}
+
 int npr_ref_reduce(const struct npr_node *n, const struct npr_tensor *in,
 		   struct npr_tensor *out)
 {
@@ -355,6 +427,8 @@ int npr_ref_reduce(const struct npr_node *n, const struct npr_tensor *in,
 	double *acc;
 	int i, r = s->rank;
 
+	if (reduce_inner(p, &in[0], out))
+		return 0;
 	acc = malloc(sizeof(double) * (ocnt ? ocnt : 1));
 	if (!acc)
 		return -ENOMEM;
@@ -473,9 +547,6 @@ int npr_matmul_scalar(const struct npr_node *n, const struct npr_tensor *in,
 	}
 	return 0;
 }
-
-#define VEC(name) npr_##name##_generic
-#include "vec.h"
 
 /*
  * MatMul: a 2-D (or 1 x K) f32 activation by a 2-D weight takes the

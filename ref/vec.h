@@ -61,3 +61,43 @@ void VEC(matmul_nn)(int64_t M, int64_t N, int64_t K, const float *A,
 		}
 	}
 }
+
+/*
+ * One output row of a 2-D max or average pool.  @rows: the @nr input rows
+ * the window covers for this output row (already clipped); @o0[k], @o1[k]:
+ * for window column k, the output pixels whose tap is inside the input.
+ * acc gets the max (from -inf) or the sum; the caller divides.
+ */
+void VEC(pool_row)(bool maxp, const float *const *rows, int64_t nr,
+		   int64_t kw, int64_t sw, int64_t dw, int64_t pw,
+		   const int64_t *o0, const int64_t *o1, int64_t OW,
+		   float *restrict acc)
+{
+	int64_t r, k, ox;
+
+	for (ox = 0; ox < OW; ox++)
+		acc[ox] = maxp ? -INFINITY : 0.0f;
+	for (r = 0; r < nr; r++)
+		for (k = 0; k < kw; k++) {
+			const float *restrict xs = rows[r] + k * dw - pw;
+			int64_t a = o0[k], b = o1[k];
+
+			if (maxp && sw == 2)
+				for (ox = a; ox < b; ox++)
+					acc[ox] = xs[2 * ox] > acc[ox] ?
+						  xs[2 * ox] : acc[ox];
+			else if (maxp && sw == 1)
+				for (ox = a; ox < b; ox++)
+					acc[ox] = xs[ox] > acc[ox] ? xs[ox] : acc[ox];
+			else if (maxp)
+				for (ox = a; ox < b; ox++)
+					acc[ox] = xs[ox * sw] > acc[ox] ?
+						  xs[ox * sw] : acc[ox];
+			else if (sw == 2)
+				for (ox = a; ox < b; ox++)
+					acc[ox] += xs[2 * ox];
+			else
+				for (ox = a; ox < b; ox++)
+					acc[ox] += xs[ox * sw];
+		}
+}
