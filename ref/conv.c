@@ -237,11 +237,64 @@ static void dw_plane(void *arg, int i, int tid)
 	p->dw_plane(d, x, wc, y, res, b, p->act, p->lo, p->hi);
 }
 
+struct img_job {
+	const struct npr_conv_plan *p;
+	const float *x, *res;
+	float *y;
+	_Atomic int err;
+};
+
+/* Every group of image @b, on the calling thread. */
+static int conv_image(const struct npr_conv_plan *p, const float *x,
+		      float *y, const float *res, int64_t b)
+{
+	const struct npr_conv_desc *d = &p->d;
+	int64_t g, npix = d->OH * d->OW;
+	int err;
+
+	for (g = 0; g < d->G; g++) {
+		const float *xg = x + (b * d->C + g * p->cg) * d->H * d->W;
+		int64_t yoff = (b * d->K + g * p->kg) * npix;
+		struct npr_gemm_epi e = {
+			.bias = p->bias ? p->bias + g * p->kg : NULL,
+			.res = res ? res + yoff : NULL,
+			.ldr = npix, .act = p->act,
+			.lo = p->lo, .hi = p->hi,
+		};
+		bool any = e.bias || e.res || e.act;
+
+		if (p->path == PATH_GEMM1X1) {
+			struct npr_gemm_bsrc bs = { .B = xg, .ldb = npix };
+
+			err = npr_gemm_run(&p->a[g], npix, npr_gemm_pack_b_rm,
+					   &bs, y + yoff, npix,
+					   any ? &e : NULL, 0);
+		} else {
+			struct im2col_src s = { .d = d, .x = xg };
+
+			err = npr_gemm_run(&p->a[g], npix, pack_im2col, &s,
+					   y + yoff, npix, any ? &e : NULL, 0);
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void image_task(void *arg, int i, int tid)
+{
+	struct img_job *j = arg;
+	int err = conv_image(j->p, j->x, j->y, j->res, i);
+
+	if (err)
+		j->err = err;
+}
+
 int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
 		      float *y, const float *res)
 {
 	const struct npr_conv_desc *d = &p->d;
-	int64_t b, g, npix = d->OH * d->OW;
+	int64_t b;
 	int err;
 
 	if (p->path == PATH_DW) {
@@ -250,35 +303,22 @@ int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
 		npr_parallel_for((int)(d->N * d->C), dw_plane, &j);
 		return 0;
 	}
-	for (b = 0; b < d->N; b++)
-		for (g = 0; g < d->G; g++) {
-			const float *xg = x + (b * d->C + g * p->cg) * d->H * d->W;
-			int64_t yoff = (b * d->K + g * p->kg) * npix;
-			struct npr_gemm_epi e = {
-				.bias = p->bias ? p->bias + g * p->kg : NULL,
-				.res = res ? res + yoff : NULL,
-				.ldr = npix, .act = p->act,
-				.lo = p->lo, .hi = p->hi,
-			};
-			bool any = e.bias || e.res || e.act;
+	/*
+	 * A batch of at least as many images as threads: whole images per
+	 * thread (no split GEMMs, one B packing per image); else each image
+	 * split across the threads.
+	 */
+	if (d->N > 1 && d->N >= npr_par_threads()) {
+		struct img_job j = { .p = p, .x = x, .y = y, .res = res };
 
-			if (p->path == PATH_GEMM1X1) {
-				struct npr_gemm_bsrc bs = { .B = xg, .ldb = npix };
-
-				err = npr_gemm_run(&p->a[g], npix,
-						   npr_gemm_pack_b_rm, &bs,
-						   y + yoff, npix,
-						   any ? &e : NULL, 0);
-			} else {
-				struct im2col_src s = { .d = d, .x = xg };
-
-				err = npr_gemm_run(&p->a[g], npix, pack_im2col,
-						   &s, y + yoff, npix,
-						   any ? &e : NULL, 0);
-			}
-			if (err)
-				return err;
-		}
+		npr_parallel_for((int)d->N, image_task, &j);
+		return j.err;
+	}
+	for (b = 0; b < d->N; b++) {
+		err = conv_image(p, x, y, res, b);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 

@@ -86,7 +86,7 @@ for m in $models; do
 			mr=$(echo $rss | tr ' ' '\n' | median)
 			ratio=$(awk -v a="$mo" -v b="$mt" 'BEGIN {
 				if (b + 0 > 0) printf "%.2fx", a / b; else print "-" }')
-			printf "%-14s %5d %3d %10.2f %10s %7s %9s\n" "$m" "$b" "$t" \
+			printf "%-14s %5d %3d %10.2f %10.2f %7s %9s\n" "$m" "$b" "$t" \
 				"$mo" "$mt" "$ratio" "$mr"
 		done
 	done
