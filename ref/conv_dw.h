@@ -84,6 +84,7 @@ int DW_FLAT(const struct npr_conv_desc *d, const float *x,
 {
 	static _Thread_local float *buf;
 	static _Thread_local size_t cap;
+	static _Thread_local int64_t geo[6];
 	int64_t s = d->sw, Wp, Hp, P, need, iy, t0, t, ky, kx, oy, n2;
 	float acc[DW_CH];
 	float *xp;
@@ -102,13 +103,20 @@ int DW_FLAT(const struct npr_conv_desc *d, const float *x,
 		free(buf);
 		cap = Hp * Wp;
 		buf = malloc(sizeof(float) * cap);
+		geo[0] = -1;
 		if (!buf) {
 			cap = 0;
 			return -1;
 		}
 	}
 	xp = buf;
-	memset(xp, 0, sizeof(float) * Hp * Wp);
+	/* the padding stays zero while planes of one geometry follow */
+	if (geo[0] != Hp || geo[1] != Wp || geo[2] != d->ph ||
+	    geo[3] != d->pw || geo[4] != d->H || geo[5] != d->W) {
+		memset(xp, 0, sizeof(float) * Hp * Wp);
+		geo[0] = Hp; geo[1] = Wp; geo[2] = d->ph;
+		geo[3] = d->pw; geo[4] = d->H; geo[5] = d->W;
+	}
 	for (iy = 0; iy < d->H; iy++)
 		memcpy(xp + (d->ph + iy) * Wp + d->pw, x + iy * d->W,
 		       sizeof(float) * d->W);
@@ -135,7 +143,7 @@ int DW_FLAT(const struct npr_conv_desc *d, const float *x,
 			int64_t rs = oy * P, a = rs > t0 ? rs : t0;
 			int64_t e = rs + d->OW < t0 + n ? rs + d->OW : t0 + n;
 			float *restrict yo = y + oy * d->OW + (a - rs);
-			const float *restrict ac = acc + (a - t0);
+			const float *ac = acc + (a - t0);
 
 			if (a >= e)
 				continue;
@@ -145,18 +153,19 @@ int DW_FLAT(const struct npr_conv_desc *d, const float *x,
 
 				for (t = 0; t < n2; t++)
 					yo[t] = ac[t] + rr[t];
-			} else {
-				memcpy(yo, ac, sizeof(float) * n2);
+				ac = yo;
 			}
 			if (act == NPR_ACT_RELU) {
 				for (t = 0; t < n2; t++)
-					yo[t] = yo[t] > 0 ? yo[t] : 0;
+					yo[t] = ac[t] > 0 ? ac[t] : 0;
 			} else if (act == NPR_ACT_CLAMP) {
 				for (t = 0; t < n2; t++) {
-					float v = yo[t] < lo ? lo : yo[t];
+					float v = ac[t] < lo ? lo : ac[t];
 
 					yo[t] = v > hi ? hi : v;
 				}
+			} else if (!res) {
+				memcpy(yo, ac, sizeof(float) * n2);
 			}
 		}
 	}
