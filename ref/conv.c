@@ -28,94 +28,14 @@ struct npr_conv_plan {
 			 const float *, float *, const float *, float, int,
 			 float, float);
 	float *bias;
+	npr_gemm_pack_b pack;		/* im2col packer for this CPU */
 	bool residual;
 	int act;
 	float lo, hi;
 };
 
-/* the im2col view of one image and group, for the GEMM's B packing */
-struct im2col_src {
-	const struct npr_conv_desc *d;
-	const float *x;			/* image + first channel of the group */
-};
-
-/*
- * Row k of the im2col matrix is input channel c at tap (ky, kx); column j
- * is output pixel (oy, ox).  Columns are walked in chunks that stay in one
- * output row and one NR panel; in a chunk the input row is fixed, and the
- * pixels whose tap falls inside it form one range: zeros, a copy (a
- * memcpy at stride 1), zeros.
- */
-static void pack_im2col(const void *src, int64_t k0, int64_t kc, int64_t j0,
-			int64_t nc, int nr, float *dst)
-{
-	const struct im2col_src *s = src;
-	const struct npr_conv_desc *d = s->d;
-	int64_t taps = d->kh * d->kw, k, ncp = (nc + nr - 1) / nr * nr;
-	int64_t pstride = kc * nr;
-
-	for (k = 0; k < kc; k++) {
-		int64_t kk = k0 + k, c = kk / taps, r = kk % taps;
-		int64_t ky = r / d->kw, kx = r % d->kw;
-		const float *xc = s->x + c * d->H * d->W;
-		int64_t off = kx * d->dw - d->pw, o0, o1;
-		int64_t oy = j0 / d->OW, ox = j0 % d->OW, q = 0, lane = 0;
-		float *dp = dst + k * nr;
-
-		/* valid ox: 0 <= ox * sw + off < W */
-		o0 = off >= 0 ? 0 : (-off + d->sw - 1) / d->sw;
-		o1 = d->W - 1 - off < 0 ? 0 : (d->W - 1 - off) / d->sw + 1;
-		if (o1 > d->OW)
-			o1 = d->OW;
-		if (o0 > o1)
-			o0 = o1;
-		while (q < nc) {
-			int64_t run = d->OW - ox, iy, a, b, t;
-			float *o = dp + lane;
-
-			if (run > nr - lane)
-				run = nr - lane;
-			if (run > nc - q)
-				run = nc - q;
-			iy = oy * d->sh - d->ph + ky * d->dh;
-			if (iy < 0 || iy >= d->H) {
-				a = b = ox + run;
-			} else {
-				a = ox < o0 ? o0 : ox;
-				b = ox + run < o1 ? ox + run : o1;
-				if (a > b)
-					a = b = ox + run;
-			}
-			for (t = ox; t < a && t < ox + run; t++)
-				o[t - ox] = 0.0f;
-			if (a < b) {
-				const float *xr = xc + iy * d->W + off;
-
-				if (d->sw == 1)
-					memcpy(o + (a - ox), xr + a,
-					       sizeof(float) * (b - a));
-				else
-					for (t = a; t < b; t++)
-						o[t - ox] = xr[t * d->sw];
-			}
-			for (t = b > a ? b : a; t < ox + run; t++)
-				o[t - ox] = 0.0f;
-			q += run;
-			lane += run;
-			ox += run;
-			if (lane == nr) {
-				lane = 0;
-				dp += pstride;
-			}
-			if (ox == d->OW) {
-				ox = 0;
-				oy++;
-			}
-		}
-		for (; q < ncp; q++, lane++)
-			dp[lane] = 0.0f;
-	}
-}
+#define PACK_IM2COL npr_pack_im2col_generic
+#include "conv_pack.h"
 
 void npr_conv_plan_free(struct npr_conv_plan *p)
 {
@@ -170,6 +90,12 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		*out = p;
 		return 0;
 	}
+	p->pack = npr_pack_im2col_generic;
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") && strcmp(kern->name, "scalar"))
+		p->pack = npr_pack_im2col_avx512;
+#endif
 	p->path = taps == 1 && d->sh == 1 && d->sw == 1 && !d->ph && !d->pw &&
 		  d->OH == d->H && d->OW == d->W ? PATH_GEMM1X1 : PATH_IM2COL;
 	p->a = calloc(d->G, sizeof(*p->a));
@@ -270,9 +196,9 @@ static int conv_image(const struct npr_conv_plan *p, const float *x,
 					   &bs, y + yoff, npix,
 					   any ? &e : NULL, 0);
 		} else {
-			struct im2col_src s = { .d = d, .x = xg };
+			struct npr_im2col_src s = { .d = d, .x = xg };
 
-			err = npr_gemm_run(&p->a[g], npix, pack_im2col, &s,
+			err = npr_gemm_run(&p->a[g], npix, p->pack, &s,
 					   y + yoff, npix, any ? &e : NULL, 0);
 		}
 		if (err)

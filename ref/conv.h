@@ -78,6 +78,16 @@ int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
 		  const bool *taken, struct npr_conv_plan **plan, int *absorbed, int *nabs,
 		  int *res_value);
 
+/* the im2col view of one image and group, for the GEMM's B packing */
+struct npr_im2col_src {
+	const struct npr_conv_desc *d;
+	const float *x;		/* image + first channel of the group */
+};
+void npr_pack_im2col_generic(const void *src, int64_t k0, int64_t kc,
+			     int64_t j0, int64_t nc, int nr, float *dst);
+void npr_pack_im2col_avx512(const void *src, int64_t k0, int64_t kc,
+			    int64_t j0, int64_t nc, int nr, float *dst);
+
 /* Depthwise planes (conv_dw.h): portable and AVX-512 builds. */
 void npr_dw_plane_generic(const struct npr_conv_desc *d, const float *x,
 			  const float *wc, float *y, const float *res, float b,

@@ -21,7 +21,7 @@
 #include "threads.h"
 
 #define KC	256
-#define NC	512
+#define NC	NPR_PACK_NC
 
 static void kern_scalar(int64_t kc, const float *a, const float *b, float *c,
 			int64_t ldc, int m, int n, bool acc, bool last,

@@ -87,6 +87,9 @@ void npr_gemm_a_free(struct npr_gemm_a *pa);
 typedef void (*npr_gemm_pack_b)(const void *src, int64_t k0, int64_t kc,
 				int64_t j0, int64_t nc, int nr, float *dst);
 
+/* Most columns a pack callback is asked for at once (the NC block). */
+#define NPR_PACK_NC	512
+
 /* Row-major B source for npr_gemm_pack_b_rm. */
 struct npr_gemm_bsrc {
 	const float *B;
