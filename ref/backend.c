@@ -18,6 +18,7 @@
 #include <sys/utsname.h>
 
 #include "../lib/core.h"
+#include "ops/shape.h"
 #include "conv.h"
 #include "threads.h"
 
@@ -39,6 +40,8 @@ struct ref_exec {
 
 /* marks nodes whose work a fused step does */
 static struct ref_fast absorbed_mark;
+/* marks a step with nothing to do (a Concat its producers write into) */
+static struct ref_fast noop_mark;
 
 struct ref_request {
 	void *arena;
@@ -90,7 +93,8 @@ static void cpu_exec_destroy(struct npr_exec *ex)
 	int i;
 
 	for (i = 0; re->fast && i < re->nsteps; i++) {
-		if (!re->fast[i] || re->fast[i] == &absorbed_mark)
+		if (!re->fast[i] || re->fast[i] == &absorbed_mark ||
+		    re->fast[i] == &noop_mark)
 			continue;
 		npr_conv_plan_free(re->fast[i]->conv);
 		free(re->fast[i]);
@@ -180,6 +184,100 @@ static int by_size(const void *a, const void *b)
 }
 
 /*
+ * Concat in place: when a Concat's slices are contiguous in its output
+ * (nothing outside the axis but 1s, e.g. channels at batch 1) and each
+ * input is a computed value only the Concat reads, its producers write
+ * straight into the output (alias[v] = output value, prefix[v] = byte
+ * offset) and the Concat step does nothing.
+ */
+static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
+		       int **alias_out, size_t **prefix_out)
+{
+	struct npr_graph *g = ex->g;
+	int *alias, *reads, i, j, s;
+	size_t *prefix;
+
+	alias = malloc(sizeof(int) * (g->nvals ? g->nvals : 1));
+	reads = calloc(g->nvals ? g->nvals : 1, sizeof(int));
+	prefix = calloc(g->nvals ? g->nvals : 1, sizeof(size_t));
+	if (!alias || !reads || !prefix) {
+		free(alias);
+		free(reads);
+		free(prefix);
+		return -ENOMEM;
+	}
+	for (i = 0; i < g->nvals; i++)
+		alias[i] = -1;
+	*alias_out = alias;
+	*prefix_out = prefix;
+	if (getenv("NPR_CPU_REF")) {
+		free(reads);
+		return 0;
+	}
+	for (s = 0; s < re->nsteps; s++) {
+		const struct npr_node *nd = &g->nodes[re->steps[s]];
+		const struct ref_fast *f = re->fast[s];
+
+		if (f) {
+			reads[f->x]++;
+			if (f->res >= 0)
+				reads[f->res]++;
+			continue;
+		}
+		for (j = 0; j < nd->nin; j++)
+			reads[nd->in[j]]++;
+	}
+	for (i = 0; i < ex->nout; i++)
+		reads[ex->out[i].value] += 2;
+	for (i = 0; i < ex->nin; i++)
+		reads[ex->in[i].value] += 2;
+	for (s = 0; s < re->nsteps; s++) {
+		const struct npr_node *nd = &g->nodes[re->steps[s]];
+		const struct npr_concat_params *cp = nd->params;
+		const struct npr_value *o;
+		size_t off = 0;
+		bool ok = true;
+		int64_t outer = 1;
+
+		if (re->fast[s] || strcmp(nd->type, "Concat") || !cp ||
+		    nd->nout != 1)
+			continue;
+		o = npr_out(g, nd, 0);
+		for (j = 0; j < cp->ax; j++)
+			outer *= o->shape.d[j];
+		if (outer != 1 || alias[nd->out[0]] >= 0)
+			continue;
+		for (j = 0; j < nd->nin && ok; j++) {
+			int v = nd->in[j];
+
+			ok = !g->vals[v].data && reads[v] == 1 &&
+			     re->off[v] != SIZE_MAX && alias[v] < 0 &&
+			     g->vals[v].type == o->type;
+		}
+		for (j = 0; j < nd->nin && ok; j++) {
+			int k, v = nd->in[j];
+
+			/* not an alias target itself (nested concats) */
+			for (k = 0; k < g->nvals && ok; k++)
+				ok = alias[k] != v;
+		}
+		if (!ok)
+			continue;
+		for (j = 0; j < nd->nin; j++) {
+			int v = nd->in[j];
+
+			alias[v] = nd->out[0];
+			prefix[v] = off;
+			off += npr_tensor_bytes(g->vals[v].type,
+						npr_shape_numel(&g->vals[v].shape));
+		}
+		re->fast[s] = &noop_mark;
+	}
+	free(reads);
+	return 0;
+}
+
+/*
  * The memory planner: every computed value lives from the step that
  * writes it to the last step that reads it (model outputs to the end);
  * values whose lifetimes do not overlap share arena bytes.  Placement is
@@ -192,8 +290,8 @@ static int plan_memory(struct npr_exec *ex, struct ref_exec *re)
 {
 	struct npr_graph *g = ex->g;
 	struct lifetime *lt;
-	int *idx, i, j, k, n = 0;
-	size_t peak = 0, naive = re->arena_bytes;
+	int *idx, *alias, i, j, k, n = 0, err;
+	size_t peak = 0, naive = re->arena_bytes, *prefix;
 
 	idx = malloc(sizeof(int) * (g->nvals ? g->nvals : 1));
 	lt = calloc(g->nvals ? g->nvals : 1, sizeof(*lt));
@@ -204,8 +302,16 @@ static int plan_memory(struct npr_exec *ex, struct ref_exec *re)
 	}
 	for (i = 0; i < g->nvals; i++)
 		idx[i] = -1;
+	err = plan_concat(ex, re, &alias, &prefix);
+	if (err) {
+		free(idx);
+		free(lt);
+		return err;
+	}
 #define TOUCH(val, step, wr) do {					\
 		int _v = (val);						\
+		if (alias[_v] >= 0)					\
+			_v = alias[_v];					\
 		if (re->off[_v] == SIZE_MAX)				\
 			break;						\
 		if (idx[_v] < 0) {					\
@@ -227,6 +333,8 @@ static int plan_memory(struct npr_exec *ex, struct ref_exec *re)
 		const struct npr_node *nd = &g->nodes[re->steps[i]];
 		const struct ref_fast *f = re->fast[i];
 
+		if (f == &noop_mark)
+			continue;
 		if (f) {
 			TOUCH(f->x, i, false);
 			if (f->res >= 0)
@@ -268,6 +376,11 @@ static int plan_memory(struct npr_exec *ex, struct ref_exec *re)
 		re->off[i] = SIZE_MAX;
 	for (i = 0; i < n; i++)
 		re->off[lt[i].v] = lt[i].off;
+	for (i = 0; i < g->nvals; i++)
+		if (alias[i] >= 0 && re->off[alias[i]] != SIZE_MAX)
+			re->off[i] = re->off[alias[i]] + prefix[i];
+	free(alias);
+	free(prefix);
 	re->arena_bytes = peak;
 	if (getenv("NPR_CPU_PLAN"))
 		fprintf(stderr, "cpu: %d steps, %d buffers, activation arena %zu bytes (%zu without reuse)\n",
@@ -416,6 +529,8 @@ static int cpu_infer(struct npr_request *rq)
 		const struct npr_node *n = &g->nodes[re->steps[i]];
 		const struct ref_fast *f = re->fast[i];
 
+		if (f == &noop_mark)
+			continue;
 		if (f) {
 			err = npr_conv_plan_run(f->conv, rr->t[f->x].data,
 						rr->t[f->y].data,
