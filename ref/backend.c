@@ -151,6 +151,17 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re)
 			break;
 		}
 		f->conv = plan;
+		/*
+		 * The plan holds the weights packed; an owned f32 copy that
+		 * only this node reads is dead weight in RSS: drop it.
+		 */
+		if (uses[n->in[1]] == 1 && g->vals[n->in[1]].owned) {
+			struct npr_value *wv = &g->vals[n->in[1]];
+
+			free(wv->owned);
+			wv->owned = NULL;
+			wv->data = NULL;
+		}
 		f->x = n->in[0];
 		f->res = res;
 		last = nabs ? abs[nabs - 1] : i;

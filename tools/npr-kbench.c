@@ -81,6 +81,21 @@ static uint16_t to_half(float f)
 	return (uint16_t)x;
 }
 
+/* current resident set, MB, from /proc/self/status */
+static double rss_now_mb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	double kb = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmRSS:", 6))
+			kb = atof(line + 6);
+	if (f)
+		fclose(f);
+	return kb / 1024;
+}
+
 static int usage(void)
 {
 	fprintf(stderr,
@@ -226,6 +241,15 @@ static int bench_model(int argc, char **argv)
 	ct = now_s() - ct0;
 	if (err)
 		return fail(fd, "COMPILE", err);
+	{
+		/* the exec keeps what it needs: free the model as a user would */
+		struct npr_handle_destroy hd;
+
+		npr_prep_destroy(&hd, ml.handle);
+		err = npr_ioctl(fd, NPR_IOCTL_HANDLE_DESTROY, &hd);
+		if (err)
+			return fail(fd, "HANDLE_DESTROY", err);
+	}
 	npr_prep_req_create(&rc, co.exec);
 	err = npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc);
 	if (err)
@@ -276,10 +300,10 @@ static int bench_model(int argc, char **argv)
 	printf("{\"runtime\":\"npuring\",\"model\":\"%s\",\"batch\":%d,"
 	       "\"threads\":%d,\"runs\":%d,\"median_ms\":%.3f,\"p10_ms\":%.3f,"
 	       "\"p90_ms\":%.3f,\"min_ms\":%.3f,\"compile_ms\":%.1f,"
-	       "\"peak_rss_mb\":%.1f}\n",
+	       "\"peak_rss_mb\":%.1f,\"rss_after_mb\":%.1f}\n",
 	       model, batch, threads, runs, pct(t, runs, 0.5),
 	       pct(t, runs, 0.1), pct(t, runs, 0.9), t[0], ct * 1e3,
-	       ru.ru_maxrss / 1024.0);
+	       ru.ru_maxrss / 1024.0, rss_now_mb());
 	free(in);
 	free(t);
 	npr_close(fd);
