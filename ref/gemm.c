@@ -288,7 +288,8 @@ int npr_gemm_run(const struct npr_gemm_a *pa, int64_t N, npr_gemm_pack_b pack,
 	} else {
 		int64_t blocks = j.split_n ? nb : mb, per = j.split_n ? 2 : 1;
 
-		j.parts = nt * 3;
+		/* a row split packs all of B in every part: one per thread */
+		j.parts = j.split_n ? nt * 3 : nt;
 		if (j.parts > blocks / per)
 			j.parts = (int)(blocks / per);
 		if (j.parts < 1)
