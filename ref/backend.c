@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <time.h>
 
 #include "../lib/core.h"
 #include "ops/shape.h"
@@ -33,6 +34,8 @@ struct ref_exec {
 	int *steps;		/* node indexes */
 	struct ref_fast **fast;	/* per step, or NULL: the node's eval */
 	int threads;		/* per request, 0: all CPUs */
+	uint64_t *prof_ns;	/* per step, with NPR_CPU_PROFILE set */
+	uint64_t prof_runs;
 	size_t *off;		/* per value: arena offset, SIZE_MAX if none */
 	size_t arena_bytes;
 	int max_in, max_out;
@@ -87,11 +90,77 @@ static int cpu_probe(struct npr_device *dev, int index)
 	return 0;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+/* NPR_CPU_PROFILE=1: time per op type, printed when the exec goes away */
+static void profile_print(struct npr_exec *ex, struct ref_exec *re)
+{
+	struct npr_graph *g = ex->g;
+	uint64_t total = 0;
+	int i, j;
+
+	for (i = 0; i < re->nsteps; i++)
+		total += re->prof_ns[i];
+	fprintf(stderr, "cpu profile: %.3f ms per inference over %llu runs\n",
+		total / 1e6 / re->prof_runs,
+		(unsigned long long)re->prof_runs);
+	if (atoi(getenv("NPR_CPU_PROFILE")) >= 2)
+		for (i = 0; i < re->nsteps; i++) {
+			const struct ref_fast *f = re->fast[i];
+			char desc[128] = "";
+			double fl = 0;
+
+			if (f && f != &noop_mark)
+				fl = npr_conv_plan_desc(f->conv, desc,
+							sizeof(desc));
+			fprintf(stderr, "  step %3d %-14s %-40s %8.3f ms %6.1f GFLOP/s\n",
+				i, g->nodes[re->steps[i]].type, desc,
+				re->prof_ns[i] / 1e6 / re->prof_runs,
+				fl ? fl * re->prof_runs / re->prof_ns[i] : 0);
+		}
+	for (i = 0; i < re->nsteps; i++) {
+		const char *ty = re->fast[i] && re->fast[i] != &noop_mark ?
+				 "conv (fused)" : g->nodes[re->steps[i]].type;
+		uint64_t sum = 0;
+		int cnt = 0;
+
+		for (j = 0; j < i; j++) {
+			const char *t2 = re->fast[j] && re->fast[j] != &noop_mark ?
+					 "conv (fused)" : g->nodes[re->steps[j]].type;
+
+			if (!strcmp(ty, t2))
+				break;
+		}
+		if (j < i)
+			continue;
+		for (j = i; j < re->nsteps; j++) {
+			const char *t2 = re->fast[j] && re->fast[j] != &noop_mark ?
+					 "conv (fused)" : g->nodes[re->steps[j]].type;
+
+			if (!strcmp(ty, t2)) {
+				sum += re->prof_ns[j];
+				cnt++;
+			}
+		}
+		fprintf(stderr, "  %-16s %3d steps %8.3f ms %5.1f%%\n", ty, cnt,
+			sum / 1e6 / re->prof_runs, 100.0 * sum / total);
+	}
+}
+
 static void cpu_exec_destroy(struct npr_exec *ex)
 {
 	struct ref_exec *re = ex->priv;
 	int i;
 
+	if (re->prof_ns && re->prof_runs)
+		profile_print(ex, re);
+	free(re->prof_ns);
 	for (i = 0; re->fast && i < re->nsteps; i++) {
 		if (!re->fast[i] || re->fast[i] == &absorbed_mark ||
 		    re->fast[i] == &noop_mark)
@@ -431,6 +500,12 @@ static int cpu_compile(struct npr_exec *ex)
 	err = plan_fast(g, re);
 	if (err)
 		return err;
+	if (getenv("NPR_CPU_PROFILE")) {
+		re->prof_ns = calloc(g->nnodes ? g->nnodes : 1,
+				     sizeof(*re->prof_ns));
+		if (!re->prof_ns)
+			goto nomem;
+	}
 	for (i = 0; i < g->nnodes; i++) {
 		struct npr_node *n = &g->nodes[i];
 		bool src = n->op->flags & NPR_OP_SOURCE;
@@ -536,9 +611,12 @@ static int cpu_infer(struct npr_request *rq)
 				       npr_elem_name(t->type));
 	}
 	old = npr_par_set_limit(re->threads);
+	if (re->prof_ns)
+		re->prof_runs++;
 	for (i = 0; i < re->nsteps; i++) {
 		const struct npr_node *n = &g->nodes[re->steps[i]];
 		const struct ref_fast *f = re->fast[i];
+		uint64_t t0 = re->prof_ns ? mono_ns() : 0;
 
 		if (f == &noop_mark)
 			continue;
@@ -547,6 +625,8 @@ static int cpu_infer(struct npr_request *rq)
 						rr->t[f->y].data,
 						f->res >= 0 ?
 						rr->t[f->res].data : NULL);
+			if (re->prof_ns)
+				re->prof_ns[i] += mono_ns() - t0;
 			if (err)
 				break;
 			continue;
@@ -556,6 +636,8 @@ static int cpu_infer(struct npr_request *rq)
 		for (j = 0; j < n->nout; j++)
 			rr->out_buf[j] = rr->t[n->out[j]];
 		err = n->op->eval(n, rr->in_buf, rr->out_buf);
+		if (re->prof_ns)
+			re->prof_ns[i] += mono_ns() - t0;
 		if (err)
 			break;
 	}

@@ -5,6 +5,7 @@
  * convolution.  See conv.h.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -246,6 +247,21 @@ int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
 			return err;
 	}
 	return 0;
+}
+
+double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
+			  size_t len)
+{
+	const struct npr_conv_desc *d = &p->d;
+	static const char *const path[] = { "1x1-gemm", "im2col-gemm", "dw" };
+
+	snprintf(buf, len, "%lldx%lld/%lld C%lld K%lld G%lld %lldx%lld N%lld %s",
+		 (long long)d->kh, (long long)d->kw, (long long)d->sh,
+		 (long long)d->C, (long long)d->K, (long long)d->G,
+		 (long long)d->OH, (long long)d->OW, (long long)d->N,
+		 path[p->path]);
+	return 2.0 * d->N * d->K * d->OH * d->OW * (d->C / d->G) * d->kh *
+	       d->kw;
 }
 
 /* The only live node reading value @v, or -1. */

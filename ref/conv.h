@@ -61,6 +61,10 @@ int npr_conv_plan_epi(struct npr_conv_plan *p, const float *bias,
 int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
 		      float *y, const float *res);
 
+/* Describe @p into @buf ("3x3/2 C64 K128 56x56 gemm"); returns its FLOPs. */
+double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
+			  size_t len);
+
 /**
  * npr_conv_fuse() - plan node @ni of @g and what it can absorb
  * @g: the compiled graph.
