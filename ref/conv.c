@@ -14,7 +14,7 @@
 #include "ops/eltwise.h"
 #include "ops/nn.h"
 
-enum { PATH_GEMM1X1, PATH_IM2COL, PATH_DW };
+enum { PATH_GEMM1X1, PATH_IM2COL, PATH_DW, PATH_DIRECT };
 
 struct npr_conv_plan {
 	struct npr_conv_desc d;
@@ -30,12 +30,18 @@ struct npr_conv_plan {
 			 float, float);
 	float *bias;
 	npr_gemm_pack_b pack;		/* im2col packer for this CPU */
+	void (*unpad)(const struct npr_conv_desc *, const float *, int64_t,
+		      float *, const float *, const float *, int, float,
+		      float, int64_t, int64_t);
+	int64_t hp, wp;			/* direct: padded input plane */
+	int64_t *boff;			/* direct: offset of each GEMM row */
 	bool residual;
 	int act;
 	float lo, hi;
 };
 
 #define PACK_IM2COL npr_pack_im2col_generic
+#define UNPAD_ROWS npr_unpad_rows_generic
 #include "conv_pack.h"
 
 void npr_conv_plan_free(struct npr_conv_plan *p)
@@ -50,6 +56,7 @@ void npr_conv_plan_free(struct npr_conv_plan *p)
 		free(p->a);
 	}
 	free(p->wdw);
+	free(p->boff);
 	free(p->bias);
 	free(p);
 }
@@ -99,6 +106,31 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 #endif
 	p->path = taps == 1 && d->sh == 1 && d->sw == 1 && !d->ph && !d->pw &&
 		  d->OH == d->H && d->OW == d->W ? PATH_GEMM1X1 : PATH_IM2COL;
+	p->unpad = p->pack == npr_pack_im2col_generic ?
+		   npr_unpad_rows_generic : npr_unpad_rows_avx512;
+	/*
+	 * Stride 1, k x k: no im2col at all.  The input is copied once into
+	 * a zero-padded plane of pitch wp = OW + (kw - 1) * dw, the output
+	 * is computed at that pitch (kw - 1 columns per row dropped after),
+	 * and GEMM row (c, ky, kx) is the padded plane at a fixed offset.
+	 */
+	if (p->path == PATH_IM2COL && d->sh == 1 && d->sw == 1 &&
+	    kern->fn_direct && !getenv("NPR_CONV_NO_DIRECT")) {
+		int64_t c, ky, kx, i = 0;
+
+		p->hp = d->OH + (d->kh - 1) * d->dh;
+		p->wp = d->OW + (d->kw - 1) * d->dw;
+		p->boff = malloc(sizeof(int64_t) * p->cg * taps);
+		if (!p->boff)
+			goto nomem;
+		for (c = 0; c < p->cg; c++)
+			for (ky = 0; ky < d->kh; ky++)
+				for (kx = 0; kx < d->kw; kx++)
+					p->boff[i++] = c * p->hp * p->wp +
+						       ky * d->dh * p->wp +
+						       kx * d->dw;
+		p->path = PATH_DIRECT;
+	}
 	p->a = calloc(d->G, sizeof(*p->a));
 	if (!p->a)
 		goto nomem;
@@ -171,6 +203,73 @@ struct img_job {
 	_Atomic int err;
 };
 
+struct unpad_job {
+	const struct npr_conv_plan *p;
+	const float *t, *bias, *res;
+	float *y;
+	int64_t K;
+};
+
+static void unpad_task(void *arg, int i, int tid)
+{
+	const struct unpad_job *j = arg;
+	const struct npr_conv_plan *p = j->p;
+	int64_t k0 = j->K * i / 8, k1 = j->K * (i + 1) / 8;
+
+	p->unpad(&p->d, j->t, p->wp, j->y, j->bias, j->res, p->act, p->lo,
+		 p->hi, k0, k1);
+}
+
+/* Image @b at stride 1 with B read in place (see npr_conv_plan_new). */
+static int conv_image_direct(const struct npr_conv_plan *p, const float *x,
+			     float *y, const float *res, int64_t b)
+{
+	static _Thread_local float *xbuf, *tbuf;
+	static _Thread_local size_t xcap, tcap;
+	const struct npr_conv_desc *d = &p->d;
+	int64_t plane = p->hp * p->wp, g, c, iy, npix = d->OH * d->OW;
+	size_t xn = d->C * plane + 64, tn = d->K * d->OH * p->wp;
+	int err;
+
+	if (xn > xcap) {
+		free(xbuf);
+		xbuf = malloc(sizeof(float) * xn);
+		xcap = xbuf ? xn : 0;
+	}
+	if (tn > tcap) {
+		free(tbuf);
+		tbuf = malloc(sizeof(float) * tn);
+		tcap = tbuf ? tn : 0;
+	}
+	if (!xbuf || !tbuf)
+		return -ENOMEM;
+	memset(xbuf, 0, sizeof(float) * xn);
+	for (c = 0; c < d->C; c++)
+		for (iy = 0; iy < d->H; iy++)
+			memcpy(xbuf + c * plane + (iy + d->ph) * p->wp + d->pw,
+			       x + ((b * d->C + c) * d->H + iy) * d->W,
+			       sizeof(float) * d->W);
+	for (g = 0; g < d->G; g++) {
+		struct npr_gemm_bdirect bd = {
+			.b = xbuf + g * p->cg * plane, .off = p->boff,
+		};
+		struct unpad_job uj = {
+			.p = p, .t = tbuf + g * p->kg * d->OH * p->wp,
+			.bias = p->bias ? p->bias + g * p->kg : NULL,
+			.res = res ? res + (b * d->K + g * p->kg) * npix : NULL,
+			.y = y + (b * d->K + g * p->kg) * npix, .K = p->kg,
+		};
+
+		err = npr_gemm_run_direct(&p->a[g], d->OH * p->wp, &bd,
+					  tbuf + g * p->kg * d->OH * p->wp,
+					  d->OH * p->wp, 0);
+		if (err)
+			return err;
+		npr_parallel_for(8, unpad_task, &uj);
+	}
+	return 0;
+}
+
 /* Every group of image @b, on the calling thread. */
 static int conv_image(const struct npr_conv_plan *p, const float *x,
 		      float *y, const float *res, int64_t b)
@@ -179,6 +278,8 @@ static int conv_image(const struct npr_conv_plan *p, const float *x,
 	int64_t g, npix = d->OH * d->OW;
 	int err;
 
+	if (p->path == PATH_DIRECT)
+		return conv_image_direct(p, x, y, res, b);
 	for (g = 0; g < d->G; g++) {
 		const float *xg = x + (b * d->C + g * p->cg) * d->H * d->W;
 		int64_t yoff = (b * d->K + g * p->kg) * npix;
@@ -253,7 +354,9 @@ double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 			  size_t len)
 {
 	const struct npr_conv_desc *d = &p->d;
-	static const char *const path[] = { "1x1-gemm", "im2col-gemm", "dw" };
+	static const char *const path[] = {
+		"1x1-gemm", "im2col-gemm", "dw", "direct-gemm",
+	};
 
 	snprintf(buf, len, "%lldx%lld/%lld C%lld K%lld G%lld %lldx%lld N%lld %s",
 		 (long long)d->kh, (long long)d->kw, (long long)d->sh,

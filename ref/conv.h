@@ -92,6 +92,15 @@ void npr_pack_im2col_generic(const void *src, int64_t k0, int64_t kc,
 void npr_pack_im2col_avx512(const void *src, int64_t k0, int64_t kc,
 			    int64_t j0, int64_t nc, int nr, float *dst);
 
+void npr_unpad_rows_generic(const struct npr_conv_desc *d, const float *t,
+			    int64_t wp, float *y, const float *bias,
+			    const float *res, int act, float lo, float hi,
+			    int64_t k0, int64_t k1);
+void npr_unpad_rows_avx512(const struct npr_conv_desc *d, const float *t,
+			   int64_t wp, float *y, const float *bias,
+			   const float *res, int act, float lo, float hi,
+			   int64_t k0, int64_t k1);
+
 /* Depthwise planes (conv_dw.h): portable and AVX-512 builds. */
 void npr_dw_plane_generic(const struct npr_conv_desc *d, const float *x,
 			  const float *wc, float *y, const float *res, float b,

@@ -13,4 +13,5 @@
 #include "conv_dw.h"
 
 #define PACK_IM2COL npr_pack_im2col_avx512
+#define UNPAD_ROWS npr_unpad_rows_avx512
 #include "conv_pack.h"

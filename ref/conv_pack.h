@@ -80,3 +80,42 @@ void PACK_IM2COL(const void *src, int64_t k0, int64_t kc, int64_t j0,
 		}
 	}
 }
+
+/*
+ * Output rows [k0, k1) of a direct (stride 1) convolution: the GEMM wrote
+ * them at the padded input's pitch @wp; copy the OW valid columns of each
+ * row into y with the epilogue (bias, residual, activation).
+ */
+void UNPAD_ROWS(const struct npr_conv_desc *d, const float *t, int64_t wp,
+		float *y, const float *bias, const float *res, int act,
+		float lo, float hi, int64_t k0, int64_t k1)
+{
+	int64_t k, oy, ox, npix = d->OH * d->OW;
+
+	for (k = k0; k < k1; k++) {
+		float b = bias ? bias[k] : 0.0f;
+
+		for (oy = 0; oy < d->OH; oy++) {
+			const float *restrict tr = t + (k * d->OH + oy) * wp;
+			float *restrict yr = y + k * npix + oy * d->OW;
+			const float *restrict rr = res ?
+				res + k * npix + oy * d->OW : NULL;
+
+			if (rr)
+				for (ox = 0; ox < d->OW; ox++)
+					yr[ox] = tr[ox] + b + rr[ox];
+			else
+				for (ox = 0; ox < d->OW; ox++)
+					yr[ox] = tr[ox] + b;
+			if (act == NPR_ACT_RELU)
+				for (ox = 0; ox < d->OW; ox++)
+					yr[ox] = yr[ox] > 0 ? yr[ox] : 0;
+			else if (act == NPR_ACT_CLAMP)
+				for (ox = 0; ox < d->OW; ox++) {
+					float v = yr[ox] < lo ? lo : yr[ox];
+
+					yr[ox] = v > hi ? hi : v;
+				}
+		}
+	}
+}

@@ -159,6 +159,39 @@ void npr_gemm_pack_b_rm(const void *src, int64_t k0, int64_t kc, int64_t j0,
 	}
 }
 
+/* Direct B: no packing; A micro-panel outer, B panels inner, per KC. */
+static void gemm_part_direct(const struct npr_gemm_a *pa, int64_t m0,
+			     int64_t m1, int64_t n0, int64_t n1,
+			     const struct npr_gemm_bdirect *bd, float *C,
+			     int64_t ldc)
+{
+	const struct npr_gemm_kern *kn = pa->kern;
+	int mr = kn->mr, nr = kn->nr;
+	int64_t K = pa->K, jc, pc, ir, jr;
+
+	for (jc = n0; jc < n1; jc += NC) {
+		int64_t nc = n1 - jc < NC ? n1 - jc : NC;
+
+		for (pc = 0; pc < K; pc += KC) {
+			int64_t kc = K - pc < KC ? K - pc : KC;
+
+			for (ir = m0; ir < m1; ir += mr) {
+				const float *a = pa->data + pc * pa->Mp + ir * kc;
+				int m = m1 - ir < mr ? (int)(m1 - ir) : mr;
+
+				for (jr = 0; jr < nc; jr += nr) {
+					int n = nc - jr < nr ? (int)(nc - jr) : nr;
+
+					kn->fn_direct(kc, a, bd->b + jc + jr,
+						      bd->off + pc,
+						      C + ir * ldc + jc + jr,
+						      ldc, m, n, pc > 0);
+				}
+			}
+		}
+	}
+}
+
 /* One thread's share: rows [m0, m1) and columns [n0, n1). */
 static int gemm_part(const struct npr_gemm_a *pa, int64_t m0, int64_t m1,
 		     int64_t n0, int64_t n1, npr_gemm_pack_b pack,
@@ -220,6 +253,7 @@ struct gemm_job {
 	float *C;
 	int64_t ldc;
 	const struct npr_gemm_epi *e;
+	const struct npr_gemm_bdirect *bd;
 	int parts;
 	bool split_n;
 	_Atomic int err;
@@ -251,11 +285,17 @@ static void gemm_task(void *arg, int i, int tid)
 	}
 	if (m0 >= m1 || n0 >= n1)
 		return;
+	if (j->bd) {
+		gemm_part_direct(pa, m0, m1, n0, n1, j->bd, j->C, j->ldc);
+		return;
+	}
 	err = gemm_part(pa, m0, m1, n0, n1, j->pack, j->bsrc, j->C, j->ldc,
 			j->e);
 	if (err)
 		j->err = err;
 }
+
+static int gemm_go(struct gemm_job *jp, int nthreads);
 
 int npr_gemm_run(const struct npr_gemm_a *pa, int64_t N, npr_gemm_pack_b pack,
 		 const void *bsrc, float *C, int64_t ldc,
@@ -265,6 +305,27 @@ int npr_gemm_run(const struct npr_gemm_a *pa, int64_t N, npr_gemm_pack_b pack,
 		.pa = pa, .N = N, .pack = pack, .bsrc = bsrc, .C = C,
 		.ldc = ldc, .e = e,
 	};
+
+	return gemm_go(&j, nthreads);
+}
+
+int npr_gemm_run_direct(const struct npr_gemm_a *pa, int64_t N,
+			const struct npr_gemm_bdirect *bd, float *C,
+			int64_t ldc, int nthreads)
+{
+	struct gemm_job j = {
+		.pa = pa, .N = N, .C = C, .ldc = ldc, .bd = bd,
+	};
+
+	if (!pa->kern->fn_direct)
+		return -EOPNOTSUPP;
+	return gemm_go(&j, nthreads);
+}
+
+static int gemm_go(struct gemm_job *jp, int nthreads)
+{
+	const struct npr_gemm_a *pa = jp->pa;
+	int64_t N = jp->N;
 	int nt = npr_par_threads();
 	int64_t nb = (N + pa->kern->nr - 1) / pa->kern->nr;
 	int64_t mb = (pa->M + pa->kern->mr - 1) / pa->kern->mr;
@@ -281,22 +342,22 @@ int npr_gemm_run(const struct npr_gemm_a *pa, int64_t N, npr_gemm_pack_b pack,
 	 * several parts per thread, taken dynamically, so that a thread the
 	 * kernel preempts (the machine is shared) holds up little work.
 	 */
-	j.split_n = nb >= 4 * nt || nb >= mb * 2;
+	jp->split_n = nb >= 4 * nt || nb >= mb * 2;
 	if (nt <= 1) {
-		j.parts = 1;
-		gemm_task(&j, 0, 0);
+		jp->parts = 1;
+		gemm_task(jp, 0, 0);
 	} else {
-		int64_t blocks = j.split_n ? nb : mb, per = j.split_n ? 2 : 1;
+		int64_t blocks = jp->split_n ? nb : mb, per = jp->split_n ? 2 : 1;
 
 		/* a row split packs all of B in every part: one per thread */
-		j.parts = j.split_n ? nt * 3 : nt;
-		if (j.parts > blocks / per)
-			j.parts = (int)(blocks / per);
-		if (j.parts < 1)
-			j.parts = 1;
-		npr_parallel_for(j.parts, gemm_task, &j);
+		jp->parts = jp->split_n || jp->bd ? nt * 3 : nt;
+		if (jp->parts > blocks / per)
+			jp->parts = (int)(blocks / per);
+		if (jp->parts < 1)
+			jp->parts = 1;
+		npr_parallel_for(jp->parts, gemm_task, jp);
 	}
-	return j.err;
+	return jp->err;
 }
 
 int npr_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,

@@ -51,6 +51,20 @@ struct npr_gemm_kern {
 	void (*fn)(int64_t kc, const float *a, const float *b, float *c,
 		   int64_t ldc, int m, int n, bool acc, bool last,
 		   const struct npr_gemm_epi *e);
+	void (*fn_direct)(int64_t kc, const float *a, const float *b,
+			  const int64_t *boff, float *c, int64_t ldc, int m,
+			  int n, bool acc);
+};
+
+/*
+ * A B operand read in place, no packing: row k is b + off[k], its columns
+ * contiguous (a convolution at stride 1 over a zero-padded input, the
+ * output computed at the input's pitch).  Kernels with fn_direct only;
+ * rows must be readable NR floats past every column used.
+ */
+struct npr_gemm_bdirect {
+	const float *b;
+	const int64_t *off;
 };
 
 /* The fastest kernel this CPU runs (or the one NPR_GEMM_ISA names). */
@@ -113,6 +127,14 @@ void npr_gemm_pack_b_rm(const void *src, int64_t k0, int64_t kc, int64_t j0,
 int npr_gemm_run(const struct npr_gemm_a *pa, int64_t N, npr_gemm_pack_b pack,
 		 const void *bsrc, float *C, int64_t ldc,
 		 const struct npr_gemm_epi *e, int nthreads);
+
+/**
+ * npr_gemm_run_direct() - C = A * B with B read in place, no epilogue
+ * Return: 0, or -EOPNOTSUPP when @pa's kernel has no fn_direct.
+ */
+int npr_gemm_run_direct(const struct npr_gemm_a *pa, int64_t N,
+			const struct npr_gemm_bdirect *bd, float *C,
+			int64_t ldc, int nthreads);
 
 /* Plain row-major SGEMM: C = A * B, A packed on the fly. */
 int npr_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,

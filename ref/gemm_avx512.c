@@ -114,6 +114,79 @@ static void kern(int64_t kc, const float *a, const float *b, float *c,
 	}
 }
 
+/*
+ * The same tile with B read in place: row k at b + off[k] (unaligned,
+ * masked past n), no epilogue.  Convolutions at stride 1 use it on a
+ * zero-padded input, with no im2col packing at all.
+ */
+static void kern_direct(int64_t kc, const float *a, const float *b,
+			const int64_t *off, float *c, int64_t ldc, int m,
+			int n, bool acc)
+{
+	__m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps();
+	__m512 c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
+	__m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps();
+	__m512 c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
+	__m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps();
+	__m512 c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
+	__m512 c60 = _mm512_setzero_ps(), c61 = _mm512_setzero_ps();
+	__m512 c70 = _mm512_setzero_ps(), c71 = _mm512_setzero_ps();
+	__m512 r[MR][2];
+	__mmask16 m0, m1;
+	int64_t k;
+	int i;
+
+	m0 = n >= 16 ? 0xffff : (__mmask16)((1u << n) - 1);
+	m1 = n >= 32 ? 0xffff : n <= 16 ? 0 : (__mmask16)((1u << (n - 16)) - 1);
+	for (k = 0; k < kc; k++, a += MR) {
+		const float *bk = b + off[k];
+		__m512 b0 = _mm512_maskz_loadu_ps(m0, bk);
+		__m512 b1 = _mm512_maskz_loadu_ps(m1, bk + 16);
+		__m512 av;
+
+		av = _mm512_set1_ps(a[0]);
+		c00 = _mm512_fmadd_ps(av, b0, c00);
+		c01 = _mm512_fmadd_ps(av, b1, c01);
+		av = _mm512_set1_ps(a[1]);
+		c10 = _mm512_fmadd_ps(av, b0, c10);
+		c11 = _mm512_fmadd_ps(av, b1, c11);
+		av = _mm512_set1_ps(a[2]);
+		c20 = _mm512_fmadd_ps(av, b0, c20);
+		c21 = _mm512_fmadd_ps(av, b1, c21);
+		av = _mm512_set1_ps(a[3]);
+		c30 = _mm512_fmadd_ps(av, b0, c30);
+		c31 = _mm512_fmadd_ps(av, b1, c31);
+		av = _mm512_set1_ps(a[4]);
+		c40 = _mm512_fmadd_ps(av, b0, c40);
+		c41 = _mm512_fmadd_ps(av, b1, c41);
+		av = _mm512_set1_ps(a[5]);
+		c50 = _mm512_fmadd_ps(av, b0, c50);
+		c51 = _mm512_fmadd_ps(av, b1, c51);
+		av = _mm512_set1_ps(a[6]);
+		c60 = _mm512_fmadd_ps(av, b0, c60);
+		c61 = _mm512_fmadd_ps(av, b1, c61);
+		av = _mm512_set1_ps(a[7]);
+		c70 = _mm512_fmadd_ps(av, b0, c70);
+		c71 = _mm512_fmadd_ps(av, b1, c71);
+	}
+	r[0][0] = c00; r[0][1] = c01; r[1][0] = c10; r[1][1] = c11;
+	r[2][0] = c20; r[2][1] = c21; r[3][0] = c30; r[3][1] = c31;
+	r[4][0] = c40; r[4][1] = c41; r[5][0] = c50; r[5][1] = c51;
+	r[6][0] = c60; r[6][1] = c61; r[7][0] = c70; r[7][1] = c71;
+	for (i = 0; i < m; i++) {
+		float *cr = c + i * ldc;
+		__m512 v0 = r[i][0], v1 = r[i][1];
+
+		if (acc) {
+			v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, cr));
+			v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, cr + 16));
+		}
+		_mm512_mask_storeu_ps(cr, m0, v0);
+		_mm512_mask_storeu_ps(cr + 16, m1, v1);
+	}
+}
+
 const struct npr_gemm_kern npr_gemm_kern_avx512 = {
 	.name = "avx512", .mr = MR, .nr = NR, .fn = kern,
+	.fn_direct = kern_direct,
 };
