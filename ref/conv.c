@@ -175,6 +175,7 @@ struct dw_job {
 
 #define DW_PLANE npr_dw_plane_generic
 #define DW_FLAT npr_dw_flat_generic
+#define DW_FLAT2 dw_flat2_generic
 #include "conv_dw.h"
 
 /* One (image, channel) plane of a depthwise convolution. */

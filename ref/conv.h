@@ -118,11 +118,11 @@ int npr_dw_flat_avx512(const struct npr_conv_desc *d, const float *x,
 
 /* vec.h: the fully connected MatMul, portable and AVX-512 builds */
 void npr_matmul_nt_generic(int64_t M, int64_t N, int64_t K, const float *A,
-			   const float *B, float *C);
+			   const float *B, float *C, int64_t ldc);
 void npr_matmul_nn_generic(int64_t M, int64_t N, int64_t K, const float *A,
 			   const float *B, float *C);
 void npr_matmul_nt_avx512(int64_t M, int64_t N, int64_t K, const float *A,
-			  const float *B, float *C);
+			  const float *B, float *C, int64_t ldc);
 void npr_matmul_nn_avx512(int64_t M, int64_t N, int64_t K, const float *A,
 			  const float *B, float *C);
 void npr_pool_row_generic(bool maxp, const float *const *rows, int64_t nr,

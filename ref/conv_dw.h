@@ -78,6 +78,117 @@ void DW_PLANE(const struct npr_conv_desc *d, const float *x, const float *wc,
  * the accumulators in L1.
  */
 #define DW_CH	1024
+
+/*
+ * Stride 2, no dilation: the padded input split into four planes by row
+ * and column parity, plane (pr, pc)[i][j] = padded[2i + pr][2j + pc], all
+ * of pitch wh.  Tap (ky, kx) of output (oy, ox) is then plane (ky & 1,
+ * kx & 1) at (oy + ky / 2, ox + kx / 2): one flat, stride-1 loop per tap
+ * again, with the output at pitch wh (about OW + 1).
+ */
+static int DW_FLAT2(const struct npr_conv_desc *d, const float *x,
+		    const float *wc, float *y, const float *res, float b,
+		    int act, float lo, float hi)
+{
+	static _Thread_local float *buf;
+	static _Thread_local size_t cap;
+	int64_t wh = d->OW + (d->kw - 1) / 2 + 1;
+	int64_t hh = d->OH + (d->kh - 1) / 2 + 1, ps = hh * wh, P = wh;
+	int64_t q, i, j, t0, t, ky, kx, oy, n2;
+	float acc[DW_CH];
+
+	if ((size_t)(4 * ps + 64) > cap) {
+		free(buf);
+		cap = 4 * ps + 64;
+		buf = malloc(sizeof(float) * cap);
+		if (!buf) {
+			cap = 0;
+			return -1;
+		}
+	}
+	for (q = 0; q < 4; q++) {
+		int64_t pr = q >> 1, pc = q & 1;
+
+		for (i = 0; i < hh; i++) {
+			int64_t iy = 2 * i + pr - d->ph;
+			float *restrict dr = buf + q * ps + i * wh;
+			const float *xr = x + iy * d->W;
+
+			if (iy < 0 || iy >= d->H) {
+				memset(dr, 0, sizeof(float) * wh);
+				continue;
+			}
+			{
+				/* valid j: 0 <= 2j + pc - pw < W */
+				int64_t o = pc - d->pw;
+				int64_t j0 = o >= 0 ? 0 : (-o + 1) / 2;
+				int64_t j1 = d->W - 1 - o < 0 ? 0 :
+					     (d->W - 1 - o) / 2 + 1;
+				const float *restrict xs = xr + o;
+
+				if (j1 > wh)
+					j1 = wh;
+				if (j0 > j1)
+					j0 = j1;
+				for (j = 0; j < j0; j++)
+					dr[j] = 0.0f;
+				for (j = j0; j < j1; j++)
+					dr[j] = xs[2 * j];
+				for (j = j1; j < wh; j++)
+					dr[j] = 0.0f;
+			}
+		}
+	}
+	memset(buf + 4 * ps, 0, sizeof(float) * 64);
+	for (t0 = 0; t0 < d->OH * P; t0 += DW_CH) {
+		int64_t n = d->OH * P - t0 < DW_CH ? d->OH * P - t0 : DW_CH;
+
+		for (t = 0; t < n; t++)
+			acc[t] = b;
+		for (ky = 0; ky < d->kh; ky++)
+			for (kx = 0; kx < d->kw; kx++) {
+				const float *restrict xs = buf +
+					((ky & 1) * 2 + (kx & 1)) * ps +
+					(ky / 2) * wh + kx / 2 + t0;
+				float wv = wc[ky * d->kw + kx];
+
+				for (t = 0; t < n; t++)
+					acc[t] += wv * xs[t];
+			}
+		/* the output rows of this chunk, a vector loop each */
+		for (oy = t0 / P; oy * P < t0 + n; oy++) {
+			int64_t rs = oy * P, a = rs > t0 ? rs : t0;
+			int64_t e = rs + d->OW < t0 + n ? rs + d->OW : t0 + n;
+			float *restrict yo = y + oy * d->OW + (a - rs);
+			const float *ac = acc + (a - t0);
+
+			if (a >= e)
+				continue;
+			n2 = e - a;
+			if (res) {
+				const float *restrict rr = res + oy * d->OW + (a - rs);
+
+				for (t = 0; t < n2; t++)
+					yo[t] = ac[t] + rr[t];
+				ac = yo;
+			}
+			if (act == NPR_ACT_RELU) {
+				for (t = 0; t < n2; t++)
+					yo[t] = ac[t] > 0 ? ac[t] : 0;
+			} else if (act == NPR_ACT_CLAMP) {
+				for (t = 0; t < n2; t++) {
+					float v = ac[t] < lo ? lo : ac[t];
+
+					yo[t] = v > hi ? hi : v;
+				}
+			} else if (!res) {
+				memcpy(yo, ac, sizeof(float) * n2);
+			}
+		}
+	}
+	return 0;
+}
+
 int DW_FLAT(const struct npr_conv_desc *d, const float *x,
 		   const float *wc, float *y, const float *res, float b,
 		   int act, float lo, float hi)
@@ -89,6 +200,8 @@ int DW_FLAT(const struct npr_conv_desc *d, const float *x,
 	float acc[DW_CH];
 	float *xp;
 
+	if (s == 2 && d->sh == 2 && d->dh == 1 && d->dw == 1)
+		return DW_FLAT2(d, x, wc, y, res, b, act, lo, hi);
 	Wp = d->pw + d->W;
 	need = (d->OW - 1) * s + (d->kw - 1) * d->dw + 1;
 	if (Wp < need)

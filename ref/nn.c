@@ -548,6 +548,23 @@ int npr_matmul_scalar(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
+struct fc_job {
+	void (*nt)(int64_t, int64_t, int64_t, const float *, const float *,
+		   float *, int64_t);
+	int64_t M, N, K, parts;
+	const float *A, *B;
+	float *C;
+};
+
+/* Columns [N * i / parts, N * (i + 1) / parts) of a C = A * B^T. */
+static void fc_task(void *arg, int i, int tid)
+{
+	const struct fc_job *j = arg;
+	int64_t n0 = j->N * i / j->parts, n1 = j->N * (i + 1) / j->parts;
+
+	j->nt(j->M, n1 - n0, j->K, j->A, j->B + n0 * j->K, j->C + n0, j->N);
+}
+
 /*
  * MatMul: a 2-D (or 1 x K) f32 activation by a 2-D weight takes the
  * vector loops of vec.h (the AVX-512 build when the CPU has it); anything
@@ -559,7 +576,7 @@ int npr_ref_matmul(const struct npr_node *n, const struct npr_tensor *in,
 	const struct npr_nn_params *p = n->params;
 	const struct npr_shape *as = &in[0].shape, *bs = &in[1].shape;
 	void (*nt)(int64_t, int64_t, int64_t, const float *, const float *,
-		   float *) = npr_matmul_nt_generic;
+		   float *, int64_t) = npr_matmul_nt_generic;
 	void (*nn)(int64_t, int64_t, int64_t, const float *, const float *,
 		   float *) = npr_matmul_nn_generic;
 	int64_t M, K, N;
@@ -577,9 +594,17 @@ int npr_ref_matmul(const struct npr_node *n, const struct npr_tensor *in,
 		nn = npr_matmul_nn_avx512;
 	}
 #endif
-	if (p->tb)
-		nt(M, N, K, in[0].data, in[1].data, out->data);
-	else
+	if (p->tb) {
+		/* memory-bound on B: split its rows over the threads */
+		struct fc_job j = {
+			.nt = nt, .M = M, .N = N, .K = K, .A = in[0].data,
+			.B = in[1].data, .C = out->data,
+			.parts = N >= 64 && N * K >= 65536 ? 8 : 1,
+		};
+
+		npr_parallel_for((int)j.parts, fc_task, &j);
+	} else {
 		nn(M, N, K, in[0].data, in[1].data, out->data);
+	}
 	return 0;
 }

@@ -9,9 +9,10 @@
  * weight, so one pass over it, M rows at a time (up to 4).
  */
 
-/* C[M, N] = A[M, K] * B[N, K]^T: four rows of B against up to 4 of A */
+/* C[M, N] = A[M, K] * B[N, K]^T (C's row stride @ldc): up to 4 rows of A
+ * against each row of B */
 void VEC(matmul_nt)(int64_t M, int64_t N, int64_t K, const float *A,
-		    const float *B, float *C)
+		    const float *B, float *C, int64_t ldc)
 {
 	int64_t m0, n, k, l, i;
 
@@ -36,7 +37,7 @@ void VEC(matmul_nt)(int64_t M, int64_t N, int64_t K, const float *A,
 					tail[i] += A[(m0 + i) * K + q] * b[q];
 				for (l = 0; l < 16; l++)
 					s += acc[i][l];
-				C[(m0 + i) * N + n] = s + tail[i];
+				C[(m0 + i) * ldc + n] = s + tail[i];
 			}
 		}
 	}
