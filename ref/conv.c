@@ -176,6 +176,7 @@ struct dw_job {
 #define DW_PLANE npr_dw_plane_generic
 #define DW_FLAT npr_dw_flat_generic
 #define DW_FLAT2 dw_flat2_generic
+#define DW_AXPY dw_axpy_generic
 #include "conv_dw.h"
 
 /* One (image, channel) plane of a depthwise convolution. */

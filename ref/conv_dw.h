@@ -79,6 +79,32 @@ void DW_PLANE(const struct npr_conv_desc *d, const float *x, const float *wc,
  */
 #define DW_CH	1024
 
+/* acc[0..n) += wv * xs[0..n): the inner loop of every flat tap */
+static inline void DW_AXPY(float *restrict acc, const float *restrict xs,
+			   float wv, int64_t n)
+{
+	int64_t t = 0;
+
+#ifdef __AVX512F__
+	__m512 w = _mm512_set1_ps(wv);
+
+	for (; t + 16 <= n; t += 16)
+		_mm512_storeu_ps(acc + t,
+				 _mm512_fmadd_ps(w, _mm512_loadu_ps(xs + t),
+						 _mm512_loadu_ps(acc + t)));
+	if (t < n) {
+		__mmask16 m = (__mmask16)((1u << (n - t)) - 1);
+
+		_mm512_mask_storeu_ps(acc + t, m,
+			_mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(m, xs + t),
+					_mm512_maskz_loadu_ps(m, acc + t)));
+		return;
+	}
+#endif
+	for (; t < n; t++)
+		acc[t] += wv * xs[t];
+}
+
 /*
  * Stride 2, no dilation: the padded input split into four planes by row
  * and column parity, plane (pr, pc)[i][j] = padded[2i + pr][2j + pc], all
@@ -95,50 +121,61 @@ static int DW_FLAT2(const struct npr_conv_desc *d, const float *x,
 	int64_t wh = d->OW + (d->kw - 1) / 2 + 1;
 	int64_t hh = d->OH + (d->kh - 1) / 2 + 1, ps = hh * wh, P = wh;
 	int64_t q, i, j, t0, t, ky, kx, oy, n2;
-	float acc[DW_CH];
+	float acc[DW_CH], *tmp;
 
-	if ((size_t)(4 * ps + 64) > cap) {
+	if ((size_t)(4 * ps + 64 + 2 * wh) > cap) {
 		free(buf);
-		cap = 4 * ps + 64;
+		cap = 4 * ps + 64 + 2 * wh;
 		buf = malloc(sizeof(float) * cap);
 		if (!buf) {
 			cap = 0;
 			return -1;
 		}
 	}
-	for (q = 0; q < 4; q++) {
-		int64_t pr = q >> 1, pc = q & 1;
-
+	tmp = buf + 4 * ps + 64;
+	/* each padded input row once into tmp, then split by column parity */
+	for (q = 0; q < 2; q++)
 		for (i = 0; i < hh; i++) {
-			int64_t iy = 2 * i + pr - d->ph;
-			float *restrict dr = buf + q * ps + i * wh;
-			const float *xr = x + iy * d->W;
+			int64_t iy = 2 * i + q - d->ph;
+			float *restrict de = buf + (2 * q) * ps + i * wh;
+			float *restrict dodd = buf + (2 * q + 1) * ps + i * wh;
+			int64_t w = d->W;
 
 			if (iy < 0 || iy >= d->H) {
-				memset(dr, 0, sizeof(float) * wh);
+				memset(de, 0, sizeof(float) * wh);
+				memset(dodd, 0, sizeof(float) * wh);
 				continue;
 			}
+			if (w > 2 * wh - d->pw)
+				w = 2 * wh - d->pw;
+			memset(tmp, 0, sizeof(float) * 2 * wh);
+			if (w > 0)
+				memcpy(tmp + d->pw, x + iy * d->W, sizeof(float) * w);
+			j = 0;
+#ifdef __AVX512F__
 			{
-				/* valid j: 0 <= 2j + pc - pw < W */
-				int64_t o = pc - d->pw;
-				int64_t j0 = o >= 0 ? 0 : (-o + 1) / 2;
-				int64_t j1 = d->W - 1 - o < 0 ? 0 :
-					     (d->W - 1 - o) / 2 + 1;
-				const float *restrict xs = xr + o;
+				const __m512i ie = _mm512_set_epi32(30, 28, 26,
+					24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4,
+					2, 0);
+				const __m512i io = _mm512_add_epi32(ie,
+					_mm512_set1_epi32(1));
 
-				if (j1 > wh)
-					j1 = wh;
-				if (j0 > j1)
-					j0 = j1;
-				for (j = 0; j < j0; j++)
-					dr[j] = 0.0f;
-				for (j = j0; j < j1; j++)
-					dr[j] = xs[2 * j];
-				for (j = j1; j < wh; j++)
-					dr[j] = 0.0f;
+				for (; j + 16 <= wh; j += 16) {
+					__m512 lo16 = _mm512_loadu_ps(tmp + 2 * j);
+					__m512 hi16 = _mm512_loadu_ps(tmp + 2 * j + 16);
+
+					_mm512_storeu_ps(de + j,
+						_mm512_permutex2var_ps(lo16, ie, hi16));
+					_mm512_storeu_ps(dodd + j,
+						_mm512_permutex2var_ps(lo16, io, hi16));
+				}
+			}
+#endif
+			for (; j < wh; j++) {
+				de[j] = tmp[2 * j];
+				dodd[j] = tmp[2 * j + 1];
 			}
 		}
-	}
 	memset(buf + 4 * ps, 0, sizeof(float) * 64);
 	for (t0 = 0; t0 < d->OH * P; t0 += DW_CH) {
 		int64_t n = d->OH * P - t0 < DW_CH ? d->OH * P - t0 : DW_CH;
@@ -152,8 +189,7 @@ static int DW_FLAT2(const struct npr_conv_desc *d, const float *x,
 					(ky / 2) * wh + kx / 2 + t0;
 				float wv = wc[ky * d->kw + kx];
 
-				for (t = 0; t < n; t++)
-					acc[t] += wv * xs[t];
+				DW_AXPY(acc, xs, wv, n);
 			}
 		/* the output rows of this chunk, a vector loop each */
 		for (oy = t0 / P; oy * P < t0 + n; oy++) {
@@ -245,8 +281,7 @@ int DW_FLAT(const struct npr_conv_desc *d, const float *x,
 				float wv = wc[ky * d->kw + kx];
 
 				if (s == 1)
-					for (t = 0; t < n; t++)
-						acc[t] += wv * xs[t];
+					DW_AXPY(acc, xs, wv, n);
 				else
 					for (t = 0; t < n; t++)
 						acc[t] += wv * xs[2 * t];
