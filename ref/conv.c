@@ -130,6 +130,15 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 						       ky * d->dh * p->wp +
 						       kx * d->dw;
 		p->path = PATH_DIRECT;
+	} else if (p->path == PATH_GEMM1X1 && kern->fn_direct &&
+		   getenv("NPR_CONV_DIRECT_1X1")) {
+		int64_t c;
+
+		p->boff = malloc(sizeof(int64_t) * p->cg);
+		if (!p->boff)
+			goto nomem;
+		for (c = 0; c < p->cg; c++)
+			p->boff[c] = c * d->H * d->W;
 	}
 	p->a = calloc(d->G, sizeof(*p->a));
 	if (!p->a)
@@ -264,7 +273,7 @@ static int conv_image_direct(const struct npr_conv_plan *p, const float *x,
 
 		err = npr_gemm_run_direct(&p->a[g], d->OH * p->wp, &bd,
 					  tbuf + g * p->kg * d->OH * p->wp,
-					  d->OH * p->wp, 0);
+					  d->OH * p->wp, NULL, 0);
 		if (err)
 			return err;
 		npr_parallel_for(8, unpad_task, &uj);
@@ -293,7 +302,14 @@ static int conv_image(const struct npr_conv_plan *p, const float *x,
 		};
 		bool any = e.bias || e.res || e.act;
 
-		if (p->path == PATH_GEMM1X1) {
+		if (p->path == PATH_GEMM1X1 && p->boff) {
+			/* B is the input itself: row c at c * npix */
+			struct npr_gemm_bdirect bd = { .b = xg, .off = p->boff };
+
+			err = npr_gemm_run_direct(&p->a[g], npix, &bd,
+						  y + yoff, npix,
+						  any ? &e : NULL, 0);
+		} else if (p->path == PATH_GEMM1X1) {
 			struct npr_gemm_bsrc bs = { .B = xg, .ldb = npix };
 
 			err = npr_gemm_run(&p->a[g], npix, npr_gemm_pack_b_rm,

@@ -163,29 +163,38 @@ void npr_gemm_pack_b_rm(const void *src, int64_t k0, int64_t kc, int64_t j0,
 static void gemm_part_direct(const struct npr_gemm_a *pa, int64_t m0,
 			     int64_t m1, int64_t n0, int64_t n1,
 			     const struct npr_gemm_bdirect *bd, float *C,
-			     int64_t ldc)
+			     int64_t ldc, const struct npr_gemm_epi *e)
 {
 	const struct npr_gemm_kern *kn = pa->kern;
 	int mr = kn->mr, nr = kn->nr;
 	int64_t K = pa->K, jc, pc, ir, jr;
+	struct npr_gemm_epi te;
 
+	if (e)
+		te = *e;
 	for (jc = n0; jc < n1; jc += NC) {
 		int64_t nc = n1 - jc < NC ? n1 - jc : NC;
 
 		for (pc = 0; pc < K; pc += KC) {
 			int64_t kc = K - pc < KC ? K - pc : KC;
+			bool last = pc + KC >= K;
 
 			for (ir = m0; ir < m1; ir += mr) {
 				const float *a = pa->data + pc * pa->Mp + ir * kc;
 				int m = m1 - ir < mr ? (int)(m1 - ir) : mr;
 
+				if (e)
+					te.bias = e->bias ? e->bias + ir : NULL;
 				for (jr = 0; jr < nc; jr += nr) {
 					int n = nc - jr < nr ? (int)(nc - jr) : nr;
 
+					if (e && e->res)
+						te.res = e->res + ir * e->ldr + jc + jr;
 					kn->fn_direct(kc, a, bd->b + jc + jr,
 						      bd->off + pc,
 						      C + ir * ldc + jc + jr,
-						      ldc, m, n, pc > 0);
+						      ldc, m, n, pc > 0, last,
+						      e ? &te : NULL);
 				}
 			}
 		}
@@ -286,7 +295,8 @@ static void gemm_task(void *arg, int i, int tid)
 	if (m0 >= m1 || n0 >= n1)
 		return;
 	if (j->bd) {
-		gemm_part_direct(pa, m0, m1, n0, n1, j->bd, j->C, j->ldc);
+		gemm_part_direct(pa, m0, m1, n0, n1, j->bd, j->C, j->ldc,
+				 j->e);
 		return;
 	}
 	err = gemm_part(pa, m0, m1, n0, n1, j->pack, j->bsrc, j->C, j->ldc,
@@ -311,10 +321,11 @@ int npr_gemm_run(const struct npr_gemm_a *pa, int64_t N, npr_gemm_pack_b pack,
 
 int npr_gemm_run_direct(const struct npr_gemm_a *pa, int64_t N,
 			const struct npr_gemm_bdirect *bd, float *C,
-			int64_t ldc, int nthreads)
+			int64_t ldc, const struct npr_gemm_epi *e,
+			int nthreads)
 {
 	struct gemm_job j = {
-		.pa = pa, .N = N, .C = C, .ldc = ldc, .bd = bd,
+		.pa = pa, .N = N, .C = C, .ldc = ldc, .bd = bd, .e = e,
 	};
 
 	if (!pa->kern->fn_direct)

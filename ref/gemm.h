@@ -53,7 +53,8 @@ struct npr_gemm_kern {
 		   const struct npr_gemm_epi *e);
 	void (*fn_direct)(int64_t kc, const float *a, const float *b,
 			  const int64_t *boff, float *c, int64_t ldc, int m,
-			  int n, bool acc);
+			  int n, bool acc, bool last,
+			  const struct npr_gemm_epi *e);
 };
 
 /*
@@ -129,12 +130,13 @@ int npr_gemm_run(const struct npr_gemm_a *pa, int64_t N, npr_gemm_pack_b pack,
 		 const struct npr_gemm_epi *e, int nthreads);
 
 /**
- * npr_gemm_run_direct() - C = A * B with B read in place, no epilogue
+ * npr_gemm_run_direct() - C = A * B (+ epilogue) with B read in place
  * Return: 0, or -EOPNOTSUPP when @pa's kernel has no fn_direct.
  */
 int npr_gemm_run_direct(const struct npr_gemm_a *pa, int64_t N,
 			const struct npr_gemm_bdirect *bd, float *C,
-			int64_t ldc, int nthreads);
+			int64_t ldc, const struct npr_gemm_epi *e,
+			int nthreads);
 
 /* Plain row-major SGEMM: C = A * B, A packed on the fly. */
 int npr_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,

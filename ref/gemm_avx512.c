@@ -116,12 +116,13 @@ static void kern(int64_t kc, const float *a, const float *b, float *c,
 
 /*
  * The same tile with B read in place: row k at b + off[k] (unaligned,
- * masked past n), no epilogue.  Convolutions at stride 1 use it on a
- * zero-padded input, with no im2col packing at all.
+ * masked past n).  Convolutions at stride 1 use it on a zero-padded
+ * input (no im2col packing at all), 1x1 ones on the input itself.
  */
 static void kern_direct(int64_t kc, const float *a, const float *b,
 			const int64_t *off, float *c, int64_t ldc, int m,
-			int n, bool acc)
+			int n, bool acc, bool last,
+			const struct npr_gemm_epi *e)
 {
 	__m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps();
 	__m512 c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
@@ -180,6 +181,10 @@ static void kern_direct(int64_t kc, const float *a, const float *b,
 		if (acc) {
 			v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, cr));
 			v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, cr + 16));
+		}
+		if (last && e) {
+			v0 = epi_vec(e, v0, i, 0, m0);
+			v1 = epi_vec(e, v1, i, 16, m1);
 		}
 		_mm512_mask_storeu_ps(cr, m0, v0);
 		_mm512_mask_storeu_ps(cr + 16, m1, v1);
