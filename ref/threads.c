@@ -119,6 +119,16 @@ static void *worker(void *p)
 	return NULL;
 }
 
+/*
+ * A child of fork() has none of the workers: it runs every loop alone
+ * (the pool is not rebuilt; a forked child usually exec()s or exits).
+ */
+static void pool_atfork_child(void)
+{
+	pool.nworkers = 0;
+	pthread_mutex_init(&pool.busy, NULL);
+}
+
 static void pool_init(void)
 {
 	cpu_set_t set;
@@ -131,6 +141,7 @@ static void pool_init(void)
 	if (n > POOL_MAX)
 		n = POOL_MAX;
 	pool.cpus = n;
+	pthread_atfork(NULL, NULL, pool_atfork_child);
 	for (i = 1; i < n; i++) {
 		pthread_attr_t at;
 		pthread_t t;

@@ -8,6 +8,8 @@
  * atomic counter; workers spin briefly and then sleep on a futex, so a
  * run of back-to-back layers does not pay a wake-up per layer.
  *
+ * After fork() the child runs every loop on its calling thread alone.
+ *
  * The pool runs one parallel_for at a time.  A caller that finds it busy
  * (another request on another thread) runs its loop alone, so requests
  * side by side never oversubscribe the CPUs.  Nested calls from inside a

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../ref/conv.h"
 #include "../ref/gemm.h"
@@ -387,6 +389,29 @@ TEST(thread_pool_runs_every_index_once_within_its_limit)
 		}
 	}
 	npr_par_set_limit(0);
+}
+
+TEST(thread_pool_works_in_a_forked_child)
+{
+	int maxtid = 0, i, status = 0;
+	pid_t pid;
+
+	npr_par_set_limit(0);
+	npr_parallel_for(100, count_hit, &maxtid);	/* pool started */
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		for (i = 0; i < 1000; i++)
+			hits[i] = 0;
+		npr_parallel_for(1000, count_hit, &maxtid);
+		for (i = 0; i < 1000; i++)
+			if (hits[i] != 1)
+				_exit(1);
+		_exit(npr_par_threads() == 1 ? 0 : 2);
+	}
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST_HARNESS_MAIN
