@@ -64,7 +64,7 @@ all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS)
 $(obj)/%.o: $(srctree)/%.c
 	$(quiet) CC $(patsubst $(obj)/%,%,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(CFLAGS_$(patsubst $(obj)/%,%,$@)) -MMD -MP -c $< -o $@
 
 # ONNX message code, generated at build time from Debian's onnx.proto
 $(obj)/lib/onnx/onnx.pb-c.c $(obj)/lib/onnx/onnx.pb-c.h &: $(ONNX_PROTO)
@@ -135,6 +135,10 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(obj)/tools/npr-run -d cpu -m $(DEMO_MODEL) -i $(DEMO_IMAGE) --niter 20
 
+bench: all
+	$(Q)NPR_SHARED=$(SHARED) NPR_KBENCH=$(obj)/tools/npr-kbench \
+		$(srctree)/scripts/bench.sh
+
 clean:
 	$(quiet) CLEAN $(obj)
 	$(Q)rm -f $(LIB_OBJS) $(LIB_OBJS:.o=.d) $(LIBA) $(LIBSO) $(TOOLS) $(TESTS)
@@ -143,6 +147,6 @@ clean:
 	$(Q)find $(obj)/lib $(obj)/ref $(obj)/npu $(obj)/tools $(obj)/selftests \
 		-name '*.[od]' -delete 2>/dev/null || true
 
-.PHONY: all check demo deps clean
+.PHONY: all check demo deps clean bench
 
 -include $(LIB_OBJS:.o=.d) $(addprefix $(obj)/,$(vnpu-objs:.o=.d))

@@ -16,16 +16,36 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <time.h>
 
 #include "../lib/core.h"
+#include "ops/shape.h"
+#include "conv.h"
+#include "threads.h"
+
+/* a step done by a fast kernel instead of the node's eval */
+struct ref_fast {
+	struct npr_conv_plan *conv;
+	int x, res, y;		/* value indexes; res -1 if none */
+};
 
 struct ref_exec {
 	int nsteps;
 	int *steps;		/* node indexes */
+	struct ref_fast **fast;	/* per step, or NULL: the node's eval */
+	int threads;		/* per request, 0: all CPUs */
+	uint64_t *prof_ns;	/* per step, with NPR_CPU_PROFILE set */
+	bool *fused;		/* per node: its work done by another step */
+	uint64_t prof_runs;
 	size_t *off;		/* per value: arena offset, SIZE_MAX if none */
 	size_t arena_bytes;
 	int max_in, max_out;
 };
+
+/* marks nodes whose work a fused step does */
+static struct ref_fast absorbed_mark;
+/* marks a step with nothing to do (a Concat its producers write into) */
+static struct ref_fast noop_mark;
 
 struct ref_request {
 	void *arena;
@@ -71,21 +91,387 @@ static int cpu_probe(struct npr_device *dev, int index)
 	return 0;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+/* NPR_CPU_PROFILE=1: time per op type, printed when the exec goes away */
+static void profile_print(struct npr_exec *ex, struct ref_exec *re)
+{
+	struct npr_graph *g = ex->g;
+	uint64_t total = 0;
+	int i, j;
+
+	for (i = 0; i < re->nsteps; i++)
+		total += re->prof_ns[i];
+	fprintf(stderr, "cpu profile: %.3f ms per inference over %llu runs\n",
+		total / 1e6 / re->prof_runs,
+		(unsigned long long)re->prof_runs);
+	if (atoi(getenv("NPR_CPU_PROFILE")) >= 2)
+		for (i = 0; i < re->nsteps; i++) {
+			const struct ref_fast *f = re->fast[i];
+			char desc[128] = "";
+			double fl = 0;
+
+			if (f && f != &noop_mark)
+				fl = npr_conv_plan_desc(f->conv, desc,
+							sizeof(desc));
+			fprintf(stderr, "  step %3d %-14s %-40s %8.3f ms %6.1f GFLOP/s\n",
+				i, g->nodes[re->steps[i]].type, desc,
+				re->prof_ns[i] / 1e6 / re->prof_runs,
+				fl ? fl * re->prof_runs / re->prof_ns[i] : 0);
+		}
+	for (i = 0; i < re->nsteps; i++) {
+		const char *ty = re->fast[i] && re->fast[i] != &noop_mark ?
+				 "conv (fused)" : g->nodes[re->steps[i]].type;
+		uint64_t sum = 0;
+		int cnt = 0;
+
+		for (j = 0; j < i; j++) {
+			const char *t2 = re->fast[j] && re->fast[j] != &noop_mark ?
+					 "conv (fused)" : g->nodes[re->steps[j]].type;
+
+			if (!strcmp(ty, t2))
+				break;
+		}
+		if (j < i)
+			continue;
+		for (j = i; j < re->nsteps; j++) {
+			const char *t2 = re->fast[j] && re->fast[j] != &noop_mark ?
+					 "conv (fused)" : g->nodes[re->steps[j]].type;
+
+			if (!strcmp(ty, t2)) {
+				sum += re->prof_ns[j];
+				cnt++;
+			}
+		}
+		fprintf(stderr, "  %-16s %3d steps %8.3f ms %5.1f%%\n", ty, cnt,
+			sum / 1e6 / re->prof_runs, 100.0 * sum / total);
+	}
+}
+
 static void cpu_exec_destroy(struct npr_exec *ex)
 {
 	struct ref_exec *re = ex->priv;
+	int i;
 
+	if (re->prof_ns && re->prof_runs)
+		profile_print(ex, re);
+	free(re->prof_ns);
+	for (i = 0; re->fast && i < re->nsteps; i++) {
+		if (!re->fast[i] || re->fast[i] == &absorbed_mark ||
+		    re->fast[i] == &noop_mark)
+			continue;
+		npr_conv_plan_free(re->fast[i]->conv);
+		free(re->fast[i]);
+	}
+	free(re->fast);
+	free(re->fused);
 	free(re->steps);
 	free(re->off);
 	free(re);
 	ex->priv = NULL;
 }
 
+/*
+ * Fast kernels: every convolution with constant weights gets a plan, and
+ * absorbs the bias Add, residual Add and Relu/Clamp that follow it.  The
+ * fused step runs where the last absorbed node was (the residual is
+ * ready there); absorbed nodes are marked in re->fast with a sentinel.
+ */
+static int plan_fast(struct npr_graph *g, struct ref_exec *re)
+{
+	int *uses, i, j, err = 0;
+	bool *taken;
+
+	if (getenv("NPR_CPU_REF"))
+		return 0;
+	uses = calloc(g->nvals ? g->nvals : 1, sizeof(int));
+	taken = calloc(g->nnodes ? g->nnodes : 1, sizeof(bool));
+	if (!uses || !taken) {
+		free(uses);
+		free(taken);
+		return -ENOMEM;
+	}
+	for (i = 0; i < g->nnodes; i++)
+		for (j = 0; !g->nodes[i].dead && j < g->nodes[i].nin; j++)
+			uses[g->nodes[i].in[j]]++;
+	for (i = 0; i < g->nnodes; i++) {
+		struct npr_node *n = &g->nodes[i];
+		struct npr_conv_plan *plan;
+		struct ref_fast *f;
+		int abs[3], nabs, res, last;
+
+		if (n->dead || re->fast[i])
+			continue;
+		err = npr_conv_fuse(g, i, uses, taken, &plan, abs, &nabs, &res);
+		if (err == -EOPNOTSUPP) {
+			err = 0;
+			continue;
+		}
+		if (err)
+			break;
+		f = calloc(1, sizeof(*f));
+		if (!f) {
+			npr_conv_plan_free(plan);
+			err = -ENOMEM;
+			break;
+		}
+		f->conv = plan;
+		/*
+		 * The plan holds the weights packed, but the graph keeps its
+		 * own copy: export (lib/blob.c) writes the compiled graph,
+		 * weights included, and a backend must not change the graph
+		 * it was given.
+		 */
+		f->x = n->in[0];
+		f->res = res;
+		last = nabs ? abs[nabs - 1] : i;
+		f->y = g->nodes[last].out[0];
+		for (j = 0; j < nabs; j++) {
+			re->fast[abs[j]] = &absorbed_mark;
+			taken[abs[j]] = true;
+		}
+		if (nabs)
+			re->fast[i] = &absorbed_mark;
+		re->fast[last] = f;
+	}
+	free(uses);
+	free(taken);
+	return err;
+}
+
+struct lifetime {
+	int v;
+	int def, last;		/* steps; inputs are written at step 0 */
+	size_t bytes, off;
+};
+
+static int by_size(const void *a, const void *b)
+{
+	const struct lifetime *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return x->v - y->v;
+}
+
+/*
+ * Concat in place: when a Concat's slices are contiguous in its output
+ * (nothing outside the axis but 1s, e.g. channels at batch 1) and each
+ * input is a computed value only the Concat reads, its producers write
+ * straight into the output (alias[v] = output value, prefix[v] = byte
+ * offset) and the Concat step does nothing.
+ */
+static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
+		       int **alias_out, size_t **prefix_out)
+{
+	struct npr_graph *g = ex->g;
+	int *alias, *reads, i, j, s;
+	size_t *prefix;
+
+	alias = malloc(sizeof(int) * (g->nvals ? g->nvals : 1));
+	reads = calloc(g->nvals ? g->nvals : 1, sizeof(int));
+	prefix = calloc(g->nvals ? g->nvals : 1, sizeof(size_t));
+	if (!alias || !reads || !prefix) {
+		free(alias);
+		free(reads);
+		free(prefix);
+		return -ENOMEM;
+	}
+	for (i = 0; i < g->nvals; i++)
+		alias[i] = -1;
+	*alias_out = alias;
+	*prefix_out = prefix;
+	if (getenv("NPR_CPU_REF")) {
+		free(reads);
+		return 0;
+	}
+	for (s = 0; s < re->nsteps; s++) {
+		const struct npr_node *nd = &g->nodes[re->steps[s]];
+		const struct ref_fast *f = re->fast[s];
+
+		if (f) {
+			reads[f->x]++;
+			if (f->res >= 0)
+				reads[f->res]++;
+			continue;
+		}
+		for (j = 0; j < nd->nin; j++)
+			reads[nd->in[j]]++;
+	}
+	for (i = 0; i < ex->nout; i++)
+		reads[ex->out[i].value] += 2;
+	for (i = 0; i < ex->nin; i++)
+		reads[ex->in[i].value] += 2;
+	for (s = 0; s < re->nsteps; s++) {
+		const struct npr_node *nd = &g->nodes[re->steps[s]];
+		const struct npr_concat_params *cp = nd->params;
+		const struct npr_value *o;
+		size_t off = 0;
+		bool ok = true;
+		int64_t outer = 1;
+
+		if (re->fast[s] || strcmp(nd->type, "Concat") || !cp ||
+		    nd->nout != 1)
+			continue;
+		o = npr_out(g, nd, 0);
+		for (j = 0; j < cp->ax; j++)
+			outer *= o->shape.d[j];
+		if (outer != 1 || alias[nd->out[0]] >= 0)
+			continue;
+		for (j = 0; j < nd->nin && ok; j++) {
+			int v = nd->in[j];
+
+			ok = !g->vals[v].data && reads[v] == 1 &&
+			     re->off[v] != SIZE_MAX && alias[v] < 0 &&
+			     g->vals[v].type == o->type;
+		}
+		for (j = 0; j < nd->nin && ok; j++) {
+			int k, v = nd->in[j];
+
+			/* not an alias target itself (nested concats) */
+			for (k = 0; k < g->nvals && ok; k++)
+				ok = alias[k] != v;
+		}
+		if (!ok)
+			continue;
+		for (j = 0; j < nd->nin; j++) {
+			int v = nd->in[j];
+
+			alias[v] = nd->out[0];
+			prefix[v] = off;
+			off += npr_tensor_bytes(g->vals[v].type,
+						npr_shape_numel(&g->vals[v].shape));
+		}
+		re->fast[s] = &noop_mark;
+	}
+	free(reads);
+	return 0;
+}
+
+/*
+ * The memory planner: every computed value lives from the step that
+ * writes it to the last step that reads it (model outputs to the end);
+ * values whose lifetimes do not overlap share arena bytes.  Placement is
+ * greedy, largest first, at the lowest offset clear of every placed value
+ * alive at the same time.  Values only absorbed nodes would have written
+ * (inside a fused step) get no memory at all.  re->off[] holds the
+ * no-reuse layout on entry; it is replaced.
+ */
+static int plan_memory(struct npr_exec *ex, struct ref_exec *re)
+{
+	struct npr_graph *g = ex->g;
+	struct lifetime *lt;
+	int *idx, *alias, i, j, k, n = 0, err;
+	size_t peak = 0, naive = re->arena_bytes, *prefix;
+
+	idx = malloc(sizeof(int) * (g->nvals ? g->nvals : 1));
+	lt = calloc(g->nvals ? g->nvals : 1, sizeof(*lt));
+	if (!idx || !lt) {
+		free(idx);
+		free(lt);
+		return -ENOMEM;
+	}
+	for (i = 0; i < g->nvals; i++)
+		idx[i] = -1;
+	err = plan_concat(ex, re, &alias, &prefix);
+	if (err) {
+		free(idx);
+		free(lt);
+		return err;
+	}
+#define TOUCH(val, step, wr) do {					\
+		int _v = (val);						\
+		if (alias[_v] >= 0)					\
+			_v = alias[_v];					\
+		if (re->off[_v] == SIZE_MAX)				\
+			break;						\
+		if (idx[_v] < 0) {					\
+			idx[_v] = n;					\
+			lt[n].v = _v;					\
+			lt[n].def = (wr) ? (step) : 0;			\
+			lt[n].last = (step);				\
+			lt[n].bytes = (npr_tensor_bytes(g->vals[_v].type,	\
+				npr_shape_numel(&g->vals[_v].shape)) + 63) &	\
+				~(size_t)63;				\
+			n++;						\
+		}							\
+		if (lt[idx[_v]].last < (step))				\
+			lt[idx[_v]].last = (step);			\
+	} while (0)
+	for (i = 0; i < ex->nin; i++)
+		TOUCH(ex->in[i].value, 0, false);
+	for (i = 0; i < re->nsteps; i++) {
+		const struct npr_node *nd = &g->nodes[re->steps[i]];
+		const struct ref_fast *f = re->fast[i];
+
+		if (f == &noop_mark)
+			continue;
+		if (f) {
+			TOUCH(f->x, i, false);
+			if (f->res >= 0)
+				TOUCH(f->res, i, false);
+			TOUCH(f->y, i, true);
+			continue;
+		}
+		for (j = 0; j < nd->nin; j++)
+			TOUCH(nd->in[j], i, false);
+		for (j = 0; j < nd->nout; j++)
+			TOUCH(nd->out[j], i, true);
+	}
+	for (i = 0; i < ex->nout; i++)
+		TOUCH(ex->out[i].value, re->nsteps, false);
+#undef TOUCH
+	qsort(lt, n, sizeof(*lt), by_size);
+	for (i = 0; i < n; i++) {
+		size_t off = 0;
+		bool moved = true;
+
+		/* first fit: bump past any live placed block until none hits */
+		while (moved) {
+			moved = false;
+			for (k = 0; k < i; k++) {
+				if (lt[k].last < lt[i].def || lt[i].last < lt[k].def)
+					continue;
+				if (off < lt[k].off + lt[k].bytes &&
+				    lt[k].off < off + lt[i].bytes) {
+					off = lt[k].off + lt[k].bytes;
+					moved = true;
+				}
+			}
+		}
+		lt[i].off = off;
+		if (off + lt[i].bytes > peak)
+			peak = off + lt[i].bytes;
+	}
+	for (i = 0; i < g->nvals; i++)
+		re->off[i] = SIZE_MAX;
+	for (i = 0; i < n; i++)
+		re->off[lt[i].v] = lt[i].off;
+	for (i = 0; i < g->nvals; i++)
+		if (alias[i] >= 0 && re->off[alias[i]] != SIZE_MAX)
+			re->off[i] = re->off[alias[i]] + prefix[i];
+	free(alias);
+	free(prefix);
+	re->arena_bytes = peak;
+	if (getenv("NPR_CPU_PLAN"))
+		fprintf(stderr, "cpu: %d steps, %d buffers, activation arena %zu bytes (%zu without reuse)\n",
+			re->nsteps, n, peak, naive);
+	free(idx);
+	free(lt);
+	return 0;
+}
+
 static int cpu_compile(struct npr_exec *ex)
 {
 	struct npr_graph *g = ex->g;
 	struct ref_exec *re;
-	int i, j;
+	int i, j, err;
 
 	re = calloc(1, sizeof(*re));
 	if (!re)
@@ -97,6 +483,27 @@ static int cpu_compile(struct npr_exec *ex)
 		goto nomem;
 	for (i = 0; i < g->nvals; i++)
 		re->off[i] = SIZE_MAX;
+	/*
+	 * Threads per request: INFERENCE_NUM_THREADS when set; else LATENCY
+	 * runs one request on every CPU and THROUGHPUT one CPU per request,
+	 * so that requests on several threads run side by side.
+	 */
+	re->threads = ex->props.num_threads;
+	if (!re->threads && ex->props.perf_hint == NPR_PERF_HINT_THROUGHPUT)
+		re->threads = 1;
+	re->fast = calloc(g->nnodes ? g->nnodes : 1, sizeof(*re->fast));
+	re->fused = calloc(g->nnodes ? g->nnodes : 1, sizeof(*re->fused));
+	if (!re->fast || !re->fused)
+		goto nomem;
+	err = plan_fast(g, re);
+	if (err)
+		return err;
+	if (getenv("NPR_CPU_PROFILE")) {
+		re->prof_ns = calloc(g->nnodes ? g->nnodes : 1,
+				     sizeof(*re->prof_ns));
+		if (!re->prof_ns)
+			goto nomem;
+	}
 	for (i = 0; i < g->nnodes; i++) {
 		struct npr_node *n = &g->nodes[i];
 		bool src = n->op->flags & NPR_OP_SOURCE;
@@ -109,7 +516,12 @@ static int cpu_compile(struct npr_exec *ex)
 			if (!n->op->eval)
 				return npr_node_err(n, -EOPNOTSUPP,
 						    "the cpu device has no kernel for this op");
-			re->steps[re->nsteps++] = i;
+			if (re->fast[i] != &absorbed_mark) {
+				re->fast[re->nsteps] = re->fast[i];
+				re->steps[re->nsteps++] = i;
+			} else {
+				re->fused[i] = true;
+			}
 			if (n->nin > re->max_in)
 				re->max_in = n->nin;
 			if (n->nout > re->max_out)
@@ -126,7 +538,7 @@ static int cpu_compile(struct npr_exec *ex)
 			re->arena_bytes += (bytes + 63) & ~(size_t)63;
 		}
 	}
-	return 0;
+	return plan_memory(ex, re);
 nomem:
 	return -ENOMEM;
 }
@@ -182,7 +594,7 @@ static int cpu_infer(struct npr_request *rq)
 	struct ref_exec *re = ex->priv;
 	struct ref_request *rr = rq->priv;
 	struct npr_graph *g = ex->g;
-	int i, j, err;
+	int i, j, err = 0, old;
 
 	for (i = 0; i < ex->nin; i++) {
 		struct npr_tensor *t = &rr->t[ex->in[i].value];
@@ -198,22 +610,56 @@ static int cpu_infer(struct npr_request *rq)
 				       npr_elem_name(rq->in[i].type),
 				       npr_elem_name(t->type));
 	}
+	old = npr_par_set_limit(re->threads);
+	if (re->prof_ns)
+		re->prof_runs++;
 	for (i = 0; i < re->nsteps; i++) {
 		const struct npr_node *n = &g->nodes[re->steps[i]];
-		uint64_t t0 = rq->prof ? npr_now_ns() : 0;
+		const struct ref_fast *f = re->fast[i];
+		uint64_t t0 = re->prof_ns || rq->prof ? mono_ns() : 0;
 
+		if (f == &noop_mark) {
+			if (rq->prof)
+				rq->prof[re->steps[i]].fused = true;
+			continue;
+		}
+		if (f) {
+			err = npr_conv_plan_run(f->conv, rr->t[f->x].data,
+						rr->t[f->y].data,
+						f->res >= 0 ?
+						rr->t[f->res].data : NULL);
+			if (re->prof_ns)
+				re->prof_ns[i] += mono_ns() - t0;
+			if (rq->prof) {
+				rq->prof[re->steps[i]].ns = mono_ns() - t0;
+				rq->prof[re->steps[i]].kernel =
+					npr_conv_plan_kernel(f->conv);
+			}
+			if (err)
+				break;
+			continue;
+		}
 		for (j = 0; j < n->nin; j++)
 			rr->in_buf[j] = rr->t[n->in[j]];
 		for (j = 0; j < n->nout; j++)
 			rr->out_buf[j] = rr->t[n->out[j]];
 		err = n->op->eval(n, rr->in_buf, rr->out_buf);
-		if (err)
-			return npr_err_default(err, 0);
+		if (re->prof_ns)
+			re->prof_ns[i] += mono_ns() - t0;
 		if (rq->prof) {
-			rq->prof[re->steps[i]].ns = npr_now_ns() - t0;
+			rq->prof[re->steps[i]].ns = mono_ns() - t0;
 			rq->prof[re->steps[i]].kernel = "ref";
 		}
+		if (err)
+			break;
 	}
+	/* nodes a fused step did the work of */
+	for (i = 0; rq->prof && i < g->nnodes; i++)
+		if (re->fused[i])
+			rq->prof[i].fused = true;
+	npr_par_set_limit(old);
+	if (err)
+		return npr_err_default(err, 0);
 	for (i = 0; i < ex->nout; i++) {
 		struct npr_tensor *t = &rr->t[ex->out[i].value];
 		size_t numel = npr_shape_numel(&t->shape);

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "ops/nn.h"
+#include "conv.h"
+#include "threads.h"
 
 /* 1-D and 2-D spatial layouts as 2-D: H = 1 for 1-D. */
 struct geo {
@@ -117,8 +119,8 @@ int npr_ref_conv(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
-int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
-		 struct npr_tensor *out)
+int npr_pool_scalar(const struct npr_node *n, const struct npr_tensor *in,
+		    struct npr_tensor *out)
 {
 	const struct npr_conv_params *p = n->params;
 	bool maxp = !strcmp(n->type, "MaxPool");
@@ -189,6 +191,132 @@ int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
+#define VEC(name) npr_##name##_generic
+#include "vec.h"
+
+/* [lo, hi) of taps i with 0 <= base + i * dil < lim, i < k */
+static void tap_range(int64_t base, int64_t dil, int64_t lim, int64_t k,
+		      int64_t *lo, int64_t *hi)
+{
+	int64_t a = 0, b;
+
+	if (base < 0)
+		a = (-base + dil - 1) / dil;
+	b = lim - 1 - base < 0 ? 0 : (lim - 1 - base) / dil + 1;
+	if (b > k)
+		b = k;
+	if (a > b)
+		a = b;
+	*lo = a;
+	*hi = b;
+}
+
+struct pool_job {
+	const struct npr_conv_params *p;
+	struct geo g;
+	int64_t pe_h, pe_w;
+	bool maxp;
+	const float *x;
+	float *y;
+	void (*row)(bool, const float *const *, int64_t, int64_t, int64_t,
+		    int64_t, int64_t, const int64_t *, const int64_t *,
+		    int64_t, float *);
+};
+
+/*
+ * One (image, channel) plane, a row at a time: the input rows a window
+ * row covers and, per window column, the output pixels it reaches inside
+ * the input are found once; pool_row() does the rest in vector loops.
+ * Windows that miss the input entirely give 0 (as the scalar kernel).
+ */
+static void pool_plane(void *arg, int pl, int tid)
+{
+	const struct pool_job *j = arg;
+	const struct geo *g = &j->g;
+	const float *xp = j->x + (int64_t)pl * g->H * g->W;
+	float *y = j->y + (int64_t)pl * g->OH * g->OW;
+	int64_t oh, ow, i, k, o0[16], o1[16], cnt, acnt;
+	const float *rows[16];
+	float acc[1024];
+	int32_t ccnt[1024], acol[1024];
+
+	for (ow = 0; ow < g->OW; ow++) {
+		int64_t bw = ow * g->sw - g->pw, k0, k1, b0, b1;
+
+		tap_range(bw, g->dw, g->W, g->kw, &k0, &k1);
+		tap_range(bw + g->pw, g->dw, g->W + g->pw + j->pe_w, g->kw,
+			  &b0, &b1);
+		ccnt[ow] = (int32_t)(k1 - k0);
+		acol[ow] = (int32_t)(b1 - b0);
+	}
+
+	for (k = 0; k < g->kw; k++) {
+		int64_t off = k * g->dw - g->pw;
+
+		o0[k] = off >= 0 ? 0 : (-off + g->sw - 1) / g->sw;
+		o1[k] = g->W - 1 - off < 0 ? 0 : (g->W - 1 - off) / g->sw + 1;
+		if (o1[k] > g->OW)
+			o1[k] = g->OW;
+		if (o0[k] > o1[k])
+			o0[k] = o1[k];
+	}
+	for (oh = 0; oh < g->OH; oh++) {
+		int64_t bh = oh * g->sh - g->ph, i0, i1, a0, a1;
+		float *yr = y + oh * g->OW;
+
+		tap_range(bh, g->dh, g->H, g->kh, &i0, &i1);
+		tap_range(bh + g->ph, g->dh, g->H + g->ph + j->pe_h, g->kh,
+			  &a0, &a1);
+		for (i = i0; i < i1; i++)
+			rows[i - i0] = xp + (bh + i * g->dh) * g->W;
+		j->row(j->maxp, rows, i1 - i0, g->kw, g->sw, g->dw, g->pw,
+		       o0, o1, g->OW, acc);
+		for (ow = 0; ow < g->OW; ow++) {
+			cnt = (i1 - i0) * ccnt[ow];
+			if (j->maxp) {
+				yr[ow] = cnt ? acc[ow] : 0;
+				continue;
+			}
+			acnt = j->p->exclude_pad ? cnt : (a1 - a0) * acol[ow];
+			yr[ow] = acnt ? acc[ow] / (float)acnt : 0;
+		}
+	}
+}
+
+/*
+ * Pooling: the fast path (f32, no indices output, max NaN handling aside
+ * the same windows as the scalar kernel), else npr_pool_scalar().
+ */
+int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
+		 struct npr_tensor *out)
+{
+	const struct npr_conv_params *p = n->params;
+	struct pool_job j = { .p = p };
+	int64_t kh = p->nsp == 2 ? p->kernel[0] : 1;
+	int64_t kw = p->kernel[p->nsp - 1];
+	int err;
+
+	if (n->nout > 1 || in[0].type != NPR_ELEM_F32 || p->nsp > 2 ||
+	    kh > 16 || kw > 16 || out[0].shape.d[out[0].shape.rank - 1] > 1024)
+		return npr_pool_scalar(n, in, out);
+	j.row = npr_pool_row_generic;
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f"))
+		j.row = npr_pool_row_avx512;
+#endif
+	err = geo_init(n, p, &in[0].shape, &out[0].shape, kh, kw, &j.g);
+	if (err)
+		return err;
+	j.maxp = !strcmp(n->type, "MaxPool");
+	j.pe_h = p->nsp == 2 ? p->pe[0] : 0;
+	j.pe_w = p->pe[p->nsp - 1];
+	j.x = in[0].data;
+	j.y = out[0].data;
+	npr_parallel_for((int)(j.g.N * j.g.C), pool_plane, &j);
+	return 0;
+}
+
 int npr_ref_softmax(const struct npr_node *n, const struct npr_tensor *in,
 		    struct npr_tensor *out)
 {
@@ -233,6 +361,61 @@ static double red_load(const struct npr_tensor *t, int64_t i)
 	return 0;
 }
 
+/*
+ * Reductions over trailing dimensions of an f32 tensor (global pooling:
+ * ReduceMean over H, W) in contiguous blocks, eight partial sums per
+ * block; NULL-free fast path of npr_ref_reduce().  Returns false when the
+ * case is not one it handles.
+ */
+static bool reduce_inner(const struct npr_nn_params *p,
+			 const struct npr_tensor *in, struct npr_tensor *out)
+{
+	const struct npr_shape *s = &in->shape;
+	int64_t outer = 1, inner = 1, o, k;
+	int i, first = s->rank;
+
+	if (in->type != NPR_ELEM_F32 || out->type != NPR_ELEM_F32 ||
+	    (p->red != NPR_RED_SUM && p->red != NPR_RED_MEAN &&
+	     p->red != NPR_RED_MAX))
+		return false;
+	for (i = s->rank - 1; i >= 0 && p->reduced[i]; i--)
+		first = i;
+	for (i = 0; i < first; i++) {
+		if (p->reduced[i])
+			return false;
+		outer *= s->d[i];
+	}
+	for (i = first; i < s->rank; i++)
+		inner *= s->d[i];
+	if (first == s->rank || !inner)
+		return false;
+	for (o = 0; o < outer; o++) {
+		const float *x = (const float *)in->data + o * inner;
+		float *y = (float *)out->data + o;
+
+		if (p->red == NPR_RED_MAX) {
+			float m = -INFINITY;
+
+			for (k = 0; k < inner; k++)
+				m = x[k] > m ? x[k] : m;
+			*y = m;
+		} else {
+			double part[8] = { 0 }, sum = 0;
+			int l;
+
+			for (k = 0; k + 8 <= inner; k += 8)
+				for (l = 0; l < 8; l++)
+					part[l] += x[k + l];
+			for (; k < inner; k++)
+				sum += x[k];
+			for (l = 0; l < 8; l++)
+				sum += part[l];
+			*y = (float)(p->red == NPR_RED_MEAN ? sum / inner : sum);
+		}
+	}
+	return true;
+}
+
 int npr_ref_reduce(const struct npr_node *n, const struct npr_tensor *in,
 		   struct npr_tensor *out)
 {
@@ -244,6 +427,8 @@ int npr_ref_reduce(const struct npr_node *n, const struct npr_tensor *in,
 	double *acc;
 	int i, r = s->rank;
 
+	if (reduce_inner(p, &in[0], out))
+		return 0;
 	acc = malloc(sizeof(double) * (ocnt ? ocnt : 1));
 	if (!acc)
 		return -ENOMEM;
@@ -294,8 +479,8 @@ int npr_ref_reduce(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
-int npr_ref_matmul(const struct npr_node *n, const struct npr_tensor *in,
-		   struct npr_tensor *out)
+int npr_matmul_scalar(const struct npr_node *n, const struct npr_tensor *in,
+		      struct npr_tensor *out)
 {
 	const struct npr_nn_params *p = n->params;
 	const struct npr_shape *as = &in[0].shape, *bs = &in[1].shape;
@@ -359,6 +544,67 @@ int npr_ref_matmul(const struct npr_node *n, const struct npr_tensor *in,
 						c[i * N + j] += av * br[j];
 				}
 			}
+	}
+	return 0;
+}
+
+struct fc_job {
+	void (*nt)(int64_t, int64_t, int64_t, const float *, const float *,
+		   float *, int64_t);
+	int64_t M, N, K, parts;
+	const float *A, *B;
+	float *C;
+};
+
+/* Columns [N * i / parts, N * (i + 1) / parts) of a C = A * B^T. */
+static void fc_task(void *arg, int i, int tid)
+{
+	const struct fc_job *j = arg;
+	int64_t n0 = j->N * i / j->parts, n1 = j->N * (i + 1) / j->parts;
+
+	j->nt(j->M, n1 - n0, j->K, j->A, j->B + n0 * j->K, j->C + n0, j->N);
+}
+
+/*
+ * MatMul: a 2-D (or 1 x K) f32 activation by a 2-D weight takes the
+ * vector loops of vec.h (the AVX-512 build when the CPU has it); anything
+ * else the scalar kernel.
+ */
+int npr_ref_matmul(const struct npr_node *n, const struct npr_tensor *in,
+		   struct npr_tensor *out)
+{
+	const struct npr_nn_params *p = n->params;
+	const struct npr_shape *as = &in[0].shape, *bs = &in[1].shape;
+	void (*nt)(int64_t, int64_t, int64_t, const float *, const float *,
+		   float *, int64_t) = npr_matmul_nt_generic;
+	void (*nn)(int64_t, int64_t, int64_t, const float *, const float *,
+		   float *) = npr_matmul_nn_generic;
+	int64_t M, K, N;
+
+	if (in[0].type != NPR_ELEM_F32 || in[1].type != NPR_ELEM_F32 ||
+	    as->rank != 2 || bs->rank != 2 || p->ta)
+		return npr_matmul_scalar(n, in, out);
+	M = as->d[0];
+	K = as->d[1];
+	N = p->tb ? bs->d[0] : bs->d[1];
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f")) {
+		nt = npr_matmul_nt_avx512;
+		nn = npr_matmul_nn_avx512;
+	}
+#endif
+	if (p->tb) {
+		/* memory-bound on B: split its rows over the threads */
+		struct fc_job j = {
+			.nt = nt, .M = M, .N = N, .K = K, .A = in[0].data,
+			.B = in[1].data, .C = out->data,
+			.parts = N >= 64 && N * K >= 65536 ? 8 : 1,
+		};
+
+		npr_parallel_for((int)j.parts, fc_task, &j);
+	} else {
+		nn(M, N, K, in[0].data, in[1].data, out->data);
 	}
 	return 0;
 }

@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fast convolution: plans, im2col packing into GEMM panels, depthwise,
+ * and the fusion of the bias / residual / activation nodes that follow a
+ * convolution.  See conv.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv.h"
+#include "threads.h"
+#include "ops/eltwise.h"
+#include "ops/nn.h"
+
+enum { PATH_GEMM1X1, PATH_IM2COL, PATH_DW, PATH_DIRECT };
+
+struct npr_conv_plan {
+	struct npr_conv_desc d;
+	int path;
+	int64_t cg, kg;			/* channels per group in, out */
+	struct npr_gemm_a *a;		/* per group */
+	float *wdw;			/* depthwise: [C][kh*kw] */
+	int (*dw_flat)(const struct npr_conv_desc *, const float *,
+		       const float *, float *, const float *, float, int,
+		       float, float);
+	void (*dw_plane)(const struct npr_conv_desc *, const float *,
+			 const float *, float *, const float *, float, int,
+			 float, float);
+	float *bias;
+	npr_gemm_pack_b pack;		/* im2col packer for this CPU */
+	void (*unpad)(const struct npr_conv_desc *, const float *, int64_t,
+		      float *, const float *, const float *, int, float,
+		      float, int64_t, int64_t);
+	int64_t hp, wp;			/* direct: padded input plane */
+	int64_t *boff;			/* direct: offset of each GEMM row */
+	bool residual;
+	int act;
+	float lo, hi;
+};
+
+#define PACK_IM2COL npr_pack_im2col_generic
+#define UNPAD_ROWS npr_unpad_rows_generic
+#include "conv_pack.h"
+
+void npr_conv_plan_free(struct npr_conv_plan *p)
+{
+	int64_t g;
+
+	if (!p)
+		return;
+	if (p->a) {
+		for (g = 0; g < p->d.G; g++)
+			npr_gemm_a_free(&p->a[g]);
+		free(p->a);
+	}
+	free(p->wdw);
+	free(p->boff);
+	free(p->bias);
+	free(p);
+}
+
+int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
+		      const struct npr_gemm_kern *kern,
+		      struct npr_conv_plan **out)
+{
+	struct npr_conv_plan *p;
+	int64_t taps = d->kh * d->kw, g;
+	int err;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->d = *d;
+	p->cg = d->C / d->G;
+	p->kg = d->K / d->G;
+	if (!kern)
+		kern = npr_gemm_kern_best();
+	if (p->cg == 1 && p->kg == 1 && d->G > 1) {
+		p->path = PATH_DW;
+		p->wdw = malloc(sizeof(float) * d->C * taps);
+		if (!p->wdw)
+			goto nomem;
+		memcpy(p->wdw, w, sizeof(float) * d->C * taps);
+		p->dw_plane = npr_dw_plane_generic;
+		p->dw_flat = npr_dw_flat_generic;
+#if defined(__x86_64__)
+		__builtin_cpu_init();
+		if (__builtin_cpu_supports("avx512f") &&
+		    strcmp(kern->name, "scalar")) {
+			p->dw_plane = npr_dw_plane_avx512;
+			p->dw_flat = npr_dw_flat_avx512;
+		}
+#endif
+		if (d->sh != d->sw || d->sw > 2)
+			p->dw_flat = NULL;
+		*out = p;
+		return 0;
+	}
+	p->pack = npr_pack_im2col_generic;
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") && strcmp(kern->name, "scalar"))
+		p->pack = npr_pack_im2col_avx512;
+#endif
+	p->path = taps == 1 && d->sh == 1 && d->sw == 1 && !d->ph && !d->pw &&
+		  d->OH == d->H && d->OW == d->W ? PATH_GEMM1X1 : PATH_IM2COL;
+	p->unpad = p->pack == npr_pack_im2col_generic ?
+		   npr_unpad_rows_generic : npr_unpad_rows_avx512;
+	/*
+	 * Stride 1, k x k: no im2col at all.  The input is copied once into
+	 * a zero-padded plane of pitch wp = OW + (kw - 1) * dw, the output
+	 * is computed at that pitch (kw - 1 columns per row dropped after),
+	 * and GEMM row (c, ky, kx) is the padded plane at a fixed offset.
+	 */
+	if (p->path == PATH_IM2COL && d->sh == 1 && d->sw == 1 &&
+	    kern->fn_direct && !getenv("NPR_CONV_NO_DIRECT")) {
+		int64_t c, ky, kx, i = 0;
+
+		p->hp = d->OH + (d->kh - 1) * d->dh;
+		p->wp = d->OW + (d->kw - 1) * d->dw;
+		p->boff = malloc(sizeof(int64_t) * p->cg * taps);
+		if (!p->boff)
+			goto nomem;
+		for (c = 0; c < p->cg; c++)
+			for (ky = 0; ky < d->kh; ky++)
+				for (kx = 0; kx < d->kw; kx++)
+					p->boff[i++] = c * p->hp * p->wp +
+						       ky * d->dh * p->wp +
+						       kx * d->dw;
+		p->path = PATH_DIRECT;
+	} else if (p->path == PATH_GEMM1X1 && kern->fn_direct &&
+		   getenv("NPR_CONV_DIRECT_1X1")) {
+		int64_t c;
+
+		p->boff = malloc(sizeof(int64_t) * p->cg);
+		if (!p->boff)
+			goto nomem;
+		for (c = 0; c < p->cg; c++)
+			p->boff[c] = c * d->H * d->W;
+	}
+	p->a = calloc(d->G, sizeof(*p->a));
+	if (!p->a)
+		goto nomem;
+	for (g = 0; g < d->G; g++) {
+		int64_t kdim = p->cg * taps;
+
+		err = npr_gemm_a_pack(&p->a[g], kern, w + g * p->kg * kdim,
+				      p->kg, kdim, kdim);
+		if (err)
+			goto nomem;
+	}
+	*out = p;
+	return 0;
+nomem:
+	npr_conv_plan_free(p);
+	return -ENOMEM;
+}
+
+int npr_conv_plan_epi(struct npr_conv_plan *p, const float *bias,
+		      bool residual, int act, float lo, float hi)
+{
+	free(p->bias);
+	p->bias = NULL;
+	if (bias) {
+		p->bias = malloc(sizeof(float) * p->d.K);
+		if (!p->bias)
+			return -ENOMEM;
+		memcpy(p->bias, bias, sizeof(float) * p->d.K);
+	}
+	p->residual = residual;
+	p->act = act;
+	p->lo = lo;
+	p->hi = hi;
+	return 0;
+}
+
+struct dw_job {
+	const struct npr_conv_plan *p;
+	const float *x, *res;
+	float *y;
+};
+
+#define DW_PLANE npr_dw_plane_generic
+#define DW_FLAT npr_dw_flat_generic
+#define DW_FLAT2 dw_flat2_generic
+#define DW_AXPY dw_axpy_generic
+#include "conv_dw.h"
+
+/* One (image, channel) plane of a depthwise convolution. */
+static void dw_plane(void *arg, int i, int tid)
+{
+	const struct dw_job *j = arg;
+	const struct npr_conv_plan *p = j->p;
+	const struct npr_conv_desc *d = &p->d;
+	int64_t c = i % d->C, plane = i;
+	const float *x = j->x + plane * d->H * d->W;
+	const float *wc = p->wdw + c * d->kh * d->kw;
+	float *y = j->y + plane * d->OH * d->OW;
+	const float *res = j->res ? j->res + plane * d->OH * d->OW : NULL;
+	float b = p->bias ? p->bias[c] : 0.0f;
+
+	if (p->dw_flat && !p->dw_flat(d, x, wc, y, res, b, p->act, p->lo,
+				      p->hi))
+		return;
+	p->dw_plane(d, x, wc, y, res, b, p->act, p->lo, p->hi);
+}
+
+struct img_job {
+	const struct npr_conv_plan *p;
+	const float *x, *res;
+	float *y;
+	_Atomic int err;
+};
+
+struct unpad_job {
+	const struct npr_conv_plan *p;
+	const float *t, *bias, *res;
+	float *y;
+	int64_t K;
+};
+
+static void unpad_task(void *arg, int i, int tid)
+{
+	const struct unpad_job *j = arg;
+	const struct npr_conv_plan *p = j->p;
+	int64_t k0 = j->K * i / 8, k1 = j->K * (i + 1) / 8;
+
+	p->unpad(&p->d, j->t, p->wp, j->y, j->bias, j->res, p->act, p->lo,
+		 p->hi, k0, k1);
+}
+
+/* Image @b at stride 1 with B read in place (see npr_conv_plan_new). */
+static int conv_image_direct(const struct npr_conv_plan *p, const float *x,
+			     float *y, const float *res, int64_t b)
+{
+	static _Thread_local float *xbuf, *tbuf;
+	static _Thread_local size_t xcap, tcap;
+	const struct npr_conv_desc *d = &p->d;
+	int64_t plane = p->hp * p->wp, g, c, iy, npix = d->OH * d->OW;
+	size_t xn = d->C * plane + 64, tn = d->K * d->OH * p->wp;
+	int err;
+
+	if (xn > xcap) {
+		free(xbuf);
+		xbuf = malloc(sizeof(float) * xn);
+		xcap = xbuf ? xn : 0;
+	}
+	if (tn > tcap) {
+		free(tbuf);
+		tbuf = malloc(sizeof(float) * tn);
+		tcap = tbuf ? tn : 0;
+	}
+	if (!xbuf || !tbuf)
+		return -ENOMEM;
+	memset(xbuf, 0, sizeof(float) * xn);
+	for (c = 0; c < d->C; c++)
+		for (iy = 0; iy < d->H; iy++)
+			memcpy(xbuf + c * plane + (iy + d->ph) * p->wp + d->pw,
+			       x + ((b * d->C + c) * d->H + iy) * d->W,
+			       sizeof(float) * d->W);
+	for (g = 0; g < d->G; g++) {
+		struct npr_gemm_bdirect bd = {
+			.b = xbuf + g * p->cg * plane, .off = p->boff,
+		};
+		struct unpad_job uj = {
+			.p = p, .t = tbuf + g * p->kg * d->OH * p->wp,
+			.bias = p->bias ? p->bias + g * p->kg : NULL,
+			.res = res ? res + (b * d->K + g * p->kg) * npix : NULL,
+			.y = y + (b * d->K + g * p->kg) * npix, .K = p->kg,
+		};
+
+		err = npr_gemm_run_direct(&p->a[g], d->OH * p->wp, &bd,
+					  tbuf + g * p->kg * d->OH * p->wp,
+					  d->OH * p->wp, NULL, 0);
+		if (err)
+			return err;
+		npr_parallel_for(8, unpad_task, &uj);
+	}
+	return 0;
+}
+
+/* Every group of image @b, on the calling thread. */
+static int conv_image(const struct npr_conv_plan *p, const float *x,
+		      float *y, const float *res, int64_t b)
+{
+	const struct npr_conv_desc *d = &p->d;
+	int64_t g, npix = d->OH * d->OW;
+	int err;
+
+	if (p->path == PATH_DIRECT)
+		return conv_image_direct(p, x, y, res, b);
+	for (g = 0; g < d->G; g++) {
+		const float *xg = x + (b * d->C + g * p->cg) * d->H * d->W;
+		int64_t yoff = (b * d->K + g * p->kg) * npix;
+		struct npr_gemm_epi e = {
+			.bias = p->bias ? p->bias + g * p->kg : NULL,
+			.res = res ? res + yoff : NULL,
+			.ldr = npix, .act = p->act,
+			.lo = p->lo, .hi = p->hi,
+		};
+		bool any = e.bias || e.res || e.act;
+
+		if (p->path == PATH_GEMM1X1 && p->boff) {
+			/* B is the input itself: row c at c * npix */
+			struct npr_gemm_bdirect bd = { .b = xg, .off = p->boff };
+
+			err = npr_gemm_run_direct(&p->a[g], npix, &bd,
+						  y + yoff, npix,
+						  any ? &e : NULL, 0);
+		} else if (p->path == PATH_GEMM1X1) {
+			struct npr_gemm_bsrc bs = { .B = xg, .ldb = npix };
+
+			err = npr_gemm_run(&p->a[g], npix, npr_gemm_pack_b_rm,
+					   &bs, y + yoff, npix,
+					   any ? &e : NULL, 0);
+		} else {
+			struct npr_im2col_src s = { .d = d, .x = xg };
+
+			err = npr_gemm_run(&p->a[g], npix, p->pack, &s,
+					   y + yoff, npix, any ? &e : NULL, 0);
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void image_task(void *arg, int i, int tid)
+{
+	struct img_job *j = arg;
+	int err = conv_image(j->p, j->x, j->y, j->res, i);
+
+	if (err)
+		j->err = err;
+}
+
+int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
+		      float *y, const float *res)
+{
+	const struct npr_conv_desc *d = &p->d;
+	int64_t b;
+	int err;
+
+	if (p->path == PATH_DW) {
+		struct dw_job j = { .p = p, .x = x, .y = y, .res = res };
+
+		npr_parallel_for((int)(d->N * d->C), dw_plane, &j);
+		return 0;
+	}
+	/*
+	 * A batch of at least as many images as threads: whole images per
+	 * thread (no split GEMMs, one B packing per image); else each image
+	 * split across the threads.
+	 */
+	if (d->N > 1 && d->N >= npr_par_threads()) {
+		struct img_job j = { .p = p, .x = x, .y = y, .res = res };
+
+		npr_parallel_for((int)d->N, image_task, &j);
+		return j.err;
+	}
+	for (b = 0; b < d->N; b++) {
+		err = conv_image(p, x, y, res, b);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
+			  size_t len)
+{
+	const struct npr_conv_desc *d = &p->d;
+	static const char *const path[] = {
+		"1x1-gemm", "im2col-gemm", "dw", "direct-gemm",
+	};
+
+	snprintf(buf, len, "%lldx%lld/%lld C%lld K%lld G%lld %lldx%lld N%lld %s",
+		 (long long)d->kh, (long long)d->kw, (long long)d->sh,
+		 (long long)d->C, (long long)d->K, (long long)d->G,
+		 (long long)d->OH, (long long)d->OW, (long long)d->N,
+		 path[p->path]);
+	return 2.0 * d->N * d->K * d->OH * d->OW * (d->C / d->G) * d->kh *
+	       d->kw;
+}
+
+/* The only live node reading value @v, or -1. */
+static int sole_user(struct npr_graph *g, int v, const int *uses,
+		     const bool *taken)
+{
+	int i, j;
+
+	if (uses[v] != 1)
+		return -1;
+	for (i = 0; i < g->nnodes; i++) {
+		struct npr_node *n = &g->nodes[i];
+
+		if (n->dead)
+			continue;
+		for (j = 0; j < n->nin; j++)
+			if (n->in[j] == v)
+				return taken[i] ? -1 : i;
+	}
+	return -1;
+}
+
+static bool is_f32(struct npr_graph *g, int v)
+{
+	return g->vals[v].type == NPR_ELEM_F32;
+}
+
+int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
+		  const bool *taken, struct npr_conv_plan **plan, int *absorbed, int *nabs,
+		  int *res_value)
+{
+	struct npr_node *n = &g->nodes[ni];
+	const struct npr_conv_params *cp = n->params;
+	struct npr_value *x, *w, *o;
+	struct npr_conv_desc d = { 0 };
+	const float *bias = NULL;
+	int act = NPR_ACT_NONE, v, u, err;
+	float lo = 0, hi = 0;
+
+	*nabs = 0;
+	*res_value = -1;
+	if (strcmp(n->type, "Convolution") && strcmp(n->type, "GroupConvolution"))
+		return -EOPNOTSUPP;
+	x = npr_in(g, n, 0);
+	w = npr_in(g, n, 1);
+	o = npr_out(g, n, 0);
+	if (!w->data || cp->nsp < 1 || cp->nsp > 2 || !is_f32(g, n->in[0]) ||
+	    w->type != NPR_ELEM_F32 || o->type != NPR_ELEM_F32 ||
+	    cp->auto_pad != NPR_PAD_EXPLICIT)
+		return -EOPNOTSUPP;
+	d.N = x->shape.d[0];
+	d.C = x->shape.d[1];
+	d.K = o->shape.d[1];
+	d.G = cp->groups;
+	if (cp->nsp == 2) {
+		d.H = x->shape.d[2]; d.W = x->shape.d[3];
+		d.OH = o->shape.d[2]; d.OW = o->shape.d[3];
+		d.kh = w->shape.d[w->shape.rank - 2];
+		d.kw = w->shape.d[w->shape.rank - 1];
+		d.sh = cp->stride[0]; d.sw = cp->stride[1];
+		d.dh = cp->dil[0]; d.dw = cp->dil[1];
+		d.ph = cp->pb[0]; d.pw = cp->pb[1];
+	} else {
+		d.H = 1; d.W = x->shape.d[2];
+		d.OH = 1; d.OW = o->shape.d[2];
+		d.kh = 1; d.kw = w->shape.d[w->shape.rank - 1];
+		d.sh = 1; d.sw = cp->stride[0];
+		d.dh = 1; d.dw = cp->dil[0];
+		d.ph = 0; d.pw = cp->pb[0];
+	}
+	/* the epilogue: Add(per-channel constant), Add(residual), Relu/Clamp */
+	v = n->out[0];
+	u = sole_user(g, v, uses, taken);
+	if (u >= 0 && !strcmp(g->nodes[u].type, "Add") && g->nodes[u].nin == 2) {
+		struct npr_node *a = &g->nodes[u];
+		int other = a->in[0] == v ? a->in[1] : a->in[0];
+		struct npr_value *ov = &g->vals[other];
+		const struct npr_shape *s = &ov->shape;
+		int64_t cnt = npr_shape_numel(s);
+		int k, chdim = s->rank - 1 - cp->nsp;
+		bool perch = ov->data && ov->type == NPR_ELEM_F32 &&
+			     cnt == d.K && chdim >= 0 &&
+			     s->d[chdim] == d.K && a->in[0] != a->in[1];
+
+		for (k = 0; perch && k < s->rank; k++)
+			if (k != chdim && s->d[k] != 1)
+				perch = false;
+		if (perch && npr_shape_eq(&npr_out(g, a, 0)->shape, &o->shape)) {
+			bias = ov->data;
+			absorbed[(*nabs)++] = u;
+			v = a->out[0];
+			u = sole_user(g, v, uses, taken);
+		}
+	}
+	if (u >= 0 && !strcmp(g->nodes[u].type, "Add") && g->nodes[u].nin == 2) {
+		struct npr_node *a = &g->nodes[u];
+		int other = a->in[0] == v ? a->in[1] : a->in[0];
+		struct npr_value *ov = &g->vals[other];
+
+		if (!ov->data && a->in[0] != a->in[1] && is_f32(g, other) &&
+		    npr_shape_eq(&ov->shape, &o->shape) &&
+		    npr_shape_eq(&npr_out(g, a, 0)->shape, &o->shape)) {
+			*res_value = other;
+			absorbed[(*nabs)++] = u;
+			v = a->out[0];
+			u = sole_user(g, v, uses, taken);
+		}
+	}
+	if (u >= 0 && g->nodes[u].nin == 1 &&
+	    (!strcmp(g->nodes[u].type, "Relu") ||
+	     !strcmp(g->nodes[u].type, "ReLU"))) {
+		act = NPR_ACT_RELU;
+		absorbed[(*nabs)++] = u;
+	} else if (u >= 0 && g->nodes[u].nin == 1 &&
+		   !strcmp(g->nodes[u].type, "Clamp")) {
+		const struct npr_eltwise_params *ep = g->nodes[u].params;
+
+		act = NPR_ACT_CLAMP;
+		lo = (float)ep->lo;
+		hi = (float)ep->hi;
+		absorbed[(*nabs)++] = u;
+	}
+	err = npr_conv_plan_new(&d, w->data, NULL, plan);
+	if (!err)
+		err = npr_conv_plan_epi(*plan, bias, *res_value >= 0, act, lo,
+					hi);
+	if (err) {
+		npr_conv_plan_free(*plan);
+		*plan = NULL;
+		*nabs = 0;
+		return err;
+	}
+	return 0;
+}
+
+/**
+ * npr_conv_plan_kernel() - the name of the kernel a plan runs, for
+ * profiles
+ * @p: the plan.
+ */
+const char *npr_conv_plan_kernel(const struct npr_conv_plan *p)
+{
+	switch (p->path) {
+	case PATH_GEMM1X1:
+		return "conv_1x1_gemm";
+	case PATH_IM2COL:
+		return "conv_im2col_gemm";
+	case PATH_DW:
+		return "conv_depthwise";
+	default:
+		return "conv_direct_gemm";
+	}
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fast convolution for the CPU backend: plans built once at compile time
+ * (weights packed for the GEMM micro-kernel, epilogue chosen), run per
+ * request.
+ *
+ * Shapes: 1x1 stride 1 without padding is a GEMM straight on the input
+ * (W[K, C] x X[C, HW]); any other k x k, stride, dilation and padding
+ * packs the im2col view of the input directly into the GEMM's B panels
+ * (no im2col buffer); depthwise (one input and one output channel per
+ * group) runs a direct kernel that keeps one output row in L1.  The
+ * bias, the residual Add and ReLU/Clamp are applied while the output is
+ * in registers.
+ */
+#ifndef NPR_REF_CONV_H
+#define NPR_REF_CONV_H
+
+#include "graph.h"
+#include "gemm.h"
+
+/**
+ * struct npr_conv_desc - geometry of a 2-D convolution (1-D: H = kh = 1)
+ * Weights are [K, C / G, kh, kw] (GroupConvolution's [G, K/G, C/G, ...]
+ * is the same memory).
+ */
+struct npr_conv_desc {
+	int64_t N, C, H, W, K, OH, OW, kh, kw;
+	int64_t sh, sw, dh, dw, ph, pw, G;
+};
+
+struct npr_conv_plan;
+
+/**
+ * npr_conv_plan_new() - plan a convolution with weights @w
+ * @d: geometry.
+ * @w: weights, copied (packed); need not outlive the plan.
+ * @kern: GEMM micro-kernel, NULL for the best one.
+ * @out: the plan; free with npr_conv_plan_free().
+ * Return: 0, -ENOMEM.
+ */
+int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
+		      const struct npr_gemm_kern *kern,
+		      struct npr_conv_plan **out);
+void npr_conv_plan_free(struct npr_conv_plan *p);
+const char *npr_conv_plan_kernel(const struct npr_conv_plan *p);
+
+/**
+ * npr_conv_plan_epi() - set the epilogue
+ * @bias: K values (copied), or NULL.
+ * @residual: npr_conv_plan_run() gets a tensor shaped like the output.
+ * @act, @lo, @hi: enum npr_act and Clamp bounds.
+ * Return: 0 or -ENOMEM.
+ */
+int npr_conv_plan_epi(struct npr_conv_plan *p, const float *bias,
+		      bool residual, int act, float lo, float hi);
+
+/**
+ * npr_conv_plan_run() - y = act(conv(x) + bias + res)
+ * Return: 0 or -ENOMEM.
+ * Context: any thread; a plan may run on several threads at once.
+ */
+int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
+		      float *y, const float *res);
+
+/* Describe @p into @buf ("3x3/2 C64 K128 56x56 gemm"); returns its FLOPs. */
+double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
+			  size_t len);
+
+/**
+ * npr_conv_fuse() - plan node @ni of @g and what it can absorb
+ * @g: the compiled graph.
+ * @ni: a Convolution or GroupConvolution node.
+ * @uses: per value, the number of live nodes reading it.
+ * @taken: per node, true when another fused step already does its work.
+ * @plan: Out. The plan.
+ * @absorbed: Out. Nodes whose work the plan does (Add bias, Add residual,
+ *            Relu/Clamp), in order; at most 3.
+ * @nabs: Out. Their count.
+ * @res_value: Out. Value index of the residual input, or -1.
+ * Return: 0, -EOPNOTSUPP when the node is not for this path, -ENOMEM.
+ */
+int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
+		  const bool *taken, struct npr_conv_plan **plan, int *absorbed, int *nabs,
+		  int *res_value);
+
+/* the im2col view of one image and group, for the GEMM's B packing */
+struct npr_im2col_src {
+	const struct npr_conv_desc *d;
+	const float *x;		/* image + first channel of the group */
+};
+void npr_pack_im2col_generic(const void *src, int64_t k0, int64_t kc,
+			     int64_t j0, int64_t nc, int nr, float *dst);
+void npr_pack_im2col_avx512(const void *src, int64_t k0, int64_t kc,
+			    int64_t j0, int64_t nc, int nr, float *dst);
+
+void npr_unpad_rows_generic(const struct npr_conv_desc *d, const float *t,
+			    int64_t wp, float *y, const float *bias,
+			    const float *res, int act, float lo, float hi,
+			    int64_t k0, int64_t k1);
+void npr_unpad_rows_avx512(const struct npr_conv_desc *d, const float *t,
+			   int64_t wp, float *y, const float *bias,
+			   const float *res, int act, float lo, float hi,
+			   int64_t k0, int64_t k1);
+
+/* Depthwise planes (conv_dw.h): portable and AVX-512 builds. */
+void npr_dw_plane_generic(const struct npr_conv_desc *d, const float *x,
+			  const float *wc, float *y, const float *res, float b,
+			  int act, float lo, float hi);
+void npr_dw_plane_avx512(const struct npr_conv_desc *d, const float *x,
+			 const float *wc, float *y, const float *res, float b,
+			 int act, float lo, float hi);
+
+int npr_dw_flat_generic(const struct npr_conv_desc *d, const float *x,
+			const float *wc, float *y, const float *res, float b,
+			int act, float lo, float hi);
+int npr_dw_flat_avx512(const struct npr_conv_desc *d, const float *x,
+		       const float *wc, float *y, const float *res, float b,
+		       int act, float lo, float hi);
+
+/* vec.h: the fully connected MatMul, portable and AVX-512 builds */
+void npr_matmul_nt_generic(int64_t M, int64_t N, int64_t K, const float *A,
+			   const float *B, float *C, int64_t ldc);
+void npr_matmul_nn_generic(int64_t M, int64_t N, int64_t K, const float *A,
+			   const float *B, float *C);
+void npr_matmul_nt_avx512(int64_t M, int64_t N, int64_t K, const float *A,
+			  const float *B, float *C, int64_t ldc);
+void npr_matmul_nn_avx512(int64_t M, int64_t N, int64_t K, const float *A,
+			  const float *B, float *C);
+void npr_pool_row_generic(bool maxp, const float *const *rows, int64_t nr,
+			  int64_t kw, int64_t sw, int64_t dw, int64_t pw,
+			  const int64_t *o0, const int64_t *o1, int64_t OW,
+			  float *acc);
+void npr_pool_row_avx512(bool maxp, const float *const *rows, int64_t nr,
+			 int64_t kw, int64_t sw, int64_t dw, int64_t pw,
+			 const int64_t *o0, const int64_t *o1, int64_t OW,
+			 float *acc);
+/* The scalar MatMul that npr_ref_matmul() falls back to (ref/nn.c). */
+int npr_matmul_scalar(const struct npr_node *n, const struct npr_tensor *in,
+		      struct npr_tensor *out);
+
+/* The scalar pooling kernel that npr_ref_pool() falls back to (ref/nn.c). */
+int npr_pool_scalar(const struct npr_node *n, const struct npr_tensor *in,
+		    struct npr_tensor *out);
+
+#endif /* NPR_REF_CONV_H */

@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Packed SGEMM: blocking driver, packing, the portable micro-kernel and
+ * the runtime choice of ISA.  The AVX-512 and AVX2 micro-kernels live in
+ * gemm_avx512.c and gemm_avx2.c, the only objects built with those -m
+ * flags; this file runs on any x86-64 (or other) CPU.
+ *
+ * Blocking (per thread): columns in blocks of NC, depth in blocks of KC.
+ * For each (NC, KC) block, B is packed into NR-column panels (KC x NC,
+ * 512 KiB at most: stays in L2), then every MR-row micro-panel of the
+ * prepacked A (MR x KC, 8 KiB: stays in L1) sweeps the B panels.  The
+ * epilogue runs inside the micro-kernel on the last KC block, while the C
+ * tile is still in registers.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gemm.h"
+#include "threads.h"
+
+#define KC	256
+#define NC	NPR_PACK_NC
+
+static void kern_scalar(int64_t kc, const float *a, const float *b, float *c,
+			int64_t ldc, int m, int n, bool acc, bool last,
+			const struct npr_gemm_epi *e)
+{
+	float t[4][8] = { { 0 } };
+	int64_t k;
+	int i, j;
+
+	for (k = 0; k < kc; k++, a += 4, b += 8)
+		for (i = 0; i < 4; i++)
+			for (j = 0; j < 8; j++)
+				t[i][j] += a[i] * b[j];
+	for (i = 0; i < m; i++)
+		for (j = 0; j < n; j++) {
+			float v = t[i][j] + (acc ? c[i * ldc + j] : 0.0f);
+
+			c[i * ldc + j] = last ? npr_epi_apply(e, v, i, j) : v;
+		}
+}
+
+static const struct npr_gemm_kern kern_scalar_def = {
+	.name = "scalar", .mr = 4, .nr = 8, .fn = kern_scalar,
+};
+
+static bool cpu_has(const char *isa)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_cpu_init();
+	if (!strcmp(isa, "avx512"))
+		return __builtin_cpu_supports("avx512f");
+	if (!strcmp(isa, "avx2"))
+		return __builtin_cpu_supports("avx2") &&
+		       __builtin_cpu_supports("fma");
+#endif
+	return !strcmp(isa, "scalar");
+}
+
+const struct npr_gemm_kern *npr_gemm_kern_get(const char *name)
+{
+	if (!cpu_has(name))
+		return NULL;
+#if defined(__x86_64__)
+	if (!strcmp(name, "avx512"))
+		return &npr_gemm_kern_avx512;
+	if (!strcmp(name, "avx2"))
+		return &npr_gemm_kern_avx2;
+#endif
+	return &kern_scalar_def;
+}
+
+const struct npr_gemm_kern *npr_gemm_kern_best(void)
+{
+	static const struct npr_gemm_kern *best;
+	const char *env;
+
+	if (best)
+		return best;
+	env = getenv("NPR_GEMM_ISA");
+	if (env)
+		best = npr_gemm_kern_get(env);
+	if (!best)
+		best = npr_gemm_kern_get("avx512");
+	if (!best)
+		best = npr_gemm_kern_get("avx2");
+	if (!best)
+		best = &kern_scalar_def;
+	return best;
+}
+
+static void *alloc64(size_t bytes)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 64, bytes ? bytes : 64))
+		return NULL;
+	return p;
+}
+
+/*
+ * Layout: for each KC block starting at k0 (length kc), for each MR-row
+ * micro-panel i: kc x MR floats, k-major, at k0 * Mp + i * MR * kc.
+ */
+int npr_gemm_a_pack(struct npr_gemm_a *pa, const struct npr_gemm_kern *kern,
+		    const float *A, int64_t M, int64_t K, int64_t lda)
+{
+	int mr = kern->mr;
+	int64_t Mp = (M + mr - 1) / mr * mr, k0, i, k, r;
+
+	pa->kern = kern;
+	pa->M = M;
+	pa->K = K;
+	pa->Mp = Mp;
+	pa->data = alloc64(sizeof(float) * Mp * (K ? K : 1));
+	if (!pa->data)
+		return -ENOMEM;
+	for (k0 = 0; k0 < K; k0 += KC) {
+		int64_t kc = K - k0 < KC ? K - k0 : KC;
+
+		for (i = 0; i < Mp; i += mr) {
+			float *d = pa->data + k0 * Mp + i * kc;
+
+			for (k = 0; k < kc; k++)
+				for (r = 0; r < mr; r++)
+					*d++ = i + r < M ?
+					       A[(i + r) * lda + k0 + k] : 0.0f;
+		}
+	}
+	return 0;
+}
+
+void npr_gemm_a_free(struct npr_gemm_a *pa)
+{
+	free(pa->data);
+	pa->data = NULL;
+}
+
+void npr_gemm_pack_b_rm(const void *src, int64_t k0, int64_t kc, int64_t j0,
+			int64_t nc, int nr, float *dst)
+{
+	const struct npr_gemm_bsrc *s = src;
+	int64_t j, k;
+
+	for (j = 0; j < nc; j += nr) {
+		int64_t w = nc - j < nr ? nc - j : nr;
+		float *d = dst + j * kc;
+
+		for (k = 0; k < kc; k++, d += nr) {
+			const float *b = s->B + (k0 + k) * s->ldb + j0 + j;
+
+			memcpy(d, b, sizeof(float) * w);
+			if (w < nr)
+				memset(d + w, 0, sizeof(float) * (nr - w));
+		}
+	}
+}
+
+/* Direct B: no packing; A micro-panel outer, B panels inner, per KC. */
+static void gemm_part_direct(const struct npr_gemm_a *pa, int64_t m0,
+			     int64_t m1, int64_t n0, int64_t n1,
+			     const struct npr_gemm_bdirect *bd, float *C,
+			     int64_t ldc, const struct npr_gemm_epi *e)
+{
+	const struct npr_gemm_kern *kn = pa->kern;
+	int mr = kn->mr, nr = kn->nr;
+	int64_t K = pa->K, jc, pc, ir, jr;
+	struct npr_gemm_epi te;
+
+	if (e)
+		te = *e;
+	for (jc = n0; jc < n1; jc += NC) {
+		int64_t nc = n1 - jc < NC ? n1 - jc : NC;
+
+		for (pc = 0; pc < K; pc += KC) {
+			int64_t kc = K - pc < KC ? K - pc : KC;
+			bool last = pc + KC >= K;
+
+			for (ir = m0; ir < m1; ir += mr) {
+				const float *a = pa->data + pc * pa->Mp + ir * kc;
+				int m = m1 - ir < mr ? (int)(m1 - ir) : mr;
+
+				if (e)
+					te.bias = e->bias ? e->bias + ir : NULL;
+				for (jr = 0; jr < nc; jr += nr) {
+					int n = nc - jr < nr ? (int)(nc - jr) : nr;
+
+					if (e && e->res)
+						te.res = e->res + ir * e->ldr + jc + jr;
+					kn->fn_direct(kc, a, bd->b + jc + jr,
+						      bd->off + pc,
+						      C + ir * ldc + jc + jr,
+						      ldc, m, n, pc > 0, last,
+						      e ? &te : NULL);
+				}
+			}
+		}
+	}
+}
+
+/* One thread's share: rows [m0, m1) and columns [n0, n1). */
+static int gemm_part(const struct npr_gemm_a *pa, int64_t m0, int64_t m1,
+		     int64_t n0, int64_t n1, npr_gemm_pack_b pack,
+		     const void *bsrc, float *C, int64_t ldc,
+		     const struct npr_gemm_epi *e)
+{
+	static _Thread_local float *bbuf;
+	const struct npr_gemm_kern *kn = pa->kern;
+	int mr = kn->mr, nr = kn->nr;
+	int64_t K = pa->K, jc, pc, ir, jr;
+	struct npr_gemm_epi te;
+
+	if (!bbuf) {
+		bbuf = alloc64(sizeof(float) * KC * (NC + 64));
+		if (!bbuf)
+			return -ENOMEM;
+	}
+	if (e)
+		te = *e;
+	for (jc = n0; jc < n1; jc += NC) {
+		int64_t nc = n1 - jc < NC ? n1 - jc : NC;
+
+		for (pc = 0; pc < K || (!K && !pc); pc += KC) {
+			int64_t kc = K - pc < KC ? K - pc : KC;
+			bool last = pc + KC >= K;
+
+			if (kc)
+				pack(bsrc, pc, kc, jc, nc, nr, bbuf);
+			for (ir = m0; ir < m1; ir += mr) {
+				const float *a = pa->data + pc * pa->Mp + ir * kc;
+				int m = m1 - ir < mr ? (int)(m1 - ir) : mr;
+
+				if (e) {
+					te.bias = e->bias ? e->bias + ir : NULL;
+					te.res = e->res ? e->res + ir * e->ldr + jc : NULL;
+				}
+				for (jr = 0; jr < nc; jr += nr) {
+					int n = nc - jr < nr ? (int)(nc - jr) : nr;
+
+					if (e && e->res)
+						te.res = e->res + ir * e->ldr + jc + jr;
+					kn->fn(kc, a, bbuf + jr * kc,
+					       C + ir * ldc + jc + jr, ldc, m, n,
+					       pc > 0, last, e ? &te : NULL);
+				}
+			}
+			if (!K)
+				break;
+		}
+	}
+	return 0;
+}
+
+struct gemm_job {
+	const struct npr_gemm_a *pa;
+	int64_t N;
+	npr_gemm_pack_b pack;
+	const void *bsrc;
+	float *C;
+	int64_t ldc;
+	const struct npr_gemm_epi *e;
+	const struct npr_gemm_bdirect *bd;
+	int parts;
+	bool split_n;
+	_Atomic int err;
+};
+
+static void gemm_task(void *arg, int i, int tid)
+{
+	struct gemm_job *j = arg;
+	const struct npr_gemm_a *pa = j->pa;
+	int64_t m0 = 0, m1 = pa->M, n0 = 0, n1 = j->N;
+	int err;
+
+	if (j->split_n) {
+		int nr = pa->kern->nr;
+		int64_t blocks = (j->N + nr - 1) / nr;
+
+		n0 = blocks * i / j->parts * nr;
+		n1 = blocks * (i + 1) / j->parts * nr;
+		if (n1 > j->N)
+			n1 = j->N;
+	} else {
+		int mr = pa->kern->mr;
+		int64_t blocks = (pa->M + mr - 1) / mr;
+
+		m0 = blocks * i / j->parts * mr;
+		m1 = blocks * (i + 1) / j->parts * mr;
+		if (m1 > pa->M)
+			m1 = pa->M;
+	}
+	if (m0 >= m1 || n0 >= n1)
+		return;
+	if (j->bd) {
+		gemm_part_direct(pa, m0, m1, n0, n1, j->bd, j->C, j->ldc,
+				 j->e);
+		return;
+	}
+	err = gemm_part(pa, m0, m1, n0, n1, j->pack, j->bsrc, j->C, j->ldc,
+			j->e);
+	if (err)
+		j->err = err;
+}
+
+static int gemm_go(struct gemm_job *jp, int nthreads);
+
+int npr_gemm_run(const struct npr_gemm_a *pa, int64_t N, npr_gemm_pack_b pack,
+		 const void *bsrc, float *C, int64_t ldc,
+		 const struct npr_gemm_epi *e, int nthreads)
+{
+	struct gemm_job j = {
+		.pa = pa, .N = N, .pack = pack, .bsrc = bsrc, .C = C,
+		.ldc = ldc, .e = e,
+	};
+
+	return gemm_go(&j, nthreads);
+}
+
+int npr_gemm_run_direct(const struct npr_gemm_a *pa, int64_t N,
+			const struct npr_gemm_bdirect *bd, float *C,
+			int64_t ldc, const struct npr_gemm_epi *e,
+			int nthreads)
+{
+	struct gemm_job j = {
+		.pa = pa, .N = N, .C = C, .ldc = ldc, .bd = bd, .e = e,
+	};
+
+	if (!pa->kern->fn_direct)
+		return -EOPNOTSUPP;
+	return gemm_go(&j, nthreads);
+}
+
+static int gemm_go(struct gemm_job *jp, int nthreads)
+{
+	const struct npr_gemm_a *pa = jp->pa;
+	int64_t N = jp->N;
+	int nt = npr_par_threads();
+	int64_t nb = (N + pa->kern->nr - 1) / pa->kern->nr;
+	int64_t mb = (pa->M + pa->kern->mr - 1) / pa->kern->mr;
+	double flops = 2.0 * pa->M * N * pa->K;
+
+	if (nthreads > 0 && nthreads < nt)
+		nt = nthreads;
+	if (flops < 2e6)
+		nt = 1;
+	if (!pa->M || !N)
+		return 0;
+	/*
+	 * Split columns when there are enough panels, else rows; into
+	 * several parts per thread, taken dynamically, so that a thread the
+	 * kernel preempts (the machine is shared) holds up little work.
+	 */
+	jp->split_n = nb >= 4 * nt || nb >= mb * 2;
+	if (nt <= 1) {
+		jp->parts = 1;
+		gemm_task(jp, 0, 0);
+	} else {
+		int64_t blocks = jp->split_n ? nb : mb, per = jp->split_n ? 2 : 1;
+
+		/* a row split packs all of B in every part: one per thread */
+		jp->parts = jp->split_n || jp->bd ? nt * 3 : nt;
+		if (jp->parts > blocks / per)
+			jp->parts = (int)(blocks / per);
+		if (jp->parts < 1)
+			jp->parts = 1;
+		npr_parallel_for(jp->parts, gemm_task, jp);
+	}
+	return jp->err;
+}
+
+int npr_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+	      const float *B, int64_t ldb, float *C, int64_t ldc,
+	      const struct npr_gemm_epi *e, int nthreads)
+{
+	struct npr_gemm_bsrc bs = { .B = B, .ldb = ldb };
+	struct npr_gemm_a pa;
+	int err;
+
+	err = npr_gemm_a_pack(&pa, npr_gemm_kern_best(), A, M, K, lda);
+	if (err)
+		return err;
+	err = npr_gemm_run(&pa, N, npr_gemm_pack_b_rm, &bs, C, ldc, e,
+			   nthreads);
+	npr_gemm_a_free(&pa);
+	return err;
+}
+
+void npr_sgemm_ref(int64_t M, int64_t N, int64_t K, const float *A,
+		   int64_t lda, const float *B, int64_t ldb, float *C,
+		   int64_t ldc, const struct npr_gemm_epi *e)
+{
+	int64_t i, j, k;
+
+	for (i = 0; i < M; i++)
+		for (j = 0; j < N; j++) {
+			double s = 0;
+
+			for (k = 0; k < K; k++)
+				s += (double)A[i * lda + k] * B[k * ldb + j];
+			C[i * ldc + j] = npr_epi_apply(e, (float)s, i, j);
+		}
+}

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/*
+ * AVX-512F SGEMM micro-kernel: an 8 x 32 tile of C in 16 zmm registers.
+ *
+ * Per step of k: two 16-float loads of the B panel, eight broadcasts of
+ * the A panel, sixteen FMAs.  Zen 4 retires one 512-bit FMA per cycle
+ * (two 256-bit pipes), so sixteen independent accumulators cover its
+ * 4-cycle latency with room to spare, and the loads (10 per 16 FMAs) stay
+ * under its two load ports.  Built with -mavx512f -mfma only; called only
+ * after CPUID says so (gemm.c).
+ */
+#include <immintrin.h>
+
+#include "gemm.h"
+
+#define MR	8
+#define NR	32
+
+static inline __m512 epi_vec(const struct npr_gemm_epi *e, __m512 v, int i,
+			     int j, __mmask16 mk)
+{
+	if (e->bias)
+		v = _mm512_add_ps(v, _mm512_set1_ps(e->bias[i]));
+	if (e->res)
+		v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk,
+					e->res + i * e->ldr + j));
+	if (e->act == NPR_ACT_RELU)
+		v = _mm512_max_ps(v, _mm512_setzero_ps());
+	else if (e->act == NPR_ACT_CLAMP)
+		v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(e->lo)),
+				  _mm512_set1_ps(e->hi));
+	return v;
+}
+
+static void kern(int64_t kc, const float *a, const float *b, float *c,
+		 int64_t ldc, int m, int n, bool acc, bool last,
+		 const struct npr_gemm_epi *e)
+{
+	__m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps();
+	__m512 c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
+	__m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps();
+	__m512 c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
+	__m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps();
+	__m512 c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
+	__m512 c60 = _mm512_setzero_ps(), c61 = _mm512_setzero_ps();
+	__m512 c70 = _mm512_setzero_ps(), c71 = _mm512_setzero_ps();
+	__m512 r[MR][2];
+	__mmask16 m0, m1;
+	int64_t k;
+	int i;
+
+#define STEP(o)								\
+	do {								\
+		__m512 b0 = _mm512_load_ps(b + (o) * NR);		\
+		__m512 b1 = _mm512_load_ps(b + (o) * NR + 16);		\
+		__m512 av;						\
+		av = _mm512_set1_ps(a[(o) * MR + 0]);			\
+		c00 = _mm512_fmadd_ps(av, b0, c00);			\
+		c01 = _mm512_fmadd_ps(av, b1, c01);			\
+		av = _mm512_set1_ps(a[(o) * MR + 1]);			\
+		c10 = _mm512_fmadd_ps(av, b0, c10);			\
+		c11 = _mm512_fmadd_ps(av, b1, c11);			\
+		av = _mm512_set1_ps(a[(o) * MR + 2]);			\
+		c20 = _mm512_fmadd_ps(av, b0, c20);			\
+		c21 = _mm512_fmadd_ps(av, b1, c21);			\
+		av = _mm512_set1_ps(a[(o) * MR + 3]);			\
+		c30 = _mm512_fmadd_ps(av, b0, c30);			\
+		c31 = _mm512_fmadd_ps(av, b1, c31);			\
+		av = _mm512_set1_ps(a[(o) * MR + 4]);			\
+		c40 = _mm512_fmadd_ps(av, b0, c40);			\
+		c41 = _mm512_fmadd_ps(av, b1, c41);			\
+		av = _mm512_set1_ps(a[(o) * MR + 5]);			\
+		c50 = _mm512_fmadd_ps(av, b0, c50);			\
+		c51 = _mm512_fmadd_ps(av, b1, c51);			\
+		av = _mm512_set1_ps(a[(o) * MR + 6]);			\
+		c60 = _mm512_fmadd_ps(av, b0, c60);			\
+		c61 = _mm512_fmadd_ps(av, b1, c61);			\
+		av = _mm512_set1_ps(a[(o) * MR + 7]);			\
+		c70 = _mm512_fmadd_ps(av, b0, c70);			\
+		c71 = _mm512_fmadd_ps(av, b1, c71);			\
+	} while (0)
+
+	for (k = 0; k + 4 <= kc; k += 4, a += 4 * MR, b += 4 * NR) {
+		_mm_prefetch((const char *)(b + 8 * NR), _MM_HINT_T0);
+		_mm_prefetch((const char *)(b + 8 * NR + 16), _MM_HINT_T0);
+		STEP(0);
+		STEP(1);
+		STEP(2);
+		STEP(3);
+	}
+	for (; k < kc; k++, a += MR, b += NR)
+		STEP(0);
+#undef STEP
+	r[0][0] = c00; r[0][1] = c01; r[1][0] = c10; r[1][1] = c11;
+	r[2][0] = c20; r[2][1] = c21; r[3][0] = c30; r[3][1] = c31;
+	r[4][0] = c40; r[4][1] = c41; r[5][0] = c50; r[5][1] = c51;
+	r[6][0] = c60; r[6][1] = c61; r[7][0] = c70; r[7][1] = c71;
+	m0 = n >= 16 ? 0xffff : (__mmask16)((1u << n) - 1);
+	m1 = n >= 32 ? 0xffff : n <= 16 ? 0 : (__mmask16)((1u << (n - 16)) - 1);
+	for (i = 0; i < m; i++) {
+		float *cr = c + i * ldc;
+		__m512 v0 = r[i][0], v1 = r[i][1];
+
+		if (acc) {
+			v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, cr));
+			v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, cr + 16));
+		}
+		if (last && e) {
+			v0 = epi_vec(e, v0, i, 0, m0);
+			v1 = epi_vec(e, v1, i, 16, m1);
+		}
+		_mm512_mask_storeu_ps(cr, m0, v0);
+		_mm512_mask_storeu_ps(cr + 16, m1, v1);
+	}
+}
+
+/*
+ * The same tile with B read in place: row k at b + off[k] (unaligned,
+ * masked past n).  Convolutions at stride 1 use it on a zero-padded
+ * input (no im2col packing at all), 1x1 ones on the input itself.
+ */
+static void kern_direct(int64_t kc, const float *a, const float *b,
+			const int64_t *off, float *c, int64_t ldc, int m,
+			int n, bool acc, bool last,
+			const struct npr_gemm_epi *e)
+{
+	__m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps();
+	__m512 c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
+	__m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps();
+	__m512 c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
+	__m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps();
+	__m512 c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
+	__m512 c60 = _mm512_setzero_ps(), c61 = _mm512_setzero_ps();
+	__m512 c70 = _mm512_setzero_ps(), c71 = _mm512_setzero_ps();
+	__m512 r[MR][2];
+	__mmask16 m0, m1;
+	int64_t k;
+	int i;
+
+	m0 = n >= 16 ? 0xffff : (__mmask16)((1u << n) - 1);
+	m1 = n >= 32 ? 0xffff : n <= 16 ? 0 : (__mmask16)((1u << (n - 16)) - 1);
+	for (k = 0; k < kc; k++, a += MR) {
+		const float *bk = b + off[k];
+		__m512 b0 = _mm512_maskz_loadu_ps(m0, bk);
+		__m512 b1 = _mm512_maskz_loadu_ps(m1, bk + 16);
+		__m512 av;
+
+		av = _mm512_set1_ps(a[0]);
+		c00 = _mm512_fmadd_ps(av, b0, c00);
+		c01 = _mm512_fmadd_ps(av, b1, c01);
+		av = _mm512_set1_ps(a[1]);
+		c10 = _mm512_fmadd_ps(av, b0, c10);
+		c11 = _mm512_fmadd_ps(av, b1, c11);
+		av = _mm512_set1_ps(a[2]);
+		c20 = _mm512_fmadd_ps(av, b0, c20);
+		c21 = _mm512_fmadd_ps(av, b1, c21);
+		av = _mm512_set1_ps(a[3]);
+		c30 = _mm512_fmadd_ps(av, b0, c30);
+		c31 = _mm512_fmadd_ps(av, b1, c31);
+		av = _mm512_set1_ps(a[4]);
+		c40 = _mm512_fmadd_ps(av, b0, c40);
+		c41 = _mm512_fmadd_ps(av, b1, c41);
+		av = _mm512_set1_ps(a[5]);
+		c50 = _mm512_fmadd_ps(av, b0, c50);
+		c51 = _mm512_fmadd_ps(av, b1, c51);
+		av = _mm512_set1_ps(a[6]);
+		c60 = _mm512_fmadd_ps(av, b0, c60);
+		c61 = _mm512_fmadd_ps(av, b1, c61);
+		av = _mm512_set1_ps(a[7]);
+		c70 = _mm512_fmadd_ps(av, b0, c70);
+		c71 = _mm512_fmadd_ps(av, b1, c71);
+	}
+	r[0][0] = c00; r[0][1] = c01; r[1][0] = c10; r[1][1] = c11;
+	r[2][0] = c20; r[2][1] = c21; r[3][0] = c30; r[3][1] = c31;
+	r[4][0] = c40; r[4][1] = c41; r[5][0] = c50; r[5][1] = c51;
+	r[6][0] = c60; r[6][1] = c61; r[7][0] = c70; r[7][1] = c71;
+	for (i = 0; i < m; i++) {
+		float *cr = c + i * ldc;
+		__m512 v0 = r[i][0], v1 = r[i][1];
+
+		if (acc) {
+			v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, cr));
+			v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, cr + 16));
+		}
+		if (last && e) {
+			v0 = epi_vec(e, v0, i, 0, m0);
+			v1 = epi_vec(e, v1, i, 16, m1);
+		}
+		_mm512_mask_storeu_ps(cr, m0, v0);
+		_mm512_mask_storeu_ps(cr + 16, m1, v1);
+	}
+}
+
+const struct npr_gemm_kern npr_gemm_kern_avx512 = {
+	.name = "avx512", .mr = MR, .nr = NR, .fn = kern,
+	.fn_direct = kern_direct,
+};

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The CPU kernels' thread pool; see threads.h for the contract.
+ *
+ * Dispatch: the caller publishes (fn, arg, n, nthreads) and bumps a
+ * generation counter; workers with tid < nthreads notice it (spinning for
+ * a while, then on a futex), grab indexes from a shared counter, and
+ * count themselves done.  Sleeping wake-ups cost ~30 us on this class of
+ * VM, so workers spin ~0.2 ms after each loop before they sleep, yielding
+ * after the first 25 us so that a busy machine's other threads (ours
+ * included) still run; the caller waiting for the last worker yields too.
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "threads.h"
+
+#define POOL_MAX	255
+#define SPIN_NS		200000
+
+struct pool {
+	int cpus;
+	int nworkers;
+	pthread_mutex_t busy;		/* held by the caller of a loop */
+	/* futex word: loop count << 8 | threads taking part */
+	_Atomic unsigned int gen;
+	_Atomic int next;		/* next index to hand out */
+	_Atomic int done;		/* workers finished with this loop */
+	_Atomic int sleepers;
+	npr_par_fn fn;
+	void *arg;
+	int n, nthreads;
+};
+
+static struct pool pool = { .busy = PTHREAD_MUTEX_INITIALIZER };
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+static _Thread_local int par_limit;
+static _Thread_local int in_loop;
+
+static long futex(_Atomic unsigned int *w, int op, unsigned int val)
+{
+	return syscall(SYS_futex, (unsigned int *)w, op, val, NULL, NULL, 0);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+static void run_items(int tid)
+{
+	int i;
+
+	while ((i = atomic_fetch_add_explicit(&pool.next, 1,
+					      memory_order_relaxed)) < pool.n)
+		pool.fn(pool.arg, i, tid);
+}
+
+static void *worker(void *p)
+{
+	int tid = (int)(intptr_t)p;
+	unsigned int seen = 0;
+
+	in_loop = 1;
+	for (;;) {
+		unsigned int g = atomic_load_explicit(&pool.gen,
+						      memory_order_acquire);
+		uint64_t t0;
+
+		if (g == seen) {
+			t0 = now_ns();
+			while ((g = atomic_load_explicit(&pool.gen,
+					memory_order_acquire)) == seen) {
+				int k;
+
+				for (k = 0; k < 64; k++)
+					cpu_relax();
+				if (now_ns() - t0 > SPIN_NS)
+					break;
+				/* let other runnable threads in */
+				if (now_ns() - t0 > SPIN_NS / 8)
+					sched_yield();
+			}
+		}
+		if (g == seen) {
+			atomic_fetch_add(&pool.sleepers, 1);
+			while (atomic_load(&pool.gen) == seen)
+				futex(&pool.gen, FUTEX_WAIT_PRIVATE, seen);
+			atomic_fetch_sub(&pool.sleepers, 1);
+			g = atomic_load_explicit(&pool.gen,
+						 memory_order_acquire);
+		}
+		seen = g;
+		if (tid < (int)(g & 0xff)) {
+			run_items(tid);
+			atomic_fetch_add_explicit(&pool.done, 1,
+						  memory_order_release);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * A child of fork() has none of the workers: it runs every loop alone
+ * (the pool is not rebuilt; a forked child usually exec()s or exits).
+ */
+static void pool_atfork_child(void)
+{
+	pool.nworkers = 0;
+	pthread_mutex_init(&pool.busy, NULL);
+}
+
+static void pool_init(void)
+{
+	cpu_set_t set;
+	int i, n = 1;
+
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		n = CPU_COUNT(&set);
+	if (n < 1)
+		n = 1;
+	if (n > POOL_MAX)
+		n = POOL_MAX;
+	pool.cpus = n;
+	pthread_atfork(NULL, NULL, pool_atfork_child);
+	for (i = 1; i < n; i++) {
+		pthread_attr_t at;
+		pthread_t t;
+
+		pthread_attr_init(&at);
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, &at, worker, (void *)(intptr_t)i)) {
+			pthread_attr_destroy(&at);
+			break;
+		}
+		pthread_attr_destroy(&at);
+		pool.nworkers++;
+	}
+}
+
+int npr_pool_cpus(void)
+{
+	pthread_once(&pool_once, pool_init);
+	return pool.cpus;
+}
+
+int npr_par_set_limit(int n)
+{
+	int old = par_limit;
+
+	par_limit = n < 0 ? 0 : n;
+	return old;
+}
+
+int npr_par_threads(void)
+{
+	int n = npr_pool_cpus();
+
+	if (in_loop)
+		return 1;
+	if (par_limit && par_limit < n)
+		n = par_limit;
+	if (n > pool.nworkers + 1)
+		n = pool.nworkers + 1;
+	return n;
+}
+
+void npr_parallel_for(int n, npr_par_fn fn, void *arg)
+{
+	int nt = npr_par_threads(), i;
+
+	if (nt > n)
+		nt = n;
+	if (nt <= 1 || pthread_mutex_trylock(&pool.busy)) {
+		int old = in_loop;
+
+		in_loop = 1;
+		for (i = 0; i < n; i++)
+			fn(arg, i, 0);
+		in_loop = old;
+		return;
+	}
+	pool.fn = fn;
+	pool.arg = arg;
+	pool.n = n;
+	pool.nthreads = nt;
+	atomic_store_explicit(&pool.next, 0, memory_order_relaxed);
+	atomic_store_explicit(&pool.done, 0, memory_order_relaxed);
+	atomic_store_explicit(&pool.gen,
+			      ((atomic_load(&pool.gen) >> 8) + 1) << 8 | nt,
+			      memory_order_release);
+	if (atomic_load(&pool.sleepers))
+		futex(&pool.gen, FUTEX_WAKE_PRIVATE, INT_MAX);
+	in_loop = 1;
+	run_items(0);
+	in_loop = 0;
+	/* spin briefly, then yield: a preempted worker needs our CPU */
+	for (i = 0; atomic_load_explicit(&pool.done, memory_order_acquire) <
+		    nt - 1; i++) {
+		if (i < 2000)
+			cpu_relax();
+		else
+			sched_yield();
+	}
+	pthread_mutex_unlock(&pool.busy);
+}

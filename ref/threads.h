@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A persistent thread pool for the CPU kernels.
+ *
+ * One pool per process, created on first use with one worker per CPU the
+ * process may run on (sched_getaffinity) minus one: the calling thread
+ * always takes part.  A parallel_for hands out indexes 0..n-1 from an
+ * atomic counter; workers spin briefly and then sleep on a futex, so a
+ * run of back-to-back layers does not pay a wake-up per layer.
+ *
+ * After fork() the child runs every loop on its calling thread alone.
+ *
+ * The pool runs one parallel_for at a time.  A caller that finds it busy
+ * (another request on another thread) runs its loop alone, so requests
+ * side by side never oversubscribe the CPUs.  Nested calls from inside a
+ * loop body run serially on the calling worker.
+ */
+#ifndef NPR_REF_THREADS_H
+#define NPR_REF_THREADS_H
+
+/* Loop body: @i in [0, n), @tid in [0, threads used). */
+typedef void (*npr_par_fn)(void *arg, int i, int tid);
+
+/**
+ * npr_pool_cpus() - CPUs the process may use (the pool size, caller
+ * included).
+ * Return: >= 1.
+ */
+int npr_pool_cpus(void);
+
+/**
+ * npr_par_set_limit() - most threads a parallel_for on this thread uses
+ * @n: 0 for all of npr_pool_cpus(), 1 for serial.
+ * Return: the previous limit.
+ * Context: thread-local; the backend sets it per request around infer,
+ * from INFERENCE_NUM_THREADS / PERFORMANCE_HINT.
+ */
+int npr_par_set_limit(int n);
+
+/* Threads a parallel_for started on this thread would use now. */
+int npr_par_threads(void);
+
+/**
+ * npr_parallel_for() - run fn(arg, i, tid) for every i in [0, n)
+ * @n: iterations.
+ * @fn: the body; must not fail (record failures in @arg).
+ * @arg: passed through.
+ *
+ * Returns when every iteration has finished.  Uses at most
+ * npr_par_threads() threads; tid < that number.
+ * Context: any thread; reentrant (nested calls run serially).
+ */
+void npr_parallel_for(int n, npr_par_fn fn, void *arg);
+
+#endif /* NPR_REF_THREADS_H */

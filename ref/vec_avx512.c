@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vec.h built with -mavx512f -mfma -O3; nn.c calls these only when CPUID
+ * reports AVX-512F.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "conv.h"
+
+#define VEC(name) npr_##name##_avx512
+#include "vec.h"

@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# make bench: npuring's CPU backend against onnxruntime on the same files.
+#
+#   1. SGEMM GFLOP/s, 256..2048, 1 and 2 threads (npr-kbench gemm), against
+#      the 113.6 GFLOP/s/core FMA peak of the reference machine.
+#   2. resnet18, mobilenet_v2, squeezenet1_1 from $NPR_SHARED/models/onnx at
+#      batch 1 and 8, 1 and 2 threads: npr-kbench model and the peers'
+#      ort_bench.js (onnxruntime-node), ROUNDS separate processes each; the
+#      figure is the median of the per-round medians; ratio = ours / ORT.
+#   3. Three OpenVINO IR models (ours only).
+#
+# Environment: NPR_SHARED (../shared), NPR_KBENCH (tools/npr-kbench),
+# ORT_NODE_DIR (where onnxruntime-node is installed; default
+# ${TMPDIR:-/tmp}/npr-ort, installed there with the peers' install.sh if
+# missing: never inside the repository), ROUNDS (3), RUNS (20),
+# MODELS, BATCHES, THREADS to narrow the table, NO_ORT=1 to skip the peer.
+
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+shared=${NPR_SHARED:-$here/../shared}
+kbench=${NPR_KBENCH:-$here/tools/npr-kbench}
+ort_dir=${ORT_NODE_DIR:-${TMPDIR:-/tmp}/npr-ort}
+rounds=${ROUNDS:-3}
+runs=${RUNS:-20}
+models=${MODELS:-"resnet18 mobilenet_v2 squeezenet1_1"}
+batches=${BATCHES:-"1 8"}
+threads=${THREADS:-"1 2"}
+onnx=$shared/models/onnx
+
+[ -x "$kbench" ] || { echo "bench.sh: $kbench not built" >&2; exit 1; }
+
+use_ort=1
+if [ -n "${NO_ORT:-}" ] || ! command -v node >/dev/null; then
+	use_ort=0
+elif [ ! -d "$ort_dir/node_modules/onnxruntime-node" ]; then
+	echo "bench.sh: installing onnxruntime-node into $ort_dir" >&2
+	bash "$shared/peers/install.sh" "$ort_dir" >&2 || use_ort=0
+fi
+
+# median of the numbers on stdin
+median() {
+	sort -g | awk '{ v[NR] = $1 } END {
+		if (!NR) { print "nan"; exit }
+		if (NR % 2) print v[(NR + 1) / 2];
+		else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+field() {
+	sed -n "s/.*\"$1\":\([0-9.eE+-]*\).*/\1/p"
+}
+
+echo "== SGEMM (npr-kbench gemm, median of 5) =="
+for t in 1 2; do
+	"$kbench" gemm -t "$t" -r 5
+done
+echo
+
+echo "== whole models: median ms (median of $rounds rounds x $runs runs) =="
+printf "%-14s %5s %3s %10s %10s %7s %9s\n" model batch thr npuring onnxrt ratio rss_mb
+for m in $models; do
+	for b in $batches; do
+		r=$runs
+		[ "$b" -gt 1 ] && r=$(( (runs + 1) / 2 ))
+		for t in $threads; do
+			ours=""; theirs=""; rss=""
+			for ((i = 0; i < rounds; i++)); do
+				line=$("$kbench" model -m "$onnx/$m.onnx" -b "$b" \
+					-t "$t" -r "$r" -w 3)
+				ours="$ours $(echo "$line" | field median_ms)"
+				rss="$rss $(echo "$line" | field peak_rss_mb)"
+				if [ $use_ort = 1 ]; then
+					line=$(node "$shared/peers/ort_bench.js" \
+						--ort-dir "$ort_dir" \
+						--model "$onnx/$m.onnx" \
+						--input "$onnx/$m.input_b1.f32" \
+						--shape "$b,3,224,224" --threads "$t" \
+						--runs "$r" --warmup 3 2>/dev/null)
+					theirs="$theirs $(echo "$line" | field median_ms)"
+				fi
+			done
+			mo=$(echo $ours | tr ' ' '\n' | median)
+			mt=nan
+			[ $use_ort = 1 ] && mt=$(echo $theirs | tr ' ' '\n' | median)
+			mr=$(echo $rss | tr ' ' '\n' | median)
+			ratio=$(awk -v a="$mo" -v b="$mt" 'BEGIN {
+				if (b + 0 > 0) printf "%.2fx", a / b; else print "-" }')
+			printf "%-14s %5d %3d %10.2f %10.2f %7s %9s\n" "$m" "$b" "$t" \
+				"$mo" "$mt" "$ratio" "$mr"
+		done
+	done
+done
+echo
+
+echo "== OpenVINO IR models (npuring only, batch 1, median ms) =="
+for x in squeezenet1.1/FP16/squeezenet1.1.xml \
+	 face-detection-retail-0004/FP16-INT8/face-detection-retail-0004.xml \
+	 person-detection-retail-0013/FP32/person-detection-retail-0013.xml; do
+	f=$shared/models/ir/$x
+	[ -f "$f" ] || { echo "$x: missing"; continue; }
+	for t in $threads; do
+		line=$("$kbench" model -m "$f" -b 1 -t "$t" -r "$runs" -w 3)
+		printf "%-60s thr %d %8.2f ms\n" "$x" "$t" \
+			"$(echo "$line" | field median_ms)"
+	done
+done

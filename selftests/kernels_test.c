@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The CPU backend's fast kernels against the scalar reference kernels,
+ * over odd shapes: sizes that are not multiples of the vector width or
+ * of the micro-kernel tile, 1x1, stride 2, padding, dilation, groups,
+ * depthwise, batch > 1, every epilogue, and every micro-kernel this CPU
+ * can run (AVX-512, AVX2+FMA, scalar), with 1 and all threads.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../ref/conv.h"
+#include "../ref/gemm.h"
+#include "../ref/threads.h"
+#include "ops/nn.h"
+#include "harness.h"
+
+static const char *const kerns[] = { "avx512", "avx2", "scalar" };
+
+static void fill(float *p, int64_t n, unsigned int seed)
+{
+	int64_t i;
+
+	for (i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (float)((seed >> 9) % 2001) / 1000.0f - 1.0f;
+	}
+}
+
+/* max |a - b| relative to max(1, max |b|) */
+static double rel_err(const float *a, const float *b, int64_t n)
+{
+	double d = 0, m = 1;
+	int64_t i;
+
+	for (i = 0; i < n; i++) {
+		double e = fabs((double)a[i] - b[i]);
+
+		if (!(e <= d))
+			d = e != e ? INFINITY : e;
+		if (fabs(b[i]) > m)
+			m = fabs(b[i]);
+	}
+	return d / m;
+}
+
+TEST(sgemm_matches_reference_over_odd_shapes)
+{
+	static const int64_t dims[] = { 1, 3, 8, 17, 33, 64, 100, 259 };
+	int nd = sizeof(dims) / sizeof(dims[0]), ki, a, b, c, ep, th;
+
+	for (ki = 0; ki < 3; ki++) {
+		const struct npr_gemm_kern *kn = npr_gemm_kern_get(kerns[ki]);
+
+		if (!kn) {
+			TH_LOG("%s: not on this CPU", kerns[ki]);
+			continue;
+		}
+		for (a = 0; a < nd; a++)
+			for (b = 0; b < nd; b++)
+				for (c = 0; c < nd; c += 2) {
+					int64_t M = dims[a], N = dims[b], K = dims[(c + a) % nd];
+					float *A = malloc(sizeof(float) * M * K);
+					float *B = malloc(sizeof(float) * K * (N + 3));
+					float *C = malloc(sizeof(float) * M * (N + 5));
+					float *R = malloc(sizeof(float) * M * (N + 5));
+					float *bias = malloc(sizeof(float) * M);
+					float *res = malloc(sizeof(float) * M * N);
+					struct npr_gemm_bsrc bs = { .B = B, .ldb = N + 3 };
+					struct npr_gemm_a pa;
+
+					ASSERT_TRUE(A && B && C && R && bias && res);
+					fill(A, M * K, 1);
+					fill(B, K * (N + 3), 2);
+					fill(bias, M, 3);
+					fill(res, M * N, 4);
+					ASSERT_EQ(npr_gemm_a_pack(&pa, kn, A, M, K, K), 0);
+					for (ep = 0; ep < 4; ep++) {
+						struct npr_gemm_epi e = {
+							.bias = ep & 1 ? bias : NULL,
+							.res = ep == 3 ? res : NULL,
+							.ldr = N,
+							.act = ep == 2 ? NPR_ACT_CLAMP :
+							       ep == 3 ? NPR_ACT_RELU : 0,
+							.lo = -0.5f, .hi = 0.75f,
+						};
+						int64_t i;
+
+						for (th = 1; th <= 2; th++) {
+							double err;
+
+							npr_sgemm_ref(M, N, K, A, K, B, N + 3,
+								      R, N + 5, ep ? &e : NULL);
+							ASSERT_EQ(npr_gemm_run(&pa, N,
+									       npr_gemm_pack_b_rm,
+									       &bs, C, N + 5,
+									       ep ? &e : NULL, th), 0);
+							for (i = 0; i < M; i++)
+								memcpy(R + i * (N + 5) + N,
+								       C + i * (N + 5) + N,
+								       5 * sizeof(float));
+							err = rel_err(C, R, M * (N + 5));
+							if (err > 1e-5)
+								TH_LOG("%s M %lld N %lld K %lld epi %d threads %d: %g",
+								       kn->name, (long long)M,
+								       (long long)N, (long long)K,
+								       ep, th, err);
+							ASSERT_LE(err, 1e-5);
+						}
+					}
+					npr_gemm_a_free(&pa);
+					free(A); free(B); free(C); free(R);
+					free(bias); free(res);
+				}
+	}
+}
+
+struct conv_case {
+	int64_t N, C, H, W, K, kh, kw, s, d, pb, pe, G;
+};
+
+static const struct conv_case conv_cases[] = {
+	{ 1, 3, 13, 11, 5, 3, 3, 1, 1, 1, 1, 1 },	/* padded 3x3 */
+	{ 2, 7, 9, 10, 9, 1, 1, 1, 1, 0, 0, 1 },	/* 1x1, batch 2 */
+	{ 1, 16, 15, 15, 33, 3, 3, 2, 1, 1, 0, 1 },	/* stride 2 */
+	{ 1, 5, 12, 17, 8, 3, 3, 1, 2, 2, 2, 1 },	/* dilation 2 */
+	{ 1, 3, 31, 29, 17, 7, 7, 2, 1, 3, 3, 1 },	/* 7x7 s2 stem */
+	{ 3, 8, 11, 9, 12, 3, 3, 1, 1, 1, 1, 4 },	/* grouped */
+	{ 1, 17, 14, 13, 17, 3, 3, 1, 1, 1, 1, 17 },	/* depthwise */
+	{ 2, 19, 15, 16, 19, 3, 3, 2, 1, 1, 1, 19 },	/* depthwise s2 */
+	{ 1, 6, 10, 10, 6, 5, 5, 1, 2, 4, 4, 6 },	/* depthwise d2 */
+	{ 1, 40, 7, 7, 70, 1, 1, 2, 1, 0, 0, 1 },	/* 1x1 s2 */
+	{ 1, 64, 1, 1, 31, 1, 1, 1, 1, 0, 0, 1 },	/* 1x1 on 1 pixel */
+	{ 1, 4, 9, 1, 6, 3, 1, 1, 1, 1, 1, 1 },		/* one column */
+};
+
+TEST(conv_plans_match_reference_over_odd_shapes)
+{
+	int ci, ki, ep;
+
+	for (ci = 0; ci < (int)(sizeof(conv_cases) / sizeof(conv_cases[0])); ci++) {
+		const struct conv_case *cc = &conv_cases[ci];
+		struct npr_conv_params p = { 0 };
+		struct npr_node node = { .name = "conv", .type = "Convolution" };
+		struct npr_tensor in[2] = { { 0 } }, out = { 0 };
+		struct npr_conv_desc d = { 0 };
+		int64_t nx, nw, ny, k;
+		float *x, *w, *y, *r, *bias, *res;
+
+		d.N = cc->N; d.C = cc->C; d.H = cc->H; d.W = cc->W; d.K = cc->K;
+		d.kh = cc->kh; d.kw = cc->kw; d.sh = d.sw = cc->s;
+		d.dh = d.dw = cc->d; d.ph = d.pw = cc->pb; d.G = cc->G;
+		d.OH = (d.H + cc->pb + cc->pe - (d.kh - 1) * d.dh - 1) / d.sh + 1;
+		d.OW = (d.W + cc->pb + cc->pe - (d.kw - 1) * d.dw - 1) / d.sw + 1;
+		if (d.W == 1) {
+			d.pw = 0;
+			d.OW = 1;
+		}
+		p.nsp = 2;
+		p.stride[0] = p.stride[1] = cc->s;
+		p.dil[0] = p.dil[1] = cc->d;
+		p.pb[0] = cc->pb; p.pb[1] = d.pw;
+		p.pe[0] = cc->pe; p.pe[1] = d.W == 1 ? 0 : cc->pe;
+		p.groups = cc->G;
+		p.group = cc->G > 1;
+		node.params = &p;
+		nx = d.N * d.C * d.H * d.W;
+		nw = d.K * (d.C / d.G) * d.kh * d.kw;
+		ny = d.N * d.K * d.OH * d.OW;
+		x = malloc(sizeof(float) * nx);
+		w = malloc(sizeof(float) * nw);
+		y = malloc(sizeof(float) * ny);
+		r = malloc(sizeof(float) * ny);
+		bias = malloc(sizeof(float) * d.K);
+		res = malloc(sizeof(float) * ny);
+		ASSERT_TRUE(x && w && y && r && bias && res);
+		fill(x, nx, 11 + ci);
+		fill(w, nw, 12 + ci);
+		fill(bias, d.K, 13);
+		fill(res, ny, 14);
+		in[0].type = in[1].type = out.type = NPR_ELEM_F32;
+		in[0].shape.rank = 4;
+		in[0].shape.d[0] = d.N; in[0].shape.d[1] = d.C;
+		in[0].shape.d[2] = d.H; in[0].shape.d[3] = d.W;
+		in[1].shape.rank = p.group ? 5 : 4;
+		k = 0;
+		if (p.group)
+			in[1].shape.d[k++] = d.G;
+		in[1].shape.d[k++] = d.K / d.G;
+		in[1].shape.d[k++] = d.C / d.G;
+		in[1].shape.d[k++] = d.kh;
+		in[1].shape.d[k++] = d.kw;
+		out.shape.rank = 4;
+		out.shape.d[0] = d.N; out.shape.d[1] = d.K;
+		out.shape.d[2] = d.OH; out.shape.d[3] = d.OW;
+		in[0].data = x; in[1].data = w; out.data = r;
+		in[0].nbytes = nx * 4; in[1].nbytes = nw * 4; out.nbytes = ny * 4;
+		ASSERT_EQ(npr_ref_conv(&node, in, &out), 0);
+		for (ki = 0; ki < 3; ki++) {
+			const struct npr_gemm_kern *kn = npr_gemm_kern_get(kerns[ki]);
+			struct npr_conv_plan *plan;
+
+			if (!kn)
+				continue;
+			ASSERT_EQ(npr_conv_plan_new(&d, w, kn, &plan), 0);
+			for (ep = 0; ep < 3; ep++) {
+				float *e = malloc(sizeof(float) * ny);
+				int64_t i, c;
+				double err;
+
+				ASSERT_NONNULL(e);
+				/* expected: reference conv, then the epilogue */
+				for (i = 0; i < ny; i++) {
+					float v = r[i];
+
+					c = (i / (d.OH * d.OW)) % d.K;
+					if (ep >= 1)
+						v += bias[c];
+					if (ep == 2)
+						v += res[i];
+					if (ep == 1)
+						v = v < -0.25f ? -0.25f : v > 0.5f ? 0.5f : v;
+					if (ep == 2)
+						v = v > 0 ? v : 0;
+					e[i] = v;
+				}
+				ASSERT_EQ(npr_conv_plan_epi(plan, ep ? bias : NULL,
+							    ep == 2,
+							    ep == 1 ? NPR_ACT_CLAMP :
+							    ep == 2 ? NPR_ACT_RELU : 0,
+							    -0.25f, 0.5f), 0);
+				ASSERT_EQ(npr_conv_plan_run(plan, x, y,
+							    ep == 2 ? res : NULL), 0);
+				err = rel_err(y, e, ny);
+				if (err > 1e-5)
+					TH_LOG("case %d (%s) epi %d: %g", ci,
+					       kn->name, ep, err);
+				ASSERT_LE(err, 1e-5);
+				free(e);
+			}
+			npr_conv_plan_free(plan);
+		}
+		free(x); free(w); free(y); free(r); free(bias); free(res);
+	}
+}
+
+TEST(pooling_fast_path_matches_scalar_kernel)
+{
+	static const struct { int64_t C, H, W, k, s, pb, pe, d; bool excl; } pc[] = {
+		{ 3, 13, 11, 3, 2, 1, 1, 1, false },
+		{ 5, 17, 17, 3, 2, 0, 1, 1, true },
+		{ 2, 9, 10, 2, 2, 0, 0, 1, false },
+		{ 4, 7, 7, 7, 1, 0, 0, 1, false },
+		{ 3, 12, 9, 3, 1, 2, 2, 2, true },
+		{ 1, 6, 5, 4, 3, 1, 3, 1, false },
+	};
+	int i, m;
+
+	for (i = 0; i < (int)(sizeof(pc) / sizeof(pc[0])); i++)
+		for (m = 0; m < 2; m++) {
+			struct npr_conv_params p = { 0 };
+			struct npr_node node = {
+				.name = "pool", .type = m ? "MaxPool" : "AvgPool",
+				.nout = 1,
+			};
+			struct npr_tensor in = { 0 }, out = { 0 };
+			int64_t OH, OW, nx, ny;
+			float *x, *y, *r;
+
+			p.nsp = 2;
+			p.kernel[0] = p.kernel[1] = pc[i].k;
+			p.stride[0] = p.stride[1] = pc[i].s;
+			p.dil[0] = p.dil[1] = m ? pc[i].d : 1;
+			p.pb[0] = p.pb[1] = pc[i].pb;
+			p.pe[0] = p.pe[1] = pc[i].pe;
+			p.exclude_pad = pc[i].excl;
+			node.params = &p;
+			OH = (pc[i].H + pc[i].pb + pc[i].pe - (pc[i].k - 1) * p.dil[0] - 1) / pc[i].s + 1;
+			OW = (pc[i].W + pc[i].pb + pc[i].pe - (pc[i].k - 1) * p.dil[0] - 1) / pc[i].s + 1;
+			nx = 2 * pc[i].C * pc[i].H * pc[i].W;
+			ny = 2 * pc[i].C * OH * OW;
+			x = malloc(sizeof(float) * nx);
+			y = malloc(sizeof(float) * ny);
+			r = malloc(sizeof(float) * ny);
+			ASSERT_TRUE(x && y && r);
+			fill(x, nx, 21 + i);
+			in.type = out.type = NPR_ELEM_F32;
+			in.shape.rank = out.shape.rank = 4;
+			in.shape.d[0] = out.shape.d[0] = 2;
+			in.shape.d[1] = out.shape.d[1] = pc[i].C;
+			in.shape.d[2] = pc[i].H; in.shape.d[3] = pc[i].W;
+			out.shape.d[2] = OH; out.shape.d[3] = OW;
+			in.data = x; in.nbytes = nx * 4;
+			out.data = r; out.nbytes = ny * 4;
+			ASSERT_EQ(npr_pool_scalar(&node, &in, &out), 0);
+			out.data = y;
+			ASSERT_EQ(npr_ref_pool(&node, &in, &out), 0);
+			if (rel_err(y, r, ny) > 1e-6)
+				TH_LOG("pool case %d %s: %g", i, node.type,
+				       rel_err(y, r, ny));
+			ASSERT_LE(rel_err(y, r, ny), 1e-6);
+			free(x); free(y); free(r);
+		}
+}
+
+TEST(matmul_fast_path_matches_scalar_kernel)
+{
+	static const int64_t Ms[] = { 1, 3, 5 }, Ns[] = { 1, 17, 1000 };
+	static const int64_t Ks[] = { 1, 15, 33, 512 };
+	int a, b, c, tb;
+
+	for (a = 0; a < 3; a++)
+		for (b = 0; b < 3; b++)
+			for (c = 0; c < 4; c++)
+				for (tb = 0; tb < 2; tb++) {
+					int64_t M = Ms[a], N = Ns[b], K = Ks[c];
+					struct npr_nn_params p = { .tb = tb };
+					struct npr_node node = {
+						.name = "fc", .type = "MatMul",
+						.params = &p,
+					};
+					struct npr_tensor in[2] = { { 0 } }, out = { 0 };
+					float *A = malloc(sizeof(float) * M * K);
+					float *B = malloc(sizeof(float) * N * K);
+					float *y = malloc(sizeof(float) * M * N);
+					float *r = malloc(sizeof(float) * M * N);
+
+					ASSERT_TRUE(A && B && y && r);
+					fill(A, M * K, 31);
+					fill(B, N * K, 32);
+					in[0].type = in[1].type = out.type = NPR_ELEM_F32;
+					in[0].shape.rank = in[1].shape.rank = 2;
+					out.shape.rank = 2;
+					in[0].shape.d[0] = M; in[0].shape.d[1] = K;
+					in[1].shape.d[0] = tb ? N : K;
+					in[1].shape.d[1] = tb ? K : N;
+					out.shape.d[0] = M; out.shape.d[1] = N;
+					in[0].data = A; in[1].data = B;
+					in[0].nbytes = M * K * 4;
+					in[1].nbytes = N * K * 4;
+					out.nbytes = M * N * 4;
+					out.data = r;
+					ASSERT_EQ(npr_matmul_scalar(&node, in, &out), 0);
+					out.data = y;
+					ASSERT_EQ(npr_ref_matmul(&node, in, &out), 0);
+					if (rel_err(y, r, M * N) > 1e-5)
+						TH_LOG("matmul %lld x %lld x %lld tb %d: %g",
+						       (long long)M, (long long)N,
+						       (long long)K, tb,
+						       rel_err(y, r, M * N));
+					ASSERT_LE(rel_err(y, r, M * N), 1e-5);
+					free(A); free(B); free(y); free(r);
+				}
+}
+
+static _Atomic int hits[1000];
+
+static void count_hit(void *arg, int i, int tid)
+{
+	int *maxtid = arg;
+
+	hits[i]++;
+	if (tid > *maxtid)
+		__atomic_store_n(maxtid, tid, __ATOMIC_RELAXED);
+}
+
+TEST(thread_pool_runs_every_index_once_within_its_limit)
+{
+	int i, n, lim, maxtid;
+
+	ASSERT_GE(npr_pool_cpus(), 1);
+	for (lim = 0; lim <= 2; lim++) {
+		npr_par_set_limit(lim);
+		for (n = 0; n < 1000; n += 97) {
+			maxtid = 0;
+			for (i = 0; i < 1000; i++)
+				hits[i] = 0;
+			npr_parallel_for(n, count_hit, &maxtid);
+			for (i = 0; i < 1000; i++)
+				ASSERT_EQ(hits[i], i < n ? 1 : 0);
+			ASSERT_LT(maxtid, npr_par_threads());
+			if (lim)
+				ASSERT_LE(npr_par_threads(), lim);
+		}
+	}
+	npr_par_set_limit(0);
+}
+
+TEST(thread_pool_works_in_a_forked_child)
+{
+	int maxtid = 0, i, status = 0;
+	pid_t pid;
+
+	npr_par_set_limit(0);
+	npr_parallel_for(100, count_hit, &maxtid);	/* pool started */
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		for (i = 0; i < 1000; i++)
+			hits[i] = 0;
+		npr_parallel_for(1000, count_hit, &maxtid);
+		for (i = 0; i < 1000; i++)
+			if (hits[i] != 1)
+				_exit(1);
+		_exit(npr_par_threads() == 1 ? 0 : 2);
+	}
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST_HARNESS_MAIN
