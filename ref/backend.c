@@ -27,6 +27,7 @@
 struct ref_fast {
 	struct npr_conv_plan *conv;
 	int x, res, y;		/* value indexes; res -1 if none */
+	int head;		/* the convolution's node */
 };
 
 struct ref_exec {
@@ -222,6 +223,7 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re)
 			break;
 		}
 		f->conv = plan;
+		f->head = i;
 		/*
 		 * The plan holds the weights packed, but the graph keeps its
 		 * own copy: export (lib/blob.c) writes the compiled graph,
@@ -631,9 +633,13 @@ static int cpu_infer(struct npr_request *rq)
 			if (re->prof_ns)
 				re->prof_ns[i] += mono_ns() - t0;
 			if (rq->prof) {
-				rq->prof[re->steps[i]].ns = mono_ns() - t0;
-				rq->prof[re->steps[i]].kernel =
+				/* the time is the convolution's; the node
+				 * the step sits at was fused into it */
+				rq->prof[f->head].ns = mono_ns() - t0;
+				rq->prof[f->head].kernel =
 					npr_conv_plan_kernel(f->conv);
+				if (re->steps[i] != f->head)
+					rq->prof[re->steps[i]].fused = true;
 			}
 			if (err)
 				break;
@@ -653,9 +659,9 @@ static int cpu_infer(struct npr_request *rq)
 		if (err)
 			break;
 	}
-	/* nodes a fused step did the work of */
+	/* nodes a fused step did the work of (not the convolutions) */
 	for (i = 0; rq->prof && i < g->nnodes; i++)
-		if (re->fused[i])
+		if (re->fused[i] && !rq->prof[i].kernel)
 			rq->prof[i].fused = true;
 	npr_par_set_limit(old);
 	if (err)
