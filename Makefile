@@ -41,6 +41,7 @@ PROTOC_C ?= protoc-c
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
 OPT ?= -O2 -g
 CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread \
+	-DNPR_LIB_VERSION='"$(VERSION)"' \
 	-I$(srctree) -I$(srctree)/lib -I$(srctree)/lib/include -I$(obj)/lib/onnx \
 	$(XML_CFLAGS) $(PNG_CFLAGS)
 ifneq ($(SANITIZE),)

@@ -58,6 +58,16 @@ static int npr_pass_lower_half(struct npr_graph *g)
 		}
 		v->type = NPR_ELEM_F32;
 	}
+	for (i = 0; i < g->nnodes; i++) {
+		struct npr_node *n = &g->nodes[i];
+		int k, err;
+
+		for (k = 0; k < n->nbodies; k++) {
+			err = npr_pass_lower_half(n->bodies[k].g);
+			if (err)
+				return err;
+		}
+	}
 	return 0;
 }
 
@@ -238,6 +248,37 @@ static int npr_pass_dce(struct npr_graph *g)
 }
 
 /**
+ * npr_compile_body() - compile a body of a control-flow op in place
+ * @g: the body, already lowered by npr_pass_lower_half() with the model;
+ *     its Parameters have the types and static shapes the op gives them.
+ *
+ * Parses every node, infers and folds without checking declared shapes
+ * (bodies of loops declare concatenated shapes in places), and marks the
+ * nodes no body Result needs as dead.  Nested bodies are compiled by
+ * their op's infer, recursively.
+ *
+ * Return: 0, or -errno with a message naming the body layer at fault.
+ */
+int npr_compile_body(struct npr_graph *g)
+{
+	int i, err;
+
+	for (i = 0; i < g->nnodes; i++) {
+		struct npr_node *n = &g->nodes[i];
+
+		if (n->op->parse) {
+			err = n->op->parse(g, n);
+			if (err)
+				return err;
+		}
+	}
+	err = npr_pass_infer(g, false);
+	if (!err)
+		err = npr_pass_dce(g);
+	return err;
+}
+
+/**
  * npr_compile_graph() - turn a model graph into an executable graph
  * @src: the model's graph (not modified).
  * @shapes: per input a shape (rank -1: keep the model's), or NULL.
@@ -274,6 +315,9 @@ int npr_compile_graph(const struct npr_graph *src,
 		}
 	}
 	err = npr_pass_infer(g, !overridden);
+	if (err)
+		goto fail;
+	err = npr_pass_state(g);
 	if (err)
 		goto fail;
 	err = npr_pass_dce(g);

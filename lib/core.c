@@ -7,13 +7,16 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 
 #include "core.h"
 #include "ir.h"
@@ -194,10 +197,43 @@ static void exec_put(struct npr_exec *ex)
 	free(ex);
 }
 
+void npr_exec_free(struct npr_exec *ex)
+{
+	if (ex)
+		exec_put(ex);
+}
+
+/* Drop a reference; the caller holds dev->lock. */
+static void bo_put(struct npr_bo *bo)
+{
+	if (!bo || --bo->refs)
+		return;
+	munmap(bo->addr, bo->bytes);
+	close(bo->memfd);
+	free(bo);
+}
+
+/* The BO bound to a request port, if any, is let go. */
+static void port_unbind(struct npr_bo **slot)
+{
+	if (!*slot)
+		return;
+	(*slot)->bound--;
+	bo_put(*slot);
+	*slot = NULL;
+}
+
 static void request_destroy(struct npr_request *rq)
 {
 	int i;
 
+	free(rq->prof);
+	for (i = 0; rq->bo_in && i < rq->ex->nin; i++)
+		port_unbind(&rq->bo_in[i]);
+	for (i = 0; rq->bo_out && i < rq->ex->nout; i++)
+		port_unbind(&rq->bo_out[i]);
+	free(rq->bo_in);
+	free(rq->bo_out);
 	if (rq->priv && rq->ex->dev->ops->request_destroy)
 		rq->ex->dev->ops->request_destroy(rq);
 	for (i = 0; rq->own_in && i < rq->ex->nin; i++)
@@ -224,6 +260,9 @@ static void object_destroy(int type, void *obj)
 	case NPR_HANDLE_REQUEST:
 		request_destroy(obj);
 		break;
+	case NPR_HANDLE_BO:
+		bo_put(obj);
+		break;
 	}
 }
 
@@ -248,7 +287,7 @@ static int do_open(const char *name, unsigned int flags)
 		return npr_err(-ENOMEM, "out of memory");
 	dev->ops = ops;
 	dev->free_slot = -1;
-	dev->props.perf_hint = NPR_PERF_HINT_LATENCY;
+	npr_props_init(&dev->props);
 	pthread_mutex_init(&dev->lock, NULL);
 	dev->info.size = sizeof(dev->info);
 	dev->info.api_version = NPR_UAPI_VERSION;
@@ -360,12 +399,17 @@ static int check_reserved(uint32_t v)
 	return 0;
 }
 
-static uint64_t now_ns(void)
+uint64_t npr_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return npr_now_ns();
 }
 
 /* Copy a string into a user buffer with the -EMSGSIZE contract. */
@@ -410,57 +454,13 @@ static int cmd_device_info(struct npr_device *dev, void *arg)
 	return 0;
 }
 
-enum { PT_INT = 1, PT_STR };
-
-static const struct {
-	int type;
-	bool rw;
-	uint64_t max;
-} params[NPR_PARAM_MAX] = {
-	[NPR_PARAM_FULL_DEVICE_NAME] = { PT_STR, false, 0 },
-	[NPR_PARAM_DEVICE_ARCHITECTURE] = { PT_STR, false, 0 },
-	[NPR_PARAM_INFERENCE_NUM_THREADS] = { PT_INT, true, 1024 },
-	[NPR_PARAM_LOG_LEVEL] = { PT_INT, true, 4 },
-	[NPR_PARAM_PERFORMANCE_HINT] = { PT_INT, true, 2 },
-	[NPR_PARAM_ENABLE_PROFILING] = { PT_INT, true, 1 },
-};
-
-static uint32_t *prop_field(struct npr_props *p, uint32_t id)
-{
-	switch (id) {
-	case NPR_PARAM_INFERENCE_NUM_THREADS: return &p->num_threads;
-	case NPR_PARAM_LOG_LEVEL: return &p->log_level;
-	case NPR_PARAM_PERFORMANCE_HINT: return &p->perf_hint;
-	case NPR_PARAM_ENABLE_PROFILING: return &p->profiling;
-	}
-	return NULL;
-}
-
-static int prop_check(uint32_t id, uint64_t value, bool set)
-{
-	if (!id || id >= NPR_PARAM_MAX)
-		return npr_err(-ENOPROTOOPT, "unknown property %u", id);
-	if (set && !params[id].rw)
-		return npr_err(-EPERM, "property %u is read-only", id);
-	if (set && value > params[id].max)
-		return npr_err(-ERANGE, "property %u: value %llu out of range 0..%llu",
-			       id, (unsigned long long)value,
-			       (unsigned long long)params[id].max);
-	if (set && id == NPR_PARAM_PERFORMANCE_HINT && value == 0)
-		return npr_err(-ERANGE, "PERFORMANCE_HINT must be LATENCY or THROUGHPUT");
-	return 0;
-}
-
 static int cmd_param(struct npr_device *dev, void *arg, bool set)
 {
 	struct npr_param *a = arg;
-	struct npr_props *props = &dev->props;
 	struct npr_exec *ex = NULL;
 	int err;
 
 	err = check_flags(a->flags, 0);
-	if (!err)
-		err = check_reserved(a->reserved);
 	if (err)
 		return err;
 	pthread_mutex_lock(&dev->lock);
@@ -468,32 +468,35 @@ static int cmd_param(struct npr_device *dev, void *arg, bool set)
 		ex = handle_get_locked(dev, a->handle, NPR_HANDLE_EXEC, &err);
 		if (!ex)
 			goto out;
-		props = &ex->props;
 	}
-	err = prop_check(a->param, a->value, set);
-	if (err)
-		goto out;
-	if (set && ex) {
-		err = npr_err(-EPERM,
-			      "a compiled model's properties are fixed at compile time");
-		goto out;
-	}
-	if (params[a->param].type == PT_STR) {
-		const char *s = a->param == NPR_PARAM_FULL_DEVICE_NAME ?
-				dev->info.full_name : dev->info.arch;
+	err = npr_prop_param(dev, ex, a, set);
+out:
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
 
-		err = put_string(s, a->ptr, &a->len);
-		goto out;
+static int cmd_prop_info(struct npr_device *dev, void *arg)
+{
+	struct npr_prop_info *a = arg;
+	struct npr_exec *ex = NULL;
+	int err;
+
+	err = check_flags(a->flags, NPR_PROP_INFO_BY_ID |
+			  NPR_PROP_INFO_BY_NAME);
+	if (err)
+		return err;
+	if (a->flags == (NPR_PROP_INFO_BY_ID | NPR_PROP_INFO_BY_NAME))
+		return npr_err(-EINVAL, "flags: BY_ID and BY_NAME exclude each other");
+	err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	if (a->handle) {
+		ex = handle_get_locked(dev, a->handle, NPR_HANDLE_EXEC, &err);
+		if (!ex)
+			goto out;
 	}
-	if (a->ptr || a->len) {
-		err = npr_err(-EINVAL, "property %u is an integer: ptr and len must be 0",
-			      a->param);
-		goto out;
-	}
-	if (set)
-		*prop_field(props, a->param) = (uint32_t)a->value;
-	else
-		a->value = *prop_field(props, a->param);
+	err = npr_prop_info(dev, ex, a);
 out:
 	pthread_mutex_unlock(&dev->lock);
 	return err;
@@ -619,8 +622,8 @@ static int cmd_model_info(struct npr_device *dev, void *arg)
 	err = lookup_ports(dev, a->handle, &m, &ex);
 	if (!err) {
 		g = m ? m->g : ex->g;
-		a->num_inputs = g->ninputs;
-		a->num_outputs = g->noutputs;
+		a->num_inputs = g->ninputs - g->nstate_in;
+		a->num_outputs = g->noutputs - g->nstate_out;
 		a->num_nodes = g->nnodes;
 		a->ir_version = g->ir_version;
 	}
@@ -642,6 +645,17 @@ static const char *port_name(const struct npr_graph *g, int node, bool out)
 	if (v->name)
 		return v->name;
 	return g->nodes[v->producer].name;
+}
+
+/* Ports the caller sees: the compiled graph's, less the state ports. */
+static int user_inputs(const struct npr_exec *ex)
+{
+	return ex->nin - ex->g->nstate_in;
+}
+
+static int user_outputs(const struct npr_exec *ex)
+{
+	return ex->nout - ex->g->nstate_out;
 }
 
 static int cmd_port_info(struct npr_device *dev, void *arg)
@@ -682,7 +696,7 @@ static int cmd_port_info(struct npr_device *dev, void *arg)
 		for (i = 0; i < NPR_MAX_RANK; i++)
 			a->dims[i] = i < (int)a->rank ? v->shape.d[i] : 0;
 	} else {
-		int cnt = out ? ex->nout : ex->nin;
+		int cnt = out ? user_outputs(ex) : user_inputs(ex);
 		const struct npr_port *p;
 
 		if (a->index >= (uint32_t)cnt) {
@@ -724,11 +738,16 @@ static int make_ports(struct npr_exec *ex, const struct npr_graph *model)
 		int node = out ? g->outputs[k] : g->inputs[k];
 		int v = out ? g->nodes[node].in[0] : g->nodes[node].out[0];
 
-		p->name = strdup(port_name(model, node, out));
+		bool hidden = out ? k >= user_outputs(ex) : k >= user_inputs(ex);
+
+		/* state ports (lib/state.c) exist in the compiled graph only */
+		p->name = strdup(hidden ? g->nodes[node].name :
+				 port_name(model, node, out));
 		if (!p->name)
 			return -ENOMEM;
 		p->value = v;
-		p->type = model->vals[v].type;	/* the caller's type */
+		/* the caller's type, or the compute type of a state port */
+		p->type = hidden ? g->vals[v].type : model->vals[v].type;
 		p->shape = g->vals[v].shape;
 		if (!npr_shape_static(&p->shape))
 			return npr_err(-EINVAL, "%s %s has no static shape",
@@ -754,6 +773,7 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 	struct npr_graph *src = NULL;
 	struct npr_exec *ex;
 	struct npr_model *m;
+	struct npr_cache_key key;
 	struct npr_props props;
 	uint32_t i, j;
 	int err;
@@ -783,15 +803,9 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 	if (err)
 		return err;
 	for (i = 0; i < a->num_props; i++) {
-		err = prop_check(pa[i].param, pa[i].value, true);
+		err = npr_prop_compile_arg(dev, &props, &pa[i]);
 		if (err)
 			goto fail_src;
-		if (!prop_field(&props, pa[i].param)) {
-			err = npr_err(-EPERM, "property %u cannot be set at compile time",
-				      pa[i].param);
-			goto fail_src;
-		}
-		*prop_field(&props, pa[i].param) = (uint32_t)pa[i].value;
 	}
 	if (a->num_shapes) {
 		if (a->num_shapes > (uint32_t)src->ninputs ||
@@ -837,6 +851,19 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 				}
 		}
 	}
+	if (props.cache_dir[0]) {
+		npr_cache_key(dev, src, over, &props, &key);
+		err = npr_cache_get(dev, &key, &props, &ex);
+		if (!err)
+			goto have_exec;
+		if (err != -ENOENT)
+			goto fail_src;
+		if (props.cache_required) {
+			err = npr_err(-ENOENT, "model %s is not in the cache %s, and NPR_CACHE_REQUIRED is set",
+				      key.model_name, props.cache_dir);
+			goto fail_src;
+		}
+	}
 	ex = calloc(1, sizeof(*ex));
 	if (!ex) {
 		err = -ENOMEM;
@@ -854,6 +881,9 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 	err = dev->ops->compile(ex);
 	if (err)
 		goto fail_ex;
+	if (props.cache_dir[0])
+		npr_cache_put(ex, &key);
+have_exec:
 	npr_graph_free(src);
 	pthread_mutex_lock(&dev->lock);
 	err = handle_alloc(dev, ex, NPR_HANDLE_EXEC, &a->exec);
@@ -865,6 +895,538 @@ fail_ex:
 	exec_put(ex);
 fail_src:
 	npr_graph_free(src);
+	return err;
+}
+
+/* ---- variables of stateful models (lib/state.c) ------------------------- */
+
+/* Variable @k (all when -1) back to its initial value. */
+static void state_reset(struct npr_request *rq, int k)
+{
+	const struct npr_graph *g = rq->ex->g;
+	int i;
+
+	for (i = 0; i < g->nvars; i++) {
+		const struct npr_variable *v = &g->vars[i];
+
+		if (k >= 0 && i != k)
+			continue;
+		memset(rq->in[v->state_in].data, 0, rq->in[v->state_in].nbytes);
+		if (v->valid_in >= 0)
+			*(uint8_t *)rq->in[v->valid_in].data = 0;
+	}
+}
+
+/* After a successful inference: keep what each Assign computed. */
+static void state_commit(struct npr_request *rq)
+{
+	const struct npr_graph *g = rq->ex->g;
+	int i;
+
+	for (i = 0; i < g->nvars; i++) {
+		const struct npr_variable *v = &g->vars[i];
+
+		if (v->state_out < 0)
+			continue;
+		memcpy(rq->in[v->state_in].data, rq->out[v->state_out].data,
+		       rq->in[v->state_in].nbytes);
+		if (v->valid_in >= 0)
+			*(uint8_t *)rq->in[v->valid_in].data = 1;
+	}
+}
+
+/*
+ * The variable ioctls.  A variable that is not set yet reads as its
+ * initial value when that is a constant (the usual case), else as zeros:
+ * an initial value computed from the inputs exists only during INFER.
+ */
+static int cmd_state(struct npr_device *dev, void *arg, unsigned int nr)
+{
+	struct npr_state_arg *a = arg;
+	const struct npr_variable *v;
+	const struct npr_graph *g;
+	struct npr_request *rq;
+	struct npr_tensor *t;
+	int err, i;
+
+	err = check_flags(a->flags, nr == _IOC_NR(NPR_IOCTL_STATE_RESET) ?
+			  NPR_STATE_RESET_ALL : 0);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	rq = handle_get_locked(dev, a->req, NPR_HANDLE_REQUEST, &err);
+	pthread_mutex_unlock(&dev->lock);
+	if (!rq)
+		return err;
+	g = rq->ex->g;
+	a->count = g->nvars;
+	if (nr == _IOC_NR(NPR_IOCTL_STATE_RESET) &&
+	    (a->flags & NPR_STATE_RESET_ALL)) {
+		state_reset(rq, -1);
+		return 0;
+	}
+	if (a->index >= (uint32_t)g->nvars)
+		return npr_err(-ENOENT, "variable %u: the model has %d variables",
+			       a->index, g->nvars);
+	v = &g->vars[a->index];
+	t = &rq->in[v->state_in];
+	switch (nr) {
+	case _IOC_NR(NPR_IOCTL_STATE_INFO):
+		a->elem_type = v->type;
+		a->rank = v->shape.rank;
+		for (i = 0; i < NPR_MAX_RANK; i++)
+			a->dims[i] = i < v->shape.rank ? v->shape.d[i] : 0;
+		a->bytes = t->nbytes;
+		return put_string(v->id, a->name, &a->name_len);
+	case _IOC_NR(NPR_IOCTL_STATE_GET):
+		a->elem_type = v->type;
+		a->rank = v->shape.rank;
+		for (i = 0; i < NPR_MAX_RANK; i++)
+			a->dims[i] = i < v->shape.rank ? v->shape.d[i] : 0;
+		if (!a->data || a->bytes < t->nbytes) {
+			a->bytes = t->nbytes;
+			return npr_err(-EMSGSIZE, "variable %s: %zu bytes needed",
+				       v->id, t->nbytes);
+		}
+		if (v->valid_in >= 0 &&
+		    !*(uint8_t *)rq->in[v->valid_in].data) {
+			const struct npr_value *init =
+				&g->vals[g->nodes[v->read_node].in[2]];
+
+			if (init->data && init->nbytes == t->nbytes)
+				memcpy((void *)(uintptr_t)a->data, init->data,
+				       t->nbytes);
+			else
+				memset((void *)(uintptr_t)a->data, 0,
+				       t->nbytes);
+		} else
+			memcpy((void *)(uintptr_t)a->data, t->data, t->nbytes);
+		a->bytes = t->nbytes;
+		return 0;
+	case _IOC_NR(NPR_IOCTL_STATE_SET):
+		if (a->elem_type != v->type || a->rank != (uint32_t)v->shape.rank)
+			return npr_err(-EINVAL, "variable %s is %s of rank %d",
+				       v->id, npr_elem_name(v->type),
+				       v->shape.rank);
+		for (i = 0; i < v->shape.rank; i++)
+			if (a->dims[i] != v->shape.d[i])
+				return npr_err(-EINVAL, "variable %s: dimension %d is %lld, not %lld",
+					       v->id, i,
+					       (long long)v->shape.d[i],
+					       (long long)a->dims[i]);
+		if (!a->data || a->bytes != t->nbytes)
+			return npr_err(-EINVAL, "variable %s: %zu bytes expected, got %llu",
+				       v->id, t->nbytes,
+				       (unsigned long long)a->bytes);
+		memcpy(t->data, (const void *)(uintptr_t)a->data, t->nbytes);
+		if (v->valid_in >= 0)
+			*(uint8_t *)rq->in[v->valid_in].data = 1;
+		return 0;
+	default:	/* RESET */
+		state_reset(rq, (int)a->index);
+		return 0;
+	}
+}
+
+static int cmd_export(struct npr_device *dev, void *arg)
+{
+	struct npr_export *a = arg;
+	struct npr_exec *ex;
+	size_t len = 0;
+	void *blob = NULL;
+	int err;
+
+	err = check_flags(a->flags, 0);
+	if (!err)
+		err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	ex = handle_get_locked(dev, a->exec, NPR_HANDLE_EXEC, &err);
+	if (ex)
+		ex->refs++;
+	pthread_mutex_unlock(&dev->lock);
+	if (!ex)
+		return err;
+	err = npr_blob_export(ex, &blob, &len);
+	if (!err) {
+		if (!a->data || a->bytes < len)
+			err = npr_err(-EMSGSIZE, "the blob is %zu bytes, the buffer %llu",
+				      len, (unsigned long long)a->bytes);
+		else
+			memcpy((void *)(uintptr_t)a->data, blob, len);
+		a->bytes = len;
+	}
+	free(blob);
+	pthread_mutex_lock(&dev->lock);
+	exec_put(ex);
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+static int cmd_import(struct npr_device *dev, void *arg)
+{
+	struct npr_import *a = arg;
+	struct npr_exec *ex = NULL;
+	int err;
+
+	err = check_flags(a->flags, 0);
+	if (!err)
+		err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	if (!a->data || !a->bytes)
+		return npr_err(-EINVAL, "no blob");
+	err = npr_blob_import(dev, (const void *)(uintptr_t)a->data,
+			      a->bytes, &ex);
+	if (!err)
+		err = dev->ops->compile(ex);
+	if (!err) {
+		pthread_mutex_lock(&dev->lock);
+		err = handle_alloc(dev, ex, NPR_HANDLE_EXEC, &a->exec);
+		if (!err)
+			ex = NULL;
+		pthread_mutex_unlock(&dev->lock);
+	}
+	if (ex) {
+		pthread_mutex_lock(&dev->lock);
+		exec_put(ex);
+		pthread_mutex_unlock(&dev->lock);
+	}
+	return err;
+}
+
+/*
+ * Node @i's record: operations only (no Parameter, Const or Result);
+ * nodes that compile removed are "optimized out" with no time.
+ */
+static bool prof_listed(const struct npr_graph *g, int i)
+{
+	const struct npr_node *n = &g->nodes[i];
+
+	return !(n->op->flags & (NPR_OP_SOURCE | NPR_OP_SINK));
+}
+
+static int cmd_profile(struct npr_device *dev, void *arg)
+{
+	struct npr_profile *a = arg;
+	struct npr_profile_rec *r = (void *)(uintptr_t)a->recs;
+	const struct npr_graph *g;
+	struct npr_request *rq;
+	uint32_t n = 0, k = 0;
+	int err, i;
+
+	err = check_flags(a->flags, 0);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	rq = handle_get_locked(dev, a->req, NPR_HANDLE_REQUEST, &err);
+	pthread_mutex_unlock(&dev->lock);
+	if (!rq)
+		return err;
+	if (!rq->prof)
+		return npr_err(-ENODATA, "ENABLE_PROFILING was off when this model was compiled");
+	g = rq->ex->g;
+	for (i = 0; i < g->nnodes; i++)
+		n += prof_listed(g, i);
+	if (!a->recs || a->count < n) {
+		a->count = n;
+		return npr_err(-EMSGSIZE, "%u profile records, room for %u",
+			       n, a->count);
+	}
+	for (i = 0; i < g->nnodes; i++) {
+		const struct npr_node *nd = &g->nodes[i];
+		const struct npr_prof *p = &rq->prof[i];
+		struct npr_profile_rec *o = &r[k];
+
+		if (!prof_listed(g, i))
+			continue;
+		memset(o, 0, sizeof(*o));
+		snprintf(o->name, sizeof(o->name), "%s", nd->name);
+		snprintf(o->type, sizeof(o->type), "%s", nd->type);
+		if (nd->dead || p->fused) {
+			o->status = NPR_PROF_OPTIMIZED_OUT;
+		} else if (p->kernel) {
+			o->status = NPR_PROF_EXECUTED;
+			snprintf(o->kernel, sizeof(o->kernel), "%s", p->kernel);
+			o->real_ns = p->ns;
+		} else {
+			o->status = NPR_PROF_NOT_RUN;
+		}
+		k++;
+	}
+	a->count = k;
+	return 0;
+}
+
+static int cmd_query_model(struct npr_device *dev, void *arg)
+{
+	struct npr_query_model *a = arg;
+	struct npr_graph *g = NULL;
+	struct npr_model *m;
+	bool *ok = NULL;
+	size_t need = 1;
+	uint32_t n = 0;
+	char *out;
+	int err, i;
+
+	err = check_flags(a->flags, 0);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	m = handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
+	if (m) {
+		g = npr_graph_clone(m->g);
+		if (!g)
+			err = -ENOMEM;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (err)
+		return err;
+	ok = calloc(g->nnodes ? g->nnodes : 1, sizeof(bool));
+	err = ok ? npr_query_model(dev, g, ok) : -ENOMEM;
+	if (err)
+		goto out;
+	for (i = 0; i < g->nnodes; i++)
+		if (ok[i]) {
+			n++;
+			need += strlen(g->nodes[i].name) + 1;
+		}
+	a->num_layers = g->nnodes;
+	a->num_supported = n;
+	if (need > UINT32_MAX) {
+		err = npr_err(-EOVERFLOW, "layer names too long");
+		goto out;
+	}
+	if (!a->names || a->len < need) {
+		err = npr_err(-EMSGSIZE, "%zu bytes of names, buffer of %u",
+			      need, a->len);
+		a->len = (uint32_t)need;
+		goto out;
+	}
+	out = (char *)(uintptr_t)a->names;
+	for (i = 0; i < g->nnodes; i++) {
+		size_t l;
+
+		if (!ok[i])
+			continue;
+		l = strlen(g->nodes[i].name) + 1;
+		memcpy(out, g->nodes[i].name, l);
+		out += l;
+	}
+	*out = 0;
+	a->len = (uint32_t)need;
+out:
+	free(ok);
+	npr_graph_free(g);
+	return err;
+}
+
+/* ---- buffer objects (remote tensors) ------------------------------------ */
+
+static int cmd_bo_create(struct npr_device *dev, void *arg)
+{
+	struct npr_bo_create *a = arg;
+	struct npr_bo *bo;
+	int err;
+
+	err = check_flags(a->flags, 0);
+	if (!err)
+		err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	if (!a->bytes || a->bytes > (1ULL << 40))
+		return npr_err(-ERANGE, "BO of %llu bytes: 1 .. 2^40",
+			       (unsigned long long)a->bytes);
+	bo = calloc(1, sizeof(*bo));
+	if (!bo)
+		return -ENOMEM;
+	bo->refs = 1;
+	bo->bytes = a->bytes;
+	bo->memfd = memfd_create("npuring-bo", MFD_CLOEXEC);
+	if (bo->memfd < 0) {
+		err = npr_err(-errno, "memfd_create: %s", strerror(errno));
+		free(bo);
+		return err;
+	}
+	if (ftruncate(bo->memfd, (off_t)a->bytes)) {
+		err = npr_err(-errno, "BO of %llu bytes: %s",
+			      (unsigned long long)a->bytes, strerror(errno));
+		goto fail;
+	}
+	bo->addr = mmap(NULL, a->bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			bo->memfd, 0);
+	if (bo->addr == MAP_FAILED) {
+		err = npr_err(errno == ENOMEM ? -ENOMEM : -errno,
+			      "BO of %llu bytes: mmap: %s",
+			      (unsigned long long)a->bytes, strerror(errno));
+		goto fail;
+	}
+	pthread_mutex_lock(&dev->lock);
+	err = handle_alloc(dev, bo, NPR_HANDLE_BO, &a->handle);
+	if (err)
+		bo_put(bo);
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+fail:
+	close(bo->memfd);
+	free(bo);
+	return err;
+}
+
+static int cmd_bo_info(struct npr_device *dev, void *arg)
+{
+	struct npr_bo_info *a = arg;
+	struct npr_bo *bo;
+	int err;
+
+	err = check_flags(a->flags, NPR_BO_INFO_FD);
+	if (!err)
+		err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	bo = handle_get_locked(dev, a->handle, NPR_HANDLE_BO, &err);
+	if (bo) {
+		a->bytes = bo->bytes;
+		a->addr = (uintptr_t)bo->addr;
+		a->bound = bo->bound;
+		a->fd = -1;
+		if (a->flags & NPR_BO_INFO_FD) {
+			a->fd = fcntl(bo->memfd, F_DUPFD_CLOEXEC, 3);
+			if (a->fd < 0)
+				err = npr_err(-errno, "dup: %s", strerror(errno));
+		}
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+static int cmd_bo_bind(struct npr_device *dev, void *arg)
+{
+	struct npr_bo_bind *a = arg;
+	bool out = a->flags & NPR_PORT_OUTPUT;
+	struct npr_request *rq;
+	struct npr_port *p;
+	struct npr_bo *bo;
+	int64_t stride;
+	int err, i, cnt;
+
+	err = check_flags(a->flags, NPR_PORT_OUTPUT);
+	if (!err)
+		err = check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	rq = handle_get_locked(dev, a->req, NPR_HANDLE_REQUEST, &err);
+	if (!rq)
+		goto out;
+	bo = handle_get_locked(dev, a->bo, NPR_HANDLE_BO, &err);
+	if (!bo)
+		goto out;
+	cnt = out ? user_outputs(rq->ex) : user_inputs(rq->ex);
+	if (a->index >= (uint32_t)cnt) {
+		err = npr_err(-EINVAL, "%s index %u out of range (%d)",
+			      out ? "output" : "input", a->index, cnt);
+		goto out;
+	}
+	p = out ? &rq->ex->out[a->index] : &rq->ex->in[a->index];
+	if (a->elem_type != p->type || a->rank != (uint32_t)p->shape.rank) {
+		err = npr_err(-EINVAL, "%s %s is %s of rank %d, not %s of rank %u",
+			      out ? "output" : "input", p->name,
+			      npr_elem_name(p->type), p->shape.rank,
+			      npr_elem_name(a->elem_type), a->rank);
+		goto out;
+	}
+	for (i = 0; i < NPR_MAX_RANK; i++) {
+		int64_t want = i < p->shape.rank ? p->shape.d[i] : 0;
+
+		if (a->dims[i] != want) {
+			err = npr_err(-EINVAL, "%s %s: dimension %d is %lld, not %lld",
+				      out ? "output" : "input", p->name, i,
+				      (long long)want, (long long)a->dims[i]);
+			goto out;
+		}
+	}
+	/* strides: all zero, or exactly the dense ones */
+	stride = (int64_t)npr_elem_size(p->type);
+	for (i = p->shape.rank - 1; i >= 0; i--) {
+		if (a->strides[i] && a->strides[i] != stride) {
+			err = npr_err(-EINVAL, "%s %s: stride %lld of dimension %d is not dense (%lld); the device reads dense tensors",
+				      out ? "output" : "input", p->name,
+				      (long long)a->strides[i], i,
+				      (long long)stride);
+			goto out;
+		}
+		stride *= p->shape.d[i];
+	}
+	for (i = p->shape.rank; i < NPR_MAX_RANK; i++)
+		if (a->strides[i]) {
+			err = npr_err(-EINVAL, "strides past the rank must be 0");
+			goto out;
+		}
+	if (a->offset % npr_elem_size(p->type)) {
+		err = npr_err(-EINVAL, "offset %llu is not a multiple of the element size",
+			      (unsigned long long)a->offset);
+		goto out;
+	}
+	if (a->offset > bo->bytes || p->bytes > bo->bytes - a->offset) {
+		err = npr_err(-ERANGE, "%s %s needs %zu bytes at offset %llu; the BO has %zu",
+			      out ? "output" : "input", p->name, p->bytes,
+			      (unsigned long long)a->offset, bo->bytes);
+		goto out;
+	}
+	{
+		struct npr_bo **slot = out ? &rq->bo_out[a->index] :
+					     &rq->bo_in[a->index];
+		struct npr_tensor *t = out ? &rq->out[a->index] :
+					     &rq->in[a->index];
+
+		bo->refs++;
+		bo->bound++;
+		port_unbind(slot);
+		*slot = bo;
+		t->data = (char *)bo->addr + a->offset;
+	}
+out:
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+static int cmd_make_stateful(struct npr_device *dev, void *arg)
+{
+	struct npr_make_stateful *a = arg;
+	const struct npr_state_pair *p;
+	const char **names;
+	struct npr_model *m;
+	uint32_t i;
+	int err;
+
+	err = check_flags(a->flags, 0);
+	if (err)
+		return err;
+	if (!a->count || a->count > 1024 || !a->pairs)
+		return npr_err(-EINVAL, "MakeStateful: %u pairs (1 .. 1024, and a pointer)",
+			       a->count);
+	p = (const void *)(uintptr_t)a->pairs;
+	names = calloc(2 * a->count, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	for (i = 0; i < a->count; i++) {
+		names[2 * i] = (const char *)(uintptr_t)p[i].input;
+		names[2 * i + 1] = (const char *)(uintptr_t)p[i].output;
+		if (!names[2 * i] || !names[2 * i + 1]) {
+			free(names);
+			return npr_err(-EINVAL, "MakeStateful: pair %u without a name",
+				       i);
+		}
+	}
+	pthread_mutex_lock(&dev->lock);
+	m = handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
+	if (m)
+		err = npr_make_stateful(m->g, names, (int)a->count);
+	pthread_mutex_unlock(&dev->lock);
+	free(names);
 	return err;
 }
 
@@ -897,8 +1459,11 @@ static int cmd_req_create(struct npr_device *dev, void *arg)
 	rq->out = calloc(ex->nout + 1, sizeof(*rq->out));
 	rq->own_in = calloc(ex->nin + 1, sizeof(void *));
 	rq->own_out = calloc(ex->nout + 1, sizeof(void *));
+	rq->bo_in = calloc(ex->nin + 1, sizeof(*rq->bo_in));
+	rq->bo_out = calloc(ex->nout + 1, sizeof(*rq->bo_out));
 	err = -ENOMEM;
-	if (!rq->in || !rq->out || !rq->own_in || !rq->own_out)
+	if (!rq->in || !rq->out || !rq->own_in || !rq->own_out ||
+	    !rq->bo_in || !rq->bo_out)
 		goto fail;
 	for (i = 0; i < ex->nin + ex->nout; i++) {
 		bool out = i >= ex->nin;
@@ -915,6 +1480,13 @@ static int cmd_req_create(struct npr_device *dev, void *arg)
 		t->shape = p->shape;
 		t->data = *own;
 		t->nbytes = p->bytes;
+	}
+	state_reset(rq, -1);
+	if (ex->props.profiling) {
+		rq->prof = calloc(ex->g->nnodes ? ex->g->nnodes : 1,
+				  sizeof(*rq->prof));
+		if (!rq->prof)
+			goto fail;
 	}
 	if (dev->ops->request_create) {
 		err = dev->ops->request_create(rq);
@@ -953,7 +1525,7 @@ static int cmd_tensor(struct npr_device *dev, void *arg, bool set)
 	pthread_mutex_unlock(&dev->lock);
 	if (!rq)
 		return err;
-	cnt = out ? rq->ex->nout : rq->ex->nin;
+	cnt = out ? user_outputs(rq->ex) : user_inputs(rq->ex);
 	if (a->index >= (uint32_t)cnt)
 		return npr_err(-EINVAL, "%s index %u out of range (%d)",
 			       out ? "output" : "input", a->index, cnt);
@@ -1006,6 +1578,9 @@ static int cmd_tensor(struct npr_device *dev, void *arg, bool set)
 		return npr_err(-EINVAL, "%s %s needs exactly %zu bytes, got %llu",
 			       out ? "output" : "input", p->name, p->bytes,
 			       (unsigned long long)a->bytes);
+	pthread_mutex_lock(&dev->lock);
+	port_unbind(out ? &rq->bo_out[a->index] : &rq->bo_in[a->index]);
+	pthread_mutex_unlock(&dev->lock);
 	if (a->flags & NPR_TENSOR_BIND) {
 		t->data = (void *)(uintptr_t)a->data;
 	} else {
@@ -1036,6 +1611,8 @@ static int cmd_infer(struct npr_device *dev, void *arg)
 		return err;
 	a->started_ns = now_ns();
 	err = dev->ops->infer(rq);
+	if (!err)
+		state_commit(rq);
 	a->finished_ns = now_ns();
 	return err;
 }
@@ -1101,6 +1678,19 @@ static const struct cmd {
 	[0x0a] = { sizeof(struct npr_infer), sizeof(struct npr_infer) },
 	[0x0b] = { sizeof(struct npr_handle_destroy), sizeof(struct npr_handle_destroy) },
 	[0x0c] = { sizeof(struct npr_get_error), sizeof(struct npr_get_error) },
+	[0x10] = { sizeof(struct npr_prop_info), sizeof(struct npr_prop_info) },
+	[0x11] = { sizeof(struct npr_state_arg), sizeof(struct npr_state_arg) },
+	[0x12] = { sizeof(struct npr_state_arg), sizeof(struct npr_state_arg) },
+	[0x13] = { sizeof(struct npr_state_arg), sizeof(struct npr_state_arg) },
+	[0x14] = { sizeof(struct npr_state_arg), sizeof(struct npr_state_arg) },
+	[0x15] = { sizeof(struct npr_export), sizeof(struct npr_export) },
+	[0x16] = { sizeof(struct npr_import), sizeof(struct npr_import) },
+	[0x17] = { sizeof(struct npr_profile), sizeof(struct npr_profile) },
+	[0x18] = { sizeof(struct npr_query_model), sizeof(struct npr_query_model) },
+	[0x19] = { sizeof(struct npr_bo_create), sizeof(struct npr_bo_create) },
+	[0x1a] = { sizeof(struct npr_bo_info), sizeof(struct npr_bo_info) },
+	[0x1b] = { sizeof(struct npr_bo_bind), sizeof(struct npr_bo_bind) },
+	[0x1c] = { sizeof(struct npr_make_stateful), sizeof(struct npr_make_stateful) },
 };
 
 static int do_ioctl(int fd, unsigned long cmd, void *arg)
@@ -1117,6 +1707,16 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 		struct npr_infer in;
 		struct npr_handle_destroy hd;
 		struct npr_get_error ge;
+		struct npr_prop_info pi2;
+		struct npr_state_arg st;
+		struct npr_export ex;
+		struct npr_import im;
+		struct npr_profile pr;
+		struct npr_query_model qm;
+		struct npr_bo_create bc;
+		struct npr_bo_info bi;
+		struct npr_bo_bind bb;
+		struct npr_make_stateful mk;
 	} k;
 	unsigned long mark = npr_err_mark();
 	unsigned int nr = _IOC_NR(cmd);
@@ -1125,7 +1725,8 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 	int err;
 
 	if (_IOC_TYPE(cmd) != NPR_IOCTL_TYPE || _IOC_DIR(cmd) !=
-	    (_IOC_READ | _IOC_WRITE) || nr >= sizeof(cmds) / sizeof(cmds[0]))
+	    (_IOC_READ | _IOC_WRITE) || nr >= sizeof(cmds) / sizeof(cmds[0]) ||
+	    !cmds[nr].ksize)
 		return npr_err(-ENOTTY, "unknown ioctl 0x%lx", cmd);
 	if (nr == _IOC_NR(NPR_IOCTL_GET_ERROR)) {
 		/* reads the message without replacing it */
@@ -1164,6 +1765,18 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 	case 0x09: err = cmd_tensor(dev, &k, false); break;
 	case 0x0a: err = cmd_infer(dev, &k); break;
 	case 0x0b: err = cmd_destroy(dev, &k); break;
+	case 0x10: err = cmd_prop_info(dev, &k); break;
+	case 0x11: case 0x12: case 0x13: case 0x14:
+		err = cmd_state(dev, &k, nr);
+		break;
+	case 0x15: err = cmd_export(dev, &k); break;
+	case 0x16: err = cmd_import(dev, &k); break;
+	case 0x17: err = cmd_profile(dev, &k); break;
+	case 0x18: err = cmd_query_model(dev, &k); break;
+	case 0x19: err = cmd_bo_create(dev, &k); break;
+	case 0x1a: err = cmd_bo_info(dev, &k); break;
+	case 0x1b: err = cmd_bo_bind(dev, &k); break;
+	case 0x1c: err = cmd_make_stateful(dev, &k); break;
 	default: err = -ENOTTY;
 	}
 	/* outputs (including needed sizes on -EMSGSIZE) go back either way */

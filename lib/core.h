@@ -43,18 +43,37 @@ struct npr_backend_ops {
 	int (*request_create)(struct npr_request *rq);
 	void (*request_destroy)(struct npr_request *rq);
 	int (*infer)(struct npr_request *rq);
+	/* optional: which nodes of a compiled graph the device runs (all
+	 * with a reference kernel when absent) */
+	int (*query)(struct npr_device *dev, const struct npr_graph *g,
+		     bool *supported);
 };
 
 #define NPR_BACKEND_API_VERSION	1
 
 extern const struct npr_backend_ops npr_cpu_backend_ops;
 
-/* Properties that a device holds and a compiled model snapshots. */
+/*
+ * Properties that a device holds and a compiled model snapshots; the table
+ * in lib/props.c describes each (enum npr_param_id).
+ */
 struct npr_props {
 	uint32_t num_threads;	/* 0: all CPUs the process may use */
-	uint32_t log_level;
-	uint32_t perf_hint;
+	uint32_t log_level;	/* enum npr_log_level */
+	uint32_t perf_hint;	/* enum npr_perf_hint */
 	uint32_t profiling;
+	uint32_t hint_num_requests;	/* 0: no limit */
+	uint32_t precision_hint;	/* enum npr_elem_type */
+	uint32_t exec_mode;	/* enum npr_exec_mode */
+	int32_t num_streams;	/* >= 1, or NPR_NUM_STREAMS_AUTO */
+	uint32_t cpu_pinning;
+	uint32_t priority;	/* enum npr_priority */
+	uint32_t disable_transformations;
+	uint32_t exclusive_async;
+	uint32_t compile_threads;	/* 0: all CPUs */
+	char cache_dir[NPR_PROP_STR_MAX];	/* "" : no cache */
+	uint32_t cache_max_mb;	/* 0: no limit */
+	uint32_t cache_required;
 };
 
 /**
@@ -87,6 +106,7 @@ struct npr_model {
  * @nin, @in: inputs.
  * @nout, @out: outputs.
  * @props: properties in force for this compiled model.
+ * @from_cache: imported from the model cache (LOADED_FROM_CACHE).
  * @priv: backend data.
  */
 struct npr_exec {
@@ -96,6 +116,7 @@ struct npr_exec {
 	int nin, nout;
 	struct npr_port *in, *out;
 	struct npr_props props;
+	bool from_cache;
 	void *priv;
 };
 
@@ -105,13 +126,47 @@ struct npr_exec {
  * @in, @out: one tensor per port, in the port's external type.  @data
  *            points at @own[i] unless the caller bound memory.
  * @own_in, @own_out: the request's own buffers.
+ * @bo_in, @bo_out: per port, the BO bound to it (NPR_IOCTL_BO_BIND), or
+ *                  NULL.
+ * @prof: per graph node, with ENABLE_PROFILING; else NULL.
  * @priv: backend data.
  */
+/**
+ * struct npr_bo - a buffer object: shared memory of the device
+ * @refs: one for the handle, one per request port it is bound to.
+ * @addr: mapping in this process.
+ * @bytes: size.
+ * @memfd: the memory's descriptor.
+ * @bound: request ports it is bound to.
+ */
+struct npr_bo {
+	int refs;
+	void *addr;
+	size_t bytes;
+	int memfd;
+	int bound;
+};
+
 struct npr_request {
 	struct npr_exec *ex;
 	struct npr_tensor *in, *out;
 	void **own_in, **own_out;
+	struct npr_bo **bo_in, **bo_out;
+	struct npr_prof *prof;
 	void *priv;
+};
+
+/**
+ * struct npr_prof - one node's profile record, kept by the request when
+ * its compiled model has ENABLE_PROFILING; the backend fills it in
+ * @ns: time of the node in the last inference.
+ * @kernel: static name of the kernel that ran, NULL if none.
+ * @fused: the node's work was done by another node's kernel.
+ */
+struct npr_prof {
+	uint64_t ns;
+	const char *kernel;
+	bool fused;
 };
 
 struct npr_slot {
@@ -151,6 +206,45 @@ int npr_last_errno(void);
 int npr_compile_graph(const struct npr_graph *src,
 		      const struct npr_shape *shapes, struct npr_graph **out);
 
+/* lib/props.c; the callers hold dev->lock */
+struct npr_exec;
+void npr_props_init(struct npr_props *p);
+int npr_prop_param(struct npr_device *dev, struct npr_exec *ex,
+		   struct npr_param *a, bool set);
+int npr_prop_compile_arg(struct npr_device *dev, struct npr_props *p,
+			 const struct npr_prop_arg *pa);
+int npr_prop_info(struct npr_device *dev, struct npr_exec *ex,
+		  struct npr_prop_info *a);
+
+/* lib/blob.c */
+uint64_t npr_blob_hash(const void *p, size_t n);
+int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len);
+int npr_blob_check_header(const struct npr_device *dev, const void *buf,
+			  size_t len);
+int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
+		    struct npr_exec **out);
+
+/* lib/query.c */
+int npr_query_model(struct npr_device *dev, const struct npr_graph *model,
+		    bool *supported);
+
+/* lib/cache.c */
+struct npr_cache_key {
+	char lines[1024];	/* what the key is made of, "name=value\n" */
+	char name[33];		/* the entry's file name: 32 hex digits */
+	char model_name[256];
+};
+void npr_cache_key(const struct npr_device *dev, const struct npr_graph *src,
+		   const struct npr_shape *shapes, const struct npr_props *p,
+		   struct npr_cache_key *k);
+int npr_cache_get(struct npr_device *dev, const struct npr_cache_key *k,
+		  const struct npr_props *p, struct npr_exec **out);
+void npr_cache_put(const struct npr_exec *ex, const struct npr_cache_key *k);
+int npr_cache_prune(const char *dir, uint64_t max, const char *keep);
+
+/* lib/core.c: free a compiled model that no handle names */
+void npr_exec_free(struct npr_exec *ex);
+
 /* lib/backend.c */
 const struct npr_backend_ops *npr_backend_find(const char *name, int *index);
 
@@ -158,5 +252,8 @@ const struct npr_backend_ops *npr_backend_find(const char *name, int *index);
 void *npr_alloc(size_t bytes);
 
 int npr_cpu_count(void);
+
+/* CLOCK_MONOTONIC in ns */
+uint64_t npr_now_ns(void);
 
 #endif /* NPR_CORE_H */

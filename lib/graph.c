@@ -36,9 +36,20 @@ struct npr_graph *npr_graph_new(void)
 	return calloc(1, sizeof(struct npr_graph));
 }
 
+static void body_fini(struct npr_body *b)
+{
+	npr_graph_free(b->g);
+	free(b->ports);
+	free(b->back);
+}
+
 static void node_fini(struct npr_node *n)
 {
 	int i;
+
+	for (i = 0; i < n->nbodies; i++)
+		body_fini(&n->bodies[i]);
+	free(n->bodies);
 
 	free(n->name);
 	free(n->type);
@@ -69,6 +80,9 @@ void npr_graph_free(struct npr_graph *g)
 	free(g->inputs);
 	free(g->outputs);
 	free(g->name);
+	for (i = 0; i < g->nvars; i++)
+		free(g->vars[i].id);
+	free(g->vars);
 	npr_blob_put(g->weights);
 	free(g);
 }
@@ -90,6 +104,36 @@ static void *dup_array(const void *p, size_t n, size_t sz)
 	return d;
 }
 
+/* Deep copy of the bodies of @s into @d (whose bodies field is a copy of
+ * the pointer); on failure @d has no bodies. */
+static int clone_bodies(struct npr_node *d, const struct npr_node *s)
+{
+	int i;
+
+	d->bodies = NULL;
+	d->nbodies = 0;
+	if (!s->nbodies)
+		return 0;
+	d->bodies = calloc(s->nbodies, sizeof(*d->bodies));
+	if (!d->bodies)
+		return -ENOMEM;
+	for (i = 0; i < s->nbodies; i++) {
+		const struct npr_body *sb = &s->bodies[i];
+		struct npr_body *db = &d->bodies[i];
+
+		d->nbodies++;
+		db->g = npr_graph_clone(sb->g);
+		db->ports = dup_array(sb->ports, sb->nports, sizeof(*sb->ports));
+		db->back = dup_array(sb->back, sb->nback, sizeof(*sb->back));
+		db->nports = db->ports ? sb->nports : 0;
+		db->nback = db->back ? sb->nback : 0;
+		if (!db->g || db->nports != sb->nports ||
+		    db->nback != sb->nback)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /**
  * npr_graph_clone() - deep copy of a graph
  * @g: the graph.
@@ -97,6 +141,7 @@ static void *dup_array(const void *p, size_t n, size_t sz)
  * Constant data that lives in the weights blob is shared (the clone takes a
  * reference); owned constant data is copied.  Parsed op params are not
  * copied: the clone's nodes have params NULL and must be parsed again.
+ * Bodies are cloned too, recursively.
  *
  * Return: the clone, or NULL on allocation failure.
  */
@@ -127,6 +172,8 @@ struct npr_graph *npr_graph_clone(const struct npr_graph *g)
 		d->in = dup_array(s->in, s->nin, sizeof(int));
 		d->out = dup_array(s->out, s->nout, sizeof(int));
 		d->params = NULL;
+		if (clone_bodies(d, s))
+			goto fail;
 		d->attr = s->nattr ? calloc(s->nattr, sizeof(*d->attr)) : NULL;
 		d->nattr = d->attr ? s->nattr : 0;
 		if ((s->nin && !d->in) || (s->nout && !d->out) ||
@@ -282,6 +329,47 @@ int npr_node_add_attr(struct npr_node *n, const char *key, const char *val)
 		return -ENOMEM;
 	}
 	n->nattr++;
+	return 0;
+}
+
+int npr_node_add_body(struct npr_node *n, struct npr_graph *body)
+{
+	struct npr_body *b;
+
+	b = realloc(n->bodies, sizeof(*b) * (n->nbodies + 1));
+	if (!b) {
+		npr_graph_free(body);
+		return -ENOMEM;
+	}
+	n->bodies = b;
+	memset(&b[n->nbodies], 0, sizeof(*b));
+	b[n->nbodies].g = body;
+	return n->nbodies++;
+}
+
+int npr_body_add_port(struct npr_body *b, const struct npr_body_port *p)
+{
+	struct npr_body_port *np;
+
+	np = realloc(b->ports, sizeof(*np) * (b->nports + 1));
+	if (!np)
+		return -ENOMEM;
+	b->ports = np;
+	np[b->nports++] = *p;
+	return 0;
+}
+
+int npr_body_add_back_edge(struct npr_body *b, int from, int to)
+{
+	struct npr_back_edge *ne;
+
+	ne = realloc(b->back, sizeof(*ne) * (b->nback + 1));
+	if (!ne)
+		return -ENOMEM;
+	b->back = ne;
+	ne[b->nback].from = from;
+	ne[b->nback].to = to;
+	b->nback++;
 	return 0;
 }
 

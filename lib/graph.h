@@ -88,6 +88,73 @@ struct npr_attr {
 	char *val;
 };
 
+/*
+ * Sub-graphs.  A control-flow op (TensorIterator, Loop, If) owns bodies:
+ * complete graphs whose Parameters and Results are tied to the node's
+ * inputs and outputs by a port map, and (for the loops) to each other by
+ * back edges.  Bodies nest; NPR_MAX_BODY_DEPTH bounds the nesting.
+ */
+#define NPR_MAX_BODY_DEPTH	8
+
+/* What a body port carries besides data. */
+enum npr_body_purpose {
+	NPR_BODY_DATA = 0,
+	NPR_BODY_CURRENT_ITERATION,	/* Loop input: the iteration number */
+	NPR_BODY_EXECUTION_CONDITION,	/* Loop output: go on when true */
+};
+
+/**
+ * struct npr_body_port - one port_map entry of a body
+ * @out: false: an input rule (node input -> body Parameter); true: an
+ *       output rule (body Result -> node output).
+ * @ext: the node's input or output index, -1 when the rule has no external
+ *       port (a Loop's current_iteration input or its condition output).
+ * @internal: index into the body's inputs[] (input rules) or outputs[]
+ *            (output rules), i.e. the Parameter or Result in file order.
+ * @purpose: enum npr_body_purpose.
+ * @sliced: @axis is given: the input is sliced (output concatenated)
+ *          along it, one part per iteration.
+ * @axis: the axis, negative counted from the end.
+ * @start, @end: TensorIterator slice bounds, as boundaries between
+ *               elements: 0 is before the first, -1 after the last.
+ * @stride: step between iterations, negative to walk backwards.
+ * @part_size: elements along @axis per iteration.
+ */
+struct npr_body_port {
+	bool out;
+	bool sliced;
+	int ext;
+	int internal;
+	int purpose;
+	int64_t axis, start, end, stride, part_size;
+};
+
+/**
+ * struct npr_back_edge - a body Result that feeds a body Parameter of the
+ * next iteration
+ * @from: index into the body's outputs[].
+ * @to: index into the body's inputs[].
+ */
+struct npr_back_edge {
+	int from;
+	int to;
+};
+
+/**
+ * struct npr_body - a sub-graph owned by a node
+ * @g: the graph, sorted, with inputs[] (Parameters) and outputs[]
+ *     (Results); owned by the node.
+ * @nports, @ports: its port map.
+ * @nback, @back: its back edges.
+ */
+struct npr_body {
+	struct npr_graph *g;
+	int nports;
+	struct npr_body_port *ports;
+	int nback;
+	struct npr_back_edge *back;
+};
+
 /**
  * struct npr_node - one operation
  * @name: layer name.
@@ -104,6 +171,9 @@ struct npr_attr {
  * @params: op-specific parsed attributes, set by op->parse, freed with the
  *          graph (a single malloc'd block).
  * @dead: removed by a pass; ignored by every consumer of the graph.
+ * @nbodies: number of sub-graphs, 0 for all but control-flow ops.
+ * @bodies: the sub-graphs (TensorIterator, Loop: the body; If: then, else),
+ *          owned by the node: freed and cloned with the graph.
  */
 struct npr_node {
 	char *name;
@@ -119,6 +189,8 @@ struct npr_node {
 	struct npr_attr *attr;
 	void *params;
 	bool dead;
+	int nbodies;
+	struct npr_body *bodies;
 };
 
 /**
@@ -130,6 +202,9 @@ struct npr_node {
  * @inputs, @ninputs: node indexes of the Parameters, in file order.
  * @outputs, @noutputs: node indexes of the Results, in file order.
  * @weights: the blob constants point into, or NULL.
+ * @vars, @nvars: variables of a compiled stateful graph (lib/state.c).
+ * @nstate_in, @nstate_out: hidden ports for them, at the end of @inputs
+ *                          and @outputs.
  */
 struct npr_graph {
 	char *name;
@@ -143,7 +218,37 @@ struct npr_graph {
 	int *outputs;
 	int noutputs;
 	struct npr_blob *weights;
+	struct npr_variable *vars;
+	int nvars;
+	int nstate_in, nstate_out;
 };
+
+/**
+ * struct npr_variable - a variable of a stateful model, once compiled
+ * @id: variable_id.
+ * @type: compute type.
+ * @shape: static shape.
+ * @state_in: index in g->inputs of the hidden input holding the value.
+ * @valid_in: index in g->inputs of the hidden boolean scalar saying the
+ *            value is set (false: the ReadValue's initial value is used),
+ *            or -1 when the ReadValue has no initial value (zeros).
+ * @state_out: index in g->outputs of the hidden output with the value to
+ *             keep, or -1 when no Assign writes the variable.
+ * @read_node: the ReadValue's node (now a Select, or dead).
+ */
+struct npr_variable {
+	char *id;
+	unsigned int type;
+	struct npr_shape shape;
+	int state_in, valid_in, state_out;
+	int read_node;
+};
+
+/* lib/state.c: give each variable hidden ports (see there) */
+int npr_pass_state(struct npr_graph *g);
+/* lib/state.c: explicit state input/output pairs into variables */
+int npr_make_stateful(struct npr_graph *g, const char *const *names,
+		      int count);
 
 /**
  * struct npr_op_def - one op type, a range of opset versions
@@ -175,6 +280,7 @@ struct npr_op_def {
 #define NPR_OP_NO_FOLD		(1U << 0)	/* never constant-fold */
 #define NPR_OP_SOURCE		(1U << 1)	/* Parameter / Const */
 #define NPR_OP_SINK		(1U << 2)	/* Result */
+#define NPR_OP_BODIES		(1U << 8)	/* owns sub-graphs (If, loops) */
 
 /* lib/ops.c: the registry of all op definitions. */
 const struct npr_op_def *npr_op_find(const char *type, unsigned int version);
@@ -191,6 +297,22 @@ int npr_graph_add_value(struct npr_graph *g, int producer, int port);
 int npr_node_set_inputs(struct npr_node *n, int nin);
 int npr_node_set_outputs(struct npr_graph *g, int node, int nout);
 int npr_node_add_attr(struct npr_node *n, const char *key, const char *val);
+/*
+ * Give @n a body: it takes @body over (also on failure, when it frees it).
+ * Returns the body's index or -ENOMEM.
+ *
+ * A frontend builds a body like a model: nodes with ->op resolved,
+ * inputs[] listing its Parameters and outputs[] its Results (the order
+ * port rules index), sorted with npr_graph_sort(), and a reference on the
+ * weights blob if its constants point into it.  Then it attaches the body
+ * and adds the rules; re-read &g->nodes[idx] after adding nodes to the
+ * outer graph, which may move them.  Bodies are parsed and checked by the
+ * op's parse like any attribute.
+ */
+int npr_node_add_body(struct npr_node *n, struct npr_graph *body);
+/* Append a port map rule or a back edge to body @b; 0 or -ENOMEM. */
+int npr_body_add_port(struct npr_body *b, const struct npr_body_port *p);
+int npr_body_add_back_edge(struct npr_body *b, int from, int to);
 /* Sort nodes topologically (stable w.r.t. file order); -ELOOP on a cycle. */
 int npr_graph_sort(struct npr_graph *g);
 
@@ -205,6 +327,14 @@ static inline struct npr_value *npr_out(struct npr_graph *g,
 {
 	return &g->vals[n->out[i]];
 }
+
+/*
+ * Compile a body in place (lib/compile.c), for a control-flow op's infer:
+ * the caller has set the type and shape of every body Parameter; this
+ * parses, infers (without checking declared shapes: bodies declare the
+ * shapes of a whole loop in places), folds and marks dead nodes.
+ */
+int npr_compile_body(struct npr_graph *body);
 
 /* Attribute access (lib/attr.c).  All return 0, -ENOENT when absent and
  * the key is required, or -EINVAL with npr_err() set on a malformed value. */

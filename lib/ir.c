@@ -13,6 +13,11 @@
  * topological sort); each output port becomes a value.  Ports are looked
  * up by id, never by position: a node's inputs and outputs are its input
  * and output ports in increasing id order.
+ *
+ * The bodies of TensorIterator, Loop and If (<body>, <then_body>,
+ * <else_body>) are networks of their own, read by the same code into
+ * graphs the node owns; their <port_map> and <back_edges> name body
+ * layers by id and become struct npr_body rules (lib/graph.h).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -63,6 +68,7 @@ struct ir_ctx {
 	int *by_id;		/* layer indexes sorted by id */
 	xmlChar **scratch;	/* strings to free with the context */
 	int nscratch, cap_scratch;
+	int depth;		/* 0 for the model, 1 for a body of it, ... */
 };
 
 /* What the libxml2 callbacks report back. */
@@ -738,10 +744,258 @@ static int resolve_op(struct ir_ctx *c, int li)
 		       ver ? ver : "no version");
 }
 
+/* ---- bodies ----------------------------------------------------------- */
+
+static int build(struct ir_ctx *c, xmlNode *net);
+static void ctx_fini(struct ir_ctx *c);
+
+/* A signed decimal integer, white space around allowed. */
+static int parse_i64(const char *s, int64_t *out)
+{
+	const char *p;
+	uint64_t v;
+	bool neg;
+
+	if (!s)
+		return -EINVAL;
+	p = skip_ws(s);
+	neg = *p == '-';
+	if (neg)
+		p++;
+	if (parse_u64(p, &v) || v > (uint64_t)INT64_MAX)
+		return -EINVAL;
+	*out = neg ? -(int64_t)v : (int64_t)v;
+	return 0;
+}
+
+/* An integer attribute of a port map rule; @def when absent. */
+static int rule_int(struct ir_ctx *c, int li, xmlNode *x, const char *key,
+		    int64_t def, bool *present, int64_t *out)
+{
+	bool oom = false;
+	const char *s = xattr(c, x, key, &oom);
+
+	if (oom)
+		return -ENOMEM;
+	if (present)
+		*present = s != NULL;
+	if (!s) {
+		*out = def;
+		return 0;
+	}
+	if (parse_i64(s, out) || *out < INT32_MIN || *out > INT32_MAX)
+		return npr_node_err(node_of(c, li), -EINVAL,
+				    "<%s> at line %u: bad %s \"%.40s\"",
+				    x->name, line_of(c, x), key, s);
+	return 0;
+}
+
+/*
+ * The Parameter (@result false) or Result of @body with layer id @id, as
+ * an index into its inputs[] or outputs[].
+ */
+static int body_layer(struct ir_ctx *c, int li, const struct npr_graph *body,
+		      int64_t id, bool result, xmlNode *x, const char *role)
+{
+	const int *idx = result ? body->outputs : body->inputs;
+	int cnt = result ? body->noutputs : body->ninputs, i;
+
+	for (i = 0; i < cnt; i++)
+		if (body->nodes[idx[i]].layer_id == id)
+			return i;
+	for (i = 0; i < body->nnodes; i++)
+		if (body->nodes[i].layer_id == id)
+			return npr_node_err(node_of(c, li), -EINVAL,
+					    "<%s> at line %u: %s body layer %lld, which is a %s, not a %s",
+					    x->name, line_of(c, x), role,
+					    (long long)id, body->nodes[i].type,
+					    result ? "Result" : "Parameter");
+	return npr_node_err(node_of(c, li), -EINVAL,
+			    "<%s> at line %u: %s body layer %lld, which does not exist",
+			    x->name, line_of(c, x), role, (long long)id);
+}
+
+static int port_rule(struct ir_ctx *c, int li, struct npr_body *b,
+		     xmlNode *x)
+{
+	struct ir_layer *l = &c->layers[li];
+	struct npr_body_port bp = { .ext = -1 };
+	const char *purpose;
+	bool oom = false;
+	int64_t ext, id;
+	int err;
+
+	bp.out = is_elem(x, "output");
+	if (!bp.out && !is_elem(x, "input"))
+		return npr_node_err(node_of(c, li), -EINVAL,
+				    "unexpected <%.40s> in a port map at line %u",
+				    x->name, line_of(c, x));
+	err = rule_int(c, li, x, "external_port_id", -1, NULL, &ext);
+	if (!err)
+		err = rule_int(c, li, x, "axis", 0, &bp.sliced, &bp.axis);
+	if (!err)
+		err = rule_int(c, li, x, "start", 0, NULL, &bp.start);
+	if (!err)
+		err = rule_int(c, li, x, "end", -1, NULL, &bp.end);
+	if (!err)
+		err = rule_int(c, li, x, "stride", 1, NULL, &bp.stride);
+	if (!err)
+		err = rule_int(c, li, x, "part_size", 1, NULL, &bp.part_size);
+	if (err)
+		return err;
+	purpose = xattr(c, x, "purpose", &oom);
+	if (oom)
+		return -ENOMEM;
+	if (purpose && !strcmp(purpose, "current_iteration") && !bp.out)
+		bp.purpose = NPR_BODY_CURRENT_ITERATION;
+	else if (purpose && !strcmp(purpose, "execution_condition") && bp.out)
+		bp.purpose = NPR_BODY_EXECUTION_CONDITION;
+	else if (purpose && *purpose)
+		return npr_node_err(node_of(c, li), -EINVAL,
+				    "<%s> at line %u: unknown purpose \"%.40s\"",
+				    x->name, line_of(c, x), purpose);
+	if (ext >= 0) {
+		struct ir_port *p = find_port(l, ext);
+
+		if (!p || p->out != bp.out)
+			return npr_node_err(node_of(c, li), -EINVAL,
+					    "<%s> at line %u: external_port_id %lld is not an %s port of this layer",
+					    x->name, line_of(c, x),
+					    (long long)ext,
+					    bp.out ? "output" : "input");
+		bp.ext = p->index;
+	} else if (!bp.purpose) {
+		return npr_node_err(node_of(c, li), -EINVAL,
+				    "<%s> at line %u: external_port_id is missing",
+				    x->name, line_of(c, x));
+	}
+	err = rule_int(c, li, x, "internal_layer_id", -1, NULL, &id);
+	if (err)
+		return err;
+	if (id < 0)
+		return npr_node_err(node_of(c, li), -EINVAL,
+				    "<%s> at line %u: internal_layer_id is missing",
+				    x->name, line_of(c, x));
+	err = body_layer(c, li, b->g, id, bp.out, x, "port map names");
+	if (err < 0)
+		return err;
+	bp.internal = err;
+	return npr_body_add_port(b, &bp);
+}
+
+static int back_edge(struct ir_ctx *c, int li, struct npr_body *b,
+		     xmlNode *x)
+{
+	int64_t from, to;
+	int f, t, err;
+
+	if (!is_elem(x, "edge"))
+		return npr_node_err(node_of(c, li), -EINVAL,
+				    "unexpected <%.40s> in <back_edges> at line %u",
+				    x->name, line_of(c, x));
+	err = rule_int(c, li, x, "from-layer", -1, NULL, &from);
+	if (!err)
+		err = rule_int(c, li, x, "to-layer", -1, NULL, &to);
+	if (err)
+		return err;
+	f = body_layer(c, li, b->g, from, true, x, "back edge from");
+	if (f < 0)
+		return f;
+	t = body_layer(c, li, b->g, to, false, x, "back edge to");
+	if (t < 0)
+		return t;
+	return npr_body_add_back_edge(b, f, t);
+}
+
+/*
+ * Read one body (<body>, <then_body>, <else_body>) of layer @li into a
+ * graph of its own, with the same checks as the model, and attach it with
+ * its port map and back edges.  Messages from inside are prefixed with
+ * the outer layer, so nested bodies read as a path.
+ */
+static int parse_body(struct ir_ctx *c, int li, const char *what,
+		      xmlNode *body, xmlNode *pmap, xmlNode *back)
+{
+	struct ir_ctx sub = {
+		.doc = c->doc, .line_offset = c->line_offset,
+		.bin_hint = c->bin_hint, .depth = c->depth + 1,
+	};
+	struct npr_node *n = node_of(c, li);
+	struct npr_body *b;
+	xmlNode *x;
+	int bi, err;
+
+	if (sub.depth > NPR_MAX_BODY_DEPTH)
+		return npr_node_err(n, -EFBIG,
+				    "bodies are nested more than %d deep",
+				    NPR_MAX_BODY_DEPTH);
+	sub.g = npr_graph_new();
+	if (!sub.g)
+		return -ENOMEM;
+	sub.g->ir_version = c->g->ir_version;
+	sub.g->weights = npr_blob_get(c->g->weights);
+	sub.g->name = strdup(what);
+	err = sub.g->name ? build(&sub, body) : -ENOMEM;
+	sub.doc = NULL;		/* the model's */
+	ctx_fini(&sub);
+	if (err) {
+		npr_graph_free(sub.g);
+		if (err != -ENOMEM) {
+			char msg[1024];
+
+			snprintf(msg, sizeof(msg), "%s", npr_last_error());
+			err = npr_node_err(n, err, "%s: %s", what, msg);
+		}
+		return err;
+	}
+	bi = npr_node_add_body(n, sub.g);
+	if (bi < 0)
+		return bi;
+	b = &n->bodies[bi];
+	for (x = pmap ? pmap->children : NULL; x; x = x->next) {
+		if (x->type != XML_ELEMENT_NODE)
+			continue;
+		err = port_rule(c, li, b, x);
+		if (err)
+			return err;
+	}
+	for (x = back ? back->children : NULL; x; x = x->next) {
+		if (x->type != XML_ELEMENT_NODE)
+			continue;
+		err = back_edge(c, li, b, x);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The bodies of If (then, else) or of a loop (body). */
+static int parse_bodies(struct ir_ctx *c, int li, xmlNode **sub)
+{
+	struct npr_node *n = node_of(c, li);
+	bool is_if = !strcmp(n->type, "If");
+	int err;
+
+	if (!sub[0] || (is_if && !sub[1]))
+		return npr_node_err(n, -EINVAL, "has no <%s>",
+				    is_if ? (sub[0] ? "else_body" : "then_body") :
+				    "body");
+	if (!sub[2] || (is_if && !sub[3]))
+		return npr_node_err(n, -EINVAL, "has no <%s>",
+				    is_if ? (sub[2] ? "else_port_map" :
+					     "then_port_map") : "port_map");
+	err = parse_body(c, li, is_if ? "then_body" : "body", sub[0], sub[2],
+			 is_if ? NULL : sub[4]);
+	if (!err && is_if)
+		err = parse_body(c, li, "else_body", sub[1], sub[3], NULL);
+	return err;
+}
+
 static int parse_layer(struct ir_ctx *c, xmlNode *x, int li)
 {
 	struct ir_layer *l = &c->layers[li];
 	xmlNode *data = NULL, *in = NULL, *out = NULL, *ch;
+	xmlNode *sub[5] = { NULL };	/* bodies, port maps, back edges */
 	const char *sid, *name, *type;
 	struct npr_node *n;
 	bool oom = false;
@@ -785,8 +1039,19 @@ static int parse_layer(struct ir_ctx *c, xmlNode *x, int li)
 			slot = &in;
 		else if (is_elem(ch, "output"))
 			slot = &out;
+		else if (is_elem(ch, "body") || is_elem(ch, "then_body"))
+			slot = &sub[0];
+		else if (is_elem(ch, "else_body"))
+			slot = &sub[1];
+		else if (is_elem(ch, "port_map") ||
+			 is_elem(ch, "then_port_map"))
+			slot = &sub[2];
+		else if (is_elem(ch, "else_port_map"))
+			slot = &sub[3];
+		else if (is_elem(ch, "back_edges"))
+			slot = &sub[4];
 		else
-			continue;	/* rt_info, and bodies of ops we lack */
+			continue;	/* rt_info */
 		if (*slot)
 			return npr_node_err(node_of(c, li), -EINVAL,
 					    "more than one <%s>", ch->name);
@@ -821,6 +1086,8 @@ static int parse_layer(struct ir_ctx *c, xmlNode *x, int li)
 		err = output_values(c, li);
 	if (err)
 		return err;
+	if (n->op->flags & NPR_OP_BODIES)
+		return parse_bodies(c, li, sub);
 	if (!strcmp(type, "Parameter"))
 		return parameter_layer(c, li, nin, nout);
 	if (!strcmp(type, "Const") || !strcmp(type, "Constant"))
@@ -1080,12 +1347,12 @@ static int build(struct ir_ctx *c, xmlNode *net)
 		else
 			continue;	/* rt_info, meta_data, statistics */
 		if (*slot)
-			return npr_err(-EINVAL, "more than one <%s> in <net>",
-				       x->name);
+			return npr_err(-EINVAL, "more than one <%s> in <%s>",
+				       x->name, net->name);
 		*slot = x;
 	}
 	if (!layers)
-		return npr_err(-EINVAL, "<net> has no <layers>");
+		return npr_err(-EINVAL, "<%s> has no <layers>", net->name);
 	err = parse_layers(c, layers);
 	if (err)
 		return err;
@@ -1343,7 +1610,8 @@ out:
  * -EINVAL (malformed xml, DOCTYPE, bad ids, ports, edges, shapes, element
  * types, Const slices), -EOPNOTSUPP (IR version, unknown op, dynamic rank,
  * rank above NPR_MAX_RANK), -EOVERFLOW (shapes or slices that overflow),
- * -ELOOP (a cycle), -EFBIG (xml or layer count over the limits),
+ * -ELOOP (a cycle), -EFBIG (xml or layer count over the limits, bodies
+ * nested more than NPR_MAX_BODY_DEPTH deep),
  * -ENAMETOOLONG, -ENOMEM.
  *
  * Context: any thread; concurrent calls are independent.

@@ -16,6 +16,15 @@ extern const struct npr_op_def npr_ops_detect[];
 extern const struct npr_op_def npr_ops_norm[];
 extern const struct npr_op_def npr_ops_deconv[];
 extern const struct npr_op_def npr_ops_ctc[];
+extern const struct npr_op_def npr_ops_state[];
+extern const struct npr_op_def npr_ops_rnn[];
+extern const struct npr_op_def npr_ops_control[];
+extern const struct npr_op_def npr_ops_attn[];
+extern const struct npr_op_def npr_ops_index[];
+extern const struct npr_op_def npr_ops_math[];
+extern const struct npr_op_def npr_ops_layout[];
+extern const struct npr_op_def npr_ops_interp[];
+extern const struct npr_op_def npr_ops_sort[];
 
 static int parameter_infer(struct npr_graph *g, struct npr_node *n)
 {
@@ -69,6 +78,9 @@ static const struct npr_op_def npr_ops_base[] = {
 static const struct npr_op_def *const groups[] = {
 	npr_ops_base, npr_ops_nn, npr_ops_eltwise, npr_ops_shape,
 	npr_ops_detect, npr_ops_norm, npr_ops_deconv, npr_ops_ctc,
+	npr_ops_state, npr_ops_rnn, npr_ops_control, npr_ops_attn,
+	npr_ops_index, npr_ops_math, npr_ops_layout, npr_ops_interp,
+	npr_ops_sort,
 };
 
 /**

@@ -200,6 +200,7 @@ static int cpu_infer(struct npr_request *rq)
 	}
 	for (i = 0; i < re->nsteps; i++) {
 		const struct npr_node *n = &g->nodes[re->steps[i]];
+		uint64_t t0 = rq->prof ? npr_now_ns() : 0;
 
 		for (j = 0; j < n->nin; j++)
 			rr->in_buf[j] = rr->t[n->in[j]];
@@ -208,6 +209,10 @@ static int cpu_infer(struct npr_request *rq)
 		err = n->op->eval(n, rr->in_buf, rr->out_buf);
 		if (err)
 			return npr_err_default(err, 0);
+		if (rq->prof) {
+			rq->prof[re->steps[i]].ns = npr_now_ns() - t0;
+			rq->prof[re->steps[i]].kernel = "ref";
+		}
 	}
 	for (i = 0; i < ex->nout; i++) {
 		struct npr_tensor *t = &rr->t[ex->out[i].value];

@@ -797,3 +797,203 @@ out:
 	free(x.kept);
 	return err;
 }
+
+static float sigmoidf(float x)
+{
+	return 1.0f / (1.0f + expf(-x));
+}
+
+/**
+ * npr_ref_region_yolo() - RegionYolo-0 (the Darknet region/yolo layers)
+ * @n: the node; params struct npr_region_yolo_params.
+ * @in: [N, C, H, W] f32, C = anchors * (coords + classes + 1), the
+ *      entries of an anchor in channel order x, y, the other coords,
+ *      objectness, class scores.
+ * @out: the same values, x, y and objectness through a sigmoid, the class
+ *       scores through a softmax over the classes (do_softmax) or a
+ *       sigmoid; the other coords unchanged.
+ *
+ * Return: 0.
+ */
+int npr_ref_region_yolo(const struct npr_node *n, const struct npr_tensor *in,
+			struct npr_tensor *out)
+{
+	const struct npr_region_yolo_params *p = n->params;
+	const struct npr_shape *s = &in->shape;
+	int64_t sp = s->d[2] * s->d[3], per = p->coords + p->classes + 1;
+	int64_t anchors = s->d[1] / (per ? per : 1), b, a, k, i;
+	const float *x = in->data;
+	float *y = out->data;
+
+	if (y != x)
+		memcpy(y, x, npr_shape_numel(s) * sizeof(float));
+	for (b = 0; b < s->d[0]; b++) {
+		for (a = 0; a < anchors; a++) {
+			float *e = y + (b * s->d[1] + a * per) * sp;
+
+			for (i = 0; i < 2 * sp; i++)
+				e[i] = sigmoidf(e[i]);
+			for (i = 0; i < sp; i++)
+				e[p->coords * sp + i] =
+					sigmoidf(e[p->coords * sp + i]);
+			e += (p->coords + 1) * sp;
+			if (!p->do_softmax) {
+				for (i = 0; i < p->classes * sp; i++)
+					e[i] = sigmoidf(e[i]);
+				continue;
+			}
+			for (i = 0; i < sp && p->classes; i++) {
+				float mx = e[i], sum = 0;
+
+				for (k = 1; k < p->classes; k++)
+					mx = fmaxf(mx, e[k * sp + i]);
+				for (k = 0; k < p->classes; k++) {
+					float *v = &e[k * sp + i];
+
+					*v = expf(*v - mx);
+					sum += *v;
+				}
+				for (k = 0; k < p->classes; k++)
+					e[k * sp + i] /= sum;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Max over rows [h0, h1) and columns [w0, w1) of a plane; 0 if empty. */
+static float plane_max(const float *x, int64_t w, int64_t h0, int64_t h1,
+		       int64_t w0, int64_t w1)
+{
+	float m = -INFINITY;
+	int64_t i, j;
+
+	if (h1 <= h0 || w1 <= w0)
+		return 0;
+	for (i = h0; i < h1; i++)
+		for (j = w0; j < w1; j++)
+			m = fmaxf(m, x[i * w + j]);
+	return m;
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* ROIPooling "max" of ROI @q over plane @pl into @o. */
+static void roi_max(const struct npr_roi_pooling_params *p, const float *q,
+		    const float *pl, int64_t h, int64_t w, float *o)
+{
+	float sc = p->spatial_scale;
+	int64_t x1 = (int64_t)roundf(q[1] * sc);
+	int64_t y1 = (int64_t)roundf(q[2] * sc);
+	int64_t x2 = (int64_t)roundf(q[3] * sc);
+	int64_t y2 = (int64_t)roundf(q[4] * sc);
+	double bh = (double)(y2 - y1 + 1 > 1 ? y2 - y1 + 1 : 1) / p->pooled_h;
+	double bw = (double)(x2 - x1 + 1 > 1 ? x2 - x1 + 1 : 1) / p->pooled_w;
+	int64_t i, j;
+
+	for (i = 0; i < p->pooled_h; i++) {
+		int64_t h0 = clamp64((int64_t)floor(i * bh) + y1, 0, h);
+		int64_t h1 = clamp64((int64_t)ceil((i + 1) * bh) + y1, 0, h);
+
+		for (j = 0; j < p->pooled_w; j++) {
+			int64_t w0 = clamp64((int64_t)floor(j * bw) + x1, 0, w);
+			int64_t w1 = clamp64((int64_t)ceil((j + 1) * bw) + x1,
+					     0, w);
+
+			*o++ = plane_max(pl, w, h0, h1, w0, w1);
+		}
+	}
+}
+
+/* Sample @k of @n between normalised @a and @b over a length @len axis. */
+static double roi_coord(double a, double b, int64_t k, int64_t n,
+			int64_t len)
+{
+	if (n > 1)
+		return a * (len - 1) + k * (b - a) * (len - 1) / (n - 1);
+	return 0.5 * (a + b) * (len - 1);
+}
+
+/* ROIPooling "bilinear" of ROI @q over plane @pl into @o. */
+static void roi_bilinear(const struct npr_roi_pooling_params *p,
+			 const float *q, const float *pl, int64_t h,
+			 int64_t w, float *o)
+{
+	int64_t i, j;
+
+	for (i = 0; i < p->pooled_h; i++) {
+		double yy = roi_coord(q[2], q[4], i, p->pooled_h, h);
+
+		for (j = 0; j < p->pooled_w; j++) {
+			double xx = roi_coord(q[1], q[3], j, p->pooled_w, w);
+			const float *r0, *r1;
+			int64_t l, ri;
+			double fy, fx, top, bot;
+
+			if (yy < 0 || yy > h - 1 || xx < 0 || xx > w - 1) {
+				*o++ = 0;
+				continue;
+			}
+			r0 = pl + (int64_t)floor(yy) * w;
+			r1 = pl + (int64_t)ceil(yy) * w;
+			l = (int64_t)floor(xx);
+			ri = (int64_t)ceil(xx);
+			fy = yy - floor(yy);
+			fx = xx - l;
+			top = r0[l] + (r0[ri] - r0[l]) * fx;
+			bot = r1[l] + (r1[ri] - r1[l]) * fx;
+			*o++ = (float)(top + (bot - top) * fy);
+		}
+	}
+}
+
+/**
+ * npr_ref_roi_pooling() - ROIPooling-2
+ * @n: the node; params struct npr_roi_pooling_params.
+ * @in: feature maps [N, C, H, W], ROIs [R, 5] of (batch, x1, y1, x2, y2).
+ * @out: [R, C, pooled_h, pooled_w].
+ *
+ * max: the ROI, scaled by spatial_scale and rounded, spans
+ * max(x2 - x1 + 1, 1) by max(y2 - y1 + 1, 1) cells; bin (i, j) is the max
+ * over rows [floor(i * bh), ceil((i + 1) * bh)) and likewise for columns,
+ * offset by the ROI start and clipped to the map (an empty bin gives 0).
+ * bilinear: coordinates in [0, 1]; sample (i, j) is the bilinear value at
+ * y1 (H - 1) + i (y2 - y1) (H - 1) / (pooled_h - 1) (the ROI centre when
+ * pooled_h is 1), likewise for x; samples outside the map give 0.
+ *
+ * Return: 0, or -EINVAL for a batch index out of range.
+ */
+int npr_ref_roi_pooling(const struct npr_node *n, const struct npr_tensor *in,
+			struct npr_tensor *out)
+{
+	const struct npr_roi_pooling_params *p = n->params;
+	const struct npr_shape *s = &in[0].shape;
+	int64_t nb = s->d[0], c = s->d[1], h = s->d[2], w = s->d[3];
+	int64_t nroi = in[1].shape.d[0], plane = p->pooled_h * p->pooled_w;
+	const float *x = in[0].data, *roi = in[1].data;
+	float *y = out->data;
+	int64_t r, ch;
+
+	for (r = 0; r < nroi; r++) {
+		const float *q = roi + r * 5;
+		int64_t b = (int64_t)q[0];
+
+		if (!(q[0] >= 0) || b >= nb)
+			return npr_node_err(n, -EINVAL,
+					    "ROI %lld: batch index %g out of range",
+					    (long long)r, q[0]);
+		for (ch = 0; ch < c; ch++) {
+			const float *pl = x + (b * c + ch) * h * w;
+			float *o = y + (r * c + ch) * plane;
+
+			if (p->bilinear)
+				roi_bilinear(p, q, pl, h, w, o);
+			else
+				roi_max(p, q, pl, h, w, o);
+		}
+	}
+	return 0;
+}

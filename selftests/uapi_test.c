@@ -289,6 +289,18 @@ TEST(abi_struct_sizes)
 	EXPECT_EQ(sizeof(struct npr_infer), 32);
 	EXPECT_EQ(sizeof(struct npr_handle_destroy), 16);
 	EXPECT_EQ(sizeof(struct npr_get_error), 24);
+	EXPECT_EQ(sizeof(struct npr_prop_info), 96);
+	EXPECT_EQ(sizeof(struct npr_state_arg), 120);
+	EXPECT_EQ(sizeof(struct npr_export), 32);
+	EXPECT_EQ(sizeof(struct npr_import), 32);
+	EXPECT_EQ(sizeof(struct npr_profile), 24);
+	EXPECT_EQ(sizeof(struct npr_profile_rec), 144);
+	EXPECT_EQ(sizeof(struct npr_query_model), 32);
+	EXPECT_EQ(sizeof(struct npr_bo_create), 24);
+	EXPECT_EQ(sizeof(struct npr_bo_info), 40);
+	EXPECT_EQ(sizeof(struct npr_bo_bind), 168);
+	EXPECT_EQ(sizeof(struct npr_make_stateful), 24);
+	EXPECT_EQ(sizeof(struct npr_state_pair), 16);
 }
 
 TEST(abi_every_struct_starts_with_size_and_flags)
@@ -310,6 +322,16 @@ TEST(abi_every_struct_starts_with_size_and_flags)
 	HDR(npr_infer);
 	HDR(npr_handle_destroy);
 	HDR(npr_get_error);
+	HDR(npr_prop_info);
+	HDR(npr_state_arg);
+	HDR(npr_export);
+	HDR(npr_import);
+	HDR(npr_profile);
+	HDR(npr_query_model);
+	HDR(npr_bo_create);
+	HDR(npr_bo_info);
+	HDR(npr_bo_bind);
+	HDR(npr_make_stateful);
 #undef HDR
 }
 
@@ -324,12 +346,33 @@ TEST(abi_field_offsets)
 	CHECK_OFF(npr_device_info, full_name, 64);
 	CHECK_OFF(npr_device_info, arch, 192);
 
+	CHECK_OFF(npr_prop_info, index, 12);
+	CHECK_OFF(npr_prop_info, id, 16);
+	CHECK_OFF(npr_prop_info, type, 20);
+	CHECK_OFF(npr_prop_info, access, 24);
+	CHECK_OFF(npr_prop_info, name, 32);
+	CHECK_OFF(npr_state_arg, req, 8);
+	CHECK_OFF(npr_state_arg, count, 16);
+	CHECK_OFF(npr_state_arg, name_len, 28);
+	CHECK_OFF(npr_state_arg, dims, 32);
+	CHECK_OFF(npr_state_arg, name, 96);
+	CHECK_OFF(npr_state_arg, data, 104);
+	CHECK_OFF(npr_state_arg, bytes, 112);
+	CHECK_OFF(npr_export, exec, 8);
+	CHECK_OFF(npr_export, reserved, 12);
+	CHECK_OFF(npr_export, data, 16);
+	CHECK_OFF(npr_export, bytes, 24);
+	CHECK_OFF(npr_import, data, 8);
+	CHECK_OFF(npr_import, bytes, 16);
+	CHECK_OFF(npr_import, exec, 24);
+	CHECK_OFF(npr_import, reserved, 28);
+
 	CHECK_OFF(npr_param, handle, 8);
 	CHECK_OFF(npr_param, param, 12);
 	CHECK_OFF(npr_param, value, 16);
 	CHECK_OFF(npr_param, ptr, 24);
 	CHECK_OFF(npr_param, len, 32);
-	CHECK_OFF(npr_param, reserved, 36);
+	CHECK_OFF(npr_param, type, 36);
 
 	CHECK_OFF(npr_model_load, xml, 8);
 	CHECK_OFF(npr_model_load, xml_size, 16);
@@ -414,6 +457,21 @@ TEST(abi_ioctl_numbers)
 		{ NPR_IOCTL_HANDLE_DESTROY, 0x0b,
 		  sizeof(struct npr_handle_destroy) },
 		{ NPR_IOCTL_GET_ERROR, 0x0c, sizeof(struct npr_get_error) },
+		{ NPR_IOCTL_PROP_INFO, 0x10, sizeof(struct npr_prop_info) },
+		{ NPR_IOCTL_STATE_INFO, 0x11, sizeof(struct npr_state_arg) },
+		{ NPR_IOCTL_STATE_GET, 0x12, sizeof(struct npr_state_arg) },
+		{ NPR_IOCTL_STATE_SET, 0x13, sizeof(struct npr_state_arg) },
+		{ NPR_IOCTL_STATE_RESET, 0x14, sizeof(struct npr_state_arg) },
+		{ NPR_IOCTL_EXPORT, 0x15, sizeof(struct npr_export) },
+		{ NPR_IOCTL_IMPORT, 0x16, sizeof(struct npr_import) },
+		{ NPR_IOCTL_PROFILE, 0x17, sizeof(struct npr_profile) },
+		{ NPR_IOCTL_QUERY_MODEL, 0x18,
+		  sizeof(struct npr_query_model) },
+		{ NPR_IOCTL_BO_CREATE, 0x19, sizeof(struct npr_bo_create) },
+		{ NPR_IOCTL_BO_INFO, 0x1a, sizeof(struct npr_bo_info) },
+		{ NPR_IOCTL_BO_BIND, 0x1b, sizeof(struct npr_bo_bind) },
+		{ NPR_IOCTL_MAKE_STATEFUL, 0x1c,
+		  sizeof(struct npr_make_stateful) },
 	};
 	size_t i;
 
@@ -792,12 +850,12 @@ static const struct cmd_desc desc_device_info = {
 };
 static const struct cmd_desc desc_get_param = {
 	NPR_IOCTL_GET_PARAM, sizeof(struct npr_param), 0,
-	fill_get_param, OFF(npr_param, reserved), OFF(npr_param, handle),
+	fill_get_param, -1, OFF(npr_param, handle),
 	NPR_HANDLE_EXEC, NPR_HANDLE_MODEL,
 };
 static const struct cmd_desc desc_set_param = {
 	NPR_IOCTL_SET_PARAM, sizeof(struct npr_param), 0,
-	fill_set_param, OFF(npr_param, reserved), OFF(npr_param, handle),
+	fill_set_param, -1, OFF(npr_param, handle),
 	NPR_HANDLE_EXEC, NPR_HANDLE_REQUEST,
 };
 static const struct cmd_desc desc_model_load = {
@@ -846,6 +904,53 @@ static const struct cmd_desc desc_destroy = {
 	NPR_IOCTL_HANDLE_DESTROY, sizeof(struct npr_handle_destroy), 0,
 	fill_destroy, OFF(npr_handle_destroy, reserved),
 	OFF(npr_handle_destroy, handle), 0, 0,
+};
+static void fill_prop_info(struct npr_test *_metadata __maybe_unused,
+			   struct objs *o, void *arg)
+{
+	struct npr_prop_info *a = arg;
+
+	a->handle = o->exec;
+	a->index = 0;
+}
+
+static const struct cmd_desc desc_prop_info = {
+	NPR_IOCTL_PROP_INFO, sizeof(struct npr_prop_info),
+	NPR_PROP_INFO_BY_ID | NPR_PROP_INFO_BY_NAME,
+	fill_prop_info, OFF(npr_prop_info, reserved),
+	OFF(npr_prop_info, handle), NPR_HANDLE_EXEC, NPR_HANDLE_MODEL,
+};
+static void fill_state(struct npr_test *_metadata __maybe_unused,
+		       struct objs *o, void *arg)
+{
+	struct npr_state_arg *a = arg;
+
+	a->req = o->req;
+	a->flags = NPR_STATE_RESET_ALL;
+}
+
+static void fill_export(struct npr_test *_metadata __maybe_unused,
+			struct objs *o, void *arg)
+{
+	static unsigned char buf[1 << 16];	/* the relu model's blob fits */
+	struct npr_export *a = arg;
+
+	a->exec = o->exec;
+	a->data = (uintptr_t)buf;
+	a->bytes = sizeof(buf);
+}
+
+static const struct cmd_desc desc_export = {
+	NPR_IOCTL_EXPORT, sizeof(struct npr_export), 0, fill_export,
+	OFF(npr_export, reserved), OFF(npr_export, exec), NPR_HANDLE_EXEC,
+	NPR_HANDLE_REQUEST,
+};
+
+/* RESET_ALL succeeds on a request of a model without variables */
+static const struct cmd_desc desc_state_reset = {
+	NPR_IOCTL_STATE_RESET, sizeof(struct npr_state_arg),
+	NPR_STATE_RESET_ALL, fill_state, -1, OFF(npr_state_arg, req),
+	NPR_HANDLE_REQUEST, NPR_HANDLE_EXEC,
 };
 static const struct cmd_desc desc_get_error = {
 	NPR_IOCTL_GET_ERROR, sizeof(struct npr_get_error), 0,
@@ -934,6 +1039,9 @@ FIXTURE_VARIANT_ADD(cmd, get_tensor) { .d = &desc_get_tensor };
 FIXTURE_VARIANT_ADD(cmd, infer) { .d = &desc_infer };
 FIXTURE_VARIANT_ADD(cmd, handle_destroy) { .d = &desc_destroy };
 FIXTURE_VARIANT_ADD(cmd, get_error) { .d = &desc_get_error };
+FIXTURE_VARIANT_ADD(cmd, prop_info) { .d = &desc_prop_info };
+FIXTURE_VARIANT_ADD(cmd, state_reset) { .d = &desc_state_reset };
+FIXTURE_VARIANT_ADD(cmd, export) { .d = &desc_export };
 
 FIXTURE_SETUP(cmd)
 {
@@ -1136,8 +1244,7 @@ FIXTURE_VARIANT(reserved) {
 };
 
 FIXTURE_VARIANT_ADD(reserved, device_info) { .d = &desc_device_info };
-FIXTURE_VARIANT_ADD(reserved, get_param) { .d = &desc_get_param };
-FIXTURE_VARIANT_ADD(reserved, set_param) { .d = &desc_set_param };
+FIXTURE_VARIANT_ADD(reserved, prop_info) { .d = &desc_prop_info };
 FIXTURE_VARIANT_ADD(reserved, model_load) { .d = &desc_model_load };
 FIXTURE_VARIANT_ADD(reserved, model_info) { .d = &desc_model_info };
 FIXTURE_VARIANT_ADD(reserved, port_info) { .d = &desc_port_info };
@@ -1487,7 +1594,7 @@ TEST_F(relu, param_errors)
 
 	/* out of range */
 	pa.param = NPR_PARAM_LOG_LEVEL;
-	pa.value = 5;
+	pa.value = NPR_LOG_TRACE + 1;
 	EXPECT_EQ(IOC(self->o.fd, NPR_IOCTL_SET_PARAM, &pa), -ERANGE);
 	pa.param = NPR_PARAM_PERFORMANCE_HINT;
 	pa.value = 0;

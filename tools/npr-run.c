@@ -51,8 +51,9 @@ static const char help[] =
 "               [--niter N] [--dump DIR] [--json]\n"
 "               [--rgb] [--scale S] [--mean A,B,C] [--std A,B,C]\n"
 "\n"
-"Load an OpenVINO IR model (the .bin next to the .xml), compile it for\n"
-"DEVICE, run it once (N times with --niter) and print the timings and the\n"
+"Load an OpenVINO IR model (the .bin next to the .xml) or an ONNX model\n"
+"and compile it for DEVICE (or import a compiled-model blob written by\n"
+"npr-compile), run it once (N times with --niter) and print the timings and the\n"
 "outputs: the top-K classes of a classifier, the boxes of an SSD detector\n"
 "([1,1,N,7] output), or the shape and first values of anything else.\n"
 "\n"
@@ -1050,23 +1051,66 @@ struct run {
 	struct timings t;
 };
 
+/* A compiled-model blob (npr-compile -o FILE) rather than a model? */
+static void *read_blob(const char *path, size_t *len)
+{
+	char magic[8] = { 0 };
+	FILE *f = fopen(path, "rb");
+	void *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fread(magic, 1, 8, f) != 8 || memcmp(magic, "NPRBLOB", 8) ||
+	    fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET)) {
+		fclose(f);
+		return NULL;
+	}
+	buf = malloc(n ? n : 1);
+	if (!buf || fread(buf, 1, n, f) != (size_t)n)
+		fail("%s: cannot read the blob", path);
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
 static void run_load(struct run *r)
 {
 	struct npr_model_load ml;
+	size_t blen = 0;
 	double t0;
+	void *blob;
 	int err, i;
 
 	t0 = now_ms();
-	npr_prep_model_load(&ml, opt.model, NULL);
-	err = npr_ioctl(r->fd, NPR_IOCTL_MODEL_LOAD, &ml);
-	if (err)
-		fail_lib(opt.model, err);
+	blob = read_blob(opt.model, &blen);
+	if (blob) {
+		struct npr_import ia = {
+			.size = sizeof(ia), .data = (uintptr_t)blob,
+			.bytes = blen,
+		};
+
+		if (opt.nshapes)
+			fail("%s: a compiled blob has fixed shapes; --shape does not apply",
+			     opt.model);
+		err = npr_ioctl(r->fd, NPR_IOCTL_IMPORT, &ia);
+		free(blob);
+		if (err)
+			fail_lib(opt.model, err);
+		r->exec = ia.exec;
+	} else {
+		npr_prep_model_load(&ml, opt.model, NULL);
+		err = npr_ioctl(r->fd, NPR_IOCTL_MODEL_LOAD, &ml);
+		if (err)
+			fail_lib(opt.model, err);
+		r->model = ml.handle;
+	}
 	r->t.load = now_ms() - t0;
-	r->model = ml.handle;
 
 	memset(&r->mi, 0, sizeof(r->mi));
 	r->mi.size = sizeof(r->mi);
-	r->mi.handle = r->model;
+	r->mi.handle = r->exec ? r->exec : r->model;
 	err = npr_ioctl(r->fd, NPR_IOCTL_MODEL_INFO, &r->mi);
 	if (err)
 		fail_lib("MODEL_INFO", err);
@@ -1077,7 +1121,7 @@ static void run_load(struct run *r)
 	if (!r->ins || !r->outs)
 		fail("out of memory");
 	for (i = 0; i < r->nin; i++)
-		port_query(r->fd, r->model, i, false, &r->ins[i]);
+		port_query(r->fd, r->mi.handle, i, false, &r->ins[i]);
 	check_arg_names("--shape", opt.shapes, opt.nshapes, r->ins, r->nin);
 	check_arg_names("--input", opt.inputs, opt.ninputs, r->ins, r->nin);
 }
@@ -1091,6 +1135,8 @@ static void run_compile(struct run *r)
 	int err, i, n = 0;
 	double t0;
 
+	if (r->exec)		/* imported: compiled already */
+		goto request;
 	shapes = calloc(r->nin + 1, sizeof(*shapes));
 	if (!shapes)
 		fail("out of memory");
@@ -1115,7 +1161,7 @@ static void run_compile(struct run *r)
 	r->t.compile = now_ms() - t0;
 	r->exec = co.exec;
 	free(shapes);
-
+request:
 	npr_prep_req_create(&rc, r->exec);
 	err = npr_ioctl(r->fd, NPR_IOCTL_REQ_CREATE, &rc);
 	if (err)

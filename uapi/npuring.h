@@ -73,6 +73,7 @@ enum npr_handle_type {
 	NPR_HANDLE_MODEL	= 1,
 	NPR_HANDLE_EXEC		= 2,
 	NPR_HANDLE_REQUEST	= 3,
+	NPR_HANDLE_BO		= 4,
 };
 
 /**
@@ -110,23 +111,113 @@ _Static_assert(sizeof(struct npr_device_info) == 224, "npr_device_info ABI");
 /**
  * enum npr_param_id - property identifiers for GET_PARAM / SET_PARAM
  *
- * Integer properties travel in npr_param.value, string properties through
- * npr_param.ptr / npr_param.len.  Numbering is ABI.
+ * Numbering is ABI.  Each property has one type (enum npr_prop_type), a
+ * mutability (RO or RW) and a scope: "device" properties are read and
+ * written on the fd (handle 0); "exec" properties are read on a compiled
+ * model's handle, where they hold the value in force for that model
+ * (the device's at compile time, overridden by the properties passed to
+ * NPR_IOCTL_COMPILE).  RW properties may be passed to NPR_IOCTL_COMPILE.
+ * The names are OpenVINO's property names; NPR_IOCTL_PROP_INFO maps
+ * names to ids and describes each property.  Documentation/properties.rst
+ * has the whole table with defaults and ranges.
  */
 enum npr_param_id {
-	NPR_PARAM_FULL_DEVICE_NAME	= 1,	/* string, RO, device */
-	NPR_PARAM_DEVICE_ARCHITECTURE	= 2,	/* string, RO, device */
-	NPR_PARAM_INFERENCE_NUM_THREADS	= 3,	/* int, RW, device and exec */
-	NPR_PARAM_LOG_LEVEL		= 4,	/* int 0..4, RW, device */
-	NPR_PARAM_PERFORMANCE_HINT	= 5,	/* enum npr_perf_hint, RW, device and exec */
-	NPR_PARAM_ENABLE_PROFILING	= 6,	/* bool, RW, device and exec */
+	NPR_PARAM_FULL_DEVICE_NAME		= 1,	/* string, RO, device */
+	NPR_PARAM_DEVICE_ARCHITECTURE		= 2,	/* string, RO, device */
+	NPR_PARAM_INFERENCE_NUM_THREADS		= 3,	/* int, RW, device exec */
+	NPR_PARAM_LOG_LEVEL			= 4,	/* enum npr_log_level, RW */
+	NPR_PARAM_PERFORMANCE_HINT		= 5,	/* enum npr_perf_hint, RW */
+	NPR_PARAM_ENABLE_PROFILING		= 6,	/* bool, RW, device exec */
+	NPR_PARAM_SUPPORTED_PROPERTIES		= 7,	/* list, RO, device exec */
+	NPR_PARAM_AVAILABLE_DEVICES		= 8,	/* list, RO, device */
+	NPR_PARAM_DEVICE_TYPE			= 9,	/* enum npr_device_kind, RO */
+	NPR_PARAM_DEVICE_UUID			= 10,	/* string, RO, device */
+	NPR_PARAM_OPTIMIZATION_CAPABILITIES	= 11,	/* list, RO, device */
+	NPR_PARAM_RANGE_FOR_ASYNC_INFER_REQUESTS = 12,	/* int list, RO, device */
+	NPR_PARAM_RANGE_FOR_STREAMS		= 13,	/* int list, RO, device */
+	NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS = 14, /* int, RO, device exec */
+	NPR_PARAM_EXECUTION_DEVICES		= 15,	/* list, RO, exec */
+	NPR_PARAM_DEVICE_ID			= 16,	/* string, RO, device */
+	NPR_PARAM_PERFORMANCE_HINT_NUM_REQUESTS	= 17,	/* int, RW, device exec */
+	NPR_PARAM_INFERENCE_PRECISION_HINT	= 18,	/* enum npr_elem_type, RW */
+	NPR_PARAM_EXECUTION_MODE_HINT		= 19,	/* enum npr_exec_mode, RW */
+	NPR_PARAM_NUM_STREAMS			= 20,	/* int, RW, device exec */
+	NPR_PARAM_ENABLE_CPU_PINNING		= 21,	/* bool, RW, device exec */
+	NPR_PARAM_MODEL_PRIORITY		= 22,	/* enum npr_priority, RW */
+	NPR_PARAM_CACHE_DIR			= 23,	/* string, RW, device exec */
+	NPR_PARAM_CACHING_PROPERTIES		= 24,	/* list, RO, device */
+	NPR_PARAM_DISABLE_TRANSFORMATIONS	= 25,	/* bool, RW, device exec */
+	NPR_PARAM_EXCLUSIVE_ASYNC_REQUESTS	= 26,	/* bool, RW, device exec */
+	NPR_PARAM_COMPILATION_NUM_THREADS	= 27,	/* int, RW, device exec */
+	NPR_PARAM_MODEL_NAME			= 28,	/* string, RO, exec */
+	NPR_PARAM_LOADED_FROM_CACHE		= 29,	/* bool, RO, exec */
+	NPR_PARAM_NPR_CACHE_MAX_MB		= 30,	/* int, RW, device exec */
+	NPR_PARAM_NPR_CACHE_REQUIRED		= 31,	/* bool, RW, device exec */
 	NPR_PARAM_MAX,
 };
 
-enum npr_perf_hint {
-	NPR_PERF_HINT_LATENCY		= 1,
-	NPR_PERF_HINT_THROUGHPUT	= 2,
+/**
+ * enum npr_prop_type - how a property's value travels in struct npr_param
+ * @NPR_PROP_INT: signed 64-bit integer in @value.
+ * @NPR_PROP_BOOL: 0 or 1 in @value.
+ * @NPR_PROP_STRING: NUL-terminated string through @ptr / @len.
+ * @NPR_PROP_ENUM: the number in @value; GET also writes the value's name
+ *	to @ptr when @ptr is set, and SET takes the name from @ptr when
+ *	@ptr is set (else the number from @value).
+ * @NPR_PROP_LIST: strings through @ptr / @len, each NUL-terminated, the
+ *	list ended by an empty string (so an empty list is one NUL byte).
+ * @NPR_PROP_INT_LIST: an array of __s64 through @ptr, @len in bytes.
+ */
+enum npr_prop_type {
+	NPR_PROP_INT		= 1,
+	NPR_PROP_BOOL		= 2,
+	NPR_PROP_STRING		= 3,
+	NPR_PROP_ENUM		= 4,
+	NPR_PROP_LIST		= 5,
+	NPR_PROP_INT_LIST	= 6,
 };
+
+/* NPR_PARAM_PERFORMANCE_HINT */
+enum npr_perf_hint {
+	NPR_PERF_HINT_LATENCY			= 1,
+	NPR_PERF_HINT_THROUGHPUT		= 2,
+	NPR_PERF_HINT_CUMULATIVE_THROUGHPUT	= 3,
+};
+
+/* NPR_PARAM_LOG_LEVEL, names LOG_NONE ... LOG_TRACE */
+enum npr_log_level {
+	NPR_LOG_NONE	= 0,
+	NPR_LOG_ERROR	= 1,
+	NPR_LOG_WARNING	= 2,
+	NPR_LOG_INFO	= 3,
+	NPR_LOG_DEBUG	= 4,
+	NPR_LOG_TRACE	= 5,
+};
+
+/* NPR_PARAM_EXECUTION_MODE_HINT */
+enum npr_exec_mode {
+	NPR_EXEC_MODE_PERFORMANCE	= 1,
+	NPR_EXEC_MODE_ACCURACY		= 2,
+};
+
+/* NPR_PARAM_MODEL_PRIORITY */
+enum npr_priority {
+	NPR_PRIORITY_LOW	= 1,
+	NPR_PRIORITY_MEDIUM	= 2,
+	NPR_PRIORITY_HIGH	= 3,
+};
+
+/* NPR_PARAM_DEVICE_TYPE, names "integrated" and "discrete" */
+enum npr_device_kind {
+	NPR_DEVICE_KIND_INTEGRATED	= 1,
+	NPR_DEVICE_KIND_DISCRETE	= 2,
+};
+
+/* NPR_PARAM_NUM_STREAMS: a count >= 1, or this */
+#define NPR_NUM_STREAMS_AUTO	(-1)
+
+/* Longest string property value, NUL included. */
+#define NPR_PROP_STR_MAX	4096
 
 /**
  * struct npr_param - NPR_IOCTL_GET_PARAM, NPR_IOCTL_SET_PARAM
@@ -134,11 +225,20 @@ enum npr_perf_hint {
  * @flags: In. Must be 0.
  * @handle: In. 0 for the device, or an exec handle for a compiled model.
  * @param: In. enum npr_param_id.
- * @value: In/Out. Integer value.
- * @ptr: In. User buffer for string values (GET: filled; SET: read).
- * @len: In/Out. Length of @ptr in bytes.  On GET, set to the needed length
- *       including the NUL; -EMSGSIZE if @ptr is too small.
- * @reserved: Must be 0.
+ * @value: In/Out. Integer, boolean or enum value (enum npr_prop_type).
+ * @ptr: In. User buffer for string, list and enum-name values (GET:
+ *       filled; SET: read).  Must be 0 for integer and boolean values.
+ * @len: In/Out. Size of @ptr in bytes.  On GET, set to the needed size
+ *       (terminating NULs included); -EMSGSIZE if @ptr is too small.  On
+ *       SET of a string, the string's NUL must lie within @len.
+ * @type: In. 0, or the enum npr_prop_type the caller expects: a
+ *        different type fails with -EPROTOTYPE.  Out. The property's type.
+ *
+ * Errors: -ENOPROTOOPT for an unknown property or one that does not
+ * exist in the handle's scope, -EPERM for writing a read-only property or
+ * any property of a compiled model, -EPROTOTYPE for the wrong type,
+ * -ERANGE for a number out of range, -EINVAL for an unknown enum name or
+ * a malformed value.
  */
 struct npr_param {
 	__u32 size;
@@ -148,9 +248,43 @@ struct npr_param {
 	__u64 value;
 	__u64 ptr;
 	__u32 len;
-	__u32 reserved;
+	__u32 type;
 };
 _Static_assert(sizeof(struct npr_param) == 40, "npr_param ABI");
+
+/**
+ * struct npr_prop_info - NPR_IOCTL_PROP_INFO: describe one property
+ * @size: In. sizeof(struct npr_prop_info).
+ * @flags: In. 0: describe the @index'th property the handle supports
+ *         (-ENOENT past the last one); NPR_PROP_INFO_BY_ID: describe @id;
+ *         NPR_PROP_INFO_BY_NAME: describe the property named @name.
+ * @handle: In. 0 for the device, or an exec handle.
+ * @index: In. Position in the handle's list of supported properties.
+ * @id: In (BY_ID) / Out. enum npr_param_id.
+ * @type: Out. enum npr_prop_type.
+ * @access: Out. NPR_PROP_ACCESS_* bits.
+ * @reserved: Must be 0.
+ * @name: In (BY_NAME, NUL-terminated) / Out. OpenVINO's property name.
+ */
+struct npr_prop_info {
+	__u32 size;
+	__u32 flags;
+	__u32 handle;
+	__u32 index;
+	__u32 id;
+	__u32 type;
+	__u32 access;
+	__u32 reserved;
+	char name[64];
+};
+_Static_assert(sizeof(struct npr_prop_info) == 96, "npr_prop_info ABI");
+
+#define NPR_PROP_INFO_BY_ID	(1U << 0)
+#define NPR_PROP_INFO_BY_NAME	(1U << 1)
+
+#define NPR_PROP_ACCESS_RW	(1U << 0)	/* writable on the device */
+#define NPR_PROP_ACCESS_COMPILE	(1U << 1)	/* accepted by COMPILE */
+#define NPR_PROP_ACCESS_CACHING	(1U << 2)	/* part of the cache key */
 
 /**
  * struct npr_model_load - NPR_IOCTL_MODEL_LOAD
@@ -251,9 +385,13 @@ _Static_assert(sizeof(struct npr_shape_arg) == 72, "npr_shape_arg ABI");
 
 /**
  * struct npr_prop_arg - one property for NPR_IOCTL_COMPILE
- * @param: enum npr_param_id.
+ * @param: enum npr_param_id of a property with NPR_PROP_ACCESS_COMPILE.
  * @reserved: Must be 0.
- * @value: Integer value.
+ * @value: Integer, boolean or enum value; for a string property a pointer
+ *         to a NUL-terminated string of at most NPR_PROP_STR_MAX bytes.
+ *
+ * Checked like NPR_IOCTL_SET_PARAM (same errnos); the values override
+ * the device's for the compiled model only.
  */
 struct npr_prop_arg {
 	__u32 param;
@@ -397,6 +535,305 @@ struct npr_get_error {
 };
 _Static_assert(sizeof(struct npr_get_error) == 24, "npr_get_error ABI");
 
+/**
+ * struct npr_state_arg - NPR_IOCTL_STATE_INFO, _GET, _SET and _RESET:
+ * the variables of a request of a stateful model
+ * @size: In. sizeof(struct npr_state_arg).
+ * @flags: In. RESET: NPR_STATE_RESET_ALL resets every variable (@index
+ *         is then ignored); 0 elsewhere.
+ * @req: In. Request handle.
+ * @index: In. Variable index, below @count (-ENOENT otherwise: walk
+ *         STATE_INFO from 0 until -ENOENT to list the variables).
+ * @count: Out (on success). Number of variables of the request's compiled
+ *         model.
+ * @elem_type: Out (INFO, GET) / In (SET: must equal the variable's).
+ *             Floating-point variables are held in f32.
+ * @rank: Out / In (SET: must equal the variable's).
+ * @name_len: In/Out. INFO: size of @name; set to the needed size with the
+ *            NUL (-EMSGSIZE when too small; 0 asks for the size).
+ * @dims: Out / In (SET: must equal the variable's).
+ * @name: In. INFO: user buffer for the variable_id.
+ * @data: In. GET: buffer to fill; SET: the new value.
+ * @bytes: In. GET: size of @data, at least the value's (-EMSGSIZE, size
+ *         written back); SET: exactly the value's size.  Out: the size.
+ *
+ * Each request has its own copy of every variable.  Before the first
+ * inference and after RESET, a variable holds its ReadValue's initial
+ * value (zeros when it has none); each successful INFER stores what the
+ * variable's Assign computed.  SET replaces the value used by the next
+ * inference.  None of these may run while the request is inferring.
+ */
+struct npr_state_arg {
+	__u32 size;
+	__u32 flags;
+	__u32 req;
+	__u32 index;
+	__u32 count;
+	__u32 elem_type;
+	__u32 rank;
+	__u32 name_len;
+	__s64 dims[NPR_MAX_RANK];
+	__u64 name;
+	__u64 data;
+	__u64 bytes;
+};
+_Static_assert(sizeof(struct npr_state_arg) == 120, "npr_state_arg ABI");
+
+#define NPR_STATE_RESET_ALL	(1U << 0)
+
+/**
+ * struct npr_export - NPR_IOCTL_EXPORT: a compiled model as a blob
+ * @size: In. sizeof(struct npr_export).
+ * @flags: In. Must be 0.
+ * @exec: In. Exec handle.
+ * @reserved: Must be 0.
+ * @data: In. User buffer for the blob, or 0 to ask for its size.
+ * @bytes: In. Size of @data.  Out. Size of the blob (-EMSGSIZE when
+ *         @data is too small).
+ *
+ * The blob (format in Documentation/blob.rst) holds the compiled graph,
+ * the compiled model's properties and its ports; it imports on a device
+ * of the same backend and architecture with the same library version.
+ */
+struct npr_export {
+	__u32 size;
+	__u32 flags;
+	__u32 exec;
+	__u32 reserved;
+	__u64 data;
+	__u64 bytes;
+};
+_Static_assert(sizeof(struct npr_export) == 32, "npr_export ABI");
+
+/**
+ * struct npr_import - NPR_IOCTL_IMPORT: a compiled model from a blob
+ * @size: In. sizeof(struct npr_import).
+ * @flags: In. Must be 0.
+ * @data: In. The blob.
+ * @bytes: In. Its size.
+ * @exec: Out. Exec handle.
+ * @reserved: Must be 0.
+ *
+ * Errors: -ENOEXEC (not a blob), -EPROTONOSUPPORT (another blob format
+ * or library version), -ENODEV (another backend or architecture),
+ * -EBADMSG (truncated, or the checksum does not match), -EINVAL (a
+ * payload that is not a valid compiled model).
+ */
+struct npr_import {
+	__u32 size;
+	__u32 flags;
+	__u64 data;
+	__u64 bytes;
+	__u32 exec;
+	__u32 reserved;
+};
+_Static_assert(sizeof(struct npr_import) == 32, "npr_import ABI");
+
+/**
+ * enum npr_prof_status - what happened to a node in the last inference
+ * @NPR_PROF_NOT_RUN: no inference yet.
+ * @NPR_PROF_EXECUTED: its kernel ran.
+ * @NPR_PROF_OPTIMIZED_OUT: removed at compile time (folded into a
+ *	constant, unused) or fused into another node's kernel.
+ */
+enum npr_prof_status {
+	NPR_PROF_NOT_RUN	= 0,
+	NPR_PROF_EXECUTED	= 1,
+	NPR_PROF_OPTIMIZED_OUT	= 2,
+};
+
+/**
+ * struct npr_profile_rec - one node of a profile
+ * @name: the node's name in the original model (cut to 63 bytes).
+ * @type: its op type.
+ * @kernel: the kernel the backend ran ("ref", "gemm_avx512", ...), or ""
+ *          when none ran.
+ * @status: enum npr_prof_status.
+ * @reserved: 0.
+ * @real_ns: wall-clock time of the node in the last inference, ns.
+ */
+struct npr_profile_rec {
+	char name[64];
+	char type[32];
+	char kernel[32];
+	__u32 status;
+	__u32 reserved;
+	__u64 real_ns;
+};
+_Static_assert(sizeof(struct npr_profile_rec) == 144, "npr_profile_rec ABI");
+
+/**
+ * struct npr_profile - NPR_IOCTL_PROFILE: per-node times of a request
+ * @size: In. sizeof(struct npr_profile).
+ * @flags: In. Must be 0.
+ * @req: In. Request handle; its compiled model must have ENABLE_PROFILING
+ *       (-ENODATA otherwise).
+ * @count: In. Entries in @recs.  Out. Records available (-EMSGSIZE when
+ *         more than @count; 0 @recs asks for the number).
+ * @recs: In. Pointer to @count struct npr_profile_rec, in execution order.
+ */
+struct npr_profile {
+	__u32 size;
+	__u32 flags;
+	__u32 req;
+	__u32 count;
+	__u64 recs;
+};
+_Static_assert(sizeof(struct npr_profile) == 24, "npr_profile ABI");
+
+/**
+ * struct npr_query_model - NPR_IOCTL_QUERY_MODEL: which layers of a model
+ * the device supports
+ * @size: In. sizeof(struct npr_query_model).
+ * @flags: In. Must be 0.
+ * @model: In. Model handle.
+ * @num_layers: Out. Layers in the model (Parameters, Constants and
+ *              Results included).
+ * @num_supported: Out. Of those, the ones the device supports.
+ * @len: In. Size of @names.  Out. Size needed (-EMSGSIZE when larger than
+ *       the buffer; 0 @names asks for it).
+ * @names: In. User buffer for the supported layers' names, each
+ *         NUL-terminated, the list ended by an empty string.
+ *
+ * Computed after the pipeline COMPILE runs, on the model's own shapes: a
+ * layer folded into a constant is supported.  A Parameter or Constant is
+ * listed only when every layer it feeds is, a Result only when the layer
+ * feeding it is.
+ */
+struct npr_query_model {
+	__u32 size;
+	__u32 flags;
+	__u32 model;
+	__u32 num_layers;
+	__u32 num_supported;
+	__u32 len;
+	__u64 names;
+};
+_Static_assert(sizeof(struct npr_query_model) == 32, "npr_query_model ABI");
+
+/**
+ * struct npr_bo_create - NPR_IOCTL_BO_CREATE: a buffer object of the
+ * device (the memory behind a remote tensor)
+ * @size: In. sizeof(struct npr_bo_create).
+ * @flags: In. Must be 0.
+ * @bytes: In. Size, 1 .. 2^40 bytes; zero-filled.
+ * @handle: Out. BO handle.
+ * @reserved: Must be 0.
+ *
+ * On the cpu device a BO is shared memory (a memfd) mapped into the
+ * process; NPR_IOCTL_BO_INFO gives its address and, on request, a file
+ * descriptor of it to mmap elsewhere or pass to another process.
+ */
+struct npr_bo_create {
+	__u32 size;
+	__u32 flags;
+	__u64 bytes;
+	__u32 handle;
+	__u32 reserved;
+};
+_Static_assert(sizeof(struct npr_bo_create) == 24, "npr_bo_create ABI");
+
+/**
+ * struct npr_bo_info - NPR_IOCTL_BO_INFO
+ * @size: In. sizeof(struct npr_bo_info).
+ * @flags: In. NPR_BO_INFO_FD: also return a new file descriptor of the
+ *         memory in @fd (close-on-exec; the caller closes it).
+ * @handle: In. BO handle.
+ * @bound: Out. Request ports the BO is bound to.
+ * @bytes: Out. Its size.
+ * @addr: Out. Its address in this process.
+ * @fd: Out. With NPR_BO_INFO_FD the descriptor, else -1.
+ * @reserved: Must be 0.
+ */
+struct npr_bo_info {
+	__u32 size;
+	__u32 flags;
+	__u32 handle;
+	__u32 bound;
+	__u64 bytes;
+	__u64 addr;
+	__s32 fd;
+	__u32 reserved;
+};
+_Static_assert(sizeof(struct npr_bo_info) == 40, "npr_bo_info ABI");
+
+#define NPR_BO_INFO_FD		(1U << 0)
+
+/**
+ * struct npr_bo_bind - NPR_IOCTL_BO_BIND: a remote tensor on a request
+ * port, without copies
+ * @size: In. sizeof(struct npr_bo_bind).
+ * @flags: In. NPR_PORT_OUTPUT selects an output port, else an input.
+ * @req: In. Request handle.
+ * @index: In. Port index.
+ * @bo: In. BO handle of the same fd.
+ * @elem_type: In. Must equal the port's element type.
+ * @rank: In. Must equal the port's rank.
+ * @reserved: Must be 0.
+ * @dims: In. Must equal the port's dims.
+ * @strides: In. Byte strides per dimension, all 0 for dense; others must
+ *           be the dense ones (the devices read dense tensors).
+ * @offset: In. Byte offset of the tensor in the BO, a multiple of the
+ *          element size; offset + tensor size must fit in the BO
+ *          (-ERANGE).
+ *
+ * The request holds the BO until the port is set again or the request is
+ * destroyed, even if the BO's handle is destroyed meanwhile.  Inference
+ * reads inputs from and writes outputs to the BO directly; GET_TENSOR with
+ * NPR_TENSOR_MAP returns its address.
+ */
+struct npr_bo_bind {
+	__u32 size;
+	__u32 flags;
+	__u32 req;
+	__u32 index;
+	__u32 bo;
+	__u32 elem_type;
+	__u32 rank;
+	__u32 reserved;
+	__s64 dims[NPR_MAX_RANK];
+	__s64 strides[NPR_MAX_RANK];
+	__u64 offset;
+};
+_Static_assert(sizeof(struct npr_bo_bind) == 168, "npr_bo_bind ABI");
+
+/**
+ * struct npr_state_pair - one explicit state of NPR_IOCTL_MAKE_STATEFUL
+ * @input: In. Pointer to the NUL-terminated name of the input carrying
+ *         the state into the model (its tensor name, or its layer name).
+ * @output: In. Pointer to the name of the output carrying it out.
+ */
+struct npr_state_pair {
+	__u64 input;
+	__u64 output;
+};
+_Static_assert(sizeof(struct npr_state_pair) == 16, "npr_state_pair ABI");
+
+/**
+ * struct npr_make_stateful - NPR_IOCTL_MAKE_STATEFUL: turn explicit state
+ * inputs and outputs of a model into variables
+ * @size: In. sizeof(struct npr_make_stateful).
+ * @flags: In. Must be 0.
+ * @model: In. Model handle; changed in place.
+ * @count: In. Entries in @pairs, 1 .. 1024.
+ * @pairs: In. Pointer to @count struct npr_state_pair.
+ *
+ * Each pair's input becomes a ReadValue (initial value zeros) and its
+ * output an Assign of one variable named after the input, so that the
+ * model's callers no longer pass the state around: it stays in each
+ * request (NPR_IOCTL_STATE_*).  The pair's input and output must have
+ * the same element type and static shape.  Nothing changes unless every
+ * pair is valid.
+ */
+struct npr_make_stateful {
+	__u32 size;
+	__u32 flags;
+	__u32 model;
+	__u32 count;
+	__u64 pairs;
+};
+_Static_assert(sizeof(struct npr_make_stateful) == 24, "npr_make_stateful ABI");
+
 #define NPR_IOCTL_TYPE			'N'
 #define NPR_IOCTL_DEVICE_INFO		_IOWR('N', 0x00, struct npr_device_info)
 #define NPR_IOCTL_GET_PARAM		_IOWR('N', 0x01, struct npr_param)
@@ -411,5 +848,18 @@ _Static_assert(sizeof(struct npr_get_error) == 24, "npr_get_error ABI");
 #define NPR_IOCTL_INFER			_IOWR('N', 0x0a, struct npr_infer)
 #define NPR_IOCTL_HANDLE_DESTROY	_IOWR('N', 0x0b, struct npr_handle_destroy)
 #define NPR_IOCTL_GET_ERROR		_IOWR('N', 0x0c, struct npr_get_error)
+#define NPR_IOCTL_PROP_INFO		_IOWR('N', 0x10, struct npr_prop_info)
+#define NPR_IOCTL_STATE_INFO		_IOWR('N', 0x11, struct npr_state_arg)
+#define NPR_IOCTL_STATE_GET		_IOWR('N', 0x12, struct npr_state_arg)
+#define NPR_IOCTL_STATE_SET		_IOWR('N', 0x13, struct npr_state_arg)
+#define NPR_IOCTL_STATE_RESET		_IOWR('N', 0x14, struct npr_state_arg)
+#define NPR_IOCTL_EXPORT		_IOWR('N', 0x15, struct npr_export)
+#define NPR_IOCTL_IMPORT		_IOWR('N', 0x16, struct npr_import)
+#define NPR_IOCTL_PROFILE		_IOWR('N', 0x17, struct npr_profile)
+#define NPR_IOCTL_QUERY_MODEL		_IOWR('N', 0x18, struct npr_query_model)
+#define NPR_IOCTL_BO_CREATE		_IOWR('N', 0x19, struct npr_bo_create)
+#define NPR_IOCTL_BO_INFO		_IOWR('N', 0x1a, struct npr_bo_info)
+#define NPR_IOCTL_BO_BIND		_IOWR('N', 0x1b, struct npr_bo_bind)
+#define NPR_IOCTL_MAKE_STATEFUL		_IOWR('N', 0x1c, struct npr_make_stateful)
 
 #endif /* _UAPI_NPURING_H */

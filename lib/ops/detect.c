@@ -554,7 +554,181 @@ static int detout_infer(struct npr_graph *g, struct npr_node *n)
 	return 0;
 }
 
+/* ---- RegionYolo-0 ---- */
+
+#define REGION_MAX	4096
+
+static int region_yolo_parse(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_region_yolo_params *p;
+	int64_t mask[REGION_MAX];
+	float anchors[2 * REGION_MAX];
+	int cnt, err;
+
+	(void)g;
+	free(n->params);
+	n->params = p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	err = need(n, "coords");
+	if (!err)
+		err = need(n, "classes");
+	if (!err)
+		err = npr_attr_int(n, "coords", 4, &p->coords);
+	if (!err)
+		err = npr_attr_int(n, "classes", 0, &p->classes);
+	if (!err)
+		err = npr_attr_int(n, "num", 1, &p->num);
+	if (!err)
+		err = npr_attr_int(n, "axis", 1, &p->axis);
+	if (!err)
+		err = npr_attr_int(n, "end_axis", 3, &p->end_axis);
+	if (!err)
+		err = npr_attr_bool(n, "do_softmax", true, &p->do_softmax);
+	if (!err)
+		err = npr_attr_ints(n, "mask", mask, REGION_MAX, &p->nmask,
+				    true);
+	if (!err)	/* only validated: the kernel does not use them */
+		err = npr_attr_floats(n, "anchors", anchors, 2 * REGION_MAX,
+				      &cnt, true);
+	if (err)
+		return err;
+	if (p->coords < 2 || p->coords > REGION_MAX ||
+	    p->classes < 0 || p->classes > REGION_MAX ||
+	    p->num < 0 || p->num > REGION_MAX)
+		return npr_node_err(n, -EINVAL,
+				    "coords (%lld, >= 2), classes (%lld) or num (%lld) out of range",
+				    (long long)p->coords, (long long)p->classes,
+				    (long long)p->num);
+	if (!p->do_softmax && !p->nmask)
+		return npr_node_err(n, -EINVAL,
+				    "do_softmax=false needs a mask");
+	return 0;
+}
+
+static int region_yolo_infer(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_region_yolo_params *p = n->params;
+	struct npr_value *x = npr_in(g, n, 0), *o = npr_out(g, n, 0);
+	int64_t anchors = p->do_softmax ? p->num : p->nmask, want;
+	int r = x->shape.rank, i;
+
+	if (x->type != NPR_ELEM_F32)
+		return npr_node_err(n, -EINVAL, "data is %s, not f32",
+				    npr_elem_name(x->type));
+	if (r != 4)
+		return npr_node_err(n, -EINVAL,
+				    "data must be [N, C, H, W], has rank %d", r);
+	want = anchors * (p->coords + p->classes + 1);
+	if (x->shape.d[1] != want)
+		return npr_node_err(n, -EINVAL,
+				    "channels %lld, expected %lld anchors x (coords %lld + classes %lld + 1) = %lld",
+				    (long long)x->shape.d[1],
+				    (long long)anchors, (long long)p->coords,
+				    (long long)p->classes, (long long)want);
+	o->type = x->type;
+	o->shape = x->shape;
+	if (!p->do_softmax)
+		return 0;
+	if (p->axis < -r || p->axis >= r || p->end_axis < -r ||
+	    p->end_axis >= r)
+		return npr_node_err(n, -EINVAL,
+				    "axis %lld or end_axis %lld out of range for rank %d",
+				    (long long)p->axis, (long long)p->end_axis,
+				    r);
+	p->ax = (int)(p->axis < 0 ? p->axis + r : p->axis);
+	p->end = (int)(p->end_axis < 0 ? p->end_axis + r : p->end_axis);
+	if (p->end < p->ax)
+		return npr_node_err(n, -EINVAL,
+				    "end_axis %lld is before axis %lld",
+				    (long long)p->end_axis,
+				    (long long)p->axis);
+	o->shape.rank = 0;
+	for (i = 0; i < p->ax; i++)
+		o->shape.d[o->shape.rank++] = x->shape.d[i];
+	o->shape.d[o->shape.rank] = 1;
+	for (i = p->ax; i <= p->end; i++)
+		o->shape.d[o->shape.rank] *= x->shape.d[i];
+	o->shape.rank++;
+	for (i = p->end + 1; i < r; i++)
+		o->shape.d[o->shape.rank++] = x->shape.d[i];
+	return 0;
+}
+
+/* ---- ROIPooling-2 ---- */
+
+static int roi_pooling_parse(struct npr_graph *g, struct npr_node *n)
+{
+	static const char *const methods[] = { "max", "bilinear", NULL };
+	struct npr_roi_pooling_params *p;
+	int m, err;
+
+	(void)g;
+	free(n->params);
+	n->params = p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	err = need(n, "pooled_h");
+	if (!err)
+		err = need(n, "pooled_w");
+	if (!err)
+		err = need(n, "spatial_scale");
+	if (!err)
+		err = npr_attr_int(n, "pooled_h", 1, &p->pooled_h);
+	if (!err)
+		err = npr_attr_int(n, "pooled_w", 1, &p->pooled_w);
+	if (!err)
+		err = get_float(n, "spatial_scale", 1, 0, &p->spatial_scale);
+	if (!err)
+		err = npr_attr_enum(n, "method", methods, 0, &m);
+	if (err)
+		return err;
+	if (p->pooled_h < 1 || p->pooled_w < 1 ||
+	    p->pooled_h > MAX_MAP_DIM || p->pooled_w > MAX_MAP_DIM)
+		return npr_node_err(n, -EINVAL,
+				    "pooled_h %lld and pooled_w %lld must be in [1, %d]",
+				    (long long)p->pooled_h,
+				    (long long)p->pooled_w, MAX_MAP_DIM);
+	if (!(p->spatial_scale > 0))
+		return npr_node_err(n, -EINVAL,
+				    "spatial_scale must be positive");
+	p->bilinear = m == 1;
+	return 0;
+}
+
+static int roi_pooling_infer(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_roi_pooling_params *p = n->params;
+	struct npr_value *x = npr_in(g, n, 0), *r = npr_in(g, n, 1);
+	struct npr_value *o = npr_out(g, n, 0);
+
+	if (x->type != NPR_ELEM_F32 || r->type != NPR_ELEM_F32)
+		return npr_node_err(n, -EINVAL,
+				    "feature maps (%s) and ROIs (%s) must be f32",
+				    npr_elem_name(x->type),
+				    npr_elem_name(r->type));
+	if (x->shape.rank != 4)
+		return npr_node_err(n, -EINVAL,
+				    "feature maps must be [N, C, H, W]");
+	if (r->shape.rank != 2 || r->shape.d[1] != 5)
+		return npr_node_err(n, -EINVAL,
+				    "ROIs must be [NUM_ROIS, 5]");
+	o->type = x->type;
+	o->shape = (struct npr_shape){ .rank = 4, .d = { r->shape.d[0],
+		x->shape.d[1], p->pooled_h, p->pooled_w } };
+	if (npr_shape_numel(&o->shape) < 0 ||
+	    npr_shape_numel(&o->shape) > MAX_PRIOR_VALUES)
+		return npr_node_err(n, -EINVAL, "output too large");
+	return 0;
+}
+
 const struct npr_op_def npr_ops_detect[] = {
+	{ .type = "ROIPooling", .vmin = 0, .vmax = 99, .nin_min = 2,
+	  .nin_max = 2, .parse = roi_pooling_parse,
+	  .infer = roi_pooling_infer, .eval = npr_ref_roi_pooling },
+	{ .type = "RegionYolo", .vmin = 0, .vmax = 99, .nin_min = 1,
+	  .nin_max = 1, .parse = region_yolo_parse,
+	  .infer = region_yolo_infer, .eval = npr_ref_region_yolo },
 	{ .type = "PriorBoxClustered", .vmin = 0, .vmax = 99, .nin_min = 1,
 	  .nin_max = 2, .parse = pbc_parse, .infer = pbc_infer,
 	  .eval = npr_ref_prior_box_clustered },

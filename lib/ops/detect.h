@@ -130,6 +130,37 @@ struct npr_detection_output_params {
 	int64_t num_priors, num_loc_classes, prior_size, rows;
 };
 
+/**
+ * struct npr_region_yolo_params - RegionYolo-0 attributes
+ * @coords: box coordinates per anchor (x and y get a sigmoid).
+ * @classes: class scores per anchor.
+ * @num: anchors per cell (with do_softmax).
+ * @nmask: entries of mask: anchors per cell without do_softmax.
+ * @do_softmax: softmax over the class scores (else a sigmoid), and the
+ *              output flattened from @axis to @end_axis.
+ * @axis, @end_axis: as written; normalised by infer into @ax, @end.
+ * @ax, @end: normalised flatten range.
+ */
+struct npr_region_yolo_params {
+	int64_t coords, classes, num;
+	int nmask;
+	bool do_softmax;
+	int64_t axis, end_axis;
+	int ax, end;
+};
+
+/**
+ * struct npr_roi_pooling_params - ROIPooling-2 attributes
+ * @pooled_h, @pooled_w: output size per ROI.
+ * @spatial_scale: feature map size over image size (method max).
+ * @bilinear: method "bilinear" (ROI coordinates normalised to [0, 1]).
+ */
+struct npr_roi_pooling_params {
+	int64_t pooled_h, pooled_w;
+	float spatial_scale;
+	bool bilinear;
+};
+
 int64_t npr_prior_box_count(const struct npr_prior_box_params *p);
 
 int npr_ref_prior_box_clustered(const struct npr_node *n,
@@ -137,6 +168,10 @@ int npr_ref_prior_box_clustered(const struct npr_node *n,
 				struct npr_tensor *out);
 int npr_ref_prior_box(const struct npr_node *n, const struct npr_tensor *in,
 		      struct npr_tensor *out);
+int npr_ref_region_yolo(const struct npr_node *n,
+			const struct npr_tensor *in, struct npr_tensor *out);
+int npr_ref_roi_pooling(const struct npr_node *n,
+			const struct npr_tensor *in, struct npr_tensor *out);
 int npr_ref_detection_output(const struct npr_node *n,
 			     const struct npr_tensor *in,
 			     struct npr_tensor *out);

@@ -406,6 +406,32 @@ static int convert_infer(struct npr_graph *g, struct npr_node *n)
 	return 0;
 }
 
+/*
+ * ConvertLike-1: Convert to the element type of input 1.  A "like" input
+ * of f16 or bf16 has been lowered to f32 before inference, so the result
+ * is f32 then, not rounded through the half type.
+ */
+static int convert_like_parse(struct npr_graph *g, struct npr_node *n)
+{
+	(void)g;
+	return params_new(n) ? 0 : -ENOMEM;
+}
+
+static int convert_like_infer(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_eltwise_params *p = n->params;
+	struct npr_value *like = npr_in(g, n, 1);
+
+	if (!p)
+		return npr_node_err(n, -EINVAL, "attributes not parsed");
+	if (!npr_elem_size(like->type))
+		return npr_node_err(n, -EINVAL,
+				    "cannot convert to %s (the type of input 1)",
+				    npr_elem_name(like->type));
+	p->dst_type = like->type;
+	return convert_infer(g, n);
+}
+
 /* FakeQuantize-1. */
 
 static int fq_parse(struct npr_graph *g, struct npr_node *n)
@@ -536,6 +562,9 @@ const struct npr_op_def npr_ops_eltwise[] = {
 	{ .type = "Convert", .vmin = 1, .vmax = OPSET_MAX, .nin_min = 1,
 	  .nin_max = 1, .parse = convert_parse, .infer = convert_infer,
 	  .eval = npr_ref_convert },
+	{ .type = "ConvertLike", .vmin = 1, .vmax = OPSET_MAX, .nin_min = 2,
+	  .nin_max = 2, .parse = convert_like_parse,
+	  .infer = convert_like_infer, .eval = npr_ref_convert },
 	{ .type = "FakeQuantize", .vmin = 1, .vmax = OPSET_MAX, .nin_min = 5,
 	  .nin_max = 5, .parse = fq_parse, .infer = fq_infer,
 	  .eval = npr_ref_fake_quantize },

@@ -1,0 +1,1057 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Compiled-model blobs: export and import.
+ *
+ * A blob is a fixed header followed by a payload:
+ *
+ *   header (96 bytes, little-endian)
+ *     0  magic "NPRBLOB\0"
+ *     8  u32 format version (NPR_BLOB_FORMAT)
+ *    12  u32 header size
+ *    16  backend name, 16 bytes, NUL-padded
+ *    32  device architecture, 32 bytes, NUL-padded
+ *    64  library version, 16 bytes, NUL-padded
+ *    80  u64 payload size
+ *    88  u64 checksum: npr_blob_hash() of the payload, mixed with that of
+ *        header bytes 0..87
+ *   payload
+ *     the compiled model's properties, its caching properties as
+ *     "NAME=VALUE" strings, its ports as the caller sees them (names,
+ *     element types, shapes), and the compiled graph: every value (type,
+ *     shape, producer, name, constant data where a live node reads it),
+ *     every node (op type, version, attributes, edges, dead flag), the
+ *     inputs, outputs and variables.
+ *
+ * The graph is the one compile produced (lowered to compute types,
+ * constants folded, variables turned into ports), so import skips the
+ * frontend and the compile passes and goes straight to the backend.
+ * Import trusts nothing: the header, the checksum, every count, index and
+ * string against the payload's bounds, every op against the registry,
+ * and every shape by running shape inference again.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "graph.h"
+
+#define NPR_BLOB_MAGIC		"NPRBLOB"
+#define NPR_BLOB_FORMAT		1
+#define NPR_BLOB_HEADER		96
+#define MAX_COUNT		(1 << 24)	/* nodes, values, attributes */
+#define MAX_STR			(1 << 16)
+
+#ifndef NPR_LIB_VERSION
+#define NPR_LIB_VERSION		"unknown"
+#endif
+
+/**
+ * npr_blob_hash() - checksum of a byte range
+ * @p: data.
+ * @n: its size.
+ *
+ * Four independent multiply-rotate lanes over 64-bit words, then the tail:
+ * every step is invertible, so any change confined to one word (every
+ * single-bit flip) changes the result.  Runs at memory speed.
+ */
+uint64_t npr_blob_hash(const void *p, size_t n)
+{
+	const uint64_t k = 0x9e3779b97f4a7c15ull;
+	uint64_t h[4] = { 1, 2, 3, 4 }, w, r;
+	const unsigned char *b = p;
+	size_t i;
+	int l;
+
+	for (i = 0; i + 32 <= n; i += 32)
+		for (l = 0; l < 4; l++) {
+			memcpy(&w, b + i + 8 * l, 8);
+			h[l] = (h[l] ^ w) * k;
+			h[l] = (h[l] << 29) | (h[l] >> 35);
+		}
+	r = n;
+	for (l = 0; l < 4; l++)
+		r = ((r ^ h[l]) * k) ^ (r >> 31);
+	for (; i < n; i++)
+		r = ((r ^ b[i]) * k) ^ (r >> 29);
+	return r ^ (r >> 33);
+}
+
+/* The header's checksum: payload and header (up to the checksum). */
+static uint64_t blob_checksum(const unsigned char *h, uint64_t psize)
+{
+	uint64_t a = npr_blob_hash(h + NPR_BLOB_HEADER, psize);
+	uint64_t b = npr_blob_hash(h, 88);
+
+	return a ^ ((b << 17) | (b >> 47));
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+struct wbuf {
+	unsigned char *p;
+	size_t len, cap;
+	int err;
+};
+
+static void w_bytes(struct wbuf *w, const void *p, size_t n)
+{
+	if (w->err)
+		return;
+	if (w->len + n > w->cap) {
+		size_t cap = w->cap ? w->cap : 4096;
+		unsigned char *q;
+
+		while (cap < w->len + n)
+			cap *= 2;
+		q = realloc(w->p, cap);
+		if (!q) {
+			w->err = -ENOMEM;
+			return;
+		}
+		w->p = q;
+		w->cap = cap;
+	}
+	if (p)
+		memcpy(w->p + w->len, p, n);
+	else
+		memset(w->p + w->len, 0, n);
+	w->len += n;
+}
+
+static void w_u32(struct wbuf *w, uint32_t v)
+{
+	w_bytes(w, &v, 4);
+}
+
+static void w_u64(struct wbuf *w, uint64_t v)
+{
+	w_bytes(w, &v, 8);
+}
+
+static void w_str(struct wbuf *w, const char *s)
+{
+	uint32_t n = s ? (uint32_t)strlen(s) : 0;
+
+	w_u32(w, s ? n : UINT32_MAX);
+	if (s)
+		w_bytes(w, s, n);
+}
+
+static void w_shape(struct wbuf *w, const struct npr_shape *s)
+{
+	int i;
+
+	w_u32(w, (uint32_t)s->rank);
+	for (i = 0; i < s->rank; i++)
+		w_u64(w, (uint64_t)s->d[i]);
+}
+
+static void w_props(struct wbuf *w, const struct npr_props *p)
+{
+	w_u32(w, p->num_threads);
+	w_u32(w, p->log_level);
+	w_u32(w, p->perf_hint);
+	w_u32(w, p->profiling);
+	w_u32(w, p->hint_num_requests);
+	w_u32(w, p->precision_hint);
+	w_u32(w, p->exec_mode);
+	w_u32(w, (uint32_t)p->num_streams);
+	w_u32(w, p->cpu_pinning);
+	w_u32(w, p->priority);
+	w_u32(w, p->disable_transformations);
+	w_u32(w, p->exclusive_async);
+	w_u32(w, p->compile_threads);
+	w_str(w, p->cache_dir);
+	w_u32(w, p->cache_max_mb);
+	w_u32(w, p->cache_required);
+}
+
+/* Values a live node reads: their constant data goes into the blob. */
+static bool *live_inputs(const struct npr_graph *g)
+{
+	bool *used = calloc(g->nvals ? g->nvals : 1, sizeof(bool));
+	int i, j;
+
+	if (!used)
+		return NULL;
+	for (i = 0; i < g->nnodes; i++) {
+		if (g->nodes[i].dead)
+			continue;
+		for (j = 0; j < g->nodes[i].nin; j++)
+			used[g->nodes[i].in[j]] = true;
+	}
+	return used;
+}
+
+static void w_graph(struct wbuf *w, const struct npr_graph *g);
+
+static void w_bodies(struct wbuf *w, const struct npr_node *n)
+{
+	int b, k;
+
+	w_u32(w, (uint32_t)n->nbodies);
+	for (b = 0; b < n->nbodies; b++) {
+		const struct npr_body *body = &n->bodies[b];
+
+		w_graph(w, body->g);
+		w_u32(w, (uint32_t)body->nports);
+		for (k = 0; k < body->nports; k++) {
+			const struct npr_body_port *p = &body->ports[k];
+
+			w_u32(w, p->out);
+			w_u32(w, p->sliced);
+			w_u32(w, (uint32_t)p->ext);
+			w_u32(w, (uint32_t)p->internal);
+			w_u32(w, (uint32_t)p->purpose);
+			w_u64(w, (uint64_t)p->axis);
+			w_u64(w, (uint64_t)p->start);
+			w_u64(w, (uint64_t)p->end);
+			w_u64(w, (uint64_t)p->stride);
+			w_u64(w, (uint64_t)p->part_size);
+		}
+		w_u32(w, (uint32_t)body->nback);
+		for (k = 0; k < body->nback; k++) {
+			w_u32(w, (uint32_t)body->back[k].from);
+			w_u32(w, (uint32_t)body->back[k].to);
+		}
+	}
+}
+
+static void w_graph(struct wbuf *w, const struct npr_graph *g)
+{
+	bool *used = live_inputs(g);
+	int i, j;
+
+	if (!used) {
+		w->err = -ENOMEM;
+		return;
+	}
+
+	w_str(w, g->name);
+	w_u32(w, (uint32_t)g->ir_version);
+	w_u32(w, (uint32_t)g->nvals);
+	for (i = 0; i < g->nvals; i++) {
+		const struct npr_value *v = &g->vals[i];
+		bool data = v->data && used[i];
+
+		w_u32(w, v->type);
+		w_shape(w, &v->shape);
+		w_u32(w, (uint32_t)v->producer);
+		w_u32(w, (uint32_t)v->port);
+		w_str(w, v->name);
+		w_u64(w, data ? v->nbytes : UINT64_MAX);
+		if (data)
+			w_bytes(w, v->data, v->nbytes);
+	}
+	w_u32(w, (uint32_t)g->nnodes);
+	for (i = 0; i < g->nnodes; i++) {
+		const struct npr_node *n = &g->nodes[i];
+
+		w_str(w, n->name);
+		w_str(w, n->type);
+		w_u32(w, n->version);
+		w_u64(w, (uint64_t)n->layer_id);
+		w_u32(w, n->dead);
+		w_u32(w, (uint32_t)n->nin);
+		for (j = 0; j < n->nin; j++)
+			w_u32(w, (uint32_t)n->in[j]);
+		w_u32(w, (uint32_t)n->nout);
+		for (j = 0; j < n->nout; j++)
+			w_u32(w, (uint32_t)n->out[j]);
+		w_u32(w, (uint32_t)n->nattr);
+		for (j = 0; j < n->nattr; j++) {
+			w_str(w, n->attr[j].key);
+			w_str(w, n->attr[j].val);
+		}
+		w_bodies(w, n);
+	}
+	free(used);
+	w_u32(w, (uint32_t)g->ninputs);
+	for (i = 0; i < g->ninputs; i++)
+		w_u32(w, (uint32_t)g->inputs[i]);
+	w_u32(w, (uint32_t)g->noutputs);
+	for (i = 0; i < g->noutputs; i++)
+		w_u32(w, (uint32_t)g->outputs[i]);
+	w_u32(w, (uint32_t)g->nvars);
+	for (i = 0; i < g->nvars; i++) {
+		const struct npr_variable *v = &g->vars[i];
+
+		w_str(w, v->id);
+		w_u32(w, v->type);
+		w_shape(w, &v->shape);
+		w_u32(w, (uint32_t)v->state_in);
+		w_u32(w, (uint32_t)v->valid_in);
+		w_u32(w, (uint32_t)v->state_out);
+		w_u32(w, (uint32_t)v->read_node);
+	}
+	w_u32(w, (uint32_t)g->nstate_in);
+	w_u32(w, (uint32_t)g->nstate_out);
+}
+
+static void w_ports(struct wbuf *w, const struct npr_port *p, int n)
+{
+	int i;
+
+	w_u32(w, (uint32_t)n);
+	for (i = 0; i < n; i++) {
+		w_str(w, p[i].name);
+		w_u32(w, p[i].type);
+		w_u32(w, (uint32_t)p[i].value);
+		w_shape(w, &p[i].shape);
+	}
+}
+
+static void header_field(unsigned char *dst, size_t len, const char *s)
+{
+	memset(dst, 0, len);
+	memcpy(dst, s, strnlen(s, len - 1));
+}
+
+/**
+ * npr_blob_caching_props() - the compiled model's caching properties
+ * @dev: the device.
+ * @p: the compiled model's properties.
+ * @w: where "NAME=VALUE" strings go.
+ *
+ * The strings are part of every blob and of the model cache key.
+ */
+static void w_caching(struct wbuf *w, const struct npr_device *dev,
+		      const struct npr_props *p)
+{
+	char buf[96];
+
+	w_u32(w, 4);
+	snprintf(buf, sizeof(buf), "DEVICE_ARCHITECTURE=%s", dev->info.arch);
+	w_str(w, buf);
+	snprintf(buf, sizeof(buf), "INFERENCE_PRECISION_HINT=%s",
+		 npr_elem_name(p->precision_hint));
+	w_str(w, buf);
+	snprintf(buf, sizeof(buf), "EXECUTION_MODE_HINT=%s",
+		 p->exec_mode == NPR_EXEC_MODE_ACCURACY ? "ACCURACY" :
+		 "PERFORMANCE");
+	w_str(w, buf);
+	snprintf(buf, sizeof(buf), "DISABLE_TRANSFORMATIONS=%s",
+		 p->disable_transformations ? "YES" : "NO");
+	w_str(w, buf);
+}
+
+/**
+ * npr_blob_export() - serialize a compiled model
+ * @ex: the compiled model.
+ * @out: the blob, malloc'd, owned by the caller.
+ * @len: its size.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
+{
+	const struct npr_device *dev = ex->dev;
+	struct wbuf w = { 0 };
+	unsigned char *h;
+	uint64_t psize;
+
+	w_bytes(&w, NULL, NPR_BLOB_HEADER);	/* room for the header */
+	w_props(&w, &ex->props);
+	w_caching(&w, dev, &ex->props);
+	w_ports(&w, ex->in, ex->nin);
+	w_ports(&w, ex->out, ex->nout);
+	w_graph(&w, ex->g);
+	if (w.err) {
+		free(w.p);
+		return npr_err(w.err, "out of memory writing the blob");
+	}
+	h = w.p;
+	memset(h, 0, NPR_BLOB_HEADER);
+	memcpy(h, NPR_BLOB_MAGIC, 8);
+	*(uint32_t *)(h + 8) = NPR_BLOB_FORMAT;
+	*(uint32_t *)(h + 12) = NPR_BLOB_HEADER;
+	header_field(h + 16, 16, dev->ops->name);
+	header_field(h + 32, 32, dev->info.arch);
+	header_field(h + 64, 16, NPR_LIB_VERSION);
+	psize = w.len - NPR_BLOB_HEADER;
+	memcpy(h + 80, &psize, 8);
+	*(uint64_t *)(h + 88) = blob_checksum(h, psize);
+	*out = w.p;
+	*len = w.len;
+	return 0;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+struct rbuf {
+	const unsigned char *p;
+	size_t len, pos;
+	int err;
+};
+
+static bool r_need(struct rbuf *r, size_t n)
+{
+	if (r->err)
+		return false;
+	if (n > r->len - r->pos) {
+		r->err = npr_err(-EBADMSG, "blob: payload ends early (at byte %zu of %zu)",
+				 r->pos, r->len);
+		return false;
+	}
+	return true;
+}
+
+static uint32_t r_u32(struct rbuf *r)
+{
+	uint32_t v = 0;
+
+	if (r_need(r, 4)) {
+		memcpy(&v, r->p + r->pos, 4);
+		r->pos += 4;
+	}
+	return v;
+}
+
+static uint64_t r_u64(struct rbuf *r)
+{
+	uint64_t v = 0;
+
+	if (r_need(r, 8)) {
+		memcpy(&v, r->p + r->pos, 8);
+		r->pos += 8;
+	}
+	return v;
+}
+
+static int bad(struct rbuf *r, const char *what)
+{
+	if (!r->err)
+		r->err = npr_err(-EINVAL, "blob: %s", what);
+	return r->err;
+}
+
+/* A count of at most @max. */
+static int r_count(struct rbuf *r, uint32_t max, const char *what)
+{
+	uint32_t n = r_u32(r);
+
+	if (!r->err && n > max) {
+		char buf[96];
+
+		snprintf(buf, sizeof(buf), "%s count %u is too large", what, n);
+		bad(r, buf);
+	}
+	return r->err ? 0 : (int)n;
+}
+
+/* A malloc'd string, or NULL for an absent one (*present false). */
+static char *r_str(struct rbuf *r, bool *present)
+{
+	uint32_t n = r_u32(r);
+	char *s;
+
+	*present = false;
+	if (r->err || n == UINT32_MAX)
+		return NULL;
+	if (n > MAX_STR) {
+		bad(r, "string too long");
+		return NULL;
+	}
+	if (!r_need(r, n))
+		return NULL;
+	if (memchr(r->p + r->pos, 0, n)) {
+		bad(r, "string with a NUL inside");
+		return NULL;
+	}
+	s = malloc(n + 1);
+	if (!s) {
+		r->err = -ENOMEM;
+		return NULL;
+	}
+	memcpy(s, r->p + r->pos, n);
+	s[n] = 0;
+	r->pos += n;
+	*present = true;
+	return s;
+}
+
+/* A string that must be there. */
+static char *r_str_req(struct rbuf *r, const char *what)
+{
+	bool present;
+	char *s = r_str(r, &present);
+
+	if (!r->err && !present)
+		bad(r, what);
+	return s;
+}
+
+static void r_shape(struct rbuf *r, struct npr_shape *s)
+{
+	int i;
+
+	s->rank = (int)r_u32(r);
+	if (r->err)
+		return;
+	if (s->rank < 0 || s->rank > NPR_MAX_RANK) {
+		bad(r, "rank out of range");
+		return;
+	}
+	for (i = 0; i < s->rank; i++) {
+		s->d[i] = (int64_t)r_u64(r);
+		if (!r->err && (s->d[i] < 0 || s->d[i] > (1LL << 40)))
+			bad(r, "dimension out of range");
+	}
+	if (!r->err && npr_shape_numel(s) < 0)
+		bad(r, "shape too large");
+}
+
+static void r_props(struct rbuf *r, struct npr_props *p)
+{
+	bool present;
+	char *dir;
+
+	p->num_threads = r_u32(r);
+	p->log_level = r_u32(r);
+	p->perf_hint = r_u32(r);
+	p->profiling = r_u32(r);
+	p->hint_num_requests = r_u32(r);
+	p->precision_hint = r_u32(r);
+	p->exec_mode = r_u32(r);
+	p->num_streams = (int32_t)r_u32(r);
+	p->cpu_pinning = r_u32(r);
+	p->priority = r_u32(r);
+	p->disable_transformations = r_u32(r);
+	p->exclusive_async = r_u32(r);
+	p->compile_threads = r_u32(r);
+	dir = r_str(r, &present);
+	if (dir && strlen(dir) < sizeof(p->cache_dir))
+		strcpy(p->cache_dir, dir);
+	else if (dir)
+		bad(r, "CACHE_DIR too long");
+	free(dir);
+	p->cache_max_mb = r_u32(r);
+	p->cache_required = r_u32(r);
+}
+
+static int r_ports(struct rbuf *r, struct npr_port **out, int *nout)
+{
+	struct npr_port *p;
+	int n, i;
+
+	n = r_count(r, 1 << 16, "port");
+	if (r->err)
+		return r->err;
+	p = calloc(n ? n : 1, sizeof(*p));
+	if (!p)
+		return r->err = -ENOMEM;
+	*out = p;
+	*nout = n;
+	for (i = 0; i < n && !r->err; i++) {
+		p[i].name = r_str_req(r, "port without a name");
+		p[i].type = r_u32(r);
+		p[i].value = (int)r_u32(r);
+		r_shape(r, &p[i].shape);
+		if (!r->err && !npr_elem_size(p[i].type))
+			bad(r, "port of an unsupported element type");
+		if (!r->err)
+			p[i].bytes = npr_tensor_bytes(p[i].type,
+						      npr_shape_numel(&p[i].shape));
+	}
+	return r->err;
+}
+
+static int r_graph(struct rbuf *r, struct npr_graph *g, int depth);
+
+static int r_bodies(struct rbuf *r, struct npr_node *nd, int depth)
+{
+	int nb, b, k, n;
+
+	nb = r_count(r, 2, "body");
+	if (r->err)
+		return r->err;
+	if (nb && depth >= NPR_MAX_BODY_DEPTH)
+		return bad(r, "sub-graphs nested too deep");
+	for (b = 0; b < nb; b++) {
+		struct npr_graph *body = npr_graph_new();
+		struct npr_body *bd;
+
+		if (!body)
+			return r->err = -ENOMEM;
+		if (npr_node_add_body(nd, body) < 0)
+			return r->err = -ENOMEM;
+		if (r_graph(r, body, depth + 1))
+			return r->err;
+		bd = &nd->bodies[nd->nbodies - 1];
+		n = r_count(r, 1 << 12, "body port");
+		for (k = 0; k < n && !r->err; k++) {
+			struct npr_body_port p;
+
+			p.out = r_u32(r) != 0;
+			p.sliced = r_u32(r) != 0;
+			p.ext = (int)r_u32(r);
+			p.internal = (int)r_u32(r);
+			p.purpose = (int)r_u32(r);
+			p.axis = (int64_t)r_u64(r);
+			p.start = (int64_t)r_u64(r);
+			p.end = (int64_t)r_u64(r);
+			p.stride = (int64_t)r_u64(r);
+			p.part_size = (int64_t)r_u64(r);
+			if (r->err)
+				break;
+			if (p.internal < 0 || p.internal >=
+			    (p.out ? body->noutputs : body->ninputs) ||
+			    p.ext < -1 || p.ext >= (p.out ? nd->nout : nd->nin))
+				return bad(r, "body port out of range");
+			if (npr_body_add_port(bd, &p))
+				return r->err = -ENOMEM;
+		}
+		n = r_count(r, 1 << 12, "back edge");
+		for (k = 0; k < n && !r->err; k++) {
+			int from = (int)r_u32(r), to = (int)r_u32(r);
+
+			if (r->err)
+				break;
+			if (from < 0 || from >= body->noutputs || to < 0 ||
+			    to >= body->ninputs)
+				return bad(r, "back edge out of range");
+			if (npr_body_add_back_edge(bd, from, to))
+				return r->err = -ENOMEM;
+		}
+	}
+	return r->err;
+}
+
+static int check_structure(struct npr_graph *g);
+
+static int r_graph(struct rbuf *r, struct npr_graph *g, int depth)
+{
+	bool present;
+	int i, j, n;
+
+	g->name = r_str(r, &present);
+	g->ir_version = (int)r_u32(r);
+	n = r_count(r, MAX_COUNT, "value");
+	if (r->err)
+		return r->err;
+	g->vals = calloc(n ? n : 1, sizeof(*g->vals));
+	if (!g->vals)
+		return r->err = -ENOMEM;
+	g->cap_vals = n;
+	for (i = 0; i < n && !r->err; i++) {
+		struct npr_value *v = &g->vals[i];
+		uint64_t nbytes;
+
+		g->nvals++;
+		v->type = r_u32(r);
+		r_shape(r, &v->shape);
+		v->decl.rank = -1;
+		v->producer = (int)r_u32(r);
+		v->port = (int)r_u32(r);
+		v->name = r_str(r, &present);
+		nbytes = r_u64(r);
+		if (r->err || nbytes == UINT64_MAX)
+			continue;
+		if (nbytes != npr_tensor_bytes(v->type,
+					       npr_shape_numel(&v->shape))) {
+			bad(r, "constant size does not match its shape");
+			break;
+		}
+		if (!r_need(r, nbytes))
+			break;
+		v->owned = malloc(nbytes ? nbytes : 1);
+		if (!v->owned)
+			return r->err = -ENOMEM;
+		memcpy(v->owned, r->p + r->pos, nbytes);
+		r->pos += nbytes;
+		v->data = v->owned;
+		v->nbytes = nbytes;
+	}
+	n = r_count(r, MAX_COUNT, "node");
+	if (r->err)
+		return r->err;
+	g->nodes = calloc(n ? n : 1, sizeof(*g->nodes));
+	if (!g->nodes)
+		return r->err = -ENOMEM;
+	g->cap_nodes = n;
+	for (i = 0; i < n && !r->err; i++) {
+		struct npr_node *nd = &g->nodes[i];
+		int k;
+
+		g->nnodes++;
+		nd->name = r_str_req(r, "node without a name");
+		nd->type = r_str_req(r, "node without a type");
+		nd->version = r_u32(r);
+		nd->layer_id = (int64_t)r_u64(r);
+		nd->dead = r_u32(r) != 0;
+		k = r_count(r, 1 << 12, "input");
+		if (r->err)
+			break;
+		if (npr_node_set_inputs(nd, k))
+			return r->err = -ENOMEM;
+		for (j = 0; j < k; j++)
+			nd->in[j] = (int)r_u32(r);
+		k = r_count(r, 1 << 12, "output");
+		if (r->err)
+			break;
+		nd->out = calloc(k ? k : 1, sizeof(int));
+		if (!nd->out)
+			return r->err = -ENOMEM;
+		nd->nout = k;
+		for (j = 0; j < k; j++)
+			nd->out[j] = (int)r_u32(r);
+		k = r_count(r, 1 << 12, "attribute");
+		if (r->err)
+			break;
+		for (j = 0; j < k && !r->err; j++) {
+			char *key = r_str_req(r, "attribute without a key");
+			char *val = r_str_req(r, "attribute without a value");
+
+			if (!r->err && npr_node_add_attr(nd, key, val))
+				r->err = -ENOMEM;
+			free(key);
+			free(val);
+		}
+		if (!r->err)
+			r_bodies(r, nd, depth);
+	}
+	if (r->err)
+		return r->err;
+	n = r_count(r, 1 << 16, "input");
+	g->inputs = calloc(n ? n : 1, sizeof(int));
+	if (!g->inputs)
+		return r->err = -ENOMEM;
+	g->ninputs = n;
+	for (i = 0; i < n; i++)
+		g->inputs[i] = (int)r_u32(r);
+	n = r_count(r, 1 << 16, "output");
+	g->outputs = calloc(n ? n : 1, sizeof(int));
+	if (!g->outputs)
+		return r->err = -ENOMEM;
+	g->noutputs = n;
+	for (i = 0; i < n; i++)
+		g->outputs[i] = (int)r_u32(r);
+	n = r_count(r, 1 << 16, "variable");
+	if (r->err)
+		return r->err;
+	g->vars = calloc(n ? n : 1, sizeof(*g->vars));
+	if (!g->vars)
+		return r->err = -ENOMEM;
+	for (i = 0; i < n && !r->err; i++) {
+		struct npr_variable *v = &g->vars[i];
+
+		g->nvars++;
+		v->id = r_str_req(r, "variable without an id");
+		v->type = r_u32(r);
+		r_shape(r, &v->shape);
+		v->state_in = (int)r_u32(r);
+		v->valid_in = (int)r_u32(r);
+		v->state_out = (int)r_u32(r);
+		v->read_node = (int)r_u32(r);
+	}
+	g->nstate_in = (int)r_u32(r);
+	g->nstate_out = (int)r_u32(r);
+	if (!r->err && depth) {
+		/* a body: checked here, compiled by its node's infer */
+		for (i = 0; i < g->ninputs; i++)
+			if (g->inputs[i] < 0 || g->inputs[i] >= g->nnodes)
+				return bad(r, "body input out of range");
+		for (i = 0; i < g->noutputs; i++)
+			if (g->outputs[i] < 0 || g->outputs[i] >= g->nnodes)
+				return bad(r, "body output out of range");
+		if (g->nvars || g->nstate_in || g->nstate_out)
+			return bad(r, "a body with variables");
+		if (check_structure(g))
+			r->err = npr_last_errno() ? npr_last_errno() : -EINVAL;
+	}
+	return r->err;
+}
+
+static bool in_range(int v, int n)
+{
+	return v >= 0 && v < n;
+}
+
+/* Every index in range, edges consistent, ops known; then parse and
+ * infer every live node again and compare with what the blob says. */
+/* Indices, producers, ops, order: what must hold before any op code
+ * looks at the graph. */
+static int check_structure(struct npr_graph *g)
+{
+	int i, j;
+
+	for (i = 0; i < g->nvals; i++) {
+		const struct npr_value *v = &g->vals[i];
+
+		if (!in_range(v->producer, g->nnodes) ||
+		    !in_range(v->port, g->nodes[v->producer].nout) ||
+		    g->nodes[v->producer].out[v->port] != i)
+			return npr_err(-EINVAL, "blob: value %d has a bad producer",
+				       i);
+		if (!npr_elem_size(v->type) && v->type != NPR_ELEM_BOOLEAN)
+			return npr_err(-EINVAL, "blob: value %d has element type %u",
+				       i, v->type);
+	}
+	for (i = 0; i < g->nnodes; i++) {
+		struct npr_node *n = &g->nodes[i];
+
+		n->op = npr_op_find(n->type, n->version);
+		if (!n->op)
+			return npr_err(-EINVAL, "blob: node %d: unknown op %.64s-%u",
+				       i, n->type, n->version);
+		if (!(n->op->flags & NPR_OP_BODIES) != !n->nbodies)
+			return npr_err(-EINVAL, "blob: node %d: %s with %d sub-graphs",
+				       i, n->type, n->nbodies);
+		for (j = 0; j < n->nout; j++)
+			if (!in_range(n->out[j], g->nvals) ||
+			    g->vals[n->out[j]].producer != i)
+				return npr_err(-EINVAL, "blob: node %d: bad output %d",
+					       i, j);
+		for (j = 0; j < n->nin; j++)
+			if (!in_range(n->in[j], g->nvals))
+				return npr_err(-EINVAL, "blob: node %d: bad input %d",
+					       i, j);
+	}
+	for (i = 0; i < g->nnodes; i++) {
+		const struct npr_node *n = &g->nodes[i];
+
+		if (n->dead)
+			continue;
+		if (n->nin < n->op->nin_min ||
+		    (n->op->nin_max >= n->op->nin_min &&
+		     n->nin > n->op->nin_max))
+			return npr_err(-EINVAL, "blob: node %d: %d inputs", i,
+				       n->nin);
+		for (j = 0; j < n->nin; j++) {
+			const struct npr_value *v = npr_in(g, n, j);
+			const struct npr_node *p = &g->nodes[v->producer];
+
+			if (v->data)
+				continue;
+			/* computed: by a live node that runs earlier, or a
+			 * Parameter (state ports come last) */
+			if (!strcmp(p->type, "Parameter") && !p->dead)
+				continue;
+			if ((p->op->flags & NPR_OP_SOURCE) || p->dead ||
+			    v->producer >= i)
+				return npr_err(-EINVAL, "blob: node %d input %d is not computed before it",
+					       i, j);
+		}
+	}
+	for (i = 0; i < g->ninputs; i++)
+		if (!in_range(g->inputs[i], g->nnodes) ||
+		    strcmp(g->nodes[g->inputs[i]].type, "Parameter") ||
+		    g->nodes[g->inputs[i]].nout != 1)
+			return npr_err(-EINVAL, "blob: input %d is not a Parameter", i);
+	for (i = 0; i < g->noutputs; i++)
+		if (!in_range(g->outputs[i], g->nnodes) ||
+		    strcmp(g->nodes[g->outputs[i]].type, "Result") ||
+		    g->nodes[g->outputs[i]].nin != 1)
+			return npr_err(-EINVAL, "blob: output %d is not a Result", i);
+	return 0;
+}
+
+static int check_graph(struct npr_graph *g, const struct npr_port *in,
+		       int nin, const struct npr_port *out, int nout)
+{
+	char b1[128], b2[128];
+	int i, j, err;
+
+	err = check_structure(g);
+	if (err)
+		return err;
+	if (g->ninputs != nin || g->noutputs != nout)
+		return npr_err(-EINVAL, "blob: port counts differ from the graph's");
+	for (i = 0; i < nin + nout; i++) {
+		bool o = i >= nin;
+		int k = o ? i - nin : i;
+		int node = o ? g->outputs[k] : g->inputs[k];
+		const struct npr_port *p = o ? &out[k] : &in[k];
+
+		if (!in_range(node, g->nnodes) ||
+		    !in_range(p->value, g->nvals) ||
+		    strcmp(g->nodes[node].type, o ? "Result" : "Parameter") ||
+		    (o ? g->nodes[node].nin : g->nodes[node].nout) != 1 ||
+		    p->value != (o ? g->nodes[node].in[0] :
+				 g->nodes[node].out[0]) ||
+		    !npr_shape_eq(&p->shape, &g->vals[p->value].shape))
+			return npr_err(-EINVAL, "blob: %s port %d does not match the graph",
+				       o ? "output" : "input", k);
+	}
+	if (g->nstate_in < 0 || g->nstate_in > g->ninputs ||
+	    g->nstate_out < 0 || g->nstate_out > g->noutputs)
+		return npr_err(-EINVAL, "blob: bad state port counts");
+	for (i = 0; i < g->nvars; i++) {
+		const struct npr_variable *v = &g->vars[i];
+		int first_in = g->ninputs - g->nstate_in;
+		int first_out = g->noutputs - g->nstate_out;
+
+		if (v->state_in < first_in || v->state_in >= g->ninputs ||
+		    (v->valid_in != -1 && (v->valid_in < first_in ||
+					   v->valid_in >= g->ninputs)) ||
+		    (v->state_out != -1 && (v->state_out < first_out ||
+					    v->state_out >= g->noutputs)) ||
+		    !in_range(v->read_node, g->nnodes) ||
+		    (v->valid_in != -1 &&
+		     g->nodes[v->read_node].nin != 3))
+			return npr_err(-EINVAL, "blob: variable %d is malformed",
+				       i);
+		if (v->state_out != -1 &&
+		    in[v->state_in].bytes != out[v->state_out].bytes)
+			return npr_err(-EINVAL, "blob: variable %d: sizes differ",
+				       i);
+	}
+	for (i = 0; i < g->nnodes; i++) {
+		struct npr_node *n = &g->nodes[i];
+		struct npr_value saved[16];
+		int err;
+
+		if (n->dead || (n->op->flags & NPR_OP_SOURCE))
+			continue;
+		if (n->nout > 16)
+			return npr_err(-EINVAL, "blob: node %d has %d outputs",
+				       i, n->nout);
+		for (j = 0; j < n->nin; j++)
+			if (!npr_shape_static(&npr_in(g, n, j)->shape))
+				return npr_err(-EINVAL, "blob: node %d input %d has no shape",
+					       i, j);
+		for (j = 0; j < n->nout; j++)
+			saved[j] = *npr_out(g, n, j);
+		if (n->op->parse) {
+			err = n->op->parse(g, n);
+			if (err)
+				return npr_err_default(err, 0);
+		}
+		err = n->op->infer(g, n);
+		if (err)
+			return npr_err_default(err, 0);
+		for (j = 0; j < n->nout; j++) {
+			struct npr_value *v = npr_out(g, n, j);
+
+			if (v->type != saved[j].type ||
+			    !npr_shape_eq(&v->shape, &saved[j].shape))
+				return npr_node_err(n, -EINVAL,
+						    "blob: output %d is %s %s, the blob says %s %s",
+						    j, npr_elem_name(v->type),
+						    npr_shape_str(&v->shape, b1, sizeof(b1)),
+						    npr_elem_name(saved[j].type),
+						    npr_shape_str(&saved[j].shape, b2, sizeof(b2)));
+			if (v->data != saved[j].data)
+				return npr_node_err(n, -EINVAL,
+						    "blob: output %d became constant", j);
+		}
+	}
+	return 0;
+}
+
+static void header_str(char *dst, const unsigned char *src, size_t len)
+{
+	memcpy(dst, src, len);
+	dst[len - 1] = 0;
+}
+
+/**
+ * npr_blob_check_header() - is this a blob for this device?
+ * @dev: the device.
+ * @buf: the blob.
+ * @len: its size.
+ *
+ * Return: 0, -ENOEXEC (not a blob), -EPROTONOSUPPORT (another format or
+ * library version), -EBADMSG (truncated, or the checksum does not match),
+ * -ENODEV (another backend or architecture), in this order.
+ */
+int npr_blob_check_header(const struct npr_device *dev, const void *buf,
+			  size_t len)
+{
+	const unsigned char *h = buf;
+	char backend[16], arch[32], version[16];
+	uint64_t psize, hash;
+
+	if (len < 8 || memcmp(h, NPR_BLOB_MAGIC, 8))
+		return npr_err(-ENOEXEC, "not an npuring compiled-model blob");
+	if (len < NPR_BLOB_HEADER)
+		return npr_err(-EBADMSG, "blob truncated: %zu bytes, the header alone is %d",
+			       len, NPR_BLOB_HEADER);
+	if (*(const uint32_t *)(h + 8) != NPR_BLOB_FORMAT ||
+	    *(const uint32_t *)(h + 12) != NPR_BLOB_HEADER)
+		return npr_err(-EPROTONOSUPPORT, "blob format %u, this library reads %d",
+			       *(const uint32_t *)(h + 8), NPR_BLOB_FORMAT);
+	memcpy(&psize, h + 80, 8);
+	memcpy(&hash, h + 88, 8);
+	if (psize != len - NPR_BLOB_HEADER)
+		return npr_err(-EBADMSG, "blob truncated or padded: payload of %zu bytes, the header says %llu",
+			       len - NPR_BLOB_HEADER,
+			       (unsigned long long)psize);
+	if (blob_checksum(h, psize) != hash)
+		return npr_err(-EBADMSG, "blob corrupt: checksum mismatch");
+	header_str(backend, h + 16, sizeof(backend));
+	header_str(arch, h + 32, sizeof(arch));
+	header_str(version, h + 64, sizeof(version));
+	if (strcmp(version, NPR_LIB_VERSION))
+		return npr_err(-EPROTONOSUPPORT, "blob written by library %s, this is %s",
+			       version, NPR_LIB_VERSION);
+	if (strcmp(backend, dev->ops->name))
+		return npr_err(-ENODEV, "blob compiled for the %s device, not %s",
+			       backend, dev->ops->name);
+	if (strcmp(arch, dev->info.arch))
+		return npr_err(-ENODEV, "blob compiled for architecture %s, this device is %s",
+			       arch, dev->info.arch);
+	return 0;
+}
+
+/**
+ * npr_blob_import() - rebuild a compiled model from a blob
+ * @dev: the device.
+ * @buf: the blob.
+ * @len: its size.
+ * @out: the compiled model (graph, ports, properties), not yet given to
+ *       the backend.
+ *
+ * Return: 0 or -errno with the message set (npr_blob_check_header()'s,
+ * -EINVAL for a payload that is not a valid compiled graph, -ENOMEM).
+ */
+int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
+		    struct npr_exec **out)
+{
+	struct rbuf r = { 0 };
+	struct npr_exec *ex;
+	struct npr_graph *g;
+	int err, n, i;
+
+	err = npr_blob_check_header(dev, buf, len);
+	if (err)
+		return err;
+	r.p = (const unsigned char *)buf + NPR_BLOB_HEADER;
+	r.len = len - NPR_BLOB_HEADER;
+	ex = calloc(1, sizeof(*ex));
+	g = npr_graph_new();
+	if (!ex || !g) {
+		free(ex);
+		npr_graph_free(g);
+		return -ENOMEM;
+	}
+	ex->refs = 1;
+	ex->dev = dev;
+	ex->g = g;
+	r_props(&r, &ex->props);
+	n = r_count(&r, 64, "caching property");
+	for (i = 0; i < n && !r.err; i++) {
+		bool present;
+
+		free(r_str(&r, &present));
+	}
+	if (!r.err)
+		r_ports(&r, &ex->in, &ex->nin);
+	if (!r.err)
+		r_ports(&r, &ex->out, &ex->nout);
+	if (!r.err)
+		r_graph(&r, g, 0);
+	if (!r.err && r.pos != r.len)
+		bad(&r, "bytes after the graph");
+	err = r.err;
+	if (!err)
+		err = check_graph(g, ex->in, ex->nin, ex->out, ex->nout);
+	if (err) {
+		*out = ex;	/* the caller frees it like any exec */
+		return err;
+	}
+	*out = ex;
+	return 0;
+}

@@ -1,0 +1,645 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Properties: one table says, for every property, its name, type,
+ * mutability and scope; GET_PARAM, SET_PARAM, PROP_INFO and the property
+ * list of COMPILE all go through it, so a property behaves the same way
+ * whichever door it is reached by.
+ *
+ * Device-level values live in dev->props; a compiled model snapshots them
+ * at compile time, with the COMPILE properties applied on top, and answers
+ * GET_PARAM from its own copy.  The caller holds dev->lock.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "graph.h"
+
+/* scope and access bits of the table (the RW/COMPILE/CACHING ones are
+ * the uapi's NPR_PROP_ACCESS_*) */
+#define P_RW		NPR_PROP_ACCESS_RW
+#define P_COMPILE	NPR_PROP_ACCESS_COMPILE
+#define P_CACHING	NPR_PROP_ACCESS_CACHING
+#define P_DEV		(1U << 8)	/* readable on the device */
+#define P_EXEC		(1U << 9)	/* readable on a compiled model */
+#define P_SETTABLE	(P_RW | P_COMPILE | P_DEV | P_EXEC)
+
+struct enum_name {
+	int64_t value;
+	const char *name;
+};
+
+static const struct enum_name perf_hints[] = {
+	{ NPR_PERF_HINT_LATENCY, "LATENCY" },
+	{ NPR_PERF_HINT_THROUGHPUT, "THROUGHPUT" },
+	{ NPR_PERF_HINT_CUMULATIVE_THROUGHPUT, "CUMULATIVE_THROUGHPUT" },
+	{ 0, NULL },
+};
+
+static const struct enum_name log_levels[] = {
+	{ NPR_LOG_NONE, "LOG_NONE" },
+	{ NPR_LOG_ERROR, "LOG_ERROR" },
+	{ NPR_LOG_WARNING, "LOG_WARNING" },
+	{ NPR_LOG_INFO, "LOG_INFO" },
+	{ NPR_LOG_DEBUG, "LOG_DEBUG" },
+	{ NPR_LOG_TRACE, "LOG_TRACE" },
+	{ 0, NULL },
+};
+
+static const struct enum_name exec_modes[] = {
+	{ NPR_EXEC_MODE_PERFORMANCE, "PERFORMANCE" },
+	{ NPR_EXEC_MODE_ACCURACY, "ACCURACY" },
+	{ 0, NULL },
+};
+
+static const struct enum_name priorities[] = {
+	{ NPR_PRIORITY_LOW, "LOW" },
+	{ NPR_PRIORITY_MEDIUM, "MEDIUM" },
+	{ NPR_PRIORITY_HIGH, "HIGH" },
+	{ 0, NULL },
+};
+
+static const struct enum_name device_kinds[] = {
+	{ NPR_DEVICE_KIND_INTEGRATED, "integrated" },
+	{ NPR_DEVICE_KIND_DISCRETE, "discrete" },
+	{ 0, NULL },
+};
+
+static const struct enum_name precisions[] = {
+	{ NPR_ELEM_F32, "f32" },
+	{ NPR_ELEM_F16, "f16" },
+	{ NPR_ELEM_BF16, "bf16" },
+	{ 0, NULL },
+};
+
+/**
+ * struct prop_def - one property
+ * @name: OpenVINO's name.
+ * @type: enum npr_prop_type.
+ * @flags: P_* bits.
+ * @min, @max: range of an integer value.
+ * @enums: names of an enum's values.
+ * @off: offset of the uint32_t / int32_t / string field in struct
+ *       npr_props for stored properties, or -1 for computed ones.
+ */
+struct prop_def {
+	const char *name;
+	unsigned int type;
+	unsigned int flags;
+	int64_t min, max;
+	const struct enum_name *enums;
+	long off;
+};
+
+#define OFF(f)	((long)offsetof(struct npr_props, f))
+#define STORED	(P_SETTABLE)
+
+static const struct prop_def defs[NPR_PARAM_MAX] = {
+	[NPR_PARAM_FULL_DEVICE_NAME] = { "FULL_DEVICE_NAME", NPR_PROP_STRING,
+		P_DEV, 0, 0, NULL, -1 },
+	[NPR_PARAM_DEVICE_ARCHITECTURE] = { "DEVICE_ARCHITECTURE",
+		NPR_PROP_STRING, P_DEV | P_CACHING, 0, 0, NULL, -1 },
+	[NPR_PARAM_INFERENCE_NUM_THREADS] = { "INFERENCE_NUM_THREADS",
+		NPR_PROP_INT, STORED, 0, 1024, NULL, OFF(num_threads) },
+	[NPR_PARAM_LOG_LEVEL] = { "LOG_LEVEL", NPR_PROP_ENUM, STORED, 0, 0,
+		log_levels, OFF(log_level) },
+	[NPR_PARAM_PERFORMANCE_HINT] = { "PERFORMANCE_HINT", NPR_PROP_ENUM,
+		STORED, 0, 0, perf_hints, OFF(perf_hint) },
+	[NPR_PARAM_ENABLE_PROFILING] = { "ENABLE_PROFILING", NPR_PROP_BOOL,
+		STORED, 0, 1, NULL, OFF(profiling) },
+	[NPR_PARAM_SUPPORTED_PROPERTIES] = { "SUPPORTED_PROPERTIES",
+		NPR_PROP_LIST, P_DEV | P_EXEC, 0, 0, NULL, -1 },
+	[NPR_PARAM_AVAILABLE_DEVICES] = { "AVAILABLE_DEVICES", NPR_PROP_LIST,
+		P_DEV, 0, 0, NULL, -1 },
+	[NPR_PARAM_DEVICE_TYPE] = { "DEVICE_TYPE", NPR_PROP_ENUM, P_DEV, 0, 0,
+		device_kinds, -1 },
+	[NPR_PARAM_DEVICE_UUID] = { "DEVICE_UUID", NPR_PROP_STRING, P_DEV, 0,
+		0, NULL, -1 },
+	[NPR_PARAM_OPTIMIZATION_CAPABILITIES] = { "OPTIMIZATION_CAPABILITIES",
+		NPR_PROP_LIST, P_DEV, 0, 0, NULL, -1 },
+	[NPR_PARAM_RANGE_FOR_ASYNC_INFER_REQUESTS] = {
+		"RANGE_FOR_ASYNC_INFER_REQUESTS", NPR_PROP_INT_LIST, P_DEV, 0,
+		0, NULL, -1 },
+	[NPR_PARAM_RANGE_FOR_STREAMS] = { "RANGE_FOR_STREAMS",
+		NPR_PROP_INT_LIST, P_DEV, 0, 0, NULL, -1 },
+	[NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS] = {
+		"OPTIMAL_NUMBER_OF_INFER_REQUESTS", NPR_PROP_INT,
+		P_DEV | P_EXEC, 0, 0, NULL, -1 },
+	[NPR_PARAM_EXECUTION_DEVICES] = { "EXECUTION_DEVICES", NPR_PROP_LIST,
+		P_EXEC, 0, 0, NULL, -1 },
+	[NPR_PARAM_DEVICE_ID] = { "DEVICE_ID", NPR_PROP_STRING, P_DEV, 0, 0,
+		NULL, -1 },
+	[NPR_PARAM_PERFORMANCE_HINT_NUM_REQUESTS] = {
+		"PERFORMANCE_HINT_NUM_REQUESTS", NPR_PROP_INT, STORED, 0, 1024,
+		NULL, OFF(hint_num_requests) },
+	[NPR_PARAM_INFERENCE_PRECISION_HINT] = { "INFERENCE_PRECISION_HINT",
+		NPR_PROP_ENUM, STORED | P_CACHING, 0, 0, precisions,
+		OFF(precision_hint) },
+	[NPR_PARAM_EXECUTION_MODE_HINT] = { "EXECUTION_MODE_HINT",
+		NPR_PROP_ENUM, STORED | P_CACHING, 0, 0, exec_modes,
+		OFF(exec_mode) },
+	[NPR_PARAM_NUM_STREAMS] = { "NUM_STREAMS", NPR_PROP_INT, STORED,
+		NPR_NUM_STREAMS_AUTO, 1024, NULL, OFF(num_streams) },
+	[NPR_PARAM_ENABLE_CPU_PINNING] = { "ENABLE_CPU_PINNING", NPR_PROP_BOOL,
+		STORED, 0, 1, NULL, OFF(cpu_pinning) },
+	[NPR_PARAM_MODEL_PRIORITY] = { "MODEL_PRIORITY", NPR_PROP_ENUM, STORED,
+		0, 0, priorities, OFF(priority) },
+	[NPR_PARAM_CACHE_DIR] = { "CACHE_DIR", NPR_PROP_STRING, STORED, 0, 0,
+		NULL, OFF(cache_dir) },
+	[NPR_PARAM_CACHING_PROPERTIES] = { "CACHING_PROPERTIES", NPR_PROP_LIST,
+		P_DEV, 0, 0, NULL, -1 },
+	[NPR_PARAM_DISABLE_TRANSFORMATIONS] = { "DISABLE_TRANSFORMATIONS",
+		NPR_PROP_BOOL, STORED | P_CACHING, 0, 1, NULL,
+		OFF(disable_transformations) },
+	[NPR_PARAM_EXCLUSIVE_ASYNC_REQUESTS] = { "EXCLUSIVE_ASYNC_REQUESTS",
+		NPR_PROP_BOOL, STORED, 0, 1, NULL, OFF(exclusive_async) },
+	[NPR_PARAM_COMPILATION_NUM_THREADS] = { "COMPILATION_NUM_THREADS",
+		NPR_PROP_INT, STORED, 0, 1024, NULL, OFF(compile_threads) },
+	[NPR_PARAM_MODEL_NAME] = { "MODEL_NAME", NPR_PROP_STRING, P_EXEC, 0, 0,
+		NULL, -1 },
+	[NPR_PARAM_LOADED_FROM_CACHE] = { "LOADED_FROM_CACHE", NPR_PROP_BOOL,
+		P_EXEC, 0, 1, NULL, -1 },
+	[NPR_PARAM_NPR_CACHE_MAX_MB] = { "NPR_CACHE_MAX_MB", NPR_PROP_INT,
+		STORED, 0, 1 << 30, NULL, OFF(cache_max_mb) },
+	[NPR_PARAM_NPR_CACHE_REQUIRED] = { "NPR_CACHE_REQUIRED", NPR_PROP_BOOL,
+		STORED, 0, 1, NULL, OFF(cache_required) },
+};
+
+static const char *const type_names[] = {
+	[NPR_PROP_INT] = "an integer", [NPR_PROP_BOOL] = "a boolean",
+	[NPR_PROP_STRING] = "a string", [NPR_PROP_ENUM] = "an enum",
+	[NPR_PROP_LIST] = "a list", [NPR_PROP_INT_LIST] = "an integer list",
+};
+
+/**
+ * npr_props_init() - device defaults
+ * @p: properties to fill.
+ */
+void npr_props_init(struct npr_props *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->perf_hint = NPR_PERF_HINT_LATENCY;
+	p->log_level = NPR_LOG_NONE;
+	p->precision_hint = NPR_ELEM_F32;
+	p->exec_mode = NPR_EXEC_MODE_PERFORMANCE;
+	p->num_streams = NPR_NUM_STREAMS_AUTO;
+	p->priority = NPR_PRIORITY_MEDIUM;
+	p->cache_max_mb = 2048;
+}
+
+/* ---- values ------------------------------------------------------------- */
+
+static const char *enum_name(const struct enum_name *e, int64_t v)
+{
+	for (; e->name; e++)
+		if (e->value == v)
+			return e->name;
+	return NULL;
+}
+
+static uint32_t *field(struct npr_props *p, const struct prop_def *d)
+{
+	return (uint32_t *)((char *)p + d->off);
+}
+
+/* A growing output buffer for string lists. */
+struct obuf {
+	char *buf;
+	size_t len, cap;
+	int err;
+};
+
+static void ob_put(struct obuf *o, const void *p, size_t n)
+{
+	if (o->err)
+		return;
+	if (o->len + n > o->cap) {
+		size_t cap = o->cap ? 2 * o->cap : 256;
+		char *b;
+
+		while (cap < o->len + n)
+			cap *= 2;
+		b = realloc(o->buf, cap);
+		if (!b) {
+			o->err = -ENOMEM;
+			return;
+		}
+		o->buf = b;
+		o->cap = cap;
+	}
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+}
+
+static void ob_str(struct obuf *o, const char *s)
+{
+	ob_put(o, s, strlen(s) + 1);
+}
+
+/* Copy @n bytes to a user buffer with the -EMSGSIZE contract. */
+static int put_bytes(const void *p, size_t n, uint64_t ptr, uint32_t *len)
+{
+	uint32_t have = *len;
+
+	if (n > UINT32_MAX)
+		return npr_err(-EOVERFLOW, "value too long");
+	*len = (uint32_t)n;
+	if (!ptr || have < n)
+		return npr_err(-EMSGSIZE, "buffer of %u bytes, %zu needed",
+			       have, n);
+	memcpy((void *)(uintptr_t)ptr, p, n);
+	return 0;
+}
+
+/* Strings are cut to the buffer (NUL-terminated) when it is too small. */
+static int put_str(const char *s, uint64_t ptr, uint32_t *len)
+{
+	size_t need = strlen(s) + 1;
+	uint32_t have = *len;
+
+	if (ptr && have && have < need) {
+		memcpy((void *)(uintptr_t)ptr, s, have - 1);
+		((char *)(uintptr_t)ptr)[have - 1] = 0;
+	}
+	return put_bytes(s, need, ptr, len);
+}
+
+static bool readable(const struct prop_def *d, const struct npr_exec *ex)
+{
+	return d->name && (d->flags & (ex ? P_EXEC : P_DEV));
+}
+
+static void uuid_of(const struct npr_device *dev, char *out, size_t len)
+{
+	/* FNV-1a over what identifies the device: stable across runs */
+	const char *parts[3] = { dev->info.name, dev->info.full_name,
+				 dev->info.arch };
+	uint64_t h[2] = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
+	unsigned char b[16];
+	int i, k;
+
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < 3; i++)
+			for (const char *s = parts[i]; *s; s++) {
+				h[k] ^= (unsigned char)*s;
+				h[k] *= 0x100000001b3ull;
+			}
+	for (i = 0; i < 16; i++)
+		b[i] = (unsigned char)(h[i / 8] >> (8 * (i % 8)));
+	b[6] = (b[6] & 0x0f) | 0x50;	/* name-based UUID layout */
+	b[8] = (b[8] & 0x3f) | 0x80;
+	snprintf(out, len, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4],
+		 b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+		 b[14], b[15]);
+}
+
+static int64_t optimal_requests(const struct npr_props *p)
+{
+	int64_t n;
+
+	if (p->perf_hint == NPR_PERF_HINT_LATENCY)
+		return 1;
+	if (p->num_streams > 0)
+		n = p->num_streams;
+	else if (p->num_threads)
+		n = p->num_threads;
+	else
+		n = npr_cpu_count();
+	if (p->hint_num_requests && p->hint_num_requests < n)
+		n = p->hint_num_requests;
+	return n > 0 ? n : 1;
+}
+
+/* Build a list value. */
+static int list_value(struct npr_device *dev, struct npr_exec *ex,
+		      uint32_t id, struct obuf *o)
+{
+	char buf[96];
+	uint32_t i;
+
+	switch (id) {
+	case NPR_PARAM_SUPPORTED_PROPERTIES:
+		for (i = 1; i < NPR_PARAM_MAX; i++) {
+			if (!readable(&defs[i], ex))
+				continue;
+			snprintf(buf, sizeof(buf), "%s:%s", defs[i].name,
+				 !ex && (defs[i].flags & P_RW) ? "RW" : "RO");
+			ob_str(o, buf);
+		}
+		break;
+	case NPR_PARAM_AVAILABLE_DEVICES:
+		ob_str(o, dev->info.name);
+		break;
+	case NPR_PARAM_OPTIMIZATION_CAPABILITIES:
+		if (dev->info.caps & NPR_CAP_FP32)
+			ob_str(o, "FP32");
+		if (dev->info.caps & NPR_CAP_FP16)
+			ob_str(o, "FP16");
+		if (dev->info.caps & NPR_CAP_INT8)
+			ob_str(o, "INT8");
+		if (dev->info.caps & NPR_CAP_EXPORT_IMPORT)
+			ob_str(o, "EXPORT_IMPORT");
+		break;
+	case NPR_PARAM_EXECUTION_DEVICES:
+		ob_str(o, dev->info.name);
+		break;
+	case NPR_PARAM_CACHING_PROPERTIES:
+		for (i = 1; i < NPR_PARAM_MAX; i++)
+			if (defs[i].name && (defs[i].flags & P_CACHING))
+				ob_str(o, defs[i].name);
+		break;
+	}
+	ob_put(o, "", 1);
+	return o->err;
+}
+
+static int get_value(struct npr_device *dev, struct npr_exec *ex,
+		     struct npr_props *p, const struct prop_def *d,
+		     uint32_t id, struct npr_param *a)
+{
+	char buf[128];
+	struct obuf o = { 0 };
+	int64_t v[3];
+	int err;
+
+	switch (d->type) {
+	case NPR_PROP_INT:
+	case NPR_PROP_BOOL:
+		if (id == NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS)
+			a->value = (uint64_t)optimal_requests(p);
+		else if (id == NPR_PARAM_LOADED_FROM_CACHE)
+			a->value = ex->from_cache;
+		else if (id == NPR_PARAM_NUM_STREAMS)
+			a->value = (uint64_t)(int64_t)(int32_t)*field(p, d);
+		else
+			a->value = *field(p, d);
+		return 0;
+	case NPR_PROP_ENUM:
+		a->value = id == NPR_PARAM_DEVICE_TYPE ?
+			   NPR_DEVICE_KIND_INTEGRATED : *field(p, d);
+		if (!a->ptr)
+			return 0;
+		return put_str(enum_name(d->enums, (int64_t)a->value), a->ptr,
+			       &a->len);
+	case NPR_PROP_STRING:
+		switch (id) {
+		case NPR_PARAM_FULL_DEVICE_NAME:
+			return put_str(dev->info.full_name, a->ptr, &a->len);
+		case NPR_PARAM_DEVICE_ARCHITECTURE:
+			return put_str(dev->info.arch, a->ptr, &a->len);
+		case NPR_PARAM_DEVICE_UUID:
+			uuid_of(dev, buf, sizeof(buf));
+			return put_str(buf, a->ptr, &a->len);
+		case NPR_PARAM_DEVICE_ID: {
+			const char *dot = strchr(dev->info.name, '.');
+
+			return put_str(dot ? dot + 1 : "0", a->ptr, &a->len);
+		}
+		case NPR_PARAM_MODEL_NAME:
+			return put_str(ex->g->name ? ex->g->name : "", a->ptr,
+				       &a->len);
+		default:
+			return put_str((char *)p + d->off, a->ptr, &a->len);
+		}
+	case NPR_PROP_LIST:
+		err = list_value(dev, ex, id, &o);
+		if (!err)
+			err = put_bytes(o.buf, o.len, a->ptr, &a->len);
+		free(o.buf);
+		return err;
+	case NPR_PROP_INT_LIST:
+		/* (min, max, step) of the counts the device accepts */
+		v[0] = 1;
+		v[1] = id == NPR_PARAM_RANGE_FOR_STREAMS ? npr_cpu_count() :
+		       1024;
+		v[2] = 1;
+		return put_bytes(v, sizeof(v), a->ptr, &a->len);
+	}
+	return npr_err(-EINVAL, "property %s has no value", d->name);
+}
+
+/* Parse and range-check a value into @p. */
+static int set_value(struct npr_device *dev, struct npr_props *p,
+		     const struct prop_def *d, uint32_t id, uint64_t value,
+		     const char *str)
+{
+	int64_t v = (int64_t)value;
+
+	switch (d->type) {
+	case NPR_PROP_INT:
+	case NPR_PROP_BOOL:
+		if (str)
+			return npr_err(-EINVAL, "%s is %s: ptr and len must be 0",
+				       d->name, type_names[d->type]);
+		if (id == NPR_PARAM_NUM_STREAMS && v == 0)
+			return npr_err(-ERANGE, "NUM_STREAMS must be at least 1, or AUTO (-1)");
+		if (id == NPR_PARAM_NUM_STREAMS && v > npr_cpu_count())
+			return npr_err(-ERANGE, "NUM_STREAMS %lld: at most %d streams (RANGE_FOR_STREAMS)",
+				       (long long)v, npr_cpu_count());
+		if (v < d->min || v > d->max)
+			return npr_err(-ERANGE, "%s: %lld is out of range %lld..%lld",
+				       d->name, (long long)v,
+				       (long long)d->min, (long long)d->max);
+		*field(p, d) = (uint32_t)v;
+		return 0;
+	case NPR_PROP_ENUM:
+		if (str) {
+			const struct enum_name *e;
+
+			for (e = d->enums; e->name; e++)
+				if (!strcmp(e->name, str))
+					break;
+			if (!e->name)
+				return npr_err(-EINVAL, "%s: unknown value \"%.64s\"",
+					       d->name, str);
+			v = e->value;
+		} else if (!enum_name(d->enums, v)) {
+			return npr_err(-ERANGE, "%s: %lld is not one of its values",
+				       d->name, (long long)v);
+		}
+		if (id == NPR_PARAM_INFERENCE_PRECISION_HINT &&
+		    v != NPR_ELEM_F32)
+			return npr_err(-EINVAL, "INFERENCE_PRECISION_HINT %s: the %s device computes in f32",
+				       enum_name(d->enums, v), dev->info.name);
+		*field(p, d) = (uint32_t)v;
+		return 0;
+	case NPR_PROP_STRING:
+		if (!str)
+			return npr_err(-EINVAL, "%s is a string: give it in ptr",
+				       d->name);
+		if (strlen(str) >= NPR_PROP_STR_MAX)
+			return npr_err(-ERANGE, "%s: longer than %d bytes",
+				       d->name, NPR_PROP_STR_MAX - 1);
+		strcpy((char *)p + d->off, str);
+		return 0;
+	}
+	return npr_err(-EPERM, "%s is read-only", d->name);
+}
+
+static int lookup(uint32_t id, const struct prop_def **d)
+{
+	*d = NULL;
+	if (!id || id >= NPR_PARAM_MAX || !defs[id].name)
+		return npr_err(-ENOPROTOOPT, "unknown property %u", id);
+	*d = &defs[id];
+	return 0;
+}
+
+/* A user string of at most @len bytes that must hold its NUL. */
+static int user_string(uint64_t ptr, uint32_t len, const char *name,
+		       const char **out)
+{
+	const char *s = (const char *)(uintptr_t)ptr;
+
+	if (!len || !memchr(s, 0, len))
+		return npr_err(-EINVAL, "%s: the string has no NUL within len (%u)",
+			       name, len);
+	*out = s;
+	return 0;
+}
+
+/**
+ * npr_prop_param() - GET_PARAM and SET_PARAM
+ * @dev: the device, locked.
+ * @ex: the compiled model the handle names, or NULL for the device.
+ * @a: the argument, copied in.
+ * @set: SET_PARAM.
+ *
+ * Return: 0 or -errno with the message set.
+ */
+int npr_prop_param(struct npr_device *dev, struct npr_exec *ex,
+		   struct npr_param *a, bool set)
+{
+	struct npr_props *p = ex ? &ex->props : &dev->props;
+	const struct prop_def *d;
+	const char *str = NULL;
+	uint32_t want = a->type;
+	int err;
+
+	err = lookup(a->param, &d);
+	if (err)
+		return err;
+	a->type = d->type;
+	if (!readable(d, ex))
+		return npr_err(-ENOPROTOOPT, "%s is a %s property", d->name,
+			       ex ? "device" : "compiled-model");
+	if (want && want != d->type)
+		return npr_err(-EPROTOTYPE, "%s is %s, not %s", d->name,
+			       type_names[d->type],
+			       want < sizeof(type_names) / sizeof(type_names[0]) &&
+			       type_names[want] ? type_names[want] :
+			       "a known type");
+	if (!set) {
+		if ((d->type == NPR_PROP_INT || d->type == NPR_PROP_BOOL) &&
+		    (a->ptr || a->len))
+			return npr_err(-EINVAL, "%s is %s: ptr and len must be 0",
+				       d->name, type_names[d->type]);
+		return get_value(dev, ex, p, d, a->param, a);
+	}
+	if (!(d->flags & P_RW))
+		return npr_err(-EPERM, "%s is read-only", d->name);
+	if (ex)
+		return npr_err(-EPERM, "%s: a compiled model's properties are fixed at compile time",
+			       d->name);
+	if (a->ptr) {
+		err = user_string(a->ptr, a->len, d->name, &str);
+		if (err)
+			return err;
+	} else if (a->len) {
+		return npr_err(-EINVAL, "%s: len without ptr", d->name);
+	}
+	if ((d->type == NPR_PROP_STRING) && a->value)
+		return npr_err(-EINVAL, "%s is a string: value must be 0",
+			       d->name);
+	return set_value(dev, p, d, a->param, a->value, str);
+}
+
+/**
+ * npr_prop_compile_arg() - apply one COMPILE property to a snapshot
+ * @dev: the device (for messages and device-dependent checks).
+ * @p: the compiled model's properties being built.
+ * @pa: the argument.
+ *
+ * Return: 0 or -errno with the message set, the errnos of SET_PARAM.
+ */
+int npr_prop_compile_arg(struct npr_device *dev, struct npr_props *p,
+			 const struct npr_prop_arg *pa)
+{
+	const struct prop_def *d;
+	const char *str = NULL;
+	int err;
+
+	err = lookup(pa->param, &d);
+	if (err)
+		return err;
+	if (!(d->flags & P_COMPILE))
+		return npr_err(-EPERM, "%s cannot be set at compile time (read-only)",
+			       d->name);
+	if (d->type == NPR_PROP_STRING) {
+		if (!pa->value)
+			return npr_err(-EINVAL, "%s: value must point to a string",
+				       d->name);
+		err = user_string(pa->value, NPR_PROP_STR_MAX, d->name, &str);
+		if (err)
+			return npr_err(-ERANGE, "%s: longer than %d bytes",
+				       d->name, NPR_PROP_STR_MAX - 1);
+	}
+	return set_value(dev, p, d, pa->param, str ? 0 : pa->value, str);
+}
+
+/**
+ * npr_prop_info() - PROP_INFO
+ * @dev: the device, locked.
+ * @ex: the compiled model the handle names, or NULL.
+ * @a: the argument, copied in.
+ *
+ * Return: 0, -ENOENT past the last property, or -errno.
+ */
+int npr_prop_info(struct npr_device *dev, struct npr_exec *ex,
+		  struct npr_prop_info *a)
+{
+	const struct prop_def *d = NULL;
+	uint32_t id, n = 0;
+
+	(void)dev;
+	if (a->flags == NPR_PROP_INFO_BY_ID) {
+		if (lookup(a->id, &d))
+			return -ENOPROTOOPT;
+		id = a->id;
+	} else if (a->flags == NPR_PROP_INFO_BY_NAME) {
+		if (!memchr(a->name, 0, sizeof(a->name)))
+			return npr_err(-EINVAL, "name is not NUL-terminated");
+		for (id = 1; id < NPR_PARAM_MAX; id++)
+			if (defs[id].name && !strcmp(defs[id].name, a->name))
+				break;
+		if (id == NPR_PARAM_MAX)
+			return npr_err(-ENOPROTOOPT, "unknown property \"%.63s\"",
+				       a->name);
+		d = &defs[id];
+	} else {
+		for (id = 1; id < NPR_PARAM_MAX; id++) {
+			if (!readable(&defs[id], ex))
+				continue;
+			if (n++ == a->index)
+				break;
+		}
+		if (id == NPR_PARAM_MAX)
+			return npr_err(-ENOENT, "property index %u: the %s has %u properties",
+				       a->index, ex ? "compiled model" :
+				       "device", n);
+		d = &defs[id];
+	}
+	if (!readable(d, ex))
+		return npr_err(-ENOPROTOOPT, "%s is a %s property", d->name,
+			       ex ? "device" : "compiled-model");
+	a->id = id;
+	a->type = d->type;
+	a->access = d->flags & (P_COMPILE | P_CACHING);
+	if (!ex)
+		a->access |= d->flags & P_RW;
+	snprintf(a->name, sizeof(a->name), "%s", d->name);
+	return 0;
+}

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/*
+ * query_model: which layers of a model a device supports.
+ *
+ * The answer is about the original layers, computed after the pipeline
+ * COMPILE runs (so a layer folded into a constant, or turned into ports
+ * like ReadValue, counts as supported: the device never has to run it).
+ * Compile keeps node positions, so compiled node i is model node i and
+ * every node the passes added comes after the model's.  When the model
+ * does not compile as it is (a dynamic input shape), each layer is
+ * judged by its op alone.  Then OpenVINO's rule for housekeeping nodes:
+ * a Parameter or Constant is supported when every node it feeds is, a
+ * Result when the node feeding it is.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "graph.h"
+
+static bool housekeeping(const struct npr_node *n)
+{
+	return n->op->flags & (NPR_OP_SOURCE | NPR_OP_SINK);
+}
+
+/* The device's answer for an op it would run. */
+static bool runs(const struct npr_node *n)
+{
+	return n->op->eval != NULL;
+}
+
+/**
+ * npr_query_model() - supported layers
+ * @dev: the device.
+ * @model: the loaded model (not modified).
+ * @supported: per model node, filled.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int npr_query_model(struct npr_device *dev, const struct npr_graph *model,
+		    bool *supported)
+{
+	struct npr_graph *g = NULL;
+	unsigned long mark = npr_err_mark();
+	bool *dev_ok = NULL, changed;
+	int i, j, err;
+
+	err = npr_compile_graph(model, NULL, &g);
+	if (err == -ENOMEM)
+		return err;
+	npr_err_default(0, mark);	/* a compile failure is not ours */
+	if (err)
+		g = NULL;
+	if (g) {
+		dev_ok = calloc(g->nnodes ? g->nnodes : 1, sizeof(bool));
+		if (!dev_ok) {
+			npr_graph_free(g);
+			return -ENOMEM;
+		}
+		if (dev->ops->query) {
+			err = dev->ops->query(dev, g, dev_ok);
+			if (err) {
+				free(dev_ok);
+				npr_graph_free(g);
+				return err;
+			}
+		} else {
+			for (i = 0; i < g->nnodes; i++)
+				dev_ok[i] = runs(&g->nodes[i]);
+		}
+	}
+	for (i = 0; i < model->nnodes; i++) {
+		const struct npr_node *n = &model->nodes[i];
+
+		if (housekeeping(n))
+			supported[i] = true;	/* settled below */
+		else if (!g)
+			supported[i] = runs(n);
+		else
+			supported[i] = g->nodes[i].dead || dev_ok[i];
+	}
+	/* housekeeping nodes follow their neighbours, to a fixed point */
+	do {
+		changed = false;
+		for (i = 0; i < model->nnodes; i++) {
+			const struct npr_node *n = &model->nodes[i];
+			bool ok = true;
+
+			if (!housekeeping(n))
+				continue;
+			if (n->op->flags & NPR_OP_SINK) {
+				ok = supported[model->vals[n->in[0]].producer];
+			} else {
+				for (j = 0; j < model->nnodes && ok; j++) {
+					const struct npr_node *c = &model->nodes[j];
+					int k;
+
+					for (k = 0; k < c->nin; k++)
+						if (model->vals[c->in[k]].producer == i &&
+						    !supported[j]) {
+							ok = false;
+							break;
+						}
+				}
+			}
+			if (ok != supported[i]) {
+				supported[i] = ok;
+				changed = true;
+			}
+		}
+	} while (changed);
+	free(dev_ok);
+	npr_graph_free(g);
+	return 0;
+}

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Every way a compiled-model blob can be wrong - truncated, bit-flipped,
+ * another backend, architecture, format or library version, a payload
+ * whose checksum is right but whose graph is not - is a clear error,
+ * never a crash.  Runs under valgrind.
+ */
+#include "blob_util.h"
+
+/* The blob layout (Documentation/blob.rst) and the library's checksum. */
+uint64_t npr_blob_hash(const void *p, size_t n);
+#define HDR		96
+#define OFF_BACKEND	16
+#define OFF_ARCH	32
+#define OFF_VERSION	64
+
+static void reseal(unsigned char *b, size_t len)
+{
+	uint64_t a = npr_blob_hash(b + HDR, len - HDR);
+	uint64_t h = npr_blob_hash(b, 88);
+
+	h = a ^ ((h << 17) | (h >> 47));
+	memcpy(b + 88, &h, 8);
+}
+
+/* A small model for the failure cases. */
+static void small(struct npr_test *_metadata, FIXTURE_DATA(blob) *self)
+{
+	ASSERT_EQ(compile_path(self->fd,
+			       "models/ir/open-closed-eye-0001/FP32/open-closed-eye-0001.xml",
+			       &self->exec), 0);
+	ASSERT_EQ(export(self->fd, self->exec, &self->blob, &self->len), 0);
+}
+
+#define NEED_SHARED() do {						\
+	if (!npr_test_shared_ok())					\
+		SKIP(return, "no shared data at %s", npr_test_shared());	\
+} while (0)
+
+TEST_F(blob, truncated)
+{
+	static const size_t cuts[] = { 0, 1, 7, 8, 95, 96, 97, 200 };
+	__u32 imp;
+	size_t i;
+
+	NEED_SHARED();
+	small(_metadata, self);
+	EXPECT_EQ(import(self->fd, self->blob, 0, &imp), -EINVAL);
+	for (i = 1; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		int err = import(self->fd, self->blob, cuts[i], &imp);
+
+		EXPECT_TRUE(err == -EBADMSG || err == -ENOEXEC)
+			;
+		if (err != -EBADMSG && err != -ENOEXEC)
+			TH_LOG("cut at %zu: %d", cuts[i], err);
+	}
+	EXPECT_EQ(import(self->fd, self->blob, self->len / 2, &imp), -EBADMSG);
+	EXPECT_EQ(import(self->fd, self->blob, self->len - 1, &imp), -EBADMSG);
+	EXPECT_NE(strstr(npr_last_error(), "truncated"), NULL);
+	/* the original still imports */
+	EXPECT_EQ(import(self->fd, self->blob, self->len, &imp), 0);
+}
+
+/* Every single-bit flip is caught, wherever it lands. */
+TEST_F(blob, bit_flips)
+{
+	unsigned char *c;
+	__u32 imp;
+	int i, err;
+
+	NEED_SHARED();
+	small(_metadata, self);
+	c = malloc(self->len);
+	ASSERT_NE(c, NULL);
+	for (i = 0; i < 400; i++) {
+		size_t pos = i < 96 ? (size_t)i :
+			     (size_t)(((uint64_t)i * 2654435761u) % self->len);
+
+		memcpy(c, self->blob, self->len);
+		c[pos] ^= (unsigned char)(1u << (i % 8));
+		err = import(self->fd, c, self->len, &imp);
+		if (err == 0)
+			TH_LOG("flip at byte %zu bit %d accepted", pos, i % 8);
+		EXPECT_NE(err, 0);
+		EXPECT_TRUE(err == -EBADMSG || err == -ENOEXEC ||
+			    err == -EPROTONOSUPPORT);
+	}
+	free(c);
+}
+
+static int import_patched(FIXTURE_DATA(blob) *self, size_t off,
+			  const char *s, size_t field)
+{
+	unsigned char *c = malloc(self->len);
+	__u32 imp;
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	memcpy(c, self->blob, self->len);
+	memset(c + off, 0, field);
+	memcpy(c + off, s, strlen(s));
+	reseal(c, self->len);
+	err = import(self->fd, c, self->len, &imp);
+	free(c);
+	return err;
+}
+
+TEST_F(blob, wrong_backend_architecture_version)
+{
+	NEED_SHARED();
+	small(_metadata, self);
+	EXPECT_EQ(import_patched(self, OFF_BACKEND, "npu", 16), -ENODEV);
+	EXPECT_NE(strstr(npr_last_error(), "npu"), NULL);
+	EXPECT_EQ(import_patched(self, OFF_ARCH, "riscv64", 32), -ENODEV);
+	EXPECT_NE(strstr(npr_last_error(), "riscv64"), NULL);
+	EXPECT_EQ(import_patched(self, OFF_VERSION, "9.9.9", 16),
+		  -EPROTONOSUPPORT);
+	EXPECT_NE(strstr(npr_last_error(), "9.9.9"), NULL);
+	{
+		/* a format from the future */
+		unsigned char *c = malloc(self->len);
+		__u32 imp, v = 2;
+
+		ASSERT_NE(c, NULL);
+		memcpy(c, self->blob, self->len);
+		memcpy(c + 8, &v, 4);
+		EXPECT_EQ(import(self->fd, c, self->len, &imp),
+			  -EPROTONOSUPPORT);
+		memcpy(c, "NOTABLOB", 8);
+		EXPECT_EQ(import(self->fd, c, self->len, &imp), -ENOEXEC);
+		free(c);
+	}
+}
+
+/*
+ * The checksum guards against accidents, not against crafted blobs: the
+ * payload is validated on its own.  Random byte changes with a fixed-up
+ * checksum must fail cleanly or import a model that runs.
+ */
+static void crafted(struct npr_test *_metadata, FIXTURE_DATA(blob) *self)
+{
+	unsigned char *c, *out;
+	size_t outlen;
+	uint64_t x = 0x243f6a8885a308d3ull;
+	int i, k, rejected = 0, accepted = 0;
+	__u32 imp;
+
+	c = malloc(self->len);
+	ASSERT_NE(c, NULL);
+	for (i = 0; i < 300; i++) {
+		int err;
+
+		memcpy(c, self->blob, self->len);
+		for (k = 0; k < 1 + i % 4; k++) {
+			size_t pos;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			/* most of a small model's payload is weights: aim
+			 * at the structure after them half of the time */
+			pos = HDR + (size_t)(x % (self->len - HDR));
+			if (i % 2)
+				pos = self->len - 1 - (size_t)(x % 2048);
+			c[pos] = (unsigned char)(x >> 32);
+		}
+		reseal(c, self->len);
+		err = import(self->fd, c, self->len, &imp);
+		if (err) {
+			EXPECT_TRUE(err == -EINVAL || err == -EBADMSG ||
+				    err == -ENOMEM || err == -EOPNOTSUPP);
+			if (err != -EINVAL && err != -EBADMSG &&
+			    err != -ENOMEM && err != -EOPNOTSUPP)
+				TH_LOG("errno %d: %s", err, npr_last_error());
+			EXPECT_NE(npr_last_error()[0], 0);
+			rejected++;
+			continue;
+		}
+		accepted++;
+		/* an accepted blob is a valid model: it runs */
+		if (run(self->fd, imp, 1, &out, &outlen) == 0)
+			free(out);
+	}
+	TH_LOG("%d rejected, %d accepted (changed weights or names)",
+	       rejected, accepted);
+	EXPECT_GT(rejected, 50);
+	free(c);
+}
+
+TEST_F_TIMEOUT(blob, crafted_payloads, 300)
+{
+	NEED_SHARED();
+	small(_metadata, self);
+	crafted(_metadata, self);
+}
+
+/* The same with a Loop: sub-graphs, port maps and back edges. */
+TEST_F_TIMEOUT(blob, crafted_payloads_with_a_body, 300)
+{
+	NEED_SHARED();
+	ASSERT_EQ(compile_path(self->fd, "models/ir-small/loop_2d_add.xml",
+			       &self->exec), 0);
+	ASSERT_EQ(export(self->fd, self->exec, &self->blob, &self->len), 0);
+	crafted(_metadata, self);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The model cache (CACHE_DIR): a miss compiles and stores, a hit imports
+ * and gives the same outputs; the key follows the caching properties and
+ * the input shapes and ignores the others; a truncated or corrupt entry is
+ * compiled again and replaced; NPR_CACHE_REQUIRED turns a miss into
+ * -ENOENT; least recently used entries are pruned under NPR_CACHE_MAX_MB;
+ * a cache that cannot be written never fails a compile.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "npuring.h"
+
+#define EYE	"models/ir/open-closed-eye-0001/FP32/open-closed-eye-0001.xml"
+#define LMK	"models/ir/landmarks-regression-retail-0009/FP32/landmarks-regression-retail-0009.xml"
+#define FACE	"models/ir/face-detection-retail-0004/FP32-v10/face-detection-retail-0004.xml"
+
+FIXTURE(cache) {
+	int fd;
+	char dir[64];
+};
+
+FIXTURE_SETUP(cache)
+{
+	self->fd = -1;
+	if (!npr_test_shared_ok())
+		SKIP(return, "no shared data at %s", npr_test_shared());
+	strcpy(self->dir, "/tmp/npr-cache-test.XXXXXX");
+	ASSERT_NE(mkdtemp(self->dir), NULL);
+	self->fd = npr_open("cpu", 0);
+	ASSERT_GE(self->fd, 0);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag,
+		  struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return remove(p);
+}
+
+FIXTURE_TEARDOWN(cache)
+{
+	if (self->fd >= 0)
+		npr_close(self->fd);
+	if (self->dir[0] == '/')
+		nftw(self->dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+struct opts {
+	const char *dir;
+	int exec_mode;		/* 0: leave */
+	int perf_hint;		/* 0: leave */
+	int required;
+	int max_mb;		/* 0: leave */
+	int batch;		/* > 0: input 0 = [batch,3,224,224] */
+};
+
+/* Compile @rel with the cache options; returns the exec or -errno. */
+static int compile(int fd, const char *rel, const struct opts *o,
+		   __u32 *exec)
+{
+	struct npr_prop_arg pa[8];
+	struct npr_shape_arg sh = {
+		.index = 0, .rank = 4, .dims = { o->batch, 3, 224, 224 },
+	};
+	struct npr_model_load ml;
+	struct npr_compile co;
+	char path[4096];
+	int n = 0, err;
+
+	if (snprintf(path, sizeof(path), "%s/%s", npr_test_shared(), rel) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	npr_prep_model_load(&ml, path, NULL);
+	err = npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	if (err)
+		return err;
+	pa[n++] = (struct npr_prop_arg){ .param = NPR_PARAM_CACHE_DIR,
+					 .value = (uintptr_t)o->dir };
+	if (o->exec_mode)
+		pa[n++] = (struct npr_prop_arg){
+			.param = NPR_PARAM_EXECUTION_MODE_HINT,
+			.value = (__u64)o->exec_mode };
+	if (o->perf_hint)
+		pa[n++] = (struct npr_prop_arg){
+			.param = NPR_PARAM_PERFORMANCE_HINT,
+			.value = (__u64)o->perf_hint };
+	if (o->required)
+		pa[n++] = (struct npr_prop_arg){
+			.param = NPR_PARAM_NPR_CACHE_REQUIRED, .value = 1 };
+	if (o->max_mb)
+		pa[n++] = (struct npr_prop_arg){
+			.param = NPR_PARAM_NPR_CACHE_MAX_MB,
+			.value = (__u64)o->max_mb };
+	npr_prep_compile(&co, ml.handle);
+	co.props = (uintptr_t)pa;
+	co.num_props = n;
+	if (o->batch) {
+		co.shapes = (uintptr_t)&sh;
+		co.num_shapes = 1;
+	}
+	err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
+	*exec = co.exec;
+	return err;
+}
+
+static int from_cache(int fd, __u32 exec)
+{
+	struct npr_param pa = {
+		.size = sizeof(pa), .handle = exec,
+		.param = NPR_PARAM_LOADED_FROM_CACHE,
+	};
+	int err = npr_ioctl(fd, NPR_IOCTL_GET_PARAM, &pa);
+
+	return err ? err : (int)pa.value;
+}
+
+/* Entries (*.blob) in the directory; the first one's name in @name. */
+static int entries(const char *dir, char *name, size_t len)
+{
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+	int n = 0;
+
+	if (!dp)
+		return -1;
+	while ((d = readdir(dp))) {
+		size_t l = strlen(d->d_name);
+
+		if (l > 5 && !strcmp(d->d_name + l - 5, ".blob")) {
+			if (!n && name)
+				snprintf(name, len, "%s/%s", dir, d->d_name);
+			n++;
+		}
+		if (d->d_name[0] == '.' && strstr(d->d_name, ".blob."))
+			n += 1000;	/* a temporary file left behind */
+	}
+	closedir(dp);
+	return n;
+}
+
+/* Run @exec once on a fixed input; the first output copied to @out. */
+static int run(int fd, __u32 exec, float *out, size_t n)
+{
+	struct npr_req_create rc;
+	struct npr_tensor_arg t;
+	struct npr_infer inf;
+	size_t k;
+	int err;
+
+	npr_prep_req_create(&rc, exec);
+	err = npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc);
+	if (err)
+		return err;
+	npr_prep_tensor(&t, rc.req, 0, 0, NULL, 0);
+	t.flags = NPR_TENSOR_MAP;
+	err = npr_ioctl(fd, NPR_IOCTL_GET_TENSOR, &t);
+	if (err)
+		return err;
+	for (k = 0; k < t.bytes / 4; k++)
+		((float *)(uintptr_t)t.data)[k] = (float)(k % 251);
+	npr_prep_infer(&inf, rc.req);
+	err = npr_ioctl(fd, NPR_IOCTL_INFER, &inf);
+	if (err)
+		return err;
+	npr_prep_tensor(&t, rc.req, 0, 1, out, n * sizeof(float));
+	err = npr_ioctl(fd, NPR_IOCTL_GET_TENSOR, &t);
+	return err == -EMSGSIZE ? 0 : err;
+}
+
+TEST_F(cache, miss_then_hit_same_outputs)
+{
+	struct opts o = { .dir = self->dir };
+	float a[256] = { 0 }, b[256] = { 0 };
+	char meta[256], name[512];
+	__u32 e1, e2;
+	FILE *f;
+
+	ASSERT_EQ(compile(self->fd, FACE, &o, &e1), 0);
+	EXPECT_EQ(from_cache(self->fd, e1), 0);
+	ASSERT_EQ(entries(self->dir, name, sizeof(name)), 1);
+	ASSERT_EQ(compile(self->fd, FACE, &o, &e2), 0);
+	EXPECT_EQ(from_cache(self->fd, e2), 1);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 1);
+	ASSERT_EQ(run(self->fd, e1, a, 256), 0);
+	ASSERT_EQ(run(self->fd, e2, b, 256), 0);
+	EXPECT_EQ(memcmp(a, b, sizeof(a)), 0);
+	/* the .meta file says what the key is made of */
+	strcpy(name + strlen(name) - 5, ".meta");
+	f = fopen(name, "r");
+	ASSERT_NE(f, NULL);
+	ASSERT_NE(fgets(meta, sizeof(meta), f), NULL);
+	EXPECT_EQ(strncmp(meta, "model=", 6), 0);
+	fclose(f);
+}
+
+TEST_F(cache, key_follows_caching_properties_and_shapes)
+{
+	struct opts o = { .dir = self->dir };
+	__u32 e;
+
+	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);
+	/* PERFORMANCE_HINT is not a caching property: a hit */
+	o.perf_hint = NPR_PERF_HINT_THROUGHPUT;
+	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);
+	EXPECT_EQ(from_cache(self->fd, e), 1);
+	{
+		/* and the hit answers with the properties asked for */
+		struct npr_param pa = {
+			.size = sizeof(pa), .handle = e,
+			.param = NPR_PARAM_PERFORMANCE_HINT,
+		};
+
+		ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_GET_PARAM, &pa), 0);
+		EXPECT_EQ(pa.value, NPR_PERF_HINT_THROUGHPUT);
+	}
+	EXPECT_EQ(entries(self->dir, NULL, 0), 1);
+	/* EXECUTION_MODE_HINT is: a second entry */
+	o.exec_mode = NPR_EXEC_MODE_ACCURACY;
+	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);
+	EXPECT_EQ(from_cache(self->fd, e), 0);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 2);
+	/* so are the input shapes */
+	o.exec_mode = 0;
+	o.perf_hint = 0;
+	ASSERT_EQ(compile(self->fd, "models/onnx/squeezenet1_1.onnx",
+			  &(struct opts){ .dir = self->dir, .batch = 1 }, &e),
+		  0);
+	ASSERT_EQ(compile(self->fd, "models/onnx/squeezenet1_1.onnx",
+			  &(struct opts){ .dir = self->dir, .batch = 2 }, &e),
+		  0);
+	EXPECT_EQ(from_cache(self->fd, e), 0);
+	ASSERT_EQ(compile(self->fd, "models/onnx/squeezenet1_1.onnx",
+			  &(struct opts){ .dir = self->dir, .batch = 1 }, &e),
+		  0);
+	EXPECT_EQ(from_cache(self->fd, e), 1);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 4);
+}
+
+/* Truncate or corrupt the only entry: compiled again and replaced. */
+static void damage(struct npr_test *_metadata, FIXTURE_DATA(cache) *self,
+		   bool cut)
+{
+	struct opts o = { .dir = self->dir };
+	struct stat before, after;
+	char name[512];
+	__u32 e;
+
+	ASSERT_EQ(compile(self->fd, LMK, &o, &e), 0);
+	ASSERT_EQ(entries(self->dir, name, sizeof(name)), 1);
+	ASSERT_EQ(stat(name, &before), 0);
+	if (cut) {
+		ASSERT_EQ(truncate(name, before.st_size / 3), 0);
+	} else {
+		FILE *f = fopen(name, "r+b");
+		int c;
+
+		ASSERT_NE(f, NULL);
+		fseek(f, before.st_size / 2, SEEK_SET);
+		c = fgetc(f);
+		fseek(f, before.st_size / 2, SEEK_SET);
+		fputc(c ^ 0x10, f);
+		fclose(f);
+	}
+	ASSERT_EQ(compile(self->fd, LMK, &o, &e), 0);
+	EXPECT_EQ(from_cache(self->fd, e), 0);
+	ASSERT_EQ(stat(name, &after), 0);
+	EXPECT_EQ(after.st_size, before.st_size);
+	ASSERT_EQ(compile(self->fd, LMK, &o, &e), 0);
+	EXPECT_EQ(from_cache(self->fd, e), 1);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 1);
+}
+
+TEST_F(cache, truncated_entry_is_replaced)
+{
+	damage(_metadata, self, true);
+}
+
+TEST_F(cache, corrupt_entry_is_replaced)
+{
+	damage(_metadata, self, false);
+}
+
+TEST_F(cache, required_turns_a_miss_into_enoent)
+{
+	struct opts o = { .dir = self->dir, .required = 1 };
+	__u32 e;
+
+	EXPECT_EQ(compile(self->fd, EYE, &o, &e), -ENOENT);
+	EXPECT_NE(strstr(npr_last_error(), "NPR_CACHE_REQUIRED"), NULL);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 0);
+	o.required = 0;
+	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);
+	o.required = 1;
+	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);
+	EXPECT_EQ(from_cache(self->fd, e), 1);
+}
+
+/* 3 MB: eye (50 KB) + landmarks (0.8 MB) + face (2.5 MB) do not fit;
+ * landmarks, used least recently, goes. */
+TEST_F(cache, least_recently_used_is_pruned)
+{
+	struct opts o = { .dir = self->dir, .max_mb = 3 };
+	__u32 e;
+
+	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);
+	ASSERT_EQ(compile(self->fd, LMK, &o, &e), 0);
+	usleep(20000);
+	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);	/* a use */
+	EXPECT_EQ(from_cache(self->fd, e), 1);
+	usleep(20000);
+	ASSERT_EQ(compile(self->fd, FACE, &o, &e), 0);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 2);
+	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);
+	EXPECT_EQ(from_cache(self->fd, e), 1);
+	ASSERT_EQ(compile(self->fd, FACE, &o, &e), 0);
+	EXPECT_EQ(from_cache(self->fd, e), 1);
+	ASSERT_EQ(compile(self->fd, LMK, &o, &e), 0);
+	EXPECT_EQ(from_cache(self->fd, e), 0);
+}
+
+TEST_F(cache, unwritable_cache_never_fails_a_compile)
+{
+	struct opts o = { .dir = "/proc/npuring-no-such-dir/cache" };
+	__u32 e;
+
+	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);
+	EXPECT_EQ(from_cache(self->fd, e), 0);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npr-cache: look after a model cache directory (CACHE_DIR): list its
+ * entries, check them, prune them, and say why a model misses.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "npuring.h"
+
+static const char usage[] =
+"usage: npr-cache [-C DIR] list\n"
+"       npr-cache [-C DIR] verify\n"
+"       npr-cache [-C DIR] prune --max-mb N\n"
+"       npr-cache [-C DIR] why -m MODEL [-d DEVICE] [--shape NAME=DIMS]\n"
+"                              [--prop NAME=VALUE ...]\n"
+"\n"
+"DIR is the cache directory (CACHE_DIR), by default $NPR_CACHE_DIR.\n"
+"\n"
+"  list    every entry: key, model, device, size, last use\n"
+"  verify  import every entry on its device; report those that fail\n"
+"  prune   remove least recently used entries until the directory holds\n"
+"          at most N MiB\n"
+"  why     compile MODEL as the options say, and tell whether it is in\n"
+"          the cache, or else which part of the key differs from the\n"
+"          entries of the same model\n";
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("npr-cache: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+struct entry {
+	char key[33];
+	char meta[1536];	/* the .meta text */
+	off_t size;
+	struct timespec used;
+};
+
+/* The value of line "NAME=" in a .meta text, into @out. */
+static const char *meta_get(const char *meta, const char *name, char *out,
+			    size_t len)
+{
+	size_t n = strlen(name);
+	const char *p = meta;
+
+	while (p && *p) {
+		if (!strncmp(p, name, n) && p[n] == '=') {
+			size_t l = strcspn(p + n + 1, "\n");
+
+			snprintf(out, len, "%.*s", (int)l, p + n + 1);
+			return out;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	snprintf(out, len, "?");
+	return out;
+}
+
+static int cmp_used(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	if (x->used.tv_sec != y->used.tv_sec)
+		return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
+	if (x->used.tv_nsec != y->used.tv_nsec)
+		return x->used.tv_nsec < y->used.tv_nsec ? -1 : 1;
+	return 0;
+}
+
+/* Every KEY.blob of @dir, least recently used first. */
+static struct entry *scan(const char *dir, int *count)
+{
+	struct entry *e = NULL;
+	int n = 0, cap = 0;
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+
+	if (!dp)
+		fail("%s: %s", dir, strerror(errno));
+	while ((d = readdir(dp))) {
+		char path[4200];
+		struct stat st;
+		FILE *f;
+		size_t got;
+
+		if (strlen(d->d_name) != 37 || strcmp(d->d_name + 32, ".blob"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		if (stat(path, &st) || !S_ISREG(st.st_mode))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			e = realloc(e, cap * sizeof(*e));
+			if (!e)
+				fail("out of memory");
+		}
+		memset(&e[n], 0, sizeof(e[n]));
+		memcpy(e[n].key, d->d_name, 32);
+		e[n].size = st.st_size;
+		e[n].used = st.st_mtim;
+		snprintf(path, sizeof(path), "%s/%.32s.meta", dir, d->d_name);
+		f = fopen(path, "r");
+		if (f) {
+			got = fread(e[n].meta, 1, sizeof(e[n].meta) - 1, f);
+			e[n].meta[got] = 0;
+			fclose(f);
+		}
+		n++;
+	}
+	closedir(dp);
+	qsort(e, n, sizeof(*e), cmp_used);
+	*count = n;
+	return e;
+}
+
+static void cmd_list(const char *dir)
+{
+	int n, i;
+	struct entry *e = scan(dir, &n);
+	long long total = 0;
+
+	printf("%-32s  %-24s %-6s %10s  %s\n", "key", "model", "device",
+	       "bytes", "last use");
+	for (i = n - 1; i >= 0; i--) {
+		char name[64], dev[32], when[64];
+		struct tm tm;
+
+		localtime_r(&e[i].used.tv_sec, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		printf("%s  %-24.24s %-6.6s %10lld  %s\n", e[i].key,
+		       meta_get(e[i].meta, "name", name, sizeof(name)),
+		       meta_get(e[i].meta, "backend", dev, sizeof(dev)),
+		       (long long)e[i].size, when);
+		total += e[i].size;
+	}
+	printf("%d entries, %lld bytes\n", n, total);
+	free(e);
+}
+
+static int cmd_verify(const char *dir)
+{
+	int n, i, bad = 0;
+	struct entry *e = scan(dir, &n);
+
+	for (i = 0; i < n; i++) {
+		char path[4200], dev[32];
+		struct npr_import ia = { .size = sizeof(ia) };
+		struct stat st;
+		void *buf;
+		FILE *f;
+		int fd, err;
+
+		snprintf(path, sizeof(path), "%s/%s.blob", dir, e[i].key);
+		if (stat(path, &st) || !(buf = malloc(st.st_size ? st.st_size : 1)))
+			fail("%s: %s", path, strerror(errno));
+		f = fopen(path, "rb");
+		if (!f || fread(buf, 1, st.st_size, f) != (size_t)st.st_size)
+			fail("%s: cannot read", path);
+		fclose(f);
+		meta_get(e[i].meta, "backend", dev, sizeof(dev));
+		fd = npr_open(strcmp(dev, "?") ? dev : "cpu", 0);
+		if (fd < 0) {
+			printf("%s  skipped: no %s device (%s)\n", e[i].key,
+			       dev, npr_last_error());
+			free(buf);
+			continue;
+		}
+		ia.data = (uintptr_t)buf;
+		ia.bytes = st.st_size;
+		err = npr_ioctl(fd, NPR_IOCTL_IMPORT, &ia);
+		if (err) {
+			printf("%s  BAD: %s\n", e[i].key, npr_last_error());
+			bad++;
+		} else {
+			printf("%s  ok\n", e[i].key);
+		}
+		npr_close(fd);
+		free(buf);
+	}
+	printf("%d entries, %d bad\n", n, bad);
+	free(e);
+	return bad ? 1 : 0;
+}
+
+static void cmd_prune(const char *dir, long long max_mb)
+{
+	long long total = 0, max = max_mb << 20;
+	int n, i, removed = 0;
+	struct entry *e = scan(dir, &n);
+
+	for (i = 0; i < n; i++)
+		total += e[i].size;
+	for (i = 0; i < n && total > max; i++) {
+		char path[4200];
+
+		snprintf(path, sizeof(path), "%s/%s.blob", dir, e[i].key);
+		if (unlink(path))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s.meta", dir, e[i].key);
+		unlink(path);
+		total -= e[i].size;
+		removed++;
+	}
+	printf("removed %d of %d entries, %lld bytes left\n", removed, n,
+	       total);
+	free(e);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag,
+		  struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return remove(p);
+}
+
+/*
+ * Compile the model into a scratch cache, then compare the .meta it
+ * wrote with the entries of the same model in @dir.
+ */
+static int cmd_why(const char *dir, const char *dev, const char *model,
+		   char **shapes, int nshapes, char **props, int nprops)
+{
+	char scratch[] = "/tmp/npr-cache-why.XXXXXX";
+	char name[256], line[256];
+	const char *lines[] = { "model", "shapes", "backend", "arch",
+				"version", "caching" };
+	struct entry *mine, *e;
+	int n, m, i, k, best = -1, best_diff = 99, rc;
+
+	if (!mkdtemp(scratch))
+		fail("mkdtemp: %s", strerror(errno));
+	{
+		/* the compile itself, through the library, like npr-compile
+		 * but with CACHE_DIR set to the scratch directory */
+		struct npr_model_load ml;
+		struct npr_compile co;
+		struct npr_prop_arg pa = { .param = NPR_PARAM_CACHE_DIR,
+					   .value = (uintptr_t)scratch };
+		struct npr_shape_arg sh[16];
+		int fd = npr_open(dev, 0), err;
+
+		if (fd < 0)
+			fail("%s: %s", dev, npr_last_error());
+		for (i = 0; i < nprops; i++) {
+			struct npr_prop_info pi = {
+				.size = sizeof(pi),
+				.flags = NPR_PROP_INFO_BY_NAME,
+			};
+			struct npr_param p = { .size = sizeof(p) };
+			char *eq = strchr(props[i], '=');
+
+			if (!eq || eq - props[i] >= (long)sizeof(pi.name))
+				fail("--prop %s: expected NAME=VALUE", props[i]);
+			memcpy(pi.name, props[i], eq - props[i]);
+			if (npr_ioctl(fd, NPR_IOCTL_PROP_INFO, &pi))
+				fail("%s: %s", props[i], npr_last_error());
+			p.param = pi.id;
+			if (pi.type == NPR_PROP_INT || pi.type == NPR_PROP_BOOL)
+				p.value = (__u64)strtoll(eq + 1, NULL, 0);
+			else {
+				p.ptr = (uintptr_t)(eq + 1);
+				p.len = (__u32)strlen(eq + 1) + 1;
+			}
+			if (npr_ioctl(fd, NPR_IOCTL_SET_PARAM, &p))
+				fail("%s: %s", props[i], npr_last_error());
+		}
+		npr_prep_model_load(&ml, model, NULL);
+		if (npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml))
+			fail("%s: %s", model, npr_last_error());
+		memset(sh, 0, sizeof(sh));
+		for (i = 0; i < nshapes && i < 16; i++) {
+			char *eq = strchr(shapes[i], '='), *p;
+			struct npr_model_info mi = { .size = sizeof(mi),
+						     .handle = ml.handle };
+			__u32 j;
+
+			if (!eq)
+				fail("--shape %s: expected NAME=DIMS", shapes[i]);
+			npr_ioctl(fd, NPR_IOCTL_MODEL_INFO, &mi);
+			for (j = 0; j < mi.num_inputs; j++) {
+				struct npr_port_info pi;
+
+				npr_prep_port_info(&pi, ml.handle, j, 0, name,
+						   sizeof(name));
+				if (!npr_ioctl(fd, NPR_IOCTL_PORT_INFO, &pi) &&
+				    strlen(name) == (size_t)(eq - shapes[i]) &&
+				    !strncmp(name, shapes[i], eq - shapes[i]))
+					break;
+			}
+			if (j == mi.num_inputs)
+				fail("--shape %s: no such input", shapes[i]);
+			sh[i].index = j;
+			for (p = eq + 1; *p && sh[i].rank < NPR_MAX_RANK;
+			     p += *p == ',') {
+				sh[i].dims[sh[i].rank++] = strtoll(p, &p, 10);
+				if (*p && *p != ',')
+					fail("--shape %s: bad dimension",
+					     shapes[i]);
+			}
+		}
+		npr_prep_compile(&co, ml.handle);
+		co.props = (uintptr_t)&pa;
+		co.num_props = 1;
+		co.shapes = (uintptr_t)sh;
+		co.num_shapes = nshapes;
+		err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
+		if (err)
+			fail("compile: %s", npr_last_error());
+		npr_close(fd);
+	}
+	mine = scan(scratch, &m);
+	nftw(scratch, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	if (m != 1)
+		fail("the compile left no cache entry to compare");
+	e = scan(dir, &n);
+	for (i = 0; i < n; i++) {
+		int diff = 0;
+
+		if (!strcmp(e[i].key, mine->key)) {
+			printf("in the cache: %s\n", mine->key);
+			free(e);
+			free(mine);
+			return 0;
+		}
+		if (strcmp(meta_get(e[i].meta, "name", name, sizeof(name)),
+			   meta_get(mine->meta, "name", line, sizeof(line))))
+			continue;
+		for (k = 0; k < 6; k++) {
+			char a[256], b[256];
+
+			if (strcmp(meta_get(e[i].meta, lines[k], a, sizeof(a)),
+				   meta_get(mine->meta, lines[k], b, sizeof(b))))
+				diff++;
+		}
+		if (diff < best_diff) {
+			best_diff = diff;
+			best = i;
+		}
+	}
+	printf("not in the cache: key %s\n", mine->key);
+	rc = 1;
+	if (best < 0) {
+		printf("no entry of model \"%s\" in %s\n",
+		       meta_get(mine->meta, "name", name, sizeof(name)), dir);
+	} else {
+		printf("closest entry %s differs in:\n", e[best].key);
+		for (k = 0; k < 6; k++) {
+			char a[256], b[256];
+
+			meta_get(e[best].meta, lines[k], a, sizeof(a));
+			meta_get(mine->meta, lines[k], b, sizeof(b));
+			if (strcmp(a, b))
+				printf("  %-8s cached %s\n  %-8s wanted %s\n",
+				       lines[k], a, "", b);
+		}
+	}
+	free(e);
+	free(mine);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "cache-dir", required_argument, NULL, 'C' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "model", required_argument, NULL, 'm' },
+		{ "max-mb", required_argument, NULL, 'M' },
+		{ "shape", required_argument, NULL, 'S' },
+		{ "prop", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = getenv("NPR_CACHE_DIR"), *dev = "cpu", *model = NULL;
+	char *shapes[16], *props[64];
+	int nshapes = 0, nprops = 0, c;
+	long long max_mb = -1;
+
+	while ((c = getopt_long(argc, argv, "+C:d:m:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'C': dir = optarg; break;
+		case 'd': dev = optarg; break;
+		case 'm': model = optarg; break;
+		case 'M': max_mb = strtoll(optarg, NULL, 10); break;
+		case 'S':
+			if (nshapes < 16)
+				shapes[nshapes++] = optarg;
+			break;
+		case 'P':
+			if (nprops < 64)
+				props[nprops++] = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc || !dir) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	/* options may also follow the command */
+	{
+		const char *cmd = argv[optind];
+
+		optind++;
+		while ((c = getopt_long(argc, argv, "C:d:m:h", longopts,
+					NULL)) != -1) {
+			switch (c) {
+			case 'C': dir = optarg; break;
+			case 'd': dev = optarg; break;
+			case 'm': model = optarg; break;
+			case 'M': max_mb = strtoll(optarg, NULL, 10); break;
+			case 'S':
+				if (nshapes < 16)
+					shapes[nshapes++] = optarg;
+				break;
+			case 'P':
+				if (nprops < 64)
+					props[nprops++] = optarg;
+				break;
+			default:
+				fputs(usage, stderr);
+				return 2;
+			}
+		}
+		if (!strcmp(cmd, "list")) {
+			cmd_list(dir);
+			return 0;
+		}
+		if (!strcmp(cmd, "verify"))
+			return cmd_verify(dir);
+		if (!strcmp(cmd, "prune")) {
+			if (max_mb < 0)
+				fail("prune needs --max-mb N");
+			cmd_prune(dir, max_mb);
+			return 0;
+		}
+		if (!strcmp(cmd, "why")) {
+			if (!model)
+				fail("why needs -m MODEL");
+			return cmd_why(dir, dev, model, shapes, nshapes, props,
+				       nprops);
+		}
+		fail("unknown command %s", cmd);
+	}
+}
