@@ -82,10 +82,11 @@ struct onnx_op {
 	int arg;
 };
 
-/* The translator tables, NULL-terminated (lib/onnx_{eltwise,nn,shape}.c). */
+/* The translator tables, NULL-terminated (lib/onnx_<area>.c). */
 extern const struct onnx_op onnx_ops_eltwise[];
 extern const struct onnx_op onnx_ops_nn[];
 extern const struct onnx_op onnx_ops_shape[];
+extern const struct onnx_op onnx_ops_index[];
 
 /* ---- lib/onnx.c: the model ---- */
 
