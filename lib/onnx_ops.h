@@ -87,6 +87,7 @@ extern const struct onnx_op onnx_ops_eltwise[];
 extern const struct onnx_op onnx_ops_nn[];
 extern const struct onnx_op onnx_ops_shape[];
 extern const struct onnx_op onnx_ops_index[];
+extern const struct onnx_op onnx_ops_loss[];
 
 /* ---- lib/onnx.c: the model ---- */
 
