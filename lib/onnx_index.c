@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -101,32 +102,49 @@ static int tr_scatter_nd(struct onnx_ctx *c, int *out)
 	return onnx_set_attr(c, node, "reduction", "%s", red);
 }
 
-/* ArgMax, ArgMin: the indices of TopK-11 with k = 1. */
-static int tr_arg(struct onnx_ctx *c, int *out)
+/* x reversed along @axis: Slice-8 from the end with step -1. */
+static int reverse(struct onnx_ctx *c, int x, int64_t axis)
 {
-	int in[2] = { c->vin[0], -1 }, o[2], node, err;
-	int64_t axis, keep, last;
+	int64_t start = -1, stop = INT64_MIN, step = -1;
+	int in[5] = { x, -1, -1, -1, -1 }, node, out;
 
-	err = onnx_attr_int(c, "axis", 0, &axis);
-	if (!err)
-		err = onnx_attr_int(c, "keepdims", 1, &keep);
-	if (!err)
-		err = onnx_attr_int(c, "select_last_index", 0, &last);
-	if (err)
-		return err;
-	if (last)
-		return onnx_err(c, -EOPNOTSUPP,
-				"select_last_index=1 is not supported");
+	in[1] = onnx_const_i64(c, &start, 1, "rev_start");
+	in[2] = in[1] < 0 ? in[1] : onnx_const_i64(c, &stop, 1, "rev_stop");
+	in[3] = in[2] < 0 ? in[2] : onnx_const_i64(c, &step, 1, "rev_step");
+	in[4] = in[3] < 0 ? in[3] : onnx_const_i64(c, &axis, 1, "rev_axes");
+	if (in[4] < 0)
+		return in[4];
+	node = onnx_node(c, "Slice", 8, "reversed", 5, in, 1, &out);
+	if (node < 0)
+		return node;
+	c->g->vals[out].shape = *onnx_vshape(c, x);
+	return out;
+}
+
+
+/*
+ * The i64 indices of the first maximum (minimum with @min) of @x along
+ * @axis, that axis kept at size 1; the last one with @last.
+ */
+int onnx_arg_index(struct onnx_ctx *c, int x, int64_t axis, bool min,
+		   bool last)
+{
+	int in[2] = { x, -1 }, o[2], node, err;
+
+	if (last) {
+		in[0] = reverse(c, x, axis);
+		if (in[0] < 0)
+			return in[0];
+	}
 	in[1] = scalar_i64(c, 1, "k");
 	if (in[1] < 0)
 		return in[1];
-	node = onnx_node(c, "TopK", 11, keep ? "topk" : NULL, 2, in, 2, o);
+	node = onnx_node(c, "TopK", 11, "topk", 2, in, 2, o);
 	if (node < 0)
 		return node;
 	err = onnx_set_attr(c, node, "axis", "%lld", (long long)axis);
 	if (!err)
-		err = onnx_set_attr(c, node, "mode", "%s",
-				    c->op->arg ? "min" : "max");
+		err = onnx_set_attr(c, node, "mode", "%s", min ? "min" : "max");
 	if (!err)
 		err = onnx_set_attr(c, node, "sort", "none");
 	if (!err)
@@ -136,11 +154,42 @@ static int tr_arg(struct onnx_ctx *c, int *out)
 	if (err)
 		return err;
 	c->g->vals[o[1]].type = NPR_ELEM_I64;
+	if (last) {
+		int s = onnx_shape_of(c, x, "shape"), d, one;
+
+		d = s < 0 ? s : onnx_pick(c, s, axis, "dim");
+		one = d < 0 ? d : scalar_i64(c, 1, "one");
+		d = one < 0 ? one : onnx_binary(c, "Subtract", d, one, "dim_1");
+		o[1] = d < 0 ? d : onnx_binary(c, "Subtract", d, o[1],
+					       "last_index");
+		if (o[1] < 0)
+			return o[1];
+		c->g->vals[o[1]].type = NPR_ELEM_I64;
+	}
+	return o[1];
+}
+
+/* ArgMax, ArgMin: the indices of TopK-11 with k = 1. */
+static int tr_arg(struct onnx_ctx *c, int *out)
+{
+	int64_t axis, keep, last;
+	int err, v;
+
+	err = onnx_attr_int(c, "axis", 0, &axis);
+	if (!err)
+		err = onnx_attr_int(c, "keepdims", 1, &keep);
+	if (!err)
+		err = onnx_attr_int(c, "select_last_index", 0, &last);
+	if (err)
+		return err;
+	v = onnx_arg_index(c, c->vin[0], axis, c->op->arg, last);
+	if (v < 0)
+		return v;
 	if (keep) {
-		out[0] = o[1];
+		out[0] = v;
 		return 0;
 	}
-	out[0] = onnx_with_list(c, "Squeeze", o[1], &axis, 1, NULL);
+	out[0] = onnx_with_list(c, "Squeeze", v, &axis, 1, NULL);
 	if (out[0] < 0)
 		return out[0];
 	c->g->vals[out[0]].type = NPR_ELEM_I64;
@@ -365,8 +414,8 @@ static int tr_onehot(struct onnx_ctx *c, int *out)
 	return onnx_set_attr(c, node, "axis", "%lld", (long long)axis);
 }
 
-/* Gather(@s, @i) on axis 0 for an i64 scalar index. */
-static int pick(struct onnx_ctx *c, int s, int64_t i, const char *suffix)
+/* onnx_pick() - Gather(@s, @i) on axis 0, @i an i64 scalar index */
+int onnx_pick(struct onnx_ctx *c, int s, int64_t i, const char *suffix)
 {
 	char nm[32];
 	int in[3] = { s, -1, -1 }, node, out, err;
@@ -417,8 +466,8 @@ static int tr_trilu(struct onnx_ctx *c, int *out)
 	if (err)
 		return err;
 	s = onnx_shape_of(c, x, "shape");
-	h = s < 0 ? s : pick(c, s, -2, "rows");
-	w = h < 0 ? h : pick(c, s, -1, "cols");
+	h = s < 0 ? s : onnx_pick(c, s, -2, "rows");
+	w = h < 0 ? h : onnx_pick(c, s, -1, "cols");
 	r = w < 0 ? w : range(c, h, "row_range");
 	cl = r < 0 ? r : range(c, w, "col_range");
 	if (cl < 0)
