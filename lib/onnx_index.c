@@ -25,6 +25,32 @@ static int scalar_i64(struct onnx_ctx *c, int64_t v, const char *suffix)
 	return onnx_const(c, NPR_ELEM_I64, &s, &v, suffix);
 }
 
+/**
+ * onnx_convert() - Convert-1 of @x to @type
+ * @c: the context.
+ * @x: the value.
+ * @type: enum npr_elem_type.
+ * @suffix: node name suffix.
+ *
+ * Return: the output value index, or -errno.
+ */
+int onnx_convert(struct onnx_ctx *c, int x, unsigned int type,
+		 const char *suffix)
+{
+	int node, out, err;
+
+	node = onnx_node(c, "Convert", 1, suffix, 1, &x, 1, &out);
+	if (node < 0)
+		return node;
+	err = onnx_set_attr(c, node, "destination_type", "%s",
+			    npr_elem_name(type));
+	if (err)
+		return err;
+	c->g->vals[out].type = type;
+	c->g->vals[out].shape = *onnx_vshape(c, x);
+	return out;
+}
+
 /* GatherElements-6, GatherND-8: the ONNX inputs and one int attribute. */
 static int tr_gather_like(struct onnx_ctx *c, int *out)
 {

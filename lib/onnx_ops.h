@@ -165,6 +165,8 @@ const struct onnx_op *onnx_op_find(const char *type);
 int onnx_arg_index(struct onnx_ctx *c, int x, int64_t axis, bool min,
 		   bool last);
 int onnx_pick(struct onnx_ctx *c, int s, int64_t i, const char *suffix);
+int onnx_convert(struct onnx_ctx *c, int x, unsigned int type,
+		 const char *suffix);
 
 /* ---- small inline helpers ---- */
 
