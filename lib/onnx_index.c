@@ -3,7 +3,7 @@
  * ONNX translators for indexing, sorting, layout and a few math ops:
  * GatherElements, GatherND, ScatterElements (and Scatter), ScatterND,
  * ArgMax, ArgMin, TopK, CumSum, DepthToSpace, SpaceToDepth, Round, Sign,
- * IsNaN, IsInf, NonZero, Einsum, OneHot and Trilu.
+ * IsNaN, IsInf, NonZero, Einsum, OneHot, Trilu and EyeLike.
  *
  * Most map onto one OpenVINO op of the same meaning; ArgMax/ArgMin are a
  * TopK with k = 1, IsNaN/IsInf comparisons, Trilu a Select over a mask
@@ -530,7 +530,48 @@ static int tr_trilu(struct onnx_ctx *c, int *out)
 	return onnx_set_attr(c, node, "auto_broadcast", "numpy");
 }
 
+/* EyeLike: Convert(col - row == k) to dtype (the input's by default). */
+static int tr_eyelike(struct onnx_ctx *c, int *out)
+{
+	int x = c->vin[0], s, h, w, r, cl, d, k;
+	unsigned int type = c->g->vals[x].type;
+	int64_t kk, one = 1, dt;
+	int err;
+
+	err = onnx_attr_int(c, "k", 0, &kk);
+	if (!err)
+		err = onnx_attr_int(c, "dtype", 0, &dt);
+	if (err)
+		return err;
+	if (dt) {
+		type = onnx_elem_type((int32_t)dt);
+		if (!type)
+			return onnx_err(c, -EOPNOTSUPP, "dtype %lld",
+					(long long)dt);
+	}
+	s = onnx_shape_of(c, x, "shape");
+	h = s < 0 ? s : onnx_pick(c, s, 0, "rows");
+	w = h < 0 ? h : onnx_pick(c, s, 1, "cols");
+	r = w < 0 ? w : range(c, h, "row_range");
+	cl = r < 0 ? r : range(c, w, "col_range");
+	if (cl < 0)
+		return cl;
+	r = onnx_with_list(c, "Unsqueeze", r, &one, 1, "row_col");
+	if (r < 0)
+		return r;
+	c->g->vals[r].type = NPR_ELEM_I64;
+	d = onnx_binary(c, "Subtract", cl, r, "diag");
+	k = d < 0 ? d : scalar_i64(c, kk, "k");
+	d = k < 0 ? k : onnx_binary(c, "Equal", d, k, "mask");
+	if (d < 0)
+		return d;
+	c->g->vals[d].type = NPR_ELEM_BOOLEAN;
+	out[0] = onnx_convert(c, d, type, NULL);
+	return out[0] < 0 ? out[0] : 0;
+}
+
 const struct onnx_op onnx_ops_index[] = {
+	{ "EyeLike", tr_eyelike, 1, 1, 1, NULL, 0 },
 	{ "ArgMax", tr_arg, 1, 1, 1, NULL, 0 },
 	{ "ArgMin", tr_arg, 1, 1, 1, NULL, 1 },
 	{ "CumSum", tr_cumsum, 2, 2, 1, NULL, 0 },
