@@ -53,7 +53,7 @@ LIBS := $(XML_LIBS) $(PNG_LIBS) $(PROTOBUF_LIBS) -lm -pthread
 
 include $(srctree)/Kbuild
 
-LIB_OBJS := $(addprefix $(obj)/,$(lib-y) $(ref-y))
+LIB_OBJS := $(addprefix $(obj)/,$(lib-y) $(ref-y) $(npu-y))
 LIBA := $(obj)/lib/libnpuring.a
 LIBSO := $(obj)/lib/libnpuring.so
 TOOLS := $(addprefix $(obj)/tools/,$(tools-y))
@@ -97,6 +97,24 @@ $(obj)/$(1)/$(2): $(addprefix $(obj)/,$($(2)-objs)) $(LIBA)
 	$$(Q)$$(CC) $$(LDFLAGS) -o $$@ $(addprefix $(obj)/,$($(2)-objs)) $(LIBA) $$(LIBS)
 endef
 $(foreach t,$(tools-y),$(eval $(call link_prog,tools,$(t))))
+
+# npu/vnpu/: the software NPU, a Level Zero driver library the system's
+# loader loads; built only where the Level Zero headers are installed.
+ZE_HEADERS := $(shell echo '\#include <level_zero/ze_api.h>' | \
+	$(CC) $(CFLAGS) -E -x c - >/dev/null 2>&1 && echo yes)
+VNPU := $(obj)/npu/vnpu/libze_intel_vpu.so.1
+ifneq ($(ZE_HEADERS),)
+all: $(VNPU)
+$(VNPU): $(addprefix $(obj)/,$(vnpu-objs)) $(LIB_OBJS) $(srctree)/npu/vnpu/vnpu.map
+	$(quiet) LD npu/vnpu/libze_intel_vpu.so.1
+	$(Q)$(CC) -shared -Wl,-soname,libze_intel_vpu.so.1 -Wl,-Bsymbolic \
+		-Wl,--version-script=$(srctree)/npu/vnpu/vnpu.map $(LDFLAGS) \
+		-o $@ $(addprefix $(obj)/,$(vnpu-objs)) $(LIB_OBJS) $(LIBS) -ldl
+else
+CFLAGS_BASE += -DNPR_NO_LEVEL_ZERO
+all:
+	@echo "  SKIP    npu/vnpu (no Level Zero headers: apt-get install libze-dev)"
+endif
 $(foreach t,$(selftests-y),$(eval $(call link_prog,selftests,$(t))))
 
 SHARED ?= $(abspath $(srctree)/../shared)
@@ -106,7 +124,7 @@ deps:
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)NPR_SHARED=$(SHARED) \
+	$(Q)NPR_SHARED=$(SHARED) NPR_VNPU=$(if $(ZE_HEADERS),$(VNPU)) \
 		NPR_CONFORMANCE_EXPECT=$(srctree)/selftests/conformance.expect \
 		NPR_VALGRIND="$(if $(SANITIZE),,$(selftests-valgrind-y))" \
 		$(srctree)/selftests/run.sh $(TESTS)
@@ -121,10 +139,11 @@ demo: deps
 clean:
 	$(quiet) CLEAN $(obj)
 	$(Q)rm -f $(LIB_OBJS) $(LIB_OBJS:.o=.d) $(LIBA) $(LIBSO) $(TOOLS) $(TESTS)
+	$(Q)rm -f $(VNPU) $(addprefix $(obj)/,$(vnpu-objs))
 	$(Q)rm -rf $(obj)/lib/onnx
-	$(Q)find $(obj)/lib $(obj)/ref $(obj)/tools $(obj)/selftests \
+	$(Q)find $(obj)/lib $(obj)/ref $(obj)/npu $(obj)/tools $(obj)/selftests \
 		-name '*.[od]' -delete 2>/dev/null || true
 
 .PHONY: all check demo deps clean
 
--include $(LIB_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(addprefix $(obj)/,$(vnpu-objs:.o=.d))

@@ -307,6 +307,8 @@ static int do_open(const char *name, unsigned int flags)
 	return dev->fd;
 fail:
 	pthread_mutex_destroy(&dev->lock);
+	if (dev->priv && ops->release)
+		ops->release(dev);
 	free(dev->priv);
 	free(dev);
 	return npr_err_default(err, mark);
@@ -339,6 +341,8 @@ static int do_close(int fd)
 	free(dev->slots);
 	close(dev->fd);
 	pthread_mutex_destroy(&dev->lock);
+	if (dev->ops->release)
+		dev->ops->release(dev);
 	free(dev->priv);
 	free(dev);
 	return 0;

@@ -13,6 +13,7 @@
 #include "graph.h"
 
 struct npr_device;
+struct npr_props;
 struct npr_exec;
 struct npr_request;
 
@@ -30,6 +31,11 @@ struct npr_request;
  * @infer: run one inference: read rq->in[] and write rq->out[] (both in
  *         the ports' external element types).  Return 0 or -errno with
  *         npr_err() set.
+ * @release: free what probe put in dev->priv besides the memory itself
+ *           (driver contexts), after every object of the device is gone;
+ *           also called when probe fails.  Optional.
+ * @param: a backend-specific value of a read-only integer property
+ *         (OPTIMAL_NUMBER_OF_INFER_REQUESTS of an NPU).  Optional.
  *
  * Arguments are validated by lib/ before any of these is called.  Optional
  * members are defaulted in lib/backend.c.
@@ -47,11 +53,17 @@ struct npr_backend_ops {
 	 * with a reference kernel when absent) */
 	int (*query)(struct npr_device *dev, const struct npr_graph *g,
 		     bool *supported);
+	void (*release)(struct npr_device *dev);
+	/* optional: the backend's value of an integer property under @p
+	 * (0), or -ENOENT for the generic one */
+	int (*param)(const struct npr_device *dev, const struct npr_props *p,
+		     uint32_t id, int64_t *value);
 };
 
 #define NPR_BACKEND_API_VERSION	1
 
 extern const struct npr_backend_ops npr_cpu_backend_ops;
+extern const struct npr_backend_ops npr_npu_backend_ops;
 
 /*
  * Properties that a device holds and a compiled model snapshots; the table

@@ -4,7 +4,8 @@
  * decomposed: Sinh, Cosh, Asinh, Acosh, Atanh (through Exp, Log, Sqrt),
  * Hardmax (OneHot of the first maximum along the axis), Celu (through
  * Elu), MeanVarianceNormalization (MVN), and linear (de)quantization with
- * u8 or i8 values (Round half to even, Clamp, Convert).
+ * u8 or i8 values (Round half to even, Clamp, Convert); Sin, Cos, Tan,
+ * Asin, Acos, Atan and LRN map onto the OpenVINO ops.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -307,7 +308,59 @@ static int tr_dyn_quantize(struct onnx_ctx *c, int *out)
 	return out[2] < 0 ? out[2] : 0;
 }
 
+/* Sin, Cos, Tan, Asin, Acos, Atan: the OpenVINO op of the same name. */
+static int tr_trig(struct onnx_ctx *c, int *out)
+{
+	out[0] = onnx_unary(c, c->op->type, c->vin[0], NULL);
+	if (out[0] < 0)
+		return out[0];
+	c->g->vals[out[0]].shape = *onnx_vshape(c, c->vin[0]);
+	return 0;
+}
+
+/* LRN: LRN-1 across channels (axes [1]), the same alpha / size scaling. */
+static int tr_lrn(struct onnx_ctx *c, int *out)
+{
+	int in[2] = { c->vin[0], -1 }, node, err;
+	double alpha, beta, bias;
+	int64_t size, one = 1;
+
+	err = onnx_attr_float(c, "alpha", 1e-4, &alpha);
+	if (!err)
+		err = onnx_attr_float(c, "beta", 0.75, &beta);
+	if (!err)
+		err = onnx_attr_float(c, "bias", 1, &bias);
+	if (!err)
+		err = onnx_attr_int(c, "size", 0, &size);
+	if (err)
+		return err;
+	if (size < 1)
+		return onnx_err(c, -EINVAL, "size %lld", (long long)size);
+	in[1] = onnx_const_i64(c, &one, 1, "axes");
+	if (in[1] < 0)
+		return in[1];
+	node = onnx_node(c, "LRN", 1, NULL, 2, in, 1, out);
+	if (node < 0)
+		return node;
+	err = onnx_set_attr(c, node, "alpha", "%.9g", alpha);
+	if (!err)
+		err = onnx_set_attr(c, node, "beta", "%.9g", beta);
+	if (!err)
+		err = onnx_set_attr(c, node, "bias", "%.9g", bias);
+	if (!err)
+		err = onnx_set_attr(c, node, "size", "%lld", (long long)size);
+	c->g->vals[out[0]].shape = *onnx_vshape(c, c->vin[0]);
+	return err;
+}
+
 const struct onnx_op onnx_ops_math[] = {
+	{ "Acos", tr_trig, 1, 1, 1, NULL, 0 },
+	{ "Asin", tr_trig, 1, 1, 1, NULL, 0 },
+	{ "Atan", tr_trig, 1, 1, 1, NULL, 0 },
+	{ "Cos", tr_trig, 1, 1, 1, NULL, 0 },
+	{ "LRN", tr_lrn, 1, 1, 1, NULL, 0 },
+	{ "Sin", tr_trig, 1, 1, 1, NULL, 0 },
+	{ "Tan", tr_trig, 1, 1, 1, NULL, 0 },
 	{ "Celu", tr_celu, 1, 1, 1, NULL, 0 },
 	{ "DequantizeLinear", tr_dequantize, 2, 3, 1, NULL, 0 },
 	{ "DynamicQuantizeLinear", tr_dyn_quantize, 1, 1, 3, NULL, 0 },

@@ -368,7 +368,10 @@ static int get_value(struct npr_device *dev, struct npr_exec *ex,
 	switch (d->type) {
 	case NPR_PROP_INT:
 	case NPR_PROP_BOOL:
-		if (id == NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS)
+		if (dev->ops->param && !(d->flags & P_RW) &&
+		    !dev->ops->param(dev, p, id, &v[0]))
+			a->value = (uint64_t)v[0];
+		else if (id == NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS)
 			a->value = (uint64_t)optimal_requests(p);
 		else if (id == NPR_PARAM_LOADED_FROM_CACHE)
 			a->value = ex->from_cache;

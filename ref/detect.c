@@ -997,3 +997,126 @@ int npr_ref_roi_pooling(const struct npr_node *n, const struct npr_tensor *in,
 	}
 	return 0;
 }
+
+/* Bilinear sample of plane @pl at (@y, @x), Detectron's border rules. */
+static float roi_sample(const float *pl, int64_t h, int64_t w, double y,
+			double x)
+{
+	int64_t y0, x0, y1, x1;
+	double ly, lx;
+
+	if (y < -1 || y > h || x < -1 || x > w)
+		return 0;
+	y = y < 0 ? 0 : y;
+	x = x < 0 ? 0 : x;
+	y0 = (int64_t)y;
+	x0 = (int64_t)x;
+	if (y0 >= h - 1) {
+		y0 = y1 = h - 1;
+		y = (double)y0;
+	} else {
+		y1 = y0 + 1;
+	}
+	if (x0 >= w - 1) {
+		x0 = x1 = w - 1;
+		x = (double)x0;
+	} else {
+		x1 = x0 + 1;
+	}
+	ly = y - y0;
+	lx = x - x0;
+	return (float)((1 - ly) * (1 - lx) * pl[y0 * w + x0] +
+		       (1 - ly) * lx * pl[y0 * w + x1] +
+		       ly * (1 - lx) * pl[y1 * w + x0] +
+		       ly * lx * pl[y1 * w + x1]);
+}
+
+/* One ROI of one channel: @q is x1, y1, x2, y2. */
+static void roi_align_one(const struct npr_roi_align_params *p,
+			  const float *q, const float *pl, int64_t h,
+			  int64_t w, float *o)
+{
+	double src = p->aligned == NPR_ROI_ALIGN_HALF_PIXEL ? 0.5 : 0;
+	double dst = p->aligned == NPR_ROI_ALIGN_ASYMMETRIC ? 0 : -0.5;
+	double sc = p->spatial_scale;
+	double x1 = (q[0] + src) * sc + dst, y1 = (q[1] + src) * sc + dst;
+	double rw = (q[2] + src) * sc + dst - x1;
+	double rh = (q[3] + src) * sc + dst - y1;
+	double bh, bw;
+	int64_t sh, sw, i, j, a, b;
+
+	if (p->aligned == NPR_ROI_ALIGN_ASYMMETRIC) {
+		rw = rw > 1 ? rw : 1;
+		rh = rh > 1 ? rh : 1;
+	}
+	bh = rh / p->pooled_h;
+	bw = rw / p->pooled_w;
+	sh = p->sampling_ratio ? p->sampling_ratio : (int64_t)ceil(bh);
+	sw = p->sampling_ratio ? p->sampling_ratio : (int64_t)ceil(bw);
+	sh = sh < 1 ? 1 : sh;
+	sw = sw < 1 ? 1 : sw;
+	for (i = 0; i < p->pooled_h; i++) {
+		for (j = 0; j < p->pooled_w; j++) {
+			double acc = p->max ? -INFINITY : 0;
+
+			for (a = 0; a < sh; a++) {
+				double y = y1 + i * bh + (a + 0.5) * bh / sh;
+
+				for (b = 0; b < sw; b++) {
+					double x = x1 + j * bw +
+						   (b + 0.5) * bw / sw;
+					float v = roi_sample(pl, h, w, y, x);
+
+					if (p->max)
+						acc = acc > v ? acc : v;
+					else
+						acc += v;
+				}
+			}
+			*o++ = (float)(p->max ? acc : acc / (sh * sw));
+		}
+	}
+}
+
+/**
+ * npr_ref_roi_align() - ROIAlign-3/-9
+ * @n: the node; params struct npr_roi_align_params.
+ * @in: feature maps [N, C, H, W], ROIs [R, 4] of (x1, y1, x2, y2),
+ *      batch_indices [R].
+ * @out: [R, C, pooled_h, pooled_w].
+ *
+ * Box corners map to the map as (c + s) * spatial_scale + d, with s, d =
+ * 0, 0 (asymmetric; the box is then at least 1x1), 0, -0.5
+ * (half_pixel_for_nn) or 0.5, -0.5 (half_pixel).  Each bin averages or
+ * takes the max of sampling_ratio^2 bilinear samples at the centres of a
+ * regular grid; samples more than one cell outside the map are 0.
+ *
+ * Return: 0, or -EINVAL for a batch index out of range.
+ */
+int npr_ref_roi_align(const struct npr_node *n, const struct npr_tensor *in,
+		      struct npr_tensor *out)
+{
+	const struct npr_roi_align_params *p = n->params;
+	const struct npr_shape *s = &in[0].shape;
+	int64_t nb = s->d[0], c = s->d[1], h = s->d[2], w = s->d[3];
+	int64_t nroi = in[1].shape.d[0], plane = p->pooled_h * p->pooled_w;
+	const float *x = in[0].data, *roi = in[1].data;
+	float *y = out->data;
+	int64_t r, ch;
+
+	for (r = 0; r < nroi; r++) {
+		int64_t b = in[2].type == NPR_ELEM_I64 ?
+			    ((const int64_t *)in[2].data)[r] :
+			    ((const int32_t *)in[2].data)[r];
+
+		if (b < 0 || b >= nb)
+			return npr_node_err(n, -EINVAL,
+					    "ROI %lld: batch index %lld out of range",
+					    (long long)r, (long long)b);
+		for (ch = 0; ch < c; ch++)
+			roi_align_one(p, roi + r * 4,
+				      x + (b * c + ch) * h * w, h, w,
+				      y + (r * c + ch) * plane);
+	}
+	return 0;
+}

@@ -27,7 +27,7 @@ static double round_away(double x)
 }
 
 /**
- * npr_ref_math_unary() - Round-5 and Sign-1
+ * npr_ref_math_unary() - Round-5, Sign-1, trigonometric, SoftSign-9
  * @n: the node; params struct npr_math_params.
  * @in: x.
  * @out: same type and shape.
@@ -53,11 +53,26 @@ int npr_ref_math_unary(const struct npr_node *n, const struct npr_tensor *in,
 			if (fl && isfinite(x))
 				y = round_away(x);
 			break;
-		default:
+		case NPR_MATH_SIGN:
 			y = (x > 0) - (x < 0);
 			break;
+		case NPR_MATH_SIN: y = sin(x); break;
+		case NPR_MATH_COS: y = cos(x); break;
+		case NPR_MATH_TAN: y = tan(x); break;
+		case NPR_MATH_ASIN: y = asin(x); break;
+		case NPR_MATH_ACOS: y = acos(x); break;
+		case NPR_MATH_ATAN: y = atan(x); break;
+		case NPR_MATH_SINH: y = sinh(x); break;
+		case NPR_MATH_COSH: y = cosh(x); break;
+		case NPR_MATH_ASINH: y = asinh(x); break;
+		case NPR_MATH_ACOSH: y = acosh(x); break;
+		case NPR_MATH_ATANH: y = atanh(x); break;
+		default: y = x / (1 + fabs(x)); break;	/* SoftSign */
 		}
-		if (in->type == NPR_ELEM_I64 || in->type == NPR_ELEM_U64) {
+		if (!fl && p->op >= NPR_MATH_SIN)
+			y = round_away(y);	/* integer inputs */
+		if ((in->type == NPR_ELEM_I64 || in->type == NPR_ELEM_U64) &&
+		    p->op <= NPR_MATH_SIGN) {
 			/* exact: doubles lose bits beyond 2^53 */
 			if (p->op == NPR_MATH_SIGN) {
 				int64_t v = npr_ld_int(in->type, in->data, i);
@@ -258,5 +273,141 @@ store:
 	for (k = 0; k < onum; k++)
 		npr_st(out->type, out->data, k, sum[k]);
 	free(sum);
+	return 0;
+}
+
+/**
+ * npr_ref_math_scalar2() - HardSigmoid-1 and Selu-1
+ * @n: the node; params struct npr_math_params.
+ * @in: x, then alpha and beta (HardSigmoid) or alpha and lambda (Selu).
+ * @out: max(0, min(1, alpha x + beta)), or
+ *       lambda (x > 0 ? x : alpha (e^x - 1)).
+ *
+ * Return: 0.
+ */
+int npr_ref_math_scalar2(const struct npr_node *n,
+			 const struct npr_tensor *in, struct npr_tensor *out)
+{
+	const struct npr_math_params *p = n->params;
+	int64_t total = npr_shape_numel(&in[0].shape), i;
+	double a = npr_ld(in[1].type, in[1].data, 0);
+	double b = npr_ld(in[2].type, in[2].data, 0);
+
+	for (i = 0; i < total; i++) {
+		double x = npr_ld(in[0].type, in[0].data, i), y;
+
+		if (p->op == NPR_MATH_HARD_SIGMOID) {
+			y = a * x + b;
+			y = y < 0 ? 0 : y > 1 ? 1 : y;
+		} else {
+			y = b * (x > 0 ? x : a * expm1(x));
+		}
+		npr_st(out->type, out->data, i, y);
+	}
+	return 0;
+}
+
+/**
+ * npr_ref_log_softmax() - LogSoftmax-5
+ * @n: the node; params struct npr_math_params, @axis set.
+ * @in: x (float).
+ * @out: x - max - log(sum(exp(x - max))) along the axis.
+ *
+ * Return: 0.
+ */
+int npr_ref_log_softmax(const struct npr_node *n, const struct npr_tensor *in,
+			struct npr_tensor *out)
+{
+	const struct npr_math_params *p = n->params;
+	const struct npr_shape *s = &in->shape;
+	int64_t outer = npr_dims_prod(s, 0, p->axis), dim = s->d[p->axis];
+	int64_t inner = npr_dims_prod(s, p->axis + 1, s->rank), o, i, j;
+
+	for (o = 0; o < outer; o++) {
+		for (i = 0; i < inner; i++) {
+			int64_t base = o * dim * inner + i;
+			double mx = -INFINITY, sum = 0;
+
+			for (j = 0; j < dim; j++)
+				mx = fmax(mx, npr_ld(in->type, in->data,
+						     base + j * inner));
+			for (j = 0; j < dim; j++)
+				sum += exp(npr_ld(in->type, in->data,
+						  base + j * inner) - mx);
+			for (j = 0; j < dim; j++) {
+				int64_t k = base + j * inner;
+
+				npr_st(out->type, out->data, k,
+				       npr_ld(in->type, in->data, k) - mx -
+				       log(sum));
+			}
+		}
+	}
+	return 0;
+}
+
+/**
+ * npr_ref_lrn() - LRN-1
+ * @n: the node; params struct npr_math_params, @reduced (the axes) and
+ *     @axis (their count) set.
+ * @in: data (float), axes.
+ * @out: x / (bias + alpha / size^naxes * sqr_sum)^beta, sqr_sum the sum of
+ *       squares over the window [i - (size - 1) / 2, i + (size - 1) / 2]
+ *       along each of the axes, clipped to the tensor.
+ *
+ * Return: 0.
+ */
+int npr_ref_lrn(const struct npr_node *n, const struct npr_tensor *in,
+		struct npr_tensor *out)
+{
+	const struct npr_math_params *p = n->params;
+	const struct npr_shape *s = &in[0].shape;
+	int64_t total = npr_shape_numel(s), st[NPR_MAX_RANK], acc = 1, k;
+	int64_t idx[NPR_MAX_RANK] = { 0 }, half = (p->size - 1) / 2;
+	double scale = p->alpha / pow((double)p->size, p->axis);
+	int r = s->rank, a;
+
+	for (a = r - 1; a >= 0; a--) {
+		st[a] = acc;
+		acc *= s->d[a];
+	}
+	for (k = 0; k < total; k++) {
+		int64_t lo[NPR_MAX_RANK], hi[NPR_MAX_RANK], w[NPR_MAX_RANK];
+		double sq = 0, x = npr_ld(in[0].type, in[0].data, k);
+		int64_t off = 0;
+
+		for (a = 0; a < r; a++) {
+			lo[a] = idx[a];
+			hi[a] = idx[a] + 1;
+			if (p->reduced[a]) {
+				lo[a] = idx[a] - half < 0 ? 0 : idx[a] - half;
+				hi[a] = idx[a] + half + 1 > s->d[a] ?
+					s->d[a] : idx[a] + half + 1;
+			}
+			w[a] = lo[a];
+			off += lo[a] * st[a];
+		}
+		for (;;) {
+			double v = npr_ld(in[0].type, in[0].data, off);
+
+			sq += v * v;
+			for (a = r - 1; a >= 0; a--) {
+				off += st[a];
+				if (++w[a] < hi[a])
+					break;
+				off -= st[a] * (w[a] - lo[a]);
+				w[a] = lo[a];
+			}
+			if (a < 0)
+				break;
+		}
+		npr_st(out->type, out->data, k,
+		       x / pow(p->bias + scale * sq, p->beta));
+		for (a = r - 1; a >= 0; a--) {
+			if (++idx[a] < s->d[a])
+				break;
+			idx[a] = 0;
+		}
+	}
 	return 0;
 }

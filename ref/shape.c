@@ -266,8 +266,10 @@ int npr_ref_shape_of(const struct npr_node *n, const struct npr_tensor *in,
  * @in: data, indices (i32 or i64), axis.
  * @out: the output.
  *
- * Negative indices count from the end; indices out of range produce
- * zeros (Gather-8 semantics, also used for older versions).
+ * Indices out of range produce zeros.  Negative indices count from the end
+ * in Gather-8; Gather-1 and -7 allow [0, dim) only, so a negative index
+ * gives zeros there (as OpenVINO does for the -1 rows NonMaxSuppression
+ * pads its output with).
  *
  * Return: 0, or -EINVAL for an unsupported element or index type.
  */
@@ -312,7 +314,7 @@ int npr_ref_gather(const struct npr_node *n, const struct npr_tensor *in,
 				int64_t x = wide ? ((const int64_t *)ix)[k] :
 					    ((const int32_t *)ix)[k];
 
-				if (x < 0)
+				if (x < 0 && n->version >= 8)
 					x += dim;
 				if (x < 0 || x >= dim)
 					memset(d, 0, chunk);

@@ -1111,6 +1111,20 @@ TEST_F(ops, interpolate_linear_antialias)
 	EXPECT_OUT(0, F32, 1e-6, 1.25 / 1.75, 4 / 1.75);
 }
 
+TEST_F(ops, interpolate_scales_mode_uses_the_given_scale)
+{
+	/*
+	 * 3 * 1.7 = 5.1: 5 outputs; linear_onnx, asymmetric: sources x /
+	 * 1.7 (not x / (5 / 3)) on [0 10 20]: 10 x / 1.7, clamped at 2.
+	 */
+	RUN({ "Interpolate", "opset4",
+	      "mode=\"linear_onnx\" shape_calculation_mode=\"scales\" coordinate_transformation_mode=\"asymmetric\"",
+	      { P("f32", "3", 0, 10, 20), C("i64", "1", 5),
+		C("f32", "1", 1.7) },
+	      { "5" } });
+	EXPECT_OUT(0, F32, 1e-4, 0, 10 / 1.7, 20 / 1.7, 30 / 1.7, 20);
+}
+
 TEST_F(ops, interpolate_11_scales_two_axes)
 {
 	/* x2 on H and W, nearest asymmetric floor: each pixel a 2x2 block */
@@ -1472,6 +1486,17 @@ TEST_F(ops, gather_negative_indices_batch_dims_and_axis)
 		C("i64", "", -1) },
 	      { "2,1" } });
 	EXPECT_OUT(0, F32, 0, 2, 4);
+	/* before Gather-8, negative and too large indices give zeros */
+	RUN({ "Gather", "opset7", NULL,
+	      { P("f32", "4", 1, 2, 3, 4), C("i64", "3", -1, 1, 4),
+		C("i64", "", 0) },
+	      { "3" } });
+	EXPECT_OUT(0, F32, 0, 0, 2, 0);
+	RUN({ "Gather", "opset8", NULL,
+	      { P("f32", "4", 1, 2, 3, 4), C("i64", "3", -4, 1, 4),
+		C("i64", "", 0) },
+	      { "3" } });
+	EXPECT_OUT(0, F32, 0, 1, 2, 0);
 	RUN({ "Gather", "opset1", "batch_dims=\"1\"",
 	      { P("f32", "2,2", 1, 2, 3, 4), C("i64", "2,1", 1, 0),
 		C("i64", "", 1) },
@@ -2087,6 +2112,142 @@ TEST_F(ops, empty_tensors)
 	RUN({ "ReduceSum", "opset1", NULL,
 	      { P0("f32", "2,0"), C("i64", "1", 1) }, { "2" } });
 	EXPECT_OUT(0, F32, 0, 0, 0);
+}
+
+/* ---- ROIAlign-3/-9 ---------------------------------------------------- */
+
+TEST_F(ops, roi_align_avg_max_and_aligned_modes)
+{
+	/*
+	 * Map x[i][j] = 4 i + j is linear, so every bilinear sample is
+	 * 4 y + x.  ROI (0,0)-(3,3), one bin, 2x2 samples at .75 and 2.25:
+	 * mean 4 * 1.5 + 1.5 = 7.5, max 4 * 2.25 + 2.25 = 11.25.
+	 */
+	RUN({ "ROIAlign", "opset3",
+	      "pooled_h=\"1\" pooled_w=\"1\" sampling_ratio=\"2\" spatial_scale=\"1\" mode=\"avg\"",
+	      { MAP16, C("f32", "1,4", 0, 0, 3, 3), C("i32", "1", 0) },
+	      { "1,1,1,1" } });
+	EXPECT_OUT(0, F32, 1e-5, 7.5);
+	RUN({ "ROIAlign", "opset3",
+	      "pooled_h=\"1\" pooled_w=\"1\" sampling_ratio=\"2\" spatial_scale=\"1\" mode=\"max\"",
+	      { MAP16, C("f32", "1,4", 0, 0, 3, 3), C("i32", "1", 0) },
+	      { "1,1,1,1" } });
+	EXPECT_OUT(0, F32, 1e-5, 11.25);
+	/* 2x2 bins of 1.5, one sample each at .75 and 2.25 */
+	RUN({ "ROIAlign", "opset9",
+	      "pooled_h=\"2\" pooled_w=\"2\" sampling_ratio=\"1\" spatial_scale=\"1\" mode=\"avg\" aligned_mode=\"asymmetric\"",
+	      { MAP16, C("f32", "1,4", 0, 0, 3, 3), C("i64", "1", 0) },
+	      { "1,1,2,2" } });
+	EXPECT_OUT(0, F32, 1e-5, 3.75, 5.25, 9.75, 11.25);
+	/*
+	 * half_pixel: (0,0)-(4,4) maps to (0,0)-(4,4) - .5 + .5 = (0,0)-
+	 * (4,4); samples at 1 and 3 (3 is the last row and column):
+	 * mean 4 * 2 + 2 = 10.
+	 */
+	RUN({ "ROIAlign", "opset9",
+	      "pooled_h=\"1\" pooled_w=\"1\" sampling_ratio=\"2\" spatial_scale=\"1\" mode=\"avg\" aligned_mode=\"half_pixel\"",
+	      { MAP16, C("f32", "1,4", 0, 0, 4, 4), C("i64", "1", 0) },
+	      { "1,1,1,1" } });
+	EXPECT_OUT(0, F32, 1e-5, 10);
+	RUN({ "ROIAlign", "opset3",
+	      "pooled_h=\"1\" pooled_w=\"1\" sampling_ratio=\"2\" spatial_scale=\"1\" mode=\"avg\" aligned_mode=\"half_pixel\"",
+	      { MAP16, C("f32", "1,4", 0, 0, 4, 4), C("i64", "1", 0) },
+	      { "1,1,1,1" } });
+	EXPECT_FAIL("ROIAlign", -EINVAL, "aligned_mode");
+	RUN({ "ROIAlign", "opset9",
+	      "pooled_h=\"1\" pooled_w=\"1\" sampling_ratio=\"2\" spatial_scale=\"1\" mode=\"avg\"",
+	      { MAP16, C("f32", "1,4", 0, 0, 4, 4), P("i64", "1", 1) },
+	      { "1,1,1,1" } });
+	EXPECT_FAIL("ROIAlign", -EINVAL, "batch index 1");
+	RUN({ "ROIAlign", "opset9",
+	      "pooled_h=\"1\" pooled_w=\"1\" sampling_ratio=\"2\" spatial_scale=\"1\" mode=\"mean\"",
+	      { MAP16, C("f32", "1,4", 0, 0, 4, 4), C("i64", "1", 0) },
+	      { "1,1,1,1" } });
+	EXPECT_FAIL("ROIAlign", -EINVAL, "mode");
+}
+
+/* ---- trigonometric, SoftSign, HardSigmoid, Selu, LogSoftmax, LRN ------ */
+
+TEST_F(ops, trigonometric_and_softsign)
+{
+	RUN({ "Sin", "opset1", NULL, { P("f32", "2", 0, 0.5) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, sin(0.5));
+	RUN({ "Cos", "opset1", NULL, { P("f32", "2", 0, 0.5) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 1, cos(0.5));
+	RUN({ "Tan", "opset1", NULL, { P("f32", "1", 0.5) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, tan(0.5));
+	RUN({ "Asin", "opset1", NULL, { P("f32", "2", 1, 0.5) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, M_PI / 2, asin(0.5));
+	RUN({ "Acos", "opset1", NULL, { P("f32", "1", 1) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, 0);
+	RUN({ "Atan", "opset1", NULL, { P("f32", "1", 1) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, M_PI / 4);
+	RUN({ "Sinh", "opset1", NULL, { P("f32", "1", 1) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, sinh(1.0));
+	RUN({ "Cosh", "opset1", NULL, { P("f32", "1", 1) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, cosh(1.0));
+	RUN({ "Asinh", "opset4", NULL, { P("f32", "1", 1) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, asinh(1.0));
+	RUN({ "Acosh", "opset4", NULL, { P("f32", "1", 2) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, acosh(2.0));
+	RUN({ "Atanh", "opset4", NULL, { P("f32", "1", 0.5) }, { "1" } });
+	EXPECT_OUT(0, F32, 1e-6, atanh(0.5));
+	/* x / (1 + |x|) */
+	RUN({ "SoftSign", "opset9", NULL, { P("f32", "2", -1, 3) }, { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, -0.5, 0.75);
+	/* integer input: rounded result, sin(2) = .909 -> 1 */
+	RUN({ "Sin", "opset1", NULL, { P("i32", "2", 0, 2) }, { "2" } });
+	EXPECT_OUT(0, I32, 0, 0, 1);
+}
+
+TEST_F(ops, hard_sigmoid_selu_log_softmax)
+{
+	/* max(0, min(1, .2 x + .5)) */
+	RUN({ "HardSigmoid", "opset1", NULL,
+	      { P("f32", "3", -3, 0, 3), C("f32", "", 0.2), C("f32", "", 0.5) },
+	      { "3" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, 0.5, 1);
+	/* lambda (x > 0 ? x : alpha (e^x - 1)) */
+	RUN({ "Selu", "opset1", NULL,
+	      { P("f32", "2", -1, 2), C("f32", "1", 1.5), C("f32", "1", 2) },
+	      { "2" } });
+	EXPECT_OUT(0, F32, 1e-6, 2 * 1.5 * (exp(-1.0) - 1), 4);
+	RUN({ "HardSigmoid", "opset1", NULL,
+	      { P("f32", "3", -3, 0, 3), C("f32", "2", 0.2, 0.1),
+		C("f32", "", 0.5) },
+	      { "3" } });
+	EXPECT_FAIL("HardSigmoid", -EINVAL, "input 1");
+	/* x - max - log(sum(exp(x - max))) */
+	RUN({ "LogSoftmax", "opset5", "axis=\"-1\"",
+	      { P("f32", "2,3", 0, 0, 0, 1, 2, 3) }, { "2,3" } });
+	EXPECT_OUT(0, F32, 1e-5, -log(3.0), -log(3.0), -log(3.0),
+		   -2 - log(exp(-2.0) + exp(-1.0) + 1),
+		   -1 - log(exp(-2.0) + exp(-1.0) + 1),
+		   -log(exp(-2.0) + exp(-1.0) + 1));
+	RUN({ "LogSoftmax", "opset5", "axis=\"2\"",
+	      { P("f32", "2,3", 0, 0, 0, 1, 2, 3) }, { "2,3" } });
+	EXPECT_FAIL("LogSoftmax", -EINVAL, "axis 2");
+}
+
+TEST_F(ops, lrn_across_channels)
+{
+	/*
+	 * Channels 1 2 3, size 3, alpha / size = 1, beta 1, bias 1: windows
+	 * {1 2}, {1 2 3}, {2 3}: 1 / (1 + 5), 2 / (1 + 14), 3 / (1 + 13).
+	 */
+	RUN({ "LRN", "opset1", "alpha=\"3\" beta=\"1\" bias=\"1\" size=\"3\"",
+	      { P("f32", "1,3,1,1", 1, 2, 3), C("i64", "1", 1) },
+	      { "1,3,1,1" } });
+	EXPECT_OUT(0, F32, 1e-6, 1.0 / 6, 2.0 / 15, 3.0 / 14);
+	/* over H and W: alpha / size^2 = 1, a 2x2 map, windows of 3x3 */
+	RUN({ "LRN", "opset1", "alpha=\"9\" beta=\"1\" bias=\"0\" size=\"3\"",
+	      { P("f32", "1,1,2,2", 1, 1, 1, 1), C("i64", "2", 2, 3) },
+	      { "1,1,2,2" } });
+	EXPECT_OUT(0, F32, 1e-6, 0.25, 0.25, 0.25, 0.25);
+	RUN({ "LRN", "opset1", "alpha=\"3\" beta=\"1\" bias=\"1\"",
+	      { P("f32", "1,3,1,1", 1, 2, 3), C("i64", "1", 1) },
+	      { "1,3,1,1" } });
+	EXPECT_FAIL("LRN", -EINVAL, "size");
 }
 
 TEST_HARNESS_MAIN

@@ -42,11 +42,13 @@ static struct {
 	int top, niter;
 	float threshold;
 	bool json;
+	bool info;
 	struct npr_preproc pp;
 } opt = { .dev = "cpu", .top = 5, .niter = 1, .threshold = 0.5f };
 
 static const char help[] =
 "usage: npr-run -d DEVICE -m MODEL.xml (-i PHOTO.png | --input NAME=FILE ...)\n"
+"       npr-run -d DEVICE --info\n"
 "               [--shape NAME=D0,D1,...] [--top K] [--threshold T]\n"
 "               [--niter N] [--dump DIR] [--json]\n"
 "               [--rgb] [--scale S] [--mean A,B,C] [--std A,B,C]\n"
@@ -73,6 +75,8 @@ static const char help[] =
 "                        endian; '/' in NAME becomes '_') and\n"
 "                        DIR/outputs.json describing them\n"
 "      --json            print one JSON object instead of text\n"
+"      --info            describe DEVICE (or say why it cannot be opened)\n"
+"                        and exit\n"
 "  -h, --help            show this help\n"
 "\n"
 "Preprocessing of -i, Open Model Zoo's by default: the photo is resized\n"
@@ -972,6 +976,7 @@ static void parse_args(int argc, char **argv)
 		{ "mean",	required_argument,	NULL, 'M' },
 		{ "std",	required_argument,	NULL, 's' },
 		{ "help",	no_argument,		NULL, 'h' },
+		{ "info",	no_argument,		NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, i;
@@ -1028,16 +1033,51 @@ static void parse_args(int argc, char **argv)
 		case 'h':
 			fputs(help, stdout);
 			exit(0);
+		case 'F':
+			opt.info = true;
+			break;
 		default:
 			usage_error(NULL);
 		}
 	}
 	if (optind != argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	if (opt.info)
+		return;
 	if (!opt.model)
 		usage_error("no model: give -m MODEL.xml");
 	if (!opt.image && !opt.ninputs)
 		usage_error("no input data: give -i PHOTO.png or --input NAME=FILE");
+}
+
+/* --info: what DEVICE_INFO reports; npr_open's message if it fails. */
+static int print_info(void)
+{
+	static const char *const types[] = {
+		[NPR_DEVICE_CPU] = "cpu", [NPR_DEVICE_NPU] = "npu",
+		[NPR_DEVICE_NULL] = "null",
+	};
+	struct npr_device_info di = { .size = sizeof(di) };
+	int fd = npr_open(opt.dev, 0), err;
+
+	if (fd < 0)
+		fail_lib(opt.dev, fd);
+	err = npr_ioctl(fd, NPR_IOCTL_DEVICE_INFO, &di);
+	if (err)
+		fail_lib("DEVICE_INFO", err);
+	printf("device        %s\n", di.name);
+	printf("type          %s\n", di.device_type < 4 &&
+	       types[di.device_type] ? types[di.device_type] : "?");
+	printf("name          %s\n", di.full_name);
+	printf("architecture  %s\n", di.arch);
+	printf("capabilities %s%s%s%s\n",
+	       di.caps & NPR_CAP_FP32 ? " FP32" : "",
+	       di.caps & NPR_CAP_FP16 ? " FP16" : "",
+	       di.caps & NPR_CAP_INT8 ? " INT8" : "",
+	       di.caps & NPR_CAP_EXPORT_IMPORT ? " EXPORT_IMPORT" : "");
+	printf("threads       %u\n", di.num_threads);
+	npr_close(fd);
+	return 0;
 }
 
 /* One run of the model: the device, its objects, ports and results. */
@@ -1283,6 +1323,8 @@ int main(int argc, char **argv)
 	int err;
 
 	parse_args(argc, argv);
+	if (opt.info)
+		return print_info();
 
 	r.fd = npr_open(opt.dev, 0);
 	if (r.fd < 0)

@@ -722,7 +722,101 @@ static int roi_pooling_infer(struct npr_graph *g, struct npr_node *n)
 	return 0;
 }
 
+/* ---- ROIAlign-3/-9 ---- */
+
+static int roi_align_parse(struct npr_graph *g, struct npr_node *n)
+{
+	static const char *const modes[] = { "avg", "max", NULL };
+	static const char *const aligned[] = { "asymmetric",
+					       "half_pixel_for_nn",
+					       "half_pixel", NULL };
+	struct npr_roi_align_params *p;
+	int m, err;
+
+	(void)g;
+	free(n->params);
+	n->params = p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	err = need(n, "pooled_h");
+	if (!err)
+		err = need(n, "pooled_w");
+	if (!err)
+		err = need(n, "spatial_scale");
+	if (!err)
+		err = npr_attr_int(n, "pooled_h", 1, &p->pooled_h);
+	if (!err)
+		err = npr_attr_int(n, "pooled_w", 1, &p->pooled_w);
+	if (!err)
+		err = npr_attr_int(n, "sampling_ratio", 0, &p->sampling_ratio);
+	if (!err)
+		err = get_float(n, "spatial_scale", 1, 0, &p->spatial_scale);
+	if (!err)
+		err = npr_attr_enum(n, "mode", modes, 0, &m);
+	if (!err)
+		err = npr_attr_enum(n, "aligned_mode", aligned,
+				    NPR_ROI_ALIGN_ASYMMETRIC, &p->aligned);
+	if (err)
+		return err;
+	if (n->version && n->version < 9 && npr_attr(n, "aligned_mode"))
+		return npr_node_err(n, -EINVAL,
+				    "aligned_mode needs ROIAlign-9");
+	if (p->pooled_h < 1 || p->pooled_w < 1 ||
+	    p->pooled_h > MAX_MAP_DIM || p->pooled_w > MAX_MAP_DIM)
+		return npr_node_err(n, -EINVAL,
+				    "pooled_h %lld and pooled_w %lld must be in [1, %d]",
+				    (long long)p->pooled_h,
+				    (long long)p->pooled_w, MAX_MAP_DIM);
+	if (p->sampling_ratio < 0 || p->sampling_ratio > MAX_DENSITY)
+		return npr_node_err(n, -EINVAL,
+				    "sampling_ratio %lld must be in [0, %d]",
+				    (long long)p->sampling_ratio, MAX_DENSITY);
+	if (!(p->spatial_scale > 0))
+		return npr_node_err(n, -EINVAL,
+				    "spatial_scale must be positive");
+	p->max = m == 1;
+	return 0;
+}
+
+static int roi_align_infer(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_roi_align_params *p = n->params;
+	struct npr_value *x = npr_in(g, n, 0), *r = npr_in(g, n, 1);
+	struct npr_value *b = npr_in(g, n, 2), *o = npr_out(g, n, 0);
+
+	if (x->type != NPR_ELEM_F32 || r->type != NPR_ELEM_F32)
+		return npr_node_err(n, -EINVAL,
+				    "feature maps (%s) and ROIs (%s) must be f32",
+				    npr_elem_name(x->type),
+				    npr_elem_name(r->type));
+	if (b->type != NPR_ELEM_I32 && b->type != NPR_ELEM_I64)
+		return npr_node_err(n, -EINVAL,
+				    "batch_indices are %s, not i32 or i64",
+				    npr_elem_name(b->type));
+	if (x->shape.rank != 4)
+		return npr_node_err(n, -EINVAL,
+				    "feature maps must be [N, C, H, W]");
+	if (r->shape.rank != 2 || r->shape.d[1] != 4)
+		return npr_node_err(n, -EINVAL, "ROIs must be [NUM_ROIS, 4]");
+	if (b->shape.rank != 1 || b->shape.d[0] != r->shape.d[0])
+		return npr_node_err(n, -EINVAL,
+				    "batch_indices must be [NUM_ROIS]");
+	o->type = x->type;
+	o->shape = (struct npr_shape){ .rank = 4, .d = { r->shape.d[0],
+		x->shape.d[1], p->pooled_h, p->pooled_w } };
+	if (npr_shape_numel(&o->shape) < 0 ||
+	    npr_shape_numel(&o->shape) > MAX_PRIOR_VALUES)
+		return npr_node_err(n, -EINVAL, "output too large");
+	return 0;
+}
+
 const struct npr_op_def npr_ops_detect[] = {
+	{ .type = "ROIAlign", .vmin = 3, .vmax = 8, .nin_min = 3,
+	  .nin_max = 3, .parse = roi_align_parse, .infer = roi_align_infer,
+	  .eval = npr_ref_roi_align },
+	{ .type = "ROIAlign", .vmin = 9, .vmax = 99, .nin_min = 3,
+	  .nin_max = 3, .parse = roi_align_parse, .infer = roi_align_infer,
+	  .eval = npr_ref_roi_align },
 	{ .type = "ROIPooling", .vmin = 0, .vmax = 99, .nin_min = 2,
 	  .nin_max = 2, .parse = roi_pooling_parse,
 	  .infer = roi_pooling_infer, .eval = npr_ref_roi_pooling },

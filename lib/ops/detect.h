@@ -161,6 +161,27 @@ struct npr_roi_pooling_params {
 	bool bilinear;
 };
 
+enum npr_roi_align_mode {
+	NPR_ROI_ALIGN_ASYMMETRIC,
+	NPR_ROI_ALIGN_HALF_PIXEL_FOR_NN,
+	NPR_ROI_ALIGN_HALF_PIXEL,
+};
+
+/**
+ * struct npr_roi_align_params - ROIAlign-3/-9 attributes
+ * @pooled_h, @pooled_w: output size per ROI.
+ * @sampling_ratio: samples per bin and axis, 0 for ceil(roi / pooled).
+ * @spatial_scale: feature map size over image size.
+ * @max: mode "max" (else "avg").
+ * @aligned: enum npr_roi_align_mode (ROIAlign-9; asymmetric before).
+ */
+struct npr_roi_align_params {
+	int64_t pooled_h, pooled_w, sampling_ratio;
+	float spatial_scale;
+	bool max;
+	int aligned;
+};
+
 int64_t npr_prior_box_count(const struct npr_prior_box_params *p);
 
 int npr_ref_prior_box_clustered(const struct npr_node *n,
@@ -172,6 +193,8 @@ int npr_ref_region_yolo(const struct npr_node *n,
 			const struct npr_tensor *in, struct npr_tensor *out);
 int npr_ref_roi_pooling(const struct npr_node *n,
 			const struct npr_tensor *in, struct npr_tensor *out);
+int npr_ref_roi_align(const struct npr_node *n, const struct npr_tensor *in,
+		      struct npr_tensor *out);
 int npr_ref_detection_output(const struct npr_node *n,
 			     const struct npr_tensor *in,
 			     struct npr_tensor *out);

@@ -28,16 +28,73 @@ static int one_output(const struct npr_node *n)
 	return 0;
 }
 
+static const struct {
+	const char *type;
+	int op;
+} unary_names[] = {
+	{ "Sin", NPR_MATH_SIN }, { "Cos", NPR_MATH_COS },
+	{ "Tan", NPR_MATH_TAN }, { "Asin", NPR_MATH_ASIN },
+	{ "Acos", NPR_MATH_ACOS }, { "Atan", NPR_MATH_ATAN },
+	{ "Sinh", NPR_MATH_SINH }, { "Cosh", NPR_MATH_COSH },
+	{ "Asinh", NPR_MATH_ASINH }, { "Acosh", NPR_MATH_ACOSH },
+	{ "Atanh", NPR_MATH_ATANH }, { "SoftSign", NPR_MATH_SOFTSIGN },
+	{ "HardSigmoid", NPR_MATH_HARD_SIGMOID }, { "Selu", NPR_MATH_SELU },
+};
+
+static int lrn_parse(struct npr_node *n, struct npr_math_params *p)
+{
+	static const char *const req[] = { "alpha", "beta", "bias", "size" };
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < ARRAY_SIZE(req); i++)
+		if (!npr_attr(n, req[i]))
+			return npr_node_err(n, -EINVAL,
+					    "missing attribute %s", req[i]);
+	err = npr_attr_float(n, "alpha", 0, &p->alpha);
+	if (!err)
+		err = npr_attr_float(n, "beta", 0, &p->beta);
+	if (!err)
+		err = npr_attr_float(n, "bias", 0, &p->bias);
+	if (!err)
+		err = npr_attr_int(n, "size", 1, &p->size);
+	if (err)
+		return err;
+	if (!isfinite(p->alpha) || !isfinite(p->beta) || !isfinite(p->bias))
+		return npr_node_err(n, -EINVAL,
+				    "alpha, beta and bias must be finite");
+	if (p->size < 1 || p->size > 65535)
+		return npr_node_err(n, -EINVAL,
+				    "size %lld is out of range [1, 65535]",
+				    (long long)p->size);
+	return 0;
+}
+
 static int math_parse(struct npr_graph *g, struct npr_node *n)
 {
 	static const char *const modes[] = { "half_to_even",
 					     "half_away_from_zero", NULL };
 	struct npr_math_params *p = npr_params_new(n, sizeof(*p));
 	int err = 0;
+	size_t i;
 
 	(void)g;
 	if (!p)
 		return -ENOMEM;
+	for (i = 0; i < ARRAY_SIZE(unary_names); i++) {
+		if (!strcmp(n->type, unary_names[i].type)) {
+			p->op = unary_names[i].op;
+			return 0;
+		}
+	}
+	if (!strcmp(n->type, "LogSoftmax")) {
+		p->op = NPR_MATH_LOG_SOFTMAX;
+		return npr_attr_int(n, "axis", 1, &p->axis_attr);
+	}
+	if (!strcmp(n->type, "LRN")) {
+		p->op = NPR_MATH_LRN;
+		return lrn_parse(n, p);
+	}
 	if (!strcmp(n->type, "Round")) {
 		if (!npr_attr(n, "mode"))
 			return npr_node_err(n, -EINVAL,
@@ -72,6 +129,73 @@ static int unary_infer(struct npr_graph *g, struct npr_node *n)
 				    npr_elem_name(x->type));
 	o->type = x->type;
 	o->shape = x->shape;
+	return 0;
+}
+
+/* HardSigmoid (alpha, beta) and Selu (alpha, lambda): scalar inputs. */
+static int scalar2_infer(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_value *x = npr_in(g, n, 0);
+	int i, err = unary_infer(g, n);
+
+	if (err)
+		return err;
+	if (!npr_is_float(x->type))
+		return npr_node_err(n, -EINVAL, "data is %s, not a float type",
+				    npr_elem_name(x->type));
+	for (i = 1; i < 3; i++) {
+		const struct npr_value *v = npr_in(g, n, i);
+
+		if (v->type != x->type || npr_shape_numel(&v->shape) != 1)
+			return npr_node_err(n, -EINVAL,
+					    "input %d must be one %s value", i,
+					    npr_elem_name(x->type));
+	}
+	return 0;
+}
+
+static int log_softmax_infer(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_math_params *p = n->params;
+	struct npr_value *x = npr_in(g, n, 0);
+	int err = unary_infer(g, n);
+
+	if (err)
+		return err;
+	if (!npr_is_float(x->type))
+		return npr_node_err(n, -EINVAL, "data is %s, not a float type",
+				    npr_elem_name(x->type));
+	return npr_norm_axis(n, "axis", p->axis_attr, x->shape.rank,
+			     &p->axis);
+}
+
+static int lrn_infer(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_math_params *p = n->params;
+	struct npr_value *x = npr_in(g, n, 0);
+	int64_t ax[NPR_MAX_RANK];
+	int cnt, i, a, err = unary_infer(g, n);
+
+	if (err)
+		return err;
+	if (!npr_is_float(x->type))
+		return npr_node_err(n, -EINVAL, "data is %s, not a float type",
+				    npr_elem_name(x->type));
+	cnt = npr_const_ints(g, n, 1, ax, NPR_MAX_RANK);
+	if (cnt < 0)
+		return cnt;
+	memset(p->reduced, 0, sizeof(p->reduced));
+	for (i = 0; i < cnt; i++) {
+		err = npr_norm_axis(n, "axis", ax[i], x->shape.rank, &a);
+		if (err)
+			return err;
+		if (p->reduced[a])
+			return npr_node_err(n, -EINVAL,
+					    "axis %lld is repeated",
+					    (long long)ax[i]);
+		p->reduced[a] = true;
+	}
+	p->axis = cnt;
 	return 0;
 }
 
@@ -371,6 +495,23 @@ static int einsum_infer(struct npr_graph *g, struct npr_node *n)
 
 const struct npr_op_def npr_ops_math[] = {
 	MATH_OP("Round", 5, 1, 1, unary_infer, npr_ref_math_unary),
+	MATH_OP("Sin", 0, 1, 1, unary_infer, npr_ref_math_unary),
+	MATH_OP("Cos", 0, 1, 1, unary_infer, npr_ref_math_unary),
+	MATH_OP("Tan", 0, 1, 1, unary_infer, npr_ref_math_unary),
+	MATH_OP("Asin", 0, 1, 1, unary_infer, npr_ref_math_unary),
+	MATH_OP("Acos", 0, 1, 1, unary_infer, npr_ref_math_unary),
+	MATH_OP("Atan", 0, 1, 1, unary_infer, npr_ref_math_unary),
+	MATH_OP("Sinh", 0, 1, 1, unary_infer, npr_ref_math_unary),
+	MATH_OP("Cosh", 0, 1, 1, unary_infer, npr_ref_math_unary),
+	MATH_OP("Asinh", 3, 1, 1, unary_infer, npr_ref_math_unary),
+	MATH_OP("Acosh", 3, 1, 1, unary_infer, npr_ref_math_unary),
+	MATH_OP("Atanh", 3, 1, 1, unary_infer, npr_ref_math_unary),
+	MATH_OP("SoftSign", 9, 1, 1, unary_infer, npr_ref_math_unary),
+	MATH_OP("HardSigmoid", 0, 3, 3, scalar2_infer, npr_ref_math_scalar2),
+	MATH_OP("Selu", 0, 3, 3, scalar2_infer, npr_ref_math_scalar2),
+	MATH_OP("LogSoftmax", 5, 1, 1, log_softmax_infer,
+		npr_ref_log_softmax),
+	MATH_OP("LRN", 0, 2, 2, lrn_infer, npr_ref_lrn),
 	MATH_OP("Sign", 0, 1, 1, unary_infer, npr_ref_math_unary),
 	MATH_OP("ReduceLogicalAnd", 0, 2, 2, reduce_logical_infer,
 		npr_ref_reduce_logical),

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Math ops added beside the eltwise group: Round-5, Sign-1,
- * ReduceLogicalAnd-1, ReduceLogicalOr-1, CumSum-3 and Einsum-7.  Attributes and
+ * Math ops added beside the eltwise group: Round-5, Sign-1, the
+ * trigonometric and hyperbolic functions, SoftSign-9, HardSigmoid-1,
+ * Selu-1, LogSoftmax-5, LRN-1, ReduceLogicalAnd-1, ReduceLogicalOr-1,
+ * CumSum-3 and Einsum-7.  Attributes and
  * shape inference in lib/ops/math.c, scalar reference kernels in
  * ref/math.c.
  */
@@ -17,6 +19,14 @@ enum npr_math_op {
 	NPR_MATH_REDUCE_AND,
 	NPR_MATH_REDUCE_OR,
 	NPR_MATH_CUMSUM,
+	/* unary, through npr_ref_math_unary() */
+	NPR_MATH_SIN, NPR_MATH_COS, NPR_MATH_TAN, NPR_MATH_ASIN,
+	NPR_MATH_ACOS, NPR_MATH_ATAN, NPR_MATH_SINH, NPR_MATH_COSH,
+	NPR_MATH_ASINH, NPR_MATH_ACOSH, NPR_MATH_ATANH, NPR_MATH_SOFTSIGN,
+	/* x, then two scalar inputs */
+	NPR_MATH_HARD_SIGMOID, NPR_MATH_SELU,
+	NPR_MATH_LOG_SOFTMAX,
+	NPR_MATH_LRN,
 };
 
 /**
@@ -26,7 +36,10 @@ enum npr_math_op {
  * @reduced: ReduceLogical*: per input axis, reduced; set by infer.
  * @exclusive: CumSum: element i sums elements before i only.
  * @reverse: CumSum: sum from the end.
- * @axis: CumSum: normalised axis, set by infer.
+ * @axis: CumSum, LogSoftmax: normalised axis, set by infer.
+ * @axis_attr: LogSoftmax: the axis attribute as written.
+ * @alpha, @beta, @bias: LRN.
+ * @size: LRN: window size.
  */
 struct npr_math_params {
 	int op;
@@ -34,6 +47,9 @@ struct npr_math_params {
 	bool reduced[NPR_MAX_RANK];
 	bool exclusive, reverse;
 	int axis;
+	int64_t axis_attr;
+	double alpha, beta, bias;
+	int64_t size;
 };
 
 #define NPR_EINSUM_MAX_IN	16
@@ -65,6 +81,12 @@ int npr_ref_einsum(const struct npr_node *n, const struct npr_tensor *in,
 		   struct npr_tensor *out);
 int npr_ref_math_unary(const struct npr_node *n, const struct npr_tensor *in,
 		       struct npr_tensor *out);
+int npr_ref_math_scalar2(const struct npr_node *n,
+			 const struct npr_tensor *in, struct npr_tensor *out);
+int npr_ref_log_softmax(const struct npr_node *n, const struct npr_tensor *in,
+			struct npr_tensor *out);
+int npr_ref_lrn(const struct npr_node *n, const struct npr_tensor *in,
+		struct npr_tensor *out);
 int npr_ref_reduce_logical(const struct npr_node *n,
 			   const struct npr_tensor *in,
 			   struct npr_tensor *out);

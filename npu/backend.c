@@ -1,0 +1,1054 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The npu backend: drives an Intel NPU (or vnpu, the software NPU) through
+ * the Level Zero loader and the NPU graph extension.
+ *
+ * The loader (libze_loader.so.1) is opened with dlopen() on the first
+ * npr_open("npu"), so libnpuring runs where Level Zero is not installed.
+ *
+ * probe:          zeInit(VPU_ONLY), the driver whose UUID is the NPU
+ *                 driver's, the graph extension (version >= 1.5), the
+ *                 device, one context per open device.
+ * compile:        the compiled graph is written as IR (NGRAPH_LITE, classic
+ *                 layout) with the build-flag string; the driver compiles
+ *                 it.  One command queue per compiled model.
+ * request_create: one host buffer per argument (zeMemAllocHost), one
+ *                 command list recorded once (SetArgumentValue, then
+ *                 AppendGraphExecute), one fence.
+ * infer:          copy inputs into the buffers, execute the list, wait on
+ *                 the fence, copy the outputs out.  The caller's tensors
+ *                 are always copied: loader API 1.4 has no mutable command
+ *                 lists to re-point a recorded execute.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "../lib/core.h"
+
+#if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
+#include "npu.h"
+#include "ze_graph.h"
+
+#define NPU_MAX_DEVICES	16
+
+/* The loader's entry points, resolved at run time. */
+static struct {
+	ze_result_t (*Init)(ze_init_flags_t);
+	ze_result_t (*DriverGet)(uint32_t *, ze_driver_handle_t *);
+	ze_result_t (*DriverGetProperties)(ze_driver_handle_t,
+					   ze_driver_properties_t *);
+	ze_result_t (*DriverGetExtensionProperties)(ze_driver_handle_t,
+		uint32_t *, ze_driver_extension_properties_t *);
+	ze_result_t (*DriverGetExtensionFunctionAddress)(ze_driver_handle_t,
+		const char *, void **);
+	ze_result_t (*DeviceGet)(ze_driver_handle_t, uint32_t *,
+				 ze_device_handle_t *);
+	ze_result_t (*DeviceGetProperties)(ze_device_handle_t,
+					   ze_device_properties_t *);
+	ze_result_t (*ContextCreate)(ze_driver_handle_t,
+				     const ze_context_desc_t *,
+				     ze_context_handle_t *);
+	ze_result_t (*ContextDestroy)(ze_context_handle_t);
+	ze_result_t (*MemAllocHost)(ze_context_handle_t,
+				    const ze_host_mem_alloc_desc_t *, size_t,
+				    size_t, void **);
+	ze_result_t (*MemFree)(ze_context_handle_t, void *);
+	ze_result_t (*CommandQueueCreate)(ze_context_handle_t,
+		ze_device_handle_t, const ze_command_queue_desc_t *,
+		ze_command_queue_handle_t *);
+	ze_result_t (*CommandQueueDestroy)(ze_command_queue_handle_t);
+	ze_result_t (*CommandQueueExecuteCommandLists)(
+		ze_command_queue_handle_t, uint32_t,
+		ze_command_list_handle_t *, ze_fence_handle_t);
+	ze_result_t (*CommandListCreate)(ze_context_handle_t,
+		ze_device_handle_t, const ze_command_list_desc_t *,
+		ze_command_list_handle_t *);
+	ze_result_t (*CommandListDestroy)(ze_command_list_handle_t);
+	ze_result_t (*CommandListClose)(ze_command_list_handle_t);
+	ze_result_t (*FenceCreate)(ze_command_queue_handle_t,
+				   const ze_fence_desc_t *,
+				   ze_fence_handle_t *);
+	ze_result_t (*FenceDestroy)(ze_fence_handle_t);
+	ze_result_t (*FenceHostSynchronize)(ze_fence_handle_t, uint64_t);
+	ze_result_t (*FenceReset)(ze_fence_handle_t);
+} ze;
+
+static const char *const ze_names[] = {
+	"zeInit", "zeDriverGet", "zeDriverGetProperties",
+	"zeDriverGetExtensionProperties", "zeDriverGetExtensionFunctionAddress",
+	"zeDeviceGet", "zeDeviceGetProperties", "zeContextCreate",
+	"zeContextDestroy", "zeMemAllocHost", "zeMemFree",
+	"zeCommandQueueCreate", "zeCommandQueueDestroy",
+	"zeCommandQueueExecuteCommandLists", "zeCommandListCreate",
+	"zeCommandListDestroy", "zeCommandListClose", "zeFenceCreate",
+	"zeFenceDestroy", "zeFenceHostSynchronize", "zeFenceReset",
+};
+
+_Static_assert(sizeof(ze) == sizeof(ze_names) / sizeof(ze_names[0]) *
+	       sizeof(void *), "one name per loader entry point");
+
+/* What the one-time initialisation found. */
+static struct {
+	int err;
+	char msg[512];
+	ze_driver_handle_t drv;
+	uint32_t ndev;
+	ze_device_handle_t dev[NPU_MAX_DEVICES];
+	const struct npr_ze_graph_ddi *graph;
+	uint32_t graph_version;
+} npu;
+
+struct npu_device {
+	ze_context_handle_t ctx;
+	ze_device_handle_t dev;
+	uint32_t pci_id;
+	struct npr_ze_device_graph_properties gprops;
+	bool lost;
+};
+
+/*
+ * One graph argument: inputs first, then outputs, in the driver's order;
+ * @port is the model's input or output it carries.
+ */
+struct npu_arg {
+	unsigned int type;
+	size_t numel;
+	size_t bytes;
+	int port;
+};
+
+struct npu_exec {
+	npr_ze_graph_handle_t graph;
+	ze_command_queue_handle_t queue;
+	pthread_mutex_t lock;	/* SetArgumentValue + Append are one step */
+	uint32_t nargs;
+	struct npu_arg *arg;
+};
+
+struct npu_request {
+	void **buf;
+	ze_command_list_handle_t list;
+	ze_fence_handle_t fence;
+};
+
+static const char *ze_result_str(ze_result_t r)
+{
+	switch (r) {
+	case ZE_RESULT_SUCCESS: return "success";
+	case ZE_RESULT_NOT_READY: return "not ready";
+	case ZE_RESULT_ERROR_DEVICE_LOST: return "device lost";
+	case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY: return "out of host memory";
+	case ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: return "out of device memory";
+	case ZE_RESULT_ERROR_UNINITIALIZED: return "uninitialized";
+	case ZE_RESULT_ERROR_UNSUPPORTED_VERSION: return "unsupported version";
+	case ZE_RESULT_ERROR_UNSUPPORTED_FEATURE: return "unsupported feature";
+	case ZE_RESULT_ERROR_INVALID_ARGUMENT: return "invalid argument";
+	case ZE_RESULT_ERROR_INVALID_NULL_HANDLE: return "invalid handle";
+	case ZE_RESULT_ERROR_INVALID_NATIVE_BINARY: return "invalid native binary";
+	case ZE_RESULT_ERROR_INVALID_SIZE: return "invalid size";
+	default: return "error";
+	}
+}
+
+static int ze_errno(ze_result_t r)
+{
+	switch (r) {
+	case ZE_RESULT_ERROR_DEVICE_LOST: return -ENODEV;
+	case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY:
+	case ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: return -ENOMEM;
+	case ZE_RESULT_ERROR_UNSUPPORTED_FEATURE:
+	case ZE_RESULT_ERROR_UNSUPPORTED_VERSION: return -EOPNOTSUPP;
+	case ZE_RESULT_ERROR_INVALID_ARGUMENT:
+	case ZE_RESULT_ERROR_INVALID_SIZE:
+	case ZE_RESULT_ERROR_INVALID_NATIVE_BINARY: return -EINVAL;
+	default: return -EIO;
+	}
+}
+
+#define ZE_FAIL(r, what)						\
+	npr_err(ze_errno(r), "npu: %s failed: %s (0x%x)", what,	\
+		ze_result_str(r), (unsigned int)(r))
+
+/* Why zeInit found no NPU: look at the kernel side. */
+static void diagnose(char *buf, size_t len, ze_result_t r)
+{
+	int (*drm_free)(void *) = NULL;
+	void *(*drm_version)(int) = NULL;
+	char path[64], name[64] = "";
+	struct dirent *de;
+	void *drm;
+	DIR *d;
+	int fd;
+
+	d = opendir("/dev/accel");
+	de = NULL;
+	while (d && (de = readdir(d)))
+		if (!strncmp(de->d_name, "accel", 5))
+			break;
+	if (!de) {
+		if (d)
+			closedir(d);
+		snprintf(buf, len,
+			 "npu: no Level Zero NPU driver (zeInit: %s, 0x%x) and no /dev/accel/accel* node: the intel_vpu kernel driver is not loaded; for the software NPU set NPR_VNPU=1 (or NPR_VNPU or ZE_ENABLE_ALT_DRIVERS to the path of npu/vnpu/libze_intel_vpu.so.1)",
+			 ze_result_str(r), (unsigned int)r);
+		return;
+	}
+	snprintf(path, sizeof(path), "/dev/accel/%.32s", de->d_name);
+	closedir(d);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(buf, len,
+			 "npu: cannot open %s: %s%s", path, strerror(errno),
+			 errno == EACCES ?
+			 " (add the user to the \"render\" group)" : "");
+		return;
+	}
+	drm = dlopen("libdrm.so.2", RTLD_NOW | RTLD_LOCAL);
+	if (drm) {
+		*(void **)&drm_version = dlsym(drm, "drmGetVersion");
+		*(void **)&drm_free = dlsym(drm, "drmFreeVersion");
+	}
+	if (drm_version && drm_free) {
+		/* drmVersion: three ints, then name_len and name */
+		struct { int ma, mi, pa; int nl; char *n; } *v = drm_version(fd);
+
+		if (v && v->n)
+			snprintf(name, sizeof(name), "%.*s", v->nl, v->n);
+		if (v)
+			drm_free(v);
+	}
+	close(fd);
+	if (drm)
+		dlclose(drm);
+	if (name[0] && strcmp(name, "intel_vpu") && strcmp(name, "intel_npu"))
+		snprintf(buf, len, "npu: %s is driven by \"%s\", not intel_vpu",
+			 path, name);
+	else
+		snprintf(buf, len,
+			 "npu: %s exists (%s) but no Level Zero NPU driver answered (zeInit: %s, 0x%x): install the NPU user-mode driver (libze_intel_vpu.so.1)",
+			 path, name[0] ? name : "driver unknown",
+			 ze_result_str(r), (unsigned int)r);
+}
+
+/*
+ * NPR_VNPU=PATH loads the software NPU at PATH; NPR_VNPU=1 the one built
+ * next to the running program (tools/ or selftests/ of a build tree).
+ */
+static void vnpu_select(void)
+{
+	const char *v = getenv("NPR_VNPU");
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	ssize_t n;
+
+	if (!v || !*v || !strcmp(v, "0") || getenv("ZE_ENABLE_ALT_DRIVERS"))
+		return;
+	if (strcmp(v, "1")) {
+		setenv("ZE_ENABLE_ALT_DRIVERS", v, 0);
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = 0;
+	*strrchr(exe, '/') = 0;
+	snprintf(path, sizeof(path), "%s/../npu/vnpu/libze_intel_vpu.so.1",
+		 exe);
+	if (!access(path, R_OK))
+		setenv("ZE_ENABLE_ALT_DRIVERS", path, 0);
+}
+
+static void npu_init_once(void)
+{
+	static const uint8_t npu_uuid[16] = NPR_ZE_NPU_DRIVER_UUID;
+	ze_driver_extension_properties_t *ext = NULL;
+	ze_driver_handle_t drv[16];
+	uint32_t n = 16, i, next = 0;
+	char ext_name[ZE_MAX_EXTENSION_NAME] = "";
+	void *lib, **fn = (void **)&ze;
+	ze_result_t r;
+
+	npu.err = -ENODEV;
+	vnpu_select();
+	lib = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_GLOBAL);
+	if (!lib) {
+		snprintf(npu.msg, sizeof(npu.msg),
+			 "npu: the Level Zero loader libze_loader.so.1 is not installed (apt-get install libze1)");
+		return;
+	}
+	for (i = 0; i < sizeof(ze_names) / sizeof(ze_names[0]); i++) {
+		fn[i] = dlsym(lib, ze_names[i]);
+		if (!fn[i]) {
+			snprintf(npu.msg, sizeof(npu.msg),
+				 "npu: the Level Zero loader lacks %s",
+				 ze_names[i]);
+			return;
+		}
+	}
+	r = ze.Init(ZE_INIT_FLAG_VPU_ONLY);
+	if (!r)
+		r = ze.DriverGet(&n, drv);
+	if (r || !n) {
+		diagnose(npu.msg, sizeof(npu.msg), r);
+		return;
+	}
+	for (i = 0; i < n && i < 16; i++) {
+		ze_driver_properties_t p = {
+			.stype = ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES,
+		};
+
+		if (!ze.DriverGetProperties(drv[i], &p) &&
+		    !memcmp(p.uuid.id, npu_uuid, sizeof(npu_uuid)))
+			break;
+	}
+	if (i == n || i == 16) {
+		snprintf(npu.msg, sizeof(npu.msg),
+			 "npu: none of the %u Level Zero drivers is the NPU driver (wrong driver UUID)",
+			 n);
+		return;
+	}
+	npu.drv = drv[i];
+	/* the graph extension: the base name, or the newest _1_x name */
+	n = 0;
+	r = ze.DriverGetExtensionProperties(npu.drv, &n, NULL);
+	if (!r && n && n < 4096) {
+		ext = calloc(n, sizeof(*ext));
+		if (ext)
+			r = ze.DriverGetExtensionProperties(npu.drv, &n, ext);
+	}
+	for (i = 0; ext && !r && i < n; i++) {
+		size_t len = strlen(NPR_ZE_GRAPH_EXT_NAME);
+
+		if (strncmp(ext[i].name, NPR_ZE_GRAPH_EXT_NAME, len) ||
+		    (ext[i].name[len] && ext[i].name[len] != '_'))
+			continue;
+		if (ext[i].version >> 16 != 1 || ext[i].version <= next)
+			continue;
+		next = ext[i].version;
+		snprintf(ext_name, sizeof(ext_name), "%s", ext[i].name);
+	}
+	free(ext);
+	if (!next) {
+		snprintf(npu.msg, sizeof(npu.msg),
+			 "npu: the NPU driver does not offer %s",
+			 NPR_ZE_GRAPH_EXT_NAME);
+		return;
+	}
+	if (next < NPR_ZE_GRAPH_VERSION_MIN) {
+		snprintf(npu.msg, sizeof(npu.msg),
+			 "npu: the NPU driver's graph extension is version 1.%u; npuring needs 1.%u or newer",
+			 next & 0xffff, NPR_ZE_GRAPH_VERSION_MIN & 0xffff);
+		return;
+	}
+	npu.graph_version = next;
+	r = ze.DriverGetExtensionFunctionAddress(npu.drv, ext_name,
+						 (void **)&npu.graph);
+	if (r || !npu.graph) {
+		snprintf(npu.msg, sizeof(npu.msg),
+			 "npu: %s listed but its table is missing (0x%x)",
+			 ext_name, (unsigned int)r);
+		return;
+	}
+	npu.ndev = NPU_MAX_DEVICES;
+	r = ze.DeviceGet(npu.drv, &npu.ndev, npu.dev);
+	if (r || !npu.ndev) {
+		snprintf(npu.msg, sizeof(npu.msg),
+			 "npu: the NPU driver reports no device (0x%x)",
+			 (unsigned int)r);
+		return;
+	}
+	npu.err = 0;
+}
+
+static const char *platform_of(uint32_t pci_id)
+{
+	switch (pci_id) {
+	case NPR_NPU_PCI_MTL:
+	case NPR_NPU_PCI_ARL:
+		return "3720";
+	case NPR_NPU_PCI_LNL:
+		return "4000";
+	}
+	return "AUTO_DETECT";
+}
+
+static int npu_probe(struct npr_device *dev, int index)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	ze_device_properties_t p = {
+		.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES,
+	};
+	ze_context_desc_t cd = { .stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC };
+	struct npu_device *nd;
+	ze_result_t r;
+
+	pthread_once(&once, npu_init_once);
+	if (npu.err)
+		return npr_err(npu.err, "%s", npu.msg);
+	if ((uint32_t)index >= npu.ndev)
+		return npr_err(-ENODEV, "npu.%d: the NPU driver has %u device(s)",
+			       index, npu.ndev);
+	r = ze.DeviceGetProperties(npu.dev[index], &p);
+	if (r)
+		return ZE_FAIL(r, "zeDeviceGetProperties");
+	if (p.type != ZE_DEVICE_TYPE_VPU)
+		return npr_err(-ENODEV, "npu.%d: device type %d is not an NPU",
+			       index, p.type);
+	nd = calloc(1, sizeof(*nd));
+	if (!nd)
+		return -ENOMEM;
+	dev->priv = nd;
+	nd->dev = npu.dev[index];
+	nd->pci_id = p.deviceId;
+	r = ze.ContextCreate(npu.drv, &cd, &nd->ctx);
+	if (r) {
+		nd->ctx = NULL;
+		return ZE_FAIL(r, "zeContextCreate");
+	}
+	nd->gprops.stype = NPR_ZE_STYPE_DEVICE_GRAPH_PROPERTIES;
+	r = npu.graph->pfnDeviceGetGraphProperties(nd->dev, &nd->gprops);
+	if (r)
+		return ZE_FAIL(r, "DeviceGetGraphProperties");
+	dev->info.device_type = NPR_DEVICE_NPU;
+	dev->info.caps = NPR_CAP_FP32 | NPR_CAP_FP16 | NPR_CAP_INT8;
+	if (index)
+		snprintf(dev->info.name, sizeof(dev->info.name), "npu.%d",
+			 index);
+	else
+		snprintf(dev->info.name, sizeof(dev->info.name), "npu");
+	snprintf(dev->info.full_name, sizeof(dev->info.full_name), "%.127s",
+		 p.name);
+	snprintf(dev->info.arch, sizeof(dev->info.arch), "%s",
+		 platform_of(p.deviceId));
+	return 0;
+}
+
+static unsigned int elem_of_prec(uint32_t prec)
+{
+	switch (prec) {
+	case NPR_ZE_PREC_FP32: return NPR_ELEM_F32;
+	case NPR_ZE_PREC_FP16: return NPR_ELEM_F16;
+	case NPR_ZE_PREC_BF16: return NPR_ELEM_BF16;
+	case NPR_ZE_PREC_FP64: return NPR_ELEM_F64;
+	case NPR_ZE_PREC_INT8: return NPR_ELEM_I8;
+	case NPR_ZE_PREC_UINT8: return NPR_ELEM_U8;
+	case NPR_ZE_PREC_INT16: return NPR_ELEM_I16;
+	case NPR_ZE_PREC_UINT16: return NPR_ELEM_U16;
+	case NPR_ZE_PREC_INT32: return NPR_ELEM_I32;
+	case NPR_ZE_PREC_UINT32: return NPR_ELEM_U32;
+	case NPR_ZE_PREC_INT64: return NPR_ELEM_I64;
+	case NPR_ZE_PREC_UINT64: return NPR_ELEM_U64;
+	case NPR_ZE_PREC_BOOLEAN: return NPR_ELEM_BOOLEAN;
+	}
+	return NPR_ELEM_UNDEFINED;
+}
+
+static const char *prec_word(unsigned int t)
+{
+	switch (t) {
+	case NPR_ELEM_F32: return "FP32";
+	case NPR_ELEM_F16: return "FP16";
+	case NPR_ELEM_BF16: return "BF16";
+	case NPR_ELEM_F64: return "FP64";
+	case NPR_ELEM_I8: return "I8";
+	case NPR_ELEM_U8: return "U8";
+	case NPR_ELEM_I16: return "I16";
+	case NPR_ELEM_U16: return "U16";
+	case NPR_ELEM_I32: return "I32";
+	case NPR_ELEM_U32: return "U32";
+	case NPR_ELEM_I64: return "I64";
+	case NPR_ELEM_U64: return "U64";
+	case NPR_ELEM_BOOLEAN: return "BOOL";
+	}
+	return "DYNAMIC";
+}
+
+static const char *layout_word(int rank)
+{
+	static const char *const w[] = {
+		"**SCALAR**", "C", "NC", "CHW", "NCHW", "NCDHW",
+	};
+
+	return rank >= 0 && rank <= 5 ? w[rank] : "BLOCKED";
+}
+
+/* --inputs_precisions="0:FP32" ... --config KEY="VALUE" ... */
+static char *build_flags(const struct npr_exec *ex)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int s, i;
+
+	if (!f)
+		return NULL;
+	for (s = 0; s < 4; s++) {
+		bool out = s >= 2, layout = s & 1;
+		int n = out ? ex->nout : ex->nin;
+
+		fprintf(f, "%s--%s_%s=\"", s ? " " : "",
+			out ? "outputs" : "inputs",
+			layout ? "layouts" : "precisions");
+		for (i = 0; i < n; i++) {
+			const struct npr_port *p = out ? &ex->out[i] :
+							 &ex->in[i];
+
+			fprintf(f, "%s%d:%s", i ? " " : "", i,
+				layout ? layout_word(p->shape.rank) :
+					 prec_word(p->type));
+		}
+		fputc('"', f);
+	}
+	fprintf(f, " --config NPU_PLATFORM=\"%s\" PERFORMANCE_HINT=\"%s\"",
+		ex->dev->info.arch,
+		ex->props.perf_hint == NPR_PERF_HINT_THROUGHPUT ?
+		"THROUGHPUT" : "LATENCY");
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static char *build_flags(const struct npr_exec *ex);
+
+static char *flags_for_dump(const struct npr_exec *ex)
+{
+	return getenv("NPR_NPU_DUMP") ? build_flags(ex) : NULL;
+}
+
+/*
+ * NPR_NPU_DUMP=DIR: write what the driver is given (DIR/<model>.xml and
+ * DIR/<model>.flags), for diagnosing a compiler that refuses it.
+ */
+static void dump_ir(const struct npr_exec *ex, const char *xml, size_t len,
+		    char *flags)
+{
+	const char *dir = getenv("NPR_NPU_DUMP");
+	const char *name = ex->g->name && *ex->g->name ? ex->g->name : "model";
+	char path[PATH_MAX];
+	FILE *f;
+
+	if (!dir || !*dir || strchr(name, '/'))
+		goto out;
+	snprintf(path, sizeof(path), "%s/%.64s.xml", dir, name);
+	f = fopen(path, "w");
+	if (f) {
+		fwrite(xml, 1, len, f);
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/%.64s.flags", dir, name);
+	f = fopen(path, "w");
+	if (f && flags)
+		fprintf(f, "%s\n", flags);
+	if (f)
+		fclose(f);
+out:
+	free(flags);
+}
+
+static void npu_exec_destroy(struct npr_exec *ex)
+{
+	struct npu_exec *ne = ex->priv;
+
+	if (ne->queue)
+		ze.CommandQueueDestroy(ne->queue);
+	if (ne->graph)
+		npu.graph->pfnDestroy(ne->graph);
+	pthread_mutex_destroy(&ne->lock);
+	free(ne->arg);
+	free(ne);
+	ex->priv = NULL;
+}
+
+static int compile_error(ze_result_t r)
+{
+	char log[2048] = "";
+	uint32_t size = sizeof(log);
+
+	if (npu.graph_version >= NPR_ZE_GRAPH_VERSION(4) &&
+	    !npu.graph->pfnBuildLogGetString(NULL, &size, log) && log[0])
+		return npr_err(r == ZE_RESULT_ERROR_UNKNOWN ? -EINVAL :
+			       ze_errno(r),
+			       "npu: the NPU compiler failed (0x%x): %s",
+			       (unsigned int)r, log);
+	return ZE_FAIL(r, "graph create");
+}
+
+/*
+ * Which model port an argument carries: the one at the same position if
+ * its name matches, else the first free port of that name, else the one
+ * at the same position (a compiler may rename arguments).
+ */
+static int arg_port(const struct npr_exec *ex, const char *name, bool out,
+		    int pos, const bool *taken)
+{
+	const struct npr_port *p = out ? ex->out : ex->in;
+	int n = out ? ex->nout : ex->nin, k;
+
+	if (pos < n && !taken[pos] && !strcmp(p[pos].name, name))
+		return pos;
+	for (k = 0; k < n; k++)
+		if (!taken[k] && !strcmp(p[k].name, name))
+			return k;
+	return pos;
+}
+
+/* Check the driver's arguments against the compiled model's ports. */
+static int map_args(struct npr_exec *ex, struct npu_exec *ne)
+{
+	struct npr_ze_graph_properties gp = {
+		.stype = NPR_ZE_STYPE_GRAPH_PROPERTIES,
+	};
+	bool seen[2][256] = { { false } };
+	ze_result_t r;
+	uint32_t i;
+
+	r = npu.graph->pfnGetProperties(ne->graph, &gp);
+	if (r)
+		return ZE_FAIL(r, "graph GetProperties");
+	if (gp.numGraphArgs != (uint32_t)(ex->nin + ex->nout) ||
+	    ex->nin > 256 || ex->nout > 256)
+		return npr_err(-EPROTO,
+			       "npu: the compiled graph has %u arguments, the model %d",
+			       gp.numGraphArgs, ex->nin + ex->nout);
+	ne->nargs = gp.numGraphArgs;
+	ne->arg = calloc(ne->nargs + 1, sizeof(*ne->arg));
+	if (!ne->arg)
+		return -ENOMEM;
+	for (i = 0; i < ne->nargs; i++) {
+		struct npr_ze_graph_argument_properties ap = {
+			.stype = NPR_ZE_STYPE_GRAPH_ARGUMENT_PROPERTIES,
+		};
+		bool out = i >= (uint32_t)ex->nin;
+		const struct npr_port *p;
+		size_t numel = 1;
+		int k;
+
+		r = npu.graph->pfnGetArgumentProperties(ne->graph, i, &ap);
+		if (r)
+			return ZE_FAIL(r, "graph GetArgumentProperties");
+		ap.name[sizeof(ap.name) - 1] = 0;
+		k = arg_port(ex, ap.name, out, out ? (int)i - ex->nin : (int)i,
+			     seen[out]);
+		p = out ? &ex->out[k] : &ex->in[k];
+		for (k = 0; k < NPR_ZE_ARG_DIMS; k++)
+			numel *= ap.dims[k];
+		ne->arg[i].port = p - (out ? ex->out : ex->in);
+		ne->arg[i].type = elem_of_prec(ap.devicePrecision);
+		ne->arg[i].numel = numel;
+		ne->arg[i].bytes = numel * npr_elem_size(ne->arg[i].type);
+		if (ap.type != (out ? NPR_ZE_GRAPH_ARG_OUTPUT :
+				      NPR_ZE_GRAPH_ARG_INPUT) ||
+		    numel != (size_t)npr_shape_numel(&p->shape) ||
+		    !ne->arg[i].bytes || seen[out][ne->arg[i].port])
+			return npr_err(-EPROTO,
+				       "npu: graph argument %u (%s) does not match %s %s",
+				       i, ap.name, out ? "output" : "input",
+				       p->name);
+		seen[out][ne->arg[i].port] = true;
+
+	}
+	return 0;
+}
+
+/*
+ * @g as NGRAPH_LITE input, classic layout: the driver's compiler version
+ * (2 + 2 bytes), the part count 2, then the xml and the weights, each
+ * after its u64 size.  Port element types are @ex's (the caller's) when
+ * given, else the graph's.  @dump: also write the xml (NPR_NPU_DUMP).
+ */
+static int pack_ir(const struct npu_device *nd, const struct npr_graph *g,
+		   const struct npr_exec *ex, uint8_t **out, size_t *out_size,
+		   const struct npr_exec *dump)
+{
+	unsigned int *types;
+	char *xml = NULL;
+	void *bin = NULL;
+	size_t xml_len, bin_len, size;
+	uint32_t two = 2;
+	uint8_t *p;
+	uint64_t v;
+	int err, i;
+
+	types = calloc(g->ninputs + g->noutputs + 1, sizeof(*types));
+	if (!types)
+		return -ENOMEM;
+	for (i = 0; i < g->ninputs; i++)
+		types[i] = ex ? ex->in[i].type :
+				g->vals[g->nodes[g->inputs[i]].out[0]].type;
+	for (i = 0; i < g->noutputs; i++)
+		types[g->ninputs + i] = ex ? ex->out[i].type :
+			g->vals[g->nodes[g->outputs[i]].in[0]].type;
+	err = npu_ir_emit(g, types, types + g->ninputs, &xml, &xml_len, &bin,
+			  &bin_len);
+	free(types);
+	if (err)
+		return err;
+	if (dump)
+		dump_ir(dump, xml, xml_len, flags_for_dump(dump));
+	size = 4 + 4 + 8 + xml_len + 8 + bin_len;
+	p = malloc(size);
+	if (!p) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(p, &nd->gprops.compilerMajor, 2);
+	memcpy(p + 2, &nd->gprops.compilerMinor, 2);
+	memcpy(p + 4, &two, 4);
+	v = xml_len;
+	memcpy(p + 8, &v, 8);
+	memcpy(p + 16, xml, xml_len);
+	v = bin_len;
+	memcpy(p + 16 + xml_len, &v, 8);
+	if (bin_len)
+		memcpy(p + 24 + xml_len, bin, bin_len);
+	*out = p;
+	*out_size = size;
+out:
+	free(xml);
+	free(bin);
+	return err;
+}
+
+/*
+ * query: the layers the driver's compiler supports (QueryNetwork), by
+ * name; ex->g's own node names survive into the IR.
+ */
+static int npu_query(struct npr_device *dev, const struct npr_graph *g,
+		     bool *supported)
+{
+	struct npu_device *nd = dev->priv;
+	struct npr_ze_graph_desc_2 desc = {
+		.stype = NPR_ZE_STYPE_GRAPH_DESC,
+		.format = NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
+	};
+	npr_ze_graph_query_handle_t q;
+	char flags[64], *names = NULL;
+	uint8_t *buf = NULL;
+	size_t size, len = 0;
+	ze_result_t r;
+	int err, i;
+
+	err = pack_ir(nd, g, NULL, &buf, &size, NULL);
+	if (err)
+		return err;
+	snprintf(flags, sizeof(flags), "--config NPU_PLATFORM=\"%s\"",
+		 dev->info.arch);
+	desc.inputSize = size;
+	desc.pInput = buf;
+	desc.pBuildFlags = flags;
+	r = npu.graph->pfnQueryNetworkCreate2(nd->ctx, nd->dev, &desc, &q);
+	free(buf);
+	if (r)
+		return compile_error(r);
+	r = npu.graph->pfnQueryNetworkGetSupportedLayers(q, &len, NULL);
+	if (!r && len) {
+		names = malloc(len + 1);
+		if (!names) {
+			npu.graph->pfnQueryNetworkDestroy(q);
+			return -ENOMEM;
+		}
+		r = npu.graph->pfnQueryNetworkGetSupportedLayers(q, &len,
+								 names);
+		names[len] = 0;
+	}
+	npu.graph->pfnQueryNetworkDestroy(q);
+	if (r) {
+		free(names);
+		return ZE_FAIL(r, "QueryNetworkGetSupportedLayers");
+	}
+	/* "<name0><name1>..." */
+	for (i = 0; i < g->nnodes; i++) {
+		const char *n = g->nodes[i].name, *s;
+		size_t nl = n ? strlen(n) : 0;
+
+		supported[i] = false;
+		for (s = names; n && s && (s = strchr(s, '<')); s++)
+			if (!strncmp(s + 1, n, nl) && s[1 + nl] == '>') {
+				supported[i] = true;
+				break;
+			}
+	}
+	free(names);
+	return 0;
+}
+
+static int npu_compile(struct npr_exec *ex)
+{
+	struct npu_device *nd = ex->dev->priv;
+	struct npr_ze_graph_desc_2 desc = {
+		.stype = NPR_ZE_STYPE_GRAPH_DESC,
+		.format = NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
+	};
+	ze_command_queue_desc_t qd = {
+		.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+		.mode = ZE_COMMAND_QUEUE_MODE_DEFAULT,
+		.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL,
+	};
+	struct npu_exec *ne;
+	char *flags = NULL;
+	uint8_t *buf = NULL;
+	size_t size;
+	ze_result_t r;
+	int err;
+
+	if (!(nd->gprops.graphFormatsSupported &
+	      NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE))
+		return npr_err(-EOPNOTSUPP,
+			       "npu: the NPU driver has no compiler (it accepts native blobs only; is libnpu_driver_compiler installed?)");
+	ne = calloc(1, sizeof(*ne));
+	if (!ne)
+		return -ENOMEM;
+	pthread_mutex_init(&ne->lock, NULL);
+	ex->priv = ne;
+	err = pack_ir(nd, ex->g, ex, &buf, &size, ex);
+	if (err)
+		return err;
+	flags = build_flags(ex);
+	err = -ENOMEM;
+	if (!flags)
+		goto out;
+	desc.inputSize = size;
+	desc.pInput = buf;
+	desc.pBuildFlags = flags;
+	r = npu.graph->pfnCreate2(nd->ctx, nd->dev, &desc, &ne->graph);
+	if (r) {
+		ne->graph = NULL;
+		err = compile_error(r);
+		goto out;
+	}
+	err = map_args(ex, ne);
+	if (err)
+		goto out;
+	if (npu.graph_version >= NPR_ZE_GRAPH_VERSION_1_8) {
+		struct npr_ze_graph_properties_2 gp2 = {
+			.stype = NPR_ZE_STYPE_GRAPH_PROPERTIES,
+		};
+
+		r = npu.graph->pfnGetProperties2(ne->graph, &gp2);
+		if (!r && (gp2.initStageRequired &
+			   NPR_ZE_GRAPH_STAGE_INITIALIZE))
+			r = npu.graph->pfnGraphInitialize(ne->graph);
+		if (r) {
+			err = ZE_FAIL(r, "graph initialize");
+			goto out;
+		}
+	}
+	r = ze.CommandQueueCreate(nd->ctx, nd->dev, &qd, &ne->queue);
+	if (r) {
+		ne->queue = NULL;
+		err = ZE_FAIL(r, "zeCommandQueueCreate");
+		goto out;
+	}
+	err = 0;
+out:
+	free(buf);
+	free(flags);
+	return err;
+}
+
+static void npu_request_destroy(struct npr_request *rq)
+{
+	struct npu_device *nd = rq->ex->dev->priv;
+	struct npu_exec *ne = rq->ex->priv;
+	struct npu_request *nr = rq->priv;
+	uint32_t i;
+
+	if (nr->fence)
+		ze.FenceDestroy(nr->fence);
+	if (nr->list)
+		ze.CommandListDestroy(nr->list);
+	for (i = 0; nr->buf && i < ne->nargs; i++)
+		if (nr->buf[i])
+			ze.MemFree(nd->ctx, nr->buf[i]);
+	free(nr->buf);
+	free(nr);
+	rq->priv = NULL;
+}
+
+static int npu_request_create(struct npr_request *rq)
+{
+	struct npu_device *nd = rq->ex->dev->priv;
+	struct npu_exec *ne = rq->ex->priv;
+	ze_host_mem_alloc_desc_t hd = {
+		.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC,
+	};
+	ze_command_list_desc_t ld = {
+		.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC,
+	};
+	ze_fence_desc_t fd = { .stype = ZE_STRUCTURE_TYPE_FENCE_DESC };
+	struct npu_request *nr;
+	ze_result_t r;
+	uint32_t i;
+
+	nr = calloc(1, sizeof(*nr));
+	if (!nr)
+		return -ENOMEM;
+	rq->priv = nr;
+	nr->buf = calloc(ne->nargs + 1, sizeof(*nr->buf));
+	if (!nr->buf)
+		return -ENOMEM;
+	for (i = 0; i < ne->nargs; i++) {
+		r = ze.MemAllocHost(nd->ctx, &hd, ne->arg[i].bytes, 4096,
+				    &nr->buf[i]);
+		if (r) {
+			nr->buf[i] = NULL;
+			return ZE_FAIL(r, "zeMemAllocHost");
+		}
+		memset(nr->buf[i], 0, ne->arg[i].bytes);
+	}
+	r = ze.CommandListCreate(nd->ctx, nd->dev, &ld, &nr->list);
+	if (r) {
+		nr->list = NULL;
+		return ZE_FAIL(r, "zeCommandListCreate");
+	}
+	/* the driver snapshots the arguments when the execute is appended */
+	pthread_mutex_lock(&ne->lock);
+	for (i = 0; i < ne->nargs && !r; i++)
+		r = npu.graph->pfnSetArgumentValue(ne->graph, i, nr->buf[i]);
+	if (!r)
+		r = npu.graph->pfnAppendGraphExecute(nr->list, ne->graph, NULL,
+						     NULL, 0, NULL);
+	pthread_mutex_unlock(&ne->lock);
+	if (r)
+		return ZE_FAIL(r, "recording the graph execute");
+	r = ze.CommandListClose(nr->list);
+	if (r)
+		return ZE_FAIL(r, "zeCommandListClose");
+	r = ze.FenceCreate(ne->queue, &fd, &nr->fence);
+	if (r) {
+		nr->fence = NULL;
+		return ZE_FAIL(r, "zeFenceCreate");
+	}
+	return 0;
+}
+
+static int npu_infer(struct npr_request *rq)
+{
+	struct npr_exec *ex = rq->ex;
+	struct npu_device *nd = ex->dev->priv;
+	struct npu_exec *ne = ex->priv;
+	struct npu_request *nr = rq->priv;
+	ze_result_t r;
+	int i, err;
+
+	if (__atomic_load_n(&nd->lost, __ATOMIC_ACQUIRE))
+		return npr_err(-ENODEV,
+			       "npu: the device was lost; close and reopen it");
+	for (i = 0; i < ex->nin; i++) {
+		const struct npu_arg *a = &ne->arg[i];
+		const struct npr_tensor *t = &rq->in[a->port];
+
+		err = npr_convert(nr->buf[i], a->type, t->data, t->type,
+				  a->numel);
+		if (err)
+			return npr_err(err, "input %s: cannot convert %s to %s",
+				       ex->in[a->port].name,
+				       npr_elem_name(t->type),
+				       npr_elem_name(a->type));
+	}
+	r = ze.FenceReset(nr->fence);
+	if (!r)
+		r = ze.CommandQueueExecuteCommandLists(ne->queue, 1, &nr->list,
+						       nr->fence);
+	if (!r)
+		r = ze.FenceHostSynchronize(nr->fence, UINT64_MAX);
+	if (r == ZE_RESULT_ERROR_DEVICE_LOST) {
+		__atomic_store_n(&nd->lost, true, __ATOMIC_RELEASE);
+		return npr_err(-ENODEV,
+			       "npu: device lost during the inference; close and reopen the device");
+	}
+	if (r)
+		return ZE_FAIL(r, "graph execution");
+	for (i = 0; i < ex->nout; i++) {
+		const struct npu_arg *a = &ne->arg[ex->nin + i];
+		struct npr_tensor *t = &rq->out[a->port];
+
+		err = npr_convert(t->data, t->type, nr->buf[ex->nin + i],
+				  a->type, a->numel);
+		if (err)
+			return npr_err(err, "output %s: cannot convert %s to %s",
+				       ex->out[a->port].name,
+				       npr_elem_name(a->type),
+				       npr_elem_name(t->type));
+	}
+	return 0;
+}
+
+/*
+ * The NPU plugin's answers: OPTIMAL_NUMBER_OF_INFER_REQUESTS is 1 for
+ * LATENCY, and for THROUGHPUT 4 on an NPU 3720 and 8 on the others.
+ */
+static int npu_param(const struct npr_device *dev, const struct npr_props *p,
+		     uint32_t id, int64_t *value)
+{
+	if (id != NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS)
+		return -ENOENT;
+	if (p->perf_hint != NPR_PERF_HINT_THROUGHPUT)
+		*value = 1;
+	else
+		*value = strcmp(dev->info.arch, "3720") ? 8 : 4;
+	return 0;
+}
+
+static void npu_release(struct npr_device *dev)
+{
+	struct npu_device *nd = dev->priv;
+
+	if (nd->ctx)
+		ze.ContextDestroy(nd->ctx);
+	nd->ctx = NULL;
+}
+
+const struct npr_backend_ops npr_npu_backend_ops = {
+	.api_version = NPR_BACKEND_API_VERSION,
+	.name = "npu",
+	.probe = npu_probe,
+	.compile = npu_compile,
+	.exec_destroy = npu_exec_destroy,
+	.request_create = npu_request_create,
+	.request_destroy = npu_request_destroy,
+	.infer = npu_infer,
+	.query = npu_query,
+	.release = npu_release,
+	.param = npu_param,
+};
+
+#else /* no Level Zero headers at build time */
+
+static int npu_probe(struct npr_device *dev, int index)
+{
+	return npr_err(-ENODEV,
+		       "npu: npuring was built without the Level Zero headers (apt-get install libze-dev, then rebuild)");
+}
+
+static int npu_compile(struct npr_exec *ex)
+{
+	return -ENODEV;
+}
+
+static int npu_infer(struct npr_request *rq)
+{
+	return -ENODEV;
+}
+
+const struct npr_backend_ops npr_npu_backend_ops = {
+	.api_version = NPR_BACKEND_API_VERSION,
+	.name = "npu",
+	.probe = npu_probe,
+	.compile = npu_compile,
+	.infer = npu_infer,
+};
+
+#endif

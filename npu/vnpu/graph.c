@@ -1,0 +1,851 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vnpu graph extension, slots 0-22 (version 1.8): graphs from serialized IR
+ * (NGRAPH_LITE, classic layout) or vnpu's own native blob, compiled and run
+ * by npuring's cpu device; argument properties and metadata; argument
+ * binding with snapshot-at-append semantics; network queries, build logs,
+ * memory queries.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vnpu.h"
+
+/* ---- graphs ------------------------------------------------------------ */
+
+static int get_u64(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	if ((size_t)(end - *p) < 8)
+		return -1;
+	memcpy(v, *p, 8);
+	*p += 8;
+	return 0;
+}
+
+/* Check the build-flag grammar: --key="..." sections, then --config K="V". */
+static int check_flags(const char *s)
+{
+	static const char *const keys[] = {
+		"--inputs_precisions=\"", "--inputs_layouts=\"",
+		"--outputs_precisions=\"", "--outputs_layouts=\"",
+	};
+	size_t i;
+
+	if (!s)
+		return 0;
+	while (*s) {
+		const char *q;
+
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		if (!strncmp(s, "--config", 8) && (s[8] == ' ' || !s[8])) {
+			s += 8;
+			while (*s == ' ')
+				s++;
+			while (*s) {
+				q = strchr(s, '=');
+				if (!q || q == s || q[1] != '"') {
+					vnpu_set_log("vnpu: bad --config entry near \"%.40s\"", s);
+					return -1;
+				}
+				q = strchr(q + 2, '"');
+				if (!q) {
+					vnpu_set_log("vnpu: unterminated --config value");
+					return -1;
+				}
+				s = q + 1;
+				while (*s == ' ')
+					s++;
+			}
+			break;
+		}
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (!strncmp(s, keys[i], strlen(keys[i])))
+				break;
+		if (i == sizeof(keys) / sizeof(keys[0])) {
+			vnpu_set_log("vnpu: unknown build flag near \"%.40s\"", s);
+			return -1;
+		}
+		q = strchr(s + strlen(keys[i]), '"');
+		if (!q) {
+			vnpu_set_log("vnpu: unterminated build flag %.24s", keys[i]);
+			return -1;
+		}
+		s = q + 1;
+	}
+	return 0;
+}
+
+static void graph_free(struct vnpu_graph *g)
+{
+	if (g->fd >= 0)
+		npr_close(g->fd);
+	free(g->args);
+	free(g->value);
+	free(g->blob);
+	pthread_mutex_destroy(&g->lock);
+	g->magic = 0;
+	free(g);
+}
+
+/* Load IR into the CPU device, compile it, describe its arguments. */
+static ze_result_t graph_build(struct vnpu_graph *g, const void *xml,
+			       size_t xml_size, const void *bin,
+			       size_t bin_size)
+{
+	struct npr_model_load ml;
+	struct npr_model_info mi = { .size = sizeof(mi) };
+	struct npr_compile cp;
+	uint32_t i;
+
+	g->fd = npr_open("cpu", 0);
+	if (g->fd < 0) {
+		vnpu_set_log("vnpu: %s", npr_last_error());
+		return ZE_RESULT_ERROR_UNKNOWN;
+	}
+	npr_prep_model_load_mem(&ml, xml, xml_size, bin_size ? bin : NULL,
+				bin_size);
+	if (npr_ioctl(g->fd, NPR_IOCTL_MODEL_LOAD, &ml)) {
+		vnpu_set_log("vnpu: cannot read the IR: %s", npr_last_error());
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	}
+	npr_prep_compile(&cp, ml.handle);
+	if (npr_ioctl(g->fd, NPR_IOCTL_COMPILE, &cp)) {
+		vnpu_set_log("vnpu: compilation failed: %s", npr_last_error());
+		return ZE_RESULT_ERROR_UNKNOWN;
+	}
+	g->exec = cp.exec;
+	mi.handle = g->exec;
+	if (npr_ioctl(g->fd, NPR_IOCTL_MODEL_INFO, &mi))
+		return ZE_RESULT_ERROR_UNKNOWN;
+	g->nin = mi.num_inputs;
+	g->nargs = mi.num_inputs + mi.num_outputs;
+	if (g->nargs > VNPU_MAX_ARGS) {
+		vnpu_set_log("vnpu: %u arguments, at most %d supported", g->nargs,
+			VNPU_MAX_ARGS);
+		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+	}
+	g->args = calloc(g->nargs + 1, sizeof(*g->args));
+	g->value = calloc(g->nargs + 1, sizeof(*g->value));
+	if (!g->args || !g->value)
+		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	for (i = 0; i < g->nargs; i++) {
+		struct vnpu_arg *a = &g->args[i];
+		struct npr_port_info pi;
+		size_t numel = 1;
+		uint32_t k;
+
+		a->out = i >= g->nin;
+		a->index = a->out ? i - g->nin : i;
+		npr_prep_port_info(&pi, g->exec, a->index, a->out, a->name,
+				   sizeof(a->name));
+		if (npr_ioctl(g->fd, NPR_IOCTL_PORT_INFO, &pi)) {
+			vnpu_set_log("vnpu: argument %u: %s", i, npr_last_error());
+			return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+		}
+		a->elem = pi.elem_type;
+		a->rank = pi.rank;
+		for (k = 0; k < pi.rank; k++) {
+			a->dims[k] = pi.dims[k];
+			numel *= (size_t)pi.dims[k];
+		}
+		a->bytes = numel * npr_elem_size(a->elem);
+		if (!npr_elem_size(a->elem) || pi.rank > NPR_ZE_ARG_DIMS) {
+			vnpu_set_log("vnpu: argument %s: type %s rank %u unsupported",
+				a->name, npr_elem_name(a->elem), pi.rank);
+			return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+		}
+	}
+	/* the native blob: our header, then the IR it was built from */
+	g->blob_size = 8 + 4 + 4 + 8 + xml_size + 8 + bin_size;
+	g->blob = malloc(g->blob_size);
+	if (!g->blob)
+		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	{
+		uint8_t *p = g->blob;
+		uint32_t ver = VNPU_BLOB_VERSION, plat = vnpu_dev.pci_id;
+		uint64_t xs = xml_size, bs = bin_size;
+
+		memcpy(p, VNPU_BLOB_MAGIC, 8);
+		memcpy(p + 8, &ver, 4);
+		memcpy(p + 12, &plat, 4);
+		memcpy(p + 16, &xs, 8);
+		memcpy(p + 24, xml, xml_size);
+		memcpy(p + 24 + xml_size, &bs, 8);
+		if (bin_size)
+			memcpy(p + 32 + xml_size, bin, bin_size);
+	}
+	return ZE_RESULT_SUCCESS;
+}
+
+/*
+ * The xml and weights inside a graph input (NGRAPH_LITE or vnpu's native
+ * blob), every size checked against the buffer.  @query: a network query
+ * (no compile faults apply).
+ */
+static ze_result_t split_input(uint32_t format, const uint8_t *in,
+			       size_t size, const char *flags, bool query,
+			       const uint8_t **xml, uint64_t *xs,
+			       const uint8_t **bin, uint64_t *bs)
+{
+	const uint8_t *p = in, *end;
+
+	if (!in)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (!size || size > VNPU_MAX_INPUT)
+		return ZE_RESULT_ERROR_INVALID_SIZE;
+	end = in + size;
+	if (format == NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE) {
+		uint32_t n;
+
+		if (size < 8) {
+			vnpu_set_log("vnpu: IR buffer of %zu bytes is too short", size);
+			return ZE_RESULT_ERROR_INVALID_SIZE;
+		}
+		memcpy(&n, in + 4, 4);
+		if (n != 2) {
+			vnpu_set_log("vnpu: IR buffer holds %u parts, expected 2", n);
+			return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+		}
+		p = in + 8;
+		if (check_flags(flags))
+			return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+		if (!query && vnpu_env_long("VNPU_FAULT_COMPILE")) {
+			vnpu_set_log("vnpu: compilation failed: fault injected by VNPU_FAULT_COMPILE");
+			return ZE_RESULT_ERROR_UNKNOWN;
+		}
+	} else if (format == NPR_ZE_GRAPH_FORMAT_NATIVE && !query) {
+		uint32_t ver, plat;
+
+		if (size < 16 || memcmp(in, VNPU_BLOB_MAGIC, 8)) {
+			vnpu_set_log("vnpu: not a vnpu native blob");
+			return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
+		}
+		memcpy(&ver, in + 8, 4);
+		memcpy(&plat, in + 12, 4);
+		if (ver != VNPU_BLOB_VERSION || plat != vnpu_dev.pci_id) {
+			vnpu_set_log("vnpu: blob version %u for device 0x%x, this is version %u on 0x%x",
+				ver, plat, VNPU_BLOB_VERSION, vnpu_dev.pci_id);
+			return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
+		}
+		p = in + 16;
+	} else {
+		return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+	}
+	if (get_u64(&p, end, xs) || *xs > (uint64_t)(end - p)) {
+		vnpu_set_log("vnpu: truncated input (xml size)");
+		return ZE_RESULT_ERROR_INVALID_SIZE;
+	}
+	*xml = p;
+	p += *xs;
+	if (get_u64(&p, end, bs) || *bs != (uint64_t)(end - p)) {
+		vnpu_set_log("vnpu: truncated input or trailing bytes (weights size)");
+		return ZE_RESULT_ERROR_INVALID_SIZE;
+	}
+	*bin = p;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t graph_create(ze_context_handle_t hc, ze_device_handle_t hd,
+				uint32_t format, const uint8_t *in, size_t size,
+				const char *flags, npr_ze_graph_handle_t *out)
+{
+	struct vnpu_context *c = vnpu_ctx_of(hc, true);
+	const uint8_t *xml, *bin;
+	uint64_t xs, bs;
+	struct vnpu_graph *g;
+	ze_result_t r;
+
+	vnpu_build_log[0] = 0;
+	if (!c || !vnpu_dev_ok(hd, true))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!out)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	r = split_input(format, in, size, flags, false, &xml, &xs, &bin, &bs);
+	if (r)
+		return r;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	g->magic = M_GRAPH;
+	g->ctx = c;
+	g->fd = -1;
+	pthread_mutex_init(&g->lock, NULL);
+	r = graph_build(g, xml, xs, bin, bs);
+	if (r) {
+		graph_free(g);
+		return r;
+	}
+	*out = (npr_ze_graph_handle_t)g;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t g_create(ze_context_handle_t c, ze_device_handle_t d,
+			    const struct npr_ze_graph_desc *desc,
+			    npr_ze_graph_handle_t *out)
+{
+	if (!desc)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	return graph_create(c, d, desc->format, desc->pInput, desc->inputSize,
+			    desc->pBuildFlags, out);
+}
+
+static ze_result_t g_create2(ze_context_handle_t c, ze_device_handle_t d,
+			     const struct npr_ze_graph_desc_2 *desc,
+			     npr_ze_graph_handle_t *out)
+{
+	if (!desc)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (desc->flags & ~(NPR_ZE_GRAPH_FLAG_DISABLE_CACHING |
+			    NPR_ZE_GRAPH_FLAG_INPUT_PERSISTENT))
+		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+	return graph_create(c, d, desc->format, desc->pInput, desc->inputSize,
+			    desc->pBuildFlags, out);
+}
+
+#define GRAPH(h)	((struct vnpu_graph *)(h))
+#define GRAPH_OK(h)	CHECK(GRAPH(h), M_GRAPH)
+
+static ze_result_t g_destroy(npr_ze_graph_handle_t h)
+{
+	int users;
+
+	if (!GRAPH_OK(h))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	pthread_mutex_lock(&GRAPH(h)->lock);
+	users = GRAPH(h)->users;
+	pthread_mutex_unlock(&GRAPH(h)->lock);
+	if (users) {
+		vnpu_warn("vnpu: graph destroyed while %d recorded executes use it",
+			  users);
+		return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
+	}
+	graph_free(GRAPH(h));
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t g_props(npr_ze_graph_handle_t h,
+			   struct npr_ze_graph_properties *p)
+{
+	if (!GRAPH_OK(h))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!p)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	p->numGraphArgs = GRAPH(h)->nargs;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t g_props2(npr_ze_graph_handle_t h,
+			    struct npr_ze_graph_properties_2 *p)
+{
+	if (!GRAPH_OK(h))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!p)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	p->numGraphArgs = GRAPH(h)->nargs;
+	p->initStageRequired = NPR_ZE_GRAPH_STAGE_INITIALIZE;
+	return ZE_RESULT_SUCCESS;
+}
+
+static uint32_t prec_of(uint32_t elem)
+{
+	switch (elem) {
+	case NPR_ELEM_F32: return NPR_ZE_PREC_FP32;
+	case NPR_ELEM_F16: return NPR_ZE_PREC_FP16;
+	case NPR_ELEM_BF16: return NPR_ZE_PREC_BF16;
+	case NPR_ELEM_F64: return NPR_ZE_PREC_FP64;
+	case NPR_ELEM_I8: return NPR_ZE_PREC_INT8;
+	case NPR_ELEM_U8: return NPR_ZE_PREC_UINT8;
+	case NPR_ELEM_I16: return NPR_ZE_PREC_INT16;
+	case NPR_ELEM_U16: return NPR_ZE_PREC_UINT16;
+	case NPR_ELEM_I32: return NPR_ZE_PREC_INT32;
+	case NPR_ELEM_U32: return NPR_ZE_PREC_UINT32;
+	case NPR_ELEM_I64: return NPR_ZE_PREC_INT64;
+	case NPR_ELEM_U64: return NPR_ZE_PREC_UINT64;
+	case NPR_ELEM_BOOLEAN: return NPR_ZE_PREC_BOOLEAN;
+	}
+	return NPR_ZE_PREC_UNKNOWN;
+}
+
+static uint32_t meta_of(uint32_t elem)
+{
+	switch (elem) {
+	case NPR_ELEM_F32: return NPR_ZE_META_F32;
+	case NPR_ELEM_F16: return NPR_ZE_META_F16;
+	case NPR_ELEM_BF16: return NPR_ZE_META_BF16;
+	case NPR_ELEM_F64: return NPR_ZE_META_F64;
+	case NPR_ELEM_I8: return NPR_ZE_META_I8;
+	case NPR_ELEM_U8: return NPR_ZE_META_U8;
+	case NPR_ELEM_I16: return NPR_ZE_META_I16;
+	case NPR_ELEM_U16: return NPR_ZE_META_U16;
+	case NPR_ELEM_I32: return NPR_ZE_META_I32;
+	case NPR_ELEM_U32: return NPR_ZE_META_U32;
+	case NPR_ELEM_I64: return NPR_ZE_META_I64;
+	case NPR_ELEM_U64: return NPR_ZE_META_U64;
+	case NPR_ELEM_BOOLEAN: return NPR_ZE_META_BOOLEAN;
+	}
+	return NPR_ZE_META_UNDEFINED;
+}
+
+static uint32_t layout_of(uint32_t rank)
+{
+	switch (rank) {
+	case 1: return NPR_ZE_LAYOUT_C;
+	case 2: return NPR_ZE_LAYOUT_NC;
+	case 3: return NPR_ZE_LAYOUT_CHW;
+	case 4: return NPR_ZE_LAYOUT_NCHW;
+	case 5: return NPR_ZE_LAYOUT_NCDHW;
+	}
+	return NPR_ZE_LAYOUT_ANY;
+}
+
+static ze_result_t fill_arg(npr_ze_graph_handle_t h, uint32_t i,
+			    struct npr_ze_graph_argument_properties *p)
+{
+	struct vnpu_arg *a;
+	uint32_t k;
+
+	if (!GRAPH_OK(h))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!p)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (i >= GRAPH(h)->nargs)
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	a = &GRAPH(h)->args[i];
+	snprintf(p->name, sizeof(p->name), "%s", a->name);
+	p->type = a->out ? NPR_ZE_GRAPH_ARG_OUTPUT : NPR_ZE_GRAPH_ARG_INPUT;
+	for (k = 0; k < NPR_ZE_ARG_DIMS; k++)
+		p->dims[k] = k < a->rank ? (uint32_t)a->dims[k] : 1;
+	p->networkPrecision = p->devicePrecision = prec_of(a->elem);
+	p->networkLayout = p->deviceLayout = layout_of(a->rank);
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t g_arg_props(npr_ze_graph_handle_t h, uint32_t i,
+			       struct npr_ze_graph_argument_properties *p)
+{
+	return fill_arg(h, i, p);
+}
+
+static ze_result_t g_arg_props2(npr_ze_graph_handle_t h, uint32_t i,
+				struct npr_ze_graph_argument_properties_2 *p)
+{
+	ze_result_t r = fill_arg(h, i, p ? &p->v1 : NULL);
+
+	if (r)
+		return r;
+	p->quantReverseScale = GRAPH(h)->args[i].out ? 0.0f : 1.0f;
+	p->quantZeroPoint = 0;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t g_arg_props3(npr_ze_graph_handle_t h, uint32_t i,
+				struct npr_ze_graph_argument_properties_3 *p)
+{
+	ze_result_t r = g_arg_props2(h, i, p ? &p->v2 : NULL);
+
+	if (r)
+		return r;
+	p->dims_count = GRAPH(h)->args[i].rank;
+	snprintf(p->debug_friendly_name, sizeof(p->debug_friendly_name), "%s",
+		 GRAPH(h)->args[i].name);
+	snprintf(p->associated_tensor_names[0],
+		 sizeof(p->associated_tensor_names[0]), "%s",
+		 GRAPH(h)->args[i].name);
+	p->associated_tensor_names_count = 1;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t g_arg_meta(npr_ze_graph_handle_t h, uint32_t i,
+			      struct npr_ze_graph_argument_metadata *p)
+{
+	struct vnpu_arg *a;
+	uint32_t k;
+
+	if (!GRAPH_OK(h))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!p)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (i >= GRAPH(h)->nargs)
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	a = &GRAPH(h)->args[i];
+	p->type = a->out ? NPR_ZE_GRAPH_ARG_OUTPUT : NPR_ZE_GRAPH_ARG_INPUT;
+	snprintf(p->friendly_name, sizeof(p->friendly_name), "%s", a->name);
+	p->data_type = meta_of(a->elem);
+	for (k = 0; k < a->rank && k < NPR_ZE_META_DIMS; k++)
+		p->shape[k] = (uint64_t)a->dims[k];
+	p->shape_size = a->rank;
+	snprintf(p->tensor_names[0], sizeof(p->tensor_names[0]), "%s",
+		 a->name);
+	p->tensor_names_count = 1;
+	snprintf(p->input_name, sizeof(p->input_name), "%s", a->name);
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t g_set_arg(npr_ze_graph_handle_t h, uint32_t i,
+			     const void *value)
+{
+	struct vnpu_graph *g = GRAPH(h);
+
+	if (!GRAPH_OK(h))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!value)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (i >= g->nargs)
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	pthread_mutex_lock(&g->lock);
+	g->value[i] = (void *)value;
+	pthread_mutex_unlock(&g->lock);
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t g_append_init(ze_command_list_handle_t hl,
+				 npr_ze_graph_handle_t h, ze_event_handle_t sig,
+				 uint32_t nwait, ze_event_handle_t *wait)
+{
+	struct vnpu_list *l = vnpu_translate(ZEL_HANDLE_COMMAND_LIST, hl);
+
+	if (!CHECK(l, M_LIST) || !GRAPH_OK(h))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (sig || nwait)
+		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+	GRAPH(h)->initialized = true;	/* nothing to upload */
+	return l->closed ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_SUCCESS;
+}
+
+/*
+ * The execute command takes the arguments' values as they are now: later
+ * SetArgumentValue calls do not change what was recorded.
+ */
+static ze_result_t g_append_exec(ze_command_list_handle_t hl,
+				 npr_ze_graph_handle_t h, void *prof,
+				 ze_event_handle_t sig, uint32_t nwait,
+				 ze_event_handle_t *wait)
+{
+	struct vnpu_list *l = vnpu_translate(ZEL_HANDLE_COMMAND_LIST, hl);
+	struct vnpu_graph *g = GRAPH(h);
+	struct npr_req_create rc;
+	struct vnpu_cmd *cmd;
+	ze_result_t r = ZE_RESULT_SUCCESS;
+	uint32_t i;
+
+	if (!CHECK(l, M_LIST) || !GRAPH_OK(h))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (prof || sig || nwait)
+		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+	if (l->closed || l->ctx != g->ctx)
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	if (l->ncmds == l->cap) {
+		int cap = l->cap ? 2 * l->cap : 4;
+		struct vnpu_cmd *c = realloc(l->cmds, cap * sizeof(*c));
+
+		if (!c)
+			return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+		l->cmds = c;
+		l->cap = cap;
+	}
+	npr_prep_req_create(&rc, g->exec);
+	if (npr_ioctl(g->fd, NPR_IOCTL_REQ_CREATE, &rc))
+		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	pthread_mutex_lock(&g->lock);
+	pthread_mutex_lock(&vnpu_mem_lock);
+	for (i = 0; i < g->nargs && !r; i++) {
+		struct vnpu_arg *a = &g->args[i];
+		struct npr_tensor_arg t;
+		uint32_t k;
+
+		if (!g->value[i]) {
+			vnpu_warn("vnpu: argument %u (%s) was not set before the execute was appended",
+				i, a->name);
+			r = ZE_RESULT_ERROR_INVALID_ARGUMENT;
+			break;
+		}
+		if (!vnpu_alloc_find(g->value[i], a->bytes)) {
+			vnpu_warn("vnpu: argument %u (%s) is not a %zu-byte allocation of this driver",
+				i, a->name, a->bytes);
+			r = ZE_RESULT_ERROR_INVALID_ARGUMENT;
+			break;
+		}
+		npr_prep_tensor(&t, rc.req, a->index, a->out, g->value[i],
+				a->bytes);
+		t.flags |= NPR_TENSOR_BIND;
+		t.elem_type = a->elem;
+		t.rank = a->rank;
+		for (k = 0; k < a->rank; k++)
+			t.dims[k] = a->dims[k];
+		if (npr_ioctl(g->fd, NPR_IOCTL_SET_TENSOR, &t)) {
+			vnpu_warn("vnpu: argument %u: %s", i,
+				npr_last_error());
+			r = ZE_RESULT_ERROR_INVALID_ARGUMENT;
+		}
+	}
+	pthread_mutex_unlock(&vnpu_mem_lock);
+	pthread_mutex_unlock(&g->lock);
+	if (r) {
+		struct npr_handle_destroy hd = {
+			.size = sizeof(hd), .handle = rc.req,
+		};
+
+		npr_ioctl(g->fd, NPR_IOCTL_HANDLE_DESTROY, &hd);
+		return r;
+	}
+	pthread_mutex_lock(&g->lock);
+	g->users++;
+	pthread_mutex_unlock(&g->lock);
+	cmd = &l->cmds[l->ncmds++];
+	cmd->graph = g;
+	cmd->req = rc.req;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t g_native(npr_ze_graph_handle_t h, size_t *size,
+			    uint8_t *buf)
+{
+	struct vnpu_graph *g = GRAPH(h);
+
+	if (!GRAPH_OK(h))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!size)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (!buf) {
+		*size = g->blob_size;
+		return ZE_RESULT_SUCCESS;
+	}
+	if (*size < g->blob_size)
+		return ZE_RESULT_ERROR_INVALID_SIZE;
+	memcpy(buf, g->blob, g->blob_size);
+	*size = g->blob_size;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t g_native2(npr_ze_graph_handle_t h, size_t *size,
+			     const uint8_t **buf)
+{
+	if (!GRAPH_OK(h))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!size || !buf)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	*size = GRAPH(h)->blob_size;
+	*buf = GRAPH(h)->blob;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t g_dev_props(ze_device_handle_t d,
+			       struct npr_ze_device_graph_properties *p)
+{
+	if (!vnpu_dev_ok(d, true))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!p)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	p->graphExtensionVersion = NPR_ZE_GRAPH_VERSION_1_8;
+	p->compilerMajor = VNPU_COMPILER_MAJOR;
+	p->compilerMinor = VNPU_COMPILER_MINOR;
+	p->graphFormatsSupported = NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE;
+	p->maxOVOpsetVersionSupported = VNPU_MAX_OPSET;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t g_dev_props2(ze_device_handle_t d,
+				struct npr_ze_device_graph_properties_2 *p)
+{
+	ze_result_t r = g_dev_props(d, (void *)p);
+
+	if (r)
+		return r;
+	p->elfVersion[0] = 1;
+	p->elfVersion[1] = p->elfVersion[2] = 0;
+	p->runtimeVersion[0] = 1;
+	p->runtimeVersion[1] = p->runtimeVersion[2] = 0;
+	return ZE_RESULT_SUCCESS;
+}
+
+/*
+ * Supported layers: what npuring's cpu device supports of the model
+ * (NPR_IOCTL_QUERY_MODEL), as "<name><name>...".
+ */
+static ze_result_t q_create2(ze_context_handle_t hc, ze_device_handle_t hd,
+			     const struct npr_ze_graph_desc_2 *desc,
+			     npr_ze_graph_query_handle_t *out)
+{
+	struct npr_query_model qm = { .size = sizeof(qm) };
+	struct npr_model_load ml;
+	const uint8_t *xml, *bin;
+	struct vnpu_query *q;
+	char *names = NULL, *s, *d;
+	uint64_t xs, bs;
+	ze_result_t r;
+	int fd, err;
+
+	vnpu_build_log[0] = 0;
+	if (!vnpu_ctx_of(hc, true) || !vnpu_dev_ok(hd, true))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!desc || !out)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	r = split_input(desc->format, desc->pInput, desc->inputSize,
+			desc->pBuildFlags, true, &xml, &xs, &bin, &bs);
+	if (r)
+		return r;
+	fd = npr_open("cpu", 0);
+	if (fd < 0)
+		return ZE_RESULT_ERROR_UNKNOWN;
+	npr_prep_model_load_mem(&ml, xml, xs, bs ? bin : NULL, bs);
+	r = ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	if (npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml)) {
+		vnpu_set_log("vnpu: cannot read the IR: %s", npr_last_error());
+		goto out;
+	}
+	qm.model = ml.handle;
+	r = ZE_RESULT_ERROR_UNKNOWN;
+	err = npr_ioctl(fd, NPR_IOCTL_QUERY_MODEL, &qm);
+	if (err && err != -EMSGSIZE) {
+		vnpu_set_log("vnpu: query: %s", npr_last_error());
+		goto out;
+	}
+	r = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	names = malloc(qm.len + 1);
+	q = calloc(1, sizeof(*q));
+	if (!names || !q || !(q->layers = malloc(qm.len + qm.num_supported + 2))) {
+		free(q);
+		goto out;
+	}
+	qm.names = (uintptr_t)names;
+	r = ZE_RESULT_ERROR_UNKNOWN;
+	if (npr_ioctl(fd, NPR_IOCTL_QUERY_MODEL, &qm)) {
+		free(q->layers);
+		free(q);
+		goto out;
+	}
+	names[qm.len] = 0;
+	d = q->layers;
+	for (s = names; *s; s += strlen(s) + 1)
+		d += sprintf(d, "<%s>", s);
+	*d = 0;
+	q->magic = M_QUERY;
+	*out = (npr_ze_graph_query_handle_t)q;
+	r = ZE_RESULT_SUCCESS;
+out:
+	free(names);
+	npr_close(fd);
+	return r;
+}
+
+static ze_result_t q_create(ze_context_handle_t hc, ze_device_handle_t hd,
+			    const struct npr_ze_graph_desc *desc,
+			    npr_ze_graph_query_handle_t *out)
+{
+	struct npr_ze_graph_desc_2 d;
+
+	if (!desc)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	memset(&d, 0, sizeof(d));
+	memcpy(&d, desc, sizeof(*desc));
+	return q_create2(hc, hd, &d, out);
+}
+
+static ze_result_t q_destroy(npr_ze_graph_query_handle_t h)
+{
+	struct vnpu_query *q = (void *)h;
+
+	if (!CHECK(q, M_QUERY))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	free(q->layers);
+	q->magic = 0;
+	free(q);
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t q_layers(npr_ze_graph_query_handle_t h, size_t *size,
+			    char *buf)
+{
+	struct vnpu_query *q = (void *)h;
+	size_t need;
+
+	if (!CHECK(q, M_QUERY))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!size)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	need = strlen(q->layers) + 1;
+	if (buf) {
+		if (*size < need)
+			return ZE_RESULT_ERROR_INVALID_SIZE;
+		memcpy(buf, q->layers, need);
+	}
+	*size = need;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t g_build_log(npr_ze_graph_handle_t h, uint32_t *size,
+			       char *buf)
+{
+	uint32_t need = (uint32_t)strlen(vnpu_build_log) + 1;
+
+	if (!size)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (buf) {
+		if (*size < need)
+			return ZE_RESULT_ERROR_INVALID_SIZE;
+		memcpy(buf, vnpu_build_log, need);
+	}
+	*size = need;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t g_ctx_mem(ze_context_handle_t hc, uint32_t type,
+			     struct npr_ze_graph_memory_query *m)
+{
+	struct vnpu_alloc *a;
+
+	if (!vnpu_ctx_of(hc, true))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!m)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (type != NPR_ZE_GRAPH_MEM_DDR)
+		return ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION;
+	m->total = 1ULL << 32;
+	m->allocated = 0;
+	pthread_mutex_lock(&vnpu_mem_lock);
+	for (a = vnpu_allocs; a; a = a->next)
+		m->allocated += a->size;
+	pthread_mutex_unlock(&vnpu_mem_lock);
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t g_init(npr_ze_graph_handle_t h)
+{
+	if (!GRAPH_OK(h))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	GRAPH(h)->initialized = true;
+	return ZE_RESULT_SUCCESS;
+}
+
+const struct npr_ze_graph_ddi vnpu_graph_ddi = {
+	.pfnCreate = g_create,
+	.pfnDestroy = g_destroy,
+	.pfnGetProperties = g_props,
+	.pfnGetArgumentProperties = g_arg_props,
+	.pfnSetArgumentValue = g_set_arg,
+	.pfnAppendGraphInitialize = g_append_init,
+	.pfnAppendGraphExecute = g_append_exec,
+	.pfnGetNativeBinary = g_native,
+	.pfnDeviceGetGraphProperties = g_dev_props,
+	.pfnGraphGetArgumentMetadata = g_arg_meta,
+	.pfnGetArgumentProperties2 = g_arg_props2,
+	.pfnGetArgumentProperties3 = g_arg_props3,
+	.pfnQueryNetworkCreate = q_create,
+	.pfnQueryNetworkDestroy = q_destroy,
+	.pfnQueryNetworkGetSupportedLayers = q_layers,
+	.pfnBuildLogGetString = g_build_log,
+	.pfnCreate2 = g_create2,
+	.pfnQueryNetworkCreate2 = q_create2,
+	.pfnQueryContextMemory = g_ctx_mem,
+	.pfnDeviceGetGraphProperties2 = g_dev_props2,
+	.pfnGetNativeBinary2 = g_native2,
+	.pfnGetProperties2 = g_props2,
+	.pfnGraphInitialize = g_init,
+};
+

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vnpu command lists, command queues and fences.  Each queue owns a device
+ * thread that runs submitted lists in order and signals their fences; a
+ * list holds graph executions, each bound (when it was appended) to a
+ * request of the cpu device that runs the graph.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vnpu.h"
+
+/* ---- command lists ----------------------------------------------------- */
+
+ze_result_t vnpu_list_create(ze_context_handle_t h,
+				    ze_device_handle_t d,
+				    const ze_command_list_desc_t *desc,
+				    ze_command_list_handle_t *out)
+{
+	struct vnpu_context *c = vnpu_ctx_of(h, false);
+	struct vnpu_list *l;
+
+	if (!c || !vnpu_dev_ok(d, false))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!desc || !out)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (desc->commandQueueGroupOrdinal)
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	l->magic = M_LIST;
+	l->ctx = c;
+	*out = (ze_command_list_handle_t)l;
+	return ZE_RESULT_SUCCESS;
+}
+
+static void list_clear(struct vnpu_list *l)
+{
+	int i;
+
+	for (i = 0; i < l->ncmds; i++) {
+		struct npr_handle_destroy hd = {
+			.size = sizeof(hd), .handle = l->cmds[i].req,
+		};
+		struct vnpu_graph *g = l->cmds[i].graph;
+
+		npr_ioctl(g->fd, NPR_IOCTL_HANDLE_DESTROY, &hd);
+		pthread_mutex_lock(&g->lock);
+		g->users--;
+		pthread_mutex_unlock(&g->lock);
+	}
+	l->ncmds = 0;
+	l->closed = false;
+}
+
+ze_result_t vnpu_list_destroy(ze_command_list_handle_t h)
+{
+	struct vnpu_list *l = (void *)h;
+
+	if (!CHECK(l, M_LIST))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	list_clear(l);
+	free(l->cmds);
+	l->magic = 0;
+	free(l);
+	return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t vnpu_list_close(ze_command_list_handle_t h)
+{
+	struct vnpu_list *l = (void *)h;
+
+	if (!CHECK(l, M_LIST))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	l->closed = true;
+	return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t vnpu_list_reset(ze_command_list_handle_t h)
+{
+	struct vnpu_list *l = (void *)h;
+
+	if (!CHECK(l, M_LIST))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	list_clear(l);
+	return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t vnpu_list_barrier(ze_command_list_handle_t h,
+				     ze_event_handle_t sig, uint32_t nwait,
+				     ze_event_handle_t *wait)
+{
+	struct vnpu_list *l = (void *)h;
+
+	if (!CHECK(l, M_LIST))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (sig || nwait)
+		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+	return l->closed ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_SUCCESS;
+}
+
+/* ---- queues, the device thread, fences --------------------------------- */
+
+static ze_result_t run_graph(struct vnpu_context *c, struct vnpu_cmd *cmd)
+{
+	struct npr_infer inf = { .size = sizeof(inf), .req = cmd->req };
+	long lose = vnpu_env_long("VNPU_FAULT_DEVICE_LOST");
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	c->executions++;
+	if (lose > 0 && c->executions == (unsigned long)lose)
+		c->lost = true;
+	if (c->lost) {
+		pthread_mutex_unlock(&c->lock);
+		return ZE_RESULT_ERROR_DEVICE_LOST;
+	}
+	pthread_mutex_unlock(&c->lock);
+	err = npr_ioctl(cmd->graph->fd, NPR_IOCTL_INFER, &inf);
+	if (err) {
+		vnpu_warn("vnpu: graph execution failed: %s",
+			npr_last_error());
+		return ZE_RESULT_ERROR_UNKNOWN;
+	}
+	return ZE_RESULT_SUCCESS;
+}
+
+static void *device_thread(void *arg)
+{
+	struct vnpu_queue *q = arg;
+
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		struct vnpu_job *j;
+		ze_result_t res = ZE_RESULT_SUCCESS;
+		uint32_t i;
+		int k;
+
+		while (!q->head && !q->stop)
+			pthread_cond_wait(&q->cond, &q->lock);
+		if (!q->head)
+			break;
+		j = q->head;
+		pthread_mutex_unlock(&q->lock);
+		for (i = 0; i < j->nlists && res == ZE_RESULT_SUCCESS; i++)
+			for (k = 0; k < j->lists[i]->ncmds &&
+				    res == ZE_RESULT_SUCCESS; k++)
+				res = run_graph(q->ctx, &j->lists[i]->cmds[k]);
+		pthread_mutex_lock(&q->lock);
+		q->head = j->next;
+		if (!q->head)
+			q->tail = NULL;
+		if (j->fence) {
+			j->fence->result = res;
+			j->fence->pending = false;
+			j->fence->signaled = true;
+		}
+		q->last = res;
+		q->completed++;
+		pthread_cond_broadcast(&q->cond);
+		free(j->lists);
+		free(j);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+ze_result_t vnpu_queue_create(ze_context_handle_t h,
+				     ze_device_handle_t d,
+				     const ze_command_queue_desc_t *desc,
+				     ze_command_queue_handle_t *out)
+{
+	struct vnpu_context *c = vnpu_ctx_of(h, false);
+	struct vnpu_queue *q;
+
+	if (!c || !vnpu_dev_ok(d, false))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!desc || !out)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (desc->ordinal || desc->index)
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	q->magic = M_QUEUE;
+	q->ctx = c;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->cond, NULL);
+	if (pthread_create(&q->thread, NULL, device_thread, q)) {
+		free(q);
+		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	}
+	*out = (ze_command_queue_handle_t)q;
+	return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t vnpu_queue_destroy(ze_command_queue_handle_t h)
+{
+	struct vnpu_queue *q = (void *)h;
+
+	if (!CHECK(q, M_QUEUE))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	pthread_mutex_lock(&q->lock);
+	q->stop = true;
+	pthread_cond_broadcast(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+	pthread_join(q->thread, NULL);
+	q->magic = 0;
+	pthread_cond_destroy(&q->cond);
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+	return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t vnpu_queue_execute(ze_command_queue_handle_t h, uint32_t n,
+				      ze_command_list_handle_t *lists,
+				      ze_fence_handle_t fh)
+{
+	struct vnpu_queue *q = (void *)h;
+	struct vnpu_fence *f = (void *)fh;
+	struct vnpu_job *j;
+	uint32_t i;
+
+	if (!CHECK(q, M_QUEUE))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!n || !lists)
+		return ZE_RESULT_ERROR_INVALID_SIZE;
+	if (f && (!CHECK(f, M_FENCE) || f->queue != q))
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	for (i = 0; i < n; i++) {
+		struct vnpu_list *l = (void *)lists[i];
+
+		if (!CHECK(l, M_LIST))
+			return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+		if (!l->closed || l->ctx != q->ctx)
+			return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j || !(j->lists = calloc(n, sizeof(*j->lists)))) {
+		free(j);
+		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	}
+	memcpy(j->lists, lists, n * sizeof(*lists));
+	j->nlists = n;
+	j->fence = f;
+	pthread_mutex_lock(&q->lock);
+	if (f && (f->pending || f->signaled)) {
+		/* a fence must be reset before it is used again */
+		pthread_mutex_unlock(&q->lock);
+		free(j->lists);
+		free(j);
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	}
+	if (f)
+		f->pending = true;
+	if (q->tail)
+		q->tail->next = j;
+	else
+		q->head = j;
+	q->tail = j;
+	q->submitted++;
+	pthread_cond_broadcast(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+	return ZE_RESULT_SUCCESS;
+}
+
+/* Wait on @q->cond until @done(), at most @timeout ns (UINT64_MAX: forever). */
+static ze_result_t queue_wait(struct vnpu_queue *q, uint64_t timeout,
+			      bool (*done)(void *), void *arg)
+{
+	struct timespec ts;
+
+	if (timeout != UINT64_MAX) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += timeout / 1000000000;
+		ts.tv_nsec += timeout % 1000000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+	}
+	while (!done(arg)) {
+		if (timeout == 0)
+			return ZE_RESULT_NOT_READY;
+		if (timeout == UINT64_MAX)
+			pthread_cond_wait(&q->cond, &q->lock);
+		else if (pthread_cond_timedwait(&q->cond, &q->lock, &ts))
+			return done(arg) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+	}
+	return ZE_RESULT_SUCCESS;
+}
+
+static bool queue_idle(void *arg)
+{
+	struct vnpu_queue *q = arg;
+
+	return q->completed == q->submitted;
+}
+
+ze_result_t vnpu_queue_sync(ze_command_queue_handle_t h, uint64_t t)
+{
+	struct vnpu_queue *q = (void *)h;
+	ze_result_t r;
+
+	if (!CHECK(q, M_QUEUE))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	pthread_mutex_lock(&q->lock);
+	r = queue_wait(q, t, queue_idle, q);
+	if (r == ZE_RESULT_SUCCESS)
+		r = q->last;
+	pthread_mutex_unlock(&q->lock);
+	return r;
+}
+
+ze_result_t vnpu_fence_create(ze_command_queue_handle_t h,
+				     const ze_fence_desc_t *desc,
+				     ze_fence_handle_t *out)
+{
+	struct vnpu_queue *q = (void *)h;
+	struct vnpu_fence *f;
+
+	if (!CHECK(q, M_QUEUE))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!desc || !out)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	f->magic = M_FENCE;
+	f->queue = q;
+	f->signaled = desc->flags & ZE_FENCE_FLAG_SIGNALED;
+	*out = (ze_fence_handle_t)f;
+	return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t vnpu_fence_destroy(ze_fence_handle_t h)
+{
+	struct vnpu_fence *f = (void *)h;
+	bool busy;
+
+	if (!CHECK(f, M_FENCE))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	pthread_mutex_lock(&f->queue->lock);
+	busy = f->pending;
+	pthread_mutex_unlock(&f->queue->lock);
+	if (busy)
+		return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
+	f->magic = 0;
+	free(f);
+	return ZE_RESULT_SUCCESS;
+}
+
+static bool fence_done(void *arg)
+{
+	return ((struct vnpu_fence *)arg)->signaled;
+}
+
+ze_result_t vnpu_fence_sync(ze_fence_handle_t h, uint64_t t)
+{
+	struct vnpu_fence *f = (void *)h;
+	ze_result_t r;
+
+	if (!CHECK(f, M_FENCE))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	pthread_mutex_lock(&f->queue->lock);
+	if (!f->pending && !f->signaled) {
+		pthread_mutex_unlock(&f->queue->lock);
+		return ZE_RESULT_NOT_READY;	/* nothing will signal it */
+	}
+	r = queue_wait(f->queue, t, fence_done, f);
+	if (r == ZE_RESULT_SUCCESS)
+		r = f->result;
+	pthread_mutex_unlock(&f->queue->lock);
+	return r;
+}
+
+ze_result_t vnpu_fence_query(ze_fence_handle_t h)
+{
+	struct vnpu_fence *f = (void *)h;
+	ze_result_t r;
+
+	if (!CHECK(f, M_FENCE))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	pthread_mutex_lock(&f->queue->lock);
+	r = f->signaled ? f->result : ZE_RESULT_NOT_READY;
+	pthread_mutex_unlock(&f->queue->lock);
+	return r;
+}
+
+ze_result_t vnpu_fence_reset(ze_fence_handle_t h)
+{
+	struct vnpu_fence *f = (void *)h;
+	ze_result_t r = ZE_RESULT_SUCCESS;
+
+	if (!CHECK(f, M_FENCE))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	pthread_mutex_lock(&f->queue->lock);
+	if (f->pending)
+		r = ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
+	else
+		f->signaled = false;
+	f->result = ZE_RESULT_SUCCESS;
+	pthread_mutex_unlock(&f->queue->lock);
+	return r;
+}
+

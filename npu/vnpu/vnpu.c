@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vnpu: a software NPU, packaged as a Level Zero driver library that the
+ * system's Level Zero loader loads like the Intel NPU driver (soname
+ * libze_intel_vpu.so.1, or any path listed in ZE_ENABLE_ALT_DRIVERS).
+ *
+ * It answers as an NPU 3720 (VNPU_PLATFORM=3720, the default) or 4000
+ * (VNPU_PLATFORM=4000) with the NPU driver UUID, implements the core calls
+ * npu/ uses and graph extension slots 0-22 (version 1.8), accepts serialized
+ * IR (NGRAPH_LITE, classic layout) and its own native blob, and executes
+ * graphs with npuring's CPU device on one device thread per command queue.
+ *
+ * Only the loader's table getters are exported (vnpu.map); everything else,
+ * including the npuring library linked in, is hidden.
+ *
+ * Fault injection, read at the time of the call:
+ *   VNPU_FAULT_COMPILE=1      graph creation from IR fails with a build log
+ *   VNPU_FAULT_OOM=1          zeMemAllocHost fails: out of device memory
+ *   VNPU_FAULT_DEVICE_LOST=N  the Nth graph execution of a context loses
+ *                             the device; the context stays lost
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <level_zero/ze_api.h>
+#include <level_zero/ze_ddi.h>
+#include <level_zero/zet_ddi.h>
+#include <level_zero/zes_ddi.h>
+#include <level_zero/loader/ze_loader.h>
+
+#include "vnpu.h"
+
+#define VNPU_API	__attribute__((visibility("default")))
+
+struct vnpu_device vnpu_dev = { .magic = 1 };
+int vnpu_drv;		/* the driver handle points here */
+pthread_mutex_t vnpu_mem_lock = PTHREAD_MUTEX_INITIALIZER;
+struct vnpu_alloc *vnpu_allocs;
+static uint64_t next_alloc_id = 1;
+__thread char vnpu_build_log[VNPU_LOG_MAX];
+
+void vnpu_set_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(vnpu_build_log, sizeof(vnpu_build_log), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * A refused call: the reason goes to the calling thread's log (read with
+ * BuildLogGetString) and, with VNPU_DEBUG=1, to stderr.
+ */
+void vnpu_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(vnpu_build_log, sizeof(vnpu_build_log), fmt, ap);
+	va_end(ap);
+	if (vnpu_env_long("VNPU_DEBUG"))
+		fprintf(stderr, "%s\n", vnpu_build_log);
+}
+
+long vnpu_env_long(const char *name)
+{
+	const char *s = getenv(name);
+
+	return s ? strtol(s, NULL, 10) : 0;
+}
+
+/* Loader-wrapped handles reach extension calls: unwrap them. */
+static ze_result_t (*translate_fn)(zel_handle_type_t, void *, void **);
+
+static void translate_resolve(void)
+{
+	void *lib = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+	if (lib)
+		*(void **)&translate_fn = dlsym(lib, "zelLoaderTranslateHandle");
+}
+
+void *vnpu_translate(zel_handle_type_t type, void *h)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	void *out = NULL;
+
+	if (!h)
+		return NULL;
+	pthread_once(&once, translate_resolve);
+	if (translate_fn && translate_fn(type, h, &out) == ZE_RESULT_SUCCESS &&
+	    out)
+		return out;
+	return h;
+}
+
+struct vnpu_context *vnpu_ctx_of(ze_context_handle_t h, bool ext)
+{
+	struct vnpu_context *c = ext ? vnpu_translate(ZEL_HANDLE_CONTEXT, h) :
+				       (void *)h;
+
+	return CHECK(c, M_CONTEXT) ? c : NULL;
+}
+
+bool vnpu_dev_ok(ze_device_handle_t h, bool ext)
+{
+	void *d = ext ? vnpu_translate(ZEL_HANDLE_DEVICE, h) : (void *)h;
+
+	return d == (void *)&vnpu_dev;
+}
+
+struct vnpu_alloc *vnpu_alloc_find(const void *p, size_t need)
+{
+	struct vnpu_alloc *a;
+
+	for (a = vnpu_allocs; a; a = a->next)
+		if ((const char *)p >= (char *)a->ptr &&
+		    (const char *)p < (char *)a->ptr + a->size)
+			return (size_t)((char *)a->ptr + a->size -
+					(const char *)p) >= need ? a : NULL;
+	return NULL;
+}
+
+/* ---- driver ------------------------------------------------------------ */
+
+static void pick_platform(void)
+{
+	const char *p = getenv("VNPU_PLATFORM");
+
+	if (p && !strcmp(p, "4000")) {
+		vnpu_dev.pci_id = NPR_NPU_PCI_LNL;
+		vnpu_dev.platform = "4000";
+		vnpu_dev.tiles = 6;
+	} else {
+		vnpu_dev.pci_id = NPR_NPU_PCI_MTL;
+		vnpu_dev.platform = "3720";
+		vnpu_dev.tiles = 2;
+	}
+}
+
+static ze_result_t vnpu_init(ze_init_flags_t flags)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	if (flags && !(flags & ZE_INIT_FLAG_VPU_ONLY))
+		return ZE_RESULT_ERROR_UNINITIALIZED;
+	pthread_once(&once, pick_platform);
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t vnpu_driver_get(uint32_t *count, ze_driver_handle_t *out)
+{
+	if (!count)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (*count && out)
+		out[0] = (ze_driver_handle_t)&vnpu_drv;
+	*count = 1;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t vnpu_driver_api_version(ze_driver_handle_t d,
+					   ze_api_version_t *v)
+{
+	if (d != (void *)&vnpu_drv)
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!v)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	*v = ZE_API_VERSION_1_4;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t vnpu_driver_props(ze_driver_handle_t d,
+				     ze_driver_properties_t *p)
+{
+	static const uint8_t uuid[16] = NPR_ZE_NPU_DRIVER_UUID;
+
+	if (d != (void *)&vnpu_drv)
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!p)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	memcpy(p->uuid.id, uuid, sizeof(uuid));
+	p->driverVersion = VNPU_DRIVER_VERSION;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t vnpu_driver_ipc(ze_driver_handle_t d,
+				   ze_driver_ipc_properties_t *p)
+{
+	if (d != (void *)&vnpu_drv)
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!p)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	p->flags = 0;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t vnpu_driver_ext_props(ze_driver_handle_t d, uint32_t *count,
+					 ze_driver_extension_properties_t *p)
+{
+	uint32_t n = 8, i;	/* the graph ext, then _1_2 ... _1_8 */
+
+	if (d != (void *)&vnpu_drv)
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!count)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (!*count || !p) {
+		*count = n;
+		return ZE_RESULT_SUCCESS;
+	}
+	for (i = 0; i < n && i < *count; i++) {
+		memset(&p[i], 0, sizeof(p[i]));
+		if (!i) {
+			snprintf(p[i].name, sizeof(p[i].name), "%s",
+				 NPR_ZE_GRAPH_EXT_NAME);
+			p[i].version = NPR_ZE_GRAPH_VERSION_1_8;
+		} else {
+			snprintf(p[i].name, sizeof(p[i].name), "%s_1_%u",
+				 NPR_ZE_GRAPH_EXT_NAME, i + 1);
+			p[i].version = NPR_ZE_GRAPH_VERSION(i + 1);
+		}
+	}
+	*count = i;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t vnpu_driver_ext_fn(ze_driver_handle_t d, const char *name,
+				      void **fn)
+{
+	if (d != (void *)&vnpu_drv)
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!name || !fn)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (!strstr(name, NPR_ZE_GRAPH_EXT_NAME))
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	*fn = (void *)&vnpu_graph_ddi;
+	return ZE_RESULT_SUCCESS;
+}
+
+/* ---- device ------------------------------------------------------------ */
+
+static ze_result_t vnpu_device_get(ze_driver_handle_t d, uint32_t *count,
+				   ze_device_handle_t *out)
+{
+	if (d != (void *)&vnpu_drv)
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!count)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (*count && out)
+		out[0] = (ze_device_handle_t)&vnpu_dev;
+	*count = 1;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t vnpu_device_sub(ze_device_handle_t d, uint32_t *count,
+				   ze_device_handle_t *out)
+{
+	if (!vnpu_dev_ok(d, false))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!count)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	*count = 0;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t vnpu_device_props(ze_device_handle_t d,
+				     ze_device_properties_t *p)
+{
+	static const uint8_t uuid[16] = NPR_ZE_NPU_DEVICE_UUID;
+
+	if (!vnpu_dev_ok(d, false))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!p)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	p->type = ZE_DEVICE_TYPE_VPU;
+	p->vendorId = 0x8086;
+	p->deviceId = vnpu_dev.pci_id;
+	p->flags = ZE_DEVICE_PROPERTY_FLAG_INTEGRATED;
+	p->subdeviceId = 0;
+	p->coreClockRate = vnpu_dev.tiles == 2 ? 1400 : 1950;
+	p->maxMemAllocSize = 1ULL << 32;
+	p->maxHardwareContexts = 64;
+	p->maxCommandQueuePriority = 0;
+	p->numThreadsPerEU = 1;
+	p->physicalEUSimdWidth = 512;
+	p->numEUsPerSubslice = 1;
+	p->numSubslicesPerSlice = 1;
+	p->numSlices = vnpu_dev.tiles;
+	p->timerResolution = 1;
+	p->timestampValidBits = 64;
+	p->kernelTimestampValidBits = 0;
+	memcpy(p->uuid.id, uuid, sizeof(uuid));
+	snprintf(p->name, sizeof(p->name),
+		 "vnpu software NPU %s (npuring)", vnpu_dev.platform);
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t vnpu_device_queue_groups(ze_device_handle_t d,
+		uint32_t *count, ze_command_queue_group_properties_t *p)
+{
+	if (!vnpu_dev_ok(d, false))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!count)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (*count && p) {
+		p->flags = ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE |
+			   ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY;
+		p->maxMemoryFillPatternSize = 4;
+		p->numQueues = 1;
+	}
+	*count = 1;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t vnpu_device_status(ze_device_handle_t d)
+{
+	return vnpu_dev_ok(d, false) ? ZE_RESULT_SUCCESS :
+				  ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+}
+
+/* ---- context ----------------------------------------------------------- */
+
+static ze_result_t vnpu_context_create(ze_driver_handle_t d,
+				       const ze_context_desc_t *desc,
+				       ze_context_handle_t *out)
+{
+	struct vnpu_context *c;
+
+	if (d != (void *)&vnpu_drv)
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!desc || !out)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	c->magic = M_CONTEXT;
+	pthread_mutex_init(&c->lock, NULL);
+	*out = (ze_context_handle_t)c;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t vnpu_context_destroy(ze_context_handle_t h)
+{
+	struct vnpu_context *c = vnpu_ctx_of(h, false);
+	struct vnpu_alloc **pp;
+
+	if (!c)
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	pthread_mutex_lock(&vnpu_mem_lock);
+	for (pp = &vnpu_allocs; *pp;) {
+		struct vnpu_alloc *a = *pp;
+
+		if (a->ctx == c) {
+			*pp = a->next;
+			free(a->ptr);
+			free(a);
+		} else {
+			pp = &a->next;
+		}
+	}
+	pthread_mutex_unlock(&vnpu_mem_lock);
+	c->magic = 0;
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t vnpu_context_status(ze_context_handle_t h)
+{
+	struct vnpu_context *c = vnpu_ctx_of(h, false);
+	bool lost;
+
+	if (!c)
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	pthread_mutex_lock(&c->lock);
+	lost = c->lost;
+	pthread_mutex_unlock(&c->lock);
+	return lost ? ZE_RESULT_ERROR_DEVICE_LOST : ZE_RESULT_SUCCESS;
+}
+
+/* ---- memory ------------------------------------------------------------ */
+
+static ze_result_t vnpu_mem_alloc_host(ze_context_handle_t h,
+				       const ze_host_mem_alloc_desc_t *desc,
+				       size_t size, size_t align, void **out)
+{
+	struct vnpu_context *c = vnpu_ctx_of(h, false);
+	struct vnpu_alloc *a;
+
+	if (!c)
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!desc || !out)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (!size || size > (1ULL << 40))
+		return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
+	if (align & (align - 1))
+		return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
+	if (vnpu_env_long("VNPU_FAULT_OOM"))
+		return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
+	if (align < 4096)
+		align = 4096;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	if (posix_memalign(&a->ptr, align, (size + 4095) & ~(size_t)4095)) {
+		free(a);
+		return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
+	}
+	a->size = size;
+	a->ctx = c;
+	pthread_mutex_lock(&vnpu_mem_lock);
+	a->id = next_alloc_id++;
+	a->next = vnpu_allocs;
+	vnpu_allocs = a;
+	pthread_mutex_unlock(&vnpu_mem_lock);
+	*out = a->ptr;
+	return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t vnpu_mem_free(ze_context_handle_t h, void *p)
+{
+	struct vnpu_context *c = vnpu_ctx_of(h, false);
+	struct vnpu_alloc **pp;
+
+	if (!c)
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!p)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	pthread_mutex_lock(&vnpu_mem_lock);
+	for (pp = &vnpu_allocs; *pp; pp = &(*pp)->next) {
+		struct vnpu_alloc *a = *pp;
+
+		if (a->ptr == p && a->ctx == c) {
+			*pp = a->next;
+			pthread_mutex_unlock(&vnpu_mem_lock);
+			free(a->ptr);
+			free(a);
+			return ZE_RESULT_SUCCESS;
+		}
+	}
+	pthread_mutex_unlock(&vnpu_mem_lock);
+	return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+}
+
+static ze_result_t vnpu_mem_props(ze_context_handle_t h, const void *p,
+				  ze_memory_allocation_properties_t *props,
+				  ze_device_handle_t *dev)
+{
+	struct vnpu_alloc *a;
+
+	if (!vnpu_ctx_of(h, false))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!p || !props)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	pthread_mutex_lock(&vnpu_mem_lock);
+	a = vnpu_alloc_find(p, 0);
+	props->type = a ? ZE_MEMORY_TYPE_HOST : ZE_MEMORY_TYPE_UNKNOWN;
+	props->id = a ? a->id : 0;
+	props->pageSize = a ? 4096 : 0;
+	pthread_mutex_unlock(&vnpu_mem_lock);
+	if (dev)
+		*dev = NULL;
+	return ZE_RESULT_SUCCESS;
+}
+
+/* ---- the table getters the loader looks up ----------------------------- */
+
+static bool version_ok(ze_api_version_t v)
+{
+	return ZE_MAJOR_VERSION(v) == 1;
+}
+
+#define GETTER_BEGIN(fn, type)						\
+VNPU_API ze_result_t fn(ze_api_version_t v, type *t);			\
+VNPU_API ze_result_t fn(ze_api_version_t v, type *t)			\
+{									\
+	if (!t)								\
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;		\
+	if (!version_ok(v))						\
+		return ZE_RESULT_ERROR_UNSUPPORTED_VERSION;
+#define GETTER_END	return ZE_RESULT_SUCCESS; }
+#define EMPTY_GETTER(fn, type)	GETTER_BEGIN(fn, type) GETTER_END
+
+GETTER_BEGIN(zeGetGlobalProcAddrTable, ze_global_dditable_t)
+	t->pfnInit = vnpu_init;
+GETTER_END
+
+GETTER_BEGIN(zeGetDriverProcAddrTable, ze_driver_dditable_t)
+	t->pfnGet = vnpu_driver_get;
+	t->pfnGetApiVersion = vnpu_driver_api_version;
+	t->pfnGetProperties = vnpu_driver_props;
+	t->pfnGetIpcProperties = vnpu_driver_ipc;
+	t->pfnGetExtensionProperties = vnpu_driver_ext_props;
+	t->pfnGetExtensionFunctionAddress = vnpu_driver_ext_fn;
+GETTER_END
+
+GETTER_BEGIN(zeGetDeviceProcAddrTable, ze_device_dditable_t)
+	t->pfnGet = vnpu_device_get;
+	t->pfnGetSubDevices = vnpu_device_sub;
+	t->pfnGetProperties = vnpu_device_props;
+	t->pfnGetCommandQueueGroupProperties = vnpu_device_queue_groups;
+	t->pfnGetStatus = vnpu_device_status;
+GETTER_END
+
+GETTER_BEGIN(zeGetContextProcAddrTable, ze_context_dditable_t)
+	t->pfnCreate = vnpu_context_create;
+	t->pfnDestroy = vnpu_context_destroy;
+	t->pfnGetStatus = vnpu_context_status;
+GETTER_END
+
+GETTER_BEGIN(zeGetCommandQueueProcAddrTable, ze_command_queue_dditable_t)
+	t->pfnCreate = vnpu_queue_create;
+	t->pfnDestroy = vnpu_queue_destroy;
+	t->pfnExecuteCommandLists = vnpu_queue_execute;
+	t->pfnSynchronize = vnpu_queue_sync;
+GETTER_END
+
+GETTER_BEGIN(zeGetCommandListProcAddrTable, ze_command_list_dditable_t)
+	t->pfnCreate = vnpu_list_create;
+	t->pfnDestroy = vnpu_list_destroy;
+	t->pfnClose = vnpu_list_close;
+	t->pfnReset = vnpu_list_reset;
+	t->pfnAppendBarrier = vnpu_list_barrier;
+GETTER_END
+
+GETTER_BEGIN(zeGetFenceProcAddrTable, ze_fence_dditable_t)
+	t->pfnCreate = vnpu_fence_create;
+	t->pfnDestroy = vnpu_fence_destroy;
+	t->pfnHostSynchronize = vnpu_fence_sync;
+	t->pfnQueryStatus = vnpu_fence_query;
+	t->pfnReset = vnpu_fence_reset;
+GETTER_END
+
+GETTER_BEGIN(zeGetMemProcAddrTable, ze_mem_dditable_t)
+	t->pfnAllocHost = vnpu_mem_alloc_host;
+	t->pfnFree = vnpu_mem_free;
+	t->pfnGetAllocProperties = vnpu_mem_props;
+GETTER_END
+
+EMPTY_GETTER(zeGetEventProcAddrTable, ze_event_dditable_t)
+EMPTY_GETTER(zeGetEventPoolProcAddrTable, ze_event_pool_dditable_t)
+EMPTY_GETTER(zeGetImageProcAddrTable, ze_image_dditable_t)
+EMPTY_GETTER(zeGetKernelProcAddrTable, ze_kernel_dditable_t)
+EMPTY_GETTER(zeGetModuleProcAddrTable, ze_module_dditable_t)
+EMPTY_GETTER(zeGetModuleBuildLogProcAddrTable, ze_module_build_log_dditable_t)
+EMPTY_GETTER(zeGetPhysicalMemProcAddrTable, ze_physical_mem_dditable_t)
+EMPTY_GETTER(zeGetSamplerProcAddrTable, ze_sampler_dditable_t)
+EMPTY_GETTER(zeGetVirtualMemProcAddrTable, ze_virtual_mem_dditable_t)
+
+EMPTY_GETTER(zetGetDeviceProcAddrTable, zet_device_dditable_t)
+EMPTY_GETTER(zetGetContextProcAddrTable, zet_context_dditable_t)
+EMPTY_GETTER(zetGetCommandListProcAddrTable, zet_command_list_dditable_t)
+EMPTY_GETTER(zetGetKernelProcAddrTable, zet_kernel_dditable_t)
+EMPTY_GETTER(zetGetModuleProcAddrTable, zet_module_dditable_t)
+EMPTY_GETTER(zetGetDebugProcAddrTable, zet_debug_dditable_t)
+EMPTY_GETTER(zetGetMetricProcAddrTable, zet_metric_dditable_t)
+EMPTY_GETTER(zetGetMetricGroupProcAddrTable, zet_metric_group_dditable_t)
+EMPTY_GETTER(zetGetMetricQueryProcAddrTable, zet_metric_query_dditable_t)
+EMPTY_GETTER(zetGetMetricQueryPoolProcAddrTable,
+	     zet_metric_query_pool_dditable_t)
+EMPTY_GETTER(zetGetMetricStreamerProcAddrTable,
+	     zet_metric_streamer_dditable_t)
+EMPTY_GETTER(zetGetTracerExpProcAddrTable, zet_tracer_exp_dditable_t)
+
+EMPTY_GETTER(zesGetDeviceProcAddrTable, zes_device_dditable_t)
+EMPTY_GETTER(zesGetDriverProcAddrTable, zes_driver_dditable_t)
+EMPTY_GETTER(zesGetDiagnosticsProcAddrTable, zes_diagnostics_dditable_t)
+EMPTY_GETTER(zesGetEngineProcAddrTable, zes_engine_dditable_t)
+EMPTY_GETTER(zesGetFabricPortProcAddrTable, zes_fabric_port_dditable_t)
+EMPTY_GETTER(zesGetFanProcAddrTable, zes_fan_dditable_t)
+EMPTY_GETTER(zesGetFirmwareProcAddrTable, zes_firmware_dditable_t)
+EMPTY_GETTER(zesGetFrequencyProcAddrTable, zes_frequency_dditable_t)
+EMPTY_GETTER(zesGetLedProcAddrTable, zes_led_dditable_t)
+EMPTY_GETTER(zesGetMemoryProcAddrTable, zes_memory_dditable_t)
+EMPTY_GETTER(zesGetPerformanceFactorProcAddrTable,
+	     zes_performance_factor_dditable_t)
+EMPTY_GETTER(zesGetPowerProcAddrTable, zes_power_dditable_t)
+EMPTY_GETTER(zesGetPsuProcAddrTable, zes_psu_dditable_t)
+EMPTY_GETTER(zesGetRasProcAddrTable, zes_ras_dditable_t)
+EMPTY_GETTER(zesGetSchedulerProcAddrTable, zes_scheduler_dditable_t)
+EMPTY_GETTER(zesGetStandbyProcAddrTable, zes_standby_dditable_t)
+EMPTY_GETTER(zesGetTemperatureProcAddrTable, zes_temperature_dditable_t)

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vnpu internals shared by its files: the objects behind the Level Zero
+ * handles it hands out, and helpers.  Nothing here is exported: the
+ * library's version script (vnpu.map) exports the loader's table getters
+ * only.
+ */
+#ifndef VNPU_H
+#define VNPU_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <level_zero/ze_api.h>
+#include <level_zero/loader/ze_loader.h>
+
+#include "../../lib/include/npuring.h"
+#include "../ze_graph.h"
+
+
+/* Compiler version reported: below 7.5, so callers send the classic IR. */
+#define VNPU_COMPILER_MAJOR	7
+#define VNPU_COMPILER_MINOR	4
+#define VNPU_DRIVER_VERSION	1
+#define VNPU_MAX_OPSET		13
+#define VNPU_MAX_ARGS		256
+#define VNPU_MAX_INPUT		(1ULL << 34)
+
+/* Native blob: our own format. */
+#define VNPU_BLOB_MAGIC		"VNPUBLOB"
+#define VNPU_BLOB_VERSION	1
+
+enum vnpu_magic {
+	M_CONTEXT = 0x564e7001,
+	M_QUEUE,
+	M_LIST,
+	M_FENCE,
+	M_GRAPH,
+	M_QUERY,
+};
+
+struct vnpu_device {
+	int magic;
+	uint32_t pci_id;
+	const char *platform;
+	uint32_t tiles;
+};
+
+struct vnpu_context {
+	int magic;
+	pthread_mutex_t lock;
+	bool lost;
+	unsigned long executions;
+};
+
+struct vnpu_alloc {
+	void *ptr;
+	size_t size;
+	uint64_t id;
+	struct vnpu_context *ctx;
+	struct vnpu_alloc *next;
+};
+
+struct vnpu_arg {
+	char name[NPR_ZE_ARG_NAME_MAX];
+	bool out;
+	uint32_t index;		/* port index in its direction */
+	uint32_t elem;		/* enum npr_elem_type */
+	uint32_t rank;
+	int64_t dims[NPR_MAX_RANK];
+	size_t bytes;
+};
+
+struct vnpu_graph {
+	int magic;
+	struct vnpu_context *ctx;
+	pthread_mutex_t lock;
+	int fd;			/* the CPU device that executes it */
+	uint32_t exec;
+	uint32_t nargs, nin;
+	struct vnpu_arg *args;
+	void **value;		/* current argument values */
+	uint8_t *blob;
+	size_t blob_size;
+	bool initialized;
+	int users;		/* recorded executes that use it */
+};
+
+struct vnpu_cmd {
+	struct vnpu_graph *graph;
+	uint32_t req;		/* a request bound to the snapshot */
+};
+
+struct vnpu_list {
+	int magic;
+	struct vnpu_context *ctx;
+	bool closed;
+	int ncmds, cap;
+	struct vnpu_cmd *cmds;
+};
+
+struct vnpu_fence;
+
+struct vnpu_job {
+	struct vnpu_list **lists;
+	uint32_t nlists;
+	struct vnpu_fence *fence;
+	struct vnpu_job *next;
+};
+
+struct vnpu_queue {
+	int magic;
+	struct vnpu_context *ctx;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct vnpu_job *head, *tail;
+	unsigned long submitted, completed;
+	ze_result_t last;
+	bool stop;
+};
+
+struct vnpu_fence {
+	int magic;
+	struct vnpu_queue *queue;
+	bool pending, signaled;
+	ze_result_t result;
+};
+
+struct vnpu_query {
+	int magic;
+	char *layers;
+};
+
+#define VNPU_LOG_MAX	4096
+
+#define CHECK(obj, m)	((obj) && (obj)->magic == (m))
+
+/* vnpu.c */
+extern struct vnpu_device vnpu_dev;
+extern int vnpu_drv;
+extern pthread_mutex_t vnpu_mem_lock;
+extern struct vnpu_alloc *vnpu_allocs;
+extern __thread char vnpu_build_log[VNPU_LOG_MAX];
+
+void vnpu_set_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void vnpu_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+long vnpu_env_long(const char *name);
+void *vnpu_translate(zel_handle_type_t type, void *h);
+struct vnpu_context *vnpu_ctx_of(ze_context_handle_t h, bool ext);
+bool vnpu_dev_ok(ze_device_handle_t h, bool ext);
+struct vnpu_alloc *vnpu_alloc_find(const void *p, size_t need);
+
+/* queue.c: command lists, queues and their device threads, fences */
+ze_result_t vnpu_list_create(ze_context_handle_t h, ze_device_handle_t d,
+			     const ze_command_list_desc_t *desc,
+			     ze_command_list_handle_t *out);
+ze_result_t vnpu_list_destroy(ze_command_list_handle_t h);
+ze_result_t vnpu_list_close(ze_command_list_handle_t h);
+ze_result_t vnpu_list_reset(ze_command_list_handle_t h);
+ze_result_t vnpu_list_barrier(ze_command_list_handle_t h,
+			      ze_event_handle_t sig, uint32_t nwait,
+			      ze_event_handle_t *wait);
+ze_result_t vnpu_queue_create(ze_context_handle_t h, ze_device_handle_t d,
+			      const ze_command_queue_desc_t *desc,
+			      ze_command_queue_handle_t *out);
+ze_result_t vnpu_queue_destroy(ze_command_queue_handle_t h);
+ze_result_t vnpu_queue_execute(ze_command_queue_handle_t h, uint32_t n,
+			       ze_command_list_handle_t *lists,
+			       ze_fence_handle_t fh);
+ze_result_t vnpu_queue_sync(ze_command_queue_handle_t h, uint64_t t);
+ze_result_t vnpu_fence_create(ze_command_queue_handle_t h,
+			      const ze_fence_desc_t *desc,
+			      ze_fence_handle_t *out);
+ze_result_t vnpu_fence_destroy(ze_fence_handle_t h);
+ze_result_t vnpu_fence_sync(ze_fence_handle_t h, uint64_t t);
+ze_result_t vnpu_fence_query(ze_fence_handle_t h);
+ze_result_t vnpu_fence_reset(ze_fence_handle_t h);
+
+/* graph.c: the graph extension */
+extern const struct npr_ze_graph_ddi vnpu_graph_ddi;
+
+#endif /* VNPU_H */

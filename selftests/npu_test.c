@@ -1,0 +1,992 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The npu device over vnpu, the software NPU: real models agree with the
+ * cpu device, device properties, fault injection, and the same models
+ * through the loader's intercept mode and validation layer.
+ *
+ * vnpu is found through NPR_VNPU (set by `make check`) or next to this
+ * program in the build tree (../npu/vnpu/libze_intel_vpu.so.1).  Without
+ * the Level Zero loader, or without vnpu and an NPU, the tests skip and say
+ * why.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <npuring.h>
+
+#include "harness.h"
+
+#define MAX_PORTS	8
+
+/*
+ * vnpu runs the graph it is given with the same CPU kernels as the cpu
+ * device; the graph it gets is the compiled one re-serialized (constants
+ * already in f32), so results agree to float rounding of equal operations.
+ * Allow 1e-4 relative to the output's range.
+ */
+#define NPU_REL_TOL	1e-4
+
+static char npu_skip[512];
+
+/* Point the loader at vnpu; return false (with npu_skip set) if absent. */
+static bool npu_available(void)
+{
+	static int state;	/* 0 unknown, 1 yes, -1 no */
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	const char *v = getenv("NPR_VNPU");
+	ssize_t n;
+	int fd;
+
+	if (state)
+		return state > 0;
+	if ((!v || !*v) && !getenv("ZE_ENABLE_ALT_DRIVERS")) {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n > 0) {
+			exe[n] = 0;
+			snprintf(path, sizeof(path),
+				 "%s/../npu/vnpu/libze_intel_vpu.so.1",
+				 dirname(exe));
+			if (!access(path, R_OK))
+				setenv("NPR_VNPU", path, 1);
+		}
+	}
+	fd = npr_open("npu", 0);
+	if (fd < 0) {
+		snprintf(npu_skip, sizeof(npu_skip), "%s", npr_last_error());
+		state = -1;
+		return false;
+	}
+	npr_close(fd);
+	state = 1;
+	return true;
+}
+
+#define REQUIRE_NPU()							\
+	do {								\
+		if (!npr_test_shared_ok())				\
+			SKIP(return, "no shared data at %s (set NPR_SHARED)", \
+			     npr_test_shared());			\
+		if (!npu_available())					\
+			SKIP(return, "no npu device: %s", npu_skip);	\
+	} while (0)
+
+struct net {
+	int fd;
+	__u32 model, exec, req;
+	__u32 nin, nout;
+	__u32 type[2][MAX_PORTS];
+	size_t bytes[2][MAX_PORTS];
+	__u32 rank[2][MAX_PORTS];
+	__s64 dims[2][MAX_PORTS][NPR_MAX_RANK];
+};
+
+static int net_open_shape(struct npr_test *_metadata, struct net *n,
+			  const char *dev, const char *path,
+			  const __s64 *shape);
+
+static int net_open(struct npr_test *_metadata, struct net *n,
+		    const char *dev, const char *path)
+{
+	return net_open_shape(_metadata, n, dev, path, NULL);
+}
+
+/* @shape: NULL, or a static [N,C,H,W] for input 0 (dynamic models). */
+static int net_open_shape(struct npr_test *_metadata, struct net *n,
+			  const char *dev, const char *path,
+			  const __s64 *shape)
+{
+	struct npr_shape_arg sa = { .index = 0, .rank = 4 };
+	struct npr_model_info mi = { .size = sizeof(mi) };
+	struct npr_model_load ml;
+	struct npr_req_create rc;
+	struct npr_compile co;
+	__u32 i, k;
+	int ret;
+
+	memset(n, 0, sizeof(*n));
+	n->fd = npr_open(dev, 0);
+	if (n->fd < 0)
+		TH_LOG("open %s: %s", dev, npr_last_error());
+	ASSERT_GE(n->fd, 0);
+	npr_prep_model_load(&ml, path, NULL);
+	ret = npr_ioctl(n->fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	if (ret)
+		TH_LOG("%s: MODEL_LOAD: %s", path, npr_last_error());
+	ASSERT_EQ(ret, 0);
+	n->model = ml.handle;
+	npr_prep_compile(&co, n->model);
+	if (shape) {
+		memcpy(sa.dims, shape, 4 * sizeof(*shape));
+		co.shapes = (uintptr_t)&sa;
+		co.num_shapes = 1;
+	}
+	ret = npr_ioctl(n->fd, NPR_IOCTL_COMPILE, &co);
+	if (ret)
+		return ret;
+	n->exec = co.exec;
+	npr_prep_req_create(&rc, n->exec);
+	ret = npr_ioctl(n->fd, NPR_IOCTL_REQ_CREATE, &rc);
+	if (ret)
+		return ret;
+	n->req = rc.req;
+	mi.handle = n->exec;
+	ASSERT_EQ(npr_ioctl(n->fd, NPR_IOCTL_MODEL_INFO, &mi), 0);
+	ASSERT_LE(mi.num_inputs, MAX_PORTS);
+	ASSERT_LE(mi.num_outputs, MAX_PORTS);
+	n->nin = mi.num_inputs;
+	n->nout = mi.num_outputs;
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < (k ? n->nout : n->nin); i++) {
+			struct npr_port_info pi;
+			size_t count = 1;
+			__u32 d;
+
+			npr_prep_port_info(&pi, n->exec, i, k, NULL, 0);
+			ASSERT_EQ(npr_ioctl(n->fd, NPR_IOCTL_PORT_INFO, &pi), 0);
+			n->type[k][i] = pi.elem_type;
+			n->rank[k][i] = pi.rank;
+			for (d = 0; d < pi.rank; d++) {
+				n->dims[k][i][d] = pi.dims[d];
+				count *= (size_t)pi.dims[d];
+			}
+			n->bytes[k][i] = count * npr_elem_size(pi.elem_type);
+		}
+	}
+	return 0;
+}
+
+/* Deterministic input: f32 values in [0, 1), else bytes. */
+static void net_fill(struct npr_test *_metadata, struct net *n, __u32 seed)
+{
+	__u32 i;
+
+	for (i = 0; i < n->nin; i++) {
+		unsigned char *buf = malloc(n->bytes[0][i]);
+		struct npr_tensor_arg t;
+		size_t j;
+
+		ASSERT_NONNULL(buf);
+		for (j = 0; j < n->bytes[0][i]; j++) {
+			seed = seed * 1103515245u + 12345u;
+			buf[j] = seed >> 16;
+		}
+		if (n->type[0][i] == NPR_ELEM_F32)
+			for (j = 0; j < n->bytes[0][i] / 4; j++)
+				((float *)buf)[j] = buf[j * 4] / 256.0f;
+		npr_prep_tensor(&t, n->req, i, 0, buf, n->bytes[0][i]);
+		t.elem_type = n->type[0][i];
+		t.rank = n->rank[0][i];
+		memcpy(t.dims, n->dims[0][i], sizeof(t.dims));
+		ASSERT_EQ(npr_ioctl(n->fd, NPR_IOCTL_SET_TENSOR, &t), 0);
+		free(buf);
+	}
+}
+
+static int net_infer(struct net *n)
+{
+	struct npr_infer inf = { .size = sizeof(inf), .req = n->req };
+
+	return npr_ioctl(n->fd, NPR_IOCTL_INFER, &inf);
+}
+
+static float half_to_float(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+	uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, x;
+	float f;
+
+	if (!exp) {
+		f = ldexpf((float)man, -24);
+		return sign ? -f : f;
+	}
+	if (exp == 31)
+		x = sign | 0x7f800000u | (man << 13);
+	else
+		x = sign | ((exp + 112) << 23) | (man << 13);
+	memcpy(&f, &x, sizeof(f));
+	return f;
+}
+
+/* Output @i as floats (f32 or f16 ports). */
+static float *net_output(struct npr_test *_metadata, struct net *n, __u32 i,
+			 size_t *count)
+{
+	size_t elem = npr_elem_size(n->type[1][i]), j;
+	struct npr_tensor_arg t;
+	void *buf = malloc(n->bytes[1][i]);
+	float *f;
+
+	*count = elem ? n->bytes[1][i] / elem : 0;
+	f = malloc(*count * sizeof(float) + 1);
+	if (!buf || !f || (n->type[1][i] != NPR_ELEM_F32 &&
+			   n->type[1][i] != NPR_ELEM_F16))
+		goto fail;
+	npr_prep_tensor(&t, n->req, i, 1, buf, n->bytes[1][i]);
+	if (npr_ioctl(n->fd, NPR_IOCTL_GET_TENSOR, &t))
+		goto fail;
+	for (j = 0; j < *count; j++)
+		f[j] = n->type[1][i] == NPR_ELEM_F32 ? ((float *)buf)[j] :
+			half_to_float(((uint16_t *)buf)[j]);
+	free(buf);
+	return f;
+fail:
+	free(buf);
+	free(f);
+	return NULL;
+}
+
+static void net_close(struct net *n)
+{
+	if (n->fd >= 0)
+		npr_close(n->fd);
+	n->fd = -1;
+}
+
+static void model_path(char *buf, size_t len, const char *rel)
+{
+	int n = snprintf(buf, len, "%s/models/ir/%s", npr_test_shared(), rel);
+
+	if (n < 0 || (size_t)n >= len)
+		buf[0] = 0;
+}
+
+/*
+ * Run @rel on cpu and npu with the same inputs, @steps inferences on one
+ * request (stateful models carry state between them); every output of
+ * every step must agree.
+ */
+static void compare_with_cpu(struct npr_test *_metadata, const char *rel,
+			     const __s64 *shape, int steps)
+{
+	struct net c, p;
+	char path[4096];
+	int step, ret;
+	__u32 i;
+
+	model_path(path, sizeof(path), rel);
+	if (access(path, R_OK))
+		SKIP(return, "model %s not found", path);
+	ASSERT_EQ(net_open_shape(_metadata, &c, "cpu", path, shape), 0);
+	if (net_open_shape(_metadata, &p, "npu", path, shape))
+		TH_LOG("npu: %s", npr_last_error());
+	ASSERT_GT(p.req, 0);
+	ASSERT_EQ(p.nin, c.nin);
+	ASSERT_EQ(p.nout, c.nout);
+	for (step = 0; step < steps; step++) {
+		net_fill(_metadata, &c, 7 + step);
+		net_fill(_metadata, &p, 7 + step);
+		ASSERT_EQ(net_infer(&c), 0);
+		ret = net_infer(&p);
+		if (ret)
+			TH_LOG("npu infer: %s", npr_last_error());
+		ASSERT_EQ(ret, 0);
+		for (i = 0; i < c.nout; i++) {
+			size_t j, count, count2;
+			float *a = net_output(_metadata, &c, i, &count);
+			float *b = net_output(_metadata, &p, i, &count2);
+			float lo = INFINITY, hi = -INFINITY, diff = 0;
+
+			ASSERT_EQ(p.type[1][i], c.type[1][i]);
+			ASSERT_EQ(count, count2);
+			ASSERT_NONNULL(a);
+			ASSERT_NONNULL(b);
+			for (j = 0; j < count; j++) {
+				lo = fminf(lo, a[j]);
+				hi = fmaxf(hi, a[j]);
+				diff = fmaxf(diff, fabsf(a[j] - b[j]));
+			}
+			if (step == steps - 1)
+				TH_LOG("%s output %u: %zu values, range %g..%g, max |cpu-npu| %g",
+				       rel, i, count, lo, hi, diff);
+			EXPECT_LE(diff, NPU_REL_TOL * fmaxf(hi - lo, 1e-6f));
+			free(a);
+			free(b);
+		}
+	}
+	net_close(&c);
+	net_close(&p);
+}
+
+/* ---- the models agree with the cpu device ------------------------------- */
+
+FIXTURE(npu_model) {
+	int unused;
+};
+
+FIXTURE_VARIANT(npu_model) {
+	const char *path;	/* under models/ir, or ../onnx/... */
+	__s64 shape[4];		/* input 0's static shape, if dynamic */
+	int steps;		/* inferences in a row (stateful models) */
+};
+
+FIXTURE_VARIANT_ADD(npu_model, squeezenet_fp16) {
+	.path = "squeezenet1.1/FP16/squeezenet1.1.xml",
+};
+FIXTURE_VARIANT_ADD(npu_model, landmarks_fp32) {
+	.path = "landmarks-regression-retail-0009/FP32/landmarks-regression-retail-0009.xml",
+};
+FIXTURE_VARIANT_ADD(npu_model, landmarks_fp16_int8) {
+	.path = "landmarks-regression-retail-0009/FP16-INT8/landmarks-regression-retail-0009.xml",
+};
+FIXTURE_VARIANT_ADD(npu_model, eye_fp32) {
+	.path = "open-closed-eye-0001/FP32/open-closed-eye-0001.xml",
+};
+FIXTURE_VARIANT_ADD(npu_model, eye_fp16) {
+	.path = "open-closed-eye-0001/FP16/open-closed-eye-0001.xml",
+};
+/* three outputs of one shape: ports must not be matched by size */
+FIXTURE_VARIANT_ADD(npu_model, head_pose_fp16) {
+	.path = "head-pose-estimation-adas-0001/FP16-v11/head-pose-estimation-adas-0001.xml",
+};
+/* three inputs */
+FIXTURE_VARIANT_ADD(npu_model, gaze_fp16_int8) {
+	.path = "gaze-estimation-adas-0002/FP16-INT8/gaze-estimation-adas-0002.xml",
+};
+FIXTURE_VARIANT_ADD(npu_model, license_plate_fp16) {
+	.path = "license-plate-recognition-barrier-0001/FP16/license-plate-recognition-barrier-0001.xml",
+};
+FIXTURE_VARIANT_ADD(npu_model, face_detection_fp16_int8) {
+	.path = "face-detection-retail-0004/FP16-INT8/face-detection-retail-0004.xml",
+};
+/* ONNX: the compiled graph of any frontend is what the NPU gets */
+FIXTURE_VARIANT_ADD(npu_model, squeezenet_onnx) {
+	.path = "../onnx/squeezenet1_1.onnx", .shape = { 1, 3, 224, 224 },
+};
+/* stateful: the variables travel as hidden graph arguments */
+FIXTURE_VARIANT_ADD(npu_model, stateful_adder) {
+	.path = "../ir-stateful/adder_v11.xml", .steps = 5,
+};
+FIXTURE_VARIANT_ADD(npu_model, stateful_sliding_window) {
+	.path = "../ir-stateful/sliding_window_summator_v10.xml", .steps = 6,
+};
+FIXTURE_VARIANT_ADD(npu_model, person_attributes_fp32) {
+	.path = "person-attributes-recognition-crossroad-0230/FP32/person-attributes-recognition-crossroad-0230.xml",
+};
+
+FIXTURE_SETUP(npu_model)
+{
+	REQUIRE_NPU();
+}
+
+FIXTURE_TEARDOWN(npu_model)
+{
+}
+
+TEST_F(npu_model, agrees_with_cpu)
+{
+	compare_with_cpu(_metadata, variant->path,
+			 variant->shape[0] ? variant->shape : NULL,
+			 variant->steps ? variant->steps : 1);
+}
+
+/* ---- device ------------------------------------------------------------- */
+
+TEST(npu_device_info)
+{
+	struct npr_device_info di = { .size = sizeof(di) };
+	int fd;
+
+	REQUIRE_NPU();
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_DEVICE_INFO, &di), 0);
+	EXPECT_EQ(di.device_type, NPR_DEVICE_NPU);
+	EXPECT_STREQ(di.name, "npu");
+	TH_LOG("%s, architecture %s", di.full_name, di.arch);
+	if (strstr(di.full_name, "vnpu"))
+		EXPECT_TRUE(!strcmp(di.arch, "3720") ||
+			    !strcmp(di.arch, "4000"));
+	EXPECT_EQ(npr_close(fd), 0);
+	fd = npr_open("npu.7", 0);
+	EXPECT_EQ(fd, -ENODEV);
+}
+
+static int64_t get_int(int fd, uint32_t id)
+{
+	struct npr_param p = { .size = sizeof(p), .param = id };
+
+	return npr_ioctl(fd, NPR_IOCTL_GET_PARAM, &p) ? -1 : (int64_t)p.value;
+}
+
+static int set_int(int fd, uint32_t id, uint64_t v)
+{
+	struct npr_param p = { .size = sizeof(p), .param = id, .value = v };
+
+	return npr_ioctl(fd, NPR_IOCTL_SET_PARAM, &p);
+}
+
+/* The NPU plugin's table: 1 for LATENCY; THROUGHPUT 4 on 3720, 8 on 4000 */
+TEST(npu_optimal_number_of_infer_requests)
+{
+	char arch[32];
+	struct npr_param p = { .size = sizeof(p) };
+	int fd;
+
+	REQUIRE_NPU();
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	p.param = NPR_PARAM_DEVICE_ARCHITECTURE;
+	p.ptr = (uintptr_t)arch;
+	p.len = sizeof(arch);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_GET_PARAM, &p), 0);
+	EXPECT_EQ(get_int(fd, NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS), 1);
+	ASSERT_EQ(set_int(fd, NPR_PARAM_PERFORMANCE_HINT,
+			  NPR_PERF_HINT_THROUGHPUT), 0);
+	EXPECT_EQ(get_int(fd, NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS),
+		  strcmp(arch, "3720") ? 8 : 4);
+	TH_LOG("architecture %s: THROUGHPUT -> %lld requests", arch,
+	       (long long)get_int(fd, NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS));
+	npr_close(fd);
+}
+
+/* query_model goes through the driver's network query */
+TEST(npu_query_model_agrees_with_cpu)
+{
+	const char *dev[2] = { "cpu", "npu" };
+	struct npr_query_model q[2];
+	char path[4096];
+	int k;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), "squeezenet1.1/FP16/squeezenet1.1.xml");
+	for (k = 0; k < 2; k++) {
+		struct npr_model_load ml;
+		int fd = npr_open(dev[k], 0), ret;
+
+		ASSERT_GE(fd, 0);
+		npr_prep_model_load(&ml, path, NULL);
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+		memset(&q[k], 0, sizeof(q[k]));
+		q[k].size = sizeof(q[k]);
+		q[k].model = ml.handle;
+		ret = npr_ioctl(fd, NPR_IOCTL_QUERY_MODEL, &q[k]);
+		if (ret && ret != -EMSGSIZE)
+			TH_LOG("%s: %s", dev[k], npr_last_error());
+		EXPECT_TRUE(!ret || ret == -EMSGSIZE);
+		npr_close(fd);
+	}
+	TH_LOG("cpu %u/%u, npu %u/%u layers supported", q[0].num_supported,
+	       q[0].num_layers, q[1].num_supported, q[1].num_layers);
+	EXPECT_EQ(q[1].num_layers, q[0].num_layers);
+	EXPECT_EQ(q[1].num_supported, q[0].num_supported);
+	EXPECT_GT(q[1].num_supported, 0);
+}
+
+/* ---- fault injection ---------------------------------------------------- */
+
+#define EYE "open-closed-eye-0001/FP32/open-closed-eye-0001.xml"
+
+TEST(npu_fault_compile)
+{
+	char path[4096];
+	struct net n;
+	int ret;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), EYE);
+	setenv("VNPU_FAULT_COMPILE", "1", 1);
+	ret = net_open(_metadata, &n, "npu", path);
+	unsetenv("VNPU_FAULT_COMPILE");
+	TH_LOG("%d: %s", ret, npr_last_error());
+	EXPECT_EQ(ret, -EINVAL);
+	EXPECT_NONNULL(strstr(npr_last_error(), "fault injected"));
+	net_close(&n);
+}
+
+TEST(npu_fault_out_of_memory)
+{
+	char path[4096];
+	struct net n;
+	int ret;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), EYE);
+	setenv("VNPU_FAULT_OOM", "1", 1);
+	ret = net_open(_metadata, &n, "npu", path);
+	unsetenv("VNPU_FAULT_OOM");
+	TH_LOG("%d: %s", ret, npr_last_error());
+	EXPECT_EQ(ret, -ENOMEM);
+	EXPECT_NONNULL(strstr(npr_last_error(), "out of device memory"));
+	net_close(&n);
+}
+
+TEST(npu_fault_device_lost)
+{
+	char path[4096];
+	struct net n;
+	int ret;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), EYE);
+	setenv("VNPU_FAULT_DEVICE_LOST", "2", 1);
+	ASSERT_EQ(net_open(_metadata, &n, "npu", path), 0);
+	net_fill(_metadata, &n, 1);
+	EXPECT_EQ(net_infer(&n), 0);
+	ret = net_infer(&n);
+	TH_LOG("second inference: %d: %s", ret, npr_last_error());
+	EXPECT_EQ(ret, -ENODEV);
+	EXPECT_EQ(net_infer(&n), -ENODEV);	/* the device stays lost */
+	net_close(&n);
+	unsetenv("VNPU_FAULT_DEVICE_LOST");
+	/* a reopened device works */
+	ASSERT_EQ(net_open(_metadata, &n, "npu", path), 0);
+	net_fill(_metadata, &n, 1);
+	EXPECT_EQ(net_infer(&n), 0);
+	EXPECT_EQ(net_infer(&n), 0);
+	net_close(&n);
+}
+
+/* ---- the loader's intercept mode and validation layer ------------------- */
+
+/*
+ * The loader reads its environment once per process: run this program
+ * again with the layer enabled, all tests but these, and check it passes.
+ */
+static void rerun_with(struct npr_test *_metadata, const char *const env[])
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+	pid_t pid;
+	int st, i;
+
+	if (getenv("NPR_NPU_TEST_CHILD"))
+		SKIP(return, "already the re-run");
+	REQUIRE_NPU();
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_GT(n, 0);
+	exe[n] = 0;
+	fflush(NULL);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		int null = open(getenv("NPR_NPU_TEST_LOG") ? getenv("NPR_NPU_TEST_LOG") : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		setenv("NPR_NPU_TEST_CHILD", "1", 1);
+		for (i = 0; env[i]; i += 2)
+			setenv(env[i], env[i + 1], 1);
+		execl(exe, exe, (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		TH_LOG("%s with %s=%s failed; run it so to see", exe, env[0],
+		       env[1]);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+TEST(npu_loader_intercept)
+{
+	static const char *const env[] = {
+		"ZE_ENABLE_LOADER_INTERCEPT", "1", NULL,
+	};
+
+	rerun_with(_metadata, env);
+}
+
+TEST(npu_validation_layer)
+{
+	static const char *const env[] = {
+		"ZE_ENABLE_VALIDATION_LAYER", "1",
+		"ZE_ENABLE_PARAMETER_VALIDATION", "1", NULL,
+	};
+
+	rerun_with(_metadata, env);
+}
+
+/* ---- vnpu through the Level Zero API directly ---------------------------- */
+
+#if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include "../npu/ze_graph.h"
+
+/* One vnpu context with the open-closed-eye graph (1 input, 1 output). */
+struct zl {
+	ze_result_t (*DriverGet)(uint32_t *, ze_driver_handle_t *);
+	ze_result_t (*DeviceGet)(ze_driver_handle_t, uint32_t *,
+				 ze_device_handle_t *);
+	ze_result_t (*DriverGetExtensionFunctionAddress)(ze_driver_handle_t,
+		const char *, void **);
+	ze_result_t (*ContextCreate)(ze_driver_handle_t,
+				     const ze_context_desc_t *,
+				     ze_context_handle_t *);
+	ze_result_t (*ContextDestroy)(ze_context_handle_t);
+	ze_result_t (*MemAllocHost)(ze_context_handle_t,
+				    const ze_host_mem_alloc_desc_t *, size_t,
+				    size_t, void **);
+	ze_result_t (*CommandQueueCreate)(ze_context_handle_t,
+		ze_device_handle_t, const ze_command_queue_desc_t *,
+		ze_command_queue_handle_t *);
+	ze_result_t (*CommandQueueExecuteCommandLists)(
+		ze_command_queue_handle_t, uint32_t,
+		ze_command_list_handle_t *, ze_fence_handle_t);
+	ze_result_t (*CommandListCreate)(ze_context_handle_t,
+		ze_device_handle_t, const ze_command_list_desc_t *,
+		ze_command_list_handle_t *);
+	ze_result_t (*CommandListClose)(ze_command_list_handle_t);
+	ze_result_t (*FenceCreate)(ze_command_queue_handle_t,
+				   const ze_fence_desc_t *,
+				   ze_fence_handle_t *);
+	ze_result_t (*FenceHostSynchronize)(ze_fence_handle_t, uint64_t);
+	ze_result_t (*FenceReset)(ze_fence_handle_t);
+	ze_driver_handle_t drv;
+	ze_device_handle_t dev;
+	ze_context_handle_t ctx;
+	ze_command_queue_handle_t queue;
+	const struct npr_ze_graph_ddi *g;
+	uint8_t *ir;
+	size_t ir_size;
+	npr_ze_graph_handle_t graph;
+	size_t in_bytes, out_bytes;
+};
+
+static const char *const zl_names[] = {
+	"zeDriverGet", "zeDeviceGet", "zeDriverGetExtensionFunctionAddress",
+	"zeContextCreate", "zeContextDestroy", "zeMemAllocHost",
+	"zeCommandQueueCreate", "zeCommandQueueExecuteCommandLists",
+	"zeCommandListCreate", "zeCommandListClose", "zeFenceCreate",
+	"zeFenceHostSynchronize", "zeFenceReset",
+};
+
+static uint8_t *read_file(const char *path, size_t *size)
+{
+	struct stat st;
+	uint8_t *buf;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		return NULL;
+	if (fstat(fileno(f), &st) || !(buf = malloc(st.st_size + 1)) ||
+	    fread(buf, 1, st.st_size, f) != (size_t)st.st_size) {
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	*size = st.st_size;
+	return buf;
+}
+
+/* NGRAPH_LITE, classic layout, of the model at models/ir/@rel. */
+static uint8_t *ngraph_lite(const char *rel, size_t *size)
+{
+	char path[4096];
+	size_t xs = 0, bs = 0, n;
+	uint8_t *xml, *bin, *buf = NULL;
+	uint16_t ver[2] = { 7, 4 };
+	uint32_t two = 2;
+	uint64_t v;
+
+	model_path(path, sizeof(path), rel);
+	xml = read_file(path, &xs);
+	n = strlen(path);
+	if (n > 4)
+		strcpy(path + n - 4, ".bin");
+	bin = read_file(path, &bs);
+	if (xml && bin)
+		buf = malloc(24 + xs + bs);
+	if (buf) {
+		memcpy(buf, ver, 4);
+		memcpy(buf + 4, &two, 4);
+		v = xs;
+		memcpy(buf + 8, &v, 8);
+		memcpy(buf + 16, xml, xs);
+		v = bs;
+		memcpy(buf + 16 + xs, &v, 8);
+		memcpy(buf + 24 + xs, bin, bs);
+		*size = 24 + xs + bs;
+	}
+	free(xml);
+	free(bin);
+	return buf;
+}
+
+static ze_result_t zl_graph(struct zl *z, const uint8_t *in, size_t size,
+			    uint32_t format, const char *flags,
+			    npr_ze_graph_handle_t *out)
+{
+	struct npr_ze_graph_desc_2 d = {
+		.stype = NPR_ZE_STYPE_GRAPH_DESC, .format = format,
+		.inputSize = size, .pInput = in, .pBuildFlags = flags,
+	};
+
+	return z->g->pfnCreate2(z->ctx, z->dev, &d, out);
+}
+
+static void zl_open(struct npr_test *_metadata, struct zl *z)
+{
+	ze_context_desc_t cd = { .stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC };
+	ze_command_queue_desc_t qd = {
+		.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+	};
+	struct npr_ze_graph_argument_properties ap = { 0 };
+	void *lib, **fn = (void **)z;
+	uint32_t n = 1, i;
+
+	memset(z, 0, sizeof(*z));
+	REQUIRE_NPU();	/* the library initialised the loader */
+	lib = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_NOLOAD);
+	ASSERT_NONNULL(lib);
+	for (i = 0; i < sizeof(zl_names) / sizeof(zl_names[0]); i++) {
+		fn[i] = dlsym(lib, zl_names[i]);
+		ASSERT_NONNULL(fn[i]);
+	}
+	ASSERT_EQ(z->DriverGet(&n, &z->drv), ZE_RESULT_SUCCESS);
+	n = 1;
+	ASSERT_EQ(z->DeviceGet(z->drv, &n, &z->dev), ZE_RESULT_SUCCESS);
+	ASSERT_EQ(z->DriverGetExtensionFunctionAddress(z->drv,
+			"ZE_extension_graph_1_8", (void **)&z->g),
+		  ZE_RESULT_SUCCESS);
+	ASSERT_EQ(z->ContextCreate(z->drv, &cd, &z->ctx), ZE_RESULT_SUCCESS);
+	ASSERT_EQ(z->CommandQueueCreate(z->ctx, z->dev, &qd, &z->queue),
+		  ZE_RESULT_SUCCESS);
+	z->ir = ngraph_lite(EYE, &z->ir_size);
+	ASSERT_NONNULL(z->ir);
+	ASSERT_EQ(zl_graph(z, z->ir, z->ir_size,
+			   NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE, NULL, &z->graph),
+		  ZE_RESULT_SUCCESS);
+	ASSERT_EQ(z->g->pfnGetArgumentProperties(z->graph, 0, &ap), 0);
+	z->in_bytes = 4;
+	for (i = 0; i < NPR_ZE_ARG_DIMS; i++)
+		z->in_bytes *= ap.dims[i];
+	ASSERT_EQ(z->g->pfnGetArgumentProperties(z->graph, 1, &ap), 0);
+	z->out_bytes = 4;
+	for (i = 0; i < NPR_ZE_ARG_DIMS; i++)
+		z->out_bytes *= ap.dims[i];
+}
+
+static void *zl_alloc(struct npr_test *_metadata, struct zl *z, size_t n)
+{
+	ze_host_mem_alloc_desc_t hd = {
+		.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC,
+	};
+	void *p = NULL;
+
+	if (z->MemAllocHost(z->ctx, &hd, n, 4096, &p))
+		return NULL;
+	memset(p, 0, n);
+	return p;
+}
+
+/* A closed list executing the graph with its arguments as they are now. */
+static ze_result_t zl_record(struct zl *z, npr_ze_graph_handle_t graph,
+			     ze_command_list_handle_t *list)
+{
+	ze_command_list_desc_t ld = {
+		.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC,
+	};
+	ze_result_t r;
+
+	r = z->CommandListCreate(z->ctx, z->dev, &ld, list);
+	if (!r)
+		r = z->g->pfnAppendGraphExecute(*list, graph, NULL, NULL, 0,
+						NULL);
+	if (!r)
+		r = z->CommandListClose(*list);
+	return r;
+}
+
+static ze_result_t zl_run(struct zl *z, ze_command_list_handle_t list,
+			  ze_fence_handle_t fence)
+{
+	ze_result_t r;
+
+	r = z->CommandQueueExecuteCommandLists(z->queue, 1, &list, fence);
+	if (!r)
+		r = z->FenceHostSynchronize(fence, UINT64_MAX);
+	return r;
+}
+
+static bool all_zero(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (c[i])
+			return false;
+	return true;
+}
+
+TEST(vnpu_binds_arguments_when_the_execute_is_appended)
+{
+	ze_fence_desc_t fd = { .stype = ZE_STRUCTURE_TYPE_FENCE_DESC };
+	ze_command_list_handle_t l1, l2;
+	ze_fence_handle_t f1, f2;
+	void *in, *o1, *o2;
+	struct zl z;
+
+	zl_open(_metadata, &z);
+	if (_metadata->skipped)
+		return;
+	in = zl_alloc(_metadata, &z, z.in_bytes);
+	o1 = zl_alloc(_metadata, &z, z.out_bytes);
+	o2 = zl_alloc(_metadata, &z, z.out_bytes);
+	ASSERT_TRUE(in && o1 && o2);
+	memset(in, 0x3c, z.in_bytes);	/* 0.0115 as f32 */
+	ASSERT_EQ(z.g->pfnSetArgumentValue(z.graph, 0, in), 0);
+	ASSERT_EQ(z.g->pfnSetArgumentValue(z.graph, 1, o1), 0);
+	ASSERT_EQ(zl_record(&z, z.graph, &l1), 0);
+	ASSERT_EQ(z.g->pfnSetArgumentValue(z.graph, 1, o2), 0);
+	ASSERT_EQ(zl_record(&z, z.graph, &l2), 0);
+	ASSERT_EQ(z.FenceCreate(z.queue, &fd, &f1), 0);
+	ASSERT_EQ(z.FenceCreate(z.queue, &fd, &f2), 0);
+	/* the first list writes o1 although o2 is the current value */
+	ASSERT_EQ(zl_run(&z, l1, f1), 0);
+	EXPECT_FALSE(all_zero(o1, z.out_bytes));
+	EXPECT_TRUE(all_zero(o2, z.out_bytes));
+	ASSERT_EQ(zl_run(&z, l2, f2), 0);
+	EXPECT_EQ(memcmp(o1, o2, z.out_bytes), 0);
+	/* the lists use the graph */
+	EXPECT_EQ(z.g->pfnDestroy(z.graph),
+		  ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE);
+	z.ContextDestroy(z.ctx);
+}
+
+TEST(vnpu_rejects_an_execute_with_unset_or_foreign_arguments)
+{
+	ze_command_list_handle_t l;
+	static char foreign[1 << 16];
+	npr_ze_graph_handle_t g2;
+	void *in;
+	struct zl z;
+
+	zl_open(_metadata, &z);
+	if (_metadata->skipped)
+		return;
+	in = zl_alloc(_metadata, &z, z.in_bytes);
+	ASSERT_NONNULL(in);
+	ASSERT_EQ(zl_graph(&z, z.ir, z.ir_size,
+			   NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE, NULL, &g2), 0);
+	/* output never set */
+	ASSERT_EQ(z.g->pfnSetArgumentValue(g2, 0, in), 0);
+	EXPECT_EQ(zl_record(&z, g2, &l), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+	/* output in memory the driver did not allocate */
+	ASSERT_EQ(z.g->pfnSetArgumentValue(g2, 1, foreign), 0);
+	EXPECT_EQ(zl_record(&z, g2, &l), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+	/* an input allocation too small for the argument */
+	ASSERT_EQ(z.g->pfnSetArgumentValue(g2, 0, (char *)in + 64), 0);
+	EXPECT_EQ(zl_record(&z, g2, &l), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(z.g->pfnSetArgumentValue(g2, 2, in),
+		  ZE_RESULT_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(z.g->pfnDestroy(g2), 0);
+	z.ContextDestroy(z.ctx);
+}
+
+TEST(vnpu_fences_must_be_reset_before_reuse)
+{
+	ze_fence_desc_t fd = { .stype = ZE_STRUCTURE_TYPE_FENCE_DESC };
+	ze_command_list_handle_t l;
+	ze_fence_handle_t f;
+	struct zl z;
+
+	zl_open(_metadata, &z);
+	if (_metadata->skipped)
+		return;
+	ASSERT_EQ(z.g->pfnSetArgumentValue(z.graph, 0,
+			zl_alloc(_metadata, &z, z.in_bytes)), 0);
+	ASSERT_EQ(z.g->pfnSetArgumentValue(z.graph, 1,
+			zl_alloc(_metadata, &z, z.out_bytes)), 0);
+	ASSERT_EQ(zl_record(&z, z.graph, &l), 0);
+	ASSERT_EQ(z.FenceCreate(z.queue, &fd, &f), 0);
+	EXPECT_EQ(zl_run(&z, l, f), 0);
+	EXPECT_EQ(z.CommandQueueExecuteCommandLists(z.queue, 1, &l, f),
+		  ZE_RESULT_ERROR_INVALID_ARGUMENT);
+	EXPECT_EQ(z.FenceReset(f), 0);
+	EXPECT_EQ(zl_run(&z, l, f), 0);
+	z.ContextDestroy(z.ctx);
+}
+
+TEST(vnpu_rejects_malformed_graph_input)
+{
+	npr_ze_graph_handle_t g;
+	char log[512];
+	uint32_t len = sizeof(log);
+	uint32_t three = 3;
+	struct zl z;
+
+	zl_open(_metadata, &z);
+	if (_metadata->skipped)
+		return;
+	EXPECT_EQ(zl_graph(&z, z.ir, z.ir_size - 1,
+			   NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE, NULL, &g),
+		  ZE_RESULT_ERROR_INVALID_SIZE);
+	EXPECT_EQ(zl_graph(&z, z.ir, 6, NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
+			   NULL, &g), ZE_RESULT_ERROR_INVALID_SIZE);
+	EXPECT_EQ(zl_graph(&z, z.ir, z.ir_size, NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
+			   "--inputs_precisions=\"0:FP32\" --bogus", &g),
+		  ZE_RESULT_ERROR_INVALID_ARGUMENT);
+	ASSERT_EQ(z.g->pfnBuildLogGetString(NULL, &len, log), 0);
+	TH_LOG("build log: %s", log);
+	EXPECT_NONNULL(strstr(log, "--bogus"));
+	EXPECT_EQ(zl_graph(&z, z.ir, z.ir_size, NPR_ZE_GRAPH_FORMAT_NATIVE,
+			   NULL, &g), ZE_RESULT_ERROR_INVALID_NATIVE_BINARY);
+	EXPECT_EQ(zl_graph(&z, z.ir, z.ir_size, 7, NULL, &g),
+		  ZE_RESULT_ERROR_INVALID_ENUMERATION);
+	memcpy(z.ir + 4, &three, 4);
+	EXPECT_EQ(zl_graph(&z, z.ir, z.ir_size, NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
+			   NULL, &g), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+	z.ContextDestroy(z.ctx);
+}
+
+TEST(vnpu_native_blob_round_trips)
+{
+	npr_ze_graph_handle_t g2;
+	const uint8_t *view;
+	uint8_t *blob;
+	size_t size = 0, size2 = 0;
+	struct zl z;
+
+	zl_open(_metadata, &z);
+	if (_metadata->skipped)
+		return;
+	ASSERT_EQ(z.g->pfnGetNativeBinary(z.graph, &size, NULL), 0);
+	blob = malloc(size);
+	ASSERT_NONNULL(blob);
+	ASSERT_EQ(z.g->pfnGetNativeBinary(z.graph, &size, blob), 0);
+	ASSERT_EQ(z.g->pfnGetNativeBinary2(z.graph, &size2, &view), 0);
+	ASSERT_EQ(size, size2);
+	EXPECT_EQ(memcmp(blob, view, size), 0);
+	EXPECT_EQ(zl_graph(&z, blob, size, NPR_ZE_GRAPH_FORMAT_NATIVE, NULL,
+			   &g2), 0);
+	EXPECT_EQ(z.g->pfnDestroy(g2), 0);
+	blob[12] ^= 1;	/* built for another device */
+	EXPECT_EQ(zl_graph(&z, blob, size, NPR_ZE_GRAPH_FORMAT_NATIVE, NULL,
+			   &g2), ZE_RESULT_ERROR_INVALID_NATIVE_BINARY);
+	free(blob);
+	z.ContextDestroy(z.ctx);
+}
+
+TEST(vnpu_answers_as_npu_4000)
+{
+	struct npr_device_info di = { .size = sizeof(di) };
+	int fd;
+
+	setenv("VNPU_PLATFORM", "4000", 1);	/* before the loader starts */
+	REQUIRE_NPU();
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_DEVICE_INFO, &di), 0);
+	if (!strstr(di.full_name, "vnpu"))
+		SKIP(goto out, "not vnpu: %s", di.full_name);
+	EXPECT_STREQ(di.arch, "4000");
+out:
+	npr_close(fd);
+}
+#endif /* Level Zero headers */
+
+TEST_HARNESS_MAIN
