@@ -3,7 +3,8 @@
  * ONNX translators for indexing, sorting, layout and a few math ops:
  * GatherElements, GatherND, ScatterElements (and Scatter), ScatterND,
  * ArgMax, ArgMin, TopK, CumSum, DepthToSpace, SpaceToDepth, Round, Sign,
- * IsNaN, IsInf, NonZero, Einsum, OneHot, Trilu and EyeLike.
+ * IsNaN, IsInf, NonZero, Einsum, OneHot, Trilu, EyeLike, Resize and
+ * Upsample.
  *
  * Most map onto one OpenVINO op of the same meaning; ArgMax/ArgMin are a
  * TopK with k = 1, IsNaN/IsInf comparisons, Trilu a Select over a mask
@@ -395,6 +396,12 @@ static int tr_onehot(struct onnx_ctx *c, int *out)
 	err = onnx_attr_int(c, "axis", -1, &axis);
 	if (err)
 		return err;
+	if (c->g->vals[in[0]].type != NPR_ELEM_I64 &&
+	    c->g->vals[in[0]].type != NPR_ELEM_I32) {
+		in[0] = onnx_convert(c, in[0], NPR_ELEM_I64, "indices_i64");
+		if (in[0] < 0)
+			return in[0];
+	}
 	in[1] = onnx_reshape_to(c, c->vin[1], NULL, 0, false, "depth");
 	if (in[1] < 0)
 		return in[1];
@@ -570,7 +577,108 @@ static int tr_eyelike(struct onnx_ctx *c, int *out)
 	return out[0] < 0 ? out[0] : 0;
 }
 
+/*
+ * Resize (arg 0) and Upsample (arg 1): Interpolate-11 over every axis,
+ * from sizes when given, else from scales.  Before opset 11, and for
+ * Upsample, coordinates are asymmetric and nearest rounds down.
+ */
+static int tr_resize(struct onnx_ctx *c, int *out)
+{
+	bool legacy = c->op->arg || c->opset < 11;
+	int in[2] = { c->vin[0], -1 }, sc = -1, sz = -1, node, err;
+	char mode[24], coord[32] = "asymmetric", nearest[24] = "floor";
+	int64_t excl = 0, anti = 0;
+	double cubic = -0.75, tmp[NPR_MAX_RANK];
+
+	err = onnx_attr_str(c, "mode", "nearest", mode, sizeof(mode));
+	if (!err && !legacy)
+		err = onnx_attr_str(c, "coordinate_transformation_mode",
+				    "half_pixel", coord, sizeof(coord));
+	if (!err && !legacy)
+		err = onnx_attr_str(c, "nearest_mode", "round_prefer_floor",
+				    nearest, sizeof(nearest));
+	if (!err)
+		err = onnx_attr_float(c, "cubic_coeff_a", -0.75, &cubic);
+	if (!err)
+		err = onnx_attr_int(c, "exclude_outside", 0, &excl);
+	if (!err)
+		err = onnx_attr_int(c, "antialias", 0, &anti);
+	if (err)
+		return err;
+	if (excl)
+		return onnx_err(c, -EOPNOTSUPP,
+				"exclude_outside=1 is not supported");
+	if (!strcmp(coord, "tf_crop_and_resize"))
+		return onnx_err(c, -EOPNOTSUPP,
+				"coordinate_transformation_mode tf_crop_and_resize is not supported");
+	if (onnx_attr_find(c, "axes") ||
+	    onnx_attr_find(c, "keep_aspect_ratio_policy"))
+		return onnx_err(c, -EOPNOTSUPP,
+				"axes and keep_aspect_ratio_policy are not supported");
+	if (!strcmp(mode, "linear"))
+		snprintf(mode, sizeof(mode), "linear_onnx");
+	else if (strcmp(mode, "nearest") && strcmp(mode, "cubic"))
+		return onnx_err(c, -EINVAL, "mode \"%s\"", mode);
+
+	if (legacy) {
+		const Onnx__AttributeProto *a = onnx_attr_find(c, "scales");
+
+		if (c->nin > 1) {
+			sc = c->vin[1];
+		} else if (a && a->n_floats) {
+			struct npr_shape s = { .rank = 1,
+					       .d = { (int64_t)a->n_floats } };
+
+			sc = onnx_const(c, NPR_ELEM_F32, &s, a->floats,
+					"scales");
+			if (sc < 0)
+				return sc;
+		} else {
+			return onnx_err(c, -EINVAL, "scales are missing");
+		}
+	} else {
+		if (c->nin > 2)
+			sc = c->vin[2];
+		if (c->nin > 3)
+			sz = c->vin[3];
+		/* an empty constant stands for a missing input */
+		if (sc >= 0 && !onnx_const_doubles(c, sc, tmp, NPR_MAX_RANK))
+			sc = -1;
+		if (sz >= 0 && !onnx_const_doubles(c, sz, tmp, NPR_MAX_RANK))
+			sz = -1;
+		if ((sc < 0) == (sz < 0))
+			return onnx_err(c, -EINVAL,
+					"exactly one of scales and sizes must be given");
+	}
+	in[1] = sz >= 0 ? sz : sc;
+	if (sz < 0 && c->g->vals[sc].type != NPR_ELEM_F32) {
+		in[1] = onnx_convert(c, sc, NPR_ELEM_F32, "scales_f32");
+		if (in[1] < 0)
+			return in[1];
+	}
+	node = onnx_node(c, "Interpolate", 11, NULL, 2, in, 1, out);
+	if (node < 0)
+		return node;
+	err = onnx_set_attr(c, node, "mode", "%s", mode);
+	if (!err)
+		err = onnx_set_attr(c, node, "shape_calculation_mode", "%s",
+				    sz >= 0 ? "sizes" : "scales");
+	if (!err)
+		err = onnx_set_attr(c, node, "coordinate_transformation_mode",
+				    "%s", coord);
+	if (!err)
+		err = onnx_set_attr(c, node, "nearest_mode", "%s", nearest);
+	if (!err)
+		err = onnx_set_attr(c, node, "cube_coeff", "%.9g", cubic);
+	if (!err)
+		err = onnx_set_attr(c, node, "antialias", "%s",
+				    anti ? "true" : "false");
+	return err;
+}
+
 const struct onnx_op onnx_ops_index[] = {
+	{ "Resize", tr_resize, 1, 4, 1, NULL, 0 },
+	{ "Upsample", tr_resize, 1, 2, 1, NULL, 1 },
 	{ "EyeLike", tr_eyelike, 1, 1, 1, NULL, 0 },
 	{ "ArgMax", tr_arg, 1, 1, 1, NULL, 0 },
 	{ "ArgMin", tr_arg, 1, 1, 1, NULL, 1 },
