@@ -125,6 +125,7 @@ deps:
 check: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)NPR_SHARED=$(SHARED) NPR_VNPU=$(if $(ZE_HEADERS),$(VNPU)) \
+		NPR_CONFORMANCE_EXPECT=$(srctree)/selftests/conformance.expect \
 		NPR_VALGRIND="$(if $(SANITIZE),,$(selftests-valgrind-y))" \
 		$(srctree)/selftests/run.sh $(TESTS)
 

@@ -190,6 +190,79 @@ static int tr_conv(struct onnx_ctx *c, int *out)
 	return 0;
 }
 
+/*
+ * ConvTranspose: ConvolutionBackpropData, or GroupConvolutionBackpropData
+ * with W [I, O/G, k..] as [G, I/G, O/G, k..]; output_shape (its spatial
+ * part) becomes the op's output_shape input, from which it deduces pads.
+ */
+static int tr_conv_transpose(struct onnx_ctx *c, int *out)
+{
+	int x = onnx_in(c, 0), w = onnx_in(c, 1), b = onnx_in(c, 2);
+	int in[3], nin = 2, node, v, nsp = -1, i, nop, nos;
+	int64_t groups, t[MAXR], op[3], os[MAXR];
+	struct window win;
+	int err;
+
+	if (onnx_rank(c, w) >= 3)
+		nsp = onnx_rank(c, w) - 2;
+	err = onnx_attr_int(c, "group", 1, &groups);
+	if (!err)
+		err = window_attrs(c, &win, nsp);
+	if (!err)
+		err = onnx_attr_ints(c, "output_padding", op, 3, &nop);
+	if (!err)
+		err = onnx_attr_ints(c, "output_shape", os, MAXR, &nos);
+	if (err)
+		return err;
+	if (groups < 1)
+		return onnx_err(c, -EINVAL, "group %lld", (long long)groups);
+	if ((nop >= 0 && nop != win.nsp) || (nos >= 0 && nos < win.nsp))
+		return onnx_err(c, -EINVAL,
+				"output_padding or output_shape do not match %d spatial dims",
+				win.nsp);
+	if (groups > 1) {
+		w = group_weights(c, w, groups);
+		if (w < 0)
+			return w;
+	}
+	in[0] = x;
+	in[1] = w;
+	if (nos >= 0) {
+		in[2] = onnx_const_i64(c, os + nos - win.nsp, win.nsp,
+				       "output_shape");
+		if (in[2] < 0)
+			return in[2];
+		nin = 3;
+	}
+	node = onnx_node(c, groups > 1 ? "GroupConvolutionBackpropData" :
+			 "ConvolutionBackpropData", 1, b >= 0 ? "deconv" : NULL,
+			 nin, in, 1, &v);
+	if (node < 0)
+		return node;
+	err = window_set(c, node, &win, true);
+	if (!err && nop >= 0)
+		err = onnx_set_ints(c, node, "output_padding", op, win.nsp);
+	if (err)
+		return err;
+	c->g->vals[v].shape.rank = win.nsp + 2;
+	for (i = 0; i < win.nsp + 2; i++)
+		c->g->vals[v].shape.d[i] = -1;
+	if (b >= 0) {
+		t[0] = 1;
+		t[1] = -1;
+		for (i = 0; i < win.nsp; i++)
+			t[2 + i] = 1;
+		b = onnx_reshape_to(c, b, t, win.nsp + 2, false, "bias");
+		if (b < 0)
+			return b;
+		v = onnx_binary(c, "Add", v, b, NULL);
+		if (v < 0)
+			return v;
+	}
+	out[0] = v;
+	return 0;
+}
+
 static int tr_pool(struct onnx_ctx *c, int *out)
 {
 	bool avg = c->op->arg, dil = false;
@@ -651,6 +724,12 @@ static int tr_reduce(struct onnx_ctx *c, int *out)
 		out[0] = x;
 		return 0;
 	}
+	/* f64 is reduced in f32 (ONNX's tolerance allows it) */
+	if (c->g->vals[x].type == NPR_ELEM_F64) {
+		x = onnx_convert(c, x, NPR_ELEM_F32, "f32");
+		if (x < 0)
+			return x;
+	}
 	/* kind 1: SumSquare, 2: LogSum, 3: LogSumExp */
 	if (kind == 1)
 		x = onnx_binary(c, "Multiply", x, x, "square");
@@ -692,6 +771,8 @@ static int tr_reduce(struct onnx_ctx *c, int *out)
 		return err;
 	if (kind >= 2)
 		v = onnx_unary(c, "Log", v, NULL);
+	if (v >= 0 && c->g->vals[c->vin[0]].type == NPR_ELEM_F64)
+		v = onnx_convert(c, v, NPR_ELEM_F64, "f64");
 	out[0] = v;
 	return v < 0 ? v : 0;
 }
@@ -702,6 +783,7 @@ const struct onnx_op onnx_ops_nn[] = {
 	{ "AveragePool", tr_pool, 1, 1, 1, NULL, 1 },
 	{ "BatchNormalization", tr_batchnorm, 5, 5, 5, NULL, 0 },
 	{ "Conv", tr_conv, 2, 3, 1, NULL, 0 },
+	{ "ConvTranspose", tr_conv_transpose, 2, 3, 1, NULL, 0 },
 	{ "Gemm", tr_gemm, 2, 3, 1, NULL, 0 },
 	{ "GlobalAveragePool", tr_global_pool, 1, 1, 1, "ReduceMean", 0 },
 	{ "GlobalMaxPool", tr_global_pool, 1, 1, 1, "ReduceMax", 0 },

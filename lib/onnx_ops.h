@@ -82,10 +82,13 @@ struct onnx_op {
 	int arg;
 };
 
-/* The translator tables, NULL-terminated (lib/onnx_{eltwise,nn,shape}.c). */
+/* The translator tables, NULL-terminated (lib/onnx_<area>.c). */
 extern const struct onnx_op onnx_ops_eltwise[];
 extern const struct onnx_op onnx_ops_nn[];
 extern const struct onnx_op onnx_ops_shape[];
+extern const struct onnx_op onnx_ops_index[];
+extern const struct onnx_op onnx_ops_loss[];
+extern const struct onnx_op onnx_ops_math[];
 
 /* ---- lib/onnx.c: the model ---- */
 
@@ -156,6 +159,14 @@ int onnx_flatten2d(struct onnx_ctx *c, int x, int64_t axis,
 		   const char *suffix);
 int onnx_per_channel(struct onnx_ctx *c, int p, int r, const char *suffix);
 const struct onnx_op *onnx_op_find(const char *type);
+
+/* ---- lib/onnx_index.c: shared subgraphs ---- */
+
+int onnx_arg_index(struct onnx_ctx *c, int x, int64_t axis, bool min,
+		   bool last);
+int onnx_pick(struct onnx_ctx *c, int s, int64_t i, const char *suffix);
+int onnx_convert(struct onnx_ctx *c, int x, unsigned int type,
+		 const char *suffix);
 
 /* ---- small inline helpers ---- */
 
