@@ -48,7 +48,7 @@ ifneq ($(SANITIZE),)
   LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS)
-LIBS := $(XML_LIBS) $(PNG_LIBS) $(PROTOBUF_LIBS) -lm -pthread
+LIBS := -luring $(XML_LIBS) $(PNG_LIBS) $(PROTOBUF_LIBS) -lm -pthread
 
 include $(srctree)/Kbuild
 

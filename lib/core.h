@@ -48,6 +48,7 @@ struct npr_backend_ops {
 #define NPR_BACKEND_API_VERSION	1
 
 extern const struct npr_backend_ops npr_cpu_backend_ops;
+extern const struct npr_backend_ops npr_null_backend_ops;
 
 /* Properties that a device holds and a compiled model snapshots. */
 struct npr_props {
@@ -112,6 +113,7 @@ struct npr_request {
 	struct npr_tensor *in, *out;
 	void **own_in, **own_out;
 	void *priv;
+	int busy;	/* a ring job holds it (dev->lock) */
 };
 
 struct npr_slot {
@@ -140,6 +142,7 @@ struct npr_device {
 	struct npr_slot *slots;
 	int nslots, cap_slots, free_slot;
 	void *priv;
+	struct npr_ring *ring;	/* lib/ring.c, set up once under @lock */
 };
 
 /* lib/error.c */
@@ -153,6 +156,21 @@ int npr_compile_graph(const struct npr_graph *src,
 
 /* lib/backend.c */
 const struct npr_backend_ops *npr_backend_find(const char *name, int *index);
+
+/* lib/core.c, for ring jobs */
+int npr_job_load(struct npr_device *dev, const char *path, uint32_t *model);
+int npr_job_compile(struct npr_device *dev, uint32_t model, uint32_t *exec);
+int npr_req_acquire(struct npr_device *dev, uint32_t h,
+		    struct npr_request **rq);
+void npr_req_release(struct npr_device *dev, struct npr_request *rq);
+uint64_t npr_now_ns(void);
+
+/* lib/ring.c */
+struct npr_ring;
+int npr_ring_setup(struct npr_device *dev, struct npr_ring_setup *a);
+int npr_ring_submit(struct npr_device *dev, struct npr_submit *a);
+int npr_ring_reap(struct npr_device *dev, struct npr_reap *a);
+void npr_ring_destroy(struct npr_device *dev);
 
 /* aligned allocation for tensors */
 void *npr_alloc(size_t bytes);
