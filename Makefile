@@ -6,6 +6,7 @@
 #   make            library, tools, selftests
 #   make check      all selftests; last line "N passed, N failed, N skipped"
 #   make demo       face detection on a real photo, with timings
+#   make bench      ring overhead (null device) and squeezenet1.1 throughput
 #   make clean
 
 VERSION := 0.1.0
@@ -114,7 +115,15 @@ DEMO_IMAGE := $(SHARED)/images/astronaut.png
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(obj)/tools/npr-run -d cpu -m $(DEMO_MODEL) -i $(DEMO_IMAGE) --niter 20
+	$(Q)$(obj)/tools/npr-run -d cpu -m $(DEMO_MODEL) -i $(DEMO_IMAGE) --niter 20 --ring
+
+BENCH_MODEL := $(SHARED)/models/ir/squeezenet1.1/FP16/squeezenet1.1.xml
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(obj)/tools/npr-bench -d null
+	$(Q)$(obj)/tools/npr-bench -d cpu -m $(BENCH_MODEL) --nireq 1 --niter 12
+	$(Q)$(obj)/tools/npr-bench -d cpu -m $(BENCH_MODEL) --nireq 2 --niter 12
 
 clean:
 	$(quiet) CLEAN $(obj)
@@ -123,6 +132,6 @@ clean:
 	$(Q)find $(obj)/lib $(obj)/ref $(obj)/tools $(obj)/selftests \
 		-name '*.[od]' -delete 2>/dev/null || true
 
-.PHONY: all check demo deps clean
+.PHONY: all check demo bench deps clean
 
 -include $(LIB_OBJS:.o=.d)

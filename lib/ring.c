@@ -818,7 +818,9 @@ int npr_ring_reap(struct npr_device *dev, struct npr_reap *a)
 				ts.tv_nsec = left % 1000000000ull;
 				tp = &ts;
 			}
-			io_uring_wait_cqe_timeout(&r->cr, &c, tp);
+			/* one wake-up for the whole batch still missing */
+			io_uring_wait_cqes(&r->cr, &c, a->min - a->count, tp,
+					   NULL);
 		} else {
 			struct pollfd pfd = { .fd = dev->fd, .events = POLLIN };
 			struct timespec ts, *tp = NULL;

@@ -5,7 +5,7 @@
 set -e
 
 PKGS="build-essential pkg-config libxml2-dev libpng-dev valgrind
-      protobuf-c-compiler libprotobuf-c-dev libonnx-dev"
+      protobuf-c-compiler libprotobuf-c-dev libonnx-dev liburing-dev"
 
 missing=""
 for p in $PKGS; do

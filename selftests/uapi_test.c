@@ -1355,7 +1355,7 @@ TEST_F(typed, rejects_handle_of_wrong_type)
 TEST(unknown_ioctl_is_enotty)
 {
 	const unsigned long cmds[] = {
-		_IOWR('N', 0x0d, struct npr_infer),
+		_IOWR('N', 0x10, struct npr_infer),
 		_IOWR('N', 0xff, struct npr_infer),
 		_IOWR('M', 0x0a, struct npr_infer),
 		_IOR('N', 0x0a, struct npr_infer),
