@@ -58,8 +58,9 @@ LIBA := $(obj)/lib/libnpuring.a
 LIBSO := $(obj)/lib/libnpuring.so
 TOOLS := $(addprefix $(obj)/tools/,$(tools-y))
 TESTS := $(addprefix $(obj)/selftests/,$(selftests-y))
+EXAMPLES := $(addprefix $(obj)/examples/,$(examples-y))
 
-all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS)
+all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(EXAMPLES)
 
 $(obj)/%.o: $(srctree)/%.c
 	$(quiet) CC $(patsubst $(obj)/%,%,$@)
@@ -98,6 +99,7 @@ $(obj)/$(1)/$(2): $(addprefix $(obj)/,$($(2)-objs)) $(LIBA)
 endef
 $(foreach t,$(tools-y),$(eval $(call link_prog,tools,$(t))))
 $(foreach t,$(selftests-y),$(eval $(call link_prog,selftests,$(t))))
+$(foreach t,$(examples-y),$(eval $(call link_prog,examples,$(t))))
 
 SHARED ?= $(abspath $(srctree)/../shared)
 
@@ -128,8 +130,9 @@ bench: deps
 clean:
 	$(quiet) CLEAN $(obj)
 	$(Q)rm -f $(LIB_OBJS) $(LIB_OBJS:.o=.d) $(LIBA) $(LIBSO) $(TOOLS) $(TESTS)
+	$(Q)rm -f $(EXAMPLES)
 	$(Q)rm -rf $(obj)/lib/onnx
-	$(Q)find $(obj)/lib $(obj)/ref $(obj)/tools $(obj)/selftests \
+	$(Q)find $(obj)/lib $(obj)/ref $(obj)/tools $(obj)/selftests $(obj)/examples \
 		-name '*.[od]' -delete 2>/dev/null || true
 
 .PHONY: all check demo bench deps clean

@@ -7,11 +7,17 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/wait.h>
 #include <liburing.h>
 
 #include <npuring.h>
@@ -654,6 +660,78 @@ TEST_TIMEOUT_F(load_compile_infer_cpu, HARNESS_TIMEOUT_RING)
 		EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
 	}
 	EXPECT_EQ(npr_close(fd), 0);
+}
+
+static pid_t spawn(char *const argv[])
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0)
+			dup2(null, 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int wait_exit(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* examples/uring-server and uring-client on 400 requests, 4 in flight */
+TEST_TIMEOUT_F(uring_server_example, HARNESS_TIMEOUT_RING)
+{
+	char self_path[PATH_MAX], server[PATH_MAX + 32], client[PATH_MAX + 32];
+	char xml[] = "/tmp/npr-ring-test-XXXXXX.xml", sock[64];
+	ssize_t n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
+	pid_t ps, pc;
+	int fd, i;
+
+	ASSERT_GT(n, 0);
+	self_path[n] = 0;
+	snprintf(server, sizeof(server), "%s/../examples/uring-server",
+		 dirname(self_path));
+	snprintf(client, sizeof(client), "%s/../examples/uring-client",
+		 self_path);
+	if (access(server, X_OK) || access(client, X_OK))
+		SKIP(return, "examples not built next to the selftests");
+	fd = mkstemps(xml, 4);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(write(fd, relu_xml, sizeof(relu_xml) - 1),
+		  (ssize_t)sizeof(relu_xml) - 1);
+	close(fd);
+	snprintf(sock, sizeof(sock), "/tmp/npr-ring-test-%d.sock", getpid());
+	{
+		char *sargv[] = { server, "-d", "cpu", "-m", xml, "-s", sock,
+				  "-n", "400", NULL };
+
+		ps = spawn(sargv);
+	}
+	ASSERT_GT(ps, 0);
+	for (i = 0; i < 500 && access(sock, F_OK); i++)
+		usleep(10000);
+	{
+		char *cargv[] = { client, "-s", sock, "-c", "4", "-n", "400",
+				  NULL };
+
+		pc = spawn(cargv);
+	}
+	ASSERT_GT(pc, 0);
+	i = wait_exit(pc);
+	if (i)
+		kill(ps, SIGTERM);	/* the server would wait forever */
+	EXPECT_EQ(i, 0);
+	EXPECT_EQ(wait_exit(ps), 0);
+	unlink(xml);
+	unlink(sock);
 }
 
 TEST_HARNESS_MAIN
