@@ -647,7 +647,11 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 		if (j->sqe.opcode == NPR_OP_INFER) {
 			err = npr_req_acquire(dev, j->sqe.handle, &j->rq);
 			if (err) {
-				npr_err(err, "sqe %u: %s", i, npr_last_error());
+				char why[256];
+
+				/* the message buffer is the one being written */
+				snprintf(why, sizeof(why), "%s", npr_last_error());
+				npr_err(err, "sqe %u: %s", i, why);
 				goto fail;
 			}
 		} else if (j->sqe.opcode == NPR_OP_LOAD) {
