@@ -6,7 +6,9 @@
  * request (raw bytes of the model's first input), submits an INFER job and
  * writes the first output back when the job's completion arrives, in the
  * same ring as the socket completions: the npuring fd is attached to the
- * server's ring, so completions come in through IORING_OP_MSG_RING.
+ * server's ring, so completions come in through IORING_OP_MSG_RING.  When
+ * the ring cannot be attached (npuring on its eventfd fallback), the
+ * server polls npuring's ring_fd in its loop and reaps on readiness.
  *
  * Protocol: on connect the server sends two little-endian u32, the input
  * and output sizes in bytes; then each request is exactly the input bytes
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <liburing.h>
@@ -28,7 +31,7 @@
 
 #define MAX_CONNS	64
 
-enum { T_ACCEPT = 1, T_HELLO, T_RECV, T_SEND, T_INFER };
+enum { T_ACCEPT = 1, T_HELLO, T_RECV, T_SEND, T_INFER, T_NPR };
 
 #define UD(tag, idx)	(((uint64_t)(tag) << 32) | (uint32_t)(idx))
 
@@ -45,6 +48,7 @@ static int dev;
 static size_t in_bytes, out_bytes;
 static uint32_t exec_h;
 static struct conn conns[MAX_CONNS];
+static int npr_ring_fd = -1;	/* polled when the ring cannot be attached */
 
 static void __attribute__((noreturn)) die(const char *what, int err)
 {
@@ -87,6 +91,34 @@ static void arm_send(int i, int tag, const void *buf, size_t len)
 
 	io_uring_prep_send(s, conns[i].sock, buf, len, MSG_NOSIGNAL);
 	io_uring_sqe_set_data64(s, UD(tag, i));
+}
+
+static void infer_done(int i, int res);
+
+/* Without an attachable ring: poll the npuring ring_fd, then REAP. */
+static void arm_npr_poll(void)
+{
+	struct io_uring_sqe *s = sqe_get();
+
+	io_uring_prep_poll_add(s, npr_ring_fd, POLLIN);
+	io_uring_sqe_set_data64(s, UD(T_NPR, 0));
+}
+
+static void npr_reap_all(void)
+{
+	struct npr_cqe c[MAX_CONNS];
+	struct npr_reap re = { .size = sizeof(re) };
+	unsigned int k;
+	int err;
+
+	re.cqes = (uintptr_t)c;
+	re.max = MAX_CONNS;
+	err = npr_ioctl(dev, NPR_IOCTL_REAP, &re);
+	if (err)
+		die("REAP", err);
+	for (k = 0; k < re.count; k++)
+		infer_done((uint32_t)c[k].user_data, c[k].res);
+	arm_npr_poll();
 }
 
 static size_t port_bytes(bool output)
@@ -200,8 +232,15 @@ int main(int argc, char **argv)
 	rs.flags = NPR_RING_SETUP_ATTACH;
 	rs.attach_fd = ring.ring_fd;
 	err = npr_ioctl(dev, NPR_IOCTL_RING_SETUP, &rs);
+	if (err == -EOPNOTSUPP) {
+		/* the eventfd fallback: poll its descriptor in this ring */
+		memset(&rs, 0, sizeof(rs));
+		rs.size = sizeof(rs);
+		err = npr_ioctl(dev, NPR_IOCTL_RING_SETUP, &rs);
+		npr_ring_fd = rs.ring_fd;
+	}
 	if (err)
-		die("RING_SETUP (attach)", err);
+		die("RING_SETUP", err);
 	ml.xml = (uintptr_t)model;
 	err = npr_ioctl(dev, NPR_IOCTL_MODEL_LOAD, &ml);
 	if (err)
@@ -226,6 +265,8 @@ int main(int argc, char **argv)
 	       in_bytes, out_bytes);
 	fflush(stdout);
 	arm_accept(lsock);
+	if (npr_ring_fd >= 0)
+		arm_npr_poll();
 	while (!limit || served < limit) {
 		struct io_uring_cqe *cqe;
 		uint64_t ud;
@@ -285,6 +326,9 @@ int main(int argc, char **argv)
 				break;
 			case T_INFER:
 				infer_done(i, res);
+				break;
+			case T_NPR:
+				npr_reap_all();
 				break;
 			case T_SEND:
 				if (res <= 0) {
