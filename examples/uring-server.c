@@ -48,7 +48,8 @@ static int dev;
 static size_t in_bytes, out_bytes;
 static uint32_t exec_h;
 static struct conn conns[MAX_CONNS];
-static int npr_ring_fd = -1;	/* polled when the ring cannot be attached */
+/* polled when the ring cannot be attached */
+static int npr_ring_fd = -1;
 
 static void __attribute__((noreturn)) die(const char *what, int err)
 {
@@ -281,14 +282,17 @@ int main(int argc, char **argv)
 			i = (uint32_t)ud;
 			switch (tag) {
 			case T_ACCEPT: {
-				struct npr_req_create rc = { .size = sizeof(rc) };
+				struct npr_req_create rc = {
+					.size = sizeof(rc),
+				};
 				int k;
 
 				arm_accept(lsock);
 				if (res < 0)
 					break;
-				for (k = 0; k < MAX_CONNS && conns[k].sock >= 0; k++)
-					;
+				k = 0;
+				while (k < MAX_CONNS && conns[k].sock >= 0)
+					k++;
 				rc.exec = exec_h;
 				if (k == MAX_CONNS ||
 				    npr_ioctl(dev, NPR_IOCTL_REQ_CREATE, &rc)) {

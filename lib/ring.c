@@ -144,7 +144,8 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 		struct io_uring_sqe *sqe = get_sqe(r);
 
 		if (sqe) {
-			io_uring_prep_msg_ring(sqe, r->attach_fd, (unsigned int)res,
+			io_uring_prep_msg_ring(sqe, r->attach_fd,
+					       (unsigned int)res,
 					       j->sqe.user_data, 0);
 			sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
 			r->unsubmitted++;
@@ -275,8 +276,8 @@ static void *worker(void *p)
 		r->nrunning--;
 		if (drain)
 			r->drain_running = false;
-		complete_locked(r, j, res, res < 0 ? NPR_JOB_FAILED : NPR_JOB_OK,
-				started);
+		complete_locked(r, j, res,
+				res < 0 ? NPR_JOB_FAILED : NPR_JOB_OK, started);
 		flush_locked(r);
 		/* a drain job may now be startable */
 		if (r->head)
@@ -649,7 +650,7 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 			if (err) {
 				char why[256];
 
-				/* the message buffer is the one being written */
+				/* npr_err() writes the buffer it would read */
 				snprintf(why, sizeof(why), "%s", npr_last_error());
 				npr_err(err, "sqe %u: %s", i, why);
 				goto fail;

@@ -126,7 +126,8 @@ static int reap(FIXTURE_DATA(ring) *self, struct npr_cqe *c, unsigned int n)
 			memset(&c[got], 0, sizeof(c[got]));
 			c[got].user_data = q->user_data;
 			c[got].res = q->res;
-			c[got].status = q->res < 0 ? NPR_JOB_FAILED : NPR_JOB_OK;
+			c[got].status = q->res < 0 ? NPR_JOB_FAILED :
+						     NPR_JOB_OK;
 			io_uring_cqe_seen(&self->caller, q);
 			got++;
 		}
@@ -484,7 +485,8 @@ TEST_F_TIMEOUT(ring, stress_4_threads, 120)
 		st[i].fd = self->fd;
 		st[i].thread = i;
 		st[i].n = STRESS_JOBS;
-		ASSERT_EQ(pthread_create(&t[i], NULL, stress_submit, &st[i]), 0);
+		ASSERT_EQ(pthread_create(&t[i], NULL, stress_submit, &st[i]),
+			  0);
 	}
 	while (total < STRESS_THREADS * STRESS_JOBS) {
 		unsigned int n, k;

@@ -384,7 +384,8 @@ static void bench_model(int fd)
 			shapes[i].index = i;
 			shapes[i].rank = pi.rank;
 			for (k = 0; k < pi.rank; k++)
-				shapes[i].dims[k] = pi.dims[k] < 1 ? 1 : pi.dims[k];
+				shapes[i].dims[k] = pi.dims[k] < 1 ? 1 :
+						    pi.dims[k];
 			if (pi.rank)
 				shapes[i].dims[0] = opt.batch;
 		}
