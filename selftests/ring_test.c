@@ -270,9 +270,10 @@ TEST_F_TIMEOUT(ring, cancel_running, HARNESS_TIMEOUT_RING)
 	struct npr_sqe s[2];
 	struct npr_cqe c[2];
 
-	s[0] = nop(1, 100000, 0);
+	/* 300 ms: still running after the 50 ms pause, even on a busy box */
+	s[0] = nop(1, 300000, 0);
 	ASSERT_EQ(submit(self->fd, s, 1), 1);
-	usleep(20000);
+	usleep(50000);
 	memset(&s[1], 0, sizeof(s[1]));
 	s[1].opcode = NPR_OP_CANCEL;
 	s[1].addr = 1;
@@ -417,7 +418,7 @@ TEST_F_TIMEOUT(ring, infer_busy_request, HARNESS_TIMEOUT_RING)
 	struct npr_cqe c[2];
 
 	ASSERT_NE(req, 0);
-	s[0] = nop(1, 50000, NPR_SQE_LINK);
+	s[0] = nop(1, 200000, NPR_SQE_LINK);
 	s[1].opcode = NPR_OP_INFER;
 	s[1].handle = req;
 	s[1].user_data = 2;
