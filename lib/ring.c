@@ -59,6 +59,8 @@ struct npr_ring {
 	struct npr_device *dev;
 	pthread_mutex_t lock;
 	pthread_cond_t work;
+	pthread_cond_t reaped;		/* fallback: enough CQEs for the reaper */
+	unsigned int want;		/* fallback: CQEs the reaper waits for */
 	struct job *head, *tail;	/* runnable jobs, FIFO */
 	struct job **cur;		/* per worker: the running job */
 	pthread_t *tids;
@@ -173,6 +175,8 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 			}
 		} else {
 			r->signal = true;
+			if (r->want && r->cq_tail - r->cq_head >= r->want)
+				pthread_cond_signal(&r->reaped);
 		}
 	}
 	j->link = NULL;
@@ -331,6 +335,14 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 	r->nworkers = r->inline_infer ? 2 : npr_cpu_count();
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->work, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&r->reaped, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	r->path = NPR_RING_PATH_URING;
 	if ((a->flags & NPR_RING_SETUP_FALLBACK) ||
 	    (env && strcmp(env, "0") && *env)) {
@@ -361,6 +373,7 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 				io_uring_queue_exit(&r->cr);
 			pthread_mutex_destroy(&r->lock);
 			pthread_cond_destroy(&r->work);
+			pthread_cond_destroy(&r->reaped);
 			free(r);
 			return err;
 		}
@@ -503,6 +516,7 @@ void npr_ring_destroy(struct npr_device *dev)
 		io_uring_queue_exit(&r->cr);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->work);
+	pthread_cond_destroy(&r->reaped);
 	free(r->cq);
 	free(r->cur);
 	free(r->tids);
@@ -827,19 +841,28 @@ int npr_ring_reap(struct npr_device *dev, struct npr_reap *a)
 			io_uring_wait_cqes(&r->cr, &c, a->min - a->count, tp,
 					   NULL);
 		} else {
-			struct pollfd pfd = { .fd = dev->fd, .events = POLLIN };
-			struct timespec ts, *tp = NULL;
+			/*
+			 * One wake-up when the whole missing count is there;
+			 * the eventfd still counts for pollers of ring_fd.
+			 */
+			struct timespec ts;
 
 			if (deadline) {
-				uint64_t left = deadline - npr_now_ns();
-
-				if ((int64_t)left <= 0)
-					continue;
-				ts.tv_sec = left / 1000000000ull;
-				ts.tv_nsec = left % 1000000000ull;
-				tp = &ts;
+				ts.tv_sec = deadline / 1000000000ull;
+				ts.tv_nsec = deadline % 1000000000ull;
 			}
-			ppoll(&pfd, 1, tp, NULL);
+			pthread_mutex_lock(&r->lock);
+			r->want = a->min - a->count;
+			while (r->cq_tail - r->cq_head < r->want &&
+			       !r->stop) {
+				if (!deadline)
+					pthread_cond_wait(&r->reaped, &r->lock);
+				else if (pthread_cond_timedwait(&r->reaped,
+								&r->lock, &ts))
+					break;
+			}
+			r->want = 0;
+			pthread_mutex_unlock(&r->lock);
 		}
 	}
 	__atomic_store_n(&r->reaping, 0, __ATOMIC_RELEASE);
