@@ -6,6 +6,7 @@
 #   make            library, tools, selftests
 #   make check      all selftests; last line "N passed, N failed, N skipped"
 #   make demo       face detection on a real photo, with timings
+#   make bench      ring overhead (null device) and squeezenet1.1 throughput
 #   make clean
 
 VERSION := 0.1.0
@@ -49,7 +50,7 @@ ifneq ($(SANITIZE),)
   LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS)
-LIBS := $(XML_LIBS) $(PNG_LIBS) $(PROTOBUF_LIBS) -lm -pthread
+LIBS := -luring $(XML_LIBS) $(PNG_LIBS) $(PROTOBUF_LIBS) -lm -pthread
 
 include $(srctree)/Kbuild
 
@@ -58,8 +59,9 @@ LIBA := $(obj)/lib/libnpuring.a
 LIBSO := $(obj)/lib/libnpuring.so
 TOOLS := $(addprefix $(obj)/tools/,$(tools-y))
 TESTS := $(addprefix $(obj)/selftests/,$(selftests-y))
+EXAMPLES := $(addprefix $(obj)/examples/,$(examples-y))
 
-all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS)
+all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(EXAMPLES)
 
 $(obj)/%.o: $(srctree)/%.c
 	$(quiet) CC $(patsubst $(obj)/%,%,$@)
@@ -116,6 +118,7 @@ all:
 	@echo "  SKIP    npu/vnpu (no Level Zero headers: apt-get install libze-dev)"
 endif
 $(foreach t,$(selftests-y),$(eval $(call link_prog,selftests,$(t))))
+$(foreach t,$(examples-y),$(eval $(call link_prog,examples,$(t))))
 
 SHARED ?= $(abspath $(srctree)/../shared)
 
@@ -127,26 +130,36 @@ check: deps
 	$(Q)NPR_SHARED=$(SHARED) NPR_VNPU=$(if $(ZE_HEADERS),$(VNPU)) \
 		NPR_CONFORMANCE_EXPECT=$(srctree)/selftests/conformance.expect \
 		NPR_VALGRIND="$(if $(SANITIZE),,$(selftests-valgrind-y))" \
-		$(srctree)/selftests/run.sh $(TESTS)
+		NPR_TESTDIR=$(obj)/selftests \
+		$(srctree)/selftests/run.sh $(TESTS) \
+		$(srctree)/selftests/ring_fallback_test.sh
 
 DEMO_MODEL := $(SHARED)/models/ir/face-detection-retail-0004/FP32-v10/face-detection-retail-0004.xml
 DEMO_IMAGE := $(SHARED)/images/astronaut.png
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(obj)/tools/npr-run -d cpu -m $(DEMO_MODEL) -i $(DEMO_IMAGE) --niter 20
+	$(Q)$(obj)/tools/npr-run -d cpu -m $(DEMO_MODEL) -i $(DEMO_IMAGE) --niter 20 --ring
 
-bench: all
+BENCH_MODEL := $(SHARED)/models/ir/squeezenet1.1/FP16/squeezenet1.1.xml
+
+# the ring against the io_uring floors, requests in flight, then the CPU
+# kernels and whole models against onnxruntime (scripts/bench.sh)
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(obj)/tools/npr-bench -d null
+	$(Q)$(obj)/tools/npr-bench -d cpu -m $(BENCH_MODEL) --nireq 1 --niter 12
+	$(Q)$(obj)/tools/npr-bench -d cpu -m $(BENCH_MODEL) --nireq 2 --niter 12
 	$(Q)NPR_SHARED=$(SHARED) NPR_KBENCH=$(obj)/tools/npr-kbench \
 		$(srctree)/scripts/bench.sh
 
 clean:
 	$(quiet) CLEAN $(obj)
 	$(Q)rm -f $(LIB_OBJS) $(LIB_OBJS:.o=.d) $(LIBA) $(LIBSO) $(TOOLS) $(TESTS)
-	$(Q)rm -f $(VNPU) $(addprefix $(obj)/,$(vnpu-objs))
+	$(Q)rm -f $(VNPU) $(addprefix $(obj)/,$(vnpu-objs)) $(EXAMPLES)
 	$(Q)rm -rf $(obj)/lib/onnx
 	$(Q)find $(obj)/lib $(obj)/ref $(obj)/npu $(obj)/tools $(obj)/selftests \
-		-name '*.[od]' -delete 2>/dev/null || true
+		$(obj)/examples -name '*.[od]' -delete 2>/dev/null || true
 
 .PHONY: all check demo deps clean bench
 

@@ -10,6 +10,7 @@
 static const struct npr_backend_ops *const backends[] = {
 	&npr_cpu_backend_ops,
 	&npr_npu_backend_ops,
+	&npr_null_backend_ops,
 };
 
 /**

@@ -281,7 +281,7 @@ static int do_open(const char *name, unsigned int flags)
 		return npr_err(-EINVAL, "npr_open: flags must be 0");
 	ops = npr_backend_find(name, &index);
 	if (!ops)
-		return npr_err(-ENODEV, "no device \"%s\" (known: cpu)", name);
+		return npr_err(-ENODEV, "no device \"%s\" (known: cpu, null)", name);
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return npr_err(-ENOMEM, "out of memory");
@@ -327,6 +327,8 @@ static int do_close(int fd)
 	if (!dev)
 		return npr_err(-EBADF, "fd %d is not an open npuring device",
 			       fd);
+	/* stops the workers: no job runs past this point */
+	npr_ring_destroy(dev);
 	/* reverse order of creation: newest slots were appended last */
 	for (i = dev->nslots - 1; i >= 0; i--) {
 		/* requests before execs before models, whatever the slot */
@@ -959,6 +961,10 @@ static int cmd_state(struct npr_device *dev, void *arg, unsigned int nr)
 		return err;
 	pthread_mutex_lock(&dev->lock);
 	rq = handle_get_locked(dev, a->req, NPR_HANDLE_REQUEST, &err);
+	if (rq && rq->busy) {
+		err = npr_err(-EBUSY, "request 0x%08x has a job in flight", a->req);
+		rq = NULL;
+	}
 	pthread_mutex_unlock(&dev->lock);
 	if (!rq)
 		return err;
@@ -1125,6 +1131,10 @@ static int cmd_profile(struct npr_device *dev, void *arg)
 		return err;
 	pthread_mutex_lock(&dev->lock);
 	rq = handle_get_locked(dev, a->req, NPR_HANDLE_REQUEST, &err);
+	if (rq && rq->busy) {
+		err = npr_err(-EBUSY, "request 0x%08x has a job in flight", a->req);
+		rq = NULL;
+	}
 	pthread_mutex_unlock(&dev->lock);
 	if (!rq)
 		return err;
@@ -1323,6 +1333,10 @@ static int cmd_bo_bind(struct npr_device *dev, void *arg)
 		return err;
 	pthread_mutex_lock(&dev->lock);
 	rq = handle_get_locked(dev, a->req, NPR_HANDLE_REQUEST, &err);
+	if (rq && rq->busy) {
+		err = npr_err(-EBUSY, "request 0x%08x has a job in flight", a->req);
+		goto out;
+	}
 	if (!rq)
 		goto out;
 	bo = handle_get_locked(dev, a->bo, NPR_HANDLE_BO, &err);
@@ -1614,9 +1628,7 @@ static int cmd_infer(struct npr_device *dev, void *arg)
 	if (!rq)
 		return err;
 	a->started_ns = now_ns();
-	err = dev->ops->infer(rq);
-	if (!err)
-		state_commit(rq);
+	err = npr_request_infer(rq);
 	a->finished_ns = now_ns();
 	return err;
 }
@@ -1634,6 +1646,12 @@ static int cmd_destroy(struct npr_device *dev, void *arg)
 		return err;
 	pthread_mutex_lock(&dev->lock);
 	obj = handle_get_locked(dev, a->handle, 0, &err);
+	if (obj && (a->handle >> HANDLE_TYPE_SHIFT) == NPR_HANDLE_REQUEST &&
+	    ((struct npr_request *)obj)->busy) {
+		err = npr_err(-EBUSY, "request 0x%08x has a job in flight",
+			      a->handle);
+		obj = NULL;
+	}
 	if (obj) {
 		handle_free_locked(dev, a->handle);
 		object_destroy(a->handle >> HANDLE_TYPE_SHIFT, obj);
@@ -1662,6 +1680,76 @@ static int cmd_get_error(void *arg)
 	memcpy((void *)(uintptr_t)a->buf, msg, need);
 	a->len = need;
 	return 0;
+}
+
+/* ---- helpers for ring jobs (lib/ring.c) ------------------------------- */
+
+/**
+ * npr_request_infer() - run a request once: the backend, then the
+ * variables of a stateful model keep what its Assign ops computed
+ * @rq: the request (not running elsewhere).
+ *
+ * Return: the backend's result.
+ */
+int npr_request_infer(struct npr_request *rq)
+{
+	int err = rq->ex->dev->ops->infer(rq);
+
+	if (!err)
+		state_commit(rq);
+	return err;
+}
+
+int npr_job_load(struct npr_device *dev, const char *path, uint32_t *model)
+{
+	struct npr_model_load a = { .size = sizeof(a) };
+	int err;
+
+	a.xml = (uintptr_t)path;
+	err = cmd_model_load(dev, &a);
+	if (!err)
+		*model = a.handle;
+	return err;
+}
+
+int npr_job_compile(struct npr_device *dev, uint32_t model, uint32_t *exec)
+{
+	struct npr_compile a = { .size = sizeof(a) };
+	int err;
+
+	a.model = model;
+	err = cmd_compile(dev, &a);
+	if (!err)
+		*exec = a.exec;
+	return err;
+}
+
+/* Mark a request busy for a job: -ENOENT, -EBADF, or -EBUSY. */
+int npr_req_acquire(struct npr_device *dev, uint32_t h,
+		    struct npr_request **out)
+{
+	struct npr_request *rq;
+	int err = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	rq = handle_get_locked(dev, h, NPR_HANDLE_REQUEST, &err);
+	if (rq && rq->busy) {
+		err = npr_err(-EBUSY, "request 0x%08x already has a job in flight",
+			      h);
+		rq = NULL;
+	}
+	if (rq)
+		rq->busy = 1;
+	pthread_mutex_unlock(&dev->lock);
+	*out = rq;
+	return rq ? 0 : err;
+}
+
+void npr_req_release(struct npr_device *dev, struct npr_request *rq)
+{
+	pthread_mutex_lock(&dev->lock);
+	rq->busy = 0;
+	pthread_mutex_unlock(&dev->lock);
 }
 
 /* ---- dispatch ------------------------------------------------------------ */
@@ -1695,6 +1783,9 @@ static const struct cmd {
 	[0x1a] = { sizeof(struct npr_bo_info), sizeof(struct npr_bo_info) },
 	[0x1b] = { sizeof(struct npr_bo_bind), sizeof(struct npr_bo_bind) },
 	[0x1c] = { sizeof(struct npr_make_stateful), sizeof(struct npr_make_stateful) },
+	[0x0d] = { sizeof(struct npr_ring_setup), sizeof(struct npr_ring_setup) },
+	[0x0e] = { sizeof(struct npr_submit), sizeof(struct npr_submit) },
+	[0x0f] = { sizeof(struct npr_reap), sizeof(struct npr_reap) },
 };
 
 static int do_ioctl(int fd, unsigned long cmd, void *arg)
@@ -1721,6 +1812,9 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 		struct npr_bo_info bi;
 		struct npr_bo_bind bb;
 		struct npr_make_stateful mk;
+		struct npr_ring_setup rs;
+		struct npr_submit su;
+		struct npr_reap re;
 	} k;
 	unsigned long mark = npr_err_mark();
 	unsigned int nr = _IOC_NR(cmd);
@@ -1781,10 +1875,14 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 	case 0x1a: err = cmd_bo_info(dev, &k); break;
 	case 0x1b: err = cmd_bo_bind(dev, &k); break;
 	case 0x1c: err = cmd_make_stateful(dev, &k); break;
+	case 0x0d: err = npr_ring_setup(dev, &k.rs); break;
+	case 0x0e: err = npr_ring_submit(dev, &k.su); break;
+	case 0x0f: err = npr_ring_reap(dev, &k.re); break;
 	default: err = -ENOTTY;
 	}
 	/* outputs (including needed sizes on -EMSGSIZE) go back either way */
-	if (!err || err == -EMSGSIZE)
+	if (!err || err == -EMSGSIZE ||
+	    nr == 0x0e || (nr == 0x0f && err == -ETIME))
 		copy_out(arg, &k, cmds[nr].ksize, usize);
 	return npr_err_default(err, mark);
 }

@@ -64,6 +64,7 @@ struct npr_backend_ops {
 
 extern const struct npr_backend_ops npr_cpu_backend_ops;
 extern const struct npr_backend_ops npr_npu_backend_ops;
+extern const struct npr_backend_ops npr_null_backend_ops;
 
 /*
  * Properties that a device holds and a compiled model snapshots; the table
@@ -166,6 +167,7 @@ struct npr_request {
 	struct npr_bo **bo_in, **bo_out;
 	struct npr_prof *prof;
 	void *priv;
+	int busy;	/* a ring job holds it (dev->lock) */
 };
 
 /**
@@ -207,6 +209,7 @@ struct npr_device {
 	struct npr_slot *slots;
 	int nslots, cap_slots, free_slot;
 	void *priv;
+	struct npr_ring *ring;	/* lib/ring.c, set up once under @lock */
 };
 
 /* lib/error.c */
@@ -259,6 +262,21 @@ void npr_exec_free(struct npr_exec *ex);
 
 /* lib/backend.c */
 const struct npr_backend_ops *npr_backend_find(const char *name, int *index);
+
+/* lib/core.c, for ring jobs */
+int npr_job_load(struct npr_device *dev, const char *path, uint32_t *model);
+int npr_job_compile(struct npr_device *dev, uint32_t model, uint32_t *exec);
+int npr_req_acquire(struct npr_device *dev, uint32_t h,
+		    struct npr_request **rq);
+void npr_req_release(struct npr_device *dev, struct npr_request *rq);
+int npr_request_infer(struct npr_request *rq);
+
+/* lib/ring.c */
+struct npr_ring;
+int npr_ring_setup(struct npr_device *dev, struct npr_ring_setup *a);
+int npr_ring_submit(struct npr_device *dev, struct npr_submit *a);
+int npr_ring_reap(struct npr_device *dev, struct npr_reap *a);
+void npr_ring_destroy(struct npr_device *dev);
 
 /* aligned allocation for tensors */
 void *npr_alloc(size_t bytes);

@@ -5,7 +5,8 @@
 set -e
 
 PKGS="build-essential pkg-config libxml2-dev libpng-dev valgrind
-      protobuf-c-compiler libprotobuf-c-dev libonnx-dev libze-dev libdrm-dev"
+      protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
+      liburing-dev libze-dev libdrm-dev"
 
 missing=""
 for p in $PKGS; do

@@ -301,6 +301,11 @@ TEST(abi_struct_sizes)
 	EXPECT_EQ(sizeof(struct npr_bo_bind), 168);
 	EXPECT_EQ(sizeof(struct npr_make_stateful), 24);
 	EXPECT_EQ(sizeof(struct npr_state_pair), 16);
+	EXPECT_EQ(sizeof(struct npr_sqe), 64);
+	EXPECT_EQ(sizeof(struct npr_cqe), 48);
+	EXPECT_EQ(sizeof(struct npr_ring_setup), 40);
+	EXPECT_EQ(sizeof(struct npr_submit), 24);
+	EXPECT_EQ(sizeof(struct npr_reap), 40);
 }
 
 TEST(abi_every_struct_starts_with_size_and_flags)
@@ -472,6 +477,9 @@ TEST(abi_ioctl_numbers)
 		{ NPR_IOCTL_BO_BIND, 0x1b, sizeof(struct npr_bo_bind) },
 		{ NPR_IOCTL_MAKE_STATEFUL, 0x1c,
 		  sizeof(struct npr_make_stateful) },
+		{ NPR_IOCTL_RING_SETUP, 0x0d, sizeof(struct npr_ring_setup) },
+		{ NPR_IOCTL_SUBMIT, 0x0e, sizeof(struct npr_submit) },
+		{ NPR_IOCTL_REAP, 0x0f, sizeof(struct npr_reap) },
 	};
 	size_t i;
 
@@ -1459,10 +1467,97 @@ TEST_F(typed, rejects_handle_of_wrong_type)
 	}
 }
 
+/* ---- the ring ioctls: the common validation rules ------------------------ */
+
+TEST(ring_ioctls_follow_the_validation_order)
+{
+	static const struct {
+		unsigned long cmd;
+		size_t size;
+		size_t reserved_off;	/* a must-be-zero field */
+	} t[] = {
+		{ NPR_IOCTL_RING_SETUP, sizeof(struct npr_ring_setup),
+		  offsetof(struct npr_ring_setup, reserved) },
+		{ NPR_IOCTL_SUBMIT, sizeof(struct npr_submit), 0 },
+		{ NPR_IOCTL_REAP, sizeof(struct npr_reap),
+		  offsetof(struct npr_reap, reserved) },
+	};
+	unsigned char buf[128];
+	size_t i;
+	int fd = npr_open("null", 0);
+
+	ASSERT_GE(fd, 0);
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		__u32 size;
+
+		TH_LOG("cmd 0x%lx", t[i].cmd);
+		/* 1. NULL, or size below version 0 */
+		EXPECT_EQ(npr_ioctl(fd, t[i].cmd, NULL), -EINVAL);
+		memset(buf, 0, sizeof(buf));
+		size = t[i].size - 1;
+		memcpy(buf, &size, 4);
+		EXPECT_EQ(npr_ioctl(fd, t[i].cmd, buf), -EINVAL);
+		/* 2. a non-zero byte past the known size */
+		size = t[i].size + 8;
+		memcpy(buf, &size, 4);
+		buf[t[i].size + 3] = 1;
+		EXPECT_EQ(npr_ioctl(fd, t[i].cmd, buf), -E2BIG);
+		/* 3. unknown flag bits */
+		memset(buf, 0, sizeof(buf));
+		size = t[i].size;
+		memcpy(buf, &size, 4);
+		buf[7] = 0x80;
+		EXPECT_EQ(npr_ioctl(fd, t[i].cmd, buf), -EOPNOTSUPP);
+		buf[7] = 0;
+		/* 4. a reserved field */
+		if (t[i].reserved_off) {
+			buf[t[i].reserved_off] = 1;
+			EXPECT_EQ(npr_ioctl(fd, t[i].cmd, buf), -EINVAL);
+		}
+	}
+	EXPECT_EQ(npr_close(fd), 0);
+}
+
+TEST(submit_rejects_bad_sqes_before_queueing_any)
+{
+	struct npr_submit su = { .size = sizeof(su) };
+	struct npr_sqe s[3];
+	int fd = npr_open("null", 0);
+
+	ASSERT_GE(fd, 0);
+	memset(s, 0, sizeof(s));
+	su.sqes = (uintptr_t)s;
+	su.count = 3;
+	s[1].reserved2[2] = 1;		/* reserved: -EINVAL */
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EINVAL);
+	EXPECT_EQ(su.submitted, 1);
+	s[1].reserved2[2] = 0;
+	s[2].opcode = 200;		/* unknown opcode: -EINVAL */
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EINVAL);
+	EXPECT_EQ(su.submitted, 2);
+	s[2].opcode = NPR_OP_NOP;
+	s[0].flags = 0x40;		/* unknown flag: -EOPNOTSUPP */
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EOPNOTSUPP);
+	EXPECT_EQ(su.submitted, 0);
+	s[0].flags = 0;
+	s[0].opcode = NPR_OP_INFER;	/* no such request: -ENOENT */
+	s[0].handle = (NPR_HANDLE_REQUEST << 28) | 1;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -ENOENT);
+	s[0].opcode = NPR_OP_CANCEL;	/* CANCEL takes only addr */
+	s[0].handle = 0;
+	s[0].flags = NPR_SQE_LINK;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EINVAL);
+	s[0].flags = 0;
+	s[0].opcode = NPR_OP_NOP;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), 0);
+	EXPECT_EQ(su.submitted, 3);
+	EXPECT_EQ(npr_close(fd), 0);
+}
+
 TEST(unknown_ioctl_is_enotty)
 {
 	const unsigned long cmds[] = {
-		_IOWR('N', 0x0d, struct npr_infer),
+		_IOWR('N', 0x7f, struct npr_infer),
 		_IOWR('N', 0xff, struct npr_infer),
 		_IOWR('M', 0x0a, struct npr_infer),
 		_IOR('N', 0x0a, struct npr_infer),

@@ -41,7 +41,7 @@ static struct {
 	int ninputs, nshapes;
 	int top, niter;
 	float threshold;
-	bool json;
+	bool json, ring;
 	bool info;
 	struct npr_preproc pp;
 } opt = { .dev = "cpu", .top = 5, .niter = 1, .threshold = 0.5f };
@@ -77,6 +77,9 @@ static const char help[] =
 "      --json            print one JSON object instead of text\n"
 "      --info            describe DEVICE (or say why it cannot be opened)\n"
 "                        and exit\n"
+"      --ring            run each inference as an INFER job through the\n"
+"                        device's ring (SUBMIT + REAP) instead of the\n"
+"                        synchronous INFER call\n"
 "  -h, --help            show this help\n"
 "\n"
 "Preprocessing of -i, Open Model Zoo's by default: the photo is resized\n"
@@ -971,6 +974,7 @@ static void parse_args(int argc, char **argv)
 		{ "niter",	required_argument,	NULL, 'n' },
 		{ "dump",	required_argument,	NULL, 'D' },
 		{ "json",	no_argument,		NULL, 'j' },
+		{ "ring",	no_argument,		NULL, 'R' },
 		{ "rgb",	no_argument,		NULL, 'r' },
 		{ "scale",	required_argument,	NULL, 'c' },
 		{ "mean",	required_argument,	NULL, 'M' },
@@ -1014,6 +1018,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'j':
 			opt.json = true;
+			break;
+		case 'R':
+			opt.ring = true;
 			break;
 		case 'r':
 			opt.pp.rgb = true;
@@ -1256,7 +1263,27 @@ static void run_infer(struct run *r)
 
 		npr_prep_infer(&inf, r->req);
 		t0 = now_ms();
-		err = npr_ioctl(r->fd, NPR_IOCTL_INFER, &inf);
+		if (opt.ring) {
+			struct npr_sqe sqe = { .opcode = NPR_OP_INFER };
+			struct npr_submit su = { .size = sizeof(su) };
+			struct npr_reap re = { .size = sizeof(re) };
+			struct npr_cqe cqe = { 0 };
+
+			sqe.handle = r->req;
+			su.sqes = (uintptr_t)&sqe;
+			su.count = 1;
+			re.cqes = (uintptr_t)&cqe;
+			re.max = re.min = 1;
+			err = npr_ioctl(r->fd, NPR_IOCTL_SUBMIT, &su);
+			if (!err)
+				err = npr_ioctl(r->fd, NPR_IOCTL_REAP, &re);
+			if (!err)
+				err = cqe.res;
+			inf.started_ns = cqe.started_ns;
+			inf.finished_ns = cqe.finished_ns;
+		} else {
+			err = npr_ioctl(r->fd, NPR_IOCTL_INFER, &inf);
+		}
 		if (err)
 			fail_lib("INFER", err);
 		wall[i] = now_ms() - t0;

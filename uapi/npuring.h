@@ -834,6 +834,225 @@ struct npr_make_stateful {
 };
 _Static_assert(sizeof(struct npr_make_stateful) == 24, "npr_make_stateful ABI");
 
+/* ---- the ring: asynchronous jobs (ioctls 0x0d..0x0f) ------------------- */
+
+/**
+ * enum npr_op - job opcodes of struct npr_sqe
+ * @NPR_OP_NOP: complete with res 0.  With @len > 0 a worker sleeps @len
+ *              microseconds first (at most 10 s): a job of known length
+ *              for tests and measurements.
+ * @NPR_OP_INFER: run request @handle; res 0 or -errno.
+ * @NPR_OP_COMPILE: compile model @handle with defaults; res is the new
+ *                  exec handle (> 0) or -errno.
+ * @NPR_OP_LOAD: load the IR model whose NUL-terminated .xml path is at
+ *               @addr (copied at submission); res is the model handle.
+ * @NPR_OP_CANCEL: cancel the job whose user_data equals @addr.  res 0 if
+ *                 a queued job was cancelled (it completes with
+ *                 -ECANCELED), -EALREADY if it is running (it completes
+ *                 normally), -ENOENT if no such job is in flight.
+ */
+enum npr_op {
+	NPR_OP_NOP	= 0,
+	NPR_OP_INFER	= 1,
+	NPR_OP_COMPILE	= 2,
+	NPR_OP_LOAD	= 3,
+	NPR_OP_CANCEL	= 4,
+	NPR_OP_MAX,
+};
+
+/**
+ * struct npr_sqe - one job, an element of NPR_IOCTL_SUBMIT's array
+ * @opcode: enum npr_op.
+ * @flags: NPR_SQE_*.
+ * @reserved0: Must be 0.
+ * @handle: Request (INFER) or model (COMPILE) handle; 0 otherwise.
+ * @user_data: Copied unchanged into the job's completion.
+ * @addr: LOAD: path pointer; CANCEL: user_data of the target; else 0.
+ * @len: NOP: microseconds to sleep on a worker (<= 10000000); else 0.
+ * @reserved1: Must be 0.
+ * @deadline_ns: Absolute CLOCK_MONOTONIC deadline in ns, 0 for none.  A
+ *               job that has not started by then completes with -ETIME.
+ * @reserved2: Must be 0.
+ */
+struct npr_sqe {
+	__u8 opcode;
+	__u8 flags;
+	__u16 reserved0;
+	__u32 handle;
+	__u64 user_data;
+	__u64 addr;
+	__u32 len;
+	__u32 reserved1;
+	__u64 deadline_ns;
+	__u64 reserved2[3];
+};
+_Static_assert(sizeof(struct npr_sqe) == 64, "npr_sqe ABI");
+
+/*
+ * NPR_SQE_LINK: the next SQE of the same batch runs only after this one
+ * succeeded (res >= 0); otherwise it, and the rest of the chain, complete
+ * with -ECANCELED.  NPR_SQE_DRAIN: start only after every job submitted
+ * earlier on this fd has completed.
+ */
+#define NPR_SQE_LINK		(1U << 0)
+#define NPR_SQE_DRAIN		(1U << 1)
+
+/**
+ * enum npr_job_status - the status word of a completion
+ * @NPR_JOB_OK: ran, res >= 0.
+ * @NPR_JOB_FAILED: ran, res < 0.
+ * @NPR_JOB_CANCELED: did not run: cancelled (res -ECANCELED).
+ * @NPR_JOB_EXPIRED: did not run: its deadline passed (res -ETIME).
+ * @NPR_JOB_LINK_BROKEN: did not run: an earlier linked job failed
+ *                       (res -ECANCELED).
+ */
+enum npr_job_status {
+	NPR_JOB_OK		= 0,
+	NPR_JOB_FAILED		= 1,
+	NPR_JOB_CANCELED	= 2,
+	NPR_JOB_EXPIRED		= 3,
+	NPR_JOB_LINK_BROKEN	= 4,
+};
+
+/**
+ * struct npr_cqe - one completion, an element of NPR_IOCTL_REAP's array
+ * @user_data: The job's user_data.
+ * @res: >= 0 on success or -errno.
+ * @status: enum npr_job_status.
+ * @queued_ns: CLOCK_MONOTONIC ns when the job was submitted.
+ * @started_ns: when it started (== @finished_ns if it never ran).
+ * @finished_ns: when it completed.
+ * @reserved: 0.
+ */
+struct npr_cqe {
+	__u64 user_data;
+	__s32 res;
+	__u32 status;
+	__u64 queued_ns;
+	__u64 started_ns;
+	__u64 finished_ns;
+	__u64 reserved;
+};
+_Static_assert(sizeof(struct npr_cqe) == 48, "npr_cqe ABI");
+
+/**
+ * enum npr_ring_path - how completions are delivered
+ * @NPR_RING_PATH_URING: an io_uring owned by the fd (or the caller's).
+ * @NPR_RING_PATH_FALLBACK: an eventfd and worker threads.
+ */
+enum npr_ring_path {
+	NPR_RING_PATH_URING	= 1,
+	NPR_RING_PATH_FALLBACK	= 2,
+};
+
+/**
+ * enum npr_ring_reason - why the fallback path is active
+ * @NPR_RING_WHY_NONE: it is not.
+ * @NPR_RING_WHY_FORCED: NPR_RING_SETUP_FALLBACK or the environment
+ *                       variable NPR_RING_FALLBACK=1.
+ * @NPR_RING_WHY_DISABLED: sysctl kernel.io_uring_disabled forbids it.
+ * @NPR_RING_WHY_ERRNO: io_uring setup failed with npr_ring_setup.err
+ *                      (ENOSYS: old kernel; EPERM: seccomp or sysctl).
+ */
+enum npr_ring_reason {
+	NPR_RING_WHY_NONE	= 0,
+	NPR_RING_WHY_FORCED	= 1,
+	NPR_RING_WHY_DISABLED	= 2,
+	NPR_RING_WHY_ERRNO	= 3,
+};
+
+/**
+ * struct npr_ring_setup - NPR_IOCTL_RING_SETUP
+ * @size: In. sizeof(struct npr_ring_setup).
+ * @flags: In. NPR_RING_SETUP_*.
+ * @cq_entries: In. Completion queue size, a power of two 1..32768, 0 for
+ *              the default 256: at most this many jobs are in flight
+ *              (submitted and not yet reaped).  Out: the size in force.
+ * @attach_fd: In. With NPR_RING_SETUP_ATTACH the caller's io_uring fd:
+ *             completions are posted into its CQ with IORING_OP_MSG_RING
+ *             (cqe->user_data and cqe->res as the job's); else must be 0.
+ * @ring_fd: Out. Pollable descriptor: readable when completions wait.
+ *           The fd owns it; do not close it.
+ * @path: Out. enum npr_ring_path.
+ * @reason: Out. enum npr_ring_reason.
+ * @err: Out. With NPR_RING_WHY_ERRNO, the positive errno.
+ * @workers: Out. Worker threads (jobs that run concurrently).
+ * @reserved: Must be 0.
+ *
+ * Optional: the first SUBMIT sets the ring up with defaults.  Once set up
+ * the call only reports (cq_entries and flags must then be 0 or match);
+ * -EBUSY if asked for something else.
+ */
+struct npr_ring_setup {
+	__u32 size;
+	__u32 flags;
+	__u32 cq_entries;
+	__s32 attach_fd;
+	__s32 ring_fd;
+	__u32 path;
+	__u32 reason;
+	__s32 err;
+	__u32 workers;
+	__u32 reserved;
+};
+_Static_assert(sizeof(struct npr_ring_setup) == 40, "npr_ring_setup ABI");
+
+#define NPR_RING_SETUP_FALLBACK	(1U << 0)
+#define NPR_RING_SETUP_ATTACH	(1U << 1)
+
+/**
+ * struct npr_submit - NPR_IOCTL_SUBMIT
+ * @size: In. sizeof(struct npr_submit).
+ * @flags: In. Must be 0.
+ * @sqes: In. Pointer to @count struct npr_sqe; read during the call only.
+ * @count: In. 1..cq_entries.
+ * @submitted: Out. Jobs accepted.
+ *
+ * Every SQE is validated first (reserved fields, opcode, flags, handles,
+ * in that order); on the first bad one nothing is submitted, @submitted is
+ * its index and the call fails with its errno.  When fewer than @count
+ * completion slots are free, the leading SQEs that fit are submitted (a
+ * link chain is never split): -EBUSY if none fit.  Reap, then retry.
+ */
+struct npr_submit {
+	__u32 size;
+	__u32 flags;
+	__u64 sqes;
+	__u32 count;
+	__u32 submitted;
+};
+_Static_assert(sizeof(struct npr_submit) == 24, "npr_submit ABI");
+
+/**
+ * struct npr_reap - NPR_IOCTL_REAP
+ * @size: In. sizeof(struct npr_reap).
+ * @flags: In. NPR_REAP_POLL: busy-poll instead of sleeping.
+ * @cqes: In. Pointer to @max struct npr_cqe.
+ * @max: In. >= 1.
+ * @min: In. Wait until at least this many (<= @max) are available.
+ * @timeout_ns: In. Longest wait in ns; 0 waits forever (when @min > 0).
+ * @count: Out. Completions copied, oldest first.
+ * @reserved: Must be 0.
+ *
+ * Return: 0, or -ETIME when fewer than @min arrived in time (@count still
+ * says how many were copied).  In attach mode completions go to the
+ * caller's ring only and REAP fails with -EINVAL.  One thread at a time:
+ * a concurrent REAP on the same fd fails with -EBUSY.
+ */
+struct npr_reap {
+	__u32 size;
+	__u32 flags;
+	__u64 cqes;
+	__u32 max;
+	__u32 min;
+	__u64 timeout_ns;
+	__u32 count;
+	__u32 reserved;
+};
+_Static_assert(sizeof(struct npr_reap) == 40, "npr_reap ABI");
+
+#define NPR_REAP_POLL		(1U << 0)
+
 #define NPR_IOCTL_TYPE			'N'
 #define NPR_IOCTL_DEVICE_INFO		_IOWR('N', 0x00, struct npr_device_info)
 #define NPR_IOCTL_GET_PARAM		_IOWR('N', 0x01, struct npr_param)
@@ -861,5 +1080,8 @@ _Static_assert(sizeof(struct npr_make_stateful) == 24, "npr_make_stateful ABI");
 #define NPR_IOCTL_BO_INFO		_IOWR('N', 0x1a, struct npr_bo_info)
 #define NPR_IOCTL_BO_BIND		_IOWR('N', 0x1b, struct npr_bo_bind)
 #define NPR_IOCTL_MAKE_STATEFUL		_IOWR('N', 0x1c, struct npr_make_stateful)
+#define NPR_IOCTL_RING_SETUP		_IOWR('N', 0x0d, struct npr_ring_setup)
+#define NPR_IOCTL_SUBMIT		_IOWR('N', 0x0e, struct npr_submit)
+#define NPR_IOCTL_REAP			_IOWR('N', 0x0f, struct npr_reap)
 
 #endif /* _UAPI_NPURING_H */

@@ -1,0 +1,873 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ring: asynchronous jobs and their completions.
+ *
+ * Jobs are validated and queued by SUBMIT, run by worker threads (or at
+ * once, for jobs that cannot block), and completed into a fixed array of
+ * struct npr_cqe that REAP copies out.  Every completion is also announced
+ * on a pollable descriptor:
+ *
+ *   io_uring path:  a NOP with the job's user_data is posted into the
+ *                   fd's own completion io_uring; in attach mode an
+ *                   IORING_OP_MSG_RING carries user_data and res into the
+ *                   caller's ring instead, and the array is not used.
+ *   fallback path:  the fd's eventfd is incremented.
+ *
+ * At most cq_entries jobs are in flight (submitted and not yet reaped), so
+ * neither the array nor the io_uring CQ can overflow: SUBMIT pushes back
+ * with -EBUSY instead of losing a completion.
+ *
+ * Locking: ring->lock protects everything below; it is taken before
+ * dev->lock, never after.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <liburing.h>
+
+#include "core.h"
+
+#define RING_DEFAULT_ENTRIES	256
+#define RING_MAX_ENTRIES	32768
+#define NOP_MAX_US		10000000u
+
+/**
+ * struct job - one submitted SQE
+ * @next: queue link.
+ * @link: the job that runs after this one succeeds (NPR_SQE_LINK).
+ * @sqe: the caller's SQE.
+ * @rq: INFER: the request, marked busy.
+ * @path: LOAD: a copy of the path.
+ * @queued_ns: submission time.
+ */
+struct job {
+	struct job *next;
+	struct job *link;
+	struct npr_sqe sqe;
+	struct npr_request *rq;
+	char *path;
+	uint64_t queued_ns;
+};
+
+struct npr_ring {
+	struct npr_device *dev;
+	pthread_mutex_t lock;
+	pthread_cond_t work;
+	pthread_cond_t reaped;		/* fallback: enough CQEs for the reaper */
+	unsigned int want;		/* fallback: CQEs the reaper waits for */
+	struct job *head, *tail;	/* runnable jobs, FIFO */
+	struct job **cur;		/* per worker: the running job */
+	pthread_t *tids;
+	int nworkers, nrunning;
+	bool drain_running, stop, inline_infer;
+	unsigned int entries, inflight;
+	struct npr_cqe *cq;
+	unsigned int cq_head, cq_tail;
+	int path, reason, err;
+	bool attach;
+	int attach_fd;
+	struct io_uring cr;		/* io_uring path */
+	unsigned int unsubmitted;	/* SQEs prepared on cr */
+	bool signal;			/* fallback: eventfd write due */
+	int reaping;
+};
+
+/* ---- completion --------------------------------------------------------- */
+
+static void job_free(struct npr_ring *r, struct job *j)
+{
+	if (j->rq)
+		npr_req_release(r->dev, j->rq);
+	free(j->path);
+	free(j);
+}
+
+static struct io_uring_sqe *get_sqe(struct npr_ring *r)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->cr);
+
+	if (!sqe) {
+		io_uring_submit(&r->cr);
+		r->unsubmitted = 0;
+		sqe = io_uring_get_sqe(&r->cr);
+	}
+	return sqe;
+}
+
+/* Announce what completed since the last flush.  Caller holds the lock. */
+static void flush_locked(struct npr_ring *r)
+{
+	if (r->path == NPR_RING_PATH_URING && r->unsubmitted) {
+		io_uring_submit(&r->cr);
+		r->unsubmitted = 0;
+		if (r->attach) {
+			/* failed MSG_RINGs (the caller closed its ring) */
+			struct io_uring_cqe *c;
+
+			while (!io_uring_peek_cqe(&r->cr, &c))
+				io_uring_cqe_seen(&r->cr, c);
+		}
+	}
+	if (r->signal) {
+		eventfd_write(r->dev->fd, 1);
+		r->signal = false;
+	}
+}
+
+static void complete_locked(struct npr_ring *r, struct job *j, int res,
+			    int status, uint64_t started);
+
+static void break_chain_locked(struct npr_ring *r, struct job *j)
+{
+	while (j) {
+		struct job *n = j->link;
+
+		j->link = NULL;
+		complete_locked(r, j, -ECANCELED, NPR_JOB_LINK_BROKEN, 0);
+		j = n;
+	}
+}
+
+static void complete_locked(struct npr_ring *r, struct job *j, int res,
+			    int status, uint64_t started)
+{
+	uint64_t now = npr_now_ns();
+	struct job *link = j->link;
+
+	if (!started)
+		started = now;
+	if (r->attach) {
+		struct io_uring_sqe *sqe = get_sqe(r);
+
+		if (sqe) {
+			io_uring_prep_msg_ring(sqe, r->attach_fd,
+					       (unsigned int)res,
+					       j->sqe.user_data, 0);
+			sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+			r->unsubmitted++;
+		}
+		r->inflight--;
+	} else {
+		struct npr_cqe *c = &r->cq[r->cq_tail & (r->entries - 1)];
+
+		c->user_data = j->sqe.user_data;
+		c->res = res;
+		c->status = status;
+		c->queued_ns = j->queued_ns;
+		c->started_ns = started;
+		c->finished_ns = now;
+		c->reserved = 0;
+		__atomic_store_n(&r->cq_tail, r->cq_tail + 1,
+				 __ATOMIC_RELEASE);
+		if (r->path == NPR_RING_PATH_URING) {
+			struct io_uring_sqe *sqe = get_sqe(r);
+
+			if (sqe) {
+				io_uring_prep_nop(sqe);
+				io_uring_sqe_set_data64(sqe, j->sqe.user_data);
+				r->unsubmitted++;
+			}
+		} else {
+			r->signal = true;
+			if (r->want && r->cq_tail - r->cq_head >= r->want)
+				pthread_cond_signal(&r->reaped);
+		}
+	}
+	j->link = NULL;
+	job_free(r, j);
+	if (!link)
+		return;
+	if (res >= 0 && !r->stop) {
+		/* the chain goes on first */
+		link->next = r->head;
+		r->head = link;
+		if (!r->tail)
+			r->tail = link;
+		pthread_cond_signal(&r->work);
+	} else {
+		break_chain_locked(r, link);
+	}
+}
+
+/* ---- running jobs ------------------------------------------------------- */
+
+static int run_job(struct npr_ring *r, struct job *j)
+{
+	uint32_t h;
+	int err;
+
+	switch (j->sqe.opcode) {
+	case NPR_OP_NOP:
+		if (j->sqe.len)
+			usleep(j->sqe.len);
+		return 0;
+	case NPR_OP_INFER:
+		return npr_request_infer(j->rq);
+	case NPR_OP_COMPILE:
+		err = npr_job_compile(r->dev, j->sqe.handle, &h);
+		return err ? err : (int)h;
+	case NPR_OP_LOAD:
+		err = npr_job_load(r->dev, j->path, &h);
+		return err ? err : (int)h;
+	}
+	return -EINVAL;
+}
+
+/* The first job a worker may start, unlinked from the queue, or NULL. */
+static struct job *pick_locked(struct npr_ring *r)
+{
+	struct job *j = r->head;
+
+	if (!j || r->drain_running)
+		return NULL;
+	if (j->sqe.flags & NPR_SQE_DRAIN) {
+		if (r->nrunning)
+			return NULL;
+		r->drain_running = true;
+	}
+	r->head = j->next;
+	if (!r->head)
+		r->tail = NULL;
+	j->next = NULL;
+	return j;
+}
+
+struct worker_arg {
+	struct npr_ring *r;
+	int idx;
+};
+
+static void *worker(void *p)
+{
+	struct npr_ring *r = ((struct worker_arg *)p)->r;
+	int idx = ((struct worker_arg *)p)->idx;
+	struct job *j;
+
+	free(p);
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop) {
+		uint64_t started;
+		bool drain;
+		int res;
+
+		j = pick_locked(r);
+		if (!j) {
+			pthread_cond_wait(&r->work, &r->lock);
+			continue;
+		}
+		drain = j->sqe.flags & NPR_SQE_DRAIN;
+		started = npr_now_ns();
+		if (j->sqe.deadline_ns && started > j->sqe.deadline_ns) {
+			if (drain)
+				r->drain_running = false;
+			complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED, started);
+			flush_locked(r);
+			pthread_cond_broadcast(&r->work);
+			continue;
+		}
+		r->cur[idx] = j;
+		r->nrunning++;
+		pthread_mutex_unlock(&r->lock);
+		res = run_job(r, j);
+		pthread_mutex_lock(&r->lock);
+		r->cur[idx] = NULL;
+		r->nrunning--;
+		if (drain)
+			r->drain_running = false;
+		complete_locked(r, j, res,
+				res < 0 ? NPR_JOB_FAILED : NPR_JOB_OK, started);
+		flush_locked(r);
+		/* a drain job may now be startable */
+		if (r->head)
+			pthread_cond_broadcast(&r->work);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+/* ---- setup and teardown ------------------------------------------------- */
+
+static int io_uring_sysctl(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/io_uring_disabled", "r");
+	int v = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+static bool is_io_uring_fd(int fd)
+{
+	char path[64], link[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = 0;
+	return strstr(link, "io_uring") != NULL;
+}
+
+static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
+		       struct npr_ring **out)
+{
+	const char *env = getenv("NPR_RING_FALLBACK");
+	struct npr_ring *r;
+	int i, err;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->dev = dev;
+	r->entries = a->cq_entries ? a->cq_entries : RING_DEFAULT_ENTRIES;
+	r->inline_infer = dev->ops == &npr_null_backend_ops;
+	r->nworkers = r->inline_infer ? 2 : npr_cpu_count();
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->work, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&r->reaped, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	r->path = NPR_RING_PATH_URING;
+	if ((a->flags & NPR_RING_SETUP_FALLBACK) ||
+	    (env && strcmp(env, "0") && *env)) {
+		r->path = NPR_RING_PATH_FALLBACK;
+		r->reason = NPR_RING_WHY_FORCED;
+	} else if (io_uring_sysctl() == 2) {
+		r->path = NPR_RING_PATH_FALLBACK;
+		r->reason = NPR_RING_WHY_DISABLED;
+	} else {
+		err = io_uring_queue_init(r->entries, &r->cr, 0);
+		if (err < 0) {
+			r->path = NPR_RING_PATH_FALLBACK;
+			r->reason = (err == -EPERM && io_uring_sysctl()) ?
+				    NPR_RING_WHY_DISABLED : NPR_RING_WHY_ERRNO;
+			r->err = -err;
+		}
+	}
+	if (a->flags & NPR_RING_SETUP_ATTACH) {
+		err = 0;
+		if (r->path != NPR_RING_PATH_URING)
+			err = npr_err(-EOPNOTSUPP,
+				      "attaching a ring needs the io_uring path, which is not available");
+		else if (a->attach_fd < 0 || !is_io_uring_fd(a->attach_fd))
+			err = npr_err(-EBADF, "attach_fd %d is not an io_uring",
+				      a->attach_fd);
+		if (err) {
+			if (r->path == NPR_RING_PATH_URING)
+				io_uring_queue_exit(&r->cr);
+			pthread_mutex_destroy(&r->lock);
+			pthread_cond_destroy(&r->work);
+			pthread_cond_destroy(&r->reaped);
+			free(r);
+			return err;
+		}
+		r->attach = true;
+		r->attach_fd = a->attach_fd;
+	}
+	r->cq = calloc(r->entries, sizeof(*r->cq));
+	r->cur = calloc(r->nworkers, sizeof(*r->cur));
+	r->tids = calloc(r->nworkers, sizeof(*r->tids));
+	err = -ENOMEM;
+	if (!r->cq || !r->cur || !r->tids)
+		goto fail;
+	for (i = 0; i < r->nworkers; i++) {
+		struct worker_arg *wa = malloc(sizeof(*wa));
+
+		if (!wa)
+			goto fail_threads;
+		wa->r = r;
+		wa->idx = i;
+		err = -pthread_create(&r->tids[i], NULL, worker, wa);
+		if (err) {
+			free(wa);
+			goto fail_threads;
+		}
+	}
+	*out = r;
+	return 0;
+fail_threads:
+	pthread_mutex_lock(&r->lock);
+	r->stop = true;
+	pthread_cond_broadcast(&r->work);
+	pthread_mutex_unlock(&r->lock);
+	while (i-- > 0)
+		pthread_join(r->tids[i], NULL);
+fail:
+	if (r->path == NPR_RING_PATH_URING)
+		io_uring_queue_exit(&r->cr);
+	free(r->cq);
+	free(r->cur);
+	free(r->tids);
+	free(r);
+	return err;
+}
+
+static void report(const struct npr_ring *r, struct npr_ring_setup *a)
+{
+	a->cq_entries = r->entries;
+	a->ring_fd = r->path == NPR_RING_PATH_URING ? r->cr.ring_fd :
+						      r->dev->fd;
+	a->path = r->path;
+	a->reason = r->reason;
+	a->err = r->err;
+	a->workers = r->nworkers;
+}
+
+/* Set the ring up (once); dev->lock serialises concurrent first calls. */
+static int ring_get(struct npr_device *dev, struct npr_ring_setup *a,
+		    struct npr_ring **out)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	if (!dev->ring && a)
+		err = ring_create(dev, a, &dev->ring);
+	else if (a && (a->flags || (a->cq_entries &&
+				    a->cq_entries != dev->ring->entries)))
+		err = npr_err(-EBUSY, "the ring is already set up (%u entries, %s)",
+			      dev->ring->entries,
+			      dev->ring->attach ? "attached" : "own ring");
+	*out = dev->ring;
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+int npr_ring_setup(struct npr_device *dev, struct npr_ring_setup *a)
+{
+	struct npr_ring *r;
+	int err;
+
+	if (a->flags & ~(NPR_RING_SETUP_FALLBACK | NPR_RING_SETUP_ATTACH))
+		return npr_err(-EOPNOTSUPP, "unknown flag bits 0x%x",
+			       a->flags & ~(NPR_RING_SETUP_FALLBACK |
+					    NPR_RING_SETUP_ATTACH));
+	if (a->reserved || a->ring_fd || a->path || a->reason || a->err ||
+	    a->workers ||
+	    (!(a->flags & NPR_RING_SETUP_ATTACH) && a->attach_fd))
+		return npr_err(-EINVAL, "reserved or output field is not zero");
+	if (a->cq_entries > RING_MAX_ENTRIES ||
+	    (a->cq_entries & (a->cq_entries - 1)))
+		return npr_err(-EINVAL, "cq_entries %u is not a power of two in 1..%d",
+			       a->cq_entries, RING_MAX_ENTRIES);
+	err = ring_get(dev, a, &r);
+	if (r)
+		report(r, a);
+	return err;
+}
+
+void npr_ring_destroy(struct npr_device *dev)
+{
+	struct npr_ring *r = dev->ring;
+	struct job *j;
+	int i;
+
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stop = true;
+	/*
+	 * Queued jobs never run.  In attach mode the caller's ring outlives
+	 * us: they complete with -ECANCELED there; otherwise they are
+	 * dropped with the fd's own ring.
+	 */
+	while ((j = r->head)) {
+		r->head = j->next;
+		if (r->attach) {
+			complete_locked(r, j, -ECANCELED, NPR_JOB_CANCELED, 0);
+		} else {
+			struct job *l = j->link;
+
+			while (l) {
+				struct job *n = l->link;
+
+				job_free(r, l);
+				l = n;
+			}
+			job_free(r, j);
+		}
+	}
+	r->tail = NULL;
+	flush_locked(r);
+	pthread_cond_broadcast(&r->work);
+	pthread_mutex_unlock(&r->lock);
+	/* running jobs finish; links behind them complete as cancelled */
+	for (i = 0; i < r->nworkers; i++)
+		pthread_join(r->tids[i], NULL);
+	pthread_mutex_lock(&r->lock);
+	flush_locked(r);
+	pthread_mutex_unlock(&r->lock);
+	if (r->path == NPR_RING_PATH_URING)
+		io_uring_queue_exit(&r->cr);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->work);
+	pthread_cond_destroy(&r->reaped);
+	free(r->cq);
+	free(r->cur);
+	free(r->tids);
+	free(r);
+	dev->ring = NULL;
+}
+
+/* ---- submission --------------------------------------------------------- */
+
+static int check_sqe(struct npr_device *dev, const struct npr_sqe *s,
+		     unsigned int i)
+{
+	if (s->reserved0 || s->reserved1 || s->reserved2[0] ||
+	    s->reserved2[1] || s->reserved2[2])
+		return npr_err(-EINVAL, "sqe %u: reserved field is not zero", i);
+	if (s->opcode >= NPR_OP_MAX)
+		return npr_err(-EINVAL, "sqe %u: unknown opcode %u", i,
+			       s->opcode);
+	if (s->flags & ~(NPR_SQE_LINK | NPR_SQE_DRAIN))
+		return npr_err(-EOPNOTSUPP, "sqe %u: unknown flag bits 0x%x", i,
+			       s->flags & ~(NPR_SQE_LINK | NPR_SQE_DRAIN));
+	switch (s->opcode) {
+	case NPR_OP_NOP:
+		if (s->handle || s->addr)
+			return npr_err(-EINVAL, "sqe %u: NOP takes no handle or addr",
+				       i);
+		if (s->len > NOP_MAX_US)
+			return npr_err(-EINVAL, "sqe %u: NOP len %u us exceeds %u",
+				       i, s->len, NOP_MAX_US);
+		break;
+	case NPR_OP_INFER:
+	case NPR_OP_COMPILE:
+		if (s->addr || s->len)
+			return npr_err(-EINVAL, "sqe %u: addr and len must be 0",
+				       i);
+		break;
+	case NPR_OP_LOAD:
+		if (s->handle || s->len || !s->addr)
+			return npr_err(-EINVAL, "sqe %u: LOAD needs addr (a path) and nothing else",
+				       i);
+		break;
+	case NPR_OP_CANCEL:
+		if (s->handle || s->len || s->flags || s->deadline_ns)
+			return npr_err(-EINVAL, "sqe %u: CANCEL takes only addr",
+				       i);
+		break;
+	}
+	return 0;
+}
+
+/* Find the job with @ud among queued jobs and chain tails; unlink it. */
+static int cancel_locked(struct npr_ring *r, uint64_t ud)
+{
+	struct job **pp, *j, **lp;
+	int i;
+
+	for (i = 0; i < r->nworkers; i++) {
+		j = r->cur[i];
+		if (j && j->sqe.user_data == ud)
+			return -EALREADY;
+	}
+	for (pp = &r->head; (j = *pp); pp = &j->next) {
+		if (j->sqe.user_data != ud)
+			continue;
+		*pp = j->next;
+		if (r->tail == j) {
+			struct job *t = r->head;
+
+			while (t && t->next)
+				t = t->next;
+			r->tail = t;
+		}
+		/* cancelled: the rest of its chain cannot run */
+		complete_locked(r, j, -ECANCELED, NPR_JOB_CANCELED, 0);
+		return 0;
+	}
+	for (i = -1; i < r->nworkers; i++) {
+		struct job *start = i < 0 ? r->head : r->cur[i];
+
+		for (j = start; j; j = i < 0 ? j->next : NULL) {
+			for (lp = &j->link; *lp; lp = &(*lp)->link) {
+				struct job *t = *lp;
+
+				if (t->sqe.user_data != ud)
+					continue;
+				*lp = NULL;
+				complete_locked(r, t, -ECANCELED,
+						NPR_JOB_CANCELED, 0);
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
+{
+	const struct npr_sqe *sq = (const void *)(uintptr_t)a->sqes;
+	struct job **jobs = NULL, *prev = NULL;
+	struct npr_ring *r;
+	unsigned int i, n, fit, room;
+	uint64_t now;
+	int err;
+
+	a->submitted = 0;
+	if (a->flags)
+		return npr_err(-EOPNOTSUPP, "unknown flag bits 0x%x", a->flags);
+	if (!a->count || !sq)
+		return npr_err(-EINVAL, "no SQEs (count %u, sqes %s)", a->count,
+			       sq ? "set" : "NULL");
+	err = ring_get(dev, NULL, &r);
+	if (err)
+		return err;
+	if (!r) {
+		struct npr_ring_setup s = { .size = sizeof(s) };
+
+		err = ring_get(dev, &s, &r);
+		if (err)
+			return err;
+	}
+	if (a->count > r->entries)
+		return npr_err(-EINVAL, "%u SQEs exceed the %u completion entries",
+			       a->count, r->entries);
+	n = a->count;
+	jobs = calloc(n, sizeof(*jobs));
+	if (!jobs)
+		return -ENOMEM;
+	now = npr_now_ns();
+	for (i = 0; i < n; i++) {
+		struct job *j;
+
+		err = check_sqe(dev, &sq[i], i);
+		if (err)
+			goto fail;
+		j = calloc(1, sizeof(*j));
+		if (!j) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		jobs[i] = j;
+		j->sqe = sq[i];
+		j->queued_ns = now;
+		if (j->sqe.opcode == NPR_OP_INFER) {
+			err = npr_req_acquire(dev, j->sqe.handle, &j->rq);
+			if (err) {
+				char why[256];
+
+				/* npr_err() writes the buffer it would read */
+				snprintf(why, sizeof(why), "%s", npr_last_error());
+				npr_err(err, "sqe %u: %s", i, why);
+				goto fail;
+			}
+		} else if (j->sqe.opcode == NPR_OP_LOAD) {
+			j->path = strndup((const char *)(uintptr_t)j->sqe.addr,
+					  4096);
+			if (!j->path) {
+				err = -ENOMEM;
+				goto fail;
+			}
+		}
+	}
+
+	pthread_mutex_lock(&r->lock);
+	if (r->stop) {
+		pthread_mutex_unlock(&r->lock);
+		err = npr_err(-EBADF, "the fd is closing");
+		goto fail_all;
+	}
+	/* back-pressure: only whole chains that fit */
+	room = r->entries - r->inflight;
+	fit = 0;
+	for (i = 0; i < n && i < room; i++)
+		if (!(sq[i].flags & NPR_SQE_LINK) || i == n - 1)
+			fit = i + 1;
+	if (!fit) {
+		pthread_mutex_unlock(&r->lock);
+		err = npr_err(-EBUSY, "completion queue full (%u in flight): reap first",
+			      r->inflight);
+		goto fail_all;
+	}
+	r->inflight += fit;
+	for (i = 0; i < fit; i++) {
+		struct job *j = jobs[i];
+		bool chained = prev != NULL;
+
+		jobs[i] = NULL;
+		if (chained)
+			prev->link = j;
+		prev = (j->sqe.flags & NPR_SQE_LINK) ? j : NULL;
+		if (chained)
+			continue;
+		if (j->sqe.opcode == NPR_OP_CANCEL) {
+			int res = cancel_locked(r, j->sqe.addr);
+
+			complete_locked(r, j, res, res < 0 ? NPR_JOB_FAILED :
+					NPR_JOB_OK, 0);
+			continue;
+		}
+		if (!r->head && !r->drain_running && !prev &&
+		    !(j->sqe.flags & NPR_SQE_DRAIN) &&
+		    ((j->sqe.opcode == NPR_OP_NOP && !j->sqe.len) ||
+		     (j->sqe.opcode == NPR_OP_INFER && r->inline_infer))) {
+			/* cannot block: complete at once */
+			if (j->sqe.deadline_ns && now > j->sqe.deadline_ns)
+				complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED,
+						0);
+			else
+				complete_locked(r, j, 0, NPR_JOB_OK, 0);
+			continue;
+		}
+		j->next = NULL;
+		if (r->tail)
+			r->tail->next = j;
+		else
+			r->head = j;
+		r->tail = j;
+	}
+	flush_locked(r);
+	if (r->head)
+		pthread_cond_broadcast(&r->work);
+	pthread_mutex_unlock(&r->lock);
+	a->submitted = fit;
+	err = 0;
+	/* the SQEs that did not fit */
+	for (i = fit; i < n; i++)
+		if (jobs[i])
+			job_free(r, jobs[i]);
+	free(jobs);
+	return err;
+fail:
+	a->submitted = i;
+fail_all:
+	for (i = 0; i < n; i++)
+		if (jobs[i])
+			job_free(r, jobs[i]);
+	free(jobs);
+	return err;
+}
+
+/* ---- reaping ------------------------------------------------------------ */
+
+static void drain_notes(struct npr_ring *r)
+{
+	if (r->path == NPR_RING_PATH_URING) {
+		unsigned int n = io_uring_cq_ready(&r->cr);
+
+		if (n)
+			io_uring_cq_advance(&r->cr, n);
+	} else {
+		eventfd_t v;
+
+		eventfd_read(r->dev->fd, &v);
+	}
+}
+
+int npr_ring_reap(struct npr_device *dev, struct npr_reap *a)
+{
+	struct npr_cqe *out = (void *)(uintptr_t)a->cqes;
+	uint64_t deadline = 0;
+	struct npr_ring *r;
+	int err = 0;
+
+	a->count = 0;
+	if (a->flags & ~NPR_REAP_POLL)
+		return npr_err(-EOPNOTSUPP, "unknown flag bits 0x%x",
+			       a->flags & ~NPR_REAP_POLL);
+	if (a->reserved)
+		return npr_err(-EINVAL, "reserved field is not zero");
+	if (!a->max || !out || a->min > a->max)
+		return npr_err(-EINVAL, "need cqes, max >= 1 and min <= max (max %u, min %u)",
+			       a->max, a->min);
+	err = ring_get(dev, NULL, &r);
+	if (err)
+		return err;
+	if (!r)
+		return a->min ? npr_err(-EINVAL, "nothing was submitted on this fd") : 0;
+	if (r->attach)
+		return npr_err(-EINVAL, "completions go to the attached ring");
+	if (__atomic_exchange_n(&r->reaping, 1, __ATOMIC_ACQUIRE))
+		return npr_err(-EBUSY, "another thread is reaping this fd");
+	if (a->timeout_ns)
+		deadline = npr_now_ns() + a->timeout_ns;
+	for (;;) {
+		unsigned int k = 0;
+
+		drain_notes(r);
+		pthread_mutex_lock(&r->lock);
+		while (a->count < a->max && r->cq_head != r->cq_tail) {
+			out[a->count++] = r->cq[r->cq_head & (r->entries - 1)];
+			r->cq_head++;
+			k++;
+		}
+		r->inflight -= k;
+		pthread_mutex_unlock(&r->lock);
+		if (a->count >= a->min)
+			break;
+		if (deadline && npr_now_ns() >= deadline) {
+			err = -ETIME;
+			break;
+		}
+		if (a->flags & NPR_REAP_POLL) {
+			while (__atomic_load_n(&r->cq_tail, __ATOMIC_ACQUIRE) ==
+			       r->cq_head &&
+			       (!deadline || npr_now_ns() < deadline))
+				__builtin_ia32_pause();
+			continue;
+		}
+		if (r->path == NPR_RING_PATH_URING) {
+			struct io_uring_cqe *c;
+			struct __kernel_timespec ts, *tp = NULL;
+
+			if (deadline) {
+				uint64_t left = deadline - npr_now_ns();
+
+				if ((int64_t)left <= 0)
+					continue;
+				ts.tv_sec = left / 1000000000ull;
+				ts.tv_nsec = left % 1000000000ull;
+				tp = &ts;
+			}
+			/* one wake-up for the whole batch still missing */
+			io_uring_wait_cqes(&r->cr, &c, a->min - a->count, tp,
+					   NULL);
+		} else {
+			/*
+			 * One wake-up when the whole missing count is there;
+			 * the eventfd still counts for pollers of ring_fd.
+			 */
+			struct timespec ts;
+
+			if (deadline) {
+				ts.tv_sec = deadline / 1000000000ull;
+				ts.tv_nsec = deadline % 1000000000ull;
+			}
+			pthread_mutex_lock(&r->lock);
+			r->want = a->min - a->count;
+			while (r->cq_tail - r->cq_head < r->want &&
+			       !r->stop) {
+				if (!deadline)
+					pthread_cond_wait(&r->reaped, &r->lock);
+				else if (pthread_cond_timedwait(&r->reaped,
+								&r->lock, &ts))
+					break;
+			}
+			r->want = 0;
+			pthread_mutex_unlock(&r->lock);
+		}
+	}
+	__atomic_store_n(&r->reaping, 0, __ATOMIC_RELEASE);
+	if (err)
+		return npr_err(err, "%u of %u completions before the timeout",
+			       a->count, a->min);
+	return 0;
+}

@@ -1,0 +1,740 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ring: SUBMIT / REAP, links, drain, cancel, deadlines, back-pressure,
+ * close with jobs in flight, and a multi-threaded stress test.  Every test
+ * runs three times: on the fd's own io_uring, on the eventfd fallback, and
+ * with completions posted into the caller's io_uring (MSG_RING).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <liburing.h>
+
+#include <npuring.h>
+
+#include "harness.h"
+
+#define HARNESS_TIMEOUT_RING	60
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+FIXTURE(ring) {
+	int fd;
+	bool attach;
+	struct io_uring caller;
+	struct npr_ring_setup rs;
+};
+
+FIXTURE_VARIANT(ring) {
+	unsigned int flags;
+	bool attach;
+	unsigned int entries;
+};
+
+FIXTURE_VARIANT_ADD(ring, own) {
+	.flags = 0,
+};
+
+FIXTURE_VARIANT_ADD(ring, fallback) {
+	.flags = NPR_RING_SETUP_FALLBACK,
+};
+
+FIXTURE_VARIANT_ADD(ring, attach) {
+	.flags = NPR_RING_SETUP_ATTACH,
+	.attach = true,
+};
+
+FIXTURE_SETUP(ring)
+{
+	self->fd = npr_open("null", 0);
+	ASSERT_GE(self->fd, 0);
+	memset(&self->rs, 0, sizeof(self->rs));
+	self->rs.size = sizeof(self->rs);
+	self->rs.flags = variant->flags;
+	self->rs.cq_entries = 64;
+	self->attach = false;
+	if (variant->attach) {
+		int err = io_uring_queue_init(256, &self->caller, 0);
+
+		if (err < 0)
+			SKIP(return, "io_uring unavailable: %s", strerror(-err));
+		self->attach = true;
+		self->rs.attach_fd = self->caller.ring_fd;
+	}
+	if (variant->attach && getenv("NPR_RING_FALLBACK")) {
+		EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_RING_SETUP, &self->rs),
+			  -EOPNOTSUPP);
+		SKIP(return, "NPR_RING_FALLBACK is set: no ring to attach");
+	}
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_RING_SETUP, &self->rs), 0);
+	if (!variant->flags && getenv("NPR_RING_FALLBACK"))
+		ASSERT_EQ(self->rs.path, NPR_RING_PATH_FALLBACK);
+	if (variant->flags & NPR_RING_SETUP_FALLBACK) {
+		ASSERT_EQ(self->rs.path, NPR_RING_PATH_FALLBACK);
+		ASSERT_EQ(self->rs.reason, NPR_RING_WHY_FORCED);
+	}
+	ASSERT_EQ(self->rs.cq_entries, 64);
+}
+
+FIXTURE_TEARDOWN(ring)
+{
+	if (self->fd >= 0)
+		EXPECT_EQ(npr_close(self->fd), 0);
+	if (self->attach)
+		io_uring_queue_exit(&self->caller);
+}
+
+static int submit(int fd, struct npr_sqe *s, unsigned int n)
+{
+	struct npr_submit a = { .size = sizeof(a) };
+	int err;
+
+	a.sqes = (uintptr_t)s;
+	a.count = n;
+	err = npr_ioctl(fd, NPR_IOCTL_SUBMIT, &a);
+	return err ? err : (int)a.submitted;
+}
+
+/* Wait for exactly @n completions (10 s at most), in arrival order. */
+static int reap(FIXTURE_DATA(ring) *self, struct npr_cqe *c, unsigned int n)
+{
+	unsigned int got = 0;
+
+	if (self->attach) {
+		while (got < n) {
+			struct __kernel_timespec ts = { .tv_sec = 10 };
+			struct io_uring_cqe *q;
+
+			if (io_uring_wait_cqe_timeout(&self->caller, &q, &ts))
+				return got;
+			memset(&c[got], 0, sizeof(c[got]));
+			c[got].user_data = q->user_data;
+			c[got].res = q->res;
+			c[got].status = q->res < 0 ? NPR_JOB_FAILED :
+						     NPR_JOB_OK;
+			io_uring_cqe_seen(&self->caller, q);
+			got++;
+		}
+		return got;
+	} else {
+		struct npr_reap a = { .size = sizeof(a) };
+
+		a.cqes = (uintptr_t)c;
+		a.max = n;
+		a.min = n;
+		a.timeout_ns = 10000000000ull;
+		npr_ioctl(self->fd, NPR_IOCTL_REAP, &a);
+		return a.count;
+	}
+}
+
+static struct npr_sqe nop(uint64_t ud, unsigned int us, unsigned int flags)
+{
+	struct npr_sqe s = { .opcode = NPR_OP_NOP };
+
+	s.user_data = ud;
+	s.len = us;
+	s.flags = flags;
+	return s;
+}
+
+TEST_F_TIMEOUT(ring, nop_batch, HARNESS_TIMEOUT_RING)
+{
+	struct npr_sqe s[16];
+	struct npr_cqe c[16];
+	bool seen[16] = { 0 };
+	int i;
+
+	for (i = 0; i < 16; i++)
+		s[i] = nop(100 + i, i % 2 ? 100 : 0, 0);
+	ASSERT_EQ(submit(self->fd, s, 16), 16);
+	ASSERT_EQ(reap(self, c, 16), 16);
+	for (i = 0; i < 16; i++) {
+		ASSERT_GE(c[i].user_data, 100);
+		ASSERT_LT(c[i].user_data, 116);
+		EXPECT_FALSE(seen[c[i].user_data - 100]);
+		seen[c[i].user_data - 100] = true;
+		EXPECT_EQ(c[i].res, 0);
+		if (!self->attach) {
+			EXPECT_EQ(c[i].status, NPR_JOB_OK);
+			EXPECT_LE(c[i].queued_ns, c[i].started_ns);
+			EXPECT_LE(c[i].started_ns, c[i].finished_ns);
+		}
+	}
+}
+
+TEST_F_TIMEOUT(ring, link_order, HARNESS_TIMEOUT_RING)
+{
+	struct npr_sqe s[6];
+	struct npr_cqe c[6];
+	int i;
+
+	/* slow, fast, fast: linked, so they finish in order */
+	s[0] = nop(1, 30000, NPR_SQE_LINK);
+	s[1] = nop(2, 0, NPR_SQE_LINK);
+	s[2] = nop(3, 0, 0);
+	ASSERT_EQ(submit(self->fd, s, 3), 3);
+	ASSERT_EQ(reap(self, c, 3), 3);
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(c[i].user_data, (uint64_t)i + 1);
+		EXPECT_EQ(c[i].res, 0);
+	}
+	/* a failing job breaks the rest of its chain */
+	memset(s, 0, sizeof(s));
+	s[0].opcode = NPR_OP_COMPILE;
+	s[0].handle = 0x10000001;	/* no such model: fails when it runs */
+	s[0].user_data = 10;
+	s[0].flags = NPR_SQE_LINK;
+	s[1] = nop(11, 0, NPR_SQE_LINK);
+	s[2] = nop(12, 0, 0);
+	ASSERT_EQ(submit(self->fd, s, 3), 3);
+	ASSERT_EQ(reap(self, c, 3), 3);
+	EXPECT_EQ(c[0].user_data, 10);
+	EXPECT_EQ(c[0].res, -ENOENT);
+	for (i = 1; i < 3; i++) {
+		EXPECT_EQ(c[i].user_data, (uint64_t)10 + i);
+		EXPECT_EQ(c[i].res, -ECANCELED);
+		if (!self->attach)
+			EXPECT_EQ(c[i].status, NPR_JOB_LINK_BROKEN);
+	}
+}
+
+TEST_F_TIMEOUT(ring, drain, HARNESS_TIMEOUT_RING)
+{
+	struct npr_sqe s[3];
+	struct npr_cqe c[3];
+
+	s[0] = nop(1, 50000, 0);
+	s[1] = nop(2, 0, NPR_SQE_DRAIN);
+	s[2] = nop(3, 0, 0);
+	ASSERT_EQ(submit(self->fd, s, 3), 3);
+	ASSERT_EQ(reap(self, c, 3), 3);
+	EXPECT_EQ(c[0].user_data, 1);
+	EXPECT_EQ(c[1].user_data, 2);
+	EXPECT_EQ(c[2].user_data, 3);
+}
+
+TEST_F_TIMEOUT(ring, cancel_queued, HARNESS_TIMEOUT_RING)
+{
+	struct npr_sqe s[3];
+	struct npr_cqe c[3];
+	int i;
+
+	s[0] = nop(1, 100000, 0);
+	s[1] = nop(2, 0, NPR_SQE_DRAIN);	/* waits behind 1 */
+	memset(&s[2], 0, sizeof(s[2]));
+	s[2].opcode = NPR_OP_CANCEL;
+	s[2].addr = 2;
+	s[2].user_data = 3;
+	ASSERT_EQ(submit(self->fd, s, 3), 3);
+	ASSERT_EQ(reap(self, c, 3), 3);
+	for (i = 0; i < 3; i++) {
+		switch (c[i].user_data) {
+		case 1:
+			EXPECT_EQ(c[i].res, 0);
+			break;
+		case 2:
+			EXPECT_EQ(c[i].res, -ECANCELED);
+			if (!self->attach)
+				EXPECT_EQ(c[i].status, NPR_JOB_CANCELED);
+			break;
+		case 3:
+			EXPECT_EQ(c[i].res, 0);
+			break;
+		default:
+			ASSERT_TRUE(0);
+		}
+	}
+	/* job 1 completes last: it was running the whole time */
+	EXPECT_EQ(c[2].user_data, 1);
+}
+
+TEST_F_TIMEOUT(ring, cancel_running, HARNESS_TIMEOUT_RING)
+{
+	struct npr_sqe s[2];
+	struct npr_cqe c[2];
+
+	/* 300 ms: still running after the 50 ms pause, even on a busy box */
+	s[0] = nop(1, 300000, 0);
+	ASSERT_EQ(submit(self->fd, s, 1), 1);
+	usleep(50000);
+	memset(&s[1], 0, sizeof(s[1]));
+	s[1].opcode = NPR_OP_CANCEL;
+	s[1].addr = 1;
+	s[1].user_data = 2;
+	ASSERT_EQ(submit(self->fd, &s[1], 1), 1);
+	ASSERT_EQ(reap(self, c, 2), 2);
+	EXPECT_EQ(c[0].user_data, 2);
+	EXPECT_EQ(c[0].res, -EALREADY);
+	EXPECT_EQ(c[1].user_data, 1);
+	EXPECT_EQ(c[1].res, 0);
+	/* and a job that is not there */
+	s[1].addr = 77;
+	ASSERT_EQ(submit(self->fd, &s[1], 1), 1);
+	ASSERT_EQ(reap(self, c, 1), 1);
+	EXPECT_EQ(c[0].res, -ENOENT);
+}
+
+TEST_F_TIMEOUT(ring, deadline, HARNESS_TIMEOUT_RING)
+{
+	struct npr_sqe s[3];
+	struct npr_cqe c[3];
+
+	s[0] = nop(1, 0, 0);
+	s[0].deadline_ns = mono_ns() - 1;
+	ASSERT_EQ(submit(self->fd, s, 1), 1);
+	ASSERT_EQ(reap(self, c, 1), 1);
+	EXPECT_EQ(c[0].res, -ETIME);
+	if (!self->attach)
+		EXPECT_EQ(c[0].status, NPR_JOB_EXPIRED);
+	/* expires while queued behind a 50 ms job */
+	s[0] = nop(2, 50000, 0);
+	s[1] = nop(3, 0, NPR_SQE_DRAIN);
+	s[1].deadline_ns = mono_ns() + 10000000;
+	s[2] = nop(4, 0, 0);
+	s[2].deadline_ns = mono_ns() + 10000000000ull;
+	ASSERT_EQ(submit(self->fd, s, 3), 3);
+	ASSERT_EQ(reap(self, c, 3), 3);
+	EXPECT_EQ(c[0].user_data, 2);
+	EXPECT_EQ(c[0].res, 0);
+	EXPECT_EQ(c[1].user_data, 3);
+	EXPECT_EQ(c[1].res, -ETIME);
+	EXPECT_EQ(c[2].user_data, 4);
+	EXPECT_EQ(c[2].res, 0);
+}
+
+TEST_F_TIMEOUT(ring, full_cq, HARNESS_TIMEOUT_RING)
+{
+	struct npr_sqe s[64];
+	struct npr_cqe c[64];
+	int i;
+
+	for (i = 0; i < 64; i++)
+		s[i] = nop(i, 0, 0);
+	ASSERT_EQ(submit(self->fd, s, 40), 40);
+	/* 24 fit; the rest is pushed back, never lost */
+	ASSERT_EQ(submit(self->fd, s + 40, 24), 24);
+	if (self->attach) {
+		/* completions left already: the caller's CQ holds them */
+		ASSERT_EQ(reap(self, c, 64), 64);
+		return;
+	}
+	ASSERT_EQ(submit(self->fd, s, 1), -EBUSY);
+	ASSERT_EQ(reap(self, c, 64), 64);
+	ASSERT_EQ(submit(self->fd, s, 64), 64);
+	ASSERT_EQ(reap(self, c, 64), 64);
+	if (!self->attach) {
+		struct npr_reap a = { .size = sizeof(a) };
+
+		a.cqes = (uintptr_t)c;
+		a.max = 1;
+		a.min = 1;
+		a.timeout_ns = 1000000;
+		EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_REAP, &a), -ETIME);
+		EXPECT_EQ(a.count, 0);
+	}
+}
+
+TEST_F_TIMEOUT(ring, close_in_flight, HARNESS_TIMEOUT_RING)
+{
+	struct npr_sqe s[8];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		s[i] = nop(i, 20000, i == 3 ? NPR_SQE_LINK : 0);
+	ASSERT_EQ(submit(self->fd, s, 8), 8);
+	usleep(5000);
+	/* running jobs finish, queued ones are dropped (or cancelled) */
+	ASSERT_EQ(npr_close(self->fd), 0);
+	self->fd = -1;
+	if (self->attach) {
+		struct npr_cqe c[8];
+
+		/* attach mode: every job gets exactly one CQE */
+		ASSERT_EQ(reap(self, c, 8), 8);
+	}
+}
+
+static const char relu_xml[] =
+	"<?xml version=\"1.0\"?>\n"
+	"<net name=\"relu\" version=\"11\"><layers>"
+	"<layer id=\"0\" name=\"in\" type=\"Parameter\" version=\"opset1\">"
+	"<data shape=\"1,4\" element_type=\"f32\"/><output>"
+	"<port id=\"0\" precision=\"FP32\"><dim>1</dim><dim>4</dim></port>"
+	"</output></layer>"
+	"<layer id=\"1\" name=\"relu\" type=\"ReLU\" version=\"opset1\"><input>"
+	"<port id=\"0\" precision=\"FP32\"><dim>1</dim><dim>4</dim></port>"
+	"</input><output>"
+	"<port id=\"1\" precision=\"FP32\"><dim>1</dim><dim>4</dim></port>"
+	"</output></layer>"
+	"<layer id=\"2\" name=\"out\" type=\"Result\" version=\"opset1\"><input>"
+	"<port id=\"0\" precision=\"FP32\"><dim>1</dim><dim>4</dim></port>"
+	"</input></layer></layers><edges>"
+	"<edge from-layer=\"0\" from-port=\"0\" to-layer=\"1\" to-port=\"0\"/>"
+	"<edge from-layer=\"1\" from-port=\"1\" to-layer=\"2\" to-port=\"0\"/>"
+	"</edges></net>\n";
+
+static uint32_t make_request(struct npr_test *_metadata, int fd)
+{
+	struct npr_model_load ml = { .size = sizeof(ml) };
+	struct npr_compile co = { .size = sizeof(co) };
+	struct npr_req_create rc = { .size = sizeof(rc) };
+
+	ml.flags = NPR_MODEL_LOAD_MEMORY;
+	ml.xml = (uintptr_t)relu_xml;
+	ml.xml_size = sizeof(relu_xml) - 1;
+	if (npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml))
+		return 0;
+	co.model = ml.handle;
+	if (npr_ioctl(fd, NPR_IOCTL_COMPILE, &co))
+		return 0;
+	rc.exec = co.exec;
+	if (npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc))
+		return 0;
+	return rc.req;
+}
+
+TEST_F_TIMEOUT(ring, infer_busy_request, HARNESS_TIMEOUT_RING)
+{
+	struct npr_handle_destroy hd = { .size = sizeof(hd) };
+	uint32_t req = make_request(_metadata, self->fd);
+	struct npr_sqe s[2] = { { 0 } };
+	struct npr_cqe c[2];
+
+	ASSERT_NE(req, 0);
+	s[0] = nop(1, 200000, NPR_SQE_LINK);
+	s[1].opcode = NPR_OP_INFER;
+	s[1].handle = req;
+	s[1].user_data = 2;
+	ASSERT_EQ(submit(self->fd, s, 2), 2);
+	/* in flight: a second job on it, or destroying it, is refused */
+	ASSERT_EQ(submit(self->fd, &s[1], 1), -EBUSY);
+	hd.handle = req;
+	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_HANDLE_DESTROY, &hd), -EBUSY);
+	ASSERT_EQ(reap(self, c, 2), 2);
+	EXPECT_EQ(c[1].user_data, 2);
+	EXPECT_EQ(c[1].res, 0);
+	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_HANDLE_DESTROY, &hd), 0);
+}
+
+struct stress {
+	int fd;
+	int thread;
+	unsigned int n;
+};
+
+#define STRESS_THREADS	4
+#define STRESS_JOBS	2500
+
+static void *stress_submit(void *p)
+{
+	struct stress *st = p;
+	unsigned int seed = 1234 + st->thread, i = 0;
+
+	while (i < st->n) {
+		struct npr_sqe s[8];
+		unsigned int k, n = 1 + rand_r(&seed) % 8;
+		int ret;
+
+		if (n > st->n - i)
+			n = st->n - i;
+		for (k = 0; k < n; k++) {
+			unsigned int r = rand_r(&seed);
+
+			s[k] = nop(((uint64_t)st->thread << 32) | (i + k),
+				   r % 16 == 0 ? 50 : 0,
+				   r % 32 == 1 ? NPR_SQE_DRAIN : 0);
+		}
+		ret = submit(st->fd, s, n);
+		if (ret == -EBUSY) {
+			usleep(50);
+			continue;
+		}
+		if (ret <= 0)
+			return (void *)1;
+		i += ret;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(ring, stress_4_threads, 120)
+{
+	static unsigned char seen[STRESS_THREADS][STRESS_JOBS];
+	struct stress st[STRESS_THREADS];
+	pthread_t t[STRESS_THREADS];
+	unsigned int total = 0, i;
+	struct npr_cqe c[64];
+
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < STRESS_THREADS; i++) {
+		st[i].fd = self->fd;
+		st[i].thread = i;
+		st[i].n = STRESS_JOBS;
+		ASSERT_EQ(pthread_create(&t[i], NULL, stress_submit, &st[i]),
+			  0);
+	}
+	while (total < STRESS_THREADS * STRESS_JOBS) {
+		unsigned int n, k;
+
+		if (self->attach) {
+			n = reap(self, c, 1);
+		} else {
+			struct npr_reap a = { .size = sizeof(a) };
+
+			a.cqes = (uintptr_t)c;
+			a.max = 64;
+			a.min = 1;
+			a.timeout_ns = 10000000000ull;
+			npr_ioctl(self->fd, NPR_IOCTL_REAP, &a);
+			n = a.count;
+		}
+		ASSERT_GT(n, 0);
+		for (k = 0; k < n; k++) {
+			unsigned int th = c[k].user_data >> 32;
+			unsigned int j = (uint32_t)c[k].user_data;
+
+			ASSERT_LT(th, STRESS_THREADS);
+			ASSERT_LT(j, STRESS_JOBS);
+			ASSERT_EQ(c[k].res, 0);
+			ASSERT_EQ(seen[th][j], 0);
+			seen[th][j] = 1;
+		}
+		total += n;
+	}
+	for (i = 0; i < STRESS_THREADS; i++) {
+		void *ret;
+
+		pthread_join(t[i], &ret);
+		EXPECT_EQ(ret, NULL);
+	}
+	EXPECT_EQ(total, STRESS_THREADS * STRESS_JOBS);
+}
+
+TEST(validation)
+{
+	int fd = npr_open("null", 0);
+	struct npr_ring_setup rs = { .size = sizeof(rs) };
+	struct npr_submit su = { .size = sizeof(su) };
+	struct npr_reap re = { .size = sizeof(re) };
+	struct npr_sqe s = { 0 };
+	struct npr_cqe c;
+
+	ASSERT_GE(fd, 0);
+	rs.cq_entries = 3;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_RING_SETUP, &rs), -EINVAL);
+	rs.cq_entries = 0;
+	rs.flags = 1u << 7;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_RING_SETUP, &rs), -EOPNOTSUPP);
+	rs.flags = 0;
+	rs.reserved = 1;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_RING_SETUP, &rs), -EINVAL);
+	rs.reserved = 0;
+	rs.flags = NPR_RING_SETUP_ATTACH;
+	rs.attach_fd = fd;	/* an eventfd, not an io_uring */
+	EXPECT_NE(npr_ioctl(fd, NPR_IOCTL_RING_SETUP, &rs), 0);
+	rs.flags = 0;
+	rs.attach_fd = 0;
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_RING_SETUP, &rs), 0);
+	EXPECT_EQ(rs.cq_entries, 256);
+	EXPECT_GE(rs.ring_fd, 0);
+	rs.cq_entries = 8;
+	rs.ring_fd = rs.path = rs.reason = rs.workers = 0;
+	rs.err = 0;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_RING_SETUP, &rs), -EBUSY);
+
+	su.sqes = (uintptr_t)&s;
+	su.count = 0;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EINVAL);
+	su.count = 1;
+	su.flags = 1;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EOPNOTSUPP);
+	su.flags = 0;
+	s.reserved1 = 1;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EINVAL);
+	s.reserved1 = 0;
+	s.opcode = NPR_OP_MAX;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EINVAL);
+	s.opcode = NPR_OP_NOP;
+	s.flags = 0x80;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EOPNOTSUPP);
+	s.flags = 0;
+	s.len = 10000001;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EINVAL);
+	s.len = 0;
+	s.opcode = NPR_OP_INFER;
+	s.handle = 0x30000001;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -ENOENT);
+	s.opcode = NPR_OP_LOAD;
+	s.handle = 0;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EINVAL);
+	EXPECT_EQ(su.submitted, 0);
+
+	re.cqes = (uintptr_t)&c;
+	re.max = 0;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_REAP, &re), -EINVAL);
+	re.max = 1;
+	re.min = 2;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_REAP, &re), -EINVAL);
+	re.min = 0;
+	re.flags = 4;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_REAP, &re), -EOPNOTSUPP);
+	re.flags = 0;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_REAP, &re), 0);
+	EXPECT_EQ(re.count, 0);
+	EXPECT_EQ(npr_close(fd), 0);
+}
+
+TEST_TIMEOUT_F(load_compile_infer_cpu, HARNESS_TIMEOUT_RING)
+{
+	int fd = npr_open("cpu", 0);
+	struct npr_sqe s[2] = { { 0 } };
+	struct npr_reap re = { .size = sizeof(re) };
+	struct npr_submit su = { .size = sizeof(su) };
+	struct npr_tensor_arg ta = { .size = sizeof(ta) };
+	struct npr_req_create rc = { .size = sizeof(rc) };
+	float in[4] = { -1, 2, -3, 4 }, out[4];
+	uint32_t req;
+	struct npr_cqe c[2];
+
+	ASSERT_GE(fd, 0);
+	req = make_request(_metadata, fd);
+	ASSERT_NE(req, 0);
+	ta.req = req;
+	ta.elem_type = NPR_ELEM_F32;
+	ta.rank = 2;
+	ta.dims[0] = 1;
+	ta.dims[1] = 4;
+	ta.data = (uintptr_t)in;
+	ta.bytes = sizeof(in);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_SET_TENSOR, &ta), 0);
+	s[0].opcode = NPR_OP_INFER;
+	s[0].handle = req;
+	s[0].user_data = 42;
+	su.sqes = (uintptr_t)s;
+	su.count = 1;
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), 0);
+	re.cqes = (uintptr_t)c;
+	re.max = 1;
+	re.min = 1;
+	re.timeout_ns = 10000000000ull;
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_REAP, &re), 0);
+	ASSERT_EQ(c[0].user_data, 42);
+	ASSERT_EQ(c[0].res, 0);
+	ta.flags = NPR_PORT_OUTPUT;
+	ta.data = (uintptr_t)out;
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+	EXPECT_EQ(out[0], 0);
+	EXPECT_EQ(out[1], 2);
+	EXPECT_EQ(out[2], 0);
+	EXPECT_EQ(out[3], 4);
+
+	/* a COMPILE job hands back a usable exec handle */
+	{
+		struct npr_model_load ml = { .size = sizeof(ml) };
+
+		ml.flags = NPR_MODEL_LOAD_MEMORY;
+		ml.xml = (uintptr_t)relu_xml;
+		ml.xml_size = sizeof(relu_xml) - 1;
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+		memset(s, 0, sizeof(s));
+		s[0].opcode = NPR_OP_COMPILE;
+		s[0].handle = ml.handle;
+		s[0].user_data = 7;
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), 0);
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_REAP, &re), 0);
+		ASSERT_GT(c[0].res, 0);
+		rc.exec = c[0].res;
+		EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
+	}
+	EXPECT_EQ(npr_close(fd), 0);
+}
+
+static pid_t spawn(char *const argv[])
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0)
+			dup2(null, 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int wait_exit(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* examples/uring-server and uring-client on 400 requests, 4 in flight */
+TEST_TIMEOUT_F(uring_server_example, HARNESS_TIMEOUT_RING)
+{
+	char self_path[PATH_MAX], server[PATH_MAX + 32], client[PATH_MAX + 32];
+	char xml[] = "/tmp/npr-ring-test-XXXXXX.xml", sock[64];
+	ssize_t n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
+	pid_t ps, pc;
+	int fd, i;
+
+	ASSERT_GT(n, 0);
+	self_path[n] = 0;
+	snprintf(server, sizeof(server), "%s/../examples/uring-server",
+		 dirname(self_path));
+	snprintf(client, sizeof(client), "%s/../examples/uring-client",
+		 self_path);
+	if (access(server, X_OK) || access(client, X_OK))
+		SKIP(return, "examples not built next to the selftests");
+	fd = mkstemps(xml, 4);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(write(fd, relu_xml, sizeof(relu_xml) - 1),
+		  (ssize_t)sizeof(relu_xml) - 1);
+	close(fd);
+	snprintf(sock, sizeof(sock), "/tmp/npr-ring-test-%d.sock", getpid());
+	{
+		char *sargv[] = { server, "-d", "cpu", "-m", xml, "-s", sock,
+				  "-n", "400", NULL };
+
+		ps = spawn(sargv);
+	}
+	ASSERT_GT(ps, 0);
+	for (i = 0; i < 500 && access(sock, F_OK); i++)
+		usleep(10000);
+	{
+		char *cargv[] = { client, "-s", sock, "-c", "4", "-n", "400",
+				  NULL };
+
+		pc = spawn(cargv);
+	}
+	ASSERT_GT(pc, 0);
+	i = wait_exit(pc);
+	if (i)
+		kill(ps, SIGTERM);	/* the server would wait forever */
+	EXPECT_EQ(i, 0);
+	EXPECT_EQ(wait_exit(ps), 0);
+	unlink(xml);
+	unlink(sock);
+}
+
+TEST_HARNESS_MAIN
