@@ -45,10 +45,10 @@ struct wconst {
 
 struct wctx {
 	const struct npr_graph *g;
-	struct npr_graph *inferred;	/* shapes of values the graph lacks */
+	struct npr_graph *inferred;	/* shapes the graph lacks */
 	struct npr_graph *inferred2;	/* same, other dynamic dim sizes */
 	int64_t *layer;		/* node -> layer id, -1 if not written */
-	int64_t *synth;		/* value -> id of its made-up Const, or -1 */
+	int64_t *synth;		/* value -> its made-up Const, or -1 */
 	int *order;		/* layer id -> node (>= 0) or ~value */
 	int nlayers;
 	uint8_t *bin;
@@ -301,7 +301,8 @@ static int put_port(struct wctx *c, int id, int vi, bool out)
 	}
 	for (i = 0; i < sh.rank; i++) {
 		snprintf(buf, sizeof(buf), "%" PRId64, sh.d[i]);
-		X(xmlTextWriterWriteElement(c->w, BAD_CAST "dim", BAD_CAST buf));
+		X(xmlTextWriterWriteElement(c->w, BAD_CAST "dim",
+					    BAD_CAST buf));
 	}
 	X(xmlTextWriterEndElement(c->w));
 	return 0;
@@ -541,10 +542,14 @@ static int plan(struct wctx *c)
 
 			if (!g->nodes[v->producer].dead || c->synth[vi] >= 0)
 				continue;
-			if (!v->data)
+			if (!v->data) {
+				const struct npr_node *p =
+					&g->nodes[v->producer];
+
 				return npr_node_err(n, -EINVAL,
 						    "input %d comes from removed layer %s",
-						    j, g->nodes[v->producer].name);
+						    j, p->name);
+			}
 			c->synth[vi] = id;
 			c->order[id++] = ~vi;
 		}
