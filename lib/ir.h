@@ -26,4 +26,14 @@ int npr_ir_load_file(const char *xml_path, const char *bin_path,
 int npr_ir_blob_from_memory(const void *data, size_t size,
 			    struct npr_blob **out);
 
+/*
+ * The IR writer (lib/ir_write.c): a loaded or compiled graph to IR v11.
+ * Const slices in the .bin start at multiples of NPR_IR_WRITE_ALIGN.
+ */
+#define NPR_IR_WRITE_ALIGN	64
+int npr_ir_write_mem(const struct npr_graph *g, char **xml, size_t *xml_len,
+		     void **bin, size_t *bin_len);
+int npr_ir_write(const struct npr_graph *g, const char *xml_path,
+		 const char *bin_path);
+
 #endif /* NPR_IR_H */
