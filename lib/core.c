@@ -906,6 +906,22 @@ fail_src:
 
 /* ---- variables of stateful models (lib/state.c) ------------------------- */
 
+/* A request no ring job holds: -ENOENT, -EBADF or -EBUSY otherwise. */
+static struct npr_request *request_idle(struct npr_device *dev, uint32_t h,
+					int *err)
+{
+	struct npr_request *rq;
+
+	pthread_mutex_lock(&dev->lock);
+	rq = handle_get_locked(dev, h, NPR_HANDLE_REQUEST, err);
+	if (rq && rq->busy) {
+		*err = npr_err(-EBUSY, "request 0x%08x has a job in flight", h);
+		rq = NULL;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return rq;
+}
+
 /* Variable @k (all when -1) back to its initial value. */
 static void state_reset(struct npr_request *rq, int k)
 {
@@ -959,13 +975,7 @@ static int cmd_state(struct npr_device *dev, void *arg, unsigned int nr)
 			  NPR_STATE_RESET_ALL : 0);
 	if (err)
 		return err;
-	pthread_mutex_lock(&dev->lock);
-	rq = handle_get_locked(dev, a->req, NPR_HANDLE_REQUEST, &err);
-	if (rq && rq->busy) {
-		err = npr_err(-EBUSY, "request 0x%08x has a job in flight", a->req);
-		rq = NULL;
-	}
-	pthread_mutex_unlock(&dev->lock);
+	rq = request_idle(dev, a->req, &err);
 	if (!rq)
 		return err;
 	g = rq->ex->g;
@@ -1129,13 +1139,7 @@ static int cmd_profile(struct npr_device *dev, void *arg)
 	err = check_flags(a->flags, 0);
 	if (err)
 		return err;
-	pthread_mutex_lock(&dev->lock);
-	rq = handle_get_locked(dev, a->req, NPR_HANDLE_REQUEST, &err);
-	if (rq && rq->busy) {
-		err = npr_err(-EBUSY, "request 0x%08x has a job in flight", a->req);
-		rq = NULL;
-	}
-	pthread_mutex_unlock(&dev->lock);
+	rq = request_idle(dev, a->req, &err);
 	if (!rq)
 		return err;
 	if (!rq->prof)
