@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
  * npr-info - list the devices, their properties, and the completion path
- * (io_uring or the eventfd fallback) their rings use, with the reason.
+ * (io_uring or the eventfd fallback) their rings use, with the reason;
+ * with -m, the layers of a model a device supports (query_model).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "npuring.h"
 
-static const char *const devices[] = { "cpu", "null" };
+static const char *const devices[] = { "cpu", "npu", "null" };
 
 static const char *reason_str(const struct npr_ring_setup *rs, char *buf,
 			      size_t len)
@@ -32,35 +35,156 @@ static const char *reason_str(const struct npr_ring_setup *rs, char *buf,
 	return "unknown";
 }
 
+/* Every property of the handle, with its value. */
+static void print_props(int fd, __u32 handle)
+{
+	__u32 i;
+
+	for (i = 0;; i++) {
+		struct npr_prop_info pi = {
+			.size = sizeof(pi), .handle = handle, .index = i,
+		};
+		struct npr_param pa = { .size = sizeof(pa), .handle = handle };
+		char buf[4096];
+		int err;
+
+		if (npr_ioctl(fd, NPR_IOCTL_PROP_INFO, &pi))
+			break;
+		pa.param = pi.id;
+		if (pi.type != NPR_PROP_INT && pi.type != NPR_PROP_BOOL) {
+			pa.ptr = (uintptr_t)buf;
+			pa.len = sizeof(buf);
+		}
+		buf[0] = 0;
+		err = npr_ioctl(fd, NPR_IOCTL_GET_PARAM, &pa);
+		printf("    %-34s %s  ", pi.name,
+		       pi.access & NPR_PROP_ACCESS_RW ? "RW" : "RO");
+		if (err) {
+			printf("(%s)\n", strerror(-err));
+			continue;
+		}
+		switch (pi.type) {
+		case NPR_PROP_INT:
+			printf("%lld\n", (long long)pa.value);
+			break;
+		case NPR_PROP_BOOL:
+			printf("%s\n", pa.value ? "YES" : "NO");
+			break;
+		case NPR_PROP_LIST: {
+			const char *p;
+
+			for (p = buf; *p; p += strlen(p) + 1)
+				printf("%s%s", p == buf ? "" : " ", p);
+			printf("\n");
+			break;
+		}
+		case NPR_PROP_INT_LIST: {
+			const long long *v = (const long long *)buf;
+			__u32 k;
+
+			for (k = 0; k < pa.len / 8; k++)
+				printf("%s%lld", k ? " " : "", v[k]);
+			printf("\n");
+			break;
+		}
+		default:	/* strings and enum names */
+			printf("%s\n", buf);
+		}
+	}
+}
+
+/* query_model: the layers of @model the device supports. */
+static int print_query(int fd, const char *model)
+{
+	struct npr_query_model q = { .size = sizeof(q) };
+	struct npr_model_load ml;
+	char *names;
+	const char *p;
+	int err;
+
+	npr_prep_model_load(&ml, model, NULL);
+	err = npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	if (err) {
+		fprintf(stderr, "npr-info: %s: %s\n", model, npr_last_error());
+		return 1;
+	}
+	q.model = ml.handle;
+	err = npr_ioctl(fd, NPR_IOCTL_QUERY_MODEL, &q);
+	names = err == -EMSGSIZE ? malloc(q.len) : NULL;
+	if (names) {
+		q.names = (uintptr_t)names;
+		err = npr_ioctl(fd, NPR_IOCTL_QUERY_MODEL, &q);
+	}
+	if (err || !names) {
+		fprintf(stderr, "npr-info: query_model: %s\n",
+			npr_last_error());
+		free(names);
+		return 1;
+	}
+	printf("  query_model %s: %u of %u layers supported\n", model,
+	       q.num_supported, q.num_layers);
+	for (p = names; *p; p += strlen(p) + 1)
+		printf("    %s\n", p);
+	free(names);
+	return 0;
+}
+
+static const char usage[] =
+"usage: npr-info [-d DEVICE] [-m MODEL]\n"
+"\n"
+"List the devices (or DEVICE), their properties and their completion\n"
+"path (io_uring or the eventfd fallback, and why).  With -m, also the\n"
+"layers of MODEL the device supports (query_model).\n";
+
 int main(int argc, char **argv)
 {
+	const char *only = NULL, *model = NULL;
 	size_t i;
-	int ret = 0;
+	int ret = 0, c;
 
-	if (argc > 1) {
-		fprintf(stderr, "usage: npr-info\n"
-			"List the devices, their properties and their completion path.\n");
-		return strcmp(argv[1], "-h") && strcmp(argv[1], "--help") ? 2 : 0;
+	while ((c = getopt(argc, argv, "d:m:h")) != -1) {
+		switch (c) {
+		case 'd': only = optarg; break;
+		case 'm': model = optarg; break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 2;
+		}
 	}
-	for (i = 0; i < sizeof(devices) / sizeof(devices[0]); i++) {
+	if (optind != argc || (model && !only)) {
+		fputs(usage, stderr);
+		if (model && !only)
+			fputs("npr-info: -m needs -d\n", stderr);
+		return 2;
+	}
+	for (i = 0; i < sizeof(devices) / sizeof(devices[0]) || only; i++) {
+		const char *name = only ? only : devices[i];
 		struct npr_device_info di = { .size = sizeof(di) };
 		struct npr_ring_setup rs = { .size = sizeof(rs) };
 		char buf[128];
-		int fd = npr_open(devices[i], 0), err;
+		int fd = npr_open(name, 0), err;
 
 		if (fd < 0) {
-			printf("%s: cannot open: %s\n", devices[i],
-			       strerror(-fd));
-			ret = 1;
+			/* an absent NPU is not an error of this listing */
+			printf("%s: cannot open: %s\n", name, npr_last_error());
+			if (only || strcmp(name, "npu"))
+				ret = 1;
+			if (only)
+				break;
 			continue;
 		}
 		err = npr_ioctl(fd, NPR_IOCTL_DEVICE_INFO, &di);
 		if (!err)
 			err = npr_ioctl(fd, NPR_IOCTL_RING_SETUP, &rs);
 		if (err) {
-			printf("%s: %s\n", devices[i], strerror(-err));
+			printf("%s: %s\n", name, strerror(-err));
 			ret = 1;
 			npr_close(fd);
+			if (only)
+				break;
 			continue;
 		}
 		printf("%s\n", di.name);
@@ -77,7 +201,13 @@ int main(int argc, char **argv)
 		       rs.path == NPR_RING_PATH_URING ? "io_uring" :
 						      "eventfd fallback",
 		       reason_str(&rs, buf, sizeof(buf)));
+		printf("  properties\n");
+		print_props(fd, 0);
+		if (model)
+			ret |= print_query(fd, model);
 		npr_close(fd);
+		if (only)
+			break;
 	}
 	return ret;
 }
