@@ -413,30 +413,39 @@ uint64_t npr_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static uint64_t now_ns(void)
+/**
+ * npr_put_bytes() - copy @n bytes to a user buffer with the -EMSGSIZE
+ * contract: *@len becomes @n; a missing or short buffer is -EMSGSIZE
+ * @p: the bytes.
+ * @n: how many.
+ * @ptr: the user buffer, or 0 to ask for the size.
+ * @len: In: its size.  Out: @n.
+ */
+int npr_put_bytes(const void *p, size_t n, uint64_t ptr, uint32_t *len)
 {
-	return npr_now_ns();
+	uint32_t have = *len;
+
+	if (n > UINT32_MAX)
+		return npr_err(-EOVERFLOW, "value too long");
+	*len = (uint32_t)n;
+	if (!ptr || have < n)
+		return npr_err(-EMSGSIZE, "buffer of %u bytes, %zu needed",
+			       have, n);
+	memcpy((void *)(uintptr_t)ptr, p, n);
+	return 0;
 }
 
-/* Copy a string into a user buffer with the -EMSGSIZE contract. */
-static int put_string(const char *s, uint64_t ptr, uint32_t *len)
+/* A NUL-terminated string likewise; a short buffer gets it cut, with NUL. */
+int npr_put_string(const char *s, uint64_t ptr, uint32_t *len)
 {
 	size_t need = strlen(s) + 1;
 	uint32_t have = *len;
 
-	if (need > UINT32_MAX)
-		return npr_err(-EOVERFLOW, "string too long");
-	*len = (uint32_t)need;
-	if (!ptr || have < need) {
-		if (ptr && have) {
-			memcpy((void *)(uintptr_t)ptr, s, have - 1);
-			((char *)(uintptr_t)ptr)[have - 1] = 0;
-		}
-		return npr_err(-EMSGSIZE, "buffer of %u bytes, %zu needed",
-			       have, need);
+	if (ptr && have && have < need) {
+		memcpy((void *)(uintptr_t)ptr, s, have - 1);
+		((char *)(uintptr_t)ptr)[have - 1] = 0;
 	}
-	memcpy((void *)(uintptr_t)ptr, s, need);
-	return 0;
+	return npr_put_bytes(s, need, ptr, len);
 }
 
 /* ---- commands ------------------------------------------------------------ */
@@ -718,7 +727,7 @@ static int cmd_port_info(struct npr_device *dev, void *arg)
 			a->dims[i] = i < p->shape.rank ? p->shape.d[i] : 0;
 	}
 	if (a->name || a->name_len)
-		err = put_string(name, a->name, &a->name_len);
+		err = npr_put_string(name, a->name, &a->name_len);
 	else
 		a->name_len = strlen(name) + 1;
 out:
@@ -997,7 +1006,7 @@ static int cmd_state(struct npr_device *dev, void *arg, unsigned int nr)
 		for (i = 0; i < NPR_MAX_RANK; i++)
 			a->dims[i] = i < v->shape.rank ? v->shape.d[i] : 0;
 		a->bytes = t->nbytes;
-		return put_string(v->id, a->name, &a->name_len);
+		return npr_put_string(v->id, a->name, &a->name_len);
 	case _IOC_NR(NPR_IOCTL_STATE_GET):
 		a->elem_type = v->type;
 		a->rank = v->shape.rank;
@@ -1631,9 +1640,9 @@ static int cmd_infer(struct npr_device *dev, void *arg)
 	pthread_mutex_unlock(&dev->lock);
 	if (!rq)
 		return err;
-	a->started_ns = now_ns();
+	a->started_ns = npr_now_ns();
 	err = npr_request_infer(rq);
-	a->finished_ns = now_ns();
+	a->finished_ns = npr_now_ns();
 	return err;
 }
 

@@ -286,4 +286,8 @@ int npr_cpu_count(void);
 /* CLOCK_MONOTONIC in ns */
 uint64_t npr_now_ns(void);
 
+/* lib/core.c: user buffers with the -EMSGSIZE contract */
+int npr_put_bytes(const void *p, size_t n, uint64_t ptr, uint32_t *len);
+int npr_put_string(const char *s, uint64_t ptr, uint32_t *len);
+
 #endif /* NPR_CORE_H */

@@ -238,34 +238,6 @@ static void ob_str(struct obuf *o, const char *s)
 	ob_put(o, s, strlen(s) + 1);
 }
 
-/* Copy @n bytes to a user buffer with the -EMSGSIZE contract. */
-static int put_bytes(const void *p, size_t n, uint64_t ptr, uint32_t *len)
-{
-	uint32_t have = *len;
-
-	if (n > UINT32_MAX)
-		return npr_err(-EOVERFLOW, "value too long");
-	*len = (uint32_t)n;
-	if (!ptr || have < n)
-		return npr_err(-EMSGSIZE, "buffer of %u bytes, %zu needed",
-			       have, n);
-	memcpy((void *)(uintptr_t)ptr, p, n);
-	return 0;
-}
-
-/* Strings are cut to the buffer (NUL-terminated) when it is too small. */
-static int put_str(const char *s, uint64_t ptr, uint32_t *len)
-{
-	size_t need = strlen(s) + 1;
-	uint32_t have = *len;
-
-	if (ptr && have && have < need) {
-		memcpy((void *)(uintptr_t)ptr, s, have - 1);
-		((char *)(uintptr_t)ptr)[have - 1] = 0;
-	}
-	return put_bytes(s, need, ptr, len);
-}
-
 static bool readable(const struct prop_def *d, const struct npr_exec *ex)
 {
 	return d->name && (d->flags & (ex ? P_EXEC : P_DEV));
@@ -385,32 +357,32 @@ static int get_value(struct npr_device *dev, struct npr_exec *ex,
 			   NPR_DEVICE_KIND_INTEGRATED : *field(p, d);
 		if (!a->ptr)
 			return 0;
-		return put_str(enum_name(d->enums, (int64_t)a->value), a->ptr,
+		return npr_put_string(enum_name(d->enums, (int64_t)a->value), a->ptr,
 			       &a->len);
 	case NPR_PROP_STRING:
 		switch (id) {
 		case NPR_PARAM_FULL_DEVICE_NAME:
-			return put_str(dev->info.full_name, a->ptr, &a->len);
+			return npr_put_string(dev->info.full_name, a->ptr, &a->len);
 		case NPR_PARAM_DEVICE_ARCHITECTURE:
-			return put_str(dev->info.arch, a->ptr, &a->len);
+			return npr_put_string(dev->info.arch, a->ptr, &a->len);
 		case NPR_PARAM_DEVICE_UUID:
 			uuid_of(dev, buf, sizeof(buf));
-			return put_str(buf, a->ptr, &a->len);
+			return npr_put_string(buf, a->ptr, &a->len);
 		case NPR_PARAM_DEVICE_ID: {
 			const char *dot = strchr(dev->info.name, '.');
 
-			return put_str(dot ? dot + 1 : "0", a->ptr, &a->len);
+			return npr_put_string(dot ? dot + 1 : "0", a->ptr, &a->len);
 		}
 		case NPR_PARAM_MODEL_NAME:
-			return put_str(ex->g->name ? ex->g->name : "", a->ptr,
+			return npr_put_string(ex->g->name ? ex->g->name : "", a->ptr,
 				       &a->len);
 		default:
-			return put_str((char *)p + d->off, a->ptr, &a->len);
+			return npr_put_string((char *)p + d->off, a->ptr, &a->len);
 		}
 	case NPR_PROP_LIST:
 		err = list_value(dev, ex, id, &o);
 		if (!err)
-			err = put_bytes(o.buf, o.len, a->ptr, &a->len);
+			err = npr_put_bytes(o.buf, o.len, a->ptr, &a->len);
 		free(o.buf);
 		return err;
 	case NPR_PROP_INT_LIST:
@@ -419,7 +391,7 @@ static int get_value(struct npr_device *dev, struct npr_exec *ex,
 		v[1] = id == NPR_PARAM_RANGE_FOR_STREAMS ? npr_cpu_count() :
 		       1024;
 		v[2] = 1;
-		return put_bytes(v, sizeof(v), a->ptr, &a->len);
+		return npr_put_bytes(v, sizeof(v), a->ptr, &a->len);
 	}
 	return npr_err(-EINVAL, "property %s has no value", d->name);
 }

@@ -92,14 +92,6 @@ static int cpu_probe(struct npr_device *dev, int index)
 	return 0;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
-
 /* NPR_CPU_PROFILE=1: time per op type, printed when the exec goes away */
 static void profile_print(struct npr_exec *ex, struct ref_exec *re)
 {
@@ -618,7 +610,7 @@ static int cpu_infer(struct npr_request *rq)
 	for (i = 0; i < re->nsteps; i++) {
 		const struct npr_node *n = &g->nodes[re->steps[i]];
 		const struct ref_fast *f = re->fast[i];
-		uint64_t t0 = re->prof_ns || rq->prof ? mono_ns() : 0;
+		uint64_t t0 = re->prof_ns || rq->prof ? npr_now_ns() : 0;
 
 		if (f == &noop_mark) {
 			if (rq->prof)
@@ -631,11 +623,11 @@ static int cpu_infer(struct npr_request *rq)
 						f->res >= 0 ?
 						rr->t[f->res].data : NULL);
 			if (re->prof_ns)
-				re->prof_ns[i] += mono_ns() - t0;
+				re->prof_ns[i] += npr_now_ns() - t0;
 			if (rq->prof) {
 				/* the time is the convolution's; the node
 				 * the step sits at was fused into it */
-				rq->prof[f->head].ns = mono_ns() - t0;
+				rq->prof[f->head].ns = npr_now_ns() - t0;
 				rq->prof[f->head].kernel =
 					npr_conv_plan_kernel(f->conv);
 				if (re->steps[i] != f->head)
@@ -651,9 +643,9 @@ static int cpu_infer(struct npr_request *rq)
 			rr->out_buf[j] = rr->t[n->out[j]];
 		err = n->op->eval(n, rr->in_buf, rr->out_buf);
 		if (re->prof_ns)
-			re->prof_ns[i] += mono_ns() - t0;
+			re->prof_ns[i] += npr_now_ns() - t0;
 		if (rq->prof) {
-			rq->prof[re->steps[i]].ns = mono_ns() - t0;
+			rq->prof[re->steps[i]].ns = npr_now_ns() - t0;
 			rq->prof[re->steps[i]].kernel = "ref";
 		}
 		if (err)

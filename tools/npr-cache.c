@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "npuring.h"
 
 static const char usage[] =
@@ -260,67 +261,21 @@ static int cmd_why(const char *dir, const char *dev, const char *model,
 		struct npr_prop_arg pa = { .param = NPR_PARAM_CACHE_DIR,
 					   .value = (uintptr_t)scratch };
 		struct npr_shape_arg sh[16];
+		char msg[512];
 		int fd = npr_open(dev, 0), err;
 
 		if (fd < 0)
 			fail("%s: %s", dev, npr_last_error());
-		for (i = 0; i < nprops; i++) {
-			struct npr_prop_info pi = {
-				.size = sizeof(pi),
-				.flags = NPR_PROP_INFO_BY_NAME,
-			};
-			struct npr_param p = { .size = sizeof(p) };
-			char *eq = strchr(props[i], '=');
-
-			if (!eq || eq - props[i] >= (long)sizeof(pi.name))
-				fail("--prop %s: expected NAME=VALUE", props[i]);
-			memcpy(pi.name, props[i], eq - props[i]);
-			if (npr_ioctl(fd, NPR_IOCTL_PROP_INFO, &pi))
-				fail("%s: %s", props[i], npr_last_error());
-			p.param = pi.id;
-			if (pi.type == NPR_PROP_INT || pi.type == NPR_PROP_BOOL)
-				p.value = (__u64)strtoll(eq + 1, NULL, 0);
-			else {
-				p.ptr = (uintptr_t)(eq + 1);
-				p.len = (__u32)strlen(eq + 1) + 1;
-			}
-			if (npr_ioctl(fd, NPR_IOCTL_SET_PARAM, &p))
-				fail("%s: %s", props[i], npr_last_error());
-		}
+		for (i = 0; i < nprops; i++)
+			if (npr_arg_set_prop(fd, props[i], msg, sizeof(msg)))
+				fail("%s", msg);
 		npr_prep_model_load(&ml, model, NULL);
 		if (npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml))
 			fail("%s: %s", model, npr_last_error());
-		memset(sh, 0, sizeof(sh));
-		for (i = 0; i < nshapes && i < 16; i++) {
-			char *eq = strchr(shapes[i], '='), *p;
-			struct npr_model_info mi = { .size = sizeof(mi),
-						     .handle = ml.handle };
-			__u32 j;
-
-			if (!eq)
-				fail("--shape %s: expected NAME=DIMS", shapes[i]);
-			npr_ioctl(fd, NPR_IOCTL_MODEL_INFO, &mi);
-			for (j = 0; j < mi.num_inputs; j++) {
-				struct npr_port_info pi;
-
-				npr_prep_port_info(&pi, ml.handle, j, 0, name,
-						   sizeof(name));
-				if (!npr_ioctl(fd, NPR_IOCTL_PORT_INFO, &pi) &&
-				    strlen(name) == (size_t)(eq - shapes[i]) &&
-				    !strncmp(name, shapes[i], eq - shapes[i]))
-					break;
-			}
-			if (j == mi.num_inputs)
-				fail("--shape %s: no such input", shapes[i]);
-			sh[i].index = j;
-			for (p = eq + 1; *p && sh[i].rank < NPR_MAX_RANK;
-			     p += *p == ',') {
-				sh[i].dims[sh[i].rank++] = strtoll(p, &p, 10);
-				if (*p && *p != ',')
-					fail("--shape %s: bad dimension",
-					     shapes[i]);
-			}
-		}
+		for (i = 0; i < nshapes && i < 16; i++)
+			if (npr_arg_shape(fd, ml.handle, shapes[i], &sh[i], msg,
+					  sizeof(msg)))
+				fail("%s", msg);
 		npr_prep_compile(&co, ml.handle);
 		co.props = (uintptr_t)&pa;
 		co.num_props = 1;

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "npuring.h"
 
 static const char usage[] =
@@ -51,101 +52,6 @@ static void __attribute__((noreturn)) fail_lib(const char *what, int err)
 	fail("%s: %s (%s)", what, npr_last_error(), strerror(-err));
 }
 
-/* --prop NAME=VALUE through SET_PARAM on the device, typed by PROP_INFO. */
-static void set_prop(int fd, const char *arg)
-{
-	struct npr_prop_info pi = {
-		.size = sizeof(pi), .flags = NPR_PROP_INFO_BY_NAME,
-	};
-	struct npr_param pa = { .size = sizeof(pa) };
-	const char *eq = strchr(arg, '=');
-	char *end;
-	int err;
-
-	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(pi.name))
-		fail("--prop %s: expected NAME=VALUE", arg);
-	memcpy(pi.name, arg, eq - arg);
-	err = npr_ioctl(fd, NPR_IOCTL_PROP_INFO, &pi);
-	if (err)
-		fail_lib(pi.name, err);
-	pa.param = pi.id;
-	switch (pi.type) {
-	case NPR_PROP_INT:
-	case NPR_PROP_BOOL:
-		if (pi.type == NPR_PROP_BOOL &&
-		    (!strcmp(eq + 1, "YES") || !strcmp(eq + 1, "true"))) {
-			pa.value = 1;
-			break;
-		}
-		if (pi.type == NPR_PROP_BOOL &&
-		    (!strcmp(eq + 1, "NO") || !strcmp(eq + 1, "false"))) {
-			pa.value = 0;
-			break;
-		}
-		errno = 0;
-		pa.value = (__u64)strtoll(eq + 1, &end, 0);
-		if (errno || end == eq + 1 || *end)
-			fail("--prop %s: %s is a number", arg, pi.name);
-		break;
-	default:	/* enum names and strings */
-		pa.ptr = (uintptr_t)(eq + 1);
-		pa.len = (__u32)strlen(eq + 1) + 1;
-	}
-	err = npr_ioctl(fd, NPR_IOCTL_SET_PARAM, &pa);
-	if (err)
-		fail_lib(arg, err);
-}
-
-/* "NAME=1,3,224,224" for the input called NAME. */
-static void parse_shape(int fd, __u32 model, const char *arg,
-			struct npr_shape_arg *sh)
-{
-	struct npr_model_info mi = { .size = sizeof(mi), .handle = model };
-	const char *eq = strchr(arg, '=');
-	const char *p;
-	char name[256];
-	__u32 i;
-	int err;
-
-	if (!eq)
-		fail("--shape %s: expected NAME=DIMS", arg);
-	err = npr_ioctl(fd, NPR_IOCTL_MODEL_INFO, &mi);
-	if (err)
-		fail_lib("MODEL_INFO", err);
-	for (i = 0; i < mi.num_inputs; i++) {
-		struct npr_port_info pi;
-
-		npr_prep_port_info(&pi, model, i, 0, name, sizeof(name));
-		if (npr_ioctl(fd, NPR_IOCTL_PORT_INFO, &pi))
-			continue;
-		if (strlen(name) == (size_t)(eq - arg) &&
-		    !strncmp(name, arg, eq - arg))
-			break;
-	}
-	if (i == mi.num_inputs)
-		fail("--shape %s: the model has no input of that name", arg);
-	memset(sh, 0, sizeof(*sh));
-	sh->index = i;
-	for (p = eq + 1; *p; ) {
-		char *end;
-		long long d;
-
-		if (sh->rank == NPR_MAX_RANK)
-			fail("--shape %s: more than %d dimensions", arg,
-			     NPR_MAX_RANK);
-		errno = 0;
-		d = strtoll(p, &end, 10);
-		if (errno || end == p || d < 1)
-			fail("--shape %s: bad dimension", arg);
-		sh->dims[sh->rank++] = d;
-		p = *end == ',' ? end + 1 : end;
-		if (*end && *end != ',')
-			fail("--shape %s: bad dimension", arg);
-	}
-	if (!sh->rank)
-		fail("--shape %s: no dimensions", arg);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -164,7 +70,7 @@ int main(int argc, char **argv)
 	struct npr_compile co;
 	struct npr_export ea = { .size = sizeof(ea) };
 	int nshapes = 0, nprops = 0, fd, c, i, err;
-	char tmp[4096];
+	char tmp[4096], msg[512];
 	struct stat st;
 	void *blob;
 	FILE *f;
@@ -201,13 +107,16 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		fail_lib(dev, fd);
 	for (i = 0; i < nprops; i++)
-		set_prop(fd, props[i]);
+		if (npr_arg_set_prop(fd, props[i], msg, sizeof(msg)))
+			fail("%s", msg);
 	npr_prep_model_load(&ml, model, NULL);
 	err = npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml);
 	if (err)
 		fail_lib(model, err);
 	for (i = 0; i < nshapes; i++)
-		parse_shape(fd, ml.handle, shapes[i], &sh[i]);
+		if (npr_arg_shape(fd, ml.handle, shapes[i], &sh[i], msg,
+				  sizeof(msg)))
+			fail("%s", msg);
 	npr_prep_compile(&co, ml.handle);
 	co.shapes = (uintptr_t)sh;
 	co.num_shapes = nshapes;
