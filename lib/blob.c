@@ -351,7 +351,11 @@ int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
 	struct wbuf w = { 0 };
 	unsigned char *h;
 	uint64_t psize;
+	int dyn = npr_graph_dynamic(ex->g);
 
+	if (dyn >= 0)
+		return npr_node_err(&ex->g->nodes[dyn], -EOPNOTSUPP,
+				    "export: the output shape depends on input values; such models are not exported yet");
 	w_bytes(&w, NULL, NPR_BLOB_HEADER);	/* room for the header */
 	w_props(&w, &ex->props);
 	w_caching(&w, dev, &ex->props);

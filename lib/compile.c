@@ -7,6 +7,10 @@
  *   the file declared, fold nodes whose inputs are all constant -> mark
  *   nodes that no Result needs as dead.
  *
+ * A node whose output shape depends on the value of a computed input (a
+ * Reshape target fed by a Parameter) keeps dynamic output shapes, as does
+ * everything downstream of it; the backend infers them at run time.
+ *
  * Each step is a named function so it can be tested and reused on its own.
  */
 #include <errno.h>
@@ -149,34 +153,77 @@ fail:
 	return err;
 }
 
+/*
+ * Leave the outputs of @n to be inferred at run time: unknown rank, and
+ * an element type that is only a guess for the ports (the one the file
+ * declared, else that of input 0); the backend infers both again with
+ * the input values (Documentation/design.rst).
+ */
+static int make_dynamic(struct npr_graph *g, struct npr_node *n)
+{
+	int j;
+
+	if (n->nbodies || (n->op->flags & (NPR_OP_SOURCE | NPR_OP_SINK)))
+		return npr_node_err(n, -EOPNOTSUPP,
+				    "an input shape that depends on input values is not supported for this op");
+	for (j = 0; j < n->nout; j++) {
+		struct npr_value *v = npr_out(g, n, j);
+
+		v->shape.rank = -1;
+		if (!v->type && n->nin)
+			v->type = npr_in(g, n, 0)->type;
+	}
+	return 0;
+}
+
 /**
  * npr_pass_infer() - infer every shape, check it, fold constants
  * @g: graph, sorted, params parsed.
  * @check_decl: compare with the shapes the file declared.
+ * @dyn: a node whose output shape depends on a value known only at
+ *       inference time (its infer fails with -ENODATA) gets dynamic
+ *       outputs, and so does every node downstream; else that is an error.
  *
  * Return: 0 or -errno with the message naming the layer.
  */
-static int npr_pass_infer(struct npr_graph *g, bool check_decl)
+static int npr_pass_infer(struct npr_graph *g, bool check_decl, bool dyn)
 {
 	char b1[128], b2[128];
 	int i, j, err;
 
 	for (i = 0; i < g->nnodes; i++) {
 		struct npr_node *n = &g->nodes[i];
-		bool all_const = true;
+		bool all_const = true, dyn_in = false;
 
 		if (n->dead)
 			continue;
 		for (j = 0; j < n->nin; j++) {
 			struct npr_value *v = npr_in(g, n, j);
 
-			if (v->shape.rank < 0)
-				return npr_node_err(n, -EINVAL,
-						    "input %d has no shape", j);
+			if (!npr_shape_static(&v->shape)) {
+				if (!dyn || v->data)
+					return npr_node_err(n, -EINVAL,
+							    "input %d has no shape", j);
+				dyn_in = true;
+			}
 			if (!v->data)
 				all_const = false;
 		}
+		if (dyn_in && (n->op->flags & NPR_OP_SINK))
+			continue;
+		if (dyn_in) {
+			err = make_dynamic(g, n);
+			if (err)
+				return err;
+			continue;
+		}
 		err = n->op->infer(g, n);
+		if (err == -ENODATA && dyn && !all_const) {
+			err = make_dynamic(g, n);
+			if (err)
+				return err;
+			continue;
+		}
 		if (err)
 			return npr_err_default(err, 0);
 		for (j = 0; j < n->nout; j++) {
@@ -272,7 +319,7 @@ int npr_compile_body(struct npr_graph *g)
 				return err;
 		}
 	}
-	err = npr_pass_infer(g, false);
+	err = npr_pass_infer(g, false, false);
 	if (!err)
 		err = npr_pass_dce(g);
 	return err;
@@ -314,7 +361,7 @@ int npr_compile_graph(const struct npr_graph *src,
 				goto fail;
 		}
 	}
-	err = npr_pass_infer(g, !overridden);
+	err = npr_pass_infer(g, !overridden, true);
 	if (err)
 		goto fail;
 	err = npr_pass_state(g);

@@ -242,6 +242,7 @@ static void request_destroy(struct npr_request *rq)
 		free(rq->own_out[i]);
 	free(rq->own_in);
 	free(rq->own_out);
+	free(rq->cap_out);
 	free(rq->in);
 	free(rq->out);
 	exec_put(rq->ex);
@@ -722,9 +723,12 @@ static int cmd_port_info(struct npr_device *dev, void *arg)
 		p = out ? &ex->out[a->index] : &ex->in[a->index];
 		name = p->name;
 		a->elem_type = p->type;
-		a->rank = p->shape.rank;
+		a->rank = p->shape.rank < 0 ? 0 : p->shape.rank;
+		/* unknown rank (a shape that depends on input values):
+		 * rank 0 with dims[0] = -1, unlike a scalar */
 		for (i = 0; i < NPR_MAX_RANK; i++)
-			a->dims[i] = i < p->shape.rank ? p->shape.d[i] : 0;
+			a->dims[i] = p->shape.rank < 0 ? -1 :
+				     i < p->shape.rank ? p->shape.d[i] : 0;
 	}
 	if (a->name || a->name_len)
 		err = npr_put_string(name, a->name, &a->name_len);
@@ -764,7 +768,8 @@ static int make_ports(struct npr_exec *ex, const struct npr_graph *model)
 		/* the caller's type, or the compute type of a state port */
 		p->type = hidden ? g->vals[v].type : model->vals[v].type;
 		p->shape = g->vals[v].shape;
-		if (!npr_shape_static(&p->shape))
+		/* outputs may depend on input values (lib/compile.c) */
+		if (!npr_shape_static(&p->shape) && (!out || hidden))
 			return npr_err(-EINVAL, "%s %s has no static shape",
 				       out ? "output" : "input", p->name);
 		p->bytes = npr_tensor_bytes(p->type,
@@ -850,7 +855,7 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 			}
 			over[sa[i].index].rank = sa[i].rank;
 			for (j = 0; j < sa[i].rank; j++) {
-				if (sa[i].dims[j] < 1 ||
+				if (sa[i].dims[j] < 0 ||
 				    sa[i].dims[j] > (1LL << 31)) {
 					err = npr_err(-EINVAL, "shape %u: dim %u = %lld out of range",
 						      i, j, (long long)sa[i].dims[j]);
@@ -890,6 +895,13 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 	err = npr_compile_graph(src, over, &ex->g);
 	if (err)
 		goto fail_ex;
+	err = npr_graph_dynamic(ex->g);
+	if (err >= 0 && !dev->ops->dynamic_shapes) {
+		err = npr_node_err(&ex->g->nodes[err], -EOPNOTSUPP,
+				   "the output shape depends on input values, which the %s device does not support",
+				   dev->ops->name);
+		goto fail_ex;
+	}
 	err = make_ports(ex, src);
 	if (err)
 		goto fail_ex;
@@ -1362,6 +1374,11 @@ static int cmd_bo_bind(struct npr_device *dev, void *arg)
 		goto out;
 	}
 	p = out ? &rq->ex->out[a->index] : &rq->ex->in[a->index];
+	if (!npr_shape_static(&p->shape)) {
+		err = npr_err(-EOPNOTSUPP, "output %s depends on input values: its buffer is the request's, read it with GET_TENSOR",
+			      p->name);
+		goto out;
+	}
 	if (a->elem_type != p->type || a->rank != (uint32_t)p->shape.rank) {
 		err = npr_err(-EINVAL, "%s %s is %s of rank %d, not %s of rank %u",
 			      out ? "output" : "input", p->name,
@@ -1492,9 +1509,10 @@ static int cmd_req_create(struct npr_device *dev, void *arg)
 	rq->own_out = calloc(ex->nout + 1, sizeof(void *));
 	rq->bo_in = calloc(ex->nin + 1, sizeof(*rq->bo_in));
 	rq->bo_out = calloc(ex->nout + 1, sizeof(*rq->bo_out));
+	rq->cap_out = calloc(ex->nout + 1, sizeof(*rq->cap_out));
 	err = -ENOMEM;
 	if (!rq->in || !rq->out || !rq->own_in || !rq->own_out ||
-	    !rq->bo_in || !rq->bo_out)
+	    !rq->bo_in || !rq->bo_out || !rq->cap_out)
 		goto fail;
 	for (i = 0; i < ex->nin + ex->nout; i++) {
 		bool out = i >= ex->nin;
@@ -1511,6 +1529,8 @@ static int cmd_req_create(struct npr_device *dev, void *arg)
 		t->shape = p->shape;
 		t->data = *own;
 		t->nbytes = p->bytes;
+		if (out)
+			rq->cap_out[k] = p->bytes;
 	}
 	state_reset(rq, -1);
 	if (ex->props.profiling) {
@@ -1563,26 +1583,34 @@ static int cmd_tensor(struct npr_device *dev, void *arg, bool set)
 	p = out ? &rq->ex->out[a->index] : &rq->ex->in[a->index];
 	t = out ? &rq->out[a->index] : &rq->in[a->index];
 	if (!set) {
+		/* the request's shape: a dynamic output's last one */
+		if (!npr_shape_static(&t->shape))
+			return npr_err(-ENODATA, "output %s depends on input values and has no shape before the first inference",
+				       p->name);
 		a->elem_type = p->type;
-		a->rank = p->shape.rank;
+		a->rank = t->shape.rank;
 		for (i = 0; i < NPR_MAX_RANK; i++)
-			a->dims[i] = i < p->shape.rank ? p->shape.d[i] : 0;
+			a->dims[i] = i < t->shape.rank ? t->shape.d[i] : 0;
 		if (a->flags & NPR_TENSOR_MAP) {
 			a->data = (uintptr_t)t->data;
-			a->bytes = p->bytes;
+			a->bytes = t->nbytes;
 			return 0;
 		}
-		if (!a->data || a->bytes < p->bytes) {
+		if ((!a->data && t->nbytes) || a->bytes < t->nbytes) {
 			err = npr_err(-EMSGSIZE, "%s %s needs %zu bytes, buffer has %llu",
 				      out ? "output" : "input", p->name,
-				      p->bytes, (unsigned long long)a->bytes);
-			a->bytes = p->bytes;
+				      t->nbytes, (unsigned long long)a->bytes);
+			a->bytes = t->nbytes;
 			return err;
 		}
-		memcpy((void *)(uintptr_t)a->data, t->data, p->bytes);
-		a->bytes = p->bytes;
+		if (t->nbytes)
+			memcpy((void *)(uintptr_t)a->data, t->data, t->nbytes);
+		a->bytes = t->nbytes;
 		return 0;
 	}
+	if (!npr_shape_static(&p->shape))
+		return npr_err(-EOPNOTSUPP, "output %s depends on input values: its buffer is the request's, read it with GET_TENSOR",
+			       p->name);
 	if (a->elem_type != p->type)
 		return npr_err(-EINVAL, "%s %s is %s, not %s",
 			       out ? "output" : "input", p->name,
@@ -1605,7 +1633,7 @@ static int cmd_tensor(struct npr_device *dev, void *arg, bool set)
 				       (long long)a->dims[i]);
 		}
 	}
-	if (!a->data || a->bytes != p->bytes)
+	if ((!a->data && p->bytes) || a->bytes != p->bytes)
 		return npr_err(-EINVAL, "%s %s needs exactly %zu bytes, got %llu",
 			       out ? "output" : "input", p->name, p->bytes,
 			       (unsigned long long)a->bytes);
@@ -1619,7 +1647,8 @@ static int cmd_tensor(struct npr_device *dev, void *arg, bool set)
 				   &rq->own_in[a->index];
 
 		t->data = *own;
-		memcpy(t->data, (void *)(uintptr_t)a->data, p->bytes);
+		if (p->bytes)
+			memcpy(t->data, (void *)(uintptr_t)a->data, p->bytes);
 	}
 	return 0;
 }
@@ -1696,6 +1725,38 @@ static int cmd_get_error(void *arg)
 }
 
 /* ---- helpers for ring jobs (lib/ring.c) ------------------------------- */
+
+/**
+ * npr_request_out_shape() - size a dynamic output for this inference
+ * @rq: the request, being run by the backend.
+ * @i: output index.
+ * @s: its static shape.
+ *
+ * Dynamic outputs are never bound to caller memory, so the buffer is the
+ * request's own; it grows and is kept.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int npr_request_out_shape(struct npr_request *rq, int i,
+			  const struct npr_shape *s)
+{
+	struct npr_tensor *t = &rq->out[i];
+	size_t bytes = npr_tensor_bytes(t->type, npr_shape_numel(s));
+
+	if (bytes > rq->cap_out[i]) {
+		void *p = npr_alloc(bytes);
+
+		if (!p)
+			return -ENOMEM;
+		free(rq->own_out[i]);
+		rq->own_out[i] = p;
+		rq->cap_out[i] = bytes;
+	}
+	t->data = rq->own_out[i];
+	t->shape = *s;
+	t->nbytes = bytes;
+	return 0;
+}
 
 /**
  * npr_request_infer() - run a request once: the backend, then the

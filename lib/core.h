@@ -58,6 +58,9 @@ struct npr_backend_ops {
 	 * (0), or -ENOENT for the generic one */
 	int (*param)(const struct npr_device *dev, const struct npr_props *p,
 		     uint32_t id, int64_t *value);
+	/* runs graphs whose shapes depend on input values (infers them
+	 * per inference and sizes outputs with npr_request_out_shape()) */
+	bool dynamic_shapes;
 };
 
 #define NPR_BACKEND_API_VERSION	1
@@ -94,9 +97,10 @@ struct npr_props {
  * sees it
  * @name: tensor name, or the layer name when the tensor has none.
  * @type: element type the caller reads or writes.
- * @shape: static shape.
+ * @shape: static shape; for an output whose shape depends on input
+ *         values, rank -1 (the request's tensor has the actual one).
  * @value: index of the value in the compiled graph.
- * @bytes: size of one tensor of this port.
+ * @bytes: size of one tensor of this port, 0 for a dynamic output.
  */
 struct npr_port {
 	char *name;
@@ -142,6 +146,7 @@ struct npr_exec {
  * @bo_in, @bo_out: per port, the BO bound to it (NPR_IOCTL_BO_BIND), or
  *                  NULL.
  * @prof: per graph node, with ENABLE_PROFILING; else NULL.
+ * @cap_out: per output, bytes of @own_out (dynamic outputs grow).
  * @priv: backend data.
  */
 /**
@@ -168,6 +173,7 @@ struct npr_request {
 	struct npr_prof *prof;
 	void *priv;
 	int busy;	/* a ring job holds it (dev->lock) */
+	size_t *cap_out;
 };
 
 /**
@@ -285,6 +291,11 @@ int npr_cpu_count(void);
 
 /* CLOCK_MONOTONIC in ns */
 uint64_t npr_now_ns(void);
+
+/* lib/core.c: give dynamic output @i of @rq its shape for this inference,
+ * growing its buffer; 0 or -ENOMEM */
+int npr_request_out_shape(struct npr_request *rq, int i,
+			  const struct npr_shape *s);
 
 /* lib/core.c: user buffers with the -EMSGSIZE contract */
 int npr_put_bytes(const void *p, size_t n, uint64_t ptr, uint32_t *len);

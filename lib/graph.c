@@ -497,6 +497,26 @@ bool npr_shape_static(const struct npr_shape *s)
 	return true;
 }
 
+bool npr_node_dynamic(const struct npr_graph *g, const struct npr_node *n)
+{
+	int i;
+
+	for (i = 0; i < n->nout; i++)
+		if (!npr_shape_static(&g->vals[n->out[i]].shape))
+			return true;
+	return false;
+}
+
+int npr_graph_dynamic(const struct npr_graph *g)
+{
+	int i;
+
+	for (i = 0; i < g->nnodes; i++)
+		if (!g->nodes[i].dead && npr_node_dynamic(g, &g->nodes[i]))
+			return i;
+	return -1;
+}
+
 int64_t npr_shape_numel(const struct npr_shape *s)
 {
 	int64_t n = 1;
@@ -650,7 +670,7 @@ int npr_const_ints(struct npr_graph *g, const struct npr_node *n, int input,
 		return npr_node_err(n, -EINVAL, "input %d is missing", input);
 	v = &g->vals[n->in[input]];
 	if (!v->data)
-		return npr_node_err(n, -EINVAL,
+		return npr_node_err(n, -ENODATA,
 				    "input %d must be a constant (or computable at compile time)",
 				    input);
 	cnt = npr_shape_numel(&v->shape);

@@ -258,8 +258,12 @@ int npr_make_stateful(struct npr_graph *g, const char *const *names,
  * @parse: optional; parse and validate attributes into node->params.
  *         Return 0 or -errno with npr_err() set naming what is wrong.
  * @infer: set type and shape of every output from the inputs.  May need
- *         some inputs to be constant (a Reshape target): it then fails with
- *         -EINVAL when they are not.  Return 0 or -errno.
+ *         the values of some inputs (a Reshape target): it then fails with
+ *         -ENODATA when they are not constant, and compile leaves the
+ *         outputs' shapes dynamic for the backend to infer again with the
+ *         values at inference time (see Documentation/design.rst, "Shapes
+ *         that depend on values").  Must not keep pointers to input data.
+ *         Return 0 or -errno.
  * @eval: the scalar reference kernel: compute outputs from inputs, all
  *        with static shapes and allocated data.  Compute types are f32,
  *        i32, i64, u8, i8 and boolean (f16/bf16 are lowered to f32 before
@@ -361,6 +365,10 @@ unsigned int npr_elem_parse(const char *s);
 bool npr_shape_static(const struct npr_shape *s);
 int64_t npr_shape_numel(const struct npr_shape *s);	/* -1 if dynamic or overflow */
 bool npr_shape_eq(const struct npr_shape *a, const struct npr_shape *b);
+/* Some output of @n has a shape known only at inference time. */
+bool npr_node_dynamic(const struct npr_graph *g, const struct npr_node *n);
+/* The first live node of @g with such an output, or -1. */
+int npr_graph_dynamic(const struct npr_graph *g);
 /* "[1,3,224,224]" into buf; returns buf. */
 char *npr_shape_str(const struct npr_shape *s, char *buf, size_t len);
 /* numpy broadcast of a and b into out; -EINVAL if incompatible. */
@@ -369,7 +377,7 @@ int npr_shape_broadcast(const struct npr_shape *a, const struct npr_shape *b,
 size_t npr_tensor_bytes(unsigned int type, int64_t numel);
 
 /* Read an integer constant input as int64 values (any integer or float
- * type).  Returns the count, -EINVAL (with npr_err) if not constant. */
+ * type).  Returns the count, -ENODATA (with npr_err) if not constant. */
 int npr_const_ints(struct npr_graph *g, const struct npr_node *n, int input,
 		   int64_t *out, int max);
 

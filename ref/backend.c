@@ -9,6 +9,14 @@
  * request_create: one arena per request, a tensor view per value.
  * infer:          convert inputs into the compute type, run the steps,
  *                 convert the results into the callers' output buffers.
+ *
+ * Shapes that depend on input values: a node compile left with dynamic
+ * outputs is a dynamic step.  Each request keeps its own copy of the
+ * graph's values and of those nodes (parsed again, so the params that
+ * infer fills are the request's); before a dynamic step runs, its inputs'
+ * actual shapes and data go into the copy, the op's infer runs again and
+ * gives the output shapes, and the outputs get buffers of the request
+ * that grow as needed.  Static values keep the planned arena.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,6 +49,8 @@ struct ref_exec {
 	size_t *off;		/* per value: arena offset, SIZE_MAX if none */
 	size_t arena_bytes;
 	int max_in, max_out;
+	bool *dyn;		/* per step: output shapes inferred per run */
+	int ndyn;
 };
 
 /* marks nodes whose work a fused step does */
@@ -52,6 +62,12 @@ struct ref_request {
 	void *arena;
 	struct npr_tensor *t;	/* per value */
 	struct npr_tensor *in_buf, *out_buf;
+	/* with dynamic steps: the request's view of the graph */
+	struct npr_graph rg;	/* g's, with @rvals */
+	struct npr_value *rvals;	/* shallow copy of g->vals */
+	struct npr_node *rnodes;	/* per node; params of dynamic ones */
+	void **dbuf;		/* per value: buffer of a dynamic value */
+	size_t *dcap;		/* its size */
 };
 
 static int cpu_probe(struct npr_device *dev, int index)
@@ -164,6 +180,7 @@ static void cpu_exec_destroy(struct npr_exec *ex)
 	}
 	free(re->fast);
 	free(re->fused);
+	free(re->dyn);
 	free(re->steps);
 	free(re->off);
 	free(re);
@@ -199,7 +216,7 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re)
 		struct ref_fast *f;
 		int abs[3], nabs, res, last;
 
-		if (n->dead || re->fast[i])
+		if (n->dead || re->fast[i] || npr_node_dynamic(g, n))
 			continue;
 		err = npr_conv_fuse(g, i, uses, taken, &plan, abs, &nabs, &res);
 		if (err == -EOPNOTSUPP) {
@@ -208,6 +225,13 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re)
 		}
 		if (err)
 			break;
+		for (j = 0; j < nabs; j++)
+			if (npr_node_dynamic(g, &g->nodes[abs[j]]))
+				break;
+		if (j < nabs) {
+			npr_conv_plan_free(plan);
+			continue;
+		}
 		f = calloc(1, sizeof(*f));
 		if (!f) {
 			npr_conv_plan_free(plan);
@@ -310,8 +334,8 @@ static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
 		bool ok = true;
 		int64_t outer = 1;
 
-		if (re->fast[s] || strcmp(nd->type, "Concat") || !cp ||
-		    nd->nout != 1)
+		if (re->fast[s] || re->dyn[s] || strcmp(nd->type, "Concat") ||
+		    !cp || nd->nout != 1)
 			continue;
 		o = npr_out(g, nd, 0);
 		for (j = 0; j < cp->ax; j++)
@@ -487,7 +511,8 @@ static int cpu_compile(struct npr_exec *ex)
 		re->threads = 1;
 	re->fast = calloc(g->nnodes ? g->nnodes : 1, sizeof(*re->fast));
 	re->fused = calloc(g->nnodes ? g->nnodes : 1, sizeof(*re->fused));
-	if (!re->fast || !re->fused)
+	re->dyn = calloc(g->nnodes ? g->nnodes : 1, sizeof(*re->dyn));
+	if (!re->fast || !re->fused || !re->dyn)
 		goto nomem;
 	err = plan_fast(g, re);
 	if (err)
@@ -511,6 +536,13 @@ static int cpu_compile(struct npr_exec *ex)
 				return npr_node_err(n, -EOPNOTSUPP,
 						    "the cpu device has no kernel for this op");
 			if (re->fast[i] != &absorbed_mark) {
+				if (npr_node_dynamic(g, n)) {
+					if (n->op->flags & NPR_OP_BODIES)
+						return npr_node_err(n, -EOPNOTSUPP,
+								    "a sub-graph op with shapes that depend on input values is not supported");
+					re->dyn[re->nsteps] = true;
+					re->ndyn++;
+				}
 				re->fast[re->nsteps] = re->fast[i];
 				re->steps[re->nsteps++] = i;
 			} else {
@@ -526,8 +558,8 @@ static int cpu_compile(struct npr_exec *ex)
 			size_t bytes = npr_tensor_bytes(v->type,
 							npr_shape_numel(&v->shape));
 
-			if (v->data)
-				continue;
+			if (v->data || !npr_shape_static(&v->shape))
+				continue;	/* constant, or sized per run */
 			re->off[n->out[j]] = re->arena_bytes;
 			re->arena_bytes += (bytes + 63) & ~(size_t)63;
 		}
@@ -540,13 +572,123 @@ nomem:
 static void cpu_request_destroy(struct npr_request *rq)
 {
 	struct ref_request *rr = rq->priv;
+	struct npr_graph *g = rq->ex->g;
+	int i;
 
+	for (i = 0; rr->rnodes && i < g->nnodes; i++)
+		free(rr->rnodes[i].params);
+	for (i = 0; rr->dbuf && i < g->nvals; i++)
+		free(rr->dbuf[i]);
+	free(rr->rnodes);
+	free(rr->rvals);
+	free(rr->dbuf);
+	free(rr->dcap);
 	free(rr->arena);
 	free(rr->t);
 	free(rr->in_buf);
 	free(rr->out_buf);
 	free(rr);
 	rq->priv = NULL;
+}
+
+/* A request's copy of the values and of the dynamic nodes (parsed). */
+static int dyn_request_create(struct ref_exec *re, struct ref_request *rr,
+			      struct npr_graph *g)
+{
+	int i, err;
+
+	rr->rvals = malloc(sizeof(*rr->rvals) * (g->nvals ? g->nvals : 1));
+	rr->rnodes = calloc(g->nnodes ? g->nnodes : 1, sizeof(*rr->rnodes));
+	rr->dbuf = calloc(g->nvals ? g->nvals : 1, sizeof(*rr->dbuf));
+	rr->dcap = calloc(g->nvals ? g->nvals : 1, sizeof(*rr->dcap));
+	if (!rr->rvals || !rr->rnodes || !rr->dbuf || !rr->dcap)
+		return -ENOMEM;
+	memcpy(rr->rvals, g->vals, sizeof(*rr->rvals) * g->nvals);
+	rr->rg = *g;
+	rr->rg.vals = rr->rvals;
+	for (i = 0; i < re->nsteps; i++) {
+		int k = re->steps[i];
+		struct npr_node *n = &rr->rnodes[k];
+
+		if (!re->dyn[i])
+			continue;
+		*n = g->nodes[k];
+		n->params = NULL;
+		if (n->op->parse) {
+			err = n->op->parse(&rr->rg, n);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Run dynamic step @node: infer its output shapes from the actual inputs
+ * (values included) in the request's copy of the graph, give the outputs
+ * buffers, run the kernel.
+ */
+static int run_dynamic(struct ref_request *rr, const struct npr_graph *g,
+		       int node)
+{
+	struct npr_node *n = &rr->rnodes[node];
+	char b[128];
+	int j, err;
+
+	for (j = 0; j < n->nin; j++) {
+		struct npr_value *v = &rr->rvals[n->in[j]];
+		const struct npr_tensor *t = &rr->t[n->in[j]];
+
+		v->type = t->type;
+		v->shape = t->shape;
+		v->data = t->data;
+		v->nbytes = t->nbytes;
+	}
+	err = n->op->infer(&rr->rg, n);
+	for (j = 0; j < n->nout; j++) {
+		struct npr_value *v = &rr->rvals[n->out[j]];
+
+		/* an infer that computed the output itself (ShapeOf):
+		 * the kernel computes it again below */
+		if (v->owned != g->vals[n->out[j]].owned)
+			free(v->owned);
+		v->owned = g->vals[n->out[j]].owned;
+		v->data = NULL;
+	}
+	if (err)
+		return npr_err_default(err, 0);
+	for (j = 0; j < n->nout; j++) {
+		int o = n->out[j];
+		struct npr_value *v = &rr->rvals[o];
+		struct npr_tensor *t = &rr->t[o];
+		int64_t numel = npr_shape_numel(&v->shape);
+		size_t bytes = npr_tensor_bytes(v->type, numel);
+
+		if (numel < 0 || !npr_elem_size(v->type))
+			return npr_node_err(n, -EINVAL,
+					    "output %d: shape %s %s at run time",
+					    j, npr_shape_str(&v->shape, b, sizeof(b)),
+					    numel < 0 ? "is not static" :
+					    "has no element size");
+		if (bytes > rr->dcap[o] || !rr->dbuf[o]) {
+			void *p = npr_alloc(bytes);
+
+			if (!p)
+				return -ENOMEM;
+			free(rr->dbuf[o]);
+			rr->dbuf[o] = p;
+			rr->dcap[o] = bytes;
+		}
+		t->type = v->type;
+		t->shape = v->shape;
+		t->data = rr->dbuf[o];
+		t->nbytes = bytes;
+	}
+	for (j = 0; j < n->nin; j++)
+		rr->in_buf[j] = rr->t[n->in[j]];
+	for (j = 0; j < n->nout; j++)
+		rr->out_buf[j] = rr->t[n->out[j]];
+	return n->op->eval(n, rr->in_buf, rr->out_buf);
 }
 
 static int cpu_request_create(struct npr_request *rq)
@@ -579,7 +721,7 @@ static int cpu_request_create(struct npr_request *rq)
 		else if (re->off[i] != SIZE_MAX)
 			t->data = (char *)rr->arena + re->off[i];
 	}
-	return 0;
+	return re->ndyn ? dyn_request_create(re, rr, g) : 0;
 }
 
 static int cpu_infer(struct npr_request *rq)
@@ -615,6 +757,18 @@ static int cpu_infer(struct npr_request *rq)
 		if (f == &noop_mark) {
 			if (rq->prof)
 				rq->prof[re->steps[i]].fused = true;
+			continue;
+		}
+		if (re->dyn[i]) {
+			err = run_dynamic(rr, g, re->steps[i]);
+			if (re->prof_ns)
+				re->prof_ns[i] += npr_now_ns() - t0;
+			if (rq->prof) {
+				rq->prof[re->steps[i]].ns = npr_now_ns() - t0;
+				rq->prof[re->steps[i]].kernel = "ref";
+			}
+			if (err)
+				break;
 			continue;
 		}
 		if (f) {
@@ -662,6 +816,11 @@ static int cpu_infer(struct npr_request *rq)
 		struct npr_tensor *t = &rr->t[ex->out[i].value];
 		size_t numel = npr_shape_numel(&t->shape);
 
+		if (!npr_shape_static(&ex->out[i].shape)) {
+			err = npr_request_out_shape(rq, i, &t->shape);
+			if (err)
+				return err;
+		}
 		err = npr_convert(rq->out[i].data, rq->out[i].type, t->data,
 				  t->type, numel);
 		if (err)
@@ -681,4 +840,5 @@ const struct npr_backend_ops npr_cpu_backend_ops = {
 	.request_create = cpu_request_create,
 	.request_destroy = cpu_request_destroy,
 	.infer = cpu_infer,
+	.dynamic_shapes = true,
 };

@@ -1765,11 +1765,32 @@ TEST_F(relu, compile_with_input_shape)
 	for (i = 0; i < 12; i++)
 		EXPECT_EQ(out[i], in[i] > 0 ? in[i] : 0.0f);
 
-	/* bad shapes: rank 0, a zero dim, dims past the rank, bad index */
+	/* a zero dim: an empty tensor, set and read with 0 bytes */
+	sa.dims[0] = 0;
+	ASSERT_EQ(IOC(self->o.fd, NPR_IOCTL_COMPILE, &co), 0);
+	npr_prep_port_info(&pi, co.exec, 0, 1, NULL, 0);
+	ASSERT_EQ(IOC(self->o.fd, NPR_IOCTL_PORT_INFO, &pi), 0);
+	ASSERT_EQ(pi.rank, 2);
+	EXPECT_EQ(pi.dims[0], 0);
+	EXPECT_EQ(pi.dims[1], 4);
+	create_req(_metadata, self->o.fd, co.exec, &req);
+	npr_prep_tensor(&ta, req, 0, 0, NULL, 0);
+	ta.elem_type = NPR_ELEM_F32;
+	ta.rank = 2;
+	ta.dims[0] = 0;
+	ta.dims[1] = 4;
+	ASSERT_EQ(IOC(self->o.fd, NPR_IOCTL_SET_TENSOR, &ta), 0);
+	infer(_metadata, self->o.fd, req);
+	npr_prep_tensor(&ta, req, 0, 1, out, sizeof(out));
+	ASSERT_EQ(IOC(self->o.fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+	EXPECT_EQ(ta.bytes, 0);
+	EXPECT_EQ(ta.dims[0], 0);
+
+	/* bad shapes: rank 0, a negative dim, dims past the rank, bad index */
 	sa.rank = 0;
 	EXPECT_EQ(IOC(self->o.fd, NPR_IOCTL_COMPILE, &co), -EINVAL);
 	sa.rank = 2;
-	sa.dims[0] = 0;
+	sa.dims[0] = -1;
 	EXPECT_EQ(IOC(self->o.fd, NPR_IOCTL_COMPILE, &co), -EINVAL);
 	sa.dims[0] = 1;
 	sa.dims[2] = 5;

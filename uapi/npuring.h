@@ -374,7 +374,7 @@ _Static_assert(sizeof(struct npr_port_info) == 104, "npr_port_info ABI");
  * struct npr_shape_arg - one input shape override for NPR_IOCTL_COMPILE
  * @index: Input port index.
  * @rank: Number of dimensions, 1..NPR_MAX_RANK.
- * @dims: Dimensions, each >= 1.
+ * @dims: Dimensions, each >= 0 (0: an empty tensor).
  */
 struct npr_shape_arg {
 	__u32 index;
@@ -455,7 +455,9 @@ _Static_assert(sizeof(struct npr_req_create) == 16, "npr_req_create ABI");
  * @req: In. Request handle.
  * @index: In. Port index.
  * @elem_type: In (SET: must equal the port's type) / Out (GET).
- * @rank: In (SET: must equal the compiled rank) / Out (GET).
+ * @rank: In (SET: must equal the compiled rank) / Out (GET; for an
+ *        output whose shape depends on input values, that of the last
+ *        inference).
  * @dims: In (SET: must equal the compiled dims) / Out (GET).
  * @data: In. Caller buffer (SET: read; GET: written) / Out with MAP.
  * @bytes: In. Size of @data; SET needs exactly the tensor size, GET at

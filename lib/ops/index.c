@@ -405,7 +405,7 @@ static int non_zero_infer(struct npr_graph *g, struct npr_node *n)
 	if (err)
 		return err;
 	if (!d->data)
-		return npr_node_err(n, -EOPNOTSUPP,
+		return npr_node_err(n, -ENODATA,
 				    "the output shape depends on the input values: the input must be constant");
 	t.type = d->type;
 	t.shape = d->shape;

@@ -137,7 +137,7 @@ static int const_vals(struct npr_graph *g, const struct npr_node *n, int i,
 				    what, i);
 	v = npr_in(g, n, i);
 	if (!v->data)
-		return npr_node_err(n, -EINVAL,
+		return npr_node_err(n, -ENODATA,
 				    "%s (input %d) must be a constant", what, i);
 	if (!npr_is_compute(v->type))
 		return npr_node_err(n, -EINVAL, "%s (input %d) is %s", what,

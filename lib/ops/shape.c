@@ -4,8 +4,9 @@
  * Kernels: ref/shape.c.
  *
  * Inputs that decide a shape (target shapes, axes, begin/end/stride, pads,
- * repeats, Range bounds) must be constant once the graph is folded; infer
- * fails with -EINVAL naming the input when they are not.  Slicing,
+ * repeats, Range bounds) are read from constants once the graph is folded;
+ * when one is not constant, infer fails with -ENODATA naming it and compile
+ * leaves the output shape to be inferred at run time.  Slicing,
  * transposing, tiling and broadcasting are planned here as one strided view
  * of the data input (struct npr_view), so a single copy kernel runs them.
  */
@@ -827,7 +828,7 @@ static int range_arg(struct npr_graph *g, const struct npr_node *n, int i,
 	const struct npr_value *v = npr_in(g, n, i);
 
 	if (!v->data)
-		return npr_node_err(n, -EINVAL,
+		return npr_node_err(n, -ENODATA,
 				    "%s (input %d) must be a constant (or computable at compile time)",
 				    what, i);
 	if (npr_shape_numel(&v->shape) != 1 ||
