@@ -688,6 +688,52 @@ static int tr_softmax(struct onnx_ctx *c, int *out)
 	return v < 0 ? v : 0;
 }
 
+/*
+ * Axes computed from the inputs, where an empty list means every axis
+ * (noop_with_empty_axes 0) but would mean none to the opset op:
+ * axes ++ iota(r)[0 : r * (len(axes) == 0)], decided at inference time
+ * (the length folds once the input shapes are known).
+ */
+static int axes_or_all(struct onnx_ctx *c, int axes, int r)
+{
+	int64_t all[MAXR], zero = 0, one = 1, rank = r;
+	int in[4], len, v, node;
+
+	onnx_iota(all, r, 0);
+	len = onnx_shape_of(c, axes, "axes_len");
+	if (len < 0)
+		return len;
+	in[0] = onnx_const_i64(c, &zero, 1, "zero");
+	if (in[0] < 0)
+		return in[0];
+	v = onnx_binary(c, "Equal", len, in[0], "no_axes");
+	if (v >= 0)
+		v = onnx_convert(c, v, NPR_ELEM_I64, "no_axes_i64");
+	if (v < 0)
+		return v;
+	in[0] = onnx_const_i64(c, &rank, 1, "rank");
+	if (in[0] < 0)
+		return in[0];
+	v = onnx_binary(c, "Multiply", v, in[0], "all_len");
+	if (v < 0)
+		return v;
+	in[0] = onnx_const_i64(c, all, r, "all_axes");
+	in[1] = onnx_const_i64(c, &zero, 1, "all_start");
+	in[2] = v;
+	in[3] = onnx_const_i64(c, &one, 1, "all_step");
+	if (in[0] < 0 || in[1] < 0 || in[3] < 0)
+		return -ENOMEM;
+	node = onnx_node(c, "Slice", 8, "all", 4, in, 1, &v);
+	if (node < 0)
+		return node;
+	in[0] = axes;
+	in[1] = v;
+	node = onnx_node(c, "Concat", 1, "axes", 2, in, 1, &v);
+	if (node < 0 || (node = onnx_set_attr(c, node, "axis", "0")) < 0)
+		return node;
+	return v;
+}
+
 /* ReduceX; axes an attribute before opset 18 (13 for ReduceSum). */
 static int tr_reduce(struct onnx_ctx *c, int *out)
 {
@@ -713,6 +759,10 @@ static int tr_reduce(struct onnx_ctx *c, int *out)
 	if (input_axes && onnx_in(c, 1) >= 0) {
 		in[1] = onnx_in(c, 1);
 		n = onnx_const_ints(c, in[1], ax, MAXR);
+		if (n == -ENODATA && !noop && r >= 0)
+			in[1] = axes_or_all(c, in[1], r);
+		if (in[1] < 0)
+			return in[1];
 		if (n == -ENODATA)
 			n = 1;		/* given at run time */
 		else if (n < 0)

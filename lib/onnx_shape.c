@@ -395,10 +395,7 @@ static int tr_slice(struct onnx_ctx *c, int *out)
 					"starts and ends are required");
 		if (onnx_in(c, 3) >= 0) {
 			na = onnx_const_ints(c, onnx_in(c, 3), ax, MAXR);
-			if (na == -ENODATA)
-				return onnx_err(c, -EOPNOTSUPP,
-						"axes must be constant");
-			if (na < 0)
+			if (na < 0 && na != -ENODATA)
 				return na;
 		}
 		if (onnx_need(c, 1) < 0 || onnx_need(c, 2) < 0)
@@ -407,7 +404,8 @@ static int tr_slice(struct onnx_ctx *c, int *out)
 		ne = onnx_const_ints(c, onnx_in(c, 2), en, MAXR);
 		if (onnx_in(c, 4) >= 0)
 			ns = onnx_const_ints(c, onnx_in(c, 4), sp, MAXR);
-		if (n == -ENODATA || ne == -ENODATA || ns == -ENODATA)
+		if (n == -ENODATA || ne == -ENODATA || ns == -ENODATA ||
+		    na == -ENODATA)
 			return slice_dynamic(c, out, n, ne, na);
 		if (n < 0 || ne < 0 || (onnx_in(c, 4) >= 0 && ns < 0))
 			return n < 0 ? n : ne < 0 ? ne : ns;
@@ -451,7 +449,7 @@ static int tr_split(struct onnx_ctx *c, int *out)
 	int x = c->vin[0], r = onnx_rank(c, x), nout = (int)c->np->n_output;
 	struct npr_shape sc = { .rank = 0 };
 	int64_t axis, a, sizes[16], dim = -1, num = 0;
-	int in[3] = { x, -1, -1 }, n = -1, k, node, err;
+	int in[3] = { x, -1, -1 }, n = -1, k, node, err, computed = -1;
 	int sin = c->opset < 2 ? 1 : c->opset >= 13 ? 1 : -1;
 
 	err = onnx_attr_int(c, "axis", 0, &axis);
@@ -463,9 +461,11 @@ static int tr_split(struct onnx_ctx *c, int *out)
 		return err;
 	if (sin > 0 && onnx_in(c, sin) >= 0) {
 		n = onnx_const_ints(c, onnx_in(c, sin), sizes, 16);
-		if (n == -ENODATA)
-			return onnx_err(c, -EOPNOTSUPP,
-					"split sizes must be constant");
+		if (n == -ENODATA) {
+			/* computed sizes: split at inference time */
+			computed = onnx_in(c, sin);
+			n = nout;
+		}
 		if (n < 0)
 			return n;
 	} else if (sin < 0 && c->nin > 1) {
@@ -491,7 +491,8 @@ static int tr_split(struct onnx_ctx *c, int *out)
 	if (in[1] < 0)
 		return in[1];
 	if (n >= 0) {
-		in[2] = onnx_const_i64(c, sizes, n, "sizes");
+		in[2] = computed >= 0 ? computed :
+			onnx_const_i64(c, sizes, n, "sizes");
 		if (in[2] < 0)
 			return in[2];
 	}
@@ -508,7 +509,8 @@ static int tr_split(struct onnx_ctx *c, int *out)
 		c->g->vals[out[k]].shape = *onnx_vshape(c, x);
 		if (r >= 0 && !onnx_norm_axis(c, axis, r, &a))
 			c->g->vals[out[k]].shape.d[a] =
-				n >= 0 ? sizes[k] : dim < 0 ? -1 : dim / nout;
+				computed >= 0 ? -1 : n >= 0 ? sizes[k] :
+				dim < 0 ? -1 : dim / nout;
 	}
 	return 0;
 }
