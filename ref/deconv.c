@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Reference kernel: transposed convolution (ConvolutionBackpropData,
- * GroupConvolutionBackpropData), 1-D and 2-D.
+ * GroupConvolutionBackpropData), 1-D, 2-D and 3-D.
  *
  * Input pixel i, kernel tap j land on output pixel i * s + j * d - pb.
  * For every (input channel, output channel, tap) the kernel scatters one
@@ -58,15 +58,68 @@ static void scatter(const struct dgeo *g, const float *xp, const float *wp,
 	}
 }
 
+/* 3-D: every input pixel and tap scattered with plain loops. */
+static void deconv3d(const struct npr_deconv_params *p,
+		     const struct npr_shape *xs, const struct npr_shape *ws,
+		     const struct npr_shape *os, const float *x,
+		     const float *w, float *y)
+{
+	int off = p->group ? 1 : 0;
+	int64_t C = xs->d[1], K = os->d[1], G = p->groups;
+	const int64_t *id = &xs->d[2], *od = &os->d[2], *kd = &ws->d[2 + off];
+	int64_t cg = C / G, kg = K / G, isz = id[0] * id[1] * id[2];
+	int64_t osz = od[0] * od[1] * od[2], ksz = kd[0] * kd[1] * kd[2];
+	int64_t b, ic, k, i0, i1, i2, t0, t1, t2;
+
+	memset(y, 0, sizeof(float) * xs->d[0] * K * osz);
+	for (b = 0; b < xs->d[0]; b++)
+		for (ic = 0; ic < C; ic++)
+			for (k = 0; k < kg; k++) {
+				const float *xp = x + (b * C + ic) * isz;
+				const float *wp = w + (ic * kg + k) * ksz;
+				float *yp = y + (b * K + ic / cg * kg + k) * osz;
+
+				for (i0 = 0; i0 < id[0]; i0++)
+				for (i1 = 0; i1 < id[1]; i1++)
+				for (i2 = 0; i2 < id[2]; i2++) {
+					float xv = xp[(i0 * id[1] + i1) * id[2] + i2];
+
+					for (t0 = 0; t0 < kd[0]; t0++) {
+						int64_t o0 = i0 * p->stride[0] +
+							     t0 * p->dil[0] - p->pb[0];
+
+						if (o0 < 0 || o0 >= od[0])
+							continue;
+						for (t1 = 0; t1 < kd[1]; t1++) {
+							int64_t o1 = i1 * p->stride[1] +
+								     t1 * p->dil[1] - p->pb[1];
+
+							if (o1 < 0 || o1 >= od[1])
+								continue;
+							for (t2 = 0; t2 < kd[2]; t2++) {
+								int64_t o2 = i2 * p->stride[2] +
+									     t2 * p->dil[2] - p->pb[2];
+
+								if (o2 < 0 || o2 >= od[2])
+									continue;
+								yp[(o0 * od[1] + o1) * od[2] + o2] +=
+									xv * wp[(t0 * kd[1] + t1) * kd[2] + t2];
+							}
+						}
+					}
+				}
+			}
+}
+
 /**
  * npr_ref_deconv() - transposed convolution
  * @n: the node; params are struct npr_deconv_params, effective pads set
  *     by infer.
- * @in: data [N, C_in, (H,) W], weights [C_in, C_out, (kh,) kw] or
- *      [G, C_in / G, C_out / G, (kh,) kw], optional output_shape.
- * @out: [N, C_out, (OH,) OW].
+ * @in: data [N, C_in, (D, H,) W], weights [C_in, C_out, (kd, kh,) kw] or
+ *      [G, C_in / G, C_out / G, (kd, kh,) kw], optional output_shape.
+ * @out: [N, C_out, (OD, OH,) OW].
  *
- * Return: 0, or -EOPNOTSUPP for 3-D.
+ * Return: 0, or -EINVAL when the channels do not split into the groups.
  */
 int npr_ref_deconv(const struct npr_node *n, const struct npr_tensor *in,
 		   struct npr_tensor *out)
@@ -80,9 +133,14 @@ int npr_ref_deconv(const struct npr_node *n, const struct npr_tensor *in,
 	int64_t G = p->groups, cg, kg, b, gi, c, k;
 	struct dgeo g;
 
-	if (p->nsp > 2)
-		return npr_node_err(n, -EOPNOTSUPP,
-				    "3-D transposed convolution is not supported yet");
+	if (G < 1 || xs->d[1] % G || os->d[1] % G)
+		return npr_node_err(n, -EINVAL,
+				    "channels do not split into %lld groups",
+				    (long long)G);
+	if (p->nsp == 3) {
+		deconv3d(p, xs, ws, os, x, w, y);
+		return 0;
+	}
 	memset(&g, 0, sizeof(g));
 	g.N = xs->d[0];
 	g.C = xs->d[1];
@@ -102,10 +160,6 @@ int npr_ref_deconv(const struct npr_node *n, const struct npr_tensor *in,
 		g.dh = 1; g.dw = p->dil[0];
 		g.ph = 0; g.pw = p->pb[0];
 	}
-	if (G < 1 || g.C % G || g.K % G)
-		return npr_node_err(n, -EINVAL,
-				    "channels do not split into %lld groups",
-				    (long long)G);
 	cg = g.C / G;
 	kg = g.K / G;
 	memset(y, 0, sizeof(float) * g.N * g.K * g.OH * g.OW);

@@ -49,6 +49,176 @@ static int geo_init(const struct npr_node *n, const struct npr_conv_params *p,
 	return 0;
 }
 
+/*
+ * 3-D spatial layouts ([N, C, D, H, W]): plain loops over every output
+ * and tap, the definitions of the OpenVINO specifications written out.
+ */
+struct geo3 {
+	int64_t N, C, K, in[3], out[3], k[3];
+};
+
+static void geo3_init(const struct npr_shape *x, const struct npr_shape *o,
+		      const int64_t *k, struct geo3 *g)
+{
+	int i;
+
+	g->N = x->d[0];
+	g->C = x->d[1];
+	g->K = o->d[1];
+	for (i = 0; i < 3; i++) {
+		g->in[i] = x->d[2 + i];
+		g->out[i] = o->d[2 + i];
+		g->k[i] = k[i];
+	}
+}
+
+/* Input coordinate of tap @t for output @o along spatial axis @a. */
+static inline int64_t tap3(const struct npr_conv_params *p, int a, int64_t o,
+			   int64_t t)
+{
+	return o * p->stride[a] - p->pb[a] + t * p->dil[a];
+}
+
+static int conv3d(const struct npr_node *n, const struct npr_tensor *in,
+		  struct npr_tensor *out)
+{
+	const struct npr_conv_params *p = n->params;
+	const struct npr_shape *ws = &in[1].shape;
+	const float *x = in[0].data, *w = in[1].data;
+	float *y = out->data;
+	int off = p->group ? 1 : 0;
+	int64_t kk[3] = { ws->d[2 + off], ws->d[3 + off], ws->d[4 + off] };
+	int64_t cg, kg, b, oc, o0, o1, o2, c, i, j, l;
+	struct geo3 g;
+
+	geo3_init(&in[0].shape, &out->shape, kk, &g);
+	if (p->groups < 1 || g.C % p->groups || g.K % p->groups)
+		return npr_node_err(n, -EINVAL, "bad group count");
+	cg = g.C / p->groups;
+	kg = g.K / p->groups;
+	for (b = 0; b < g.N; b++)
+		for (oc = 0; oc < g.K; oc++)
+			for (o0 = 0; o0 < g.out[0]; o0++)
+				for (o1 = 0; o1 < g.out[1]; o1++)
+					for (o2 = 0; o2 < g.out[2]; o2++) {
+		double acc = 0;
+
+		for (c = 0; c < cg; c++) {
+			int64_t ic = oc / kg * cg + c;
+			const float *xp = x + (b * g.C + ic) * g.in[0] *
+					  g.in[1] * g.in[2];
+			const float *wp = w + (oc * cg + c) * kk[0] * kk[1] *
+					  kk[2];
+
+			for (i = 0; i < kk[0]; i++) {
+				int64_t x0 = tap3(p, 0, o0, i);
+
+				if (x0 < 0 || x0 >= g.in[0])
+					continue;
+				for (j = 0; j < kk[1]; j++) {
+					int64_t x1 = tap3(p, 1, o1, j);
+
+					if (x1 < 0 || x1 >= g.in[1])
+						continue;
+					for (l = 0; l < kk[2]; l++) {
+						int64_t x2 = tap3(p, 2, o2, l);
+
+						if (x2 < 0 || x2 >= g.in[2])
+							continue;
+						acc += (double)xp[(x0 * g.in[1] + x1) *
+								  g.in[2] + x2] *
+						       wp[(i * kk[1] + j) * kk[2] + l];
+					}
+				}
+			}
+		}
+		*y++ = (float)acc;
+					}
+	return 0;
+}
+
+/* 3-D MaxPool / AvgPool, as npr_pool_scalar() for 1-D and 2-D. */
+static int pool3d(const struct npr_node *n, const struct npr_tensor *in,
+		  struct npr_tensor *out)
+{
+	const struct npr_conv_params *p = n->params;
+	bool maxp = !strcmp(n->type, "MaxPool");
+	const float *x = in[0].data;
+	float *y = out[0].data;
+	void *idx = n->nout > 1 ? out[1].data : NULL;
+	int64_t b, c, o0, o1, o2, i, j, l, o = 0;
+	struct geo3 g;
+
+	if (in[0].type != NPR_ELEM_F32)
+		return npr_node_err(n, -EOPNOTSUPP, "3-D pooling of %s",
+				    npr_elem_name(in[0].type));
+	geo3_init(&in[0].shape, &out[0].shape, p->kernel, &g);
+	for (b = 0; b < g.N; b++)
+		for (c = 0; c < g.C; c++) {
+			int64_t plane = (b * g.C + c) * g.in[0] * g.in[1] *
+					g.in[2];
+			const float *xp = x + plane;
+
+			for (o0 = 0; o0 < g.out[0]; o0++)
+				for (o1 = 0; o1 < g.out[1]; o1++)
+					for (o2 = 0; o2 < g.out[2]; o2++, o++) {
+		float acc = maxp ? -INFINITY : 0;
+		int64_t cnt = 0, best = -1, area = 0;
+
+		for (i = 0; i < g.k[0]; i++) {
+			int64_t x0 = tap3(p, 0, o0, i);
+
+			for (j = 0; j < g.k[1]; j++) {
+				int64_t x1 = tap3(p, 1, o1, j);
+
+				for (l = 0; l < g.k[2]; l++) {
+					int64_t x2 = tap3(p, 2, o2, l), at;
+
+					/* AvgPool counts the window clipped
+					 * to the padded input */
+					if (x0 >= -p->pb[0] &&
+					    x0 < g.in[0] + p->pe[0] &&
+					    x1 >= -p->pb[1] &&
+					    x1 < g.in[1] + p->pe[1] &&
+					    x2 >= -p->pb[2] &&
+					    x2 < g.in[2] + p->pe[2])
+						area++;
+					if (x0 < 0 || x0 >= g.in[0] || x1 < 0 ||
+					    x1 >= g.in[1] || x2 < 0 ||
+					    x2 >= g.in[2])
+						continue;
+					at = (x0 * g.in[1] + x1) * g.in[2] + x2;
+					if (!maxp) {
+						acc += xp[at];
+						cnt++;
+					} else if (xp[at] > acc || best < 0) {
+						acc = xp[at];
+						best = at;
+					}
+				}
+			}
+		}
+		if (maxp) {
+			y[o] = best < 0 ? 0 : acc;
+			if (idx) {
+				int64_t v = best < 0 ? 0 :
+					    best + (p->axis == 0 ? plane : 0);
+
+				if (p->index_type == NPR_ELEM_I32)
+					((int32_t *)idx)[o] = (int32_t)v;
+				else
+					((int64_t *)idx)[o] = v;
+			}
+		} else {
+			int64_t div = p->exclude_pad ? cnt : area;
+
+			y[o] = div ? acc / (float)div : 0;
+		}
+					}
+		}
+	return 0;
+}
+
 int npr_ref_conv(const struct npr_node *n, const struct npr_tensor *in,
 		 struct npr_tensor *out)
 {
@@ -63,6 +233,8 @@ int npr_ref_conv(const struct npr_node *n, const struct npr_tensor *in,
 	struct geo g = { 0 };
 	int err;
 
+	if (p->nsp == 3)
+		return conv3d(n, in, out);
 	err = geo_init(n, p, &in[0].shape, &out->shape, kh, kw, &g);
 	if (err)
 		return err;
@@ -133,6 +305,8 @@ int npr_pool_scalar(const struct npr_node *n, const struct npr_tensor *in,
 	struct geo g = { 0 };
 	int err;
 
+	if (p->nsp == 3)
+		return pool3d(n, in, out);
 	err = geo_init(n, p, &in[0].shape, &out[0].shape, kh, kw, &g);
 	if (err)
 		return err;

@@ -2131,6 +2131,70 @@ TEST_F(ops, empty_tensors)
 	EXPECT_OUT(0, F32, 0, 0, 0);
 }
 
+/* ---- 3-D spatial ops ---------------------------------------------------- */
+
+/* x = 1..8 as [1, 1, 2, 2, 2]; every expected value worked by hand. */
+TEST_F(ops, spatial_3d_conv_pool_deconv)
+{
+	/* all-ones 2x2x2 kernel over the whole input: the sum, 36 */
+	RUN({ "Convolution", "opset1",
+	      "strides=\"1,1,1\" dilations=\"1,1,1\" pads_begin=\"0,0,0\" pads_end=\"0,0,0\"",
+	      { P("f32", "1,1,2,2,2", 1, 2, 3, 4, 5, 6, 7, 8),
+		C("f32", "1,1,2,2,2", 1, 1, 1, 1, 1, 1, 1, 1) },
+	      { "1,1,1,1,1" } });
+	EXPECT_OUT(0, F32, 1e-6, 36);
+	/* one tap (the last) with pads 1 on each side: x shifted by one */
+	RUN({ "Convolution", "opset1",
+	      "strides=\"1,1,1\" dilations=\"1,1,1\" pads_begin=\"1,1,1\" pads_end=\"0,0,0\"",
+	      { P("f32", "1,1,2,2,2", 1, 2, 3, 4, 5, 6, 7, 8),
+		C("f32", "1,1,2,2,2", 0, 0, 0, 0, 0, 0, 0, 1) },
+	      { "1,1,2,2,2" } });
+	EXPECT_OUT(0, F32, 1e-6, 1, 2, 3, 4, 5, 6, 7, 8);
+	/* two groups of one channel, weights 1 and -1 */
+	RUN({ "GroupConvolution", "opset1",
+	      "strides=\"1,1,1\" dilations=\"1,1,1\" pads_begin=\"0,0,0\" pads_end=\"0,0,0\"",
+	      { P("f32", "1,2,1,1,2", 1, 2, 3, 4),
+		C("f32", "2,1,1,1,1,1", 1, -1) },
+	      { "1,2,1,1,2" } });
+	EXPECT_OUT(0, F32, 1e-6, 1, 2, -3, -4);
+	RUN({ "MaxPool", "opset1",
+	      "kernel=\"2,2,2\" strides=\"2,2,2\" pads_begin=\"0,0,0\" pads_end=\"0,0,0\" rounding_type=\"floor\"",
+	      { P("f32", "1,1,2,2,2", 1, 2, 3, 8, 5, 6, 7, 4) },
+	      { "1,1,1,1,1" } });
+	EXPECT_OUT(0, F32, 0, 8);
+	/*
+	 * pads_begin 1, exclude-pad: output (0,0,0) sees only x[0,0,0] = 1,
+	 * output (1,1,1) all eight (mean 4.5); output (0,1,1) the four with
+	 * d = 0: (1 + 2 + 3 + 4) / 4
+	 */
+	RUN({ "AvgPool", "opset1",
+	      "kernel=\"2,2,2\" strides=\"1,1,1\" pads_begin=\"1,1,1\" pads_end=\"0,0,0\" exclude-pad=\"true\" rounding_type=\"floor\"",
+	      { P("f32", "1,1,2,2,2", 1, 2, 3, 4, 5, 6, 7, 8) },
+	      { "1,1,2,2,2" } });
+	EXPECT_OUT(0, F32, 1e-6, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5);
+	/* without exclude-pad the divisor is 8 everywhere */
+	RUN({ "AvgPool", "opset1",
+	      "kernel=\"2,2,2\" strides=\"1,1,1\" pads_begin=\"1,1,1\" pads_end=\"0,0,0\" exclude-pad=\"false\" rounding_type=\"floor\"",
+	      { P("f32", "1,1,2,2,2", 1, 2, 3, 4, 5, 6, 7, 8) },
+	      { "1,1,2,2,2" } });
+	EXPECT_OUT(0, F32, 1e-6, 1.0 / 8, 3.0 / 8, 4.0 / 8, 10.0 / 8,
+		   6.0 / 8, 14.0 / 8, 16.0 / 8, 36.0 / 8);
+	/* one input pixel of 2 scatters the kernel 1..8 times 2 */
+	RUN({ "ConvolutionBackpropData", "opset1",
+	      "strides=\"1,1,1\" dilations=\"1,1,1\" pads_begin=\"0,0,0\" pads_end=\"0,0,0\"",
+	      { P("f32", "1,1,1,1,1", 2),
+		C("f32", "1,1,2,2,2", 1, 2, 3, 4, 5, 6, 7, 8) },
+	      { "1,1,2,2,2" } });
+	EXPECT_OUT(0, F32, 1e-6, 2, 4, 6, 8, 10, 12, 14, 16);
+	/* stride 2 places two input pixels' kernels side by side */
+	RUN({ "ConvolutionBackpropData", "opset1",
+	      "strides=\"1,1,2\" dilations=\"1,1,1\" pads_begin=\"0,0,0\" pads_end=\"0,0,0\"",
+	      { P("f32", "1,1,1,1,2", 1, 10),
+		C("f32", "1,1,1,1,2", 1, 2) },
+	      { "1,1,1,1,4" } });
+	EXPECT_OUT(0, F32, 1e-6, 1, 2, 10, 20);
+}
+
 /* ---- shapes that depend on input values -------------------------------- */
 
 /*
