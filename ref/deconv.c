@@ -9,6 +9,7 @@
  * is computed up front so the inner loop has no bounds checks.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "ops/deconv.h"
@@ -58,7 +59,23 @@ static void scatter(const struct dgeo *g, const float *xp, const float *wp,
 	}
 }
 
-/* 3-D: every input pixel and tap scattered with plain loops. */
+/* Next coordinate of @c below @lim in C order; false after the last. */
+static bool next3(int64_t *c, const int64_t *lim)
+{
+	int a;
+
+	for (a = 2; a >= 0; a--) {
+		if (++c[a] < lim[a])
+			return true;
+		c[a] = 0;
+	}
+	return false;
+}
+
+/*
+ * 3-D: every input pixel and tap with plain loops.  Input pixel i and
+ * tap t land on output pixel i * s + t * d - pb (per axis), if inside.
+ */
 static void deconv3d(const struct npr_deconv_params *p,
 		     const struct npr_shape *xs, const struct npr_shape *ws,
 		     const struct npr_shape *os, const float *x,
@@ -69,46 +86,40 @@ static void deconv3d(const struct npr_deconv_params *p,
 	const int64_t *id = &xs->d[2], *od = &os->d[2], *kd = &ws->d[2 + off];
 	int64_t cg = C / G, kg = K / G, isz = id[0] * id[1] * id[2];
 	int64_t osz = od[0] * od[1] * od[2], ksz = kd[0] * kd[1] * kd[2];
-	int64_t b, ic, k, i0, i1, i2, t0, t1, t2;
+	int64_t i[3] = { 0 }, t[3], o[3], b, ic, k, ii, tt, oo;
+	int a;
 
 	memset(y, 0, sizeof(float) * xs->d[0] * K * osz);
-	for (b = 0; b < xs->d[0]; b++)
-		for (ic = 0; ic < C; ic++)
-			for (k = 0; k < kg; k++) {
-				const float *xp = x + (b * C + ic) * isz;
-				const float *wp = w + (ic * kg + k) * ksz;
-				float *yp = y + (b * K + ic / cg * kg + k) * osz;
-
-				for (i0 = 0; i0 < id[0]; i0++)
-				for (i1 = 0; i1 < id[1]; i1++)
-				for (i2 = 0; i2 < id[2]; i2++) {
-					float xv = xp[(i0 * id[1] + i1) * id[2] + i2];
-
-					for (t0 = 0; t0 < kd[0]; t0++) {
-						int64_t o0 = i0 * p->stride[0] +
-							     t0 * p->dil[0] - p->pb[0];
-
-						if (o0 < 0 || o0 >= od[0])
-							continue;
-						for (t1 = 0; t1 < kd[1]; t1++) {
-							int64_t o1 = i1 * p->stride[1] +
-								     t1 * p->dil[1] - p->pb[1];
-
-							if (o1 < 0 || o1 >= od[1])
-								continue;
-							for (t2 = 0; t2 < kd[2]; t2++) {
-								int64_t o2 = i2 * p->stride[2] +
-									     t2 * p->dil[2] - p->pb[2];
-
-								if (o2 < 0 || o2 >= od[2])
-									continue;
-								yp[(o0 * od[1] + o1) * od[2] + o2] +=
-									xv * wp[(t0 * kd[1] + t1) * kd[2] + t2];
-							}
-						}
-					}
-				}
+	if (!isz || !ksz)
+		return;
+	do {
+		ii = (i[0] * id[1] + i[1]) * id[2] + i[2];
+		t[0] = t[1] = t[2] = 0;
+		tt = 0;
+		do {
+			for (a = 0, oo = 0; a < 3; a++) {
+				o[a] = i[a] * p->stride[a] + t[a] * p->dil[a] -
+				       p->pb[a];
+				if (o[a] < 0 || o[a] >= od[a])
+					break;
+				oo = oo * od[a] + o[a];
 			}
+			if (a < 3) {
+				tt++;
+				continue;
+			}
+			for (b = 0; b < xs->d[0]; b++)
+				for (ic = 0; ic < C; ic++) {
+					float xv = x[(b * C + ic) * isz + ii];
+					const float *wp = w + ic * kg * ksz + tt;
+					float *yp = y + (b * K + ic / cg * kg) * osz + oo;
+
+					for (k = 0; k < kg; k++)
+						yp[k * osz] += xv * wp[k * ksz];
+				}
+			tt++;
+		} while (next3(t, kd));
+	} while (next3(i, id));
 }
 
 /**

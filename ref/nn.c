@@ -54,29 +54,75 @@ static int geo_init(const struct npr_node *n, const struct npr_conv_params *p,
  * and tap, the definitions of the OpenVINO specifications written out.
  */
 struct geo3 {
+	const struct npr_conv_params *p;
 	int64_t N, C, K, in[3], out[3], k[3];
+	int64_t isz, osz, ksz;		/* elements of a plane, a kernel */
 };
 
-static void geo3_init(const struct npr_shape *x, const struct npr_shape *o,
+static void geo3_init(const struct npr_conv_params *p,
+		      const struct npr_shape *x, const struct npr_shape *o,
 		      const int64_t *k, struct geo3 *g)
 {
 	int i;
 
+	g->p = p;
 	g->N = x->d[0];
 	g->C = x->d[1];
 	g->K = o->d[1];
+	g->isz = g->osz = g->ksz = 1;
 	for (i = 0; i < 3; i++) {
 		g->in[i] = x->d[2 + i];
 		g->out[i] = o->d[2 + i];
 		g->k[i] = k[i];
+		g->isz *= g->in[i];
+		g->osz *= g->out[i];
+		g->ksz *= k[i];
 	}
 }
 
-/* Input coordinate of tap @t for output @o along spatial axis @a. */
-static inline int64_t tap3(const struct npr_conv_params *p, int a, int64_t o,
-			   int64_t t)
+/*
+ * The input position of every tap of the window of output @o (3 coords):
+ * at[t] = flat index in the plane, or -1 outside the input; *area counts
+ * the taps inside the padded input.  Returns the number of taps.
+ */
+static int64_t window3(const struct geo3 *g, const int64_t *o, int64_t *at,
+		       int64_t *area)
 {
-	return o * p->stride[a] - p->pb[a] + t * p->dil[a];
+	const struct npr_conv_params *p = g->p;
+	int64_t t[3], x[3], n = 0;
+	int a;
+
+	*area = 0;
+	for (t[0] = 0; t[0] < g->k[0]; t[0]++)
+		for (t[1] = 0; t[1] < g->k[1]; t[1]++)
+			for (t[2] = 0; t[2] < g->k[2]; t[2]++, n++) {
+				bool in = true, pad = true;
+
+				for (a = 0; a < 3; a++) {
+					x[a] = o[a] * p->stride[a] - p->pb[a] +
+					       t[a] * p->dil[a];
+					in &= x[a] >= 0 && x[a] < g->in[a];
+					pad &= x[a] >= -p->pb[a] &&
+					       x[a] < g->in[a] + p->pe[a];
+				}
+				*area += pad;
+				at[n] = in ? (x[0] * g->in[1] + x[1]) *
+					     g->in[2] + x[2] : -1;
+			}
+	return n;
+}
+
+/* Next output coordinate in C order; false after the last. */
+static bool next3(const struct geo3 *g, int64_t *o)
+{
+	int a;
+
+	for (a = 2; a >= 0; a--) {
+		if (++o[a] < g->out[a])
+			return true;
+		o[a] = 0;
+	}
+	return false;
 }
 
 static int conv3d(const struct npr_node *n, const struct npr_tensor *in,
@@ -88,52 +134,40 @@ static int conv3d(const struct npr_node *n, const struct npr_tensor *in,
 	float *y = out->data;
 	int off = p->group ? 1 : 0;
 	int64_t kk[3] = { ws->d[2 + off], ws->d[3 + off], ws->d[4 + off] };
-	int64_t cg, kg, b, oc, o0, o1, o2, c, i, j, l;
+	int64_t cg, kg, b, oc, c, t, nt, area, o[3] = { 0 }, *at;
 	struct geo3 g;
 
-	geo3_init(&in[0].shape, &out->shape, kk, &g);
+	geo3_init(p, &in[0].shape, &out->shape, kk, &g);
 	if (p->groups < 1 || g.C % p->groups || g.K % p->groups)
 		return npr_node_err(n, -EINVAL, "bad group count");
+	if (!g.osz)
+		return 0;
+	at = malloc(sizeof(*at) * (g.ksz ? g.ksz : 1));
+	if (!at)
+		return -ENOMEM;
 	cg = g.C / p->groups;
 	kg = g.K / p->groups;
-	for (b = 0; b < g.N; b++)
-		for (oc = 0; oc < g.K; oc++)
-			for (o0 = 0; o0 < g.out[0]; o0++)
-				for (o1 = 0; o1 < g.out[1]; o1++)
-					for (o2 = 0; o2 < g.out[2]; o2++) {
-		double acc = 0;
+	do {
+		int64_t oo = (o[0] * g.out[1] + o[1]) * g.out[2] + o[2];
 
-		for (c = 0; c < cg; c++) {
-			int64_t ic = oc / kg * cg + c;
-			const float *xp = x + (b * g.C + ic) * g.in[0] *
-					  g.in[1] * g.in[2];
-			const float *wp = w + (oc * cg + c) * kk[0] * kk[1] *
-					  kk[2];
+		nt = window3(&g, o, at, &area);
+		for (b = 0; b < g.N; b++)
+			for (oc = 0; oc < g.K; oc++) {
+				double acc = 0;
 
-			for (i = 0; i < kk[0]; i++) {
-				int64_t x0 = tap3(p, 0, o0, i);
+				for (c = 0; c < cg; c++) {
+					int64_t ic = oc / kg * cg + c;
+					const float *xp = x + (b * g.C + ic) * g.isz;
+					const float *wp = w + (oc * cg + c) * g.ksz;
 
-				if (x0 < 0 || x0 >= g.in[0])
-					continue;
-				for (j = 0; j < kk[1]; j++) {
-					int64_t x1 = tap3(p, 1, o1, j);
-
-					if (x1 < 0 || x1 >= g.in[1])
-						continue;
-					for (l = 0; l < kk[2]; l++) {
-						int64_t x2 = tap3(p, 2, o2, l);
-
-						if (x2 < 0 || x2 >= g.in[2])
-							continue;
-						acc += (double)xp[(x0 * g.in[1] + x1) *
-								  g.in[2] + x2] *
-						       wp[(i * kk[1] + j) * kk[2] + l];
-					}
+					for (t = 0; t < nt; t++)
+						if (at[t] >= 0)
+							acc += (double)xp[at[t]] * wp[t];
 				}
+				y[(b * g.K + oc) * g.osz + oo] = (float)acc;
 			}
-		}
-		*y++ = (float)acc;
-					}
+	} while (next3(&g, o));
+	free(at);
 	return 0;
 }
 
@@ -146,76 +180,57 @@ static int pool3d(const struct npr_node *n, const struct npr_tensor *in,
 	const float *x = in[0].data;
 	float *y = out[0].data;
 	void *idx = n->nout > 1 ? out[1].data : NULL;
-	int64_t b, c, o0, o1, o2, i, j, l, o = 0;
+	int64_t pl, t, nt, area, o[3] = { 0 }, *at;
 	struct geo3 g;
 
 	if (in[0].type != NPR_ELEM_F32)
 		return npr_node_err(n, -EOPNOTSUPP, "3-D pooling of %s",
 				    npr_elem_name(in[0].type));
-	geo3_init(&in[0].shape, &out[0].shape, p->kernel, &g);
-	for (b = 0; b < g.N; b++)
-		for (c = 0; c < g.C; c++) {
-			int64_t plane = (b * g.C + c) * g.in[0] * g.in[1] *
-					g.in[2];
-			const float *xp = x + plane;
+	geo3_init(p, &in[0].shape, &out[0].shape, p->kernel, &g);
+	if (!g.osz)
+		return 0;
+	at = malloc(sizeof(*at) * (g.ksz ? g.ksz : 1));
+	if (!at)
+		return -ENOMEM;
+	do {
+		int64_t oo = (o[0] * g.out[1] + o[1]) * g.out[2] + o[2];
 
-			for (o0 = 0; o0 < g.out[0]; o0++)
-				for (o1 = 0; o1 < g.out[1]; o1++)
-					for (o2 = 0; o2 < g.out[2]; o2++, o++) {
-		float acc = maxp ? -INFINITY : 0;
-		int64_t cnt = 0, best = -1, area = 0;
+		nt = window3(&g, o, at, &area);
+		for (pl = 0; pl < g.N * g.C; pl++) {
+			const float *xp = x + pl * g.isz;
+			int64_t cnt = 0, best = -1, i = pl * g.osz + oo;
+			float acc = maxp ? -INFINITY : 0;
 
-		for (i = 0; i < g.k[0]; i++) {
-			int64_t x0 = tap3(p, 0, o0, i);
-
-			for (j = 0; j < g.k[1]; j++) {
-				int64_t x1 = tap3(p, 1, o1, j);
-
-				for (l = 0; l < g.k[2]; l++) {
-					int64_t x2 = tap3(p, 2, o2, l), at;
-
-					/* AvgPool counts the window clipped
-					 * to the padded input */
-					if (x0 >= -p->pb[0] &&
-					    x0 < g.in[0] + p->pe[0] &&
-					    x1 >= -p->pb[1] &&
-					    x1 < g.in[1] + p->pe[1] &&
-					    x2 >= -p->pb[2] &&
-					    x2 < g.in[2] + p->pe[2])
-						area++;
-					if (x0 < 0 || x0 >= g.in[0] || x1 < 0 ||
-					    x1 >= g.in[1] || x2 < 0 ||
-					    x2 >= g.in[2])
-						continue;
-					at = (x0 * g.in[1] + x1) * g.in[2] + x2;
-					if (!maxp) {
-						acc += xp[at];
-						cnt++;
-					} else if (xp[at] > acc || best < 0) {
-						acc = xp[at];
-						best = at;
-					}
+			for (t = 0; t < nt; t++) {
+				if (at[t] < 0)
+					continue;
+				if (!maxp) {
+					acc += xp[at[t]];
+					cnt++;
+				} else if (xp[at[t]] > acc || best < 0) {
+					acc = xp[at[t]];
+					best = at[t];
 				}
 			}
-		}
-		if (maxp) {
-			y[o] = best < 0 ? 0 : acc;
+			if (!maxp) {
+				int64_t div = p->exclude_pad ? cnt : area;
+
+				y[i] = div ? acc / (float)div : 0;
+				continue;
+			}
+			y[i] = best < 0 ? 0 : acc;
 			if (idx) {
-				int64_t v = best < 0 ? 0 :
-					    best + (p->axis == 0 ? plane : 0);
+				int64_t v = best < 0 ? 0 : best +
+					    (p->axis == 0 ? pl * g.isz : 0);
 
 				if (p->index_type == NPR_ELEM_I32)
-					((int32_t *)idx)[o] = (int32_t)v;
+					((int32_t *)idx)[i] = (int32_t)v;
 				else
-					((int64_t *)idx)[o] = v;
+					((int64_t *)idx)[i] = v;
 			}
-		} else {
-			int64_t div = p->exclude_pad ? cnt : area;
-
-			y[o] = div ? acc / (float)div : 0;
 		}
-					}
-		}
+	} while (next3(&g, o));
+	free(at);
 	return 0;
 }
 
