@@ -472,6 +472,36 @@ static void pool_plane(void *arg, int pl, int tid)
 	}
 }
 
+/* MaxPool of small integers: through f32, where they are exact. */
+static int pool_int(const struct npr_node *n, const struct npr_tensor *in,
+		    struct npr_tensor *out)
+{
+	int64_t ni = npr_shape_numel(&in[0].shape);
+	int64_t no = npr_shape_numel(&out[0].shape);
+	struct npr_tensor x = in[0], y = out[0];
+	struct npr_tensor o2[2];
+	int err = -ENOMEM;
+
+	x.type = y.type = NPR_ELEM_F32;
+	x.data = malloc(sizeof(float) * (ni ? ni : 1));
+	y.data = malloc(sizeof(float) * (no ? no : 1));
+	x.nbytes = sizeof(float) * ni;
+	y.nbytes = sizeof(float) * no;
+	if (x.data && y.data) {
+		npr_convert(x.data, NPR_ELEM_F32, in[0].data, in[0].type, ni);
+		o2[0] = y;
+		if (n->nout > 1)
+			o2[1] = out[1];
+		err = npr_pool_scalar(n, &x, o2);
+		if (!err)
+			npr_convert(out[0].data, out[0].type, y.data,
+				    NPR_ELEM_F32, no);
+	}
+	free(x.data);
+	free(y.data);
+	return err;
+}
+
 /*
  * Pooling: the fast path (f32, no indices output, max NaN handling aside
  * the same windows as the scalar kernel), else npr_pool_scalar().
@@ -485,7 +515,9 @@ int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
 	int64_t kw = p->kernel[p->nsp - 1];
 	int err;
 
-	if (n->nout > 1 || in[0].type != NPR_ELEM_F32 || p->nsp > 2 ||
+	if (in[0].type != NPR_ELEM_F32)
+		return pool_int(n, in, out);
+	if (n->nout > 1 || p->nsp > 2 ||
 	    kh > 16 || kw > 16 || out[0].shape.d[out[0].shape.rank - 1] > 1024)
 		return npr_pool_scalar(n, in, out);
 	j.row = npr_pool_row_generic;

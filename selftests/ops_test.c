@@ -2131,6 +2131,25 @@ TEST_F(ops, empty_tensors)
 	EXPECT_OUT(0, F32, 0, 0, 0);
 }
 
+/* MaxPool of 8- and 16-bit integers keeps the type; AvgPool stays f32. */
+TEST_F(ops, max_pool_integers)
+{
+	RUN({ "MaxPool", "opset1",
+	      "kernel=\"2,2\" strides=\"1,1\" pads_begin=\"0,0\" pads_end=\"0,0\" rounding_type=\"floor\"",
+	      { P("u8", "1,1,2,3", 1, 200, 3, 4, 5, 255) }, { "1,1,1,2" } });
+	EXPECT_OUT(0, NPR_ELEM_U8, 0, 200, 255);
+	RUN({ "MaxPool", "opset8",
+	      "kernel=\"2\" strides=\"2\" dilations=\"1\" pads_begin=\"0\" pads_end=\"0\" rounding_type=\"floor\"",
+	      { P("i8", "1,1,4", -128, -3, 7, -9) }, { "1,1,2", "1,1,2" },
+	      { "i8", "i64" } });
+	EXPECT_OUT(0, NPR_ELEM_I8, 0, -3, 7);
+	EXPECT_OUT(1, I64, 0, 1, 2);
+	RUN({ "AvgPool", "opset1",
+	      "kernel=\"2,2\" strides=\"1,1\" pads_begin=\"0,0\" pads_end=\"0,0\" exclude-pad=\"true\" rounding_type=\"floor\"",
+	      { P("u8", "1,1,2,2", 1, 2, 3, 4) }, { "1,1,1,1" } });
+	EXPECT_FAIL("AvgPool", -EINVAL, "f32");
+}
+
 /* ---- 3-D spatial ops ---------------------------------------------------- */
 
 /* x = 1..8 as [1, 1, 2, 2, 2]; every expected value worked by hand. */

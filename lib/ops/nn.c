@@ -191,8 +191,14 @@ static int pool_infer(struct npr_graph *g, struct npr_node *n)
 	if (x->shape.rank != p->nsp + 2)
 		return npr_node_err(n, -EINVAL, "data rank %d, expected %d",
 				    x->shape.rank, p->nsp + 2);
-	if (x->type != NPR_ELEM_F32)
-		return npr_node_err(n, -EINVAL, "data must be f32");
+	/* MaxPool also moves 8- and 16-bit integers (exact through f32) */
+	if (x->type != NPR_ELEM_F32 &&
+	    (strcmp(n->type, "MaxPool") ||
+	     (x->type != NPR_ELEM_U8 && x->type != NPR_ELEM_I8 &&
+	      x->type != NPR_ELEM_U16 && x->type != NPR_ELEM_I16)))
+		return npr_node_err(n, -EINVAL, "data must be f32%s",
+				    strcmp(n->type, "MaxPool") ? "" :
+				    " or an 8- or 16-bit integer");
 	o->shape = x->shape;
 	for (i = 0; i < p->nsp; i++) {
 		int64_t d = out_dim(p, i, x->shape.d[2 + i], p->kernel[i]);
