@@ -31,6 +31,13 @@
 #include "conv.h"
 #include "threads.h"
 
+/*
+ * A value whose size is known only at inference time may not exceed this
+ * (a Tile repeat count or a Range bound from an input could otherwise ask
+ * for any amount of memory).
+ */
+#define DYN_MAX_BYTES	((size_t)1 << 32)
+
 /* a step done by a fast kernel instead of the node's eval */
 struct ref_fast {
 	struct npr_conv_plan *conv;
@@ -670,6 +677,11 @@ static int run_dynamic(struct ref_request *rr, const struct npr_graph *g,
 					    j, npr_shape_str(&v->shape, b, sizeof(b)),
 					    numel < 0 ? "is not static" :
 					    "has no element size");
+		if (bytes > DYN_MAX_BYTES || (size_t)numel > DYN_MAX_BYTES)
+			return npr_node_err(n, -EFBIG,
+					    "output %d: shape %s from the input values needs %zu bytes, more than the %zu allowed",
+					    j, npr_shape_str(&v->shape, b, sizeof(b)),
+					    bytes, DYN_MAX_BYTES);
 		if (bytes > rr->dcap[o] || !rr->dbuf[o]) {
 			void *p = npr_alloc(bytes);
 
