@@ -2343,6 +2343,21 @@ TEST_F(ops, runtime_shapes_per_request)
 	EXPECT_FAIL("Tile", -EFBIG, "bytes");
 }
 
+/* devices without run-time shape inference refuse such models */
+TEST_F(ops, runtime_shapes_need_the_cpu_device)
+{
+	const struct top op = {
+		"Reshape", "opset1", "special_zero=\"false\"",
+		{ P("f32", "2,3", 0, 1, 2, 3, 4, 5), P("i64", "2", 3, 2) },
+		{ "3,2" } };
+	int fd = npr_open("null", 0);
+
+	ASSERT_GE(fd, 0);
+	run(fd, &op, &self->r);
+	npr_close(fd);
+	EXPECT_FAIL("Reshape", -EOPNOTSUPP, "depends on input values");
+}
+
 TEST_F(ops, runtime_axes_and_k)
 {
 	RUN({ "Unsqueeze", "opset1", NULL,
