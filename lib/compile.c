@@ -165,7 +165,7 @@ static int make_dynamic(struct npr_graph *g, struct npr_node *n)
 
 	if (n->nbodies || (n->op->flags & (NPR_OP_SOURCE | NPR_OP_SINK)))
 		return npr_node_err(n, -EOPNOTSUPP,
-				    "an input shape that depends on input values is not supported for this op");
+				    "shapes that depend on input values are not supported for this op");
 	for (j = 0; j < n->nout; j++) {
 		struct npr_value *v = npr_out(g, n, j);
 
