@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -308,7 +309,7 @@ static int read_outputs(int fd, int nout, __u32 req, struct tres *r)
 	int i, err;
 
 	for (i = 0; i < nout; i++) {
-		static char buf[MAX_VALS * 8];
+		char buf[MAX_VALS * 8];
 		struct npr_tensor_arg ta;
 		size_t k, es;
 
@@ -329,8 +330,21 @@ static int read_outputs(int fd, int nout, __u32 req, struct tres *r)
 	return 0;
 }
 
-/* Build the model of @op, run it on @fd, fill @r. */
-static void run(int fd, const struct top *op, struct tres *r)
+static int count_ports(const struct top *op, int *nout)
+{
+	int nin;
+
+	for (nin = 0; nin < MAX_IN && op->in[nin].et; nin++)
+		;
+	for (*nout = 0; *nout < MAX_OUT && op->out[*nout]; (*nout)++)
+		;
+	return nin;
+}
+
+/* Build the model of @op and compile it on @fd: 0 and *exec, or the
+ * errno with @r's message set. */
+static int compile_op(int fd, const struct top *op, __u32 *exec,
+		      struct tres *r)
 {
 	struct xb x = { 0 };
 	char *bin = NULL;
@@ -338,15 +352,9 @@ static void run(int fd, const struct top *op, struct tres *r)
 	int nin, nout, i;
 	struct npr_model_load ml;
 	struct npr_compile cc;
-	struct npr_req_create rc;
 	int err;
 
-	memset(r, 0, sizeof(*r));
-	for (nin = 0; nin < MAX_IN && op->in[nin].et; nin++)
-		;
-	for (nout = 0; nout < MAX_OUT && op->out[nout]; nout++)
-		;
-	r->nout = nout;
+	nin = count_ports(op, &nout);
 	xb_add(&x, "<?xml version=\"1.0\"?>\n<net name=\"t\" version=\"11\">\n<layers>\n");
 	for (i = 0; i < nin; i++) {
 		const struct tin *t = &op->in[i];
@@ -422,11 +430,29 @@ static void run(int fd, const struct top *op, struct tres *r)
 		set_err(r, err);
 		goto out;
 	}
-	npr_prep_req_create(&rc, cc.exec);
+	*exec = cc.exec;
+out:
+	free(bin);
+	return err;
+}
+
+/* Build the model of @op, run it on @fd, fill @r. */
+static void run(int fd, const struct top *op, struct tres *r)
+{
+	struct npr_req_create rc;
+	int nin, nout, i, err;
+	__u32 exec;
+
+	memset(r, 0, sizeof(*r));
+	nin = count_ports(op, &nout);
+	r->nout = nout;
+	if (compile_op(fd, op, &exec, r))
+		return;
+	npr_prep_req_create(&rc, exec);
 	err = npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc);
 	if (err) {
 		set_err(r, err);
-		goto out;
+		return;
 	}
 	err = infer_once(fd, op, nin, nout, rc.req, false, r);
 	for (i = 0; !err && i < nin; i++)
@@ -445,8 +471,6 @@ static void run(int fd, const struct top *op, struct tres *r)
 				err = read_outputs(fd, nout, first, r);
 			break;
 		}
-out:
-	free(bin);
 }
 
 /* ---- checking --------------------------------------------------------- */
@@ -2341,6 +2365,83 @@ TEST_F(ops, runtime_shapes_per_request)
 	RUN({ "Tile", "opset1", NULL,
 	      { P("f32", "2", 1, 2), P("i64", "1", 1e12) }, { "2" } });
 	EXPECT_FAIL("Tile", -EFBIG, "bytes");
+}
+
+/*
+ * Two threads run their own requests of one compiled model at the same
+ * time, each switching between two targets every inference: every run
+ * must report its own shape and values (the per-request copies of the
+ * graph keep the threads apart).
+ */
+struct reshape_worker {
+	int fd;
+	__u32 exec;
+	const struct top *op;
+	int64_t want[2][2];	/* dims of the first and the .again run */
+	int bad;
+	struct tres r;
+};
+
+static void *reshape_worker(void *arg)
+{
+	struct reshape_worker *w = arg;
+	struct npr_req_create rc;
+	int k, i;
+
+	npr_prep_req_create(&rc, w->exec);
+	if (npr_ioctl(w->fd, NPR_IOCTL_REQ_CREATE, &rc)) {
+		w->bad++;
+		return NULL;
+	}
+	for (k = 0; k < 40; k++) {
+		bool again = k & 1;
+
+		if (infer_once(w->fd, w->op, 2, 1, rc.req, again, &w->r) ||
+		    w->r.rank[0] != 2 || w->r.n[0] != 6 ||
+		    w->r.dims[0][0] != w->want[again][0] ||
+		    w->r.dims[0][1] != w->want[again][1]) {
+			w->bad++;
+			continue;
+		}
+		for (i = 0; i < 6; i++)
+			w->bad += w->r.v[0][i] != i;
+	}
+	return NULL;
+}
+
+TEST_F(ops, runtime_shapes_concurrent_requests)
+{
+	const struct top op = {
+		"Reshape", "opset1", "special_zero=\"false\"",
+		{ P("f32", "2,3", 0, 1, 2, 3, 4, 5), P("i64", "2", 3, 2) },
+		{ "3,2" }, .again = { NULL, V(1, 6) } };
+	const struct top op2 = {
+		"Reshape", "opset1", "special_zero=\"false\"",
+		{ P("f32", "2,3", 0, 1, 2, 3, 4, 5), P("i64", "2", 6, 1) },
+		{ "3,2" }, .again = { NULL, V(2, 3) } };
+	struct reshape_worker *w = calloc(2, sizeof(*w));
+	pthread_t t[2];
+	__u32 exec;
+	int i;
+
+	ASSERT_NE(w, NULL);
+	ASSERT_EQ(compile_op(self->fd, &op, &exec, &self->r), 0);
+	for (i = 0; i < 2; i++) {
+		w[i].fd = self->fd;
+		w[i].exec = exec;
+		w[i].op = i ? &op2 : &op;
+	}
+	w[0].want[0][0] = 3; w[0].want[0][1] = 2;
+	w[0].want[1][0] = 1; w[0].want[1][1] = 6;
+	w[1].want[0][0] = 6; w[1].want[0][1] = 1;
+	w[1].want[1][0] = 2; w[1].want[1][1] = 3;
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(pthread_create(&t[i], NULL, reshape_worker, &w[i]), 0);
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	EXPECT_EQ(w[0].bad, 0);
+	EXPECT_EQ(w[1].bad, 0);
+	free(w);
 }
 
 /* devices without run-time shape inference refuse such models */
