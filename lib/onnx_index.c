@@ -440,10 +440,14 @@ static int tr_onehot(struct onnx_ctx *c, int *out)
 		if (err)
 			return err;
 	}
-	node = onnx_node(c, "OneHot", 1, NULL, 4, in, 1, out);
+	/* ONNX counts negative indices from the end: OneHot-16's mode */
+	node = onnx_node(c, "OneHot", 16, NULL, 4, in, 1, out);
 	if (node < 0)
 		return node;
 	c->g->vals[out[0]].type = c->g->vals[c->vin[2]].type;
+	err = onnx_set_attr(c, node, "negative_indices_mode", "normalize");
+	if (err)
+		return err;
 	return onnx_set_attr(c, node, "axis", "%lld", (long long)axis);
 }
 

@@ -352,11 +352,12 @@ int npr_ref_scatter_nd(const struct npr_node *n, const struct npr_tensor *in,
 }
 
 /**
- * npr_ref_one_hot() - OneHot-1
+ * npr_ref_one_hot() - OneHot-1, -16
  * @n: the node; params struct npr_index_params, @ax and @depth set.
  * @in: indices, depth, on_value, off_value.
  * @out: on_value where the index along the new axis matches, else
- *       off_value; indices out of [0, depth) give a row of off_value.
+ *       off_value; indices out of [0, depth) give a row of off_value
+ *       (with @normalize, those in [-depth, -1] count from the end).
  *
  * Return: 0.
  */
@@ -378,6 +379,9 @@ int npr_ref_one_hot(const struct npr_node *n, const struct npr_tensor *in,
 				int64_t x = in[0].type == NPR_ELEM_I64 ?
 					    ((const int64_t *)in[0].data)[k] :
 					    ((const int32_t *)in[0].data)[k];
+
+				if (p->normalize && x < 0 && x >= -p->depth)
+					x += p->depth;
 
 				memcpy(d, x == dpt ? in[2].data : in[3].data,
 				       es);

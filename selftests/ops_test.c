@@ -824,6 +824,29 @@ TEST_F(ops, one_hot_axis_last_and_first)
 	EXPECT_OUT(0, I32, 0, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1);
 }
 
+/* OneHot-16: negative indices off, or counted from the end */
+TEST_F(ops, one_hot_16_negative_indices_mode)
+{
+	RUN({ "OneHot", "opset16", "axis=\"-1\"",
+	      { P("i64", "3", -1, 1, -4), C("i64", "", 3), C("f32", "", 1),
+		C("f32", "", 0) },
+	      { "3,3" }, { "f32" } });
+	EXPECT_OUT(0, F32, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0);
+	/* -1 is 2, -4 is out of [-3, -1]: off */
+	RUN({ "OneHot", "opset16",
+	      "axis=\"-1\" negative_indices_mode=\"normalize\"",
+	      { P("i64", "3", -1, 1, -4), C("i64", "", 3), C("f32", "", 1),
+		C("f32", "", 0) },
+	      { "3,3" }, { "f32" } });
+	EXPECT_OUT(0, F32, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0);
+	RUN({ "OneHot", "opset16",
+	      "axis=\"-1\" negative_indices_mode=\"wrap\"",
+	      { P("i64", "1", 0), C("i64", "", 3), C("f32", "", 1),
+		C("f32", "", 0) },
+	      { "1,3" }, { "f32" } });
+	EXPECT_FAIL("OneHot", -EINVAL, "negative_indices_mode");
+}
+
 TEST_F(ops, one_hot_errors)
 {
 	RUN({ "OneHot", "opset1", "axis=\"0\"",

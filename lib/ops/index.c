@@ -87,10 +87,18 @@ static int index_parse(struct npr_graph *g, struct npr_node *n)
 		return -ENOMEM;
 	p->use_init_val = true;
 	if (!strcmp(n->type, "GatherElements") || !strcmp(n->type, "OneHot")) {
+		static const char *const modes[] = { "ignore_negative",
+						     "normalize", NULL };
+		int m = 0;
+
 		err = npr_attr_int(n, "axis", 0, &p->axis);
 		if (!err && !npr_attr(n, "axis"))
 			err = npr_node_err(n, -EINVAL,
 					   "missing attribute axis");
+		if (!err && n->version >= 16 && !strcmp(n->type, "OneHot"))
+			err = npr_attr_enum(n, "negative_indices_mode", modes,
+					    0, &m);
+		p->normalize = m == 1;
 	} else if (!strcmp(n->type, "GatherND")) {
 		err = npr_attr_int(n, "batch_dims", 0, &p->batch_dims);
 		if (!err && p->batch_dims < 0)

@@ -37,6 +37,8 @@ enum npr_scatter_red {
  * @use_init_val: ScatterElementsUpdate-12.
  * @out_type: NonZero: NPR_ELEM_I32 or NPR_ELEM_I64.
  * @depth: OneHot: from the depth input.
+ * @normalize: OneHot-16 negative_indices_mode="normalize": an index in
+ *             [-depth, -1] counts from the end (else off_value).
  */
 struct npr_index_params {
 	int64_t axis;
@@ -47,6 +49,7 @@ struct npr_index_params {
 	bool use_init_val;
 	unsigned int out_type;
 	int64_t depth;
+	bool normalize;
 };
 
 int npr_ref_gather_elements(const struct npr_node *n,
