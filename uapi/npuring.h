@@ -348,7 +348,9 @@ _Static_assert(sizeof(struct npr_model_info) == 32, "npr_model_info ABI");
  * @index: In. Port index, < num_inputs or num_outputs.
  * @elem_type: Out. enum npr_elem_type the caller reads or writes.
  * @rank: Out. Number of dimensions.
- * @dims: Out. Dimensions; -1 for a dynamic dimension (models only).
+ * @dims: Out. Dimensions; -1 for a dynamic dimension of a model.  An
+ *        output of an exec whose shape depends on input values has rank
+ *        0 and dims[0] = -1 (GET_TENSOR gives each inference's shape).
  * @name: In. User buffer for the port's tensor name (or its layer name).
  * @name_len: In/Out. Size of @name; set to the needed size incl. NUL.
  *            -EMSGSIZE when too small (0 asks for the size only).
