@@ -2467,6 +2467,49 @@ TEST_F(ops, runtime_shapes_concurrent_requests)
 	free(w);
 }
 
+/*
+ * The port of such an output: no rank before inference, no shape to read
+ * before the first, and no caller memory to bind (its size varies).
+ */
+TEST_F(ops, runtime_shape_port)
+{
+	const struct top op = {
+		"Reshape", "opset1", "special_zero=\"false\"",
+		{ P("f32", "2,3", 0, 1, 2, 3, 4, 5), P("i64", "2", 3, 2) },
+		{ "3,2" } };
+	struct npr_req_create rc;
+	struct npr_tensor_arg ta;
+	struct npr_port_info pi;
+	float buf[6] = { 0 };
+	__u32 exec;
+
+	ASSERT_EQ(compile_op(self->fd, &op, &exec, &self->r), 0);
+	npr_prep_port_info(&pi, exec, 0, 1, NULL, 0);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_PORT_INFO, &pi), 0);
+	EXPECT_EQ(pi.rank, 0);
+	EXPECT_EQ(pi.dims[0], -1);
+	EXPECT_EQ(pi.elem_type, NPR_ELEM_F32);
+	npr_prep_req_create(&rc, exec);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
+	npr_prep_tensor(&ta, rc.req, 0, 1, buf, sizeof(buf));
+	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_GET_TENSOR, &ta), -ENODATA);
+	npr_prep_tensor(&ta, rc.req, 0, 1, buf, sizeof(buf));
+	ta.flags |= NPR_TENSOR_BIND;
+	ta.elem_type = NPR_ELEM_F32;
+	ta.rank = 2;
+	ta.dims[0] = 3;
+	ta.dims[1] = 2;
+	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR, &ta), -EOPNOTSUPP);
+	/* after an inference: the shape, and -EMSGSIZE with the size */
+	ASSERT_EQ(infer_once(self->fd, &op, 2, 1, rc.req, false, &self->r), 0);
+	npr_prep_tensor(&ta, rc.req, 0, 1, buf, 8);
+	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_GET_TENSOR, &ta), -EMSGSIZE);
+	EXPECT_EQ(ta.bytes, 24);
+	EXPECT_EQ(ta.rank, 2);
+	EXPECT_EQ(ta.dims[0], 3);
+	EXPECT_EQ(ta.dims[1], 2);
+}
+
 /* devices without run-time shape inference refuse such models */
 TEST_F(ops, runtime_shapes_need_the_cpu_device)
 {
