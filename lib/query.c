@@ -7,7 +7,8 @@
  * like ReadValue, counts as supported: the device never has to run it).
  * Compile keeps node positions, so compiled node i is model node i and
  * every node the passes added comes after the model's.  When the model
- * does not compile as it is (a dynamic input shape), each layer is
+ * does not compile as it is (a dynamic input shape), or has shapes that
+ * depend on input values and the device needs static ones, each layer is
  * judged by its op alone.  Then OpenVINO's rule for housekeeping nodes:
  * a Parameter or Constant is supported when every node it feeds is, a
  * Result when the node feeding it is.
@@ -52,6 +53,11 @@ int npr_query_model(struct npr_device *dev, const struct npr_graph *model,
 	npr_err_default(0, mark);	/* a compile failure is not ours */
 	if (err)
 		g = NULL;
+	/* shapes from input values: only where the device infers them */
+	if (g && !dev->ops->dynamic_shapes && npr_graph_dynamic(g) >= 0) {
+		npr_graph_free(g);
+		g = NULL;
+	}
 	if (g) {
 		dev_ok = calloc(g->nnodes ? g->nnodes : 1, sizeof(bool));
 		if (!dev_ok) {
