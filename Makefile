@@ -164,3 +164,5 @@ clean:
 .PHONY: all check demo deps clean bench
 
 -include $(LIB_OBJS:.o=.d) $(addprefix $(obj)/,$(vnpu-objs:.o=.d))
+# tools, tests and examples include library-internal headers too
+-include $(wildcard $(obj)/tools/*.d $(obj)/selftests/*.d $(obj)/examples/*.d)
