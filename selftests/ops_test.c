@@ -2469,7 +2469,8 @@ TEST_F(ops, runtime_shapes_concurrent_requests)
 
 /*
  * The port of such an output: no rank before inference, no shape to read
- * before the first, and no caller memory to bind (its size varies).
+ * before the first, and no caller memory to bind (its size varies); the
+ * compiled model does not export.
  */
 TEST_F(ops, runtime_shape_port)
 {
@@ -2500,6 +2501,13 @@ TEST_F(ops, runtime_shape_port)
 	ta.dims[0] = 3;
 	ta.dims[1] = 2;
 	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR, &ta), -EOPNOTSUPP);
+	/* no blob of it yet */
+	{
+		struct npr_export ex = { .size = sizeof(ex), .exec = exec };
+
+		EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_EXPORT, &ex),
+			  -EOPNOTSUPP);
+	}
 	/* after an inference: the shape, and -EMSGSIZE with the size */
 	ASSERT_EQ(infer_once(self->fd, &op, 2, 1, rc.req, false, &self->r), 0);
 	npr_prep_tensor(&ta, rc.req, 0, 1, buf, 8);
