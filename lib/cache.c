@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -202,10 +203,16 @@ static int entry_path(char *buf, size_t len, const char *dir,
 	return 0;
 }
 
-static void *read_file(const char *path, size_t *len)
+/*
+ * Map a cache entry: import uses its constants and prepared weights in
+ * place, so a hit copies nothing.  Entries are replaced by rename, never
+ * rewritten, so the mapping stays valid while an exec uses it.
+ */
+static struct npr_blob *map_entry(const char *path)
 {
+	struct npr_blob *b;
 	struct stat st;
-	void *buf;
+	void *p;
 	int fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -215,26 +222,22 @@ static void *read_file(const char *path, size_t *len)
 		close(fd);
 		return NULL;
 	}
-	buf = malloc(st.st_size);
-	if (buf) {
-		size_t got = 0;
-
-		while (got < (size_t)st.st_size) {
-			ssize_t r = read(fd, (char *)buf + got,
-					 st.st_size - got);
-
-			if (r <= 0)
-				break;
-			got += r;
-		}
-		if (got != (size_t)st.st_size) {
-			free(buf);
-			buf = NULL;
-		}
-	}
+	/* populated: the checksum reads every page at once anyway */
+	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd,
+		 0);
 	close(fd);
-	*len = st.st_size;
-	return buf;
+	if (p == MAP_FAILED)
+		return NULL;
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		munmap(p, st.st_size);
+		return NULL;
+	}
+	b->data = p;
+	b->size = st.st_size;
+	b->mapped = true;
+	b->refs = 1;
+	return b;
 }
 
 /**
@@ -252,18 +255,17 @@ int npr_cache_get(struct npr_device *dev, const struct npr_cache_key *k,
 {
 	char path[NPR_PROP_STR_MAX + 64];
 	struct npr_exec *ex = NULL;
-	size_t len = 0;
-	void *buf;
+	struct npr_blob *mem;
 	int err;
 
 	err = entry_path(path, sizeof(path), p->cache_dir, k->name, "blob");
 	if (err)
 		return err;
-	buf = read_file(path, &len);
-	if (!buf)
+	mem = map_entry(path);
+	if (!mem)
 		return -ENOENT;
-	err = npr_blob_import(dev, buf, len, &ex);
-	free(buf);
+	err = npr_blob_import_mem(dev, mem, &ex);
+	npr_blob_put(mem);	/* the exec's graph holds its own reference */
 	if (!err)
 		err = dev->ops->compile(ex);
 	if (err) {

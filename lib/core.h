@@ -15,6 +15,7 @@
 struct npr_device;
 struct npr_props;
 struct npr_exec;
+struct npr_prepared;
 struct npr_request;
 
 /**
@@ -58,6 +59,31 @@ struct npr_backend_ops {
 	 * (0), or -ENOENT for the generic one */
 	int (*param)(const struct npr_device *dev, const struct npr_props *p,
 		     uint32_t id, int64_t *value);
+	/* optional: the constants compile prepared (packed weights), for
+	 * the blob; *out is malloc'd, the buffers stay the exec's */
+	int (*prepared)(const struct npr_exec *ex, struct npr_prepared **out);
+};
+
+/**
+ * struct npr_prepared - a backend's prepared constants, opaque to lib/
+ * @layout: what the bytes mean, as the backend names it; a backend refuses
+ *          a layout other than its own with -EPROTONOSUPPORT.
+ * @n: entries in @buf.
+ * @buf: per buffer the node it belongs to, its index among that node's
+ *       buffers, the bytes (64-byte aligned) and their size.
+ *
+ * Export writes them into the blob; import hands them to compile in
+ * ex->prep, pointing into the blob's memory (ex->g->weights), which lives
+ * as long as the exec.
+ */
+struct npr_prepared {
+	char layout[64];
+	int n;
+	struct npr_prep_buf {
+		int node, index;
+		const void *data;
+		uint64_t bytes;
+	} buf[];
 };
 
 #define NPR_BACKEND_API_VERSION	1
@@ -131,6 +157,7 @@ struct npr_exec {
 	struct npr_props props;
 	bool from_cache;
 	void *priv;
+	struct npr_prepared *prep;	/* from a blob, for compile */
 };
 
 /**
@@ -236,6 +263,8 @@ uint64_t npr_blob_hash(const void *p, size_t n);
 int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len);
 int npr_blob_check_header(const struct npr_device *dev, const void *buf,
 			  size_t len);
+int npr_blob_import_mem(struct npr_device *dev, struct npr_blob *mem,
+			struct npr_exec **out);
 int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
 		    struct npr_exec **out);
 

@@ -176,9 +176,55 @@ static void cpu_exec_destroy(struct npr_exec *ex)
  * fused step runs where the last absorbed node was (the residual is
  * ready there); absorbed nodes are marked in re->fast with a sentinel.
  */
-static int plan_fast(struct npr_graph *g, struct ref_exec *re)
+/* The layout of the prepared buffers this build and CPU make. */
+static void prep_layout(char *buf, size_t len)
 {
-	int *uses, i, j, err = 0;
+	const struct npr_gemm_kern *k = npr_gemm_kern_best();
+
+	snprintf(buf, len, "conv%d %s mr%d nr%d", NPR_CONV_PREP_LAYOUT,
+		 k->name, k->mr, k->nr);
+}
+
+/* Give @plan (node @ni's) the buffers a blob prepared for it. */
+static int plan_prepared(const struct npr_prepared *prep, int *cur,
+			 struct npr_graph *g, int ni,
+			 struct npr_conv_plan *plan)
+{
+	const void **buf;
+	size_t *bytes;
+	int n = 0, err;
+
+	if (*cur < prep->n && prep->buf[*cur].node < ni)
+		return npr_node_err(&g->nodes[prep->buf[*cur].node], -EINVAL,
+				    "blob: prepared weights for a node that has none");
+	while (*cur + n < prep->n && prep->buf[*cur + n].node == ni)
+		n++;
+	buf = malloc(sizeof(*buf) * (n ? n : 1));
+	bytes = malloc(sizeof(*bytes) * (n ? n : 1));
+	if (!buf || !bytes) {
+		free(buf);
+		free(bytes);
+		return -ENOMEM;
+	}
+	for (err = 0; err < n; err++) {
+		buf[err] = prep->buf[*cur + err].data;
+		bytes[err] = prep->buf[*cur + err].bytes;
+	}
+	*cur += n;
+	err = npr_conv_plan_use_prepared(plan, buf, bytes, n);
+	free(buf);
+	free(bytes);
+	if (err)
+		return npr_node_err(&g->nodes[ni], -EINVAL,
+				    "blob: %d prepared buffers that do not fit this convolution",
+				    n);
+	return 0;
+}
+
+static int plan_fast(struct npr_graph *g, struct ref_exec *re,
+		     const struct npr_prepared *prep)
+{
+	int *uses, i, j, err = 0, cur = 0;
 	bool *taken;
 
 	if (getenv("NPR_CPU_REF"))
@@ -201,10 +247,17 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re)
 
 		if (n->dead || re->fast[i])
 			continue;
-		err = npr_conv_fuse(g, i, uses, taken, &plan, abs, &nabs, &res);
+		/* from a blob: the packed weights are there already */
+		err = npr_conv_fuse_ex(g, i, uses, taken, !prep, &plan, abs,
+				       &nabs, &res);
 		if (err == -EOPNOTSUPP) {
 			err = 0;
 			continue;
+		}
+		if (!err && prep) {
+			err = plan_prepared(prep, &cur, g, i, plan);
+			if (err)
+				npr_conv_plan_free(plan);
 		}
 		if (err)
 			break;
@@ -236,6 +289,9 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re)
 	}
 	free(uses);
 	free(taken);
+	if (!err && prep && cur < prep->n)
+		err = npr_node_err(&g->nodes[prep->buf[cur].node], -EINVAL,
+				   "blob: prepared weights for a node that has none");
 	return err;
 }
 
@@ -489,7 +545,16 @@ static int cpu_compile(struct npr_exec *ex)
 	re->fused = calloc(g->nnodes ? g->nnodes : 1, sizeof(*re->fused));
 	if (!re->fast || !re->fused)
 		goto nomem;
-	err = plan_fast(g, re);
+	if (ex->prep) {
+		char want[64];
+
+		prep_layout(want, sizeof(want));
+		if (strcmp(ex->prep->layout, want))
+			return npr_err(-EPROTONOSUPPORT,
+				       "blob: weights prepared in layout '%s', this CPU backend uses '%s'",
+				       ex->prep->layout, want);
+	}
+	err = plan_fast(g, re, ex->prep);
 	if (err)
 		return err;
 	if (getenv("NPR_CPU_PROFILE")) {
@@ -535,6 +600,71 @@ static int cpu_compile(struct npr_exec *ex)
 	return plan_memory(ex, re);
 nomem:
 	return -ENOMEM;
+}
+
+static int cmp_prep(const void *a, const void *b)
+{
+	const struct npr_prep_buf *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return x->index - y->index;
+}
+
+/*
+ * The packed weights of every fast convolution, for the blob: opaque
+ * bytes, in the layout prep_layout() names.  Import hands them back and
+ * compile uses them in place instead of packing again.
+ */
+static int cpu_prepared(const struct npr_exec *ex, struct npr_prepared **out)
+{
+	const struct ref_exec *re = ex->priv;
+	struct npr_prepared *prep;
+	int i, k, n = 0, cnt;
+
+	*out = NULL;
+	for (i = 0; i < re->nsteps; i++) {
+		const struct ref_fast *f = re->fast[i];
+
+		if (f && f != &absorbed_mark && f != &noop_mark)
+			n += npr_conv_plan_prepared(f->conv, NULL, NULL, 0);
+	}
+	if (!n)
+		return 0;
+	prep = calloc(1, sizeof(*prep) + sizeof(prep->buf[0]) * n);
+	if (!prep)
+		return -ENOMEM;
+	prep_layout(prep->layout, sizeof(prep->layout));
+	for (i = 0; i < re->nsteps; i++) {
+		const struct ref_fast *f = re->fast[i];
+		const void **buf;
+		size_t *bytes;
+
+		if (!f || f == &absorbed_mark || f == &noop_mark)
+			continue;
+		cnt = npr_conv_plan_prepared(f->conv, NULL, NULL, 0);
+		buf = malloc(sizeof(*buf) * cnt);
+		bytes = malloc(sizeof(*bytes) * cnt);
+		if (!buf || !bytes) {
+			free(buf);
+			free(bytes);
+			free(prep);
+			return -ENOMEM;
+		}
+		npr_conv_plan_prepared(f->conv, buf, bytes, cnt);
+		for (k = 0; k < cnt; k++) {
+			prep->buf[prep->n].node = f->head;
+			prep->buf[prep->n].index = k;
+			prep->buf[prep->n].data = buf[k];
+			prep->buf[prep->n].bytes = bytes[k];
+			prep->n++;
+		}
+		free(buf);
+		free(bytes);
+	}
+	qsort(prep->buf, prep->n, sizeof(prep->buf[0]), cmp_prep);
+	*out = prep;
+	return 0;
 }
 
 static void cpu_request_destroy(struct npr_request *rq)
@@ -681,4 +811,5 @@ const struct npr_backend_ops npr_cpu_backend_ops = {
 	.request_create = cpu_request_create,
 	.request_destroy = cpu_request_destroy,
 	.infer = cpu_infer,
+	.prepared = cpu_prepared,
 };
