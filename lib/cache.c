@@ -39,12 +39,18 @@
 #include "core.h"
 #include "graph.h"
 
-/* Streaming 128-bit hash: two npr_blob_hash chains over chunks. */
+/*
+ * Streaming 128-bit hash: two npr_blob_hash chains over chunks.  Small
+ * items (counts, shapes, names) are gathered into @buf and hashed 4 KB at
+ * a time; large ones (weights) are hashed where they are.
+ */
 struct h128 {
 	uint64_t a, b;
+	size_t len;
+	unsigned char buf[4096];
 };
 
-static void h_add(struct h128 *h, const void *p, size_t n)
+static void h_chunk(struct h128 *h, const void *p, size_t n)
 {
 	uint64_t x = npr_blob_hash(p, n);
 
@@ -53,6 +59,26 @@ static void h_add(struct h128 *h, const void *p, size_t n)
 	h->b = (h->b + x) * 0xc2b2ae3d27d4eb4full;
 	h->b ^= h->b >> 31;
 	h->b += n;
+}
+
+static void h_flush(struct h128 *h)
+{
+	if (h->len)
+		h_chunk(h, h->buf, h->len);
+	h->len = 0;
+}
+
+static void h_add(struct h128 *h, const void *p, size_t n)
+{
+	if (n > 256) {
+		h_flush(h);
+		h_chunk(h, p, n);
+		return;
+	}
+	if (h->len + n > sizeof(h->buf))
+		h_flush(h);
+	memcpy(h->buf + h->len, p, n);
+	h->len += n;
 }
 
 static void h_u64(struct h128 *h, uint64_t v)
@@ -74,52 +100,53 @@ static void graph_hash_into(struct h128 *h, const struct npr_graph *g);
 
 static void graph_hash(const struct npr_graph *g, char *out)
 {
-	struct h128 h = { 0x6a09e667f3bcc908ull, 0xbb67ae8584caa73bull };
+	struct h128 h = { .a = 0x6a09e667f3bcc908ull,
+			  .b = 0xbb67ae8584caa73bull };
 
 	graph_hash_into(&h, g);
+	h_flush(&h);
 	snprintf(out, 33, "%016llx%016llx", (unsigned long long)h.a,
 		 (unsigned long long)h.b);
 }
 
-static void graph_hash_into(struct h128 *hp, const struct npr_graph *g)
+static void graph_hash_into(struct h128 *h, const struct npr_graph *g)
 {
-	struct h128 h = *hp;
 	int i, j, k;
 
-	h_u64(&h, (uint64_t)g->nvals);
+	h_u64(h, (uint64_t)g->nvals);
 	for (i = 0; i < g->nvals; i++) {
 		const struct npr_value *v = &g->vals[i];
 
-		h_u64(&h, v->type);
-		h_u64(&h, (uint64_t)v->shape.rank);
+		h_u64(h, v->type);
+		h_u64(h, (uint64_t)v->shape.rank);
 		for (j = 0; j < v->shape.rank && j < NPR_MAX_RANK; j++)
-			h_u64(&h, (uint64_t)v->shape.d[j]);
-		h_u64(&h, (uint64_t)v->producer);
-		h_u64(&h, (uint64_t)v->port);
-		h_str(&h, v->name);
+			h_u64(h, (uint64_t)v->shape.d[j]);
+		h_u64(h, (uint64_t)v->producer);
+		h_u64(h, (uint64_t)v->port);
+		h_str(h, v->name);
 		if (v->data)
-			h_add(&h, v->data, v->nbytes);
+			h_add(h, v->data, v->nbytes);
 	}
-	h_u64(&h, (uint64_t)g->nnodes);
+	h_u64(h, (uint64_t)g->nnodes);
 	for (i = 0; i < g->nnodes; i++) {
 		const struct npr_node *n = &g->nodes[i];
 
-		h_str(&h, n->name);
-		h_str(&h, n->type);
-		h_u64(&h, n->version);
+		h_str(h, n->name);
+		h_str(h, n->type);
+		h_u64(h, n->version);
 		for (j = 0; j < n->nin; j++)
-			h_u64(&h, (uint64_t)n->in[j]);
-		h_u64(&h, (uint64_t)n->nout);
+			h_u64(h, (uint64_t)n->in[j]);
+		h_u64(h, (uint64_t)n->nout);
 		for (j = 0; j < n->nattr; j++) {
-			h_str(&h, n->attr[j].key);
-			h_str(&h, n->attr[j].val);
+			h_str(h, n->attr[j].key);
+			h_str(h, n->attr[j].val);
 		}
 		/* sub-graphs, with their port maps and back edges */
-		h_u64(&h, (uint64_t)n->nbodies);
+		h_u64(h, (uint64_t)n->nbodies);
 		for (j = 0; j < n->nbodies; j++) {
 			const struct npr_body *b = &n->bodies[j];
 
-			graph_hash_into(&h, b->g);
+			graph_hash_into(h, b->g);
 			for (k = 0; k < b->nports; k++) {
 				const struct npr_body_port *p = &b->ports[k];
 				int64_t f[10] = { p->out, p->sliced, p->ext,
@@ -127,19 +154,18 @@ static void graph_hash_into(struct h128 *hp, const struct npr_graph *g)
 						  p->axis, p->start, p->end,
 						  p->stride, p->part_size };
 
-				h_add(&h, f, sizeof(f));
+				h_add(h, f, sizeof(f));
 			}
 			for (k = 0; k < b->nback; k++) {
-				h_u64(&h, (uint64_t)b->back[k].from);
-				h_u64(&h, (uint64_t)b->back[k].to);
+				h_u64(h, (uint64_t)b->back[k].from);
+				h_u64(h, (uint64_t)b->back[k].to);
 			}
 		}
 	}
 	for (i = 0; i < g->ninputs; i++)
-		h_u64(&h, (uint64_t)g->inputs[i]);
+		h_u64(h, (uint64_t)g->inputs[i]);
 	for (i = 0; i < g->noutputs; i++)
-		h_u64(&h, (uint64_t)g->outputs[i]);
-	*hp = h;
+		h_u64(h, (uint64_t)g->outputs[i]);
 }
 
 /**
@@ -155,7 +181,7 @@ void npr_cache_key(const struct npr_device *dev, const struct npr_graph *src,
 		   struct npr_cache_key *k)
 {
 	char model[33], sh[512];
-	struct h128 h = { 1, 2 };
+	struct h128 h = { .a = 1, .b = 2 };
 	size_t len = 0;
 	int i, j;
 
@@ -182,6 +208,7 @@ void npr_cache_key(const struct npr_device *dev, const struct npr_graph *src,
 		 p->exec_mode == NPR_EXEC_MODE_ACCURACY ? "ACCURACY" :
 		 "PERFORMANCE", p->disable_transformations ? "YES" : "NO");
 	h_str(&h, k->lines);
+	h_flush(&h);
 	snprintf(k->name, sizeof(k->name), "%016llx%016llx",
 		 (unsigned long long)h.a, (unsigned long long)h.b);
 	snprintf(k->model_name, sizeof(k->model_name), "%s",
