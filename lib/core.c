@@ -902,7 +902,8 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 	ex->refs = 1;
 	ex->dev = dev;
 	ex->props = props;
-	err = npr_compile_graph(src, over, &ex->g);
+	/* src is this compile's own copy: its weights move, not copied */
+	err = npr_compile_graph_take(src, over, &ex->g);
 	if (err)
 		goto fail_ex;
 	err = make_ports(ex, src);

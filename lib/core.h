@@ -247,6 +247,9 @@ int npr_last_errno(void);
 /* lib/compile.c */
 int npr_compile_graph(const struct npr_graph *src,
 		      const struct npr_shape *shapes, struct npr_graph **out);
+int npr_compile_graph_take(struct npr_graph *src,
+			   const struct npr_shape *shapes,
+			   struct npr_graph **out);
 
 /* lib/props.c; the callers hold dev->lock */
 struct npr_exec;

@@ -673,6 +673,8 @@ static void bench_model(int fd)
 	err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
 	if (err)
 		die_lib(fd, "COMPILE", err);
+	/* the exec keeps what it needs: peak RSS is the compiled model's */
+	destroy(fd, ml.handle);
 	memset(s, 0, sizeof(s));
 	for (i = 0; i < (unsigned int)opt.nireq; i++) {
 		struct npr_req_create rc = { .size = sizeof(rc) };
