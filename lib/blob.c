@@ -229,7 +229,8 @@ static bool *live_inputs(const struct npr_graph *g)
 	return used;
 }
 
-static void w_graph(struct wbuf *w, const struct npr_graph *g);
+static void w_graph(struct wbuf *w, const struct npr_graph *g,
+		    const struct npr_exec *ex);
 
 static void w_bodies(struct wbuf *w, const struct npr_node *n)
 {
@@ -239,7 +240,7 @@ static void w_bodies(struct wbuf *w, const struct npr_node *n)
 	for (b = 0; b < n->nbodies; b++) {
 		const struct npr_body *body = &n->bodies[b];
 
-		w_graph(w, body->g);
+		w_graph(w, body->g, NULL);
 		w_u32(w, (uint32_t)body->nports);
 		for (k = 0; k < body->nports; k++) {
 			const struct npr_body_port *p = &body->ports[k];
@@ -263,7 +264,36 @@ static void w_bodies(struct wbuf *w, const struct npr_node *n)
 	}
 }
 
-static void w_graph(struct wbuf *w, const struct npr_graph *g)
+/*
+ * A constant of the compiled graph whose bytes the backend released after
+ * compile (it keeps them in another form, e.g. packed): ask for them.
+ * Returns malloc'd bytes, or NULL when @v is no such constant.
+ */
+static void *released_constant(struct wbuf *w, const struct npr_exec *ex,
+			       const struct npr_graph *g, int i)
+{
+	const struct npr_value *v = &g->vals[i];
+	void *buf;
+
+	/* a Const, or a value compile folded into one */
+	if (!ex || v->data || !v->nbytes || !ex->dev->ops->constant ||
+	    ex->dev->ops->constant(ex, i, NULL))
+		return NULL;
+	buf = malloc(v->nbytes);
+	if (!buf) {
+		w->err = -ENOMEM;
+		return NULL;
+	}
+	if (ex->dev->ops->constant(ex, i, buf)) {
+		free(buf);
+		w->err = -EIO;
+		return NULL;
+	}
+	return buf;
+}
+
+static void w_graph(struct wbuf *w, const struct npr_graph *g,
+		    const struct npr_exec *ex)
 {
 	bool *used = live_inputs(g);
 	int i, j;
@@ -278,7 +308,9 @@ static void w_graph(struct wbuf *w, const struct npr_graph *g)
 	w_u32(w, (uint32_t)g->nvals);
 	for (i = 0; i < g->nvals; i++) {
 		const struct npr_value *v = &g->vals[i];
-		bool data = v->data && used[i];
+		void *back = used[i] ? released_constant(w, ex, g, i) : NULL;
+		const void *bytes = back ? back : v->data;
+		bool data = bytes && used[i];
 
 		w_u32(w, v->type);
 		w_shape(w, &v->shape);
@@ -288,8 +320,9 @@ static void w_graph(struct wbuf *w, const struct npr_graph *g)
 		w_u64(w, data ? v->nbytes : UINT64_MAX);
 		if (data) {
 			w_align(w);
-			w_bytes(w, v->data, v->nbytes);
+			w_bytes(w, bytes, v->nbytes);
 		}
+		free(back);
 	}
 	w_u32(w, (uint32_t)g->nnodes);
 	for (i = 0; i < g->nnodes; i++) {
@@ -427,7 +460,7 @@ int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
 	w_caching(&w, dev, &ex->props);
 	w_ports(&w, ex->in, ex->nin);
 	w_ports(&w, ex->out, ex->nout);
-	w_graph(&w, ex->g);
+	w_graph(&w, ex->g, ex);
 	if (dev->ops->prepared) {
 		unsigned long mark = npr_err_mark();
 

@@ -28,6 +28,7 @@ struct ref_fast {
 	struct npr_conv_plan *conv;
 	int x, res, y;		/* value indexes; res -1 if none */
 	int head;		/* the convolution's node */
+	int wv;			/* its weights' value, if released; else -1 */
 };
 
 struct ref_exec {
@@ -221,6 +222,29 @@ static int plan_prepared(const struct npr_prepared *prep, int *cur,
 	return 0;
 }
 
+/*
+ * The plan holds the convolution's weights packed; the compiled graph's
+ * own copy (heap memory it owns, read by this convolution only) is freed
+ * at once, so that the weights are in memory once, also while compile
+ * packs the next ones.  Export gets them back from the plan
+ * (cpu_constant()).  Weights in a mapped file (an IR .bin, a blob) stay:
+ * those pages are the file's.
+ */
+static void release_weights(struct npr_graph *g, const struct npr_node *n,
+			    const int *uses, struct ref_fast *f)
+{
+	int w = n->in[1];
+	struct npr_value *v = &g->vals[w];
+
+	if (uses[w] != 1 || !v->owned || v->data != v->owned ||
+	    v->type != NPR_ELEM_F32)
+		return;
+	free(v->owned);
+	v->owned = NULL;
+	v->data = NULL;
+	f->wv = w;
+}
+
 static int plan_fast(struct npr_graph *g, struct ref_exec *re,
 		     const struct npr_prepared *prep)
 {
@@ -269,12 +293,9 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re,
 		}
 		f->conv = plan;
 		f->head = i;
-		/*
-		 * The plan holds the weights packed, but the graph keeps its
-		 * own copy: export (lib/blob.c) writes the compiled graph,
-		 * weights included, and a backend must not change the graph
-		 * it was given.
-		 */
+		f->wv = -1;
+		if (!prep)
+			release_weights(g, n, uses, f);
 		f->x = n->in[0];
 		f->res = res;
 		last = nabs ? abs[nabs - 1] : i;
@@ -515,6 +536,28 @@ static int plan_memory(struct npr_exec *ex, struct ref_exec *re)
 	free(idx);
 	free(lt);
 	return 0;
+}
+
+static bool real_fast(const struct ref_fast *f)
+{
+	return f && f != &absorbed_mark && f != &noop_mark;
+}
+
+static int cpu_constant(const struct npr_exec *ex, int value, void *buf)
+{
+	const struct ref_exec *re = ex->priv;
+	int i;
+
+	for (i = 0; re && i < re->nsteps; i++) {
+		const struct ref_fast *f = re->fast[i];
+
+		if (!real_fast(f) || f->wv != value)
+			continue;
+		if (buf)
+			npr_conv_plan_weights(f->conv, buf);
+		return 0;
+	}
+	return -ENOENT;
 }
 
 static int cpu_compile(struct npr_exec *ex)
@@ -812,4 +855,5 @@ const struct npr_backend_ops npr_cpu_backend_ops = {
 	.request_destroy = cpu_request_destroy,
 	.infer = cpu_infer,
 	.prepared = cpu_prepared,
+	.constant = cpu_constant,
 };

@@ -628,3 +628,22 @@ int npr_conv_plan_use_prepared(struct npr_conv_plan *p, const void *const *buf,
 	p->borrowed = true;
 	return 0;
 }
+
+/**
+ * npr_conv_plan_weights() - the weights a plan was made from
+ * @p: the plan.
+ * @w: [K, C / G, kh, kw] f32 (as npr_conv_plan_new() got them), written.
+ *
+ * The plan holds them (packed), so the graph's copy can go.
+ */
+void npr_conv_plan_weights(const struct npr_conv_plan *p, float *w)
+{
+	int64_t g, kdim = p->cg * p->d.kh * p->d.kw;
+
+	if (p->path == PATH_DW) {
+		memcpy(w, p->wdw, sizeof(float) * p->d.C * p->d.kh * p->d.kw);
+		return;
+	}
+	for (g = 0; g < p->d.G; g++)
+		npr_gemm_a_unpack(&p->a[g], w + g * p->kg * kdim, kdim);
+}

@@ -100,6 +100,7 @@ int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
 		     int *absorbed, int *nabs, int *res_value);
 int npr_conv_plan_prepared(const struct npr_conv_plan *p, const void **buf,
 			   size_t *bytes, int max);
+void npr_conv_plan_weights(const struct npr_conv_plan *p, float *w);
 int npr_conv_plan_use_prepared(struct npr_conv_plan *p, const void *const *buf,
 			       const size_t *bytes, int n);
 

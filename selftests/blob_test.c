@@ -2,7 +2,8 @@
 /*
  * Export and import of compiled models: real models exported, imported
  * and run give bit-identical outputs to the compiled original (stateful
- * models keep their variables), and the export size contract.  The ways
+ * models keep their variables) and export the same blob again; weights
+ * compile released come back exact; and the export size contract.  The ways
  * a blob can be wrong are blob_fuzz_test's.
  */
 #include "blob_util.h"
@@ -36,6 +37,18 @@ static void round_trip_b(struct npr_test *_metadata,
 	       self->len, alen);
 	free(a);
 	free(b);
+	{
+		/* the imported model exports the same bytes: the weights
+		 * compile released come back from the packed copy */
+		unsigned char *again = NULL;
+		size_t len = 0;
+
+		ASSERT_EQ(export(self->fd, imp, &again, &len), 0);
+		EXPECT_EQ(len, self->len);
+		EXPECT_EQ(memcmp(again, self->blob, len < self->len ? len :
+				 self->len), 0);
+		free(again);
+	}
 }
 
 static void round_trip(struct npr_test *_metadata, FIXTURE_DATA(blob) *self,
@@ -64,6 +77,48 @@ TEST_F(blob, face_detection_v10)
 TEST_F(blob, onnx_mobilenet_batch2)
 {
 	round_trip_b(_metadata, self, "models/onnx/mobilenet_v2.onnx", 1, 2);
+}
+
+/*
+ * Compile frees the graph's copy of the weights it packs (heap weights:
+ * f16 IR lowered to f32, ONNX); export gets them back from the packed
+ * copy.  Imported with NPR_CPU_REF (the reference kernels, which read
+ * the blob's weights, not its packed ones), the model gives bit for bit
+ * what the same kernels give compiled from the source.
+ */
+static void exported_weights(struct npr_test *_metadata,
+			     FIXTURE_DATA(blob) *self, const char *rel,
+			     int batch)
+{
+	unsigned char *a = NULL, *b = NULL;
+	size_t alen = 0, blen = 0;
+	__u32 exec, imp, ref;
+
+	if (!npr_test_shared_ok())
+		SKIP(return, "no shared data at %s", npr_test_shared());
+	ASSERT_EQ(compile_path_b(self->fd, rel, batch, &exec), 0);
+	ASSERT_EQ(export(self->fd, exec, &self->blob, &self->len), 0);
+	setenv("NPR_CPU_REF", "1", 1);
+	EXPECT_EQ(import(self->fd, self->blob, self->len, &imp), 0);
+	EXPECT_EQ(compile_path_b(self->fd, rel, batch, &ref), 0);
+	unsetenv("NPR_CPU_REF");
+	ASSERT_EQ(run(self->fd, imp, 1, &a, &alen), 0);
+	ASSERT_EQ(run(self->fd, ref, 1, &b, &blen), 0);
+	ASSERT_EQ(alen, blen);
+	EXPECT_EQ(memcmp(a, b, alen), 0);
+	free(a);
+	free(b);
+}
+
+TEST_F(blob, released_weights_exported_squeezenet_fp16)
+{
+	exported_weights(_metadata, self,
+			 "models/ir/squeezenet1.1/FP16/squeezenet1.1.xml", 0);
+}
+
+TEST_F(blob, released_weights_exported_onnx_mobilenet)
+{
+	exported_weights(_metadata, self, "models/onnx/mobilenet_v2.onnx", 1);
 }
 
 /* A Loop: its body, port map and back edges travel in the blob. */
