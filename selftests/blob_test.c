@@ -168,4 +168,65 @@ TEST_F(blob, export_size_contract)
 	EXPECT_NE(npr_ioctl(self->fd, NPR_IOCTL_EXPORT, &ea), 0);
 }
 
+uint64_t npr_blob_hash(const void *p, size_t n);
+
+/*
+ * The checksum as Documentation/blob.rst defines it, one word at a time:
+ * the library's vectorised build (AVX-512, where the CPU has it) must give
+ * the same value, or a blob written on one machine would not import on
+ * another.
+ */
+static uint64_t hash_spec(const unsigned char *b, size_t n)
+{
+	const uint64_t k = 0x9e3779b97f4a7c15ull;
+	uint64_t h[16], w, r;
+	size_t i;
+	int l;
+
+	for (l = 0; l < 16; l++)
+		h[l] = l + 1;
+	for (i = 0; i + 128 <= n; i += 128)
+		for (l = 0; l < 16; l++) {
+			memcpy(&w, b + i + 8 * l, 8);
+			h[l] = (h[l] ^ w) * k;
+			h[l] = (h[l] << 29) | (h[l] >> 35);
+		}
+	r = n;
+	for (l = 0; l < 16; l++)
+		r = ((r ^ h[l]) * k) ^ (r >> 31);
+	for (; i < n; i++)
+		r = ((r ^ b[i]) * k) ^ (r >> 29);
+	return r ^ (r >> 33);
+}
+
+TEST(checksum_is_the_same_on_every_cpu)
+{
+	static const size_t sizes[] = { 0, 1, 127, 128, 129, 4095, 4096,
+					4097, 65536 + 77, 1 << 20 };
+	unsigned char *b = malloc((1 << 20) + 1);
+	uint64_t x = 88172645463325252ull;
+	size_t i;
+
+	ASSERT_NE(b, NULL);
+	for (i = 0; i < (1 << 20) + 1; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		b[i] = (unsigned char)x;
+	}
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		EXPECT_EQ(npr_blob_hash(b, sizes[i]), hash_spec(b, sizes[i]));
+		/* unaligned starts too */
+		if (sizes[i])
+			EXPECT_EQ(npr_blob_hash(b + 1, sizes[i]),
+				  hash_spec(b + 1, sizes[i]));
+	}
+	/* and it sees a flipped bit in the vectorised part */
+	x = npr_blob_hash(b, 1 << 20);
+	b[777777] ^= 4;
+	EXPECT_NE(npr_blob_hash(b, 1 << 20), x);
+	EXPECT_EQ(npr_blob_hash(b, 1 << 20), hash_spec(b, 1 << 20));
+	free(b);
+}
+
 TEST_HARNESS_MAIN
