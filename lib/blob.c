@@ -45,6 +45,7 @@
 #define NPR_BLOB_MAGIC		"NPRBLOB"
 #define NPR_BLOB_FORMAT		2
 #define NPR_BLOB_ALIGN		64	/* constant and prepared data */
+#define NPR_BLOB_HELD		(UINT64_MAX - 1)	/* in the prepared data */
 #define NPR_BLOB_HEADER		96
 #define MAX_COUNT		(1 << 24)	/* nodes, values, attributes */
 #define MAX_STR			(1 << 16)
@@ -264,34 +265,6 @@ static void w_bodies(struct wbuf *w, const struct npr_node *n)
 	}
 }
 
-/*
- * A constant of the compiled graph whose bytes the backend released after
- * compile (it keeps them in another form, e.g. packed): ask for them.
- * Returns malloc'd bytes, or NULL when @v is no such constant.
- */
-static void *released_constant(struct wbuf *w, const struct npr_exec *ex,
-			       const struct npr_graph *g, int i)
-{
-	const struct npr_value *v = &g->vals[i];
-	void *buf;
-
-	/* a Const, or a value compile folded into one */
-	if (!ex || v->data || !v->nbytes || !ex->dev->ops->constant ||
-	    ex->dev->ops->constant(ex, i, NULL))
-		return NULL;
-	buf = malloc(v->nbytes);
-	if (!buf) {
-		w->err = -ENOMEM;
-		return NULL;
-	}
-	if (ex->dev->ops->constant(ex, i, buf)) {
-		free(buf);
-		w->err = -EIO;
-		return NULL;
-	}
-	return buf;
-}
-
 static void w_graph(struct wbuf *w, const struct npr_graph *g,
 		    const struct npr_exec *ex)
 {
@@ -308,21 +281,21 @@ static void w_graph(struct wbuf *w, const struct npr_graph *g,
 	w_u32(w, (uint32_t)g->nvals);
 	for (i = 0; i < g->nvals; i++) {
 		const struct npr_value *v = &g->vals[i];
-		void *back = used[i] ? released_constant(w, ex, g, i) : NULL;
-		const void *bytes = back ? back : v->data;
-		bool data = bytes && used[i];
+		/* the backend's prepared constants carry it (packed) */
+		bool held = used[i] && ex && ex->dev->ops->held &&
+			    ex->dev->ops->held(ex, i);
+		bool data = v->data && used[i] && !held;
 
 		w_u32(w, v->type);
 		w_shape(w, &v->shape);
 		w_u32(w, (uint32_t)v->producer);
 		w_u32(w, (uint32_t)v->port);
 		w_str(w, v->name);
-		w_u64(w, data ? v->nbytes : UINT64_MAX);
+		w_u64(w, held ? NPR_BLOB_HELD : data ? v->nbytes : UINT64_MAX);
 		if (data) {
 			w_align(w);
-			w_bytes(w, bytes, v->nbytes);
+			w_bytes(w, v->data, v->nbytes);
 		}
-		free(back);
 	}
 	w_u32(w, (uint32_t)g->nnodes);
 	for (i = 0; i < g->nnodes; i++) {
@@ -499,6 +472,9 @@ struct rbuf {
 	size_t len, pos;
 	int err;
 	struct npr_blob *mem;	/* the whole blob, constants point into it */
+	bool *held;		/* per value of the top graph: no bytes, the
+				 * backend's prepared constants have them */
+	int nheld;
 };
 
 static bool r_need(struct rbuf *r, size_t n);
@@ -746,7 +722,7 @@ static int r_bodies(struct rbuf *r, struct npr_node *nd, int depth)
 	return r->err;
 }
 
-static int check_structure(struct npr_graph *g);
+static int check_structure(struct npr_graph *g, const bool *held);
 
 static int r_graph(struct rbuf *r, struct npr_graph *g, int depth)
 {
@@ -764,6 +740,11 @@ static int r_graph(struct rbuf *r, struct npr_graph *g, int depth)
 	if (!g->vals)
 		return r->err = -ENOMEM;
 	g->cap_vals = n;
+	if (!depth) {
+		r->held = calloc(n ? n : 1, sizeof(bool));
+		if (!r->held)
+			return r->err = -ENOMEM;
+	}
 	for (i = 0; i < n && !r->err; i++) {
 		struct npr_value *v = &g->vals[i];
 		uint64_t nbytes;
@@ -778,6 +759,17 @@ static int r_graph(struct rbuf *r, struct npr_graph *g, int depth)
 		nbytes = r_u64(r);
 		if (r->err || nbytes == UINT64_MAX)
 			continue;
+		if (nbytes == NPR_BLOB_HELD) {
+			if (depth) {
+				bad(r, "a held constant in a sub-graph");
+				break;
+			}
+			v->nbytes = npr_tensor_bytes(v->type,
+						     npr_shape_numel(&v->shape));
+			r->held[i] = true;
+			r->nheld++;
+			continue;
+		}
 		if (nbytes != npr_tensor_bytes(v->type,
 					       npr_shape_numel(&v->shape))) {
 			bad(r, "constant size does not match its shape");
@@ -885,7 +877,7 @@ static int r_graph(struct rbuf *r, struct npr_graph *g, int depth)
 				return bad(r, "body output out of range");
 		if (g->nvars || g->nstate_in || g->nstate_out)
 			return bad(r, "a body with variables");
-		if (check_structure(g))
+		if (check_structure(g, NULL))
 			r->err = npr_last_errno() ? npr_last_errno() : -EINVAL;
 	}
 	return r->err;
@@ -900,7 +892,7 @@ static bool in_range(int v, int n)
  * infer every live node again and compare with what the blob says. */
 /* Indices, producers, ops, order: what must hold before any op code
  * looks at the graph. */
-static int check_structure(struct npr_graph *g)
+static int check_structure(struct npr_graph *g, const bool *held)
 {
 	int i, j;
 
@@ -916,6 +908,7 @@ static int check_structure(struct npr_graph *g)
 			return npr_err(-EINVAL, "blob: value %d has element type %u",
 				       i, v->type);
 	}
+
 	for (i = 0; i < g->nnodes; i++) {
 		struct npr_node *n = &g->nodes[i];
 
@@ -936,6 +929,15 @@ static int check_structure(struct npr_graph *g)
 				return npr_err(-EINVAL, "blob: node %d: bad input %d",
 					       i, j);
 	}
+	for (i = 0; held && i < g->nvals; i++) {
+		const struct npr_node *p = &g->nodes[g->vals[i].producer];
+
+		/* a constant: a Const, or a node compile folded */
+		if (held[i] && !p->dead && (!(p->op->flags & NPR_OP_SOURCE) ||
+					    !strcmp(p->type, "Parameter")))
+			return npr_err(-EINVAL, "blob: value %d is held but computed",
+				       i);
+	}
 	for (i = 0; i < g->nnodes; i++) {
 		const struct npr_node *n = &g->nodes[i];
 
@@ -950,7 +952,7 @@ static int check_structure(struct npr_graph *g)
 			const struct npr_value *v = npr_in(g, n, j);
 			const struct npr_node *p = &g->nodes[v->producer];
 
-			if (v->data)
+			if (v->data || (held && held[n->in[j]]))
 				continue;
 			/* computed: by a live node that runs earlier, or a
 			 * Parameter (state ports come last) */
@@ -975,13 +977,14 @@ static int check_structure(struct npr_graph *g)
 	return 0;
 }
 
-static int check_graph(struct npr_graph *g, const struct npr_port *in,
-		       int nin, const struct npr_port *out, int nout)
+static int check_graph(struct npr_graph *g, const bool *held,
+		       const struct npr_port *in, int nin,
+		       const struct npr_port *out, int nout)
 {
 	char b1[128], b2[128];
 	int i, j, err;
 
-	err = check_structure(g);
+	err = check_structure(g, held);
 	if (err)
 		return err;
 	if (g->ninputs != nin || g->noutputs != nout)
@@ -1234,9 +1237,14 @@ static int import_mem(struct npr_device *dev, struct npr_blob *mem,
 		r_prepared(&r, g, &ex->prep);
 	if (!r.err && r.pos != r.len)
 		bad(&r, "bytes after the prepared constants");
+	/* the backend checks that it holds each one (compile) */
+	if (!r.err && r.nheld && (!ex->prep || !dev->ops->held))
+		bad(&r, "constants held by prepared data the blob has not");
 	err = r.err;
 	if (!err)
-		err = check_graph(g, ex->in, ex->nin, ex->out, ex->nout);
+		err = check_graph(g, r.held, ex->in, ex->nin, ex->out,
+				  ex->nout);
+	free(r.held);
 	return err;
 }
 

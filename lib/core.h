@@ -62,10 +62,11 @@ struct npr_backend_ops {
 	/* optional: the constants compile prepared (packed weights), for
 	 * the blob; *out is malloc'd, the buffers stay the exec's */
 	int (*prepared)(const struct npr_exec *ex, struct npr_prepared **out);
-	/* optional: the bytes of constant @value of ex->g that compile
-	 * released (its data NULL) because the backend keeps it in another
-	 * form; @buf NULL asks whether it has it.  0 or -ENOENT */
-	int (*constant)(const struct npr_exec *ex, int value, void *buf);
+	/* optional: whether the backend holds constant @value of ex->g in
+	 * its prepared constants (packed weights it can unpack), so that a
+	 * blob need not carry its bytes; compile may then free them (data
+	 * NULL), and import gives it none */
+	bool (*held)(const struct npr_exec *ex, int value);
 };
 
 /**
@@ -145,9 +146,8 @@ struct npr_model {
  * @refs: one for the handle, one per live request.
  * @dev: the device.
  * @g: the compiled graph: lowered to compute types, shapes static,
- *     constants folded, dead nodes marked.  The backend's compile may
- *     free constants it keeps in another form (data NULL; ops->constant
- *     gives their bytes back).
+ *     constants folded, dead nodes marked.  Constants the backend holds
+ *     in its prepared form (ops->held) may have no data.
  * @nin, @in: inputs.
  * @nout, @out: outputs.
  * @props: properties in force for this compiled model.

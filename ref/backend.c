@@ -28,7 +28,7 @@ struct ref_fast {
 	struct npr_conv_plan *conv;
 	int x, res, y;		/* value indexes; res -1 if none */
 	int head;		/* the convolution's node */
-	int wv;			/* its weights' value, if released; else -1 */
+	int wv;			/* its weights' value if it holds them, or -1 */
 };
 
 struct ref_exec {
@@ -223,26 +223,33 @@ static int plan_prepared(const struct npr_prepared *prep, int *cur,
 }
 
 /*
- * The plan holds the convolution's weights packed; the compiled graph's
- * own copy (heap memory it owns, read by this convolution only) is freed
- * at once, so that the weights are in memory once, also while compile
- * packs the next ones.  Export gets them back from the plan
- * (cpu_constant()).  Weights in a mapped file (an IR .bin, a blob) stay:
- * those pages are the file's.
+ * The plan holds the convolution's weights packed.  When nothing else
+ * reads them, the plan is where they are kept: the blob carries them
+ * packed only (cpu_held()), and the compiled graph's own heap copy is
+ * freed at once, so that the weights are in memory once, also while
+ * compile packs the next ones.  Weights in a mapped file (an IR .bin)
+ * stay: those pages are the file's.
  */
-static void release_weights(struct npr_graph *g, const struct npr_node *n,
-			    const int *uses, struct ref_fast *f)
+static void hold_weights(struct npr_graph *g, const struct npr_node *n,
+			 const int *uses, struct ref_fast *f)
 {
 	int w = n->in[1];
 	struct npr_value *v = &g->vals[w];
 
-	if (uses[w] != 1 || !v->owned || v->data != v->owned ||
-	    v->type != NPR_ELEM_F32)
+	if (uses[w] != 1 || v->type != NPR_ELEM_F32)
 		return;
-	free(v->owned);
-	v->owned = NULL;
-	v->data = NULL;
 	f->wv = w;
+	if (v->owned && v->data == v->owned) {
+		free(v->owned);
+		v->owned = NULL;
+		v->data = NULL;
+	}
+}
+
+/* Are there prepared buffers for node @ni at the cursor? */
+static bool prep_for(const struct npr_prepared *prep, int cur, int ni)
+{
+	return prep && cur < prep->n && prep->buf[cur].node == ni;
 }
 
 static int plan_fast(struct npr_graph *g, struct ref_exec *re,
@@ -271,6 +278,10 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re,
 
 		if (n->dead || re->fast[i])
 			continue;
+		/* weights without data: only from the prepared buffers */
+		if (n->nin > 1 && !npr_in(g, n, 1)->data &&
+		    !prep_for(prep, cur, i))
+			continue;
 		/* from a blob: the packed weights are there already */
 		err = npr_conv_fuse_ex(g, i, uses, taken, !prep, &plan, abs,
 				       &nabs, &res);
@@ -294,8 +305,7 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re,
 		f->conv = plan;
 		f->head = i;
 		f->wv = -1;
-		if (!prep)
-			release_weights(g, n, uses, f);
+		hold_weights(g, n, uses, f);
 		f->x = n->in[0];
 		f->res = res;
 		last = nabs ? abs[nabs - 1] : i;
@@ -543,21 +553,113 @@ static bool real_fast(const struct ref_fast *f)
 	return f && f != &absorbed_mark && f != &noop_mark;
 }
 
-static int cpu_constant(const struct npr_exec *ex, int value, void *buf)
+static bool cpu_held(const struct npr_exec *ex, int value)
 {
 	const struct ref_exec *re = ex->priv;
 	int i;
 
-	for (i = 0; re && i < re->nsteps; i++) {
-		const struct ref_fast *f = re->fast[i];
+	for (i = 0; re && i < re->nsteps; i++)
+		if (real_fast(re->fast[i]) && re->fast[i]->wv == value)
+			return true;
+	return false;
+}
 
-		if (!real_fast(f) || f->wv != value)
+/*
+ * Every constant a step reads has its bytes, or is the weights a fast
+ * convolution holds: a blob can say a constant is held by a node that
+ * does not hold it.
+ */
+static int check_held(struct npr_graph *g, const struct ref_exec *re)
+{
+	int i, j, s;
+
+	for (s = 0; s < re->nsteps; s++) {
+		const struct npr_node *n = &g->nodes[re->steps[s]];
+		const struct ref_fast *f = re->fast[s];
+
+		if (real_fast(f) || f == &noop_mark)
 			continue;
-		if (buf)
-			npr_conv_plan_weights(f->conv, buf);
-		return 0;
+		for (j = 0; j < n->nin; j++) {
+			const struct npr_value *v = npr_in(g, n, j);
+			const struct npr_node *p = &g->nodes[v->producer];
+
+			if (!v->data && (p->dead || ((p->op->flags & NPR_OP_SOURCE) &&
+				     strcmp(p->type, "Parameter"))))
+				return npr_node_err(n, -EINVAL,
+						    "blob: input %d is a constant without its bytes",
+						    j);
+		}
 	}
-	return -ENOENT;
+	for (i = 0; i < re->nsteps; i++) {
+		const struct ref_fast *f = re->fast[i];
+		const struct npr_value *x;
+
+		if (!real_fast(f))
+			continue;
+		x = &g->vals[f->x];
+		if (!x->data && (g->nodes[x->producer].dead ||
+				 (g->nodes[x->producer].op->flags & NPR_OP_SOURCE &&
+				  strcmp(g->nodes[x->producer].type, "Parameter"))))
+			return npr_node_err(&g->nodes[f->head], -EINVAL,
+					    "blob: input 0 is a constant without its bytes");
+	}
+	return 0;
+}
+
+/*
+ * NPR_CPU_REF with a blob: the reference kernels read weights from the
+ * graph, so those the blob holds packed are unpacked into it.
+ */
+static int unpack_held(struct npr_graph *g, const struct npr_prepared *prep)
+{
+	int *uses, i, j, err = 0, cur = 0;
+	bool *taken;
+
+	uses = calloc(g->nvals ? g->nvals : 1, sizeof(int));
+	taken = calloc(g->nnodes ? g->nnodes : 1, sizeof(bool));
+	if (!uses || !taken) {
+		free(uses);
+		free(taken);
+		return -ENOMEM;
+	}
+	for (i = 0; i < g->nnodes; i++)
+		for (j = 0; !g->nodes[i].dead && j < g->nodes[i].nin; j++)
+			uses[g->nodes[i].in[j]]++;
+	for (i = 0; i < g->nnodes && !err; i++) {
+		struct npr_conv_plan *plan = NULL;
+		struct npr_value *w;
+		int abs[3], nabs, res;
+
+		if (!prep_for(prep, cur, i))
+			continue;
+		err = npr_conv_fuse_ex(g, i, uses, taken, false, &plan, abs,
+				       &nabs, &res);
+		if (err) {
+			plan = NULL;
+			err = npr_node_err(&g->nodes[i], -EINVAL,
+					   "blob: prepared weights for a node that has none");
+		} else {
+			err = plan_prepared(prep, &cur, g, i, plan);
+		}
+		w = npr_in(g, &g->nodes[i], 1);
+		if (!err && !w->data) {
+			w->owned = malloc(w->nbytes ? w->nbytes : 1);
+			if (w->owned) {
+				npr_conv_plan_weights(plan, w->owned);
+				w->data = w->owned;
+			} else {
+				err = -ENOMEM;
+			}
+		}
+		if (plan)
+			npr_conv_plan_free(plan);
+	}
+	free(uses);
+	free(taken);
+	if (!err && cur < prep->n)
+		err = npr_node_err(&g->nodes[prep->buf[cur].node], -EINVAL,
+				   "blob: prepared weights for a node that has none");
+	return err;
 }
 
 static int cpu_compile(struct npr_exec *ex)
@@ -597,7 +699,10 @@ static int cpu_compile(struct npr_exec *ex)
 				       "blob: weights prepared in layout '%s', this CPU backend uses '%s'",
 				       ex->prep->layout, want);
 	}
-	err = plan_fast(g, re, ex->prep);
+	if (ex->prep && getenv("NPR_CPU_REF"))
+		err = unpack_held(g, ex->prep);
+	else
+		err = plan_fast(g, re, ex->prep);
 	if (err)
 		return err;
 	if (getenv("NPR_CPU_PROFILE")) {
@@ -640,6 +745,9 @@ static int cpu_compile(struct npr_exec *ex)
 			re->arena_bytes += (bytes + 63) & ~(size_t)63;
 		}
 	}
+	err = check_held(g, re);
+	if (err)
+		return err;
 	return plan_memory(ex, re);
 nomem:
 	return -ENOMEM;
@@ -855,5 +963,5 @@ const struct npr_backend_ops npr_cpu_backend_ops = {
 	.request_destroy = cpu_request_destroy,
 	.infer = cpu_infer,
 	.prepared = cpu_prepared,
-	.constant = cpu_constant,
+	.held = cpu_held,
 };

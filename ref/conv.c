@@ -448,7 +448,8 @@ int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
 	x = npr_in(g, n, 0);
 	w = npr_in(g, n, 1);
 	o = npr_out(g, n, 0);
-	if (!w->data || cp->nsp < 1 || cp->nsp > 2 || !is_f32(g, n->in[0]) ||
+	if ((pack && !w->data) || cp->nsp < 1 || cp->nsp > 2 ||
+	    !is_f32(g, n->in[0]) ||
 	    w->type != NPR_ELEM_F32 || o->type != NPR_ELEM_F32 ||
 	    cp->auto_pad != NPR_PAD_EXPLICIT)
 		return -EOPNOTSUPP;

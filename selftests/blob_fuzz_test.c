@@ -278,6 +278,62 @@ TEST_F(blob, prepared_constants)
 	EXPECT_EQ(import(self->fd, self->blob, self->len, &imp), 0);
 }
 
+/*
+ * Constants "held" by the prepared data (no bytes in the graph, marker
+ * 0xffff...fe where the size goes): turning a computed value's marker
+ * (0xffff...ff) into one, or a held one into a computed one, fails
+ * cleanly or gives a model that runs.
+ */
+TEST_F(blob, held_constants)
+{
+	static const unsigned char none[8] = { 0xff, 0xff, 0xff, 0xff,
+					       0xff, 0xff, 0xff, 0xff };
+	static const unsigned char held[8] = { 0xfe, 0xff, 0xff, 0xff,
+					       0xff, 0xff, 0xff, 0xff };
+	size_t i, end;
+	int nheld = 0, nnone = 0, rejected = 0;
+	unsigned char *c, *out;
+	size_t outlen;
+	__u32 imp;
+
+	NEED_SHARED();
+	small(_metadata, self);
+	end = prepared_at(self->blob, self->len);
+	c = malloc(self->len);
+	ASSERT_NE(c, NULL);
+	for (i = HDR; i + 8 <= end; i++) {
+		bool is_held = !memcmp(self->blob + i, held, 8);
+		int err;
+
+		if (!is_held && (memcmp(self->blob + i, none, 8) ||
+				 nnone >= 40))
+			continue;
+		memcpy(c, self->blob, self->len);
+		memcpy(c + i, is_held ? none : held, 8);
+		reseal(c, self->len);
+		err = import(self->fd, c, self->len, &imp);
+		nheld += is_held;
+		nnone += !is_held;
+		if (err) {
+			if (err != -EINVAL)
+				TH_LOG("at %zu: errno %d: %s", i, err,
+				       npr_last_error());
+			EXPECT_EQ(err, -EINVAL);
+			EXPECT_NE(npr_last_error()[0], 0);
+			rejected++;
+		} else if (run(self->fd, imp, 1, &out, &outlen) == 0) {
+			free(out);
+		}
+		i += 7;
+	}
+	TH_LOG("%d held and %d computed markers swapped, %d rejected",
+	       nheld, nnone, rejected);
+	EXPECT_GT(nheld, 0);	/* the model's convolution weights */
+	EXPECT_GT(nnone, 0);
+	EXPECT_GE(rejected, nheld);
+	free(c);
+}
+
 /* The same with a Loop: sub-graphs, port maps and back edges. */
 TEST_F_TIMEOUT(blob, crafted_payloads_with_a_body, 300)
 {

@@ -3,8 +3,9 @@
  * Export and import of compiled models: real models exported, imported
  * and run give bit-identical outputs to the compiled original (stateful
  * models keep their variables) and export the same blob again; weights
- * compile released come back exact; and the export size contract.  The ways
- * a blob can be wrong are blob_fuzz_test's.
+ * the blob holds packed only come back exact; the checksum is the same on
+ * every CPU; and the export size contract.  The ways a blob can be wrong
+ * are blob_fuzz_test's.
  */
 #include "blob_util.h"
 
@@ -38,8 +39,8 @@ static void round_trip_b(struct npr_test *_metadata,
 	free(a);
 	free(b);
 	{
-		/* the imported model exports the same bytes: the weights
-		 * compile released come back from the packed copy */
+		/* the imported model exports the same bytes, its held
+		 * weights and prepared buffers included */
 		unsigned char *again = NULL;
 		size_t len = 0;
 
@@ -80,11 +81,11 @@ TEST_F(blob, onnx_mobilenet_batch2)
 }
 
 /*
- * Compile frees the graph's copy of the weights it packs (heap weights:
- * f16 IR lowered to f32, ONNX); export gets them back from the packed
- * copy.  Imported with NPR_CPU_REF (the reference kernels, which read
- * the blob's weights, not its packed ones), the model gives bit for bit
- * what the same kernels give compiled from the source.
+ * The blob holds convolution weights packed only, and compile frees the
+ * graph's heap copy of them.  Imported with NPR_CPU_REF (the reference
+ * kernels, which read the graph's weights: the backend unpacks them), the
+ * model gives bit for bit what the same kernels give compiled from the
+ * source.
  */
 static void exported_weights(struct npr_test *_metadata,
 			     FIXTURE_DATA(blob) *self, const char *rel,
@@ -110,13 +111,13 @@ static void exported_weights(struct npr_test *_metadata,
 	free(b);
 }
 
-TEST_F(blob, released_weights_exported_squeezenet_fp16)
+TEST_F(blob, held_weights_exact_squeezenet_fp16)
 {
 	exported_weights(_metadata, self,
 			 "models/ir/squeezenet1.1/FP16/squeezenet1.1.xml", 0);
 }
 
-TEST_F(blob, released_weights_exported_onnx_mobilenet)
+TEST_F(blob, held_weights_exact_onnx_mobilenet)
 {
 	exported_weights(_metadata, self, "models/onnx/mobilenet_v2.onnx", 1);
 }

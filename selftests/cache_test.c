@@ -368,11 +368,11 @@ TEST_F(cache, required_turns_a_miss_into_enoent)
 	EXPECT_EQ(from_cache(self->fd, e), 1);
 }
 
-/* 6 MB: eye (0.1 MB) + landmarks (1.5 MB) + face (4.8 MB; weights and
- * their packed copy) do not fit; landmarks, used least recently, goes. */
+/* 3 MB: eye (60 KB) + landmarks (0.8 MB) + face (2.5 MB) do not fit;
+ * landmarks, used least recently, goes. */
 TEST_F(cache, least_recently_used_is_pruned)
 {
-	struct opts o = { .dir = self->dir, .max_mb = 6 };
+	struct opts o = { .dir = self->dir, .max_mb = 3 };
 	__u32 e;
 
 	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);
