@@ -564,6 +564,16 @@ static bool cpu_held(const struct npr_exec *ex, int value)
 	return false;
 }
 
+/* Value @v is a constant (not computed by a step) without bytes. */
+static bool bytes_missing(const struct npr_graph *g, int v)
+{
+	const struct npr_value *val = &g->vals[v];
+	const struct npr_node *p = &g->nodes[val->producer];
+
+	return !val->data && (p->dead || ((p->op->flags & NPR_OP_SOURCE) &&
+					   strcmp(p->type, "Parameter")));
+}
+
 /*
  * Every constant a step reads has its bytes, or is the weights a fast
  * convolution holds: a blob can say a constant is held by a node that
@@ -580,11 +590,7 @@ static int check_held(struct npr_graph *g, const struct ref_exec *re)
 		if (real_fast(f) || f == &noop_mark)
 			continue;
 		for (j = 0; j < n->nin; j++) {
-			const struct npr_value *v = npr_in(g, n, j);
-			const struct npr_node *p = &g->nodes[v->producer];
-
-			if (!v->data && (p->dead || ((p->op->flags & NPR_OP_SOURCE) &&
-				     strcmp(p->type, "Parameter"))))
+			if (bytes_missing(g, n->in[j]))
 				return npr_node_err(n, -EINVAL,
 						    "blob: input %d is a constant without its bytes",
 						    j);
@@ -592,16 +598,13 @@ static int check_held(struct npr_graph *g, const struct ref_exec *re)
 	}
 	for (i = 0; i < re->nsteps; i++) {
 		const struct ref_fast *f = re->fast[i];
-		const struct npr_value *x;
 
 		if (!real_fast(f))
 			continue;
-		x = &g->vals[f->x];
-		if (!x->data && (g->nodes[x->producer].dead ||
-				 (g->nodes[x->producer].op->flags & NPR_OP_SOURCE &&
-				  strcmp(g->nodes[x->producer].type, "Parameter"))))
+		if (bytes_missing(g, f->x) ||
+		    (f->res >= 0 && bytes_missing(g, f->res)))
 			return npr_node_err(&g->nodes[f->head], -EINVAL,
-					    "blob: input 0 is a constant without its bytes");
+					    "blob: the input or the residual is a constant without its bytes");
 	}
 	return 0;
 }
