@@ -32,18 +32,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core.h"
 #include "graph.h"
 
-/* Streaming 128-bit hash: two npr_blob_hash chains over chunks. */
+/*
+ * Streaming 128-bit hash: two npr_blob_hash chains over chunks.  Small
+ * items (counts, shapes, names) are gathered into @buf and hashed 4 KB at
+ * a time; large ones (weights) are hashed where they are.
+ */
 struct h128 {
 	uint64_t a, b;
+	size_t len;
+	unsigned char buf[4096];
 };
 
-static void h_add(struct h128 *h, const void *p, size_t n)
+static void h_chunk(struct h128 *h, const void *p, size_t n)
 {
 	uint64_t x = npr_blob_hash(p, n);
 
@@ -52,6 +59,26 @@ static void h_add(struct h128 *h, const void *p, size_t n)
 	h->b = (h->b + x) * 0xc2b2ae3d27d4eb4full;
 	h->b ^= h->b >> 31;
 	h->b += n;
+}
+
+static void h_flush(struct h128 *h)
+{
+	if (h->len)
+		h_chunk(h, h->buf, h->len);
+	h->len = 0;
+}
+
+static void h_add(struct h128 *h, const void *p, size_t n)
+{
+	if (n > 256) {
+		h_flush(h);
+		h_chunk(h, p, n);
+		return;
+	}
+	if (h->len + n > sizeof(h->buf))
+		h_flush(h);
+	memcpy(h->buf + h->len, p, n);
+	h->len += n;
 }
 
 static void h_u64(struct h128 *h, uint64_t v)
@@ -73,52 +100,53 @@ static void graph_hash_into(struct h128 *h, const struct npr_graph *g);
 
 static void graph_hash(const struct npr_graph *g, char *out)
 {
-	struct h128 h = { 0x6a09e667f3bcc908ull, 0xbb67ae8584caa73bull };
+	struct h128 h = { .a = 0x6a09e667f3bcc908ull,
+			  .b = 0xbb67ae8584caa73bull };
 
 	graph_hash_into(&h, g);
+	h_flush(&h);
 	snprintf(out, 33, "%016llx%016llx", (unsigned long long)h.a,
 		 (unsigned long long)h.b);
 }
 
-static void graph_hash_into(struct h128 *hp, const struct npr_graph *g)
+static void graph_hash_into(struct h128 *h, const struct npr_graph *g)
 {
-	struct h128 h = *hp;
 	int i, j, k;
 
-	h_u64(&h, (uint64_t)g->nvals);
+	h_u64(h, (uint64_t)g->nvals);
 	for (i = 0; i < g->nvals; i++) {
 		const struct npr_value *v = &g->vals[i];
 
-		h_u64(&h, v->type);
-		h_u64(&h, (uint64_t)v->shape.rank);
+		h_u64(h, v->type);
+		h_u64(h, (uint64_t)v->shape.rank);
 		for (j = 0; j < v->shape.rank && j < NPR_MAX_RANK; j++)
-			h_u64(&h, (uint64_t)v->shape.d[j]);
-		h_u64(&h, (uint64_t)v->producer);
-		h_u64(&h, (uint64_t)v->port);
-		h_str(&h, v->name);
+			h_u64(h, (uint64_t)v->shape.d[j]);
+		h_u64(h, (uint64_t)v->producer);
+		h_u64(h, (uint64_t)v->port);
+		h_str(h, v->name);
 		if (v->data)
-			h_add(&h, v->data, v->nbytes);
+			h_add(h, v->data, v->nbytes);
 	}
-	h_u64(&h, (uint64_t)g->nnodes);
+	h_u64(h, (uint64_t)g->nnodes);
 	for (i = 0; i < g->nnodes; i++) {
 		const struct npr_node *n = &g->nodes[i];
 
-		h_str(&h, n->name);
-		h_str(&h, n->type);
-		h_u64(&h, n->version);
+		h_str(h, n->name);
+		h_str(h, n->type);
+		h_u64(h, n->version);
 		for (j = 0; j < n->nin; j++)
-			h_u64(&h, (uint64_t)n->in[j]);
-		h_u64(&h, (uint64_t)n->nout);
+			h_u64(h, (uint64_t)n->in[j]);
+		h_u64(h, (uint64_t)n->nout);
 		for (j = 0; j < n->nattr; j++) {
-			h_str(&h, n->attr[j].key);
-			h_str(&h, n->attr[j].val);
+			h_str(h, n->attr[j].key);
+			h_str(h, n->attr[j].val);
 		}
 		/* sub-graphs, with their port maps and back edges */
-		h_u64(&h, (uint64_t)n->nbodies);
+		h_u64(h, (uint64_t)n->nbodies);
 		for (j = 0; j < n->nbodies; j++) {
 			const struct npr_body *b = &n->bodies[j];
 
-			graph_hash_into(&h, b->g);
+			graph_hash_into(h, b->g);
 			for (k = 0; k < b->nports; k++) {
 				const struct npr_body_port *p = &b->ports[k];
 				int64_t f[10] = { p->out, p->sliced, p->ext,
@@ -126,19 +154,18 @@ static void graph_hash_into(struct h128 *hp, const struct npr_graph *g)
 						  p->axis, p->start, p->end,
 						  p->stride, p->part_size };
 
-				h_add(&h, f, sizeof(f));
+				h_add(h, f, sizeof(f));
 			}
 			for (k = 0; k < b->nback; k++) {
-				h_u64(&h, (uint64_t)b->back[k].from);
-				h_u64(&h, (uint64_t)b->back[k].to);
+				h_u64(h, (uint64_t)b->back[k].from);
+				h_u64(h, (uint64_t)b->back[k].to);
 			}
 		}
 	}
 	for (i = 0; i < g->ninputs; i++)
-		h_u64(&h, (uint64_t)g->inputs[i]);
+		h_u64(h, (uint64_t)g->inputs[i]);
 	for (i = 0; i < g->noutputs; i++)
-		h_u64(&h, (uint64_t)g->outputs[i]);
-	*hp = h;
+		h_u64(h, (uint64_t)g->outputs[i]);
 }
 
 /**
@@ -154,7 +181,7 @@ void npr_cache_key(const struct npr_device *dev, const struct npr_graph *src,
 		   struct npr_cache_key *k)
 {
 	char model[33], sh[512];
-	struct h128 h = { 1, 2 };
+	struct h128 h = { .a = 1, .b = 2 };
 	size_t len = 0;
 	int i, j;
 
@@ -181,6 +208,7 @@ void npr_cache_key(const struct npr_device *dev, const struct npr_graph *src,
 		 p->exec_mode == NPR_EXEC_MODE_ACCURACY ? "ACCURACY" :
 		 "PERFORMANCE", p->disable_transformations ? "YES" : "NO");
 	h_str(&h, k->lines);
+	h_flush(&h);
 	snprintf(k->name, sizeof(k->name), "%016llx%016llx",
 		 (unsigned long long)h.a, (unsigned long long)h.b);
 	snprintf(k->model_name, sizeof(k->model_name), "%s",
@@ -202,10 +230,16 @@ static int entry_path(char *buf, size_t len, const char *dir,
 	return 0;
 }
 
-static void *read_file(const char *path, size_t *len)
+/*
+ * Map a cache entry: import uses its constants and prepared weights in
+ * place, so a hit copies nothing.  Entries are replaced by rename, never
+ * rewritten, so the mapping stays valid while an exec uses it.
+ */
+static struct npr_blob *map_entry(const char *path)
 {
+	struct npr_blob *b;
 	struct stat st;
-	void *buf;
+	void *p;
 	int fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -215,26 +249,22 @@ static void *read_file(const char *path, size_t *len)
 		close(fd);
 		return NULL;
 	}
-	buf = malloc(st.st_size);
-	if (buf) {
-		size_t got = 0;
-
-		while (got < (size_t)st.st_size) {
-			ssize_t r = read(fd, (char *)buf + got,
-					 st.st_size - got);
-
-			if (r <= 0)
-				break;
-			got += r;
-		}
-		if (got != (size_t)st.st_size) {
-			free(buf);
-			buf = NULL;
-		}
-	}
+	/* populated: the checksum reads every page at once anyway */
+	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd,
+		 0);
 	close(fd);
-	*len = st.st_size;
-	return buf;
+	if (p == MAP_FAILED)
+		return NULL;
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		munmap(p, st.st_size);
+		return NULL;
+	}
+	b->data = p;
+	b->size = st.st_size;
+	b->mapped = true;
+	b->refs = 1;
+	return b;
 }
 
 /**
@@ -252,18 +282,17 @@ int npr_cache_get(struct npr_device *dev, const struct npr_cache_key *k,
 {
 	char path[NPR_PROP_STR_MAX + 64];
 	struct npr_exec *ex = NULL;
-	size_t len = 0;
-	void *buf;
+	struct npr_blob *mem;
 	int err;
 
 	err = entry_path(path, sizeof(path), p->cache_dir, k->name, "blob");
 	if (err)
 		return err;
-	buf = read_file(path, &len);
-	if (!buf)
+	mem = map_entry(path);
+	if (!mem)
 		return -ENOENT;
-	err = npr_blob_import(dev, buf, len, &ex);
-	free(buf);
+	err = npr_blob_import_mem(dev, mem, &ex);
+	npr_blob_put(mem);	/* the exec's graph holds its own reference */
 	if (!err)
 		err = dev->ops->compile(ex);
 	if (err) {

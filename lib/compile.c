@@ -333,16 +333,38 @@ int npr_compile_body(struct npr_graph *g)
  *
  * Return: 0, or -errno with a message naming the layer at fault.
  */
+static int compile_clone(struct npr_graph *g, const struct npr_shape *shapes,
+			 struct npr_graph **out);
+
 int npr_compile_graph(const struct npr_graph *src,
 		      const struct npr_shape *shapes, struct npr_graph **out)
 {
-	bool overridden = false;
-	struct npr_graph *g;
-	int i, err;
+	struct npr_graph *g = npr_graph_clone(src);
 
-	g = npr_graph_clone(src);
-	if (!g)
-		return -ENOMEM;
+	return g ? compile_clone(g, shapes, out) : -ENOMEM;
+}
+
+/**
+ * npr_compile_graph_take() - npr_compile_graph() on a private copy
+ * @src: a graph the caller owns and frees afterwards; its owned constant
+ *       data moves into the result instead of being copied
+ *       (npr_graph_clone_take()), so use it for names and structure only.
+ * @shapes, @out: as for npr_compile_graph().
+ */
+int npr_compile_graph_take(struct npr_graph *src,
+			   const struct npr_shape *shapes,
+			   struct npr_graph **out)
+{
+	struct npr_graph *g = npr_graph_clone_take(src);
+
+	return g ? compile_clone(g, shapes, out) : -ENOMEM;
+}
+
+static int compile_clone(struct npr_graph *g, const struct npr_shape *shapes,
+			 struct npr_graph **out)
+{
+	bool overridden = false;
+	int i, err;
 	for (i = 0; shapes && i < g->ninputs; i++)
 		if (shapes[i].rank >= 0)
 			overridden = true;

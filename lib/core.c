@@ -194,6 +194,7 @@ static void exec_put(struct npr_exec *ex)
 	ports_free(ex->in, ex->nin);
 	ports_free(ex->out, ex->nout);
 	npr_graph_free(ex->g);
+	free(ex->prep);
 	free(ex);
 }
 
@@ -795,8 +796,8 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 	struct npr_model *m;
 	struct npr_cache_key key;
 	struct npr_props props;
+	int err, ninputs = 0;
 	uint32_t i, j;
-	int err;
 
 	err = check_flags(a->flags, 0);
 	if (err)
@@ -812,12 +813,8 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 	}
 	pthread_mutex_lock(&dev->lock);
 	m = handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
-	if (m) {
-		/* the compile runs unlocked on a private clone */
-		src = npr_graph_clone(m->g);
-		if (!src)
-			err = -ENOMEM;
-	}
+	if (m)
+		ninputs = m->g->ninputs;
 	props = dev->props;
 	pthread_mutex_unlock(&dev->lock);
 	if (err)
@@ -828,17 +825,16 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 			goto fail_src;
 	}
 	if (a->num_shapes) {
-		if (a->num_shapes > (uint32_t)src->ninputs ||
-		    src->ninputs > 256) {
+		if (a->num_shapes > (uint32_t)ninputs || ninputs > 256) {
 			err = npr_err(-EINVAL, "%u shapes for %d inputs",
-				      a->num_shapes, src->ninputs);
+				      a->num_shapes, ninputs);
 			goto fail_src;
 		}
 		over = shapes;
-		for (i = 0; i < (uint32_t)src->ninputs; i++)
+		for (i = 0; i < (uint32_t)ninputs; i++)
 			over[i].rank = -1;
 		for (i = 0; i < a->num_shapes; i++) {
-			if (sa[i].index >= (uint32_t)src->ninputs) {
+			if (sa[i].index >= (uint32_t)ninputs) {
 				err = npr_err(-EINVAL, "shape %u: input index %u out of range",
 					      i, sa[i].index);
 				goto fail_src;
@@ -872,7 +868,14 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 		}
 	}
 	if (props.cache_dir[0]) {
-		npr_cache_key(dev, src, over, &props, &key);
+		/* a hit needs no clone: the key is hashed from the model */
+		pthread_mutex_lock(&dev->lock);
+		m = handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
+		if (m)
+			npr_cache_key(dev, m->g, over, &props, &key);
+		pthread_mutex_unlock(&dev->lock);
+		if (!m)
+			goto fail_src;
 		err = npr_cache_get(dev, &key, &props, &ex);
 		if (!err)
 			goto have_exec;
@@ -884,6 +887,18 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 			goto fail_src;
 		}
 	}
+	err = 0;
+	pthread_mutex_lock(&dev->lock);
+	m = handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
+	if (m) {
+		/* the compile runs unlocked on a private clone */
+		src = npr_graph_clone(m->g);
+		if (!src)
+			err = -ENOMEM;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (err)
+		goto fail_src;
 	ex = calloc(1, sizeof(*ex));
 	if (!ex) {
 		err = -ENOMEM;
@@ -892,7 +907,8 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 	ex->refs = 1;
 	ex->dev = dev;
 	ex->props = props;
-	err = npr_compile_graph(src, over, &ex->g);
+	/* src is this compile's own copy: its weights move, not copied */
+	err = npr_compile_graph_take(src, over, &ex->g);
 	if (err)
 		goto fail_ex;
 	err = npr_graph_dynamic(ex->g);

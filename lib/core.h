@@ -15,6 +15,7 @@
 struct npr_device;
 struct npr_props;
 struct npr_exec;
+struct npr_prepared;
 struct npr_request;
 
 /**
@@ -61,6 +62,36 @@ struct npr_backend_ops {
 	/* runs graphs whose shapes depend on input values (infers them
 	 * per inference and sizes outputs with npr_request_out_shape()) */
 	bool dynamic_shapes;
+	/* optional: the constants compile prepared (packed weights), for
+	 * the blob; *out is malloc'd, the buffers stay the exec's */
+	int (*prepared)(const struct npr_exec *ex, struct npr_prepared **out);
+	/* optional: whether the backend holds constant @value of ex->g in
+	 * its prepared constants (packed weights it can unpack), so that a
+	 * blob need not carry its bytes; compile may then free them (data
+	 * NULL), and import gives it none */
+	bool (*held)(const struct npr_exec *ex, int value);
+};
+
+/**
+ * struct npr_prepared - a backend's prepared constants, opaque to lib/
+ * @layout: what the bytes mean, as the backend names it; a backend refuses
+ *          a layout other than its own with -EPROTONOSUPPORT.
+ * @n: entries in @buf.
+ * @buf: per buffer the node it belongs to, its index among that node's
+ *       buffers, the bytes (64-byte aligned) and their size.
+ *
+ * Export writes them into the blob; import hands them to compile in
+ * ex->prep, pointing into the blob's memory (ex->g->weights), which lives
+ * as long as the exec.
+ */
+struct npr_prepared {
+	char layout[64];
+	int n;
+	struct npr_prep_buf {
+		int node, index;
+		const void *data;
+		uint64_t bytes;
+	} buf[];
 };
 
 #define NPR_BACKEND_API_VERSION	1
@@ -119,7 +150,8 @@ struct npr_model {
  * @refs: one for the handle, one per live request.
  * @dev: the device.
  * @g: the compiled graph: lowered to compute types, shapes static,
- *     constants folded, dead nodes marked.
+ *     constants folded, dead nodes marked.  Constants the backend holds
+ *     in its prepared form (ops->held) may have no data.
  * @nin, @in: inputs.
  * @nout, @out: outputs.
  * @props: properties in force for this compiled model.
@@ -135,6 +167,7 @@ struct npr_exec {
 	struct npr_props props;
 	bool from_cache;
 	void *priv;
+	struct npr_prepared *prep;	/* from a blob, for compile */
 };
 
 /**
@@ -226,6 +259,9 @@ int npr_last_errno(void);
 /* lib/compile.c */
 int npr_compile_graph(const struct npr_graph *src,
 		      const struct npr_shape *shapes, struct npr_graph **out);
+int npr_compile_graph_take(struct npr_graph *src,
+			   const struct npr_shape *shapes,
+			   struct npr_graph **out);
 
 /* lib/props.c; the callers hold dev->lock */
 struct npr_exec;
@@ -242,6 +278,8 @@ uint64_t npr_blob_hash(const void *p, size_t n);
 int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len);
 int npr_blob_check_header(const struct npr_device *dev, const void *buf,
 			  size_t len);
+int npr_blob_import_mem(struct npr_device *dev, struct npr_blob *mem,
+			struct npr_exec **out);
 int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
 		    struct npr_exec **out);
 

@@ -145,7 +145,29 @@ static int clone_bodies(struct npr_node *d, const struct npr_node *s)
  *
  * Return: the clone, or NULL on allocation failure.
  */
+static struct npr_graph *clone(const struct npr_graph *g,
+			       struct npr_graph *take);
+
 struct npr_graph *npr_graph_clone(const struct npr_graph *g)
+{
+	return clone(g, NULL);
+}
+
+/**
+ * npr_graph_clone_take() - npr_graph_clone() that moves owned data
+ * @g: the graph; its owned constant data moves to the clone (its values
+ *     still point at it, valid while the clone lives and keeps it): use
+ *     @g for its structure and names only, then free it.
+ *
+ * Return: the clone, or NULL on allocation failure (@g unchanged).
+ */
+struct npr_graph *npr_graph_clone_take(struct npr_graph *g)
+{
+	return clone(g, g);
+}
+
+static struct npr_graph *clone(const struct npr_graph *g,
+			       struct npr_graph *take)
 {
 	struct npr_graph *c = npr_graph_new();
 	int i, j;
@@ -194,7 +216,9 @@ struct npr_graph *npr_graph_clone(const struct npr_graph *g)
 		*d = *s;
 		d->name = xstrdup(s->name);
 		d->owned = NULL;
-		if (s->owned) {
+		if (s->owned && take) {
+			continue;	/* moved below, once nothing can fail */
+		} else if (s->owned) {
 			d->owned = malloc(s->nbytes ? s->nbytes : 1);
 			if (!d->owned)
 				goto fail;
@@ -208,6 +232,10 @@ struct npr_graph *npr_graph_clone(const struct npr_graph *g)
 	c->noutputs = g->noutputs;
 	if ((g->ninputs && !c->inputs) || (g->noutputs && !c->outputs))
 		goto fail;
+	for (i = 0; take && i < g->nvals; i++) {
+		c->vals[i].owned = take->vals[i].owned;
+		take->vals[i].owned = NULL;
+	}
 	return c;
 fail:
 	npr_graph_free(c);

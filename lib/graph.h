@@ -293,6 +293,7 @@ const struct npr_op_def *npr_op_find(const char *type, unsigned int version);
 struct npr_graph *npr_graph_new(void);
 void npr_graph_free(struct npr_graph *g);
 struct npr_graph *npr_graph_clone(const struct npr_graph *g);
+struct npr_graph *npr_graph_clone_take(struct npr_graph *g);
 /* Append a node; returns its index or -ENOMEM.  Strings are copied. */
 int npr_graph_add_node(struct npr_graph *g, const char *name, const char *type,
 		       unsigned int version, int64_t layer_id);

@@ -562,8 +562,20 @@ static int tensor_read(struct onnx_ctx *c, const Onnx__TensorProto *t,
 				       what, t->raw_data.len,
 				       npr_shape_str(sh, (char[96]){ 0 }, 96),
 				       npr_elem_name(*type), bytes);
-		else if (bytes)
-			memcpy(p, t->raw_data.data, bytes);
+		else if (bytes) {
+			/*
+			 * Take the bytes protobuf-c unpacked (malloc'd, the
+			 * message is this load's own and freed after it)
+			 * instead of a second copy: a large model's weights
+			 * are in memory once less at the peak of the load.
+			 */
+			Onnx__TensorProto *own = (Onnx__TensorProto *)t;
+
+			free(p);
+			p = own->raw_data.data;
+			own->raw_data.data = NULL;
+			own->raw_data.len = 0;
+		}
 	} else {
 		err = typed_data(t, *type, numel, p, &have);
 		if (!err && have != (size_t)numel)

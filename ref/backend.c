@@ -43,6 +43,7 @@ struct ref_fast {
 	struct npr_conv_plan *conv;
 	int x, res, y;		/* value indexes; res -1 if none */
 	int head;		/* the convolution's node */
+	int wv;			/* its weights' value if it holds them, or -1 */
 };
 
 struct ref_exec {
@@ -200,9 +201,85 @@ static void cpu_exec_destroy(struct npr_exec *ex)
  * fused step runs where the last absorbed node was (the residual is
  * ready there); absorbed nodes are marked in re->fast with a sentinel.
  */
-static int plan_fast(struct npr_graph *g, struct ref_exec *re)
+/* The layout of the prepared buffers this build and CPU make. */
+static void prep_layout(char *buf, size_t len)
 {
-	int *uses, i, j, err = 0;
+	const struct npr_gemm_kern *k = npr_gemm_kern_best();
+
+	snprintf(buf, len, "conv%d %s mr%d nr%d", NPR_CONV_PREP_LAYOUT,
+		 k->name, k->mr, k->nr);
+}
+
+/* Give @plan (node @ni's) the buffers a blob prepared for it. */
+static int plan_prepared(const struct npr_prepared *prep, int *cur,
+			 struct npr_graph *g, int ni,
+			 struct npr_conv_plan *plan)
+{
+	const void **buf;
+	size_t *bytes;
+	int n = 0, err;
+
+	if (*cur < prep->n && prep->buf[*cur].node < ni)
+		return npr_node_err(&g->nodes[prep->buf[*cur].node], -EINVAL,
+				    "blob: prepared weights for a node that has none");
+	while (*cur + n < prep->n && prep->buf[*cur + n].node == ni)
+		n++;
+	buf = malloc(sizeof(*buf) * (n ? n : 1));
+	bytes = malloc(sizeof(*bytes) * (n ? n : 1));
+	if (!buf || !bytes) {
+		free(buf);
+		free(bytes);
+		return -ENOMEM;
+	}
+	for (err = 0; err < n; err++) {
+		buf[err] = prep->buf[*cur + err].data;
+		bytes[err] = prep->buf[*cur + err].bytes;
+	}
+	*cur += n;
+	err = npr_conv_plan_use_prepared(plan, buf, bytes, n);
+	free(buf);
+	free(bytes);
+	if (err)
+		return npr_node_err(&g->nodes[ni], -EINVAL,
+				    "blob: %d prepared buffers that do not fit this convolution",
+				    n);
+	return 0;
+}
+
+/*
+ * The plan holds the convolution's weights packed.  When nothing else
+ * reads them, the plan is where they are kept: the blob carries them
+ * packed only (cpu_held()), and the compiled graph's own heap copy is
+ * freed at once, so that the weights are in memory once, also while
+ * compile packs the next ones.  Weights in a mapped file (an IR .bin)
+ * stay: those pages are the file's.
+ */
+static void hold_weights(struct npr_graph *g, const struct npr_node *n,
+			 const int *uses, struct ref_fast *f)
+{
+	int w = n->in[1];
+	struct npr_value *v = &g->vals[w];
+
+	if (uses[w] != 1 || v->type != NPR_ELEM_F32)
+		return;
+	f->wv = w;
+	if (v->owned && v->data == v->owned) {
+		free(v->owned);
+		v->owned = NULL;
+		v->data = NULL;
+	}
+}
+
+/* Are there prepared buffers for node @ni at the cursor? */
+static bool prep_for(const struct npr_prepared *prep, int cur, int ni)
+{
+	return prep && cur < prep->n && prep->buf[cur].node == ni;
+}
+
+static int plan_fast(struct npr_graph *g, struct ref_exec *re,
+		     const struct npr_prepared *prep)
+{
+	int *uses, i, j, err = 0, cur = 0;
 	bool *taken;
 
 	if (getenv("NPR_CPU_REF"))
@@ -225,10 +302,21 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re)
 
 		if (n->dead || re->fast[i] || npr_node_dynamic(g, n))
 			continue;
-		err = npr_conv_fuse(g, i, uses, taken, &plan, abs, &nabs, &res);
+		/* weights without data: only from the prepared buffers */
+		if (n->nin > 1 && !npr_in(g, n, 1)->data &&
+		    !prep_for(prep, cur, i))
+			continue;
+		/* from a blob: the packed weights are there already */
+		err = npr_conv_fuse_ex(g, i, uses, taken, !prep, &plan, abs,
+				       &nabs, &res);
 		if (err == -EOPNOTSUPP) {
 			err = 0;
 			continue;
+		}
+		if (!err && prep) {
+			err = plan_prepared(prep, &cur, g, i, plan);
+			if (err)
+				npr_conv_plan_free(plan);
 		}
 		if (err)
 			break;
@@ -247,12 +335,8 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re)
 		}
 		f->conv = plan;
 		f->head = i;
-		/*
-		 * The plan holds the weights packed, but the graph keeps its
-		 * own copy: export (lib/blob.c) writes the compiled graph,
-		 * weights included, and a backend must not change the graph
-		 * it was given.
-		 */
+		f->wv = -1;
+		hold_weights(g, n, uses, f);
 		f->x = n->in[0];
 		f->res = res;
 		last = nabs ? abs[nabs - 1] : i;
@@ -267,6 +351,9 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re)
 	}
 	free(uses);
 	free(taken);
+	if (!err && prep && cur < prep->n)
+		err = npr_node_err(&g->nodes[prep->buf[cur].node], -EINVAL,
+				   "blob: prepared weights for a node that has none");
 	return err;
 }
 
@@ -492,6 +579,123 @@ static int plan_memory(struct npr_exec *ex, struct ref_exec *re)
 	return 0;
 }
 
+static bool real_fast(const struct ref_fast *f)
+{
+	return f && f != &absorbed_mark && f != &noop_mark;
+}
+
+static bool cpu_held(const struct npr_exec *ex, int value)
+{
+	const struct ref_exec *re = ex->priv;
+	int i;
+
+	for (i = 0; re && i < re->nsteps; i++)
+		if (real_fast(re->fast[i]) && re->fast[i]->wv == value)
+			return true;
+	return false;
+}
+
+/* Value @v is a constant (not computed by a step) without bytes. */
+static bool bytes_missing(const struct npr_graph *g, int v)
+{
+	const struct npr_value *val = &g->vals[v];
+	const struct npr_node *p = &g->nodes[val->producer];
+
+	return !val->data && (p->dead || ((p->op->flags & NPR_OP_SOURCE) &&
+					   strcmp(p->type, "Parameter")));
+}
+
+/*
+ * Every constant a step reads has its bytes, or is the weights a fast
+ * convolution holds: a blob can say a constant is held by a node that
+ * does not hold it.
+ */
+static int check_held(struct npr_graph *g, const struct ref_exec *re)
+{
+	int i, j, s;
+
+	for (s = 0; s < re->nsteps; s++) {
+		const struct npr_node *n = &g->nodes[re->steps[s]];
+		const struct ref_fast *f = re->fast[s];
+
+		if (real_fast(f) || f == &noop_mark)
+			continue;
+		for (j = 0; j < n->nin; j++) {
+			if (bytes_missing(g, n->in[j]))
+				return npr_node_err(n, -EINVAL,
+						    "blob: input %d is a constant without its bytes",
+						    j);
+		}
+	}
+	for (i = 0; i < re->nsteps; i++) {
+		const struct ref_fast *f = re->fast[i];
+
+		if (!real_fast(f))
+			continue;
+		if (bytes_missing(g, f->x) ||
+		    (f->res >= 0 && bytes_missing(g, f->res)))
+			return npr_node_err(&g->nodes[f->head], -EINVAL,
+					    "blob: the input or the residual is a constant without its bytes");
+	}
+	return 0;
+}
+
+/*
+ * NPR_CPU_REF with a blob: the reference kernels read weights from the
+ * graph, so those the blob holds packed are unpacked into it.
+ */
+static int unpack_held(struct npr_graph *g, const struct npr_prepared *prep)
+{
+	int *uses, i, j, err = 0, cur = 0;
+	bool *taken;
+
+	uses = calloc(g->nvals ? g->nvals : 1, sizeof(int));
+	taken = calloc(g->nnodes ? g->nnodes : 1, sizeof(bool));
+	if (!uses || !taken) {
+		free(uses);
+		free(taken);
+		return -ENOMEM;
+	}
+	for (i = 0; i < g->nnodes; i++)
+		for (j = 0; !g->nodes[i].dead && j < g->nodes[i].nin; j++)
+			uses[g->nodes[i].in[j]]++;
+	for (i = 0; i < g->nnodes && !err; i++) {
+		struct npr_conv_plan *plan = NULL;
+		struct npr_value *w;
+		int abs[3], nabs, res;
+
+		if (!prep_for(prep, cur, i))
+			continue;
+		err = npr_conv_fuse_ex(g, i, uses, taken, false, &plan, abs,
+				       &nabs, &res);
+		if (err) {
+			plan = NULL;
+			err = npr_node_err(&g->nodes[i], -EINVAL,
+					   "blob: prepared weights for a node that has none");
+		} else {
+			err = plan_prepared(prep, &cur, g, i, plan);
+		}
+		w = npr_in(g, &g->nodes[i], 1);
+		if (!err && !w->data) {
+			w->owned = malloc(w->nbytes ? w->nbytes : 1);
+			if (w->owned) {
+				npr_conv_plan_weights(plan, w->owned);
+				w->data = w->owned;
+			} else {
+				err = -ENOMEM;
+			}
+		}
+		if (plan)
+			npr_conv_plan_free(plan);
+	}
+	free(uses);
+	free(taken);
+	if (!err && cur < prep->n)
+		err = npr_node_err(&g->nodes[prep->buf[cur].node], -EINVAL,
+				   "blob: prepared weights for a node that has none");
+	return err;
+}
+
 static int cpu_compile(struct npr_exec *ex)
 {
 	struct npr_graph *g = ex->g;
@@ -521,7 +725,19 @@ static int cpu_compile(struct npr_exec *ex)
 	re->dyn = calloc(g->nnodes ? g->nnodes : 1, sizeof(*re->dyn));
 	if (!re->fast || !re->fused || !re->dyn)
 		goto nomem;
-	err = plan_fast(g, re);
+	if (ex->prep) {
+		char want[64];
+
+		prep_layout(want, sizeof(want));
+		if (strcmp(ex->prep->layout, want))
+			return npr_err(-EPROTONOSUPPORT,
+				       "blob: weights prepared in layout '%s', this CPU backend uses '%s'",
+				       ex->prep->layout, want);
+	}
+	if (ex->prep && getenv("NPR_CPU_REF"))
+		err = unpack_held(g, ex->prep);
+	else
+		err = plan_fast(g, re, ex->prep);
 	if (err)
 		return err;
 	if (getenv("NPR_CPU_PROFILE")) {
@@ -571,9 +787,77 @@ static int cpu_compile(struct npr_exec *ex)
 			re->arena_bytes += (bytes + 63) & ~(size_t)63;
 		}
 	}
+	err = check_held(g, re);
+	if (err)
+		return err;
 	return plan_memory(ex, re);
 nomem:
 	return -ENOMEM;
+}
+
+static int cmp_prep(const void *a, const void *b)
+{
+	const struct npr_prep_buf *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return x->index - y->index;
+}
+
+/*
+ * The packed weights of every fast convolution, for the blob: opaque
+ * bytes, in the layout prep_layout() names.  Import hands them back and
+ * compile uses them in place instead of packing again.
+ */
+static int cpu_prepared(const struct npr_exec *ex, struct npr_prepared **out)
+{
+	const struct ref_exec *re = ex->priv;
+	struct npr_prepared *prep;
+	int i, k, n = 0, cnt;
+
+	*out = NULL;
+	for (i = 0; i < re->nsteps; i++) {
+		const struct ref_fast *f = re->fast[i];
+
+		if (f && f != &absorbed_mark && f != &noop_mark)
+			n += npr_conv_plan_prepared(f->conv, NULL, NULL, 0);
+	}
+	if (!n)
+		return 0;
+	prep = calloc(1, sizeof(*prep) + sizeof(prep->buf[0]) * n);
+	if (!prep)
+		return -ENOMEM;
+	prep_layout(prep->layout, sizeof(prep->layout));
+	for (i = 0; i < re->nsteps; i++) {
+		const struct ref_fast *f = re->fast[i];
+		const void **buf;
+		size_t *bytes;
+
+		if (!f || f == &absorbed_mark || f == &noop_mark)
+			continue;
+		cnt = npr_conv_plan_prepared(f->conv, NULL, NULL, 0);
+		buf = malloc(sizeof(*buf) * cnt);
+		bytes = malloc(sizeof(*bytes) * cnt);
+		if (!buf || !bytes) {
+			free(buf);
+			free(bytes);
+			free(prep);
+			return -ENOMEM;
+		}
+		npr_conv_plan_prepared(f->conv, buf, bytes, cnt);
+		for (k = 0; k < cnt; k++) {
+			prep->buf[prep->n].node = f->head;
+			prep->buf[prep->n].index = k;
+			prep->buf[prep->n].data = buf[k];
+			prep->buf[prep->n].bytes = bytes[k];
+			prep->n++;
+		}
+		free(buf);
+		free(bytes);
+	}
+	qsort(prep->buf, prep->n, sizeof(prep->buf[0]), cmp_prep);
+	*out = prep;
+	return 0;
 }
 
 static void cpu_request_destroy(struct npr_request *rq)
@@ -853,4 +1137,6 @@ const struct npr_backend_ops npr_cpu_backend_ops = {
 	.request_destroy = cpu_request_destroy,
 	.infer = cpu_infer,
 	.dynamic_shapes = true,
+	.prepared = cpu_prepared,
+	.held = cpu_held,
 };

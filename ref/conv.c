@@ -38,6 +38,7 @@ struct npr_conv_plan {
 	bool residual;
 	int act;
 	float lo, hi;
+	bool borrowed;			/* a[].data, wdw: prepared, not ours */
 };
 
 #define PACK_IM2COL npr_pack_im2col_generic
@@ -51,11 +52,12 @@ void npr_conv_plan_free(struct npr_conv_plan *p)
 	if (!p)
 		return;
 	if (p->a) {
-		for (g = 0; g < p->d.G; g++)
+		for (g = 0; g < p->d.G && !p->borrowed; g++)
 			npr_gemm_a_free(&p->a[g]);
 		free(p->a);
 	}
-	free(p->wdw);
+	if (!p->borrowed)
+		free(p->wdw);
 	free(p->boff);
 	free(p->bias);
 	free(p);
@@ -79,10 +81,12 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		kern = npr_gemm_kern_best();
 	if (p->cg == 1 && p->kg == 1 && d->G > 1) {
 		p->path = PATH_DW;
-		p->wdw = malloc(sizeof(float) * d->C * taps);
-		if (!p->wdw)
-			goto nomem;
-		memcpy(p->wdw, w, sizeof(float) * d->C * taps);
+		if (w) {
+			p->wdw = malloc(sizeof(float) * d->C * taps);
+			if (!p->wdw)
+				goto nomem;
+			memcpy(p->wdw, w, sizeof(float) * d->C * taps);
+		}
 		p->dw_plane = npr_dw_plane_generic;
 		p->dw_flat = npr_dw_flat_generic;
 #if defined(__x86_64__)
@@ -146,6 +150,13 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 	for (g = 0; g < d->G; g++) {
 		int64_t kdim = p->cg * taps;
 
+		if (!w) {	/* npr_conv_plan_use_prepared() comes next */
+			p->a[g].kern = kern;
+			p->a[g].M = p->kg;
+			p->a[g].K = kdim;
+			p->a[g].Mp = (p->kg + kern->mr - 1) / kern->mr * kern->mr;
+			continue;
+		}
 		err = npr_gemm_a_pack(&p->a[g], kern, w + g * p->kg * kdim,
 				      p->kg, kdim, kdim);
 		if (err)
@@ -414,6 +425,14 @@ int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
 		  const bool *taken, struct npr_conv_plan **plan, int *absorbed, int *nabs,
 		  int *res_value)
 {
+	return npr_conv_fuse_ex(g, ni, uses, taken, true, plan, absorbed, nabs,
+				res_value);
+}
+
+int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
+		     const bool *taken, bool pack, struct npr_conv_plan **plan,
+		     int *absorbed, int *nabs, int *res_value)
+{
 	struct npr_node *n = &g->nodes[ni];
 	const struct npr_conv_params *cp = n->params;
 	struct npr_value *x, *w, *o;
@@ -429,7 +448,8 @@ int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
 	x = npr_in(g, n, 0);
 	w = npr_in(g, n, 1);
 	o = npr_out(g, n, 0);
-	if (!w->data || cp->nsp < 1 || cp->nsp > 2 || !is_f32(g, n->in[0]) ||
+	if ((pack && !w->data) || cp->nsp < 1 || cp->nsp > 2 ||
+	    !is_f32(g, n->in[0]) ||
 	    w->type != NPR_ELEM_F32 || o->type != NPR_ELEM_F32 ||
 	    cp->auto_pad != NPR_PAD_EXPLICIT)
 		return -EOPNOTSUPP;
@@ -505,7 +525,7 @@ int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
 		hi = (float)ep->hi;
 		absorbed[(*nabs)++] = u;
 	}
-	err = npr_conv_plan_new(&d, w->data, NULL, plan);
+	err = npr_conv_plan_new(&d, pack ? w->data : NULL, NULL, plan);
 	if (!err)
 		err = npr_conv_plan_epi(*plan, bias, *res_value >= 0, act, lo,
 					hi);
@@ -535,4 +555,96 @@ const char *npr_conv_plan_kernel(const struct npr_conv_plan *p)
 	default:
 		return "conv_direct_gemm";
 	}
+}
+
+/**
+ * npr_conv_plan_prepared() - the buffers a plan derived from its weights
+ * @p: the plan.
+ * @buf: Out. Up to @max pointers (NULL for a plan made without weights),
+ *       or NULL.
+ * @bytes: Out. Up to @max sizes, or NULL.
+ * @max: room in @buf and @bytes.
+ *
+ * Return: the number of buffers (may exceed @max).
+ */
+int npr_conv_plan_prepared(const struct npr_conv_plan *p, const void **buf,
+			   size_t *bytes, int max)
+{
+	int64_t g;
+
+	if (p->path == PATH_DW) {
+		if (max > 0 && buf)
+			buf[0] = p->wdw;
+		if (max > 0 && bytes)
+			bytes[0] = sizeof(float) * p->d.C * p->d.kh * p->d.kw;
+		return 1;
+	}
+	for (g = 0; g < p->d.G && g < max; g++) {
+		if (buf)
+			buf[g] = p->a[g].data;
+		if (bytes)
+			bytes[g] = sizeof(float) * p->a[g].Mp *
+				   (p->a[g].K ? p->a[g].K : 1);
+	}
+	return (int)p->d.G;
+}
+
+/**
+ * npr_conv_plan_use_prepared() - run on buffers another plan prepared
+ * @p: a plan made without weights (npr_conv_plan_new() with @w NULL).
+ * @buf: the buffers, in npr_conv_plan_prepared()'s order, 64-byte
+ *       aligned; borrowed: they must outlive the plan.
+ * @bytes: their sizes.
+ * @n: their count.
+ *
+ * Return: 0, or -EINVAL when the count, a size or an alignment does not
+ * fit the plan's geometry.
+ */
+int npr_conv_plan_use_prepared(struct npr_conv_plan *p, const void *const *buf,
+			       const size_t *bytes, int n)
+{
+	size_t want;
+	int64_t g;
+
+	if (n != npr_conv_plan_prepared(p, NULL, NULL, 0) || p->borrowed)
+		return -EINVAL;
+	for (g = 0; g < n; g++) {
+		if (p->path == PATH_DW)
+			want = sizeof(float) * p->d.C * p->d.kh * p->d.kw;
+		else
+			want = sizeof(float) * p->a[g].Mp *
+			       (p->a[g].K ? p->a[g].K : 1);
+		if (bytes[g] != want || ((uintptr_t)buf[g] & 63))
+			return -EINVAL;
+	}
+	if (p->path == PATH_DW) {
+		free(p->wdw);
+		p->wdw = (float *)buf[0];
+	} else {
+		for (g = 0; g < n; g++) {
+			npr_gemm_a_free(&p->a[g]);
+			p->a[g].data = (float *)buf[g];
+		}
+	}
+	p->borrowed = true;
+	return 0;
+}
+
+/**
+ * npr_conv_plan_weights() - the weights a plan was made from
+ * @p: the plan.
+ * @w: [K, C / G, kh, kw] f32 (as npr_conv_plan_new() got them), written.
+ *
+ * The plan holds them (packed), so the graph's copy can go.
+ */
+void npr_conv_plan_weights(const struct npr_conv_plan *p, float *w)
+{
+	int64_t g, kdim = p->cg * p->d.kh * p->d.kw;
+
+	if (p->path == PATH_DW) {
+		memcpy(w, p->wdw, sizeof(float) * p->d.C * p->d.kh * p->d.kw);
+		return;
+	}
+	for (g = 0; g < p->d.G; g++)
+		npr_gemm_a_unpack(&p->a[g], w + g * p->kg * kdim, kdim);
 }

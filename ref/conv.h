@@ -33,7 +33,8 @@ struct npr_conv_plan;
 /**
  * npr_conv_plan_new() - plan a convolution with weights @w
  * @d: geometry.
- * @w: weights, copied (packed); need not outlive the plan.
+ * @w: weights, copied (packed); need not outlive the plan.  NULL: none
+ *     (a plan for npr_conv_plan_use_prepared()).
  * @kern: GEMM micro-kernel, NULL for the best one.
  * @out: the plan; free with npr_conv_plan_free().
  * Return: 0, -ENOMEM.
@@ -82,6 +83,26 @@ double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
 		  const bool *taken, struct npr_conv_plan **plan, int *absorbed, int *nabs,
 		  int *res_value);
+
+/*
+ * Prepared weights in a compiled-model blob: a plan's buffers
+ * (npr_conv_plan_prepared()) are stored as opaque bytes under a layout
+ * name made of this number and the GEMM kernel's name and tile; bump it
+ * whenever what npr_gemm_a_pack() or the depthwise path store changes, so
+ * that blobs written before are refused (and the cache compiles again).
+ */
+#define NPR_CONV_PREP_LAYOUT	1
+
+/* npr_conv_fuse(); with @pack false the plan gets no weights and
+ * npr_conv_plan_use_prepared() must give it some before it runs. */
+int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
+		     const bool *taken, bool pack, struct npr_conv_plan **plan,
+		     int *absorbed, int *nabs, int *res_value);
+int npr_conv_plan_prepared(const struct npr_conv_plan *p, const void **buf,
+			   size_t *bytes, int max);
+void npr_conv_plan_weights(const struct npr_conv_plan *p, float *w);
+int npr_conv_plan_use_prepared(struct npr_conv_plan *p, const void *const *buf,
+			       const size_t *bytes, int n);
 
 /* the im2col view of one image and group, for the GEMM's B packing */
 struct npr_im2col_src {

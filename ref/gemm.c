@@ -133,6 +133,26 @@ int npr_gemm_a_pack(struct npr_gemm_a *pa, const struct npr_gemm_kern *kern,
 	return 0;
 }
 
+/* The inverse of npr_gemm_a_pack(): row-major A (row stride @lda). */
+void npr_gemm_a_unpack(const struct npr_gemm_a *pa, float *A, int64_t lda)
+{
+	int mr = pa->kern->mr;
+	int64_t k0, i, k, r;
+
+	for (k0 = 0; k0 < pa->K; k0 += KC) {
+		int64_t kc = pa->K - k0 < KC ? pa->K - k0 : KC;
+
+		for (i = 0; i < pa->Mp; i += mr) {
+			const float *d = pa->data + k0 * pa->Mp + i * kc;
+
+			for (k = 0; k < kc; k++)
+				for (r = 0; r < mr; r++, d++)
+					if (i + r < pa->M)
+						A[(i + r) * lda + k0 + k] = *d;
+		}
+	}
+}
+
 void npr_gemm_a_free(struct npr_gemm_a *pa)
 {
 	free(pa->data);

@@ -93,6 +93,8 @@ struct npr_gemm_a {
 int npr_gemm_a_pack(struct npr_gemm_a *pa, const struct npr_gemm_kern *kern,
 		    const float *A, int64_t M, int64_t K, int64_t lda);
 void npr_gemm_a_free(struct npr_gemm_a *pa);
+/* The inverse of npr_gemm_a_pack(): write A back, row stride @lda. */
+void npr_gemm_a_unpack(const struct npr_gemm_a *pa, float *A, int64_t lda);
 
 /*
  * B source: pack rows [k0, k0+kc) and columns [j0, j0+nc) into panels of

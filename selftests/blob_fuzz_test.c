@@ -5,11 +5,13 @@
  * whose checksum is right but whose graph is not - is a clear error,
  * never a crash.  Runs under valgrind.
  */
+#define _GNU_SOURCE
 #include "blob_util.h"
 
 /* The blob layout (Documentation/blob.rst) and the library's checksum. */
 uint64_t npr_blob_hash(const void *p, size_t n);
 #define HDR		96
+#define FORMAT		2
 #define OFF_BACKEND	16
 #define OFF_ARCH	32
 #define OFF_VERSION	64
@@ -120,7 +122,7 @@ TEST_F(blob, wrong_backend_architecture_version)
 	{
 		/* a format from the future */
 		unsigned char *c = malloc(self->len);
-		__u32 imp, v = 2;
+		__u32 imp, v = FORMAT + 1;
 
 		ASSERT_NE(c, NULL);
 		memcpy(c, self->blob, self->len);
@@ -138,10 +140,33 @@ TEST_F(blob, wrong_backend_architecture_version)
  * payload is validated on its own.  Random byte changes with a fixed-up
  * checksum must fail cleanly or import a model that runs.
  */
+/*
+ * Where the prepared constants start: the layout string ("conv1 avx512
+ * mr16 nr32", a 32-bit length before it) the CPU backend writes after
+ * the graph; the blob's length when there is none.
+ */
+static size_t prepared_at(const unsigned char *b, size_t len)
+{
+	size_t i;
+
+	for (i = HDR; i + 8 < len; i++) {
+		uint32_t n;
+
+		if (memcmp(b + i + 4, "conv", 4))
+			continue;
+		memcpy(&n, b + i, 4);
+		if (n < 8 || n >= 64 || i + 4 + n + 4 > len)
+			continue;
+		if (memmem(b + i + 4, n, " mr", 3) && memmem(b + i + 4, n, " nr", 3))
+			return i;
+	}
+	return len;
+}
+
 static void crafted(struct npr_test *_metadata, FIXTURE_DATA(blob) *self)
 {
+	size_t outlen, end = prepared_at(self->blob, self->len);
 	unsigned char *c, *out;
-	size_t outlen;
 	uint64_t x = 0x243f6a8885a308d3ull;
 	int i, k, rejected = 0, accepted = 0;
 	__u32 imp;
@@ -159,10 +184,12 @@ static void crafted(struct npr_test *_metadata, FIXTURE_DATA(blob) *self)
 			x ^= x >> 7;
 			x ^= x << 17;
 			/* most of a small model's payload is weights: aim
-			 * at the structure after them half of the time */
+			 * at the structure after them (before the prepared
+			 * constants) half of the time */
 			pos = HDR + (size_t)(x % (self->len - HDR));
 			if (i % 2)
-				pos = self->len - 1 - (size_t)(x % 2048);
+				pos = end - 1 - (size_t)(x % (end - HDR < 2048 ?
+							      end - HDR : 2048));
 			c[pos] = (unsigned char)(x >> 32);
 		}
 		reseal(c, self->len);
@@ -193,6 +220,118 @@ TEST_F_TIMEOUT(blob, crafted_payloads, 300)
 	NEED_SHARED();
 	small(_metadata, self);
 	crafted(_metadata, self);
+}
+
+/*
+ * The prepared constants (packed weights): another layout is refused with
+ * its own errno and both names; a count, node, index or size that does
+ * not fit is -EINVAL, never a crash, and a blob without them imports.
+ */
+TEST_F(blob, prepared_constants)
+{
+	unsigned char *c;
+	size_t at, i;
+	uint32_t n;
+	__u32 imp;
+	static const struct {
+		size_t off;	/* from the count */
+		int bytes;
+		uint64_t val;
+	} bad[] = {
+		{ 0, 4, 0 }, { 0, 4, 1 }, { 0, 4, 0x7fffffff },	/* count */
+		{ 4, 4, 0 }, { 4, 4, 0xffffffff }, { 4, 4, 100000 },	/* node */
+		{ 8, 4, 1 }, { 8, 4, 0xffffffff },			/* index */
+		{ 12, 8, 0 }, { 12, 8, 64 }, { 12, 8, ~0ull },		/* size */
+	};
+
+	NEED_SHARED();
+	small(_metadata, self);
+	at = prepared_at(self->blob, self->len);
+	ASSERT_LT(at, self->len);
+	memcpy(&n, self->blob + at, 4);
+	c = malloc(self->len);
+	ASSERT_NE(c, NULL);
+
+	/* another layout */
+	memcpy(c, self->blob, self->len);
+	c[at + 4 + 4] = '9';
+	reseal(c, self->len);
+	EXPECT_EQ(import(self->fd, c, self->len, &imp), -EPROTONOSUPPORT);
+	EXPECT_NE(strstr(npr_last_error(), "layout"), NULL);
+	EXPECT_NE(strstr(npr_last_error(), "conv9"), NULL);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int err;
+
+		memcpy(c, self->blob, self->len);
+		memcpy(c + at + 4 + n + bad[i].off, &bad[i].val, bad[i].bytes);
+		reseal(c, self->len);
+		err = import(self->fd, c, self->len, &imp);
+		if (err != -EINVAL && err != -EBADMSG)
+			TH_LOG("case %zu: errno %d: %s", i, err,
+			       npr_last_error());
+		EXPECT_TRUE(err == -EINVAL || err == -EBADMSG);
+		EXPECT_NE(npr_last_error()[0], 0);
+	}
+	free(c);
+	/* the original imports */
+	EXPECT_EQ(import(self->fd, self->blob, self->len, &imp), 0);
+}
+
+/*
+ * Constants "held" by the prepared data (no bytes in the graph, marker
+ * 0xffff...fe where the size goes): turning a computed value's marker
+ * (0xffff...ff) into one, or a held one into a computed one, fails
+ * cleanly or gives a model that runs.
+ */
+TEST_F(blob, held_constants)
+{
+	static const unsigned char none[8] = { 0xff, 0xff, 0xff, 0xff,
+					       0xff, 0xff, 0xff, 0xff };
+	static const unsigned char held[8] = { 0xfe, 0xff, 0xff, 0xff,
+					       0xff, 0xff, 0xff, 0xff };
+	size_t i, end;
+	int nheld = 0, nnone = 0, rejected = 0;
+	unsigned char *c, *out;
+	size_t outlen;
+	__u32 imp;
+
+	NEED_SHARED();
+	small(_metadata, self);
+	end = prepared_at(self->blob, self->len);
+	c = malloc(self->len);
+	ASSERT_NE(c, NULL);
+	for (i = HDR; i + 8 <= end; i++) {
+		bool is_held = !memcmp(self->blob + i, held, 8);
+		int err;
+
+		if (!is_held && (memcmp(self->blob + i, none, 8) ||
+				 nnone >= 40))
+			continue;
+		memcpy(c, self->blob, self->len);
+		memcpy(c + i, is_held ? none : held, 8);
+		reseal(c, self->len);
+		err = import(self->fd, c, self->len, &imp);
+		nheld += is_held;
+		nnone += !is_held;
+		if (err) {
+			if (err != -EINVAL)
+				TH_LOG("at %zu: errno %d: %s", i, err,
+				       npr_last_error());
+			EXPECT_EQ(err, -EINVAL);
+			EXPECT_NE(npr_last_error()[0], 0);
+			rejected++;
+		} else if (run(self->fd, imp, 1, &out, &outlen) == 0) {
+			free(out);
+		}
+		i += 7;
+	}
+	TH_LOG("%d held and %d computed markers swapped, %d rejected",
+	       nheld, nnone, rejected);
+	EXPECT_GT(nheld, 0);	/* the model's convolution weights */
+	EXPECT_GT(nnone, 0);
+	EXPECT_GE(rejected, nheld);
+	free(c);
 }
 
 /* The same with a Loop: sub-graphs, port maps and back edges. */

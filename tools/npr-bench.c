@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <dirent.h>
 #include <liburing.h>
 
 #include "npuring.h"
@@ -24,11 +26,14 @@ static struct {
 	int threads, batch, nireq, niter;
 	double time_s;
 	bool poll, json;
+	const char *cache_dir;	/* --cache-dir: FEIL and FIL */
+	bool profile;		/* --profile: the costliest layers */
 } opt = { .dev = "cpu", .nireq = 1 };
 
 static const char help[] =
 "usage: npr-bench -d DEV [-m MODEL.xml] [-t THREADS] [-b BATCH] [--nireq N]\n"
 "                 [--niter N | --time S] [--poll] [--json]\n"
+"                 [--cache-dir DIR] [--profile]\n"
 "\n"
 "Keep N requests of MODEL in flight through the ring of device DEV and\n"
 "report latency percentiles and throughput.  On the null device without\n"
@@ -44,6 +49,9 @@ static const char help[] =
 "      --time S       measure for S seconds instead\n"
 "      --poll         busy-poll for completions instead of sleeping\n"
 "      --json         print one JSON line\n"
+"      --cache-dir DIR  first inference latency with an empty cache entry\n"
+"                     (FEIL) and from the model cache in DIR (FIL)\n"
+"      --profile      ENABLE_PROFILING: the ten costliest layers\n"
 "  -h, --help         show this help\n";
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -345,13 +353,278 @@ static void bench_null_ring(int fd)
 
 /* ---- a model --------------------------------------------------------- */
 
+/* ---- first inference (--cache-dir) and layer profile (--profile) ------ */
+
+/* Extra JSON members of the model's line, each with its leading comma. */
+static char json_extra[8192];
+
+static void json_add(const char *fmt, ...)
+{
+	size_t len = strlen(json_extra);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(json_extra + len, sizeof(json_extra) - len, fmt, ap);
+	va_end(ap);
+}
+
+/* @s as a JSON string body (quotes and backslashes escaped, controls
+ * dropped) into @buf. */
+static const char *json_esc(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s && o + 3 < len; s++) {
+		if (*s == '"' || *s == '\\')
+			buf[o++] = '\\';
+		if ((unsigned char)*s >= 0x20)
+			buf[o++] = *s;
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+/* COMPILE's properties: -t, --profile and a cache directory. */
+static unsigned int compile_props(struct npr_prop_arg *p, const char *cache)
+{
+	unsigned int n = 0;
+
+	memset(p, 0, 3 * sizeof(*p));
+	if (opt.threads) {
+		p[n].param = NPR_PARAM_INFERENCE_NUM_THREADS;
+		p[n++].value = opt.threads;
+	}
+	if (opt.profile) {
+		p[n].param = NPR_PARAM_ENABLE_PROFILING;
+		p[n++].value = 1;
+	}
+	if (cache) {
+		p[n].param = NPR_PARAM_CACHE_DIR;
+		p[n++].value = (uintptr_t)cache;
+	}
+	return n;
+}
+
+static void destroy(int fd, __u32 handle)
+{
+	struct npr_handle_destroy d = { .size = sizeof(d), .handle = handle };
+
+	npr_ioctl(fd, NPR_IOCTL_HANDLE_DESTROY, &d);
+}
+
+struct first {
+	double load_ms, compile_ms, infer_ms, total_ms;
+	int64_t from_cache;
+};
+
+/* MODEL_LOAD, COMPILE with CACHE_DIR @cache, one INFER; all timed. */
+static void first_pass(int fd, const char *cache,
+		       const struct npr_shape_arg *shapes, unsigned int nshapes,
+		       struct first *r)
+{
+	struct npr_model_load ml = { .size = sizeof(ml) };
+	struct npr_compile co = { .size = sizeof(co) };
+	struct npr_req_create rc = { .size = sizeof(rc) };
+	struct npr_infer inf = { .size = sizeof(inf) };
+	struct npr_param pa = { .size = sizeof(pa) };
+	struct npr_prop_arg props[3];
+	uint64_t t0, t1, t2, t3;
+	int err;
+
+	t0 = now_ns();
+	ml.xml = (uintptr_t)opt.model;
+	err = npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	if (err)
+		die_lib(fd, opt.model, err);
+	t1 = now_ns();
+	co.model = ml.handle;
+	co.shapes = (uintptr_t)shapes;
+	co.num_shapes = nshapes;
+	co.num_props = compile_props(props, cache);
+	co.props = (uintptr_t)props;
+	err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
+	if (err)
+		die_lib(fd, "COMPILE", err);
+	t2 = now_ns();
+	rc.exec = co.exec;
+	err = npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc);
+	if (err)
+		die_lib(fd, "REQ_CREATE", err);
+	inf.req = rc.req;
+	err = npr_ioctl(fd, NPR_IOCTL_INFER, &inf);
+	if (err)
+		die_lib(fd, "INFER", err);
+	t3 = now_ns();
+	pa.handle = co.exec;
+	pa.param = NPR_PARAM_LOADED_FROM_CACHE;
+	err = npr_ioctl(fd, NPR_IOCTL_GET_PARAM, &pa);
+	if (err)
+		die_lib(fd, "GET_PARAM LOADED_FROM_CACHE", err);
+	r->from_cache = (int64_t)pa.value;
+	r->load_ms = (t1 - t0) / 1e6;
+	r->compile_ms = (t2 - t1) / 1e6;
+	r->infer_ms = (t3 - t2) / 1e6;
+	r->total_ms = (t3 - t0) / 1e6;
+	destroy(fd, rc.req);
+	destroy(fd, co.exec);
+	destroy(fd, ml.handle);
+}
+
+/* Move the entry files of directory @from into @to; remove @from. */
+static void move_entries(const char *from, const char *to)
+{
+	char a[4096], b[4096];
+	struct dirent *d;
+	DIR *dp = opendir(from);
+
+	if (!dp)
+		die("%s: %s", from, strerror(errno));
+	while ((d = readdir(dp))) {
+		if (d->d_name[0] == '.')
+			continue;
+		if (snprintf(a, sizeof(a), "%s/%s", from, d->d_name) >=
+		    (int)sizeof(a) ||
+		    snprintf(b, sizeof(b), "%s/%s", to, d->d_name) >=
+		    (int)sizeof(b))
+			die("--cache-dir: path too long");
+		if (rename(a, b))
+			die("cannot move %s to %s: %s", a, b, strerror(errno));
+	}
+	closedir(dp);
+	if (rmdir(from))
+		die("cannot remove %s: %s", from, strerror(errno));
+}
+
+/*
+ * FEIL: load, compile and first inference with an empty cache entry (a
+ * fresh directory inside DIR, so the entry is written as a miss writes
+ * it); that entry then replaces DIR's, and FIL is the same with DIR: the
+ * compiled model comes from the cache.  An untimed pass without a cache
+ * runs first, so that the process's one-time costs (worker threads, the
+ * first touches of the library) fall on neither.
+ */
+static void bench_first(int fd, const struct npr_shape_arg *shapes,
+			unsigned int nshapes)
+{
+	struct first feil, fil;
+	char scratch[4096];
+
+	first_pass(fd, NULL, shapes, nshapes, &feil);	/* warm-up */
+	if (mkdir(opt.cache_dir, 0755) && errno != EEXIST)
+		die("--cache-dir %s: %s", opt.cache_dir, strerror(errno));
+	if (snprintf(scratch, sizeof(scratch), "%s/.npr-bench.XXXXXX",
+		     opt.cache_dir) >= (int)sizeof(scratch))
+		die("--cache-dir: path too long");
+	if (!mkdtemp(scratch))
+		die("--cache-dir %s: %s", opt.cache_dir, strerror(errno));
+	first_pass(fd, scratch, shapes, nshapes, &feil);
+	move_entries(scratch, opt.cache_dir);
+	first_pass(fd, opt.cache_dir, shapes, nshapes, &fil);
+	json_add(",\"feil_ms\":%.3f,\"feil_load_ms\":%.3f,"
+		 "\"feil_compile_ms\":%.3f,\"feil_infer_ms\":%.3f,"
+		 "\"fil_ms\":%.3f,\"fil_load_ms\":%.3f,"
+		 "\"fil_compile_ms\":%.3f,\"fil_infer_ms\":%.3f,"
+		 "\"loaded_from_cache\":%lld",
+		 feil.total_ms, feil.load_ms, feil.compile_ms, feil.infer_ms,
+		 fil.total_ms, fil.load_ms, fil.compile_ms, fil.infer_ms,
+		 (long long)fil.from_cache);
+	if (opt.json)
+		return;
+	printf("FEIL %.3f ms (empty cache entry): load %.3f + compile %.3f + first inference %.3f\n",
+	       feil.total_ms, feil.load_ms, feil.compile_ms, feil.infer_ms);
+	printf("FIL  %.3f ms (%s): load %.3f + compile %.3f + first inference %.3f\n",
+	       fil.total_ms, fil.from_cache ? "LOADED_FROM_CACHE" :
+	       "not from the cache", fil.load_ms, fil.compile_ms,
+	       fil.infer_ms);
+}
+
+struct layer {
+	struct npr_profile_rec r;
+	uint64_t ns;
+};
+
+static int by_ns(const void *a, const void *b)
+{
+	const struct layer *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+/* The ten costliest layers of the last inference of each request. */
+static void bench_profile(int fd, const struct npr_sqe *s, int nreq)
+{
+	struct npr_profile pr = { .size = sizeof(pr) };
+	struct npr_profile_rec *recs;
+	struct layer *l;
+	uint64_t total = 0;
+	unsigned int n, i, shown;
+	char e1[160], e2[80], e3[80];
+	int err, k;
+
+	pr.req = s[0].handle;
+	err = npr_ioctl(fd, NPR_IOCTL_PROFILE, &pr);	/* the count */
+	if (err && err != -EMSGSIZE)
+		die_lib(fd, "PROFILE", err);
+	n = pr.count;
+	recs = calloc(n ? n : 1, sizeof(*recs));
+	l = calloc(n ? n : 1, sizeof(*l));
+	if (!recs || !l)
+		die("out of memory");
+	for (k = 0; k < nreq; k++) {
+		pr.req = s[k].handle;
+		pr.count = n;
+		pr.recs = (uintptr_t)recs;
+		err = npr_ioctl(fd, NPR_IOCTL_PROFILE, &pr);
+		if (err)
+			die_lib(fd, "PROFILE", err);
+		for (i = 0; i < n && i < pr.count; i++) {
+			l[i].r = recs[i];
+			if (recs[i].status == NPR_PROF_EXECUTED)
+				l[i].ns += recs[i].real_ns;
+		}
+	}
+	for (i = 0; i < n; i++)
+		total += l[i].ns;
+	qsort(l, n, sizeof(*l), by_ns);
+	shown = n < 10 ? n : 10;
+	while (shown && !l[shown - 1].ns)
+		shown--;
+	if (opt.json) {
+		json_add(",\"profile\":[");
+		for (i = 0; i < shown; i++)
+			json_add("%s{\"name\":\"%s\",\"type\":\"%s\","
+				 "\"kernel\":\"%s\",\"us\":%.1f,\"share\":%.4f}",
+				 i ? "," : "",
+				 json_esc(l[i].r.name, e1, sizeof(e1)),
+				 json_esc(l[i].r.type, e2, sizeof(e2)),
+				 json_esc(l[i].r.kernel, e3, sizeof(e3)),
+				 l[i].ns / 1e3 / nreq,
+				 total ? (double)l[i].ns / total : 0.0);
+		json_add("]");
+	} else {
+		printf("costliest layers (last inference of %d request%s, %.3f ms in %u layers):\n",
+		       nreq, nreq > 1 ? "s" : "", total / 1e6 / nreq, n);
+		printf("  %-40s %-18s %-18s %10s %6s\n", "name", "type",
+		       "kernel", "us", "share");
+		for (i = 0; i < shown; i++)
+			printf("  %-40.40s %-18.18s %-18.18s %10.1f %5.1f%%\n",
+			       l[i].r.name, l[i].r.type,
+			       l[i].r.kernel[0] ? l[i].r.kernel : "-",
+			       l[i].ns / 1e3 / nreq,
+			       total ? 100.0 * l[i].ns / total : 0.0);
+	}
+	free(recs);
+	free(l);
+}
+
+
 static void bench_model(int fd)
 {
 	struct npr_model_load ml = { .size = sizeof(ml) };
 	struct npr_model_info mi = { .size = sizeof(mi) };
 	struct npr_compile co = { .size = sizeof(co) };
 	struct npr_shape_arg shapes[64];
-	struct npr_prop_arg prop = { .param = NPR_PARAM_INFERENCE_NUM_THREADS };
+	struct npr_prop_arg props[3];
 	struct npr_sqe s[256];
 	struct npr_cqe c[256];
 	uint64_t *lat, t0, tend = 0, t1;
@@ -392,14 +665,16 @@ static void bench_model(int fd)
 		co.shapes = (uintptr_t)shapes;
 		co.num_shapes = mi.num_inputs;
 	}
-	if (opt.threads) {
-		prop.value = opt.threads;
-		co.props = (uintptr_t)&prop;
-		co.num_props = 1;
-	}
+	if (opt.cache_dir)
+		bench_first(fd, opt.batch ? shapes : NULL,
+			    opt.batch ? mi.num_inputs : 0);
+	co.num_props = compile_props(props, opt.cache_dir);
+	co.props = (uintptr_t)props;
 	err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
 	if (err)
 		die_lib(fd, "COMPILE", err);
+	/* the exec keeps what it needs: peak RSS is the compiled model's */
+	destroy(fd, ml.handle);
 	memset(s, 0, sizeof(s));
 	for (i = 0; i < (unsigned int)opt.nireq; i++) {
 		struct npr_req_create rc = { .size = sizeof(rc) };
@@ -453,6 +728,8 @@ static void bench_model(int fd)
 			 (t1 >= tend ? 1.0 : (double)(t1 - t0) / (tend - t0)));
 	}
 	t1 = now_ns() - t0;
+	if (opt.profile)
+		bench_profile(fd, s, opt.nireq);
 	qsort(lat, nlat, sizeof(*lat), cmp_u64);
 	{
 		double fps = nlat * (double)(opt.batch ? opt.batch : 1) /
@@ -463,12 +740,12 @@ static void bench_model(int fd)
 			       "\"threads\":%d,\"nireq\":%d,\"niter\":%zu,"
 			       "\"median_ms\":%.3f,\"p10_ms\":%.3f,"
 			       "\"p90_ms\":%.3f,\"p99_ms\":%.3f,"
-			       "\"throughput_fps\":%.2f,\"peak_rss_kb\":%ld}\n",
+			       "\"throughput_fps\":%.2f,\"peak_rss_kb\":%ld%s}\n",
 			       opt.dev, opt.model, opt.batch ? opt.batch : 1,
 			       opt.threads, opt.nireq, nlat,
 			       pct_ms(lat, nlat, 50), pct_ms(lat, nlat, 10),
 			       pct_ms(lat, nlat, 90), pct_ms(lat, nlat, 99),
-			       fps, peak_rss_kb());
+			       fps, peak_rss_kb(), json_extra);
 		} else {
 			printf("device %s, %d in flight, %zu inferences in %.2f s\n",
 			       opt.dev, opt.nireq, nlat, t1 / 1e9);
@@ -494,6 +771,8 @@ int main(int argc, char **argv)
 		{ "time", required_argument, NULL, 'T' },
 		{ "poll", no_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "cache-dir", required_argument, NULL, 'C' },
+		{ "profile", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -519,6 +798,8 @@ int main(int argc, char **argv)
 		}
 		case 'p': opt.poll = true; break;
 		case 'j': opt.json = true; break;
+		case 'C': opt.cache_dir = optarg; break;
+		case 'P': opt.profile = true; break;
 		case 'h': fputs(help, stdout); return 0;
 		default: fputs(help, stderr); return 2;
 		}
@@ -527,6 +808,10 @@ int main(int argc, char **argv)
 		die("unexpected argument '%s' (see --help)", argv[optind]);
 	if (opt.niter && opt.time_s)
 		die("--niter and --time exclude each other");
+	if ((opt.cache_dir || opt.profile) && !opt.model)
+		die("--cache-dir and --profile need -m MODEL");
+	if (opt.cache_dir && !opt.cache_dir[0])
+		die("--cache-dir: empty path");
 	fd = npr_open(opt.dev, 0);
 	if (fd < 0)
 		die_lib(-1, opt.dev, fd);

@@ -618,8 +618,11 @@ _Static_assert(sizeof(struct npr_export) == 32, "npr_export ABI");
  * @exec: Out. Exec handle.
  * @reserved: Must be 0.
  *
+ * The blob is copied; it may be freed when the call returns.
+ *
  * Errors: -ENOEXEC (not a blob), -EPROTONOSUPPORT (another blob format
- * or library version), -ENODEV (another backend or architecture),
+ * or library version, or weights packed for another kernel layout),
+ * -ENODEV (another backend or architecture),
  * -EBADMSG (truncated, or the checksum does not match), -EINVAL (a
  * payload that is not a valid compiled model).
  */
