@@ -36,6 +36,8 @@ struct npr_request;
  *           also called when probe fails.  Optional.
  * @param: a backend-specific value of a read-only integer property
  *         (OPTIMAL_NUMBER_OF_INFER_REQUESTS of an NPU).  Optional.
+ * @param_bytes: a backend-specific string or list property (the PCI
+ *               address of an NPU).  Optional.
  *
  * Arguments are validated by lib/ before any of these is called.  Optional
  * members are defaulted in lib/backend.c.
@@ -58,6 +60,11 @@ struct npr_backend_ops {
 	 * (0), or -ENOENT for the generic one */
 	int (*param)(const struct npr_device *dev, const struct npr_props *p,
 		     uint32_t id, int64_t *value);
+	/* optional: a backend-specific string (or, for a list property,
+	 * NUL-separated strings ending in an empty one) in @buf, its length
+	 * with the last NUL in *@len; -ENOENT if the backend has none */
+	int (*param_bytes)(const struct npr_device *dev, uint32_t id,
+			   char *buf, size_t *len);
 };
 
 #define NPR_BACKEND_API_VERSION	1
@@ -87,6 +94,13 @@ struct npr_props {
 	char cache_dir[NPR_PROP_STR_MAX];	/* "" : no cache */
 	uint32_t cache_max_mb;	/* 0: no limit */
 	uint32_t cache_required;
+	/* npu only (NPR_PARAM_NPU_*) */
+	int32_t npu_tiles;	/* -1: the compiler chooses */
+	uint32_t npu_turbo;
+	uint32_t npu_bypass_umd_caching;
+	uint32_t npu_defer_weights_load;
+	uint32_t npu_dynamic_quantization;
+	char npu_compilation_mode[NPR_PROP_STR_MAX];	/* "" : none */
 };
 
 /**

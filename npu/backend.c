@@ -95,6 +95,10 @@ static const char *const ze_names[] = {
 	"zeFenceDestroy", "zeFenceHostSynchronize", "zeFenceReset",
 };
 
+/* Optional entry points: older loaders may lack them. */
+static ze_result_t (*ze_pci_props)(ze_device_handle_t,
+				   ze_pci_ext_properties_t *);
+
 _Static_assert(sizeof(ze) == sizeof(ze_names) / sizeof(ze_names[0]) *
 	       sizeof(void *), "one name per loader entry point");
 
@@ -113,6 +117,10 @@ struct npu_device {
 	ze_context_handle_t ctx;
 	ze_device_handle_t dev;
 	uint32_t pci_id;
+	uint32_t driver_version;
+	uint32_t tiles;
+	double gops;		/* int8, the NPU plugin's formula */
+	char pci[32];		/* "DDDD:BB:DD.F", or "" if unknown */
 	struct npr_ze_device_graph_properties gprops;
 	bool lost;
 };
@@ -132,6 +140,7 @@ struct npu_exec {
 	npr_ze_graph_handle_t graph;
 	ze_command_queue_handle_t queue;
 	pthread_mutex_t lock;	/* SetArgumentValue + Append are one step */
+	bool init_pending;	/* NPU_DEFER_WEIGHTS_LOAD: on first request */
 	uint32_t nargs;
 	struct npu_arg *arg;
 };
@@ -295,6 +304,7 @@ static void npu_init_once(void)
 			return;
 		}
 	}
+	*(void **)&ze_pci_props = dlsym(lib, "zeDevicePciGetPropertiesExt");
 	r = ze.Init(ZE_INIT_FLAG_VPU_ONLY);
 	if (!r)
 		r = ze.DriverGet(&n, drv);
@@ -382,8 +392,47 @@ static const char *platform_of(uint32_t pci_id)
 	return "AUTO_DETECT";
 }
 
+/*
+ * The PCI address of the NPU: from the driver (zeDevicePciGetPropertiesExt)
+ * or, if it has none, from sysfs: /sys/dev/char/MAJ:MIN of the accel node
+ * links to .../0000:00:0b.0/accel/accelN.
+ */
+static void pci_address(struct npu_device *nd, int index)
+{
+	ze_pci_ext_properties_t pp = {
+		.stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES,
+	};
+	char node[64], link[PATH_MAX], *a;
+	struct stat st;
+	ssize_t n;
+
+	nd->pci[0] = 0;
+	if (ze_pci_props && !ze_pci_props(nd->dev, &pp) &&
+	    pp.address.device) {
+		snprintf(nd->pci, sizeof(nd->pci), "%04x:%02x:%02x.%x",
+			 pp.address.domain & 0xffff, pp.address.bus & 0xff,
+			 pp.address.device & 0xff, pp.address.function & 0xf);
+		return;
+	}
+	snprintf(node, sizeof(node), "/dev/accel/accel%d", index);
+	if (stat(node, &st) || !S_ISCHR(st.st_mode))
+		return;
+	snprintf(node, sizeof(node), "/sys/dev/char/%u:%u",
+		 major(st.st_rdev), minor(st.st_rdev));
+	n = readlink(node, link, sizeof(link) - 1);
+	if (n <= 0)
+		return;
+	link[n] = 0;
+	a = strstr(link, "/accel/");
+	if (a && a - link >= 13 && a[-13] == '/')
+		snprintf(nd->pci, sizeof(nd->pci), "%.12s", a - 12);
+}
+
 static int npu_probe(struct npr_device *dev, int index)
 {
+	ze_driver_properties_t dp = {
+		.stype = ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES,
+	};
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	ze_device_properties_t p = {
 		.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES,
@@ -410,6 +459,11 @@ static int npu_probe(struct npr_device *dev, int index)
 	dev->priv = nd;
 	nd->dev = npu.dev[index];
 	nd->pci_id = p.deviceId;
+	nd->tiles = p.numSlices;
+	nd->gops = p.coreClockRate / 1e9 * p.numSlices * p.physicalEUSimdWidth;
+	if (!ze.DriverGetProperties(npu.drv, &dp))
+		nd->driver_version = dp.driverVersion;
+	pci_address(nd, index);
 	r = ze.ContextCreate(npu.drv, &cd, &nd->ctx);
 	if (r) {
 		nd->ctx = NULL;
@@ -513,6 +567,16 @@ static char *build_flags(const struct npr_exec *ex)
 		ex->dev->info.arch,
 		ex->props.perf_hint == NPR_PERF_HINT_THROUGHPUT ?
 		"THROUGHPUT" : "LATENCY");
+	/* the compile-time NPU properties the user set */
+	if (ex->props.npu_tiles > 0)
+		fprintf(f, " NPU_TILES=\"%d\"", ex->props.npu_tiles);
+	if (ex->props.npu_turbo)
+		fprintf(f, " NPU_TURBO=\"YES\"");
+	if (ex->props.npu_compilation_mode[0])
+		fprintf(f, " NPU_COMPILATION_MODE_PARAMS=\"%s\"",
+			ex->props.npu_compilation_mode);
+	if (ex->props.npu_dynamic_quantization)
+		fprintf(f, " NPU_COMPILER_DYNAMIC_QUANTIZATION=\"YES\"");
 	if (fclose(f)) {
 		free(buf);
 		return NULL;
@@ -784,6 +848,32 @@ static int npu_query(struct npr_device *dev, const struct npr_graph *g,
 	return 0;
 }
 
+/*
+ * The host-side GraphInitialize (weights upload) when the graph asks for
+ * it; at compile, or with NPU_DEFER_WEIGHTS_LOAD when the first request
+ * is created.  The caller holds ne->lock or owns @ne alone.
+ */
+static int graph_init(struct npu_exec *ne)
+{
+	struct npr_ze_graph_properties_2 gp2 = {
+		.stype = NPR_ZE_STYPE_GRAPH_PROPERTIES,
+	};
+	ze_result_t r;
+
+	if (!ne->init_pending)
+		return 0;
+	if (npu.graph_version >= NPR_ZE_GRAPH_VERSION_1_8) {
+		r = npu.graph->pfnGetProperties2(ne->graph, &gp2);
+		if (!r && (gp2.initStageRequired &
+			   NPR_ZE_GRAPH_STAGE_INITIALIZE))
+			r = npu.graph->pfnGraphInitialize(ne->graph);
+		if (r)
+			return ZE_FAIL(r, "graph initialize");
+	}
+	ne->init_pending = false;
+	return 0;
+}
+
 static int npu_compile(struct npr_exec *ex)
 {
 	struct npu_device *nd = ex->dev->priv;
@@ -822,6 +912,8 @@ static int npu_compile(struct npr_exec *ex)
 	desc.inputSize = size;
 	desc.pInput = buf;
 	desc.pBuildFlags = flags;
+	if (ex->props.npu_bypass_umd_caching)
+		desc.flags |= NPR_ZE_GRAPH_FLAG_DISABLE_CACHING;
 	r = npu.graph->pfnCreate2(nd->ctx, nd->dev, &desc, &ne->graph);
 	if (r) {
 		ne->graph = NULL;
@@ -831,19 +923,11 @@ static int npu_compile(struct npr_exec *ex)
 	err = map_args(ex, ne);
 	if (err)
 		goto out;
-	if (npu.graph_version >= NPR_ZE_GRAPH_VERSION_1_8) {
-		struct npr_ze_graph_properties_2 gp2 = {
-			.stype = NPR_ZE_STYPE_GRAPH_PROPERTIES,
-		};
-
-		r = npu.graph->pfnGetProperties2(ne->graph, &gp2);
-		if (!r && (gp2.initStageRequired &
-			   NPR_ZE_GRAPH_STAGE_INITIALIZE))
-			r = npu.graph->pfnGraphInitialize(ne->graph);
-		if (r) {
-			err = ZE_FAIL(r, "graph initialize");
+	ne->init_pending = true;
+	if (!ex->props.npu_defer_weights_load) {
+		err = graph_init(ne);
+		if (err)
 			goto out;
-		}
 	}
 	r = ze.CommandQueueCreate(nd->ctx, nd->dev, &qd, &ne->queue);
 	if (r) {
@@ -915,6 +999,14 @@ static int npu_request_create(struct npr_request *rq)
 	}
 	/* the driver snapshots the arguments when the execute is appended */
 	pthread_mutex_lock(&ne->lock);
+	if (ne->init_pending) {
+		int err = graph_init(ne);
+
+		if (err) {
+			pthread_mutex_unlock(&ne->lock);
+			return err;
+		}
+	}
 	for (i = 0; i < ne->nargs && !r; i++)
 		r = npu.graph->pfnSetArgumentValue(ne->graph, i, nr->buf[i]);
 	if (!r)
@@ -993,12 +1085,71 @@ static int npu_infer(struct npr_request *rq)
 static int npu_param(const struct npr_device *dev, const struct npr_props *p,
 		     uint32_t id, int64_t *value)
 {
-	if (id != NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS)
+	const struct npu_device *nd = dev->priv;
+	struct npr_ze_graph_memory_query m = { 0 };
+	ze_result_t r;
+
+	switch (id) {
+	case NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS:
+		if (p->perf_hint != NPR_PERF_HINT_THROUGHPUT)
+			*value = 1;
+		else
+			*value = strcmp(dev->info.arch, "3720") ? 8 : 4;
+		return 0;
+	case NPR_PARAM_NUM_STREAMS:
+		*value = 1;	/* an NPU runs one stream */
+		return 0;
+	case NPR_PARAM_NPU_DRIVER_VERSION:
+		*value = nd->driver_version;
+		return 0;
+	case NPR_PARAM_NPU_COMPILER_VERSION:
+		/* the plugin's encoding: major << 16 | minor */
+		*value = (int64_t)nd->gprops.compilerMajor << 16 |
+			 nd->gprops.compilerMinor;
+		return 0;
+	case NPR_PARAM_NPU_MAX_TILES:
+		*value = nd->tiles;
+		return 0;
+	case NPR_PARAM_NPU_DEVICE_ALLOC_MEM_SIZE:
+	case NPR_PARAM_NPU_DEVICE_TOTAL_MEM_SIZE:
+		r = npu.graph->pfnQueryContextMemory(nd->ctx,
+						     NPR_ZE_GRAPH_MEM_DDR, &m);
+		if (r)
+			return ZE_FAIL(r, "QueryContextMemory");
+		*value = (int64_t)(id == NPR_PARAM_NPU_DEVICE_TOTAL_MEM_SIZE ?
+				   m.total : m.allocated);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * DEVICE_PCI_INFO "DDDD:BB:DD.F"; DEVICE_GOPS as the NPU plugin computes
+ * it (clock in GHz x tiles x EU SIMD width for int8, half for f16, none
+ * for f32), one "type:gops" string each.
+ */
+static int npu_param_bytes(const struct npr_device *dev, uint32_t id,
+			   char *buf, size_t *len)
+{
+	const struct npu_device *nd = dev->priv;
+	int n;
+
+	switch (id) {
+	case NPR_PARAM_DEVICE_PCI_INFO:
+		if (!nd->pci[0])
+			return npr_err(-ENODATA, "DEVICE_PCI_INFO: the NPU driver reports no PCI address and there is no /dev/accel node to look it up");
+		n = snprintf(buf, *len, "%s", nd->pci);
+		break;
+	case NPR_PARAM_DEVICE_GOPS:
+		n = snprintf(buf, *len, "f32:%.1f%cf16:%.1f%cu8:%.1f%ci8:%.1f%c",
+			     0.0, 0, nd->gops / 2, 0, nd->gops, 0, nd->gops, 0);
+		break;
+	default:
 		return -ENOENT;
-	if (p->perf_hint != NPR_PERF_HINT_THROUGHPUT)
-		*value = 1;
-	else
-		*value = strcmp(dev->info.arch, "3720") ? 8 : 4;
+	}
+	if (n < 0 || (size_t)n >= *len)
+		return npr_err(-EOVERFLOW, "property %u: value too long", id);
+	*len = (size_t)n + 1;
 	return 0;
 }
 
@@ -1023,6 +1174,7 @@ const struct npr_backend_ops npr_npu_backend_ops = {
 	.query = npu_query,
 	.release = npu_release,
 	.param = npu_param,
+	.param_bytes = npu_param_bytes,
 };
 
 #else /* no Level Zero headers at build time */

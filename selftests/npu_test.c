@@ -546,6 +546,297 @@ TEST(npu_fault_device_lost)
 	net_close(&n);
 }
 
+/* ---- the NPU plugin's properties ----------------------------------------- */
+
+static int get_str(int fd, __u32 handle, uint32_t id, char *buf, size_t len)
+{
+	struct npr_param p = {
+		.size = sizeof(p), .handle = handle, .param = id,
+		.ptr = (uintptr_t)buf, .len = (__u32)len,
+	};
+
+	return npr_ioctl(fd, NPR_IOCTL_GET_PARAM, &p);
+}
+
+static int64_t get_int_of(int fd, __u32 handle, uint32_t id)
+{
+	struct npr_param p = { .size = sizeof(p), .handle = handle,
+			       .param = id };
+
+	return npr_ioctl(fd, NPR_IOCTL_GET_PARAM, &p) ? -1000 :
+	       (int64_t)p.value;
+}
+
+static int set_str(int fd, uint32_t id, const char *s)
+{
+	struct npr_param p = {
+		.size = sizeof(p), .param = id, .ptr = (uintptr_t)s,
+		.len = (__u32)strlen(s) + 1,
+	};
+
+	return npr_ioctl(fd, NPR_IOCTL_SET_PARAM, &p);
+}
+
+/*
+ * Device properties on vnpu as a 3720 or a 4000: the architecture from the
+ * PCI id, tiles, compiler version 7.4 (what vnpu reports), a PCI address,
+ * GOPS by the plugin's formula (f16 half of i8, f32 none), memory sizes
+ * from QueryContextMemory, OPTIMAL_NUMBER_OF_INFER_REQUESTS, NUM_STREAMS 1
+ * and read-only, NPU_TILES checked against NPU_MAX_TILES.
+ */
+static void check_npu_props(struct npr_test *_metadata, const char *platform)
+{
+	char arch[32], name[256], pci[64], gops[256], *s;
+	int64_t tiles, alloc0, alloc1;
+	double v[4] = { -1, -1, -1, -1 };
+	struct npr_prop_arg pa = { .param = NPR_PARAM_NUM_STREAMS, .value = 1 };
+	struct npr_compile co;
+	unsigned int a, b, c, f;
+	struct net n;
+	int fd, k;
+
+	setenv("VNPU_PLATFORM", platform, 1);	/* before the loader starts */
+	REQUIRE_NPU();
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(get_str(fd, 0, NPR_PARAM_FULL_DEVICE_NAME, name,
+			  sizeof(name)), 0);
+	if (!strstr(name, "vnpu"))
+		SKIP(goto out, "not vnpu: %s", name);
+	ASSERT_EQ(get_str(fd, 0, NPR_PARAM_DEVICE_ARCHITECTURE, arch,
+			  sizeof(arch)), 0);
+	EXPECT_STREQ(arch, platform);
+	tiles = get_int(fd, NPR_PARAM_NPU_MAX_TILES);
+	EXPECT_EQ(tiles, strcmp(platform, "3720") ? 6 : 2);
+	EXPECT_EQ(get_int(fd, NPR_PARAM_NPU_COMPILER_VERSION), 7 << 16 | 4);
+	EXPECT_GT(get_int(fd, NPR_PARAM_NPU_DRIVER_VERSION), 0);
+	ASSERT_EQ(get_str(fd, 0, NPR_PARAM_DEVICE_PCI_INFO, pci, sizeof(pci)),
+		  0);
+	EXPECT_EQ(sscanf(pci, "%4x:%2x:%2x.%1x", &a, &b, &c, &f), 4);
+	EXPECT_EQ(strlen(pci), 12);
+	memset(gops, 0, sizeof(gops));
+	ASSERT_EQ(get_str(fd, 0, NPR_PARAM_DEVICE_GOPS, gops, sizeof(gops)),
+		  0);
+	for (s = gops, k = 0; *s && k < 4; s += strlen(s) + 1, k++) {
+		static const char *const types[] = { "f32:", "f16:", "u8:",
+						     "i8:" };
+
+		EXPECT_EQ(strncmp(s, types[k], strlen(types[k])), 0);
+		v[k] = strtod(strchr(s, ':') + 1, NULL);
+	}
+	EXPECT_EQ(k, 4);
+	EXPECT_EQ(v[0], 0);
+	EXPECT_GT(v[3], 0);
+	EXPECT_EQ(v[2], v[3]);
+	EXPECT_TRUE(fabs(v[1] - v[3] / 2) < 0.1);
+	TH_LOG("%s: %lld tiles, PCI %s, i8 %.1f GOPS", arch, (long long)tiles,
+	       pci, v[3]);
+	/* memory: a request's argument buffers count as allocated */
+	EXPECT_GT(get_int(fd, NPR_PARAM_NPU_DEVICE_TOTAL_MEM_SIZE), 0);
+	alloc0 = get_int(fd, NPR_PARAM_NPU_DEVICE_ALLOC_MEM_SIZE);
+	EXPECT_GE(alloc0, 0);
+	/* OPTIMAL_NUMBER_OF_INFER_REQUESTS: the plugin's table */
+	EXPECT_EQ(get_int(fd, NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS), 1);
+	ASSERT_EQ(set_int(fd, NPR_PARAM_PERFORMANCE_HINT,
+			  NPR_PERF_HINT_THROUGHPUT), 0);
+	EXPECT_EQ(get_int(fd, NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS),
+		  strcmp(platform, "3720") ? 8 : 4);
+	/* one stream, read-only */
+	EXPECT_EQ(get_int(fd, NPR_PARAM_NUM_STREAMS), 1);
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NUM_STREAMS, 1), -EPERM);
+	/* NPU_TILES: -1 or 1..NPU_MAX_TILES */
+	EXPECT_EQ(get_int(fd, NPR_PARAM_NPU_TILES), -1);
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NPU_TILES, (uint64_t)tiles + 1),
+		  -ERANGE);
+	EXPECT_NONNULL(strstr(npr_last_error(), "NPU_MAX_TILES"));
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NPU_TILES, 0), -ERANGE);
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NPU_TILES, (uint64_t)-2), -ERANGE);
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NPU_TILES, (uint64_t)tiles), 0);
+	EXPECT_EQ(get_int(fd, NPR_PARAM_NPU_TILES), tiles);
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NPU_TILES, (uint64_t)-1), 0);
+	EXPECT_EQ(get_int(fd, NPR_PARAM_NPU_TILES), -1);
+	npr_close(fd);
+	fd = -1;
+	/* allocation grows with a request */
+	{
+		char path[4096];
+
+		model_path(path, sizeof(path), EYE);
+		ASSERT_EQ(net_open(_metadata, &n, "npu", path), 0);
+		alloc1 = get_int(n.fd, NPR_PARAM_NPU_DEVICE_ALLOC_MEM_SIZE);
+		EXPECT_GT(alloc1, alloc0);
+		EXPECT_GE(alloc1, (int64_t)(n.bytes[0][0] + n.bytes[1][0]));
+		/* NUM_STREAMS cannot be given to COMPILE either */
+		npr_prep_compile(&co, n.model);
+		co.props = (uintptr_t)&pa;
+		co.num_props = 1;
+		EXPECT_EQ(npr_ioctl(n.fd, NPR_IOCTL_COMPILE, &co), -EPERM);
+		net_close(&n);
+	}
+out:
+	if (fd >= 0)
+		npr_close(fd);
+}
+
+TEST(npu_properties_3720)
+{
+	check_npu_props(_metadata, "3720");
+}
+
+TEST(npu_properties_4000)
+{
+	check_npu_props(_metadata, "4000");
+}
+
+/* The NPU's properties exist only on the npu device. */
+TEST(npu_properties_absent_elsewhere)
+{
+	struct npr_prop_info pi = { .size = sizeof(pi) };
+	struct npr_prop_arg pa = { .param = NPR_PARAM_NPU_TILES, .value = 1 };
+	struct npr_model_load ml;
+	struct npr_compile co;
+	char path[4096];
+	int fd = npr_open("cpu", 0);
+
+	ASSERT_GE(fd, 0);
+	{
+		struct npr_param p = { .size = sizeof(p),
+				       .param = NPR_PARAM_NPU_TILES };
+
+		EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_GET_PARAM, &p), -ENOPROTOOPT);
+	}
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NPU_TURBO, 1), -ENOPROTOOPT);
+	EXPECT_NONNULL(strstr(npr_last_error(), "no such property"));
+	pi.flags = NPR_PROP_INFO_BY_NAME;
+	snprintf(pi.name, sizeof(pi.name), "NPU_MAX_TILES");
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_PROP_INFO, &pi), -ENOPROTOOPT);
+	/* NUM_STREAMS stays writable on cpu */
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NUM_STREAMS, 1), 0);
+	if (npr_test_shared_ok()) {
+		model_path(path, sizeof(path), EYE);
+		npr_prep_model_load(&ml, path, NULL);
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+		npr_prep_compile(&co, ml.handle);
+		co.props = (uintptr_t)&pa;
+		co.num_props = 1;
+		EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_COMPILE, &co), -ENOPROTOOPT);
+	}
+	npr_close(fd);
+}
+
+/* NPU_COMPILATION_MODE_PARAMS: only the documented keys and values */
+TEST(npu_compilation_mode_params_are_checked)
+{
+	int fd;
+
+	REQUIRE_NPU();
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+			  "optimization-level=3"), -EINVAL);
+	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+			  "optimization-level"), -EINVAL);
+	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+			  "dpu-profiling=true"), -EINVAL);
+	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+			  "performance-hint-override=fast"), -EINVAL);
+	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+			  "optimization-level=\"1\""), -EINVAL);
+	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+			  "optimization-level=0 performance-hint-override=efficiency"),
+		  0);
+	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS, ""), 0);
+	npr_close(fd);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+
+	if (f && buf)
+		buf[fread(buf, 1, 65535, f)] = 0;
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/*
+ * The compile-time NPU properties reach the driver: in the build flags'
+ * --config, NPU_BYPASS_UMD_CACHING as the descriptor's disable-caching
+ * flag, NPU_DEFER_WEIGHTS_LOAD moves GraphInitialize to the first request.
+ * vnpu writes what it was given to VNPU_TRACE.  The model still agrees
+ * with cpu.
+ */
+static void compile_traced(struct npr_test *_metadata, bool set)
+{
+	char trace[] = "/tmp/npu_test_traceXXXXXX", path[4096], *t;
+	struct npr_model_load ml;
+	struct npr_req_create rc;
+	struct npr_compile co;
+	int fd, tfd;
+
+	REQUIRE_NPU();
+	tfd = mkstemp(trace);
+	ASSERT_GE(tfd, 0);
+	close(tfd);
+	setenv("VNPU_TRACE", trace, 1);
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	if (set) {
+		ASSERT_EQ(set_int(fd, NPR_PARAM_NPU_TILES, 1), 0);
+		ASSERT_EQ(set_int(fd, NPR_PARAM_NPU_TURBO, 1), 0);
+		ASSERT_EQ(set_int(fd, NPR_PARAM_NPU_BYPASS_UMD_CACHING, 1), 0);
+		ASSERT_EQ(set_int(fd, NPR_PARAM_NPU_DEFER_WEIGHTS_LOAD, 1), 0);
+		ASSERT_EQ(set_int(fd, NPR_PARAM_NPU_COMPILER_DYNAMIC_QUANTIZATION,
+				  1), 0);
+		ASSERT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+				  "optimization-level=1 performance-hint-override=latency"),
+			  0);
+	}
+	model_path(path, sizeof(path), EYE);
+	npr_prep_model_load(&ml, path, NULL);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	npr_prep_compile(&co, ml.handle);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_COMPILE, &co), 0);
+	t = slurp(trace);
+	ASSERT_NONNULL(t);
+	TH_LOG("%s", t);
+	EXPECT_NONNULL(strstr(t, "create format=2 "));
+	EXPECT_EQ(!strstr(t, "NPU_TILES=\"1\""), !set);
+	EXPECT_EQ(!strstr(t, " NPU_TURBO=\"YES\""), !set);
+	EXPECT_EQ(!strstr(t, " NPU_COMPILER_DYNAMIC_QUANTIZATION=\"YES\""),
+		  !set);
+	EXPECT_EQ(!strstr(t, " NPU_COMPILATION_MODE_PARAMS=\"optimization-level=1 performance-hint-override=latency\""),
+		  !set);
+	EXPECT_NONNULL(strstr(t, set ? "flags=0x1 " : "flags=0x0 "));
+	/* weights: at compile, or deferred to the first request */
+	EXPECT_EQ(!strstr(t, "initialize"), set);
+	free(t);
+	/* the compiled model reports what it was compiled with */
+	EXPECT_EQ(get_int_of(fd, co.exec, NPR_PARAM_NPU_TILES), set ? 1 : -1);
+	npr_prep_req_create(&rc, co.exec);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
+	t = slurp(trace);
+	ASSERT_NONNULL(t);
+	EXPECT_NONNULL(strstr(t, "initialize"));
+	EXPECT_NULL(strstr(strstr(t, "initialize") + 1, "initialize"));
+	free(t);
+	npr_close(fd);
+	unlink(trace);
+	unsetenv("VNPU_TRACE");
+}
+
+TEST(npu_compile_properties_reach_the_driver)
+{
+	compile_traced(_metadata, true);
+}
+
+TEST(npu_compile_without_npu_properties)
+{
+	compile_traced(_metadata, false);
+}
+
 /* ---- the loader's intercept mode and validation layer ------------------- */
 
 /*

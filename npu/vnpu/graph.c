@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,9 +252,52 @@ static ze_result_t split_input(uint32_t format, const uint8_t *in,
 	return ZE_RESULT_SUCCESS;
 }
 
+/*
+ * VNPU_TRACE=FILE: one line per graph creation and initialisation, so
+ * tests can see what a caller asked for (descriptor flags, build flags).
+ */
+void vnpu_trace(const char *fmt, ...)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	const char *path = getenv("VNPU_TRACE");
+	va_list ap;
+	FILE *f;
+
+	if (!path || !*path)
+		return;
+	pthread_mutex_lock(&lock);
+	f = fopen(path, "a");
+	if (f) {
+		va_start(ap, fmt);
+		vfprintf(f, fmt, ap);
+		va_end(ap);
+		fputc('\n', f);
+		fclose(f);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* The compiler refuses more tiles than the device has. */
+static int check_tiles(const char *flags)
+{
+	const char *t = flags ? strstr(flags, " NPU_TILES=\"") : NULL;
+	long n;
+
+	if (!t)
+		return 0;
+	n = strtol(t + 12, NULL, 10);
+	if (n < 1 || n > (long)vnpu_dev.tiles) {
+		vnpu_set_log("vnpu: NPU_TILES=%ld: the device has %u tiles", n,
+			     vnpu_dev.tiles);
+		return -1;
+	}
+	return 0;
+}
+
 static ze_result_t graph_create(ze_context_handle_t hc, ze_device_handle_t hd,
 				uint32_t format, const uint8_t *in, size_t size,
-				const char *flags, npr_ze_graph_handle_t *out)
+				const char *flags, uint32_t dflags,
+				npr_ze_graph_handle_t *out)
 {
 	struct vnpu_context *c = vnpu_ctx_of(hc, true);
 	const uint8_t *xml, *bin;
@@ -269,6 +313,10 @@ static ze_result_t graph_create(ze_context_handle_t hc, ze_device_handle_t hd,
 	r = split_input(format, in, size, flags, false, &xml, &xs, &bin, &bs);
 	if (r)
 		return r;
+	if (format == NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE && check_tiles(flags))
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	vnpu_trace("create format=%u flags=0x%x build=%s", format, dflags,
+		   flags ? flags : "");
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
@@ -292,7 +340,7 @@ static ze_result_t g_create(ze_context_handle_t c, ze_device_handle_t d,
 	if (!desc)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	return graph_create(c, d, desc->format, desc->pInput, desc->inputSize,
-			    desc->pBuildFlags, out);
+			    desc->pBuildFlags, 0, out);
 }
 
 static ze_result_t g_create2(ze_context_handle_t c, ze_device_handle_t d,
@@ -305,7 +353,7 @@ static ze_result_t g_create2(ze_context_handle_t c, ze_device_handle_t d,
 			    NPR_ZE_GRAPH_FLAG_INPUT_PERSISTENT))
 		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
 	return graph_create(c, d, desc->format, desc->pInput, desc->inputSize,
-			    desc->pBuildFlags, out);
+			    desc->pBuildFlags, desc->flags, out);
 }
 
 #define GRAPH(h)	((struct vnpu_graph *)(h))
@@ -820,6 +868,7 @@ static ze_result_t g_init(npr_ze_graph_handle_t h)
 	if (!GRAPH_OK(h))
 		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	GRAPH(h)->initialized = true;
+	vnpu_trace("initialize");
 	return ZE_RESULT_SUCCESS;
 }
 

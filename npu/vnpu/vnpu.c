@@ -284,7 +284,8 @@ static ze_result_t vnpu_device_props(ze_device_handle_t d,
 	p->deviceId = vnpu_dev.pci_id;
 	p->flags = ZE_DEVICE_PROPERTY_FLAG_INTEGRATED;
 	p->subdeviceId = 0;
-	p->coreClockRate = vnpu_dev.tiles == 2 ? 1400 : 1950;
+	/* in Hz, as the NPU plugin's GOPS formula expects */
+	p->coreClockRate = vnpu_dev.tiles == 2 ? 1400000000u : 1950000000u;
 	p->maxMemAllocSize = 1ULL << 32;
 	p->maxHardwareContexts = 64;
 	p->maxCommandQueuePriority = 0;
@@ -316,6 +317,24 @@ static ze_result_t vnpu_device_queue_groups(ze_device_handle_t d,
 		p->numQueues = 1;
 	}
 	*count = 1;
+	return ZE_RESULT_SUCCESS;
+}
+
+/* where the NPU sits on Meteor Lake and Lunar Lake: 0000:00:0b.0 */
+static ze_result_t vnpu_device_pci(ze_device_handle_t d,
+				   ze_pci_ext_properties_t *p)
+{
+	if (!vnpu_dev_ok(d, false))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!p)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	p->address.domain = 0;
+	p->address.bus = 0;
+	p->address.device = 0x0b;
+	p->address.function = 0;
+	p->maxSpeed.genVersion = -1;
+	p->maxSpeed.width = -1;
+	p->maxSpeed.maxBandwidth = -1;
 	return ZE_RESULT_SUCCESS;
 }
 
@@ -507,6 +526,7 @@ GETTER_BEGIN(zeGetDeviceProcAddrTable, ze_device_dditable_t)
 	t->pfnGetProperties = vnpu_device_props;
 	t->pfnGetCommandQueueGroupProperties = vnpu_device_queue_groups;
 	t->pfnGetStatus = vnpu_device_status;
+	t->pfnPciGetPropertiesExt = vnpu_device_pci;
 GETTER_END
 
 GETTER_BEGIN(zeGetContextProcAddrTable, ze_context_dditable_t)
