@@ -20,7 +20,9 @@
  *     element types, shapes), and the compiled graph: every value (type,
  *     shape, producer, name, constant data where a live node reads it),
  *     every node (op type, version, attributes, edges, dead flag), the
- *     inputs, outputs and variables.
+ *     inputs, outputs and variables; then, for a backend with a native
+ *     form (ops->native_export: npu), a u64 size and that many bytes the
+ *     backend wrote and checks itself.
  *
  * The graph is the one compile produced (lowered to compute types,
  * constants folded, variables turned into ports), so import skips the
@@ -358,6 +360,19 @@ int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
 	w_ports(&w, ex->in, ex->nin);
 	w_ports(&w, ex->out, ex->nout);
 	w_graph(&w, ex->g);
+	if (dev->ops->native_export) {
+		void *nat = NULL;
+		size_t nlen = 0;
+		int err = dev->ops->native_export(ex, &nat, &nlen);
+
+		if (err) {
+			free(w.p);
+			return err;
+		}
+		w_u64(&w, nlen);
+		w_bytes(&w, nat, nlen);
+		free(nat);
+	}
 	if (w.err) {
 		free(w.p);
 		return npr_err(w.err, "out of memory writing the blob");
@@ -1030,6 +1045,7 @@ int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
 	ex->refs = 1;
 	ex->dev = dev;
 	ex->g = g;
+	npr_props_init(&ex->props);	/* defaults for what blobs lack */
 	r_props(&r, &ex->props);
 	n = r_count(&r, 64, "caching property");
 	for (i = 0; i < n && !r.err; i++) {
@@ -1043,6 +1059,21 @@ int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
 		r_ports(&r, &ex->out, &ex->nout);
 	if (!r.err)
 		r_graph(&r, g, 0);
+	if (!r.err && dev->ops->native_export) {
+		uint64_t nlen = r_u64(&r);
+
+		if (!r.err && nlen > r.len - r.pos)
+			bad(&r, "native section truncated");
+		if (!r.err) {
+			ex->native = malloc(nlen ? nlen : 1);
+			if (!ex->native)
+				r.err = -ENOMEM;
+			else
+				memcpy(ex->native, r.p + r.pos, nlen);
+			ex->native_len = nlen;
+			r.pos += nlen;
+		}
+	}
 	if (!r.err && r.pos != r.len)
 		bad(&r, "bytes after the graph");
 	err = r.err;

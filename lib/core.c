@@ -194,6 +194,7 @@ static void exec_put(struct npr_exec *ex)
 	ports_free(ex->in, ex->nin);
 	ports_free(ex->out, ex->nout);
 	npr_graph_free(ex->g);
+	free(ex->native);
 	free(ex);
 }
 

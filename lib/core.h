@@ -38,6 +38,9 @@ struct npr_request;
  *         (OPTIMAL_NUMBER_OF_INFER_REQUESTS of an NPU).  Optional.
  * @param_bytes: a backend-specific string or list property (the PCI
  *               address of an NPU).  Optional.
+ * @native_export: the driver's compiled form of ex, for EXPORT and the
+ *                 model cache; import hands it back in ex->native and
+ *                 compile uses it instead of compiling.  Optional.
  *
  * Arguments are validated by lib/ before any of these is called.  Optional
  * members are defaulted in lib/backend.c.
@@ -65,6 +68,11 @@ struct npr_backend_ops {
 	 * with the last NUL in *@len; -ENOENT if the backend has none */
 	int (*param_bytes)(const struct npr_device *dev, uint32_t id,
 			   char *buf, size_t *len);
+	/* optional: the driver's own form of a compiled model, stored in
+	 * exported blobs after the graph; on import it is in ex->native
+	 * when compile is called */
+	int (*native_export)(const struct npr_exec *ex, void **out,
+			     size_t *len);
 };
 
 #define NPR_BACKEND_API_VERSION	1
@@ -145,6 +153,9 @@ struct npr_exec {
 	struct npr_props props;
 	bool from_cache;
 	void *priv;
+	/* imported: the backend's native section of the blob (native_export) */
+	void *native;
+	size_t native_len;
 };
 
 /**

@@ -874,17 +874,186 @@ static int graph_init(struct npu_exec *ne)
 	return 0;
 }
 
+/*
+ * Exported blobs carry the driver's native binary (GetNativeBinary)
+ * followed by this trailer, little-endian:
+ *
+ *    0  magic "NPRNPUN\0"
+ *    8  u32 trailer version (NPU_NATIVE_VERSION)
+ *   12  u32 PCI device id the binary was compiled for
+ *   16  u16 compiler major, u16 compiler minor
+ *   20  u32 graph extension version of the driver
+ *   24  u64 size of the binary
+ *   32  u64 npr_blob_hash() of the binary
+ */
+#define NPU_NATIVE_MAGIC	"NPRNPUN"
+#define NPU_NATIVE_VERSION	1
+#define NPU_NATIVE_TRAILER	40
+
+static int npu_native_export(const struct npr_exec *ex, void **out,
+			     size_t *len)
+{
+	const struct npu_device *nd = ex->dev->priv;
+	const struct npu_exec *ne = ex->priv;
+	const uint8_t *view = NULL;
+	size_t size = 0;
+	uint8_t *p;
+	uint64_t v;
+	uint32_t u;
+	ze_result_t r;
+
+	if (npu.graph_version >= NPR_ZE_GRAPH_VERSION(7))
+		r = npu.graph->pfnGetNativeBinary2(ne->graph, &size, &view);
+	else
+		r = npu.graph->pfnGetNativeBinary(ne->graph, &size, NULL);
+	if (r)
+		return ZE_FAIL(r, "GetNativeBinary");
+	if (!size || size > ((size_t)1 << 40))
+		return npr_err(-EPROTO, "npu: the driver's native binary has %zu bytes",
+			       size);
+	p = malloc(size + NPU_NATIVE_TRAILER);
+	if (!p)
+		return -ENOMEM;
+	if (view) {
+		memcpy(p, view, size);
+	} else {
+		size_t got = size;
+
+		r = npu.graph->pfnGetNativeBinary(ne->graph, &got, p);
+		if (r || got != size) {
+			free(p);
+			return r ? ZE_FAIL(r, "GetNativeBinary") :
+			       npr_err(-EPROTO, "npu: GetNativeBinary returned %zu bytes, announced %zu",
+				       got, size);
+		}
+	}
+	memcpy(p + size, NPU_NATIVE_MAGIC, 8);
+	u = NPU_NATIVE_VERSION;
+	memcpy(p + size + 8, &u, 4);
+	memcpy(p + size + 12, &nd->pci_id, 4);
+	memcpy(p + size + 16, &nd->gprops.compilerMajor, 2);
+	memcpy(p + size + 18, &nd->gprops.compilerMinor, 2);
+	memcpy(p + size + 20, &npu.graph_version, 4);
+	v = size;
+	memcpy(p + size + 24, &v, 8);
+	v = npr_blob_hash(p, size);
+	memcpy(p + size + 32, &v, 8);
+	*out = p;
+	*len = size + NPU_NATIVE_TRAILER;
+	return 0;
+}
+
+/* The native binary of an imported blob, its trailer checked. */
+static int native_of(const struct npr_exec *ex, const uint8_t **bin,
+		     size_t *size)
+{
+	const struct npu_device *nd = ex->dev->priv;
+	const uint8_t *t;
+	uint32_t ver, pci;
+	uint64_t n, hash;
+
+	if (ex->native_len < NPU_NATIVE_TRAILER)
+		return npr_err(-EBADMSG, "npu: the blob's native section is truncated (%zu bytes)",
+			       ex->native_len);
+	t = (const uint8_t *)ex->native + ex->native_len - NPU_NATIVE_TRAILER;
+	if (memcmp(t, NPU_NATIVE_MAGIC, 8))
+		return npr_err(-ENOEXEC, "npu: the blob's native section is not an npu one");
+	memcpy(&ver, t + 8, 4);
+	memcpy(&pci, t + 12, 4);
+	memcpy(&n, t + 24, 8);
+	memcpy(&hash, t + 32, 8);
+	if (ver != NPU_NATIVE_VERSION)
+		return npr_err(-EPROTONOSUPPORT, "npu: native section version %u, this library reads %d",
+			       ver, NPU_NATIVE_VERSION);
+	if (n != ex->native_len - NPU_NATIVE_TRAILER ||
+	    npr_blob_hash(ex->native, (size_t)n) != hash)
+		return npr_err(-EBADMSG, "npu: the blob's native binary is truncated or corrupt");
+	if (pci != nd->pci_id)
+		return npr_err(-ENODEV, "npu: the blob was compiled for NPU 0x%04x (%s), this is 0x%04x (%s)",
+			       pci, platform_of(pci), nd->pci_id,
+			       platform_of(nd->pci_id));
+	*bin = ex->native;
+	*size = (size_t)n;
+	return 0;
+}
+
+/*
+ * After the driver has the graph: arguments against ports, the weights
+ * (now or on the first request), the command queue.
+ */
+static int finish_graph(struct npr_exec *ex, struct npu_exec *ne)
+{
+	struct npu_device *nd = ex->dev->priv;
+	ze_command_queue_desc_t qd = {
+		.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+		.mode = ZE_COMMAND_QUEUE_MODE_DEFAULT,
+		.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL,
+	};
+	ze_result_t r;
+	int err;
+
+	err = map_args(ex, ne);
+	if (err)
+		return err;
+	ne->init_pending = true;
+	if (!ex->props.npu_defer_weights_load) {
+		err = graph_init(ne);
+		if (err)
+			return err;
+	}
+	r = ze.CommandQueueCreate(nd->ctx, nd->dev, &qd, &ne->queue);
+	if (r) {
+		ne->queue = NULL;
+		return ZE_FAIL(r, "zeCommandQueueCreate");
+	}
+	return 0;
+}
+
+/* Import: the driver's native binary, no compiler involved. */
+static int compile_native(struct npr_exec *ex)
+{
+	struct npu_device *nd = ex->dev->priv;
+	struct npr_ze_graph_desc_2 desc = {
+		.stype = NPR_ZE_STYPE_GRAPH_DESC,
+		.format = NPR_ZE_GRAPH_FORMAT_NATIVE,
+	};
+	struct npu_exec *ne;
+	const uint8_t *bin = NULL;
+	size_t size = 0;
+	ze_result_t r;
+	int err;
+
+	err = native_of(ex, &bin, &size);
+	if (err)
+		return err;
+	ne = calloc(1, sizeof(*ne));
+	if (!ne)
+		return -ENOMEM;
+	pthread_mutex_init(&ne->lock, NULL);
+	ex->priv = ne;
+	desc.inputSize = size;
+	desc.pInput = bin;
+	r = npu.graph->pfnCreate2(nd->ctx, nd->dev, &desc, &ne->graph);
+	if (r) {
+		ne->graph = NULL;
+		return r == ZE_RESULT_ERROR_INVALID_NATIVE_BINARY ?
+		       compile_error(r) : ZE_FAIL(r, "graph import");
+	}
+	err = finish_graph(ex, ne);
+	if (!err) {
+		free(ex->native);
+		ex->native = NULL;
+		ex->native_len = 0;
+	}
+	return err;
+}
+
 static int npu_compile(struct npr_exec *ex)
 {
 	struct npu_device *nd = ex->dev->priv;
 	struct npr_ze_graph_desc_2 desc = {
 		.stype = NPR_ZE_STYPE_GRAPH_DESC,
 		.format = NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
-	};
-	ze_command_queue_desc_t qd = {
-		.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-		.mode = ZE_COMMAND_QUEUE_MODE_DEFAULT,
-		.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL,
 	};
 	struct npu_exec *ne;
 	char *flags = NULL;
@@ -893,6 +1062,8 @@ static int npu_compile(struct npr_exec *ex)
 	ze_result_t r;
 	int err;
 
+	if (ex->native)
+		return compile_native(ex);
 	if (!(nd->gprops.graphFormatsSupported &
 	      NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE))
 		return npr_err(-EOPNOTSUPP,
@@ -920,22 +1091,7 @@ static int npu_compile(struct npr_exec *ex)
 		err = compile_error(r);
 		goto out;
 	}
-	err = map_args(ex, ne);
-	if (err)
-		goto out;
-	ne->init_pending = true;
-	if (!ex->props.npu_defer_weights_load) {
-		err = graph_init(ne);
-		if (err)
-			goto out;
-	}
-	r = ze.CommandQueueCreate(nd->ctx, nd->dev, &qd, &ne->queue);
-	if (r) {
-		ne->queue = NULL;
-		err = ZE_FAIL(r, "zeCommandQueueCreate");
-		goto out;
-	}
-	err = 0;
+	err = finish_graph(ex, ne);
 out:
 	free(buf);
 	free(flags);
@@ -1175,6 +1331,7 @@ const struct npr_backend_ops npr_npu_backend_ops = {
 	.release = npu_release,
 	.param = npu_param,
 	.param_bytes = npu_param_bytes,
+	.native_export = npu_native_export,
 };
 
 #else /* no Level Zero headers at build time */

@@ -94,6 +94,8 @@ static int net_open_shape(struct npr_test *_metadata, struct net *n,
 			  const char *dev, const char *path,
 			  const __s64 *shape);
 
+static int net_attach(struct npr_test *_metadata, struct net *n, __u32 exec);
+
 static int net_open(struct npr_test *_metadata, struct net *n,
 		    const char *dev, const char *path)
 {
@@ -106,11 +108,8 @@ static int net_open_shape(struct npr_test *_metadata, struct net *n,
 			  const __s64 *shape)
 {
 	struct npr_shape_arg sa = { .index = 0, .rank = 4 };
-	struct npr_model_info mi = { .size = sizeof(mi) };
 	struct npr_model_load ml;
-	struct npr_req_create rc;
 	struct npr_compile co;
-	__u32 i, k;
 	int ret;
 
 	memset(n, 0, sizeof(*n));
@@ -133,7 +132,18 @@ static int net_open_shape(struct npr_test *_metadata, struct net *n,
 	ret = npr_ioctl(n->fd, NPR_IOCTL_COMPILE, &co);
 	if (ret)
 		return ret;
-	n->exec = co.exec;
+	return net_attach(_metadata, n, co.exec);
+}
+
+/* A request of compiled model @exec on n->fd, and its ports. */
+static int net_attach(struct npr_test *_metadata, struct net *n, __u32 exec)
+{
+	struct npr_model_info mi = { .size = sizeof(mi) };
+	struct npr_req_create rc;
+	__u32 i, k;
+	int ret;
+
+	n->exec = exec;
 	npr_prep_req_create(&rc, n->exec);
 	ret = npr_ioctl(n->fd, NPR_IOCTL_REQ_CREATE, &rc);
 	if (ret)
@@ -749,6 +759,27 @@ TEST(npu_compilation_mode_params_are_checked)
 	npr_close(fd);
 }
 
+static void *slurp_n(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 &&
+	    !fseek(f, 0, SEEK_SET)) {
+		buf = malloc((size_t)n);
+		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = (size_t)n;
+	}
+	fclose(f);
+	return buf;
+}
+
 static char *slurp(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -835,6 +866,299 @@ TEST(npu_compile_properties_reach_the_driver)
 TEST(npu_compile_without_npu_properties)
 {
 	compile_traced(_metadata, false);
+}
+
+/* ---- export and import: the driver's native binary ---------------------- */
+
+/* The blob layout (Documentation/blob.rst) and the library's checksum. */
+uint64_t npr_blob_hash(const void *p, size_t n);
+#define BLOB_HDR	96
+#define NATIVE_TRAILER	40
+
+static void reseal(unsigned char *b, size_t len)
+{
+	uint64_t a = npr_blob_hash(b + BLOB_HDR, len - BLOB_HDR);
+	uint64_t h = npr_blob_hash(b, 88);
+
+	h = a ^ ((h << 17) | (h >> 47));
+	memcpy(b + 88, &h, 8);
+}
+
+static int blob_export(int fd, __u32 exec, unsigned char **blob, size_t *len)
+{
+	struct npr_export ea = { .size = sizeof(ea), .exec = exec };
+	int err;
+
+	*blob = NULL;
+	err = npr_ioctl(fd, NPR_IOCTL_EXPORT, &ea);
+	if (err != -EMSGSIZE)
+		return err ? err : -EPROTO;
+	*blob = malloc(ea.bytes);
+	if (!*blob)
+		return -ENOMEM;
+	ea.data = (uintptr_t)*blob;
+	*len = ea.bytes;
+	return npr_ioctl(fd, NPR_IOCTL_EXPORT, &ea);
+}
+
+static int blob_import(int fd, const void *blob, size_t len, __u32 *exec)
+{
+	struct npr_import ia = {
+		.size = sizeof(ia), .data = (uintptr_t)blob, .bytes = len,
+	};
+	int err = npr_ioctl(fd, NPR_IOCTL_IMPORT, &ia);
+
+	*exec = ia.exec;
+	return err;
+}
+
+/* Run @n on the seeded input; output 0's bytes. */
+static void *run_bytes(struct npr_test *_metadata, struct net *n)
+{
+	struct npr_tensor_arg t;
+	void *buf = malloc(n->bytes[1][0]);
+
+	net_fill(_metadata, n, 7);
+	if (!buf || net_infer(n)) {
+		free(buf);
+		return NULL;
+	}
+	npr_prep_tensor(&t, n->req, 0, 1, buf, n->bytes[1][0]);
+	if (npr_ioctl(n->fd, NPR_IOCTL_GET_TENSOR, &t)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/*
+ * EXPORT stores the driver's native binary with our trailer; IMPORT gives
+ * it to the driver as NATIVE (no compile: the trace shows format 1), and
+ * the imported model computes the same bytes.  Damaged native sections
+ * (resealed, so the blob's own checksum passes) are refused: truncated,
+ * foreign, another NPU, a corrupt binary.
+ */
+TEST(npu_export_imports_the_native_binary)
+{
+	char trace[] = "/tmp/npu_test_traceXXXXXX", path[4096], *t;
+	unsigned char *blob, *c;
+	void *a = NULL, *b = NULL;
+	struct net n, m;
+	size_t len, tr;
+	__u32 exec;
+	uint32_t pci;
+	int tfd;
+
+	REQUIRE_NPU();
+	tfd = mkstemp(trace);
+	ASSERT_GE(tfd, 0);
+	close(tfd);
+	setenv("VNPU_TRACE", trace, 1);
+	model_path(path, sizeof(path), EYE);
+	ASSERT_EQ(net_open(_metadata, &n, "npu", path), 0);
+	a = run_bytes(_metadata, &n);
+	ASSERT_NONNULL(a);
+	ASSERT_EQ(blob_export(n.fd, n.exec, &blob, &len), 0);
+	ASSERT_GT(len, BLOB_HDR + NATIVE_TRAILER);
+	tr = len - NATIVE_TRAILER;
+	EXPECT_EQ(memcmp(blob + tr, "NPRNPUN", 8), 0);
+	memcpy(&pci, blob + tr + 12, 4);
+	EXPECT_TRUE(pci == 0x7D1D || pci == 0x643E);
+	/* import on a fresh device: native, same result */
+	memset(&m, 0, sizeof(m));
+	m.fd = npr_open("npu", 0);
+	ASSERT_GE(m.fd, 0);
+	EXPECT_EQ(truncate(trace, 0), 0);
+	ASSERT_EQ(blob_import(m.fd, blob, len, &exec), 0);
+	ASSERT_EQ(net_attach(_metadata, &m, exec), 0);
+	t = slurp(trace);
+	ASSERT_NONNULL(t);
+	TH_LOG("import: %s", t);
+	EXPECT_NONNULL(strstr(t, "create format=1 "));
+	EXPECT_NULL(strstr(t, "format=2"));
+	free(t);
+	b = run_bytes(_metadata, &m);
+	ASSERT_NONNULL(b);
+	EXPECT_EQ(memcmp(a, b, n.bytes[1][0]), 0);
+	/* the imported model exports again */
+	c = NULL;
+	{
+		size_t len2;
+
+		EXPECT_EQ(blob_export(m.fd, exec, &c, &len2), 0);
+		EXPECT_EQ(len2, len);
+		free(c);
+	}
+	c = malloc(len);
+	ASSERT_NONNULL(c);
+	/* truncated (the blob's own size check) */
+	EXPECT_EQ(blob_import(m.fd, blob, len - 1, &exec), -EBADMSG);
+	/* foreign trailer */
+	memcpy(c, blob, len);
+	c[tr] ^= 0x20;
+	reseal(c, len);
+	EXPECT_EQ(blob_import(m.fd, c, len, &exec), -ENOEXEC);
+	TH_LOG("foreign: %s", npr_last_error());
+	/* another trailer version */
+	memcpy(c, blob, len);
+	c[tr + 8] ^= 2;
+	reseal(c, len);
+	EXPECT_EQ(blob_import(m.fd, c, len, &exec), -EPROTONOSUPPORT);
+	/* compiled for another NPU (0xAD1D is a 3720 too) */
+	memcpy(c, blob, len);
+	pci = 0xAD1D;
+	memcpy(c + tr + 12, &pci, 4);
+	reseal(c, len);
+	EXPECT_EQ(blob_import(m.fd, c, len, &exec), -ENODEV);
+	TH_LOG("other NPU: %s", npr_last_error());
+	EXPECT_NONNULL(strstr(npr_last_error(), "0xad1d"));
+	/* a corrupt binary, and a wrong size */
+	memcpy(c, blob, len);
+	c[tr - 100] ^= 1;
+	reseal(c, len);
+	EXPECT_EQ(blob_import(m.fd, c, len, &exec), -EBADMSG);
+	memcpy(c, blob, len);
+	c[tr + 24] ^= 1;
+	reseal(c, len);
+	EXPECT_EQ(blob_import(m.fd, c, len, &exec), -EBADMSG);
+	/* the section shorter than a trailer */
+	memcpy(c, blob, len);
+	{
+		uint64_t nlen, psize;
+		size_t cut;
+
+		/* the section's u64 size sits before the binary: find it */
+		for (cut = BLOB_HDR; cut + 8 <= tr; cut++) {
+			memcpy(&nlen, c + cut, 8);
+			if (nlen == len - cut - 8)
+				break;
+		}
+		ASSERT_LT(cut + 8, tr);
+		nlen = 4;
+		memcpy(c + cut, &nlen, 8);
+		psize = cut + 8 + 4 - BLOB_HDR;
+		memcpy(c + 80, &psize, 8);
+		reseal(c, cut + 8 + 4);
+		EXPECT_EQ(blob_import(m.fd, c, cut + 8 + 4, &exec), -EBADMSG);
+		TH_LOG("short section: %s", npr_last_error());
+	}
+	free(c);
+	free(a);
+	free(b);
+	free(blob);
+	net_close(&n);
+	net_close(&m);
+	unlink(trace);
+	unsetenv("VNPU_TRACE");
+}
+
+/* A blob exported from a 4000 does not import on a 3720. */
+TEST(npu_import_refuses_another_architecture)
+{
+	char file[] = "/tmp/npu_test_blobXXXXXX", path[4096];
+	unsigned char *blob = NULL;
+	size_t len = 0;
+	__u32 exec;
+	int bfd, st, fd;
+	pid_t pid;
+	FILE *f;
+
+	if (!npr_test_shared_ok())
+		SKIP(return, "no shared data at %s (set NPR_SHARED)",
+		     npr_test_shared());
+	bfd = mkstemp(file);
+	ASSERT_GE(bfd, 0);
+	close(bfd);
+	model_path(path, sizeof(path), EYE);
+	/* the loader reads VNPU_PLATFORM once per process: a child exports */
+	fflush(NULL);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		struct net n;
+
+		setenv("VNPU_PLATFORM", "4000", 1);
+		if (!npu_available())
+			_exit(2);
+		if (net_open(_metadata, &n, "npu", path) ||
+		    blob_export(n.fd, n.exec, &blob, &len))
+			_exit(1);
+		f = fopen(file, "w");
+		if (!f || fwrite(blob, 1, len, f) != len || fclose(f))
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	REQUIRE_NPU();
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(WEXITSTATUS(st), 0);
+	blob = (unsigned char *)slurp_n(file, &len);
+	ASSERT_NONNULL(blob);
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(blob_import(fd, blob, len, &exec), -ENODEV);
+	TH_LOG("%s", npr_last_error());
+	EXPECT_NONNULL(strstr(npr_last_error(), "4000"));
+	npr_close(fd);
+	free(blob);
+	unlink(file);
+}
+
+/* The model cache stores the native binary too: a hit imports NATIVE. */
+TEST(npu_cache_hit_imports_the_native_binary)
+{
+	char trace[] = "/tmp/npu_test_traceXXXXXX";
+	char dir[] = "/tmp/npu_test_cacheXXXXXX", path[4096], *t;
+	void *a = NULL, *b = NULL;
+	struct net n[2];
+	int k, tfd;
+
+	REQUIRE_NPU();
+	tfd = mkstemp(trace);
+	ASSERT_GE(tfd, 0);
+	close(tfd);
+	ASSERT_NONNULL(mkdtemp(dir));
+	setenv("VNPU_TRACE", trace, 1);
+	model_path(path, sizeof(path), EYE);
+	for (k = 0; k < 2; k++) {
+		struct npr_model_load ml;
+		struct npr_compile co;
+
+		memset(&n[k], 0, sizeof(n[k]));
+		n[k].fd = npr_open("npu", 0);
+		ASSERT_GE(n[k].fd, 0);
+		ASSERT_EQ(set_str(n[k].fd, NPR_PARAM_CACHE_DIR, dir), 0);
+		EXPECT_EQ(truncate(trace, 0), 0);
+		npr_prep_model_load(&ml, path, NULL);
+		ASSERT_EQ(npr_ioctl(n[k].fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+		npr_prep_compile(&co, ml.handle);
+		ASSERT_EQ(npr_ioctl(n[k].fd, NPR_IOCTL_COMPILE, &co), 0);
+		ASSERT_EQ(net_attach(_metadata, &n[k], co.exec), 0);
+		EXPECT_EQ(get_int_of(n[k].fd, co.exec,
+				     NPR_PARAM_LOADED_FROM_CACHE), k);
+		t = slurp(trace);
+		ASSERT_NONNULL(t);
+		EXPECT_NONNULL(strstr(t, k ? "create format=1 " :
+					     "create format=2 "));
+		free(t);
+	}
+	a = run_bytes(_metadata, &n[0]);
+	b = run_bytes(_metadata, &n[1]);
+	ASSERT_NONNULL(a);
+	ASSERT_NONNULL(b);
+	EXPECT_EQ(memcmp(a, b, n[0].bytes[1][0]), 0);
+	free(a);
+	free(b);
+	net_close(&n[0]);
+	net_close(&n[1]);
+	unlink(trace);
+	unsetenv("VNPU_TRACE");
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		EXPECT_EQ(system(cmd), 0);
+	}
 }
 
 /* ---- the loader's intercept mode and validation layer ------------------- */
