@@ -37,7 +37,7 @@
 #include "../lib/core.h"
 
 #if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
-#include "npu.h"
+#include "../lib/ir.h"
 #include "ze_graph.h"
 
 #define NPU_MAX_DEVICES	16
@@ -133,8 +133,15 @@ struct npu_arg {
 	unsigned int type;
 	size_t numel;
 	size_t bytes;
-	int port;
+	int port;	/* -1: the assign of a variable that nothing writes */
+	bool out;
+	int var;	/* a state argument: the variable, else -1 */
+	int peer;	/* a read_value: its assign argument, or -1 */
 };
+
+/* The NPU compiler's names of state arguments. */
+#define NPU_READ_PREFIX		"vpux_ie_read_value_"
+#define NPU_ASSIGN_PREFIX	"vpux_ie_assign_"
 
 struct npu_exec {
 	npr_ze_graph_handle_t graph;
@@ -147,6 +154,7 @@ struct npu_exec {
 
 struct npu_request {
 	void **buf;
+	bool *shared;		/* buf[i] is its read_value's buffer */
 	ze_command_list_handle_t list;
 	ze_fence_handle_t fence;
 };
@@ -668,61 +676,332 @@ static int arg_port(const struct npr_exec *ex, const char *name, bool out,
 	return pos;
 }
 
-/* Check the driver's arguments against the compiled model's ports. */
+static int var_of(const struct npr_graph *g, const char *id)
+{
+	int k;
+
+	for (k = 0; k < g->nvars; k++)
+		if (!strcmp(g->vars[k].id, id))
+			return k;
+	return -1;
+}
+
+/*
+ * Check the driver's arguments against the compiled model's ports: the
+ * model's own inputs and outputs by name (else position), and per
+ * variable the compiler's vpux_ie_read_value_<id> input (the variable's
+ * hidden state input) and vpux_ie_assign_<id> output (its hidden state
+ * output).  The variables' validity inputs have no argument.
+ */
 static int map_args(struct npr_exec *ex, struct npu_exec *ne)
 {
 	struct npr_ze_graph_properties gp = {
 		.stype = NPR_ZE_STYPE_GRAPH_PROPERTIES,
 	};
-	bool seen[2][256] = { { false } };
+	const struct npr_graph *g = ex->g;
+	int vis[2] = { ex->nin - g->nstate_in, ex->nout - g->nstate_out };
+	int pos[2] = { 0, 0 };
+	bool *seen[2];
 	ze_result_t r;
 	uint32_t i;
+	int err = 0, k, j;
 
 	r = npu.graph->pfnGetProperties(ne->graph, &gp);
 	if (r)
 		return ZE_FAIL(r, "graph GetProperties");
-	if (gp.numGraphArgs != (uint32_t)(ex->nin + ex->nout) ||
-	    ex->nin > 256 || ex->nout > 256)
-		return npr_err(-EPROTO,
-			       "npu: the compiled graph has %u arguments, the model %d",
-			       gp.numGraphArgs, ex->nin + ex->nout);
+	if (gp.numGraphArgs > 4096)
+		return npr_err(-EPROTO, "npu: the compiled graph has %u arguments",
+			       gp.numGraphArgs);
 	ne->nargs = gp.numGraphArgs;
 	ne->arg = calloc(ne->nargs + 1, sizeof(*ne->arg));
-	if (!ne->arg)
-		return -ENOMEM;
-	for (i = 0; i < ne->nargs; i++) {
+	seen[0] = calloc(ex->nin + 1, sizeof(bool));
+	seen[1] = calloc(ex->nout + 1, sizeof(bool));
+	if (!ne->arg || !seen[0] || !seen[1]) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < ne->nargs && !err; i++) {
 		struct npr_ze_graph_argument_properties ap = {
 			.stype = NPR_ZE_STYPE_GRAPH_ARGUMENT_PROPERTIES,
 		};
-		bool out = i >= (uint32_t)ex->nin;
-		const struct npr_port *p;
+		struct npu_arg *a = &ne->arg[i];
+		const char *pre;
 		size_t numel = 1;
-		int k;
+		bool out;
 
 		r = npu.graph->pfnGetArgumentProperties(ne->graph, i, &ap);
-		if (r)
-			return ZE_FAIL(r, "graph GetArgumentProperties");
+		if (r) {
+			err = ZE_FAIL(r, "graph GetArgumentProperties");
+			break;
+		}
 		ap.name[sizeof(ap.name) - 1] = 0;
-		k = arg_port(ex, ap.name, out, out ? (int)i - ex->nin : (int)i,
-			     seen[out]);
-		p = out ? &ex->out[k] : &ex->in[k];
+		if (ap.type != NPR_ZE_GRAPH_ARG_INPUT &&
+		    ap.type != NPR_ZE_GRAPH_ARG_OUTPUT) {
+			err = npr_err(-EPROTO, "npu: graph argument %u (%s) has direction %d",
+				      i, ap.name, ap.type);
+			break;
+		}
+		out = a->out = ap.type == NPR_ZE_GRAPH_ARG_OUTPUT;
 		for (k = 0; k < NPR_ZE_ARG_DIMS; k++)
 			numel *= ap.dims[k];
-		ne->arg[i].port = p - (out ? ex->out : ex->in);
-		ne->arg[i].type = elem_of_prec(ap.devicePrecision);
-		ne->arg[i].numel = numel;
-		ne->arg[i].bytes = numel * npr_elem_size(ne->arg[i].type);
-		if (ap.type != (out ? NPR_ZE_GRAPH_ARG_OUTPUT :
-				      NPR_ZE_GRAPH_ARG_INPUT) ||
-		    numel != (size_t)npr_shape_numel(&p->shape) ||
-		    !ne->arg[i].bytes || seen[out][ne->arg[i].port])
-			return npr_err(-EPROTO,
-				       "npu: graph argument %u (%s) does not match %s %s",
-				       i, ap.name, out ? "output" : "input",
-				       p->name);
-		seen[out][ne->arg[i].port] = true;
+		a->type = elem_of_prec(ap.devicePrecision);
+		a->numel = numel;
+		a->bytes = numel * npr_elem_size(a->type);
+		a->var = -1;
+		a->peer = -1;
+		pre = out ? NPU_ASSIGN_PREFIX : NPU_READ_PREFIX;
+		if (!strncmp(ap.name, pre, strlen(pre))) {
+			a->var = var_of(g, ap.name + strlen(pre));
+			if (a->var < 0) {
+				err = npr_err(-EPROTO, "npu: graph argument %s names no variable of the model",
+					      ap.name);
+				break;
+			}
+			a->port = out ? g->vars[a->var].state_out :
+					g->vars[a->var].state_in;
+		} else {
+			a->port = arg_port(ex, ap.name, out, pos[out],
+					   seen[out]);
+			if (a->port >= vis[out]) {
+				err = npr_err(-EPROTO, "npu: graph argument %u (%s): the model has no such %s",
+					      i, ap.name, out ? "output" : "input");
+				break;
+			}
+			pos[out]++;
+		}
+		if (a->port < 0)
+			continue;	/* an assign nothing reads back */
+		{
+			const struct npr_port *p = out ? &ex->out[a->port] :
+							 &ex->in[a->port];
 
+			if (numel != (size_t)npr_shape_numel(&p->shape) ||
+			    !a->bytes || seen[out][a->port])
+				err = npr_err(-EPROTO,
+					      "npu: graph argument %u (%s) does not match %s %s",
+					      i, ap.name, out ? "output" : "input",
+					      p->name);
+		}
+		seen[out][a->port] = true;
 	}
+	/* every port the model computes with has its argument */
+	for (k = 0; k < ex->nin && !err; k++) {
+		bool valid = false;
+
+		for (j = 0; j < g->nvars; j++)
+			valid |= g->vars[j].valid_in == k;
+		if (!seen[0][k] && !valid)
+			err = npr_err(-EPROTO, "npu: the compiled graph has no argument for input %s",
+				      ex->in[k].name);
+	}
+	for (k = 0; k < vis[1] && !err; k++)
+		if (!seen[1][k])
+			err = npr_err(-EPROTO, "npu: the compiled graph has no argument for output %s",
+				      ex->out[k].name);
+	/* pair each read_value with its assign: they share one buffer */
+	for (i = 0; i < ne->nargs && !err; i++) {
+		struct npu_arg *a = &ne->arg[i];
+
+		if (a->var < 0 || a->out)
+			continue;
+		for (j = 0; j < (int)ne->nargs; j++)
+			if (ne->arg[j].out && ne->arg[j].var == a->var &&
+			    ne->arg[j].bytes == a->bytes)
+				a->peer = j;
+	}
+out:
+	free(seen[0]);
+	free(seen[1]);
+	return err;
+}
+
+/* A Convert of @from to @type, its output value returned (or -errno). */
+static int add_convert(struct npr_graph *w, int from, unsigned int type,
+		       const char *base)
+{
+	char name[300];
+	int cn, v, err;
+
+	snprintf(name, sizeof(name), "%.250s/convert_%s", base ? base : "port",
+		 npr_elem_name(type));
+	cn = npr_graph_add_node(w, name, "Convert", 1, -1);
+	if (cn < 0)
+		return cn;
+	w->nodes[cn].op = npr_op_find("Convert", 1);
+	err = npr_node_set_inputs(&w->nodes[cn], 1);
+	if (!err)
+		err = npr_node_set_outputs(w, cn, 1);
+	if (!err)
+		err = npr_node_add_attr(&w->nodes[cn], "destination_type",
+					npr_elem_name(type));
+	if (err)
+		return err;
+	w->nodes[cn].in[0] = from;
+	v = w->nodes[cn].out[0];
+	w->vals[v].type = type;
+	w->vals[v].shape = w->vals[from].shape;
+	w->vals[v].decl = w->vals[from].shape;
+	return v;
+}
+
+/*
+ * Ports in the caller's element types (an FP16 model takes and returns
+ * f16, the compiled graph computes in f32): the Parameter or Result gets
+ * the caller's type and a Convert joins it to the graph.
+ */
+static int boundary_types(struct npr_graph *w, const unsigned int *types)
+{
+	int i, j, k, n = w->ninputs, v, nv;
+
+	for (i = 0; i < n; i++) {
+		int pn = w->inputs[i];
+
+		v = w->nodes[pn].out[0];
+		if (types[i] == w->vals[v].type)
+			continue;
+		nv = add_convert(w, v, w->vals[v].type, w->nodes[pn].name);
+		if (nv < 0)
+			return nv;
+		for (j = 0; j < w->nnodes; j++)
+			for (k = 0; k < w->nodes[j].nin; k++)
+				if (w->nodes[j].in[k] == v &&
+				    w->vals[nv].producer != j)
+					w->nodes[j].in[k] = nv;
+		w->vals[v].type = types[i];
+	}
+	for (i = 0; i < w->noutputs; i++) {
+		int rn = w->outputs[i];
+
+		v = w->nodes[rn].in[0];
+		if (types[n + i] == w->vals[v].type)
+			continue;
+		nv = add_convert(w, v, types[n + i], w->nodes[rn].name);
+		if (nv < 0)
+			return nv;
+		w->nodes[rn].in[0] = nv;
+		/* the output keeps its tensor name */
+		w->vals[nv].name = w->vals[v].name;
+		w->vals[v].name = NULL;
+	}
+	return 0;
+}
+
+static int find_dead(const struct npr_graph *w, const char *type,
+		     const char *id)
+{
+	int i;
+
+	for (i = 0; i < w->nnodes; i++) {
+		const char *a;
+
+		if (!w->nodes[i].dead || strcmp(w->nodes[i].type, type))
+			continue;
+		a = npr_attr(&w->nodes[i], "variable_id");
+		if (a && !strcmp(a, id))
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * The variables back as ReadValue/Assign, the form the NPU compiler
+ * takes (it answers with vpux_ie_read_value_<id> / vpux_ie_assign_<id>
+ * arguments): lib/state.c made each a hidden input (and a validity flag
+ * feeding a Select that replaced the ReadValue) and a hidden output.
+ */
+static int raise_state(struct npr_graph *w, const struct npr_graph *g)
+{
+	bool *drop_in, *drop_out;
+	int i, k, j, err = 0;
+
+	/* a clone has the nodes and values at the same indexes, no vars */
+	if (!g->nvars)
+		return 0;
+	drop_in = calloc(w->ninputs + 1, sizeof(bool));
+	drop_out = calloc(w->noutputs + 1, sizeof(bool));
+	if (!drop_in || !drop_out) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < g->nvars && !err; i++) {
+		const struct npr_variable *var = &g->vars[i];
+		int sn = w->inputs[var->state_in];
+		int sv = w->nodes[sn].out[0];
+		struct npr_node *r = &w->nodes[var->read_node];
+
+		drop_in[var->state_in] = true;
+		w->nodes[sn].dead = true;
+		if (var->valid_in >= 0) {
+			/* Select(valid, state, init) -> ReadValue(init) */
+			drop_in[var->valid_in] = true;
+			w->nodes[w->inputs[var->valid_in]].dead = true;
+			free(r->type);
+			r->type = strdup("ReadValue");
+			if (!r->type) {
+				err = -ENOMEM;
+				break;
+			}
+			r->version = 6;
+			r->op = npr_op_find("ReadValue", 6);
+			r->in[0] = r->in[2];
+			r->nin = 1;
+		} else {
+			/* the dead ReadValue() comes back; readers of the
+			 * state input read it again */
+			r->dead = false;
+			for (j = 0; j < w->nnodes; j++)
+				for (k = 0; k < w->nodes[j].nin; k++)
+					if (w->nodes[j].in[k] == sv)
+						w->nodes[j].in[k] = r->out[0];
+		}
+		if (var->state_out >= 0) {
+			int an = find_dead(w, "Assign", var->id);
+
+			if (an < 0) {
+				err = npr_err(-EINVAL, "npu: the Assign of variable %s is gone",
+					      var->id);
+				break;
+			}
+			w->nodes[an].dead = false;
+			w->nodes[w->outputs[var->state_out]].dead = true;
+			drop_out[var->state_out] = true;
+		}
+	}
+	for (i = k = 0; i < w->ninputs; i++)
+		if (!drop_in[i])
+			w->inputs[k++] = w->inputs[i];
+	w->ninputs = k;
+	for (i = k = 0; i < w->noutputs; i++)
+		if (!drop_out[i])
+			w->outputs[k++] = w->outputs[i];
+	w->noutputs = k;
+	w->nstate_in = w->nstate_out = 0;
+out:
+	free(drop_in);
+	free(drop_out);
+	return err;
+}
+
+/*
+ * @g as the driver's compiler should see it: ports in @types, variables
+ * as ReadValue/Assign.  A modified copy.
+ */
+static int ir_graph(const struct npr_graph *g, const unsigned int *types,
+		    struct npr_graph **out)
+{
+	struct npr_graph *w = npr_graph_clone(g);
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	err = boundary_types(w, types);
+	if (!err)
+		err = raise_state(w, g);
+	if (err) {
+		npr_graph_free(w);
+		return err;
+	}
+	*out = w;
 	return 0;
 }
 
@@ -736,6 +1015,7 @@ static int pack_ir(const struct npu_device *nd, const struct npr_graph *g,
 		   const struct npr_exec *ex, uint8_t **out, size_t *out_size,
 		   const struct npr_exec *dump)
 {
+	struct npr_graph *w = NULL;
 	unsigned int *types;
 	char *xml = NULL;
 	void *bin = NULL;
@@ -754,9 +1034,12 @@ static int pack_ir(const struct npu_device *nd, const struct npr_graph *g,
 	for (i = 0; i < g->noutputs; i++)
 		types[g->ninputs + i] = ex ? ex->out[i].type :
 			g->vals[g->nodes[g->outputs[i]].in[0]].type;
-	err = npu_ir_emit(g, types, types + g->ninputs, &xml, &xml_len, &bin,
-			  &bin_len);
+	err = ir_graph(g, types, &w);
 	free(types);
+	if (err)
+		return err;
+	err = npr_ir_write_mem(w, &xml, &xml_len, &bin, &bin_len);
+	npr_graph_free(w);
 	if (err)
 		return err;
 	if (dump)
@@ -1110,8 +1393,9 @@ static void npu_request_destroy(struct npr_request *rq)
 	if (nr->list)
 		ze.CommandListDestroy(nr->list);
 	for (i = 0; nr->buf && i < ne->nargs; i++)
-		if (nr->buf[i])
+		if (nr->buf[i] && !nr->shared[i])
 			ze.MemFree(nd->ctx, nr->buf[i]);
+	free(nr->shared);
 	free(nr->buf);
 	free(nr);
 	rq->priv = NULL;
@@ -1137,9 +1421,16 @@ static int npu_request_create(struct npr_request *rq)
 		return -ENOMEM;
 	rq->priv = nr;
 	nr->buf = calloc(ne->nargs + 1, sizeof(*nr->buf));
-	if (!nr->buf)
+	nr->shared = calloc(ne->nargs + 1, sizeof(*nr->shared));
+	if (!nr->buf || !nr->shared)
 		return -ENOMEM;
+	/* a variable's read_value and assign: one buffer, updated in place */
+	for (i = 0; i < ne->nargs; i++)
+		if (ne->arg[i].peer >= 0)
+			nr->shared[ne->arg[i].peer] = true;
 	for (i = 0; i < ne->nargs; i++) {
+		if (nr->shared[i])
+			continue;
 		r = ze.MemAllocHost(nd->ctx, &hd, ne->arg[i].bytes, 4096,
 				    &nr->buf[i]);
 		if (r) {
@@ -1148,6 +1439,9 @@ static int npu_request_create(struct npr_request *rq)
 		}
 		memset(nr->buf[i], 0, ne->arg[i].bytes);
 	}
+	for (i = 0; i < ne->nargs; i++)
+		if (ne->arg[i].peer >= 0)
+			nr->buf[ne->arg[i].peer] = nr->buf[i];
 	r = ze.CommandListCreate(nd->ctx, nd->dev, &ld, &nr->list);
 	if (r) {
 		nr->list = NULL;
@@ -1194,10 +1488,18 @@ static int npu_infer(struct npr_request *rq)
 	if (__atomic_load_n(&nd->lost, __ATOMIC_ACQUIRE))
 		return npr_err(-ENODEV,
 			       "npu: the device was lost; close and reopen it");
-	for (i = 0; i < ex->nin; i++) {
+	/*
+	 * Inputs, and each variable's value into its shared buffer: the
+	 * request layer's copy, zeros after a reset (an NPU resets a
+	 * variable by zero-filling it).
+	 */
+	for (i = 0; i < (int)ne->nargs; i++) {
 		const struct npu_arg *a = &ne->arg[i];
-		const struct npr_tensor *t = &rq->in[a->port];
+		const struct npr_tensor *t;
 
+		if (a->out)
+			continue;
+		t = &rq->in[a->port];
 		err = npr_convert(nr->buf[i], a->type, t->data, t->type,
 				  a->numel);
 		if (err)
@@ -1219,12 +1521,15 @@ static int npu_infer(struct npr_request *rq)
 	}
 	if (r)
 		return ZE_FAIL(r, "graph execution");
-	for (i = 0; i < ex->nout; i++) {
-		const struct npu_arg *a = &ne->arg[ex->nin + i];
-		struct npr_tensor *t = &rq->out[a->port];
+	for (i = 0; i < (int)ne->nargs; i++) {
+		const struct npu_arg *a = &ne->arg[i];
+		struct npr_tensor *t;
 
-		err = npr_convert(t->data, t->type, nr->buf[ex->nin + i],
-				  a->type, a->numel);
+		if (!a->out || a->port < 0)
+			continue;
+		t = &rq->out[a->port];
+		err = npr_convert(t->data, t->type, nr->buf[i], a->type,
+				  a->numel);
 		if (err)
 			return npr_err(err, "output %s: cannot convert %s to %s",
 				       ex->out[a->port].name,

@@ -1161,6 +1161,110 @@ TEST(npu_cache_hit_imports_the_native_binary)
 	}
 }
 
+/* ---- stateful models: 100 steps with resets ----------------------------- */
+
+static int reset_all(struct net *n)
+{
+	struct npr_state_arg sa = {
+		.size = sizeof(sa), .flags = NPR_STATE_RESET_ALL, .req = n->req,
+	};
+
+	return npr_ioctl(n->fd, NPR_IOCTL_STATE_RESET, &sa);
+}
+
+/*
+ * The OpenVINO stateful snippets over 100 inferences on npu and cpu with
+ * the same inputs, every variable reset at steps 25 and 60 on both: the
+ * npu binds each variable to one buffer shared by the compiler's
+ * vpux_ie_read_value_/vpux_ie_assign_ arguments and resets by zero
+ * filling; the snippets' initial values are zeros, so outputs must agree
+ * at every step (1e-4 of the range, as the models above).
+ */
+FIXTURE(npu_stateful) {
+	int unused;
+};
+
+FIXTURE_VARIANT(npu_stateful) {
+	const char *model;
+};
+
+FIXTURE_VARIANT_ADD(npu_stateful, adder) {
+	.model = "../ir-stateful/adder_v11.xml",
+};
+FIXTURE_VARIANT_ADD(npu_stateful, sliding_window) {
+	.model = "../ir-stateful/sliding_window_summator_v10.xml",
+};
+FIXTURE_VARIANT_ADD(npu_stateful, summator) {
+	.model = "../ir-stateful/summator_v10.xml",
+};
+
+FIXTURE_SETUP(npu_stateful)
+{
+}
+
+FIXTURE_TEARDOWN(npu_stateful)
+{
+}
+
+TEST_F(npu_stateful, hundred_steps_with_resets_agree_with_cpu)
+{
+	struct net c, p;
+	char path[4096];
+	float worst = 0, first = 0, last = 0;
+	int step;
+	__u32 i;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), variant->model);
+	if (access(path, R_OK))
+		SKIP(return, "model %s not found", path);
+	ASSERT_EQ(net_open(_metadata, &c, "cpu", path), 0);
+	if (net_open(_metadata, &p, "npu", path))
+		TH_LOG("npu: %s", npr_last_error());
+	ASSERT_GT(p.req, 0);
+	ASSERT_EQ(p.nout, c.nout);
+	for (step = 0; step < 100; step++) {
+		if (step == 25 || step == 60) {
+			ASSERT_EQ(reset_all(&c), 0);
+			ASSERT_EQ(reset_all(&p), 0);
+		}
+		net_fill(_metadata, &c, 11 + step);
+		net_fill(_metadata, &p, 11 + step);
+		ASSERT_EQ(net_infer(&c), 0);
+		ASSERT_EQ(net_infer(&p), 0);
+		for (i = 0; i < c.nout; i++) {
+			size_t j, count, count2;
+			float *a = net_output(_metadata, &c, i, &count);
+			float *b = net_output(_metadata, &p, i, &count2);
+			float lo = INFINITY, hi = -INFINITY, diff = 0;
+
+			ASSERT_NONNULL(a);
+			ASSERT_NONNULL(b);
+			ASSERT_EQ(count, count2);
+			for (j = 0; j < count; j++) {
+				lo = fminf(lo, a[j]);
+				hi = fmaxf(hi, a[j]);
+				diff = fmaxf(diff, fabsf(a[j] - b[j]));
+			}
+			EXPECT_LE(diff, NPU_REL_TOL * fmaxf(hi - lo, 1.0f));
+			worst = fmaxf(worst, diff);
+			if (step == 24 && !i)
+				first = a[0];
+			if (step == 25 && !i)
+				last = a[0];
+			free(a);
+			free(b);
+		}
+	}
+	/* the state mattered: a reset changed the output (accumulators) */
+	TH_LOG("%s: 100 steps, max |cpu-npu| %g; output 0 before/after the first reset %g / %g",
+	       variant->model, worst, first, last);
+	EXPECT_NE(first, last);
+	net_close(&c);
+	net_close(&p);
+}
+
+
 /* ---- the loader's intercept mode and validation layer ------------------- */
 
 /*
@@ -1602,6 +1706,80 @@ TEST(vnpu_answers_as_npu_4000)
 out:
 	npr_close(fd);
 }
+/*
+ * vnpu compiles a stateful IR as the NPU compiler does: the variable is
+ * an input vpux_ie_read_value_<id> and an output vpux_ie_assign_<id>;
+ * with one buffer bound to both, each execution updates it in place, and
+ * zero filling it resets the variable.  adder: out = in + state.
+ */
+TEST(vnpu_state_arguments_use_the_compiler_names)
+{
+	ze_fence_desc_t fd = { .stype = ZE_STRUCTURE_TYPE_FENCE_DESC };
+	static const char *const names[4] = {
+		"input", "vpux_ie_read_value_variable0", NULL,
+		"vpux_ie_assign_variable0",
+	};
+	struct npr_ze_graph_properties gp = {
+		.stype = NPR_ZE_STYPE_GRAPH_PROPERTIES,
+	};
+	npr_ze_graph_handle_t g;
+	ze_command_list_handle_t l;
+	ze_fence_handle_t f;
+	float *in, *state, *out;
+	uint8_t *ir;
+	size_t size;
+	struct zl z;
+	uint32_t i;
+	int step;
+
+	zl_open(_metadata, &z);
+	if (_metadata->skipped)
+		return;
+	ir = ngraph_lite("../ir-stateful/adder_v11.xml", &size);
+	ASSERT_NONNULL(ir);
+	ASSERT_EQ(zl_graph(&z, ir, size, NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE, NULL,
+			   &g), 0);
+	ASSERT_EQ(z.g->pfnGetProperties(g, &gp), 0);
+	ASSERT_EQ(gp.numGraphArgs, 4);
+	for (i = 0; i < 4; i++) {
+		struct npr_ze_graph_argument_properties ap = {
+			.stype = NPR_ZE_STYPE_GRAPH_ARGUMENT_PROPERTIES,
+		};
+
+		ASSERT_EQ(z.g->pfnGetArgumentProperties(g, i, &ap), 0);
+		TH_LOG("argument %u: %s (%s)", i, ap.name,
+		       ap.type == NPR_ZE_GRAPH_ARG_OUTPUT ? "output" : "input");
+		EXPECT_EQ(ap.type, i < 2 ? NPR_ZE_GRAPH_ARG_INPUT :
+					   NPR_ZE_GRAPH_ARG_OUTPUT);
+		if (names[i])
+			EXPECT_STREQ(ap.name, names[i]);
+		EXPECT_EQ(ap.devicePrecision, NPR_ZE_PREC_FP32);
+	}
+	in = zl_alloc(_metadata, &z, 4);
+	state = zl_alloc(_metadata, &z, 4);
+	out = zl_alloc(_metadata, &z, 4);
+	ASSERT_TRUE(in && state && out);
+	*in = 1.5f;
+	ASSERT_EQ(z.g->pfnSetArgumentValue(g, 0, in), 0);
+	ASSERT_EQ(z.g->pfnSetArgumentValue(g, 1, state), 0);
+	ASSERT_EQ(z.g->pfnSetArgumentValue(g, 2, out), 0);
+	ASSERT_EQ(z.g->pfnSetArgumentValue(g, 3, state), 0);
+	ASSERT_EQ(zl_record(&z, g, &l), 0);
+	ASSERT_EQ(z.FenceCreate(z.queue, &fd, &f), 0);
+	for (step = 1; step <= 3; step++) {
+		ASSERT_EQ(z.FenceReset(f), 0);
+		ASSERT_EQ(zl_run(&z, l, f), 0);
+		EXPECT_EQ(*out, 1.5f * step);
+		EXPECT_EQ(*state, 1.5f * step);
+	}
+	memset(state, 0, 4);	/* reset */
+	ASSERT_EQ(z.FenceReset(f), 0);
+	ASSERT_EQ(zl_run(&z, l, f), 0);
+	EXPECT_EQ(*out, 1.5f);
+	free(ir);
+	z.ContextDestroy(z.ctx);
+}
+
 #endif /* Level Zero headers */
 
 TEST_HARNESS_MAIN

@@ -49,6 +49,7 @@ static void list_clear(struct vnpu_list *l)
 		struct vnpu_graph *g = l->cmds[i].graph;
 
 		npr_ioctl(g->fd, NPR_IOCTL_HANDLE_DESTROY, &hd);
+		free(l->cmds[i].state);
 		pthread_mutex_lock(&g->lock);
 		g->users--;
 		pthread_mutex_unlock(&g->lock);
@@ -105,6 +106,36 @@ ze_result_t vnpu_list_barrier(ze_command_list_handle_t h,
 
 /* ---- queues, the device thread, fences --------------------------------- */
 
+static int state_copy(struct vnpu_cmd *cmd, bool out)
+{
+	const struct vnpu_graph *g = cmd->graph;
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < g->nargs; i++) {
+		const struct vnpu_arg *a = &g->args[i];
+		struct npr_state_arg sa = {
+			.size = sizeof(sa), .req = cmd->req,
+		};
+		uint32_t d;
+
+		if (a->var < 0 || a->out != out)
+			continue;
+		sa.index = (uint32_t)a->var;
+		sa.elem_type = a->elem;
+		sa.rank = a->rank;
+		for (d = 0; d < a->rank; d++)
+			sa.dims[d] = a->dims[d];
+		sa.data = (uintptr_t)cmd->state[2 * a->var + out];
+		sa.bytes = a->bytes;
+		err = npr_ioctl(g->fd, out ? NPR_IOCTL_STATE_GET :
+				NPR_IOCTL_STATE_SET, &sa);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static ze_result_t run_graph(struct vnpu_context *c, struct vnpu_cmd *cmd)
 {
 	struct npr_infer inf = { .size = sizeof(inf), .req = cmd->req };
@@ -120,7 +151,12 @@ static ze_result_t run_graph(struct vnpu_context *c, struct vnpu_cmd *cmd)
 		return ZE_RESULT_ERROR_DEVICE_LOST;
 	}
 	pthread_mutex_unlock(&c->lock);
-	err = npr_ioctl(cmd->graph->fd, NPR_IOCTL_INFER, &inf);
+	/* state arguments: the read_value buffer in, the assign one out */
+	err = state_copy(cmd, false);
+	if (!err)
+		err = npr_ioctl(cmd->graph->fd, NPR_IOCTL_INFER, &inf);
+	if (!err)
+		err = state_copy(cmd, true);
 	if (err) {
 		vnpu_warn("vnpu: graph execution failed: %s",
 			npr_last_error());

@@ -62,8 +62,17 @@ struct vnpu_alloc {
 	struct vnpu_alloc *next;
 };
 
+/*
+ * Variables appear as the NPU compiler shows them: an input
+ * "vpux_ie_read_value_<id>" and an output "vpux_ie_assign_<id>" (@var is
+ * the variable's index, -1 for an ordinary argument).
+ */
+#define VNPU_READ_PREFIX	"vpux_ie_read_value_"
+#define VNPU_ASSIGN_PREFIX	"vpux_ie_assign_"
+
 struct vnpu_arg {
 	char name[NPR_ZE_ARG_NAME_MAX];
+	int var;
 	bool out;
 	uint32_t index;		/* port index in its direction */
 	uint32_t elem;		/* enum npr_elem_type */
@@ -79,6 +88,7 @@ struct vnpu_graph {
 	int fd;			/* the CPU device that executes it */
 	uint32_t exec;
 	uint32_t nargs, nin;
+	uint32_t nvars;
 	struct vnpu_arg *args;
 	void **value;		/* current argument values */
 	uint8_t *blob;
@@ -90,6 +100,7 @@ struct vnpu_graph {
 struct vnpu_cmd {
 	struct vnpu_graph *graph;
 	uint32_t req;		/* a request bound to the snapshot */
+	void **state;		/* per variable: read_value, assign buffers */
 };
 
 struct vnpu_list {
