@@ -15,6 +15,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1264,6 +1265,157 @@ TEST_F(npu_stateful, hundred_steps_with_resets_agree_with_cpu)
 	net_close(&p);
 }
 
+
+/* ---- the ring: INFER jobs of npu requests ------------------------------- */
+
+/*
+ * Eight npu requests run as ring jobs (a linked pair among them) on the
+ * io_uring path and on the fallback path: each completes once with its
+ * user_data, res 0, status OK and ordered timestamps, the ring fd polls
+ * readable, and every output equals a synchronous INFER of the same
+ * input on the same compiled model.  A device lost on the third
+ * execution fails that job (-ENODEV, FAILED) and breaks its link.
+ */
+static void ring_jobs(struct npr_test *_metadata, bool fallback)
+{
+	struct npr_ring_setup rs = {
+		.size = sizeof(rs),
+		.flags = fallback ? NPR_RING_SETUP_FALLBACK : 0,
+	};
+	struct npr_sqe s[8];
+	struct npr_cqe c[8];
+	struct npr_submit su = { .size = sizeof(su), .sqes = (uintptr_t)s };
+	struct npr_reap re = {
+		.size = sizeof(re), .cqes = (uintptr_t)c, .max = 8, .min = 8,
+	};
+	struct npr_req_create rc;
+	struct pollfd pfd;
+	void *want[8], *got;
+	char path[4096];
+	__u32 req[8];
+	struct net n;
+	bool seen[8] = { false };
+	int k, ret;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), EYE);
+	ASSERT_EQ(net_open(_metadata, &n, "npu", path), 0);
+	ret = npr_ioctl(n.fd, NPR_IOCTL_RING_SETUP, &rs);
+	if (ret)
+		TH_LOG("RING_SETUP: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	TH_LOG("ring path %u, %u workers", rs.path, rs.workers);
+	/* the expected outputs, from synchronous INFER on request 0 */
+	for (k = 0; k < 8; k++) {
+		want[k] = NULL;
+		net_fill(_metadata, &n, 100 + k);
+		ASSERT_EQ(net_infer(&n), 0);
+		want[k] = malloc(n.bytes[1][0]);
+		ASSERT_NONNULL(want[k]);
+		{
+			struct npr_tensor_arg t;
+
+			npr_prep_tensor(&t, n.req, 0, 1, want[k],
+					n.bytes[1][0]);
+			ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_GET_TENSOR, &t), 0);
+		}
+	}
+	for (k = 0; k < 8; k++) {
+		__u32 keep = n.req;
+
+		npr_prep_req_create(&rc, n.exec);
+		ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
+		req[k] = rc.req;
+		n.req = req[k];
+		net_fill(_metadata, &n, 100 + k);
+		n.req = keep;
+		memset(&s[k], 0, sizeof(s[k]));
+		s[k].opcode = NPR_OP_INFER;
+		s[k].handle = req[k];
+		s[k].user_data = 1000 + k;
+	}
+	s[4].flags = NPR_SQE_LINK;	/* 5 runs after 4 */
+	su.count = 8;
+	ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_SUBMIT, &su), 0);
+	EXPECT_EQ(su.submitted, 8);
+	pfd.fd = rs.ring_fd;
+	pfd.events = POLLIN;
+	EXPECT_EQ(poll(&pfd, 1, 60000), 1);
+	ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_REAP, &re), 0);
+	ASSERT_EQ(re.count, 8);
+	for (k = 0; k < 8; k++) {
+		int j = (int)(c[k].user_data - 1000);
+		struct npr_tensor_arg t;
+
+		ASSERT_TRUE(j >= 0 && j < 8);
+		EXPECT_FALSE(seen[j]);
+		seen[j] = true;
+		EXPECT_EQ(c[k].res, 0);
+		EXPECT_EQ(c[k].status, NPR_JOB_OK);
+		EXPECT_LE(c[k].queued_ns, c[k].started_ns);
+		EXPECT_LE(c[k].started_ns, c[k].finished_ns);
+		got = malloc(n.bytes[1][0]);
+		ASSERT_NONNULL(got);
+		npr_prep_tensor(&t, req[j], 0, 1, got, n.bytes[1][0]);
+		ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_GET_TENSOR, &t), 0);
+		EXPECT_EQ(memcmp(got, want[j], n.bytes[1][0]), 0);
+		free(got);
+	}
+	/* the linked job started after its predecessor finished */
+	for (k = 0; k < 8; k++)
+		if (c[k].user_data == 1005) {
+			int m;
+
+			for (m = 0; m < 8; m++)
+				if (c[m].user_data == 1004)
+					EXPECT_GE(c[k].started_ns,
+						  c[m].finished_ns);
+		}
+	/* a lost device fails the job and breaks its link: the context has
+	 * run 16 executions, the 17th loses it */
+	setenv("VNPU_FAULT_DEVICE_LOST", "17", 1);
+	{
+		struct npr_sqe f[2];
+
+		memset(f, 0, sizeof(f));
+		f[0].opcode = NPR_OP_INFER;
+		f[0].handle = req[0];
+		f[0].user_data = 1;
+		f[0].flags = NPR_SQE_LINK;
+		f[1].opcode = NPR_OP_INFER;
+		f[1].handle = req[1];
+		f[1].user_data = 2;
+		su.sqes = (uintptr_t)f;
+		su.count = 2;
+		ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_SUBMIT, &su), 0);
+		re.min = re.max = 2;
+		ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_REAP, &re), 0);
+		ASSERT_EQ(re.count, 2);
+		for (k = 0; k < 2; k++) {
+			if (c[k].user_data == 1) {
+				EXPECT_EQ(c[k].res, -ENODEV);
+				EXPECT_EQ(c[k].status, NPR_JOB_FAILED);
+			} else {
+				EXPECT_EQ(c[k].res, -ECANCELED);
+				EXPECT_EQ(c[k].status, NPR_JOB_LINK_BROKEN);
+			}
+		}
+	}
+	unsetenv("VNPU_FAULT_DEVICE_LOST");
+	for (k = 0; k < 8; k++)
+		free(want[k]);
+	net_close(&n);
+}
+
+TEST(npu_ring_completions)
+{
+	ring_jobs(_metadata, false);
+}
+
+TEST(npu_ring_completions_fallback)
+{
+	ring_jobs(_metadata, true);
+}
 
 /* ---- the loader's intercept mode and validation layer ------------------- */
 
