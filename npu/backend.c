@@ -39,6 +39,7 @@
 #if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
 #include "../lib/ir.h"
 #include "ze_graph.h"
+#include <level_zero/loader/ze_loader.h>
 
 #define NPU_MAX_DEVICES	16
 
@@ -98,6 +99,7 @@ static const char *const ze_names[] = {
 /* Optional entry points: older loaders may lack them. */
 static ze_result_t (*ze_pci_props)(ze_device_handle_t,
 				   ze_pci_ext_properties_t *);
+static ze_result_t (*zel_versions)(size_t *, zel_component_version_t *);
 
 _Static_assert(sizeof(ze) == sizeof(ze_names) / sizeof(ze_names[0]) *
 	       sizeof(void *), "one name per loader entry point");
@@ -111,6 +113,7 @@ static struct {
 	ze_device_handle_t dev[NPU_MAX_DEVICES];
 	const struct npr_ze_graph_ddi *graph;
 	uint32_t graph_version;
+	char loader_version[64];	/* "1.8.0", or "" if unknown */
 } npu;
 
 struct npu_device {
@@ -197,12 +200,38 @@ static int ze_errno(ze_result_t r)
 	npr_err(ze_errno(r), "npu: %s failed: %s (0x%x)", what,	\
 		ze_result_str(r), (unsigned int)(r))
 
+/*
+ * The PCI address of an accel node from sysfs: /sys/dev/char/MAJ:MIN
+ * links to .../0000:00:0b.0/accel/accelN.  0, or -1 if unknown.
+ */
+static int sysfs_pci(const char *node, char *out, size_t len)
+{
+	char link[PATH_MAX], sys[64];
+	struct stat st;
+	const char *a;
+	ssize_t n;
+
+	if (stat(node, &st) || !S_ISCHR(st.st_mode))
+		return -1;
+	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u", major(st.st_rdev),
+		 minor(st.st_rdev));
+	n = readlink(sys, link, sizeof(link) - 1);
+	if (n <= 0)
+		return -1;
+	link[n] = 0;
+	a = strstr(link, "/accel/");
+	if (!a || a - link < 13 || a[-13] != '/')
+		return -1;
+	snprintf(out, len, "%.12s", a - 12);
+	return 0;
+}
+
 /* Why zeInit found no NPU: look at the kernel side. */
 static void diagnose(char *buf, size_t len, ze_result_t r)
 {
 	int (*drm_free)(void *) = NULL;
 	void *(*drm_version)(int) = NULL;
-	char path[64], name[64] = "";
+	char path[64], name[64] = "", pci[32] = "?";
 	struct dirent *de;
 	void *drm;
 	DIR *d;
@@ -223,11 +252,12 @@ static void diagnose(char *buf, size_t len, ze_result_t r)
 	}
 	snprintf(path, sizeof(path), "/dev/accel/%.32s", de->d_name);
 	closedir(d);
+	sysfs_pci(path, pci, sizeof(pci));
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(buf, len,
-			 "npu: cannot open %s: %s%s", path, strerror(errno),
-			 errno == EACCES ?
+			 "npu: cannot open %s (PCI %s): %s%s", path, pci,
+			 strerror(errno), errno == EACCES ?
 			 " (add the user to the \"render\" group)" : "");
 		return;
 	}
@@ -249,12 +279,12 @@ static void diagnose(char *buf, size_t len, ze_result_t r)
 	if (drm)
 		dlclose(drm);
 	if (name[0] && strcmp(name, "intel_vpu") && strcmp(name, "intel_npu"))
-		snprintf(buf, len, "npu: %s is driven by \"%s\", not intel_vpu",
-			 path, name);
+		snprintf(buf, len, "npu: %s (PCI %s) is driven by \"%s\", not intel_vpu or intel_npu",
+			 path, pci, name);
 	else
 		snprintf(buf, len,
-			 "npu: %s exists (%s) but no Level Zero NPU driver answered (zeInit: %s, 0x%x): install the NPU user-mode driver (libze_intel_vpu.so.1)",
-			 path, name[0] ? name : "driver unknown",
+			 "npu: %s exists (%s, PCI %s) but no Level Zero NPU driver answered (zeInit: %s, 0x%x): install the NPU user-mode driver (libze_intel_vpu.so.1)",
+			 path, name[0] ? name : "driver unknown", pci,
 			 ze_result_str(r), (unsigned int)r);
 }
 
@@ -295,12 +325,17 @@ static void npu_init_once(void)
 	void *lib, **fn = (void **)&ze;
 	ze_result_t r;
 
+	const char *loader = getenv("NPR_ZE_LOADER");
+
 	npu.err = -ENODEV;
 	vnpu_select();
-	lib = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_GLOBAL);
+	if (!loader || !*loader)
+		loader = "libze_loader.so.1";
+	lib = dlopen(loader, RTLD_NOW | RTLD_GLOBAL);
 	if (!lib) {
 		snprintf(npu.msg, sizeof(npu.msg),
-			 "npu: the Level Zero loader libze_loader.so.1 is not installed (apt-get install libze1)");
+			 "npu: the Level Zero loader %.200s cannot be loaded (%.120s): install it (apt-get install libze1)",
+			 loader, dlerror());
 		return;
 	}
 	for (i = 0; i < sizeof(ze_names) / sizeof(ze_names[0]); i++) {
@@ -313,7 +348,22 @@ static void npu_init_once(void)
 		}
 	}
 	*(void **)&ze_pci_props = dlsym(lib, "zeDevicePciGetPropertiesExt");
+	*(void **)&zel_versions = dlsym(lib, "zelLoaderGetVersions");
 	r = ze.Init(ZE_INIT_FLAG_VPU_ONLY);
+	if (zel_versions) {
+		zel_component_version_t v[16];
+		size_t nv = 16, k;
+
+		if (!zel_versions(&nv, v))
+			for (k = 0; k < nv && k < 16; k++)
+				if (!strcmp(v[k].component_name, "loader"))
+					snprintf(npu.loader_version,
+						 sizeof(npu.loader_version),
+						 "%d.%d.%d",
+						 v[k].component_lib_version.major,
+						 v[k].component_lib_version.minor,
+						 v[k].component_lib_version.patch);
+	}
 	if (!r)
 		r = ze.DriverGet(&n, drv);
 	if (r || !n) {
@@ -410,9 +460,7 @@ static void pci_address(struct npu_device *nd, int index)
 	ze_pci_ext_properties_t pp = {
 		.stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES,
 	};
-	char node[64], link[PATH_MAX], *a;
-	struct stat st;
-	ssize_t n;
+	char node[64];
 
 	nd->pci[0] = 0;
 	if (ze_pci_props && !ze_pci_props(nd->dev, &pp) &&
@@ -423,17 +471,8 @@ static void pci_address(struct npu_device *nd, int index)
 		return;
 	}
 	snprintf(node, sizeof(node), "/dev/accel/accel%d", index);
-	if (stat(node, &st) || !S_ISCHR(st.st_mode))
-		return;
-	snprintf(node, sizeof(node), "/sys/dev/char/%u:%u",
-		 major(st.st_rdev), minor(st.st_rdev));
-	n = readlink(node, link, sizeof(link) - 1);
-	if (n <= 0)
-		return;
-	link[n] = 0;
-	a = strstr(link, "/accel/");
-	if (a && a - link >= 13 && a[-13] == '/')
-		snprintf(nd->pci, sizeof(nd->pci), "%.12s", a - 12);
+	if (sysfs_pci(node, nd->pci, sizeof(nd->pci)))
+		nd->pci[0] = 0;
 }
 
 static int npu_probe(struct npr_device *dev, int index)
@@ -1600,6 +1639,10 @@ static int npu_param_bytes(const struct npr_device *dev, uint32_t id,
 		if (!nd->pci[0])
 			return npr_err(-ENODATA, "DEVICE_PCI_INFO: the NPU driver reports no PCI address and there is no /dev/accel node to look it up");
 		n = snprintf(buf, *len, "%s", nd->pci);
+		break;
+	case NPR_PARAM_NPR_NPU_LOADER_VERSION:
+		n = snprintf(buf, *len, "%s", npu.loader_version[0] ?
+			     npu.loader_version : "unknown");
 		break;
 	case NPR_PARAM_DEVICE_GOPS:
 		n = snprintf(buf, *len, "f32:%.1f%cf16:%.1f%cu8:%.1f%ci8:%.1f%c",

@@ -10,6 +10,7 @@
  * why.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -39,28 +40,36 @@
 
 static char npu_skip[512];
 
+/* Point the loader at vnpu (NPR_VNPU); false if there is none to use. */
+static bool find_vnpu(void)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	const char *v = getenv("NPR_VNPU");
+	ssize_t n;
+
+	if ((v && *v) || getenv("ZE_ENABLE_ALT_DRIVERS"))
+		return true;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = 0;
+	snprintf(path, sizeof(path), "%s/../npu/vnpu/libze_intel_vpu.so.1",
+		 dirname(exe));
+	if (access(path, R_OK))
+		return false;
+	setenv("NPR_VNPU", path, 1);
+	return true;
+}
+
 /* Point the loader at vnpu; return false (with npu_skip set) if absent. */
 static bool npu_available(void)
 {
 	static int state;	/* 0 unknown, 1 yes, -1 no */
-	char exe[PATH_MAX], path[PATH_MAX + 64];
-	const char *v = getenv("NPR_VNPU");
-	ssize_t n;
 	int fd;
 
 	if (state)
 		return state > 0;
-	if ((!v || !*v) && !getenv("ZE_ENABLE_ALT_DRIVERS")) {
-		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		if (n > 0) {
-			exe[n] = 0;
-			snprintf(path, sizeof(path),
-				 "%s/../npu/vnpu/libze_intel_vpu.so.1",
-				 dirname(exe));
-			if (!access(path, R_OK))
-				setenv("NPR_VNPU", path, 1);
-		}
-	}
+	find_vnpu();
 	fd = npr_open("npu", 0);
 	if (fd < 0) {
 		snprintf(npu_skip, sizeof(npu_skip), "%s", npr_last_error());
@@ -1415,6 +1424,175 @@ TEST(npu_ring_completions)
 TEST(npu_ring_completions_fallback)
 {
 	ring_jobs(_metadata, true);
+}
+
+/* ---- discovery and diagnosis -------------------------------------------- */
+
+/* npu_open's message when it fails, or NULL when it opened. */
+static const char *npu_open_message(void)
+{
+	static char msg[1024];
+	int fd = npr_open("npu", 0);
+
+	if (fd >= 0) {
+		npr_close(fd);
+		return NULL;
+	}
+	snprintf(msg, sizeof(msg), "%d: %s", fd, npr_last_error());
+	return msg;
+}
+
+static bool have_loader(void)
+{
+	void *l = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (l)
+		dlclose(l);
+	return l != NULL;
+}
+
+/* No loader where NPR_ZE_LOADER points: the message says to install it. */
+TEST(npu_diagnosis_no_loader)
+{
+	const char *m;
+
+	setenv("NPR_ZE_LOADER", "/nonexistent/libze_loader.so.1", 1);
+	m = npu_open_message();
+	ASSERT_NONNULL(m);
+	TH_LOG("%s", m);
+	EXPECT_EQ(strncmp(m, "-19: ", 5), 0);
+	EXPECT_NONNULL(strstr(m, "Level Zero loader"));
+	EXPECT_NONNULL(strstr(m, "libze1"));
+}
+
+/* A loader and no driver at all: the kernel side is looked at. */
+TEST(npu_diagnosis_no_driver)
+{
+	const char *m;
+
+	if (!have_loader())
+		SKIP(return, "no Level Zero loader installed");
+	if (!access("/dev/accel", F_OK))
+		SKIP(return, "this machine has /dev/accel: not the path tested");
+	unsetenv("NPR_VNPU");
+	unsetenv("ZE_ENABLE_ALT_DRIVERS");
+	m = npu_open_message();
+	if (!m)
+		SKIP(return, "an NPU driver is installed");
+	TH_LOG("%s", m);
+	EXPECT_EQ(strncmp(m, "-19: ", 5), 0);
+	EXPECT_NONNULL(strstr(m, "no /dev/accel/accel* node"));
+	EXPECT_NONNULL(strstr(m, "intel_vpu kernel driver is not loaded"));
+	EXPECT_NONNULL(strstr(m, "NPR_VNPU"));
+}
+
+/* vnpu made to look like another Level Zero driver, or an old one. */
+static void vnpu_fault_message(struct npr_test *_metadata, const char *var,
+			       const char *val, const char *want)
+{
+	const char *m;
+
+	if (!have_loader())
+		SKIP(return, "no Level Zero loader installed");
+	if (!find_vnpu())
+		SKIP(return, "vnpu not found (set NPR_VNPU)");
+	setenv(var, val, 1);	/* before the loader starts */
+	m = npu_open_message();
+	ASSERT_NONNULL(m);
+	TH_LOG("%s=%s: %s", var, val, m);
+	EXPECT_EQ(strncmp(m, "-19: ", 5), 0);
+	EXPECT_NONNULL(strstr(m, want));
+}
+
+TEST(npu_diagnosis_not_the_npu_driver)
+{
+	vnpu_fault_message(_metadata, "VNPU_FAULT_UUID", "1",
+			   "is the NPU driver (wrong driver UUID)");
+}
+
+TEST(npu_diagnosis_graph_extension_too_old)
+{
+	vnpu_fault_message(_metadata, "VNPU_GRAPH_VERSION", "4",
+			   "graph extension is version 1.4; npuring needs 1.5");
+}
+
+TEST(npu_diagnosis_no_graph_extension)
+{
+	vnpu_fault_message(_metadata, "VNPU_GRAPH_VERSION", "0",
+			   "does not offer ZE_extension_graph");
+}
+
+/* Run a tool of the build tree; its stdout in @out, its exit status. */
+static int run_tool(const char *cmdline, char *out, size_t len)
+{
+	char exe[PATH_MAX], cmd[PATH_MAX + 1024];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t got = 0;
+	FILE *p;
+	int st;
+
+	out[0] = 0;
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	snprintf(cmd, sizeof(cmd), "%s/../tools/%s 2>&1", dirname(exe),
+		 cmdline);
+	fflush(NULL);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (got + 1 < len && (n = (ssize_t)fread(out + got, 1,
+					len - 1 - got, p)) > 0)
+		got += (size_t)n;
+	out[got] = 0;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* npr-info -d npu: every layer of the stack, or which one is missing. */
+TEST(npu_info_shows_the_stack)
+{
+	static char out[1 << 16];
+	int st;
+
+	REQUIRE_NPU();
+	st = run_tool("npr-info -d npu", out, sizeof(out));
+	EXPECT_EQ(st, 0);
+	EXPECT_NONNULL(strstr(out, "npu stack"));
+	EXPECT_NONNULL(strstr(out, "Level Zero loader  1."));
+	EXPECT_NONNULL(strstr(out, "compiler version   "));
+	EXPECT_NONNULL(strstr(out, "platform           "));
+	EXPECT_NONNULL(strstr(out, "tiles              "));
+	EXPECT_NONNULL(strstr(out, "PCI address        "));
+	EXPECT_NONNULL(strstr(out, " bytes allocated"));
+	setenv("NPR_ZE_LOADER", "/nonexistent/libze_loader.so.1", 1);
+	st = run_tool("npr-info -d npu", out, sizeof(out));
+	unsetenv("NPR_ZE_LOADER");
+	TH_LOG("%s", out);
+	EXPECT_EQ(st, 1);
+	EXPECT_NONNULL(strstr(out, "npu: cannot open: npu: the Level Zero loader"));
+}
+
+/* npr-bench over vnpu: a JSON line with a throughput. */
+TEST(npu_bench_runs)
+{
+	static char out[1 << 16];
+	char path[4096], cmd[4200];
+	const char *t;
+	int st;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), EYE);
+	snprintf(cmd, sizeof(cmd),
+		 "npr-bench -d npu -m '%s' --nireq 2 --niter 20 --json", path);
+	st = run_tool(cmd, out, sizeof(out));
+	TH_LOG("%s", out);
+	EXPECT_EQ(st, 0);
+	EXPECT_NONNULL(strstr(out, "\"device\":\"npu\""));
+	EXPECT_NONNULL(strstr(out, "\"niter\":20"));
+	t = strstr(out, "\"throughput_fps\":");
+	ASSERT_NONNULL(t);
+	EXPECT_GT(strtod(t + 17, NULL), 0);
 }
 
 /* ---- the loader's intercept mode and validation layer ------------------- */

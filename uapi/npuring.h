@@ -170,6 +170,7 @@ enum npr_param_id {
 	NPR_PARAM_NPU_DEFER_WEIGHTS_LOAD	= 74,	/* bool, RW, device exec */
 	NPR_PARAM_NPU_COMPILATION_MODE_PARAMS	= 75,	/* string, RW, device exec */
 	NPR_PARAM_NPU_COMPILER_DYNAMIC_QUANTIZATION = 76, /* bool, RW, device exec */
+	NPR_PARAM_NPR_NPU_LOADER_VERSION	= 77,	/* string, RO, device */
 	NPR_PARAM_MAX,
 };
 

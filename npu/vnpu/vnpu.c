@@ -18,6 +18,10 @@
  *   VNPU_FAULT_OOM=1          zeMemAllocHost fails: out of device memory
  *   VNPU_FAULT_DEVICE_LOST=N  the Nth graph execution of a context loses
  *                             the device; the context stays lost
+ *   VNPU_FAULT_UUID=1         the driver reports a UUID that is not the
+ *                             NPU driver's
+ *   VNPU_GRAPH_VERSION=N      the graph extension is offered at 1.N only
+ *                             (0: not at all), like an older driver
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -187,6 +191,8 @@ static ze_result_t vnpu_driver_props(ze_driver_handle_t d,
 	if (!p)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	memcpy(p->uuid.id, uuid, sizeof(uuid));
+	if (vnpu_env_long("VNPU_FAULT_UUID"))
+		p->uuid.id[15] ^= 0xff;	/* some other driver */
 	p->driverVersion = VNPU_DRIVER_VERSION;
 	return ZE_RESULT_SUCCESS;
 }
@@ -205,12 +211,21 @@ static ze_result_t vnpu_driver_ipc(ze_driver_handle_t d,
 static ze_result_t vnpu_driver_ext_props(ze_driver_handle_t d, uint32_t *count,
 					 ze_driver_extension_properties_t *p)
 {
-	uint32_t n = 8, i;	/* the graph ext, then _1_2 ... _1_8 */
+	uint32_t n = 8, i, top = 8;	/* the graph ext, then _1_2 ... _1_8 */
+	const char *gv = getenv("VNPU_GRAPH_VERSION");
 
 	if (d != (void *)&vnpu_drv)
 		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	if (!count)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	/* VNPU_GRAPH_VERSION=N: an older driver (graph extension 1.N, none
+	 * for 0), to test what callers make of it */
+	if (gv && *gv) {
+		top = (uint32_t)strtoul(gv, NULL, 10);
+		if (top > 8)
+			top = 8;
+		n = top ? top : 0;	/* base name + _1_2 .. _1_top */
+	}
 	if (!*count || !p) {
 		*count = n;
 		return ZE_RESULT_SUCCESS;
@@ -220,7 +235,7 @@ static ze_result_t vnpu_driver_ext_props(ze_driver_handle_t d, uint32_t *count,
 		if (!i) {
 			snprintf(p[i].name, sizeof(p[i].name), "%s",
 				 NPR_ZE_GRAPH_EXT_NAME);
-			p[i].version = NPR_ZE_GRAPH_VERSION_1_8;
+			p[i].version = NPR_ZE_GRAPH_VERSION(top);
 		} else {
 			snprintf(p[i].name, sizeof(p[i].name), "%s_1_%u",
 				 NPR_ZE_GRAPH_EXT_NAME, i + 1);
