@@ -1595,6 +1595,99 @@ TEST(npu_bench_runs)
 	EXPECT_GT(strtod(t + 17, NULL), 0);
 }
 
+/* ---- ONNX models against their golden outputs --------------------------- */
+
+/*
+ * The models of models/onnx on npu over vnpu against the reference
+ * outputs stored with them (PyTorch or onnxruntime, computed elsewhere),
+ * within their stated tolerance: max |npu - ref| <= 1e-4 max |ref|, at
+ * batch 1 and 4.
+ */
+#define GOLDEN_TOL_REL	1e-4
+
+FIXTURE(npu_golden) {
+	int unused;
+};
+
+FIXTURE_VARIANT(npu_golden) {
+	const char *name;
+	int batch;
+	__s64 h, w;
+};
+
+FIXTURE_VARIANT_ADD(npu_golden, squeezenet1_1_b1) {
+	.name = "squeezenet1_1", .batch = 1, .h = 224, .w = 224,
+};
+FIXTURE_VARIANT_ADD(npu_golden, squeezenet1_1_b4) {
+	.name = "squeezenet1_1", .batch = 4, .h = 224, .w = 224,
+};
+FIXTURE_VARIANT_ADD(npu_golden, mobilenet_v2_b1) {
+	.name = "mobilenet_v2", .batch = 1, .h = 224, .w = 224,
+};
+FIXTURE_VARIANT_ADD(npu_golden, ppocr_cls_b4) {
+	.name = "ppocr_mobile_v2.0_cls", .batch = 4, .h = 48, .w = 192,
+};
+
+FIXTURE_SETUP(npu_golden)
+{
+}
+
+FIXTURE_TEARDOWN(npu_golden)
+{
+}
+
+TEST_F(npu_golden, matches_reference_outputs)
+{
+	__s64 shape[4] = { variant->batch, 3, variant->h, variant->w };
+	char path[4096], file[4096];
+	struct npr_tensor_arg t;
+	float *in, *ref, *out;
+	size_t in_len = 0, ref_len = 0, count = 0, i;
+	float maxref = 0, maxdiff = 0;
+	struct net n;
+
+	REQUIRE_NPU();
+	snprintf(path, sizeof(path), "%.3000s/models/onnx/%s.onnx",
+		 npr_test_shared(), variant->name);
+	snprintf(file, sizeof(file), "%.3000s/models/onnx/%s.input_b%d.f32",
+		 npr_test_shared(), variant->name, variant->batch);
+	in = slurp_n(file, &in_len);
+	snprintf(file, sizeof(file), "%.3000s/models/onnx/%s.output_b%d.f32",
+		 npr_test_shared(), variant->name, variant->batch);
+	ref = slurp_n(file, &ref_len);
+	if (access(path, R_OK) || !in || !ref) {
+		free(in);
+		free(ref);
+		SKIP(return, "%s or its reference data not found", path);
+	}
+	ASSERT_EQ(net_open_shape(_metadata, &n, "npu", path, shape), 0);
+	ASSERT_EQ(n.nin, 1);
+	ASSERT_EQ(n.nout, 1);
+	ASSERT_EQ(n.bytes[0][0], in_len);
+	npr_prep_tensor(&t, n.req, 0, 0, in, in_len);
+	t.elem_type = NPR_ELEM_F32;
+	t.rank = 4;
+	memcpy(t.dims, shape, sizeof(shape));
+	ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_SET_TENSOR, &t), 0);
+	ASSERT_EQ(net_infer(&n), 0);
+	out = net_output(_metadata, &n, 0, &count);
+	ASSERT_NONNULL(out);
+	ASSERT_EQ(count * sizeof(float), ref_len);
+	for (i = 0; i < count; i++) {
+		maxref = fmaxf(maxref, fabsf(ref[i]));
+		maxdiff = fmaxf(maxdiff, fabsf(out[i] - ref[i]));
+	}
+	TH_LOG("%s batch %d on npu: max |npu - ref| %.3g, relative %.3g (tolerance %.0e)",
+	       variant->name, variant->batch, maxdiff,
+	       maxdiff / maxref, GOLDEN_TOL_REL);
+	EXPECT_GT(maxref, 0);
+	EXPECT_LE(maxdiff, GOLDEN_TOL_REL * maxref);
+	free(in);
+	free(ref);
+	free(out);
+	net_close(&n);
+}
+
 /* ---- the loader's intercept mode and validation layer ------------------- */
 
 /*
