@@ -195,12 +195,12 @@ static const struct prop_def defs[NPR_PARAM_MAX] = {
 		"NPU_COMPILATION_MODE_PARAMS", NPR_PROP_STRING,
 		P_NPU | STORED | P_CACHING, 0, 0, NULL,
 		OFF(npu_compilation_mode) },
-	[NPR_PARAM_NPR_NPU_LOADER_VERSION] = { "NPR_NPU_LOADER_VERSION",
-		NPR_PROP_STRING, P_NPU | P_DEV, 0, 0, NULL, -1 },
 	[NPR_PARAM_NPU_COMPILER_DYNAMIC_QUANTIZATION] = {
 		"NPU_COMPILER_DYNAMIC_QUANTIZATION", NPR_PROP_BOOL,
 		P_NPU | STORED | P_CACHING, 0, 1, NULL,
 		OFF(npu_dynamic_quantization) },
+	[NPR_PARAM_NPR_NPU_LOADER_VERSION] = { "NPR_NPU_LOADER_VERSION",
+		NPR_PROP_STRING, P_NPU | P_DEV, 0, 0, NULL, -1 },
 };
 
 static const char *const type_names[] = {
@@ -326,9 +326,14 @@ static int check_compilation_mode(const char *s)
 		{ "0", "1", "2", NULL }, { "latency", "efficiency", NULL },
 	};
 
-	while (*s) {
-		size_t n = strcspn(s, " "), k, kl, v;
+	for (;;) {
+		size_t n, k, kl = 0, v;
 
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		n = strcspn(s, " ");
 		for (k = 0; k < 2; k++) {
 			kl = strlen(keys[k]);
 			if (n > kl && !strncmp(s, keys[k], kl))
@@ -346,8 +351,6 @@ static int check_compilation_mode(const char *s)
 				       (int)kl - 1, s, (int)(n - kl > 32 ? 32 : n - kl),
 				       s + kl);
 		s += n;
-		while (*s == ' ')
-			s++;
 	}
 	return 0;
 }

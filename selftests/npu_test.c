@@ -765,6 +765,9 @@ TEST(npu_compilation_mode_params_are_checked)
 	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
 			  "optimization-level=0 performance-hint-override=efficiency"),
 		  0);
+	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+			  "  optimization-level=2   performance-hint-override=latency "),
+		  0);
 	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS, ""), 0);
 	npr_close(fd);
 }
