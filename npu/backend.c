@@ -352,11 +352,15 @@ static void npu_init_once(void)
 	r = ze.Init(ZE_INIT_FLAG_VPU_ONLY);
 	if (zel_versions) {
 		zel_component_version_t v[16];
-		size_t nv = 16, k;
+		size_t nv = 0, k;
 
-		if (!zel_versions(&nv, v))
+		/* the count first: the loader fills exactly that many */
+		memset(v, 0, sizeof(v));
+		if (!zel_versions(&nv, NULL) && nv && nv <= 16 &&
+		    !zel_versions(&nv, v))
 			for (k = 0; k < nv && k < 16; k++)
-				if (!strcmp(v[k].component_name, "loader"))
+				if (!strncmp(v[k].component_name, "loader",
+					     sizeof(v[k].component_name)))
 					snprintf(npu.loader_version,
 						 sizeof(npu.loader_version),
 						 "%d.%d.%d",
