@@ -114,6 +114,7 @@ static struct {
 	const struct npr_ze_graph_ddi *graph;
 	uint32_t graph_version;
 	char loader_version[64];	/* "1.8.0", or "" if unknown */
+	bool cq_npu;	/* the NPU command-queue extension (turbo) */
 } npu;
 
 struct npu_device {
@@ -400,6 +401,10 @@ static void npu_init_once(void)
 	}
 	for (i = 0; ext && !r && i < n; i++) {
 		size_t len = strlen(NPR_ZE_GRAPH_EXT_NAME);
+
+		if (!strcmp(ext[i].name, NPR_ZE_CQ_NPU_EXT_NAME) &&
+		    ext[i].version >> 16 == 1)
+			npu.cq_npu = true;
 
 		if (strncmp(ext[i].name, NPR_ZE_GRAPH_EXT_NAME, len) ||
 		    (ext[i].name[len] && ext[i].name[len] != '_'))
@@ -1315,9 +1320,16 @@ static int finish_graph(struct npr_exec *ex, struct npu_exec *ne)
 		.mode = ZE_COMMAND_QUEUE_MODE_DEFAULT,
 		.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL,
 	};
+	struct npr_ze_command_queue_desc_npu turbo = {
+		.stype = NPR_ZE_STYPE_COMMAND_QUEUE_DESC_NPU,
+		.turbo = 1,
+	};
 	ze_result_t r;
 	int err;
 
+	/* NPU_TURBO: the queue's turbo flag, where the driver has it */
+	if (ex->props.npu_turbo && npu.cq_npu)
+		qd.pNext = &turbo;
 	err = map_args(ex, ne);
 	if (err)
 		return err;

@@ -856,6 +856,8 @@ static void compile_traced(struct npr_test *_metadata, bool set)
 	EXPECT_NONNULL(strstr(t, set ? "flags=0x1 " : "flags=0x0 "));
 	/* weights: at compile, or deferred to the first request */
 	EXPECT_EQ(!strstr(t, "initialize"), set);
+	/* turbo: also the command queue's flag */
+	EXPECT_NONNULL(strstr(t, set ? "queue turbo=1" : "queue turbo=0"));
 	free(t);
 	/* the compiled model reports what it was compiled with */
 	EXPECT_EQ(get_int_of(fd, co.exec, NPR_PARAM_NPU_TILES), set ? 1 : -1);

@@ -211,6 +211,7 @@ ze_result_t vnpu_queue_create(ze_context_handle_t h,
 				     ze_command_queue_handle_t *out)
 {
 	struct vnpu_context *c = vnpu_ctx_of(h, false);
+	const struct npr_ze_command_queue_desc_npu *ext;
 	struct vnpu_queue *q;
 
 	if (!c || !vnpu_dev_ok(d, false))
@@ -224,6 +225,11 @@ ze_result_t vnpu_queue_create(ze_context_handle_t h,
 		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
 	q->magic = M_QUEUE;
 	q->ctx = c;
+	/* the NPU command-queue extension's descriptor */
+	for (ext = desc->pNext; ext; ext = ext->pNext)
+		if (ext->stype == NPR_ZE_STYPE_COMMAND_QUEUE_DESC_NPU)
+			q->turbo = ext->turbo;
+	vnpu_trace("queue turbo=%d", q->turbo);
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->cond, NULL);
 	if (pthread_create(&q->thread, NULL, device_thread, q)) {
@@ -233,6 +239,22 @@ ze_result_t vnpu_queue_create(ze_context_handle_t h,
 	*out = (ze_command_queue_handle_t)q;
 	return ZE_RESULT_SUCCESS;
 }
+
+static ze_result_t cq_workload(ze_command_queue_handle_t h, uint32_t type)
+{
+	struct vnpu_queue *q = vnpu_translate(ZEL_HANDLE_COMMAND_QUEUE, h);
+
+	if (!CHECK(q, M_QUEUE))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (type > 1)
+		return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+	q->workload = type;
+	return ZE_RESULT_SUCCESS;
+}
+
+const struct npr_ze_command_queue_npu_ddi vnpu_cq_npu_ddi = {
+	.pfnSetWorkloadType = cq_workload,
+};
 
 ze_result_t vnpu_queue_destroy(ze_command_queue_handle_t h)
 {

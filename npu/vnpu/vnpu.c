@@ -226,13 +226,18 @@ static ze_result_t vnpu_driver_ext_props(ze_driver_handle_t d, uint32_t *count,
 			top = 8;
 		n = top ? top : 0;	/* base name + _1_2 .. _1_top */
 	}
+	n++;	/* then the NPU command-queue extension */
 	if (!*count || !p) {
 		*count = n;
 		return ZE_RESULT_SUCCESS;
 	}
 	for (i = 0; i < n && i < *count; i++) {
 		memset(&p[i], 0, sizeof(p[i]));
-		if (!i) {
+		if (i == n - 1) {
+			snprintf(p[i].name, sizeof(p[i].name), "%s",
+				 NPR_ZE_CQ_NPU_EXT_NAME);
+			p[i].version = NPR_ZE_CQ_NPU_VERSION_1_0;
+		} else if (!i) {
 			snprintf(p[i].name, sizeof(p[i].name), "%s",
 				 NPR_ZE_GRAPH_EXT_NAME);
 			p[i].version = NPR_ZE_GRAPH_VERSION(top);
@@ -253,6 +258,10 @@ static ze_result_t vnpu_driver_ext_fn(ze_driver_handle_t d, const char *name,
 		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	if (!name || !fn)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (!strcmp(name, NPR_ZE_CQ_NPU_EXT_NAME)) {
+		*fn = (void *)&vnpu_cq_npu_ddi;
+		return ZE_RESULT_SUCCESS;
+	}
 	if (!strstr(name, NPR_ZE_GRAPH_EXT_NAME))
 		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 	*fn = (void *)&vnpu_graph_ddi;

@@ -130,6 +130,8 @@ struct vnpu_queue {
 	unsigned long submitted, completed;
 	ze_result_t last;
 	bool stop;
+	bool turbo;		/* NPU command-queue extension */
+	uint32_t workload;
 };
 
 struct vnpu_fence {
@@ -192,5 +194,6 @@ ze_result_t vnpu_fence_reset(ze_fence_handle_t h);
 
 /* graph.c: the graph extension */
 extern const struct npr_ze_graph_ddi vnpu_graph_ddi;
+extern const struct npr_ze_command_queue_npu_ddi vnpu_cq_npu_ddi;
 
 #endif /* VNPU_H */
