@@ -808,14 +808,22 @@ static int map_args(struct npr_exec *ex, struct npu_exec *ne)
 			a->port = out ? g->vars[a->var].state_out :
 					g->vars[a->var].state_in;
 		} else {
+			bool hidden;
+
 			a->port = arg_port(ex, ap.name, out, pos[out],
 					   seen[out]);
-			if (a->port >= vis[out]) {
+			/* a hidden port (an unassigned variable's) by name */
+			hidden = a->port >= vis[out] &&
+				 a->port < (out ? ex->nout : ex->nin) &&
+				 !strcmp(ap.name, out ? ex->out[a->port].name :
+							ex->in[a->port].name);
+			if (a->port >= vis[out] && !hidden) {
 				err = npr_err(-EPROTO, "npu: graph argument %u (%s): the model has no such %s",
 					      i, ap.name, out ? "output" : "input");
 				break;
 			}
-			pos[out]++;
+			if (!hidden)
+				pos[out]++;
 		}
 		if (a->port < 0)
 			continue;	/* an assign nothing reads back */
@@ -976,6 +984,14 @@ static int raise_state(struct npr_graph *w, const struct npr_graph *g)
 		int sn = w->inputs[var->state_in];
 		int sv = w->nodes[sn].out[0];
 		struct npr_node *r = &w->nodes[var->read_node];
+
+		/*
+		 * A variable nothing assigns stays two ordinary inputs (value,
+		 * validity) and a Select: it reads its initial value, or what
+		 * STATE_SET gave it, exactly as on cpu.
+		 */
+		if (var->state_out < 0)
+			continue;
 
 		drop_in[var->state_in] = true;
 		w->nodes[sn].dead = true;
