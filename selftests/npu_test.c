@@ -502,6 +502,32 @@ TEST(npu_query_model_agrees_with_cpu)
 	EXPECT_GT(q[1].num_supported, 0);
 }
 
+/* A model with a sub-graph (Loop) is refused up front, with the reason. */
+TEST(npu_refuses_sub_graphs_clearly)
+{
+	struct npr_model_load ml;
+	struct npr_compile co;
+	char path[4096];
+	int fd, ret;
+
+	REQUIRE_NPU();
+	snprintf(path, sizeof(path), "%.3000s/models/ir-small/loop_2d_add.xml",
+		 npr_test_shared());
+	if (access(path, R_OK))
+		SKIP(return, "model %s not found", path);
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	npr_prep_model_load(&ml, path, NULL);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	npr_prep_compile(&co, ml.handle);
+	ret = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
+	TH_LOG("%d: %s", ret, npr_last_error());
+	EXPECT_EQ(ret, -EOPNOTSUPP);
+	EXPECT_NONNULL(strstr(npr_last_error(), "Loop"));
+	EXPECT_NONNULL(strstr(npr_last_error(), "sub-graph"));
+	npr_close(fd);
+}
+
 /* ---- fault injection ---------------------------------------------------- */
 
 #define EYE "open-closed-eye-0001/FP32/open-closed-eye-0001.xml"
