@@ -1229,8 +1229,9 @@ static int graph_init(struct npu_exec *ne)
 }
 
 /*
- * Exported blobs carry the driver's native binary (GetNativeBinary)
- * followed by this trailer, little-endian:
+ * Exported blobs carry the driver's native binary (GetNativeBinary), the
+ * compile-time NPU properties it was compiled with, and this trailer,
+ * all little-endian:
  *
  *    0  magic "NPRNPUN\0"
  *    8  u32 trailer version (NPU_NATIVE_VERSION)
@@ -1238,22 +1239,30 @@ static int graph_init(struct npu_exec *ne)
  *   16  u16 compiler major, u16 compiler minor
  *   20  u32 graph extension version of the driver
  *   24  u64 size of the binary
- *   32  u64 npr_blob_hash() of the binary
+ *   32  u64 npr_blob_hash() of the binary and the properties
+ *   40  u32 size of the properties
+ *   44  u32 0
+ *
+ * The properties: s32 NPU_TILES, u32 NPU_TURBO, u32 NPU_BYPASS_UMD_CACHING,
+ * u32 NPU_DEFER_WEIGHTS_LOAD, u32 NPU_COMPILER_DYNAMIC_QUANTIZATION, u32
+ * length and bytes of NPU_COMPILATION_MODE_PARAMS (no NUL).
  */
 #define NPU_NATIVE_MAGIC	"NPRNPUN"
 #define NPU_NATIVE_VERSION	1
-#define NPU_NATIVE_TRAILER	40
+#define NPU_NATIVE_TRAILER	48
+#define NPU_NATIVE_PROPS	24	/* without the string */
 
 static int npu_native_export(const struct npr_exec *ex, void **out,
 			     size_t *len)
 {
 	const struct npu_device *nd = ex->dev->priv;
 	const struct npu_exec *ne = ex->priv;
+	const struct npr_props *pr = &ex->props;
 	const uint8_t *view = NULL;
-	size_t size = 0;
-	uint8_t *p;
+	uint32_t u, w[5], mode = (uint32_t)strlen(pr->npu_compilation_mode);
+	size_t size = 0, psize = NPU_NATIVE_PROPS + mode;
+	uint8_t *p, *t;
 	uint64_t v;
-	uint32_t u;
 	ze_result_t r;
 
 	if (npu.graph_version >= NPR_ZE_GRAPH_VERSION(7))
@@ -1265,7 +1274,7 @@ static int npu_native_export(const struct npr_exec *ex, void **out,
 	if (!size || size > ((size_t)1 << 40))
 		return npr_err(-EPROTO, "npu: the driver's native binary has %zu bytes",
 			       size);
-	p = malloc(size + NPU_NATIVE_TRAILER);
+	p = malloc(size + psize + NPU_NATIVE_TRAILER);
 	if (!p)
 		return -ENOMEM;
 	if (view) {
@@ -1281,29 +1290,44 @@ static int npu_native_export(const struct npr_exec *ex, void **out,
 				       got, size);
 		}
 	}
-	memcpy(p + size, NPU_NATIVE_MAGIC, 8);
+	w[0] = (uint32_t)pr->npu_tiles;
+	w[1] = pr->npu_turbo;
+	w[2] = pr->npu_bypass_umd_caching;
+	w[3] = pr->npu_defer_weights_load;
+	w[4] = pr->npu_dynamic_quantization;
+	memcpy(p + size, w, sizeof(w));
+	memcpy(p + size + 20, &mode, 4);
+	memcpy(p + size + NPU_NATIVE_PROPS, pr->npu_compilation_mode, mode);
+	t = p + size + psize;
+	memcpy(t, NPU_NATIVE_MAGIC, 8);
 	u = NPU_NATIVE_VERSION;
-	memcpy(p + size + 8, &u, 4);
-	memcpy(p + size + 12, &nd->pci_id, 4);
-	memcpy(p + size + 16, &nd->gprops.compilerMajor, 2);
-	memcpy(p + size + 18, &nd->gprops.compilerMinor, 2);
-	memcpy(p + size + 20, &npu.graph_version, 4);
+	memcpy(t + 8, &u, 4);
+	memcpy(t + 12, &nd->pci_id, 4);
+	memcpy(t + 16, &nd->gprops.compilerMajor, 2);
+	memcpy(t + 18, &nd->gprops.compilerMinor, 2);
+	memcpy(t + 20, &npu.graph_version, 4);
 	v = size;
-	memcpy(p + size + 24, &v, 8);
-	v = npr_blob_hash(p, size);
-	memcpy(p + size + 32, &v, 8);
+	memcpy(t + 24, &v, 8);
+	v = npr_blob_hash(p, size + psize);
+	memcpy(t + 32, &v, 8);
+	u = (uint32_t)psize;
+	memcpy(t + 40, &u, 4);
+	u = 0;
+	memcpy(t + 44, &u, 4);
 	*out = p;
-	*len = size + NPU_NATIVE_TRAILER;
+	*len = size + psize + NPU_NATIVE_TRAILER;
 	return 0;
 }
 
-/* The native binary of an imported blob, its trailer checked. */
-static int native_of(const struct npr_exec *ex, const uint8_t **bin,
-		     size_t *size)
+/*
+ * The native binary of an imported blob, its trailer checked, and the
+ * compile-time properties it was compiled with put back into ex->props.
+ */
+static int native_of(struct npr_exec *ex, const uint8_t **bin, size_t *size)
 {
 	const struct npu_device *nd = ex->dev->priv;
-	const uint8_t *t;
-	uint32_t ver, pci;
+	const uint8_t *t, *pp;
+	uint32_t ver, pci, psize, zero, w[5], mode;
 	uint64_t n, hash;
 
 	if (ex->native_len < NPU_NATIVE_TRAILER)
@@ -1316,16 +1340,36 @@ static int native_of(const struct npr_exec *ex, const uint8_t **bin,
 	memcpy(&pci, t + 12, 4);
 	memcpy(&n, t + 24, 8);
 	memcpy(&hash, t + 32, 8);
+	memcpy(&psize, t + 40, 4);
+	memcpy(&zero, t + 44, 4);
 	if (ver != NPU_NATIVE_VERSION)
 		return npr_err(-EPROTONOSUPPORT, "npu: native section version %u, this library reads %d",
 			       ver, NPU_NATIVE_VERSION);
-	if (n != ex->native_len - NPU_NATIVE_TRAILER ||
-	    npr_blob_hash(ex->native, (size_t)n) != hash)
+	if (zero || psize < NPU_NATIVE_PROPS ||
+	    psize >= NPU_NATIVE_PROPS + NPR_PROP_STR_MAX ||
+	    n > ex->native_len - NPU_NATIVE_TRAILER ||
+	    n + psize != ex->native_len - NPU_NATIVE_TRAILER ||
+	    npr_blob_hash(ex->native, (size_t)(n + psize)) != hash)
 		return npr_err(-EBADMSG, "npu: the blob's native binary is truncated or corrupt");
 	if (pci != nd->pci_id)
 		return npr_err(-ENODEV, "npu: the blob was compiled for NPU 0x%04x (%s), this is 0x%04x (%s)",
 			       pci, platform_of(pci), nd->pci_id,
 			       platform_of(nd->pci_id));
+	pp = (const uint8_t *)ex->native + n;
+	memcpy(w, pp, sizeof(w));
+	memcpy(&mode, pp + 20, 4);
+	if (mode != psize - NPU_NATIVE_PROPS || w[1] > 1 || w[2] > 1 ||
+	    w[3] > 1 || w[4] > 1 ||
+	    ((int32_t)w[0] != -1 && (w[0] < 1 || w[0] > nd->tiles)) ||
+	    memchr(pp + NPU_NATIVE_PROPS, 0, mode))
+		return npr_err(-EBADMSG, "npu: the blob's NPU properties are corrupt");
+	ex->props.npu_tiles = (int32_t)w[0];
+	ex->props.npu_turbo = w[1];
+	ex->props.npu_bypass_umd_caching = w[2];
+	ex->props.npu_defer_weights_load = w[3];
+	ex->props.npu_dynamic_quantization = w[4];
+	memcpy(ex->props.npu_compilation_mode, pp + NPU_NATIVE_PROPS, mode);
+	ex->props.npu_compilation_mode[mode] = 0;
 	*bin = ex->native;
 	*size = (size_t)n;
 	return 0;

@@ -914,7 +914,7 @@ TEST(npu_compile_without_npu_properties)
 /* The blob layout (Documentation/blob.rst) and the library's checksum. */
 uint64_t npr_blob_hash(const void *p, size_t n);
 #define BLOB_HDR	96
-#define NATIVE_TRAILER	40
+#define NATIVE_TRAILER	48
 
 static void reseal(unsigned char *b, size_t len)
 {
@@ -1089,6 +1089,47 @@ TEST(npu_export_imports_the_native_binary)
 	free(blob);
 	net_close(&n);
 	net_close(&m);
+	/*
+	 * The compile-time NPU properties travel with the native binary: an
+	 * imported model reports them and its queue gets the turbo flag.
+	 */
+	{
+		struct npr_model_load ml;
+		struct npr_compile co;
+		int fd = npr_open("npu", 0), fd2;
+
+		ASSERT_GE(fd, 0);
+		ASSERT_EQ(set_int(fd, NPR_PARAM_NPU_TILES, 1), 0);
+		ASSERT_EQ(set_int(fd, NPR_PARAM_NPU_TURBO, 1), 0);
+		ASSERT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+				  "optimization-level=2"), 0);
+		npr_prep_model_load(&ml, path, NULL);
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+		npr_prep_compile(&co, ml.handle);
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_COMPILE, &co), 0);
+		ASSERT_EQ(blob_export(fd, co.exec, &blob, &len), 0);
+		fd2 = npr_open("npu", 0);
+		ASSERT_GE(fd2, 0);
+		EXPECT_EQ(truncate(trace, 0), 0);
+		ASSERT_EQ(blob_import(fd2, blob, len, &exec), 0);
+		EXPECT_EQ(get_int_of(fd2, exec, NPR_PARAM_NPU_TILES), 1);
+		EXPECT_EQ(get_int_of(fd2, exec, NPR_PARAM_NPU_TURBO), 1);
+		{
+			char mode[64] = "";
+
+			EXPECT_EQ(get_str(fd2, exec,
+					  NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+					  mode, sizeof(mode)), 0);
+			EXPECT_STREQ(mode, "optimization-level=2");
+		}
+		t = slurp(trace);
+		ASSERT_NONNULL(t);
+		EXPECT_NONNULL(strstr(t, "queue turbo=1"));
+		free(t);
+		free(blob);
+		npr_close(fd);
+		npr_close(fd2);
+	}
 	unlink(trace);
 	unsetenv("VNPU_TRACE");
 }
