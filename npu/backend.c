@@ -232,13 +232,16 @@ static void diagnose(char *buf, size_t len, ze_result_t r)
 {
 	int (*drm_free)(void *) = NULL;
 	void *(*drm_version)(int) = NULL;
-	char path[64], name[64] = "", pci[32] = "?";
+	const char *dir = getenv("NPR_ACCEL_DIR");	/* tests; /dev/accel */
+	char path[PATH_MAX], name[64] = "", pci[32] = "?";
 	struct dirent *de;
 	void *drm;
 	DIR *d;
 	int fd;
 
-	d = opendir("/dev/accel");
+	if (!dir || !*dir)
+		dir = "/dev/accel";
+	d = opendir(dir);
 	de = NULL;
 	while (d && (de = readdir(d)))
 		if (!strncmp(de->d_name, "accel", 5))
@@ -247,17 +250,17 @@ static void diagnose(char *buf, size_t len, ze_result_t r)
 		if (d)
 			closedir(d);
 		snprintf(buf, len,
-			 "npu: no Level Zero NPU driver (zeInit: %s, 0x%x) and no /dev/accel/accel* node: the intel_vpu kernel driver is not loaded; for the software NPU set NPR_VNPU=1 (or NPR_VNPU or ZE_ENABLE_ALT_DRIVERS to the path of npu/vnpu/libze_intel_vpu.so.1)",
-			 ze_result_str(r), (unsigned int)r);
+			 "npu: no Level Zero NPU driver (zeInit: %s, 0x%x) and no %.200s/accel* node: the intel_vpu kernel driver is not loaded; for the software NPU set NPR_VNPU=1 (or NPR_VNPU or ZE_ENABLE_ALT_DRIVERS to the path of npu/vnpu/libze_intel_vpu.so.1)",
+			 ze_result_str(r), (unsigned int)r, dir);
 		return;
 	}
-	snprintf(path, sizeof(path), "/dev/accel/%.32s", de->d_name);
+	snprintf(path, sizeof(path), "%.3000s/%.32s", dir, de->d_name);
 	closedir(d);
 	sysfs_pci(path, pci, sizeof(pci));
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(buf, len,
-			 "npu: cannot open %s (PCI %s): %s%s", path, pci,
+			 "npu: cannot open %.200s (PCI %s): %s%s", path, pci,
 			 strerror(errno), errno == EACCES ?
 			 " (add the user to the \"render\" group)" : "");
 		return;
@@ -280,11 +283,11 @@ static void diagnose(char *buf, size_t len, ze_result_t r)
 	if (drm)
 		dlclose(drm);
 	if (name[0] && strcmp(name, "intel_vpu") && strcmp(name, "intel_npu"))
-		snprintf(buf, len, "npu: %s (PCI %s) is driven by \"%s\", not intel_vpu or intel_npu",
+		snprintf(buf, len, "npu: %.200s (PCI %s) is driven by \"%s\", not intel_vpu or intel_npu",
 			 path, pci, name);
 	else
 		snprintf(buf, len,
-			 "npu: %s exists (%s, PCI %s) but no Level Zero NPU driver answered (zeInit: %s, 0x%x): install the NPU user-mode driver (libze_intel_vpu.so.1)",
+			 "npu: %.200s exists (%s, PCI %s) but no Level Zero NPU driver answered (zeInit: %s, 0x%x): install the NPU user-mode driver (libze_intel_vpu.so.1)",
 			 path, name[0] ? name : "driver unknown", pci,
 			 ze_result_str(r), (unsigned int)r);
 }

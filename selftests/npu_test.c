@@ -1562,6 +1562,50 @@ TEST(npu_diagnosis_no_driver)
 	EXPECT_NONNULL(strstr(m, "NPR_VNPU"));
 }
 
+/*
+ * An accel node without a Level Zero driver (a plain file stands in for
+ * the node, NPR_ACCEL_DIR pointing at it), and one the user may not open
+ * (not testable as root, who may open anything).
+ */
+TEST(npu_diagnosis_node_without_driver)
+{
+	char dir[] = "/tmp/npu_test_accelXXXXXX", node[64];
+	const char *m;
+	int fd;
+
+	if (!have_loader())
+		SKIP(return, "no Level Zero loader installed");
+	unsetenv("NPR_VNPU");
+	unsetenv("ZE_ENABLE_ALT_DRIVERS");
+	ASSERT_NONNULL(mkdtemp(dir));
+	snprintf(node, sizeof(node), "%s/accel0", dir);
+	fd = open(node, O_CREAT | O_WRONLY, 0600);
+	ASSERT_GE(fd, 0);
+	close(fd);
+	setenv("NPR_ACCEL_DIR", dir, 1);
+	if (geteuid()) {
+		/* the first open fails for want of permission */
+		ASSERT_EQ(chmod(node, 0), 0);
+	}
+	m = npu_open_message();
+	if (!m) {
+		unlink(node);
+		rmdir(dir);
+		SKIP(return, "an NPU driver is installed");
+	}
+	TH_LOG("%s", m);
+	EXPECT_EQ(strncmp(m, "-19: ", 5), 0);
+	if (geteuid()) {
+		EXPECT_NONNULL(strstr(m, "cannot open"));
+		EXPECT_NONNULL(strstr(m, "\"render\" group"));
+	} else {
+		EXPECT_NONNULL(strstr(m, "accel0 exists (driver unknown, PCI ?)"));
+		EXPECT_NONNULL(strstr(m, "install the NPU user-mode driver"));
+	}
+	unlink(node);
+	rmdir(dir);
+}
+
 /* vnpu made to look like another Level Zero driver, or an old one. */
 static void vnpu_fault_message(struct npr_test *_metadata, const char *var,
 			       const char *val, const char *want)
