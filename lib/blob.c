@@ -21,7 +21,9 @@
  *     shape, producer, name, constant data where a live node reads it),
  *     every node (op type, version, attributes, edges, dead flag), the
  *     inputs, outputs and variables; then the backend's prepared constants
- *     (packed weights) as opaque buffers under a layout name.  Constant
+ *     (packed weights) as opaque buffers under a layout name; then, for a
+ *     backend with a native form (ops->native_export: npu), a u64 size
+ *     and that many bytes the backend wrote and checks itself.  Constant
  *     data and prepared buffers are 64-byte aligned within the blob.
  *
  * The graph is the one compile produced (lowered to compute types,
@@ -449,6 +451,19 @@ int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
 	}
 	w_prepared(&w, prep);
 	free(prep);
+	if (dev->ops->native_export) {
+		void *nat = NULL;
+		size_t nlen = 0;
+
+		err = dev->ops->native_export(ex, &nat, &nlen);
+		if (err) {
+			free(w.p);
+			return err;
+		}
+		w_u64(&w, nlen);
+		w_bytes(&w, nat, nlen);
+		free(nat);
+	}
 	if (w.err) {
 		free(w.p);
 		return npr_err(w.err, "out of memory writing the blob");
@@ -1224,6 +1239,7 @@ static int import_mem(struct npr_device *dev, struct npr_blob *mem,
 	ex->dev = dev;
 	ex->g = g;
 	*out = ex;	/* the caller frees it like any exec */
+	npr_props_init(&ex->props);	/* defaults for what blobs lack */
 	r_props(&r, &ex->props);
 	n = r_count(&r, 64, "caching property");
 	for (i = 0; i < n && !r.err; i++) {
@@ -1239,6 +1255,21 @@ static int import_mem(struct npr_device *dev, struct npr_blob *mem,
 		r_graph(&r, g, 0);
 	if (!r.err)
 		r_prepared(&r, g, &ex->prep);
+	if (!r.err && dev->ops->native_export) {
+		uint64_t nlen = r_u64(&r);
+
+		if (!r.err && nlen > r.len - r.pos)
+			bad(&r, "native section truncated");
+		if (!r.err) {
+			ex->native = malloc(nlen ? nlen : 1);
+			if (!ex->native)
+				r.err = -ENOMEM;
+			else
+				memcpy(ex->native, r.p + r.pos, nlen);
+			ex->native_len = nlen;
+			r.pos += nlen;
+		}
+	}
 	if (!r.err && r.pos != r.len)
 		bad(&r, "bytes after the prepared constants");
 	/* the backend checks that it holds each one (compile) */

@@ -207,6 +207,16 @@ void npr_cache_key(const struct npr_device *dev, const struct npr_graph *src,
 		 NPR_LIB_VERSION, npr_elem_name(p->precision_hint),
 		 p->exec_mode == NPR_EXEC_MODE_ACCURACY ? "ACCURACY" :
 		 "PERFORMANCE", p->disable_transformations ? "YES" : "NO");
+	/* the npu's compile-time properties, when set */
+	if (p->npu_tiles != -1 || p->npu_turbo || p->npu_compilation_mode[0] ||
+	    p->npu_dynamic_quantization) {
+		len = strlen(k->lines);
+		snprintf(k->lines + len, sizeof(k->lines) - len,
+			 "npu=NPU_TILES=%d,NPU_TURBO=%s,NPU_COMPILER_DYNAMIC_QUANTIZATION=%s,NPU_COMPILATION_MODE_PARAMS=%.200s\n",
+			 p->npu_tiles, p->npu_turbo ? "YES" : "NO",
+			 p->npu_dynamic_quantization ? "YES" : "NO",
+			 p->npu_compilation_mode);
+	}
 	h_str(&h, k->lines);
 	h_flush(&h);
 	snprintf(k->name, sizeof(k->name), "%016llx%016llx",

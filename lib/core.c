@@ -195,6 +195,7 @@ static void exec_put(struct npr_exec *ex)
 	ports_free(ex->out, ex->nout);
 	npr_graph_free(ex->g);
 	free(ex->prep);
+	free(ex->native);
 	free(ex);
 }
 

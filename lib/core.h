@@ -37,6 +37,11 @@ struct npr_request;
  *           also called when probe fails.  Optional.
  * @param: a backend-specific value of a read-only integer property
  *         (OPTIMAL_NUMBER_OF_INFER_REQUESTS of an NPU).  Optional.
+ * @param_bytes: a backend-specific string or list property (the PCI
+ *               address of an NPU).  Optional.
+ * @native_export: the driver's compiled form of ex, for EXPORT and the
+ *                 model cache; import hands it back in ex->native and
+ *                 compile uses it instead of compiling.  Optional.
  *
  * Arguments are validated by lib/ before any of these is called.  Optional
  * members are defaulted in lib/backend.c.
@@ -70,6 +75,16 @@ struct npr_backend_ops {
 	 * blob need not carry its bytes; compile may then free them (data
 	 * NULL), and import gives it none */
 	bool (*held)(const struct npr_exec *ex, int value);
+	/* optional: a backend-specific string (or, for a list property,
+	 * NUL-separated strings ending in an empty one) in @buf, its length
+	 * with the last NUL in *@len; -ENOENT if the backend has none */
+	int (*param_bytes)(const struct npr_device *dev, uint32_t id,
+			   char *buf, size_t *len);
+	/* optional: the driver's own form of a compiled model, stored in
+	 * exported blobs after the graph; on import it is in ex->native
+	 * when compile is called */
+	int (*native_export)(const struct npr_exec *ex, void **out,
+			     size_t *len);
 };
 
 /**
@@ -121,6 +136,13 @@ struct npr_props {
 	char cache_dir[NPR_PROP_STR_MAX];	/* "" : no cache */
 	uint32_t cache_max_mb;	/* 0: no limit */
 	uint32_t cache_required;
+	/* npu only (NPR_PARAM_NPU_*) */
+	int32_t npu_tiles;	/* -1: the compiler chooses */
+	uint32_t npu_turbo;
+	uint32_t npu_bypass_umd_caching;
+	uint32_t npu_defer_weights_load;
+	uint32_t npu_dynamic_quantization;
+	char npu_compilation_mode[NPR_PROP_STR_MAX];	/* "" : none */
 };
 
 /**
@@ -168,6 +190,9 @@ struct npr_exec {
 	bool from_cache;
 	void *priv;
 	struct npr_prepared *prep;	/* from a blob, for compile */
+	/* imported: the backend's native section of the blob (native_export) */
+	void *native;
+	size_t native_len;
 };
 
 /**

@@ -25,6 +25,7 @@
 #define P_DEV		(1U << 8)	/* readable on the device */
 #define P_EXEC		(1U << 9)	/* readable on a compiled model */
 #define P_SETTABLE	(P_RW | P_COMPILE | P_DEV | P_EXEC)
+#define P_NPU		(1U << 10)	/* only the npu device has it */
 
 struct enum_name {
 	int64_t value;
@@ -165,6 +166,41 @@ static const struct prop_def defs[NPR_PARAM_MAX] = {
 		STORED, 0, 1 << 30, NULL, OFF(cache_max_mb) },
 	[NPR_PARAM_NPR_CACHE_REQUIRED] = { "NPR_CACHE_REQUIRED", NPR_PROP_BOOL,
 		STORED, 0, 1, NULL, OFF(cache_required) },
+	/* the NPU plugin's; values of the read-only ones from the backend */
+	[NPR_PARAM_NPU_DRIVER_VERSION] = { "NPU_DRIVER_VERSION", NPR_PROP_INT,
+		P_NPU | P_DEV, 0, 0, NULL, -1 },
+	[NPR_PARAM_NPU_COMPILER_VERSION] = { "NPU_COMPILER_VERSION",
+		NPR_PROP_INT, P_NPU | P_DEV, 0, 0, NULL, -1 },
+	[NPR_PARAM_DEVICE_PCI_INFO] = { "DEVICE_PCI_INFO", NPR_PROP_STRING,
+		P_NPU | P_DEV, 0, 0, NULL, -1 },
+	[NPR_PARAM_DEVICE_GOPS] = { "DEVICE_GOPS", NPR_PROP_LIST,
+		P_NPU | P_DEV, 0, 0, NULL, -1 },
+	[NPR_PARAM_NPU_DEVICE_ALLOC_MEM_SIZE] = { "NPU_DEVICE_ALLOC_MEM_SIZE",
+		NPR_PROP_INT, P_NPU | P_DEV, 0, 0, NULL, -1 },
+	[NPR_PARAM_NPU_DEVICE_TOTAL_MEM_SIZE] = { "NPU_DEVICE_TOTAL_MEM_SIZE",
+		NPR_PROP_INT, P_NPU | P_DEV, 0, 0, NULL, -1 },
+	[NPR_PARAM_NPU_MAX_TILES] = { "NPU_MAX_TILES", NPR_PROP_INT,
+		P_NPU | P_DEV, 0, 0, NULL, -1 },
+	[NPR_PARAM_NPU_TILES] = { "NPU_TILES", NPR_PROP_INT,
+		P_NPU | STORED | P_CACHING, -1, 1024, NULL, OFF(npu_tiles) },
+	[NPR_PARAM_NPU_TURBO] = { "NPU_TURBO", NPR_PROP_BOOL,
+		P_NPU | STORED | P_CACHING, 0, 1, NULL, OFF(npu_turbo) },
+	[NPR_PARAM_NPU_BYPASS_UMD_CACHING] = { "NPU_BYPASS_UMD_CACHING",
+		NPR_PROP_BOOL, P_NPU | STORED, 0, 1, NULL,
+		OFF(npu_bypass_umd_caching) },
+	[NPR_PARAM_NPU_DEFER_WEIGHTS_LOAD] = { "NPU_DEFER_WEIGHTS_LOAD",
+		NPR_PROP_BOOL, P_NPU | STORED, 0, 1, NULL,
+		OFF(npu_defer_weights_load) },
+	[NPR_PARAM_NPU_COMPILATION_MODE_PARAMS] = {
+		"NPU_COMPILATION_MODE_PARAMS", NPR_PROP_STRING,
+		P_NPU | STORED | P_CACHING, 0, 0, NULL,
+		OFF(npu_compilation_mode) },
+	[NPR_PARAM_NPU_COMPILER_DYNAMIC_QUANTIZATION] = {
+		"NPU_COMPILER_DYNAMIC_QUANTIZATION", NPR_PROP_BOOL,
+		P_NPU | STORED | P_CACHING, 0, 1, NULL,
+		OFF(npu_dynamic_quantization) },
+	[NPR_PARAM_NPR_NPU_LOADER_VERSION] = { "NPR_NPU_LOADER_VERSION",
+		NPR_PROP_STRING, P_NPU | P_DEV, 0, 0, NULL, -1 },
 };
 
 static const char *const type_names[] = {
@@ -187,6 +223,7 @@ void npr_props_init(struct npr_props *p)
 	p->num_streams = NPR_NUM_STREAMS_AUTO;
 	p->priority = NPR_PRIORITY_MEDIUM;
 	p->cache_max_mb = 2048;
+	p->npu_tiles = -1;
 }
 
 /* ---- values ------------------------------------------------------------- */
@@ -238,9 +275,84 @@ static void ob_str(struct obuf *o, const char *s)
 	ob_put(o, s, strlen(s) + 1);
 }
 
-static bool readable(const struct prop_def *d, const struct npr_exec *ex)
+static bool is_npu(const struct npr_device *dev)
 {
-	return d->name && (d->flags & (ex ? P_EXEC : P_DEV));
+	return dev->ops == &npr_npu_backend_ops;
+}
+
+/*
+ * A property's flags on @dev: the NPU plugin's exist only on the npu
+ * device, and an NPU has one stream (NUM_STREAMS reads 1, read-only).
+ */
+static unsigned int flags_of(const struct npr_device *dev,
+			     const struct prop_def *d)
+{
+	unsigned int f = d->flags;
+
+	if ((f & P_NPU) && !is_npu(dev))
+		return 0;
+	if (d == &defs[NPR_PARAM_NUM_STREAMS] && is_npu(dev))
+		f &= ~(P_RW | P_COMPILE);
+	return f;
+}
+
+static bool readable(const struct npr_device *dev, const struct prop_def *d,
+		     const struct npr_exec *ex)
+{
+	return d->name && (flags_of(dev, d) & (ex ? P_EXEC : P_DEV));
+}
+
+static int scope_err(const struct npr_device *dev, const struct prop_def *d,
+		     const struct npr_exec *ex)
+{
+	if (!flags_of(dev, d))
+		return npr_err(-ENOPROTOOPT, "%s: the %s device has no such property (an npu one)",
+			       d->name, dev->info.name);
+	return npr_err(-ENOPROTOOPT, "%s is a %s property", d->name,
+		       ex ? "device" : "compiled-model");
+}
+
+/*
+ * NPU_COMPILATION_MODE_PARAMS: "key=value" words separated by spaces,
+ * the keys the NPU compiler documents: optimization-level (0, 1, 2) and
+ * performance-hint-override (latency, efficiency).
+ */
+static int check_compilation_mode(const char *s)
+{
+	static const char *const keys[] = {
+		"optimization-level=", "performance-hint-override=",
+	};
+	static const char *const vals[][4] = {
+		{ "0", "1", "2", NULL }, { "latency", "efficiency", NULL },
+	};
+
+	for (;;) {
+		size_t n, k, kl = 0, v;
+
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		n = strcspn(s, " ");
+		for (k = 0; k < 2; k++) {
+			kl = strlen(keys[k]);
+			if (n > kl && !strncmp(s, keys[k], kl))
+				break;
+		}
+		if (k == 2)
+			return npr_err(-EINVAL, "NPU_COMPILATION_MODE_PARAMS: \"%.*s\" is not optimization-level=N or performance-hint-override=MODE",
+				       (int)(n > 64 ? 64 : n), s);
+		for (v = 0; vals[k][v]; v++)
+			if (n - kl == strlen(vals[k][v]) &&
+			    !strncmp(s + kl, vals[k][v], n - kl))
+				break;
+		if (!vals[k][v])
+			return npr_err(-EINVAL, "NPU_COMPILATION_MODE_PARAMS: %.*s: unknown value \"%.*s\"",
+				       (int)kl - 1, s, (int)(n - kl > 32 ? 32 : n - kl),
+				       s + kl);
+		s += n;
+	}
+	return 0;
 }
 
 static void uuid_of(const struct npr_device *dev, char *out, size_t len)
@@ -295,10 +407,11 @@ static int list_value(struct npr_device *dev, struct npr_exec *ex,
 	switch (id) {
 	case NPR_PARAM_SUPPORTED_PROPERTIES:
 		for (i = 1; i < NPR_PARAM_MAX; i++) {
-			if (!readable(&defs[i], ex))
+			if (!readable(dev, &defs[i], ex))
 				continue;
 			snprintf(buf, sizeof(buf), "%s:%s", defs[i].name,
-				 !ex && (defs[i].flags & P_RW) ? "RW" : "RO");
+				 !ex && (flags_of(dev, &defs[i]) & P_RW) ?
+				 "RW" : "RO");
 			ob_str(o, buf);
 		}
 		break;
@@ -320,9 +433,24 @@ static int list_value(struct npr_device *dev, struct npr_exec *ex,
 		break;
 	case NPR_PARAM_CACHING_PROPERTIES:
 		for (i = 1; i < NPR_PARAM_MAX; i++)
-			if (defs[i].name && (defs[i].flags & P_CACHING))
+			if (defs[i].name && (flags_of(dev, &defs[i]) & P_CACHING))
 				ob_str(o, defs[i].name);
 		break;
+	default:
+		if (dev->ops->param_bytes) {
+			char val[1024];
+			size_t n = sizeof(val);
+			int err = dev->ops->param_bytes(dev, id, val, &n);
+
+			if (err)
+				return err == -ENOENT ? npr_err(-EINVAL,
+					"property %s has no value", defs[id].name) : err;
+			/* the backend's list ends in its own empty string */
+			ob_put(o, val, n);
+			return o->err;
+		}
+		return npr_err(-EINVAL, "property %s has no value",
+			       defs[id].name);
 	}
 	ob_put(o, "", 1);
 	return o->err;
@@ -340,14 +468,19 @@ static int get_value(struct npr_device *dev, struct npr_exec *ex,
 	switch (d->type) {
 	case NPR_PROP_INT:
 	case NPR_PROP_BOOL:
-		if (dev->ops->param && !(d->flags & P_RW) &&
+		if (dev->ops->param && !(flags_of(dev, d) & P_RW) &&
 		    !dev->ops->param(dev, p, id, &v[0]))
 			a->value = (uint64_t)v[0];
+		else if (d->off < 0 && id != NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS &&
+			 id != NPR_PARAM_LOADED_FROM_CACHE)
+			return npr_err(-EIO, "%s: the %s device did not answer",
+				       d->name, dev->info.name);
 		else if (id == NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS)
 			a->value = (uint64_t)optimal_requests(p);
 		else if (id == NPR_PARAM_LOADED_FROM_CACHE)
 			a->value = ex->from_cache;
-		else if (id == NPR_PARAM_NUM_STREAMS)
+		else if (id == NPR_PARAM_NUM_STREAMS ||
+			 id == NPR_PARAM_NPU_TILES)
 			a->value = (uint64_t)(int64_t)(int32_t)*field(p, d);
 		else
 			a->value = *field(p, d);
@@ -377,6 +510,18 @@ static int get_value(struct npr_device *dev, struct npr_exec *ex,
 			return npr_put_string(ex->g->name ? ex->g->name : "", a->ptr,
 				       &a->len);
 		default:
+			if (d->off < 0) {
+				size_t n = sizeof(buf);
+
+				err = dev->ops->param_bytes ?
+				      dev->ops->param_bytes(dev, id, buf, &n) :
+				      -ENOENT;
+				if (err)
+					return err == -ENOENT ?
+					       npr_err(-EIO, "%s: the %s device did not answer",
+						       d->name, dev->info.name) : err;
+				return npr_put_string(buf, a->ptr, &a->len);
+			}
 			return npr_put_string((char *)p + d->off, a->ptr, &a->len);
 		}
 	case NPR_PROP_LIST:
@@ -418,6 +563,17 @@ static int set_value(struct npr_device *dev, struct npr_props *p,
 			return npr_err(-ERANGE, "%s: %lld is out of range %lld..%lld",
 				       d->name, (long long)v,
 				       (long long)d->min, (long long)d->max);
+		if (id == NPR_PARAM_NPU_TILES && v != -1) {
+			int64_t max = 0;
+
+			if (dev->ops->param)
+				dev->ops->param(dev, p, NPR_PARAM_NPU_MAX_TILES,
+						&max);
+			if (v < 1 || v > max)
+				return npr_err(-ERANGE, "NPU_TILES %lld: the %s device has %lld tiles (NPU_MAX_TILES); -1 lets the compiler choose",
+					       (long long)v, dev->info.name,
+					       (long long)max);
+		}
 		*field(p, d) = (uint32_t)v;
 		return 0;
 	case NPR_PROP_ENUM:
@@ -448,6 +604,12 @@ static int set_value(struct npr_device *dev, struct npr_props *p,
 		if (strlen(str) >= NPR_PROP_STR_MAX)
 			return npr_err(-ERANGE, "%s: longer than %d bytes",
 				       d->name, NPR_PROP_STR_MAX - 1);
+		if (id == NPR_PARAM_NPU_COMPILATION_MODE_PARAMS) {
+			int err = check_compilation_mode(str);
+
+			if (err)
+				return err;
+		}
 		strcpy((char *)p + d->off, str);
 		return 0;
 	}
@@ -498,9 +660,8 @@ int npr_prop_param(struct npr_device *dev, struct npr_exec *ex,
 	if (err)
 		return err;
 	a->type = d->type;
-	if (!readable(d, ex))
-		return npr_err(-ENOPROTOOPT, "%s is a %s property", d->name,
-			       ex ? "device" : "compiled-model");
+	if (!readable(dev, d, ex))
+		return scope_err(dev, d, ex);
 	if (want && want != d->type)
 		return npr_err(-EPROTOTYPE, "%s is %s, not %s", d->name,
 			       type_names[d->type],
@@ -514,8 +675,10 @@ int npr_prop_param(struct npr_device *dev, struct npr_exec *ex,
 				       d->name, type_names[d->type]);
 		return get_value(dev, ex, p, d, a->param, a);
 	}
-	if (!(d->flags & P_RW))
-		return npr_err(-EPERM, "%s is read-only", d->name);
+	if (!(flags_of(dev, d) & P_RW))
+		return npr_err(-EPERM, "%s is read-only%s", d->name,
+			       a->param == NPR_PARAM_NUM_STREAMS ?
+			       " on an NPU (one stream)" : "");
 	if (ex)
 		return npr_err(-EPERM, "%s: a compiled model's properties are fixed at compile time",
 			       d->name);
@@ -550,7 +713,10 @@ int npr_prop_compile_arg(struct npr_device *dev, struct npr_props *p,
 	err = lookup(pa->param, &d);
 	if (err)
 		return err;
-	if (!(d->flags & P_COMPILE))
+	if (!flags_of(dev, d))
+		return npr_err(-ENOPROTOOPT, "%s: the %s device has no such property",
+			       d->name, dev->info.name);
+	if (!(flags_of(dev, d) & P_COMPILE))
 		return npr_err(-EPERM, "%s cannot be set at compile time (read-only)",
 			       d->name);
 	if (d->type == NPR_PROP_STRING) {
@@ -579,7 +745,6 @@ int npr_prop_info(struct npr_device *dev, struct npr_exec *ex,
 	const struct prop_def *d = NULL;
 	uint32_t id, n = 0;
 
-	(void)dev;
 	if (a->flags == NPR_PROP_INFO_BY_ID) {
 		if (lookup(a->id, &d))
 			return -ENOPROTOOPT;
@@ -596,7 +761,7 @@ int npr_prop_info(struct npr_device *dev, struct npr_exec *ex,
 		d = &defs[id];
 	} else {
 		for (id = 1; id < NPR_PARAM_MAX; id++) {
-			if (!readable(&defs[id], ex))
+			if (!readable(dev, &defs[id], ex))
 				continue;
 			if (n++ == a->index)
 				break;
@@ -607,14 +772,13 @@ int npr_prop_info(struct npr_device *dev, struct npr_exec *ex,
 				       "device", n);
 		d = &defs[id];
 	}
-	if (!readable(d, ex))
-		return npr_err(-ENOPROTOOPT, "%s is a %s property", d->name,
-			       ex ? "device" : "compiled-model");
+	if (!readable(dev, d, ex))
+		return scope_err(dev, d, ex);
 	a->id = id;
 	a->type = d->type;
-	a->access = d->flags & (P_COMPILE | P_CACHING);
+	a->access = flags_of(dev, d) & (P_COMPILE | P_CACHING);
 	if (!ex)
-		a->access |= d->flags & P_RW;
+		a->access |= flags_of(dev, d) & P_RW;
 	snprintf(a->name, sizeof(a->name), "%s", d->name);
 	return 0;
 }

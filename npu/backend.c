@@ -37,8 +37,9 @@
 #include "../lib/core.h"
 
 #if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
-#include "npu.h"
+#include "../lib/ir.h"
 #include "ze_graph.h"
+#include <level_zero/loader/ze_loader.h>
 
 #define NPU_MAX_DEVICES	16
 
@@ -95,6 +96,11 @@ static const char *const ze_names[] = {
 	"zeFenceDestroy", "zeFenceHostSynchronize", "zeFenceReset",
 };
 
+/* Optional entry points: older loaders may lack them. */
+static ze_result_t (*ze_pci_props)(ze_device_handle_t,
+				   ze_pci_ext_properties_t *);
+static ze_result_t (*zel_versions)(size_t *, zel_component_version_t *);
+
 _Static_assert(sizeof(ze) == sizeof(ze_names) / sizeof(ze_names[0]) *
 	       sizeof(void *), "one name per loader entry point");
 
@@ -107,12 +113,18 @@ static struct {
 	ze_device_handle_t dev[NPU_MAX_DEVICES];
 	const struct npr_ze_graph_ddi *graph;
 	uint32_t graph_version;
+	char loader_version[64];	/* "1.8.0", or "" if unknown */
+	bool cq_npu;	/* the NPU command-queue extension (turbo) */
 } npu;
 
 struct npu_device {
 	ze_context_handle_t ctx;
 	ze_device_handle_t dev;
 	uint32_t pci_id;
+	uint32_t driver_version;
+	uint32_t tiles;
+	double gops;		/* int8, the NPU plugin's formula */
+	char pci[32];		/* "DDDD:BB:DD.F", or "" if unknown */
 	struct npr_ze_device_graph_properties gprops;
 	bool lost;
 };
@@ -125,19 +137,28 @@ struct npu_arg {
 	unsigned int type;
 	size_t numel;
 	size_t bytes;
-	int port;
+	int port;	/* -1: the assign of a variable that nothing writes */
+	bool out;
+	int var;	/* a state argument: the variable, else -1 */
+	int peer;	/* a read_value: its assign argument, or -1 */
 };
+
+/* The NPU compiler's names of state arguments. */
+#define NPU_READ_PREFIX		"vpux_ie_read_value_"
+#define NPU_ASSIGN_PREFIX	"vpux_ie_assign_"
 
 struct npu_exec {
 	npr_ze_graph_handle_t graph;
 	ze_command_queue_handle_t queue;
 	pthread_mutex_t lock;	/* SetArgumentValue + Append are one step */
+	bool init_pending;	/* NPU_DEFER_WEIGHTS_LOAD: on first request */
 	uint32_t nargs;
 	struct npu_arg *arg;
 };
 
 struct npu_request {
 	void **buf;
+	bool *shared;		/* buf[i] is its read_value's buffer */
 	ze_command_list_handle_t list;
 	ze_fence_handle_t fence;
 };
@@ -180,18 +201,47 @@ static int ze_errno(ze_result_t r)
 	npr_err(ze_errno(r), "npu: %s failed: %s (0x%x)", what,	\
 		ze_result_str(r), (unsigned int)(r))
 
+/*
+ * The PCI address of an accel node from sysfs: /sys/dev/char/MAJ:MIN
+ * links to .../0000:00:0b.0/accel/accelN.  0, or -1 if unknown.
+ */
+static int sysfs_pci(const char *node, char *out, size_t len)
+{
+	char link[PATH_MAX], sys[64];
+	struct stat st;
+	const char *a;
+	ssize_t n;
+
+	if (stat(node, &st) || !S_ISCHR(st.st_mode))
+		return -1;
+	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u", major(st.st_rdev),
+		 minor(st.st_rdev));
+	n = readlink(sys, link, sizeof(link) - 1);
+	if (n <= 0)
+		return -1;
+	link[n] = 0;
+	a = strstr(link, "/accel/");
+	if (!a || a - link < 13 || a[-13] != '/')
+		return -1;
+	snprintf(out, len, "%.12s", a - 12);
+	return 0;
+}
+
 /* Why zeInit found no NPU: look at the kernel side. */
 static void diagnose(char *buf, size_t len, ze_result_t r)
 {
 	int (*drm_free)(void *) = NULL;
 	void *(*drm_version)(int) = NULL;
-	char path[64], name[64] = "";
+	const char *dir = getenv("NPR_ACCEL_DIR");	/* tests; /dev/accel */
+	char path[PATH_MAX], name[64] = "", pci[32] = "?";
 	struct dirent *de;
 	void *drm;
 	DIR *d;
 	int fd;
 
-	d = opendir("/dev/accel");
+	if (!dir || !*dir)
+		dir = "/dev/accel";
+	d = opendir(dir);
 	de = NULL;
 	while (d && (de = readdir(d)))
 		if (!strncmp(de->d_name, "accel", 5))
@@ -200,17 +250,18 @@ static void diagnose(char *buf, size_t len, ze_result_t r)
 		if (d)
 			closedir(d);
 		snprintf(buf, len,
-			 "npu: no Level Zero NPU driver (zeInit: %s, 0x%x) and no /dev/accel/accel* node: the intel_vpu kernel driver is not loaded; for the software NPU set NPR_VNPU=1 (or NPR_VNPU or ZE_ENABLE_ALT_DRIVERS to the path of npu/vnpu/libze_intel_vpu.so.1)",
-			 ze_result_str(r), (unsigned int)r);
+			 "npu: no Level Zero NPU driver (zeInit: %s, 0x%x) and no %.200s/accel* node: the intel_vpu kernel driver is not loaded; for the software NPU set NPR_VNPU=1 (or NPR_VNPU or ZE_ENABLE_ALT_DRIVERS to the path of npu/vnpu/libze_intel_vpu.so.1)",
+			 ze_result_str(r), (unsigned int)r, dir);
 		return;
 	}
-	snprintf(path, sizeof(path), "/dev/accel/%.32s", de->d_name);
+	snprintf(path, sizeof(path), "%.3000s/%.32s", dir, de->d_name);
 	closedir(d);
+	sysfs_pci(path, pci, sizeof(pci));
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(buf, len,
-			 "npu: cannot open %s: %s%s", path, strerror(errno),
-			 errno == EACCES ?
+			 "npu: cannot open %.200s (PCI %s): %s%s", path, pci,
+			 strerror(errno), errno == EACCES ?
 			 " (add the user to the \"render\" group)" : "");
 		return;
 	}
@@ -232,12 +283,12 @@ static void diagnose(char *buf, size_t len, ze_result_t r)
 	if (drm)
 		dlclose(drm);
 	if (name[0] && strcmp(name, "intel_vpu") && strcmp(name, "intel_npu"))
-		snprintf(buf, len, "npu: %s is driven by \"%s\", not intel_vpu",
-			 path, name);
+		snprintf(buf, len, "npu: %.200s (PCI %s) is driven by \"%s\", not intel_vpu or intel_npu",
+			 path, pci, name);
 	else
 		snprintf(buf, len,
-			 "npu: %s exists (%s) but no Level Zero NPU driver answered (zeInit: %s, 0x%x): install the NPU user-mode driver (libze_intel_vpu.so.1)",
-			 path, name[0] ? name : "driver unknown",
+			 "npu: %.200s exists (%s, PCI %s) but no Level Zero NPU driver answered (zeInit: %s, 0x%x): install the NPU user-mode driver (libze_intel_vpu.so.1)",
+			 path, name[0] ? name : "driver unknown", pci,
 			 ze_result_str(r), (unsigned int)r);
 }
 
@@ -278,12 +329,17 @@ static void npu_init_once(void)
 	void *lib, **fn = (void **)&ze;
 	ze_result_t r;
 
+	const char *loader = getenv("NPR_ZE_LOADER");
+
 	npu.err = -ENODEV;
 	vnpu_select();
-	lib = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_GLOBAL);
+	if (!loader || !*loader)
+		loader = "libze_loader.so.1";
+	lib = dlopen(loader, RTLD_NOW | RTLD_GLOBAL);
 	if (!lib) {
 		snprintf(npu.msg, sizeof(npu.msg),
-			 "npu: the Level Zero loader libze_loader.so.1 is not installed (apt-get install libze1)");
+			 "npu: the Level Zero loader %.200s cannot be loaded (%.120s): install it (apt-get install libze1)",
+			 loader, dlerror());
 		return;
 	}
 	for (i = 0; i < sizeof(ze_names) / sizeof(ze_names[0]); i++) {
@@ -295,7 +351,27 @@ static void npu_init_once(void)
 			return;
 		}
 	}
+	*(void **)&ze_pci_props = dlsym(lib, "zeDevicePciGetPropertiesExt");
+	*(void **)&zel_versions = dlsym(lib, "zelLoaderGetVersions");
 	r = ze.Init(ZE_INIT_FLAG_VPU_ONLY);
+	if (zel_versions) {
+		zel_component_version_t v[16];
+		size_t nv = 0, k;
+
+		/* the count first: the loader fills exactly that many */
+		memset(v, 0, sizeof(v));
+		if (!zel_versions(&nv, NULL) && nv && nv <= 16 &&
+		    !zel_versions(&nv, v))
+			for (k = 0; k < nv && k < 16; k++)
+				if (!strncmp(v[k].component_name, "loader",
+					     sizeof(v[k].component_name)))
+					snprintf(npu.loader_version,
+						 sizeof(npu.loader_version),
+						 "%d.%d.%d",
+						 v[k].component_lib_version.major,
+						 v[k].component_lib_version.minor,
+						 v[k].component_lib_version.patch);
+	}
 	if (!r)
 		r = ze.DriverGet(&n, drv);
 	if (r || !n) {
@@ -328,6 +404,10 @@ static void npu_init_once(void)
 	}
 	for (i = 0; ext && !r && i < n; i++) {
 		size_t len = strlen(NPR_ZE_GRAPH_EXT_NAME);
+
+		if (!strcmp(ext[i].name, NPR_ZE_CQ_NPU_EXT_NAME) &&
+		    ext[i].version >> 16 == 1)
+			npu.cq_npu = true;
 
 		if (strncmp(ext[i].name, NPR_ZE_GRAPH_EXT_NAME, len) ||
 		    (ext[i].name[len] && ext[i].name[len] != '_'))
@@ -382,8 +462,36 @@ static const char *platform_of(uint32_t pci_id)
 	return "AUTO_DETECT";
 }
 
+/*
+ * The PCI address of the NPU: from the driver (zeDevicePciGetPropertiesExt)
+ * or, if it has none, from sysfs: /sys/dev/char/MAJ:MIN of the accel node
+ * links to .../0000:00:0b.0/accel/accelN.
+ */
+static void pci_address(struct npu_device *nd, int index)
+{
+	ze_pci_ext_properties_t pp = {
+		.stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES,
+	};
+	char node[64];
+
+	nd->pci[0] = 0;
+	if (ze_pci_props && !ze_pci_props(nd->dev, &pp) &&
+	    pp.address.device) {
+		snprintf(nd->pci, sizeof(nd->pci), "%04x:%02x:%02x.%x",
+			 pp.address.domain & 0xffff, pp.address.bus & 0xff,
+			 pp.address.device & 0xff, pp.address.function & 0xf);
+		return;
+	}
+	snprintf(node, sizeof(node), "/dev/accel/accel%d", index);
+	if (sysfs_pci(node, nd->pci, sizeof(nd->pci)))
+		nd->pci[0] = 0;
+}
+
 static int npu_probe(struct npr_device *dev, int index)
 {
+	ze_driver_properties_t dp = {
+		.stype = ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES,
+	};
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	ze_device_properties_t p = {
 		.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES,
@@ -410,6 +518,11 @@ static int npu_probe(struct npr_device *dev, int index)
 	dev->priv = nd;
 	nd->dev = npu.dev[index];
 	nd->pci_id = p.deviceId;
+	nd->tiles = p.numSlices;
+	nd->gops = p.coreClockRate / 1e9 * p.numSlices * p.physicalEUSimdWidth;
+	if (!ze.DriverGetProperties(npu.drv, &dp))
+		nd->driver_version = dp.driverVersion;
+	pci_address(nd, index);
 	r = ze.ContextCreate(npu.drv, &cd, &nd->ctx);
 	if (r) {
 		nd->ctx = NULL;
@@ -513,6 +626,16 @@ static char *build_flags(const struct npr_exec *ex)
 		ex->dev->info.arch,
 		ex->props.perf_hint == NPR_PERF_HINT_THROUGHPUT ?
 		"THROUGHPUT" : "LATENCY");
+	/* the compile-time NPU properties the user set */
+	if (ex->props.npu_tiles > 0)
+		fprintf(f, " NPU_TILES=\"%d\"", ex->props.npu_tiles);
+	if (ex->props.npu_turbo)
+		fprintf(f, " NPU_TURBO=\"YES\"");
+	if (ex->props.npu_compilation_mode[0])
+		fprintf(f, " NPU_COMPILATION_MODE_PARAMS=\"%s\"",
+			ex->props.npu_compilation_mode);
+	if (ex->props.npu_dynamic_quantization)
+		fprintf(f, " NPU_COMPILER_DYNAMIC_QUANTIZATION=\"YES\"");
 	if (fclose(f)) {
 		free(buf);
 		return NULL;
@@ -604,61 +727,355 @@ static int arg_port(const struct npr_exec *ex, const char *name, bool out,
 	return pos;
 }
 
-/* Check the driver's arguments against the compiled model's ports. */
+static int var_of(const struct npr_graph *g, const char *id)
+{
+	int k;
+
+	for (k = 0; k < g->nvars; k++)
+		if (!strcmp(g->vars[k].id, id))
+			return k;
+	return -1;
+}
+
+/*
+ * Check the driver's arguments against the compiled model's ports: the
+ * model's own inputs and outputs by name (else position), and per
+ * variable the compiler's vpux_ie_read_value_<id> input (the variable's
+ * hidden state input) and vpux_ie_assign_<id> output (its hidden state
+ * output).  The variables' validity inputs have no argument.
+ */
 static int map_args(struct npr_exec *ex, struct npu_exec *ne)
 {
 	struct npr_ze_graph_properties gp = {
 		.stype = NPR_ZE_STYPE_GRAPH_PROPERTIES,
 	};
-	bool seen[2][256] = { { false } };
+	const struct npr_graph *g = ex->g;
+	int vis[2] = { ex->nin - g->nstate_in, ex->nout - g->nstate_out };
+	int pos[2] = { 0, 0 };
+	bool *seen[2];
 	ze_result_t r;
 	uint32_t i;
+	int err = 0, k, j;
 
 	r = npu.graph->pfnGetProperties(ne->graph, &gp);
 	if (r)
 		return ZE_FAIL(r, "graph GetProperties");
-	if (gp.numGraphArgs != (uint32_t)(ex->nin + ex->nout) ||
-	    ex->nin > 256 || ex->nout > 256)
-		return npr_err(-EPROTO,
-			       "npu: the compiled graph has %u arguments, the model %d",
-			       gp.numGraphArgs, ex->nin + ex->nout);
+	if (gp.numGraphArgs > 4096)
+		return npr_err(-EPROTO, "npu: the compiled graph has %u arguments",
+			       gp.numGraphArgs);
 	ne->nargs = gp.numGraphArgs;
 	ne->arg = calloc(ne->nargs + 1, sizeof(*ne->arg));
-	if (!ne->arg)
-		return -ENOMEM;
-	for (i = 0; i < ne->nargs; i++) {
+	seen[0] = calloc(ex->nin + 1, sizeof(bool));
+	seen[1] = calloc(ex->nout + 1, sizeof(bool));
+	if (!ne->arg || !seen[0] || !seen[1]) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < ne->nargs && !err; i++) {
 		struct npr_ze_graph_argument_properties ap = {
 			.stype = NPR_ZE_STYPE_GRAPH_ARGUMENT_PROPERTIES,
 		};
-		bool out = i >= (uint32_t)ex->nin;
-		const struct npr_port *p;
+		struct npu_arg *a = &ne->arg[i];
+		const char *pre;
 		size_t numel = 1;
-		int k;
+		bool out;
 
 		r = npu.graph->pfnGetArgumentProperties(ne->graph, i, &ap);
-		if (r)
-			return ZE_FAIL(r, "graph GetArgumentProperties");
+		if (r) {
+			err = ZE_FAIL(r, "graph GetArgumentProperties");
+			break;
+		}
 		ap.name[sizeof(ap.name) - 1] = 0;
-		k = arg_port(ex, ap.name, out, out ? (int)i - ex->nin : (int)i,
-			     seen[out]);
-		p = out ? &ex->out[k] : &ex->in[k];
+		if (ap.type != NPR_ZE_GRAPH_ARG_INPUT &&
+		    ap.type != NPR_ZE_GRAPH_ARG_OUTPUT) {
+			err = npr_err(-EPROTO, "npu: graph argument %u (%s) has direction %d",
+				      i, ap.name, ap.type);
+			break;
+		}
+		out = a->out = ap.type == NPR_ZE_GRAPH_ARG_OUTPUT;
 		for (k = 0; k < NPR_ZE_ARG_DIMS; k++)
 			numel *= ap.dims[k];
-		ne->arg[i].port = p - (out ? ex->out : ex->in);
-		ne->arg[i].type = elem_of_prec(ap.devicePrecision);
-		ne->arg[i].numel = numel;
-		ne->arg[i].bytes = numel * npr_elem_size(ne->arg[i].type);
-		if (ap.type != (out ? NPR_ZE_GRAPH_ARG_OUTPUT :
-				      NPR_ZE_GRAPH_ARG_INPUT) ||
-		    numel != (size_t)npr_shape_numel(&p->shape) ||
-		    !ne->arg[i].bytes || seen[out][ne->arg[i].port])
-			return npr_err(-EPROTO,
-				       "npu: graph argument %u (%s) does not match %s %s",
-				       i, ap.name, out ? "output" : "input",
-				       p->name);
-		seen[out][ne->arg[i].port] = true;
+		a->type = elem_of_prec(ap.devicePrecision);
+		a->numel = numel;
+		a->bytes = numel * npr_elem_size(a->type);
+		a->var = -1;
+		a->peer = -1;
+		pre = out ? NPU_ASSIGN_PREFIX : NPU_READ_PREFIX;
+		if (!strncmp(ap.name, pre, strlen(pre))) {
+			a->var = var_of(g, ap.name + strlen(pre));
+			if (a->var < 0) {
+				err = npr_err(-EPROTO, "npu: graph argument %s names no variable of the model",
+					      ap.name);
+				break;
+			}
+			a->port = out ? g->vars[a->var].state_out :
+					g->vars[a->var].state_in;
+		} else {
+			bool hidden;
 
+			a->port = arg_port(ex, ap.name, out, pos[out],
+					   seen[out]);
+			/* a hidden port (an unassigned variable's) by name */
+			hidden = a->port >= vis[out] &&
+				 a->port < (out ? ex->nout : ex->nin) &&
+				 !strcmp(ap.name, out ? ex->out[a->port].name :
+							ex->in[a->port].name);
+			if (a->port >= vis[out] && !hidden) {
+				err = npr_err(-EPROTO, "npu: graph argument %u (%s): the model has no such %s",
+					      i, ap.name, out ? "output" : "input");
+				break;
+			}
+			if (!hidden)
+				pos[out]++;
+		}
+		if (a->port < 0)
+			continue;	/* an assign nothing reads back */
+		{
+			const struct npr_port *p = out ? &ex->out[a->port] :
+							 &ex->in[a->port];
+
+			if (numel != (size_t)npr_shape_numel(&p->shape) ||
+			    !a->bytes || seen[out][a->port])
+				err = npr_err(-EPROTO,
+					      "npu: graph argument %u (%s) does not match %s %s",
+					      i, ap.name, out ? "output" : "input",
+					      p->name);
+		}
+		seen[out][a->port] = true;
 	}
+	/* every port the model computes with has its argument */
+	for (k = 0; k < ex->nin && !err; k++) {
+		bool valid = false;
+
+		for (j = 0; j < g->nvars; j++)
+			valid |= g->vars[j].valid_in == k;
+		if (!seen[0][k] && !valid)
+			err = npr_err(-EPROTO, "npu: the compiled graph has no argument for input %s",
+				      ex->in[k].name);
+	}
+	for (k = 0; k < vis[1] && !err; k++)
+		if (!seen[1][k])
+			err = npr_err(-EPROTO, "npu: the compiled graph has no argument for output %s",
+				      ex->out[k].name);
+	/* pair each read_value with its assign: they share one buffer */
+	for (i = 0; i < ne->nargs && !err; i++) {
+		struct npu_arg *a = &ne->arg[i];
+
+		if (a->var < 0 || a->out)
+			continue;
+		for (j = 0; j < (int)ne->nargs; j++)
+			if (ne->arg[j].out && ne->arg[j].var == a->var &&
+			    ne->arg[j].bytes == a->bytes)
+				a->peer = j;
+	}
+out:
+	free(seen[0]);
+	free(seen[1]);
+	return err;
+}
+
+/* A Convert of @from to @type, its output value returned (or -errno). */
+static int add_convert(struct npr_graph *w, int from, unsigned int type,
+		       const char *base)
+{
+	char name[300];
+	int cn, v, err;
+
+	snprintf(name, sizeof(name), "%.250s/convert_%s", base ? base : "port",
+		 npr_elem_name(type));
+	cn = npr_graph_add_node(w, name, "Convert", 1, -1);
+	if (cn < 0)
+		return cn;
+	w->nodes[cn].op = npr_op_find("Convert", 1);
+	err = npr_node_set_inputs(&w->nodes[cn], 1);
+	if (!err)
+		err = npr_node_set_outputs(w, cn, 1);
+	if (!err)
+		err = npr_node_add_attr(&w->nodes[cn], "destination_type",
+					npr_elem_name(type));
+	if (err)
+		return err;
+	w->nodes[cn].in[0] = from;
+	v = w->nodes[cn].out[0];
+	w->vals[v].type = type;
+	w->vals[v].shape = w->vals[from].shape;
+	w->vals[v].decl = w->vals[from].shape;
+	return v;
+}
+
+/*
+ * Ports in the caller's element types (an FP16 model takes and returns
+ * f16, the compiled graph computes in f32): the Parameter or Result gets
+ * the caller's type and a Convert joins it to the graph.
+ */
+static int boundary_types(struct npr_graph *w, const unsigned int *types)
+{
+	int i, j, k, n = w->ninputs, v, nv;
+
+	for (i = 0; i < n; i++) {
+		int pn = w->inputs[i];
+
+		v = w->nodes[pn].out[0];
+		if (types[i] == w->vals[v].type)
+			continue;
+		nv = add_convert(w, v, w->vals[v].type, w->nodes[pn].name);
+		if (nv < 0)
+			return nv;
+		for (j = 0; j < w->nnodes; j++)
+			for (k = 0; k < w->nodes[j].nin; k++)
+				if (w->nodes[j].in[k] == v &&
+				    w->vals[nv].producer != j)
+					w->nodes[j].in[k] = nv;
+		w->vals[v].type = types[i];
+	}
+	for (i = 0; i < w->noutputs; i++) {
+		int rn = w->outputs[i];
+
+		v = w->nodes[rn].in[0];
+		if (types[n + i] == w->vals[v].type)
+			continue;
+		nv = add_convert(w, v, types[n + i], w->nodes[rn].name);
+		if (nv < 0)
+			return nv;
+		w->nodes[rn].in[0] = nv;
+		/* the output keeps its tensor name */
+		w->vals[nv].name = w->vals[v].name;
+		w->vals[v].name = NULL;
+	}
+	return 0;
+}
+
+static int find_dead(const struct npr_graph *w, const char *type,
+		     const char *id)
+{
+	int i;
+
+	for (i = 0; i < w->nnodes; i++) {
+		const char *a;
+
+		if (!w->nodes[i].dead || strcmp(w->nodes[i].type, type))
+			continue;
+		a = npr_attr(&w->nodes[i], "variable_id");
+		if (a && !strcmp(a, id))
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * The variables back as ReadValue/Assign, the form the NPU compiler
+ * takes (it answers with vpux_ie_read_value_<id> / vpux_ie_assign_<id>
+ * arguments): lib/state.c made each a hidden input (and a validity flag
+ * feeding a Select that replaced the ReadValue) and a hidden output.
+ */
+static int raise_state(struct npr_graph *w, const struct npr_graph *g)
+{
+	bool *drop_in, *drop_out;
+	int i, k, j, err = 0;
+
+	/* a clone has the nodes and values at the same indexes, no vars */
+	if (!g->nvars)
+		return 0;
+	drop_in = calloc(w->ninputs + 1, sizeof(bool));
+	drop_out = calloc(w->noutputs + 1, sizeof(bool));
+	if (!drop_in || !drop_out) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < g->nvars && !err; i++) {
+		const struct npr_variable *var = &g->vars[i];
+		int sn = w->inputs[var->state_in];
+		int sv = w->nodes[sn].out[0];
+		struct npr_node *r = &w->nodes[var->read_node];
+
+		/*
+		 * A variable nothing assigns stays two ordinary inputs (value,
+		 * validity) and a Select: it reads its initial value, or what
+		 * STATE_SET gave it, exactly as on cpu.
+		 */
+		if (var->state_out < 0)
+			continue;
+
+		drop_in[var->state_in] = true;
+		w->nodes[sn].dead = true;
+		if (var->valid_in >= 0) {
+			/* Select(valid, state, init) -> ReadValue(init) */
+			drop_in[var->valid_in] = true;
+			w->nodes[w->inputs[var->valid_in]].dead = true;
+			free(r->type);
+			r->type = strdup("ReadValue");
+			if (!r->type) {
+				err = -ENOMEM;
+				break;
+			}
+			r->version = 6;
+			r->op = npr_op_find("ReadValue", 6);
+			r->in[0] = r->in[2];
+			r->nin = 1;
+		} else {
+			/* the dead ReadValue() comes back; readers of the
+			 * state input read it again */
+			r->dead = false;
+			for (j = 0; j < w->nnodes; j++)
+				for (k = 0; k < w->nodes[j].nin; k++)
+					if (w->nodes[j].in[k] == sv)
+						w->nodes[j].in[k] = r->out[0];
+		}
+		if (var->state_out >= 0) {
+			int an = find_dead(w, "Assign", var->id);
+
+			if (an < 0) {
+				err = npr_err(-EINVAL, "npu: the Assign of variable %s is gone",
+					      var->id);
+				break;
+			}
+			w->nodes[an].dead = false;
+			w->nodes[w->outputs[var->state_out]].dead = true;
+			drop_out[var->state_out] = true;
+		}
+	}
+	for (i = k = 0; i < w->ninputs; i++)
+		if (!drop_in[i])
+			w->inputs[k++] = w->inputs[i];
+	w->ninputs = k;
+	for (i = k = 0; i < w->noutputs; i++)
+		if (!drop_out[i])
+			w->outputs[k++] = w->outputs[i];
+	w->noutputs = k;
+	w->nstate_in = w->nstate_out = 0;
+out:
+	free(drop_in);
+	free(drop_out);
+	return err;
+}
+
+/*
+ * @g as the driver's compiler should see it: ports in @types, variables
+ * as ReadValue/Assign.  A modified copy.
+ */
+static int ir_graph(const struct npr_graph *g, const unsigned int *types,
+		    struct npr_graph **out)
+{
+	struct npr_graph *w;
+	int err, i;
+
+	/* lib/ir_write.c writes no <body>, <port_map> or <back_edges> */
+	for (i = 0; i < g->nnodes; i++)
+		if (!g->nodes[i].dead && g->nodes[i].nbodies)
+			return npr_node_err(&g->nodes[i], -EOPNOTSUPP,
+					    "npu: %s has a sub-graph, which the IR writer does not write yet",
+					    g->nodes[i].type);
+	w = npr_graph_clone(g);
+	if (!w)
+		return -ENOMEM;
+	err = boundary_types(w, types);
+	if (!err)
+		err = raise_state(w, g);
+	if (err) {
+		npr_graph_free(w);
+		return err;
+	}
+	*out = w;
 	return 0;
 }
 
@@ -672,6 +1089,7 @@ static int pack_ir(const struct npu_device *nd, const struct npr_graph *g,
 		   const struct npr_exec *ex, uint8_t **out, size_t *out_size,
 		   const struct npr_exec *dump)
 {
+	struct npr_graph *w = NULL;
 	unsigned int *types;
 	char *xml = NULL;
 	void *bin = NULL;
@@ -690,9 +1108,12 @@ static int pack_ir(const struct npu_device *nd, const struct npr_graph *g,
 	for (i = 0; i < g->noutputs; i++)
 		types[g->ninputs + i] = ex ? ex->out[i].type :
 			g->vals[g->nodes[g->outputs[i]].in[0]].type;
-	err = npu_ir_emit(g, types, types + g->ninputs, &xml, &xml_len, &bin,
-			  &bin_len);
+	err = ir_graph(g, types, &w);
 	free(types);
+	if (err)
+		return err;
+	err = npr_ir_write_mem(w, &xml, &xml_len, &bin, &bin_len);
+	npr_graph_free(w);
 	if (err)
 		return err;
 	if (dump)
@@ -784,17 +1205,263 @@ static int npu_query(struct npr_device *dev, const struct npr_graph *g,
 	return 0;
 }
 
+/*
+ * The host-side GraphInitialize (weights upload) when the graph asks for
+ * it; at compile, or with NPU_DEFER_WEIGHTS_LOAD when the first request
+ * is created.  The caller holds ne->lock or owns @ne alone.
+ */
+static int graph_init(struct npu_exec *ne)
+{
+	struct npr_ze_graph_properties_2 gp2 = {
+		.stype = NPR_ZE_STYPE_GRAPH_PROPERTIES,
+	};
+	ze_result_t r;
+
+	if (!ne->init_pending)
+		return 0;
+	if (npu.graph_version >= NPR_ZE_GRAPH_VERSION_1_8) {
+		r = npu.graph->pfnGetProperties2(ne->graph, &gp2);
+		if (!r && (gp2.initStageRequired &
+			   NPR_ZE_GRAPH_STAGE_INITIALIZE))
+			r = npu.graph->pfnGraphInitialize(ne->graph);
+		if (r)
+			return ZE_FAIL(r, "graph initialize");
+	}
+	ne->init_pending = false;
+	return 0;
+}
+
+/*
+ * Exported blobs carry the driver's native binary (GetNativeBinary), the
+ * compile-time NPU properties it was compiled with, and this trailer,
+ * all little-endian:
+ *
+ *    0  magic "NPRNPUN\0"
+ *    8  u32 trailer version (NPU_NATIVE_VERSION)
+ *   12  u32 PCI device id the binary was compiled for
+ *   16  u16 compiler major, u16 compiler minor
+ *   20  u32 graph extension version of the driver
+ *   24  u64 size of the binary
+ *   32  u64 npr_blob_hash() of the binary and the properties
+ *   40  u32 size of the properties
+ *   44  u32 0
+ *
+ * The properties: s32 NPU_TILES, u32 NPU_TURBO, u32 NPU_BYPASS_UMD_CACHING,
+ * u32 NPU_DEFER_WEIGHTS_LOAD, u32 NPU_COMPILER_DYNAMIC_QUANTIZATION, u32
+ * length and bytes of NPU_COMPILATION_MODE_PARAMS (no NUL).
+ */
+#define NPU_NATIVE_MAGIC	"NPRNPUN"
+#define NPU_NATIVE_VERSION	1
+#define NPU_NATIVE_TRAILER	48
+#define NPU_NATIVE_PROPS	24	/* without the string */
+
+static int npu_native_export(const struct npr_exec *ex, void **out,
+			     size_t *len)
+{
+	const struct npu_device *nd = ex->dev->priv;
+	const struct npu_exec *ne = ex->priv;
+	const struct npr_props *pr = &ex->props;
+	const uint8_t *view = NULL;
+	uint32_t u, w[5], mode = (uint32_t)strlen(pr->npu_compilation_mode);
+	size_t size = 0, psize = NPU_NATIVE_PROPS + mode;
+	uint8_t *p, *t;
+	uint64_t v;
+	ze_result_t r;
+
+	if (npu.graph_version >= NPR_ZE_GRAPH_VERSION(7))
+		r = npu.graph->pfnGetNativeBinary2(ne->graph, &size, &view);
+	else
+		r = npu.graph->pfnGetNativeBinary(ne->graph, &size, NULL);
+	if (r)
+		return ZE_FAIL(r, "GetNativeBinary");
+	if (!size || size > ((size_t)1 << 40))
+		return npr_err(-EPROTO, "npu: the driver's native binary has %zu bytes",
+			       size);
+	p = malloc(size + psize + NPU_NATIVE_TRAILER);
+	if (!p)
+		return -ENOMEM;
+	if (view) {
+		memcpy(p, view, size);
+	} else {
+		size_t got = size;
+
+		r = npu.graph->pfnGetNativeBinary(ne->graph, &got, p);
+		if (r || got != size) {
+			free(p);
+			return r ? ZE_FAIL(r, "GetNativeBinary") :
+			       npr_err(-EPROTO, "npu: GetNativeBinary returned %zu bytes, announced %zu",
+				       got, size);
+		}
+	}
+	w[0] = (uint32_t)pr->npu_tiles;
+	w[1] = pr->npu_turbo;
+	w[2] = pr->npu_bypass_umd_caching;
+	w[3] = pr->npu_defer_weights_load;
+	w[4] = pr->npu_dynamic_quantization;
+	memcpy(p + size, w, sizeof(w));
+	memcpy(p + size + 20, &mode, 4);
+	memcpy(p + size + NPU_NATIVE_PROPS, pr->npu_compilation_mode, mode);
+	t = p + size + psize;
+	memcpy(t, NPU_NATIVE_MAGIC, 8);
+	u = NPU_NATIVE_VERSION;
+	memcpy(t + 8, &u, 4);
+	memcpy(t + 12, &nd->pci_id, 4);
+	memcpy(t + 16, &nd->gprops.compilerMajor, 2);
+	memcpy(t + 18, &nd->gprops.compilerMinor, 2);
+	memcpy(t + 20, &npu.graph_version, 4);
+	v = size;
+	memcpy(t + 24, &v, 8);
+	v = npr_blob_hash(p, size + psize);
+	memcpy(t + 32, &v, 8);
+	u = (uint32_t)psize;
+	memcpy(t + 40, &u, 4);
+	u = 0;
+	memcpy(t + 44, &u, 4);
+	*out = p;
+	*len = size + psize + NPU_NATIVE_TRAILER;
+	return 0;
+}
+
+/*
+ * The native binary of an imported blob, its trailer checked, and the
+ * compile-time properties it was compiled with put back into ex->props.
+ */
+static int native_of(struct npr_exec *ex, const uint8_t **bin, size_t *size)
+{
+	const struct npu_device *nd = ex->dev->priv;
+	const uint8_t *t, *pp;
+	uint32_t ver, pci, psize, zero, w[5], mode;
+	uint64_t n, hash;
+
+	if (ex->native_len < NPU_NATIVE_TRAILER)
+		return npr_err(-EBADMSG, "npu: the blob's native section is truncated (%zu bytes)",
+			       ex->native_len);
+	t = (const uint8_t *)ex->native + ex->native_len - NPU_NATIVE_TRAILER;
+	if (memcmp(t, NPU_NATIVE_MAGIC, 8))
+		return npr_err(-ENOEXEC, "npu: the blob's native section is not an npu one");
+	memcpy(&ver, t + 8, 4);
+	memcpy(&pci, t + 12, 4);
+	memcpy(&n, t + 24, 8);
+	memcpy(&hash, t + 32, 8);
+	memcpy(&psize, t + 40, 4);
+	memcpy(&zero, t + 44, 4);
+	if (ver != NPU_NATIVE_VERSION)
+		return npr_err(-EPROTONOSUPPORT, "npu: native section version %u, this library reads %d",
+			       ver, NPU_NATIVE_VERSION);
+	if (zero || psize < NPU_NATIVE_PROPS ||
+	    psize >= NPU_NATIVE_PROPS + NPR_PROP_STR_MAX ||
+	    n > ex->native_len - NPU_NATIVE_TRAILER ||
+	    n + psize != ex->native_len - NPU_NATIVE_TRAILER ||
+	    npr_blob_hash(ex->native, (size_t)(n + psize)) != hash)
+		return npr_err(-EBADMSG, "npu: the blob's native binary is truncated or corrupt");
+	if (pci != nd->pci_id)
+		return npr_err(-ENODEV, "npu: the blob was compiled for NPU 0x%04x (%s), this is 0x%04x (%s)",
+			       pci, platform_of(pci), nd->pci_id,
+			       platform_of(nd->pci_id));
+	pp = (const uint8_t *)ex->native + n;
+	memcpy(w, pp, sizeof(w));
+	memcpy(&mode, pp + 20, 4);
+	if (mode != psize - NPU_NATIVE_PROPS || w[1] > 1 || w[2] > 1 ||
+	    w[3] > 1 || w[4] > 1 ||
+	    ((int32_t)w[0] != -1 && (w[0] < 1 || w[0] > nd->tiles)) ||
+	    memchr(pp + NPU_NATIVE_PROPS, 0, mode))
+		return npr_err(-EBADMSG, "npu: the blob's NPU properties are corrupt");
+	ex->props.npu_tiles = (int32_t)w[0];
+	ex->props.npu_turbo = w[1];
+	ex->props.npu_bypass_umd_caching = w[2];
+	ex->props.npu_defer_weights_load = w[3];
+	ex->props.npu_dynamic_quantization = w[4];
+	memcpy(ex->props.npu_compilation_mode, pp + NPU_NATIVE_PROPS, mode);
+	ex->props.npu_compilation_mode[mode] = 0;
+	*bin = ex->native;
+	*size = (size_t)n;
+	return 0;
+}
+
+/*
+ * After the driver has the graph: arguments against ports, the weights
+ * (now or on the first request), the command queue.
+ */
+static int finish_graph(struct npr_exec *ex, struct npu_exec *ne)
+{
+	struct npu_device *nd = ex->dev->priv;
+	ze_command_queue_desc_t qd = {
+		.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+		.mode = ZE_COMMAND_QUEUE_MODE_DEFAULT,
+		.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL,
+	};
+	struct npr_ze_command_queue_desc_npu turbo = {
+		.stype = NPR_ZE_STYPE_COMMAND_QUEUE_DESC_NPU,
+		.turbo = 1,
+	};
+	ze_result_t r;
+	int err;
+
+	/* NPU_TURBO: the queue's turbo flag, where the driver has it */
+	if (ex->props.npu_turbo && npu.cq_npu)
+		qd.pNext = &turbo;
+	err = map_args(ex, ne);
+	if (err)
+		return err;
+	ne->init_pending = true;
+	if (!ex->props.npu_defer_weights_load) {
+		err = graph_init(ne);
+		if (err)
+			return err;
+	}
+	r = ze.CommandQueueCreate(nd->ctx, nd->dev, &qd, &ne->queue);
+	if (r) {
+		ne->queue = NULL;
+		return ZE_FAIL(r, "zeCommandQueueCreate");
+	}
+	return 0;
+}
+
+/* Import: the driver's native binary, no compiler involved. */
+static int compile_native(struct npr_exec *ex)
+{
+	struct npu_device *nd = ex->dev->priv;
+	struct npr_ze_graph_desc_2 desc = {
+		.stype = NPR_ZE_STYPE_GRAPH_DESC,
+		.format = NPR_ZE_GRAPH_FORMAT_NATIVE,
+	};
+	struct npu_exec *ne;
+	const uint8_t *bin = NULL;
+	size_t size = 0;
+	ze_result_t r;
+	int err;
+
+	err = native_of(ex, &bin, &size);
+	if (err)
+		return err;
+	ne = calloc(1, sizeof(*ne));
+	if (!ne)
+		return -ENOMEM;
+	pthread_mutex_init(&ne->lock, NULL);
+	ex->priv = ne;
+	desc.inputSize = size;
+	desc.pInput = bin;
+	r = npu.graph->pfnCreate2(nd->ctx, nd->dev, &desc, &ne->graph);
+	if (r) {
+		ne->graph = NULL;
+		return r == ZE_RESULT_ERROR_INVALID_NATIVE_BINARY ?
+		       compile_error(r) : ZE_FAIL(r, "graph import");
+	}
+	err = finish_graph(ex, ne);
+	if (!err) {
+		free(ex->native);
+		ex->native = NULL;
+		ex->native_len = 0;
+	}
+	return err;
+}
+
 static int npu_compile(struct npr_exec *ex)
 {
 	struct npu_device *nd = ex->dev->priv;
 	struct npr_ze_graph_desc_2 desc = {
 		.stype = NPR_ZE_STYPE_GRAPH_DESC,
 		.format = NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
-	};
-	ze_command_queue_desc_t qd = {
-		.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-		.mode = ZE_COMMAND_QUEUE_MODE_DEFAULT,
-		.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL,
 	};
 	struct npu_exec *ne;
 	char *flags = NULL;
@@ -803,6 +1470,8 @@ static int npu_compile(struct npr_exec *ex)
 	ze_result_t r;
 	int err;
 
+	if (ex->native)
+		return compile_native(ex);
 	if (!(nd->gprops.graphFormatsSupported &
 	      NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE))
 		return npr_err(-EOPNOTSUPP,
@@ -822,36 +1491,15 @@ static int npu_compile(struct npr_exec *ex)
 	desc.inputSize = size;
 	desc.pInput = buf;
 	desc.pBuildFlags = flags;
+	if (ex->props.npu_bypass_umd_caching)
+		desc.flags |= NPR_ZE_GRAPH_FLAG_DISABLE_CACHING;
 	r = npu.graph->pfnCreate2(nd->ctx, nd->dev, &desc, &ne->graph);
 	if (r) {
 		ne->graph = NULL;
 		err = compile_error(r);
 		goto out;
 	}
-	err = map_args(ex, ne);
-	if (err)
-		goto out;
-	if (npu.graph_version >= NPR_ZE_GRAPH_VERSION_1_8) {
-		struct npr_ze_graph_properties_2 gp2 = {
-			.stype = NPR_ZE_STYPE_GRAPH_PROPERTIES,
-		};
-
-		r = npu.graph->pfnGetProperties2(ne->graph, &gp2);
-		if (!r && (gp2.initStageRequired &
-			   NPR_ZE_GRAPH_STAGE_INITIALIZE))
-			r = npu.graph->pfnGraphInitialize(ne->graph);
-		if (r) {
-			err = ZE_FAIL(r, "graph initialize");
-			goto out;
-		}
-	}
-	r = ze.CommandQueueCreate(nd->ctx, nd->dev, &qd, &ne->queue);
-	if (r) {
-		ne->queue = NULL;
-		err = ZE_FAIL(r, "zeCommandQueueCreate");
-		goto out;
-	}
-	err = 0;
+	err = finish_graph(ex, ne);
 out:
 	free(buf);
 	free(flags);
@@ -870,8 +1518,9 @@ static void npu_request_destroy(struct npr_request *rq)
 	if (nr->list)
 		ze.CommandListDestroy(nr->list);
 	for (i = 0; nr->buf && i < ne->nargs; i++)
-		if (nr->buf[i])
+		if (nr->buf[i] && !nr->shared[i])
 			ze.MemFree(nd->ctx, nr->buf[i]);
+	free(nr->shared);
 	free(nr->buf);
 	free(nr);
 	rq->priv = NULL;
@@ -897,9 +1546,16 @@ static int npu_request_create(struct npr_request *rq)
 		return -ENOMEM;
 	rq->priv = nr;
 	nr->buf = calloc(ne->nargs + 1, sizeof(*nr->buf));
-	if (!nr->buf)
+	nr->shared = calloc(ne->nargs + 1, sizeof(*nr->shared));
+	if (!nr->buf || !nr->shared)
 		return -ENOMEM;
+	/* a variable's read_value and assign: one buffer, updated in place */
+	for (i = 0; i < ne->nargs; i++)
+		if (ne->arg[i].peer >= 0)
+			nr->shared[ne->arg[i].peer] = true;
 	for (i = 0; i < ne->nargs; i++) {
+		if (nr->shared[i])
+			continue;
 		r = ze.MemAllocHost(nd->ctx, &hd, ne->arg[i].bytes, 4096,
 				    &nr->buf[i]);
 		if (r) {
@@ -908,6 +1564,9 @@ static int npu_request_create(struct npr_request *rq)
 		}
 		memset(nr->buf[i], 0, ne->arg[i].bytes);
 	}
+	for (i = 0; i < ne->nargs; i++)
+		if (ne->arg[i].peer >= 0)
+			nr->buf[ne->arg[i].peer] = nr->buf[i];
 	r = ze.CommandListCreate(nd->ctx, nd->dev, &ld, &nr->list);
 	if (r) {
 		nr->list = NULL;
@@ -915,6 +1574,14 @@ static int npu_request_create(struct npr_request *rq)
 	}
 	/* the driver snapshots the arguments when the execute is appended */
 	pthread_mutex_lock(&ne->lock);
+	if (ne->init_pending) {
+		int err = graph_init(ne);
+
+		if (err) {
+			pthread_mutex_unlock(&ne->lock);
+			return err;
+		}
+	}
 	for (i = 0; i < ne->nargs && !r; i++)
 		r = npu.graph->pfnSetArgumentValue(ne->graph, i, nr->buf[i]);
 	if (!r)
@@ -946,10 +1613,18 @@ static int npu_infer(struct npr_request *rq)
 	if (__atomic_load_n(&nd->lost, __ATOMIC_ACQUIRE))
 		return npr_err(-ENODEV,
 			       "npu: the device was lost; close and reopen it");
-	for (i = 0; i < ex->nin; i++) {
+	/*
+	 * Inputs, and each variable's value into its shared buffer: the
+	 * request layer's copy, zeros after a reset (an NPU resets a
+	 * variable by zero-filling it).
+	 */
+	for (i = 0; i < (int)ne->nargs; i++) {
 		const struct npu_arg *a = &ne->arg[i];
-		const struct npr_tensor *t = &rq->in[a->port];
+		const struct npr_tensor *t;
 
+		if (a->out)
+			continue;
+		t = &rq->in[a->port];
 		err = npr_convert(nr->buf[i], a->type, t->data, t->type,
 				  a->numel);
 		if (err)
@@ -971,12 +1646,15 @@ static int npu_infer(struct npr_request *rq)
 	}
 	if (r)
 		return ZE_FAIL(r, "graph execution");
-	for (i = 0; i < ex->nout; i++) {
-		const struct npu_arg *a = &ne->arg[ex->nin + i];
-		struct npr_tensor *t = &rq->out[a->port];
+	for (i = 0; i < (int)ne->nargs; i++) {
+		const struct npu_arg *a = &ne->arg[i];
+		struct npr_tensor *t;
 
-		err = npr_convert(t->data, t->type, nr->buf[ex->nin + i],
-				  a->type, a->numel);
+		if (!a->out || a->port < 0)
+			continue;
+		t = &rq->out[a->port];
+		err = npr_convert(t->data, t->type, nr->buf[i], a->type,
+				  a->numel);
 		if (err)
 			return npr_err(err, "output %s: cannot convert %s to %s",
 				       ex->out[a->port].name,
@@ -993,12 +1671,75 @@ static int npu_infer(struct npr_request *rq)
 static int npu_param(const struct npr_device *dev, const struct npr_props *p,
 		     uint32_t id, int64_t *value)
 {
-	if (id != NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS)
+	const struct npu_device *nd = dev->priv;
+	struct npr_ze_graph_memory_query m = { 0 };
+	ze_result_t r;
+
+	switch (id) {
+	case NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS:
+		if (p->perf_hint != NPR_PERF_HINT_THROUGHPUT)
+			*value = 1;
+		else
+			*value = strcmp(dev->info.arch, "3720") ? 8 : 4;
+		return 0;
+	case NPR_PARAM_NUM_STREAMS:
+		*value = 1;	/* an NPU runs one stream */
+		return 0;
+	case NPR_PARAM_NPU_DRIVER_VERSION:
+		*value = nd->driver_version;
+		return 0;
+	case NPR_PARAM_NPU_COMPILER_VERSION:
+		/* the plugin's encoding: major << 16 | minor */
+		*value = (int64_t)nd->gprops.compilerMajor << 16 |
+			 nd->gprops.compilerMinor;
+		return 0;
+	case NPR_PARAM_NPU_MAX_TILES:
+		*value = nd->tiles;
+		return 0;
+	case NPR_PARAM_NPU_DEVICE_ALLOC_MEM_SIZE:
+	case NPR_PARAM_NPU_DEVICE_TOTAL_MEM_SIZE:
+		r = npu.graph->pfnQueryContextMemory(nd->ctx,
+						     NPR_ZE_GRAPH_MEM_DDR, &m);
+		if (r)
+			return ZE_FAIL(r, "QueryContextMemory");
+		*value = (int64_t)(id == NPR_PARAM_NPU_DEVICE_TOTAL_MEM_SIZE ?
+				   m.total : m.allocated);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * DEVICE_PCI_INFO "DDDD:BB:DD.F"; DEVICE_GOPS as the NPU plugin computes
+ * it (clock in GHz x tiles x EU SIMD width for int8, half for f16, none
+ * for f32), one "type:gops" string each.
+ */
+static int npu_param_bytes(const struct npr_device *dev, uint32_t id,
+			   char *buf, size_t *len)
+{
+	const struct npu_device *nd = dev->priv;
+	int n;
+
+	switch (id) {
+	case NPR_PARAM_DEVICE_PCI_INFO:
+		if (!nd->pci[0])
+			return npr_err(-ENODATA, "DEVICE_PCI_INFO: the NPU driver reports no PCI address and there is no /dev/accel node to look it up");
+		n = snprintf(buf, *len, "%s", nd->pci);
+		break;
+	case NPR_PARAM_NPR_NPU_LOADER_VERSION:
+		n = snprintf(buf, *len, "%s", npu.loader_version[0] ?
+			     npu.loader_version : "unknown");
+		break;
+	case NPR_PARAM_DEVICE_GOPS:
+		n = snprintf(buf, *len, "f32:%.1f%cf16:%.1f%cu8:%.1f%ci8:%.1f%c",
+			     0.0, 0, nd->gops / 2, 0, nd->gops, 0, nd->gops, 0);
+		break;
+	default:
 		return -ENOENT;
-	if (p->perf_hint != NPR_PERF_HINT_THROUGHPUT)
-		*value = 1;
-	else
-		*value = strcmp(dev->info.arch, "3720") ? 8 : 4;
+	}
+	if (n < 0 || (size_t)n >= *len)
+		return npr_err(-EOVERFLOW, "property %u: value too long", id);
+	*len = (size_t)n + 1;
 	return 0;
 }
 
@@ -1023,6 +1764,8 @@ const struct npr_backend_ops npr_npu_backend_ops = {
 	.query = npu_query,
 	.release = npu_release,
 	.param = npu_param,
+	.param_bytes = npu_param_bytes,
+	.native_export = npu_native_export,
 };
 
 #else /* no Level Zero headers at build time */

@@ -26,6 +26,25 @@
 /* The version npuring needs: Create2, GetNativeBinary, GetProperties. */
 #define NPR_ZE_GRAPH_VERSION_MIN	NPR_ZE_GRAPH_VERSION(5)
 
+/*
+ * The NPU command-queue extension, version 1.0: a queue descriptor's
+ * pNext may carry { stype 0x1, pNext, ze_bool_t turbo }; its table has
+ * one entry, SetWorkloadType(queue, DEFAULT 0 / BACKGROUND 1).
+ */
+#define NPR_ZE_CQ_NPU_EXT_NAME		"ZE_extension_command_queue_npu"
+#define NPR_ZE_CQ_NPU_VERSION_1_0	((1u << 16) | 0)
+#define NPR_ZE_STYPE_COMMAND_QUEUE_DESC_NPU	0x1
+
+struct npr_ze_command_queue_desc_npu {
+	uint32_t stype;
+	const void *pNext;
+	ze_bool_t turbo;
+};
+
+struct npr_ze_command_queue_npu_ddi {
+	ze_result_t (*pfnSetWorkloadType)(ze_command_queue_handle_t, uint32_t);
+};
+
 typedef struct npr_ze_graph *npr_ze_graph_handle_t;
 typedef struct npr_ze_graph_query *npr_ze_graph_query_handle_t;
 

@@ -9,6 +9,15 @@
  */
 #include "blob_util.h"
 
+/* On cpu, and on npu (vnpu with NPR_VNPU, or an NPU) when there is one. */
+FIXTURE_VARIANT_ADD(blob, cpu) {
+	.device = "cpu",
+};
+
+FIXTURE_VARIANT_ADD(blob, npu) {
+	.device = "npu",
+};
+
 static void round_trip_b(struct npr_test *_metadata,
 			 FIXTURE_DATA(blob) *self, const char *rel, int steps,
 			 int batch)
@@ -125,6 +134,8 @@ TEST_F(blob, held_weights_exact_onnx_mobilenet)
 /* A Loop: its body, port map and back edges travel in the blob. */
 TEST_F(blob, loop_with_a_body)
 {
+	if (!strcmp(variant->device, "npu"))
+		SKIP(return, "npu: models with sub-graphs are not supported yet (Documentation/npu.rst)");
 	round_trip(_metadata, self, "models/ir-small/loop_2d_add.xml", 1);
 }
 

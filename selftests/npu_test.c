@@ -10,11 +10,13 @@
  * why.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,28 +40,36 @@
 
 static char npu_skip[512];
 
+/* Point the loader at vnpu (NPR_VNPU); false if there is none to use. */
+static bool find_vnpu(void)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	const char *v = getenv("NPR_VNPU");
+	ssize_t n;
+
+	if ((v && *v) || getenv("ZE_ENABLE_ALT_DRIVERS"))
+		return true;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = 0;
+	snprintf(path, sizeof(path), "%s/../npu/vnpu/libze_intel_vpu.so.1",
+		 dirname(exe));
+	if (access(path, R_OK))
+		return false;
+	setenv("NPR_VNPU", path, 1);
+	return true;
+}
+
 /* Point the loader at vnpu; return false (with npu_skip set) if absent. */
 static bool npu_available(void)
 {
 	static int state;	/* 0 unknown, 1 yes, -1 no */
-	char exe[PATH_MAX], path[PATH_MAX + 64];
-	const char *v = getenv("NPR_VNPU");
-	ssize_t n;
 	int fd;
 
 	if (state)
 		return state > 0;
-	if ((!v || !*v) && !getenv("ZE_ENABLE_ALT_DRIVERS")) {
-		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		if (n > 0) {
-			exe[n] = 0;
-			snprintf(path, sizeof(path),
-				 "%s/../npu/vnpu/libze_intel_vpu.so.1",
-				 dirname(exe));
-			if (!access(path, R_OK))
-				setenv("NPR_VNPU", path, 1);
-		}
-	}
+	find_vnpu();
 	fd = npr_open("npu", 0);
 	if (fd < 0) {
 		snprintf(npu_skip, sizeof(npu_skip), "%s", npr_last_error());
@@ -94,6 +104,8 @@ static int net_open_shape(struct npr_test *_metadata, struct net *n,
 			  const char *dev, const char *path,
 			  const __s64 *shape);
 
+static int net_attach(struct npr_test *_metadata, struct net *n, __u32 exec);
+
 static int net_open(struct npr_test *_metadata, struct net *n,
 		    const char *dev, const char *path)
 {
@@ -106,11 +118,8 @@ static int net_open_shape(struct npr_test *_metadata, struct net *n,
 			  const __s64 *shape)
 {
 	struct npr_shape_arg sa = { .index = 0, .rank = 4 };
-	struct npr_model_info mi = { .size = sizeof(mi) };
 	struct npr_model_load ml;
-	struct npr_req_create rc;
 	struct npr_compile co;
-	__u32 i, k;
 	int ret;
 
 	memset(n, 0, sizeof(*n));
@@ -133,7 +142,18 @@ static int net_open_shape(struct npr_test *_metadata, struct net *n,
 	ret = npr_ioctl(n->fd, NPR_IOCTL_COMPILE, &co);
 	if (ret)
 		return ret;
-	n->exec = co.exec;
+	return net_attach(_metadata, n, co.exec);
+}
+
+/* A request of compiled model @exec on n->fd, and its ports. */
+static int net_attach(struct npr_test *_metadata, struct net *n, __u32 exec)
+{
+	struct npr_model_info mi = { .size = sizeof(mi) };
+	struct npr_req_create rc;
+	__u32 i, k;
+	int ret;
+
+	n->exec = exec;
 	npr_prep_req_create(&rc, n->exec);
 	ret = npr_ioctl(n->fd, NPR_IOCTL_REQ_CREATE, &rc);
 	if (ret)
@@ -482,6 +502,32 @@ TEST(npu_query_model_agrees_with_cpu)
 	EXPECT_GT(q[1].num_supported, 0);
 }
 
+/* A model with a sub-graph (Loop) is refused up front, with the reason. */
+TEST(npu_refuses_sub_graphs_clearly)
+{
+	struct npr_model_load ml;
+	struct npr_compile co;
+	char path[4096];
+	int fd, ret;
+
+	REQUIRE_NPU();
+	snprintf(path, sizeof(path), "%.3000s/models/ir-small/loop_2d_add.xml",
+		 npr_test_shared());
+	if (access(path, R_OK))
+		SKIP(return, "model %s not found", path);
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	npr_prep_model_load(&ml, path, NULL);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	npr_prep_compile(&co, ml.handle);
+	ret = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
+	TH_LOG("%d: %s", ret, npr_last_error());
+	EXPECT_EQ(ret, -EOPNOTSUPP);
+	EXPECT_NONNULL(strstr(npr_last_error(), "Loop"));
+	EXPECT_NONNULL(strstr(npr_last_error(), "sub-graph"));
+	npr_close(fd);
+}
+
 /* ---- fault injection ---------------------------------------------------- */
 
 #define EYE "open-closed-eye-0001/FP32/open-closed-eye-0001.xml"
@@ -543,6 +589,1222 @@ TEST(npu_fault_device_lost)
 	net_fill(_metadata, &n, 1);
 	EXPECT_EQ(net_infer(&n), 0);
 	EXPECT_EQ(net_infer(&n), 0);
+	net_close(&n);
+}
+
+/* ---- the NPU plugin's properties ----------------------------------------- */
+
+static int get_str(int fd, __u32 handle, uint32_t id, char *buf, size_t len)
+{
+	struct npr_param p = {
+		.size = sizeof(p), .handle = handle, .param = id,
+		.ptr = (uintptr_t)buf, .len = (__u32)len,
+	};
+
+	return npr_ioctl(fd, NPR_IOCTL_GET_PARAM, &p);
+}
+
+static int64_t get_int_of(int fd, __u32 handle, uint32_t id)
+{
+	struct npr_param p = { .size = sizeof(p), .handle = handle,
+			       .param = id };
+
+	return npr_ioctl(fd, NPR_IOCTL_GET_PARAM, &p) ? -1000 :
+	       (int64_t)p.value;
+}
+
+static int set_str(int fd, uint32_t id, const char *s)
+{
+	struct npr_param p = {
+		.size = sizeof(p), .param = id, .ptr = (uintptr_t)s,
+		.len = (__u32)strlen(s) + 1,
+	};
+
+	return npr_ioctl(fd, NPR_IOCTL_SET_PARAM, &p);
+}
+
+/*
+ * Device properties on vnpu as a 3720 or a 4000: the architecture from the
+ * PCI id, tiles, compiler version 7.4 (what vnpu reports), a PCI address,
+ * GOPS by the plugin's formula (f16 half of i8, f32 none), memory sizes
+ * from QueryContextMemory, OPTIMAL_NUMBER_OF_INFER_REQUESTS, NUM_STREAMS 1
+ * and read-only, NPU_TILES checked against NPU_MAX_TILES.
+ */
+static void check_npu_props(struct npr_test *_metadata, const char *platform)
+{
+	char arch[32], name[256], pci[64], gops[256], *s;
+	int64_t tiles, alloc0, alloc1;
+	double v[4] = { -1, -1, -1, -1 };
+	struct npr_prop_arg pa = { .param = NPR_PARAM_NUM_STREAMS, .value = 1 };
+	struct npr_compile co;
+	unsigned int a, b, c, f;
+	struct net n;
+	int fd, k;
+
+	setenv("VNPU_PLATFORM", platform, 1);	/* before the loader starts */
+	REQUIRE_NPU();
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(get_str(fd, 0, NPR_PARAM_FULL_DEVICE_NAME, name,
+			  sizeof(name)), 0);
+	if (!strstr(name, "vnpu"))
+		SKIP(goto out, "not vnpu: %s", name);
+	ASSERT_EQ(get_str(fd, 0, NPR_PARAM_DEVICE_ARCHITECTURE, arch,
+			  sizeof(arch)), 0);
+	EXPECT_STREQ(arch, platform);
+	tiles = get_int(fd, NPR_PARAM_NPU_MAX_TILES);
+	EXPECT_EQ(tiles, strcmp(platform, "3720") ? 6 : 2);
+	EXPECT_EQ(get_int(fd, NPR_PARAM_NPU_COMPILER_VERSION), 7 << 16 | 4);
+	EXPECT_GT(get_int(fd, NPR_PARAM_NPU_DRIVER_VERSION), 0);
+	ASSERT_EQ(get_str(fd, 0, NPR_PARAM_DEVICE_PCI_INFO, pci, sizeof(pci)),
+		  0);
+	EXPECT_EQ(sscanf(pci, "%4x:%2x:%2x.%1x", &a, &b, &c, &f), 4);
+	EXPECT_EQ(strlen(pci), 12);
+	memset(gops, 0, sizeof(gops));
+	ASSERT_EQ(get_str(fd, 0, NPR_PARAM_DEVICE_GOPS, gops, sizeof(gops)),
+		  0);
+	for (s = gops, k = 0; *s && k < 4; s += strlen(s) + 1, k++) {
+		static const char *const types[] = { "f32:", "f16:", "u8:",
+						     "i8:" };
+
+		EXPECT_EQ(strncmp(s, types[k], strlen(types[k])), 0);
+		v[k] = strtod(strchr(s, ':') + 1, NULL);
+	}
+	EXPECT_EQ(k, 4);
+	EXPECT_EQ(v[0], 0);
+	EXPECT_GT(v[3], 0);
+	EXPECT_EQ(v[2], v[3]);
+	EXPECT_TRUE(fabs(v[1] - v[3] / 2) < 0.1);
+	TH_LOG("%s: %lld tiles, PCI %s, i8 %.1f GOPS", arch, (long long)tiles,
+	       pci, v[3]);
+	/* memory: a request's argument buffers count as allocated */
+	EXPECT_GT(get_int(fd, NPR_PARAM_NPU_DEVICE_TOTAL_MEM_SIZE), 0);
+	alloc0 = get_int(fd, NPR_PARAM_NPU_DEVICE_ALLOC_MEM_SIZE);
+	EXPECT_GE(alloc0, 0);
+	/* OPTIMAL_NUMBER_OF_INFER_REQUESTS: the plugin's table */
+	EXPECT_EQ(get_int(fd, NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS), 1);
+	ASSERT_EQ(set_int(fd, NPR_PARAM_PERFORMANCE_HINT,
+			  NPR_PERF_HINT_THROUGHPUT), 0);
+	EXPECT_EQ(get_int(fd, NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS),
+		  strcmp(platform, "3720") ? 8 : 4);
+	/* one stream, read-only */
+	EXPECT_EQ(get_int(fd, NPR_PARAM_NUM_STREAMS), 1);
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NUM_STREAMS, 1), -EPERM);
+	/* NPU_TILES: -1 or 1..NPU_MAX_TILES */
+	EXPECT_EQ(get_int(fd, NPR_PARAM_NPU_TILES), -1);
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NPU_TILES, (uint64_t)tiles + 1),
+		  -ERANGE);
+	EXPECT_NONNULL(strstr(npr_last_error(), "NPU_MAX_TILES"));
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NPU_TILES, 0), -ERANGE);
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NPU_TILES, (uint64_t)-2), -ERANGE);
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NPU_TILES, (uint64_t)tiles), 0);
+	EXPECT_EQ(get_int(fd, NPR_PARAM_NPU_TILES), tiles);
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NPU_TILES, (uint64_t)-1), 0);
+	EXPECT_EQ(get_int(fd, NPR_PARAM_NPU_TILES), -1);
+	npr_close(fd);
+	fd = -1;
+	/* allocation grows with a request */
+	{
+		char path[4096];
+
+		model_path(path, sizeof(path), EYE);
+		ASSERT_EQ(net_open(_metadata, &n, "npu", path), 0);
+		alloc1 = get_int(n.fd, NPR_PARAM_NPU_DEVICE_ALLOC_MEM_SIZE);
+		EXPECT_GT(alloc1, alloc0);
+		EXPECT_GE(alloc1, (int64_t)(n.bytes[0][0] + n.bytes[1][0]));
+		/* NUM_STREAMS cannot be given to COMPILE either */
+		npr_prep_compile(&co, n.model);
+		co.props = (uintptr_t)&pa;
+		co.num_props = 1;
+		EXPECT_EQ(npr_ioctl(n.fd, NPR_IOCTL_COMPILE, &co), -EPERM);
+		net_close(&n);
+	}
+out:
+	if (fd >= 0)
+		npr_close(fd);
+}
+
+TEST(npu_properties_3720)
+{
+	check_npu_props(_metadata, "3720");
+}
+
+TEST(npu_properties_4000)
+{
+	check_npu_props(_metadata, "4000");
+}
+
+/* The NPU's properties exist only on the npu device. */
+TEST(npu_properties_absent_elsewhere)
+{
+	struct npr_prop_info pi = { .size = sizeof(pi) };
+	struct npr_prop_arg pa = { .param = NPR_PARAM_NPU_TILES, .value = 1 };
+	struct npr_model_load ml;
+	struct npr_compile co;
+	char path[4096];
+	int fd = npr_open("cpu", 0);
+
+	ASSERT_GE(fd, 0);
+	{
+		struct npr_param p = { .size = sizeof(p),
+				       .param = NPR_PARAM_NPU_TILES };
+
+		EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_GET_PARAM, &p), -ENOPROTOOPT);
+	}
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NPU_TURBO, 1), -ENOPROTOOPT);
+	EXPECT_NONNULL(strstr(npr_last_error(), "no such property"));
+	pi.flags = NPR_PROP_INFO_BY_NAME;
+	snprintf(pi.name, sizeof(pi.name), "NPU_MAX_TILES");
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_PROP_INFO, &pi), -ENOPROTOOPT);
+	/* NUM_STREAMS stays writable on cpu */
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NUM_STREAMS, 1), 0);
+	if (npr_test_shared_ok()) {
+		model_path(path, sizeof(path), EYE);
+		npr_prep_model_load(&ml, path, NULL);
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+		npr_prep_compile(&co, ml.handle);
+		co.props = (uintptr_t)&pa;
+		co.num_props = 1;
+		EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_COMPILE, &co), -ENOPROTOOPT);
+	}
+	npr_close(fd);
+}
+
+/* NPU_COMPILATION_MODE_PARAMS: only the documented keys and values */
+TEST(npu_compilation_mode_params_are_checked)
+{
+	int fd;
+
+	REQUIRE_NPU();
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+			  "optimization-level=3"), -EINVAL);
+	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+			  "optimization-level"), -EINVAL);
+	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+			  "dpu-profiling=true"), -EINVAL);
+	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+			  "performance-hint-override=fast"), -EINVAL);
+	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+			  "optimization-level=\"1\""), -EINVAL);
+	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+			  "optimization-level=0 performance-hint-override=efficiency"),
+		  0);
+	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+			  "  optimization-level=2   performance-hint-override=latency "),
+		  0);
+	EXPECT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS, ""), 0);
+	npr_close(fd);
+}
+
+static void *slurp_n(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 &&
+	    !fseek(f, 0, SEEK_SET)) {
+		buf = malloc((size_t)n);
+		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = (size_t)n;
+	}
+	fclose(f);
+	return buf;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+
+	if (f && buf)
+		buf[fread(buf, 1, 65535, f)] = 0;
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/*
+ * The compile-time NPU properties reach the driver: in the build flags'
+ * --config, NPU_BYPASS_UMD_CACHING as the descriptor's disable-caching
+ * flag, NPU_DEFER_WEIGHTS_LOAD moves GraphInitialize to the first request.
+ * vnpu writes what it was given to VNPU_TRACE.  The model still agrees
+ * with cpu.
+ */
+static void compile_traced(struct npr_test *_metadata, bool set)
+{
+	char trace[] = "/tmp/npu_test_traceXXXXXX", path[4096], *t;
+	struct npr_model_load ml;
+	struct npr_req_create rc;
+	struct npr_compile co;
+	int fd, tfd;
+
+	REQUIRE_NPU();
+	tfd = mkstemp(trace);
+	ASSERT_GE(tfd, 0);
+	close(tfd);
+	setenv("VNPU_TRACE", trace, 1);
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	if (set) {
+		ASSERT_EQ(set_int(fd, NPR_PARAM_NPU_TILES, 1), 0);
+		ASSERT_EQ(set_int(fd, NPR_PARAM_NPU_TURBO, 1), 0);
+		ASSERT_EQ(set_int(fd, NPR_PARAM_NPU_BYPASS_UMD_CACHING, 1), 0);
+		ASSERT_EQ(set_int(fd, NPR_PARAM_NPU_DEFER_WEIGHTS_LOAD, 1), 0);
+		ASSERT_EQ(set_int(fd, NPR_PARAM_NPU_COMPILER_DYNAMIC_QUANTIZATION,
+				  1), 0);
+		ASSERT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+				  "optimization-level=1 performance-hint-override=latency"),
+			  0);
+	}
+	model_path(path, sizeof(path), EYE);
+	npr_prep_model_load(&ml, path, NULL);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	npr_prep_compile(&co, ml.handle);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_COMPILE, &co), 0);
+	t = slurp(trace);
+	ASSERT_NONNULL(t);
+	TH_LOG("%s", t);
+	EXPECT_NONNULL(strstr(t, "create format=2 "));
+	EXPECT_EQ(!strstr(t, "NPU_TILES=\"1\""), !set);
+	EXPECT_EQ(!strstr(t, " NPU_TURBO=\"YES\""), !set);
+	EXPECT_EQ(!strstr(t, " NPU_COMPILER_DYNAMIC_QUANTIZATION=\"YES\""),
+		  !set);
+	EXPECT_EQ(!strstr(t, " NPU_COMPILATION_MODE_PARAMS=\"optimization-level=1 performance-hint-override=latency\""),
+		  !set);
+	EXPECT_NONNULL(strstr(t, set ? "flags=0x1 " : "flags=0x0 "));
+	/* weights: at compile, or deferred to the first request */
+	EXPECT_EQ(!strstr(t, "initialize"), set);
+	/* turbo: also the command queue's flag */
+	EXPECT_NONNULL(strstr(t, set ? "queue turbo=1" : "queue turbo=0"));
+	free(t);
+	/* the compiled model reports what it was compiled with */
+	EXPECT_EQ(get_int_of(fd, co.exec, NPR_PARAM_NPU_TILES), set ? 1 : -1);
+	npr_prep_req_create(&rc, co.exec);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
+	t = slurp(trace);
+	ASSERT_NONNULL(t);
+	EXPECT_NONNULL(strstr(t, "initialize"));
+	EXPECT_NULL(strstr(strstr(t, "initialize") + 1, "initialize"));
+	free(t);
+	npr_close(fd);
+	unlink(trace);
+	unsetenv("VNPU_TRACE");
+}
+
+TEST(npu_compile_properties_reach_the_driver)
+{
+	compile_traced(_metadata, true);
+}
+
+TEST(npu_compile_without_npu_properties)
+{
+	compile_traced(_metadata, false);
+}
+
+/* ---- export and import: the driver's native binary ---------------------- */
+
+/* The blob layout (Documentation/blob.rst) and the library's checksum. */
+uint64_t npr_blob_hash(const void *p, size_t n);
+#define BLOB_HDR	96
+#define NATIVE_TRAILER	48
+
+static void reseal(unsigned char *b, size_t len)
+{
+	uint64_t a = npr_blob_hash(b + BLOB_HDR, len - BLOB_HDR);
+	uint64_t h = npr_blob_hash(b, 88);
+
+	h = a ^ ((h << 17) | (h >> 47));
+	memcpy(b + 88, &h, 8);
+}
+
+static int blob_export(int fd, __u32 exec, unsigned char **blob, size_t *len)
+{
+	struct npr_export ea = { .size = sizeof(ea), .exec = exec };
+	int err;
+
+	*blob = NULL;
+	err = npr_ioctl(fd, NPR_IOCTL_EXPORT, &ea);
+	if (err != -EMSGSIZE)
+		return err ? err : -EPROTO;
+	*blob = malloc(ea.bytes);
+	if (!*blob)
+		return -ENOMEM;
+	ea.data = (uintptr_t)*blob;
+	*len = ea.bytes;
+	return npr_ioctl(fd, NPR_IOCTL_EXPORT, &ea);
+}
+
+static int blob_import(int fd, const void *blob, size_t len, __u32 *exec)
+{
+	struct npr_import ia = {
+		.size = sizeof(ia), .data = (uintptr_t)blob, .bytes = len,
+	};
+	int err = npr_ioctl(fd, NPR_IOCTL_IMPORT, &ia);
+
+	*exec = ia.exec;
+	return err;
+}
+
+/* Run @n on the seeded input; output 0's bytes. */
+static void *run_bytes(struct npr_test *_metadata, struct net *n)
+{
+	struct npr_tensor_arg t;
+	void *buf = malloc(n->bytes[1][0]);
+
+	net_fill(_metadata, n, 7);
+	if (!buf || net_infer(n)) {
+		free(buf);
+		return NULL;
+	}
+	npr_prep_tensor(&t, n->req, 0, 1, buf, n->bytes[1][0]);
+	if (npr_ioctl(n->fd, NPR_IOCTL_GET_TENSOR, &t)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/*
+ * EXPORT stores the driver's native binary with our trailer; IMPORT gives
+ * it to the driver as NATIVE (no compile: the trace shows format 1), and
+ * the imported model computes the same bytes.  Damaged native sections
+ * (resealed, so the blob's own checksum passes) are refused: truncated,
+ * foreign, another NPU, a corrupt binary.
+ */
+TEST(npu_export_imports_the_native_binary)
+{
+	char trace[] = "/tmp/npu_test_traceXXXXXX", path[4096], *t;
+	unsigned char *blob, *c;
+	void *a = NULL, *b = NULL;
+	struct net n, m;
+	size_t len, tr;
+	__u32 exec;
+	uint32_t pci;
+	int tfd;
+
+	REQUIRE_NPU();
+	tfd = mkstemp(trace);
+	ASSERT_GE(tfd, 0);
+	close(tfd);
+	setenv("VNPU_TRACE", trace, 1);
+	model_path(path, sizeof(path), EYE);
+	ASSERT_EQ(net_open(_metadata, &n, "npu", path), 0);
+	a = run_bytes(_metadata, &n);
+	ASSERT_NONNULL(a);
+	ASSERT_EQ(blob_export(n.fd, n.exec, &blob, &len), 0);
+	ASSERT_GT(len, BLOB_HDR + NATIVE_TRAILER);
+	tr = len - NATIVE_TRAILER;
+	EXPECT_EQ(memcmp(blob + tr, "NPRNPUN", 8), 0);
+	memcpy(&pci, blob + tr + 12, 4);
+	EXPECT_TRUE(pci == 0x7D1D || pci == 0x643E);
+	/* import on a fresh device: native, same result */
+	memset(&m, 0, sizeof(m));
+	m.fd = npr_open("npu", 0);
+	ASSERT_GE(m.fd, 0);
+	EXPECT_EQ(truncate(trace, 0), 0);
+	ASSERT_EQ(blob_import(m.fd, blob, len, &exec), 0);
+	ASSERT_EQ(net_attach(_metadata, &m, exec), 0);
+	t = slurp(trace);
+	ASSERT_NONNULL(t);
+	TH_LOG("import: %s", t);
+	EXPECT_NONNULL(strstr(t, "create format=1 "));
+	EXPECT_NULL(strstr(t, "format=2"));
+	free(t);
+	b = run_bytes(_metadata, &m);
+	ASSERT_NONNULL(b);
+	EXPECT_EQ(memcmp(a, b, n.bytes[1][0]), 0);
+	/* the imported model exports again */
+	c = NULL;
+	{
+		size_t len2;
+
+		EXPECT_EQ(blob_export(m.fd, exec, &c, &len2), 0);
+		EXPECT_EQ(len2, len);
+		free(c);
+	}
+	c = malloc(len);
+	ASSERT_NONNULL(c);
+	/* truncated (the blob's own size check) */
+	EXPECT_EQ(blob_import(m.fd, blob, len - 1, &exec), -EBADMSG);
+	/* foreign trailer */
+	memcpy(c, blob, len);
+	c[tr] ^= 0x20;
+	reseal(c, len);
+	EXPECT_EQ(blob_import(m.fd, c, len, &exec), -ENOEXEC);
+	TH_LOG("foreign: %s", npr_last_error());
+	/* another trailer version */
+	memcpy(c, blob, len);
+	c[tr + 8] ^= 2;
+	reseal(c, len);
+	EXPECT_EQ(blob_import(m.fd, c, len, &exec), -EPROTONOSUPPORT);
+	/* compiled for another NPU (0xAD1D is a 3720 too) */
+	memcpy(c, blob, len);
+	pci = 0xAD1D;
+	memcpy(c + tr + 12, &pci, 4);
+	reseal(c, len);
+	EXPECT_EQ(blob_import(m.fd, c, len, &exec), -ENODEV);
+	TH_LOG("other NPU: %s", npr_last_error());
+	EXPECT_NONNULL(strstr(npr_last_error(), "0xad1d"));
+	/* a corrupt binary, and a wrong size */
+	memcpy(c, blob, len);
+	c[tr - 100] ^= 1;
+	reseal(c, len);
+	EXPECT_EQ(blob_import(m.fd, c, len, &exec), -EBADMSG);
+	memcpy(c, blob, len);
+	c[tr + 24] ^= 1;
+	reseal(c, len);
+	EXPECT_EQ(blob_import(m.fd, c, len, &exec), -EBADMSG);
+	/* the section shorter than a trailer */
+	memcpy(c, blob, len);
+	{
+		uint64_t nlen, psize;
+		size_t cut;
+
+		/* the section's u64 size sits before the binary: find it */
+		for (cut = BLOB_HDR; cut + 8 <= tr; cut++) {
+			memcpy(&nlen, c + cut, 8);
+			if (nlen == len - cut - 8)
+				break;
+		}
+		ASSERT_LT(cut + 8, tr);
+		nlen = 4;
+		memcpy(c + cut, &nlen, 8);
+		psize = cut + 8 + 4 - BLOB_HDR;
+		memcpy(c + 80, &psize, 8);
+		reseal(c, cut + 8 + 4);
+		EXPECT_EQ(blob_import(m.fd, c, cut + 8 + 4, &exec), -EBADMSG);
+		TH_LOG("short section: %s", npr_last_error());
+	}
+	free(c);
+	free(a);
+	free(b);
+	free(blob);
+	net_close(&n);
+	net_close(&m);
+	/*
+	 * The compile-time NPU properties travel with the native binary: an
+	 * imported model reports them and its queue gets the turbo flag.
+	 */
+	{
+		struct npr_model_load ml;
+		struct npr_compile co;
+		int fd = npr_open("npu", 0), fd2;
+
+		ASSERT_GE(fd, 0);
+		ASSERT_EQ(set_int(fd, NPR_PARAM_NPU_TILES, 1), 0);
+		ASSERT_EQ(set_int(fd, NPR_PARAM_NPU_TURBO, 1), 0);
+		ASSERT_EQ(set_str(fd, NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+				  "optimization-level=2"), 0);
+		npr_prep_model_load(&ml, path, NULL);
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+		npr_prep_compile(&co, ml.handle);
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_COMPILE, &co), 0);
+		ASSERT_EQ(blob_export(fd, co.exec, &blob, &len), 0);
+		fd2 = npr_open("npu", 0);
+		ASSERT_GE(fd2, 0);
+		EXPECT_EQ(truncate(trace, 0), 0);
+		ASSERT_EQ(blob_import(fd2, blob, len, &exec), 0);
+		EXPECT_EQ(get_int_of(fd2, exec, NPR_PARAM_NPU_TILES), 1);
+		EXPECT_EQ(get_int_of(fd2, exec, NPR_PARAM_NPU_TURBO), 1);
+		{
+			char mode[64] = "";
+
+			EXPECT_EQ(get_str(fd2, exec,
+					  NPR_PARAM_NPU_COMPILATION_MODE_PARAMS,
+					  mode, sizeof(mode)), 0);
+			EXPECT_STREQ(mode, "optimization-level=2");
+		}
+		t = slurp(trace);
+		ASSERT_NONNULL(t);
+		EXPECT_NONNULL(strstr(t, "queue turbo=1"));
+		free(t);
+		free(blob);
+		npr_close(fd);
+		npr_close(fd2);
+	}
+	unlink(trace);
+	unsetenv("VNPU_TRACE");
+}
+
+/* A blob exported from a 4000 does not import on a 3720. */
+TEST(npu_import_refuses_another_architecture)
+{
+	char file[] = "/tmp/npu_test_blobXXXXXX", path[4096];
+	unsigned char *blob = NULL;
+	size_t len = 0;
+	__u32 exec;
+	int bfd, st, fd;
+	pid_t pid;
+	FILE *f;
+
+	if (!npr_test_shared_ok())
+		SKIP(return, "no shared data at %s (set NPR_SHARED)",
+		     npr_test_shared());
+	bfd = mkstemp(file);
+	ASSERT_GE(bfd, 0);
+	close(bfd);
+	model_path(path, sizeof(path), EYE);
+	/* the loader reads VNPU_PLATFORM once per process: a child exports */
+	fflush(NULL);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		struct net n;
+
+		setenv("VNPU_PLATFORM", "4000", 1);
+		if (!npu_available())
+			_exit(2);
+		if (net_open(_metadata, &n, "npu", path) ||
+		    blob_export(n.fd, n.exec, &blob, &len))
+			_exit(1);
+		f = fopen(file, "w");
+		if (!f || fwrite(blob, 1, len, f) != len || fclose(f))
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	REQUIRE_NPU();
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(WEXITSTATUS(st), 0);
+	blob = (unsigned char *)slurp_n(file, &len);
+	ASSERT_NONNULL(blob);
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(blob_import(fd, blob, len, &exec), -ENODEV);
+	TH_LOG("%s", npr_last_error());
+	EXPECT_NONNULL(strstr(npr_last_error(), "4000"));
+	npr_close(fd);
+	free(blob);
+	unlink(file);
+}
+
+/* The model cache stores the native binary too: a hit imports NATIVE. */
+TEST(npu_cache_hit_imports_the_native_binary)
+{
+	char trace[] = "/tmp/npu_test_traceXXXXXX";
+	char dir[] = "/tmp/npu_test_cacheXXXXXX", path[4096], *t;
+	void *a = NULL, *b = NULL;
+	struct net n[3];
+	int k, tfd;
+
+	REQUIRE_NPU();
+	tfd = mkstemp(trace);
+	ASSERT_GE(tfd, 0);
+	close(tfd);
+	ASSERT_NONNULL(mkdtemp(dir));
+	setenv("VNPU_TRACE", trace, 1);
+	model_path(path, sizeof(path), EYE);
+	/* 0 compiles and stores, 1 hits, 2 misses: NPU_TILES is in the key */
+	for (k = 0; k < 3; k++) {
+		struct npr_model_load ml;
+		struct npr_compile co;
+
+		memset(&n[k], 0, sizeof(n[k]));
+		n[k].fd = npr_open("npu", 0);
+		ASSERT_GE(n[k].fd, 0);
+		ASSERT_EQ(set_str(n[k].fd, NPR_PARAM_CACHE_DIR, dir), 0);
+		if (k == 2)
+			ASSERT_EQ(set_int(n[k].fd, NPR_PARAM_NPU_TILES, 1), 0);
+		EXPECT_EQ(truncate(trace, 0), 0);
+		npr_prep_model_load(&ml, path, NULL);
+		ASSERT_EQ(npr_ioctl(n[k].fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+		npr_prep_compile(&co, ml.handle);
+		ASSERT_EQ(npr_ioctl(n[k].fd, NPR_IOCTL_COMPILE, &co), 0);
+		ASSERT_EQ(net_attach(_metadata, &n[k], co.exec), 0);
+		EXPECT_EQ(get_int_of(n[k].fd, co.exec,
+				     NPR_PARAM_LOADED_FROM_CACHE), k == 1);
+		t = slurp(trace);
+		ASSERT_NONNULL(t);
+		EXPECT_NONNULL(strstr(t, k == 1 ? "create format=1 " :
+						  "create format=2 "));
+		free(t);
+	}
+	a = run_bytes(_metadata, &n[0]);
+	b = run_bytes(_metadata, &n[1]);
+	ASSERT_NONNULL(a);
+	ASSERT_NONNULL(b);
+	EXPECT_EQ(memcmp(a, b, n[0].bytes[1][0]), 0);
+	free(a);
+	free(b);
+	net_close(&n[0]);
+	net_close(&n[1]);
+	net_close(&n[2]);
+	unlink(trace);
+	unsetenv("VNPU_TRACE");
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		EXPECT_EQ(system(cmd), 0);
+	}
+}
+
+/* ---- stateful models: 100 steps with resets ----------------------------- */
+
+static int reset_all(struct net *n)
+{
+	struct npr_state_arg sa = {
+		.size = sizeof(sa), .flags = NPR_STATE_RESET_ALL, .req = n->req,
+	};
+
+	return npr_ioctl(n->fd, NPR_IOCTL_STATE_RESET, &sa);
+}
+
+/*
+ * The OpenVINO stateful snippets over 100 inferences on npu and cpu with
+ * the same inputs, every variable reset at steps 25 and 60 on both: the
+ * npu binds each variable to one buffer shared by the compiler's
+ * vpux_ie_read_value_/vpux_ie_assign_ arguments and resets by zero
+ * filling; the snippets' initial values are zeros, so outputs must agree
+ * at every step (1e-4 of the range, as the models above).
+ */
+FIXTURE(npu_stateful) {
+	int unused;
+};
+
+FIXTURE_VARIANT(npu_stateful) {
+	const char *model;
+};
+
+FIXTURE_VARIANT_ADD(npu_stateful, adder) {
+	.model = "../ir-stateful/adder_v11.xml",
+};
+FIXTURE_VARIANT_ADD(npu_stateful, sliding_window) {
+	.model = "../ir-stateful/sliding_window_summator_v10.xml",
+};
+FIXTURE_VARIANT_ADD(npu_stateful, summator) {
+	.model = "../ir-stateful/summator_v10.xml",
+};
+
+FIXTURE_SETUP(npu_stateful)
+{
+}
+
+FIXTURE_TEARDOWN(npu_stateful)
+{
+}
+
+TEST_F(npu_stateful, hundred_steps_with_resets_agree_with_cpu)
+{
+	struct net c, p;
+	char path[4096];
+	float worst = 0, first = 0, last = 0;
+	int step;
+	__u32 i;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), variant->model);
+	if (access(path, R_OK))
+		SKIP(return, "model %s not found", path);
+	ASSERT_EQ(net_open(_metadata, &c, "cpu", path), 0);
+	if (net_open(_metadata, &p, "npu", path))
+		TH_LOG("npu: %s", npr_last_error());
+	ASSERT_GT(p.req, 0);
+	ASSERT_EQ(p.nout, c.nout);
+	for (step = 0; step < 100; step++) {
+		if (step == 25 || step == 60) {
+			ASSERT_EQ(reset_all(&c), 0);
+			ASSERT_EQ(reset_all(&p), 0);
+		}
+		net_fill(_metadata, &c, 11 + step);
+		net_fill(_metadata, &p, 11 + step);
+		ASSERT_EQ(net_infer(&c), 0);
+		ASSERT_EQ(net_infer(&p), 0);
+		for (i = 0; i < c.nout; i++) {
+			size_t j, count, count2;
+			float *a = net_output(_metadata, &c, i, &count);
+			float *b = net_output(_metadata, &p, i, &count2);
+			float lo = INFINITY, hi = -INFINITY, diff = 0;
+
+			ASSERT_NONNULL(a);
+			ASSERT_NONNULL(b);
+			ASSERT_EQ(count, count2);
+			for (j = 0; j < count; j++) {
+				lo = fminf(lo, a[j]);
+				hi = fmaxf(hi, a[j]);
+				diff = fmaxf(diff, fabsf(a[j] - b[j]));
+			}
+			EXPECT_LE(diff, NPU_REL_TOL * fmaxf(hi - lo, 1.0f));
+			worst = fmaxf(worst, diff);
+			if (step == 24 && !i)
+				first = a[0];
+			if (step == 25 && !i)
+				last = a[0];
+			free(a);
+			free(b);
+		}
+	}
+	/* the state mattered: a reset changed the output (accumulators) */
+	TH_LOG("%s: 100 steps, max |cpu-npu| %g; output 0 before/after the first reset %g / %g",
+	       variant->model, worst, first, last);
+	EXPECT_NE(first, last);
+	net_close(&c);
+	net_close(&p);
+}
+
+
+/* ---- the ring: INFER jobs of npu requests ------------------------------- */
+
+/*
+ * Eight npu requests run as ring jobs (a linked pair among them) on the
+ * io_uring path and on the fallback path: each completes once with its
+ * user_data, res 0, status OK and ordered timestamps, the ring fd polls
+ * readable, and every output equals a synchronous INFER of the same
+ * input on the same compiled model.  A device lost on the third
+ * execution fails that job (-ENODEV, FAILED) and breaks its link.
+ */
+static void ring_jobs(struct npr_test *_metadata, bool fallback)
+{
+	struct npr_ring_setup rs = {
+		.size = sizeof(rs),
+		.flags = fallback ? NPR_RING_SETUP_FALLBACK : 0,
+	};
+	struct npr_sqe s[8];
+	struct npr_cqe c[8];
+	struct npr_submit su = { .size = sizeof(su), .sqes = (uintptr_t)s };
+	struct npr_reap re = {
+		.size = sizeof(re), .cqes = (uintptr_t)c, .max = 8, .min = 8,
+	};
+	struct npr_req_create rc;
+	struct pollfd pfd;
+	void *want[8], *got;
+	char path[4096];
+	__u32 req[8];
+	struct net n;
+	bool seen[8] = { false };
+	int k, ret;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), EYE);
+	ASSERT_EQ(net_open(_metadata, &n, "npu", path), 0);
+	ret = npr_ioctl(n.fd, NPR_IOCTL_RING_SETUP, &rs);
+	if (ret)
+		TH_LOG("RING_SETUP: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	TH_LOG("ring path %u, %u workers", rs.path, rs.workers);
+	/* the expected outputs, from synchronous INFER on request 0 */
+	for (k = 0; k < 8; k++) {
+		want[k] = NULL;
+		net_fill(_metadata, &n, 100 + k);
+		ASSERT_EQ(net_infer(&n), 0);
+		want[k] = malloc(n.bytes[1][0]);
+		ASSERT_NONNULL(want[k]);
+		{
+			struct npr_tensor_arg t;
+
+			npr_prep_tensor(&t, n.req, 0, 1, want[k],
+					n.bytes[1][0]);
+			ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_GET_TENSOR, &t), 0);
+		}
+	}
+	for (k = 0; k < 8; k++) {
+		__u32 keep = n.req;
+
+		npr_prep_req_create(&rc, n.exec);
+		ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
+		req[k] = rc.req;
+		n.req = req[k];
+		net_fill(_metadata, &n, 100 + k);
+		n.req = keep;
+		memset(&s[k], 0, sizeof(s[k]));
+		s[k].opcode = NPR_OP_INFER;
+		s[k].handle = req[k];
+		s[k].user_data = 1000 + k;
+	}
+	s[4].flags = NPR_SQE_LINK;	/* 5 runs after 4 */
+	su.count = 8;
+	ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_SUBMIT, &su), 0);
+	EXPECT_EQ(su.submitted, 8);
+	pfd.fd = rs.ring_fd;
+	pfd.events = POLLIN;
+	EXPECT_EQ(poll(&pfd, 1, 60000), 1);
+	ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_REAP, &re), 0);
+	ASSERT_EQ(re.count, 8);
+	for (k = 0; k < 8; k++) {
+		int j = (int)(c[k].user_data - 1000);
+		struct npr_tensor_arg t;
+
+		ASSERT_TRUE(j >= 0 && j < 8);
+		EXPECT_FALSE(seen[j]);
+		seen[j] = true;
+		EXPECT_EQ(c[k].res, 0);
+		EXPECT_EQ(c[k].status, NPR_JOB_OK);
+		EXPECT_LE(c[k].queued_ns, c[k].started_ns);
+		EXPECT_LE(c[k].started_ns, c[k].finished_ns);
+		got = malloc(n.bytes[1][0]);
+		ASSERT_NONNULL(got);
+		npr_prep_tensor(&t, req[j], 0, 1, got, n.bytes[1][0]);
+		ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_GET_TENSOR, &t), 0);
+		EXPECT_EQ(memcmp(got, want[j], n.bytes[1][0]), 0);
+		free(got);
+	}
+	/* the linked job started after its predecessor finished */
+	for (k = 0; k < 8; k++)
+		if (c[k].user_data == 1005) {
+			int m;
+
+			for (m = 0; m < 8; m++)
+				if (c[m].user_data == 1004)
+					EXPECT_GE(c[k].started_ns,
+						  c[m].finished_ns);
+		}
+	/* a lost device fails the job and breaks its link: the context has
+	 * run 16 executions, the 17th loses it */
+	setenv("VNPU_FAULT_DEVICE_LOST", "17", 1);
+	{
+		struct npr_sqe f[2];
+
+		memset(f, 0, sizeof(f));
+		f[0].opcode = NPR_OP_INFER;
+		f[0].handle = req[0];
+		f[0].user_data = 1;
+		f[0].flags = NPR_SQE_LINK;
+		f[1].opcode = NPR_OP_INFER;
+		f[1].handle = req[1];
+		f[1].user_data = 2;
+		su.sqes = (uintptr_t)f;
+		su.count = 2;
+		ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_SUBMIT, &su), 0);
+		re.min = re.max = 2;
+		ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_REAP, &re), 0);
+		ASSERT_EQ(re.count, 2);
+		for (k = 0; k < 2; k++) {
+			if (c[k].user_data == 1) {
+				EXPECT_EQ(c[k].res, -ENODEV);
+				EXPECT_EQ(c[k].status, NPR_JOB_FAILED);
+			} else {
+				EXPECT_EQ(c[k].res, -ECANCELED);
+				EXPECT_EQ(c[k].status, NPR_JOB_LINK_BROKEN);
+			}
+		}
+	}
+	unsetenv("VNPU_FAULT_DEVICE_LOST");
+	for (k = 0; k < 8; k++)
+		free(want[k]);
+	net_close(&n);
+}
+
+TEST(npu_ring_completions)
+{
+	ring_jobs(_metadata, false);
+}
+
+TEST(npu_ring_completions_fallback)
+{
+	ring_jobs(_metadata, true);
+}
+
+/* ---- discovery and diagnosis -------------------------------------------- */
+
+/* npu_open's message when it fails, or NULL when it opened. */
+static const char *npu_open_message(void)
+{
+	static char msg[1024];
+	int fd = npr_open("npu", 0);
+
+	if (fd >= 0) {
+		npr_close(fd);
+		return NULL;
+	}
+	snprintf(msg, sizeof(msg), "%d: %s", fd, npr_last_error());
+	return msg;
+}
+
+static bool have_loader(void)
+{
+	void *l = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (l)
+		dlclose(l);
+	return l != NULL;
+}
+
+/* No loader where NPR_ZE_LOADER points: the message says to install it. */
+TEST(npu_diagnosis_no_loader)
+{
+	const char *m;
+
+	setenv("NPR_ZE_LOADER", "/nonexistent/libze_loader.so.1", 1);
+	m = npu_open_message();
+	ASSERT_NONNULL(m);
+	TH_LOG("%s", m);
+	EXPECT_EQ(strncmp(m, "-19: ", 5), 0);
+	EXPECT_NONNULL(strstr(m, "Level Zero loader"));
+	EXPECT_NONNULL(strstr(m, "libze1"));
+}
+
+/* A loader and no driver at all: the kernel side is looked at. */
+TEST(npu_diagnosis_no_driver)
+{
+	const char *m;
+
+	if (!have_loader())
+		SKIP(return, "no Level Zero loader installed");
+	if (!access("/dev/accel", F_OK))
+		SKIP(return, "this machine has /dev/accel: not the path tested");
+	unsetenv("NPR_VNPU");
+	unsetenv("ZE_ENABLE_ALT_DRIVERS");
+	m = npu_open_message();
+	if (!m)
+		SKIP(return, "an NPU driver is installed");
+	TH_LOG("%s", m);
+	EXPECT_EQ(strncmp(m, "-19: ", 5), 0);
+	EXPECT_NONNULL(strstr(m, "no /dev/accel/accel* node"));
+	EXPECT_NONNULL(strstr(m, "intel_vpu kernel driver is not loaded"));
+	EXPECT_NONNULL(strstr(m, "NPR_VNPU"));
+}
+
+/*
+ * An accel node without a Level Zero driver (a plain file stands in for
+ * the node, NPR_ACCEL_DIR pointing at it), and one the user may not open
+ * (not testable as root, who may open anything).
+ */
+TEST(npu_diagnosis_node_without_driver)
+{
+	char dir[] = "/tmp/npu_test_accelXXXXXX", node[64];
+	const char *m;
+	int fd;
+
+	if (!have_loader())
+		SKIP(return, "no Level Zero loader installed");
+	unsetenv("NPR_VNPU");
+	unsetenv("ZE_ENABLE_ALT_DRIVERS");
+	ASSERT_NONNULL(mkdtemp(dir));
+	snprintf(node, sizeof(node), "%s/accel0", dir);
+	fd = open(node, O_CREAT | O_WRONLY, 0600);
+	ASSERT_GE(fd, 0);
+	close(fd);
+	setenv("NPR_ACCEL_DIR", dir, 1);
+	if (geteuid()) {
+		/* the first open fails for want of permission */
+		ASSERT_EQ(chmod(node, 0), 0);
+	}
+	m = npu_open_message();
+	if (!m) {
+		unlink(node);
+		rmdir(dir);
+		SKIP(return, "an NPU driver is installed");
+	}
+	TH_LOG("%s", m);
+	EXPECT_EQ(strncmp(m, "-19: ", 5), 0);
+	if (geteuid()) {
+		EXPECT_NONNULL(strstr(m, "cannot open"));
+		EXPECT_NONNULL(strstr(m, "\"render\" group"));
+	} else {
+		EXPECT_NONNULL(strstr(m, "accel0 exists (driver unknown, PCI ?)"));
+		EXPECT_NONNULL(strstr(m, "install the NPU user-mode driver"));
+	}
+	unlink(node);
+	rmdir(dir);
+}
+
+/* vnpu made to look like another Level Zero driver, or an old one. */
+static void vnpu_fault_message(struct npr_test *_metadata, const char *var,
+			       const char *val, const char *want)
+{
+	const char *m;
+
+	if (!have_loader())
+		SKIP(return, "no Level Zero loader installed");
+	if (!find_vnpu())
+		SKIP(return, "vnpu not found (set NPR_VNPU)");
+	setenv(var, val, 1);	/* before the loader starts */
+	m = npu_open_message();
+	ASSERT_NONNULL(m);
+	TH_LOG("%s=%s: %s", var, val, m);
+	EXPECT_EQ(strncmp(m, "-19: ", 5), 0);
+	EXPECT_NONNULL(strstr(m, want));
+}
+
+TEST(npu_diagnosis_not_the_npu_driver)
+{
+	vnpu_fault_message(_metadata, "VNPU_FAULT_UUID", "1",
+			   "is the NPU driver (wrong driver UUID)");
+}
+
+TEST(npu_diagnosis_graph_extension_too_old)
+{
+	vnpu_fault_message(_metadata, "VNPU_GRAPH_VERSION", "4",
+			   "graph extension is version 1.4; npuring needs 1.5");
+}
+
+TEST(npu_diagnosis_no_graph_extension)
+{
+	vnpu_fault_message(_metadata, "VNPU_GRAPH_VERSION", "0",
+			   "does not offer ZE_extension_graph");
+}
+
+/* Run a tool of the build tree; its stdout in @out, its exit status. */
+static int run_tool(const char *cmdline, char *out, size_t len)
+{
+	char exe[PATH_MAX], cmd[PATH_MAX + 1024];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t got = 0;
+	FILE *p;
+	int st;
+
+	out[0] = 0;
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	snprintf(cmd, sizeof(cmd), "%s/../tools/%s 2>&1", dirname(exe),
+		 cmdline);
+	fflush(NULL);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (got + 1 < len && (n = (ssize_t)fread(out + got, 1,
+					len - 1 - got, p)) > 0)
+		got += (size_t)n;
+	out[got] = 0;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* npr-info -d npu: every layer of the stack, or which one is missing. */
+TEST(npu_info_shows_the_stack)
+{
+	static char out[1 << 16];
+	int st;
+
+	REQUIRE_NPU();
+	st = run_tool("npr-info -d npu", out, sizeof(out));
+	EXPECT_EQ(st, 0);
+	EXPECT_NONNULL(strstr(out, "npu stack"));
+	EXPECT_NONNULL(strstr(out, "Level Zero loader  1."));
+	EXPECT_NONNULL(strstr(out, "compiler version   "));
+	EXPECT_NONNULL(strstr(out, "platform           "));
+	EXPECT_NONNULL(strstr(out, "tiles              "));
+	EXPECT_NONNULL(strstr(out, "PCI address        "));
+	EXPECT_NONNULL(strstr(out, " bytes allocated"));
+	setenv("NPR_ZE_LOADER", "/nonexistent/libze_loader.so.1", 1);
+	st = run_tool("npr-info -d npu", out, sizeof(out));
+	unsetenv("NPR_ZE_LOADER");
+	TH_LOG("%s", out);
+	EXPECT_EQ(st, 1);
+	EXPECT_NONNULL(strstr(out, "npu: cannot open: npu: the Level Zero loader"));
+}
+
+/* npr-bench over vnpu: a JSON line with a throughput. */
+TEST(npu_bench_runs)
+{
+	static char out[1 << 16];
+	char path[4096], cmd[4200];
+	const char *t;
+	int st;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), EYE);
+	snprintf(cmd, sizeof(cmd),
+		 "npr-bench -d npu -m '%s' --nireq 2 --niter 20 --json", path);
+	st = run_tool(cmd, out, sizeof(out));
+	TH_LOG("%s", out);
+	EXPECT_EQ(st, 0);
+	EXPECT_NONNULL(strstr(out, "\"device\":\"npu\""));
+	EXPECT_NONNULL(strstr(out, "\"niter\":20"));
+	t = strstr(out, "\"throughput_fps\":");
+	ASSERT_NONNULL(t);
+	EXPECT_GT(strtod(t + 17, NULL), 0);
+}
+
+/* ---- ONNX models against their golden outputs --------------------------- */
+
+/*
+ * The models of models/onnx on npu over vnpu against the reference
+ * outputs stored with them (PyTorch or onnxruntime, computed elsewhere),
+ * within their stated tolerance: max |npu - ref| <= 1e-4 max |ref|, at
+ * batch 1 and 4.
+ */
+#define GOLDEN_TOL_REL	1e-4
+
+FIXTURE(npu_golden) {
+	int unused;
+};
+
+FIXTURE_VARIANT(npu_golden) {
+	const char *name;
+	int batch;
+	__s64 h, w;
+};
+
+FIXTURE_VARIANT_ADD(npu_golden, squeezenet1_1_b1) {
+	.name = "squeezenet1_1", .batch = 1, .h = 224, .w = 224,
+};
+FIXTURE_VARIANT_ADD(npu_golden, squeezenet1_1_b4) {
+	.name = "squeezenet1_1", .batch = 4, .h = 224, .w = 224,
+};
+FIXTURE_VARIANT_ADD(npu_golden, mobilenet_v2_b1) {
+	.name = "mobilenet_v2", .batch = 1, .h = 224, .w = 224,
+};
+FIXTURE_VARIANT_ADD(npu_golden, ppocr_cls_b4) {
+	.name = "ppocr_mobile_v2.0_cls", .batch = 4, .h = 48, .w = 192,
+};
+
+FIXTURE_SETUP(npu_golden)
+{
+}
+
+FIXTURE_TEARDOWN(npu_golden)
+{
+}
+
+TEST_F(npu_golden, matches_reference_outputs)
+{
+	__s64 shape[4] = { variant->batch, 3, variant->h, variant->w };
+	char path[4096], file[4096];
+	struct npr_tensor_arg t;
+	float *in, *ref, *out;
+	size_t in_len = 0, ref_len = 0, count = 0, i;
+	float maxref = 0, maxdiff = 0;
+	struct net n;
+
+	REQUIRE_NPU();
+	snprintf(path, sizeof(path), "%.3000s/models/onnx/%s.onnx",
+		 npr_test_shared(), variant->name);
+	snprintf(file, sizeof(file), "%.3000s/models/onnx/%s.input_b%d.f32",
+		 npr_test_shared(), variant->name, variant->batch);
+	in = slurp_n(file, &in_len);
+	snprintf(file, sizeof(file), "%.3000s/models/onnx/%s.output_b%d.f32",
+		 npr_test_shared(), variant->name, variant->batch);
+	ref = slurp_n(file, &ref_len);
+	if (access(path, R_OK) || !in || !ref) {
+		free(in);
+		free(ref);
+		SKIP(return, "%s or its reference data not found", path);
+	}
+	ASSERT_EQ(net_open_shape(_metadata, &n, "npu", path, shape), 0);
+	ASSERT_EQ(n.nin, 1);
+	ASSERT_EQ(n.nout, 1);
+	ASSERT_EQ(n.bytes[0][0], in_len);
+	npr_prep_tensor(&t, n.req, 0, 0, in, in_len);
+	t.elem_type = NPR_ELEM_F32;
+	t.rank = 4;
+	memcpy(t.dims, shape, sizeof(shape));
+	ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_SET_TENSOR, &t), 0);
+	ASSERT_EQ(net_infer(&n), 0);
+	out = net_output(_metadata, &n, 0, &count);
+	ASSERT_NONNULL(out);
+	ASSERT_EQ(count * sizeof(float), ref_len);
+	for (i = 0; i < count; i++) {
+		maxref = fmaxf(maxref, fabsf(ref[i]));
+		maxdiff = fmaxf(maxdiff, fabsf(out[i] - ref[i]));
+	}
+	TH_LOG("%s batch %d on npu: max |npu - ref| %.3g, relative %.3g (tolerance %.0e)",
+	       variant->name, variant->batch, maxdiff,
+	       maxdiff / maxref, GOLDEN_TOL_REL);
+	EXPECT_GT(maxref, 0);
+	EXPECT_LE(maxdiff, GOLDEN_TOL_REL * maxref);
+	free(in);
+	free(ref);
+	free(out);
 	net_close(&n);
 }
 
@@ -987,6 +2249,80 @@ TEST(vnpu_answers_as_npu_4000)
 out:
 	npr_close(fd);
 }
+/*
+ * vnpu compiles a stateful IR as the NPU compiler does: the variable is
+ * an input vpux_ie_read_value_<id> and an output vpux_ie_assign_<id>;
+ * with one buffer bound to both, each execution updates it in place, and
+ * zero filling it resets the variable.  adder: out = in + state.
+ */
+TEST(vnpu_state_arguments_use_the_compiler_names)
+{
+	ze_fence_desc_t fd = { .stype = ZE_STRUCTURE_TYPE_FENCE_DESC };
+	static const char *const names[4] = {
+		"input", "vpux_ie_read_value_variable0", NULL,
+		"vpux_ie_assign_variable0",
+	};
+	struct npr_ze_graph_properties gp = {
+		.stype = NPR_ZE_STYPE_GRAPH_PROPERTIES,
+	};
+	npr_ze_graph_handle_t g;
+	ze_command_list_handle_t l;
+	ze_fence_handle_t f;
+	float *in, *state, *out;
+	uint8_t *ir;
+	size_t size;
+	struct zl z;
+	uint32_t i;
+	int step;
+
+	zl_open(_metadata, &z);
+	if (_metadata->skipped)
+		return;
+	ir = ngraph_lite("../ir-stateful/adder_v11.xml", &size);
+	ASSERT_NONNULL(ir);
+	ASSERT_EQ(zl_graph(&z, ir, size, NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE, NULL,
+			   &g), 0);
+	ASSERT_EQ(z.g->pfnGetProperties(g, &gp), 0);
+	ASSERT_EQ(gp.numGraphArgs, 4);
+	for (i = 0; i < 4; i++) {
+		struct npr_ze_graph_argument_properties ap = {
+			.stype = NPR_ZE_STYPE_GRAPH_ARGUMENT_PROPERTIES,
+		};
+
+		ASSERT_EQ(z.g->pfnGetArgumentProperties(g, i, &ap), 0);
+		TH_LOG("argument %u: %s (%s)", i, ap.name,
+		       ap.type == NPR_ZE_GRAPH_ARG_OUTPUT ? "output" : "input");
+		EXPECT_EQ(ap.type, i < 2 ? NPR_ZE_GRAPH_ARG_INPUT :
+					   NPR_ZE_GRAPH_ARG_OUTPUT);
+		if (names[i])
+			EXPECT_STREQ(ap.name, names[i]);
+		EXPECT_EQ(ap.devicePrecision, NPR_ZE_PREC_FP32);
+	}
+	in = zl_alloc(_metadata, &z, 4);
+	state = zl_alloc(_metadata, &z, 4);
+	out = zl_alloc(_metadata, &z, 4);
+	ASSERT_TRUE(in && state && out);
+	*in = 1.5f;
+	ASSERT_EQ(z.g->pfnSetArgumentValue(g, 0, in), 0);
+	ASSERT_EQ(z.g->pfnSetArgumentValue(g, 1, state), 0);
+	ASSERT_EQ(z.g->pfnSetArgumentValue(g, 2, out), 0);
+	ASSERT_EQ(z.g->pfnSetArgumentValue(g, 3, state), 0);
+	ASSERT_EQ(zl_record(&z, g, &l), 0);
+	ASSERT_EQ(z.FenceCreate(z.queue, &fd, &f), 0);
+	for (step = 1; step <= 3; step++) {
+		ASSERT_EQ(z.FenceReset(f), 0);
+		ASSERT_EQ(zl_run(&z, l, f), 0);
+		EXPECT_EQ(*out, 1.5f * step);
+		EXPECT_EQ(*state, 1.5f * step);
+	}
+	memset(state, 0, 4);	/* reset */
+	ASSERT_EQ(z.FenceReset(f), 0);
+	ASSERT_EQ(zl_run(&z, l, f), 0);
+	EXPECT_EQ(*out, 1.5f);
+	free(ir);
+	z.ContextDestroy(z.ctx);
+}
+
 #endif /* Level Zero headers */
 
 TEST_HARNESS_MAIN

@@ -665,6 +665,89 @@ TEST_TIMEOUT_F(load_compile_infer_cpu, HARNESS_TIMEOUT_RING)
 	EXPECT_EQ(npr_close(fd), 0);
 }
 
+/*
+ * The same on npu (vnpu with NPR_VNPU, as make check sets it): INFER jobs
+ * of npu requests, a linked pair, and a COMPILE job through the driver.
+ */
+TEST_TIMEOUT_F(load_compile_infer_npu, HARNESS_TIMEOUT_RING)
+{
+	int fd = npr_open("npu", 0);
+	struct npr_sqe s[2] = { { 0 } };
+	struct npr_reap re = { .size = sizeof(re) };
+	struct npr_submit su = { .size = sizeof(su) };
+	struct npr_tensor_arg ta = { .size = sizeof(ta) };
+	struct npr_req_create rc = { .size = sizeof(rc) };
+	float in[4] = { -1, 2, -3, 4 }, out[4];
+	uint32_t req[2];
+	struct npr_cqe c[2];
+	int k;
+
+	if (fd < 0)
+		SKIP(return, "no npu device: %s (make check sets NPR_VNPU)",
+		     npr_last_error());
+	for (k = 0; k < 2; k++) {
+		req[k] = make_request(_metadata, fd);
+		ASSERT_NE(req[k], 0);
+		ta.req = req[k];
+		ta.elem_type = NPR_ELEM_F32;
+		ta.rank = 2;
+		ta.dims[0] = 1;
+		ta.dims[1] = 4;
+		in[0] = (float)-k;
+		ta.data = (uintptr_t)in;
+		ta.bytes = sizeof(in);
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_SET_TENSOR, &ta), 0);
+		s[k].opcode = NPR_OP_INFER;
+		s[k].handle = req[k];
+		s[k].user_data = 42 + k;
+	}
+	s[0].flags = NPR_SQE_LINK;
+	su.sqes = (uintptr_t)s;
+	su.count = 2;
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), 0);
+	re.cqes = (uintptr_t)c;
+	re.max = 2;
+	re.min = 2;
+	re.timeout_ns = 10000000000ull;
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_REAP, &re), 0);
+	ASSERT_EQ(re.count, 2);
+	/* the link runs in order */
+	EXPECT_EQ(c[0].user_data, 42);
+	EXPECT_EQ(c[1].user_data, 43);
+	for (k = 0; k < 2; k++) {
+		EXPECT_EQ(c[k].res, 0);
+		EXPECT_EQ(c[k].status, NPR_JOB_OK);
+		ta.req = req[k];
+		ta.flags = NPR_PORT_OUTPUT;
+		ta.data = (uintptr_t)out;
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+		EXPECT_EQ(out[0], 0);	/* relu(-1), relu(-0) */
+		EXPECT_EQ(out[1], 2);
+		EXPECT_EQ(out[2], 0);
+		EXPECT_EQ(out[3], 4);
+	}
+	{
+		struct npr_model_load ml = { .size = sizeof(ml) };
+
+		ml.flags = NPR_MODEL_LOAD_MEMORY;
+		ml.xml = (uintptr_t)relu_xml;
+		ml.xml_size = sizeof(relu_xml) - 1;
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+		memset(s, 0, sizeof(s));
+		s[0].opcode = NPR_OP_COMPILE;
+		s[0].handle = ml.handle;
+		s[0].user_data = 7;
+		su.count = 1;
+		re.max = re.min = 1;
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), 0);
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_REAP, &re), 0);
+		ASSERT_GT(c[0].res, 0);
+		rc.exec = c[0].res;
+		EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
+	}
+	EXPECT_EQ(npr_close(fd), 0);
+}
+
 static pid_t spawn(char *const argv[])
 {
 	pid_t pid = fork();

@@ -21,9 +21,25 @@ FIXTURE(state) {
 	bool loaded;
 };
 
+/* Every test on cpu, and on npu (vnpu, or an NPU) when there is one. */
+FIXTURE_VARIANT(state) {
+	const char *device;
+};
+
+FIXTURE_VARIANT_ADD(state, cpu) {
+	.device = "cpu",
+};
+
+FIXTURE_VARIANT_ADD(state, npu) {
+	.device = "npu",
+};
+
 FIXTURE_SETUP(state)
 {
-	self->fd = npr_open("cpu", 0);
+	self->fd = npr_open(variant->device, 0);
+	if (self->fd < 0 && !strcmp(variant->device, "npu"))
+		SKIP(return, "no npu device: %s (make check sets NPR_VNPU)",
+		     npr_last_error());
 	ASSERT_GE(self->fd, 0);
 }
 

@@ -93,6 +93,49 @@ static void print_props(int fd, __u32 handle)
 	}
 }
 
+static long long get_int(int fd, __u32 id)
+{
+	struct npr_param pa = { .size = sizeof(pa), .param = id };
+
+	return npr_ioctl(fd, NPR_IOCTL_GET_PARAM, &pa) ? -1 :
+	       (long long)pa.value;
+}
+
+static const char *get_str(int fd, __u32 id, char *buf, size_t len)
+{
+	struct npr_param pa = {
+		.size = sizeof(pa), .param = id, .ptr = (uintptr_t)buf,
+		.len = (__u32)len,
+	};
+
+	if (npr_ioctl(fd, NPR_IOCTL_GET_PARAM, &pa))
+		snprintf(buf, len, "unknown (%s)", npr_last_error());
+	return buf;
+}
+
+/* The layers of an NPU's stack, from the npu properties. */
+static void print_npu(int fd)
+{
+	char buf[256];
+	long long v = get_int(fd, NPR_PARAM_NPU_COMPILER_VERSION);
+
+	printf("  npu stack\n");
+	printf("    Level Zero loader  %s\n",
+	       get_str(fd, NPR_PARAM_NPR_NPU_LOADER_VERSION, buf, sizeof(buf)));
+	printf("    driver version     %lld\n",
+	       get_int(fd, NPR_PARAM_NPU_DRIVER_VERSION));
+	printf("    compiler version   %lld.%lld\n", v >> 16, v & 0xffff);
+	printf("    platform           %s\n",
+	       get_str(fd, NPR_PARAM_DEVICE_ARCHITECTURE, buf, sizeof(buf)));
+	printf("    tiles              %lld\n",
+	       get_int(fd, NPR_PARAM_NPU_MAX_TILES));
+	printf("    PCI address        %s\n",
+	       get_str(fd, NPR_PARAM_DEVICE_PCI_INFO, buf, sizeof(buf)));
+	printf("    memory             %lld of %lld bytes allocated\n",
+	       get_int(fd, NPR_PARAM_NPU_DEVICE_ALLOC_MEM_SIZE),
+	       get_int(fd, NPR_PARAM_NPU_DEVICE_TOTAL_MEM_SIZE));
+}
+
 /* query_model: the layers of @model the device supports. */
 static int print_query(int fd, const char *model)
 {
@@ -168,7 +211,8 @@ int main(int argc, char **argv)
 		int fd = npr_open(name, 0), err;
 
 		if (fd < 0) {
-			/* an absent NPU is not an error of this listing */
+			/* an absent NPU is not an error of this listing; the
+			 * message names the missing layer */
 			printf("%s: cannot open: %s\n", name, npr_last_error());
 			if (only || strcmp(name, "npu"))
 				ret = 1;
@@ -201,6 +245,8 @@ int main(int argc, char **argv)
 		       rs.path == NPR_RING_PATH_URING ? "io_uring" :
 						      "eventfd fallback",
 		       reason_str(&rs, buf, sizeof(buf)));
+		if (di.device_type == NPR_DEVICE_NPU)
+			print_npu(fd);
 		printf("  properties\n");
 		print_props(fd, 0);
 		if (model)

@@ -153,6 +153,24 @@ enum npr_param_id {
 	NPR_PARAM_LOADED_FROM_CACHE		= 29,	/* bool, RO, exec */
 	NPR_PARAM_NPR_CACHE_MAX_MB		= 30,	/* int, RW, device exec */
 	NPR_PARAM_NPR_CACHE_REQUIRED		= 31,	/* bool, RW, device exec */
+	/*
+	 * The NPU plugin's properties, from 64 on: only the npu device has
+	 * them (-ENOPROTOOPT elsewhere).  Documentation/npu.rst.
+	 */
+	NPR_PARAM_NPU_DRIVER_VERSION		= 64,	/* int, RO, device */
+	NPR_PARAM_NPU_COMPILER_VERSION		= 65,	/* int, RO, device */
+	NPR_PARAM_DEVICE_PCI_INFO		= 66,	/* string, RO, device */
+	NPR_PARAM_DEVICE_GOPS			= 67,	/* list, RO, device */
+	NPR_PARAM_NPU_DEVICE_ALLOC_MEM_SIZE	= 68,	/* int, RO, device */
+	NPR_PARAM_NPU_DEVICE_TOTAL_MEM_SIZE	= 69,	/* int, RO, device */
+	NPR_PARAM_NPU_MAX_TILES			= 70,	/* int, RO, device */
+	NPR_PARAM_NPU_TILES			= 71,	/* int, RW, device exec */
+	NPR_PARAM_NPU_TURBO			= 72,	/* bool, RW, device exec */
+	NPR_PARAM_NPU_BYPASS_UMD_CACHING	= 73,	/* bool, RW, device exec */
+	NPR_PARAM_NPU_DEFER_WEIGHTS_LOAD	= 74,	/* bool, RW, device exec */
+	NPR_PARAM_NPU_COMPILATION_MODE_PARAMS	= 75,	/* string, RW, device exec */
+	NPR_PARAM_NPU_COMPILER_DYNAMIC_QUANTIZATION = 76, /* bool, RW, device exec */
+	NPR_PARAM_NPR_NPU_LOADER_VERSION	= 77,	/* string, RO, device */
 	NPR_PARAM_MAX,
 };
 

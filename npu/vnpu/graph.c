@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,51 @@ static void graph_free(struct vnpu_graph *g)
 	free(g);
 }
 
+/* Variable @k as a state argument, named as the NPU compiler names it. */
+static ze_result_t state_arg(struct vnpu_graph *g, struct vnpu_arg *a,
+			     uint32_t k)
+{
+	struct npr_req_create rc;
+	struct npr_handle_destroy hd = { .size = sizeof(hd) };
+	char id[NPR_ZE_ARG_NAME_MAX];
+	struct npr_state_arg sa = {
+		.size = sizeof(sa), .index = k, .name = (uintptr_t)id,
+		.name_len = 201,
+	};
+	size_t numel = 1;
+	uint32_t d;
+	int err;
+
+	npr_prep_req_create(&rc, g->exec);
+	if (npr_ioctl(g->fd, NPR_IOCTL_REQ_CREATE, &rc))
+		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	sa.req = rc.req;
+	err = npr_ioctl(g->fd, NPR_IOCTL_STATE_INFO, &sa);
+	hd.handle = rc.req;
+	npr_ioctl(g->fd, NPR_IOCTL_HANDLE_DESTROY, &hd);
+	if (err) {
+		vnpu_set_log("vnpu: variable %u: %s", k, npr_last_error());
+		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+	}
+	snprintf(a->name, sizeof(a->name), "%s%.200s",
+		 a->out ? VNPU_ASSIGN_PREFIX : VNPU_READ_PREFIX, id);
+	a->var = (int)k;
+	a->index = k;
+	a->elem = sa.elem_type;
+	a->rank = sa.rank;
+	for (d = 0; d < sa.rank && d < NPR_MAX_RANK; d++) {
+		a->dims[d] = sa.dims[d];
+		numel *= (size_t)sa.dims[d];
+	}
+	a->bytes = numel * npr_elem_size(a->elem);
+	if (!a->bytes || sa.rank > NPR_ZE_ARG_DIMS) {
+		vnpu_set_log("vnpu: variable %s: type %s rank %u unsupported",
+			     id, npr_elem_name(a->elem), sa.rank);
+		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+	}
+	return ZE_RESULT_SUCCESS;
+}
+
 /* Load IR into the CPU device, compile it, describe its arguments. */
 static ze_result_t graph_build(struct vnpu_graph *g, const void *xml,
 			       size_t xml_size, const void *bin,
@@ -101,6 +147,7 @@ static ze_result_t graph_build(struct vnpu_graph *g, const void *xml,
 	struct npr_model_load ml;
 	struct npr_model_info mi = { .size = sizeof(mi) };
 	struct npr_compile cp;
+	ze_result_t r;
 	uint32_t i;
 
 	g->fd = npr_open("cpu", 0);
@@ -123,8 +170,24 @@ static ze_result_t graph_build(struct vnpu_graph *g, const void *xml,
 	mi.handle = g->exec;
 	if (npr_ioctl(g->fd, NPR_IOCTL_MODEL_INFO, &mi))
 		return ZE_RESULT_ERROR_UNKNOWN;
-	g->nin = mi.num_inputs;
-	g->nargs = mi.num_inputs + mi.num_outputs;
+	/* the variables: a request knows them */
+	{
+		struct npr_req_create rc;
+		struct npr_state_arg sa = { .size = sizeof(sa) };
+		struct npr_handle_destroy hd = { .size = sizeof(hd) };
+
+		npr_prep_req_create(&rc, g->exec);
+		if (npr_ioctl(g->fd, NPR_IOCTL_REQ_CREATE, &rc))
+			return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+		sa.req = rc.req;
+		if (!npr_ioctl(g->fd, NPR_IOCTL_STATE_INFO, &sa) ||
+		    sa.count)
+			g->nvars = sa.count;
+		hd.handle = rc.req;
+		npr_ioctl(g->fd, NPR_IOCTL_HANDLE_DESTROY, &hd);
+	}
+	g->nin = mi.num_inputs + g->nvars;
+	g->nargs = g->nin + mi.num_outputs + g->nvars;
 	if (g->nargs > VNPU_MAX_ARGS) {
 		vnpu_set_log("vnpu: %u arguments, at most %d supported", g->nargs,
 			VNPU_MAX_ARGS);
@@ -142,6 +205,14 @@ static ze_result_t graph_build(struct vnpu_graph *g, const void *xml,
 
 		a->out = i >= g->nin;
 		a->index = a->out ? i - g->nin : i;
+		a->var = -1;
+		if (a->index >= (a->out ? mi.num_outputs : mi.num_inputs)) {
+			r = state_arg(g, a, a->index - (a->out ? mi.num_outputs :
+							  mi.num_inputs));
+			if (r)
+				return r;
+			continue;
+		}
 		npr_prep_port_info(&pi, g->exec, a->index, a->out, a->name,
 				   sizeof(a->name));
 		if (npr_ioctl(g->fd, NPR_IOCTL_PORT_INFO, &pi)) {
@@ -251,9 +322,52 @@ static ze_result_t split_input(uint32_t format, const uint8_t *in,
 	return ZE_RESULT_SUCCESS;
 }
 
+/*
+ * VNPU_TRACE=FILE: one line per graph creation and initialisation, so
+ * tests can see what a caller asked for (descriptor flags, build flags).
+ */
+void vnpu_trace(const char *fmt, ...)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	const char *path = getenv("VNPU_TRACE");
+	va_list ap;
+	FILE *f;
+
+	if (!path || !*path)
+		return;
+	pthread_mutex_lock(&lock);
+	f = fopen(path, "a");
+	if (f) {
+		va_start(ap, fmt);
+		vfprintf(f, fmt, ap);
+		va_end(ap);
+		fputc('\n', f);
+		fclose(f);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* The compiler refuses more tiles than the device has. */
+static int check_tiles(const char *flags)
+{
+	const char *t = flags ? strstr(flags, " NPU_TILES=\"") : NULL;
+	long n;
+
+	if (!t)
+		return 0;
+	n = strtol(t + 12, NULL, 10);
+	if (n < 1 || n > (long)vnpu_dev.tiles) {
+		vnpu_set_log("vnpu: NPU_TILES=%ld: the device has %u tiles", n,
+			     vnpu_dev.tiles);
+		return -1;
+	}
+	return 0;
+}
+
 static ze_result_t graph_create(ze_context_handle_t hc, ze_device_handle_t hd,
 				uint32_t format, const uint8_t *in, size_t size,
-				const char *flags, npr_ze_graph_handle_t *out)
+				const char *flags, uint32_t dflags,
+				npr_ze_graph_handle_t *out)
 {
 	struct vnpu_context *c = vnpu_ctx_of(hc, true);
 	const uint8_t *xml, *bin;
@@ -269,6 +383,10 @@ static ze_result_t graph_create(ze_context_handle_t hc, ze_device_handle_t hd,
 	r = split_input(format, in, size, flags, false, &xml, &xs, &bin, &bs);
 	if (r)
 		return r;
+	if (format == NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE && check_tiles(flags))
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	vnpu_trace("create format=%u flags=0x%x build=%s", format, dflags,
+		   flags ? flags : "");
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
@@ -292,7 +410,7 @@ static ze_result_t g_create(ze_context_handle_t c, ze_device_handle_t d,
 	if (!desc)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	return graph_create(c, d, desc->format, desc->pInput, desc->inputSize,
-			    desc->pBuildFlags, out);
+			    desc->pBuildFlags, 0, out);
 }
 
 static ze_result_t g_create2(ze_context_handle_t c, ze_device_handle_t d,
@@ -305,7 +423,7 @@ static ze_result_t g_create2(ze_context_handle_t c, ze_device_handle_t d,
 			    NPR_ZE_GRAPH_FLAG_INPUT_PERSISTENT))
 		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
 	return graph_create(c, d, desc->format, desc->pInput, desc->inputSize,
-			    desc->pBuildFlags, out);
+			    desc->pBuildFlags, desc->flags, out);
 }
 
 #define GRAPH(h)	((struct vnpu_graph *)(h))
@@ -532,6 +650,7 @@ static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 	struct npr_req_create rc;
 	struct vnpu_cmd *cmd;
 	ze_result_t r = ZE_RESULT_SUCCESS;
+	void **state;
 	uint32_t i;
 
 	if (!CHECK(l, M_LIST) || !GRAPH_OK(h))
@@ -552,6 +671,15 @@ static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 	npr_prep_req_create(&rc, g->exec);
 	if (npr_ioctl(g->fd, NPR_IOCTL_REQ_CREATE, &rc))
 		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	state = g->nvars ? calloc(2 * g->nvars, sizeof(*state)) : NULL;
+	if (g->nvars && !state) {
+		struct npr_handle_destroy hd = {
+			.size = sizeof(hd), .handle = rc.req,
+		};
+
+		npr_ioctl(g->fd, NPR_IOCTL_HANDLE_DESTROY, &hd);
+		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	}
 	pthread_mutex_lock(&g->lock);
 	pthread_mutex_lock(&vnpu_mem_lock);
 	for (i = 0; i < g->nargs && !r; i++) {
@@ -570,6 +698,11 @@ static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 				i, a->name, a->bytes);
 			r = ZE_RESULT_ERROR_INVALID_ARGUMENT;
 			break;
+		}
+		if (a->var >= 0) {
+			/* copied in and out around each execution */
+			state[2 * a->var + a->out] = g->value[i];
+			continue;
 		}
 		npr_prep_tensor(&t, rc.req, a->index, a->out, g->value[i],
 				a->bytes);
@@ -592,6 +725,7 @@ static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 		};
 
 		npr_ioctl(g->fd, NPR_IOCTL_HANDLE_DESTROY, &hd);
+		free(state);
 		return r;
 	}
 	pthread_mutex_lock(&g->lock);
@@ -600,6 +734,7 @@ static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 	cmd = &l->cmds[l->ncmds++];
 	cmd->graph = g;
 	cmd->req = rc.req;
+	cmd->state = state;
 	return ZE_RESULT_SUCCESS;
 }
 
@@ -820,6 +955,7 @@ static ze_result_t g_init(npr_ze_graph_handle_t h)
 	if (!GRAPH_OK(h))
 		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	GRAPH(h)->initialized = true;
+	vnpu_trace("initialize");
 	return ZE_RESULT_SUCCESS;
 }
 

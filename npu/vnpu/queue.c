@@ -49,6 +49,7 @@ static void list_clear(struct vnpu_list *l)
 		struct vnpu_graph *g = l->cmds[i].graph;
 
 		npr_ioctl(g->fd, NPR_IOCTL_HANDLE_DESTROY, &hd);
+		free(l->cmds[i].state);
 		pthread_mutex_lock(&g->lock);
 		g->users--;
 		pthread_mutex_unlock(&g->lock);
@@ -105,6 +106,36 @@ ze_result_t vnpu_list_barrier(ze_command_list_handle_t h,
 
 /* ---- queues, the device thread, fences --------------------------------- */
 
+static int state_copy(struct vnpu_cmd *cmd, bool out)
+{
+	const struct vnpu_graph *g = cmd->graph;
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < g->nargs; i++) {
+		const struct vnpu_arg *a = &g->args[i];
+		struct npr_state_arg sa = {
+			.size = sizeof(sa), .req = cmd->req,
+		};
+		uint32_t d;
+
+		if (a->var < 0 || a->out != out)
+			continue;
+		sa.index = (uint32_t)a->var;
+		sa.elem_type = a->elem;
+		sa.rank = a->rank;
+		for (d = 0; d < a->rank; d++)
+			sa.dims[d] = a->dims[d];
+		sa.data = (uintptr_t)cmd->state[2 * a->var + out];
+		sa.bytes = a->bytes;
+		err = npr_ioctl(g->fd, out ? NPR_IOCTL_STATE_GET :
+				NPR_IOCTL_STATE_SET, &sa);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static ze_result_t run_graph(struct vnpu_context *c, struct vnpu_cmd *cmd)
 {
 	struct npr_infer inf = { .size = sizeof(inf), .req = cmd->req };
@@ -120,7 +151,12 @@ static ze_result_t run_graph(struct vnpu_context *c, struct vnpu_cmd *cmd)
 		return ZE_RESULT_ERROR_DEVICE_LOST;
 	}
 	pthread_mutex_unlock(&c->lock);
-	err = npr_ioctl(cmd->graph->fd, NPR_IOCTL_INFER, &inf);
+	/* state arguments: the read_value buffer in, the assign one out */
+	err = state_copy(cmd, false);
+	if (!err)
+		err = npr_ioctl(cmd->graph->fd, NPR_IOCTL_INFER, &inf);
+	if (!err)
+		err = state_copy(cmd, true);
 	if (err) {
 		vnpu_warn("vnpu: graph execution failed: %s",
 			npr_last_error());
@@ -175,6 +211,7 @@ ze_result_t vnpu_queue_create(ze_context_handle_t h,
 				     ze_command_queue_handle_t *out)
 {
 	struct vnpu_context *c = vnpu_ctx_of(h, false);
+	const struct npr_ze_command_queue_desc_npu *ext;
 	struct vnpu_queue *q;
 
 	if (!c || !vnpu_dev_ok(d, false))
@@ -188,6 +225,11 @@ ze_result_t vnpu_queue_create(ze_context_handle_t h,
 		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
 	q->magic = M_QUEUE;
 	q->ctx = c;
+	/* the NPU command-queue extension's descriptor */
+	for (ext = desc->pNext; ext; ext = ext->pNext)
+		if (ext->stype == NPR_ZE_STYPE_COMMAND_QUEUE_DESC_NPU)
+			q->turbo = ext->turbo;
+	vnpu_trace("queue turbo=%d", q->turbo);
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->cond, NULL);
 	if (pthread_create(&q->thread, NULL, device_thread, q)) {
@@ -197,6 +239,22 @@ ze_result_t vnpu_queue_create(ze_context_handle_t h,
 	*out = (ze_command_queue_handle_t)q;
 	return ZE_RESULT_SUCCESS;
 }
+
+static ze_result_t cq_workload(ze_command_queue_handle_t h, uint32_t type)
+{
+	struct vnpu_queue *q = vnpu_translate(ZEL_HANDLE_COMMAND_QUEUE, h);
+
+	if (!CHECK(q, M_QUEUE))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (type > 1)
+		return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+	q->workload = type;
+	return ZE_RESULT_SUCCESS;
+}
+
+const struct npr_ze_command_queue_npu_ddi vnpu_cq_npu_ddi = {
+	.pfnSetWorkloadType = cq_workload,
+};
 
 ze_result_t vnpu_queue_destroy(ze_command_queue_handle_t h)
 {

@@ -18,6 +18,10 @@
  *   VNPU_FAULT_OOM=1          zeMemAllocHost fails: out of device memory
  *   VNPU_FAULT_DEVICE_LOST=N  the Nth graph execution of a context loses
  *                             the device; the context stays lost
+ *   VNPU_FAULT_UUID=1         the driver reports a UUID that is not the
+ *                             NPU driver's
+ *   VNPU_GRAPH_VERSION=N      the graph extension is offered at 1.N only
+ *                             (0: not at all), like an older driver
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -187,6 +191,8 @@ static ze_result_t vnpu_driver_props(ze_driver_handle_t d,
 	if (!p)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	memcpy(p->uuid.id, uuid, sizeof(uuid));
+	if (vnpu_env_long("VNPU_FAULT_UUID"))
+		p->uuid.id[15] ^= 0xff;	/* some other driver */
 	p->driverVersion = VNPU_DRIVER_VERSION;
 	return ZE_RESULT_SUCCESS;
 }
@@ -205,22 +211,36 @@ static ze_result_t vnpu_driver_ipc(ze_driver_handle_t d,
 static ze_result_t vnpu_driver_ext_props(ze_driver_handle_t d, uint32_t *count,
 					 ze_driver_extension_properties_t *p)
 {
-	uint32_t n = 8, i;	/* the graph ext, then _1_2 ... _1_8 */
+	uint32_t n = 8, i, top = 8;	/* the graph ext, then _1_2 ... _1_8 */
+	const char *gv = getenv("VNPU_GRAPH_VERSION");
 
 	if (d != (void *)&vnpu_drv)
 		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	if (!count)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	/* VNPU_GRAPH_VERSION=N: an older driver (graph extension 1.N, none
+	 * for 0), to test what callers make of it */
+	if (gv && *gv) {
+		top = (uint32_t)strtoul(gv, NULL, 10);
+		if (top > 8)
+			top = 8;
+		n = top ? top : 0;	/* base name + _1_2 .. _1_top */
+	}
+	n++;	/* then the NPU command-queue extension */
 	if (!*count || !p) {
 		*count = n;
 		return ZE_RESULT_SUCCESS;
 	}
 	for (i = 0; i < n && i < *count; i++) {
 		memset(&p[i], 0, sizeof(p[i]));
-		if (!i) {
+		if (i == n - 1) {
+			snprintf(p[i].name, sizeof(p[i].name), "%s",
+				 NPR_ZE_CQ_NPU_EXT_NAME);
+			p[i].version = NPR_ZE_CQ_NPU_VERSION_1_0;
+		} else if (!i) {
 			snprintf(p[i].name, sizeof(p[i].name), "%s",
 				 NPR_ZE_GRAPH_EXT_NAME);
-			p[i].version = NPR_ZE_GRAPH_VERSION_1_8;
+			p[i].version = NPR_ZE_GRAPH_VERSION(top);
 		} else {
 			snprintf(p[i].name, sizeof(p[i].name), "%s_1_%u",
 				 NPR_ZE_GRAPH_EXT_NAME, i + 1);
@@ -238,6 +258,10 @@ static ze_result_t vnpu_driver_ext_fn(ze_driver_handle_t d, const char *name,
 		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	if (!name || !fn)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (!strcmp(name, NPR_ZE_CQ_NPU_EXT_NAME)) {
+		*fn = (void *)&vnpu_cq_npu_ddi;
+		return ZE_RESULT_SUCCESS;
+	}
 	if (!strstr(name, NPR_ZE_GRAPH_EXT_NAME))
 		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 	*fn = (void *)&vnpu_graph_ddi;
@@ -284,7 +308,8 @@ static ze_result_t vnpu_device_props(ze_device_handle_t d,
 	p->deviceId = vnpu_dev.pci_id;
 	p->flags = ZE_DEVICE_PROPERTY_FLAG_INTEGRATED;
 	p->subdeviceId = 0;
-	p->coreClockRate = vnpu_dev.tiles == 2 ? 1400 : 1950;
+	/* in Hz, as the NPU plugin's GOPS formula expects */
+	p->coreClockRate = vnpu_dev.tiles == 2 ? 1400000000u : 1950000000u;
 	p->maxMemAllocSize = 1ULL << 32;
 	p->maxHardwareContexts = 64;
 	p->maxCommandQueuePriority = 0;
@@ -316,6 +341,24 @@ static ze_result_t vnpu_device_queue_groups(ze_device_handle_t d,
 		p->numQueues = 1;
 	}
 	*count = 1;
+	return ZE_RESULT_SUCCESS;
+}
+
+/* where the NPU sits on Meteor Lake and Lunar Lake: 0000:00:0b.0 */
+static ze_result_t vnpu_device_pci(ze_device_handle_t d,
+				   ze_pci_ext_properties_t *p)
+{
+	if (!vnpu_dev_ok(d, false))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!p)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	p->address.domain = 0;
+	p->address.bus = 0;
+	p->address.device = 0x0b;
+	p->address.function = 0;
+	p->maxSpeed.genVersion = -1;
+	p->maxSpeed.width = -1;
+	p->maxSpeed.maxBandwidth = -1;
 	return ZE_RESULT_SUCCESS;
 }
 
@@ -507,6 +550,7 @@ GETTER_BEGIN(zeGetDeviceProcAddrTable, ze_device_dditable_t)
 	t->pfnGetProperties = vnpu_device_props;
 	t->pfnGetCommandQueueGroupProperties = vnpu_device_queue_groups;
 	t->pfnGetStatus = vnpu_device_status;
+	t->pfnPciGetPropertiesExt = vnpu_device_pci;
 GETTER_END
 
 GETTER_BEGIN(zeGetContextProcAddrTable, ze_context_dditable_t)

@@ -62,8 +62,17 @@ struct vnpu_alloc {
 	struct vnpu_alloc *next;
 };
 
+/*
+ * Variables appear as the NPU compiler shows them: an input
+ * "vpux_ie_read_value_<id>" and an output "vpux_ie_assign_<id>" (@var is
+ * the variable's index, -1 for an ordinary argument).
+ */
+#define VNPU_READ_PREFIX	"vpux_ie_read_value_"
+#define VNPU_ASSIGN_PREFIX	"vpux_ie_assign_"
+
 struct vnpu_arg {
 	char name[NPR_ZE_ARG_NAME_MAX];
+	int var;
 	bool out;
 	uint32_t index;		/* port index in its direction */
 	uint32_t elem;		/* enum npr_elem_type */
@@ -79,6 +88,7 @@ struct vnpu_graph {
 	int fd;			/* the CPU device that executes it */
 	uint32_t exec;
 	uint32_t nargs, nin;
+	uint32_t nvars;
 	struct vnpu_arg *args;
 	void **value;		/* current argument values */
 	uint8_t *blob;
@@ -90,6 +100,7 @@ struct vnpu_graph {
 struct vnpu_cmd {
 	struct vnpu_graph *graph;
 	uint32_t req;		/* a request bound to the snapshot */
+	void **state;		/* per variable: read_value, assign buffers */
 };
 
 struct vnpu_list {
@@ -119,6 +130,8 @@ struct vnpu_queue {
 	unsigned long submitted, completed;
 	ze_result_t last;
 	bool stop;
+	bool turbo;		/* NPU command-queue extension */
+	uint32_t workload;
 };
 
 struct vnpu_fence {
@@ -147,6 +160,7 @@ extern __thread char vnpu_build_log[VNPU_LOG_MAX];
 void vnpu_set_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vnpu_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 long vnpu_env_long(const char *name);
+void vnpu_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void *vnpu_translate(zel_handle_type_t type, void *h);
 struct vnpu_context *vnpu_ctx_of(ze_context_handle_t h, bool ext);
 bool vnpu_dev_ok(ze_device_handle_t h, bool ext);
@@ -180,5 +194,6 @@ ze_result_t vnpu_fence_reset(ze_fence_handle_t h);
 
 /* graph.c: the graph extension */
 extern const struct npr_ze_graph_ddi vnpu_graph_ddi;
+extern const struct npr_ze_command_queue_npu_ddi vnpu_cq_npu_ddi;
 
 #endif /* VNPU_H */
