@@ -350,6 +350,86 @@ static int define(struct onnx_ctx *c, const char *key, int v)
 	return 0;
 }
 
+/*
+ * Outer value @outer (of c->parent's graph) made visible in sub-graph @c
+ * under @key: a constant is copied into the body, anything else becomes a
+ * new body Parameter that the control-flow node feeds (c->caps).
+ */
+static int capture(struct onnx_ctx *c, const char *key, int outer)
+{
+	const struct npr_value *ov = &c->parent->g->vals[outer];
+	struct npr_graph *g = c->g;
+	struct npr_value *v;
+	int idx, err, *p;
+
+	if (ov->data) {
+		size_t bytes = ov->nbytes;
+		void *data = malloc(bytes ? bytes : 1);
+
+		if (!data)
+			return -ENOMEM;
+		if (bytes)
+			memcpy(data, ov->data, bytes);
+		return onnx_const_take(c, ov->type, &ov->shape, data, bytes,
+				       key);
+	}
+	idx = npr_graph_add_node(g, key, "Parameter", 1, c->layer);
+	if (idx < 0)
+		return idx;
+	g->nodes[idx].op = npr_op_find("Parameter", 1);
+	err = npr_node_set_outputs(g, idx, 1);
+	if (!err && ov->type)
+		err = onnx_set_attr(c, idx, "element_type", "%s",
+				    npr_elem_name(ov->type));
+	if (err)
+		return err;
+	v = &g->vals[g->nodes[idx].out[0]];
+	v->type = ov->type;
+	v->shape = ov->shape;
+	v->decl.rank = -1;
+	p = realloc(g->inputs, sizeof(int) * (g->ninputs + 1));
+	if (!p)
+		return -ENOMEM;
+	g->inputs = p;
+	g->inputs[g->ninputs++] = idx;
+	p = realloc(c->caps, sizeof(int) * (c->ncaps + 1));
+	if (!p)
+		return -ENOMEM;
+	c->caps = p;
+	c->caps[c->ncaps++] = outer;
+	return g->nodes[idx].out[0];
+}
+
+/*
+ * The entry of tensor @key as a node input or graph output sees it: in a
+ * sub-graph a name it does not define is looked up in the graphs around
+ * it (ONNX outer-scope references) and captured.  *out is NULL when the
+ * name is defined nowhere.
+ */
+static int resolve(struct onnx_ctx *c, const char *key,
+		   struct onnx_name **out)
+{
+	struct onnx_name *e = name_find(c, key), *pe = NULL;
+	int v, err;
+
+	*out = e;
+	if ((e && e->val != NAME_UNDEF) || !c->parent)
+		return 0;
+	err = resolve(c->parent, key, &pe);
+	if (err || !pe || pe->val < 0) {
+		*out = pe;
+		return err;
+	}
+	v = capture(c, key, pe->val);
+	if (v < 0)
+		return v;
+	err = define(c, key, v);
+	if (err)
+		return err;
+	*out = name_find(c, key);
+	return 0;
+}
+
 /* ---- tensors ---------------------------------------------------------- */
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -705,7 +785,7 @@ static int add_inputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 		struct npr_value *v;
 		struct npr_shape sh;
 		unsigned int type;
-		int idx;
+		int idx, val;
 
 		c->layer++;
 		if (!vi)
@@ -730,7 +810,7 @@ static int add_inputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 			return onnx_err(c, err,
 					"graph input \"%.200s\": only tensors of numeric types are supported",
 					vi->name);
-		if (!type)
+		if (!type && !c->parent)	/* a body's comes from outside */
 			return onnx_err(c, -EINVAL,
 					"graph input \"%.200s\" has no element type",
 					vi->name);
@@ -739,21 +819,32 @@ static int add_inputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 			return idx;
 		g->nodes[idx].op = npr_op_find("Parameter", 1);
 		err = npr_node_set_outputs(g, idx, 1);
-		if (!err)
+		if (!err && type)
 			err = onnx_set_attr(c, idx, "element_type", "%s",
 					    npr_elem_name(type));
 		if (!err && sh.rank >= 0)
 			err = onnx_set_shape_attr(c, idx, &sh);
 		if (err)
 			return err;
-		v = &g->vals[g->nodes[idx].out[0]];
+		val = g->nodes[idx].out[0];
+		v = &g->vals[val];
 		v->type = type;
 		v->shape = sh;
 		v->decl = sh;
-		err = define(c, vi->name, g->nodes[idx].out[0]);
+		g->inputs[g->ninputs++] = idx;
+		if (c->in_axis && c->in_axis[i] >= 0) {
+			/* one part of a sliced input: without the axis */
+			v->name = strdup(vi->name);
+			if (!v->name)
+				return -ENOMEM;
+			val = onnx_with_list(c, "Squeeze", val, &c->in_axis[i],
+					     1, vi->name);
+			if (val < 0)
+				return val;
+		}
+		err = define(c, vi->name, val);
 		if (err)
 			return err;
-		g->inputs[g->ninputs++] = idx;
 	}
 	return 0;
 }
@@ -810,7 +901,9 @@ static int add_outputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 				return onnx_err(c, -EINVAL,
 						"graph output \"%.200s\" is listed twice",
 						vi->name);
-		e = name_find(c, vi->name);
+		err = resolve(c, vi->name, &e);
+		if (err)
+			return err;
 		if (e && e->val == NAME_UNSUPP)
 			return onnx_err(c, -EOPNOTSUPP,
 					"graph output \"%.200s\" is an optional node output that is not supported",
@@ -825,7 +918,15 @@ static int add_outputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 					vi->name, err == -EINVAL ? "bad dims" :
 					"only tensors of numeric types are supported");
 		val = e->val;
-		if (strcmp(str(g->vals[val].name), vi->name)) {
+		if (c->out_axis && c->out_axis[i] >= 0) {
+			/* one part of a stacked output */
+			val = onnx_with_list(c, "Unsqueeze", val,
+					     &c->out_axis[i], 1, vi->name);
+			if (val < 0)
+				return val;
+		} else if (c->parent) {
+			/* a body's Results are not named: no copy needed */
+		} else if (strcmp(str(g->vals[val].name), vi->name)) {
 			/* an alias (Identity) or an input: its own value */
 			val = copy_value(c, val, vi->name);
 			if (val < 0)
@@ -839,7 +940,7 @@ static int add_outputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 			v->type = type;
 		if (sh.rank >= 0)
 			v->shape = sh;
-		if (!v->type)
+		if (!v->type && !c->parent)
 			return onnx_err(c, -EINVAL,
 					"graph output \"%.200s\" has no known element type",
 					vi->name);
@@ -909,7 +1010,9 @@ static int add_node(struct onnx_ctx *c)
 						"input %zu is required", k);
 			continue;	/* an optional input left out */
 		}
-		e = name_find(c, in);
+		err = resolve(c, in, &e);
+		if (err)
+			return err;
 		if (e && e->val == NAME_UNSUPP)
 			return onnx_err(c, -EOPNOTSUPP,
 					"input %zu \"%.200s\" is an optional output of an earlier node that is not supported",
@@ -977,18 +1080,13 @@ static int find_opset(struct onnx_ctx *c, const Onnx__ModelProto *m)
 	return 0;
 }
 
-static int build(struct onnx_ctx *c, const Onnx__ModelProto *m)
+/* The model's graph or a sub-graph: its values, nodes, inputs, outputs. */
+static int build_graph(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 {
-	const Onnx__GraphProto *gp = m->graph;
 	struct npr_graph *g = c->g;
 	size_t i;
 	int err;
 
-	err = find_opset(c, m);
-	if (err)
-		return err;
-	if (!gp)
-		return npr_err(-EINVAL, "the ONNX model has no graph");
 	if (gp->n_node > ONNX_MAX_NODES)
 		return npr_err(-EFBIG, "more than %d nodes", ONNX_MAX_NODES);
 	if (gp->n_input > ONNX_MAX_PORTS || gp->n_output > ONNX_MAX_PORTS)
@@ -1039,6 +1137,97 @@ static int build(struct onnx_ctx *c, const Onnx__ModelProto *m)
 		}
 	}
 	return npr_graph_sort(g);
+}
+
+static int build(struct onnx_ctx *c, const Onnx__ModelProto *m)
+{
+	int err;
+
+	err = find_opset(c, m);
+	if (err)
+		return err;
+	if (!m->graph)
+		return npr_err(-EINVAL, "the ONNX model has no graph");
+	return build_graph(c, m->graph);
+}
+
+/**
+ * onnx_body_read() - read a GRAPH attribute of the current node as a body
+ * @c: the context, translating an If, Loop or Scan node.
+ * @attr: the attribute ("then_branch", "body", ...).
+ * @in_axis: per GraphProto input, an axis to squeeze out of its Parameter
+ *           (the body sees one slice of a sliced input), or -1.
+ * @nin_axis: entries in @in_axis (0 with @in_axis NULL).
+ * @out_axis: per GraphProto output, an axis to insert before its Result
+ *            (the body gives one part of a stacked output), or -1.
+ * @nout_axis: entries in @out_axis.
+ * @b: the body; release it with onnx_body_fini() whatever the outcome.
+ *
+ * The sub-graph is read like the model, in a context of its own whose
+ * parent is @c: a name it does not define is looked up in the graphs
+ * around it.  An outer constant is copied into the body; any other outer
+ * value becomes a body Parameter after the GraphProto's inputs, listed in
+ * b->caps for the translator to feed.  Messages from inside the body are
+ * prefixed with the node and @attr.
+ *
+ * Return: 0, or -errno with a message.
+ */
+int onnx_body_read(struct onnx_ctx *c, const char *attr,
+		   const int64_t *in_axis, int nin_axis,
+		   const int64_t *out_axis, int nout_axis,
+		   struct onnx_body *b)
+{
+	const Onnx__AttributeProto *a = onnx_attr_find(c, attr);
+	struct onnx_ctx sub = {
+		.base_dir = c->base_dir, .opset = c->opset, .parent = c,
+		.depth = c->depth + 1, .in_axis = in_axis,
+		.out_axis = out_axis,
+	};
+	const Onnx__GraphProto *gp;
+	char msg[768];
+	int err;
+
+	memset(b, 0, sizeof(*b));
+	if (!a || !a->g)
+		return onnx_err(c, -EINVAL, "attribute %s (a graph) is missing",
+				attr);
+	gp = a->g;
+	if (sub.depth > NPR_MAX_BODY_DEPTH)
+		return onnx_err(c, -EFBIG,
+				"sub-graphs are nested more than %d deep",
+				NPR_MAX_BODY_DEPTH);
+	if ((in_axis && gp->n_input != (size_t)nin_axis) ||
+	    (out_axis && gp->n_output != (size_t)nout_axis))
+		return onnx_err(c, -EINVAL,
+				"%s has %zu inputs and %zu outputs, %d and %d expected",
+				attr, gp->n_input, gp->n_output, nin_axis,
+				nout_axis);
+	sub.g = b->g = npr_graph_new();
+	if (!sub.g)
+		return -ENOMEM;
+	err = build_graph(&sub, gp);
+	b->caps = sub.caps;
+	b->ncaps = sub.ncaps;
+	b->nin = (int)gp->n_input;
+	b->nout = (int)gp->n_output;
+	free(sub.vin);
+	free(sub.names);
+	if (err && err != -ENOMEM) {
+		snprintf(msg, sizeof(msg), "%s", npr_last_error());
+		err = onnx_err(c, err, "%s: %s", attr, msg);
+	}
+	return err;
+}
+
+/**
+ * onnx_body_fini() - free what onnx_body_read() left in @b
+ * @b: the body; its graph too, unless a node took it over (b->g NULL).
+ */
+void onnx_body_fini(struct onnx_body *b)
+{
+	npr_graph_free(b->g);
+	free(b->caps);
+	memset(b, 0, sizeof(*b));
 }
 
 /**

@@ -775,7 +775,7 @@ int onnx_per_channel(struct onnx_ctx *c, int p, int r, const char *suffix)
 
 static const struct onnx_op *const groups[] = {
 	onnx_ops_eltwise, onnx_ops_nn, onnx_ops_shape, onnx_ops_index,
-	onnx_ops_loss, onnx_ops_math,
+	onnx_ops_loss, onnx_ops_math, onnx_ops_control, onnx_ops_rnn,
 };
 
 /**

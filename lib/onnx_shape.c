@@ -415,6 +415,10 @@ static int tr_slice(struct onnx_ctx *c, int *out)
 	if (n != ne || (na >= 0 && na != n) || (ns >= 0 && ns != n))
 		return onnx_err(c, -EINVAL,
 				"starts, ends, axes and steps differ in length");
+	/* Slice-8 takes negative axes of a rank not known yet */
+	for (i = 0; r < 0 && c->opset >= 10 && na >= 0 && i < na; i++)
+		if (ax[i] < 0)
+			return slice_dynamic(c, out, n, ne, na);
 	for (i = 0; i < MAXR; i++) {
 		b[i] = e[i] = 0;
 		s[i] = 1;

@@ -987,9 +987,9 @@ static void set_named(struct npr_test *_metadata, struct net *n,
 /*
  * Chunk 4 of the reference stream (where speech starts), with the LSTM
  * state ONNX Runtime carried into it: output, hn and cn match the golden
- * values within 1e-4 of each output's absolute maximum.  Silero needs the
- * ONNX If and LSTM ops; until they load, the model must fail with -EOPNOTSUPP
- * naming the op, and the test is reported skipped with that message.
+ * values within 1e-4 of each output's absolute maximum.  The model runs
+ * through the ONNX If (on sr, then nested ones on shapes) and LSTM
+ * translations, compiled at batch 1.
  */
 TEST(silero_vad_one_chunk_matches_golden)
 {
@@ -1024,22 +1024,25 @@ TEST(silero_vad_one_chunk_matches_golden)
 	ASSERT_GE(n.fd, 0);
 	npr_prep_model_load(&ml, path, NULL);
 	ret = npr_ioctl(n.fd, NPR_IOCTL_MODEL_LOAD, &ml);
-	if (ret) {
+	if (ret)
 		TH_LOG("MODEL_LOAD: errno %d: %s", ret, npr_last_error());
-		ASSERT_EQ(ret, -EOPNOTSUPP);
-		ASSERT_TRUE(strstr(npr_last_error(), "If") ||
-			    strstr(npr_last_error(), "LSTM"));
-		npr_close(n.fd);
-		SKIP(return, "Silero VAD does not load yet: %s",
-		     npr_last_error());
-	}
+	ASSERT_EQ(ret, 0);
 	n.model = ml.handle;
 	{
 		struct npr_model_info mi = { .size = sizeof(mi) };
 		struct npr_req_create rc;
 		struct npr_compile co;
 
+		/* input [1, 512], h and c [2, 1, 64]: batch 1 */
+		struct npr_shape_arg sa[3] = {
+			{ .index = 0, .rank = 2, .dims = { 1, 512 } },
+			{ .index = 2, .rank = 3, .dims = { 2, 1, 64 } },
+			{ .index = 3, .rank = 3, .dims = { 2, 1, 64 } },
+		};
+
 		npr_prep_compile(&co, n.model);
+		co.shapes = (uintptr_t)sa;
+		co.num_shapes = 3;
 		ret = npr_ioctl(n.fd, NPR_IOCTL_COMPILE, &co);
 		if (ret)
 			TH_LOG("COMPILE: %s", npr_last_error());
