@@ -5,8 +5,11 @@
  * direction classifier) run at batch 1 and 4 and match their golden
  * outputs within max|ours - ref| <= 1e-4 * max|ref|; small models built
  * here with the protobuf-c message code run and report their ONNX names;
+ * If branches that name values of the graph around them pick the right
+ * branch at run time;
  * broken ones (truncated, random bytes, an unknown op, an initializer
- * whose data does not match its dims, messages nested without end) fail
+ * whose data does not match its dims, messages nested without end,
+ * sub-graphs nested too deep) fail
  * with the documented errno and a message that says what is wrong.
  *
  * Models come from $NPR_SHARED/models/onnx; without them those tests skip.
@@ -491,6 +494,247 @@ TEST_F(onnx, messages_nested_without_end_fail)
 	free(np);
 	free(ap);
 	LOAD_FAILS(-EINVAL, "nested more than");
+}
+
+/* ---- If: branches that read the enclosing graph ----------------------- */
+
+/* A tensor ValueInfo of @dt and @rank dims of 4 (rank 0: a scalar). */
+struct vinfo {
+	Onnx__ValueInfoProto vi;
+	Onnx__TypeProto tp;
+	Onnx__TypeProto__Tensor tt;
+	Onnx__TensorShapeProto sh;
+	Onnx__TensorShapeProto__Dimension d;
+	Onnx__TensorShapeProto__Dimension *dp[1];
+};
+
+static Onnx__ValueInfoProto *vinfo(struct vinfo *v, const char *name,
+				   int dt, int rank)
+{
+	onnx__value_info_proto__init(&v->vi);
+	onnx__type_proto__init(&v->tp);
+	onnx__type_proto__tensor__init(&v->tt);
+	onnx__tensor_shape_proto__init(&v->sh);
+	onnx__tensor_shape_proto__dimension__init(&v->d);
+	v->d.value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+	v->d.dim_value = 4;
+	v->dp[0] = &v->d;
+	v->sh.n_dim = rank;
+	v->sh.dim = v->dp;
+	v->tt.has_elem_type = 1;
+	v->tt.elem_type = dt;
+	v->tt.shape = &v->sh;
+	v->tp.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	v->tp.tensor_type = &v->tt;
+	v->vi.name = (char *)name;
+	v->vi.type = &v->tp;
+	return &v->vi;
+}
+
+/*
+ * y = If(c, then: Add(x, x), else: Neg(x)) for x [4] f32 and c a bool
+ * scalar, both graph inputs: each branch names x of the graph around it.
+ * With @depth > 1 the then branch is again such an If, @depth deep.
+ */
+static void *if_model(int depth, size_t *len)
+{
+	Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
+	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+	Onnx__OperatorSetIdProto *osp[1] = { &os };
+	static char *if_in[1] = { "c" }, *x_in[2] = { "x", "x" };
+	static char *y_out[1] = { "y" }, *t_out[1] = { "t" };
+	static char *e_out[1] = { "e" };
+	Onnx__GraphProto *g = calloc(3 * depth, sizeof(*g));
+	Onnx__NodeProto *n = calloc(3 * depth, sizeof(*n));
+	Onnx__NodeProto **np = calloc(3 * depth, sizeof(*np));
+	Onnx__AttributeProto *a = calloc(2 * depth, sizeof(*a));
+	Onnx__AttributeProto **ap = calloc(2 * depth, sizeof(*ap));
+	struct vinfo *v = calloc(2 * depth + 3, sizeof(*v));
+	Onnx__ValueInfoProto **vp = calloc(2 * depth + 3, sizeof(*vp));
+	void *buf = NULL;
+	int i;
+
+	if (!g || !n || !np || !a || !ap || !v || !vp)
+		goto out;
+	m.has_ir_version = 1;
+	m.ir_version = 8;
+	m.n_opset_import = 1;
+	m.opset_import = osp;
+	os.domain = "";
+	os.has_version = 1;
+	os.version = 13;
+	/* g[3i]: the graph holding If i; g[3i+1], g[3i+2]: its branches */
+	for (i = 0; i < depth; i++) {
+		Onnx__GraphProto *gi = &g[3 * i], *tb = &g[3 * i + 1];
+		Onnx__GraphProto *eb = &g[3 * i + 2];
+
+		onnx__graph_proto__init(gi);
+		onnx__graph_proto__init(tb);
+		onnx__graph_proto__init(eb);
+		onnx__node_proto__init(&n[3 * i]);
+		onnx__node_proto__init(&n[3 * i + 1]);
+		onnx__node_proto__init(&n[3 * i + 2]);
+		onnx__attribute_proto__init(&a[2 * i]);
+		onnx__attribute_proto__init(&a[2 * i + 1]);
+		np[3 * i] = &n[3 * i];
+		np[3 * i + 1] = &n[3 * i + 1];
+		np[3 * i + 2] = &n[3 * i + 2];
+		ap[2 * i] = &a[2 * i];
+		ap[2 * i + 1] = &a[2 * i + 1];
+		if (i)	/* the then branch of If i-1 is this If */
+			gi = &g[3 * (i - 1) + 1];
+		gi->name = "g";
+		gi->n_node = 1;
+		gi->node = &np[3 * i];
+		gi->n_output = 1;
+		gi->output = &vp[2 + 2 * i];
+		vinfo(&v[2 + 2 * i], i ? "t" : "y",
+		      ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1);
+		vp[2 + 2 * i] = &v[2 + 2 * i].vi;
+		n[3 * i].op_type = "If";
+		n[3 * i].n_input = 1;
+		n[3 * i].input = if_in;
+		n[3 * i].n_output = 1;
+		n[3 * i].output = i ? t_out : y_out;
+		n[3 * i].n_attribute = 2;
+		n[3 * i].attribute = &ap[2 * i];
+		a[2 * i].name = "then_branch";
+		a[2 * i].has_type = 1;
+		a[2 * i].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+		a[2 * i].g = &g[3 * i + 1];
+		a[2 * i + 1].name = "else_branch";
+		a[2 * i + 1].has_type = 1;
+		a[2 * i + 1].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+		a[2 * i + 1].g = eb;
+		/* leaf then branch: t = Add(x, x) */
+		tb->name = "then";
+		tb->n_node = 1;
+		tb->node = &np[3 * i + 1];
+		tb->n_output = 1;
+		tb->output = &vp[2 + 2 * depth];
+		n[3 * i + 1].op_type = "Add";
+		n[3 * i + 1].n_input = 2;
+		n[3 * i + 1].input = x_in;
+		n[3 * i + 1].n_output = 1;
+		n[3 * i + 1].output = t_out;
+		/* else branch: e = Neg(x) */
+		eb->name = "else";
+		eb->n_node = 1;
+		eb->node = &np[3 * i + 2];
+		eb->n_output = 1;
+		eb->output = &vp[3 + 2 * i];
+		vinfo(&v[3 + 2 * i], "e", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+		      1);
+		vp[3 + 2 * i] = &v[3 + 2 * i].vi;
+		n[3 * i + 2].op_type = "Neg";
+		n[3 * i + 2].n_input = 1;
+		n[3 * i + 2].input = x_in;
+		n[3 * i + 2].n_output = 1;
+		n[3 * i + 2].output = e_out;
+	}
+	/* the innermost then branch's output */
+	vp[2 + 2 * depth] = vinfo(&v[2 * depth + 2], "t",
+				  ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1);
+	vp[0] = vinfo(&v[0], "x", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1);
+	vp[1] = vinfo(&v[1], "c", ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 0);
+	g[0].n_input = 2;
+	g[0].input = vp;
+	m.graph = &g[0];
+	*len = onnx__model_proto__get_packed_size(&m);
+	buf = malloc(*len);
+	if (buf)
+		onnx__model_proto__pack(&m, buf);
+out:
+	free(g);
+	free(n);
+	free(np);
+	free(a);
+	free(ap);
+	free(v);
+	free(vp);
+	return buf;
+}
+
+TEST_F(onnx, if_branches_read_values_of_the_enclosing_graph)
+{
+	static const float x[4] = { 1.0f, -2.0f, 0.5f, 8.0f };
+	struct npr_tensor_arg ta;
+	struct npr_infer inf;
+	__u32 exec, req;
+	float y[4];
+	int c, i, ret;
+
+	self->buf = if_model(1, &self->len);
+	ASSERT_NONNULL(self->buf);
+	ret = load_mem(self->fd, self->buf, self->len, &self->model);
+	if (!ret)
+		ret = compile(self->fd, self->model, (const __s64[]){ 4 }, 1,
+			      &exec, &req);
+	if (ret)
+		TH_LOG("%s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	for (c = 0; c < 2; c++) {
+		uint8_t cond = (uint8_t)c;
+
+		npr_prep_tensor(&ta, req, 0, 0, (void *)x, sizeof(x));
+		ta.elem_type = NPR_ELEM_F32;
+		ta.rank = 1;
+		ta.dims[0] = 4;
+		ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR, &ta), 0);
+		npr_prep_tensor(&ta, req, 1, 0, &cond, 1);
+		ta.elem_type = NPR_ELEM_BOOLEAN;
+		ta.rank = 0;
+		ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR, &ta), 0);
+		npr_prep_infer(&inf, req);
+		ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_INFER, &inf), 0);
+		npr_prep_tensor(&ta, req, 0, 1, y, sizeof(y));
+		ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+		for (i = 0; i < 4; i++)
+			EXPECT_EQ(y[i], c ? 2 * x[i] : -x[i]);
+	}
+}
+
+TEST_F(onnx, if_nested_three_deep_runs)
+{
+	static const float x[4] = { 1.0f, -2.0f, 0.5f, 8.0f };
+	struct npr_tensor_arg ta;
+	struct npr_infer inf;
+	uint8_t cond = 1;
+	__u32 exec, req;
+	float y[4];
+	int i, ret;
+
+	self->buf = if_model(3, &self->len);
+	ASSERT_NONNULL(self->buf);
+	ret = load_mem(self->fd, self->buf, self->len, &self->model);
+	if (!ret)
+		ret = compile(self->fd, self->model, (const __s64[]){ 4 }, 1,
+			      &exec, &req);
+	if (ret)
+		TH_LOG("%s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	npr_prep_tensor(&ta, req, 0, 0, (void *)x, sizeof(x));
+	ta.elem_type = NPR_ELEM_F32;
+	ta.rank = 1;
+	ta.dims[0] = 4;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR, &ta), 0);
+	npr_prep_tensor(&ta, req, 1, 0, &cond, 1);
+	ta.elem_type = NPR_ELEM_BOOLEAN;
+	ta.rank = 0;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR, &ta), 0);
+	npr_prep_infer(&inf, req);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_INFER, &inf), 0);
+	npr_prep_tensor(&ta, req, 0, 1, y, sizeof(y));
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(y[i], 2 * x[i]);
+}
+
+TEST_F(onnx, sub_graphs_nested_too_deep_fail)
+{
+	self->buf = if_model(12, &self->len);
+	ASSERT_NONNULL(self->buf);
+	LOAD_FAILS(-EFBIG, "sub-graphs are nested more than 8 deep");
 }
 
 /*
