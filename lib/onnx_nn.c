@@ -96,7 +96,7 @@ static int window_set(struct onnx_ctx *c, int node, const struct window *w,
 /* W [O, I/G, k..] as [G, O/G, I/G, k..] for GroupConvolution. */
 static int group_weights(struct onnx_ctx *c, int w, int64_t groups)
 {
-	struct npr_shape *ws = onnx_vshape(c, w);
+	struct npr_shape ws0 = *onnx_vshape(c, w), *ws = &ws0;
 	int64_t t[MAXR] = { groups, -1 }, z = 0, one = 1, end = 0;
 	int s, tail, in[2], i, node, out;
 

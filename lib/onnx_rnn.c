@@ -72,15 +72,14 @@ static int64_t *gate_index(int kind, int64_t S, int64_t base)
 static int transpose(struct onnx_ctx *c, int x, const int64_t *perm, int n,
 		     const char *suffix)
 {
-	const struct npr_shape *xs = onnx_vshape(c, x);
-	struct npr_shape s = { .rank = n };
+	struct npr_shape xs = *onnx_vshape(c, x), s = { .rank = n };
 	int out, i;
 
 	out = onnx_with_list(c, "Transpose", x, perm, n, suffix);
 	if (out < 0)
 		return out;
 	for (i = 0; i < n; i++)
-		s.d[i] = xs->rank == n ? xs->d[perm[i]] : -1;
+		s.d[i] = xs.rank == n ? xs.d[perm[i]] : -1;
 	c->g->vals[out].shape = s;
 	return out;
 }
