@@ -125,6 +125,7 @@ extern const struct onnx_op onnx_ops_loss[];
 extern const struct onnx_op onnx_ops_math[];
 extern const struct onnx_op onnx_ops_control[];
 extern const struct onnx_op onnx_ops_rnn[];
+extern const struct onnx_op onnx_ops_misc[];
 
 /* ---- lib/onnx.c: the model ---- */
 

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ONNX translators: RoiAlign (ROIAlign-9), the integer products
+ * ConvInteger and MatMulInteger, ReverseSequence (ReverseSequence-1),
+ * BitShift (BitwiseLeftShift-15 / BitwiseRightShift-15) and GridSample
+ * (GridSample-9).
+ *
+ * ConvInteger and MatMulInteger compute in f32: both operands minus their
+ * zero points are converted, multiplied by the Conv (MatMul) translation
+ * and the result converted to i32.  The operands are 8-bit, so every
+ * product and every partial sum below 2^24 is exact; larger sums (more
+ * than about 250 full-range products) round as f32 does.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_ops.h"
+
+/* ---- RoiAlign ----------------------------------------------------------- */
+
+static int tr_roi_align(struct onnx_ctx *c, int *out)
+{
+	char mode[16], ctm[32];
+	int64_t oh, ow, sr;
+	double scale;
+	const char *aligned;
+	int node, err;
+
+	err = onnx_attr_str(c, "mode", "avg", mode, sizeof(mode));
+	/* before opset 16 the only behaviour was output_half_pixel */
+	if (!err)
+		err = onnx_attr_str(c, "coordinate_transformation_mode",
+				    c->opset < 16 ? "output_half_pixel" :
+				    "half_pixel", ctm, sizeof(ctm));
+	if (!err)
+		err = onnx_attr_int(c, "output_height", 1, &oh);
+	if (!err)
+		err = onnx_attr_int(c, "output_width", 1, &ow);
+	if (!err)
+		err = onnx_attr_int(c, "sampling_ratio", 0, &sr);
+	if (!err)
+		err = onnx_attr_float(c, "spatial_scale", 1.0, &scale);
+	if (err)
+		return err;
+	if (strcmp(mode, "avg") && strcmp(mode, "max"))
+		return onnx_err(c, -EINVAL, "mode \"%s\"", mode);
+	if (!strcmp(ctm, "output_half_pixel"))
+		aligned = "asymmetric";
+	else if (!strcmp(ctm, "half_pixel"))	/* c * scale - 0.5 */
+		aligned = "half_pixel_for_nn";
+	else
+		return onnx_err(c, -EINVAL,
+				"coordinate_transformation_mode \"%s\"", ctm);
+	node = onnx_node(c, "ROIAlign", 9, NULL, 3, c->vin, 1, out);
+	if (node < 0)
+		return node;
+	err = onnx_set_attr(c, node, "pooled_h", "%lld", (long long)oh);
+	if (!err)
+		err = onnx_set_attr(c, node, "pooled_w", "%lld", (long long)ow);
+	if (!err)
+		err = onnx_set_attr(c, node, "sampling_ratio", "%lld",
+				    (long long)sr);
+	if (!err)
+		err = onnx_set_attr(c, node, "spatial_scale", "%.9g", scale);
+	if (!err)
+		err = onnx_set_attr(c, node, "mode", "%s", mode);
+	if (!err)
+		err = onnx_set_attr(c, node, "aligned_mode", "%s", aligned);
+	return err;
+}
+
+/* ---- ConvInteger, MatMulInteger ----------------------------------------- */
+
+/*
+ * @v minus zero point @zp (absent: -1), as f32.  A zero point with more
+ * than one element applies along axis @axis of a value of rank @rank
+ * (ConvInteger's per-output-channel w_zero_point, MatMulInteger's per-row
+ * a_zero_point): it is reshaped to broadcast that way.
+ */
+static int centred(struct onnx_ctx *c, int v, int zp, int axis, int rank,
+		   const char *suffix)
+{
+	char name[32];
+	int64_t t[NPR_MAX_RANK];
+	int f, z, i;
+
+	snprintf(name, sizeof(name), "%s_f32", suffix);
+	f = onnx_convert(c, v, NPR_ELEM_F32, name);
+	if (f < 0 || zp < 0)
+		return f;
+	snprintf(name, sizeof(name), "%s_zero_point", suffix);
+	z = onnx_convert(c, zp, NPR_ELEM_F32, name);
+	if (z < 0)
+		return z;
+	if (onnx_rank(c, zp) == 1 && onnx_vshape(c, zp)->d[0] != 1) {
+		if (rank < 0 || rank > NPR_MAX_RANK || axis >= rank)
+			return onnx_err(c, -EOPNOTSUPP,
+					"a %s zero point per channel needs the input rank",
+					suffix);
+		for (i = 0; i < rank - axis; i++)
+			t[i] = i ? 1 : -1;
+		z = onnx_reshape_to(c, z, t, rank - axis, false, name);
+		if (z < 0)
+			return z;
+	}
+	snprintf(name, sizeof(name), "%s_centred", suffix);
+	return onnx_binary(c, "Subtract", f, z, name);
+}
+
+/* Run the translator of ONNX op @type on inputs @in [2]; out as i32. */
+static int integer_product(struct onnx_ctx *c, const char *type,
+			   const int *in, int *out)
+{
+	const struct onnx_op *op = onnx_op_find(type);
+	int *vin = c->vin, nin = c->nin, tmp[2] = { in[0], in[1] }, err;
+
+	if (!op)
+		return -EOPNOTSUPP;
+	c->vin = tmp;
+	c->nin = 2;
+	err = op->fn(c, out);
+	c->vin = vin;
+	c->nin = nin;
+	if (err)
+		return err;
+	out[0] = onnx_convert(c, out[0], NPR_ELEM_I32, "i32");
+	return out[0] < 0 ? out[0] : 0;
+}
+
+static int tr_conv_integer(struct onnx_ctx *c, int *out)
+{
+	int in[2];
+
+	in[0] = centred(c, c->vin[0], onnx_in(c, 2), 0, 0, "x");
+	if (in[0] < 0)
+		return in[0];
+	in[1] = centred(c, c->vin[1], onnx_in(c, 3), 0,
+			onnx_rank(c, c->vin[1]), "w");
+	if (in[1] < 0)
+		return in[1];
+	return integer_product(c, "Conv", in, out);
+}
+
+static int tr_matmul_integer(struct onnx_ctx *c, int *out)
+{
+	int ra = onnx_rank(c, c->vin[0]), in[2];
+
+	in[0] = centred(c, c->vin[0], onnx_in(c, 2), ra - 2, ra, "A");
+	if (in[0] < 0)
+		return in[0];
+	/* b_zero_point [N] runs along B's last axis: it broadcasts as is */
+	in[1] = centred(c, c->vin[1], onnx_in(c, 3), 0, 0, "B");
+	if (in[1] < 0)
+		return in[1];
+	return integer_product(c, "MatMul", in, out);
+}
+
+const struct onnx_op onnx_ops_misc[] = {
+	{ "RoiAlign", tr_roi_align, 3, 3, 1, NULL, 0 },
+	{ "ConvInteger", tr_conv_integer, 2, 4, 1, NULL, 0 },
+	{ "MatMulInteger", tr_matmul_integer, 2, 4, 1, NULL, 0 },
+	{ NULL },
+};
