@@ -3,7 +3,7 @@
  * ONNX translators: RoiAlign (ROIAlign-9), the integer products
  * ConvInteger and MatMulInteger, ReverseSequence (ReverseSequence-1),
  * BitShift (BitwiseLeftShift-15 / BitwiseRightShift-15) and GridSample
- * (GridSample-9).
+ * (GridSample-9, whose attributes are ONNX's GridSample-16 ones).
  *
  * ConvInteger and MatMulInteger compute in f32: both operands minus their
  * zero points are converted, multiplied by the Conv (MatMul) translation
@@ -157,7 +157,79 @@ static int tr_matmul_integer(struct onnx_ctx *c, int *out)
 	return integer_product(c, "MatMul", in, out);
 }
 
+/* ---- ReverseSequence, BitShift, GridSample ------------------------------ */
+
+static int tr_reverse_sequence(struct onnx_ctx *c, int *out)
+{
+	int64_t ba, ta;
+	int node, err;
+
+	err = onnx_attr_int(c, "batch_axis", 1, &ba);
+	if (!err)
+		err = onnx_attr_int(c, "time_axis", 0, &ta);
+	if (err)
+		return err;
+	node = onnx_node(c, "ReverseSequence", 1, NULL, 2, c->vin, 1, out);
+	if (node < 0)
+		return node;
+	*onnx_vshape(c, out[0]) = *onnx_vshape(c, c->vin[0]);
+	err = onnx_set_attr(c, node, "batch_axis", "%lld", (long long)ba);
+	if (!err)
+		err = onnx_set_attr(c, node, "seq_axis", "%lld", (long long)ta);
+	return err;
+}
+
+static int tr_bitshift(struct onnx_ctx *c, int *out)
+{
+	char dir[8];
+	int node, err;
+	struct npr_shape s;
+
+	err = onnx_attr_str(c, "direction", "", dir, sizeof(dir));
+	if (err)
+		return err;
+	if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
+		return onnx_err(c, -EINVAL,
+				"direction \"%s\" (LEFT or RIGHT)", dir);
+	node = onnx_node(c, strcmp(dir, "LEFT") ? "BitwiseRightShift" :
+			 "BitwiseLeftShift", 15, NULL, 2, c->vin, 1, out);
+	if (node < 0)
+		return node;
+	if (!npr_shape_broadcast(onnx_vshape(c, c->vin[0]),
+				 onnx_vshape(c, c->vin[1]), &s))
+		*onnx_vshape(c, out[0]) = s;
+	return 0;
+}
+
+static int tr_grid_sample(struct onnx_ctx *c, int *out)
+{
+	char mode[16], pad[16];
+	int64_t align;
+	int node, err;
+
+	err = onnx_attr_int(c, "align_corners", 0, &align);
+	if (!err)
+		err = onnx_attr_str(c, "mode", "bilinear", mode, sizeof(mode));
+	if (!err)
+		err = onnx_attr_str(c, "padding_mode", "zeros", pad,
+				    sizeof(pad));
+	if (err)
+		return err;
+	node = onnx_node(c, "GridSample", 9, NULL, 2, c->vin, 1, out);
+	if (node < 0)
+		return node;
+	err = onnx_set_attr(c, node, "align_corners", "%s", onnx_tf(align));
+	if (!err)
+		err = onnx_set_attr(c, node, "mode", "%s", mode);
+	if (!err)
+		err = onnx_set_attr(c, node, "padding_mode", "%s", pad);
+	return err;
+}
+
 const struct onnx_op onnx_ops_misc[] = {
+	{ "ReverseSequence", tr_reverse_sequence, 2, 2, 1, NULL, 0 },
+	{ "BitShift", tr_bitshift, 2, 2, 1, NULL, 0 },
+	{ "GridSample", tr_grid_sample, 2, 2, 1, NULL, 0 },
 	{ "RoiAlign", tr_roi_align, 3, 3, 1, NULL, 0 },
 	{ "ConvInteger", tr_conv_integer, 2, 4, 1, NULL, 0 },
 	{ "MatMulInteger", tr_matmul_integer, 2, 4, 1, NULL, 0 },
