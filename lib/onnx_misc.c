@@ -7,7 +7,8 @@
  *
  * ConvInteger and MatMulInteger compute in f32: both operands minus their
  * zero points are converted, multiplied by the Conv (MatMul) translation
- * and the result converted to i32.  The operands are 8-bit, so every
+ * and the result converted to i32; QLinearConv and QLinearMatMul then
+ * requantize that product (see tr_qlinear()).  The operands are 8-bit, so every
  * product and every partial sum below 2^24 is exact; larger sums (more
  * than about 250 full-range products) round as f32 does.
  */
@@ -109,9 +110,9 @@ static int centred(struct onnx_ctx *c, int v, int zp, int axis, int rank,
 	return onnx_binary(c, "Subtract", f, z, name);
 }
 
-/* Run the translator of ONNX op @type on inputs @in [2]; out as i32. */
-static int integer_product(struct onnx_ctx *c, const char *type,
-			   const int *in, int *out)
+/* Run the translator of ONNX op @type on inputs @in [2], in f32. */
+static int float_product(struct onnx_ctx *c, const char *type,
+			 const int *in, int *out)
 {
 	const struct onnx_op *op = onnx_op_find(type);
 	int *vin = c->vin, nin = c->nin, tmp[2] = { in[0], in[1] }, err;
@@ -123,6 +124,15 @@ static int integer_product(struct onnx_ctx *c, const char *type,
 	err = op->fn(c, out);
 	c->vin = vin;
 	c->nin = nin;
+	return err;
+}
+
+/* The same, the result as i32 (ConvInteger, MatMulInteger). */
+static int integer_product(struct onnx_ctx *c, const char *type,
+			   const int *in, int *out)
+{
+	int err = float_product(c, type, in, out);
+
 	if (err)
 		return err;
 	out[0] = onnx_convert(c, out[0], NPR_ELEM_I32, "i32");
@@ -155,6 +165,65 @@ static int tr_matmul_integer(struct onnx_ctx *c, int *out)
 	if (in[1] < 0)
 		return in[1];
 	return integer_product(c, "MatMul", in, out);
+}
+
+/*
+ * QLinearConv, QLinearMatMul: the product of the centred operands (plus
+ * the i32 bias of QLinearConv) in f32, times x_scale * w_scale / y_scale,
+ * rounded half to even, plus y_zero_point, saturated to u8 or i8.
+ */
+static int tr_qlinear(struct onnx_ctx *c, int *out)
+{
+	bool conv = c->op->arg;
+	int x = c->vin[0], w = c->vin[3], yz = onnx_in(c, 7);
+	int b = conv ? onnx_in(c, 8) : -1, r = onnx_rank(c, x);
+	int in[2], m, v, k, err;
+	unsigned int type = yz >= 0 ? onnx_val(c, yz)->type : NPR_ELEM_U8;
+
+	if (type != NPR_ELEM_U8 && type != NPR_ELEM_I8)
+		return onnx_err(c, -EOPNOTSUPP,
+				"only u8 and i8 outputs are supported");
+	for (k = 1; k < 7; k += 5)	/* x_scale, y_scale: per tensor */
+		if (onnx_rank(c, c->vin[k]) > 0 &&
+		    onnx_vshape(c, c->vin[k])->d[0] != 1)
+			return onnx_err(c, -EOPNOTSUPP,
+					"input %d: only a per-tensor scale is supported",
+					k);
+	if (conv && r < 0)
+		return onnx_known_rank(c, x, "QLinearConv");
+	in[0] = centred(c, x, onnx_in(c, 2), conv ? 0 : r - 2, conv ? 0 : r,
+			"x");
+	if (in[0] < 0)
+		return in[0];
+	in[1] = centred(c, w, onnx_in(c, 5), 0,
+			conv ? onnx_rank(c, w) : 0, "w");
+	if (in[1] < 0)
+		return in[1];
+	err = float_product(c, conv ? "Conv" : "MatMul", in, out);
+	if (err)
+		return err;
+	v = out[0];
+	if (b >= 0) {
+		b = onnx_convert(c, b, NPR_ELEM_F32, "bias_f32");
+		b = b < 0 ? b : onnx_per_channel(c, b, r, "bias");
+		v = b < 0 ? b : onnx_binary(c, "Add", v, b, "biased");
+		if (v < 0)
+			return v;
+	}
+	/* multiplier: x_scale * w_scale (per output channel) / y_scale */
+	m = c->vin[4];
+	if (conv && onnx_rank(c, m) == 1)
+		m = onnx_per_channel(c, m, r, "w_scale");
+	m = m < 0 ? m : onnx_binary(c, "Multiply", c->vin[1], m, "scale");
+	m = m < 0 ? m : onnx_binary(c, "Divide", m, c->vin[6], "multiplier");
+	v = m < 0 ? m : onnx_binary(c, "Multiply", v, m, "scaled");
+	v = v < 0 ? v : onnx_round_even(c, v, "rounded");
+	if (v >= 0 && yz >= 0) {
+		yz = onnx_convert(c, yz, NPR_ELEM_F32, "y_zero_f32");
+		v = yz < 0 ? yz : onnx_binary(c, "Add", v, yz, "shifted");
+	}
+	out[0] = v < 0 ? v : onnx_saturate(c, v, type, "q");
+	return out[0] < 0 ? out[0] : 0;
 }
 
 /* ---- ReverseSequence, BitShift, GridSample ------------------------------ */
@@ -233,5 +302,7 @@ const struct onnx_op onnx_ops_misc[] = {
 	{ "RoiAlign", tr_roi_align, 3, 3, 1, NULL, 0 },
 	{ "ConvInteger", tr_conv_integer, 2, 4, 1, NULL, 0 },
 	{ "MatMulInteger", tr_matmul_integer, 2, 4, 1, NULL, 0 },
+	{ "QLinearConv", tr_qlinear, 8, 9, 1, NULL, 1 },
+	{ "QLinearMatMul", tr_qlinear, 8, 8, 1, NULL, 0 },
 	{ NULL },
 };

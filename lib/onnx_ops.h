@@ -210,6 +210,12 @@ int onnx_pick(struct onnx_ctx *c, int s, int64_t i, const char *suffix);
 int onnx_convert(struct onnx_ctx *c, int x, unsigned int type,
 		 const char *suffix);
 
+/* ---- lib/onnx_math.c: shared subgraphs ---- */
+
+int onnx_saturate(struct onnx_ctx *c, int v, unsigned int type,
+		  const char *suffix);
+int onnx_round_even(struct onnx_ctx *c, int v, const char *suffix);
+
 /* ---- small inline helpers ---- */
 
 static inline struct npr_value *onnx_val(struct onnx_ctx *c, int v)
