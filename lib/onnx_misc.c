@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * ONNX translators: RoiAlign (ROIAlign-9), the integer products
- * ConvInteger and MatMulInteger, ReverseSequence (ReverseSequence-1),
+ * ConvInteger and MatMulInteger and their requantizing QLinearConv and
+ * QLinearMatMul, MaxUnpool (a scatter into zeros), ReverseSequence
+ * (ReverseSequence-1),
  * BitShift (BitwiseLeftShift-15 / BitwiseRightShift-15) and GridSample
  * (GridSample-9, whose attributes are ONNX's GridSample-16 ones).
  *
@@ -226,6 +228,94 @@ static int tr_qlinear(struct onnx_ctx *c, int *out)
 	return out[0] < 0 ? out[0] : 0;
 }
 
+/* ---- MaxUnpool ---------------------------------------------------------- */
+
+/*
+ * Zeros of the output shape, X's values scattered to the flat positions
+ * I gives (MaxPool's indices, flattened over N, C and space):
+ * Reshape(ScatterElementsUpdate(zeros[-1], I[-1], X[-1], 0), shape).
+ * The shape is output_shape when given, else [N, C] of X and per spatial
+ * axis (d - 1) * stride - pad_begin - pad_end + kernel, which needs X's
+ * spatial dims at load time.
+ */
+static int tr_max_unpool(struct onnx_ctx *c, int *out)
+{
+	int64_t k[NPR_MAX_RANK], st[NPR_MAX_RANK], pads[2 * NPR_MAX_RANK];
+	int64_t sp[NPR_MAX_RANK], flat = -1, b = 0, e = 2, z = 0, zero = 0;
+	const struct npr_shape xs = *onnx_vshape(c, c->vin[0]);
+	struct npr_shape sc = { .rank = 0 };
+	int nk, ns, np, i, shape, in[4], zr, node, err;
+
+	err = onnx_attr_ints(c, "kernel_shape", k, NPR_MAX_RANK, &nk);
+	if (!err)
+		err = onnx_attr_ints(c, "strides", st, NPR_MAX_RANK, &ns);
+	if (!err)
+		err = onnx_attr_ints(c, "pads", pads, 2 * NPR_MAX_RANK, &np);
+	if (err)
+		return err;
+	if (nk < 1 || (ns >= 0 && ns != nk) || (np >= 0 && np != 2 * nk))
+		return onnx_err(c, -EINVAL,
+				"kernel_shape, strides and pads do not fit");
+	shape = onnx_in(c, 2);
+	if (shape < 0) {
+		if (xs.rank != nk + 2)
+			return onnx_err(c, -EOPNOTSUPP,
+					"without output_shape the input shape must be known at load time");
+		for (i = 0; i < nk; i++) {
+			int64_t d = xs.d[2 + i], s = ns >= 0 ? st[i] : 1;
+
+			if (d < 1 || s < 1 || k[i] < 1)
+				return onnx_err(c, -EOPNOTSUPP,
+						"without output_shape the spatial dims must be known at load time");
+			sp[i] = (d - 1) * s + k[i] -
+				(np >= 0 ? pads[i] + pads[nk + i] : 0);
+			if (sp[i] < 1)
+				return onnx_err(c, -EINVAL,
+						"output dim %d would be %lld",
+						i + 2, (long long)sp[i]);
+		}
+		shape = onnx_shape_of(c, c->vin[0], "in_shape");
+		in[0] = shape < 0 ? shape :
+			onnx_strided(c, shape, &b, &e, NULL, &z, &z, 1, "nc");
+		in[1] = in[0] < 0 ? in[0] : onnx_const_i64(c, sp, nk, "spatial");
+		if (in[1] < 0)
+			return in[1];
+		node = onnx_node(c, "Concat", 1, "out_shape", 2, in, 1, &shape);
+		if (node < 0 || (node = onnx_set_attr(c, node, "axis", "0")))
+			return node;
+	}
+	zr = onnx_scalar(c, c->vin[0], 0, "zero");
+	in[0] = zr;
+	in[1] = shape;
+	node = zr < 0 ? zr :
+	       onnx_node(c, "Broadcast", 3, "zeros", 2, in, 1, &zr);
+	if (node < 0 || (node = onnx_set_attr(c, node, "mode", "numpy")))
+		return node;
+	in[0] = onnx_reshape_to(c, zr, &flat, 1, false, "zeros_flat");
+	in[1] = in[0] < 0 ? in[0] :
+		onnx_reshape_to(c, c->vin[1], &flat, 1, false, "indices_flat");
+	in[2] = in[1] < 0 ? in[1] :
+		onnx_reshape_to(c, c->vin[0], &flat, 1, false, "values_flat");
+	in[3] = in[2] < 0 ? in[2] :
+		onnx_const(c, NPR_ELEM_I64, &sc, &zero, "axis");
+	if (in[3] < 0)
+		return in[3];
+	node = onnx_node(c, "ScatterElementsUpdate", 12, "scatter", 4, in, 1,
+			 &in[0]);
+	if (node < 0)
+		return node;
+	err = onnx_set_attr(c, node, "reduction", "none");
+	if (!err)
+		err = onnx_set_attr(c, node, "use_init_val", "true");
+	if (err)
+		return err;
+	in[1] = shape;
+	node = onnx_node(c, "Reshape", 1, NULL, 2, in, 1, out);
+	if (node < 0)
+		return node;
+	return onnx_set_attr(c, node, "special_zero", "false");
+}
+
 /* ---- ReverseSequence, BitShift, GridSample ------------------------------ */
 
 static int tr_reverse_sequence(struct onnx_ctx *c, int *out)
@@ -296,6 +386,7 @@ static int tr_grid_sample(struct onnx_ctx *c, int *out)
 }
 
 const struct onnx_op onnx_ops_misc[] = {
+	{ "MaxUnpool", tr_max_unpool, 2, 3, 1, NULL, 0 },
 	{ "ReverseSequence", tr_reverse_sequence, 2, 2, 1, NULL, 0 },
 	{ "BitShift", tr_bitshift, 2, 2, 1, NULL, 0 },
 	{ "GridSample", tr_grid_sample, 2, 2, 1, NULL, 0 },
