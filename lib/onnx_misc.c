@@ -2,7 +2,8 @@
 /*
  * ONNX translators: RoiAlign (ROIAlign-9), the integer products
  * ConvInteger and MatMulInteger and their requantizing QLinearConv and
- * QLinearMatMul, MaxUnpool (a scatter into zeros), ReverseSequence
+ * QLinearMatMul, MaxUnpool (a scatter into zeros), DFT (DFT-7, IDFT-7),
+ * ReverseSequence
  * (ReverseSequence-1),
  * BitShift (BitwiseLeftShift-15 / BitwiseRightShift-15) and GridSample
  * (GridSample-9, whose attributes are ONNX's GridSample-16 ones).
@@ -316,6 +317,90 @@ static int tr_max_unpool(struct onnx_ctx *c, int *out)
 	return onnx_set_attr(c, node, "special_zero", "false");
 }
 
+/* ---- DFT ---------------------------------------------------------------- */
+
+/*
+ * DFT-17: DFT-7 / IDFT-7 on the one axis.  A real input [..., 1] gets a
+ * zero imaginary part first; onesided keeps the first N / 2 + 1 outputs
+ * (forward only, N known at load time).
+ */
+static int tr_dft(struct onnx_ctx *c, int *out)
+{
+	int x = c->vin[0], r = onnx_known_rank(c, x, "DFT"), len = onnx_in(c, 1);
+	int64_t axis, inverse, onesided, n = -1, one = 1;
+	int in[3], node, err;
+
+	if (r < 0)
+		return r;
+	err = onnx_attr_int(c, "axis", 1, &axis);
+	if (!err)
+		err = onnx_attr_int(c, "inverse", 0, &inverse);
+	if (!err)
+		err = onnx_attr_int(c, "onesided", 0, &onesided);
+	if (err)
+		return err;
+	if (r < 2 || (onnx_vshape(c, x)->d[r - 1] != 1 &&
+		      onnx_vshape(c, x)->d[r - 1] != 2))
+		return onnx_err(c, -EINVAL,
+				"input must be [..., 1] (real) or [..., 2] (complex) of known last dim");
+	if (axis < 0)
+		axis += r;
+	if (axis < 0 || axis > r - 2)
+		return onnx_err(c, -EINVAL, "axis is out of range");
+	if (onnx_vshape(c, x)->d[r - 1] == 1) {
+		int zero = onnx_scalar(c, x, 0, "zero"), shape;
+
+		shape = zero < 0 ? zero : onnx_shape_of(c, x, "shape");
+		in[0] = zero;
+		in[1] = shape;
+		node = shape < 0 ? shape :
+		       onnx_node(c, "Broadcast", 3, "imag", 2, in, 1, &in[1]);
+		if (node < 0 || (node = onnx_set_attr(c, node, "mode", "numpy")))
+			return node;
+		in[0] = x;
+		node = onnx_node(c, "Concat", 1, "complex", 2, in, 1, &x);
+		if (node < 0 || (node = onnx_set_attr(c, node, "axis", "%d",
+						      r - 1)))
+			return node;
+	}
+	in[0] = x;
+	in[1] = onnx_const_i64(c, &axis, 1, "axes");
+	if (in[1] < 0)
+		return in[1];
+	if (len >= 0) {
+		in[2] = onnx_reshape_to(c, len, &one, 1, false, "signal_size");
+		if (in[2] < 0)
+			return in[2];
+		if (onnx_const_ints(c, len, &n, 1) != 1)
+			n = -1;
+	} else {
+		n = onnx_vshape(c, c->vin[0])->d[axis];
+	}
+	if (onesided && (inverse || n < 1))
+		return onnx_err(c, -EOPNOTSUPP,
+				"onesided needs a forward DFT of a length known at load time");
+	node = onnx_node(c, inverse ? "IDFT" : "DFT", 7, onesided ? "full" : NULL,
+			 len >= 0 ? 3 : 2, in, 1, out);
+	if (node < 0)
+		return node;
+	if (onesided) {
+		int64_t b[NPR_MAX_RANK] = { 0 }, e[NPR_MAX_RANK] = { 0 };
+		int64_t bm[NPR_MAX_RANK], em[NPR_MAX_RANK];
+		int i;
+
+		for (i = 0; i <= axis; i++) {
+			bm[i] = 1;
+			em[i] = i < axis;
+		}
+		e[axis] = n / 2 + 1;
+		out[0] = onnx_strided(c, out[0], b, e, NULL, bm, em,
+				      (int)axis + 1, NULL);
+		if (out[0] < 0)
+			return out[0];
+	}
+	return 0;
+}
+
 /* ---- ReverseSequence, BitShift, GridSample ------------------------------ */
 
 static int tr_reverse_sequence(struct onnx_ctx *c, int *out)
@@ -387,6 +472,7 @@ static int tr_grid_sample(struct onnx_ctx *c, int *out)
 
 const struct onnx_op onnx_ops_misc[] = {
 	{ "MaxUnpool", tr_max_unpool, 2, 3, 1, NULL, 0 },
+	{ "DFT", tr_dft, 1, 2, 1, NULL, 0 },
 	{ "ReverseSequence", tr_reverse_sequence, 2, 2, 1, NULL, 0 },
 	{ "BitShift", tr_bitshift, 2, 2, 1, NULL, 0 },
 	{ "GridSample", tr_grid_sample, 2, 2, 1, NULL, 0 },

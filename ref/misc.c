@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Reference kernels of ReverseSequence-1, BitwiseLeftShift-15,
- * BitwiseRightShift-15 and GridSample-9 (lib/ops/misc.h).
+ * BitwiseRightShift-15, GridSample-9, DFT-7 and IDFT-7
+ * (lib/ops/misc.h).
+ *
+ * DFT runs one axis after the other, each line by the definition
+ * X[k] = sum_n x[n] exp(-2 pi i k n / N) (IDFT: +, and / N) in double.
  *
  * GridSample maps grid coordinates to input pixels as
  *   align_corners:  x = (gx + 1) / 2 * (W - 1)
@@ -79,6 +83,110 @@ int npr_ref_reverse_sequence(const struct npr_node *n,
 			idx[i] = 0;
 		}
 	}
+	return 0;
+}
+
+/* ---- DFT, IDFT ---------------------------------------------------------- */
+
+/**
+ * npr_ref_dft() - DFT-7, IDFT-7
+ * @n: the node; params struct npr_misc_params.
+ * @in: data [..., 2], axes (, signal_size).
+ * @out: the transform, each axis cut or zero-padded to its size first.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int npr_ref_dft(const struct npr_node *n, const struct npr_tensor *in,
+		struct npr_tensor *out)
+{
+	const struct npr_misc_params *p = n->params;
+	const struct npr_shape *is = &in[0].shape, *os = &out[0].shape;
+	int64_t ist[NPR_MAX_RANK], ost[NPR_MAX_RANK], idx[NPR_MAX_RANK] = { 0 };
+	int64_t total = npr_shape_numel(os) / 2, k, j, m;
+	const float *x = in[0].data;
+	double *w, *line;
+	int r = os->rank - 1, i, a;
+	float *y = out[0].data;
+	int64_t maxn = 1;
+
+	for (i = 0; i < r; i++)
+		maxn = os->d[i] > maxn ? os->d[i] : maxn;
+	w = malloc(sizeof(double) * 2 * (total ? total : 1));
+	line = malloc(sizeof(double) * 4 * maxn);
+	if (!w || !line) {
+		free(w);
+		free(line);
+		return -ENOMEM;
+	}
+	strides(is, ist);
+	strides(os, ost);
+	/* the input cut or zero-padded to the output sizes */
+	for (k = 0; k < total; k++) {
+		int64_t off = 0;
+		bool inside = true;
+
+		for (i = 0; i < r; i++) {
+			inside &= idx[i] < is->d[i];
+			off += idx[i] * ist[i];
+		}
+		w[2 * k] = inside ? x[off] : 0;
+		w[2 * k + 1] = inside ? x[off + 1] : 0;
+		for (i = r - 1; i >= 0; i--) {
+			if (++idx[i] < os->d[i])
+				break;
+			idx[i] = 0;
+		}
+	}
+	for (a = 0; a < p->naxes; a++) {
+		int ax = p->axes[a];
+		int64_t N = os->d[ax], st = ost[ax] / 2, lines = total / N;
+		double sign = p->inverse ? 1 : -1;
+
+		memset(idx, 0, sizeof(idx));
+		for (m = 0; m < lines; m++) {
+			int64_t base = 0;
+			double *src = line, *dst = line + 2 * N;
+
+			/* the m-th line: every index but ax, in order */
+			for (i = 0; i < r; i++)
+				if (i != ax)
+					base += idx[i] * (ost[i] / 2);
+			for (j = 0; j < N; j++) {
+				src[2 * j] = w[2 * (base + j * st)];
+				src[2 * j + 1] = w[2 * (base + j * st) + 1];
+			}
+			for (k = 0; k < N; k++) {
+				double re = 0, im = 0;
+
+				for (j = 0; j < N; j++) {
+					/* k * j mod N keeps the angle exact */
+					double t = sign * 2 * M_PI *
+						   (double)((k * j) % N) / N;
+					double c = cos(t), s = sin(t);
+
+					re += src[2 * j] * c - src[2 * j + 1] * s;
+					im += src[2 * j] * s + src[2 * j + 1] * c;
+				}
+				dst[2 * k] = p->inverse ? re / N : re;
+				dst[2 * k + 1] = p->inverse ? im / N : im;
+			}
+			for (j = 0; j < N; j++) {
+				w[2 * (base + j * st)] = dst[2 * j];
+				w[2 * (base + j * st) + 1] = dst[2 * j + 1];
+			}
+			for (i = r - 1; i >= 0; i--) {
+				if (i == ax)
+					continue;
+				if (++idx[i] < os->d[i])
+					break;
+				idx[i] = 0;
+			}
+		}
+	}
+	for (k = 0; k < 2 * total; k++)
+		y[k] = (float)w[k];
+	free(line);
+	free(w);
 	return 0;
 }
 

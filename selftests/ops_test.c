@@ -2389,4 +2389,50 @@ TEST_F(ops, grid_sample_errors)
 	EXPECT_FAIL("GridSample", -EINVAL, "area");
 }
 
+/* ---- DFT-7, IDFT-7 ---------------------------------------------------- */
+
+TEST_F(ops, dft_and_idft)
+{
+	/* impulse at 0: all ones; at 1: exp(-2 pi i k / 4) = 1, -i, -1, i */
+	RUN({ "DFT", "opset7", NULL,
+	      { P("f32", "2,4,2", 1, 0, 0, 0, 0, 0, 0, 0,
+		  0, 0, 1, 0, 0, 0, 0, 0), C("i64", "1", 1) },
+	      { "2,4,2" } });
+	EXPECT_OUT(0, F32, 1e-6, 1, 0, 1, 0, 1, 0, 1, 0,
+		   1, 0, 0, -1, -1, 0, 0, 1);
+	/* IDFT (the conjugate kernel, / N) takes the second one back */
+	RUN({ "IDFT", "opset7", NULL,
+	      { P("f32", "4,2", 1, 0, 0, -1, -1, 0, 0, 1), C("i64", "1", -1) },
+	      { "4,2" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, 0, 1, 0, 0, 0, 0, 0);
+	/* [1, 1] padded to 4: 1 + exp(-i pi k / 2) = 2, 1 - i, 0, 1 + i */
+	RUN({ "DFT", "opset7", NULL,
+	      { P("f32", "2,2", 1, 0, 1, 0), C("i64", "1", 0),
+		C("i64", "1", 4) },
+	      { "4,2" } });
+	EXPECT_OUT(0, F32, 1e-6, 2, 0, 1, -1, 0, 0, 1, 1);
+	/* 2-D over [[1 2] [3 4]]: 10, 1-2+3-4, 1+2-3-4, 1-2-3+4 */
+	RUN({ "DFT", "opset7", NULL,
+	      { P("f32", "2,2,2", 1, 0, 2, 0, 3, 0, 4, 0), C("i64", "2", 0, 1) },
+	      { "2,2,2" } });
+	EXPECT_OUT(0, F32, 1e-5, 10, 0, -2, 0, -4, 0, 0, 0);
+}
+
+TEST_F(ops, dft_errors)
+{
+	RUN({ "DFT", "opset7", NULL,
+	      { P0("f32", "2,3"), C("i64", "1", 0) }, { "2,3" } });
+	EXPECT_FAIL("DFT", -EINVAL, "complex");
+	RUN({ "DFT", "opset7", NULL,
+	      { P0("f32", "2,2"), C("i64", "1", 1) }, { "2,2" } });
+	EXPECT_FAIL("DFT", -EINVAL, "axis 1");
+	RUN({ "DFT", "opset7", NULL,
+	      { P0("f32", "2,2"), P("i64", "1", 0) }, { "2,2" } });
+	EXPECT_FAIL("DFT", -EINVAL, "constant");
+	RUN({ "IDFT", "opset7", NULL,
+	      { P0("f32", "3,2"), C("i64", "1", 0), C("i64", "1", 0) },
+	      { "3,2" } });
+	EXPECT_FAIL("IDFT", -EINVAL, "signal_size 0");
+}
+
 TEST_HARNESS_MAIN

@@ -17,6 +17,11 @@
  *
  * GridSample: data [N, C, H, W] and grid [N, H_out, W_out, 2] (x then y,
  * -1 .. 1 across the input) of f32 give [N, C, H_out, W_out].
+ *
+ * DFT, IDFT: complex f32 data [..., 2] (real, imaginary), constant axes
+ * (negative ones count from the end without the complex axis), optional
+ * constant signal_size per axis (-1: the dim) to which each axis is cut
+ * or padded with zeros first; the output has those sizes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -186,7 +191,76 @@ static int grid_infer(struct npr_graph *g, struct npr_node *n)
 	return npr_check_numel(n, &o->shape);
 }
 
+/* ---- DFT, IDFT ---------------------------------------------------------- */
+
+static int dft_parse(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_misc_params *p = npr_params_new(n, sizeof(*p));
+
+	(void)g;
+	if (!p)
+		return -ENOMEM;
+	p->inverse = !strcmp(n->type, "IDFT");
+	return one_output(n);
+}
+
+static int dft_infer(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_misc_params *p = n->params;
+	struct npr_value *x = npr_in(g, n, 0), *o = npr_out(g, n, 0);
+	int64_t ax[NPR_MAX_RANK], sz[NPR_MAX_RANK];
+	int r = x->shape.rank, cnt, ns = 0, i, j;
+
+	if (x->type != NPR_ELEM_F32 || r < 2 || x->shape.d[r - 1] != 2)
+		return npr_node_err(n, -EINVAL,
+				    "data must be f32 [..., 2] (complex), not %s of rank %d",
+				    npr_elem_name(x->type), r);
+	cnt = npr_const_ints(g, n, 1, ax, NPR_MAX_RANK);
+	if (cnt < 0)
+		return cnt;
+	if (cnt < 1 || npr_in(g, n, 1)->shape.rank != 1)
+		return npr_node_err(n, -EINVAL, "axes must be a 1-D list");
+	if (n->nin > 2) {
+		ns = npr_const_ints(g, n, 2, sz, NPR_MAX_RANK);
+		if (ns < 0)
+			return ns;
+		if (ns != cnt)
+			return npr_node_err(n, -EINVAL,
+					    "signal_size has %d values for %d axes",
+					    ns, cnt);
+	}
+	o->type = NPR_ELEM_F32;
+	o->shape = x->shape;
+	p->naxes = cnt;
+	for (i = 0; i < cnt; i++) {
+		int64_t a = ax[i] < 0 ? ax[i] + r - 1 : ax[i];
+
+		if (a < 0 || a >= r - 1)
+			return npr_node_err(n, -EINVAL,
+					    "axis %lld is out of range for rank %d",
+					    (long long)ax[i], r);
+		for (j = 0; j < i; j++)
+			if (p->axes[j] == a)
+				return npr_node_err(n, -EINVAL,
+						    "axis %lld repeats",
+						    (long long)ax[i]);
+		p->axes[i] = (int)a;
+		if (ns && sz[i] != -1) {
+			if (sz[i] < 1)
+				return npr_node_err(n, -EINVAL,
+						    "signal_size %lld",
+						    (long long)sz[i]);
+			o->shape.d[a] = sz[i];
+		}
+	}
+	return npr_check_numel(n, &o->shape);
+}
+
 const struct npr_op_def npr_ops_misc[] = {
+	{ .type = "DFT", .vmin = 7, .vmax = 99, .nin_min = 2, .nin_max = 3,
+	  .parse = dft_parse, .infer = dft_infer, .eval = npr_ref_dft },
+	{ .type = "IDFT", .vmin = 7, .vmax = 99, .nin_min = 2, .nin_max = 3,
+	  .parse = dft_parse, .infer = dft_infer, .eval = npr_ref_dft },
 	{ .type = "ReverseSequence", .vmin = 1, .vmax = 99, .nin_min = 2,
 	  .nin_max = 2, .parse = reverse_parse, .infer = reverse_infer,
 	  .eval = npr_ref_reverse_sequence },

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ReverseSequence-1, BitwiseLeftShift-15, BitwiseRightShift-15 and
- * GridSample-9: attributes and shape inference in lib/ops/misc.c, scalar
- * reference kernels in ref/misc.c.
+ * ReverseSequence-1, BitwiseLeftShift-15, BitwiseRightShift-15,
+ * GridSample-9, DFT-7 and IDFT-7: attributes and shape inference in
+ * lib/ops/misc.c, scalar reference kernels in ref/misc.c.
  */
 #ifndef NPR_OPS_MISC_H
 #define NPR_OPS_MISC_H
@@ -27,12 +27,18 @@ enum npr_grid_padding {
  *                 pixels (else their outer edges).
  * @mode: GridSample: enum npr_grid_mode.
  * @padding: GridSample: enum npr_grid_padding.
+ * @inverse: DFT: IDFT (conjugate kernel, 1 / N scaling).
+ * @naxes: DFT: number of transformed axes.
+ * @axes: DFT: the axes, non-negative, in input order.
  */
 struct npr_misc_params {
 	int batch_axis, seq_axis;
 	bool left, numpy;
 	bool align_corners;
 	int mode, padding;
+	bool inverse;
+	int naxes;
+	int axes[NPR_MAX_RANK];
 };
 
 int npr_ref_reverse_sequence(const struct npr_node *n,
@@ -40,6 +46,8 @@ int npr_ref_reverse_sequence(const struct npr_node *n,
 			     struct npr_tensor *out);
 int npr_ref_bitwise_shift(const struct npr_node *n,
 			  const struct npr_tensor *in, struct npr_tensor *out);
+int npr_ref_dft(const struct npr_node *n, const struct npr_tensor *in,
+		struct npr_tensor *out);
 int npr_ref_grid_sample(const struct npr_node *n, const struct npr_tensor *in,
 			struct npr_tensor *out);
 
