@@ -6,7 +6,8 @@
  * outputs within max|ours - ref| <= 1e-4 * max|ref|; small models built
  * here with the protobuf-c message code run and report their ONNX names;
  * If branches that name values of the graph around them pick the right
- * branch at run time;
+ * branch at run time; a bidirectional RNN and a GRU with and without
+ * linear_before_reset match closed forms;
  * broken ones (truncated, random bytes, an unknown op, an initializer
  * whose data does not match its dims, messages nested without end,
  * sub-graphs nested too deep) fail
@@ -15,6 +16,7 @@
  * Models come from $NPR_SHARED/models/onnx; without them those tests skip.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -735,6 +737,245 @@ TEST_F(onnx, sub_graphs_nested_too_deep_fail)
 	self->buf = if_model(12, &self->len);
 	ASSERT_NONNULL(self->buf);
 	LOAD_FAILS(-EFBIG, "sub-graphs are nested more than 8 deep");
+}
+
+/* ---- recurrent layers: closed forms ------------------------------------ */
+
+/* An f32 initializer (or a graph input when @v is NULL). */
+struct tdesc {
+	const char *name;
+	int rank;
+	int64_t dims[3];
+	const float *v;
+};
+
+/*
+ * One @op node over @nin inputs (names from @t, "" for a left-out one),
+ * giving outputs "Y" and "Y_h", with integer attributes hidden_size and
+ * linear_before_reset and the string attribute direction.  Inputs with
+ * values are initializers, the others f32 graph inputs of their dims.
+ */
+static void *rnn_model(const char *op, const struct tdesc *t, int nin,
+		       int64_t hidden, int64_t lbr, const char *dir,
+		       size_t *len)
+{
+	Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
+	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
+	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+	Onnx__OperatorSetIdProto *osp[1] = { &os };
+	Onnx__NodeProto node = ONNX__NODE_PROTO__INIT;
+	Onnx__NodeProto *np[1] = { &node };
+	Onnx__AttributeProto a[3], *ap[3];
+	Onnx__TensorProto init[8], *ip[8];
+	Onnx__ValueInfoProto vi[10], *vin[8], *vout[2];
+	Onnx__TypeProto tp[8];
+	Onnx__TypeProto__Tensor tt[8];
+	Onnx__TensorShapeProto sh[8];
+	Onnx__TensorShapeProto__Dimension d[8][3], *dp[8][3];
+	static char *outs[2] = { "Y", "Y_h" };
+	char *names[8];
+	int i, k, ni = 0, ng = 0;
+	void *buf;
+
+	m.has_ir_version = 1;
+	m.ir_version = 8;
+	m.n_opset_import = 1;
+	m.opset_import = osp;
+	os.domain = "";
+	os.has_version = 1;
+	os.version = 14;
+	m.graph = &g;
+	g.name = "rnn";
+	for (i = 0; i < nin; i++) {
+		names[i] = (char *)t[i].name;
+		if (!*t[i].name)
+			continue;
+		if (t[i].v) {
+			onnx__tensor_proto__init(&init[ni]);
+			init[ni].name = (char *)t[i].name;
+			init[ni].has_data_type = 1;
+			init[ni].data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+			init[ni].n_dims = t[i].rank;
+			init[ni].dims = (int64_t *)t[i].dims;
+			init[ni].n_float_data = 1;
+			for (k = 0; k < t[i].rank; k++)
+				init[ni].n_float_data *= t[i].dims[k];
+			init[ni].float_data = (float *)t[i].v;
+			ip[ni] = &init[ni];
+			ni++;
+			continue;
+		}
+		onnx__value_info_proto__init(&vi[ng]);
+		onnx__type_proto__init(&tp[ng]);
+		onnx__type_proto__tensor__init(&tt[ng]);
+		onnx__tensor_shape_proto__init(&sh[ng]);
+		for (k = 0; k < t[i].rank; k++) {
+			onnx__tensor_shape_proto__dimension__init(&d[ng][k]);
+			d[ng][k].value_case =
+				ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+			d[ng][k].dim_value = t[i].dims[k];
+			dp[ng][k] = &d[ng][k];
+		}
+		sh[ng].n_dim = t[i].rank;
+		sh[ng].dim = dp[ng];
+		tt[ng].has_elem_type = 1;
+		tt[ng].elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+		tt[ng].shape = &sh[ng];
+		tp[ng].value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+		tp[ng].tensor_type = &tt[ng];
+		vi[ng].name = (char *)t[i].name;
+		vi[ng].type = &tp[ng];
+		vin[ng] = &vi[ng];
+		ng++;
+	}
+	for (i = 0; i < 2; i++) {
+		onnx__value_info_proto__init(&vi[8 + i]);
+		vi[8 + i].name = outs[i];
+		vout[i] = &vi[8 + i];
+	}
+	for (i = 0; i < 3; i++) {
+		onnx__attribute_proto__init(&a[i]);
+		a[i].has_type = 1;
+		ap[i] = &a[i];
+	}
+	a[0].name = "hidden_size";
+	a[0].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+	a[0].has_i = 1;
+	a[0].i = hidden;
+	a[1].name = "linear_before_reset";
+	a[1].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+	a[1].has_i = 1;
+	a[1].i = lbr;
+	a[2].name = "direction";
+	a[2].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+	a[2].has_s = 1;
+	a[2].s.data = (uint8_t *)dir;
+	a[2].s.len = strlen(dir);
+	node.op_type = (char *)op;
+	node.n_input = nin;
+	node.input = names;
+	node.n_output = 2;
+	node.output = outs;
+	/* linear_before_reset is GRU's only */
+	node.n_attribute = strcmp(op, "GRU") ? 2 : 3;
+	ap[1] = strcmp(op, "GRU") ? &a[2] : &a[1];
+	ap[2] = &a[2];
+	node.attribute = ap;
+	g.n_node = 1;
+	g.node = np;
+	g.n_initializer = ni;
+	g.initializer = ip;
+	g.n_input = ng;
+	g.input = vin;
+	g.n_output = 2;
+	g.output = vout;
+	*len = onnx__model_proto__get_packed_size(&m);
+	buf = malloc(*len);
+	if (buf)
+		onnx__model_proto__pack(&m, buf);
+	return buf;
+}
+
+/* Load, compile at X's declared shape, run on @x, read Y and Y_h. */
+static void rnn_run(struct npr_test *_metadata, FIXTURE_DATA(onnx) *self,
+		    const struct tdesc *xd, const float *x, float *y,
+		    size_t ny, float *yh, size_t nyh)
+{
+	const __s64 dims[3] = { xd->dims[0], xd->dims[1], xd->dims[2] };
+	struct npr_tensor_arg ta;
+	struct npr_infer inf;
+	__u32 exec, req;
+	int i, ret;
+
+	ASSERT_NONNULL(self->buf);
+	ret = load_mem(self->fd, self->buf, self->len, &self->model);
+	if (!ret)
+		ret = compile(self->fd, self->model, dims, xd->rank, &exec,
+			      &req);
+	if (ret)
+		TH_LOG("%s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	npr_prep_tensor(&ta, req, 0, 0, (void *)x,
+			xd->dims[0] * xd->dims[1] * xd->dims[2] * 4);
+	ta.elem_type = NPR_ELEM_F32;
+	ta.rank = 3;
+	for (i = 0; i < 3; i++)
+		ta.dims[i] = xd->dims[i];
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR, &ta), 0);
+	npr_prep_infer(&inf, req);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_INFER, &inf), 0);
+	npr_prep_tensor(&ta, req, 0, 1, y, ny * 4);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+	ASSERT_EQ(ta.bytes, ny * 4);
+	npr_prep_tensor(&ta, req, 1, 1, yh, nyh * 4);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+	ASSERT_EQ(ta.bytes, nyh * 4);
+}
+
+/*
+ * A bidirectional RNN, hidden and input size 1, no B and no initial_h
+ * (zeros), x = 1, 2 over time: forward w = 1, reverse w = 0.5, r = 1:
+ *   forward  h0 = tanh(1),        h1 = tanh(2 + tanh(1))
+ *   reverse  h1 = tanh(0.5 * 2),  h0 = tanh(0.5 * 1 + tanh(1))
+ * Y is [T, D, N, S], Y_h [D, N, S] (the last step of each direction).
+ */
+TEST_F(onnx, rnn_bidirectional_closed_form)
+{
+	static const float w[2] = { 1, 0.5f }, r[2] = { 1, 1 }, x[2] = { 1, 2 };
+	const struct tdesc t[3] = {
+		{ "X", 3, { 2, 1, 1 }, NULL },
+		{ "W", 3, { 2, 1, 1 }, w },
+		{ "R", 3, { 2, 1, 1 }, r },
+	};
+	double f0 = tanh(1), f1 = tanh(2 + tanh(1));
+	double r1 = tanh(1), r0 = tanh(0.5 + tanh(1));
+	float y[4], yh[2];
+
+	self->buf = rnn_model("RNN", t, 3, 1, 0, "bidirectional", &self->len);
+	rnn_run(_metadata, self, &t[0], x, y, 4, yh, 2);
+	EXPECT_NEAR(y[0], f0, 1e-6);
+	EXPECT_NEAR(y[1], r0, 1e-6);
+	EXPECT_NEAR(y[2], f1, 1e-6);
+	EXPECT_NEAR(y[3], r1, 1e-6);
+	EXPECT_NEAR(yh[0], f1, 1e-6);
+	EXPECT_NEAR(yh[1], r0, 1e-6);
+}
+
+/*
+ * A GRU step with linear_before_reset, sizes 1, x = 1, h = 0.5:
+ *   z = s(Wz x + Rz h + Wbz + Rbz), r = s(Wr x + Rr h + Wbr + Rbr),
+ *   h~ = tanh(Wh x + r (Rh h + Rbh) + Wbh), H = (1 - z) h~ + z h
+ * with W = .1 .2 .3, R = .4 .5 .6, B = .01 .. .06 (input biases first).
+ */
+TEST_F(onnx, gru_linear_before_reset_closed_form)
+{
+	static const float w[3] = { .1f, .2f, .3f }, r[3] = { .4f, .5f, .6f };
+	static const float b[6] = { .01f, .02f, .03f, .04f, .05f, .06f };
+	static const float h0[1] = { .5f }, x[1] = { 1 };
+	const struct tdesc t[6] = {
+		{ "X", 3, { 1, 1, 1 }, NULL },
+		{ "W", 3, { 1, 3, 1 }, w },
+		{ "R", 3, { 1, 3, 1 }, r },
+		{ "B", 2, { 1, 6 }, b },
+		{ "", 0, { 0 }, NULL },
+		{ "initial_h", 3, { 1, 1, 1 }, h0 },
+	};
+	double z = 1 / (1 + exp(-(.1 + .4 * .5 + .01 + .04)));
+	double rr = 1 / (1 + exp(-(.2 + .5 * .5 + .02 + .05)));
+	double hh = tanh(.3 + rr * (.6 * .5 + .06) + .03);
+	double want = (1 - z) * hh + z * .5;
+	float y[1], yh[1];
+
+	self->buf = rnn_model("GRU", t, 6, 1, 1, "forward", &self->len);
+	rnn_run(_metadata, self, &t[0], x, y, 1, yh, 1);
+	EXPECT_NEAR(y[0], want, 1e-6);
+	EXPECT_NEAR(yh[0], want, 1e-6);
+	/* the same without linear_before_reset differs: r applies to h */
+	free(self->buf);
+	self->buf = rnn_model("GRU", t, 6, 1, 0, "forward", &self->len);
+	rnn_run(_metadata, self, &t[0], x, y, 1, yh, 1);
+	hh = tanh(.3 + .6 * (rr * .5) + .06 + .03);
+	EXPECT_NEAR(y[0], (1 - z) * hh + z * .5, 1e-6);
 }
 
 /*
