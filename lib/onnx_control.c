@@ -342,7 +342,8 @@ static int tr_scan(struct onnx_ctx *c, int *out)
 		if (out_axis[k] < 0 || out_axis[k] >= NPR_MAX_RANK) {
 			err = onnx_err(c, -EOPNOTSUPP,
 				       "scan output axis %lld is not supported (0..%d are)",
-				       (long long)out_axis[k], NPR_MAX_RANK - 1);
+				       (long long)out_axis[k],
+				       NPR_MAX_RANK - 1);
 			goto out;
 		}
 	err = onnx_body_read(c, "body", in_axis, c->nin, out_axis, nout, &b);

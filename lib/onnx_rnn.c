@@ -264,8 +264,7 @@ static int tr_recurrent(struct onnx_ctx *c, int *out)
 		"RNNSequence", "GRUSequence", "LSTMSequence",
 	};
 	static const int64_t tnd[3] = { 1, 0, 2 };
-	int kind = c->op->arg, G = kind == KIND_LSTM ? 4 :
-		   kind == KIND_GRU ? 3 : 1, nact = kind + 1;
+	int kind = c->op->arg, nact = kind + 1;
 	int64_t S, D = 1, layout, lbr = 0, forget = 0;
 	int x, w, r, b, len, h, cc = -1, p, shape, node, in[8], nin, o[3];
 	char dir[32], acts[128];
@@ -291,6 +290,18 @@ static int tr_recurrent(struct onnx_ctx *c, int *out)
 		return onnx_err(c, -EINVAL,
 				"hidden_size %lld is missing or out of range",
 				(long long)S);
+	{
+		/* W [D, G * S, I]: refuse a hidden_size it cannot have */
+		const struct npr_shape *ws = onnx_vshape(c, c->vin[1]);
+		int64_t rows = (kind == KIND_LSTM ? 4 : kind == KIND_GRU ? 3 :
+				1) * S;
+
+		if (ws->rank == 3 && ws->d[1] >= 0 && ws->d[1] != rows)
+			return onnx_err(c, -EINVAL,
+					"W has %lld rows, hidden_size %lld needs %lld",
+					(long long)ws->d[1], (long long)S,
+					(long long)rows);
+	}
 	if (layout != 0 && layout != 1)
 		return onnx_err(c, -EINVAL, "layout %lld", (long long)layout);
 	if (!strcmp(dir, "bidirectional"))
@@ -369,9 +380,9 @@ static int tr_recurrent(struct onnx_ctx *c, int *out)
 				    onnx_tf(forget));
 	if (err)
 		return err;
-	(void)G;
 	{
-		static const int64_t y0[4] = { 2, 1, 0, 3 }, y1[4] = { 0, 2, 1, 3 };
+		static const int64_t y0[4] = { 2, 1, 0, 3 };
+		static const int64_t y1[4] = { 0, 2, 1, 3 };
 		int k;
 
 		out[0] = transpose(c, o[0], layout ? y1 : y0, 4, "Y");

@@ -163,9 +163,11 @@ int npr_ref_dft(const struct npr_node *n, const struct npr_tensor *in,
 					double t = sign * 2 * M_PI *
 						   (double)((k * j) % N) / N;
 					double c = cos(t), s = sin(t);
+					double xr = src[2 * j];
+					double xi = src[2 * j + 1];
 
-					re += src[2 * j] * c - src[2 * j + 1] * s;
-					im += src[2 * j] * s + src[2 * j + 1] * c;
+					re += xr * c - xi * s;
+					im += xr * s + xi * c;
 				}
 				dst[2 * k] = p->inverse ? re / N : re;
 				dst[2 * k + 1] = p->inverse ? im / N : im;
@@ -236,7 +238,8 @@ static uint64_t shift(bool left, unsigned int t, uint64_t a, uint64_t b)
 		return left || !neg ? 0 : UINT64_MAX;
 	if (left)
 		return a << s;
-	if (neg)	/* arithmetic: the sign-extended pattern shifts in ones */
+	/* arithmetic: the sign-extended pattern shifts in ones */
+	if (neg)
 		return ~(~a >> s);
 	return a >> s;
 }
