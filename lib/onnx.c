@@ -544,17 +544,17 @@ static int typed_data(const Onnx__TensorProto *t, unsigned int type,
 	switch (type) {
 	case NPR_ELEM_F32:
 		*have = t->n_float_data;
-		if (*have == n)
+		if (*have == n && n)
 			memcpy(dst, t->float_data, n * 4);
 		return 0;
 	case NPR_ELEM_F64:
 		*have = t->n_double_data;
-		if (*have == n)
+		if (*have == n && n)
 			memcpy(dst, t->double_data, n * 8);
 		return 0;
 	case NPR_ELEM_I64:
 		*have = t->n_int64_data;
-		if (*have == n)
+		if (*have == n && n)
 			memcpy(dst, t->int64_data, n * 8);
 		return 0;
 	case NPR_ELEM_U32:
@@ -562,7 +562,7 @@ static int typed_data(const Onnx__TensorProto *t, unsigned int type,
 		*have = t->n_uint64_data;
 		if (*have != n)
 			return 0;
-		if (type == NPR_ELEM_U64)
+		if (type == NPR_ELEM_U64 && n)
 			memcpy(dst, t->uint64_data, n * 8);
 		else
 			for (i = 0; i < n; i++)

@@ -61,6 +61,15 @@ static int attach(struct onnx_ctx *c, int node, struct onnx_body *b,
 	return 0;
 }
 
+/* The captured outer values of @b, as node inputs from @dst on. */
+static void copy_caps(int *dst, const struct onnx_body *b)
+{
+	int k;
+
+	for (k = 0; k < b->ncaps; k++)
+		dst[k] = b->caps[k];
+}
+
 /* The value a body's Result @k gives. */
 static const struct npr_value *body_out(const struct onnx_body *b, int k)
 {
@@ -116,8 +125,12 @@ static int tr_if(struct onnx_ctx *c, int *out)
 		goto out;
 	}
 	in[0] = onnx_need(c, 0);
-	memcpy(in + 1, b[0].caps, sizeof(int) * b[0].ncaps);
-	memcpy(in + 1 + b[0].ncaps, b[1].caps, sizeof(int) * b[1].ncaps);
+	if (in[0] < 0) {
+		err = in[0];
+		goto out;
+	}
+	copy_caps(in + 1, &b[0]);
+	copy_caps(in + 1 + b[0].ncaps, &b[1]);
 	node = onnx_node(c, "If", 8, NULL, nin, in, nout, out);
 	if (node < 0) {
 		err = node;
@@ -200,7 +213,7 @@ static int tr_loop(struct onnx_ctx *c, int *out)
 	}
 	for (k = 0; k < nv; k++)
 		in[2 + k] = c->vin[2 + k];
-	memcpy(in + 2 + nv, b.caps, sizeof(int) * b.ncaps);
+	copy_caps(in + 2 + nv, &b);
 	node = onnx_node(c, "Loop", 5, NULL, nin, in, nout, out);
 	if (node < 0) {
 		err = node;
@@ -364,7 +377,7 @@ static int tr_scan(struct onnx_ctx *c, int *out)
 			goto out;
 		}
 	}
-	memcpy(in + c->nin, b.caps, sizeof(int) * b.ncaps);
+	copy_caps(in + c->nin, &b);
 	node = onnx_node(c, "TensorIterator", 0, NULL, nin, in, nout, out);
 	if (node < 0) {
 		err = node;

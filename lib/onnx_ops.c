@@ -136,7 +136,8 @@ int onnx_attr_ints(struct onnx_ctx *c, const char *name, int64_t *out,
 		return onnx_err(c, -EINVAL,
 				"attribute %s has %zu values, at most %d are supported",
 				name, a->n_ints, max);
-	memcpy(out, a->ints, a->n_ints * sizeof(*out));
+	if (a->n_ints)
+		memcpy(out, a->ints, a->n_ints * sizeof(*out));
 	*count = (int)a->n_ints;
 	return 0;
 }
