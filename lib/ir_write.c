@@ -786,6 +786,55 @@ static int plan(struct wctx *c)
 	return 0;
 }
 
+/*
+ * Every string the file will hold (names, types, attributes) must be
+ * UTF-8, which XML requires; a frontend may pass on any bytes (protobuf-c
+ * does not check ONNX strings).
+ */
+static int check_text(const struct npr_graph *g)
+{
+	int i, k, err;
+
+	if (g->name && !xmlCheckUTF8(BAD_CAST g->name))
+		return npr_err(-EINVAL,
+			       "the model name is not valid UTF-8: it cannot be written to IR");
+	for (i = 0; i < g->nnodes; i++) {
+		const struct npr_node *n = &g->nodes[i];
+		const char *bad = NULL;
+
+		if (n->dead)
+			continue;
+		if (!xmlCheckUTF8(BAD_CAST n->name))
+			bad = "its name";
+		else if (!xmlCheckUTF8(BAD_CAST n->type))
+			bad = "its type";
+		for (k = 0; !bad && k < n->nattr; k++)
+			if (!xmlCheckUTF8(BAD_CAST n->attr[k].key) ||
+			    !xmlCheckUTF8(BAD_CAST n->attr[k].val))
+				bad = "an attribute";
+		for (k = 0; !bad && k < n->nout; k++) {
+			const char *vn = g->vals[n->out[k]].name;
+
+			if (vn && !xmlCheckUTF8(BAD_CAST vn))
+				bad = "an output name";
+		}
+		if (bad)
+			return npr_err(-EINVAL,
+				       "layer %lld: %s is not valid UTF-8: it cannot be written to IR",
+				       (long long)n->layer_id, bad);
+		for (k = 0; k < n->nbodies; k++) {
+			char msg[512];
+
+			err = check_text(n->bodies[k].g);
+			if (!err)
+				continue;
+			snprintf(msg, sizeof(msg), "%s", npr_last_error());
+			return npr_node_err(n, err, "body %d: %s", k, msg);
+		}
+	}
+	return 0;
+}
+
 /* Values of a graph and all its bodies: a bound on the constants. */
 static size_t count_vals(const struct npr_graph *g)
 {
@@ -877,7 +926,9 @@ int npr_ir_write_mem(const struct npr_graph *g, char **xml, size_t *xml_len,
 	*xml = NULL;
 	*bin = NULL;
 	*xml_len = *bin_len = 0;
-	err = plan(&c);
+	err = check_text(g);
+	if (!err)
+		err = plan(&c);
 	if (err)
 		goto out;
 	c.cap_consts = 64;

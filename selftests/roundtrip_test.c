@@ -5,7 +5,8 @@
  * output types and shapes, inputs and outputs) and gives bit-identical
  * outputs for the same deterministic input; a compiled graph written and
  * read back gives them too.  Errors: an unwritable directory, a value of
- * an element type IR cannot name; neither leaves a file behind.
+ * an element type IR cannot name, a name that is not UTF-8; none leaves a
+ * file behind.
  *
  * Models come from $NPR_SHARED (models/ir, models/onnx); without them the
  * model tests skip.  ONNX models with a symbolic batch run at batch 1.
@@ -756,6 +757,41 @@ TEST(unsupported_element_type_fails_naming_the_layer)
 	EXPECT_EQ(count_entries(dir), 0);
 	rm_dir(dir);
 	free(dir);
+	npr_graph_free(g);
+}
+
+/* XML holds UTF-8 only: a name that is not (a frontend passed any bytes
+ * on), in the model or in a body, fails naming the layer. */
+TEST(name_that_is_not_utf8_fails_naming_the_layer)
+{
+	struct npr_graph *g;
+	char path[4096], *xml = (char *)"";
+	size_t xml_len, bin_len;
+	void *bin = NULL;
+	int i, err;
+
+	if (!model_path(path, sizeof(path), "ir-small/loop_2d_add.xml"))
+		SKIP(return, "model %s not found", path);
+	g = load_graph(_metadata, path);
+	for (i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].nbodies)
+			break;
+	ASSERT_LT(i, g->nnodes);
+	{
+		struct npr_graph *b = g->nodes[i].bodies[0].g;
+		struct npr_node *n = &b->nodes[b->nnodes - 1];
+
+		free(n->name);
+		n->name = strdup("cut\xc3");	/* a lone lead byte */
+		ASSERT_NONNULL(n->name);
+		err = npr_ir_write_mem(g, &xml, &xml_len, &bin, &bin_len);
+		TH_LOG("errno %d: %s", err, npr_last_error());
+		EXPECT_EQ(err, -EINVAL);
+		EXPECT_NULL(xml);
+		EXPECT_NULL(bin);
+		EXPECT_NONNULL(strstr(npr_last_error(), "UTF-8"));
+		EXPECT_NONNULL(strstr(npr_last_error(), "name"));
+	}
 	npr_graph_free(g);
 }
 
