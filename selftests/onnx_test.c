@@ -6,7 +6,9 @@
  * outputs within max|ours - ref| <= 1e-4 * max|ref|; small models built
  * here with the protobuf-c message code run and report their ONNX names;
  * If branches that name values of the graph around them pick the right
- * branch at run time; a bidirectional RNN and a GRU with and without
+ * branch at run time; a Loop carries values, stacks a scan output, reads
+ * its iteration number and a value of the enclosing graph, and stops on
+ * its body's condition; a bidirectional RNN and a GRU with and without
  * linear_before_reset match closed forms;
  * broken ones (truncated, random bytes, an unknown op, an initializer
  * whose data does not match its dims, messages nested without end,
@@ -737,6 +739,222 @@ TEST_F(onnx, sub_graphs_nested_too_deep_fail)
 	self->buf = if_model(12, &self->len);
 	ASSERT_NONNULL(self->buf);
 	LOAD_FAILS(-EFBIG, "sub-graphs are nested more than 8 deep");
+}
+
+/* ---- Loop: iteration number, condition, carried and scan values -------- */
+
+/* A node of @op; the arrays must outlive the packing. */
+static void mknode(Onnx__NodeProto *n, const char *op, char **in, int nin,
+		   char **out, int nout)
+{
+	onnx__node_proto__init(n);
+	n->op_type = (char *)op;
+	n->n_input = nin;
+	n->input = in;
+	n->n_output = nout;
+	n->output = out;
+}
+
+/* A scalar initializer: i64 @v, or a bool when @is_bool. */
+static void mkscalar(Onnx__TensorProto *t, const char *name, int64_t *v,
+		     int32_t *b)
+{
+	onnx__tensor_proto__init(t);
+	t->name = (char *)name;
+	t->has_data_type = 1;
+	if (b) {
+		t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
+		t->n_int32_data = 1;
+		t->int32_data = b;
+	} else {
+		t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+		t->n_int64_data = 1;
+		t->int64_data = v;
+	}
+}
+
+/*
+ * y_final (, y_scan) = Loop(M, true, y0) over x [4] and y0 [4], graph
+ * inputs, with the body
+ *   y_out = y_in + x * f32(i)            (x from the enclosing graph)
+ *   cond_out = cond_in, or i < 1 when @stop_after_1
+ *   y_scan = y_out                        (a scan output, unless stopping)
+ */
+static void *loop_model(int64_t trips, bool stop_after_1, size_t *len)
+{
+	Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
+	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
+	Onnx__GraphProto body = ONNX__GRAPH_PROTO__INIT;
+	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+	Onnx__OperatorSetIdProto *osp[1] = { &os };
+	Onnx__NodeProto loop, bn[5], *lp[1] = { &loop }, *bp[5];
+	Onnx__AttributeProto battr, *bap[1] = { &battr };
+	Onnx__AttributeProto to, *tap[1] = { &to };
+	Onnx__TensorProto init[2], *ip[2] = { &init[0], &init[1] };
+	Onnx__TensorProto binit, *bip[1] = { &binit };
+	struct vinfo v[10];
+	Onnx__ValueInfoProto *gin[2], *gout[2], *bin[3], *bout[3];
+	static char *loop_in[3] = { "M", "c", "y0" };
+	static char *loop_out[2] = { "y_final", "y_scan" };
+	static char *cast_in[1] = { "i" }, *cast_out[1] = { "fi" };
+	static char *mul_in[2] = { "x", "fi" }, *mul_out[1] = { "d" };
+	static char *add_in[2] = { "y_in", "d" }, *add_out[1] = { "y_out" };
+	static char *id_in[1] = { "cond_in" }, *id_out[1] = { "cond_out" };
+	static char *less_in[2] = { "i", "one" };
+	static char *sc_in[1] = { "y_out" }, *sc_out[1] = { "y_scan_part" };
+	static int64_t one = 1;
+	static int32_t yes = 1;
+	int64_t m_val = trips;
+	int nb = 0, i;
+	void *buf;
+
+	m.has_ir_version = 1;
+	m.ir_version = 8;
+	m.n_opset_import = 1;
+	m.opset_import = osp;
+	os.domain = "";
+	os.has_version = 1;
+	os.version = 13;
+	m.graph = &g;
+	g.name = "loop";
+	mkscalar(&init[0], "M", &m_val, NULL);
+	mkscalar(&init[1], "c", NULL, &yes);
+	g.n_initializer = 2;
+	g.initializer = ip;
+	gin[0] = vinfo(&v[0], "x", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1);
+	gin[1] = vinfo(&v[1], "y0", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1);
+	g.n_input = 2;
+	g.input = gin;
+	gout[0] = vinfo(&v[2], "y_final", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+			1);
+	onnx__value_info_proto__init(&v[3].vi);	/* [3, 4]: not declared */
+	v[3].vi.name = "y_scan";
+	gout[1] = &v[3].vi;
+	g.n_output = stop_after_1 ? 1 : 2;
+	g.output = gout;
+	mknode(&loop, "Loop", loop_in, 3, loop_out, stop_after_1 ? 1 : 2);
+	onnx__attribute_proto__init(&battr);
+	battr.name = "body";
+	battr.has_type = 1;
+	battr.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+	battr.g = &body;
+	loop.n_attribute = 1;
+	loop.attribute = bap;
+	g.n_node = 1;
+	g.node = lp;
+
+	body.name = "body";
+	bin[0] = vinfo(&v[4], "i", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 0);
+	bin[1] = vinfo(&v[5], "cond_in", ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 0);
+	bin[2] = vinfo(&v[6], "y_in", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1);
+	body.n_input = 3;
+	body.input = bin;
+	bout[0] = vinfo(&v[7], "cond_out", ONNX__TENSOR_PROTO__DATA_TYPE__BOOL,
+			0);
+	bout[1] = vinfo(&v[8], "y_out", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1);
+	bout[2] = vinfo(&v[9], "y_scan_part",
+			ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1);
+	body.n_output = stop_after_1 ? 2 : 3;
+	body.output = bout;
+	mknode(&bn[nb], "Cast", cast_in, 1, cast_out, 1);
+	onnx__attribute_proto__init(&to);
+	to.name = "to";
+	to.has_type = 1;
+	to.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+	to.has_i = 1;
+	to.i = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	bn[nb].n_attribute = 1;
+	bn[nb++].attribute = tap;
+	mknode(&bn[nb++], "Mul", mul_in, 2, mul_out, 1);
+	mknode(&bn[nb++], "Add", add_in, 2, add_out, 1);
+	if (stop_after_1) {
+		mkscalar(&binit, "one", &one, NULL);
+		body.n_initializer = 1;
+		body.initializer = bip;
+		mknode(&bn[nb++], "Less", less_in, 2, id_out, 1);
+	} else {
+		mknode(&bn[nb++], "Identity", id_in, 1, id_out, 1);
+		mknode(&bn[nb++], "Identity", sc_in, 1, sc_out, 1);
+	}
+	for (i = 0; i < nb; i++)
+		bp[i] = &bn[i];
+	body.n_node = nb;
+	body.node = bp;
+	*len = onnx__model_proto__get_packed_size(&m);
+	buf = malloc(*len);
+	if (buf)
+		onnx__model_proto__pack(&m, buf);
+	return buf;
+}
+
+/* Run a loop_model() on x, y0; read output @o (@n values). */
+static void loop_run(struct npr_test *_metadata, FIXTURE_DATA(onnx) *self,
+		     const float *x, const float *y0, int o, float *y,
+		     size_t n)
+{
+	struct npr_tensor_arg ta;
+	struct npr_infer inf;
+	__u32 exec, req;
+	int i, ret;
+
+	ASSERT_NONNULL(self->buf);
+	ret = load_mem(self->fd, self->buf, self->len, &self->model);
+	if (!ret)
+		ret = compile(self->fd, self->model, (const __s64[]){ 4 }, 1,
+			      &exec, &req);
+	if (ret)
+		TH_LOG("%s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	for (i = 0; i < 2; i++) {
+		npr_prep_tensor(&ta, req, i, 0, (void *)(i ? y0 : x), 16);
+		ta.elem_type = NPR_ELEM_F32;
+		ta.rank = 1;
+		ta.dims[0] = 4;
+		ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR, &ta), 0);
+	}
+	npr_prep_infer(&inf, req);
+	ret = npr_ioctl(self->fd, NPR_IOCTL_INFER, &inf);
+	if (ret)
+		TH_LOG("INFER: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	npr_prep_tensor(&ta, req, o, 1, y, n * 4);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+	ASSERT_EQ(ta.bytes, n * 4);
+}
+
+/*
+ * Three trips: y takes y0 + x * 0, + x * 1, + x * 2 in turn, so the
+ * final value is y0 + 3x and the scan output stacks y0, y0 + x, y0 + 3x.
+ */
+TEST_F(onnx, loop_carries_values_and_stacks_scan_outputs)
+{
+	static const float x[4] = { 1, 10, 100, 1000 }, y0[4] = { 1, 2, 3, 4 };
+	float y[12];
+	int i;
+
+	self->buf = loop_model(3, false, &self->len);
+	loop_run(_metadata, self, x, y0, 0, y, 4);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(y[i], y0[i] + 3 * x[i]);
+	loop_run(_metadata, self, x, y0, 1, y, 12);
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(y[i], y0[i]);
+		EXPECT_EQ(y[4 + i], y0[i] + x[i]);
+		EXPECT_EQ(y[8 + i], y0[i] + 3 * x[i]);
+	}
+}
+
+/* The body's condition i < 1 stops a loop of 10 trips after two. */
+TEST_F(onnx, loop_stops_on_the_body_condition)
+{
+	static const float x[4] = { 1, 10, 100, 1000 }, y0[4] = { 1, 2, 3, 4 };
+	float y[4];
+	int i;
+
+	self->buf = loop_model(10, true, &self->len);
+	loop_run(_metadata, self, x, y0, 0, y, 4);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(y[i], y0[i] + x[i]);
 }
 
 /* ---- recurrent layers: closed forms ------------------------------------ */
