@@ -8,7 +8,8 @@
  * If branches that name values of the graph around them pick the right
  * branch at run time; a Loop carries values, stacks a scan output, reads
  * its iteration number and a value of the enclosing graph, and stops on
- * its body's condition; a bidirectional RNN and a GRU with and without
+ * its body's condition; a Scan walks its input backwards and stacks its
+ * output along axis 1; a bidirectional RNN and a GRU with and without
  * linear_before_reset match closed forms;
  * broken ones (truncated, random bytes, an unknown op, an initializer
  * whose data does not match its dims, messages nested without end,
@@ -502,14 +503,14 @@ TEST_F(onnx, messages_nested_without_end_fail)
 
 /* ---- If: branches that read the enclosing graph ----------------------- */
 
-/* A tensor ValueInfo of @dt and @rank dims of 4 (rank 0: a scalar). */
+/* A tensor ValueInfo of @dt and @rank (0..4) dims of 4 (0: a scalar). */
 struct vinfo {
 	Onnx__ValueInfoProto vi;
 	Onnx__TypeProto tp;
 	Onnx__TypeProto__Tensor tt;
 	Onnx__TensorShapeProto sh;
 	Onnx__TensorShapeProto__Dimension d;
-	Onnx__TensorShapeProto__Dimension *dp[1];
+	Onnx__TensorShapeProto__Dimension *dp[4];
 };
 
 static Onnx__ValueInfoProto *vinfo(struct vinfo *v, const char *name,
@@ -522,7 +523,7 @@ static Onnx__ValueInfoProto *vinfo(struct vinfo *v, const char *name,
 	onnx__tensor_shape_proto__dimension__init(&v->d);
 	v->d.value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
 	v->d.dim_value = 4;
-	v->dp[0] = &v->d;
+	v->dp[0] = v->dp[1] = v->dp[2] = v->dp[3] = &v->d;
 	v->sh.n_dim = rank;
 	v->sh.dim = v->dp;
 	v->tt.has_elem_type = 1;
@@ -955,6 +956,143 @@ TEST_F(onnx, loop_stops_on_the_body_condition)
 	loop_run(_metadata, self, x, y0, 0, y, 4);
 	for (i = 0; i < 4; i++)
 		EXPECT_EQ(y[i], y0[i] + x[i]);
+}
+
+/* ---- Scan: a reverse scan input, a scan output along axis 1 ------------ */
+
+/*
+ * y, z = Scan(s0 [4], x [4, 4]) with num_scan_inputs 1, the rows of x
+ * taken last first, z stacked along axis 1; body sum_out = sum_in + row,
+ * part = sum_out.
+ */
+static void *scan_model(size_t *len)
+{
+	Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
+	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
+	Onnx__GraphProto body = ONNX__GRAPH_PROTO__INIT;
+	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+	Onnx__OperatorSetIdProto *osp[1] = { &os };
+	Onnx__NodeProto scan, bn[2], *sp[1] = { &scan };
+	Onnx__NodeProto *bp[2] = { &bn[0], &bn[1] };
+	Onnx__AttributeProto a[4], *ap[4] = { &a[0], &a[1], &a[2], &a[3] };
+	struct vinfo v[8];
+	Onnx__ValueInfoProto *gin[2], *gout[2], *bin[2], *bout[2];
+	static char *scan_in[2] = { "s0", "x" }, *scan_out[2] = { "y", "z" };
+	static char *add_in[2] = { "sum_in", "row" }, *add_out[1] = { "sum_out" };
+	static char *id_in[1] = { "sum_out" }, *id_out[1] = { "part" };
+	static int64_t one[1] = { 1 };
+	void *buf;
+	int i;
+
+	m.has_ir_version = 1;
+	m.ir_version = 8;
+	m.n_opset_import = 1;
+	m.opset_import = osp;
+	os.domain = "";
+	os.has_version = 1;
+	os.version = 11;
+	m.graph = &g;
+	g.name = "scan";
+	gin[0] = vinfo(&v[0], "s0", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1);
+	gin[1] = vinfo(&v[1], "x", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2);
+	g.n_input = 2;
+	g.input = gin;
+	gout[0] = vinfo(&v[2], "y", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1);
+	gout[1] = vinfo(&v[3], "z", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2);
+	g.n_output = 2;
+	g.output = gout;
+	mknode(&scan, "Scan", scan_in, 2, scan_out, 2);
+	for (i = 0; i < 4; i++) {
+		onnx__attribute_proto__init(&a[i]);
+		a[i].has_type = 1;
+		a[i].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+		a[i].n_ints = 1;
+		a[i].ints = one;
+	}
+	a[0].name = "body";
+	a[0].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+	a[0].n_ints = 0;
+	a[0].ints = NULL;
+	a[0].g = &body;
+	a[1].name = "num_scan_inputs";
+	a[1].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+	a[1].n_ints = 0;
+	a[1].ints = NULL;
+	a[1].has_i = 1;
+	a[1].i = 1;
+	a[2].name = "scan_input_directions";	/* reverse */
+	a[3].name = "scan_output_axes";		/* axis 1 */
+	scan.n_attribute = 4;
+	scan.attribute = ap;
+	g.n_node = 1;
+	g.node = sp;
+	body.name = "body";
+	bin[0] = vinfo(&v[4], "sum_in", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1);
+	bin[1] = vinfo(&v[5], "row", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1);
+	body.n_input = 2;
+	body.input = bin;
+	bout[0] = vinfo(&v[6], "sum_out", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+			1);
+	bout[1] = vinfo(&v[7], "part", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1);
+	body.n_output = 2;
+	body.output = bout;
+	mknode(&bn[0], "Add", add_in, 2, add_out, 1);
+	mknode(&bn[1], "Identity", id_in, 1, id_out, 1);
+	body.n_node = 2;
+	body.node = bp;
+	*len = onnx__model_proto__get_packed_size(&m);
+	buf = malloc(*len);
+	if (buf)
+		onnx__model_proto__pack(&m, buf);
+	return buf;
+}
+
+TEST_F(onnx, scan_reverse_input_and_output_axis_1)
+{
+	static const float s0[4] = { 1, 2, 3, 4 };
+	float x[16], y[4], z[16], acc[4];
+	struct npr_tensor_arg ta;
+	struct npr_infer inf;
+	__u32 exec, req;
+	int i, k, ret;
+
+	for (i = 0; i < 16; i++)
+		x[i] = (float)(1 << (i / 4)) * (i % 4 + 1);	/* row r: 2^r */
+	self->buf = scan_model(&self->len);
+	ASSERT_NONNULL(self->buf);
+	ret = load_mem(self->fd, self->buf, self->len, &self->model);
+	if (!ret)
+		ret = compile(self->fd, self->model, (const __s64[]){ 4 }, 1,
+			      &exec, &req);
+	if (ret)
+		TH_LOG("%s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	npr_prep_tensor(&ta, req, 0, 0, (void *)s0, sizeof(s0));
+	ta.elem_type = NPR_ELEM_F32;
+	ta.rank = 1;
+	ta.dims[0] = 4;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR, &ta), 0);
+	npr_prep_tensor(&ta, req, 1, 0, x, sizeof(x));
+	ta.elem_type = NPR_ELEM_F32;
+	ta.rank = 2;
+	ta.dims[0] = ta.dims[1] = 4;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR, &ta), 0);
+	npr_prep_infer(&inf, req);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_INFER, &inf), 0);
+	npr_prep_tensor(&ta, req, 0, 1, y, sizeof(y));
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+	npr_prep_tensor(&ta, req, 1, 1, z, sizeof(z));
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+	ASSERT_EQ(ta.bytes, sizeof(z));
+	/* iteration k adds row 3 - k; z[:, k] is the sum after it */
+	memcpy(acc, s0, sizeof(acc));
+	for (k = 0; k < 4; k++)
+		for (i = 0; i < 4; i++) {
+			acc[i] += x[(3 - k) * 4 + i];
+			EXPECT_EQ(z[i * 4 + k], acc[i]);
+		}
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(y[i], acc[i]);
 }
 
 /* ---- recurrent layers: closed forms ------------------------------------ */
