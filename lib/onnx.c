@@ -1220,6 +1220,147 @@ int onnx_body_read(struct onnx_ctx *c, const char *attr,
 }
 
 /**
+ * onnx_sub_begin() - start a body built by a translator, not read
+ * @c: the context, translating a node.
+ * @sub: the body's context, set up here: a new graph whose parent is @c,
+ *       translating the same node (its attributes, name and layer).
+ *
+ * The translator adds Parameters with onnx_sub_param(), nodes with the
+ * usual helpers on @sub (sub-graph attributes read there see @c's values
+ * through @sub, which captures them), Results with onnx_sub_result(), and
+ * ends with onnx_sub_end().
+ *
+ * Return: 0, -EFBIG (nested too deep) or -ENOMEM.
+ */
+int onnx_sub_begin(struct onnx_ctx *c, struct onnx_ctx *sub)
+{
+	memset(sub, 0, sizeof(*sub));
+	if (c->depth + 1 > NPR_MAX_BODY_DEPTH)
+		return onnx_err(c, -EFBIG,
+				"sub-graphs are nested more than %d deep",
+				NPR_MAX_BODY_DEPTH);
+	sub->base_dir = c->base_dir;
+	sub->opset = c->opset;
+	sub->parent = c;
+	sub->depth = c->depth + 1;
+	sub->np = c->np;
+	sub->op = c->op;
+	sub->layer = c->layer;
+	snprintf(sub->namebuf, sizeof(sub->namebuf), "%s", c->namebuf);
+	sub->name = c->name == c->namebuf ? sub->namebuf : c->name;
+	sub->g = npr_graph_new();
+	if (!sub->g)
+		return -ENOMEM;
+	sub->g->inputs = malloc(sizeof(int));
+	sub->g->outputs = malloc(sizeof(int));
+	return sub->g->inputs && sub->g->outputs ? 0 : -ENOMEM;
+}
+
+/**
+ * onnx_sub_param() - a body Parameter of the type and load-time shape of
+ * a value
+ * @sub: the body's context.
+ * @type: element type (0 if not known).
+ * @shape: load-time shape.
+ * @name: its name.
+ *
+ * Return: the Parameter's value, or -ENOMEM.
+ */
+int onnx_sub_param(struct onnx_ctx *sub, unsigned int type,
+		   const struct npr_shape *shape, const char *name)
+{
+	struct npr_graph *g = sub->g;
+	int idx, err, *p;
+
+	idx = npr_graph_add_node(g, name, "Parameter", 1, sub->layer);
+	if (idx < 0)
+		return idx;
+	g->nodes[idx].op = npr_op_find("Parameter", 1);
+	err = npr_node_set_outputs(g, idx, 1);
+	if (!err && type)
+		err = onnx_set_attr(sub, idx, "element_type", "%s",
+				    npr_elem_name(type));
+	if (err)
+		return err;
+	g->vals[g->nodes[idx].out[0]].type = type;
+	g->vals[g->nodes[idx].out[0]].shape = *shape;
+	g->vals[g->nodes[idx].out[0]].decl.rank = -1;
+	p = realloc(g->inputs, sizeof(int) * (g->ninputs + 1));
+	if (!p)
+		return -ENOMEM;
+	g->inputs = p;
+	g->inputs[g->ninputs++] = idx;
+	return g->nodes[idx].out[0];
+}
+
+/**
+ * onnx_sub_result() - a body Result of value @v
+ * @sub: the body's context.
+ * @v: the value.
+ * @name: the Result's name.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int onnx_sub_result(struct onnx_ctx *sub, int v, const char *name)
+{
+	struct npr_graph *g = sub->g;
+	int idx, err, *p;
+
+	idx = npr_graph_add_node(g, name, "Result", 1, sub->layer);
+	if (idx < 0)
+		return idx;
+	g->nodes[idx].op = npr_op_find("Result", 1);
+	err = npr_node_set_inputs(&g->nodes[idx], 1);
+	if (err)
+		return err;
+	g->nodes[idx].in[0] = v;
+	p = realloc(g->outputs, sizeof(int) * (g->noutputs + 1));
+	if (!p)
+		return -ENOMEM;
+	g->outputs = p;
+	g->outputs[g->noutputs++] = idx;
+	return 0;
+}
+
+/**
+ * onnx_sub_end() - finish a body started by onnx_sub_begin()
+ * @sub: the body's context; released here.
+ * @err: 0, or the error the building ended with.
+ * @b: the body (graph, captured values); release with onnx_body_fini().
+ *
+ * Return: @err, or the error of parsing and sorting the body.
+ */
+int onnx_sub_end(struct onnx_ctx *sub, int err, struct onnx_body *b)
+{
+	struct npr_graph *g = sub->g;
+	int i;
+
+	memset(b, 0, sizeof(*b));
+	if (!g) {
+		free(sub->vin);
+		free(sub->names);
+		return err ? err : -ENOMEM;
+	}
+	for (i = 0; !err && i < g->nnodes; i++) {
+		struct npr_node *n = &g->nodes[i];
+
+		if (n->op->parse)
+			err = n->op->parse(g, n);
+	}
+	if (!err)
+		err = npr_graph_sort(g);
+	b->g = g;
+	b->caps = sub->caps;
+	b->ncaps = sub->ncaps;
+	b->nin = g->ninputs - sub->ncaps;
+	b->nout = g->noutputs;
+	free(sub->vin);
+	free(sub->names);
+	memset(sub, 0, sizeof(*sub));
+	return err;
+}
+
+/**
  * onnx_body_fini() - free what onnx_body_read() left in @b
  * @b: the body; its graph too, unless a node took it over (b->g NULL).
  */

@@ -21,9 +21,11 @@
  * Scan: carried values as for Loop; each scan input is sliced (one
  * element per iteration along its axis, squeezed in the body) and each
  * scan output stacked along its axis, walking backwards where a direction
- * says so.
+ * says so.  Scan-8, batched, runs that per batch row inside a
+ * TensorIterator over the batch.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -295,7 +297,12 @@ static int ints_or(struct onnx_ctx *c, const char *name, int64_t *v, int n,
 	return 0;
 }
 
-static int tr_scan(struct onnx_ctx *c, int *out)
+/*
+ * Scan over c->vin (states, then scan inputs).  @v8: the per-example body
+ * of a Scan-8 (see tr_scan8()): scan inputs and outputs along axis 0,
+ * input directions from "directions".
+ */
+static int scan_core(struct onnx_ctx *c, bool v8, int *out)
 {
 	int nout = (int)c->np->n_output, *in = NULL, nin, ns, nm, node, k;
 	int64_t m, *in_axis = NULL, *out_axis = NULL, *in_dir, *out_dir;
@@ -303,9 +310,6 @@ static int tr_scan(struct onnx_ctx *c, int *out)
 	struct npr_body *body;
 	int err;
 
-	if (c->opset < 9)
-		return onnx_err(c, -EOPNOTSUPP,
-				"Scan before opset 9 (batched, with sequence_lens) is not supported");
 	err = onnx_attr_int(c, "num_scan_inputs", -1, &m);
 	if (err)
 		return err;
@@ -328,15 +332,20 @@ static int tr_scan(struct onnx_ctx *c, int *out)
 		in_axis[k] = -1;
 	for (k = 0; k < ns; k++)
 		out_axis[k] = -1;
-	err = ints_or(c, "scan_input_axes", in_axis + ns, nm, 0);
-	if (!err)
-		err = ints_or(c, "scan_input_directions", in_dir + ns, nm, 0);
-	if (!err)
-		err = ints_or(c, "scan_output_axes", out_axis + ns, nout - ns,
-			      0);
-	if (!err)
-		err = ints_or(c, "scan_output_directions", out_dir + ns,
-			      nout - ns, 0);
+	if (v8) {
+		err = ints_or(c, "directions", in_dir + ns, nm, 0);
+	} else {
+		err = ints_or(c, "scan_input_axes", in_axis + ns, nm, 0);
+		if (!err)
+			err = ints_or(c, "scan_input_directions", in_dir + ns,
+				      nm, 0);
+		if (!err)
+			err = ints_or(c, "scan_output_axes", out_axis + ns,
+				      nout - ns, 0);
+		if (!err)
+			err = ints_or(c, "scan_output_directions",
+				      out_dir + ns, nout - ns, 0);
+	}
 	if (err)
 		goto out;
 	for (k = ns; k < c->nin; k++) {
@@ -428,6 +437,108 @@ out:
 	free(in_axis);
 	onnx_body_fini(&b);
 	return err;
+}
+
+/*
+ * Scan-8 (opset 8): a batch axis 0 in front of every state and scan input
+ * (scanned along axis 1) and output, the body seeing one batch row.  A
+ * TensorIterator over the batch holds a body of its own that squeezes the
+ * row out, runs the per-row scan (scan_core()) and puts the axis back.
+ * sequence_lens (input 0) must be left out: every row has the full length.
+ */
+static int tr_scan8(struct onnx_ctx *c, int *out)
+{
+	int nout = (int)c->np->n_output, nin = c->nin - 1, inner[16], k;
+	int node, err, *in = NULL;
+	struct onnx_body b = { 0 };
+	struct npr_body *body;
+	struct onnx_ctx sub;
+	int64_t zero = 0;
+
+	if (onnx_in(c, 0) >= 0)
+		return onnx_err(c, -EOPNOTSUPP,
+				"Scan-8 with sequence_lens is not supported");
+	if (nin < 1 || nout > 16)
+		return onnx_err(c, -EINVAL, "has %d inputs and %d outputs",
+				c->nin, nout);
+	err = onnx_sub_begin(c, &sub);
+	if (!err) {
+		sub.vin = malloc(sizeof(int) * nin);
+		sub.nin = nin;
+		err = sub.vin ? 0 : -ENOMEM;
+	}
+	for (k = 0; !err && k < nin; k++) {
+		struct npr_shape sh = *onnx_vshape(c, c->vin[1 + k]);
+		char name[32];
+		int v;
+
+		if (sh.rank >= 1)
+			sh.d[0] = 1;
+		snprintf(name, sizeof(name), "row_in%d", k);
+		v = onnx_sub_param(&sub, onnx_val(c, c->vin[1 + k])->type, &sh,
+				   name);
+		v = v < 0 ? v : onnx_with_list(&sub, "Squeeze", v, &zero, 1,
+					       name);
+		err = v < 0 ? v : 0;
+		if (!err)
+			sub.vin[k] = v;
+	}
+	if (!err) {
+		for (k = 0; k < 16; k++)
+			inner[k] = -1;
+		err = scan_core(&sub, true, inner);
+	}
+	for (k = 0; !err && k < nout; k++) {
+		char name[32];
+		int v;
+
+		snprintf(name, sizeof(name), "row_out%d", k);
+		v = inner[k] < 0 ? -EINVAL :
+		    onnx_with_list(&sub, "Unsqueeze", inner[k], &zero, 1, name);
+		err = v < 0 ? v : onnx_sub_result(&sub, v, name);
+	}
+	err = onnx_sub_end(&sub, err, &b);
+	if (err)
+		goto out;
+	in = malloc(sizeof(int) * (nin + b.ncaps));
+	if (!in) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (k = 0; k < nin; k++)
+		in[k] = c->vin[1 + k];
+	copy_caps(in + nin, &b);
+	node = onnx_node(c, "TensorIterator", 0, NULL, nin + b.ncaps, in, nout,
+			 out);
+	if (node < 0) {
+		err = node;
+		goto out;
+	}
+	for (k = 0; k < nout; k++) {
+		onnx_val(c, out[k])->type = body_out(&b, k)->type;
+		onnx_val(c, out[k])->shape.rank = -1;
+	}
+	err = attach(c, node, &b, nin, &body);
+	for (k = 0; !err && k < nin + nout; k++) {
+		bool o = k >= nin;
+		struct npr_body_port r = {
+			.out = o, .ext = o ? k - nin : k,
+			.internal = o ? k - nin : k, .sliced = true,
+			.axis = 0, .start = 0, .end = -1, .stride = 1,
+			.part_size = 1,
+		};
+
+		err = npr_body_add_port(body, &r);
+	}
+out:
+	free(in);
+	onnx_body_fini(&b);
+	return err;
+}
+
+static int tr_scan(struct onnx_ctx *c, int *out)
+{
+	return c->opset < 9 ? tr_scan8(c, out) : scan_core(c, false, out);
 }
 
 const struct onnx_op onnx_ops_control[] = {

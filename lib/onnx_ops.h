@@ -142,6 +142,11 @@ int onnx_body_read(struct onnx_ctx *c, const char *attr,
 		   const int64_t *out_axis, int nout_axis,
 		   struct onnx_body *b);
 void onnx_body_fini(struct onnx_body *b);
+int onnx_sub_begin(struct onnx_ctx *c, struct onnx_ctx *sub);
+int onnx_sub_param(struct onnx_ctx *sub, unsigned int type,
+		   const struct npr_shape *shape, const char *name);
+int onnx_sub_result(struct onnx_ctx *sub, int v, const char *name);
+int onnx_sub_end(struct onnx_ctx *sub, int err, struct onnx_body *b);
 
 /* ---- lib/onnx_ops.c: attributes of the current ONNX node ---- */
 

@@ -9,7 +9,7 @@
  * branch at run time; a Loop carries values, stacks a scan output, reads
  * its iteration number and a value of the enclosing graph, and stops on
  * its body's condition; a Scan walks its input backwards and stacks its
- * output along axis 1; a bidirectional RNN and a GRU with and without
+ * output along axis 1, and a batched Scan-8 does so per batch row; a bidirectional RNN and a GRU with and without
  * linear_before_reset match closed forms;
  * broken ones (truncated, random bytes, an unknown op, an initializer
  * whose data does not match its dims, messages nested without end,
@@ -965,7 +965,7 @@ TEST_F(onnx, loop_stops_on_the_body_condition)
  * taken last first, z stacked along axis 1; body sum_out = sum_in + row,
  * part = sum_out.
  */
-static void *scan_model(size_t *len)
+static void *scan_model(bool v8, size_t *len)
 {
 	Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
 	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
@@ -977,7 +977,7 @@ static void *scan_model(size_t *len)
 	Onnx__AttributeProto a[4], *ap[4] = { &a[0], &a[1], &a[2], &a[3] };
 	struct vinfo v[8];
 	Onnx__ValueInfoProto *gin[2], *gout[2], *bin[2], *bout[2];
-	static char *scan_in[2] = { "s0", "x" }, *scan_out[2] = { "y", "z" };
+	static char *scan_in[3] = { "", "s0", "x" }, *scan_out[2] = { "y", "z" };
 	static char *add_in[2] = { "sum_in", "row" }, *add_out[1] = { "sum_out" };
 	static char *id_in[1] = { "sum_out" }, *id_out[1] = { "part" };
 	static int64_t one[1] = { 1 };
@@ -990,18 +990,23 @@ static void *scan_model(size_t *len)
 	m.opset_import = osp;
 	os.domain = "";
 	os.has_version = 1;
-	os.version = 11;
+	os.version = v8 ? 8 : 11;
 	m.graph = &g;
 	g.name = "scan";
-	gin[0] = vinfo(&v[0], "s0", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1);
-	gin[1] = vinfo(&v[1], "x", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2);
+	/* Scan-8: a batch of 4 in front of everything */
+	gin[0] = vinfo(&v[0], "s0", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+		       1 + v8);
+	gin[1] = vinfo(&v[1], "x", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+		       2 + v8);
 	g.n_input = 2;
 	g.input = gin;
-	gout[0] = vinfo(&v[2], "y", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1);
-	gout[1] = vinfo(&v[3], "z", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2);
+	gout[0] = vinfo(&v[2], "y", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+			1 + v8);
+	gout[1] = vinfo(&v[3], "z", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+			2 + v8);
 	g.n_output = 2;
 	g.output = gout;
-	mknode(&scan, "Scan", scan_in, 2, scan_out, 2);
+	mknode(&scan, "Scan", scan_in + !v8, 2 + v8, scan_out, 2);
 	for (i = 0; i < 4; i++) {
 		onnx__attribute_proto__init(&a[i]);
 		a[i].has_type = 1;
@@ -1020,9 +1025,10 @@ static void *scan_model(size_t *len)
 	a[1].ints = NULL;
 	a[1].has_i = 1;
 	a[1].i = 1;
-	a[2].name = "scan_input_directions";	/* reverse */
+	/* reverse; Scan-8 has no axes: z stacks along axis 1 after batch */
+	a[2].name = v8 ? "directions" : "scan_input_directions";
 	a[3].name = "scan_output_axes";		/* axis 1 */
-	scan.n_attribute = 4;
+	scan.n_attribute = v8 ? 3 : 4;
 	scan.attribute = ap;
 	g.n_node = 1;
 	g.node = sp;
@@ -1058,7 +1064,7 @@ TEST_F(onnx, scan_reverse_input_and_output_axis_1)
 
 	for (i = 0; i < 16; i++)
 		x[i] = (float)(1 << (i / 4)) * (i % 4 + 1);	/* row r: 2^r */
-	self->buf = scan_model(&self->len);
+	self->buf = scan_model(false, &self->len);
 	ASSERT_NONNULL(self->buf);
 	ret = load_mem(self->fd, self->buf, self->len, &self->model);
 	if (!ret)
@@ -1093,6 +1099,64 @@ TEST_F(onnx, scan_reverse_input_and_output_axis_1)
 		}
 	for (i = 0; i < 4; i++)
 		EXPECT_EQ(y[i], acc[i]);
+}
+
+/*
+ * The same body as a batched Scan-8 over 4 rows: s0 [4, 4], x [4, 4, 4];
+ * each row b scans its x[b] backwards, z[b] stacks along axis 0 of the
+ * row (axis 1 of z).
+ */
+TEST_F(onnx, scan8_runs_each_batch_row)
+{
+	float s0[16], x[64], y[16], z[64], acc[4];
+	struct npr_tensor_arg ta;
+	struct npr_infer inf;
+	__u32 exec, req;
+	int i, k, b, ret;
+
+	for (i = 0; i < 16; i++)
+		s0[i] = (float)i;
+	for (i = 0; i < 64; i++)	/* x[b][r][c] = 2^r * (c + 1) + b */
+		x[i] = (float)((1 << (i / 4 % 4)) * (i % 4 + 1) + i / 16);
+	self->buf = scan_model(true, &self->len);
+	ASSERT_NONNULL(self->buf);
+	ret = load_mem(self->fd, self->buf, self->len, &self->model);
+	if (!ret)
+		ret = compile(self->fd, self->model, (const __s64[]){ 4, 4 }, 2,
+			      &exec, &req);
+	if (ret)
+		TH_LOG("%s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	npr_prep_tensor(&ta, req, 0, 0, s0, sizeof(s0));
+	ta.elem_type = NPR_ELEM_F32;
+	ta.rank = 2;
+	ta.dims[0] = ta.dims[1] = 4;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR, &ta), 0);
+	npr_prep_tensor(&ta, req, 1, 0, x, sizeof(x));
+	ta.elem_type = NPR_ELEM_F32;
+	ta.rank = 3;
+	ta.dims[0] = ta.dims[1] = ta.dims[2] = 4;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR, &ta), 0);
+	npr_prep_infer(&inf, req);
+	ret = npr_ioctl(self->fd, NPR_IOCTL_INFER, &inf);
+	if (ret)
+		TH_LOG("INFER: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	npr_prep_tensor(&ta, req, 0, 1, y, sizeof(y));
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+	npr_prep_tensor(&ta, req, 1, 1, z, sizeof(z));
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+	ASSERT_EQ(ta.bytes, sizeof(z));
+	for (b = 0; b < 4; b++) {
+		memcpy(acc, s0 + 4 * b, sizeof(acc));
+		for (k = 0; k < 4; k++)
+			for (i = 0; i < 4; i++) {
+				acc[i] += x[b * 16 + (3 - k) * 4 + i];
+				EXPECT_EQ(z[b * 16 + k * 4 + i], acc[i]);
+			}
+		for (i = 0; i < 4; i++)
+			EXPECT_EQ(y[b * 4 + i], acc[i]);
+	}
 }
 
 /* ---- recurrent layers: closed forms ------------------------------------ */
