@@ -213,8 +213,14 @@ static int tr_loop(struct onnx_ctx *c, int *out)
 		err = in[0] < 0 ? in[0] : in[1];
 		goto out;
 	}
-	for (k = 0; k < nv; k++)
+	for (k = 0; k < nv; k++) {
 		in[2 + k] = c->vin[2 + k];
+		if (in[2 + k] < 0) {
+			err = onnx_err(c, -EINVAL, "input %d is required",
+				       2 + k);
+			goto out;
+		}
+	}
 	copy_caps(in + 2 + nv, &b);
 	node = onnx_node(c, "Loop", 5, NULL, nin, in, nout, out);
 	if (node < 0) {
@@ -461,6 +467,9 @@ static int tr_scan8(struct onnx_ctx *c, int *out)
 	if (nin < 1 || nout > 16)
 		return onnx_err(c, -EINVAL, "has %d inputs and %d outputs",
 				c->nin, nout);
+	for (k = 1; k < c->nin; k++)
+		if (c->vin[k] < 0)
+			return onnx_err(c, -EINVAL, "input %d is required", k);
 	err = onnx_sub_begin(c, &sub);
 	if (!err) {
 		sub.vin = malloc(sizeof(int) * nin);
