@@ -18,6 +18,14 @@
  * offset/size, and element_type/shape of Const and Parameter, are made
  * from the value itself.  rt_info is not written.
  *
+ * The bodies of TensorIterator, Loop and If are written inside their
+ * layer as the reader expects them: <port_map> (<then_port_map>,
+ * <else_port_map>) with external port ids and internal layer ids,
+ * <back_edges>, and <body> (<then_body>, <else_body>) holding <layers>
+ * and <edges> numbered from 0 within the body.  Body values whose type
+ * or shape the frontend left open (an ONNX Loop body's Parameters) are
+ * written as inferring the whole model gives them.
+ *
  * Constant bytes are packed into the .bin at offsets aligned to
  * NPR_IR_WRITE_ALIGN; identical constants share one slice.
  */
@@ -44,6 +52,8 @@ struct wconst {
 };
 
 struct wctx {
+	struct wctx *parent;	/* the graph whose node owns this body */
+	int pnode, pbody;	/* that node and which of its bodies */
 	const struct npr_graph *g;
 	struct npr_graph *inferred;	/* shapes the graph lacks */
 	struct npr_graph *inferred2;	/* same, other dynamic dim sizes */
@@ -93,37 +103,78 @@ static bool is_const(const struct npr_node *n)
  * Infer the shapes of a graph that lacks some (ONNX keeps few).  Dynamic
  * input dims are set to two different sizes in turn; a dim that differs
  * between the two results depends on them and is written as dynamic.
+ * When the model does not compile at the smaller sizes (a window longer
+ * than 96 samples), larger ones are tried.
  */
 static int infer_all(struct wctx *c)
 {
+	static const int64_t sizes[2][2] = { { 96, 160 }, { 384, 448 } };
 	const struct npr_graph *g = c->g;
 	struct npr_shape *sh;
 	unsigned long mark = npr_err_mark();
 	bool dynamic = false;
-	int i, k, pass, err = 0;
+	int i, k, pass, try, err = 0;
 
 	sh = calloc(g->ninputs + 1, sizeof(*sh));
 	if (!sh)
 		return -ENOMEM;
-	for (pass = 0; pass < 2 && !err; pass++) {
-		for (i = 0; i < g->ninputs; i++) {
-			const struct npr_node *n = &g->nodes[g->inputs[i]];
+	for (try = 0; try < 2; try++) {
+		err = 0;
+		for (pass = 0; pass < 2 && !err; pass++) {
+			for (i = 0; i < g->ninputs; i++) {
+				const struct npr_node *n =
+					&g->nodes[g->inputs[i]];
 
-			sh[i] = g->vals[n->out[0]].shape;
-			for (k = 0; k < sh[i].rank; k++)
-				if (sh[i].d[k] < 0) {
-					sh[i].d[k] = pass ? 160 : 96;
-					dynamic = true;
-				}
+				sh[i] = g->vals[n->out[0]].shape;
+				for (k = 0; k < sh[i].rank; k++)
+					if (sh[i].d[k] < 0) {
+						sh[i].d[k] = sizes[try][pass];
+						dynamic = true;
+					}
+			}
+			err = npr_compile_graph(g, sh, pass ? &c->inferred2 :
+						&c->inferred);
+			if (!dynamic)
+				break;
 		}
-		err = npr_compile_graph(g, sh, pass ? &c->inferred2 :
-					&c->inferred);
-		if (!dynamic)
+		if (!err || err == -ENOMEM || !dynamic)
 			break;
+		npr_graph_free(c->inferred);
+		c->inferred = NULL;
 	}
 	free(sh);
 	if (err)
 		return npr_err_default(err, mark);
+	return 0;
+}
+
+/*
+ * The inferred graphs of a body: the bodies of its node in the parent's
+ * inferred graphs (compiling a model compiles its bodies in place, value
+ * for value), inferring the whole model first if needed.
+ */
+static int body_inferred(struct wctx *c)
+{
+	const struct npr_node *n;
+	int err;
+
+	if (!c->parent)
+		return infer_all(c);
+	if (!c->parent->inferred) {
+		err = body_inferred(c->parent);
+		if (err)
+			return err;
+	}
+	n = &c->parent->inferred->nodes[c->pnode];
+	if (c->pnode >= c->parent->inferred->nnodes ||
+	    c->pbody >= n->nbodies)
+		return npr_err(-EINVAL, "body of layer %s was not inferred",
+			       c->parent->g->nodes[c->pnode].name);
+	c->inferred = n->bodies[c->pbody].g;
+	if (c->parent->inferred2) {
+		n = &c->parent->inferred2->nodes[c->pnode];
+		c->inferred2 = n->bodies[c->pbody].g;
+	}
 	return 0;
 }
 
@@ -150,7 +201,7 @@ static int value_shape(struct wctx *c, int vi, struct npr_shape *out)
 		return 0;
 	}
 	if (!c->inferred) {
-		err = infer_all(c);
+		err = body_inferred(c);
 		if (err)
 			return err;
 	}
@@ -251,16 +302,42 @@ static int put_attr(struct wctx *c, const char *key, const char *val)
 	return 0;
 }
 
+/*
+ * A value's element type: its own, or the inferred one when a frontend
+ * left it open (the Parameters of an ONNX Loop body take theirs from the
+ * node's inputs).
+ */
+static int value_type(struct wctx *c, int vi, unsigned int *type)
+{
+	int err;
+
+	*type = c->g->vals[vi].type;
+	if (*type)
+		return 0;
+	if (!c->inferred) {
+		err = body_inferred(c);
+		if (err)
+			return err;
+	}
+	*type = c->inferred->vals[vi].type;
+	return 0;
+}
+
 /* A value's precision; -EINVAL naming the layer when it has none. */
 static int value_prec(struct wctx *c, int vi, const char **prec)
 {
 	const struct npr_value *v = &c->g->vals[vi];
+	unsigned int type;
+	int err;
 
-	*prec = precision_name(v->type);
+	err = value_type(c, vi, &type);
+	if (err)
+		return err;
+	*prec = precision_name(type);
 	if (!*prec)
 		return npr_node_err(&c->g->nodes[v->producer], -EINVAL,
 				    "output %d: element type %s (%u) cannot be written to IR",
-				    v->port, npr_elem_name(v->type), v->type);
+				    v->port, npr_elem_name(type), type);
 	return 0;
 }
 
@@ -370,13 +447,16 @@ static int param_data(struct wctx *c, const struct npr_node *n)
 	const struct npr_value *v = &c->g->vals[n->out[0]];
 	char shape[NPR_MAX_RANK * 22 + 1];
 	bool have_et = false, have_shape = false;
+	unsigned int type;
 	const char *et;
 	int i, err;
 
 	err = value_prec(c, n->out[0], &et);
+	if (!err)
+		err = value_type(c, n->out[0], &type);
 	if (err)
 		return err;
-	et = npr_elem_name(v->type);
+	et = npr_elem_name(type);
 	X(xmlTextWriterStartElement(c->w, BAD_CAST "data"));
 	for (i = 0; i < n->nattr; i++) {
 		const char *key = n->attr[i].key, *val = n->attr[i].val;
@@ -385,7 +465,7 @@ static int param_data(struct wctx *c, const struct npr_node *n)
 			if (have_et)
 				continue;
 			have_et = true;
-			if (npr_elem_parse(val) != v->type)
+			if (npr_elem_parse(val) != type)
 				val = et;
 		} else if (!strcmp(key, "shape")) {
 			if (have_shape)
@@ -402,8 +482,14 @@ static int param_data(struct wctx *c, const struct npr_node *n)
 	}
 	if (!have_et)
 		X(put_attr(c, "element_type", et));
-	if (!have_shape && v->shape.rank >= 0) {
-		shape_text(&v->shape, shape, sizeof(shape));
+	if (!have_shape) {
+		struct npr_shape sh;
+
+		/* a body Parameter takes its shape from the node's input */
+		err = value_shape(c, n->out[0], &sh);
+		if (err)
+			return err;
+		shape_text(&sh, shape, sizeof(shape));
 		X(put_attr(c, "shape", shape));
 	}
 	X(xmlTextWriterEndElement(c->w));
@@ -452,6 +538,131 @@ static int synth_layer(struct wctx *c, int vi)
 	return 0;
 }
 
+static int plan(struct wctx *c);
+static int write_net(struct wctx *c);
+
+static int put_int(struct wctx *c, const char *key, int64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	return put_attr(c, key, buf);
+}
+
+/* <port_map> of body @b of node @n; @s has planned the body's layers. */
+static int put_port_map(struct wctx *c, const struct npr_node *n,
+			const struct npr_body *b, const struct wctx *s,
+			const char *elem)
+{
+	int k;
+
+	X(xmlTextWriterStartElement(c->w, BAD_CAST elem));
+	for (k = 0; k < b->nports; k++) {
+		const struct npr_body_port *r = &b->ports[k];
+		int idx = r->out ? b->g->outputs[r->internal] :
+			  b->g->inputs[r->internal];
+
+		X(xmlTextWriterStartElement(c->w, BAD_CAST (r->out ? "output" :
+							    "input")));
+		if (r->ext >= 0)
+			X(put_int(c, "external_port_id",
+				  r->out ? n->nin + r->ext : r->ext));
+		X(put_int(c, "internal_layer_id", s->layer[idx]));
+		if (r->sliced) {
+			X(put_int(c, "axis", r->axis));
+			X(put_int(c, "start", r->start));
+			X(put_int(c, "end", r->end));
+			X(put_int(c, "stride", r->stride));
+			X(put_int(c, "part_size", r->part_size));
+		}
+		if (r->purpose)
+			X(put_attr(c, "purpose",
+				   r->purpose == NPR_BODY_CURRENT_ITERATION ?
+				   "current_iteration" :
+				   "execution_condition"));
+		X(xmlTextWriterEndElement(c->w));
+	}
+	X(xmlTextWriterEndElement(c->w));
+	return 0;
+}
+
+static int put_back_edges(struct wctx *c, const struct npr_body *b,
+			  const struct wctx *s)
+{
+	int k;
+
+	X(xmlTextWriterStartElement(c->w, BAD_CAST "back_edges"));
+	for (k = 0; k < b->nback; k++) {
+		X(xmlTextWriterStartElement(c->w, BAD_CAST "edge"));
+		X(put_int(c, "from-layer",
+			  s->layer[b->g->outputs[b->back[k].from]]));
+		X(put_int(c, "from-port", 0));
+		X(put_int(c, "to-layer", s->layer[b->g->inputs[b->back[k].to]]));
+		X(put_int(c, "to-port", 0));
+		X(xmlTextWriterEndElement(c->w));
+	}
+	X(xmlTextWriterEndElement(c->w));
+	return 0;
+}
+
+/*
+ * The bodies of a TensorIterator, Loop (<port_map>, <back_edges>, <body>)
+ * or If (<then_port_map>, <else_port_map>, <then_body>, <else_body>):
+ * each body a network of its own with layer ids from 0, its constants in
+ * the model's one .bin.
+ */
+static int put_bodies(struct wctx *c, const struct npr_node *n)
+{
+	static const char *const maps[2] = { "then_port_map", "else_port_map" };
+	static const char *const names[2] = { "then_body", "else_body" };
+	bool is_if = n->nbodies == 2;
+	struct wctx sub[2];
+	int bi, err = 0;
+
+	if (n->nbodies > 2)
+		return npr_node_err(n, -EINVAL, "has %d bodies", n->nbodies);
+	memset(sub, 0, sizeof(sub));
+	for (bi = 0; bi < n->nbodies && !err; bi++) {
+		sub[bi].parent = c;
+		sub[bi].pnode = (int)(n - c->g->nodes);
+		sub[bi].pbody = bi;
+		sub[bi].g = n->bodies[bi].g;
+		sub[bi].w = c->w;
+		err = plan(&sub[bi]);
+	}
+	for (bi = 0; bi < n->nbodies && !err; bi++)
+		err = put_port_map(c, n, &n->bodies[bi], &sub[bi],
+				   is_if ? maps[bi] : "port_map");
+	if (!err && !is_if)
+		err = put_back_edges(c, &n->bodies[0], &sub[0]);
+	for (bi = 0; bi < n->nbodies && !err; bi++) {
+		struct wctx *s = &sub[bi];
+
+		if (xmlTextWriterStartElement(c->w, BAD_CAST (is_if ?
+					      names[bi] : "body")) < 0) {
+			err = -ENOMEM;
+			break;
+		}
+		s->bin = c->bin;
+		s->bin_len = c->bin_len;
+		s->bin_cap = c->bin_cap;
+		s->consts = c->consts;
+		s->cap_consts = c->cap_consts;
+		err = write_net(s);
+		c->bin = s->bin;
+		c->bin_len = s->bin_len;
+		c->bin_cap = s->bin_cap;
+		if (!err && xmlTextWriterEndElement(c->w) < 0)
+			err = -ENOMEM;
+	}
+	for (bi = 0; bi < 2; bi++) {
+		free(sub[bi].layer);
+		free(sub[bi].synth);
+		free(sub[bi].order);
+	}
+	return err;
+}
+
 static int node_layer(struct wctx *c, const struct npr_node *n)
 {
 	int i, err;
@@ -489,6 +700,11 @@ static int node_layer(struct wctx *c, const struct npr_node *n)
 				return err;
 		}
 		X(xmlTextWriterEndElement(c->w));
+	}
+	if (n->nbodies) {
+		err = put_bodies(c, n);
+		if (err)
+			return err;
 	}
 	X(xmlTextWriterEndElement(c->w));
 	return 0;
@@ -567,24 +783,76 @@ static int plan(struct wctx *c)
 		c->order[id++] = g->outputs[i];
 	}
 	c->nlayers = id;
-	c->cap_consts = 64;
-	while (c->cap_consts < 2 * (size_t)g->nvals)
-		c->cap_consts *= 2;
-	c->consts = calloc(c->cap_consts, sizeof(*c->consts));
-	return c->consts ? 0 : -ENOMEM;
+	return 0;
 }
 
-static int write_doc(struct wctx *c)
+/*
+ * Every string the file will hold (names, types, attributes) must be
+ * UTF-8, which XML requires; a frontend may pass on any bytes (protobuf-c
+ * does not check ONNX strings).
+ */
+static int check_text(const struct npr_graph *g)
+{
+	int i, k, err;
+
+	if (g->name && !xmlCheckUTF8(BAD_CAST g->name))
+		return npr_err(-EINVAL,
+			       "the model name is not valid UTF-8: it cannot be written to IR");
+	for (i = 0; i < g->nnodes; i++) {
+		const struct npr_node *n = &g->nodes[i];
+		const char *bad = NULL;
+
+		if (n->dead)
+			continue;
+		if (!xmlCheckUTF8(BAD_CAST n->name))
+			bad = "its name";
+		else if (!xmlCheckUTF8(BAD_CAST n->type))
+			bad = "its type";
+		for (k = 0; !bad && k < n->nattr; k++)
+			if (!xmlCheckUTF8(BAD_CAST n->attr[k].key) ||
+			    !xmlCheckUTF8(BAD_CAST n->attr[k].val))
+				bad = "an attribute";
+		for (k = 0; !bad && k < n->nout; k++) {
+			const char *vn = g->vals[n->out[k]].name;
+
+			if (vn && !xmlCheckUTF8(BAD_CAST vn))
+				bad = "an output name";
+		}
+		if (bad)
+			return npr_err(-EINVAL,
+				       "layer %lld: %s is not valid UTF-8: it cannot be written to IR",
+				       (long long)n->layer_id, bad);
+		for (k = 0; k < n->nbodies; k++) {
+			char msg[512];
+
+			err = check_text(n->bodies[k].g);
+			if (!err)
+				continue;
+			snprintf(msg, sizeof(msg), "%s", npr_last_error());
+			return npr_node_err(n, err, "body %d: %s", k, msg);
+		}
+	}
+	return 0;
+}
+
+/* Values of a graph and all its bodies: a bound on the constants. */
+static size_t count_vals(const struct npr_graph *g)
+{
+	size_t cnt = g->nvals;
+	int i, b;
+
+	for (i = 0; i < g->nnodes; i++)
+		for (b = 0; b < g->nodes[i].nbodies; b++)
+			cnt += count_vals(g->nodes[i].bodies[b].g);
+	return cnt;
+}
+
+/* <layers> and <edges> of the model or of a body. */
+static int write_net(struct wctx *c)
 {
 	const struct npr_graph *g = c->g;
 	int i, j, err;
 
-	X(xmlTextWriterSetIndent(c->w, 1));
-	X(xmlTextWriterSetIndentString(c->w, BAD_CAST "\t"));
-	X(xmlTextWriterStartDocument(c->w, NULL, NULL, NULL));
-	X(xmlTextWriterStartElement(c->w, BAD_CAST "net"));
-	X(put_attr(c, "name", g->name && *g->name ? g->name : "model"));
-	X(put_attr(c, "version", "11"));
 	X(xmlTextWriterStartElement(c->w, BAD_CAST "layers"));
 	for (i = 0; i < c->nlayers; i++) {
 		int k = c->order[i];
@@ -616,6 +884,23 @@ static int write_doc(struct wctx *c)
 		}
 	}
 	X(xmlTextWriterEndElement(c->w));
+	return 0;
+}
+
+static int write_doc(struct wctx *c)
+{
+	const struct npr_graph *g = c->g;
+	int err;
+
+	X(xmlTextWriterSetIndent(c->w, 1));
+	X(xmlTextWriterSetIndentString(c->w, BAD_CAST "\t"));
+	X(xmlTextWriterStartDocument(c->w, NULL, NULL, NULL));
+	X(xmlTextWriterStartElement(c->w, BAD_CAST "net"));
+	X(put_attr(c, "name", g->name && *g->name ? g->name : "model"));
+	X(put_attr(c, "version", "11"));
+	err = write_net(c);
+	if (err)
+		return err;
 	X(xmlTextWriterEndElement(c->w));
 	X(xmlTextWriterEndDocument(c->w));
 	return 0;
@@ -641,9 +926,19 @@ int npr_ir_write_mem(const struct npr_graph *g, char **xml, size_t *xml_len,
 	*xml = NULL;
 	*bin = NULL;
 	*xml_len = *bin_len = 0;
-	err = plan(&c);
+	err = check_text(g);
+	if (!err)
+		err = plan(&c);
 	if (err)
 		goto out;
+	c.cap_consts = 64;
+	while (c.cap_consts < 2 * count_vals(g))
+		c.cap_consts *= 2;
+	c.consts = calloc(c.cap_consts, sizeof(*c.consts));
+	if (!c.consts) {
+		err = -ENOMEM;
+		goto out;
+	}
 	buf = xmlBufferCreate();
 	if (buf)
 		c.w = xmlNewTextWriterMemory(buf, 0);

@@ -350,6 +350,86 @@ static int define(struct onnx_ctx *c, const char *key, int v)
 	return 0;
 }
 
+/*
+ * Outer value @outer (of c->parent's graph) made visible in sub-graph @c
+ * under @key: a constant is copied into the body, anything else becomes a
+ * new body Parameter that the control-flow node feeds (c->caps).
+ */
+static int capture(struct onnx_ctx *c, const char *key, int outer)
+{
+	const struct npr_value *ov = &c->parent->g->vals[outer];
+	struct npr_graph *g = c->g;
+	struct npr_value *v;
+	int idx, err, *p;
+
+	if (ov->data) {
+		size_t bytes = ov->nbytes;
+		void *data = malloc(bytes ? bytes : 1);
+
+		if (!data)
+			return -ENOMEM;
+		if (bytes)
+			memcpy(data, ov->data, bytes);
+		return onnx_const_take(c, ov->type, &ov->shape, data, bytes,
+				       key);
+	}
+	idx = npr_graph_add_node(g, key, "Parameter", 1, c->layer);
+	if (idx < 0)
+		return idx;
+	g->nodes[idx].op = npr_op_find("Parameter", 1);
+	err = npr_node_set_outputs(g, idx, 1);
+	if (!err && ov->type)
+		err = onnx_set_attr(c, idx, "element_type", "%s",
+				    npr_elem_name(ov->type));
+	if (err)
+		return err;
+	v = &g->vals[g->nodes[idx].out[0]];
+	v->type = ov->type;
+	v->shape = ov->shape;
+	v->decl.rank = -1;
+	p = realloc(g->inputs, sizeof(int) * (g->ninputs + 1));
+	if (!p)
+		return -ENOMEM;
+	g->inputs = p;
+	g->inputs[g->ninputs++] = idx;
+	p = realloc(c->caps, sizeof(int) * (c->ncaps + 1));
+	if (!p)
+		return -ENOMEM;
+	c->caps = p;
+	c->caps[c->ncaps++] = outer;
+	return g->nodes[idx].out[0];
+}
+
+/*
+ * The entry of tensor @key as a node input or graph output sees it: in a
+ * sub-graph a name it does not define is looked up in the graphs around
+ * it (ONNX outer-scope references) and captured.  *out is NULL when the
+ * name is defined nowhere.
+ */
+static int resolve(struct onnx_ctx *c, const char *key,
+		   struct onnx_name **out)
+{
+	struct onnx_name *e = name_find(c, key), *pe = NULL;
+	int v, err;
+
+	*out = e;
+	if ((e && e->val != NAME_UNDEF) || !c->parent)
+		return 0;
+	err = resolve(c->parent, key, &pe);
+	if (err || !pe || pe->val < 0) {
+		*out = pe;
+		return err;
+	}
+	v = capture(c, key, pe->val);
+	if (v < 0)
+		return v;
+	err = define(c, key, v);
+	if (err)
+		return err;
+	*out = name_find(c, key);
+	return 0;
+}
+
 /* ---- tensors ---------------------------------------------------------- */
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -464,17 +544,17 @@ static int typed_data(const Onnx__TensorProto *t, unsigned int type,
 	switch (type) {
 	case NPR_ELEM_F32:
 		*have = t->n_float_data;
-		if (*have == n)
+		if (*have == n && n)
 			memcpy(dst, t->float_data, n * 4);
 		return 0;
 	case NPR_ELEM_F64:
 		*have = t->n_double_data;
-		if (*have == n)
+		if (*have == n && n)
 			memcpy(dst, t->double_data, n * 8);
 		return 0;
 	case NPR_ELEM_I64:
 		*have = t->n_int64_data;
-		if (*have == n)
+		if (*have == n && n)
 			memcpy(dst, t->int64_data, n * 8);
 		return 0;
 	case NPR_ELEM_U32:
@@ -482,7 +562,7 @@ static int typed_data(const Onnx__TensorProto *t, unsigned int type,
 		*have = t->n_uint64_data;
 		if (*have != n)
 			return 0;
-		if (type == NPR_ELEM_U64)
+		if (type == NPR_ELEM_U64 && n)
 			memcpy(dst, t->uint64_data, n * 8);
 		else
 			for (i = 0; i < n; i++)
@@ -717,7 +797,7 @@ static int add_inputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 		struct npr_value *v;
 		struct npr_shape sh;
 		unsigned int type;
-		int idx;
+		int idx, val;
 
 		c->layer++;
 		if (!vi)
@@ -742,7 +822,7 @@ static int add_inputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 			return onnx_err(c, err,
 					"graph input \"%.200s\": only tensors of numeric types are supported",
 					vi->name);
-		if (!type)
+		if (!type && !c->parent)	/* a body's comes from outside */
 			return onnx_err(c, -EINVAL,
 					"graph input \"%.200s\" has no element type",
 					vi->name);
@@ -751,21 +831,32 @@ static int add_inputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 			return idx;
 		g->nodes[idx].op = npr_op_find("Parameter", 1);
 		err = npr_node_set_outputs(g, idx, 1);
-		if (!err)
+		if (!err && type)
 			err = onnx_set_attr(c, idx, "element_type", "%s",
 					    npr_elem_name(type));
 		if (!err && sh.rank >= 0)
 			err = onnx_set_shape_attr(c, idx, &sh);
 		if (err)
 			return err;
-		v = &g->vals[g->nodes[idx].out[0]];
+		val = g->nodes[idx].out[0];
+		v = &g->vals[val];
 		v->type = type;
 		v->shape = sh;
 		v->decl = sh;
-		err = define(c, vi->name, g->nodes[idx].out[0]);
+		g->inputs[g->ninputs++] = idx;
+		if (c->in_axis && c->in_axis[i] >= 0) {
+			/* one part of a sliced input: without the axis */
+			v->name = strdup(vi->name);
+			if (!v->name)
+				return -ENOMEM;
+			val = onnx_with_list(c, "Squeeze", val, &c->in_axis[i],
+					     1, vi->name);
+			if (val < 0)
+				return val;
+		}
+		err = define(c, vi->name, val);
 		if (err)
 			return err;
-		g->inputs[g->ninputs++] = idx;
 	}
 	return 0;
 }
@@ -822,7 +913,9 @@ static int add_outputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 				return onnx_err(c, -EINVAL,
 						"graph output \"%.200s\" is listed twice",
 						vi->name);
-		e = name_find(c, vi->name);
+		err = resolve(c, vi->name, &e);
+		if (err)
+			return err;
 		if (e && e->val == NAME_UNSUPP)
 			return onnx_err(c, -EOPNOTSUPP,
 					"graph output \"%.200s\" is an optional node output that is not supported",
@@ -837,7 +930,15 @@ static int add_outputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 					vi->name, err == -EINVAL ? "bad dims" :
 					"only tensors of numeric types are supported");
 		val = e->val;
-		if (strcmp(str(g->vals[val].name), vi->name)) {
+		if (c->out_axis && c->out_axis[i] >= 0) {
+			/* one part of a stacked output */
+			val = onnx_with_list(c, "Unsqueeze", val,
+					     &c->out_axis[i], 1, vi->name);
+			if (val < 0)
+				return val;
+		} else if (c->parent) {
+			/* a body's Results are not named: no copy needed */
+		} else if (strcmp(str(g->vals[val].name), vi->name)) {
 			/* an alias (Identity) or an input: its own value */
 			val = copy_value(c, val, vi->name);
 			if (val < 0)
@@ -851,7 +952,7 @@ static int add_outputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 			v->type = type;
 		if (sh.rank >= 0)
 			v->shape = sh;
-		if (!v->type)
+		if (!v->type && !c->parent)
 			return onnx_err(c, -EINVAL,
 					"graph output \"%.200s\" has no known element type",
 					vi->name);
@@ -921,7 +1022,9 @@ static int add_node(struct onnx_ctx *c)
 						"input %zu is required", k);
 			continue;	/* an optional input left out */
 		}
-		e = name_find(c, in);
+		err = resolve(c, in, &e);
+		if (err)
+			return err;
 		if (e && e->val == NAME_UNSUPP)
 			return onnx_err(c, -EOPNOTSUPP,
 					"input %zu \"%.200s\" is an optional output of an earlier node that is not supported",
@@ -989,18 +1092,13 @@ static int find_opset(struct onnx_ctx *c, const Onnx__ModelProto *m)
 	return 0;
 }
 
-static int build(struct onnx_ctx *c, const Onnx__ModelProto *m)
+/* The model's graph or a sub-graph: its values, nodes, inputs, outputs. */
+static int build_graph(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 {
-	const Onnx__GraphProto *gp = m->graph;
 	struct npr_graph *g = c->g;
 	size_t i;
 	int err;
 
-	err = find_opset(c, m);
-	if (err)
-		return err;
-	if (!gp)
-		return npr_err(-EINVAL, "the ONNX model has no graph");
 	if (gp->n_node > ONNX_MAX_NODES)
 		return npr_err(-EFBIG, "more than %d nodes", ONNX_MAX_NODES);
 	if (gp->n_input > ONNX_MAX_PORTS || gp->n_output > ONNX_MAX_PORTS)
@@ -1051,6 +1149,238 @@ static int build(struct onnx_ctx *c, const Onnx__ModelProto *m)
 		}
 	}
 	return npr_graph_sort(g);
+}
+
+static int build(struct onnx_ctx *c, const Onnx__ModelProto *m)
+{
+	int err;
+
+	err = find_opset(c, m);
+	if (err)
+		return err;
+	if (!m->graph)
+		return npr_err(-EINVAL, "the ONNX model has no graph");
+	return build_graph(c, m->graph);
+}
+
+/**
+ * onnx_body_read() - read a GRAPH attribute of the current node as a body
+ * @c: the context, translating an If, Loop or Scan node.
+ * @attr: the attribute ("then_branch", "body", ...).
+ * @in_axis: per GraphProto input, an axis to squeeze out of its Parameter
+ *           (the body sees one slice of a sliced input), or -1.
+ * @nin_axis: entries in @in_axis (0 with @in_axis NULL).
+ * @out_axis: per GraphProto output, an axis to insert before its Result
+ *            (the body gives one part of a stacked output), or -1.
+ * @nout_axis: entries in @out_axis.
+ * @b: the body; release it with onnx_body_fini() whatever the outcome.
+ *
+ * The sub-graph is read like the model, in a context of its own whose
+ * parent is @c: a name it does not define is looked up in the graphs
+ * around it.  An outer constant is copied into the body; any other outer
+ * value becomes a body Parameter after the GraphProto's inputs, listed in
+ * b->caps for the translator to feed.  Messages from inside the body are
+ * prefixed with the node and @attr.
+ *
+ * Return: 0, or -errno with a message.
+ */
+int onnx_body_read(struct onnx_ctx *c, const char *attr,
+		   const int64_t *in_axis, int nin_axis,
+		   const int64_t *out_axis, int nout_axis,
+		   struct onnx_body *b)
+{
+	const Onnx__AttributeProto *a = onnx_attr_find(c, attr);
+	struct onnx_ctx sub = {
+		.base_dir = c->base_dir, .opset = c->opset, .parent = c,
+		.depth = c->depth + 1, .in_axis = in_axis,
+		.out_axis = out_axis,
+	};
+	const Onnx__GraphProto *gp;
+	char msg[768];
+	int err;
+
+	memset(b, 0, sizeof(*b));
+	if (!a || !a->g)
+		return onnx_err(c, -EINVAL, "attribute %s (a graph) is missing",
+				attr);
+	gp = a->g;
+	if (sub.depth > NPR_MAX_BODY_DEPTH)
+		return onnx_err(c, -EFBIG,
+				"sub-graphs are nested more than %d deep",
+				NPR_MAX_BODY_DEPTH);
+	if ((in_axis && gp->n_input != (size_t)nin_axis) ||
+	    (out_axis && gp->n_output != (size_t)nout_axis))
+		return onnx_err(c, -EINVAL,
+				"%s has %zu inputs and %zu outputs, %d and %d expected",
+				attr, gp->n_input, gp->n_output, nin_axis,
+				nout_axis);
+	sub.g = b->g = npr_graph_new();
+	if (!sub.g)
+		return -ENOMEM;
+	err = build_graph(&sub, gp);
+	b->caps = sub.caps;
+	b->ncaps = sub.ncaps;
+	b->nin = (int)gp->n_input;
+	b->nout = (int)gp->n_output;
+	free(sub.vin);
+	free(sub.names);
+	if (err && err != -ENOMEM) {
+		snprintf(msg, sizeof(msg), "%s", npr_last_error());
+		err = onnx_err(c, err, "%s: %s", attr, msg);
+	}
+	return err;
+}
+
+/**
+ * onnx_sub_begin() - start a body built by a translator, not read
+ * @c: the context, translating a node.
+ * @sub: the body's context, set up here: a new graph whose parent is @c,
+ *       translating the same node (its attributes, name and layer).
+ *
+ * The translator adds Parameters with onnx_sub_param(), nodes with the
+ * usual helpers on @sub (sub-graph attributes read there see @c's values
+ * through @sub, which captures them), Results with onnx_sub_result(), and
+ * ends with onnx_sub_end().
+ *
+ * Return: 0, -EFBIG (nested too deep) or -ENOMEM.
+ */
+int onnx_sub_begin(struct onnx_ctx *c, struct onnx_ctx *sub)
+{
+	memset(sub, 0, sizeof(*sub));
+	if (c->depth + 1 > NPR_MAX_BODY_DEPTH)
+		return onnx_err(c, -EFBIG,
+				"sub-graphs are nested more than %d deep",
+				NPR_MAX_BODY_DEPTH);
+	sub->base_dir = c->base_dir;
+	sub->opset = c->opset;
+	sub->parent = c;
+	sub->depth = c->depth + 1;
+	sub->np = c->np;
+	sub->op = c->op;
+	sub->layer = c->layer;
+	snprintf(sub->namebuf, sizeof(sub->namebuf), "%s", c->namebuf);
+	sub->name = c->name == c->namebuf ? sub->namebuf : c->name;
+	sub->g = npr_graph_new();
+	if (!sub->g)
+		return -ENOMEM;
+	sub->g->inputs = malloc(sizeof(int));
+	sub->g->outputs = malloc(sizeof(int));
+	return sub->g->inputs && sub->g->outputs ? 0 : -ENOMEM;
+}
+
+/**
+ * onnx_sub_param() - a body Parameter of the type and load-time shape of
+ * a value
+ * @sub: the body's context.
+ * @type: element type (0 if not known).
+ * @shape: load-time shape.
+ * @name: its name.
+ *
+ * Return: the Parameter's value, or -ENOMEM.
+ */
+int onnx_sub_param(struct onnx_ctx *sub, unsigned int type,
+		   const struct npr_shape *shape, const char *name)
+{
+	struct npr_graph *g = sub->g;
+	int idx, err, *p;
+
+	idx = npr_graph_add_node(g, name, "Parameter", 1, sub->layer);
+	if (idx < 0)
+		return idx;
+	g->nodes[idx].op = npr_op_find("Parameter", 1);
+	err = npr_node_set_outputs(g, idx, 1);
+	if (!err && type)
+		err = onnx_set_attr(sub, idx, "element_type", "%s",
+				    npr_elem_name(type));
+	if (err)
+		return err;
+	g->vals[g->nodes[idx].out[0]].type = type;
+	g->vals[g->nodes[idx].out[0]].shape = *shape;
+	g->vals[g->nodes[idx].out[0]].decl.rank = -1;
+	p = realloc(g->inputs, sizeof(int) * (g->ninputs + 1));
+	if (!p)
+		return -ENOMEM;
+	g->inputs = p;
+	g->inputs[g->ninputs++] = idx;
+	return g->nodes[idx].out[0];
+}
+
+/**
+ * onnx_sub_result() - a body Result of value @v
+ * @sub: the body's context.
+ * @v: the value.
+ * @name: the Result's name.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int onnx_sub_result(struct onnx_ctx *sub, int v, const char *name)
+{
+	struct npr_graph *g = sub->g;
+	int idx, err, *p;
+
+	idx = npr_graph_add_node(g, name, "Result", 1, sub->layer);
+	if (idx < 0)
+		return idx;
+	g->nodes[idx].op = npr_op_find("Result", 1);
+	err = npr_node_set_inputs(&g->nodes[idx], 1);
+	if (err)
+		return err;
+	g->nodes[idx].in[0] = v;
+	p = realloc(g->outputs, sizeof(int) * (g->noutputs + 1));
+	if (!p)
+		return -ENOMEM;
+	g->outputs = p;
+	g->outputs[g->noutputs++] = idx;
+	return 0;
+}
+
+/**
+ * onnx_sub_end() - finish a body started by onnx_sub_begin()
+ * @sub: the body's context; released here.
+ * @err: 0, or the error the building ended with.
+ * @b: the body (graph, captured values); release with onnx_body_fini().
+ *
+ * Return: @err, or the error of parsing and sorting the body.
+ */
+int onnx_sub_end(struct onnx_ctx *sub, int err, struct onnx_body *b)
+{
+	struct npr_graph *g = sub->g;
+	int i;
+
+	memset(b, 0, sizeof(*b));
+	if (!g) {
+		free(sub->vin);
+		free(sub->names);
+		return err ? err : -ENOMEM;
+	}
+	for (i = 0; !err && i < g->nnodes; i++) {
+		struct npr_node *n = &g->nodes[i];
+
+		if (n->op->parse)
+			err = n->op->parse(g, n);
+	}
+	if (!err)
+		err = npr_graph_sort(g);
+	b->g = g;
+	b->caps = sub->caps;
+	b->ncaps = sub->ncaps;
+	b->nin = g->ninputs - sub->ncaps;
+	b->nout = g->noutputs;
+	free(sub->vin);
+	free(sub->names);
+	memset(sub, 0, sizeof(*sub));
+	return err;
+}
+
+/**
+ * onnx_body_fini() - free what onnx_body_read() left in @b
+ * @b: the body; its graph too, unless a node took it over (b->g NULL).
+ */
+void onnx_body_fini(struct onnx_body *b)
+{
+	npr_graph_free(b->g);
+	free(b->caps);
+	memset(b, 0, sizeof(*b));
 }
 
 /**

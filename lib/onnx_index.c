@@ -627,7 +627,7 @@ static int tr_resize(struct onnx_ctx *c, int *out)
 	if (legacy) {
 		const Onnx__AttributeProto *a = onnx_attr_find(c, "scales");
 
-		if (c->nin > 1) {
+		if (c->nin > 1 && c->vin[1] >= 0) {
 			sc = c->vin[1];
 		} else if (a && a->n_floats) {
 			struct npr_shape s = { .rank = 1,

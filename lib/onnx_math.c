@@ -193,9 +193,17 @@ static int tr_dequantize(struct onnx_ctx *c, int *out)
 	return 0;
 }
 
-/* Clamp @v to the range of @type and convert it. */
-static int saturate(struct onnx_ctx *c, int v, unsigned int type,
-		    const char *suffix)
+/**
+ * onnx_saturate() - clamp @v to the range of u8 or i8 @type, convert it
+ * @c: the context.
+ * @v: the value (a float type).
+ * @type: NPR_ELEM_U8 or NPR_ELEM_I8.
+ * @suffix: node name suffix.
+ *
+ * Return: the output value index, or -errno.
+ */
+int onnx_saturate(struct onnx_ctx *c, int v, unsigned int type,
+		  const char *suffix)
 {
 	bool i8 = type == NPR_ELEM_I8;
 	char nm[32];
@@ -215,7 +223,15 @@ static int saturate(struct onnx_ctx *c, int v, unsigned int type,
 	return onnx_convert(c, v, type, suffix);
 }
 
-static int round_even(struct onnx_ctx *c, int v, const char *suffix)
+/**
+ * onnx_round_even() - Round-5 half_to_even of @v
+ * @c: the context.
+ * @v: the value.
+ * @suffix: node name suffix.
+ *
+ * Return: the output value index, or -errno.
+ */
+int onnx_round_even(struct onnx_ctx *c, int v, const char *suffix)
 {
 	int node, out, err;
 
@@ -246,7 +262,7 @@ static int tr_quantize(struct onnx_ctx *c, int *out)
 				"only u8 and i8 quantization is supported");
 	s = along_axis(c, s, axis, r, "scale");
 	v = s < 0 ? s : onnx_binary(c, "Divide", x, s, "scaled");
-	v = v < 0 ? v : round_even(c, v, "rounded");
+	v = v < 0 ? v : onnx_round_even(c, v, "rounded");
 	if (v < 0)
 		return v;
 	if (z >= 0) {
@@ -256,7 +272,7 @@ static int tr_quantize(struct onnx_ctx *c, int *out)
 		if (v < 0)
 			return v;
 	}
-	out[0] = saturate(c, v, type, "q");
+	out[0] = onnx_saturate(c, v, type, "q");
 	return out[0] < 0 ? out[0] : 0;
 }
 
@@ -289,7 +305,7 @@ static int tr_dyn_quantize(struct onnx_ctx *c, int *out)
 	c->g->vals[s].shape = (struct npr_shape){ .rank = 0 };
 	z = onnx_binary(c, "Divide", lo, s, "min_scaled");
 	z = z < 0 ? z : onnx_binary(c, "Subtract", zero, z, "zero_f");
-	z = z < 0 ? z : round_even(c, z, "zero_rounded");
+	z = z < 0 ? z : onnx_round_even(c, z, "zero_rounded");
 	z = z < 0 ? z : onnx_unary(c, "Clamp", z, "zero_clamp");
 	if (z < 0)
 		return z;
@@ -297,9 +313,9 @@ static int tr_dyn_quantize(struct onnx_ctx *c, int *out)
 	    onnx_set_attr(c, c->g->vals[z].producer, "max", "255"))
 		return -ENOMEM;
 	v = onnx_binary(c, "Divide", x, s, "scaled");
-	v = v < 0 ? v : round_even(c, v, "rounded");
+	v = v < 0 ? v : onnx_round_even(c, v, "rounded");
 	v = v < 0 ? v : onnx_binary(c, "Add", v, z, "shifted");
-	v = v < 0 ? v : saturate(c, v, NPR_ELEM_U8, "q");
+	v = v < 0 ? v : onnx_saturate(c, v, NPR_ELEM_U8, "q");
 	if (v < 0)
 		return v;
 	out[0] = v;

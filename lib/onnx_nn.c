@@ -96,7 +96,7 @@ static int window_set(struct onnx_ctx *c, int node, const struct window *w,
 /* W [O, I/G, k..] as [G, O/G, I/G, k..] for GroupConvolution. */
 static int group_weights(struct onnx_ctx *c, int w, int64_t groups)
 {
-	struct npr_shape *ws = onnx_vshape(c, w);
+	struct npr_shape ws0 = *onnx_vshape(c, w), *ws = &ws0;
 	int64_t t[MAXR] = { groups, -1 }, z = 0, one = 1, end = 0;
 	int s, tail, in[2], i, node, out;
 
@@ -263,6 +263,35 @@ static int tr_conv_transpose(struct onnx_ctx *c, int *out)
 	return 0;
 }
 
+/*
+ * MaxPool indices with storage_order 1: *idx (row-major over N, C, H, W)
+ * becomes plane + w * H + h, the plane offset (n * C + c) * H * W kept.
+ */
+static int column_major(struct onnx_ctx *c, int *idx)
+{
+	int64_t H = onnx_vshape(c, c->vin[0])->d[2];
+	int64_t W = onnx_vshape(c, c->vin[0])->d[3], hw = H * W;
+	struct npr_shape sc = { .rank = 0 };
+	int khw, kw, kh, rem, plane, w, h, v;
+
+	khw = onnx_const(c, NPR_ELEM_I64, &sc, &hw, "plane_size");
+	kw = khw < 0 ? khw : onnx_const(c, NPR_ELEM_I64, &sc, &W, "width");
+	kh = kw < 0 ? kw : onnx_const(c, NPR_ELEM_I64, &sc, &H, "height");
+	rem = kh < 0 ? kh : onnx_binary(c, "FloorMod", *idx, khw, "in_plane");
+	plane = rem < 0 ? rem :
+		onnx_binary(c, "Subtract", *idx, rem, "plane");
+	w = plane < 0 ? plane : onnx_binary(c, "FloorMod", rem, kw, "w");
+	h = w < 0 ? w : onnx_binary(c, "Subtract", rem, w, "row");
+	h = h < 0 ? h : onnx_binary(c, "Divide", h, kw, "h");
+	v = h < 0 ? h : onnx_binary(c, "Multiply", w, kh, "w_by_h");
+	v = v < 0 ? v : onnx_binary(c, "Add", v, h, "column");
+	v = v < 0 ? v : onnx_binary(c, "Add", plane, v, "indices");
+	if (v < 0)
+		return v;
+	*idx = v;
+	return 0;
+}
+
 static int tr_pool(struct onnx_ctx *c, int *out)
 {
 	bool avg = c->op->arg, dil = false;
@@ -281,9 +310,11 @@ static int tr_pool(struct onnx_ctx *c, int *out)
 		err = onnx_attr_int(c, "storage_order", 0, &order);
 	if (err)
 		return err;
-	if (order)
+	if (order && (win.nsp != 2 || onnx_rank(c, c->vin[0]) != 4 ||
+		      onnx_vshape(c, c->vin[0])->d[2] < 1 ||
+		      onnx_vshape(c, c->vin[0])->d[3] < 1))
 		return onnx_err(c, -EOPNOTSUPP,
-				"column-major indices (storage_order 1) are not supported");
+				"column-major indices (storage_order 1) need a 2-D pool of known height and width");
 	if (!onnx_attr_find(c, "kernel_shape"))
 		return onnx_err(c, -EINVAL,
 				"attribute kernel_shape is missing");
@@ -320,6 +351,8 @@ static int tr_pool(struct onnx_ctx *c, int *out)
 	for (i = 0; i < onnx_rank(c, c->vin[0]); i++)
 		c->g->vals[out[0]].shape.d[i] =
 			i < 2 ? onnx_vshape(c, c->vin[0])->d[i] : -1;
+	if (order)
+		return column_major(c, &out[1]);
 	return 0;
 }
 
@@ -398,6 +431,61 @@ static int bn_fold(struct onnx_ctx *c, int x, int r, double eps, int64_t ch,
 	return v < 0 ? v : 0;
 }
 
+/*
+ * training_mode=1 (opset 14 on): normalise with the batch's own mean and
+ * (population) variance per channel, and give the running statistics
+ * mean * momentum + batch_mean * (1 - momentum), likewise for var.
+ */
+static int bn_train(struct onnx_ctx *c, int x, int r, double eps, int *out)
+{
+	int64_t axes[NPR_MAX_RANK];
+	int n = 0, i, mb, vb, d, v, e, a, k;
+	double mom;
+	int err;
+
+	err = onnx_attr_float(c, "momentum", 0.9, &mom);
+	if (err)
+		return err;
+	for (i = 0; i < r; i++)
+		if (i != 1)
+			axes[n++] = i;
+	mb = onnx_reduce(c, "ReduceMean", x, axes, n, false, "batch_mean");
+	a = mb < 0 ? mb : onnx_per_channel(c, mb, r, "batch_mean");
+	d = a < 0 ? a : onnx_binary(c, "Subtract", x, a, "centre");
+	v = d < 0 ? d : onnx_binary(c, "Multiply", d, d, "square");
+	vb = v < 0 ? v :
+	     onnx_reduce(c, "ReduceMean", v, axes, n, false, "batch_var");
+	e = vb < 0 ? vb : onnx_scalar(c, x, eps, "eps");
+	v = e < 0 ? e : onnx_binary(c, "Add", vb, e, "var");
+	v = v < 0 ? v : onnx_unary(c, "Sqrt", v, "std");
+	v = v < 0 ? v : onnx_binary(c, "Divide", onnx_in(c, 1), v, "factor");
+	a = v < 0 ? v : onnx_per_channel(c, v, r, "factor");
+	v = a < 0 ? a : onnx_binary(c, "Multiply", d, a, "scale");
+	a = v < 0 ? v : onnx_per_channel(c, onnx_in(c, 2), r, "shift");
+	out[0] = a < 0 ? a : onnx_binary(c, "Add", v, a, NULL);
+	if (out[0] < 0)
+		return out[0];
+	onnx_val(c, out[0])->shape = *onnx_vshape(c, x);
+	/* running statistics: input * momentum + batch * (1 - momentum) */
+	for (k = 0; k < 2 && (size_t)(k + 1) < c->np->n_output; k++) {
+		int cur = k ? vb : mb, m, w;
+
+		m = onnx_scalar(c, x, mom, k ? "var_momentum" : "mean_momentum");
+		w = m < 0 ? m : onnx_scalar(c, x, 1 - mom,
+					    k ? "var_rest" : "mean_rest");
+		m = w < 0 ? w : onnx_binary(c, "Multiply", onnx_in(c, 3 + k), m,
+					    k ? "var_kept" : "mean_kept");
+		w = m < 0 ? m : onnx_binary(c, "Multiply", cur, w,
+					    k ? "var_new" : "mean_new");
+		out[1 + k] = w < 0 ? w :
+			     onnx_binary(c, "Add", m, w,
+					 k ? "running_var" : "running_mean");
+		if (out[1 + k] < 0)
+			return out[1 + k];
+	}
+	return 0;
+}
+
 static int tr_batchnorm(struct onnx_ctx *c, int *out)
 {
 	int x = onnx_in(c, 0), r, k, v, a = -1, m, e;
@@ -412,15 +500,16 @@ static int tr_batchnorm(struct onnx_ctx *c, int *out)
 		err = onnx_attr_int(c, "training_mode", 0, &train);
 	if (err)
 		return err;
-	if (!spatial || train)
-		return onnx_err(c, -EOPNOTSUPP, "%s is not supported",
-				train ? "training_mode" : "spatial=0");
+	if (!spatial)
+		return onnx_err(c, -EOPNOTSUPP, "spatial=0 is not supported");
 	r = onnx_known_rank(c, x, "BatchNormalization");
 	if (r < 0)
 		return r;
 	if (r < 2)
 		return onnx_err(c, -EINVAL,
 				"input rank %d, at least 2 expected", r);
+	if (train)
+		return bn_train(c, x, r, eps, out);
 	for (k = 1; k <= 4; k++) {
 		struct npr_value *p = onnx_val(c, onnx_in(c, k));
 

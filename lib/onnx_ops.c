@@ -136,7 +136,8 @@ int onnx_attr_ints(struct onnx_ctx *c, const char *name, int64_t *out,
 		return onnx_err(c, -EINVAL,
 				"attribute %s has %zu values, at most %d are supported",
 				name, a->n_ints, max);
-	memcpy(out, a->ints, a->n_ints * sizeof(*out));
+	if (a->n_ints)
+		memcpy(out, a->ints, a->n_ints * sizeof(*out));
 	*count = (int)a->n_ints;
 	return 0;
 }
@@ -650,7 +651,8 @@ int onnx_reshape_to(struct onnx_ctx *c, int x, const int64_t *t, int n,
 		    bool special_zero, const char *suffix)
 {
 	int node, out, in[2] = { x, -1 }, i;
-	struct npr_shape *xs = onnx_vshape(c, x), s = { .rank = n };
+	struct npr_shape xs0 = *onnx_vshape(c, x), *xs = &xs0;
+	struct npr_shape s = { .rank = n };
 
 	in[1] = onnx_const_i64(c, t, n, suffix ? suffix : "shape");
 	if (in[1] < 0)
@@ -775,7 +777,8 @@ int onnx_per_channel(struct onnx_ctx *c, int p, int r, const char *suffix)
 
 static const struct onnx_op *const groups[] = {
 	onnx_ops_eltwise, onnx_ops_nn, onnx_ops_shape, onnx_ops_index,
-	onnx_ops_loss, onnx_ops_math,
+	onnx_ops_loss, onnx_ops_math, onnx_ops_control, onnx_ops_rnn,
+	onnx_ops_misc,
 };
 
 /**

@@ -46,6 +46,18 @@ struct onnx_op;
  * @name: its name, or "<op_type>_<index>" when it has none.
  * @vin: value index of each of its inputs, -1 for an absent one.
  * @nin: number of entries in @vin.
+ * @parent: for a sub-graph (an If branch, a Loop or Scan body), the
+ *          context of the graph around it, whose values it may name;
+ *          NULL for the model.
+ * @depth: 0 for the model, 1 for a sub-graph of it, ...
+ * @caps: outer values a sub-graph names: each became a body Parameter,
+ *        g->inputs[ninputs - ncaps + k] (constants are copied instead).
+ * @ncaps: number of entries in @caps.
+ * @in_axis: sub-graphs: per GraphProto input, an axis to squeeze out of
+ *           the Parameter (a Scan slice), or -1; NULL for none.
+ * @out_axis: sub-graphs: per GraphProto output, an axis to insert before
+ *            the Result (a stacked Loop or Scan output), or -1; NULL for
+ *            none.
  */
 struct onnx_ctx {
 	struct npr_graph *g;
@@ -60,6 +72,28 @@ struct onnx_ctx {
 	char namebuf[96];
 	int *vin;
 	int nin;
+	struct onnx_ctx *parent;
+	int depth;
+	int *caps;
+	int ncaps;
+	const int64_t *in_axis;
+	const int64_t *out_axis;
+};
+
+/**
+ * struct onnx_body - a sub-graph attribute read into a graph of its own
+ * @g: the body: Parameters for the GraphProto's inputs, then one per
+ *     captured outer value; Results for its outputs.
+ * @nin: number of GraphProto inputs.
+ * @nout: number of GraphProto outputs.
+ * @caps: per captured Parameter, the value of the graph around it.
+ * @ncaps: their number.
+ */
+struct onnx_body {
+	struct npr_graph *g;
+	int nin, nout;
+	int *caps;
+	int ncaps;
 };
 
 /**
@@ -89,6 +123,9 @@ extern const struct onnx_op onnx_ops_shape[];
 extern const struct onnx_op onnx_ops_index[];
 extern const struct onnx_op onnx_ops_loss[];
 extern const struct onnx_op onnx_ops_math[];
+extern const struct onnx_op onnx_ops_control[];
+extern const struct onnx_op onnx_ops_rnn[];
+extern const struct onnx_op onnx_ops_misc[];
 
 /* ---- lib/onnx.c: the model ---- */
 
@@ -100,6 +137,16 @@ int onnx_tensor_const(struct onnx_ctx *c, const Onnx__TensorProto *t,
 int onnx_const_ints(struct onnx_ctx *c, int v, int64_t *out, int max);
 int onnx_const_doubles(struct onnx_ctx *c, int v, double *out,
 		       int64_t max);
+int onnx_body_read(struct onnx_ctx *c, const char *attr,
+		   const int64_t *in_axis, int nin_axis,
+		   const int64_t *out_axis, int nout_axis,
+		   struct onnx_body *b);
+void onnx_body_fini(struct onnx_body *b);
+int onnx_sub_begin(struct onnx_ctx *c, struct onnx_ctx *sub);
+int onnx_sub_param(struct onnx_ctx *sub, unsigned int type,
+		   const struct npr_shape *shape, const char *name);
+int onnx_sub_result(struct onnx_ctx *sub, int v, const char *name);
+int onnx_sub_end(struct onnx_ctx *sub, int err, struct onnx_body *b);
 
 /* ---- lib/onnx_ops.c: attributes of the current ONNX node ---- */
 
@@ -167,6 +214,12 @@ int onnx_arg_index(struct onnx_ctx *c, int x, int64_t axis, bool min,
 int onnx_pick(struct onnx_ctx *c, int s, int64_t i, const char *suffix);
 int onnx_convert(struct onnx_ctx *c, int x, unsigned int type,
 		 const char *suffix);
+
+/* ---- lib/onnx_math.c: shared subgraphs ---- */
+
+int onnx_saturate(struct onnx_ctx *c, int v, unsigned int type,
+		  const char *suffix);
+int onnx_round_even(struct onnx_ctx *c, int v, const char *suffix);
 
 /* ---- small inline helpers ---- */
 

@@ -29,7 +29,8 @@ static int tr_flatten(struct onnx_ctx *c, int *out)
 
 static int tr_reshape(struct onnx_ctx *c, int *out)
 {
-	struct npr_shape *xs = onnx_vshape(c, c->vin[0]), s = { .rank = -1 };
+	struct npr_shape xs0 = *onnx_vshape(c, c->vin[0]), *xs = &xs0;
+	struct npr_shape s = { .rank = -1 };
 	int64_t allowzero = 0, t[MAXR];
 	int in[2] = { c->vin[0], onnx_in(c, 1) };
 	int node, n, i, err;
@@ -74,7 +75,7 @@ static int tr_reshape(struct onnx_ctx *c, int *out)
 
 static int tr_transpose(struct onnx_ctx *c, int *out)
 {
-	struct npr_shape *xs = onnx_vshape(c, c->vin[0]), s;
+	struct npr_shape xs0 = *onnx_vshape(c, c->vin[0]), *xs = &xs0, s;
 	int64_t perm[MAXR];
 	int n, i, err;
 
@@ -136,7 +137,7 @@ static int tr_concat(struct onnx_ctx *c, int *out)
 static int tr_squeeze(struct onnx_ctx *c, int *out)
 {
 	bool unsq = c->op->arg;
-	struct npr_shape *xs = onnx_vshape(c, c->vin[0]), s;
+	struct npr_shape xs0 = *onnx_vshape(c, c->vin[0]), *xs = &xs0, s;
 	int64_t ax[MAXR];
 	bool mark[MAXR] = { false };
 	int in[2] = { c->vin[0], -1 }, n = -1, i, k, node, r;
@@ -212,8 +213,8 @@ static int tr_shape(struct onnx_ctx *c, int *out)
 
 static int tr_gather(struct onnx_ctx *c, int *out)
 {
-	struct npr_shape *d = onnx_vshape(c, c->vin[0]);
-	struct npr_shape *ix = onnx_vshape(c, c->vin[1]), s;
+	struct npr_shape d0 = *onnx_vshape(c, c->vin[0]), *d = &d0;
+	struct npr_shape ix0 = *onnx_vshape(c, c->vin[1]), *ix = &ix0, s;
 	struct npr_shape sc = { .rank = 0 };
 	int in[3] = { c->vin[0], c->vin[1], -1 }, node, i;
 	int64_t axis, a;
@@ -413,6 +414,10 @@ static int tr_slice(struct onnx_ctx *c, int *out)
 	if (n != ne || (na >= 0 && na != n) || (ns >= 0 && ns != n))
 		return onnx_err(c, -EINVAL,
 				"starts, ends, axes and steps differ in length");
+	/* Slice-8 takes negative axes of a rank not known yet */
+	for (i = 0; r < 0 && c->opset >= 10 && na >= 0 && i < na; i++)
+		if (ax[i] < 0)
+			return slice_dynamic(c, out, n, ne, na);
 	for (i = 0; i < MAXR; i++) {
 		b[i] = e[i] = 0;
 		s[i] = 1;

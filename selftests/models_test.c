@@ -5,8 +5,11 @@
  * with FP32 within stated tolerances; IR v10 and v11 of one network give
  * the same detections; squeezenet1.1 finds the cat and the coffee;
  * face-detection-retail-0004 finds the astronaut's face and only hers.
+ * Silero VAD v4 (ONNX: If, LSTM) matches ONNX Runtime's reference stream,
+ * one chunk with explicit state, and all 20 chunks as a stateful model.
  *
- * Models and photos come from $NPR_SHARED (models/ir, images); without
+ * Models and photos come from $NPR_SHARED (models/ir, models/onnx,
+ * images); without
  * them the tests skip.  Preprocessing is Open Model Zoo's: BGR, 0..255 as
  * float, NCHW, bilinear resize to the input's H x W, converted to the
  * input's element type (f16 for the IR v10 FP16 models).
@@ -22,6 +25,10 @@
 
 #include <npuring.h>
 
+#include "../lib/core.h"
+#include "../lib/graph.h"
+#include "../lib/ir.h"
+#include "../lib/onnx.h"
 #include "../tools/image.h"
 #include "harness.h"
 
@@ -987,9 +994,9 @@ static void set_named(struct npr_test *_metadata, struct net *n,
 /*
  * Chunk 4 of the reference stream (where speech starts), with the LSTM
  * state ONNX Runtime carried into it: output, hn and cn match the golden
- * values within 1e-4 of each output's absolute maximum.  Silero needs the
- * ONNX If and LSTM ops; until they load, the model must fail with -EOPNOTSUPP
- * naming the op, and the test is reported skipped with that message.
+ * values within 1e-4 of each output's absolute maximum.  The model runs
+ * through the ONNX If (on sr, then nested ones on shapes) and LSTM
+ * translations, compiled at batch 1.
  */
 TEST(silero_vad_one_chunk_matches_golden)
 {
@@ -1024,22 +1031,25 @@ TEST(silero_vad_one_chunk_matches_golden)
 	ASSERT_GE(n.fd, 0);
 	npr_prep_model_load(&ml, path, NULL);
 	ret = npr_ioctl(n.fd, NPR_IOCTL_MODEL_LOAD, &ml);
-	if (ret) {
+	if (ret)
 		TH_LOG("MODEL_LOAD: errno %d: %s", ret, npr_last_error());
-		ASSERT_EQ(ret, -EOPNOTSUPP);
-		ASSERT_TRUE(strstr(npr_last_error(), "If") ||
-			    strstr(npr_last_error(), "LSTM"));
-		npr_close(n.fd);
-		SKIP(return, "Silero VAD does not load yet: %s",
-		     npr_last_error());
-	}
+	ASSERT_EQ(ret, 0);
 	n.model = ml.handle;
 	{
 		struct npr_model_info mi = { .size = sizeof(mi) };
 		struct npr_req_create rc;
 		struct npr_compile co;
 
+		/* input [1, 512], h and c [2, 1, 64]: batch 1 */
+		struct npr_shape_arg sa[3] = {
+			{ .index = 0, .rank = 2, .dims = { 1, 512 } },
+			{ .index = 2, .rank = 3, .dims = { 2, 1, 64 } },
+			{ .index = 3, .rank = 3, .dims = { 2, 1, 64 } },
+		};
+
 		npr_prep_compile(&co, n.model);
+		co.shapes = (uintptr_t)sa;
+		co.num_shapes = 3;
 		ret = npr_ioctl(n.fd, NPR_IOCTL_COMPILE, &co);
 		if (ret)
 			TH_LOG("COMPILE: %s", npr_last_error());
@@ -1084,6 +1094,157 @@ TEST(silero_vad_one_chunk_matches_golden)
 		       md, 1e-4 * amax);
 		EXPECT_LE(md, 1e-4 * amax);
 		free(got);
+	}
+	net_close(_metadata, &n);
+}
+
+/*
+ * The whole reference stream (20 chunks) through Silero VAD made stateful:
+ * h -> hn and c -> cn become variables (NPR_IOCTL_MAKE_STATEFUL), so the
+ * caller passes only input and sr and the state stays in the request,
+ * starting from zeros as the reference did.  Every chunk's output and the
+ * final state match the golden stream within 1e-4 of their absolute
+ * maximum.  MAKE_STATEFUL needs static state shapes and the ONNX file
+ * declares a symbolic batch, so the model is first compiled at batch 1
+ * and written to IR (lib/ir_write.c, If and LSTM bodies included), the way
+ * a fixed-shape deployment would, and that IR is loaded.
+ */
+TEST(silero_vad_stateful_stream_matches_golden)
+{
+	static const char *const st_name[2] = { "h", "c" };
+	static const char *const st_gold[2] = {
+		"silero_vad_v4.stream.hn.f32", "silero_vad_v4.stream.cn.f32",
+	};
+	struct npr_shape sh[4] = {
+		{ .rank = 2, .d = { 1, 512 } }, { .rank = -1 },
+		{ .rank = 3, .d = { 2, 1, 64 } },
+		{ .rank = 3, .d = { 2, 1, 64 } },
+	};
+	const size_t chunks = 20, state = 2 * 64;
+	float in[512], gold[20], want[128], got_st[128];
+	struct npr_graph *g = NULL, *cg = NULL;
+	struct npr_state_pair pairs[2] = {
+		{ (uintptr_t)"h", (uintptr_t)"hn" },
+		{ (uintptr_t)"c", (uintptr_t)"cn" },
+	};
+	struct npr_make_stateful ms = {
+		.size = sizeof(ms), .count = 2, .pairs = (uintptr_t)pairs,
+	};
+	struct npr_model_info mi = { .size = sizeof(mi) };
+	struct npr_model_load ml;
+	struct npr_req_create rc;
+	struct npr_compile co;
+	char path[4096], *xml = NULL;
+	size_t xml_len, bin_len, k;
+	double amax = 0, md = 0;
+	int64_t sr = 16000;
+	void *bin = NULL;
+	struct net n;
+	__u32 i;
+	int ret;
+
+	REQUIRE_SHARED();
+	if (!shared_path(path, sizeof(path), "models/onnx",
+			 "silero_vad_v4.onnx"))
+		SKIP(return, "model %s not found", path);
+	ASSERT_TRUE(read_f32_at("silero_vad_v4.stream.output.f32", 0, gold,
+				chunks));
+	ret = npr_onnx_load_file(path, &g);
+	if (!ret)
+		ret = g->ninputs == 4 ? npr_compile_graph(g, sh, &cg) : -EINVAL;
+	if (!ret)
+		ret = npr_ir_write_mem(cg, &xml, &xml_len, &bin, &bin_len);
+	if (ret)
+		TH_LOG("batch-1 IR: %s", npr_last_error());
+	npr_graph_free(cg);
+	npr_graph_free(g);
+	ASSERT_EQ(ret, 0);
+
+	memset(&n, 0, sizeof(n));
+	n.fd = npr_open("cpu", 0);
+	ASSERT_GE(n.fd, 0);
+	npr_prep_model_load_mem(&ml, xml, xml_len, bin, bin_len);
+	ret = npr_ioctl(n.fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	free(xml);
+	free(bin);
+	if (ret)
+		TH_LOG("MODEL_LOAD: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	n.model = ml.handle;
+	ms.model = n.model;
+	ret = npr_ioctl(n.fd, NPR_IOCTL_MAKE_STATEFUL, &ms);
+	if (ret)
+		TH_LOG("MAKE_STATEFUL: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	npr_prep_compile(&co, n.model);
+	ret = npr_ioctl(n.fd, NPR_IOCTL_COMPILE, &co);
+	if (ret)
+		TH_LOG("COMPILE: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	n.exec = co.exec;
+	npr_prep_req_create(&rc, n.exec);
+	ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
+	n.req = rc.req;
+	mi.handle = n.exec;
+	ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_MODEL_INFO, &mi), 0);
+	/* input and sr in, output out: the state is gone from the ports */
+	ASSERT_EQ(mi.num_inputs, 2);
+	ASSERT_EQ(mi.num_outputs, 1);
+	n.nin = mi.num_inputs;
+	n.nout = mi.num_outputs;
+	for (i = 0; i < n.nin; i++)
+		port_query(_metadata, &n, i, 0, &n.in[i]);
+	port_query(_metadata, &n, 0, 1, &n.out[0]);
+	EXPECT_STREQ(n.out[0].name, "output");
+	for (k = 0; k < chunks; k++)
+		amax = fmax(amax, fabs(gold[k]));
+	for (k = 0; k < chunks; k++) {
+		float *got;
+
+		ASSERT_TRUE(read_f32_at("silero_vad_v4.stream.input.f32",
+					k * 512, in, 512));
+		set_named(_metadata, &n, "input", NPR_ELEM_F32, in,
+			  sizeof(in));
+		set_named(_metadata, &n, "sr", NPR_ELEM_I64, &sr, sizeof(sr));
+		net_infer(_metadata, &n);
+		ASSERT_EQ(n.out[0].count, 1);
+		got = net_output(_metadata, &n, 0);
+		md = fmax(md, fabs((double)got[0] - gold[k]));
+		free(got);
+	}
+	TH_LOG("output over %zu chunks: max |diff| %.3g, 1e-4 of absmax %.3g",
+	       chunks, md, 1e-4 * amax);
+	EXPECT_LE(md, 1e-4 * amax);
+	/* the state after the last chunk is the reference's hn, cn */
+	for (i = 0; i < 2; i++) {
+		struct npr_state_arg sa = { .size = sizeof(sa), .req = n.req };
+		char name[32];
+		int v;
+
+		for (v = 0; v < 2; v++) {
+			sa.index = v;
+			sa.name = (uintptr_t)name;
+			sa.name_len = sizeof(name);
+			ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_STATE_INFO, &sa), 0);
+			if (!strcmp(name, st_name[i]))
+				break;
+		}
+		ASSERT_LT(v, 2);
+		EXPECT_EQ(sa.count, 2);
+		sa.data = (uintptr_t)got_st;
+		sa.bytes = sizeof(got_st);
+		ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_STATE_GET, &sa), 0);
+		ASSERT_EQ(sa.bytes, sizeof(got_st));
+		ASSERT_TRUE(read_f32_at(st_gold[i], (chunks - 1) * state, want,
+					state));
+		amax = md = 0;
+		for (k = 0; k < state; k++) {
+			amax = fmax(amax, fabs(want[k]));
+			md = fmax(md, fabs((double)got_st[k] - want[k]));
+		}
+		TH_LOG("final %s: max |diff| %.3g, 1e-4 of absmax %.3g",
+		       st_name[i], md, 1e-4 * amax);
+		EXPECT_LE(md, 1e-4 * amax);
 	}
 	net_close(_metadata, &n);
 }

@@ -2737,4 +2737,189 @@ TEST_F(ops, lrn_across_channels)
 	EXPECT_FAIL("LRN", -EINVAL, "size");
 }
 
+/* ---- ReverseSequence-1 ------------------------------------------------ */
+
+TEST_F(ops, reverse_sequence_batch_and_seq_axes)
+{
+	/* rows [1 2 3], [4 5 6]; lengths 2, 3: [2 1 3], [6 5 4] */
+	RUN({ "ReverseSequence", "opset1", "batch_axis=\"0\" seq_axis=\"1\"",
+	      { P("f32", "2,3", 1, 2, 3, 4, 5, 6), C("i32", "2", 2, 3) },
+	      { "2,3" } });
+	EXPECT_OUT(0, F32, 0, 2, 1, 3, 6, 5, 4);
+	/*
+	 * Time along axis 0, batch along (negative) axis -1: columns
+	 * (1 2 3) and (4 5 6) with lengths 3 and 1 give (3 2 1), (4 5 6).
+	 */
+	RUN({ "ReverseSequence", "opset1", "batch_axis=\"-1\" seq_axis=\"0\"",
+	      { P("i64", "3,2", 1, 4, 2, 5, 3, 6), C("i64", "2", 3, 1) },
+	      { "3,2" } });
+	EXPECT_OUT(0, I64, 0, 3, 4, 2, 5, 1, 6);
+	/* length 0 leaves the row alone */
+	RUN({ "ReverseSequence", "opset1", NULL,
+	      { P("f32", "1,2", 7, 8), P("i32", "1", 0) }, { "1,2" } });
+	EXPECT_OUT(0, F32, 0, 7, 8);
+}
+
+TEST_F(ops, reverse_sequence_errors)
+{
+	RUN({ "ReverseSequence", "opset1", "batch_axis=\"1\" seq_axis=\"1\"",
+	      { P0("f32", "2,3"), C("i32", "3", 1, 1, 1) }, { "2,3" } });
+	EXPECT_FAIL("ReverseSequence", -EINVAL, "both");
+	RUN({ "ReverseSequence", "opset1", NULL,
+	      { P0("f32", "2,3"), C("i32", "3", 1, 1, 1) }, { "2,3" } });
+	EXPECT_FAIL("ReverseSequence", -EINVAL, "seq_lengths");
+	/* a length longer than the sequence fails the inference */
+	RUN({ "ReverseSequence", "opset1", NULL,
+	      { P0("f32", "2,3"), P("i32", "2", 1, 4) }, { "2,3" } });
+	EXPECT_FAIL("ReverseSequence", -EINVAL, "seq_lengths[1] = 4");
+}
+
+/* ---- BitwiseLeftShift-15, BitwiseRightShift-15 ------------------------ */
+
+TEST_F(ops, bitwise_shifts)
+{
+	/* 16 << 1, 4 << 2, 1 << 3 and the other way */
+	RUN({ "BitwiseLeftShift", "opset15", NULL,
+	      { P("u8", "3", 16, 4, 1), P("u8", "3", 1, 2, 3) }, { "3" },
+	      { "u8" } });
+	EXPECT_OUT(0, NPR_ELEM_U8, 0, 32, 16, 8);
+	RUN({ "BitwiseRightShift", "opset15", NULL,
+	      { P("u8", "3", 16, 4, 1), P("u8", "3", 1, 2, 3) }, { "3" },
+	      { "u8" } });
+	EXPECT_OUT(0, NPR_ELEM_U8, 0, 8, 1, 0);
+	/* bits shifted out of a u8 are lost; 8 or more gives 0 */
+	RUN({ "BitwiseLeftShift", "opset15", NULL,
+	      { P("u8", "2", 255, 255), P("u8", "2", 1, 8) }, { "2" },
+	      { "u8" } });
+	EXPECT_OUT(0, NPR_ELEM_U8, 0, 254, 0);
+	/* signed right shifts are arithmetic; broadcast a [1] amount */
+	RUN({ "BitwiseRightShift", "opset15", NULL,
+	      { P("i32", "2,2", -8, 8, -1, 7), P("i32", "1", 1) },
+	      { "2,2" } });
+	EXPECT_OUT(0, I32, 0, -4, 4, -1, 3);
+	/* out-of-range amounts: 0, or the sign for a negative value */
+	RUN({ "BitwiseRightShift", "opset15", NULL,
+	      { P("i32", "3", -8, 8, -8), P("i32", "3", 32, 40, -1) },
+	      { "3" } });
+	EXPECT_OUT(0, I32, 0, -1, 0, -1);
+	RUN({ "BitwiseLeftShift", "opset15", NULL,
+	      { P("u64", "2", 1, 3), P("u64", "2", 40, 64) }, { "2" },
+	      { "u64" } });
+	EXPECT_OUT(0, NPR_ELEM_U64, 0, 1099511627776.0, 0);
+}
+
+TEST_F(ops, bitwise_shift_errors)
+{
+	RUN({ "BitwiseLeftShift", "opset15", NULL,
+	      { P0("f32", "2"), P0("f32", "2") }, { "2" } });
+	EXPECT_FAIL("BitwiseLeftShift", -EINVAL, "integers");
+	RUN({ "BitwiseLeftShift", "opset15", NULL,
+	      { P0("i32", "2"), P0("i64", "2") }, { "2" } });
+	EXPECT_FAIL("BitwiseLeftShift", -EINVAL, "one type");
+	RUN({ "BitwiseRightShift", "opset15", "auto_broadcast=\"none\"",
+	      { P0("i32", "2"), P0("i32", "1") }, { "2" } });
+	EXPECT_FAIL("BitwiseRightShift", -EINVAL, "do not match");
+}
+
+/* ---- GridSample-9 ----------------------------------------------------- */
+
+TEST_F(ops, grid_sample_modes_and_padding)
+{
+	/* data [[1 2] [3 4]] */
+#define GS_DATA	P("f32", "1,1,2,2", 1, 2, 3, 4)
+	/* align_corners: (0, 0) is the centre of the map: the mean 2.5 */
+	RUN({ "GridSample", "opset9", "align_corners=\"true\"",
+	      { GS_DATA, P("f32", "1,1,1,2", 0, 0) }, { "1,1,1,1" } });
+	EXPECT_OUT(0, F32, 1e-6, 2.5);
+	/*
+	 * Without: (-1, -1) is the outer corner, x = y = -0.5; bilinear
+	 * weighs 0.25 each of pixels (-1,-1), (-1,0), (0,-1), (0,0): zeros
+	 * padding gives 0.25 * 1, border padding 1.
+	 */
+	RUN({ "GridSample", "opset9", NULL,
+	      { GS_DATA, P("f32", "1,1,1,2", -1, -1) }, { "1,1,1,1" } });
+	EXPECT_OUT(0, F32, 1e-6, 0.25);
+	RUN({ "GridSample", "opset9", "padding_mode=\"border\"",
+	      { GS_DATA, P("f32", "1,1,1,2", -1, -1) }, { "1,1,1,1" } });
+	EXPECT_OUT(0, F32, 1e-6, 1);
+	/*
+	 * nearest, align_corners: (0.4, -0.9) is x 0.7, y 0.05: pixel (0, 1)
+	 * = 2; (0, 0) is x = y = 0.5, which rounds half to even: pixel 1.
+	 */
+	RUN({ "GridSample", "opset9", "mode=\"nearest\" align_corners=\"true\"",
+	      { GS_DATA, P("f32", "1,2,1,2", 0.4, -0.9, 0, 0) },
+	      { "1,1,2,1" } });
+	EXPECT_OUT(0, F32, 0, 2, 1);
+	/* reflection, align_corners: x = 2 reflects about 1 onto 0 */
+	RUN({ "GridSample", "opset9",
+	      "mode=\"nearest\" padding_mode=\"reflection\" align_corners=\"true\"",
+	      { GS_DATA, P("f32", "1,1,1,2", 3, -1) }, { "1,1,1,1" } });
+	EXPECT_OUT(0, F32, 0, 1);
+	/* bicubic weights sum to 1: a constant map stays constant */
+	RUN({ "GridSample", "opset9", "mode=\"bicubic\" padding_mode=\"border\"",
+	      { P("f32", "1,1,2,2", 5, 5, 5, 5),
+		P("f32", "1,1,2,2", 0.3, -0.2, -0.7, 0.9) }, { "1,1,1,2" } });
+	EXPECT_OUT(0, F32, 1e-5, 5, 5);
+#undef GS_DATA
+}
+
+TEST_F(ops, grid_sample_errors)
+{
+	RUN({ "GridSample", "opset9", NULL,
+	      { P0("f32", "1,1,2,2"), P0("f32", "1,1,1,3") }, { "1,1,1,1" } });
+	EXPECT_FAIL("GridSample", -EINVAL, "grid");
+	RUN({ "GridSample", "opset9", NULL,
+	      { P0("i32", "1,1,2,2"), P0("f32", "1,1,1,2") }, { "1,1,1,1" } });
+	EXPECT_FAIL("GridSample", -EINVAL, "must be f32");
+	RUN({ "GridSample", "opset9", "mode=\"area\"",
+	      { P0("f32", "1,1,2,2"), P0("f32", "1,1,1,2") }, { "1,1,1,1" } });
+	EXPECT_FAIL("GridSample", -EINVAL, "area");
+}
+
+/* ---- DFT-7, IDFT-7 ---------------------------------------------------- */
+
+TEST_F(ops, dft_and_idft)
+{
+	/* impulse at 0: all ones; at 1: exp(-2 pi i k / 4) = 1, -i, -1, i */
+	RUN({ "DFT", "opset7", NULL,
+	      { P("f32", "2,4,2", 1, 0, 0, 0, 0, 0, 0, 0,
+		  0, 0, 1, 0, 0, 0, 0, 0), C("i64", "1", 1) },
+	      { "2,4,2" } });
+	EXPECT_OUT(0, F32, 1e-6, 1, 0, 1, 0, 1, 0, 1, 0,
+		   1, 0, 0, -1, -1, 0, 0, 1);
+	/* IDFT (the conjugate kernel, / N) takes the second one back */
+	RUN({ "IDFT", "opset7", NULL,
+	      { P("f32", "4,2", 1, 0, 0, -1, -1, 0, 0, 1), C("i64", "1", -1) },
+	      { "4,2" } });
+	EXPECT_OUT(0, F32, 1e-6, 0, 0, 1, 0, 0, 0, 0, 0);
+	/* [1, 1] padded to 4: 1 + exp(-i pi k / 2) = 2, 1 - i, 0, 1 + i */
+	RUN({ "DFT", "opset7", NULL,
+	      { P("f32", "2,2", 1, 0, 1, 0), C("i64", "1", 0),
+		C("i64", "1", 4) },
+	      { "4,2" } });
+	EXPECT_OUT(0, F32, 1e-6, 2, 0, 1, -1, 0, 0, 1, 1);
+	/* 2-D over [[1 2] [3 4]]: 10, 1-2+3-4, 1+2-3-4, 1-2-3+4 */
+	RUN({ "DFT", "opset7", NULL,
+	      { P("f32", "2,2,2", 1, 0, 2, 0, 3, 0, 4, 0), C("i64", "2", 0, 1) },
+	      { "2,2,2" } });
+	EXPECT_OUT(0, F32, 1e-5, 10, 0, -2, 0, -4, 0, 0, 0);
+}
+
+TEST_F(ops, dft_errors)
+{
+	RUN({ "DFT", "opset7", NULL,
+	      { P0("f32", "2,3"), C("i64", "1", 0) }, { "2,3" } });
+	EXPECT_FAIL("DFT", -EINVAL, "complex");
+	RUN({ "DFT", "opset7", NULL,
+	      { P0("f32", "2,2"), C("i64", "1", 1) }, { "2,2" } });
+	EXPECT_FAIL("DFT", -EINVAL, "axis 1");
+	RUN({ "DFT", "opset7", NULL,
+	      { P0("f32", "2,2"), P("i64", "1", 0) }, { "2,2" } });
+	EXPECT_FAIL("DFT", -EINVAL, "constant");
+	RUN({ "IDFT", "opset7", NULL,
+	      { P0("f32", "3,2"), C("i64", "1", 0), C("i64", "1", 0) },
+	      { "3,2" } });
+	EXPECT_FAIL("IDFT", -EINVAL, "signal_size 0");
+}
+
 TEST_HARNESS_MAIN

@@ -5,7 +5,8 @@
  * output types and shapes, inputs and outputs) and gives bit-identical
  * outputs for the same deterministic input; a compiled graph written and
  * read back gives them too.  Errors: an unwritable directory, a value of
- * an element type IR cannot name; neither leaves a file behind.
+ * an element type IR cannot name, a name that is not UTF-8; none leaves a
+ * file behind.
  *
  * Models come from $NPR_SHARED (models/ir, models/onnx); without them the
  * model tests skip.  ONNX models with a symbolic batch run at batch 1.
@@ -87,7 +88,7 @@ static void run_model(struct npr_test *_metadata, int fd, struct run *r,
 	struct npr_req_create rc;
 	struct npr_compile co;
 	struct npr_infer inf;
-	__u32 i, k;
+	__u32 i, k, nsa;
 	int ret;
 
 	mi.handle = r->model;
@@ -97,21 +98,24 @@ static void run_model(struct npr_test *_metadata, int fd, struct run *r,
 	r->nin = mi.num_inputs;
 	r->nout = mi.num_outputs;
 	memset(sa, 0, sizeof(sa));
-	for (i = 0; i < r->nin; i++) {
+	for (i = 0, nsa = 0; i < r->nin; i++) {
 		struct npr_port_info pi;
 		char name[128];
 
 		npr_prep_port_info(&pi, r->model, i, 0, name, sizeof(name));
 		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_PORT_INFO, &pi), 0);
-		sa[i].index = i;
-		sa[i].rank = pi.rank;
+		if (!pi.rank)
+			continue;	/* a scalar is static */
+		sa[nsa].index = i;
+		sa[nsa].rank = pi.rank;
 		for (k = 0; k < pi.rank; k++)
-			sa[i].dims[k] = !i && dims && dims[0] ? dims[k] :
-					pi.dims[k] < 1 ? 1 : pi.dims[k];
+			sa[nsa].dims[k] = !i && dims && dims[0] ? dims[k] :
+					  pi.dims[k] < 1 ? 1 : pi.dims[k];
+		nsa++;
 	}
 	npr_prep_compile(&co, r->model);
 	co.shapes = (uintptr_t)sa;
-	co.num_shapes = r->nin;
+	co.num_shapes = nsa;
 	ret = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
 	if (ret)
 		TH_LOG("COMPILE: %s", npr_last_error());
@@ -193,27 +197,26 @@ static int load_mem(int fd, const void *xml, size_t xml_len,
 	return err;
 }
 
-/* "Convolution-1 f32[1,64,56,56] ..." per live node, sorted. */
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static char **signature(const struct npr_graph *g, bool shapes, int *count)
+/* Append the signature lines of @g (and its bodies, prefixed) to @s. */
+static int sig_add(const struct npr_graph *g, bool shapes, const char *pre,
+		   char ***s, int *n, int *cap)
 {
-	char **s = calloc(g->nnodes + 1, sizeof(char *));
-	int i, j, n = 0;
+	int i, j, b;
 
-	if (!s)
-		return NULL;
 	for (i = 0; i < g->nnodes; i++) {
 		const struct npr_node *nd = &g->nodes[i];
-		char buf[2048], sh[256];
+		char buf[2048], sh[256], sub[256];
 		size_t off;
 
 		if (nd->dead)
 			continue;
-		off = snprintf(buf, sizeof(buf), "%s in%d", nd->type, nd->nin);
+		off = snprintf(buf, sizeof(buf), "%s%s in%d", pre, nd->type,
+			       nd->nin);
 		for (j = 0; j < nd->nout && off < sizeof(buf); j++) {
 			const struct npr_value *v = &g->vals[nd->out[j]];
 
@@ -222,7 +225,42 @@ static char **signature(const struct npr_graph *g, bool shapes, int *count)
 					shapes ? npr_shape_str(&v->shape, sh,
 							       sizeof(sh)) : "");
 		}
-		s[n++] = strdup(buf);
+		if (*n == *cap) {
+			char **p = realloc(*s, sizeof(char *) * (*cap * 2 + 16));
+
+			if (!p)
+				return -ENOMEM;
+			*s = p;
+			*cap = *cap * 2 + 16;
+		}
+		(*s)[(*n)++] = strdup(buf);
+		for (b = 0; b < nd->nbodies; b++) {
+			const struct npr_body *bd = &nd->bodies[b];
+
+			snprintf(sub, sizeof(sub), "%s%s/%d: %d rules %d back: ",
+				 pre, nd->name, b, bd->nports, bd->nback);
+			if (sig_add(bd->g, false, sub, s, n, cap))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/*
+ * "Convolution-1 f32[1,64,56,56] ..." per live node, bodies included
+ * (their nodes without shapes, prefixed with the owner and its rules),
+ * sorted.
+ */
+static char **signature(const struct npr_graph *g, bool shapes, int *count)
+{
+	char **s = NULL;
+	int n = 0, cap = 0;
+
+	if (sig_add(g, shapes, "", &s, &n, &cap)) {
+		while (n-- > 0)
+			free(s[n]);
+		free(s);
+		return NULL;
 	}
 	qsort(s, n, sizeof(*s), cmp_str);
 	*count = n;
@@ -292,6 +330,10 @@ FIXTURE(rt) {
 FIXTURE_VARIANT(rt) {
 	const char *rel;	/* under models/ */
 	__s64 dims[4];		/* input 0's shape if not the model's */
+	/* an IR snippet without its .bin: zero weights of bin_size bytes
+	 * but for two i64 Reshape targets at offset 0 and t2_off */
+	size_t bin_size, t2_off;
+	int64_t t1[2], t2[3];
 };
 
 #define IR(v, net, prec)						\
@@ -343,6 +385,22 @@ FIXTURE_VARIANT_ADD(rt, onnx_squeezenet1_1) { .rel = "onnx/squeezenet1_1.onnx" }
 FIXTURE_VARIANT_ADD(rt, onnx_ppocr_cls) {
 	.rel = "onnx/ppocr_mobile_v2.0_cls.onnx", .dims = { 1, 3, 48, 192 },
 };
+/* If (nested) and LSTM bodies */
+FIXTURE_VARIANT_ADD(rt, onnx_silero_vad_v4) {
+	.rel = "onnx/silero_vad_v4.onnx", .dims = { 1, 512 },
+};
+/* Loop and TensorIterator bodies, port maps and back edges */
+FIXTURE_VARIANT_ADD(rt, ir_small_loop_2d_add) {
+	.rel = "ir-small/loop_2d_add.xml",
+};
+FIXTURE_VARIANT_ADD(rt, ir_small_ti_negative_stride) {
+	.rel = "ir-small/ti_negative_stride.xml", .bin_size = 3149864,
+	.t1 = { 1, 512 }, .t2_off = 3149840, .t2 = { 1, 1, 256 },
+};
+FIXTURE_VARIANT_ADD(rt, ir_small_ti_resnet) {
+	.rel = "ir-small/ti_resnet.xml", .bin_size = 8396840,
+	.t1 = { 1, 512 }, .t2_off = 8396816, .t2 = { 1, 1, 512 },
+};
 
 FIXTURE_SETUP(rt)
 {
@@ -370,6 +428,39 @@ static struct npr_graph *load_graph(struct npr_test *_metadata,
 	return g;
 }
 
+static void *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) >= 0 &&
+	    !fseek(f, 0, SEEK_SET)) {
+		buf = malloc(n + 1);
+		if (buf && fread(buf, 1, n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = n;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The weights a snippet variant stands for (see FIXTURE_VARIANT(rt)). */
+static void *snippet_bin(const FIXTURE_VARIANT(rt) *v)
+{
+	char *bin = calloc(1, v->bin_size);
+
+	if (bin) {
+		memcpy(bin, v->t1, sizeof(v->t1));
+		memcpy(bin + v->t2_off, v->t2, sizeof(v->t2));
+	}
+	return bin;
+}
+
 static void same_outputs(struct npr_test *_metadata, const struct run *a,
 			 const struct run *b)
 {
@@ -392,14 +483,29 @@ TEST_F_TIMEOUT(rt, written_model_gives_identical_outputs, 300)
 	struct run orig = { 0 }, back = { 0 };
 	struct npr_model_load ml;
 	struct npr_blob *blob = NULL;
-	char path[4096], *xml = NULL;
-	size_t xml_len, bin_len;
-	void *bin = NULL;
+	char path[4096], *xml = NULL, *snip_xml = NULL;
+	size_t xml_len, bin_len, snip_len = 0;
+	void *bin = NULL, *snip_bin = NULL;
 	int err;
 
 	if (!model_path(path, sizeof(path), variant->rel))
 		SKIP(return, "model %s not found", path);
-	g = load_graph(_metadata, path);
+	if (variant->bin_size) {
+		snip_xml = slurp(path, &snip_len);
+		snip_bin = snippet_bin(variant);
+		ASSERT_NONNULL(snip_xml);
+		ASSERT_NONNULL(snip_bin);
+		ASSERT_EQ(npr_ir_blob_from_memory(snip_bin, variant->bin_size,
+						  &blob), 0);
+		err = npr_ir_parse(snip_xml, snip_len, blob, &g);
+		npr_blob_put(blob);
+		blob = NULL;
+		if (err)
+			TH_LOG("%s: %s", path, npr_last_error());
+		ASSERT_EQ(err, 0);
+	} else {
+		g = load_graph(_metadata, path);
+	}
 	err = npr_ir_write_mem(g, &xml, &xml_len, &bin, &bin_len);
 	if (err)
 		TH_LOG("write: %s", npr_last_error());
@@ -419,9 +525,16 @@ TEST_F_TIMEOUT(rt, written_model_gives_identical_outputs, 300)
 	npr_graph_free(g2);
 	npr_graph_free(g);
 
-	npr_prep_model_load(&ml, path, NULL);
-	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
-	orig.model = ml.handle;
+	if (variant->bin_size) {
+		ASSERT_EQ(load_mem(self->fd, snip_xml, snip_len, snip_bin,
+				   variant->bin_size, &orig.model), 0);
+		free(snip_xml);
+		free(snip_bin);
+	} else {
+		npr_prep_model_load(&ml, path, NULL);
+		ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+		orig.model = ml.handle;
+	}
 	run_model(_metadata, self->fd, &orig, variant->dims);
 	err = load_mem(self->fd, xml, xml_len, bin, bin_len, &back.model);
 	if (err)
@@ -644,6 +757,41 @@ TEST(unsupported_element_type_fails_naming_the_layer)
 	EXPECT_EQ(count_entries(dir), 0);
 	rm_dir(dir);
 	free(dir);
+	npr_graph_free(g);
+}
+
+/* XML holds UTF-8 only: a name that is not (a frontend passed any bytes
+ * on), in the model or in a body, fails naming the layer. */
+TEST(name_that_is_not_utf8_fails_naming_the_layer)
+{
+	struct npr_graph *g;
+	char path[4096], *xml = (char *)"";
+	size_t xml_len, bin_len;
+	void *bin = NULL;
+	int i, err;
+
+	if (!model_path(path, sizeof(path), "ir-small/loop_2d_add.xml"))
+		SKIP(return, "model %s not found", path);
+	g = load_graph(_metadata, path);
+	for (i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].nbodies)
+			break;
+	ASSERT_LT(i, g->nnodes);
+	{
+		struct npr_graph *b = g->nodes[i].bodies[0].g;
+		struct npr_node *n = &b->nodes[b->nnodes - 1];
+
+		free(n->name);
+		n->name = strdup("cut\xc3");	/* a lone lead byte */
+		ASSERT_NONNULL(n->name);
+		err = npr_ir_write_mem(g, &xml, &xml_len, &bin, &bin_len);
+		TH_LOG("errno %d: %s", err, npr_last_error());
+		EXPECT_EQ(err, -EINVAL);
+		EXPECT_NULL(xml);
+		EXPECT_NULL(bin);
+		EXPECT_NONNULL(strstr(npr_last_error(), "UTF-8"));
+		EXPECT_NONNULL(strstr(npr_last_error(), "name"));
+	}
 	npr_graph_free(g);
 }
 

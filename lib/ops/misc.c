@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ReverseSequence-1, BitwiseLeftShift-15, BitwiseRightShift-15 and
+ * GridSample-9 after the OpenVINO opset specifications: attributes and
+ * shape inference.  Kernels: ref/misc.c.
+ *
+ * ReverseSequence: data of rank >= 2, seq_lengths [data.shape[batch_axis]]
+ * of an integer type; each batch row has its first seq_lengths elements
+ * along seq_axis reversed, the rest copied.  A length outside
+ * [0, data.shape[seq_axis]] fails the inference (-EINVAL).
+ *
+ * BitwiseLeftShift / BitwiseRightShift: integer inputs of one type,
+ * numpy (default) or no broadcasting.  A shift by a negative amount or by
+ * the element's bit width or more gives 0 (left) or the sign fill (right:
+ * 0, or -1 for a negative signed value); a right shift of a signed value
+ * is arithmetic.
+ *
+ * GridSample: data [N, C, H, W] and grid [N, H_out, W_out, 2] (x then y,
+ * -1 .. 1 across the input) of f32 give [N, C, H_out, W_out].
+ *
+ * DFT, IDFT: complex f32 data [..., 2] (real, imaginary), constant axes
+ * (negative ones count from the end without the complex axis), optional
+ * constant signal_size per axis (-1: the dim) to which each axis is cut
+ * or padded with zeros first; the output has those sizes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/kern.h"
+#include "ops/misc.h"
+
+static bool is_int(unsigned int t)
+{
+	switch (t) {
+	case NPR_ELEM_I8: case NPR_ELEM_U8: case NPR_ELEM_I16:
+	case NPR_ELEM_U16: case NPR_ELEM_I32: case NPR_ELEM_U32:
+	case NPR_ELEM_I64: case NPR_ELEM_U64:
+		return true;
+	}
+	return false;
+}
+
+static int one_output(struct npr_node *n)
+{
+	if (n->nout != 1)
+		return npr_node_err(n, -EINVAL, "has %d outputs, expected 1",
+				    n->nout);
+	return 0;
+}
+
+/* ---- ReverseSequence ---------------------------------------------------- */
+
+static int reverse_parse(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_misc_params *p = npr_params_new(n, sizeof(*p));
+
+	(void)g;
+	if (!p)
+		return -ENOMEM;
+	return one_output(n);
+}
+
+static int reverse_infer(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_misc_params *p = n->params;
+	struct npr_value *x = npr_in(g, n, 0), *l = npr_in(g, n, 1);
+	int64_t ba, sa;
+	int err;
+
+	err = npr_attr_int(n, "batch_axis", 0, &ba);
+	if (!err)
+		err = npr_attr_int(n, "seq_axis", 1, &sa);
+	if (err)
+		return err;
+	if (!npr_elem_size(x->type) || x->shape.rank < 2)
+		return npr_node_err(n, -EINVAL,
+				    "data must have rank 2 or more, not %d",
+				    x->shape.rank);
+	err = npr_norm_axis(n, "batch_axis", ba, x->shape.rank,
+			    &p->batch_axis);
+	if (!err)
+		err = npr_norm_axis(n, "seq_axis", sa, x->shape.rank,
+				    &p->seq_axis);
+	if (err)
+		return err;
+	if (p->batch_axis == p->seq_axis)
+		return npr_node_err(n, -EINVAL,
+				    "batch_axis and seq_axis are both %d",
+				    p->batch_axis);
+	if (!is_int(l->type) || l->shape.rank != 1 ||
+	    l->shape.d[0] != x->shape.d[p->batch_axis])
+		return npr_node_err(n, -EINVAL,
+				    "seq_lengths must be integers [%lld]",
+				    (long long)x->shape.d[p->batch_axis]);
+	npr_out(g, n, 0)->type = x->type;
+	npr_out(g, n, 0)->shape = x->shape;
+	return 0;
+}
+
+/* ---- BitwiseLeftShift, BitwiseRightShift -------------------------------- */
+
+static int shift_parse(struct npr_graph *g, struct npr_node *n)
+{
+	static const char *const modes[] = { "numpy", "none", NULL };
+	struct npr_misc_params *p = npr_params_new(n, sizeof(*p));
+	int m, err;
+
+	(void)g;
+	if (!p)
+		return -ENOMEM;
+	p->left = !strcmp(n->type, "BitwiseLeftShift");
+	err = npr_attr_enum(n, "auto_broadcast", modes, 0, &m);
+	if (err)
+		return err;
+	p->numpy = m == 0;
+	return one_output(n);
+}
+
+static int shift_infer(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_misc_params *p = n->params;
+	struct npr_value *a = npr_in(g, n, 0), *b = npr_in(g, n, 1);
+	struct npr_value *o = npr_out(g, n, 0);
+	char b1[128], b2[128];
+
+	if (!is_int(a->type) || a->type != b->type)
+		return npr_node_err(n, -EINVAL,
+				    "inputs must be integers of one type, not %s and %s",
+				    npr_elem_name(a->type),
+				    npr_elem_name(b->type));
+	if (p->numpy ? npr_shape_broadcast(&a->shape, &b->shape, &o->shape) :
+	    !npr_shape_eq(&a->shape, &b->shape))
+		return npr_node_err(n, -EINVAL,
+				    "shapes %s and %s do not %s",
+				    npr_shape_str(&a->shape, b1, sizeof(b1)),
+				    npr_shape_str(&b->shape, b2, sizeof(b2)),
+				    p->numpy ? "broadcast" : "match");
+	if (!p->numpy)
+		o->shape = a->shape;
+	o->type = a->type;
+	return 0;
+}
+
+/* ---- GridSample --------------------------------------------------------- */
+
+static int grid_parse(struct npr_graph *g, struct npr_node *n)
+{
+	static const char *const modes[] = { "bilinear", "bicubic", "nearest",
+					     NULL };
+	static const char *const pads[] = { "zeros", "border", "reflection",
+					    NULL };
+	struct npr_misc_params *p = npr_params_new(n, sizeof(*p));
+	int err;
+
+	(void)g;
+	if (!p)
+		return -ENOMEM;
+	err = npr_attr_bool(n, "align_corners", false, &p->align_corners);
+	if (!err)
+		err = npr_attr_enum(n, "mode", modes, NPR_GRID_BILINEAR,
+				    &p->mode);
+	if (!err)
+		err = npr_attr_enum(n, "padding_mode", pads, NPR_GRID_ZEROS,
+				    &p->padding);
+	if (!err)
+		err = one_output(n);
+	return err;
+}
+
+static int grid_infer(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_value *x = npr_in(g, n, 0), *gr = npr_in(g, n, 1);
+	struct npr_value *o = npr_out(g, n, 0);
+
+	if (x->type != NPR_ELEM_F32 || gr->type != NPR_ELEM_F32)
+		return npr_node_err(n, -EINVAL,
+				    "data (%s) and grid (%s) must be f32",
+				    npr_elem_name(x->type),
+				    npr_elem_name(gr->type));
+	if (x->shape.rank != 4 || gr->shape.rank != 4 ||
+	    gr->shape.d[0] != x->shape.d[0] || gr->shape.d[3] != 2)
+		return npr_node_err(n, -EINVAL,
+				    "data must be [N, C, H, W] and grid [N, H_out, W_out, 2]");
+	o->type = NPR_ELEM_F32;
+	o->shape.rank = 4;
+	o->shape.d[0] = x->shape.d[0];
+	o->shape.d[1] = x->shape.d[1];
+	o->shape.d[2] = gr->shape.d[1];
+	o->shape.d[3] = gr->shape.d[2];
+	return npr_check_numel(n, &o->shape);
+}
+
+/* ---- DFT, IDFT ---------------------------------------------------------- */
+
+static int dft_parse(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_misc_params *p = npr_params_new(n, sizeof(*p));
+
+	(void)g;
+	if (!p)
+		return -ENOMEM;
+	p->inverse = !strcmp(n->type, "IDFT");
+	return one_output(n);
+}
+
+static int dft_infer(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_misc_params *p = n->params;
+	struct npr_value *x = npr_in(g, n, 0), *o = npr_out(g, n, 0);
+	int64_t ax[NPR_MAX_RANK], sz[NPR_MAX_RANK];
+	int r = x->shape.rank, cnt, ns = 0, i, j;
+
+	if (x->type != NPR_ELEM_F32 || r < 2 || x->shape.d[r - 1] != 2)
+		return npr_node_err(n, -EINVAL,
+				    "data must be f32 [..., 2] (complex), not %s of rank %d",
+				    npr_elem_name(x->type), r);
+	cnt = npr_const_ints(g, n, 1, ax, NPR_MAX_RANK);
+	if (cnt < 0)
+		return cnt;
+	if (cnt < 1 || npr_in(g, n, 1)->shape.rank != 1)
+		return npr_node_err(n, -EINVAL, "axes must be a 1-D list");
+	if (n->nin > 2) {
+		ns = npr_const_ints(g, n, 2, sz, NPR_MAX_RANK);
+		if (ns < 0)
+			return ns;
+		if (ns != cnt)
+			return npr_node_err(n, -EINVAL,
+					    "signal_size has %d values for %d axes",
+					    ns, cnt);
+	}
+	o->type = NPR_ELEM_F32;
+	o->shape = x->shape;
+	p->naxes = cnt;
+	for (i = 0; i < cnt; i++) {
+		int64_t a = ax[i] < 0 ? ax[i] + r - 1 : ax[i];
+
+		if (a < 0 || a >= r - 1)
+			return npr_node_err(n, -EINVAL,
+					    "axis %lld is out of range for rank %d",
+					    (long long)ax[i], r);
+		for (j = 0; j < i; j++)
+			if (p->axes[j] == a)
+				return npr_node_err(n, -EINVAL,
+						    "axis %lld repeats",
+						    (long long)ax[i]);
+		p->axes[i] = (int)a;
+		if (ns && sz[i] != -1) {
+			if (sz[i] < 1)
+				return npr_node_err(n, -EINVAL,
+						    "signal_size %lld",
+						    (long long)sz[i]);
+			o->shape.d[a] = sz[i];
+		}
+	}
+	return npr_check_numel(n, &o->shape);
+}
+
+const struct npr_op_def npr_ops_misc[] = {
+	{ .type = "DFT", .vmin = 7, .vmax = 99, .nin_min = 2, .nin_max = 3,
+	  .parse = dft_parse, .infer = dft_infer, .eval = npr_ref_dft },
+	{ .type = "IDFT", .vmin = 7, .vmax = 99, .nin_min = 2, .nin_max = 3,
+	  .parse = dft_parse, .infer = dft_infer, .eval = npr_ref_dft },
+	{ .type = "ReverseSequence", .vmin = 1, .vmax = 99, .nin_min = 2,
+	  .nin_max = 2, .parse = reverse_parse, .infer = reverse_infer,
+	  .eval = npr_ref_reverse_sequence },
+	{ .type = "BitwiseLeftShift", .vmin = 15, .vmax = 99, .nin_min = 2,
+	  .nin_max = 2, .parse = shift_parse, .infer = shift_infer,
+	  .eval = npr_ref_bitwise_shift },
+	{ .type = "BitwiseRightShift", .vmin = 15, .vmax = 99, .nin_min = 2,
+	  .nin_max = 2, .parse = shift_parse, .infer = shift_infer,
+	  .eval = npr_ref_bitwise_shift },
+	{ .type = "GridSample", .vmin = 9, .vmax = 99, .nin_min = 2,
+	  .nin_max = 2, .parse = grid_parse, .infer = grid_infer,
+	  .eval = npr_ref_grid_sample },
+	{ .type = NULL },
+};

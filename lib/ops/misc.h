@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ReverseSequence-1, BitwiseLeftShift-15, BitwiseRightShift-15,
+ * GridSample-9, DFT-7 and IDFT-7: attributes and shape inference in
+ * lib/ops/misc.c, scalar reference kernels in ref/misc.c.
+ */
+#ifndef NPR_OPS_MISC_H
+#define NPR_OPS_MISC_H
+
+#include "graph.h"
+
+enum npr_grid_mode {
+	NPR_GRID_BILINEAR, NPR_GRID_BICUBIC, NPR_GRID_NEAREST,
+};
+
+enum npr_grid_padding {
+	NPR_GRID_ZEROS, NPR_GRID_BORDER, NPR_GRID_REFLECTION,
+};
+
+/**
+ * struct npr_misc_params - attributes of the ops of this group
+ * @batch_axis: ReverseSequence: the batch axis, made non-negative.
+ * @seq_axis: ReverseSequence: the axis reversed, made non-negative.
+ * @left: the shift is BitwiseLeftShift.
+ * @numpy: shifts: numpy broadcasting (else shapes must match).
+ * @align_corners: GridSample: -1 and 1 are the centres of the corner
+ *                 pixels (else their outer edges).
+ * @mode: GridSample: enum npr_grid_mode.
+ * @padding: GridSample: enum npr_grid_padding.
+ * @inverse: DFT: IDFT (conjugate kernel, 1 / N scaling).
+ * @naxes: DFT: number of transformed axes.
+ * @axes: DFT: the axes, non-negative, in input order.
+ */
+struct npr_misc_params {
+	int batch_axis, seq_axis;
+	bool left, numpy;
+	bool align_corners;
+	int mode, padding;
+	bool inverse;
+	int naxes;
+	int axes[NPR_MAX_RANK];
+};
+
+int npr_ref_reverse_sequence(const struct npr_node *n,
+			     const struct npr_tensor *in,
+			     struct npr_tensor *out);
+int npr_ref_bitwise_shift(const struct npr_node *n,
+			  const struct npr_tensor *in, struct npr_tensor *out);
+int npr_ref_dft(const struct npr_node *n, const struct npr_tensor *in,
+		struct npr_tensor *out);
+int npr_ref_grid_sample(const struct npr_node *n, const struct npr_tensor *in,
+			struct npr_tensor *out);
+
+#endif /* NPR_OPS_MISC_H */
