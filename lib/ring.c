@@ -42,17 +42,41 @@
  * @next: queue link.
  * @link: the job that runs after this one succeeds (NPR_SQE_LINK).
  * @sqe: the caller's SQE.
- * @rq: INFER: the request, marked busy.
+ * @rq: INFER, STATE_*: the request, marked busy.
+ * @req: its handle.
  * @path: LOAD: a copy of the path.
  * @queued_ns: submission time.
+ * @arg: IMPORT, EXPORT, STATE_*: the checked copy of the argument struct.
+ * @uarg: the caller's struct, where the outputs go back.
+ * @usize: its size field.
  */
 struct job {
 	struct job *next;
 	struct job *link;
 	struct npr_sqe sqe;
 	struct npr_request *rq;
+	uint32_t req;
 	char *path;
 	uint64_t queued_ns;
+	union {
+		struct npr_import im;
+		struct npr_export ex;
+		struct npr_state_arg st;
+	} arg;
+	void *uarg;
+	uint32_t usize;
+};
+
+/**
+ * struct job_err - the message of a job that completed with res < 0
+ * @user_data: the job's.
+ * @res: its res.
+ * @msg: the detail, allocated.
+ */
+struct job_err {
+	uint64_t user_data;
+	int res;
+	char *msg;
 };
 
 struct npr_ring {
@@ -76,7 +100,27 @@ struct npr_ring {
 	unsigned int unsubmitted;	/* SQEs prepared on cr */
 	bool signal;			/* fallback: eventfd write due */
 	int reaping;
+	struct job_err *elog;		/* the last failures, a circle */
+	unsigned int elog_n, elog_next;
 };
+
+/* The ioctl whose argument struct a job carries, 0 if none. */
+static unsigned long op_cmd(unsigned int op)
+{
+	switch (op) {
+	case NPR_OP_IMPORT:
+		return NPR_IOCTL_IMPORT;
+	case NPR_OP_EXPORT:
+		return NPR_IOCTL_EXPORT;
+	case NPR_OP_STATE_GET:
+		return NPR_IOCTL_STATE_GET;
+	case NPR_OP_STATE_SET:
+		return NPR_IOCTL_STATE_SET;
+	case NPR_OP_STATE_RESET:
+		return NPR_IOCTL_STATE_RESET;
+	}
+	return 0;
+}
 
 /* ---- completion --------------------------------------------------------- */
 
@@ -120,8 +164,21 @@ static void flush_locked(struct npr_ring *r)
 	}
 }
 
+/* Remember why a job failed, for GET_ERROR with NPR_GET_ERROR_JOB. */
+static void log_failure_locked(struct npr_ring *r, const struct job *j,
+			       int res, const char *msg)
+{
+	struct job_err *e = &r->elog[r->elog_next];
+
+	free(e->msg);
+	e->user_data = j->sqe.user_data;
+	e->res = res;
+	e->msg = strdup(msg && *msg ? msg : strerror(-res));
+	r->elog_next = (r->elog_next + 1) % r->elog_n;
+}
+
 static void complete_locked(struct npr_ring *r, struct job *j, int res,
-			    int status, uint64_t started);
+			    int status, uint64_t started, const char *msg);
 
 static void break_chain_locked(struct npr_ring *r, struct job *j)
 {
@@ -129,19 +186,26 @@ static void break_chain_locked(struct npr_ring *r, struct job *j)
 		struct job *n = j->link;
 
 		j->link = NULL;
-		complete_locked(r, j, -ECANCELED, NPR_JOB_LINK_BROKEN, 0);
+		complete_locked(r, j, -ECANCELED, NPR_JOB_LINK_BROKEN, 0,
+				"an earlier job of its chain failed or was cancelled");
 		j = n;
 	}
 }
 
+/*
+ * Post @j's completion and free it; @msg says why when @res < 0.  Then its
+ * chain goes on, or is broken.
+ */
 static void complete_locked(struct npr_ring *r, struct job *j, int res,
-			    int status, uint64_t started)
+			    int status, uint64_t started, const char *msg)
 {
 	uint64_t now = npr_now_ns();
 	struct job *link = j->link;
 
 	if (!started)
 		started = now;
+	if (res < 0)
+		log_failure_locked(r, j, res, msg);
 	if (r->attach) {
 		struct io_uring_sqe *sqe = get_sqe(r);
 
@@ -197,11 +261,26 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 
 /* ---- running jobs ------------------------------------------------------- */
 
+static int run_arg_job(struct npr_ring *r, struct job *j)
+{
+	unsigned long cmd = op_cmd(j->sqe.opcode);
+	int err;
+
+	err = npr_job_run_arg(r->dev, j->rq, cmd, &j->arg);
+	if (!err || err == -EMSGSIZE)
+		npr_job_arg_out(cmd, j->uarg, &j->arg, j->usize);
+	if (!err && j->sqe.opcode == NPR_OP_IMPORT)
+		return (int)j->arg.im.exec;
+	return err;
+}
+
 static int run_job(struct npr_ring *r, struct job *j)
 {
 	uint32_t h;
 	int err;
 
+	if (op_cmd(j->sqe.opcode))
+		return run_arg_job(r, j);
 	switch (j->sqe.opcode) {
 	case NPR_OP_NOP:
 		if (j->sqe.len)
@@ -252,6 +331,7 @@ static void *worker(void *p)
 	free(p);
 	pthread_mutex_lock(&r->lock);
 	while (!r->stop) {
+		unsigned long mark;
 		uint64_t started;
 		bool drain;
 		int res;
@@ -266,7 +346,8 @@ static void *worker(void *p)
 		if (j->sqe.deadline_ns && started > j->sqe.deadline_ns) {
 			if (drain)
 				r->drain_running = false;
-			complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED, started);
+			complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED, started,
+					"the deadline passed before the job started");
 			flush_locked(r);
 			pthread_cond_broadcast(&r->work);
 			continue;
@@ -274,14 +355,16 @@ static void *worker(void *p)
 		r->cur[idx] = j;
 		r->nrunning++;
 		pthread_mutex_unlock(&r->lock);
-		res = run_job(r, j);
+		mark = npr_err_mark();
+		res = npr_err_default(run_job(r, j), mark);
 		pthread_mutex_lock(&r->lock);
 		r->cur[idx] = NULL;
 		r->nrunning--;
 		if (drain)
 			r->drain_running = false;
 		complete_locked(r, j, res,
-				res < 0 ? NPR_JOB_FAILED : NPR_JOB_OK, started);
+				res < 0 ? NPR_JOB_FAILED : NPR_JOB_OK, started,
+				npr_last_error());
 		flush_locked(r);
 		/* a drain job may now be startable */
 		if (r->head)
@@ -383,8 +466,10 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 	r->cq = calloc(r->entries, sizeof(*r->cq));
 	r->cur = calloc(r->nworkers, sizeof(*r->cur));
 	r->tids = calloc(r->nworkers, sizeof(*r->tids));
+	r->elog_n = r->entries;
+	r->elog = calloc(r->elog_n, sizeof(*r->elog));
 	err = -ENOMEM;
-	if (!r->cq || !r->cur || !r->tids)
+	if (!r->cq || !r->cur || !r->tids || !r->elog)
 		goto fail;
 	for (i = 0; i < r->nworkers; i++) {
 		struct worker_arg *wa = malloc(sizeof(*wa));
@@ -414,6 +499,7 @@ fail:
 	free(r->cq);
 	free(r->cur);
 	free(r->tids);
+	free(r->elog);
 	free(r);
 	return err;
 }
@@ -489,7 +575,8 @@ void npr_ring_destroy(struct npr_device *dev)
 	while ((j = r->head)) {
 		r->head = j->next;
 		if (r->attach) {
-			complete_locked(r, j, -ECANCELED, NPR_JOB_CANCELED, 0);
+			complete_locked(r, j, -ECANCELED, NPR_JOB_CANCELED, 0,
+					"the fd was closed before the job ran");
 		} else {
 			struct job *l = j->link;
 
@@ -517,11 +604,43 @@ void npr_ring_destroy(struct npr_device *dev)
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->work);
 	pthread_cond_destroy(&r->reaped);
+	for (i = 0; i < (int)r->elog_n; i++)
+		free(r->elog[i].msg);
+	free(r->elog);
 	free(r->cq);
 	free(r->cur);
 	free(r->tids);
 	free(r);
 	dev->ring = NULL;
+}
+
+/* GET_ERROR with NPR_GET_ERROR_JOB: a copy of the message in @msg. */
+int npr_ring_job_error(struct npr_device *dev, uint64_t user_data,
+		       char **msg, int32_t *res)
+{
+	struct npr_ring *r;
+	unsigned int i;
+	int err = -ENOENT;
+
+	pthread_mutex_lock(&dev->lock);
+	r = dev->ring;
+	pthread_mutex_unlock(&dev->lock);
+	if (!r)
+		return -ENOENT;
+	pthread_mutex_lock(&r->lock);
+	for (i = 1; i <= r->elog_n; i++) {
+		const struct job_err *e =
+			&r->elog[(r->elog_next + r->elog_n - i) % r->elog_n];
+
+		if (!e->msg || e->user_data != user_data)
+			continue;
+		*msg = strdup(e->msg);
+		*res = e->res;
+		err = *msg ? 0 : -ENOMEM;
+		break;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return err;
 }
 
 /* ---- submission --------------------------------------------------------- */
@@ -563,8 +682,38 @@ static int check_sqe(struct npr_device *dev, const struct npr_sqe *s,
 			return npr_err(-EINVAL, "sqe %u: CANCEL takes only addr",
 				       i);
 		break;
+	default:	/* the jobs with an argument struct */
+		if (s->handle || s->len || !s->addr)
+			return npr_err(-EINVAL, "sqe %u: opcode %u needs addr (its argument struct) and no handle or len",
+				       i, s->opcode);
+		break;
 	}
 	return 0;
+}
+
+/*
+ * Hold request @h for job @i: a request with a job in flight is refused,
+ * unless that job is an earlier one of the same chain in this batch (the
+ * chain runs them one after another).
+ */
+static int hold_request(struct npr_device *dev, struct job **jobs,
+			const struct npr_sqe *sq, unsigned int i, uint32_t h)
+{
+	struct job *j = jobs[i];
+	unsigned int k;
+	int err;
+
+	j->req = h;
+	err = npr_req_acquire(dev, h, &j->rq);
+	for (k = i; err == -EBUSY && k-- > 0 &&
+	     (sq[k].flags & NPR_SQE_LINK);) {
+		if (jobs[k]->rq && jobs[k]->req == h) {
+			j->rq = jobs[k]->rq;
+			npr_req_hold(dev, j->rq);
+			err = 0;
+		}
+	}
+	return err;
 }
 
 /* Find the job with @ud among queued jobs and chain tails; unlink it. */
@@ -590,7 +739,8 @@ static int cancel_locked(struct npr_ring *r, uint64_t ud)
 			r->tail = t;
 		}
 		/* cancelled: the rest of its chain cannot run */
-		complete_locked(r, j, -ECANCELED, NPR_JOB_CANCELED, 0);
+		complete_locked(r, j, -ECANCELED, NPR_JOB_CANCELED, 0,
+				"cancelled before it started");
 		return 0;
 	}
 	for (i = -1; i < r->nworkers; i++) {
@@ -604,7 +754,8 @@ static int cancel_locked(struct npr_ring *r, uint64_t ud)
 					continue;
 				*lp = NULL;
 				complete_locked(r, t, -ECANCELED,
-						NPR_JOB_CANCELED, 0);
+						NPR_JOB_CANCELED, 0,
+						"cancelled before it started");
 				return 0;
 			}
 		}
@@ -659,17 +810,25 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 		jobs[i] = j;
 		j->sqe = sq[i];
 		j->queued_ns = now;
-		if (j->sqe.opcode == NPR_OP_INFER) {
-			err = npr_req_acquire(dev, j->sqe.handle, &j->rq);
-			if (err) {
-				char why[256];
+		if (op_cmd(j->sqe.opcode)) {
+			j->uarg = (void *)(uintptr_t)j->sqe.addr;
+			err = npr_job_arg_in(op_cmd(j->sqe.opcode), j->uarg,
+					     &j->arg, &j->usize);
+			if (!err && j->sqe.opcode >= NPR_OP_STATE_GET)
+				err = hold_request(dev, jobs, sq, i,
+						   j->arg.st.req);
+		} else if (j->sqe.opcode == NPR_OP_INFER) {
+			err = hold_request(dev, jobs, sq, i, j->sqe.handle);
+		}
+		if (err) {
+			char why[256];
 
-				/* npr_err() writes the buffer it would read */
-				snprintf(why, sizeof(why), "%s", npr_last_error());
-				npr_err(err, "sqe %u: %s", i, why);
-				goto fail;
-			}
-		} else if (j->sqe.opcode == NPR_OP_LOAD) {
+			/* npr_err() writes the buffer it would read */
+			snprintf(why, sizeof(why), "%s", npr_last_error());
+			npr_err(err, "sqe %u: %s", i, why);
+			goto fail;
+		}
+		if (j->sqe.opcode == NPR_OP_LOAD) {
 			j->path = strndup((const char *)(uintptr_t)j->sqe.addr,
 					  4096);
 			if (!j->path) {
@@ -710,9 +869,14 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 			continue;
 		if (j->sqe.opcode == NPR_OP_CANCEL) {
 			int res = cancel_locked(r, j->sqe.addr);
+			char why[96];
 
+			snprintf(why, sizeof(why), res == -EALREADY ?
+				 "job %llu is running and cannot be cancelled" :
+				 "no job with user_data %llu is in flight",
+				 (unsigned long long)j->sqe.addr);
 			complete_locked(r, j, res, res < 0 ? NPR_JOB_FAILED :
-					NPR_JOB_OK, 0);
+					NPR_JOB_OK, 0, why);
 			continue;
 		}
 		if (!r->head && !r->drain_running && !prev &&
@@ -722,9 +886,9 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 			/* cannot block: complete at once */
 			if (j->sqe.deadline_ns && now > j->sqe.deadline_ns)
 				complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED,
-						0);
+						0, "the deadline passed before the job started");
 			else
-				complete_locked(r, j, 0, NPR_JOB_OK, 0);
+				complete_locked(r, j, 0, NPR_JOB_OK, 0, NULL);
 			continue;
 		}
 		j->next = NULL;
