@@ -18,7 +18,17 @@
  * with -EBUSY instead of losing a completion.
  *
  * Locking: ring->lock protects everything below; it is taken before
- * dev->lock, never after.
+ * dev->lock, never after.  Two exceptions keep a sleeping reaper to one
+ * wake-up per batch: on the io_uring path REAP copies CQEs out of the
+ * array without the lock (one producer at a time under the lock, one
+ * reaper: cq_tail is published with release, cq_head and the in-flight
+ * count go back with atomics), so it never sleeps on a mutex a worker
+ * holds across its io_uring_submit(); and it waits for exactly the notes
+ * of the completions it still needs, counted from the notes it has
+ * consumed, so a note that arrives after its CQE was already copied cannot
+ * wake it early.  The notes themselves are submitted after ring->lock is
+ * released (under sq_lock, which only guards the fd's io_uring SQ), so a
+ * thread woken by a note does not find the lock still held.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -97,9 +107,14 @@ struct npr_ring {
 	bool attach;
 	int attach_fd;
 	struct io_uring cr;		/* io_uring path */
-	unsigned int unsubmitted;	/* SQEs prepared on cr */
+	pthread_mutex_t sq_lock;	/* cr's SQ; after lock, if both */
+	unsigned int unsubmitted;	/* SQEs prepared on cr (sq_lock) */
+	unsigned int notes_seen;	/* reaper: notes consumed, ever */
+	unsigned int notes_lost;	/* notes that found no SQE, ever */
 	bool signal;			/* fallback: eventfd write due */
+	bool wake_reaper;		/* fallback: signal reaped */
 	int reaping;
+	unsigned int posted;		/* completions, ever */
 	struct job_err *elog;		/* the last failures, a circle */
 	unsigned int elog_n, elog_next;
 };
@@ -132,24 +147,37 @@ static void job_free(struct npr_ring *r, struct job *j)
 	free(j);
 }
 
+/* Caller holds sq_lock. */
 static struct io_uring_sqe *get_sqe(struct npr_ring *r)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->cr);
 
 	if (!sqe) {
 		io_uring_submit(&r->cr);
-		r->unsubmitted = 0;
+		__atomic_store_n(&r->unsubmitted, 0, __ATOMIC_RELEASE);
 		sqe = io_uring_get_sqe(&r->cr);
 	}
 	return sqe;
 }
 
-/* Announce what completed since the last flush.  Caller holds the lock. */
-static void flush_locked(struct npr_ring *r)
+/*
+ * Announce what completed since the last flush.  Called without
+ * ring->lock, after the completions were posted under it.
+ */
+static void flush(struct npr_ring *r)
 {
-	if (r->path == NPR_RING_PATH_URING && r->unsubmitted) {
-		io_uring_submit(&r->cr);
-		r->unsubmitted = 0;
+	if (r->path == NPR_RING_PATH_URING) {
+		/*
+		 * Nothing prepared: whoever prepares a note flushes it, so
+		 * do not queue behind a flush in progress.
+		 */
+		if (!__atomic_load_n(&r->unsubmitted, __ATOMIC_ACQUIRE))
+			return;
+		pthread_mutex_lock(&r->sq_lock);
+		if (r->unsubmitted) {
+			io_uring_submit(&r->cr);
+			__atomic_store_n(&r->unsubmitted, 0, __ATOMIC_RELEASE);
+		}
 		if (r->attach) {
 			/* failed MSG_RINGs (the caller closed its ring) */
 			struct io_uring_cqe *c;
@@ -157,10 +185,13 @@ static void flush_locked(struct npr_ring *r)
 			while (!io_uring_peek_cqe(&r->cr, &c))
 				io_uring_cqe_seen(&r->cr, c);
 		}
-	}
-	if (r->signal) {
-		eventfd_write(r->dev->fd, 1);
-		r->signal = false;
+		pthread_mutex_unlock(&r->sq_lock);
+	} else {
+		if (__atomic_exchange_n(&r->signal, false, __ATOMIC_ACQ_REL))
+			eventfd_write(r->dev->fd, 1);
+		if (__atomic_exchange_n(&r->wake_reaper, false,
+					__ATOMIC_ACQ_REL))
+			pthread_cond_signal(&r->reaped);
 	}
 }
 
@@ -204,19 +235,24 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 
 	if (!started)
 		started = now;
+	r->posted++;
 	if (res < 0)
 		log_failure_locked(r, j, res, msg);
 	if (r->attach) {
-		struct io_uring_sqe *sqe = get_sqe(r);
+		struct io_uring_sqe *sqe;
 
+		pthread_mutex_lock(&r->sq_lock);
+		sqe = get_sqe(r);
 		if (sqe) {
 			io_uring_prep_msg_ring(sqe, r->attach_fd,
 					       (unsigned int)res,
 					       j->sqe.user_data, 0);
 			sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
-			r->unsubmitted++;
+			__atomic_store_n(&r->unsubmitted,
+					 r->unsubmitted + 1, __ATOMIC_RELEASE);
 		}
-		r->inflight--;
+		pthread_mutex_unlock(&r->sq_lock);
+		__atomic_fetch_sub(&r->inflight, 1, __ATOMIC_RELEASE);
 	} else {
 		struct npr_cqe *c = &r->cq[r->cq_tail & (r->entries - 1)];
 
@@ -230,17 +266,29 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 		__atomic_store_n(&r->cq_tail, r->cq_tail + 1,
 				 __ATOMIC_RELEASE);
 		if (r->path == NPR_RING_PATH_URING) {
-			struct io_uring_sqe *sqe = get_sqe(r);
+			struct io_uring_sqe *sqe;
 
+			pthread_mutex_lock(&r->sq_lock);
+			sqe = get_sqe(r);
 			if (sqe) {
 				io_uring_prep_nop(sqe);
 				io_uring_sqe_set_data64(sqe, j->sqe.user_data);
-				r->unsubmitted++;
+				__atomic_store_n(&r->unsubmitted,
+					 r->unsubmitted + 1, __ATOMIC_RELEASE);
+			} else {
+				__atomic_fetch_add(&r->notes_lost, 1,
+						   __ATOMIC_RELEASE);
 			}
+			pthread_mutex_unlock(&r->sq_lock);
 		} else {
-			r->signal = true;
-			if (r->want && r->cq_tail - r->cq_head >= r->want)
-				pthread_cond_signal(&r->reaped);
+			__atomic_store_n(&r->signal, true, __ATOMIC_RELEASE);
+			if (r->want && r->cq_tail -
+			    __atomic_load_n(&r->cq_head, __ATOMIC_ACQUIRE) >=
+			    r->want) {
+				/* signalled by flush(), after the unlock */
+				r->want = 0;
+				r->wake_reaper = true;
+			}
 		}
 	}
 	j->link = NULL;
@@ -348,8 +396,10 @@ static void *worker(void *p)
 				r->drain_running = false;
 			complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED, started,
 					"the deadline passed before the job started");
-			flush_locked(r);
 			pthread_cond_broadcast(&r->work);
+			pthread_mutex_unlock(&r->lock);
+			flush(r);
+			pthread_mutex_lock(&r->lock);
 			continue;
 		}
 		r->cur[idx] = j;
@@ -365,10 +415,12 @@ static void *worker(void *p)
 		complete_locked(r, j, res,
 				res < 0 ? NPR_JOB_FAILED : NPR_JOB_OK, started,
 				npr_last_error());
-		flush_locked(r);
 		/* a drain job may now be startable */
 		if (r->head)
 			pthread_cond_broadcast(&r->work);
+		pthread_mutex_unlock(&r->lock);
+		flush(r);
+		pthread_mutex_lock(&r->lock);
 	}
 	pthread_mutex_unlock(&r->lock);
 	return NULL;
@@ -417,6 +469,7 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 	r->inline_infer = dev->ops == &npr_null_backend_ops;
 	r->nworkers = r->inline_infer ? 2 : npr_cpu_count();
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_mutex_init(&r->sq_lock, NULL);
 	pthread_cond_init(&r->work, NULL);
 	{
 		pthread_condattr_t ca;
@@ -455,6 +508,7 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 			if (r->path == NPR_RING_PATH_URING)
 				io_uring_queue_exit(&r->cr);
 			pthread_mutex_destroy(&r->lock);
+			pthread_mutex_destroy(&r->sq_lock);
 			pthread_cond_destroy(&r->work);
 			pthread_cond_destroy(&r->reaped);
 			free(r);
@@ -590,18 +644,17 @@ void npr_ring_destroy(struct npr_device *dev)
 		}
 	}
 	r->tail = NULL;
-	flush_locked(r);
 	pthread_cond_broadcast(&r->work);
 	pthread_mutex_unlock(&r->lock);
+	flush(r);
 	/* running jobs finish; links behind them complete as cancelled */
 	for (i = 0; i < r->nworkers; i++)
 		pthread_join(r->tids[i], NULL);
-	pthread_mutex_lock(&r->lock);
-	flush_locked(r);
-	pthread_mutex_unlock(&r->lock);
+	flush(r);
 	if (r->path == NPR_RING_PATH_URING)
 		io_uring_queue_exit(&r->cr);
 	pthread_mutex_destroy(&r->lock);
+	pthread_mutex_destroy(&r->sq_lock);
 	pthread_cond_destroy(&r->work);
 	pthread_cond_destroy(&r->reaped);
 	for (i = 0; i < (int)r->elog_n; i++)
@@ -768,7 +821,7 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 	const struct npr_sqe *sq = (const void *)(uintptr_t)a->sqes;
 	struct job **jobs = NULL, *prev = NULL;
 	struct npr_ring *r;
-	unsigned int i, n, fit, room;
+	unsigned int i, n, fit, room, posted;
 	uint64_t now;
 	int err;
 
@@ -845,7 +898,7 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 		goto fail_all;
 	}
 	/* back-pressure: only whole chains that fit */
-	room = r->entries - r->inflight;
+	room = r->entries - __atomic_load_n(&r->inflight, __ATOMIC_ACQUIRE);
 	fit = 0;
 	for (i = 0; i < n && i < room; i++)
 		if (!(sq[i].flags & NPR_SQE_LINK) || i == n - 1)
@@ -853,10 +906,11 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 	if (!fit) {
 		pthread_mutex_unlock(&r->lock);
 		err = npr_err(-EBUSY, "completion queue full (%u in flight): reap first",
-			      r->inflight);
+			      r->entries - room);
 		goto fail_all;
 	}
-	r->inflight += fit;
+	__atomic_fetch_add(&r->inflight, fit, __ATOMIC_ACQUIRE);
+	posted = r->posted;
 	for (i = 0; i < fit; i++) {
 		struct job *j = jobs[i];
 		bool chained = prev != NULL;
@@ -898,10 +952,13 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 			r->head = j;
 		r->tail = j;
 	}
-	flush_locked(r);
+	posted = r->posted != posted;
 	if (r->head)
 		pthread_cond_broadcast(&r->work);
 	pthread_mutex_unlock(&r->lock);
+	/* only what this call completed: not a worker's note in flight */
+	if (posted)
+		flush(r);
 	a->submitted = fit;
 	err = 0;
 	/* the SQEs that did not fit */
@@ -929,6 +986,7 @@ static void drain_notes(struct npr_ring *r)
 
 		if (n)
 			io_uring_cq_advance(&r->cr, n);
+		r->notes_seen += n;
 	} else {
 		eventfd_t v;
 
@@ -964,17 +1022,19 @@ int npr_ring_reap(struct npr_device *dev, struct npr_reap *a)
 	if (a->timeout_ns)
 		deadline = npr_now_ns() + a->timeout_ns;
 	for (;;) {
-		unsigned int k = 0;
+		unsigned int k = 0, head, tail;
 
 		drain_notes(r);
-		pthread_mutex_lock(&r->lock);
-		while (a->count < a->max && r->cq_head != r->cq_tail) {
-			out[a->count++] = r->cq[r->cq_head & (r->entries - 1)];
-			r->cq_head++;
+		/* lockless: see "Locking" at the top */
+		head = r->cq_head;
+		tail = __atomic_load_n(&r->cq_tail, __ATOMIC_ACQUIRE);
+		while (a->count < a->max && head != tail) {
+			out[a->count++] = r->cq[head++ & (r->entries - 1)];
 			k++;
 		}
-		r->inflight -= k;
-		pthread_mutex_unlock(&r->lock);
+		__atomic_store_n(&r->cq_head, head, __ATOMIC_RELEASE);
+		if (k)
+			__atomic_fetch_sub(&r->inflight, k, __ATOMIC_RELEASE);
 		if (a->count >= a->min)
 			break;
 		if (deadline && npr_now_ns() >= deadline) {
@@ -991,6 +1051,19 @@ int npr_ring_reap(struct npr_device *dev, struct npr_reap *a)
 		if (r->path == NPR_RING_PATH_URING) {
 			struct io_uring_cqe *c;
 			struct __kernel_timespec ts, *tp = NULL;
+			/*
+			 * Completion i has note i: wait until the note of the
+			 * last completion needed is there.  Notes consumed
+			 * already may belong to CQEs not yet copied, and CQEs
+			 * copied to notes still to come.
+			 */
+			unsigned int need = r->cq_head + (a->min - a->count) -
+				r->notes_seen -
+				__atomic_load_n(&r->notes_lost,
+						__ATOMIC_ACQUIRE);
+
+			if ((int)need <= 0)
+				continue;
 
 			if (deadline) {
 				uint64_t left = deadline - npr_now_ns();
@@ -1002,8 +1075,7 @@ int npr_ring_reap(struct npr_device *dev, struct npr_reap *a)
 				tp = &ts;
 			}
 			/* one wake-up for the whole batch still missing */
-			io_uring_wait_cqes(&r->cr, &c, a->min - a->count, tp,
-					   NULL);
+			io_uring_wait_cqes(&r->cr, &c, need, tp, NULL);
 		} else {
 			/*
 			 * One wake-up when the whole missing count is there;
@@ -1017,8 +1089,9 @@ int npr_ring_reap(struct npr_device *dev, struct npr_reap *a)
 			}
 			pthread_mutex_lock(&r->lock);
 			r->want = a->min - a->count;
-			while (r->cq_tail - r->cq_head < r->want &&
-			       !r->stop) {
+			/* a completion that satisfies it clears want */
+			while (r->want && !r->stop &&
+			       r->cq_tail - r->cq_head < r->want) {
 				if (!deadline)
 					pthread_cond_wait(&r->reaped, &r->lock);
 				else if (pthread_cond_timedwait(&r->reaped,
