@@ -168,6 +168,9 @@ struct npr_request {
 	struct npr_prof *prof;
 	void *priv;
 	int busy;	/* ring jobs that hold it (dev->lock) */
+	int cancel;	/* set by a ring CANCEL while an INFER job runs: a
+			 * backend may stop at a node boundary with
+			 * -ECANCELED (atomic; cleared when the job starts) */
 };
 
 /**

@@ -382,7 +382,7 @@ static void *worker(void *p)
 		unsigned long mark;
 		uint64_t started;
 		bool drain;
-		int res;
+		int res, status;
 
 		j = pick_locked(r);
 		if (!j) {
@@ -404,6 +404,8 @@ static void *worker(void *p)
 		}
 		r->cur[idx] = j;
 		r->nrunning++;
+		if (j->rq)
+			__atomic_store_n(&j->rq->cancel, 0, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&r->lock);
 		mark = npr_err_mark();
 		res = npr_err_default(run_job(r, j), mark);
@@ -412,9 +414,14 @@ static void *worker(void *p)
 		r->nrunning--;
 		if (drain)
 			r->drain_running = false;
-		complete_locked(r, j, res,
-				res < 0 ? NPR_JOB_FAILED : NPR_JOB_OK, started,
-				npr_last_error());
+		status = res >= 0 ? NPR_JOB_OK : NPR_JOB_FAILED;
+		if (j->rq) {
+			/* set under the lock, so no CANCEL can come late */
+			if (res == -ECANCELED && j->rq->cancel)
+				status = NPR_JOB_CANCELED;
+			__atomic_store_n(&j->rq->cancel, 0, __ATOMIC_RELAXED);
+		}
+		complete_locked(r, j, res, status, started, npr_last_error());
 		/* a drain job may now be startable */
 		if (r->head)
 			pthread_cond_broadcast(&r->work);
@@ -777,8 +784,13 @@ static int cancel_locked(struct npr_ring *r, uint64_t ud)
 
 	for (i = 0; i < r->nworkers; i++) {
 		j = r->cur[i];
-		if (j && j->sqe.user_data == ud)
+		if (!j || j->sqe.user_data != ud)
+			continue;
+		if (j->sqe.opcode != NPR_OP_INFER)
 			return -EALREADY;
+		/* the backend stops at its next node boundary, if any */
+		__atomic_store_n(&j->rq->cancel, 1, __ATOMIC_RELAXED);
+		return 0;
 	}
 	for (pp = &r->head; (j = *pp); pp = &j->next) {
 		if (j->sqe.user_data != ud)
@@ -926,7 +938,7 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 			char why[96];
 
 			snprintf(why, sizeof(why), res == -EALREADY ?
-				 "job %llu is running and cannot be cancelled" :
+				 "job %llu is running and cannot be interrupted" :
 				 "no job with user_data %llu is in flight",
 				 (unsigned long long)j->sqe.addr);
 			complete_locked(r, j, res, res < 0 ? NPR_JOB_FAILED :

@@ -829,6 +829,177 @@ TEST_F_TIMEOUT(ring, state_job_errors, HARNESS_TIMEOUT_RING)
 	EXPECT_EQ(npr_close(fd), 0);
 }
 
+/* A chain of @n Sigmoid layers on [1, @len] f32: long, and cut into
+ * @n node boundaries. */
+static char *sigmoid_chain_xml(int n, int len)
+{
+	size_t cap = 1024 + (size_t)n * 512, off = 0;
+	char *x = malloc(cap), dims[64];
+	int k;
+
+	if (!x)
+		return NULL;
+	snprintf(dims, sizeof(dims), "<dim>1</dim><dim>%d</dim>", len);
+	off += snprintf(x + off, cap - off,
+			"<?xml version=\"1.0\"?>\n<net name=\"chain\" version=\"11\"><layers>"
+			"<layer id=\"0\" name=\"in\" type=\"Parameter\" version=\"opset1\">"
+			"<data shape=\"1,%d\" element_type=\"f32\"/><output>"
+			"<port id=\"0\" precision=\"FP32\">%s</port></output></layer>",
+			len, dims);
+	for (k = 1; k <= n; k++)
+		off += snprintf(x + off, cap - off,
+				"<layer id=\"%d\" name=\"s%d\" type=\"Sigmoid\" version=\"opset1\">"
+				"<input><port id=\"0\" precision=\"FP32\">%s</port></input>"
+				"<output><port id=\"1\" precision=\"FP32\">%s</port></output></layer>",
+				k, k, dims, dims);
+	off += snprintf(x + off, cap - off,
+			"<layer id=\"%d\" name=\"out\" type=\"Result\" version=\"opset1\">"
+			"<input><port id=\"0\" precision=\"FP32\">%s</port></input></layer>"
+			"</layers><edges>", n + 1, dims);
+	for (k = 1; k <= n + 1; k++)
+		off += snprintf(x + off, cap - off,
+				"<edge from-layer=\"%d\" from-port=\"%d\" to-layer=\"%d\" to-port=\"0\"/>",
+				k - 1, k == 1 ? 0 : 1, k);
+	snprintf(x + off, cap - off, "</edges></net>\n");
+	return x;
+}
+
+#define CHAIN_LEN	200
+#define CHAIN_WIDTH	65536
+
+/*
+ * CANCEL of a running INFER: the CPU backend stops at the next node
+ * boundary and the job completes with -ECANCELED.  Whether a given CANCEL
+ * finds the job queued, running or done depends on timing, so each attempt
+ * accepts all three and checks what it got; over attempts with growing
+ * delays at least one must have been caught mid-run.  Completed runs and
+ * the runs after a cancelled one give the uncancelled output.
+ */
+TEST_F_TIMEOUT(ring, cancel_running_infer, 120)
+{
+	struct npr_model_load ml = { .size = sizeof(ml) };
+	struct npr_compile co = { .size = sizeof(co) };
+	struct npr_req_create rc = { .size = sizeof(rc) };
+	struct npr_tensor_arg ta = { .size = sizeof(ta) };
+	struct npr_infer inf = { .size = sizeof(inf) };
+	float *in, *ref, *out;
+	int fd, k, midrun = 0, queued = 0, done = 0;
+	char *xml = sigmoid_chain_xml(CHAIN_LEN, CHAIN_WIDTH);
+	size_t bytes = CHAIN_WIDTH * sizeof(float);
+
+	ASSERT_NE(xml, NULL);
+	in = malloc(bytes);
+	ref = malloc(bytes);
+	out = malloc(bytes);
+	ASSERT_TRUE(in && ref && out);
+	for (k = 0; k < CHAIN_WIDTH; k++)
+		in[k] = (float)(k % 13) - 6.0f;
+	fd = open_like(self, "cpu");
+	ASSERT_GE(fd, 0);
+	ml.flags = NPR_MODEL_LOAD_MEMORY;
+	ml.xml = (uintptr_t)xml;
+	ml.xml_size = strlen(xml);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	co.model = ml.handle;
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_COMPILE, &co), 0);
+	rc.exec = co.exec;
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
+	ta.req = rc.req;
+	ta.elem_type = NPR_ELEM_F32;
+	ta.rank = 2;
+	ta.dims[0] = 1;
+	ta.dims[1] = CHAIN_WIDTH;
+	ta.data = (uintptr_t)in;
+	ta.bytes = bytes;
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_SET_TENSOR, &ta), 0);
+	inf.req = rc.req;
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_INFER, &inf), 0);
+	ta.flags = NPR_PORT_OUTPUT;
+	ta.data = (uintptr_t)ref;
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+
+	for (k = 0; k < 12 && (!midrun || k < 4); k++) {
+		struct npr_sqe s[2] = { { 0 } };
+		struct npr_cqe c[2], *ci = NULL, *cc = NULL;
+		char msg[256];
+		int i;
+
+		s[0].opcode = NPR_OP_INFER;
+		s[0].handle = rc.req;
+		s[0].user_data = 100 + k;
+		s[1].opcode = NPR_OP_CANCEL;
+		s[1].addr = 100 + k;
+		s[1].user_data = 200 + k;
+		ASSERT_EQ(submit(fd, &s[0], 1), 1);
+		if (k)
+			usleep(250u << (k < 8 ? k : 8));	/* 0.5-64 ms */
+		ASSERT_EQ(submit(fd, &s[1], 1), 1);
+		ASSERT_EQ(reap_fd(self, fd, c, 2), 2);
+		for (i = 0; i < 2; i++) {
+			if (c[i].user_data == 100u + k)
+				ci = &c[i];
+			else if (c[i].user_data == 200u + k)
+				cc = &c[i];
+		}
+		ASSERT_TRUE(ci && cc);
+		if (ci->res == 0) {
+			/* done before the CANCEL came */
+			EXPECT_TRUE(cc->res == 0 || cc->res == -ENOENT);
+			ta.data = (uintptr_t)out;
+			ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+			EXPECT_EQ(memcmp(out, ref, bytes), 0);
+			done++;
+			continue;
+		}
+		ASSERT_EQ(ci->res, -ECANCELED);
+		EXPECT_EQ(cc->res, 0);
+		if (!self->attach)
+			EXPECT_EQ(ci->status, NPR_JOB_CANCELED);
+		ASSERT_EQ(job_error(fd, 100 + k, msg, sizeof(msg), NULL), 0);
+		if (strstr(msg, "while running")) {
+			const char *p = strstr(msg, "after ");
+			int at = -1, of = -1;
+
+			/* stopped at a node boundary before the end */
+			ASSERT_NE(p, NULL);
+			ASSERT_EQ(sscanf(p, "after %d of %d", &at, &of), 2);
+			EXPECT_GE(at, 0);
+			EXPECT_LT(at, of);
+			midrun++;
+			if (!self->attach)
+				EXPECT_LT(ci->started_ns, ci->finished_ns);
+		} else {
+			EXPECT_NE(strstr(msg, "before it started"), NULL);
+			queued++;
+		}
+	}
+	TH_LOG("%d attempts: %d cancelled mid-run, %d while queued, %d done first",
+	       k, midrun, queued, done);
+	EXPECT_GE(midrun, 1);
+
+	/* the request runs to the end again, with the same result */
+	{
+		struct npr_sqe s = { .opcode = NPR_OP_INFER };
+		struct npr_cqe c;
+
+		s.handle = rc.req;
+		s.user_data = 300;
+		ASSERT_EQ(submit(fd, &s, 1), 1);
+		ASSERT_EQ(reap_fd(self, fd, &c, 1), 1);
+		EXPECT_EQ(c.res, 0);
+		memset(out, 0, bytes);
+		ta.data = (uintptr_t)out;
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+		EXPECT_EQ(memcmp(out, ref, bytes), 0);
+		EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_INFER, &inf), 0);
+	}
+	EXPECT_EQ(npr_close(fd), 0);
+	free(xml);
+	free(in);
+	free(ref);
+	free(out);
+}
+
 struct stress {
 	int fd;
 	int thread;

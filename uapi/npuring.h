@@ -860,8 +860,12 @@ _Static_assert(sizeof(struct npr_make_stateful) == 24, "npr_make_stateful ABI");
  *               @addr (copied at submission); res is the model handle.
  * @NPR_OP_CANCEL: cancel the job whose user_data equals @addr.  res 0 if
  *                 a queued job was cancelled (it completes with
- *                 -ECANCELED), -EALREADY if it is running (it completes
- *                 normally), -ENOENT if no such job is in flight.
+ *                 -ECANCELED) or a running INFER was asked to stop (it
+ *                 completes with -ECANCELED, status NPR_JOB_CANCELED, when
+ *                 its backend stops it early: the CPU backend checks
+ *                 between nodes; else normally), -EALREADY if another
+ *                 kind of job is running (it completes normally), -ENOENT
+ *                 if no such job is in flight.
  * @NPR_OP_IMPORT: NPR_IOCTL_IMPORT as a job: @addr points at a struct
  *                 npr_import; res is the new exec handle (> 0).
  * @NPR_OP_EXPORT: NPR_IOCTL_EXPORT as a job: @addr points at a struct
@@ -934,7 +938,8 @@ _Static_assert(sizeof(struct npr_sqe) == 64, "npr_sqe ABI");
  * enum npr_job_status - the status word of a completion
  * @NPR_JOB_OK: ran, res >= 0.
  * @NPR_JOB_FAILED: ran, res < 0.
- * @NPR_JOB_CANCELED: did not run: cancelled (res -ECANCELED).
+ * @NPR_JOB_CANCELED: cancelled (res -ECANCELED): before it started, or
+ *                    an INFER stopped while running.
  * @NPR_JOB_EXPIRED: did not run: its deadline passed (res -ETIME).
  * @NPR_JOB_LINK_BROKEN: did not run: an earlier linked job failed
  *                       (res -ECANCELED).
