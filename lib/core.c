@@ -1747,6 +1747,26 @@ int npr_job_load(struct npr_device *dev, const char *path, uint32_t *model)
 	return err;
 }
 
+/* A model handle for @g, which it takes over (freed on failure too). */
+int npr_job_model_add(struct npr_device *dev, struct npr_graph *g,
+		      uint32_t *model)
+{
+	struct npr_model *m = calloc(1, sizeof(*m));
+	int err;
+
+	if (!m) {
+		npr_graph_free(g);
+		return -ENOMEM;
+	}
+	m->g = g;
+	pthread_mutex_lock(&dev->lock);
+	err = handle_alloc(dev, m, NPR_HANDLE_MODEL, model);
+	pthread_mutex_unlock(&dev->lock);
+	if (err)
+		model_destroy(m);
+	return err;
+}
+
 int npr_job_compile(struct npr_device *dev, uint32_t model, uint32_t *exec)
 {
 	struct npr_compile a = { .size = sizeof(a) };

@@ -13,6 +13,11 @@
  *                   caller's ring instead, and the array is not used.
  *   fallback path:  the fd's eventfd is incremented.
  *
+ * Workers: on the io_uring path each worker runs an event loop on an
+ * io_uring of its own, woken by an IORING_OP_MSG_RING from whoever queued
+ * work; the same ring carries its file reads (LOAD).  On the fallback path
+ * they wait on a condition variable and read with pread().
+ *
  * At most cq_entries jobs are in flight (submitted and not yet reaped), so
  * neither the array nor the io_uring CQ can overflow: SUBMIT pushes back
  * with -EBUSY instead of losing a completion.
@@ -39,13 +44,19 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <liburing.h>
 
 #include "core.h"
+#include "ir.h"
 
 #define RING_DEFAULT_ENTRIES	256
 #define RING_MAX_ENTRIES	32768
 #define NOP_MAX_US		10000000u
+#define WORKER_RING_ENTRIES	16
+#define READ_CHUNK		(256u << 10)	/* bytes per IORING_OP_READ */
+#define READ_DEPTH		8		/* reads in flight per file */
+#define WAKE_TAG		(~0ull)		/* user_data of a wake-up */
 
 /**
  * struct job - one submitted SQE
@@ -89,6 +100,24 @@ struct job_err {
 	char *msg;
 };
 
+/**
+ * struct worker - one worker thread
+ * @r: its ring.
+ * @idx: index in r->cur.
+ * @has_ring: it runs an event loop on @ring (the io_uring path); else it
+ *            waits on r->work (the fallback).
+ * @sleeping: (r->lock) waiting for work; a waker clears it and posts one
+ *            IORING_OP_MSG_RING into @ring.
+ * @ring: the worker's own io_uring: wake-ups and its file reads.
+ */
+struct worker {
+	struct npr_ring *r;
+	int idx;
+	bool has_ring;
+	bool sleeping;
+	struct io_uring ring;
+};
+
 struct npr_ring {
 	struct npr_device *dev;
 	pthread_mutex_t lock;
@@ -98,6 +127,8 @@ struct npr_ring {
 	struct job *head, *tail;	/* runnable jobs, FIFO */
 	struct job **cur;		/* per worker: the running job */
 	pthread_t *tids;
+	struct worker *w;
+	bool wloop;			/* workers run io_uring loops */
 	int nworkers, nrunning;
 	bool drain_running, stop, inline_infer;
 	unsigned int entries, inflight;
@@ -208,6 +239,49 @@ static void log_failure_locked(struct npr_ring *r, const struct job *j,
 	r->elog_next = (r->elog_next + 1) % r->elog_n;
 }
 
+/*
+ * Wake one sleeping worker (all with @all).  On the io_uring path this
+ * prepares a MSG_RING into the worker's own ring, which the caller's
+ * flush() submits after unlocking; returns whether it prepared one.
+ */
+static bool wake_locked(struct npr_ring *r, bool all)
+{
+	bool woke = false;
+	int i;
+
+	if (!r->wloop) {
+		if (all)
+			pthread_cond_broadcast(&r->work);
+		else
+			pthread_cond_signal(&r->work);
+		return false;
+	}
+	for (i = 0; i < r->nworkers; i++) {
+		struct worker *w = &r->w[i];
+		struct io_uring_sqe *sqe;
+
+		if (!w->sleeping)
+			continue;
+		pthread_mutex_lock(&r->sq_lock);
+		sqe = get_sqe(r);
+		if (sqe) {
+			io_uring_prep_msg_ring(sqe, w->ring.ring_fd, 0,
+					       WAKE_TAG, 0);
+			/* only a failure posts a CQE (res < 0) */
+			sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+			io_uring_sqe_set_data64(sqe, WAKE_TAG);
+			__atomic_store_n(&r->unsubmitted,
+					 r->unsubmitted + 1, __ATOMIC_RELEASE);
+			w->sleeping = false;
+			woke = true;
+		}
+		pthread_mutex_unlock(&r->sq_lock);
+		if (woke && !all)
+			break;
+	}
+	return woke;
+}
+
 static void complete_locked(struct npr_ring *r, struct job *j, int res,
 			    int status, uint64_t started, const char *msg);
 
@@ -301,7 +375,7 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 		r->head = link;
 		if (!r->tail)
 			r->tail = link;
-		pthread_cond_signal(&r->work);
+		wake_locked(r, false);
 	} else {
 		break_chain_locked(r, link);
 	}
@@ -322,7 +396,205 @@ static int run_arg_job(struct npr_ring *r, struct job *j)
 	return err;
 }
 
-static int run_job(struct npr_ring *r, struct job *j)
+/*
+ * Read @size bytes of @fd into @buf with IORING_OP_READs on the worker's
+ * ring, READ_DEPTH chunks in flight; a short read is continued.  Returns
+ * only when no read is in flight any more.
+ */
+static int uring_read(struct worker *w, int fd, char *buf, size_t size,
+		      const char *path)
+{
+	struct { size_t off; unsigned int len; } slot[READ_DEPTH];
+	unsigned int inflight = 0, k;
+	bool busy[READ_DEPTH] = { false };
+	size_t next = 0;
+	int err = 0;
+
+	while ((!err && next < size) || inflight) {
+		struct io_uring_cqe *c;
+		unsigned int head, seen = 0;
+
+		for (k = 0; !err && k < READ_DEPTH && next < size; k++) {
+			struct io_uring_sqe *sqe;
+
+			if (busy[k])
+				continue;
+			sqe = io_uring_get_sqe(&w->ring);
+			if (!sqe)
+				break;
+			slot[k].off = next;
+			slot[k].len = size - next < READ_CHUNK ?
+				      (unsigned int)(size - next) : READ_CHUNK;
+			io_uring_prep_read(sqe, fd, buf + next, slot[k].len,
+					   next);
+			io_uring_sqe_set_data64(sqe, k);
+			busy[k] = true;
+			inflight++;
+			next += slot[k].len;
+		}
+		io_uring_submit_and_wait(&w->ring, 1);
+		io_uring_for_each_cqe(&w->ring, head, c) {
+			uint64_t ud = c->user_data;
+			int res = c->res;
+
+			seen++;
+			if (ud >= READ_DEPTH)
+				continue;	/* a stale wake-up */
+			k = ud;
+			if (res <= 0 || (unsigned int)res > slot[k].len) {
+				if (!err)
+					err = npr_err(res < 0 ? res : -EIO,
+						      "cannot read %s at %zu: %s",
+						      path, slot[k].off,
+						      res < 0 ? strerror(-res) :
+						      "the file is shorter than its size");
+				busy[k] = false;
+				inflight--;
+				continue;
+			}
+			if ((unsigned int)res == slot[k].len || err) {
+				busy[k] = false;
+				inflight--;
+				continue;
+			}
+			/* short: the rest of the chunk again */
+			slot[k].off += res;
+			slot[k].len -= res;
+			{
+				struct io_uring_sqe *sqe =
+					io_uring_get_sqe(&w->ring);
+
+				if (!sqe) {
+					err = npr_err(-EBUSY, "no SQE to continue reading %s",
+						      path);
+					busy[k] = false;
+					inflight--;
+					continue;
+				}
+				io_uring_prep_read(sqe, fd, buf + slot[k].off,
+						   slot[k].len, slot[k].off);
+				io_uring_sqe_set_data64(sqe, k);
+			}
+		}
+		io_uring_cq_advance(&w->ring, seen);
+	}
+	return err;
+}
+
+/*
+ * Read a whole file into a malloc()ed buffer: through the worker's ring
+ * when it has one, else with pread().  -ENOENT and the like carry the path.
+ */
+static int read_file(struct worker *w, const char *path, const char *what,
+		     uint64_t max, void **data, size_t *size)
+{
+	struct stat st;
+	char *buf = NULL;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		return npr_err(err, "cannot open %s %s: %s", what, path,
+			       strerror(-err));
+	}
+	if (fstat(fd, &st)) {
+		err = -errno;
+		err = npr_err(err, "cannot stat %s %s: %s", what, path,
+			      strerror(-err));
+	} else if (!S_ISREG(st.st_mode)) {
+		err = npr_err(-EINVAL, "%s %s is not a regular file", what,
+			      path);
+	} else if ((uint64_t)st.st_size > max) {
+		err = npr_err(-EFBIG, "%s %s is larger than %llu MiB", what,
+			      path, (unsigned long long)(max >> 20));
+	} else if (!(buf = malloc(st.st_size ? st.st_size : 1))) {
+		err = npr_err(-ENOMEM, "no memory for the %lld bytes of %s",
+			      (long long)st.st_size, path);
+	} else if (w->has_ring) {
+		err = uring_read(w, fd, buf, st.st_size, path);
+	} else {
+		size_t done = 0;
+
+		while (!err && done < (size_t)st.st_size) {
+			ssize_t n = pread(fd, buf + done, st.st_size - done,
+					  done);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				err = npr_err(n < 0 ? -errno : -EIO,
+					      "cannot read %s at %zu", path,
+					      done);
+			else
+				done += n;
+		}
+	}
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*data = buf;
+	*size = st.st_size;
+	return 0;
+}
+
+/*
+ * LOAD: the .xml and its .bin read into memory asynchronously (the
+ * worker's io_uring, or pread on the fallback), then parsed as
+ * MODEL_LOAD with NPR_MODEL_LOAD_MEMORY would.  An .onnx path goes
+ * through MODEL_LOAD itself.
+ */
+static int load_job(struct npr_ring *r, struct worker *w, const char *path,
+		    uint32_t *h)
+{
+	size_t n = strlen(path), xlen = 0, wlen = 0;
+	struct npr_graph *g = NULL;
+	struct npr_blob *blob = NULL;
+	void *xml = NULL, *wts = NULL;
+	char *bin;
+	int err;
+
+	if (n > 5 && !strcmp(path + n - 5, ".onnx"))
+		return npr_job_load(r->dev, path, h);
+	err = read_file(w, path, "model", NPR_IR_MAX_XML, &xml, &xlen);
+	if (err)
+		return err;
+	bin = malloc(n + 5);
+	if (!bin) {
+		free(xml);
+		return -ENOMEM;
+	}
+	memcpy(bin, path, n + 1);
+	if (n > 4 && !strcasecmp(bin + n - 4, ".xml"))
+		bin[n - 4] = 0;
+	strcat(bin, ".bin");
+	err = read_file(w, bin, "weights file", UINT64_MAX, &wts, &wlen);
+	if (err == -ENOENT) {
+		err = 0;	/* fine unless a Const needs data */
+	} else if (!err) {
+		blob = calloc(1, sizeof(*blob));
+		if (!blob) {
+			free(wts);
+			err = -ENOMEM;
+		} else {
+			blob->data = wts;	/* freed with the blob */
+			blob->size = wlen;
+			blob->refs = 1;
+		}
+	}
+	if (!err)
+		err = npr_ir_parse(xml, xlen, blob, &g);
+	npr_blob_put(blob);
+	free(xml);
+	free(bin);
+	if (err)
+		return err;
+	return npr_job_model_add(r->dev, g, h);
+}
+
+static int run_job(struct npr_ring *r, struct worker *w, struct job *j)
 {
 	uint32_t h;
 	int err;
@@ -340,7 +612,7 @@ static int run_job(struct npr_ring *r, struct job *j)
 		err = npr_job_compile(r->dev, j->sqe.handle, &h);
 		return err ? err : (int)h;
 	case NPR_OP_LOAD:
-		err = npr_job_load(r->dev, j->path, &h);
+		err = load_job(r, w, j->path, &h);
 		return err ? err : (int)h;
 	}
 	return -EINVAL;
@@ -365,18 +637,25 @@ static struct job *pick_locked(struct npr_ring *r)
 	return j;
 }
 
-struct worker_arg {
-	struct npr_ring *r;
-	int idx;
-};
+/* Sleep in the worker's io_uring until a wake-up (or anything) arrives. */
+static void wait_wake(struct worker *w)
+{
+	struct io_uring_cqe *c;
+	unsigned int head, seen = 0;
+
+	io_uring_wait_cqe(&w->ring, &c);
+	io_uring_for_each_cqe(&w->ring, head, c)
+		seen++;
+	io_uring_cq_advance(&w->ring, seen);
+}
 
 static void *worker(void *p)
 {
-	struct npr_ring *r = ((struct worker_arg *)p)->r;
-	int idx = ((struct worker_arg *)p)->idx;
+	struct worker *w = p;
+	struct npr_ring *r = w->r;
+	int idx = w->idx;
 	struct job *j;
 
-	free(p);
 	pthread_mutex_lock(&r->lock);
 	while (!r->stop) {
 		unsigned long mark;
@@ -385,8 +664,17 @@ static void *worker(void *p)
 		int res, status;
 
 		j = pick_locked(r);
-		if (!j) {
+		if (!j && !w->has_ring) {
 			pthread_cond_wait(&r->work, &r->lock);
+			continue;
+		}
+		if (!j) {
+			/* the event loop: a waker clears sleeping */
+			w->sleeping = true;
+			pthread_mutex_unlock(&r->lock);
+			wait_wake(w);
+			pthread_mutex_lock(&r->lock);
+			w->sleeping = false;
 			continue;
 		}
 		drain = j->sqe.flags & NPR_SQE_DRAIN;
@@ -396,7 +684,8 @@ static void *worker(void *p)
 				r->drain_running = false;
 			complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED, started,
 					"the deadline passed before the job started");
-			pthread_cond_broadcast(&r->work);
+			if (r->head)
+				wake_locked(r, true);
 			pthread_mutex_unlock(&r->lock);
 			flush(r);
 			pthread_mutex_lock(&r->lock);
@@ -408,7 +697,7 @@ static void *worker(void *p)
 			__atomic_store_n(&j->rq->cancel, 0, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&r->lock);
 		mark = npr_err_mark();
-		res = npr_err_default(run_job(r, j), mark);
+		res = npr_err_default(run_job(r, w, j), mark);
 		pthread_mutex_lock(&r->lock);
 		r->cur[idx] = NULL;
 		r->nrunning--;
@@ -424,7 +713,7 @@ static void *worker(void *p)
 		complete_locked(r, j, res, status, started, npr_last_error());
 		/* a drain job may now be startable */
 		if (r->head)
-			pthread_cond_broadcast(&r->work);
+			wake_locked(r, true);
 		pthread_mutex_unlock(&r->lock);
 		flush(r);
 		pthread_mutex_lock(&r->lock);
@@ -527,34 +816,45 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 	r->cq = calloc(r->entries, sizeof(*r->cq));
 	r->cur = calloc(r->nworkers, sizeof(*r->cur));
 	r->tids = calloc(r->nworkers, sizeof(*r->tids));
+	r->w = calloc(r->nworkers, sizeof(*r->w));
 	r->elog_n = r->entries;
 	r->elog = calloc(r->elog_n, sizeof(*r->elog));
 	err = -ENOMEM;
-	if (!r->cq || !r->cur || !r->tids || !r->elog)
+	if (!r->cq || !r->cur || !r->tids || !r->w || !r->elog)
 		goto fail;
-	for (i = 0; i < r->nworkers; i++) {
-		struct worker_arg *wa = malloc(sizeof(*wa));
-
-		if (!wa)
-			goto fail_threads;
-		wa->r = r;
-		wa->idx = i;
-		err = -pthread_create(&r->tids[i], NULL, worker, wa);
-		if (err) {
-			free(wa);
-			goto fail_threads;
+	/* each worker's own io_uring, all or none: else the condvar */
+	r->wloop = r->path == NPR_RING_PATH_URING;
+	for (i = 0; r->wloop && i < r->nworkers; i++) {
+		if (io_uring_queue_init(WORKER_RING_ENTRIES, &r->w[i].ring,
+					0) < 0) {
+			while (i-- > 0)
+				io_uring_queue_exit(&r->w[i].ring);
+			r->wloop = false;
+			break;
 		}
+	}
+	for (i = 0; i < r->nworkers; i++) {
+		r->w[i].r = r;
+		r->w[i].idx = i;
+		r->w[i].has_ring = r->wloop;
+		err = -pthread_create(&r->tids[i], NULL, worker, &r->w[i]);
+		if (err)
+			goto fail_threads;
 	}
 	*out = r;
 	return 0;
 fail_threads:
 	pthread_mutex_lock(&r->lock);
 	r->stop = true;
-	pthread_cond_broadcast(&r->work);
+	wake_locked(r, true);
 	pthread_mutex_unlock(&r->lock);
+	flush(r);
 	while (i-- > 0)
 		pthread_join(r->tids[i], NULL);
 fail:
+	for (i = 0; r->wloop && i < r->nworkers; i++)
+		io_uring_queue_exit(&r->w[i].ring);
+	free(r->w);
 	if (r->path == NPR_RING_PATH_URING)
 		io_uring_queue_exit(&r->cr);
 	free(r->cq);
@@ -651,13 +951,16 @@ void npr_ring_destroy(struct npr_device *dev)
 		}
 	}
 	r->tail = NULL;
-	pthread_cond_broadcast(&r->work);
+	wake_locked(r, true);
 	pthread_mutex_unlock(&r->lock);
 	flush(r);
 	/* running jobs finish; links behind them complete as cancelled */
 	for (i = 0; i < r->nworkers; i++)
 		pthread_join(r->tids[i], NULL);
 	flush(r);
+	for (i = 0; r->wloop && i < r->nworkers; i++)
+		io_uring_queue_exit(&r->w[i].ring);
+	free(r->w);
 	if (r->path == NPR_RING_PATH_URING)
 		io_uring_queue_exit(&r->cr);
 	pthread_mutex_destroy(&r->lock);
@@ -965,10 +1268,10 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 		r->tail = j;
 	}
 	posted = r->posted != posted;
-	if (r->head)
-		pthread_cond_broadcast(&r->work);
+	if (r->head && wake_locked(r, true))
+		posted = true;
 	pthread_mutex_unlock(&r->lock);
-	/* only what this call completed: not a worker's note in flight */
+	/* only what this call prepared: not a worker's note in flight */
 	if (posted)
 		flush(r);
 	a->submitted = fit;
@@ -994,11 +1297,17 @@ fail_all:
 static void drain_notes(struct npr_ring *r)
 {
 	if (r->path == NPR_RING_PATH_URING) {
-		unsigned int n = io_uring_cq_ready(&r->cr);
+		struct io_uring_cqe *c;
+		unsigned int head, n = 0, notes = 0;
 
+		/* notes are NOPs (res 0); a failed wake-up is no note */
+		io_uring_for_each_cqe(&r->cr, head, c) {
+			n++;
+			notes += c->res >= 0;
+		}
 		if (n)
 			io_uring_cq_advance(&r->cr, n);
-		r->notes_seen += n;
+		r->notes_seen += notes;
 	} else {
 		eventfd_t v;
 

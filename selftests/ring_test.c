@@ -2,7 +2,8 @@
 /*
  * The ring: SUBMIT / REAP, links, drain, cancel, deadlines, back-pressure,
  * close with jobs in flight, IMPORT / EXPORT / STATE jobs and the messages
- * of failed jobs, and a multi-threaded stress test.  Every test
+ * of failed jobs, LOAD through the workers' io_uring, cancelling a running
+ * INFER, and a multi-threaded stress test.  Every test
  * runs three times: on the fd's own io_uring, on the eventfd fallback, and
  * with completions posted into the caller's io_uring (MSG_RING).
  */
@@ -998,6 +999,182 @@ TEST_F_TIMEOUT(ring, cancel_running_infer, 120)
 	free(in);
 	free(ref);
 	free(out);
+}
+
+#define LMK_XML	"models/ir/landmarks-regression-retail-0009/FP32/landmarks-regression-retail-0009.xml"
+
+/*
+ * Compile model @model with defaults, make a request, feed input 0 a fixed
+ * pattern, infer (through the ring with @ring), and return output 0 in a
+ * malloc()ed buffer of *@bytes.
+ */
+static void *infer_model(struct npr_test *_metadata, FIXTURE_DATA(ring) *self,
+			 int fd, uint32_t model, bool ring, size_t *bytes)
+{
+	struct npr_compile co = { .size = sizeof(co) };
+	struct npr_req_create rc = { .size = sizeof(rc) };
+	struct npr_tensor_arg t;
+	float *in;
+	void *out;
+	size_t i;
+
+	co.model = model;
+	if (npr_ioctl(fd, NPR_IOCTL_COMPILE, &co))
+		return NULL;
+	rc.exec = co.exec;
+	if (npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc))
+		return NULL;
+	npr_prep_tensor(&t, rc.req, 0, 0, NULL, 0);
+	if (npr_ioctl(fd, NPR_IOCTL_GET_TENSOR, &t) != -EMSGSIZE ||
+	    t.elem_type != NPR_ELEM_F32)
+		return NULL;
+	in = malloc(t.bytes);
+	if (!in)
+		return NULL;
+	for (i = 0; i < t.bytes / sizeof(float); i++)
+		in[i] = (float)(i % 251) / 251.0f;
+	t.flags = 0;
+	t.data = (uintptr_t)in;
+	if (npr_ioctl(fd, NPR_IOCTL_SET_TENSOR, &t)) {
+		free(in);
+		return NULL;
+	}
+	free(in);
+	if (ring) {
+		struct npr_sqe s = { .opcode = NPR_OP_INFER };
+		struct npr_cqe c;
+
+		s.handle = rc.req;
+		s.user_data = 77;
+		if (submit(fd, &s, 1) != 1 || reap_fd(self, fd, &c, 1) != 1 ||
+		    c.res)
+			return NULL;
+	} else {
+		struct npr_infer inf;
+
+		npr_prep_infer(&inf, rc.req);
+		if (npr_ioctl(fd, NPR_IOCTL_INFER, &inf))
+			return NULL;
+	}
+	npr_prep_tensor(&t, rc.req, 0, 1, NULL, 0);
+	if (npr_ioctl(fd, NPR_IOCTL_GET_TENSOR, &t) != -EMSGSIZE)
+		return NULL;
+	out = malloc(t.bytes);
+	if (!out)
+		return NULL;
+	t.data = (uintptr_t)out;
+	if (npr_ioctl(fd, NPR_IOCTL_GET_TENSOR, &t)) {
+		free(out);
+		return NULL;
+	}
+	*bytes = t.bytes;
+	return out;
+}
+
+/*
+ * A LOAD job reads the .xml and the .bin through the worker's io_uring
+ * (pread on the fallback): the model it gives infers exactly like the one
+ * MODEL_LOAD maps.
+ */
+TEST_F_TIMEOUT(ring, load_job_matches_model_load, HARNESS_TIMEOUT_RING)
+{
+	struct npr_model_load ml = { .size = sizeof(ml) };
+	char path[PATH_MAX + 128];
+	size_t n_sync = 0, n_job = 0;
+	void *o_sync, *o_job;
+	struct npr_sqe s = { .opcode = NPR_OP_LOAD };
+	struct npr_cqe c;
+	int fd;
+
+	if (!npr_test_shared_ok())
+		SKIP(return, "no shared data at %s", npr_test_shared());
+	snprintf(path, sizeof(path), "%s/" LMK_XML, npr_test_shared());
+	fd = open_like(self, "cpu");
+	ASSERT_GE(fd, 0);
+	ml.xml = (uintptr_t)path;
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	o_sync = infer_model(_metadata, self, fd, ml.handle, false, &n_sync);
+	ASSERT_NE(o_sync, NULL);
+
+	s.addr = (uintptr_t)path;
+	s.user_data = 1;
+	ASSERT_EQ(submit(fd, &s, 1), 1);
+	ASSERT_EQ(reap_fd(self, fd, &c, 1), 1);
+	ASSERT_GT(c.res, 0);
+	EXPECT_NE((uint32_t)c.res, ml.handle);
+	o_job = infer_model(_metadata, self, fd, c.res, true, &n_job);
+	ASSERT_NE(o_job, NULL);
+	ASSERT_EQ(n_job, n_sync);
+	EXPECT_EQ(memcmp(o_job, o_sync, n_sync), 0);
+	free(o_sync);
+	free(o_job);
+	EXPECT_EQ(npr_close(fd), 0);
+}
+
+TEST_F_TIMEOUT(ring, load_job_errors, HARNESS_TIMEOUT_RING)
+{
+	char dir[] = "/tmp/npr-ring-load-XXXXXX", xml[64], path[PATH_MAX + 128];
+	struct npr_sqe s[3] = { { .opcode = NPR_OP_LOAD },
+				{ .opcode = NPR_OP_LOAD },
+				{ .opcode = NPR_OP_LOAD } };
+	struct npr_cqe c[3];
+	int i, fd, out;
+	FILE *f;
+
+	if (!npr_test_shared_ok())
+		SKIP(return, "no shared data at %s", npr_test_shared());
+	/* the .xml of a model that needs weights, without its .bin */
+	ASSERT_NE(mkdtemp(dir), NULL);
+	snprintf(xml, sizeof(xml), "%s/m.xml", dir);
+	snprintf(path, sizeof(path), "%s/" LMK_XML, npr_test_shared());
+	f = fopen(path, "r");
+	ASSERT_NE(f, NULL);
+	out = open(xml, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ASSERT_GE(out, 0);
+	for (;;) {
+		char buf[4096];
+		size_t n = fread(buf, 1, sizeof(buf), f);
+
+		if (!n)
+			break;
+		ASSERT_EQ(write(out, buf, n), (ssize_t)n);
+	}
+	fclose(f);
+	close(out);
+
+	fd = open_like(self, "cpu");
+	ASSERT_GE(fd, 0);
+	s[0].addr = (uintptr_t)"/nonexistent/npr-ring-test.xml";
+	s[1].addr = (uintptr_t)dir;		/* a directory */
+	s[2].addr = (uintptr_t)xml;
+	for (i = 0; i < 3; i++)
+		s[i].user_data = 50 + i;
+	ASSERT_EQ(submit(fd, s, 3), 3);
+	ASSERT_EQ(reap_fd(self, fd, c, 3), 3);
+	for (i = 0; i < 3; i++) {
+		ASSERT_GE(c[i].user_data, 50);
+		ASSERT_LT(c[i].user_data, 53);
+		EXPECT_LT(c[i].res, 0);
+		if (c[i].user_data == 50)
+			EXPECT_EQ(c[i].res, -ENOENT);
+		if (c[i].user_data == 51)
+			EXPECT_EQ(c[i].res, -EINVAL);
+	}
+	EXPECT_JOB_ERROR(fd, 50, -ENOENT, "/nonexistent/npr-ring-test.xml");
+	EXPECT_JOB_ERROR(fd, 51, -EINVAL, "not a regular file");
+	{
+		char m[512];
+		int32_t r = 0;
+
+		EXPECT_EQ(job_error(fd, 52, m, sizeof(m), &r), 0);
+		EXPECT_LT(r, 0);
+		if (!strstr(m, "weights"))
+			TH_LOG("job 52: %s", m);
+		EXPECT_NE(strstr(m, "weights"), NULL);
+	}
+	EXPECT_EQ(npr_close(fd), 0);
+	unlink(xml);
+	rmdir(dir);
 }
 
 struct stress {

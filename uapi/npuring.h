@@ -858,6 +858,10 @@ _Static_assert(sizeof(struct npr_make_stateful) == 24, "npr_make_stateful ABI");
  *                  exec handle (> 0) or -errno.
  * @NPR_OP_LOAD: load the IR model whose NUL-terminated .xml path is at
  *               @addr (copied at submission); res is the model handle.
+ *               The .xml and its .bin (the path with .xml replaced) are
+ *               read into memory with IORING_OP_READs on the worker's
+ *               own io_uring (pread on the fallback path); an .onnx
+ *               path is loaded as MODEL_LOAD loads it.
  * @NPR_OP_CANCEL: cancel the job whose user_data equals @addr.  res 0 if
  *                 a queued job was cancelled (it completes with
  *                 -ECANCELED) or a running INFER was asked to stop (it
