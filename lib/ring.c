@@ -38,6 +38,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,23 +241,23 @@ static void log_failure_locked(struct npr_ring *r, const struct job *j,
 }
 
 /*
- * Wake one sleeping worker (all with @all).  On the io_uring path this
- * prepares a MSG_RING into the worker's own ring, which the caller's
- * flush() submits after unlocking; returns whether it prepared one.
+ * Wake up to @n sleeping workers.  On the io_uring path this prepares a
+ * MSG_RING into each worker's own ring, which the caller's flush()
+ * submits after unlocking; returns whether it prepared any.
  */
-static bool wake_locked(struct npr_ring *r, bool all)
+static bool wake_locked(struct npr_ring *r, int n)
 {
 	bool woke = false;
 	int i;
 
 	if (!r->wloop) {
-		if (all)
+		if (n > 1)
 			pthread_cond_broadcast(&r->work);
-		else
+		else if (n == 1)
 			pthread_cond_signal(&r->work);
 		return false;
 	}
-	for (i = 0; i < r->nworkers; i++) {
+	for (i = 0; i < r->nworkers && n > 0; i++) {
 		struct worker *w = &r->w[i];
 		struct io_uring_sqe *sqe;
 
@@ -274,10 +275,9 @@ static bool wake_locked(struct npr_ring *r, bool all)
 					 r->unsubmitted + 1, __ATOMIC_RELEASE);
 			w->sleeping = false;
 			woke = true;
+			n--;
 		}
 		pthread_mutex_unlock(&r->sq_lock);
-		if (woke && !all)
-			break;
 	}
 	return woke;
 }
@@ -361,7 +361,8 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 			    r->want) {
 				/* signalled by flush(), after the unlock */
 				r->want = 0;
-				r->wake_reaper = true;
+				__atomic_store_n(&r->wake_reaper, true,
+						 __ATOMIC_RELEASE);
 			}
 		}
 	}
@@ -375,7 +376,7 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 		r->head = link;
 		if (!r->tail)
 			r->tail = link;
-		wake_locked(r, false);
+		wake_locked(r, 1);
 	} else {
 		break_chain_locked(r, link);
 	}
@@ -431,6 +432,11 @@ static int uring_read(struct worker *w, int fd, char *buf, size_t size,
 			busy[k] = true;
 			inflight++;
 			next += slot[k].len;
+		}
+		if (!inflight) {
+			/* cannot happen: the ring has room for every read */
+			err = npr_err(-EBUSY, "no SQE to read %s", path);
+			break;
 		}
 		io_uring_submit_and_wait(&w->ring, 1);
 		io_uring_for_each_cqe(&w->ring, head, c) {
@@ -685,7 +691,7 @@ static void *worker(void *p)
 			complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED, started,
 					"the deadline passed before the job started");
 			if (r->head)
-				wake_locked(r, true);
+				wake_locked(r, INT_MAX);
 			pthread_mutex_unlock(&r->lock);
 			flush(r);
 			pthread_mutex_lock(&r->lock);
@@ -713,7 +719,7 @@ static void *worker(void *p)
 		complete_locked(r, j, res, status, started, npr_last_error());
 		/* a drain job may now be startable */
 		if (r->head)
-			wake_locked(r, true);
+			wake_locked(r, INT_MAX);
 		pthread_mutex_unlock(&r->lock);
 		flush(r);
 		pthread_mutex_lock(&r->lock);
@@ -846,7 +852,7 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 fail_threads:
 	pthread_mutex_lock(&r->lock);
 	r->stop = true;
-	wake_locked(r, true);
+	wake_locked(r, INT_MAX);
 	pthread_mutex_unlock(&r->lock);
 	flush(r);
 	while (i-- > 0)
@@ -951,7 +957,7 @@ void npr_ring_destroy(struct npr_device *dev)
 		}
 	}
 	r->tail = NULL;
-	wake_locked(r, true);
+	wake_locked(r, INT_MAX);
 	pthread_mutex_unlock(&r->lock);
 	flush(r);
 	/* running jobs finish; links behind them complete as cancelled */
@@ -1137,6 +1143,7 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 	struct job **jobs = NULL, *prev = NULL;
 	struct npr_ring *r;
 	unsigned int i, n, fit, room, posted;
+	int queued = 0;
 	uint64_t now;
 	int err;
 
@@ -1266,9 +1273,11 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 		else
 			r->head = j;
 		r->tail = j;
+		queued++;
 	}
 	posted = r->posted != posted;
-	if (r->head && wake_locked(r, true))
+	/* a worker per queued job, not every worker for one job */
+	if (queued && wake_locked(r, queued))
 		posted = true;
 	pthread_mutex_unlock(&r->lock);
 	/* only what this call prepared: not a worker's note in flight */
