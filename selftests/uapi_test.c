@@ -1578,6 +1578,60 @@ TEST(submit_rejects_bad_sqes_before_queueing_any)
 	EXPECT_EQ(npr_close(fd), 0);
 }
 
+/*
+ * A job's argument struct goes through the ioctl's validation order at
+ * SUBMIT: size, unknown tail, flags, reserved, the request handle of a
+ * STATE job.  Each failure names no job: nothing is submitted.
+ */
+TEST(submit_checks_job_structs_in_documented_order)
+{
+	struct npr_submit su = { .size = sizeof(su) };
+	struct {
+		struct npr_import im;
+		unsigned char tail[16];
+	} big;
+	struct npr_state_arg st;
+	struct npr_sqe s;
+	__u32 model, exec;
+	int fd = npr_open("null", 0);
+
+	ASSERT_GE(fd, 0);
+	load_relu(_metadata, fd, &model);
+	compile_model(_metadata, fd, model, &exec);
+	memset(&big, 0, sizeof(big));
+	memset(&s, 0, sizeof(s));
+	su.sqes = (uintptr_t)&s;
+	su.count = 1;
+	s.opcode = NPR_OP_IMPORT;
+	s.addr = (uintptr_t)&big;
+	big.im.size = sizeof(big.im) - 1;		/* 1 */
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EINVAL);
+	big.im.size = sizeof(big);			/* 2 */
+	big.tail[3] = 1;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -E2BIG);
+	big.tail[3] = 0;
+	big.im.flags = 1u << 9;				/* 3 */
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EOPNOTSUPP);
+	big.im.flags = 0;
+	big.im.reserved = 1;				/* 4 */
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EINVAL);
+	EXPECT_EQ(su.submitted, 0);
+
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	s.opcode = NPR_OP_STATE_RESET;
+	s.addr = (uintptr_t)&st;
+	st.req = unknown_handle(NPR_HANDLE_REQUEST);	/* 5 */
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -ENOENT);
+	st.req = exec;					/* 6 */
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EBADF);
+	s.opcode = NPR_OP_STATE_GET;			/* RESET's flag */
+	st.flags = NPR_STATE_RESET_ALL;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EOPNOTSUPP);
+	EXPECT_EQ(su.submitted, 0);
+	EXPECT_EQ(npr_close(fd), 0);
+}
+
 TEST(unknown_ioctl_is_enotty)
 {
 	const unsigned long cmds[] = {
