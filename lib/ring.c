@@ -643,13 +643,22 @@ static struct job *pick_locked(struct npr_ring *r)
 	return j;
 }
 
-/* Sleep in the worker's io_uring until a wake-up (or anything) arrives. */
+/*
+ * Sleep until the worker's io_uring has a completion (a wake-up), then
+ * consume it.  The wait is poll(2) on the ring's descriptor, readable
+ * when its CQ is not empty: one syscall like io_uring_enter(GETEVENTS),
+ * and one that every tool knows may block (valgrind 3.19 runs the other
+ * threads only during syscalls it knows to block, and io_uring_enter is
+ * not among them: workers waiting in it stopped the whole process).
+ */
 static void wait_wake(struct worker *w)
 {
+	struct pollfd p = { .fd = w->ring.ring_fd, .events = POLLIN };
 	struct io_uring_cqe *c;
 	unsigned int head, seen = 0;
 
-	io_uring_wait_cqe(&w->ring, &c);
+	if (!io_uring_cq_ready(&w->ring))
+		poll(&p, 1, -1);
 	io_uring_for_each_cqe(&w->ring, head, c)
 		seen++;
 	io_uring_cq_advance(&w->ring, seen);
