@@ -765,6 +765,18 @@ static bool is_io_uring_fd(int fd)
 	return strstr(link, "io_uring") != NULL;
 }
 
+/* Whether @ring's kernel has IORING_OP_MSG_RING (5.18) and _READ. */
+static bool has_msg_ring(struct io_uring *ring)
+{
+	struct io_uring_probe *p = io_uring_get_probe_ring(ring);
+	bool ok = p && io_uring_opcode_supported(p, IORING_OP_MSG_RING) &&
+		  io_uring_opcode_supported(p, IORING_OP_READ);
+
+	if (p)
+		io_uring_free_probe(p);
+	return ok;
+}
+
 static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 		       struct npr_ring **out)
 {
@@ -815,6 +827,9 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 		else if (a->attach_fd < 0 || !is_io_uring_fd(a->attach_fd))
 			err = npr_err(-EBADF, "attach_fd %d is not an io_uring",
 				      a->attach_fd);
+		else if (!has_msg_ring(&r->cr))
+			err = npr_err(-EOPNOTSUPP,
+				      "attaching a ring needs IORING_OP_MSG_RING (Linux 5.18), which this kernel lacks");
 		if (err) {
 			if (r->path == NPR_RING_PATH_URING)
 				io_uring_queue_exit(&r->cr);
@@ -837,8 +852,11 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 	err = -ENOMEM;
 	if (!r->cq || !r->cur || !r->tids || !r->w || !r->elog)
 		goto fail;
-	/* each worker's own io_uring, all or none: else the condvar */
-	r->wloop = r->path == NPR_RING_PATH_URING;
+	/*
+	 * Each worker's own io_uring, all or none, woken by MSG_RING: else
+	 * (also on a kernel without MSG_RING) the condition variable.
+	 */
+	r->wloop = r->path == NPR_RING_PATH_URING && has_msg_ring(&r->cr);
 	for (i = 0; r->wloop && i < r->nworkers; i++) {
 		if (io_uring_queue_init(WORKER_RING_ENTRIES, &r->w[i].ring,
 					0) < 0) {
