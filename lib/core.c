@@ -1000,22 +1000,14 @@ static void state_commit(struct npr_request *rq)
  * initial value when that is a constant (the usual case), else as zeros:
  * an initial value computed from the inputs exists only during INFER.
  */
-static int cmd_state(struct npr_device *dev, void *arg, unsigned int nr)
+static int state_op(struct npr_request *rq, struct npr_state_arg *a,
+		    unsigned int nr)
 {
-	struct npr_state_arg *a = arg;
 	const struct npr_variable *v;
 	const struct npr_graph *g;
-	struct npr_request *rq;
 	struct npr_tensor *t;
-	int err, i;
+	int i;
 
-	err = check_flags(a->flags, nr == _IOC_NR(NPR_IOCTL_STATE_RESET) ?
-			  NPR_STATE_RESET_ALL : 0);
-	if (err)
-		return err;
-	rq = request_idle(dev, a->req, &err);
-	if (!rq)
-		return err;
 	g = rq->ex->g;
 	a->count = g->nvars;
 	if (nr == _IOC_NR(NPR_IOCTL_STATE_RESET) &&
@@ -1084,6 +1076,22 @@ static int cmd_state(struct npr_device *dev, void *arg, unsigned int nr)
 		state_reset(rq, (int)a->index);
 		return 0;
 	}
+}
+
+static int cmd_state(struct npr_device *dev, void *arg, unsigned int nr)
+{
+	struct npr_state_arg *a = arg;
+	struct npr_request *rq;
+	int err;
+
+	err = check_flags(a->flags, nr == _IOC_NR(NPR_IOCTL_STATE_RESET) ?
+			  NPR_STATE_RESET_ALL : 0);
+	if (err)
+		return err;
+	rq = request_idle(dev, a->req, &err);
+	if (!rq)
+		return err;
+	return state_op(rq, a, nr);
 }
 
 static int cmd_export(struct npr_device *dev, void *arg)
@@ -1719,26 +1727,40 @@ static int cmd_destroy(struct npr_device *dev, void *arg)
 	return err;
 }
 
-static int cmd_get_error(void *arg)
+static int cmd_get_error(struct npr_device *dev, void *arg)
 {
 	struct npr_get_error *a = arg;
 	const char *msg = npr_last_error();
-	size_t need = strlen(msg) + 1;
+	char *job = NULL;
+	size_t need;
+	int err = 0;
 
-	if (a->flags)
-		return -EOPNOTSUPP;	/* never overwrite the message */
-	a->err = npr_last_errno();
+	/* never overwrite the message */
+	if (a->flags & ~NPR_GET_ERROR_JOB)
+		return -EOPNOTSUPP;
+	if (a->flags & NPR_GET_ERROR_JOB) {
+		err = npr_ring_job_error(dev, a->user_data, &job, &a->err);
+		if (err)
+			return err;
+		msg = job;
+	} else if (a->user_data) {
+		return -EINVAL;
+	} else {
+		a->err = npr_last_errno();
+	}
+	need = strlen(msg) + 1;
 	if (!a->buf || a->len < need) {
 		if (a->buf && a->len) {
 			memcpy((void *)(uintptr_t)a->buf, msg, a->len - 1);
 			((char *)(uintptr_t)a->buf)[a->len - 1] = 0;
 		}
-		a->len = need;
-		return -EMSGSIZE;
+		err = -EMSGSIZE;
+	} else {
+		memcpy((void *)(uintptr_t)a->buf, msg, need);
 	}
-	memcpy((void *)(uintptr_t)a->buf, msg, need);
 	a->len = need;
-	return 0;
+	free(job);
+	return err;
 }
 
 /* ---- helpers for ring jobs (lib/ring.c) ------------------------------- */
@@ -1803,6 +1825,26 @@ int npr_job_load(struct npr_device *dev, const char *path, uint32_t *model)
 	return err;
 }
 
+/* A model handle for @g, which it takes over (freed on failure too). */
+int npr_job_model_add(struct npr_device *dev, struct npr_graph *g,
+		      uint32_t *model)
+{
+	struct npr_model *m = calloc(1, sizeof(*m));
+	int err;
+
+	if (!m) {
+		npr_graph_free(g);
+		return -ENOMEM;
+	}
+	m->g = g;
+	pthread_mutex_lock(&dev->lock);
+	err = handle_alloc(dev, m, NPR_HANDLE_MODEL, model);
+	pthread_mutex_unlock(&dev->lock);
+	if (err)
+		model_destroy(m);
+	return err;
+}
+
 int npr_job_compile(struct npr_device *dev, uint32_t model, uint32_t *exec)
 {
 	struct npr_compile a = { .size = sizeof(a) };
@@ -1836,10 +1878,18 @@ int npr_req_acquire(struct npr_device *dev, uint32_t h,
 	return rq ? 0 : err;
 }
 
+/* One more job of the chain that already holds @rq. */
+void npr_req_hold(struct npr_device *dev, struct npr_request *rq)
+{
+	pthread_mutex_lock(&dev->lock);
+	rq->busy++;
+	pthread_mutex_unlock(&dev->lock);
+}
+
 void npr_req_release(struct npr_device *dev, struct npr_request *rq)
 {
 	pthread_mutex_lock(&dev->lock);
-	rq->busy = 0;
+	rq->busy--;
 	pthread_mutex_unlock(&dev->lock);
 }
 
@@ -1860,7 +1910,8 @@ static const struct cmd {
 	[0x09] = { sizeof(struct npr_tensor_arg), sizeof(struct npr_tensor_arg) },
 	[0x0a] = { sizeof(struct npr_infer), sizeof(struct npr_infer) },
 	[0x0b] = { sizeof(struct npr_handle_destroy), sizeof(struct npr_handle_destroy) },
-	[0x0c] = { sizeof(struct npr_get_error), sizeof(struct npr_get_error) },
+	[0x0c] = { sizeof(struct npr_get_error),
+		   offsetof(struct npr_get_error, user_data) },
 	[0x10] = { sizeof(struct npr_prop_info), sizeof(struct npr_prop_info) },
 	[0x11] = { sizeof(struct npr_state_arg), sizeof(struct npr_state_arg) },
 	[0x12] = { sizeof(struct npr_state_arg), sizeof(struct npr_state_arg) },
@@ -1878,6 +1929,65 @@ static const struct cmd {
 	[0x0e] = { sizeof(struct npr_submit), sizeof(struct npr_submit) },
 	[0x0f] = { sizeof(struct npr_reap), sizeof(struct npr_reap) },
 };
+
+/*
+ * Ring jobs that carry an ioctl's argument struct (IMPORT, EXPORT, the
+ * variables): the struct is copied and checked like the ioctl's at
+ * submission (steps 1-4 of the validation order), run on a worker, and its
+ * outputs are written back before the completion is posted.
+ */
+int npr_job_arg_in(unsigned long cmd, const void *uarg, void *karg,
+		   uint32_t *usize)
+{
+	unsigned int nr = _IOC_NR(cmd);
+	const struct npr_state_arg *st = karg;
+	int err;
+
+	err = copy_in(karg, cmds[nr].ksize, cmds[nr].v0, uarg, usize);
+	if (err)
+		return err;
+	switch (nr) {
+	case _IOC_NR(NPR_IOCTL_IMPORT):
+		err = check_flags(((struct npr_import *)karg)->flags, 0);
+		return err ? err :
+		       check_reserved(((struct npr_import *)karg)->reserved);
+	case _IOC_NR(NPR_IOCTL_EXPORT):
+		err = check_flags(((struct npr_export *)karg)->flags, 0);
+		return err ? err :
+		       check_reserved(((struct npr_export *)karg)->reserved);
+	default:
+		return check_flags(st->flags,
+				   nr == _IOC_NR(NPR_IOCTL_STATE_RESET) ?
+				   NPR_STATE_RESET_ALL : 0);
+	}
+}
+
+void npr_job_arg_out(unsigned long cmd, void *uarg, const void *karg,
+		     uint32_t usize)
+{
+	copy_out(uarg, karg, cmds[_IOC_NR(cmd)].ksize, usize);
+}
+
+/* Run it; @rq is the request a variable job holds, NULL otherwise. */
+int npr_job_run_arg(struct npr_device *dev, struct npr_request *rq,
+		    unsigned long cmd, void *karg)
+{
+	unsigned long mark = npr_err_mark();
+	unsigned int nr = _IOC_NR(cmd);
+	int err;
+
+	switch (nr) {
+	case _IOC_NR(NPR_IOCTL_IMPORT):
+		err = cmd_import(dev, karg);
+		break;
+	case _IOC_NR(NPR_IOCTL_EXPORT):
+		err = cmd_export(dev, karg);
+		break;
+	default:
+		err = state_op(rq, karg, nr);
+	}
+	return npr_err_default(err, mark);
+}
 
 static int do_ioctl(int fd, unsigned long cmd, void *arg)
 {
@@ -1919,7 +2029,8 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 		return npr_err(-ENOTTY, "unknown ioctl 0x%lx", cmd);
 	if (nr == _IOC_NR(NPR_IOCTL_GET_ERROR)) {
 		/* reads the message without replacing it */
-		if (!dev_lookup(fd))
+		dev = dev_lookup(fd);
+		if (!dev)
 			return -EBADF;
 		if (!arg)
 			return -EINVAL;
@@ -1929,8 +2040,10 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 		for (size_t i = cmds[nr].ksize; i < usize; i++)
 			if (((unsigned char *)arg)[i])
 				return -E2BIG;
-		memcpy(&k, arg, cmds[nr].ksize);
-		err = cmd_get_error(&k);
+		memset(&k, 0, cmds[nr].ksize);
+		memcpy(&k, arg, usize < cmds[nr].ksize ? usize :
+			   cmds[nr].ksize);
+		err = cmd_get_error(dev, &k);
 		copy_out(arg, &k, cmds[nr].ksize, usize);
 		return err;
 	}

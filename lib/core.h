@@ -230,7 +230,10 @@ struct npr_request {
 	struct npr_bo **bo_in, **bo_out;
 	struct npr_prof *prof;
 	void *priv;
-	int busy;	/* a ring job holds it (dev->lock) */
+	int busy;	/* ring jobs that hold it (dev->lock) */
+	int cancel;	/* set by a ring CANCEL while an INFER job runs: a
+			 * backend may stop at a node boundary with
+			 * -ECANCELED (atomic; cleared when the job starts) */
 	size_t *cap_out;
 };
 
@@ -335,9 +338,18 @@ const struct npr_backend_ops *npr_backend_find(const char *name, int *index);
 /* lib/core.c, for ring jobs */
 int npr_job_load(struct npr_device *dev, const char *path, uint32_t *model);
 int npr_job_compile(struct npr_device *dev, uint32_t model, uint32_t *exec);
+int npr_job_model_add(struct npr_device *dev, struct npr_graph *g,
+		      uint32_t *model);
 int npr_req_acquire(struct npr_device *dev, uint32_t h,
 		    struct npr_request **rq);
 void npr_req_release(struct npr_device *dev, struct npr_request *rq);
+void npr_req_hold(struct npr_device *dev, struct npr_request *rq);
+int npr_job_arg_in(unsigned long cmd, const void *uarg, void *karg,
+		   uint32_t *usize);
+void npr_job_arg_out(unsigned long cmd, void *uarg, const void *karg,
+		     uint32_t usize);
+int npr_job_run_arg(struct npr_device *dev, struct npr_request *rq,
+		    unsigned long cmd, void *karg);
 int npr_request_infer(struct npr_request *rq);
 
 /* lib/ring.c */
@@ -346,6 +358,8 @@ int npr_ring_setup(struct npr_device *dev, struct npr_ring_setup *a);
 int npr_ring_submit(struct npr_device *dev, struct npr_submit *a);
 int npr_ring_reap(struct npr_device *dev, struct npr_reap *a);
 void npr_ring_destroy(struct npr_device *dev);
+int npr_ring_job_error(struct npr_device *dev, uint64_t user_data,
+		       char **msg, int32_t *res);
 
 /* aligned allocation for tensors */
 void *npr_alloc(size_t bytes);

@@ -13,46 +13,110 @@
  *                   caller's ring instead, and the array is not used.
  *   fallback path:  the fd's eventfd is incremented.
  *
+ * Workers: on the io_uring path each worker runs an event loop on an
+ * io_uring of its own, woken by an IORING_OP_MSG_RING from whoever queued
+ * work; the same ring carries its file reads (LOAD).  On the fallback path
+ * they wait on a condition variable and read with pread().
+ *
  * At most cq_entries jobs are in flight (submitted and not yet reaped), so
  * neither the array nor the io_uring CQ can overflow: SUBMIT pushes back
  * with -EBUSY instead of losing a completion.
  *
  * Locking: ring->lock protects everything below; it is taken before
- * dev->lock, never after.
+ * dev->lock, never after.  Two exceptions keep a sleeping reaper to one
+ * wake-up per batch: on the io_uring path REAP copies CQEs out of the
+ * array without the lock (one producer at a time under the lock, one
+ * reaper: cq_tail is published with release, cq_head and the in-flight
+ * count go back with atomics), so it never sleeps on a mutex a worker
+ * holds across its io_uring_submit(); and it waits for exactly the notes
+ * of the completions it still needs, counted from the notes it has
+ * consumed, so a note that arrives after its CQE was already copied cannot
+ * wake it early.  The notes themselves are submitted after ring->lock is
+ * released (under sq_lock, which only guards the fd's io_uring SQ), so a
+ * thread woken by a note does not find the lock still held.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <liburing.h>
 
 #include "core.h"
+#include "ir.h"
 
 #define RING_DEFAULT_ENTRIES	256
 #define RING_MAX_ENTRIES	32768
 #define NOP_MAX_US		10000000u
+#define WORKER_RING_ENTRIES	16
+#define READ_CHUNK		(256u << 10)	/* bytes per IORING_OP_READ */
+#define READ_DEPTH		8		/* reads in flight per file */
+#define WAKE_TAG		(~0ull)		/* user_data of a wake-up */
 
 /**
  * struct job - one submitted SQE
  * @next: queue link.
  * @link: the job that runs after this one succeeds (NPR_SQE_LINK).
  * @sqe: the caller's SQE.
- * @rq: INFER: the request, marked busy.
+ * @rq: INFER, STATE_*: the request, marked busy.
+ * @req: its handle.
  * @path: LOAD: a copy of the path.
  * @queued_ns: submission time.
+ * @arg: IMPORT, EXPORT, STATE_*: the checked copy of the argument struct.
+ * @uarg: the caller's struct, where the outputs go back.
+ * @usize: its size field.
  */
 struct job {
 	struct job *next;
 	struct job *link;
 	struct npr_sqe sqe;
 	struct npr_request *rq;
+	uint32_t req;
 	char *path;
 	uint64_t queued_ns;
+	union {
+		struct npr_import im;
+		struct npr_export ex;
+		struct npr_state_arg st;
+	} arg;
+	void *uarg;
+	uint32_t usize;
+};
+
+/**
+ * struct job_err - the message of a job that completed with res < 0
+ * @user_data: the job's.
+ * @res: its res.
+ * @msg: the detail, allocated.
+ */
+struct job_err {
+	uint64_t user_data;
+	int res;
+	char *msg;
+};
+
+/**
+ * struct worker - one worker thread
+ * @r: its ring.
+ * @idx: index in r->cur.
+ * @has_ring: it runs an event loop on @ring (the io_uring path); else it
+ *            waits on r->work (the fallback).
+ * @sleeping: (r->lock) waiting for work; a waker clears it and posts one
+ *            IORING_OP_MSG_RING into @ring.
+ * @ring: the worker's own io_uring: wake-ups and its file reads.
+ */
+struct worker {
+	struct npr_ring *r;
+	int idx;
+	bool has_ring;
+	bool sleeping;
+	struct io_uring ring;
 };
 
 struct npr_ring {
@@ -64,6 +128,8 @@ struct npr_ring {
 	struct job *head, *tail;	/* runnable jobs, FIFO */
 	struct job **cur;		/* per worker: the running job */
 	pthread_t *tids;
+	struct worker *w;
+	bool wloop;			/* workers run io_uring loops */
 	int nworkers, nrunning;
 	bool drain_running, stop, inline_infer;
 	unsigned int entries, inflight;
@@ -73,10 +139,35 @@ struct npr_ring {
 	bool attach;
 	int attach_fd;
 	struct io_uring cr;		/* io_uring path */
-	unsigned int unsubmitted;	/* SQEs prepared on cr */
+	pthread_mutex_t sq_lock;	/* cr's SQ; after lock, if both */
+	unsigned int unsubmitted;	/* SQEs prepared on cr (sq_lock) */
+	unsigned int notes_seen;	/* reaper: notes consumed, ever */
+	unsigned int notes_lost;	/* notes that found no SQE, ever */
 	bool signal;			/* fallback: eventfd write due */
+	bool wake_reaper;		/* fallback: signal reaped */
 	int reaping;
+	unsigned int posted;		/* completions, ever */
+	struct job_err *elog;		/* the last failures, a circle */
+	unsigned int elog_n, elog_next;
 };
+
+/* The ioctl whose argument struct a job carries, 0 if none. */
+static unsigned long op_cmd(unsigned int op)
+{
+	switch (op) {
+	case NPR_OP_IMPORT:
+		return NPR_IOCTL_IMPORT;
+	case NPR_OP_EXPORT:
+		return NPR_IOCTL_EXPORT;
+	case NPR_OP_STATE_GET:
+		return NPR_IOCTL_STATE_GET;
+	case NPR_OP_STATE_SET:
+		return NPR_IOCTL_STATE_SET;
+	case NPR_OP_STATE_RESET:
+		return NPR_IOCTL_STATE_RESET;
+	}
+	return 0;
+}
 
 /* ---- completion --------------------------------------------------------- */
 
@@ -88,24 +179,37 @@ static void job_free(struct npr_ring *r, struct job *j)
 	free(j);
 }
 
+/* Caller holds sq_lock. */
 static struct io_uring_sqe *get_sqe(struct npr_ring *r)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->cr);
 
 	if (!sqe) {
 		io_uring_submit(&r->cr);
-		r->unsubmitted = 0;
+		__atomic_store_n(&r->unsubmitted, 0, __ATOMIC_RELEASE);
 		sqe = io_uring_get_sqe(&r->cr);
 	}
 	return sqe;
 }
 
-/* Announce what completed since the last flush.  Caller holds the lock. */
-static void flush_locked(struct npr_ring *r)
+/*
+ * Announce what completed since the last flush.  Called without
+ * ring->lock, after the completions were posted under it.
+ */
+static void flush(struct npr_ring *r)
 {
-	if (r->path == NPR_RING_PATH_URING && r->unsubmitted) {
-		io_uring_submit(&r->cr);
-		r->unsubmitted = 0;
+	if (r->path == NPR_RING_PATH_URING) {
+		/*
+		 * Nothing prepared: whoever prepares a note flushes it, so
+		 * do not queue behind a flush in progress.
+		 */
+		if (!__atomic_load_n(&r->unsubmitted, __ATOMIC_ACQUIRE))
+			return;
+		pthread_mutex_lock(&r->sq_lock);
+		if (r->unsubmitted) {
+			io_uring_submit(&r->cr);
+			__atomic_store_n(&r->unsubmitted, 0, __ATOMIC_RELEASE);
+		}
 		if (r->attach) {
 			/* failed MSG_RINGs (the caller closed its ring) */
 			struct io_uring_cqe *c;
@@ -113,15 +217,73 @@ static void flush_locked(struct npr_ring *r)
 			while (!io_uring_peek_cqe(&r->cr, &c))
 				io_uring_cqe_seen(&r->cr, c);
 		}
-	}
-	if (r->signal) {
-		eventfd_write(r->dev->fd, 1);
-		r->signal = false;
+		pthread_mutex_unlock(&r->sq_lock);
+	} else {
+		if (__atomic_exchange_n(&r->signal, false, __ATOMIC_ACQ_REL))
+			eventfd_write(r->dev->fd, 1);
+		if (__atomic_exchange_n(&r->wake_reaper, false,
+					__ATOMIC_ACQ_REL))
+			pthread_cond_signal(&r->reaped);
 	}
 }
 
+/* Remember why a job failed, for GET_ERROR with NPR_GET_ERROR_JOB. */
+static void log_failure_locked(struct npr_ring *r, const struct job *j,
+			       int res, const char *msg)
+{
+	struct job_err *e = &r->elog[r->elog_next];
+
+	free(e->msg);
+	e->user_data = j->sqe.user_data;
+	e->res = res;
+	e->msg = strdup(msg && *msg ? msg : strerror(-res));
+	r->elog_next = (r->elog_next + 1) % r->elog_n;
+}
+
+/*
+ * Wake up to @n sleeping workers.  On the io_uring path this prepares a
+ * MSG_RING into each worker's own ring, which the caller's flush()
+ * submits after unlocking; returns whether it prepared any.
+ */
+static bool wake_locked(struct npr_ring *r, int n)
+{
+	bool woke = false;
+	int i;
+
+	if (!r->wloop) {
+		if (n > 1)
+			pthread_cond_broadcast(&r->work);
+		else if (n == 1)
+			pthread_cond_signal(&r->work);
+		return false;
+	}
+	for (i = 0; i < r->nworkers && n > 0; i++) {
+		struct worker *w = &r->w[i];
+		struct io_uring_sqe *sqe;
+
+		if (!w->sleeping)
+			continue;
+		pthread_mutex_lock(&r->sq_lock);
+		sqe = get_sqe(r);
+		if (sqe) {
+			io_uring_prep_msg_ring(sqe, w->ring.ring_fd, 0,
+					       WAKE_TAG, 0);
+			/* only a failure posts a CQE (res < 0) */
+			sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+			io_uring_sqe_set_data64(sqe, WAKE_TAG);
+			__atomic_store_n(&r->unsubmitted,
+					 r->unsubmitted + 1, __ATOMIC_RELEASE);
+			w->sleeping = false;
+			woke = true;
+			n--;
+		}
+		pthread_mutex_unlock(&r->sq_lock);
+	}
+	return woke;
+}
+
 static void complete_locked(struct npr_ring *r, struct job *j, int res,
-			    int status, uint64_t started);
+			    int status, uint64_t started, const char *msg);
 
 static void break_chain_locked(struct npr_ring *r, struct job *j)
 {
@@ -129,30 +291,42 @@ static void break_chain_locked(struct npr_ring *r, struct job *j)
 		struct job *n = j->link;
 
 		j->link = NULL;
-		complete_locked(r, j, -ECANCELED, NPR_JOB_LINK_BROKEN, 0);
+		complete_locked(r, j, -ECANCELED, NPR_JOB_LINK_BROKEN, 0,
+				"an earlier job of its chain failed or was cancelled");
 		j = n;
 	}
 }
 
+/*
+ * Post @j's completion and free it; @msg says why when @res < 0.  Then its
+ * chain goes on, or is broken.
+ */
 static void complete_locked(struct npr_ring *r, struct job *j, int res,
-			    int status, uint64_t started)
+			    int status, uint64_t started, const char *msg)
 {
 	uint64_t now = npr_now_ns();
 	struct job *link = j->link;
 
 	if (!started)
 		started = now;
+	r->posted++;
+	if (res < 0)
+		log_failure_locked(r, j, res, msg);
 	if (r->attach) {
-		struct io_uring_sqe *sqe = get_sqe(r);
+		struct io_uring_sqe *sqe;
 
+		pthread_mutex_lock(&r->sq_lock);
+		sqe = get_sqe(r);
 		if (sqe) {
 			io_uring_prep_msg_ring(sqe, r->attach_fd,
 					       (unsigned int)res,
 					       j->sqe.user_data, 0);
 			sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
-			r->unsubmitted++;
+			__atomic_store_n(&r->unsubmitted,
+					 r->unsubmitted + 1, __ATOMIC_RELEASE);
 		}
-		r->inflight--;
+		pthread_mutex_unlock(&r->sq_lock);
+		__atomic_fetch_sub(&r->inflight, 1, __ATOMIC_RELEASE);
 	} else {
 		struct npr_cqe *c = &r->cq[r->cq_tail & (r->entries - 1)];
 
@@ -166,17 +340,30 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 		__atomic_store_n(&r->cq_tail, r->cq_tail + 1,
 				 __ATOMIC_RELEASE);
 		if (r->path == NPR_RING_PATH_URING) {
-			struct io_uring_sqe *sqe = get_sqe(r);
+			struct io_uring_sqe *sqe;
 
+			pthread_mutex_lock(&r->sq_lock);
+			sqe = get_sqe(r);
 			if (sqe) {
 				io_uring_prep_nop(sqe);
 				io_uring_sqe_set_data64(sqe, j->sqe.user_data);
-				r->unsubmitted++;
+				__atomic_store_n(&r->unsubmitted,
+					 r->unsubmitted + 1, __ATOMIC_RELEASE);
+			} else {
+				__atomic_fetch_add(&r->notes_lost, 1,
+						   __ATOMIC_RELEASE);
 			}
+			pthread_mutex_unlock(&r->sq_lock);
 		} else {
-			r->signal = true;
-			if (r->want && r->cq_tail - r->cq_head >= r->want)
-				pthread_cond_signal(&r->reaped);
+			__atomic_store_n(&r->signal, true, __ATOMIC_RELEASE);
+			if (r->want && r->cq_tail -
+			    __atomic_load_n(&r->cq_head, __ATOMIC_ACQUIRE) >=
+			    r->want) {
+				/* signalled by flush(), after the unlock */
+				r->want = 0;
+				__atomic_store_n(&r->wake_reaper, true,
+						 __ATOMIC_RELEASE);
+			}
 		}
 	}
 	j->link = NULL;
@@ -189,7 +376,7 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 		r->head = link;
 		if (!r->tail)
 			r->tail = link;
-		pthread_cond_signal(&r->work);
+		wake_locked(r, 1);
 	} else {
 		break_chain_locked(r, link);
 	}
@@ -197,11 +384,229 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 
 /* ---- running jobs ------------------------------------------------------- */
 
-static int run_job(struct npr_ring *r, struct job *j)
+static int run_arg_job(struct npr_ring *r, struct job *j)
+{
+	unsigned long cmd = op_cmd(j->sqe.opcode);
+	int err;
+
+	err = npr_job_run_arg(r->dev, j->rq, cmd, &j->arg);
+	if (!err || err == -EMSGSIZE)
+		npr_job_arg_out(cmd, j->uarg, &j->arg, j->usize);
+	if (!err && j->sqe.opcode == NPR_OP_IMPORT)
+		return (int)j->arg.im.exec;
+	return err;
+}
+
+/*
+ * Read @size bytes of @fd into @buf with IORING_OP_READs on the worker's
+ * ring, READ_DEPTH chunks in flight; a short read is continued.  Returns
+ * only when no read is in flight any more.
+ */
+static int uring_read(struct worker *w, int fd, char *buf, size_t size,
+		      const char *path)
+{
+	struct { size_t off; unsigned int len; } slot[READ_DEPTH];
+	unsigned int inflight = 0, k;
+	bool busy[READ_DEPTH] = { false };
+	size_t next = 0;
+	int err = 0;
+
+	while ((!err && next < size) || inflight) {
+		struct io_uring_cqe *c;
+		unsigned int head, seen = 0;
+
+		for (k = 0; !err && k < READ_DEPTH && next < size; k++) {
+			struct io_uring_sqe *sqe;
+
+			if (busy[k])
+				continue;
+			sqe = io_uring_get_sqe(&w->ring);
+			if (!sqe)
+				break;
+			slot[k].off = next;
+			slot[k].len = size - next < READ_CHUNK ?
+				      (unsigned int)(size - next) : READ_CHUNK;
+			io_uring_prep_read(sqe, fd, buf + next, slot[k].len,
+					   next);
+			io_uring_sqe_set_data64(sqe, k);
+			busy[k] = true;
+			inflight++;
+			next += slot[k].len;
+		}
+		if (!inflight) {
+			/* cannot happen: the ring has room for every read */
+			err = npr_err(-EBUSY, "no SQE to read %s", path);
+			break;
+		}
+		io_uring_submit_and_wait(&w->ring, 1);
+		io_uring_for_each_cqe(&w->ring, head, c) {
+			uint64_t ud = c->user_data;
+			int res = c->res;
+
+			seen++;
+			if (ud >= READ_DEPTH)
+				continue;	/* a stale wake-up */
+			k = ud;
+			if (res <= 0 || (unsigned int)res > slot[k].len) {
+				if (!err)
+					err = npr_err(res < 0 ? res : -EIO,
+						      "cannot read %s at %zu: %s",
+						      path, slot[k].off,
+						      res < 0 ? strerror(-res) :
+						      "the file is shorter than its size");
+				busy[k] = false;
+				inflight--;
+				continue;
+			}
+			if ((unsigned int)res == slot[k].len || err) {
+				busy[k] = false;
+				inflight--;
+				continue;
+			}
+			/* short: the rest of the chunk again */
+			slot[k].off += res;
+			slot[k].len -= res;
+			{
+				struct io_uring_sqe *sqe =
+					io_uring_get_sqe(&w->ring);
+
+				if (!sqe) {
+					err = npr_err(-EBUSY, "no SQE to continue reading %s",
+						      path);
+					busy[k] = false;
+					inflight--;
+					continue;
+				}
+				io_uring_prep_read(sqe, fd, buf + slot[k].off,
+						   slot[k].len, slot[k].off);
+				io_uring_sqe_set_data64(sqe, k);
+			}
+		}
+		io_uring_cq_advance(&w->ring, seen);
+	}
+	return err;
+}
+
+/*
+ * Read a whole file into a malloc()ed buffer: through the worker's ring
+ * when it has one, else with pread().  -ENOENT and the like carry the path.
+ */
+static int read_file(struct worker *w, const char *path, const char *what,
+		     uint64_t max, void **data, size_t *size)
+{
+	struct stat st;
+	char *buf = NULL;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		return npr_err(err, "cannot open %s %s: %s", what, path,
+			       strerror(-err));
+	}
+	if (fstat(fd, &st)) {
+		err = -errno;
+		err = npr_err(err, "cannot stat %s %s: %s", what, path,
+			      strerror(-err));
+	} else if (!S_ISREG(st.st_mode)) {
+		err = npr_err(-EINVAL, "%s %s is not a regular file", what,
+			      path);
+	} else if ((uint64_t)st.st_size > max) {
+		err = npr_err(-EFBIG, "%s %s is larger than %llu MiB", what,
+			      path, (unsigned long long)(max >> 20));
+	} else if (!(buf = malloc(st.st_size ? st.st_size : 1))) {
+		err = npr_err(-ENOMEM, "no memory for the %lld bytes of %s",
+			      (long long)st.st_size, path);
+	} else if (w->has_ring) {
+		err = uring_read(w, fd, buf, st.st_size, path);
+	} else {
+		size_t done = 0;
+
+		while (!err && done < (size_t)st.st_size) {
+			ssize_t n = pread(fd, buf + done, st.st_size - done,
+					  done);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				err = npr_err(n < 0 ? -errno : -EIO,
+					      "cannot read %s at %zu", path,
+					      done);
+			else
+				done += n;
+		}
+	}
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*data = buf;
+	*size = st.st_size;
+	return 0;
+}
+
+/*
+ * LOAD: the .xml and its .bin read into memory asynchronously (the
+ * worker's io_uring, or pread on the fallback), then parsed as
+ * MODEL_LOAD with NPR_MODEL_LOAD_MEMORY would.  An .onnx path goes
+ * through MODEL_LOAD itself.
+ */
+static int load_job(struct npr_ring *r, struct worker *w, const char *path,
+		    uint32_t *h)
+{
+	size_t n = strlen(path), xlen = 0, wlen = 0;
+	struct npr_graph *g = NULL;
+	struct npr_blob *blob = NULL;
+	void *xml = NULL, *wts = NULL;
+	char *bin;
+	int err;
+
+	if (n > 5 && !strcmp(path + n - 5, ".onnx"))
+		return npr_job_load(r->dev, path, h);
+	err = read_file(w, path, "model", NPR_IR_MAX_XML, &xml, &xlen);
+	if (err)
+		return err;
+	bin = malloc(n + 5);
+	if (!bin) {
+		free(xml);
+		return -ENOMEM;
+	}
+	memcpy(bin, path, n + 1);
+	if (n > 4 && !strcasecmp(bin + n - 4, ".xml"))
+		bin[n - 4] = 0;
+	strcat(bin, ".bin");
+	err = read_file(w, bin, "weights file", UINT64_MAX, &wts, &wlen);
+	if (err == -ENOENT) {
+		err = 0;	/* fine unless a Const needs data */
+	} else if (!err) {
+		blob = calloc(1, sizeof(*blob));
+		if (!blob) {
+			free(wts);
+			err = -ENOMEM;
+		} else {
+			blob->data = wts;	/* freed with the blob */
+			blob->size = wlen;
+			blob->refs = 1;
+		}
+	}
+	if (!err)
+		err = npr_ir_parse(xml, xlen, blob, &g);
+	npr_blob_put(blob);
+	free(xml);
+	free(bin);
+	if (err)
+		return err;
+	return npr_job_model_add(r->dev, g, h);
+}
+
+static int run_job(struct npr_ring *r, struct worker *w, struct job *j)
 {
 	uint32_t h;
 	int err;
 
+	if (op_cmd(j->sqe.opcode))
+		return run_arg_job(r, j);
 	switch (j->sqe.opcode) {
 	case NPR_OP_NOP:
 		if (j->sqe.len)
@@ -213,7 +618,7 @@ static int run_job(struct npr_ring *r, struct job *j)
 		err = npr_job_compile(r->dev, j->sqe.handle, &h);
 		return err ? err : (int)h;
 	case NPR_OP_LOAD:
-		err = npr_job_load(r->dev, j->path, &h);
+		err = load_job(r, w, j->path, &h);
 		return err ? err : (int)h;
 	}
 	return -EINVAL;
@@ -238,27 +643,53 @@ static struct job *pick_locked(struct npr_ring *r)
 	return j;
 }
 
-struct worker_arg {
-	struct npr_ring *r;
-	int idx;
-};
+/*
+ * Sleep until the worker's io_uring has a completion (a wake-up), then
+ * consume it.  The wait is poll(2) on the ring's descriptor, readable
+ * when its CQ is not empty: one syscall like io_uring_enter(GETEVENTS),
+ * and one that every tool knows may block (valgrind 3.19 runs the other
+ * threads only during syscalls it knows to block, and io_uring_enter is
+ * not among them: workers waiting in it stopped the whole process).
+ */
+static void wait_wake(struct worker *w)
+{
+	struct pollfd p = { .fd = w->ring.ring_fd, .events = POLLIN };
+	struct io_uring_cqe *c;
+	unsigned int head, seen = 0;
+
+	if (!io_uring_cq_ready(&w->ring))
+		poll(&p, 1, -1);
+	io_uring_for_each_cqe(&w->ring, head, c)
+		seen++;
+	io_uring_cq_advance(&w->ring, seen);
+}
 
 static void *worker(void *p)
 {
-	struct npr_ring *r = ((struct worker_arg *)p)->r;
-	int idx = ((struct worker_arg *)p)->idx;
+	struct worker *w = p;
+	struct npr_ring *r = w->r;
+	int idx = w->idx;
 	struct job *j;
 
-	free(p);
 	pthread_mutex_lock(&r->lock);
 	while (!r->stop) {
+		unsigned long mark;
 		uint64_t started;
 		bool drain;
-		int res;
+		int res, status;
 
 		j = pick_locked(r);
-		if (!j) {
+		if (!j && !w->has_ring) {
 			pthread_cond_wait(&r->work, &r->lock);
+			continue;
+		}
+		if (!j) {
+			/* the event loop: a waker clears sleeping */
+			w->sleeping = true;
+			pthread_mutex_unlock(&r->lock);
+			wait_wake(w);
+			pthread_mutex_lock(&r->lock);
+			w->sleeping = false;
 			continue;
 		}
 		drain = j->sqe.flags & NPR_SQE_DRAIN;
@@ -266,26 +697,41 @@ static void *worker(void *p)
 		if (j->sqe.deadline_ns && started > j->sqe.deadline_ns) {
 			if (drain)
 				r->drain_running = false;
-			complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED, started);
-			flush_locked(r);
-			pthread_cond_broadcast(&r->work);
+			complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED, started,
+					"the deadline passed before the job started");
+			if (r->head)
+				wake_locked(r, INT_MAX);
+			pthread_mutex_unlock(&r->lock);
+			flush(r);
+			pthread_mutex_lock(&r->lock);
 			continue;
 		}
 		r->cur[idx] = j;
 		r->nrunning++;
+		if (j->rq)
+			__atomic_store_n(&j->rq->cancel, 0, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&r->lock);
-		res = run_job(r, j);
+		mark = npr_err_mark();
+		res = npr_err_default(run_job(r, w, j), mark);
 		pthread_mutex_lock(&r->lock);
 		r->cur[idx] = NULL;
 		r->nrunning--;
 		if (drain)
 			r->drain_running = false;
-		complete_locked(r, j, res,
-				res < 0 ? NPR_JOB_FAILED : NPR_JOB_OK, started);
-		flush_locked(r);
+		status = res >= 0 ? NPR_JOB_OK : NPR_JOB_FAILED;
+		if (j->rq) {
+			/* set under the lock, so no CANCEL can come late */
+			if (res == -ECANCELED && j->rq->cancel)
+				status = NPR_JOB_CANCELED;
+			__atomic_store_n(&j->rq->cancel, 0, __ATOMIC_RELAXED);
+		}
+		complete_locked(r, j, res, status, started, npr_last_error());
 		/* a drain job may now be startable */
 		if (r->head)
-			pthread_cond_broadcast(&r->work);
+			wake_locked(r, INT_MAX);
+		pthread_mutex_unlock(&r->lock);
+		flush(r);
+		pthread_mutex_lock(&r->lock);
 	}
 	pthread_mutex_unlock(&r->lock);
 	return NULL;
@@ -319,6 +765,18 @@ static bool is_io_uring_fd(int fd)
 	return strstr(link, "io_uring") != NULL;
 }
 
+/* Whether @ring's kernel has IORING_OP_MSG_RING (5.18) and _READ. */
+static bool has_msg_ring(struct io_uring *ring)
+{
+	struct io_uring_probe *p = io_uring_get_probe_ring(ring);
+	bool ok = p && io_uring_opcode_supported(p, IORING_OP_MSG_RING) &&
+		  io_uring_opcode_supported(p, IORING_OP_READ);
+
+	if (p)
+		io_uring_free_probe(p);
+	return ok;
+}
+
 static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 		       struct npr_ring **out)
 {
@@ -334,6 +792,7 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 	r->inline_infer = dev->ops == &npr_null_backend_ops;
 	r->nworkers = r->inline_infer ? 2 : npr_cpu_count();
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_mutex_init(&r->sq_lock, NULL);
 	pthread_cond_init(&r->work, NULL);
 	{
 		pthread_condattr_t ca;
@@ -368,10 +827,14 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 		else if (a->attach_fd < 0 || !is_io_uring_fd(a->attach_fd))
 			err = npr_err(-EBADF, "attach_fd %d is not an io_uring",
 				      a->attach_fd);
+		else if (!has_msg_ring(&r->cr))
+			err = npr_err(-EOPNOTSUPP,
+				      "attaching a ring needs IORING_OP_MSG_RING (Linux 5.18), which this kernel lacks");
 		if (err) {
 			if (r->path == NPR_RING_PATH_URING)
 				io_uring_queue_exit(&r->cr);
 			pthread_mutex_destroy(&r->lock);
+			pthread_mutex_destroy(&r->sq_lock);
 			pthread_cond_destroy(&r->work);
 			pthread_cond_destroy(&r->reaped);
 			free(r);
@@ -383,37 +846,54 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 	r->cq = calloc(r->entries, sizeof(*r->cq));
 	r->cur = calloc(r->nworkers, sizeof(*r->cur));
 	r->tids = calloc(r->nworkers, sizeof(*r->tids));
+	r->w = calloc(r->nworkers, sizeof(*r->w));
+	r->elog_n = r->entries;
+	r->elog = calloc(r->elog_n, sizeof(*r->elog));
 	err = -ENOMEM;
-	if (!r->cq || !r->cur || !r->tids)
+	if (!r->cq || !r->cur || !r->tids || !r->w || !r->elog)
 		goto fail;
-	for (i = 0; i < r->nworkers; i++) {
-		struct worker_arg *wa = malloc(sizeof(*wa));
-
-		if (!wa)
-			goto fail_threads;
-		wa->r = r;
-		wa->idx = i;
-		err = -pthread_create(&r->tids[i], NULL, worker, wa);
-		if (err) {
-			free(wa);
-			goto fail_threads;
+	/*
+	 * Each worker's own io_uring, all or none, woken by MSG_RING: else
+	 * (also on a kernel without MSG_RING) the condition variable.
+	 */
+	r->wloop = r->path == NPR_RING_PATH_URING && has_msg_ring(&r->cr);
+	for (i = 0; r->wloop && i < r->nworkers; i++) {
+		if (io_uring_queue_init(WORKER_RING_ENTRIES, &r->w[i].ring,
+					0) < 0) {
+			while (i-- > 0)
+				io_uring_queue_exit(&r->w[i].ring);
+			r->wloop = false;
+			break;
 		}
+	}
+	for (i = 0; i < r->nworkers; i++) {
+		r->w[i].r = r;
+		r->w[i].idx = i;
+		r->w[i].has_ring = r->wloop;
+		err = -pthread_create(&r->tids[i], NULL, worker, &r->w[i]);
+		if (err)
+			goto fail_threads;
 	}
 	*out = r;
 	return 0;
 fail_threads:
 	pthread_mutex_lock(&r->lock);
 	r->stop = true;
-	pthread_cond_broadcast(&r->work);
+	wake_locked(r, INT_MAX);
 	pthread_mutex_unlock(&r->lock);
+	flush(r);
 	while (i-- > 0)
 		pthread_join(r->tids[i], NULL);
 fail:
+	for (i = 0; r->wloop && i < r->nworkers; i++)
+		io_uring_queue_exit(&r->w[i].ring);
+	free(r->w);
 	if (r->path == NPR_RING_PATH_URING)
 		io_uring_queue_exit(&r->cr);
 	free(r->cq);
 	free(r->cur);
 	free(r->tids);
+	free(r->elog);
 	free(r);
 	return err;
 }
@@ -489,7 +969,8 @@ void npr_ring_destroy(struct npr_device *dev)
 	while ((j = r->head)) {
 		r->head = j->next;
 		if (r->attach) {
-			complete_locked(r, j, -ECANCELED, NPR_JOB_CANCELED, 0);
+			complete_locked(r, j, -ECANCELED, NPR_JOB_CANCELED, 0,
+					"the fd was closed before the job ran");
 		} else {
 			struct job *l = j->link;
 
@@ -503,25 +984,59 @@ void npr_ring_destroy(struct npr_device *dev)
 		}
 	}
 	r->tail = NULL;
-	flush_locked(r);
-	pthread_cond_broadcast(&r->work);
+	wake_locked(r, INT_MAX);
 	pthread_mutex_unlock(&r->lock);
+	flush(r);
 	/* running jobs finish; links behind them complete as cancelled */
 	for (i = 0; i < r->nworkers; i++)
 		pthread_join(r->tids[i], NULL);
-	pthread_mutex_lock(&r->lock);
-	flush_locked(r);
-	pthread_mutex_unlock(&r->lock);
+	flush(r);
+	for (i = 0; r->wloop && i < r->nworkers; i++)
+		io_uring_queue_exit(&r->w[i].ring);
+	free(r->w);
 	if (r->path == NPR_RING_PATH_URING)
 		io_uring_queue_exit(&r->cr);
 	pthread_mutex_destroy(&r->lock);
+	pthread_mutex_destroy(&r->sq_lock);
 	pthread_cond_destroy(&r->work);
 	pthread_cond_destroy(&r->reaped);
+	for (i = 0; i < (int)r->elog_n; i++)
+		free(r->elog[i].msg);
+	free(r->elog);
 	free(r->cq);
 	free(r->cur);
 	free(r->tids);
 	free(r);
 	dev->ring = NULL;
+}
+
+/* GET_ERROR with NPR_GET_ERROR_JOB: a copy of the message in @msg. */
+int npr_ring_job_error(struct npr_device *dev, uint64_t user_data,
+		       char **msg, int32_t *res)
+{
+	struct npr_ring *r;
+	unsigned int i;
+	int err = -ENOENT;
+
+	pthread_mutex_lock(&dev->lock);
+	r = dev->ring;
+	pthread_mutex_unlock(&dev->lock);
+	if (!r)
+		return -ENOENT;
+	pthread_mutex_lock(&r->lock);
+	for (i = 1; i <= r->elog_n; i++) {
+		const struct job_err *e =
+			&r->elog[(r->elog_next + r->elog_n - i) % r->elog_n];
+
+		if (!e->msg || e->user_data != user_data)
+			continue;
+		*msg = strdup(e->msg);
+		*res = e->res;
+		err = *msg ? 0 : -ENOMEM;
+		break;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return err;
 }
 
 /* ---- submission --------------------------------------------------------- */
@@ -563,8 +1078,38 @@ static int check_sqe(struct npr_device *dev, const struct npr_sqe *s,
 			return npr_err(-EINVAL, "sqe %u: CANCEL takes only addr",
 				       i);
 		break;
+	default:	/* the jobs with an argument struct */
+		if (s->handle || s->len || !s->addr)
+			return npr_err(-EINVAL, "sqe %u: opcode %u needs addr (its argument struct) and no handle or len",
+				       i, s->opcode);
+		break;
 	}
 	return 0;
+}
+
+/*
+ * Hold request @h for job @i: a request with a job in flight is refused,
+ * unless that job is an earlier one of the same chain in this batch (the
+ * chain runs them one after another).
+ */
+static int hold_request(struct npr_device *dev, struct job **jobs,
+			const struct npr_sqe *sq, unsigned int i, uint32_t h)
+{
+	struct job *j = jobs[i];
+	unsigned int k;
+	int err;
+
+	j->req = h;
+	err = npr_req_acquire(dev, h, &j->rq);
+	for (k = i; err == -EBUSY && k-- > 0 &&
+	     (sq[k].flags & NPR_SQE_LINK);) {
+		if (jobs[k]->rq && jobs[k]->req == h) {
+			j->rq = jobs[k]->rq;
+			npr_req_hold(dev, j->rq);
+			err = 0;
+		}
+	}
+	return err;
 }
 
 /* Find the job with @ud among queued jobs and chain tails; unlink it. */
@@ -575,8 +1120,13 @@ static int cancel_locked(struct npr_ring *r, uint64_t ud)
 
 	for (i = 0; i < r->nworkers; i++) {
 		j = r->cur[i];
-		if (j && j->sqe.user_data == ud)
+		if (!j || j->sqe.user_data != ud)
+			continue;
+		if (j->sqe.opcode != NPR_OP_INFER)
 			return -EALREADY;
+		/* the backend stops at its next node boundary, if any */
+		__atomic_store_n(&j->rq->cancel, 1, __ATOMIC_RELAXED);
+		return 0;
 	}
 	for (pp = &r->head; (j = *pp); pp = &j->next) {
 		if (j->sqe.user_data != ud)
@@ -590,7 +1140,8 @@ static int cancel_locked(struct npr_ring *r, uint64_t ud)
 			r->tail = t;
 		}
 		/* cancelled: the rest of its chain cannot run */
-		complete_locked(r, j, -ECANCELED, NPR_JOB_CANCELED, 0);
+		complete_locked(r, j, -ECANCELED, NPR_JOB_CANCELED, 0,
+				"cancelled before it started");
 		return 0;
 	}
 	for (i = -1; i < r->nworkers; i++) {
@@ -604,7 +1155,8 @@ static int cancel_locked(struct npr_ring *r, uint64_t ud)
 					continue;
 				*lp = NULL;
 				complete_locked(r, t, -ECANCELED,
-						NPR_JOB_CANCELED, 0);
+						NPR_JOB_CANCELED, 0,
+						"cancelled before it started");
 				return 0;
 			}
 		}
@@ -617,7 +1169,8 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 	const struct npr_sqe *sq = (const void *)(uintptr_t)a->sqes;
 	struct job **jobs = NULL, *prev = NULL;
 	struct npr_ring *r;
-	unsigned int i, n, fit, room;
+	unsigned int i, n, fit, room, posted;
+	int queued = 0;
 	uint64_t now;
 	int err;
 
@@ -659,17 +1212,25 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 		jobs[i] = j;
 		j->sqe = sq[i];
 		j->queued_ns = now;
-		if (j->sqe.opcode == NPR_OP_INFER) {
-			err = npr_req_acquire(dev, j->sqe.handle, &j->rq);
-			if (err) {
-				char why[256];
+		if (op_cmd(j->sqe.opcode)) {
+			j->uarg = (void *)(uintptr_t)j->sqe.addr;
+			err = npr_job_arg_in(op_cmd(j->sqe.opcode), j->uarg,
+					     &j->arg, &j->usize);
+			if (!err && j->sqe.opcode >= NPR_OP_STATE_GET)
+				err = hold_request(dev, jobs, sq, i,
+						   j->arg.st.req);
+		} else if (j->sqe.opcode == NPR_OP_INFER) {
+			err = hold_request(dev, jobs, sq, i, j->sqe.handle);
+		}
+		if (err) {
+			char why[256];
 
-				/* npr_err() writes the buffer it would read */
-				snprintf(why, sizeof(why), "%s", npr_last_error());
-				npr_err(err, "sqe %u: %s", i, why);
-				goto fail;
-			}
-		} else if (j->sqe.opcode == NPR_OP_LOAD) {
+			/* npr_err() writes the buffer it would read */
+			snprintf(why, sizeof(why), "%s", npr_last_error());
+			npr_err(err, "sqe %u: %s", i, why);
+			goto fail;
+		}
+		if (j->sqe.opcode == NPR_OP_LOAD) {
 			j->path = strndup((const char *)(uintptr_t)j->sqe.addr,
 					  4096);
 			if (!j->path) {
@@ -686,7 +1247,7 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 		goto fail_all;
 	}
 	/* back-pressure: only whole chains that fit */
-	room = r->entries - r->inflight;
+	room = r->entries - __atomic_load_n(&r->inflight, __ATOMIC_ACQUIRE);
 	fit = 0;
 	for (i = 0; i < n && i < room; i++)
 		if (!(sq[i].flags & NPR_SQE_LINK) || i == n - 1)
@@ -694,10 +1255,11 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 	if (!fit) {
 		pthread_mutex_unlock(&r->lock);
 		err = npr_err(-EBUSY, "completion queue full (%u in flight): reap first",
-			      r->inflight);
+			      r->entries - room);
 		goto fail_all;
 	}
-	r->inflight += fit;
+	__atomic_fetch_add(&r->inflight, fit, __ATOMIC_ACQUIRE);
+	posted = r->posted;
 	for (i = 0; i < fit; i++) {
 		struct job *j = jobs[i];
 		bool chained = prev != NULL;
@@ -710,9 +1272,14 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 			continue;
 		if (j->sqe.opcode == NPR_OP_CANCEL) {
 			int res = cancel_locked(r, j->sqe.addr);
+			char why[96];
 
+			snprintf(why, sizeof(why), res == -EALREADY ?
+				 "job %llu is running and cannot be interrupted" :
+				 "no job with user_data %llu is in flight",
+				 (unsigned long long)j->sqe.addr);
 			complete_locked(r, j, res, res < 0 ? NPR_JOB_FAILED :
-					NPR_JOB_OK, 0);
+					NPR_JOB_OK, 0, why);
 			continue;
 		}
 		if (!r->head && !r->drain_running && !prev &&
@@ -722,9 +1289,9 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 			/* cannot block: complete at once */
 			if (j->sqe.deadline_ns && now > j->sqe.deadline_ns)
 				complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED,
-						0);
+						0, "the deadline passed before the job started");
 			else
-				complete_locked(r, j, 0, NPR_JOB_OK, 0);
+				complete_locked(r, j, 0, NPR_JOB_OK, 0, NULL);
 			continue;
 		}
 		j->next = NULL;
@@ -733,11 +1300,16 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 		else
 			r->head = j;
 		r->tail = j;
+		queued++;
 	}
-	flush_locked(r);
-	if (r->head)
-		pthread_cond_broadcast(&r->work);
+	posted = r->posted != posted;
+	/* a worker per queued job, not every worker for one job */
+	if (queued && wake_locked(r, queued))
+		posted = true;
 	pthread_mutex_unlock(&r->lock);
+	/* only what this call prepared: not a worker's note in flight */
+	if (posted)
+		flush(r);
 	a->submitted = fit;
 	err = 0;
 	/* the SQEs that did not fit */
@@ -761,10 +1333,17 @@ fail_all:
 static void drain_notes(struct npr_ring *r)
 {
 	if (r->path == NPR_RING_PATH_URING) {
-		unsigned int n = io_uring_cq_ready(&r->cr);
+		struct io_uring_cqe *c;
+		unsigned int head, n = 0, notes = 0;
 
+		/* notes are NOPs (res 0); a failed wake-up is no note */
+		io_uring_for_each_cqe(&r->cr, head, c) {
+			n++;
+			notes += c->res >= 0;
+		}
 		if (n)
 			io_uring_cq_advance(&r->cr, n);
+		r->notes_seen += notes;
 	} else {
 		eventfd_t v;
 
@@ -800,17 +1379,19 @@ int npr_ring_reap(struct npr_device *dev, struct npr_reap *a)
 	if (a->timeout_ns)
 		deadline = npr_now_ns() + a->timeout_ns;
 	for (;;) {
-		unsigned int k = 0;
+		unsigned int k = 0, head, tail;
 
 		drain_notes(r);
-		pthread_mutex_lock(&r->lock);
-		while (a->count < a->max && r->cq_head != r->cq_tail) {
-			out[a->count++] = r->cq[r->cq_head & (r->entries - 1)];
-			r->cq_head++;
+		/* lockless: see "Locking" at the top */
+		head = r->cq_head;
+		tail = __atomic_load_n(&r->cq_tail, __ATOMIC_ACQUIRE);
+		while (a->count < a->max && head != tail) {
+			out[a->count++] = r->cq[head++ & (r->entries - 1)];
 			k++;
 		}
-		r->inflight -= k;
-		pthread_mutex_unlock(&r->lock);
+		__atomic_store_n(&r->cq_head, head, __ATOMIC_RELEASE);
+		if (k)
+			__atomic_fetch_sub(&r->inflight, k, __ATOMIC_RELEASE);
 		if (a->count >= a->min)
 			break;
 		if (deadline && npr_now_ns() >= deadline) {
@@ -827,6 +1408,19 @@ int npr_ring_reap(struct npr_device *dev, struct npr_reap *a)
 		if (r->path == NPR_RING_PATH_URING) {
 			struct io_uring_cqe *c;
 			struct __kernel_timespec ts, *tp = NULL;
+			/*
+			 * Completion i has note i: wait until the note of the
+			 * last completion needed is there.  Notes consumed
+			 * already may belong to CQEs not yet copied, and CQEs
+			 * copied to notes still to come.
+			 */
+			unsigned int need = r->cq_head + (a->min - a->count) -
+				r->notes_seen -
+				__atomic_load_n(&r->notes_lost,
+						__ATOMIC_ACQUIRE);
+
+			if ((int)need <= 0)
+				continue;
 
 			if (deadline) {
 				uint64_t left = deadline - npr_now_ns();
@@ -838,8 +1432,7 @@ int npr_ring_reap(struct npr_device *dev, struct npr_reap *a)
 				tp = &ts;
 			}
 			/* one wake-up for the whole batch still missing */
-			io_uring_wait_cqes(&r->cr, &c, a->min - a->count, tp,
-					   NULL);
+			io_uring_wait_cqes(&r->cr, &c, need, tp, NULL);
 		} else {
 			/*
 			 * One wake-up when the whole missing count is there;
@@ -853,8 +1446,9 @@ int npr_ring_reap(struct npr_device *dev, struct npr_reap *a)
 			}
 			pthread_mutex_lock(&r->lock);
 			r->want = a->min - a->count;
-			while (r->cq_tail - r->cq_head < r->want &&
-			       !r->stop) {
+			/* a completion that satisfies it clears want */
+			while (r->want && !r->stop &&
+			       r->cq_tail - r->cq_head < r->want) {
 				if (!deadline)
 					pthread_cond_wait(&r->reaped, &r->lock);
 				else if (pthread_cond_timedwait(&r->reaped,

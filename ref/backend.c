@@ -1050,6 +1050,13 @@ static int cpu_infer(struct npr_request *rq)
 		const struct ref_fast *f = re->fast[i];
 		uint64_t t0 = re->prof_ns || rq->prof ? npr_now_ns() : 0;
 
+		/* a ring CANCEL of this running job: stop at a node boundary */
+		if (__atomic_load_n(&rq->cancel, __ATOMIC_RELAXED)) {
+			err = npr_err(-ECANCELED, "cancelled while running, after %d of %d steps",
+				      i, re->nsteps);
+			break;
+		}
+
 		if (f == &noop_mark) {
 			if (rq->prof)
 				rq->prof[re->steps[i]].fused = true;

@@ -288,7 +288,7 @@ TEST(abi_struct_sizes)
 	EXPECT_EQ(sizeof(struct npr_tensor_arg), 104);
 	EXPECT_EQ(sizeof(struct npr_infer), 32);
 	EXPECT_EQ(sizeof(struct npr_handle_destroy), 16);
-	EXPECT_EQ(sizeof(struct npr_get_error), 24);
+	EXPECT_EQ(sizeof(struct npr_get_error), 32);
 	EXPECT_EQ(sizeof(struct npr_prop_info), 96);
 	EXPECT_EQ(sizeof(struct npr_state_arg), 120);
 	EXPECT_EQ(sizeof(struct npr_export), 32);
@@ -439,6 +439,7 @@ TEST(abi_field_offsets)
 	CHECK_OFF(npr_get_error, buf, 8);
 	CHECK_OFF(npr_get_error, len, 16);
 	CHECK_OFF(npr_get_error, err, 20);
+	CHECK_OFF(npr_get_error, user_data, 24);
 }
 
 TEST(abi_ioctl_numbers)
@@ -515,6 +516,17 @@ TEST(abi_enum_values)
 	EXPECT_EQ(NPR_PORT_OUTPUT, 1u);
 	EXPECT_EQ(NPR_TENSOR_BIND, 2u);
 	EXPECT_EQ(NPR_TENSOR_MAP, 4u);
+	EXPECT_EQ(NPR_OP_NOP, 0);
+	EXPECT_EQ(NPR_OP_INFER, 1);
+	EXPECT_EQ(NPR_OP_COMPILE, 2);
+	EXPECT_EQ(NPR_OP_LOAD, 3);
+	EXPECT_EQ(NPR_OP_CANCEL, 4);
+	EXPECT_EQ(NPR_OP_IMPORT, 5);
+	EXPECT_EQ(NPR_OP_EXPORT, 6);
+	EXPECT_EQ(NPR_OP_STATE_GET, 7);
+	EXPECT_EQ(NPR_OP_STATE_SET, 8);
+	EXPECT_EQ(NPR_OP_STATE_RESET, 9);
+	EXPECT_EQ(NPR_GET_ERROR_JOB, 1u);
 }
 
 TEST(elem_size_and_name)
@@ -725,7 +737,14 @@ struct cmd_desc {
 	int handle_off;
 	int handle_type;
 	int wrong_type;
+	size_t v0;	/* version-0 size when the struct grew, else 0 */
 };
+
+/* The smallest size the library accepts. */
+static size_t v0_size(const struct cmd_desc *d)
+{
+	return d->v0 ? d->v0 : d->size;
+}
 
 static void fill_device_info(struct npr_test *_metadata __maybe_unused,
 			     struct objs *o __maybe_unused,
@@ -961,8 +980,9 @@ static const struct cmd_desc desc_state_reset = {
 	NPR_HANDLE_REQUEST, NPR_HANDLE_EXEC,
 };
 static const struct cmd_desc desc_get_error = {
-	NPR_IOCTL_GET_ERROR, sizeof(struct npr_get_error), 0,
+	NPR_IOCTL_GET_ERROR, sizeof(struct npr_get_error), NPR_GET_ERROR_JOB,
 	fill_get_error, -1, -1, 0, 0,
+	offsetof(struct npr_get_error, user_data),
 };
 
 /* Room for a struct and a tail past it, aligned like the structs. */
@@ -1106,7 +1126,7 @@ TEST_F(cmd, rejects_null_arg)
 
 TEST_F(cmd, rejects_size_below_version_0)
 {
-	const __u32 sizes[] = { 0, 4, 8, (__u32)variant->d->size - 1 };
+	const __u32 sizes[] = { 0, 4, 8, (__u32)v0_size(variant->d) - 1 };
 	union argbuf buf;
 	size_t i;
 	int ret;
@@ -1219,7 +1239,7 @@ TEST_F(cmd, checks_in_documented_order)
 					NPR_HANDLE_MODEL));
 	buf.b[d->size + 3] = 0xff;
 
-	put_u32(arg, 0, d->size - 1);
+	put_u32(arg, 0, v0_size(d) - 1);
 	EXPECT_EQ(IOC(fd, d->cmd, arg), -EINVAL);
 	put_u32(arg, 0, d->size + 8);
 	EXPECT_EQ(IOC(fd, d->cmd, arg), -E2BIG);
@@ -1543,6 +1563,10 @@ TEST(submit_rejects_bad_sqes_before_queueing_any)
 	s[0].opcode = NPR_OP_INFER;	/* no such request: -ENOENT */
 	s[0].handle = (NPR_HANDLE_REQUEST << 28) | 1;
 	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -ENOENT);
+	s[0].opcode = NPR_OP_IMPORT;	/* IMPORT needs its struct */
+	s[0].handle = 0;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EINVAL);
+	EXPECT_EQ(su.submitted, 0);
 	s[0].opcode = NPR_OP_CANCEL;	/* CANCEL takes only addr */
 	s[0].handle = 0;
 	s[0].flags = NPR_SQE_LINK;
@@ -1551,6 +1575,60 @@ TEST(submit_rejects_bad_sqes_before_queueing_any)
 	s[0].opcode = NPR_OP_NOP;
 	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), 0);
 	EXPECT_EQ(su.submitted, 3);
+	EXPECT_EQ(npr_close(fd), 0);
+}
+
+/*
+ * A job's argument struct goes through the ioctl's validation order at
+ * SUBMIT: size, unknown tail, flags, reserved, the request handle of a
+ * STATE job.  Each failure names no job: nothing is submitted.
+ */
+TEST(submit_checks_job_structs_in_documented_order)
+{
+	struct npr_submit su = { .size = sizeof(su) };
+	struct {
+		struct npr_import im;
+		unsigned char tail[16];
+	} big;
+	struct npr_state_arg st;
+	struct npr_sqe s;
+	__u32 model, exec;
+	int fd = npr_open("null", 0);
+
+	ASSERT_GE(fd, 0);
+	load_relu(_metadata, fd, &model);
+	compile_model(_metadata, fd, model, &exec);
+	memset(&big, 0, sizeof(big));
+	memset(&s, 0, sizeof(s));
+	su.sqes = (uintptr_t)&s;
+	su.count = 1;
+	s.opcode = NPR_OP_IMPORT;
+	s.addr = (uintptr_t)&big;
+	big.im.size = sizeof(big.im) - 1;		/* 1 */
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EINVAL);
+	big.im.size = sizeof(big);			/* 2 */
+	big.tail[3] = 1;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -E2BIG);
+	big.tail[3] = 0;
+	big.im.flags = 1u << 9;				/* 3 */
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EOPNOTSUPP);
+	big.im.flags = 0;
+	big.im.reserved = 1;				/* 4 */
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EINVAL);
+	EXPECT_EQ(su.submitted, 0);
+
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	s.opcode = NPR_OP_STATE_RESET;
+	s.addr = (uintptr_t)&st;
+	st.req = unknown_handle(NPR_HANDLE_REQUEST);	/* 5 */
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -ENOENT);
+	st.req = exec;					/* 6 */
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EBADF);
+	s.opcode = NPR_OP_STATE_GET;			/* RESET's flag */
+	st.flags = NPR_STATE_RESET_ALL;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_SUBMIT, &su), -EOPNOTSUPP);
+	EXPECT_EQ(su.submitted, 0);
 	EXPECT_EQ(npr_close(fd), 0);
 }
 
@@ -2324,10 +2402,17 @@ TEST_F(relu, get_error_own_failures_keep_the_message)
 	EXPECT_EQ(npr_ioctl(self->o.fd, NPR_IOCTL_GET_ERROR, NULL), -EINVAL);
 	memset(&ge, 0, sizeof(ge));
 	ge.size = sizeof(ge);
-	ge.flags = 1;
+	ge.flags = 2;
 	EXPECT_EQ(npr_ioctl(self->o.fd, NPR_IOCTL_GET_ERROR, &ge),
 		  -EOPNOTSUPP);
+	ge.flags = NPR_GET_ERROR_JOB;	/* no ring job failed on this fd */
+	EXPECT_EQ(npr_ioctl(self->o.fd, NPR_IOCTL_GET_ERROR, &ge), -ENOENT);
 	ge.flags = 0;
+	ge.user_data = 1;		/* only with NPR_GET_ERROR_JOB */
+	EXPECT_EQ(npr_ioctl(self->o.fd, NPR_IOCTL_GET_ERROR, &ge), -EINVAL);
+	ge.user_data = 0;
+	ge.size = 24;			/* version 0 of the struct */
+	EXPECT_EQ(npr_ioctl(self->o.fd, NPR_IOCTL_GET_ERROR, &ge), -EMSGSIZE);
 	ge.size = 8;
 	EXPECT_EQ(npr_ioctl(self->o.fd, NPR_IOCTL_GET_ERROR, &ge), -EINVAL);
 	EXPECT_EQ(npr_ioctl(-1, NPR_IOCTL_GET_ERROR, &ge), -EBADF);

@@ -256,14 +256,19 @@ static void reap_n(int fd, struct npr_cqe *c, unsigned int n, bool poll)
 		die_lib(fd, "REAP", err);
 }
 
-/* One NOP job per round trip, submitted and reaped by this thread. */
-static double ring_nop_us(int fd, int iters, bool poll)
+/*
+ * One NOP job per round trip, submitted and reaped by this thread; with
+ * @worker a DRAIN NOP, which a worker thread has to be woken for.
+ */
+static double ring_nop_us(int fd, int iters, bool poll, bool worker)
 {
 	struct npr_sqe s = { .opcode = NPR_OP_NOP };
 	struct npr_cqe c;
 	uint64_t t0 = now_ns();
 	int i;
 
+	if (worker)
+		s.flags = NPR_SQE_DRAIN;
 	for (i = 0; i < iters; i++) {
 		s.user_data = i;
 		submit_all(fd, &s, 1);
@@ -305,36 +310,39 @@ static void bench_null_ring(int fd)
 {
 	int iters = opt.niter ? opt.niter : FLOOR_ITERS;
 	struct npr_ring_setup rs = { .size = sizeof(rs) };
-	double nop, msg, rpoll, rsleep, bpoll, bsleep, wpoll, wsleep;
+	double nop, msg, rpoll, rsleep, rwork, bpoll, bsleep, wpoll, wsleep;
 	int err;
 
 	err = npr_ioctl(fd, NPR_IOCTL_RING_SETUP, &rs);
 	if (err)
 		die_lib(fd, "RING_SETUP", err);
-	progress(0, 6, 0);
+	progress(0, 7, 0);
 	nop = raw_nop_us(iters);
-	progress(1, 6, 1 / 6.0);
+	progress(1, 7, 1 / 7.0);
 	msg = raw_msg_ring_rtt_us(iters / 4);
-	progress(2, 6, 2 / 6.0);
-	rpoll = ring_nop_us(fd, iters, true);
-	progress(3, 6, 3 / 6.0);
-	rsleep = ring_nop_us(fd, iters, false);
-	progress(4, 6, 4 / 6.0);
+	progress(2, 7, 2 / 7.0);
+	rpoll = ring_nop_us(fd, iters, true, false);
+	progress(3, 7, 3 / 7.0);
+	rsleep = ring_nop_us(fd, iters, false, false);
+	progress(4, 7, 4 / 7.0);
+	rwork = ring_nop_us(fd, iters / 8, false, true);
+	progress(5, 7, 5 / 7.0);
 	bpoll = ring_batch_us(fd, iters / 64, true, &wpoll);
-	progress(5, 6, 5 / 6.0);
+	progress(6, 7, 6 / 7.0);
 	bsleep = ring_batch_us(fd, iters / 64, false, &wsleep);
-	progress(6, 6, 1);
+	progress(7, 7, 1);
 	if (opt.json) {
 		printf("{\"device\":\"null\",\"path\":\"%s\",\"iters\":%d,"
 		       "\"raw_nop_us\":%.3f,\"raw_msg_ring_rtt_us\":%.3f,"
 		       "\"ring_nop_poll_us\":%.3f,\"ring_nop_sleep_us\":%.3f,"
 		       "\"ring_overhead_poll_us\":%.3f,"
+		       "\"ring_nop_worker_sleep_us\":%.3f,"
 		       "\"batch32_poll_us_per_job\":%.3f,"
 		       "\"batch32_sleep_us_per_job\":%.3f,"
 		       "\"batch32_poll_wakeups\":%.2f,"
 		       "\"batch32_sleep_wakeups\":%.2f,\"peak_rss_kb\":%ld}\n",
 		       rs.path == NPR_RING_PATH_URING ? "io_uring" : "fallback",
-		       iters, nop, msg, rpoll, rsleep, rpoll - nop, bpoll,
+		       iters, nop, msg, rpoll, rsleep, rpoll - nop, rwork, bpoll,
 		       bsleep, wpoll, wsleep, peak_rss_kb());
 		return;
 	}
@@ -345,6 +353,7 @@ static void bench_null_ring(int fd)
 	printf("ring NOP job, polling waiter     %8.3f us  (+%.3f over raw NOP)\n",
 	       rpoll, rpoll - nop);
 	printf("ring NOP job, sleeping waiter    %8.3f us\n", rsleep);
+	printf("ring NOP job via a worker, sleep %8.3f us\n", rwork);
 	printf("batch of 32 via a worker, poll   %8.3f us/job, %.2f waiter switches/batch\n",
 	       bpoll, wpoll);
 	printf("batch of 32 via a worker, sleep  %8.3f us/job, %.2f waiter switches/batch\n",

@@ -544,9 +544,18 @@ _Static_assert(sizeof(struct npr_handle_destroy) == 16, "npr_handle_destroy ABI"
  * @err: Out. The negative errno of the last failure on this thread, 0 if
  *       none.
  *
+ * @user_data: In. With NPR_GET_ERROR_JOB: the failed ring job's
+ *             user_data; else must be 0.  (Appended: version 0 of the
+ *             struct ends before it.)
+ *
  * Reads the calling thread's last failure detail; GET_ERROR itself does
  * not replace it.  A @buf shorter than the message is filled with a
  * truncated, NUL-terminated copy and the call returns -EMSGSIZE.
+ *
+ * With NPR_GET_ERROR_JOB it reads instead the message of the most recent
+ * ring job of this fd with @user_data that completed with res < 0 (@err
+ * is that res).  The ring remembers the last cq_entries such failures;
+ * -ENOENT when none with @user_data is remembered.
  */
 struct npr_get_error {
 	__u32 size;
@@ -554,8 +563,11 @@ struct npr_get_error {
 	__u64 buf;
 	__u32 len;
 	__s32 err;
+	__u64 user_data;
 };
-_Static_assert(sizeof(struct npr_get_error) == 24, "npr_get_error ABI");
+_Static_assert(sizeof(struct npr_get_error) == 32, "npr_get_error ABI");
+
+#define NPR_GET_ERROR_JOB	(1U << 0)
 
 /**
  * struct npr_state_arg - NPR_IOCTL_STATE_INFO, _GET, _SET and _RESET:
@@ -871,17 +883,45 @@ _Static_assert(sizeof(struct npr_make_stateful) == 24, "npr_make_stateful ABI");
  *                  exec handle (> 0) or -errno.
  * @NPR_OP_LOAD: load the IR model whose NUL-terminated .xml path is at
  *               @addr (copied at submission); res is the model handle.
+ *               The .xml and its .bin (the path with .xml replaced) are
+ *               read into memory with IORING_OP_READs on the worker's
+ *               own io_uring (pread on the fallback path); an .onnx
+ *               path is loaded as MODEL_LOAD loads it.
  * @NPR_OP_CANCEL: cancel the job whose user_data equals @addr.  res 0 if
  *                 a queued job was cancelled (it completes with
- *                 -ECANCELED), -EALREADY if it is running (it completes
- *                 normally), -ENOENT if no such job is in flight.
+ *                 -ECANCELED) or a running INFER was asked to stop (it
+ *                 completes with -ECANCELED, status NPR_JOB_CANCELED, when
+ *                 its backend stops it early: the CPU backend checks
+ *                 between nodes; else normally), -EALREADY if another
+ *                 kind of job is running (it completes normally), -ENOENT
+ *                 if no such job is in flight.
+ * @NPR_OP_IMPORT: NPR_IOCTL_IMPORT as a job: @addr points at a struct
+ *                 npr_import; res is the new exec handle (> 0).
+ * @NPR_OP_EXPORT: NPR_IOCTL_EXPORT as a job: @addr points at a struct
+ *                 npr_export; res 0, the blob's size in its @bytes.
+ * @NPR_OP_STATE_GET: NPR_IOCTL_STATE_GET as a job: @addr points at a
+ *                    struct npr_state_arg; res 0.
+ * @NPR_OP_STATE_SET: NPR_IOCTL_STATE_SET as a job, the same way.
+ * @NPR_OP_STATE_RESET: NPR_IOCTL_STATE_RESET as a job, the same way.
+ *
+ * The argument struct of IMPORT, EXPORT and the STATE jobs is copied and
+ * checked at submission like the ioctl's (size, flags, reserved fields;
+ * a STATE job's request handle too: it is held, like INFER's, until the
+ * job completes).  The struct and the buffers it points at must stay
+ * valid until the completion: its Out fields are written back before the
+ * completion is posted, also on failure (-EMSGSIZE: the needed size).
  */
 enum npr_op {
-	NPR_OP_NOP	= 0,
-	NPR_OP_INFER	= 1,
-	NPR_OP_COMPILE	= 2,
-	NPR_OP_LOAD	= 3,
-	NPR_OP_CANCEL	= 4,
+	NPR_OP_NOP		= 0,
+	NPR_OP_INFER		= 1,
+	NPR_OP_COMPILE		= 2,
+	NPR_OP_LOAD		= 3,
+	NPR_OP_CANCEL		= 4,
+	NPR_OP_IMPORT		= 5,
+	NPR_OP_EXPORT		= 6,
+	NPR_OP_STATE_GET	= 7,
+	NPR_OP_STATE_SET	= 8,
+	NPR_OP_STATE_RESET	= 9,
 	NPR_OP_MAX,
 };
 
@@ -892,7 +932,8 @@ enum npr_op {
  * @reserved0: Must be 0.
  * @handle: Request (INFER) or model (COMPILE) handle; 0 otherwise.
  * @user_data: Copied unchanged into the job's completion.
- * @addr: LOAD: path pointer; CANCEL: user_data of the target; else 0.
+ * @addr: LOAD: path pointer; CANCEL: user_data of the target; IMPORT,
+ *        EXPORT, STATE_*: pointer to the argument struct; else 0.
  * @len: NOP: microseconds to sleep on a worker (<= 10000000); else 0.
  * @reserved1: Must be 0.
  * @deadline_ns: Absolute CLOCK_MONOTONIC deadline in ns, 0 for none.  A
@@ -926,7 +967,8 @@ _Static_assert(sizeof(struct npr_sqe) == 64, "npr_sqe ABI");
  * enum npr_job_status - the status word of a completion
  * @NPR_JOB_OK: ran, res >= 0.
  * @NPR_JOB_FAILED: ran, res < 0.
- * @NPR_JOB_CANCELED: did not run: cancelled (res -ECANCELED).
+ * @NPR_JOB_CANCELED: cancelled (res -ECANCELED): before it started, or
+ *                    an INFER stopped while running.
  * @NPR_JOB_EXPIRED: did not run: its deadline passed (res -ETIME).
  * @NPR_JOB_LINK_BROKEN: did not run: an earlier linked job failed
  *                       (res -ECANCELED).
