@@ -25,6 +25,9 @@ struct npr_conv_plan {
 	int (*dw_flat)(const struct npr_conv_desc *, const float *,
 		       const float *, float *, const float *, float, int,
 		       float, float);
+	int (*dw_vec)(const struct npr_conv_desc *, const float *,
+		      const float *, float *, const float *, float, int,
+		      float, float);
 	void (*dw_plane)(const struct npr_conv_desc *, const float *,
 			 const float *, float *, const float *, float, int,
 			 float, float);
@@ -91,6 +94,8 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		    strcmp(kern->name, "scalar")) {
 			p->dw_plane = npr_dw_plane_avx512;
 			p->dw_flat = npr_dw_flat_avx512;
+			if (!getenv("NPR_CONV_DW_FLAT"))
+				p->dw_vec = npr_dw_vec_avx512;
 		}
 #endif
 		if (d->sh != d->sw || d->sw > 2)
@@ -201,6 +206,9 @@ static void dw_plane(void *arg, int i, int tid)
 	const float *res = j->res ? j->res + plane * d->OH * d->OW : NULL;
 	float b = p->bias ? p->bias[c] : 0.0f;
 
+	if (p->dw_vec && !p->dw_vec(d, x, wc, y, res, b, p->act, p->lo,
+				    p->hi))
+		return;
 	if (p->dw_flat && !p->dw_flat(d, x, wc, y, res, b, p->act, p->lo,
 				      p->hi))
 		return;

@@ -116,6 +116,10 @@ int npr_dw_flat_generic(const struct npr_conv_desc *d, const float *x,
 int npr_dw_flat_avx512(const struct npr_conv_desc *d, const float *x,
 		       const float *wc, float *y, const float *res, float b,
 		       int act, float lo, float hi);
+/* stride 1 or 2, accumulators in registers, no padded copy; -1: not done */
+int npr_dw_vec_avx512(const struct npr_conv_desc *d, const float *x,
+		      const float *wc, float *y, const float *res, float b,
+		      int act, float lo, float hi);
 
 /* vec.h: the fully connected MatMul, portable and AVX-512 builds */
 void npr_matmul_nt_generic(int64_t M, int64_t N, int64_t K, const float *A,
