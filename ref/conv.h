@@ -131,11 +131,13 @@ void npr_matmul_nt_avx512(int64_t M, int64_t N, int64_t K, const float *A,
 void npr_matmul_nn_avx512(int64_t M, int64_t N, int64_t K, const float *A,
 			  const float *B, float *C);
 void npr_pool_row_generic(bool maxp, const float *const *rows, int64_t nr,
-			  int64_t kw, int64_t sw, int64_t dw, int64_t pw,
+			  int64_t W, int64_t kw, int64_t sw, int64_t dw,
+			  int64_t pw,
 			  const int64_t *o0, const int64_t *o1, int64_t OW,
 			  float *acc);
 void npr_pool_row_avx512(bool maxp, const float *const *rows, int64_t nr,
-			 int64_t kw, int64_t sw, int64_t dw, int64_t pw,
+			 int64_t W, int64_t kw, int64_t sw, int64_t dw,
+			 int64_t pw,
 			 const int64_t *o0, const int64_t *o1, int64_t OW,
 			 float *acc);
 /* The scalar MatMul that npr_ref_matmul() falls back to (ref/nn.c). */

@@ -200,9 +200,14 @@ static void tap_range(int64_t base, int64_t dil, int64_t lim, int64_t k,
 {
 	int64_t a = 0, b;
 
-	if (base < 0)
-		a = (-base + dil - 1) / dil;
-	b = lim - 1 - base < 0 ? 0 : (lim - 1 - base) / dil + 1;
+	if (dil == 1) {		/* no divisions on the common path */
+		a = base < 0 ? -base : 0;
+		b = lim - base < 0 ? 0 : lim - base;
+	} else {
+		if (base < 0)
+			a = (-base + dil - 1) / dil;
+		b = lim - 1 - base < 0 ? 0 : (lim - 1 - base) / dil + 1;
+	}
 	if (b > k)
 		b = k;
 	if (a > b)
@@ -219,8 +224,8 @@ struct pool_job {
 	const float *x;
 	float *y;
 	void (*row)(bool, const float *const *, int64_t, int64_t, int64_t,
-		    int64_t, int64_t, const int64_t *, const int64_t *,
-		    int64_t, float *);
+		    int64_t, int64_t, int64_t, const int64_t *,
+		    const int64_t *, int64_t, float *);
 };
 
 /*
@@ -239,6 +244,7 @@ static void pool_plane(void *arg, int pl, int tid)
 	const float *rows[16];
 	float acc[1024];
 	int32_t ccnt[1024], acol[1024];
+	bool allc;
 
 	for (ow = 0; ow < g->OW; ow++) {
 		int64_t bw = ow * g->sw - g->pw, k0, k1, b0, b1;
@@ -260,6 +266,10 @@ static void pool_plane(void *arg, int pl, int tid)
 		if (o0[k] > o1[k])
 			o0[k] = o1[k];
 	}
+	/* MaxPool, every window column inside the input: no second pass */
+	allc = j->maxp;
+	for (ow = 0; ow < g->OW; ow++)
+		allc = allc && ccnt[ow] > 0;
 	for (oh = 0; oh < g->OH; oh++) {
 		int64_t bh = oh * g->sh - g->ph, i0, i1, a0, a1;
 		float *yr = y + oh * g->OW;
@@ -269,7 +279,12 @@ static void pool_plane(void *arg, int pl, int tid)
 			  &a0, &a1);
 		for (i = i0; i < i1; i++)
 			rows[i - i0] = xp + (bh + i * g->dh) * g->W;
-		j->row(j->maxp, rows, i1 - i0, g->kw, g->sw, g->dw, g->pw,
+		if (allc && i1 > i0) {
+			j->row(true, rows, i1 - i0, g->W, g->kw, g->sw, g->dw, g->pw,
+			       o0, o1, g->OW, yr);
+			continue;
+		}
+		j->row(j->maxp, rows, i1 - i0, g->W, g->kw, g->sw, g->dw, g->pw,
 		       o0, o1, g->OW, acc);
 		for (ow = 0; ow < g->OW; ow++) {
 			cnt = (i1 - i0) * ccnt[ow];

@@ -266,6 +266,11 @@ TEST(pooling_fast_path_matches_scalar_kernel)
 		{ 4, 7, 7, 7, 1, 0, 0, 1, false },
 		{ 3, 12, 9, 3, 1, 2, 2, 2, true },
 		{ 1, 6, 5, 4, 3, 1, 3, 1, false },
+		{ 2, 9, 55, 3, 2, 0, 1, 1, false },	/* ceil mode, 2 vectors */
+		{ 2, 7, 40, 3, 2, 1, 1, 1, true },	/* s2, padded, row 40 */
+		{ 2, 5, 37, 3, 1, 1, 1, 1, false },	/* s1, 37 wide */
+		{ 1, 6, 50, 5, 2, 2, 2, 2, true },	/* s2, dilation 2 */
+		{ 1, 18, 34, 17, 2, 0, 0, 1, false },	/* 17 wide (fallback) */
 	};
 	int i, m;
 
