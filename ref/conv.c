@@ -14,7 +14,7 @@
 #include "ops/eltwise.h"
 #include "ops/nn.h"
 
-enum { PATH_GEMM1X1, PATH_IM2COL, PATH_DW, PATH_DIRECT };
+enum { PATH_GEMM1X1, PATH_IM2COL, PATH_DW, PATH_DIRECT, PATH_T };
 
 struct npr_conv_plan {
 	struct npr_conv_desc d;
@@ -38,10 +38,16 @@ struct npr_conv_plan {
 		      float, int64_t, int64_t);
 	int64_t hp, wp;			/* direct: padded input plane */
 	int64_t *boff;			/* direct: offset of each GEMM row */
+	float *wt;			/* T: weights [K / 64][C * taps][64] */
+	int64_t np, tw;			/* T: channel panels, tiles per row */
+	bool flat;			/* T: 1x1, the plane as one row */
 	bool residual;
 	int act;
 	float lo, hi;
 };
+
+static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern);
+static int plan_t(struct npr_conv_plan *p, const float *w);
 
 #define PACK_IM2COL npr_pack_im2col_generic
 #define UNPAD_ROWS npr_unpad_rows_generic
@@ -59,6 +65,7 @@ void npr_conv_plan_free(struct npr_conv_plan *p)
 		free(p->a);
 	}
 	free(p->wdw);
+	free(p->wt);
 	free(p->boff);
 	free(p->bias);
 	free(p);
@@ -144,6 +151,13 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 			goto nomem;
 		for (c = 0; c < p->cg; c++)
 			p->boff[c] = c * d->H * d->W;
+	}
+	if (use_t(p, kern)) {
+		err = plan_t(p, w);
+		if (err)
+			goto nomem;
+		*out = p;
+		return 0;
 	}
 	p->a = calloc(d->G, sizeof(*p->a));
 	if (!p->a)
@@ -289,6 +303,199 @@ static int conv_image_direct(const struct npr_conv_plan *p, const float *x,
 	return 0;
 }
 
+/*
+ * Pixel-major path (PATH_T) for stride-1 convolutions on small planes:
+ * tiles of seven output pixels of one row by 64 output channels
+ * (npr_gemm_t7_avx512), the weights packed once as 64-channel panels.
+ * Chosen where it wastes fewer lanes than the 32-column panels of the
+ * GEMM paths: a 7x7 plane computes 49 pixels instead of 64, 14x14 196
+ * instead of 224.  Sums are kept per tile in a buffer laid out pixel by
+ * channel, then written out transposed with the epilogue.
+ *
+ * Layout of the packed weights, version NPR_CONV_T_LAYOUT: panel q
+ * (output channels 64q..64q+63, zero past K), row r = (c, ky, kx) of the
+ * GEMM, at wt[(q * C * taps + r) * 64], 64-byte aligned.
+ */
+#define NPR_CONV_T_LAYOUT	1
+#define T_KC			256
+#define T_MAXPIX		1024
+
+static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
+{
+	const struct npr_conv_desc *d = &p->d;
+	int64_t npix = d->OH * d->OW, tw, eff_t, eff_g, n;
+
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("avx512f"))
+		return false;
+#else
+	return false;
+#endif
+	if (strcmp(kern->name, "avx512") || d->G != 1 || npix > T_MAXPIX ||
+	    getenv("NPR_CONV_NO_T") ||
+	    (p->path != PATH_DIRECT && p->path != PATH_GEMM1X1))
+		return false;
+	/* lanes computed per useful pixel, in thousandths */
+	if (p->path == PATH_GEMM1X1) {
+		tw = (npix + 6) / 7;
+		eff_t = 1000 * npix / (tw * 7);
+		n = (npix + 31) / 32 * 32;
+	} else {
+		tw = (d->OW + 6) / 7;
+		eff_t = 1000 * npix / (d->OH * tw * 7);
+		n = (d->OH * p->wp + 31) / 32 * 32;
+	}
+	eff_g = 1000 * npix / n;
+	return eff_t > eff_g + 20;
+}
+
+static int plan_t(struct npr_conv_plan *p, const float *w)
+{
+	const struct npr_conv_desc *d = &p->d;
+	int64_t kr = p->cg * d->kh * d->kw, q, r, j;
+
+	p->flat = p->path == PATH_GEMM1X1;
+	p->tw = p->flat ? (d->OH * d->OW + 6) / 7 : (d->OW + 6) / 7;
+	p->np = (d->K + 63) / 64;
+	if (p->flat) {
+		free(p->boff);
+		p->boff = malloc(sizeof(int64_t) * kr);
+		if (!p->boff)
+			return -ENOMEM;
+		for (r = 0; r < kr; r++)
+			p->boff[r] = r * d->H * d->W;
+	}
+	if (posix_memalign((void **)&p->wt, 64,
+			   sizeof(float) * p->np * kr * 64))
+		return -ENOMEM;
+	for (q = 0; q < p->np; q++)
+		for (r = 0; r < kr; r++)
+			for (j = 0; j < 64; j++)
+				p->wt[(q * kr + r) * 64 + j] =
+					q * 64 + j < d->K ?
+					w[(q * 64 + j) * kr + r] : 0.0f;
+	p->path = PATH_T;
+	return 0;
+}
+
+struct t_job {
+	const struct npr_conv_plan *p;
+	const float *x, *res;	/* image: input (padded for 3x3), residual */
+	float *y, *t;
+	int64_t pitch, parts;
+};
+
+/* Channel panel i % np, tiles [a, b) of part i / np. */
+static void t_task(void *arg, int i, int tid)
+{
+	const struct t_job *j = arg;
+	const struct npr_conv_plan *p = j->p;
+	const struct npr_conv_desc *d = &p->d;
+	int64_t q = i % p->np, part = i / p->np;
+	int64_t rows = p->flat ? 1 : d->OH, ntile = rows * p->tw;
+	int64_t a = ntile * part / j->parts, b = ntile * (part + 1) / j->parts;
+	int64_t kr = p->cg * d->kh * d->kw, npix = d->OH * d->OW;
+	int64_t pc, tl, k0 = q * 64, kn = d->K - k0 < 64 ? d->K - k0 : 64;
+	float *tq = j->t + q * ntile * 7 * 64;
+
+	for (pc = 0; pc < kr; pc += T_KC) {
+		int64_t kc = kr - pc < T_KC ? kr - pc : T_KC;
+		const float *wq = p->wt + (q * kr + pc) * 64;
+
+		for (tl = a; tl < b; tl++) {
+			int64_t oy = tl / p->tw, ox0 = tl % p->tw * 7;
+
+			npr_gemm_t7_avx512(kc, wq, j->x + oy * j->pitch + ox0,
+					   p->boff + pc, tq + tl * 7 * 64,
+					   pc > 0);
+		}
+	}
+	/* runs of consecutive tiles in one row, transposed into y */
+	for (tl = a; tl < b;) {
+		int64_t oy = tl / p->tw, ox0 = tl % p->tw * 7, te, len, o;
+
+		te = p->flat ? b : tl - tl % p->tw + p->tw;
+		if (te > b)
+			te = b;
+		len = (te - tl) * 7;
+		if (len > (p->flat ? npix : d->OW) - ox0)
+			len = (p->flat ? npix : d->OW) - ox0;
+		o = oy * d->OW + ox0;
+		npr_gemm_t7_out_avx512(tq + tl * 7 * 64, len, kn,
+				       j->y + k0 * npix + o, npix,
+				       p->bias ? p->bias + k0 : NULL,
+				       j->res ? j->res + k0 * npix + o : NULL,
+				       p->act, p->lo, p->hi);
+		tl = te;
+	}
+}
+
+/* Image @b on the pixel-major path. */
+static int conv_image_t(const struct npr_conv_plan *p, const float *x,
+			float *y, const float *res, int64_t b)
+{
+	static _Thread_local float *xbuf, *tbuf;
+	static _Thread_local size_t xcap, tcap;
+	const struct npr_conv_desc *d = &p->d;
+	int64_t npix = d->OH * d->OW, c, iy, ntile;
+	const float *xi = x + b * d->C * d->H * d->W;
+	struct t_job j = {
+		.p = p, .y = y + b * d->K * npix,
+		.res = res ? res + b * d->K * npix : NULL,
+	};
+	size_t xn = 0, tn;
+	int nt = npr_par_threads();
+
+	ntile = (p->flat ? 1 : d->OH) * p->tw;
+	tn = (size_t)p->np * ntile * 7 * 64;
+	if (!p->flat)
+		xn = d->C * p->hp * p->wp + 64;
+	else if (npix % 7)	/* the last tile reads past the input */
+		xn = d->C * npix + 64;
+	if (xn > xcap) {
+		free(xbuf);
+		xbuf = malloc(sizeof(float) * xn);
+		xcap = xbuf ? xn : 0;
+	}
+	if (tn > tcap) {
+		free(tbuf);
+		tbuf = NULL;
+		if (posix_memalign((void **)&tbuf, 64, sizeof(float) * tn))
+			tbuf = NULL;
+		tcap = tbuf ? tn : 0;
+	}
+	if ((xn && !xbuf) || !tbuf)
+		return -ENOMEM;
+	if (!p->flat) {
+		int64_t plane = p->hp * p->wp;
+
+		memset(xbuf, 0, sizeof(float) * xn);
+		for (c = 0; c < d->C; c++)
+			for (iy = 0; iy < d->H; iy++)
+				memcpy(xbuf + c * plane + (iy + d->ph) * p->wp +
+				       d->pw, xi + (c * d->H + iy) * d->W,
+				       sizeof(float) * d->W);
+		j.x = xbuf;
+		j.pitch = p->wp;
+	} else if (xn) {
+		memcpy(xbuf, xi, sizeof(float) * d->C * npix);
+		memset(xbuf + d->C * npix, 0, sizeof(float) * 64);
+		j.x = xbuf;
+	} else {
+		j.x = xi;
+	}
+	j.t = tbuf;
+	/* about three parts per thread, at least four tiles each */
+	j.parts = nt > 1 ? (3 * nt + p->np - 1) / p->np : 1;
+	if (j.parts > ntile / 4)
+		j.parts = ntile / 4;
+	if (j.parts < 1)
+		j.parts = 1;
+	npr_parallel_for((int)(p->np * j.parts), t_task, &j);
+	return 0;
+}
+
 /* Every group of image @b, on the calling thread. */
 static int conv_image(const struct npr_conv_plan *p, const float *x,
 		      float *y, const float *res, int64_t b)
@@ -299,6 +506,8 @@ static int conv_image(const struct npr_conv_plan *p, const float *x,
 
 	if (p->path == PATH_DIRECT)
 		return conv_image_direct(p, x, y, res, b);
+	if (p->path == PATH_T)
+		return conv_image_t(p, x, y, res, b);
 	for (g = 0; g < d->G; g++) {
 		const float *xg = x + (b * d->C + g * p->cg) * d->H * d->W;
 		int64_t yoff = (b * d->K + g * p->kg) * npix;
@@ -381,7 +590,7 @@ double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 {
 	const struct npr_conv_desc *d = &p->d;
 	static const char *const path[] = {
-		"1x1-gemm", "im2col-gemm", "dw", "direct-gemm",
+		"1x1-gemm", "im2col-gemm", "dw", "direct-gemm", "pixel-major",
 	};
 
 	snprintf(buf, len, "%lldx%lld/%lld C%lld K%lld G%lld %lldx%lld N%lld %s",
@@ -540,6 +749,8 @@ const char *npr_conv_plan_kernel(const struct npr_conv_plan *p)
 		return "conv_im2col_gemm";
 	case PATH_DW:
 		return "conv_depthwise";
+	case PATH_T:
+		return "conv_pixel_major";
 	default:
 		return "conv_direct_gemm";
 	}

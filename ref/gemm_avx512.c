@@ -195,3 +195,95 @@ const struct npr_gemm_kern npr_gemm_kern_avx512 = {
 	.name = "avx512", .mr = MR, .nr = NR, .fn = kern,
 	.fn_direct = kern_direct,
 };
+
+/*
+ * Pixel-major tile for convolutions on small planes: seven output pixels
+ * (broadcast, row k of the input at x + off[k], pixels i = 0..6 at
+ * x + off[k] + i) times 64 output channels (four vectors of the packed
+ * weights w[k][64]), 28 accumulators.  Per k: four aligned loads, seven
+ * broadcasts, 28 FMAs.  t[i][64] gets (or, with @acc, adds) the sums.
+ * Seven pixels divide 7, 14, 28, 56 and 112, so a 7x7 plane has no
+ * padding lanes, where 32-wide column panels compute 64 for 49.
+ */
+void npr_gemm_t7_avx512(int64_t kc, const float *w, const float *x,
+			const int64_t *off, float *t, bool acc)
+{
+#define T7_DECL(i)							\
+	__m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps(), \
+	       c##i##2 = _mm512_setzero_ps(), c##i##3 = _mm512_setzero_ps()
+#define T7_ROW(i)							\
+	do {								\
+		__m512 b_ = _mm512_set1_ps(xk[i]);			\
+		c##i##0 = _mm512_fmadd_ps(b_, w0, c##i##0);		\
+		c##i##1 = _mm512_fmadd_ps(b_, w1, c##i##1);		\
+		c##i##2 = _mm512_fmadd_ps(b_, w2, c##i##2);		\
+		c##i##3 = _mm512_fmadd_ps(b_, w3, c##i##3);		\
+	} while (0)
+#define T7_ST1(i, v)							\
+	do {								\
+		float *ti_ = t + (i) * 64 + (v) * 16;			\
+		__m512 r_ = c##i##v;					\
+		if (acc)						\
+			r_ = _mm512_add_ps(r_, _mm512_load_ps(ti_));	\
+		_mm512_store_ps(ti_, r_);				\
+	} while (0)
+#define T7_ST(i)							\
+	do {								\
+		T7_ST1(i, 0); T7_ST1(i, 1); T7_ST1(i, 2); T7_ST1(i, 3);	\
+	} while (0)
+	T7_DECL(0); T7_DECL(1); T7_DECL(2); T7_DECL(3);
+	T7_DECL(4); T7_DECL(5); T7_DECL(6);
+	int64_t k;
+
+	for (k = 0; k < kc; k++, w += 64) {
+		const float *xk = x + off[k];
+		__m512 w0 = _mm512_load_ps(w), w1 = _mm512_load_ps(w + 16);
+		__m512 w2 = _mm512_load_ps(w + 32), w3 = _mm512_load_ps(w + 48);
+
+		T7_ROW(0); T7_ROW(1); T7_ROW(2); T7_ROW(3);
+		T7_ROW(4); T7_ROW(5); T7_ROW(6);
+	}
+	T7_ST(0); T7_ST(1); T7_ST(2); T7_ST(3);
+	T7_ST(4); T7_ST(5); T7_ST(6);
+#undef T7_DECL
+#undef T7_ROW
+#undef T7_ST1
+#undef T7_ST
+}
+
+/*
+ * The pixel-major sums written out channel-major with the epilogue:
+ * y[kk * ldy + l] = act(t[l * 64 + kk] + bias[kk] + res[kk * ldy + l])
+ * for l < len, kk < kn; 16 pixels of one channel per gather.
+ */
+void npr_gemm_t7_out_avx512(const float *t, int64_t len, int64_t kn,
+			    float *y, int64_t ldy, const float *bias,
+			    const float *res, int act, float lo, float hi)
+{
+	const __m512i idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13,
+		12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+		_mm512_set1_epi32(64));
+	const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+	int64_t kk, l;
+
+	for (kk = 0; kk < kn; kk++) {
+		__m512 b = _mm512_set1_ps(bias ? bias[kk] : 0.0f);
+
+		for (l = 0; l < len; l += 16) {
+			__mmask16 m = len - l >= 16 ? 0xffff :
+				      (__mmask16)((1u << (len - l)) - 1);
+			__m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(),
+				m, idx, t + l * 64 + kk, 4);
+
+			v = _mm512_add_ps(v, b);
+			if (res)
+				v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m,
+						res + kk * ldy + l));
+			if (act == NPR_ACT_RELU)
+				v = _mm512_max_ps(v, _mm512_setzero_ps());
+			else if (act == NPR_ACT_CLAMP)
+				v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);
+			_mm512_mask_storeu_ps(y + kk * ldy + l, m, v);
+		}
+	}
+}

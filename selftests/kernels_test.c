@@ -145,6 +145,11 @@ static const struct conv_case conv_cases[] = {
 	{ 1, 2, 5, 33, 2, 3, 3, 2, 2, 2, 2, 2 },	/* dw s2 dilation 2 */
 	{ 1, 3, 4, 4, 3, 5, 5, 1, 1, 3, 3, 3 },		/* dw, pad > plane */
 	{ 1, 2, 6, 40, 2, 1, 17, 1, 1, 8, 8, 2 },	/* dw, 17 wide */
+	{ 1, 64, 7, 7, 80, 3, 3, 1, 1, 1, 1, 1 },	/* pixel-major, K > 64 */
+	{ 2, 16, 14, 14, 100, 1, 1, 1, 1, 0, 0, 1 },	/* pixel-major 1x1 */
+	{ 1, 40, 13, 13, 24, 1, 1, 1, 1, 0, 0, 1 },	/* 1x1, 169 pixels */
+	{ 3, 20, 13, 13, 64, 3, 3, 1, 1, 1, 1, 1 },	/* 13x13 3x3 batch 3 */
+	{ 1, 9, 9, 9, 33, 5, 5, 1, 2, 4, 4, 1 },	/* 5x5 dilation 2 */
 };
 
 TEST(conv_plans_match_reference_over_odd_shapes)
