@@ -304,7 +304,7 @@ static int conv_image_direct(const struct npr_conv_plan *p, const float *x,
 }
 
 /*
- * Pixel-major path (PATH_T) for stride-1 convolutions on small planes:
+ * Pixel-major path (PATH_T) for convolutions on small planes:
  * tiles of seven output pixels of one row by 64 output channels
  * (npr_gemm_t7_avx512), the weights packed once as 64-channel panels.
  * Chosen where it wastes fewer lanes than the 32-column panels of the
@@ -318,12 +318,12 @@ static int conv_image_direct(const struct npr_conv_plan *p, const float *x,
  */
 #define NPR_CONV_T_LAYOUT	1
 #define T_KC			256
-#define T_MAXPIX		1024
+#define T_MAXPIX		4096
 
 static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 {
 	const struct npr_conv_desc *d = &p->d;
-	int64_t npix = d->OH * d->OW, tw, eff_t, eff_g, n;
+	int64_t npix = d->OH * d->OW, tw, eff_t, eff_g, n, maxpix = T_MAXPIX;
 
 #if defined(__x86_64__)
 	__builtin_cpu_init();
@@ -332,11 +332,13 @@ static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 #else
 	return false;
 #endif
-	if (strcmp(kern->name, "avx512") || d->G != 1 || npix > T_MAXPIX ||
-	    getenv("NPR_CONV_NO_T") ||
-	    (p->path != PATH_DIRECT && p->path != PATH_GEMM1X1))
+	if (getenv("NPR_CONV_T_MAXPIX"))
+		maxpix = atoi(getenv("NPR_CONV_T_MAXPIX"));
+	/* below 32 rows of depth the transposing write-out dominates */
+	if (strcmp(kern->name, "avx512") || d->G != 1 || npix > maxpix ||
+	    p->cg * d->kh * d->kw < 32 || getenv("NPR_CONV_NO_T"))
 		return false;
-	/* lanes computed per useful pixel, in thousandths */
+	/* useful lanes per lane computed, in thousandths */
 	if (p->path == PATH_GEMM1X1) {
 		tw = (npix + 6) / 7;
 		eff_t = 1000 * npix / (tw * 7);
@@ -344,9 +346,19 @@ static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 	} else {
 		tw = (d->OW + 6) / 7;
 		eff_t = 1000 * npix / (d->OH * tw * 7);
-		n = (d->OH * p->wp + 31) / 32 * 32;
+		n = p->path == PATH_DIRECT ? d->OH * p->wp : npix;
+		n = (n + 31) / 32 * 32;
 	}
 	eff_g = 1000 * npix / n;
+	/* output channels pad up to 64 here, to 8 there */
+	eff_t = eff_t * d->K / ((d->K + 63) / 64 * 64);
+	eff_g = eff_g * d->K / ((d->K + 7) / 8 * 8);
+	/*
+	 * im2col packs B per call; this path copies the input once (all of
+	 * it: a strided 1x1 reads a quarter, so it stays with im2col)
+	 */
+	if (p->path == PATH_IM2COL)
+		return d->kh * d->kw > 1 && eff_t + 50 > eff_g;
 	return eff_t > eff_g + 20;
 }
 
@@ -358,13 +370,30 @@ static int plan_t(struct npr_conv_plan *p, const float *w)
 	p->flat = p->path == PATH_GEMM1X1;
 	p->tw = p->flat ? (d->OH * d->OW + 6) / 7 : (d->OW + 6) / 7;
 	p->np = (d->K + 63) / 64;
+	free(p->boff);
+	p->boff = malloc(sizeof(int64_t) * kr);
+	if (!p->boff)
+		return -ENOMEM;
 	if (p->flat) {
-		free(p->boff);
-		p->boff = malloc(sizeof(int64_t) * kr);
-		if (!p->boff)
-			return -ENOMEM;
 		for (r = 0; r < kr; r++)
 			p->boff[r] = r * d->H * d->W;
+	} else {
+		/* the zero-padded input plane, any stride */
+		int64_t c, ky, kx;
+
+		p->hp = (d->OH - 1) * d->sh + (d->kh - 1) * d->dh + 1;
+		p->wp = (d->OW - 1) * d->sw + (d->kw - 1) * d->dw + 1;
+		if (p->hp < d->ph + d->H)
+			p->hp = d->ph + d->H;
+		if (p->wp < d->pw + d->W)
+			p->wp = d->pw + d->W;
+		r = 0;
+		for (c = 0; c < p->cg; c++)
+			for (ky = 0; ky < d->kh; ky++)
+				for (kx = 0; kx < d->kw; kx++)
+					p->boff[r++] = c * p->hp * p->wp +
+						       ky * d->dh * p->wp +
+						       kx * d->dw;
 	}
 	if (posix_memalign((void **)&p->wt, 64,
 			   sizeof(float) * p->np * kr * 64))
@@ -406,9 +435,9 @@ static void t_task(void *arg, int i, int tid)
 		for (tl = a; tl < b; tl++) {
 			int64_t oy = tl / p->tw, ox0 = tl % p->tw * 7;
 
-			npr_gemm_t7_avx512(kc, wq, j->x + oy * j->pitch + ox0,
-					   p->boff + pc, tq + tl * 7 * 64,
-					   pc > 0);
+			npr_gemm_t7_avx512(kc, wq, j->x + oy * j->pitch +
+					   ox0 * d->sw, p->boff + pc, d->sw,
+					   tq + tl * 7 * 64, pc > 0);
 		}
 	}
 	/* runs of consecutive tiles in one row, transposed into y */
@@ -477,7 +506,7 @@ static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 				       d->pw, xi + (c * d->H + iy) * d->W,
 				       sizeof(float) * d->W);
 		j.x = xbuf;
-		j.pitch = p->wp;
+		j.pitch = d->sh * p->wp;
 	} else if (xn) {
 		memcpy(xbuf, xi, sizeof(float) * d->C * npix);
 		memset(xbuf + d->C * npix, 0, sizeof(float) * 64);

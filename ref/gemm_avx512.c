@@ -199,21 +199,21 @@ const struct npr_gemm_kern npr_gemm_kern_avx512 = {
 /*
  * Pixel-major tile for convolutions on small planes: seven output pixels
  * (broadcast, row k of the input at x + off[k], pixels i = 0..6 at
- * x + off[k] + i) times 64 output channels (four vectors of the packed
+ * x + off[k] + i * sx) times 64 output channels (four vectors of the packed
  * weights w[k][64]), 28 accumulators.  Per k: four aligned loads, seven
  * broadcasts, 28 FMAs.  t[i][64] gets (or, with @acc, adds) the sums.
  * Seven pixels divide 7, 14, 28, 56 and 112, so a 7x7 plane has no
  * padding lanes, where 32-wide column panels compute 64 for 49.
  */
 void npr_gemm_t7_avx512(int64_t kc, const float *w, const float *x,
-			const int64_t *off, float *t, bool acc)
+			const int64_t *off, int64_t sx, float *t, bool acc)
 {
 #define T7_DECL(i)							\
 	__m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps(), \
 	       c##i##2 = _mm512_setzero_ps(), c##i##3 = _mm512_setzero_ps()
 #define T7_ROW(i)							\
 	do {								\
-		__m512 b_ = _mm512_set1_ps(xk[i]);			\
+		__m512 b_ = _mm512_set1_ps(xk[(i) * S_]);		\
 		c##i##0 = _mm512_fmadd_ps(b_, w0, c##i##0);		\
 		c##i##1 = _mm512_fmadd_ps(b_, w1, c##i##1);		\
 		c##i##2 = _mm512_fmadd_ps(b_, w2, c##i##2);		\
@@ -235,13 +235,32 @@ void npr_gemm_t7_avx512(int64_t kc, const float *w, const float *x,
 	T7_DECL(4); T7_DECL(5); T7_DECL(6);
 	int64_t k;
 
-	for (k = 0; k < kc; k++, w += 64) {
-		const float *xk = x + off[k];
-		__m512 w0 = _mm512_load_ps(w), w1 = _mm512_load_ps(w + 16);
-		__m512 w2 = _mm512_load_ps(w + 32), w3 = _mm512_load_ps(w + 48);
-
-		T7_ROW(0); T7_ROW(1); T7_ROW(2); T7_ROW(3);
-		T7_ROW(4); T7_ROW(5); T7_ROW(6);
+#define T7_LOOP()							\
+	do {								\
+		for (k = 0; k < kc; k++, w += 64) {			\
+			const float *xk = x + off[k];			\
+			__m512 w0 = _mm512_load_ps(w);			\
+			__m512 w1 = _mm512_load_ps(w + 16);		\
+			__m512 w2 = _mm512_load_ps(w + 32);		\
+			__m512 w3 = _mm512_load_ps(w + 48);		\
+									\
+			T7_ROW(0); T7_ROW(1); T7_ROW(2); T7_ROW(3);	\
+			T7_ROW(4); T7_ROW(5); T7_ROW(6);		\
+		}							\
+	} while (0)
+	/* the pixel stride (the convolution's) as a constant where common */
+	if (sx == 1) {
+#define S_ 1
+		T7_LOOP();
+#undef S_
+	} else if (sx == 2) {
+#define S_ 2
+		T7_LOOP();
+#undef S_
+	} else {
+#define S_ sx
+		T7_LOOP();
+#undef S_
 	}
 	T7_ST(0); T7_ST(1); T7_ST(2); T7_ST(3);
 	T7_ST(4); T7_ST(5); T7_ST(6);
@@ -249,6 +268,7 @@ void npr_gemm_t7_avx512(int64_t kc, const float *w, const float *x,
 #undef T7_ROW
 #undef T7_ST1
 #undef T7_ST
+#undef T7_LOOP
 }
 
 /*
