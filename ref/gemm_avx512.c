@@ -205,6 +205,14 @@ const struct npr_gemm_kern npr_gemm_kern_avx512 = {
  * Seven pixels divide 7, 14, 28, 56 and 112, so a 7x7 plane has no
  * padding lanes, where 32-wide column panels compute 64 for 49.
  */
+/* acc + b * p[0..16), the load folded into the FMA */
+static inline __m512 t7_fma_mem(__m512 b, const float *p, __m512 acc)
+{
+	__asm__("vfmadd231ps %2, %1, %0"
+		: "+v"(acc) : "v"(b), "m"(*(const __m512 *)p));
+	return acc;
+}
+
 void npr_gemm_t7_avx512(int64_t kc, const float *w, const float *x,
 			const int64_t *off, int64_t sx, float *t, bool acc)
 {
@@ -217,7 +225,7 @@ void npr_gemm_t7_avx512(int64_t kc, const float *w, const float *x,
 		c##i##0 = _mm512_fmadd_ps(b_, w0, c##i##0);		\
 		c##i##1 = _mm512_fmadd_ps(b_, w1, c##i##1);		\
 		c##i##2 = _mm512_fmadd_ps(b_, w2, c##i##2);		\
-		c##i##3 = _mm512_fmadd_ps(b_, w3, c##i##3);		\
+		c##i##3 = t7_fma_mem(b_, w + 48, c##i##3);		\
 	} while (0)
 #define T7_ST1(i, v)							\
 	do {								\
@@ -242,12 +250,17 @@ void npr_gemm_t7_avx512(int64_t kc, const float *w, const float *x,
 			__m512 w0 = _mm512_load_ps(w);			\
 			__m512 w1 = _mm512_load_ps(w + 16);		\
 			__m512 w2 = _mm512_load_ps(w + 32);		\
-			__m512 w3 = _mm512_load_ps(w + 48);		\
 									\
 			T7_ROW(0); T7_ROW(1); T7_ROW(2); T7_ROW(3);	\
 			T7_ROW(4); T7_ROW(5); T7_ROW(6);		\
 		}							\
 	} while (0)
+	/*
+	 * 28 accumulators, three weight vectors and the broadcast fill the
+	 * 32 registers: the fourth weight vector is a memory operand of each
+	 * of its FMAs (written as asm: the compiler would load it once into
+	 * a register and spill an accumulator instead).
+	 */
 	/* the pixel stride (the convolution's) as a constant where common */
 	if (sx == 1) {
 #define S_ 1
