@@ -318,7 +318,8 @@ static int conv_image_direct(const struct npr_conv_plan *p, const float *x,
  */
 #define NPR_CONV_T_LAYOUT	1
 #define T_KC			256
-#define T_MAXPIX		4096
+#define T_MAXPIX		16384
+#define T_MAXBUF		(4 << 20)	/* bytes of sums per image */
 
 static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 {
@@ -337,6 +338,9 @@ static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 	/* below 32 rows of depth the transposing write-out dominates */
 	if (strcmp(kern->name, "avx512") || d->G != 1 || npix > maxpix ||
 	    p->cg * d->kh * d->kw < 32 || getenv("NPR_CONV_NO_T"))
+		return false;
+	if ((d->K + 63) / 64 * 64 * (d->OH * (d->OW + 6) / 7 * 7 + 7) *
+	    (int64_t)sizeof(float) > T_MAXBUF)
 		return false;
 	/* useful lanes per lane computed, in thousandths */
 	if (p->path == PATH_GEMM1X1) {

@@ -284,39 +284,76 @@ void npr_gemm_t7_avx512(int64_t kc, const float *w, const float *x,
 #undef T7_LOOP
 }
 
+/* r[i] (row i) becomes column i of the 16 x 16 block */
+static inline void tr16(__m512 r[16])
+{
+	__m512 t[16];
+	int i;
+
+	for (i = 0; i < 16; i += 2) {
+		t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+		t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+	}
+	for (i = 0; i < 16; i += 4) {
+		r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+		r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xee);
+		r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+		r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+	}
+	for (i = 0; i < 4; i++) {
+		t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+		t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
+		t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+		t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
+	}
+	for (i = 0; i < 4; i++) {
+		r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+		r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+		r[i + 4] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0x88);
+		r[i + 12] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0xdd);
+	}
+}
+
 /*
  * The pixel-major sums written out channel-major with the epilogue:
  * y[kk * ldy + l] = act(t[l * 64 + kk] + bias[kk] + res[kk * ldy + l])
- * for l < len, kk < kn; 16 pixels of one channel per gather.
+ * for l < len, kk < kn; blocks of 16 pixels by 16 channels transposed
+ * in registers.
  */
 void npr_gemm_t7_out_avx512(const float *t, int64_t len, int64_t kn,
 			    float *y, int64_t ldy, const float *bias,
 			    const float *res, int act, float lo, float hi)
 {
-	const __m512i idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13,
-		12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-		_mm512_set1_epi32(64));
 	const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-	int64_t kk, l;
+	const __m512 vz = _mm512_setzero_ps();
+	int64_t c0, l, i;
 
-	for (kk = 0; kk < kn; kk++) {
-		__m512 b = _mm512_set1_ps(bias ? bias[kk] : 0.0f);
-
+	for (c0 = 0; c0 < kn; c0 += 16)
 		for (l = 0; l < len; l += 16) {
-			__mmask16 m = len - l >= 16 ? 0xffff :
-				      (__mmask16)((1u << (len - l)) - 1);
-			__m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(),
-				m, idx, t + l * 64 + kk, 4);
+			int64_t np = len - l < 16 ? len - l : 16;
+			int64_t nc = kn - c0 < 16 ? kn - c0 : 16;
+			__mmask16 m = np == 16 ? 0xffff :
+				      (__mmask16)((1u << np) - 1);
+			__m512 r[16];
 
-			v = _mm512_add_ps(v, b);
-			if (res)
-				v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m,
-						res + kk * ldy + l));
-			if (act == NPR_ACT_RELU)
-				v = _mm512_max_ps(v, _mm512_setzero_ps());
-			else if (act == NPR_ACT_CLAMP)
-				v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);
-			_mm512_mask_storeu_ps(y + kk * ldy + l, m, v);
+			for (i = 0; i < 16; i++)
+				r[i] = i < np ? _mm512_load_ps(t + (l + i) * 64 +
+							       c0) : vz;
+			tr16(r);
+			for (i = 0; i < nc; i++) {
+				__m512 v = r[i];
+				int64_t k = c0 + i;
+
+				if (bias)
+					v = _mm512_add_ps(v, _mm512_set1_ps(bias[k]));
+				if (res)
+					v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m,
+							res + k * ldy + l));
+				if (act == NPR_ACT_RELU)
+					v = _mm512_max_ps(v, vz);
+				else if (act == NPR_ACT_CLAMP)
+					v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);
+				_mm512_mask_storeu_ps(y + k * ldy + l, m, v);
+			}
 		}
-	}
 }
