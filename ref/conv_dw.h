@@ -413,6 +413,102 @@ dw_vec_blk(const float *const *rows, int64_t kh, int64_t kw, int64_t s,
 	out[7] = a7;
 }
 
+/*
+ * 3x3, no dilation: one strip of 16 output columns walks down the plane,
+ * each output row one register: its three input rows are loaded (three
+ * taps each, masked at the plane's edges; rows outside read a zero row)
+ * into three partial sums, one per tap row, so the FMA chains are three
+ * long and consecutive rows overlap.  At stride 2 a tap's 16 columns are
+ * the even (kx 0, 2) or odd (kx 1) lanes of two loads.
+ */
+#define DW3_ZW	4096
+static const float dw3_zero[DW3_ZW];
+
+static inline __attribute__((always_inline)) __m512
+dw3_row(const float *p, int64_t s, __mmask16 m0, __mmask16 m1,
+	__mmask16 m2, __mmask16 m3, __m512 w0, __m512 w1, __m512 w2,
+	__m512 acc)
+{
+	const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16,
+					    14, 12, 10, 8, 6, 4, 2, 0);
+	const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17,
+					    15, 13, 11, 9, 7, 5, 3, 1);
+
+	if (s == 1) {
+		acc = _mm512_fmadd_ps(w0, _mm512_maskz_loadu_ps(m0, p), acc);
+		acc = _mm512_fmadd_ps(w1, _mm512_maskz_loadu_ps(m1, p + 1), acc);
+		acc = _mm512_fmadd_ps(w2, _mm512_maskz_loadu_ps(m2, p + 2), acc);
+	} else {
+		__m512 lo = _mm512_maskz_loadu_ps(m0, p);
+		__m512 hi = _mm512_maskz_loadu_ps(m1, p + 16);
+		__m512 lo2 = _mm512_maskz_loadu_ps(m2, p + 2);
+		__m512 hi2 = _mm512_maskz_loadu_ps(m3, p + 18);
+
+		acc = _mm512_fmadd_ps(w0, _mm512_permutex2var_ps(lo, ie, hi), acc);
+		acc = _mm512_fmadd_ps(w1, _mm512_permutex2var_ps(lo, io, hi), acc);
+		acc = _mm512_fmadd_ps(w2, _mm512_permutex2var_ps(lo2, ie, hi2),
+				      acc);
+	}
+	return acc;
+}
+
+static inline __attribute__((always_inline)) void
+dw3_plane(const struct npr_conv_desc *d, int64_t s, const float *x,
+	  const float *wc, float *y, const float *res, float b, int act,
+	  float lo, float hi)
+{
+	const __m512 w00 = _mm512_set1_ps(wc[0]), w01 = _mm512_set1_ps(wc[1]);
+	const __m512 w02 = _mm512_set1_ps(wc[2]), w10 = _mm512_set1_ps(wc[3]);
+	const __m512 w11 = _mm512_set1_ps(wc[4]), w12 = _mm512_set1_ps(wc[5]);
+	const __m512 w20 = _mm512_set1_ps(wc[6]), w21 = _mm512_set1_ps(wc[7]);
+	const __m512 w22 = _mm512_set1_ps(wc[8]);
+	const __m512 vb = _mm512_set1_ps(b), vlo = _mm512_set1_ps(lo);
+	const __m512 vhi = _mm512_set1_ps(hi), vz = _mm512_setzero_ps();
+	const int64_t H = d->H, W = d->W, OH = d->OH, OW = d->OW;
+	const int64_t ph = d->ph, pw = d->pw;
+	const float *z = dw3_zero + 32;
+	int64_t ox0, oy;
+
+	for (ox0 = 0; ox0 < OW; ox0 += 16) {
+		int64_t c0 = ox0 * s - pw;
+		__mmask16 mo = dw_vec_mask(0, OW - ox0), m0, m1, m2, m3;
+
+		if (s == 1) {
+			m0 = dw_vec_mask(c0, W);
+			m1 = dw_vec_mask(c0 + 1, W);
+			m2 = dw_vec_mask(c0 + 2, W);
+			m3 = 0;
+		} else {
+			m0 = dw_vec_mask(c0, W);
+			m1 = dw_vec_mask(c0 + 16, W);
+			m2 = dw_vec_mask(c0 + 2, W);
+			m3 = dw_vec_mask(c0 + 18, W);
+		}
+		for (oy = 0; oy < OH; oy++) {
+			int64_t iy = oy * s - ph;
+			const float *p0 = iy >= 0 && iy < H ? x + iy * W + c0 : z;
+			const float *p1 = iy + 1 >= 0 && iy + 1 < H ?
+					  x + (iy + 1) * W + c0 : z;
+			const float *p2 = iy + 2 >= 0 && iy + 2 < H ?
+					  x + (iy + 2) * W + c0 : z;
+			__m512 a0, a1, a2;
+
+			a0 = dw3_row(p0, s, m0, m1, m2, m3, w00, w01, w02, vb);
+			a1 = dw3_row(p1, s, m0, m1, m2, m3, w10, w11, w12, vz);
+			a2 = dw3_row(p2, s, m0, m1, m2, m3, w20, w21, w22, vz);
+			a0 = _mm512_add_ps(a0, _mm512_add_ps(a1, a2));
+			if (res)
+				a0 = _mm512_add_ps(a0, _mm512_maskz_loadu_ps(mo,
+						   res + oy * OW + ox0));
+			if (act == NPR_ACT_RELU)
+				a0 = _mm512_max_ps(a0, vz);
+			else if (act == NPR_ACT_CLAMP)
+				a0 = _mm512_min_ps(_mm512_max_ps(a0, vlo), vhi);
+			_mm512_mask_storeu_ps(y + oy * OW + ox0, mo, a0);
+		}
+	}
+}
+
 int DW_VEC(const struct npr_conv_desc *d, const float *x, const float *wc,
 	   float *y, const float *res, float b, int act, float lo, float hi)
 {
@@ -426,6 +522,14 @@ int DW_VEC(const struct npr_conv_desc *d, const float *x, const float *wc,
 
 	if ((s != 1 && s != 2) || d->sh != s || kw > 16 || kh > 16)
 		return -1;
+	if (kh == 3 && kw == 3 && dw == 1 && d->dh == 1 && pw < 32 &&
+	    (OW + 16) * s + 32 < DW3_ZW - 32) {
+		if (s == 1)
+			dw3_plane(d, 1, x, wc, y, res, b, act, lo, hi);
+		else
+			dw3_plane(d, 2, x, wc, y, res, b, act, lo, hi);
+		return 0;
+	}
 	for (x0 = 0; x0 < OW; x0 += 16 * DW_VEC_BLK) {
 		nb = (OW - x0 + 15) / 16;
 		if (nb > DW_VEC_BLK)
@@ -489,4 +593,5 @@ int DW_VEC(const struct npr_conv_desc *d, const float *x, const float *wc,
 }
 #undef DW_VEC_BLK
 #undef DW_VEC_ROWS
+#undef DW3_ZW
 #endif
