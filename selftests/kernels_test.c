@@ -154,6 +154,7 @@ static const struct conv_case conv_cases[] = {
 	{ 2, 3, 28, 28, 64, 7, 7, 2, 1, 3, 3, 1 },	/* pixel-major 7x7/2 */
 	{ 1, 4, 15, 29, 60, 3, 3, 2, 1, 0, 1, 1 },	/* s2, pad 0/1 */
 	{ 1, 5, 23, 20, 64, 3, 3, 3, 1, 1, 1, 1 },	/* stride 3 */
+	{ 2, 40, 9, 13, 32, 1, 1, 1, 1, 0, 0, 1 },	/* 1x1, B in place */
 };
 
 TEST(conv_plans_match_reference_over_odd_shapes)
