@@ -115,7 +115,7 @@ void VEC(matmul_nn)(int64_t M, int64_t N, int64_t K, const float *A,
  * inside the input.  acc gets the max (from -inf) or the sum; the caller
  * divides.
  */
-#define POOL_TMP	4096
+#define POOL_TMP	1024
 void VEC(pool_row)(bool maxp, const float *const *rows, int64_t nr,
 		   int64_t W, int64_t kw, int64_t sw, int64_t dw, int64_t pw,
 		   const int64_t *o0, const int64_t *o1, int64_t OW,
