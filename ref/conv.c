@@ -205,6 +205,7 @@ struct dw_job {
 	const struct npr_conv_plan *p;
 	const float *x, *res;
 	float *y;
+	int64_t planes, parts;	/* planes in all, tasks they are cut into */
 };
 
 #define DW_PLANE npr_dw_plane_generic
@@ -214,12 +215,11 @@ struct dw_job {
 #include "conv_dw.h"
 
 /* One (image, channel) plane of a depthwise convolution. */
-static void dw_plane(void *arg, int i, int tid)
+static void dw_plane(const struct dw_job *j, int64_t plane)
 {
-	const struct dw_job *j = arg;
 	const struct npr_conv_plan *p = j->p;
 	const struct npr_conv_desc *d = &p->d;
-	int64_t c = i % d->C, plane = i;
+	int64_t c = plane % d->C;
 	const float *x = j->x + plane * d->H * d->W;
 	const float *wc = p->wdw + c * d->kh * d->kw;
 	float *y = j->y + plane * d->OH * d->OW;
@@ -233,6 +233,21 @@ static void dw_plane(void *arg, int i, int tid)
 				      p->hi))
 		return;
 	p->dw_plane(d, x, wc, y, res, b, p->act, p->lo, p->hi);
+}
+
+/*
+ * Planes [planes * i / parts, planes * (i + 1) / parts): a 7x7 or 14x14
+ * plane takes tens of nanoseconds, less than handing out a task costs
+ * when two threads take turns at the pool's counter.
+ */
+static void dw_task(void *arg, int i, int tid)
+{
+	const struct dw_job *j = arg;
+	int64_t a = j->planes * i / j->parts;
+	int64_t b = j->planes * (i + 1) / j->parts;
+
+	for (; a < b; a++)
+		dw_plane(j, a);
 }
 
 struct img_job {
@@ -600,9 +615,20 @@ int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
 	int err;
 
 	if (p->path == PATH_DW) {
-		struct dw_job j = { .p = p, .x = x, .y = y, .res = res };
+		struct dw_job j = {
+			.p = p, .x = x, .y = y, .res = res,
+			.planes = d->N * d->C,
+		};
 
-		npr_parallel_for((int)(d->N * d->C), dw_plane, &j);
+		/* about eight parts per thread, each at least 4096 outputs */
+		j.parts = 8 * npr_par_threads();
+		if (j.parts > j.planes * d->OH * d->OW / 4096)
+			j.parts = j.planes * d->OH * d->OW / 4096;
+		if (j.parts > j.planes)
+			j.parts = j.planes;
+		if (j.parts < 1)
+			j.parts = 1;
+		npr_parallel_for((int)j.parts, dw_task, &j);
 		return 0;
 	}
 	/*
