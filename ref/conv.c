@@ -485,6 +485,32 @@ static void t_task(void *arg, int i, int tid)
 	}
 }
 
+struct pad_job {
+	const struct npr_conv_plan *p;
+	const float *x;		/* the image */
+	float *xp;		/* its zero-padded planes */
+	int64_t parts;
+};
+
+/* Channels [C * i / parts, C * (i + 1) / parts) into their padded planes. */
+static void pad_task(void *arg, int i, int tid)
+{
+	const struct pad_job *j = arg;
+	const struct npr_conv_plan *p = j->p;
+	const struct npr_conv_desc *d = &p->d;
+	int64_t plane = p->hp * p->wp, c, iy;
+
+	for (c = d->C * i / j->parts; c < d->C * (i + 1) / j->parts; c++) {
+		float *pl = j->xp + c * plane;
+
+		memset(pl, 0, sizeof(float) * plane);
+		for (iy = 0; iy < d->H; iy++)
+			memcpy(pl + (iy + d->ph) * p->wp + d->pw,
+			       j->x + (c * d->H + iy) * d->W,
+			       sizeof(float) * d->W);
+	}
+}
+
 /* Image @b on the pixel-major path. */
 static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 			float *y, const float *res, int64_t b)
@@ -492,7 +518,7 @@ static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 	static _Thread_local float *xbuf, *tbuf;
 	static _Thread_local size_t xcap, tcap;
 	const struct npr_conv_desc *d = &p->d;
-	int64_t npix = d->OH * d->OW, c, iy, ntile;
+	int64_t npix = d->OH * d->OW, ntile;
 	const float *xi = x + b * d->C * d->H * d->W;
 	struct t_job j = {
 		.p = p, .y = y + b * d->K * npix,
@@ -522,14 +548,14 @@ static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 	if ((xn && !xbuf) || !tbuf)
 		return -ENOMEM;
 	if (!p->flat) {
-		int64_t plane = p->hp * p->wp;
+		struct pad_job pj = { .p = p, .x = xi, .xp = xbuf };
 
-		memset(xbuf, 0, sizeof(float) * xn);
-		for (c = 0; c < d->C; c++)
-			for (iy = 0; iy < d->H; iy++)
-				memcpy(xbuf + c * plane + (iy + d->ph) * p->wp +
-				       d->pw, xi + (c * d->H + iy) * d->W,
-				       sizeof(float) * d->W);
+		/* the zero-padded copy, split over the threads too */
+		pj.parts = nt > 1 && d->C * p->hp * p->wp >= 16384 ? 2 * nt : 1;
+		if (pj.parts > d->C)
+			pj.parts = d->C;
+		npr_parallel_for((int)pj.parts, pad_task, &pj);
+		memset(xbuf + d->C * p->hp * p->wp, 0, sizeof(float) * 64);
 		j.x = xbuf;
 		j.pitch = d->sh * p->wp;
 	} else if (xn) {
