@@ -144,6 +144,12 @@ void VEC(pool_row)(bool maxp, const float *const *rows, int64_t nr,
 
 		for (c = 0; c < pw; c++)
 			tmp[c] = idv;
+		/* the next output row's new input rows, ahead of time */
+		for (c = 0; c < W; c += 16)
+			for (r = nr - sw; r < nr; r++)
+				if (r >= 0)
+					_mm_prefetch((const char *)(rows[r] +
+						     sw * W + c), _MM_HINT_T0);
 		for (c = 0; c < W; c += 16) {
 			__mmask16 m = W - c >= 16 ? 0xffff :
 				      (__mmask16)((1u << (W - c)) - 1);
