@@ -415,16 +415,17 @@ dw_vec_blk(const float *const *rows, int64_t kh, int64_t kw, int64_t s,
 
 /*
  * 3x3, no dilation: 16 output columns per register, strip by strip down
- * the plane, or for layers larger than the caches row by row (the plane
- * is then read and written in order, which the hardware prefetchers
- * follow when it comes from memory: 2.5x at batch 8): the three input rows
+ * the plane, or for layers larger than L2 row by row (the plane is then
+ * read and written in order, which the hardware prefetchers follow when
+ * it comes from L3 or memory): the three input rows
  * are loaded (three taps each, masked at the plane's edges; rows outside
  * read a zero row) into three partial sums, one per tap row, so the FMA
- * chains are three long and neighbouring strips overlap.  At stride 2 a tap's 16 columns are
- * the even (kx 0, 2) or odd (kx 1) lanes of two loads.
+ * chains are three long and neighbouring strips overlap.  At stride 2 a
+ * tap's 16 columns are the even (kx 0, 2) or odd (kx 1) lanes of two
+ * loads.
  */
 #define DW3_ZW	128
-#define DW3_BIG	(8 << 20)	/* bytes of input per layer */
+#define DW3_BIG	(1 << 20)	/* bytes of input per layer: about one L2 */
 #define DW3_STRIPS	32	/* output rows up to 512 wide */
 static const float dw3_zero[DW3_ZW];
 
@@ -571,10 +572,11 @@ int DW_VEC(const struct npr_conv_desc *d, const float *x, const float *wc,
 	if (kh == 3 && kw == 3 && dw == 1 && d->dh == 1 && pw < 32 &&
 	    OW <= 16 * DW3_STRIPS) {
 		/*
-		 * A layer larger than the caches comes from memory: walk
-		 * each plane in address order then.  Else down each strip,
-		 * which costs less per row (0.028 against 0.038 ms on
-		 * 384 x 14x14 planes).
+		 * A layer larger than L2 comes from L3 or memory: walk each
+		 * plane in address order then (112x112 planes: 0.145 ->
+		 * 0.116 ms, at batch 8 2.5x).  Else down each strip, which
+		 * costs less per row (0.028 against 0.038 ms on 384 x 14x14
+		 * planes).
 		 */
 		bool big = d->N * d->C * H * W * (int64_t)sizeof(float) >
 			   DW3_BIG;
