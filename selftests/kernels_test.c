@@ -157,6 +157,7 @@ static const struct conv_case conv_cases[] = {
 	{ 2, 40, 9, 13, 32, 1, 1, 1, 1, 0, 0, 1 },	/* 1x1, B in place */
 	{ 2, 9, 120, 130, 9, 3, 3, 1, 1, 1, 1, 9 },	/* dw > 1 MB, by rows */
 	{ 2, 9, 121, 131, 9, 3, 3, 2, 1, 1, 0, 9 },	/* same at stride 2 */
+	{ 1, 32, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1 },	/* padded copy split */
 };
 
 TEST(conv_plans_match_reference_over_odd_shapes)
