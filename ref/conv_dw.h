@@ -439,15 +439,24 @@ dw3_row(const float *p, int64_t s, __mmask16 m0, __mmask16 m1,
 	const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17,
 					    15, 13, 11, 9, 7, 5, 3, 1);
 
-	if (s == 1) {
+	if (s == 1 && (m0 & m1 & m2) == 0xffff) {
+		/* inside the plane: plain loads, folded into the FMAs */
+		acc = _mm512_fmadd_ps(w0, _mm512_loadu_ps(p), acc);
+		acc = _mm512_fmadd_ps(w1, _mm512_loadu_ps(p + 1), acc);
+		acc = _mm512_fmadd_ps(w2, _mm512_loadu_ps(p + 2), acc);
+	} else if (s == 1) {
 		acc = _mm512_fmadd_ps(w0, _mm512_maskz_loadu_ps(m0, p), acc);
 		acc = _mm512_fmadd_ps(w1, _mm512_maskz_loadu_ps(m1, p + 1), acc);
 		acc = _mm512_fmadd_ps(w2, _mm512_maskz_loadu_ps(m2, p + 2), acc);
 	} else {
-		__m512 lo = _mm512_maskz_loadu_ps(m0, p);
-		__m512 hi = _mm512_maskz_loadu_ps(m1, p + 16);
-		__m512 lo2 = _mm512_maskz_loadu_ps(m2, p + 2);
-		__m512 hi2 = _mm512_maskz_loadu_ps(m3, p + 18);
+		bool in = (m0 & m1 & m2 & m3) == 0xffff;
+		__m512 lo = in ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m0, p);
+		__m512 hi = in ? _mm512_loadu_ps(p + 16) :
+			    _mm512_maskz_loadu_ps(m1, p + 16);
+		__m512 lo2 = in ? _mm512_loadu_ps(p + 2) :
+			     _mm512_maskz_loadu_ps(m2, p + 2);
+		__m512 hi2 = in ? _mm512_loadu_ps(p + 18) :
+			     _mm512_maskz_loadu_ps(m3, p + 18);
 
 		acc = _mm512_fmadd_ps(w0, _mm512_permutex2var_ps(lo, ie, hi), acc);
 		acc = _mm512_fmadd_ps(w1, _mm512_permutex2var_ps(lo, io, hi), acc);
