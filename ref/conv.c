@@ -14,7 +14,7 @@
 #include "ops/eltwise.h"
 #include "ops/nn.h"
 
-enum { PATH_GEMM1X1, PATH_IM2COL, PATH_DW, PATH_DIRECT };
+enum { PATH_GEMM1X1, PATH_IM2COL, PATH_DW, PATH_DIRECT, PATH_T };
 
 struct npr_conv_plan {
 	struct npr_conv_desc d;
@@ -25,6 +25,9 @@ struct npr_conv_plan {
 	int (*dw_flat)(const struct npr_conv_desc *, const float *,
 		       const float *, float *, const float *, float, int,
 		       float, float);
+	int (*dw_vec)(const struct npr_conv_desc *, const float *,
+		      const float *, float *, const float *, float, int,
+		      float, float);
 	void (*dw_plane)(const struct npr_conv_desc *, const float *,
 			 const float *, float *, const float *, float, int,
 			 float, float);
@@ -35,11 +38,17 @@ struct npr_conv_plan {
 		      float, int64_t, int64_t);
 	int64_t hp, wp;			/* direct: padded input plane */
 	int64_t *boff;			/* direct: offset of each GEMM row */
+	float *wt;			/* T: weights [K / 64][C * taps][64] */
+	int64_t np, tw;			/* T: channel panels, tiles per row */
+	bool flat;			/* T: 1x1, the plane as one row */
 	bool residual;
 	int act;
 	float lo, hi;
-	bool borrowed;			/* a[].data, wdw: prepared, not ours */
+	bool borrowed;			/* a[].data, wdw, wt: prepared, not ours */
 };
+
+static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern);
+static int plan_t(struct npr_conv_plan *p, const float *w);
 
 #define PACK_IM2COL npr_pack_im2col_generic
 #define UNPAD_ROWS npr_unpad_rows_generic
@@ -56,8 +65,10 @@ void npr_conv_plan_free(struct npr_conv_plan *p)
 			npr_gemm_a_free(&p->a[g]);
 		free(p->a);
 	}
-	if (!p->borrowed)
+	if (!p->borrowed) {
 		free(p->wdw);
+		free(p->wt);
+	}
 	free(p->boff);
 	free(p->bias);
 	free(p);
@@ -95,6 +106,8 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		    strcmp(kern->name, "scalar")) {
 			p->dw_plane = npr_dw_plane_avx512;
 			p->dw_flat = npr_dw_flat_avx512;
+			if (!getenv("NPR_CONV_DW_FLAT"))
+				p->dw_vec = npr_dw_vec_avx512;
 		}
 #endif
 		if (d->sh != d->sw || d->sw > 2)
@@ -135,7 +148,13 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 						       kx * d->dw;
 		p->path = PATH_DIRECT;
 	} else if (p->path == PATH_GEMM1X1 && kern->fn_direct &&
-		   getenv("NPR_CONV_DIRECT_1X1")) {
+		   (p->kg <= 32 || getenv("NPR_CONV_DIRECT_1X1")) &&
+		   !getenv("NPR_CONV_PACK_1X1")) {
+		/*
+		 * B read in place: with at most four micro-panels of A to
+		 * reuse a packed B, packing it does not pay (7-11% on the
+		 * 16-32 channel 1x1 layers of mobilenet_v2).
+		 */
 		int64_t c;
 
 		p->boff = malloc(sizeof(int64_t) * p->cg);
@@ -143,6 +162,13 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 			goto nomem;
 		for (c = 0; c < p->cg; c++)
 			p->boff[c] = c * d->H * d->W;
+	}
+	if (use_t(p, kern)) {
+		err = plan_t(p, w);
+		if (err)
+			goto nomem;
+		*out = p;
+		return 0;
 	}
 	p->a = calloc(d->G, sizeof(*p->a));
 	if (!p->a)
@@ -191,6 +217,7 @@ struct dw_job {
 	const struct npr_conv_plan *p;
 	const float *x, *res;
 	float *y;
+	int64_t planes, parts;	/* planes in all, tasks they are cut into */
 };
 
 #define DW_PLANE npr_dw_plane_generic
@@ -200,22 +227,39 @@ struct dw_job {
 #include "conv_dw.h"
 
 /* One (image, channel) plane of a depthwise convolution. */
-static void dw_plane(void *arg, int i, int tid)
+static void dw_plane(const struct dw_job *j, int64_t plane)
 {
-	const struct dw_job *j = arg;
 	const struct npr_conv_plan *p = j->p;
 	const struct npr_conv_desc *d = &p->d;
-	int64_t c = i % d->C, plane = i;
+	int64_t c = plane % d->C;
 	const float *x = j->x + plane * d->H * d->W;
 	const float *wc = p->wdw + c * d->kh * d->kw;
 	float *y = j->y + plane * d->OH * d->OW;
 	const float *res = j->res ? j->res + plane * d->OH * d->OW : NULL;
 	float b = p->bias ? p->bias[c] : 0.0f;
 
+	if (p->dw_vec && !p->dw_vec(d, x, wc, y, res, b, p->act, p->lo,
+				    p->hi))
+		return;
 	if (p->dw_flat && !p->dw_flat(d, x, wc, y, res, b, p->act, p->lo,
 				      p->hi))
 		return;
 	p->dw_plane(d, x, wc, y, res, b, p->act, p->lo, p->hi);
+}
+
+/*
+ * Planes [planes * i / parts, planes * (i + 1) / parts): a 7x7 or 14x14
+ * plane takes tens of nanoseconds, less than handing out a task costs
+ * when two threads take turns at the pool's counter.
+ */
+static void dw_task(void *arg, int i, int tid)
+{
+	const struct dw_job *j = arg;
+	int64_t a = j->planes * i / j->parts;
+	int64_t b = j->planes * (i + 1) / j->parts;
+
+	for (; a < b; a++)
+		dw_plane(j, a);
 }
 
 struct img_job {
@@ -292,6 +336,290 @@ static int conv_image_direct(const struct npr_conv_plan *p, const float *x,
 	return 0;
 }
 
+/*
+ * Pixel-major path (PATH_T) for convolutions on small planes:
+ * tiles of seven output pixels of one row by 64 output channels
+ * (npr_gemm_t7_avx512), the weights packed once as 64-channel panels.
+ * Chosen where it wastes fewer lanes than the 32-column panels of the
+ * GEMM paths: a 7x7 plane computes 49 pixels instead of 64, 14x14 196
+ * instead of 224.  Sums are kept per tile in a buffer laid out pixel by
+ * channel, then written out transposed with the epilogue.
+ *
+ * Layout of the packed weights, version NPR_CONV_T_LAYOUT: panel q
+ * (output channels 64q..64q+63, zero past K), row r = (c, ky, kx) of the
+ * GEMM, at wt[(q * C * taps + r) * 64], 64-byte aligned.
+ */
+#define NPR_CONV_T_LAYOUT	1
+#define T_KC			256
+#define T_MAXPIX		16384
+#define T_MAXBUF		(4 << 20)	/* bytes of sums per image */
+
+static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
+{
+	const struct npr_conv_desc *d = &p->d;
+	int64_t npix = d->OH * d->OW, tw, eff_t, eff_g, n, maxpix = T_MAXPIX;
+
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("avx512f"))
+		return false;
+#else
+	return false;
+#endif
+	if (getenv("NPR_CONV_T_MAXPIX"))
+		maxpix = atoi(getenv("NPR_CONV_T_MAXPIX"));
+	/* below 32 rows of depth the transposing write-out dominates */
+	if (strcmp(kern->name, "avx512") || d->G != 1 || npix > maxpix ||
+	    p->cg * d->kh * d->kw < 32 || getenv("NPR_CONV_NO_T"))
+		return false;
+	if ((d->K + 63) / 64 * 64 * (d->OH * (d->OW + 6) / 7 * 7 + 7) *
+	    (int64_t)sizeof(float) > T_MAXBUF)
+		return false;
+	/* useful lanes per lane computed, in thousandths */
+	if (p->path == PATH_GEMM1X1) {
+		tw = (npix + 6) / 7;
+		eff_t = 1000 * npix / (tw * 7);
+		n = (npix + 31) / 32 * 32;
+	} else {
+		tw = (d->OW + 6) / 7;
+		eff_t = 1000 * npix / (d->OH * tw * 7);
+		n = p->path == PATH_DIRECT ? d->OH * p->wp : npix;
+		n = (n + 31) / 32 * 32;
+	}
+	eff_g = 1000 * npix / n;
+	/* output channels pad up to 64 here, to 8 there */
+	eff_t = eff_t * d->K / ((d->K + 63) / 64 * 64);
+	eff_g = eff_g * d->K / ((d->K + 7) / 8 * 8);
+	/*
+	 * im2col packs B per call; this path copies the input once (all of
+	 * it: a strided 1x1 reads a quarter, so it stays with im2col)
+	 */
+	if (p->path == PATH_IM2COL)
+		return d->kh * d->kw > 1 && eff_t + 50 > eff_g;
+	return eff_t > eff_g + 20;
+}
+
+static int plan_t(struct npr_conv_plan *p, const float *w)
+{
+	const struct npr_conv_desc *d = &p->d;
+	int64_t kr = p->cg * d->kh * d->kw, q, r, j;
+
+	p->flat = p->path == PATH_GEMM1X1;
+	p->tw = p->flat ? (d->OH * d->OW + 6) / 7 : (d->OW + 6) / 7;
+	p->np = (d->K + 63) / 64;
+	free(p->boff);
+	p->boff = malloc(sizeof(int64_t) * kr);
+	if (!p->boff)
+		return -ENOMEM;
+	if (p->flat) {
+		for (r = 0; r < kr; r++)
+			p->boff[r] = r * d->H * d->W;
+	} else {
+		/* the zero-padded input plane, any stride */
+		int64_t c, ky, kx;
+
+		p->hp = (d->OH - 1) * d->sh + (d->kh - 1) * d->dh + 1;
+		p->wp = (d->OW - 1) * d->sw + (d->kw - 1) * d->dw + 1;
+		if (p->hp < d->ph + d->H)
+			p->hp = d->ph + d->H;
+		if (p->wp < d->pw + d->W)
+			p->wp = d->pw + d->W;
+		r = 0;
+		for (c = 0; c < p->cg; c++)
+			for (ky = 0; ky < d->kh; ky++)
+				for (kx = 0; kx < d->kw; kx++)
+					p->boff[r++] = c * p->hp * p->wp +
+						       ky * d->dh * p->wp +
+						       kx * d->dw;
+	}
+	p->path = PATH_T;
+	if (!w)		/* npr_conv_plan_use_prepared() comes next */
+		return 0;
+	if (posix_memalign((void **)&p->wt, 64,
+			   sizeof(float) * p->np * kr * 64))
+		return -ENOMEM;
+	for (q = 0; q < p->np; q++)
+		for (r = 0; r < kr; r++)
+			for (j = 0; j < 64; j++)
+				p->wt[(q * kr + r) * 64 + j] =
+					q * 64 + j < d->K ?
+					w[(q * 64 + j) * kr + r] : 0.0f;
+	return 0;
+}
+
+/* Bytes of the pixel-major path's packed weights. */
+static size_t t_bytes(const struct npr_conv_plan *p)
+{
+	return sizeof(float) * p->np * p->cg * p->d.kh * p->d.kw * 64;
+}
+
+/**
+ * npr_conv_t_layout() - the pixel-major path's weight layout, if it is used
+ *
+ * Return: NPR_CONV_T_LAYOUT times 100000 plus the plane limit's thousands
+ * when this CPU and environment may choose the path, else 0; part of the
+ * name of a blob's prepared weights, since which layers take the path
+ * depends on both.
+ */
+int npr_conv_t_layout(void)
+{
+	const char *m = getenv("NPR_CONV_T_MAXPIX");
+	int maxpix = m ? atoi(m) : T_MAXPIX;
+
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("avx512f") || getenv("NPR_CONV_NO_T"))
+		return 0;
+	return NPR_CONV_T_LAYOUT * 100000 + (maxpix < 0 ? 0 : maxpix / 1000);
+#else
+	(void)maxpix;
+	return 0;
+#endif
+}
+
+struct t_job {
+	const struct npr_conv_plan *p;
+	const float *x, *res;	/* image: input (padded for 3x3), residual */
+	float *y, *t;
+	int64_t pitch, parts;
+};
+
+/* Channel panel i % np, tiles [a, b) of part i / np. */
+static void t_task(void *arg, int i, int tid)
+{
+	const struct t_job *j = arg;
+	const struct npr_conv_plan *p = j->p;
+	const struct npr_conv_desc *d = &p->d;
+	int64_t q = i % p->np, part = i / p->np;
+	int64_t rows = p->flat ? 1 : d->OH, ntile = rows * p->tw;
+	int64_t a = ntile * part / j->parts, b = ntile * (part + 1) / j->parts;
+	int64_t kr = p->cg * d->kh * d->kw, npix = d->OH * d->OW;
+	int64_t pc, tl, k0 = q * 64, kn = d->K - k0 < 64 ? d->K - k0 : 64;
+	float *tq = j->t + q * ntile * 7 * 64;
+
+	for (pc = 0; pc < kr; pc += T_KC) {
+		int64_t kc = kr - pc < T_KC ? kr - pc : T_KC;
+		const float *wq = p->wt + (q * kr + pc) * 64;
+
+		for (tl = a; tl < b; tl++) {
+			int64_t oy = tl / p->tw, ox0 = tl % p->tw * 7;
+
+			npr_gemm_t7_avx512(kc, wq, j->x + oy * j->pitch +
+					   ox0 * d->sw, p->boff + pc, d->sw,
+					   tq + tl * 7 * 64, pc > 0);
+		}
+	}
+	/* runs of consecutive tiles in one row, transposed into y */
+	for (tl = a; tl < b;) {
+		int64_t oy = tl / p->tw, ox0 = tl % p->tw * 7, te, len, o;
+
+		te = p->flat ? b : tl - tl % p->tw + p->tw;
+		if (te > b)
+			te = b;
+		len = (te - tl) * 7;
+		if (len > (p->flat ? npix : d->OW) - ox0)
+			len = (p->flat ? npix : d->OW) - ox0;
+		o = oy * d->OW + ox0;
+		npr_gemm_t7_out_avx512(tq + tl * 7 * 64, len, kn,
+				       j->y + k0 * npix + o, npix,
+				       p->bias ? p->bias + k0 : NULL,
+				       j->res ? j->res + k0 * npix + o : NULL,
+				       p->act, p->lo, p->hi);
+		tl = te;
+	}
+}
+
+struct pad_job {
+	const struct npr_conv_plan *p;
+	const float *x;		/* the image */
+	float *xp;		/* its zero-padded planes */
+	int64_t parts;
+};
+
+/* Channels [C * i / parts, C * (i + 1) / parts) into their padded planes. */
+static void pad_task(void *arg, int i, int tid)
+{
+	const struct pad_job *j = arg;
+	const struct npr_conv_plan *p = j->p;
+	const struct npr_conv_desc *d = &p->d;
+	int64_t plane = p->hp * p->wp, c, iy;
+
+	for (c = d->C * i / j->parts; c < d->C * (i + 1) / j->parts; c++) {
+		float *pl = j->xp + c * plane;
+
+		memset(pl, 0, sizeof(float) * plane);
+		for (iy = 0; iy < d->H; iy++)
+			memcpy(pl + (iy + d->ph) * p->wp + d->pw,
+			       j->x + (c * d->H + iy) * d->W,
+			       sizeof(float) * d->W);
+	}
+}
+
+/* Image @b on the pixel-major path. */
+static int conv_image_t(const struct npr_conv_plan *p, const float *x,
+			float *y, const float *res, int64_t b)
+{
+	static _Thread_local float *xbuf, *tbuf;
+	static _Thread_local size_t xcap, tcap;
+	const struct npr_conv_desc *d = &p->d;
+	int64_t npix = d->OH * d->OW, ntile;
+	const float *xi = x + b * d->C * d->H * d->W;
+	struct t_job j = {
+		.p = p, .y = y + b * d->K * npix,
+		.res = res ? res + b * d->K * npix : NULL,
+	};
+	size_t xn = 0, tn;
+	int nt = npr_par_threads();
+
+	ntile = (p->flat ? 1 : d->OH) * p->tw;
+	tn = (size_t)p->np * ntile * 7 * 64;
+	if (!p->flat)
+		xn = d->C * p->hp * p->wp + 64;
+	else if (npix % 7)	/* the last tile reads past the input */
+		xn = d->C * npix + 64;
+	if (xn > xcap) {
+		free(xbuf);
+		xbuf = malloc(sizeof(float) * xn);
+		xcap = xbuf ? xn : 0;
+	}
+	if (tn > tcap) {
+		free(tbuf);
+		tbuf = NULL;
+		if (posix_memalign((void **)&tbuf, 64, sizeof(float) * tn))
+			tbuf = NULL;
+		tcap = tbuf ? tn : 0;
+	}
+	if ((xn && !xbuf) || !tbuf)
+		return -ENOMEM;
+	if (!p->flat) {
+		struct pad_job pj = { .p = p, .x = xi, .xp = xbuf };
+
+		/* the zero-padded copy, split over the threads too */
+		pj.parts = nt > 1 && d->C * p->hp * p->wp >= 16384 ? 2 * nt : 1;
+		if (pj.parts > d->C)
+			pj.parts = d->C;
+		npr_parallel_for((int)pj.parts, pad_task, &pj);
+		memset(xbuf + d->C * p->hp * p->wp, 0, sizeof(float) * 64);
+		j.x = xbuf;
+		j.pitch = d->sh * p->wp;
+	} else if (xn) {
+		memcpy(xbuf, xi, sizeof(float) * d->C * npix);
+		memset(xbuf + d->C * npix, 0, sizeof(float) * 64);
+		j.x = xbuf;
+	} else {
+		j.x = xi;
+	}
+	j.t = tbuf;
+	/* about three parts per thread, at least four tiles each */
+	j.parts = nt > 1 ? (3 * nt + p->np - 1) / p->np : 1;
+	if (j.parts > ntile / 4)
+		j.parts = ntile / 4;
+	if (j.parts < 1)
+		j.parts = 1;
+	npr_parallel_for((int)(p->np * j.parts), t_task, &j);
+	return 0;
+}
+
 /* Every group of image @b, on the calling thread. */
 static int conv_image(const struct npr_conv_plan *p, const float *x,
 		      float *y, const float *res, int64_t b)
@@ -302,6 +630,8 @@ static int conv_image(const struct npr_conv_plan *p, const float *x,
 
 	if (p->path == PATH_DIRECT)
 		return conv_image_direct(p, x, y, res, b);
+	if (p->path == PATH_T)
+		return conv_image_t(p, x, y, res, b);
 	for (g = 0; g < d->G; g++) {
 		const float *xg = x + (b * d->C + g * p->cg) * d->H * d->W;
 		int64_t yoff = (b * d->K + g * p->kg) * npix;
@@ -355,9 +685,20 @@ int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
 	int err;
 
 	if (p->path == PATH_DW) {
-		struct dw_job j = { .p = p, .x = x, .y = y, .res = res };
+		struct dw_job j = {
+			.p = p, .x = x, .y = y, .res = res,
+			.planes = d->N * d->C,
+		};
 
-		npr_parallel_for((int)(d->N * d->C), dw_plane, &j);
+		/* about eight parts per thread, each at least 4096 outputs */
+		j.parts = 8 * npr_par_threads();
+		if (j.parts > j.planes * d->OH * d->OW / 4096)
+			j.parts = j.planes * d->OH * d->OW / 4096;
+		if (j.parts > j.planes)
+			j.parts = j.planes;
+		if (j.parts < 1)
+			j.parts = 1;
+		npr_parallel_for((int)j.parts, dw_task, &j);
 		return 0;
 	}
 	/*
@@ -384,7 +725,7 @@ double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 {
 	const struct npr_conv_desc *d = &p->d;
 	static const char *const path[] = {
-		"1x1-gemm", "im2col-gemm", "dw", "direct-gemm",
+		"1x1-gemm", "im2col-gemm", "dw", "direct-gemm", "pixel-major",
 	};
 
 	snprintf(buf, len, "%lldx%lld/%lld C%lld K%lld G%lld %lldx%lld N%lld %s",
@@ -552,6 +893,8 @@ const char *npr_conv_plan_kernel(const struct npr_conv_plan *p)
 		return "conv_im2col_gemm";
 	case PATH_DW:
 		return "conv_depthwise";
+	case PATH_T:
+		return "conv_pixel_major";
 	default:
 		return "conv_direct_gemm";
 	}
@@ -572,6 +915,13 @@ int npr_conv_plan_prepared(const struct npr_conv_plan *p, const void **buf,
 {
 	int64_t g;
 
+	if (p->path == PATH_T) {
+		if (max > 0 && buf)
+			buf[0] = p->wt;
+		if (max > 0 && bytes)
+			bytes[0] = t_bytes(p);
+		return 1;
+	}
 	if (p->path == PATH_DW) {
 		if (max > 0 && buf)
 			buf[0] = p->wdw;
@@ -609,7 +959,9 @@ int npr_conv_plan_use_prepared(struct npr_conv_plan *p, const void *const *buf,
 	if (n != npr_conv_plan_prepared(p, NULL, NULL, 0) || p->borrowed)
 		return -EINVAL;
 	for (g = 0; g < n; g++) {
-		if (p->path == PATH_DW)
+		if (p->path == PATH_T)
+			want = t_bytes(p);
+		else if (p->path == PATH_DW)
 			want = sizeof(float) * p->d.C * p->d.kh * p->d.kw;
 		else
 			want = sizeof(float) * p->a[g].Mp *
@@ -617,7 +969,10 @@ int npr_conv_plan_use_prepared(struct npr_conv_plan *p, const void *const *buf,
 		if (bytes[g] != want || ((uintptr_t)buf[g] & 63))
 			return -EINVAL;
 	}
-	if (p->path == PATH_DW) {
+	if (p->path == PATH_T) {
+		free(p->wt);
+		p->wt = (float *)buf[0];
+	} else if (p->path == PATH_DW) {
 		free(p->wdw);
 		p->wdw = (float *)buf[0];
 	} else {
@@ -641,6 +996,16 @@ void npr_conv_plan_weights(const struct npr_conv_plan *p, float *w)
 {
 	int64_t g, kdim = p->cg * p->d.kh * p->d.kw;
 
+	if (p->path == PATH_T) {
+		int64_t q, r, j, kr = kdim;
+
+		for (q = 0; q < p->np; q++)
+			for (r = 0; r < kr; r++)
+				for (j = 0; j < 64 && q * 64 + j < p->d.K; j++)
+					w[(q * 64 + j) * kr + r] =
+						p->wt[(q * kr + r) * 64 + j];
+		return;
+	}
 	if (p->path == PATH_DW) {
 		memcpy(w, p->wdw, sizeof(float) * p->d.C * p->d.kh * p->d.kw);
 		return;

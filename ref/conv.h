@@ -88,10 +88,14 @@ int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
  * Prepared weights in a compiled-model blob: a plan's buffers
  * (npr_conv_plan_prepared()) are stored as opaque bytes under a layout
  * name made of this number and the GEMM kernel's name and tile; bump it
- * whenever what npr_gemm_a_pack() or the depthwise path store changes, so
- * that blobs written before are refused (and the cache compiles again).
+ * whenever what npr_gemm_a_pack(), the depthwise or the pixel-major path
+ * store changes (the pixel-major path also names its own version and
+ * limits, npr_conv_t_layout()), so that blobs written before are refused
+ * (and the cache compiles again).
  */
-#define NPR_CONV_PREP_LAYOUT	1
+#define NPR_CONV_PREP_LAYOUT	2
+
+int npr_conv_t_layout(void);
 
 /* npr_conv_fuse(); with @pack false the plan gets no weights and
  * npr_conv_plan_use_prepared() must give it some before it runs. */
@@ -137,6 +141,10 @@ int npr_dw_flat_generic(const struct npr_conv_desc *d, const float *x,
 int npr_dw_flat_avx512(const struct npr_conv_desc *d, const float *x,
 		       const float *wc, float *y, const float *res, float b,
 		       int act, float lo, float hi);
+/* stride 1 or 2, accumulators in registers, no padded copy; -1: not done */
+int npr_dw_vec_avx512(const struct npr_conv_desc *d, const float *x,
+		      const float *wc, float *y, const float *res, float b,
+		      int act, float lo, float hi);
 
 /* vec.h: the fully connected MatMul, portable and AVX-512 builds */
 void npr_matmul_nt_generic(int64_t M, int64_t N, int64_t K, const float *A,
@@ -148,11 +156,13 @@ void npr_matmul_nt_avx512(int64_t M, int64_t N, int64_t K, const float *A,
 void npr_matmul_nn_avx512(int64_t M, int64_t N, int64_t K, const float *A,
 			  const float *B, float *C);
 void npr_pool_row_generic(bool maxp, const float *const *rows, int64_t nr,
-			  int64_t kw, int64_t sw, int64_t dw, int64_t pw,
+			  int64_t W, int64_t kw, int64_t sw, int64_t dw,
+			  int64_t pw,
 			  const int64_t *o0, const int64_t *o1, int64_t OW,
 			  float *acc);
 void npr_pool_row_avx512(bool maxp, const float *const *rows, int64_t nr,
-			 int64_t kw, int64_t sw, int64_t dw, int64_t pw,
+			 int64_t W, int64_t kw, int64_t sw, int64_t dw,
+			 int64_t pw,
 			 const int64_t *o0, const int64_t *o1, int64_t OW,
 			 float *acc);
 /* The scalar MatMul that npr_ref_matmul() falls back to (ref/nn.c). */

@@ -166,6 +166,17 @@ static inline float npr_epi_apply(const struct npr_gemm_epi *e, float v,
 	return v;
 }
 
+/*
+ * Pixel-major tile (gemm_avx512.c): t[i][0..64) (+)= sum over k < kc of
+ * x[off[k] + i * sx] * w[k][0..64), i < 7; w and t 64-byte aligned.
+ */
+void npr_gemm_t7_avx512(int64_t kc, const float *w, const float *x,
+			const int64_t *off, int64_t sx, float *t, bool acc);
+/* y[kk * ldy + l] = epilogue(t[l * 64 + kk]), l < len, kk < kn */
+void npr_gemm_t7_out_avx512(const float *t, int64_t len, int64_t kn,
+			    float *y, int64_t ldy, const float *bias,
+			    const float *res, int act, float lo, float hi);
+
 /* Kernels in ISA-specific objects (built with their own -m flags). */
 extern const struct npr_gemm_kern npr_gemm_kern_avx512;
 extern const struct npr_gemm_kern npr_gemm_kern_avx2;

@@ -195,3 +195,165 @@ const struct npr_gemm_kern npr_gemm_kern_avx512 = {
 	.name = "avx512", .mr = MR, .nr = NR, .fn = kern,
 	.fn_direct = kern_direct,
 };
+
+/*
+ * Pixel-major tile for convolutions on small planes: seven output pixels
+ * (broadcast, row k of the input at x + off[k], pixels i = 0..6 at
+ * x + off[k] + i * sx) times 64 output channels (four vectors of the packed
+ * weights w[k][64]), 28 accumulators.  Per k: four aligned loads, seven
+ * broadcasts, 28 FMAs.  t[i][64] gets (or, with @acc, adds) the sums.
+ * Seven pixels divide 7, 14, 28, 56 and 112, so a 7x7 plane has no
+ * padding lanes, where 32-wide column panels compute 64 for 49.
+ */
+/* acc + b * p[0..16), the load folded into the FMA */
+static inline __m512 t7_fma_mem(__m512 b, const float *p, __m512 acc)
+{
+	__asm__("vfmadd231ps %2, %1, %0"
+		: "+v"(acc) : "v"(b), "m"(*(const __m512 *)p));
+	return acc;
+}
+
+void npr_gemm_t7_avx512(int64_t kc, const float *w, const float *x,
+			const int64_t *off, int64_t sx, float *t, bool acc)
+{
+#define T7_DECL(i)							\
+	__m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps(), \
+	       c##i##2 = _mm512_setzero_ps(), c##i##3 = _mm512_setzero_ps()
+#define T7_ROW(i)							\
+	do {								\
+		__m512 b_ = _mm512_set1_ps(xk[(i) * S_]);		\
+		c##i##0 = _mm512_fmadd_ps(b_, w0, c##i##0);		\
+		c##i##1 = _mm512_fmadd_ps(b_, w1, c##i##1);		\
+		c##i##2 = _mm512_fmadd_ps(b_, w2, c##i##2);		\
+		c##i##3 = t7_fma_mem(b_, w + 48, c##i##3);		\
+	} while (0)
+#define T7_ST1(i, v)							\
+	do {								\
+		float *ti_ = t + (i) * 64 + (v) * 16;			\
+		__m512 r_ = c##i##v;					\
+		if (acc)						\
+			r_ = _mm512_add_ps(r_, _mm512_load_ps(ti_));	\
+		_mm512_store_ps(ti_, r_);				\
+	} while (0)
+#define T7_ST(i)							\
+	do {								\
+		T7_ST1(i, 0); T7_ST1(i, 1); T7_ST1(i, 2); T7_ST1(i, 3);	\
+	} while (0)
+	T7_DECL(0); T7_DECL(1); T7_DECL(2); T7_DECL(3);
+	T7_DECL(4); T7_DECL(5); T7_DECL(6);
+	int64_t k;
+
+#define T7_LOOP()							\
+	do {								\
+		for (k = 0; k < kc; k++, w += 64) {			\
+			const float *xk = x + off[k];			\
+			__m512 w0 = _mm512_load_ps(w);			\
+			__m512 w1 = _mm512_load_ps(w + 16);		\
+			__m512 w2 = _mm512_load_ps(w + 32);		\
+									\
+			T7_ROW(0); T7_ROW(1); T7_ROW(2); T7_ROW(3);	\
+			T7_ROW(4); T7_ROW(5); T7_ROW(6);		\
+		}							\
+	} while (0)
+	/*
+	 * 28 accumulators, three weight vectors and the broadcast fill the
+	 * 32 registers: the fourth weight vector is a memory operand of each
+	 * of its FMAs (written as asm: the compiler would load it once into
+	 * a register and spill an accumulator instead).
+	 */
+	/* the pixel stride (the convolution's) as a constant where common */
+	if (sx == 1) {
+#define S_ 1
+		T7_LOOP();
+#undef S_
+	} else if (sx == 2) {
+#define S_ 2
+		T7_LOOP();
+#undef S_
+	} else {
+#define S_ sx
+		T7_LOOP();
+#undef S_
+	}
+	T7_ST(0); T7_ST(1); T7_ST(2); T7_ST(3);
+	T7_ST(4); T7_ST(5); T7_ST(6);
+#undef T7_DECL
+#undef T7_ROW
+#undef T7_ST1
+#undef T7_ST
+#undef T7_LOOP
+}
+
+/* r[i] (row i) becomes column i of the 16 x 16 block */
+static inline void tr16(__m512 r[16])
+{
+	__m512 t[16];
+	int i;
+
+	for (i = 0; i < 16; i += 2) {
+		t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+		t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+	}
+	for (i = 0; i < 16; i += 4) {
+		r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+		r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xee);
+		r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+		r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+	}
+	for (i = 0; i < 4; i++) {
+		t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+		t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
+		t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+		t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
+	}
+	for (i = 0; i < 4; i++) {
+		r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+		r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+		r[i + 4] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0x88);
+		r[i + 12] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0xdd);
+	}
+}
+
+/*
+ * The pixel-major sums written out channel-major with the epilogue:
+ * y[kk * ldy + l] = act(t[l * 64 + kk] + bias[kk] + res[kk * ldy + l])
+ * for l < len, kk < kn; blocks of 16 pixels by 16 channels transposed
+ * in registers.
+ */
+void npr_gemm_t7_out_avx512(const float *t, int64_t len, int64_t kn,
+			    float *y, int64_t ldy, const float *bias,
+			    const float *res, int act, float lo, float hi)
+{
+	const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+	const __m512 vz = _mm512_setzero_ps();
+	int64_t c0, l, i;
+
+	for (c0 = 0; c0 < kn; c0 += 16)
+		for (l = 0; l < len; l += 16) {
+			int64_t np = len - l < 16 ? len - l : 16;
+			int64_t nc = kn - c0 < 16 ? kn - c0 : 16;
+			__mmask16 m = np == 16 ? 0xffff :
+				      (__mmask16)((1u << np) - 1);
+			__m512 r[16];
+
+			for (i = 0; i < 16; i++)
+				r[i] = i < np ? _mm512_load_ps(t + (l + i) * 64 +
+							       c0) : vz;
+			tr16(r);
+			for (i = 0; i < nc; i++) {
+				__m512 v = r[i];
+				int64_t k = c0 + i;
+
+				if (bias)
+					v = _mm512_add_ps(v, _mm512_set1_ps(bias[k]));
+				if (res)
+					v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m,
+							res + k * ldy + l));
+				if (act == NPR_ACT_RELU)
+					v = _mm512_max_ps(v, vz);
+				else if (act == NPR_ACT_CLAMP)
+					v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);
+				_mm512_mask_storeu_ps(y + k * ldy + l, m, v);
+			}
+		}
+}

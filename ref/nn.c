@@ -389,9 +389,14 @@ static void tap_range(int64_t base, int64_t dil, int64_t lim, int64_t k,
 {
 	int64_t a = 0, b;
 
-	if (base < 0)
-		a = (-base + dil - 1) / dil;
-	b = lim - 1 - base < 0 ? 0 : (lim - 1 - base) / dil + 1;
+	if (dil == 1) {		/* no divisions on the common path */
+		a = base < 0 ? -base : 0;
+		b = lim - base < 0 ? 0 : lim - base;
+	} else {
+		if (base < 0)
+			a = (-base + dil - 1) / dil;
+		b = lim - 1 - base < 0 ? 0 : (lim - 1 - base) / dil + 1;
+	}
 	if (b > k)
 		b = k;
 	if (a > b)
@@ -408,9 +413,44 @@ struct pool_job {
 	const float *x;
 	float *y;
 	void (*row)(bool, const float *const *, int64_t, int64_t, int64_t,
-		    int64_t, int64_t, const int64_t *, const int64_t *,
-		    int64_t, float *);
+		    int64_t, int64_t, int64_t, const int64_t *,
+		    const int64_t *, int64_t, float *);
+	/* per output column and window column, the same for every plane */
+	int64_t o0[16], o1[16];
+	int32_t ccnt[1024], acol[1024];
+	bool allc;
 };
+
+/* The column geometry pool_plane() needs, once per pooling call. */
+static void pool_columns(struct pool_job *j)
+{
+	const struct geo *g = &j->g;
+	int64_t ow, k;
+
+	for (ow = 0; ow < g->OW; ow++) {
+		int64_t bw = ow * g->sw - g->pw, k0, k1, b0, b1;
+
+		tap_range(bw, g->dw, g->W, g->kw, &k0, &k1);
+		tap_range(bw + g->pw, g->dw, g->W + g->pw + j->pe_w, g->kw,
+			  &b0, &b1);
+		j->ccnt[ow] = (int32_t)(k1 - k0);
+		j->acol[ow] = (int32_t)(b1 - b0);
+	}
+	for (k = 0; k < g->kw; k++) {
+		int64_t off = k * g->dw - g->pw;
+
+		j->o0[k] = off >= 0 ? 0 : (-off + g->sw - 1) / g->sw;
+		j->o1[k] = g->W - 1 - off < 0 ? 0 : (g->W - 1 - off) / g->sw + 1;
+		if (j->o1[k] > g->OW)
+			j->o1[k] = g->OW;
+		if (j->o0[k] > j->o1[k])
+			j->o0[k] = j->o1[k];
+	}
+	/* MaxPool, every window column inside the input: no second pass */
+	j->allc = j->maxp;
+	for (ow = 0; ow < g->OW; ow++)
+		j->allc = j->allc && j->ccnt[ow] > 0;
+}
 
 /*
  * One (image, channel) plane, a row at a time: the input rows a window
@@ -424,31 +464,12 @@ static void pool_plane(void *arg, int pl, int tid)
 	const struct geo *g = &j->g;
 	const float *xp = j->x + (int64_t)pl * g->H * g->W;
 	float *y = j->y + (int64_t)pl * g->OH * g->OW;
-	int64_t oh, ow, i, k, o0[16], o1[16], cnt, acnt;
+	int64_t oh, ow, i, cnt, acnt;
+	const int64_t *o0 = j->o0, *o1 = j->o1;
+	const int32_t *ccnt = j->ccnt, *acol = j->acol;
 	const float *rows[16];
 	float acc[1024];
-	int32_t ccnt[1024], acol[1024];
 
-	for (ow = 0; ow < g->OW; ow++) {
-		int64_t bw = ow * g->sw - g->pw, k0, k1, b0, b1;
-
-		tap_range(bw, g->dw, g->W, g->kw, &k0, &k1);
-		tap_range(bw + g->pw, g->dw, g->W + g->pw + j->pe_w, g->kw,
-			  &b0, &b1);
-		ccnt[ow] = (int32_t)(k1 - k0);
-		acol[ow] = (int32_t)(b1 - b0);
-	}
-
-	for (k = 0; k < g->kw; k++) {
-		int64_t off = k * g->dw - g->pw;
-
-		o0[k] = off >= 0 ? 0 : (-off + g->sw - 1) / g->sw;
-		o1[k] = g->W - 1 - off < 0 ? 0 : (g->W - 1 - off) / g->sw + 1;
-		if (o1[k] > g->OW)
-			o1[k] = g->OW;
-		if (o0[k] > o1[k])
-			o0[k] = o1[k];
-	}
 	for (oh = 0; oh < g->OH; oh++) {
 		int64_t bh = oh * g->sh - g->ph, i0, i1, a0, a1;
 		float *yr = y + oh * g->OW;
@@ -458,7 +479,12 @@ static void pool_plane(void *arg, int pl, int tid)
 			  &a0, &a1);
 		for (i = i0; i < i1; i++)
 			rows[i - i0] = xp + (bh + i * g->dh) * g->W;
-		j->row(j->maxp, rows, i1 - i0, g->kw, g->sw, g->dw, g->pw,
+		if (j->allc && i1 > i0) {
+			j->row(true, rows, i1 - i0, g->W, g->kw, g->sw, g->dw, g->pw,
+			       o0, o1, g->OW, yr);
+			continue;
+		}
+		j->row(j->maxp, rows, i1 - i0, g->W, g->kw, g->sw, g->dw, g->pw,
 		       o0, o1, g->OW, acc);
 		for (ow = 0; ow < g->OW; ow++) {
 			cnt = (i1 - i0) * ccnt[ow];
@@ -534,6 +560,7 @@ int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
 	j.pe_w = p->pe[p->nsp - 1];
 	j.x = in[0].data;
 	j.y = out[0].data;
+	pool_columns(&j);
 	npr_parallel_for((int)(j.g.N * j.g.C), pool_plane, &j);
 	return 0;
 }

@@ -16,6 +16,51 @@ void VEC(matmul_nt)(int64_t M, int64_t N, int64_t K, const float *A,
 {
 	int64_t m0, n, k, l, i;
 
+#ifdef __AVX512F__
+	/*
+	 * Four rows of B at a time against up to four rows of A: up to 16
+	 * independent sums (one per dot product was bound by the FMA
+	 * latency, 80 chained FMAs per output of a 1280-deep layer).
+	 */
+	for (m0 = 0; m0 < M; m0 += 4) {
+		int64_t mm = M - m0 < 4 ? M - m0 : 4;
+
+		for (n = 0; n < N; n += 4) {
+			int64_t nn = N - n < 4 ? N - n : 4, j;
+			const float *b[4];
+			__m512 acc[4][4];
+
+			for (j = 0; j < 4; j++)
+				b[j] = B + (n + (j < nn ? j : 0)) * K;
+			for (i = 0; i < 4; i++)
+				for (j = 0; j < 4; j++)
+					acc[i][j] = _mm512_setzero_ps();
+			for (k = 0; k < K; k += 16) {
+				__mmask16 mk = K - k >= 16 ? 0xffff :
+					       (__mmask16)((1u << (K - k)) - 1);
+				__m512 b0 = _mm512_maskz_loadu_ps(mk, b[0] + k);
+				__m512 b1 = _mm512_maskz_loadu_ps(mk, b[1] + k);
+				__m512 b2 = _mm512_maskz_loadu_ps(mk, b[2] + k);
+				__m512 b3 = _mm512_maskz_loadu_ps(mk, b[3] + k);
+
+				for (i = 0; i < mm; i++) {
+					__m512 a = _mm512_maskz_loadu_ps(mk,
+						A + (m0 + i) * K + k);
+
+					acc[i][0] = _mm512_fmadd_ps(a, b0, acc[i][0]);
+					acc[i][1] = _mm512_fmadd_ps(a, b1, acc[i][1]);
+					acc[i][2] = _mm512_fmadd_ps(a, b2, acc[i][2]);
+					acc[i][3] = _mm512_fmadd_ps(a, b3, acc[i][3]);
+				}
+			}
+			for (i = 0; i < mm; i++)
+				for (j = 0; j < nn; j++)
+					C[(m0 + i) * ldc + n + j] =
+						_mm512_reduce_add_ps(acc[i][j]);
+		}
+	}
+	return;
+#endif
 	for (m0 = 0; m0 < M; m0 += 4) {
 		int64_t mm = M - m0 < 4 ? M - m0 : 4;
 
@@ -65,17 +110,79 @@ void VEC(matmul_nn)(int64_t M, int64_t N, int64_t K, const float *A,
 
 /*
  * One output row of a 2-D max or average pool.  @rows: the @nr input rows
- * the window covers for this output row (already clipped); @o0[k], @o1[k]:
- * for window column k, the output pixels whose tap is inside the input.
- * acc gets the max (from -inf) or the sum; the caller divides.
+ * the window covers for this output row (already clipped), @W wide;
+ * @o0[k], @o1[k]: for window column k, the output pixels whose tap is
+ * inside the input.  acc gets the max (from -inf) or the sum; the caller
+ * divides.
  */
+#define POOL_TMP	1024
 void VEC(pool_row)(bool maxp, const float *const *rows, int64_t nr,
-		   int64_t kw, int64_t sw, int64_t dw, int64_t pw,
+		   int64_t W, int64_t kw, int64_t sw, int64_t dw, int64_t pw,
 		   const int64_t *o0, const int64_t *o1, int64_t OW,
 		   float *restrict acc)
 {
 	int64_t r, k, ox;
 
+#ifdef __AVX512F__
+	/*
+	 * Separable, stride 1 or 2: the window rows are reduced into one row
+	 * first (a long vector loop), stored with pw identity columns on the
+	 * left and enough on the right that the window columns need no
+	 * masks; then each window column is one load per 16 outputs (at
+	 * stride 2 two loads and a permute keep the even columns).  A tap
+	 * outside the input reads the identity, as if it were left out.
+	 */
+	if ((sw == 1 || sw == 2) && nr > 0 &&
+	    pw + W + 64 <= POOL_TMP &&
+	    (OW + 16) * sw + (kw - 1) * dw + 32 <= POOL_TMP) {
+		const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18,
+						    16, 14, 12, 10, 8, 6, 4, 2, 0);
+		const float idv = maxp ? -INFINITY : 0.0f;
+		const __m512 id = _mm512_set1_ps(idv);
+		float tmp[POOL_TMP + 16] __attribute__((aligned(64)));
+		int64_t c, end = (OW + 16) * sw + (kw - 1) * dw + 32, ox0;
+
+		for (c = 0; c < pw; c++)
+			tmp[c] = idv;
+		/* the next output row's new input rows, ahead of time */
+		for (c = 0; c < W; c += 16)
+			for (r = nr - sw; r < nr; r++)
+				if (r >= 0)
+					_mm_prefetch((const char *)(rows[r] +
+						     sw * W + c), _MM_HINT_T0);
+		for (c = 0; c < W; c += 16) {
+			__mmask16 m = W - c >= 16 ? 0xffff :
+				      (__mmask16)((1u << (W - c)) - 1);
+			__m512 v = _mm512_mask_loadu_ps(id, m, rows[0] + c);
+
+			for (r = 1; r < nr; r++) {
+				__m512 u = _mm512_mask_loadu_ps(id, m, rows[r] + c);
+
+				v = maxp ? _mm512_max_ps(u, v) : _mm512_add_ps(v, u);
+			}
+			_mm512_mask_storeu_ps(tmp + pw + c, m, v);
+		}
+		for (c = pw + W; c < end; c += 16)
+			_mm512_storeu_ps(tmp + c, id);
+		for (ox0 = 0; ox0 < OW; ox0 += 16) {
+			__m512 a = id;
+
+			for (k = 0; k < kw; k++) {
+				const float *xs = tmp + ox0 * sw + k * dw;
+				__m512 v = _mm512_loadu_ps(xs);
+
+				if (sw == 2)
+					v = _mm512_permutex2var_ps(v, ie,
+						_mm512_loadu_ps(xs + 16));
+				a = maxp ? _mm512_max_ps(v, a) : _mm512_add_ps(a, v);
+			}
+			_mm512_mask_storeu_ps(acc + ox0, OW - ox0 >= 16 ?
+					      0xffff : (__mmask16)((1u <<
+					      (OW - ox0)) - 1), a);
+		}
+		return;
+	}
+#endif
 	for (ox = 0; ox < OW; ox++)
 		acc[ox] = maxp ? -INFINITY : 0.0f;
 	for (r = 0; r < nr; r++)

@@ -3,6 +3,7 @@
  * vec.h built with -mavx512f -mfma -O3; nn.c calls these only when CPUID
  * reports AVX-512F.
  */
+#include <immintrin.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>

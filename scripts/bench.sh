@@ -3,8 +3,10 @@
 #
 # make bench: npuring's CPU backend against onnxruntime on the same files.
 #
-#   1. SGEMM GFLOP/s, 256..2048, 1 and 2 threads (npr-kbench gemm), against
-#      the 113.6 GFLOP/s/core FMA peak of the reference machine.
+#   0. the CPU model and the load average (before and after the table).
+#   1. SGEMM GFLOP/s, 256..2048, 1 and 2 threads (npr-kbench gemm); its
+#      percentages are of the 113.6 GFLOP/s/core Zen 4 peak it was written
+#      for (a Zen 5 core peaks at about 2.5 times that).
 #   2. resnet18, mobilenet_v2, squeezenet1_1 from $NPR_SHARED/models/onnx at
 #      batch 1 and 8, 1 and 2 threads: npr-kbench model and the peers'
 #      ort_bench.js (onnxruntime-node), ROUNDS separate processes each; the
@@ -51,6 +53,12 @@ field() {
 	sed -n "s/.*\"$1\":\([0-9.eE+-]*\).*/\1/p"
 }
 
+# The machine and how busy it was: the figures mean little without both.
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1)
+fam=$(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1)
+echo "== $(nproc) CPUs: ${cpu:-unknown} (family ${fam:-?}); load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null) =="
+echo
+
 echo "== SGEMM (npr-kbench gemm, median of 5) =="
 for t in 1 2; do
 	"$kbench" gemm -t "$t" -r 5
@@ -91,6 +99,9 @@ for m in $models; do
 		done
 	done
 done
+echo
+
+echo "== load after the table: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null) =="
 echo
 
 echo "== OpenVINO IR models (npuring only, batch 1, median ms) =="
