@@ -8,7 +8,8 @@
  * BitShift (BitwiseLeftShift-15 / BitwiseRightShift-15) and GridSample
  * (GridSample-9, whose attributes are ONNX's GridSample-16 ones),
  * NonMaxSuppression (NonMaxSuppression-9 cut to its valid rows), Compress
- * (Gather at NonZero) and the Hann, Hamming and Blackman windows.
+ * (Gather at NonZero), the Hann, Hamming and Blackman windows and Unique
+ * (Unique-10).
  *
  * ConvInteger and MatMulInteger compute in f32: both operands minus their
  * zero points are converted, multiplied by the Conv (MatMul) translation
@@ -674,7 +675,40 @@ static int tr_window(struct onnx_ctx *c, int *out)
 	return out[0] < 0 ? out[0] : 0;
 }
 
+/* ---- Unique --------------------------------------------------------------- */
+
+/* Unique-10, the axis attribute its constant axis input, i64 outputs. */
+static int tr_unique(struct onnx_ctx *c, int *out)
+{
+	const Onnx__AttributeProto *a = onnx_attr_find(c, "axis");
+	int64_t sorted, axis;
+	int in[2] = { c->vin[0], -1 }, node, err, i;
+
+	err = onnx_attr_int(c, "sorted", 1, &sorted);
+	if (!err && a)
+		err = onnx_attr_int(c, "axis", 0, &axis);
+	if (err)
+		return err;
+	if (a) {
+		in[1] = onnx_const_i64(c, &axis, 1, "axis");
+		if (in[1] < 0)
+			return in[1];
+	}
+	node = onnx_node(c, "Unique", 10, NULL, a ? 2 : 1, in, 4, out);
+	if (node < 0)
+		return node;
+	for (i = 1; i < 4; i++)
+		c->g->vals[out[i]].type = NPR_ELEM_I64;
+	err = onnx_set_attr(c, node, "sorted", "%s", onnx_tf(sorted));
+	if (!err)
+		err = onnx_set_attr(c, node, "index_element_type", "i64");
+	if (!err)
+		err = onnx_set_attr(c, node, "count_element_type", "i64");
+	return err;
+}
+
 const struct onnx_op onnx_ops_misc[] = {
+	{ "Unique", tr_unique, 1, 1, 4, NULL, 0 },
 	{ "NonMaxSuppression", tr_nms, 2, 5, 1, NULL, 0 },
 	{ "Compress", tr_compress, 2, 2, 1, NULL, 0 },
 	{ "HannWindow", tr_window, 1, 1, 1, NULL, 0 },
