@@ -1466,21 +1466,71 @@ out:
 	return err;
 }
 
+/*
+ * MAKE_STATEFUL's input shapes, checked as COMPILE checks them, into
+ * *@out: one per input, rank -1 where none is given.
+ */
+static int stateful_shapes(int ninputs, const struct npr_shape_arg *sa,
+			   uint32_t num, struct npr_shape **out)
+{
+	struct npr_shape *s;
+	uint32_t i, j;
+
+	if (num > (uint32_t)ninputs)
+		return npr_err(-EINVAL, "MakeStateful: %u shapes for %d inputs",
+			       num, ninputs);
+	s = calloc(ninputs, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	for (i = 0; i < (uint32_t)ninputs; i++)
+		s[i].rank = -1;
+	for (i = 0; i < num; i++) {
+		const char *why = NULL;
+
+		if (sa[i].index >= (uint32_t)ninputs)
+			why = "input index out of range";
+		else if (!sa[i].rank || sa[i].rank > NPR_MAX_RANK)
+			why = "rank out of range";
+		else if (s[sa[i].index].rank >= 0)
+			why = "a second shape for its input";
+		for (j = 0; !why && j < NPR_MAX_RANK; j++)
+			if (j >= sa[i].rank ? sa[i].dims[j] != 0 :
+			    sa[i].dims[j] < 0 || sa[i].dims[j] > (1LL << 31))
+				why = "a dim out of range (or not 0 past the rank)";
+		if (why) {
+			free(s);
+			return npr_err(-EINVAL, "MakeStateful: shape %u: %s",
+				       i, why);
+		}
+		s[sa[i].index].rank = (int)sa[i].rank;
+		for (j = 0; j < sa[i].rank; j++)
+			s[sa[i].index].d[j] = sa[i].dims[j];
+	}
+	*out = s;
+	return 0;
+}
+
 static int cmd_make_stateful(struct npr_device *dev, void *arg)
 {
 	struct npr_make_stateful *a = arg;
 	const struct npr_state_pair *p;
+	struct npr_shape *over = NULL;
 	const char **names;
 	struct npr_model *m;
 	uint32_t i;
 	int err;
 
 	err = check_flags(a->flags, 0);
+	if (!err)
+		err = check_reserved(a->reserved);
 	if (err)
 		return err;
 	if (!a->count || a->count > 1024 || !a->pairs)
 		return npr_err(-EINVAL, "MakeStateful: %u pairs (1 .. 1024, and a pointer)",
 			       a->count);
+	if (a->num_shapes && !a->shapes)
+		return npr_err(-EINVAL, "MakeStateful: %u shapes without a pointer",
+			       a->num_shapes);
 	p = (const void *)(uintptr_t)a->pairs;
 	names = calloc(2 * a->count, sizeof(*names));
 	if (!names)
@@ -1496,9 +1546,14 @@ static int cmd_make_stateful(struct npr_device *dev, void *arg)
 	}
 	pthread_mutex_lock(&dev->lock);
 	m = handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
-	if (m)
-		err = npr_make_stateful(m->g, names, (int)a->count);
+	if (m && a->num_shapes)
+		err = stateful_shapes(m->g->ninputs,
+				      (const void *)(uintptr_t)a->shapes,
+				      a->num_shapes, &over);
+	if (m && !err)
+		err = npr_make_stateful(m->g, names, (int)a->count, over);
 	pthread_mutex_unlock(&dev->lock);
+	free(over);
 	free(names);
 	return err;
 }
@@ -1924,7 +1979,7 @@ static const struct cmd {
 	[0x19] = { sizeof(struct npr_bo_create), sizeof(struct npr_bo_create) },
 	[0x1a] = { sizeof(struct npr_bo_info), sizeof(struct npr_bo_info) },
 	[0x1b] = { sizeof(struct npr_bo_bind), sizeof(struct npr_bo_bind) },
-	[0x1c] = { sizeof(struct npr_make_stateful), sizeof(struct npr_make_stateful) },
+	[0x1c] = { sizeof(struct npr_make_stateful), 24 },
 	[0x0d] = { sizeof(struct npr_ring_setup), sizeof(struct npr_ring_setup) },
 	[0x0e] = { sizeof(struct npr_submit), sizeof(struct npr_submit) },
 	[0x0f] = { sizeof(struct npr_reap), sizeof(struct npr_reap) },

@@ -248,7 +248,7 @@ struct npr_variable {
 int npr_pass_state(struct npr_graph *g);
 /* lib/state.c: explicit state input/output pairs into variables */
 int npr_make_stateful(struct npr_graph *g, const char *const *names,
-		      int count);
+		      int count, const struct npr_shape *shapes);
 
 /**
  * struct npr_op_def - one op type, a range of opset versions

@@ -6,7 +6,10 @@
  * ReverseSequence
  * (ReverseSequence-1),
  * BitShift (BitwiseLeftShift-15 / BitwiseRightShift-15) and GridSample
- * (GridSample-9, whose attributes are ONNX's GridSample-16 ones).
+ * (GridSample-9, whose attributes are ONNX's GridSample-16 ones),
+ * NonMaxSuppression (NonMaxSuppression-9 cut to its valid rows), Compress
+ * (Gather at NonZero), the Hann, Hamming and Blackman windows and Unique
+ * (Unique-10).
  *
  * ConvInteger and MatMulInteger compute in f32: both operands minus their
  * zero points are converted, multiplied by the Conv (MatMul) translation
@@ -16,6 +19,7 @@
  * than about 250 full-range products) round as f32 does.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -470,7 +474,246 @@ static int tr_grid_sample(struct onnx_ctx *c, int *out)
 	return err;
 }
 
+/* ---- NonMaxSuppression ---------------------------------------------------- */
+
+/*
+ * NonMaxSuppression-9 with sort_result_descending false (ONNX orders by
+ * batch, class, then score), i64 outputs, and its selected_indices cut to
+ * valid_outputs rows by a Slice-8: the row count depends on the data, so
+ * that Slice is a dynamic step unless everything folds.  An absent
+ * max_output_boxes_per_class selects nothing and an absent
+ * score_threshold filters nothing, as in ONNX.
+ */
+static int tr_nms(struct onnx_ctx *c, int *out)
+{
+	int64_t center, zero = 0, one = 1;
+	int in[5], o[3], sl[5], node, err, i;
+
+	err = onnx_attr_int(c, "center_point_box", 0, &center);
+	if (err)
+		return err;
+	if (center != 0 && center != 1)
+		return onnx_err(c, -EINVAL, "center_point_box %lld (0 or 1)",
+				(long long)center);
+	in[0] = c->vin[0];
+	in[1] = c->vin[1];
+	in[2] = onnx_in(c, 2);
+	if (in[2] < 0)
+		in[2] = onnx_const_i64(c, &zero, 1, "max_output");
+	in[3] = onnx_in(c, 3);
+	if (in[3] < 0)
+		in[3] = onnx_scalar(c, c->vin[1], 0, "iou_threshold");
+	in[4] = onnx_in(c, 4);
+	if (in[4] < 0)
+		in[4] = onnx_scalar(c, c->vin[1], -INFINITY,
+				    "score_threshold");
+	for (i = 2; i < 5; i++)
+		if (in[i] < 0)
+			return in[i];
+	node = onnx_node(c, "NonMaxSuppression", 9, "nms", 5, in, 3, o);
+	if (node < 0)
+		return node;
+	err = onnx_set_attr(c, node, "box_encoding", "%s",
+			    center ? "center" : "corner");
+	if (!err)
+		err = onnx_set_attr(c, node, "sort_result_descending",
+				    "false");
+	if (!err)
+		err = onnx_set_attr(c, node, "output_type", "i64");
+	if (err)
+		return err;
+	sl[0] = o[0];
+	sl[1] = onnx_const_i64(c, &zero, 1, "start");
+	sl[2] = sl[1] < 0 ? sl[1] : onnx_reshape_to(c, o[2], &one, 1, false,
+						      "stop");
+	sl[3] = sl[2] < 0 ? sl[2] : onnx_const_i64(c, &one, 1, "step");
+	sl[4] = sl[3] < 0 ? sl[3] : onnx_const_i64(c, &zero, 1, "axes");
+	if (sl[4] < 0)
+		return sl[4];
+	node = onnx_node(c, "Slice", 8, NULL, 5, sl, 1, out);
+	if (node < 0)
+		return node;
+	c->g->vals[out[0]].type = NPR_ELEM_I64;
+	c->g->vals[out[0]].shape = (struct npr_shape){ .rank = 2,
+						       .d = { -1, 3 } };
+	return 0;
+}
+
+/* ---- Compress ------------------------------------------------------------- */
+
+/*
+ * Compress: Gather along the axis (of the flattened input without one) at
+ * NonZero(condition).  A condition shorter than the axis leaves the rest
+ * out, as ONNX says.
+ */
+static int tr_compress(struct onnx_ctx *c, int *out)
+{
+	const Onnx__AttributeProto *a = onnx_attr_find(c, "axis");
+	int x = c->vin[0], cond = c->vin[1], in[3], nz, node, err;
+	int64_t axis = 0, minus1 = -1;
+
+	if (a) {
+		int r = onnx_known_rank(c, x, "Compress with an axis");
+
+		if (r < 0)
+			return r;
+		err = onnx_attr_int(c, "axis", 0, &axis);
+		if (!err)
+			err = onnx_norm_axis(c, axis, r, &axis);
+		if (err)
+			return err;
+	} else {
+		x = onnx_reshape_to(c, x, &minus1, 1, false, "flat");
+		if (x < 0)
+			return x;
+	}
+	if (onnx_rank(c, cond) > 1)
+		return onnx_err(c, -EINVAL, "condition must be 1-D");
+	node = onnx_node(c, "NonZero", 3, "nonzero", 1, &cond, 1, &nz);
+	if (node < 0)
+		return node;
+	c->g->vals[nz].type = NPR_ELEM_I64;
+	err = onnx_set_attr(c, node, "output_type", "i64");
+	if (err)
+		return err;
+	in[0] = x;
+	in[1] = onnx_reshape_to(c, nz, &minus1, 1, false, "indices");
+	in[2] = in[1] < 0 ? in[1] : onnx_const_i64(c, &axis, 1, "axis");
+	if (in[2] < 0)
+		return in[2];
+	node = onnx_node(c, "Gather", 8, NULL, 3, in, 1, out);
+	if (node < 0)
+		return node;
+	return onnx_set_attr(c, node, "batch_dims", "0");
+}
+
+/* ---- HannWindow, HammingWindow, BlackmanWindow ---------------------------- */
+
+/*
+ * w[n] = a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), n in [0, size),
+ * N = size (periodic) or size - 1 (symmetric): Range over the size input,
+ * so the output shape follows its value.  @arg picks the coefficients.
+ */
+static int tr_window(struct onnx_ctx *c, int *out)
+{
+	static const double coef[3][3] = {
+		{ 0.5, 0.5, 0 },			/* Hann */
+		{ 25.0 / 46, 21.0 / 46, 0 },		/* Hamming */
+		{ 0.42, 0.5, 0.08 },			/* Blackman */
+	};
+	const double *k = coef[c->op->arg];
+	int64_t periodic, dt;
+	unsigned int type;
+	int in[3], n, len, ang, w, t, node, err, i;
+
+	err = onnx_attr_int(c, "periodic", 1, &periodic);
+	if (!err)
+		err = onnx_attr_int(c, "output_datatype", 1, &dt);
+	if (err)
+		return err;
+	type = dt >= 0 && dt <= INT32_MAX ? onnx_elem_type((int32_t)dt) : 0;
+	if (!type || type == NPR_ELEM_BOOLEAN)
+		return onnx_err(c, -EINVAL, "output_datatype %lld",
+				(long long)dt);
+	if (onnx_vshape(c, c->vin[0])->rank > 0 &&
+	    npr_shape_numel(onnx_vshape(c, c->vin[0])) != 1)
+		return onnx_err(c, -EINVAL, "size must be a scalar");
+	len = onnx_convert(c, c->vin[0], NPR_ELEM_F32, "size_f32");
+	if (len < 0)
+		return len;
+	in[0] = onnx_scalar(c, -1, 0, "start");
+	in[1] = len;
+	in[2] = in[0] < 0 ? in[0] : onnx_scalar(c, -1, 1, "step");
+	if (in[2] < 0)
+		return in[2];
+	node = onnx_node(c, "Range", 4, "n", 3, in, 1, &n);
+	if (node < 0)
+		return node;
+	err = onnx_set_attr(c, node, "output_type", "f32");
+	if (err)
+		return err;
+	c->g->vals[n].type = NPR_ELEM_F32;
+	if (!periodic) {
+		t = onnx_scalar(c, -1, 1, "one");
+		len = t < 0 ? t : onnx_binary(c, "Subtract", len, t, "denom");
+		if (len < 0)
+			return len;
+	}
+	/* 2 pi n / N */
+	t = onnx_scalar(c, -1, 2 * M_PI, "two_pi");
+	ang = t < 0 ? t : onnx_binary(c, "Multiply", n, t, "scaled");
+	ang = ang < 0 ? ang : onnx_binary(c, "Divide", ang, len, "angle");
+	if (ang < 0)
+		return ang;
+	w = onnx_scalar(c, -1, k[0], "a0");
+	for (i = 1; i < 3 && w >= 0; i++) {
+		char nm[16];
+		int a = ang, m;
+
+		if (!k[i])
+			continue;
+		if (i == 2) {
+			t = onnx_scalar(c, -1, 2, "two");
+			a = t < 0 ? t : onnx_binary(c, "Multiply", ang, t,
+						    "angle2");
+			if (a < 0)
+				return a;
+		}
+		snprintf(nm, sizeof(nm), "cos%d", i);
+		m = onnx_unary(c, "Cos", a, nm);
+		snprintf(nm, sizeof(nm), "a%d", i);
+		t = m < 0 ? m : onnx_scalar(c, -1, k[i], nm);
+		snprintf(nm, sizeof(nm), "term%d", i);
+		m = t < 0 ? t : onnx_binary(c, "Multiply", m, t, nm);
+		snprintf(nm, sizeof(nm), "sum%d", i);
+		w = m < 0 ? m : onnx_binary(c, i == 1 ? "Subtract" : "Add", w,
+					    m, nm);
+	}
+	if (w < 0)
+		return w;
+	out[0] = onnx_convert(c, w, type, NULL);
+	return out[0] < 0 ? out[0] : 0;
+}
+
+/* ---- Unique --------------------------------------------------------------- */
+
+/* Unique-10, the axis attribute its constant axis input, i64 outputs. */
+static int tr_unique(struct onnx_ctx *c, int *out)
+{
+	const Onnx__AttributeProto *a = onnx_attr_find(c, "axis");
+	int64_t sorted, axis;
+	int in[2] = { c->vin[0], -1 }, node, err, i;
+
+	err = onnx_attr_int(c, "sorted", 1, &sorted);
+	if (!err && a)
+		err = onnx_attr_int(c, "axis", 0, &axis);
+	if (err)
+		return err;
+	if (a) {
+		in[1] = onnx_const_i64(c, &axis, 1, "axis");
+		if (in[1] < 0)
+			return in[1];
+	}
+	node = onnx_node(c, "Unique", 10, NULL, a ? 2 : 1, in, 4, out);
+	if (node < 0)
+		return node;
+	for (i = 1; i < 4; i++)
+		c->g->vals[out[i]].type = NPR_ELEM_I64;
+	err = onnx_set_attr(c, node, "sorted", "%s", onnx_tf(sorted));
+	if (!err)
+		err = onnx_set_attr(c, node, "index_element_type", "i64");
+	if (!err)
+		err = onnx_set_attr(c, node, "count_element_type", "i64");
+	return err;
+}
+
 const struct onnx_op onnx_ops_misc[] = {
+	{ "Unique", tr_unique, 1, 1, 4, NULL, 0 },
+	{ "NonMaxSuppression", tr_nms, 2, 5, 1, NULL, 0 },
+	{ "Compress", tr_compress, 2, 2, 1, NULL, 0 },
+	{ "HannWindow", tr_window, 1, 1, 1, NULL, 0 },
+	{ "HammingWindow", tr_window, 1, 1, 1, NULL, 1 },
+	{ "BlackmanWindow", tr_window, 1, 1, 1, NULL, 2 },
 	{ "MaxUnpool", tr_max_unpool, 2, 3, 1, NULL, 0 },
 	{ "DFT", tr_dft, 1, 2, 1, NULL, 0 },
 	{ "ReverseSequence", tr_reverse_sequence, 2, 2, 1, NULL, 0 },

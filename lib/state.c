@@ -284,26 +284,66 @@ static int retype(struct npr_node *n, const char *type, unsigned int version)
 	return n->op ? 0 : -ENOENT;
 }
 
+/* Whether @s fits @decl: the same rank and dims where @decl has them. */
+static bool shape_fits(const struct npr_shape *s, const struct npr_shape *decl)
+{
+	int i;
+
+	if (decl->rank < 0)
+		return true;
+	if (s->rank != decl->rank)
+		return false;
+	for (i = 0; i < s->rank; i++)
+		if (decl->d[i] >= 0 && decl->d[i] != s->d[i])
+			return false;
+	return true;
+}
+
 /**
  * npr_make_stateful() - explicit state ports to variables
  * @g: a loaded model, changed in place when every pair is valid.
  * @names: 2 * @count names: input, output, input, output...
  * @count: pairs.
+ * @shapes: NULL, or per input of @g (g->ninputs entries, rank -1 for
+ *          none) the shape the caller fixes it to, as for compile: a
+ *          pair's input takes it (it must fit the declared shape), so
+ *          that a model declaring a symbolic dimension (an ONNX batch)
+ *          gets variables of static shape.  Shapes of other inputs are
+ *          only checked against the declared ones; compile takes them.
+ *
+ * The state input's shape (given or declared) must be static; the
+ * output's, when only partly known at load time, must fit it, and
+ * compile checks the Assign's inferred shape against the variable.
  *
  * Return: 0, or -ENOENT (no such input or output), -EINVAL (types or
- * shapes differ, a port used twice, a dynamic shape), -ENOMEM.
+ * shapes differ, a port used twice, a dynamic state shape not fixed by
+ * @shapes), -ENOMEM.
  */
 int npr_make_stateful(struct npr_graph *g, const char *const *names,
-		      int count)
+		      int count, const struct npr_shape *shapes)
 {
 	char b1[128], b2[128];
+	struct npr_shape *fix;
 	int *pi, *po, i, j, err = 0;
 
 	pi = calloc(count, sizeof(int));
 	po = calloc(count, sizeof(int));
-	if (!pi || !po) {
+	fix = calloc(count, sizeof(*fix));
+	if (!pi || !po || !fix) {
 		err = -ENOMEM;
 		goto out;
+	}
+	for (i = 0; shapes && i < g->ninputs; i++) {
+		const struct npr_node *nd = &g->nodes[g->inputs[i]];
+		const struct npr_value *v = &g->vals[nd->out[0]];
+
+		if (shapes[i].rank >= 0 && !shape_fits(&shapes[i], &v->shape)) {
+			err = npr_err(-EINVAL, "MakeStateful: shape %s of input %d (%.200s) does not fit its declared %s",
+				      npr_shape_str(&shapes[i], b1, sizeof(b1)),
+				      i, nd->name,
+				      npr_shape_str(&v->shape, b2, sizeof(b2)));
+			goto out;
+		}
 	}
 	/* check everything first: nothing changes on an error */
 	for (i = 0; i < count; i++) {
@@ -325,11 +365,18 @@ int npr_make_stateful(struct npr_graph *g, const char *const *names,
 			}
 		vi = &g->vals[g->nodes[g->inputs[pi[i]]].out[0]];
 		vo = &g->vals[g->nodes[g->outputs[po[i]]].in[0]];
-		if (vi->type != vo->type || !npr_shape_static(&vi->shape) ||
-		    !npr_shape_eq(&vi->shape, &vo->shape)) {
-			err = npr_err(-EINVAL, "MakeStateful: %s is %s %s but %s is %s %s; they must be equal and static",
+		fix[i] = shapes && shapes[pi[i]].rank >= 0 ? shapes[pi[i]] :
+			 vi->shape;
+		if (!npr_shape_static(&fix[i])) {
+			err = npr_err(-EINVAL, "MakeStateful: input %s has the dynamic shape %s; fix it with the shapes of struct npr_make_stateful",
+				      names[2 * i],
+				      npr_shape_str(&fix[i], b1, sizeof(b1)));
+			goto out;
+		}
+		if (vi->type != vo->type || !shape_fits(&fix[i], &vo->shape)) {
+			err = npr_err(-EINVAL, "MakeStateful: %s is %s %s but %s is %s %s; they must be equal",
 				      names[2 * i], npr_elem_name(vi->type),
-				      npr_shape_str(&vi->shape, b1, sizeof(b1)),
+				      npr_shape_str(&fix[i], b1, sizeof(b1)),
 				      names[2 * i + 1], npr_elem_name(vo->type),
 				      npr_shape_str(&vo->shape, b2, sizeof(b2)));
 			goto out;
@@ -338,7 +385,7 @@ int npr_make_stateful(struct npr_graph *g, const char *const *names,
 	for (i = 0; i < count && !err; i++) {
 		struct npr_node *rv = &g->nodes[g->inputs[pi[i]]];
 		struct npr_node *as = &g->nodes[g->outputs[po[i]]];
-		const struct npr_value *v = &g->vals[rv->out[0]];
+		struct npr_value *v = &g->vals[rv->out[0]];
 		char shape[32 * NPR_MAX_RANK];
 		size_t len = 0;
 		char *id = strdup(names[2 * i]);
@@ -347,6 +394,9 @@ int npr_make_stateful(struct npr_graph *g, const char *const *names,
 			err = -ENOMEM;
 			break;
 		}
+		v->shape = fix[i];
+		if (v->decl.rank >= 0)
+			v->decl = fix[i];
 		shape[0] = 0;
 		for (j = 0; j < v->shape.rank; j++)
 			len += snprintf(shape + len, sizeof(shape) - len,
@@ -378,6 +428,7 @@ int npr_make_stateful(struct npr_graph *g, const char *const *names,
 			if (po[j] == i)
 				drop_index(g->outputs, &g->noutputs, i);
 out:
+	free(fix);
 	free(pi);
 	free(po);
 	return err;

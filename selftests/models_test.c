@@ -1104,12 +1104,14 @@ TEST(silero_vad_one_chunk_matches_golden)
  * caller passes only input and sr and the state stays in the request,
  * starting from zeros as the reference did.  Every chunk's output and the
  * final state match the golden stream within 1e-4 of their absolute
- * maximum.  MAKE_STATEFUL needs static state shapes and the ONNX file
- * declares a symbolic batch, so the model is first compiled at batch 1
- * and written to IR (lib/ir_write.c, If and LSTM bodies included), the way
- * a fixed-shape deployment would, and that IR is loaded.
+ * maximum.  The ONNX file declares a symbolic batch, so MAKE_STATEFUL is
+ * given the state shapes at batch 1 (without them it fails with -EINVAL
+ * naming the dynamic shape).  With @via_ir the model is instead first
+ * compiled at batch 1 and written to IR (lib/ir_write.c, If and LSTM
+ * bodies included), the way a fixed-shape deployment would, and that IR,
+ * whose shapes are static, is loaded and made stateful without shapes.
  */
-TEST(silero_vad_stateful_stream_matches_golden)
+static void silero_stream(struct npr_test *_metadata, bool via_ir)
 {
 	static const char *const st_name[2] = { "h", "c" };
 	static const char *const st_gold[2] = {
@@ -1130,6 +1132,17 @@ TEST(silero_vad_stateful_stream_matches_golden)
 	struct npr_make_stateful ms = {
 		.size = sizeof(ms), .count = 2, .pairs = (uintptr_t)pairs,
 	};
+	/* ONNX inputs: input [batch, samples], sr, h and c [2, batch, 64] */
+	struct npr_shape_arg st_shapes[2] = {
+		{ .index = 2, .rank = 3, .dims = { 2, 1, 64 } },
+		{ .index = 3, .rank = 3, .dims = { 2, 1, 64 } },
+	};
+	struct npr_shape_arg bad[1] = {
+		{ .index = 2, .rank = 3, .dims = { 3, 1, 64 } },
+	};
+	struct npr_shape_arg in_shape[1] = {
+		{ .index = 0, .rank = 2, .dims = { 1, 512 } },
+	};
 	struct npr_model_info mi = { .size = sizeof(mi) };
 	struct npr_model_load ml;
 	struct npr_req_create rc;
@@ -1149,21 +1162,28 @@ TEST(silero_vad_stateful_stream_matches_golden)
 		SKIP(return, "model %s not found", path);
 	ASSERT_TRUE(read_f32_at("silero_vad_v4.stream.output.f32", 0, gold,
 				chunks));
-	ret = npr_onnx_load_file(path, &g);
-	if (!ret)
-		ret = g->ninputs == 4 ? npr_compile_graph(g, sh, &cg) : -EINVAL;
-	if (!ret)
-		ret = npr_ir_write_mem(cg, &xml, &xml_len, &bin, &bin_len);
-	if (ret)
-		TH_LOG("batch-1 IR: %s", npr_last_error());
-	npr_graph_free(cg);
-	npr_graph_free(g);
-	ASSERT_EQ(ret, 0);
+	if (via_ir) {
+		ret = npr_onnx_load_file(path, &g);
+		if (!ret)
+			ret = g->ninputs == 4 ?
+			      npr_compile_graph(g, sh, &cg) : -EINVAL;
+		if (!ret)
+			ret = npr_ir_write_mem(cg, &xml, &xml_len, &bin,
+					       &bin_len);
+		if (ret)
+			TH_LOG("batch-1 IR: %s", npr_last_error());
+		npr_graph_free(cg);
+		npr_graph_free(g);
+		ASSERT_EQ(ret, 0);
+	}
 
 	memset(&n, 0, sizeof(n));
 	n.fd = npr_open("cpu", 0);
 	ASSERT_GE(n.fd, 0);
-	npr_prep_model_load_mem(&ml, xml, xml_len, bin, bin_len);
+	if (via_ir)
+		npr_prep_model_load_mem(&ml, xml, xml_len, bin, bin_len);
+	else
+		npr_prep_model_load(&ml, path, NULL);
 	ret = npr_ioctl(n.fd, NPR_IOCTL_MODEL_LOAD, &ml);
 	free(xml);
 	free(bin);
@@ -1172,11 +1192,29 @@ TEST(silero_vad_stateful_stream_matches_golden)
 	ASSERT_EQ(ret, 0);
 	n.model = ml.handle;
 	ms.model = n.model;
+	if (!via_ir) {
+		/* h and c are [2, batch, 64]: not static until fixed */
+		ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_MAKE_STATEFUL, &ms),
+			  -EINVAL);
+		EXPECT_NE(strstr(npr_last_error(), "dynamic shape"), NULL);
+		/* a shape that does not fit the declared one */
+		ms.shapes = (uintptr_t)bad;
+		ms.num_shapes = 1;
+		ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_MAKE_STATEFUL, &ms),
+			  -EINVAL);
+		EXPECT_NE(strstr(npr_last_error(), "does not fit"), NULL);
+		ms.shapes = (uintptr_t)st_shapes;
+		ms.num_shapes = 2;
+	}
 	ret = npr_ioctl(n.fd, NPR_IOCTL_MAKE_STATEFUL, &ms);
 	if (ret)
 		TH_LOG("MAKE_STATEFUL: %s", npr_last_error());
 	ASSERT_EQ(ret, 0);
 	npr_prep_compile(&co, n.model);
+	if (!via_ir) {
+		co.shapes = (uintptr_t)in_shape;
+		co.num_shapes = 1;
+	}
 	ret = npr_ioctl(n.fd, NPR_IOCTL_COMPILE, &co);
 	if (ret)
 		TH_LOG("COMPILE: %s", npr_last_error());
@@ -1247,6 +1285,16 @@ TEST(silero_vad_stateful_stream_matches_golden)
 		EXPECT_LE(md, 1e-4 * amax);
 	}
 	net_close(_metadata, &n);
+}
+
+TEST(silero_vad_stateful_straight_from_onnx)
+{
+	silero_stream(_metadata, false);
+}
+
+TEST(silero_vad_stateful_through_batch1_ir)
+{
+	silero_stream(_metadata, true);
 }
 
 TEST_HARNESS_MAIN

@@ -1519,6 +1519,267 @@ TEST_F(onnx, ports_report_onnx_names_and_symbolic_batch)
 	EXPECT_EQ(pi.dims[1], 1000);
 }
 
+/* ---- one-node models: NonMaxSuppression, Compress, windows ------------ */
+
+/* An initializer @name of @type (FLOAT, INT64 or BOOL) and @n values. */
+static void mktensor(Onnx__TensorProto *t, const char *name, int32_t type,
+		     int64_t *dims, int rank, const void *v, int n)
+{
+	onnx__tensor_proto__init(t);
+	t->name = (char *)name;
+	t->has_data_type = 1;
+	t->data_type = type;
+	t->n_dims = rank;
+	t->dims = dims;
+	if (type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT) {
+		t->n_float_data = n;
+		t->float_data = (float *)v;
+	} else if (type == ONNX__TENSOR_PROTO__DATA_TYPE__INT64) {
+		t->n_int64_data = n;
+		t->int64_data = (int64_t *)v;
+	} else {
+		t->n_int32_data = n;
+		t->int32_data = (int32_t *)v;
+	}
+}
+
+/*
+ * y = @op(x, initializers...) at opset 17: x an f32 graph input of
+ * @xdims, the node's inputs named in @in (x first or among them), one
+ * int attribute @attr = @aval unless @attr is NULL.
+ */
+struct one_node {
+	const char *op;
+	const int64_t *xdims;
+	int xrank;
+	Onnx__TensorProto **init;
+	int ninit;
+	char **in;
+	int nin;
+	const char *attr;
+	int64_t aval;
+};
+
+static void *one_node_model(const struct one_node *o, size_t *len)
+{
+	Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
+	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
+	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+	Onnx__OperatorSetIdProto *osp[1] = { &os };
+	Onnx__NodeProto node, *np[1] = { &node };
+	Onnx__AttributeProto at = ONNX__ATTRIBUTE_PROTO__INIT, *atp[1] = { &at };
+	Onnx__ValueInfoProto vi[2] = { ONNX__VALUE_INFO_PROTO__INIT,
+				       ONNX__VALUE_INFO_PROTO__INIT };
+	Onnx__ValueInfoProto *vin[1] = { &vi[0] }, *vout[1] = { &vi[1] };
+	Onnx__TypeProto tp = ONNX__TYPE_PROTO__INIT;
+	Onnx__TypeProto__Tensor tt = ONNX__TYPE_PROTO__TENSOR__INIT;
+	Onnx__TensorShapeProto sh = ONNX__TENSOR_SHAPE_PROTO__INIT;
+	Onnx__TensorShapeProto__Dimension d[NPR_MAX_RANK];
+	Onnx__TensorShapeProto__Dimension *dp[NPR_MAX_RANK];
+	static char *out[1] = { "y" };
+	void *buf;
+	int i;
+
+	m.has_ir_version = 1;
+	m.ir_version = 8;
+	m.n_opset_import = 1;
+	m.opset_import = osp;
+	os.domain = "";
+	os.has_version = 1;
+	os.version = 17;
+	m.graph = &g;
+	g.name = "one_node";
+	mknode(&node, o->op, o->in, o->nin, out, 1);
+	if (o->attr) {
+		at.name = (char *)o->attr;
+		at.has_type = 1;
+		at.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+		at.has_i = 1;
+		at.i = o->aval;
+		node.n_attribute = 1;
+		node.attribute = atp;
+	}
+	g.n_node = 1;
+	g.node = np;
+	g.n_initializer = o->ninit;
+	g.initializer = o->init;
+	for (i = 0; i < o->xrank; i++) {
+		onnx__tensor_shape_proto__dimension__init(&d[i]);
+		d[i].value_case =
+			ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+		d[i].dim_value = o->xdims[i];
+		dp[i] = &d[i];
+	}
+	sh.n_dim = o->xrank;
+	sh.dim = dp;
+	tt.has_elem_type = 1;
+	tt.elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	tt.shape = &sh;
+	tp.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	tp.tensor_type = &tt;
+	vi[0].name = "x";
+	vi[0].type = &tp;
+	vi[1].name = "y";
+	g.n_input = 1;
+	g.input = vin;
+	g.n_output = 1;
+	g.output = vout;
+	*len = onnx__model_proto__get_packed_size(&m);
+	buf = malloc(*len);
+	if (buf)
+		onnx__model_proto__pack(&m, buf);
+	return buf;
+}
+
+/*
+ * Load, compile at x's shape, run with @x and read output 0 into @y
+ * (@ybytes at most); return its dims in @dims, its rank.
+ */
+static int one_node_run(struct npr_test *_metadata, FIXTURE_DATA(onnx) *self,
+			const struct one_node *o, const float *x, size_t nx,
+			void *y, size_t ybytes, __s64 *dims)
+{
+	struct npr_tensor_arg ta;
+	struct npr_infer inf;
+	__s64 xd[NPR_MAX_RANK];
+	__u32 exec, req;
+	int i, ret;
+
+	self->buf = one_node_model(o, &self->len);
+	if (!self->buf)
+		return -ENOMEM;
+	ret = load_mem(self->fd, self->buf, self->len, &self->model);
+	if (ret)
+		return ret;
+	for (i = 0; i < o->xrank; i++)
+		xd[i] = o->xdims[i];
+	ret = compile(self->fd, self->model, xd, o->xrank, &exec, &req);
+	if (ret)
+		return ret;
+	npr_prep_tensor(&ta, req, 0, 0, (void *)x, nx * sizeof(float));
+	ta.elem_type = NPR_ELEM_F32;
+	ta.rank = o->xrank;
+	for (i = 0; i < o->xrank; i++)
+		ta.dims[i] = xd[i];
+	ret = npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR, &ta);
+	if (ret)
+		return ret;
+	npr_prep_infer(&inf, req);
+	ret = npr_ioctl(self->fd, NPR_IOCTL_INFER, &inf);
+	if (ret)
+		return ret;
+	npr_prep_tensor(&ta, req, 0, 1, y, ybytes);
+	ret = npr_ioctl(self->fd, NPR_IOCTL_GET_TENSOR, &ta);
+	if (ret)
+		return ret;
+	for (i = 0; i < (int)ta.rank; i++)
+		dims[i] = ta.dims[i];
+	return (int)ta.rank;
+}
+
+/*
+ * Three disjoint boxes, scores .9, -.5, -.1 (negative: a threshold of 0
+ * would drop them), max_output_boxes_per_class 5 and no iou_threshold or
+ * score_threshold: ONNX filters nothing, so all three come out by score.
+ * Without max_output_boxes_per_class nothing is selected.
+ */
+TEST_F(onnx, nms_without_thresholds_keeps_every_box)
+{
+	static const float boxes[12] = { 0, 0, 1, 1, 0, 10, 1, 11,
+					 0, 20, 1, 21 };
+	static float scores[3] = { 0.9f, -0.5f, -0.1f };
+	static int64_t sdims[3] = { 1, 1, 3 }, mdims[1] = { 1 }, maxo = 5;
+	static const int64_t bdims[3] = { 1, 3, 4 };
+	static char *in3[3] = { "x", "scores", "max" }, *in2[2] = { "x",
+								    "scores" };
+	Onnx__TensorProto t[2], *tp[2] = { &t[0], &t[1] };
+	struct one_node o = { "NonMaxSuppression", bdims, 3, tp, 2, in3, 3,
+			      NULL, 0 };
+	int64_t y[16];
+	__s64 dims[NPR_MAX_RANK];
+	int rank;
+
+	mktensor(&t[0], "scores", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, sdims,
+		 3, scores, 3);
+	mktensor(&t[1], "max", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, mdims,
+		 1, &maxo, 1);
+	rank = one_node_run(_metadata, self, &o, boxes, 12, y, sizeof(y),
+			    dims);
+	if (rank < 0)
+		TH_LOG("%s", npr_last_error());
+	ASSERT_EQ(rank, 2);
+	ASSERT_EQ(dims[0], 3);
+	ASSERT_EQ(dims[1], 3);
+	EXPECT_EQ(y[2], 0);
+	EXPECT_EQ(y[5], 2);
+	EXPECT_EQ(y[8], 1);
+	free(self->buf);
+	o.ninit = 1;
+	o.in = in2;
+	o.nin = 2;
+	rank = one_node_run(_metadata, self, &o, boxes, 12, y, sizeof(y),
+			    dims);
+	if (rank < 0)
+		TH_LOG("%s", npr_last_error());
+	ASSERT_EQ(rank, 2);
+	EXPECT_EQ(dims[0], 0);
+	free(self->buf);
+	self->buf = NULL;
+	/* center_point_box is 0 or 1 */
+	o.attr = "center_point_box";
+	o.aval = 2;
+	self->buf = one_node_model(&o, &self->len);
+	ASSERT_NONNULL(self->buf);
+	LOAD_FAILS(-EINVAL, "center_point_box 2");
+}
+
+/*
+ * Compress without an axis flattens; a condition shorter than the data
+ * leaves the rest out: [1 2 3 4] with [false true] is [2].  A condition
+ * of rank 2 is refused at load.
+ */
+TEST_F(onnx, compress_short_condition_and_errors)
+{
+	static const int64_t xdims[1] = { 4 };
+	static const float x[4] = { 1, 2, 3, 4 };
+	static int32_t cond[2] = { 0, 1 };
+	static int64_t cdims[2] = { 2 }, c2dims[2] = { 1, 2 };
+	static char *in[2] = { "x", "cond" };
+	Onnx__TensorProto t, *tp[1] = { &t };
+	struct one_node o = { "Compress", xdims, 1, tp, 1, in, 2, NULL, 0 };
+	__s64 dims[NPR_MAX_RANK];
+	float y[4];
+	int rank;
+
+	mktensor(&t, "cond", ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, cdims, 1,
+		 cond, 2);
+	rank = one_node_run(_metadata, self, &o, x, 4, y, sizeof(y), dims);
+	if (rank < 0)
+		TH_LOG("%s", npr_last_error());
+	ASSERT_EQ(rank, 1);
+	ASSERT_EQ(dims[0], 1);
+	EXPECT_EQ(y[0], 2);
+	free(self->buf);
+	mktensor(&t, "cond", ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, c2dims, 2,
+		 cond, 2);
+	self->buf = one_node_model(&o, &self->len);
+	ASSERT_NONNULL(self->buf);
+	LOAD_FAILS(-EINVAL, "condition must be 1-D");
+}
+
+/* A window of output_datatype 8 (string) is refused at load. */
+TEST_F(onnx, window_needs_a_numeric_output_datatype)
+{
+	static const int64_t xdims[1] = { 1 };
+	static char *in[1] = { "x" };
+	struct one_node o = { "HannWindow", xdims, 0, NULL, 0, in, 1,
+			      "output_datatype", 8 };
+
+	self->buf = one_node_model(&o, &self->len);
+	ASSERT_NONNULL(self->buf);
+	LOAD_FAILS(-EINVAL, "output_datatype 8");
+}
+
 FIXTURE(model) {
 	int fd;
 	float *in, *ref, *out;

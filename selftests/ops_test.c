@@ -23,7 +23,7 @@
 #include "npuring.h"
 
 #define MAX_IN		6
-#define MAX_OUT		3
+#define MAX_OUT		4
 #define MAX_VALS	1024
 
 /* ---- building a one-op model ------------------------------------------ */
@@ -898,6 +898,98 @@ TEST_F(ops, non_zero_of_a_parameter)
 	RUN({ "NonZero", "opset3", "output_type=\"f32\"",
 	      { C("f32", "2", 1, 0) }, { "1,1" } });
 	EXPECT_FAIL("NonZero", -EINVAL, "output_type");
+}
+
+/* ---- Unique-10 -------------------------------------------------------- */
+
+/*
+ * The spec's examples: [2, 1, 1, 3, 4, 3] flattened.  Sorted: values
+ * 1 2 3 4, first at 1 0 3 4, each element's value at 1 0 0 2 3 2, counts
+ * 2 1 2 1; unsorted: the order of first occurrence.
+ */
+TEST_F(ops, unique_flattened_sorted_and_not)
+{
+	RUN({ "Unique", "opset10", NULL,
+	      { C("f32", "2,3", 2, 1, 1, 3, 4, 3) },
+	      { "4", "4", "6", "4" }, { "f32", "i64", "i64", "i64" } });
+	EXPECT_OUT(0, F32, 0, 1, 2, 3, 4);
+	EXPECT_OUT(1, I64, 0, 1, 0, 3, 4);
+	EXPECT_OUT(2, I64, 0, 1, 0, 0, 2, 3, 2);
+	EXPECT_OUT(3, I64, 0, 2, 1, 2, 1);
+	RUN({ "Unique", "opset10",
+	      "sorted=\"false\" index_element_type=\"i32\" count_element_type=\"i32\"",
+	      { C("i32", "6", 2, 1, 1, 3, 4, 3) },
+	      { "4", "4", "6", "4" }, { "i32", "i32", "i32", "i32" } });
+	EXPECT_OUT(0, I32, 0, 2, 1, 3, 4);
+	EXPECT_OUT(1, I32, 0, 0, 1, 3, 4);
+	EXPECT_OUT(2, I32, 0, 0, 1, 1, 2, 3, 2);
+	EXPECT_OUT(3, I32, 0, 1, 2, 2, 1);
+}
+
+TEST_F(ops, unique_slices_along_an_axis)
+{
+	/* rows: [1 0 0] twice, then [2 3 4] */
+	RUN({ "Unique", "opset10", NULL,
+	      { C("f32", "3,3", 1, 0, 0, 1, 0, 0, 2, 3, 4),
+		C("i64", "", 0) },
+	      { "2,3", "2", "3", "2" }, { "f32", "i64", "i64", "i64" } });
+	EXPECT_OUT(0, F32, 0, 1, 0, 0, 2, 3, 4);
+	EXPECT_OUT(1, I64, 0, 0, 2);
+	EXPECT_OUT(2, I64, 0, 0, 0, 1);
+	EXPECT_OUT(3, I64, 0, 2, 1);
+	/* columns (1 2), (0 3), (1 2): (0 3) sorts first */
+	RUN({ "Unique", "opset10", NULL,
+	      { C("f32", "2,3", 1, 0, 1, 2, 3, 2), C("i32", "1", -1) },
+	      { "2,2", "2", "3", "2" }, { "f32", "i64", "i64", "i64" } });
+	EXPECT_OUT(0, F32, 0, 0, 1, 3, 2);
+	EXPECT_OUT(1, I64, 0, 1, 0);
+	EXPECT_OUT(2, I64, 0, 1, 0, 1);
+	EXPECT_OUT(3, I64, 0, 1, 2);
+}
+
+TEST_F(ops, unique_of_a_parameter_nan_and_empty)
+{
+	/* the number of unique values follows the data, run by run */
+	RUN({ "Unique", "opset10", NULL, { P("f32", "4", 5, 5, 5, 5) },
+	      { "1", "1", "4", "1" }, { "f32", "i64", "i64", "i64" },
+	      .again = { V(3, 1, 3, 2) } });
+	EXPECT_DIMS(0, 3);
+	EXPECT_DIMS(2, 4);
+	EXPECT_OUT(0, F32, 0, 1, 2, 3);
+	EXPECT_OUT(2, I64, 0, 2, 0, 2, 1);
+	EXPECT_OUT(3, I64, 0, 1, 1, 2);
+	/* NaN equals NaN and sorts last */
+	RUN({ "Unique", "opset10", NULL,
+	      { P("f32", "4", NAN, 1, NAN, 1) },
+	      { "2", "2", "4", "2" }, { "f32", "i64", "i64", "i64" } });
+	EXPECT_OUT(0, F32, 0, 1, NAN);
+	EXPECT_OUT(1, I64, 0, 1, 0);
+	EXPECT_OUT(2, I64, 0, 1, 0, 1, 0);
+	EXPECT_OUT(3, I64, 0, 2, 2);
+	/* no elements: nothing unique */
+	RUN({ "Unique", "opset10", NULL, { C("f32", "0", 0) },
+	      { "0", "0", "0", "0" }, { "f32", "i64", "i64", "i64" } });
+	EXPECT_DIMS(0, 0);
+	EXPECT_DIMS(2, 0);
+}
+
+TEST_F(ops, unique_errors)
+{
+	RUN({ "Unique", "opset10", NULL,
+	      { C("f32", "2,2", 1, 2, 3, 4), C("i64", "", 2) },
+	      { "2,2", "2", "2", "2" }, { "f32", "i64", "i64", "i64" } });
+	EXPECT_FAIL("Unique", -EINVAL, "axis 2 is out of range");
+	RUN({ "Unique", "opset10", NULL,
+	      { C("f32", "2,2", 1, 2, 3, 4), C("f32", "", 0) },
+	      { "2,2", "2", "2", "2" }, { "f32", "i64", "i64", "i64" } });
+	EXPECT_FAIL("Unique", -EINVAL, "axis must be");
+	RUN({ "Unique", "opset10", "index_element_type=\"f32\"",
+	      { C("f32", "2", 1, 2) },
+	      { "2", "2", "2", "2" }, { "f32", "i64", "i64", "i64" } });
+	EXPECT_FAIL("Unique", -EINVAL, "index_element_type");
+	RUN({ "Unique", "opset10", NULL, { C("f32", "2", 1, 2) },
+	      { "2" }, { "f32" } });
+	EXPECT_FAIL("Unique", -EINVAL, "4");
 }
 
 /* ---- Round-5, Sign-1 -------------------------------------------------- */

@@ -299,7 +299,7 @@ TEST(abi_struct_sizes)
 	EXPECT_EQ(sizeof(struct npr_bo_create), 24);
 	EXPECT_EQ(sizeof(struct npr_bo_info), 40);
 	EXPECT_EQ(sizeof(struct npr_bo_bind), 168);
-	EXPECT_EQ(sizeof(struct npr_make_stateful), 24);
+	EXPECT_EQ(sizeof(struct npr_make_stateful), 40);
 	EXPECT_EQ(sizeof(struct npr_state_pair), 16);
 	EXPECT_EQ(sizeof(struct npr_sqe), 64);
 	EXPECT_EQ(sizeof(struct npr_cqe), 48);
@@ -440,6 +440,13 @@ TEST(abi_field_offsets)
 	CHECK_OFF(npr_get_error, len, 16);
 	CHECK_OFF(npr_get_error, err, 20);
 	CHECK_OFF(npr_get_error, user_data, 24);
+
+	CHECK_OFF(npr_make_stateful, model, 8);
+	CHECK_OFF(npr_make_stateful, count, 12);
+	CHECK_OFF(npr_make_stateful, pairs, 16);
+	CHECK_OFF(npr_make_stateful, shapes, 24);
+	CHECK_OFF(npr_make_stateful, num_shapes, 32);
+	CHECK_OFF(npr_make_stateful, reserved, 36);
 }
 
 TEST(abi_ioctl_numbers)
@@ -1321,6 +1328,50 @@ TEST(compile_rejects_nonzero_reserved_in_props)
 	EXPECT_EQ(IOC(o.fd, NPR_IOCTL_COMPILE, &co), -EINVAL);
 	pa.reserved = 0;
 	EXPECT_EQ(IOC(o.fd, NPR_IOCTL_COMPILE, &co), 0);
+	objs_close(_metadata, &o);
+}
+
+/*
+ * MAKE_STATEFUL grew shapes, num_shapes and reserved: the 24-byte version
+ * 0 still reaches the name lookup (-ENOENT), a smaller size does not,
+ * reserved and the shapes are checked before the model is touched.
+ */
+TEST(make_stateful_version_0_reserved_and_shapes)
+{
+	struct npr_state_pair pair = {
+		(uintptr_t)"no such input", (uintptr_t)"no such output",
+	};
+	struct npr_shape_arg sa = { .index = 0, .rank = 1, .dims = { 4 } };
+	struct npr_make_stateful ms = {
+		.size = sizeof(ms), .count = 1, .pairs = (uintptr_t)&pair,
+	};
+	struct objs o = { .fd = -1 };
+
+	objs_open(_metadata, &o);
+	ms.model = o.model;
+	EXPECT_EQ(IOC(o.fd, NPR_IOCTL_MAKE_STATEFUL, &ms), -ENOENT);
+	ms.size = 24;
+	EXPECT_EQ(IOC(o.fd, NPR_IOCTL_MAKE_STATEFUL, &ms), -ENOENT);
+	ms.size = 23;
+	EXPECT_EQ(IOC(o.fd, NPR_IOCTL_MAKE_STATEFUL, &ms), -EINVAL);
+	ms.size = sizeof(ms);
+	ms.reserved = 1;
+	EXPECT_EQ(IOC(o.fd, NPR_IOCTL_MAKE_STATEFUL, &ms), -EINVAL);
+	ms.reserved = 0;
+	ms.num_shapes = 1;
+	EXPECT_EQ(IOC(o.fd, NPR_IOCTL_MAKE_STATEFUL, &ms), -EINVAL);
+	ms.shapes = (uintptr_t)&sa;
+	ms.num_shapes = 2;	/* the model has one input */
+	EXPECT_EQ(IOC(o.fd, NPR_IOCTL_MAKE_STATEFUL, &ms), -EINVAL);
+	ms.num_shapes = 1;
+	sa.index = 1;
+	EXPECT_EQ(IOC(o.fd, NPR_IOCTL_MAKE_STATEFUL, &ms), -EINVAL);
+	sa.index = 0;
+	sa.dims[0] = -1;
+	EXPECT_EQ(IOC(o.fd, NPR_IOCTL_MAKE_STATEFUL, &ms), -EINVAL);
+	sa.dims[0] = 4;
+	sa.dims[1] = 4;		/* past the rank */
+	EXPECT_EQ(IOC(o.fd, NPR_IOCTL_MAKE_STATEFUL, &ms), -EINVAL);
 	objs_close(_metadata, &o);
 }
 

@@ -849,18 +849,27 @@ _Static_assert(sizeof(struct npr_state_pair) == 16, "npr_state_pair ABI");
 /**
  * struct npr_make_stateful - NPR_IOCTL_MAKE_STATEFUL: turn explicit state
  * inputs and outputs of a model into variables
- * @size: In. sizeof(struct npr_make_stateful).
+ * @size: In. sizeof(struct npr_make_stateful); 24 (without @shapes,
+ *        @num_shapes and @reserved) is accepted too.
  * @flags: In. Must be 0.
  * @model: In. Model handle; changed in place.
  * @count: In. Entries in @pairs, 1 .. 1024.
  * @pairs: In. Pointer to @count struct npr_state_pair.
+ * @shapes: In. Pointer to @num_shapes struct npr_shape_arg, or 0: input
+ *          shapes as NPR_IOCTL_COMPILE takes them (indexes of the model's
+ *          inputs before this call).  A pair's input takes its shape, so
+ *          that a model declaring a symbolic dimension (an ONNX batch)
+ *          gets static variables; every shape must fit the declared one.
+ * @num_shapes: In. Entries in @shapes (at most one per input).
+ * @reserved: In. Must be 0.
  *
  * Each pair's input becomes a ReadValue (initial value zeros) and its
  * output an Assign of one variable named after the input, so that the
  * model's callers no longer pass the state around: it stays in each
  * request (NPR_IOCTL_STATE_*).  The pair's input and output must have
- * the same element type and static shape.  Nothing changes unless every
- * pair is valid.
+ * the same element type and shape, and the input's shape (declared or
+ * given in @shapes) must be static (-EINVAL otherwise).  Nothing changes
+ * unless every pair is valid.
  */
 struct npr_make_stateful {
 	__u32 size;
@@ -868,8 +877,11 @@ struct npr_make_stateful {
 	__u32 model;
 	__u32 count;
 	__u64 pairs;
+	__u64 shapes;
+	__u32 num_shapes;
+	__u32 reserved;
 };
-_Static_assert(sizeof(struct npr_make_stateful) == 24, "npr_make_stateful ABI");
+_Static_assert(sizeof(struct npr_make_stateful) == 40, "npr_make_stateful ABI");
 
 /* ---- the ring: asynchronous jobs (ioctls 0x0d..0x0f) ------------------- */
 

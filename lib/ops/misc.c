@@ -22,6 +22,17 @@
  * (negative ones count from the end without the complex axis), optional
  * constant signal_size per axis (-1: the dim) to which each axis is cut
  * or padded with zeros first; the output has those sizes.
+ *
+ * Unique: the unique elements of the flattened data, or without it the
+ * unique slices along the constant axis (a scalar or one-element 1-D i32
+ * or i64), ascending (slices compared lexicographically in C order) with
+ * sorted=true, else in the order they first occur; NaN equals NaN and
+ * sorts last.  Outputs: the unique values (the data's shape with the
+ * axis dim, or 1-D, the number of them), the index of each one's first
+ * occurrence, for every element (slice) of the data the position of its
+ * value in the first output, and each value's count.  How many there are
+ * depends on the values, so the data must be constant at compile time;
+ * otherwise the node is a dynamic step (-ENODATA).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -256,7 +267,93 @@ static int dft_infer(struct npr_graph *g, struct npr_node *n)
 	return npr_check_numel(n, &o->shape);
 }
 
+/* ---- Unique ------------------------------------------------------------- */
+
+static int unique_parse(struct npr_graph *g, struct npr_node *n)
+{
+	static const char *const types[] = { "i32", "i64", NULL };
+	struct npr_misc_params *p = npr_params_new(n, sizeof(*p));
+	int it, ct, err;
+
+	(void)g;
+	if (!p)
+		return -ENOMEM;
+	if (n->nout != 4)
+		return npr_node_err(n, -EINVAL, "has %d outputs, expected 4",
+				    n->nout);
+	err = npr_attr_bool(n, "sorted", true, &p->sorted);
+	if (!err)
+		err = npr_attr_enum(n, "index_element_type", types, 1, &it);
+	if (!err)
+		err = npr_attr_enum(n, "count_element_type", types, 1, &ct);
+	if (err)
+		return err;
+	p->idx_type = it ? NPR_ELEM_I64 : NPR_ELEM_I32;
+	p->cnt_type = ct ? NPR_ELEM_I64 : NPR_ELEM_I32;
+	return 0;
+}
+
+static int unique_infer(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_misc_params *p = n->params;
+	struct npr_value *d = npr_in(g, n, 0);
+	struct npr_tensor t;
+	int64_t axis, len, u;
+	int i, cnt, err;
+
+	if (!npr_is_compute(d->type) && d->type != NPR_ELEM_BOOLEAN)
+		return npr_node_err(n, -EINVAL,
+				    "element type %s is not supported",
+				    npr_elem_name(d->type));
+	p->uaxis = -1;
+	if (n->nin > 1) {
+		const struct npr_value *a = npr_in(g, n, 1);
+
+		if (!npr_is_index(a->type) || a->shape.rank > 1 ||
+		    npr_shape_numel(&a->shape) != 1)
+			return npr_node_err(n, -EINVAL,
+					    "axis must be one i32 or i64 value");
+		cnt = npr_const_ints(g, n, 1, &axis, 1);
+		if (cnt < 0)
+			return cnt;
+		if (d->shape.rank < 1)
+			return npr_node_err(n, -EINVAL,
+					    "data must have rank >= 1 with an axis");
+		err = npr_norm_axis(n, "axis", axis, d->shape.rank,
+				    &p->uaxis);
+		if (err)
+			return err;
+	}
+	if (!d->data)
+		return npr_node_err(n, -ENODATA,
+				    "the output shapes depend on the input values: the data must be constant");
+	t.type = d->type;
+	t.shape = d->shape;
+	t.data = (void *)d->data;
+	t.nbytes = d->nbytes;
+	u = npr_unique_groups(&t, p->uaxis, p->sorted, NULL, NULL, NULL);
+	if (u < 0)
+		return (int)u;
+	len = p->uaxis < 0 ? npr_shape_numel(&d->shape) :
+	      d->shape.d[p->uaxis];
+	for (i = 0; i < 4; i++)
+		npr_out(g, n, i)->shape = (struct npr_shape){ .rank = 1,
+							      .d = { u } };
+	npr_out(g, n, 0)->type = d->type;
+	if (p->uaxis >= 0) {
+		npr_out(g, n, 0)->shape = d->shape;
+		npr_out(g, n, 0)->shape.d[p->uaxis] = u;
+	}
+	npr_out(g, n, 1)->type = p->idx_type;
+	npr_out(g, n, 2)->type = p->idx_type;
+	npr_out(g, n, 2)->shape.d[0] = len;
+	npr_out(g, n, 3)->type = p->cnt_type;
+	return 0;
+}
+
 const struct npr_op_def npr_ops_misc[] = {
+	{ .type = "Unique", .vmin = 10, .vmax = 99, .nin_min = 1, .nin_max = 2,
+	  .parse = unique_parse, .infer = unique_infer, .eval = npr_ref_unique },
 	{ .type = "DFT", .vmin = 7, .vmax = 99, .nin_min = 2, .nin_max = 3,
 	  .parse = dft_parse, .infer = dft_infer, .eval = npr_ref_dft },
 	{ .type = "IDFT", .vmin = 7, .vmax = 99, .nin_min = 2, .nin_max = 3,

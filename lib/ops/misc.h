@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ReverseSequence-1, BitwiseLeftShift-15, BitwiseRightShift-15,
- * GridSample-9, DFT-7 and IDFT-7: attributes and shape inference in
+ * GridSample-9, DFT-7, IDFT-7 and Unique-10: attributes and shape inference in
  * lib/ops/misc.c, scalar reference kernels in ref/misc.c.
  */
 #ifndef NPR_OPS_MISC_H
@@ -30,6 +30,12 @@ enum npr_grid_padding {
  * @inverse: DFT: IDFT (conjugate kernel, 1 / N scaling).
  * @naxes: DFT: number of transformed axes.
  * @axes: DFT: the axes, non-negative, in input order.
+ * @sorted: Unique: unique values in ascending order (else in the order
+ *          of their first occurrence).
+ * @uaxis: Unique: the axis whose slices are compared, non-negative, or -1
+ *         for the elements of the flattened data.
+ * @idx_type: Unique: element type of the index outputs.
+ * @cnt_type: Unique: element type of the counts.
  */
 struct npr_misc_params {
 	int batch_axis, seq_axis;
@@ -39,6 +45,9 @@ struct npr_misc_params {
 	bool inverse;
 	int naxes;
 	int axes[NPR_MAX_RANK];
+	bool sorted;
+	int uaxis;
+	unsigned int idx_type, cnt_type;
 };
 
 int npr_ref_reverse_sequence(const struct npr_node *n,
@@ -50,5 +59,9 @@ int npr_ref_dft(const struct npr_node *n, const struct npr_tensor *in,
 		struct npr_tensor *out);
 int npr_ref_grid_sample(const struct npr_node *n, const struct npr_tensor *in,
 			struct npr_tensor *out);
+int64_t npr_unique_groups(const struct npr_tensor *t, int axis, bool sorted,
+			  int64_t *first, int64_t *inv, int64_t *cnt);
+int npr_ref_unique(const struct npr_node *n, const struct npr_tensor *in,
+		   struct npr_tensor *out);
 
 #endif /* NPR_OPS_MISC_H */
