@@ -3,7 +3,8 @@
  * The tools' output contracts, checked by running the programs built next
  * to this one (../tools/): npr-bench --cache-dir (FEIL and FIL, the second
  * compile loaded from the cache, one entry in the directory), npr-bench
- * --profile (the ten costliest layers, in order, with shares), and
+ * --profile (the ten costliest layers, in order, with shares), a
+ * compiled-model blob given to npr-bench as its model, and
  * npr-info (devices, properties with RO/RW, the completion path and its
  * reason, query_model's count against the layers in the IR file).  No
  * timing is asserted, only the shape and the consistency of what is
@@ -328,6 +329,58 @@ TEST(bench_profile_json)
 	EXPECT_LE(sum, 1.005);
 	free(out);
 	free(err);
+}
+
+TEST(bench_runs_a_compiled_blob)
+{
+	char path[] = "/tmp/npr-tools-test-blob.XXXXXX";
+	char *out, *err;
+	int fd;
+
+	NEED_SHARED();
+	fd = mkstemp(path);
+	ASSERT_GE(fd, 0);
+	close(fd);
+	{
+		char *argv[] = { (char *)tool("npr-compile"), "-d", "cpu",
+				 "-m", model(EYE), "-o", path, NULL };
+
+		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		free(out);
+		free(err);
+	}
+	{
+		char *argv[] = { (char *)tool("npr-bench"), "-d", "cpu", "-m",
+				 path, "--niter", "2", "--json", NULL };
+
+		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		ASSERT_NE(out, NULL);
+		EXPECT_GT(jnum(out, "median_ms"), 0);
+		free(out);
+		free(err);
+	}
+	{	/* the blob's shapes and properties are fixed */
+		char *argv[] = { (char *)tool("npr-bench"), "-d", "cpu", "-m",
+				 path, "-b", "2", NULL };
+
+		EXPECT_EQ(run(&out, &err, NULL, argv), 1);
+		ASSERT_NE(err, NULL);
+		EXPECT_NE(strstr(err, "compiled blob"), NULL);
+		free(out);
+		free(err);
+	}
+	{	/* a truncated blob is refused by IMPORT, not parsed as XML */
+		char *argv[] = { (char *)tool("npr-bench"), "-d", "cpu", "-m",
+				 path, NULL };
+
+		ASSERT_EQ(truncate(path, 100), 0);
+		EXPECT_EQ(run(&out, &err, NULL, argv), 1);
+		ASSERT_NE(err, NULL);
+		EXPECT_NE(strstr(err, "truncated"), NULL);
+		free(out);
+		free(err);
+	}
+	unlink(path);
 }
 
 TEST(bench_new_options_need_a_model)

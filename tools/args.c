@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * --prop and --shape for the tools (npr-compile, npr-cache).  Each
- * returns 0, or -errno with a message for the user in @msg.
+ * --prop and --shape for the tools (npr-compile, npr-cache), and reading
+ * a compiled-model blob given where a model may be (npr-run, npr-bench).
+ * Each returns >= 0, or -errno with a message for the user in @msg.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -138,4 +139,58 @@ int npr_arg_shape(int fd, __u32 model, const char *arg,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/**
+ * npr_arg_read_blob() - read @path if it is a compiled-model blob
+ * @path: what the user gave as the model.
+ * @buf: Out. The whole file (malloc'd, the caller frees it) when it is a
+ *       blob; NULL otherwise.
+ * @blen: Out. Its size.
+ * @msg: where a failure is explained.
+ * @len: its size.
+ *
+ * A blob is told by its magic ("NPRBLOB\0", Documentation/blob.rst); the
+ * import checks the rest.  A file that cannot be opened is "not a blob",
+ * so that MODEL_LOAD reports it in its own words.
+ *
+ * Return: 1 for a blob, 0 for anything else, -errno when a blob could not
+ * be read whole.
+ */
+int npr_arg_read_blob(const char *path, void **buf, size_t *blen,
+		      char *msg, size_t len)
+{
+	char magic[8] = { 0 };
+	FILE *f = fopen(path, "rb");
+	long n = 0;
+	int err = 0;
+
+	*buf = NULL;
+	*blen = 0;
+	if (!f)
+		return 0;
+	if (fread(magic, 1, 8, f) != 8 || memcmp(magic, "NPRBLOB", 8)) {
+		fclose(f);
+		return 0;
+	}
+	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET)) {
+		err = -errno;
+		snprintf(msg, len, "%s: cannot size the blob: %s", path,
+			 strerror(errno));
+	} else if (!(*buf = malloc(n ? n : 1))) {
+		err = -ENOMEM;
+		snprintf(msg, len, "%s: no memory for a blob of %ld bytes",
+			 path, n);
+	} else if (fread(*buf, 1, n, f) != (size_t)n) {
+		err = -EIO;
+		snprintf(msg, len, "%s: cannot read the blob", path);
+		free(*buf);
+		*buf = NULL;
+	}
+	fclose(f);
+	if (err)
+		return err;
+	*blen = n;
+	return 1;
 }

@@ -20,6 +20,7 @@
 #include <liburing.h>
 
 #include "npuring.h"
+#include "args.h"
 
 static struct {
 	const char *dev, *model;
@@ -627,17 +628,32 @@ static void bench_profile(int fd, const struct npr_sqe *s, int nreq)
 }
 
 
-static void bench_model(int fd)
+/* A compiled-model blob: IMPORT it; what COMPILE would take is fixed. */
+static __u32 import_blob(int fd, void *blob, size_t blen)
+{
+	struct npr_import ia = {
+		.size = sizeof(ia), .data = (uintptr_t)blob, .bytes = blen,
+	};
+	int err;
+
+	if (opt.batch || opt.threads || opt.profile || opt.cache_dir)
+		die("%s is a compiled blob: -b, -t, --profile and --cache-dir apply when compiling it (npr-compile --prop, --shape)",
+		    opt.model);
+	err = npr_ioctl(fd, NPR_IOCTL_IMPORT, &ia);
+	free(blob);
+	if (err)
+		die_lib(fd, opt.model, err);
+	return ia.exec;
+}
+
+/* MODEL_LOAD and COMPILE with -b, -t, --profile, --cache-dir. */
+static __u32 load_compile(int fd)
 {
 	struct npr_model_load ml = { .size = sizeof(ml) };
 	struct npr_model_info mi = { .size = sizeof(mi) };
 	struct npr_compile co = { .size = sizeof(co) };
 	struct npr_shape_arg shapes[64];
 	struct npr_prop_arg props[3];
-	struct npr_sqe s[256];
-	struct npr_cqe c[256];
-	uint64_t *lat, t0, tend = 0, t1;
-	size_t nlat = 0, cap, total, submitted, inflight;
 	unsigned int i;
 	int err;
 
@@ -684,11 +700,30 @@ static void bench_model(int fd)
 		die_lib(fd, "COMPILE", err);
 	/* the exec keeps what it needs: peak RSS is the compiled model's */
 	destroy(fd, ml.handle);
+	return co.exec;
+}
+
+static void bench_model(int fd)
+{
+	struct npr_sqe s[256];
+	struct npr_cqe c[256];
+	uint64_t *lat, t0, tend = 0, t1;
+	size_t nlat = 0, cap, total, submitted, inflight, blen;
+	unsigned int i;
+	char msg[512];
+	void *blob;
+	__u32 exec;
+	int err;
+
+	err = npr_arg_read_blob(opt.model, &blob, &blen, msg, sizeof(msg));
+	if (err < 0)
+		die("%s", msg);
+	exec = blob ? import_blob(fd, blob, blen) : load_compile(fd);
 	memset(s, 0, sizeof(s));
 	for (i = 0; i < (unsigned int)opt.nireq; i++) {
 		struct npr_req_create rc = { .size = sizeof(rc) };
 
-		rc.exec = co.exec;
+		rc.exec = exec;
 		err = npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc);
 		if (err)
 			die_lib(fd, "REQ_CREATE", err);

@@ -18,6 +18,7 @@
 
 #include "npuring.h"
 #include "image.h"
+#include "args.h"
 
 #define MAX_ARGS	64	/* --input and --shape options each */
 #define NUM_VALUES	8	/* values shown of a large output */
@@ -1098,40 +1099,19 @@ struct run {
 	struct timings t;
 };
 
-/* A compiled-model blob (npr-compile -o FILE) rather than a model? */
-static void *read_blob(const char *path, size_t *len)
-{
-	char magic[8] = { 0 };
-	FILE *f = fopen(path, "rb");
-	void *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (fread(magic, 1, 8, f) != 8 || memcmp(magic, "NPRBLOB", 8) ||
-	    fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET)) {
-		fclose(f);
-		return NULL;
-	}
-	buf = malloc(n ? n : 1);
-	if (!buf || fread(buf, 1, n, f) != (size_t)n)
-		fail("%s: cannot read the blob", path);
-	fclose(f);
-	*len = n;
-	return buf;
-}
-
 static void run_load(struct run *r)
 {
 	struct npr_model_load ml;
 	size_t blen = 0;
+	char msg[512];
 	double t0;
 	void *blob;
 	int err, i;
 
 	t0 = now_ms();
-	blob = read_blob(opt.model, &blen);
+	err = npr_arg_read_blob(opt.model, &blob, &blen, msg, sizeof(msg));
+	if (err < 0)
+		fail("%s", msg);
 	if (blob) {
 		struct npr_import ia = {
 			.size = sizeof(ia), .data = (uintptr_t)blob,
