@@ -1186,9 +1186,11 @@ static int cmd_profile(struct npr_device *dev, void *arg)
 	for (i = 0; i < g->nnodes; i++)
 		n += prof_listed(g, i);
 	if (!a->recs || a->count < n) {
+		uint32_t room = a->recs ? a->count : 0;
+
 		a->count = n;
 		return npr_err(-EMSGSIZE, "%u profile records, room for %u",
-			       n, a->count);
+			       n, room);
 	}
 	for (i = 0; i < g->nnodes; i++) {
 		const struct npr_node *nd = &g->nodes[i];
