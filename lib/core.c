@@ -869,11 +869,16 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 		}
 	}
 	if (props.cache_dir[0]) {
-		/* a hit needs no clone: the key is hashed from the model */
+		/* a hit needs no clone: the key is hashed from the model,
+		 * once per model handle */
 		pthread_mutex_lock(&dev->lock);
 		m = handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
+		if (m && !m->hashed) {
+			npr_model_hash(m->g, m->hash);
+			m->hashed = true;
+		}
 		if (m)
-			npr_cache_key(dev, m->g, over, &props, &key);
+			npr_cache_key(dev, m->hash, m->g, over, &props, &key);
 		pthread_mutex_unlock(&dev->lock);
 		if (!m)
 			goto fail_src;
@@ -1490,8 +1495,10 @@ static int cmd_make_stateful(struct npr_device *dev, void *arg)
 	}
 	pthread_mutex_lock(&dev->lock);
 	m = handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
-	if (m)
+	if (m) {
 		err = npr_make_stateful(m->g, names, (int)a->count);
+		m->hashed = false;	/* another model now */
+	}
 	pthread_mutex_unlock(&dev->lock);
 	free(names);
 	return err;
