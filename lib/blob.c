@@ -838,14 +838,24 @@ static int r_graph(struct rbuf *r, struct npr_graph *g, int depth)
 		k = r_count(r, 1 << 12, "attribute");
 		if (r->err)
 			break;
+		/* the strings read are the node's: no copy, one array */
+		if (k) {
+			nd->attr = calloc(k, sizeof(*nd->attr));
+			if (!nd->attr)
+				return r->err = -ENOMEM;
+		}
 		for (j = 0; j < k && !r->err; j++) {
 			char *key = r_str_req(r, "attribute without a key");
 			char *val = r_str_req(r, "attribute without a value");
 
-			if (!r->err && npr_node_add_attr(nd, key, val))
-				r->err = -ENOMEM;
-			free(key);
-			free(val);
+			if (r->err) {
+				free(key);
+				free(val);
+				break;
+			}
+			nd->attr[j].key = key;
+			nd->attr[j].val = val;
+			nd->nattr++;
 		}
 		if (!r->err)
 			r_bodies(r, nd, depth);

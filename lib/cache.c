@@ -262,9 +262,9 @@ static struct npr_blob *map_entry(const char *path)
 		close(fd);
 		return NULL;
 	}
-	/* populated: the checksum reads every page at once anyway */
-	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd,
-		 0);
+	/* not MAP_POPULATE: the checksum's page faults map the file in
+	 * batches (fault-around), which costs less than populating it */
+	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
 		return NULL;

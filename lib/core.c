@@ -599,6 +599,13 @@ static int cmd_model_load(struct npr_device *dev, void *arg)
 		return -ENOMEM;
 	}
 	m->g = g;
+	/* with a CACHE_DIR on the device every COMPILE needs the model's
+	 * hash for its key: take it now, once */
+	pthread_mutex_lock(&dev->lock);
+	m->hashed = dev->props.cache_dir[0] != 0;
+	pthread_mutex_unlock(&dev->lock);
+	if (m->hashed)
+		npr_model_hash(g, m->hash);
 	pthread_mutex_lock(&dev->lock);
 	err = handle_alloc(dev, m, NPR_HANDLE_MODEL, &a->handle);
 	pthread_mutex_unlock(&dev->lock);

@@ -391,6 +391,53 @@ TEST_F(cache, make_stateful_is_another_model)
 	EXPECT_EQ(hit(self->fd, b, &o), 1);
 }
 
+/* COMPILE of @model with the device's properties only. */
+static int hit_plain(int fd, __u32 model)
+{
+	struct npr_compile co;
+	int err;
+
+	npr_prep_compile(&co, model);
+	err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
+	return err ? err : from_cache(fd, co.exec);
+}
+
+/*
+ * With CACHE_DIR on the device, MODEL_LOAD takes the model's hash: the
+ * keys are the same as with CACHE_DIR given to COMPILE, a changed weight
+ * still misses, and so does the model after MAKE_STATEFUL.
+ */
+TEST_F(cache, device_cache_dir_same_keys)
+{
+	static const float two = 2, three = 3;
+	struct npr_state_pair sp = { (uintptr_t)"h_in", (uintptr_t)"h_out" };
+	struct npr_make_stateful ms = {
+		.size = sizeof(ms), .count = 1, .pairs = (uintptr_t)&sp,
+	};
+	struct npr_param pa = {
+		.size = sizeof(pa), .param = NPR_PARAM_CACHE_DIR,
+		.ptr = (uintptr_t)self->dir, .len = strlen(self->dir) + 1,
+	};
+	struct opts o = { .dir = self->dir };
+	size_t len = strlen(explicit_xml);
+	__u32 a, b;
+
+	/* an entry stored with COMPILE's CACHE_DIR */
+	ASSERT_EQ(load_mem(self->fd, explicit_xml, len, &two, 4, &a), 0);
+	EXPECT_EQ(hit(self->fd, a, &o), 0);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_PARAM, &pa), 0);
+	ASSERT_EQ(load_mem(self->fd, explicit_xml, len, &two, 4, &a), 0);
+	EXPECT_EQ(hit_plain(self->fd, a), 1);
+	ASSERT_EQ(load_mem(self->fd, explicit_xml, len, &three, 4, &b), 0);
+	EXPECT_EQ(hit_plain(self->fd, b), 0);
+	EXPECT_EQ(hit_plain(self->fd, b), 1);
+	ms.model = a;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MAKE_STATEFUL, &ms), 0);
+	EXPECT_EQ(hit_plain(self->fd, a), 0);
+	EXPECT_EQ(hit_plain(self->fd, a), 1);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 3);
+}
+
 TEST_F(cache, key_follows_caching_properties_and_shapes)
 {
 	struct opts o = { .dir = self->dir };
