@@ -9,7 +9,10 @@
  *   model=   128-bit hash of the loaded model: every node (op, version,
  *            attributes, edges), every value (type, shape, name) and the
  *            bytes of every constant, so the same model from IR, from
- *            memory or with its weights elsewhere gets the same key
+ *            memory or with its weights elsewhere gets the same key.
+ *            Taken once per model handle (npr_model_hash(), kept in
+ *            struct npr_model): at MODEL_LOAD when the device has a
+ *            CACHE_DIR, else at the handle's first cached COMPILE
  *   shapes=  the input shapes given to COMPILE, "-" for the model's own
  *   backend=, arch=, version=   device backend and architecture, library
  *   caching= the caching properties (CACHING_PROPERTIES), NAME=VALUE,...
