@@ -838,14 +838,24 @@ static int r_graph(struct rbuf *r, struct npr_graph *g, int depth)
 		k = r_count(r, 1 << 12, "attribute");
 		if (r->err)
 			break;
+		/* the strings read are the node's: no copy, one array */
+		if (k) {
+			nd->attr = calloc(k, sizeof(*nd->attr));
+			if (!nd->attr)
+				return r->err = -ENOMEM;
+		}
 		for (j = 0; j < k && !r->err; j++) {
 			char *key = r_str_req(r, "attribute without a key");
 			char *val = r_str_req(r, "attribute without a value");
 
-			if (!r->err && npr_node_add_attr(nd, key, val))
-				r->err = -ENOMEM;
-			free(key);
-			free(val);
+			if (r->err) {
+				free(key);
+				free(val);
+				break;
+			}
+			nd->attr[j].key = key;
+			nd->attr[j].val = val;
+			nd->nattr++;
 		}
 		if (!r->err)
 			r_bodies(r, nd, depth);
@@ -907,13 +917,48 @@ static bool in_range(int v, int n)
 	return v >= 0 && v < n;
 }
 
+/*
+ * npr_op_find() walks every op definition; a compiled graph has a few
+ * distinct (type, version) pairs over many nodes: remember the last ones.
+ */
+struct op_memo {
+	const char *type[16];
+	unsigned int version[16];
+	const struct npr_op_def *op[16];
+	int n, next;
+};
+
+static const struct npr_op_def *op_find_memo(struct op_memo *m,
+					     const char *type,
+					     unsigned int version)
+{
+	const struct npr_op_def *op;
+	int i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->version[i] == version && !strcmp(m->type[i], type))
+			return m->op[i];
+	op = npr_op_find(type, version);
+	if (op) {
+		i = m->n < 16 ? m->n++ : m->next++ % 16;
+		m->type[i] = type;
+		m->version[i] = version;
+		m->op[i] = op;
+	}
+	return op;
+}
+
 /* Every index in range, edges consistent, ops known; then parse and
  * infer every live node again and compare with what the blob says. */
 /* Indices, producers, ops, order: what must hold before any op code
  * looks at the graph. */
 static int check_structure(struct npr_graph *g, const bool *held)
 {
+	struct op_memo memo;
 	int i, j;
+
+	memo.n = 0;
+	memo.next = 0;
 
 	for (i = 0; i < g->nvals; i++) {
 		const struct npr_value *v = &g->vals[i];
@@ -931,7 +976,7 @@ static int check_structure(struct npr_graph *g, const bool *held)
 	for (i = 0; i < g->nnodes; i++) {
 		struct npr_node *n = &g->nodes[i];
 
-		n->op = npr_op_find(n->type, n->version);
+		n->op = op_find_memo(&memo, n->type, n->version);
 		if (!n->op)
 			return npr_err(-EINVAL, "blob: node %d: unknown op %.64s-%u",
 				       i, n->type, n->version);

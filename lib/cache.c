@@ -9,7 +9,10 @@
  *   model=   128-bit hash of the loaded model: every node (op, version,
  *            attributes, edges), every value (type, shape, name) and the
  *            bytes of every constant, so the same model from IR, from
- *            memory or with its weights elsewhere gets the same key
+ *            memory or with its weights elsewhere gets the same key.
+ *            Taken once per model handle (npr_model_hash(), kept in
+ *            struct npr_model): at MODEL_LOAD when the device has a
+ *            CACHE_DIR, else at the handle's first cached COMPILE
  *   shapes=  the input shapes given to COMPILE, "-" for the model's own
  *   backend=, arch=, version=   device backend and architecture, library
  *   caching= the caching properties (CACHING_PROPERTIES), NAME=VALUE,...
@@ -91,14 +94,17 @@ static void h_str(struct h128 *h, const char *s)
 	h_add(h, s ? s : "\377", s ? strlen(s) + 1 : 1);
 }
 
-/**
- * npr_graph_hash() - content hash of a loaded model
- * @g: the graph.
- * @out: 33 bytes for 32 hex digits.
- */
 static void graph_hash_into(struct h128 *h, const struct npr_graph *g);
 
-static void graph_hash(const struct npr_graph *g, char *out)
+/**
+ * npr_model_hash() - content hash of a loaded model, the key's model= line
+ * @g: the graph.
+ * @out: 33 bytes for 32 hex digits.
+ *
+ * It reads every constant's bytes: the caller keeps it with the model
+ * (struct npr_model) rather than hashing again on every COMPILE.
+ */
+void npr_model_hash(const struct npr_graph *g, char *out)
 {
 	struct h128 h = { .a = 0x6a09e667f3bcc908ull,
 			  .b = 0xbb67ae8584caa73bull };
@@ -171,21 +177,21 @@ static void graph_hash_into(struct h128 *h, const struct npr_graph *g)
 /**
  * npr_cache_key() - the key lines and the entry name of a compile
  * @dev: the device.
+ * @model_hash: npr_model_hash() of @src.
  * @src: the loaded model.
  * @shapes: per input a shape (rank -1: the model's), or NULL.
  * @p: the compiled model's properties.
  * @k: filled.
  */
-void npr_cache_key(const struct npr_device *dev, const struct npr_graph *src,
-		   const struct npr_shape *shapes, const struct npr_props *p,
-		   struct npr_cache_key *k)
+void npr_cache_key(const struct npr_device *dev, const char *model_hash,
+		   const struct npr_graph *src, const struct npr_shape *shapes,
+		   const struct npr_props *p, struct npr_cache_key *k)
 {
-	char model[33], sh[512];
+	char sh[512];
 	struct h128 h = { .a = 1, .b = 2 };
 	size_t len = 0;
 	int i, j;
 
-	graph_hash(src, model);
 	sh[0] = 0;
 	for (i = 0; shapes && i < src->ninputs; i++) {
 		if (shapes[i].rank < 0)
@@ -203,7 +209,7 @@ void npr_cache_key(const struct npr_device *dev, const struct npr_graph *src,
 		 "model=%s\nshapes=%s\nbackend=%s\narch=%s\nversion=%s\n"
 		 "caching=INFERENCE_PRECISION_HINT=%s,EXECUTION_MODE_HINT=%s,"
 		 "DISABLE_TRANSFORMATIONS=%s\n",
-		 model, sh[0] ? sh : "-", dev->ops->name, dev->info.arch,
+		 model_hash, sh[0] ? sh : "-", dev->ops->name, dev->info.arch,
 		 NPR_LIB_VERSION, npr_elem_name(p->precision_hint),
 		 p->exec_mode == NPR_EXEC_MODE_ACCURACY ? "ACCURACY" :
 		 "PERFORMANCE", p->disable_transformations ? "YES" : "NO");
@@ -259,9 +265,9 @@ static struct npr_blob *map_entry(const char *path)
 		close(fd);
 		return NULL;
 	}
-	/* populated: the checksum reads every page at once anyway */
-	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd,
-		 0);
+	/* not MAP_POPULATE: the checksum's page faults map the file in
+	 * batches (fault-around), which costs less than populating it */
+	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
 		return NULL;

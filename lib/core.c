@@ -599,6 +599,13 @@ static int cmd_model_load(struct npr_device *dev, void *arg)
 		return -ENOMEM;
 	}
 	m->g = g;
+	/* with a CACHE_DIR on the device every COMPILE needs the model's
+	 * hash for its key: take it now, once */
+	pthread_mutex_lock(&dev->lock);
+	m->hashed = dev->props.cache_dir[0] != 0;
+	pthread_mutex_unlock(&dev->lock);
+	if (m->hashed)
+		npr_model_hash(g, m->hash);
 	pthread_mutex_lock(&dev->lock);
 	err = handle_alloc(dev, m, NPR_HANDLE_MODEL, &a->handle);
 	pthread_mutex_unlock(&dev->lock);
@@ -869,11 +876,16 @@ static int cmd_compile(struct npr_device *dev, void *arg)
 		}
 	}
 	if (props.cache_dir[0]) {
-		/* a hit needs no clone: the key is hashed from the model */
+		/* a hit needs no clone: the key is hashed from the model,
+		 * once per model handle */
 		pthread_mutex_lock(&dev->lock);
 		m = handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
+		if (m && !m->hashed) {
+			npr_model_hash(m->g, m->hash);
+			m->hashed = true;
+		}
 		if (m)
-			npr_cache_key(dev, m->g, over, &props, &key);
+			npr_cache_key(dev, m->hash, m->g, over, &props, &key);
 		pthread_mutex_unlock(&dev->lock);
 		if (!m)
 			goto fail_src;
@@ -1194,9 +1206,11 @@ static int cmd_profile(struct npr_device *dev, void *arg)
 	for (i = 0; i < g->nnodes; i++)
 		n += prof_listed(g, i);
 	if (!a->recs || a->count < n) {
+		uint32_t room = a->recs ? a->count : 0;
+
 		a->count = n;
 		return npr_err(-EMSGSIZE, "%u profile records, room for %u",
-			       n, a->count);
+			       n, room);
 	}
 	for (i = 0; i < g->nnodes; i++) {
 		const struct npr_node *nd = &g->nodes[i];
@@ -1550,8 +1564,10 @@ static int cmd_make_stateful(struct npr_device *dev, void *arg)
 		err = stateful_shapes(m->g->ninputs,
 				      (const void *)(uintptr_t)a->shapes,
 				      a->num_shapes, &over);
-	if (m && !err)
+	if (m && !err) {
 		err = npr_make_stateful(m->g, names, (int)a->count, over);
+		m->hashed = false;	/* another model now */
+	}
 	pthread_mutex_unlock(&dev->lock);
 	free(over);
 	free(names);

@@ -163,8 +163,18 @@ struct npr_port {
 	size_t bytes;
 };
 
+/**
+ * struct npr_model - a loaded model
+ * @g: its graph.
+ * @hashed: @hash is the content hash of @g (npr_model_hash()), taken at
+ *          the first COMPILE with a CACHE_DIR and kept for the next ones;
+ *          whatever changes @g (MAKE_STATEFUL) clears it.
+ * @hash: 32 hex digits.
+ */
 struct npr_model {
 	struct npr_graph *g;
+	bool hashed;
+	char hash[33];
 };
 
 /**
@@ -321,9 +331,10 @@ struct npr_cache_key {
 	char name[33];		/* the entry's file name: 32 hex digits */
 	char model_name[256];
 };
-void npr_cache_key(const struct npr_device *dev, const struct npr_graph *src,
-		   const struct npr_shape *shapes, const struct npr_props *p,
-		   struct npr_cache_key *k);
+void npr_model_hash(const struct npr_graph *g, char *out);
+void npr_cache_key(const struct npr_device *dev, const char *model_hash,
+		   const struct npr_graph *src, const struct npr_shape *shapes,
+		   const struct npr_props *p, struct npr_cache_key *k);
 int npr_cache_get(struct npr_device *dev, const struct npr_cache_key *k,
 		  const struct npr_props *p, struct npr_exec **out);
 void npr_cache_put(const struct npr_exec *ex, const struct npr_cache_key *k);

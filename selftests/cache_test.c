@@ -6,7 +6,8 @@
  * compiled again and replaced; NPR_CACHE_REQUIRED turns a miss into
  * -ENOENT; an entry with packed weights in another layout is compiled
  * again; least recently used entries are pruned under NPR_CACHE_MAX_MB;
- * a cache that cannot be written never fails a compile.
+ * a cache that cannot be written never fails a compile; a model changed in
+ * one weight byte, or by MAKE_STATEFUL on its handle, misses.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -84,26 +85,17 @@ struct opts {
 	int batch;		/* > 0: input 0 = [batch,3,224,224] */
 };
 
-/* Compile @rel with the cache options; returns the exec or -errno. */
-static int compile(int fd, const char *rel, const struct opts *o,
-		   __u32 *exec)
+/* Compile the loaded @model with the cache options. */
+static int compile_model(int fd, __u32 model, const struct opts *o,
+			 __u32 *exec)
 {
 	struct npr_prop_arg pa[8];
 	struct npr_shape_arg sh = {
 		.index = 0, .rank = 4, .dims = { o->batch, 3, 224, 224 },
 	};
-	struct npr_model_load ml;
 	struct npr_compile co;
-	char path[4096];
 	int n = 0, err;
 
-	if (snprintf(path, sizeof(path), "%s/%s", npr_test_shared(), rel) >=
-	    (int)sizeof(path))
-		return -ENAMETOOLONG;
-	npr_prep_model_load(&ml, path, NULL);
-	err = npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml);
-	if (err)
-		return err;
 	pa[n++] = (struct npr_prop_arg){ .param = NPR_PARAM_CACHE_DIR,
 					 .value = (uintptr_t)o->dir };
 	if (o->exec_mode)
@@ -121,7 +113,7 @@ static int compile(int fd, const char *rel, const struct opts *o,
 		pa[n++] = (struct npr_prop_arg){
 			.param = NPR_PARAM_NPR_CACHE_MAX_MB,
 			.value = (__u64)o->max_mb };
-	npr_prep_compile(&co, ml.handle);
+	npr_prep_compile(&co, model);
 	co.props = (uintptr_t)pa;
 	co.num_props = n;
 	if (o->batch) {
@@ -131,6 +123,24 @@ static int compile(int fd, const char *rel, const struct opts *o,
 	err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
 	*exec = co.exec;
 	return err;
+}
+
+/* Load @rel and compile it with the cache options. */
+static int compile(int fd, const char *rel, const struct opts *o,
+		   __u32 *exec)
+{
+	struct npr_model_load ml;
+	char path[4096];
+	int err;
+
+	if (snprintf(path, sizeof(path), "%s/%s", npr_test_shared(), rel) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	npr_prep_model_load(&ml, path, NULL);
+	err = npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	if (err)
+		return err;
+	return compile_model(fd, ml.handle, o, exec);
 }
 
 static int from_cache(int fd, __u32 exec)
@@ -221,6 +231,211 @@ TEST_F(cache, miss_then_hit_same_outputs)
 	ASSERT_NE(fgets(meta, sizeof(meta), f), NULL);
 	EXPECT_EQ(strncmp(meta, "model=", 6), 0);
 	fclose(f);
+}
+
+/* The whole of a shared file, or NULL. */
+static void *slurp(const char *rel, size_t *len)
+{
+	char path[4096];
+	void *buf = NULL;
+	long n;
+	FILE *f;
+
+	if (snprintf(path, sizeof(path), "%s/%s", npr_test_shared(), rel) >=
+	    (int)sizeof(path))
+		return NULL;
+	f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0) {
+		rewind(f);
+		buf = malloc(n);
+		if (buf && fread(buf, 1, n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = n;
+	}
+	fclose(f);
+	return buf;
+}
+
+static int load_mem(int fd, const void *xml, size_t xml_len, const void *bin,
+		    size_t bin_len, __u32 *model)
+{
+	struct npr_model_load ml;
+	int err;
+
+	npr_prep_model_load_mem(&ml, xml, xml_len, bin, bin_len);
+	err = npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	*model = ml.handle;
+	return err;
+}
+
+/* Hit or miss (1 or 0) of compiling @model, or -errno. */
+static int hit(int fd, __u32 model, const struct opts *o)
+{
+	__u32 e;
+	int err = compile_model(fd, model, o, &e);
+
+	return err ? err : from_cache(fd, e);
+}
+
+/*
+ * The model's hash is taken once per model handle; a model whose weights
+ * differ in one byte is another model (a miss), and the first one still
+ * hits, from its own handle or loaded again.
+ */
+TEST_F(cache, a_changed_weight_misses)
+{
+	const char *xml_rel = FACE;
+	char bin_rel[256];
+	struct opts o = { .dir = self->dir };
+	size_t xml_len = 0, bin_len = 0;
+	unsigned char *xml, *bin;
+	__u32 a, b, c;
+
+	ASSERT_LT(strlen(xml_rel), sizeof(bin_rel));
+	strcpy(bin_rel, xml_rel);
+	strcpy(bin_rel + strlen(bin_rel) - 4, ".bin");
+	xml = slurp(xml_rel, &xml_len);
+	bin = slurp(bin_rel, &bin_len);
+	ASSERT_NE(xml, NULL);
+	ASSERT_NE(bin, NULL);
+	ASSERT_GT(bin_len, 1024);
+	ASSERT_EQ(load_mem(self->fd, xml, xml_len, bin, bin_len, &a), 0);
+	EXPECT_EQ(hit(self->fd, a, &o), 0);
+	EXPECT_EQ(hit(self->fd, a, &o), 1);
+	EXPECT_EQ(hit(self->fd, a, &o), 1);
+	/* the memory load copied the weights: changing ours changes nothing
+	 * for @a, and gives another model to the next load */
+	bin[bin_len / 2] ^= 0x01;
+	ASSERT_EQ(load_mem(self->fd, xml, xml_len, bin, bin_len, &b), 0);
+	EXPECT_EQ(hit(self->fd, b, &o), 0);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 2);
+	EXPECT_EQ(hit(self->fd, b, &o), 1);
+	EXPECT_EQ(hit(self->fd, a, &o), 1);
+	bin[bin_len / 2] ^= 0x01;
+	ASSERT_EQ(load_mem(self->fd, xml, xml_len, bin, bin_len, &c), 0);
+	EXPECT_EQ(hit(self->fd, c, &o), 1);
+	/* the same model from its files: the same entry */
+	ASSERT_EQ(compile(self->fd, FACE, &o, &c), 0);
+	EXPECT_EQ(from_cache(self->fd, c), 1);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 2);
+	free(xml);
+	free(bin);
+}
+
+/* y = 2 * (x + h_in), h_out = x + h_in; "two" is the weight. */
+static const char explicit_xml[] =
+	"<?xml version=\"1.0\"?><net name=\"explicit\" version=\"11\"><layers>"
+	"<layer id=\"0\" name=\"x\" type=\"Parameter\" version=\"opset1\">"
+	"<data shape=\"1,2\" element_type=\"f32\"/><output>"
+	"<port id=\"0\" precision=\"FP32\" names=\"x\"><dim>1</dim><dim>2</dim></port></output></layer>"
+	"<layer id=\"1\" name=\"h_in\" type=\"Parameter\" version=\"opset1\">"
+	"<data shape=\"1,2\" element_type=\"f32\"/><output>"
+	"<port id=\"0\" precision=\"FP32\" names=\"h_in\"><dim>1</dim><dim>2</dim></port></output></layer>"
+	"<layer id=\"2\" name=\"add\" type=\"Add\" version=\"opset1\"><input>"
+	"<port id=\"0\" precision=\"FP32\"><dim>1</dim><dim>2</dim></port>"
+	"<port id=\"1\" precision=\"FP32\"><dim>1</dim><dim>2</dim></port></input><output>"
+	"<port id=\"2\" precision=\"FP32\" names=\"h_out\"><dim>1</dim><dim>2</dim></port></output></layer>"
+	"<layer id=\"3\" name=\"two\" type=\"Const\" version=\"opset1\">"
+	"<data element_type=\"f32\" shape=\"1\" offset=\"0\" size=\"4\"/><output>"
+	"<port id=\"0\" precision=\"FP32\"><dim>1</dim></port></output></layer>"
+	"<layer id=\"4\" name=\"mul\" type=\"Multiply\" version=\"opset1\"><input>"
+	"<port id=\"0\" precision=\"FP32\"><dim>1</dim><dim>2</dim></port>"
+	"<port id=\"1\" precision=\"FP32\"><dim>1</dim></port></input><output>"
+	"<port id=\"2\" precision=\"FP32\" names=\"y\"><dim>1</dim><dim>2</dim></port></output></layer>"
+	"<layer id=\"5\" name=\"y/sink\" type=\"Result\" version=\"opset1\"><input>"
+	"<port id=\"0\" precision=\"FP32\"><dim>1</dim><dim>2</dim></port></input></layer>"
+	"<layer id=\"6\" name=\"h_out/sink\" type=\"Result\" version=\"opset1\"><input>"
+	"<port id=\"0\" precision=\"FP32\"><dim>1</dim><dim>2</dim></port></input></layer>"
+	"</layers><edges>"
+	"<edge from-layer=\"0\" from-port=\"0\" to-layer=\"2\" to-port=\"0\"/>"
+	"<edge from-layer=\"1\" from-port=\"0\" to-layer=\"2\" to-port=\"1\"/>"
+	"<edge from-layer=\"2\" from-port=\"2\" to-layer=\"4\" to-port=\"0\"/>"
+	"<edge from-layer=\"3\" from-port=\"0\" to-layer=\"4\" to-port=\"1\"/>"
+	"<edge from-layer=\"4\" from-port=\"2\" to-layer=\"5\" to-port=\"0\"/>"
+	"<edge from-layer=\"2\" from-port=\"2\" to-layer=\"6\" to-port=\"0\"/>"
+	"</edges></net>";
+
+/*
+ * MAKE_STATEFUL changes a loaded model: its next COMPILE hashes it again
+ * and misses, while the same file loaded again still hits the entry
+ * stored before the change.
+ */
+TEST_F(cache, make_stateful_is_another_model)
+{
+	static const float two = 2, three = 3;
+	struct npr_state_pair sp = { (uintptr_t)"h_in", (uintptr_t)"h_out" };
+	struct npr_make_stateful ms = {
+		.size = sizeof(ms), .count = 1, .pairs = (uintptr_t)&sp,
+	};
+	struct opts o = { .dir = self->dir };
+	size_t len = strlen(explicit_xml);
+	__u32 a, b;
+
+	ASSERT_EQ(load_mem(self->fd, explicit_xml, len, &two, 4, &a), 0);
+	EXPECT_EQ(hit(self->fd, a, &o), 0);
+	EXPECT_EQ(hit(self->fd, a, &o), 1);
+	/* another weight value: another model */
+	ASSERT_EQ(load_mem(self->fd, explicit_xml, len, &three, 4, &b), 0);
+	EXPECT_EQ(hit(self->fd, b, &o), 0);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 2);
+	ms.model = a;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MAKE_STATEFUL, &ms), 0);
+	EXPECT_EQ(hit(self->fd, a, &o), 0);
+	EXPECT_EQ(hit(self->fd, a, &o), 1);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 3);
+	ASSERT_EQ(load_mem(self->fd, explicit_xml, len, &two, 4, &b), 0);
+	EXPECT_EQ(hit(self->fd, b, &o), 1);
+}
+
+/* COMPILE of @model with the device's properties only. */
+static int hit_plain(int fd, __u32 model)
+{
+	struct npr_compile co;
+	int err;
+
+	npr_prep_compile(&co, model);
+	err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
+	return err ? err : from_cache(fd, co.exec);
+}
+
+/*
+ * With CACHE_DIR on the device, MODEL_LOAD takes the model's hash: the
+ * keys are the same as with CACHE_DIR given to COMPILE, a changed weight
+ * still misses, and so does the model after MAKE_STATEFUL.
+ */
+TEST_F(cache, device_cache_dir_same_keys)
+{
+	static const float two = 2, three = 3;
+	struct npr_state_pair sp = { (uintptr_t)"h_in", (uintptr_t)"h_out" };
+	struct npr_make_stateful ms = {
+		.size = sizeof(ms), .count = 1, .pairs = (uintptr_t)&sp,
+	};
+	struct npr_param pa = {
+		.size = sizeof(pa), .param = NPR_PARAM_CACHE_DIR,
+		.ptr = (uintptr_t)self->dir, .len = strlen(self->dir) + 1,
+	};
+	struct opts o = { .dir = self->dir };
+	size_t len = strlen(explicit_xml);
+	__u32 a, b;
+
+	/* an entry stored with COMPILE's CACHE_DIR */
+	ASSERT_EQ(load_mem(self->fd, explicit_xml, len, &two, 4, &a), 0);
+	EXPECT_EQ(hit(self->fd, a, &o), 0);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_PARAM, &pa), 0);
+	ASSERT_EQ(load_mem(self->fd, explicit_xml, len, &two, 4, &a), 0);
+	EXPECT_EQ(hit_plain(self->fd, a), 1);
+	ASSERT_EQ(load_mem(self->fd, explicit_xml, len, &three, 4, &b), 0);
+	EXPECT_EQ(hit_plain(self->fd, b), 0);
+	EXPECT_EQ(hit_plain(self->fd, b), 1);
+	ms.model = a;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MAKE_STATEFUL, &ms), 0);
+	EXPECT_EQ(hit_plain(self->fd, a), 0);
+	EXPECT_EQ(hit_plain(self->fd, a), 1);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 3);
 }
 
 TEST_F(cache, key_follows_caching_properties_and_shapes)

@@ -126,12 +126,23 @@ TEST_F(prof, errors)
 {
 	struct npr_profile p = { .size = sizeof(p), .req = self->req };
 	struct npr_profile_rec one;
+	char msg[64];
 	__u32 req;
 
 	p.recs = (uintptr_t)&one;
 	p.count = 1;
 	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_PROFILE, &p), -EMSGSIZE);
 	EXPECT_GT(p.count, 1);
+	/* the message gives the records needed and the room there was */
+	snprintf(msg, sizeof(msg), "%u profile records, room for 1", p.count);
+	EXPECT_NE(strstr(npr_last_error(), msg), NULL);
+	/* no buffer: no room, whatever count says */
+	p.recs = 0;
+	p.count = 7;
+	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_PROFILE, &p), -EMSGSIZE);
+	EXPECT_NE(strstr(npr_last_error(), "room for 0"), NULL);
+	p.recs = (uintptr_t)&one;
+	p.count = 1;
 	/* profiling off */
 	ASSERT_EQ(setup(self->fd, 0, &req), 0);
 	p.req = req;

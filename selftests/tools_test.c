@@ -530,4 +530,23 @@ TEST(info_usage_errors)
 	free(err);
 }
 
+TEST(info_help)
+{
+	char *argv[] = { (char *)tool("npr-info"), "--help", NULL };
+	char *argv2[] = { (char *)tool("npr-info"), "--bogus", NULL };
+	char *out, *err;
+
+	EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+	ASSERT_NE(out, NULL);
+	EXPECT_NE(strstr(out, "usage: npr-info"), NULL);
+	EXPECT_NE(strstr(out, "--device"), NULL);
+	free(out);
+	free(err);
+	EXPECT_EQ(run(&out, &err, NULL, argv2), 2);
+	ASSERT_NE(err, NULL);
+	EXPECT_NE(strstr(err, "usage: npr-info"), NULL);
+	free(out);
+	free(err);
+}
+
 TEST_HARNESS_MAIN

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,7 +178,19 @@ static const char usage[] =
 "\n"
 "List the devices (or DEVICE), their properties and their completion\n"
 "path (io_uring or the eventfd fallback, and why).  With -m, also the\n"
-"layers of MODEL the device supports (query_model).\n";
+"layers of MODEL the device supports (query_model).\n"
+"\n"
+"  -d, --device DEVICE  only this device: cpu, npu or null\n"
+"  -m, --model MODEL    the layers of MODEL (.xml or .onnx) DEVICE supports;\n"
+"                       needs -d\n"
+"  -h, --help           show this help\n";
+
+static const struct option long_opts[] = {
+	{ "device", required_argument, NULL, 'd' },
+	{ "model", required_argument, NULL, 'm' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
 
 int main(int argc, char **argv)
 {
@@ -185,7 +198,7 @@ int main(int argc, char **argv)
 	size_t i;
 	int ret = 0, c;
 
-	while ((c = getopt(argc, argv, "d:m:h")) != -1) {
+	while ((c = getopt_long(argc, argv, "d:m:h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': only = optarg; break;
 		case 'm': model = optarg; break;
