@@ -18,6 +18,9 @@
  * work; the same ring carries its file reads (LOAD).  On the fallback path
  * they wait on a condition variable and read with pread().
  *
+ * A timer thread expires jobs whose deadline passes before they start,
+ * wherever they wait (see "deadlines of waiting jobs").
+ *
  * At most cq_entries jobs are in flight (submitted and not yet reaped), so
  * neither the array nor the io_uring CQ can overflow: SUBMIT pushes back
  * with -EBUSY instead of losing a completion.
@@ -149,6 +152,10 @@ struct npr_ring {
 	unsigned int posted;		/* completions, ever */
 	struct job_err *elog;		/* the last failures, a circle */
 	unsigned int elog_n, elog_next;
+	pthread_t timer_tid;		/* expires jobs that wait too long */
+	bool has_timer;
+	pthread_cond_t timer_cv;	/* the timer's sleep; CLOCK_MONOTONIC */
+	uint64_t timer_at;		/* its wake-up time, 0: none */
 };
 
 /* The ioctl whose argument struct a job carries, 0 if none. */
@@ -624,6 +631,122 @@ static int run_job(struct npr_ring *r, struct worker *w, struct job *j)
 	return -EINVAL;
 }
 
+/* ---- deadlines of waiting jobs ------------------------------------------ */
+
+/*
+ * A job waiting in the queue or behind a running job of its chain
+ * completes with -ETIME at its deadline, whether or not a worker is free:
+ * every worker may be busy with a long job, so the timer cannot live in
+ * their loops.  One timer thread per ring sleeps until the earliest
+ * deadline of a job not yet started; SUBMIT wakes it when a job brings an
+ * earlier one.  Jobs without a deadline never touch it.
+ */
+
+static void min_deadline(uint64_t *t, const struct job *j)
+{
+	if (j->sqe.deadline_ns && (!*t || j->sqe.deadline_ns < *t))
+		*t = j->sqe.deadline_ns;
+}
+
+/* The earliest deadline of a job not started yet, 0 if none. */
+static uint64_t next_deadline_locked(struct npr_ring *r)
+{
+	const struct job *j, *l;
+	uint64_t t = 0;
+	int i;
+
+	for (j = r->head; j; j = j->next)
+		for (l = j; l; l = l->link)
+			min_deadline(&t, l);
+	for (i = 0; i < r->nworkers; i++)
+		for (l = r->cur[i] ? r->cur[i]->link : NULL; l; l = l->link)
+			min_deadline(&t, l);
+	return t;
+}
+
+static bool expired(const struct job *j, uint64_t now)
+{
+	return j->sqe.deadline_ns && now >= j->sqe.deadline_ns;
+}
+
+#define EXPIRED_MSG "the deadline passed before the job started"
+
+/* Expire the links of @j that are due: the rest of the chain breaks. */
+static bool expire_links_locked(struct npr_ring *r, struct job *j,
+				uint64_t now)
+{
+	struct job **lp;
+
+	for (lp = &j->link; *lp; lp = &(*lp)->link) {
+		struct job *t = *lp;
+
+		if (!expired(t, now))
+			continue;
+		*lp = NULL;
+		complete_locked(r, t, -ETIME, NPR_JOB_EXPIRED, 0, EXPIRED_MSG);
+		return true;
+	}
+	return false;
+}
+
+/* Complete every job not started whose deadline is due; whether any. */
+static bool expire_locked(struct npr_ring *r, uint64_t now)
+{
+	struct job **pp = &r->head, *j, *prev = NULL;
+	bool any = false;
+	int i;
+
+	while ((j = *pp)) {
+		if (expired(j, now)) {
+			*pp = j->next;
+			if (r->tail == j)
+				r->tail = prev;
+			j->next = NULL;
+			complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED, 0,
+					EXPIRED_MSG);
+			any = true;
+			continue;
+		}
+		any |= expire_links_locked(r, j, now);
+		prev = j;
+		pp = &j->next;
+	}
+	for (i = 0; i < r->nworkers; i++)
+		if (r->cur[i])
+			any |= expire_links_locked(r, r->cur[i], now);
+	return any;
+}
+
+static void *timer(void *p)
+{
+	struct npr_ring *r = p;
+
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop) {
+		struct timespec ts;
+
+		if (expire_locked(r, npr_now_ns())) {
+			/* a DRAIN job may have been holding the queue */
+			if (r->head)
+				wake_locked(r, INT_MAX);
+			pthread_mutex_unlock(&r->lock);
+			flush(r);
+			pthread_mutex_lock(&r->lock);
+			continue;
+		}
+		r->timer_at = next_deadline_locked(r);
+		if (!r->timer_at) {
+			pthread_cond_wait(&r->timer_cv, &r->lock);
+			continue;
+		}
+		ts.tv_sec = r->timer_at / 1000000000ull;
+		ts.tv_nsec = r->timer_at % 1000000000ull;
+		pthread_cond_timedwait(&r->timer_cv, &r->lock, &ts);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
 /* The first job a worker may start, unlinked from the queue, or NULL. */
 static struct job *pick_locked(struct npr_ring *r)
 {
@@ -698,7 +821,7 @@ static void *worker(void *p)
 			if (drain)
 				r->drain_running = false;
 			complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED, started,
-					"the deadline passed before the job started");
+					EXPIRED_MSG);
 			if (r->head)
 				wake_locked(r, INT_MAX);
 			pthread_mutex_unlock(&r->lock);
@@ -800,6 +923,7 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 		pthread_condattr_init(&ca);
 		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 		pthread_cond_init(&r->reaped, &ca);
+		pthread_cond_init(&r->timer_cv, &ca);
 		pthread_condattr_destroy(&ca);
 	}
 	r->path = NPR_RING_PATH_URING;
@@ -837,6 +961,7 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 			pthread_mutex_destroy(&r->sq_lock);
 			pthread_cond_destroy(&r->work);
 			pthread_cond_destroy(&r->reaped);
+			pthread_cond_destroy(&r->timer_cv);
 			free(r);
 			return err;
 		}
@@ -874,6 +999,10 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 		if (err)
 			goto fail_threads;
 	}
+	err = -pthread_create(&r->timer_tid, NULL, timer, r);
+	if (err)
+		goto fail_threads;
+	r->has_timer = true;
 	*out = r;
 	return 0;
 fail_threads:
@@ -985,8 +1114,11 @@ void npr_ring_destroy(struct npr_device *dev)
 	}
 	r->tail = NULL;
 	wake_locked(r, INT_MAX);
+	pthread_cond_signal(&r->timer_cv);
 	pthread_mutex_unlock(&r->lock);
 	flush(r);
+	if (r->has_timer)
+		pthread_join(r->timer_tid, NULL);
 	/* running jobs finish; links behind them complete as cancelled */
 	for (i = 0; i < r->nworkers; i++)
 		pthread_join(r->tids[i], NULL);
@@ -1000,6 +1132,7 @@ void npr_ring_destroy(struct npr_device *dev)
 	pthread_mutex_destroy(&r->sq_lock);
 	pthread_cond_destroy(&r->work);
 	pthread_cond_destroy(&r->reaped);
+	pthread_cond_destroy(&r->timer_cv);
 	for (i = 0; i < (int)r->elog_n; i++)
 		free(r->elog[i].msg);
 	free(r->elog);
@@ -1289,7 +1422,7 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 			/* cannot block: complete at once */
 			if (j->sqe.deadline_ns && now > j->sqe.deadline_ns)
 				complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED,
-						0, "the deadline passed before the job started");
+						0, EXPIRED_MSG);
 			else
 				complete_locked(r, j, 0, NPR_JOB_OK, 0, NULL);
 			continue;
@@ -1303,6 +1436,15 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 		queued++;
 	}
 	posted = r->posted != posted;
+	for (i = 0; i < fit; i++) {
+		/* a deadline earlier than the timer's next wake-up */
+		uint64_t d = sq[i].deadline_ns;
+
+		if (d && (!r->timer_at || d < r->timer_at)) {
+			r->timer_at = d;
+			pthread_cond_signal(&r->timer_cv);
+		}
+	}
 	/* a worker per queued job, not every worker for one job */
 	if (queued && wake_locked(r, queued))
 		posted = true;

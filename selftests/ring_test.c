@@ -360,12 +360,90 @@ TEST_F_TIMEOUT(ring, deadline, HARNESS_TIMEOUT_RING)
 	s[2].deadline_ns = mono_ns() + 10000000000ull;
 	ASSERT_EQ(submit(self->fd, s, 3), 3);
 	ASSERT_EQ(reap(self, c, 3), 3);
-	EXPECT_EQ(c[0].user_data, 2);
-	EXPECT_EQ(c[0].res, 0);
-	EXPECT_EQ(c[1].user_data, 3);
-	EXPECT_EQ(c[1].res, -ETIME);
-	EXPECT_EQ(c[2].user_data, 4);
+	/* 3 expires at its deadline, then 4 no longer waits behind it */
+	EXPECT_EQ(c[0].user_data, 3);
+	EXPECT_EQ(c[0].res, -ETIME);
+	EXPECT_EQ(c[1].user_data, 4);
+	EXPECT_EQ(c[1].res, 0);
+	EXPECT_EQ(c[2].user_data, 2);
 	EXPECT_EQ(c[2].res, 0);
+}
+
+/* @c[i] expired: -ETIME, and with timestamps, not started and on time. */
+static void expect_expired(struct npr_test *_metadata, bool attach,
+			   const struct npr_cqe *c, uint64_t deadline)
+{
+	EXPECT_EQ(c->res, -ETIME);
+	if (attach)
+		return;
+	EXPECT_EQ(c->status, NPR_JOB_EXPIRED);
+	EXPECT_EQ(c->started_ns, c->finished_ns);
+	EXPECT_GE(c->finished_ns, deadline);
+}
+
+/*
+ * A job whose deadline passes while it waits completes then, not when a
+ * worker gets to it: behind a 1 s job in its chain, behind a DRAIN, and
+ * behind workers all busy with 1 s jobs.  The order of the completions
+ * says so (the margin is the whole second); the times are only checked
+ * against the deadline, which they cannot precede.
+ */
+TEST_F_TIMEOUT(ring, deadline_while_waiting, HARNESS_TIMEOUT_RING)
+{
+	struct npr_sqe s[4];
+	struct npr_cqe c[4];
+	uint64_t dl;
+	int i, n;
+
+	s[0] = nop(1, 1000000, NPR_SQE_LINK);
+	s[1] = nop(2, 0, NPR_SQE_LINK);
+	s[2] = nop(3, 0, 0);
+	s[3] = nop(4, 0, NPR_SQE_DRAIN);
+	dl = mono_ns() + 20000000;
+	s[1].deadline_ns = dl;
+	s[3].deadline_ns = dl;
+	ASSERT_EQ(submit(self->fd, s, 4), 4);
+	ASSERT_EQ(reap(self, c, 4), 4);
+	/* 2, 3 and 4 in some order, then 1 */
+	for (i = 0; i < 3; i++) {
+		switch (c[i].user_data) {
+		case 2:
+		case 4:
+			expect_expired(_metadata, self->attach, &c[i], dl);
+			if (!self->attach)
+				EXPECT_LT(c[i].finished_ns, c[3].finished_ns);
+			break;
+		case 3:
+			/* the chain broke at the expired job */
+			EXPECT_EQ(c[i].res, -ECANCELED);
+			if (!self->attach)
+				EXPECT_EQ(c[i].status, NPR_JOB_LINK_BROKEN);
+			break;
+		default:
+			TH_LOG("job %llu completed before the 1 s job",
+			       (unsigned long long)c[i].user_data);
+			EXPECT_TRUE(0);
+		}
+	}
+	EXPECT_EQ(c[3].user_data, 1);
+	EXPECT_EQ(c[3].res, 0);
+	EXPECT_JOB_ERROR(self->fd, 2, -ETIME, "deadline");
+
+	/* every worker busy: the waiting job still expires on time */
+	n = (int)self->rs.workers;
+	ASSERT_GE(n, 1);
+	ASSERT_LE(n, 3);	/* the null device's few workers */
+	for (i = 0; i < n; i++)
+		s[i] = nop(10 + i, 1000000, 0);
+	s[n] = nop(20, 1, 0);	/* not inline: it has to wait */
+	dl = mono_ns() + 20000000;
+	s[n].deadline_ns = dl;
+	ASSERT_EQ(submit(self->fd, s, n + 1), n + 1);
+	ASSERT_EQ(reap(self, c, n + 1), n + 1);
+	EXPECT_EQ(c[0].user_data, 20);
+	expect_expired(_metadata, self->attach, &c[0], dl);
+	for (i = 1; i <= n; i++)
+		EXPECT_EQ(c[i].res, 0);
 }
 
 TEST_F_TIMEOUT(ring, full_cq, HARNESS_TIMEOUT_RING)
