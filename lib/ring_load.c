@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The ring's LOAD job: a model's files read into memory, through the
+ * The ring's LOAD job: a model's files (IR or ONNX) read into memory, through the
  * worker's io_uring when it has one (IORING_OP_READ, READ_DEPTH chunks of
  * READ_CHUNK bytes in flight, a short read continued), else with pread(),
  * then parsed from memory.
@@ -18,10 +18,12 @@
 
 #include "core.h"
 #include "ir.h"
+#include "onnx.h"
 #include "ring.h"
 
 #define READ_CHUNK		(256u << 10)	/* bytes per IORING_OP_READ */
 #define READ_DEPTH		8		/* reads in flight per file */
+#define ONNX_LOAD_MAX		(2ull << 30)	/* as MODEL_LOAD's */
 
 /*
  * Read @size bytes of @fd into @buf with IORING_OP_READs on the worker's
@@ -173,10 +175,47 @@ static int read_file(struct io_uring *ring, const char *path, const char *what,
 }
 
 /*
- * LOAD: the .xml and its .bin read into memory asynchronously (the
- * worker's io_uring, or pread on the fallback), then parsed as
- * MODEL_LOAD with NPR_MODEL_LOAD_MEMORY would.  An .onnx path goes
- * through MODEL_LOAD itself.
+ * An .onnx file read into memory like the IR, then parsed as MODEL_LOAD
+ * parses the file it maps: external data is found next to it (and read
+ * by the parser, as MODEL_LOAD does).
+ */
+static int load_onnx(struct io_uring *ring, const char *path,
+		     struct npr_graph **g)
+{
+	char *dir, *slash;
+	size_t len = 0;
+	void *buf = NULL;
+	int err;
+
+	err = read_file(ring, path, "model", ONNX_LOAD_MAX, &buf, &len);
+	if (err)
+		return err;
+	if (!len) {
+		free(buf);
+		return npr_err(-EINVAL, "model %s is empty", path);
+	}
+	dir = strdup(path);
+	if (!dir) {
+		free(buf);
+		return -ENOMEM;
+	}
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = 0;
+	else
+		*slash = 0;
+	err = npr_onnx_parse(buf, len, dir, g);
+	free(dir);
+	free(buf);
+	return err;
+}
+
+/*
+ * LOAD: the .xml and its .bin, or the .onnx, read into memory
+ * asynchronously (the worker's io_uring, or pread on the fallback), then
+ * parsed as MODEL_LOAD with NPR_MODEL_LOAD_MEMORY would.
  */
 int npr_ring_load(struct npr_device *dev, struct io_uring *ring,
 		  const char *path, uint32_t *h)
@@ -188,8 +227,10 @@ int npr_ring_load(struct npr_device *dev, struct io_uring *ring,
 	char *bin;
 	int err;
 
-	if (n > 5 && !strcmp(path + n - 5, ".onnx"))
-		return npr_job_load(dev, path, h);
+	if (n > 5 && !strcmp(path + n - 5, ".onnx")) {
+		err = load_onnx(ring, path, &g);
+		return err ? err : npr_job_model_add(dev, g, h);
+	}
 	err = read_file(ring, path, "model", NPR_IR_MAX_XML, &xml, &xlen);
 	if (err)
 		return err;

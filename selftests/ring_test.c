@@ -1079,6 +1079,7 @@ TEST_F_TIMEOUT(ring, cancel_running_infer, 120)
 	free(out);
 }
 
+#define ONNX_CLS "models/onnx/ppocr_mobile_v2.0_cls.onnx"
 #define LMK_XML	"models/ir/landmarks-regression-retail-0009/FP32/landmarks-regression-retail-0009.xml"
 
 /*
@@ -1086,8 +1087,10 @@ TEST_F_TIMEOUT(ring, cancel_running_infer, 120)
  * pattern, infer (through the ring with @ring), and return output 0 in a
  * malloc()ed buffer of *@bytes.
  */
-static void *infer_model(struct npr_test *_metadata, FIXTURE_DATA(ring) *self,
-			 int fd, uint32_t model, bool ring, size_t *bytes)
+static void *infer_model_shape(struct npr_test *_metadata,
+			       FIXTURE_DATA(ring) *self, int fd, uint32_t model,
+			       bool ring, const struct npr_shape_arg *shape,
+			       size_t *bytes)
 {
 	struct npr_compile co = { .size = sizeof(co) };
 	struct npr_req_create rc = { .size = sizeof(rc) };
@@ -1097,6 +1100,10 @@ static void *infer_model(struct npr_test *_metadata, FIXTURE_DATA(ring) *self,
 	size_t i;
 
 	co.model = model;
+	if (shape) {
+		co.shapes = (uintptr_t)shape;
+		co.num_shapes = 1;
+	}
 	if (npr_ioctl(fd, NPR_IOCTL_COMPILE, &co))
 		return NULL;
 	rc.exec = co.exec;
@@ -1150,11 +1157,12 @@ static void *infer_model(struct npr_test *_metadata, FIXTURE_DATA(ring) *self,
 }
 
 /*
- * A LOAD job reads the .xml and the .bin through the worker's io_uring
- * (pread on the fallback): the model it gives infers exactly like the one
- * MODEL_LOAD maps.
+ * A LOAD job of @rel (under the shared data) reads its files through the
+ * worker's io_uring (pread on the fallback): the model it gives infers
+ * byte for byte like the one MODEL_LOAD gives.
  */
-TEST_F_TIMEOUT(ring, load_job_matches_model_load, HARNESS_TIMEOUT_RING)
+static void load_matches(struct npr_test *_metadata, FIXTURE_DATA(ring) *self,
+			 const char *rel, const struct npr_shape_arg *shape)
 {
 	struct npr_model_load ml = { .size = sizeof(ml) };
 	char path[PATH_MAX + 128];
@@ -1164,14 +1172,13 @@ TEST_F_TIMEOUT(ring, load_job_matches_model_load, HARNESS_TIMEOUT_RING)
 	struct npr_cqe c;
 	int fd;
 
-	if (!npr_test_shared_ok())
-		SKIP(return, "no shared data at %s", npr_test_shared());
-	snprintf(path, sizeof(path), "%s/" LMK_XML, npr_test_shared());
+	snprintf(path, sizeof(path), "%s/%s", npr_test_shared(), rel);
 	fd = open_like(self, "cpu");
 	ASSERT_GE(fd, 0);
 	ml.xml = (uintptr_t)path;
 	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
-	o_sync = infer_model(_metadata, self, fd, ml.handle, false, &n_sync);
+	o_sync = infer_model_shape(_metadata, self, fd, ml.handle, false, shape,
+				   &n_sync);
 	ASSERT_NE(o_sync, NULL);
 
 	s.addr = (uintptr_t)path;
@@ -1180,7 +1187,8 @@ TEST_F_TIMEOUT(ring, load_job_matches_model_load, HARNESS_TIMEOUT_RING)
 	ASSERT_EQ(reap_fd(self, fd, &c, 1), 1);
 	ASSERT_GT(c.res, 0);
 	EXPECT_NE((uint32_t)c.res, ml.handle);
-	o_job = infer_model(_metadata, self, fd, c.res, true, &n_job);
+	o_job = infer_model_shape(_metadata, self, fd, c.res, true, shape,
+				  &n_job);
 	ASSERT_NE(o_job, NULL);
 	ASSERT_EQ(n_job, n_sync);
 	EXPECT_EQ(memcmp(o_job, o_sync, n_sync), 0);
@@ -1189,13 +1197,33 @@ TEST_F_TIMEOUT(ring, load_job_matches_model_load, HARNESS_TIMEOUT_RING)
 	EXPECT_EQ(npr_close(fd), 0);
 }
 
+TEST_F_TIMEOUT(ring, load_job_matches_model_load, HARNESS_TIMEOUT_RING)
+{
+	if (!npr_test_shared_ok())
+		SKIP(return, "no shared data at %s", npr_test_shared());
+	load_matches(_metadata, self, LMK_XML, NULL);
+}
+
+/*
+ * The same for an .onnx file (579 KB: three reads of 256 KiB at once),
+ * compiled at its reference shape [1,3,48,192].
+ */
+TEST_F_TIMEOUT(ring, load_job_onnx_matches_model_load, HARNESS_TIMEOUT_RING)
+{
+	struct npr_shape_arg sh = { .index = 0, .rank = 4,
+				    .dims = { 1, 3, 48, 192 } };
+
+	if (!npr_test_shared_ok())
+		SKIP(return, "no shared data at %s", npr_test_shared());
+	load_matches(_metadata, self, ONNX_CLS, &sh);
+}
+
 TEST_F_TIMEOUT(ring, load_job_errors, HARNESS_TIMEOUT_RING)
 {
 	char dir[] = "/tmp/npr-ring-load-XXXXXX", xml[64], path[PATH_MAX + 128];
-	struct npr_sqe s[3] = { { .opcode = NPR_OP_LOAD },
-				{ .opcode = NPR_OP_LOAD },
-				{ .opcode = NPR_OP_LOAD } };
-	struct npr_cqe c[3];
+	char empty[64], bad[64];
+	struct npr_sqe s[5];
+	struct npr_cqe c[5];
 	int i, fd, out;
 	FILE *f;
 
@@ -1219,24 +1247,46 @@ TEST_F_TIMEOUT(ring, load_job_errors, HARNESS_TIMEOUT_RING)
 	}
 	fclose(f);
 	close(out);
+	/* an empty .onnx, and an .onnx that is not a protobuf */
+	snprintf(empty, sizeof(empty), "%s/empty.onnx", dir);
+	snprintf(bad, sizeof(bad), "%s/bad.onnx", dir);
+	out = open(empty, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ASSERT_GE(out, 0);
+	close(out);
+	ASSERT_EQ(link(xml, bad), 0);
 
 	fd = open_like(self, "cpu");
 	ASSERT_GE(fd, 0);
+	memset(s, 0, sizeof(s));
 	s[0].addr = (uintptr_t)"/nonexistent/npr-ring-test.xml";
 	s[1].addr = (uintptr_t)dir;		/* a directory */
 	s[2].addr = (uintptr_t)xml;
-	for (i = 0; i < 3; i++)
+	s[3].addr = (uintptr_t)empty;
+	s[4].addr = (uintptr_t)bad;
+	for (i = 0; i < 5; i++) {
+		s[i].opcode = NPR_OP_LOAD;
 		s[i].user_data = 50 + i;
-	ASSERT_EQ(submit(fd, s, 3), 3);
-	ASSERT_EQ(reap_fd(self, fd, c, 3), 3);
-	for (i = 0; i < 3; i++) {
+	}
+	ASSERT_EQ(submit(fd, s, 5), 5);
+	ASSERT_EQ(reap_fd(self, fd, c, 5), 5);
+	for (i = 0; i < 5; i++) {
 		ASSERT_GE(c[i].user_data, 50);
-		ASSERT_LT(c[i].user_data, 53);
+		ASSERT_LT(c[i].user_data, 55);
 		EXPECT_LT(c[i].res, 0);
 		if (c[i].user_data == 50)
 			EXPECT_EQ(c[i].res, -ENOENT);
-		if (c[i].user_data == 51)
+		if (c[i].user_data == 51 || c[i].user_data == 53)
 			EXPECT_EQ(c[i].res, -EINVAL);
+	}
+	EXPECT_JOB_ERROR(fd, 53, -EINVAL, "empty");
+	{
+		char m[512];
+		int32_t r = 0;
+
+		/* the parser's own message, whatever errno it picks */
+		EXPECT_EQ(job_error(fd, 54, m, sizeof(m), &r), 0);
+		EXPECT_LT(r, 0);
+		EXPECT_GT(strlen(m), 0);
 	}
 	EXPECT_JOB_ERROR(fd, 50, -ENOENT, "/nonexistent/npr-ring-test.xml");
 	EXPECT_JOB_ERROR(fd, 51, -EINVAL, "not a regular file");
@@ -1251,6 +1301,8 @@ TEST_F_TIMEOUT(ring, load_job_errors, HARNESS_TIMEOUT_RING)
 		EXPECT_NE(strstr(m, "weights"), NULL);
 	}
 	EXPECT_EQ(npr_close(fd), 0);
+	unlink(bad);
+	unlink(empty);
 	unlink(xml);
 	rmdir(dir);
 }
