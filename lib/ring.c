@@ -312,6 +312,14 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 	uint64_t now = npr_now_ns();
 	struct job *link = j->link;
 
+	/*
+	 * The request is free again before the CQE is visible: the reaper
+	 * copies CQEs without the lock and may resubmit it at once.
+	 */
+	if (j->rq) {
+		npr_req_release(r->dev, j->rq);
+		j->rq = NULL;
+	}
 	if (!started)
 		started = now;
 	r->posted++;

@@ -560,6 +560,41 @@ TEST_F_TIMEOUT(ring, infer_busy_request, HARNESS_TIMEOUT_RING)
 	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_HANDLE_DESTROY, &hd), 0);
 }
 
+/*
+ * A request is free again by the time its completion can be reaped: a
+ * busy-polling reaper that resubmits it at once is never refused.  The
+ * DRAIN flag keeps the null device's INFER off the inline path, so a
+ * worker completes it.
+ */
+TEST_F_TIMEOUT(ring, infer_resubmit_after_reap, HARNESS_TIMEOUT_RING)
+{
+	uint32_t req = make_request(_metadata, self->fd);
+	struct npr_sqe s = { .opcode = NPR_OP_INFER };
+	struct npr_cqe c;
+	int i;
+
+	ASSERT_NE(req, 0);
+	s.handle = req;
+	s.flags = NPR_SQE_DRAIN;
+	for (i = 0; i < 3000; i++) {
+		s.user_data = i;
+		ASSERT_EQ(submit(self->fd, &s, 1), 1);
+		if (self->attach) {
+			ASSERT_EQ(reap(self, &c, 1), 1);
+		} else {
+			struct npr_reap a = { .size = sizeof(a) };
+
+			a.flags = NPR_REAP_POLL;
+			a.cqes = (uintptr_t)&c;
+			a.max = a.min = 1;
+			a.timeout_ns = 10000000000ull;
+			ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_REAP, &a), 0);
+		}
+		ASSERT_EQ(c.user_data, (uint64_t)i);
+		ASSERT_EQ(c.res, 0);
+	}
+}
+
 static uint32_t make_exec(struct npr_test *_metadata, int fd)
 {
 	struct npr_model_load ml = { .size = sizeof(ml) };
