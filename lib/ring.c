@@ -15,8 +15,11 @@
  *
  * Workers: on the io_uring path each worker runs an event loop on an
  * io_uring of its own, woken by an IORING_OP_MSG_RING from whoever queued
- * work; the same ring carries its file reads (LOAD).  On the fallback path
+ * work; the same ring carries its file reads (LOAD, in ring_load.c).  On the fallback path
  * they wait on a condition variable and read with pread().
+ *
+ * A timer thread expires jobs whose deadline passes before they start,
+ * wherever they wait (see "deadlines of waiting jobs").
  *
  * At most cq_entries jobs are in flight (submitted and not yet reaped), so
  * neither the array nor the io_uring CQ can overflow: SUBMIT pushes back
@@ -49,14 +52,12 @@
 #include <liburing.h>
 
 #include "core.h"
-#include "ir.h"
+#include "ring.h"
 
 #define RING_DEFAULT_ENTRIES	256
 #define RING_MAX_ENTRIES	32768
 #define NOP_MAX_US		10000000u
 #define WORKER_RING_ENTRIES	16
-#define READ_CHUNK		(256u << 10)	/* bytes per IORING_OP_READ */
-#define READ_DEPTH		8		/* reads in flight per file */
 #define WAKE_TAG		(~0ull)		/* user_data of a wake-up */
 
 /**
@@ -149,6 +150,10 @@ struct npr_ring {
 	unsigned int posted;		/* completions, ever */
 	struct job_err *elog;		/* the last failures, a circle */
 	unsigned int elog_n, elog_next;
+	pthread_t timer_tid;		/* expires jobs that wait too long */
+	bool has_timer;
+	pthread_cond_t timer_cv;	/* the timer's sleep; CLOCK_MONOTONIC */
+	uint64_t timer_at;		/* its wake-up time, 0: none */
 };
 
 /* The ioctl whose argument struct a job carries, 0 if none. */
@@ -307,6 +312,14 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 	uint64_t now = npr_now_ns();
 	struct job *link = j->link;
 
+	/*
+	 * The request is free again before the CQE is visible: the reaper
+	 * copies CQEs without the lock and may resubmit it at once.
+	 */
+	if (j->rq) {
+		npr_req_release(r->dev, j->rq);
+		j->rq = NULL;
+	}
 	if (!started)
 		started = now;
 	r->posted++;
@@ -397,209 +410,6 @@ static int run_arg_job(struct npr_ring *r, struct job *j)
 	return err;
 }
 
-/*
- * Read @size bytes of @fd into @buf with IORING_OP_READs on the worker's
- * ring, READ_DEPTH chunks in flight; a short read is continued.  Returns
- * only when no read is in flight any more.
- */
-static int uring_read(struct worker *w, int fd, char *buf, size_t size,
-		      const char *path)
-{
-	struct { size_t off; unsigned int len; } slot[READ_DEPTH];
-	unsigned int inflight = 0, k;
-	bool busy[READ_DEPTH] = { false };
-	size_t next = 0;
-	int err = 0;
-
-	while ((!err && next < size) || inflight) {
-		struct io_uring_cqe *c;
-		unsigned int head, seen = 0;
-
-		for (k = 0; !err && k < READ_DEPTH && next < size; k++) {
-			struct io_uring_sqe *sqe;
-
-			if (busy[k])
-				continue;
-			sqe = io_uring_get_sqe(&w->ring);
-			if (!sqe)
-				break;
-			slot[k].off = next;
-			slot[k].len = size - next < READ_CHUNK ?
-				      (unsigned int)(size - next) : READ_CHUNK;
-			io_uring_prep_read(sqe, fd, buf + next, slot[k].len,
-					   next);
-			io_uring_sqe_set_data64(sqe, k);
-			busy[k] = true;
-			inflight++;
-			next += slot[k].len;
-		}
-		if (!inflight) {
-			/* cannot happen: the ring has room for every read */
-			err = npr_err(-EBUSY, "no SQE to read %s", path);
-			break;
-		}
-		io_uring_submit_and_wait(&w->ring, 1);
-		io_uring_for_each_cqe(&w->ring, head, c) {
-			uint64_t ud = c->user_data;
-			int res = c->res;
-
-			seen++;
-			if (ud >= READ_DEPTH)
-				continue;	/* a stale wake-up */
-			k = ud;
-			if (res <= 0 || (unsigned int)res > slot[k].len) {
-				if (!err)
-					err = npr_err(res < 0 ? res : -EIO,
-						      "cannot read %s at %zu: %s",
-						      path, slot[k].off,
-						      res < 0 ? strerror(-res) :
-						      "the file is shorter than its size");
-				busy[k] = false;
-				inflight--;
-				continue;
-			}
-			if ((unsigned int)res == slot[k].len || err) {
-				busy[k] = false;
-				inflight--;
-				continue;
-			}
-			/* short: the rest of the chunk again */
-			slot[k].off += res;
-			slot[k].len -= res;
-			{
-				struct io_uring_sqe *sqe =
-					io_uring_get_sqe(&w->ring);
-
-				if (!sqe) {
-					err = npr_err(-EBUSY, "no SQE to continue reading %s",
-						      path);
-					busy[k] = false;
-					inflight--;
-					continue;
-				}
-				io_uring_prep_read(sqe, fd, buf + slot[k].off,
-						   slot[k].len, slot[k].off);
-				io_uring_sqe_set_data64(sqe, k);
-			}
-		}
-		io_uring_cq_advance(&w->ring, seen);
-	}
-	return err;
-}
-
-/*
- * Read a whole file into a malloc()ed buffer: through the worker's ring
- * when it has one, else with pread().  -ENOENT and the like carry the path.
- */
-static int read_file(struct worker *w, const char *path, const char *what,
-		     uint64_t max, void **data, size_t *size)
-{
-	struct stat st;
-	char *buf = NULL;
-	int fd, err = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		return npr_err(err, "cannot open %s %s: %s", what, path,
-			       strerror(-err));
-	}
-	if (fstat(fd, &st)) {
-		err = -errno;
-		err = npr_err(err, "cannot stat %s %s: %s", what, path,
-			      strerror(-err));
-	} else if (!S_ISREG(st.st_mode)) {
-		err = npr_err(-EINVAL, "%s %s is not a regular file", what,
-			      path);
-	} else if ((uint64_t)st.st_size > max) {
-		err = npr_err(-EFBIG, "%s %s is larger than %llu MiB", what,
-			      path, (unsigned long long)(max >> 20));
-	} else if (!(buf = malloc(st.st_size ? st.st_size : 1))) {
-		err = npr_err(-ENOMEM, "no memory for the %lld bytes of %s",
-			      (long long)st.st_size, path);
-	} else if (w->has_ring) {
-		err = uring_read(w, fd, buf, st.st_size, path);
-	} else {
-		size_t done = 0;
-
-		while (!err && done < (size_t)st.st_size) {
-			ssize_t n = pread(fd, buf + done, st.st_size - done,
-					  done);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				err = npr_err(n < 0 ? -errno : -EIO,
-					      "cannot read %s at %zu", path,
-					      done);
-			else
-				done += n;
-		}
-	}
-	close(fd);
-	if (err) {
-		free(buf);
-		return err;
-	}
-	*data = buf;
-	*size = st.st_size;
-	return 0;
-}
-
-/*
- * LOAD: the .xml and its .bin read into memory asynchronously (the
- * worker's io_uring, or pread on the fallback), then parsed as
- * MODEL_LOAD with NPR_MODEL_LOAD_MEMORY would.  An .onnx path goes
- * through MODEL_LOAD itself.
- */
-static int load_job(struct npr_ring *r, struct worker *w, const char *path,
-		    uint32_t *h)
-{
-	size_t n = strlen(path), xlen = 0, wlen = 0;
-	struct npr_graph *g = NULL;
-	struct npr_blob *blob = NULL;
-	void *xml = NULL, *wts = NULL;
-	char *bin;
-	int err;
-
-	if (n > 5 && !strcmp(path + n - 5, ".onnx"))
-		return npr_job_load(r->dev, path, h);
-	err = read_file(w, path, "model", NPR_IR_MAX_XML, &xml, &xlen);
-	if (err)
-		return err;
-	bin = malloc(n + 5);
-	if (!bin) {
-		free(xml);
-		return -ENOMEM;
-	}
-	memcpy(bin, path, n + 1);
-	if (n > 4 && !strcasecmp(bin + n - 4, ".xml"))
-		bin[n - 4] = 0;
-	strcat(bin, ".bin");
-	err = read_file(w, bin, "weights file", UINT64_MAX, &wts, &wlen);
-	if (err == -ENOENT) {
-		err = 0;	/* fine unless a Const needs data */
-	} else if (!err) {
-		blob = calloc(1, sizeof(*blob));
-		if (!blob) {
-			free(wts);
-			err = -ENOMEM;
-		} else {
-			blob->data = wts;	/* freed with the blob */
-			blob->size = wlen;
-			blob->refs = 1;
-		}
-	}
-	if (!err)
-		err = npr_ir_parse(xml, xlen, blob, &g);
-	npr_blob_put(blob);
-	free(xml);
-	free(bin);
-	if (err)
-		return err;
-	return npr_job_model_add(r->dev, g, h);
-}
-
 static int run_job(struct npr_ring *r, struct worker *w, struct job *j)
 {
 	uint32_t h;
@@ -618,10 +428,127 @@ static int run_job(struct npr_ring *r, struct worker *w, struct job *j)
 		err = npr_job_compile(r->dev, j->sqe.handle, &h);
 		return err ? err : (int)h;
 	case NPR_OP_LOAD:
-		err = load_job(r, w, j->path, &h);
+		err = npr_ring_load(r->dev, w->has_ring ? &w->ring : NULL,
+				    j->path, &h);
 		return err ? err : (int)h;
 	}
 	return -EINVAL;
+}
+
+/* ---- deadlines of waiting jobs ------------------------------------------ */
+
+/*
+ * A job waiting in the queue or behind a running job of its chain
+ * completes with -ETIME at its deadline, whether or not a worker is free:
+ * every worker may be busy with a long job, so the timer cannot live in
+ * their loops.  One timer thread per ring sleeps until the earliest
+ * deadline of a job not yet started; SUBMIT wakes it when a job brings an
+ * earlier one.  Jobs without a deadline never touch it.
+ */
+
+static void min_deadline(uint64_t *t, const struct job *j)
+{
+	if (j->sqe.deadline_ns && (!*t || j->sqe.deadline_ns < *t))
+		*t = j->sqe.deadline_ns;
+}
+
+/* The earliest deadline of a job not started yet, 0 if none. */
+static uint64_t next_deadline_locked(struct npr_ring *r)
+{
+	const struct job *j, *l;
+	uint64_t t = 0;
+	int i;
+
+	for (j = r->head; j; j = j->next)
+		for (l = j; l; l = l->link)
+			min_deadline(&t, l);
+	for (i = 0; i < r->nworkers; i++)
+		for (l = r->cur[i] ? r->cur[i]->link : NULL; l; l = l->link)
+			min_deadline(&t, l);
+	return t;
+}
+
+static bool expired(const struct job *j, uint64_t now)
+{
+	return j->sqe.deadline_ns && now >= j->sqe.deadline_ns;
+}
+
+#define EXPIRED_MSG "the deadline passed before the job started"
+
+/* Expire the links of @j that are due: the rest of the chain breaks. */
+static bool expire_links_locked(struct npr_ring *r, struct job *j,
+				uint64_t now)
+{
+	struct job **lp;
+
+	for (lp = &j->link; *lp; lp = &(*lp)->link) {
+		struct job *t = *lp;
+
+		if (!expired(t, now))
+			continue;
+		*lp = NULL;
+		complete_locked(r, t, -ETIME, NPR_JOB_EXPIRED, 0, EXPIRED_MSG);
+		return true;
+	}
+	return false;
+}
+
+/* Complete every job not started whose deadline is due; whether any. */
+static bool expire_locked(struct npr_ring *r, uint64_t now)
+{
+	struct job **pp = &r->head, *j, *prev = NULL;
+	bool any = false;
+	int i;
+
+	while ((j = *pp)) {
+		if (expired(j, now)) {
+			*pp = j->next;
+			if (r->tail == j)
+				r->tail = prev;
+			j->next = NULL;
+			complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED, 0,
+					EXPIRED_MSG);
+			any = true;
+			continue;
+		}
+		any |= expire_links_locked(r, j, now);
+		prev = j;
+		pp = &j->next;
+	}
+	for (i = 0; i < r->nworkers; i++)
+		if (r->cur[i])
+			any |= expire_links_locked(r, r->cur[i], now);
+	return any;
+}
+
+static void *timer(void *p)
+{
+	struct npr_ring *r = p;
+
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop) {
+		struct timespec ts;
+
+		if (expire_locked(r, npr_now_ns())) {
+			/* a DRAIN job may have been holding the queue */
+			if (r->head)
+				wake_locked(r, INT_MAX);
+			pthread_mutex_unlock(&r->lock);
+			flush(r);
+			pthread_mutex_lock(&r->lock);
+			continue;
+		}
+		r->timer_at = next_deadline_locked(r);
+		if (!r->timer_at) {
+			pthread_cond_wait(&r->timer_cv, &r->lock);
+			continue;
+		}
+		ts.tv_sec = r->timer_at / 1000000000ull;
+		ts.tv_nsec = r->timer_at % 1000000000ull;
+		pthread_cond_timedwait(&r->timer_cv, &r->lock, &ts);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
 }
 
 /* The first job a worker may start, unlinked from the queue, or NULL. */
@@ -698,7 +625,7 @@ static void *worker(void *p)
 			if (drain)
 				r->drain_running = false;
 			complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED, started,
-					"the deadline passed before the job started");
+					EXPIRED_MSG);
 			if (r->head)
 				wake_locked(r, INT_MAX);
 			pthread_mutex_unlock(&r->lock);
@@ -800,6 +727,7 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 		pthread_condattr_init(&ca);
 		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 		pthread_cond_init(&r->reaped, &ca);
+		pthread_cond_init(&r->timer_cv, &ca);
 		pthread_condattr_destroy(&ca);
 	}
 	r->path = NPR_RING_PATH_URING;
@@ -837,6 +765,7 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 			pthread_mutex_destroy(&r->sq_lock);
 			pthread_cond_destroy(&r->work);
 			pthread_cond_destroy(&r->reaped);
+			pthread_cond_destroy(&r->timer_cv);
 			free(r);
 			return err;
 		}
@@ -874,6 +803,10 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 		if (err)
 			goto fail_threads;
 	}
+	err = -pthread_create(&r->timer_tid, NULL, timer, r);
+	if (err)
+		goto fail_threads;
+	r->has_timer = true;
 	*out = r;
 	return 0;
 fail_threads:
@@ -985,8 +918,11 @@ void npr_ring_destroy(struct npr_device *dev)
 	}
 	r->tail = NULL;
 	wake_locked(r, INT_MAX);
+	pthread_cond_signal(&r->timer_cv);
 	pthread_mutex_unlock(&r->lock);
 	flush(r);
+	if (r->has_timer)
+		pthread_join(r->timer_tid, NULL);
 	/* running jobs finish; links behind them complete as cancelled */
 	for (i = 0; i < r->nworkers; i++)
 		pthread_join(r->tids[i], NULL);
@@ -1000,6 +936,7 @@ void npr_ring_destroy(struct npr_device *dev)
 	pthread_mutex_destroy(&r->sq_lock);
 	pthread_cond_destroy(&r->work);
 	pthread_cond_destroy(&r->reaped);
+	pthread_cond_destroy(&r->timer_cv);
 	for (i = 0; i < (int)r->elog_n; i++)
 		free(r->elog[i].msg);
 	free(r->elog);
@@ -1289,7 +1226,7 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 			/* cannot block: complete at once */
 			if (j->sqe.deadline_ns && now > j->sqe.deadline_ns)
 				complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED,
-						0, "the deadline passed before the job started");
+						0, EXPIRED_MSG);
 			else
 				complete_locked(r, j, 0, NPR_JOB_OK, 0, NULL);
 			continue;
@@ -1303,6 +1240,15 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 		queued++;
 	}
 	posted = r->posted != posted;
+	for (i = 0; i < fit; i++) {
+		/* a deadline earlier than the timer's next wake-up */
+		uint64_t d = sq[i].deadline_ns;
+
+		if (d && (!r->timer_at || d < r->timer_at)) {
+			r->timer_at = d;
+			pthread_cond_signal(&r->timer_cv);
+		}
+	}
 	/* a worker per queued job, not every worker for one job */
 	if (queued && wake_locked(r, queued))
 		posted = true;

@@ -360,12 +360,90 @@ TEST_F_TIMEOUT(ring, deadline, HARNESS_TIMEOUT_RING)
 	s[2].deadline_ns = mono_ns() + 10000000000ull;
 	ASSERT_EQ(submit(self->fd, s, 3), 3);
 	ASSERT_EQ(reap(self, c, 3), 3);
-	EXPECT_EQ(c[0].user_data, 2);
-	EXPECT_EQ(c[0].res, 0);
-	EXPECT_EQ(c[1].user_data, 3);
-	EXPECT_EQ(c[1].res, -ETIME);
-	EXPECT_EQ(c[2].user_data, 4);
+	/* 3 expires at its deadline, then 4 no longer waits behind it */
+	EXPECT_EQ(c[0].user_data, 3);
+	EXPECT_EQ(c[0].res, -ETIME);
+	EXPECT_EQ(c[1].user_data, 4);
+	EXPECT_EQ(c[1].res, 0);
+	EXPECT_EQ(c[2].user_data, 2);
 	EXPECT_EQ(c[2].res, 0);
+}
+
+/* @c[i] expired: -ETIME, and with timestamps, not started and on time. */
+static void expect_expired(struct npr_test *_metadata, bool attach,
+			   const struct npr_cqe *c, uint64_t deadline)
+{
+	EXPECT_EQ(c->res, -ETIME);
+	if (attach)
+		return;
+	EXPECT_EQ(c->status, NPR_JOB_EXPIRED);
+	EXPECT_EQ(c->started_ns, c->finished_ns);
+	EXPECT_GE(c->finished_ns, deadline);
+}
+
+/*
+ * A job whose deadline passes while it waits completes then, not when a
+ * worker gets to it: behind a 1 s job in its chain, behind a DRAIN, and
+ * behind workers all busy with 1 s jobs.  The order of the completions
+ * says so (the margin is the whole second); the times are only checked
+ * against the deadline, which they cannot precede.
+ */
+TEST_F_TIMEOUT(ring, deadline_while_waiting, HARNESS_TIMEOUT_RING)
+{
+	struct npr_sqe s[4];
+	struct npr_cqe c[4];
+	uint64_t dl;
+	int i, n;
+
+	s[0] = nop(1, 1000000, NPR_SQE_LINK);
+	s[1] = nop(2, 0, NPR_SQE_LINK);
+	s[2] = nop(3, 0, 0);
+	s[3] = nop(4, 0, NPR_SQE_DRAIN);
+	dl = mono_ns() + 20000000;
+	s[1].deadline_ns = dl;
+	s[3].deadline_ns = dl;
+	ASSERT_EQ(submit(self->fd, s, 4), 4);
+	ASSERT_EQ(reap(self, c, 4), 4);
+	/* 2, 3 and 4 in some order, then 1 */
+	for (i = 0; i < 3; i++) {
+		switch (c[i].user_data) {
+		case 2:
+		case 4:
+			expect_expired(_metadata, self->attach, &c[i], dl);
+			if (!self->attach)
+				EXPECT_LT(c[i].finished_ns, c[3].finished_ns);
+			break;
+		case 3:
+			/* the chain broke at the expired job */
+			EXPECT_EQ(c[i].res, -ECANCELED);
+			if (!self->attach)
+				EXPECT_EQ(c[i].status, NPR_JOB_LINK_BROKEN);
+			break;
+		default:
+			TH_LOG("job %llu completed before the 1 s job",
+			       (unsigned long long)c[i].user_data);
+			EXPECT_TRUE(0);
+		}
+	}
+	EXPECT_EQ(c[3].user_data, 1);
+	EXPECT_EQ(c[3].res, 0);
+	EXPECT_JOB_ERROR(self->fd, 2, -ETIME, "deadline");
+
+	/* every worker busy: the waiting job still expires on time */
+	n = (int)self->rs.workers;
+	ASSERT_GE(n, 1);
+	ASSERT_LE(n, 3);	/* the null device's few workers */
+	for (i = 0; i < n; i++)
+		s[i] = nop(10 + i, 1000000, 0);
+	s[n] = nop(20, 1, 0);	/* not inline: it has to wait */
+	dl = mono_ns() + 20000000;
+	s[n].deadline_ns = dl;
+	ASSERT_EQ(submit(self->fd, s, n + 1), n + 1);
+	ASSERT_EQ(reap(self, c, n + 1), n + 1);
+	EXPECT_EQ(c[0].user_data, 20);
+	expect_expired(_metadata, self->attach, &c[0], dl);
+	for (i = 1; i <= n; i++)
+		EXPECT_EQ(c[i].res, 0);
 }
 
 TEST_F_TIMEOUT(ring, full_cq, HARNESS_TIMEOUT_RING)
@@ -480,6 +558,41 @@ TEST_F_TIMEOUT(ring, infer_busy_request, HARNESS_TIMEOUT_RING)
 	EXPECT_EQ(c[1].user_data, 2);
 	EXPECT_EQ(c[1].res, 0);
 	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_HANDLE_DESTROY, &hd), 0);
+}
+
+/*
+ * A request is free again by the time its completion can be reaped: a
+ * busy-polling reaper that resubmits it at once is never refused.  The
+ * DRAIN flag keeps the null device's INFER off the inline path, so a
+ * worker completes it.
+ */
+TEST_F_TIMEOUT(ring, infer_resubmit_after_reap, HARNESS_TIMEOUT_RING)
+{
+	uint32_t req = make_request(_metadata, self->fd);
+	struct npr_sqe s = { .opcode = NPR_OP_INFER };
+	struct npr_cqe c;
+	int i;
+
+	ASSERT_NE(req, 0);
+	s.handle = req;
+	s.flags = NPR_SQE_DRAIN;
+	for (i = 0; i < 3000; i++) {
+		s.user_data = i;
+		ASSERT_EQ(submit(self->fd, &s, 1), 1);
+		if (self->attach) {
+			ASSERT_EQ(reap(self, &c, 1), 1);
+		} else {
+			struct npr_reap a = { .size = sizeof(a) };
+
+			a.flags = NPR_REAP_POLL;
+			a.cqes = (uintptr_t)&c;
+			a.max = a.min = 1;
+			a.timeout_ns = 10000000000ull;
+			ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_REAP, &a), 0);
+		}
+		ASSERT_EQ(c.user_data, (uint64_t)i);
+		ASSERT_EQ(c.res, 0);
+	}
 }
 
 static uint32_t make_exec(struct npr_test *_metadata, int fd)
@@ -1001,6 +1114,7 @@ TEST_F_TIMEOUT(ring, cancel_running_infer, 120)
 	free(out);
 }
 
+#define ONNX_CLS "models/onnx/ppocr_mobile_v2.0_cls.onnx"
 #define LMK_XML	"models/ir/landmarks-regression-retail-0009/FP32/landmarks-regression-retail-0009.xml"
 
 /*
@@ -1008,8 +1122,10 @@ TEST_F_TIMEOUT(ring, cancel_running_infer, 120)
  * pattern, infer (through the ring with @ring), and return output 0 in a
  * malloc()ed buffer of *@bytes.
  */
-static void *infer_model(struct npr_test *_metadata, FIXTURE_DATA(ring) *self,
-			 int fd, uint32_t model, bool ring, size_t *bytes)
+static void *infer_model_shape(struct npr_test *_metadata,
+			       FIXTURE_DATA(ring) *self, int fd, uint32_t model,
+			       bool ring, const struct npr_shape_arg *shape,
+			       size_t *bytes)
 {
 	struct npr_compile co = { .size = sizeof(co) };
 	struct npr_req_create rc = { .size = sizeof(rc) };
@@ -1019,6 +1135,10 @@ static void *infer_model(struct npr_test *_metadata, FIXTURE_DATA(ring) *self,
 	size_t i;
 
 	co.model = model;
+	if (shape) {
+		co.shapes = (uintptr_t)shape;
+		co.num_shapes = 1;
+	}
 	if (npr_ioctl(fd, NPR_IOCTL_COMPILE, &co))
 		return NULL;
 	rc.exec = co.exec;
@@ -1072,11 +1192,12 @@ static void *infer_model(struct npr_test *_metadata, FIXTURE_DATA(ring) *self,
 }
 
 /*
- * A LOAD job reads the .xml and the .bin through the worker's io_uring
- * (pread on the fallback): the model it gives infers exactly like the one
- * MODEL_LOAD maps.
+ * A LOAD job of @rel (under the shared data) reads its files through the
+ * worker's io_uring (pread on the fallback): the model it gives infers
+ * byte for byte like the one MODEL_LOAD gives.
  */
-TEST_F_TIMEOUT(ring, load_job_matches_model_load, HARNESS_TIMEOUT_RING)
+static void load_matches(struct npr_test *_metadata, FIXTURE_DATA(ring) *self,
+			 const char *rel, const struct npr_shape_arg *shape)
 {
 	struct npr_model_load ml = { .size = sizeof(ml) };
 	char path[PATH_MAX + 128];
@@ -1086,14 +1207,13 @@ TEST_F_TIMEOUT(ring, load_job_matches_model_load, HARNESS_TIMEOUT_RING)
 	struct npr_cqe c;
 	int fd;
 
-	if (!npr_test_shared_ok())
-		SKIP(return, "no shared data at %s", npr_test_shared());
-	snprintf(path, sizeof(path), "%s/" LMK_XML, npr_test_shared());
+	snprintf(path, sizeof(path), "%s/%s", npr_test_shared(), rel);
 	fd = open_like(self, "cpu");
 	ASSERT_GE(fd, 0);
 	ml.xml = (uintptr_t)path;
 	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
-	o_sync = infer_model(_metadata, self, fd, ml.handle, false, &n_sync);
+	o_sync = infer_model_shape(_metadata, self, fd, ml.handle, false, shape,
+				   &n_sync);
 	ASSERT_NE(o_sync, NULL);
 
 	s.addr = (uintptr_t)path;
@@ -1102,7 +1222,8 @@ TEST_F_TIMEOUT(ring, load_job_matches_model_load, HARNESS_TIMEOUT_RING)
 	ASSERT_EQ(reap_fd(self, fd, &c, 1), 1);
 	ASSERT_GT(c.res, 0);
 	EXPECT_NE((uint32_t)c.res, ml.handle);
-	o_job = infer_model(_metadata, self, fd, c.res, true, &n_job);
+	o_job = infer_model_shape(_metadata, self, fd, c.res, true, shape,
+				  &n_job);
 	ASSERT_NE(o_job, NULL);
 	ASSERT_EQ(n_job, n_sync);
 	EXPECT_EQ(memcmp(o_job, o_sync, n_sync), 0);
@@ -1111,13 +1232,33 @@ TEST_F_TIMEOUT(ring, load_job_matches_model_load, HARNESS_TIMEOUT_RING)
 	EXPECT_EQ(npr_close(fd), 0);
 }
 
+TEST_F_TIMEOUT(ring, load_job_matches_model_load, HARNESS_TIMEOUT_RING)
+{
+	if (!npr_test_shared_ok())
+		SKIP(return, "no shared data at %s", npr_test_shared());
+	load_matches(_metadata, self, LMK_XML, NULL);
+}
+
+/*
+ * The same for an .onnx file (579 KB: three reads of 256 KiB at once),
+ * compiled at its reference shape [1,3,48,192].
+ */
+TEST_F_TIMEOUT(ring, load_job_onnx_matches_model_load, HARNESS_TIMEOUT_RING)
+{
+	struct npr_shape_arg sh = { .index = 0, .rank = 4,
+				    .dims = { 1, 3, 48, 192 } };
+
+	if (!npr_test_shared_ok())
+		SKIP(return, "no shared data at %s", npr_test_shared());
+	load_matches(_metadata, self, ONNX_CLS, &sh);
+}
+
 TEST_F_TIMEOUT(ring, load_job_errors, HARNESS_TIMEOUT_RING)
 {
 	char dir[] = "/tmp/npr-ring-load-XXXXXX", xml[64], path[PATH_MAX + 128];
-	struct npr_sqe s[3] = { { .opcode = NPR_OP_LOAD },
-				{ .opcode = NPR_OP_LOAD },
-				{ .opcode = NPR_OP_LOAD } };
-	struct npr_cqe c[3];
+	char empty[64], bad[64];
+	struct npr_sqe s[5];
+	struct npr_cqe c[5];
 	int i, fd, out;
 	FILE *f;
 
@@ -1141,24 +1282,46 @@ TEST_F_TIMEOUT(ring, load_job_errors, HARNESS_TIMEOUT_RING)
 	}
 	fclose(f);
 	close(out);
+	/* an empty .onnx, and an .onnx that is not a protobuf */
+	snprintf(empty, sizeof(empty), "%s/empty.onnx", dir);
+	snprintf(bad, sizeof(bad), "%s/bad.onnx", dir);
+	out = open(empty, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ASSERT_GE(out, 0);
+	close(out);
+	ASSERT_EQ(link(xml, bad), 0);
 
 	fd = open_like(self, "cpu");
 	ASSERT_GE(fd, 0);
+	memset(s, 0, sizeof(s));
 	s[0].addr = (uintptr_t)"/nonexistent/npr-ring-test.xml";
 	s[1].addr = (uintptr_t)dir;		/* a directory */
 	s[2].addr = (uintptr_t)xml;
-	for (i = 0; i < 3; i++)
+	s[3].addr = (uintptr_t)empty;
+	s[4].addr = (uintptr_t)bad;
+	for (i = 0; i < 5; i++) {
+		s[i].opcode = NPR_OP_LOAD;
 		s[i].user_data = 50 + i;
-	ASSERT_EQ(submit(fd, s, 3), 3);
-	ASSERT_EQ(reap_fd(self, fd, c, 3), 3);
-	for (i = 0; i < 3; i++) {
+	}
+	ASSERT_EQ(submit(fd, s, 5), 5);
+	ASSERT_EQ(reap_fd(self, fd, c, 5), 5);
+	for (i = 0; i < 5; i++) {
 		ASSERT_GE(c[i].user_data, 50);
-		ASSERT_LT(c[i].user_data, 53);
+		ASSERT_LT(c[i].user_data, 55);
 		EXPECT_LT(c[i].res, 0);
 		if (c[i].user_data == 50)
 			EXPECT_EQ(c[i].res, -ENOENT);
-		if (c[i].user_data == 51)
+		if (c[i].user_data == 51 || c[i].user_data == 53)
 			EXPECT_EQ(c[i].res, -EINVAL);
+	}
+	EXPECT_JOB_ERROR(fd, 53, -EINVAL, "empty");
+	{
+		char m[512];
+		int32_t r = 0;
+
+		/* the parser's own message, whatever errno it picks */
+		EXPECT_EQ(job_error(fd, 54, m, sizeof(m), &r), 0);
+		EXPECT_LT(r, 0);
+		EXPECT_GT(strlen(m), 0);
 	}
 	EXPECT_JOB_ERROR(fd, 50, -ENOENT, "/nonexistent/npr-ring-test.xml");
 	EXPECT_JOB_ERROR(fd, 51, -EINVAL, "not a regular file");
@@ -1173,6 +1336,8 @@ TEST_F_TIMEOUT(ring, load_job_errors, HARNESS_TIMEOUT_RING)
 		EXPECT_NE(strstr(m, "weights"), NULL);
 	}
 	EXPECT_EQ(npr_close(fd), 0);
+	unlink(bad);
+	unlink(empty);
 	unlink(xml);
 	rmdir(dir);
 }
