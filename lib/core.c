@@ -1884,18 +1884,6 @@ int npr_request_infer(struct npr_request *rq)
 	return err;
 }
 
-int npr_job_load(struct npr_device *dev, const char *path, uint32_t *model)
-{
-	struct npr_model_load a = { .size = sizeof(a) };
-	int err;
-
-	a.xml = (uintptr_t)path;
-	err = cmd_model_load(dev, &a);
-	if (!err)
-		*model = a.handle;
-	return err;
-}
-
 /* A model handle for @g, which it takes over (freed on failure too). */
 int npr_job_model_add(struct npr_device *dev, struct npr_graph *g,
 		      uint32_t *model)

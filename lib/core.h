@@ -347,7 +347,6 @@ void npr_exec_free(struct npr_exec *ex);
 const struct npr_backend_ops *npr_backend_find(const char *name, int *index);
 
 /* lib/core.c, for ring jobs */
-int npr_job_load(struct npr_device *dev, const char *path, uint32_t *model);
 int npr_job_compile(struct npr_device *dev, uint32_t model, uint32_t *exec);
 int npr_job_model_add(struct npr_device *dev, struct npr_graph *g,
 		      uint32_t *model);
