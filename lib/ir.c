@@ -1657,6 +1657,46 @@ int npr_ir_blob_from_memory(const void *data, size_t size,
 	return 0;
 }
 
+/**
+ * npr_file_open() - open a model file for reading, checked
+ * @path: the file.
+ * @what: what it is, for messages ("model", "weights file").
+ * @max: the largest size accepted.
+ * @st: Out. Its stat.
+ *
+ * Return: the descriptor (the caller closes it), or -errno with a message
+ * naming @what and @path: -ENOENT and the like from open(), -EINVAL for
+ * something that is not a regular file, -EFBIG past @max.
+ */
+int npr_file_open(const char *path, const char *what, uint64_t max,
+		  struct stat *st)
+{
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		return npr_err(err, "cannot open %s %s: %s", what, path,
+			       strerror(-err));
+	}
+	if (fstat(fd, st)) {
+		err = -errno;
+		err = npr_err(err, "cannot stat %s %s: %s", what, path,
+			      strerror(-err));
+	} else if (!S_ISREG(st->st_mode)) {
+		err = npr_err(-EINVAL, "%s %s is not a regular file", what,
+			      path);
+	} else if ((uint64_t)st->st_size > max) {
+		err = npr_err(-EFBIG, "%s %s is larger than %llu MiB", what,
+			      path, (unsigned long long)(max >> 20));
+	}
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 /*
  * Map a file read-only into a blob (an empty file gives an empty blob).
  * @what names it in messages; @max bounds its size.
@@ -1668,25 +1708,11 @@ static int map_file(const char *path, const char *what, uint64_t max,
 	struct stat st;
 	int fd, err = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		return npr_err(err, "cannot open %s %s: %s", what, path,
-			       strerror(-err));
-	}
-	if (fstat(fd, &st)) {
-		err = -errno;
-		err = npr_err(err, "cannot stat %s %s: %s", what, path,
-			      strerror(-err));
-	} else if (!S_ISREG(st.st_mode)) {
-		err = npr_err(-EINVAL, "%s %s is not a regular file", what,
-			      path);
-	} else if ((uint64_t)st.st_size > max) {
-		err = npr_err(-EFBIG, "%s %s is larger than %llu MiB", what,
-			      path, (unsigned long long)(max >> 20));
-	}
-	b = err ? NULL : calloc(1, sizeof(*b));
-	if (!err && !b)
+	fd = npr_file_open(path, what, max, &st);
+	if (fd < 0)
+		return fd;
+	b = calloc(1, sizeof(*b));
+	if (!b)
 		err = -ENOMEM;
 	if (!err && st.st_size) {
 		b->data = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);

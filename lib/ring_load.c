@@ -126,23 +126,10 @@ static int read_file(struct io_uring *ring, const char *path, const char *what,
 	char *buf = NULL;
 	int fd, err = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		return npr_err(err, "cannot open %s %s: %s", what, path,
-			       strerror(-err));
-	}
-	if (fstat(fd, &st)) {
-		err = -errno;
-		err = npr_err(err, "cannot stat %s %s: %s", what, path,
-			      strerror(-err));
-	} else if (!S_ISREG(st.st_mode)) {
-		err = npr_err(-EINVAL, "%s %s is not a regular file", what,
-			      path);
-	} else if ((uint64_t)st.st_size > max) {
-		err = npr_err(-EFBIG, "%s %s is larger than %llu MiB", what,
-			      path, (unsigned long long)(max >> 20));
-	} else if (!(buf = malloc(st.st_size ? st.st_size : 1))) {
+	fd = npr_file_open(path, what, max, &st);
+	if (fd < 0)
+		return fd;
+	if (!(buf = malloc(st.st_size ? st.st_size : 1))) {
 		err = npr_err(-ENOMEM, "no memory for the %lld bytes of %s",
 			      (long long)st.st_size, path);
 	} else if (ring) {
