@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,6 +222,21 @@ static void gemm_part_direct(const struct npr_gemm_a *pa, int64_t m0,
 	}
 }
 
+/*
+ * Each thread's packing buffer is freed when the thread exits (a device
+ * thread of a driver, a pool worker): the key's destructor is free()
+ * itself, so it stays valid even after a library holding this code is
+ * unloaded.
+ */
+static pthread_key_t bbuf_key;
+static pthread_once_t bbuf_once = PTHREAD_ONCE_INIT;
+static int bbuf_key_err;
+
+static void bbuf_key_init(void)
+{
+	bbuf_key_err = pthread_key_create(&bbuf_key, free);
+}
+
 /* One thread's share: rows [m0, m1) and columns [n0, n1). */
 static int gemm_part(const struct npr_gemm_a *pa, int64_t m0, int64_t m1,
 		     int64_t n0, int64_t n1, npr_gemm_pack_b pack,
@@ -237,6 +253,9 @@ static int gemm_part(const struct npr_gemm_a *pa, int64_t m0, int64_t m1,
 		bbuf = alloc64(sizeof(float) * KC * (NC + 64));
 		if (!bbuf)
 			return -ENOMEM;
+		pthread_once(&bbuf_once, bbuf_key_init);
+		if (!bbuf_key_err)
+			pthread_setspecific(bbuf_key, bbuf);
 	}
 	if (e)
 		te = *e;

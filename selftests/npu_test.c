@@ -2111,6 +2111,9 @@ struct zl {
 				   ze_fence_handle_t *);
 	ze_result_t (*FenceHostSynchronize)(ze_fence_handle_t, uint64_t);
 	ze_result_t (*FenceReset)(ze_fence_handle_t);
+	ze_result_t (*FenceDestroy)(ze_fence_handle_t);
+	ze_result_t (*CommandListDestroy)(ze_command_list_handle_t);
+	ze_result_t (*CommandQueueDestroy)(ze_command_queue_handle_t);
 	ze_driver_handle_t drv;
 	ze_device_handle_t dev;
 	ze_context_handle_t ctx;
@@ -2127,7 +2130,8 @@ static const char *const zl_names[] = {
 	"zeContextCreate", "zeContextDestroy", "zeMemAllocHost",
 	"zeCommandQueueCreate", "zeCommandQueueExecuteCommandLists",
 	"zeCommandListCreate", "zeCommandListClose", "zeFenceCreate",
-	"zeFenceHostSynchronize", "zeFenceReset",
+	"zeFenceHostSynchronize", "zeFenceReset", "zeFenceDestroy",
+	"zeCommandListDestroy", "zeCommandQueueDestroy",
 };
 
 static uint8_t *read_file(const char *path, size_t *size)
@@ -2236,6 +2240,18 @@ static void zl_open(struct npr_test *_metadata, struct zl *z)
 		z->out_bytes *= ap.dims[i];
 }
 
+/*
+ * Everything zl_open made, in the order a driver wants it destroyed; the
+ * test has destroyed its own lists and fences (and graphs) already.
+ */
+static void zl_close(struct npr_test *_metadata, struct zl *z)
+{
+	EXPECT_EQ(z->g->pfnDestroy(z->graph), ZE_RESULT_SUCCESS);
+	EXPECT_EQ(z->CommandQueueDestroy(z->queue), ZE_RESULT_SUCCESS);
+	EXPECT_EQ(z->ContextDestroy(z->ctx), ZE_RESULT_SUCCESS);
+	free(z->ir);
+}
+
 static void *zl_alloc(struct npr_test *_metadata, struct zl *z, size_t n)
 {
 	ze_host_mem_alloc_desc_t hd = {
@@ -2258,12 +2274,17 @@ static ze_result_t zl_record(struct zl *z, npr_ze_graph_handle_t graph,
 	};
 	ze_result_t r;
 
+	*list = NULL;
 	r = z->CommandListCreate(z->ctx, z->dev, &ld, list);
 	if (!r)
 		r = z->g->pfnAppendGraphExecute(*list, graph, NULL, NULL, 0,
 						NULL);
 	if (!r)
 		r = z->CommandListClose(*list);
+	if (r && *list) {
+		z->CommandListDestroy(*list);
+		*list = NULL;
+	}
 	return r;
 }
 
@@ -2321,7 +2342,11 @@ TEST(vnpu_binds_arguments_when_the_execute_is_appended)
 	/* the lists use the graph */
 	EXPECT_EQ(z.g->pfnDestroy(z.graph),
 		  ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE);
-	z.ContextDestroy(z.ctx);
+	EXPECT_EQ(z.FenceDestroy(f1), 0);
+	EXPECT_EQ(z.FenceDestroy(f2), 0);
+	EXPECT_EQ(z.CommandListDestroy(l1), 0);
+	EXPECT_EQ(z.CommandListDestroy(l2), 0);
+	zl_close(_metadata, &z);
 }
 
 TEST(vnpu_rejects_an_execute_with_unset_or_foreign_arguments)
@@ -2351,7 +2376,7 @@ TEST(vnpu_rejects_an_execute_with_unset_or_foreign_arguments)
 	EXPECT_EQ(z.g->pfnSetArgumentValue(g2, 2, in),
 		  ZE_RESULT_ERROR_INVALID_ARGUMENT);
 	EXPECT_EQ(z.g->pfnDestroy(g2), 0);
-	z.ContextDestroy(z.ctx);
+	zl_close(_metadata, &z);
 }
 
 TEST(vnpu_fences_must_be_reset_before_reuse)
@@ -2375,7 +2400,9 @@ TEST(vnpu_fences_must_be_reset_before_reuse)
 		  ZE_RESULT_ERROR_INVALID_ARGUMENT);
 	EXPECT_EQ(z.FenceReset(f), 0);
 	EXPECT_EQ(zl_run(&z, l, f), 0);
-	z.ContextDestroy(z.ctx);
+	EXPECT_EQ(z.FenceDestroy(f), 0);
+	EXPECT_EQ(z.CommandListDestroy(l), 0);
+	zl_close(_metadata, &z);
 }
 
 TEST(vnpu_rejects_malformed_graph_input)
@@ -2407,7 +2434,7 @@ TEST(vnpu_rejects_malformed_graph_input)
 	memcpy(z.ir + 4, &three, 4);
 	EXPECT_EQ(zl_graph(&z, z.ir, z.ir_size, NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
 			   NULL, &g), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-	z.ContextDestroy(z.ctx);
+	zl_close(_metadata, &z);
 }
 
 TEST(vnpu_native_blob_round_trips)
@@ -2435,7 +2462,7 @@ TEST(vnpu_native_blob_round_trips)
 	EXPECT_EQ(zl_graph(&z, blob, size, NPR_ZE_GRAPH_FORMAT_NATIVE, NULL,
 			   &g2), ZE_RESULT_ERROR_INVALID_NATIVE_BINARY);
 	free(blob);
-	z.ContextDestroy(z.ctx);
+	zl_close(_metadata, &z);
 }
 
 TEST(vnpu_answers_as_npu_4000)
@@ -2525,7 +2552,10 @@ TEST(vnpu_state_arguments_use_the_compiler_names)
 	ASSERT_EQ(zl_run(&z, l, f), 0);
 	EXPECT_EQ(*out, 1.5f);
 	free(ir);
-	z.ContextDestroy(z.ctx);
+	EXPECT_EQ(z.FenceDestroy(f), 0);
+	EXPECT_EQ(z.CommandListDestroy(l), 0);
+	EXPECT_EQ(z.g->pfnDestroy(g), 0);
+	zl_close(_metadata, &z);
 }
 
 #endif /* Level Zero headers */
