@@ -223,18 +223,53 @@ static void gemm_part_direct(const struct npr_gemm_a *pa, int64_t m0,
 }
 
 /*
- * Each thread's packing buffer is freed when the thread exits (a device
- * thread of a driver, a pool worker): the key's destructor is free()
- * itself, so it stays valid even after a library holding this code is
- * unloaded.
+ * Thread-local scratch buffers (the packing buffer below, the
+ * convolutions' padded copies) are freed when their thread exits: a
+ * device thread of a driver, a pool worker.  Each thread's registered
+ * slots hang off one key whose destructor frees them; it runs while the
+ * thread's own storage is still there.
  */
-static pthread_key_t bbuf_key;
-static pthread_once_t bbuf_once = PTHREAD_ONCE_INIT;
-static int bbuf_key_err;
+#define SCRATCH_SLOTS	16
 
-static void bbuf_key_init(void)
+struct scratch {
+	int n;
+	float **slot[SCRATCH_SLOTS];
+};
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static int scratch_key_err;
+static _Thread_local struct scratch scratch;
+
+static void scratch_free(void *p)
 {
-	bbuf_key_err = pthread_key_create(&bbuf_key, free);
+	struct scratch *s = p;
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		free(*s->slot[i]);
+		*s->slot[i] = NULL;
+	}
+	s->n = 0;
+}
+
+static void scratch_key_init(void)
+{
+	scratch_key_err = pthread_key_create(&scratch_key, scratch_free);
+}
+
+void npr_free_at_thread_exit(float **slot)
+{
+	int i;
+
+	for (i = 0; i < scratch.n; i++)
+		if (scratch.slot[i] == slot)
+			return;
+	pthread_once(&scratch_once, scratch_key_init);
+	if (scratch_key_err || scratch.n == SCRATCH_SLOTS)
+		return;
+	scratch.slot[scratch.n++] = slot;
+	pthread_setspecific(scratch_key, &scratch);
 }
 
 /* One thread's share: rows [m0, m1) and columns [n0, n1). */
@@ -253,9 +288,7 @@ static int gemm_part(const struct npr_gemm_a *pa, int64_t m0, int64_t m1,
 		bbuf = alloc64(sizeof(float) * KC * (NC + 64));
 		if (!bbuf)
 			return -ENOMEM;
-		pthread_once(&bbuf_once, bbuf_key_init);
-		if (!bbuf_key_err)
-			pthread_setspecific(bbuf_key, bbuf);
+		npr_free_at_thread_exit(&bbuf);
 	}
 	if (e)
 		te = *e;
