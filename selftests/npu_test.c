@@ -26,6 +26,11 @@
 
 #include <npuring.h>
 
+#include "../lib/core.h"
+#include "../lib/graph.h"
+#include "../lib/ir.h"
+#include "../lib/onnx.h"
+
 #include "harness.h"
 
 #define MAX_PORTS	8
@@ -2011,6 +2016,139 @@ TEST(npu_silero_vad_one_chunk_matches_golden)
 	}
 	net_close(&n[0]);
 	net_close(&n[1]);
+}
+
+/*
+ * The whole reference stream (20 chunks) through Silero VAD made stateful
+ * on npu: the ONNX model compiled at batch 1 and written to IR (Ifs and
+ * LSTMs with their bodies), h -> hn and c -> cn made variables, so the
+ * driver gets ReadValue/Assign pairs next to If bodies.  Each chunk's
+ * output and the final state match the reference within 1e-4 of their
+ * absolute maximum, as models_test checks on cpu.
+ */
+TEST(npu_silero_vad_stateful_stream_matches_golden)
+{
+	static const char *const st_name[2] = { "h", "c" };
+	static const char *const st_gold[2] = {
+		"silero_vad_v4.stream.hn.f32", "silero_vad_v4.stream.cn.f32",
+	};
+	struct npr_shape sh[4] = {
+		{ .rank = 2, .d = { 1, 512 } }, { .rank = -1 },
+		{ .rank = 3, .d = { 2, 1, 64 } },
+		{ .rank = 3, .d = { 2, 1, 64 } },
+	};
+	struct npr_state_pair pairs[2] = {
+		{ (uintptr_t)"h", (uintptr_t)"hn" },
+		{ (uintptr_t)"c", (uintptr_t)"cn" },
+	};
+	struct npr_make_stateful ms = {
+		.size = sizeof(ms), .count = 2, .pairs = (uintptr_t)pairs,
+	};
+	const size_t chunks = 20, state = 2 * 64;
+	float in[512], gold[20], want[128], got_st[128];
+	struct npr_graph *g = NULL, *cg = NULL;
+	struct npr_model_load ml;
+	struct npr_compile co;
+	char path[4096], *xml = NULL;
+	size_t xml_len, bin_len, k, count;
+	double amax = 0, md = 0;
+	int64_t sr = 16000;
+	void *bin = NULL;
+	struct net n;
+	int i, v, ret;
+
+	REQUIRE_NPU();
+	snprintf(path, sizeof(path), "%.3000s/models/onnx/silero_vad_v4.onnx",
+		 npr_test_shared());
+	if (access(path, R_OK) ||
+	    !onnx_f32_at("silero_vad_v4.stream.output.f32", 0, gold, chunks))
+		SKIP(return, "%s or its reference stream not found", path);
+	ret = npr_onnx_load_file(path, &g);
+	if (!ret)
+		ret = g->ninputs == 4 ? npr_compile_graph(g, sh, &cg) : -EINVAL;
+	if (!ret)
+		ret = npr_ir_write_mem(cg, &xml, &xml_len, &bin, &bin_len);
+	if (ret)
+		TH_LOG("batch-1 IR: %s", npr_last_error());
+	npr_graph_free(cg);
+	npr_graph_free(g);
+	ASSERT_EQ(ret, 0);
+
+	memset(&n, 0, sizeof(n));
+	n.fd = npr_open("npu", 0);
+	ASSERT_GE(n.fd, 0);
+	npr_prep_model_load_mem(&ml, xml, xml_len, bin, bin_len);
+	ret = npr_ioctl(n.fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	free(xml);
+	free(bin);
+	ASSERT_EQ(ret, 0);
+	ms.model = ml.handle;
+	ret = npr_ioctl(n.fd, NPR_IOCTL_MAKE_STATEFUL, &ms);
+	if (ret)
+		TH_LOG("MAKE_STATEFUL: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	npr_prep_compile(&co, ml.handle);
+	ret = npr_ioctl(n.fd, NPR_IOCTL_COMPILE, &co);
+	if (ret)
+		TH_LOG("COMPILE: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	ASSERT_EQ(net_attach(_metadata, &n, co.exec), 0);
+	/* input and sr in, output out: the state is gone from the ports */
+	ASSERT_EQ(n.nin, 2);
+	ASSERT_EQ(n.nout, 1);
+	for (k = 0; k < chunks; k++)
+		amax = fmax(amax, fabs(gold[k]));
+	for (k = 0; k < chunks; k++) {
+		float *got;
+
+		ASSERT_TRUE(onnx_f32_at("silero_vad_v4.stream.input.f32",
+					k * 512, in, 512));
+		net_set(_metadata, &n, "input", in, sizeof(in));
+		net_set(_metadata, &n, "sr", &sr, sizeof(sr));
+		ret = net_infer(&n);
+		if (ret)
+			TH_LOG("chunk %zu: INFER: %s", k, npr_last_error());
+		ASSERT_EQ(ret, 0);
+		got = net_output(_metadata, &n, 0, &count);
+		ASSERT_NONNULL(got);
+		ASSERT_EQ(count, 1);
+		md = fmax(md, fabs((double)got[0] - gold[k]));
+		free(got);
+	}
+	TH_LOG("output over %zu chunks on npu: max |diff| %.3g, 1e-4 of absmax %.3g",
+	       chunks, md, 1e-4 * amax);
+	EXPECT_GT(amax, 0);
+	EXPECT_LE(md, 1e-4 * amax);
+	/* the state after the last chunk is the reference's hn, cn */
+	for (i = 0; i < 2; i++) {
+		struct npr_state_arg sa = { .size = sizeof(sa), .req = n.req };
+		char name[32];
+
+		for (v = 0; v < 2; v++) {
+			sa.index = v;
+			sa.name = (uintptr_t)name;
+			sa.name_len = sizeof(name);
+			ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_STATE_INFO, &sa), 0);
+			if (!strcmp(name, st_name[i]))
+				break;
+		}
+		ASSERT_LT(v, 2);
+		sa.data = (uintptr_t)got_st;
+		sa.bytes = sizeof(got_st);
+		ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_STATE_GET, &sa), 0);
+		ASSERT_EQ(sa.bytes, sizeof(got_st));
+		ASSERT_TRUE(onnx_f32_at(st_gold[i], (chunks - 1) * state, want,
+					state));
+		amax = md = 0;
+		for (k = 0; k < state; k++) {
+			amax = fmax(amax, fabs(want[k]));
+			md = fmax(md, fabs((double)got_st[k] - want[k]));
+		}
+		TH_LOG("%s after %zu chunks on npu: max |diff| %.3g, 1e-4 of absmax %.3g",
+		       st_name[i], chunks, md, 1e-4 * amax);
+		EXPECT_LE(md, 1e-4 * amax);
+	}
+	net_close(&n);
 }
 
 /* ---- the loader's intercept mode and validation layer ------------------- */
