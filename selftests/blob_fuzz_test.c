@@ -368,6 +368,18 @@ FIXTURE(native) {
 	size_t outlen;
 };
 
+/* a small convolutional model, and a Loop (its body read from the binary) */
+FIXTURE_VARIANT(native) {
+	const char *path;
+};
+
+FIXTURE_VARIANT_ADD(native, eye) {
+	.path = "models/ir/open-closed-eye-0001/FP32/open-closed-eye-0001.xml",
+};
+FIXTURE_VARIANT_ADD(native, loop) {
+	.path = "models/ir-small/loop_2d_add.xml",
+};
+
 FIXTURE_SETUP(native)
 {
 	__u32 exec;
@@ -381,9 +393,7 @@ FIXTURE_SETUP(native)
 	if (self->fd < 0)
 		SKIP(return, "no npu device: %s (make check sets NPR_VNPU)",
 		     npr_last_error());
-	ASSERT_EQ(compile_path(self->fd,
-			       "models/ir/open-closed-eye-0001/FP32/open-closed-eye-0001.xml",
-			       &exec), 0);
+	ASSERT_EQ(compile_path(self->fd, variant->path, &exec), 0);
 	ASSERT_EQ(export(self->fd, exec, &self->blob, &self->len), 0);
 	ASSERT_EQ(run(self->fd, exec, 1, &self->out, &self->outlen), 0);
 	ASSERT_GT(self->len, HDR + 8 + TRAILER);
