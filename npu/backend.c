@@ -1057,14 +1057,8 @@ static int ir_graph(const struct npr_graph *g, const unsigned int *types,
 		    struct npr_graph **out)
 {
 	struct npr_graph *w;
-	int err, i;
+	int err;
 
-	/* lib/ir_write.c writes no <body>, <port_map> or <back_edges> */
-	for (i = 0; i < g->nnodes; i++)
-		if (!g->nodes[i].dead && g->nodes[i].nbodies)
-			return npr_node_err(&g->nodes[i], -EOPNOTSUPP,
-					    "npu: %s has a sub-graph, which the IR writer does not write yet",
-					    g->nodes[i].type);
 	w = npr_graph_clone(g);
 	if (!w)
 		return -ENOMEM;

@@ -301,11 +301,13 @@ static int conv_image_direct(const struct npr_conv_plan *p, const float *x,
 		free(xbuf);
 		xbuf = malloc(sizeof(float) * xn);
 		xcap = xbuf ? xn : 0;
+		npr_free_at_thread_exit(&xbuf);
 	}
 	if (tn > tcap) {
 		free(tbuf);
 		tbuf = malloc(sizeof(float) * tn);
 		tcap = tbuf ? tn : 0;
+		npr_free_at_thread_exit(&tbuf);
 	}
 	if (!xbuf || !tbuf)
 		return -ENOMEM;

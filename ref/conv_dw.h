@@ -127,6 +127,7 @@ static int DW_FLAT2(const struct npr_conv_desc *d, const float *x,
 		free(buf);
 		cap = 4 * ps + 64 + 2 * wh;
 		buf = malloc(sizeof(float) * cap);
+		npr_free_at_thread_exit(&buf);
 		if (!buf) {
 			cap = 0;
 			return -1;
@@ -252,6 +253,7 @@ int DW_FLAT(const struct npr_conv_desc *d, const float *x,
 		free(buf);
 		cap = Hp * Wp;
 		buf = malloc(sizeof(float) * cap);
+		npr_free_at_thread_exit(&buf);
 		geo[0] = -1;
 		if (!buf) {
 			cap = 0;

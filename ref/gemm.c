@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,6 +222,56 @@ static void gemm_part_direct(const struct npr_gemm_a *pa, int64_t m0,
 	}
 }
 
+/*
+ * Thread-local scratch buffers (the packing buffer below, the
+ * convolutions' padded copies) are freed when their thread exits: a
+ * device thread of a driver, a pool worker.  Each thread's registered
+ * slots hang off one key whose destructor frees them; it runs while the
+ * thread's own storage is still there.
+ */
+#define SCRATCH_SLOTS	16
+
+struct scratch {
+	int n;
+	float **slot[SCRATCH_SLOTS];
+};
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static int scratch_key_err;
+static _Thread_local struct scratch scratch;
+
+static void scratch_free(void *p)
+{
+	struct scratch *s = p;
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		free(*s->slot[i]);
+		*s->slot[i] = NULL;
+	}
+	s->n = 0;
+}
+
+static void scratch_key_init(void)
+{
+	scratch_key_err = pthread_key_create(&scratch_key, scratch_free);
+}
+
+void npr_free_at_thread_exit(float **slot)
+{
+	int i;
+
+	for (i = 0; i < scratch.n; i++)
+		if (scratch.slot[i] == slot)
+			return;
+	pthread_once(&scratch_once, scratch_key_init);
+	if (scratch_key_err || scratch.n == SCRATCH_SLOTS)
+		return;
+	scratch.slot[scratch.n++] = slot;
+	pthread_setspecific(scratch_key, &scratch);
+}
+
 /* One thread's share: rows [m0, m1) and columns [n0, n1). */
 static int gemm_part(const struct npr_gemm_a *pa, int64_t m0, int64_t m1,
 		     int64_t n0, int64_t n1, npr_gemm_pack_b pack,
@@ -237,6 +288,7 @@ static int gemm_part(const struct npr_gemm_a *pa, int64_t m0, int64_t m1,
 		bbuf = alloc64(sizeof(float) * KC * (NC + 64));
 		if (!bbuf)
 			return -ENOMEM;
+		npr_free_at_thread_exit(&bbuf);
 	}
 	if (e)
 		te = *e;

@@ -181,4 +181,10 @@ void npr_gemm_t7_out_avx512(const float *t, int64_t len, int64_t kn,
 extern const struct npr_gemm_kern npr_gemm_kern_avx512;
 extern const struct npr_gemm_kern npr_gemm_kern_avx2;
 
+/*
+ * Free *@slot, a thread-local scratch buffer's pointer, when the calling
+ * thread exits.  Call after allocating it; once per slot is enough.
+ */
+void npr_free_at_thread_exit(float **slot);
+
 #endif /* NPR_REF_GEMM_H */

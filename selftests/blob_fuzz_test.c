@@ -3,7 +3,8 @@
  * Every way a compiled-model blob can be wrong - truncated, bit-flipped,
  * another backend, architecture, format or library version, a payload
  * whose checksum is right but whose graph is not - is a clear error,
- * never a crash.  Runs under valgrind.
+ * never a crash; on npu, the same for the driver's native section.
+ * Runs under valgrind.
  */
 #define _GNU_SOURCE
 #include "blob_util.h"
@@ -342,6 +343,264 @@ TEST_F_TIMEOUT(blob, crafted_payloads_with_a_body, 300)
 			       &self->exec), 0);
 	ASSERT_EQ(export(self->fd, self->exec, &self->blob, &self->len), 0);
 	crafted(_metadata, self);
+}
+
+/* ---- the npu device's native section ---------------------------------- */
+
+/*
+ * An npu blob ends with the driver's native binary (Documentation/npu.rst):
+ * a u64 size, the binary, the compile-time NPU properties and a 48-byte
+ * trailer whose own checksum covers the binary and the properties.  Each
+ * test runs on npu (vnpu with NPR_VNPU, or an NPU) and skips otherwise.
+ */
+#define TRAILER		48
+#define T_SIZE		24	/* u64 binary size */
+#define T_HASH		32	/* u64 checksum */
+#define T_PSIZE		40	/* u32 size of the properties */
+
+FIXTURE(native) {
+	int fd;
+	unsigned char *blob;
+	size_t len;
+	size_t sec;		/* the binary's offset */
+	size_t tr;		/* the trailer's offset */
+	unsigned char *out;	/* the original's outputs */
+	size_t outlen;
+};
+
+/* a small convolutional model, and a Loop (its body read from the binary) */
+FIXTURE_VARIANT(native) {
+	const char *path;
+};
+
+FIXTURE_VARIANT_ADD(native, eye) {
+	.path = "models/ir/open-closed-eye-0001/FP32/open-closed-eye-0001.xml",
+};
+FIXTURE_VARIANT_ADD(native, loop) {
+	.path = "models/ir-small/loop_2d_add.xml",
+};
+
+FIXTURE_SETUP(native)
+{
+	__u32 exec;
+	uint64_t n;
+	size_t cut;
+
+	self->blob = self->out = NULL;
+	self->fd = -1;
+	NEED_SHARED();
+	self->fd = npr_open("npu", 0);
+	if (self->fd < 0)
+		SKIP(return, "no npu device: %s (make check sets NPR_VNPU)",
+		     npr_last_error());
+	ASSERT_EQ(compile_path(self->fd, variant->path, &exec), 0);
+	ASSERT_EQ(export(self->fd, exec, &self->blob, &self->len), 0);
+	ASSERT_EQ(run(self->fd, exec, 1, &self->out, &self->outlen), 0);
+	ASSERT_GT(self->len, HDR + 8 + TRAILER);
+	self->tr = self->len - TRAILER;
+	ASSERT_EQ(memcmp(self->blob + self->tr, "NPRNPUN", 8), 0);
+	/* the section's u64 size sits before the binary */
+	for (cut = HDR; cut + 8 <= self->tr; cut++) {
+		memcpy(&n, self->blob + cut, 8);
+		if (n == self->len - cut - 8)
+			break;
+	}
+	ASSERT_LT(cut + 8, self->tr);
+	self->sec = cut + 8;
+}
+
+FIXTURE_TEARDOWN(native)
+{
+	free(self->blob);
+	free(self->out);
+	if (self->fd >= 0)
+		npr_close(self->fd);
+}
+
+/* The trailer's checksum recomputed from what its sizes cover. */
+static void reseal_native(unsigned char *c, size_t sec, size_t len)
+{
+	const unsigned char *t = c + len - TRAILER;
+	uint64_t n, h;
+	uint32_t psize;
+
+	memcpy(&n, t + T_SIZE, 8);
+	memcpy(&psize, t + T_PSIZE, 4);
+	if (n + psize != len - TRAILER - sec)
+		return;
+	h = npr_blob_hash(c + sec, (size_t)(n + psize));
+	memcpy(c + len - TRAILER + T_HASH, &h, 8);
+}
+
+/*
+ * Import @c; a refusal must be one of the native section's errnos (or
+ * the driver's, for a binary it does not take) with a message, and an
+ * accepted blob must run.  Returns the errno.
+ */
+static int import_clean(struct npr_test *_metadata,
+			FIXTURE_DATA(native) *self, const unsigned char *c,
+			size_t len, const char *what, size_t pos)
+{
+	unsigned char *out = NULL;
+	size_t outlen = 0;
+	__u32 imp;
+	int err;
+
+	err = import(self->fd, c, len, &imp);
+	if (!err) {
+		EXPECT_EQ(run(self->fd, imp, 1, &out, &outlen), 0);
+		free(out);
+		return 0;
+	}
+	if (err != -EBADMSG && err != -ENOEXEC && err != -EPROTONOSUPPORT &&
+	    err != -ENODEV && err != -EINVAL)
+		TH_LOG("%s at %zu: errno %d: %s", what, pos, err,
+		       npr_last_error());
+	EXPECT_TRUE(err == -EBADMSG || err == -ENOEXEC ||
+		    err == -EPROTONOSUPPORT || err == -ENODEV ||
+		    err == -EINVAL);
+	EXPECT_NE(npr_last_error()[0], 0);
+	return err;
+}
+
+/*
+ * Cut anywhere in the section, its size and the blob's payload size made
+ * to agree and the blob resealed: refused (a cut in the trailer moves it,
+ * so the magic or the sizes no longer fit).  Plain cuts fail the blob's
+ * own size check.
+ */
+TEST_F(native, truncated)
+{
+	size_t span = self->len - self->sec, step, cut;
+	unsigned char *c;
+	__u32 imp;
+	int tested = 0;
+
+	if (self->fd < 0)
+		return;
+	c = malloc(self->len);
+	ASSERT_NONNULL(c);
+	step = span / 64 ? span / 64 : 1;
+	for (cut = 1; cut < span; cut += cut <= TRAILER ? 1 : step) {
+		size_t l = self->len - cut;
+		uint64_t v;
+
+		EXPECT_EQ(import(self->fd, self->blob, l, &imp), -EBADMSG);
+		memcpy(c, self->blob, l);
+		v = l - self->sec;
+		memcpy(c + self->sec - 8, &v, 8);
+		v = l - HDR;
+		memcpy(c + 80, &v, 8);
+		reseal(c, l);
+		EXPECT_NE(import_clean(_metadata, self, c, l, "cut", cut), 0);
+		tested++;
+	}
+	TH_LOG("%d cuts of a %zu-byte section refused", tested, span);
+	free(c);
+}
+
+/*
+ * Every bit of the trailer flipped, the blob resealed: refused, except
+ * the compiler and graph extension versions (bytes 16..23), which are
+ * the driver's to judge: vnpu takes its binary whatever they say, and
+ * the model then computes what the original does.
+ */
+TEST_F(native, trailer_bit_flips)
+{
+	unsigned char *c, *out;
+	size_t outlen, pos;
+	int bit, refused = 0, taken = 0;
+	__u32 imp;
+
+	if (self->fd < 0)
+		return;
+	c = malloc(self->len);
+	ASSERT_NONNULL(c);
+	for (pos = self->tr; pos < self->len; pos++)
+		for (bit = 0; bit < 8; bit++) {
+			size_t off = pos - self->tr;
+			int err;
+
+			memcpy(c, self->blob, self->len);
+			c[pos] ^= (unsigned char)(1u << bit);
+			reseal(c, self->len);
+			if (off < 16 || off >= 24) {
+				err = import_clean(_metadata, self, c,
+						   self->len, "trailer flip",
+						   off);
+				if (!err)
+					TH_LOG("trailer byte %zu bit %d accepted",
+					       off, bit);
+				EXPECT_NE(err, 0);
+				refused++;
+				continue;
+			}
+			if (bit % 4)	/* a few per byte are enough */
+				continue;
+			err = import(self->fd, c, self->len, &imp);
+			if (err) {
+				TH_LOG("version byte %zu bit %d: %s", off, bit,
+				       npr_last_error());
+				continue;
+			}
+			ASSERT_EQ(run(self->fd, imp, 1, &out, &outlen), 0);
+			ASSERT_EQ(outlen, self->outlen);
+			EXPECT_EQ(memcmp(out, self->out, outlen), 0);
+			free(out);
+			taken++;
+		}
+	TH_LOG("%d trailer flips refused, %d version flips taken", refused,
+	       taken);
+	free(c);
+}
+
+/*
+ * Bits flipped in the binary and the properties: with the trailer as it
+ * was, its checksum refuses every one (-EBADMSG); with the checksum
+ * recomputed, the properties' own checks and the driver see them, and
+ * each import fails cleanly or gives a model that runs (a flip in the
+ * weights, or in the text of the IR where it still reads).  Half of the
+ * flips land in vnpu's header and xml, the rest anywhere.
+ */
+TEST_F_TIMEOUT(native, binary_bit_flips, 300)
+{
+	size_t body = self->tr - self->sec, head = body, pos;
+	uint64_t x = 0x13198a2e03707344ull, xs;
+	int i, refused = 0, taken = 0;
+	unsigned char *c;
+
+	if (self->fd < 0)
+		return;
+	if (body > 24 && !memcmp(self->blob + self->sec, "VNPUBLOB", 8)) {
+		memcpy(&xs, self->blob + self->sec + 16, 8);
+		if (xs < body - 32)
+			head = 32 + (size_t)xs;
+	}
+	c = malloc(self->len);
+	ASSERT_NONNULL(c);
+	for (i = 0; i < 120; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		pos = self->sec + (size_t)(x % (i % 2 ? body : head));
+		memcpy(c, self->blob, self->len);
+		c[pos] ^= (unsigned char)(1u << (x >> 61));
+		reseal(c, self->len);
+		EXPECT_EQ(import_clean(_metadata, self, c, self->len,
+				       "binary flip", pos - self->sec),
+			  -EBADMSG);
+		reseal_native(c, self->sec, self->len);
+		reseal(c, self->len);
+		if (import_clean(_metadata, self, c, self->len,
+				 "binary flip, resealed", pos - self->sec))
+			refused++;
+		else
+			taken++;
+	}
+	TH_LOG("resealed: %d refused, %d taken of %zu binary + properties bytes (%zu header and xml)",
+	       refused, taken, body, head);
+	EXPECT_GT(refused, 0);
+	free(c);
 }
 
 TEST_HARNESS_MAIN

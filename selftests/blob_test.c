@@ -134,8 +134,6 @@ TEST_F(blob, held_weights_exact_onnx_mobilenet)
 /* A Loop: its body, port map and back edges travel in the blob. */
 TEST_F(blob, loop_with_a_body)
 {
-	if (!strcmp(variant->device, "npu"))
-		SKIP(return, "npu: models with sub-graphs are not supported yet (Documentation/npu.rst)");
 	round_trip(_metadata, self, "models/ir-small/loop_2d_add.xml", 1);
 }
 

@@ -83,6 +83,9 @@ struct net {
 
 /* ---- helpers ------------------------------------------------------------ */
 
+/* The device net_open() opens: "cpu", or "npu" in the npu tests. */
+static const char *net_device = "cpu";
+
 static float half_to_float(uint16_t h)
 {
 	uint32_t sign = (uint32_t)(h & 0x8000) << 16;
@@ -158,7 +161,7 @@ static void net_open(struct npr_test *_metadata, struct net *n,
 	n->fd = -1;
 	if (!shared_path(path, sizeof(path), "models/ir", rel))
 		SKIP(return, "model %s not found", path);
-	n->fd = npr_open("cpu", 0);
+	n->fd = npr_open(net_device, 0);
 	ASSERT_GE(n->fd, 0);
 
 	npr_prep_model_load(&ml, path, NULL);
@@ -941,6 +944,135 @@ TEST(landmarks_fall_on_the_face)
 	EXPECT_LT(p[0], p[4]);
 	EXPECT_LT(p[4], p[2]);
 	EXPECT_LT(p[6], p[8]);
+	free(p);
+}
+
+/* ---- the image models on npu ------------------------------------------ */
+
+/*
+ * The npu device over vnpu, the software NPU (make check sets NPR_VNPU),
+ * or over an NPU; skipped with the reason when there is neither.
+ */
+#define REQUIRE_NPU()							\
+	do {								\
+		int _fd;						\
+									\
+		REQUIRE_SHARED();					\
+		_fd = npr_open("npu", 0);				\
+		if (_fd < 0)						\
+			SKIP(return, "no npu device: %s (make check sets NPR_VNPU)", \
+			     npr_last_error());				\
+		npr_close(_fd);						\
+	} while (0)
+
+/*
+ * How far npu may drift from cpu: 1e-4 of each output's range.  vnpu
+ * runs the cpu kernels on the constants the IR carries, so it measures
+ * identical; an NPU computes in f16 and would need its own limits.
+ */
+#define NPU_REL_TOL	1e-4
+
+/*
+ * Every image model of the fixture above on npu, on its photo: each
+ * output agrees with cpu within NPU_REL_TOL of its range, and a second
+ * inference gives the same bytes.
+ */
+TEST_F(model, agrees_on_npu)
+{
+	struct npr_image img = { 0 }, part = { 0 };
+	float *out[2][MAX_PORTS] = { { NULL } };
+	struct net n[2];
+	__u32 k;
+	int d;
+
+	REQUIRE_NPU();
+	image_load(_metadata, variant->image, &img);
+	if (_metadata->skipped)
+		return;
+	if (variant->crop) {
+		image_crop(_metadata, &img, variant->crop, &part);
+		npr_image_free(&img);
+		img = part;
+	}
+	for (d = 0; d < 2; d++) {
+		net_device = d ? "npu" : "cpu";
+		net_open(_metadata, &n[d], variant->path);
+		if (_metadata->skipped)
+			return;
+		ASSERT_EQ(n[d].nin, 1);
+		net_set_image(_metadata, &n[d], 0, &img);
+		net_infer(_metadata, &n[d]);
+		for (k = 0; k < n[d].nout; k++)
+			out[d][k] = net_output(_metadata, &n[d], k);
+	}
+	npr_image_free(&img);
+	ASSERT_EQ(n[1].nout, n[0].nout);
+	for (k = 0; k < n[0].nout; k++) {
+		double lo = INFINITY, hi = -INFINITY, md = 0;
+		float *again;
+		size_t i;
+
+		ASSERT_EQ(n[1].out[k].type, n[0].out[k].type);
+		ASSERT_EQ(n[1].out[k].count, n[0].out[k].count);
+		for (i = 0; i < n[0].out[k].count; i++) {
+			lo = fmin(lo, out[0][k][i]);
+			hi = fmax(hi, out[0][k][i]);
+			md = fmax(md, fabs((double)out[1][k][i] -
+					   out[0][k][i]));
+		}
+		TH_LOG("output %s: %zu values, range %g..%g, max |npu - cpu| %.3g (tolerance %.3g)",
+		       n[0].out[k].name, n[0].out[k].count, lo, hi, md,
+		       NPU_REL_TOL * fmax(hi - lo, 1e-6));
+		EXPECT_LE(md, NPU_REL_TOL * fmax(hi - lo, 1e-6));
+		net_infer(_metadata, &n[1]);
+		again = net_output(_metadata, &n[1], k);
+		EXPECT_EQ(memcmp(again, out[1][k],
+				 n[0].out[k].count * sizeof(float)), 0);
+		free(again);
+		free(out[0][k]);
+		free(out[1][k]);
+	}
+	net_close(_metadata, &n[0]);
+	net_close(_metadata, &n[1]);
+}
+
+/*
+ * What a user gets from the npu: squeezenet1.1 calls chelsea.png a cat
+ * (ImageNet 281..285), and face-detection-retail-0004 INT8 finds one face
+ * on astronaut.png, centred between her eyes and mouth (the bounds of
+ * face.finds_the_astronaut).
+ */
+TEST(npu_sees_the_cat_and_the_astronaut)
+{
+	struct det det[16];
+	double cx, cy;
+	float *p;
+	size_t n;
+	int top[5], nd;
+
+	REQUIRE_NPU();
+	net_device = "npu";
+	p = classify(_metadata, "chelsea.png", top, 5);
+	if (_metadata->skipped)
+		return;
+	EXPECT_GE(top[0], 281);
+	EXPECT_LE(top[0], 285);
+	free(p);
+	p = run_on_image(_metadata, FD_DIR "FP16-INT8" FD_XML, "astronaut.png",
+			 NULL, &n);
+	if (_metadata->skipped)
+		return;
+	ASSERT_EQ(n, 200 * 7);
+	nd = detections(p, n, 0.5f, det, 16);
+	ASSERT_EQ(nd, 1);
+	log_det("npu detection", &det[0], 512, 512);
+	EXPECT_EQ(det[0].label, 1);
+	cx = (det[0].x0 + det[0].x1) / 2 * 512;
+	cy = (det[0].y0 + det[0].y1) / 2 * 512;
+	EXPECT_GE(cx, 200);
+	EXPECT_LE(cx, 250);
+	EXPECT_GE(cy, 95);
+	EXPECT_LE(cy, 145);
 	free(p);
 }
 

@@ -397,6 +397,10 @@ static ze_result_t graph_create(ze_context_handle_t hc, ze_device_handle_t hd,
 	r = graph_build(g, xml, xs, bin, bs);
 	if (r) {
 		graph_free(g);
+		/* a native binary that does not load is not a valid one */
+		if (format == NPR_ZE_GRAPH_FORMAT_NATIVE &&
+		    r != ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY)
+			r = ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
 		return r;
 	}
 	*out = (npr_ze_graph_handle_t)g;
