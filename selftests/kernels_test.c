@@ -262,6 +262,32 @@ TEST(conv_plans_match_reference_over_odd_shapes)
 					TH_LOG("case %d (%s) epi %d: %g", ci,
 					       kn->name, ep, err);
 				ASSERT_LE(err, 1e-5);
+				if (d.N > 1) {
+					/* the last images alone, as batch
+					 * groups run them */
+					int64_t px = nx / d.N, py = ny / d.N;
+					int64_t b0 = d.N / 2, nb = d.N - b0;
+
+					memset(y, 0, sizeof(float) * ny);
+					ASSERT_EQ(npr_conv_plan_run_n(plan,
+								      x + b0 * px, y + b0 * py,
+								      ep == 2 ? res + b0 * py : NULL,
+								      nb), 0);
+					err = rel_err(y + b0 * py, e + b0 * py,
+						      nb * py);
+					if (err > 1e-5)
+						TH_LOG("case %d (%s) epi %d, images %lld-%lld: %g",
+						       ci, kn->name, ep,
+						       (long long)b0,
+						       (long long)d.N - 1, err);
+					ASSERT_LE(err, 1e-5);
+					for (i = 0; i < b0 * py; i++)
+						ASSERT_EQ(y[i], 0.0f);
+				}
+				ASSERT_EQ(npr_conv_plan_run_n(plan, x, y, NULL, 0),
+					  -EINVAL);
+				ASSERT_EQ(npr_conv_plan_run_n(plan, x, y, NULL,
+							      d.N + 1), -EINVAL);
 				free(e);
 			}
 			npr_conv_plan_free(plan);
