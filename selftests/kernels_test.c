@@ -443,6 +443,42 @@ TEST(thread_pool_runs_every_index_once_within_its_limit)
 	npr_par_set_limit(0);
 }
 
+struct loop_mark {
+	int loop;
+	int seen[4];
+};
+
+static void mark_loop(void *arg, int i, int tid)
+{
+	struct loop_mark *m = arg;
+
+	/* a worker still on an earlier loop would write a stale number */
+	__atomic_store_n(&m->seen[i], m->loop, __ATOMIC_RELAXED);
+}
+
+/*
+ * Many short loops back to back: the caller closes a loop once every
+ * index is handed out and goes on without a worker that came late; that
+ * worker must never run an index of the next loop with the old one's
+ * function or argument, nor miss one.
+ */
+TEST(thread_pool_short_loops_back_to_back)
+{
+	struct loop_mark a = { 0 }, b = { 0 };
+	int l, i;
+
+	npr_par_set_limit(0);
+	for (l = 1; l <= 20000; l++) {
+		struct loop_mark *m = l & 1 ? &a : &b;
+		int n = 1 + l % 4;
+
+		m->loop = l;
+		npr_parallel_for(n, mark_loop, m);
+		for (i = 0; i < n; i++)
+			ASSERT_EQ(__atomic_load_n(&m->seen[i], __ATOMIC_RELAXED), l);
+	}
+}
+
 TEST(thread_pool_works_in_a_forked_child)
 {
 	int maxtid = 0, i, status = 0;
