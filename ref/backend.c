@@ -7,7 +7,9 @@
  *                 order) and an arena layout: one 64-byte aligned slot per
  *                 computed value.
  * request_create: one arena per request, a tensor view per value.
- * infer:          convert inputs into the compute type, run the steps,
+ * infer:          convert inputs into the compute type, run the steps
+ *                 (the leading ones a group of images at a time when the
+ *                 batch is larger than a group, see plan_groups()),
  *                 convert the results into the callers' output buffers.
  *
  * Shapes that depend on input values: a node compile left with dynamic
