@@ -376,13 +376,13 @@ static int bench_model(int argc, char **argv)
 	if (!in || !t)
 		return 1;
 	for (i = 0; i < (int)count; i++) {
-		float v = (float)((i * 7919) % 1000) * 0.002f - 1.0f;
+		float v = (float)(((int64_t)i * 7919) % 1000) * 0.002f - 1.0f;
 
 		if (pi.elem_type == NPR_ELEM_F16)
 			((uint16_t *)in)[i] = to_half(v);
 		else if (pi.elem_type == NPR_ELEM_U8 ||
 			 pi.elem_type == NPR_ELEM_I8)
-			((uint8_t *)in)[i] = (uint8_t)(i * 7919 % 128);
+			((uint8_t *)in)[i] = (uint8_t)((int64_t)i * 7919 % 128);
 		else
 			in[i] = v;
 	}
