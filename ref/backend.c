@@ -64,6 +64,8 @@ struct ref_exec {
 	/* batch groups: steps [0, gsteps) run @group images at a time */
 	int gsteps;
 	int64_t group, batch;
+	bool group_set;		/* by NPR_CPU_GROUP */
+	bool *gslot;		/* per value: one group's slot, every group */
 };
 
 /* marks nodes whose work a fused step does */
@@ -194,6 +196,7 @@ static void cpu_exec_destroy(struct npr_exec *ex)
 	free(re->fast);
 	free(re->fused);
 	free(re->dyn);
+	free(re->gslot);
 	free(re->steps);
 	free(re->off);
 	free(re);
@@ -480,9 +483,10 @@ static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
  * dimension and its kernel works image by image: a planned convolution,
  * pooling, a Concat along another axis, Relu or Clamp.  The longest
  * such run of steps from the start goes group by group, the rest over
- * the whole batch.  The memory plan stays the whole batch's, with the
- * values that cross the groups (model inputs, anything read after the
- * run, outputs) kept alive over the whole run, see plan_memory().
+ * the whole batch.  In the memory plan a value inside the run gets one
+ * group's bytes, reused by every group; the values that cross the
+ * groups (model inputs, anything read after the run, outputs) keep the
+ * whole batch's and stay alive over the whole run, see plan_memory().
  */
 static bool step_sliceable(const struct npr_graph *g, const struct ref_exec *re,
 			   int s, int64_t batch)
@@ -577,6 +581,7 @@ static void plan_groups(struct npr_exec *ex, struct ref_exec *re)
 			break;
 	if (env)
 		group = atoi(env) > 0 ? atoi(env) : batch;
+	re->group_set = env;
 	if (group >= batch)
 		return;
 	re->gsteps = s;
@@ -664,6 +669,16 @@ static int plan_memory(struct npr_exec *ex, struct ref_exec *re)
 	 * its bytes; values inside the grouped steps are done with a group
 	 * before the next one starts and share as usual.
 	 */
+	if (re->gsteps) {
+		re->gslot = calloc(g->nvals ? g->nvals : 1, sizeof(*re->gslot));
+		if (!re->gslot) {
+			free(alias);
+			free(prefix);
+			free(idx);
+			free(lt);
+			return -ENOMEM;
+		}
+	}
 	for (i = 0; re->gsteps && i < n; i++) {
 		bool input = false;
 
@@ -678,6 +693,15 @@ static int plan_memory(struct npr_exec *ex, struct ref_exec *re)
 			lt[i].def = 0;
 			if (lt[i].last < re->gsteps)
 				lt[i].last = re->gsteps;
+		} else {
+			/* inside the groups: one group's bytes, reused by
+			 * every group, so they stay in cache */
+			size_t full = npr_tensor_bytes(g->vals[lt[i].v].type,
+				npr_shape_numel(&g->vals[lt[i].v].shape));
+
+			lt[i].bytes = (full / re->batch * re->group + 63) &
+				      ~(size_t)63;
+			re->gslot[lt[i].v] = true;
 		}
 	}
 	qsort(lt, n, sizeof(*lt), by_size);
@@ -1166,18 +1190,23 @@ static int cpu_request_create(struct npr_request *rq)
 	return re->ndyn ? dyn_request_create(re, rr, g) : 0;
 }
 
-/* value @v's tensor for images [@b0, @b0 + @nb) of a batch of @batch */
+/*
+ * Value @v's tensor for images [@b0, @b0 + @nb) of the batch; a value
+ * that lives inside the groups has one group's slot, the same for all.
+ */
 static struct npr_tensor slice_of(const struct ref_request *rr,
+				  const struct ref_exec *re,
 				  const struct npr_graph *g, int v,
-				  int64_t batch, int64_t b0, int64_t nb)
+				  int64_t b0, int64_t nb)
 {
 	struct npr_tensor t = rr->t[v];
 	size_t per;
 
 	if (!nb || g->vals[v].data)
 		return t;	/* the whole batch, or a constant */
-	per = t.nbytes / batch;
-	t.data = (char *)t.data + per * b0;
+	per = t.nbytes / re->batch;
+	if (!re->gslot[v])
+		t.data = (char *)t.data + per * b0;
 	t.nbytes = per * nb;
 	t.shape.d[0] = nb;
 	return t;
@@ -1224,12 +1253,12 @@ static int run_step(struct npr_request *rq, int i, int64_t b0, int64_t nb)
 		return err;
 	}
 	if (f) {
-		struct npr_tensor x = slice_of(rr, g, f->x, re->batch, b0, nb);
-		struct npr_tensor y = slice_of(rr, g, f->y, re->batch, b0, nb);
+		struct npr_tensor x = slice_of(rr, re, g, f->x, b0, nb);
+		struct npr_tensor y = slice_of(rr, re, g, f->y, b0, nb);
 		struct npr_tensor r = { 0 };
 
 		if (f->res >= 0)
-			r = slice_of(rr, g, f->res, re->batch, b0, nb);
+			r = slice_of(rr, re, g, f->res, b0, nb);
 		if (nb)
 			err = npr_conv_plan_run_n(f->conv, x.data, y.data,
 						  r.data, nb);
@@ -1247,9 +1276,9 @@ static int run_step(struct npr_request *rq, int i, int64_t b0, int64_t nb)
 		return err;
 	}
 	for (j = 0; j < n->nin; j++)
-		rr->in_buf[j] = slice_of(rr, g, n->in[j], re->batch, b0, nb);
+		rr->in_buf[j] = slice_of(rr, re, g, n->in[j], b0, nb);
 	for (j = 0; j < n->nout; j++)
-		rr->out_buf[j] = slice_of(rr, g, n->out[j], re->batch, b0, nb);
+		rr->out_buf[j] = slice_of(rr, re, g, n->out[j], b0, nb);
 	err = n->op->eval(n, rr->in_buf, rr->out_buf);
 	if (re->prof_ns)
 		re->prof_ns[i] += npr_now_ns() - t0;
@@ -1264,7 +1293,7 @@ static int cpu_infer(struct npr_request *rq)
 	struct ref_request *rr = rq->priv;
 	struct npr_graph *g = ex->g;
 	int i, err = 0, old;
-	int64_t b0 = 0;
+	int64_t b0 = 0, group;
 
 	for (i = 0; i < ex->nin; i++) {
 		struct npr_tensor *t = &rr->t[ex->in[i].value];
@@ -1283,13 +1312,20 @@ static int cpu_infer(struct npr_request *rq)
 	old = npr_par_set_limit(re->threads);
 	if (re->prof_ns)
 		re->prof_runs++;
+	/*
+	 * Groups of as many images as threads, up to the planned size: one
+	 * thread runs best image by image (the smallest working set), two
+	 * take an image each.
+	 */
+	group = re->group;
+	if (!re->group_set && npr_par_threads() < group)
+		group = npr_par_threads();
 	/* the grouped steps, a group of images at a time; then the rest */
 	for (i = 0; i < re->nsteps; i++) {
 		int64_t nb = 0;
 
 		if (i < re->gsteps) {
-			nb = re->batch - b0 < re->group ?
-			     re->batch - b0 : re->group;
+			nb = re->batch - b0 < group ? re->batch - b0 : group;
 		}
 		/* a ring CANCEL of this running job: stop at a node boundary */
 		if (__atomic_load_n(&rq->cancel, __ATOMIC_RELAXED)) {
