@@ -682,14 +682,22 @@ static void image_task(void *arg, int i, int tid)
 int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
 		      float *y, const float *res)
 {
+	return npr_conv_plan_run_n(p, x, y, res, p->d.N);
+}
+
+int npr_conv_plan_run_n(const struct npr_conv_plan *p, const float *x,
+			float *y, const float *res, int64_t n)
+{
 	const struct npr_conv_desc *d = &p->d;
 	int64_t b;
 	int err;
 
+	if (n < 1 || n > d->N)
+		return -EINVAL;
 	if (p->path == PATH_DW) {
 		struct dw_job j = {
 			.p = p, .x = x, .y = y, .res = res,
-			.planes = d->N * d->C,
+			.planes = n * d->C,
 		};
 
 		/* about eight parts per thread, each at least 4096 outputs */
@@ -708,13 +716,13 @@ int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
 	 * thread (no split GEMMs, one B packing per image); else each image
 	 * split across the threads.
 	 */
-	if (d->N > 1 && d->N >= npr_par_threads()) {
+	if (n > 1 && n >= npr_par_threads()) {
 		struct img_job j = { .p = p, .x = x, .y = y, .res = res };
 
-		npr_parallel_for((int)d->N, image_task, &j);
+		npr_parallel_for((int)n, image_task, &j);
 		return j.err;
 	}
-	for (b = 0; b < d->N; b++) {
+	for (b = 0; b < n; b++) {
 		err = conv_image(p, x, y, res, b);
 		if (err)
 			return err;

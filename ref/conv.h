@@ -63,6 +63,14 @@ int npr_conv_plan_epi(struct npr_conv_plan *p, const float *bias,
 int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
 		      float *y, const float *res);
 
+/**
+ * npr_conv_plan_run_n() - npr_conv_plan_run() on @n images of the batch
+ * @x, @y, @res: the first of those images (whole images, NCHW).
+ * Return: 0, -EINVAL when @n is not in 1..N, -ENOMEM.
+ */
+int npr_conv_plan_run_n(const struct npr_conv_plan *p, const float *x,
+			float *y, const float *res, int64_t n);
+
 /* Describe @p into @buf ("3x3/2 C64 K128 56x56 gemm"); returns its FLOPs. */
 double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 			  size_t len);

@@ -7,10 +7,12 @@
  * are as large as those plans need.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ops/shape.h"
+#include "threads.h"
 
 /* Copy @n elements of @es bytes, @st source elements apart, to @dst. */
 static void copy_row(char *dst, const char *src, int64_t n, int64_t st,
@@ -131,13 +133,44 @@ int npr_ref_copy(const struct npr_node *n, const struct npr_tensor *in,
  *
  * Return: 0, or -EINVAL if the element type has no byte size.
  */
+struct concat_job {
+	const struct npr_node *n;
+	const struct npr_tensor *in;
+	char *d;
+	size_t inner, row;	/* bytes per axis step; per output row */
+	int ax;
+};
+
+/* output row @o (everything before the axis fixed) */
+static void concat_one(const struct concat_job *j, int64_t o)
+{
+	char *d = j->d + (size_t)o * j->row;
+	int i;
+
+	for (i = 0; i < j->n->nin; i++) {
+		size_t chunk = j->inner * j->in[i].shape.d[j->ax];
+
+		if (!chunk)
+			continue;
+		memcpy(d, (const char *)j->in[i].data + (size_t)o * chunk,
+		       chunk);
+		d += chunk;
+	}
+}
+
+static void concat_row(void *arg, int o, int tid)
+{
+	(void)tid;
+	concat_one(arg, o);
+}
+
 int npr_ref_concat(const struct npr_node *n, const struct npr_tensor *in,
 		   struct npr_tensor *out)
 {
 	const struct npr_concat_params *p = n->params;
 	size_t es = npr_elem_size(out->type), inner = es;
+	struct concat_job j = { .n = n, .in = in, .d = out->data, .ax = p->ax };
 	int64_t outer = 1, o;
-	char *d = out->data;
 	int i;
 
 	if (!es)
@@ -147,15 +180,15 @@ int npr_ref_concat(const struct npr_node *n, const struct npr_tensor *in,
 		outer *= out->shape.d[i];
 	for (i = p->ax + 1; i < out->shape.rank; i++)
 		inner *= out->shape.d[i];
+	j.inner = inner;
+	j.row = inner * out->shape.d[p->ax];
+	/* rows of at least 64 KiB over the threads (a batch's images) */
+	if (outer > 1 && outer <= INT32_MAX && j.row >= 65536) {
+		npr_parallel_for((int)outer, concat_row, &j);
+		return 0;
+	}
 	for (o = 0; o < outer; o++)
-		for (i = 0; i < n->nin; i++) {
-			size_t chunk = inner * in[i].shape.d[p->ax];
-
-			if (!chunk)
-				continue;
-			memcpy(d, (const char *)in[i].data + o * chunk, chunk);
-			d += chunk;
-		}
+		concat_one(&j, o);
 	return 0;
 }
 

@@ -9,6 +9,14 @@
  * VM, so workers spin ~0.2 ms after each loop before they sleep, yielding
  * after the first 25 us so that a busy machine's other threads (ours
  * included) still run; the caller waiting for the last worker yields too.
+ *
+ * A worker joins a loop before it takes an index (a counter tagged with
+ * the loop); once the caller has seen every index handed out it closes
+ * the loop and waits only for the workers that joined.  On a busy
+ * machine a worker that was preempted (or asleep) when the loop began
+ * used to hold the caller up until it was scheduled again, only to find
+ * nothing left to do; now the caller goes on, and the late worker finds
+ * the loop closed.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -16,6 +24,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -26,6 +35,7 @@
 
 #define POOL_MAX	255
 #define SPIN_NS		200000
+#define JOIN_CLOSED	(1u << 31)
 
 struct pool {
 	int cpus;
@@ -35,6 +45,8 @@ struct pool {
 	_Atomic unsigned int gen;
 	_Atomic int next;		/* next index to hand out */
 	_Atomic int done;		/* workers finished with this loop */
+	/* loop count << 32 | JOIN_CLOSED | workers that joined the loop */
+	_Atomic uint64_t join;
 	_Atomic int sleepers;
 	npr_par_fn fn;
 	void *arg;
@@ -75,6 +87,20 @@ static void run_items(int tid)
 		pool.fn(pool.arg, i, tid);
 }
 
+/* Join loop @id unless the caller has closed it (or moved on). */
+static bool join_loop(unsigned int id)
+{
+	uint64_t t = atomic_load_explicit(&pool.join, memory_order_acquire);
+
+	do {
+		if ((t >> 32) != id || (t & JOIN_CLOSED))
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(&pool.join, &t, t + 1,
+							memory_order_acq_rel,
+							memory_order_acquire));
+	return true;
+}
+
 static void *worker(void *p)
 {
 	int tid = (int)(intptr_t)p;
@@ -110,7 +136,7 @@ static void *worker(void *p)
 						 memory_order_acquire);
 		}
 		seen = g;
-		if (tid < (int)(g & 0xff)) {
+		if (tid < (int)(g & 0xff) && join_loop(g >> 8)) {
 			run_items(tid);
 			atomic_fetch_add_explicit(&pool.done, 1,
 						  memory_order_release);
@@ -186,7 +212,8 @@ int npr_par_threads(void)
 
 void npr_parallel_for(int n, npr_par_fn fn, void *arg)
 {
-	int nt = npr_par_threads(), i;
+	int nt = npr_par_threads(), i, joined;
+	unsigned int id;
 
 	if (nt > n)
 		nt = n;
@@ -205,17 +232,22 @@ void npr_parallel_for(int n, npr_par_fn fn, void *arg)
 	pool.nthreads = nt;
 	atomic_store_explicit(&pool.next, 0, memory_order_relaxed);
 	atomic_store_explicit(&pool.done, 0, memory_order_relaxed);
-	atomic_store_explicit(&pool.gen,
-			      ((atomic_load(&pool.gen) >> 8) + 1) << 8 | nt,
-			      memory_order_release);
+	id = ((atomic_load(&pool.gen) >> 8) + 1) & 0xffffff;
+	atomic_store_explicit(&pool.join, (uint64_t)id << 32,
+			      memory_order_relaxed);
+	atomic_store_explicit(&pool.gen, id << 8 | nt, memory_order_release);
 	if (atomic_load(&pool.sleepers))
 		futex(&pool.gen, FUTEX_WAKE_PRIVATE, INT_MAX);
 	in_loop = 1;
 	run_items(0);
 	in_loop = 0;
+	/* every index is taken: wait only for the workers that took some */
+	joined = (int)(atomic_fetch_or_explicit(&pool.join, JOIN_CLOSED,
+						memory_order_acq_rel) &
+		       (JOIN_CLOSED - 1));
 	/* spin briefly, then yield: a preempted worker needs our CPU */
 	for (i = 0; atomic_load_explicit(&pool.done, memory_order_acquire) <
-		    nt - 1; i++) {
+		    joined; i++) {
 		if (i < 2000)
 			cpu_relax();
 		else

@@ -5,8 +5,8 @@
 #
 #   0. the CPU model and the load average (before and after the table).
 #   1. SGEMM GFLOP/s, 256..2048, 1 and 2 threads (npr-kbench gemm); its
-#      percentages are of the 113.6 GFLOP/s/core Zen 4 peak it was written
-#      for (a Zen 5 core peaks at about 2.5 times that).
+#      percentages are of the FMA peak it measures on this machine first
+#      (its "peak:" line).
 #   2. resnet18, mobilenet_v2, squeezenet1_1 from $NPR_SHARED/models/onnx at
 #      batch 1 and 8, 1 and 2 threads: npr-kbench model and the peers'
 #      ort_bench.js (onnxruntime-node), ROUNDS separate processes each; the

@@ -262,6 +262,32 @@ TEST(conv_plans_match_reference_over_odd_shapes)
 					TH_LOG("case %d (%s) epi %d: %g", ci,
 					       kn->name, ep, err);
 				ASSERT_LE(err, 1e-5);
+				if (d.N > 1) {
+					/* the last images alone, as batch
+					 * groups run them */
+					int64_t px = nx / d.N, py = ny / d.N;
+					int64_t b0 = d.N / 2, nb = d.N - b0;
+
+					memset(y, 0, sizeof(float) * ny);
+					ASSERT_EQ(npr_conv_plan_run_n(plan,
+								      x + b0 * px, y + b0 * py,
+								      ep == 2 ? res + b0 * py : NULL,
+								      nb), 0);
+					err = rel_err(y + b0 * py, e + b0 * py,
+						      nb * py);
+					if (err > 1e-5)
+						TH_LOG("case %d (%s) epi %d, images %lld-%lld: %g",
+						       ci, kn->name, ep,
+						       (long long)b0,
+						       (long long)d.N - 1, err);
+					ASSERT_LE(err, 1e-5);
+					for (i = 0; i < b0 * py; i++)
+						ASSERT_EQ(y[i], 0.0f);
+				}
+				ASSERT_EQ(npr_conv_plan_run_n(plan, x, y, NULL, 0),
+					  -EINVAL);
+				ASSERT_EQ(npr_conv_plan_run_n(plan, x, y, NULL,
+							      d.N + 1), -EINVAL);
 				free(e);
 			}
 			npr_conv_plan_free(plan);
@@ -415,6 +441,42 @@ TEST(thread_pool_runs_every_index_once_within_its_limit)
 		}
 	}
 	npr_par_set_limit(0);
+}
+
+struct loop_mark {
+	int loop;
+	int seen[4];
+};
+
+static void mark_loop(void *arg, int i, int tid)
+{
+	struct loop_mark *m = arg;
+
+	/* a worker still on an earlier loop would write a stale number */
+	__atomic_store_n(&m->seen[i], m->loop, __ATOMIC_RELAXED);
+}
+
+/*
+ * Many short loops back to back: the caller closes a loop once every
+ * index is handed out and goes on without a worker that came late; that
+ * worker must never run an index of the next loop with the old one's
+ * function or argument, nor miss one.
+ */
+TEST(thread_pool_short_loops_back_to_back)
+{
+	struct loop_mark a = { 0 }, b = { 0 };
+	int l, i;
+
+	npr_par_set_limit(0);
+	for (l = 1; l <= 20000; l++) {
+		struct loop_mark *m = l & 1 ? &a : &b;
+		int n = 1 + l % 4;
+
+		m->loop = l;
+		npr_parallel_for(n, mark_loop, m);
+		for (i = 0; i < n; i++)
+			ASSERT_EQ(__atomic_load_n(&m->seen[i], __ATOMIC_RELAXED), l);
+	}
 }
 
 TEST(thread_pool_works_in_a_forked_child)
