@@ -148,8 +148,8 @@ BENCH_MODEL := $(SHARED)/models/ir/squeezenet1.1/FP16/squeezenet1.1.xml
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(obj)/tools/npr-bench -d null
-	$(Q)$(obj)/tools/npr-bench -d cpu -m $(BENCH_MODEL) --nireq 1 --niter 12
-	$(Q)$(obj)/tools/npr-bench -d cpu -m $(BENCH_MODEL) --nireq 2 --niter 12
+	$(Q)$(obj)/tools/npr-bench -d cpu -m $(BENCH_MODEL) -t 1 --nireq 1 --time 3
+	$(Q)$(obj)/tools/npr-bench -d cpu -m $(BENCH_MODEL) -t 1 --nireq 2 --time 3
 	$(Q)NPR_SHARED=$(SHARED) NPR_KBENCH=$(obj)/tools/npr-kbench \
 		$(srctree)/scripts/bench.sh
 
