@@ -146,6 +146,17 @@ TEST_F(blob, wrong_backend_architecture_version)
  * mr16 nr32", a 32-bit length before it) the CPU backend writes after
  * the graph; the blob's length when there is none.
  */
+/* Does @p[0..n) contain the 3 bytes @s? */
+static bool has3(const unsigned char *p, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i + 3 <= n; i++)
+		if (!memcmp(p + i, s, 3))
+			return true;
+	return false;
+}
+
 static size_t prepared_at(const unsigned char *b, size_t len)
 {
 	size_t i;
@@ -158,7 +169,7 @@ static size_t prepared_at(const unsigned char *b, size_t len)
 		memcpy(&n, b + i, 4);
 		if (n < 8 || n >= 64 || i + 4 + n + 4 > len)
 			continue;
-		if (memmem(b + i + 4, n, " mr", 3) && memmem(b + i + 4, n, " nr", 3))
+		if (has3(b + i + 4, n, " mr") && has3(b + i + 4, n, " nr"))
 			return i;
 	}
 	return len;
