@@ -284,6 +284,27 @@ static bool prep_for(const struct npr_prepared *prep, int cur, int ni)
 	return prep && cur < prep->n && prep->buf[cur].node == ni;
 }
 
+/*
+ * What npr_conv_fuse() needs beside the graph: how many live nodes read
+ * each value, and which nodes a fused step has taken (none yet).
+ */
+static int fuse_scratch(const struct npr_graph *g, int **uses, bool **taken)
+{
+	int i, j;
+
+	*uses = calloc(g->nvals ? g->nvals : 1, sizeof(int));
+	*taken = calloc(g->nnodes ? g->nnodes : 1, sizeof(bool));
+	if (!*uses || !*taken) {
+		free(*uses);
+		free(*taken);
+		return -ENOMEM;
+	}
+	for (i = 0; i < g->nnodes; i++)
+		for (j = 0; !g->nodes[i].dead && j < g->nodes[i].nin; j++)
+			(*uses)[g->nodes[i].in[j]]++;
+	return 0;
+}
+
 static int plan_fast(struct npr_graph *g, struct ref_exec *re,
 		     const struct npr_prepared *prep)
 {
@@ -292,16 +313,9 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re,
 
 	if (getenv("NPR_CPU_REF"))
 		return 0;
-	uses = calloc(g->nvals ? g->nvals : 1, sizeof(int));
-	taken = calloc(g->nnodes ? g->nnodes : 1, sizeof(bool));
-	if (!uses || !taken) {
-		free(uses);
-		free(taken);
-		return -ENOMEM;
-	}
-	for (i = 0; i < g->nnodes; i++)
-		for (j = 0; !g->nodes[i].dead && j < g->nodes[i].nin; j++)
-			uses[g->nodes[i].in[j]]++;
+	err = fuse_scratch(g, &uses, &taken);
+	if (err)
+		return err;
 	for (i = 0; i < g->nnodes; i++) {
 		struct npr_node *n = &g->nodes[i];
 		struct npr_conv_plan *plan;
@@ -815,19 +829,12 @@ static int check_held(struct npr_graph *g, const struct ref_exec *re)
  */
 static int unpack_held(struct npr_graph *g, const struct npr_prepared *prep)
 {
-	int *uses, i, j, err = 0, cur = 0;
+	int *uses, i, err = 0, cur = 0;
 	bool *taken;
 
-	uses = calloc(g->nvals ? g->nvals : 1, sizeof(int));
-	taken = calloc(g->nnodes ? g->nnodes : 1, sizeof(bool));
-	if (!uses || !taken) {
-		free(uses);
-		free(taken);
-		return -ENOMEM;
-	}
-	for (i = 0; i < g->nnodes; i++)
-		for (j = 0; !g->nodes[i].dead && j < g->nodes[i].nin; j++)
-			uses[g->nodes[i].in[j]]++;
+	err = fuse_scratch(g, &uses, &taken);
+	if (err)
+		return err;
 	for (i = 0; i < g->nnodes && !err; i++) {
 		struct npr_conv_plan *plan = NULL;
 		struct npr_value *w;
