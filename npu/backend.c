@@ -3,12 +3,11 @@
  * The npu backend: drives an Intel NPU (or vnpu, the software NPU) through
  * the Level Zero loader and the NPU graph extension.
  *
- * The loader (libze_loader.so.1) is opened with dlopen() on the first
- * npr_open("npu"), so libnpuring runs where Level Zero is not installed.
+ * This file compiles models, exports and imports the driver's native
+ * binary, creates requests and runs them; device.c binds the loader, finds
+ * and probes the device and answers its properties; npu.h is what both
+ * share.
  *
- * probe:          zeInit(VPU_ONLY), the driver whose UUID is the NPU
- *                 driver's, the graph extension (version >= 1.5), the
- *                 device, one context per open device.
  * compile:        the compiled graph is written as IR (NGRAPH_LITE, classic
  *                 layout) with the build-flag string; the driver compiles
  *                 it.  One command queue per compiled model.
@@ -21,8 +20,6 @@
  *                 lists to re-point a recorded execute.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -31,520 +28,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "../lib/core.h"
 
 #if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
 #include "../lib/ir.h"
-#include "ze_graph.h"
-#include <level_zero/loader/ze_loader.h>
-
-#define NPU_MAX_DEVICES	16
-
-/* The loader's entry points, resolved at run time. */
-static struct {
-	ze_result_t (*Init)(ze_init_flags_t);
-	ze_result_t (*DriverGet)(uint32_t *, ze_driver_handle_t *);
-	ze_result_t (*DriverGetProperties)(ze_driver_handle_t,
-					   ze_driver_properties_t *);
-	ze_result_t (*DriverGetExtensionProperties)(ze_driver_handle_t,
-		uint32_t *, ze_driver_extension_properties_t *);
-	ze_result_t (*DriverGetExtensionFunctionAddress)(ze_driver_handle_t,
-		const char *, void **);
-	ze_result_t (*DeviceGet)(ze_driver_handle_t, uint32_t *,
-				 ze_device_handle_t *);
-	ze_result_t (*DeviceGetProperties)(ze_device_handle_t,
-					   ze_device_properties_t *);
-	ze_result_t (*ContextCreate)(ze_driver_handle_t,
-				     const ze_context_desc_t *,
-				     ze_context_handle_t *);
-	ze_result_t (*ContextDestroy)(ze_context_handle_t);
-	ze_result_t (*MemAllocHost)(ze_context_handle_t,
-				    const ze_host_mem_alloc_desc_t *, size_t,
-				    size_t, void **);
-	ze_result_t (*MemFree)(ze_context_handle_t, void *);
-	ze_result_t (*CommandQueueCreate)(ze_context_handle_t,
-		ze_device_handle_t, const ze_command_queue_desc_t *,
-		ze_command_queue_handle_t *);
-	ze_result_t (*CommandQueueDestroy)(ze_command_queue_handle_t);
-	ze_result_t (*CommandQueueExecuteCommandLists)(
-		ze_command_queue_handle_t, uint32_t,
-		ze_command_list_handle_t *, ze_fence_handle_t);
-	ze_result_t (*CommandListCreate)(ze_context_handle_t,
-		ze_device_handle_t, const ze_command_list_desc_t *,
-		ze_command_list_handle_t *);
-	ze_result_t (*CommandListDestroy)(ze_command_list_handle_t);
-	ze_result_t (*CommandListClose)(ze_command_list_handle_t);
-	ze_result_t (*FenceCreate)(ze_command_queue_handle_t,
-				   const ze_fence_desc_t *,
-				   ze_fence_handle_t *);
-	ze_result_t (*FenceDestroy)(ze_fence_handle_t);
-	ze_result_t (*FenceHostSynchronize)(ze_fence_handle_t, uint64_t);
-	ze_result_t (*FenceReset)(ze_fence_handle_t);
-} ze;
-
-static const char *const ze_names[] = {
-	"zeInit", "zeDriverGet", "zeDriverGetProperties",
-	"zeDriverGetExtensionProperties", "zeDriverGetExtensionFunctionAddress",
-	"zeDeviceGet", "zeDeviceGetProperties", "zeContextCreate",
-	"zeContextDestroy", "zeMemAllocHost", "zeMemFree",
-	"zeCommandQueueCreate", "zeCommandQueueDestroy",
-	"zeCommandQueueExecuteCommandLists", "zeCommandListCreate",
-	"zeCommandListDestroy", "zeCommandListClose", "zeFenceCreate",
-	"zeFenceDestroy", "zeFenceHostSynchronize", "zeFenceReset",
-};
-
-/* Optional entry points: older loaders may lack them. */
-static ze_result_t (*ze_pci_props)(ze_device_handle_t,
-				   ze_pci_ext_properties_t *);
-static ze_result_t (*zel_versions)(size_t *, zel_component_version_t *);
-
-_Static_assert(sizeof(ze) == sizeof(ze_names) / sizeof(ze_names[0]) *
-	       sizeof(void *), "one name per loader entry point");
-
-/* What the one-time initialisation found. */
-static struct {
-	int err;
-	char msg[512];
-	ze_driver_handle_t drv;
-	uint32_t ndev;
-	ze_device_handle_t dev[NPU_MAX_DEVICES];
-	const struct npr_ze_graph_ddi *graph;
-	uint32_t graph_version;
-	char loader_version[64];	/* "1.8.0", or "" if unknown */
-	bool cq_npu;	/* the NPU command-queue extension (turbo) */
-} npu;
-
-struct npu_device {
-	ze_context_handle_t ctx;
-	ze_device_handle_t dev;
-	uint32_t pci_id;
-	uint32_t driver_version;
-	uint32_t tiles;
-	double gops;		/* int8, the NPU plugin's formula */
-	char pci[32];		/* "DDDD:BB:DD.F", or "" if unknown */
-	struct npr_ze_device_graph_properties gprops;
-	bool lost;
-};
-
-/*
- * One graph argument: inputs first, then outputs, in the driver's order;
- * @port is the model's input or output it carries.
- */
-struct npu_arg {
-	unsigned int type;
-	size_t numel;
-	size_t bytes;
-	int port;	/* -1: the assign of a variable that nothing writes */
-	bool out;
-	int var;	/* a state argument: the variable, else -1 */
-	int peer;	/* a read_value: its assign argument, or -1 */
-};
-
-/* The NPU compiler's names of state arguments. */
-#define NPU_READ_PREFIX		"vpux_ie_read_value_"
-#define NPU_ASSIGN_PREFIX	"vpux_ie_assign_"
-
-struct npu_exec {
-	npr_ze_graph_handle_t graph;
-	ze_command_queue_handle_t queue;
-	pthread_mutex_t lock;	/* SetArgumentValue + Append are one step */
-	bool init_pending;	/* NPU_DEFER_WEIGHTS_LOAD: on first request */
-	uint32_t nargs;
-	struct npu_arg *arg;
-};
-
-struct npu_request {
-	void **buf;
-	bool *shared;		/* buf[i] is its read_value's buffer */
-	ze_command_list_handle_t list;
-	ze_fence_handle_t fence;
-};
-
-static const char *ze_result_str(ze_result_t r)
-{
-	switch (r) {
-	case ZE_RESULT_SUCCESS: return "success";
-	case ZE_RESULT_NOT_READY: return "not ready";
-	case ZE_RESULT_ERROR_DEVICE_LOST: return "device lost";
-	case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY: return "out of host memory";
-	case ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: return "out of device memory";
-	case ZE_RESULT_ERROR_UNINITIALIZED: return "uninitialized";
-	case ZE_RESULT_ERROR_UNSUPPORTED_VERSION: return "unsupported version";
-	case ZE_RESULT_ERROR_UNSUPPORTED_FEATURE: return "unsupported feature";
-	case ZE_RESULT_ERROR_INVALID_ARGUMENT: return "invalid argument";
-	case ZE_RESULT_ERROR_INVALID_NULL_HANDLE: return "invalid handle";
-	case ZE_RESULT_ERROR_INVALID_NATIVE_BINARY: return "invalid native binary";
-	case ZE_RESULT_ERROR_INVALID_SIZE: return "invalid size";
-	default: return "error";
-	}
-}
-
-static int ze_errno(ze_result_t r)
-{
-	switch (r) {
-	case ZE_RESULT_ERROR_DEVICE_LOST: return -ENODEV;
-	case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY:
-	case ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: return -ENOMEM;
-	case ZE_RESULT_ERROR_UNSUPPORTED_FEATURE:
-	case ZE_RESULT_ERROR_UNSUPPORTED_VERSION: return -EOPNOTSUPP;
-	case ZE_RESULT_ERROR_INVALID_ARGUMENT:
-	case ZE_RESULT_ERROR_INVALID_SIZE:
-	case ZE_RESULT_ERROR_INVALID_NATIVE_BINARY: return -EINVAL;
-	default: return -EIO;
-	}
-}
-
-#define ZE_FAIL(r, what)						\
-	npr_err(ze_errno(r), "npu: %s failed: %s (0x%x)", what,	\
-		ze_result_str(r), (unsigned int)(r))
-
-/*
- * The PCI address of an accel node from sysfs: /sys/dev/char/MAJ:MIN
- * links to .../0000:00:0b.0/accel/accelN.  0, or -1 if unknown.
- */
-static int sysfs_pci(const char *node, char *out, size_t len)
-{
-	char link[PATH_MAX], sys[64];
-	struct stat st;
-	const char *a;
-	ssize_t n;
-
-	if (stat(node, &st) || !S_ISCHR(st.st_mode))
-		return -1;
-	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u", major(st.st_rdev),
-		 minor(st.st_rdev));
-	n = readlink(sys, link, sizeof(link) - 1);
-	if (n <= 0)
-		return -1;
-	link[n] = 0;
-	a = strstr(link, "/accel/");
-	if (!a || a - link < 13 || a[-13] != '/')
-		return -1;
-	snprintf(out, len, "%.12s", a - 12);
-	return 0;
-}
-
-/* Why zeInit found no NPU: look at the kernel side. */
-static void diagnose(char *buf, size_t len, ze_result_t r)
-{
-	int (*drm_free)(void *) = NULL;
-	void *(*drm_version)(int) = NULL;
-	const char *dir = getenv("NPR_ACCEL_DIR");	/* tests; /dev/accel */
-	char path[PATH_MAX], name[64] = "", pci[32] = "?";
-	struct dirent *de;
-	void *drm;
-	DIR *d;
-	int fd;
-
-	if (!dir || !*dir)
-		dir = "/dev/accel";
-	d = opendir(dir);
-	de = NULL;
-	while (d && (de = readdir(d)))
-		if (!strncmp(de->d_name, "accel", 5))
-			break;
-	if (!de) {
-		if (d)
-			closedir(d);
-		snprintf(buf, len,
-			 "npu: no Level Zero NPU driver (zeInit: %s, 0x%x) and no %.200s/accel* node: the intel_vpu kernel driver is not loaded; for the software NPU set NPR_VNPU=1 (or NPR_VNPU or ZE_ENABLE_ALT_DRIVERS to the path of npu/vnpu/libze_intel_vpu.so.1)",
-			 ze_result_str(r), (unsigned int)r, dir);
-		return;
-	}
-	snprintf(path, sizeof(path), "%.3000s/%.32s", dir, de->d_name);
-	closedir(d);
-	sysfs_pci(path, pci, sizeof(pci));
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(buf, len,
-			 "npu: cannot open %.200s (PCI %s): %s%s", path, pci,
-			 strerror(errno), errno == EACCES ?
-			 " (add the user to the \"render\" group)" : "");
-		return;
-	}
-	drm = dlopen("libdrm.so.2", RTLD_NOW | RTLD_LOCAL);
-	if (drm) {
-		*(void **)&drm_version = dlsym(drm, "drmGetVersion");
-		*(void **)&drm_free = dlsym(drm, "drmFreeVersion");
-	}
-	if (drm_version && drm_free) {
-		/* drmVersion: three ints, then name_len and name */
-		struct { int ma, mi, pa; int nl; char *n; } *v = drm_version(fd);
-
-		if (v && v->n)
-			snprintf(name, sizeof(name), "%.*s", v->nl, v->n);
-		if (v)
-			drm_free(v);
-	}
-	close(fd);
-	if (drm)
-		dlclose(drm);
-	if (name[0] && strcmp(name, "intel_vpu") && strcmp(name, "intel_npu"))
-		snprintf(buf, len, "npu: %.200s (PCI %s) is driven by \"%s\", not intel_vpu or intel_npu",
-			 path, pci, name);
-	else
-		snprintf(buf, len,
-			 "npu: %.200s exists (%s, PCI %s) but no Level Zero NPU driver answered (zeInit: %s, 0x%x): install the NPU user-mode driver (libze_intel_vpu.so.1)",
-			 path, name[0] ? name : "driver unknown", pci,
-			 ze_result_str(r), (unsigned int)r);
-}
-
-/*
- * NPR_VNPU=PATH loads the software NPU at PATH; NPR_VNPU=1 the one built
- * next to the running program (tools/ or selftests/ of a build tree).
- */
-static void vnpu_select(void)
-{
-	const char *v = getenv("NPR_VNPU");
-	char exe[PATH_MAX], path[PATH_MAX + 64];
-	ssize_t n;
-
-	if (!v || !*v || !strcmp(v, "0") || getenv("ZE_ENABLE_ALT_DRIVERS"))
-		return;
-	if (strcmp(v, "1")) {
-		setenv("ZE_ENABLE_ALT_DRIVERS", v, 0);
-		return;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return;
-	exe[n] = 0;
-	*strrchr(exe, '/') = 0;
-	snprintf(path, sizeof(path), "%s/../npu/vnpu/libze_intel_vpu.so.1",
-		 exe);
-	if (!access(path, R_OK))
-		setenv("ZE_ENABLE_ALT_DRIVERS", path, 0);
-}
-
-static void npu_init_once(void)
-{
-	static const uint8_t npu_uuid[16] = NPR_ZE_NPU_DRIVER_UUID;
-	ze_driver_extension_properties_t *ext = NULL;
-	ze_driver_handle_t drv[16];
-	uint32_t n = 16, i, next = 0;
-	char ext_name[ZE_MAX_EXTENSION_NAME] = "";
-	void *lib, **fn = (void **)&ze;
-	ze_result_t r;
-
-	const char *loader = getenv("NPR_ZE_LOADER");
-
-	npu.err = -ENODEV;
-	vnpu_select();
-	if (!loader || !*loader)
-		loader = "libze_loader.so.1";
-	lib = dlopen(loader, RTLD_NOW | RTLD_GLOBAL);
-	if (!lib) {
-		snprintf(npu.msg, sizeof(npu.msg),
-			 "npu: the Level Zero loader %.200s cannot be loaded (%.120s): install it (apt-get install libze1)",
-			 loader, dlerror());
-		return;
-	}
-	for (i = 0; i < sizeof(ze_names) / sizeof(ze_names[0]); i++) {
-		fn[i] = dlsym(lib, ze_names[i]);
-		if (!fn[i]) {
-			snprintf(npu.msg, sizeof(npu.msg),
-				 "npu: the Level Zero loader lacks %s",
-				 ze_names[i]);
-			return;
-		}
-	}
-	*(void **)&ze_pci_props = dlsym(lib, "zeDevicePciGetPropertiesExt");
-	*(void **)&zel_versions = dlsym(lib, "zelLoaderGetVersions");
-	r = ze.Init(ZE_INIT_FLAG_VPU_ONLY);
-	if (zel_versions) {
-		zel_component_version_t v[16];
-		size_t nv = 0, k;
-
-		/* the count first: the loader fills exactly that many */
-		memset(v, 0, sizeof(v));
-		if (!zel_versions(&nv, NULL) && nv && nv <= 16 &&
-		    !zel_versions(&nv, v))
-			for (k = 0; k < nv && k < 16; k++)
-				if (!strncmp(v[k].component_name, "loader",
-					     sizeof(v[k].component_name)))
-					snprintf(npu.loader_version,
-						 sizeof(npu.loader_version),
-						 "%d.%d.%d",
-						 v[k].component_lib_version.major,
-						 v[k].component_lib_version.minor,
-						 v[k].component_lib_version.patch);
-	}
-	if (!r)
-		r = ze.DriverGet(&n, drv);
-	if (r || !n) {
-		diagnose(npu.msg, sizeof(npu.msg), r);
-		return;
-	}
-	for (i = 0; i < n && i < 16; i++) {
-		ze_driver_properties_t p = {
-			.stype = ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES,
-		};
-
-		if (!ze.DriverGetProperties(drv[i], &p) &&
-		    !memcmp(p.uuid.id, npu_uuid, sizeof(npu_uuid)))
-			break;
-	}
-	if (i == n || i == 16) {
-		snprintf(npu.msg, sizeof(npu.msg),
-			 "npu: none of the %u Level Zero drivers is the NPU driver (wrong driver UUID)",
-			 n);
-		return;
-	}
-	npu.drv = drv[i];
-	/* the graph extension: the base name, or the newest _1_x name */
-	n = 0;
-	r = ze.DriverGetExtensionProperties(npu.drv, &n, NULL);
-	if (!r && n && n < 4096) {
-		ext = calloc(n, sizeof(*ext));
-		if (ext)
-			r = ze.DriverGetExtensionProperties(npu.drv, &n, ext);
-	}
-	for (i = 0; ext && !r && i < n; i++) {
-		size_t len = strlen(NPR_ZE_GRAPH_EXT_NAME);
-
-		if (!strcmp(ext[i].name, NPR_ZE_CQ_NPU_EXT_NAME) &&
-		    ext[i].version >> 16 == 1)
-			npu.cq_npu = true;
-
-		if (strncmp(ext[i].name, NPR_ZE_GRAPH_EXT_NAME, len) ||
-		    (ext[i].name[len] && ext[i].name[len] != '_'))
-			continue;
-		if (ext[i].version >> 16 != 1 || ext[i].version <= next)
-			continue;
-		next = ext[i].version;
-		snprintf(ext_name, sizeof(ext_name), "%s", ext[i].name);
-	}
-	free(ext);
-	if (!next) {
-		snprintf(npu.msg, sizeof(npu.msg),
-			 "npu: the NPU driver does not offer %s",
-			 NPR_ZE_GRAPH_EXT_NAME);
-		return;
-	}
-	if (next < NPR_ZE_GRAPH_VERSION_MIN) {
-		snprintf(npu.msg, sizeof(npu.msg),
-			 "npu: the NPU driver's graph extension is version 1.%u; npuring needs 1.%u or newer",
-			 next & 0xffff, NPR_ZE_GRAPH_VERSION_MIN & 0xffff);
-		return;
-	}
-	npu.graph_version = next;
-	r = ze.DriverGetExtensionFunctionAddress(npu.drv, ext_name,
-						 (void **)&npu.graph);
-	if (r || !npu.graph) {
-		snprintf(npu.msg, sizeof(npu.msg),
-			 "npu: %s listed but its table is missing (0x%x)",
-			 ext_name, (unsigned int)r);
-		return;
-	}
-	npu.ndev = NPU_MAX_DEVICES;
-	r = ze.DeviceGet(npu.drv, &npu.ndev, npu.dev);
-	if (r || !npu.ndev) {
-		snprintf(npu.msg, sizeof(npu.msg),
-			 "npu: the NPU driver reports no device (0x%x)",
-			 (unsigned int)r);
-		return;
-	}
-	npu.err = 0;
-}
-
-static const char *platform_of(uint32_t pci_id)
-{
-	switch (pci_id) {
-	case NPR_NPU_PCI_MTL:
-	case NPR_NPU_PCI_ARL:
-		return "3720";
-	case NPR_NPU_PCI_LNL:
-		return "4000";
-	}
-	return "AUTO_DETECT";
-}
-
-/*
- * The PCI address of the NPU: from the driver (zeDevicePciGetPropertiesExt)
- * or, if it has none, from sysfs: /sys/dev/char/MAJ:MIN of the accel node
- * links to .../0000:00:0b.0/accel/accelN.
- */
-static void pci_address(struct npu_device *nd, int index)
-{
-	ze_pci_ext_properties_t pp = {
-		.stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES,
-	};
-	char node[64];
-
-	nd->pci[0] = 0;
-	if (ze_pci_props && !ze_pci_props(nd->dev, &pp) &&
-	    pp.address.device) {
-		snprintf(nd->pci, sizeof(nd->pci), "%04x:%02x:%02x.%x",
-			 pp.address.domain & 0xffff, pp.address.bus & 0xff,
-			 pp.address.device & 0xff, pp.address.function & 0xf);
-		return;
-	}
-	snprintf(node, sizeof(node), "/dev/accel/accel%d", index);
-	if (sysfs_pci(node, nd->pci, sizeof(nd->pci)))
-		nd->pci[0] = 0;
-}
-
-static int npu_probe(struct npr_device *dev, int index)
-{
-	ze_driver_properties_t dp = {
-		.stype = ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES,
-	};
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	ze_device_properties_t p = {
-		.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES,
-	};
-	ze_context_desc_t cd = { .stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC };
-	struct npu_device *nd;
-	ze_result_t r;
-
-	pthread_once(&once, npu_init_once);
-	if (npu.err)
-		return npr_err(npu.err, "%s", npu.msg);
-	if ((uint32_t)index >= npu.ndev)
-		return npr_err(-ENODEV, "npu.%d: the NPU driver has %u device(s)",
-			       index, npu.ndev);
-	r = ze.DeviceGetProperties(npu.dev[index], &p);
-	if (r)
-		return ZE_FAIL(r, "zeDeviceGetProperties");
-	if (p.type != ZE_DEVICE_TYPE_VPU)
-		return npr_err(-ENODEV, "npu.%d: device type %d is not an NPU",
-			       index, p.type);
-	nd = calloc(1, sizeof(*nd));
-	if (!nd)
-		return -ENOMEM;
-	dev->priv = nd;
-	nd->dev = npu.dev[index];
-	nd->pci_id = p.deviceId;
-	nd->tiles = p.numSlices;
-	nd->gops = p.coreClockRate / 1e9 * p.numSlices * p.physicalEUSimdWidth;
-	if (!ze.DriverGetProperties(npu.drv, &dp))
-		nd->driver_version = dp.driverVersion;
-	pci_address(nd, index);
-	r = ze.ContextCreate(npu.drv, &cd, &nd->ctx);
-	if (r) {
-		nd->ctx = NULL;
-		return ZE_FAIL(r, "zeContextCreate");
-	}
-	nd->gprops.stype = NPR_ZE_STYPE_DEVICE_GRAPH_PROPERTIES;
-	r = npu.graph->pfnDeviceGetGraphProperties(nd->dev, &nd->gprops);
-	if (r)
-		return ZE_FAIL(r, "DeviceGetGraphProperties");
-	dev->info.device_type = NPR_DEVICE_NPU;
-	dev->info.caps = NPR_CAP_FP32 | NPR_CAP_FP16 | NPR_CAP_INT8;
-	if (index)
-		snprintf(dev->info.name, sizeof(dev->info.name), "npu.%d",
-			 index);
-	else
-		snprintf(dev->info.name, sizeof(dev->info.name), "npu");
-	snprintf(dev->info.full_name, sizeof(dev->info.full_name), "%.127s",
-		 p.name);
-	snprintf(dev->info.arch, sizeof(dev->info.arch), "%s",
-		 platform_of(p.deviceId));
-	return 0;
-}
+#include "npu.h"
 
 static unsigned int elem_of_prec(uint32_t prec)
 {
@@ -685,9 +175,9 @@ static void npu_exec_destroy(struct npr_exec *ex)
 	struct npu_exec *ne = ex->priv;
 
 	if (ne->queue)
-		ze.CommandQueueDestroy(ne->queue);
+		npr_ze.CommandQueueDestroy(ne->queue);
 	if (ne->graph)
-		npu.graph->pfnDestroy(ne->graph);
+		npr_npu.graph->pfnDestroy(ne->graph);
 	pthread_mutex_destroy(&ne->lock);
 	free(ne->arg);
 	free(ne);
@@ -699,10 +189,10 @@ static int compile_error(ze_result_t r)
 	char log[2048] = "";
 	uint32_t size = sizeof(log);
 
-	if (npu.graph_version >= NPR_ZE_GRAPH_VERSION(4) &&
-	    !npu.graph->pfnBuildLogGetString(NULL, &size, log) && log[0])
+	if (npr_npu.graph_version >= NPR_ZE_GRAPH_VERSION(4) &&
+	    !npr_npu.graph->pfnBuildLogGetString(NULL, &size, log) && log[0])
 		return npr_err(r == ZE_RESULT_ERROR_UNKNOWN ? -EINVAL :
-			       ze_errno(r),
+			       npr_ze_errno(r),
 			       "npu: the NPU compiler failed (0x%x): %s",
 			       (unsigned int)r, log);
 	return ZE_FAIL(r, "graph create");
@@ -757,7 +247,7 @@ static int map_args(struct npr_exec *ex, struct npu_exec *ne)
 	uint32_t i;
 	int err = 0, k, j;
 
-	r = npu.graph->pfnGetProperties(ne->graph, &gp);
+	r = npr_npu.graph->pfnGetProperties(ne->graph, &gp);
 	if (r)
 		return ZE_FAIL(r, "graph GetProperties");
 	if (gp.numGraphArgs > 4096)
@@ -780,7 +270,7 @@ static int map_args(struct npr_exec *ex, struct npu_exec *ne)
 		size_t numel = 1;
 		bool out;
 
-		r = npu.graph->pfnGetArgumentProperties(ne->graph, i, &ap);
+		r = npr_npu.graph->pfnGetArgumentProperties(ne->graph, i, &ap);
 		if (r) {
 			err = ZE_FAIL(r, "graph GetArgumentProperties");
 			break;
@@ -1163,22 +653,22 @@ static int npu_query(struct npr_device *dev, const struct npr_graph *g,
 	desc.inputSize = size;
 	desc.pInput = buf;
 	desc.pBuildFlags = flags;
-	r = npu.graph->pfnQueryNetworkCreate2(nd->ctx, nd->dev, &desc, &q);
+	r = npr_npu.graph->pfnQueryNetworkCreate2(nd->ctx, nd->dev, &desc, &q);
 	free(buf);
 	if (r)
 		return compile_error(r);
-	r = npu.graph->pfnQueryNetworkGetSupportedLayers(q, &len, NULL);
+	r = npr_npu.graph->pfnQueryNetworkGetSupportedLayers(q, &len, NULL);
 	if (!r && len) {
 		names = malloc(len + 1);
 		if (!names) {
-			npu.graph->pfnQueryNetworkDestroy(q);
+			npr_npu.graph->pfnQueryNetworkDestroy(q);
 			return -ENOMEM;
 		}
-		r = npu.graph->pfnQueryNetworkGetSupportedLayers(q, &len,
+		r = npr_npu.graph->pfnQueryNetworkGetSupportedLayers(q, &len,
 								 names);
 		names[len] = 0;
 	}
-	npu.graph->pfnQueryNetworkDestroy(q);
+	npr_npu.graph->pfnQueryNetworkDestroy(q);
 	if (r) {
 		free(names);
 		return ZE_FAIL(r, "QueryNetworkGetSupportedLayers");
@@ -1213,11 +703,11 @@ static int graph_init(struct npu_exec *ne)
 
 	if (!ne->init_pending)
 		return 0;
-	if (npu.graph_version >= NPR_ZE_GRAPH_VERSION_1_8) {
-		r = npu.graph->pfnGetProperties2(ne->graph, &gp2);
+	if (npr_npu.graph_version >= NPR_ZE_GRAPH_VERSION_1_8) {
+		r = npr_npu.graph->pfnGetProperties2(ne->graph, &gp2);
 		if (!r && (gp2.initStageRequired &
 			   NPR_ZE_GRAPH_STAGE_INITIALIZE))
-			r = npu.graph->pfnGraphInitialize(ne->graph);
+			r = npr_npu.graph->pfnGraphInitialize(ne->graph);
 		if (r)
 			return ZE_FAIL(r, "graph initialize");
 	}
@@ -1262,10 +752,10 @@ static int npu_native_export(const struct npr_exec *ex, void **out,
 	uint64_t v;
 	ze_result_t r;
 
-	if (npu.graph_version >= NPR_ZE_GRAPH_VERSION(7))
-		r = npu.graph->pfnGetNativeBinary2(ne->graph, &size, &view);
+	if (npr_npu.graph_version >= NPR_ZE_GRAPH_VERSION(7))
+		r = npr_npu.graph->pfnGetNativeBinary2(ne->graph, &size, &view);
 	else
-		r = npu.graph->pfnGetNativeBinary(ne->graph, &size, NULL);
+		r = npr_npu.graph->pfnGetNativeBinary(ne->graph, &size, NULL);
 	if (r)
 		return ZE_FAIL(r, "GetNativeBinary");
 	if (!size || size > ((size_t)1 << 40))
@@ -1279,7 +769,7 @@ static int npu_native_export(const struct npr_exec *ex, void **out,
 	} else {
 		size_t got = size;
 
-		r = npu.graph->pfnGetNativeBinary(ne->graph, &got, p);
+		r = npr_npu.graph->pfnGetNativeBinary(ne->graph, &got, p);
 		if (r || got != size) {
 			free(p);
 			return r ? ZE_FAIL(r, "GetNativeBinary") :
@@ -1302,7 +792,7 @@ static int npu_native_export(const struct npr_exec *ex, void **out,
 	memcpy(t + 12, &nd->pci_id, 4);
 	memcpy(t + 16, &nd->gprops.compilerMajor, 2);
 	memcpy(t + 18, &nd->gprops.compilerMinor, 2);
-	memcpy(t + 20, &npu.graph_version, 4);
+	memcpy(t + 20, &npr_npu.graph_version, 4);
 	v = size;
 	memcpy(t + 24, &v, 8);
 	v = npr_blob_hash(p, size + psize);
@@ -1350,8 +840,8 @@ static int native_of(struct npr_exec *ex, const uint8_t **bin, size_t *size)
 		return npr_err(-EBADMSG, "npu: the blob's native binary is truncated or corrupt");
 	if (pci != nd->pci_id)
 		return npr_err(-ENODEV, "npu: the blob was compiled for NPU 0x%04x (%s), this is 0x%04x (%s)",
-			       pci, platform_of(pci), nd->pci_id,
-			       platform_of(nd->pci_id));
+			       pci, npr_platform_of(pci), nd->pci_id,
+			       npr_platform_of(nd->pci_id));
 	pp = (const uint8_t *)ex->native + n;
 	memcpy(w, pp, sizeof(w));
 	memcpy(&mode, pp + 20, 4);
@@ -1392,7 +882,7 @@ static int finish_graph(struct npr_exec *ex, struct npu_exec *ne)
 	int err;
 
 	/* NPU_TURBO: the queue's turbo flag, where the driver has it */
-	if (ex->props.npu_turbo && npu.cq_npu)
+	if (ex->props.npu_turbo && npr_npu.cq_npu)
 		qd.pNext = &turbo;
 	err = map_args(ex, ne);
 	if (err)
@@ -1403,7 +893,7 @@ static int finish_graph(struct npr_exec *ex, struct npu_exec *ne)
 		if (err)
 			return err;
 	}
-	r = ze.CommandQueueCreate(nd->ctx, nd->dev, &qd, &ne->queue);
+	r = npr_ze.CommandQueueCreate(nd->ctx, nd->dev, &qd, &ne->queue);
 	if (r) {
 		ne->queue = NULL;
 		return ZE_FAIL(r, "zeCommandQueueCreate");
@@ -1435,7 +925,7 @@ static int compile_native(struct npr_exec *ex)
 	ex->priv = ne;
 	desc.inputSize = size;
 	desc.pInput = bin;
-	r = npu.graph->pfnCreate2(nd->ctx, nd->dev, &desc, &ne->graph);
+	r = npr_npu.graph->pfnCreate2(nd->ctx, nd->dev, &desc, &ne->graph);
 	if (r) {
 		ne->graph = NULL;
 		return r == ZE_RESULT_ERROR_INVALID_NATIVE_BINARY ?
@@ -1487,7 +977,7 @@ static int npu_compile(struct npr_exec *ex)
 	desc.pBuildFlags = flags;
 	if (ex->props.npu_bypass_umd_caching)
 		desc.flags |= NPR_ZE_GRAPH_FLAG_DISABLE_CACHING;
-	r = npu.graph->pfnCreate2(nd->ctx, nd->dev, &desc, &ne->graph);
+	r = npr_npu.graph->pfnCreate2(nd->ctx, nd->dev, &desc, &ne->graph);
 	if (r) {
 		ne->graph = NULL;
 		err = compile_error(r);
@@ -1508,12 +998,12 @@ static void npu_request_destroy(struct npr_request *rq)
 	uint32_t i;
 
 	if (nr->fence)
-		ze.FenceDestroy(nr->fence);
+		npr_ze.FenceDestroy(nr->fence);
 	if (nr->list)
-		ze.CommandListDestroy(nr->list);
+		npr_ze.CommandListDestroy(nr->list);
 	for (i = 0; nr->buf && i < ne->nargs; i++)
 		if (nr->buf[i] && !nr->shared[i])
-			ze.MemFree(nd->ctx, nr->buf[i]);
+			npr_ze.MemFree(nd->ctx, nr->buf[i]);
 	free(nr->shared);
 	free(nr->buf);
 	free(nr);
@@ -1550,7 +1040,7 @@ static int npu_request_create(struct npr_request *rq)
 	for (i = 0; i < ne->nargs; i++) {
 		if (nr->shared[i])
 			continue;
-		r = ze.MemAllocHost(nd->ctx, &hd, ne->arg[i].bytes, 4096,
+		r = npr_ze.MemAllocHost(nd->ctx, &hd, ne->arg[i].bytes, 4096,
 				    &nr->buf[i]);
 		if (r) {
 			nr->buf[i] = NULL;
@@ -1561,7 +1051,7 @@ static int npu_request_create(struct npr_request *rq)
 	for (i = 0; i < ne->nargs; i++)
 		if (ne->arg[i].peer >= 0)
 			nr->buf[ne->arg[i].peer] = nr->buf[i];
-	r = ze.CommandListCreate(nd->ctx, nd->dev, &ld, &nr->list);
+	r = npr_ze.CommandListCreate(nd->ctx, nd->dev, &ld, &nr->list);
 	if (r) {
 		nr->list = NULL;
 		return ZE_FAIL(r, "zeCommandListCreate");
@@ -1577,17 +1067,17 @@ static int npu_request_create(struct npr_request *rq)
 		}
 	}
 	for (i = 0; i < ne->nargs && !r; i++)
-		r = npu.graph->pfnSetArgumentValue(ne->graph, i, nr->buf[i]);
+		r = npr_npu.graph->pfnSetArgumentValue(ne->graph, i, nr->buf[i]);
 	if (!r)
-		r = npu.graph->pfnAppendGraphExecute(nr->list, ne->graph, NULL,
+		r = npr_npu.graph->pfnAppendGraphExecute(nr->list, ne->graph, NULL,
 						     NULL, 0, NULL);
 	pthread_mutex_unlock(&ne->lock);
 	if (r)
 		return ZE_FAIL(r, "recording the graph execute");
-	r = ze.CommandListClose(nr->list);
+	r = npr_ze.CommandListClose(nr->list);
 	if (r)
 		return ZE_FAIL(r, "zeCommandListClose");
-	r = ze.FenceCreate(ne->queue, &fd, &nr->fence);
+	r = npr_ze.FenceCreate(ne->queue, &fd, &nr->fence);
 	if (r) {
 		nr->fence = NULL;
 		return ZE_FAIL(r, "zeFenceCreate");
@@ -1627,12 +1117,12 @@ static int npu_infer(struct npr_request *rq)
 				       npr_elem_name(t->type),
 				       npr_elem_name(a->type));
 	}
-	r = ze.FenceReset(nr->fence);
+	r = npr_ze.FenceReset(nr->fence);
 	if (!r)
-		r = ze.CommandQueueExecuteCommandLists(ne->queue, 1, &nr->list,
+		r = npr_ze.CommandQueueExecuteCommandLists(ne->queue, 1, &nr->list,
 						       nr->fence);
 	if (!r)
-		r = ze.FenceHostSynchronize(nr->fence, UINT64_MAX);
+		r = npr_ze.FenceHostSynchronize(nr->fence, UINT64_MAX);
 	if (r == ZE_RESULT_ERROR_DEVICE_LOST) {
 		__atomic_store_n(&nd->lost, true, __ATOMIC_RELEASE);
 		return npr_err(-ENODEV,
@@ -1656,94 +1146,6 @@ static int npu_infer(struct npr_request *rq)
 				       npr_elem_name(t->type));
 	}
 	return 0;
-}
-
-/*
- * The NPU plugin's answers: OPTIMAL_NUMBER_OF_INFER_REQUESTS is 1 for
- * LATENCY, and for THROUGHPUT 4 on an NPU 3720 and 8 on the others.
- */
-static int npu_param(const struct npr_device *dev, const struct npr_props *p,
-		     uint32_t id, int64_t *value)
-{
-	const struct npu_device *nd = dev->priv;
-	struct npr_ze_graph_memory_query m = { 0 };
-	ze_result_t r;
-
-	switch (id) {
-	case NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS:
-		if (p->perf_hint != NPR_PERF_HINT_THROUGHPUT)
-			*value = 1;
-		else
-			*value = strcmp(dev->info.arch, "3720") ? 8 : 4;
-		return 0;
-	case NPR_PARAM_NUM_STREAMS:
-		*value = 1;	/* an NPU runs one stream */
-		return 0;
-	case NPR_PARAM_NPU_DRIVER_VERSION:
-		*value = nd->driver_version;
-		return 0;
-	case NPR_PARAM_NPU_COMPILER_VERSION:
-		/* the plugin's encoding: major << 16 | minor */
-		*value = (int64_t)nd->gprops.compilerMajor << 16 |
-			 nd->gprops.compilerMinor;
-		return 0;
-	case NPR_PARAM_NPU_MAX_TILES:
-		*value = nd->tiles;
-		return 0;
-	case NPR_PARAM_NPU_DEVICE_ALLOC_MEM_SIZE:
-	case NPR_PARAM_NPU_DEVICE_TOTAL_MEM_SIZE:
-		r = npu.graph->pfnQueryContextMemory(nd->ctx,
-						     NPR_ZE_GRAPH_MEM_DDR, &m);
-		if (r)
-			return ZE_FAIL(r, "QueryContextMemory");
-		*value = (int64_t)(id == NPR_PARAM_NPU_DEVICE_TOTAL_MEM_SIZE ?
-				   m.total : m.allocated);
-		return 0;
-	}
-	return -ENOENT;
-}
-
-/*
- * DEVICE_PCI_INFO "DDDD:BB:DD.F"; DEVICE_GOPS as the NPU plugin computes
- * it (clock in GHz x tiles x EU SIMD width for int8, half for f16, none
- * for f32), one "type:gops" string each.
- */
-static int npu_param_bytes(const struct npr_device *dev, uint32_t id,
-			   char *buf, size_t *len)
-{
-	const struct npu_device *nd = dev->priv;
-	int n;
-
-	switch (id) {
-	case NPR_PARAM_DEVICE_PCI_INFO:
-		if (!nd->pci[0])
-			return npr_err(-ENODATA, "DEVICE_PCI_INFO: the NPU driver reports no PCI address and there is no /dev/accel node to look it up");
-		n = snprintf(buf, *len, "%s", nd->pci);
-		break;
-	case NPR_PARAM_NPR_NPU_LOADER_VERSION:
-		n = snprintf(buf, *len, "%s", npu.loader_version[0] ?
-			     npu.loader_version : "unknown");
-		break;
-	case NPR_PARAM_DEVICE_GOPS:
-		n = snprintf(buf, *len, "f32:%.1f%cf16:%.1f%cu8:%.1f%ci8:%.1f%c",
-			     0.0, 0, nd->gops / 2, 0, nd->gops, 0, nd->gops, 0);
-		break;
-	default:
-		return -ENOENT;
-	}
-	if (n < 0 || (size_t)n >= *len)
-		return npr_err(-EOVERFLOW, "property %u: value too long", id);
-	*len = (size_t)n + 1;
-	return 0;
-}
-
-static void npu_release(struct npr_device *dev)
-{
-	struct npu_device *nd = dev->priv;
-
-	if (nd->ctx)
-		ze.ContextDestroy(nd->ctx);
-	nd->ctx = NULL;
 }
 
 const struct npr_backend_ops npr_npu_backend_ops = {
