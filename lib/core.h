@@ -346,7 +346,7 @@ void npr_exec_free(struct npr_exec *ex);
 /* lib/backend.c */
 const struct npr_backend_ops *npr_backend_find(const char *name, int *index);
 
-/* lib/core.c, for ring jobs */
+/* lib/core.c and lib/core_req.c, for ring jobs */
 int npr_job_compile(struct npr_device *dev, uint32_t model, uint32_t *exec);
 int npr_job_model_add(struct npr_device *dev, struct npr_graph *g,
 		      uint32_t *model);
@@ -379,13 +379,59 @@ int npr_cpu_count(void);
 /* CLOCK_MONOTONIC in ns */
 uint64_t npr_now_ns(void);
 
-/* lib/core.c: give dynamic output @i of @rq its shape for this inference,
- * growing its buffer; 0 or -ENOMEM */
+/* lib/core_req.c: give dynamic output @i of @rq its shape for this
+ * inference, growing its buffer; 0 or -ENOMEM */
 int npr_request_out_shape(struct npr_request *rq, int i,
 			  const struct npr_shape *s);
 
 /* lib/core.c: user buffers with the -EMSGSIZE contract */
 int npr_put_bytes(const void *p, size_t n, uint64_t ptr, uint32_t *len);
 int npr_put_string(const char *s, uint64_t ptr, uint32_t *len);
+
+/* lib/core.c: handle layout (type tag, generation, table index) */
+#define HANDLE_TYPE_SHIFT	28
+#define HANDLE_GEN_SHIFT	16
+#define HANDLE_GEN_MASK		0xfffu
+#define HANDLE_IDX_MASK		0xffffu
+
+/* lib/core.c: handle tables (the caller holds dev->lock), object
+ * references and argument checks, shared with the command handlers */
+int npr_handle_alloc(struct npr_device *dev, void *obj, int type,
+		     uint32_t *out);
+void *npr_handle_get_locked(struct npr_device *dev, uint32_t h, int type,
+			    int *err);
+void npr_model_destroy(struct npr_model *m);
+void npr_exec_put(struct npr_exec *ex);
+void npr_bo_put(struct npr_bo *bo);
+void npr_port_unbind(struct npr_bo **slot);
+void npr_request_destroy(struct npr_request *rq);
+int npr_check_flags(uint32_t flags, uint32_t known);
+int npr_check_reserved(uint32_t v);
+
+/* lib/core_model.c: model and compiled-model commands */
+int npr_cmd_model_load(struct npr_device *dev, void *arg);
+int npr_cmd_model_info(struct npr_device *dev, void *arg);
+int npr_user_inputs(const struct npr_exec *ex);
+int npr_user_outputs(const struct npr_exec *ex);
+int npr_cmd_port_info(struct npr_device *dev, void *arg);
+int npr_cmd_compile(struct npr_device *dev, void *arg);
+int npr_cmd_export(struct npr_device *dev, void *arg);
+int npr_cmd_import(struct npr_device *dev, void *arg);
+int npr_cmd_profile(struct npr_device *dev, void *arg);
+int npr_cmd_query_model(struct npr_device *dev, void *arg);
+int npr_cmd_make_stateful(struct npr_device *dev, void *arg);
+
+/* lib/core_req.c: request, variable and buffer-object commands */
+struct npr_request *npr_request_idle(struct npr_device *dev, uint32_t h,
+				     int *err);
+int npr_state_op(struct npr_request *rq, struct npr_state_arg *a,
+		 unsigned int nr);
+int npr_cmd_state(struct npr_device *dev, void *arg, unsigned int nr);
+int npr_cmd_bo_create(struct npr_device *dev, void *arg);
+int npr_cmd_bo_info(struct npr_device *dev, void *arg);
+int npr_cmd_bo_bind(struct npr_device *dev, void *arg);
+int npr_cmd_req_create(struct npr_device *dev, void *arg);
+int npr_cmd_tensor(struct npr_device *dev, void *arg, bool set);
+int npr_cmd_infer(struct npr_device *dev, void *arg);
 
 #endif /* NPR_CORE_H */

@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Model and compiled-model commands: MODEL_LOAD, MODEL_INFO, PORT_INFO,
+ * COMPILE, EXPORT, IMPORT, PROFILE, QUERY_MODEL and MAKE_STATEFUL.
+ *
+ * Called from the dispatcher in lib/core.c with the argument already
+ * copied in and its size checked.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+
+#include "core.h"
+#include "ir.h"
+#include "onnx.h"
+
+/*
+ * IR is XML text; an ONNX ModelProto is protobuf, and protobuf writers
+ * emit fields in number order, so it starts with field 1 (ir_version,
+ * varint): the byte 0x08.  Anything else is taken for XML and gets the XML
+ * parser's diagnosis.
+ */
+static bool is_onnx_buffer(const unsigned char *p, size_t len)
+{
+	return len && p[0] == 0x08;
+}
+
+int npr_cmd_model_load(struct npr_device *dev, void *arg)
+{
+	struct npr_model_load *a = arg;
+	struct npr_graph *g = NULL;
+	struct npr_model *m;
+	int err;
+
+	err = npr_check_flags(a->flags, NPR_MODEL_LOAD_MEMORY);
+	if (!err)
+		err = npr_check_reserved(a->reserved);
+	if (err)
+		return err;
+	if (!a->xml)
+		return npr_err(-EINVAL, "no model given (xml is 0)");
+	if (a->flags & NPR_MODEL_LOAD_MEMORY) {
+		struct npr_blob *w = NULL;
+
+		if (!a->xml_size)
+			return npr_err(-EINVAL, "xml_size is 0");
+		if (a->bin_size && !a->bin)
+			return npr_err(-EINVAL, "bin_size without bin");
+		if (a->bin) {
+			err = npr_ir_blob_from_memory((void *)(uintptr_t)a->bin,
+						      a->bin_size, &w);
+			if (err)
+				return err;
+		}
+		if (is_onnx_buffer((void *)(uintptr_t)a->xml, a->xml_size)) {
+			if (w)
+				err = npr_err(-EINVAL,
+					      "an ONNX model carries its weights: bin must be 0");
+			else
+				err = npr_onnx_parse((void *)(uintptr_t)a->xml,
+						     a->xml_size, NULL, &g);
+		} else {
+			err = npr_ir_parse((void *)(uintptr_t)a->xml,
+					   a->xml_size, w, &g);
+		}
+		npr_blob_put(w);
+	} else {
+		const char *xml = (const char *)(uintptr_t)a->xml;
+		const char *bin = (const char *)(uintptr_t)a->bin;
+
+		if (a->xml_size || a->bin_size)
+			return npr_err(-EINVAL,
+				       "xml_size and bin_size must be 0 for paths");
+		if (strnlen(xml, PATH_MAX) >= PATH_MAX ||
+		    (bin && strnlen(bin, PATH_MAX) >= PATH_MAX))
+			return npr_err(-ENAMETOOLONG, "path too long");
+		size_t len = strlen(xml);
+
+		if (len > 5 && !strcmp(xml + len - 5, ".onnx")) {
+			if (bin)
+				return npr_err(-EINVAL,
+					       "an ONNX model carries its weights: bin must be 0");
+			err = npr_onnx_load_file(xml, &g);
+		} else {
+			err = npr_ir_load_file(xml, bin, &g);
+		}
+	}
+	if (err)
+		return err;
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		npr_graph_free(g);
+		return -ENOMEM;
+	}
+	m->g = g;
+	/* with a CACHE_DIR on the device every COMPILE needs the model's
+	 * hash for its key: take it now, once */
+	pthread_mutex_lock(&dev->lock);
+	m->hashed = dev->props.cache_dir[0] != 0;
+	pthread_mutex_unlock(&dev->lock);
+	if (m->hashed)
+		npr_model_hash(g, m->hash);
+	pthread_mutex_lock(&dev->lock);
+	err = npr_handle_alloc(dev, m, NPR_HANDLE_MODEL, &a->handle);
+	pthread_mutex_unlock(&dev->lock);
+	if (err)
+		npr_model_destroy(m);
+	return err;
+}
+
+/* The graph and port list behind a model or exec handle. */
+static int lookup_ports(struct npr_device *dev, uint32_t h,
+			struct npr_model **m, struct npr_exec **ex)
+{
+	int err = 0;
+	uint32_t type = h >> HANDLE_TYPE_SHIFT;
+
+	*m = NULL;
+	*ex = NULL;
+	if (type == NPR_HANDLE_EXEC)
+		*ex = npr_handle_get_locked(dev, h, NPR_HANDLE_EXEC, &err);
+	else
+		*m = npr_handle_get_locked(dev, h, NPR_HANDLE_MODEL, &err);
+	return err;
+}
+
+int npr_cmd_model_info(struct npr_device *dev, void *arg)
+{
+	struct npr_model_info *a = arg;
+	struct npr_model *m;
+	struct npr_exec *ex;
+	struct npr_graph *g;
+	int err;
+
+	err = npr_check_flags(a->flags, 0);
+	if (!err)
+		err = npr_check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	err = lookup_ports(dev, a->handle, &m, &ex);
+	if (!err) {
+		g = m ? m->g : ex->g;
+		a->num_inputs = g->ninputs - g->nstate_in;
+		a->num_outputs = g->noutputs - g->nstate_out;
+		a->num_nodes = g->nnodes;
+		a->ir_version = g->ir_version;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+/* Name of a model port: the tensor name, else the layer name. */
+static const char *port_name(const struct npr_graph *g, int node, bool out)
+{
+	const struct npr_node *n = &g->nodes[node];
+	const struct npr_value *v;
+
+	if (!out) {
+		v = &g->vals[n->out[0]];
+		return v->name ? v->name : n->name;
+	}
+	v = &g->vals[n->in[0]];
+	if (v->name)
+		return v->name;
+	return g->nodes[v->producer].name;
+}
+
+/* Ports the caller sees: the compiled graph's, less the state ports. */
+int npr_user_inputs(const struct npr_exec *ex)
+{
+	return ex->nin - ex->g->nstate_in;
+}
+
+int npr_user_outputs(const struct npr_exec *ex)
+{
+	return ex->nout - ex->g->nstate_out;
+}
+
+int npr_cmd_port_info(struct npr_device *dev, void *arg)
+{
+	struct npr_port_info *a = arg;
+	struct npr_model *m;
+	struct npr_exec *ex;
+	bool out = a->flags & NPR_PORT_OUTPUT;
+	const char *name;
+	int err, i;
+
+	err = npr_check_flags(a->flags, NPR_PORT_OUTPUT);
+	if (!err)
+		err = npr_check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	err = lookup_ports(dev, a->handle, &m, &ex);
+	if (err)
+		goto out;
+	if (m) {
+		struct npr_graph *g = m->g;
+		int cnt = out ? g->noutputs : g->ninputs;
+		const struct npr_value *v;
+		int node;
+
+		if (a->index >= (uint32_t)cnt) {
+			err = npr_err(-EINVAL, "%s index %u out of range (%d)",
+				      out ? "output" : "input", a->index, cnt);
+			goto out;
+		}
+		node = out ? g->outputs[a->index] : g->inputs[a->index];
+		v = out ? &g->vals[g->nodes[node].in[0]] :
+			  &g->vals[g->nodes[node].out[0]];
+		name = port_name(g, node, out);
+		a->elem_type = v->type;
+		a->rank = v->shape.rank < 0 ? 0 : v->shape.rank;
+		for (i = 0; i < NPR_MAX_RANK; i++)
+			a->dims[i] = i < (int)a->rank ? v->shape.d[i] : 0;
+	} else {
+		int cnt = out ? npr_user_outputs(ex) : npr_user_inputs(ex);
+		const struct npr_port *p;
+
+		if (a->index >= (uint32_t)cnt) {
+			err = npr_err(-EINVAL, "%s index %u out of range (%d)",
+				      out ? "output" : "input", a->index, cnt);
+			goto out;
+		}
+		p = out ? &ex->out[a->index] : &ex->in[a->index];
+		name = p->name;
+		a->elem_type = p->type;
+		a->rank = p->shape.rank < 0 ? 0 : p->shape.rank;
+		/* unknown rank (a shape that depends on input values):
+		 * rank 0 with dims[0] = -1, unlike a scalar */
+		for (i = 0; i < NPR_MAX_RANK; i++)
+			a->dims[i] = p->shape.rank < 0 ? -1 :
+				     i < p->shape.rank ? p->shape.d[i] : 0;
+	}
+	if (a->name || a->name_len)
+		err = npr_put_string(name, a->name, &a->name_len);
+	else
+		a->name_len = strlen(name) + 1;
+out:
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+static int make_ports(struct npr_exec *ex, const struct npr_graph *model)
+{
+	struct npr_graph *g = ex->g;
+	int i;
+
+	ex->nin = g->ninputs;
+	ex->nout = g->noutputs;
+	ex->in = calloc(ex->nin ? ex->nin : 1, sizeof(*ex->in));
+	ex->out = calloc(ex->nout ? ex->nout : 1, sizeof(*ex->out));
+	if (!ex->in || !ex->out)
+		return -ENOMEM;
+	for (i = 0; i < ex->nin + ex->nout; i++) {
+		bool out = i >= ex->nin;
+		int k = out ? i - ex->nin : i;
+		struct npr_port *p = out ? &ex->out[k] : &ex->in[k];
+		int node = out ? g->outputs[k] : g->inputs[k];
+		int v = out ? g->nodes[node].in[0] : g->nodes[node].out[0];
+
+		bool hidden = out ? k >= npr_user_outputs(ex) : k >= npr_user_inputs(ex);
+
+		/* state ports (lib/state.c) exist in the compiled graph only */
+		p->name = strdup(hidden ? g->nodes[node].name :
+				 port_name(model, node, out));
+		if (!p->name)
+			return -ENOMEM;
+		p->value = v;
+		/* the caller's type, or the compute type of a state port */
+		p->type = hidden ? g->vals[v].type : model->vals[v].type;
+		p->shape = g->vals[v].shape;
+		/* outputs may depend on input values (lib/compile.c) */
+		if (!npr_shape_static(&p->shape) && (!out || hidden))
+			return npr_err(-EINVAL, "%s %s has no static shape",
+				       out ? "output" : "input", p->name);
+		p->bytes = npr_tensor_bytes(p->type,
+					    npr_shape_numel(&p->shape));
+		if (!npr_elem_size(p->type))
+			return npr_err(-EOPNOTSUPP,
+				       "%s %s: element type %s is not supported at the boundary",
+				       out ? "output" : "input", p->name,
+				       npr_elem_name(p->type));
+	}
+	return 0;
+}
+
+int npr_cmd_compile(struct npr_device *dev, void *arg)
+{
+	struct npr_compile *a = arg;
+	struct npr_shape shapes[256];
+	struct npr_shape *over = NULL;
+	const struct npr_shape_arg *sa;
+	const struct npr_prop_arg *pa;
+	struct npr_graph *src = NULL;
+	struct npr_exec *ex;
+	struct npr_model *m;
+	struct npr_cache_key key;
+	struct npr_props props;
+	int err, ninputs = 0;
+	uint32_t i, j;
+
+	err = npr_check_flags(a->flags, 0);
+	if (err)
+		return err;
+	if ((a->num_shapes && !a->shapes) || (a->num_props && !a->props))
+		return npr_err(-EINVAL, "array count without a pointer");
+	sa = (const void *)(uintptr_t)a->shapes;
+	pa = (const void *)(uintptr_t)a->props;
+	for (i = 0; i < a->num_props; i++) {
+		err = npr_check_reserved(pa[i].reserved);
+		if (err)
+			return err;
+	}
+	pthread_mutex_lock(&dev->lock);
+	m = npr_handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
+	if (m)
+		ninputs = m->g->ninputs;
+	props = dev->props;
+	pthread_mutex_unlock(&dev->lock);
+	if (err)
+		return err;
+	for (i = 0; i < a->num_props; i++) {
+		err = npr_prop_compile_arg(dev, &props, &pa[i]);
+		if (err)
+			goto fail_src;
+	}
+	if (a->num_shapes) {
+		if (a->num_shapes > (uint32_t)ninputs || ninputs > 256) {
+			err = npr_err(-EINVAL, "%u shapes for %d inputs",
+				      a->num_shapes, ninputs);
+			goto fail_src;
+		}
+		over = shapes;
+		for (i = 0; i < (uint32_t)ninputs; i++)
+			over[i].rank = -1;
+		for (i = 0; i < a->num_shapes; i++) {
+			if (sa[i].index >= (uint32_t)ninputs) {
+				err = npr_err(-EINVAL, "shape %u: input index %u out of range",
+					      i, sa[i].index);
+				goto fail_src;
+			}
+			if (!sa[i].rank || sa[i].rank > NPR_MAX_RANK) {
+				err = npr_err(-EINVAL, "shape %u: rank %u out of range 1..%d",
+					      i, sa[i].rank, NPR_MAX_RANK);
+				goto fail_src;
+			}
+			if (over[sa[i].index].rank >= 0) {
+				err = npr_err(-EINVAL, "input %u has two shapes",
+					      sa[i].index);
+				goto fail_src;
+			}
+			over[sa[i].index].rank = sa[i].rank;
+			for (j = 0; j < sa[i].rank; j++) {
+				if (sa[i].dims[j] < 0 ||
+				    sa[i].dims[j] > (1LL << 31)) {
+					err = npr_err(-EINVAL, "shape %u: dim %u = %lld out of range",
+						      i, j, (long long)sa[i].dims[j]);
+					goto fail_src;
+				}
+				over[sa[i].index].d[j] = sa[i].dims[j];
+			}
+			for (j = sa[i].rank; j < NPR_MAX_RANK; j++)
+				if (sa[i].dims[j]) {
+					err = npr_err(-EINVAL, "shape %u: dims past rank must be 0",
+						      i);
+					goto fail_src;
+				}
+		}
+	}
+	if (props.cache_dir[0]) {
+		/* a hit needs no clone: the key is hashed from the model,
+		 * once per model handle */
+		pthread_mutex_lock(&dev->lock);
+		m = npr_handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
+		if (m && !m->hashed) {
+			npr_model_hash(m->g, m->hash);
+			m->hashed = true;
+		}
+		if (m)
+			npr_cache_key(dev, m->hash, m->g, over, &props, &key);
+		pthread_mutex_unlock(&dev->lock);
+		if (!m)
+			goto fail_src;
+		err = npr_cache_get(dev, &key, &props, &ex);
+		if (!err)
+			goto have_exec;
+		if (err != -ENOENT)
+			goto fail_src;
+		if (props.cache_required) {
+			err = npr_err(-ENOENT, "model %s is not in the cache %s, and NPR_CACHE_REQUIRED is set",
+				      key.model_name, props.cache_dir);
+			goto fail_src;
+		}
+	}
+	err = 0;
+	pthread_mutex_lock(&dev->lock);
+	m = npr_handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
+	if (m) {
+		/* the compile runs unlocked on a private clone */
+		src = npr_graph_clone(m->g);
+		if (!src)
+			err = -ENOMEM;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (err)
+		goto fail_src;
+	ex = calloc(1, sizeof(*ex));
+	if (!ex) {
+		err = -ENOMEM;
+		goto fail_src;
+	}
+	ex->refs = 1;
+	ex->dev = dev;
+	ex->props = props;
+	/* src is this compile's own copy: its weights move, not copied */
+	err = npr_compile_graph_take(src, over, &ex->g);
+	if (err)
+		goto fail_ex;
+	err = npr_graph_dynamic(ex->g);
+	if (err >= 0 && !dev->ops->dynamic_shapes) {
+		err = npr_node_err(&ex->g->nodes[err], -EOPNOTSUPP,
+				   "the output shape depends on input values, which the %s device does not support",
+				   dev->ops->name);
+		goto fail_ex;
+	}
+	err = make_ports(ex, src);
+	if (err)
+		goto fail_ex;
+	err = dev->ops->compile(ex);
+	if (err)
+		goto fail_ex;
+	if (props.cache_dir[0])
+		npr_cache_put(ex, &key);
+have_exec:
+	npr_graph_free(src);
+	pthread_mutex_lock(&dev->lock);
+	err = npr_handle_alloc(dev, ex, NPR_HANDLE_EXEC, &a->exec);
+	pthread_mutex_unlock(&dev->lock);
+	if (err)
+		npr_exec_put(ex);
+	return err;
+fail_ex:
+	npr_exec_put(ex);
+fail_src:
+	npr_graph_free(src);
+	return err;
+}
+
+int npr_cmd_export(struct npr_device *dev, void *arg)
+{
+	struct npr_export *a = arg;
+	struct npr_exec *ex;
+	size_t len = 0;
+	void *blob = NULL;
+	int err;
+
+	err = npr_check_flags(a->flags, 0);
+	if (!err)
+		err = npr_check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	ex = npr_handle_get_locked(dev, a->exec, NPR_HANDLE_EXEC, &err);
+	if (ex)
+		ex->refs++;
+	pthread_mutex_unlock(&dev->lock);
+	if (!ex)
+		return err;
+	err = npr_blob_export(ex, &blob, &len);
+	if (!err) {
+		if (!a->data || a->bytes < len)
+			err = npr_err(-EMSGSIZE, "the blob is %zu bytes, the buffer %llu",
+				      len, (unsigned long long)a->bytes);
+		else
+			memcpy((void *)(uintptr_t)a->data, blob, len);
+		a->bytes = len;
+	}
+	free(blob);
+	pthread_mutex_lock(&dev->lock);
+	npr_exec_put(ex);
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+int npr_cmd_import(struct npr_device *dev, void *arg)
+{
+	struct npr_import *a = arg;
+	struct npr_exec *ex = NULL;
+	int err;
+
+	err = npr_check_flags(a->flags, 0);
+	if (!err)
+		err = npr_check_reserved(a->reserved);
+	if (err)
+		return err;
+	if (!a->data || !a->bytes)
+		return npr_err(-EINVAL, "no blob");
+	err = npr_blob_import(dev, (const void *)(uintptr_t)a->data,
+			      a->bytes, &ex);
+	if (!err)
+		err = dev->ops->compile(ex);
+	if (!err) {
+		pthread_mutex_lock(&dev->lock);
+		err = npr_handle_alloc(dev, ex, NPR_HANDLE_EXEC, &a->exec);
+		if (!err)
+			ex = NULL;
+		pthread_mutex_unlock(&dev->lock);
+	}
+	if (ex) {
+		pthread_mutex_lock(&dev->lock);
+		npr_exec_put(ex);
+		pthread_mutex_unlock(&dev->lock);
+	}
+	return err;
+}
+
+/*
+ * Node @i's record: operations only (no Parameter, Const or Result);
+ * nodes that compile removed are "optimized out" with no time.
+ */
+static bool prof_listed(const struct npr_graph *g, int i)
+{
+	const struct npr_node *n = &g->nodes[i];
+
+	return !(n->op->flags & (NPR_OP_SOURCE | NPR_OP_SINK));
+}
+
+int npr_cmd_profile(struct npr_device *dev, void *arg)
+{
+	struct npr_profile *a = arg;
+	struct npr_profile_rec *r = (void *)(uintptr_t)a->recs;
+	const struct npr_graph *g;
+	struct npr_request *rq;
+	uint32_t n = 0, k = 0;
+	int err, i;
+
+	err = npr_check_flags(a->flags, 0);
+	if (err)
+		return err;
+	rq = npr_request_idle(dev, a->req, &err);
+	if (!rq)
+		return err;
+	if (!rq->prof)
+		return npr_err(-ENODATA, "ENABLE_PROFILING was off when this model was compiled");
+	g = rq->ex->g;
+	for (i = 0; i < g->nnodes; i++)
+		n += prof_listed(g, i);
+	if (!a->recs || a->count < n) {
+		uint32_t room = a->recs ? a->count : 0;
+
+		a->count = n;
+		return npr_err(-EMSGSIZE, "%u profile records, room for %u",
+			       n, room);
+	}
+	for (i = 0; i < g->nnodes; i++) {
+		const struct npr_node *nd = &g->nodes[i];
+		const struct npr_prof *p = &rq->prof[i];
+		struct npr_profile_rec *o = &r[k];
+
+		if (!prof_listed(g, i))
+			continue;
+		memset(o, 0, sizeof(*o));
+		snprintf(o->name, sizeof(o->name), "%s", nd->name);
+		snprintf(o->type, sizeof(o->type), "%s", nd->type);
+		if (nd->dead || p->fused) {
+			o->status = NPR_PROF_OPTIMIZED_OUT;
+		} else if (p->kernel) {
+			o->status = NPR_PROF_EXECUTED;
+			snprintf(o->kernel, sizeof(o->kernel), "%s", p->kernel);
+			o->real_ns = p->ns;
+		} else {
+			o->status = NPR_PROF_NOT_RUN;
+		}
+		k++;
+	}
+	a->count = k;
+	return 0;
+}
+
+int npr_cmd_query_model(struct npr_device *dev, void *arg)
+{
+	struct npr_query_model *a = arg;
+	struct npr_graph *g = NULL;
+	struct npr_model *m;
+	bool *ok = NULL;
+	size_t need = 1;
+	uint32_t n = 0;
+	char *out;
+	int err, i;
+
+	err = npr_check_flags(a->flags, 0);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	m = npr_handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
+	if (m) {
+		g = npr_graph_clone(m->g);
+		if (!g)
+			err = -ENOMEM;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (err)
+		return err;
+	ok = calloc(g->nnodes ? g->nnodes : 1, sizeof(bool));
+	err = ok ? npr_query_model(dev, g, ok) : -ENOMEM;
+	if (err)
+		goto out;
+	for (i = 0; i < g->nnodes; i++)
+		if (ok[i]) {
+			n++;
+			need += strlen(g->nodes[i].name) + 1;
+		}
+	a->num_layers = g->nnodes;
+	a->num_supported = n;
+	if (need > UINT32_MAX) {
+		err = npr_err(-EOVERFLOW, "layer names too long");
+		goto out;
+	}
+	if (!a->names || a->len < need) {
+		err = npr_err(-EMSGSIZE, "%zu bytes of names, buffer of %u",
+			      need, a->len);
+		a->len = (uint32_t)need;
+		goto out;
+	}
+	out = (char *)(uintptr_t)a->names;
+	for (i = 0; i < g->nnodes; i++) {
+		size_t l;
+
+		if (!ok[i])
+			continue;
+		l = strlen(g->nodes[i].name) + 1;
+		memcpy(out, g->nodes[i].name, l);
+		out += l;
+	}
+	*out = 0;
+	a->len = (uint32_t)need;
+out:
+	free(ok);
+	npr_graph_free(g);
+	return err;
+}
+
+/*
+ * MAKE_STATEFUL's input shapes, checked as COMPILE checks them, into
+ * *@out: one per input, rank -1 where none is given.
+ */
+static int stateful_shapes(int ninputs, const struct npr_shape_arg *sa,
+			   uint32_t num, struct npr_shape **out)
+{
+	struct npr_shape *s;
+	uint32_t i, j;
+
+	if (num > (uint32_t)ninputs)
+		return npr_err(-EINVAL, "MakeStateful: %u shapes for %d inputs",
+			       num, ninputs);
+	s = calloc(ninputs, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	for (i = 0; i < (uint32_t)ninputs; i++)
+		s[i].rank = -1;
+	for (i = 0; i < num; i++) {
+		const char *why = NULL;
+
+		if (sa[i].index >= (uint32_t)ninputs)
+			why = "input index out of range";
+		else if (!sa[i].rank || sa[i].rank > NPR_MAX_RANK)
+			why = "rank out of range";
+		else if (s[sa[i].index].rank >= 0)
+			why = "a second shape for its input";
+		for (j = 0; !why && j < NPR_MAX_RANK; j++)
+			if (j >= sa[i].rank ? sa[i].dims[j] != 0 :
+			    sa[i].dims[j] < 0 || sa[i].dims[j] > (1LL << 31))
+				why = "a dim out of range (or not 0 past the rank)";
+		if (why) {
+			free(s);
+			return npr_err(-EINVAL, "MakeStateful: shape %u: %s",
+				       i, why);
+		}
+		s[sa[i].index].rank = (int)sa[i].rank;
+		for (j = 0; j < sa[i].rank; j++)
+			s[sa[i].index].d[j] = sa[i].dims[j];
+	}
+	*out = s;
+	return 0;
+}
+
+int npr_cmd_make_stateful(struct npr_device *dev, void *arg)
+{
+	struct npr_make_stateful *a = arg;
+	const struct npr_state_pair *p;
+	struct npr_shape *over = NULL;
+	const char **names;
+	struct npr_model *m;
+	uint32_t i;
+	int err;
+
+	err = npr_check_flags(a->flags, 0);
+	if (!err)
+		err = npr_check_reserved(a->reserved);
+	if (err)
+		return err;
+	if (!a->count || a->count > 1024 || !a->pairs)
+		return npr_err(-EINVAL, "MakeStateful: %u pairs (1 .. 1024, and a pointer)",
+			       a->count);
+	if (a->num_shapes && !a->shapes)
+		return npr_err(-EINVAL, "MakeStateful: %u shapes without a pointer",
+			       a->num_shapes);
+	p = (const void *)(uintptr_t)a->pairs;
+	names = calloc(2 * a->count, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	for (i = 0; i < a->count; i++) {
+		names[2 * i] = (const char *)(uintptr_t)p[i].input;
+		names[2 * i + 1] = (const char *)(uintptr_t)p[i].output;
+		if (!names[2 * i] || !names[2 * i + 1]) {
+			free(names);
+			return npr_err(-EINVAL, "MakeStateful: pair %u without a name",
+				       i);
+		}
+	}
+	pthread_mutex_lock(&dev->lock);
+	m = npr_handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
+	if (m && a->num_shapes)
+		err = stateful_shapes(m->g->ninputs,
+				      (const void *)(uintptr_t)a->shapes,
+				      a->num_shapes, &over);
+	if (m && !err) {
+		err = npr_make_stateful(m->g, names, (int)a->count, over);
+		m->hashed = false;	/* another model now */
+	}
+	pthread_mutex_unlock(&dev->lock);
+	free(over);
+	free(names);
+	return err;
+}

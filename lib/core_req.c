@@ -1,0 +1,671 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Request commands: REQ_CREATE, SET/GET_TENSOR, INFER, the variables of
+ * stateful models, buffer objects, and the helpers ring jobs use.
+ *
+ * Called from the dispatcher in lib/core.c with the argument already
+ * copied in and its size checked.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+
+#include "core.h"
+#include "ir.h"
+#include "onnx.h"
+
+/* ---- variables of stateful models (lib/state.c) ------------------------- */
+
+/* A request no ring job holds: -ENOENT, -EBADF or -EBUSY otherwise. */
+struct npr_request *npr_request_idle(struct npr_device *dev, uint32_t h,
+				     int *err)
+{
+	struct npr_request *rq;
+
+	pthread_mutex_lock(&dev->lock);
+	rq = npr_handle_get_locked(dev, h, NPR_HANDLE_REQUEST, err);
+	if (rq && rq->busy) {
+		*err = npr_err(-EBUSY, "request 0x%08x has a job in flight", h);
+		rq = NULL;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return rq;
+}
+
+/* Variable @k (all when -1) back to its initial value. */
+static void state_reset(struct npr_request *rq, int k)
+{
+	const struct npr_graph *g = rq->ex->g;
+	int i;
+
+	for (i = 0; i < g->nvars; i++) {
+		const struct npr_variable *v = &g->vars[i];
+
+		if (k >= 0 && i != k)
+			continue;
+		memset(rq->in[v->state_in].data, 0, rq->in[v->state_in].nbytes);
+		if (v->valid_in >= 0)
+			*(uint8_t *)rq->in[v->valid_in].data = 0;
+	}
+}
+
+/* After a successful inference: keep what each Assign computed. */
+static void state_commit(struct npr_request *rq)
+{
+	const struct npr_graph *g = rq->ex->g;
+	int i;
+
+	for (i = 0; i < g->nvars; i++) {
+		const struct npr_variable *v = &g->vars[i];
+
+		if (v->state_out < 0)
+			continue;
+		memcpy(rq->in[v->state_in].data, rq->out[v->state_out].data,
+		       rq->in[v->state_in].nbytes);
+		if (v->valid_in >= 0)
+			*(uint8_t *)rq->in[v->valid_in].data = 1;
+	}
+}
+
+/*
+ * The variable ioctls.  A variable that is not set yet reads as its
+ * initial value when that is a constant (the usual case), else as zeros:
+ * an initial value computed from the inputs exists only during INFER.
+ */
+int npr_state_op(struct npr_request *rq, struct npr_state_arg *a,
+		 unsigned int nr)
+{
+	const struct npr_variable *v;
+	const struct npr_graph *g;
+	struct npr_tensor *t;
+	int i;
+
+	g = rq->ex->g;
+	a->count = g->nvars;
+	if (nr == _IOC_NR(NPR_IOCTL_STATE_RESET) &&
+	    (a->flags & NPR_STATE_RESET_ALL)) {
+		state_reset(rq, -1);
+		return 0;
+	}
+	if (a->index >= (uint32_t)g->nvars)
+		return npr_err(-ENOENT, "variable %u: the model has %d variables",
+			       a->index, g->nvars);
+	v = &g->vars[a->index];
+	t = &rq->in[v->state_in];
+	switch (nr) {
+	case _IOC_NR(NPR_IOCTL_STATE_INFO):
+		a->elem_type = v->type;
+		a->rank = v->shape.rank;
+		for (i = 0; i < NPR_MAX_RANK; i++)
+			a->dims[i] = i < v->shape.rank ? v->shape.d[i] : 0;
+		a->bytes = t->nbytes;
+		return npr_put_string(v->id, a->name, &a->name_len);
+	case _IOC_NR(NPR_IOCTL_STATE_GET):
+		a->elem_type = v->type;
+		a->rank = v->shape.rank;
+		for (i = 0; i < NPR_MAX_RANK; i++)
+			a->dims[i] = i < v->shape.rank ? v->shape.d[i] : 0;
+		if (!a->data || a->bytes < t->nbytes) {
+			a->bytes = t->nbytes;
+			return npr_err(-EMSGSIZE, "variable %s: %zu bytes needed",
+				       v->id, t->nbytes);
+		}
+		if (v->valid_in >= 0 &&
+		    !*(uint8_t *)rq->in[v->valid_in].data) {
+			const struct npr_value *init =
+				&g->vals[g->nodes[v->read_node].in[2]];
+
+			if (init->data && init->nbytes == t->nbytes)
+				memcpy((void *)(uintptr_t)a->data, init->data,
+				       t->nbytes);
+			else
+				memset((void *)(uintptr_t)a->data, 0,
+				       t->nbytes);
+		} else
+			memcpy((void *)(uintptr_t)a->data, t->data, t->nbytes);
+		a->bytes = t->nbytes;
+		return 0;
+	case _IOC_NR(NPR_IOCTL_STATE_SET):
+		if (a->elem_type != v->type || a->rank != (uint32_t)v->shape.rank)
+			return npr_err(-EINVAL, "variable %s is %s of rank %d",
+				       v->id, npr_elem_name(v->type),
+				       v->shape.rank);
+		for (i = 0; i < v->shape.rank; i++)
+			if (a->dims[i] != v->shape.d[i])
+				return npr_err(-EINVAL, "variable %s: dimension %d is %lld, not %lld",
+					       v->id, i,
+					       (long long)v->shape.d[i],
+					       (long long)a->dims[i]);
+		if (!a->data || a->bytes != t->nbytes)
+			return npr_err(-EINVAL, "variable %s: %zu bytes expected, got %llu",
+				       v->id, t->nbytes,
+				       (unsigned long long)a->bytes);
+		memcpy(t->data, (const void *)(uintptr_t)a->data, t->nbytes);
+		if (v->valid_in >= 0)
+			*(uint8_t *)rq->in[v->valid_in].data = 1;
+		return 0;
+	default:	/* RESET */
+		state_reset(rq, (int)a->index);
+		return 0;
+	}
+}
+
+int npr_cmd_state(struct npr_device *dev, void *arg, unsigned int nr)
+{
+	struct npr_state_arg *a = arg;
+	struct npr_request *rq;
+	int err;
+
+	err = npr_check_flags(a->flags, nr == _IOC_NR(NPR_IOCTL_STATE_RESET) ?
+			      NPR_STATE_RESET_ALL : 0);
+	if (err)
+		return err;
+	rq = npr_request_idle(dev, a->req, &err);
+	if (!rq)
+		return err;
+	return npr_state_op(rq, a, nr);
+}
+
+/* ---- buffer objects (remote tensors) ------------------------------------ */
+
+int npr_cmd_bo_create(struct npr_device *dev, void *arg)
+{
+	struct npr_bo_create *a = arg;
+	struct npr_bo *bo;
+	int err;
+
+	err = npr_check_flags(a->flags, 0);
+	if (!err)
+		err = npr_check_reserved(a->reserved);
+	if (err)
+		return err;
+	if (!a->bytes || a->bytes > (1ULL << 40))
+		return npr_err(-ERANGE, "BO of %llu bytes: 1 .. 2^40",
+			       (unsigned long long)a->bytes);
+	bo = calloc(1, sizeof(*bo));
+	if (!bo)
+		return -ENOMEM;
+	bo->refs = 1;
+	bo->bytes = a->bytes;
+	bo->memfd = memfd_create("npuring-bo", MFD_CLOEXEC);
+	if (bo->memfd < 0) {
+		err = npr_err(-errno, "memfd_create: %s", strerror(errno));
+		free(bo);
+		return err;
+	}
+	if (ftruncate(bo->memfd, (off_t)a->bytes)) {
+		err = npr_err(-errno, "BO of %llu bytes: %s",
+			      (unsigned long long)a->bytes, strerror(errno));
+		goto fail;
+	}
+	bo->addr = mmap(NULL, a->bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			bo->memfd, 0);
+	if (bo->addr == MAP_FAILED) {
+		err = npr_err(errno == ENOMEM ? -ENOMEM : -errno,
+			      "BO of %llu bytes: mmap: %s",
+			      (unsigned long long)a->bytes, strerror(errno));
+		goto fail;
+	}
+	pthread_mutex_lock(&dev->lock);
+	err = npr_handle_alloc(dev, bo, NPR_HANDLE_BO, &a->handle);
+	if (err)
+		npr_bo_put(bo);
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+fail:
+	close(bo->memfd);
+	free(bo);
+	return err;
+}
+
+int npr_cmd_bo_info(struct npr_device *dev, void *arg)
+{
+	struct npr_bo_info *a = arg;
+	struct npr_bo *bo;
+	int err;
+
+	err = npr_check_flags(a->flags, NPR_BO_INFO_FD);
+	if (!err)
+		err = npr_check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	bo = npr_handle_get_locked(dev, a->handle, NPR_HANDLE_BO, &err);
+	if (bo) {
+		a->bytes = bo->bytes;
+		a->addr = (uintptr_t)bo->addr;
+		a->bound = bo->bound;
+		a->fd = -1;
+		if (a->flags & NPR_BO_INFO_FD) {
+			a->fd = fcntl(bo->memfd, F_DUPFD_CLOEXEC, 3);
+			if (a->fd < 0)
+				err = npr_err(-errno, "dup: %s", strerror(errno));
+		}
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+int npr_cmd_bo_bind(struct npr_device *dev, void *arg)
+{
+	struct npr_bo_bind *a = arg;
+	bool out = a->flags & NPR_PORT_OUTPUT;
+	struct npr_request *rq;
+	struct npr_port *p;
+	struct npr_bo *bo;
+	int64_t stride;
+	int err, i, cnt;
+
+	err = npr_check_flags(a->flags, NPR_PORT_OUTPUT);
+	if (!err)
+		err = npr_check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	rq = npr_handle_get_locked(dev, a->req, NPR_HANDLE_REQUEST, &err);
+	if (rq && rq->busy) {
+		err = npr_err(-EBUSY, "request 0x%08x has a job in flight", a->req);
+		goto out;
+	}
+	if (!rq)
+		goto out;
+	bo = npr_handle_get_locked(dev, a->bo, NPR_HANDLE_BO, &err);
+	if (!bo)
+		goto out;
+	cnt = out ? npr_user_outputs(rq->ex) : npr_user_inputs(rq->ex);
+	if (a->index >= (uint32_t)cnt) {
+		err = npr_err(-EINVAL, "%s index %u out of range (%d)",
+			      out ? "output" : "input", a->index, cnt);
+		goto out;
+	}
+	p = out ? &rq->ex->out[a->index] : &rq->ex->in[a->index];
+	if (!npr_shape_static(&p->shape)) {
+		err = npr_err(-EOPNOTSUPP, "output %s depends on input values: its buffer is the request's, read it with GET_TENSOR",
+			      p->name);
+		goto out;
+	}
+	if (a->elem_type != p->type || a->rank != (uint32_t)p->shape.rank) {
+		err = npr_err(-EINVAL, "%s %s is %s of rank %d, not %s of rank %u",
+			      out ? "output" : "input", p->name,
+			      npr_elem_name(p->type), p->shape.rank,
+			      npr_elem_name(a->elem_type), a->rank);
+		goto out;
+	}
+	for (i = 0; i < NPR_MAX_RANK; i++) {
+		int64_t want = i < p->shape.rank ? p->shape.d[i] : 0;
+
+		if (a->dims[i] != want) {
+			err = npr_err(-EINVAL, "%s %s: dimension %d is %lld, not %lld",
+				      out ? "output" : "input", p->name, i,
+				      (long long)want, (long long)a->dims[i]);
+			goto out;
+		}
+	}
+	/* strides: all zero, or exactly the dense ones */
+	stride = (int64_t)npr_elem_size(p->type);
+	for (i = p->shape.rank - 1; i >= 0; i--) {
+		if (a->strides[i] && a->strides[i] != stride) {
+			err = npr_err(-EINVAL, "%s %s: stride %lld of dimension %d is not dense (%lld); the device reads dense tensors",
+				      out ? "output" : "input", p->name,
+				      (long long)a->strides[i], i,
+				      (long long)stride);
+			goto out;
+		}
+		stride *= p->shape.d[i];
+	}
+	for (i = p->shape.rank; i < NPR_MAX_RANK; i++)
+		if (a->strides[i]) {
+			err = npr_err(-EINVAL, "strides past the rank must be 0");
+			goto out;
+		}
+	if (a->offset % npr_elem_size(p->type)) {
+		err = npr_err(-EINVAL, "offset %llu is not a multiple of the element size",
+			      (unsigned long long)a->offset);
+		goto out;
+	}
+	if (a->offset > bo->bytes || p->bytes > bo->bytes - a->offset) {
+		err = npr_err(-ERANGE, "%s %s needs %zu bytes at offset %llu; the BO has %zu",
+			      out ? "output" : "input", p->name, p->bytes,
+			      (unsigned long long)a->offset, bo->bytes);
+		goto out;
+	}
+	{
+		struct npr_bo **slot = out ? &rq->bo_out[a->index] :
+					     &rq->bo_in[a->index];
+		struct npr_tensor *t = out ? &rq->out[a->index] :
+					     &rq->in[a->index];
+
+		bo->refs++;
+		bo->bound++;
+		npr_port_unbind(slot);
+		*slot = bo;
+		t->data = (char *)bo->addr + a->offset;
+	}
+out:
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+int npr_cmd_req_create(struct npr_device *dev, void *arg)
+{
+	struct npr_req_create *a = arg;
+	struct npr_request *rq;
+	struct npr_exec *ex;
+	int err, i;
+
+	err = npr_check_flags(a->flags, 0);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	ex = npr_handle_get_locked(dev, a->exec, NPR_HANDLE_EXEC, &err);
+	if (ex)
+		ex->refs++;
+	pthread_mutex_unlock(&dev->lock);
+	if (!ex)
+		return err;
+	rq = calloc(1, sizeof(*rq));
+	if (!rq) {
+		pthread_mutex_lock(&dev->lock);
+		npr_exec_put(ex);
+		pthread_mutex_unlock(&dev->lock);
+		return -ENOMEM;
+	}
+	rq->ex = ex;
+	rq->in = calloc(ex->nin + 1, sizeof(*rq->in));
+	rq->out = calloc(ex->nout + 1, sizeof(*rq->out));
+	rq->own_in = calloc(ex->nin + 1, sizeof(void *));
+	rq->own_out = calloc(ex->nout + 1, sizeof(void *));
+	rq->bo_in = calloc(ex->nin + 1, sizeof(*rq->bo_in));
+	rq->bo_out = calloc(ex->nout + 1, sizeof(*rq->bo_out));
+	rq->cap_out = calloc(ex->nout + 1, sizeof(*rq->cap_out));
+	err = -ENOMEM;
+	if (!rq->in || !rq->out || !rq->own_in || !rq->own_out ||
+	    !rq->bo_in || !rq->bo_out || !rq->cap_out)
+		goto fail;
+	for (i = 0; i < ex->nin + ex->nout; i++) {
+		bool out = i >= ex->nin;
+		int k = out ? i - ex->nin : i;
+		struct npr_port *p = out ? &ex->out[k] : &ex->in[k];
+		struct npr_tensor *t = out ? &rq->out[k] : &rq->in[k];
+		void **own = out ? &rq->own_out[k] : &rq->own_in[k];
+
+		*own = npr_alloc(p->bytes);
+		if (!*own)
+			goto fail;
+		memset(*own, 0, p->bytes);
+		t->type = p->type;
+		t->shape = p->shape;
+		t->data = *own;
+		t->nbytes = p->bytes;
+		if (out)
+			rq->cap_out[k] = p->bytes;
+	}
+	state_reset(rq, -1);
+	if (ex->props.profiling) {
+		rq->prof = calloc(ex->g->nnodes ? ex->g->nnodes : 1,
+				  sizeof(*rq->prof));
+		if (!rq->prof)
+			goto fail;
+	}
+	if (dev->ops->request_create) {
+		err = dev->ops->request_create(rq);
+		if (err)
+			goto fail;
+	}
+	pthread_mutex_lock(&dev->lock);
+	err = npr_handle_alloc(dev, rq, NPR_HANDLE_REQUEST, &a->req);
+	if (err)
+		npr_request_destroy(rq);
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+fail:
+	pthread_mutex_lock(&dev->lock);
+	npr_request_destroy(rq);
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+int npr_cmd_tensor(struct npr_device *dev, void *arg, bool set)
+{
+	struct npr_tensor_arg *a = arg;
+	uint32_t known = NPR_PORT_OUTPUT |
+			 (set ? NPR_TENSOR_BIND : NPR_TENSOR_MAP);
+	struct npr_request *rq;
+	struct npr_port *p;
+	struct npr_tensor *t;
+	bool out = a->flags & NPR_PORT_OUTPUT;
+	int err, i, cnt;
+
+	err = npr_check_flags(a->flags, known);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	rq = npr_handle_get_locked(dev, a->req, NPR_HANDLE_REQUEST, &err);
+	pthread_mutex_unlock(&dev->lock);
+	if (!rq)
+		return err;
+	cnt = out ? npr_user_outputs(rq->ex) : npr_user_inputs(rq->ex);
+	if (a->index >= (uint32_t)cnt)
+		return npr_err(-EINVAL, "%s index %u out of range (%d)",
+			       out ? "output" : "input", a->index, cnt);
+	p = out ? &rq->ex->out[a->index] : &rq->ex->in[a->index];
+	t = out ? &rq->out[a->index] : &rq->in[a->index];
+	if (!set) {
+		/* the request's shape: a dynamic output's last one */
+		if (!npr_shape_static(&t->shape))
+			return npr_err(-ENODATA, "output %s depends on input values and has no shape before the first inference",
+				       p->name);
+		a->elem_type = p->type;
+		a->rank = t->shape.rank;
+		for (i = 0; i < NPR_MAX_RANK; i++)
+			a->dims[i] = i < t->shape.rank ? t->shape.d[i] : 0;
+		if (a->flags & NPR_TENSOR_MAP) {
+			a->data = (uintptr_t)t->data;
+			a->bytes = t->nbytes;
+			return 0;
+		}
+		if ((!a->data && t->nbytes) || a->bytes < t->nbytes) {
+			err = npr_err(-EMSGSIZE, "%s %s needs %zu bytes, buffer has %llu",
+				      out ? "output" : "input", p->name,
+				      t->nbytes, (unsigned long long)a->bytes);
+			a->bytes = t->nbytes;
+			return err;
+		}
+		if (t->nbytes)
+			memcpy((void *)(uintptr_t)a->data, t->data, t->nbytes);
+		a->bytes = t->nbytes;
+		return 0;
+	}
+	if (!npr_shape_static(&p->shape))
+		return npr_err(-EOPNOTSUPP, "output %s depends on input values: its buffer is the request's, read it with GET_TENSOR",
+			       p->name);
+	if (a->elem_type != p->type)
+		return npr_err(-EINVAL, "%s %s is %s, not %s",
+			       out ? "output" : "input", p->name,
+			       npr_elem_name(p->type),
+			       npr_elem_name(a->elem_type));
+	if (a->rank != (uint32_t)p->shape.rank)
+		return npr_err(-EINVAL, "%s %s has rank %d, not %u",
+			       out ? "output" : "input", p->name,
+			       p->shape.rank, a->rank);
+	for (i = 0; i < NPR_MAX_RANK; i++) {
+		int64_t want = i < p->shape.rank ? p->shape.d[i] : 0;
+
+		if (a->dims[i] != want) {
+			char buf[128];
+
+			return npr_err(-EINVAL, "%s %s has shape %s (dim %d is %lld, not %lld)",
+				       out ? "output" : "input", p->name,
+				       npr_shape_str(&p->shape, buf, sizeof(buf)),
+				       i, (long long)want,
+				       (long long)a->dims[i]);
+		}
+	}
+	if ((!a->data && p->bytes) || a->bytes != p->bytes)
+		return npr_err(-EINVAL, "%s %s needs exactly %zu bytes, got %llu",
+			       out ? "output" : "input", p->name, p->bytes,
+			       (unsigned long long)a->bytes);
+	pthread_mutex_lock(&dev->lock);
+	npr_port_unbind(out ? &rq->bo_out[a->index] : &rq->bo_in[a->index]);
+	pthread_mutex_unlock(&dev->lock);
+	if (a->flags & NPR_TENSOR_BIND) {
+		t->data = (void *)(uintptr_t)a->data;
+	} else {
+		void **own = out ? &rq->own_out[a->index] :
+				   &rq->own_in[a->index];
+
+		t->data = *own;
+		if (p->bytes)
+			memcpy(t->data, (void *)(uintptr_t)a->data, p->bytes);
+	}
+	return 0;
+}
+
+int npr_cmd_infer(struct npr_device *dev, void *arg)
+{
+	struct npr_infer *a = arg;
+	struct npr_request *rq;
+	int err;
+
+	err = npr_check_flags(a->flags, 0);
+	if (!err)
+		err = npr_check_reserved(a->reserved);
+	if (err)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	rq = npr_handle_get_locked(dev, a->req, NPR_HANDLE_REQUEST, &err);
+	pthread_mutex_unlock(&dev->lock);
+	if (!rq)
+		return err;
+	a->started_ns = npr_now_ns();
+	err = npr_request_infer(rq);
+	a->finished_ns = npr_now_ns();
+	return err;
+}
+
+/* ---- helpers for ring jobs (lib/ring.c) ------------------------------- */
+
+/**
+ * npr_request_out_shape() - size a dynamic output for this inference
+ * @rq: the request, being run by the backend.
+ * @i: output index.
+ * @s: its static shape.
+ *
+ * Dynamic outputs are never bound to caller memory, so the buffer is the
+ * request's own; it grows and is kept.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int npr_request_out_shape(struct npr_request *rq, int i,
+			  const struct npr_shape *s)
+{
+	struct npr_tensor *t = &rq->out[i];
+	size_t bytes = npr_tensor_bytes(t->type, npr_shape_numel(s));
+
+	if (bytes > rq->cap_out[i]) {
+		void *p = npr_alloc(bytes);
+
+		if (!p)
+			return -ENOMEM;
+		free(rq->own_out[i]);
+		rq->own_out[i] = p;
+		rq->cap_out[i] = bytes;
+	}
+	t->data = rq->own_out[i];
+	t->shape = *s;
+	t->nbytes = bytes;
+	return 0;
+}
+
+/**
+ * npr_request_infer() - run a request once: the backend, then the
+ * variables of a stateful model keep what its Assign ops computed
+ * @rq: the request (not running elsewhere).
+ *
+ * Return: the backend's result.
+ */
+int npr_request_infer(struct npr_request *rq)
+{
+	int err = rq->ex->dev->ops->infer(rq);
+
+	if (!err)
+		state_commit(rq);
+	return err;
+}
+
+/* A model handle for @g, which it takes over (freed on failure too). */
+int npr_job_model_add(struct npr_device *dev, struct npr_graph *g,
+		      uint32_t *model)
+{
+	struct npr_model *m = calloc(1, sizeof(*m));
+	int err;
+
+	if (!m) {
+		npr_graph_free(g);
+		return -ENOMEM;
+	}
+	m->g = g;
+	pthread_mutex_lock(&dev->lock);
+	err = npr_handle_alloc(dev, m, NPR_HANDLE_MODEL, model);
+	pthread_mutex_unlock(&dev->lock);
+	if (err)
+		npr_model_destroy(m);
+	return err;
+}
+
+int npr_job_compile(struct npr_device *dev, uint32_t model, uint32_t *exec)
+{
+	struct npr_compile a = { .size = sizeof(a) };
+	int err;
+
+	a.model = model;
+	err = npr_cmd_compile(dev, &a);
+	if (!err)
+		*exec = a.exec;
+	return err;
+}
+
+/* Mark a request busy for a job: -ENOENT, -EBADF, or -EBUSY. */
+int npr_req_acquire(struct npr_device *dev, uint32_t h,
+		    struct npr_request **out)
+{
+	struct npr_request *rq;
+	int err = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	rq = npr_handle_get_locked(dev, h, NPR_HANDLE_REQUEST, &err);
+	if (rq && rq->busy) {
+		err = npr_err(-EBUSY, "request 0x%08x already has a job in flight",
+			      h);
+		rq = NULL;
+	}
+	if (rq)
+		rq->busy = 1;
+	pthread_mutex_unlock(&dev->lock);
+	*out = rq;
+	return rq ? 0 : err;
+}
+
+/* One more job of the chain that already holds @rq. */
+void npr_req_hold(struct npr_device *dev, struct npr_request *rq)
+{
+	pthread_mutex_lock(&dev->lock);
+	rq->busy++;
+	pthread_mutex_unlock(&dev->lock);
+}
+
+void npr_req_release(struct npr_device *dev, struct npr_request *rq)
+{
+	pthread_mutex_lock(&dev->lock);
+	rq->busy--;
+	pthread_mutex_unlock(&dev->lock);
+}
