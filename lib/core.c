@@ -405,6 +405,14 @@ int npr_check_reserved(uint32_t v)
 	return 0;
 }
 
+/* Flags, then the reserved word: the uapi's validation order. */
+int npr_check_args(uint32_t flags, uint32_t known, uint32_t reserved)
+{
+	int err = npr_check_flags(flags, known);
+
+	return err ? err : npr_check_reserved(reserved);
+}
+
 uint64_t npr_now_ns(void)
 {
 	struct timespec ts;
@@ -523,9 +531,7 @@ static int cmd_destroy(struct npr_device *dev, void *arg)
 	void *obj;
 	int err;
 
-	err = npr_check_flags(a->flags, 0);
-	if (!err)
-		err = npr_check_reserved(a->reserved);
+	err = npr_check_args(a->flags, 0, a->reserved);
 	if (err)
 		return err;
 	pthread_mutex_lock(&dev->lock);
@@ -635,13 +641,11 @@ int npr_job_arg_in(unsigned long cmd, const void *uarg, void *karg,
 		return err;
 	switch (nr) {
 	case _IOC_NR(NPR_IOCTL_IMPORT):
-		err = npr_check_flags(((struct npr_import *)karg)->flags, 0);
-		return err ? err :
-		       npr_check_reserved(((struct npr_import *)karg)->reserved);
+		return npr_check_args(((struct npr_import *)karg)->flags, 0,
+				      ((struct npr_import *)karg)->reserved);
 	case _IOC_NR(NPR_IOCTL_EXPORT):
-		err = npr_check_flags(((struct npr_export *)karg)->flags, 0);
-		return err ? err :
-		       npr_check_reserved(((struct npr_export *)karg)->reserved);
+		return npr_check_args(((struct npr_export *)karg)->flags, 0,
+				      ((struct npr_export *)karg)->reserved);
 	default:
 		return npr_check_flags(st->flags,
 				       nr == _IOC_NR(NPR_IOCTL_STATE_RESET) ?

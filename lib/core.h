@@ -407,6 +407,7 @@ void npr_port_unbind(struct npr_bo **slot);
 void npr_request_destroy(struct npr_request *rq);
 int npr_check_flags(uint32_t flags, uint32_t known);
 int npr_check_reserved(uint32_t v);
+int npr_check_args(uint32_t flags, uint32_t known, uint32_t reserved);
 
 /* lib/core_model.c: model and compiled-model commands */
 int npr_cmd_model_load(struct npr_device *dev, void *arg);

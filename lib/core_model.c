@@ -41,9 +41,7 @@ int npr_cmd_model_load(struct npr_device *dev, void *arg)
 	struct npr_model *m;
 	int err;
 
-	err = npr_check_flags(a->flags, NPR_MODEL_LOAD_MEMORY);
-	if (!err)
-		err = npr_check_reserved(a->reserved);
+	err = npr_check_args(a->flags, NPR_MODEL_LOAD_MEMORY, a->reserved);
 	if (err)
 		return err;
 	if (!a->xml)
@@ -141,9 +139,7 @@ int npr_cmd_model_info(struct npr_device *dev, void *arg)
 	struct npr_graph *g;
 	int err;
 
-	err = npr_check_flags(a->flags, 0);
-	if (!err)
-		err = npr_check_reserved(a->reserved);
+	err = npr_check_args(a->flags, 0, a->reserved);
 	if (err)
 		return err;
 	pthread_mutex_lock(&dev->lock);
@@ -195,9 +191,7 @@ int npr_cmd_port_info(struct npr_device *dev, void *arg)
 	const char *name;
 	int err, i;
 
-	err = npr_check_flags(a->flags, NPR_PORT_OUTPUT);
-	if (!err)
-		err = npr_check_reserved(a->reserved);
+	err = npr_check_args(a->flags, NPR_PORT_OUTPUT, a->reserved);
 	if (err)
 		return err;
 	pthread_mutex_lock(&dev->lock);
@@ -465,9 +459,7 @@ int npr_cmd_export(struct npr_device *dev, void *arg)
 	void *blob = NULL;
 	int err;
 
-	err = npr_check_flags(a->flags, 0);
-	if (!err)
-		err = npr_check_reserved(a->reserved);
+	err = npr_check_args(a->flags, 0, a->reserved);
 	if (err)
 		return err;
 	pthread_mutex_lock(&dev->lock);
@@ -499,9 +491,7 @@ int npr_cmd_import(struct npr_device *dev, void *arg)
 	struct npr_exec *ex = NULL;
 	int err;
 
-	err = npr_check_flags(a->flags, 0);
-	if (!err)
-		err = npr_check_reserved(a->reserved);
+	err = npr_check_args(a->flags, 0, a->reserved);
 	if (err)
 		return err;
 	if (!a->data || !a->bytes)
@@ -705,9 +695,7 @@ int npr_cmd_make_stateful(struct npr_device *dev, void *arg)
 	uint32_t i;
 	int err;
 
-	err = npr_check_flags(a->flags, 0);
-	if (!err)
-		err = npr_check_reserved(a->reserved);
+	err = npr_check_args(a->flags, 0, a->reserved);
 	if (err)
 		return err;
 	if (!a->count || a->count > 1024 || !a->pairs)

@@ -183,9 +183,7 @@ int npr_cmd_bo_create(struct npr_device *dev, void *arg)
 	struct npr_bo *bo;
 	int err;
 
-	err = npr_check_flags(a->flags, 0);
-	if (!err)
-		err = npr_check_reserved(a->reserved);
+	err = npr_check_args(a->flags, 0, a->reserved);
 	if (err)
 		return err;
 	if (!a->bytes || a->bytes > (1ULL << 40))
@@ -233,9 +231,7 @@ int npr_cmd_bo_info(struct npr_device *dev, void *arg)
 	struct npr_bo *bo;
 	int err;
 
-	err = npr_check_flags(a->flags, NPR_BO_INFO_FD);
-	if (!err)
-		err = npr_check_reserved(a->reserved);
+	err = npr_check_args(a->flags, NPR_BO_INFO_FD, a->reserved);
 	if (err)
 		return err;
 	pthread_mutex_lock(&dev->lock);
@@ -265,9 +261,7 @@ int npr_cmd_bo_bind(struct npr_device *dev, void *arg)
 	int64_t stride;
 	int err, i, cnt;
 
-	err = npr_check_flags(a->flags, NPR_PORT_OUTPUT);
-	if (!err)
-		err = npr_check_reserved(a->reserved);
+	err = npr_check_args(a->flags, NPR_PORT_OUTPUT, a->reserved);
 	if (err)
 		return err;
 	pthread_mutex_lock(&dev->lock);
@@ -536,9 +530,7 @@ int npr_cmd_infer(struct npr_device *dev, void *arg)
 	struct npr_request *rq;
 	int err;
 
-	err = npr_check_flags(a->flags, 0);
-	if (!err)
-		err = npr_check_reserved(a->reserved);
+	err = npr_check_args(a->flags, 0, a->reserved);
 	if (err)
 		return err;
 	pthread_mutex_lock(&dev->lock);
