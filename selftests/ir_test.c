@@ -14,53 +14,14 @@
 #include <string.h>
 
 #include "harness.h"
+#include "xb.h"
 #include "npuring.h"
 
 /* ---- building models -------------------------------------------------- */
 
-/* An IR document under construction. */
-struct xb {
-	char *buf;
-	size_t len, cap;
-};
-
-static void __attribute__((format(printf, 2, 3)))
-xb_add(struct xb *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		if (b->cap > b->len) {
-			va_start(ap, fmt);
-			n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt,
-				      ap);
-			va_end(ap);
-			if (n >= 0 && (size_t)n < b->cap - b->len) {
-				b->len += n;
-				return;
-			}
-		}
-		b->cap = b->cap ? 2 * b->cap : 4096;
-		b->buf = realloc(b->buf, b->cap);
-		if (!b->buf)
-			abort();	/* test program: out of memory */
-	}
-}
-
-/* <dim> children for a comma-separated list ("1,4"; "" for a scalar). */
 static void xb_dims(struct xb *b, const char *dims)
 {
-	const char *p = dims;
-
-	while (*p) {
-		size_t n = strcspn(p, ",");
-
-		xb_add(b, "<dim>%.*s</dim>", (int)n, p);
-		p += n;
-		if (*p)
-			p++;
-	}
+	xb_dims_n(b, dims, strlen(dims));
 }
 
 static void begin(struct xb *b, const char *version)

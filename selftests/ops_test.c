@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "xb.h"
 #include "npuring.h"
 
 #define MAX_IN		6
@@ -90,35 +91,6 @@ struct tres {
 	size_t n[MAX_OUT];
 	double v[MAX_OUT][MAX_VALS];
 };
-
-struct xb {
-	char *buf;
-	size_t len, cap;
-};
-
-static void __attribute__((format(printf, 2, 3)))
-xb_add(struct xb *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		if (b->cap > b->len) {
-			va_start(ap, fmt);
-			n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt,
-				      ap);
-			va_end(ap);
-			if (n >= 0 && (size_t)n < b->cap - b->len) {
-				b->len += n;
-				return;
-			}
-		}
-		b->cap = b->cap ? 2 * b->cap : 4096;
-		b->buf = realloc(b->buf, b->cap);
-		if (!b->buf)
-			abort();	/* test program: out of memory */
-	}
-}
 
 static int parse_dims(const char *dims, int64_t *d)
 {

@@ -17,55 +17,10 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "xb.h"
 #include "npuring.h"
 
 /* ---- building models -------------------------------------------------- */
-
-struct xb {
-	char *buf;
-	size_t len, cap;
-};
-
-static void __attribute__((format(printf, 2, 3)))
-xb_add(struct xb *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		if (b->cap > b->len) {
-			va_start(ap, fmt);
-			n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt,
-				      ap);
-			va_end(ap);
-			if (n >= 0 && (size_t)n < b->cap - b->len) {
-				b->len += n;
-				return;
-			}
-		}
-		b->cap = b->cap ? 2 * b->cap : 4096;
-		b->buf = realloc(b->buf, b->cap);
-		if (!b->buf)
-			abort();	/* test program: out of memory */
-	}
-}
-
-/* <dim> children for a comma-separated list ("" for a scalar). */
-static void xb_dims(struct xb *b, const char *dims, size_t len)
-{
-	const char *p = dims, *e = dims + len;
-
-	while (p < e) {
-		size_t n = strcspn(p, ",;");
-
-		if (p + n > e)
-			n = e - p;
-		xb_add(b, "<dim>%.*s</dim>", (int)n, p);
-		p += n;
-		if (p < e)
-			p++;
-	}
-}
 
 static void begin(struct xb *b)
 {
@@ -84,7 +39,7 @@ static void param(struct xb *b, int id, const char *et, const char *dims)
 	xb_add(b, "<layer id=\"%d\" name=\"p%d\" type=\"Parameter\" version=\"opset1\">"
 	       "<data shape=\"%s\" element_type=\"%s\"/><output><port id=\"0\" precision=\"%s\">",
 	       id, id, dims, et, precision(et));
-	xb_dims(b, dims, strlen(dims));
+	xb_dims_n(b, dims, strlen(dims));
 	xb_add(b, "</port></output></layer>\n");
 }
 
@@ -95,7 +50,7 @@ static void konst(struct xb *b, int id, const char *et, const char *dims,
 	       "<data element_type=\"%s\" shape=\"%s\" offset=\"%zu\" size=\"%zu\"/>"
 	       "<output><port id=\"0\" precision=\"%s\">", id, id, et, dims,
 	       offset, size, precision(et));
-	xb_dims(b, dims, strlen(dims));
+	xb_dims_n(b, dims, strlen(dims));
 	xb_add(b, "</port></output></layer>\n");
 }
 
@@ -113,7 +68,7 @@ static int ports(struct xb *b, const char *spec, int first, bool out)
 		xb_add(b, "<port id=\"%d\"%s>", id++,
 		       out ? " precision=\"FP32\"" : "");
 		if (!(n == 1 && *p == '-'))
-			xb_dims(b, p, n);
+			xb_dims_n(b, p, n);
 		xb_add(b, "</port>");
 		p += n;
 		if (!*p)
@@ -156,7 +111,7 @@ static void result(struct xb *b, int id, const char *dims)
 {
 	xb_add(b, "<layer id=\"%d\" name=\"r%d\" type=\"Result\" version=\"opset1\">"
 	       "<input><port id=\"0\">", id, id);
-	xb_dims(b, dims, strlen(dims));
+	xb_dims_n(b, dims, strlen(dims));
 	xb_add(b, "</port></input></layer>\n");
 }
 
