@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "ops/eltwise.h"
+#include "fq.h"
+#include "threads.h"
 
 #define BC_MAXIN	5
 
@@ -159,6 +161,20 @@ static inline void bc_next(const struct bc *b, struct bc_pos *p)
 		for (k = 0; k < b->nin; k++)
 			p->off[k] -= b->st[k][d] * b->dim[d];
 		p->idx[d] = 0;
+	}
+}
+
+/* Position of row @r, for a walk split over threads. */
+static void bc_seek(const struct bc *b, int64_t r, struct bc_pos *p)
+{
+	int d, k;
+
+	memset(p, 0, sizeof(*p));
+	for (d = b->rank - 2; d >= 0; d--) {
+		p->idx[d] = r % b->dim[d];
+		r /= b->dim[d];
+		for (k = 0; k < b->nin; k++)
+			p->off[k] += p->idx[d] * b->st[k][d];
 	}
 }
 
@@ -1026,30 +1042,72 @@ int npr_ref_convert(const struct npr_node *n, const struct npr_tensor *in,
 
 /* FakeQuantize-1. */
 
-/*
- * Round to nearest, ties to even, for 0 <= |v| < 2^22: adding and
- * removing 1.5 * 2^23 leaves no fraction bits, in the default rounding
- * mode.  Vectorises where nearbyintf() would be a call.
- */
-static inline float rne_small(float v)
-{
-	const float magic = 12582912.0f;
+#define FQ_ROW npr_fq_row_generic
+#include "fq_row.h"
+#undef FQ_ROW
 
-	return (v + magic) - magic;
+/* Rows of one part of a FakeQuantize with one set of limits per row. */
+struct fq_job {
+	const struct bc *bc;
+	const float *x, *il, *ih, *ol, *oh;
+	float *y, lm1;
+	bool small;
+	int64_t rows_per;
+	void (*row)(const float *x, float *y, int64_t len, float il, float ih,
+		    float ol, float oh, float lm1, bool small);
+};
+
+static void fq_part(void *arg, int part, int tid)
+{
+	const struct fq_job *j = arg;
+	const struct bc *bc = j->bc;
+	int64_t r = part * j->rows_per, end = r + j->rows_per;
+	struct bc_pos pos;
+
+	(void)tid;
+	if (end > bc->rows)
+		end = bc->rows;
+	bc_seek(bc, r, &pos);
+	for (; r < end; r++) {
+		j->row(j->x + pos.off[0], j->y + r * bc->len, bc->len,
+		       j->il[pos.off[1]], j->ih[pos.off[2]], j->ol[pos.off[3]],
+		       j->oh[pos.off[4]], j->lm1, j->small);
+		bc_next(bc, &pos);
+	}
 }
 
-static inline float fq_one(float x, float il, float ih, float ol, float oh,
-			   float lm1, bool small)
+/*
+ * The common case, per-tensor or per-channel limits along dense rows: the
+ * row kernel (vectorised where the CPU has AVX-512), the rows split over
+ * the threads in parts of at least 16K elements.
+ */
+static void fq_rows(const struct bc *bc, const float *x, const float *il,
+		    const float *ih, const float *ol, const float *oh,
+		    float *y, float lm1, bool small)
 {
-	float q;
+	struct fq_job j = {
+		.bc = bc, .x = x, .il = il, .ih = ih, .ol = ol, .oh = oh,
+		.y = y, .lm1 = lm1, .small = small,
+		.row = npr_fq_row_generic,
+	};
+	int64_t parts = npr_par_threads() * 4, min_rows;
 
-	if (x <= (il < ih ? il : ih))
-		return ol;
-	if (x > (il > ih ? il : ih))
-		return oh;
-	q = (x - il) / (ih - il) * lm1;
-	q = small ? rne_small(q) : nearbyintf(q);
-	return q / lm1 * (oh - ol) + ol;
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f"))
+		j.row = npr_fq_row_avx512;
+#endif
+	min_rows = (16384 + bc->len - 1) / bc->len;
+	if (parts > bc->rows / min_rows)
+		parts = bc->rows / min_rows;
+	if (parts < 1)
+		parts = 1;
+	j.rows_per = (bc->rows + parts - 1) / parts;
+	parts = (bc->rows + j.rows_per - 1) / j.rows_per;
+	if (parts == 1)
+		fq_part(&j, 0, 0);
+	else
+		npr_parallel_for((int)parts, fq_part, &j);
 }
 
 /**
@@ -1076,7 +1134,7 @@ int npr_ref_fake_quantize(const struct npr_node *n,
 	float *y = out->data, lm1;
 	struct bc_pos pos;
 	struct bc bc;
-	bool small;
+	bool small, scalar;
 	int64_t r, j;
 	int k, err;
 
@@ -1096,40 +1154,30 @@ int npr_ref_fake_quantize(const struct npr_node *n,
 		return 0;
 	lm1 = (float)(p->levels - 1);
 	small = lm1 < 4194304.0f;
+	scalar = bc_step(&bc, 0) == 1;
+	for (k = 1; k < 5; k++)
+		if (bc_step(&bc, k))
+			scalar = false;
+	if (scalar) {
+		fq_rows(&bc, x, il, ih, ol, oh, y, lm1, small);
+		return 0;
+	}
 	bc_start(&pos);
 	for (r = 0; r < bc.rows; r++) {
 		const float *xr = x + pos.off[0];
 		float *yr = y + r * bc.len;
 		int64_t s[5];
-		bool scalar = true;
 
 		for (k = 0; k < 5; k++)
 			s[k] = bc_step(&bc, k);
-		for (k = 1; k < 5; k++)
-			if (s[k])
-				scalar = false;
-		if (scalar && s[0]) {
-			/* the common case: per-tensor or per-channel limits */
-			const float l = il[pos.off[1]], h = ih[pos.off[2]];
-			const float a = ol[pos.off[3]], b = oh[pos.off[4]];
-
-			if (small)
-				for (j = 0; j < bc.len; j++)
-					yr[j] = fq_one(xr[j], l, h, a, b, lm1,
-						       true);
-			else
-				for (j = 0; j < bc.len; j++)
-					yr[j] = fq_one(xr[j], l, h, a, b, lm1,
-						       false);
-		} else {
-			for (j = 0; j < bc.len; j++)
-				yr[j] = fq_one(xr[j * s[0]],
-					       il[pos.off[1] + j * s[1]],
-					       ih[pos.off[2] + j * s[2]],
-					       ol[pos.off[3] + j * s[3]],
-					       oh[pos.off[4] + j * s[4]],
-					       lm1, small);
-		}
+		/* limits that vary along the row: one element at a time */
+		for (j = 0; j < bc.len; j++)
+			npr_fq_row_generic(xr + j * s[0], yr + j, 1,
+					   il[pos.off[1] + j * s[1]],
+					   ih[pos.off[2] + j * s[2]],
+					   ol[pos.off[3] + j * s[3]],
+					   oh[pos.off[4] + j * s[4]],
+					   lm1, small);
 		bc_next(&bc, &pos);
 	}
 	return 0;

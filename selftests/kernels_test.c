@@ -15,8 +15,10 @@
 #include <unistd.h>
 
 #include "../ref/conv.h"
+#include "../ref/fq.h"
 #include "../ref/gemm.h"
 #include "../ref/threads.h"
+#include "ops/eltwise.h"
 #include "ops/nn.h"
 #include "harness.h"
 
@@ -412,6 +414,131 @@ TEST(matmul_fast_path_matches_scalar_kernel)
 					ASSERT_LE(rel_err(y, r, M * N), 1e-5);
 					free(A); free(B); free(y); free(r);
 				}
+}
+
+/* FakeQuantize-1 as the specification writes it, one element. */
+static float fq_spec(float x, float il, float ih, float ol, float oh,
+		     int64_t levels)
+{
+	float lm1 = (float)(levels - 1), q;
+
+	if (x <= fminf(il, ih))
+		return ol;
+	if (x > fmaxf(il, ih))
+		return oh;
+	q = nearbyintf((x - il) / (ih - il) * lm1);
+	return q / lm1 * (oh - ol) + ol;
+}
+
+static bool same_bits(float a, float b)
+{
+	return !memcmp(&a, &b, sizeof(a)) || (a != a && b != b);
+}
+
+/*
+ * The vectorised FakeQuantize rows and the threaded per-channel walk give
+ * the bits of the specification's formula: odd lengths, exact halves
+ * (ties to even), both orders of the input limits, values outside the
+ * range, NaN and infinities, levels from 2 to 2^24.
+ */
+TEST(fake_quantize_fast_path_matches_the_formula)
+{
+	static const int64_t levels[] = { 2, 16, 255, 256, 65536, 16777216 };
+	static const int64_t lens[] = { 1, 15, 16, 17, 33, 1000 };
+	static const float lim[][4] = {
+		{ 0.0f, 255.0f, 0.0f, 255.0f },
+		{ -1.5f, 2.25f, -3.0f, 3.0f },
+		{ 2.0f, -2.0f, 1.0f, -1.0f },	/* reversed */
+		{ 0.1f, 0.7f, -0.25f, 0.5f },
+	};
+	float x[1000], y[1000];
+	int li, le, k, isa, ok = 1;
+	int64_t i;
+
+	for (i = 0; i < 1000; i++)
+		x[i] = (float)(i % 600) * 0.5f - 50.0f + (i % 7) * 1e-3f;
+	x[3] = NAN;
+	x[5] = INFINITY;
+	x[8] = -INFINITY;
+	for (isa = 0; isa < 2; isa++) {
+		void (*row)(const float *, float *, int64_t, float, float,
+			    float, float, float, bool) =
+			isa ? npr_fq_row_avx512 : npr_fq_row_generic;
+
+		if (isa && !__builtin_cpu_supports("avx512f")) {
+			TH_LOG("no AVX-512F: checking the generic row only");
+			continue;
+		}
+		for (li = 0; li < 6; li++)
+			for (le = 0; le < 6; le++)
+				for (k = 0; k < 4; k++) {
+					float lm1 = (float)(levels[li] - 1);
+
+					row(x, y, lens[le], lim[k][0], lim[k][1],
+					    lim[k][2], lim[k][3], lm1,
+					    lm1 < 4194304.0f);
+					for (i = 0; i < lens[le] && ok; i++) {
+						float r = fq_spec(x[i], lim[k][0],
+								  lim[k][1], lim[k][2],
+								  lim[k][3], levels[li]);
+
+						if (!same_bits(y[i], r)) {
+							TH_LOG("isa %d levels %lld lim %d x %g: %.9g != %.9g",
+							       isa, (long long)levels[li],
+							       k, x[i], y[i], r);
+							ok = 0;
+						}
+					}
+				}
+	}
+	ASSERT_TRUE(ok);
+
+	/* per-channel limits [1, C, 1, 1] over [N, C, H, W], on the threads */
+	{
+		enum { N = 2, C = 3, H = 37, W = 301 };
+		static float X[N * C * H * W], Y[N * C * H * W];
+		float il[C] = { -1.0f, 0.0f, 3.0f }, ih[C] = { 1.0f, 2.5f, -3.0f };
+		float ol[C] = { -1.0f, 0.0f, 2.0f }, oh[C] = { 1.0f, 1.0f, -2.0f };
+		struct npr_eltwise_params p = { .levels = 256 };
+		struct npr_node node = {
+			.name = "fq", .type = "FakeQuantize", .params = &p,
+		};
+		struct npr_tensor in[5] = { { 0 } }, out = { 0 };
+		int64_t c;
+
+		fill(X, N * C * H * W, 41);
+		for (i = 0; i < N * C * H * W; i++)
+			X[i] *= 4.0f;
+		in[0].shape.rank = out.shape.rank = 4;
+		in[0].shape.d[0] = out.shape.d[0] = N;
+		in[0].shape.d[1] = out.shape.d[1] = C;
+		in[0].shape.d[2] = out.shape.d[2] = H;
+		in[0].shape.d[3] = out.shape.d[3] = W;
+		in[0].data = X;
+		in[0].nbytes = out.nbytes = sizeof(X);
+		out.data = Y;
+		out.type = NPR_ELEM_F32;
+		for (k = 0; k < 5; k++) {
+			in[k].type = NPR_ELEM_F32;
+			if (!k)
+				continue;
+			in[k].shape.rank = 4;
+			in[k].shape.d[0] = 1;
+			in[k].shape.d[1] = C;
+			in[k].shape.d[2] = in[k].shape.d[3] = 1;
+			in[k].nbytes = sizeof(il);
+		}
+		in[1].data = il; in[2].data = ih; in[3].data = ol; in[4].data = oh;
+		ASSERT_EQ(npr_ref_fake_quantize(&node, in, &out), 0);
+		for (i = 0; i < N * C * H * W; i++) {
+			c = i / (H * W) % C;
+			if (!same_bits(Y[i], fq_spec(X[i], il[c], ih[c], ol[c],
+						     oh[c], 256))) {
+				TH_LOG("element %lld: %.9g", (long long)i, Y[i]);
+				ASSERT_TRUE(0);
+			}
+		}
+	}
 }
 
 static _Atomic int hits[1000];
