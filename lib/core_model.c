@@ -434,6 +434,8 @@ int npr_cmd_compile(struct npr_device *dev, void *arg)
 	err = dev->ops->compile(ex);
 	if (err)
 		goto fail_ex;
+	/* the backend has its own form of the weights: let the file go */
+	npr_graph_drop_weights(ex->g);
 	if (props.cache_dir[0])
 		npr_cache_put(ex, &key);
 have_exec:

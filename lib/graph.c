@@ -64,6 +64,27 @@ void npr_graph_drop_pages(const struct npr_graph *g, const void *p, size_t n)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
+/**
+ * npr_graph_drop_weights() - let all of a mapped weights blob leave memory
+ * @g: the graph; nothing happens unless g->weights is a mapped blob.
+ *
+ * npr_graph_drop_pages() over the whole mapping, for when a compile is done:
+ * fault-around maps pages beside the ones a compile reads (parts of
+ * constants already dropped), and whatever a kernel still reads from the
+ * file faults back in on first use.
+ */
+void npr_graph_drop_weights(const struct npr_graph *g)
+{
+	const struct npr_blob *b = g ? g->weights : NULL;
+	long ps = sysconf(_SC_PAGESIZE);
+	size_t pg = ps > 0 ? (size_t)ps : 4096;
+
+	/* the mapping covers the file's last page whole */
+	if (b && b->mapped && b->size)
+		madvise(b->data, (b->size + pg - 1) & ~(pg - 1),
+			MADV_DONTNEED);
+}
+
 struct npr_graph *npr_graph_new(void)
 {
 	return calloc(1, sizeof(struct npr_graph));

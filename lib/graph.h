@@ -62,6 +62,7 @@ struct npr_blob *npr_blob_get(struct npr_blob *b);
 void npr_blob_put(struct npr_blob *b);
 
 void npr_graph_drop_pages(const struct npr_graph *g, const void *p, size_t n);
+void npr_graph_drop_weights(const struct npr_graph *g);
 
 /**
  * struct npr_value - one tensor edge of the graph

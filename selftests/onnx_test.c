@@ -15,10 +15,14 @@
  * whose data does not match its dims, messages nested without end,
  * sub-graphs nested too deep) fail
  * with the documented errno and a message that says what is wrong.
+ * A model read from its file refers to its weights in the mapping, and
+ * after COMPILE none of the file's pages is mapped in while the results
+ * stay bit-identical over a second COMPILE and an EXPORT + IMPORT.
  *
  * Models come from $NPR_SHARED/models/onnx; without them those tests skip.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -27,8 +31,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core.h"
 #include "harness.h"
 #include "npuring.h"
+#include "onnx.h"
 #include "onnx.pb-c.h"
 
 #define TOLERANCE_REL	1e-4
@@ -1901,6 +1907,233 @@ TEST_F(model, matches_golden)
 	       maxdiff / maxref, TOLERANCE_REL);
 	ASSERT_GT(maxref, 0);
 	EXPECT_LE(maxdiff, TOLERANCE_REL * maxref);
+}
+
+/* ---- the weights stay in the mapped file ------------------------------- */
+
+/*
+ * squeezenet1_1 read from its file and from memory: the same graph, the
+ * same bytes and the same model hash; from the file, every constant the
+ * graph does not own lies in the mapping, at the offset of its raw_data
+ * in the file (the bytes there are the ones the memory load copied),
+ * every f32 constant of 16 KiB or more is such a reference, and some of
+ * them are not 4-byte aligned (the format does not align raw_data).
+ */
+TEST_F(onnx, initializers_refer_to_the_mapped_file)
+{
+	struct npr_graph *gf = NULL, *gm = NULL;
+	size_t nref = 0, nodd = 0;
+	char path[4096], hf[33], hm[33];
+	const unsigned char *file;
+	int i;
+
+	REQUIRE_SHARED();
+	ASSERT_TRUE(onnx_path(path, sizeof(path), "squeezenet1_1.onnx"));
+	if (access(path, R_OK))
+		SKIP(return, "model %s not found", path);
+	self->buf = read_file(path, &self->len);
+	ASSERT_NONNULL(self->buf);
+	file = self->buf;
+	ASSERT_EQ(npr_onnx_load_file(path, &gf), 0);
+	ASSERT_EQ(npr_onnx_parse(self->buf, self->len, NULL, &gm), 0);
+	ASSERT_NONNULL(gf->weights);
+	ASSERT_TRUE(gf->weights->mapped);
+	ASSERT_EQ(gf->weights->size, self->len);
+	ASSERT_NULL(gm->weights);
+	ASSERT_EQ(gf->nvals, gm->nvals);
+	for (i = 0; i < gf->nvals; i++) {
+		const struct npr_value *vf = &gf->vals[i], *vm = &gm->vals[i];
+		const unsigned char *w = gf->weights->data;
+		const unsigned char *d = vf->data;
+
+		ASSERT_EQ(!vf->data, !vm->data);
+		if (!vf->data)
+			continue;
+		ASSERT_EQ(vf->type, vm->type);
+		ASSERT_EQ(vf->nbytes, vm->nbytes);
+		/* from memory: a copy of its own, aligned */
+		ASSERT_TRUE(vm->owned == vm->data);
+		ASSERT_EQ((uintptr_t)vm->data % npr_elem_size(vm->type), 0);
+		if (vf->type == NPR_ELEM_F32 && vf->nbytes >= 16384)
+			ASSERT_NULL(vf->owned);
+		if (vf->owned) {
+			ASSERT_EQ(memcmp(vf->data, vm->data, vf->nbytes), 0);
+			continue;
+		}
+		ASSERT_TRUE(d >= w && vf->nbytes <= self->len &&
+			    (size_t)(d - w) <= self->len - vf->nbytes);
+		ASSERT_EQ(memcmp(file + (d - w), vm->data, vf->nbytes), 0);
+		nref++;
+		nodd += (uintptr_t)d % 4 != 0;
+	}
+	TH_LOG("%zu constants refer to the file, %zu of them unaligned",
+	       nref, nodd);
+	ASSERT_GT(nref, 0);
+	ASSERT_GT(nodd, 0);
+	npr_model_hash(gf, hf);
+	npr_model_hash(gm, hm);
+	ASSERT_STREQ(hf, hm);
+	npr_graph_free(gf);
+	npr_graph_free(gm);
+}
+
+/*
+ * Pages of the mappings of @path (by its real path) that are mapped in
+ * (the present bit of /proc/self/pagemap); *maps counts the mappings.
+ * -1 when /proc cannot tell.
+ */
+static long mapped_pages(const char *path, int *maps)
+{
+	char real[4096], line[4608];
+	long ps = sysconf(_SC_PAGESIZE), n = 0;
+	FILE *f;
+	int pm;
+
+	*maps = 0;
+	if (!realpath(path, real))
+		return -1;
+	f = fopen("/proc/self/maps", "r");
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	if (!f || pm < 0) {
+		if (f)
+			fclose(f);
+		if (pm >= 0)
+			close(pm);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, a;
+		char *name = strchr(line, '/');
+
+		if (!name || sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+			continue;
+		name[strcspn(name, "\n")] = 0;
+		if (strcmp(name, real))
+			continue;
+		(*maps)++;
+		for (a = lo; a < hi; a += ps) {
+			uint64_t e;
+
+			if (pread(pm, &e, 8, (off_t)(a / ps * 8)) != 8) {
+				n = -1;
+				goto out;
+			}
+			n += (long)(e >> 63);
+		}
+	}
+out:
+	fclose(f);
+	close(pm);
+	return n;
+}
+
+/*
+ * Compile @model at batch 1; no page of the mapped @path may be mapped in
+ * then; run it on the golden input @in into @out.
+ */
+static void run_b1(struct npr_test *_metadata, int fd, __u32 model,
+		   const char *path, const float *in, float *out,
+		   __u32 *exec)
+{
+	const __s64 dims[4] = { 1, 3, 224, 224 };
+	__u32 req;
+	long pages;
+	int ret, maps;
+
+	ret = compile(fd, model, dims, 4, exec, &req);
+	if (ret)
+		TH_LOG("COMPILE: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	pages = mapped_pages(path, &maps);
+	TH_LOG("after COMPILE: %d mapping(s) of the file, %ld pages in",
+	       maps, pages);
+	ASSERT_EQ(maps, 1);
+	ASSERT_EQ(pages, 0);
+	infer(_metadata, fd, req, dims, 4, in, 3 * 224 * 224, out, 1000);
+}
+
+/*
+ * After COMPILE no page of the mapped model file is mapped in any more
+ * (the packed weights are what the CPU backend reads), the results match
+ * the golden outputs, and a second COMPILE of the same model handle (the
+ * pages fault back in) and an EXPORT + IMPORT of the first give the same
+ * bits.
+ */
+TEST_F(onnx, compile_lets_the_file_pages_go_results_identical)
+{
+	float *in = NULL, *ref = NULL, out[3][1000];
+	struct npr_model_load ml;
+	unsigned char *blob = NULL;
+	char path[4096], ipath[4096];
+	struct npr_export ea = { .size = sizeof(ea) };
+	struct npr_import ia = { .size = sizeof(ia) };
+	__u32 exec, exec2;
+	size_t len = 0, i;
+	double maxdiff = 0, maxref = 0;
+	long pages;
+	int maps;
+
+	REQUIRE_SHARED();
+	ASSERT_TRUE(onnx_path(path, sizeof(path), "squeezenet1_1.onnx"));
+	ASSERT_TRUE(onnx_path(ipath, sizeof(ipath),
+			      "squeezenet1_1.input_b1.f32"));
+	if (access(path, R_OK) || access(ipath, R_OK))
+		SKIP(return, "model %s or its input not found", path);
+	in = read_file(ipath, &len);
+	ASSERT_NONNULL(in);
+	ASSERT_EQ(len, 3 * 224 * 224 * sizeof(float));
+	ASSERT_TRUE(onnx_path(ipath, sizeof(ipath),
+			      "squeezenet1_1.output_b1.f32"));
+	ref = read_file(ipath, &len);
+	ASSERT_NONNULL(ref);
+	ASSERT_EQ(len, 1000 * sizeof(float));
+
+	npr_prep_model_load(&ml, path, NULL);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	pages = mapped_pages(path, &maps);
+	if (pages < 0)
+		SKIP(goto out, "/proc/self/maps or pagemap cannot be read");
+	TH_LOG("after MODEL_LOAD: %d mapping(s) of the file, %ld pages in",
+	       maps, pages);
+	ASSERT_EQ(maps, 1);
+
+	run_b1(_metadata, self->fd, ml.handle, path, in, out[0], &exec);
+	for (i = 0; i < 1000; i++) {
+		double d = fabs((double)out[0][i] - ref[i]);
+
+		if (!(d <= maxdiff))
+			maxdiff = d != d ? INFINITY : d;
+		if (fabs(ref[i]) > maxref)
+			maxref = fabs(ref[i]);
+	}
+	EXPECT_LE(maxdiff, TOLERANCE_REL * maxref);
+
+	run_b1(_metadata, self->fd, ml.handle, path, in, out[1], &exec2);
+	EXPECT_EQ(memcmp(out[0], out[1], sizeof(out[0])), 0);
+
+	ea.exec = exec;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_EXPORT, &ea), -EMSGSIZE);
+	blob = malloc(ea.bytes);
+	ASSERT_NONNULL(blob);
+	ea.data = (uintptr_t)blob;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_EXPORT, &ea), 0);
+	ia.data = (uintptr_t)blob;
+	ia.bytes = ea.bytes;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_IMPORT, &ia), 0);
+	{
+		const __s64 dims[4] = { 1, 3, 224, 224 };
+		struct npr_req_create rc;
+
+		npr_prep_req_create(&rc, ia.exec);
+		ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
+		infer(_metadata, self->fd, rc.req, dims, 4, in,
+		      3 * 224 * 224, out[2], 1000);
+	}
+	EXPECT_EQ(memcmp(out[0], out[2], sizeof(out[0])), 0);
+out:
+	free(blob);
+	free(in);
+	free(ref);
 }
 
 TEST_HARNESS_MAIN
