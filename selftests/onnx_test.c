@@ -17,10 +17,13 @@
  * with the documented errno and a message that says what is wrong.
  * A model read from its file refers to its weights in the mapping, and
  * after COMPILE none of the file's pages is mapped in while the results
- * stay bit-identical over a second COMPILE and an EXPORT + IMPORT.
+ * stay bit-identical over a second COMPILE and an EXPORT + IMPORT; f32
+ * and f16 weights at an odd offset in the file stay there unaligned and
+ * still compute exactly.
  *
  * Models come from $NPR_SHARED/models/onnx; without them those tests skip.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -2134,6 +2137,220 @@ out:
 	free(blob);
 	free(in);
 	free(ref);
+}
+
+/*
+ * y = Add(x, <name>): x a [1, WIDE_N] input, the initializer a [WIDE_N]
+ * raw_data tensor, both of ONNX type @dt (FLOAT or FLOAT16), w[i] =
+ * (i % 64) / 4 (exact in f16).  @name's length moves the raw_data in
+ * the file.
+ */
+#define WIDE_N	8192
+
+static float wide_w(int i)
+{
+	return (float)(i % 64) * 0.25f;
+}
+
+static void *wide_model(int32_t dt, const char *name, size_t *len,
+			size_t *raw_off)
+{
+	Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
+	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
+	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+	Onnx__OperatorSetIdProto *osp[1] = { &os };
+	Onnx__NodeProto node = ONNX__NODE_PROTO__INIT, *np[1] = { &node };
+	Onnx__TensorProto w = ONNX__TENSOR_PROTO__INIT, *wp[1] = { &w };
+	Onnx__ValueInfoProto vi[2] = { ONNX__VALUE_INFO_PROTO__INIT,
+				       ONNX__VALUE_INFO_PROTO__INIT };
+	Onnx__ValueInfoProto *vin[1] = { &vi[0] }, *vout[1] = { &vi[1] };
+	Onnx__TypeProto tp = ONNX__TYPE_PROTO__INIT;
+	Onnx__TypeProto__Tensor tt = ONNX__TYPE_PROTO__TENSOR__INIT;
+	Onnx__TensorShapeProto sh = ONNX__TENSOR_SHAPE_PROTO__INIT;
+	Onnx__TensorShapeProto__Dimension d[2] = {
+		ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT,
+		ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT };
+	Onnx__TensorShapeProto__Dimension *dp[2] = { &d[0], &d[1] };
+	char *in[2] = { "x", (char *)name }, *out[1] = { "y" };
+	int64_t wdims[1] = { WIDE_N };
+	size_t es = dt == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ? 2 : 4;
+	uint8_t *raw = malloc(WIDE_N * es), *buf = NULL, *hit;
+	int i;
+
+	if (!raw)
+		return NULL;
+	for (i = 0; i < WIDE_N; i++) {
+		float f = wide_w(i);
+		uint16_t h = npr_f32_to_f16(f);
+
+		memcpy(raw + i * es, es == 2 ? (void *)&h : (void *)&f, es);
+	}
+	m.has_ir_version = 1;
+	m.ir_version = 8;
+	m.n_opset_import = 1;
+	m.opset_import = osp;
+	os.domain = "";
+	os.has_version = 1;
+	os.version = 13;
+	m.graph = &g;
+	g.name = "wide";
+	node.op_type = "Add";
+	node.name = "add";
+	node.n_input = 2;
+	node.input = in;
+	node.n_output = 1;
+	node.output = out;
+	g.n_node = 1;
+	g.node = np;
+	w.name = (char *)name;
+	w.has_data_type = 1;
+	w.data_type = dt;
+	w.n_dims = 1;
+	w.dims = wdims;
+	w.has_raw_data = 1;
+	w.raw_data.len = WIDE_N * es;
+	w.raw_data.data = raw;
+	g.n_initializer = 1;
+	g.initializer = wp;
+	d[0].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+	d[0].dim_value = 1;
+	d[1].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+	d[1].dim_value = WIDE_N;
+	sh.n_dim = 2;
+	sh.dim = dp;
+	tt.has_elem_type = 1;
+	tt.elem_type = dt;
+	tt.shape = &sh;
+	tp.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	tp.tensor_type = &tt;
+	vi[0].type = &tp;
+	vi[1].type = &tp;
+	vi[0].name = "x";
+	vi[1].name = "y";
+	g.n_input = 1;
+	g.input = vin;
+	g.n_output = 1;
+	g.output = vout;
+	*len = onnx__model_proto__get_packed_size(&m);
+	buf = malloc(*len);
+	if (buf) {
+		onnx__model_proto__pack(&m, buf);
+		hit = memmem(buf, *len, raw, WIDE_N * es);
+		*raw_off = hit ? (size_t)(hit - buf) : 0;
+	}
+	free(raw);
+	return buf;
+}
+
+/*
+ * A model file whose weights sit at an offset that is not a multiple of
+ * their element size (f32, and f16 lowered to f32 by compile) refers to
+ * them unaligned; compiled from the file and from memory it computes
+ * x + w exactly.
+ */
+static void wide_runs(struct npr_test *_metadata, FIXTURE_DATA(onnx) *self,
+		      int32_t dt, unsigned int type)
+{
+	static const __s64 dims[2] = { 1, WIDE_N };
+	static float x[WIDE_N], y[2][WIDE_N];
+	char dir[64] = "/tmp/npr_onnx_test.XXXXXX", path[128], name[16];
+	struct npr_model_load ml;
+	struct npr_graph *g = NULL;
+	size_t off = 0, es = npr_elem_size(type);
+	__u32 model[2], exec, req;
+	const struct npr_value *v = NULL;
+	int i, k;
+	FILE *f;
+
+	/* a name that puts raw_data at an odd offset */
+	for (k = 1; k < 9; k++) {
+		snprintf(name, sizeof(name), "%.*s", k, "wwwwwwww");
+		free(self->buf);
+		self->buf = wide_model(dt, name, &self->len, &off);
+		ASSERT_NONNULL(self->buf);
+		ASSERT_GT(off, 0);
+		if (off % 2)
+			break;
+	}
+	ASSERT_TRUE(off % 2);
+	ASSERT_NONNULL(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/wide.onnx", dir);
+	f = fopen(path, "wb");
+	ASSERT_NONNULL(f);
+	ASSERT_EQ(fwrite(self->buf, 1, self->len, f), self->len);
+	fclose(f);
+
+	/* the loaded constant is the file's bytes, unaligned */
+	ASSERT_EQ(npr_onnx_load_file(path, &g), 0);
+	for (i = 0; i < g->nvals; i++)
+		if (g->vals[i].data && g->vals[i].name &&
+		    !strcmp(g->vals[i].name, name))
+			v = &g->vals[i];
+	ASSERT_NONNULL(v);
+	EXPECT_EQ(v->type, type);
+	EXPECT_NULL(v->owned);
+	EXPECT_EQ((const uint8_t *)v->data -
+		  (const uint8_t *)g->weights->data, (ptrdiff_t)off);
+	EXPECT_NE((uintptr_t)v->data % es, 0);
+	npr_graph_free(g);
+
+	npr_prep_model_load(&ml, path, NULL);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	unlink(path);
+	rmdir(dir);
+	model[0] = ml.handle;
+	ASSERT_EQ(load_mem(self->fd, self->buf, self->len, &model[1]), 0);
+	for (i = 0; i < WIDE_N; i++)
+		x[i] = 1.0f;
+	for (k = 0; k < 2; k++) {
+		ASSERT_EQ(compile(self->fd, model[k], dims, 2, &exec, &req), 0);
+		if (type == NPR_ELEM_F32) {
+			infer(_metadata, self->fd, req, dims, 2, x, WIDE_N,
+			      y[k], WIDE_N);
+			continue;
+		}
+		/* f16 ports: f16 in and out */
+		{
+			static uint16_t hx[WIDE_N], hy[WIDE_N];
+			struct npr_tensor_arg ta;
+			struct npr_infer inf;
+
+			for (i = 0; i < WIDE_N; i++)
+				hx[i] = npr_f32_to_f16(x[i]);
+			npr_prep_tensor(&ta, req, 0, 0, hx, sizeof(hx));
+			ta.elem_type = NPR_ELEM_F16;
+			ta.rank = 2;
+			ta.dims[0] = 1;
+			ta.dims[1] = WIDE_N;
+			ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR,
+					    &ta), 0);
+			npr_prep_infer(&inf, req);
+			ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_INFER, &inf),
+				  0);
+			npr_prep_tensor(&ta, req, 0, 1, hy, sizeof(hy));
+			ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_GET_TENSOR,
+					    &ta), 0);
+			ASSERT_EQ(ta.bytes, sizeof(hy));
+			for (i = 0; i < WIDE_N; i++)
+				y[k][i] = npr_f16_to_f32(hy[i]);
+		}
+	}
+	for (i = 0; i < WIDE_N; i++) {
+		ASSERT_EQ(y[0][i], 1.0f + wide_w(i));
+		ASSERT_EQ(y[1][i], y[0][i]);
+	}
+}
+
+TEST_F(onnx, unaligned_f32_weights_in_the_file_compute)
+{
+	wide_runs(_metadata, self, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+		  NPR_ELEM_F32);
+}
+
+TEST_F(onnx, unaligned_f16_weights_in_the_file_compute)
+{
+	wide_runs(_metadata, self, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16,
+		  NPR_ELEM_F16);
 }
 
 TEST_HARNESS_MAIN
