@@ -1743,10 +1743,12 @@ int npr_onnx_parse(const void *buf, size_t len, const char *base_dir,
  * @out: set to the new graph on success only; free with npr_graph_free().
  *
  * The file is mapped read-only and stays mapped while the graph or a
- * clone of it lives (g->weights): initializers whose raw_data is aligned
- * to their element size refer to it instead of being copied (the others
- * are copied).  The file must not be truncated meanwhile.  External data
- * files are looked up in its directory and read into memory.
+ * clone of it lives (g->weights): initializers refer to their raw_data in
+ * it instead of being copied when it is aligned to their element size or
+ * is floating-point weights of at least ONNX_REF_MIN bytes (see
+ * tensor_read()).  The file must not be changed in place (truncated or
+ * rewritten) meanwhile.  External data files are looked up in its
+ * directory and read into memory.
  *
  * Return: as npr_onnx_parse(), or -ENOENT, -EACCES, ... (with the path in
  * the message) when the file cannot be opened or mapped.
