@@ -2,10 +2,10 @@
 /*
  * From a loaded model to a graph a backend can execute:
  *
- *   clone -> apply input shapes -> lower f16/bf16 to f32 -> parse every
- *   node -> in topological order: infer shapes, check against the shapes
- *   the file declared, fold nodes whose inputs are all constant -> mark
- *   nodes that no Result needs as dead.
+ *   clone -> apply input shapes -> copy unaligned constants -> lower
+ *   f16/bf16 to f32 -> parse every node -> in topological order: infer
+ *   shapes, check against the shapes the file declared, fold nodes whose
+ *   inputs are all constant -> mark nodes that no Result needs as dead.
  *
  * A node whose output shape depends on the value of a computed input (a
  * Reshape target fed by a Parameter) keeps dynamic output shapes, as does
@@ -26,6 +26,44 @@
 static bool is_half(unsigned int t)
 {
 	return t == NPR_ELEM_F16 || t == NPR_ELEM_BF16;
+}
+
+/**
+ * npr_pass_align() - an aligned copy of every unaligned constant
+ * @g: the graph, a clone of a loaded model.
+ *
+ * A loaded ONNX model refers to its floating-point weights where they
+ * are in the mapped file, at whatever offset the format left them
+ * (struct npr_value); kernels, folding and packing read elements through
+ * typed pointers, so each such constant gets an owned copy here (f16 and
+ * bf16 ones are converted by npr_pass_lower_half() instead).  The file
+ * pages the copy came from then leave memory: the model's graph still
+ * refers to them, and they come back from the page cache when it is
+ * compiled or read again.  Bodies hold no such constants.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+static int npr_pass_align(struct npr_graph *g)
+{
+	int i;
+
+	for (i = 0; i < g->nvals; i++) {
+		struct npr_value *v = &g->vals[i];
+		size_t es = npr_elem_size(v->type);
+		void *p;
+
+		if (!v->data || v->owned || is_half(v->type) || !es ||
+		    !((uintptr_t)v->data % es))
+			continue;
+		p = malloc(v->nbytes ? v->nbytes : 1);
+		if (!p)
+			return -ENOMEM;
+		memcpy(p, v->data, v->nbytes);
+		npr_graph_drop_pages(g, v->data, v->nbytes);
+		v->owned = p;
+		v->data = p;
+	}
+	return 0;
 }
 
 /**
@@ -55,6 +93,8 @@ static int npr_pass_lower_half(struct npr_graph *g)
 			if (!f)
 				return -ENOMEM;
 			npr_convert(f, NPR_ELEM_F32, v->data, v->type, numel);
+			if (!v->owned)
+				npr_graph_drop_pages(g, v->data, v->nbytes);
 			free(v->owned);
 			v->owned = f;
 			v->data = f;
@@ -371,7 +411,9 @@ static int compile_clone(struct npr_graph *g, const struct npr_shape *shapes,
 	err = apply_shapes(g, shapes);
 	if (err)
 		goto fail;
-	err = npr_pass_lower_half(g);
+	err = npr_pass_align(g);
+	if (!err)
+		err = npr_pass_lower_half(g);
 	if (err)
 		goto fail;
 	for (i = 0; i < g->nnodes; i++) {

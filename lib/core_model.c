@@ -105,8 +105,10 @@ int npr_cmd_model_load(struct npr_device *dev, void *arg)
 	pthread_mutex_lock(&dev->lock);
 	m->hashed = dev->props.cache_dir[0] != 0;
 	pthread_mutex_unlock(&dev->lock);
-	if (m->hashed)
+	if (m->hashed) {
 		npr_model_hash(g, m->hash);
+		npr_graph_drop_weights(g);	/* the hash read the file in */
+	}
 	pthread_mutex_lock(&dev->lock);
 	err = npr_handle_alloc(dev, m, NPR_HANDLE_MODEL, &a->handle);
 	pthread_mutex_unlock(&dev->lock);
@@ -379,6 +381,7 @@ int npr_cmd_compile(struct npr_device *dev, void *arg)
 		m = npr_handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
 		if (m && !m->hashed) {
 			npr_model_hash(m->g, m->hash);
+			npr_graph_drop_weights(m->g);
 			m->hashed = true;
 		}
 		if (m)
@@ -434,6 +437,8 @@ int npr_cmd_compile(struct npr_device *dev, void *arg)
 	err = dev->ops->compile(ex);
 	if (err)
 		goto fail_ex;
+	/* the backend has its own form of the weights: let the file go */
+	npr_graph_drop_weights(ex->g);
 	if (props.cache_dir[0])
 		npr_cache_put(ex, &key);
 have_exec:

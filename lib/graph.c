@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "graph.h"
 
@@ -29,6 +30,59 @@ void npr_blob_put(struct npr_blob *b)
 		free(b->data);
 	}
 	free(b);
+}
+
+/**
+ * npr_graph_drop_pages() - let a constant's file pages leave memory
+ * @g: the graph whose weights blob @p may be in.
+ * @p: the constant's bytes.
+ * @n: their size.
+ *
+ * When @p..@p+@n lies in a mapped weights blob (a read-only private file
+ * mapping, never written), the whole pages inside it are unmapped from
+ * the process with MADV_DONTNEED: they no longer count in its resident
+ * memory, and a later read faults them back in from the page cache or
+ * the file, with the same bytes.  Partial pages at either end are kept
+ * (a neighbour may still be read).  Anything else (heap data, another
+ * blob) is left alone.  For a constant nothing reads for a while: a
+ * backend holding it in its own form, a compile that made its own copy.
+ */
+void npr_graph_drop_pages(const struct npr_graph *g, const void *p, size_t n)
+{
+	const struct npr_blob *b = g ? g->weights : NULL;
+	uintptr_t lo = (uintptr_t)p, hi, pg;
+	long ps;
+
+	if (!b || !b->mapped || !p || !n || lo < (uintptr_t)b->data ||
+	    n > b->size || lo - (uintptr_t)b->data > b->size - n)
+		return;
+	ps = sysconf(_SC_PAGESIZE);
+	pg = ps > 0 ? (uintptr_t)ps : 4096;
+	hi = (lo + n) & ~(pg - 1);
+	lo = (lo + pg - 1) & ~(pg - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+/**
+ * npr_graph_drop_weights() - let all of a mapped weights blob leave memory
+ * @g: the graph; nothing happens unless g->weights is a mapped blob.
+ *
+ * npr_graph_drop_pages() over the whole mapping, for when a compile is done:
+ * fault-around maps pages beside the ones a compile reads (parts of
+ * constants already dropped), and whatever a kernel still reads from the
+ * file faults back in on first use.
+ */
+void npr_graph_drop_weights(const struct npr_graph *g)
+{
+	const struct npr_blob *b = g ? g->weights : NULL;
+	long ps = sysconf(_SC_PAGESIZE);
+	size_t pg = ps > 0 ? (size_t)ps : 4096;
+
+	/* the mapping covers the file's last page whole */
+	if (b && b->mapped && b->size)
+		madvise(b->data, (b->size + pg - 1) & ~(pg - 1),
+			MADV_DONTNEED);
 }
 
 struct npr_graph *npr_graph_new(void)
@@ -803,22 +857,30 @@ static uint16_t f32_to_bf16(float f)
 }
 
 /* Load element i of a numeric array as double / int64. */
+/*
+ * Element @i of @p read through memcpy: a loaded model's floating-point
+ * weights may be unaligned (struct npr_value), so nothing here assumes
+ * more than byte alignment.
+ */
+#define LOAD(type, p, i) ({ type v_; memcpy(&v_, (const char *)(p) + \
+				     (i) * sizeof(type), sizeof(type)); v_; })
+
 static double load_f(const void *p, unsigned int t, size_t i)
 {
 	switch (t) {
-	case NPR_ELEM_F32: return ((const float *)p)[i];
-	case NPR_ELEM_F64: return ((const double *)p)[i];
-	case NPR_ELEM_F16: return npr_f16_to_f32(((const uint16_t *)p)[i]);
-	case NPR_ELEM_BF16: return npr_bf16_to_f32(((const uint16_t *)p)[i]);
+	case NPR_ELEM_F32: return LOAD(float, p, i);
+	case NPR_ELEM_F64: return LOAD(double, p, i);
+	case NPR_ELEM_F16: return npr_f16_to_f32(LOAD(uint16_t, p, i));
+	case NPR_ELEM_BF16: return npr_bf16_to_f32(LOAD(uint16_t, p, i));
 	case NPR_ELEM_I8: return ((const int8_t *)p)[i];
 	case NPR_ELEM_U8: return ((const uint8_t *)p)[i];
 	case NPR_ELEM_BOOLEAN: return ((const uint8_t *)p)[i] != 0;
-	case NPR_ELEM_I16: return ((const int16_t *)p)[i];
-	case NPR_ELEM_U16: return ((const uint16_t *)p)[i];
-	case NPR_ELEM_I32: return ((const int32_t *)p)[i];
-	case NPR_ELEM_U32: return ((const uint32_t *)p)[i];
-	case NPR_ELEM_I64: return (double)((const int64_t *)p)[i];
-	case NPR_ELEM_U64: return (double)((const uint64_t *)p)[i];
+	case NPR_ELEM_I16: return LOAD(int16_t, p, i);
+	case NPR_ELEM_U16: return LOAD(uint16_t, p, i);
+	case NPR_ELEM_I32: return LOAD(int32_t, p, i);
+	case NPR_ELEM_U32: return LOAD(uint32_t, p, i);
+	case NPR_ELEM_I64: return (double)LOAD(int64_t, p, i);
+	case NPR_ELEM_U64: return (double)LOAD(uint64_t, p, i);
 	}
 	return 0;
 }
@@ -826,10 +888,10 @@ static double load_f(const void *p, unsigned int t, size_t i)
 static int64_t load_i(const void *p, unsigned int t, size_t i)
 {
 	switch (t) {
-	case NPR_ELEM_I64: return ((const int64_t *)p)[i];
-	case NPR_ELEM_U64: return (int64_t)((const uint64_t *)p)[i];
-	case NPR_ELEM_I32: return ((const int32_t *)p)[i];
-	case NPR_ELEM_U32: return ((const uint32_t *)p)[i];
+	case NPR_ELEM_I64: return LOAD(int64_t, p, i);
+	case NPR_ELEM_U64: return (int64_t)LOAD(uint64_t, p, i);
+	case NPR_ELEM_I32: return LOAD(int32_t, p, i);
+	case NPR_ELEM_U32: return LOAD(uint32_t, p, i);
 	default: {
 		double d = load_f(p, t, i);
 

@@ -47,7 +47,9 @@ struct npr_tensor {
 
 /*
  * struct npr_blob - reference-counted backing store for constant data (a
- * mapped .bin file or a heap copy).  Values point into it.
+ * mapped .bin, .onnx or blob file, or a heap copy).  Values point into
+ * it.  @mapped: a read-only private file mapping, never written, whose
+ * pages may be dropped from memory (npr_graph_drop_pages()).
  */
 struct npr_blob {
 	int refs;
@@ -59,6 +61,9 @@ struct npr_blob {
 struct npr_blob *npr_blob_get(struct npr_blob *b);
 void npr_blob_put(struct npr_blob *b);
 
+void npr_graph_drop_pages(const struct npr_graph *g, const void *p, size_t n);
+void npr_graph_drop_weights(const struct npr_graph *g);
+
 /**
  * struct npr_value - one tensor edge of the graph
  * @type: element type.
@@ -66,7 +71,12 @@ void npr_blob_put(struct npr_blob *b);
  * @decl: the shape the file declared for this port, rank -1 if none.
  * @producer: index of the producing node.
  * @port: output index on the producer.
- * @data: constant data, or NULL for a computed value.
+ * @data: constant data, or NULL for a computed value.  Aligned to the
+ *        element size, with one exception: in a loaded model's graph a
+ *        floating-point constant may refer to its raw_data where it is in
+ *        the mapped .onnx file (g->weights), at any offset.  Compile gives
+ *        those an aligned copy first (lib/compile.c); before that, read
+ *        them through npr_convert() or byte copies only.
  * @nbytes: size of @data.
  * @owned: heap memory owned by the value (freed with the graph), if any.
  * @name: tensor name (first of the port's "names"), or NULL.

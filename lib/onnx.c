@@ -9,9 +9,15 @@
  * count, dimension and data size is checked; a failure leaves a message
  * that names the node (index, name, op) or the tensor at fault.
  *
- * Initializers become Const nodes whose data is copied out of the message
- * (raw_data, the typed fields, or an external file under the model's
- * directory); graph inputs that are not initializers become Parameters;
+ * The weights are not copied at load.  protobuf-c copies every bytes
+ * field it unpacks, so it unpacks the model without its graph's
+ * initializers (pb_split() cuts them out of the wire format), and each
+ * initializer on its own without its raw_data; a model read from its
+ * file (npr_onnx_load_file(), the file mapped) then has Const nodes that
+ * refer to their raw_data in the mapping, aligned or not (struct
+ * npr_value says who may read what), and a model given in memory gets one
+ * copy of each.  The typed fields and external data files are copied.
+ * Graph inputs that are not initializers become Parameters;
  * each ONNX node goes through its translator (lib/onnx_ops.c and the
  * tables of lib/onnx_eltwise.c, lib/onnx_nn.c, lib/onnx_shape.c); each
  * graph output gets a Result.  Node names are the ONNX names
@@ -40,6 +46,8 @@
 #error "raw_data is little-endian: byte swapping is not implemented"
 #endif
 
+/* Smallest unaligned raw_data left in the mapped file (smaller: copied). */
+#define ONNX_REF_MIN		(16u << 10)
 /* Largest model accepted: protobuf messages cannot exceed 2 GiB. */
 #define ONNX_MAX_BYTES		(2ULL << 30)
 /* Deepest nesting of messages (a model is ~6; If/Loop bodies add ~4). */
@@ -92,6 +100,14 @@ int onnx_err(struct onnx_ctx *c, int err, const char *fmt, ...)
 }
 
 /* ---- wire format pre-check -------------------------------------------- */
+
+/*
+ * The payload of a length-delimited field found in the model's bytes.
+ */
+struct pb_span {
+	const uint8_t *p;
+	size_t len;
+};
 
 static int pb_varint(const uint8_t *p, size_t len, size_t *off, uint64_t *v)
 {
@@ -166,6 +182,141 @@ static int pb_check(const uint8_t *p, size_t len,
 		}
 	}
 	return 0;
+}
+
+/*
+ * Split the message in @p/@len: the payload of every field numbered @num
+ * with wire type 2 goes to *@spans (in order; *@spans NULL when there is
+ * none), every other field is copied into *@rest (malloc'd) for protobuf-c
+ * to unpack.  The bytes have passed pb_check().
+ *
+ * Return: 0, -EINVAL or -ENOMEM.
+ */
+static int pb_split(const uint8_t *p, size_t len, uint32_t num,
+		    uint8_t **rest, size_t *rest_len,
+		    struct pb_span **spans, size_t *nspans)
+{
+	size_t off, start, nrest = 0, n = 0, k = 0, w = 0;
+	int pass;
+
+	*rest = NULL;
+	*spans = NULL;
+	for (pass = 0; pass < 2; pass++) {
+		for (off = 0; off < len;) {
+			uint64_t key, v = 0;
+			size_t body;
+
+			start = off;
+			if (pb_varint(p, len, &off, &key))
+				return -EINVAL;
+			switch (key & 7) {
+			case 0:
+				if (pb_varint(p, len, &off, &v))
+					return -EINVAL;
+				break;
+			case 1:
+			case 5:
+				v = (key & 7) == 1 ? 8 : 4;
+				if (len - off < v)
+					return -EINVAL;
+				off += v;
+				break;
+			case 2:
+				if (pb_varint(p, len, &off, &v) ||
+				    v > len - off)
+					return -EINVAL;
+				body = off;
+				off += v;
+				if ((key >> 3) != num)
+					break;
+				if (pass)
+					(*spans)[k++] = (struct pb_span){
+						p + body, (size_t)v };
+				else
+					n++;
+				continue;
+			default:
+				return -EINVAL;
+			}
+			if (pass) {
+				memcpy(*rest + w, p + start, off - start);
+				w += off - start;
+			} else {
+				nrest += off - start;
+			}
+		}
+		if (pass)
+			break;
+		*rest = malloc(nrest ? nrest : 1);
+		*spans = n ? malloc(n * sizeof(**spans)) : NULL;
+		if (!*rest || (n && !*spans)) {
+			free(*rest);
+			free(*spans);
+			*rest = NULL;
+			*spans = NULL;
+			return -ENOMEM;
+		}
+	}
+	*rest_len = nrest;
+	*nspans = n;
+	return 0;
+}
+
+/* The field number of @name in message @d. */
+static uint32_t pb_field(const ProtobufCMessageDescriptor *d,
+			 const char *name)
+{
+	return protobuf_c_message_descriptor_get_field_by_name(d, name)->id;
+}
+
+/*
+ * The model's graph unpacked without its initializers, and those one at
+ * a time without their raw_data: protobuf-c copies every bytes field it
+ * unpacks, so the weights would be in memory twice.
+ * @n: number of initializers.
+ * @msg: per initializer its TensorProto's bytes in the model.
+ * @t: per initializer the message unpacked without raw_data (kept to the
+ *     end of the load: the name table points at its name).
+ * @raw: per initializer its raw_data in the model (p NULL: none).
+ */
+struct onnx_inits {
+	size_t n;
+	struct pb_span *msg;
+	Onnx__TensorProto **t;
+	struct pb_span *raw;
+};
+
+/* Unpack initializer @i of @in into in->t[i] and in->raw[i]. */
+static int init_unpack(struct onnx_inits *in, size_t i)
+{
+	uint32_t f = pb_field(&onnx__tensor_proto__descriptor, "raw_data");
+	struct pb_span *raw = NULL;
+	size_t rlen, nraw;
+	uint8_t *rest;
+	int err;
+
+	err = pb_split(in->msg[i].p, in->msg[i].len, f, &rest, &rlen, &raw,
+		       &nraw);
+	if (err)
+		return err;
+	in->t[i] = onnx__tensor_proto__unpack(NULL, rlen, rest);
+	free(rest);
+	/* a field given twice: the last one counts, as protobuf-c does */
+	in->raw[i] = nraw ? raw[nraw - 1] : (struct pb_span){ NULL, 0 };
+	free(raw);
+	return in->t[i] ? 0 : -EINVAL;
+}
+
+static void inits_free(struct onnx_inits *in)
+{
+	size_t i;
+
+	for (i = 0; in->t && i < in->n; i++)
+		if (in->t[i])
+			onnx__tensor_proto__free_unpacked(in->t[i], NULL);
+	free(in->t);
+	free(in->raw);
+	free(in->msg);
 }
 
 /* ---- element types and shapes ----------------------------------------- */
@@ -588,17 +739,30 @@ static int typed_data(const Onnx__TensorProto *t, unsigned int type,
 	return 0;
 }
 
+/* Element types of weights: what may stay unaligned in a mapped file. */
+static bool is_weights(unsigned int type)
+{
+	return type == NPR_ELEM_F32 || type == NPR_ELEM_F16 ||
+	       type == NPR_ELEM_BF16 || type == NPR_ELEM_F64;
+}
+
 /*
- * Type, dims and data of a TensorProto, every size checked.  *data is a
- * new heap buffer.  @what names the tensor in messages.
+ * Type, dims and data of a TensorProto, every size checked.  @raw, when
+ * not NULL, is its raw_data, left in the model's bytes (the message was
+ * unpacked without it).  *data is either a new heap buffer (*owned ==
+ * *data) or, for @raw bytes inside the mapped model (c->src) that are
+ * aligned to the element size or are floating-point weights of at least
+ * ONNX_REF_MIN bytes, those bytes (*owned NULL, c->src_refs counts them).
+ * @what names the tensor in messages.
  */
 static int tensor_read(struct onnx_ctx *c, const Onnx__TensorProto *t,
-		       const char *what, unsigned int *type,
-		       struct npr_shape *sh, void **data, size_t *nbytes)
+		       const struct pb_span *raw, const char *what,
+		       unsigned int *type, struct npr_shape *sh,
+		       void **owned, const void **data, size_t *nbytes)
 {
 	int64_t numel = 1;
 	size_t bytes, have = 0;
-	void *p;
+	void *p = NULL;
 	size_t i;
 	int err;
 
@@ -627,37 +791,63 @@ static int tensor_read(struct onnx_ctx *c, const Onnx__TensorProto *t,
 		numel *= t->dims[i];
 	}
 	bytes = npr_tensor_bytes(*type, numel);
-	p = malloc(bytes ? bytes : 1);
-	if (!p)
-		return onnx_err(c, -ENOMEM, "%s: no memory for %zu bytes",
-				what, bytes);
 	if (t->has_data_location &&
 	    t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-		err = external_data(c, t, what, bytes, p);
-	} else if (t->has_raw_data) {
+		p = malloc(bytes ? bytes : 1);
+		err = p ? external_data(c, t, what, bytes, p) : -ENOMEM;
+	} else if (raw || t->has_raw_data) {
+		const uint8_t *rp = raw ? raw->p : t->raw_data.data;
+		size_t rlen = raw ? raw->len : t->raw_data.len;
+		size_t align = npr_elem_size(*type) ? npr_elem_size(*type) : 1;
+
 		err = 0;
-		if (t->raw_data.len != bytes)
+		if (rlen != bytes) {
 			err = onnx_err(c, -EINVAL,
 				       "%s: raw_data has %zu bytes, but dims %s of %s need %zu",
-				       what, t->raw_data.len,
+				       what, rlen,
 				       npr_shape_str(sh, (char[96]){ 0 }, 96),
 				       npr_elem_name(*type), bytes);
-		else if (bytes) {
+		} else if (raw && bytes && c->src &&
+			   (!((uintptr_t)rp % align) ||
+			    (is_weights(*type) && bytes >= ONNX_REF_MIN))) {
+			/*
+			 * The bytes stay where they are in the mapped file:
+			 * the graph refers to them (c->g->weights keeps the
+			 * mapping), so the weights are not copied at load,
+			 * and their pages leave memory once compile has
+			 * its own copy or a backend its own form
+			 * (Documentation/perf.rst).  The format does not
+			 * align raw_data: floating-point weights may stay
+			 * unaligned (see struct npr_value), anything else
+			 * is copied.
+			 */
+			*owned = NULL;
+			*data = rp;
+			*nbytes = bytes;
+			c->src_refs++;
+			return 0;
+		} else if (raw || !bytes) {
+			/* from memory, or not aligned: a copy of this one */
+			p = malloc(bytes ? bytes : 1);
+			if (!p)
+				err = -ENOMEM;
+			else if (bytes)
+				memcpy(p, rp, bytes);
+		} else {
 			/*
 			 * Take the bytes protobuf-c unpacked (malloc'd, the
 			 * message is this load's own and freed after it)
-			 * instead of a second copy: a large model's weights
-			 * are in memory once less at the peak of the load.
+			 * instead of a second copy.
 			 */
 			Onnx__TensorProto *own = (Onnx__TensorProto *)t;
 
-			free(p);
 			p = own->raw_data.data;
 			own->raw_data.data = NULL;
 			own->raw_data.len = 0;
 		}
 	} else {
-		err = typed_data(t, *type, numel, p, &have);
+		p = malloc(bytes ? bytes : 1);
+		err = p ? typed_data(t, *type, numel, p, &have) : -ENOMEM;
 		if (!err && have != (size_t)numel)
 			err = onnx_err(c, -EINVAL,
 				       "%s: has %zu values, but dims %s need %lld",
@@ -665,13 +855,39 @@ static int tensor_read(struct onnx_ctx *c, const Onnx__TensorProto *t,
 				       npr_shape_str(sh, (char[96]){ 0 }, 96),
 				       (long long)numel);
 	}
+	if (err == -ENOMEM && !p)
+		err = onnx_err(c, -ENOMEM, "%s: no memory for %zu bytes",
+			       what, bytes);
 	if (err) {
 		free(p);
 		return err;
 	}
+	*owned = p;
 	*data = p;
 	*nbytes = bytes;
 	return 0;
+}
+
+/* A Const node for @t (raw_data @raw when not NULL, see tensor_read()). */
+static int tensor_const(struct onnx_ctx *c, const Onnx__TensorProto *t,
+			const struct pb_span *raw, const char *suffix)
+{
+	char what[256];
+	struct npr_shape sh;
+	unsigned int type;
+	size_t bytes = 0;
+	const void *data = NULL;
+	void *owned = NULL;
+	int err;
+
+	snprintf(what, sizeof(what), "tensor \"%.200s\"",
+		 t->name && *t->name ? t->name : suffix ? suffix : c->name);
+	err = tensor_read(c, t, raw, what, &type, &sh, &owned, &data, &bytes);
+	if (err)
+		return err;
+	if (!owned)
+		return onnx_const_ref(c, type, &sh, data, bytes, suffix);
+	return onnx_const_take(c, type, &sh, owned, bytes, suffix);
 }
 
 /**
@@ -685,19 +901,7 @@ static int tensor_read(struct onnx_ctx *c, const Onnx__TensorProto *t,
 int onnx_tensor_const(struct onnx_ctx *c, const Onnx__TensorProto *t,
 		      const char *suffix)
 {
-	char what[256];
-	struct npr_shape sh;
-	unsigned int type;
-	size_t bytes = 0;
-	void *data = NULL;
-	int err;
-
-	snprintf(what, sizeof(what), "tensor \"%.200s\"",
-		 t->name && *t->name ? t->name : suffix ? suffix : c->name);
-	err = tensor_read(c, t, what, &type, &sh, &data, &bytes);
-	if (err)
-		return err;
-	return onnx_const_take(c, type, &sh, data, bytes, suffix);
+	return tensor_const(c, t, NULL, suffix);
 }
 
 /**
@@ -755,21 +959,30 @@ int onnx_const_doubles(struct onnx_ctx *c, int v, double *out, int64_t max)
 
 /* ---- the graph -------------------------------------------------------- */
 
-static int add_initializers(struct onnx_ctx *c, const Onnx__GraphProto *gp)
+static int add_initializers(struct onnx_ctx *c, const Onnx__GraphProto *gp,
+			    struct onnx_inits *in)
 {
-	size_t i;
+	size_t i, n = in ? in->n : gp->n_initializer;
 	int v, err;
 
-	for (i = 0; i < gp->n_initializer; i++) {
-		const Onnx__TensorProto *t = gp->initializer[i];
+	for (i = 0; i < n; i++) {
+		const Onnx__TensorProto *t = in ? NULL : gp->initializer[i];
+		const struct pb_span *raw = NULL;
 
 		c->layer++;
+		if (in) {
+			err = init_unpack(in, i);
+			if (err == -ENOMEM)
+				return err;
+			t = in->t[i];
+			raw = in->raw[i].p ? &in->raw[i] : NULL;
+		}
 		if (!t)
 			return onnx_err(c, -EINVAL, "malformed ONNX protobuf");
 		err = check_name(c, "an initializer", t->name);
 		if (err)
 			return err;
-		v = onnx_tensor_const(c, t, t->name);
+		v = tensor_const(c, t, raw, t->name);
 		if (v < 0)
 			return v;
 		err = define(c, t->name, v);
@@ -1092,9 +1305,14 @@ static int find_opset(struct onnx_ctx *c, const Onnx__ModelProto *m)
 	return 0;
 }
 
-/* The model's graph or a sub-graph: its values, nodes, inputs, outputs. */
-static int build_graph(struct onnx_ctx *c, const Onnx__GraphProto *gp)
+/*
+ * The model's graph or a sub-graph: its values, nodes, inputs, outputs.
+ * @in: the model's initializers when they are not in @gp, or NULL.
+ */
+static int build_graph(struct onnx_ctx *c, const Onnx__GraphProto *gp,
+		       struct onnx_inits *in)
 {
+	size_t ninit = in ? in->n : gp->n_initializer;
 	struct npr_graph *g = c->g;
 	size_t i;
 	int err;
@@ -1120,7 +1338,7 @@ static int build_graph(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 	}
 	/* node i is layer i; initializers, inputs and outputs come after */
 	c->layer = (int64_t)gp->n_node - 1;
-	err = add_initializers(c, gp);
+	err = add_initializers(c, gp, in);
 	if (!err)
 		err = add_inputs(c, gp);
 	if (err)
@@ -1135,7 +1353,7 @@ static int build_graph(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 			return err;
 	}
 	c->np = NULL;
-	c->layer = (int64_t)gp->n_node + gp->n_initializer + gp->n_input - 1;
+	c->layer = (int64_t)gp->n_node + ninit + gp->n_input - 1;
 	err = add_outputs(c, gp);
 	if (err)
 		return err;
@@ -1151,16 +1369,17 @@ static int build_graph(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 	return npr_graph_sort(g);
 }
 
-static int build(struct onnx_ctx *c, const Onnx__ModelProto *m)
+static int build(struct onnx_ctx *c, const Onnx__ModelProto *m,
+		 const Onnx__GraphProto *gp, struct onnx_inits *in)
 {
 	int err;
 
 	err = find_opset(c, m);
 	if (err)
 		return err;
-	if (!m->graph)
+	if (!gp)
 		return npr_err(-EINVAL, "the ONNX model has no graph");
-	return build_graph(c, m->graph);
+	return build_graph(c, gp, in);
 }
 
 /**
@@ -1217,7 +1436,7 @@ int onnx_body_read(struct onnx_ctx *c, const char *attr,
 	sub.g = b->g = npr_graph_new();
 	if (!sub.g)
 		return -ENOMEM;
-	err = build_graph(&sub, gp);
+	err = build_graph(&sub, gp, NULL);
 	b->caps = sub.caps;
 	b->ncaps = sub.ncaps;
 	b->nin = (int)gp->n_input;
@@ -1383,32 +1602,67 @@ void onnx_body_fini(struct onnx_body *b)
 	memset(b, 0, sizeof(*b));
 }
 
-/**
- * npr_onnx_parse() - build a graph from a serialized ONNX ModelProto
- * @buf: the protobuf bytes; not referenced after the call.
- * @len: their size, at most 2 GiB.
- * @base_dir: directory that external-data locations are relative to, or
- *            NULL to refuse external data.
- * @out: set to the new graph on success only; free with npr_graph_free().
+/*
+ * Unpack the model in @buf: the model without its graph, the graph
+ * without its initializers (listed in @in for add_initializers()), so
+ * that no initializer's raw_data is copied.  A model that gives its graph
+ * field more than once (protobuf merges them) is unpacked whole instead,
+ * *@split false and *@gp its graph.
  *
- * Reads models of the default ONNX domain at opsets ONNX_OPSET_MIN..
- * ONNX_OPSET_MAX.  Constant data is copied into the graph.  Graph inputs
- * that have an initializer are constants; the others become Parameters
- * named after them, with symbolic dims as -1 (give shapes at compile).
- *
- * Return: 0, or a negative errno with a message naming the node at fault:
- * -EINVAL (malformed protobuf, undefined or duplicate tensor names, sizes
- * that do not match dims, bad attributes), -EOPNOTSUPP (opset, op, data
- * type, attribute value), -EOVERFLOW, -EFBIG, -ENAMETOOLONG, -ENOMEM, or
- * the errno of reading an external data file.
- *
- * Context: any thread; concurrent calls are independent.
+ * Return: 0, -EINVAL (malformed) or -ENOMEM.
  */
-int npr_onnx_parse(const void *buf, size_t len, const char *base_dir,
-		   struct npr_graph **out)
+static int unpack(const uint8_t *buf, size_t len, Onnx__ModelProto **m,
+		  Onnx__GraphProto **gp, struct onnx_inits *in, bool *split)
 {
-	struct onnx_ctx c = { .base_dir = base_dir };
-	Onnx__ModelProto *m;
+	uint32_t fg = pb_field(&onnx__model_proto__descriptor, "graph");
+	uint32_t fi = pb_field(&onnx__graph_proto__descriptor, "initializer");
+	struct pb_span *g = NULL;
+	size_t rlen, ng;
+	uint8_t *rest;
+	int err;
+
+	err = pb_split(buf, len, fg, &rest, &rlen, &g, &ng);
+	if (err)
+		return err;
+	*split = ng == 1;
+	if (!*split) {
+		free(rest);
+		free(g);
+		*m = onnx__model_proto__unpack(NULL, len, buf);
+		*gp = *m ? (*m)->graph : NULL;
+		return *m ? 0 : -EINVAL;
+	}
+	*m = onnx__model_proto__unpack(NULL, rlen, rest);
+	free(rest);
+	if (!*m) {
+		free(g);
+		return -EINVAL;
+	}
+	err = pb_split(g->p, g->len, fi, &rest, &rlen, &in->msg, &in->n);
+	free(g);
+	if (err)
+		return err;
+	*gp = onnx__graph_proto__unpack(NULL, rlen, rest);
+	free(rest);
+	if (!*gp)
+		return -EINVAL;
+	in->t = calloc(in->n ? in->n : 1, sizeof(*in->t));
+	in->raw = calloc(in->n ? in->n : 1, sizeof(*in->raw));
+	return in->t && in->raw ? 0 : -ENOMEM;
+}
+
+/*
+ * npr_onnx_parse() with @src, when not NULL, the blob holding @buf (a
+ * mapped file) that constants may keep referring to.
+ */
+static int parse(const void *buf, size_t len, const char *base_dir,
+		 struct npr_blob *src, struct npr_graph **out)
+{
+	struct onnx_ctx c = { .base_dir = base_dir, .src = src };
+	struct onnx_inits in = { 0 };
+	Onnx__ModelProto *m = NULL;
+	Onnx__GraphProto *gp = NULL;
+	bool split = false;
 	int err;
 
 	if (!out || (!buf && len))
@@ -1424,25 +1678,63 @@ int npr_onnx_parse(const void *buf, size_t len, const char *base_dir,
 			       ONNX_MAX_DEPTH);
 	if (err)
 		return npr_err(-EINVAL, "malformed ONNX protobuf");
-	m = onnx__model_proto__unpack(NULL, len, buf);
-	if (!m)
-		return npr_err(-EINVAL, "malformed ONNX protobuf");
+	err = unpack(buf, len, &m, &gp, &in, &split);
+	if (err) {
+		if (err != -ENOMEM)
+			err = npr_err(-EINVAL, "malformed ONNX protobuf");
+		goto out;
+	}
 	c.g = npr_graph_new();
 	if (!c.g) {
 		err = -ENOMEM;
 		goto out;
 	}
-	err = build(&c, m);
+	err = build(&c, m, gp, split ? &in : NULL);
 	if (err) {
 		npr_graph_free(c.g);
 		goto out;
 	}
+	if (c.src_refs)
+		c.g->weights = npr_blob_get(src);
 	*out = c.g;
 out:
 	free(c.vin);
 	free(c.names);
-	onnx__model_proto__free_unpacked(m, NULL);
+	if (split && gp)
+		onnx__graph_proto__free_unpacked(gp, NULL);
+	inits_free(&in);
+	if (m)
+		onnx__model_proto__free_unpacked(m, NULL);
 	return err;
+}
+
+/**
+ * npr_onnx_parse() - build a graph from a serialized ONNX ModelProto
+ * @buf: the protobuf bytes; not referenced after the call.
+ * @len: their size, at most 2 GiB.
+ * @base_dir: directory that external-data locations are relative to, or
+ *            NULL to refuse external data.
+ * @out: set to the new graph on success only; free with npr_graph_free().
+ *
+ * Reads models of the default ONNX domain at opsets ONNX_OPSET_MIN..
+ * ONNX_OPSET_MAX.  Constant data is copied into the graph, once: the
+ * initializers' raw_data is not unpacked by protobuf-c but copied from
+ * @buf.  Graph inputs that have an initializer are constants; the others
+ * become Parameters named after them, with symbolic dims as -1 (give
+ * shapes at compile).
+ *
+ * Return: 0, or a negative errno with a message naming the node at fault:
+ * -EINVAL (malformed protobuf, undefined or duplicate tensor names, sizes
+ * that do not match dims, bad attributes), -EOPNOTSUPP (opset, op, data
+ * type, attribute value), -EOVERFLOW, -EFBIG, -ENAMETOOLONG, -ENOMEM, or
+ * the errno of reading an external data file.
+ *
+ * Context: any thread; concurrent calls are independent.
+ */
+int npr_onnx_parse(const void *buf, size_t len, const char *base_dir,
+		   struct npr_graph **out)
+{
+	return parse(buf, len, base_dir, NULL, out);
 }
 
 /**
@@ -1450,8 +1742,13 @@ out:
  * @path: the model file.
  * @out: set to the new graph on success only; free with npr_graph_free().
  *
- * The file is mapped read-only for the duration of the call; external
- * data files are looked up in its directory.
+ * The file is mapped read-only and stays mapped while the graph or a
+ * clone of it lives (g->weights): initializers refer to their raw_data in
+ * it instead of being copied when it is aligned to their element size or
+ * is floating-point weights of at least ONNX_REF_MIN bytes (see
+ * tensor_read()).  The file must not be changed in place (truncated or
+ * rewritten) meanwhile.  External data files are looked up in its
+ * directory and read into memory.
  *
  * Return: as npr_onnx_parse(), or -ENOENT, -EACCES, ... (with the path in
  * the message) when the file cannot be opened or mapped.
@@ -1459,6 +1756,7 @@ out:
  */
 int npr_onnx_load_file(const char *path, struct npr_graph **out)
 {
+	struct npr_blob *b = NULL;
 	struct stat st;
 	char *dir, *slash;
 	void *p = NULL;
@@ -1493,11 +1791,18 @@ int npr_onnx_load_file(const char *path, struct npr_graph **out)
 	close(fd);
 	if (err)
 		return err;
+	b = calloc(1, sizeof(*b));
 	dir = strdup(path);
-	if (!dir) {
+	if (!b || !dir) {
+		free(b);
+		free(dir);
 		munmap(p, st.st_size);
 		return -ENOMEM;
 	}
+	b->refs = 1;
+	b->data = p;
+	b->size = st.st_size;
+	b->mapped = true;
 	slash = strrchr(dir, '/');
 	if (!slash)
 		strcpy(dir, ".");
@@ -1505,8 +1810,8 @@ int npr_onnx_load_file(const char *path, struct npr_graph **out)
 		dir[1] = 0;
 	else
 		*slash = 0;
-	err = npr_onnx_parse(p, st.st_size, dir, out);
+	err = parse(p, st.st_size, dir, b, out);
 	free(dir);
-	munmap(p, st.st_size);
+	npr_blob_put(b);	/* the graph keeps its own reference */
 	return err;
 }

@@ -319,10 +319,13 @@ int onnx_set_shape_attr(struct onnx_ctx *c, int node,
 	return onnx_set_attr(c, node, "shape", "%s", buf);
 }
 
-/* A Const node named @name owning @data (malloc'd); takes @data either way. */
+/*
+ * A Const node named @name with @data; @owned (malloc'd, @data or NULL for
+ * bytes in c->g->weights) is taken either way.
+ */
 static int const_node(struct onnx_ctx *c, const char *name, unsigned int type,
-		      const struct npr_shape *shape, void *data,
-		      size_t nbytes)
+		      const struct npr_shape *shape, void *owned,
+		      const void *data, size_t nbytes)
 {
 	const struct npr_op_def *op = npr_op_find("Const", 1);
 	struct npr_value *v;
@@ -330,20 +333,20 @@ static int const_node(struct onnx_ctx *c, const char *name, unsigned int type,
 
 	idx = npr_graph_add_node(c->g, name, "Const", 1, c->layer);
 	if (idx < 0) {
-		free(data);
+		free(owned);
 		return idx;
 	}
 	c->g->nodes[idx].op = op;
 	err = npr_node_set_outputs(c->g, idx, 1);
 	if (err) {
-		free(data);
+		free(owned);
 		return err;
 	}
 	v = &c->g->vals[c->g->nodes[idx].out[0]];
 	v->type = type;
 	v->shape = *shape;
 	v->decl = *shape;
-	v->owned = data;
+	v->owned = owned;
 	v->data = data;
 	v->nbytes = nbytes;
 	err = onnx_set_attr(c, idx, "element_type", "%s", npr_elem_name(type));
@@ -387,7 +390,35 @@ int onnx_const_take(struct onnx_ctx *c, unsigned int type,
 		free(data);
 		return err;
 	}
-	err = const_node(c, name, type, shape, data, nbytes);
+	err = const_node(c, name, type, shape, data, data, nbytes);
+	free(name);
+	return err;
+}
+
+/**
+ * onnx_const_ref() - a constant whose bytes the graph does not own
+ * @c: the context.
+ * @type: element type.
+ * @shape: a static shape.
+ * @data: npr_tensor_bytes(@type, numel) bytes (at least one) inside the
+ *        blob c->g->weights will hold (a mapped model file), aligned to
+ *        the element size; not copied.
+ * @nbytes: their size.
+ * @suffix: name of the Const node as in onnx_node().
+ *
+ * Return: the value index, or -ENOMEM.
+ */
+int onnx_const_ref(struct onnx_ctx *c, unsigned int type,
+		   const struct npr_shape *shape, const void *data,
+		   size_t nbytes, const char *suffix)
+{
+	char *name;
+	int err;
+
+	err = const_name(c, suffix, &name);
+	if (err)
+		return err;
+	err = const_node(c, name, type, shape, NULL, data, nbytes);
 	free(name);
 	return err;
 }

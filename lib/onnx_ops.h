@@ -58,6 +58,10 @@ struct onnx_op;
  * @out_axis: sub-graphs: per GraphProto output, an axis to insert before
  *            the Result (a stacked Loop or Scan output), or -1; NULL for
  *            none.
+ * @src: the model's graph read from a mapped file: the blob of the
+ *       mapping, which initializers' raw_data may stay in (constants
+ *       refer to it, c->g->weights holds it); NULL: bytes are copied.
+ * @src_refs: constants that refer to @src.
  */
 struct onnx_ctx {
 	struct npr_graph *g;
@@ -78,6 +82,8 @@ struct onnx_ctx {
 	int ncaps;
 	const int64_t *in_axis;
 	const int64_t *out_axis;
+	struct npr_blob *src;
+	size_t src_refs;
 };
 
 /**
@@ -178,6 +184,9 @@ int onnx_const_take(struct onnx_ctx *c, unsigned int type,
 int onnx_const(struct onnx_ctx *c, unsigned int type,
 	       const struct npr_shape *shape, const void *data,
 	       const char *suffix);
+int onnx_const_ref(struct onnx_ctx *c, unsigned int type,
+		   const struct npr_shape *shape, const void *data,
+		   size_t nbytes, const char *suffix);
 int onnx_const_i64(struct onnx_ctx *c, const int64_t *v, int n,
 		   const char *suffix);
 int onnx_scalar(struct onnx_ctx *c, int like, double val,

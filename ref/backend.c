@@ -259,8 +259,9 @@ static int plan_prepared(const struct npr_prepared *prep, int *cur,
  * reads them, the plan is where they are kept: the blob carries them
  * packed only (cpu_held()), and the compiled graph's own heap copy is
  * freed at once, so that the weights are in memory once, also while
- * compile packs the next ones.  Weights in a mapped file (an IR .bin)
- * stay: those pages are the file's.
+ * compile packs the next ones.  Weights in a mapped file (an IR .bin, an
+ * .onnx) stay referenced, but their pages leave memory until something
+ * reads them again (npr_graph_drop_pages()).
  */
 static void hold_weights(struct npr_graph *g, const struct npr_node *n,
 			 const int *uses, struct ref_fast *f)
@@ -275,6 +276,8 @@ static void hold_weights(struct npr_graph *g, const struct npr_node *n,
 		free(v->owned);
 		v->owned = NULL;
 		v->data = NULL;
+	} else if (!v->owned) {
+		npr_graph_drop_pages(g, v->data, v->nbytes);
 	}
 }
 

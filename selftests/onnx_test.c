@@ -15,10 +15,17 @@
  * whose data does not match its dims, messages nested without end,
  * sub-graphs nested too deep) fail
  * with the documented errno and a message that says what is wrong.
+ * A model read from its file refers to its weights in the mapping, and
+ * after COMPILE none of the file's pages is mapped in while the results
+ * stay bit-identical over a second COMPILE and an EXPORT + IMPORT; f32
+ * and f16 weights at an odd offset in the file stay there unaligned and
+ * still compute exactly.
  *
  * Models come from $NPR_SHARED/models/onnx; without them those tests skip.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -27,8 +34,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core.h"
 #include "harness.h"
 #include "npuring.h"
+#include "onnx.h"
 #include "onnx.pb-c.h"
 
 #define TOLERANCE_REL	1e-4
@@ -1901,6 +1910,447 @@ TEST_F(model, matches_golden)
 	       maxdiff / maxref, TOLERANCE_REL);
 	ASSERT_GT(maxref, 0);
 	EXPECT_LE(maxdiff, TOLERANCE_REL * maxref);
+}
+
+/* ---- the weights stay in the mapped file ------------------------------- */
+
+/*
+ * squeezenet1_1 read from its file and from memory: the same graph, the
+ * same bytes and the same model hash; from the file, every constant the
+ * graph does not own lies in the mapping, at the offset of its raw_data
+ * in the file (the bytes there are the ones the memory load copied),
+ * every f32 constant of 16 KiB or more is such a reference, and some of
+ * them are not 4-byte aligned (the format does not align raw_data).
+ */
+TEST_F(onnx, initializers_refer_to_the_mapped_file)
+{
+	struct npr_graph *gf = NULL, *gm = NULL;
+	size_t nref = 0, nodd = 0;
+	char path[4096], hf[33], hm[33];
+	const unsigned char *file;
+	int i;
+
+	REQUIRE_SHARED();
+	ASSERT_TRUE(onnx_path(path, sizeof(path), "squeezenet1_1.onnx"));
+	if (access(path, R_OK))
+		SKIP(return, "model %s not found", path);
+	self->buf = read_file(path, &self->len);
+	ASSERT_NONNULL(self->buf);
+	file = self->buf;
+	ASSERT_EQ(npr_onnx_load_file(path, &gf), 0);
+	ASSERT_EQ(npr_onnx_parse(self->buf, self->len, NULL, &gm), 0);
+	ASSERT_NONNULL(gf->weights);
+	ASSERT_TRUE(gf->weights->mapped);
+	ASSERT_EQ(gf->weights->size, self->len);
+	ASSERT_NULL(gm->weights);
+	ASSERT_EQ(gf->nvals, gm->nvals);
+	for (i = 0; i < gf->nvals; i++) {
+		const struct npr_value *vf = &gf->vals[i], *vm = &gm->vals[i];
+		const unsigned char *w = gf->weights->data;
+		const unsigned char *d = vf->data;
+
+		ASSERT_EQ(!vf->data, !vm->data);
+		if (!vf->data)
+			continue;
+		ASSERT_EQ(vf->type, vm->type);
+		ASSERT_EQ(vf->nbytes, vm->nbytes);
+		/* from memory: a copy of its own, aligned */
+		ASSERT_TRUE(vm->owned == vm->data);
+		ASSERT_EQ((uintptr_t)vm->data % npr_elem_size(vm->type), 0);
+		if (vf->type == NPR_ELEM_F32 && vf->nbytes >= 16384)
+			ASSERT_NULL(vf->owned);
+		if (vf->owned) {
+			ASSERT_EQ(memcmp(vf->data, vm->data, vf->nbytes), 0);
+			continue;
+		}
+		ASSERT_TRUE(d >= w && vf->nbytes <= self->len &&
+			    (size_t)(d - w) <= self->len - vf->nbytes);
+		ASSERT_EQ(memcmp(file + (d - w), vm->data, vf->nbytes), 0);
+		nref++;
+		nodd += (uintptr_t)d % 4 != 0;
+	}
+	TH_LOG("%zu constants refer to the file, %zu of them unaligned",
+	       nref, nodd);
+	ASSERT_GT(nref, 0);
+	ASSERT_GT(nodd, 0);
+	npr_model_hash(gf, hf);
+	npr_model_hash(gm, hm);
+	ASSERT_STREQ(hf, hm);
+	npr_graph_free(gf);
+	npr_graph_free(gm);
+}
+
+/*
+ * Pages of the mappings of @path (by its real path) that are mapped in
+ * (the present bit of /proc/self/pagemap); *maps counts the mappings.
+ * -1 when /proc cannot tell.
+ */
+static long mapped_pages(const char *path, int *maps)
+{
+	char real[4096], line[4608];
+	long ps = sysconf(_SC_PAGESIZE), n = 0;
+	FILE *f;
+	int pm;
+
+	*maps = 0;
+	if (!realpath(path, real))
+		return -1;
+	f = fopen("/proc/self/maps", "r");
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	if (!f || pm < 0) {
+		if (f)
+			fclose(f);
+		if (pm >= 0)
+			close(pm);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, a;
+		char *name = strchr(line, '/');
+
+		if (!name || sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+			continue;
+		name[strcspn(name, "\n")] = 0;
+		if (strcmp(name, real))
+			continue;
+		(*maps)++;
+		for (a = lo; a < hi; a += ps) {
+			uint64_t e;
+
+			if (pread(pm, &e, 8, (off_t)(a / ps * 8)) != 8) {
+				n = -1;
+				goto out;
+			}
+			n += (long)(e >> 63);
+		}
+	}
+out:
+	fclose(f);
+	close(pm);
+	return n;
+}
+
+/*
+ * Compile @model at batch 1; no page of the mapped @path may be mapped in
+ * then; run it on the golden input @in into @out.
+ */
+static void run_b1(struct npr_test *_metadata, int fd, __u32 model,
+		   const char *path, const float *in, float *out,
+		   __u32 *exec)
+{
+	const __s64 dims[4] = { 1, 3, 224, 224 };
+	__u32 req;
+	long pages;
+	int ret, maps;
+
+	ret = compile(fd, model, dims, 4, exec, &req);
+	if (ret)
+		TH_LOG("COMPILE: %s", npr_last_error());
+	ASSERT_EQ(ret, 0);
+	pages = mapped_pages(path, &maps);
+	TH_LOG("after COMPILE: %d mapping(s) of the file, %ld pages in",
+	       maps, pages);
+	ASSERT_EQ(maps, 1);
+	ASSERT_EQ(pages, 0);
+	infer(_metadata, fd, req, dims, 4, in, 3 * 224 * 224, out, 1000);
+}
+
+/*
+ * After COMPILE no page of the mapped model file is mapped in any more
+ * (the packed weights are what the CPU backend reads), the results match
+ * the golden outputs, and a second COMPILE of the same model handle (the
+ * pages fault back in) and an EXPORT + IMPORT of the first give the same
+ * bits.
+ */
+TEST_F(onnx, compile_lets_the_file_pages_go_results_identical)
+{
+	float *in = NULL, *ref = NULL, out[3][1000];
+	struct npr_model_load ml;
+	unsigned char *blob = NULL;
+	char path[4096], ipath[4096];
+	struct npr_export ea = { .size = sizeof(ea) };
+	struct npr_import ia = { .size = sizeof(ia) };
+	__u32 exec, exec2;
+	size_t len = 0, i;
+	double maxdiff = 0, maxref = 0;
+	long pages;
+	int maps;
+
+	REQUIRE_SHARED();
+	ASSERT_TRUE(onnx_path(path, sizeof(path), "squeezenet1_1.onnx"));
+	ASSERT_TRUE(onnx_path(ipath, sizeof(ipath),
+			      "squeezenet1_1.input_b1.f32"));
+	if (access(path, R_OK) || access(ipath, R_OK))
+		SKIP(return, "model %s or its input not found", path);
+	in = read_file(ipath, &len);
+	ASSERT_NONNULL(in);
+	ASSERT_EQ(len, 3 * 224 * 224 * sizeof(float));
+	ASSERT_TRUE(onnx_path(ipath, sizeof(ipath),
+			      "squeezenet1_1.output_b1.f32"));
+	ref = read_file(ipath, &len);
+	ASSERT_NONNULL(ref);
+	ASSERT_EQ(len, 1000 * sizeof(float));
+
+	npr_prep_model_load(&ml, path, NULL);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	pages = mapped_pages(path, &maps);
+	if (pages < 0)
+		SKIP(goto out, "/proc/self/maps or pagemap cannot be read");
+	TH_LOG("after MODEL_LOAD: %d mapping(s) of the file, %ld pages in",
+	       maps, pages);
+	ASSERT_EQ(maps, 1);
+
+	run_b1(_metadata, self->fd, ml.handle, path, in, out[0], &exec);
+	for (i = 0; i < 1000; i++) {
+		double d = fabs((double)out[0][i] - ref[i]);
+
+		if (!(d <= maxdiff))
+			maxdiff = d != d ? INFINITY : d;
+		if (fabs(ref[i]) > maxref)
+			maxref = fabs(ref[i]);
+	}
+	EXPECT_LE(maxdiff, TOLERANCE_REL * maxref);
+
+	run_b1(_metadata, self->fd, ml.handle, path, in, out[1], &exec2);
+	EXPECT_EQ(memcmp(out[0], out[1], sizeof(out[0])), 0);
+
+	ea.exec = exec;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_EXPORT, &ea), -EMSGSIZE);
+	blob = malloc(ea.bytes);
+	ASSERT_NONNULL(blob);
+	ea.data = (uintptr_t)blob;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_EXPORT, &ea), 0);
+	ia.data = (uintptr_t)blob;
+	ia.bytes = ea.bytes;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_IMPORT, &ia), 0);
+	{
+		const __s64 dims[4] = { 1, 3, 224, 224 };
+		struct npr_req_create rc;
+
+		npr_prep_req_create(&rc, ia.exec);
+		ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
+		infer(_metadata, self->fd, rc.req, dims, 4, in,
+		      3 * 224 * 224, out[2], 1000);
+	}
+	EXPECT_EQ(memcmp(out[0], out[2], sizeof(out[0])), 0);
+out:
+	free(blob);
+	free(in);
+	free(ref);
+}
+
+/*
+ * y = Add(x, <name>): x a [1, WIDE_N] input, the initializer a [WIDE_N]
+ * raw_data tensor, both of ONNX type @dt (FLOAT or FLOAT16), w[i] =
+ * (i % 64) / 4 (exact in f16).  @name's length moves the raw_data in
+ * the file.
+ */
+#define WIDE_N	8192
+
+static float wide_w(int i)
+{
+	return (float)(i % 64) * 0.25f;
+}
+
+static void *wide_model(int32_t dt, const char *name, size_t *len,
+			size_t *raw_off)
+{
+	Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
+	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
+	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+	Onnx__OperatorSetIdProto *osp[1] = { &os };
+	Onnx__NodeProto node = ONNX__NODE_PROTO__INIT, *np[1] = { &node };
+	Onnx__TensorProto w = ONNX__TENSOR_PROTO__INIT, *wp[1] = { &w };
+	Onnx__ValueInfoProto vi[2] = { ONNX__VALUE_INFO_PROTO__INIT,
+				       ONNX__VALUE_INFO_PROTO__INIT };
+	Onnx__ValueInfoProto *vin[1] = { &vi[0] }, *vout[1] = { &vi[1] };
+	Onnx__TypeProto tp = ONNX__TYPE_PROTO__INIT;
+	Onnx__TypeProto__Tensor tt = ONNX__TYPE_PROTO__TENSOR__INIT;
+	Onnx__TensorShapeProto sh = ONNX__TENSOR_SHAPE_PROTO__INIT;
+	Onnx__TensorShapeProto__Dimension d[2] = {
+		ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT,
+		ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT };
+	Onnx__TensorShapeProto__Dimension *dp[2] = { &d[0], &d[1] };
+	char *in[2] = { "x", (char *)name }, *out[1] = { "y" };
+	int64_t wdims[1] = { WIDE_N };
+	size_t es = dt == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ? 2 : 4;
+	uint8_t *raw = malloc(WIDE_N * es), *buf = NULL, *hit;
+	int i;
+
+	if (!raw)
+		return NULL;
+	for (i = 0; i < WIDE_N; i++) {
+		float f = wide_w(i);
+		uint16_t h = npr_f32_to_f16(f);
+
+		memcpy(raw + i * es, es == 2 ? (void *)&h : (void *)&f, es);
+	}
+	m.has_ir_version = 1;
+	m.ir_version = 8;
+	m.n_opset_import = 1;
+	m.opset_import = osp;
+	os.domain = "";
+	os.has_version = 1;
+	os.version = 13;
+	m.graph = &g;
+	g.name = "wide";
+	node.op_type = "Add";
+	node.name = "add";
+	node.n_input = 2;
+	node.input = in;
+	node.n_output = 1;
+	node.output = out;
+	g.n_node = 1;
+	g.node = np;
+	w.name = (char *)name;
+	w.has_data_type = 1;
+	w.data_type = dt;
+	w.n_dims = 1;
+	w.dims = wdims;
+	w.has_raw_data = 1;
+	w.raw_data.len = WIDE_N * es;
+	w.raw_data.data = raw;
+	g.n_initializer = 1;
+	g.initializer = wp;
+	d[0].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+	d[0].dim_value = 1;
+	d[1].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+	d[1].dim_value = WIDE_N;
+	sh.n_dim = 2;
+	sh.dim = dp;
+	tt.has_elem_type = 1;
+	tt.elem_type = dt;
+	tt.shape = &sh;
+	tp.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	tp.tensor_type = &tt;
+	vi[0].type = &tp;
+	vi[1].type = &tp;
+	vi[0].name = "x";
+	vi[1].name = "y";
+	g.n_input = 1;
+	g.input = vin;
+	g.n_output = 1;
+	g.output = vout;
+	*len = onnx__model_proto__get_packed_size(&m);
+	buf = malloc(*len);
+	if (buf) {
+		onnx__model_proto__pack(&m, buf);
+		hit = memmem(buf, *len, raw, WIDE_N * es);
+		*raw_off = hit ? (size_t)(hit - buf) : 0;
+	}
+	free(raw);
+	return buf;
+}
+
+/*
+ * A model file whose weights sit at an offset that is not a multiple of
+ * their element size (f32, and f16 lowered to f32 by compile) refers to
+ * them unaligned; compiled from the file and from memory it computes
+ * x + w exactly.
+ */
+static void wide_runs(struct npr_test *_metadata, FIXTURE_DATA(onnx) *self,
+		      int32_t dt, unsigned int type)
+{
+	static const __s64 dims[2] = { 1, WIDE_N };
+	static float x[WIDE_N], y[2][WIDE_N];
+	char dir[64] = "/tmp/npr_onnx_test.XXXXXX", path[128], name[16];
+	struct npr_model_load ml;
+	struct npr_graph *g = NULL;
+	size_t off = 0, es = npr_elem_size(type);
+	__u32 model[2], exec, req;
+	const struct npr_value *v = NULL;
+	int i, k;
+	FILE *f;
+
+	/* a name that puts raw_data at an odd offset */
+	for (k = 1; k < 9; k++) {
+		snprintf(name, sizeof(name), "%.*s", k, "wwwwwwww");
+		free(self->buf);
+		self->buf = wide_model(dt, name, &self->len, &off);
+		ASSERT_NONNULL(self->buf);
+		ASSERT_GT(off, 0);
+		if (off % 2)
+			break;
+	}
+	ASSERT_TRUE(off % 2);
+	ASSERT_NONNULL(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/wide.onnx", dir);
+	f = fopen(path, "wb");
+	ASSERT_NONNULL(f);
+	ASSERT_EQ(fwrite(self->buf, 1, self->len, f), self->len);
+	fclose(f);
+
+	/* the loaded constant is the file's bytes, unaligned */
+	ASSERT_EQ(npr_onnx_load_file(path, &g), 0);
+	for (i = 0; i < g->nvals; i++)
+		if (g->vals[i].data && g->vals[i].name &&
+		    !strcmp(g->vals[i].name, name))
+			v = &g->vals[i];
+	ASSERT_NONNULL(v);
+	EXPECT_EQ(v->type, type);
+	EXPECT_NULL(v->owned);
+	EXPECT_EQ((const uint8_t *)v->data -
+		  (const uint8_t *)g->weights->data, (ptrdiff_t)off);
+	EXPECT_NE((uintptr_t)v->data % es, 0);
+	npr_graph_free(g);
+
+	npr_prep_model_load(&ml, path, NULL);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	unlink(path);
+	rmdir(dir);
+	model[0] = ml.handle;
+	ASSERT_EQ(load_mem(self->fd, self->buf, self->len, &model[1]), 0);
+	for (i = 0; i < WIDE_N; i++)
+		x[i] = 1.0f;
+	for (k = 0; k < 2; k++) {
+		ASSERT_EQ(compile(self->fd, model[k], dims, 2, &exec, &req), 0);
+		if (type == NPR_ELEM_F32) {
+			infer(_metadata, self->fd, req, dims, 2, x, WIDE_N,
+			      y[k], WIDE_N);
+			continue;
+		}
+		/* f16 ports: f16 in and out */
+		{
+			static uint16_t hx[WIDE_N], hy[WIDE_N];
+			struct npr_tensor_arg ta;
+			struct npr_infer inf;
+
+			for (i = 0; i < WIDE_N; i++)
+				hx[i] = npr_f32_to_f16(x[i]);
+			npr_prep_tensor(&ta, req, 0, 0, hx, sizeof(hx));
+			ta.elem_type = NPR_ELEM_F16;
+			ta.rank = 2;
+			ta.dims[0] = 1;
+			ta.dims[1] = WIDE_N;
+			ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR,
+					    &ta), 0);
+			npr_prep_infer(&inf, req);
+			ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_INFER, &inf),
+				  0);
+			npr_prep_tensor(&ta, req, 0, 1, hy, sizeof(hy));
+			ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_GET_TENSOR,
+					    &ta), 0);
+			ASSERT_EQ(ta.bytes, sizeof(hy));
+			for (i = 0; i < WIDE_N; i++)
+				y[k][i] = npr_f16_to_f32(hy[i]);
+		}
+	}
+	for (i = 0; i < WIDE_N; i++) {
+		ASSERT_EQ(y[0][i], 1.0f + wide_w(i));
+		ASSERT_EQ(y[1][i], y[0][i]);
+	}
+}
+
+TEST_F(onnx, unaligned_f32_weights_in_the_file_compute)
+{
+	wide_runs(_metadata, self, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+		  NPR_ELEM_F32);
+}
+
+TEST_F(onnx, unaligned_f16_weights_in_the_file_compute)
+{
+	wide_runs(_metadata, self, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16,
+		  NPR_ELEM_F16);
 }
 
 TEST_HARNESS_MAIN
