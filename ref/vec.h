@@ -20,18 +20,22 @@ void VEC(matmul_nt)(int64_t M, int64_t N, int64_t K, const float *A,
 	/*
 	 * Four rows of B at a time against up to four rows of A: up to 16
 	 * independent sums (one per dot product was bound by the FMA
-	 * latency, 80 chained FMAs per output of a 1280-deep layer).
+	 * latency, 80 chained FMAs per output of a 1280-deep layer).  The
+	 * rows of A go against one group of B rows before the next group,
+	 * so B (the weight) is read from memory once at any M, and the
+	 * next group's rows are prefetched as this one is read.
 	 */
-	for (m0 = 0; m0 < M; m0 += 4) {
-		int64_t mm = M - m0 < 4 ? M - m0 : 4;
+	for (n = 0; n < N; n += 4) {
+		int64_t nn = N - n < 4 ? N - n : 4, j;
+		const float *b[4], *pf = B + (n + 4) * K;
+		int64_t npf = N - n - 4 < 4 ? (N - n - 4) * K : 4 * K;
 
-		for (n = 0; n < N; n += 4) {
-			int64_t nn = N - n < 4 ? N - n : 4, j;
-			const float *b[4];
+		for (j = 0; j < 4; j++)
+			b[j] = B + (n + (j < nn ? j : 0)) * K;
+		for (m0 = 0; m0 < M; m0 += 4) {
+			int64_t mm = M - m0 < 4 ? M - m0 : 4;
 			__m512 acc[4][4];
 
-			for (j = 0; j < 4; j++)
-				b[j] = B + (n + (j < nn ? j : 0)) * K;
 			for (i = 0; i < 4; i++)
 				for (j = 0; j < 4; j++)
 					acc[i][j] = _mm512_setzero_ps();
@@ -43,6 +47,11 @@ void VEC(matmul_nt)(int64_t M, int64_t N, int64_t K, const float *A,
 				__m512 b2 = _mm512_maskz_loadu_ps(mk, b[2] + k);
 				__m512 b3 = _mm512_maskz_loadu_ps(mk, b[3] + k);
 
+				/* the next group: four lines per step */
+				for (j = 0; m0 == 0 && j < 64; j += 16)
+					if (4 * k + j < npf)
+						_mm_prefetch((const char *)(pf +
+							4 * k + j), _MM_HINT_T0);
 				for (i = 0; i < mm; i++) {
 					__m512 a = _mm512_maskz_loadu_ps(mk,
 						A + (m0 + i) * K + k);

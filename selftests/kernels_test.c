@@ -366,11 +366,11 @@ TEST(pooling_fast_path_matches_scalar_kernel)
 
 TEST(matmul_fast_path_matches_scalar_kernel)
 {
-	static const int64_t Ms[] = { 1, 3, 5 }, Ns[] = { 1, 17, 1000 };
+	static const int64_t Ms[] = { 1, 3, 5, 8 }, Ns[] = { 1, 17, 1000 };
 	static const int64_t Ks[] = { 1, 15, 33, 512 };
 	int a, b, c, tb;
 
-	for (a = 0; a < 3; a++)
+	for (a = 0; a < 4; a++)
 		for (b = 0; b < 3; b++)
 			for (c = 0; c < 4; c++)
 				for (tb = 0; tb < 2; tb++) {
