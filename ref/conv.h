@@ -154,6 +154,25 @@ int npr_dw_vec_avx512(const struct npr_conv_desc *d, const float *x,
 		      const float *wc, float *y, const float *res, float b,
 		      int act, float lo, float hi);
 
+/*
+ * Depthwise over a run of small planes at stride 1 with OW == W: input
+ * pixel t + off[tap] feeds output pixel t; m[v][tap] are the lanes of
+ * output vector v (16 pixels) whose tap is inside the input.  Made once
+ * per plan by npr_dw_tab_new() (conv.c).
+ */
+#define NPR_DW_TAPS	25
+struct npr_dw_tab {
+	int64_t npix, ipix, nv, taps, C;	/* out, in pixels per plane */
+	int32_t off[NPR_DW_TAPS];
+	uint16_t *m;		/* [nv][taps] load masks */
+	int64_t W;		/* 3x3, padding 1 (cm set): the row */
+	uint16_t *cm;		/* [nv][2]: lanes not in column 0, W - 1 */
+};
+void npr_dw_run_avx512(const struct npr_dw_tab *t, const float *x,
+		       const float *w, const float *bias, float *y,
+		       const float *res, int64_t p0, int64_t p1, int act,
+		       float lo, float hi);
+
 /* vec.h: the fully connected MatMul, portable and AVX-512 builds */
 void npr_matmul_nt_generic(int64_t M, int64_t N, int64_t K, const float *A,
 			   const float *B, float *C, int64_t ldc);

@@ -663,6 +663,190 @@ int DW_VEC(const struct npr_conv_desc *d, const float *x, const float *wc,
 	}
 	return 0;
 }
+
+/*
+ * Small planes at stride 1 with the output as wide as the input (OW ==
+ * W): output pixel t of a plane reads input pixel t + off[tap] for every
+ * tap, so the plane is cut into vectors of 16 consecutive pixels across
+ * rows, and each tap is one masked load at a fixed offset.  The masks
+ * (which lanes of each vector the tap finds inside the input) depend on
+ * the geometry only: the plan makes them once (npr_dw_tab_new()).  A run
+ * of planes is one call, so nothing is set up per plane but the weights:
+ * a 7x7 plane is four vectors (49 of 64 lanes useful, against 7 of 16
+ * with a register per row), a 14x14 thirteen (196 of 208).
+ */
+static inline __attribute__((always_inline)) void
+dw_run_planes(const struct npr_dw_tab *t, int64_t taps, const float *x,
+	      const float *w, const float *bias, float *y, const float *res,
+	      int64_t p0, int64_t p1, int act, float lo, float hi)
+{
+	const int64_t npix = t->npix, nv = t->nv, C = t->C;
+	const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+	const __m512 vz = _mm512_setzero_ps();
+	const __mmask16 mlast = (__mmask16)((1u << (npix - 16 * (nv - 1))) - 1);
+	int64_t pl, v0, tp, j;
+
+	for (pl = p0; pl < p1; pl++) {
+		int64_t c = pl % C;
+		const float *xp = x + pl * t->ipix, *wc = w + c * taps;
+		float *yp = y + pl * npix;
+		const float *rp = res ? res + pl * npix : NULL;
+		const __m512 vb = _mm512_set1_ps(bias ? bias[c] : 0.0f);
+		__m512 wv[NPR_DW_TAPS];
+
+		for (tp = 0; tp < taps; tp++)
+			wv[tp] = _mm512_set1_ps(wc[tp]);
+		for (v0 = 0; v0 < nv; v0 += 4) {
+			int64_t n = nv - v0 < 4 ? nv - v0 : 4;
+			const uint16_t *m = t->m + v0 * taps;
+			const float *q = xp + 16 * v0;
+			__m512 acc[4] = { vb, vb, vb, vb };
+
+			if (n == 4) {
+				for (tp = 0; tp < taps; tp++) {
+					const float *qt = q + t->off[tp];
+
+					for (j = 0; j < 4; j++)
+						acc[j] = _mm512_fmadd_ps(wv[tp],
+							_mm512_maskz_loadu_ps(
+								m[j * taps + tp],
+								qt + 16 * j), acc[j]);
+				}
+			} else {
+				for (tp = 0; tp < taps; tp++) {
+					const float *qt = q + t->off[tp];
+
+					for (j = 0; j < 3; j++)
+						if (j < n)
+							acc[j] = _mm512_fmadd_ps(wv[tp],
+								_mm512_maskz_loadu_ps(
+									m[j * taps + tp],
+									qt + 16 * j),
+								acc[j]);
+				}
+			}
+			for (j = 0; j < n; j++) {
+				__mmask16 mo = v0 + j == nv - 1 ? mlast : 0xffff;
+				__m512 v = acc[j];
+
+				if (rp)
+					v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mo,
+						rp + 16 * (v0 + j)));
+				if (act == NPR_ACT_RELU)
+					v = _mm512_max_ps(v, vz);
+				else if (act == NPR_ACT_CLAMP)
+					v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);
+				_mm512_mask_storeu_ps(yp + 16 * (v0 + j), mo, v);
+			}
+		}
+	}
+}
+
+/*
+ * 3x3, padding 1, stride 1, output as large as the input (every stride-1
+ * depthwise layer of mobilenet_v2): the three taps of a tap row are one
+ * load and two lane shifts.  Per output vector and tap row, the input
+ * vector under it (x[t - W .. t - W + 15] for the row above) is loaded
+ * once, and the vectors one pixel left and right of it are shifted out
+ * of it and its neighbours (which the previous and next output vector
+ * load anyway), the shift zeroing the lanes whose pixel falls off the
+ * left or right edge of its row (cm[v][0], cm[v][1]).  Loads outside the
+ * plane (the rows above the first and below the last) are masked by
+ * position.  Per output vector: 3 loads, 6 shifts, 9 FMAs, where a
+ * masked load per tap made 9 loads crossing cache lines and 9 mask
+ * loads.
+ */
+static inline __attribute__((always_inline)) __m512
+dw3s_load(const float *xp, int64_t pos, int64_t ipix)
+{
+	if (pos >= 0 && pos + 16 <= ipix)
+		return _mm512_loadu_ps(xp + pos);
+	return _mm512_maskz_loadu_ps(dw_vec_mask(pos, ipix), xp + pos);
+}
+
+#define DW3S_L(k, cur, prev) _mm512_castsi512_ps(_mm512_maskz_alignr_epi32( \
+	(k), _mm512_castps_si512(cur), _mm512_castps_si512(prev), 15))
+#define DW3S_R(k, nxt, cur) _mm512_castsi512_ps(_mm512_maskz_alignr_epi32( \
+	(k), _mm512_castps_si512(nxt), _mm512_castps_si512(cur), 1))
+
+static void dw3s_run(const struct npr_dw_tab *t, const float *x,
+		     const float *w, const float *bias, float *y,
+		     const float *res, int64_t p0, int64_t p1, int act,
+		     float lo, float hi)
+{
+	const int64_t npix = t->npix, nv = t->nv, C = t->C, W = t->W;
+	const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+	const __m512 vz = _mm512_setzero_ps();
+	const __mmask16 mlast = (__mmask16)((1u << (npix - 16 * (nv - 1))) - 1);
+	int64_t pl, v;
+
+	for (pl = p0; pl < p1; pl++) {
+		int64_t c = pl % C;
+		const float *xp = x + pl * npix, *wc = w + c * 9;
+		float *yp = y + pl * npix;
+		const float *rp = res ? res + pl * npix : NULL;
+		const __m512 vb = _mm512_set1_ps(bias ? bias[c] : 0.0f);
+		const __m512 w0 = _mm512_set1_ps(wc[0]), w1 = _mm512_set1_ps(wc[1]);
+		const __m512 w2 = _mm512_set1_ps(wc[2]), w3 = _mm512_set1_ps(wc[3]);
+		const __m512 w4 = _mm512_set1_ps(wc[4]), w5 = _mm512_set1_ps(wc[5]);
+		const __m512 w6 = _mm512_set1_ps(wc[6]), w7 = _mm512_set1_ps(wc[7]);
+		const __m512 w8 = _mm512_set1_ps(wc[8]);
+		/* the vector before and at output vector v, per tap row */
+		__m512 pa = dw3s_load(xp, -W - 16, npix);
+		__m512 ca = dw3s_load(xp, -W, npix);
+		__m512 pb = vz;
+		__m512 cb = dw3s_load(xp, 0, npix);
+		__m512 pc = dw3s_load(xp, W - 16, npix);
+		__m512 cc = dw3s_load(xp, W, npix);
+
+		for (v = 0; v < nv; v++) {
+			const int64_t o = 16 * v + 16;
+			const __mmask16 kl = t->cm[2 * v], kr = t->cm[2 * v + 1];
+			const __mmask16 mo = v == nv - 1 ? mlast : 0xffff;
+			__m512 na = dw3s_load(xp, o - W, npix);
+			__m512 nb = dw3s_load(xp, o, npix);
+			__m512 nc = dw3s_load(xp, o + W, npix);
+			__m512 a0, a1, a2;
+
+			a0 = _mm512_fmadd_ps(w0, DW3S_L(kl, ca, pa), vb);
+			a1 = _mm512_mul_ps(w3, DW3S_L(kl, cb, pb));
+			a2 = _mm512_mul_ps(w6, DW3S_L(kl, cc, pc));
+			a0 = _mm512_fmadd_ps(w1, ca, a0);
+			a1 = _mm512_fmadd_ps(w4, cb, a1);
+			a2 = _mm512_fmadd_ps(w7, cc, a2);
+			a0 = _mm512_fmadd_ps(w2, DW3S_R(kr, na, ca), a0);
+			a1 = _mm512_fmadd_ps(w5, DW3S_R(kr, nb, cb), a1);
+			a2 = _mm512_fmadd_ps(w8, DW3S_R(kr, nc, cc), a2);
+			a0 = _mm512_add_ps(a0, _mm512_add_ps(a1, a2));
+			if (rp)
+				a0 = _mm512_add_ps(a0, _mm512_maskz_loadu_ps(mo,
+						   rp + 16 * v));
+			if (act == NPR_ACT_RELU)
+				a0 = _mm512_max_ps(a0, vz);
+			else if (act == NPR_ACT_CLAMP)
+				a0 = _mm512_min_ps(_mm512_max_ps(a0, vlo), vhi);
+			_mm512_mask_storeu_ps(yp + 16 * v, mo, a0);
+			pa = ca; ca = na;
+			pb = cb; cb = nb;
+			pc = cc; cc = nc;
+		}
+	}
+}
+#undef DW3S_L
+#undef DW3S_R
+
+void DW_RUN(const struct npr_dw_tab *t, const float *x, const float *w,
+	    const float *bias, float *y, const float *res, int64_t p0,
+	    int64_t p1, int act, float lo, float hi)
+{
+	if (t->cm)
+		dw3s_run(t, x, w, bias, y, res, p0, p1, act, lo, hi);
+	else if (t->taps == 9)
+		dw_run_planes(t, 9, x, w, bias, y, res, p0, p1, act, lo, hi);
+	else
+		dw_run_planes(t, t->taps, x, w, bias, y, res, p0, p1, act, lo,
+			      hi);
+}
 #undef DW_VEC_BLK
 #undef DW_VEC_ROWS
 #undef DW3_ZW

@@ -162,6 +162,12 @@ static const struct conv_case conv_cases[] = {
 	{ 2, 9, 120, 130, 9, 3, 3, 1, 1, 1, 1, 9 },	/* dw > 1 MB, by rows */
 	{ 2, 9, 121, 131, 9, 3, 3, 2, 1, 1, 0, 9 },	/* same at stride 2 */
 	{ 1, 32, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1 },	/* padded copy split */
+	{ 2, 19, 7, 7, 19, 3, 3, 1, 1, 1, 1, 19 },	/* dw run, 7x7 batch 2 */
+	{ 3, 5, 14, 14, 5, 3, 3, 1, 1, 1, 1, 5 },	/* dw run, 14x14 batch 3 */
+	{ 1, 3, 28, 28, 3, 3, 3, 1, 1, 1, 1, 3 },	/* dw run, 28x28 */
+	{ 1, 4, 5, 3, 4, 3, 3, 1, 1, 1, 1, 4 },		/* dw run, one vector */
+	{ 2, 5, 9, 1, 5, 3, 1, 1, 1, 1, 1, 5 },		/* dw run, one column */
+	{ 1, 3, 31, 33, 3, 3, 3, 1, 1, 1, 1, 3 },	/* dw run limit */
 };
 
 TEST(conv_plans_match_reference_over_odd_shapes)
