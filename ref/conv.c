@@ -94,8 +94,21 @@ static struct npr_dw_tab *dw_tab_new(const struct npr_conv_desc *d)
 	struct npr_dw_tab *t;
 	bool shift;
 
-	if (d->sh != 1 || d->sw != 1 || d->OW != d->W || taps > NPR_DW_TAPS ||
-	    getenv("NPR_CONV_DW_NO_RUN"))
+	if (getenv("NPR_CONV_DW_NO_RUN"))
+		return NULL;
+	if (d->sh == 2 && d->sw == 2 && d->kh == 3 && d->kw == 3 &&
+	    d->dh == 1 && d->dw == 1 && d->ph == 1 && d->pw == 1 &&
+	    !getenv("NPR_CONV_DW_NO_SHIFT")) {
+		t = calloc(1, sizeof(*t));
+		if (t) {
+			t->s2 = true;
+			t->C = d->C;
+			t->H = d->H; t->W = d->W;
+			t->OH = d->OH; t->OW = d->OW;
+		}
+		return t;
+	}
+	if (d->sh != 1 || d->sw != 1 || d->OW != d->W || taps > NPR_DW_TAPS)
 		return NULL;
 	shift = d->kh == 3 && d->kw == 3 && d->dh == 1 && d->dw == 1 &&
 		d->ph == 1 && d->pw == 1 && d->OH == d->H &&
@@ -110,7 +123,8 @@ static struct npr_dw_tab *dw_tab_new(const struct npr_conv_desc *d)
 	t->nv = (t->npix + 15) / 16;
 	t->taps = taps;
 	t->C = d->C;
-	t->W = d->W;
+	t->H = d->H; t->W = d->W;
+	t->OH = d->OH; t->OW = d->OW;
 	if (shift) {
 		t->cm = calloc(2 * t->nv, sizeof(*t->cm));
 		if (!t->cm) {

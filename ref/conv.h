@@ -165,7 +165,8 @@ struct npr_dw_tab {
 	int64_t npix, ipix, nv, taps, C;	/* out, in pixels per plane */
 	int32_t off[NPR_DW_TAPS];
 	uint16_t *m;		/* [nv][taps] load masks */
-	int64_t W;		/* 3x3, padding 1 (cm set): the row */
+	int64_t H, W, OH, OW;
+	bool s2;		/* 3x3, padding 1, stride 2 */
 	uint16_t *cm;		/* [nv][2]: lanes not in column 0, W - 1 */
 };
 void npr_dw_run_avx512(const struct npr_dw_tab *t, const float *x,

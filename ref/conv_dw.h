@@ -835,11 +835,154 @@ static void dw3s_run(const struct npr_dw_tab *t, const float *x,
 #undef DW3S_L
 #undef DW3S_R
 
+/*
+ * 3x3, padding 1, stride 2: per output row and tap row, the 32 input
+ * columns under 16 outputs are two loads (masked at the row's end), the
+ * centre and right taps their even and odd lanes, and the left tap the
+ * odd lanes shifted by one lane, the first lane from the previous
+ * vector's odd lanes (zero at the row's start, which is the padding).
+ * Output rows of up to 8 pixels go two to a vector (lanes 0-7 and 8-15),
+ * from two input rows per tap row.
+ */
+static inline __attribute__((always_inline)) __m512
+dw3s2_row(const float *r, int64_t W, int64_t c0)
+{
+	int64_t n = W - c0;
+
+	if (n >= 16)
+		return _mm512_loadu_ps(r + c0);
+	return _mm512_maskz_loadu_ps(n > 0 ? (__mmask16)((1u << n) - 1) : 0,
+				     r + c0);
+}
+
+static inline __attribute__((always_inline)) __m512
+dw3s2_epi(__m512 a, const float *rp, __mmask16 mo, int act, __m512 vlo,
+	  __m512 vhi)
+{
+	if (rp)
+		a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(mo, rp));
+	if (act == NPR_ACT_RELU)
+		a = _mm512_max_ps(a, _mm512_setzero_ps());
+	else if (act == NPR_ACT_CLAMP)
+		a = _mm512_min_ps(_mm512_max_ps(a, vlo), vhi);
+	return a;
+}
+
+static void dw3s2_run(const struct npr_dw_tab *t, const float *x,
+		      const float *w, const float *bias, float *y,
+		      const float *res, int64_t p0, int64_t p1, int act,
+		      float lo, float hi)
+{
+	const int64_t H = t->H, W = t->W, OH = t->OH, OW = t->OW, C = t->C;
+	const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+	const __m512 vz = _mm512_setzero_ps();
+	const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16,
+					    14, 12, 10, 8, 6, 4, 2, 0);
+	const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17,
+					    15, 13, 11, 9, 7, 5, 3, 1);
+	/*
+	 * two rows a vector (ie and io then take lanes 0-7 from the first
+	 * input row, 8-15 from the second): the left tap, lanes 0 and 8 zero
+	 */
+	const __m512i il2 = _mm512_set_epi32(29, 27, 25, 23, 21, 19, 17, 0,
+					     13, 11, 9, 7, 5, 3, 1, 0);
+	int64_t pl, oy, ox0;
+
+	for (pl = p0; pl < p1; pl++) {
+		int64_t c = pl % C;
+		const float *xp = x + pl * H * W, *wc = w + c * 9;
+		float *yp = y + pl * OH * OW;
+		const float *rp = res ? res + pl * OH * OW : NULL;
+		const __m512 vb = _mm512_set1_ps(bias ? bias[c] : 0.0f);
+		__m512 wk[9];
+		int ky;
+
+		for (ky = 0; ky < 9; ky++)
+			wk[ky] = _mm512_set1_ps(wc[ky]);
+		if (OW <= 8) {
+			const __mmask16 m0 = (__mmask16)((1u << OW) - 1);
+
+			for (oy = 0; oy < OH; oy += 2) {
+				__m512 acc = vb;
+				__mmask16 m1;
+
+				for (ky = 0; ky < 3; ky++) {
+					int64_t iy = 2 * oy - 1 + ky;
+					__m512 a = iy >= 0 && iy < H ?
+						   dw3s2_row(xp + iy * W, W, 0) : vz;
+					__m512 b = iy + 2 >= 0 && iy + 2 < H ?
+						   dw3s2_row(xp + (iy + 2) * W, W, 0) :
+						   vz;
+
+					acc = _mm512_fmadd_ps(wk[3 * ky],
+						_mm512_maskz_permutex2var_ps(
+							(__mmask16)0xfefe, a, il2, b),
+						acc);
+					acc = _mm512_fmadd_ps(wk[3 * ky + 1],
+						_mm512_permutex2var_ps(a, ie, b),
+						acc);
+					acc = _mm512_fmadd_ps(wk[3 * ky + 2],
+						_mm512_permutex2var_ps(a, io, b),
+						acc);
+				}
+				m1 = oy + 1 < OH ? (__mmask16)(m0 << 8) : 0;
+				if (rp)
+					acc = _mm512_add_ps(acc, _mm512_mask_loadu_ps(
+						_mm512_maskz_loadu_ps(m0, rp + oy * OW),
+						m1, rp + (oy + 1) * OW - 8));
+				acc = dw3s2_epi(acc, NULL, 0, act, vlo, vhi);
+				_mm512_mask_storeu_ps(yp + oy * OW, m0, acc);
+				_mm512_mask_storeu_ps(yp + (oy + 1) * OW - 8, m1, acc);
+			}
+			continue;
+		}
+		for (oy = 0; oy < OH; oy++) {
+			const float *r[3];
+			__m512 op[3] = { vz, vz, vz };
+
+			for (ky = 0; ky < 3; ky++) {
+				int64_t iy = 2 * oy - 1 + ky;
+
+				r[ky] = iy >= 0 && iy < H ? xp + iy * W : NULL;
+			}
+			for (ox0 = 0; ox0 < OW; ox0 += 16) {
+				__mmask16 mo = OW - ox0 >= 16 ? 0xffff :
+					       (__mmask16)((1u << (OW - ox0)) - 1);
+				__m512 acc = vb;
+
+				for (ky = 0; ky < 3; ky++) {
+					__m512 l, h, e, o;
+
+					if (!r[ky])
+						continue;
+					l = dw3s2_row(r[ky], W, 2 * ox0);
+					h = dw3s2_row(r[ky], W, 2 * ox0 + 16);
+					e = _mm512_permutex2var_ps(l, ie, h);
+					o = _mm512_permutex2var_ps(l, io, h);
+					acc = _mm512_fmadd_ps(wk[3 * ky],
+						_mm512_castsi512_ps(_mm512_alignr_epi32(
+							_mm512_castps_si512(o),
+							_mm512_castps_si512(op[ky]), 15)),
+						acc);
+					acc = _mm512_fmadd_ps(wk[3 * ky + 1], e, acc);
+					acc = _mm512_fmadd_ps(wk[3 * ky + 2], o, acc);
+					op[ky] = o;
+				}
+				acc = dw3s2_epi(acc, rp ? rp + oy * OW + ox0 : NULL,
+						mo, act, vlo, vhi);
+				_mm512_mask_storeu_ps(yp + oy * OW + ox0, mo, acc);
+			}
+		}
+	}
+}
+
 void DW_RUN(const struct npr_dw_tab *t, const float *x, const float *w,
 	    const float *bias, float *y, const float *res, int64_t p0,
 	    int64_t p1, int act, float lo, float hi)
 {
-	if (t->cm)
+	if (t->s2)
+		dw3s2_run(t, x, w, bias, y, res, p0, p1, act, lo, hi);
+	else if (t->cm)
 		dw3s_run(t, x, w, bias, y, res, p0, p1, act, lo, hi);
 	else if (t->taps == 9)
 		dw_run_planes(t, 9, x, w, bias, y, res, p0, p1, act, lo, hi);

@@ -168,6 +168,12 @@ static const struct conv_case conv_cases[] = {
 	{ 1, 4, 5, 3, 4, 3, 3, 1, 1, 1, 1, 4 },		/* dw run, one vector */
 	{ 2, 5, 9, 1, 5, 3, 1, 1, 1, 1, 1, 5 },		/* dw run, one column */
 	{ 1, 3, 31, 33, 3, 3, 3, 1, 1, 1, 1, 3 },	/* dw run limit */
+	{ 2, 6, 14, 14, 6, 3, 3, 2, 1, 1, 1, 6 },	/* dw s2 to 7x7, row pairs */
+	{ 1, 5, 13, 13, 5, 3, 3, 2, 1, 1, 1, 5 },	/* dw s2, 7 rows */
+	{ 1, 3, 14, 14, 3, 3, 3, 2, 1, 1, 0, 3 },	/* dw s2, pad 1/0 */
+	{ 1, 2, 9, 17, 2, 3, 3, 2, 1, 1, 0, 2 },	/* dw s2, 17 wide to 8 */
+	{ 3, 4, 28, 28, 4, 3, 3, 2, 1, 1, 1, 4 },	/* dw s2, 28x28 batch 3 */
+	{ 1, 2, 5, 70, 2, 3, 3, 2, 1, 1, 1, 2 },	/* dw s2, 35 wide */
 };
 
 TEST(conv_plans_match_reference_over_odd_shapes)
