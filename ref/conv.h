@@ -183,6 +183,10 @@ void npr_matmul_nt_avx512(int64_t M, int64_t N, int64_t K, const float *A,
 			  const float *B, float *C, int64_t ldc);
 void npr_matmul_nn_avx512(int64_t M, int64_t N, int64_t K, const float *A,
 			  const float *B, float *C);
+void npr_sum_rows_generic(const float *x, int64_t outer, int64_t inner,
+			  float *y, bool mean);
+void npr_sum_rows_avx512(const float *x, int64_t outer, int64_t inner,
+			 float *y, bool mean);
 void npr_pool_row_generic(bool maxp, const float *const *rows, int64_t nr,
 			  int64_t W, int64_t kw, int64_t sw, int64_t dw,
 			  int64_t pw,

@@ -118,6 +118,45 @@ void VEC(matmul_nn)(int64_t M, int64_t N, int64_t K, const float *A,
 }
 
 /*
+ * y[o] = the sum (or mean) of x[o * inner .. + inner) for o < outer, in
+ * double: eight partial sums (element k into k % 8), then the tail, then
+ * the partials in order, the same additions in the same order as the
+ * portable loop of reduce_inner() (ref/nn.c), so both builds give the
+ * same bits.  On AVX-512 the eight partials are one vector.
+ */
+void VEC(sum_rows)(const float *x, int64_t outer, int64_t inner, float *y,
+		   bool mean)
+{
+	int64_t o, k;
+	int l;
+
+	for (o = 0; o < outer; o++) {
+		const float *r = x + o * inner;
+		double part[8] = { 0 }, sum = 0;
+
+		k = 0;
+#ifdef __AVX512F__
+		{
+			__m512d acc = _mm512_setzero_pd();
+
+			for (; k + 8 <= inner; k += 8)
+				acc = _mm512_add_pd(acc, _mm512_cvtps_pd(
+					_mm256_loadu_ps(r + k)));
+			_mm512_storeu_pd(part, acc);
+		}
+#endif
+		for (; k + 8 <= inner; k += 8)
+			for (l = 0; l < 8; l++)
+				part[l] += r[k + l];
+		for (; k < inner; k++)
+			sum += r[k];
+		for (l = 0; l < 8; l++)
+			sum += part[l];
+		y[o] = (float)(mean ? sum / inner : sum);
+	}
+}
+
+/*
  * One output row of a 2-D max or average pool.  @rows: the @nr input rows
  * the window covers for this output row (already clipped), @W wide;
  * @o0[k], @o1[k]: for window column k, the output pixels whose tap is

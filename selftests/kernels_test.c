@@ -426,6 +426,40 @@ TEST(matmul_fast_path_matches_scalar_kernel)
 				}
 }
 
+TEST(sum_rows_builds_agree_bit_for_bit)
+{
+	static const int64_t inner[] = { 1, 7, 8, 9, 49, 50, 196 };
+	float x[3 * 196], y0[3], y1[3];
+	int i, o;
+
+	fill(x, 3 * 196, 41);
+	for (i = 0; i < (int)(sizeof(inner) / sizeof(inner[0])); i++) {
+		npr_sum_rows_generic(x, 3, inner[i], y0, i & 1);
+#if defined(__x86_64__)
+		__builtin_cpu_init();
+		if (!__builtin_cpu_supports("avx512f")) {
+			TH_LOG("no AVX-512 on this CPU: generic build only");
+			memcpy(y1, y0, sizeof(y1));
+		} else {
+			npr_sum_rows_avx512(x, 3, inner[i], y1, i & 1);
+		}
+#else
+		memcpy(y1, y0, sizeof(y1));
+#endif
+		for (o = 0; o < 3; o++) {
+			double ref = 0;
+			int64_t k;
+
+			for (k = 0; k < inner[i]; k++)
+				ref += x[o * inner[i] + k];
+			if (i & 1)
+				ref /= inner[i];
+			ASSERT_EQ(memcmp(&y0[o], &y1[o], sizeof(float)), 0);
+			ASSERT_LE(fabs(y0[o] - ref), 1e-5 * (1 + fabs(ref)));
+		}
+	}
+}
+
 static _Atomic int hits[1000];
 
 static void count_hit(void *arg, int i, int tid)
