@@ -155,10 +155,13 @@ int npr_dw_vec_avx512(const struct npr_conv_desc *d, const float *x,
 		      int act, float lo, float hi);
 
 /*
- * Depthwise over a run of small planes at stride 1 with OW == W: input
- * pixel t + off[tap] feeds output pixel t; m[v][tap] are the lanes of
- * output vector v (16 pixels) whose tap is inside the input.  Made once
- * per plan by npr_dw_tab_new() (conv.c).
+ * Depthwise over a run of planes (conv_dw.h), with what the geometry
+ * implies made once per plan by dw_tab_new() (conv.c).  At stride 1 with
+ * OW == W a plane is a row of 16-pixel vectors: input pixel t + off[tap]
+ * feeds output pixel t, m[v][tap] are the lanes of output vector v whose
+ * tap is inside the input; for 3x3 with padding 1 and OH == H, cm[v]
+ * (the lanes with a left and a right neighbour) replaces them.  s2: 3x3,
+ * padding 1, stride 2, by rows.
  */
 #define NPR_DW_TAPS	25
 struct npr_dw_tab {
@@ -166,7 +169,7 @@ struct npr_dw_tab {
 	int32_t off[NPR_DW_TAPS];
 	uint16_t *m;		/* [nv][taps] load masks */
 	int64_t H, W, OH, OW;
-	bool s2;		/* 3x3, padding 1, stride 2 */
+	bool s2;
 	uint16_t *cm;		/* [nv][2]: lanes not in column 0, W - 1 */
 };
 void npr_dw_run_avx512(const struct npr_dw_tab *t, const float *x,
