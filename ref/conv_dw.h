@@ -948,8 +948,9 @@ static void dw3s2_run(const struct npr_dw_tab *t, const float *x,
 			for (ox0 = 0; ox0 < OW; ox0 += 16) {
 				__mmask16 mo = OW - ox0 >= 16 ? 0xffff :
 					       (__mmask16)((1u << (OW - ox0)) - 1);
-				__m512 acc = vb;
+				__m512 acc = vb, part[3] = { vz, vz, vz };
 
+				/* a sum per tap row: three chains of three */
 				for (ky = 0; ky < 3; ky++) {
 					__m512 l, h, e, o;
 
@@ -959,15 +960,18 @@ static void dw3s2_run(const struct npr_dw_tab *t, const float *x,
 					h = dw3s2_row(r[ky], W, 2 * ox0 + 16);
 					e = _mm512_permutex2var_ps(l, ie, h);
 					o = _mm512_permutex2var_ps(l, io, h);
-					acc = _mm512_fmadd_ps(wk[3 * ky],
+					part[ky] = _mm512_mul_ps(wk[3 * ky],
 						_mm512_castsi512_ps(_mm512_alignr_epi32(
 							_mm512_castps_si512(o),
-							_mm512_castps_si512(op[ky]), 15)),
-						acc);
-					acc = _mm512_fmadd_ps(wk[3 * ky + 1], e, acc);
-					acc = _mm512_fmadd_ps(wk[3 * ky + 2], o, acc);
+							_mm512_castps_si512(op[ky]), 15)));
+					part[ky] = _mm512_fmadd_ps(wk[3 * ky + 1], e,
+								   part[ky]);
+					part[ky] = _mm512_fmadd_ps(wk[3 * ky + 2], o,
+								   part[ky]);
 					op[ky] = o;
 				}
+				acc = _mm512_add_ps(acc, _mm512_add_ps(part[0],
+						    _mm512_add_ps(part[1], part[2])));
 				acc = dw3s2_epi(acc, rp ? rp + oy * OW + ox0 : NULL,
 						mo, act, vlo, vhi);
 				_mm512_mask_storeu_ps(yp + oy * OW + ox0, mo, acc);
