@@ -903,7 +903,7 @@ static void dw3s2_run(const struct npr_dw_tab *t, const float *x,
 			const __mmask16 m0 = (__mmask16)((1u << OW) - 1);
 
 			for (oy = 0; oy < OH; oy += 2) {
-				__m512 acc = vb;
+				__m512 acc, part[3];
 				__mmask16 m1;
 
 				for (ky = 0; ky < 3; ky++) {
@@ -914,17 +914,18 @@ static void dw3s2_run(const struct npr_dw_tab *t, const float *x,
 						   dw3s2_row(xp + (iy + 2) * W, W, 0) :
 						   vz;
 
-					acc = _mm512_fmadd_ps(wk[3 * ky],
+					part[ky] = _mm512_mul_ps(wk[3 * ky],
 						_mm512_maskz_permutex2var_ps(
-							(__mmask16)0xfefe, a, il2, b),
-						acc);
-					acc = _mm512_fmadd_ps(wk[3 * ky + 1],
+							(__mmask16)0xfefe, a, il2, b));
+					part[ky] = _mm512_fmadd_ps(wk[3 * ky + 1],
 						_mm512_permutex2var_ps(a, ie, b),
-						acc);
-					acc = _mm512_fmadd_ps(wk[3 * ky + 2],
+						part[ky]);
+					part[ky] = _mm512_fmadd_ps(wk[3 * ky + 2],
 						_mm512_permutex2var_ps(a, io, b),
-						acc);
+						part[ky]);
 				}
+				acc = _mm512_add_ps(vb, _mm512_add_ps(part[0],
+						    _mm512_add_ps(part[1], part[2])));
 				m1 = oy + 1 < OH ? (__mmask16)(m0 << 8) : 0;
 				if (rp)
 					acc = _mm512_add_ps(acc, _mm512_mask_loadu_ps(
