@@ -31,6 +31,7 @@ struct npr_conv_plan {
 	void (*dw_plane)(const struct npr_conv_desc *, const float *,
 			 const float *, float *, const float *, float, int,
 			 float, float);
+	struct npr_dw_tab *dwt;		/* depthwise: small planes, by runs */
 	float *bias;
 	npr_gemm_pack_b pack;		/* im2col packer for this CPU */
 	void (*unpad)(const struct npr_conv_desc *, const float *, int64_t,
@@ -71,7 +72,102 @@ void npr_conv_plan_free(struct npr_conv_plan *p)
 	}
 	free(p->boff);
 	free(p->bias);
+	if (p->dwt) {
+		free(p->dwt->m);
+		free(p->dwt->cm);
+	}
+	free(p->dwt);
 	free(p);
+}
+
+/*
+ * The tables of npr_dw_run_avx512() for a depthwise plan that fits it:
+ * stride 1 and OW == W, and either 3x3 with padding 1 and OH == H (the
+ * shifting kernel, any size) or a plane of at most DW_RUN_MAXPIX outputs
+ * (a masked load per tap).  NULL when it does not fit, or without memory
+ * (the plane kernels then run).
+ */
+#define DW_RUN_MAXPIX	1024
+static struct npr_dw_tab *dw_tab_new(const struct npr_conv_desc *d)
+{
+	int64_t taps = d->kh * d->kw, v, l, ky, kx;
+	struct npr_dw_tab *t;
+	bool shift;
+
+	if (getenv("NPR_CONV_DW_NO_RUN"))
+		return NULL;
+	if (d->sh == 2 && d->sw == 2 && d->kh == 3 && d->kw == 3 &&
+	    d->dh == 1 && d->dw == 1 && d->ph == 1 && d->pw == 1 &&
+	    !getenv("NPR_CONV_DW_NO_SHIFT")) {
+		t = calloc(1, sizeof(*t));
+		if (t) {
+			t->s2 = true;
+			t->C = d->C;
+			t->H = d->H; t->W = d->W;
+			t->OH = d->OH; t->OW = d->OW;
+		}
+		return t;
+	}
+	if (d->sh != 1 || d->sw != 1 || d->OW != d->W || taps > NPR_DW_TAPS)
+		return NULL;
+	shift = d->kh == 3 && d->kw == 3 && d->dh == 1 && d->dw == 1 &&
+		d->ph == 1 && d->pw == 1 && d->OH == d->H &&
+		!getenv("NPR_CONV_DW_NO_SHIFT");
+	if (!shift && d->OH * d->OW > DW_RUN_MAXPIX)
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->npix = d->OH * d->OW;
+	t->ipix = d->H * d->W;
+	t->nv = (t->npix + 15) / 16;
+	t->taps = taps;
+	t->C = d->C;
+	t->H = d->H; t->W = d->W;
+	t->OH = d->OH; t->OW = d->OW;
+	if (shift) {
+		t->cm = calloc(2 * t->nv, sizeof(*t->cm));
+		if (!t->cm) {
+			free(t);
+			return NULL;
+		}
+		/* the lanes whose pixel has a left, a right neighbour */
+		for (v = 0; v < t->nv; v++)
+			for (l = 0; l < 16 && 16 * v + l < t->npix; l++) {
+				int64_t ox = (16 * v + l) % d->W;
+
+				if (ox != 0)
+					t->cm[2 * v] |= (uint16_t)(1u << l);
+				if (ox != d->W - 1)
+					t->cm[2 * v + 1] |= (uint16_t)(1u << l);
+			}
+		return t;
+	}
+	t->m = calloc(t->nv * taps, sizeof(*t->m));
+	if (!t->m) {
+		free(t);
+		return NULL;
+	}
+	for (ky = 0; ky < d->kh; ky++)
+		for (kx = 0; kx < d->kw; kx++)
+			t->off[ky * d->kw + kx] = (int32_t)((ky * d->dh - d->ph) *
+				d->W + kx * d->dw - d->pw);
+	for (v = 0; v < t->nv; v++)
+		for (l = 0; l < 16 && 16 * v + l < t->npix; l++) {
+			int64_t oy = (16 * v + l) / d->OW, ox = (16 * v + l) % d->OW;
+
+			for (ky = 0; ky < d->kh; ky++)
+				for (kx = 0; kx < d->kw; kx++) {
+					int64_t iy = oy + ky * d->dh - d->ph;
+					int64_t ix = ox + kx * d->dw - d->pw;
+
+					if (iy >= 0 && iy < d->H && ix >= 0 &&
+					    ix < d->W)
+						t->m[v * taps + ky * d->kw + kx] |=
+							(uint16_t)(1u << l);
+				}
+		}
+	return t;
 }
 
 int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
@@ -106,8 +202,10 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		    strcmp(kern->name, "scalar")) {
 			p->dw_plane = npr_dw_plane_avx512;
 			p->dw_flat = npr_dw_flat_avx512;
-			if (!getenv("NPR_CONV_DW_FLAT"))
+			if (!getenv("NPR_CONV_DW_FLAT")) {
 				p->dw_vec = npr_dw_vec_avx512;
+				p->dwt = dw_tab_new(d);
+			}
 		}
 #endif
 		if (d->sh != d->sw || d->sw > 2)
@@ -258,6 +356,13 @@ static void dw_task(void *arg, int i, int tid)
 	int64_t a = j->planes * i / j->parts;
 	int64_t b = j->planes * (i + 1) / j->parts;
 
+#if defined(__x86_64__)
+	if (j->p->dwt) {
+		npr_dw_run_avx512(j->p->dwt, j->x, j->p->wdw, j->p->bias, j->y,
+				  j->res, a, b, j->p->act, j->p->lo, j->p->hi);
+		return;
+	}
+#endif
 	for (; a < b; a++)
 		dw_plane(j, a);
 }

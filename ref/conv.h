@@ -154,6 +154,29 @@ int npr_dw_vec_avx512(const struct npr_conv_desc *d, const float *x,
 		      const float *wc, float *y, const float *res, float b,
 		      int act, float lo, float hi);
 
+/*
+ * Depthwise over a run of planes (conv_dw.h), with what the geometry
+ * implies made once per plan by dw_tab_new() (conv.c).  At stride 1 with
+ * OW == W a plane is a row of 16-pixel vectors: input pixel t + off[tap]
+ * feeds output pixel t, m[v][tap] are the lanes of output vector v whose
+ * tap is inside the input; for 3x3 with padding 1 and OH == H, cm[v]
+ * (the lanes with a left and a right neighbour) replaces them.  s2: 3x3,
+ * padding 1, stride 2, by rows.
+ */
+#define NPR_DW_TAPS	25
+struct npr_dw_tab {
+	int64_t npix, ipix, nv, taps, C;	/* out, in pixels per plane */
+	int32_t off[NPR_DW_TAPS];
+	uint16_t *m;		/* [nv][taps] load masks */
+	int64_t H, W, OH, OW;
+	bool s2;
+	uint16_t *cm;		/* [nv][2]: lanes not in column 0, W - 1 */
+};
+void npr_dw_run_avx512(const struct npr_dw_tab *t, const float *x,
+		       const float *w, const float *bias, float *y,
+		       const float *res, int64_t p0, int64_t p1, int act,
+		       float lo, float hi);
+
 /* vec.h: the fully connected MatMul, portable and AVX-512 builds */
 void npr_matmul_nt_generic(int64_t M, int64_t N, int64_t K, const float *A,
 			   const float *B, float *C, int64_t ldc);
@@ -163,6 +186,10 @@ void npr_matmul_nt_avx512(int64_t M, int64_t N, int64_t K, const float *A,
 			  const float *B, float *C, int64_t ldc);
 void npr_matmul_nn_avx512(int64_t M, int64_t N, int64_t K, const float *A,
 			  const float *B, float *C);
+void npr_sum_rows_generic(const float *x, int64_t outer, int64_t inner,
+			  float *y, bool mean);
+void npr_sum_rows_avx512(const float *x, int64_t outer, int64_t inner,
+			 float *y, bool mean);
 void npr_pool_row_generic(bool maxp, const float *const *rows, int64_t nr,
 			  int64_t W, int64_t kw, int64_t sw, int64_t dw,
 			  int64_t pw,

@@ -663,6 +663,338 @@ int DW_VEC(const struct npr_conv_desc *d, const float *x, const float *wc,
 	}
 	return 0;
 }
+
+/*
+ * Small planes at stride 1 with the output as wide as the input (OW ==
+ * W): output pixel t of a plane reads input pixel t + off[tap] for every
+ * tap, so the plane is cut into vectors of 16 consecutive pixels across
+ * rows, and each tap is one masked load at a fixed offset.  The masks
+ * (which lanes of each vector the tap finds inside the input) depend on
+ * the geometry only: the plan makes them once (npr_dw_tab_new()).  A run
+ * of planes is one call, so nothing is set up per plane but the weights:
+ * a 7x7 plane is four vectors (49 of 64 lanes useful, against 7 of 16
+ * with a register per row), a 14x14 thirteen (196 of 208).
+ */
+static inline __attribute__((always_inline)) void
+dw_run_planes(const struct npr_dw_tab *t, int64_t taps, const float *x,
+	      const float *w, const float *bias, float *y, const float *res,
+	      int64_t p0, int64_t p1, int act, float lo, float hi)
+{
+	const int64_t npix = t->npix, nv = t->nv, C = t->C;
+	const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+	const __m512 vz = _mm512_setzero_ps();
+	const __mmask16 mlast = (__mmask16)((1u << (npix - 16 * (nv - 1))) - 1);
+	int64_t pl, v0, tp, j;
+
+	for (pl = p0; pl < p1; pl++) {
+		int64_t c = pl % C;
+		const float *xp = x + pl * t->ipix, *wc = w + c * taps;
+		float *yp = y + pl * npix;
+		const float *rp = res ? res + pl * npix : NULL;
+		const __m512 vb = _mm512_set1_ps(bias ? bias[c] : 0.0f);
+		__m512 wv[NPR_DW_TAPS];
+
+		for (tp = 0; tp < taps; tp++)
+			wv[tp] = _mm512_set1_ps(wc[tp]);
+		for (v0 = 0; v0 < nv; v0 += 4) {
+			int64_t n = nv - v0 < 4 ? nv - v0 : 4;
+			const uint16_t *m = t->m + v0 * taps;
+			const float *q = xp + 16 * v0;
+			__m512 acc[4] = { vb, vb, vb, vb };
+
+			if (n == 4) {
+				for (tp = 0; tp < taps; tp++) {
+					const float *qt = q + t->off[tp];
+
+					for (j = 0; j < 4; j++)
+						acc[j] = _mm512_fmadd_ps(wv[tp],
+							_mm512_maskz_loadu_ps(
+								m[j * taps + tp],
+								qt + 16 * j), acc[j]);
+				}
+			} else {
+				for (tp = 0; tp < taps; tp++) {
+					const float *qt = q + t->off[tp];
+
+					for (j = 0; j < 3; j++)
+						if (j < n)
+							acc[j] = _mm512_fmadd_ps(wv[tp],
+								_mm512_maskz_loadu_ps(
+									m[j * taps + tp],
+									qt + 16 * j),
+								acc[j]);
+				}
+			}
+			for (j = 0; j < n; j++) {
+				__mmask16 mo = v0 + j == nv - 1 ? mlast : 0xffff;
+				__m512 v = acc[j];
+
+				if (rp)
+					v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mo,
+						rp + 16 * (v0 + j)));
+				if (act == NPR_ACT_RELU)
+					v = _mm512_max_ps(v, vz);
+				else if (act == NPR_ACT_CLAMP)
+					v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);
+				_mm512_mask_storeu_ps(yp + 16 * (v0 + j), mo, v);
+			}
+		}
+	}
+}
+
+/*
+ * 3x3, padding 1, stride 1, output as large as the input (every stride-1
+ * depthwise layer of mobilenet_v2): the three taps of a tap row are one
+ * load and two lane shifts.  Per output vector and tap row, the input
+ * vector under it (x[t - W .. t - W + 15] for the row above) is loaded
+ * once, and the vectors one pixel left and right of it are shifted out
+ * of it and its neighbours (which the previous and next output vector
+ * load anyway), the shift zeroing the lanes whose pixel falls off the
+ * left or right edge of its row (cm[v][0], cm[v][1]).  Loads outside the
+ * plane (the rows above the first and below the last) are masked by
+ * position.  Per output vector: 3 loads, 6 shifts, 9 FMAs, where a
+ * masked load per tap made 9 loads crossing cache lines and 9 mask
+ * loads.
+ */
+static inline __attribute__((always_inline)) __m512
+dw3s_load(const float *xp, int64_t pos, int64_t ipix)
+{
+	if (pos >= 0 && pos + 16 <= ipix)
+		return _mm512_loadu_ps(xp + pos);
+	return _mm512_maskz_loadu_ps(dw_vec_mask(pos, ipix), xp + pos);
+}
+
+#define DW3S_L(k, cur, prev) _mm512_castsi512_ps(_mm512_maskz_alignr_epi32( \
+	(k), _mm512_castps_si512(cur), _mm512_castps_si512(prev), 15))
+#define DW3S_R(k, nxt, cur) _mm512_castsi512_ps(_mm512_maskz_alignr_epi32( \
+	(k), _mm512_castps_si512(nxt), _mm512_castps_si512(cur), 1))
+
+static void dw3s_run(const struct npr_dw_tab *t, const float *x,
+		     const float *w, const float *bias, float *y,
+		     const float *res, int64_t p0, int64_t p1, int act,
+		     float lo, float hi)
+{
+	const int64_t npix = t->npix, nv = t->nv, C = t->C, W = t->W;
+	const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+	const __m512 vz = _mm512_setzero_ps();
+	const __mmask16 mlast = (__mmask16)((1u << (npix - 16 * (nv - 1))) - 1);
+	int64_t pl, v;
+
+	for (pl = p0; pl < p1; pl++) {
+		int64_t c = pl % C;
+		const float *xp = x + pl * npix, *wc = w + c * 9;
+		float *yp = y + pl * npix;
+		const float *rp = res ? res + pl * npix : NULL;
+		const __m512 vb = _mm512_set1_ps(bias ? bias[c] : 0.0f);
+		const __m512 w0 = _mm512_set1_ps(wc[0]), w1 = _mm512_set1_ps(wc[1]);
+		const __m512 w2 = _mm512_set1_ps(wc[2]), w3 = _mm512_set1_ps(wc[3]);
+		const __m512 w4 = _mm512_set1_ps(wc[4]), w5 = _mm512_set1_ps(wc[5]);
+		const __m512 w6 = _mm512_set1_ps(wc[6]), w7 = _mm512_set1_ps(wc[7]);
+		const __m512 w8 = _mm512_set1_ps(wc[8]);
+		/* the vector before and at output vector v, per tap row */
+		__m512 pa = dw3s_load(xp, -W - 16, npix);
+		__m512 ca = dw3s_load(xp, -W, npix);
+		__m512 pb = vz;
+		__m512 cb = dw3s_load(xp, 0, npix);
+		__m512 pc = dw3s_load(xp, W - 16, npix);
+		__m512 cc = dw3s_load(xp, W, npix);
+
+		for (v = 0; v < nv; v++) {
+			const int64_t o = 16 * v + 16;
+			const __mmask16 kl = t->cm[2 * v], kr = t->cm[2 * v + 1];
+			const __mmask16 mo = v == nv - 1 ? mlast : 0xffff;
+			__m512 na = dw3s_load(xp, o - W, npix);
+			__m512 nb = dw3s_load(xp, o, npix);
+			__m512 nc = dw3s_load(xp, o + W, npix);
+			__m512 a0, a1, a2;
+
+			a0 = _mm512_fmadd_ps(w0, DW3S_L(kl, ca, pa), vb);
+			a1 = _mm512_mul_ps(w3, DW3S_L(kl, cb, pb));
+			a2 = _mm512_mul_ps(w6, DW3S_L(kl, cc, pc));
+			a0 = _mm512_fmadd_ps(w1, ca, a0);
+			a1 = _mm512_fmadd_ps(w4, cb, a1);
+			a2 = _mm512_fmadd_ps(w7, cc, a2);
+			a0 = _mm512_fmadd_ps(w2, DW3S_R(kr, na, ca), a0);
+			a1 = _mm512_fmadd_ps(w5, DW3S_R(kr, nb, cb), a1);
+			a2 = _mm512_fmadd_ps(w8, DW3S_R(kr, nc, cc), a2);
+			a0 = _mm512_add_ps(a0, _mm512_add_ps(a1, a2));
+			if (rp)
+				a0 = _mm512_add_ps(a0, _mm512_maskz_loadu_ps(mo,
+						   rp + 16 * v));
+			if (act == NPR_ACT_RELU)
+				a0 = _mm512_max_ps(a0, vz);
+			else if (act == NPR_ACT_CLAMP)
+				a0 = _mm512_min_ps(_mm512_max_ps(a0, vlo), vhi);
+			_mm512_mask_storeu_ps(yp + 16 * v, mo, a0);
+			pa = ca; ca = na;
+			pb = cb; cb = nb;
+			pc = cc; cc = nc;
+		}
+	}
+}
+#undef DW3S_L
+#undef DW3S_R
+
+/*
+ * 3x3, padding 1, stride 2: per output row and tap row, the 32 input
+ * columns under 16 outputs are two loads (masked at the row's end), the
+ * centre and right taps their even and odd lanes, and the left tap the
+ * odd lanes shifted by one lane, the first lane from the previous
+ * vector's odd lanes (zero at the row's start, which is the padding).
+ * Output rows of up to 8 pixels go two to a vector (lanes 0-7 and 8-15),
+ * from two input rows per tap row.
+ */
+static inline __attribute__((always_inline)) __m512
+dw3s2_row(const float *r, int64_t W, int64_t c0)
+{
+	int64_t n = W - c0;
+
+	if (n >= 16)
+		return _mm512_loadu_ps(r + c0);
+	return _mm512_maskz_loadu_ps(n > 0 ? (__mmask16)((1u << n) - 1) : 0,
+				     r + c0);
+}
+
+static inline __attribute__((always_inline)) __m512
+dw3s2_epi(__m512 a, const float *rp, __mmask16 mo, int act, __m512 vlo,
+	  __m512 vhi)
+{
+	if (rp)
+		a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(mo, rp));
+	if (act == NPR_ACT_RELU)
+		a = _mm512_max_ps(a, _mm512_setzero_ps());
+	else if (act == NPR_ACT_CLAMP)
+		a = _mm512_min_ps(_mm512_max_ps(a, vlo), vhi);
+	return a;
+}
+
+static void dw3s2_run(const struct npr_dw_tab *t, const float *x,
+		      const float *w, const float *bias, float *y,
+		      const float *res, int64_t p0, int64_t p1, int act,
+		      float lo, float hi)
+{
+	const int64_t H = t->H, W = t->W, OH = t->OH, OW = t->OW, C = t->C;
+	const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+	const __m512 vz = _mm512_setzero_ps();
+	const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16,
+					    14, 12, 10, 8, 6, 4, 2, 0);
+	const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17,
+					    15, 13, 11, 9, 7, 5, 3, 1);
+	/*
+	 * two rows a vector (ie and io then take lanes 0-7 from the first
+	 * input row, 8-15 from the second): the left tap, lanes 0 and 8 zero
+	 */
+	const __m512i il2 = _mm512_set_epi32(29, 27, 25, 23, 21, 19, 17, 0,
+					     13, 11, 9, 7, 5, 3, 1, 0);
+	int64_t pl, oy, ox0;
+
+	for (pl = p0; pl < p1; pl++) {
+		int64_t c = pl % C;
+		const float *xp = x + pl * H * W, *wc = w + c * 9;
+		float *yp = y + pl * OH * OW;
+		const float *rp = res ? res + pl * OH * OW : NULL;
+		const __m512 vb = _mm512_set1_ps(bias ? bias[c] : 0.0f);
+		__m512 wk[9];
+		int ky;
+
+		for (ky = 0; ky < 9; ky++)
+			wk[ky] = _mm512_set1_ps(wc[ky]);
+		if (OW <= 8) {
+			const __mmask16 m0 = (__mmask16)((1u << OW) - 1);
+
+			for (oy = 0; oy < OH; oy += 2) {
+				__m512 acc, part[3];
+				__mmask16 m1;
+
+				for (ky = 0; ky < 3; ky++) {
+					int64_t iy = 2 * oy - 1 + ky;
+					__m512 a = iy >= 0 && iy < H ?
+						   dw3s2_row(xp + iy * W, W, 0) : vz;
+					__m512 b = iy + 2 >= 0 && iy + 2 < H ?
+						   dw3s2_row(xp + (iy + 2) * W, W, 0) :
+						   vz;
+
+					part[ky] = _mm512_mul_ps(wk[3 * ky],
+						_mm512_maskz_permutex2var_ps(
+							(__mmask16)0xfefe, a, il2, b));
+					part[ky] = _mm512_fmadd_ps(wk[3 * ky + 1],
+						_mm512_permutex2var_ps(a, ie, b),
+						part[ky]);
+					part[ky] = _mm512_fmadd_ps(wk[3 * ky + 2],
+						_mm512_permutex2var_ps(a, io, b),
+						part[ky]);
+				}
+				acc = _mm512_add_ps(vb, _mm512_add_ps(part[0],
+						    _mm512_add_ps(part[1], part[2])));
+				m1 = oy + 1 < OH ? (__mmask16)(m0 << 8) : 0;
+				if (rp)
+					acc = _mm512_add_ps(acc, _mm512_mask_loadu_ps(
+						_mm512_maskz_loadu_ps(m0, rp + oy * OW),
+						m1, rp + (oy + 1) * OW - 8));
+				acc = dw3s2_epi(acc, NULL, 0, act, vlo, vhi);
+				_mm512_mask_storeu_ps(yp + oy * OW, m0, acc);
+				_mm512_mask_storeu_ps(yp + (oy + 1) * OW - 8, m1, acc);
+			}
+			continue;
+		}
+		for (oy = 0; oy < OH; oy++) {
+			const float *r[3];
+			__m512 op[3] = { vz, vz, vz };
+
+			for (ky = 0; ky < 3; ky++) {
+				int64_t iy = 2 * oy - 1 + ky;
+
+				r[ky] = iy >= 0 && iy < H ? xp + iy * W : NULL;
+			}
+			for (ox0 = 0; ox0 < OW; ox0 += 16) {
+				__mmask16 mo = OW - ox0 >= 16 ? 0xffff :
+					       (__mmask16)((1u << (OW - ox0)) - 1);
+				__m512 acc = vb, part[3] = { vz, vz, vz };
+
+				/* a sum per tap row: three chains of three */
+				for (ky = 0; ky < 3; ky++) {
+					__m512 l, h, e, o;
+
+					if (!r[ky])
+						continue;
+					l = dw3s2_row(r[ky], W, 2 * ox0);
+					h = dw3s2_row(r[ky], W, 2 * ox0 + 16);
+					e = _mm512_permutex2var_ps(l, ie, h);
+					o = _mm512_permutex2var_ps(l, io, h);
+					part[ky] = _mm512_mul_ps(wk[3 * ky],
+						_mm512_castsi512_ps(_mm512_alignr_epi32(
+							_mm512_castps_si512(o),
+							_mm512_castps_si512(op[ky]), 15)));
+					part[ky] = _mm512_fmadd_ps(wk[3 * ky + 1], e,
+								   part[ky]);
+					part[ky] = _mm512_fmadd_ps(wk[3 * ky + 2], o,
+								   part[ky]);
+					op[ky] = o;
+				}
+				acc = _mm512_add_ps(acc, _mm512_add_ps(part[0],
+						    _mm512_add_ps(part[1], part[2])));
+				acc = dw3s2_epi(acc, rp ? rp + oy * OW + ox0 : NULL,
+						mo, act, vlo, vhi);
+				_mm512_mask_storeu_ps(yp + oy * OW + ox0, mo, acc);
+			}
+		}
+	}
+}
+
+void DW_RUN(const struct npr_dw_tab *t, const float *x, const float *w,
+	    const float *bias, float *y, const float *res, int64_t p0,
+	    int64_t p1, int act, float lo, float hi)
+{
+	if (t->s2)
+		dw3s2_run(t, x, w, bias, y, res, p0, p1, act, lo, hi);
+	else if (t->cm)
+		dw3s_run(t, x, w, bias, y, res, p0, p1, act, lo, hi);
+	else if (t->taps == 9)
+		dw_run_planes(t, 9, x, w, bias, y, res, p0, p1, act, lo, hi);
+	else
+		dw_run_planes(t, t->taps, x, w, bias, y, res, p0, p1, act, lo,
+			      hi);
+}
 #undef DW_VEC_BLK
 #undef DW_VEC_ROWS
 #undef DW3_ZW

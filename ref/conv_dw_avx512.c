@@ -14,6 +14,7 @@
 #define DW_FLAT2 dw_flat2_avx512
 #define DW_AXPY dw_axpy_avx512
 #define DW_VEC npr_dw_vec_avx512
+#define DW_RUN npr_dw_run_avx512
 #include "conv_dw.h"
 
 #define PACK_IM2COL npr_pack_im2col_avx512

@@ -637,29 +637,25 @@ static bool reduce_inner(const struct npr_nn_params *p,
 		inner *= s->d[i];
 	if (first == s->rank || !inner)
 		return false;
+	if (p->red != NPR_RED_MAX) {
+		void (*sum)(const float *, int64_t, int64_t, float *, bool) =
+			npr_sum_rows_generic;
+
+#if defined(__x86_64__)
+		__builtin_cpu_init();
+		if (__builtin_cpu_supports("avx512f"))
+			sum = npr_sum_rows_avx512;
+#endif
+		sum(in->data, outer, inner, out->data, p->red == NPR_RED_MEAN);
+		return true;
+	}
 	for (o = 0; o < outer; o++) {
 		const float *x = (const float *)in->data + o * inner;
-		float *y = (float *)out->data + o;
+		float m = -INFINITY;
 
-		if (p->red == NPR_RED_MAX) {
-			float m = -INFINITY;
-
-			for (k = 0; k < inner; k++)
-				m = x[k] > m ? x[k] : m;
-			*y = m;
-		} else {
-			double part[8] = { 0 }, sum = 0;
-			int l;
-
-			for (k = 0; k + 8 <= inner; k += 8)
-				for (l = 0; l < 8; l++)
-					part[l] += x[k + l];
-			for (; k < inner; k++)
-				sum += x[k];
-			for (l = 0; l < 8; l++)
-				sum += part[l];
-			*y = (float)(p->red == NPR_RED_MEAN ? sum / inner : sum);
-		}
+		for (k = 0; k < inner; k++)
+			m = x[k] > m ? x[k] : m;
+		((float *)out->data)[o] = m;
 	}
 	return true;
 }

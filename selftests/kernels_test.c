@@ -164,6 +164,18 @@ static const struct conv_case conv_cases[] = {
 	{ 2, 9, 120, 130, 9, 3, 3, 1, 1, 1, 1, 9 },	/* dw > 1 MB, by rows */
 	{ 2, 9, 121, 131, 9, 3, 3, 2, 1, 1, 0, 9 },	/* same at stride 2 */
 	{ 1, 32, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1 },	/* padded copy split */
+	{ 2, 19, 7, 7, 19, 3, 3, 1, 1, 1, 1, 19 },	/* dw run, 7x7 batch 2 */
+	{ 3, 5, 14, 14, 5, 3, 3, 1, 1, 1, 1, 5 },	/* dw run, 14x14 batch 3 */
+	{ 1, 3, 28, 28, 3, 3, 3, 1, 1, 1, 1, 3 },	/* dw run, 28x28 */
+	{ 1, 4, 5, 3, 4, 3, 3, 1, 1, 1, 1, 4 },		/* dw run, one vector */
+	{ 2, 5, 9, 1, 5, 3, 1, 1, 1, 1, 1, 5 },		/* dw run, one column */
+	{ 1, 3, 31, 33, 3, 3, 3, 1, 1, 1, 1, 3 },	/* dw run limit */
+	{ 2, 6, 14, 14, 6, 3, 3, 2, 1, 1, 1, 6 },	/* dw s2 to 7x7, row pairs */
+	{ 1, 5, 13, 13, 5, 3, 3, 2, 1, 1, 1, 5 },	/* dw s2, 7 rows */
+	{ 1, 3, 14, 14, 3, 3, 3, 2, 1, 1, 0, 3 },	/* dw s2, pad 1/0 */
+	{ 1, 2, 9, 17, 2, 3, 3, 2, 1, 1, 0, 2 },	/* dw s2, 17 wide to 8 */
+	{ 3, 4, 28, 28, 4, 3, 3, 2, 1, 1, 1, 4 },	/* dw s2, 28x28 batch 3 */
+	{ 1, 2, 5, 70, 2, 3, 3, 2, 1, 1, 1, 2 },	/* dw s2, 35 wide */
 };
 
 TEST(conv_plans_match_reference_over_odd_shapes)
@@ -368,11 +380,11 @@ TEST(pooling_fast_path_matches_scalar_kernel)
 
 TEST(matmul_fast_path_matches_scalar_kernel)
 {
-	static const int64_t Ms[] = { 1, 3, 5 }, Ns[] = { 1, 17, 1000 };
+	static const int64_t Ms[] = { 1, 3, 5, 8 }, Ns[] = { 1, 17, 1000 };
 	static const int64_t Ks[] = { 1, 15, 33, 512 };
 	int a, b, c, tb;
 
-	for (a = 0; a < 3; a++)
+	for (a = 0; a < 4; a++)
 		for (b = 0; b < 3; b++)
 			for (c = 0; c < 4; c++)
 				for (tb = 0; tb < 2; tb++) {
@@ -537,6 +549,40 @@ TEST(fake_quantize_fast_path_matches_the_formula)
 				TH_LOG("element %lld: %.9g", (long long)i, Y[i]);
 				ASSERT_TRUE(0);
 			}
+		}
+	}
+}
+
+TEST(sum_rows_builds_agree_bit_for_bit)
+{
+	static const int64_t inner[] = { 1, 7, 8, 9, 49, 50, 196 };
+	float x[3 * 196], y0[3], y1[3];
+	int i, o;
+
+	fill(x, 3 * 196, 41);
+	for (i = 0; i < (int)(sizeof(inner) / sizeof(inner[0])); i++) {
+		npr_sum_rows_generic(x, 3, inner[i], y0, i & 1);
+#if defined(__x86_64__)
+		__builtin_cpu_init();
+		if (!__builtin_cpu_supports("avx512f")) {
+			TH_LOG("no AVX-512 on this CPU: generic build only");
+			memcpy(y1, y0, sizeof(y1));
+		} else {
+			npr_sum_rows_avx512(x, 3, inner[i], y1, i & 1);
+		}
+#else
+		memcpy(y1, y0, sizeof(y1));
+#endif
+		for (o = 0; o < 3; o++) {
+			double ref = 0;
+			int64_t k;
+
+			for (k = 0; k < inner[i]; k++)
+				ref += x[o * inner[i] + k];
+			if (i & 1)
+				ref /= inner[i];
+			ASSERT_EQ(memcmp(&y0[o], &y1[o], sizeof(float)), 0);
+			ASSERT_LE(fabs(y0[o] - ref), 1e-5 * (1 + fabs(ref)));
 		}
 	}
 }
