@@ -174,18 +174,58 @@ static void graph_hash_into(struct h128 *h, const struct npr_graph *g)
 		h_u64(h, (uint64_t)g->outputs[i]);
 }
 
+static size_t file_line(char *buf, size_t len, const char *name,
+			const char *path, const struct npr_model_file *f)
+{
+	int n;
+
+	if (!path || f->absent)
+		n = snprintf(buf, len, "%s=-\n", name);
+	else
+		n = snprintf(buf, len,
+			     "%s=%s dev=%llu ino=%llu size=%llu mtime=%lld.%09lld\n",
+			     name, path, (unsigned long long)f->dev,
+			     (unsigned long long)f->ino,
+			     (unsigned long long)f->size, (long long)f->mtime_sec,
+			     (long long)f->mtime_nsec);
+	return n < 0 ? 0 : (size_t)n >= len ? len - 1 : (size_t)n;
+}
+
+/**
+ * npr_cache_model_lines() - the key's lines that name the model
+ * @m: the model handle; its hash taken (@m->hashed) unless @m->by_file.
+ * @buf: filled with "model=HASH\n", or for a handle keyed by its files
+ *       "file=PATH dev=.. ino=.. size=.. mtime=SEC.NSEC\n" and the same
+ *       "bin=" line for the weights ("bin=-": none, or an ONNX model).
+ * @len: its size.
+ */
+void npr_cache_model_lines(const struct npr_model *m, char *buf, size_t len)
+{
+	size_t n;
+
+	if (!m->by_file) {
+		snprintf(buf, len, "model=%s\n", m->hash);
+		return;
+	}
+	n = file_line(buf, len, "file", m->xml_abs, &m->fx);
+	file_line(buf + n, len - n, "bin", m->onnx ? NULL : m->bin_abs,
+		  &m->fb);
+}
+
 /**
  * npr_cache_key() - the key lines and the entry name of a compile
  * @dev: the device.
- * @model_hash: npr_model_hash() of @src.
- * @src: the loaded model.
+ * @model_lines: npr_cache_model_lines() of the model.
+ * @ninputs: entries in @shapes.
  * @shapes: per input a shape (rank -1: the model's), or NULL.
  * @p: the compiled model's properties.
+ * @name: the model's name, for the .meta file only ("" if not known).
  * @k: filled.
  */
-void npr_cache_key(const struct npr_device *dev, const char *model_hash,
-		   const struct npr_graph *src, const struct npr_shape *shapes,
-		   const struct npr_props *p, struct npr_cache_key *k)
+void npr_cache_key(const struct npr_device *dev, const char *model_lines,
+		   int ninputs, const struct npr_shape *shapes,
+		   const struct npr_props *p, const char *name,
+		   struct npr_cache_key *k)
 {
 	char sh[512];
 	struct h128 h = { .a = 1, .b = 2 };
@@ -193,7 +233,7 @@ void npr_cache_key(const struct npr_device *dev, const char *model_hash,
 	int i, j;
 
 	sh[0] = 0;
-	for (i = 0; shapes && i < src->ninputs; i++) {
+	for (i = 0; shapes && i < ninputs; i++) {
 		if (shapes[i].rank < 0)
 			continue;
 		len += snprintf(sh + len, sizeof(sh) - len, "%s%d:", len ? ";" : "",
@@ -206,10 +246,10 @@ void npr_cache_key(const struct npr_device *dev, const char *model_hash,
 			len = sizeof(sh) - 1;
 	}
 	snprintf(k->lines, sizeof(k->lines),
-		 "model=%s\nshapes=%s\nbackend=%s\narch=%s\nversion=%s\n"
+		 "%sshapes=%s\nbackend=%s\narch=%s\nversion=%s\n"
 		 "caching=INFERENCE_PRECISION_HINT=%s,EXECUTION_MODE_HINT=%s,"
 		 "DISABLE_TRANSFORMATIONS=%s\n",
-		 model_hash, sh[0] ? sh : "-", dev->ops->name, dev->info.arch,
+		 model_lines, sh[0] ? sh : "-", dev->ops->name, dev->info.arch,
 		 NPR_LIB_VERSION, npr_elem_name(p->precision_hint),
 		 p->exec_mode == NPR_EXEC_MODE_ACCURACY ? "ACCURACY" :
 		 "PERFORMANCE", p->disable_transformations ? "YES" : "NO");
@@ -227,8 +267,7 @@ void npr_cache_key(const struct npr_device *dev, const char *model_hash,
 	h_flush(&h);
 	snprintf(k->name, sizeof(k->name), "%016llx%016llx",
 		 (unsigned long long)h.a, (unsigned long long)h.b);
-	snprintf(k->model_name, sizeof(k->model_name), "%s",
-		 src->name ? src->name : "");
+	snprintf(k->model_name, sizeof(k->model_name), "%s", name ? name : "");
 }
 
 static void warn(const struct npr_props *p, const char *fmt, const char *a,
