@@ -187,7 +187,7 @@ struct npr_model_file {
  * @onnx: @xml is an .onnx file.
  * @xml, @bin: the paths as given (@bin NULL: derived from @xml); read
  *             with them.
- * @xml_abs, @bin_abs: the absolute paths, for the key.
+ * @xml_abs, @bin_abs: the absolute paths (not resolved), for the key.
  * @fx, @fb: the files as they were when stat'ed last: at the load, then
  *           just before they are read.
  * @buf: the strings.

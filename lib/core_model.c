@@ -175,6 +175,25 @@ static char *derived_bin(const char *xml)
 	return bin;
 }
 
+/*
+ * @path made absolute (malloc'ed): as given, or after the current
+ * directory.  Not resolved (realpath() reads every component's link):
+ * the key also names the file by device and inode, so another spelling
+ * of the same path only costs a miss.
+ */
+static char *abs_path(const char *path)
+{
+	char cwd[PATH_MAX], *out;
+
+	if (path[0] == '/')
+		return strdup(path);
+	if (!getcwd(cwd, sizeof(cwd)))
+		return NULL;
+	if (asprintf(&out, "%s/%s", cwd, path) < 0)
+		return NULL;
+	return out;
+}
+
 /* Both files of a model as they are now: @fx, @fb. */
 static int model_stat(bool onnx, const char *xml, const char *bin,
 		      struct npr_model_file *fx, struct npr_model_file *fb)
@@ -230,17 +249,17 @@ int npr_model_load_deferred(struct npr_device *dev, const char *xml,
 	err = model_stat(onnx, xml, bin, &fx, &fb);
 	if (err)
 		return err;
-	xabs = realpath(xml, NULL);
+	xabs = abs_path(xml);
 	if (!xabs)
-		return npr_err(-errno, "cannot resolve model %s: %s", xml,
-			       strerror(errno));
+		return npr_err(-errno, "cannot make the path of model %s absolute: %s",
+			       xml, strerror(errno));
 	if (!onnx && !fb.absent) {
 		if (!bin)
 			bin = def = derived_bin(xml);
-		babs = bin ? realpath(bin, NULL) : NULL;
+		babs = bin ? abs_path(bin) : NULL;
 		if (!babs) {
-			err = bin ? npr_err(-errno, "cannot resolve weights file %s: %s",
-					    bin, strerror(errno)) : -ENOMEM;
+			err = npr_err(-errno, "cannot make the path of weights file %s absolute: %s",
+				      bin ? bin : xml, strerror(errno));
 			goto out;
 		}
 		if (def)
