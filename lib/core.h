@@ -345,6 +345,8 @@ int npr_blob_import_mem(struct npr_device *dev, struct npr_blob *mem,
 			struct npr_exec **out);
 int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
 		    struct npr_exec **out);
+int npr_blob_import_compiled(struct npr_device *dev, struct npr_blob *mem,
+			     struct npr_exec **out);
 
 /* lib/query.c */
 int npr_query_model(struct npr_device *dev, const struct npr_graph *model,

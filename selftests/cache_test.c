@@ -588,6 +588,45 @@ TEST_F(cache, corrupt_entry_is_replaced)
 	damage(_metadata, self, false);
 }
 
+/*
+ * A hit takes the entry's checksum beside the import (a helper thread
+ * hashes it a chunk at a time while the graph is read): a bit flipped in
+ * the first, a middle or the last byte of a 2.6 MB entry is found all
+ * the same, the entry compiled again and replaced, and it hits after.
+ */
+TEST_F(cache, flipped_bit_anywhere_in_a_large_entry)
+{
+	struct opts o = { .dir = self->dir };
+	struct stat st;
+	char name[512];
+	int k, c;
+	__u32 e;
+
+	ASSERT_EQ(compile(self->fd, FACE, &o, &e), 0);
+	ASSERT_EQ(entries(self->dir, name, sizeof(name)), 1);
+	ASSERT_EQ(stat(name, &st), 0);
+	ASSERT_GT(st.st_size, 2 << 20);
+	for (k = 0; k < 4; k++) {
+		/* the header's payload size, the payload's first byte,
+		 * one in the middle, the entry's last */
+		long off = k == 0 ? 87 : k == 1 ? 96 :
+			   k == 2 ? st.st_size / 2 + 13 : st.st_size - 1;
+		FILE *f = fopen(name, "r+b");
+
+		ASSERT_NE(f, NULL);
+		fseek(f, off, SEEK_SET);
+		c = fgetc(f);
+		fseek(f, off, SEEK_SET);
+		fputc(c ^ (1 << k), f);
+		fclose(f);
+		ASSERT_EQ(compile(self->fd, FACE, &o, &e), 0);
+		EXPECT_EQ(from_cache(self->fd, e), 0);
+		ASSERT_EQ(compile(self->fd, FACE, &o, &e), 0);
+		EXPECT_EQ(from_cache(self->fd, e), 1);
+	}
+	EXPECT_EQ(entries(self->dir, NULL, 0), 1);
+}
+
 TEST_F(cache, required_turns_a_miss_into_enoent)
 {
 	struct opts o = { .dir = self->dir, .required = 1 };

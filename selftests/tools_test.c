@@ -378,6 +378,57 @@ TEST(cache_tool_file_keyed_entry)
 	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 }
 
+/*
+ * npr-run --cache-dir: the first run stores the entry (keyed by the
+ * model's files), the second comes from the cache and prints the same
+ * detections and outputs; the text says which.
+ */
+TEST(run_cache_dir)
+{
+	char dir[] = "/tmp/npr-tools-test-cache.XXXXXX";
+	char *out[2] = { NULL, NULL }, *err, *meta, *text;
+	int r, blobs, metas, other;
+
+	NEED_SHARED();
+	ASSERT_NE(mkdtemp(dir), NULL);
+	for (r = 0; r < 2; r++) {
+		char *argv[] = { (char *)tool("npr-run"), "-d", "cpu", "-m",
+				 model(FACE), "-i", model("images/astronaut.png"),
+				 "--cache-dir", dir, "--json", NULL };
+
+		EXPECT_EQ(run(&out[r], &err, NULL, argv), 0);
+		free(err);
+		ASSERT_NE(out[r], NULL);
+		EXPECT_EQ(jnum(out[r], "loaded_from_cache"), r);
+		ASSERT_NE(strstr(out[r], "\"outputs\":"), NULL);
+	}
+	/* the outputs (detections, values) are the same */
+	EXPECT_STREQ(strstr(out[0], "\"outputs\":"),
+		     strstr(out[1], "\"outputs\":"));
+	EXPECT_NE(strstr(out[1], "\"label\""), NULL);
+	free(out[0]);
+	free(out[1]);
+	census(dir, &blobs, &metas, &other);
+	EXPECT_EQ(blobs, 1);
+	EXPECT_EQ(other, 0);
+	meta = only_meta(dir);
+	ASSERT_NE(meta, NULL);
+	EXPECT_EQ(strncmp(meta, "file=/", 6), 0);
+	free(meta);
+	{
+		char *argv[] = { (char *)tool("npr-run"), "-d", "cpu", "-m",
+				 model(FACE), "-i", model("images/astronaut.png"),
+				 "--cache-dir", dir, NULL };
+
+		EXPECT_EQ(run(&text, &err, NULL, argv), 0);
+		free(err);
+		ASSERT_NE(text, NULL);
+		EXPECT_NE(strstr(text, "(from the cache)"), NULL);
+		free(text);
+	}
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 /* Rows of the --profile table: name, type, kernel, us, share. */
 TEST(bench_profile_text)
 {
