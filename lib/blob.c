@@ -1386,30 +1386,30 @@ int npr_blob_import_mem(struct npr_device *dev, struct npr_blob *mem,
 
 /*
  * The checksum beside the import.  A cache hit's import reads the graph
- * and the backend plans it while one helper thread (started on first use,
- * one per process, at the lowest priority) hashes the entry, a chunk at a
- * time, publishing the lanes after each chunk.  When the import is done
- * the caller takes what is left: the whole job if the helper has not
- * picked it up, else the rest after the helper's last published chunk.
- * The hand-over is lock-free, so the caller never waits for the helper:
- * a helper that gets no CPU (a busy machine) costs the hit nothing but
- * the posting.  A mismatch fails the hit as before.  Import checks every
+ * and the backend plans it while a hashing thread (started on first use,
+ * one per process, at the lowest priority) hashes the entry, a chunk at
+ * a time, publishing the lanes after each chunk.  When the import is
+ * done the caller takes what is left: the whole job if the thread has
+ * not picked it up, else the rest after its last published chunk.  The
+ * hand-over is lock-free, so the caller never waits for the thread: one
+ * that gets no CPU (a busy machine) costs the hit nothing but the
+ * posting.  A mismatch fails the hit as before.  Import checks every
  * count, index and string against the blob's bounds, so reading a
  * corrupt entry before its sum is known is safe.  One job at a time: a
- * second hit meanwhile, or a process whose helper could not be started
+ * second hit meanwhile, or a process whose thread could not be started
  * (or a forked child), hashes inline.
  *
- * The job's state word is (published chunks << 1 | taken).  The helper
+ * The job's state word is (published chunks << 1 | taken).  The thread
  * writes chunk k + 1's lanes into the checkpoint k + 1 does not share
  * with k, then publishes with a compare-and-swap that fails once the
  * caller has taken the job; the caller sets taken and reads the
- * checkpoint of the count it got, which the helper no longer writes.
+ * checkpoint of the count it got, which the thread no longer writes.
  */
-#define SUM_CHUNK	(128u << 10)	/* bytes the helper hashes at once */
+#define SUM_CHUNK	(128u << 10)	/* bytes hashed at once */
 #define SUM_ASYNC_MIN	(2 * SUM_CHUNK)	/* smaller entries: inline */
 
 struct blob_sum {
-	struct npr_blob *mem;	/* a reference while the helper may read */
+	struct npr_blob *mem;	/* a reference while the thread may read */
 	const unsigned char *p;	/* the payload */
 	size_t n;
 	struct {
@@ -1417,13 +1417,13 @@ struct blob_sum {
 		size_t done;
 	} ckpt[2];
 	uint64_t state;		/* atomic: published << 1 | taken */
-	int refs;		/* atomic: the caller's and the helper's */
+	int refs;		/* atomic: the caller's and the thread's */
 };
 
 static struct blob_sum *sum_slot;	/* atomic: the job to pick up */
 static int sum_seq;			/* atomic: futex word, bumped per post */
 static pthread_once_t sum_once = PTHREAD_ONCE_INIT;
-static bool sum_helper;			/* the helper runs */
+static bool sum_thread;			/* the hashing thread runs */
 
 static void sum_put(struct blob_sum *s)
 {
@@ -1480,10 +1480,10 @@ static void *sum_main(void *arg)
 	return NULL;
 }
 
-/* the child of a fork has no helper: it hashes inline */
+/* the child of a fork has no hashing thread: it hashes inline */
 static void sum_child(void)
 {
-	sum_helper = false;
+	sum_thread = false;
 	__atomic_store_n(&sum_slot, NULL, __ATOMIC_RELAXED);
 }
 
@@ -1499,15 +1499,15 @@ static void sum_init(void)
 		return;
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 << 10);
-	/* the helper takes no signals of the process */
+	/* the hashing thread takes no signals of the process */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	sum_helper = !pthread_create(&t, &attr, sum_main, NULL);
+	sum_thread = !pthread_create(&t, &attr, sum_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 }
 
-/* Hand the payload of @mem to the helper; NULL: hash it inline. */
+/* Hand the payload of @mem to the hashing thread; NULL: hash it inline. */
 static struct blob_sum *sum_start(struct npr_blob *mem)
 {
 	struct blob_sum *s, *none = NULL;
@@ -1515,13 +1515,13 @@ static struct blob_sum *sum_start(struct npr_blob *mem)
 	if (mem->size - NPR_BLOB_HEADER < SUM_ASYNC_MIN)
 		return NULL;
 	pthread_once(&sum_once, sum_init);
-	if (!sum_helper || !(s = calloc(1, sizeof(*s))))
+	if (!sum_thread || !(s = calloc(1, sizeof(*s))))
 		return NULL;
 	s->mem = npr_blob_get(mem);
 	s->p = (const unsigned char *)mem->data + NPR_BLOB_HEADER;
 	s->n = mem->size - NPR_BLOB_HEADER;
 	hash_init(s->ckpt[0].lanes);
-	s->refs = 2;		/* ours, and the helper's once it picks it */
+	s->refs = 2;		/* ours, and the thread's once it picks it */
 	if (!__atomic_compare_exchange_n(&sum_slot, &none, s, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		npr_blob_put(s->mem);	/* another hit's job is waiting */
@@ -1533,7 +1533,7 @@ static struct blob_sum *sum_start(struct npr_blob *mem)
 	return s;
 }
 
-/* The checksum of @mem: what the helper did of @s, and the rest. */
+/* The checksum of @mem: what the hashing thread did of @s, and the rest. */
 static uint64_t sum_finish(struct blob_sum *s, const struct npr_blob *mem)
 {
 	const unsigned char *h = mem->data;
@@ -1545,7 +1545,7 @@ static uint64_t sum_finish(struct blob_sum *s, const struct npr_blob *mem)
 		return blob_checksum(h, mem->size - NPR_BLOB_HEADER);
 	if (__atomic_compare_exchange_n(&sum_slot, &mine, NULL, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		sum_put(s);	/* not picked up: the helper's share too */
+		sum_put(s);	/* not picked up: the thread's share too */
 	k = __atomic_fetch_or(&s->state, 1, __ATOMIC_ACQ_REL) >> 1;
 	memcpy(lanes, s->ckpt[k & 1].lanes, sizeof(lanes));
 	done = k ? s->ckpt[k & 1].done : 0;

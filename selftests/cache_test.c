@@ -589,7 +589,7 @@ TEST_F(cache, corrupt_entry_is_replaced)
 }
 
 /*
- * A hit takes the entry's checksum beside the import (a helper thread
+ * A hit takes the entry's checksum beside the import (a hashing thread
  * hashes it a chunk at a time while the graph is read): a bit flipped in
  * the first, a middle or the last byte of a 2.6 MB entry is found all
  * the same, the entry compiled again and replaced, and it hits after.
