@@ -13,12 +13,17 @@
  *            Taken once per model handle (npr_model_hash(), kept in
  *            struct npr_model): at MODEL_LOAD when the device has a
  *            CACHE_DIR, else at the handle's first cached COMPILE
+ *   file=, bin=  instead of model=, for a handle loaded with
+ *            NPR_MODEL_LOAD_DEFER: the .xml (.onnx) and the weights file
+ *            by absolute path, device, inode, size and mtime (ns), so a
+ *            hit reads neither; "bin=-" for none
  *   shapes=  the input shapes given to COMPILE, "-" for the model's own
  *   backend=, arch=, version=   device backend and architecture, library
  *   caching= the caching properties (CACHING_PROPERTIES), NAME=VALUE,...
  *   name=    the model's name (not part of the key)
  *
- * KEY is the 128-bit hash of the key lines, in hex.  Writes go to a
+ * KEY is the 128-bit hash of the key lines, in hex.  A hit's checksum is
+ * taken beside its import (npr_blob_import_compiled()).  Writes go to a
  * temporary file in the directory, are fsync'ed and renamed over the
  * entry, so a reader sees the old entry or the new one.  An entry that
  * does not import (truncated, corrupt, from another library version) is

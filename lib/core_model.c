@@ -4,7 +4,10 @@
  * COMPILE, EXPORT, IMPORT, PROFILE, QUERY_MODEL and MAKE_STATEFUL.
  *
  * Called from the dispatcher in lib/core.c with the argument already
- * copied in and its size checked.
+ * copied in and its size checked.  A model loaded with
+ * NPR_MODEL_LOAD_DEFER has no graph until a command needs it
+ * (npr_model_read()); COMPILE with a CACHE_DIR keys it by its files and
+ * reads it only on a miss.
  */
 #define _GNU_SOURCE
 #include <errno.h>
