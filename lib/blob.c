@@ -980,7 +980,8 @@ static const struct npr_op_def *op_find_memo(struct op_memo *m,
 	int i;
 
 	for (i = 0; i < m->n; i++)
-		if (m->version[i] == version && !strcmp(m->type[i], type))
+		if (m->version[i] == version && m->type[i][0] == type[0] &&
+		    !strcmp(m->type[i], type))
 			return m->op[i];
 	op = npr_op_find(type, version);
 	if (op) {
