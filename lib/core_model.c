@@ -253,16 +253,19 @@ int npr_model_load_deferred(struct npr_device *dev, const char *xml,
 	if (err)
 		return err;
 	xabs = abs_path(xml);
-	if (!xabs)
-		return npr_err(-errno, "cannot make the path of model %s absolute: %s",
-			       xml, strerror(errno));
+	if (!xabs) {
+		err = errno ? -errno : -ENOMEM;
+		return npr_err(err, "cannot make the path of model %s absolute: %s",
+			       xml, strerror(-err));
+	}
 	if (!onnx && !fb.absent) {
 		if (!bin)
 			bin = def = derived_bin(xml);
 		babs = bin ? abs_path(bin) : NULL;
 		if (!babs) {
-			err = npr_err(-errno, "cannot make the path of weights file %s absolute: %s",
-				      bin ? bin : xml, strerror(errno));
+			err = errno ? -errno : -ENOMEM;
+			err = npr_err(err, "cannot make the path of weights file %s absolute: %s",
+				      bin ? bin : xml, strerror(-err));
 			goto out;
 		}
 		if (def)
