@@ -875,7 +875,8 @@ TEST_F(cache, deferred_changed_file_misses)
  * A deferred load checks that the files open (the errors of MODEL_LOAD);
  * a model that does not parse loads, and fails at the first command that
  * needs its graph with the -errno and message MODEL_LOAD gives, also on
- * a cache miss; NPR_CACHE_REQUIRED fails a miss without reading.
+ * a cache miss; NPR_CACHE_REQUIRED fails a miss without reading.  A file
+ * removed after the load fails the first command that needs it.
  */
 TEST_F(cache, deferred_errors_are_those_of_model_load)
 {
@@ -930,6 +931,19 @@ TEST_F(cache, deferred_errors_are_those_of_model_load)
 	EXPECT_EQ(compile_model(self->fd, m, &o, &e), err);
 	EXPECT_STREQ(npr_last_error(), msg);
 	EXPECT_EQ(entries(self->dir, NULL, 0), 0);
+
+	/* a file removed after the load: the error of a missing file when
+	 * the graph is needed */
+	ASSERT_EQ(load_deferred(self->fd, path, &m), 0);
+	ASSERT_EQ(unlink(path), 0);
+	npr_prep_model_load(&ml, path, NULL);
+	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml), -ENOENT);
+	snprintf(msg, sizeof(msg), "%s", npr_last_error());
+	EXPECT_NE(strstr(msg, path), NULL);
+	EXPECT_EQ(num_nodes(self->fd, m), -ENOENT);
+	EXPECT_STREQ(npr_last_error(), msg);
+	EXPECT_EQ(compile_model(self->fd, m, &o, &e), -ENOENT);
+	EXPECT_STREQ(npr_last_error(), msg);
 }
 
 /*
