@@ -164,17 +164,42 @@ struct npr_port {
 };
 
 /**
+ * struct npr_model_file - what a model file is on disk, for the cache key
+ * @absent: no such file (a derived .bin the model may not need).
+ */
+struct npr_model_file {
+	uint64_t dev, ino, size;
+	int64_t mtime_sec, mtime_nsec;
+	bool absent;
+};
+
+/**
  * struct npr_model - a loaded model
- * @g: its graph.
+ * @g: its graph; NULL until first needed for a handle loaded with
+ *     NPR_MODEL_LOAD_DEFER (npr_model_read()).
  * @hashed: @hash is the content hash of @g (npr_model_hash()), taken at
  *          the first COMPILE with a CACHE_DIR and kept for the next ones;
  *          whatever changes @g (MAKE_STATEFUL) clears it.
  * @hash: 32 hex digits.
+ * @by_file: NPR_MODEL_LOAD_DEFER: the cache key is the identity of the
+ *           files (@xml_abs, @fx, @bin_abs, @fb), not @g's contents;
+ *           whatever changes @g clears it.
+ * @onnx: @xml is an .onnx file.
+ * @xml, @bin: the paths as given (@bin NULL: derived from @xml); read
+ *             with them.
+ * @xml_abs, @bin_abs: the absolute paths (not resolved), for the key.
+ * @fx, @fb: the files as they were when stat'ed last: at the load, then
+ *           just before they are read.
+ * @buf: the strings.
  */
 struct npr_model {
 	struct npr_graph *g;
 	bool hashed;
 	char hash[33];
+	bool by_file, onnx;
+	const char *xml, *bin, *xml_abs, *bin_abs;
+	struct npr_model_file fx, fb;
+	char buf[];
 };
 
 /**
@@ -320,6 +345,8 @@ int npr_blob_import_mem(struct npr_device *dev, struct npr_blob *mem,
 			struct npr_exec **out);
 int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
 		    struct npr_exec **out);
+int npr_blob_import_compiled(struct npr_device *dev, struct npr_blob *mem,
+			     struct npr_exec **out);
 
 /* lib/query.c */
 int npr_query_model(struct npr_device *dev, const struct npr_graph *model,
@@ -327,14 +354,17 @@ int npr_query_model(struct npr_device *dev, const struct npr_graph *model,
 
 /* lib/cache.c */
 struct npr_cache_key {
-	char lines[1024];	/* what the key is made of, "name=value\n" */
+	char lines[2 * 4096 + 1024];	/* what the key is made of, "name=value\n" */
 	char name[33];		/* the entry's file name: 32 hex digits */
 	char model_name[256];
 };
 void npr_model_hash(const struct npr_graph *g, char *out);
-void npr_cache_key(const struct npr_device *dev, const char *model_hash,
-		   const struct npr_graph *src, const struct npr_shape *shapes,
-		   const struct npr_props *p, struct npr_cache_key *k);
+void npr_cache_model_lines(const struct npr_model *m, char *buf,
+			   size_t len);
+void npr_cache_key(const struct npr_device *dev, const char *model_lines,
+		   int ninputs, const struct npr_shape *shapes,
+		   const struct npr_props *p, const char *name,
+		   struct npr_cache_key *k);
 int npr_cache_get(struct npr_device *dev, const struct npr_cache_key *k,
 		  const struct npr_props *p, struct npr_exec **out);
 void npr_cache_put(const struct npr_exec *ex, const struct npr_cache_key *k);
@@ -411,6 +441,9 @@ int npr_check_args(uint32_t flags, uint32_t known, uint32_t reserved);
 
 /* lib/core_model.c: model and compiled-model commands */
 int npr_cmd_model_load(struct npr_device *dev, void *arg);
+int npr_model_load_deferred(struct npr_device *dev, const char *xml,
+			    const char *bin, uint32_t *handle);
+int npr_model_read(struct npr_device *dev, uint32_t h);
 int npr_cmd_model_info(struct npr_device *dev, void *arg);
 int npr_user_inputs(const struct npr_exec *ex);
 int npr_user_outputs(const struct npr_exec *ex);

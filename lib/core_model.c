@@ -4,7 +4,10 @@
  * COMPILE, EXPORT, IMPORT, PROFILE, QUERY_MODEL and MAKE_STATEFUL.
  *
  * Called from the dispatcher in lib/core.c with the argument already
- * copied in and its size checked.
+ * copied in and its size checked.  A model loaded with
+ * NPR_MODEL_LOAD_DEFER has no graph until a command needs it
+ * (npr_model_read()); COMPILE with a CACHE_DIR keys it by its files and
+ * reads it only on a miss.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,10 +17,12 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "core.h"
 #include "ir.h"
@@ -41,11 +46,17 @@ int npr_cmd_model_load(struct npr_device *dev, void *arg)
 	struct npr_model *m;
 	int err;
 
-	err = npr_check_args(a->flags, NPR_MODEL_LOAD_MEMORY, a->reserved);
+	err = npr_check_args(a->flags,
+			     NPR_MODEL_LOAD_MEMORY | NPR_MODEL_LOAD_DEFER,
+			     a->reserved);
 	if (err)
 		return err;
 	if (!a->xml)
 		return npr_err(-EINVAL, "no model given (xml is 0)");
+	if ((a->flags & NPR_MODEL_LOAD_MEMORY) &&
+	    (a->flags & NPR_MODEL_LOAD_DEFER))
+		return npr_err(-EINVAL,
+			       "NPR_MODEL_LOAD_DEFER defers reading files: not with NPR_MODEL_LOAD_MEMORY");
 	if (a->flags & NPR_MODEL_LOAD_MEMORY) {
 		struct npr_blob *w = NULL;
 
@@ -81,6 +92,9 @@ int npr_cmd_model_load(struct npr_device *dev, void *arg)
 		if (strnlen(xml, PATH_MAX) >= PATH_MAX ||
 		    (bin && strnlen(bin, PATH_MAX) >= PATH_MAX))
 			return npr_err(-ENAMETOOLONG, "path too long");
+		if (a->flags & NPR_MODEL_LOAD_DEFER)
+			return npr_model_load_deferred(dev, xml, bin,
+						       &a->handle);
 		size_t len = strlen(xml);
 
 		if (len > 5 && !strcmp(xml + len - 5, ".onnx")) {
@@ -117,6 +131,240 @@ int npr_cmd_model_load(struct npr_device *dev, void *arg)
 	return err;
 }
 
+#define ONNX_LOAD_MAX		(2ull << 30)	/* as lib/onnx.c's */
+
+static bool is_onnx_path(const char *path)
+{
+	size_t len = strlen(path);
+
+	return len > 5 && !strcmp(path + len - 5, ".onnx");
+}
+
+/*
+ * Open and stat a model file as reading it would (the same checks and
+ * messages), into @f; -ENOENT for a derived .bin is left to the caller.
+ */
+static int file_stat(const char *path, const char *what, uint64_t max,
+		     bool nonempty, struct npr_model_file *f)
+{
+	struct stat st;
+	int fd;
+
+	fd = npr_file_open(path, what, max, &st);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	if (nonempty && !st.st_size)
+		return npr_err(-EINVAL, "model %s is empty", path);
+	memset(f, 0, sizeof(*f));
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->size = st.st_size;
+	f->mtime_sec = st.st_mtim.tv_sec;
+	f->mtime_nsec = st.st_mtim.tv_nsec;
+	return 0;
+}
+
+/* The .xml path with ".xml" replaced by ".bin" (malloc'ed), or NULL. */
+static char *derived_bin(const char *xml)
+{
+	size_t n = strlen(xml);
+	char *bin = malloc(n + 5);
+
+	if (!bin)
+		return NULL;
+	memcpy(bin, xml, n + 1);
+	if (n > 4 && !strcasecmp(bin + n - 4, ".xml"))
+		bin[n - 4] = 0;
+	strcat(bin, ".bin");
+	return bin;
+}
+
+/*
+ * @path made absolute (malloc'ed): as given, or after the current
+ * directory.  Not resolved (realpath() reads every component's link):
+ * the key also names the file by device and inode, so another spelling
+ * of the same path only costs a miss.
+ */
+static char *abs_path(const char *path)
+{
+	char cwd[PATH_MAX], *out;
+
+	if (path[0] == '/')
+		return strdup(path);
+	if (!getcwd(cwd, sizeof(cwd)))
+		return NULL;
+	if (asprintf(&out, "%s/%s", cwd, path) < 0)
+		return NULL;
+	return out;
+}
+
+/* Both files of a model as they are now: @fx, @fb. */
+static int model_stat(bool onnx, const char *xml, const char *bin,
+		      struct npr_model_file *fx, struct npr_model_file *fb)
+{
+	char *def = NULL;
+	int err;
+
+	memset(fb, 0, sizeof(*fb));
+	fb->absent = true;
+	err = file_stat(xml, "model", onnx ? ONNX_LOAD_MAX : NPR_IR_MAX_XML,
+			onnx, fx);
+	if (err || onnx)
+		return err;
+	if (!bin) {
+		bin = def = derived_bin(xml);
+		if (!def)
+			return -ENOMEM;
+	}
+	err = file_stat(bin, "weights file", UINT64_MAX, false, fb);
+	if (err == -ENOENT && def)
+		err = 0;	/* fine unless a Const needs data */
+	free(def);
+	return err;
+}
+
+/**
+ * npr_model_load_deferred() - MODEL_LOAD with NPR_MODEL_LOAD_DEFER
+ * @dev: the device.
+ * @xml: the .xml or .onnx path.
+ * @bin: the weights file, or NULL for the .xml's with .bin.
+ * @handle: Out. The model handle.
+ *
+ * The files are opened and stat'ed, not read: npr_model_read() reads
+ * them when the graph is needed, COMPILE with a CACHE_DIR keys its entry
+ * by their identity.
+ *
+ * Return: 0, or the errors of MODEL_LOAD for a file that cannot be
+ * opened.
+ */
+int npr_model_load_deferred(struct npr_device *dev, const char *xml,
+			    const char *bin, uint32_t *handle)
+{
+	struct npr_model_file fx, fb;
+	char *xabs = NULL, *babs = NULL, *def = NULL, *p;
+	bool onnx = is_onnx_path(xml);
+	struct npr_model *m = NULL;
+	size_t need;
+	int err;
+
+	if (onnx && bin)
+		return npr_err(-EINVAL,
+			       "an ONNX model carries its weights: bin must be 0");
+	err = model_stat(onnx, xml, bin, &fx, &fb);
+	if (err)
+		return err;
+	xabs = abs_path(xml);
+	if (!xabs) {
+		err = errno ? -errno : -ENOMEM;
+		return npr_err(err, "cannot make the path of model %s absolute: %s",
+			       xml, strerror(-err));
+	}
+	if (!onnx && !fb.absent) {
+		if (!bin)
+			bin = def = derived_bin(xml);
+		babs = bin ? abs_path(bin) : NULL;
+		if (!babs) {
+			err = errno ? -errno : -ENOMEM;
+			err = npr_err(err, "cannot make the path of weights file %s absolute: %s",
+				      bin ? bin : xml, strerror(-err));
+			goto out;
+		}
+		if (def)
+			bin = NULL;	/* read it derived, as without the flag */
+	}
+	need = strlen(xml) + 1 + strlen(xabs) + 1 +
+	       (bin ? strlen(bin) + 1 : 0) + (babs ? strlen(babs) + 1 : 0);
+	m = calloc(1, sizeof(*m) + need);
+	if (!m) {
+		err = -ENOMEM;
+		goto out;
+	}
+	p = m->buf;
+	m->xml = strcpy(p, xml);
+	p += strlen(p) + 1;
+	m->xml_abs = strcpy(p, xabs);
+	p += strlen(p) + 1;
+	if (bin) {
+		m->bin = strcpy(p, bin);
+		p += strlen(p) + 1;
+	}
+	if (babs)
+		m->bin_abs = strcpy(p, babs);
+	m->by_file = true;
+	m->onnx = onnx;
+	m->fx = fx;
+	m->fb = fb;
+	pthread_mutex_lock(&dev->lock);
+	err = npr_handle_alloc(dev, m, NPR_HANDLE_MODEL, handle);
+	pthread_mutex_unlock(&dev->lock);
+	if (err)
+		npr_model_destroy(m);
+out:
+	free(def);
+	free(babs);
+	free(xabs);
+	return err;
+}
+
+/**
+ * npr_model_read() - read the graph of a deferred model handle
+ * @dev: the device.
+ * @h: a handle; nothing to do for one that is not a deferred model's, or
+ *     whose graph was read already.
+ *
+ * The files are stat'ed again first (the identity the cache key is made
+ * of is then that of what was read, or older), then read and parsed as
+ * MODEL_LOAD without NPR_MODEL_LOAD_DEFER would, unlocked.  A failure
+ * leaves the handle unread: the next command tries again.
+ *
+ * Return: 0, or the errors of MODEL_LOAD.
+ */
+int npr_model_read(struct npr_device *dev, uint32_t h)
+{
+	struct npr_model_file fx, fb;
+	struct npr_graph *g = NULL;
+	char *xml = NULL, *bin = NULL;
+	struct npr_model *m;
+	bool onnx = false;
+	int err = 0;
+
+	if ((h >> HANDLE_TYPE_SHIFT) != NPR_HANDLE_MODEL)
+		return 0;
+	pthread_mutex_lock(&dev->lock);
+	m = npr_handle_get_locked(dev, h, NPR_HANDLE_MODEL, &err);
+	if (m && !m->g) {
+		onnx = m->onnx;
+		xml = strdup(m->xml);
+		bin = m->bin ? strdup(m->bin) : NULL;
+		if (!xml || (m->bin && !bin))
+			err = -ENOMEM;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (err || !xml)
+		goto out;
+	err = model_stat(onnx, xml, bin, &fx, &fb);
+	if (!err)
+		err = onnx ? npr_onnx_load_file(xml, &g) :
+			     npr_ir_load_file(xml, bin, &g);
+	if (err)
+		goto out;
+	pthread_mutex_lock(&dev->lock);
+	m = npr_handle_get_locked(dev, h, NPR_HANDLE_MODEL, &err);
+	if (m && !m->g) {
+		m->g = g;
+		m->fx = fx;
+		m->fb = fb;
+		g = NULL;
+	}
+	pthread_mutex_unlock(&dev->lock);
+out:
+	npr_graph_free(g);
+	free(xml);
+	free(bin);
+	return err;
+}
+
 /* The graph and port list behind a model or exec handle. */
 static int lookup_ports(struct npr_device *dev, uint32_t h,
 			struct npr_model **m, struct npr_exec **ex)
@@ -142,6 +390,8 @@ int npr_cmd_model_info(struct npr_device *dev, void *arg)
 	int err;
 
 	err = npr_check_args(a->flags, 0, a->reserved);
+	if (!err)
+		err = npr_model_read(dev, a->handle);
 	if (err)
 		return err;
 	pthread_mutex_lock(&dev->lock);
@@ -194,6 +444,8 @@ int npr_cmd_port_info(struct npr_device *dev, void *arg)
 	int err, i;
 
 	err = npr_check_args(a->flags, NPR_PORT_OUTPUT, a->reserved);
+	if (!err)
+		err = npr_model_read(dev, a->handle);
 	if (err)
 		return err;
 	pthread_mutex_lock(&dev->lock);
@@ -291,27 +543,118 @@ static int make_ports(struct npr_exec *ex, const struct npr_graph *model)
 	return 0;
 }
 
+/*
+ * COMPILE's input shapes into @over (one per input, rank -1 where none is
+ * given).  @ninputs < 0: the model is not read yet; the checks that need
+ * the number of inputs wait for it (a cache hit cannot have a shape out
+ * of range: its compile checked them).
+ */
+static int compile_shapes(const struct npr_compile *a, int ninputs,
+			  struct npr_shape *over)
+{
+	const struct npr_shape_arg *sa = (const void *)(uintptr_t)a->shapes;
+	int max = ninputs < 0 ? 256 : ninputs;
+	uint32_t i, j;
+
+	if (a->num_shapes > (uint32_t)max || max > 256)
+		return npr_err(-EINVAL, "%u shapes for %d inputs",
+			       a->num_shapes, max);
+	for (i = 0; i < (uint32_t)max; i++)
+		over[i].rank = -1;
+	for (i = 0; i < a->num_shapes; i++) {
+		if (sa[i].index >= (uint32_t)max)
+			return npr_err(-EINVAL, "shape %u: input index %u out of range",
+				       i, sa[i].index);
+		if (!sa[i].rank || sa[i].rank > NPR_MAX_RANK)
+			return npr_err(-EINVAL, "shape %u: rank %u out of range 1..%d",
+				       i, sa[i].rank, NPR_MAX_RANK);
+		if (over[sa[i].index].rank >= 0)
+			return npr_err(-EINVAL, "input %u has two shapes",
+				       sa[i].index);
+		over[sa[i].index].rank = sa[i].rank;
+		for (j = 0; j < sa[i].rank; j++) {
+			if (sa[i].dims[j] < 0 || sa[i].dims[j] > (1LL << 31))
+				return npr_err(-EINVAL, "shape %u: dim %u = %lld out of range",
+					       i, j, (long long)sa[i].dims[j]);
+			over[sa[i].index].d[j] = sa[i].dims[j];
+		}
+		for (j = sa[i].rank; j < NPR_MAX_RANK; j++)
+			if (sa[i].dims[j])
+				return npr_err(-EINVAL, "shape %u: dims past rank must be 0",
+					       i);
+	}
+	return 0;
+}
+
+/*
+ * The model handle's state for COMPILE: its number of inputs (-1 while a
+ * deferred model is not read) and whether the cache key is its files'.
+ */
+static int compile_model_state(struct npr_device *dev, uint32_t h,
+			       int *ninputs, bool *by_file)
+{
+	struct npr_model *m;
+	int err = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	m = npr_handle_get_locked(dev, h, NPR_HANDLE_MODEL, &err);
+	if (m) {
+		*ninputs = m->g ? m->g->ninputs : -1;
+		*by_file = m->by_file;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+/* The cache key of compiling model @h with @over and @p. */
+static int compile_key(struct npr_device *dev, uint32_t h, int ninputs,
+		       const struct npr_shape *over, const struct npr_props *p,
+		       struct npr_cache_key *key)
+{
+	char lines[2 * PATH_MAX + 256];
+	struct npr_model *m;
+	const char *name;
+	int err = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	m = npr_handle_get_locked(dev, h, NPR_HANDLE_MODEL, &err);
+	if (m) {
+		/* a hit needs no clone: the key is the model's files, or
+		 * its hash, taken once per model handle */
+		if (!m->by_file && !m->hashed) {
+			npr_model_hash(m->g, m->hash);
+			npr_graph_drop_weights(m->g);
+			m->hashed = true;
+		}
+		npr_cache_model_lines(m, lines, sizeof(lines));
+		name = m->g && m->g->name ? m->g->name : m->xml ? m->xml : "";
+		npr_cache_key(dev, lines, ninputs < 0 ? 256 : ninputs, over,
+			      p, name, key);
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
 int npr_cmd_compile(struct npr_device *dev, void *arg)
 {
 	struct npr_compile *a = arg;
 	struct npr_shape shapes[256];
 	struct npr_shape *over = NULL;
-	const struct npr_shape_arg *sa;
 	const struct npr_prop_arg *pa;
 	struct npr_graph *src = NULL;
 	struct npr_exec *ex;
 	struct npr_model *m;
 	struct npr_cache_key key;
 	struct npr_props props;
+	bool by_file = false;
 	int err, ninputs = 0;
-	uint32_t i, j;
+	uint32_t i;
 
 	err = npr_check_flags(a->flags, 0);
 	if (err)
 		return err;
 	if ((a->num_shapes && !a->shapes) || (a->num_props && !a->props))
 		return npr_err(-EINVAL, "array count without a pointer");
-	sa = (const void *)(uintptr_t)a->shapes;
 	pa = (const void *)(uintptr_t)a->props;
 	for (i = 0; i < a->num_props; i++) {
 		err = npr_check_reserved(pa[i].reserved);
@@ -319,85 +662,57 @@ int npr_cmd_compile(struct npr_device *dev, void *arg)
 			return err;
 	}
 	pthread_mutex_lock(&dev->lock);
-	m = npr_handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
-	if (m)
-		ninputs = m->g->ninputs;
 	props = dev->props;
 	pthread_mutex_unlock(&dev->lock);
+	err = compile_model_state(dev, a->model, &ninputs, &by_file);
 	if (err)
 		return err;
 	for (i = 0; i < a->num_props; i++) {
 		err = npr_prop_compile_arg(dev, &props, &pa[i]);
 		if (err)
-			goto fail_src;
+			return err;
+	}
+	/* a deferred model is read now unless its files key a cache entry */
+	if (ninputs < 0 && !(props.cache_dir[0] && by_file)) {
+		err = npr_model_read(dev, a->model);
+		if (!err)
+			err = compile_model_state(dev, a->model, &ninputs,
+						  &by_file);
+		if (err)
+			return err;
 	}
 	if (a->num_shapes) {
-		if (a->num_shapes > (uint32_t)ninputs || ninputs > 256) {
-			err = npr_err(-EINVAL, "%u shapes for %d inputs",
-				      a->num_shapes, ninputs);
-			goto fail_src;
-		}
 		over = shapes;
-		for (i = 0; i < (uint32_t)ninputs; i++)
-			over[i].rank = -1;
-		for (i = 0; i < a->num_shapes; i++) {
-			if (sa[i].index >= (uint32_t)ninputs) {
-				err = npr_err(-EINVAL, "shape %u: input index %u out of range",
-					      i, sa[i].index);
-				goto fail_src;
-			}
-			if (!sa[i].rank || sa[i].rank > NPR_MAX_RANK) {
-				err = npr_err(-EINVAL, "shape %u: rank %u out of range 1..%d",
-					      i, sa[i].rank, NPR_MAX_RANK);
-				goto fail_src;
-			}
-			if (over[sa[i].index].rank >= 0) {
-				err = npr_err(-EINVAL, "input %u has two shapes",
-					      sa[i].index);
-				goto fail_src;
-			}
-			over[sa[i].index].rank = sa[i].rank;
-			for (j = 0; j < sa[i].rank; j++) {
-				if (sa[i].dims[j] < 0 ||
-				    sa[i].dims[j] > (1LL << 31)) {
-					err = npr_err(-EINVAL, "shape %u: dim %u = %lld out of range",
-						      i, j, (long long)sa[i].dims[j]);
-					goto fail_src;
-				}
-				over[sa[i].index].d[j] = sa[i].dims[j];
-			}
-			for (j = sa[i].rank; j < NPR_MAX_RANK; j++)
-				if (sa[i].dims[j]) {
-					err = npr_err(-EINVAL, "shape %u: dims past rank must be 0",
-						      i);
-					goto fail_src;
-				}
-		}
+		err = compile_shapes(a, ninputs, over);
+		if (err)
+			return err;
 	}
 	if (props.cache_dir[0]) {
-		/* a hit needs no clone: the key is hashed from the model,
-		 * once per model handle */
-		pthread_mutex_lock(&dev->lock);
-		m = npr_handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
-		if (m && !m->hashed) {
-			npr_model_hash(m->g, m->hash);
-			npr_graph_drop_weights(m->g);
-			m->hashed = true;
-		}
-		if (m)
-			npr_cache_key(dev, m->hash, m->g, over, &props, &key);
-		pthread_mutex_unlock(&dev->lock);
-		if (!m)
-			goto fail_src;
+		err = compile_key(dev, a->model, ninputs, over, &props, &key);
+		if (err)
+			return err;
 		err = npr_cache_get(dev, &key, &props, &ex);
 		if (!err)
 			goto have_exec;
 		if (err != -ENOENT)
-			goto fail_src;
-		if (props.cache_required) {
-			err = npr_err(-ENOENT, "model %s is not in the cache %s, and NPR_CACHE_REQUIRED is set",
-				      key.model_name, props.cache_dir);
-			goto fail_src;
+			return err;
+		if (props.cache_required)
+			return npr_err(-ENOENT, "model %s is not in the cache %s, and NPR_CACHE_REQUIRED is set",
+				       key.model_name, props.cache_dir);
+		if (ninputs < 0) {
+			/* a miss: read the model, check the shapes against
+			 * it, and key the entry by the files just read */
+			err = npr_model_read(dev, a->model);
+			if (!err)
+				err = compile_model_state(dev, a->model,
+							  &ninputs, &by_file);
+			if (!err && over)
+				err = compile_shapes(a, ninputs, over);
+			if (!err)
+				err = compile_key(dev, a->model, ninputs, over,
+						  &props, &key);
+			if (err)
+				return err;
 		}
 	}
 	err = 0;
@@ -595,6 +910,8 @@ int npr_cmd_query_model(struct npr_device *dev, void *arg)
 	int err, i;
 
 	err = npr_check_flags(a->flags, 0);
+	if (!err)
+		err = npr_model_read(dev, a->model);
 	if (err)
 		return err;
 	pthread_mutex_lock(&dev->lock);
@@ -709,6 +1026,9 @@ int npr_cmd_make_stateful(struct npr_device *dev, void *arg)
 	if (a->num_shapes && !a->shapes)
 		return npr_err(-EINVAL, "MakeStateful: %u shapes without a pointer",
 			       a->num_shapes);
+	err = npr_model_read(dev, a->model);
+	if (err)
+		return err;
 	p = (const void *)(uintptr_t)a->pairs;
 	names = calloc(2 * a->count, sizeof(*names));
 	if (!names)
@@ -731,6 +1051,7 @@ int npr_cmd_make_stateful(struct npr_device *dev, void *arg)
 	if (m && !err) {
 		err = npr_make_stateful(m->g, names, (int)a->count, over);
 		m->hashed = false;	/* another model now */
+		m->by_file = false;	/* not the files' any more */
 	}
 	pthread_mutex_unlock(&dev->lock);
 	free(over);

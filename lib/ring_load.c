@@ -202,7 +202,9 @@ static int load_onnx(struct io_uring *ring, const char *path,
 /*
  * LOAD: the .xml and its .bin, or the .onnx, read into memory
  * asynchronously (the worker's io_uring, or pread on the fallback), then
- * parsed as MODEL_LOAD with NPR_MODEL_LOAD_MEMORY would.
+ * parsed as MODEL_LOAD with NPR_MODEL_LOAD_MEMORY would.  On a device with
+ * a CACHE_DIR, MODEL_LOAD with NPR_MODEL_LOAD_DEFER instead: the files are
+ * stat'ed, and read (synchronously) only when a COMPILE misses the cache.
  */
 int npr_ring_load(struct npr_device *dev, struct io_uring *ring,
 		  const char *path, uint32_t *h)
@@ -211,9 +213,17 @@ int npr_ring_load(struct npr_device *dev, struct io_uring *ring,
 	struct npr_graph *g = NULL;
 	struct npr_blob *blob = NULL;
 	void *xml = NULL, *wts = NULL;
+	bool cached;
 	char *bin;
 	int err;
 
+	/* with a CACHE_DIR on the device the files are read only if the
+	 * cache misses: MODEL_LOAD with NPR_MODEL_LOAD_DEFER */
+	pthread_mutex_lock(&dev->lock);
+	cached = dev->props.cache_dir[0] != 0;
+	pthread_mutex_unlock(&dev->lock);
+	if (cached)
+		return npr_model_load_deferred(dev, path, NULL, h);
 	if (n > 5 && !strcmp(path + n - 5, ".onnx")) {
 		err = load_onnx(ring, path, &g);
 		return err ? err : npr_job_model_add(dev, g, h);

@@ -852,17 +852,26 @@ double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 	       d->kw;
 }
 
-/* The only live node reading value @v, or -1. */
+/*
+ * The only live node reading value @v, or -1.  Looked for from @v's
+ * producer on (in a sorted graph its reader comes after it, most often
+ * right after), then from the start: the same node, found without
+ * walking the whole graph for every convolution.
+ */
 static int sole_user(struct npr_graph *g, int v, const int *uses,
 		     const bool *taken)
 {
-	int i, j;
+	int first = g->vals[v].producer + 1, k, i, j;
 
 	if (uses[v] != 1)
 		return -1;
-	for (i = 0; i < g->nnodes; i++) {
-		struct npr_node *n = &g->nodes[i];
+	if (first < 0 || first > g->nnodes)
+		first = 0;
+	for (k = 0; k < g->nnodes; k++) {
+		struct npr_node *n;
 
+		i = first + k < g->nnodes ? first + k : first + k - g->nnodes;
+		n = &g->nodes[i];
 		if (n->dead)
 			continue;
 		for (j = 0; j < n->nin; j++)

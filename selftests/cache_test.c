@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -587,6 +588,45 @@ TEST_F(cache, corrupt_entry_is_replaced)
 	damage(_metadata, self, false);
 }
 
+/*
+ * A hit takes the entry's checksum beside the import (a hashing thread
+ * hashes it a chunk at a time while the graph is read): a bit flipped in
+ * the first, a middle or the last byte of a 2.6 MB entry is found all
+ * the same, the entry compiled again and replaced, and it hits after.
+ */
+TEST_F(cache, flipped_bit_anywhere_in_a_large_entry)
+{
+	struct opts o = { .dir = self->dir };
+	struct stat st;
+	char name[512];
+	int k, c;
+	__u32 e;
+
+	ASSERT_EQ(compile(self->fd, FACE, &o, &e), 0);
+	ASSERT_EQ(entries(self->dir, name, sizeof(name)), 1);
+	ASSERT_EQ(stat(name, &st), 0);
+	ASSERT_GT(st.st_size, 2 << 20);
+	for (k = 0; k < 4; k++) {
+		/* the header's payload size, the payload's first byte,
+		 * one in the middle, the entry's last */
+		long off = k == 0 ? 87 : k == 1 ? 96 :
+			   k == 2 ? st.st_size / 2 + 13 : st.st_size - 1;
+		FILE *f = fopen(name, "r+b");
+
+		ASSERT_NE(f, NULL);
+		fseek(f, off, SEEK_SET);
+		c = fgetc(f);
+		fseek(f, off, SEEK_SET);
+		fputc(c ^ (1 << k), f);
+		fclose(f);
+		ASSERT_EQ(compile(self->fd, FACE, &o, &e), 0);
+		EXPECT_EQ(from_cache(self->fd, e), 0);
+		ASSERT_EQ(compile(self->fd, FACE, &o, &e), 0);
+		EXPECT_EQ(from_cache(self->fd, e), 1);
+	}
+	EXPECT_EQ(entries(self->dir, NULL, 0), 1);
+}
+
 TEST_F(cache, required_turns_a_miss_into_enoent)
 {
 	struct opts o = { .dir = self->dir, .required = 1 };
@@ -635,6 +675,320 @@ TEST_F(cache, unwritable_cache_never_fails_a_compile)
 
 	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);
 	EXPECT_EQ(from_cache(self->fd, e), 0);
+}
+
+/* ---- models loaded with NPR_MODEL_LOAD_DEFER: keyed by their files ---- */
+
+/* Copy shared file @rel to @to; 0 or -errno. */
+static int copy_file(const char *rel, const char *to, size_t extra)
+{
+	size_t len = 0;
+	void *buf = slurp(rel, &len);
+	FILE *f;
+	int err = 0;
+
+	if (!buf)
+		return -ENOENT;
+	f = fopen(to, "wb");
+	if (!f) {
+		free(buf);
+		return -errno;
+	}
+	if (fwrite(buf, 1, len, f) != len)
+		err = -EIO;
+	while (!err && extra--)
+		if (fputc(0, f) == EOF)
+			err = -EIO;
+	if (fclose(f) && !err)
+		err = -EIO;
+	free(buf);
+	return err;
+}
+
+/* FACE's .xml and .bin copied into DIR/m/ as face.xml, face.bin. */
+static void copy_face(struct npr_test *_metadata, FIXTURE_DATA(cache) *self,
+		      char *xml, char *bin, size_t len)
+{
+	char rel[256];
+
+	snprintf(xml, len, "%s/m", self->dir);
+	ASSERT_EQ(mkdir(xml, 0755), 0);
+	snprintf(xml, len, "%s/m/face.xml", self->dir);
+	snprintf(bin, len, "%s/m/face.bin", self->dir);
+	ASSERT_EQ(copy_file(FACE, xml, 0), 0);
+	strcpy(rel, FACE);
+	strcpy(rel + strlen(rel) - 4, ".bin");
+	ASSERT_EQ(copy_file(rel, bin, 0), 0);
+}
+
+static int load_deferred(int fd, const char *xml, __u32 *model)
+{
+	struct npr_model_load ml;
+	int err;
+
+	npr_prep_model_load(&ml, xml, NULL);
+	ml.flags = NPR_MODEL_LOAD_DEFER;
+	err = npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	*model = ml.handle;
+	return err;
+}
+
+/* MODEL_INFO's number of nodes, or -errno. */
+static int num_nodes(int fd, __u32 h)
+{
+	struct npr_model_info mi = { .size = sizeof(mi), .handle = h };
+	int err = npr_ioctl(fd, NPR_IOCTL_MODEL_INFO, &mi);
+
+	return err ? err : (int)mi.num_nodes;
+}
+
+/*
+ * A deferred model's first compile misses and stores an entry keyed by
+ * the files (a file= and a bin= line); the next deferred load hits
+ * without reading them: its .xml replaced by garbage and its .bin removed
+ * after the load, it still hits and gives bit for bit the outputs of the
+ * model loaded and compiled without a cache.  The garbage surfaces only
+ * when the graph is needed (MODEL_INFO), with MODEL_LOAD's error.
+ */
+TEST_F(cache, deferred_hit_reads_no_file)
+{
+	struct opts o = { .dir = self->dir };
+	float a[256] = { 0 }, b[256] = { 0 }, c[256] = { 0 };
+	char xml[512], bin[512], name[512], meta[4096], garbage[600];
+	char msg[512];
+	struct npr_model_load ml;
+	size_t got;
+	int err;
+	__u32 m, e;
+	FILE *f;
+
+	copy_face(_metadata, self, xml, bin, sizeof(xml));
+	/* the reference: loaded and compiled without a cache */
+	npr_prep_model_load(&ml, xml, NULL);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	ASSERT_EQ(hit_plain(self->fd, ml.handle), 0);
+	{
+		struct npr_compile co;
+
+		npr_prep_compile(&co, ml.handle);
+		ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_COMPILE, &co), 0);
+		ASSERT_EQ(run(self->fd, co.exec, a, 256), 0);
+	}
+	ASSERT_EQ(load_deferred(self->fd, xml, &m), 0);
+	ASSERT_EQ(compile_model(self->fd, m, &o, &e), 0);
+	EXPECT_EQ(from_cache(self->fd, e), 0);
+	ASSERT_EQ(run(self->fd, e, b, 256), 0);
+	EXPECT_EQ(memcmp(a, b, sizeof(a)), 0);
+	ASSERT_EQ(entries(self->dir, name, sizeof(name)), 1);
+	strcpy(name + strlen(name) - 5, ".meta");
+	f = fopen(name, "r");
+	ASSERT_NE(f, NULL);
+	got = fread(meta, 1, sizeof(meta) - 1, f);
+	meta[got] = 0;
+	fclose(f);
+	EXPECT_EQ(strncmp(meta, "file=/", 6), 0);
+	EXPECT_NE(strstr(meta, "/m/face.xml dev="), NULL);
+	EXPECT_NE(strstr(meta, "\nbin=/"), NULL);
+	EXPECT_NE(strstr(meta, "/m/face.bin dev="), NULL);
+	EXPECT_EQ(strstr(meta, "model="), NULL);
+	EXPECT_NE(strstr(meta, "\nname=cnn_fd_004_sq_light_ssd"), NULL);
+
+	/* load, then take the files away: nothing reads them on a hit */
+	ASSERT_EQ(load_deferred(self->fd, xml, &m), 0);
+	snprintf(garbage, sizeof(garbage), "%s.new", xml);
+	f = fopen(garbage, "w");
+	ASSERT_NE(f, NULL);
+	fputs("<net><layers><layer", f);
+	fclose(f);
+	ASSERT_EQ(rename(garbage, xml), 0);
+	ASSERT_EQ(unlink(bin), 0);
+	ASSERT_EQ(compile_model(self->fd, m, &o, &e), 0);
+	EXPECT_EQ(from_cache(self->fd, e), 1);
+	ASSERT_EQ(run(self->fd, e, c, 256), 0);
+	EXPECT_EQ(memcmp(a, c, sizeof(a)), 0);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 1);
+	/* the graph is needed now: the error MODEL_LOAD gives */
+	npr_prep_model_load(&ml, xml, NULL);
+	err = npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	ASSERT_LT(err, 0);
+	snprintf(msg, sizeof(msg), "%s", npr_last_error());
+	EXPECT_EQ(num_nodes(self->fd, m), err);
+	EXPECT_STREQ(npr_last_error(), msg);
+	/* and so does a compile without a cache */
+	EXPECT_EQ(hit_plain(self->fd, m), err);
+	EXPECT_STREQ(npr_last_error(), msg);
+}
+
+/*
+ * The key is the files' identity: a touched .bin, a rewritten .xml with
+ * the same bytes (another inode) and a .bin of another size each miss;
+ * the model as it is then hits again.
+ */
+TEST_F(cache, deferred_changed_file_misses)
+{
+	struct opts o = { .dir = self->dir };
+	struct timespec ts[2] = { { 0, UTIME_OMIT }, { 1000000000, 5 } };
+	char xml[512], bin[512], rel[256];
+	float a[256] = { 0 }, b[256] = { 0 };
+	__u32 m, e;
+
+	copy_face(_metadata, self, xml, bin, sizeof(xml));
+	ASSERT_EQ(load_deferred(self->fd, xml, &m), 0);
+	EXPECT_EQ(hit(self->fd, m, &o), 0);
+	ASSERT_EQ(load_deferred(self->fd, xml, &m), 0);
+	ASSERT_EQ(compile_model(self->fd, m, &o, &e), 0);
+	EXPECT_EQ(from_cache(self->fd, e), 1);
+	ASSERT_EQ(run(self->fd, e, a, 256), 0);
+	/* touched: another modification time */
+	ASSERT_EQ(utimensat(AT_FDCWD, bin, ts, 0), 0);
+	ASSERT_EQ(load_deferred(self->fd, xml, &m), 0);
+	EXPECT_EQ(hit(self->fd, m, &o), 0);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 2);
+	ASSERT_EQ(load_deferred(self->fd, xml, &m), 0);
+	EXPECT_EQ(hit(self->fd, m, &o), 1);
+	/* the same bytes written again: another file */
+	ASSERT_EQ(unlink(xml), 0);
+	ASSERT_EQ(copy_file(FACE, xml, 0), 0);
+	ASSERT_EQ(load_deferred(self->fd, xml, &m), 0);
+	EXPECT_EQ(hit(self->fd, m, &o), 0);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 3);
+	/* another size (and the same modification time) */
+	strcpy(rel, FACE);
+	strcpy(rel + strlen(rel) - 4, ".bin");
+	ASSERT_EQ(copy_file(rel, bin, 64), 0);
+	ASSERT_EQ(utimensat(AT_FDCWD, bin, ts, 0), 0);
+	ASSERT_EQ(load_deferred(self->fd, xml, &m), 0);
+	ASSERT_EQ(compile_model(self->fd, m, &o, &e), 0);
+	EXPECT_EQ(from_cache(self->fd, e), 0);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 4);
+	ASSERT_EQ(run(self->fd, e, b, 256), 0);
+	EXPECT_EQ(memcmp(a, b, sizeof(a)), 0);
+	ASSERT_EQ(load_deferred(self->fd, xml, &m), 0);
+	EXPECT_EQ(hit(self->fd, m, &o), 1);
+	/* and the content-keyed entry is another one */
+	ASSERT_EQ(compile(self->fd, FACE, &o, &e), 0);
+	EXPECT_EQ(from_cache(self->fd, e), 0);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 5);
+}
+
+/*
+ * A deferred load checks that the files open (the errors of MODEL_LOAD);
+ * a model that does not parse loads, and fails at the first command that
+ * needs its graph with the -errno and message MODEL_LOAD gives, also on
+ * a cache miss; NPR_CACHE_REQUIRED fails a miss without reading.  A file
+ * removed after the load fails the first command that needs it.
+ */
+TEST_F(cache, deferred_errors_are_those_of_model_load)
+{
+	struct opts o = { .dir = self->dir };
+	struct npr_port_info pi = { .size = sizeof(pi) };
+	char path[512], msg[512];
+	struct npr_model_load ml;
+	int err;
+	__u32 m, e;
+	FILE *f;
+
+	/* a file that does not open: at the load, as without the flag */
+	snprintf(path, sizeof(path), "%s/none.xml", self->dir);
+	npr_prep_model_load(&ml, path, NULL);
+	err = npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	EXPECT_EQ(err, -ENOENT);
+	snprintf(msg, sizeof(msg), "%s", npr_last_error());
+	EXPECT_EQ(load_deferred(self->fd, path, &m), -ENOENT);
+	EXPECT_STREQ(npr_last_error(), msg);
+	/* not with MEMORY */
+	npr_prep_model_load_mem(&ml, explicit_xml, strlen(explicit_xml),
+				NULL, 0);
+	ml.flags |= NPR_MODEL_LOAD_DEFER;
+	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml), -EINVAL);
+	EXPECT_NE(strstr(npr_last_error(), "NPR_MODEL_LOAD_DEFER"), NULL);
+
+	/* a model that does not parse: an edge to a missing layer */
+	snprintf(path, sizeof(path), "%s/bad.xml", self->dir);
+	f = fopen(path, "w");
+	ASSERT_NE(f, NULL);
+	fputs("<?xml version=\"1.0\"?><net name=\"bad\" version=\"11\"><layers>"
+	      "<layer id=\"0\" name=\"x\" type=\"Parameter\" version=\"opset1\">"
+	      "<data shape=\"1,2\" element_type=\"f32\"/><output>"
+	      "<port id=\"0\" precision=\"FP32\"><dim>1</dim><dim>2</dim></port></output></layer>"
+	      "</layers><edges><edge from-layer=\"0\" from-port=\"0\" to-layer=\"7\" to-port=\"0\"/>"
+	      "</edges></net>", f);
+	fclose(f);
+	npr_prep_model_load(&ml, path, NULL);
+	err = npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	ASSERT_LT(err, 0);
+	snprintf(msg, sizeof(msg), "%s", npr_last_error());
+	ASSERT_EQ(load_deferred(self->fd, path, &m), 0);
+	EXPECT_EQ(num_nodes(self->fd, m), err);
+	EXPECT_STREQ(npr_last_error(), msg);
+	pi.handle = m;
+	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_PORT_INFO, &pi), err);
+	EXPECT_STREQ(npr_last_error(), msg);
+	o.required = 1;
+	EXPECT_EQ(compile_model(self->fd, m, &o, &e), -ENOENT);
+	EXPECT_NE(strstr(npr_last_error(), "NPR_CACHE_REQUIRED"), NULL);
+	o.required = 0;
+	EXPECT_EQ(compile_model(self->fd, m, &o, &e), err);
+	EXPECT_STREQ(npr_last_error(), msg);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 0);
+
+	/* a file removed after the load: the error of a missing file when
+	 * the graph is needed */
+	ASSERT_EQ(load_deferred(self->fd, path, &m), 0);
+	ASSERT_EQ(unlink(path), 0);
+	npr_prep_model_load(&ml, path, NULL);
+	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MODEL_LOAD, &ml), -ENOENT);
+	snprintf(msg, sizeof(msg), "%s", npr_last_error());
+	EXPECT_NE(strstr(msg, path), NULL);
+	EXPECT_EQ(num_nodes(self->fd, m), -ENOENT);
+	EXPECT_STREQ(npr_last_error(), msg);
+	EXPECT_EQ(compile_model(self->fd, m, &o, &e), -ENOENT);
+	EXPECT_STREQ(npr_last_error(), msg);
+}
+
+/*
+ * A deferred handle read before its compile (MODEL_INFO) is still keyed
+ * by its files; MAKE_STATEFUL makes it another model, keyed by content.
+ */
+TEST_F(cache, deferred_read_early_and_stateful)
+{
+	static const float two = 2;
+	struct npr_state_pair sp = { (uintptr_t)"h_in", (uintptr_t)"h_out" };
+	struct npr_make_stateful ms = {
+		.size = sizeof(ms), .count = 1, .pairs = (uintptr_t)&sp,
+	};
+	struct opts o = { .dir = self->dir };
+	char xml[512], bin[512];
+	__u32 m;
+	FILE *f;
+
+	snprintf(xml, sizeof(xml), "%s/explicit.xml", self->dir);
+	snprintf(bin, sizeof(bin), "%s/explicit.bin", self->dir);
+	f = fopen(xml, "w");
+	ASSERT_NE(f, NULL);
+	fputs(explicit_xml, f);
+	fclose(f);
+	f = fopen(bin, "wb");
+	ASSERT_NE(f, NULL);
+	fwrite(&two, 4, 1, f);
+	fclose(f);
+	ASSERT_EQ(load_deferred(self->fd, xml, &m), 0);
+	EXPECT_EQ(num_nodes(self->fd, m), 7);
+	EXPECT_EQ(hit(self->fd, m, &o), 0);
+	ASSERT_EQ(load_deferred(self->fd, xml, &m), 0);
+	EXPECT_EQ(hit(self->fd, m, &o), 1);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 1);
+	ms.model = m;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MAKE_STATEFUL, &ms), 0);
+	EXPECT_EQ(hit(self->fd, m, &o), 0);
+	EXPECT_EQ(hit(self->fd, m, &o), 1);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 2);
+	/* the same stateful model loaded from memory: that content key */
+	ASSERT_EQ(load_mem(self->fd, explicit_xml, strlen(explicit_xml), &two,
+			   4, &m), 0);
+	ms.model = m;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MAKE_STATEFUL, &ms), 0);
+	EXPECT_EQ(hit(self->fd, m, &o), 1);
 }
 
 TEST_HARNESS_MAIN

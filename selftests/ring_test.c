@@ -8,6 +8,7 @@
  * with completions posted into the caller's io_uring (MSG_RING).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -1251,6 +1252,104 @@ TEST_F_TIMEOUT(ring, load_job_onnx_matches_model_load, HARNESS_TIMEOUT_RING)
 	if (!npr_test_shared_ok())
 		SKIP(return, "no shared data at %s", npr_test_shared());
 	load_matches(_metadata, self, ONNX_CLS, &sh);
+}
+
+/* COMPILE @model with the device's properties: LOADED_FROM_CACHE, -errno. */
+static int compile_from_cache(int fd, uint32_t model)
+{
+	struct npr_compile co = { .size = sizeof(co), .model = model };
+	struct npr_param pa = { .size = sizeof(pa),
+				.param = NPR_PARAM_LOADED_FROM_CACHE };
+	int err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
+
+	if (err)
+		return err;
+	pa.handle = co.exec;
+	err = npr_ioctl(fd, NPR_IOCTL_GET_PARAM, &pa);
+	return err ? err : (int)pa.value;
+}
+
+/*
+ * On a device with a CACHE_DIR a LOAD job is MODEL_LOAD with
+ * NPR_MODEL_LOAD_DEFER: a missing file still fails the job, the model's
+ * first compile misses and stores an entry keyed by its files (file=),
+ * the next LOAD's compile hits, and both infer byte for byte like the
+ * model loaded without a cache.
+ */
+TEST_F_TIMEOUT(ring, load_job_with_cache_dir_is_deferred,
+	       HARNESS_TIMEOUT_RING)
+{
+	char dir[] = "/tmp/npr-ring-cache-XXXXXX", path[PATH_MAX + 128];
+	char meta[PATH_MAX + 64], text[64] = "";
+	struct npr_model_load ml = { .size = sizeof(ml) };
+	struct npr_param pa = { .size = sizeof(pa),
+				.param = NPR_PARAM_CACHE_DIR };
+	struct npr_sqe s = { .opcode = NPR_OP_LOAD };
+	size_t n_sync = 0, n_job = 0;
+	void *o_sync, *o_job;
+	struct npr_cqe c;
+	struct dirent *d;
+	DIR *dp;
+	FILE *f;
+	int fd, round;
+
+	if (!npr_test_shared_ok())
+		SKIP(return, "no shared data at %s", npr_test_shared());
+	ASSERT_NE(mkdtemp(dir), NULL);
+	snprintf(path, sizeof(path), "%s/%s", npr_test_shared(), LMK_XML);
+	fd = open_like(self, "cpu");
+	ASSERT_GE(fd, 0);
+	ml.xml = (uintptr_t)path;
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	o_sync = infer_model_shape(_metadata, self, fd, ml.handle, false, NULL,
+				   &n_sync);
+	ASSERT_NE(o_sync, NULL);
+	pa.ptr = (uintptr_t)dir;
+	pa.len = strlen(dir) + 1;
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_SET_PARAM, &pa), 0);
+
+	s.addr = (uintptr_t)"/nonexistent/npr-ring-test.xml";
+	s.user_data = 1;
+	ASSERT_EQ(submit(fd, &s, 1), 1);
+	ASSERT_EQ(reap_fd(self, fd, &c, 1), 1);
+	EXPECT_EQ(c.res, -ENOENT);
+	for (round = 0; round < 2; round++) {
+		s.addr = (uintptr_t)path;
+		s.user_data = 2 + round;
+		ASSERT_EQ(submit(fd, &s, 1), 1);
+		ASSERT_EQ(reap_fd(self, fd, &c, 1), 1);
+		ASSERT_GT(c.res, 0);
+		EXPECT_EQ(compile_from_cache(fd, c.res), round);
+		o_job = infer_model_shape(_metadata, self, fd, c.res, true,
+					  NULL, &n_job);
+		ASSERT_NE(o_job, NULL);
+		ASSERT_EQ(n_job, n_sync);
+		EXPECT_EQ(memcmp(o_job, o_sync, n_sync), 0);
+		free(o_job);
+	}
+	free(o_sync);
+	EXPECT_EQ(npr_close(fd), 0);
+	/* the one entry is keyed by the files */
+	dp = opendir(dir);
+	ASSERT_NE(dp, NULL);
+	while ((d = readdir(dp))) {
+		size_t l = strlen(d->d_name);
+
+		snprintf(meta, sizeof(meta), "%s/%s", dir, d->d_name);
+		if (l > 5 && !strcmp(d->d_name + l - 5, ".meta")) {
+			f = fopen(meta, "r");
+			if (f) {
+				if (!fgets(text, sizeof(text), f))
+					text[0] = 0;
+				fclose(f);
+			}
+		}
+		if (d->d_name[0] != '.')
+			unlink(meta);
+	}
+	closedir(dp);
+	rmdir(dir);
+	EXPECT_EQ(strncmp(text, "file=/", 6), 0);
 }
 
 TEST_F_TIMEOUT(ring, load_job_errors, HARNESS_TIMEOUT_RING)

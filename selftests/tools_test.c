@@ -255,6 +255,180 @@ TEST(bench_cache_dir_text)
 	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 }
 
+/* The text of the only .meta file in @dir, or NULL. */
+static char *only_meta(const char *dir)
+{
+	char path[PATH_MAX], *buf = NULL;
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+	size_t got;
+	FILE *f;
+
+	while (dp && !buf && (d = readdir(dp))) {
+		size_t l = strlen(d->d_name);
+
+		if (l <= 5 || strcmp(d->d_name + l - 5, ".meta"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		f = fopen(path, "r");
+		buf = f ? calloc(1, 16384) : NULL;
+		if (buf) {
+			got = fread(buf, 1, 16383, f);
+			buf[got] = 0;
+		}
+		if (f)
+			fclose(f);
+	}
+	if (dp)
+		closedir(dp);
+	return buf;
+}
+
+/*
+ * npr-bench --cache-dir loads deferred: its entry is keyed by the model's
+ * files (file= and bin= lines).  npr-cache lists it, verifies it, finds
+ * it for "why" (and names the caching line that differs when a caching
+ * property does), and prunes it.
+ */
+TEST(cache_tool_file_keyed_entry)
+{
+	char dir[] = "/tmp/npr-tools-test-cache.XXXXXX";
+	int blobs, metas, other;
+	char *out, *err, *meta;
+
+	NEED_SHARED();
+	ASSERT_NE(mkdtemp(dir), NULL);
+	{
+		char *argv[] = { (char *)tool("npr-bench"), "-d", "cpu", "-m",
+				 model(EYE), "--cache-dir", dir, "--niter", "1",
+				 "--json", NULL };
+
+		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		ASSERT_NE(out, NULL);
+		EXPECT_EQ(jnum(out, "loaded_from_cache"), 1);
+		free(out);
+		free(err);
+	}
+	census(dir, &blobs, &metas, &other);
+	EXPECT_EQ(blobs, 1);
+	meta = only_meta(dir);
+	ASSERT_NE(meta, NULL);
+	EXPECT_EQ(strncmp(meta, "file=/", 6), 0);
+	EXPECT_NE(strstr(meta, "open-closed-eye-0001.xml dev="), NULL);
+	EXPECT_NE(strstr(meta, "\nbin=/"), NULL);
+	EXPECT_EQ(strstr(meta, "model="), NULL);
+	free(meta);
+	{
+		char *argv[] = { (char *)tool("npr-cache"), "-C", dir, "list",
+				 NULL };
+
+		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		ASSERT_NE(out, NULL);
+		EXPECT_NE(strstr(out, "1 entries"), NULL);
+		EXPECT_NE(strstr(out, " cpu "), NULL);
+		free(out);
+		free(err);
+	}
+	{
+		char *argv[] = { (char *)tool("npr-cache"), "-C", dir, "verify",
+				 NULL };
+
+		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		ASSERT_NE(out, NULL);
+		EXPECT_NE(strstr(out, "1 entries, 0 bad"), NULL);
+		free(out);
+		free(err);
+	}
+	{
+		char *argv[] = { (char *)tool("npr-cache"), "-C", dir, "why",
+				 "-m", model(EYE), NULL };
+
+		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		ASSERT_NE(out, NULL);
+		EXPECT_NE(strstr(out, "in the cache: "), NULL);
+		EXPECT_NE(strstr(out, "keyed by the model's files"), NULL);
+		free(out);
+		free(err);
+	}
+	{
+		char *argv[] = { (char *)tool("npr-cache"), "-C", dir, "why",
+				 "-m", model(EYE), "--prop",
+				 "EXECUTION_MODE_HINT=ACCURACY", NULL };
+
+		EXPECT_EQ(run(&out, &err, NULL, argv), 1);
+		ASSERT_NE(out, NULL);
+		EXPECT_NE(strstr(out, "not in the cache"), NULL);
+		EXPECT_NE(strstr(out, "  caching  cached "), NULL);
+		EXPECT_EQ(strstr(out, "  file "), NULL);
+		free(out);
+		free(err);
+	}
+	{
+		char *argv[] = { (char *)tool("npr-cache"), "-C", dir, "prune",
+				 "--max-mb", "0", NULL };
+
+		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		ASSERT_NE(out, NULL);
+		EXPECT_NE(strstr(out, "removed 1 of 1"), NULL);
+		free(out);
+		free(err);
+	}
+	census(dir, &blobs, &metas, &other);
+	EXPECT_EQ(blobs + metas, 0);
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * npr-run --cache-dir: the first run stores the entry (keyed by the
+ * model's files), the second comes from the cache and prints the same
+ * detections and outputs; the text says which.
+ */
+TEST(run_cache_dir)
+{
+	char dir[] = "/tmp/npr-tools-test-cache.XXXXXX";
+	char *out[2] = { NULL, NULL }, *err, *meta, *text;
+	int r, blobs, metas, other;
+
+	NEED_SHARED();
+	ASSERT_NE(mkdtemp(dir), NULL);
+	for (r = 0; r < 2; r++) {
+		char *argv[] = { (char *)tool("npr-run"), "-d", "cpu", "-m",
+				 model(FACE), "-i", model("images/astronaut.png"),
+				 "--cache-dir", dir, "--json", NULL };
+
+		EXPECT_EQ(run(&out[r], &err, NULL, argv), 0);
+		free(err);
+		ASSERT_NE(out[r], NULL);
+		EXPECT_EQ(jnum(out[r], "loaded_from_cache"), r);
+		ASSERT_NE(strstr(out[r], "\"outputs\":"), NULL);
+	}
+	/* the outputs (detections, values) are the same */
+	EXPECT_STREQ(strstr(out[0], "\"outputs\":"),
+		     strstr(out[1], "\"outputs\":"));
+	EXPECT_NE(strstr(out[1], "\"label\""), NULL);
+	free(out[0]);
+	free(out[1]);
+	census(dir, &blobs, &metas, &other);
+	EXPECT_EQ(blobs, 1);
+	EXPECT_EQ(other, 0);
+	meta = only_meta(dir);
+	ASSERT_NE(meta, NULL);
+	EXPECT_EQ(strncmp(meta, "file=/", 6), 0);
+	free(meta);
+	{
+		char *argv[] = { (char *)tool("npr-run"), "-d", "cpu", "-m",
+				 model(FACE), "-i", model("images/astronaut.png"),
+				 "--cache-dir", dir, NULL };
+
+		EXPECT_EQ(run(&text, &err, NULL, argv), 0);
+		free(err);
+		ASSERT_NE(text, NULL);
+		EXPECT_NE(strstr(text, "(from the cache)"), NULL);
+		free(text);
+	}
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 /* Rows of the --profile table: name, type, kernel, us, share. */
 TEST(bench_profile_text)
 {

@@ -520,6 +520,7 @@ TEST(abi_enum_values)
 	EXPECT_EQ(NPR_PARAM_FULL_DEVICE_NAME, 1);
 	EXPECT_EQ(NPR_PARAM_ENABLE_PROFILING, 6);
 	EXPECT_EQ(NPR_MODEL_LOAD_MEMORY, 1u);
+	EXPECT_EQ(NPR_MODEL_LOAD_DEFER, 2u);
 	EXPECT_EQ(NPR_PORT_OUTPUT, 1u);
 	EXPECT_EQ(NPR_TENSOR_BIND, 2u);
 	EXPECT_EQ(NPR_TENSOR_MAP, 4u);
@@ -894,7 +895,7 @@ static const struct cmd_desc desc_set_param = {
 };
 static const struct cmd_desc desc_model_load = {
 	NPR_IOCTL_MODEL_LOAD, sizeof(struct npr_model_load),
-	NPR_MODEL_LOAD_MEMORY,
+	NPR_MODEL_LOAD_MEMORY | NPR_MODEL_LOAD_DEFER,
 	fill_model_load, OFF(npr_model_load, reserved), -1, 0, 0,
 };
 static const struct cmd_desc desc_model_info = {

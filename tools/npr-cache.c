@@ -9,6 +9,7 @@
 #include <ftw.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,7 @@ fail(const char *fmt, ...)
 
 struct entry {
 	char key[33];
-	char meta[1536];	/* the .meta text */
+	char meta[10240];	/* the .meta text */
 	off_t size;
 	struct timespec used;
 };
@@ -237,77 +238,110 @@ static int rm_one(const char *p, const struct stat *st, int flag,
 	return remove(p);
 }
 
+/* The lines of a key a "why" compares; "?" where an entry has none. */
+static const char *const key_lines[] = {
+	"model", "file", "bin", "shapes", "backend", "arch", "version",
+	"caching", "npu",
+};
+#define NKEY_LINES	(int)(sizeof(key_lines) / sizeof(key_lines[0]))
+
 /*
- * Compile the model into a scratch cache, then compare the .meta it
- * wrote with the entries of the same model in @dir.
+ * Compile @model into the cache @scratch, its files read at the load
+ * (@defer false: the entry is keyed by the model's contents) or when
+ * needed (NPR_MODEL_LOAD_DEFER: keyed by its files).
+ */
+static void why_compile(const char *scratch, const char *dev,
+			const char *model, bool defer, char **shapes,
+			int nshapes, char **props, int nprops)
+{
+	struct npr_model_load ml;
+	struct npr_compile co;
+	struct npr_prop_arg pa = { .param = NPR_PARAM_CACHE_DIR,
+				   .value = (uintptr_t)scratch };
+	struct npr_shape_arg sh[16];
+	char msg[512];
+	int fd = npr_open(dev, 0), err, i;
+
+	if (fd < 0)
+		fail("%s: %s", dev, npr_last_error());
+	for (i = 0; i < nprops; i++)
+		if (npr_arg_set_prop(fd, props[i], msg, sizeof(msg)))
+			fail("%s", msg);
+	npr_prep_model_load(&ml, model, NULL);
+	if (defer)
+		ml.flags = NPR_MODEL_LOAD_DEFER;
+	if (npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml))
+		fail("%s: %s", model, npr_last_error());
+	for (i = 0; i < nshapes && i < 16; i++)
+		if (npr_arg_shape(fd, ml.handle, shapes[i], &sh[i], msg,
+				  sizeof(msg)))
+			fail("%s", msg);
+	npr_prep_compile(&co, ml.handle);
+	co.props = (uintptr_t)&pa;
+	co.num_props = 1;
+	co.shapes = (uintptr_t)sh;
+	co.num_shapes = nshapes;
+	err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
+	if (err)
+		fail("compile: %s", npr_last_error());
+	npr_close(fd);
+}
+
+/* An entry keyed by the model's files (a file= line), not its contents. */
+static bool by_file(const struct entry *e)
+{
+	return !strncmp(e->meta, "file=", 5) || strstr(e->meta, "\nfile=");
+}
+
+/*
+ * Compile the model into a scratch cache twice, keyed by its contents
+ * and by its files (as a load with NPR_MODEL_LOAD_DEFER keys it), then
+ * compare the .meta files written with the entries of the same model in
+ * @dir, each with the one of its kind.
  */
 static int cmd_why(const char *dir, const char *dev, const char *model,
 		   char **shapes, int nshapes, char **props, int nprops)
 {
 	char scratch[] = "/tmp/npr-cache-why.XXXXXX";
 	char name[256], line[256];
-	const char *lines[] = { "model", "shapes", "backend", "arch",
-				"version", "caching" };
-	struct entry *mine, *e;
+	struct entry *mine, *e, *mf = NULL, *mc = NULL;
 	int n, m, i, k, best = -1, best_diff = 99, rc;
 
 	if (!mkdtemp(scratch))
 		fail("mkdtemp: %s", strerror(errno));
-	{
-		/* the compile itself, through the library, like npr-compile
-		 * but with CACHE_DIR set to the scratch directory */
-		struct npr_model_load ml;
-		struct npr_compile co;
-		struct npr_prop_arg pa = { .param = NPR_PARAM_CACHE_DIR,
-					   .value = (uintptr_t)scratch };
-		struct npr_shape_arg sh[16];
-		char msg[512];
-		int fd = npr_open(dev, 0), err;
-
-		if (fd < 0)
-			fail("%s: %s", dev, npr_last_error());
-		for (i = 0; i < nprops; i++)
-			if (npr_arg_set_prop(fd, props[i], msg, sizeof(msg)))
-				fail("%s", msg);
-		npr_prep_model_load(&ml, model, NULL);
-		if (npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml))
-			fail("%s: %s", model, npr_last_error());
-		for (i = 0; i < nshapes && i < 16; i++)
-			if (npr_arg_shape(fd, ml.handle, shapes[i], &sh[i], msg,
-					  sizeof(msg)))
-				fail("%s", msg);
-		npr_prep_compile(&co, ml.handle);
-		co.props = (uintptr_t)&pa;
-		co.num_props = 1;
-		co.shapes = (uintptr_t)sh;
-		co.num_shapes = nshapes;
-		err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
-		if (err)
-			fail("compile: %s", npr_last_error());
-		npr_close(fd);
-	}
+	why_compile(scratch, dev, model, false, shapes, nshapes, props,
+		    nprops);
+	why_compile(scratch, dev, model, true, shapes, nshapes, props,
+		    nprops);
 	mine = scan(scratch, &m);
 	nftw(scratch, rm_one, 8, FTW_DEPTH | FTW_PHYS);
-	if (m != 1)
+	for (i = 0; i < m; i++)
+		if (by_file(&mine[i]))
+			mf = &mine[i];
+		else
+			mc = &mine[i];
+	if (m != 2 || !mf || !mc)
 		fail("the compile left no cache entry to compare");
 	e = scan(dir, &n);
 	for (i = 0; i < n; i++) {
+		const struct entry *my = by_file(&e[i]) ? mf : mc;
 		int diff = 0;
 
-		if (!strcmp(e[i].key, mine->key)) {
-			printf("in the cache: %s\n", mine->key);
+		if (!strcmp(e[i].key, mf->key) || !strcmp(e[i].key, mc->key)) {
+			printf("in the cache: %s (keyed by the model's %s)\n",
+			       e[i].key, by_file(&e[i]) ? "files" : "contents");
 			free(e);
 			free(mine);
 			return 0;
 		}
 		if (strcmp(meta_get(e[i].meta, "name", name, sizeof(name)),
-			   meta_get(mine->meta, "name", line, sizeof(line))))
+			   meta_get(my->meta, "name", line, sizeof(line))))
 			continue;
-		for (k = 0; k < 6; k++) {
-			char a[256], b[256];
+		for (k = 0; k < NKEY_LINES; k++) {
+			char a[4200], b[4200];
 
-			if (strcmp(meta_get(e[i].meta, lines[k], a, sizeof(a)),
-				   meta_get(mine->meta, lines[k], b, sizeof(b))))
+			if (strcmp(meta_get(e[i].meta, key_lines[k], a, sizeof(a)),
+				   meta_get(my->meta, key_lines[k], b, sizeof(b))))
 				diff++;
 		}
 		if (diff < best_diff) {
@@ -315,21 +349,24 @@ static int cmd_why(const char *dir, const char *dev, const char *model,
 			best = i;
 		}
 	}
-	printf("not in the cache: key %s\n", mine->key);
+	printf("not in the cache: key %s (by contents), %s (by files)\n",
+	       mc->key, mf->key);
 	rc = 1;
 	if (best < 0) {
 		printf("no entry of model \"%s\" in %s\n",
-		       meta_get(mine->meta, "name", name, sizeof(name)), dir);
+		       meta_get(mc->meta, "name", name, sizeof(name)), dir);
 	} else {
-		printf("closest entry %s differs in:\n", e[best].key);
-		for (k = 0; k < 6; k++) {
-			char a[256], b[256];
+		const struct entry *my = by_file(&e[best]) ? mf : mc;
 
-			meta_get(e[best].meta, lines[k], a, sizeof(a));
-			meta_get(mine->meta, lines[k], b, sizeof(b));
+		printf("closest entry %s differs in:\n", e[best].key);
+		for (k = 0; k < NKEY_LINES; k++) {
+			char a[4200], b[4200];
+
+			meta_get(e[best].meta, key_lines[k], a, sizeof(a));
+			meta_get(my->meta, key_lines[k], b, sizeof(b));
 			if (strcmp(a, b))
 				printf("  %-8s cached %s\n  %-8s wanted %s\n",
-				       lines[k], a, "", b);
+				       key_lines[k], a, "", b);
 		}
 	}
 	free(e);

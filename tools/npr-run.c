@@ -37,7 +37,7 @@ struct port {
 };
 
 static struct {
-	const char *dev, *model, *image, *dump;
+	const char *dev, *model, *image, *dump, *cache_dir;
 	const char *inputs[MAX_ARGS], *shapes[MAX_ARGS];
 	int ninputs, nshapes;
 	int top, niter;
@@ -51,7 +51,7 @@ static const char help[] =
 "usage: npr-run -d DEVICE -m MODEL.xml (-i PHOTO.png | --input NAME=FILE ...)\n"
 "       npr-run -d DEVICE --info\n"
 "               [--shape NAME=D0,D1,...] [--top K] [--threshold T]\n"
-"               [--niter N] [--dump DIR] [--json]\n"
+"               [--niter N] [--dump DIR] [--json] [--cache-dir DIR]\n"
 "               [--rgb] [--scale S] [--mean A,B,C] [--std A,B,C]\n"
 "\n"
 "Load an OpenVINO IR model (the .bin next to the .xml) or an ONNX model\n"
@@ -78,6 +78,10 @@ static const char help[] =
 "      --json            print one JSON object instead of text\n"
 "      --info            describe DEVICE (or say why it cannot be opened)\n"
 "                        and exit\n"
+"      --cache-dir DIR   compile through the model cache in DIR\n"
+"                        (CACHE_DIR); the model is loaded deferred\n"
+"                        (NPR_MODEL_LOAD_DEFER), so a hit reads none of\n"
+"                        its files unless --shape needs its inputs\n"
 "      --ring            run each inference as an INFER job through the\n"
 "                        device's ring (SUBMIT + REAP) instead of the\n"
 "                        synchronous INFER call\n"
@@ -748,6 +752,7 @@ static void dump_outputs(const struct port *outs, int nout)
 struct timings {
 	double load, compile, first, first_exec;
 	double steady, steady_exec;	/* medians of runs 2..niter */
+	int from_cache;		/* --cache-dir: LOADED_FROM_CACHE, else -1 */
 };
 
 /* Detections at or above the threshold; the end marker rows skipped. */
@@ -886,6 +891,8 @@ static void print_report(const struct npr_model_info *mi,
 		json_str(stdout, opt.model);
 		printf(",\"timings_ms\":{\"load\":%.3f,\"compile\":%.3f,\"first_infer\":%.3f,\"first_exec\":%.3f",
 		       t->load, t->compile, t->first, t->first_exec);
+		if (t->from_cache >= 0)
+			printf(",\"loaded_from_cache\":%d", t->from_cache);
 		if (opt.niter > 1)
 			printf(",\"steady_infer\":%.3f,\"steady_exec\":%.3f,\"steady_runs\":%d",
 			       t->steady, t->steady_exec, opt.niter - 1);
@@ -927,7 +934,9 @@ static void print_report(const struct npr_model_info *mi,
 		printf("]}\n");
 		return;
 	}
-	printf("timing  load %.2f ms, compile %.2f ms\n", t->load, t->compile);
+	printf("timing  load %.2f ms, compile %.2f ms%s\n", t->load, t->compile,
+	       t->from_cache < 0 ? "" : t->from_cache ?
+	       " (from the cache)" : " (stored in the cache)");
 	printf("        first inference %.2f ms (backend %.2f ms)\n", t->first,
 	       t->first_exec);
 	if (opt.niter > 1)
@@ -982,6 +991,7 @@ static void parse_args(int argc, char **argv)
 		{ "std",	required_argument,	NULL, 's' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "info",	no_argument,		NULL, 'F' },
+		{ "cache-dir",	required_argument,	NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, i;
@@ -1044,6 +1054,9 @@ static void parse_args(int argc, char **argv)
 		case 'F':
 			opt.info = true;
 			break;
+		case 'C':
+			opt.cache_dir = optarg;
+			break;
 		default:
 			usage_error(NULL);
 		}
@@ -1099,6 +1112,8 @@ struct run {
 	struct timings t;
 };
 
+static void run_compile(struct run *r);
+
 static void run_load(struct run *r)
 {
 	struct npr_model_load ml;
@@ -1121,6 +1136,9 @@ static void run_load(struct run *r)
 		if (opt.nshapes)
 			fail("%s: a compiled blob has fixed shapes; --shape does not apply",
 			     opt.model);
+		if (opt.cache_dir)
+			fail("%s: a compiled blob is compiled already; --cache-dir does not apply",
+			     opt.model);
 		err = npr_ioctl(r->fd, NPR_IOCTL_IMPORT, &ia);
 		free(blob);
 		if (err)
@@ -1128,12 +1146,20 @@ static void run_load(struct run *r)
 		r->exec = ia.exec;
 	} else {
 		npr_prep_model_load(&ml, opt.model, NULL);
+		/* with a cache the files are read only on a miss */
+		if (opt.cache_dir)
+			ml.flags = NPR_MODEL_LOAD_DEFER;
 		err = npr_ioctl(r->fd, NPR_IOCTL_MODEL_LOAD, &ml);
 		if (err)
 			fail_lib(opt.model, err);
 		r->model = ml.handle;
 	}
 	r->t.load = now_ms() - t0;
+	/* without --shape the compile needs nothing of the model: do it
+	 * now and take the ports from the compiled model, so that a cache
+	 * hit never reads the model's files */
+	if (opt.cache_dir && !r->exec && !opt.nshapes)
+		run_compile(r);
 
 	memset(&r->mi, 0, sizeof(r->mi));
 	r->mi.size = sizeof(r->mi);
@@ -1141,6 +1167,8 @@ static void run_load(struct run *r)
 	err = npr_ioctl(r->fd, NPR_IOCTL_MODEL_INFO, &r->mi);
 	if (err)
 		fail_lib("MODEL_INFO", err);
+	if (!r->exec)	/* a deferred model is read here: part of the load */
+		r->t.load = now_ms() - t0;
 	r->nin = r->mi.num_inputs;
 	r->nout = r->mi.num_outputs;
 	r->ins = calloc(r->nin + 1, sizeof(*r->ins));
@@ -1162,6 +1190,8 @@ static void run_compile(struct run *r)
 	int err, i, n = 0;
 	double t0;
 
+	if (r->req)		/* compiled before the ports were read */
+		return;
 	if (r->exec)		/* imported: compiled already */
 		goto request;
 	shapes = calloc(r->nin + 1, sizeof(*shapes));
@@ -1188,6 +1218,17 @@ static void run_compile(struct run *r)
 	r->t.compile = now_ms() - t0;
 	r->exec = co.exec;
 	free(shapes);
+	if (opt.cache_dir) {
+		struct npr_param pa = {
+			.size = sizeof(pa), .handle = r->exec,
+			.param = NPR_PARAM_LOADED_FROM_CACHE,
+		};
+
+		err = npr_ioctl(r->fd, NPR_IOCTL_GET_PARAM, &pa);
+		if (err)
+			fail_lib("GET_PARAM LOADED_FROM_CACHE", err);
+		r->t.from_cache = (int)pa.value;
+	}
 request:
 	npr_prep_req_create(&rc, r->exec);
 	err = npr_ioctl(r->fd, NPR_IOCTL_REQ_CREATE, &rc);
@@ -1336,6 +1377,18 @@ int main(int argc, char **argv)
 	r.fd = npr_open(opt.dev, 0);
 	if (r.fd < 0)
 		fail_lib(opt.dev, r.fd);
+	r.t.from_cache = -1;
+	if (opt.cache_dir) {
+		struct npr_param pa = {
+			.size = sizeof(pa), .param = NPR_PARAM_CACHE_DIR,
+			.ptr = (uintptr_t)opt.cache_dir,
+			.len = strlen(opt.cache_dir) + 1,
+		};
+
+		err = npr_ioctl(r.fd, NPR_IOCTL_SET_PARAM, &pa);
+		if (err)
+			fail_lib("--cache-dir", err);
+	}
 	run_load(&r);
 	run_compile(&r);
 	run_set_inputs(&r);

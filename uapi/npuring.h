@@ -320,6 +320,16 @@ _Static_assert(sizeof(struct npr_prop_info) == 96, "npr_prop_info ABI");
  * With NPR_MODEL_LOAD_MEMORY both buffers are copied; they may be freed
  * when the call returns.  Files are mapped read-only and the mapping lives
  * as long as the model or any exec compiled from it.
+ *
+ * With NPR_MODEL_LOAD_DEFER (paths only, not with NPR_MODEL_LOAD_MEMORY)
+ * the files are only opened and stat'ed: a file that cannot be opened
+ * fails here as without the flag, but the model is read and parsed at the
+ * first command that needs it (MODEL_INFO, PORT_INFO, QUERY_MODEL,
+ * MAKE_STATEFUL, COMPILE), whose errors are then those the load would
+ * have given.  With a CACHE_DIR, COMPILE of such a handle keys the cache
+ * entry by the files' identity (absolute path, device, inode, size and
+ * modification time) instead of their contents, so that a hit reads
+ * neither file; a file changed on disk is a miss.
  */
 struct npr_model_load {
 	__u32 size;
@@ -334,6 +344,7 @@ struct npr_model_load {
 _Static_assert(sizeof(struct npr_model_load) == 48, "npr_model_load ABI");
 
 #define NPR_MODEL_LOAD_MEMORY	(1U << 0)
+#define NPR_MODEL_LOAD_DEFER	(1U << 1)
 
 /**
  * struct npr_model_info - NPR_IOCTL_MODEL_INFO
@@ -898,7 +909,10 @@ _Static_assert(sizeof(struct npr_make_stateful) == 40, "npr_make_stateful ABI");
  *               The .xml and its .bin (the path with .xml replaced) are
  *               read into memory with IORING_OP_READs on the worker's
  *               own io_uring (pread on the fallback path); an .onnx
- *               path is loaded as MODEL_LOAD loads it.
+ *               path is loaded as MODEL_LOAD loads it.  On a device with
+ *               a CACHE_DIR the job is MODEL_LOAD with
+ *               NPR_MODEL_LOAD_DEFER: the files are read only when a
+ *               COMPILE misses the cache.
  * @NPR_OP_CANCEL: cancel the job whose user_data equals @addr.  res 0 if
  *                 a queued job was cancelled (it completes with
  *                 -ECANCELED) or a running INFER was asked to stop (it
