@@ -41,6 +41,8 @@ struct npr_conv_plan {
 	float *wt;			/* T: weights [K / 64][C * taps][64] */
 	int64_t np, tw;			/* T: channel panels, tiles per row */
 	bool flat;			/* T: 1x1, the plane as one row */
+	bool pooled;			/* T: a MaxPool fused, see pool */
+	struct npr_pool_desc pool;
 	bool residual;
 	int act;
 	float lo, hi;
@@ -74,9 +76,45 @@ void npr_conv_plan_free(struct npr_conv_plan *p)
 	free(p);
 }
 
+/*
+ * Can a pixel-major plan pool @pd's windows over its output rows?  Every
+ * window must hold a pixel of the output (the scalar kernel gives 0 for
+ * an empty one), and the rows of one window must fit the row ring.
+ */
+static bool pool_fits(const struct npr_conv_desc *d,
+		      const struct npr_pool_desc *pd)
+{
+	int64_t o;
+
+	if (pd->kh < 1 || pd->kw < 1 || pd->kh > 16 || pd->sh < 1 ||
+	    pd->sw < 1 || pd->ph < 0 || pd->pw < 0 || pd->OH < 1 ||
+	    pd->OW < 1 || pd->ph >= pd->kh || pd->pw >= pd->kw)
+		return false;
+	for (o = 0; o < pd->OH; o++)
+		if (o * pd->sh - pd->ph >= d->OH)
+			return false;
+	for (o = 0; o < pd->OW; o++)
+		if (o * pd->sw - pd->pw >= d->OW)
+			return false;
+	return true;
+}
+
 int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		      const struct npr_gemm_kern *kern,
 		      struct npr_conv_plan **out)
+{
+	return npr_conv_plan_new_pool(d, NULL, w, kern, out);
+}
+
+bool npr_conv_plan_pooled(const struct npr_conv_plan *p)
+{
+	return p->pooled;
+}
+
+int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
+			   const struct npr_pool_desc *pd, const float *w,
+			   const struct npr_gemm_kern *kern,
+			   struct npr_conv_plan **out)
 {
 	struct npr_conv_plan *p;
 	int64_t taps = d->kh * d->kw, g;
@@ -163,6 +201,10 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		for (c = 0; c < p->cg; c++)
 			p->boff[c] = c * d->H * d->W;
 	}
+	if (pd && pool_fits(d, pd)) {
+		p->pooled = true;	/* use_t() may still say no */
+		p->pool = *pd;
+	}
 	if (use_t(p, kern)) {
 		err = plan_t(p, w);
 		if (err)
@@ -170,6 +212,7 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		*out = p;
 		return 0;
 	}
+	p->pooled = false;
 	p->a = calloc(d->G, sizeof(*p->a));
 	if (!p->a)
 		goto nomem;
@@ -198,6 +241,8 @@ nomem:
 int npr_conv_plan_epi(struct npr_conv_plan *p, const float *bias,
 		      bool residual, int act, float lo, float hi)
 {
+	if (residual && p->pooled)
+		return -EINVAL;
 	free(p->bias);
 	p->bias = NULL;
 	if (bias) {
@@ -351,7 +396,7 @@ static int conv_image_direct(const struct npr_conv_plan *p, const float *x,
  * (output channels 64q..64q+63, zero past K), row r = (c, ky, kx) of the
  * GEMM, at wt[(q * C * taps + r) * 64], 64-byte aligned.
  */
-#define NPR_CONV_T_LAYOUT	1
+#define NPR_CONV_T_LAYOUT	2
 #define T_KC			256
 #define T_MAXPIX		16384
 #define T_MAXBUF		(4 << 20)	/* bytes of sums per image */
@@ -370,6 +415,15 @@ static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 #endif
 	if (getenv("NPR_CONV_T_MAXPIX"))
 		maxpix = atoi(getenv("NPR_CONV_T_MAXPIX"));
+	/*
+	 * A fused MaxPool: the sums are pooled in a ring of rows, never
+	 * written whole, so neither the buffer limit nor the lanes count;
+	 * the plane is not cut into one flat row
+	 */
+	if (p->pooled)
+		return !strcmp(kern->name, "avx512") && d->G == 1 &&
+		       npix <= maxpix && p->path != PATH_GEMM1X1 &&
+		       !getenv("NPR_CONV_NO_T") && !getenv("NPR_CONV_NO_POOL");
 	/* below 32 rows of depth the transposing write-out dominates */
 	if (strcmp(kern->name, "avx512") || d->G != 1 || npix > maxpix ||
 	    p->cg * d->kh * d->kw < 32 || getenv("NPR_CONV_NO_T"))
@@ -458,10 +512,11 @@ static size_t t_bytes(const struct npr_conv_plan *p)
 /**
  * npr_conv_t_layout() - the pixel-major path's weight layout, if it is used
  *
- * Return: NPR_CONV_T_LAYOUT times 100000 plus the plane limit's thousands
- * when this CPU and environment may choose the path, else 0; part of the
- * name of a blob's prepared weights, since which layers take the path
- * depends on both.
+ * Return: NPR_CONV_T_LAYOUT times 100000, plus 50000 when fused pooling
+ * is off (NPR_CONV_NO_POOL), plus the plane limit's thousands when this
+ * CPU and environment may choose the path, else 0; part of the name of a
+ * blob's prepared weights, since which layers take the path depends on
+ * all of them.
  */
 int npr_conv_t_layout(void)
 {
@@ -472,7 +527,10 @@ int npr_conv_t_layout(void)
 	__builtin_cpu_init();
 	if (!__builtin_cpu_supports("avx512f") || getenv("NPR_CONV_NO_T"))
 		return 0;
-	return NPR_CONV_T_LAYOUT * 100000 + (maxpix < 0 ? 0 : maxpix / 1000);
+	maxpix = maxpix < 0 ? 0 : maxpix / 1000;
+	return NPR_CONV_T_LAYOUT * 100000 +
+	       (getenv("NPR_CONV_NO_POOL") ? 50000 : 0) +
+	       (maxpix < 49999 ? maxpix : 49999);
 #else
 	(void)maxpix;
 	return 0;
@@ -484,7 +542,68 @@ struct t_job {
 	const float *x, *res;	/* image: input (padded for 3x3), residual */
 	float *y, *t;
 	int64_t pitch, parts;
+	int64_t tstride;	/* pooled: floats of t per thread */
 };
+
+/*
+ * Channel panel i % np, pooled rows [a, b) of part i / np, with the
+ * MaxPool fused: the convolution's rows are computed in order into a ring
+ * of kh rows (pixel-major, in L1 or L2), and each pooled row as soon as
+ * its window's last row is there; then the pooled row is written out
+ * with the epilogue (bias and activation commute with max).  Parts
+ * recompute the kh - sh rows their windows share.
+ */
+static void tpool_task(void *arg, int i, int tid)
+{
+	const struct t_job *j = arg;
+	const struct npr_conv_plan *p = j->p;
+	const struct npr_conv_desc *d = &p->d;
+	const struct npr_pool_desc *pd = &p->pool;
+	int64_t q = i % p->np, part = i / p->np;
+	int64_t a = pd->OH * part / j->parts, b = pd->OH * (part + 1) / j->parts;
+	int64_t kr = p->cg * d->kh * d->kw, pnpix = pd->OH * pd->OW;
+	int64_t k0 = q * 64, kn = d->K - k0 < 64 ? d->K - k0 : 64;
+	int64_t rowf = p->tw * 7 * 64, r, r0, r1, pc, tl, py = a;
+	float *ring = j->t + tid * j->tstride, *po = ring + pd->kh * rowf;
+	const float *rows[16];
+
+	if (a >= b)
+		return;
+	r0 = a * pd->sh - pd->ph;
+	r0 = r0 < 0 ? 0 : r0;
+	r1 = (b - 1) * pd->sh - pd->ph + pd->kh;
+	r1 = r1 > d->OH ? d->OH : r1;
+	for (r = r0; r < r1 && py < b; r++) {
+		float *tr = ring + r % pd->kh * rowf;
+
+		for (pc = 0; pc < kr; pc += T_KC) {
+			int64_t kc = kr - pc < T_KC ? kr - pc : T_KC;
+			const float *wq = p->wt + (q * kr + pc) * 64;
+
+			for (tl = 0; tl < p->tw; tl++)
+				npr_gemm_t7_avx512(kc, wq, j->x + r * j->pitch +
+						   tl * 7 * d->sw, p->boff + pc,
+						   d->sw, tr + tl * 7 * 64, pc > 0);
+		}
+		/* every pooled row whose window ends at row r */
+		for (; py < b; py++) {
+			int64_t y0 = py * pd->sh - pd->ph, y1 = y0 + pd->kh, l;
+
+			y0 = y0 < 0 ? 0 : y0;
+			y1 = y1 > d->OH ? d->OH : y1;
+			if (y1 - 1 != r)
+				break;
+			for (l = y0; l < y1; l++)
+				rows[l - y0] = ring + l % pd->kh * rowf;
+			npr_gemm_t7_maxpool_avx512(rows, y1 - y0, pd->OW, pd->kw,
+						   pd->sw, pd->pw, d->OW, po);
+			npr_gemm_t7_out_avx512(po, pd->OW, kn, j->y + k0 * pnpix +
+					       py * pd->OW, pnpix,
+					       p->bias ? p->bias + k0 : NULL,
+					       NULL, p->act, p->lo, p->hi);
+		}
+	}
+}
 
 /* Channel panel i % np, tiles [a, b) of part i / np. */
 static void t_task(void *arg, int i, int tid)
@@ -499,6 +618,42 @@ static void t_task(void *arg, int i, int tid)
 	int64_t pc, tl, k0 = q * 64, kn = d->K - k0 < 64 ? d->K - k0 : 64;
 	float *tq = j->t + q * ntile * 7 * 64;
 
+	/*
+	 * One depth block: each run of tiles (within a row, at most 16) is
+	 * written out while its sums are in L1, from the start of the part's
+	 * share of the buffer (the stem's 111 x 112 x 64 sums would go to L3
+	 * and back)
+	 */
+	if (kr <= T_KC) {
+		for (tl = a; tl < b;) {
+			int64_t oy = tl / p->tw, ox0 = tl % p->tw * 7, te, t2;
+			int64_t len, o;
+
+			te = p->flat ? b : tl - tl % p->tw + p->tw;
+			if (te > b)
+				te = b;
+			if (te > tl + 16)
+				te = tl + 16;
+			for (t2 = tl; t2 < te; t2++)
+				npr_gemm_t7_avx512(kr, p->wt + q * kr * 64,
+						   j->x + t2 / p->tw * j->pitch +
+						   t2 % p->tw * 7 * d->sw,
+						   p->boff, d->sw,
+						   tq + (a + t2 - tl) * 7 * 64,
+						   false);
+			len = (te - tl) * 7;
+			if (len > (p->flat ? npix : d->OW) - ox0)
+				len = (p->flat ? npix : d->OW) - ox0;
+			o = oy * d->OW + ox0;
+			npr_gemm_t7_out_avx512(tq + a * 7 * 64, len, kn,
+					       j->y + k0 * npix + o, npix,
+					       p->bias ? p->bias + k0 : NULL,
+					       j->res ? j->res + k0 * npix + o :
+					       NULL, p->act, p->lo, p->hi);
+			tl = te;
+		}
+		return;
+	}
 	for (pc = 0; pc < kr; pc += T_KC) {
 		int64_t kc = kr - pc < T_KC ? kr - pc : T_KC;
 		const float *wq = p->wt + (q * kr + pc) * 64;
@@ -566,8 +721,9 @@ static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 	const struct npr_conv_desc *d = &p->d;
 	int64_t npix = d->OH * d->OW, ntile;
 	const float *xi = x + b * d->C * d->H * d->W;
+	int64_t ynpix = p->pooled ? p->pool.OH * p->pool.OW : npix;
 	struct t_job j = {
-		.p = p, .y = y + b * d->K * npix,
+		.p = p, .y = y + b * d->K * ynpix,
 		.res = res ? res + b * d->K * npix : NULL,
 	};
 	size_t xn = 0, tn;
@@ -575,6 +731,11 @@ static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 
 	ntile = (p->flat ? 1 : d->OH) * p->tw;
 	tn = (size_t)p->np * ntile * 7 * 64;
+	if (p->pooled) {
+		/* per thread: the ring of rows and one pooled row */
+		j.tstride = (p->pool.kh * p->tw * 7 + p->pool.OW) * 64;
+		tn = (size_t)nt * j.tstride;
+	}
 	if (!p->flat)
 		xn = d->C * p->hp * p->wp + 64;
 	else if (npix % 7)	/* the last tile reads past the input */
@@ -612,6 +773,16 @@ static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 		j.x = xi;
 	}
 	j.t = tbuf;
+	if (p->pooled) {
+		/* about three parts per thread, at least four pooled rows */
+		j.parts = nt > 1 ? (3 * nt + p->np - 1) / p->np : 1;
+		if (j.parts > p->pool.OH / 4)
+			j.parts = p->pool.OH / 4;
+		if (j.parts < 1)
+			j.parts = 1;
+		npr_parallel_for((int)(p->np * j.parts), tpool_task, &j);
+		return 0;
+	}
 	/* about three parts per thread, at least four tiles each */
 	j.parts = nt > 1 ? (3 * nt + p->np - 1) / p->np : 1;
 	if (j.parts > ntile / 4)
@@ -738,11 +909,11 @@ double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 		"1x1-gemm", "im2col-gemm", "dw", "direct-gemm", "pixel-major",
 	};
 
-	snprintf(buf, len, "%lldx%lld/%lld C%lld K%lld G%lld %lldx%lld N%lld %s",
+	snprintf(buf, len, "%lldx%lld/%lld C%lld K%lld G%lld %lldx%lld N%lld %s%s",
 		 (long long)d->kh, (long long)d->kw, (long long)d->sh,
 		 (long long)d->C, (long long)d->K, (long long)d->G,
 		 (long long)d->OH, (long long)d->OW, (long long)d->N,
-		 path[p->path]);
+		 path[p->path], p->pooled ? "+maxpool" : "");
 	return 2.0 * d->N * d->K * d->OH * d->OW * (d->C / d->G) * d->kh *
 	       d->kw;
 }
@@ -788,8 +959,9 @@ int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
 	const struct npr_conv_params *cp = n->params;
 	struct npr_value *x, *w, *o;
 	struct npr_conv_desc d = { 0 };
+	struct npr_pool_desc pd = { 0 };
 	const float *bias = NULL;
-	int act = NPR_ACT_NONE, v, u, err;
+	int act = NPR_ACT_NONE, v, u, err, pool = -1;
 	float lo = 0, hi = 0;
 
 	*nabs = 0;
@@ -867,6 +1039,7 @@ int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
 	     !strcmp(g->nodes[u].type, "ReLU"))) {
 		act = NPR_ACT_RELU;
 		absorbed[(*nabs)++] = u;
+		v = g->nodes[u].out[0];
 	} else if (u >= 0 && g->nodes[u].nin == 1 &&
 		   !strcmp(g->nodes[u].type, "Clamp")) {
 		const struct npr_eltwise_params *ep = g->nodes[u].params;
@@ -875,8 +1048,33 @@ int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
 		lo = (float)ep->lo;
 		hi = (float)ep->hi;
 		absorbed[(*nabs)++] = u;
+		v = g->nodes[u].out[0];
 	}
-	err = npr_conv_plan_new(&d, pack ? w->data : NULL, NULL, plan);
+	/* a MaxPool after all that, when the plan's path can pool rows */
+	u = sole_user(g, v, uses, taken);
+	if (u >= 0 && *res_value < 0 && cp->nsp == 2 &&
+	    !strcmp(g->nodes[u].type, "MaxPool") && g->nodes[u].nin == 1 &&
+	    g->nodes[u].nout == 1 && is_f32(g, g->nodes[u].out[0])) {
+		const struct npr_conv_params *pp = g->nodes[u].params;
+		const struct npr_shape *ps = &npr_out(g, &g->nodes[u], 0)->shape;
+
+		if (pp->nsp == 2 && pp->dil[0] == 1 && pp->dil[1] == 1 &&
+		    ps->rank == 4 && ps->d[0] == d.N && ps->d[1] == d.K) {
+			pd.kh = pp->kernel[0];
+			pd.kw = pp->kernel[1];
+			pd.sh = pp->stride[0];
+			pd.sw = pp->stride[1];
+			pd.ph = pp->pb[0];
+			pd.pw = pp->pb[1];
+			pd.OH = ps->d[2];
+			pd.OW = ps->d[3];
+			pool = u;
+		}
+	}
+	err = npr_conv_plan_new_pool(&d, pool >= 0 ? &pd : NULL,
+				     pack ? w->data : NULL, NULL, plan);
+	if (!err && npr_conv_plan_pooled(*plan))
+		absorbed[(*nabs)++] = pool;
 	if (!err)
 		err = npr_conv_plan_epi(*plan, bias, *res_value >= 0, act, lo,
 					hi);

@@ -43,6 +43,32 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		      const struct npr_gemm_kern *kern,
 		      struct npr_conv_plan **out);
 void npr_conv_plan_free(struct npr_conv_plan *p);
+
+/**
+ * struct npr_pool_desc - a MaxPool over a convolution's output
+ * @kh, @kw, @sh, @sw: window and stride (no dilation).
+ * @ph, @pw: padding before; windows are clipped to the input.
+ * @OH, @OW: the pooled plane.
+ */
+struct npr_pool_desc {
+	int64_t kh, kw, sh, sw, ph, pw, OH, OW;
+};
+
+/**
+ * npr_conv_plan_new_pool() - npr_conv_plan_new(), the MaxPool @pd fused
+ * when the plan's path can pool rows while they are in cache
+ * @pd: a MaxPool that alone reads the output (after bias and
+ *      activation, which commute with max).
+ *
+ * npr_conv_plan_pooled() tells whether it was fused: the plan then
+ * writes the pooled output, [N, K, @pd->OH, @pd->OW], and takes no
+ * residual.  Return: as npr_conv_plan_new().
+ */
+int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
+			   const struct npr_pool_desc *pd, const float *w,
+			   const struct npr_gemm_kern *kern,
+			   struct npr_conv_plan **out);
+bool npr_conv_plan_pooled(const struct npr_conv_plan *p);
 const char *npr_conv_plan_kernel(const struct npr_conv_plan *p);
 
 /**
@@ -83,7 +109,8 @@ double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
  * @taken: per node, true when another fused step already does its work.
  * @plan: Out. The plan.
  * @absorbed: Out. Nodes whose work the plan does (Add bias, Add residual,
- *            Relu/Clamp), in order; at most 3.
+ *            Relu/Clamp, a MaxPool when there is no residual; see
+ *            npr_conv_plan_new_pool()), in order; at most 3.
  * @nabs: Out. Their count.
  * @res_value: Out. Value index of the residual input, or -1.
  * Return: 0, -EOPNOTSUPP when the node is not for this path, -ENOMEM.

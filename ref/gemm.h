@@ -172,6 +172,14 @@ static inline float npr_epi_apply(const struct npr_gemm_epi *e, float v,
  */
 void npr_gemm_t7_avx512(int64_t kc, const float *w, const float *x,
 			const int64_t *off, int64_t sx, float *t, bool acc);
+/*
+ * Max pooling of pixel-major rows (t7 layout, 64 channels a pixel): out[px]
+ * = max over rows[0..nr) and columns [px * sw - pw, + kw) clipped to
+ * [0, W); every window must hold a column.
+ */
+void npr_gemm_t7_maxpool_avx512(const float *const *rows, int64_t nr,
+				int64_t OW, int64_t kw, int64_t sw, int64_t pw,
+				int64_t W, float *out);
 /* y[kk * ldy + l] = epilogue(t[l * 64 + kk]), l < len, kk < kn */
 void npr_gemm_t7_out_avx512(const float *t, int64_t len, int64_t kn,
 			    float *y, int64_t ldy, const float *bias,

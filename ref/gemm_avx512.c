@@ -357,3 +357,40 @@ void npr_gemm_t7_out_avx512(const float *t, int64_t len, int64_t kn,
 			}
 		}
 }
+
+/*
+ * Max pooling in the pixel-major layout, where a pixel's 64 channels are
+ * four aligned vectors: every tap of the window is four loads and four
+ * maxima, no shuffles (in channel-major planes a 3x3/2 window needs
+ * unaligned loads and permutes per 16 outputs).
+ */
+void npr_gemm_t7_maxpool_avx512(const float *const *rows, int64_t nr,
+				int64_t OW, int64_t kw, int64_t sw, int64_t pw,
+				int64_t W, float *out)
+{
+	int64_t px, r, c;
+
+	for (px = 0; px < OW; px++) {
+		int64_t c0 = px * sw - pw, c1 = c0 + kw;
+		__m512 m0 = _mm512_set1_ps(-__builtin_inff()), m1 = m0;
+		__m512 m2 = m0, m3 = m0;
+
+		if (c0 < 0)
+			c0 = 0;
+		if (c1 > W)
+			c1 = W;
+		for (r = 0; r < nr; r++)
+			for (c = c0; c < c1; c++) {
+				const float *s = rows[r] + c * 64;
+
+				m0 = _mm512_max_ps(_mm512_load_ps(s), m0);
+				m1 = _mm512_max_ps(_mm512_load_ps(s + 16), m1);
+				m2 = _mm512_max_ps(_mm512_load_ps(s + 32), m2);
+				m3 = _mm512_max_ps(_mm512_load_ps(s + 48), m3);
+			}
+		_mm512_store_ps(out + px * 64, m0);
+		_mm512_store_ps(out + px * 64 + 16, m1);
+		_mm512_store_ps(out + px * 64 + 32, m2);
+		_mm512_store_ps(out + px * 64 + 48, m3);
+	}
+}

@@ -506,4 +506,137 @@ TEST(thread_pool_works_in_a_forked_child)
 	ASSERT_EQ(WEXITSTATUS(status), 0);
 }
 
+/*
+ * A MaxPool fused into the pixel-major convolution (its rows pooled from
+ * a ring in the pixel-major layout) against the reference convolution,
+ * the epilogue and the scalar MaxPool, one after the other.
+ */
+TEST(conv_with_fused_maxpool_matches_reference)
+{
+	static const struct {
+		int64_t N, C, H, K, k, s, p;		/* convolution */
+		int64_t pk, ps, pp, pe;			/* MaxPool */
+		bool fused;
+	} cc[] = {
+		{ 1, 3, 31, 64, 3, 2, 0, 3, 2, 0, 0, true },	/* the stem */
+		{ 2, 3, 29, 70, 3, 2, 0, 3, 2, 0, 1, true },	/* ceil, 2 panels */
+		{ 1, 16, 20, 40, 3, 1, 1, 2, 2, 0, 0, true },	/* direct, 2x2/2 */
+		{ 1, 8, 17, 64, 3, 1, 1, 3, 2, 1, 1, true },	/* padded pool */
+		{ 1, 32, 15, 130, 3, 1, 1, 3, 1, 1, 1, true },	/* stride 1 */
+		{ 2, 300, 9, 32, 1, 1, 0, 3, 2, 0, 0, false },	/* 1x1: no */
+		{ 1, 4, 9, 16, 3, 1, 0, 2, 4, 0, 3, false },	/* empty window */
+	};
+	int ci, lim, ep;
+
+	if (!npr_gemm_kern_get("avx512"))
+		SKIP(return, "the pixel-major path needs AVX-512F");
+	for (ci = 0; ci < (int)(sizeof(cc) / sizeof(cc[0])); ci++) {
+		struct npr_conv_params p = { 0 }, pp = { 0 };
+		struct npr_node node = { .name = "conv", .type = "Convolution" };
+		struct npr_node pool = { .name = "pool", .type = "MaxPool",
+					 .nout = 1 };
+		struct npr_tensor in[2] = { { 0 } }, out = { 0 }, po = { 0 };
+		struct npr_conv_desc d = { 0 };
+		struct npr_pool_desc pd = { 0 };
+		struct npr_conv_plan *plan;
+		int64_t nx, nw, ny, np, i;
+		float *x, *w, *y, *c, *r, *e, *bias;
+
+		d.N = cc[ci].N; d.C = cc[ci].C; d.H = d.W = cc[ci].H;
+		d.K = cc[ci].K; d.kh = d.kw = cc[ci].k; d.sh = d.sw = cc[ci].s;
+		d.dh = d.dw = 1; d.ph = d.pw = cc[ci].p; d.G = 1;
+		d.OH = d.OW = (d.H + 2 * d.ph - d.kh) / d.sh + 1;
+		pd.kh = pd.kw = cc[ci].pk; pd.sh = pd.sw = cc[ci].ps;
+		pd.ph = pd.pw = cc[ci].pp;
+		pd.OH = pd.OW = (d.OH + pd.ph + cc[ci].pe - pd.kh) / pd.sh + 1;
+		p.nsp = pp.nsp = 2;
+		p.stride[0] = p.stride[1] = d.sh;
+		p.dil[0] = p.dil[1] = pp.dil[0] = pp.dil[1] = 1;
+		p.pb[0] = p.pb[1] = p.pe[0] = p.pe[1] = d.ph;
+		p.groups = 1;
+		pp.kernel[0] = pp.kernel[1] = pd.kh;
+		pp.stride[0] = pp.stride[1] = pd.sh;
+		pp.pb[0] = pp.pb[1] = pd.ph;
+		pp.pe[0] = pp.pe[1] = cc[ci].pe;
+		node.params = &p;
+		pool.params = &pp;
+		nx = d.N * d.C * d.H * d.W;
+		nw = d.K * d.C * d.kh * d.kw;
+		ny = d.N * d.K * d.OH * d.OW;
+		np = d.N * d.K * pd.OH * pd.OW;
+		x = malloc(sizeof(float) * nx);
+		w = malloc(sizeof(float) * nw);
+		c = malloc(sizeof(float) * ny);
+		r = malloc(sizeof(float) * ny);
+		e = malloc(sizeof(float) * np);
+		y = malloc(sizeof(float) * np);
+		bias = malloc(sizeof(float) * d.K);
+		ASSERT_TRUE(x && w && c && r && e && y && bias);
+		fill(x, nx, 41 + ci);
+		fill(w, nw, 42 + ci);
+		fill(bias, d.K, 43);
+		in[0].type = in[1].type = out.type = po.type = NPR_ELEM_F32;
+		in[0].shape.rank = in[1].shape.rank = 4;
+		out.shape.rank = po.shape.rank = 4;
+		in[0].shape.d[0] = d.N; in[0].shape.d[1] = d.C;
+		in[0].shape.d[2] = d.H; in[0].shape.d[3] = d.W;
+		in[1].shape.d[0] = d.K; in[1].shape.d[1] = d.C;
+		in[1].shape.d[2] = d.kh; in[1].shape.d[3] = d.kw;
+		out.shape.d[0] = po.shape.d[0] = d.N;
+		out.shape.d[1] = po.shape.d[1] = d.K;
+		out.shape.d[2] = d.OH; out.shape.d[3] = d.OW;
+		po.shape.d[2] = pd.OH; po.shape.d[3] = pd.OW;
+		in[0].data = x; in[1].data = w; out.data = c; po.data = e;
+		in[0].nbytes = nx * 4; in[1].nbytes = nw * 4;
+		out.nbytes = ny * 4; po.nbytes = np * 4;
+		ASSERT_EQ(npr_ref_conv(&node, in, &out), 0);
+		out.data = r;
+		ASSERT_EQ(npr_conv_plan_new_pool(&d, &pd, w, NULL, &plan), 0);
+		ASSERT_EQ(npr_conv_plan_pooled(plan), cc[ci].fused);
+		if (!cc[ci].fused) {
+			npr_conv_plan_free(plan);
+			free(x); free(w); free(c); free(r); free(e); free(y);
+			free(bias);
+			continue;
+		}
+		/* no residual with a pool */
+		ASSERT_EQ(npr_conv_plan_epi(plan, NULL, true, 0, 0, 0), -EINVAL);
+		for (ep = 0; ep < 3; ep++) {
+			/* the reference: conv, epilogue, then the pool */
+			for (i = 0; i < ny; i++) {
+				float v = c[i];
+
+				if (ep >= 1)
+					v += bias[(i / (d.OH * d.OW)) % d.K];
+				if (ep == 1)
+					v = v < -0.25f ? -0.25f : v > 0.5f ? 0.5f : v;
+				if (ep == 2)
+					v = v > 0 ? v : 0;
+				r[i] = v;
+			}
+			ASSERT_EQ(npr_pool_scalar(&pool, &out, &po), 0);
+			ASSERT_EQ(npr_conv_plan_epi(plan, ep ? bias : NULL, false,
+						    ep == 1 ? NPR_ACT_CLAMP :
+						    ep == 2 ? NPR_ACT_RELU : 0,
+						    -0.25f, 0.5f), 0);
+			for (lim = 1; lim <= 2; lim++) {
+				double err;
+
+				npr_par_set_limit(lim == 1 ? 1 : 0);
+				memset(y, 0, sizeof(float) * np);
+				ASSERT_EQ(npr_conv_plan_run(plan, x, y, NULL), 0);
+				err = rel_err(y, e, np);
+				if (err > 1e-5)
+					TH_LOG("pool case %d epi %d threads %d: %g",
+					       ci, ep, lim, err);
+				ASSERT_LE(err, 1e-5);
+			}
+		}
+		npr_par_set_limit(0);
+		npr_conv_plan_free(plan);
+		free(x); free(w); free(c); free(r); free(e); free(y);
+		free(bias);
+	}
+}
+
 TEST_HARNESS_MAIN
