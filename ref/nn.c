@@ -419,6 +419,8 @@ struct pool_job {
 	int64_t o0[16], o1[16];
 	int32_t ccnt[1024], acol[1024];
 	bool allc;
+	bool (*plane3s2)(const float *, int64_t, int64_t, float *, int64_t,
+			 int64_t);	/* 3x3/2 MaxPool inside the input */
 };
 
 /* The column geometry pool_plane() needs, once per pooling call. */
@@ -470,6 +472,8 @@ static void pool_plane(void *arg, int pl, int tid)
 	const float *rows[16];
 	float acc[1024];
 
+	if (j->plane3s2 && j->plane3s2(xp, g->H, g->W, y, g->OH, g->OW))
+		return;
 	for (oh = 0; oh < g->OH; oh++) {
 		int64_t bh = oh * g->sh - g->ph, i0, i1, a0, a1;
 		float *yr = y + oh * g->OW;
@@ -561,6 +565,10 @@ int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
 	j.x = in[0].data;
 	j.y = out[0].data;
 	pool_columns(&j);
+	if (j.maxp && j.row == npr_pool_row_avx512 && kh == 3 && kw == 3 &&
+	    j.g.sh == 2 && j.g.sw == 2 && j.g.dh == 1 && j.g.dw == 1 &&
+	    !j.g.ph && !j.g.pw && !getenv("NPR_POOL_ROWS"))
+		j.plane3s2 = npr_maxpool3s2_plane_avx512;
 	npr_parallel_for((int)(j.g.N * j.g.C), pool_plane, &j);
 	return 0;
 }

@@ -314,6 +314,13 @@ TEST(pooling_fast_path_matches_scalar_kernel)
 		{ 2, 5, 37, 3, 1, 1, 1, 1, false },	/* s1, 37 wide */
 		{ 1, 6, 50, 5, 2, 2, 2, 2, true },	/* s2, dilation 2 */
 		{ 1, 18, 34, 17, 2, 0, 0, 1, false },	/* 17 wide (fallback) */
+		/* 3x3/2 inside the input: the plane kept in registers */
+		{ 3, 11, 111, 3, 2, 0, 0, 1, false },	/* 55 wide, 4 vectors */
+		{ 2, 8, 112, 3, 2, 0, 0, 1, false },	/* last column unused */
+		{ 2, 13, 13, 3, 2, 0, 0, 1, false },	/* under a vector */
+		{ 1, 3, 3, 3, 2, 0, 0, 1, false },	/* one output */
+		{ 2, 9, 33, 3, 2, 0, 0, 1, false },	/* 16 outputs */
+		{ 1, 7, 35, 3, 2, 0, 0, 1, false },	/* 17 outputs */
 	};
 	int i, m;
 
