@@ -431,7 +431,10 @@ static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 	if ((d->K + 63) / 64 * 64 * (d->OH * (d->OW + 6) / 7 * 7 + 7) *
 	    (int64_t)sizeof(float) > T_MAXBUF)
 		return false;
-	/* useful lanes per lane computed, in thousandths */
+	/*
+	 * useful lanes per lane computed, in thousandths; a row's last tile
+	 * has only the pixels left (NPR_CONV_T_PAD=1: seven, as before)
+	 */
 	if (p->path == PATH_GEMM1X1) {
 		tw = (npix + 6) / 7;
 		eff_t = 1000 * npix / (tw * 7);
@@ -442,6 +445,8 @@ static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 		n = p->path == PATH_DIRECT ? d->OH * p->wp : npix;
 		n = (n + 31) / 32 * 32;
 	}
+	if (!getenv("NPR_CONV_T_PAD"))
+		eff_t = 1000;
 	eff_g = 1000 * npix / n;
 	/* output channels pad up to 64 here, to 8 there */
 	eff_t = eff_t * d->K / ((d->K + 63) / 64 * 64);
@@ -537,6 +542,15 @@ int npr_conv_t_layout(void)
 #endif
 }
 
+/* Pixels of tile @tl: seven, fewer for the last of a row (or plane) */
+static inline int t_pix(const struct npr_conv_plan *p, int64_t tl)
+{
+	int64_t left = (p->flat ? p->d.OH * p->d.OW : p->d.OW) -
+		       tl % p->tw * 7;
+
+	return left < 7 ? (int)left : 7;
+}
+
 struct t_job {
 	const struct npr_conv_plan *p;
 	const float *x, *res;	/* image: input (padded for 3x3), residual */
@@ -581,7 +595,8 @@ static void tpool_task(void *arg, int i, int tid)
 			const float *wq = p->wt + (q * kr + pc) * 64;
 
 			for (tl = 0; tl < p->tw; tl++)
-				npr_gemm_t7_avx512(kc, wq, j->x + r * j->pitch +
+				npr_gemm_t7_avx512(t_pix(p, tl), kc, wq,
+						   j->x + r * j->pitch +
 						   tl * 7 * d->sw, p->boff + pc,
 						   d->sw, tr + tl * 7 * 64, pc > 0);
 		}
@@ -635,7 +650,8 @@ static void t_task(void *arg, int i, int tid)
 			if (te > tl + 16)
 				te = tl + 16;
 			for (t2 = tl; t2 < te; t2++)
-				npr_gemm_t7_avx512(kr, p->wt + q * kr * 64,
+				npr_gemm_t7_avx512(t_pix(p, t2), kr,
+						   p->wt + q * kr * 64,
 						   j->x + t2 / p->tw * j->pitch +
 						   t2 % p->tw * 7 * d->sw,
 						   p->boff, d->sw,
@@ -661,7 +677,8 @@ static void t_task(void *arg, int i, int tid)
 		for (tl = a; tl < b; tl++) {
 			int64_t oy = tl / p->tw, ox0 = tl % p->tw * 7;
 
-			npr_gemm_t7_avx512(kc, wq, j->x + oy * j->pitch +
+			npr_gemm_t7_avx512(t_pix(p, tl), kc, wq,
+					   j->x + oy * j->pitch +
 					   ox0 * d->sw, p->boff + pc, d->sw,
 					   tq + tl * 7 * 64, pc > 0);
 		}

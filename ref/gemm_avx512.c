@@ -202,6 +202,8 @@ const struct npr_gemm_kern npr_gemm_kern_avx512 = {
  * x + off[k] + i * sx) times 64 output channels (four vectors of the packed
  * weights w[k][64]), 28 accumulators.  Per k: four aligned loads, seven
  * broadcasts, 28 FMAs.  t[i][64] gets (or, with @acc, adds) the sums.
+ * A row's last tile may have fewer pixels (a variant per count): 13 =
+ * 7 + 6 costs 13 pixels' FMAs, not 14.
  * Seven pixels divide 7, 14, 28, 56 and 112, so a 7x7 plane has no
  * padding lanes, where 32-wide column panels compute 64 for 49.
  */
@@ -213,19 +215,22 @@ static inline __m512 t7_fma_mem(__m512 b, const float *p, __m512 acc)
 	return acc;
 }
 
-void npr_gemm_t7_avx512(int64_t kc, const float *w, const float *x,
-			const int64_t *off, int64_t sx, float *t, bool acc)
-{
+/*
+ * The tile for @n pixels (a constant where it is inlined, so the rows
+ * past it and their accumulators drop out) and pixel stride S.
+ */
 #define T7_DECL(i)							\
 	__m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps(), \
 	       c##i##2 = _mm512_setzero_ps(), c##i##3 = _mm512_setzero_ps()
 #define T7_ROW(i)							\
 	do {								\
-		__m512 b_ = _mm512_set1_ps(xk[(i) * S_]);		\
-		c##i##0 = _mm512_fmadd_ps(b_, w0, c##i##0);		\
-		c##i##1 = _mm512_fmadd_ps(b_, w1, c##i##1);		\
-		c##i##2 = _mm512_fmadd_ps(b_, w2, c##i##2);		\
-		c##i##3 = t7_fma_mem(b_, w + 48, c##i##3);		\
+		if (n > (i)) {						\
+			__m512 b_ = _mm512_set1_ps(xk[(i) * S]);	\
+			c##i##0 = _mm512_fmadd_ps(b_, w0, c##i##0);	\
+			c##i##1 = _mm512_fmadd_ps(b_, w1, c##i##1);	\
+			c##i##2 = _mm512_fmadd_ps(b_, w2, c##i##2);	\
+			c##i##3 = t7_fma_mem(b_, w + 48, c##i##3);	\
+		}							\
 	} while (0)
 #define T7_ST1(i, v)							\
 	do {								\
@@ -237,51 +242,67 @@ void npr_gemm_t7_avx512(int64_t kc, const float *w, const float *x,
 	} while (0)
 #define T7_ST(i)							\
 	do {								\
-		T7_ST1(i, 0); T7_ST1(i, 1); T7_ST1(i, 2); T7_ST1(i, 3);	\
+		if (n > (i)) {						\
+			T7_ST1(i, 0); T7_ST1(i, 1);			\
+			T7_ST1(i, 2); T7_ST1(i, 3);			\
+		}							\
 	} while (0)
+
+static inline __attribute__((always_inline)) void
+t7_body(const int n, const int64_t S, int64_t kc, const float *w,
+	const float *x, const int64_t *off, float *t, bool acc)
+{
 	T7_DECL(0); T7_DECL(1); T7_DECL(2); T7_DECL(3);
 	T7_DECL(4); T7_DECL(5); T7_DECL(6);
 	int64_t k;
 
-#define T7_LOOP()							\
-	do {								\
-		for (k = 0; k < kc; k++, w += 64) {			\
-			const float *xk = x + off[k];			\
-			__m512 w0 = _mm512_load_ps(w);			\
-			__m512 w1 = _mm512_load_ps(w + 16);		\
-			__m512 w2 = _mm512_load_ps(w + 32);		\
-									\
-			T7_ROW(0); T7_ROW(1); T7_ROW(2); T7_ROW(3);	\
-			T7_ROW(4); T7_ROW(5); T7_ROW(6);		\
-		}							\
-	} while (0)
 	/*
 	 * 28 accumulators, three weight vectors and the broadcast fill the
 	 * 32 registers: the fourth weight vector is a memory operand of each
 	 * of its FMAs (written as asm: the compiler would load it once into
 	 * a register and spill an accumulator instead).
 	 */
-	/* the pixel stride (the convolution's) as a constant where common */
-	if (sx == 1) {
-#define S_ 1
-		T7_LOOP();
-#undef S_
-	} else if (sx == 2) {
-#define S_ 2
-		T7_LOOP();
-#undef S_
-	} else {
-#define S_ sx
-		T7_LOOP();
-#undef S_
+	for (k = 0; k < kc; k++, w += 64) {
+		const float *xk = x + off[k];
+		__m512 w0 = _mm512_load_ps(w);
+		__m512 w1 = _mm512_load_ps(w + 16);
+		__m512 w2 = _mm512_load_ps(w + 32);
+
+		T7_ROW(0); T7_ROW(1); T7_ROW(2); T7_ROW(3);
+		T7_ROW(4); T7_ROW(5); T7_ROW(6);
 	}
 	T7_ST(0); T7_ST(1); T7_ST(2); T7_ST(3);
 	T7_ST(4); T7_ST(5); T7_ST(6);
+}
 #undef T7_DECL
 #undef T7_ROW
 #undef T7_ST1
 #undef T7_ST
-#undef T7_LOOP
+
+/* the pixel stride (the convolution's) as a constant where common */
+#define T7_N(nn)							\
+static void t7_n##nn(int64_t kc, const float *w, const float *x,	\
+		     const int64_t *off, int64_t sx, float *t, bool acc) \
+{									\
+	if (sx == 1)							\
+		t7_body(nn, 1, kc, w, x, off, t, acc);			\
+	else if (sx == 2)						\
+		t7_body(nn, 2, kc, w, x, off, t, acc);			\
+	else								\
+		t7_body(nn, sx, kc, w, x, off, t, acc);			\
+}
+T7_N(1) T7_N(2) T7_N(3) T7_N(4) T7_N(5) T7_N(6) T7_N(7)
+#undef T7_N
+
+void npr_gemm_t7_avx512(int n, int64_t kc, const float *w, const float *x,
+			const int64_t *off, int64_t sx, float *t, bool acc)
+{
+	static void (*const fn[8])(int64_t, const float *, const float *,
+				   const int64_t *, int64_t, float *, bool) = {
+		NULL, t7_n1, t7_n2, t7_n3, t7_n4, t7_n5, t7_n6, t7_n7,
+	};
+
+	fn[n < 1 ? 1 : n > 7 ? 7 : n](kc, w, x, off, sx, t, acc);
 }
 
 /* r[i] (row i) becomes column i of the 16 x 16 block */
