@@ -517,11 +517,12 @@ static size_t t_bytes(const struct npr_conv_plan *p)
 /**
  * npr_conv_t_layout() - the pixel-major path's weight layout, if it is used
  *
- * Return: NPR_CONV_T_LAYOUT times 100000, plus 50000 when fused pooling
- * is off (NPR_CONV_NO_POOL), plus the plane limit's thousands when this
- * CPU and environment may choose the path, else 0; part of the name of a
- * blob's prepared weights, since which layers take the path depends on
- * all of them.
+ * Return: when this CPU and environment may choose the path,
+ * NPR_CONV_T_LAYOUT times 1000000, plus 100000 when fused pooling is off
+ * (NPR_CONV_NO_POOL), plus 200000 when tiles are charged as seven pixels
+ * (NPR_CONV_T_PAD), plus the plane limit's thousands; else 0.  Part of
+ * the name of a blob's prepared weights, since which layers take the
+ * path depends on all of them.
  */
 int npr_conv_t_layout(void)
 {
@@ -533,9 +534,10 @@ int npr_conv_t_layout(void)
 	if (!__builtin_cpu_supports("avx512f") || getenv("NPR_CONV_NO_T"))
 		return 0;
 	maxpix = maxpix < 0 ? 0 : maxpix / 1000;
-	return NPR_CONV_T_LAYOUT * 100000 +
-	       (getenv("NPR_CONV_NO_POOL") ? 50000 : 0) +
-	       (maxpix < 49999 ? maxpix : 49999);
+	return NPR_CONV_T_LAYOUT * 1000000 +
+	       (getenv("NPR_CONV_NO_POOL") ? 100000 : 0) +
+	       (getenv("NPR_CONV_T_PAD") ? 200000 : 0) +
+	       (maxpix < 99999 ? maxpix : 99999);
 #else
 	(void)maxpix;
 	return 0;
