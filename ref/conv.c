@@ -42,6 +42,7 @@ struct npr_conv_plan {
 	int64_t np, tw;			/* T: channel panels, tiles per row */
 	bool flat;			/* T: 1x1, the plane as one row */
 	bool pooled;			/* T: a MaxPool fused, see pool */
+	bool mean;			/* T: the mean over the plane fused */
 	struct npr_pool_desc pool;
 	bool residual;
 	int act;
@@ -109,6 +110,15 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 bool npr_conv_plan_pooled(const struct npr_conv_plan *p)
 {
 	return p->pooled;
+}
+
+int npr_conv_plan_set_mean(struct npr_conv_plan *p)
+{
+	if (p->path != PATH_T || p->pooled || p->residual ||
+	    getenv("NPR_CONV_NO_MEAN"))
+		return -EOPNOTSUPP;
+	p->mean = true;
+	return 0;
 }
 
 int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
@@ -241,7 +251,7 @@ nomem:
 int npr_conv_plan_epi(struct npr_conv_plan *p, const float *bias,
 		      bool residual, int act, float lo, float hi)
 {
-	if (residual && p->pooled)
+	if (residual && (p->pooled || p->mean))
 		return -EINVAL;
 	free(p->bias);
 	p->bias = NULL;
@@ -622,6 +632,28 @@ static void tpool_task(void *arg, int i, int tid)
 	}
 }
 
+/*
+ * Pixels [o, o + len) of panel channels k0.. (kn of them) from the sums
+ * at @t: written out transposed with the epilogue, or, for a plan with
+ * the mean fused, added into @sum after the epilogue.
+ */
+static void t_emit(const struct t_job *j, const float *t, int64_t o,
+		   int64_t len, int64_t k0, int64_t kn, float *sum)
+{
+	const struct npr_conv_plan *p = j->p;
+	int64_t npix = p->d.OH * p->d.OW;
+
+	if (sum) {
+		npr_gemm_t7_sum_avx512(t, len, kn, p->bias ? p->bias + k0 : NULL,
+				       p->act, p->lo, p->hi, sum);
+		return;
+	}
+	npr_gemm_t7_out_avx512(t, len, kn, j->y + k0 * npix + o, npix,
+			       p->bias ? p->bias + k0 : NULL,
+			       j->res ? j->res + k0 * npix + o : NULL,
+			       p->act, p->lo, p->hi);
+}
+
 /* Channel panel i % np, tiles [a, b) of part i / np. */
 static void t_task(void *arg, int i, int tid)
 {
@@ -634,7 +666,12 @@ static void t_task(void *arg, int i, int tid)
 	int64_t kr = p->cg * d->kh * d->kw, npix = d->OH * d->OW;
 	int64_t pc, tl, k0 = q * 64, kn = d->K - k0 < 64 ? d->K - k0 : 64;
 	float *tq = j->t + q * ntile * 7 * 64;
+	float sbuf[64] __attribute__((aligned(64))), *sum = NULL;
 
+	if (p->mean) {		/* one part per panel: the whole plane */
+		memset(sbuf, 0, sizeof(sbuf));
+		sum = sbuf;
+	}
 	/*
 	 * One depth block: each run of tiles (within a row, at most 16) is
 	 * written out while its sums are in L1, from the start of the part's
@@ -663,14 +700,10 @@ static void t_task(void *arg, int i, int tid)
 			if (len > (p->flat ? npix : d->OW) - ox0)
 				len = (p->flat ? npix : d->OW) - ox0;
 			o = oy * d->OW + ox0;
-			npr_gemm_t7_out_avx512(tq + a * 7 * 64, len, kn,
-					       j->y + k0 * npix + o, npix,
-					       p->bias ? p->bias + k0 : NULL,
-					       j->res ? j->res + k0 * npix + o :
-					       NULL, p->act, p->lo, p->hi);
+			t_emit(j, tq + a * 7 * 64, o, len, k0, kn, sum);
 			tl = te;
 		}
-		return;
+		goto done;
 	}
 	for (pc = 0; pc < kr; pc += T_KC) {
 		int64_t kc = kr - pc < T_KC ? kr - pc : T_KC;
@@ -696,13 +729,12 @@ static void t_task(void *arg, int i, int tid)
 		if (len > (p->flat ? npix : d->OW) - ox0)
 			len = (p->flat ? npix : d->OW) - ox0;
 		o = oy * d->OW + ox0;
-		npr_gemm_t7_out_avx512(tq + tl * 7 * 64, len, kn,
-				       j->y + k0 * npix + o, npix,
-				       p->bias ? p->bias + k0 : NULL,
-				       j->res ? j->res + k0 * npix + o : NULL,
-				       p->act, p->lo, p->hi);
+		t_emit(j, tq + tl * 7 * 64, o, len, k0, kn, sum);
 		tl = te;
 	}
+done:
+	for (tl = 0; sum && tl < kn; tl++)
+		j->y[k0 + tl] = sum[tl] / (float)npix;
 }
 
 struct pad_job {
@@ -740,7 +772,8 @@ static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 	const struct npr_conv_desc *d = &p->d;
 	int64_t npix = d->OH * d->OW, ntile;
 	const float *xi = x + b * d->C * d->H * d->W;
-	int64_t ynpix = p->pooled ? p->pool.OH * p->pool.OW : npix;
+	int64_t ynpix = p->pooled ? p->pool.OH * p->pool.OW :
+			p->mean ? 1 : npix;
 	struct t_job j = {
 		.p = p, .y = y + b * d->K * ynpix,
 		.res = res ? res + b * d->K * npix : NULL,
@@ -806,7 +839,7 @@ static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 	j.parts = nt > 1 ? (3 * nt + p->np - 1) / p->np : 1;
 	if (j.parts > ntile / 4)
 		j.parts = ntile / 4;
-	if (j.parts < 1)
+	if (j.parts < 1 || p->mean)
 		j.parts = 1;
 	npr_parallel_for((int)(p->np * j.parts), t_task, &j);
 	return 0;
@@ -932,7 +965,7 @@ double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 		 (long long)d->kh, (long long)d->kw, (long long)d->sh,
 		 (long long)d->C, (long long)d->K, (long long)d->G,
 		 (long long)d->OH, (long long)d->OW, (long long)d->N,
-		 path[p->path], p->pooled ? "+maxpool" : "");
+		 path[p->path], p->pooled ? "+maxpool" : p->mean ? "+mean" : "");
 	return 2.0 * d->N * d->K * d->OH * d->OW * (d->C / d->G) * d->kh *
 	       d->kw;
 }
@@ -1097,6 +1130,20 @@ int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
 	if (!err)
 		err = npr_conv_plan_epi(*plan, bias, *res_value >= 0, act, lo,
 					hi);
+	/* or a ReduceMean over the plane (global average pooling) */
+	if (!err && pool < 0 && *res_value < 0 && cp->nsp == 2 &&
+	    (u = sole_user(g, v, uses, taken)) >= 0 &&
+	    !strcmp(g->nodes[u].type, "ReduceMean") &&
+	    g->nodes[u].in[0] == v && g->nodes[u].nout == 1 &&
+	    is_f32(g, g->nodes[u].out[0]) &&
+	    npr_shape_numel(&npr_out(g, &g->nodes[u], 0)->shape) == d.N * d.K) {
+		const struct npr_nn_params *rp = g->nodes[u].params;
+
+		if (rp->red == NPR_RED_MEAN && !rp->reduced[0] &&
+		    !rp->reduced[1] && rp->reduced[2] && rp->reduced[3] &&
+		    !npr_conv_plan_set_mean(*plan))
+			absorbed[(*nabs)++] = u;
+	}
 	if (err) {
 		npr_conv_plan_free(*plan);
 		*plan = NULL;

@@ -69,6 +69,17 @@ int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
 			   const struct npr_gemm_kern *kern,
 			   struct npr_conv_plan **out);
 bool npr_conv_plan_pooled(const struct npr_conv_plan *p);
+
+/**
+ * npr_conv_plan_set_mean() - fuse the mean over each output plane
+ * @p: a plan whose epilogue (without residual) is set.
+ *
+ * The plan then writes [N, K] means (of the outputs after the epilogue)
+ * instead of [N, K, OH, OW]: a ReduceMean over H and W (global average
+ * pooling) that alone reads the output.
+ * Return: 0, or -EOPNOTSUPP when the plan's path does not do it.
+ */
+int npr_conv_plan_set_mean(struct npr_conv_plan *p);
 const char *npr_conv_plan_kernel(const struct npr_conv_plan *p);
 
 /**

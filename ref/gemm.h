@@ -181,6 +181,10 @@ void npr_gemm_t7_avx512(int n, int64_t kc, const float *w, const float *x,
 void npr_gemm_t7_maxpool_avx512(const float *const *rows, int64_t nr,
 				int64_t OW, int64_t kw, int64_t sw, int64_t pw,
 				int64_t W, float *out);
+/* sum[kk] += epilogue(t[l * 64 + kk]) over l < len, kk < kn; sum aligned */
+void npr_gemm_t7_sum_avx512(const float *t, int64_t len, int64_t kn,
+			    const float *bias, int act, float lo, float hi,
+			    float *sum);
 /* y[kk * ldy + l] = epilogue(t[l * 64 + kk]), l < len, kk < kn */
 void npr_gemm_t7_out_avx512(const float *t, int64_t len, int64_t kn,
 			    float *y, int64_t ldy, const float *bias,

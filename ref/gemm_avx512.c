@@ -415,3 +415,41 @@ void npr_gemm_t7_maxpool_avx512(const float *const *rows, int64_t nr,
 		_mm512_store_ps(out + px * 64 + 48, m3);
 	}
 }
+
+/*
+ * The pixel-major sums of @len pixels added into per-channel totals after
+ * the epilogue: a convolution followed by a global average pool never
+ * writes its output plane.
+ */
+void npr_gemm_t7_sum_avx512(const float *t, int64_t len, int64_t kn,
+			    const float *bias, int act, float lo, float hi,
+			    float *sum)
+{
+	const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+	const __m512 vz = _mm512_setzero_ps();
+	__m512 b[4], s[4];
+	int64_t l;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		int64_t n = kn - 16 * i;
+		__mmask16 m = n >= 16 ? 0xffff : n <= 0 ? 0 :
+			      (__mmask16)((1u << n) - 1);
+
+		b[i] = bias ? _mm512_maskz_loadu_ps(m, bias + 16 * i) : vz;
+		s[i] = _mm512_load_ps(sum + 16 * i);
+	}
+	for (l = 0; l < len; l++)
+		for (i = 0; i < 4; i++) {
+			__m512 v = _mm512_add_ps(_mm512_load_ps(t + l * 64 +
+								 16 * i), b[i]);
+
+			if (act == NPR_ACT_RELU)
+				v = _mm512_max_ps(v, vz);
+			else if (act == NPR_ACT_CLAMP)
+				v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);
+			s[i] = _mm512_add_ps(s[i], v);
+		}
+	for (i = 0; i < 4; i++)
+		_mm512_store_ps(sum + 16 * i, s[i]);
+}

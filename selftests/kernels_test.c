@@ -646,4 +646,118 @@ TEST(conv_with_fused_maxpool_matches_reference)
 	}
 }
 
+/*
+ * The mean over each output plane (global average pooling) fused into
+ * the pixel-major convolution against the reference convolution, the
+ * epilogue and a mean in double.
+ */
+TEST(conv_with_fused_mean_matches_reference)
+{
+	static const struct {
+		int64_t N, C, H, K, k, p;
+		bool fused;
+	} cc[] = {
+		{ 2, 40, 13, 128, 1, 0, true },		/* flat, one block */
+		{ 1, 300, 9, 64, 1, 0, true },		/* two depth blocks */
+		{ 1, 16, 15, 192, 3, 1, true },		/* 3x3, rows */
+		{ 1, 8, 32, 16, 1, 0, false },		/* GEMM path: no */
+	};
+	int ci, ep, lim;
+
+	if (!npr_gemm_kern_get("avx512"))
+		SKIP(return, "the pixel-major path needs AVX-512F");
+	for (ci = 0; ci < (int)(sizeof(cc) / sizeof(cc[0])); ci++) {
+		struct npr_conv_params p = { 0 };
+		struct npr_node node = { .name = "conv", .type = "Convolution" };
+		struct npr_tensor in[2] = { { 0 } }, out = { 0 };
+		struct npr_conv_desc d = { 0 };
+		struct npr_conv_plan *plan;
+		int64_t nx, nw, ny, npix, i, k;
+		float *x, *w, *c, *y, *e, *bias;
+
+		d.N = cc[ci].N; d.C = cc[ci].C; d.H = d.W = cc[ci].H;
+		d.K = cc[ci].K; d.kh = d.kw = cc[ci].k; d.sh = d.sw = 1;
+		d.dh = d.dw = 1; d.ph = d.pw = cc[ci].p; d.G = 1;
+		d.OH = d.OW = d.H + 2 * d.ph - d.kh + 1;
+		p.nsp = 2;
+		p.stride[0] = p.stride[1] = 1;
+		p.dil[0] = p.dil[1] = 1;
+		p.pb[0] = p.pb[1] = p.pe[0] = p.pe[1] = d.ph;
+		p.groups = 1;
+		node.params = &p;
+		npix = d.OH * d.OW;
+		nx = d.N * d.C * d.H * d.W;
+		nw = d.K * d.C * d.kh * d.kw;
+		ny = d.N * d.K * npix;
+		x = malloc(sizeof(float) * nx);
+		w = malloc(sizeof(float) * nw);
+		c = malloc(sizeof(float) * ny);
+		e = malloc(sizeof(float) * d.N * d.K);
+		y = malloc(sizeof(float) * d.N * d.K);
+		bias = malloc(sizeof(float) * d.K);
+		ASSERT_TRUE(x && w && c && e && y && bias);
+		fill(x, nx, 51 + ci);
+		fill(w, nw, 52 + ci);
+		fill(bias, d.K, 53);
+		in[0].type = in[1].type = out.type = NPR_ELEM_F32;
+		in[0].shape.rank = in[1].shape.rank = out.shape.rank = 4;
+		in[0].shape.d[0] = d.N; in[0].shape.d[1] = d.C;
+		in[0].shape.d[2] = d.H; in[0].shape.d[3] = d.W;
+		in[1].shape.d[0] = d.K; in[1].shape.d[1] = d.C;
+		in[1].shape.d[2] = d.kh; in[1].shape.d[3] = d.kw;
+		out.shape.d[0] = d.N; out.shape.d[1] = d.K;
+		out.shape.d[2] = d.OH; out.shape.d[3] = d.OW;
+		in[0].data = x; in[1].data = w; out.data = c;
+		in[0].nbytes = nx * 4; in[1].nbytes = nw * 4; out.nbytes = ny * 4;
+		ASSERT_EQ(npr_ref_conv(&node, in, &out), 0);
+		ASSERT_EQ(npr_conv_plan_new(&d, w, NULL, &plan), 0);
+		for (ep = 0; ep < 3; ep++) {
+			ASSERT_EQ(npr_conv_plan_epi(plan, ep ? bias : NULL, false,
+						    ep == 1 ? NPR_ACT_CLAMP :
+						    ep == 2 ? NPR_ACT_RELU : 0,
+						    -0.25f, 0.5f), 0);
+			if (!ep) {
+				ASSERT_EQ(npr_conv_plan_set_mean(plan),
+					  cc[ci].fused ? 0 : -EOPNOTSUPP);
+				if (!cc[ci].fused)
+					break;
+				ASSERT_EQ(npr_conv_plan_epi(plan, NULL, true, 0,
+							    0, 0), -EINVAL);
+			}
+			for (k = 0; k < d.N * d.K; k++) {
+				double sum = 0;
+
+				for (i = 0; i < npix; i++) {
+					float v = c[k * npix + i];
+
+					if (ep >= 1)
+						v += bias[k % d.K];
+					if (ep == 1)
+						v = v < -0.25f ? -0.25f :
+						    v > 0.5f ? 0.5f : v;
+					if (ep == 2)
+						v = v > 0 ? v : 0;
+					sum += v;
+				}
+				e[k] = (float)(sum / npix);
+			}
+			for (lim = 1; lim <= 2; lim++) {
+				double err;
+
+				npr_par_set_limit(lim == 1 ? 1 : 0);
+				memset(y, 0, sizeof(float) * d.N * d.K);
+				ASSERT_EQ(npr_conv_plan_run(plan, x, y, NULL), 0);
+				err = rel_err(y, e, d.N * d.K);
+				if (err > 1e-5)
+					TH_LOG("mean case %d epi %d threads %d: %g",
+					       ci, ep, lim, err);
+				ASSERT_LE(err, 1e-5);
+			}
+		}
+		npr_par_set_limit(0);
+		npr_conv_plan_free(plan);
+		free(x); free(w); free(c); free(e); free(y); free(bias);
+	}
+}
+
 TEST_HARNESS_MAIN
