@@ -97,9 +97,13 @@ static void kern(int64_t kc, const float *a, const float *b, float *c,
 	r[6][0] = c60; r[6][1] = c61; r[7][0] = c70; r[7][1] = c71;
 	m0 = n >= 16 ? 0xffff : (__mmask16)((1u << n) - 1);
 	m1 = n >= 32 ? 0xffff : n <= 16 ? 0 : (__mmask16)((1u << (n - 16)) - 1);
-	for (i = 0; i < m; i++) {
+#pragma GCC unroll 8
+	for (i = 0; i < MR; i++) {
 		float *cr = c + i * ldc;
 		__m512 v0 = r[i][0], v1 = r[i][1];
+
+		if (i >= m)
+			break;
 
 		if (acc) {
 			v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, cr));
@@ -174,9 +178,13 @@ static void kern_direct(int64_t kc, const float *a, const float *b,
 	r[2][0] = c20; r[2][1] = c21; r[3][0] = c30; r[3][1] = c31;
 	r[4][0] = c40; r[4][1] = c41; r[5][0] = c50; r[5][1] = c51;
 	r[6][0] = c60; r[6][1] = c61; r[7][0] = c70; r[7][1] = c71;
-	for (i = 0; i < m; i++) {
+#pragma GCC unroll 8
+	for (i = 0; i < MR; i++) {
 		float *cr = c + i * ldc;
 		__m512 v0 = r[i][0], v1 = r[i][1];
+
+		if (i >= m)
+			break;
 
 		if (acc) {
 			v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, cr));
