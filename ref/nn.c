@@ -421,6 +421,7 @@ struct pool_job {
 	bool allc;
 	bool (*plane3s2)(const float *, int64_t, int64_t, float *, int64_t,
 			 int64_t);	/* 3x3/2 MaxPool inside the input */
+	int64_t planes, parts;	/* planes in all, tasks they are cut into */
 };
 
 /* The column geometry pool_plane() needs, once per pooling call. */
@@ -502,6 +503,20 @@ static void pool_plane(void *arg, int pl, int tid)
 	}
 }
 
+/*
+ * Planes [planes * i / parts, planes * (i + 1) / parts): a 27x27 plane
+ * pools in about 0.1 us, less than a turn at the pool's task counter.
+ */
+static void pool_task(void *arg, int i, int tid)
+{
+	const struct pool_job *j = arg;
+	int64_t a = j->planes * i / j->parts;
+	int64_t b = j->planes * (i + 1) / j->parts;
+
+	for (; a < b; a++)
+		pool_plane(arg, (int)a, tid);
+}
+
 /* MaxPool of small integers: through f32, where they are exact. */
 static int pool_int(const struct npr_node *n, const struct npr_tensor *in,
 		    struct npr_tensor *out)
@@ -569,7 +584,16 @@ int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
 	    j.g.sh == 2 && j.g.sw == 2 && j.g.dh == 1 && j.g.dw == 1 &&
 	    !j.g.ph && !j.g.pw && !getenv("NPR_POOL_ROWS"))
 		j.plane3s2 = npr_maxpool3s2_plane_avx512;
-	npr_parallel_for((int)(j.g.N * j.g.C), pool_plane, &j);
+	/* about eight runs of planes per thread, each at least 4096 outputs */
+	j.planes = j.g.N * j.g.C;
+	j.parts = 8 * npr_par_threads();
+	if (j.parts > j.planes * j.g.OH * j.g.OW / 4096)
+		j.parts = j.planes * j.g.OH * j.g.OW / 4096;
+	if (j.parts > j.planes)
+		j.parts = j.planes;
+	if (j.parts < 1)
+		j.parts = 1;
+	npr_parallel_for((int)j.parts, pool_task, &j);
 	return 0;
 }
 
