@@ -302,7 +302,10 @@ TEST(conv_plans_match_reference_over_odd_shapes)
 
 TEST(pooling_fast_path_matches_scalar_kernel)
 {
-	static const struct { int64_t C, H, W, k, s, pb, pe, d; bool excl; } pc[] = {
+	static const struct {
+		int64_t C, H, W, k, s, pb, pe, d;
+		bool excl, neg;		/* neg: inputs in [-3, -1] */
+	} pc[] = {
 		{ 3, 13, 11, 3, 2, 1, 1, 1, false },
 		{ 5, 17, 17, 3, 2, 0, 1, 1, true },
 		{ 2, 9, 10, 2, 2, 0, 0, 1, false },
@@ -321,7 +324,15 @@ TEST(pooling_fast_path_matches_scalar_kernel)
 		{ 1, 3, 3, 3, 2, 0, 0, 1, false },	/* one output */
 		{ 2, 9, 33, 3, 2, 0, 0, 1, false },	/* 16 outputs */
 		{ 1, 7, 35, 3, 2, 0, 0, 1, false },	/* 17 outputs */
+		{ 2, 113, 113, 3, 2, 0, 1, 1, false },	/* ceil, not clipped */
+		/* ceil mode clips the last windows: all inputs negative, so
+		 * that what is read past the edge would show */
+		{ 3, 14, 28, 3, 2, 0, 1, 1, false, true },
+		{ 2, 56, 56, 3, 2, 0, 1, 1, false, true },
+		{ 1, 2, 2, 3, 2, 0, 1, 1, false, true },	/* one window */
+		{ 2, 15, 33, 3, 2, 0, 0, 1, false, true },	/* not clipped */
 	};
+	int64_t k;
 	int i, m;
 
 	for (i = 0; i < (int)(sizeof(pc) / sizeof(pc[0])); i++)
@@ -352,6 +363,8 @@ TEST(pooling_fast_path_matches_scalar_kernel)
 			r = malloc(sizeof(float) * ny);
 			ASSERT_TRUE(x && y && r);
 			fill(x, nx, 21 + i);
+			for (k = 0; pc[i].neg && k < nx; k++)
+				x[k] -= 2.0f;
 			in.type = out.type = NPR_ELEM_F32;
 			in.shape.rank = out.shape.rank = 4;
 			in.shape.d[0] = out.shape.d[0] = 2;
