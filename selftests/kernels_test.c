@@ -162,6 +162,8 @@ static const struct conv_case conv_cases[] = {
 	{ 2, 9, 120, 130, 9, 3, 3, 1, 1, 1, 1, 9 },	/* dw > 1 MB, by rows */
 	{ 2, 9, 121, 131, 9, 3, 3, 2, 1, 1, 0, 9 },	/* same at stride 2 */
 	{ 1, 32, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1 },	/* padded copy split */
+	{ 2, 100, 13, 13, 48, 1, 1, 1, 1, 0, 0, 1 },	/* 1x1, 48: B in place */
+	{ 1, 130, 9, 11, 24, 1, 1, 1, 1, 0, 0, 1 },	/* 1x1, B panel outer */
 };
 
 TEST(conv_plans_match_reference_over_odd_shapes)
