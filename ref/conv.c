@@ -789,10 +789,9 @@ static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 		j.tstride = (p->pool.kh * p->tw * 7 + p->pool.OW) * 64;
 		tn = (size_t)nt * j.tstride;
 	}
+	/* flat: the input itself (the last tile reads only its pixels) */
 	if (!p->flat)
 		xn = d->C * p->hp * p->wp + 64;
-	else if (npix % 7)	/* the last tile reads past the input */
-		xn = d->C * npix + 64;
 	if (xn > xcap) {
 		free(xbuf);
 		xbuf = malloc(sizeof(float) * xn);
@@ -818,10 +817,6 @@ static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 		memset(xbuf + d->C * p->hp * p->wp, 0, sizeof(float) * 64);
 		j.x = xbuf;
 		j.pitch = d->sh * p->wp;
-	} else if (xn) {
-		memcpy(xbuf, xi, sizeof(float) * d->C * npix);
-		memset(xbuf + d->C * npix, 0, sizeof(float) * 64);
-		j.x = xbuf;
 	} else {
 		j.x = xi;
 	}
