@@ -753,14 +753,28 @@ static void pad_task(void *arg, int i, int tid)
 	const struct npr_conv_desc *d = &p->d;
 	int64_t plane = p->hp * p->wp, c, iy;
 
-	for (c = d->C * i / j->parts; c < d->C * (i + 1) / j->parts; c++) {
-		float *pl = j->xp + c * plane;
+	int64_t right = p->wp - d->pw - d->W;
+	int64_t below = (p->hp - d->ph - d->H) * p->wp;
 
-		memset(pl, 0, sizeof(float) * plane);
-		for (iy = 0; iy < d->H; iy++)
-			memcpy(pl + (iy + d->ph) * p->wp + d->pw,
-			       j->x + (c * d->H + iy) * d->W,
-			       sizeof(float) * d->W);
+	/* only the border is zeroed: each float is written once */
+	for (c = d->C * i / j->parts; c < d->C * (i + 1) / j->parts; c++) {
+		float *pl = j->xp + c * plane, *r = pl + d->ph * p->wp;
+		const float *xc = j->x + c * d->H * d->W;
+
+		memset(pl, 0, sizeof(float) * d->ph * p->wp);
+		if (!d->pw && !right) {
+			memcpy(r, xc, sizeof(float) * d->H * d->W);
+			r += d->H * d->W;
+		} else {
+			for (iy = 0; iy < d->H; iy++, r += p->wp) {
+				memset(r, 0, sizeof(float) * d->pw);
+				memcpy(r + d->pw, xc + iy * d->W,
+				       sizeof(float) * d->W);
+				memset(r + d->pw + d->W, 0,
+				       sizeof(float) * right);
+			}
+		}
+		memset(r, 0, sizeof(float) * below);
 	}
 }
 
