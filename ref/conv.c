@@ -608,8 +608,8 @@ static void tpool_task(void *arg, int i, int tid)
 			const float *wq = p->wt + (q * kr + pc) * 64;
 
 			for (tl = 0; tl < p->tw; tl++)
-				npr_gemm_t7_avx512(t_pix(p, tl), kc, wq,
-						   j->x + r * j->pitch +
+				npr_gemm_t7_avx512(t_pix(p, tl), (int)(kn + 15) / 16,
+						   kc, wq, j->x + r * j->pitch +
 						   tl * 7 * d->sw, p->boff + pc,
 						   d->sw, tr + tl * 7 * 64, pc > 0);
 		}
@@ -690,7 +690,8 @@ static void t_task(void *arg, int i, int tid)
 			if (te > tl + 16)
 				te = tl + 16;
 			for (t2 = tl; t2 < te; t2++)
-				npr_gemm_t7_avx512(t_pix(p, t2), kr,
+				npr_gemm_t7_avx512(t_pix(p, t2),
+						   (int)(kn + 15) / 16, kr,
 						   p->wt + q * kr * 64,
 						   j->x + t2 / p->tw * j->pitch +
 						   t2 % p->tw * 7 * d->sw,
@@ -713,8 +714,8 @@ static void t_task(void *arg, int i, int tid)
 		for (tl = a; tl < b; tl++) {
 			int64_t oy = tl / p->tw, ox0 = tl % p->tw * 7;
 
-			npr_gemm_t7_avx512(t_pix(p, tl), kc, wq,
-					   j->x + oy * j->pitch +
+			npr_gemm_t7_avx512(t_pix(p, tl), (int)(kn + 15) / 16,
+					   kc, wq, j->x + oy * j->pitch +
 					   ox0 * d->sw, p->boff + pc, d->sw,
 					   tq + tl * 7 * 64, pc > 0);
 		}

@@ -211,7 +211,8 @@ const struct npr_gemm_kern npr_gemm_kern_avx512 = {
  * weights w[k][64]), 28 accumulators.  Per k: four aligned loads, seven
  * broadcasts, 28 FMAs.  t[i][64] gets (or, with @acc, adds) the sums.
  * A row's last tile may have fewer pixels (a variant per count): 13 =
- * 7 + 6 costs 13 pixels' FMAs, not 14.
+ * 7 + 6 costs 13 pixels' FMAs, not 14; a panel's last channels fewer
+ * vectors (160 = 64 + 64 + 32 computes 160, not 192).
  * Seven pixels divide 7, 14, 28, 56 and 112, so a 7x7 plane has no
  * padding lanes, where 32-wide column panels compute 64 for 49.
  */
@@ -224,8 +225,9 @@ static inline __m512 t7_fma_mem(__m512 b, const float *p, __m512 acc)
 }
 
 /*
- * The tile for @n pixels (a constant where it is inlined, so the rows
- * past it and their accumulators drop out) and pixel stride S.
+ * The tile for @n pixels and @nv vectors of 16 channels (constants where
+ * it is inlined, so the rows and vectors past them and their
+ * accumulators drop out) and pixel stride S.
  */
 #define T7_DECL(i)							\
 	__m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps(), \
@@ -235,9 +237,12 @@ static inline __m512 t7_fma_mem(__m512 b, const float *p, __m512 acc)
 		if (n > (i)) {						\
 			__m512 b_ = _mm512_set1_ps(xk[(i) * S]);	\
 			c##i##0 = _mm512_fmadd_ps(b_, w0, c##i##0);	\
-			c##i##1 = _mm512_fmadd_ps(b_, w1, c##i##1);	\
-			c##i##2 = _mm512_fmadd_ps(b_, w2, c##i##2);	\
-			c##i##3 = t7_fma_mem(b_, w + 48, c##i##3);	\
+			if (nv > 1)					\
+				c##i##1 = _mm512_fmadd_ps(b_, w1, c##i##1); \
+			if (nv > 2)					\
+				c##i##2 = _mm512_fmadd_ps(b_, w2, c##i##2); \
+			if (nv > 3)					\
+				c##i##3 = t7_fma_mem(b_, w + 48, c##i##3); \
 		}							\
 	} while (0)
 #define T7_ST1(i, v)							\
@@ -251,14 +256,19 @@ static inline __m512 t7_fma_mem(__m512 b, const float *p, __m512 acc)
 #define T7_ST(i)							\
 	do {								\
 		if (n > (i)) {						\
-			T7_ST1(i, 0); T7_ST1(i, 1);			\
-			T7_ST1(i, 2); T7_ST1(i, 3);			\
+			T7_ST1(i, 0);					\
+			if (nv > 1)					\
+				T7_ST1(i, 1);				\
+			if (nv > 2)					\
+				T7_ST1(i, 2);				\
+			if (nv > 3)					\
+				T7_ST1(i, 3);				\
 		}							\
 	} while (0)
 
 static inline __attribute__((always_inline)) void
-t7_body(const int n, const int64_t S, int64_t kc, const float *w,
-	const float *x, const int64_t *off, float *t, bool acc)
+t7_body(const int n, const int nv, const int64_t S, int64_t kc,
+	const float *w, const float *x, const int64_t *off, float *t, bool acc)
 {
 	T7_DECL(0); T7_DECL(1); T7_DECL(2); T7_DECL(3);
 	T7_DECL(4); T7_DECL(5); T7_DECL(6);
@@ -288,29 +298,41 @@ t7_body(const int n, const int64_t S, int64_t kc, const float *w,
 #undef T7_ST
 
 /* the pixel stride (the convolution's) as a constant where common */
-#define T7_N(nn)							\
-static void t7_n##nn(int64_t kc, const float *w, const float *x,	\
-		     const int64_t *off, int64_t sx, float *t, bool acc) \
+#define T7_N(nn, vv)							\
+static void t7_n##nn##v##vv(int64_t kc, const float *w, const float *x, \
+			    const int64_t *off, int64_t sx, float *t,	\
+			    bool acc)					\
 {									\
 	if (sx == 1)							\
-		t7_body(nn, 1, kc, w, x, off, t, acc);			\
+		t7_body(nn, vv, 1, kc, w, x, off, t, acc);		\
 	else if (sx == 2)						\
-		t7_body(nn, 2, kc, w, x, off, t, acc);			\
+		t7_body(nn, vv, 2, kc, w, x, off, t, acc);		\
 	else								\
-		t7_body(nn, sx, kc, w, x, off, t, acc);			\
+		t7_body(nn, vv, sx, kc, w, x, off, t, acc);		\
 }
-T7_N(1) T7_N(2) T7_N(3) T7_N(4) T7_N(5) T7_N(6) T7_N(7)
+#define T7_NV(vv)							\
+	T7_N(1, vv) T7_N(2, vv) T7_N(3, vv) T7_N(4, vv)			\
+	T7_N(5, vv) T7_N(6, vv) T7_N(7, vv)
+T7_NV(1) T7_NV(2) T7_NV(3) T7_NV(4)
+#undef T7_NV
 #undef T7_N
 
-void npr_gemm_t7_avx512(int n, int64_t kc, const float *w, const float *x,
-			const int64_t *off, int64_t sx, float *t, bool acc)
+void npr_gemm_t7_avx512(int n, int nv, int64_t kc, const float *w,
+			const float *x, const int64_t *off, int64_t sx,
+			float *t, bool acc)
 {
-	static void (*const fn[8])(int64_t, const float *, const float *,
-				   const int64_t *, int64_t, float *, bool) = {
-		NULL, t7_n1, t7_n2, t7_n3, t7_n4, t7_n5, t7_n6, t7_n7,
+#define T7_FNS(vv)	{ t7_n1v##vv, t7_n2v##vv, t7_n3v##vv, t7_n4v##vv, \
+			  t7_n5v##vv, t7_n6v##vv, t7_n7v##vv }
+	static void (*const fn[4][7])(int64_t, const float *, const float *,
+				      const int64_t *, int64_t, float *,
+				      bool) = {
+		T7_FNS(1), T7_FNS(2), T7_FNS(3), T7_FNS(4),
 	};
+#undef T7_FNS
 
-	fn[n < 1 ? 1 : n > 7 ? 7 : n](kc, w, x, off, sx, t, acc);
+	n = n < 1 ? 1 : n > 7 ? 7 : n;
+	nv = nv < 1 ? 1 : nv > 4 ? 4 : nv;
+	fn[nv - 1][n - 1](kc, w, x, off, sx, t, acc);
 }
 
 /* r[i] (row i) becomes column i of the 16 x 16 block */
@@ -457,8 +479,9 @@ void npr_gemm_t7_sum_avx512(const float *t, int64_t len, int64_t kn,
 		b[i] = bias ? _mm512_maskz_loadu_ps(m, bias + 16 * i) : vz;
 		s[i] = _mm512_load_ps(sum + 16 * i);
 	}
+	/* only the vectors with channels: the tile leaves the others */
 	for (l = 0; l < len; l++)
-		for (i = 0; i < 4; i++) {
+		for (i = 0; i < 4 && 16 * i < kn; i++) {
 			__m512 v = _mm512_add_ps(_mm512_load_ps(t + l * 64 +
 								 16 * i), b[i]);
 

@@ -164,6 +164,8 @@ static const struct conv_case conv_cases[] = {
 	{ 1, 32, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1 },	/* padded copy split */
 	{ 2, 100, 13, 13, 48, 1, 1, 1, 1, 0, 0, 1 },	/* 1x1, 48: B in place */
 	{ 1, 130, 9, 11, 24, 1, 1, 1, 1, 0, 0, 1 },	/* 1x1, B panel outer */
+	{ 2, 300, 7, 7, 160, 1, 1, 1, 1, 0, 0, 1 },	/* pixel-major, 2 vectors */
+	{ 1, 40, 9, 9, 100, 3, 3, 1, 1, 1, 1, 1 },	/* pixel-major, 3 vectors */
 };
 
 TEST(conv_plans_match_reference_over_odd_shapes)
