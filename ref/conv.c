@@ -407,7 +407,7 @@ static int conv_image_direct(const struct npr_conv_plan *p, const float *x,
  * (output channels 64q..64q+63, zero past K), row r = (c, ky, kx) of the
  * GEMM, at wt[(q * C * taps + r) * 64], 64-byte aligned.
  */
-#define NPR_CONV_T_LAYOUT	2
+#define NPR_CONV_T_LAYOUT	3
 #define T_KC			256
 #define T_MAXPIX		16384
 #define T_MAXBUF		(4 << 20)	/* bytes of sums per image */
@@ -459,8 +459,18 @@ static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 	if (!getenv("NPR_CONV_T_PAD"))
 		eff_t = 1000;
 	eff_g = 1000 * npix / n;
-	/* output channels pad up to 64 here, to 8 there */
-	eff_t = eff_t * d->K / ((d->K + 63) / 64 * 64);
+	/*
+	 * output channels pad up to 8 there; here the last panel computes
+	 * the 16-channel vectors it fills, but one vector (7 FMAs to 8
+	 * loads a step) runs at about half speed: count it as two
+	 */
+	if (getenv("NPR_CONV_T_PAD")) {
+		eff_t = eff_t * d->K / ((d->K + 63) / 64 * 64);
+	} else {
+		int64_t rem = d->K % 64 ? (d->K % 64 + 15) / 16 * 16 : 0;
+
+		eff_t = eff_t * d->K / (d->K / 64 * 64 + (rem == 16 ? 32 : rem));
+	}
 	eff_g = eff_g * d->K / ((d->K + 7) / 8 * 8);
 	/*
 	 * im2col packs B per call; this path copies the input once (all of
