@@ -42,6 +42,9 @@ struct npr_conv_plan {
 	float *wt;			/* T: weights [K / 64][C * taps][64] */
 	int64_t np, tw;			/* T: channel panels, tiles per row */
 	bool flat;			/* T: 1x1, the plane as one row */
+	bool pooled;			/* T: a MaxPool fused, see pool */
+	bool mean;			/* T: the mean over the plane fused */
+	struct npr_pool_desc pool;
 	bool residual;
 	int act;
 	float lo, hi;
@@ -170,9 +173,54 @@ static struct npr_dw_tab *dw_tab_new(const struct npr_conv_desc *d)
 	return t;
 }
 
+/*
+ * Can a pixel-major plan pool @pd's windows over its output rows?  Every
+ * window must hold a pixel of the output (the scalar kernel gives 0 for
+ * an empty one), and the rows of one window must fit the row ring.
+ */
+static bool pool_fits(const struct npr_conv_desc *d,
+		      const struct npr_pool_desc *pd)
+{
+	int64_t o;
+
+	if (pd->kh < 1 || pd->kw < 1 || pd->kh > 16 || pd->sh < 1 ||
+	    pd->sw < 1 || pd->ph < 0 || pd->pw < 0 || pd->OH < 1 ||
+	    pd->OW < 1 || pd->ph >= pd->kh || pd->pw >= pd->kw)
+		return false;
+	for (o = 0; o < pd->OH; o++)
+		if (o * pd->sh - pd->ph >= d->OH)
+			return false;
+	for (o = 0; o < pd->OW; o++)
+		if (o * pd->sw - pd->pw >= d->OW)
+			return false;
+	return true;
+}
+
 int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		      const struct npr_gemm_kern *kern,
 		      struct npr_conv_plan **out)
+{
+	return npr_conv_plan_new_pool(d, NULL, w, kern, out);
+}
+
+bool npr_conv_plan_pooled(const struct npr_conv_plan *p)
+{
+	return p->pooled;
+}
+
+int npr_conv_plan_set_mean(struct npr_conv_plan *p)
+{
+	if (p->path != PATH_T || p->pooled || p->residual ||
+	    getenv("NPR_CONV_NO_MEAN"))
+		return -EOPNOTSUPP;
+	p->mean = true;
+	return 0;
+}
+
+int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
+			   const struct npr_pool_desc *pd, const float *w,
+			   const struct npr_gemm_kern *kern,
+			   struct npr_conv_plan **out)
 {
 	struct npr_conv_plan *p;
 	int64_t taps = d->kh * d->kw, g;
@@ -246,12 +294,13 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 						       kx * d->dw;
 		p->path = PATH_DIRECT;
 	} else if (p->path == PATH_GEMM1X1 && kern->fn_direct &&
-		   (p->kg <= 32 || getenv("NPR_CONV_DIRECT_1X1")) &&
+		   (p->kg <= 48 || getenv("NPR_CONV_DIRECT_1X1")) &&
 		   !getenv("NPR_CONV_PACK_1X1")) {
 		/*
-		 * B read in place: with at most four micro-panels of A to
+		 * B read in place: with at most six micro-panels of A to
 		 * reuse a packed B, packing it does not pay (7-11% on the
-		 * 16-32 channel 1x1 layers of mobilenet_v2).
+		 * 16-32 channel 1x1 layers of mobilenet_v2, 7-9% on the 48
+		 * channel ones of squeezenet1_1).
 		 */
 		int64_t c;
 
@@ -261,6 +310,10 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		for (c = 0; c < p->cg; c++)
 			p->boff[c] = c * d->H * d->W;
 	}
+	if (pd && pool_fits(d, pd)) {
+		p->pooled = true;	/* use_t() may still say no */
+		p->pool = *pd;
+	}
 	if (use_t(p, kern)) {
 		err = plan_t(p, w);
 		if (err)
@@ -268,6 +321,7 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		*out = p;
 		return 0;
 	}
+	p->pooled = false;
 	p->a = calloc(d->G, sizeof(*p->a));
 	if (!p->a)
 		goto nomem;
@@ -296,6 +350,8 @@ nomem:
 int npr_conv_plan_epi(struct npr_conv_plan *p, const float *bias,
 		      bool residual, int act, float lo, float hi)
 {
+	if (residual && (p->pooled || p->mean))
+		return -EINVAL;
 	free(p->bias);
 	p->bias = NULL;
 	if (bias) {
@@ -456,8 +512,13 @@ static int conv_image_direct(const struct npr_conv_plan *p, const float *x,
  * (output channels 64q..64q+63, zero past K), row r = (c, ky, kx) of the
  * GEMM, at wt[(q * C * taps + r) * 64], 64-byte aligned.
  */
-#define NPR_CONV_T_LAYOUT	1
-#define T_KC			256
+#define NPR_CONV_T_LAYOUT	4
+/*
+ * depth block: 1024 rows of a panel's weights are 256 KiB, which stay in
+ * L2 while the block's tiles sweep them; fewer blocks mean fewer round
+ * trips of the sums (256 measured 1-2% slower on every layer tried)
+ */
+#define T_KC			1024
 #define T_MAXPIX		16384
 #define T_MAXBUF		(4 << 20)	/* bytes of sums per image */
 
@@ -475,6 +536,15 @@ static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 #endif
 	if (getenv("NPR_CONV_T_MAXPIX"))
 		maxpix = atoi(getenv("NPR_CONV_T_MAXPIX"));
+	/*
+	 * A fused MaxPool: the sums are pooled in a ring of rows, never
+	 * written whole, so neither the buffer limit nor the lanes count;
+	 * the plane is not cut into one flat row
+	 */
+	if (p->pooled)
+		return !strcmp(kern->name, "avx512") && d->G == 1 &&
+		       npix <= maxpix && p->path != PATH_GEMM1X1 &&
+		       !getenv("NPR_CONV_NO_T") && !getenv("NPR_CONV_NO_POOL");
 	/* below 32 rows of depth the transposing write-out dominates */
 	if (strcmp(kern->name, "avx512") || d->G != 1 || npix > maxpix ||
 	    p->cg * d->kh * d->kw < 32 || getenv("NPR_CONV_NO_T"))
@@ -482,7 +552,10 @@ static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 	if ((d->K + 63) / 64 * 64 * (d->OH * (d->OW + 6) / 7 * 7 + 7) *
 	    (int64_t)sizeof(float) > T_MAXBUF)
 		return false;
-	/* useful lanes per lane computed, in thousandths */
+	/*
+	 * useful lanes per lane computed, in thousandths; a row's last tile
+	 * has only the pixels left (NPR_CONV_T_PAD=1: seven, as before)
+	 */
 	if (p->path == PATH_GEMM1X1) {
 		tw = (npix + 6) / 7;
 		eff_t = 1000 * npix / (tw * 7);
@@ -493,9 +566,21 @@ static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 		n = p->path == PATH_DIRECT ? d->OH * p->wp : npix;
 		n = (n + 31) / 32 * 32;
 	}
+	if (!getenv("NPR_CONV_T_PAD"))
+		eff_t = 1000;
 	eff_g = 1000 * npix / n;
-	/* output channels pad up to 64 here, to 8 there */
-	eff_t = eff_t * d->K / ((d->K + 63) / 64 * 64);
+	/*
+	 * output channels pad up to 8 there; here the last panel computes
+	 * the 16-channel vectors it fills, but one vector (7 FMAs to 8
+	 * loads a step) runs at about half speed: count it as two
+	 */
+	if (getenv("NPR_CONV_T_PAD")) {
+		eff_t = eff_t * d->K / ((d->K + 63) / 64 * 64);
+	} else {
+		int64_t rem = d->K % 64 ? (d->K % 64 + 15) / 16 * 16 : 0;
+
+		eff_t = eff_t * d->K / (d->K / 64 * 64 + (rem == 16 ? 32 : rem));
+	}
 	eff_g = eff_g * d->K / ((d->K + 7) / 8 * 8);
 	/*
 	 * im2col packs B per call; this path copies the input once (all of
@@ -503,6 +588,14 @@ static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 	 */
 	if (p->path == PATH_IM2COL)
 		return d->kh * d->kw > 1 && eff_t + 50 > eff_g;
+	/*
+	 * as good, and deep: the pixel-major tile reads its input once per
+	 * panel where the direct GEMM reads it once per eight rows of A
+	 * (1x1 256 -> 32 at 27x27 0.057 -> 0.047 ms, 192 -> 32 at 28x28
+	 * 0.044 -> 0.038)
+	 */
+	if (p->cg * d->kh * d->kw >= 128 && eff_t >= eff_g)
+		return true;
 	return eff_t > eff_g + 20;
 }
 
@@ -563,10 +656,12 @@ static size_t t_bytes(const struct npr_conv_plan *p)
 /**
  * npr_conv_t_layout() - the pixel-major path's weight layout, if it is used
  *
- * Return: NPR_CONV_T_LAYOUT times 100000 plus the plane limit's thousands
- * when this CPU and environment may choose the path, else 0; part of the
- * name of a blob's prepared weights, since which layers take the path
- * depends on both.
+ * Return: when this CPU and environment may choose the path,
+ * NPR_CONV_T_LAYOUT times 1000000, plus 100000 when fused pooling is off
+ * (NPR_CONV_NO_POOL), plus 200000 when tiles are charged as seven pixels
+ * (NPR_CONV_T_PAD), plus the plane limit's thousands; else 0.  Part of
+ * the name of a blob's prepared weights, since which layers take the
+ * path depends on all of them.
  */
 int npr_conv_t_layout(void)
 {
@@ -577,11 +672,24 @@ int npr_conv_t_layout(void)
 	__builtin_cpu_init();
 	if (!__builtin_cpu_supports("avx512f") || getenv("NPR_CONV_NO_T"))
 		return 0;
-	return NPR_CONV_T_LAYOUT * 100000 + (maxpix < 0 ? 0 : maxpix / 1000);
+	maxpix = maxpix < 0 ? 0 : maxpix / 1000;
+	return NPR_CONV_T_LAYOUT * 1000000 +
+	       (getenv("NPR_CONV_NO_POOL") ? 100000 : 0) +
+	       (getenv("NPR_CONV_T_PAD") ? 200000 : 0) +
+	       (maxpix < 99999 ? maxpix : 99999);
 #else
 	(void)maxpix;
 	return 0;
 #endif
+}
+
+/* Pixels of tile @tl: seven, fewer for the last of a row (or plane) */
+static inline int t_pix(const struct npr_conv_plan *p, int64_t tl)
+{
+	int64_t left = (p->flat ? p->d.OH * p->d.OW : p->d.OW) -
+		       tl % p->tw * 7;
+
+	return left < 7 ? (int)left : 7;
 }
 
 struct t_job {
@@ -589,7 +697,91 @@ struct t_job {
 	const float *x, *res;	/* image: input (padded for 3x3), residual */
 	float *y, *t;
 	int64_t pitch, parts;
+	int64_t tstride;	/* pooled: floats of t per thread */
 };
+
+/*
+ * Channel panel i % np, pooled rows [a, b) of part i / np, with the
+ * MaxPool fused: the convolution's rows are computed in order into a ring
+ * of kh rows (pixel-major, in L1 or L2), and each pooled row as soon as
+ * its window's last row is there; then the pooled row is written out
+ * with the epilogue (bias and activation commute with max).  Parts
+ * recompute the kh - sh rows their windows share.
+ */
+static void tpool_task(void *arg, int i, int tid)
+{
+	const struct t_job *j = arg;
+	const struct npr_conv_plan *p = j->p;
+	const struct npr_conv_desc *d = &p->d;
+	const struct npr_pool_desc *pd = &p->pool;
+	int64_t q = i % p->np, part = i / p->np;
+	int64_t a = pd->OH * part / j->parts, b = pd->OH * (part + 1) / j->parts;
+	int64_t kr = p->cg * d->kh * d->kw, pnpix = pd->OH * pd->OW;
+	int64_t k0 = q * 64, kn = d->K - k0 < 64 ? d->K - k0 : 64;
+	int64_t rowf = p->tw * 7 * 64, r, r0, r1, pc, tl, py = a;
+	float *ring = j->t + tid * j->tstride, *po = ring + pd->kh * rowf;
+	const float *rows[16];
+
+	if (a >= b)
+		return;
+	r0 = a * pd->sh - pd->ph;
+	r0 = r0 < 0 ? 0 : r0;
+	r1 = (b - 1) * pd->sh - pd->ph + pd->kh;
+	r1 = r1 > d->OH ? d->OH : r1;
+	for (r = r0; r < r1 && py < b; r++) {
+		float *tr = ring + r % pd->kh * rowf;
+
+		for (pc = 0; pc < kr; pc += T_KC) {
+			int64_t kc = kr - pc < T_KC ? kr - pc : T_KC;
+			const float *wq = p->wt + (q * kr + pc) * 64;
+
+			for (tl = 0; tl < p->tw; tl++)
+				npr_gemm_t7_avx512(t_pix(p, tl), (int)(kn + 15) / 16,
+						   kc, wq, j->x + r * j->pitch +
+						   tl * 7 * d->sw, p->boff + pc,
+						   d->sw, tr + tl * 7 * 64, pc > 0);
+		}
+		/* every pooled row whose window ends at row r */
+		for (; py < b; py++) {
+			int64_t y0 = py * pd->sh - pd->ph, y1 = y0 + pd->kh, l;
+
+			y0 = y0 < 0 ? 0 : y0;
+			y1 = y1 > d->OH ? d->OH : y1;
+			if (y1 - 1 != r)
+				break;
+			for (l = y0; l < y1; l++)
+				rows[l - y0] = ring + l % pd->kh * rowf;
+			npr_gemm_t7_maxpool_avx512(rows, y1 - y0, pd->OW, pd->kw,
+						   pd->sw, pd->pw, d->OW, po);
+			npr_gemm_t7_out_avx512(po, pd->OW, kn, j->y + k0 * pnpix +
+					       py * pd->OW, pnpix,
+					       p->bias ? p->bias + k0 : NULL,
+					       NULL, p->act, p->lo, p->hi);
+		}
+	}
+}
+
+/*
+ * Pixels [o, o + len) of panel channels k0.. (kn of them) from the sums
+ * at @t: written out transposed with the epilogue, or, for a plan with
+ * the mean fused, added into @sum after the epilogue.
+ */
+static void t_emit(const struct t_job *j, const float *t, int64_t o,
+		   int64_t len, int64_t k0, int64_t kn, float *sum)
+{
+	const struct npr_conv_plan *p = j->p;
+	int64_t npix = p->d.OH * p->d.OW;
+
+	if (sum) {
+		npr_gemm_t7_sum_avx512(t, len, kn, p->bias ? p->bias + k0 : NULL,
+				       p->act, p->lo, p->hi, sum);
+		return;
+	}
+	npr_gemm_t7_out_avx512(t, len, kn, j->y + k0 * npix + o, npix,
+			       p->bias ? p->bias + k0 : NULL,
+			       j->res ? j->res + k0 * npix + o : NULL,
+			       p->act, p->lo, p->hi);
+}
 
 /* Channel panel i % np, tiles [a, b) of part i / np. */
 static void t_task(void *arg, int i, int tid)
@@ -603,7 +795,46 @@ static void t_task(void *arg, int i, int tid)
 	int64_t kr = p->cg * d->kh * d->kw, npix = d->OH * d->OW;
 	int64_t pc, tl, k0 = q * 64, kn = d->K - k0 < 64 ? d->K - k0 : 64;
 	float *tq = j->t + q * ntile * 7 * 64;
+	float sbuf[64] __attribute__((aligned(64))), *sum = NULL;
 
+	if (p->mean) {		/* one part per panel: the whole plane */
+		memset(sbuf, 0, sizeof(sbuf));
+		sum = sbuf;
+	}
+	/*
+	 * One depth block: each run of tiles (within a row, at most 16) is
+	 * written out while its sums are in L1, from the start of the part's
+	 * share of the buffer (the stem's 111 x 112 x 64 sums would go to L3
+	 * and back)
+	 */
+	if (kr <= T_KC) {
+		for (tl = a; tl < b;) {
+			int64_t oy = tl / p->tw, ox0 = tl % p->tw * 7, te, t2;
+			int64_t len, o;
+
+			te = p->flat ? b : tl - tl % p->tw + p->tw;
+			if (te > b)
+				te = b;
+			if (te > tl + 16)
+				te = tl + 16;
+			for (t2 = tl; t2 < te; t2++)
+				npr_gemm_t7_avx512(t_pix(p, t2),
+						   (int)(kn + 15) / 16, kr,
+						   p->wt + q * kr * 64,
+						   j->x + t2 / p->tw * j->pitch +
+						   t2 % p->tw * 7 * d->sw,
+						   p->boff, d->sw,
+						   tq + (a + t2 - tl) * 7 * 64,
+						   false);
+			len = (te - tl) * 7;
+			if (len > (p->flat ? npix : d->OW) - ox0)
+				len = (p->flat ? npix : d->OW) - ox0;
+			o = oy * d->OW + ox0;
+			t_emit(j, tq + a * 7 * 64, o, len, k0, kn, sum);
+			tl = te;
+		}
+		goto done;
+	}
 	for (pc = 0; pc < kr; pc += T_KC) {
 		int64_t kc = kr - pc < T_KC ? kr - pc : T_KC;
 		const float *wq = p->wt + (q * kr + pc) * 64;
@@ -611,7 +842,8 @@ static void t_task(void *arg, int i, int tid)
 		for (tl = a; tl < b; tl++) {
 			int64_t oy = tl / p->tw, ox0 = tl % p->tw * 7;
 
-			npr_gemm_t7_avx512(kc, wq, j->x + oy * j->pitch +
+			npr_gemm_t7_avx512(t_pix(p, tl), (int)(kn + 15) / 16,
+					   kc, wq, j->x + oy * j->pitch +
 					   ox0 * d->sw, p->boff + pc, d->sw,
 					   tq + tl * 7 * 64, pc > 0);
 		}
@@ -627,13 +859,12 @@ static void t_task(void *arg, int i, int tid)
 		if (len > (p->flat ? npix : d->OW) - ox0)
 			len = (p->flat ? npix : d->OW) - ox0;
 		o = oy * d->OW + ox0;
-		npr_gemm_t7_out_avx512(tq + tl * 7 * 64, len, kn,
-				       j->y + k0 * npix + o, npix,
-				       p->bias ? p->bias + k0 : NULL,
-				       j->res ? j->res + k0 * npix + o : NULL,
-				       p->act, p->lo, p->hi);
+		t_emit(j, tq + tl * 7 * 64, o, len, k0, kn, sum);
 		tl = te;
 	}
+done:
+	for (tl = 0; sum && tl < kn; tl++)
+		j->y[k0 + tl] = sum[tl] / (float)npix;
 }
 
 struct pad_job {
@@ -651,14 +882,28 @@ static void pad_task(void *arg, int i, int tid)
 	const struct npr_conv_desc *d = &p->d;
 	int64_t plane = p->hp * p->wp, c, iy;
 
-	for (c = d->C * i / j->parts; c < d->C * (i + 1) / j->parts; c++) {
-		float *pl = j->xp + c * plane;
+	int64_t right = p->wp - d->pw - d->W;
+	int64_t below = (p->hp - d->ph - d->H) * p->wp;
 
-		memset(pl, 0, sizeof(float) * plane);
-		for (iy = 0; iy < d->H; iy++)
-			memcpy(pl + (iy + d->ph) * p->wp + d->pw,
-			       j->x + (c * d->H + iy) * d->W,
-			       sizeof(float) * d->W);
+	/* only the border is zeroed: each float is written once */
+	for (c = d->C * i / j->parts; c < d->C * (i + 1) / j->parts; c++) {
+		float *pl = j->xp + c * plane, *r = pl + d->ph * p->wp;
+		const float *xc = j->x + c * d->H * d->W;
+
+		memset(pl, 0, sizeof(float) * d->ph * p->wp);
+		if (!d->pw && !right) {
+			memcpy(r, xc, sizeof(float) * d->H * d->W);
+			r += d->H * d->W;
+		} else {
+			for (iy = 0; iy < d->H; iy++, r += p->wp) {
+				memset(r, 0, sizeof(float) * d->pw);
+				memcpy(r + d->pw, xc + iy * d->W,
+				       sizeof(float) * d->W);
+				memset(r + d->pw + d->W, 0,
+				       sizeof(float) * right);
+			}
+		}
+		memset(r, 0, sizeof(float) * below);
 	}
 }
 
@@ -671,8 +916,10 @@ static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 	const struct npr_conv_desc *d = &p->d;
 	int64_t npix = d->OH * d->OW, ntile;
 	const float *xi = x + b * d->C * d->H * d->W;
+	int64_t ynpix = p->pooled ? p->pool.OH * p->pool.OW :
+			p->mean ? 1 : npix;
 	struct t_job j = {
-		.p = p, .y = y + b * d->K * npix,
+		.p = p, .y = y + b * d->K * ynpix,
 		.res = res ? res + b * d->K * npix : NULL,
 	};
 	size_t xn = 0, tn;
@@ -680,10 +927,14 @@ static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 
 	ntile = (p->flat ? 1 : d->OH) * p->tw;
 	tn = (size_t)p->np * ntile * 7 * 64;
+	if (p->pooled) {
+		/* per thread: the ring of rows and one pooled row */
+		j.tstride = (p->pool.kh * p->tw * 7 + p->pool.OW) * 64;
+		tn = (size_t)nt * j.tstride;
+	}
+	/* flat: the input itself (the last tile reads only its pixels) */
 	if (!p->flat)
 		xn = d->C * p->hp * p->wp + 64;
-	else if (npix % 7)	/* the last tile reads past the input */
-		xn = d->C * npix + 64;
 	if (xn > xcap) {
 		free(xbuf);
 		xbuf = malloc(sizeof(float) * xn);
@@ -709,19 +960,25 @@ static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 		memset(xbuf + d->C * p->hp * p->wp, 0, sizeof(float) * 64);
 		j.x = xbuf;
 		j.pitch = d->sh * p->wp;
-	} else if (xn) {
-		memcpy(xbuf, xi, sizeof(float) * d->C * npix);
-		memset(xbuf + d->C * npix, 0, sizeof(float) * 64);
-		j.x = xbuf;
 	} else {
 		j.x = xi;
 	}
 	j.t = tbuf;
+	if (p->pooled) {
+		/* about three parts per thread, at least four pooled rows */
+		j.parts = nt > 1 ? (3 * nt + p->np - 1) / p->np : 1;
+		if (j.parts > p->pool.OH / 4)
+			j.parts = p->pool.OH / 4;
+		if (j.parts < 1)
+			j.parts = 1;
+		npr_parallel_for((int)(p->np * j.parts), tpool_task, &j);
+		return 0;
+	}
 	/* about three parts per thread, at least four tiles each */
 	j.parts = nt > 1 ? (3 * nt + p->np - 1) / p->np : 1;
 	if (j.parts > ntile / 4)
 		j.parts = ntile / 4;
-	if (j.parts < 1)
+	if (j.parts < 1 || p->mean)
 		j.parts = 1;
 	npr_parallel_for((int)(p->np * j.parts), t_task, &j);
 	return 0;
@@ -843,11 +1100,11 @@ double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 		"1x1-gemm", "im2col-gemm", "dw", "direct-gemm", "pixel-major",
 	};
 
-	snprintf(buf, len, "%lldx%lld/%lld C%lld K%lld G%lld %lldx%lld N%lld %s",
+	snprintf(buf, len, "%lldx%lld/%lld C%lld K%lld G%lld %lldx%lld N%lld %s%s",
 		 (long long)d->kh, (long long)d->kw, (long long)d->sh,
 		 (long long)d->C, (long long)d->K, (long long)d->G,
 		 (long long)d->OH, (long long)d->OW, (long long)d->N,
-		 path[p->path]);
+		 path[p->path], p->pooled ? "+maxpool" : p->mean ? "+mean" : "");
 	return 2.0 * d->N * d->K * d->OH * d->OW * (d->C / d->G) * d->kh *
 	       d->kw;
 }
@@ -902,8 +1159,9 @@ int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
 	const struct npr_conv_params *cp = n->params;
 	struct npr_value *x, *w, *o;
 	struct npr_conv_desc d = { 0 };
+	struct npr_pool_desc pd = { 0 };
 	const float *bias = NULL;
-	int act = NPR_ACT_NONE, v, u, err;
+	int act = NPR_ACT_NONE, v, u, err, pool = -1;
 	float lo = 0, hi = 0;
 
 	*nabs = 0;
@@ -981,6 +1239,7 @@ int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
 	     !strcmp(g->nodes[u].type, "ReLU"))) {
 		act = NPR_ACT_RELU;
 		absorbed[(*nabs)++] = u;
+		v = g->nodes[u].out[0];
 	} else if (u >= 0 && g->nodes[u].nin == 1 &&
 		   !strcmp(g->nodes[u].type, "Clamp")) {
 		const struct npr_eltwise_params *ep = g->nodes[u].params;
@@ -989,11 +1248,50 @@ int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
 		lo = (float)ep->lo;
 		hi = (float)ep->hi;
 		absorbed[(*nabs)++] = u;
+		v = g->nodes[u].out[0];
 	}
-	err = npr_conv_plan_new(&d, pack ? w->data : NULL, NULL, plan);
+	/* a MaxPool after all that, when the plan's path can pool rows */
+	u = sole_user(g, v, uses, taken);
+	if (u >= 0 && *res_value < 0 && cp->nsp == 2 &&
+	    !strcmp(g->nodes[u].type, "MaxPool") && g->nodes[u].nin == 1 &&
+	    g->nodes[u].nout == 1 && is_f32(g, g->nodes[u].out[0])) {
+		const struct npr_conv_params *pp = g->nodes[u].params;
+		const struct npr_shape *ps = &npr_out(g, &g->nodes[u], 0)->shape;
+
+		if (pp->nsp == 2 && pp->dil[0] == 1 && pp->dil[1] == 1 &&
+		    ps->rank == 4 && ps->d[0] == d.N && ps->d[1] == d.K) {
+			pd.kh = pp->kernel[0];
+			pd.kw = pp->kernel[1];
+			pd.sh = pp->stride[0];
+			pd.sw = pp->stride[1];
+			pd.ph = pp->pb[0];
+			pd.pw = pp->pb[1];
+			pd.OH = ps->d[2];
+			pd.OW = ps->d[3];
+			pool = u;
+		}
+	}
+	err = npr_conv_plan_new_pool(&d, pool >= 0 ? &pd : NULL,
+				     pack ? w->data : NULL, NULL, plan);
+	if (!err && npr_conv_plan_pooled(*plan))
+		absorbed[(*nabs)++] = pool;
 	if (!err)
 		err = npr_conv_plan_epi(*plan, bias, *res_value >= 0, act, lo,
 					hi);
+	/* or a ReduceMean over the plane (global average pooling) */
+	if (!err && pool < 0 && *res_value < 0 && cp->nsp == 2 &&
+	    (u = sole_user(g, v, uses, taken)) >= 0 &&
+	    !strcmp(g->nodes[u].type, "ReduceMean") &&
+	    g->nodes[u].in[0] == v && g->nodes[u].nout == 1 &&
+	    is_f32(g, g->nodes[u].out[0]) &&
+	    npr_shape_numel(&npr_out(g, &g->nodes[u], 0)->shape) == d.N * d.K) {
+		const struct npr_nn_params *rp = g->nodes[u].params;
+
+		if (rp->red == NPR_RED_MEAN && !rp->reduced[0] &&
+		    !rp->reduced[1] && rp->reduced[2] && rp->reduced[3] &&
+		    !npr_conv_plan_set_mean(*plan))
+			absorbed[(*nabs)++] = u;
+	}
 	if (err) {
 		npr_conv_plan_free(*plan);
 		*plan = NULL;

@@ -43,6 +43,43 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		      const struct npr_gemm_kern *kern,
 		      struct npr_conv_plan **out);
 void npr_conv_plan_free(struct npr_conv_plan *p);
+
+/**
+ * struct npr_pool_desc - a MaxPool over a convolution's output
+ * @kh, @kw, @sh, @sw: window and stride (no dilation).
+ * @ph, @pw: padding before; windows are clipped to the input.
+ * @OH, @OW: the pooled plane.
+ */
+struct npr_pool_desc {
+	int64_t kh, kw, sh, sw, ph, pw, OH, OW;
+};
+
+/**
+ * npr_conv_plan_new_pool() - npr_conv_plan_new(), the MaxPool @pd fused
+ * when the plan's path can pool rows while they are in cache
+ * @pd: a MaxPool that alone reads the output (after bias and
+ *      activation, which commute with max).
+ *
+ * npr_conv_plan_pooled() tells whether it was fused: the plan then
+ * writes the pooled output, [N, K, @pd->OH, @pd->OW], and takes no
+ * residual.  Return: as npr_conv_plan_new().
+ */
+int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
+			   const struct npr_pool_desc *pd, const float *w,
+			   const struct npr_gemm_kern *kern,
+			   struct npr_conv_plan **out);
+bool npr_conv_plan_pooled(const struct npr_conv_plan *p);
+
+/**
+ * npr_conv_plan_set_mean() - fuse the mean over each output plane
+ * @p: a plan whose epilogue (without residual) is set.
+ *
+ * The plan then writes [N, K] means (of the outputs after the epilogue)
+ * instead of [N, K, OH, OW]: a ReduceMean over H and W (global average
+ * pooling) that alone reads the output.
+ * Return: 0, or -EOPNOTSUPP when the plan's path does not do it.
+ */
+int npr_conv_plan_set_mean(struct npr_conv_plan *p);
 const char *npr_conv_plan_kernel(const struct npr_conv_plan *p);
 
 /**
@@ -83,7 +120,8 @@ double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
  * @taken: per node, true when another fused step already does its work.
  * @plan: Out. The plan.
  * @absorbed: Out. Nodes whose work the plan does (Add bias, Add residual,
- *            Relu/Clamp), in order; at most 3.
+ *            Relu/Clamp, a MaxPool when there is no residual; see
+ *            npr_conv_plan_new_pool()), in order; at most 3.
  * @nabs: Out. Their count.
  * @res_value: Out. Value index of the residual input, or -1.
  * Return: 0, -EOPNOTSUPP when the node is not for this path, -ENOMEM.
@@ -200,6 +238,10 @@ void npr_pool_row_avx512(bool maxp, const float *const *rows, int64_t nr,
 			 int64_t pw,
 			 const int64_t *o0, const int64_t *o1, int64_t OW,
 			 float *acc);
+bool npr_maxpool3s2_plane_generic(const float *x, int64_t H, int64_t W,
+				  float *y, int64_t OH, int64_t OW);
+bool npr_maxpool3s2_plane_avx512(const float *x, int64_t H, int64_t W,
+				 float *y, int64_t OH, int64_t OW);
 /* The scalar MatMul that npr_ref_matmul() falls back to (ref/nn.c). */
 int npr_matmul_scalar(const struct npr_node *n, const struct npr_tensor *in,
 		      struct npr_tensor *out);

@@ -200,6 +200,41 @@ static void gemm_part_direct(const struct npr_gemm_a *pa, int64_t m0,
 			int64_t kc = K - pc < KC ? K - pc : KC;
 			bool last = pc + KC >= K;
 
+			/*
+			 * A few rows of A (at most 32 KiB of it) but at least
+			 * 64 deep: B panel outer, so each panel of B, read in
+			 * place from L2, serves every row of A from L1
+			 * (squeezenet1_1's 256 -> 32 1x1 layer read its 0.75
+			 * MB input four times).  Shallower, the long runs of
+			 * B rows the other order reads did better.
+			 */
+			if (kc >= 64 &&
+			    (m1 - m0) * kc * (int64_t)sizeof(float) <= 32768) {
+				for (jr = 0; jr < nc; jr += nr) {
+					int n = nc - jr < nr ? (int)(nc - jr) : nr;
+
+					for (ir = m0; ir < m1; ir += mr) {
+						const float *a = pa->data + pc * pa->Mp +
+								 ir * kc;
+						int m = m1 - ir < mr ?
+							(int)(m1 - ir) : mr;
+
+						if (e) {
+							te.bias = e->bias ?
+								  e->bias + ir : NULL;
+							if (e->res)
+								te.res = e->res + ir * e->ldr +
+									 jc + jr;
+						}
+						kn->fn_direct(kc, a, bd->b + jc + jr,
+							      bd->off + pc,
+							      C + ir * ldc + jc + jr,
+							      ldc, m, n, pc > 0, last,
+							      e ? &te : NULL);
+					}
+				}
+				continue;
+			}
 			for (ir = m0; ir < m1; ir += mr) {
 				const float *a = pa->data + pc * pa->Mp + ir * kc;
 				int m = m1 - ir < mr ? (int)(m1 - ir) : mr;

@@ -167,11 +167,25 @@ static inline float npr_epi_apply(const struct npr_gemm_epi *e, float v,
 }
 
 /*
- * Pixel-major tile (gemm_avx512.c): t[i][0..64) (+)= sum over k < kc of
- * x[off[k] + i * sx] * w[k][0..64), i < 7; w and t 64-byte aligned.
+ * Pixel-major tile (gemm_avx512.c): t[i][0..16 nv) (+)= sum over k < kc
+ * of x[off[k] + i * sx] * w[k][0..16 nv), i < n (1 to 7), nv 1 to 4 (the
+ * rest of t[i][0..64) untouched); w (rows of 64) and t 64-byte aligned.
  */
-void npr_gemm_t7_avx512(int64_t kc, const float *w, const float *x,
-			const int64_t *off, int64_t sx, float *t, bool acc);
+void npr_gemm_t7_avx512(int n, int nv, int64_t kc, const float *w,
+			const float *x, const int64_t *off, int64_t sx,
+			float *t, bool acc);
+/*
+ * Max pooling of pixel-major rows (t7 layout, 64 channels a pixel): out[px]
+ * = max over rows[0..nr) and columns [px * sw - pw, + kw) clipped to
+ * [0, W); every window must hold a column.
+ */
+void npr_gemm_t7_maxpool_avx512(const float *const *rows, int64_t nr,
+				int64_t OW, int64_t kw, int64_t sw, int64_t pw,
+				int64_t W, float *out);
+/* sum[kk] += epilogue(t[l * 64 + kk]) over l < len, kk < kn; sum aligned */
+void npr_gemm_t7_sum_avx512(const float *t, int64_t len, int64_t kn,
+			    const float *bias, int act, float lo, float hi,
+			    float *sum);
 /* y[kk * ldy + l] = epilogue(t[l * 64 + kk]), l < len, kk < kn */
 void npr_gemm_t7_out_avx512(const float *t, int64_t len, int64_t kn,
 			    float *y, int64_t ldy, const float *bias,

@@ -314,3 +314,77 @@ void VEC(pool_row)(bool maxp, const float *const *rows, int64_t nr,
 					acc[ox] += xs[ox * sw];
 		}
 }
+
+/*
+ * A whole (image, channel) plane of a 3x3 stride-2 MaxPool without
+ * padding whose windows all start inside the input ((OH - 1) * 2 < H, the
+ * same for W; ceil mode may clip the last ones), kept in registers: per
+ * 16 outputs the three input rows' 32 columns are reduced to one (the
+ * next 16 columns' vector is the one after: the window's third column),
+ * then a permute of two vectors gives the even and the odd columns and a
+ * shift by one lane the third.  No store and reload of a reduced row
+ * between the passes.  Columns past the input read -inf, rows past it
+ * repeat the last.  Returns false where it does not apply (the portable
+ * build: always).
+ */
+bool VEC(maxpool3s2_plane)(const float *x, int64_t H, int64_t W, float *y,
+			   int64_t OH, int64_t OW)
+{
+#ifdef __AVX512F__
+	const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16,
+					    14, 12, 10, 8, 6, 4, 2, 0);
+	const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17,
+					    15, 13, 11, 9, 7, 5, 3, 1);
+	const __m512 ninf = _mm512_set1_ps(-INFINITY);
+	int64_t oy, ox0;
+
+	if ((OH - 1) * 2 >= H || (OW - 1) * 2 >= W || OW < 1 || OH < 1)
+		return false;
+	for (oy = 0; oy < OH; oy++) {
+		const float *r0 = x + oy * 2 * W;
+		const float *r1 = oy * 2 + 1 < H ? r0 + W : r0;
+		const float *r2 = oy * 2 + 2 < H ? r0 + 2 * W : r1;
+		float *yr = y + oy * OW;
+		__m512 a;
+		__mmask16 m = W >= 16 ? 0xffff : (__mmask16)((1u << W) - 1);
+
+		a = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, m, r0),
+				  _mm512_mask_loadu_ps(ninf, m, r1));
+		a = _mm512_max_ps(a, _mm512_mask_loadu_ps(ninf, m, r2));
+		for (ox0 = 0; ox0 < OW; ox0 += 16) {
+			int64_t c = 2 * ox0 + 16, n;
+			__mmask16 mb, mc, mo;
+			__m512 b, cv, ev, od, e2;
+
+			n = W - c;
+			mb = n >= 16 ? 0xffff : n <= 0 ? 0 :
+			     (__mmask16)((1u << n) - 1);
+			n = W - c - 16;
+			mc = n >= 16 ? 0xffff : n <= 0 ? 0 :
+			     (__mmask16)((1u << n) - 1);
+			b = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, mb, r0 + c),
+					  _mm512_mask_loadu_ps(ninf, mb, r1 + c));
+			b = _mm512_max_ps(b, _mm512_mask_loadu_ps(ninf, mb, r2 + c));
+			cv = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, mc, r0 + c + 16),
+					   _mm512_mask_loadu_ps(ninf, mc, r1 + c + 16));
+			cv = _mm512_max_ps(cv, _mm512_mask_loadu_ps(ninf, mc,
+								    r2 + c + 16));
+			ev = _mm512_permutex2var_ps(a, ie, b);
+			od = _mm512_permutex2var_ps(a, io, b);
+			/* columns 2, 4, ..., 32: the even ones moved by a lane */
+			e2 = _mm512_castsi512_ps(_mm512_alignr_epi32(
+				_mm512_castps_si512(cv), _mm512_castps_si512(ev),
+				1));
+			n = OW - ox0;
+			mo = n >= 16 ? 0xffff : (__mmask16)((1u << n) - 1);
+			_mm512_mask_storeu_ps(yr + ox0, mo,
+					      _mm512_max_ps(_mm512_max_ps(ev, od),
+							    e2));
+			a = cv;
+		}
+	}
+	return true;
+#else
+	return false;
+#endif
+}
