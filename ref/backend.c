@@ -54,6 +54,10 @@ struct ref_exec {
 	struct ref_fast **fast;	/* per step, or NULL: the node's eval */
 	int threads;		/* per request, 0: all CPUs */
 	uint64_t *prof_ns;	/* per step, with NPR_CPU_PROFILE set */
+	uint64_t *prof_cur;	/* per step: this run's time */
+	uint64_t *prof_min;	/* per step: the fastest run's */
+	uint64_t prof_infer_ns;	/* whole runs, inputs to outputs */
+	struct npr_par_stats *pstats;	/* per step, NPR_CPU_PROFILE=3 */
 	bool *fused;		/* per node: its work done by another step */
 	uint64_t prof_runs;
 	size_t *off;		/* per value: arena offset, SIZE_MAX if none */
@@ -123,6 +127,57 @@ static int cpu_probe(struct npr_device *dev, int index)
 	return 0;
 }
 
+/*
+ * NPR_CPU_PROFILE=3, per step and inference: parallel loops (of them
+ * run on the caller alone), indexes each thread ran, each thread's time
+ * in loop bodies, how late the workers joined, the caller's wait for
+ * them at each loop's end, and the step's time outside its loops.
+ */
+static void pool_print(const struct ref_exec *re, int i)
+{
+	const struct npr_par_stats *st = &re->pstats[i];
+	double r = (double)re->prof_runs;
+	int t;
+
+	fprintf(stderr, "      pool: loops %.0f (%.0f alone) items",
+		st->loops / r, st->serial / r);
+	for (t = 0; t < NPR_PAR_STATS_MAX && (t < 2 || st->items[t]); t++)
+		fprintf(stderr, "%s%.0f", t ? "/" : " ", st->items[t] / r);
+	fprintf(stderr, " work");
+	for (t = 0; t < NPR_PAR_STATS_MAX && (t < 2 || st->items[t]); t++)
+		fprintf(stderr, "%s%.3f", t ? "/" : " ", st->work_ns[t] / 1e6 / r);
+	fprintf(stderr, " ms late %.3f wait %.3f outside loops %.3f ms\n",
+		st->late_ns[1] / 1e6 / r, st->wait_ns / 1e6 / r,
+		(re->prof_ns[i] > st->span_ns ?
+		 re->prof_ns[i] - st->span_ns : 0) / 1e6 / r);
+}
+
+/* NPR_CPU_PROFILE=3: where each thread spent an inference. */
+static void pool_summary(const struct ref_exec *re)
+{
+	uint64_t steps = 0, span = 0, wait = 0, work[NPR_PAR_STATS_MAX] = { 0 };
+	double r = (double)re->prof_runs;
+	int i, t;
+
+	for (i = 0; i < re->nsteps; i++) {
+		steps += re->prof_ns[i];
+		span += re->pstats[i].span_ns;
+		wait += re->pstats[i].wait_ns;
+		for (t = 0; t < NPR_PAR_STATS_MAX; t++)
+			work[t] += re->pstats[i].work_ns[t];
+	}
+	fprintf(stderr, "  pool: %.3f ms per inference, steps %.3f, outside steps %.3f; in steps: outside loops %.3f, caller waiting %.3f\n",
+		re->prof_infer_ns / 1e6 / r, steps / 1e6 / r,
+		(re->prof_infer_ns > steps ? re->prof_infer_ns - steps : 0) /
+		1e6 / r, (steps > span ? steps - span : 0) / 1e6 / r,
+		wait / 1e6 / r);
+	for (t = 0; t < NPR_PAR_STATS_MAX && (t < 2 || work[t]); t++)
+		fprintf(stderr, "  pool: thread %d worked %.3f ms, idle %.3f ms of the inference\n",
+			t, work[t] / 1e6 / r,
+			(re->prof_infer_ns > work[t] ?
+			 re->prof_infer_ns - work[t] : 0) / 1e6 / r);
+}
+
 /* NPR_CPU_PROFILE=1: time per op type, printed when the exec goes away */
 static void profile_print(struct npr_exec *ex, struct ref_exec *re)
 {
@@ -144,11 +199,16 @@ static void profile_print(struct npr_exec *ex, struct ref_exec *re)
 			if (f && f != &noop_mark)
 				fl = npr_conv_plan_desc(f->conv, desc,
 							sizeof(desc));
-			fprintf(stderr, "  step %3d %-14s %-40s %8.3f ms %6.1f GFLOP/s\n",
+			fprintf(stderr, "  step %3d %-14s %-40s %8.3f ms %6.1f GFLOP/s min %8.3f ms\n",
 				i, g->nodes[re->steps[i]].type, desc,
 				re->prof_ns[i] / 1e6 / re->prof_runs,
-				fl ? fl * re->prof_runs / re->prof_ns[i] : 0);
+				fl ? fl * re->prof_runs / re->prof_ns[i] : 0,
+				re->prof_min[i] / 1e6);
+			if (re->pstats)
+				pool_print(re, i);
 		}
+	if (re->pstats)
+		pool_summary(re);
 	for (i = 0; i < re->nsteps; i++) {
 		const char *ty = re->fast[i] && re->fast[i] != &noop_mark ?
 				 "conv (fused)" : g->nodes[re->steps[i]].type;
@@ -186,6 +246,7 @@ static void cpu_exec_destroy(struct npr_exec *ex)
 	if (re->prof_ns && re->prof_runs)
 		profile_print(ex, re);
 	free(re->prof_ns);
+	free(re->pstats);
 	for (i = 0; re->fast && i < re->nsteps; i++) {
 		if (!re->fast[i] || re->fast[i] == &absorbed_mark ||
 		    re->fast[i] == &noop_mark)
@@ -547,6 +608,64 @@ static bool step_sliceable(const struct npr_graph *g, const struct ref_exec *re,
 	return true;
 }
 
+/* Bytes of the largest computed value step @s reads or writes. */
+static int64_t step_max_bytes(const struct npr_graph *g,
+			      const struct ref_exec *re, int s)
+{
+	const struct npr_node *nd = &g->nodes[re->steps[s]];
+	const struct ref_fast *f = re->fast[s];
+	int v[3], nv = 0, j;
+	int64_t max = 0;
+
+	if (f) {
+		v[nv++] = f->x;
+		v[nv++] = f->y;
+		if (f->res >= 0)
+			v[nv++] = f->res;
+	}
+	for (j = 0; j < nv || (!f && j < nd->nin + nd->nout); j++) {
+		int val = f ? v[j] : j < nd->nin ? nd->in[j] :
+			  nd->out[j - nd->nin];
+		int64_t b = npr_tensor_bytes(g->vals[val].type,
+				npr_shape_numel(&g->vals[val].shape));
+
+		if (!g->vals[val].data && b > max)
+			max = b;
+	}
+	return max;
+}
+
+/*
+ * The end of the grouped run.  Its tail of steps that gain from the
+ * whole batch runs over the whole batch instead: convolutions whose
+ * weights outweigh an image's activations (npr_conv_plan_sweeps():
+ * resnet18's 3x3 512-channel layers hold 9.4 MB of weights for 200 KB
+ * of activations per image), which then read their weights once for all
+ * the images instead of once per group, with every value of the batch
+ * within NPR_CPU_GROUP_TAIL_MB (6 MB, a fifth of the shared last-level
+ * cache; 0: no tail), and between them steps whose values for the whole
+ * batch stay within a third of that (about two L2s), which lose nothing
+ * to the larger working set.
+ */
+static int group_tail(const struct npr_graph *g, const struct ref_exec *re,
+		      int s)
+{
+	const char *env = getenv("NPR_CPU_GROUP_TAIL_MB");
+	int64_t max = (int64_t)(env ? atoi(env) : 6) << 20, b;
+	int t, sweeps = 0;
+
+	for (t = s; t > 0; t--) {
+		const struct ref_fast *f = re->fast[t - 1];
+		bool sw = f && npr_conv_plan_sweeps(f->conv);
+
+		b = step_max_bytes(g, re, t - 1);
+		if (b > max || (!sw && b > max / 3))
+			break;
+		sweeps += sw;
+	}
+	return t >= 2 && sweeps ? t : s;
+}
+
 static void plan_groups(struct npr_exec *ex, struct ref_exec *re)
 {
 	struct npr_graph *g = ex->g;
@@ -581,6 +700,7 @@ static void plan_groups(struct npr_exec *ex, struct ref_exec *re)
 	}
 	if (s < 2 || !per)
 		return;
+	s = group_tail(g, re, s);
 	/*
 	 * Images per group: the most that divide the batch and keep the
 	 * largest activation of a group within 10 MB, so that a layer's
@@ -703,6 +823,8 @@ static int plan_memory(struct npr_exec *ex, struct ref_exec *re)
 				v = alias[v];
 			input |= v == lt[i].v;
 		}
+		if (!input && lt[i].def >= re->gsteps)
+			continue;	/* written after the groups */
 		if (input || lt[i].last >= re->gsteps) {
 			lt[i].def = 0;
 			if (lt[i].last < re->gsteps)
@@ -917,10 +1039,19 @@ static int cpu_compile(struct npr_exec *ex)
 	if (err)
 		return err;
 	if (getenv("NPR_CPU_PROFILE")) {
-		re->prof_ns = calloc(g->nnodes ? g->nnodes : 1,
-				     sizeof(*re->prof_ns));
+		int n = g->nnodes ? g->nnodes : 1;
+
+		/* the sums, this run's times, the fastest run's */
+		re->prof_ns = calloc(3 * (size_t)n, sizeof(*re->prof_ns));
 		if (!re->prof_ns)
 			goto nomem;
+		re->prof_cur = re->prof_ns + n;
+		re->prof_min = re->prof_ns + 2 * n;
+		if (atoi(getenv("NPR_CPU_PROFILE")) >= 3) {
+			re->pstats = calloc(n, sizeof(*re->pstats));
+			if (!re->pstats)
+				goto nomem;
+		}
 	}
 	for (i = 0; i < g->nnodes; i++) {
 		struct npr_node *n = &g->nodes[i];
@@ -1231,6 +1362,26 @@ static void prof_add(struct npr_request *rq, int node, uint64_t ns,
 	rq->prof[node].kernel = kernel;
 }
 
+/* NPR_CPU_PROFILE: step @i took @ns (of a group, when grouped) */
+static void prof_step(struct ref_exec *re, int i, uint64_t ns)
+{
+	re->prof_ns[i] += ns;
+	re->prof_cur[i] += ns;
+}
+
+/* NPR_CPU_PROFILE: a run is over; keep each step's fastest time */
+static void prof_run_end(struct ref_exec *re, uint64_t ns)
+{
+	int i;
+
+	re->prof_infer_ns += ns;
+	for (i = 0; i < re->nsteps; i++) {
+		if (re->prof_runs == 1 || re->prof_cur[i] < re->prof_min[i])
+			re->prof_min[i] = re->prof_cur[i];
+		re->prof_cur[i] = 0;
+	}
+}
+
 /*
  * Run step @i on images [@b0, @b0 + @nb) of the batch, or (@nb 0) on the
  * whole batch.
@@ -1255,7 +1406,7 @@ static int run_step(struct npr_request *rq, int i, int64_t b0, int64_t nb)
 	if (re->dyn[i]) {
 		err = run_dynamic(rr, g, re->steps[i]);
 		if (re->prof_ns)
-			re->prof_ns[i] += npr_now_ns() - t0;
+			prof_step(re, i, npr_now_ns() - t0);
 		prof_add(rq, re->steps[i], npr_now_ns() - t0, "ref", true);
 		return err;
 	}
@@ -1273,7 +1424,7 @@ static int run_step(struct npr_request *rq, int i, int64_t b0, int64_t nb)
 			err = npr_conv_plan_run(f->conv, x.data, y.data,
 						r.data);
 		if (re->prof_ns)
-			re->prof_ns[i] += npr_now_ns() - t0;
+			prof_step(re, i, npr_now_ns() - t0);
 		/* the time is the convolution's; the node the step sits at
 		 * was fused into it */
 		prof_add(rq, f->head, npr_now_ns() - t0,
@@ -1288,7 +1439,7 @@ static int run_step(struct npr_request *rq, int i, int64_t b0, int64_t nb)
 		rr->out_buf[j] = slice_of(rr, re, g, n->out[j], b0, nb);
 	err = n->op->eval(n, rr->in_buf, rr->out_buf);
 	if (re->prof_ns)
-		re->prof_ns[i] += npr_now_ns() - t0;
+		prof_step(re, i, npr_now_ns() - t0);
 	prof_add(rq, re->steps[i], npr_now_ns() - t0, "ref", first);
 	return err;
 }
@@ -1301,6 +1452,7 @@ static int cpu_infer(struct npr_request *rq)
 	struct npr_graph *g = ex->g;
 	int i, err = 0, old;
 	int64_t b0 = 0, group;
+	uint64_t t_run = 0;
 
 	for (i = 0; i < ex->nin; i++) {
 		struct npr_tensor *t = &rr->t[ex->in[i].value];
@@ -1317,8 +1469,10 @@ static int cpu_infer(struct npr_request *rq)
 				       npr_elem_name(t->type));
 	}
 	old = npr_par_set_limit(re->threads);
-	if (re->prof_ns)
+	if (re->prof_ns) {
 		re->prof_runs++;
+		t_run = npr_now_ns();
+	}
 	/*
 	 * Groups of as many images as threads, up to the planned size: one
 	 * thread runs best image by image (the smallest working set), two
@@ -1340,7 +1494,11 @@ static int cpu_infer(struct npr_request *rq)
 				      i, re->nsteps);
 			break;
 		}
+		if (re->pstats)
+			npr_par_stats_attach(&re->pstats[i]);
 		err = run_step(rq, i, b0, nb);
+		if (re->pstats)
+			npr_par_stats_attach(NULL);
 		if (err)
 			break;
 		if (i == re->gsteps - 1 && b0 + nb < re->batch) {
@@ -1353,6 +1511,8 @@ static int cpu_infer(struct npr_request *rq)
 		if (re->fused[i] && !rq->prof[i].kernel)
 			rq->prof[i].fused = true;
 	npr_par_set_limit(old);
+	if (re->prof_ns)
+		prof_run_end(re, npr_now_ns() - t_run);
 	if (err)
 		return npr_err_default(err, 0);
 	for (i = 0; i < ex->nout; i++) {

@@ -126,6 +126,7 @@ TEST(sgemm_matches_reference_over_odd_shapes)
 
 struct conv_case {
 	int64_t N, C, H, W, K, kh, kw, s, d, pb, pe, G;
+	bool sweep;	/* AVX-512: images in one sweep over the weights */
 };
 
 static const struct conv_case conv_cases[] = {
@@ -162,6 +163,10 @@ static const struct conv_case conv_cases[] = {
 	{ 2, 9, 120, 130, 9, 3, 3, 1, 1, 1, 1, 9 },	/* dw > 1 MB, by rows */
 	{ 2, 9, 121, 131, 9, 3, 3, 2, 1, 1, 0, 9 },	/* same at stride 2 */
 	{ 1, 32, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1 },	/* padded copy split */
+	/* weights larger than an image's activations: one sweep */
+	{ 5, 64, 7, 7, 120, 3, 3, 1, 1, 1, 1, 1, true },	/* 3x3, 5 images */
+	{ 3, 96, 5, 5, 128, 1, 1, 1, 1, 0, 0, 1, true },	/* 1x1, 25 pixels */
+	{ 2, 32, 13, 13, 128, 3, 3, 2, 1, 1, 1, 1, true },	/* 3x3/2 */
 };
 
 TEST(conv_plans_match_reference_over_odd_shapes)
@@ -229,10 +234,20 @@ TEST(conv_plans_match_reference_over_odd_shapes)
 		for (ki = 0; ki < 3; ki++) {
 			const struct npr_gemm_kern *kn = npr_gemm_kern_get(kerns[ki]);
 			struct npr_conv_plan *plan;
+			char desc[128];
 
 			if (!kn)
 				continue;
 			ASSERT_EQ(npr_conv_plan_new(&d, w, kn, &plan), 0);
+			/* unless the environment turns the path off */
+			if (cc->sweep && !strcmp(kn->name, "avx512") &&
+			    !getenv("NPR_CONV_NO_SWEEP") &&
+			    !getenv("NPR_CONV_NO_T") &&
+			    !npr_conv_plan_sweeps(plan)) {
+				npr_conv_plan_desc(plan, desc, sizeof(desc));
+				TH_LOG("case %d: no sweep (%s)", ci, desc);
+				ASSERT_TRUE(npr_conv_plan_sweeps(plan));
+			}
 			for (ep = 0; ep < 3; ep++) {
 				float *e = malloc(sizeof(float) * ny);
 				int64_t i, c;
@@ -266,6 +281,16 @@ TEST(conv_plans_match_reference_over_odd_shapes)
 					TH_LOG("case %d (%s) epi %d: %g", ci,
 					       kn->name, ep, err);
 				ASSERT_LE(err, 1e-5);
+				if (cc->sweep) {
+					/* one thread: the sweep unsplit */
+					int old = npr_par_set_limit(1);
+
+					memset(y, 0, sizeof(float) * ny);
+					ASSERT_EQ(npr_conv_plan_run(plan, x, y,
+								    ep == 2 ? res : NULL), 0);
+					npr_par_set_limit(old);
+					ASSERT_LE(rel_err(y, e, ny), 1e-5);
+				}
 				if (d.N > 1) {
 					/* the last images alone, as batch
 					 * groups run them */
