@@ -466,15 +466,17 @@ static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
 		       int **alias_out, size_t **prefix_out)
 {
 	struct npr_graph *g = ex->g;
-	int *alias, *reads, i, j, s;
+	int *alias, *reads, *last, i, j, s;
 	size_t *prefix;
 
 	alias = malloc(sizeof(int) * (g->nvals ? g->nvals : 1));
 	reads = calloc(g->nvals ? g->nvals : 1, sizeof(int));
+	last = calloc(g->nvals ? g->nvals : 1, sizeof(int));
 	prefix = calloc(g->nvals ? g->nvals : 1, sizeof(size_t));
-	if (!alias || !reads || !prefix) {
+	if (!alias || !reads || !last || !prefix) {
 		free(alias);
 		free(reads);
+		free(last);
 		free(prefix);
 		return -ENOMEM;
 	}
@@ -484,6 +486,7 @@ static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
 	*prefix_out = prefix;
 	if (getenv("NPR_CPU_REF")) {
 		free(reads);
+		free(last);
 		return 0;
 	}
 	for (s = 0; s < re->nsteps; s++) {
@@ -492,15 +495,22 @@ static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
 
 		if (f) {
 			reads[f->x]++;
-			if (f->res >= 0)
+			last[f->x] = s;
+			if (f->res >= 0) {
 				reads[f->res]++;
+				last[f->res] = s;
+			}
 			continue;
 		}
-		for (j = 0; j < nd->nin; j++)
+		for (j = 0; j < nd->nin; j++) {
 			reads[nd->in[j]]++;
+			last[nd->in[j]] = s;
+		}
 	}
-	for (i = 0; i < ex->nout; i++)
+	for (i = 0; i < ex->nout; i++) {
 		reads[ex->out[i].value] += 2;
+		last[ex->out[i].value] = re->nsteps;
+	}
 	for (i = 0; i < ex->nin; i++)
 		reads[ex->in[i].value] += 2;
 	for (s = 0; s < re->nsteps; s++) {
@@ -508,7 +518,7 @@ static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
 		const struct npr_concat_params *cp = nd->params;
 		const struct npr_value *o;
 		size_t off = 0;
-		bool ok = true;
+		bool ok = true, ingroup;
 		int64_t outer = 1;
 
 		if (re->fast[s] || re->dyn[s] || strcmp(nd->type, "Concat") ||
@@ -517,7 +527,15 @@ static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
 		o = npr_out(g, nd, 0);
 		for (j = 0; j < cp->ax; j++)
 			outer *= o->shape.d[j];
-		if (outer != 1 || alias[nd->out[0]] >= 0)
+		/*
+		 * Inside batch groups of one image, a Concat whose output
+		 * is read only there has one image in its group's slot: its
+		 * slices are contiguous there too (see plan_memory()).
+		 */
+		ingroup = s < re->gsteps && re->group == 1 &&
+			  last[nd->out[0]] < re->gsteps &&
+			  outer == re->batch;
+		if ((outer != 1 && !ingroup) || alias[nd->out[0]] >= 0)
 			continue;
 		for (j = 0; j < nd->nin && ok; j++) {
 			int v = nd->in[j];
@@ -541,11 +559,13 @@ static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
 			alias[v] = nd->out[0];
 			prefix[v] = off;
 			off += npr_tensor_bytes(g->vals[v].type,
-						npr_shape_numel(&g->vals[v].shape));
+						npr_shape_numel(&g->vals[v].shape)) /
+			       (ingroup ? re->batch : 1);
 		}
 		re->fast[s] = &noop_mark;
 	}
 	free(reads);
+	free(last);
 	return 0;
 }
 
@@ -713,6 +733,14 @@ static void plan_groups(struct npr_exec *ex, struct ref_exec *re)
 	for (group = batch; group > 1; group--)
 		if (batch % group == 0 && group * per <= (int64_t)10 << 20)
 			break;
+	/*
+	 * A model compiled for one thread (INFERENCE_NUM_THREADS 1 or the
+	 * THROUGHPUT hint) runs image by image anyway: plan for that, so
+	 * that a group's slots hold one image and a Concat of one image is
+	 * done in place (plan_concat()).
+	 */
+	if (re->threads == 1)
+		group = 1;
 	if (env)
 		group = atoi(env) > 0 ? atoi(env) : batch;
 	re->group_set = env;
@@ -867,8 +895,11 @@ static int plan_memory(struct npr_exec *ex, struct ref_exec *re)
 	for (i = 0; i < n; i++)
 		re->off[lt[i].v] = lt[i].off;
 	for (i = 0; i < g->nvals; i++)
-		if (alias[i] >= 0 && re->off[alias[i]] != SIZE_MAX)
+		if (alias[i] >= 0 && re->off[alias[i]] != SIZE_MAX) {
 			re->off[i] = re->off[alias[i]] + prefix[i];
+			if (re->gslot)
+				re->gslot[i] = re->gslot[alias[i]];
+		}
 	free(alias);
 	free(prefix);
 	re->arena_bytes = peak;

@@ -609,39 +609,25 @@ static double red_load(const struct npr_tensor *t, int64_t i)
 	return 0;
 }
 
-/*
- * Reductions over trailing dimensions of an f32 tensor (global pooling:
- * ReduceMean over H, W) in contiguous blocks, eight partial sums per
- * block; NULL-free fast path of npr_ref_reduce().  Returns false when the
- * case is not one it handles.
- */
-static bool reduce_inner(const struct npr_nn_params *p,
-			 const struct npr_tensor *in, struct npr_tensor *out)
+struct reduce_job {
+	const float *x;
+	float *y;
+	int64_t outer, inner, parts;
+	int red;
+};
+
+/* Outputs [outer * i / parts, outer * (i + 1) / parts) of a reduction. */
+static void reduce_part(void *arg, int i, int tid)
 {
-	const struct npr_shape *s = &in->shape;
-	int64_t outer = 1, inner = 1, o, k;
-	int i, first = s->rank;
+	const struct reduce_job *j = arg;
+	int64_t o, k, inner = j->inner;
 
-	if (in->type != NPR_ELEM_F32 || out->type != NPR_ELEM_F32 ||
-	    (p->red != NPR_RED_SUM && p->red != NPR_RED_MEAN &&
-	     p->red != NPR_RED_MAX))
-		return false;
-	for (i = s->rank - 1; i >= 0 && p->reduced[i]; i--)
-		first = i;
-	for (i = 0; i < first; i++) {
-		if (p->reduced[i])
-			return false;
-		outer *= s->d[i];
-	}
-	for (i = first; i < s->rank; i++)
-		inner *= s->d[i];
-	if (first == s->rank || !inner)
-		return false;
-	for (o = 0; o < outer; o++) {
-		const float *x = (const float *)in->data + o * inner;
-		float *y = (float *)out->data + o;
+	for (o = j->outer * i / j->parts; o < j->outer * (i + 1) / j->parts;
+	     o++) {
+		const float *x = j->x + o * inner;
+		float *y = j->y + o;
 
-		if (p->red == NPR_RED_MAX) {
+		if (j->red == NPR_RED_MAX) {
 			float m = -INFINITY;
 
 			for (k = 0; k < inner; k++)
@@ -658,9 +644,54 @@ static bool reduce_inner(const struct npr_nn_params *p,
 				sum += x[k];
 			for (l = 0; l < 8; l++)
 				sum += part[l];
-			*y = (float)(p->red == NPR_RED_MEAN ? sum / inner : sum);
+			*y = (float)(j->red == NPR_RED_MEAN ? sum / inner : sum);
 		}
 	}
+}
+
+/*
+ * Reductions over trailing dimensions of an f32 tensor (global pooling:
+ * ReduceMean over H, W) in contiguous blocks, eight partial sums per
+ * block, the blocks split over the threads (about four parts per thread,
+ * each at least 16K inputs); NULL-free fast path of npr_ref_reduce().
+ * Returns false when the case is not one it handles.
+ */
+static bool reduce_inner(const struct npr_nn_params *p,
+			 const struct npr_tensor *in, struct npr_tensor *out)
+{
+	const struct npr_shape *s = &in->shape;
+	struct reduce_job j = {
+		.x = in->data, .y = out->data, .outer = 1, .inner = 1,
+		.red = p->red,
+	};
+	int i, first = s->rank;
+
+	if (in->type != NPR_ELEM_F32 || out->type != NPR_ELEM_F32 ||
+	    (p->red != NPR_RED_SUM && p->red != NPR_RED_MEAN &&
+	     p->red != NPR_RED_MAX))
+		return false;
+	for (i = s->rank - 1; i >= 0 && p->reduced[i]; i--)
+		first = i;
+	for (i = 0; i < first; i++) {
+		if (p->reduced[i])
+			return false;
+		j.outer *= s->d[i];
+	}
+	for (i = first; i < s->rank; i++)
+		j.inner *= s->d[i];
+	if (first == s->rank || !j.inner)
+		return false;
+	j.parts = 4 * npr_par_threads();
+	if (j.parts > j.outer * j.inner / 16384)
+		j.parts = j.outer * j.inner / 16384;
+	if (j.parts > j.outer)
+		j.parts = j.outer;
+	if (j.parts < 1)
+		j.parts = 1;
+	if (j.parts > 1)
+		npr_parallel_for((int)j.parts, reduce_part, &j);
+	else
+		reduce_part(&j, 0, 0);
 	return true;
 }
 

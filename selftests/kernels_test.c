@@ -325,6 +325,64 @@ TEST(conv_plans_match_reference_over_odd_shapes)
 	}
 }
 
+/*
+ * ReduceMean/Sum/Max over trailing axes (the fast path, split over the
+ * threads) against the scalar kernel reducing the transposed data over
+ * its leading axis.
+ */
+TEST(reduce_trailing_axes_matches_scalar_kernel)
+{
+	static const int reds[3] = { NPR_RED_MEAN, NPR_RED_SUM, NPR_RED_MAX };
+	const int64_t outer = 8 * 100, inner = 13 * 13;
+	struct npr_nn_params pf = { 0 }, ps = { 0 };
+	struct npr_node nf = { .name = "fast", .type = "ReduceMean",
+			       .params = &pf };
+	struct npr_node ns = { .name = "scalar", .type = "ReduceMean",
+			       .params = &ps };
+	struct npr_tensor in = { 0 }, it = { 0 }, of = { 0 }, os = { 0 };
+	float *x, *xt, *yf, *ys;
+	int64_t o, k;
+	int r, lim;
+
+	x = malloc(sizeof(float) * outer * inner);
+	xt = malloc(sizeof(float) * outer * inner);
+	yf = malloc(sizeof(float) * outer);
+	ys = malloc(sizeof(float) * outer);
+	ASSERT_TRUE(x && xt && yf && ys);
+	fill(x, outer * inner, 21);
+	for (o = 0; o < outer; o++)
+		for (k = 0; k < inner; k++)
+			xt[k * outer + o] = x[o * inner + k];
+	in.type = it.type = of.type = os.type = NPR_ELEM_F32;
+	in.shape.rank = 4;
+	in.shape.d[0] = 8; in.shape.d[1] = 100;
+	in.shape.d[2] = 13; in.shape.d[3] = 13;
+	it.shape.rank = 2;
+	it.shape.d[0] = inner; it.shape.d[1] = outer;
+	of.shape.rank = 2;
+	of.shape.d[0] = 8; of.shape.d[1] = 100;
+	os.shape.rank = 1;
+	os.shape.d[0] = outer;
+	in.data = x; it.data = xt; of.data = yf; os.data = ys;
+	in.nbytes = it.nbytes = sizeof(float) * outer * inner;
+	of.nbytes = os.nbytes = sizeof(float) * outer;
+	pf.reduced[2] = pf.reduced[3] = true;
+	ps.reduced[0] = true;
+	for (lim = 0; lim < 2; lim++) {
+		int old = npr_par_set_limit(lim);
+
+		for (r = 0; r < 3; r++) {
+			pf.red = ps.red = reds[r];
+			memset(yf, 0, sizeof(float) * outer);
+			ASSERT_EQ(npr_ref_reduce(&nf, &in, &of), 0);
+			ASSERT_EQ(npr_ref_reduce(&ns, &it, &os), 0);
+			ASSERT_LE(rel_err(yf, ys, outer), 1e-6);
+		}
+		npr_par_set_limit(old);
+	}
+	free(x); free(xt); free(yf); free(ys);
+}
+
 TEST(pooling_fast_path_matches_scalar_kernel)
 {
 	static const struct { int64_t C, H, W, k, s, pb, pe, d; bool excl; } pc[] = {
