@@ -419,6 +419,7 @@ struct pool_job {
 	int64_t o0[16], o1[16];
 	int32_t ccnt[1024], acol[1024];
 	bool allc;
+	int64_t planes, parts;	/* the planes, the runs they are cut into */
 };
 
 /* The column geometry pool_plane() needs, once per pooling call. */
@@ -529,6 +530,21 @@ static int pool_int(const struct npr_node *n, const struct npr_tensor *in,
 }
 
 /*
+ * Planes [planes * i / parts, planes * (i + 1) / parts): a 13x13 or
+ * 27x27 plane takes a microsecond or less, about what two threads taking
+ * turns at the pool's counter cost per index.
+ */
+static void pool_run(void *arg, int i, int tid)
+{
+	const struct pool_job *j = arg;
+	int64_t a = j->planes * i / j->parts;
+	int64_t b = j->planes * (i + 1) / j->parts;
+
+	for (; a < b; a++)
+		pool_plane(arg, (int)a, tid);
+}
+
+/*
  * Pooling: the fast path (f32, no indices output, max NaN handling aside
  * the same windows as the scalar kernel), else npr_pool_scalar().
  */
@@ -561,7 +577,16 @@ int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
 	j.x = in[0].data;
 	j.y = out[0].data;
 	pool_columns(&j);
-	npr_parallel_for((int)(j.g.N * j.g.C), pool_plane, &j);
+	/* about eight runs per thread, each at least 4096 outputs */
+	j.planes = j.g.N * j.g.C;
+	j.parts = 8 * npr_par_threads();
+	if (j.parts > j.planes * j.g.OH * j.g.OW / 4096)
+		j.parts = j.planes * j.g.OH * j.g.OW / 4096;
+	if (j.parts > j.planes)
+		j.parts = j.planes;
+	if (j.parts < 1)
+		j.parts = 1;
+	npr_parallel_for((int)j.parts, pool_run, &j);
 	return 0;
 }
 
