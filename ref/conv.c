@@ -655,6 +655,15 @@ static int conv_images_t(const struct npr_conv_plan *p, const float *x,
 		j.parts = ntile * n / 4;
 	if (j.parts < 1)
 		j.parts = 1;
+	/*
+	 * Fewer tasks than three per thread: rather parts of two tiles than
+	 * a count the threads do not share evenly (a 7x7 1x1 layer with 160
+	 * channels was three panels of seven tiles, two for one thread and
+	 * one for the other).
+	 */
+	while (nt > 1 && p->np * j.parts < 3 * nt &&
+	       (p->np * j.parts) % nt && j.parts < ntile * n / 2)
+		j.parts++;
 	npr_parallel_for((int)(p->np * j.parts), t_task, &j);
 	return 0;
 }

@@ -711,6 +711,9 @@ static bool reduce_inner(const struct npr_nn_params *p,
 		j.parts = j.outer * j.inner / 16384;
 	if (j.parts > j.outer)
 		j.parts = j.outer;
+	/* a count the threads share evenly */
+	if (j.parts > npr_par_threads())
+		j.parts -= j.parts % npr_par_threads();
 	if (j.parts < 1)
 		j.parts = 1;
 	if (j.parts > 1)
