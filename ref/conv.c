@@ -495,6 +495,7 @@ struct t_job {
 	float *y, *t;
 	int64_t pitch, parts;
 	int64_t n, ximg;	/* images, input floats from one to the next */
+	const float *xlast;	/* the last image's input, if not at x */
 };
 
 /*
@@ -523,7 +524,9 @@ static void t_task(void *arg, int i, int tid)
 			int64_t img = tl / ntile, lt = tl % ntile;
 			int64_t oy = lt / p->tw, ox0 = lt % p->tw * 7;
 
-			npr_gemm_t7_avx512(kc, wq, j->x + img * j->ximg +
+			npr_gemm_t7_avx512(kc, wq, (img == j->n - 1 &&
+					   j->xlast ? j->xlast :
+					   j->x + img * j->ximg) +
 					   oy * j->pitch + ox0 * d->sw,
 					   p->boff + pc, d->sw,
 					   tq + tl * 7 * 64, pc > 0);
@@ -609,7 +612,7 @@ static int conv_images_t(const struct npr_conv_plan *p, const float *x,
 	if (!p->flat)
 		xn = n * d->C * p->hp * p->wp + 64;
 	else if (npix % 7)	/* the last tile reads past the input */
-		xn = n * d->C * npix + 64;
+		xn = d->C * npix + 64;	/* the last image's, the rest in place */
 	if (xn > xcap) {
 		free(xbuf);
 		xbuf = malloc(sizeof(float) * xn);
@@ -640,9 +643,12 @@ static int conv_images_t(const struct npr_conv_plan *p, const float *x,
 		j.pitch = d->sh * p->wp;
 		j.ximg = d->C * p->hp * p->wp;
 	} else if (xn) {
-		memcpy(xbuf, xi, sizeof(float) * n * d->C * npix);
-		memset(xbuf + n * d->C * npix, 0, sizeof(float) * 64);
-		j.x = xbuf;
+		/* only the last image's last row runs past the input */
+		memcpy(xbuf, xi + (n - 1) * d->C * npix,
+		       sizeof(float) * d->C * npix);
+		memset(xbuf + d->C * npix, 0, sizeof(float) * 64);
+		j.x = xi;
+		j.xlast = xbuf;
 		j.ximg = d->C * npix;
 	} else {
 		j.x = xi;
