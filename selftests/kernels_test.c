@@ -530,6 +530,62 @@ TEST(thread_pool_runs_every_index_once_within_its_limit)
 	npr_par_set_limit(0);
 }
 
+/*
+ * Pool statistics (NPR_CPU_PROFILE=3): an attached struct counts every
+ * loop of its thread, the indexes each thread ran add up to the loops'
+ * sizes, nothing is counted once detached, and a nested loop is not
+ * counted twice.
+ */
+static void no_op(void *arg, int i, int tid)
+{
+	(void)arg;
+	(void)i;
+	(void)tid;
+}
+
+static void nested_hit(void *arg, int i, int tid)
+{
+	npr_parallel_for(3, no_op, NULL);
+	(void)arg;
+	(void)i;
+	(void)tid;
+}
+
+TEST(thread_pool_statistics_count_loops_and_indexes)
+{
+	struct npr_par_stats st = { 0 };
+	uint64_t items = 0;
+	int i, lim, maxtid = 0;
+
+	for (lim = 1; lim <= 2; lim++) {
+		npr_par_set_limit(lim);
+		memset(&st, 0, sizeof(st));
+		ASSERT_NULL(npr_par_stats_attach(&st));
+		npr_parallel_for(500, count_hit, &maxtid);
+		npr_parallel_for(0, count_hit, &maxtid);
+		npr_parallel_for(7, count_hit, &maxtid);
+		ASSERT_EQ(npr_par_stats_attach(NULL), &st);
+		npr_parallel_for(9, count_hit, &maxtid);
+		ASSERT_EQ(st.loops, 3);
+		for (items = 0, i = 0; i < NPR_PAR_STATS_MAX; i++)
+			items += st.items[i];
+		ASSERT_EQ(items, 507);
+		if (npr_par_threads() == 1)
+			ASSERT_EQ(st.serial, 3);
+		ASSERT_GE(st.span_ns, st.wait_ns);
+		/* nested: the inner loops run inside the outer's bodies */
+		memset(&st, 0, sizeof(st));
+		npr_par_stats_attach(&st);
+		npr_parallel_for(4, nested_hit, NULL);
+		npr_par_stats_attach(NULL);
+		ASSERT_EQ(st.loops, 1);
+		for (items = 0, i = 0; i < NPR_PAR_STATS_MAX; i++)
+			items += st.items[i];
+		ASSERT_EQ(items, 4);
+	}
+	npr_par_set_limit(0);
+}
+
 struct loop_mark {
 	int loop;
 	int seen[4];
