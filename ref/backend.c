@@ -54,6 +54,10 @@ struct ref_exec {
 	struct ref_fast **fast;	/* per step, or NULL: the node's eval */
 	int threads;		/* per request, 0: all CPUs */
 	uint64_t *prof_ns;	/* per step, with NPR_CPU_PROFILE set */
+	uint64_t *prof_cur;	/* per step: this run's time */
+	uint64_t *prof_min;	/* per step: the fastest run's */
+	uint64_t prof_infer_ns;	/* whole runs, inputs to outputs */
+	struct npr_par_stats *pstats;	/* per step, NPR_CPU_PROFILE=3 */
 	bool *fused;		/* per node: its work done by another step */
 	uint64_t prof_runs;
 	size_t *off;		/* per value: arena offset, SIZE_MAX if none */
@@ -123,6 +127,57 @@ static int cpu_probe(struct npr_device *dev, int index)
 	return 0;
 }
 
+/*
+ * NPR_CPU_PROFILE=3, per step and inference: parallel loops (of them
+ * run on the caller alone), indexes each thread ran, each thread's time
+ * in loop bodies, how late the workers joined, the caller's wait for
+ * them at each loop's end, and the step's time outside its loops.
+ */
+static void pool_print(const struct ref_exec *re, int i)
+{
+	const struct npr_par_stats *st = &re->pstats[i];
+	double r = (double)re->prof_runs;
+	int t;
+
+	fprintf(stderr, "      pool: loops %.0f (%.0f alone) items",
+		st->loops / r, st->serial / r);
+	for (t = 0; t < NPR_PAR_STATS_MAX && (t < 2 || st->items[t]); t++)
+		fprintf(stderr, "%s%.0f", t ? "/" : " ", st->items[t] / r);
+	fprintf(stderr, " work");
+	for (t = 0; t < NPR_PAR_STATS_MAX && (t < 2 || st->items[t]); t++)
+		fprintf(stderr, "%s%.3f", t ? "/" : " ", st->work_ns[t] / 1e6 / r);
+	fprintf(stderr, " ms late %.3f wait %.3f outside loops %.3f ms\n",
+		st->late_ns[1] / 1e6 / r, st->wait_ns / 1e6 / r,
+		(re->prof_ns[i] > st->span_ns ?
+		 re->prof_ns[i] - st->span_ns : 0) / 1e6 / r);
+}
+
+/* NPR_CPU_PROFILE=3: where each thread spent an inference. */
+static void pool_summary(const struct ref_exec *re)
+{
+	uint64_t steps = 0, span = 0, wait = 0, work[NPR_PAR_STATS_MAX] = { 0 };
+	double r = (double)re->prof_runs;
+	int i, t;
+
+	for (i = 0; i < re->nsteps; i++) {
+		steps += re->prof_ns[i];
+		span += re->pstats[i].span_ns;
+		wait += re->pstats[i].wait_ns;
+		for (t = 0; t < NPR_PAR_STATS_MAX; t++)
+			work[t] += re->pstats[i].work_ns[t];
+	}
+	fprintf(stderr, "  pool: %.3f ms per inference, steps %.3f, outside steps %.3f; in steps: outside loops %.3f, caller waiting %.3f\n",
+		re->prof_infer_ns / 1e6 / r, steps / 1e6 / r,
+		(re->prof_infer_ns > steps ? re->prof_infer_ns - steps : 0) /
+		1e6 / r, (steps > span ? steps - span : 0) / 1e6 / r,
+		wait / 1e6 / r);
+	for (t = 0; t < NPR_PAR_STATS_MAX && (t < 2 || work[t]); t++)
+		fprintf(stderr, "  pool: thread %d worked %.3f ms, idle %.3f ms of the inference\n",
+			t, work[t] / 1e6 / r,
+			(re->prof_infer_ns > work[t] ?
+			 re->prof_infer_ns - work[t] : 0) / 1e6 / r);
+}
+
 /* NPR_CPU_PROFILE=1: time per op type, printed when the exec goes away */
 static void profile_print(struct npr_exec *ex, struct ref_exec *re)
 {
@@ -144,11 +199,16 @@ static void profile_print(struct npr_exec *ex, struct ref_exec *re)
 			if (f && f != &noop_mark)
 				fl = npr_conv_plan_desc(f->conv, desc,
 							sizeof(desc));
-			fprintf(stderr, "  step %3d %-14s %-40s %8.3f ms %6.1f GFLOP/s\n",
+			fprintf(stderr, "  step %3d %-14s %-40s %8.3f ms %6.1f GFLOP/s min %8.3f ms\n",
 				i, g->nodes[re->steps[i]].type, desc,
 				re->prof_ns[i] / 1e6 / re->prof_runs,
-				fl ? fl * re->prof_runs / re->prof_ns[i] : 0);
+				fl ? fl * re->prof_runs / re->prof_ns[i] : 0,
+				re->prof_min[i] / 1e6);
+			if (re->pstats)
+				pool_print(re, i);
 		}
+	if (re->pstats)
+		pool_summary(re);
 	for (i = 0; i < re->nsteps; i++) {
 		const char *ty = re->fast[i] && re->fast[i] != &noop_mark ?
 				 "conv (fused)" : g->nodes[re->steps[i]].type;
@@ -186,6 +246,7 @@ static void cpu_exec_destroy(struct npr_exec *ex)
 	if (re->prof_ns && re->prof_runs)
 		profile_print(ex, re);
 	free(re->prof_ns);
+	free(re->pstats);
 	for (i = 0; re->fast && i < re->nsteps; i++) {
 		if (!re->fast[i] || re->fast[i] == &absorbed_mark ||
 		    re->fast[i] == &noop_mark)
@@ -408,15 +469,17 @@ static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
 		       int **alias_out, size_t **prefix_out)
 {
 	struct npr_graph *g = ex->g;
-	int *alias, *reads, i, j, s;
+	int *alias, *reads, *last, i, j, s;
 	size_t *prefix;
 
 	alias = malloc(sizeof(int) * (g->nvals ? g->nvals : 1));
 	reads = calloc(g->nvals ? g->nvals : 1, sizeof(int));
+	last = calloc(g->nvals ? g->nvals : 1, sizeof(int));
 	prefix = calloc(g->nvals ? g->nvals : 1, sizeof(size_t));
-	if (!alias || !reads || !prefix) {
+	if (!alias || !reads || !last || !prefix) {
 		free(alias);
 		free(reads);
+		free(last);
 		free(prefix);
 		return -ENOMEM;
 	}
@@ -426,6 +489,7 @@ static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
 	*prefix_out = prefix;
 	if (getenv("NPR_CPU_REF")) {
 		free(reads);
+		free(last);
 		return 0;
 	}
 	for (s = 0; s < re->nsteps; s++) {
@@ -434,15 +498,22 @@ static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
 
 		if (f) {
 			reads[f->x]++;
-			if (f->res >= 0)
+			last[f->x] = s;
+			if (f->res >= 0) {
 				reads[f->res]++;
+				last[f->res] = s;
+			}
 			continue;
 		}
-		for (j = 0; j < nd->nin; j++)
+		for (j = 0; j < nd->nin; j++) {
 			reads[nd->in[j]]++;
+			last[nd->in[j]] = s;
+		}
 	}
-	for (i = 0; i < ex->nout; i++)
+	for (i = 0; i < ex->nout; i++) {
 		reads[ex->out[i].value] += 2;
+		last[ex->out[i].value] = re->nsteps;
+	}
 	for (i = 0; i < ex->nin; i++)
 		reads[ex->in[i].value] += 2;
 	for (s = 0; s < re->nsteps; s++) {
@@ -450,7 +521,7 @@ static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
 		const struct npr_concat_params *cp = nd->params;
 		const struct npr_value *o;
 		size_t off = 0;
-		bool ok = true;
+		bool ok = true, ingroup;
 		int64_t outer = 1;
 
 		if (re->fast[s] || re->dyn[s] || strcmp(nd->type, "Concat") ||
@@ -459,7 +530,15 @@ static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
 		o = npr_out(g, nd, 0);
 		for (j = 0; j < cp->ax; j++)
 			outer *= o->shape.d[j];
-		if (outer != 1 || alias[nd->out[0]] >= 0)
+		/*
+		 * Inside batch groups of one image, a Concat whose output
+		 * is read only there has one image in its group's slot: its
+		 * slices are contiguous there too (see plan_memory()).
+		 */
+		ingroup = s < re->gsteps && re->group == 1 &&
+			  last[nd->out[0]] < re->gsteps &&
+			  outer == re->batch;
+		if ((outer != 1 && !ingroup) || alias[nd->out[0]] >= 0)
 			continue;
 		for (j = 0; j < nd->nin && ok; j++) {
 			int v = nd->in[j];
@@ -483,11 +562,13 @@ static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
 			alias[v] = nd->out[0];
 			prefix[v] = off;
 			off += npr_tensor_bytes(g->vals[v].type,
-						npr_shape_numel(&g->vals[v].shape));
+						npr_shape_numel(&g->vals[v].shape)) /
+			       (ingroup ? re->batch : 1);
 		}
 		re->fast[s] = &noop_mark;
 	}
 	free(reads);
+	free(last);
 	return 0;
 }
 
@@ -550,6 +631,64 @@ static bool step_sliceable(const struct npr_graph *g, const struct ref_exec *re,
 	return true;
 }
 
+/* Bytes of the largest computed value step @s reads or writes. */
+static int64_t step_max_bytes(const struct npr_graph *g,
+			      const struct ref_exec *re, int s)
+{
+	const struct npr_node *nd = &g->nodes[re->steps[s]];
+	const struct ref_fast *f = re->fast[s];
+	int v[3], nv = 0, j;
+	int64_t max = 0;
+
+	if (f) {
+		v[nv++] = f->x;
+		v[nv++] = f->y;
+		if (f->res >= 0)
+			v[nv++] = f->res;
+	}
+	for (j = 0; j < nv || (!f && j < nd->nin + nd->nout); j++) {
+		int val = f ? v[j] : j < nd->nin ? nd->in[j] :
+			  nd->out[j - nd->nin];
+		int64_t b = npr_tensor_bytes(g->vals[val].type,
+				npr_shape_numel(&g->vals[val].shape));
+
+		if (!g->vals[val].data && b > max)
+			max = b;
+	}
+	return max;
+}
+
+/*
+ * The end of the grouped run.  Its tail of steps that gain from the
+ * whole batch runs over the whole batch instead: convolutions whose
+ * weights outweigh an image's activations (npr_conv_plan_sweeps():
+ * resnet18's 3x3 512-channel layers hold 9.4 MB of weights for 200 KB
+ * of activations per image), which then read their weights once for all
+ * the images instead of once per group, with every value of the batch
+ * within NPR_CPU_GROUP_TAIL_MB (6 MB, a fifth of the shared last-level
+ * cache; 0: no tail), and between them steps whose values for the whole
+ * batch stay within a third of that (about two L2s), which lose nothing
+ * to the larger working set.
+ */
+static int group_tail(const struct npr_graph *g, const struct ref_exec *re,
+		      int s)
+{
+	const char *env = getenv("NPR_CPU_GROUP_TAIL_MB");
+	int64_t max = (int64_t)(env ? atoi(env) : 6) << 20, b;
+	int t, sweeps = 0;
+
+	for (t = s; t > 0; t--) {
+		const struct ref_fast *f = re->fast[t - 1];
+		bool sw = f && npr_conv_plan_sweeps(f->conv);
+
+		b = step_max_bytes(g, re, t - 1);
+		if (b > max || (!sw && b > max / 3))
+			break;
+		sweeps += sw;
+	}
+	return t >= 2 && sweeps ? t : s;
+}
+
 static void plan_groups(struct npr_exec *ex, struct ref_exec *re)
 {
 	struct npr_graph *g = ex->g;
@@ -584,6 +723,7 @@ static void plan_groups(struct npr_exec *ex, struct ref_exec *re)
 	}
 	if (s < 2 || !per)
 		return;
+	s = group_tail(g, re, s);
 	/*
 	 * Images per group: the most that divide the batch and keep the
 	 * largest activation of a group within 10 MB, so that a layer's
@@ -596,6 +736,14 @@ static void plan_groups(struct npr_exec *ex, struct ref_exec *re)
 	for (group = batch; group > 1; group--)
 		if (batch % group == 0 && group * per <= (int64_t)10 << 20)
 			break;
+	/*
+	 * A model compiled for one thread (INFERENCE_NUM_THREADS 1 or the
+	 * THROUGHPUT hint) runs image by image anyway: plan for that, so
+	 * that a group's slots hold one image and a Concat of one image is
+	 * done in place (plan_concat()).
+	 */
+	if (re->threads == 1)
+		group = 1;
 	if (env)
 		group = atoi(env) > 0 ? atoi(env) : batch;
 	re->group_set = env;
@@ -706,6 +854,8 @@ static int plan_memory(struct npr_exec *ex, struct ref_exec *re)
 				v = alias[v];
 			input |= v == lt[i].v;
 		}
+		if (!input && lt[i].def >= re->gsteps)
+			continue;	/* written after the groups */
 		if (input || lt[i].last >= re->gsteps) {
 			lt[i].def = 0;
 			if (lt[i].last < re->gsteps)
@@ -748,8 +898,11 @@ static int plan_memory(struct npr_exec *ex, struct ref_exec *re)
 	for (i = 0; i < n; i++)
 		re->off[lt[i].v] = lt[i].off;
 	for (i = 0; i < g->nvals; i++)
-		if (alias[i] >= 0 && re->off[alias[i]] != SIZE_MAX)
+		if (alias[i] >= 0 && re->off[alias[i]] != SIZE_MAX) {
 			re->off[i] = re->off[alias[i]] + prefix[i];
+			if (re->gslot)
+				re->gslot[i] = re->gslot[alias[i]];
+		}
 	free(alias);
 	free(prefix);
 	re->arena_bytes = peak;
@@ -920,10 +1073,19 @@ static int cpu_compile(struct npr_exec *ex)
 	if (err)
 		return err;
 	if (getenv("NPR_CPU_PROFILE")) {
-		re->prof_ns = calloc(g->nnodes ? g->nnodes : 1,
-				     sizeof(*re->prof_ns));
+		int n = g->nnodes ? g->nnodes : 1;
+
+		/* the sums, this run's times, the fastest run's */
+		re->prof_ns = calloc(3 * (size_t)n, sizeof(*re->prof_ns));
 		if (!re->prof_ns)
 			goto nomem;
+		re->prof_cur = re->prof_ns + n;
+		re->prof_min = re->prof_ns + 2 * n;
+		if (atoi(getenv("NPR_CPU_PROFILE")) >= 3) {
+			re->pstats = calloc(n, sizeof(*re->pstats));
+			if (!re->pstats)
+				goto nomem;
+		}
 	}
 	for (i = 0; i < g->nnodes; i++) {
 		struct npr_node *n = &g->nodes[i];
@@ -1234,6 +1396,26 @@ static void prof_add(struct npr_request *rq, int node, uint64_t ns,
 	rq->prof[node].kernel = kernel;
 }
 
+/* NPR_CPU_PROFILE: step @i took @ns (of a group, when grouped) */
+static void prof_step(struct ref_exec *re, int i, uint64_t ns)
+{
+	re->prof_ns[i] += ns;
+	re->prof_cur[i] += ns;
+}
+
+/* NPR_CPU_PROFILE: a run is over; keep each step's fastest time */
+static void prof_run_end(struct ref_exec *re, uint64_t ns)
+{
+	int i;
+
+	re->prof_infer_ns += ns;
+	for (i = 0; i < re->nsteps; i++) {
+		if (re->prof_runs == 1 || re->prof_cur[i] < re->prof_min[i])
+			re->prof_min[i] = re->prof_cur[i];
+		re->prof_cur[i] = 0;
+	}
+}
+
 /*
  * Run step @i on images [@b0, @b0 + @nb) of the batch, or (@nb 0) on the
  * whole batch.
@@ -1258,7 +1440,7 @@ static int run_step(struct npr_request *rq, int i, int64_t b0, int64_t nb)
 	if (re->dyn[i]) {
 		err = run_dynamic(rr, g, re->steps[i]);
 		if (re->prof_ns)
-			re->prof_ns[i] += npr_now_ns() - t0;
+			prof_step(re, i, npr_now_ns() - t0);
 		prof_add(rq, re->steps[i], npr_now_ns() - t0, "ref", true);
 		return err;
 	}
@@ -1276,7 +1458,7 @@ static int run_step(struct npr_request *rq, int i, int64_t b0, int64_t nb)
 			err = npr_conv_plan_run(f->conv, x.data, y.data,
 						r.data);
 		if (re->prof_ns)
-			re->prof_ns[i] += npr_now_ns() - t0;
+			prof_step(re, i, npr_now_ns() - t0);
 		/* the time is the convolution's; the node the step sits at
 		 * was fused into it */
 		prof_add(rq, f->head, npr_now_ns() - t0,
@@ -1291,7 +1473,7 @@ static int run_step(struct npr_request *rq, int i, int64_t b0, int64_t nb)
 		rr->out_buf[j] = slice_of(rr, re, g, n->out[j], b0, nb);
 	err = n->op->eval(n, rr->in_buf, rr->out_buf);
 	if (re->prof_ns)
-		re->prof_ns[i] += npr_now_ns() - t0;
+		prof_step(re, i, npr_now_ns() - t0);
 	prof_add(rq, re->steps[i], npr_now_ns() - t0, "ref", first);
 	return err;
 }
@@ -1304,6 +1486,7 @@ static int cpu_infer(struct npr_request *rq)
 	struct npr_graph *g = ex->g;
 	int i, err = 0, old;
 	int64_t b0 = 0, group;
+	uint64_t t_run = 0;
 
 	for (i = 0; i < ex->nin; i++) {
 		struct npr_tensor *t = &rr->t[ex->in[i].value];
@@ -1320,8 +1503,10 @@ static int cpu_infer(struct npr_request *rq)
 				       npr_elem_name(t->type));
 	}
 	old = npr_par_set_limit(re->threads);
-	if (re->prof_ns)
+	if (re->prof_ns) {
 		re->prof_runs++;
+		t_run = npr_now_ns();
+	}
 	/*
 	 * Groups of as many images as threads, up to the planned size: one
 	 * thread runs best image by image (the smallest working set), two
@@ -1343,7 +1528,11 @@ static int cpu_infer(struct npr_request *rq)
 				      i, re->nsteps);
 			break;
 		}
+		if (re->pstats)
+			npr_par_stats_attach(&re->pstats[i]);
 		err = run_step(rq, i, b0, nb);
+		if (re->pstats)
+			npr_par_stats_attach(NULL);
 		if (err)
 			break;
 		if (i == re->gsteps - 1 && b0 + nb < re->batch) {
@@ -1356,6 +1545,8 @@ static int cpu_infer(struct npr_request *rq)
 		if (re->fused[i] && !rq->prof[i].kernel)
 			rq->prof[i].fused = true;
 	npr_par_set_limit(old);
+	if (re->prof_ns)
+		prof_run_end(re, npr_now_ns() - t_run);
 	if (err)
 		return npr_err_default(err, 0);
 	for (i = 0; i < ex->nout; i++) {

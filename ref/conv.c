@@ -42,6 +42,7 @@ struct npr_conv_plan {
 	float *wt;			/* T: weights [K / 64][C * taps][64] */
 	int64_t np, tw;			/* T: channel panels, tiles per row */
 	bool flat;			/* T: 1x1, the plane as one row */
+	bool sweep;			/* T: several images per sweep */
 	bool pooled;			/* T: a MaxPool fused, see pool */
 	bool mean;			/* T: the mean over the plane fused */
 	struct npr_pool_desc pool;
@@ -521,6 +522,7 @@ static int conv_image_direct(const struct npr_conv_plan *p, const float *x,
 #define T_KC			1024
 #define T_MAXPIX		16384
 #define T_MAXBUF		(4 << 20)	/* bytes of sums per image */
+#define T_MAXSWEEP		(8 << 20)	/* bytes of sums per sweep */
 
 static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 {
@@ -605,6 +607,14 @@ static int plan_t(struct npr_conv_plan *p, const float *w)
 	int64_t kr = p->cg * d->kh * d->kw, q, r, j;
 
 	p->flat = p->path == PATH_GEMM1X1;
+	/*
+	 * Weights larger than an image's input and output: the images of a
+	 * run share one sweep over them (a 3x3 512-channel layer holds 9.4
+	 * MB of weights for 200 KB of activations per image).
+	 */
+	p->sweep = (d->K + 63) / 64 * 64 * kr >=
+		   d->C * d->H * d->W + d->K * d->OH * d->OW &&
+		   !getenv("NPR_CONV_NO_SWEEP");
 	p->tw = p->flat ? (d->OH * d->OW + 6) / 7 : (d->OW + 6) / 7;
 	p->np = (d->K + 63) / 64;
 	free(p->boff);
@@ -694,10 +704,11 @@ static inline int t_pix(const struct npr_conv_plan *p, int64_t tl)
 
 struct t_job {
 	const struct npr_conv_plan *p;
-	const float *x, *res;	/* image: input (padded for 3x3), residual */
+	const float *x, *res;	/* images: input (padded for 3x3), residual */
 	float *y, *t;
 	int64_t pitch, parts;
 	int64_t tstride;	/* pooled: floats of t per thread */
+	int64_t n, ximg;	/* images, input floats from one to the next */
 };
 
 /*
@@ -783,7 +794,22 @@ static void t_emit(const struct t_job *j, const float *t, int64_t o,
 			       p->act, p->lo, p->hi);
 }
 
-/* Channel panel i % np, tiles [a, b) of part i / np. */
+/* Where tile @tl of the job's images reads its input. */
+static inline const float *t_x(const struct t_job *j, int64_t tl,
+			       int64_t ntile)
+{
+	const struct npr_conv_plan *p = j->p;
+	int64_t lt = tl % ntile;
+
+	return j->x + tl / ntile * j->ximg + lt / p->tw * j->pitch +
+	       lt % p->tw * 7 * p->d.sw;
+}
+
+/*
+ * Channel panel i % np, tiles [a, b) of part i / np; the tiles of the
+ * job's images are numbered one image after the other, so a part may
+ * span images and each block of weights is used on all of its tiles.
+ */
 static void t_task(void *arg, int i, int tid)
 {
 	const struct t_job *j = arg;
@@ -791,10 +817,11 @@ static void t_task(void *arg, int i, int tid)
 	const struct npr_conv_desc *d = &p->d;
 	int64_t q = i % p->np, part = i / p->np;
 	int64_t rows = p->flat ? 1 : d->OH, ntile = rows * p->tw;
-	int64_t a = ntile * part / j->parts, b = ntile * (part + 1) / j->parts;
+	int64_t nall = ntile * j->n;
+	int64_t a = nall * part / j->parts, b = nall * (part + 1) / j->parts;
 	int64_t kr = p->cg * d->kh * d->kw, npix = d->OH * d->OW;
 	int64_t pc, tl, k0 = q * 64, kn = d->K - k0 < 64 ? d->K - k0 : 64;
-	float *tq = j->t + q * ntile * 7 * 64;
+	float *tq = j->t + q * nall * 7 * 64;
 	float sbuf[64] __attribute__((aligned(64))), *sum = NULL;
 
 	if (p->mean) {		/* one part per panel: the whole plane */
@@ -809,10 +836,11 @@ static void t_task(void *arg, int i, int tid)
 	 */
 	if (kr <= T_KC) {
 		for (tl = a; tl < b;) {
-			int64_t oy = tl / p->tw, ox0 = tl % p->tw * 7, te, t2;
+			int64_t img = tl / ntile, lt = tl % ntile;
+			int64_t oy = lt / p->tw, ox0 = lt % p->tw * 7, te, t2;
 			int64_t len, o;
 
-			te = p->flat ? b : tl - tl % p->tw + p->tw;
+			te = tl - lt + (p->flat ? ntile : lt - lt % p->tw + p->tw);
 			if (te > b)
 				te = b;
 			if (te > tl + 16)
@@ -821,15 +849,14 @@ static void t_task(void *arg, int i, int tid)
 				npr_gemm_t7_avx512(t_pix(p, t2),
 						   (int)(kn + 15) / 16, kr,
 						   p->wt + q * kr * 64,
-						   j->x + t2 / p->tw * j->pitch +
-						   t2 % p->tw * 7 * d->sw,
-						   p->boff, d->sw,
+						   t_x(j, t2, ntile), p->boff,
+						   d->sw,
 						   tq + (a + t2 - tl) * 7 * 64,
 						   false);
 			len = (te - tl) * 7;
 			if (len > (p->flat ? npix : d->OW) - ox0)
 				len = (p->flat ? npix : d->OW) - ox0;
-			o = oy * d->OW + ox0;
+			o = img * d->K * npix + oy * d->OW + ox0;
 			t_emit(j, tq + a * 7 * 64, o, len, k0, kn, sum);
 			tl = te;
 		}
@@ -839,26 +866,24 @@ static void t_task(void *arg, int i, int tid)
 		int64_t kc = kr - pc < T_KC ? kr - pc : T_KC;
 		const float *wq = p->wt + (q * kr + pc) * 64;
 
-		for (tl = a; tl < b; tl++) {
-			int64_t oy = tl / p->tw, ox0 = tl % p->tw * 7;
-
+		for (tl = a; tl < b; tl++)
 			npr_gemm_t7_avx512(t_pix(p, tl), (int)(kn + 15) / 16,
-					   kc, wq, j->x + oy * j->pitch +
-					   ox0 * d->sw, p->boff + pc, d->sw,
+					   kc, wq, t_x(j, tl, ntile),
+					   p->boff + pc, d->sw,
 					   tq + tl * 7 * 64, pc > 0);
-		}
 	}
 	/* runs of consecutive tiles in one row, transposed into y */
 	for (tl = a; tl < b;) {
-		int64_t oy = tl / p->tw, ox0 = tl % p->tw * 7, te, len, o;
+		int64_t img = tl / ntile, lt = tl % ntile;
+		int64_t oy = lt / p->tw, ox0 = lt % p->tw * 7, te, len, o;
 
-		te = p->flat ? b : tl - tl % p->tw + p->tw;
+		te = tl - lt + (p->flat ? ntile : lt - lt % p->tw + p->tw);
 		if (te > b)
 			te = b;
 		len = (te - tl) * 7;
 		if (len > (p->flat ? npix : d->OW) - ox0)
 			len = (p->flat ? npix : d->OW) - ox0;
-		o = oy * d->OW + ox0;
+		o = img * d->K * npix + oy * d->OW + ox0;
 		t_emit(j, tq + tl * 7 * 64, o, len, k0, kn, sum);
 		tl = te;
 	}
@@ -869,24 +894,23 @@ done:
 
 struct pad_job {
 	const struct npr_conv_plan *p;
-	const float *x;		/* the image */
-	float *xp;		/* its zero-padded planes */
-	int64_t parts;
+	const float *x;		/* the images */
+	float *xp;		/* their zero-padded planes */
+	int64_t nc, parts;	/* planes (images times channels), tasks */
 };
 
-/* Channels [C * i / parts, C * (i + 1) / parts) into their padded planes. */
+/* Planes [nc * i / parts, nc * (i + 1) / parts) into their padded form. */
 static void pad_task(void *arg, int i, int tid)
 {
 	const struct pad_job *j = arg;
 	const struct npr_conv_plan *p = j->p;
 	const struct npr_conv_desc *d = &p->d;
 	int64_t plane = p->hp * p->wp, c, iy;
-
 	int64_t right = p->wp - d->pw - d->W;
 	int64_t below = (p->hp - d->ph - d->H) * p->wp;
 
 	/* only the border is zeroed: each float is written once */
-	for (c = d->C * i / j->parts; c < d->C * (i + 1) / j->parts; c++) {
+	for (c = j->nc * i / j->parts; c < j->nc * (i + 1) / j->parts; c++) {
 		float *pl = j->xp + c * plane, *r = pl + d->ph * p->wp;
 		const float *xc = j->x + c * d->H * d->W;
 
@@ -907,9 +931,21 @@ static void pad_task(void *arg, int i, int tid)
 	}
 }
 
-/* Image @b on the pixel-major path. */
-static int conv_image_t(const struct npr_conv_plan *p, const float *x,
-			float *y, const float *res, int64_t b)
+/* Bytes of one image's sums on the pixel-major path. */
+static int64_t t_sums(const struct npr_conv_plan *p)
+{
+	return (int64_t)sizeof(float) * p->np *
+	       (p->flat ? 1 : p->d.OH) * p->tw * 7 * 64;
+}
+
+/*
+ * Images [@b, @b + @n) on the pixel-major path, in one sweep: every
+ * block of weights is used on the tiles of all @n images before the
+ * next is read (n > 1 only for plans that sweep, npr_conv_plan_run_n();
+ * never with a fused MaxPool or mean).
+ */
+static int conv_images_t(const struct npr_conv_plan *p, const float *x,
+			 float *y, const float *res, int64_t b, int64_t n)
 {
 	static _Thread_local float *xbuf, *tbuf;
 	static _Thread_local size_t xcap, tcap;
@@ -920,13 +956,13 @@ static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 			p->mean ? 1 : npix;
 	struct t_job j = {
 		.p = p, .y = y + b * d->K * ynpix,
-		.res = res ? res + b * d->K * npix : NULL,
+		.res = res ? res + b * d->K * npix : NULL, .n = n,
 	};
 	size_t xn = 0, tn;
 	int nt = npr_par_threads();
 
 	ntile = (p->flat ? 1 : d->OH) * p->tw;
-	tn = (size_t)p->np * ntile * 7 * 64;
+	tn = (size_t)p->np * ntile * n * 7 * 64;
 	if (p->pooled) {
 		/* per thread: the ring of rows and one pooled row */
 		j.tstride = (p->pool.kh * p->tw * 7 + p->pool.OW) * 64;
@@ -934,7 +970,7 @@ static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 	}
 	/* flat: the input itself (the last tile reads only its pixels) */
 	if (!p->flat)
-		xn = d->C * p->hp * p->wp + 64;
+		xn = n * d->C * p->hp * p->wp + 64;
 	if (xn > xcap) {
 		free(xbuf);
 		xbuf = malloc(sizeof(float) * xn);
@@ -950,18 +986,23 @@ static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 	if ((xn && !xbuf) || !tbuf)
 		return -ENOMEM;
 	if (!p->flat) {
-		struct pad_job pj = { .p = p, .x = xi, .xp = xbuf };
+		struct pad_job pj = {
+			.p = p, .x = xi, .xp = xbuf, .nc = n * d->C,
+		};
 
 		/* the zero-padded copy, split over the threads too */
-		pj.parts = nt > 1 && d->C * p->hp * p->wp >= 16384 ? 2 * nt : 1;
-		if (pj.parts > d->C)
-			pj.parts = d->C;
+		pj.parts = nt > 1 && pj.nc * p->hp * p->wp >= 16384 ?
+			   2 * nt : 1;
+		if (pj.parts > pj.nc)
+			pj.parts = pj.nc;
 		npr_parallel_for((int)pj.parts, pad_task, &pj);
-		memset(xbuf + d->C * p->hp * p->wp, 0, sizeof(float) * 64);
+		memset(xbuf + pj.nc * p->hp * p->wp, 0, sizeof(float) * 64);
 		j.x = xbuf;
 		j.pitch = d->sh * p->wp;
+		j.ximg = d->C * p->hp * p->wp;
 	} else {
 		j.x = xi;
+		j.ximg = d->C * npix;
 	}
 	j.t = tbuf;
 	if (p->pooled) {
@@ -976,10 +1017,19 @@ static int conv_image_t(const struct npr_conv_plan *p, const float *x,
 	}
 	/* about three parts per thread, at least four tiles each */
 	j.parts = nt > 1 ? (3 * nt + p->np - 1) / p->np : 1;
-	if (j.parts > ntile / 4)
-		j.parts = ntile / 4;
+	if (j.parts > ntile * n / 4)
+		j.parts = ntile * n / 4;
 	if (j.parts < 1 || p->mean)
 		j.parts = 1;
+	/*
+	 * Fewer tasks than three per thread: rather parts of two tiles than
+	 * a count the threads do not share evenly (a 7x7 1x1 layer with 160
+	 * channels was three panels of seven tiles, two for one thread and
+	 * one for the other).
+	 */
+	while (!p->mean && nt > 1 && p->np * j.parts < 3 * nt &&
+	       (p->np * j.parts) % nt && j.parts < ntile * n / 2)
+		j.parts++;
 	npr_parallel_for((int)(p->np * j.parts), t_task, &j);
 	return 0;
 }
@@ -995,7 +1045,7 @@ static int conv_image(const struct npr_conv_plan *p, const float *x,
 	if (p->path == PATH_DIRECT)
 		return conv_image_direct(p, x, y, res, b);
 	if (p->path == PATH_T)
-		return conv_image_t(p, x, y, res, b);
+		return conv_images_t(p, x, y, res, b, 1);
 	for (g = 0; g < d->G; g++) {
 		const float *xg = x + (b * d->C + g * p->cg) * d->H * d->W;
 		int64_t yoff = (b * d->K + g * p->kg) * npix;
@@ -1074,6 +1124,25 @@ int npr_conv_plan_run_n(const struct npr_conv_plan *p, const float *x,
 		return 0;
 	}
 	/*
+	 * Weights outweighing the activations: the images in sweeps that
+	 * read each block of weights once for all of them, the sweep split
+	 * over the threads.
+	 */
+	if (npr_conv_plan_sweeps(p) && n > 1) {
+		int64_t per = t_sums(p), k;
+
+		k = per * n <= T_MAXSWEEP ? n : T_MAXSWEEP / per;
+		if (k < 1)
+			k = 1;
+		for (b = 0; b < n; b += k) {
+			err = conv_images_t(p, x, y, res, b,
+					    n - b < k ? n - b : k);
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+	/*
 	 * A batch of at least as many images as threads: whole images per
 	 * thread (no split GEMMs, one B packing per image); else each image
 	 * split across the threads.
@@ -1092,6 +1161,11 @@ int npr_conv_plan_run_n(const struct npr_conv_plan *p, const float *x,
 	return 0;
 }
 
+bool npr_conv_plan_sweeps(const struct npr_conv_plan *p)
+{
+	return p->path == PATH_T && p->sweep && !p->pooled && !p->mean;
+}
+
 double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 			  size_t len)
 {
@@ -1105,6 +1179,8 @@ double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 		 (long long)d->C, (long long)d->K, (long long)d->G,
 		 (long long)d->OH, (long long)d->OW, (long long)d->N,
 		 path[p->path], p->pooled ? "+maxpool" : p->mean ? "+mean" : "");
+	if (npr_conv_plan_sweeps(p))
+		snprintf(buf + strlen(buf), len - strlen(buf), " sweep");
 	return 2.0 * d->N * d->K * d->OH * d->OW * (d->C / d->G) * d->kh *
 	       d->kw;
 }

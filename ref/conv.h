@@ -108,6 +108,12 @@ int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
 int npr_conv_plan_run_n(const struct npr_conv_plan *p, const float *x,
 			float *y, const float *res, int64_t n);
 
+/*
+ * Does @p run several images in one sweep over its weights (weights
+ * larger than an image's input and output; npr_conv_plan_run_n())?
+ */
+bool npr_conv_plan_sweeps(const struct npr_conv_plan *p);
+
 /* Describe @p into @buf ("3x3/2 C64 K128 56x56 gemm"); returns its FLOPs. */
 double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 			  size_t len);

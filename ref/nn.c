@@ -641,17 +641,60 @@ static double red_load(const struct npr_tensor *t, int64_t i)
 	return 0;
 }
 
+struct reduce_job {
+	const float *x;
+	float *y;
+	int64_t outer, inner, parts;
+	int red;
+};
+
+/* Outputs [outer * i / parts, outer * (i + 1) / parts) of a reduction. */
+static void reduce_part(void *arg, int i, int tid)
+{
+	const struct reduce_job *j = arg;
+	int64_t o, k, inner = j->inner;
+
+	if (j->red != NPR_RED_MAX) {
+		void (*sum)(const float *, int64_t, int64_t, float *, bool) =
+			npr_sum_rows_generic;
+		int64_t o0 = j->outer * i / j->parts;
+		int64_t o1 = j->outer * (i + 1) / j->parts;
+
+#if defined(__x86_64__)
+		__builtin_cpu_init();
+		if (__builtin_cpu_supports("avx512f"))
+			sum = npr_sum_rows_avx512;
+#endif
+		sum(j->x + o0 * inner, o1 - o0, inner, j->y + o0,
+		    j->red == NPR_RED_MEAN);
+		return;
+	}
+	for (o = j->outer * i / j->parts; o < j->outer * (i + 1) / j->parts;
+	     o++) {
+		const float *x = j->x + o * inner;
+		float m = -INFINITY;
+
+		for (k = 0; k < inner; k++)
+			m = x[k] > m ? x[k] : m;
+		j->y[o] = m;
+	}
+}
+
 /*
  * Reductions over trailing dimensions of an f32 tensor (global pooling:
  * ReduceMean over H, W) in contiguous blocks, eight partial sums per
- * block; NULL-free fast path of npr_ref_reduce().  Returns false when the
- * case is not one it handles.
+ * block, the blocks split over the threads (about four parts per thread,
+ * each at least 16K inputs); NULL-free fast path of npr_ref_reduce().
+ * Returns false when the case is not one it handles.
  */
 static bool reduce_inner(const struct npr_nn_params *p,
 			 const struct npr_tensor *in, struct npr_tensor *out)
 {
 	const struct npr_shape *s = &in->shape;
-	int64_t outer = 1, inner = 1, o, k;
+	struct reduce_job j = {
+		.x = in->data, .y = out->data, .outer = 1, .inner = 1,
+		.red = p->red,
+	};
 	int i, first = s->rank;
 
 	if (in->type != NPR_ELEM_F32 || out->type != NPR_ELEM_F32 ||
@@ -663,32 +706,26 @@ static bool reduce_inner(const struct npr_nn_params *p,
 	for (i = 0; i < first; i++) {
 		if (p->reduced[i])
 			return false;
-		outer *= s->d[i];
+		j.outer *= s->d[i];
 	}
 	for (i = first; i < s->rank; i++)
-		inner *= s->d[i];
-	if (first == s->rank || !inner)
+		j.inner *= s->d[i];
+	if (first == s->rank || !j.inner)
 		return false;
-	if (p->red != NPR_RED_MAX) {
-		void (*sum)(const float *, int64_t, int64_t, float *, bool) =
-			npr_sum_rows_generic;
-
-#if defined(__x86_64__)
-		__builtin_cpu_init();
-		if (__builtin_cpu_supports("avx512f"))
-			sum = npr_sum_rows_avx512;
-#endif
-		sum(in->data, outer, inner, out->data, p->red == NPR_RED_MEAN);
-		return true;
-	}
-	for (o = 0; o < outer; o++) {
-		const float *x = (const float *)in->data + o * inner;
-		float m = -INFINITY;
-
-		for (k = 0; k < inner; k++)
-			m = x[k] > m ? x[k] : m;
-		((float *)out->data)[o] = m;
-	}
+	j.parts = 4 * npr_par_threads();
+	if (j.parts > j.outer * j.inner / 16384)
+		j.parts = j.outer * j.inner / 16384;
+	if (j.parts > j.outer)
+		j.parts = j.outer;
+	/* a count the threads share evenly */
+	if (j.parts > npr_par_threads())
+		j.parts -= j.parts % npr_par_threads();
+	if (j.parts < 1)
+		j.parts = 1;
+	if (j.parts > 1)
+		npr_parallel_for((int)j.parts, reduce_part, &j);
+	else
+		reduce_part(&j, 0, 0);
 	return true;
 }
 

@@ -18,6 +18,8 @@
 #ifndef NPR_REF_THREADS_H
 #define NPR_REF_THREADS_H
 
+#include <stdint.h>
+
 /* Loop body: @i in [0, n), @tid in [0, threads used). */
 typedef void (*npr_par_fn)(void *arg, int i, int tid);
 
@@ -51,5 +53,30 @@ int npr_par_threads(void);
  * Context: any thread; reentrant (nested calls run serially).
  */
 void npr_parallel_for(int n, npr_par_fn fn, void *arg);
+
+/*
+ * Pool statistics, for profiles (NPR_CPU_PROFILE=3): while a caller has
+ * a struct attached, every parallel_for it starts adds to it.  Slot t
+ * counts the thread with tid t (threads past the last slot go uncounted).
+ */
+#define NPR_PAR_STATS_MAX	8
+
+struct npr_par_stats {
+	uint64_t loops;			/* parallel_for calls */
+	uint64_t serial;		/* of those, run on the caller alone */
+	uint64_t span_ns;		/* caller: from start to return */
+	uint64_t wait_ns;		/* caller: waiting for the workers */
+	uint64_t work_ns[NPR_PAR_STATS_MAX];	/* running loop bodies */
+	uint64_t late_ns[NPR_PAR_STATS_MAX];	/* start to joining */
+	uint64_t items[NPR_PAR_STATS_MAX];	/* indexes run */
+};
+
+/**
+ * npr_par_stats_attach() - count this thread's loops into @s
+ * @s: zeroed by the caller when it wants; NULL detaches.
+ * Return: the struct attached before.
+ * Context: thread-local; off (nothing timed) unless attached.
+ */
+struct npr_par_stats *npr_par_stats_attach(struct npr_par_stats *s);
 
 #endif /* NPR_REF_THREADS_H */

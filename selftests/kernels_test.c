@@ -128,6 +128,7 @@ TEST(sgemm_matches_reference_over_odd_shapes)
 
 struct conv_case {
 	int64_t N, C, H, W, K, kh, kw, s, d, pb, pe, G;
+	bool sweep;	/* AVX-512: images in one sweep over the weights */
 };
 
 static const struct conv_case conv_cases[] = {
@@ -181,6 +182,10 @@ static const struct conv_case conv_cases[] = {
 	{ 2, 300, 7, 7, 160, 1, 1, 1, 1, 0, 0, 1 },	/* pixel-major, 2 vectors */
 	{ 1, 40, 9, 9, 100, 3, 3, 1, 1, 1, 1, 1 },	/* pixel-major, 3 vectors */
 	{ 1, 114, 7, 7, 100, 3, 3, 1, 1, 1, 1, 1 },	/* pixel-major, 2 blocks */
+	/* weights larger than an image's activations: one sweep */
+	{ 5, 64, 7, 7, 120, 3, 3, 1, 1, 1, 1, 1, true },	/* 3x3, 5 images */
+	{ 3, 96, 5, 5, 128, 1, 1, 1, 1, 0, 0, 1, true },	/* 1x1, 25 pixels */
+	{ 2, 32, 13, 13, 128, 3, 3, 2, 1, 1, 1, 1, true },	/* 3x3/2 */
 };
 
 TEST(conv_plans_match_reference_over_odd_shapes)
@@ -257,10 +262,20 @@ TEST(conv_plans_match_reference_over_odd_shapes)
 		for (ki = 0; ki < 3; ki++) {
 			const struct npr_gemm_kern *kn = npr_gemm_kern_get(kerns[ki]);
 			struct npr_conv_plan *plan;
+			char desc[128];
 
 			if (!kn)
 				continue;
 			ASSERT_EQ(npr_conv_plan_new(&d, w, kn, &plan), 0);
+			/* unless the environment turns the path off */
+			if (cc->sweep && !strcmp(kn->name, "avx512") &&
+			    !getenv("NPR_CONV_NO_SWEEP") &&
+			    !getenv("NPR_CONV_NO_T") &&
+			    !npr_conv_plan_sweeps(plan)) {
+				npr_conv_plan_desc(plan, desc, sizeof(desc));
+				TH_LOG("case %d: no sweep (%s)", ci, desc);
+				ASSERT_TRUE(npr_conv_plan_sweeps(plan));
+			}
 			for (ep = 0; ep < 3; ep++) {
 				float *e = malloc(sizeof(float) * ny);
 				int64_t i, c;
@@ -294,6 +309,16 @@ TEST(conv_plans_match_reference_over_odd_shapes)
 					TH_LOG("case %d (%s) epi %d: %g", ci,
 					       kn->name, ep, err);
 				ASSERT_LE(err, tol);
+				if (cc->sweep) {
+					/* one thread: the sweep unsplit */
+					int old = npr_par_set_limit(1);
+
+					memset(y, 0, sizeof(float) * ny);
+					ASSERT_EQ(npr_conv_plan_run(plan, x, y,
+								    ep == 2 ? res : NULL), 0);
+					npr_par_set_limit(old);
+					ASSERT_LE(rel_err(y, e, ny), tol);
+				}
 				if (d.N > 1) {
 					/* the last images alone, as batch
 					 * groups run them */
@@ -326,6 +351,64 @@ TEST(conv_plans_match_reference_over_odd_shapes)
 		}
 		free(x); free(w); free(y); free(r); free(bias); free(res);
 	}
+}
+
+/*
+ * ReduceMean/Sum/Max over trailing axes (the fast path, split over the
+ * threads) against the scalar kernel reducing the transposed data over
+ * its leading axis.
+ */
+TEST(reduce_trailing_axes_matches_scalar_kernel)
+{
+	static const int reds[3] = { NPR_RED_MEAN, NPR_RED_SUM, NPR_RED_MAX };
+	const int64_t outer = 8 * 100, inner = 13 * 13;
+	struct npr_nn_params pf = { 0 }, ps = { 0 };
+	struct npr_node nf = { .name = "fast", .type = "ReduceMean",
+			       .params = &pf };
+	struct npr_node ns = { .name = "scalar", .type = "ReduceMean",
+			       .params = &ps };
+	struct npr_tensor in = { 0 }, it = { 0 }, of = { 0 }, os = { 0 };
+	float *x, *xt, *yf, *ys;
+	int64_t o, k;
+	int r, lim;
+
+	x = malloc(sizeof(float) * outer * inner);
+	xt = malloc(sizeof(float) * outer * inner);
+	yf = malloc(sizeof(float) * outer);
+	ys = malloc(sizeof(float) * outer);
+	ASSERT_TRUE(x && xt && yf && ys);
+	fill(x, outer * inner, 21);
+	for (o = 0; o < outer; o++)
+		for (k = 0; k < inner; k++)
+			xt[k * outer + o] = x[o * inner + k];
+	in.type = it.type = of.type = os.type = NPR_ELEM_F32;
+	in.shape.rank = 4;
+	in.shape.d[0] = 8; in.shape.d[1] = 100;
+	in.shape.d[2] = 13; in.shape.d[3] = 13;
+	it.shape.rank = 2;
+	it.shape.d[0] = inner; it.shape.d[1] = outer;
+	of.shape.rank = 2;
+	of.shape.d[0] = 8; of.shape.d[1] = 100;
+	os.shape.rank = 1;
+	os.shape.d[0] = outer;
+	in.data = x; it.data = xt; of.data = yf; os.data = ys;
+	in.nbytes = it.nbytes = sizeof(float) * outer * inner;
+	of.nbytes = os.nbytes = sizeof(float) * outer;
+	pf.reduced[2] = pf.reduced[3] = true;
+	ps.reduced[0] = true;
+	for (lim = 0; lim < 2; lim++) {
+		int old = npr_par_set_limit(lim);
+
+		for (r = 0; r < 3; r++) {
+			pf.red = ps.red = reds[r];
+			memset(yf, 0, sizeof(float) * outer);
+			ASSERT_EQ(npr_ref_reduce(&nf, &in, &of), 0);
+			ASSERT_EQ(npr_ref_reduce(&ns, &it, &os), 0);
+			ASSERT_LE(rel_err(yf, ys, outer), 1e-6);
+		}
+		npr_par_set_limit(old);
+	}
+	free(x); free(xt); free(yf); free(ys);
 }
 
 TEST(pooling_fast_path_matches_scalar_kernel)
@@ -650,6 +733,62 @@ TEST(thread_pool_runs_every_index_once_within_its_limit)
 			if (lim)
 				ASSERT_LE(npr_par_threads(), lim);
 		}
+	}
+	npr_par_set_limit(0);
+}
+
+/*
+ * Pool statistics (NPR_CPU_PROFILE=3): an attached struct counts every
+ * loop of its thread, the indexes each thread ran add up to the loops'
+ * sizes, nothing is counted once detached, and a nested loop is not
+ * counted twice.
+ */
+static void no_op(void *arg, int i, int tid)
+{
+	(void)arg;
+	(void)i;
+	(void)tid;
+}
+
+static void nested_hit(void *arg, int i, int tid)
+{
+	npr_parallel_for(3, no_op, NULL);
+	(void)arg;
+	(void)i;
+	(void)tid;
+}
+
+TEST(thread_pool_statistics_count_loops_and_indexes)
+{
+	struct npr_par_stats st = { 0 };
+	uint64_t items = 0;
+	int i, lim, maxtid = 0;
+
+	for (lim = 1; lim <= 2; lim++) {
+		npr_par_set_limit(lim);
+		memset(&st, 0, sizeof(st));
+		ASSERT_NULL(npr_par_stats_attach(&st));
+		npr_parallel_for(500, count_hit, &maxtid);
+		npr_parallel_for(0, count_hit, &maxtid);
+		npr_parallel_for(7, count_hit, &maxtid);
+		ASSERT_EQ(npr_par_stats_attach(NULL), &st);
+		npr_parallel_for(9, count_hit, &maxtid);
+		ASSERT_EQ(st.loops, 3);
+		for (items = 0, i = 0; i < NPR_PAR_STATS_MAX; i++)
+			items += st.items[i];
+		ASSERT_EQ(items, 507);
+		if (npr_par_threads() == 1)
+			ASSERT_EQ(st.serial, 3);
+		ASSERT_GE(st.span_ns, st.wait_ns);
+		/* nested: the inner loops run inside the outer's bodies */
+		memset(&st, 0, sizeof(st));
+		npr_par_stats_attach(&st);
+		npr_parallel_for(4, nested_hit, NULL);
+		npr_par_stats_attach(NULL);
+		ASSERT_EQ(st.loops, 1);
+		for (items = 0, i = 0; i < NPR_PAR_STATS_MAX; i++)
+			items += st.items[i];
+		ASSERT_EQ(items, 4);
 	}
 	npr_par_set_limit(0);
 }

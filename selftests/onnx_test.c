@@ -128,10 +128,12 @@ static void port_name(struct npr_test *_metadata, int fd, __u32 handle,
 }
 
 /* Compile @model with input 0 of shape @dims (rank @rank), create a request. */
-static int compile(int fd, __u32 model, const __s64 *dims, int rank,
-		   __u32 *exec, __u32 *req)
+/* compile() with INFERENCE_NUM_THREADS @threads unless 0 */
+static int compile_t(int fd, __u32 model, const __s64 *dims, int rank,
+		     __u32 *exec, __u32 *req, int threads)
 {
 	struct npr_shape_arg sa = { .index = 0, .rank = rank };
+	struct npr_prop_arg props[1];
 	struct npr_req_create rc;
 	struct npr_compile co;
 	int i, err;
@@ -141,6 +143,13 @@ static int compile(int fd, __u32 model, const __s64 *dims, int rank,
 	npr_prep_compile(&co, model);
 	co.shapes = (uintptr_t)&sa;
 	co.num_shapes = 1;
+	memset(props, 0, sizeof(props));
+	if (threads) {
+		props[0].param = NPR_PARAM_INFERENCE_NUM_THREADS;
+		props[0].value = threads;
+		co.props = (uintptr_t)props;
+		co.num_props = 1;
+	}
 	err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
 	if (err)
 		return err;
@@ -149,6 +158,12 @@ static int compile(int fd, __u32 model, const __s64 *dims, int rank,
 	err = npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc);
 	*req = rc.req;
 	return err;
+}
+
+static int compile(int fd, __u32 model, const __s64 *dims, int rank,
+		   __u32 *exec, __u32 *req)
+{
+	return compile_t(fd, model, dims, rank, exec, req, 0);
 }
 
 /* Set f32 input 0, run, read f32 output 0 (@out_count values). */
@@ -1805,6 +1820,7 @@ FIXTURE_VARIANT(model) {
 	__s64 dims[3];
 	size_t classes;
 	bool optional_ops;
+	int threads;	/* INFERENCE_NUM_THREADS, 0: the default */
 };
 
 FIXTURE_VARIANT_ADD(model, resnet18_b1) {
@@ -1823,6 +1839,11 @@ FIXTURE_VARIANT_ADD(model, ppocr_cls_b1) {
 	"ppocr_mobile_v2.0_cls", 1, { 3, 48, 192 }, 2, true };
 FIXTURE_VARIANT_ADD(model, ppocr_cls_b4) {
 	"ppocr_mobile_v2.0_cls", 4, { 3, 48, 192 }, 2, true };
+/* one thread: batch groups of one image, fire modules' Concats in place */
+FIXTURE_VARIANT_ADD(model, squeezenet1_1_b4_1thread) {
+	"squeezenet1_1", 4, { 3, 224, 224 }, 1000, false, 1 };
+FIXTURE_VARIANT_ADD(model, resnet18_b4_1thread) {
+	"resnet18", 4, { 3, 224, 224 }, 1000, false, 1 };
 
 FIXTURE_SETUP(model)
 {
@@ -1881,7 +1902,8 @@ TEST_F(model, matches_golden)
 	if (ret)
 		TH_LOG("MODEL_LOAD: %s", npr_last_error());
 	ASSERT_EQ(ret, 0);
-	ret = compile(self->fd, ml.handle, dims, 4, &exec, &req);
+	ret = compile_t(self->fd, ml.handle, dims, 4, &exec, &req,
+			variant->threads);
 	if (ret == -EOPNOTSUPP && variant->optional_ops)
 		SKIP(return, "%s", npr_last_error());
 	if (ret)
