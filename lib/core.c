@@ -67,11 +67,27 @@ out:
 	return err;
 }
 
+/*
+ * 64-byte aligned memory, freed with free().  From 2 MiB up the block is
+ * aligned to 2 MiB and advised for transparent huge pages: where THP is
+ * "madvise" (the default of many distributions) large weights and
+ * activations would otherwise live on 4 KiB pages, and streaming
+ * resnet18's 45 MB of packed weights walks through 11,000 of them
+ * (huge pages: 4-5% faster on it).  Without THP the advice does nothing.
+ */
 void *npr_alloc(size_t bytes)
 {
+	const size_t huge = 2 << 20;
+	size_t n = bytes ? (bytes + 63) & ~(size_t)63 : 64;
 	void *p = NULL;
 
-	if (posix_memalign(&p, 64, bytes ? (bytes + 63) & ~(size_t)63 : 64))
+	if (n >= huge) {
+		if (posix_memalign(&p, huge, n))
+			return NULL;
+		madvise(p, n, MADV_HUGEPAGE);
+		return p;
+	}
+	if (posix_memalign(&p, 64, n))
 		return NULL;
 	return p;
 }

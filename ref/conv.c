@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/core.h"
 #include "conv.h"
 #include "threads.h"
 #include "ops/eltwise.h"
@@ -461,13 +462,13 @@ static int conv_image_direct(const struct npr_conv_plan *p, const float *x,
 
 	if (xn > xcap) {
 		free(xbuf);
-		xbuf = malloc(sizeof(float) * xn);
+		xbuf = npr_alloc(sizeof(float) * xn);
 		xcap = xbuf ? xn : 0;
 		npr_free_at_thread_exit(&xbuf);
 	}
 	if (tn > tcap) {
 		free(tbuf);
-		tbuf = malloc(sizeof(float) * tn);
+		tbuf = npr_alloc(sizeof(float) * tn);
 		tcap = tbuf ? tn : 0;
 		npr_free_at_thread_exit(&tbuf);
 	}
@@ -645,8 +646,8 @@ static int plan_t(struct npr_conv_plan *p, const float *w)
 	p->path = PATH_T;
 	if (!w)		/* npr_conv_plan_use_prepared() comes next */
 		return 0;
-	if (posix_memalign((void **)&p->wt, 64,
-			   sizeof(float) * p->np * kr * 64))
+	p->wt = npr_alloc(sizeof(float) * p->np * kr * 64);
+	if (!p->wt)
 		return -ENOMEM;
 	for (q = 0; q < p->np; q++)
 		for (r = 0; r < kr; r++)
@@ -973,14 +974,12 @@ static int conv_images_t(const struct npr_conv_plan *p, const float *x,
 		xn = n * d->C * p->hp * p->wp + 64;
 	if (xn > xcap) {
 		free(xbuf);
-		xbuf = malloc(sizeof(float) * xn);
+		xbuf = npr_alloc(sizeof(float) * xn);
 		xcap = xbuf ? xn : 0;
 	}
 	if (tn > tcap) {
 		free(tbuf);
-		tbuf = NULL;
-		if (posix_memalign((void **)&tbuf, 64, sizeof(float) * tn))
-			tbuf = NULL;
+		tbuf = npr_alloc(sizeof(float) * tn);
 		tcap = tbuf ? tn : 0;
 	}
 	if ((xn && !xbuf) || !tbuf)

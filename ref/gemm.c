@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/core.h"
 #include "gemm.h"
 #include "threads.h"
 
@@ -93,13 +94,10 @@ const struct npr_gemm_kern *npr_gemm_kern_best(void)
 	return best;
 }
 
+/* packed panels: npr_alloc() (64-byte aligned, large ones on huge pages) */
 static void *alloc64(size_t bytes)
 {
-	void *p = NULL;
-
-	if (posix_memalign(&p, 64, bytes ? bytes : 64))
-		return NULL;
-	return p;
+	return npr_alloc(bytes);
 }
 
 /*
