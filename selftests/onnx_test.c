@@ -197,6 +197,22 @@ static void infer(struct npr_test *_metadata, int fd, __u32 req,
 	ASSERT_EQ(ta.bytes, out_count * sizeof(float));
 }
 
+/*
+ * IR version 8, one opset of the default domain: the head of every model
+ * built here; @osp[0] is the opset entry to fill.
+ */
+static void model_head(Onnx__ModelProto *m, Onnx__OperatorSetIdProto **osp,
+		       int64_t opset)
+{
+	m->has_ir_version = 1;
+	m->ir_version = 8;
+	m->n_opset_import = 1;
+	m->opset_import = osp;
+	osp[0]->domain = "";
+	osp[0]->has_version = 1;
+	osp[0]->version = opset;
+}
+
 /* ---- small models built here ------------------------------------------- */
 
 /*
@@ -250,13 +266,7 @@ static void *tiny_model(const struct tiny *t, size_t *len)
 	void *buf;
 	int i;
 
-	m.has_ir_version = 1;
-	m.ir_version = 8;
-	m.n_opset_import = 1;
-	m.opset_import = osp;
-	os.domain = "";
-	os.has_version = 1;
-	os.version = t->opset ? t->opset : 13;
+	model_head(&m, osp, t->opset ? t->opset : 13);
 	m.graph = &g;
 	g.name = "tiny";
 
@@ -585,13 +595,7 @@ static void *if_model(int depth, size_t *len)
 
 	if (!g || !n || !np || !a || !ap || !v || !vp)
 		goto out;
-	m.has_ir_version = 1;
-	m.ir_version = 8;
-	m.n_opset_import = 1;
-	m.opset_import = osp;
-	os.domain = "";
-	os.has_version = 1;
-	os.version = 13;
+	model_head(&m, osp, 13);
 	/* g[3i]: the graph holding If i; g[3i+1], g[3i+2]: its branches */
 	for (i = 0; i < depth; i++) {
 		Onnx__GraphProto *gi = &g[3 * i], *tb = &g[3 * i + 1];
@@ -833,13 +837,7 @@ static void *loop_model(int64_t trips, bool stop_after_1, size_t *len)
 	int nb = 0, i;
 	void *buf;
 
-	m.has_ir_version = 1;
-	m.ir_version = 8;
-	m.n_opset_import = 1;
-	m.opset_import = osp;
-	os.domain = "";
-	os.has_version = 1;
-	os.version = 13;
+	model_head(&m, osp, 13);
 	m.graph = &g;
 	g.name = "loop";
 	mkscalar(&init[0], "M", &m_val, NULL);
@@ -1008,13 +1006,7 @@ static void *scan_model(bool v8, size_t *len)
 	void *buf;
 	int i;
 
-	m.has_ir_version = 1;
-	m.ir_version = 8;
-	m.n_opset_import = 1;
-	m.opset_import = osp;
-	os.domain = "";
-	os.has_version = 1;
-	os.version = v8 ? 8 : 11;
+	model_head(&m, osp, v8 ? 8 : 11);
 	m.graph = &g;
 	g.name = "scan";
 	/* Scan-8: a batch of 4 in front of everything */
@@ -1221,13 +1213,7 @@ static void *rnn_model(const char *op, const struct tdesc *t, int nin,
 	int i, k, ni = 0, ng = 0;
 	void *buf;
 
-	m.has_ir_version = 1;
-	m.ir_version = 8;
-	m.n_opset_import = 1;
-	m.opset_import = osp;
-	os.domain = "";
-	os.has_version = 1;
-	os.version = 14;
+	model_head(&m, osp, 14);
 	m.graph = &g;
 	g.name = "rnn";
 	for (i = 0; i < nin; i++) {
@@ -1604,13 +1590,7 @@ static void *one_node_model(const struct one_node *o, size_t *len)
 	void *buf;
 	int i;
 
-	m.has_ir_version = 1;
-	m.ir_version = 8;
-	m.n_opset_import = 1;
-	m.opset_import = osp;
-	os.domain = "";
-	os.has_version = 1;
-	os.version = 17;
+	model_head(&m, osp, 17);
 	m.graph = &g;
 	g.name = "one_node";
 	mknode(&node, o->op, o->in, o->nin, out, 1);
@@ -2207,13 +2187,7 @@ static void *wide_model(int32_t dt, const char *name, size_t *len,
 
 		memcpy(raw + i * es, es == 2 ? (void *)&h : (void *)&f, es);
 	}
-	m.has_ir_version = 1;
-	m.ir_version = 8;
-	m.n_opset_import = 1;
-	m.opset_import = osp;
-	os.domain = "";
-	os.has_version = 1;
-	os.version = 13;
+	model_head(&m, osp, 13);
 	m.graph = &g;
 	g.name = "wide";
 	node.op_type = "Add";
