@@ -130,6 +130,41 @@ static int pb_varint(const uint8_t *p, size_t len, size_t *off, uint64_t *v)
 }
 
 /*
+ * The field at *@off: its key, and the payload of a length-delimited one
+ * (wire type 2) at *@body, *@blen bytes (0 for the other types).  *@off
+ * moves past the whole field.  Groups and unknown wire types are refused.
+ */
+static int pb_next(const uint8_t *p, size_t len, size_t *off, uint64_t *key,
+		   size_t *body, uint64_t *blen)
+{
+	uint64_t v;
+
+	*blen = 0;
+	if (pb_varint(p, len, off, key))
+		return -EINVAL;
+	switch (*key & 7) {
+	case 0:
+		return pb_varint(p, len, off, &v);
+	case 1:
+	case 5:
+		v = (*key & 7) == 1 ? 8 : 4;
+		if (len - *off < v)
+			return -EINVAL;
+		*off += v;
+		return 0;
+	case 2:
+		if (pb_varint(p, len, off, &v) || v > len - *off)
+			return -EINVAL;
+		*body = *off;
+		*blen = v;
+		*off += v;
+		return 0;
+	default:
+		return -EINVAL;	/* groups, or no wire type at all */
+	}
+}
+
+/*
  * Walk one message: every field well formed, every sub-message (as the
  * descriptor says) walked in turn, at most ONNX_MAX_DEPTH deep.  Unknown
  * fields are skipped as protobuf-c skips them.
@@ -143,42 +178,21 @@ static int pb_check(const uint8_t *p, size_t len,
 		return -ELOOP;
 	while (off < len) {
 		const ProtobufCFieldDescriptor *f;
-		uint64_t key, v;
+		uint64_t key, blen;
+		size_t body = 0;
 		int err;
 
-		if (pb_varint(p, len, &off, &key) || !(key >> 3) ||
+		if (pb_next(p, len, &off, &key, &body, &blen) || !(key >> 3) ||
 		    (key >> 3) > 0x1fffffff)
 			return -EINVAL;
-		switch (key & 7) {
-		case 0:
-			if (pb_varint(p, len, &off, &v))
-				return -EINVAL;
-			break;
-		case 1:
-			if (len - off < 8)
-				return -EINVAL;
-			off += 8;
-			break;
-		case 5:
-			if (len - off < 4)
-				return -EINVAL;
-			off += 4;
-			break;
-		case 2:
-			if (pb_varint(p, len, &off, &v) || v > len - off)
-				return -EINVAL;
-			f = protobuf_c_message_descriptor_get_field(d,
+		if ((key & 7) != 2)
+			continue;
+		f = protobuf_c_message_descriptor_get_field(d,
 							(unsigned)(key >> 3));
-			if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
-				err = pb_check(p + off, v, f->descriptor,
-					       depth + 1);
-				if (err)
-					return err;
-			}
-			off += v;
-			break;
-		default:
-			return -EINVAL;	/* groups, or no wire type at all */
+		if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+			err = pb_check(p + body, blen, f->descriptor, depth + 1);
+			if (err)
+				return err;
 		}
 	}
 	return 0;
@@ -203,40 +217,19 @@ static int pb_split(const uint8_t *p, size_t len, uint32_t num,
 	*spans = NULL;
 	for (pass = 0; pass < 2; pass++) {
 		for (off = 0; off < len;) {
-			uint64_t key, v = 0;
-			size_t body;
+			uint64_t key, blen;
+			size_t body = 0;
 
 			start = off;
-			if (pb_varint(p, len, &off, &key))
+			if (pb_next(p, len, &off, &key, &body, &blen))
 				return -EINVAL;
-			switch (key & 7) {
-			case 0:
-				if (pb_varint(p, len, &off, &v))
-					return -EINVAL;
-				break;
-			case 1:
-			case 5:
-				v = (key & 7) == 1 ? 8 : 4;
-				if (len - off < v)
-					return -EINVAL;
-				off += v;
-				break;
-			case 2:
-				if (pb_varint(p, len, &off, &v) ||
-				    v > len - off)
-					return -EINVAL;
-				body = off;
-				off += v;
-				if ((key >> 3) != num)
-					break;
+			if ((key & 7) == 2 && (key >> 3) == num) {
 				if (pass)
 					(*spans)[k++] = (struct pb_span){
-						p + body, (size_t)v };
+						p + body, (size_t)blen };
 				else
 					n++;
 				continue;
-			default:
-				return -EINVAL;
 			}
 			if (pass) {
 				memcpy(*rest + w, p + start, off - start);
