@@ -52,7 +52,7 @@
 #include "graph.h"
 
 #define NPR_BLOB_MAGIC		"NPRBLOB"
-#define NPR_BLOB_FORMAT		2
+#define NPR_BLOB_FORMAT		3
 #define NPR_BLOB_ALIGN		64	/* constant and prepared data */
 #define NPR_BLOB_HELD		(UINT64_MAX - 1)	/* in the prepared data */
 #define NPR_BLOB_HEADER		96
@@ -227,7 +227,7 @@ static void w_str(struct wbuf *w, const char *s)
 
 	w_u32(w, s ? n : UINT32_MAX);
 	if (s)
-		w_bytes(w, s, n);
+		w_bytes(w, s, n + 1);	/* with its NUL: read in place */
 }
 
 static void w_shape(struct wbuf *w, const struct npr_shape *s)
@@ -607,11 +607,15 @@ static int r_count(struct rbuf *r, uint32_t max, const char *what)
 	return r->err ? 0 : (int)n;
 }
 
-/* A malloc'd string, or NULL for an absent one (*present false). */
+/*
+ * A string in place in the blob (the graph's strings stay there: see
+ * npr_graph_str_borrowed()), or NULL for an absent one (*present false).
+ * It must end with the NUL after its length and have none before.
+ */
 static char *r_str(struct rbuf *r, bool *present)
 {
 	uint32_t n = r_u32(r);
-	char *s;
+	const char *s;
 
 	*present = false;
 	if (r->err || n == UINT32_MAX)
@@ -620,22 +624,17 @@ static char *r_str(struct rbuf *r, bool *present)
 		bad(r, "string too long");
 		return NULL;
 	}
-	if (!r_need(r, n))
+	if (!r_need(r, (size_t)n + 1))
 		return NULL;
-	if (memchr(r->p + r->pos, 0, n)) {
-		bad(r, "string with a NUL inside");
-		return NULL;
-	}
-	s = malloc(n + 1);
-	if (!s) {
-		r->err = -ENOMEM;
+	s = (const char *)r->p + r->pos;
+	if (strnlen(s, (size_t)n + 1) != n) {
+		bad(r, s[n] ? "string without its NUL" :
+		    "string with a NUL inside");
 		return NULL;
 	}
-	memcpy(s, r->p + r->pos, n);
-	s[n] = 0;
-	r->pos += n;
+	r->pos += (size_t)n + 1;
 	*present = true;
-	return s;
+	return (char *)s;
 }
 
 /* A string that must be there. */
@@ -692,7 +691,6 @@ static void r_props(struct rbuf *r, struct npr_props *p)
 		strcpy(p->cache_dir, dir);
 	else if (dir)
 		bad(r, "CACHE_DIR too long");
-	free(dir);
 	p->cache_max_mb = r_u32(r);
 	p->cache_required = r_u32(r);
 }
@@ -711,7 +709,13 @@ static int r_ports(struct rbuf *r, struct npr_port **out, int *nout)
 	*out = p;
 	*nout = n;
 	for (i = 0; i < n && !r->err; i++) {
-		p[i].name = r_str_req(r, "port without a name");
+		const char *name = r_str_req(r, "port without a name");
+
+		if (r->err)
+			break;
+		p[i].name = strdup(name);	/* the caller's, freed with it */
+		if (!p[i].name)
+			return r->err = -ENOMEM;
 		p[i].type = r_u32(r);
 		p[i].value = (int)r_u32(r);
 		r_shape(r, &p[i].shape);
@@ -882,7 +886,7 @@ static int r_graph(struct rbuf *r, struct npr_graph *g, int depth)
 		k = r_count(r, 1 << 12, "attribute");
 		if (r->err)
 			break;
-		/* the strings read are the node's: no copy, one array */
+		/* the strings stay in the blob: no copy, one array */
 		if (k) {
 			nd->attr = calloc(k, sizeof(*nd->attr));
 			if (!nd->attr)
@@ -892,11 +896,8 @@ static int r_graph(struct rbuf *r, struct npr_graph *g, int depth)
 			char *key = r_str_req(r, "attribute without a key");
 			char *val = r_str_req(r, "attribute without a value");
 
-			if (r->err) {
-				free(key);
-				free(val);
+			if (r->err)
 				break;
-			}
 			nd->attr[j].key = key;
 			nd->attr[j].val = val;
 			nd->nattr++;
@@ -1256,17 +1257,12 @@ static int r_prepared(struct rbuf *r, const struct npr_graph *g,
 		bad(r, "prepared buffers without a layout");
 	if (!r->err && layout && strlen(layout) >= sizeof(prep->layout))
 		bad(r, "prepared layout name too long");
-	if (r->err || !present) {
-		free(layout);
+	if (r->err || !present)
 		return r->err;
-	}
 	prep = calloc(1, sizeof(*prep) + sizeof(prep->buf[0]) * (n ? n : 1));
-	if (!prep) {
-		free(layout);
+	if (!prep)
 		return r->err = -ENOMEM;
-	}
 	strcpy(prep->layout, layout);
-	free(layout);
 	*out = prep;
 	for (i = 0; i < n && !r->err; i++) {
 		struct npr_prep_buf *b = &prep->buf[i];
@@ -1341,7 +1337,7 @@ static int import_mem(struct npr_device *dev, struct npr_blob *mem,
 	for (i = 0; i < n && !r.err; i++) {
 		bool present;
 
-		free(r_str(&r, &present));
+		r_str(&r, &present);
 	}
 	if (!r.err)
 		r_ports(&r, &ex->in, &ex->nin);

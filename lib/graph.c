@@ -97,7 +97,35 @@ static void body_fini(struct npr_body *b)
 	free(b->back);
 }
 
-static void node_fini(struct npr_node *n)
+/**
+ * npr_graph_str_borrowed() - does @s lie in the memory of @g's weights?
+ * @g: the graph.
+ * @s: one of its strings.
+ *
+ * A graph read from a blob (lib/blob.c) keeps its names, op types and
+ * attributes where they are in the blob, which its weights reference
+ * keeps alive; every other string of a graph is its own heap copy.  A
+ * frontend's strings never lie in its weights (a mapped .bin or .onnx:
+ * they are parsed out of the XML or the protobuf into the heap).
+ */
+bool npr_graph_str_borrowed(const struct npr_graph *g, const char *s)
+{
+	uintptr_t p = (uintptr_t)s, b;
+
+	if (!g->weights || !s)
+		return false;
+	b = (uintptr_t)g->weights->data;
+	return p >= b && p - b < g->weights->size;
+}
+
+/* Free a string of @g unless it is borrowed from the blob. */
+void npr_graph_free_str(const struct npr_graph *g, char *s)
+{
+	if (!npr_graph_str_borrowed(g, s))
+		free(s);
+}
+
+static void node_fini(const struct npr_graph *g, struct npr_node *n)
 {
 	int i;
 
@@ -105,13 +133,13 @@ static void node_fini(struct npr_node *n)
 		body_fini(&n->bodies[i]);
 	free(n->bodies);
 
-	free(n->name);
-	free(n->type);
+	npr_graph_free_str(g, n->name);
+	npr_graph_free_str(g, n->type);
 	free(n->in);
 	free(n->out);
 	for (i = 0; i < n->nattr; i++) {
-		free(n->attr[i].key);
-		free(n->attr[i].val);
+		npr_graph_free_str(g, n->attr[i].key);
+		npr_graph_free_str(g, n->attr[i].val);
 	}
 	free(n->attr);
 	free(n->params);
@@ -124,18 +152,18 @@ void npr_graph_free(struct npr_graph *g)
 	if (!g)
 		return;
 	for (i = 0; i < g->nnodes; i++)
-		node_fini(&g->nodes[i]);
+		node_fini(g, &g->nodes[i]);
 	for (i = 0; i < g->nvals; i++) {
 		free(g->vals[i].owned);
-		free(g->vals[i].name);
+		npr_graph_free_str(g, g->vals[i].name);
 	}
 	free(g->nodes);
 	free(g->vals);
 	free(g->inputs);
 	free(g->outputs);
-	free(g->name);
+	npr_graph_free_str(g, g->name);
 	for (i = 0; i < g->nvars; i++)
-		free(g->vars[i].id);
+		npr_graph_free_str(g, g->vars[i].id);
 	free(g->vars);
 	npr_blob_put(g->weights);
 	free(g);

@@ -62,6 +62,15 @@ struct npr_blob *npr_blob_get(struct npr_blob *b);
 void npr_blob_put(struct npr_blob *b);
 
 void npr_graph_drop_pages(const struct npr_graph *g, const void *p, size_t n);
+
+/*
+ * The strings of a graph imported from a blob (names, op types, attribute
+ * keys and values, variable ids) lie in the blob, in g->weights, read
+ * only; npr_graph_clone() gives heap copies.  Replace or remove one with
+ * npr_graph_free_str(), never free().
+ */
+bool npr_graph_str_borrowed(const struct npr_graph *g, const char *s);
+void npr_graph_free_str(const struct npr_graph *g, char *s);
 void npr_graph_drop_weights(const struct npr_graph *g);
 
 /**

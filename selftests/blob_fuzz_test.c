@@ -12,7 +12,7 @@
 /* The blob layout (Documentation/blob.rst) and the library's checksum. */
 uint64_t npr_blob_hash(const void *p, size_t n);
 #define HDR		96
-#define FORMAT		2
+#define FORMAT		3
 #define OFF_BACKEND	16
 #define OFF_ARCH	32
 #define OFF_VERSION	64
