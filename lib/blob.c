@@ -867,30 +867,37 @@ static int r_graph(struct rbuf *r, struct npr_graph *g, int depth)
 		nd->version = r_u32(r);
 		nd->layer_id = (int64_t)r_u64(r);
 		nd->dead = r_u32(r) != 0;
+		/* the arrays from the graph's arena, the strings in place */
 		k = r_count(r, 1 << 12, "input");
 		if (r->err)
 			break;
-		if (npr_node_set_inputs(nd, k))
-			return r->err = -ENOMEM;
+		if (k) {
+			nd->in = npr_graph_alloc(g, k * sizeof(int));
+			if (!nd->in)
+				return r->err = -ENOMEM;
+			nd->packed |= NPR_NODE_PACKED_IN;
+			nd->nin = k;
+		}
 		for (j = 0; j < k; j++)
 			nd->in[j] = (int)r_u32(r);
 		k = r_count(r, 1 << 12, "output");
 		if (r->err)
 			break;
-		nd->out = calloc(k ? k : 1, sizeof(int));
+		nd->out = npr_graph_alloc(g, (k ? k : 1) * sizeof(int));
 		if (!nd->out)
 			return r->err = -ENOMEM;
+		nd->packed |= NPR_NODE_PACKED_OUT;
 		nd->nout = k;
 		for (j = 0; j < k; j++)
 			nd->out[j] = (int)r_u32(r);
 		k = r_count(r, 1 << 12, "attribute");
 		if (r->err)
 			break;
-		/* the strings stay in the blob: no copy, one array */
 		if (k) {
-			nd->attr = calloc(k, sizeof(*nd->attr));
+			nd->attr = npr_graph_alloc(g, k * sizeof(*nd->attr));
 			if (!nd->attr)
 				return r->err = -ENOMEM;
+			nd->packed |= NPR_NODE_PACKED_ATTR;
 		}
 		for (j = 0; j < k && !r->err; j++) {
 			char *key = r_str_req(r, "attribute without a key");

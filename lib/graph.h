@@ -193,6 +193,10 @@ struct npr_body {
  * @nbodies: number of sub-graphs, 0 for all but control-flow ops.
  * @bodies: the sub-graphs (TensorIterator, Loop: the body; If: then, else),
  *          owned by the node: freed and cloned with the graph.
+ * @packed: NPR_NODE_PACKED_* bits: which of @in, @out and @attr lie in
+ *          the graph's arena (a graph read from a blob) instead of blocks
+ *          of their own; the npr_node_set_*() and npr_node_add_attr()
+ *          functions handle both.
  */
 struct npr_node {
 	char *name;
@@ -210,7 +214,12 @@ struct npr_node {
 	bool dead;
 	int nbodies;
 	struct npr_body *bodies;
+	unsigned char packed;
 };
+
+#define NPR_NODE_PACKED_IN	(1U << 0)
+#define NPR_NODE_PACKED_OUT	(1U << 1)
+#define NPR_NODE_PACKED_ATTR	(1U << 2)
 
 /**
  * struct npr_graph - a model
@@ -224,6 +233,8 @@ struct npr_node {
  * @vars, @nvars: variables of a compiled stateful graph (lib/state.c).
  * @nstate_in, @nstate_out: hidden ports for them, at the end of @inputs
  *                          and @outputs.
+ * @arena: blocks npr_graph_alloc() carves small arrays from, freed with
+ *         the graph.
  */
 struct npr_graph {
 	char *name;
@@ -240,6 +251,7 @@ struct npr_graph {
 	struct npr_variable *vars;
 	int nvars;
 	int nstate_in, nstate_out;
+	struct npr_arena *arena;
 };
 
 /**
@@ -313,6 +325,8 @@ struct npr_graph *npr_graph_new(void);
 void npr_graph_free(struct npr_graph *g);
 struct npr_graph *npr_graph_clone(const struct npr_graph *g);
 struct npr_graph *npr_graph_clone_take(struct npr_graph *g);
+/* @n zeroed bytes for the lifetime of @g (16-byte aligned), or NULL. */
+void *npr_graph_alloc(struct npr_graph *g, size_t n);
 /* Append a node; returns its index or -ENOMEM.  Strings are copied. */
 int npr_graph_add_node(struct npr_graph *g, const char *name, const char *type,
 		       unsigned int version, int64_t layer_id);
