@@ -68,14 +68,16 @@
  * @p: data.
  * @n: its size.
  *
- * Sixteen independent multiply-rotate lanes over 64-bit words, then the
- * tail: every step is invertible, so any change confined to one word
+ * Sixty-four independent multiply-rotate lanes over 64-bit words, then
+ * the tail: every step is invertible, so any change confined to one word
  * (every single-bit flip) changes the result.  The lanes are independent
  * so that the compiler vectorises them; on x86-64 a second build for
- * AVX-512 (64-bit vector multiplies) runs at several times memory speed.
- * Both builds compute the same value.
+ * AVX-512 (64-bit vector multiplies) runs at several times memory speed:
+ * eight vectors of lanes, so that the multiplies' latency is hidden (35
+ * us for 2.6 MB in the cache with sixteen lanes, 26 us with 64).  Both
+ * builds compute the same value.
  */
-#define HASH_LANES	16
+#define HASH_LANES	64
 #define HASH_BLOCK	(8 * HASH_LANES)	/* bytes per step of the lanes */
 #define HASH_K		0x9e3779b97f4a7c15ull
 
