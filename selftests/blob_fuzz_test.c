@@ -143,8 +143,8 @@ TEST_F(blob, wrong_backend_architecture_version)
  */
 /*
  * Where the prepared constants start: the layout string ("conv1 avx512
- * mr16 nr32", a 32-bit length before it) the CPU backend writes after
- * the graph; the blob's length when there is none.
+ * mr16 nr32", a 32-bit length before it and its NUL after it) the CPU
+ * backend writes after the graph; the blob's length when there is none.
  */
 /* Does @p[0..n) contain the 3 bytes @s? */
 static bool has3(const unsigned char *p, size_t n, const char *s)
@@ -167,7 +167,8 @@ static size_t prepared_at(const unsigned char *b, size_t len)
 		if (memcmp(b + i + 4, "conv", 4))
 			continue;
 		memcpy(&n, b + i, 4);
-		if (n < 8 || n >= 64 || i + 4 + n + 4 > len)
+		if (n < 8 || n >= 64 || i + 4 + n + 1 + 4 > len ||
+		    b[i + 4 + n])
 			continue;
 		if (has3(b + i + 4, n, " mr") && has3(b + i + 4, n, " nr"))
 			return i;
@@ -276,7 +277,8 @@ TEST_F(blob, prepared_constants)
 		int err;
 
 		memcpy(c, self->blob, self->len);
-		memcpy(c + at + 4 + n + bad[i].off, &bad[i].val, bad[i].bytes);
+		memcpy(c + at + 4 + n + 1 + bad[i].off, &bad[i].val,
+		       bad[i].bytes);
 		reseal(c, self->len);
 		err = import(self->fd, c, self->len, &imp);
 		if (err != -EINVAL && err != -EBADMSG)
@@ -288,6 +290,40 @@ TEST_F(blob, prepared_constants)
 	free(c);
 	/* the original imports */
 	EXPECT_EQ(import(self->fd, self->blob, self->len, &imp), 0);
+}
+
+/*
+ * Strings are read in place (Documentation/blob.rst): one whose NUL is
+ * gone, or with a NUL before its end, is refused with its own message.
+ * The layout string is one (the graph's are alike, found less easily).
+ */
+TEST_F(blob, string_terminators)
+{
+	unsigned char *c;
+	uint32_t n;
+	size_t at;
+	__u32 imp;
+
+	NEED_SHARED();
+	small(_metadata, self);
+	at = prepared_at(self->blob, self->len);
+	ASSERT_LT(at, self->len);
+	memcpy(&n, self->blob + at, 4);
+	c = malloc(self->len);
+	ASSERT_NE(c, NULL);
+
+	memcpy(c, self->blob, self->len);
+	c[at + 4 + n] = 'x';
+	reseal(c, self->len);
+	EXPECT_EQ(import(self->fd, c, self->len, &imp), -EINVAL);
+	EXPECT_NE(strstr(npr_last_error(), "without its NUL"), NULL);
+
+	memcpy(c, self->blob, self->len);
+	c[at + 4 + 2] = 0;
+	reseal(c, self->len);
+	EXPECT_EQ(import(self->fd, c, self->len, &imp), -EINVAL);
+	EXPECT_NE(strstr(npr_last_error(), "NUL inside"), NULL);
+	free(c);
 }
 
 /*
