@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "blob_util.h"
+#include "graph.h"
 
 /* The blob layout (Documentation/blob.rst) and the library's checksum. */
 uint64_t npr_blob_hash(const void *p, size_t n);
@@ -380,6 +381,88 @@ TEST_F(blob, held_constants)
 	EXPECT_GT(nnone, 0);
 	EXPECT_GE(rejected, nheld);
 	free(c);
+}
+
+/*
+ * A graph read from a blob keeps its strings in the blob and its nodes'
+ * arrays in its arena (Documentation/blob.rst): built here as import
+ * builds it, then changed the ways a pass may change a graph, cloned and
+ * freed.  Under valgrind an attempt to free or write a borrowed string
+ * or a packed array is an error.
+ */
+TEST(imported_graph_ownership)
+{
+	static const char bytes[] = "conv1\0Convolution\0strides\0001,1";
+	struct npr_graph *g = npr_graph_new(), *c;
+	struct npr_blob *mem = calloc(1, sizeof(*mem));
+	char *heap = strdup("mine");
+	struct npr_node *n;
+	int *out;
+	int v;
+
+	ASSERT_NONNULL(g);
+	ASSERT_NONNULL(mem);
+	ASSERT_NONNULL(heap);
+	mem->data = malloc(sizeof(bytes));
+	ASSERT_NONNULL(mem->data);
+	memcpy(mem->data, bytes, sizeof(bytes));
+	mem->size = sizeof(bytes);
+	mem->refs = 1;
+	g->weights = mem;		/* the graph's reference */
+
+	ASSERT_EQ(npr_graph_add_node(g, "x", "Parameter", 1, 0), 0);
+	v = npr_graph_add_value(g, 0, 0);
+	ASSERT_EQ(v, 0);
+	/* node 1 as import makes it */
+	ASSERT_EQ(npr_graph_add_node(g, NULL, NULL, 1, 1), 1);
+	n = &g->nodes[1];
+	free(n->name);
+	free(n->type);
+	n->name = (char *)mem->data;
+	n->type = (char *)mem->data + 6;
+	n->in = npr_graph_alloc(g, sizeof(int));
+	out = npr_graph_alloc(g, sizeof(int));
+	n->attr = npr_graph_alloc(g, sizeof(*n->attr));
+	ASSERT_NONNULL(n->in);
+	ASSERT_NONNULL(out);
+	ASSERT_NONNULL(n->attr);
+	EXPECT_EQ((uintptr_t)n->in % 16, 0);
+	n->in[0] = v;
+	n->nin = 1;
+	n->out = out;
+	n->out[0] = npr_graph_add_value(g, 1, 0);
+	n->nout = 1;
+	n->attr[0].key = (char *)mem->data + 18;
+	n->attr[0].val = (char *)mem->data + 26;
+	n->nattr = 1;
+	n->packed = NPR_NODE_PACKED_IN | NPR_NODE_PACKED_OUT |
+		    NPR_NODE_PACKED_ATTR;
+	EXPECT_TRUE(npr_graph_str_borrowed(g, n->name));
+	EXPECT_TRUE(npr_graph_str_borrowed(g, n->attr[0].val));
+	EXPECT_FALSE(npr_graph_str_borrowed(g, g->nodes[0].name));
+	EXPECT_FALSE(npr_graph_str_borrowed(g, heap));
+	EXPECT_STREQ(npr_attr(n, "strides"), "1,1");
+
+	/* a clone owns copies of everything */
+	c = npr_graph_clone(g);
+	ASSERT_NONNULL(c);
+	EXPECT_EQ(c->nodes[1].packed, 0);
+	EXPECT_FALSE(npr_graph_str_borrowed(c, c->nodes[1].type));
+	EXPECT_STREQ(c->nodes[1].type, "Convolution");
+	npr_graph_free(c);
+
+	/* replaced arrays and strings leave the arena and the blob alone */
+	ASSERT_EQ(npr_node_add_attr(n, "pads_begin", "0,0"), 0);
+	EXPECT_EQ(n->packed & NPR_NODE_PACKED_ATTR, 0);
+	EXPECT_STREQ(npr_attr(n, "strides"), "1,1");
+	EXPECT_STREQ(npr_attr(n, "pads_begin"), "0,0");
+	ASSERT_EQ(npr_node_set_inputs(n, 2), 0);
+	EXPECT_EQ(n->packed & NPR_NODE_PACKED_IN, 0);
+	n->in[0] = n->in[1] = v;
+	npr_graph_free_str(g, n->type);
+	n->type = heap;
+	EXPECT_NE(n->packed & NPR_NODE_PACKED_OUT, 0);
+	npr_graph_free(g);	/* frees heap, the new arrays and the blob */
 }
 
 /* The same with a Loop: sub-graphs, port maps and back edges. */
