@@ -97,7 +97,75 @@ static void body_fini(struct npr_body *b)
 	free(b->back);
 }
 
-static void node_fini(struct npr_node *n)
+/**
+ * npr_graph_str_borrowed() - does @s lie in the memory of @g's weights?
+ * @g: the graph.
+ * @s: one of its strings.
+ *
+ * A graph read from a blob (lib/blob.c) keeps its names, op types and
+ * attributes where they are in the blob, which its weights reference
+ * keeps alive; every other string of a graph is its own heap copy.  A
+ * frontend's strings never lie in its weights (a mapped .bin or .onnx:
+ * they are parsed out of the XML or the protobuf into the heap).
+ */
+bool npr_graph_str_borrowed(const struct npr_graph *g, const char *s)
+{
+	uintptr_t p = (uintptr_t)s, b;
+
+	if (!g->weights || !s)
+		return false;
+	b = (uintptr_t)g->weights->data;
+	return p >= b && p - b < g->weights->size;
+}
+
+/* Free a string of @g unless it is borrowed from the blob. */
+void npr_graph_free_str(const struct npr_graph *g, char *s)
+{
+	if (!npr_graph_str_borrowed(g, s))
+		free(s);
+}
+
+/*
+ * The arena: a graph read from a blob gets its nodes' input, output and
+ * attribute arrays from a few large blocks instead of three allocations
+ * per node.
+ */
+struct npr_arena {
+	struct npr_arena *next;
+	size_t used, size;
+	max_align_t data[];
+};
+
+#define ARENA_BLOCK	(32u << 10)
+#define ARENA_ALIGN	16
+
+void *npr_graph_alloc(struct npr_graph *g, size_t n)
+{
+	struct npr_arena *a = g->arena;
+	void *p;
+
+	n = (n + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+	if (!n)
+		n = ARENA_ALIGN;
+	if (!a || a->size - a->used < n) {
+		size_t size = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+
+		if (n > SIZE_MAX / 2)
+			return NULL;
+		a = malloc(sizeof(*a) + size);
+		if (!a)
+			return NULL;
+		a->used = 0;
+		a->size = size;
+		a->next = g->arena;
+		g->arena = a;
+	}
+	p = (char *)a->data + a->used;
+	a->used += n;
+	return memset(p, 0, n);
+}
+
+static void node_fini(const struct npr_graph *g, struct npr_node *n)
 {
 	int i;
 
@@ -105,15 +173,18 @@ static void node_fini(struct npr_node *n)
 		body_fini(&n->bodies[i]);
 	free(n->bodies);
 
-	free(n->name);
-	free(n->type);
-	free(n->in);
-	free(n->out);
+	npr_graph_free_str(g, n->name);
+	npr_graph_free_str(g, n->type);
+	if (!(n->packed & NPR_NODE_PACKED_IN))
+		free(n->in);
+	if (!(n->packed & NPR_NODE_PACKED_OUT))
+		free(n->out);
 	for (i = 0; i < n->nattr; i++) {
-		free(n->attr[i].key);
-		free(n->attr[i].val);
+		npr_graph_free_str(g, n->attr[i].key);
+		npr_graph_free_str(g, n->attr[i].val);
 	}
-	free(n->attr);
+	if (!(n->packed & NPR_NODE_PACKED_ATTR))
+		free(n->attr);
 	free(n->params);
 }
 
@@ -124,19 +195,25 @@ void npr_graph_free(struct npr_graph *g)
 	if (!g)
 		return;
 	for (i = 0; i < g->nnodes; i++)
-		node_fini(&g->nodes[i]);
+		node_fini(g, &g->nodes[i]);
 	for (i = 0; i < g->nvals; i++) {
 		free(g->vals[i].owned);
-		free(g->vals[i].name);
+		npr_graph_free_str(g, g->vals[i].name);
 	}
 	free(g->nodes);
 	free(g->vals);
 	free(g->inputs);
 	free(g->outputs);
-	free(g->name);
+	npr_graph_free_str(g, g->name);
 	for (i = 0; i < g->nvars; i++)
-		free(g->vars[i].id);
+		npr_graph_free_str(g, g->vars[i].id);
 	free(g->vars);
+	while (g->arena) {
+		struct npr_arena *a = g->arena;
+
+		g->arena = a->next;
+		free(a);
+	}
 	npr_blob_put(g->weights);
 	free(g);
 }
@@ -243,6 +320,7 @@ static struct npr_graph *clone(const struct npr_graph *g,
 
 		c->nnodes++;
 		*d = *s;
+		d->packed = 0;
 		d->name = xstrdup(s->name);
 		d->type = xstrdup(s->type);
 		d->in = dup_array(s->in, s->nin, sizeof(int));
@@ -365,7 +443,9 @@ int npr_node_set_inputs(struct npr_node *n, int nin)
 		for (i = 0; i < nin; i++)
 			in[i] = -1;
 	}
-	free(n->in);
+	if (!(n->packed & NPR_NODE_PACKED_IN))
+		free(n->in);
+	n->packed &= ~NPR_NODE_PACKED_IN;
 	n->in = in;
 	n->nin = nin;
 	return 0;
@@ -389,7 +469,9 @@ int npr_node_set_outputs(struct npr_graph *g, int node, int nout)
 		}
 		out[i] = v;
 	}
-	free(g->nodes[node].out);
+	if (!(g->nodes[node].packed & NPR_NODE_PACKED_OUT))
+		free(g->nodes[node].out);
+	g->nodes[node].packed &= ~NPR_NODE_PACKED_OUT;
 	g->nodes[node].out = out;
 	g->nodes[node].nout = nout;
 	return 0;
@@ -399,9 +481,18 @@ int npr_node_add_attr(struct npr_node *n, const char *key, const char *val)
 {
 	struct npr_attr *a;
 
-	a = realloc(n->attr, sizeof(*a) * (n->nattr + 1));
-	if (!a)
-		return -ENOMEM;
+	if (n->packed & NPR_NODE_PACKED_ATTR) {
+		/* out of the arena: a block of its own from now on */
+		a = malloc(sizeof(*a) * (n->nattr + 1));
+		if (!a)
+			return -ENOMEM;
+		memcpy(a, n->attr, sizeof(*a) * n->nattr);
+		n->packed &= ~NPR_NODE_PACKED_ATTR;
+	} else {
+		a = realloc(n->attr, sizeof(*a) * (n->nattr + 1));
+		if (!a)
+			return -ENOMEM;
+	}
 	n->attr = a;
 	a[n->nattr].key = strdup(key);
 	a[n->nattr].val = strdup(val ? val : "");

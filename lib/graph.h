@@ -62,6 +62,15 @@ struct npr_blob *npr_blob_get(struct npr_blob *b);
 void npr_blob_put(struct npr_blob *b);
 
 void npr_graph_drop_pages(const struct npr_graph *g, const void *p, size_t n);
+
+/*
+ * The strings of a graph imported from a blob (names, op types, attribute
+ * keys and values, variable ids) lie in the blob, in g->weights, read
+ * only; npr_graph_clone() gives heap copies.  Replace or remove one with
+ * npr_graph_free_str(), never free().
+ */
+bool npr_graph_str_borrowed(const struct npr_graph *g, const char *s);
+void npr_graph_free_str(const struct npr_graph *g, char *s);
 void npr_graph_drop_weights(const struct npr_graph *g);
 
 /**
@@ -184,6 +193,10 @@ struct npr_body {
  * @nbodies: number of sub-graphs, 0 for all but control-flow ops.
  * @bodies: the sub-graphs (TensorIterator, Loop: the body; If: then, else),
  *          owned by the node: freed and cloned with the graph.
+ * @packed: NPR_NODE_PACKED_* bits: which of @in, @out and @attr lie in
+ *          the graph's arena (a graph read from a blob) instead of blocks
+ *          of their own; the npr_node_set_*() and npr_node_add_attr()
+ *          functions handle both.
  */
 struct npr_node {
 	char *name;
@@ -201,7 +214,12 @@ struct npr_node {
 	bool dead;
 	int nbodies;
 	struct npr_body *bodies;
+	unsigned char packed;
 };
+
+#define NPR_NODE_PACKED_IN	(1U << 0)
+#define NPR_NODE_PACKED_OUT	(1U << 1)
+#define NPR_NODE_PACKED_ATTR	(1U << 2)
 
 /**
  * struct npr_graph - a model
@@ -215,6 +233,8 @@ struct npr_node {
  * @vars, @nvars: variables of a compiled stateful graph (lib/state.c).
  * @nstate_in, @nstate_out: hidden ports for them, at the end of @inputs
  *                          and @outputs.
+ * @arena: blocks npr_graph_alloc() carves small arrays from, freed with
+ *         the graph.
  */
 struct npr_graph {
 	char *name;
@@ -231,6 +251,7 @@ struct npr_graph {
 	struct npr_variable *vars;
 	int nvars;
 	int nstate_in, nstate_out;
+	struct npr_arena *arena;
 };
 
 /**
@@ -304,6 +325,8 @@ struct npr_graph *npr_graph_new(void);
 void npr_graph_free(struct npr_graph *g);
 struct npr_graph *npr_graph_clone(const struct npr_graph *g);
 struct npr_graph *npr_graph_clone_take(struct npr_graph *g);
+/* @n zeroed bytes for the lifetime of @g (16-byte aligned), or NULL. */
+void *npr_graph_alloc(struct npr_graph *g, size_t n);
 /* Append a node; returns its index or -ENOMEM.  Strings are copied. */
 int npr_graph_add_node(struct npr_graph *g, const char *name, const char *type,
 		       unsigned int version, int64_t layer_id);

@@ -136,16 +136,22 @@ static struct npr_dw_tab *dw_tab_new(const struct npr_conv_desc *d)
 			free(t);
 			return NULL;
 		}
-		/* the lanes whose pixel has a left, a right neighbour */
-		for (v = 0; v < t->nv; v++)
-			for (l = 0; l < 16 && 16 * v + l < t->npix; l++) {
-				int64_t ox = (16 * v + l) % d->W;
-
-				if (ox != 0)
-					t->cm[2 * v] |= (uint16_t)(1u << l);
-				if (ox != d->W - 1)
-					t->cm[2 * v + 1] |= (uint16_t)(1u << l);
-			}
+		/*
+		 * The lanes whose pixel has a left, a right neighbour: all
+		 * but the first and the last pixel of each row (OW == W), by
+		 * row rather than by pixel, which a plane of 40,000 pixels
+		 * made a good part of a cache hit's planning.
+		 */
+		for (v = 0; v < t->nv; v++) {
+			l = t->npix - 16 * v < 16 ? t->npix - 16 * v : 16;
+			t->cm[2 * v] = (uint16_t)((1u << l) - 1);
+			t->cm[2 * v + 1] = t->cm[2 * v];
+		}
+		for (v = 0; v < t->npix; v += d->W) {
+			l = v + d->W - 1;
+			t->cm[2 * (v / 16)] &= (uint16_t)~(1u << (v % 16));
+			t->cm[2 * (l / 16) + 1] &= (uint16_t)~(1u << (l % 16));
+		}
 		return t;
 	}
 	t->m = calloc(t->nv * taps, sizeof(*t->m));

@@ -8,11 +8,12 @@
  */
 #define _GNU_SOURCE
 #include "blob_util.h"
+#include "graph.h"
 
 /* The blob layout (Documentation/blob.rst) and the library's checksum. */
 uint64_t npr_blob_hash(const void *p, size_t n);
 #define HDR		96
-#define FORMAT		2
+#define FORMAT		3
 #define OFF_BACKEND	16
 #define OFF_ARCH	32
 #define OFF_VERSION	64
@@ -143,8 +144,8 @@ TEST_F(blob, wrong_backend_architecture_version)
  */
 /*
  * Where the prepared constants start: the layout string ("conv1 avx512
- * mr16 nr32", a 32-bit length before it) the CPU backend writes after
- * the graph; the blob's length when there is none.
+ * mr16 nr32", a 32-bit length before it and its NUL after it) the CPU
+ * backend writes after the graph; the blob's length when there is none.
  */
 /* Does @p[0..n) contain the 3 bytes @s? */
 static bool has3(const unsigned char *p, size_t n, const char *s)
@@ -167,7 +168,8 @@ static size_t prepared_at(const unsigned char *b, size_t len)
 		if (memcmp(b + i + 4, "conv", 4))
 			continue;
 		memcpy(&n, b + i, 4);
-		if (n < 8 || n >= 64 || i + 4 + n + 4 > len)
+		if (n < 8 || n >= 64 || i + 4 + n + 1 + 4 > len ||
+		    b[i + 4 + n])
 			continue;
 		if (has3(b + i + 4, n, " mr") && has3(b + i + 4, n, " nr"))
 			return i;
@@ -276,7 +278,8 @@ TEST_F(blob, prepared_constants)
 		int err;
 
 		memcpy(c, self->blob, self->len);
-		memcpy(c + at + 4 + n + bad[i].off, &bad[i].val, bad[i].bytes);
+		memcpy(c + at + 4 + n + 1 + bad[i].off, &bad[i].val,
+		       bad[i].bytes);
 		reseal(c, self->len);
 		err = import(self->fd, c, self->len, &imp);
 		if (err != -EINVAL && err != -EBADMSG)
@@ -288,6 +291,40 @@ TEST_F(blob, prepared_constants)
 	free(c);
 	/* the original imports */
 	EXPECT_EQ(import(self->fd, self->blob, self->len, &imp), 0);
+}
+
+/*
+ * Strings are read in place (Documentation/blob.rst): one whose NUL is
+ * gone, or with a NUL before its end, is refused with its own message.
+ * The layout string is one (the graph's are alike, found less easily).
+ */
+TEST_F(blob, string_terminators)
+{
+	unsigned char *c;
+	uint32_t n;
+	size_t at;
+	__u32 imp;
+
+	NEED_SHARED();
+	small(_metadata, self);
+	at = prepared_at(self->blob, self->len);
+	ASSERT_LT(at, self->len);
+	memcpy(&n, self->blob + at, 4);
+	c = malloc(self->len);
+	ASSERT_NE(c, NULL);
+
+	memcpy(c, self->blob, self->len);
+	c[at + 4 + n] = 'x';
+	reseal(c, self->len);
+	EXPECT_EQ(import(self->fd, c, self->len, &imp), -EINVAL);
+	EXPECT_NE(strstr(npr_last_error(), "without its NUL"), NULL);
+
+	memcpy(c, self->blob, self->len);
+	c[at + 4 + 2] = 0;
+	reseal(c, self->len);
+	EXPECT_EQ(import(self->fd, c, self->len, &imp), -EINVAL);
+	EXPECT_NE(strstr(npr_last_error(), "NUL inside"), NULL);
+	free(c);
 }
 
 /*
@@ -344,6 +381,88 @@ TEST_F(blob, held_constants)
 	EXPECT_GT(nnone, 0);
 	EXPECT_GE(rejected, nheld);
 	free(c);
+}
+
+/*
+ * A graph read from a blob keeps its strings in the blob and its nodes'
+ * arrays in its arena (Documentation/blob.rst): built here as import
+ * builds it, then changed the ways a pass may change a graph, cloned and
+ * freed.  Under valgrind an attempt to free or write a borrowed string
+ * or a packed array is an error.
+ */
+TEST(imported_graph_ownership)
+{
+	static const char bytes[] = "conv1\0Convolution\0strides\0001,1";
+	struct npr_graph *g = npr_graph_new(), *c;
+	struct npr_blob *mem = calloc(1, sizeof(*mem));
+	char *heap = strdup("mine");
+	struct npr_node *n;
+	int *out;
+	int v;
+
+	ASSERT_NONNULL(g);
+	ASSERT_NONNULL(mem);
+	ASSERT_NONNULL(heap);
+	mem->data = malloc(sizeof(bytes));
+	ASSERT_NONNULL(mem->data);
+	memcpy(mem->data, bytes, sizeof(bytes));
+	mem->size = sizeof(bytes);
+	mem->refs = 1;
+	g->weights = mem;		/* the graph's reference */
+
+	ASSERT_EQ(npr_graph_add_node(g, "x", "Parameter", 1, 0), 0);
+	v = npr_graph_add_value(g, 0, 0);
+	ASSERT_EQ(v, 0);
+	/* node 1 as import makes it */
+	ASSERT_EQ(npr_graph_add_node(g, NULL, NULL, 1, 1), 1);
+	n = &g->nodes[1];
+	free(n->name);
+	free(n->type);
+	n->name = (char *)mem->data;
+	n->type = (char *)mem->data + 6;
+	n->in = npr_graph_alloc(g, sizeof(int));
+	out = npr_graph_alloc(g, sizeof(int));
+	n->attr = npr_graph_alloc(g, sizeof(*n->attr));
+	ASSERT_NONNULL(n->in);
+	ASSERT_NONNULL(out);
+	ASSERT_NONNULL(n->attr);
+	EXPECT_EQ((uintptr_t)n->in % 16, 0);
+	n->in[0] = v;
+	n->nin = 1;
+	n->out = out;
+	n->out[0] = npr_graph_add_value(g, 1, 0);
+	n->nout = 1;
+	n->attr[0].key = (char *)mem->data + 18;
+	n->attr[0].val = (char *)mem->data + 26;
+	n->nattr = 1;
+	n->packed = NPR_NODE_PACKED_IN | NPR_NODE_PACKED_OUT |
+		    NPR_NODE_PACKED_ATTR;
+	EXPECT_TRUE(npr_graph_str_borrowed(g, n->name));
+	EXPECT_TRUE(npr_graph_str_borrowed(g, n->attr[0].val));
+	EXPECT_FALSE(npr_graph_str_borrowed(g, g->nodes[0].name));
+	EXPECT_FALSE(npr_graph_str_borrowed(g, heap));
+	EXPECT_STREQ(npr_attr(n, "strides"), "1,1");
+
+	/* a clone owns copies of everything */
+	c = npr_graph_clone(g);
+	ASSERT_NONNULL(c);
+	EXPECT_EQ(c->nodes[1].packed, 0);
+	EXPECT_FALSE(npr_graph_str_borrowed(c, c->nodes[1].type));
+	EXPECT_STREQ(c->nodes[1].type, "Convolution");
+	npr_graph_free(c);
+
+	/* replaced arrays and strings leave the arena and the blob alone */
+	ASSERT_EQ(npr_node_add_attr(n, "pads_begin", "0,0"), 0);
+	EXPECT_EQ(n->packed & NPR_NODE_PACKED_ATTR, 0);
+	EXPECT_STREQ(npr_attr(n, "strides"), "1,1");
+	EXPECT_STREQ(npr_attr(n, "pads_begin"), "0,0");
+	ASSERT_EQ(npr_node_set_inputs(n, 2), 0);
+	EXPECT_EQ(n->packed & NPR_NODE_PACKED_IN, 0);
+	n->in[0] = n->in[1] = v;
+	npr_graph_free_str(g, n->type);
+	n->type = heap;
+	EXPECT_NE(n->packed & NPR_NODE_PACKED_OUT, 0);
+	npr_graph_free(g);	/* frees heap, the new arrays and the blob */
 }
 
 /* The same with a Loop: sub-graphs, port maps and back edges. */

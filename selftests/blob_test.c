@@ -189,20 +189,20 @@ uint64_t npr_blob_hash(const void *p, size_t n);
 static uint64_t hash_spec(const unsigned char *b, size_t n)
 {
 	const uint64_t k = 0x9e3779b97f4a7c15ull;
-	uint64_t h[16], w, r;
+	uint64_t h[64], w, r;
 	size_t i;
 	int l;
 
-	for (l = 0; l < 16; l++)
+	for (l = 0; l < 64; l++)
 		h[l] = l + 1;
-	for (i = 0; i + 128 <= n; i += 128)
-		for (l = 0; l < 16; l++) {
+	for (i = 0; i + 512 <= n; i += 512)
+		for (l = 0; l < 64; l++) {
 			memcpy(&w, b + i + 8 * l, 8);
 			h[l] = (h[l] ^ w) * k;
 			h[l] = (h[l] << 29) | (h[l] >> 35);
 		}
 	r = n;
-	for (l = 0; l < 16; l++)
+	for (l = 0; l < 64; l++)
 		r = ((r ^ h[l]) * k) ^ (r >> 31);
 	for (; i < n; i++)
 		r = ((r ^ b[i]) * k) ^ (r >> 29);
@@ -211,8 +211,9 @@ static uint64_t hash_spec(const unsigned char *b, size_t n)
 
 TEST(checksum_is_the_same_on_every_cpu)
 {
-	static const size_t sizes[] = { 0, 1, 127, 128, 129, 4095, 4096,
-					4097, 65536 + 77, 1 << 20 };
+	static const size_t sizes[] = { 0, 1, 127, 128, 129, 511, 512, 513,
+					4095, 4096, 4097, 65536 + 77,
+					1 << 20 };
 	unsigned char *b = malloc((1 << 20) + 1);
 	uint64_t x = 88172645463325252ull;
 	size_t i;
