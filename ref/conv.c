@@ -568,6 +568,14 @@ static void pad_task(void *arg, int i, int tid)
 	const struct npr_conv_desc *d = &p->d;
 	int64_t plane = p->hp * p->wp, c, iy;
 
+	if (p->flat) {		/* a 1x1 input copied as it is */
+		int64_t c0 = j->nc * i / j->parts, c1 = j->nc * (i + 1) / j->parts;
+		int64_t np = d->H * d->W;
+
+		memcpy(j->xp + c0 * np, j->x + c0 * np,
+		       sizeof(float) * (c1 - c0) * np);
+		return;
+	}
 	for (c = j->nc * i / j->parts; c < j->nc * (i + 1) / j->parts; c++) {
 		float *pl = j->xp + c * plane;
 
@@ -644,8 +652,16 @@ static int conv_images_t(const struct npr_conv_plan *p, const float *x,
 		j.ximg = d->C * p->hp * p->wp;
 	} else if (xn) {
 		/* only the last image's last row runs past the input */
-		memcpy(xbuf, xi + (n - 1) * d->C * npix,
-		       sizeof(float) * d->C * npix);
+		struct pad_job pj = {
+			.p = p, .x = xi + (n - 1) * d->C * npix, .xp = xbuf,
+			.nc = d->C,
+		};
+
+		/* the copy on the threads too */
+		pj.parts = nt > 1 && d->C * npix >= 16384 ? 2 * nt : 1;
+		if (pj.parts > pj.nc)
+			pj.parts = pj.nc;
+		npr_parallel_for((int)pj.parts, pad_task, &pj);
 		memset(xbuf + d->C * npix, 0, sizeof(float) * 64);
 		j.x = xi;
 		j.xlast = xbuf;
