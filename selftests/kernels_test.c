@@ -186,6 +186,7 @@ static const struct conv_case conv_cases[] = {
 	{ 5, 64, 7, 7, 120, 3, 3, 1, 1, 1, 1, 1, true },	/* 3x3, 5 images */
 	{ 3, 96, 5, 5, 128, 1, 1, 1, 1, 0, 0, 1, true },	/* 1x1, 25 pixels */
 	{ 2, 32, 13, 13, 128, 3, 3, 2, 1, 1, 1, 1, true },	/* 3x3/2 */
+	{ 1, 128, 13, 13, 256, 1, 1, 1, 1, 0, 0, 1 },	/* 1x1 copy split */
 };
 
 TEST(conv_plans_match_reference_over_odd_shapes)
