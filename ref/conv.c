@@ -51,10 +51,17 @@ struct npr_conv_plan {
 	int act;
 	float lo, hi;
 	bool borrowed;			/* a[].data, wdw, wt: prepared, not ours */
+	const struct npr_gemm_kern *kern;	/* what the plan was made for */
+	struct npr_gemm_a *wu;		/* Winograd: U[16], see wino_new() */
+	int64_t wth, wtw;		/* Winograd: tiles per column, row */
+	int64_t *wboff;			/* Winograd: row c of V[xi] */
 };
 
 static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern);
 static int plan_t(struct npr_conv_plan *p, const float *w);
+static bool wino_fits(const struct npr_conv_plan *p);
+static int wino_new(struct npr_conv_plan *p, const float *w);
+static void wino_free(struct npr_conv_plan *p);
 
 #define PACK_IM2COL npr_pack_im2col_generic
 #define UNPAD_ROWS npr_unpad_rows_generic
@@ -75,6 +82,7 @@ void npr_conv_plan_free(struct npr_conv_plan *p)
 		free(p->wdw);
 		free(p->wt);
 	}
+	wino_free(p);
 	free(p->boff);
 	free(p->bias);
 	if (p->dwt) {
@@ -215,6 +223,7 @@ int npr_conv_plan_set_mean(struct npr_conv_plan *p)
 	if (p->path != PATH_T || p->pooled || p->residual ||
 	    getenv("NPR_CONV_NO_MEAN"))
 		return -EOPNOTSUPP;
+	wino_free(p);	/* the pixel-major path fuses the mean */
 	p->mean = true;
 	return 0;
 }
@@ -236,6 +245,7 @@ int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
 	p->kg = d->K / d->G;
 	if (!kern)
 		kern = npr_gemm_kern_best();
+	p->kern = kern;
 	if (p->cg == 1 && p->kg == 1 && d->G > 1) {
 		p->path = PATH_DW;
 		if (w) {
@@ -318,6 +328,8 @@ int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
 	}
 	if (use_t(p, kern)) {
 		err = plan_t(p, w);
+		if (!err && w && wino_fits(p))
+			err = wino_new(p, w);
 		if (err)
 			goto nomem;
 		*out = p;
@@ -342,6 +354,8 @@ int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
 		if (err)
 			goto nomem;
 	}
+	if (w && wino_fits(p) && wino_new(p, w))
+		goto nomem;
 	*out = p;
 	return 0;
 nomem:
@@ -1033,6 +1047,188 @@ static int conv_images_t(const struct npr_conv_plan *p, const float *x,
 	return 0;
 }
 
+/*
+ * Winograd F(2x2, 3x3) (wino.c) for 3x3 stride-1 convolutions with
+ * enough channels: 16 multiplies per 2x2 output tile and input channel
+ * instead of 36.  Per image, the input is cut into 4x4 tiles at stride
+ * 2 (th x tw of them, zero padded past the plane), transformed into 16
+ * matrices V[xi] [C x tiles]; M[xi] = U[xi] V[xi] are 16 GEMMs with B
+ * read in place; the output transform writes each 2x2 tile (clipped at
+ * an odd last row or column) with the epilogue.  The plan keeps the
+ * path it would run otherwise (its buffers are what blobs store) and
+ * adds U; NPR_CONV_NO_WINO=1 leaves it out.
+ */
+#define WINO_MINC	32
+#define WINO_MINK	32
+
+static bool wino_fits(const struct npr_conv_plan *p)
+{
+	const struct npr_conv_desc *d = &p->d;
+
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("avx512f") ||
+	    strcmp(p->kern->name, "avx512") || !p->kern->fn_direct)
+		return false;
+#else
+	return false;
+#endif
+	if (p->wu || p->pooled || p->mean || p->path == PATH_DW ||
+	    getenv("NPR_CONV_NO_WINO"))
+		return false;
+	if (d->kh != 3 || d->kw != 3 || d->sh != 1 || d->sw != 1 ||
+	    d->dh != 1 || d->dw != 1 || d->G != 1 || d->C < WINO_MINC ||
+	    d->K < WINO_MINK)
+		return false;
+	if (p->path == PATH_T && p->sweep && d->N > 1 &&
+	    !getenv("NPR_CONV_WINO_SWEEP"))
+		return false;
+	return true;
+}
+
+static void wino_free(struct npr_conv_plan *p)
+{
+	int xi;
+
+	if (!p->wu)
+		return;
+	for (xi = 0; xi < 16; xi++)
+		npr_gemm_a_free(&p->wu[xi]);
+	free(p->wu);
+	p->wu = NULL;
+	free(p->wboff);
+	p->wboff = NULL;
+}
+
+static int wino_new(struct npr_conv_plan *p, const float *w)
+{
+	const struct npr_conv_desc *d = &p->d;
+	int64_t c;
+	float *u;
+	int xi, err = -ENOMEM;
+
+	p->wth = (d->OH + 1) / 2;
+	p->wtw = (d->OW + 1) / 2;
+	u = malloc(sizeof(float) * 16 * d->K * d->C);
+	p->wu = calloc(16, sizeof(*p->wu));
+	p->wboff = malloc(sizeof(int64_t) * d->C);
+	if (!u || !p->wu || !p->wboff)
+		goto out;
+	for (c = 0; c < d->C; c++)
+		p->wboff[c] = c * p->wth * p->wtw;
+	npr_wino_weights(w, d->K, d->C, u);
+	for (xi = 0; xi < 16; xi++) {
+		err = npr_gemm_a_pack(&p->wu[xi], p->kern, u + xi * d->K * d->C,
+				      d->K, d->C, d->C);
+		if (err)
+			goto out;
+	}
+	err = 0;
+out:
+	free(u);
+	if (err)
+		wino_free(p);
+	return err;
+}
+
+struct wino_job {
+	const struct npr_conv_plan *p;
+	const float *x, *res;
+	float *y, *v, *m, *scratch;
+	int64_t vs, ms, sn, parts;
+	int err;
+};
+
+static void wino_in_task(void *arg, int i, int tid)
+{
+	struct wino_job *j = arg;
+	const struct npr_conv_plan *p = j->p;
+	int64_t c0 = p->d.C * i / j->parts, c1 = p->d.C * (i + 1) / j->parts;
+
+#if defined(__x86_64__)
+	npr_wino_in_avx512(&p->d, j->x, p->wth, p->wtw, c0, c1,
+			   j->scratch + tid * j->sn, j->v, j->vs);
+#else
+	npr_wino_in_generic(&p->d, j->x, p->wth, p->wtw, c0, c1,
+			    j->scratch + tid * j->sn, j->v, j->vs);
+#endif
+}
+
+static void wino_gemm_task(void *arg, int xi, int tid)
+{
+	struct wino_job *j = arg;
+	const struct npr_conv_plan *p = j->p;
+	struct npr_gemm_bdirect bd = { .b = j->v + xi * j->vs, .off = p->wboff };
+	int64_t T = p->wth * p->wtw;
+	int err;
+
+	err = npr_gemm_run_direct(&p->wu[xi], T, &bd, j->m + xi * j->ms, T,
+				  NULL, 1);
+	if (err)
+		j->err = err;
+}
+
+static void wino_out_task(void *arg, int i, int tid)
+{
+	struct wino_job *j = arg;
+	const struct npr_conv_plan *p = j->p;
+	int64_t k0 = p->d.K * i / j->parts, k1 = p->d.K * (i + 1) / j->parts;
+
+#if defined(__x86_64__)
+	npr_wino_out_avx512(&p->d, j->m, j->ms, p->wth, p->wtw, k0, k1, j->y,
+			    p->bias, j->res, p->act, p->lo, p->hi,
+			    j->scratch + tid * j->sn);
+#else
+	npr_wino_out_generic(&p->d, j->m, j->ms, p->wth, p->wtw, k0, k1, j->y,
+			     p->bias, j->res, p->act, p->lo, p->hi,
+			     j->scratch + tid * j->sn);
+#endif
+}
+
+/* Image @b on the Winograd path (see wino_fits()). */
+static int conv_image_wino(const struct npr_conv_plan *p, const float *x,
+			   float *y, const float *res, int64_t b)
+{
+	static _Thread_local float *wbuf;
+	static _Thread_local size_t wcap;
+	const struct npr_conv_desc *d = &p->d;
+	int64_t T = p->wth * p->wtw, npix = d->OH * d->OW;
+	int nt = npr_par_threads();
+	struct wino_job j = { .p = p };
+	size_t n;
+
+	j.vs = (d->C * T + 64 + 15) / 16 * 16;
+	j.ms = (d->K * T + 15) / 16 * 16;
+	j.sn = ((2 * p->wth + 2) * 2 * (p->wtw + 1) + 4 * p->wtw + 15) / 16 * 16;
+	n = 16 * j.vs + 16 * j.ms + nt * j.sn;
+	if (n > wcap) {
+		free(wbuf);
+		wbuf = npr_alloc(sizeof(float) * n);
+		wcap = wbuf ? n : 0;
+		npr_free_at_thread_exit(&wbuf);
+	}
+	if (!wbuf)
+		return -ENOMEM;
+	j.v = wbuf;
+	j.m = wbuf + 16 * j.vs;
+	j.scratch = j.m + 16 * j.ms;
+	j.x = x + b * d->C * d->H * d->W;
+	j.y = y + b * d->K * npix;
+	j.res = res ? res + b * d->K * npix : NULL;
+	j.parts = nt > 1 ? 4 * nt : 1;
+	if (j.parts > d->C)
+		j.parts = d->C;
+	npr_parallel_for((int)j.parts, wino_in_task, &j);
+	npr_parallel_for(16, wino_gemm_task, &j);
+	if (j.err)
+		return j.err;
+	j.parts = nt > 1 ? 4 * nt : 1;
+	if (j.parts > d->K)
+		j.parts = d->K;
+	npr_parallel_for((int)j.parts, wino_out_task, &j);
+	return 0;
+}
+
 /* Every group of image @b, on the calling thread. */
 static int conv_image(const struct npr_conv_plan *p, const float *x,
 		      float *y, const float *res, int64_t b)
@@ -1041,6 +1237,8 @@ static int conv_image(const struct npr_conv_plan *p, const float *x,
 	int64_t g, npix = d->OH * d->OW;
 	int err;
 
+	if (p->wu)
+		return conv_image_wino(p, x, y, res, b);
 	if (p->path == PATH_DIRECT)
 		return conv_image_direct(p, x, y, res, b);
 	if (p->path == PATH_T)
@@ -1162,7 +1360,8 @@ int npr_conv_plan_run_n(const struct npr_conv_plan *p, const float *x,
 
 bool npr_conv_plan_sweeps(const struct npr_conv_plan *p)
 {
-	return p->path == PATH_T && p->sweep && !p->pooled && !p->mean;
+	return p->path == PATH_T && p->sweep && !p->pooled && !p->mean &&
+	       !p->wu;
 }
 
 double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
@@ -1172,12 +1371,13 @@ double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 	static const char *const path[] = {
 		"1x1-gemm", "im2col-gemm", "dw", "direct-gemm", "pixel-major",
 	};
+	const char *name = p->wu ? "winograd" : path[p->path];
 
 	snprintf(buf, len, "%lldx%lld/%lld C%lld K%lld G%lld %lldx%lld N%lld %s%s",
 		 (long long)d->kh, (long long)d->kw, (long long)d->sh,
 		 (long long)d->C, (long long)d->K, (long long)d->G,
 		 (long long)d->OH, (long long)d->OW, (long long)d->N,
-		 path[p->path], p->pooled ? "+maxpool" : p->mean ? "+mean" : "");
+		 name, p->pooled ? "+maxpool" : p->mean ? "+mean" : "");
 	if (npr_conv_plan_sweeps(p))
 		snprintf(buf + strlen(buf), len - strlen(buf), " sweep");
 	return 2.0 * d->N * d->K * d->OH * d->OW * (d->C / d->G) * d->kh *
@@ -1383,6 +1583,8 @@ int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
  */
 const char *npr_conv_plan_kernel(const struct npr_conv_plan *p)
 {
+	if (p->wu)
+		return "conv_winograd";
 	switch (p->path) {
 	case PATH_GEMM1X1:
 		return "conv_1x1_gemm";
@@ -1479,6 +1681,21 @@ int npr_conv_plan_use_prepared(struct npr_conv_plan *p, const void *const *buf,
 		}
 	}
 	p->borrowed = true;
+	/*
+	 * Winograd's transformed weights are not in blobs: made again from
+	 * the weights the prepared buffers hold.
+	 */
+	if (wino_fits(p)) {
+		float *w = malloc(sizeof(float) * p->d.K * p->d.C * 9);
+
+		if (!w)
+			return -ENOMEM;
+		npr_conv_plan_weights(p, w);
+		g = wino_new(p, w);
+		free(w);
+		if (g)
+			return -ENOMEM;
+	}
 	return 0;
 }
 

@@ -129,6 +129,7 @@ TEST(sgemm_matches_reference_over_odd_shapes)
 struct conv_case {
 	int64_t N, C, H, W, K, kh, kw, s, d, pb, pe, G;
 	bool sweep;	/* AVX-512: images in one sweep over the weights */
+	bool wino;	/* AVX-512: Winograd F(2x2, 3x3) */
 };
 
 static const struct conv_case conv_cases[] = {
@@ -186,6 +187,13 @@ static const struct conv_case conv_cases[] = {
 	{ 5, 64, 7, 7, 120, 3, 3, 1, 1, 1, 1, 1, true },	/* 3x3, 5 images */
 	{ 3, 96, 5, 5, 128, 1, 1, 1, 1, 0, 0, 1, true },	/* 1x1, 25 pixels */
 	{ 2, 32, 13, 13, 128, 3, 3, 2, 1, 1, 1, 1, true },	/* 3x3/2 */
+	/* Winograd F(2x2, 3x3): odd planes, padding 0 and 1, C, K % 16 */
+	{ 2, 33, 29, 31, 40, 3, 3, 1, 1, 1, 1, 1, false, true },
+	{ 1, 32, 10, 7, 47, 3, 3, 1, 1, 0, 0, 1, false, true },
+	{ 1, 48, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, false, true },
+	{ 3, 35, 25, 26, 33, 3, 3, 1, 1, 1, 0, 1, false, true },
+	{ 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, false, true },
+	{ 1, 130, 4, 3, 70, 3, 3, 1, 1, 1, 1, 1, false, true },
 };
 
 TEST(conv_plans_match_reference_over_odd_shapes)
@@ -259,14 +267,28 @@ TEST(conv_plans_match_reference_over_odd_shapes)
 		in[0].data = x; in[1].data = w; out.data = r;
 		in[0].nbytes = nx * 4; in[1].nbytes = nw * 4; out.nbytes = ny * 4;
 		ASSERT_EQ(npr_ref_conv(&node, in, &out), 0);
-		for (ki = 0; ki < 3; ki++) {
-			const struct npr_gemm_kern *kn = npr_gemm_kern_get(kerns[ki]);
+		/* 3: AVX-512 again without Winograd, the path it replaces */
+		for (ki = 0; ki < 4; ki++) {
+			const struct npr_gemm_kern *kn = npr_gemm_kern_get(kerns[ki % 3]);
 			struct npr_conv_plan *plan;
+			bool set = ki == 3 && !getenv("NPR_CONV_NO_WINO");
 			char desc[128];
 
 			if (!kn)
 				continue;
+			if (set)
+				setenv("NPR_CONV_NO_WINO", "1", 1);
 			ASSERT_EQ(npr_conv_plan_new(&d, w, kn, &plan), 0);
+			if (set)
+				unsetenv("NPR_CONV_NO_WINO");
+			npr_conv_plan_desc(plan, desc, sizeof(desc));
+			if (cc->wino && ki == 0 && !getenv("NPR_CONV_NO_WINO") &&
+			    !strstr(desc, "winograd")) {
+				TH_LOG("case %d: no Winograd (%s)", ci, desc);
+				ASSERT_NONNULL(strstr(desc, "winograd"));
+			}
+			if (ki == 3)
+				ASSERT_NULL(strstr(desc, "winograd"));
 			/* unless the environment turns the path off */
 			if (cc->sweep && !strcmp(kn->name, "avx512") &&
 			    !getenv("NPR_CONV_NO_SWEEP") &&
@@ -307,7 +329,7 @@ TEST(conv_plans_match_reference_over_odd_shapes)
 				err = rel_err(y, e, ny);
 				if (err > tol)
 					TH_LOG("case %d (%s) epi %d: %g", ci,
-					       kn->name, ep, err);
+					       desc, ep, err);
 				ASSERT_LE(err, tol);
 				if (cc->sweep) {
 					/* one thread: the sweep unsplit */
