@@ -3,6 +3,7 @@
  * The Winograd F(2x2, 3x3) transforms (wino.h) built with -mavx512f
  * -mfma -O3; conv.c calls them only when CPUID reports AVX-512F.
  */
+#include <immintrin.h>
 #include <string.h>
 
 #include "conv.h"
