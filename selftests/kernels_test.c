@@ -1122,4 +1122,57 @@ TEST(conv_with_fused_mean_matches_reference)
 	}
 }
 
+/*
+ * A plan made from prepared buffers (a blob's import) makes its Winograd
+ * weights again from them: the same path and bit for bit the same
+ * output as the plan the buffers came from, and the f32 weights back.
+ */
+TEST(winograd_plan_from_prepared_buffers)
+{
+	struct npr_conv_desc d = {
+		.N = 1, .C = 40, .H = 17, .W = 15, .K = 36, .OH = 17, .OW = 15,
+		.kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .ph = 1,
+		.pw = 1, .G = 1,
+	};
+	int64_t nx = d.C * d.H * d.W, nw = d.K * d.C * 9, ny = d.K * d.OH * d.OW;
+	struct npr_conv_plan *a, *b;
+	const void *buf[4];
+	size_t bytes[4];
+	float *x, *w, *w2, *ya, *yb;
+	char da[128], db[128];
+	int n;
+
+	if (!npr_gemm_kern_get("avx512") || getenv("NPR_CONV_NO_WINO"))
+		SKIP(return, "no AVX-512 or NPR_CONV_NO_WINO set: no Winograd");
+	x = malloc(sizeof(float) * nx);
+	w = malloc(sizeof(float) * nw);
+	w2 = malloc(sizeof(float) * nw);
+	ya = malloc(sizeof(float) * ny);
+	yb = malloc(sizeof(float) * ny);
+	ASSERT_TRUE(x && w && w2 && ya && yb);
+	fill(x, nx, 31);
+	fill(w, nw, 32);
+	ASSERT_EQ(npr_conv_plan_new(&d, w, NULL, &a), 0);
+	ASSERT_EQ(npr_conv_plan_new(&d, NULL, NULL, &b), 0);
+	npr_conv_plan_desc(a, da, sizeof(da));
+	npr_conv_plan_desc(b, db, sizeof(db));
+	ASSERT_NONNULL(strstr(da, "winograd"));
+	ASSERT_NULL(strstr(db, "winograd"));
+	n = npr_conv_plan_prepared(a, buf, bytes, 4);
+	ASSERT_TRUE(n >= 1 && n <= 4);
+	ASSERT_EQ(npr_conv_plan_use_prepared(b, buf, bytes, n), 0);
+	npr_conv_plan_desc(b, db, sizeof(db));
+	ASSERT_NONNULL(strstr(db, "winograd"));
+	npr_conv_plan_weights(b, w2);
+	ASSERT_EQ(memcmp(w, w2, sizeof(float) * nw), 0);
+	ASSERT_EQ(npr_conv_plan_epi(a, NULL, false, NPR_ACT_RELU, 0, 0), 0);
+	ASSERT_EQ(npr_conv_plan_epi(b, NULL, false, NPR_ACT_RELU, 0, 0), 0);
+	ASSERT_EQ(npr_conv_plan_run(a, x, ya, NULL), 0);
+	ASSERT_EQ(npr_conv_plan_run(b, x, yb, NULL), 0);
+	ASSERT_EQ(memcmp(ya, yb, sizeof(float) * ny), 0);
+	npr_conv_plan_free(b);
+	npr_conv_plan_free(a);
+	free(x); free(w); free(w2); free(ya); free(yb);
+}
+
 TEST_HARNESS_MAIN
