@@ -1059,7 +1059,7 @@ static int conv_images_t(const struct npr_conv_plan *p, const float *x,
  * path it would run otherwise (its buffers are what blobs store) and
  * adds U; NPR_CONV_NO_WINO=1 leaves it out.
  */
-#define WINO_MINC	32
+#define WINO_MINC	16
 #define WINO_MINK	32
 
 static bool wino_fits(const struct npr_conv_plan *p)
