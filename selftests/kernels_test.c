@@ -197,6 +197,8 @@ static const struct conv_case conv_cases[] = {
 	/* tiles of several images in a block: 7x7 (16 tiles) at batch 2 */
 	{ 2, 40, 7, 7, 48, 3, 3, 1, 1, 1, 1, 1, false, true },
 	{ 6, 33, 7, 5, 35, 3, 3, 1, 1, 1, 0, 1, false, true },
+	/* padding 2: whole zero tile rows and columns */
+	{ 1, 32, 9, 10, 32, 3, 3, 1, 1, 2, 2, 1, false, true },
 };
 
 TEST(conv_plans_match_reference_over_odd_shapes)
