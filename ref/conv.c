@@ -1265,6 +1265,8 @@ static int conv_images_wino(const struct npr_conv_plan *p, const float *x,
 		nblk = (nblk + nt - 1) / nt * nt;
 		j.nb = (n * T + nblk - 1) / nblk;
 		j.nb = (j.nb + 7) / 8 * 8;
+		if (j.nb > p->wnb)	/* the scratch's pitch */
+			j.nb = p->wnb;
 		nblk = (n * T + j.nb - 1) / j.nb;
 	}
 	npr_parallel_for((int)nblk, wino_task, &j);
