@@ -51,10 +51,18 @@ struct npr_conv_plan {
 	int act;
 	float lo, hi;
 	bool borrowed;			/* a[].data, wdw, wt: prepared, not ours */
+	const struct npr_gemm_kern *kern;	/* what the plan was made for */
+	struct npr_gemm_a *wu;		/* Winograd: U[16], see wino_new() */
+	int64_t wth, wtw;		/* Winograd: tiles per column, row */
+	int64_t *wboff;			/* Winograd: row c of V[xi] */
+	int64_t wnb;			/* Winograd: most tiles a block */
 };
 
 static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern);
 static int plan_t(struct npr_conv_plan *p, const float *w);
+static bool wino_fits(const struct npr_conv_plan *p);
+static int wino_new(struct npr_conv_plan *p, const float *w);
+static void wino_free(struct npr_conv_plan *p);
 
 #define PACK_IM2COL npr_pack_im2col_generic
 #define UNPAD_ROWS npr_unpad_rows_generic
@@ -75,6 +83,7 @@ void npr_conv_plan_free(struct npr_conv_plan *p)
 		free(p->wdw);
 		free(p->wt);
 	}
+	wino_free(p);
 	free(p->boff);
 	free(p->bias);
 	if (p->dwt) {
@@ -221,6 +230,7 @@ int npr_conv_plan_set_mean(struct npr_conv_plan *p)
 	if (p->path != PATH_T || p->pooled || p->residual ||
 	    getenv("NPR_CONV_NO_MEAN"))
 		return -EOPNOTSUPP;
+	wino_free(p);	/* the pixel-major path fuses the mean */
 	p->mean = true;
 	return 0;
 }
@@ -242,6 +252,7 @@ int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
 	p->kg = d->K / d->G;
 	if (!kern)
 		kern = npr_gemm_kern_best();
+	p->kern = kern;
 	if (p->cg == 1 && p->kg == 1 && d->G > 1) {
 		p->path = PATH_DW;
 		if (w) {
@@ -324,6 +335,8 @@ int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
 	}
 	if (use_t(p, kern)) {
 		err = plan_t(p, w);
+		if (!err && w && wino_fits(p))
+			err = wino_new(p, w);
 		if (err)
 			goto nomem;
 		*out = p;
@@ -348,6 +361,8 @@ int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
 		if (err)
 			goto nomem;
 	}
+	if (w && wino_fits(p) && wino_new(p, w))
+		goto nomem;
 	*out = p;
 	return 0;
 nomem:
@@ -1039,6 +1054,232 @@ static int conv_images_t(const struct npr_conv_plan *p, const float *x,
 	return 0;
 }
 
+/*
+ * Winograd F(2x2, 3x3) (wino.c) for 3x3 stride-1 convolutions with
+ * enough channels: 16 multiplies per 2x2 output tile and input channel
+ * instead of 36.  Per image, the input is cut into 4x4 tiles at stride
+ * 2 (th x tw of them, zero padded past the plane), transformed into 16
+ * matrices V[xi] [C x tiles]; M[xi] = U[xi] V[xi] are 16 GEMMs with B
+ * read in place; the output transform writes each 2x2 tile (clipped at
+ * an odd last row or column) with the epilogue.  The plan keeps the
+ * path it would run otherwise (its buffers are what blobs store) and
+ * adds U; NPR_CONV_NO_WINO=1 leaves it out.
+ */
+#define WINO_MINC	16
+#define WINO_MINK	32
+#define WINO_MINTILES	32
+
+static bool wino_fits(const struct npr_conv_plan *p)
+{
+	const struct npr_conv_desc *d = &p->d;
+
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("avx512f") ||
+	    strcmp(p->kern->name, "avx512") || !p->kern->fn_direct)
+		return false;
+#else
+	return false;
+#endif
+	if (p->wu || p->pooled || p->mean || p->path == PATH_DW ||
+	    getenv("NPR_CONV_NO_WINO"))
+		return false;
+	if (d->kh != 3 || d->kw != 3 || d->sh != 1 || d->sw != 1 ||
+	    d->dh != 1 || d->dw != 1 || d->G != 1 || d->C < WINO_MINC ||
+	    d->K < WINO_MINK)
+		return false;
+	/*
+	 * at least a GEMM panel of tiles in the batch: a 7x7 plane alone
+	 * (16 tiles) ran 15% slower than the pixel-major path (half of each
+	 * panel wasted), and runs there (wino_pays()); with panels filled
+	 * it beats even the sweep over a batch (resnet18's 14x14
+	 * 256-channel layers at batch 8: 7.2 -> 5.1 ms)
+	 */
+	if (d->N * ((d->OH + 1) / 2) * ((d->OW + 1) / 2) < WINO_MINTILES)
+		return false;
+	return true;
+}
+
+static void wino_free(struct npr_conv_plan *p)
+{
+	int xi;
+
+	if (!p->wu)
+		return;
+	for (xi = 0; xi < 16; xi++)
+		npr_gemm_a_free(&p->wu[xi]);
+	free(p->wu);
+	p->wu = NULL;
+	free(p->wboff);
+	p->wboff = NULL;
+}
+
+static int wino_new(struct npr_conv_plan *p, const float *w)
+{
+	const struct npr_conv_desc *d = &p->d;
+	int64_t c;
+	float *u;
+	int xi, err = -ENOMEM;
+
+	p->wth = (d->OH + 1) / 2;
+	p->wtw = (d->OW + 1) / 2;
+	/*
+	 * a block's V and M (16 (C + K) floats a tile) in 1 MiB of L2, in
+	 * whole 32-column panels of the GEMM kernel (16 tiles a block made
+	 * the 14x14 256-channel layers of resnet18 1.8x slower than 32;
+	 * 128 was best for 56x56 64 channels, 64 for 28x28 128)
+	 */
+	p->wnb = 16384 / (d->C + d->K) / 32 * 32;
+	if (getenv("NPR_CONV_WINO_NB"))
+		p->wnb = atoi(getenv("NPR_CONV_WINO_NB"));
+	if (p->wnb < 32)
+		p->wnb = 32;
+	if (p->wnb > d->N * p->wth * p->wtw)
+		p->wnb = d->N * p->wth * p->wtw;
+	u = malloc(sizeof(float) * 16 * d->K * d->C);
+	p->wu = calloc(16, sizeof(*p->wu));
+	p->wboff = malloc(sizeof(int64_t) * d->C);
+	if (!u || !p->wu || !p->wboff)
+		goto out;
+	for (c = 0; c < d->C; c++)
+		p->wboff[c] = c * p->wnb;
+	npr_wino_weights(w, d->K, d->C, u);
+	for (xi = 0; xi < 16; xi++) {
+		err = npr_gemm_a_pack(&p->wu[xi], p->kern, u + xi * d->K * d->C,
+				      d->K, d->C, d->C);
+		if (err)
+			goto out;
+	}
+	err = 0;
+out:
+	free(u);
+	if (err)
+		wino_free(p);
+	return err;
+}
+
+struct wino_job {
+	const struct npr_conv_plan *p;
+	const float *x, *res;	/* the first image */
+	float *y;
+	int64_t nb;		/* tiles a block */
+	int64_t n;		/* images */
+	_Atomic int err;
+};
+
+/*
+ * Tiles [nb * i, + nb) of the images' tiles in a row (those of image 0,
+ * then image 1...): transform, 16 GEMMs, transform.
+ */
+static void wino_task(void *arg, int i, int tid)
+{
+	static _Thread_local float *buf;
+	static _Thread_local size_t cap;
+	struct wino_job *j = arg;
+	const struct npr_conv_plan *p = j->p;
+	const struct npr_conv_desc *d = &p->d;
+	int64_t T = p->wth * p->wtw, g0 = j->nb * i, g1 = g0 + j->nb, g;
+	int64_t ld = p->wnb, vs = (d->C * ld + 64 + 15) / 16 * 16;
+	int64_t ms = (d->K * ld + 15) / 16 * 16, npix = d->OH * d->OW;
+	float *v, *m, *pad;
+	size_t n = 16 * vs + 16 * ms + 8 * (p->wtw + 1) + 4 * p->wtw;
+	int xi, err;
+
+	if (g1 > j->n * T)
+		g1 = j->n * T;
+	if (n > cap) {
+		free(buf);
+		buf = npr_alloc(sizeof(float) * n);
+		cap = buf ? n : 0;
+		npr_free_at_thread_exit(&buf);
+	}
+	if (!buf) {
+		j->err = -ENOMEM;
+		return;
+	}
+	v = buf;
+	m = v + 16 * vs;
+	pad = m + 16 * ms;
+	/* the part of each image in the block: its tiles [t0, t1) */
+	for (g = g0; g < g1; ) {
+		int64_t b = g / T, t0 = g % T;
+		int64_t t1 = T < t0 + g1 - g ? T : t0 + g1 - g;
+		const float *xb = j->x + b * d->C * d->H * d->W;
+
+#if defined(__x86_64__)
+		npr_wino_in_avx512(d, xb, p->wtw, t0, t1, pad, v + g - g0, ld,
+				   vs);
+#else
+		npr_wino_in_generic(d, xb, p->wtw, t0, t1, pad, v + g - g0, ld,
+				    vs);
+#endif
+		g += t1 - t0;
+	}
+	for (xi = 0; xi < 16; xi++) {
+		struct npr_gemm_bdirect bd = { .b = v + xi * vs, .off = p->wboff };
+
+		err = npr_gemm_run_direct(&p->wu[xi], g1 - g0, &bd,
+					  m + xi * ms, ld, NULL, 1);
+		if (err) {
+			j->err = err;
+			return;
+		}
+	}
+	for (g = g0; g < g1; ) {
+		int64_t b = g / T, t0 = g % T;
+		int64_t t1 = T < t0 + g1 - g ? T : t0 + g1 - g;
+		const float *rb = j->res ? j->res + b * d->K * npix : NULL;
+		float *yb = j->y + b * d->K * npix;
+
+#if defined(__x86_64__)
+		npr_wino_out_avx512(d, m + g - g0, ld, ms, p->wtw, t0, t1, yb,
+				    p->bias, rb, p->act, p->lo, p->hi, pad);
+#else
+		npr_wino_out_generic(d, m + g - g0, ld, ms, p->wtw, t0, t1, yb,
+				     p->bias, rb, p->act, p->lo, p->hi, pad);
+#endif
+		g += t1 - t0;
+	}
+}
+
+/* Do @n images' tiles fill a GEMM panel (else the plan's other path)? */
+static bool wino_pays(const struct npr_conv_plan *p, int64_t n)
+{
+	return p->wu && n * p->wth * p->wtw >= WINO_MINTILES;
+}
+
+/*
+ * Images [b, b + n) on the Winograd path (see wino_fits()): their tiles
+ * in blocks of at most p->wnb, with several threads as many blocks for
+ * each and of even sizes (28x28 128 channels, two threads: 64 + 64 + 64
+ * + 4 tiles 0.351 ms, 4 x 49-56 0.332).  Blocks span images, so that a batch of 7x7 planes (16
+ * tiles each) fills whole GEMM panels.
+ */
+static int conv_images_wino(const struct npr_conv_plan *p, const float *x,
+			    float *y, const float *res, int64_t b, int64_t n)
+{
+	const struct npr_conv_desc *d = &p->d;
+	int64_t T = p->wth * p->wtw, npix = d->OH * d->OW, nblk;
+	int nt = npr_par_threads();
+	struct wino_job j = { .p = p, .n = n };
+
+	j.x = x + b * d->C * d->H * d->W;
+	j.y = y + b * d->K * npix;
+	j.res = res ? res + b * d->K * npix : NULL;
+	j.nb = p->wnb;
+	nblk = (n * T + j.nb - 1) / j.nb;
+	if (nt > 1) {	/* as many blocks, of even sizes, for each thread */
+		nblk = (nblk + nt - 1) / nt * nt;
+		j.nb = (n * T + nblk - 1) / nblk;
+		j.nb = (j.nb + 7) / 8 * 8;
+		if (j.nb > p->wnb)	/* the scratch's pitch */
+			j.nb = p->wnb;
+		nblk = (n * T + j.nb - 1) / j.nb;
+	}
+	npr_parallel_for((int)nblk, wino_task, &j);
+	return j.err;
+}
+
 /* Every group of image @b, on the calling thread. */
 static int conv_image(const struct npr_conv_plan *p, const float *x,
 		      float *y, const float *res, int64_t b)
@@ -1047,6 +1288,8 @@ static int conv_image(const struct npr_conv_plan *p, const float *x,
 	int64_t g, npix = d->OH * d->OW;
 	int err;
 
+	if (wino_pays(p, 1))
+		return conv_images_wino(p, x, y, res, b, 1);
 	if (p->path == PATH_DIRECT)
 		return conv_image_direct(p, x, y, res, b);
 	if (p->path == PATH_T)
@@ -1128,6 +1371,9 @@ int npr_conv_plan_run_n(const struct npr_conv_plan *p, const float *x,
 		npr_parallel_for((int)j.parts, dw_task, &j);
 		return 0;
 	}
+	/* Winograd: the images' tiles in a row, in blocks */
+	if (wino_pays(p, n))
+		return conv_images_wino(p, x, y, res, 0, n);
 	/*
 	 * Weights outweighing the activations: the images in sweeps that
 	 * read each block of weights once for all of them, the sweep split
@@ -1168,7 +1414,8 @@ int npr_conv_plan_run_n(const struct npr_conv_plan *p, const float *x,
 
 bool npr_conv_plan_sweeps(const struct npr_conv_plan *p)
 {
-	return p->path == PATH_T && p->sweep && !p->pooled && !p->mean;
+	return p->path == PATH_T && p->sweep && !p->pooled && !p->mean &&
+	       !p->wu;
 }
 
 double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
@@ -1178,12 +1425,13 @@ double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 	static const char *const path[] = {
 		"1x1-gemm", "im2col-gemm", "dw", "direct-gemm", "pixel-major",
 	};
+	const char *name = p->wu ? "winograd" : path[p->path];
 
 	snprintf(buf, len, "%lldx%lld/%lld C%lld K%lld G%lld %lldx%lld N%lld %s%s",
 		 (long long)d->kh, (long long)d->kw, (long long)d->sh,
 		 (long long)d->C, (long long)d->K, (long long)d->G,
 		 (long long)d->OH, (long long)d->OW, (long long)d->N,
-		 path[p->path], p->pooled ? "+maxpool" : p->mean ? "+mean" : "");
+		 name, p->pooled ? "+maxpool" : p->mean ? "+mean" : "");
 	if (npr_conv_plan_sweeps(p))
 		snprintf(buf + strlen(buf), len - strlen(buf), " sweep");
 	return 2.0 * d->N * d->K * d->OH * d->OW * (d->C / d->G) * d->kh *
@@ -1389,6 +1637,8 @@ int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
  */
 const char *npr_conv_plan_kernel(const struct npr_conv_plan *p)
 {
+	if (p->wu)
+		return "conv_winograd";
 	switch (p->path) {
 	case PATH_GEMM1X1:
 		return "conv_1x1_gemm";
@@ -1485,6 +1735,21 @@ int npr_conv_plan_use_prepared(struct npr_conv_plan *p, const void *const *buf,
 		}
 	}
 	p->borrowed = true;
+	/*
+	 * Winograd's transformed weights are not in blobs: made again from
+	 * the weights the prepared buffers hold.
+	 */
+	if (wino_fits(p)) {
+		float *w = malloc(sizeof(float) * p->d.K * p->d.C * 9);
+
+		if (!w)
+			return -ENOMEM;
+		npr_conv_plan_weights(p, w);
+		g = wino_new(p, w);
+		free(w);
+		if (g)
+			return -ENOMEM;
+	}
 	return 0;
 }
 

@@ -129,6 +129,7 @@ TEST(sgemm_matches_reference_over_odd_shapes)
 struct conv_case {
 	int64_t N, C, H, W, K, kh, kw, s, d, pb, pe, G;
 	bool sweep;	/* AVX-512: images in one sweep over the weights */
+	bool wino;	/* AVX-512: Winograd F(2x2, 3x3) */
 };
 
 static const struct conv_case conv_cases[] = {
@@ -187,6 +188,18 @@ static const struct conv_case conv_cases[] = {
 	{ 3, 96, 5, 5, 128, 1, 1, 1, 1, 0, 0, 1, true },	/* 1x1, 25 pixels */
 	{ 2, 32, 13, 13, 128, 3, 3, 2, 1, 1, 1, 1, true },	/* 3x3/2 */
 	{ 1, 128, 13, 13, 256, 1, 1, 1, 1, 0, 0, 1 },	/* 1x1 copy split */
+	/* Winograd F(2x2, 3x3): odd planes, padding 0 and 1, C, K % 16 */
+	{ 2, 33, 29, 31, 40, 3, 3, 1, 1, 1, 1, 1, false, true },
+	{ 1, 32, 19, 15, 47, 3, 3, 1, 1, 0, 0, 1, false, true },
+	{ 1, 48, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, false, true },
+	{ 3, 35, 25, 26, 33, 3, 3, 1, 1, 1, 0, 1, false, true },
+	{ 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, false, true },
+	{ 1, 130, 12, 11, 70, 3, 3, 1, 1, 1, 1, 1, false, true },
+	/* tiles of several images in a block: 7x7 (16 tiles) at batch 2 */
+	{ 2, 40, 7, 7, 48, 3, 3, 1, 1, 1, 1, 1, false, true },
+	{ 6, 33, 7, 5, 35, 3, 3, 1, 1, 1, 0, 1, false, true },
+	/* padding 2: whole zero tile rows and columns */
+	{ 1, 32, 9, 10, 32, 3, 3, 1, 1, 2, 2, 1, false, true },
 };
 
 TEST(conv_plans_match_reference_over_odd_shapes)
@@ -260,16 +273,32 @@ TEST(conv_plans_match_reference_over_odd_shapes)
 		in[0].data = x; in[1].data = w; out.data = r;
 		in[0].nbytes = nx * 4; in[1].nbytes = nw * 4; out.nbytes = ny * 4;
 		ASSERT_EQ(npr_ref_conv(&node, in, &out), 0);
-		for (ki = 0; ki < 3; ki++) {
-			const struct npr_gemm_kern *kn = npr_gemm_kern_get(kerns[ki]);
+		/* 3: AVX-512 again without Winograd, the path it replaces */
+		for (ki = 0; ki < 4; ki++) {
+			const struct npr_gemm_kern *kn = npr_gemm_kern_get(kerns[ki % 3]);
 			struct npr_conv_plan *plan;
+			bool set = ki == 3 && !getenv("NPR_CONV_NO_WINO");
 			char desc[128];
 
 			if (!kn)
 				continue;
+			if (set)
+				setenv("NPR_CONV_NO_WINO", "1", 1);
 			ASSERT_EQ(npr_conv_plan_new(&d, w, kn, &plan), 0);
+			if (set)
+				unsetenv("NPR_CONV_NO_WINO");
+			npr_conv_plan_desc(plan, desc, sizeof(desc));
+			if (cc->wino && ki == 0 && !getenv("NPR_CONV_NO_WINO") &&
+			    !strstr(desc, "winograd")) {
+				TH_LOG("case %d: no Winograd (%s)", ci, desc);
+				ASSERT_NONNULL(strstr(desc, "winograd"));
+			}
+			if (ki == 3)
+				ASSERT_NULL(strstr(desc, "winograd"));
 			/* unless the environment turns the path off */
+			/* (Winograd takes a batch's tiles in blocks instead) */
 			if (cc->sweep && !strcmp(kn->name, "avx512") &&
+			    !strstr(desc, "winograd") &&
 			    !getenv("NPR_CONV_NO_SWEEP") &&
 			    !getenv("NPR_CONV_NO_T") &&
 			    !npr_conv_plan_sweeps(plan)) {
@@ -308,7 +337,7 @@ TEST(conv_plans_match_reference_over_odd_shapes)
 				err = rel_err(y, e, ny);
 				if (err > tol)
 					TH_LOG("case %d (%s) epi %d: %g", ci,
-					       kn->name, ep, err);
+					       desc, ep, err);
 				ASSERT_LE(err, tol);
 				if (cc->sweep) {
 					/* one thread: the sweep unsplit */
@@ -1099,6 +1128,59 @@ TEST(conv_with_fused_mean_matches_reference)
 		npr_conv_plan_free(plan);
 		free(x); free(w); free(c); free(e); free(y); free(bias);
 	}
+}
+
+/*
+ * A plan made from prepared buffers (a blob's import) makes its Winograd
+ * weights again from them: the same path and bit for bit the same
+ * output as the plan the buffers came from, and the f32 weights back.
+ */
+TEST(winograd_plan_from_prepared_buffers)
+{
+	struct npr_conv_desc d = {
+		.N = 1, .C = 40, .H = 17, .W = 15, .K = 36, .OH = 17, .OW = 15,
+		.kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .ph = 1,
+		.pw = 1, .G = 1,
+	};
+	int64_t nx = d.C * d.H * d.W, nw = d.K * d.C * 9, ny = d.K * d.OH * d.OW;
+	struct npr_conv_plan *a, *b;
+	const void *buf[4];
+	size_t bytes[4];
+	float *x, *w, *w2, *ya, *yb;
+	char da[128], db[128];
+	int n;
+
+	if (!npr_gemm_kern_get("avx512") || getenv("NPR_CONV_NO_WINO"))
+		SKIP(return, "no AVX-512 or NPR_CONV_NO_WINO set: no Winograd");
+	x = malloc(sizeof(float) * nx);
+	w = malloc(sizeof(float) * nw);
+	w2 = malloc(sizeof(float) * nw);
+	ya = malloc(sizeof(float) * ny);
+	yb = malloc(sizeof(float) * ny);
+	ASSERT_TRUE(x && w && w2 && ya && yb);
+	fill(x, nx, 31);
+	fill(w, nw, 32);
+	ASSERT_EQ(npr_conv_plan_new(&d, w, NULL, &a), 0);
+	ASSERT_EQ(npr_conv_plan_new(&d, NULL, NULL, &b), 0);
+	npr_conv_plan_desc(a, da, sizeof(da));
+	npr_conv_plan_desc(b, db, sizeof(db));
+	ASSERT_NONNULL(strstr(da, "winograd"));
+	ASSERT_NULL(strstr(db, "winograd"));
+	n = npr_conv_plan_prepared(a, buf, bytes, 4);
+	ASSERT_TRUE(n >= 1 && n <= 4);
+	ASSERT_EQ(npr_conv_plan_use_prepared(b, buf, bytes, n), 0);
+	npr_conv_plan_desc(b, db, sizeof(db));
+	ASSERT_NONNULL(strstr(db, "winograd"));
+	npr_conv_plan_weights(b, w2);
+	ASSERT_EQ(memcmp(w, w2, sizeof(float) * nw), 0);
+	ASSERT_EQ(npr_conv_plan_epi(a, NULL, false, NPR_ACT_RELU, 0, 0), 0);
+	ASSERT_EQ(npr_conv_plan_epi(b, NULL, false, NPR_ACT_RELU, 0, 0), 0);
+	ASSERT_EQ(npr_conv_plan_run(a, x, ya, NULL), 0);
+	ASSERT_EQ(npr_conv_plan_run(b, x, yb, NULL), 0);
+	ASSERT_EQ(memcmp(ya, yb, sizeof(float) * ny), 0);
+	npr_conv_plan_free(b);
+	npr_conv_plan_free(a);
+	free(x); free(w); free(w2); free(ya); free(yb);
 }
 
 TEST_HARNESS_MAIN
