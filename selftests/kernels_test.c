@@ -284,9 +284,14 @@ TEST(conv_plans_match_reference_over_odd_shapes)
 				continue;
 			if (set)
 				setenv("NPR_CONV_NO_WINO", "1", 1);
+			/* the path wherever it fits, past the rule of what pays */
+			if (cc->wino)
+				setenv("NPR_CONV_WINO", "1", 1);
 			ASSERT_EQ(npr_conv_plan_new(&d, w, kn, &plan), 0);
 			if (set)
 				unsetenv("NPR_CONV_NO_WINO");
+			if (cc->wino)
+				unsetenv("NPR_CONV_WINO");
 			npr_conv_plan_desc(plan, desc, sizeof(desc));
 			if (cc->wino && ki == 0 && !getenv("NPR_CONV_NO_WINO") &&
 			    !strstr(desc, "winograd")) {
