@@ -997,11 +997,13 @@ static int conv_images_t(const struct npr_conv_plan *p, const float *x,
 		free(xbuf);
 		xbuf = npr_alloc(sizeof(float) * xn);
 		xcap = xbuf ? xn : 0;
+		npr_free_at_thread_exit(&xbuf);
 	}
 	if (tn > tcap) {
 		free(tbuf);
 		tbuf = npr_alloc(sizeof(float) * tn);
 		tcap = tbuf ? tn : 0;
+		npr_free_at_thread_exit(&tbuf);
 	}
 	if ((xn && !xbuf) || !tbuf)
 		return -ENOMEM;

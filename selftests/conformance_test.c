@@ -289,7 +289,8 @@ static bool tensor_read(const char *path, struct tensor *t, char *why,
 				 tp->raw_data.len, t->bytes);
 			goto bad;
 		}
-		memcpy(t->data, tp->raw_data.data, t->bytes);
+		if (t->bytes)	/* an empty tensor's raw_data may be NULL */
+			memcpy(t->data, tp->raw_data.data, t->bytes);
 	} else if (t->type == NPR_ELEM_F32 && tp->n_float_data == n) {
 		memcpy(t->data, tp->float_data, t->bytes);
 	} else if (t->type == NPR_ELEM_F64 && tp->n_double_data == n) {
