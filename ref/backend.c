@@ -276,8 +276,9 @@ static void prep_layout(char *buf, size_t len)
 {
 	const struct npr_gemm_kern *k = npr_gemm_kern_best();
 
-	snprintf(buf, len, "conv%d %s mr%d nr%d t%d", NPR_CONV_PREP_LAYOUT,
-		 k->name, k->mr, k->nr, npr_conv_t_layout());
+	snprintf(buf, len, "conv%d %s mr%d nr%d t%d w%d", NPR_CONV_PREP_LAYOUT,
+		 k->name, k->mr, k->nr, npr_conv_t_layout(),
+		 npr_conv_wino_layout());
 }
 
 /* Give @plan (node @ni's) the buffers a blob prepared for it. */

@@ -53,6 +53,7 @@ struct npr_conv_plan {
 	bool borrowed;			/* a[].data, wdw, wt: prepared, not ours */
 	const struct npr_gemm_kern *kern;	/* what the plan was made for */
 	struct npr_gemm_a *wu;		/* Winograd: U[16], see wino_new() */
+	bool wu_borrowed;		/* wu[].data: prepared, not ours */
 	int64_t wth, wtw;		/* Winograd: tiles per column, row */
 	int64_t *wboff;			/* Winograd: row c of V[xi] */
 	int64_t wnb;			/* Winograd: most tiles a block */
@@ -686,6 +687,26 @@ static size_t t_bytes(const struct npr_conv_plan *p)
 }
 
 /**
+ * npr_conv_wino_layout() - which layers take the Winograd path
+ *
+ * Return: 0 when none may (no AVX-512, or NPR_CONV_NO_WINO), 2 when every
+ * layer that fits does (NPR_CONV_WINO), else 1.  Part of the name of a
+ * blob's prepared weights: a Winograd plan stores its transformed
+ * weights after its path's (npr_conv_plan_prepared()).
+ */
+int npr_conv_wino_layout(void)
+{
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("avx512f") || getenv("NPR_CONV_NO_WINO"))
+		return 0;
+	return getenv("NPR_CONV_WINO") ? 2 : 1;
+#else
+	return 0;
+#endif
+}
+
+/**
  * npr_conv_t_layout() - the pixel-major path's weight layout, if it is used
  *
  * Return: when this CPU and environment may choose the path,
@@ -1121,7 +1142,7 @@ static void wino_free(struct npr_conv_plan *p)
 
 	if (!p->wu)
 		return;
-	for (xi = 0; xi < 16; xi++)
+	for (xi = 0; xi < 16 && !p->wu_borrowed; xi++)
 		npr_gemm_a_free(&p->wu[xi]);
 	free(p->wu);
 	p->wu = NULL;
@@ -1129,12 +1150,11 @@ static void wino_free(struct npr_conv_plan *p)
 	p->wboff = NULL;
 }
 
-static int wino_new(struct npr_conv_plan *p, const float *w)
+/* The Winograd geometry of @p: tiles, block size, U's shells. */
+static int wino_geometry(struct npr_conv_plan *p)
 {
 	const struct npr_conv_desc *d = &p->d;
 	int64_t c;
-	float *u;
-	int xi, err = -ENOMEM;
 
 	p->wth = (d->OH + 1) / 2;
 	p->wtw = (d->OW + 1) / 2;
@@ -1151,13 +1171,39 @@ static int wino_new(struct npr_conv_plan *p, const float *w)
 		p->wnb = 32;
 	if (p->wnb > d->N * p->wth * p->wtw)
 		p->wnb = d->N * p->wth * p->wtw;
-	u = malloc(sizeof(float) * 16 * d->K * d->C);
 	p->wu = calloc(16, sizeof(*p->wu));
 	p->wboff = malloc(sizeof(int64_t) * d->C);
-	if (!u || !p->wu || !p->wboff)
-		goto out;
+	if (!p->wu || !p->wboff) {
+		wino_free(p);
+		return -ENOMEM;
+	}
 	for (c = 0; c < d->C; c++)
 		p->wboff[c] = c * p->wnb;
+	return 0;
+}
+
+/* Bytes of one packed U[xi] of @p. */
+static size_t wino_u_bytes(const struct npr_conv_plan *p)
+{
+	int mr = p->kern->mr;
+
+	return sizeof(float) * ((p->d.K + mr - 1) / mr * mr) *
+	       (p->d.C ? p->d.C : 1);
+}
+
+static int wino_new(struct npr_conv_plan *p, const float *w)
+{
+	const struct npr_conv_desc *d = &p->d;
+	float *u;
+	int xi, err;
+
+	err = wino_geometry(p);
+	if (err)
+		return err;
+	err = -ENOMEM;
+	u = malloc(sizeof(float) * 16 * d->K * d->C);
+	if (!u)
+		goto out;
 	npr_wino_weights(w, d->K, d->C, u);
 	for (xi = 0; xi < 16; xi++) {
 		err = npr_gemm_a_pack(&p->wu[xi], p->kern, u + xi * d->K * d->C,
@@ -1678,8 +1724,35 @@ const char *npr_conv_plan_kernel(const struct npr_conv_plan *p)
  *
  * Return: the number of buffers (may exceed @max).
  */
+/* The buffers of @p's own path (without Winograd's). */
+static int base_prepared(const struct npr_conv_plan *p, const void **buf,
+			 size_t *bytes, int max);
+
+/*
+ * A Winograd plan adds its 16 packed U after its path's buffers, so that
+ * an import uses them in place instead of transforming the weights again
+ * (that took most of a cache hit of face-detection-retail-0004).
+ */
 int npr_conv_plan_prepared(const struct npr_conv_plan *p, const void **buf,
 			   size_t *bytes, int max)
+{
+	int n = base_prepared(p, buf, bytes, max), xi;
+
+	if (!p->wu)
+		return n;
+	for (xi = 0; xi < 16; xi++) {
+		if (n + xi >= max)
+			continue;
+		if (buf)
+			buf[n + xi] = p->wu[xi].data;
+		if (bytes)
+			bytes[n + xi] = wino_u_bytes(p);
+	}
+	return n + 16;
+}
+
+static int base_prepared(const struct npr_conv_plan *p, const void **buf,
+			 size_t *bytes, int max)
 {
 	int64_t g;
 
@@ -1721,11 +1794,18 @@ int npr_conv_plan_prepared(const struct npr_conv_plan *p, const void **buf,
 int npr_conv_plan_use_prepared(struct npr_conv_plan *p, const void *const *buf,
 			       const size_t *bytes, int n)
 {
+	int nb = base_prepared(p, NULL, NULL, 0), xi;
+	bool wino = wino_fits(p);
 	size_t want;
 	int64_t g;
 
-	if (n != npr_conv_plan_prepared(p, NULL, NULL, 0) || p->borrowed)
+	if (n != nb + (wino ? 16 : 0) || p->borrowed)
 		return -EINVAL;
+	for (xi = 0; wino && xi < 16; xi++)
+		if (bytes[nb + xi] != wino_u_bytes(p) ||
+		    ((uintptr_t)buf[nb + xi] & 63))
+			return -EINVAL;
+	n = nb;
 	for (g = 0; g < n; g++) {
 		if (p->path == PATH_T)
 			want = t_bytes(p);
@@ -1750,20 +1830,21 @@ int npr_conv_plan_use_prepared(struct npr_conv_plan *p, const void *const *buf,
 		}
 	}
 	p->borrowed = true;
-	/*
-	 * Winograd's transformed weights are not in blobs: made again from
-	 * the weights the prepared buffers hold.
-	 */
-	if (wino_fits(p)) {
-		float *w = malloc(sizeof(float) * p->d.K * p->d.C * 9);
+	/* Winograd's U, packed, follow the path's own buffers */
+	if (wino) {
+		if (wino_geometry(p))
+			return -ENOMEM;
+		for (xi = 0; xi < 16; xi++) {
+			struct npr_gemm_a *a = &p->wu[xi];
 
-		if (!w)
-			return -ENOMEM;
-		npr_conv_plan_weights(p, w);
-		g = wino_new(p, w);
-		free(w);
-		if (g)
-			return -ENOMEM;
+			a->kern = p->kern;
+			a->M = p->d.K;
+			a->K = p->d.C;
+			a->Mp = (p->d.K + p->kern->mr - 1) / p->kern->mr *
+				p->kern->mr;
+			a->data = (float *)buf[nb + xi];
+		}
+		p->wu_borrowed = true;
 	}
 	return 0;
 }

@@ -142,12 +142,14 @@ int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
  * name made of this number and the GEMM kernel's name and tile; bump it
  * whenever what npr_gemm_a_pack(), the depthwise or the pixel-major path
  * store changes (the pixel-major path also names its own version and
- * limits, npr_conv_t_layout()), so that blobs written before are refused
+ * limits, npr_conv_t_layout(), and the Winograd path whether it is
+ * taken, npr_conv_wino_layout()), so that blobs written before are refused
  * (and the cache compiles again).
  */
-#define NPR_CONV_PREP_LAYOUT	2
+#define NPR_CONV_PREP_LAYOUT	3
 
 int npr_conv_t_layout(void);
+int npr_conv_wino_layout(void);
 
 /* npr_conv_fuse(); with @pack false the plan gets no weights and
  * npr_conv_plan_use_prepared() must give it some before it runs. */
