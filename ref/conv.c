@@ -482,18 +482,8 @@ static int conv_image_direct(const struct npr_conv_plan *p, const float *x,
 	size_t xn = d->C * plane + 64, tn = d->K * d->OH * p->wp;
 	int err;
 
-	if (xn > xcap) {
-		free(xbuf);
-		xbuf = npr_alloc(sizeof(float) * xn);
-		xcap = xbuf ? xn : 0;
-		npr_free_at_thread_exit(&xbuf);
-	}
-	if (tn > tcap) {
-		free(tbuf);
-		tbuf = npr_alloc(sizeof(float) * tn);
-		tcap = tbuf ? tn : 0;
-		npr_free_at_thread_exit(&tbuf);
-	}
+	npr_scratch(&xbuf, &xcap, xn);
+	npr_scratch(&tbuf, &tcap, tn);
 	if (!xbuf || !tbuf)
 		return -ENOMEM;
 	memset(xbuf, 0, sizeof(float) * xn);
@@ -1014,18 +1004,8 @@ static int conv_images_t(const struct npr_conv_plan *p, const float *x,
 	/* flat: the input itself (the last tile reads only its pixels) */
 	if (!p->flat)
 		xn = n * d->C * p->hp * p->wp + 64;
-	if (xn > xcap) {
-		free(xbuf);
-		xbuf = npr_alloc(sizeof(float) * xn);
-		xcap = xbuf ? xn : 0;
-		npr_free_at_thread_exit(&xbuf);
-	}
-	if (tn > tcap) {
-		free(tbuf);
-		tbuf = npr_alloc(sizeof(float) * tn);
-		tcap = tbuf ? tn : 0;
-		npr_free_at_thread_exit(&tbuf);
-	}
+	npr_scratch(&xbuf, &xcap, xn);
+	npr_scratch(&tbuf, &tcap, tn);
 	if ((xn && !xbuf) || !tbuf)
 		return -ENOMEM;
 	if (!p->flat) {
@@ -1248,13 +1228,7 @@ static void wino_task(void *arg, int i, int tid)
 
 	if (g1 > j->n * T)
 		g1 = j->n * T;
-	if (n > cap) {
-		free(buf);
-		buf = npr_alloc(sizeof(float) * n);
-		cap = buf ? n : 0;
-		npr_free_at_thread_exit(&buf);
-	}
-	if (!buf) {
+	if (!npr_scratch(&buf, &cap, n)) {
 		j->err = -ENOMEM;
 		return;
 	}

@@ -123,16 +123,8 @@ static int DW_FLAT2(const struct npr_conv_desc *d, const float *x,
 	int64_t q, i, j, t0, t, ky, kx, oy, n2;
 	float acc[DW_CH], *tmp;
 
-	if ((size_t)(4 * ps + 64 + 2 * wh) > cap) {
-		free(buf);
-		cap = 4 * ps + 64 + 2 * wh;
-		buf = malloc(sizeof(float) * cap);
-		npr_free_at_thread_exit(&buf);
-		if (!buf) {
-			cap = 0;
-			return -1;
-		}
-	}
+	if (!npr_scratch(&buf, &cap, 4 * ps + 64 + 2 * wh))
+		return -1;
 	tmp = buf + 4 * ps + 64;
 	/* each padded input row once into tmp, then split by column parity */
 	for (q = 0; q < 2; q++)
@@ -249,17 +241,10 @@ int DW_FLAT(const struct npr_conv_desc *d, const float *x,
 	if (Hp < need)
 		Hp = need;
 	Hp += 2;
-	if ((size_t)(Hp * Wp) > cap) {
-		free(buf);
-		cap = Hp * Wp;
-		buf = malloc(sizeof(float) * cap);
-		npr_free_at_thread_exit(&buf);
-		geo[0] = -1;
-		if (!buf) {
-			cap = 0;
-			return -1;
-		}
-	}
+	if ((size_t)(Hp * Wp) > cap)
+		geo[0] = -1;	/* a new buffer: its border is not zeroed yet */
+	if (!npr_scratch(&buf, &cap, Hp * Wp))
+		return -1;
 	xp = buf;
 	/* the padding stays zero while planes of one geometry follow */
 	if (geo[0] != Hp || geo[1] != Wp || geo[2] != d->ph ||

@@ -305,6 +305,17 @@ void npr_free_at_thread_exit(float **slot)
 	pthread_setspecific(scratch_key, &scratch);
 }
 
+float *npr_scratch(float **buf, size_t *cap, size_t n)
+{
+	if (n > *cap) {
+		free(*buf);
+		*buf = npr_alloc(sizeof(float) * n);
+		*cap = *buf ? n : 0;
+		npr_free_at_thread_exit(buf);
+	}
+	return *buf;
+}
+
 /* One thread's share: rows [m0, m1) and columns [n0, n1). */
 static int gemm_part(const struct npr_gemm_a *pa, int64_t m0, int64_t m1,
 		     int64_t n0, int64_t n1, npr_gemm_pack_b pack,
@@ -312,17 +323,14 @@ static int gemm_part(const struct npr_gemm_a *pa, int64_t m0, int64_t m1,
 		     const struct npr_gemm_epi *e)
 {
 	static _Thread_local float *bbuf;
+	static _Thread_local size_t bcap;
 	const struct npr_gemm_kern *kn = pa->kern;
 	int mr = kn->mr, nr = kn->nr;
 	int64_t K = pa->K, jc, pc, ir, jr;
 	struct npr_gemm_epi te;
 
-	if (!bbuf) {
-		bbuf = alloc64(sizeof(float) * KC * (NC + 64));
-		if (!bbuf)
-			return -ENOMEM;
-		npr_free_at_thread_exit(&bbuf);
-	}
+	if (!npr_scratch(&bbuf, &bcap, KC * (NC + 64)))
+		return -ENOMEM;
 	if (e)
 		te = *e;
 	for (jc = n0; jc < n1; jc += NC) {

@@ -201,4 +201,15 @@ extern const struct npr_gemm_kern npr_gemm_kern_avx2;
  */
 void npr_free_at_thread_exit(float **slot);
 
+/*
+ * npr_scratch() - a thread-local scratch buffer of at least @n floats
+ * @buf, @cap: the calling thread's buffer and its size in floats
+ *             (_Thread_local variables of the caller).
+ *
+ * Grows the buffer when it is smaller (npr_alloc(): 64-byte aligned, on
+ * huge pages from 2 MiB; freed when the thread exits).
+ * Return: *@buf, or NULL without memory (*@cap is then 0).
+ */
+float *npr_scratch(float **buf, size_t *cap, size_t n);
+
 #endif /* NPR_REF_GEMM_H */
