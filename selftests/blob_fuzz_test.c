@@ -11,21 +11,11 @@
 #include "graph.h"
 
 /* The blob layout (Documentation/blob.rst) and the library's checksum. */
-uint64_t npr_blob_hash(const void *p, size_t n);
-#define HDR		96
+#define HDR		BLOB_HDR
 #define FORMAT		3
 #define OFF_BACKEND	16
 #define OFF_ARCH	32
 #define OFF_VERSION	64
-
-static void reseal(unsigned char *b, size_t len)
-{
-	uint64_t a = npr_blob_hash(b + HDR, len - HDR);
-	uint64_t h = npr_blob_hash(b, 88);
-
-	h = a ^ ((h << 17) | (h >> 47));
-	memcpy(b + 88, &h, 8);
-}
 
 /* A small model for the failure cases. */
 static void small(struct npr_test *_metadata, FIXTURE_DATA(blob) *self)
@@ -33,7 +23,7 @@ static void small(struct npr_test *_metadata, FIXTURE_DATA(blob) *self)
 	ASSERT_EQ(compile_path(self->fd,
 			       "models/ir/open-closed-eye-0001/FP32/open-closed-eye-0001.xml",
 			       &self->exec), 0);
-	ASSERT_EQ(export(self->fd, self->exec, &self->blob, &self->len), 0);
+	ASSERT_EQ(blob_export(self->fd, self->exec, &self->blob, &self->len), 0);
 }
 
 #define NEED_SHARED() do {						\
@@ -49,20 +39,20 @@ TEST_F(blob, truncated)
 
 	NEED_SHARED();
 	small(_metadata, self);
-	EXPECT_EQ(import(self->fd, self->blob, 0, &imp), -EINVAL);
+	EXPECT_EQ(blob_import(self->fd, self->blob, 0, &imp), -EINVAL);
 	for (i = 1; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
-		int err = import(self->fd, self->blob, cuts[i], &imp);
+		int err = blob_import(self->fd, self->blob, cuts[i], &imp);
 
 		EXPECT_TRUE(err == -EBADMSG || err == -ENOEXEC)
 			;
 		if (err != -EBADMSG && err != -ENOEXEC)
 			TH_LOG("cut at %zu: %d", cuts[i], err);
 	}
-	EXPECT_EQ(import(self->fd, self->blob, self->len / 2, &imp), -EBADMSG);
-	EXPECT_EQ(import(self->fd, self->blob, self->len - 1, &imp), -EBADMSG);
+	EXPECT_EQ(blob_import(self->fd, self->blob, self->len / 2, &imp), -EBADMSG);
+	EXPECT_EQ(blob_import(self->fd, self->blob, self->len - 1, &imp), -EBADMSG);
 	EXPECT_NE(strstr(npr_last_error(), "truncated"), NULL);
 	/* the original still imports */
-	EXPECT_EQ(import(self->fd, self->blob, self->len, &imp), 0);
+	EXPECT_EQ(blob_import(self->fd, self->blob, self->len, &imp), 0);
 }
 
 /* Every single-bit flip is caught, wherever it lands. */
@@ -82,7 +72,7 @@ TEST_F(blob, bit_flips)
 
 		memcpy(c, self->blob, self->len);
 		c[pos] ^= (unsigned char)(1u << (i % 8));
-		err = import(self->fd, c, self->len, &imp);
+		err = blob_import(self->fd, c, self->len, &imp);
 		if (err == 0)
 			TH_LOG("flip at byte %zu bit %d accepted", pos, i % 8);
 		EXPECT_NE(err, 0);
@@ -104,8 +94,8 @@ static int import_patched(FIXTURE_DATA(blob) *self, size_t off,
 	memcpy(c, self->blob, self->len);
 	memset(c + off, 0, field);
 	memcpy(c + off, s, strlen(s));
-	reseal(c, self->len);
-	err = import(self->fd, c, self->len, &imp);
+	blob_reseal(c, self->len);
+	err = blob_import(self->fd, c, self->len, &imp);
 	free(c);
 	return err;
 }
@@ -129,10 +119,10 @@ TEST_F(blob, wrong_backend_architecture_version)
 		ASSERT_NE(c, NULL);
 		memcpy(c, self->blob, self->len);
 		memcpy(c + 8, &v, 4);
-		EXPECT_EQ(import(self->fd, c, self->len, &imp),
+		EXPECT_EQ(blob_import(self->fd, c, self->len, &imp),
 			  -EPROTONOSUPPORT);
 		memcpy(c, "NOTABLOB", 8);
-		EXPECT_EQ(import(self->fd, c, self->len, &imp), -ENOEXEC);
+		EXPECT_EQ(blob_import(self->fd, c, self->len, &imp), -ENOEXEC);
 		free(c);
 	}
 }
@@ -206,8 +196,8 @@ static void crafted(struct npr_test *_metadata, FIXTURE_DATA(blob) *self)
 							      end - HDR : 2048));
 			c[pos] = (unsigned char)(x >> 32);
 		}
-		reseal(c, self->len);
-		err = import(self->fd, c, self->len, &imp);
+		blob_reseal(c, self->len);
+		err = blob_import(self->fd, c, self->len, &imp);
 		if (err) {
 			EXPECT_TRUE(err == -EINVAL || err == -EBADMSG ||
 				    err == -ENOMEM || err == -EOPNOTSUPP);
@@ -269,8 +259,8 @@ TEST_F(blob, prepared_constants)
 	/* another layout */
 	memcpy(c, self->blob, self->len);
 	c[at + 4 + 4] = '9';
-	reseal(c, self->len);
-	EXPECT_EQ(import(self->fd, c, self->len, &imp), -EPROTONOSUPPORT);
+	blob_reseal(c, self->len);
+	EXPECT_EQ(blob_import(self->fd, c, self->len, &imp), -EPROTONOSUPPORT);
 	EXPECT_NE(strstr(npr_last_error(), "layout"), NULL);
 	EXPECT_NE(strstr(npr_last_error(), "conv9"), NULL);
 
@@ -280,8 +270,8 @@ TEST_F(blob, prepared_constants)
 		memcpy(c, self->blob, self->len);
 		memcpy(c + at + 4 + n + 1 + bad[i].off, &bad[i].val,
 		       bad[i].bytes);
-		reseal(c, self->len);
-		err = import(self->fd, c, self->len, &imp);
+		blob_reseal(c, self->len);
+		err = blob_import(self->fd, c, self->len, &imp);
 		if (err != -EINVAL && err != -EBADMSG)
 			TH_LOG("case %zu: errno %d: %s", i, err,
 			       npr_last_error());
@@ -290,7 +280,7 @@ TEST_F(blob, prepared_constants)
 	}
 	free(c);
 	/* the original imports */
-	EXPECT_EQ(import(self->fd, self->blob, self->len, &imp), 0);
+	EXPECT_EQ(blob_import(self->fd, self->blob, self->len, &imp), 0);
 }
 
 /*
@@ -315,14 +305,14 @@ TEST_F(blob, string_terminators)
 
 	memcpy(c, self->blob, self->len);
 	c[at + 4 + n] = 'x';
-	reseal(c, self->len);
-	EXPECT_EQ(import(self->fd, c, self->len, &imp), -EINVAL);
+	blob_reseal(c, self->len);
+	EXPECT_EQ(blob_import(self->fd, c, self->len, &imp), -EINVAL);
 	EXPECT_NE(strstr(npr_last_error(), "without its NUL"), NULL);
 
 	memcpy(c, self->blob, self->len);
 	c[at + 4 + 2] = 0;
-	reseal(c, self->len);
-	EXPECT_EQ(import(self->fd, c, self->len, &imp), -EINVAL);
+	blob_reseal(c, self->len);
+	EXPECT_EQ(blob_import(self->fd, c, self->len, &imp), -EINVAL);
 	EXPECT_NE(strstr(npr_last_error(), "NUL inside"), NULL);
 	free(c);
 }
@@ -359,8 +349,8 @@ TEST_F(blob, held_constants)
 			continue;
 		memcpy(c, self->blob, self->len);
 		memcpy(c + i, is_held ? none : held, 8);
-		reseal(c, self->len);
-		err = import(self->fd, c, self->len, &imp);
+		blob_reseal(c, self->len);
+		err = blob_import(self->fd, c, self->len, &imp);
 		nheld += is_held;
 		nnone += !is_held;
 		if (err) {
@@ -471,7 +461,7 @@ TEST_F_TIMEOUT(blob, crafted_payloads_with_a_body, 300)
 	NEED_SHARED();
 	ASSERT_EQ(compile_path(self->fd, "models/ir-small/loop_2d_add.xml",
 			       &self->exec), 0);
-	ASSERT_EQ(export(self->fd, self->exec, &self->blob, &self->len), 0);
+	ASSERT_EQ(blob_export(self->fd, self->exec, &self->blob, &self->len), 0);
 	crafted(_metadata, self);
 }
 
@@ -524,7 +514,7 @@ FIXTURE_SETUP(native)
 		SKIP(return, "no npu device: %s (make check sets NPR_VNPU)",
 		     npr_last_error());
 	ASSERT_EQ(compile_path(self->fd, variant->path, &exec), 0);
-	ASSERT_EQ(export(self->fd, exec, &self->blob, &self->len), 0);
+	ASSERT_EQ(blob_export(self->fd, exec, &self->blob, &self->len), 0);
 	ASSERT_EQ(run(self->fd, exec, 1, &self->out, &self->outlen), 0);
 	ASSERT_GT(self->len, HDR + 8 + TRAILER);
 	self->tr = self->len - TRAILER;
@@ -576,7 +566,7 @@ static int import_clean(struct npr_test *_metadata,
 	__u32 imp;
 	int err;
 
-	err = import(self->fd, c, len, &imp);
+	err = blob_import(self->fd, c, len, &imp);
 	if (!err) {
 		EXPECT_EQ(run(self->fd, imp, 1, &out, &outlen), 0);
 		free(out);
@@ -615,13 +605,13 @@ TEST_F(native, truncated)
 		size_t l = self->len - cut;
 		uint64_t v;
 
-		EXPECT_EQ(import(self->fd, self->blob, l, &imp), -EBADMSG);
+		EXPECT_EQ(blob_import(self->fd, self->blob, l, &imp), -EBADMSG);
 		memcpy(c, self->blob, l);
 		v = l - self->sec;
 		memcpy(c + self->sec - 8, &v, 8);
 		v = l - HDR;
 		memcpy(c + 80, &v, 8);
-		reseal(c, l);
+		blob_reseal(c, l);
 		EXPECT_NE(import_clean(_metadata, self, c, l, "cut", cut), 0);
 		tested++;
 	}
@@ -653,7 +643,7 @@ TEST_F(native, trailer_bit_flips)
 
 			memcpy(c, self->blob, self->len);
 			c[pos] ^= (unsigned char)(1u << bit);
-			reseal(c, self->len);
+			blob_reseal(c, self->len);
 			if (off < 16 || off >= 24) {
 				err = import_clean(_metadata, self, c,
 						   self->len, "trailer flip",
@@ -667,7 +657,7 @@ TEST_F(native, trailer_bit_flips)
 			}
 			if (bit % 4)	/* a few per byte are enough */
 				continue;
-			err = import(self->fd, c, self->len, &imp);
+			err = blob_import(self->fd, c, self->len, &imp);
 			if (err) {
 				TH_LOG("version byte %zu bit %d: %s", off, bit,
 				       npr_last_error());
@@ -715,12 +705,12 @@ TEST_F_TIMEOUT(native, binary_bit_flips, 300)
 		pos = self->sec + (size_t)(x % (i % 2 ? body : head));
 		memcpy(c, self->blob, self->len);
 		c[pos] ^= (unsigned char)(1u << (x >> 61));
-		reseal(c, self->len);
+		blob_reseal(c, self->len);
 		EXPECT_EQ(import_clean(_metadata, self, c, self->len,
 				       "binary flip", pos - self->sec),
 			  -EBADMSG);
 		reseal_native(c, self->sec, self->len);
-		reseal(c, self->len);
+		blob_reseal(c, self->len);
 		if (import_clean(_metadata, self, c, self->len,
 				 "binary flip, resealed", pos - self->sec))
 			refused++;

@@ -33,9 +33,9 @@ static void round_trip_b(struct npr_test *_metadata,
 	if (err)
 		TH_LOG("%s: %s", rel, npr_last_error());
 	ASSERT_EQ(err, 0);
-	ASSERT_EQ(export(self->fd, exec, &self->blob, &self->len), 0);
+	ASSERT_EQ(blob_export(self->fd, exec, &self->blob, &self->len), 0);
 	ASSERT_GT(self->len, 96);
-	err = import(self->fd, self->blob, self->len, &imp);
+	err = blob_import(self->fd, self->blob, self->len, &imp);
 	if (err)
 		TH_LOG("import %s: %s", rel, npr_last_error());
 	ASSERT_EQ(err, 0);
@@ -53,7 +53,7 @@ static void round_trip_b(struct npr_test *_metadata,
 		unsigned char *again = NULL;
 		size_t len = 0;
 
-		ASSERT_EQ(export(self->fd, imp, &again, &len), 0);
+		ASSERT_EQ(blob_export(self->fd, imp, &again, &len), 0);
 		EXPECT_EQ(len, self->len);
 		EXPECT_EQ(memcmp(again, self->blob, len < self->len ? len :
 				 self->len), 0);
@@ -107,9 +107,9 @@ static void exported_weights(struct npr_test *_metadata,
 	if (!npr_test_shared_ok())
 		SKIP(return, "no shared data at %s", npr_test_shared());
 	ASSERT_EQ(compile_path_b(self->fd, rel, batch, &exec), 0);
-	ASSERT_EQ(export(self->fd, exec, &self->blob, &self->len), 0);
+	ASSERT_EQ(blob_export(self->fd, exec, &self->blob, &self->len), 0);
 	setenv("NPR_CPU_REF", "1", 1);
-	EXPECT_EQ(import(self->fd, self->blob, self->len, &imp), 0);
+	EXPECT_EQ(blob_import(self->fd, self->blob, self->len, &imp), 0);
 	EXPECT_EQ(compile_path_b(self->fd, rel, batch, &ref), 0);
 	unsetenv("NPR_CPU_REF");
 	ASSERT_EQ(run(self->fd, imp, 1, &a, &alen), 0);
@@ -150,7 +150,7 @@ static void small(struct npr_test *_metadata, FIXTURE_DATA(blob) *self)
 	ASSERT_EQ(compile_path(self->fd,
 			       "models/ir/open-closed-eye-0001/FP32/open-closed-eye-0001.xml",
 			       &self->exec), 0);
-	ASSERT_EQ(export(self->fd, self->exec, &self->blob, &self->len), 0);
+	ASSERT_EQ(blob_export(self->fd, self->exec, &self->blob, &self->len), 0);
 }
 
 #define NEED_SHARED() do {						\

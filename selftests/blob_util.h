@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blob_io.h"
 #include "harness.h"
 #include "npuring.h"
 
@@ -81,33 +82,6 @@ static int compile_path_b(int fd, const char *rel, int batch, __u32 *exec)
 static int compile_path(int fd, const char *rel, __u32 *exec)
 {
 	return compile_path_b(fd, rel, 0, exec);
-}
-
-static int export(int fd, __u32 exec, unsigned char **blob, size_t *len)
-{
-	struct npr_export ea = { .size = sizeof(ea), .exec = exec };
-	int err;
-
-	err = npr_ioctl(fd, NPR_IOCTL_EXPORT, &ea);
-	if (err != -EMSGSIZE)
-		return err ? err : -EPROTO;
-	*blob = malloc(ea.bytes);
-	if (!*blob)
-		return -ENOMEM;
-	ea.data = (uintptr_t)*blob;
-	*len = ea.bytes;
-	return npr_ioctl(fd, NPR_IOCTL_EXPORT, &ea);
-}
-
-static int import(int fd, const void *blob, size_t len, __u32 *exec)
-{
-	struct npr_import ia = {
-		.size = sizeof(ia), .data = (uintptr_t)blob, .bytes = len,
-	};
-	int err = npr_ioctl(fd, NPR_IOCTL_IMPORT, &ia);
-
-	*exec = ia.exec;
-	return err;
 }
 
 /*

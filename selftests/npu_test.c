@@ -31,6 +31,7 @@
 #include "../lib/ir.h"
 #include "../lib/onnx.h"
 
+#include "blob_io.h"
 #include "harness.h"
 
 #define MAX_PORTS	8
@@ -897,46 +898,7 @@ TEST(npu_compile_without_npu_properties)
 /* ---- export and import: the driver's native binary ---------------------- */
 
 /* The blob layout (Documentation/blob.rst) and the library's checksum. */
-uint64_t npr_blob_hash(const void *p, size_t n);
-#define BLOB_HDR	96
 #define NATIVE_TRAILER	48
-
-static void reseal(unsigned char *b, size_t len)
-{
-	uint64_t a = npr_blob_hash(b + BLOB_HDR, len - BLOB_HDR);
-	uint64_t h = npr_blob_hash(b, 88);
-
-	h = a ^ ((h << 17) | (h >> 47));
-	memcpy(b + 88, &h, 8);
-}
-
-static int blob_export(int fd, __u32 exec, unsigned char **blob, size_t *len)
-{
-	struct npr_export ea = { .size = sizeof(ea), .exec = exec };
-	int err;
-
-	*blob = NULL;
-	err = npr_ioctl(fd, NPR_IOCTL_EXPORT, &ea);
-	if (err != -EMSGSIZE)
-		return err ? err : -EPROTO;
-	*blob = malloc(ea.bytes);
-	if (!*blob)
-		return -ENOMEM;
-	ea.data = (uintptr_t)*blob;
-	*len = ea.bytes;
-	return npr_ioctl(fd, NPR_IOCTL_EXPORT, &ea);
-}
-
-static int blob_import(int fd, const void *blob, size_t len, __u32 *exec)
-{
-	struct npr_import ia = {
-		.size = sizeof(ia), .data = (uintptr_t)blob, .bytes = len,
-	};
-	int err = npr_ioctl(fd, NPR_IOCTL_IMPORT, &ia);
-
-	*exec = ia.exec;
-	return err;
-}
 
 /* Run @n on the seeded input; output 0's bytes. */
 static void *run_bytes(struct npr_test *_metadata, struct net *n)
@@ -1022,30 +984,30 @@ TEST(npu_export_imports_the_native_binary)
 	/* foreign trailer */
 	memcpy(c, blob, len);
 	c[tr] ^= 0x20;
-	reseal(c, len);
+	blob_reseal(c, len);
 	EXPECT_EQ(blob_import(m.fd, c, len, &exec), -ENOEXEC);
 	TH_LOG("foreign: %s", npr_last_error());
 	/* another trailer version */
 	memcpy(c, blob, len);
 	c[tr + 8] ^= 2;
-	reseal(c, len);
+	blob_reseal(c, len);
 	EXPECT_EQ(blob_import(m.fd, c, len, &exec), -EPROTONOSUPPORT);
 	/* compiled for another NPU (0xAD1D is a 3720 too) */
 	memcpy(c, blob, len);
 	pci = 0xAD1D;
 	memcpy(c + tr + 12, &pci, 4);
-	reseal(c, len);
+	blob_reseal(c, len);
 	EXPECT_EQ(blob_import(m.fd, c, len, &exec), -ENODEV);
 	TH_LOG("other NPU: %s", npr_last_error());
 	EXPECT_NONNULL(strstr(npr_last_error(), "0xad1d"));
 	/* a corrupt binary, and a wrong size */
 	memcpy(c, blob, len);
 	c[tr - 100] ^= 1;
-	reseal(c, len);
+	blob_reseal(c, len);
 	EXPECT_EQ(blob_import(m.fd, c, len, &exec), -EBADMSG);
 	memcpy(c, blob, len);
 	c[tr + 24] ^= 1;
-	reseal(c, len);
+	blob_reseal(c, len);
 	EXPECT_EQ(blob_import(m.fd, c, len, &exec), -EBADMSG);
 	/* the section shorter than a trailer */
 	memcpy(c, blob, len);
@@ -1064,7 +1026,7 @@ TEST(npu_export_imports_the_native_binary)
 		memcpy(c + cut, &nlen, 8);
 		psize = cut + 8 + 4 - BLOB_HDR;
 		memcpy(c + 80, &psize, 8);
-		reseal(c, cut + 8 + 4);
+		blob_reseal(c, cut + 8 + 4);
 		EXPECT_EQ(blob_import(m.fd, c, cut + 8 + 4, &exec), -EBADMSG);
 		TH_LOG("short section: %s", npr_last_error());
 	}
