@@ -547,6 +547,17 @@ static int pool_int(const struct npr_node *n, const struct npr_tensor *in,
 	return err;
 }
 
+/* NPR_POOL_ROWS=1: the row kernel for every pool; read once, not per call */
+static bool pool_rows_only(void)
+{
+	static _Atomic int v = -1;
+	int r = v;
+
+	if (r < 0)
+		v = r = getenv("NPR_POOL_ROWS") != NULL;
+	return r;
+}
+
 /*
  * Pooling: the fast path (f32, no indices output, max NaN handling aside
  * the same windows as the scalar kernel), else npr_pool_scalar().
@@ -582,7 +593,7 @@ int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
 	pool_columns(&j);
 	if (j.maxp && j.row == npr_pool_row_avx512 && kh == 3 && kw == 3 &&
 	    j.g.sh == 2 && j.g.sw == 2 && j.g.dh == 1 && j.g.dw == 1 &&
-	    !j.g.ph && !j.g.pw && !getenv("NPR_POOL_ROWS"))
+	    !j.g.ph && !j.g.pw && !pool_rows_only())
 		j.plane3s2 = npr_maxpool3s2_plane_avx512;
 	/* about eight runs of planes per thread, each at least 4096 outputs */
 	j.planes = j.g.N * j.g.C;
