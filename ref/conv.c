@@ -50,10 +50,10 @@ struct npr_conv_plan {
 	bool residual;
 	int act;
 	float lo, hi;
-	bool borrowed;			/* a[].data, wdw, wt: prepared, not ours */
+	bool borrowed;			/* a[].data, wdw, wt, wu[].data: prepared,
+					 * not ours */
 	const struct npr_gemm_kern *kern;	/* what the plan was made for */
 	struct npr_gemm_a *wu;		/* Winograd: U[16], see wino_new() */
-	bool wu_borrowed;		/* wu[].data: prepared, not ours */
 	int64_t wth, wtw;		/* Winograd: tiles per column, row */
 	int64_t *wboff;			/* Winograd: row c of V[xi] */
 	int64_t wnb;			/* Winograd: most tiles a block */
@@ -1122,7 +1122,7 @@ static void wino_free(struct npr_conv_plan *p)
 
 	if (!p->wu)
 		return;
-	for (xi = 0; xi < 16 && !p->wu_borrowed; xi++)
+	for (xi = 0; xi < 16 && !p->borrowed; xi++)
 		npr_gemm_a_free(&p->wu[xi]);
 	free(p->wu);
 	p->wu = NULL;
@@ -1818,7 +1818,6 @@ int npr_conv_plan_use_prepared(struct npr_conv_plan *p, const void *const *buf,
 				p->kern->mr;
 			a->data = (float *)buf[nb + xi];
 		}
-		p->wu_borrowed = true;
 	}
 	return 0;
 }
