@@ -50,13 +50,14 @@ struct npr_conv_plan {
 	bool residual;
 	int act;
 	float lo, hi;
-	bool borrowed;			/* a[].data, wdw, wt, wu[].data: prepared,
+	bool borrowed;			/* a[].data, wdw, wt, wu[]: prepared,
 					 * not ours */
 	const struct npr_gemm_kern *kern;	/* what the plan was made for */
-	struct npr_gemm_a *wu;		/* Winograd: U[16], see wino_new() */
+	float **wu;			/* Winograd: U[16], see wino_new() */
 	int64_t wth, wtw;		/* Winograd: tiles per column, row */
 	int64_t *wboff;			/* Winograd: row c of V[xi] */
 	int64_t wnb;			/* Winograd: most tiles a block */
+	int64_t wsub;			/* Winograd: groups a sub-block */
 };
 
 static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern);
@@ -679,18 +680,21 @@ static size_t t_bytes(const struct npr_conv_plan *p)
 /**
  * npr_conv_wino_layout() - which layers take the Winograd path
  *
- * Return: 0 when none may (no AVX-512, or NPR_CONV_NO_WINO), 2 when every
- * layer that fits does (NPR_CONV_WINO), else 1.  Part of the name of a
- * blob's prepared weights: a Winograd plan stores its transformed
- * weights after its path's (npr_conv_plan_prepared()).
+ * Return: 0 when none may (no AVX-512, or NPR_CONV_NO_WINO), else
+ * WINO_LAYOUT times 10 plus 2 when every layer that fits does
+ * (NPR_CONV_WINO), plus 1 otherwise.  Part of the name of a blob's
+ * prepared weights: a Winograd plan stores its transformed weights after
+ * its path's (npr_conv_plan_prepared()); bump WINO_LAYOUT when their
+ * packing or the rule of wino_fits() changes.
  */
+#define WINO_LAYOUT	2
 int npr_conv_wino_layout(void)
 {
 #if defined(__x86_64__)
 	__builtin_cpu_init();
 	if (!__builtin_cpu_supports("avx512f") || getenv("NPR_CONV_NO_WINO"))
 		return 0;
-	return getenv("NPR_CONV_WINO") ? 2 : 1;
+	return WINO_LAYOUT * 10 + (getenv("NPR_CONV_WINO") ? 2 : 1);
 #else
 	return 0;
 #endif
@@ -1062,17 +1066,31 @@ static int conv_images_t(const struct npr_conv_plan *p, const float *x,
  * enough channels: 16 multiplies per 2x2 output tile and input channel
  * instead of 36.  Per image, the input is cut into 4x4 tiles at stride
  * 2 (th x tw of them, zero padded past the plane), transformed into 16
- * matrices V[xi] [C x tiles]; M[xi] = U[xi] V[xi] are 16 GEMMs with B
- * read in place; the output transform writes each 2x2 tile (clipped at
- * an odd last row or column) with the epilogue.  The plan keeps the
- * path it would run otherwise (its buffers are what blobs store) and
- * adds U; NPR_CONV_NO_WINO=1 leaves it out.
+ * matrices V[xi] [C x tiles]; M[xi] = U[xi] V[xi] are 16 products, each
+ * computed by the pixel-major tile (npr_gemm_t7_avx512()) with tiles in
+ * place of pixels: seven consecutive tiles (a group) by 64 output
+ * channels, the 28 accumulators of the path's best kernel.  The 16 sums
+ * of a group (28 KiB) are still in L1 when the output transform turns
+ * them into 2x2 outputs along the channel vectors, and the t7 write-out
+ * transposes those into the planes with the epilogue.  The plan keeps
+ * the path it would run otherwise (its buffers are what blobs store)
+ * and adds U; NPR_CONV_NO_WINO=1 leaves it out.
+ *
+ * U[xi] is packed as the pixel-major path packs its weights: panel q
+ * (output channels 64q..64q+63, zero past K), input channel c at
+ * wu[xi][(q * C + c) * 64], 64-byte aligned.
  */
-#define WINO_MINC	32
+#define WINO_MINC	16
 #define WINO_MINK	32
 #define WINO_MINTILES	32
-#define WINO_SMALL	64	/* tiles of one image */
 #define WINO_DEEP	128	/* input channels */
+#define WINO_VBYTES	(512 << 10)	/* V of a block */
+
+/* NPR_CONV_WINO=1: wherever the shape fits, however few tiles (tests) */
+static bool wino_forced(void)
+{
+	return getenv("NPR_CONV_WINO");
+}
 
 static bool wino_fits(const struct npr_conv_plan *p)
 {
@@ -1081,7 +1099,7 @@ static bool wino_fits(const struct npr_conv_plan *p)
 #if defined(__x86_64__)
 	__builtin_cpu_init();
 	if (!__builtin_cpu_supports("avx512f") ||
-	    strcmp(p->kern->name, "avx512") || !p->kern->fn_direct)
+	    strcmp(p->kern->name, "avx512"))
 		return false;
 #else
 	return false;
@@ -1094,26 +1112,12 @@ static bool wino_fits(const struct npr_conv_plan *p)
 	    d->K < WINO_MINK)
 		return false;
 	/*
-	 * at least a GEMM panel of tiles in the batch: a 7x7 plane alone
-	 * (16 tiles) ran 15% slower than the pixel-major path (half of each
-	 * panel wasted), and runs there (wino_pays()); with panels filled
-	 * it beats even the sweep over a batch (resnet18's 14x14
-	 * 256-channel layers at batch 8: 7.2 -> 5.1 ms)
+	 * a 7x7 plane alone (16 tiles, 4096 channels of U to stream) ran no
+	 * faster than the pixel-major path on one thread and 40% slower on
+	 * two (resnet18's last layers); a batch of them gains
 	 */
-	if (d->N * ((d->OH + 1) / 2) * ((d->OW + 1) / 2) < WINO_MINTILES)
-		return false;
-	if (getenv("NPR_CONV_WINO"))	/* wherever it fits (tests) */
-		return true;
-	/*
-	 * Shallow GEMMs on small planes do not pay on two threads, where a
-	 * plane's few blocks leave panels half filled: squeezenet1_1's 13x13
-	 * layers with 48 and 64 input channels, 0.058 -> 0.065 and 0.100 ->
-	 * 0.105 ms, its 55x55 layer with 16, 0.117 -> 0.122 ms (one thread:
-	 * even, 2% and 8% faster); resnet18's 14x14 layers, 49 tiles but
-	 * 256 channels deep, gain on both
-	 */
-	return (d->OH + 1) / 2 * ((d->OW + 1) / 2) >= WINO_SMALL ||
-	       d->C >= WINO_DEEP;
+	return d->N * ((d->OH + 1) / 2) * ((d->OW + 1) / 2) >= WINO_MINTILES ||
+	       wino_forced();
 }
 
 static void wino_free(struct npr_conv_plan *p)
@@ -1123,7 +1127,7 @@ static void wino_free(struct npr_conv_plan *p)
 	if (!p->wu)
 		return;
 	for (xi = 0; xi < 16 && !p->borrowed; xi++)
-		npr_gemm_a_free(&p->wu[xi]);
+		free(p->wu[xi]);
 	free(p->wu);
 	p->wu = NULL;
 	free(p->wboff);
@@ -1134,23 +1138,33 @@ static void wino_free(struct npr_conv_plan *p)
 static int wino_geometry(struct npr_conv_plan *p)
 {
 	const struct npr_conv_desc *d = &p->d;
-	int64_t c;
+	int64_t c, all;
 
 	p->wth = (d->OH + 1) / 2;
 	p->wtw = (d->OW + 1) / 2;
+	all = (d->N * p->wth * p->wtw + 6) / 7 * 7;
 	/*
-	 * a block's V and M (16 (C + K) floats a tile) in 1 MiB of L2, in
-	 * whole 32-column panels of the GEMM kernel (16 tiles a block made
-	 * the 14x14 256-channel layers of resnet18 1.8x slower than 32;
-	 * 128 was best for 56x56 64 channels, 64 for 28x28 128)
+	 * a block's V in L2, in whole groups of seven tiles; at least eight
+	 * groups, since each block reads all of U
 	 */
-	p->wnb = 16384 / (d->C + d->K) / 32 * 32;
+	p->wnb = WINO_VBYTES / (int64_t)(16 * sizeof(float)) / d->C / 7 * 7;
+	if (p->wnb < 8 * 7)
+		p->wnb = 8 * 7;
 	if (getenv("NPR_CONV_WINO_NB"))
-		p->wnb = atoi(getenv("NPR_CONV_WINO_NB"));
-	if (p->wnb < 32)
-		p->wnb = 32;
-	if (p->wnb > d->N * p->wth * p->wtw)
-		p->wnb = d->N * p->wth * p->wtw;
+		p->wnb = atoi(getenv("NPR_CONV_WINO_NB")) / 7 * 7;
+	if (p->wnb < 7)
+		p->wnb = 7;
+	if (p->wnb > all)
+		p->wnb = all;
+	/*
+	 * Shallow U[xi] panels (all 16 in L2 at 64 channels) are read for
+	 * every group, whose sums stay in L1; deep ones once for a few
+	 */
+	p->wsub = d->C <= 64 ? 1 : 8;
+	if (getenv("NPR_CONV_WINO_SUB"))
+		p->wsub = atoi(getenv("NPR_CONV_WINO_SUB"));
+	if (p->wsub < 1)
+		p->wsub = 1;
 	p->wu = calloc(16, sizeof(*p->wu));
 	p->wboff = malloc(sizeof(int64_t) * d->C);
 	if (!p->wu || !p->wboff) {
@@ -1165,15 +1179,14 @@ static int wino_geometry(struct npr_conv_plan *p)
 /* Bytes of one packed U[xi] of @p. */
 static size_t wino_u_bytes(const struct npr_conv_plan *p)
 {
-	int mr = p->kern->mr;
-
-	return sizeof(float) * ((p->d.K + mr - 1) / mr * mr) *
+	return sizeof(float) * ((p->d.K + 63) / 64 * 64) *
 	       (p->d.C ? p->d.C : 1);
 }
 
 static int wino_new(struct npr_conv_plan *p, const float *w)
 {
 	const struct npr_conv_desc *d = &p->d;
+	int64_t np = (d->K + 63) / 64, q, c, jj;
 	float *u;
 	int xi, err;
 
@@ -1186,10 +1199,18 @@ static int wino_new(struct npr_conv_plan *p, const float *w)
 		goto out;
 	npr_wino_weights(w, d->K, d->C, u);
 	for (xi = 0; xi < 16; xi++) {
-		err = npr_gemm_a_pack(&p->wu[xi], p->kern, u + xi * d->K * d->C,
-				      d->K, d->C, d->C);
-		if (err)
+		float *wx = npr_alloc(wino_u_bytes(p));
+
+		if (!wx)
 			goto out;
+		p->wu[xi] = wx;
+		for (q = 0; q < np; q++)
+			for (c = 0; c < d->C; c++)
+				for (jj = 0; jj < 64; jj++)
+					wx[(q * d->C + c) * 64 + jj] =
+						q * 64 + jj < d->K ?
+						u[(xi * d->K + q * 64 + jj) *
+						  d->C + c] : 0.0f;
 	}
 	err = 0;
 out:
@@ -1203,14 +1224,53 @@ struct wino_job {
 	const struct npr_conv_plan *p;
 	const float *x, *res;	/* the first image */
 	float *y;
-	int64_t nb;		/* tiles a block */
 	int64_t n;		/* images */
+	int64_t ng;		/* groups of seven tiles */
+	int64_t nblk, nqs;	/* tasks: blocks of groups by panel ranges */
 	_Atomic int err;
 };
 
 /*
- * Tiles [nb * i, + nb) of the images' tiles in a row (those of image 0,
- * then image 1...): transform, 16 GEMMs, transform.
+ * The sums of tiles [ta, tb) (one group, at most seven) for panel
+ * channels k0.. (kn of them, nv vectors), M[xi] at m + xi * ms: the
+ * output transform, run by run of tiles in one row, into @st (two
+ * pixel-major rows of 14 pixels), and the transposing write-out.
+ */
+static void wino_emit(const struct wino_job *j, const float *m, int64_t ms,
+		      int64_t ta, int64_t tb, int64_t k0, int64_t kn, int nv,
+		      float *st)
+{
+	const struct npr_conv_plan *p = j->p;
+	const struct npr_conv_desc *d = &p->d;
+	int64_t T = p->wth * p->wtw, npix = d->OH * d->OW, t, te, a;
+
+	for (t = ta; t < tb; t = te) {
+		int64_t b = t / T, lt = t % T, ty = lt / p->wtw;
+		int64_t tx = lt % p->wtw, ox0 = 2 * tx, len;
+
+		te = t - tx + p->wtw < tb ? t - tx + p->wtw : tb;
+		npr_wino_out_avx512(m + (t - ta) * 64, ms, (int)(te - t), nv,
+				    st, st + 14 * 64);
+		len = 2 * (tx + te - t) < d->OW ? 2 * (tx + te - t) : d->OW;
+		len -= ox0;
+		for (a = 0; a < 2 && 2 * ty + a < d->OH; a++) {
+			int64_t off = (b * d->K + k0) * npix +
+				      (2 * ty + a) * d->OW + ox0;
+
+			npr_gemm_t7_out_avx512(st + a * 14 * 64, len, kn,
+					       j->y + off, npix,
+					       p->bias ? p->bias + k0 : NULL,
+					       j->res ? j->res + off : NULL,
+					       p->act, p->lo, p->hi);
+		}
+	}
+}
+
+/*
+ * Block i / nqs of the groups (the tiles of the job's images in a row:
+ * those of image 0, then image 1...) for panel range i % nqs: the input
+ * transform of the block, then per panel and sub-block of groups the 16
+ * products and the output transform.
  */
 static void wino_task(void *arg, int i, int tid)
 {
@@ -1219,99 +1279,111 @@ static void wino_task(void *arg, int i, int tid)
 	struct wino_job *j = arg;
 	const struct npr_conv_plan *p = j->p;
 	const struct npr_conv_desc *d = &p->d;
-	int64_t T = p->wth * p->wtw, g0 = j->nb * i, g1 = g0 + j->nb, g;
+	int64_t blk = i / j->nqs, qs = i % j->nqs, np = (d->K + 63) / 64;
+	int64_t ga = j->ng * blk / j->nblk, gb = j->ng * (blk + 1) / j->nblk;
+	int64_t q0 = np * qs / j->nqs, q1 = np * (qs + 1) / j->nqs;
+	int64_t T = p->wth * p->wtw, nall = j->n * T;
+	int64_t g0 = ga * 7, g1 = gb * 7 < nall ? gb * 7 : nall, g, q;
 	int64_t ld = p->wnb, vs = (d->C * ld + 64 + 15) / 16 * 16;
-	int64_t ms = (d->K * ld + 15) / 16 * 16, npix = d->OH * d->OW;
-	float *v, *m, *pad;
-	size_t n = 16 * vs + 16 * ms + 8 * (p->wtw + 1) + 4 * p->wtw;
-	int xi, err;
+	int64_t ms = p->wsub * 7 * 64;
+	size_t n = 16 * vs + 16 * ms + 2 * 14 * 64 + 8 * (p->wtw + 1);
+	float *v, *m, *st, *pad;
+	int xi;
 
-	if (g1 > j->n * T)
-		g1 = j->n * T;
+	if (ga >= gb || q0 >= q1)
+		return;
 	if (!npr_scratch(&buf, &cap, n)) {
 		j->err = -ENOMEM;
 		return;
 	}
 	v = buf;
 	m = v + 16 * vs;
-	pad = m + 16 * ms;
+	st = m + 16 * ms;
+	pad = st + 2 * 14 * 64;
 	/* the part of each image in the block: its tiles [t0, t1) */
 	for (g = g0; g < g1; ) {
 		int64_t b = g / T, t0 = g % T;
 		int64_t t1 = T < t0 + g1 - g ? T : t0 + g1 - g;
 		const float *xb = j->x + b * d->C * d->H * d->W;
 
-#if defined(__x86_64__)
 		npr_wino_in_avx512(d, xb, p->wtw, t0, t1, pad, v + g - g0, ld,
 				   vs);
-#else
-		npr_wino_in_generic(d, xb, p->wtw, t0, t1, pad, v + g - g0, ld,
-				    vs);
-#endif
 		g += t1 - t0;
 	}
-	for (xi = 0; xi < 16; xi++) {
-		struct npr_gemm_bdirect bd = { .b = v + xi * vs, .off = p->wboff };
+	for (q = q0; q < q1; q++) {
+		int64_t k0 = q * 64, kn = d->K - k0 < 64 ? d->K - k0 : 64;
+		int nv = (int)(kn + 15) / 16;
+		int64_t s0, s1;
 
-		err = npr_gemm_run_direct(&p->wu[xi], g1 - g0, &bd,
-					  m + xi * ms, ld, NULL, 1);
-		if (err) {
-			j->err = err;
-			return;
+		for (s0 = ga; s0 < gb; s0 = s1) {
+			s1 = s0 + p->wsub < gb ? s0 + p->wsub : gb;
+			for (xi = 0; xi < 16; xi++)
+				for (g = s0; g < s1; g++) {
+					int64_t nt = nall - 7 * g;
+
+					npr_gemm_t7_avx512(nt < 7 ? (int)nt : 7,
+							   nv, d->C,
+							   p->wu[xi] + q * d->C * 64,
+							   v + xi * vs + 7 * g - g0,
+							   p->wboff, 1,
+							   m + xi * ms + (g - s0) * 7 * 64,
+							   false);
+				}
+			for (g = s0; g < s1; g++)
+				wino_emit(j, m + (g - s0) * 7 * 64, ms, 7 * g,
+					  7 * g + 7 < nall ? 7 * g + 7 : nall,
+					  k0, kn, nv, st);
 		}
-	}
-	for (g = g0; g < g1; ) {
-		int64_t b = g / T, t0 = g % T;
-		int64_t t1 = T < t0 + g1 - g ? T : t0 + g1 - g;
-		const float *rb = j->res ? j->res + b * d->K * npix : NULL;
-		float *yb = j->y + b * d->K * npix;
-
-#if defined(__x86_64__)
-		npr_wino_out_avx512(d, m + g - g0, ld, ms, p->wtw, t0, t1, yb,
-				    p->bias, rb, p->act, p->lo, p->hi, pad);
-#else
-		npr_wino_out_generic(d, m + g - g0, ld, ms, p->wtw, t0, t1, yb,
-				     p->bias, rb, p->act, p->lo, p->hi, pad);
-#endif
-		g += t1 - t0;
 	}
 }
 
-/* Do @n images' tiles fill a GEMM panel (else the plan's other path)? */
+/* Do @n images' tiles make enough groups (else the plan's other path)? */
 static bool wino_pays(const struct npr_conv_plan *p, int64_t n)
 {
-	return p->wu && n * p->wth * p->wtw >= WINO_MINTILES;
+	return p->wu && (n * p->wth * p->wtw >= WINO_MINTILES ||
+			 wino_forced());
 }
 
 /*
- * Images [b, b + n) on the Winograd path (see wino_fits()): their tiles
- * in blocks of at most p->wnb, with several threads as many blocks for
- * each and of even sizes (28x28 128 channels, two threads: 64 + 64 + 64
- * + 4 tiles 0.351 ms, 4 x 49-56 0.332).  Blocks span images, so that a batch of 7x7 planes (16
- * tiles each) fills whole GEMM panels.
+ * Images [b, b + n) on the Winograd path (see wino_fits()): their groups
+ * in blocks of at most p->wnb tiles, and with several threads enough
+ * tasks for each, the panels split too where the groups are few
+ * (squeezenet1_1's 13x13 layers have seven: with 64 input channels,
+ * seven blocks by two panel ranges).
  */
 static int conv_images_wino(const struct npr_conv_plan *p, const float *x,
 			    float *y, const float *res, int64_t b, int64_t n)
 {
 	const struct npr_conv_desc *d = &p->d;
-	int64_t T = p->wth * p->wtw, npix = d->OH * d->OW, nblk;
+	int64_t T = p->wth * p->wtw, npix = d->OH * d->OW;
+	int64_t np = (d->K + 63) / 64, gmax = p->wnb / 7;
 	int nt = npr_par_threads();
 	struct wino_job j = { .p = p, .n = n };
 
 	j.x = x + b * d->C * d->H * d->W;
 	j.y = y + b * d->K * npix;
 	j.res = res ? res + b * d->K * npix : NULL;
-	j.nb = p->wnb;
-	nblk = (n * T + j.nb - 1) / j.nb;
-	if (nt > 1) {	/* as many blocks, of even sizes, for each thread */
-		nblk = (nblk + nt - 1) / nt * nt;
-		j.nb = (n * T + nblk - 1) / nblk;
-		j.nb = (j.nb + 7) / 8 * 8;
-		if (j.nb > p->wnb)	/* the scratch's pitch */
-			j.nb = p->wnb;
-		nblk = (n * T + j.nb - 1) / j.nb;
+	j.ng = (n * T + 6) / 7;
+	j.nblk = (j.ng + gmax - 1) / gmax;
+	j.nqs = 1;
+	if (nt > 1) {
+		/*
+		 * four tasks a thread, for balance; two where U is deep,
+		 * since each block reads all of it again (resnet18's 7x7
+		 * 512-channel layers at batch 8, two threads: 4.7 ms with
+		 * its eight panels apart, 3.1 in four blocks); the panels
+		 * apart too where the groups are few
+		 */
+		int64_t want = (d->C >= WINO_DEEP ? 2 : 4) * nt;
+
+		if (j.nblk < want)
+			j.nblk = want < j.ng ? want : j.ng;
+		if (j.nblk < want)
+			j.nqs = (want + j.nblk - 1) / j.nblk;
+		if (j.nqs > np)
+			j.nqs = np;
 	}
-	npr_parallel_for((int)nblk, wino_task, &j);
+	npr_parallel_for((int)(j.nblk * j.nqs), wino_task, &j);
 	return j.err;
 }
 
@@ -1718,7 +1790,7 @@ int npr_conv_plan_prepared(const struct npr_conv_plan *p, const void **buf,
 		if (n + xi >= max)
 			continue;
 		if (buf)
-			buf[n + xi] = p->wu[xi].data;
+			buf[n + xi] = p->wu[xi];
 		if (bytes)
 			bytes[n + xi] = wino_u_bytes(p);
 	}
@@ -1808,16 +1880,8 @@ int npr_conv_plan_use_prepared(struct npr_conv_plan *p, const void *const *buf,
 	if (wino) {
 		if (wino_geometry(p))
 			return -ENOMEM;
-		for (xi = 0; xi < 16; xi++) {
-			struct npr_gemm_a *a = &p->wu[xi];
-
-			a->kern = p->kern;
-			a->M = p->d.K;
-			a->K = p->d.C;
-			a->Mp = (p->d.K + p->kern->mr - 1) / p->kern->mr *
-				p->kern->mr;
-			a->data = (float *)buf[nb + xi];
-		}
+		for (xi = 0; xi < 16; xi++)
+			p->wu[xi] = (float *)buf[nb + xi];
 	}
 	return 0;
 }

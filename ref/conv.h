@@ -262,9 +262,10 @@ int npr_pool_scalar(const struct npr_node *n, const struct npr_tensor *in,
  * Winograd F(2x2, 3x3) (wino.h, wino.c): U[xi][K][C] = G g G^T of the
  * weights [K, C, 3, 3]; for tiles [t0, t1) of one image (tw per row),
  * V[xi][C][t - t0] (row pitch @ldv, matrix xi at v + xi * vs) = B^T d B
- * of the 4x4 input tiles; the output transform with the epilogue from
- * M[xi][K][t - t0] (pitch @ldm, matrix xi at m + xi * ms).  @pad: 8 (tw +
- * 1) floats, @row: 4 tw floats, scratch.
+ * of the 4x4 input tiles (@pad: 8 (tw + 1) floats of scratch); the
+ * output transform of @n tiles' sums laid out as the pixel-major tile
+ * leaves them (matrix xi at m + xi * ms) into two pixel-major output
+ * rows (see wino.h).
  */
 void npr_wino_weights(const float *w, int64_t K, int64_t C, float *u);
 void npr_wino_in_generic(const struct npr_conv_desc *d, const float *x,
@@ -273,15 +274,9 @@ void npr_wino_in_generic(const struct npr_conv_desc *d, const float *x,
 void npr_wino_in_avx512(const struct npr_conv_desc *d, const float *x,
 			int64_t tw, int64_t t0, int64_t t1, float *pad,
 			float *v, int64_t ldv, int64_t vs);
-void npr_wino_out_generic(const struct npr_conv_desc *d, const float *m,
-			  int64_t ldm, int64_t ms, int64_t tw, int64_t t0,
-			  int64_t t1, float *y, const float *bias,
-			  const float *res, int act, float lo, float hi,
-			  float *row);
-void npr_wino_out_avx512(const struct npr_conv_desc *d, const float *m,
-			 int64_t ldm, int64_t ms, int64_t tw, int64_t t0,
-			 int64_t t1, float *y, const float *bias,
-			 const float *res, int act, float lo, float hi,
-			 float *row);
+void npr_wino_out_generic(const float *m, int64_t ms, int n, int nv,
+			  float *r0, float *r1);
+void npr_wino_out_avx512(const float *m, int64_t ms, int n, int nv,
+			 float *r0, float *r1);
 
 #endif /* NPR_REF_CONV_H */

@@ -13,12 +13,14 @@
  * channels, the 16 element-wise products are 16 matrix products
  * M[xi] = U[xi] V[xi], U[xi] [K x C], V[xi] [C x tiles].
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "conv.h"
 
 #define WINO_IN npr_wino_in_generic
 #define WINO_OUT npr_wino_out_generic
+#define WINO_ROW wino_row_generic
 #include "wino.h"
 
 void npr_wino_weights(const float *w, int64_t K, int64_t C, float *u)

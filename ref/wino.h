@@ -2,39 +2,90 @@
 /*
  * Winograd F(2x2, 3x3) input and output transforms, included by
  * wino.c (portable) and wino_avx512.c (-mavx512f -mfma -O3) with
- * WINO_IN and WINO_OUT naming the two builds.  Both work on a block of
- * tiles [t0, t1) (tile t at tile row t / tw, column t % tw), the one
- * the 16 GEMMs of conv.c's Winograd path then take, so that V and M
- * stay in L2.
+ * WINO_IN and WINO_OUT naming the two builds.  The input transform
+ * works on a block of tiles [t0, t1) (tile t at tile row t / tw, column
+ * t % tw), the one the 16 matrix products of conv.c's Winograd path then
+ * take, so that V stays in L2; the output transform on the few tiles of
+ * one product's tile, while their sums are in L1.
  *
  * The four input rows of a tile row are first copied, zero padded, into
- * @pad with their even and odd columns apart (row r: even columns at
- * pad[r * 2 * we], odd ones at pad[r * 2 * we + we], we = tw + 1): the
- * 4x4 tile tx then starts at even column tx, and the loops run over
- * consecutive tiles.
+ * @pad with their even and odd columns apart (a slot of 2 we floats:
+ * even columns, then odd ones, we = tw + 1): the 4x4 tile tx then starts
+ * at even column tx, and the loops run over consecutive tiles.  Tile
+ * rows overlap by two input rows, which stay in their slots.
  */
+
+/*
+ * Input row @iy of plane @xc (zero outside it) with its padded columns
+ * 2j at e[j], 2j + 1 at o[j], j < we.
+ */
+static inline void WINO_ROW(const struct npr_conv_desc *d, const float *xc,
+			    int64_t iy, int64_t we, float *restrict e,
+			    float *restrict o)
+{
+	const float *xr = xc + iy * d->W;	/* column ix at xr[ix] */
+	int64_t j;
+
+	if (iy < 0 || iy >= d->H) {
+		memset(e, 0, sizeof(float) * 2 * we);
+		return;
+	}
+#ifdef __AVX512F__
+	{
+		const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18,
+						    16, 14, 12, 10, 8, 6, 4, 2, 0);
+		const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19,
+						    17, 15, 13, 11, 9, 7, 5, 3, 1);
+
+		/* padded columns 2j.. are input columns 2j - pw.. */
+		for (j = 0; j < we; j += 16) {
+			int64_t i0 = 2 * j - d->pw;
+			int64_t l0 = i0 < 0 ? -i0 : 0;
+			int64_t l1 = d->W - i0 < 32 ? d->W - i0 : 32;
+			uint32_t m = 0;
+			__mmask16 ks = we - j >= 16 ? 0xffff :
+				(__mmask16)((1u << (we - j)) - 1);
+			__m512 lo, hi;
+
+			/* lanes [l0, l1) of the 32 are inside the row: a
+			 * masked load touches no column outside it */
+			if (l1 > l0)
+				m = (l1 >= 32 ? ~0u : (1u << l1) - 1) &
+				    ~((1u << l0) - 1);
+			lo = _mm512_maskz_loadu_ps((__mmask16)m, xr + i0);
+			hi = _mm512_maskz_loadu_ps((__mmask16)(m >> 16),
+						   xr + i0 + 16);
+			_mm512_mask_storeu_ps(e + j, ks,
+					      _mm512_permutex2var_ps(lo, ie, hi));
+			_mm512_mask_storeu_ps(o + j, ks,
+					      _mm512_permutex2var_ps(lo, io, hi));
+		}
+	}
+#else
+	for (j = 0; j < we; j++) {
+		int64_t i0 = 2 * j - d->pw;
+
+		e[j] = i0 >= 0 && i0 < d->W ? xr[i0] : 0.0f;
+		o[j] = i0 + 1 >= 0 && i0 + 1 < d->W ? xr[i0 + 1] : 0.0f;
+	}
+#endif
+}
 
 void WINO_IN(const struct npr_conv_desc *d, const float *x, int64_t tw,
 	     int64_t t0, int64_t t1, float *restrict pad, float *restrict v,
 	     int64_t ldv, int64_t vs)
 {
-	int64_t we = tw + 1, c, r, j, ty, tx, tx0, tx1;
-	int64_t je0 = (d->pw + 1) / 2, je1 = (d->W + d->pw + 1) / 2;
-	int64_t jo0 = d->pw / 2, jo1 = (d->W + d->pw) / 2;
+	int64_t we = tw + 1, c, r, ty, tx, tx0, tx1;
 
-	/* padded columns 2j (even), 2j + 1 (odd) that are inside the row */
-	if (je1 > we)
-		je1 = we;
-	if (jo1 > we)
-		jo1 = we;
 	for (c = 0; c < d->C; c++) {
 		const float *xc = x + c * d->H * d->W;
+		/* the input row each of the four slots holds: tile rows
+		 * share two, and row iy goes to slot iy & 3 */
+		int64_t have[4] = { INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN };
 
 		for (ty = t0 / tw; ty * tw < t1; ty++) {
-			const float *a0 = pad, *a1 = a0 + 2 * we;
-			const float *a2 = a1 + 2 * we, *a3 = a2 + 2 * we;
-			const float *b0 = a0 + we, *b1 = a1 + we;
-			const float *b2 = a2 + we, *b3 = a3 + we;
+			const float *a0, *a1, *a2, *a3, *b0, *b1, *b2, *b3;
+			const float *rows[4];
 			float *restrict v0, *restrict v1, *restrict v2, *restrict v3;
 			float *restrict v4, *restrict v5, *restrict v6, *restrict v7;
 			float *restrict v8, *restrict v9, *restrict v10;
@@ -51,21 +102,16 @@ void WINO_IN(const struct npr_conv_desc *d, const float *x, int64_t tw,
 			v10 = v9 + vs; v11 = v10 + vs; v12 = v11 + vs;
 			v13 = v12 + vs; v14 = v13 + vs; v15 = v14 + vs;
 			for (r = 0; r < 4; r++) {
-				float *restrict e = pad + r * 2 * we;
-				float *restrict o = e + we;
-				int64_t iy = 2 * ty + r - d->ph;
-				const float *xr;
+				int64_t iy = 2 * ty + r - d->ph, sl = iy & 3;
+				float *e = pad + sl * 2 * we;
 
-				memset(e, 0, sizeof(float) * 2 * we);
-				if (iy < 0 || iy >= d->H)
-					continue;
-				/* column ix of the row at xr[ix + pw] */
-				xr = xc + iy * d->W - d->pw;
-				for (j = je0; j < je1; j++)
-					e[j] = xr[2 * j];
-				for (j = jo0; j < jo1; j++)
-					o[j] = xr[2 * j + 1];
+				if (have[sl] != iy)
+					WINO_ROW(d, xc, iy, we, e, e + we);
+				have[sl] = iy;
+				rows[r] = e;
 			}
+			a0 = rows[0]; a1 = rows[1]; a2 = rows[2]; a3 = rows[3];
+			b0 = a0 + we; b1 = a1 + we; b2 = a2 + we; b3 = a3 + we;
 #ifdef __AVX512F__
 			for (tx = tx0; tx < tx1; tx += 16) {
 				__mmask16 k = tx1 - tx >= 16 ? 0xffff :
@@ -140,100 +186,67 @@ void WINO_IN(const struct npr_conv_desc *d, const float *x, int64_t tw,
 	}
 }
 
-void WINO_OUT(const struct npr_conv_desc *d, const float *m, int64_t ldm,
-	      int64_t ms, int64_t tw, int64_t t0, int64_t t1, float *y,
-	      const float *bias, const float *res, int act, float lo,
-	      float hi, float *restrict row)
+/*
+ * The output transform of @n tiles' sums as the pixel-major tile leaves
+ * them (npr_gemm_t7_avx512()): M[xi] of tile i, channel kk of the panel
+ * at m[xi * ms + i * 64 + kk], @nv vectors of 16 channels.  Tile i's 2x2
+ * outputs go pixel-major into two rows: r0[(2 i + b) * 64 + kk] (its top
+ * row, b = 0, 1) and r1[...] (its bottom row), which the t7 write-out
+ * then transposes into the planes with the epilogue.  Vectors run along
+ * the channels, so nothing is shuffled.
+ */
+void WINO_OUT(const float *m, int64_t ms, int n, int nv, float *restrict r0,
+	      float *restrict r1)
 {
-	int64_t npix = d->OH * d->OW, k, ty, tx, tx0, tx1, a, ox, ox1;
-	float *restrict r0 = row, *restrict r1 = row + 2 * tw;
+	int i, v;
 
-	for (k = 0; k < d->K; k++) {
-		float b = bias ? bias[k] : 0.0f;
-
-		for (ty = t0 / tw; ty * tw < t1; ty++) {
-			const float *mk = m + k * ldm + ty * tw - t0;
-
-			tx0 = ty * tw < t0 ? t0 - ty * tw : 0;
-			tx1 = (ty + 1) * tw > t1 ? t1 - ty * tw : tw;
+	for (i = 0; i < n; i++)
+		for (v = 0; v < nv; v++) {
+			const float *q = m + i * 64 + v * 16;
+			float *o0 = r0 + 2 * i * 64 + v * 16;
+			float *o1 = r1 + 2 * i * 64 + v * 16;
 #ifdef __AVX512F__
-			for (tx = tx0; tx < tx1; tx += 16) {
-				const __m512i lo = _mm512_set_epi32(23, 7, 22, 6,
-					21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-				const __m512i hi = _mm512_set_epi32(31, 15, 30, 14,
-					29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
-				int64_t n = tx1 - tx < 16 ? tx1 - tx : 16;
-				__mmask16 k = (__mmask16)((1u << n) - 1);
-				__mmask16 kl = n >= 8 ? 0xffff :
-					(__mmask16)((1u << 2 * n) - 1);
-				__mmask16 kh = n <= 8 ? 0 :
-					(__mmask16)((1u << (2 * n - 16)) - 1);
-				__m512 s0[4], s1[4], y00, y01, y10, y11;
-				int i;
+			__m512 s0[4], s1[4];
+			int a;
 
-				for (i = 0; i < 4; i++) {
-					const float *q = mk + i * 4 * ms + tx;
-					__m512 m0 = _mm512_maskz_loadu_ps(k, q);
-					__m512 m1 = _mm512_maskz_loadu_ps(k, q + ms);
-					__m512 m2 = _mm512_maskz_loadu_ps(k, q + 2 * ms);
-					__m512 m3 = _mm512_maskz_loadu_ps(k, q + 3 * ms);
-					__m512 t = _mm512_sub_ps(m1, m2);
+			for (a = 0; a < 4; a++) {
+				__m512 m0 = _mm512_load_ps(q + (4 * a) * ms);
+				__m512 m1 = _mm512_load_ps(q + (4 * a + 1) * ms);
+				__m512 m2 = _mm512_load_ps(q + (4 * a + 2) * ms);
+				__m512 m3 = _mm512_load_ps(q + (4 * a + 3) * ms);
+				__m512 t = _mm512_sub_ps(m1, m2);
 
-					s0[i] = _mm512_add_ps(_mm512_add_ps(m0, m1), m2);
-					s1[i] = _mm512_sub_ps(t, m3);
-				}
-				y00 = _mm512_add_ps(_mm512_add_ps(s0[0], s0[1]), s0[2]);
-				y01 = _mm512_add_ps(_mm512_add_ps(s1[0], s1[1]), s1[2]);
-				y10 = _mm512_sub_ps(_mm512_sub_ps(s0[1], s0[2]), s0[3]);
-				y11 = _mm512_sub_ps(_mm512_sub_ps(s1[1], s1[2]), s1[3]);
-				_mm512_mask_storeu_ps(r0 + 2 * tx, kl,
-					_mm512_permutex2var_ps(y00, lo, y01));
-				_mm512_mask_storeu_ps(r0 + 2 * tx + 16, kh,
-					_mm512_permutex2var_ps(y00, hi, y01));
-				_mm512_mask_storeu_ps(r1 + 2 * tx, kl,
-					_mm512_permutex2var_ps(y10, lo, y11));
-				_mm512_mask_storeu_ps(r1 + 2 * tx + 16, kh,
-					_mm512_permutex2var_ps(y10, hi, y11));
+				s0[a] = _mm512_add_ps(_mm512_add_ps(m0, m1), m2);
+				s1[a] = _mm512_sub_ps(t, m3);
 			}
+			_mm512_store_ps(o0, _mm512_add_ps(_mm512_add_ps(s0[0],
+					s0[1]), s0[2]));
+			_mm512_store_ps(o0 + 64, _mm512_add_ps(_mm512_add_ps(
+					s1[0], s1[1]), s1[2]));
+			_mm512_store_ps(o1, _mm512_sub_ps(_mm512_sub_ps(s0[1],
+					s0[2]), s0[3]));
+			_mm512_store_ps(o1 + 64, _mm512_sub_ps(_mm512_sub_ps(
+					s1[1], s1[2]), s1[3]));
 #else
-			for (tx = tx0; tx < tx1; tx++) {
+			int kk, a;
+
+			for (kk = 0; kk < 16; kk++) {
 				float s0[4], s1[4];
-				int i;
 
-				for (i = 0; i < 4; i++) {
-					float m0 = mk[(i * 4 + 0) * ms + tx];
-					float m1 = mk[(i * 4 + 1) * ms + tx];
-					float m2 = mk[(i * 4 + 2) * ms + tx];
-					float m3 = mk[(i * 4 + 3) * ms + tx];
+				for (a = 0; a < 4; a++) {
+					float m0 = q[(4 * a) * ms + kk];
+					float m1 = q[(4 * a + 1) * ms + kk];
+					float m2 = q[(4 * a + 2) * ms + kk];
+					float m3 = q[(4 * a + 3) * ms + kk];
 
-					s0[i] = m0 + m1 + m2;
-					s1[i] = m1 - m2 - m3;
+					s0[a] = m0 + m1 + m2;
+					s1[a] = m1 - m2 - m3;
 				}
-				r0[2 * tx] = s0[0] + s0[1] + s0[2];
-				r0[2 * tx + 1] = s1[0] + s1[1] + s1[2];
-				r1[2 * tx] = s0[1] - s0[2] - s0[3];
-				r1[2 * tx + 1] = s1[1] - s1[2] - s1[3];
+				o0[kk] = s0[0] + s0[1] + s0[2];
+				o0[64 + kk] = s1[0] + s1[1] + s1[2];
+				o1[kk] = s0[1] - s0[2] - s0[3];
+				o1[64 + kk] = s1[1] - s1[2] - s1[3];
 			}
 #endif
-			ox1 = 2 * tx1 < d->OW ? 2 * tx1 : d->OW;
-			for (a = 0; a < 2 && 2 * ty + a < d->OH; a++) {
-				int64_t off = k * npix + (2 * ty + a) * d->OW;
-				const float *src = a ? r1 : r0;
-				const float *rs = res ? res + off : NULL;
-				float *dst = y + off;
-
-				for (ox = 2 * tx0; ox < ox1; ox++) {
-					float v = src[ox] + b;
-
-					if (rs)
-						v += rs[ox];
-					if (act == NPR_ACT_RELU)
-						v = v > 0 ? v : 0;
-					else if (act == NPR_ACT_CLAMP)
-						v = v < lo ? lo : v > hi ? hi : v;
-					dst[ox] = v;
-				}
-			}
 		}
-	}
 }

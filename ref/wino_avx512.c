@@ -4,10 +4,12 @@
  * -mfma -O3; conv.c calls them only when CPUID reports AVX-512F.
  */
 #include <immintrin.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "conv.h"
 
 #define WINO_IN npr_wino_in_avx512
 #define WINO_OUT npr_wino_out_avx512
+#define WINO_ROW wino_row_avx512
 #include "wino.h"

@@ -200,6 +200,10 @@ static const struct conv_case conv_cases[] = {
 	{ 6, 33, 7, 5, 35, 3, 3, 1, 1, 1, 0, 1, false, true },
 	/* padding 2: whole zero tile rows and columns */
 	{ 1, 32, 9, 10, 32, 3, 3, 1, 1, 2, 2, 1, false, true },
+	/* 16 input channels, groups across rows and images */
+	{ 3, 16, 9, 11, 40, 3, 3, 1, 1, 1, 1, 1, false, true },
+	/* squeezenet1_1's 13x13: seven groups, three panels */
+	{ 1, 48, 13, 13, 192, 3, 3, 1, 1, 1, 1, 1, false, true },
 };
 
 TEST(conv_plans_match_reference_over_odd_shapes)
@@ -344,8 +348,9 @@ TEST(conv_plans_match_reference_over_odd_shapes)
 					TH_LOG("case %d (%s) epi %d: %g", ci,
 					       desc, ep, err);
 				ASSERT_LE(err, tol);
-				if (cc->sweep) {
-					/* one thread: the sweep unsplit */
+				if (cc->sweep || cc->wino) {
+					/* one thread: the sweep or the
+					 * Winograd blocks unsplit */
 					int old = npr_par_set_limit(1);
 
 					memset(y, 0, sizeof(float) * ny);
@@ -1187,6 +1192,124 @@ TEST(winograd_plan_from_prepared_buffers)
 	npr_conv_plan_free(b);
 	npr_conv_plan_free(a);
 	free(x); free(w); free(w2); free(ya); free(yb);
+}
+
+/*
+ * y = relu(conv3x3(x, w) + bias + res), stride 1, padding @pad, summed
+ * in double: the reference for the Winograd blocks below.
+ */
+static void conv3x3_ref(const struct npr_conv_desc *d, const float *x,
+			const float *w, const float *bias, const float *res,
+			float *y)
+{
+	int64_t b, k, c, oy, ox, ky, kx;
+
+	for (b = 0; b < d->N; b++)
+		for (k = 0; k < d->K; k++)
+			for (oy = 0; oy < d->OH; oy++)
+				for (ox = 0; ox < d->OW; ox++) {
+					int64_t o = ((b * d->K + k) * d->OH + oy) *
+						    d->OW + ox;
+					double s = bias[k] + res[o];
+
+					for (c = 0; c < d->C; c++)
+						for (ky = 0; ky < 3; ky++)
+							for (kx = 0; kx < 3; kx++) {
+								int64_t iy = oy + ky - d->ph;
+								int64_t ix = ox + kx - d->pw;
+
+								if (iy < 0 || iy >= d->H ||
+								    ix < 0 || ix >= d->W)
+									continue;
+								s += (double)w[((k * d->C + c) * 3 + ky) * 3 + kx] *
+								     x[((b * d->C + c) * d->H + iy) * d->W + ix];
+							}
+					y[o] = s > 0 ? (float)s : 0.0f;
+				}
+}
+
+/*
+ * The Winograd path's blocks of tile groups, sub-blocks of groups per
+ * pass over U, and panel ranges, each at its limits: blocks of one group
+ * (NPR_CONV_WINO_NB=7) and of three, sub-blocks of one and three groups
+ * (NPR_CONV_WINO_SUB), on one thread and on all, for a deep layer with
+ * a short last panel (K 100 = 64 + 36), one of 128+ channels (its
+ * panels split first), and one of 16 over three images.
+ */
+TEST(winograd_blocks_and_splits_match_reference)
+{
+	static const struct { int64_t N, C, H, W, K, pad; } sh[] = {
+		{ 2, 72, 30, 29, 100, 1 },
+		{ 1, 130, 14, 14, 70, 1 },
+		{ 3, 16, 11, 12, 48, 0 },
+	};
+	static const char *const nb[] = { NULL, "7", "21" };
+	static const char *const sub[] = { NULL, "1", "3" };
+	int si, ni, ui, lim;
+
+	if (!npr_gemm_kern_get("avx512") || getenv("NPR_CONV_NO_WINO"))
+		SKIP(return, "no AVX-512 or NPR_CONV_NO_WINO set: no Winograd");
+	for (si = 0; si < (int)(sizeof(sh) / sizeof(sh[0])); si++) {
+		struct npr_conv_desc d = {
+			.N = sh[si].N, .C = sh[si].C, .H = sh[si].H,
+			.W = sh[si].W, .K = sh[si].K, .kh = 3, .kw = 3,
+			.sh = 1, .sw = 1, .dh = 1, .dw = 1, .ph = sh[si].pad,
+			.pw = sh[si].pad, .G = 1,
+		};
+		int64_t nx, nw, ny;
+		float *x, *w, *bias, *res, *e, *y;
+
+		d.OH = d.H + 2 * d.ph - 2;
+		d.OW = d.W + 2 * d.pw - 2;
+		nx = d.N * d.C * d.H * d.W;
+		nw = d.K * d.C * 9;
+		ny = d.N * d.K * d.OH * d.OW;
+		x = malloc(sizeof(float) * nx);
+		w = malloc(sizeof(float) * nw);
+		bias = malloc(sizeof(float) * d.K);
+		res = malloc(sizeof(float) * ny);
+		e = malloc(sizeof(float) * ny);
+		y = malloc(sizeof(float) * ny);
+		ASSERT_TRUE(x && w && bias && res && e && y);
+		fill(x, nx, 41 + si);
+		fill(w, nw, 42 + si);
+		fill(bias, d.K, 43);
+		fill(res, ny, 44);
+		conv3x3_ref(&d, x, w, bias, res, e);
+		for (ni = 0; ni < 3; ni++)
+			for (ui = 0; ui < 3; ui++) {
+				struct npr_conv_plan *plan;
+				char desc[128];
+
+				if (nb[ni])
+					setenv("NPR_CONV_WINO_NB", nb[ni], 1);
+				if (sub[ui])
+					setenv("NPR_CONV_WINO_SUB", sub[ui], 1);
+				ASSERT_EQ(npr_conv_plan_new(&d, w, NULL, &plan), 0);
+				unsetenv("NPR_CONV_WINO_NB");
+				unsetenv("NPR_CONV_WINO_SUB");
+				npr_conv_plan_desc(plan, desc, sizeof(desc));
+				ASSERT_NONNULL(strstr(desc, "winograd"));
+				ASSERT_EQ(npr_conv_plan_epi(plan, bias, true,
+							    NPR_ACT_RELU, 0, 0), 0);
+				for (lim = 1; lim >= 0; lim--) {
+					int old = npr_par_set_limit(lim);
+					double err;
+
+					memset(y, 0xff, sizeof(float) * ny);
+					ASSERT_EQ(npr_conv_plan_run(plan, x, y, res), 0);
+					npr_par_set_limit(old);
+					err = rel_err(y, e, ny);
+					if (err > 3e-5)
+						TH_LOG("shape %d nb %s sub %s limit %d: %g",
+						       si, nb[ni] ? nb[ni] : "-",
+						       sub[ui] ? sub[ui] : "-", lim, err);
+					ASSERT_LE(err, 3e-5);
+				}
+				npr_conv_plan_free(plan);
+			}
+		free(x); free(w); free(bias); free(res); free(e); free(y);
+	}
 }
 
 TEST_HARNESS_MAIN
