@@ -4,8 +4,8 @@
  *
  * Dispatch: the caller publishes (fn, arg, n, nthreads) and bumps a
  * generation counter; workers with tid < nthreads notice it (spinning for
- * a while, then on a futex), grab indexes from a shared counter, and
- * count themselves done.  Sleeping wake-ups cost ~30 us on this class of
+ * a while, then on a futex), run their share of the indexes and then help
+ * with the others' (run_items()), and count themselves done.  Sleeping wake-ups cost ~30 us on this class of
  * VM, so workers spin ~0.2 ms after each loop before they sleep, yielding
  * after the first 25 us so that a busy machine's other threads (ours
  * included) still run; the caller waiting for the last worker yields too.
@@ -37,13 +37,22 @@
 #define SPIN_NS		200000
 #define JOIN_CLOSED	(1u << 31)
 
+/*
+ * Indexes [lo, hi) of a loop not yet handed out from one thread's share
+ * (hi << 32 | lo): the thread takes from the front, others from the back.
+ */
+struct share {
+	_Atomic uint64_t w;
+	char pad[56];
+};
+
 struct pool {
 	int cpus;
 	int nworkers;
 	pthread_mutex_t busy;		/* held by the caller of a loop */
 	/* futex word: loop count << 8 | threads taking part */
 	_Atomic unsigned int gen;
-	_Atomic int next;		/* next index to hand out */
+	struct share share[POOL_MAX];	/* per thread of the loop */
 	_Atomic int done;		/* workers finished with this loop */
 	/* loop count << 32 | JOIN_CLOSED | workers that joined the loop */
 	_Atomic uint64_t join;
@@ -81,16 +90,52 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
 }
 
+/*
+ * Take an index of share @s: its first if @front, else its last; -1 when
+ * the share is used up.
+ */
+static int take(struct share *s, bool front)
+{
+	uint64_t w = atomic_load_explicit(&s->w, memory_order_relaxed), nw;
+	uint32_t lo, hi;
+
+	do {
+		lo = (uint32_t)w;
+		hi = (uint32_t)(w >> 32);
+		if (lo >= hi)
+			return -1;
+		nw = front ? w + 1 : w - (1ull << 32);
+	} while (!atomic_compare_exchange_weak_explicit(&s->w, &w, nw,
+							memory_order_relaxed,
+							memory_order_relaxed));
+	return front ? (int)lo : (int)hi - 1;
+}
+
+/*
+ * Thread @tid runs its own share front to back, then helps the others
+ * from their backs.  Loops index their work in the order of the data
+ * (image, rows, then channel panels), so a thread keeps to the same part
+ * of the planes from one layer to the next and reads what it wrote,
+ * while a thread that falls behind (preempted, or slower) is still
+ * relieved of its remaining indexes.
+ */
 static void run_items(int tid)
 {
 	struct npr_par_stats *st = pool.stats;
 	uint64_t t0 = st ? now_ns() : 0, cnt = 0;
-	int i;
+	int i, o, nt = pool.nthreads;
 
-	while ((i = atomic_fetch_add_explicit(&pool.next, 1,
-					      memory_order_relaxed)) < pool.n) {
+	while ((i = take(&pool.share[tid], true)) >= 0) {
 		pool.fn(pool.arg, i, tid);
 		cnt++;
+	}
+	for (o = 1; o < nt; o++) {
+		struct share *s = &pool.share[(tid + o) % nt];
+
+		while ((i = take(s, false)) >= 0) {
+			pool.fn(pool.arg, i, tid);
+			cnt++;
+		}
 	}
 	if (st && tid < NPR_PAR_STATS_MAX) {	/* slot tid: ours alone */
 		st->late_ns[tid] += t0 - pool.t0;
@@ -274,7 +319,12 @@ void npr_parallel_for(int n, npr_par_fn fn, void *arg)
 	pool.stats = par_stats;
 	if (pool.stats)
 		pool.t0 = now_ns();
-	atomic_store_explicit(&pool.next, 0, memory_order_relaxed);
+	for (i = 0; i < nt; i++) {
+		uint64_t lo = (uint64_t)n * i / nt, hi = (uint64_t)n * (i + 1) / nt;
+
+		atomic_store_explicit(&pool.share[i].w, hi << 32 | lo,
+				      memory_order_relaxed);
+	}
 	atomic_store_explicit(&pool.done, 0, memory_order_relaxed);
 	id = ((atomic_load(&pool.gen) >> 8) + 1) & 0xffffff;
 	atomic_store_explicit(&pool.join, (uint64_t)id << 32,

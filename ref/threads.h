@@ -4,9 +4,13 @@
  *
  * One pool per process, created on first use with one worker per CPU the
  * process may run on (sched_getaffinity) minus one: the calling thread
- * always takes part.  A parallel_for hands out indexes 0..n-1 from an
- * atomic counter; workers spin briefly and then sleep on a futex, so a
- * run of back-to-back layers does not pay a wake-up per layer.
+ * always takes part.  A parallel_for gives each thread an equal,
+ * contiguous share of the indexes 0..n-1 (thread t the t-th), which it
+ * runs first before it helps with the others' remaining indexes: loops
+ * that number their work in the order of the data keep each thread on
+ * the part it wrote in the loop before.  Workers spin briefly and then
+ * sleep on a futex, so a run of back-to-back layers does not pay a
+ * wake-up per layer.
  *
  * After fork() the child runs every loop on its calling thread alone.
  *
