@@ -527,7 +527,7 @@ static int conv_image_direct(const struct npr_conv_plan *p, const float *x,
  * (output channels 64q..64q+63, zero past K), row r = (c, ky, kx) of the
  * GEMM, at wt[(q * C * taps + r) * 64], 64-byte aligned.
  */
-#define NPR_CONV_T_LAYOUT	4
+#define NPR_CONV_T_LAYOUT	5	/* 5: from 27 rows of depth (RGB stems) */
 /*
  * depth block: 1024 rows of a panel's weights are 256 KiB, which stay in
  * L2 while the block's tiles sweep them; fewer blocks mean fewer round
@@ -561,9 +561,13 @@ static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 		return !strcmp(kern->name, "avx512") && d->G == 1 &&
 		       npix <= maxpix && p->path != PATH_GEMM1X1 &&
 		       !getenv("NPR_CONV_NO_T") && !getenv("NPR_CONV_NO_POOL");
-	/* below 32 rows of depth the transposing write-out dominates */
+	/*
+	 * below 27 rows of depth the transposing write-out dominates; 27 is
+	 * a 3x3 over three channels, an RGB stem (mobilenet_v2's, 112x112
+	 * 3 -> 32 at stride 2: im2col 0.150 ms, here 0.113)
+	 */
 	if (strcmp(kern->name, "avx512") || d->G != 1 || npix > maxpix ||
-	    p->cg * d->kh * d->kw < 32 || getenv("NPR_CONV_NO_T"))
+	    p->cg * d->kh * d->kw < 27 || getenv("NPR_CONV_NO_T"))
 		return false;
 	if ((d->K + 63) / 64 * 64 * (d->OH * (d->OW + 6) / 7 * 7 + 7) *
 	    (int64_t)sizeof(float) > T_MAXBUF)

@@ -183,6 +183,7 @@ static const struct conv_case conv_cases[] = {
 	{ 2, 300, 7, 7, 160, 1, 1, 1, 1, 0, 0, 1 },	/* pixel-major, 2 vectors */
 	{ 1, 40, 9, 9, 100, 3, 3, 1, 1, 1, 1, 1 },	/* pixel-major, 3 vectors */
 	{ 1, 114, 7, 7, 100, 3, 3, 1, 1, 1, 1, 1 },	/* pixel-major, 2 blocks */
+	{ 2, 3, 30, 33, 32, 3, 3, 2, 1, 1, 1, 1 },	/* RGB stem, depth 27 */
 	/* weights larger than an image's activations: one sweep */
 	{ 5, 64, 7, 7, 120, 3, 3, 1, 1, 1, 1, 1, true },	/* 3x3, 5 images */
 	{ 3, 96, 5, 5, 128, 1, 1, 1, 1, 0, 0, 1, true },	/* 1x1, 25 pixels */
