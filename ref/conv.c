@@ -58,6 +58,11 @@ struct npr_conv_plan {
 	int64_t *wboff;			/* Winograd: row c of V[xi] */
 	int64_t wnb;			/* Winograd: most tiles a block */
 	int64_t wsub;			/* Winograd: groups a sub-block */
+	int post;			/* NPR_POST_*, see npr_conv_plan_post() */
+	float *pslope;			/* PReLU: 1 or K slopes */
+	int64_t npslope;
+	struct npr_eltwise_params pop;	/* NPR_POST_UNARY: the activation */
+	float pbeta;
 };
 
 static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern);
@@ -88,6 +93,7 @@ void npr_conv_plan_free(struct npr_conv_plan *p)
 	wino_free(p);
 	free(p->boff);
 	free(p->bias);
+	free(p->pslope);
 	if (p->dwt) {
 		free(p->dwt->m);
 		free(p->dwt->cm);
@@ -390,6 +396,82 @@ int npr_conv_plan_epi(struct npr_conv_plan *p, const float *bias,
 	p->lo = lo;
 	p->hi = hi;
 	return 0;
+}
+
+int npr_conv_plan_post(struct npr_conv_plan *p, int kind, const float *slope,
+		       int64_t nslope, const struct npr_eltwise_params *op,
+		       float beta)
+{
+	if (kind != NPR_POST_NONE && (p->pooled || p->mean))
+		return -EINVAL;
+	if (kind == NPR_POST_PRELU && (!slope || (nslope != 1 &&
+					      nslope != p->d.K)))
+		return -EINVAL;
+	if (kind == NPR_POST_UNARY && !op)
+		return -EINVAL;
+	free(p->pslope);
+	p->pslope = NULL;
+	p->npslope = 0;
+	if (kind == NPR_POST_PRELU) {
+		p->pslope = malloc(sizeof(float) * nslope);
+		if (!p->pslope)
+			return -ENOMEM;
+		memcpy(p->pslope, slope, sizeof(float) * nslope);
+		p->npslope = nslope;
+	}
+	if (kind == NPR_POST_UNARY)
+		p->pop = *op;
+	p->pbeta = beta;
+	p->post = kind;
+	return 0;
+}
+
+struct post_job {
+	const struct npr_conv_plan *p;
+	float *y;
+	int64_t planes, parts;
+};
+
+/* Output planes [planes i / parts, planes (i + 1) / parts): the activation. */
+static void post_task(void *arg, int i, int tid)
+{
+	const struct post_job *j = arg;
+	const struct npr_conv_plan *p = j->p;
+	int64_t npix = p->d.OH * p->d.OW, a = j->planes * i / j->parts;
+	int64_t b = j->planes * (i + 1) / j->parts, pl;
+	void (*prelu)(float *, int64_t, float) = npr_prelu_row_generic;
+
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f"))
+		prelu = npr_prelu_row_avx512;
+#endif
+	for (pl = a; pl < b; pl++) {
+		float *y = j->y + pl * npix;
+
+		if (p->post == NPR_POST_PRELU) {
+			prelu(y, npix,
+			      p->pslope[p->npslope == 1 ? 0 : pl % p->d.K]);
+		} else {
+			npr_ref_unary_f32(&p->pop, p->pbeta, y, y, npix);
+		}
+	}
+}
+
+/* The activation after the epilogue over @n images' outputs. */
+static void post_apply(const struct npr_conv_plan *p, float *y, int64_t n)
+{
+	struct post_job j = { .p = p, .y = y, .planes = n * p->d.K };
+
+	/* eight parts a thread, of at least 4096 outputs */
+	j.parts = 8 * npr_par_threads();
+	if (j.parts > j.planes * p->d.OH * p->d.OW / 4096)
+		j.parts = j.planes * p->d.OH * p->d.OW / 4096;
+	if (j.parts > j.planes)
+		j.parts = j.planes;
+	if (j.parts < 1)
+		j.parts = 1;
+	npr_parallel_for((int)j.parts, post_task, &j);
 }
 
 struct dw_job {
@@ -1456,8 +1538,21 @@ int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
 	return npr_conv_plan_run_n(p, x, y, res, p->d.N);
 }
 
+static int run_n(const struct npr_conv_plan *p, const float *x, float *y,
+		 const float *res, int64_t n);
+
 int npr_conv_plan_run_n(const struct npr_conv_plan *p, const float *x,
 			float *y, const float *res, int64_t n)
+{
+	int err = run_n(p, x, y, res, n);
+
+	if (!err && p->post)
+		post_apply(p, y, n);
+	return err;
+}
+
+static int run_n(const struct npr_conv_plan *p, const float *x, float *y,
+		 const float *res, int64_t n)
 {
 	const struct npr_conv_desc *d = &p->d;
 	int64_t b;
@@ -1542,11 +1637,91 @@ double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 		 (long long)d->kh, (long long)d->kw, (long long)d->sh,
 		 (long long)d->C, (long long)d->K, (long long)d->G,
 		 (long long)d->OH, (long long)d->OW, (long long)d->N,
-		 name, p->pooled ? "+maxpool" : p->mean ? "+mean" : "");
+		 name, p->pooled ? "+maxpool" : p->mean ? "+mean" :
+		 p->post == NPR_POST_PRELU ? "+prelu" :
+		 p->post == NPR_POST_UNARY ? "+act" : "");
 	if (npr_conv_plan_sweeps(p))
 		snprintf(buf + strlen(buf), len - strlen(buf), " sweep");
 	return 2.0 * d->N * d->K * d->OH * d->OW * (d->C / d->G) * d->kh *
 	       d->kw;
+}
+
+static bool is_f32(struct npr_graph *g, int v)
+{
+	return g->vals[v].type == NPR_ELEM_F32;
+}
+
+/* An activation after the epilogue (npr_conv_plan_post()) */
+struct post {
+	int kind;
+	const float *slope;
+	int64_t nslope;
+	const struct npr_eltwise_params *op;
+	float beta;
+};
+
+/*
+ * Is node @n, reading the convolution's output @v (shape @os, @K
+ * channels), an activation the plan can apply after its epilogue?
+ * PReLU with a constant f32 slope that is one value or one per channel
+ * (1-D of K as the reference kernel takes it, or K along dim 1 of a
+ * shape of ones otherwise, numpy-aligned); Sigmoid, Swish (a constant
+ * f32 beta), HSwish, HSigmoid.  Same functions as the standalone ops,
+ * so the same bits.
+ */
+static bool post_of(struct npr_graph *g, struct npr_node *n, int v,
+		    const struct npr_shape *os, int64_t K, struct post *pp)
+{
+	const struct npr_eltwise_params *ep = n->params;
+	struct npr_value *ov;
+
+	if (n->nout != 1 || n->in[0] != v || !is_f32(g, n->out[0]) ||
+	    !npr_shape_eq(&npr_out(g, n, 0)->shape, os))
+		return false;
+	if (!strcmp(n->type, "PReLU") && n->nin == 2 && n->in[1] != v) {
+		const struct npr_value *sv = &g->vals[n->in[1]];
+		const struct npr_shape *ss = &sv->shape;
+		int64_t cnt = npr_shape_numel(ss);
+		int k, chdim = ss->rank - (os->rank - 1);
+
+		if (!sv->data || sv->type != NPR_ELEM_F32 || ss->rank > os->rank)
+			return false;
+		if (cnt != 1) {
+			if (cnt != K)
+				return false;
+			/* 1-D: per channel, as npr_ref_prelu() takes it */
+			if (!(ss->rank == 1 && K > 1)) {
+				if (chdim < 0 || ss->d[chdim] != K)
+					return false;
+				for (k = 0; k < ss->rank; k++)
+					if (k != chdim && ss->d[k] != 1)
+						return false;
+			}
+		}
+		pp->kind = NPR_POST_PRELU;
+		pp->slope = sv->data;
+		pp->nslope = cnt;
+		return true;
+	}
+	if (!ep || (strcmp(n->type, "Sigmoid") && strcmp(n->type, "Swish") &&
+		    strcmp(n->type, "HSwish") && strcmp(n->type, "HSigmoid")))
+		return false;
+	if (ep->op != NPR_UN_SIGMOID && ep->op != NPR_UN_SWISH &&
+	    ep->op != NPR_UN_HSWISH && ep->op != NPR_UN_HSIGMOID)
+		return false;
+	pp->beta = 1.0f;
+	if (n->nin == 2) {
+		ov = &g->vals[n->in[1]];
+		if (ep->op != NPR_UN_SWISH || !ov->data ||
+		    ov->type != NPR_ELEM_F32 || npr_shape_numel(&ov->shape) < 1)
+			return false;
+		pp->beta = ((const float *)ov->data)[0];
+	} else if (n->nin != 1) {
+		return false;
+	}
+	pp->kind = NPR_POST_UNARY;
+	pp->op = ep;
+	return true;
 }
 
 /*
@@ -1578,11 +1753,6 @@ static int sole_user(struct npr_graph *g, int v, const int *uses,
 	return -1;
 }
 
-static bool is_f32(struct npr_graph *g, int v)
-{
-	return g->vals[v].type == NPR_ELEM_F32;
-}
-
 int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
 		  const bool *taken, struct npr_conv_plan **plan, int *absorbed, int *nabs,
 		  int *res_value)
@@ -1603,6 +1773,7 @@ int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
 	const float *bias = NULL;
 	int act = NPR_ACT_NONE, v, u, err, pool = -1;
 	float lo = 0, hi = 0;
+	struct post post = { 0 };
 
 	*nabs = 0;
 	*res_value = -1;
@@ -1690,8 +1861,16 @@ int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
 		absorbed[(*nabs)++] = u;
 		v = g->nodes[u].out[0];
 	}
+	/* or an activation the write-out does not compute, applied after */
+	if (act == NPR_ACT_NONE && u >= 0 &&
+	    post_of(g, &g->nodes[u], v, &o->shape, d.K, &post)) {
+		absorbed[(*nabs)++] = u;
+		v = g->nodes[u].out[0];
+	}
 	/* a MaxPool after all that, when the plan's path can pool rows */
 	u = sole_user(g, v, uses, taken);
+	if (post.kind)
+		u = -1;		/* the pool would come before the activation */
 	if (u >= 0 && *res_value < 0 && cp->nsp == 2 &&
 	    !strcmp(g->nodes[u].type, "MaxPool") && g->nodes[u].nin == 1 &&
 	    g->nodes[u].nout == 1 && is_f32(g, g->nodes[u].out[0])) {
@@ -1718,8 +1897,11 @@ int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
 	if (!err)
 		err = npr_conv_plan_epi(*plan, bias, *res_value >= 0, act, lo,
 					hi);
+	if (!err && post.kind)
+		err = npr_conv_plan_post(*plan, post.kind, post.slope,
+					 post.nslope, post.op, post.beta);
 	/* or a ReduceMean over the plane (global average pooling) */
-	if (!err && pool < 0 && *res_value < 0 && cp->nsp == 2 &&
+	if (!err && pool < 0 && !post.kind && *res_value < 0 && cp->nsp == 2 &&
 	    (u = sole_user(g, v, uses, taken)) >= 0 &&
 	    !strcmp(g->nodes[u].type, "ReduceMean") &&
 	    g->nodes[u].in[0] == v && g->nodes[u].nout == 1 &&

@@ -92,6 +92,29 @@ const char *npr_conv_plan_kernel(const struct npr_conv_plan *p);
 int npr_conv_plan_epi(struct npr_conv_plan *p, const float *bias,
 		      bool residual, int act, float lo, float hi);
 
+/*
+ * After the epilogue, activations the kernels do not compute in their
+ * write-out: the plan's run applies them to its output planes in a
+ * parallel pass (npr_conv_fuse() takes them from the graph).
+ */
+enum { NPR_POST_NONE, NPR_POST_PRELU, NPR_POST_UNARY };
+
+/**
+ * npr_conv_plan_post() - set the activation after the epilogue
+ * @kind: enum above.
+ * @slope: PReLU: 1 or K slopes (copied).
+ * @nslope: their count.
+ * @op: NPR_POST_UNARY: an f32 activation of npr_ref_unary_f32()
+ *      (Sigmoid, Swish, HSwish...), copied.
+ * @beta: its Swish beta.
+ * Return: 0, -EINVAL for a plan with a pool or the mean fused (the
+ * activation would come after them) or a bad slope count, -ENOMEM.
+ */
+struct npr_eltwise_params;
+int npr_conv_plan_post(struct npr_conv_plan *p, int kind, const float *slope,
+		       int64_t nslope, const struct npr_eltwise_params *op,
+		       float beta);
+
 /**
  * npr_conv_plan_run() - y = act(conv(x) + bias + res)
  * Return: 0 or -ENOMEM.
@@ -234,6 +257,8 @@ void npr_matmul_nn_avx512(int64_t M, int64_t N, int64_t K, const float *A,
 			  const float *B, float *C);
 void npr_sum_rows_generic(const float *x, int64_t outer, int64_t inner,
 			  float *y, bool mean);
+void npr_prelu_row_generic(float *y, int64_t n, float s);
+void npr_prelu_row_avx512(float *y, int64_t n, float s);
 void npr_sum_rows_avx512(const float *x, int64_t outer, int64_t inner,
 			 float *y, bool mean);
 void npr_pool_row_generic(bool maxp, const float *const *rows, int64_t nr,

@@ -214,6 +214,30 @@ void VEC(sum_rows)(const float *x, int64_t outer, int64_t inner, float *y,
 }
 
 /*
+ * PReLU in place over @n floats with one slope: x < 0 ? x * s : x, the
+ * reference's expression (a -0.0 stays -0.0), as a masked multiply.
+ */
+void VEC(prelu_row)(float *y, int64_t n, float s)
+{
+	int64_t k = 0;
+
+#ifdef __AVX512F__
+	{
+		const __m512 vs = _mm512_set1_ps(s), vz = _mm512_setzero_ps();
+
+		for (; k + 16 <= n; k += 16) {
+			__m512 v = _mm512_loadu_ps(y + k);
+
+			_mm512_storeu_ps(y + k, _mm512_mask_mul_ps(v,
+				_mm512_cmp_ps_mask(v, vz, _CMP_LT_OQ), v, vs));
+		}
+	}
+#endif
+	for (; k < n; k++)
+		y[k] = y[k] < 0 ? y[k] * s : y[k];
+}
+
+/*
  * One output row of a 2-D max or average pool.  @rows: the @nr input rows
  * the window covers for this output row (already clipped), @W wide;
  * @o0[k], @o1[k]: for window column k, the output pixels whose tap is

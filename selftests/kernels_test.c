@@ -18,6 +18,9 @@
 #include "../ref/fq.h"
 #include "../ref/gemm.h"
 #include "../ref/threads.h"
+#include "../lib/core.h"
+#include "../lib/graph.h"
+#include "../lib/ir.h"
 #include "ops/eltwise.h"
 #include "ops/nn.h"
 #include "harness.h"
@@ -1193,6 +1196,268 @@ TEST(winograd_plan_from_prepared_buffers)
 	npr_conv_plan_free(b);
 	npr_conv_plan_free(a);
 	free(x); free(w); free(w2); free(ya); free(yb);
+}
+
+/* ---- activations after the epilogue, fused from an IR graph ---------- */
+
+#define PORT4(id, c, h, w)						\
+	"<port id=\"" #id "\" precision=\"FP32\"><dim>1</dim><dim>%d</dim>"	\
+	"<dim>%d</dim><dim>%d</dim></port>"
+
+/*
+ * x [1, C, H, W] -> Convolution (3x3, padding 1, K outputs, weights at
+ * offset 0) -> @act (with a Const second input of @cdims, @cn floats at
+ * offset 4 K C 9, when @cdims) -> Result.
+ */
+static int act_net(char *buf, size_t len, int C, int H, int W, int K,
+		   const char *act, const char *ver, const char *cdims, int cn)
+{
+	char cport[256] = "", cdimx[128] = "";
+	const char *p = cdims;
+	int n = 0;
+
+	while (p && *p) {
+		n += snprintf(cdimx + n, sizeof(cdimx) - n, "<dim>%ld</dim>",
+			      strtol(p, (char **)&p, 10));
+		if (*p == ',')
+			p++;
+	}
+	if (cdims)
+		snprintf(cport, sizeof(cport),
+			 "<layer id=\"3\" name=\"c\" type=\"Const\" version=\"opset1\">"
+			 "<data element_type=\"f32\" shape=\"%s\" offset=\"%d\" size=\"%d\"/>"
+			 "<output><port id=\"0\" precision=\"FP32\">%s</port></output></layer>",
+			 cdims, 4 * K * C * 9, 4 * cn, cdimx);
+	return snprintf(buf, len,
+		"<?xml version=\"1.0\"?><net name=\"a\" version=\"11\"><layers>"
+		"<layer id=\"0\" name=\"x\" type=\"Parameter\" version=\"opset1\">"
+		"<data shape=\"1,%d,%d,%d\" element_type=\"f32\"/><output>" PORT4(0, C, H, W)
+		"</output></layer>"
+		"<layer id=\"1\" name=\"w\" type=\"Const\" version=\"opset1\">"
+		"<data element_type=\"f32\" shape=\"%d,%d,3,3\" offset=\"0\" size=\"%d\"/>"
+		"<output><port id=\"0\" precision=\"FP32\"><dim>%d</dim><dim>%d</dim>"
+		"<dim>3</dim><dim>3</dim></port></output></layer>"
+		"<layer id=\"2\" name=\"conv\" type=\"Convolution\" version=\"opset1\">"
+		"<data strides=\"1,1\" dilations=\"1,1\" pads_begin=\"1,1\" pads_end=\"1,1\"/>"
+		"<input>" PORT4(0, C, H, W)
+		"<port id=\"1\" precision=\"FP32\"><dim>%d</dim><dim>%d</dim><dim>3</dim>"
+		"<dim>3</dim></port></input><output>" PORT4(2, K, H, W) "</output></layer>"
+		"%s"
+		"<layer id=\"4\" name=\"act\" type=\"%s\" version=\"%s\"><input>"
+		PORT4(0, K, H, W) "%s%s%s</input><output>" PORT4(2, K, H, W)
+		"</output></layer>"
+		"<layer id=\"5\" name=\"r\" type=\"Result\" version=\"opset1\"><input>"
+		PORT4(0, K, H, W) "</input></layer>"
+		"</layers><edges>"
+		"<edge from-layer=\"0\" from-port=\"0\" to-layer=\"2\" to-port=\"0\"/>"
+		"<edge from-layer=\"1\" from-port=\"0\" to-layer=\"2\" to-port=\"1\"/>"
+		"<edge from-layer=\"2\" from-port=\"2\" to-layer=\"4\" to-port=\"0\"/>"
+		"%s"
+		"<edge from-layer=\"4\" from-port=\"2\" to-layer=\"5\" to-port=\"0\"/>"
+		"</edges></net>",
+		C, H, W, C, H, W, K, C, 4 * K * C * 9, K, C, C, H, W, K, C, K, H,
+		W, cport, act, ver, K, H, W,
+		cdims ? "<port id=\"1\" precision=\"FP32\">" : "",
+		cdims ? cdimx : "", cdims ? "</port>" : "", K, H, W, K, H, W,
+		cdims ? "<edge from-layer=\"3\" from-port=\"0\" to-layer=\"4\" to-port=\"1\"/>" : "");
+}
+
+/*
+ * Convolutions followed by PReLU (one slope, one per channel as a 1-D
+ * Const and as [1, K, 1, 1]), Sigmoid, Swish with and without beta, and
+ * HSwish: npr_conv_fuse() takes the activation into the plan, whose run
+ * matches a scalar convolution (in double) and the op's formula.  A
+ * PReLU slope along the width is not per channel: not fused.
+ */
+TEST(conv_fuses_prelu_sigmoid_swish_hswish)
+{
+	static const struct {
+		const char *act, *ver, *cdims;
+		int cn;		/* floats of the Const: 0 none, -1 K */
+		bool fused;
+	} cs[] = {
+		{ "PReLU", "opset1", "1", 1, true },
+		{ "PReLU", "opset1", "K", -1, true },
+		{ "PReLU", "opset1", "1,K,1,1", -1, true },
+		{ "PReLU", "opset1", "1,1,1,W", -2, false },
+		{ "Sigmoid", "opset1", NULL, 0, true },
+		{ "Swish", "opset4", NULL, 0, true },
+		{ "Swish", "opset4", "", 1, true },
+		{ "HSwish", "opset4", NULL, 0, true },
+	};
+	const int C = 19, H = 11, W = 13, K = 70;
+	char *xml = malloc(16384);
+	int ci;
+
+	ASSERT_NONNULL(xml);
+	for (ci = 0; ci < (int)(sizeof(cs) / sizeof(cs[0])); ci++) {
+		int cn = cs[ci].cn == -1 ? K : cs[ci].cn == -2 ? W : cs[ci].cn;
+		char dims[32] = "";
+		size_t nw = (size_t)K * C * 9, nb = nw + (cn > 0 ? cn : 0);
+		float *wb = malloc(sizeof(float) * nb), *x, *y;
+		struct npr_blob *blob = NULL;
+		struct npr_graph *mg = NULL, *g = NULL;
+		struct npr_conv_plan *plan = NULL;
+		int *uses, i, j, conv = -1, act = -1, abs[3], nabs = 0, res;
+		bool *taken;
+		int64_t npix = H * W, k, c, oy, ox, ky, kx;
+		double err = 0;
+
+		ASSERT_NONNULL(wb);
+		fill(wb, nb, 51 + ci);
+		if (cs[ci].cdims) {
+			const char *q = cs[ci].cdims;
+
+			for (; *q; q++) {
+				if (*q == 'K')
+					snprintf(dims + strlen(dims), sizeof(dims) - strlen(dims), "%d", K);
+				else if (*q == 'W')
+					snprintf(dims + strlen(dims), sizeof(dims) - strlen(dims), "%d", W);
+				else
+					snprintf(dims + strlen(dims), sizeof(dims) - strlen(dims), "%c", *q);
+			}
+			if (!strcmp(cs[ci].act, "Swish"))
+				wb[nw] = 0.75f;		/* beta, a scalar */
+		}
+		ASSERT_GT(act_net(xml, 16384, C, H, W, K, cs[ci].act, cs[ci].ver,
+				  cs[ci].cdims ? dims : NULL, cn), 0);
+		ASSERT_EQ(npr_ir_blob_from_memory(wb, sizeof(float) * nb, &blob), 0);
+		ASSERT_EQ(npr_ir_parse(xml, strlen(xml), blob, &mg), 0);
+		npr_blob_put(blob);
+		ASSERT_EQ(npr_compile_graph(mg, NULL, &g), 0);
+		npr_graph_free(mg);
+		uses = calloc(g->nvals, sizeof(int));
+		taken = calloc(g->nnodes, sizeof(bool));
+		ASSERT_TRUE(uses && taken);
+		for (i = 0; i < g->nnodes; i++) {
+			for (j = 0; j < g->nodes[i].nin; j++)
+				uses[g->nodes[i].in[j]]++;
+			if (!strcmp(g->nodes[i].name, "conv"))
+				conv = i;
+			if (!strcmp(g->nodes[i].name, "act"))
+				act = i;
+		}
+		ASSERT_GE(conv, 0);
+		ASSERT_GE(act, 0);
+		ASSERT_EQ(npr_conv_fuse(g, conv, uses, taken, &plan, abs, &nabs,
+					&res), 0);
+		if (nabs != (cs[ci].fused ? 1 : 0))
+			TH_LOG("case %d (%s %s): %d absorbed", ci, cs[ci].act,
+			       dims, nabs);
+		ASSERT_EQ(nabs, cs[ci].fused ? 1 : 0);
+		if (nabs)
+			ASSERT_EQ(abs[0], act);
+		x = malloc(sizeof(float) * C * npix);
+		y = malloc(sizeof(float) * K * npix);
+		ASSERT_TRUE(x && y);
+		fill(x, C * npix, 61 + ci);
+		ASSERT_EQ(npr_conv_plan_run(plan, x, y, NULL), 0);
+		for (k = 0; k < K; k++)
+			for (oy = 0; oy < H; oy++)
+				for (ox = 0; ox < W; ox++) {
+					double v = 0, e;
+
+					for (c = 0; c < C; c++)
+						for (ky = 0; ky < 3; ky++)
+							for (kx = 0; kx < 3; kx++) {
+								int64_t iy = oy + ky - 1, ix = ox + kx - 1;
+
+								if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+									v += (double)wb[((k * C + c) * 3 + ky) * 3 + kx] *
+									     x[(c * H + iy) * W + ix];
+							}
+					e = v;
+					if (!cs[ci].fused)
+						;	/* the plan stops at the convolution */
+					else if (!strcmp(cs[ci].act, "PReLU"))
+						e = v < 0 ? v * wb[nw + (cn == 1 ? 0 : k)] : v;
+					else if (!strcmp(cs[ci].act, "Sigmoid"))
+						e = 1 / (1 + exp(-v));
+					else if (!strcmp(cs[ci].act, "Swish"))
+						e = v / (1 + exp(-(cs[ci].cdims ? 0.75 : 1.0) * v));
+					else
+						e = v * fmin(fmax(v + 3, 0), 6) / 6;
+					e -= y[(k * H + oy) * W + ox];
+					if (fabs(e) > err)
+						err = fabs(e);
+				}
+		if (err > 3e-5)
+			TH_LOG("case %d (%s %s): %g", ci, cs[ci].act, dims, err);
+		ASSERT_LE(err, 3e-5);
+		npr_conv_plan_free(plan);
+		npr_graph_free(g);
+		free(uses); free(taken); free(wb); free(x); free(y);
+	}
+	free(xml);
+}
+
+/*
+ * npr_convert()'s typed loops (F16C where the CPU has it) against the
+ * per-element conversions: every f16 to f32, and to f16 the f32 values
+ * around every f16 (each one, one ulp either side, the midpoints to the
+ * next, which round to even), past the largest and below the smallest
+ * subnormal, infinities and NaNs, then pseudo-random bit patterns.
+ * Bits must agree; a NaN must stay a NaN.
+ */
+TEST(convert_f16_loops_match_scalar_conversion)
+{
+	size_t n = 0, cap = 65536 * 6 + (1 << 20), i;
+	uint16_t *h = malloc(sizeof(*h) * 65536), *h2 = malloc(sizeof(*h2) * cap);
+	float *f = malloc(sizeof(*f) * 65536), *g = malloc(sizeof(*g) * cap);
+	unsigned int seed = 7;
+
+	ASSERT_TRUE(h && h2 && f && g);
+	for (i = 0; i < 65536; i++)
+		h[i] = (uint16_t)i;
+	ASSERT_EQ(npr_convert(f, NPR_ELEM_F32, h, NPR_ELEM_F16, 65536), 0);
+	for (i = 0; i < 65536; i++) {
+		float e = npr_f16_to_f32(h[i]);
+
+		if (isnan(e)) {
+			ASSERT_TRUE(isnan(f[i]));
+			continue;
+		}
+		if (memcmp(&e, &f[i], 4))
+			TH_LOG("f16 %04zx: %a against %a", i, f[i], e);
+		ASSERT_EQ(memcmp(&e, &f[i], 4), 0);
+	}
+	for (i = 0; i < 65536; i++) {
+		float v = npr_f16_to_f32((uint16_t)i), next;
+
+		if (isnan(v))
+			continue;
+		next = npr_f16_to_f32((uint16_t)(i + 1));
+		g[n++] = v;
+		g[n++] = nextafterf(v, INFINITY);
+		g[n++] = nextafterf(v, -INFINITY);
+		if (!isnan(next) && (i & 0x7fff) != 0x7fff && (i & 0x7fff) != 0x7c00)
+			g[n++] = v + (next - v) / 2;
+	}
+	g[n++] = 65520.0f;
+	g[n++] = 1e-8f;
+	g[n++] = -3e-8f;
+	g[n++] = NAN;
+	g[n++] = -INFINITY;
+	while (n < cap) {
+		uint32_t b;
+
+		seed = seed * 1103515245u + 12345u;
+		b = seed ^ (seed << 13) ^ ((uint32_t)n << 7);
+		memcpy(&g[n++], &b, 4);
+	}
+	ASSERT_EQ(npr_convert(h2, NPR_ELEM_F16, g, NPR_ELEM_F32, n), 0);
+	for (i = 0; i < n; i++) {
+		uint16_t e = npr_f32_to_f16(g[i]);
+
+		if (isnan(g[i])) {
+			ASSERT_TRUE(isnan(npr_f16_to_f32(h2[i])));
+			continue;
+		}
+		if (e != h2[i])
+			TH_LOG("f32 %a: %04x against %04x", g[i], h2[i], e);
+		ASSERT_EQ(e, h2[i]);
+	}
+	free(h); free(h2); free(f); free(g);
 }
 
 /*
