@@ -573,7 +573,8 @@ int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
 
 	if (in[0].type != NPR_ELEM_F32)
 		return pool_int(n, in, out);
-	if (n->nout > 1 || p->nsp > 2 ||
+	/* the indices (MaxPool-8), when asked for: the scalar kernel */
+	if ((n->nout > 1 && out[1].data) || p->nsp > 2 ||
 	    kh > 16 || kw > 16 || out[0].shape.d[out[0].shape.rank - 1] > 1024)
 		return npr_pool_scalar(n, in, out);
 	j.row = npr_pool_row_generic;

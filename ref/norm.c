@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ops/norm.h"
+#include "threads.h"
 
 /* Walks a tensor in memory order, tracking the group of each element. */
 struct walk {
@@ -99,6 +100,78 @@ static int group_stats(const struct npr_node *n, const struct npr_tensor *x,
 	return 0;
 }
 
+/*
+ * MVN over trailing axes (per channel over the plane, per image over the
+ * rest): each group is a run of @inner consecutive elements, summed in
+ * the same order and precision as group_stats() and the walk below, so
+ * the bits are the same; the groups go to the threads.
+ */
+struct mvn_job {
+	const struct npr_norm_params *p;
+	const float *x;
+	float *y;
+	int64_t inner, ng, parts;
+};
+
+static void mvn_part(void *arg, int i, int tid)
+{
+	const struct mvn_job *j = arg;
+	const struct npr_norm_params *p = j->p;
+	int64_t g = j->ng * i / j->parts, g1 = j->ng * (i + 1) / j->parts, e;
+
+	for (; g < g1; g++) {
+		const float *x = j->x + g * j->inner;
+		float *y = j->y + g * j->inner;
+		double m = 0, q = 0, f, cnt = (double)j->inner;
+
+		for (e = 0; e < j->inner; e++)
+			m += x[e];
+		m /= cnt;
+		for (e = 0; e < j->inner; e++) {
+			double d = x[e] - m;
+
+			q += d * d;
+		}
+		q /= cnt;
+		if (!p->normalize_variance)
+			f = 1.0;
+		else if (p->inside_sqrt)
+			f = 1.0 / sqrt(q + p->eps);
+		else
+			f = 1.0 / (sqrt(q) + p->eps);
+		for (e = 0; e < j->inner; e++)
+			y[e] = (float)((x[e] - m) * f);
+	}
+}
+
+/* The trailing-axes case of npr_ref_mvn(), or false. */
+static bool mvn_trailing(const struct npr_norm_params *p,
+			 const struct npr_tensor *in, float *y)
+{
+	const struct npr_shape *s = &in->shape;
+	struct mvn_job j = { .p = p, .x = in->data, .y = y, .inner = 1 };
+	int k = s->rank;
+
+	while (k > 0 && p->reduced[k - 1])
+		k--;
+	if (k == s->rank)
+		return false;
+	for (j.ng = 1; j.ng >= 0 && k > 0; k--) {
+		if (p->reduced[k - 1])
+			return false;	/* a reduced axis before a kept one */
+		j.ng *= s->d[k - 1];
+	}
+	for (k = s->rank - 1; k >= 0 && p->reduced[k]; k--)
+		j.inner *= s->d[k];
+	if (j.ng < 1 || j.inner < 1)
+		return false;
+	j.parts = j.ng * j.inner < 16384 ? 1 : 4 * npr_par_threads();
+	if (j.parts > j.ng)
+		j.parts = j.ng;
+	npr_parallel_for((int)j.parts, mvn_part, &j);
+	return true;
+}
+
 /**
  * npr_ref_mvn() - mean-variance normalization (MVN-1, MVN-6)
  * @n: the node; params are struct npr_norm_params with @reduced set.
@@ -122,6 +195,8 @@ int npr_ref_mvn(const struct npr_node *n, const struct npr_tensor *in,
 	struct walk w;
 	int err;
 
+	if (numel > 0 && mvn_trailing(p, &in[0], y))
+		return 0;
 	err = group_stats(n, &in[0], p->reduced, &mean, &var);
 	if (err)
 		return err;

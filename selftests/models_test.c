@@ -622,6 +622,46 @@ TEST(landmarks_precisions_agree)
 	free(int8);
 }
 
+/*
+ * open-closed-eye-0001's three MaxPool-8 leave their indices unread, so
+ * the cpu device pools them on the vectorised path; NPR_CPU_REF=1 runs
+ * the reference kernels (the scalar pool, indices and all).  Same
+ * probabilities, to float rounding.
+ */
+TEST(eye_state_fast_pools_match_reference_kernels)
+{
+	float *fast, *ref;
+	size_t n, n2;
+	double d;
+
+	REQUIRE_SHARED();
+	fast = run_on_image(_metadata, EYE_DIR "FP32" EYE_XML, "astronaut.png",
+			    eye_windows[0], &n);
+	if (_metadata->skipped)
+		return;
+	setenv("NPR_CPU_REF", "1", 1);
+	ref = run_on_image(_metadata, EYE_DIR "FP32" EYE_XML, "astronaut.png",
+			   eye_windows[0], &n2);
+	unsetenv("NPR_CPU_REF");
+	if (_metadata->skipped)
+		return;
+	ASSERT_EQ(n, n2);
+	ASSERT_EQ(n, 2);
+	/*
+	 * a confident softmax: p = [7.8e-31, 1] here, so compare the logit
+	 * difference, log p0 - log p1, which a wrong pool would move by far
+	 * more than rounding
+	 */
+	ASSERT_GT(fast[0], 0.0f);
+	ASSERT_GT(ref[0], 0.0f);
+	d = fabs((log(fast[0]) - log(fast[1])) - (log(ref[0]) - log(ref[1])));
+	TH_LOG("fast p = [%.9g, %.9g], reference [%.9g, %.9g]; logit difference apart by %.3g",
+	       fast[0], fast[1], ref[0], ref[1], d);
+	EXPECT_LE(d, 1e-4);
+	free(fast);
+	free(ref);
+}
+
 TEST(eye_state_precisions_agree)
 {
 	double d, worst = 0;
