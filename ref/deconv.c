@@ -10,9 +10,13 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../lib/core.h"
+#include "gemm.h"
 #include "ops/deconv.h"
+#include "threads.h"
 
 /* 1-D and 2-D as 2-D: H = 1 for 1-D. */
 struct dgeo {
@@ -57,6 +61,132 @@ static void scatter(const struct dgeo *g, const float *xp, const float *wp,
 			}
 		}
 	}
+}
+
+/*
+ * The GEMM form (1-D and 2-D): per image and group, the columns of a band
+ * of input rows, cols[(k, tap)][pixel] = sum_c W[c][k][tap] x[c][pixel],
+ * are one SGEMM with the transposed weights packed as A and the input
+ * rows read as B; col2im then adds each row of cols into its output row
+ * at the tap's offset, as scatter() does with one weight.  Bands whose
+ * output rows overlap (a kernel taller than the stride) are neighbours
+ * only, so the even bands run on the threads, then the odd ones.
+ */
+#define DECONV_COLS	4096	/* pixels of a band, about */
+
+struct dg_job {
+	const struct dgeo *g;
+	const struct npr_gemm_a *pa;	/* per group */
+	const float *x;			/* the image */
+	float *y;
+	int64_t G, rows, nband, phase;	/* input rows a band */
+	_Atomic int err;
+};
+
+static void dg_band(void *arg, int i, int tid)
+{
+	static _Thread_local float *buf;
+	static _Thread_local size_t cap;
+	struct dg_job *j = arg;
+	const struct dgeo *g = j->g;
+	int64_t band = 2 * (i / j->G) + j->phase, gi = i % j->G;
+	int64_t r0 = band * j->rows, r1 = r0 + j->rows, cg = g->C / j->G;
+	int64_t kg = g->K / j->G, taps = g->kh * g->kw, n, k, t, ih, iw;
+	struct npr_gemm_bsrc bs;
+	float *cols;
+	int err;
+
+	if (r0 >= g->H)
+		return;
+	if (r1 > g->H)
+		r1 = g->H;
+	n = (r1 - r0) * g->W;
+	cols = npr_scratch(&buf, &cap, kg * taps * n);
+	if (!cols) {
+		j->err = -ENOMEM;
+		return;
+	}
+	bs.B = j->x + gi * cg * g->H * g->W + r0 * g->W;
+	bs.ldb = g->H * g->W;
+	err = npr_gemm_run(&j->pa[gi], n, npr_gemm_pack_b_rm, &bs, cols, n,
+			   NULL, 1);
+	if (err) {
+		j->err = err;
+		return;
+	}
+	for (k = 0; k < kg; k++) {
+		float *yp = j->y + (gi * kg + k) * g->OH * g->OW;
+
+		for (t = 0; t < taps; t++) {
+			const float *cr = cols + (k * taps + t) * n;
+			int64_t i0 = t / g->kw, j0 = t % g->kw, h0, h1, w0, w1;
+			int64_t xo = j0 * g->dw - g->pw;
+
+			valid_range(g->H, g->sh, i0 * g->dh - g->ph, g->OH,
+				    &h0, &h1);
+			valid_range(g->W, g->sw, xo, g->OW, &w0, &w1);
+			if (h0 < r0)
+				h0 = r0;
+			if (h1 > r1)
+				h1 = r1;
+			for (ih = h0; ih < h1; ih++) {
+				const float *xr = cr + (ih - r0) * g->W;
+				float *yr = yp + (ih * g->sh + i0 * g->dh -
+						  g->ph) * g->OW;
+
+				for (iw = w0; iw < w1; iw++)
+					yr[iw * g->sw + xo] += xr[iw];
+			}
+		}
+	}
+}
+
+static int deconv_gemm(const struct dgeo *g, int64_t G, const float *x,
+		       const float *w, float *y)
+{
+	const struct npr_gemm_kern *kern = npr_gemm_kern_best();
+	int64_t cg = g->C / G, kg = g->K / G, taps = g->kh * g->kw;
+	int64_t M = kg * taps, gi, c, k, t, b;
+	struct npr_gemm_a *pa = calloc(G, sizeof(*pa));
+	float *at = malloc(sizeof(float) * M * (cg ? cg : 1));
+	struct dg_job j = { .g = g, .pa = pa, .G = G };
+	int err = -ENOMEM;
+
+	if (!pa || !at)
+		goto out;
+	/* A = the group's weights [cg][kg][taps] transposed: [kg taps][cg] */
+	for (gi = 0; gi < G; gi++) {
+		for (c = 0; c < cg; c++)
+			for (k = 0; k < kg; k++)
+				for (t = 0; t < taps; t++)
+					at[(k * taps + t) * cg + c] =
+						w[((gi * cg + c) * kg + k) * taps + t];
+		err = npr_gemm_a_pack(&pa[gi], kern, at, M, cg, cg);
+		if (err)
+			goto out;
+	}
+	j.rows = DECONV_COLS / (g->W ? g->W : 1);
+	if (j.rows < 1)
+		j.rows = 1;
+	/* bands taller than what two of them share */
+	if (j.rows * g->sh < (g->kh - 1) * g->dh + 1)
+		j.rows = ((g->kh - 1) * g->dh + g->sh) / g->sh;
+	j.nband = (g->H + j.rows - 1) / j.rows;
+	memset(y, 0, sizeof(float) * g->N * g->K * g->OH * g->OW);
+	for (b = 0; b < g->N && !j.err; b++) {
+		j.x = x + b * g->C * g->H * g->W;
+		j.y = y + b * g->K * g->OH * g->OW;
+		for (j.phase = 0; j.phase < 2 && !j.err; j.phase++)
+			npr_parallel_for((int)(G * ((j.nband - j.phase + 1) / 2)),
+					 dg_band, &j);
+	}
+	err = j.err;
+out:
+	for (gi = 0; pa && gi < G; gi++)
+		npr_gemm_a_free(&pa[gi]);
+	free(pa);
+	free(at);
+	return err;
 }
 
 /* Next coordinate of @c below @lim in C order; false after the last. */
@@ -173,6 +303,11 @@ int npr_ref_deconv(const struct npr_node *n, const struct npr_tensor *in,
 	}
 	cg = g.C / G;
 	kg = g.K / G;
+	/* the GEMM form where the product has some depth; NPR_CPU_REF=1:
+	 * the scatter below */
+	if (cg >= 4 && g.H * g.W >= 64 && !getenv("NPR_CPU_REF") &&
+	    !deconv_gemm(&g, G, x, w, y))
+		return 0;
 	memset(y, 0, sizeof(float) * g.N * g.K * g.OH * g.OW);
 	for (b = 0; b < g.N; b++)
 		for (gi = 0; gi < G; gi++)

@@ -21,6 +21,7 @@
 #include "../lib/core.h"
 #include "../lib/graph.h"
 #include "../lib/ir.h"
+#include "ops/deconv.h"
 #include "ops/eltwise.h"
 #include "ops/nn.h"
 #include "harness.h"
@@ -1196,6 +1197,110 @@ TEST(winograd_plan_from_prepared_buffers)
 	npr_conv_plan_free(b);
 	npr_conv_plan_free(a);
 	free(x); free(w); free(w2); free(ya); free(yb);
+}
+
+/*
+ * Transposed convolution, the GEMM form (bands of input rows, col2im)
+ * against the formula summed in double: y[b][k][o] += x[b][c][i] w[c][k][t]
+ * where o = i s + t d - pb.  Shapes: taps overlapping between bands (4x4
+ * at stride 2 over rows cut into bands of 16), stride 3 with groups and
+ * output_padding, dilation 2 with padding, 1-D, batch 2.
+ */
+TEST(deconv_gemm_matches_formula)
+{
+	static const struct {
+		int nsp;
+		int64_t N, C, H, W, K, kh, kw, s, d, p, op, G;
+	} cs[] = {
+		{ 2, 1, 6, 20, 250, 5, 4, 4, 2, 1, 1, 0, 1 },
+		{ 2, 2, 8, 9, 11, 6, 3, 3, 3, 1, 0, 1, 2 },
+		{ 2, 1, 4, 12, 10, 3, 3, 3, 1, 2, 2, 0, 1 },
+		{ 1, 2, 5, 1, 300, 4, 1, 5, 2, 1, 1, 0, 1 },
+	};
+	int ci;
+
+	for (ci = 0; ci < (int)(sizeof(cs) / sizeof(cs[0])); ci++) {
+		struct npr_deconv_params p = { 0 };
+		struct npr_node node = { .name = "deconv" };
+		struct npr_tensor in[2] = { { 0 } }, out = { 0 };
+		int64_t N = cs[ci].N, C = cs[ci].C, H = cs[ci].H, W = cs[ci].W;
+		int64_t K = cs[ci].K, kh = cs[ci].kh, kw = cs[ci].kw, G = cs[ci].G;
+		int64_t s = cs[ci].s, d = cs[ci].d, pb = cs[ci].p;
+		int64_t OH = cs[ci].nsp == 2 ? (H - 1) * s + (kh - 1) * d + 1 -
+			     2 * pb + cs[ci].op : 1;
+		int64_t OW = (W - 1) * s + (kw - 1) * d + 1 - 2 * pb + cs[ci].op;
+		int64_t nx = N * C * H * W, nw = C * (K / G) * kh * kw;
+		int64_t ny = N * K * OH * OW, b, c, k, ih, iw, i, j, a;
+		float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw);
+		float *y = malloc(sizeof(float) * ny);
+		double *e = calloc(ny, sizeof(double)), err = 0, m = 1;
+
+		ASSERT_TRUE(x && w && y && e);
+		fill(x, nx, 71 + ci);
+		fill(w, nw, 72 + ci);
+		p.nsp = cs[ci].nsp;
+		for (a = 0; a < p.nsp; a++) {
+			p.stride[a] = s;
+			p.dil[a] = d;
+			p.pb[a] = p.pe[a] = pb;
+			p.outpad[a] = cs[ci].op;
+		}
+		p.group = G > 1;
+		p.groups = G;
+		node.type = G > 1 ? "GroupConvolutionBackpropData" :
+				    "ConvolutionBackpropData";
+		node.params = &p;
+		in[0].type = in[1].type = out.type = NPR_ELEM_F32;
+		in[0].shape.rank = out.shape.rank = 2 + p.nsp;
+		in[0].shape.d[0] = N; in[0].shape.d[1] = C;
+		out.shape.d[0] = N; out.shape.d[1] = K;
+		if (p.nsp == 2) {
+			in[0].shape.d[2] = H; in[0].shape.d[3] = W;
+			out.shape.d[2] = OH; out.shape.d[3] = OW;
+		} else {
+			in[0].shape.d[2] = W;
+			out.shape.d[2] = OW;
+		}
+		a = 0;
+		if (G > 1)
+			in[1].shape.d[a++] = G;
+		in[1].shape.d[a++] = C / G;
+		in[1].shape.d[a++] = K / G;
+		if (p.nsp == 2)
+			in[1].shape.d[a++] = kh;
+		in[1].shape.d[a++] = kw;
+		in[1].shape.rank = (int)a;
+		in[0].data = x; in[1].data = w; out.data = y;
+		in[0].nbytes = nx * 4; in[1].nbytes = nw * 4; out.nbytes = ny * 4;
+		for (b = 0; b < N; b++)
+			for (c = 0; c < C; c++)
+				for (k = 0; k < K / G; k++)
+					for (ih = 0; ih < H; ih++)
+						for (iw = 0; iw < W; iw++)
+							for (i = 0; i < kh; i++)
+								for (j = 0; j < kw; j++) {
+									int64_t oy = ih * s + i * d - (p.nsp == 2 ? pb : 0);
+									int64_t ox = iw * s + j * d - pb;
+									int64_t oc = c / (C / G) * (K / G) + k;
+
+									if (oy < 0 || oy >= OH || ox < 0 || ox >= OW)
+										continue;
+									e[((b * K + oc) * OH + oy) * OW + ox] +=
+										(double)x[((b * C + c) * H + ih) * W + iw] *
+										w[((c * (K / G) + k) * kh + i) * kw + j];
+								}
+		ASSERT_EQ(npr_ref_deconv(&node, in, &out), 0);
+		for (i = 0; i < ny; i++) {
+			if (fabs(e[i]) > m)
+				m = fabs(e[i]);
+			if (fabs(e[i] - y[i]) > err)
+				err = fabs(e[i] - y[i]);
+		}
+		if (err / m > 1e-5)
+			TH_LOG("case %d: %g", ci, err / m);
+		ASSERT_LE(err / m, 1e-5);
+		free(x); free(w); free(y); free(e);
+	}
 }
 
 /* ---- activations after the epilogue, fused from an IR graph ---------- */
