@@ -799,6 +799,45 @@ static double load_float(const struct npr_tensor *t, int64_t i)
 	return (double)load_i(t->data, t->type, i);
 }
 
+/*
+ * A large f32 activation split over the threads in runs of elements:
+ * each element is computed alone, so the result is the same.
+ */
+struct unary_job {
+	const struct npr_eltwise_params *p;
+	float beta;
+	const float *x;
+	float *y;
+	int64_t count, parts;
+};
+
+static void unary_part(void *arg, int i, int tid)
+{
+	const struct unary_job *j = arg;
+	int64_t a = j->count * i / j->parts, b = j->count * (i + 1) / j->parts;
+
+	npr_ref_unary_f32(j->p, j->beta, j->x + a, j->y + a, b - a);
+}
+
+static int unary_f32_par(const struct npr_eltwise_params *p, float beta,
+			 const float *x, float *y, int64_t count)
+{
+	struct unary_job j = {
+		.p = p, .beta = beta, .x = x, .y = y, .count = count,
+	};
+
+	j.parts = count / 16384;
+	if (j.parts > 4 * npr_par_threads())
+		j.parts = 4 * npr_par_threads();
+	if (j.parts < 2)
+		return npr_ref_unary_f32(p, beta, x, y, count);
+	/* the op's own check, once, before the threads */
+	if (npr_ref_unary_f32(p, beta, x, y, 0))
+		return -EINVAL;
+	npr_parallel_for((int)j.parts, unary_part, &j);
+	return 0;
+}
+
 /**
  * npr_ref_unary() - unary activations and math functions
  * @n: the node; n->params is a struct npr_eltwise_params.
@@ -837,8 +876,8 @@ int npr_ref_unary(const struct npr_node *n, const struct npr_tensor *in,
 		return 0;
 	}
 	if (t == NPR_ELEM_F32) {
-		if (npr_ref_unary_f32(p, to_f32(beta), in[0].data, out->data,
-				      count))
+		if (unary_f32_par(p, to_f32(beta), in[0].data, out->data,
+				  count))
 			goto unsupported;
 		return 0;
 	}

@@ -1303,6 +1303,41 @@ TEST(deconv_gemm_matches_formula)
 	}
 }
 
+/*
+ * A large f32 activation runs on the threads in runs of elements: the
+ * same bits as one pass over the whole tensor (Sigmoid and Clamp over
+ * 300,001 elements, an odd count, so the runs are uneven).
+ */
+TEST(unary_on_threads_matches_one_pass)
+{
+	static const int ops[2] = { NPR_UN_SIGMOID, NPR_UN_CLAMP };
+	const int64_t n = 300001;
+	float *x = malloc(sizeof(float) * n), *y = malloc(sizeof(float) * n);
+	float *e = malloc(sizeof(float) * n);
+	int k;
+
+	ASSERT_TRUE(x && y && e);
+	fill(x, n, 81);
+	for (k = 0; k < 2; k++) {
+		struct npr_eltwise_params p = { .op = ops[k], .lo = -0.25,
+						.hi = 0.5 };
+		struct npr_node node = { .name = "act", .type = "Sigmoid",
+					 .params = &p, .nin = 1, .nout = 1 };
+		struct npr_tensor in = { 0 }, out = { 0 };
+
+		in.type = out.type = NPR_ELEM_F32;
+		in.shape.rank = out.shape.rank = 1;
+		in.shape.d[0] = out.shape.d[0] = n;
+		in.data = x;
+		out.data = y;
+		in.nbytes = out.nbytes = sizeof(float) * n;
+		ASSERT_EQ(npr_ref_unary_f32(&p, 1.0f, x, e, n), 0);
+		ASSERT_EQ(npr_ref_unary(&node, &in, &out), 0);
+		ASSERT_EQ(memcmp(y, e, sizeof(float) * n), 0);
+	}
+	free(x); free(y); free(e);
+}
+
 /* ---- activations after the epilogue, fused from an IR graph ---------- */
 
 #define PORT4(id, c, h, w)						\
