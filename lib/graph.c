@@ -1028,6 +1028,7 @@ static void f32_to_f16_run(uint16_t *d, const float *s, size_t n)
 }
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 
 __attribute__((target("avx,f16c")))
@@ -1060,10 +1061,16 @@ static void f32_to_f16_f16c(uint16_t *d, const float *s, size_t n)
 	f32_to_f16_run(d + i, s + i, n - i);
 }
 
+/* AVX with its state enabled by the OS, and F16C (CPUID 1, ECX bit 29;
+ * not every compiler's __builtin_cpu_supports() knows "f16c") */
 static bool has_f16c(void)
 {
+	unsigned int a, b, c, d;
+
 	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+	if (!__builtin_cpu_supports("avx") || !__get_cpuid(1, &a, &b, &c, &d))
+		return false;
+	return c & (1u << 29);
 }
 #endif
 
