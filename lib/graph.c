@@ -1065,12 +1065,17 @@ static void f32_to_f16_f16c(uint16_t *d, const float *s, size_t n)
  * not every compiler's __builtin_cpu_supports() knows "f16c") */
 static bool has_f16c(void)
 {
+	static _Atomic int known = -1;	/* CPUID traps in a VM: once */
 	unsigned int a, b, c, d;
+	int v = known;
 
-	__builtin_cpu_init();
-	if (!__builtin_cpu_supports("avx") || !__get_cpuid(1, &a, &b, &c, &d))
-		return false;
-	return c & (1u << 29);
+	if (v < 0) {
+		__builtin_cpu_init();
+		v = __builtin_cpu_supports("avx") &&
+		    __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+		known = v;
+	}
+	return v;
 }
 #endif
 
@@ -1080,26 +1085,21 @@ static bool convert_fast(void *dst, unsigned int dst_type, const void *src,
 {
 	size_t i;
 
-	if (src_type == NPR_ELEM_F16 && dst_type == NPR_ELEM_F32) {
 #if defined(__x86_64__)
-		if (has_f16c()) {
-			f16_to_f32_f16c(dst, src, numel);
-			return true;
-		}
+	bool f16c = has_f16c();
+#define F16C_OR(fn)	(f16c ? fn##_f16c : fn##_run)
+#else
+#define F16C_OR(fn)	fn##_run
 #endif
-		f16_to_f32_run(dst, src, numel);
+	if (src_type == NPR_ELEM_F16 && dst_type == NPR_ELEM_F32) {
+		F16C_OR(f16_to_f32)(dst, src, numel);
 		return true;
 	}
 	if (src_type == NPR_ELEM_F32 && dst_type == NPR_ELEM_F16) {
-#if defined(__x86_64__)
-		if (has_f16c()) {
-			f32_to_f16_f16c(dst, src, numel);
-			return true;
-		}
-#endif
-		f32_to_f16_run(dst, src, numel);
+		F16C_OR(f32_to_f16)(dst, src, numel);
 		return true;
 	}
+#undef F16C_OR
 	if (src_type == NPR_ELEM_U8 && dst_type == NPR_ELEM_F32) {
 		for (i = 0; i < numel; i++)
 			((float *)dst)[i] = ((const uint8_t *)src)[i];
