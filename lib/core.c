@@ -212,6 +212,18 @@ void npr_exec_put(struct npr_exec *ex)
 	free(ex);
 }
 
+struct npr_exec *npr_exec_get(struct npr_device *dev, uint32_t h, int *err)
+{
+	struct npr_exec *ex;
+
+	pthread_mutex_lock(&dev->lock);
+	ex = npr_handle_get_locked(dev, h, NPR_HANDLE_EXEC, err);
+	if (ex)
+		ex->refs++;
+	pthread_mutex_unlock(&dev->lock);
+	return ex;
+}
+
 void npr_exec_free(struct npr_exec *ex)
 {
 	if (ex)

@@ -432,6 +432,10 @@ void *npr_handle_get_locked(struct npr_device *dev, uint32_t h, int type,
 			    int *err);
 void npr_model_destroy(struct npr_model *m);
 void npr_exec_put(struct npr_exec *ex);
+/* Exec handle @h with a reference for the caller, who drops it with
+ * npr_exec_put() under dev->lock; NULL and *err set if @h is not one.
+ * Takes dev->lock. */
+struct npr_exec *npr_exec_get(struct npr_device *dev, uint32_t h, int *err);
 void npr_bo_put(struct npr_bo *bo);
 void npr_port_unbind(struct npr_bo **slot);
 void npr_request_destroy(struct npr_request *rq);

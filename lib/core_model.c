@@ -365,6 +365,25 @@ out:
 	return err;
 }
 
+/* A private clone of model @h's graph, to work on without dev->lock. */
+static int model_graph_clone(struct npr_device *dev, uint32_t h,
+			     struct npr_graph **g)
+{
+	struct npr_model *m;
+	int err = 0;
+
+	*g = NULL;
+	pthread_mutex_lock(&dev->lock);
+	m = npr_handle_get_locked(dev, h, NPR_HANDLE_MODEL, &err);
+	if (m) {
+		*g = npr_graph_clone(m->g);
+		if (!*g)
+			err = -ENOMEM;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
 /* The graph and port list behind a model or exec handle. */
 static int lookup_ports(struct npr_device *dev, uint32_t h,
 			struct npr_model **m, struct npr_exec **ex)
@@ -643,7 +662,6 @@ int npr_cmd_compile(struct npr_device *dev, void *arg)
 	const struct npr_prop_arg *pa;
 	struct npr_graph *src = NULL;
 	struct npr_exec *ex;
-	struct npr_model *m;
 	struct npr_cache_key key;
 	struct npr_props props;
 	bool by_file = false;
@@ -715,16 +733,8 @@ int npr_cmd_compile(struct npr_device *dev, void *arg)
 				return err;
 		}
 	}
-	err = 0;
-	pthread_mutex_lock(&dev->lock);
-	m = npr_handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
-	if (m) {
-		/* the compile runs unlocked on a private clone */
-		src = npr_graph_clone(m->g);
-		if (!src)
-			err = -ENOMEM;
-	}
-	pthread_mutex_unlock(&dev->lock);
+	/* the compile runs unlocked on a private clone */
+	err = model_graph_clone(dev, a->model, &src);
 	if (err)
 		goto fail_src;
 	ex = calloc(1, sizeof(*ex));
@@ -782,11 +792,7 @@ int npr_cmd_export(struct npr_device *dev, void *arg)
 	err = npr_check_args(a->flags, 0, a->reserved);
 	if (err)
 		return err;
-	pthread_mutex_lock(&dev->lock);
-	ex = npr_handle_get_locked(dev, a->exec, NPR_HANDLE_EXEC, &err);
-	if (ex)
-		ex->refs++;
-	pthread_mutex_unlock(&dev->lock);
+	ex = npr_exec_get(dev, a->exec, &err);
 	if (!ex)
 		return err;
 	err = npr_blob_export(ex, &blob, &len);
@@ -902,7 +908,6 @@ int npr_cmd_query_model(struct npr_device *dev, void *arg)
 {
 	struct npr_query_model *a = arg;
 	struct npr_graph *g = NULL;
-	struct npr_model *m;
 	bool *ok = NULL;
 	size_t need = 1;
 	uint32_t n = 0;
@@ -914,14 +919,7 @@ int npr_cmd_query_model(struct npr_device *dev, void *arg)
 		err = npr_model_read(dev, a->model);
 	if (err)
 		return err;
-	pthread_mutex_lock(&dev->lock);
-	m = npr_handle_get_locked(dev, a->model, NPR_HANDLE_MODEL, &err);
-	if (m) {
-		g = npr_graph_clone(m->g);
-		if (!g)
-			err = -ENOMEM;
-	}
-	pthread_mutex_unlock(&dev->lock);
+	err = model_graph_clone(dev, a->model, &g);
 	if (err)
 		return err;
 	ok = calloc(g->nnodes ? g->nnodes : 1, sizeof(bool));

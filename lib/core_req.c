@@ -359,11 +359,7 @@ int npr_cmd_req_create(struct npr_device *dev, void *arg)
 	err = npr_check_flags(a->flags, 0);
 	if (err)
 		return err;
-	pthread_mutex_lock(&dev->lock);
-	ex = npr_handle_get_locked(dev, a->exec, NPR_HANDLE_EXEC, &err);
-	if (ex)
-		ex->refs++;
-	pthread_mutex_unlock(&dev->lock);
+	ex = npr_exec_get(dev, a->exec, &err);
 	if (!ex)
 		return err;
 	rq = calloc(1, sizeof(*rq));

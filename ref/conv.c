@@ -929,6 +929,28 @@ static inline const float *t_x(const struct t_job *j, int64_t tl,
 }
 
 /*
+ * The run of consecutive tiles from @tl that stays in one row (the whole
+ * plane when flat) and before @b: its end, and its output pixels, @len
+ * of them from offset @o of the images' output (channel 0).
+ */
+static int64_t t_run(const struct npr_conv_plan *p, int64_t tl, int64_t b,
+		     int64_t ntile, int64_t *len, int64_t *o)
+{
+	const struct npr_conv_desc *d = &p->d;
+	int64_t img = tl / ntile, lt = tl % ntile, npix = d->OH * d->OW;
+	int64_t oy = lt / p->tw, ox0 = lt % p->tw * 7, te;
+
+	te = tl - lt + (p->flat ? ntile : lt - lt % p->tw + p->tw);
+	if (te > b)
+		te = b;
+	*len = (te - tl) * 7;
+	if (*len > (p->flat ? npix : d->OW) - ox0)
+		*len = (p->flat ? npix : d->OW) - ox0;
+	*o = img * d->K * npix + oy * d->OW + ox0;
+	return te;
+}
+
+/*
  * Channel panel i % np, tiles [a, b) of part i / np; the tiles of the
  * job's images are numbered one image after the other, so a part may
  * span images and each block of weights is used on all of its tiles.
@@ -959,15 +981,13 @@ static void t_task(void *arg, int i, int tid)
 	 */
 	if (kr <= T_KC) {
 		for (tl = a; tl < b;) {
-			int64_t img = tl / ntile, lt = tl % ntile;
-			int64_t oy = lt / p->tw, ox0 = lt % p->tw * 7, te, t2;
-			int64_t len, o;
+			int64_t te, t2, len, o;
 
-			te = tl - lt + (p->flat ? ntile : lt - lt % p->tw + p->tw);
-			if (te > b)
-				te = b;
-			if (te > tl + 16)
+			te = t_run(p, tl, b, ntile, &len, &o);
+			if (te > tl + 16) {
 				te = tl + 16;
+				len = 16 * 7;
+			}
 			for (t2 = tl; t2 < te; t2++)
 				npr_gemm_t7_avx512(t_pix(p, t2),
 						   (int)(kn + 15) / 16, kr,
@@ -976,10 +996,6 @@ static void t_task(void *arg, int i, int tid)
 						   d->sw,
 						   tq + (a + t2 - tl) * 7 * 64,
 						   false);
-			len = (te - tl) * 7;
-			if (len > (p->flat ? npix : d->OW) - ox0)
-				len = (p->flat ? npix : d->OW) - ox0;
-			o = img * d->K * npix + oy * d->OW + ox0;
 			t_emit(j, tq + a * 7 * 64, o, len, k0, kn, sum);
 			tl = te;
 		}
@@ -997,16 +1013,9 @@ static void t_task(void *arg, int i, int tid)
 	}
 	/* runs of consecutive tiles in one row, transposed into y */
 	for (tl = a; tl < b;) {
-		int64_t img = tl / ntile, lt = tl % ntile;
-		int64_t oy = lt / p->tw, ox0 = lt % p->tw * 7, te, len, o;
+		int64_t te, len, o;
 
-		te = tl - lt + (p->flat ? ntile : lt - lt % p->tw + p->tw);
-		if (te > b)
-			te = b;
-		len = (te - tl) * 7;
-		if (len > (p->flat ? npix : d->OW) - ox0)
-			len = (p->flat ? npix : d->OW) - ox0;
-		o = img * d->K * npix + oy * d->OW + ox0;
+		te = t_run(p, tl, b, ntile, &len, &o);
 		t_emit(j, tq + tl * 7 * 64, o, len, k0, kn, sum);
 		tl = te;
 	}

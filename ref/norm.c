@@ -149,20 +149,21 @@ static bool mvn_trailing(const struct npr_norm_params *p,
 			 const struct npr_tensor *in, float *y)
 {
 	const struct npr_shape *s = &in->shape;
-	struct mvn_job j = { .p = p, .x = in->data, .y = y, .inner = 1 };
+	struct mvn_job j = {
+		.p = p, .x = in->data, .y = y, .inner = 1, .ng = 1,
+	};
 	int k = s->rank;
 
-	while (k > 0 && p->reduced[k - 1])
-		k--;
+	/* reduced axes [k, rank), none before */
+	for (; k > 0 && p->reduced[k - 1]; k--)
+		j.inner *= s->d[k - 1];
 	if (k == s->rank)
 		return false;
-	for (j.ng = 1; j.ng >= 0 && k > 0; k--) {
+	for (; k > 0; k--) {
 		if (p->reduced[k - 1])
-			return false;	/* a reduced axis before a kept one */
+			return false;
 		j.ng *= s->d[k - 1];
 	}
-	for (k = s->rank - 1; k >= 0 && p->reduced[k]; k--)
-		j.inner *= s->d[k];
 	if (j.ng < 1 || j.inner < 1)
 		return false;
 	j.parts = j.ng * j.inner < 16384 ? 1 : 4 * npr_par_threads();
