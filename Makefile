@@ -43,7 +43,7 @@ WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializ
 OPT ?= -O2 -g
 CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread \
 	-DNPR_LIB_VERSION='"$(VERSION)"' \
-	-I$(srctree) -I$(srctree)/lib -I$(srctree)/lib/include -I$(obj)/lib/onnx \
+	-I$(srctree) -I$(srctree)/lib -I$(srctree)/lib/include -I$(obj)/lib/onnx/gen \
 	$(XML_CFLAGS) $(PNG_CFLAGS)
 ifneq ($(SANITIZE),)
   CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
@@ -59,26 +59,30 @@ LIBA := $(obj)/lib/libnpuring.a
 LIBSO := $(obj)/lib/libnpuring.so
 TOOLS := $(addprefix $(obj)/tools/,$(tools-y))
 TESTS := $(addprefix $(obj)/selftests/,$(selftests-y))
+TESTPROGS := $(addprefix $(obj)/selftests/,$(selftests-prog-y))
 EXAMPLES := $(addprefix $(obj)/examples/,$(examples-y))
 
-all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(EXAMPLES)
+all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(TESTPROGS) $(EXAMPLES)
+
+# CFLAGS_<dir>/ for every object of a folder; CFLAGS_<object> instead of it
+obj_cflags = $(or $(CFLAGS_$(1)),$(CFLAGS_$(dir $(1))))
 
 $(obj)/%.o: $(srctree)/%.c
 	$(quiet) CC $(patsubst $(obj)/%,%,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(CFLAGS_$(patsubst $(obj)/%,%,$@)) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(call obj_cflags,$(patsubst $(obj)/%,%,$@)) -MMD -MP -c $< -o $@
 
 # ONNX message code, generated at build time from Debian's onnx.proto
-$(obj)/lib/onnx/onnx.pb-c.c $(obj)/lib/onnx/onnx.pb-c.h &: $(ONNX_PROTO)
-	$(quiet) PROTOC lib/onnx/onnx.pb-c.c
-	$(Q)mkdir -p $(obj)/lib/onnx
-	$(Q)$(PROTOC_C) --c_out=$(obj)/lib/onnx -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
+$(obj)/lib/onnx/gen/onnx.pb-c.c $(obj)/lib/onnx/gen/onnx.pb-c.h &: $(ONNX_PROTO)
+	$(quiet) PROTOC lib/onnx/gen/onnx.pb-c.c
+	$(Q)mkdir -p $(obj)/lib/onnx/gen
+	$(Q)$(PROTOC_C) --c_out=$(obj)/lib/onnx/gen -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
 
-$(obj)/lib/onnx/onnx.pb-c.o: $(obj)/lib/onnx/onnx.pb-c.c
-	$(quiet) CC lib/onnx/onnx.pb-c.o
+$(obj)/lib/onnx/gen/onnx.pb-c.o: $(obj)/lib/onnx/gen/onnx.pb-c.c
+	$(quiet) CC lib/onnx/gen/onnx.pb-c.o
 	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -Wno-error -c $< -o $@
 
-$(filter-out $(obj)/lib/onnx/onnx.pb-c.o,$(LIB_OBJS)): | $(obj)/lib/onnx/onnx.pb-c.h
+$(filter-out $(obj)/lib/onnx/gen/onnx.pb-c.o,$(LIB_OBJS)): | $(obj)/lib/onnx/gen/onnx.pb-c.h
 
 $(LIBA): $(LIB_OBJS)
 	$(quiet) AR $(patsubst $(obj)/%,%,$@)
@@ -117,7 +121,7 @@ CFLAGS_BASE += -DNPR_NO_LEVEL_ZERO
 all:
 	@echo "  SKIP    npu/vnpu (no Level Zero headers: apt-get install libze-dev)"
 endif
-$(foreach t,$(selftests-y),$(eval $(call link_prog,selftests,$(t))))
+$(foreach t,$(selftests-y) $(selftests-prog-y),$(eval $(call link_prog,selftests,$(t))))
 $(foreach t,$(examples-y),$(eval $(call link_prog,examples,$(t))))
 
 SHARED ?= $(abspath $(srctree)/../shared)
@@ -150,14 +154,14 @@ bench: deps
 	$(Q)$(obj)/tools/npr-bench -d null
 	$(Q)$(obj)/tools/npr-bench -d cpu -m $(BENCH_MODEL) -t 1 --nireq 1 --time 3
 	$(Q)$(obj)/tools/npr-bench -d cpu -m $(BENCH_MODEL) -t 1 --nireq 2 --time 3
-	$(Q)NPR_SHARED=$(SHARED) NPR_KBENCH=$(obj)/tools/npr-kbench \
+	$(Q)NPR_SHARED=$(SHARED) NPR_KBENCH=$(obj)/selftests/npr-kbench \
 		$(srctree)/scripts/bench.sh
 
 clean:
 	$(quiet) CLEAN $(obj)
-	$(Q)rm -f $(LIB_OBJS) $(LIB_OBJS:.o=.d) $(LIBA) $(LIBSO) $(TOOLS) $(TESTS)
+	$(Q)rm -f $(LIB_OBJS) $(LIB_OBJS:.o=.d) $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(TESTPROGS)
 	$(Q)rm -f $(VNPU) $(addprefix $(obj)/,$(vnpu-objs)) $(EXAMPLES)
-	$(Q)rm -rf $(obj)/lib/onnx
+	$(Q)rm -rf $(obj)/lib/onnx/gen
 	$(Q)find $(obj)/lib $(obj)/ref $(obj)/npu $(obj)/tools $(obj)/selftests \
 		$(obj)/examples -name '*.[od]' -delete 2>/dev/null || true
 

@@ -21,8 +21,8 @@
 #include <sys/mman.h>
 
 #include "core.h"
-#include "ir.h"
-#include "onnx.h"
+#include "ir/ir.h"
+#include "onnx/onnx.h"
 
 /* ---- the fd -> device table -------------------------------------------- */
 

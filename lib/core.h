@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "graph.h"
+#include "graph/graph.h"
 
 struct npr_device;
 struct npr_props;
@@ -311,7 +311,7 @@ struct npr_device {
 	struct npr_slot *slots;
 	int nslots, cap_slots, free_slot;
 	void *priv;
-	struct npr_ring *ring;	/* lib/ring.c, set up once under @lock */
+	struct npr_ring *ring;	/* lib/ring/ring.c, set up once under @lock */
 };
 
 /* lib/error.c */
@@ -319,7 +319,7 @@ unsigned long npr_err_mark(void);
 int npr_err_default(int err, unsigned long mark);
 int npr_last_errno(void);
 
-/* lib/compile.c */
+/* lib/passes/compile.c */
 int npr_compile_graph(const struct npr_graph *src,
 		      const struct npr_shape *shapes, struct npr_graph **out);
 int npr_compile_graph_take(struct npr_graph *src,
@@ -336,7 +336,7 @@ int npr_prop_compile_arg(struct npr_device *dev, struct npr_props *p,
 int npr_prop_info(struct npr_device *dev, struct npr_exec *ex,
 		  struct npr_prop_info *a);
 
-/* lib/blob.c */
+/* lib/store/blob.c */
 uint64_t npr_blob_hash(const void *p, size_t n);
 int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len);
 int npr_blob_check_header(const struct npr_device *dev, const void *buf,
@@ -352,7 +352,7 @@ int npr_blob_import_compiled(struct npr_device *dev, struct npr_blob *mem,
 int npr_query_model(struct npr_device *dev, const struct npr_graph *model,
 		    bool *supported);
 
-/* lib/cache.c */
+/* lib/store/cache.c */
 struct npr_cache_key {
 	char lines[2 * 4096 + 1024];	/* what the key is made of, "name=value\n" */
 	char name[33];		/* the entry's file name: 32 hex digits */
@@ -392,7 +392,7 @@ int npr_job_run_arg(struct npr_device *dev, struct npr_request *rq,
 		    unsigned long cmd, void *karg);
 int npr_request_infer(struct npr_request *rq);
 
-/* lib/ring.c */
+/* lib/ring/ring.c */
 struct npr_ring;
 int npr_ring_setup(struct npr_device *dev, struct npr_ring_setup *a);
 int npr_ring_submit(struct npr_device *dev, struct npr_submit *a);

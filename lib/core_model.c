@@ -25,8 +25,8 @@
 #include <sys/stat.h>
 
 #include "core.h"
-#include "ir.h"
-#include "onnx.h"
+#include "ir/ir.h"
+#include "onnx/onnx.h"
 
 /*
  * IR is XML text; an ONNX ModelProto is protobuf, and protobuf writers
@@ -131,7 +131,7 @@ int npr_cmd_model_load(struct npr_device *dev, void *arg)
 	return err;
 }
 
-#define ONNX_LOAD_MAX		(2ull << 30)	/* as lib/onnx.c's */
+#define ONNX_LOAD_MAX		(2ull << 30)	/* as lib/onnx/read.c's */
 
 static bool is_onnx_path(const char *path)
 {
@@ -538,7 +538,7 @@ static int make_ports(struct npr_exec *ex, const struct npr_graph *model)
 
 		bool hidden = out ? k >= npr_user_outputs(ex) : k >= npr_user_inputs(ex);
 
-		/* state ports (lib/state.c) exist in the compiled graph only */
+		/* state ports (lib/passes/stateful.c) exist in the compiled graph only */
 		p->name = strdup(hidden ? g->nodes[node].name :
 				 port_name(model, node, out));
 		if (!p->name)
@@ -547,7 +547,7 @@ static int make_ports(struct npr_exec *ex, const struct npr_graph *model)
 		/* the caller's type, or the compute type of a state port */
 		p->type = hidden ? g->vals[v].type : model->vals[v].type;
 		p->shape = g->vals[v].shape;
-		/* outputs may depend on input values (lib/compile.c) */
+		/* outputs may depend on input values (lib/passes/compile.c) */
 		if (!npr_shape_static(&p->shape) && (!out || hidden))
 			return npr_err(-EINVAL, "%s %s has no static shape",
 				       out ? "output" : "input", p->name);

@@ -20,10 +20,10 @@
 #include <sys/mman.h>
 
 #include "core.h"
-#include "ir.h"
-#include "onnx.h"
+#include "ir/ir.h"
+#include "onnx/onnx.h"
 
-/* ---- variables of stateful models (lib/state.c) ------------------------- */
+/* ---- variables of stateful models (lib/passes/stateful.c) ------------------------- */
 
 /* A request no ring job holds: -ENOENT, -EBADF or -EBUSY otherwise. */
 struct npr_request *npr_request_idle(struct npr_device *dev, uint32_t h,
@@ -540,7 +540,7 @@ int npr_cmd_infer(struct npr_device *dev, void *arg)
 	return err;
 }
 
-/* ---- helpers for ring jobs (lib/ring.c) ------------------------------- */
+/* ---- helpers for ring jobs (lib/ring/ring.c) ------------------------------- */
 
 /**
  * npr_request_out_shape() - size a dynamic output for this inference

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph.h"
+#include "graph/graph.h"
 #include "core.h"
 
 static __thread char err_msg[1024];

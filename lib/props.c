@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "core.h"
-#include "graph.h"
+#include "graph/graph.h"
 
 /* scope and access bits of the table (the RW/COMPILE/CACHING ones are
  * the uapi's NPR_PROP_ACCESS_*) */

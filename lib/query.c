@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "core.h"
-#include "graph.h"
+#include "graph/graph.h"
 
 static bool housekeeping(const struct npr_node *n)
 {

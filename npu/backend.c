@@ -30,10 +30,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../lib/core.h"
+#include "core.h"
 
 #if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
-#include "../lib/ir.h"
+#include "ir/ir.h"
 #include "npu.h"
 
 static unsigned int elem_of_prec(uint32_t prec)
@@ -455,7 +455,7 @@ static int find_dead(const struct npr_graph *w, const char *type,
 /*
  * The variables back as ReadValue/Assign, the form the NPU compiler
  * takes (it answers with vpux_ie_read_value_<id> / vpux_ie_assign_<id>
- * arguments): lib/state.c made each a hidden input (and a validity flag
+ * arguments): lib/passes/stateful.c made each a hidden input (and a validity flag
  * feeding a Select that replaced the ReadValue) and a hidden output.
  */
 static int raise_state(struct npr_graph *w, const struct npr_graph *g)

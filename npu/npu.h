@@ -11,7 +11,7 @@
 
 #include <pthread.h>
 
-#include "../lib/core.h"
+#include "core.h"
 #include "ze_graph.h"
 #include <level_zero/loader/ze_loader.h>
 

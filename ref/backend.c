@@ -28,9 +28,9 @@
 #include <sys/utsname.h>
 #include <time.h>
 
-#include "../lib/core.h"
+#include "core.h"
 #include "ops/shape.h"
-#include "conv.h"
+#include "ref/conv/conv.h"
 #include "threads.h"
 
 /*

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/core.h"
+#include "core.h"
 #include "gemm.h"
 #include "threads.h"
 

@@ -13,7 +13,7 @@
 #      figure is the median of the per-round medians; ratio = ours / ORT.
 #   3. Three OpenVINO IR models (ours only).
 #
-# Environment: NPR_SHARED (../shared), NPR_KBENCH (tools/npr-kbench),
+# Environment: NPR_SHARED (../shared), NPR_KBENCH (selftests/npr-kbench),
 # ORT_NODE_DIR (where onnxruntime-node is installed; default
 # ${TMPDIR:-/tmp}/npr-ort, installed there with the peers' install.sh if
 # missing: never inside the repository), ROUNDS (3), RUNS (20),
@@ -22,7 +22,7 @@
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 shared=${NPR_SHARED:-$here/../shared}
-kbench=${NPR_KBENCH:-$here/tools/npr-kbench}
+kbench=${NPR_KBENCH:-$here/selftests/npr-kbench}
 ort_dir=${ORT_NODE_DIR:-${TMPDIR:-/tmp}/npr-ort}
 rounds=${ROUNDS:-3}
 runs=${RUNS:-20}

@@ -8,7 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "blob_util.h"
-#include "graph.h"
+#include "graph/graph.h"
 
 /* The blob layout (Documentation/blob.rst) and the library's checksum. */
 #define HDR		BLOB_HDR

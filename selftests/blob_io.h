@@ -14,7 +14,7 @@
 
 #include "npuring.h"
 
-/* The library's checksum (lib/blob.c) and the header's size. */
+/* The library's checksum (lib/store/blob.c) and the header's size. */
 uint64_t npr_blob_hash(const void *p, size_t n);
 #define BLOB_HDR	96
 

@@ -18,7 +18,7 @@
 
 #include "harness.h"
 #include "npuring.h"
-#include "../tools/image.h"
+#include "tools/image.h"
 
 #define W	7	/* odd sizes catch row padding and sub-byte packing */
 #define H	5

@@ -14,13 +14,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../ref/conv.h"
-#include "../ref/fq.h"
-#include "../ref/gemm.h"
-#include "../ref/threads.h"
-#include "../lib/core.h"
-#include "../lib/graph.h"
-#include "../lib/ir.h"
+#include "ref/conv/conv.h"
+#include "ref/kernels/fq.h"
+#include "ref/gemm.h"
+#include "ref/threads.h"
+#include "core.h"
+#include "graph/graph.h"
+#include "ir/ir.h"
 #include "ops/deconv.h"
 #include "ops/eltwise.h"
 #include "ops/nn.h"

@@ -25,11 +25,11 @@
 
 #include <npuring.h>
 
-#include "../lib/core.h"
-#include "../lib/graph.h"
-#include "../lib/ir.h"
-#include "../lib/onnx.h"
-#include "../tools/image.h"
+#include "core.h"
+#include "graph/graph.h"
+#include "ir/ir.h"
+#include "onnx/onnx.h"
+#include "tools/image.h"
 #include "harness.h"
 
 #define MAX_PORTS	8
@@ -1279,7 +1279,7 @@ TEST(silero_vad_one_chunk_matches_golden)
  * maximum.  The ONNX file declares a symbolic batch, so MAKE_STATEFUL is
  * given the state shapes at batch 1 (without them it fails with -EINVAL
  * naming the dynamic shape).  With @via_ir the model is instead first
- * compiled at batch 1 and written to IR (lib/ir_write.c, If and LSTM
+ * compiled at batch 1 and written to IR (lib/ir/write.c, If and LSTM
  * bodies included), the way a fixed-shape deployment would, and that IR,
  * whose shapes are static, is loaded and made stateful without shapes.
  */

@@ -26,10 +26,10 @@
 
 #include <npuring.h>
 
-#include "../lib/core.h"
-#include "../lib/graph.h"
-#include "../lib/ir.h"
-#include "../lib/onnx.h"
+#include "core.h"
+#include "graph/graph.h"
+#include "ir/ir.h"
+#include "onnx/onnx.h"
 
 #include "blob_io.h"
 #include "harness.h"
@@ -2181,7 +2181,7 @@ TEST(npu_validation_layer)
 #include <malloc.h>
 #include <sys/stat.h>
 
-#include "../npu/ze_graph.h"
+#include "npu/ze_graph.h"
 
 /* One vnpu context with the open-closed-eye graph (1 input, 1 output). */
 struct zl {

@@ -37,7 +37,7 @@
 #include "core.h"
 #include "harness.h"
 #include "npuring.h"
-#include "onnx.h"
+#include "onnx/onnx.h"
 #include "onnx.pb-c.h"
 
 #define TOLERANCE_REL	1e-4

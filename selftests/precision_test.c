@@ -26,7 +26,7 @@
 
 #include <npuring.h>
 
-#include "../tools/image.h"
+#include "tools/image.h"
 #include "harness.h"
 
 #define MAX_PORTS	8

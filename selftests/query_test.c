@@ -15,8 +15,8 @@
 #include "harness.h"
 #include "npuring.h"
 #include "core.h"
-#include "graph.h"
-#include "ir.h"
+#include "graph/graph.h"
+#include "ir/ir.h"
 
 static int query(int fd, const char *rel, struct npr_query_model *q,
 		 char **names)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The IR writer (lib/ir_write.c): every shared model, IR and ONNX, written
+ * The IR writer (lib/ir/write.c): every shared model, IR and ONNX, written
  * to IR v11 and read back, has the same structure (node count, op types,
  * output types and shapes, inputs and outputs) and gives bit-identical
  * outputs for the same deterministic input; a compiled graph written and
@@ -22,10 +22,10 @@
 
 #include <npuring.h>
 
-#include "../lib/core.h"
-#include "../lib/graph.h"
-#include "../lib/ir.h"
-#include "../lib/onnx.h"
+#include "core.h"
+#include "graph/graph.h"
+#include "ir/ir.h"
+#include "onnx/onnx.h"
 #include "harness.h"
 
 #define MAX_PORTS	8

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * ScaledDotProductAttention-13: attributes and shape inference.  Kernel:
- * ref/attn.c.
+ * ref/kernels/attn.c.
  *
  * query [..., L, E], key [..., S, E], value [..., S, Ev] (leading dims
  * broadcast numpy-style), optional attention_mask (boolean: false masks;
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/attn.h"
+#include "attn.h"
 
 static int sdpa_parse(struct npr_graph *g, struct npr_node *n)
 {

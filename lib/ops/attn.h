@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Attention: ScaledDotProductAttention-13.  Attributes and shape
- * inference in lib/ops/attn.c, the scalar reference kernel in ref/attn.c.
+ * inference in lib/ops/attn.c, the scalar reference kernel in ref/kernels/attn.c.
  */
 #ifndef NPR_OPS_ATTN_H
 #define NPR_OPS_ATTN_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 /**
  * struct npr_attn_params - attributes of ScaledDotProductAttention

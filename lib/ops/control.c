@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Control flow: port maps and shape inference.  Kernels: ref/control.c.
+ * Control flow: port maps and shape inference.  Kernels: ref/kernels/control.c.
  *
  * TensorIterator-0/1 runs its body once per part of its sliced inputs;
  * Loop-5 runs it while the trip count (input 0, -1: unbounded) and the
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/control.h"
+#include "control.h"
 
 static int64_t body_layer_id(const struct npr_body *b, int k, bool result)
 {

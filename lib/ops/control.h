@@ -2,15 +2,15 @@
 /*
  * Control flow: TensorIterator-0/1, Loop-5, If-8.  Port maps, shape
  * inference (which compiles the bodies) in lib/ops/control.c; the
- * reference evaluator that runs a body per iteration in ref/control.c.
+ * reference evaluator that runs a body per iteration in ref/kernels/control.c.
  *
- * The bodies are struct npr_body on the node (lib/graph.h): bodies[0] is
+ * The bodies are struct npr_body on the node (lib/graph/graph.h): bodies[0] is
  * the loop body or If's then branch, bodies[1] If's else branch.
  */
 #ifndef NPR_OPS_CONTROL_H
 #define NPR_OPS_CONTROL_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 /**
  * struct npr_loop_params - what inference learned about a loop

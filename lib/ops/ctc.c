@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * CTC greedy decoders: attributes and shape inference.  Kernels:
- * ref/ctc.c.
+ * ref/kernels/ctc.c.
  *
  * CTCGreedyDecoder-1: data [T, N, C] and a sequence mask [T, N] give
  * [N, T, 1, 1] class indices (as the data type), -1 after the end.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/ctc.h"
+#include "ctc.h"
 
 static int ctc_parse(struct npr_graph *g, struct npr_node *n)
 {

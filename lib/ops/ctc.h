@@ -2,12 +2,12 @@
 /*
  * CTC greedy decoding: CTCGreedyDecoder-1 and CTCGreedyDecoderSeqLen-6.
  * Attributes and shape inference in lib/ops/ctc.c, scalar reference
- * kernels in ref/ctc.c.
+ * kernels in ref/kernels/ctc.c.
  */
 #ifndef NPR_OPS_CTC_H
 #define NPR_OPS_CTC_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 /**
  * struct npr_ctc_params - attributes of the CTC decoders

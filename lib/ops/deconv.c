@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Transposed convolutions: attributes and shape inference.  Kernel:
- * ref/deconv.c.
+ * ref/kernels/deconv.c.
  *
  * Without an output_shape input, each output spatial size is
  *   O = s * (I - 1) + d * (K - 1) + 1 - pads_begin - pads_end + output_padding
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/deconv.h"
+#include "deconv.h"
 
 static const char *const pad_names[] = {
 	"explicit", "valid", "same_upper", "same_lower", "notset", NULL,

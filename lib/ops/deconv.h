@@ -2,12 +2,12 @@
 /*
  * Transposed convolutions: ConvolutionBackpropData-1 and
  * GroupConvolutionBackpropData-1.  Attributes and shape inference in
- * lib/ops/deconv.c, scalar reference kernel in ref/deconv.c.
+ * lib/ops/deconv.c, scalar reference kernel in ref/kernels/deconv.c.
  */
 #ifndef NPR_OPS_DECONV_H
 #define NPR_OPS_DECONV_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 #define NPR_DECONV_MAX_SPATIAL	3
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * SSD detection ops: attributes and shape inference.  Kernels:
- * ref/detect.c.
+ * ref/kernels/detect.c.
  *
  * PriorBox and PriorBoxClustered need their two inputs (feature map size
  * and image size) at compile time; in real models those are ShapeOf
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/detect.h"
+#include "detect.h"
 
 /* Sizes beyond these are certainly not a real detector. */
 #define MAX_MAP_DIM	(1 << 20)

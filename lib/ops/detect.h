@@ -2,12 +2,12 @@
 /*
  * SSD detection ops: PriorBoxClustered-1, PriorBox-1/-8 and
  * DetectionOutput-1/-8.  Attributes and shape inference in
- * lib/ops/detect.c, scalar reference kernels in ref/detect.c.
+ * lib/ops/detect.c, scalar reference kernels in ref/kernels/detect.c.
  */
 #ifndef NPR_OPS_DETECT_H
 #define NPR_OPS_DETECT_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 /* Most values an attribute list of these ops may hold. */
 #define NPR_PRIOR_MAX		64
@@ -53,7 +53,7 @@ struct npr_prior_clustered_params {
  * @nmin, @nmax, @nratio, @nfixed_size, @nfixed_ratio, @ndensity: counts.
  * @flip: add the inverse of every aspect ratio.
  * @clip: clamp every coordinate to [0, 1].
- * @scale_all_sizes: false selects the MXNet layout (see ref/detect.c).
+ * @scale_all_sizes: false selects the MXNet layout (see ref/kernels/detect.c).
  * @min_max_order: emit [min, max, ratios] (Caffe) rather than
  *                 [min, ratios, max] (PriorBox-8 only; always true for -1).
  * @step: distance between cell centres in pixels, 0: image size / map size.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Elementwise ops: attributes, type checks and shape inference.  The
- * kernels are in ref/eltwise.c.
+ * kernels are in ref/kernels/eltwise.c.
  *
  * Semantics follow the OpenVINO opset specifications.  Choices where the
  * specifications leave room:
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/eltwise.h"
+#include "eltwise.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define OPSET_MAX	99
@@ -539,7 +539,7 @@ static int select_infer(struct npr_graph *g, struct npr_node *n)
 			 .eval = npr_ref_unary }
 
 /*
- * The eltwise group of the op registry (lib/ops.c).  vmin is the opset
+ * The eltwise group of the op registry (lib/ops/registry.c).  vmin is the opset
  * that introduced the op version; later opsets that keep the same version
  * are accepted up to OPSET_MAX.
  */

@@ -4,12 +4,12 @@
  * broadcasting, unary activations, PReLU, Convert, FakeQuantize, Select.
  *
  * Op definitions (attributes, shape inference): lib/ops/eltwise.c.
- * Reference kernels: ref/eltwise.c.
+ * Reference kernels: ref/kernels/eltwise.c.
  */
 #ifndef NPR_OPS_ELTWISE_H
 #define NPR_OPS_ELTWISE_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 /* Binary ops.  Arithmetic keeps the input type; the rest give boolean. */
 enum npr_binop {
@@ -89,7 +89,7 @@ struct npr_eltwise_params {
 };
 
 /*
- * Reference kernels (ref/eltwise.c), the eval of the op definitions.  All
+ * Reference kernels (ref/kernels/eltwise.c), the eval of the op definitions.  All
  * take the node (for params and error messages), n->nin input tensors and
  * n->nout output tensors whose type, shape and buffer are set.  An output
  * may share memory with an input of the same shape and type.  They return

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Indexing ops: attributes, type checks and shape inference.  The kernels
- * are in ref/index.c.  Semantics follow the OpenVINO opset specifications
+ * are in ref/kernels/index.c.  Semantics follow the OpenVINO opset specifications
  * of GatherElements-6, GatherND-5/-8, ScatterUpdate-3,
  * ScatterElementsUpdate-3/-12, ScatterNDUpdate-3/-15, OneHot-1 and
  * NonZero-3.  Choices where the specifications leave room:
@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/index.h"
-#include "ops/kern.h"
+#include "index.h"
+#include "kern.h"
 
 static int one_output(const struct npr_node *n)
 {

@@ -3,7 +3,7 @@
  * Indexing ops: GatherElements-6, GatherND-5/-8, ScatterUpdate-3,
  * ScatterElementsUpdate-3/-12, ScatterNDUpdate-3/-15, OneHot-1,
  * NonZero-3.  Attributes and shape inference in lib/ops/index.c, scalar
- * reference kernels in ref/index.c.
+ * reference kernels in ref/kernels/index.c.
  *
  * Indices are i32 or i64.  Negative indices count from the end of their
  * dimension; an index still out of range after that makes the kernel fail
@@ -12,7 +12,7 @@
 #ifndef NPR_OPS_INDEX_H
 #define NPR_OPS_INDEX_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 enum npr_scatter_red {
 	NPR_SCATTER_NONE,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Interpolate-1/-4/-11: attributes and shape inference after the OpenVINO
- * opset specifications.  Kernel: ref/interp.c.
+ * opset specifications.  Kernel: ref/kernels/interp.c.
  *
  *  - Interpolate-4: data, sizes, scales, [axes].  Interpolate-11: data,
  *    scales_or_sizes, [axes].  The input shape_calculation_mode names must
@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/interp.h"
-#include "ops/kern.h"
+#include "interp.h"
+#include "kern.h"
 
 #define MAX_OUT_DIM	((int64_t)1 << 31)
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Interpolate-1, -4 and -11.  Attributes and shape inference in
- * lib/ops/interp.c, the reference kernel in ref/interp.c.
+ * lib/ops/interp.c, the reference kernel in ref/kernels/interp.c.
  *
  * Every mode is computed as a separable resampling: per axis, each output
  * coordinate reads a few taps of the zero-padded input with weights; the
@@ -10,7 +10,7 @@
 #ifndef NPR_OPS_INTERP_H
 #define NPR_OPS_INTERP_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 enum npr_interp_mode {
 	NPR_INTERP_NEAREST,

@@ -2,7 +2,7 @@
 /*
  * Layout ops: attributes and shape inference of DepthToSpace-1,
  * SpaceToDepth-1, ShuffleChannels-1 and ReorgYolo-2 after the OpenVINO
- * opset specifications.  Kernels: ref/layout.c.
+ * opset specifications.  Kernels: ref/kernels/layout.c.
  *
  * ReorgYolo's specification refers to the Darknet reorg layer: output
  * element i (in C order) is the input, read as [N, C / s^2, H * s, W * s],
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/kern.h"
-#include "ops/layout.h"
+#include "kern.h"
+#include "layout.h"
 
 static int layout_parse(struct npr_graph *g, struct npr_node *n)
 {

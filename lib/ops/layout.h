@@ -3,12 +3,12 @@
  * Layout ops: DepthToSpace-1, SpaceToDepth-1, ShuffleChannels-1 and
  * ReorgYolo-2.  Shape inference (lib/ops/layout.c) plans the first three
  * as a reshape of the input, a transpose and a reshape of the result; one
- * kernel (ref/layout.c) runs the transpose.
+ * kernel (ref/kernels/layout.c) runs the transpose.
  */
 #ifndef NPR_OPS_LAYOUT_H
 #define NPR_OPS_LAYOUT_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 #define NPR_LAYOUT_MAX_RANK	(2 * NPR_MAX_RANK)
 

@@ -2,7 +2,7 @@
 /*
  * Math ops: attributes, type checks and shape inference for Round-5,
  * Sign-1, ReduceLogicalAnd-1, ReduceLogicalOr-1, CumSum-3 and Einsum-7,
- * following the OpenVINO opset specifications.  Kernels: ref/math.c.
+ * following the OpenVINO opset specifications.  Kernels: ref/kernels/math.c.
  *
  * Choices where the specifications leave room:
  *  - Round and Sign keep integer inputs as they are (Sign maps them to
@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/kern.h"
-#include "ops/math.h"
+#include "kern.h"
+#include "math.h"
 
 static int one_output(const struct npr_node *n)
 {

@@ -5,12 +5,12 @@
  * Selu-1, LogSoftmax-5, LRN-1, ReduceLogicalAnd-1, ReduceLogicalOr-1,
  * CumSum-3 and Einsum-7.  Attributes and
  * shape inference in lib/ops/math.c, scalar reference kernels in
- * ref/math.c.
+ * ref/kernels/math.c.
  */
 #ifndef NPR_OPS_MATH_H
 #define NPR_OPS_MATH_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 enum npr_math_op {
 	NPR_MATH_ROUND_EVEN,

@@ -2,7 +2,7 @@
 /*
  * ReverseSequence-1, BitwiseLeftShift-15, BitwiseRightShift-15 and
  * GridSample-9 after the OpenVINO opset specifications: attributes and
- * shape inference.  Kernels: ref/misc.c.
+ * shape inference.  Kernels: ref/kernels/misc.c.
  *
  * ReverseSequence: data of rank >= 2, seq_lengths [data.shape[batch_axis]]
  * of an integer type; each batch row has its first seq_lengths elements
@@ -38,8 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/kern.h"
-#include "ops/misc.h"
+#include "kern.h"
+#include "misc.h"
 
 static bool is_int(unsigned int t)
 {

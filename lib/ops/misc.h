@@ -2,12 +2,12 @@
 /*
  * ReverseSequence-1, BitwiseLeftShift-15, BitwiseRightShift-15,
  * GridSample-9, DFT-7, IDFT-7 and Unique-10: attributes and shape inference in
- * lib/ops/misc.c, scalar reference kernels in ref/misc.c.
+ * lib/ops/misc.c, scalar reference kernels in ref/kernels/misc.c.
  */
 #ifndef NPR_OPS_MISC_H
 #define NPR_OPS_MISC_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 enum npr_grid_mode {
 	NPR_GRID_BILINEAR, NPR_GRID_BICUBIC, NPR_GRID_NEAREST,

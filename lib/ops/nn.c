@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Neural-network ops: attributes and shape inference.  Kernels: ref/nn.c.
+ * Neural-network ops: attributes and shape inference.  Kernels: ref/kernels/nn.c.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/nn.h"
+#include "nn.h"
 
 static const char *const pad_names[] = {
 	"explicit", "valid", "same_upper", "same_lower", "notset", NULL,

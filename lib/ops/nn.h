@@ -5,7 +5,7 @@
 #ifndef NPR_OPS_NN_H
 #define NPR_OPS_NN_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 #define NPR_MAX_SPATIAL	3
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * Normalization ops: attributes and shape inference.  Kernels: ref/norm.c.
+ * Normalization ops: attributes and shape inference.  Kernels: ref/kernels/norm.c.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/norm.h"
+#include "norm.h"
 
 static struct npr_norm_params *norm_alloc(struct npr_node *n, int kind)
 {

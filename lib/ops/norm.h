@@ -2,12 +2,12 @@
 /*
  * Normalization ops: MVN-1 (attribute axes), MVN-6 (axes input),
  * NormalizeL2-1 and BatchNormInference-1/-5.  Attributes and shape
- * inference in lib/ops/norm.c, scalar reference kernels in ref/norm.c.
+ * inference in lib/ops/norm.c, scalar reference kernels in ref/kernels/norm.c.
  */
 #ifndef NPR_OPS_NORM_H
 #define NPR_OPS_NORM_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 enum npr_norm_kind {
 	NPR_NORM_MVN, NPR_NORM_L2, NPR_NORM_BATCH,

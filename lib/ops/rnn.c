@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Recurrent cells and sequences: attributes and shape inference.
- * Kernels: ref/rnn.c.
+ * Kernels: ref/kernels/rnn.c.
  *
  * Cells (one time step):
  *   RNNCell   X [N, I], H [N, S], W [S, I], R [S, S], B [S]
@@ -21,7 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "ops/rnn.h"
+#include "rnn.h"
 
 static int parse_activations(struct npr_node *n, struct npr_rnn_params *p)
 {

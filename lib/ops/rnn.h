@@ -2,7 +2,7 @@
 /*
  * Recurrent cells and sequences: RNNCell-0/3, GRUCell-3, LSTMCell-1/4,
  * RNNSequence-5, GRUSequence-5, LSTMSequence-1/5.  Attributes and shape
- * inference in lib/ops/rnn.c, scalar reference kernels in ref/rnn.c.
+ * inference in lib/ops/rnn.c, scalar reference kernels in ref/kernels/rnn.c.
  *
  * Gate order follows the OpenVINO specs: LSTM "fico" (forget, input,
  * cell, output), GRU "zrh" (update, reset, hidden); LSTMCell-1 peepholes
@@ -11,7 +11,7 @@
 #ifndef NPR_OPS_RNN_H
 #define NPR_OPS_RNN_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 enum npr_rnn_kind {
 	NPR_RNN_RNN, NPR_RNN_GRU, NPR_RNN_LSTM,

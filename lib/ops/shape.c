@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Data-movement ops: attributes, shape inference and kernel plans.
- * Kernels: ref/shape.c.
+ * Kernels: ref/kernels/shape.c.
  *
  * Inputs that decide a shape (target shapes, axes, begin/end/stride, pads,
  * repeats, Range bounds) are read from constants once the graph is folded;
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/shape.h"
+#include "shape.h"
 
 /* ---- helpers ---- */
 

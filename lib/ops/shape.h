@@ -5,14 +5,14 @@
  * Broadcast, Pad.
  *
  * Shape inference (lib/ops/shape.c) plans most of them as a strided view of
- * their data input (struct npr_view); the kernels (ref/shape.c) then copy
+ * their data input (struct npr_view); the kernels (ref/kernels/shape.c) then copy
  * elements by size and never look at the values, so every byte-addressable
  * element type works.
  */
 #ifndef NPR_OPS_SHAPE_H
 #define NPR_OPS_SHAPE_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 /* Tile splits every output dimension in two: (repeat, data). */
 #define NPR_VIEW_MAX_RANK	(2 * NPR_MAX_RANK)

@@ -2,7 +2,7 @@
 /*
  * TopK-1/-3/-11 and NonMaxSuppression-1/-3/-4/-5/-9: attributes and shape
  * inference after the OpenVINO opset specifications.  Kernels:
- * ref/sort.c.
+ * ref/kernels/sort.c.
  *
  *  - TopK: k must be constant and >= 0; the output has min(k, dim)
  *    elements along the axis.  Ties always keep the lower index first
@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/kern.h"
-#include "ops/sort.h"
+#include "kern.h"
+#include "sort.h"
 
 #define MAX_NMS_ROWS	((int64_t)1 << 28)
 

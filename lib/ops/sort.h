@@ -2,12 +2,12 @@
 /*
  * Sorting ops: TopK-1/-3/-11 and NonMaxSuppression-1/-3/-4/-5/-9.
  * Attributes and shape inference in lib/ops/sort.c, reference kernels in
- * ref/sort.c.
+ * ref/kernels/sort.c.
  */
 #ifndef NPR_OPS_SORT_H
 #define NPR_OPS_SORT_H
 
-#include "graph.h"
+#include "graph/graph.h"
 
 enum npr_topk_sort {
 	NPR_TOPK_SORT_VALUE,

@@ -15,8 +15,8 @@
 #include <level_zero/ze_api.h>
 #include <level_zero/loader/ze_loader.h>
 
-#include "../../lib/include/npuring.h"
-#include "../ze_graph.h"
+#include "npuring.h"
+#include "npu/ze_graph.h"
 
 
 /* Compiler version reported: below 7.5, so callers send the classic IR. */

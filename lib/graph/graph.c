@@ -1,0 +1,1199 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Graph construction, cloning, topological sort, shapes and element types.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "graph.h"
+
+struct npr_blob *npr_blob_get(struct npr_blob *b)
+{
+	if (b)
+		__atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
+	return b;
+}
+
+void npr_blob_put(struct npr_blob *b)
+{
+	if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (b->mapped) {
+		if (b->size)
+			munmap(b->data, b->size);
+	} else {
+		free(b->data);
+	}
+	free(b);
+}
+
+/**
+ * npr_graph_drop_pages() - let a constant's file pages leave memory
+ * @g: the graph whose weights blob @p may be in.
+ * @p: the constant's bytes.
+ * @n: their size.
+ *
+ * When @p..@p+@n lies in a mapped weights blob (a read-only private file
+ * mapping, never written), the whole pages inside it are unmapped from
+ * the process with MADV_DONTNEED: they no longer count in its resident
+ * memory, and a later read faults them back in from the page cache or
+ * the file, with the same bytes.  Partial pages at either end are kept
+ * (a neighbour may still be read).  Anything else (heap data, another
+ * blob) is left alone.  For a constant nothing reads for a while: a
+ * backend holding it in its own form, a compile that made its own copy.
+ */
+void npr_graph_drop_pages(const struct npr_graph *g, const void *p, size_t n)
+{
+	const struct npr_blob *b = g ? g->weights : NULL;
+	uintptr_t lo = (uintptr_t)p, hi, pg;
+	long ps;
+
+	if (!b || !b->mapped || !p || !n || lo < (uintptr_t)b->data ||
+	    n > b->size || lo - (uintptr_t)b->data > b->size - n)
+		return;
+	ps = sysconf(_SC_PAGESIZE);
+	pg = ps > 0 ? (uintptr_t)ps : 4096;
+	hi = (lo + n) & ~(pg - 1);
+	lo = (lo + pg - 1) & ~(pg - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+/**
+ * npr_graph_drop_weights() - let all of a mapped weights blob leave memory
+ * @g: the graph; nothing happens unless g->weights is a mapped blob.
+ *
+ * npr_graph_drop_pages() over the whole mapping, for when a compile is done:
+ * fault-around maps pages beside the ones a compile reads (parts of
+ * constants already dropped), and whatever a kernel still reads from the
+ * file faults back in on first use.
+ */
+void npr_graph_drop_weights(const struct npr_graph *g)
+{
+	const struct npr_blob *b = g ? g->weights : NULL;
+	long ps = sysconf(_SC_PAGESIZE);
+	size_t pg = ps > 0 ? (size_t)ps : 4096;
+
+	/* the mapping covers the file's last page whole */
+	if (b && b->mapped && b->size)
+		madvise(b->data, (b->size + pg - 1) & ~(pg - 1),
+			MADV_DONTNEED);
+}
+
+struct npr_graph *npr_graph_new(void)
+{
+	return calloc(1, sizeof(struct npr_graph));
+}
+
+static void body_fini(struct npr_body *b)
+{
+	npr_graph_free(b->g);
+	free(b->ports);
+	free(b->back);
+}
+
+/**
+ * npr_graph_str_borrowed() - does @s lie in the memory of @g's weights?
+ * @g: the graph.
+ * @s: one of its strings.
+ *
+ * A graph read from a blob (lib/store/blob.c) keeps its names, op types and
+ * attributes where they are in the blob, which its weights reference
+ * keeps alive; every other string of a graph is its own heap copy.  A
+ * frontend's strings never lie in its weights (a mapped .bin or .onnx:
+ * they are parsed out of the XML or the protobuf into the heap).
+ */
+bool npr_graph_str_borrowed(const struct npr_graph *g, const char *s)
+{
+	uintptr_t p = (uintptr_t)s, b;
+
+	if (!g->weights || !s)
+		return false;
+	b = (uintptr_t)g->weights->data;
+	return p >= b && p - b < g->weights->size;
+}
+
+/* Free a string of @g unless it is borrowed from the blob. */
+void npr_graph_free_str(const struct npr_graph *g, char *s)
+{
+	if (!npr_graph_str_borrowed(g, s))
+		free(s);
+}
+
+/*
+ * The arena: a graph read from a blob gets its nodes' input, output and
+ * attribute arrays from a few large blocks instead of three allocations
+ * per node.
+ */
+struct npr_arena {
+	struct npr_arena *next;
+	size_t used, size;
+	max_align_t data[];
+};
+
+#define ARENA_BLOCK	(32u << 10)
+#define ARENA_ALIGN	16
+
+void *npr_graph_alloc(struct npr_graph *g, size_t n)
+{
+	struct npr_arena *a = g->arena;
+	void *p;
+
+	n = (n + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+	if (!n)
+		n = ARENA_ALIGN;
+	if (!a || a->size - a->used < n) {
+		size_t size = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+
+		if (n > SIZE_MAX / 2)
+			return NULL;
+		a = malloc(sizeof(*a) + size);
+		if (!a)
+			return NULL;
+		a->used = 0;
+		a->size = size;
+		a->next = g->arena;
+		g->arena = a;
+	}
+	p = (char *)a->data + a->used;
+	a->used += n;
+	return memset(p, 0, n);
+}
+
+static void node_fini(const struct npr_graph *g, struct npr_node *n)
+{
+	int i;
+
+	for (i = 0; i < n->nbodies; i++)
+		body_fini(&n->bodies[i]);
+	free(n->bodies);
+
+	npr_graph_free_str(g, n->name);
+	npr_graph_free_str(g, n->type);
+	if (!(n->packed & NPR_NODE_PACKED_IN))
+		free(n->in);
+	if (!(n->packed & NPR_NODE_PACKED_OUT))
+		free(n->out);
+	for (i = 0; i < n->nattr; i++) {
+		npr_graph_free_str(g, n->attr[i].key);
+		npr_graph_free_str(g, n->attr[i].val);
+	}
+	if (!(n->packed & NPR_NODE_PACKED_ATTR))
+		free(n->attr);
+	free(n->params);
+}
+
+void npr_graph_free(struct npr_graph *g)
+{
+	int i;
+
+	if (!g)
+		return;
+	for (i = 0; i < g->nnodes; i++)
+		node_fini(g, &g->nodes[i]);
+	for (i = 0; i < g->nvals; i++) {
+		free(g->vals[i].owned);
+		npr_graph_free_str(g, g->vals[i].name);
+	}
+	free(g->nodes);
+	free(g->vals);
+	free(g->inputs);
+	free(g->outputs);
+	npr_graph_free_str(g, g->name);
+	for (i = 0; i < g->nvars; i++)
+		npr_graph_free_str(g, g->vars[i].id);
+	free(g->vars);
+	while (g->arena) {
+		struct npr_arena *a = g->arena;
+
+		g->arena = a->next;
+		free(a);
+	}
+	npr_blob_put(g->weights);
+	free(g);
+}
+
+static char *xstrdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static void *dup_array(const void *p, size_t n, size_t sz)
+{
+	void *d;
+
+	if (!p || !n)
+		return NULL;
+	d = malloc(n * sz);
+	if (d)
+		memcpy(d, p, n * sz);
+	return d;
+}
+
+/* Deep copy of the bodies of @s into @d (whose bodies field is a copy of
+ * the pointer); on failure @d has no bodies. */
+static int clone_bodies(struct npr_node *d, const struct npr_node *s)
+{
+	int i;
+
+	d->bodies = NULL;
+	d->nbodies = 0;
+	if (!s->nbodies)
+		return 0;
+	d->bodies = calloc(s->nbodies, sizeof(*d->bodies));
+	if (!d->bodies)
+		return -ENOMEM;
+	for (i = 0; i < s->nbodies; i++) {
+		const struct npr_body *sb = &s->bodies[i];
+		struct npr_body *db = &d->bodies[i];
+
+		d->nbodies++;
+		db->g = npr_graph_clone(sb->g);
+		db->ports = dup_array(sb->ports, sb->nports, sizeof(*sb->ports));
+		db->back = dup_array(sb->back, sb->nback, sizeof(*sb->back));
+		db->nports = db->ports ? sb->nports : 0;
+		db->nback = db->back ? sb->nback : 0;
+		if (!db->g || db->nports != sb->nports ||
+		    db->nback != sb->nback)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * npr_graph_clone() - deep copy of a graph
+ * @g: the graph.
+ *
+ * Constant data that lives in the weights blob is shared (the clone takes a
+ * reference); owned constant data is copied.  Parsed op params are not
+ * copied: the clone's nodes have params NULL and must be parsed again.
+ * Bodies are cloned too, recursively.
+ *
+ * Return: the clone, or NULL on allocation failure.
+ */
+static struct npr_graph *clone(const struct npr_graph *g,
+			       struct npr_graph *take);
+
+struct npr_graph *npr_graph_clone(const struct npr_graph *g)
+{
+	return clone(g, NULL);
+}
+
+/**
+ * npr_graph_clone_take() - npr_graph_clone() that moves owned data
+ * @g: the graph; its owned constant data moves to the clone (its values
+ *     still point at it, valid while the clone lives and keeps it): use
+ *     @g for its structure and names only, then free it.
+ *
+ * Return: the clone, or NULL on allocation failure (@g unchanged).
+ */
+struct npr_graph *npr_graph_clone_take(struct npr_graph *g)
+{
+	return clone(g, g);
+}
+
+static struct npr_graph *clone(const struct npr_graph *g,
+			       struct npr_graph *take)
+{
+	struct npr_graph *c = npr_graph_new();
+	int i, j;
+
+	if (!c)
+		return NULL;
+	c->name = xstrdup(g->name);
+	c->ir_version = g->ir_version;
+	c->weights = npr_blob_get(g->weights);
+	c->nodes = calloc(g->nnodes ? g->nnodes : 1, sizeof(*c->nodes));
+	c->vals = calloc(g->nvals ? g->nvals : 1, sizeof(*c->vals));
+	if (!c->nodes || !c->vals)
+		goto fail;
+	c->cap_nodes = g->nnodes;
+	c->cap_vals = g->nvals;
+	for (i = 0; i < g->nnodes; i++) {
+		const struct npr_node *s = &g->nodes[i];
+		struct npr_node *d = &c->nodes[i];
+
+		c->nnodes++;
+		*d = *s;
+		d->packed = 0;
+		d->name = xstrdup(s->name);
+		d->type = xstrdup(s->type);
+		d->in = dup_array(s->in, s->nin, sizeof(int));
+		d->out = dup_array(s->out, s->nout, sizeof(int));
+		d->params = NULL;
+		if (clone_bodies(d, s))
+			goto fail;
+		d->attr = s->nattr ? calloc(s->nattr, sizeof(*d->attr)) : NULL;
+		d->nattr = d->attr ? s->nattr : 0;
+		if ((s->nin && !d->in) || (s->nout && !d->out) ||
+		    (s->nattr && !d->attr))
+			goto fail;
+		for (j = 0; j < d->nattr; j++) {
+			d->attr[j].key = xstrdup(s->attr[j].key);
+			d->attr[j].val = xstrdup(s->attr[j].val);
+			if (!d->attr[j].key || !d->attr[j].val)
+				goto fail;
+		}
+	}
+	for (i = 0; i < g->nvals; i++) {
+		const struct npr_value *s = &g->vals[i];
+		struct npr_value *d = &c->vals[i];
+
+		c->nvals++;
+		*d = *s;
+		d->name = xstrdup(s->name);
+		d->owned = NULL;
+		if (s->owned && take) {
+			continue;	/* moved below, once nothing can fail */
+		} else if (s->owned) {
+			d->owned = malloc(s->nbytes ? s->nbytes : 1);
+			if (!d->owned)
+				goto fail;
+			memcpy(d->owned, s->owned, s->nbytes);
+			d->data = d->owned;
+		}
+	}
+	c->inputs = dup_array(g->inputs, g->ninputs, sizeof(int));
+	c->outputs = dup_array(g->outputs, g->noutputs, sizeof(int));
+	c->ninputs = g->ninputs;
+	c->noutputs = g->noutputs;
+	if ((g->ninputs && !c->inputs) || (g->noutputs && !c->outputs))
+		goto fail;
+	for (i = 0; take && i < g->nvals; i++) {
+		c->vals[i].owned = take->vals[i].owned;
+		take->vals[i].owned = NULL;
+	}
+	return c;
+fail:
+	npr_graph_free(c);
+	return NULL;
+}
+
+static int grow(void **p, int *cap, int need, size_t sz)
+{
+	int ncap;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
+	np = realloc(*p, (size_t)ncap * sz);
+	if (!np)
+		return -ENOMEM;
+	memset((char *)np + (size_t)*cap * sz, 0, (size_t)(ncap - *cap) * sz);
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+int npr_graph_add_node(struct npr_graph *g, const char *name, const char *type,
+		       unsigned int version, int64_t layer_id)
+{
+	struct npr_node *n;
+
+	if (grow((void **)&g->nodes, &g->cap_nodes, g->nnodes + 1,
+		 sizeof(*g->nodes)))
+		return -ENOMEM;
+	n = &g->nodes[g->nnodes];
+	memset(n, 0, sizeof(*n));
+	n->name = xstrdup(name ? name : "");
+	n->type = xstrdup(type ? type : "");
+	if (!n->name || !n->type) {
+		free(n->name);
+		free(n->type);
+		return -ENOMEM;
+	}
+	n->version = version;
+	n->layer_id = layer_id;
+	return g->nnodes++;
+}
+
+int npr_graph_add_value(struct npr_graph *g, int producer, int port)
+{
+	struct npr_value *v;
+
+	if (grow((void **)&g->vals, &g->cap_vals, g->nvals + 1,
+		 sizeof(*g->vals)))
+		return -ENOMEM;
+	v = &g->vals[g->nvals];
+	memset(v, 0, sizeof(*v));
+	v->producer = producer;
+	v->port = port;
+	v->shape.rank = -1;
+	v->decl.rank = -1;
+	return g->nvals++;
+}
+
+int npr_node_set_inputs(struct npr_node *n, int nin)
+{
+	int *in = NULL;
+	int i;
+
+	if (nin) {
+		in = malloc(sizeof(int) * nin);
+		if (!in)
+			return -ENOMEM;
+		for (i = 0; i < nin; i++)
+			in[i] = -1;
+	}
+	if (!(n->packed & NPR_NODE_PACKED_IN))
+		free(n->in);
+	n->packed &= ~NPR_NODE_PACKED_IN;
+	n->in = in;
+	n->nin = nin;
+	return 0;
+}
+
+int npr_node_set_outputs(struct npr_graph *g, int node, int nout)
+{
+	int *out = NULL;
+	int i, v;
+
+	if (nout) {
+		out = malloc(sizeof(int) * nout);
+		if (!out)
+			return -ENOMEM;
+	}
+	for (i = 0; i < nout; i++) {
+		v = npr_graph_add_value(g, node, i);
+		if (v < 0) {
+			free(out);
+			return v;
+		}
+		out[i] = v;
+	}
+	if (!(g->nodes[node].packed & NPR_NODE_PACKED_OUT))
+		free(g->nodes[node].out);
+	g->nodes[node].packed &= ~NPR_NODE_PACKED_OUT;
+	g->nodes[node].out = out;
+	g->nodes[node].nout = nout;
+	return 0;
+}
+
+int npr_node_add_attr(struct npr_node *n, const char *key, const char *val)
+{
+	struct npr_attr *a;
+
+	if (n->packed & NPR_NODE_PACKED_ATTR) {
+		/* out of the arena: a block of its own from now on */
+		a = malloc(sizeof(*a) * (n->nattr + 1));
+		if (!a)
+			return -ENOMEM;
+		memcpy(a, n->attr, sizeof(*a) * n->nattr);
+		n->packed &= ~NPR_NODE_PACKED_ATTR;
+	} else {
+		a = realloc(n->attr, sizeof(*a) * (n->nattr + 1));
+		if (!a)
+			return -ENOMEM;
+	}
+	n->attr = a;
+	a[n->nattr].key = strdup(key);
+	a[n->nattr].val = strdup(val ? val : "");
+	if (!a[n->nattr].key || !a[n->nattr].val) {
+		free(a[n->nattr].key);
+		free(a[n->nattr].val);
+		return -ENOMEM;
+	}
+	n->nattr++;
+	return 0;
+}
+
+int npr_node_add_body(struct npr_node *n, struct npr_graph *body)
+{
+	struct npr_body *b;
+
+	b = realloc(n->bodies, sizeof(*b) * (n->nbodies + 1));
+	if (!b) {
+		npr_graph_free(body);
+		return -ENOMEM;
+	}
+	n->bodies = b;
+	memset(&b[n->nbodies], 0, sizeof(*b));
+	b[n->nbodies].g = body;
+	return n->nbodies++;
+}
+
+int npr_body_add_port(struct npr_body *b, const struct npr_body_port *p)
+{
+	struct npr_body_port *np;
+
+	np = realloc(b->ports, sizeof(*np) * (b->nports + 1));
+	if (!np)
+		return -ENOMEM;
+	b->ports = np;
+	np[b->nports++] = *p;
+	return 0;
+}
+
+int npr_body_add_back_edge(struct npr_body *b, int from, int to)
+{
+	struct npr_back_edge *ne;
+
+	ne = realloc(b->back, sizeof(*ne) * (b->nback + 1));
+	if (!ne)
+		return -ENOMEM;
+	b->back = ne;
+	ne[b->nback].from = from;
+	ne[b->nback].to = to;
+	b->nback++;
+	return 0;
+}
+
+/**
+ * npr_graph_sort() - order nodes so every producer precedes its consumers
+ * @g: the graph; every node input must name an existing value.
+ *
+ * Kahn's algorithm, taking ready nodes in their current order, so a file
+ * that is already sorted keeps its order.  Value producers and the
+ * inputs/outputs index arrays are renumbered.
+ *
+ * Return: 0, -EINVAL for a dangling input, -ELOOP on a cycle (the message
+ * names a node on it), -ENOMEM.
+ */
+int npr_graph_sort(struct npr_graph *g)
+{
+	int n = g->nnodes, i, j, head = 0, tail = 0, err = 0;
+	int *indeg = calloc(n ? n : 1, sizeof(int));
+	int *order = malloc(sizeof(int) * (n ? n : 1));
+	int *newidx = malloc(sizeof(int) * (n ? n : 1));
+	int *cons_cnt = calloc(n + 1, sizeof(int));
+	int *cons = NULL;
+	struct npr_node *nodes = NULL;
+
+	if (!indeg || !order || !newidx || !cons_cnt) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* consumer lists in CSR form: producer node -> consumer nodes */
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < g->nodes[i].nin; j++) {
+			int v = g->nodes[i].in[j];
+
+			if (v < 0 || v >= g->nvals || g->vals[v].producer < 0 ||
+			    g->vals[v].producer >= n) {
+				err = npr_node_err(&g->nodes[i], -EINVAL,
+						   "input %d is not connected",
+						   j);
+				goto out;
+			}
+			cons_cnt[g->vals[v].producer + 1]++;
+			indeg[i]++;
+		}
+	}
+	for (i = 0; i < n; i++)
+		cons_cnt[i + 1] += cons_cnt[i];
+	cons = malloc(sizeof(int) * (cons_cnt[n] ? cons_cnt[n] : 1));
+	if (!cons) {
+		err = -ENOMEM;
+		goto out;
+	}
+	{
+		int *fill = calloc(n ? n : 1, sizeof(int));
+
+		if (!fill) {
+			err = -ENOMEM;
+			goto out;
+		}
+		for (i = 0; i < n; i++)
+			for (j = 0; j < g->nodes[i].nin; j++) {
+				int p = g->vals[g->nodes[i].in[j]].producer;
+
+				cons[cons_cnt[p] + fill[p]++] = i;
+			}
+		free(fill);
+	}
+	/*
+	 * A min-ordered ready set keeps file order where possible; a simple
+	 * queue seeded in index order is enough for that in practice.
+	 */
+	for (i = 0; i < n; i++)
+		if (!indeg[i])
+			order[tail++] = i;
+	while (head < tail) {
+		int u = order[head++];
+
+		for (j = cons_cnt[u]; j < cons_cnt[u + 1]; j++)
+			if (--indeg[cons[j]] == 0)
+				order[tail++] = cons[j];
+	}
+	if (tail != n) {
+		for (i = 0; i < n; i++)
+			if (indeg[i])
+				break;
+		err = npr_node_err(&g->nodes[i], -ELOOP,
+				   "the graph has a cycle through this layer");
+		goto out;
+	}
+	nodes = malloc(sizeof(*nodes) * (n ? n : 1));
+	if (!nodes) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		nodes[i] = g->nodes[order[i]];
+		newidx[order[i]] = i;
+	}
+	memcpy(g->nodes, nodes, sizeof(*nodes) * n);
+	for (i = 0; i < g->nvals; i++)
+		if (g->vals[i].producer >= 0 && g->vals[i].producer < n)
+			g->vals[i].producer = newidx[g->vals[i].producer];
+	for (i = 0; i < g->ninputs; i++)
+		g->inputs[i] = newidx[g->inputs[i]];
+	for (i = 0; i < g->noutputs; i++)
+		g->outputs[i] = newidx[g->outputs[i]];
+out:
+	free(nodes);
+	free(cons);
+	free(cons_cnt);
+	free(newidx);
+	free(order);
+	free(indeg);
+	return err;
+}
+
+bool npr_shape_static(const struct npr_shape *s)
+{
+	int i;
+
+	if (s->rank < 0)
+		return false;
+	for (i = 0; i < s->rank; i++)
+		if (s->d[i] < 0)
+			return false;
+	return true;
+}
+
+bool npr_node_dynamic(const struct npr_graph *g, const struct npr_node *n)
+{
+	int i;
+
+	for (i = 0; i < n->nout; i++)
+		if (!npr_shape_static(&g->vals[n->out[i]].shape))
+			return true;
+	return false;
+}
+
+int npr_graph_dynamic(const struct npr_graph *g)
+{
+	int i;
+
+	for (i = 0; i < g->nnodes; i++)
+		if (!g->nodes[i].dead && npr_node_dynamic(g, &g->nodes[i]))
+			return i;
+	return -1;
+}
+
+int64_t npr_shape_numel(const struct npr_shape *s)
+{
+	int64_t n = 1;
+	int i;
+
+	if (!npr_shape_static(s))
+		return -1;
+	for (i = 0; i < s->rank; i++) {
+		if (s->d[i] && n > INT64_MAX / s->d[i])
+			return -1;
+		n *= s->d[i];
+	}
+	return n;
+}
+
+bool npr_shape_eq(const struct npr_shape *a, const struct npr_shape *b)
+{
+	int i;
+
+	if (a->rank != b->rank)
+		return false;
+	for (i = 0; i < a->rank; i++)
+		if (a->d[i] != b->d[i])
+			return false;
+	return true;
+}
+
+char *npr_shape_str(const struct npr_shape *s, char *buf, size_t len)
+{
+	size_t off = 0;
+	int i;
+
+	if (!len)
+		return buf;
+	buf[0] = 0;
+	if (s->rank < 0) {
+		snprintf(buf, len, "[...]");
+		return buf;
+	}
+	off += snprintf(buf + off, len - off, "[");
+	for (i = 0; i < s->rank && off < len; i++) {
+		if (s->d[i] < 0)
+			off += snprintf(buf + off, len - off, "%s?",
+					i ? "," : "");
+		else
+			off += snprintf(buf + off, len - off, "%s%lld",
+					i ? "," : "", (long long)s->d[i]);
+	}
+	if (off < len)
+		snprintf(buf + off, len - off, "]");
+	return buf;
+}
+
+int npr_shape_broadcast(const struct npr_shape *a, const struct npr_shape *b,
+			struct npr_shape *out)
+{
+	int r = a->rank > b->rank ? a->rank : b->rank, i;
+	struct npr_shape o;
+
+	if (a->rank < 0 || b->rank < 0 || r > NPR_MAX_RANK)
+		return -EINVAL;
+	o.rank = r;
+	for (i = 0; i < r; i++) {
+		int ia = i - (r - a->rank), ib = i - (r - b->rank);
+		int64_t da = ia >= 0 ? a->d[ia] : 1;
+		int64_t db = ib >= 0 ? b->d[ib] : 1;
+
+		if (da == db || db == 1)
+			o.d[i] = da;
+		else if (da == 1)
+			o.d[i] = db;
+		else if (da < 0 || db < 0)
+			o.d[i] = da < 0 ? db : da;
+		else
+			return -EINVAL;
+	}
+	*out = o;
+	return 0;
+}
+
+size_t npr_elem_size(unsigned int t)
+{
+	switch (t) {
+	case NPR_ELEM_F64: case NPR_ELEM_I64: case NPR_ELEM_U64:
+		return 8;
+	case NPR_ELEM_F32: case NPR_ELEM_I32: case NPR_ELEM_U32:
+		return 4;
+	case NPR_ELEM_F16: case NPR_ELEM_BF16: case NPR_ELEM_I16:
+	case NPR_ELEM_U16:
+		return 2;
+	case NPR_ELEM_I8: case NPR_ELEM_U8: case NPR_ELEM_BOOLEAN:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static const char *const elem_names[NPR_ELEM_MAX] = {
+	[NPR_ELEM_UNDEFINED] = "undefined",
+	[NPR_ELEM_F32] = "f32", [NPR_ELEM_F16] = "f16",
+	[NPR_ELEM_BF16] = "bf16", [NPR_ELEM_F64] = "f64",
+	[NPR_ELEM_I8] = "i8", [NPR_ELEM_U8] = "u8",
+	[NPR_ELEM_I16] = "i16", [NPR_ELEM_U16] = "u16",
+	[NPR_ELEM_I32] = "i32", [NPR_ELEM_U32] = "u32",
+	[NPR_ELEM_I64] = "i64", [NPR_ELEM_U64] = "u64",
+	[NPR_ELEM_BOOLEAN] = "boolean", [NPR_ELEM_U1] = "u1",
+	[NPR_ELEM_I4] = "i4", [NPR_ELEM_U4] = "u4",
+};
+
+const char *npr_elem_name(unsigned int t)
+{
+	return t < NPR_ELEM_MAX && elem_names[t] ? elem_names[t] : "?";
+}
+
+unsigned int npr_elem_parse(const char *s)
+{
+	unsigned int t;
+
+	if (!s)
+		return 0;
+	for (t = 1; t < NPR_ELEM_MAX; t++)
+		if (!strcmp(s, elem_names[t]))
+			return t;
+	if (!strcmp(s, "bool"))
+		return NPR_ELEM_BOOLEAN;
+	return 0;
+}
+
+size_t npr_tensor_bytes(unsigned int type, int64_t numel)
+{
+	if (numel < 0)
+		return 0;
+	switch (type) {
+	case NPR_ELEM_U1:
+		return ((size_t)numel + 7) / 8;
+	case NPR_ELEM_I4: case NPR_ELEM_U4:
+		return ((size_t)numel + 1) / 2;
+	default:
+		return (size_t)numel * npr_elem_size(type);
+	}
+}
+
+int npr_const_ints(struct npr_graph *g, const struct npr_node *n, int input,
+		   int64_t *out, int max)
+{
+	const struct npr_value *v;
+	int64_t cnt, i;
+	int err;
+
+	if (input >= n->nin)
+		return npr_node_err(n, -EINVAL, "input %d is missing", input);
+	v = &g->vals[n->in[input]];
+	if (!v->data)
+		return npr_node_err(n, -ENODATA,
+				    "input %d must be a constant (or computable at compile time)",
+				    input);
+	cnt = npr_shape_numel(&v->shape);
+	if (cnt < 0)
+		return npr_node_err(n, -EINVAL, "input %d has a dynamic shape",
+				    input);
+	if (cnt > max)
+		return npr_node_err(n, -EINVAL,
+				    "input %d has %lld elements, at most %d allowed",
+				    input, (long long)cnt, max);
+	if (npr_tensor_bytes(v->type, cnt) > v->nbytes)
+		return npr_node_err(n, -EINVAL, "input %d: short constant",
+				    input);
+	err = npr_convert(out, NPR_ELEM_I64, v->data, v->type, cnt);
+	if (err)
+		return npr_node_err(n, err,
+				    "input %d: element type %s is not numeric",
+				    input, npr_elem_name(v->type));
+	for (i = 0; i < cnt; i++)
+		(void)out[i];
+	return (int)cnt;
+}
+
+float npr_f16_to_f32(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+	uint32_t exp = (h >> 10) & 0x1f;
+	uint32_t man = h & 0x3ff;
+	uint32_t bits;
+	float f;
+
+	if (exp == 0x1f) {
+		bits = sign | 0x7f800000 | (man << 13);
+	} else if (exp) {
+		bits = sign | ((exp + 112) << 23) | (man << 13);
+	} else if (man) {
+		/* subnormal: value = man * 2^-24 */
+		f = (float)man * 5.9604644775390625e-8f;
+		return sign ? -f : f;
+	} else {
+		bits = sign;
+	}
+	memcpy(&f, &bits, 4);
+	return f;
+}
+
+uint16_t npr_f32_to_f16(float f)
+{
+	uint32_t x, sign, man;
+	int exp;
+
+	memcpy(&x, &f, 4);
+	sign = (x >> 16) & 0x8000;
+	exp = (int)((x >> 23) & 0xff) - 127 + 15;
+	man = x & 0x7fffff;
+	if (((x >> 23) & 0xff) == 0xff)	/* inf, nan */
+		return sign | 0x7c00 | (man ? 0x200 | (man >> 13) : 0);
+	if (exp >= 0x1f)
+		return sign | 0x7c00;
+	if (exp <= 0) {
+		uint32_t m, r, half;
+		int shift;
+
+		if (exp < -10)
+			return sign;
+		m = man | 0x800000;
+		shift = 14 - exp;
+		r = m >> shift;
+		half = 1u << (shift - 1);
+		if ((m & ((half << 1) - 1)) > half ||
+		    ((m & ((half << 1) - 1)) == half && (r & 1)))
+			r++;
+		return sign | r;
+	}
+	{
+		uint32_t r = ((uint32_t)exp << 10) | (man >> 13);
+		uint32_t rem = man & 0x1fff;
+
+		if (rem > 0x1000 || (rem == 0x1000 && (r & 1)))
+			r++;	/* may carry into the exponent: still right */
+		return sign | r;
+	}
+}
+
+float npr_bf16_to_f32(uint16_t h)
+{
+	uint32_t bits = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &bits, 4);
+	return f;
+}
+
+static uint16_t f32_to_bf16(float f)
+{
+	uint32_t x;
+
+	memcpy(&x, &f, 4);
+	if ((x & 0x7fffffff) > 0x7f800000)
+		return (x >> 16) | 0x40;
+	return (x + 0x7fff + ((x >> 16) & 1)) >> 16;
+}
+
+/* Load element i of a numeric array as double / int64. */
+/*
+ * Element @i of @p read through memcpy: a loaded model's floating-point
+ * weights may be unaligned (struct npr_value), so nothing here assumes
+ * more than byte alignment.
+ */
+#define LOAD(type, p, i) ({ type v_; memcpy(&v_, (const char *)(p) + \
+				     (i) * sizeof(type), sizeof(type)); v_; })
+
+static double load_f(const void *p, unsigned int t, size_t i)
+{
+	switch (t) {
+	case NPR_ELEM_F32: return LOAD(float, p, i);
+	case NPR_ELEM_F64: return LOAD(double, p, i);
+	case NPR_ELEM_F16: return npr_f16_to_f32(LOAD(uint16_t, p, i));
+	case NPR_ELEM_BF16: return npr_bf16_to_f32(LOAD(uint16_t, p, i));
+	case NPR_ELEM_I8: return ((const int8_t *)p)[i];
+	case NPR_ELEM_U8: return ((const uint8_t *)p)[i];
+	case NPR_ELEM_BOOLEAN: return ((const uint8_t *)p)[i] != 0;
+	case NPR_ELEM_I16: return LOAD(int16_t, p, i);
+	case NPR_ELEM_U16: return LOAD(uint16_t, p, i);
+	case NPR_ELEM_I32: return LOAD(int32_t, p, i);
+	case NPR_ELEM_U32: return LOAD(uint32_t, p, i);
+	case NPR_ELEM_I64: return (double)LOAD(int64_t, p, i);
+	case NPR_ELEM_U64: return (double)LOAD(uint64_t, p, i);
+	}
+	return 0;
+}
+
+static int64_t load_i(const void *p, unsigned int t, size_t i)
+{
+	switch (t) {
+	case NPR_ELEM_I64: return LOAD(int64_t, p, i);
+	case NPR_ELEM_U64: return (int64_t)LOAD(uint64_t, p, i);
+	case NPR_ELEM_I32: return LOAD(int32_t, p, i);
+	case NPR_ELEM_U32: return LOAD(uint32_t, p, i);
+	default: {
+		double d = load_f(p, t, i);
+
+		if (d != d)
+			return 0;
+		if (d >= 9.2233720368547758e18)
+			return INT64_MAX;
+		if (d <= -9.2233720368547758e18)
+			return INT64_MIN;
+		return (int64_t)d;
+	}
+	}
+}
+
+static bool is_float(unsigned int t)
+{
+	return t == NPR_ELEM_F32 || t == NPR_ELEM_F64 || t == NPR_ELEM_F16 ||
+	       t == NPR_ELEM_BF16;
+}
+
+/*
+ * The common conversions of model inputs, outputs and f16 weights, each
+ * as one typed loop: the generic walk below goes through a double and a
+ * switch per element (0.3 ms for squeezenet1.1 FP16's 227x227 f16 input,
+ * a tenth of the inference).  Same bits: f16 -> f32 is exact, and the
+ * F16C build of f32 -> f16 rounds to nearest even like npr_f32_to_f16()
+ * (selftests check every f16 and the f32 around each).
+ */
+static void f16_to_f32_run(float *d, const uint16_t *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		d[i] = npr_f16_to_f32(s[i]);
+}
+
+static void f32_to_f16_run(uint16_t *d, const float *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		d[i] = npr_f32_to_f16(s[i]);
+}
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+
+__attribute__((target("avx,f16c")))
+static void f16_to_f32_f16c(float *d, const uint16_t *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(d + i, _mm256_cvtph_ps(
+			_mm_loadu_si128((const __m128i *)(s + i))));
+	f16_to_f32_run(d + i, s + i, n - i);
+}
+
+__attribute__((target("avx,f16c")))
+static void f32_to_f16_f16c(uint16_t *d, const float *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		__m256 v = _mm256_loadu_ps(s + i);
+		__m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+
+		/* NaN: the scalar conversion's quiet NaN, payload kept */
+		if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q))) {
+			f32_to_f16_run(d + i, s + i, 8);
+			continue;
+		}
+		_mm_storeu_si128((__m128i *)(d + i), h);
+	}
+	f32_to_f16_run(d + i, s + i, n - i);
+}
+
+/* AVX with its state enabled by the OS, and F16C (CPUID 1, ECX bit 29;
+ * not every compiler's __builtin_cpu_supports() knows "f16c") */
+static bool has_f16c(void)
+{
+	static _Atomic int known = -1;	/* CPUID traps in a VM: once */
+	unsigned int a, b, c, d;
+	int v = known;
+
+	if (v < 0) {
+		__builtin_cpu_init();
+		v = __builtin_cpu_supports("avx") &&
+		    __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+		known = v;
+	}
+	return v;
+}
+#endif
+
+/* @dst = @src for the pairs with a typed loop; false for the others. */
+static bool convert_fast(void *dst, unsigned int dst_type, const void *src,
+			 unsigned int src_type, size_t numel)
+{
+	size_t i;
+
+#if defined(__x86_64__)
+	bool f16c = has_f16c();
+#define F16C_OR(fn)	(f16c ? fn##_f16c : fn##_run)
+#else
+#define F16C_OR(fn)	fn##_run
+#endif
+	if (src_type == NPR_ELEM_F16 && dst_type == NPR_ELEM_F32) {
+		F16C_OR(f16_to_f32)(dst, src, numel);
+		return true;
+	}
+	if (src_type == NPR_ELEM_F32 && dst_type == NPR_ELEM_F16) {
+		F16C_OR(f32_to_f16)(dst, src, numel);
+		return true;
+	}
+#undef F16C_OR
+	if (src_type == NPR_ELEM_U8 && dst_type == NPR_ELEM_F32) {
+		for (i = 0; i < numel; i++)
+			((float *)dst)[i] = ((const uint8_t *)src)[i];
+		return true;
+	}
+	return false;
+}
+
+/**
+ * npr_convert() - convert numeric arrays between element types
+ * @dst: destination, numel elements of @dst_type.
+ * @dst_type: destination element type.
+ * @src: source array.
+ * @src_type: source element type.
+ * @numel: number of elements.
+ *
+ * Float to integer truncates toward zero and saturates to the destination
+ * range (NaN becomes 0); integer to integer wraps like C; boolean is != 0.
+ *
+ * Return: 0, or -EINVAL if either type is not a byte-addressable number.
+ */
+int npr_convert(void *dst, unsigned int dst_type, const void *src,
+		unsigned int src_type, size_t numel)
+{
+	size_t i;
+
+	if (!npr_elem_size(dst_type) || !npr_elem_size(src_type))
+		return -EINVAL;
+	if (dst_type == src_type) {
+		memmove(dst, src, numel * npr_elem_size(src_type));
+		return 0;
+	}
+	if (convert_fast(dst, dst_type, src, src_type, numel))
+		return 0;
+	for (i = 0; i < numel; i++) {
+		if (is_float(dst_type)) {
+			double d = load_f(src, src_type, i);
+
+			switch (dst_type) {
+			case NPR_ELEM_F32: ((float *)dst)[i] = (float)d; break;
+			case NPR_ELEM_F64: ((double *)dst)[i] = d; break;
+			case NPR_ELEM_F16:
+				((uint16_t *)dst)[i] = npr_f32_to_f16((float)d);
+				break;
+			case NPR_ELEM_BF16:
+				((uint16_t *)dst)[i] = f32_to_bf16((float)d);
+				break;
+			}
+			continue;
+		}
+		if (dst_type == NPR_ELEM_BOOLEAN) {
+			((uint8_t *)dst)[i] = load_f(src, src_type, i) != 0;
+			continue;
+		}
+		{
+			int64_t v;
+
+			if (is_float(src_type)) {
+				double d = load_f(src, src_type, i);
+				double lo, hi;
+
+				switch (dst_type) {
+				case NPR_ELEM_I8: lo = INT8_MIN; hi = INT8_MAX; break;
+				case NPR_ELEM_U8: lo = 0; hi = UINT8_MAX; break;
+				case NPR_ELEM_I16: lo = INT16_MIN; hi = INT16_MAX; break;
+				case NPR_ELEM_U16: lo = 0; hi = UINT16_MAX; break;
+				case NPR_ELEM_I32: lo = INT32_MIN; hi = INT32_MAX; break;
+				case NPR_ELEM_U32: lo = 0; hi = UINT32_MAX; break;
+				case NPR_ELEM_U64: lo = 0; hi = 9.2233720368547758e18; break;
+				default: lo = -9.2233720368547758e18; hi = 9.2233720368547758e18;
+				}
+				if (d != d)
+					d = 0;
+				d = trunc(d);
+				if (d < lo)
+					d = lo;
+				if (d > hi)
+					d = hi;
+				v = d >= 9.2233720368547758e18 ? INT64_MAX :
+				    (int64_t)d;
+			} else {
+				v = load_i(src, src_type, i);
+			}
+			switch (dst_type) {
+			case NPR_ELEM_I8: ((int8_t *)dst)[i] = (int8_t)v; break;
+			case NPR_ELEM_U8: ((uint8_t *)dst)[i] = (uint8_t)v; break;
+			case NPR_ELEM_I16: ((int16_t *)dst)[i] = (int16_t)v; break;
+			case NPR_ELEM_U16: ((uint16_t *)dst)[i] = (uint16_t)v; break;
+			case NPR_ELEM_I32: ((int32_t *)dst)[i] = (int32_t)v; break;
+			case NPR_ELEM_U32: ((uint32_t *)dst)[i] = (uint32_t)v; break;
+			case NPR_ELEM_I64: ((int64_t *)dst)[i] = v; break;
+			case NPR_ELEM_U64: ((uint64_t *)dst)[i] = (uint64_t)v; break;
+			}
+		}
+	}
+	return 0;
+}

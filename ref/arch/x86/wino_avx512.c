@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The Winograd F(2x2, 3x3) transforms (wino.h) built with -mavx512f
+ * -mfma -O3; conv.c calls them only when CPUID reports AVX-512F.
+ */
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ref/conv/conv.h"
+
+#define WINO_IN npr_wino_in_avx512
+#define WINO_OUT npr_wino_out_avx512
+#define WINO_ROW wino_row_avx512
+#include "ref/conv/wino.h"

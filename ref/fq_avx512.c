@@ -1,9 +1,0 @@
-// SPDX-License-Identifier: MIT
-/*
- * fq_row.h built with -mavx512f -O3 -ffp-contract=off; eltwise.c calls it
- * only when CPUID reports AVX-512F.
- */
-#include "fq.h"
-
-#define FQ_ROW npr_fq_row_avx512
-#include "fq_row.h"

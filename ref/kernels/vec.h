@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Vector loops written once and compiled twice, like conv_dw.h: in nn.c
+ * for any CPU and in vec_avx512.c with -mavx512f -O3.  Define VEC(name)
+ * to give the functions their build's names first.
+ *
+ * MatMul of a [M, K] activation by a [K, N] or [N, K] weight, the fully
+ * connected layer at the end of a classifier: memory-bound on the
+ * weight, so one pass over it, M rows at a time (up to 4).
+ */
+
+#ifdef __AVX512F__
+/*
+ * Rows 0 .. mm of C = A * B^T against the four rows @b of B (the first
+ * @nn of them real), prefetching @npf floats at @pf on the way (four
+ * lines per 16 columns).  @mm is a constant at every call, so the
+ * 4 x mm sums stay in registers (as an array gcc kept them on the stack
+ * and stored them on every step: a third of the speed at batch 4).
+ */
+static inline __attribute__((always_inline)) void
+VEC(fc_tile)(int64_t mm, int64_t nn, int64_t K, const float *A,
+	     const float *const *b, float *C, int64_t ldc, const float *pf,
+	     int64_t npf)
+{
+	const __m512 z = _mm512_setzero_ps();
+	__m512 c00 = z, c01 = z, c02 = z, c03 = z, c10 = z, c11 = z, c12 = z;
+	__m512 c13 = z, c20 = z, c21 = z, c22 = z, c23 = z, c30 = z, c31 = z;
+	__m512 c32 = z, c33 = z;
+	float r[4][4];
+	int64_t i, j, k;
+
+#define FC_ROW(i, a0, a1, a2, a3)					\
+	do {								\
+		__m512 a_ = _mm512_maskz_loadu_ps(mk, A + (i) * K + k);	\
+									\
+		a0 = _mm512_fmadd_ps(a_, b0, a0);			\
+		a1 = _mm512_fmadd_ps(a_, b1, a1);			\
+		a2 = _mm512_fmadd_ps(a_, b2, a2);			\
+		a3 = _mm512_fmadd_ps(a_, b3, a3);			\
+	} while (0)
+	for (k = 0; k < K; k += 16) {
+		__mmask16 mk = K - k >= 16 ? 0xffff :
+			       (__mmask16)((1u << (K - k)) - 1);
+		__m512 b0 = _mm512_maskz_loadu_ps(mk, b[0] + k);
+		__m512 b1 = _mm512_maskz_loadu_ps(mk, b[1] + k);
+		__m512 b2 = _mm512_maskz_loadu_ps(mk, b[2] + k);
+		__m512 b3 = _mm512_maskz_loadu_ps(mk, b[3] + k);
+
+		for (j = 0; j < 64; j += 16)
+			if (4 * k + j < npf)
+				_mm_prefetch((const char *)(pf + 4 * k + j),
+					     _MM_HINT_T0);
+		FC_ROW(0, c00, c01, c02, c03);
+		if (mm > 1)
+			FC_ROW(1, c10, c11, c12, c13);
+		if (mm > 2)
+			FC_ROW(2, c20, c21, c22, c23);
+		if (mm > 3)
+			FC_ROW(3, c30, c31, c32, c33);
+	}
+#undef FC_ROW
+	r[0][0] = _mm512_reduce_add_ps(c00);
+	r[0][1] = _mm512_reduce_add_ps(c01);
+	r[0][2] = _mm512_reduce_add_ps(c02);
+	r[0][3] = _mm512_reduce_add_ps(c03);
+	r[1][0] = _mm512_reduce_add_ps(c10);
+	r[1][1] = _mm512_reduce_add_ps(c11);
+	r[1][2] = _mm512_reduce_add_ps(c12);
+	r[1][3] = _mm512_reduce_add_ps(c13);
+	r[2][0] = _mm512_reduce_add_ps(c20);
+	r[2][1] = _mm512_reduce_add_ps(c21);
+	r[2][2] = _mm512_reduce_add_ps(c22);
+	r[2][3] = _mm512_reduce_add_ps(c23);
+	r[3][0] = _mm512_reduce_add_ps(c30);
+	r[3][1] = _mm512_reduce_add_ps(c31);
+	r[3][2] = _mm512_reduce_add_ps(c32);
+	r[3][3] = _mm512_reduce_add_ps(c33);
+	for (i = 0; i < mm; i++)
+		for (j = 0; j < nn; j++)
+			C[i * ldc + j] = r[i][j];
+}
+#endif
+
+/* C[M, N] = A[M, K] * B[N, K]^T (C's row stride @ldc): up to 4 rows of A
+ * against each row of B */
+void VEC(matmul_nt)(int64_t M, int64_t N, int64_t K, const float *A,
+		    const float *B, float *C, int64_t ldc)
+{
+	int64_t m0, n, k, l, i;
+
+#ifdef __AVX512F__
+	/*
+	 * Four rows of B at a time against up to four rows of A: up to 16
+	 * independent sums (one per dot product was bound by the FMA
+	 * latency, 80 chained FMAs per output of a 1280-deep layer).  The
+	 * rows of A go against one group of B rows before the next group,
+	 * so B (the weight) is read from memory once at any M, and the
+	 * next group's rows are prefetched as this one is read.
+	 */
+	for (n = 0; n < N; n += 4) {
+		int64_t nn = N - n < 4 ? N - n : 4, j;
+		const float *b[4], *pf = B + (n + 4) * K;
+		int64_t npf = N - n - 4 < 4 ? (N - n - 4) * K : 4 * K;
+
+		for (j = 0; j < 4; j++)
+			b[j] = B + (n + (j < nn ? j : 0)) * K;
+		for (m0 = 0; m0 < M; m0 += 4) {
+			const float *a = A + m0 * K;
+			float *c = C + m0 * ldc + n;
+			int64_t np = m0 ? 0 : npf;
+
+			switch (M - m0 < 4 ? M - m0 : 4) {
+			case 1:
+				VEC(fc_tile)(1, nn, K, a, b, c, ldc, pf, np);
+				break;
+			case 2:
+				VEC(fc_tile)(2, nn, K, a, b, c, ldc, pf, np);
+				break;
+			case 3:
+				VEC(fc_tile)(3, nn, K, a, b, c, ldc, pf, np);
+				break;
+			default:
+				VEC(fc_tile)(4, nn, K, a, b, c, ldc, pf, np);
+				break;
+			}
+		}
+	}
+	return;
+#endif
+	for (m0 = 0; m0 < M; m0 += 4) {
+		int64_t mm = M - m0 < 4 ? M - m0 : 4;
+
+		for (n = 0; n < N; n++) {
+			const float *b = B + n * K;
+			float acc[4][16] = { { 0 } };
+			float tail[4] = { 0 };
+
+			for (k = 0; k + 16 <= K; k += 16)
+				for (i = 0; i < mm; i++)
+					for (l = 0; l < 16; l++)
+						acc[i][l] += A[(m0 + i) * K + k + l] *
+							     b[k + l];
+			for (i = 0; i < mm; i++) {
+				float s = 0;
+				int64_t q;
+
+				for (q = k; q < K; q++)
+					tail[i] += A[(m0 + i) * K + q] * b[q];
+				for (l = 0; l < 16; l++)
+					s += acc[i][l];
+				C[(m0 + i) * ldc + n] = s + tail[i];
+			}
+		}
+	}
+}
+
+/* C[M, N] = A[M, K] * B[K, N]: rows of B scaled and added */
+void VEC(matmul_nn)(int64_t M, int64_t N, int64_t K, const float *A,
+		    const float *B, float *C)
+{
+	int64_t m, k, j;
+
+	for (m = 0; m < M; m++) {
+		float *restrict c = C + m * N;
+
+		memset(c, 0, sizeof(float) * N);
+		for (k = 0; k < K; k++) {
+			const float *restrict b = B + k * N;
+			float a = A[m * K + k];
+
+			for (j = 0; j < N; j++)
+				c[j] += a * b[j];
+		}
+	}
+}
+
+/*
+ * y[o] = the sum (or mean) of x[o * inner .. + inner) for o < outer, in
+ * double: eight partial sums (element k into k % 8), then the tail, then
+ * the partials in order, the same additions in the same order as the
+ * portable loop of reduce_inner() (ref/kernels/nn.c), so both builds give the
+ * same bits.  On AVX-512 the eight partials are one vector.
+ */
+void VEC(sum_rows)(const float *x, int64_t outer, int64_t inner, float *y,
+		   bool mean)
+{
+	int64_t o, k;
+	int l;
+
+	for (o = 0; o < outer; o++) {
+		const float *r = x + o * inner;
+		double part[8] = { 0 }, sum = 0;
+
+		k = 0;
+#ifdef __AVX512F__
+		{
+			__m512d acc = _mm512_setzero_pd();
+
+			for (; k + 8 <= inner; k += 8)
+				acc = _mm512_add_pd(acc, _mm512_cvtps_pd(
+					_mm256_loadu_ps(r + k)));
+			_mm512_storeu_pd(part, acc);
+		}
+#endif
+		for (; k + 8 <= inner; k += 8)
+			for (l = 0; l < 8; l++)
+				part[l] += r[k + l];
+		for (; k < inner; k++)
+			sum += r[k];
+		for (l = 0; l < 8; l++)
+			sum += part[l];
+		y[o] = (float)(mean ? sum / inner : sum);
+	}
+}
+
+/*
+ * PReLU in place over @n floats with one slope: x < 0 ? x * s : x, the
+ * reference's expression (a -0.0 stays -0.0), as a masked multiply.
+ */
+void VEC(prelu_row)(float *y, int64_t n, float s)
+{
+	int64_t k = 0;
+
+#ifdef __AVX512F__
+	{
+		const __m512 vs = _mm512_set1_ps(s), vz = _mm512_setzero_ps();
+
+		for (; k + 16 <= n; k += 16) {
+			__m512 v = _mm512_loadu_ps(y + k);
+
+			_mm512_storeu_ps(y + k, _mm512_mask_mul_ps(v,
+				_mm512_cmp_ps_mask(v, vz, _CMP_LT_OQ), v, vs));
+		}
+	}
+#endif
+	for (; k < n; k++)
+		y[k] = y[k] < 0 ? y[k] * s : y[k];
+}
+
+/*
+ * One output row of a 2-D max or average pool.  @rows: the @nr input rows
+ * the window covers for this output row (already clipped), @W wide;
+ * @o0[k], @o1[k]: for window column k, the output pixels whose tap is
+ * inside the input.  acc gets the max (from -inf) or the sum; the caller
+ * divides.
+ */
+#define POOL_TMP	1024
+void VEC(pool_row)(bool maxp, const float *const *rows, int64_t nr,
+		   int64_t W, int64_t kw, int64_t sw, int64_t dw, int64_t pw,
+		   const int64_t *o0, const int64_t *o1, int64_t OW,
+		   float *restrict acc)
+{
+	int64_t r, k, ox;
+
+#ifdef __AVX512F__
+	/*
+	 * Separable, stride 1 or 2: the window rows are reduced into one row
+	 * first (a long vector loop), stored with pw identity columns on the
+	 * left and enough on the right that the window columns need no
+	 * masks; then each window column is one load per 16 outputs (at
+	 * stride 2 two loads and a permute keep the even columns).  A tap
+	 * outside the input reads the identity, as if it were left out.
+	 */
+	if ((sw == 1 || sw == 2) && nr > 0 &&
+	    pw + W + 64 <= POOL_TMP &&
+	    (OW + 16) * sw + (kw - 1) * dw + 32 <= POOL_TMP) {
+		const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18,
+						    16, 14, 12, 10, 8, 6, 4, 2, 0);
+		const float idv = maxp ? -INFINITY : 0.0f;
+		const __m512 id = _mm512_set1_ps(idv);
+		float tmp[POOL_TMP + 16] __attribute__((aligned(64)));
+		int64_t c, end = (OW + 16) * sw + (kw - 1) * dw + 32, ox0;
+
+		for (c = 0; c < pw; c++)
+			tmp[c] = idv;
+		/* the next output row's new input rows, ahead of time */
+		for (c = 0; c < W; c += 16)
+			for (r = nr - sw; r < nr; r++)
+				if (r >= 0)
+					_mm_prefetch((const char *)(rows[r] +
+						     sw * W + c), _MM_HINT_T0);
+		for (c = 0; c < W; c += 16) {
+			__mmask16 m = W - c >= 16 ? 0xffff :
+				      (__mmask16)((1u << (W - c)) - 1);
+			__m512 v = _mm512_mask_loadu_ps(id, m, rows[0] + c);
+
+			for (r = 1; r < nr; r++) {
+				__m512 u = _mm512_mask_loadu_ps(id, m, rows[r] + c);
+
+				v = maxp ? _mm512_max_ps(u, v) : _mm512_add_ps(v, u);
+			}
+			_mm512_mask_storeu_ps(tmp + pw + c, m, v);
+		}
+		for (c = pw + W; c < end; c += 16)
+			_mm512_storeu_ps(tmp + c, id);
+		for (ox0 = 0; ox0 < OW; ox0 += 16) {
+			__m512 a = id;
+
+			for (k = 0; k < kw; k++) {
+				const float *xs = tmp + ox0 * sw + k * dw;
+				__m512 v = _mm512_loadu_ps(xs);
+
+				if (sw == 2)
+					v = _mm512_permutex2var_ps(v, ie,
+						_mm512_loadu_ps(xs + 16));
+				a = maxp ? _mm512_max_ps(v, a) : _mm512_add_ps(a, v);
+			}
+			_mm512_mask_storeu_ps(acc + ox0, OW - ox0 >= 16 ?
+					      0xffff : (__mmask16)((1u <<
+					      (OW - ox0)) - 1), a);
+		}
+		return;
+	}
+#endif
+	for (ox = 0; ox < OW; ox++)
+		acc[ox] = maxp ? -INFINITY : 0.0f;
+	for (r = 0; r < nr; r++)
+		for (k = 0; k < kw; k++) {
+			const float *restrict xs = rows[r] + k * dw - pw;
+			int64_t a = o0[k], b = o1[k];
+
+			if (maxp && sw == 2)
+				for (ox = a; ox < b; ox++)
+					acc[ox] = xs[2 * ox] > acc[ox] ?
+						  xs[2 * ox] : acc[ox];
+			else if (maxp && sw == 1)
+				for (ox = a; ox < b; ox++)
+					acc[ox] = xs[ox] > acc[ox] ? xs[ox] : acc[ox];
+			else if (maxp)
+				for (ox = a; ox < b; ox++)
+					acc[ox] = xs[ox * sw] > acc[ox] ?
+						  xs[ox * sw] : acc[ox];
+			else if (sw == 2)
+				for (ox = a; ox < b; ox++)
+					acc[ox] += xs[2 * ox];
+			else
+				for (ox = a; ox < b; ox++)
+					acc[ox] += xs[ox * sw];
+		}
+}
+
+/*
+ * A whole (image, channel) plane of a 3x3 stride-2 MaxPool without
+ * padding whose windows all start inside the input ((OH - 1) * 2 < H, the
+ * same for W; ceil mode may clip the last ones), kept in registers: per
+ * 16 outputs the three input rows' 32 columns are reduced to one (the
+ * next 16 columns' vector is the one after: the window's third column),
+ * then a permute of two vectors gives the even and the odd columns and a
+ * shift by one lane the third.  No store and reload of a reduced row
+ * between the passes.  Columns past the input read -inf, rows past it
+ * repeat the last.  Returns false where it does not apply (the portable
+ * build: always).
+ */
+bool VEC(maxpool3s2_plane)(const float *x, int64_t H, int64_t W, float *y,
+			   int64_t OH, int64_t OW)
+{
+#ifdef __AVX512F__
+	const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16,
+					    14, 12, 10, 8, 6, 4, 2, 0);
+	const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17,
+					    15, 13, 11, 9, 7, 5, 3, 1);
+	const __m512 ninf = _mm512_set1_ps(-INFINITY);
+	int64_t oy, ox0;
+
+	if ((OH - 1) * 2 >= H || (OW - 1) * 2 >= W || OW < 1 || OH < 1)
+		return false;
+	for (oy = 0; oy < OH; oy++) {
+		const float *r0 = x + oy * 2 * W;
+		const float *r1 = oy * 2 + 1 < H ? r0 + W : r0;
+		const float *r2 = oy * 2 + 2 < H ? r0 + 2 * W : r1;
+		float *yr = y + oy * OW;
+		__m512 a;
+		__mmask16 m = W >= 16 ? 0xffff : (__mmask16)((1u << W) - 1);
+
+		a = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, m, r0),
+				  _mm512_mask_loadu_ps(ninf, m, r1));
+		a = _mm512_max_ps(a, _mm512_mask_loadu_ps(ninf, m, r2));
+		for (ox0 = 0; ox0 < OW; ox0 += 16) {
+			int64_t c = 2 * ox0 + 16, n;
+			__mmask16 mb, mc, mo;
+			__m512 b, cv, ev, od, e2;
+
+			n = W - c;
+			mb = n >= 16 ? 0xffff : n <= 0 ? 0 :
+			     (__mmask16)((1u << n) - 1);
+			n = W - c - 16;
+			mc = n >= 16 ? 0xffff : n <= 0 ? 0 :
+			     (__mmask16)((1u << n) - 1);
+			b = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, mb, r0 + c),
+					  _mm512_mask_loadu_ps(ninf, mb, r1 + c));
+			b = _mm512_max_ps(b, _mm512_mask_loadu_ps(ninf, mb, r2 + c));
+			cv = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, mc, r0 + c + 16),
+					   _mm512_mask_loadu_ps(ninf, mc, r1 + c + 16));
+			cv = _mm512_max_ps(cv, _mm512_mask_loadu_ps(ninf, mc,
+								    r2 + c + 16));
+			ev = _mm512_permutex2var_ps(a, ie, b);
+			od = _mm512_permutex2var_ps(a, io, b);
+			/* columns 2, 4, ..., 32: the even ones moved by a lane */
+			e2 = _mm512_castsi512_ps(_mm512_alignr_epi32(
+				_mm512_castps_si512(cv), _mm512_castps_si512(ev),
+				1));
+			n = OW - ox0;
+			mo = n >= 16 ? 0xffff : (__mmask16)((1u << n) - 1);
+			_mm512_mask_storeu_ps(yr + ox0, mo,
+					      _mm512_max_ps(_mm512_max_ps(ev, od),
+							    e2));
+			a = cv;
+		}
+	}
+	return true;
+#else
+	return false;
+#endif
+}
