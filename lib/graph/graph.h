@@ -395,7 +395,7 @@ int npr_attr_enum(const struct npr_node *n, const char *key,
 /* "f32", "i64", ... -> NPR_ELEM_*, 0 if unknown. */
 unsigned int npr_elem_parse(const char *s);
 
-/* Shapes (lib/graph/graph.c). */
+/* Shapes (lib/graph/shape.c). */
 bool npr_shape_static(const struct npr_shape *s);
 int64_t npr_shape_numel(const struct npr_shape *s);	/* -1 if dynamic or overflow */
 bool npr_shape_eq(const struct npr_shape *a, const struct npr_shape *b);
@@ -408,6 +408,7 @@ char *npr_shape_str(const struct npr_shape *s, char *buf, size_t len);
 /* numpy broadcast of a and b into out; -EINVAL if incompatible. */
 int npr_shape_broadcast(const struct npr_shape *a, const struct npr_shape *b,
 			struct npr_shape *out);
+/* Bytes of @numel elements of @type, sub-byte types packed (elem.c). */
 size_t npr_tensor_bytes(unsigned int type, int64_t numel);
 
 /* Read an integer constant input as int64 values (any integer or float
@@ -415,7 +416,7 @@ size_t npr_tensor_bytes(unsigned int type, int64_t numel);
 int npr_const_ints(struct npr_graph *g, const struct npr_node *n, int input,
 		   int64_t *out, int max);
 
-/* Half precision conversions (lib/graph/graph.c). */
+/* Half precision conversions (lib/graph/elem.c). */
 float npr_f16_to_f32(uint16_t h);
 uint16_t npr_f32_to_f16(float f);
 float npr_bf16_to_f32(uint16_t h);
