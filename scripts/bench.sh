@@ -17,7 +17,10 @@
 # ORT_NODE_DIR (where onnxruntime-node is installed; default
 # ${TMPDIR:-/tmp}/npr-ort, installed there with the peers' install.sh if
 # missing: never inside the repository), ROUNDS (3), RUNS (20),
-# MODELS, BATCHES, THREADS to narrow the table, NO_ORT=1 to skip the peer.
+# MODELS, BATCHES, THREADS to narrow the table, NO_ORT=1 to skip the peer,
+# BASE_KBENCH=path: an npr-kbench built from another commit, run in the
+# same rounds right after ours (a "base" column and ours / base), so that a
+# change is compared with what it changed in one run, on one machine state.
 
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +33,7 @@ models=${MODELS:-"resnet18 mobilenet_v2 squeezenet1_1"}
 batches=${BATCHES:-"1 8"}
 threads=${THREADS:-"1 2"}
 onnx=$shared/models/onnx
+base=${BASE_KBENCH:-}
 
 [ -x "$kbench" ] || { echo "bench.sh: $kbench not built" >&2; exit 1; }
 
@@ -66,18 +70,25 @@ done
 echo
 
 echo "== whole models: median ms (median of $rounds rounds x $runs runs) =="
-printf "%-14s %5s %3s %10s %10s %7s %9s\n" model batch thr npuring onnxrt ratio rss_mb
+printf "%-14s %5s %3s %10s %10s %7s %9s" model batch thr npuring onnxrt ratio rss_mb
+[ -n "$base" ] && printf " %10s %8s" base vs_base
+echo
 for m in $models; do
 	for b in $batches; do
 		r=$runs
 		[ "$b" -gt 1 ] && r=$(( (runs + 1) / 2 ))
 		for t in $threads; do
-			ours=""; theirs=""; rss=""
+			ours=""; theirs=""; rss=""; before=""
 			for ((i = 0; i < rounds; i++)); do
 				line=$("$kbench" model -m "$onnx/$m.onnx" -b "$b" \
 					-t "$t" -r "$r" -w 3)
 				ours="$ours $(echo "$line" | field median_ms)"
 				rss="$rss $(echo "$line" | field peak_rss_mb)"
+				if [ -n "$base" ]; then
+					line=$("$base" model -m "$onnx/$m.onnx" \
+						-b "$b" -t "$t" -r "$r" -w 3)
+					before="$before $(echo "$line" | field median_ms)"
+				fi
 				if [ $use_ort = 1 ]; then
 					line=$(node "$shared/peers/ort_bench.js" \
 						--ort-dir "$ort_dir" \
@@ -94,8 +105,14 @@ for m in $models; do
 			mr=$(echo $rss | tr ' ' '\n' | median)
 			ratio=$(awk -v a="$mo" -v b="$mt" 'BEGIN {
 				if (b + 0 > 0) printf "%.2fx", a / b; else print "-" }')
-			printf "%-14s %5d %3d %10.2f %10.2f %7s %9s\n" "$m" "$b" "$t" \
+			printf "%-14s %5d %3d %10.2f %10.2f %7s %9s" "$m" "$b" "$t" \
 				"$mo" "$mt" "$ratio" "$mr"
+			if [ -n "$base" ]; then
+				mb=$(echo $before | tr ' ' '\n' | median)
+				printf " %10.2f %8s" "$mb" "$(awk -v a="$mo" -v b="$mb" \
+					'BEGIN { printf "%.3fx", a / b }')"
+			fi
+			echo
 		done
 	done
 done
