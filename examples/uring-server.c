@@ -105,7 +105,7 @@ static void arm_npr_poll(void)
 	io_uring_sqe_set_data64(s, UD(T_NPR, 0));
 }
 
-static void npr_reap_all(void)
+static void reap_all(void)
 {
 	struct npr_cqe c[MAX_CONNS];
 	struct npr_reap re = { .size = sizeof(re) };
@@ -332,7 +332,7 @@ int main(int argc, char **argv)
 				infer_done(i, res);
 				break;
 			case T_NPR:
-				npr_reap_all();
+				reap_all();
 				break;
 			case T_SEND:
 				if (res <= 0) {
