@@ -322,9 +322,14 @@ static ze_result_t split_input(uint32_t format, const uint8_t *in,
 	return ZE_RESULT_SUCCESS;
 }
 
-/*
- * VNPU_TRACE=FILE: one line per graph creation and initialisation, so
- * tests can see what a caller asked for (descriptor flags, build flags).
+/**
+ * vnpu_trace() - append one line to the VNPU_TRACE file
+ * @fmt: printf format of the line (no newline), then its arguments
+ *
+ * With VNPU_TRACE=FILE, vnpu writes one line per queue creation and per
+ * graph creation and initialisation, so tests can see what a caller asked
+ * for (descriptor flags, build flags).  The file is opened and closed per
+ * line, under a lock; nothing is written when VNPU_TRACE is unset or empty.
  */
 void vnpu_trace(const char *fmt, ...)
 {

@@ -50,6 +50,13 @@ struct vnpu_alloc *vnpu_allocs;
 static uint64_t next_alloc_id = 1;
 __thread char vnpu_build_log[VNPU_LOG_MAX];
 
+/**
+ * vnpu_set_log() - set the calling thread's build log
+ * @fmt: printf format of the message, then its arguments
+ *
+ * The log is what the graph extension's BuildLogGetString returns; it is
+ * per thread and truncated to VNPU_LOG_MAX bytes.
+ */
 void vnpu_set_log(const char *fmt, ...)
 {
 	va_list ap;
@@ -59,9 +66,13 @@ void vnpu_set_log(const char *fmt, ...)
 	va_end(ap);
 }
 
-/*
- * A refused call: the reason goes to the calling thread's log (read with
- * BuildLogGetString) and, with VNPU_DEBUG=1, to stderr.
+/**
+ * vnpu_warn() - record why a call was refused
+ * @fmt: printf format of the reason, then its arguments
+ *
+ * The reason goes to the calling thread's build log (read with
+ * BuildLogGetString), as vnpu_set_log(), and with VNPU_DEBUG=1 also to
+ * stderr.
  */
 void vnpu_warn(const char *fmt, ...)
 {
@@ -74,6 +85,12 @@ void vnpu_warn(const char *fmt, ...)
 		fprintf(stderr, "%s\n", vnpu_build_log);
 }
 
+/**
+ * vnpu_env_long() - an environment variable as a number
+ * @name: the variable, read at each call
+ *
+ * Return: its value as strtol() reads it in base 10; 0 if it is unset.
+ */
 long vnpu_env_long(const char *name)
 {
 	const char *s = getenv(name);
@@ -92,6 +109,18 @@ static void translate_resolve(void)
 		*(void **)&translate_fn = dlsym(lib, "zelLoaderTranslateHandle");
 }
 
+/**
+ * vnpu_translate() - unwrap a handle the Level Zero loader wrapped
+ * @type: the handle's kind
+ * @h: a handle as an extension call receives it; may be NULL
+ *
+ * Extension calls get the loader's handles, not the driver's.  The
+ * loader's zelLoaderTranslateHandle() is looked up once, in the loaded
+ * libze_loader.so.1.
+ *
+ * Return: the driver's handle; @h itself if there is no loader or it does
+ * not know @h; NULL for NULL.
+ */
 void *vnpu_translate(zel_handle_type_t type, void *h)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -106,6 +135,14 @@ void *vnpu_translate(zel_handle_type_t type, void *h)
 	return h;
 }
 
+/**
+ * vnpu_ctx_of() - the vnpu context behind a context handle
+ * @h: a context handle
+ * @ext: true if @h came through an extension call (loader-wrapped, see
+ *       vnpu_translate())
+ *
+ * Return: the context, or NULL if @h is not a live vnpu context.
+ */
 struct vnpu_context *vnpu_ctx_of(ze_context_handle_t h, bool ext)
 {
 	struct vnpu_context *c = ext ? vnpu_translate(ZEL_HANDLE_CONTEXT, h) :
@@ -114,6 +151,14 @@ struct vnpu_context *vnpu_ctx_of(ze_context_handle_t h, bool ext)
 	return CHECK(c, M_CONTEXT) ? c : NULL;
 }
 
+/**
+ * vnpu_dev_ok() - whether a device handle is the vnpu device
+ * @h: a device handle
+ * @ext: true if @h came through an extension call (loader-wrapped, see
+ *       vnpu_translate())
+ *
+ * Return: true if @h is the one device vnpu reports.
+ */
 bool vnpu_dev_ok(ze_device_handle_t h, bool ext)
 {
 	void *d = ext ? vnpu_translate(ZEL_HANDLE_DEVICE, h) : (void *)h;
@@ -121,6 +166,16 @@ bool vnpu_dev_ok(ze_device_handle_t h, bool ext)
 	return d == (void *)&vnpu_dev;
 }
 
+/**
+ * vnpu_alloc_find() - the host allocation a pointer lies in
+ * @p: a pointer, anywhere inside an allocation
+ * @need: bytes that must follow @p inside it
+ *
+ * Context: the caller holds vnpu_mem_lock.
+ *
+ * Return: the zeMemAllocHost() allocation holding @p with at least @need
+ * bytes from @p to its end, or NULL.
+ */
 struct vnpu_alloc *vnpu_alloc_find(const void *p, size_t need)
 {
 	struct vnpu_alloc *a;
@@ -520,6 +575,21 @@ static bool version_ok(ze_api_version_t v)
 	return ZE_MAJOR_VERSION(v) == 1;
 }
 
+/**
+ * GETTER_BEGIN() - define an exported Level Zero table getter
+ * @fn: its name, as the loader looks it up (zeGetDriverProcAddrTable, ...)
+ * @type: the dispatch table type it fills
+ *
+ * The function defined, ze_result_t @fn(ze_api_version_t v, @type *t),
+ * fills the members of *t that vnpu implements (the statements up to
+ * GETTER_END) and leaves the others as the loader passed them.
+ * EMPTY_GETTER() defines one that fills nothing.  These are the only
+ * symbols the library exports (vnpu.map).
+ *
+ * Return (of @fn): ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_POINTER
+ * if t is NULL; ZE_RESULT_ERROR_UNSUPPORTED_VERSION for an API major
+ * version other than 1.
+ */
 #define GETTER_BEGIN(fn, type)						\
 VNPU_API ze_result_t fn(ze_api_version_t v, type *t);			\
 VNPU_API ze_result_t fn(ze_api_version_t v, type *t)			\
@@ -531,10 +601,24 @@ VNPU_API ze_result_t fn(ze_api_version_t v, type *t)			\
 #define GETTER_END	return ZE_RESULT_SUCCESS; }
 #define EMPTY_GETTER(fn, type)	GETTER_BEGIN(fn, type) GETTER_END
 
+/**
+ * zeGetGlobalProcAddrTable() - zeInit
+ *
+ * zeInit accepts no flags or ZE_INIT_FLAG_VPU_ONLY (else
+ * ZE_RESULT_ERROR_UNINITIALIZED) and picks the platform from
+ * VNPU_PLATFORM once.
+ */
 GETTER_BEGIN(zeGetGlobalProcAddrTable, ze_global_dditable_t)
 	t->pfnInit = vnpu_init;
 GETTER_END
 
+/**
+ * zeGetDriverProcAddrTable() - the zeDriver* calls
+ *
+ * One driver, with the NPU driver's UUID (not with VNPU_FAULT_UUID=1).
+ * Its extensions are the graph extension at 1.8 (1.N, or none for 0, with
+ * VNPU_GRAPH_VERSION=N) and the NPU command-queue extension.
+ */
 GETTER_BEGIN(zeGetDriverProcAddrTable, ze_driver_dditable_t)
 	t->pfnGet = vnpu_driver_get;
 	t->pfnGetApiVersion = vnpu_driver_api_version;
@@ -544,6 +628,12 @@ GETTER_BEGIN(zeGetDriverProcAddrTable, ze_driver_dditable_t)
 	t->pfnGetExtensionFunctionAddress = vnpu_driver_ext_fn;
 GETTER_END
 
+/**
+ * zeGetDeviceProcAddrTable() - the zeDevice* calls
+ *
+ * One NPU device, no sub-devices, one queue group with one queue, at PCI
+ * address 0000:00:0b.0.
+ */
 GETTER_BEGIN(zeGetDeviceProcAddrTable, ze_device_dditable_t)
 	t->pfnGet = vnpu_device_get;
 	t->pfnGetSubDevices = vnpu_device_sub;
@@ -553,12 +643,23 @@ GETTER_BEGIN(zeGetDeviceProcAddrTable, ze_device_dditable_t)
 	t->pfnPciGetPropertiesExt = vnpu_device_pci;
 GETTER_END
 
+/**
+ * zeGetContextProcAddrTable() - zeContextCreate, Destroy and GetStatus
+ *
+ * Destroying a context frees its host allocations; GetStatus reports
+ * ZE_RESULT_ERROR_DEVICE_LOST once VNPU_FAULT_DEVICE_LOST has struck.
+ */
 GETTER_BEGIN(zeGetContextProcAddrTable, ze_context_dditable_t)
 	t->pfnCreate = vnpu_context_create;
 	t->pfnDestroy = vnpu_context_destroy;
 	t->pfnGetStatus = vnpu_context_status;
 GETTER_END
 
+/**
+ * zeGetCommandQueueProcAddrTable() - the zeCommandQueue* calls
+ *
+ * Implemented in queue.c: vnpu_queue_create() and the ones after it.
+ */
 GETTER_BEGIN(zeGetCommandQueueProcAddrTable, ze_command_queue_dditable_t)
 	t->pfnCreate = vnpu_queue_create;
 	t->pfnDestroy = vnpu_queue_destroy;
@@ -566,6 +667,11 @@ GETTER_BEGIN(zeGetCommandQueueProcAddrTable, ze_command_queue_dditable_t)
 	t->pfnSynchronize = vnpu_queue_sync;
 GETTER_END
 
+/**
+ * zeGetCommandListProcAddrTable() - the zeCommandList* calls
+ *
+ * Implemented in queue.c: vnpu_list_create() and the ones after it.
+ */
 GETTER_BEGIN(zeGetCommandListProcAddrTable, ze_command_list_dditable_t)
 	t->pfnCreate = vnpu_list_create;
 	t->pfnDestroy = vnpu_list_destroy;
@@ -574,6 +680,11 @@ GETTER_BEGIN(zeGetCommandListProcAddrTable, ze_command_list_dditable_t)
 	t->pfnAppendBarrier = vnpu_list_barrier;
 GETTER_END
 
+/**
+ * zeGetFenceProcAddrTable() - the zeFence* calls
+ *
+ * Implemented in queue.c: vnpu_fence_create() and the ones after it.
+ */
 GETTER_BEGIN(zeGetFenceProcAddrTable, ze_fence_dditable_t)
 	t->pfnCreate = vnpu_fence_create;
 	t->pfnDestroy = vnpu_fence_destroy;
@@ -582,12 +693,21 @@ GETTER_BEGIN(zeGetFenceProcAddrTable, ze_fence_dditable_t)
 	t->pfnReset = vnpu_fence_reset;
 GETTER_END
 
+/**
+ * zeGetMemProcAddrTable() - zeMemAllocHost, zeMemFree and
+ * zeMemGetAllocProperties
+ *
+ * Host memory only, page-aligned at least; VNPU_FAULT_OOM=1 makes every
+ * allocation fail with ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY.
+ */
 GETTER_BEGIN(zeGetMemProcAddrTable, ze_mem_dditable_t)
 	t->pfnAllocHost = vnpu_mem_alloc_host;
 	t->pfnFree = vnpu_mem_free;
 	t->pfnGetAllocProperties = vnpu_mem_props;
 GETTER_END
 
+/* The tables vnpu fills nothing in: no events, modules, kernels, tools or
+ * sysman. */
 EMPTY_GETTER(zeGetEventProcAddrTable, ze_event_dditable_t)
 EMPTY_GETTER(zeGetEventPoolProcAddrTable, ze_event_pool_dditable_t)
 EMPTY_GETTER(zeGetImageProcAddrTable, ze_image_dditable_t)
