@@ -308,6 +308,15 @@ ze_result_t vnpu_queue_create(ze_context_handle_t h,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * cq_workload() - zeCommandQueueSetWorkloadType (NPU command-queue
+ * extension pfnSetWorkloadType)
+ * @h: the queue (loader-wrapped)
+ * @type: 0 or 1; stored, it changes nothing
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_ENUMERATION for another type.
+ */
 static ze_result_t cq_workload(ze_command_queue_handle_t h, uint32_t type)
 {
 	struct vnpu_queue *q = vnpu_translate(ZEL_HANDLE_COMMAND_QUEUE, h);

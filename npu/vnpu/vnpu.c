@@ -205,6 +205,15 @@ static void pick_platform(void)
 	}
 }
 
+/**
+ * vnpu_init() - zeInit
+ * @flags: 0 or ZE_INIT_FLAG_VPU_ONLY
+ *
+ * Picks the platform from VNPU_PLATFORM ("4000", else 3720), once.
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_UNINITIALIZED for flags
+ * without ZE_INIT_FLAG_VPU_ONLY (a GPU-only init finds no vnpu).
+ */
 static ze_result_t vnpu_init(ze_init_flags_t flags)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -215,6 +224,13 @@ static ze_result_t vnpu_init(ze_init_flags_t flags)
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_driver_get() - zeDriverGet: the one vnpu driver
+ * @count: in: room in @out (0: count only); out: 1
+ * @out: out: the driver handle, or NULL
+ *
+ * Return: ZE_RESULT_SUCCESS, or ZE_RESULT_ERROR_INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_driver_get(uint32_t *count, ze_driver_handle_t *out)
 {
 	if (!count)
@@ -225,6 +241,14 @@ static ze_result_t vnpu_driver_get(uint32_t *count, ze_driver_handle_t *out)
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_driver_api_version() - zeDriverGetApiVersion: 1.4
+ * @d: the driver
+ * @v: out: ZE_API_VERSION_1_4
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_driver_api_version(ze_driver_handle_t d,
 					   ze_api_version_t *v)
 {
@@ -236,6 +260,15 @@ static ze_result_t vnpu_driver_api_version(ze_driver_handle_t d,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_driver_props() - zeDriverGetProperties
+ * @d: the driver
+ * @p: out: the NPU driver's UUID (another with VNPU_FAULT_UUID=1) and
+ *     driver version VNPU_DRIVER_VERSION; nothing else is filled
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_driver_props(ze_driver_handle_t d,
 				     ze_driver_properties_t *p)
 {
@@ -252,6 +285,14 @@ static ze_result_t vnpu_driver_props(ze_driver_handle_t d,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_driver_ipc() - zeDriverGetIpcProperties: no IPC
+ * @d: the driver
+ * @p: out: flags 0
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_driver_ipc(ze_driver_handle_t d,
 				   ze_driver_ipc_properties_t *p)
 {
@@ -263,6 +304,20 @@ static ze_result_t vnpu_driver_ipc(ze_driver_handle_t d,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_driver_ext_props() - zeDriverGetExtensionProperties
+ * @d: the driver
+ * @count: in: room in @p (0: count only); out: the number listed
+ * @p: out: the extensions, or NULL
+ *
+ * The graph extension under its base name at 1.8 and as _1_2 ... _1_8,
+ * then the NPU command-queue extension.  VNPU_GRAPH_VERSION=N offers the
+ * graph extension up to 1.N only, and not at all for 0, like an older
+ * driver.
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_driver_ext_props(ze_driver_handle_t d, uint32_t *count,
 					 ze_driver_extension_properties_t *p)
 {
@@ -306,6 +361,16 @@ static ze_result_t vnpu_driver_ext_props(ze_driver_handle_t d, uint32_t *count,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_driver_ext_fn() - zeDriverGetExtensionFunctionAddress
+ * @d: the driver
+ * @name: the extension's name; any name containing the graph extension's
+ *        gets the one graph table (all 1.x versions share it)
+ * @fn: out: the extension's function table
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _INVALID_ARGUMENT for another extension.
+ */
 static ze_result_t vnpu_driver_ext_fn(ze_driver_handle_t d, const char *name,
 				      void **fn)
 {
@@ -325,6 +390,15 @@ static ze_result_t vnpu_driver_ext_fn(ze_driver_handle_t d, const char *name,
 
 /* ---- device ------------------------------------------------------------ */
 
+/**
+ * vnpu_device_get() - zeDeviceGet: the one NPU
+ * @d: the driver
+ * @count: in: room in @out (0: count only); out: 1
+ * @out: out: the device handle, or NULL
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_device_get(ze_driver_handle_t d, uint32_t *count,
 				   ze_device_handle_t *out)
 {
@@ -338,6 +412,15 @@ static ze_result_t vnpu_device_get(ze_driver_handle_t d, uint32_t *count,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_device_sub() - zeDeviceGetSubDevices: none
+ * @d: the device
+ * @count: out: 0
+ * @out: not written
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_device_sub(ze_device_handle_t d, uint32_t *count,
 				   ze_device_handle_t *out)
 {
@@ -349,6 +432,16 @@ static ze_result_t vnpu_device_sub(ze_device_handle_t d, uint32_t *count,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_device_props() - zeDeviceGetProperties
+ * @d: the device
+ * @p: out: a VPU with the platform's PCI id, the NPU device UUID, the
+ *     tiles as slices, the clock in Hz as the NPU plugin's GOPS formula
+ *     expects; name "vnpu software NPU <platform> (npuring)"
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_device_props(ze_device_handle_t d,
 				     ze_device_properties_t *p)
 {
@@ -382,6 +475,15 @@ static ze_result_t vnpu_device_props(ze_device_handle_t d,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_device_queue_groups() - zeDeviceGetCommandQueueGroupProperties
+ * @d: the device
+ * @count: in: room in @p (0: count only); out: 1
+ * @p: out: one compute and copy group with one queue, or NULL
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_device_queue_groups(ze_device_handle_t d,
 		uint32_t *count, ze_command_queue_group_properties_t *p)
 {
@@ -399,7 +501,15 @@ static ze_result_t vnpu_device_queue_groups(ze_device_handle_t d,
 	return ZE_RESULT_SUCCESS;
 }
 
-/* where the NPU sits on Meteor Lake and Lunar Lake: 0000:00:0b.0 */
+/**
+ * vnpu_device_pci() - zeDevicePciGetPropertiesExt
+ * @d: the device
+ * @p: out: address 0000:00:0b.0, where the NPU sits on Meteor Lake and
+ *     Lunar Lake; link speed unknown (-1)
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_device_pci(ze_device_handle_t d,
 				   ze_pci_ext_properties_t *p)
 {
@@ -417,6 +527,14 @@ static ze_result_t vnpu_device_pci(ze_device_handle_t d,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_device_status() - zeDeviceGetStatus
+ * @d: the device
+ *
+ * A lost device shows in zeContextGetStatus() only.
+ *
+ * Return: ZE_RESULT_SUCCESS, or ZE_RESULT_ERROR_INVALID_NULL_HANDLE.
+ */
 static ze_result_t vnpu_device_status(ze_device_handle_t d)
 {
 	return vnpu_dev_ok(d, false) ? ZE_RESULT_SUCCESS :
@@ -425,6 +543,15 @@ static ze_result_t vnpu_device_status(ze_device_handle_t d)
 
 /* ---- context ----------------------------------------------------------- */
 
+/**
+ * vnpu_context_create() - zeContextCreate
+ * @d: the driver
+ * @desc: the context descriptor; its contents are not read
+ * @out: out: the new context
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _OUT_OF_HOST_MEMORY.
+ */
 static ze_result_t vnpu_context_create(ze_driver_handle_t d,
 				       const ze_context_desc_t *desc,
 				       ze_context_handle_t *out)
@@ -444,6 +571,14 @@ static ze_result_t vnpu_context_create(ze_driver_handle_t d,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_context_destroy() - zeContextDestroy
+ * @h: the context
+ *
+ * Also frees the host allocations still made in it.
+ *
+ * Return: ZE_RESULT_SUCCESS, or ZE_RESULT_ERROR_INVALID_NULL_HANDLE.
+ */
 static ze_result_t vnpu_context_destroy(ze_context_handle_t h)
 {
 	struct vnpu_context *c = vnpu_ctx_of(h, false);
@@ -470,6 +605,14 @@ static ze_result_t vnpu_context_destroy(ze_context_handle_t h)
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_context_status() - zeContextGetStatus
+ * @h: the context
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_DEVICE_LOST once
+ * VNPU_FAULT_DEVICE_LOST has struck an execution of this context (it
+ * stays lost); ZE_RESULT_ERROR_INVALID_NULL_HANDLE.
+ */
 static ze_result_t vnpu_context_status(ze_context_handle_t h)
 {
 	struct vnpu_context *c = vnpu_ctx_of(h, false);
@@ -485,6 +628,19 @@ static ze_result_t vnpu_context_status(ze_context_handle_t h)
 
 /* ---- memory ------------------------------------------------------------ */
 
+/**
+ * vnpu_mem_alloc_host() - zeMemAllocHost
+ * @h: the context
+ * @desc: the allocation descriptor; its flags are not read
+ * @size: bytes, 1 to 1 TiB
+ * @align: 0 or a power of two; at least page-aligned in any case
+ * @out: out: the memory, freed with zeMemFree() or with the context
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _UNSUPPORTED_SIZE, _UNSUPPORTED_ALIGNMENT,
+ * _OUT_OF_HOST_MEMORY; _OUT_OF_DEVICE_MEMORY when the memory cannot be
+ * had or VNPU_FAULT_OOM=1.
+ */
 static ze_result_t vnpu_mem_alloc_host(ze_context_handle_t h,
 				       const ze_host_mem_alloc_desc_t *desc,
 				       size_t size, size_t align, void **out)
@@ -522,6 +678,14 @@ static ze_result_t vnpu_mem_alloc_host(ze_context_handle_t h,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_mem_free() - zeMemFree
+ * @h: the context
+ * @p: a zeMemAllocHost() pointer of this context
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _INVALID_ARGUMENT for a pointer that is not one.
+ */
 static ze_result_t vnpu_mem_free(ze_context_handle_t h, void *p)
 {
 	struct vnpu_context *c = vnpu_ctx_of(h, false);
@@ -547,6 +711,18 @@ static ze_result_t vnpu_mem_free(ze_context_handle_t h, void *p)
 	return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 }
 
+/**
+ * vnpu_mem_props() - zeMemGetAllocProperties
+ * @h: the context
+ * @p: any pointer
+ * @props: out: ZE_MEMORY_TYPE_HOST with the allocation's id and a 4 KiB
+ *         page if @p lies in one of vnpu's allocations (of any context),
+ *         else ZE_MEMORY_TYPE_UNKNOWN
+ * @dev: out: NULL (host memory), if not NULL
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_mem_props(ze_context_handle_t h, const void *p,
 				  ze_memory_allocation_properties_t *props,
 				  ze_device_handle_t *dev)
@@ -601,24 +777,12 @@ VNPU_API ze_result_t fn(ze_api_version_t v, type *t)			\
 #define GETTER_END	return ZE_RESULT_SUCCESS; }
 #define EMPTY_GETTER(fn, type)	GETTER_BEGIN(fn, type) GETTER_END
 
-/**
- * zeGetGlobalProcAddrTable() - zeInit
- *
- * zeInit accepts no flags or ZE_INIT_FLAG_VPU_ONLY (else
- * ZE_RESULT_ERROR_UNINITIALIZED) and picks the platform from
- * VNPU_PLATFORM once.
- */
+/** zeGetGlobalProcAddrTable() - zeInit */
 GETTER_BEGIN(zeGetGlobalProcAddrTable, ze_global_dditable_t)
 	t->pfnInit = vnpu_init;
 GETTER_END
 
-/**
- * zeGetDriverProcAddrTable() - the zeDriver* calls
- *
- * One driver, with the NPU driver's UUID (not with VNPU_FAULT_UUID=1).
- * Its extensions are the graph extension at 1.8 (1.N, or none for 0, with
- * VNPU_GRAPH_VERSION=N) and the NPU command-queue extension.
- */
+/** zeGetDriverProcAddrTable() - the zeDriver* calls vnpu implements */
 GETTER_BEGIN(zeGetDriverProcAddrTable, ze_driver_dditable_t)
 	t->pfnGet = vnpu_driver_get;
 	t->pfnGetApiVersion = vnpu_driver_api_version;
@@ -628,12 +792,7 @@ GETTER_BEGIN(zeGetDriverProcAddrTable, ze_driver_dditable_t)
 	t->pfnGetExtensionFunctionAddress = vnpu_driver_ext_fn;
 GETTER_END
 
-/**
- * zeGetDeviceProcAddrTable() - the zeDevice* calls
- *
- * One NPU device, no sub-devices, one queue group with one queue, at PCI
- * address 0000:00:0b.0.
- */
+/** zeGetDeviceProcAddrTable() - the zeDevice* calls vnpu implements */
 GETTER_BEGIN(zeGetDeviceProcAddrTable, ze_device_dditable_t)
 	t->pfnGet = vnpu_device_get;
 	t->pfnGetSubDevices = vnpu_device_sub;
@@ -643,23 +802,14 @@ GETTER_BEGIN(zeGetDeviceProcAddrTable, ze_device_dditable_t)
 	t->pfnPciGetPropertiesExt = vnpu_device_pci;
 GETTER_END
 
-/**
- * zeGetContextProcAddrTable() - zeContextCreate, Destroy and GetStatus
- *
- * Destroying a context frees its host allocations; GetStatus reports
- * ZE_RESULT_ERROR_DEVICE_LOST once VNPU_FAULT_DEVICE_LOST has struck.
- */
+/** zeGetContextProcAddrTable() - zeContextCreate, Destroy and GetStatus */
 GETTER_BEGIN(zeGetContextProcAddrTable, ze_context_dditable_t)
 	t->pfnCreate = vnpu_context_create;
 	t->pfnDestroy = vnpu_context_destroy;
 	t->pfnGetStatus = vnpu_context_status;
 GETTER_END
 
-/**
- * zeGetCommandQueueProcAddrTable() - the zeCommandQueue* calls
- *
- * Implemented in queue.c: vnpu_queue_create() and the ones after it.
- */
+/** zeGetCommandQueueProcAddrTable() - the zeCommandQueue* calls (queue.c) */
 GETTER_BEGIN(zeGetCommandQueueProcAddrTable, ze_command_queue_dditable_t)
 	t->pfnCreate = vnpu_queue_create;
 	t->pfnDestroy = vnpu_queue_destroy;
@@ -667,11 +817,7 @@ GETTER_BEGIN(zeGetCommandQueueProcAddrTable, ze_command_queue_dditable_t)
 	t->pfnSynchronize = vnpu_queue_sync;
 GETTER_END
 
-/**
- * zeGetCommandListProcAddrTable() - the zeCommandList* calls
- *
- * Implemented in queue.c: vnpu_list_create() and the ones after it.
- */
+/** zeGetCommandListProcAddrTable() - the zeCommandList* calls (queue.c) */
 GETTER_BEGIN(zeGetCommandListProcAddrTable, ze_command_list_dditable_t)
 	t->pfnCreate = vnpu_list_create;
 	t->pfnDestroy = vnpu_list_destroy;
@@ -680,11 +826,7 @@ GETTER_BEGIN(zeGetCommandListProcAddrTable, ze_command_list_dditable_t)
 	t->pfnAppendBarrier = vnpu_list_barrier;
 GETTER_END
 
-/**
- * zeGetFenceProcAddrTable() - the zeFence* calls
- *
- * Implemented in queue.c: vnpu_fence_create() and the ones after it.
- */
+/** zeGetFenceProcAddrTable() - the zeFence* calls (queue.c) */
 GETTER_BEGIN(zeGetFenceProcAddrTable, ze_fence_dditable_t)
 	t->pfnCreate = vnpu_fence_create;
 	t->pfnDestroy = vnpu_fence_destroy;
@@ -693,13 +835,7 @@ GETTER_BEGIN(zeGetFenceProcAddrTable, ze_fence_dditable_t)
 	t->pfnReset = vnpu_fence_reset;
 GETTER_END
 
-/**
- * zeGetMemProcAddrTable() - zeMemAllocHost, zeMemFree and
- * zeMemGetAllocProperties
- *
- * Host memory only, page-aligned at least; VNPU_FAULT_OOM=1 makes every
- * allocation fail with ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY.
- */
+/** zeGetMemProcAddrTable() - zeMemAllocHost, Free and GetAllocProperties */
 GETTER_BEGIN(zeGetMemProcAddrTable, ze_mem_dditable_t)
 	t->pfnAllocHost = vnpu_mem_alloc_host;
 	t->pfnFree = vnpu_mem_free;
