@@ -55,6 +55,13 @@ _Static_assert(sizeof(npr_ze) == sizeof(ze_names) / sizeof(ze_names[0]) *
 /* What the one-time initialisation found. */
 struct npr_npu_found npr_npu;
 
+/**
+ * npr_ze_result_str() - a Level Zero result code as text
+ * @r: the ze_result_t a Level Zero call returned
+ *
+ * Return: a static string ("device lost", "invalid argument", ...); "error"
+ * for a code it does not name.
+ */
 const char *npr_ze_result_str(ze_result_t r)
 {
 	switch (r) {
@@ -74,6 +81,14 @@ const char *npr_ze_result_str(ze_result_t r)
 	}
 }
 
+/**
+ * npr_ze_errno() - the errno for a failed Level Zero call
+ * @r: the ze_result_t a Level Zero call returned (not ZE_RESULT_SUCCESS)
+ *
+ * Return: -ENODEV for a lost device, -ENOMEM for host or device memory,
+ * -EOPNOTSUPP for an unsupported feature or version, -EINVAL for an invalid
+ * argument, size or native binary, -EIO for anything else.
+ */
 int npr_ze_errno(ze_result_t r)
 {
 	switch (r) {
@@ -338,6 +353,13 @@ static void npu_init_once(void)
 	npr_npu.err = 0;
 }
 
+/**
+ * npr_platform_of() - the NPU platform name of a PCI device id
+ * @pci_id: the device id zeDeviceGetProperties() reports
+ *
+ * Return: a static string: "3720" (Meteor Lake, Arrow Lake), "4000" (Lunar
+ * Lake), or "AUTO_DETECT" for an id it does not know.
+ */
 const char *npr_platform_of(uint32_t pci_id)
 {
 	switch (pci_id) {
@@ -375,6 +397,20 @@ static void pci_address(struct npu_device *nd, int index)
 		nd->pci[0] = 0;
 }
 
+/**
+ * npu_probe() - probe NPU @index and fill dev->info (npr_backend_ops.probe)
+ * @dev: the device being opened; its priv gets a calloc'd struct npu_device
+ * @index: the device's index among the NPU driver's devices
+ *
+ * The first call binds the Level Zero loader and finds the NPU driver, its
+ * graph extension and devices, once per process.  Each probe then creates
+ * one Level Zero context for @dev.  On failure dev->priv may already be
+ * set: lib/ calls npu_release() and frees it.
+ *
+ * Return: 0; -ENODEV if there is no loader, no NPU driver, no graph
+ * extension 1.5 or newer, or no NPU at @index; -ENOMEM; the npr_ze_errno()
+ * of a failed Level Zero call.  npr_err() is set for all but -ENOMEM.
+ */
 int npu_probe(struct npr_device *dev, int index)
 {
 	ze_driver_properties_t dp = {
@@ -435,9 +471,21 @@ int npu_probe(struct npr_device *dev, int index)
 }
 
 
-/*
+/**
+ * npu_param() - an NPU value of an integer property (npr_backend_ops.param)
+ * @dev: an NPU device
+ * @p: the properties the value is asked under (their perf_hint)
+ * @id: the NPR_PARAM_* property
+ * @value: out: the value; written only on success
+ *
  * The NPU plugin's answers: OPTIMAL_NUMBER_OF_INFER_REQUESTS is 1 for
- * LATENCY, and for THROUGHPUT 4 on an NPU 3720 and 8 on the others.
+ * LATENCY, and for THROUGHPUT 4 on an NPU 3720 and 8 on the others;
+ * NUM_STREAMS is 1; the driver and compiler versions (major << 16 | minor)
+ * and the tile count as probed; the device memory sizes from the graph
+ * extension's QueryContextMemory.
+ *
+ * Return: 0; -ENOENT for a property the NPU does not answer itself (the
+ * generic one applies); the npr_ze_errno() of a failed memory query.
  */
 int npu_param(const struct npr_device *dev, const struct npr_props *p,
 		     uint32_t id, int64_t *value)
@@ -480,10 +528,21 @@ int npu_param(const struct npr_device *dev, const struct npr_props *p,
 	return -ENOENT;
 }
 
-/*
- * DEVICE_PCI_INFO "DDDD:BB:DD.F"; DEVICE_GOPS as the NPU plugin computes
- * it (clock in GHz x tiles x EU SIMD width for int8, half for f16, none
- * for f32), one "type:gops" string each.
+/**
+ * npu_param_bytes() - an NPU string property (npr_backend_ops.param_bytes)
+ * @dev: an NPU device
+ * @id: the NPR_PARAM_* property
+ * @buf: out: the value, NUL-terminated; a list is NUL-separated strings
+ *       ending in an empty one
+ * @len: in: the size of @buf; out: the length used, the last NUL included
+ *
+ * DEVICE_PCI_INFO is "DDDD:BB:DD.F"; NPR_NPU_LOADER_VERSION the Level Zero
+ * loader's version, "unknown" if it does not report one; DEVICE_GOPS as
+ * the NPU plugin computes it (clock in GHz x tiles x EU SIMD width for
+ * int8, half for f16, none for f32), one "type:gops" string each.
+ *
+ * Return: 0; -ENOENT for a property the NPU does not have; -ENODATA if
+ * the PCI address is unknown; -EOVERFLOW if @buf is too small.
  */
 int npu_param_bytes(const struct npr_device *dev, uint32_t id,
 			   char *buf, size_t *len)
@@ -514,6 +573,13 @@ int npu_param_bytes(const struct npr_device *dev, uint32_t id,
 	return 0;
 }
 
+/**
+ * npu_release() - destroy the Level Zero context of @dev
+ * @dev: an NPU device; its priv stays allocated, lib/ frees it
+ *
+ * npr_backend_ops.release: called after every object of @dev is gone, and
+ * when npu_probe() fails after setting dev->priv.
+ */
 void npu_release(struct npr_device *dev)
 {
 	struct npu_device *nd = dev->priv;

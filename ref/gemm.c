@@ -62,6 +62,13 @@ static bool cpu_has(const char *isa)
 	return !strcmp(isa, "scalar");
 }
 
+/**
+ * npr_gemm_kern_get() - a micro-kernel by name
+ * @name: "avx512", "avx2" (with FMA) or "scalar"
+ *
+ * Return: the kernel, or NULL if this CPU lacks its ISA (by CPUID) or
+ * @name is none of these.
+ */
 const struct npr_gemm_kern *npr_gemm_kern_get(const char *name)
 {
 	if (!cpu_has(name))
@@ -75,6 +82,14 @@ const struct npr_gemm_kern *npr_gemm_kern_get(const char *name)
 	return &kern_scalar_def;
 }
 
+/**
+ * npr_gemm_kern_best() - the fastest micro-kernel this CPU runs
+ *
+ * NPR_GEMM_ISA=avx512|avx2|scalar picks one instead, if the CPU has it.
+ * The first call chooses, later calls return the same kernel.
+ *
+ * Return: the kernel (never NULL: "scalar" runs everywhere).
+ */
 const struct npr_gemm_kern *npr_gemm_kern_best(void)
 {
 	static const struct npr_gemm_kern *best;
@@ -100,9 +115,20 @@ static void *alloc64(size_t bytes)
 	return npr_alloc(bytes);
 }
 
-/*
+/**
+ * npr_gemm_a_pack() - pack row-major A (row stride @lda) for @kern
+ * @pa: out: the packed operand
+ * @kern: the micro-kernel it will run with
+ * @A: M x K floats, row-major
+ * @M: rows of A
+ * @K: columns of A
+ * @lda: row stride of @A in floats
+ *
  * Layout: for each KC block starting at k0 (length kc), for each MR-row
- * micro-panel i: kc x MR floats, k-major, at k0 * Mp + i * MR * kc.
+ * micro-panel i: kc x MR floats, k-major, at k0 * Mp + i * MR * kc; the
+ * rows from M to Mp are zeros.
+ *
+ * Return: 0 or -ENOMEM.  The caller frees with npr_gemm_a_free().
  */
 int npr_gemm_a_pack(struct npr_gemm_a *pa, const struct npr_gemm_kern *kern,
 		    const float *A, int64_t M, int64_t K, int64_t lda)
@@ -132,7 +158,14 @@ int npr_gemm_a_pack(struct npr_gemm_a *pa, const struct npr_gemm_kern *kern,
 	return 0;
 }
 
-/* The inverse of npr_gemm_a_pack(): row-major A (row stride @lda). */
+/**
+ * npr_gemm_a_unpack() - write a packed A back in row-major order
+ * @pa: the packed operand
+ * @A: out: M x K floats
+ * @lda: row stride of @A in floats
+ *
+ * The inverse of npr_gemm_a_pack().
+ */
 void npr_gemm_a_unpack(const struct npr_gemm_a *pa, float *A, int64_t lda)
 {
 	int mr = pa->kern->mr;
@@ -152,12 +185,27 @@ void npr_gemm_a_unpack(const struct npr_gemm_a *pa, float *A, int64_t lda)
 	}
 }
 
+/**
+ * npr_gemm_a_free() - free a packed A operand's data
+ * @pa: the operand; pa->data becomes NULL, so a second call is harmless
+ */
 void npr_gemm_a_free(struct npr_gemm_a *pa)
 {
 	free(pa->data);
 	pa->data = NULL;
 }
 
+/**
+ * npr_gemm_pack_b_rm() - the npr_gemm_pack_b callback for a row-major B
+ * @src: a struct npr_gemm_bsrc
+ * @k0: the first row of B to pack
+ * @kc: the number of rows
+ * @j0: the first column
+ * @nc: the number of columns
+ * @nr: the panel width (the kernel's NR)
+ * @dst: out: panels of @nr columns, kc x nr floats each, the last zero
+ *       padded
+ */
 void npr_gemm_pack_b_rm(const void *src, int64_t k0, int64_t kc, int64_t j0,
 			int64_t nc, int nr, float *dst)
 {
@@ -291,6 +339,16 @@ static void scratch_key_init(void)
 	scratch_key_err = pthread_key_create(&scratch_key, scratch_free);
 }
 
+/**
+ * npr_free_at_thread_exit() - free a thread-local buffer when its thread
+ * exits
+ * @slot: the address of the calling thread's _Thread_local buffer pointer;
+ *        *@slot is freed and set to NULL at thread exit
+ *
+ * Call after allocating the buffer; once per slot is enough (a second call
+ * does nothing).  A thread registers at most 16 slots; past that, or if
+ * no thread-specific key can be created, the buffer is not freed at exit.
+ */
 void npr_free_at_thread_exit(float **slot)
 {
 	int i;
@@ -305,6 +363,19 @@ void npr_free_at_thread_exit(float **slot)
 	pthread_setspecific(scratch_key, &scratch);
 }
 
+/**
+ * npr_scratch() - a thread-local scratch buffer of at least @n floats
+ * @buf: the calling thread's buffer (a _Thread_local variable of the
+ *       caller)
+ * @cap: its size in floats (_Thread_local too)
+ * @n: floats needed
+ *
+ * Grows the buffer when it is smaller, without keeping its contents
+ * (npr_alloc(): 64-byte aligned, on huge pages from 2 MiB), and has it
+ * freed when the thread exits (npr_free_at_thread_exit()).
+ *
+ * Return: *@buf, or NULL without memory (*@cap is then 0).
+ */
 float *npr_scratch(float **buf, size_t *cap, size_t n)
 {
 	if (n > *cap) {
@@ -420,6 +491,23 @@ static void gemm_task(void *arg, int i, int tid)
 
 static int gemm_go(struct gemm_job *jp, int nthreads);
 
+/**
+ * npr_gemm_run() - C = A * B with the epilogue, split over the pool
+ * @pa: packed A
+ * @N: columns of B and C
+ * @pack: packs B from @bsrc
+ * @bsrc: the B source @pack reads
+ * @C: output, row-major, M x @N
+ * @ldc: row stride of @C in floats
+ * @e: epilogue or NULL
+ * @nthreads: most threads to use (0: the caller's limit); small products
+ *            (under 2 MFLOP) run on the calling thread alone
+ *
+ * Context: any thread; runs on the calling thread and pool workers.
+ *
+ * Return: 0, or -ENOMEM if a thread's packing buffer cannot be allocated
+ * (C is then partly written).
+ */
 int npr_gemm_run(const struct npr_gemm_a *pa, int64_t N, npr_gemm_pack_b pack,
 		 const void *bsrc, float *C, int64_t ldc,
 		 const struct npr_gemm_epi *e, int nthreads)
@@ -432,6 +520,21 @@ int npr_gemm_run(const struct npr_gemm_a *pa, int64_t N, npr_gemm_pack_b pack,
 	return gemm_go(&j, nthreads);
 }
 
+/**
+ * npr_gemm_run_direct() - C = A * B (+ epilogue) with B read in place
+ * @pa: packed A
+ * @N: columns of B and C
+ * @bd: B, read in place (struct npr_gemm_bdirect: rows readable NR floats
+ *      past every column used)
+ * @C: output, row-major, M x @N
+ * @ldc: row stride of @C in floats
+ * @e: epilogue or NULL
+ * @nthreads: most threads to use (0: the caller's limit)
+ *
+ * Context: any thread; runs on the calling thread and pool workers.
+ *
+ * Return: 0, or -EOPNOTSUPP when @pa's kernel has no fn_direct.
+ */
 int npr_gemm_run_direct(const struct npr_gemm_a *pa, int64_t N,
 			const struct npr_gemm_bdirect *bd, float *C,
 			int64_t ldc, const struct npr_gemm_epi *e,
@@ -484,6 +587,24 @@ static int gemm_go(struct gemm_job *jp, int nthreads)
 	return jp->err;
 }
 
+/**
+ * npr_sgemm() - plain row-major SGEMM, A packed on the fly
+ * @M: rows of A and C
+ * @N: columns of B and C
+ * @K: columns of A, rows of B
+ * @A: M x K floats
+ * @lda: row stride of @A
+ * @B: K x N floats
+ * @ldb: row stride of @B
+ * @C: out: M x N floats
+ * @ldc: row stride of @C
+ * @e: epilogue or NULL
+ * @nthreads: most threads to use (0: the caller's limit)
+ *
+ * C = A * B with the epilogue, with npr_gemm_kern_best().
+ *
+ * Return: 0 or -ENOMEM.
+ */
 int npr_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
 	      const float *B, int64_t ldb, float *C, int64_t ldc,
 	      const struct npr_gemm_epi *e, int nthreads)
@@ -501,6 +622,21 @@ int npr_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
 	return err;
 }
 
+/**
+ * npr_sgemm_ref() - npr_sgemm() as one scalar triple loop
+ * @M: rows of A and C
+ * @N: columns of B and C
+ * @K: columns of A, rows of B
+ * @A: M x K floats
+ * @lda: row stride of @A
+ * @B: K x N floats
+ * @ldb: row stride of @B
+ * @C: out: M x N floats
+ * @ldc: row stride of @C
+ * @e: epilogue or NULL
+ *
+ * The reference for the tests: sums in double, on the calling thread.
+ */
 void npr_sgemm_ref(int64_t M, int64_t N, int64_t K, const float *A,
 		   int64_t lda, const float *B, int64_t ldb, float *C,
 		   int64_t ldc, const struct npr_gemm_epi *e)

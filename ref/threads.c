@@ -144,6 +144,14 @@ static void run_items(int tid)
 	}
 }
 
+/**
+ * npr_par_stats_attach() - count this thread's loops into @s
+ * @s: zeroed by the caller when it wants; NULL detaches
+ *
+ * Context: thread-local; off (nothing timed) unless attached.
+ *
+ * Return: the struct attached before.
+ */
 struct npr_par_stats *npr_par_stats_attach(struct npr_par_stats *s)
 {
 	struct npr_par_stats *old = par_stats;
@@ -258,12 +266,30 @@ static void pool_init(void)
 	}
 }
 
+/**
+ * npr_pool_cpus() - the CPUs the process may use (the pool size, caller
+ * included)
+ *
+ * The first call creates the pool: one worker per CPU of the process's
+ * affinity mask, minus one (the calling thread).
+ *
+ * Return: the CPU count, 1 to 255.
+ */
 int npr_pool_cpus(void)
 {
 	pthread_once(&pool_once, pool_init);
 	return pool.cpus;
 }
 
+/**
+ * npr_par_set_limit() - most threads a parallel_for on this thread uses
+ * @n: 0 for all of npr_pool_cpus(), 1 for serial; negative counts as 0
+ *
+ * Context: thread-local; the backend sets it per request around infer,
+ * from INFERENCE_NUM_THREADS / PERFORMANCE_HINT.
+ *
+ * Return: the previous limit.
+ */
 int npr_par_set_limit(int n)
 {
 	int old = par_limit;
@@ -272,6 +298,15 @@ int npr_par_set_limit(int n)
 	return old;
 }
 
+/**
+ * npr_par_threads() - the threads a parallel_for started here would use
+ *
+ * Context: any thread; 1 inside a loop body and on a pool worker (nested
+ * loops run serially).
+ *
+ * Return: the pool size, capped by npr_par_set_limit() and by the workers
+ * actually started (caller included); >= 1.
+ */
 int npr_par_threads(void)
 {
 	int n = npr_pool_cpus();
@@ -285,6 +320,18 @@ int npr_par_threads(void)
 	return n;
 }
 
+/**
+ * npr_parallel_for() - run fn(arg, i, tid) for every i in [0, n)
+ * @n: iterations
+ * @fn: the body; must not fail (record failures in @arg)
+ * @arg: passed through
+ *
+ * Returns when every iteration has finished.  Uses at most
+ * npr_par_threads() threads; tid < that number.  If the pool is busy with
+ * another caller's loop, runs every iteration on the calling thread.
+ *
+ * Context: any thread; reentrant (nested calls run serially).
+ */
 void npr_parallel_for(int n, npr_par_fn fn, void *arg)
 {
 	int nt = npr_par_threads(), i, joined;

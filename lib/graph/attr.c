@@ -12,6 +12,14 @@
 
 #include "graph.h"
 
+/**
+ * npr_attr() - the raw string of a node attribute
+ * @n: the node
+ * @key: the attribute's name
+ *
+ * Return: the value as the source file gave it, owned by the node's graph;
+ * NULL if @n has no attribute @key.
+ */
 const char *npr_attr(const struct npr_node *n, const char *key)
 {
 	int i;
@@ -68,6 +76,16 @@ static int parse_float(const char *s, const char **end, double *out)
 	return 0;
 }
 
+/**
+ * npr_attr_int() - an integer attribute
+ * @n: the node
+ * @key: the attribute's name
+ * @def: the value when the attribute is absent
+ * @out: out: the value; "3.0" style integers are accepted
+ *
+ * Return: 0; -EINVAL with npr_node_err() set if the value is not an
+ * integer (*@out is then undefined).
+ */
 int npr_attr_int(const struct npr_node *n, const char *key, int64_t def,
 		 int64_t *out)
 {
@@ -84,6 +102,16 @@ int npr_attr_int(const struct npr_node *n, const char *key, int64_t def,
 	return 0;
 }
 
+/**
+ * npr_attr_float() - a floating-point attribute
+ * @n: the node
+ * @key: the attribute's name
+ * @def: the value when the attribute is absent
+ * @out: out: the value, as strtod() reads it
+ *
+ * Return: 0; -EINVAL with npr_node_err() set if the value is not a
+ * number (*@out is then undefined).
+ */
 int npr_attr_float(const struct npr_node *n, const char *key, double def,
 		   double *out)
 {
@@ -100,6 +128,19 @@ int npr_attr_float(const struct npr_node *n, const char *key, double def,
 	return 0;
 }
 
+/**
+ * npr_attr_ints() - a list of integers, comma-separated
+ * @n: the node
+ * @key: the attribute's name
+ * @out: out: the values, room for @max
+ * @max: the most values accepted
+ * @count: out: the number of values; "" gives 0, so does an absent
+ *         optional attribute; 0 on error
+ * @optional: whether the attribute may be absent
+ *
+ * Return: 0; -EINVAL with npr_node_err() set if a required attribute is
+ * missing, an entry is not an integer, or there are more than @max.
+ */
 int npr_attr_ints(const struct npr_node *n, const char *key, int64_t *out,
 		  int max, int *count, bool optional)
 {
@@ -137,6 +178,19 @@ int npr_attr_ints(const struct npr_node *n, const char *key, int64_t *out,
 	return 0;
 }
 
+/**
+ * npr_attr_floats() - a list of numbers, comma-separated, as floats
+ * @n: the node
+ * @key: the attribute's name
+ * @out: out: the values, room for @max
+ * @max: the most values accepted
+ * @count: out: the number of values; "" gives 0, so does an absent
+ *         optional attribute; 0 on error
+ * @optional: whether the attribute may be absent
+ *
+ * Return: 0; -EINVAL with npr_node_err() set if a required attribute is
+ * missing, an entry is not a number, or there are more than @max.
+ */
 int npr_attr_floats(const struct npr_node *n, const char *key, float *out,
 		    int max, int *count, bool optional)
 {
@@ -174,6 +228,15 @@ int npr_attr_floats(const struct npr_node *n, const char *key, float *out,
 	return 0;
 }
 
+/**
+ * npr_attr_bool() - a boolean attribute
+ * @n: the node
+ * @key: the attribute's name
+ * @def: the value when the attribute is absent
+ * @out: out: the value: "true" (any case) or "1", "false" or "0"
+ *
+ * Return: 0; -EINVAL with npr_node_err() set for any other value.
+ */
 int npr_attr_bool(const struct npr_node *n, const char *key, bool def,
 		  bool *out)
 {
@@ -196,6 +259,16 @@ int npr_attr_bool(const struct npr_node *n, const char *key, bool def,
 			    key, s);
 }
 
+/**
+ * npr_attr_enum() - an attribute that is one of a list of words
+ * @n: the node
+ * @key: the attribute's name
+ * @choices: the accepted words, NULL-terminated; matched ignoring case
+ * @def: the index when the attribute is absent
+ * @out: out: the index in @choices of the value
+ *
+ * Return: 0; -EINVAL with npr_node_err() set for a value not in @choices.
+ */
 int npr_attr_enum(const struct npr_node *n, const char *key,
 		  const char *const *choices, int def, int *out)
 {

@@ -11,6 +11,13 @@
 
 #include "graph.h"
 
+/**
+ * npr_elem_size() - bytes per element of a byte-addressable element type
+ * @t: enum npr_elem_type
+ *
+ * Return: 1, 2, 4 or 8; 0 for sub-byte (u1, i4, u4), undefined and unknown
+ * types.
+ */
 size_t npr_elem_size(unsigned int t)
 {
 	switch (t) {
@@ -40,11 +47,25 @@ static const char *const elem_names[NPR_ELEM_MAX] = {
 	[NPR_ELEM_I4] = "i4", [NPR_ELEM_U4] = "u4",
 };
 
+/**
+ * npr_elem_name() - the short name of an element type
+ * @t: enum npr_elem_type
+ *
+ * Return: a static string ("f32", "i64", "boolean", ...), "?" for an
+ * unknown type.
+ */
 const char *npr_elem_name(unsigned int t)
 {
 	return t < NPR_ELEM_MAX && elem_names[t] ? elem_names[t] : "?";
 }
 
+/**
+ * npr_elem_parse() - an element type from its name
+ * @s: "f32", "i64", ... as npr_elem_name() gives them, or "bool"; may be
+ *     NULL
+ *
+ * Return: the NPR_ELEM_* value, 0 (NPR_ELEM_UNDEFINED) if @s names none.
+ */
 unsigned int npr_elem_parse(const char *s)
 {
 	unsigned int t;
@@ -59,6 +80,16 @@ unsigned int npr_elem_parse(const char *s)
 	return 0;
 }
 
+/**
+ * npr_tensor_bytes() - the size of @numel elements of @type
+ * @type: enum npr_elem_type
+ * @numel: the element count
+ *
+ * Sub-byte types are packed: u1 eight to a byte, i4 and u4 two, the last
+ * byte rounded up.
+ *
+ * Return: the size in bytes; 0 for a negative @numel or an unknown type.
+ */
 size_t npr_tensor_bytes(unsigned int type, int64_t numel)
 {
 	if (numel < 0)
@@ -74,6 +105,14 @@ size_t npr_tensor_bytes(unsigned int type, int64_t numel)
 }
 
 
+/**
+ * npr_f16_to_f32() - an IEEE half-precision value as a float
+ * @h: the f16 bits
+ *
+ * Exact for every input, subnormals, infinities and NaNs included.
+ *
+ * Return: the value.
+ */
 float npr_f16_to_f32(uint16_t h)
 {
 	uint32_t sign = (uint32_t)(h & 0x8000) << 16;
@@ -97,6 +136,15 @@ float npr_f16_to_f32(uint16_t h)
 	return f;
 }
 
+/**
+ * npr_f32_to_f16() - a float rounded to IEEE half precision
+ * @f: the value
+ *
+ * Rounds to nearest, ties to even; too large gives infinity, too small a
+ * subnormal or a signed zero; a NaN stays a (quiet) NaN.
+ *
+ * Return: the f16 bits.
+ */
 uint16_t npr_f32_to_f16(float f)
 {
 	uint32_t x, sign, man;
@@ -135,6 +183,12 @@ uint16_t npr_f32_to_f16(float f)
 	}
 }
 
+/**
+ * npr_bf16_to_f32() - a bfloat16 value as a float
+ * @h: the bf16 bits, the high half of a float's
+ *
+ * Return: the value (exact).
+ */
 float npr_bf16_to_f32(uint16_t h)
 {
 	uint32_t bits = (uint32_t)h << 16;

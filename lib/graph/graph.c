@@ -12,6 +12,14 @@
 
 #include "graph.h"
 
+/**
+ * npr_blob_get() - take a reference on a blob
+ * @b: the blob, or NULL
+ *
+ * Context: any thread; the count is atomic.
+ *
+ * Return: @b.
+ */
 struct npr_blob *npr_blob_get(struct npr_blob *b)
 {
 	if (b)
@@ -19,6 +27,15 @@ struct npr_blob *npr_blob_get(struct npr_blob *b)
 	return b;
 }
 
+/**
+ * npr_blob_put() - drop a reference on a blob
+ * @b: the blob, or NULL
+ *
+ * The last reference unmaps a mapped blob or frees a heap one, and frees
+ * @b.
+ *
+ * Context: any thread; the count is atomic.
+ */
 void npr_blob_put(struct npr_blob *b)
 {
 	if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL))
@@ -85,6 +102,12 @@ void npr_graph_drop_weights(const struct npr_graph *g)
 			MADV_DONTNEED);
 }
 
+/**
+ * npr_graph_new() - an empty graph
+ *
+ * Return: a zeroed graph, freed with npr_graph_free(); NULL if out of
+ * memory.
+ */
 struct npr_graph *npr_graph_new(void)
 {
 	return calloc(1, sizeof(struct npr_graph));
@@ -118,7 +141,15 @@ bool npr_graph_str_borrowed(const struct npr_graph *g, const char *s)
 	return p >= b && p - b < g->weights->size;
 }
 
-/* Free a string of @g unless it is borrowed from the blob. */
+/**
+ * npr_graph_free_str() - free a string of a graph
+ * @g: the graph
+ * @s: one of its strings, or NULL
+ *
+ * A string borrowed from the blob (npr_graph_str_borrowed()) is left
+ * alone; any other is freed.  Use this, never free(), to replace or remove
+ * a graph's string.
+ */
 void npr_graph_free_str(const struct npr_graph *g, char *s)
 {
 	if (!npr_graph_str_borrowed(g, s))
@@ -139,6 +170,16 @@ struct npr_arena {
 #define ARENA_BLOCK	(32u << 10)
 #define ARENA_ALIGN	16
 
+/**
+ * npr_graph_alloc() - zeroed memory that lives as long as the graph
+ * @g: the graph
+ * @n: bytes wanted
+ *
+ * Carved from the graph's arena (32 KiB blocks, larger requests get a
+ * block of their own) and freed by npr_graph_free() only.
+ *
+ * Return: @n zeroed bytes, 16-byte aligned; NULL if out of memory.
+ */
 void *npr_graph_alloc(struct npr_graph *g, size_t n)
 {
 	struct npr_arena *a = g->arena;
@@ -188,6 +229,14 @@ static void node_fini(const struct npr_graph *g, struct npr_node *n)
 	free(n->params);
 }
 
+/**
+ * npr_graph_free() - free a graph and everything it owns
+ * @g: the graph, or NULL
+ *
+ * Frees its nodes (with their params and bodies), values and their owned
+ * data, strings not borrowed from the blob, variables and arena, and drops
+ * its reference on the weights blob.
+ */
 void npr_graph_free(struct npr_graph *g)
 {
 	int i;
@@ -265,6 +314,9 @@ static int clone_bodies(struct npr_node *d, const struct npr_node *s)
 	return 0;
 }
 
+static struct npr_graph *clone(const struct npr_graph *g,
+			       struct npr_graph *take);
+
 /**
  * npr_graph_clone() - deep copy of a graph
  * @g: the graph.
@@ -276,9 +328,6 @@ static int clone_bodies(struct npr_node *d, const struct npr_node *s)
  *
  * Return: the clone, or NULL on allocation failure.
  */
-static struct npr_graph *clone(const struct npr_graph *g,
-			       struct npr_graph *take);
-
 struct npr_graph *npr_graph_clone(const struct npr_graph *g)
 {
 	return clone(g, NULL);
@@ -393,6 +442,18 @@ static int grow(void **p, int *cap, int need, size_t sz)
 	return 0;
 }
 
+/**
+ * npr_graph_add_node() - append a node
+ * @g: the graph; g->nodes may move, so re-read pointers into it
+ * @name: the layer name, copied; NULL gives ""
+ * @type: the op type, copied; NULL gives ""
+ * @version: the opset number, 0 if not given
+ * @layer_id: the id in the source file, for messages
+ *
+ * The node has no inputs, outputs or attributes yet, and no op.
+ *
+ * Return: the node's index, or -ENOMEM.
+ */
 int npr_graph_add_node(struct npr_graph *g, const char *name, const char *type,
 		       unsigned int version, int64_t layer_id)
 {
@@ -415,6 +476,17 @@ int npr_graph_add_node(struct npr_graph *g, const char *name, const char *type,
 	return g->nnodes++;
 }
 
+/**
+ * npr_graph_add_value() - append a value
+ * @g: the graph; g->vals may move
+ * @producer: the index of the node that produces it
+ * @port: its output index on @producer
+ *
+ * The value has no type or data, and unknown shape and declared shape
+ * (rank -1).
+ *
+ * Return: the value's index, or -ENOMEM.
+ */
 int npr_graph_add_value(struct npr_graph *g, int producer, int port)
 {
 	struct npr_value *v;
@@ -431,6 +503,15 @@ int npr_graph_add_value(struct npr_graph *g, int producer, int port)
 	return g->nvals++;
 }
 
+/**
+ * npr_node_set_inputs() - give a node @nin inputs, all unconnected
+ * @n: the node; its previous inputs are dropped
+ * @nin: the number of inputs, 0 for none
+ *
+ * Every entry of n->in is -1; the caller sets the value indexes.
+ *
+ * Return: 0, or -ENOMEM (@n unchanged).
+ */
 int npr_node_set_inputs(struct npr_node *n, int nin)
 {
 	int *in = NULL;
@@ -451,6 +532,18 @@ int npr_node_set_inputs(struct npr_node *n, int nin)
 	return 0;
 }
 
+/**
+ * npr_node_set_outputs() - give a node @nout new output values
+ * @g: the graph; g->vals may move
+ * @node: the node's index; its previous outputs are dropped (their values
+ *        stay in @g)
+ * @nout: the number of outputs, 0 for none
+ *
+ * Appends one value per output, produced by (@node, port i).
+ *
+ * Return: 0, or -ENOMEM (the node is unchanged; values appended before the
+ * failure stay in @g, unused).
+ */
 int npr_node_set_outputs(struct npr_graph *g, int node, int nout)
 {
 	int *out = NULL;
@@ -477,6 +570,17 @@ int npr_node_set_outputs(struct npr_graph *g, int node, int nout)
 	return 0;
 }
 
+/**
+ * npr_node_add_attr() - append an attribute to a node
+ * @n: the node
+ * @key: the attribute's name, copied
+ * @val: its value as text, copied; NULL gives ""
+ *
+ * An existing attribute of the same name is not replaced: npr_attr()
+ * finds the first.
+ *
+ * Return: 0, or -ENOMEM (@n keeps its attributes).
+ */
 int npr_node_add_attr(struct npr_node *n, const char *key, const char *val)
 {
 	struct npr_attr *a;
@@ -505,6 +609,23 @@ int npr_node_add_attr(struct npr_node *n, const char *key, const char *val)
 	return 0;
 }
 
+/**
+ * npr_node_add_body() - give a node a sub-graph
+ * @n: the control-flow node
+ * @body: the body; the node takes it over, also on failure (it is then
+ *        freed)
+ *
+ * A frontend builds a body like a model: nodes with ->op resolved,
+ * inputs[] listing its Parameters and outputs[] its Results (the order
+ * port rules index), sorted with npr_graph_sort(), and a reference on the
+ * weights blob if its constants point into it.  Then it attaches the body
+ * and adds the rules (npr_body_add_port(), npr_body_add_back_edge()).
+ * Re-read &g->nodes[idx] after adding nodes to the outer graph, which may
+ * move them.  Bodies are parsed and checked by the op's parse like any
+ * attribute.
+ *
+ * Return: the body's index in n->bodies, or -ENOMEM.
+ */
 int npr_node_add_body(struct npr_node *n, struct npr_graph *body)
 {
 	struct npr_body *b;
@@ -520,6 +641,13 @@ int npr_node_add_body(struct npr_node *n, struct npr_graph *body)
 	return n->nbodies++;
 }
 
+/**
+ * npr_body_add_port() - append a port map rule to a body
+ * @b: the body
+ * @p: the rule, copied
+ *
+ * Return: 0, or -ENOMEM.
+ */
 int npr_body_add_port(struct npr_body *b, const struct npr_body_port *p)
 {
 	struct npr_body_port *np;
@@ -532,6 +660,15 @@ int npr_body_add_port(struct npr_body *b, const struct npr_body_port *p)
 	return 0;
 }
 
+/**
+ * npr_body_add_back_edge() - append a back edge to a body
+ * @b: the body
+ * @from: the index in the body's outputs[] of the Result
+ * @to: the index in the body's inputs[] of the Parameter it feeds in the
+ *      next iteration
+ *
+ * Return: 0, or -ENOMEM.
+ */
 int npr_body_add_back_edge(struct npr_body *b, int from, int to)
 {
 	struct npr_back_edge *ne;
@@ -658,6 +795,22 @@ out:
 	return err;
 }
 
+/**
+ * npr_const_ints() - read a constant input as int64 values
+ * @g: the graph
+ * @n: the node
+ * @input: the input's index
+ * @out: out: the values, room for @max
+ * @max: the most values accepted
+ *
+ * The constant may be of any integer or floating-point type; floats are
+ * truncated toward zero and saturated, as npr_convert() does.
+ *
+ * Return: the number of values; -ENODATA if the input is not a constant
+ * (or not yet folded into one); -EINVAL if it is missing, has a dynamic
+ * shape, more than @max elements, too few bytes or a non-numeric type.
+ * npr_node_err() is set in every case.
+ */
 int npr_const_ints(struct npr_graph *g, const struct npr_node *n, int input,
 		   int64_t *out, int max)
 {

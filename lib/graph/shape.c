@@ -11,6 +11,12 @@
 
 #include "graph.h"
 
+/**
+ * npr_shape_static() - whether a shape is fully known
+ * @s: the shape
+ *
+ * Return: true if the rank and every dimension are known (none -1).
+ */
 bool npr_shape_static(const struct npr_shape *s)
 {
 	int i;
@@ -23,6 +29,14 @@ bool npr_shape_static(const struct npr_shape *s)
 	return true;
 }
 
+/**
+ * npr_node_dynamic() - whether a node has an output of unknown shape
+ * @g: the node's graph
+ * @n: the node
+ *
+ * Return: true if some output of @n has a shape known only at inference
+ * time (not npr_shape_static()).
+ */
 bool npr_node_dynamic(const struct npr_graph *g, const struct npr_node *n)
 {
 	int i;
@@ -33,6 +47,13 @@ bool npr_node_dynamic(const struct npr_graph *g, const struct npr_node *n)
 	return false;
 }
 
+/**
+ * npr_graph_dynamic() - the first node with an output of unknown shape
+ * @g: the graph
+ *
+ * Return: the index of the first live node for which npr_node_dynamic()
+ * is true, or -1 if every shape in @g is static.
+ */
 int npr_graph_dynamic(const struct npr_graph *g)
 {
 	int i;
@@ -43,6 +64,13 @@ int npr_graph_dynamic(const struct npr_graph *g)
 	return -1;
 }
 
+/**
+ * npr_shape_numel() - the number of elements of a shape
+ * @s: the shape
+ *
+ * Return: the product of the dimensions (1 for a scalar); -1 if @s is not
+ * static or the product overflows int64_t.
+ */
 int64_t npr_shape_numel(const struct npr_shape *s)
 {
 	int64_t n = 1;
@@ -58,6 +86,14 @@ int64_t npr_shape_numel(const struct npr_shape *s)
 	return n;
 }
 
+/**
+ * npr_shape_eq() - whether two shapes are the same
+ * @a: a shape
+ * @b: another
+ *
+ * Return: true if the ranks and every dimension are equal (a dynamic
+ * dimension equals only a dynamic one).
+ */
 bool npr_shape_eq(const struct npr_shape *a, const struct npr_shape *b)
 {
 	int i;
@@ -70,6 +106,15 @@ bool npr_shape_eq(const struct npr_shape *a, const struct npr_shape *b)
 	return true;
 }
 
+/**
+ * npr_shape_str() - a shape as text, for messages
+ * @s: the shape
+ * @buf: out: "[1,3,224,224]", "?" for a dynamic dimension, "[...]" for an
+ *       unknown rank; truncated to @len
+ * @len: the size of @buf; nothing is written if 0
+ *
+ * Return: @buf.
+ */
 char *npr_shape_str(const struct npr_shape *s, char *buf, size_t len)
 {
 	size_t off = 0;
@@ -96,6 +141,18 @@ char *npr_shape_str(const struct npr_shape *s, char *buf, size_t len)
 	return buf;
 }
 
+/**
+ * npr_shape_broadcast() - the numpy broadcast of two shapes
+ * @a: a shape
+ * @b: another
+ * @out: out: the broadcast shape; written only on success; may be @a or @b
+ *
+ * A dynamic dimension against a known one other than 1 takes the known
+ * one.
+ *
+ * Return: 0; -EINVAL (no npr_err() message) if a rank is unknown or the
+ * shapes are incompatible.
+ */
 int npr_shape_broadcast(const struct npr_shape *a, const struct npr_shape *b,
 			struct npr_shape *out)
 {

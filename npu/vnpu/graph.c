@@ -322,9 +322,14 @@ static ze_result_t split_input(uint32_t format, const uint8_t *in,
 	return ZE_RESULT_SUCCESS;
 }
 
-/*
- * VNPU_TRACE=FILE: one line per graph creation and initialisation, so
- * tests can see what a caller asked for (descriptor flags, build flags).
+/**
+ * vnpu_trace() - append one line to the VNPU_TRACE file
+ * @fmt: printf format of the line (no newline), then its arguments
+ *
+ * With VNPU_TRACE=FILE, vnpu writes one line per queue creation and per
+ * graph creation and initialisation, so tests can see what a caller asked
+ * for (descriptor flags, build flags).  The file is opened and closed per
+ * line, under a lock; nothing is written when VNPU_TRACE is unset or empty.
  */
 void vnpu_trace(const char *fmt, ...)
 {
@@ -407,6 +412,27 @@ static ze_result_t graph_create(ze_context_handle_t hc, ze_device_handle_t hd,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * g_create() - zeGraphCreate (graph extension pfnCreate)
+ * @c: the context (loader-wrapped)
+ * @d: the device (loader-wrapped)
+ * @desc: the format and input: serialized IR (NGRAPH_LITE, classic
+ *        layout: two parts, the XML then the weights) with build flags, or
+ *        a vnpu native blob of this platform
+ * @out: out: the graph
+ *
+ * Instead of compiling for an NPU, vnpu loads and compiles the model on
+ * npuring's cpu device.  The build flags are checked for their grammar and
+ * for NPU_TILES within the device; a refusal's reason is in the build log.
+ * VNPU_FAULT_COMPILE=1 makes every IR fail to compile.
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _INVALID_SIZE, _INVALID_ENUMERATION for another
+ * format, _INVALID_ARGUMENT for bad build flags or an IR that does not
+ * read, _INVALID_NATIVE_BINARY for a blob that does not load,
+ * _UNSUPPORTED_FEATURE for arguments it cannot present,
+ * _OUT_OF_HOST_MEMORY, _UNKNOWN for an IR that does not compile.
+ */
 static ze_result_t g_create(ze_context_handle_t c, ze_device_handle_t d,
 			    const struct npr_ze_graph_desc *desc,
 			    npr_ze_graph_handle_t *out)
@@ -417,6 +443,17 @@ static ze_result_t g_create(ze_context_handle_t c, ze_device_handle_t d,
 			    desc->pBuildFlags, 0, out);
 }
 
+/**
+ * g_create2() - zeGraphCreate2 (pfnCreate2)
+ * @c: the context (loader-wrapped)
+ * @d: the device (loader-wrapped)
+ * @desc: as g_create()'s, with flags: DISABLE_CACHING and
+ *        INPUT_PERSISTENT are accepted (and only traced), others refused
+ * @out: out: the graph
+ *
+ * Return: as g_create(); ZE_RESULT_ERROR_UNSUPPORTED_FEATURE for an
+ * unknown flag.
+ */
 static ze_result_t g_create2(ze_context_handle_t c, ze_device_handle_t d,
 			     const struct npr_ze_graph_desc_2 *desc,
 			     npr_ze_graph_handle_t *out)
@@ -433,6 +470,16 @@ static ze_result_t g_create2(ze_context_handle_t c, ze_device_handle_t d,
 #define GRAPH(h)	((struct vnpu_graph *)(h))
 #define GRAPH_OK(h)	CHECK(GRAPH(h), M_GRAPH)
 
+/**
+ * g_destroy() - zeGraphDestroy (pfnDestroy)
+ * @h: the graph
+ *
+ * A graph that a command list's recorded execute still uses is not
+ * destroyed.
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+ * ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE (reason in the build log).
+ */
 static ze_result_t g_destroy(npr_ze_graph_handle_t h)
 {
 	int users;
@@ -451,6 +498,14 @@ static ze_result_t g_destroy(npr_ze_graph_handle_t h)
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * g_props() - zeGraphGetProperties (pfnGetProperties)
+ * @h: the graph
+ * @p: out: the number of arguments
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t g_props(npr_ze_graph_handle_t h,
 			   struct npr_ze_graph_properties *p)
 {
@@ -462,6 +517,14 @@ static ze_result_t g_props(npr_ze_graph_handle_t h,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * g_props2() - zeGraphGetProperties2 (pfnGetProperties2)
+ * @h: the graph
+ * @p: out: the number of arguments; the initialize stage is required
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t g_props2(npr_ze_graph_handle_t h,
 			    struct npr_ze_graph_properties_2 *p)
 {
@@ -548,12 +611,34 @@ static ze_result_t fill_arg(npr_ze_graph_handle_t h, uint32_t i,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * g_arg_props() - zeGraphGetArgumentProperties (pfnGetArgumentProperties)
+ * @h: the graph
+ * @i: the argument's index: the inputs, then the outputs, each followed
+ *     by the state arguments (read_value, assign)
+ * @p: out: name, direction, dimensions (padded with 1), precision and a
+ *     layout from the rank; network and device precision and layout are
+ *     the same (no conversion on the device)
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _INVALID_ARGUMENT for an index out of range.
+ */
 static ze_result_t g_arg_props(npr_ze_graph_handle_t h, uint32_t i,
 			       struct npr_ze_graph_argument_properties *p)
 {
 	return fill_arg(h, i, p);
 }
 
+/**
+ * g_arg_props2() - zeGraphGetArgumentProperties2
+ * (pfnGetArgumentProperties2)
+ * @h: the graph
+ * @i: the argument's index
+ * @p: out: as g_arg_props(), with quantReverseScale 1 for inputs and 0
+ *     for outputs, quantZeroPoint 0 (nothing is quantized)
+ *
+ * Return: as g_arg_props().
+ */
 static ze_result_t g_arg_props2(npr_ze_graph_handle_t h, uint32_t i,
 				struct npr_ze_graph_argument_properties_2 *p)
 {
@@ -566,6 +651,16 @@ static ze_result_t g_arg_props2(npr_ze_graph_handle_t h, uint32_t i,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * g_arg_props3() - zeGraphGetArgumentProperties3
+ * (pfnGetArgumentProperties3)
+ * @h: the graph
+ * @i: the argument's index
+ * @p: out: as g_arg_props2(), with the rank, and the argument's name as
+ *     its debug name and its one tensor name
+ *
+ * Return: as g_arg_props().
+ */
 static ze_result_t g_arg_props3(npr_ze_graph_handle_t h, uint32_t i,
 				struct npr_ze_graph_argument_properties_3 *p)
 {
@@ -583,6 +678,15 @@ static ze_result_t g_arg_props3(npr_ze_graph_handle_t h, uint32_t i,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * g_arg_meta() - zeGraphGetArgumentMetadata (pfnGraphGetArgumentMetadata)
+ * @h: the graph
+ * @i: the argument's index
+ * @p: out: direction, the argument's name (as friendly, tensor and input
+ *     name), element type and shape
+ *
+ * Return: as g_arg_props().
+ */
 static ze_result_t g_arg_meta(npr_ze_graph_handle_t h, uint32_t i,
 			      struct npr_ze_graph_argument_metadata *p)
 {
@@ -609,6 +713,18 @@ static ze_result_t g_arg_meta(npr_ze_graph_handle_t h, uint32_t i,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * g_set_arg() - zeGraphSetArgumentValue (pfnSetArgumentValue)
+ * @h: the graph
+ * @i: the argument's index
+ * @value: the argument's buffer; checked when an execute is appended
+ *
+ * An execute appended later takes the values as they are then; setting a
+ * value again does not change executes already recorded.
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _INVALID_ARGUMENT for an index out of range.
+ */
 static ze_result_t g_set_arg(npr_ze_graph_handle_t h, uint32_t i,
 			     const void *value)
 {
@@ -626,6 +742,20 @@ static ze_result_t g_set_arg(npr_ze_graph_handle_t h, uint32_t i,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * g_append_init() - zeAppendGraphInitialize (pfnAppendGraphInitialize)
+ * @hl: the command list (loader-wrapped)
+ * @h: the graph
+ * @sig: the event to signal; vnpu has no events: must be NULL
+ * @nwait: the number of events to wait for; must be 0
+ * @wait: the events to wait for; ignored
+ *
+ * Nothing to upload: marks the graph initialized at once, records nothing.
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _UNSUPPORTED_FEATURE for events, _INVALID_ARGUMENT if the list is
+ * closed.
+ */
 static ze_result_t g_append_init(ze_command_list_handle_t hl,
 				 npr_ze_graph_handle_t h, ze_event_handle_t sig,
 				 uint32_t nwait, ze_event_handle_t *wait)
@@ -640,9 +770,25 @@ static ze_result_t g_append_init(ze_command_list_handle_t hl,
 	return l->closed ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_SUCCESS;
 }
 
-/*
- * The execute command takes the arguments' values as they are now: later
- * SetArgumentValue calls do not change what was recorded.
+/**
+ * g_append_exec() - zeAppendGraphExecute (pfnAppendGraphExecute)
+ * @hl: the command list (loader-wrapped), open, of the graph's context
+ * @h: the graph; every argument set to a zeMemAllocHost() buffer of this
+ *     driver large enough for it
+ * @prof: a profiling query; vnpu has none: must be NULL
+ * @sig: the event to signal; must be NULL
+ * @nwait: the number of events to wait for; must be 0
+ * @wait: the events to wait for; ignored
+ *
+ * Binds the arguments' current values to a new request of the cpu
+ * device: later zeGraphSetArgumentValue() calls do not change what was
+ * recorded.  State arguments (read_value, assign) are copied in and out
+ * around each execution.
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _UNSUPPORTED_FEATURE for profiling or events, _INVALID_ARGUMENT for a
+ * closed list, another context or a bad argument value (reason in the
+ * build log), _OUT_OF_HOST_MEMORY.
  */
 static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 				 npr_ze_graph_handle_t h, void *prof,
@@ -742,6 +888,18 @@ static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * g_native() - zeGraphGetNativeBinary (pfnGetNativeBinary)
+ * @h: the graph
+ * @size: in: the room in @buf; out: the blob's size
+ * @buf: out: a copy of the blob, or NULL to ask for the size
+ *
+ * The blob is vnpu's own format (VNPU_BLOB_MAGIC, for this platform),
+ * which only vnpu's zeGraphCreate() loads.
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _INVALID_SIZE if @buf is too small.
+ */
 static ze_result_t g_native(npr_ze_graph_handle_t h, size_t *size,
 			    uint8_t *buf)
 {
@@ -762,6 +920,15 @@ static ze_result_t g_native(npr_ze_graph_handle_t h, size_t *size,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * g_native2() - zeGraphGetNativeBinary2 (pfnGetNativeBinary2)
+ * @h: the graph
+ * @size: out: the blob's size
+ * @buf: out: the blob itself, owned by the graph and valid while it lives
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t g_native2(npr_ze_graph_handle_t h, size_t *size,
 			     const uint8_t **buf)
 {
@@ -774,6 +941,15 @@ static ze_result_t g_native2(npr_ze_graph_handle_t h, size_t *size,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * g_dev_props() - zeDeviceGetGraphProperties (pfnDeviceGetGraphProperties)
+ * @d: the device (loader-wrapped)
+ * @p: out: extension version 1.8, compiler version 7.4 (below 7.5, so
+ *     callers send the classic IR), NGRAPH_LITE, opsets up to 13
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t g_dev_props(ze_device_handle_t d,
 			       struct npr_ze_device_graph_properties *p)
 {
@@ -789,6 +965,14 @@ static ze_result_t g_dev_props(ze_device_handle_t d,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * g_dev_props2() - zeDeviceGetGraphProperties2
+ * (pfnDeviceGetGraphProperties2)
+ * @d: the device (loader-wrapped)
+ * @p: out: as g_dev_props(), with ELF and runtime version 1.0.0
+ *
+ * Return: as g_dev_props().
+ */
 static ze_result_t g_dev_props2(ze_device_handle_t d,
 				struct npr_ze_device_graph_properties_2 *p)
 {
@@ -803,9 +987,20 @@ static ze_result_t g_dev_props2(ze_device_handle_t d,
 	return ZE_RESULT_SUCCESS;
 }
 
-/*
- * Supported layers: what npuring's cpu device supports of the model
- * (NPR_IOCTL_QUERY_MODEL), as "<name><name>...".
+/**
+ * q_create2() - zeGraphQueryNetworkCreate2 (pfnQueryNetworkCreate2)
+ * @hc: the context (loader-wrapped)
+ * @hd: the device (loader-wrapped)
+ * @desc: serialized IR (NGRAPH_LITE only) and build flags
+ * @out: out: the query
+ *
+ * The supported layers are what npuring's cpu device supports of the
+ * model (NPR_IOCTL_QUERY_MODEL), as "<name><name>...".
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _INVALID_SIZE, _INVALID_ENUMERATION for another
+ * format, _INVALID_ARGUMENT for bad build flags or an IR that does not
+ * read, _OUT_OF_HOST_MEMORY, _UNKNOWN.
  */
 static ze_result_t q_create2(ze_context_handle_t hc, ze_device_handle_t hd,
 			     const struct npr_ze_graph_desc_2 *desc,
@@ -873,6 +1068,15 @@ out:
 	return r;
 }
 
+/**
+ * q_create() - zeGraphQueryNetworkCreate (pfnQueryNetworkCreate)
+ * @hc: the context (loader-wrapped)
+ * @hd: the device (loader-wrapped)
+ * @desc: as q_create2()'s, without flags
+ * @out: out: the query
+ *
+ * Return: as q_create2().
+ */
 static ze_result_t q_create(ze_context_handle_t hc, ze_device_handle_t hd,
 			    const struct npr_ze_graph_desc *desc,
 			    npr_ze_graph_query_handle_t *out)
@@ -886,6 +1090,12 @@ static ze_result_t q_create(ze_context_handle_t hc, ze_device_handle_t hd,
 	return q_create2(hc, hd, &d, out);
 }
 
+/**
+ * q_destroy() - zeGraphQueryNetworkDestroy (pfnQueryNetworkDestroy)
+ * @h: the query
+ *
+ * Return: ZE_RESULT_SUCCESS, or ZE_RESULT_ERROR_INVALID_NULL_HANDLE.
+ */
 static ze_result_t q_destroy(npr_ze_graph_query_handle_t h)
 {
 	struct vnpu_query *q = (void *)h;
@@ -898,6 +1108,16 @@ static ze_result_t q_destroy(npr_ze_graph_query_handle_t h)
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * q_layers() - zeGraphQueryNetworkGetSupportedLayers
+ * (pfnQueryNetworkGetSupportedLayers)
+ * @h: the query
+ * @size: in: the room in @buf; out: the string's size with its NUL
+ * @buf: out: "<name><name>...", or NULL to ask for the size
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _INVALID_SIZE if @buf is too small.
+ */
 static ze_result_t q_layers(npr_ze_graph_query_handle_t h, size_t *size,
 			    char *buf)
 {
@@ -918,6 +1138,18 @@ static ze_result_t q_layers(npr_ze_graph_query_handle_t h, size_t *size,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * g_build_log() - zeGraphBuildLogGetString (pfnBuildLogGetString)
+ * @h: the graph; ignored: the log is the calling thread's, not a graph's
+ * @size: in: the room in @buf; out: the log's size with its NUL
+ * @buf: out: the log, or NULL to ask for the size
+ *
+ * The log holds why the thread's last graph creation, query or refused
+ * call failed (vnpu_set_log(), vnpu_warn()).
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ * _INVALID_SIZE if @buf is too small.
+ */
 static ze_result_t g_build_log(npr_ze_graph_handle_t h, uint32_t *size,
 			       char *buf)
 {
@@ -934,6 +1166,16 @@ static ze_result_t g_build_log(npr_ze_graph_handle_t h, uint32_t *size,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * g_ctx_mem() - zeGraphQueryContextMemory (pfnQueryContextMemory)
+ * @hc: the context (loader-wrapped)
+ * @type: must be the DDR memory type
+ * @m: out: total 4 GiB; allocated: the bytes of all host allocations
+ *     of vnpu, in any context
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _UNSUPPORTED_ENUMERATION for another type.
+ */
 static ze_result_t g_ctx_mem(ze_context_handle_t hc, uint32_t type,
 			     struct npr_ze_graph_memory_query *m)
 {
@@ -954,6 +1196,14 @@ static ze_result_t g_ctx_mem(ze_context_handle_t hc, uint32_t type,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * g_init() - zeGraphInitialize (pfnGraphInitialize)
+ * @h: the graph
+ *
+ * Nothing to upload: marks the graph initialized.
+ *
+ * Return: ZE_RESULT_SUCCESS, or ZE_RESULT_ERROR_INVALID_NULL_HANDLE.
+ */
 static ze_result_t g_init(npr_ze_graph_handle_t h)
 {
 	if (!GRAPH_OK(h))

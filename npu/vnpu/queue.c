@@ -15,6 +15,21 @@
 
 /* ---- command lists ----------------------------------------------------- */
 
+/**
+ * vnpu_list_create() - zeCommandListCreate
+ * @h: the context
+ * @d: the device
+ * @desc: the list descriptor; only command queue group 0 exists
+ * @out: out: the new, open, empty list
+ *
+ * The graph extension's AppendGraphExecute adds graph executions, each
+ * bound to its arguments' values at that time; a barrier is the only core
+ * command, and a no-op.
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _INVALID_ARGUMENT for another queue group,
+ * _OUT_OF_HOST_MEMORY.
+ */
 ze_result_t vnpu_list_create(ze_context_handle_t h,
 				    ze_device_handle_t d,
 				    const ze_command_list_desc_t *desc,
@@ -58,6 +73,14 @@ static void list_clear(struct vnpu_list *l)
 	l->closed = false;
 }
 
+/**
+ * vnpu_list_destroy() - zeCommandListDestroy
+ * @h: the list; must not be in a queue's unfinished execution (not checked)
+ *
+ * Destroys the cpu-device requests its graph executions were bound to.
+ *
+ * Return: ZE_RESULT_SUCCESS, or ZE_RESULT_ERROR_INVALID_NULL_HANDLE.
+ */
 ze_result_t vnpu_list_destroy(ze_command_list_handle_t h)
 {
 	struct vnpu_list *l = (void *)h;
@@ -71,6 +94,14 @@ ze_result_t vnpu_list_destroy(ze_command_list_handle_t h)
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_list_close() - zeCommandListClose
+ * @h: the list
+ *
+ * Marks the list closed: it can be executed, and no more is appended.
+ *
+ * Return: ZE_RESULT_SUCCESS, or ZE_RESULT_ERROR_INVALID_NULL_HANDLE.
+ */
 ze_result_t vnpu_list_close(ze_command_list_handle_t h)
 {
 	struct vnpu_list *l = (void *)h;
@@ -81,6 +112,15 @@ ze_result_t vnpu_list_close(ze_command_list_handle_t h)
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_list_reset() - zeCommandListReset
+ * @h: the list; must not be in a queue's unfinished execution (not checked)
+ *
+ * Drops its graph executions (destroying the cpu-device requests they
+ * were bound to) and reopens it.
+ *
+ * Return: ZE_RESULT_SUCCESS, or ZE_RESULT_ERROR_INVALID_NULL_HANDLE.
+ */
 ze_result_t vnpu_list_reset(ze_command_list_handle_t h)
 {
 	struct vnpu_list *l = (void *)h;
@@ -91,6 +131,18 @@ ze_result_t vnpu_list_reset(ze_command_list_handle_t h)
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_list_barrier() - zeCommandListAppendBarrier
+ * @h: the list
+ * @sig: the event to signal; vnpu has no events: must be NULL
+ * @nwait: the number of events to wait for; must be 0
+ * @wait: the events to wait for; ignored
+ *
+ * A no-op: a queue runs its commands one after the other anyway.
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _UNSUPPORTED_FEATURE for events, _INVALID_ARGUMENT if the list is closed.
+ */
 ze_result_t vnpu_list_barrier(ze_command_list_handle_t h,
 				     ze_event_handle_t sig, uint32_t nwait,
 				     ze_event_handle_t *wait)
@@ -205,6 +257,22 @@ static void *device_thread(void *arg)
 	return NULL;
 }
 
+/**
+ * vnpu_queue_create() - zeCommandQueueCreate
+ * @h: the context
+ * @d: the device
+ * @desc: the queue descriptor: ordinal and index 0; its mode and priority
+ *        are ignored; a chained NPU command-queue extension descriptor sets
+ *        turbo
+ * @out: out: the new queue
+ *
+ * Each queue starts a device thread that runs the submitted lists in
+ * order.
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _INVALID_ARGUMENT for another ordinal or index,
+ * _OUT_OF_HOST_MEMORY (also if the thread cannot be started).
+ */
 ze_result_t vnpu_queue_create(ze_context_handle_t h,
 				     ze_device_handle_t d,
 				     const ze_command_queue_desc_t *desc,
@@ -240,6 +308,15 @@ ze_result_t vnpu_queue_create(ze_context_handle_t h,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * cq_workload() - zeCommandQueueSetWorkloadType (NPU command-queue
+ * extension pfnSetWorkloadType)
+ * @h: the queue (loader-wrapped)
+ * @type: 0 or 1; stored, it changes nothing
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_ENUMERATION for another type.
+ */
 static ze_result_t cq_workload(ze_command_queue_handle_t h, uint32_t type)
 {
 	struct vnpu_queue *q = vnpu_translate(ZEL_HANDLE_COMMAND_QUEUE, h);
@@ -256,6 +333,15 @@ const struct npr_ze_command_queue_npu_ddi vnpu_cq_npu_ddi = {
 	.pfnSetWorkloadType = cq_workload,
 };
 
+/**
+ * vnpu_queue_destroy() - zeCommandQueueDestroy
+ * @h: the queue
+ *
+ * Its device thread finishes what was submitted, then exits; this call
+ * waits for it.
+ *
+ * Return: ZE_RESULT_SUCCESS, or ZE_RESULT_ERROR_INVALID_NULL_HANDLE.
+ */
 ze_result_t vnpu_queue_destroy(ze_command_queue_handle_t h)
 {
 	struct vnpu_queue *q = (void *)h;
@@ -274,6 +360,26 @@ ze_result_t vnpu_queue_destroy(ze_command_queue_handle_t h)
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_queue_execute() - zeCommandQueueExecuteCommandLists
+ * @h: the queue
+ * @n: the number of lists, at least 1
+ * @lists: closed lists of the queue's context; they are not copied and
+ *         must live, unchanged, until the execution completes
+ * @fh: a fence of this queue, unsignaled and not pending, signaled when the
+ *      lists have run; or NULL
+ *
+ * Queues the lists for the device thread and returns.  The thread runs
+ * their graph executions in order and stops at the first that fails; that
+ * result goes to the fence and to vnpu_queue_sync().
+ *
+ * Context: any thread; the queue's lock orders the submissions.
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_SIZE for no lists, _INVALID_ARGUMENT for an open list, a list of
+ * another context or a fence of another queue or not reset,
+ * _OUT_OF_HOST_MEMORY.
+ */
 ze_result_t vnpu_queue_execute(ze_command_queue_handle_t h, uint32_t n,
 				      ze_command_list_handle_t *lists,
 				      ze_fence_handle_t fh)
@@ -359,6 +465,16 @@ static bool queue_idle(void *arg)
 	return q->completed == q->submitted;
 }
 
+/**
+ * vnpu_queue_sync() - zeCommandQueueSynchronize
+ * @h: the queue
+ * @t: the timeout in ns: 0 polls, UINT64_MAX waits for ever
+ *
+ * Return: once all submitted executions have completed, the result of the
+ * last one (ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_DEVICE_LOST,
+ * _UNKNOWN); ZE_RESULT_NOT_READY on timeout;
+ * ZE_RESULT_ERROR_INVALID_NULL_HANDLE.
+ */
 ze_result_t vnpu_queue_sync(ze_command_queue_handle_t h, uint64_t t)
 {
 	struct vnpu_queue *q = (void *)h;
@@ -374,6 +490,15 @@ ze_result_t vnpu_queue_sync(ze_command_queue_handle_t h, uint64_t t)
 	return r;
 }
 
+/**
+ * vnpu_fence_create() - zeFenceCreate
+ * @h: the queue the fence is used with
+ * @desc: the fence descriptor; ZE_FENCE_FLAG_SIGNALED creates it signaled
+ * @out: out: the new fence
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _OUT_OF_HOST_MEMORY.
+ */
 ze_result_t vnpu_fence_create(ze_command_queue_handle_t h,
 				     const ze_fence_desc_t *desc,
 				     ze_fence_handle_t *out)
@@ -395,6 +520,14 @@ ze_result_t vnpu_fence_create(ze_command_queue_handle_t h,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_fence_destroy() - zeFenceDestroy
+ * @h: the fence
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+ * ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE while an execution that signals it
+ * is pending (the fence is not destroyed).
+ */
 ze_result_t vnpu_fence_destroy(ze_fence_handle_t h)
 {
 	struct vnpu_fence *f = (void *)h;
@@ -417,6 +550,19 @@ static bool fence_done(void *arg)
 	return ((struct vnpu_fence *)arg)->signaled;
 }
 
+/**
+ * vnpu_fence_sync() - zeFenceHostSynchronize
+ * @h: the fence
+ * @t: the timeout in ns: 0 polls, UINT64_MAX waits for ever
+ *
+ * A fence that no submitted execution will signal is not waited on:
+ * ZE_RESULT_NOT_READY at once, whatever @t.
+ *
+ * Return: once signaled, the result of the execution that signaled it
+ * (ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_DEVICE_LOST, _UNKNOWN);
+ * ZE_RESULT_NOT_READY on timeout or if nothing will signal it;
+ * ZE_RESULT_ERROR_INVALID_NULL_HANDLE.
+ */
 ze_result_t vnpu_fence_sync(ze_fence_handle_t h, uint64_t t)
 {
 	struct vnpu_fence *f = (void *)h;
@@ -436,6 +582,14 @@ ze_result_t vnpu_fence_sync(ze_fence_handle_t h, uint64_t t)
 	return r;
 }
 
+/**
+ * vnpu_fence_query() - zeFenceQueryStatus
+ * @h: the fence
+ *
+ * Return: if signaled, the result of the execution that signaled it
+ * (ZE_RESULT_SUCCESS for one created signaled); ZE_RESULT_NOT_READY;
+ * ZE_RESULT_ERROR_INVALID_NULL_HANDLE.
+ */
 ze_result_t vnpu_fence_query(ze_fence_handle_t h)
 {
 	struct vnpu_fence *f = (void *)h;
@@ -449,6 +603,17 @@ ze_result_t vnpu_fence_query(ze_fence_handle_t h)
 	return r;
 }
 
+/**
+ * vnpu_fence_reset() - zeFenceReset
+ * @h: the fence
+ *
+ * Makes the fence unsignaled, ready for the next
+ * zeCommandQueueExecuteCommandLists().
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+ * ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE while an execution that signals it
+ * is pending (the fence stays pending).
+ */
 ze_result_t vnpu_fence_reset(ze_fence_handle_t h)
 {
 	struct vnpu_fence *f = (void *)h;

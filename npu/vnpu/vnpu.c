@@ -50,6 +50,13 @@ struct vnpu_alloc *vnpu_allocs;
 static uint64_t next_alloc_id = 1;
 __thread char vnpu_build_log[VNPU_LOG_MAX];
 
+/**
+ * vnpu_set_log() - set the calling thread's build log
+ * @fmt: printf format of the message, then its arguments
+ *
+ * The log is what the graph extension's BuildLogGetString returns; it is
+ * per thread and truncated to VNPU_LOG_MAX bytes.
+ */
 void vnpu_set_log(const char *fmt, ...)
 {
 	va_list ap;
@@ -59,9 +66,13 @@ void vnpu_set_log(const char *fmt, ...)
 	va_end(ap);
 }
 
-/*
- * A refused call: the reason goes to the calling thread's log (read with
- * BuildLogGetString) and, with VNPU_DEBUG=1, to stderr.
+/**
+ * vnpu_warn() - record why a call was refused
+ * @fmt: printf format of the reason, then its arguments
+ *
+ * The reason goes to the calling thread's build log (read with
+ * BuildLogGetString), as vnpu_set_log(), and with VNPU_DEBUG=1 also to
+ * stderr.
  */
 void vnpu_warn(const char *fmt, ...)
 {
@@ -74,6 +85,12 @@ void vnpu_warn(const char *fmt, ...)
 		fprintf(stderr, "%s\n", vnpu_build_log);
 }
 
+/**
+ * vnpu_env_long() - an environment variable as a number
+ * @name: the variable, read at each call
+ *
+ * Return: its value as strtol() reads it in base 10; 0 if it is unset.
+ */
 long vnpu_env_long(const char *name)
 {
 	const char *s = getenv(name);
@@ -92,6 +109,18 @@ static void translate_resolve(void)
 		*(void **)&translate_fn = dlsym(lib, "zelLoaderTranslateHandle");
 }
 
+/**
+ * vnpu_translate() - unwrap a handle the Level Zero loader wrapped
+ * @type: the handle's kind
+ * @h: a handle as an extension call receives it; may be NULL
+ *
+ * Extension calls get the loader's handles, not the driver's.  The
+ * loader's zelLoaderTranslateHandle() is looked up once, in the loaded
+ * libze_loader.so.1.
+ *
+ * Return: the driver's handle; @h itself if there is no loader or it does
+ * not know @h; NULL for NULL.
+ */
 void *vnpu_translate(zel_handle_type_t type, void *h)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -106,6 +135,14 @@ void *vnpu_translate(zel_handle_type_t type, void *h)
 	return h;
 }
 
+/**
+ * vnpu_ctx_of() - the vnpu context behind a context handle
+ * @h: a context handle
+ * @ext: true if @h came through an extension call (loader-wrapped, see
+ *       vnpu_translate())
+ *
+ * Return: the context, or NULL if @h is not a live vnpu context.
+ */
 struct vnpu_context *vnpu_ctx_of(ze_context_handle_t h, bool ext)
 {
 	struct vnpu_context *c = ext ? vnpu_translate(ZEL_HANDLE_CONTEXT, h) :
@@ -114,6 +151,14 @@ struct vnpu_context *vnpu_ctx_of(ze_context_handle_t h, bool ext)
 	return CHECK(c, M_CONTEXT) ? c : NULL;
 }
 
+/**
+ * vnpu_dev_ok() - whether a device handle is the vnpu device
+ * @h: a device handle
+ * @ext: true if @h came through an extension call (loader-wrapped, see
+ *       vnpu_translate())
+ *
+ * Return: true if @h is the one device vnpu reports.
+ */
 bool vnpu_dev_ok(ze_device_handle_t h, bool ext)
 {
 	void *d = ext ? vnpu_translate(ZEL_HANDLE_DEVICE, h) : (void *)h;
@@ -121,6 +166,16 @@ bool vnpu_dev_ok(ze_device_handle_t h, bool ext)
 	return d == (void *)&vnpu_dev;
 }
 
+/**
+ * vnpu_alloc_find() - the host allocation a pointer lies in
+ * @p: a pointer, anywhere inside an allocation
+ * @need: bytes that must follow @p inside it
+ *
+ * Context: the caller holds vnpu_mem_lock.
+ *
+ * Return: the zeMemAllocHost() allocation holding @p with at least @need
+ * bytes from @p to its end, or NULL.
+ */
 struct vnpu_alloc *vnpu_alloc_find(const void *p, size_t need)
 {
 	struct vnpu_alloc *a;
@@ -150,6 +205,15 @@ static void pick_platform(void)
 	}
 }
 
+/**
+ * vnpu_init() - zeInit
+ * @flags: 0 or ZE_INIT_FLAG_VPU_ONLY
+ *
+ * Picks the platform from VNPU_PLATFORM ("4000", else 3720), once.
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_UNINITIALIZED for flags
+ * without ZE_INIT_FLAG_VPU_ONLY (a GPU-only init finds no vnpu).
+ */
 static ze_result_t vnpu_init(ze_init_flags_t flags)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -160,6 +224,13 @@ static ze_result_t vnpu_init(ze_init_flags_t flags)
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_driver_get() - zeDriverGet: the one vnpu driver
+ * @count: in: room in @out (0: count only); out: 1
+ * @out: out: the driver handle, or NULL
+ *
+ * Return: ZE_RESULT_SUCCESS, or ZE_RESULT_ERROR_INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_driver_get(uint32_t *count, ze_driver_handle_t *out)
 {
 	if (!count)
@@ -170,6 +241,14 @@ static ze_result_t vnpu_driver_get(uint32_t *count, ze_driver_handle_t *out)
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_driver_api_version() - zeDriverGetApiVersion: 1.4
+ * @d: the driver
+ * @v: out: ZE_API_VERSION_1_4
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_driver_api_version(ze_driver_handle_t d,
 					   ze_api_version_t *v)
 {
@@ -181,6 +260,15 @@ static ze_result_t vnpu_driver_api_version(ze_driver_handle_t d,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_driver_props() - zeDriverGetProperties
+ * @d: the driver
+ * @p: out: the NPU driver's UUID (another with VNPU_FAULT_UUID=1) and
+ *     driver version VNPU_DRIVER_VERSION; nothing else is filled
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_driver_props(ze_driver_handle_t d,
 				     ze_driver_properties_t *p)
 {
@@ -197,6 +285,14 @@ static ze_result_t vnpu_driver_props(ze_driver_handle_t d,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_driver_ipc() - zeDriverGetIpcProperties: no IPC
+ * @d: the driver
+ * @p: out: flags 0
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_driver_ipc(ze_driver_handle_t d,
 				   ze_driver_ipc_properties_t *p)
 {
@@ -208,6 +304,20 @@ static ze_result_t vnpu_driver_ipc(ze_driver_handle_t d,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_driver_ext_props() - zeDriverGetExtensionProperties
+ * @d: the driver
+ * @count: in: room in @p (0: count only); out: the number listed
+ * @p: out: the extensions, or NULL
+ *
+ * The graph extension under its base name at 1.8 and as _1_2 ... _1_8,
+ * then the NPU command-queue extension.  VNPU_GRAPH_VERSION=N offers the
+ * graph extension up to 1.N only, and not at all for 0, like an older
+ * driver.
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_driver_ext_props(ze_driver_handle_t d, uint32_t *count,
 					 ze_driver_extension_properties_t *p)
 {
@@ -251,6 +361,16 @@ static ze_result_t vnpu_driver_ext_props(ze_driver_handle_t d, uint32_t *count,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_driver_ext_fn() - zeDriverGetExtensionFunctionAddress
+ * @d: the driver
+ * @name: the extension's name; any name containing the graph extension's
+ *        gets the one graph table (all 1.x versions share it)
+ * @fn: out: the extension's function table
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _INVALID_ARGUMENT for another extension.
+ */
 static ze_result_t vnpu_driver_ext_fn(ze_driver_handle_t d, const char *name,
 				      void **fn)
 {
@@ -270,6 +390,15 @@ static ze_result_t vnpu_driver_ext_fn(ze_driver_handle_t d, const char *name,
 
 /* ---- device ------------------------------------------------------------ */
 
+/**
+ * vnpu_device_get() - zeDeviceGet: the one NPU
+ * @d: the driver
+ * @count: in: room in @out (0: count only); out: 1
+ * @out: out: the device handle, or NULL
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_device_get(ze_driver_handle_t d, uint32_t *count,
 				   ze_device_handle_t *out)
 {
@@ -283,6 +412,15 @@ static ze_result_t vnpu_device_get(ze_driver_handle_t d, uint32_t *count,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_device_sub() - zeDeviceGetSubDevices: none
+ * @d: the device
+ * @count: out: 0
+ * @out: not written
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_device_sub(ze_device_handle_t d, uint32_t *count,
 				   ze_device_handle_t *out)
 {
@@ -294,6 +432,16 @@ static ze_result_t vnpu_device_sub(ze_device_handle_t d, uint32_t *count,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_device_props() - zeDeviceGetProperties
+ * @d: the device
+ * @p: out: a VPU with the platform's PCI id, the NPU device UUID, the
+ *     tiles as slices, the clock in Hz as the NPU plugin's GOPS formula
+ *     expects; name "vnpu software NPU <platform> (npuring)"
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_device_props(ze_device_handle_t d,
 				     ze_device_properties_t *p)
 {
@@ -327,6 +475,15 @@ static ze_result_t vnpu_device_props(ze_device_handle_t d,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_device_queue_groups() - zeDeviceGetCommandQueueGroupProperties
+ * @d: the device
+ * @count: in: room in @p (0: count only); out: 1
+ * @p: out: one compute and copy group with one queue, or NULL
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_device_queue_groups(ze_device_handle_t d,
 		uint32_t *count, ze_command_queue_group_properties_t *p)
 {
@@ -344,7 +501,15 @@ static ze_result_t vnpu_device_queue_groups(ze_device_handle_t d,
 	return ZE_RESULT_SUCCESS;
 }
 
-/* where the NPU sits on Meteor Lake and Lunar Lake: 0000:00:0b.0 */
+/**
+ * vnpu_device_pci() - zeDevicePciGetPropertiesExt
+ * @d: the device
+ * @p: out: address 0000:00:0b.0, where the NPU sits on Meteor Lake and
+ *     Lunar Lake; link speed unknown (-1)
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_device_pci(ze_device_handle_t d,
 				   ze_pci_ext_properties_t *p)
 {
@@ -362,6 +527,14 @@ static ze_result_t vnpu_device_pci(ze_device_handle_t d,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_device_status() - zeDeviceGetStatus
+ * @d: the device
+ *
+ * A lost device shows in zeContextGetStatus() only.
+ *
+ * Return: ZE_RESULT_SUCCESS, or ZE_RESULT_ERROR_INVALID_NULL_HANDLE.
+ */
 static ze_result_t vnpu_device_status(ze_device_handle_t d)
 {
 	return vnpu_dev_ok(d, false) ? ZE_RESULT_SUCCESS :
@@ -370,6 +543,15 @@ static ze_result_t vnpu_device_status(ze_device_handle_t d)
 
 /* ---- context ----------------------------------------------------------- */
 
+/**
+ * vnpu_context_create() - zeContextCreate
+ * @d: the driver
+ * @desc: the context descriptor; its contents are not read
+ * @out: out: the new context
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _OUT_OF_HOST_MEMORY.
+ */
 static ze_result_t vnpu_context_create(ze_driver_handle_t d,
 				       const ze_context_desc_t *desc,
 				       ze_context_handle_t *out)
@@ -389,6 +571,14 @@ static ze_result_t vnpu_context_create(ze_driver_handle_t d,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_context_destroy() - zeContextDestroy
+ * @h: the context
+ *
+ * Also frees the host allocations still made in it.
+ *
+ * Return: ZE_RESULT_SUCCESS, or ZE_RESULT_ERROR_INVALID_NULL_HANDLE.
+ */
 static ze_result_t vnpu_context_destroy(ze_context_handle_t h)
 {
 	struct vnpu_context *c = vnpu_ctx_of(h, false);
@@ -415,6 +605,14 @@ static ze_result_t vnpu_context_destroy(ze_context_handle_t h)
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_context_status() - zeContextGetStatus
+ * @h: the context
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_DEVICE_LOST once
+ * VNPU_FAULT_DEVICE_LOST has struck an execution of this context (it
+ * stays lost); ZE_RESULT_ERROR_INVALID_NULL_HANDLE.
+ */
 static ze_result_t vnpu_context_status(ze_context_handle_t h)
 {
 	struct vnpu_context *c = vnpu_ctx_of(h, false);
@@ -430,6 +628,19 @@ static ze_result_t vnpu_context_status(ze_context_handle_t h)
 
 /* ---- memory ------------------------------------------------------------ */
 
+/**
+ * vnpu_mem_alloc_host() - zeMemAllocHost
+ * @h: the context
+ * @desc: the allocation descriptor; its flags are not read
+ * @size: bytes, 1 to 1 TiB
+ * @align: 0 or a power of two; at least page-aligned in any case
+ * @out: out: the memory, freed with zeMemFree() or with the context
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _UNSUPPORTED_SIZE, _UNSUPPORTED_ALIGNMENT,
+ * _OUT_OF_HOST_MEMORY; _OUT_OF_DEVICE_MEMORY when the memory cannot be
+ * had or VNPU_FAULT_OOM=1.
+ */
 static ze_result_t vnpu_mem_alloc_host(ze_context_handle_t h,
 				       const ze_host_mem_alloc_desc_t *desc,
 				       size_t size, size_t align, void **out)
@@ -467,6 +678,14 @@ static ze_result_t vnpu_mem_alloc_host(ze_context_handle_t h,
 	return ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_mem_free() - zeMemFree
+ * @h: the context
+ * @p: a zeMemAllocHost() pointer of this context
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _INVALID_ARGUMENT for a pointer that is not one.
+ */
 static ze_result_t vnpu_mem_free(ze_context_handle_t h, void *p)
 {
 	struct vnpu_context *c = vnpu_ctx_of(h, false);
@@ -492,6 +711,18 @@ static ze_result_t vnpu_mem_free(ze_context_handle_t h, void *p)
 	return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 }
 
+/**
+ * vnpu_mem_props() - zeMemGetAllocProperties
+ * @h: the context
+ * @p: any pointer
+ * @props: out: ZE_MEMORY_TYPE_HOST with the allocation's id and a 4 KiB
+ *         page if @p lies in one of vnpu's allocations (of any context),
+ *         else ZE_MEMORY_TYPE_UNKNOWN
+ * @dev: out: NULL (host memory), if not NULL
+ *
+ * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
+ * _INVALID_NULL_POINTER.
+ */
 static ze_result_t vnpu_mem_props(ze_context_handle_t h, const void *p,
 				  ze_memory_allocation_properties_t *props,
 				  ze_device_handle_t *dev)
@@ -520,6 +751,21 @@ static bool version_ok(ze_api_version_t v)
 	return ZE_MAJOR_VERSION(v) == 1;
 }
 
+/**
+ * GETTER_BEGIN() - define an exported Level Zero table getter
+ * @fn: its name, as the loader looks it up (zeGetDriverProcAddrTable, ...)
+ * @type: the dispatch table type it fills
+ *
+ * The function defined, ze_result_t @fn(ze_api_version_t v, @type *t),
+ * fills the members of *t that vnpu implements (the statements up to
+ * GETTER_END) and leaves the others as the loader passed them.
+ * EMPTY_GETTER() defines one that fills nothing.  These are the only
+ * symbols the library exports (vnpu.map).
+ *
+ * Return (of @fn): ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_POINTER
+ * if t is NULL; ZE_RESULT_ERROR_UNSUPPORTED_VERSION for an API major
+ * version other than 1.
+ */
 #define GETTER_BEGIN(fn, type)						\
 VNPU_API ze_result_t fn(ze_api_version_t v, type *t);			\
 VNPU_API ze_result_t fn(ze_api_version_t v, type *t)			\
@@ -531,10 +777,12 @@ VNPU_API ze_result_t fn(ze_api_version_t v, type *t)			\
 #define GETTER_END	return ZE_RESULT_SUCCESS; }
 #define EMPTY_GETTER(fn, type)	GETTER_BEGIN(fn, type) GETTER_END
 
+/** zeGetGlobalProcAddrTable() - zeInit */
 GETTER_BEGIN(zeGetGlobalProcAddrTable, ze_global_dditable_t)
 	t->pfnInit = vnpu_init;
 GETTER_END
 
+/** zeGetDriverProcAddrTable() - the zeDriver* calls vnpu implements */
 GETTER_BEGIN(zeGetDriverProcAddrTable, ze_driver_dditable_t)
 	t->pfnGet = vnpu_driver_get;
 	t->pfnGetApiVersion = vnpu_driver_api_version;
@@ -544,6 +792,7 @@ GETTER_BEGIN(zeGetDriverProcAddrTable, ze_driver_dditable_t)
 	t->pfnGetExtensionFunctionAddress = vnpu_driver_ext_fn;
 GETTER_END
 
+/** zeGetDeviceProcAddrTable() - the zeDevice* calls vnpu implements */
 GETTER_BEGIN(zeGetDeviceProcAddrTable, ze_device_dditable_t)
 	t->pfnGet = vnpu_device_get;
 	t->pfnGetSubDevices = vnpu_device_sub;
@@ -553,12 +802,14 @@ GETTER_BEGIN(zeGetDeviceProcAddrTable, ze_device_dditable_t)
 	t->pfnPciGetPropertiesExt = vnpu_device_pci;
 GETTER_END
 
+/** zeGetContextProcAddrTable() - zeContextCreate, Destroy and GetStatus */
 GETTER_BEGIN(zeGetContextProcAddrTable, ze_context_dditable_t)
 	t->pfnCreate = vnpu_context_create;
 	t->pfnDestroy = vnpu_context_destroy;
 	t->pfnGetStatus = vnpu_context_status;
 GETTER_END
 
+/** zeGetCommandQueueProcAddrTable() - the zeCommandQueue* calls (queue.c) */
 GETTER_BEGIN(zeGetCommandQueueProcAddrTable, ze_command_queue_dditable_t)
 	t->pfnCreate = vnpu_queue_create;
 	t->pfnDestroy = vnpu_queue_destroy;
@@ -566,6 +817,7 @@ GETTER_BEGIN(zeGetCommandQueueProcAddrTable, ze_command_queue_dditable_t)
 	t->pfnSynchronize = vnpu_queue_sync;
 GETTER_END
 
+/** zeGetCommandListProcAddrTable() - the zeCommandList* calls (queue.c) */
 GETTER_BEGIN(zeGetCommandListProcAddrTable, ze_command_list_dditable_t)
 	t->pfnCreate = vnpu_list_create;
 	t->pfnDestroy = vnpu_list_destroy;
@@ -574,6 +826,7 @@ GETTER_BEGIN(zeGetCommandListProcAddrTable, ze_command_list_dditable_t)
 	t->pfnAppendBarrier = vnpu_list_barrier;
 GETTER_END
 
+/** zeGetFenceProcAddrTable() - the zeFence* calls (queue.c) */
 GETTER_BEGIN(zeGetFenceProcAddrTable, ze_fence_dditable_t)
 	t->pfnCreate = vnpu_fence_create;
 	t->pfnDestroy = vnpu_fence_destroy;
@@ -582,12 +835,15 @@ GETTER_BEGIN(zeGetFenceProcAddrTable, ze_fence_dditable_t)
 	t->pfnReset = vnpu_fence_reset;
 GETTER_END
 
+/** zeGetMemProcAddrTable() - zeMemAllocHost, Free and GetAllocProperties */
 GETTER_BEGIN(zeGetMemProcAddrTable, ze_mem_dditable_t)
 	t->pfnAllocHost = vnpu_mem_alloc_host;
 	t->pfnFree = vnpu_mem_free;
 	t->pfnGetAllocProperties = vnpu_mem_props;
 GETTER_END
 
+/* The tables vnpu fills nothing in: no events, modules, kernels, tools or
+ * sysman. */
 EMPTY_GETTER(zeGetEventProcAddrTable, ze_event_dditable_t)
 EMPTY_GETTER(zeGetEventPoolProcAddrTable, ze_event_pool_dditable_t)
 EMPTY_GETTER(zeGetImageProcAddrTable, ze_image_dditable_t)

@@ -33,6 +33,20 @@ static void bstrides(const struct npr_shape *s, int rank, int64_t *st)
 	}
 }
 
+/**
+ * npr_ref_sdpa() - ScaledDotProductAttention-13
+ * @n: the node; n->params is a struct npr_attn_params.
+ * @in: f32 query [..., L, E], key [..., S, E], value [..., S, Ev]; an
+ *      optional attention mask (boolean: false masks the key; f32: added
+ *      to the score), ignored when causal; an optional scalar scale
+ *      (default 1 / sqrt(E)).  Batch dimensions and the mask broadcast.
+ * @out: [..., L, Ev].
+ *
+ * softmax(Q K^T * scale + mask) V, in double precision.  A query row whose
+ * keys are all masked gives NaN.
+ *
+ * Return: 0 or -ENOMEM.
+ */
 int npr_ref_sdpa(const struct npr_node *n, const struct npr_tensor *in,
 		 struct npr_tensor *out)
 {

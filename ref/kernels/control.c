@@ -314,6 +314,20 @@ out:
 	return err;
 }
 
+/**
+ * npr_ref_tensor_iterator() - TensorIterator-1
+ * @n: the node; n->params is a struct npr_loop_params, bodies[0] the body.
+ * @in: the node's inputs, fed to the body by its port map.
+ * @out: the node's outputs.
+ *
+ * Runs the body once per slice of the sliced inputs (the fewest slices of
+ * any of them): slices are copied in, back edges carried from one
+ * iteration to the next, sliced outputs concatenated, the others taken
+ * from the last iteration.
+ *
+ * Return: 0; -ENOMEM; -EINVAL if an iteration overflows a concatenated
+ * output; or the error of a body's kernel.
+ */
 int npr_ref_tensor_iterator(const struct npr_node *n,
 			    const struct npr_tensor *in,
 			    struct npr_tensor *out)
@@ -321,12 +335,35 @@ int npr_ref_tensor_iterator(const struct npr_node *n,
 	return run_loop(n, in, out, false);
 }
 
+/**
+ * npr_ref_loop() - Loop-5
+ * @n: the node; n->params is a struct npr_loop_params, bodies[0] the body.
+ * @in: the trip count (negative: none), the initial execution condition,
+ *      then the inputs fed to the body by its port map.
+ * @out: the node's outputs.
+ *
+ * As npr_ref_tensor_iterator(), bounded by the trip count and the sliced
+ * inputs, and stopping once the body's condition output is false.  With
+ * no iteration, an output that is not concatenated takes the input its
+ * back edge would have carried, else zeros.
+ *
+ * Return: 0; -ENOMEM; -EINVAL if an iteration overflows a concatenated
+ * output; or the error of a body's kernel.
+ */
 int npr_ref_loop(const struct npr_node *n, const struct npr_tensor *in,
 		 struct npr_tensor *out)
 {
 	return run_loop(n, in, out, true);
 }
 
+/**
+ * npr_ref_if() - If-8
+ * @n: the node; bodies[0] is the then branch, bodies[1] the else branch.
+ * @in: the condition, then the inputs fed to the branch by its port map.
+ * @out: the node's outputs, copied from the branch's Results.
+ *
+ * Return: 0, -ENOMEM, or the error of a branch's kernel.
+ */
 int npr_ref_if(const struct npr_node *n, const struct npr_tensor *in,
 	       struct npr_tensor *out)
 {

@@ -405,6 +405,15 @@ static bool is_nonzero(const struct npr_tensor *t, int64_t k, size_t es)
 	return false;
 }
 
+/**
+ * npr_count_non_zero() - the number of nonzero elements (NonZero's width)
+ * @t: a tensor with a static shape.
+ *
+ * f32 and f64 compare with 0 (-0.0 is zero); other types count an element
+ * with any nonzero byte.
+ *
+ * Return: the count.
+ */
 int64_t npr_count_non_zero(const struct npr_tensor *t)
 {
 	int64_t total = npr_shape_numel(&t->shape), k, c = 0;

@@ -234,6 +234,20 @@ static int pool3d(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
+/**
+ * npr_ref_conv() - Convolution-1 and GroupConvolution-1, direct
+ * @n: the node; n->params is a struct npr_conv_params (groups set by
+ *     infer).
+ * @in: f32 data [N, C, spatial...] and weights [K, C / G, kernel...]
+ *      (GroupConvolution: [G, K / G, C / G, kernel...]).
+ * @out: [N, K, output spatial...].
+ *
+ * 1-D and 2-D add one weighted input row to one output row per (output
+ * channel, input channel, tap); 3-D loops over every output and tap.
+ *
+ * Return: 0; for 3-D, -EINVAL with npr_node_err() set for a group count
+ * that does not divide the channels, or -ENOMEM.
+ */
 int npr_ref_conv(const struct npr_node *n, const struct npr_tensor *in,
 		 struct npr_tensor *out)
 {
@@ -306,6 +320,19 @@ int npr_ref_conv(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
+/**
+ * npr_pool_scalar() - MaxPool and AvgPool, plain loops
+ * @n: the node; n->params is a struct npr_conv_params.
+ * @in: f32 data [N, C, spatial...].
+ * @out: the pooled data, and for MaxPool-8 the indices when asked for
+ *       (flat within the plane, plus the plane's offset when axis is 0).
+ *
+ * The kernel npr_ref_pool() falls back to.  A max window wholly in the
+ * padding gives 0; AvgPool divides by the inputs in the window
+ * (exclude-pad) or by the window clipped to the padded input.
+ *
+ * Return: 0; for 3-D, -EOPNOTSUPP for a type other than f32, or -ENOMEM.
+ */
 int npr_pool_scalar(const struct npr_node *n, const struct npr_tensor *in,
 		    struct npr_tensor *out)
 {
@@ -558,9 +585,20 @@ static bool pool_rows_only(void)
 	return r;
 }
 
-/*
- * Pooling: the fast path (f32, no indices output, max NaN handling aside
- * the same windows as the scalar kernel), else npr_pool_scalar().
+/**
+ * npr_ref_pool() - MaxPool and AvgPool
+ * @n: the node; n->params is a struct npr_conv_params.
+ * @in: data [N, C, spatial...].
+ * @out: the pooled data, and for MaxPool-8 the indices.
+ *
+ * f32 without indices, at most 2-D, kernels up to 16 and output rows up to
+ * 1024 take the fast path: row kernels (AVX-512 when the CPU has it) over
+ * the pool's threads, the same windows as the scalar kernel (max NaN
+ * handling aside).  Other element types are converted to f32 (exact for
+ * small integers) and pooled by npr_pool_scalar(), as is f32 outside the
+ * fast path.
+ *
+ * Return: 0, -ENOMEM, or the error of npr_pool_scalar().
  */
 int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
 		 struct npr_tensor *out)
@@ -609,6 +647,16 @@ int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
+/**
+ * npr_ref_softmax() - SoftMax along one axis
+ * @n: the node; n->params is a struct npr_nn_params (axis normalised).
+ * @in: f32 data.
+ * @out: the result, same shape.
+ *
+ * Max-subtracted, the sum in double.
+ *
+ * Return: 0.
+ */
 int npr_ref_softmax(const struct npr_node *n, const struct npr_tensor *in,
 		    struct npr_tensor *out)
 {
@@ -741,6 +789,19 @@ static bool reduce_inner(const struct npr_nn_params *p,
 	return true;
 }
 
+/**
+ * npr_ref_reduce() - ReduceSum, Mean, Max, Min, Prod, L1 and L2
+ * @n: the node; n->params is a struct npr_nn_params with @reduced set by
+ *     infer.
+ * @in: f32, i32 or i64 data, and the axes (already read by infer).
+ * @out: the result, f32, i32 or i64.
+ *
+ * Accumulates in double; the mean of an empty group is NaN.  Sum, Mean
+ * and Max of f32 over trailing axes take a fast path split over the
+ * pool's threads.
+ *
+ * Return: 0 or -ENOMEM.
+ */
 int npr_ref_reduce(const struct npr_node *n, const struct npr_tensor *in,
 		   struct npr_tensor *out)
 {
@@ -804,6 +865,17 @@ int npr_ref_reduce(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
+/**
+ * npr_matmul_scalar() - MatMul-1, plain loops
+ * @n: the node; n->params is a struct npr_nn_params (ta, tb).
+ * @in: f32 A and B; 1-D operands as the spec says, batch dimensions
+ *      broadcast.
+ * @out: the product.
+ *
+ * The kernel npr_ref_matmul() falls back to.
+ *
+ * Return: 0.
+ */
 int npr_matmul_scalar(const struct npr_node *n, const struct npr_tensor *in,
 		      struct npr_tensor *out)
 {
@@ -890,10 +962,18 @@ static void fc_task(void *arg, int i, int tid)
 	j->nt(j->M, n1 - n0, j->K, j->A, j->B + n0 * j->K, j->C + n0, j->N);
 }
 
-/*
- * MatMul: a 2-D (or 1 x K) f32 activation by a 2-D weight takes the
- * vector loops of vec.h (the AVX-512 build when the CPU has it); anything
- * else the scalar kernel.
+/**
+ * npr_ref_matmul() - MatMul-1
+ * @n: the node; n->params is a struct npr_nn_params (ta, tb).
+ * @in: A and B.
+ * @out: the product.
+ *
+ * A 2-D (or 1 x K) f32 activation by a 2-D weight takes the vector loops
+ * of vec.h (the AVX-512 build when the CPU has it; with B transposed,
+ * large products are split over the pool's threads); anything else
+ * npr_matmul_scalar().
+ *
+ * Return: 0.
  */
 int npr_ref_matmul(const struct npr_node *n, const struct npr_tensor *in,
 		   struct npr_tensor *out)

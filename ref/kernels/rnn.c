@@ -125,6 +125,15 @@ static void step(const struct npr_rnn_params *p, int64_t I, const float *x,
 	}
 }
 
+/**
+ * npr_ref_rnn_cell() - RNNCell, GRUCell and LSTMCell: one step
+ * @n: the node; n->params is a struct npr_rnn_params.
+ * @in: f32 operands at the indexes the params give (X, H, C for LSTM, W,
+ *      R, B and the LSTMCell-1 peepholes when present).
+ * @out: H', and C' for LSTM.
+ *
+ * Return: 0 or -ENOMEM.
+ */
 int npr_ref_rnn_cell(const struct npr_node *n, const struct npr_tensor *in,
 		     struct npr_tensor *out)
 {
@@ -158,6 +167,20 @@ int npr_ref_rnn_cell(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
+/**
+ * npr_ref_rnn_seq() - RNNSequence, GRUSequence and LSTMSequence
+ * @n: the node; n->params is a struct npr_rnn_params.
+ * @in: f32 operands at the indexes the params give (X [N, T, I], H, C for
+ *      LSTM, sequence_lengths, W, R, B, peepholes), per direction.
+ * @out: Y [N, D, T, S], Ho [N, D, S], and Co for LSTM.
+ *
+ * Each batch row runs its sequence length (clamped to [0, T]) steps, per
+ * direction; the reverse direction from the last valid step back.  Y is
+ * zero past a row's length.
+ *
+ * Return: 0; -ENOMEM; -EINVAL with npr_node_err() set if the sequence
+ * lengths are not numeric.
+ */
 int npr_ref_rnn_seq(const struct npr_node *n, const struct npr_tensor *in,
 		    struct npr_tensor *out)
 {

@@ -125,14 +125,6 @@ int npr_ref_copy(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
-/**
- * npr_ref_concat() - join the inputs along the axis infer normalised
- * @n: the node; params struct npr_concat_params.
- * @in: n->nin inputs of one type, equal but for the axis dimension.
- * @out: the output.
- *
- * Return: 0, or -EINVAL if the element type has no byte size.
- */
 struct concat_job {
 	const struct npr_node *n;
 	const struct npr_tensor *in;
@@ -164,6 +156,14 @@ static void concat_row(void *arg, int o, int tid)
 	concat_one(arg, o);
 }
 
+/**
+ * npr_ref_concat() - join the inputs along the axis infer normalised
+ * @n: the node; params struct npr_concat_params.
+ * @in: n->nin inputs of one type, equal but for the axis dimension.
+ * @out: the output.
+ *
+ * Return: 0, or -EINVAL if the element type has no byte size.
+ */
 int npr_ref_concat(const struct npr_node *n, const struct npr_tensor *in,
 		   struct npr_tensor *out)
 {

@@ -317,6 +317,24 @@ T7_NV(1) T7_NV(2) T7_NV(3) T7_NV(4)
 #undef T7_NV
 #undef T7_N
 
+/**
+ * npr_gemm_t7_avx512() - the pixel-major tile: up to 7 pixels by 64
+ * channels
+ * @n: pixels, 1 to 7 (clamped)
+ * @nv: vectors of 16 channels, 1 to 4 (clamped)
+ * @kc: depth: the number of taps
+ * @w: weights, kc rows of 64 floats, 64-byte aligned
+ * @x: the input
+ * @off: per tap k, the offset in @x of pixel 0's input
+ * @sx: the offset between consecutive pixels' inputs
+ * @t: the tile, rows of 64 floats, 64-byte aligned
+ * @acc: add to @t instead of overwriting it
+ *
+ * t[i][0..16 nv) (+)= the sum over k < kc of x[off[k] + i * sx] *
+ * w[k][0..16 nv), for i < n; the rest of t[i][0..64) is untouched.
+ *
+ * Context: only where CPUID reports AVX-512F.
+ */
 void npr_gemm_t7_avx512(int n, int nv, int64_t kc, const float *w,
 			const float *x, const int64_t *off, int64_t sx,
 			float *t, bool acc)
@@ -371,11 +389,24 @@ static inline void tr16(__m512 r[16])
 	}
 }
 
-/*
- * The pixel-major sums written out channel-major with the epilogue:
+/**
+ * npr_gemm_t7_out_avx512() - write pixel-major sums out channel-major
+ * @t: the sums, 64 floats a pixel, 64-byte aligned
+ * @len: pixels
+ * @kn: channels, at most 64
+ * @y: out: channel kk's row at y + kk * @ldy
+ * @ldy: row stride of @y and @res
+ * @bias: per channel, or NULL
+ * @res: residual in the layout of @y, or NULL
+ * @act: enum npr_act
+ * @lo: NPR_ACT_CLAMP lower bound
+ * @hi: NPR_ACT_CLAMP upper bound
+ *
  * y[kk * ldy + l] = act(t[l * 64 + kk] + bias[kk] + res[kk * ldy + l])
- * for l < len, kk < kn; blocks of 16 pixels by 16 channels transposed
- * in registers.
+ * for l < len, kk < kn; blocks of 16 pixels by 16 channels transposed in
+ * registers.
+ *
+ * Context: only where CPUID reports AVX-512F.
  */
 void npr_gemm_t7_out_avx512(const float *t, int64_t len, int64_t kn,
 			    float *y, int64_t ldy, const float *bias,
@@ -419,11 +450,23 @@ void npr_gemm_t7_out_avx512(const float *t, int64_t len, int64_t kn,
 		}
 }
 
-/*
- * Max pooling in the pixel-major layout, where a pixel's 64 channels are
- * four aligned vectors: every tap of the window is four loads and four
- * maxima, no shuffles (in channel-major planes a 3x3/2 window needs
- * unaligned loads and permutes per 16 outputs).
+/**
+ * npr_gemm_t7_maxpool_avx512() - max pooling of pixel-major rows
+ * @rows: the @nr input rows the window covers, 64 floats a pixel, 64-byte
+ *        aligned
+ * @nr: the number of rows
+ * @OW: output pixels
+ * @kw: window width
+ * @sw: horizontal stride
+ * @pw: left padding
+ * @W: input width
+ * @out: out: @OW pixels of 64 floats, 64-byte aligned
+ *
+ * out[px] = the max over @rows and columns [px * sw - pw, + kw) clipped to
+ * [0, W); every window must hold a column.  A pixel's 64 channels are four
+ * aligned vectors: every tap is four loads and four maxima, no shuffles.
+ *
+ * Context: only where CPUID reports AVX-512F.
  */
 void npr_gemm_t7_maxpool_avx512(const float *const *rows, int64_t nr,
 				int64_t OW, int64_t kw, int64_t sw, int64_t pw,
@@ -456,10 +499,22 @@ void npr_gemm_t7_maxpool_avx512(const float *const *rows, int64_t nr,
 	}
 }
 
-/*
- * The pixel-major sums of @len pixels added into per-channel totals after
- * the epilogue: a convolution followed by a global average pool never
- * writes its output plane.
+/**
+ * npr_gemm_t7_sum_avx512() - add pixel-major sums into channel totals
+ * @t: the sums, 64 floats a pixel, 64-byte aligned
+ * @len: pixels
+ * @kn: channels, at most 64
+ * @bias: per channel, or NULL
+ * @act: enum npr_act
+ * @lo: NPR_ACT_CLAMP lower bound
+ * @hi: NPR_ACT_CLAMP upper bound
+ * @sum: in/out: 64 totals, 64-byte aligned; sum[kk] += act(t[l * 64 + kk]
+ *       + bias[kk]) over l < len, for kk < kn
+ *
+ * A convolution followed by a global average pool thus never writes its
+ * output plane.
+ *
+ * Context: only where CPUID reports AVX-512F.
  */
 void npr_gemm_t7_sum_avx512(const float *t, int64_t len, int64_t kn,
 			    const float *bias, int act, float lo, float hi,
