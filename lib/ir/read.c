@@ -22,7 +22,6 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -30,14 +29,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
+#include "graph/file.h"
 #include "ir.h"
 
 /* Longest op type or version string accepted. */
@@ -1658,83 +1655,6 @@ int npr_ir_blob_from_memory(const void *data, size_t size,
 }
 
 /**
- * npr_file_open() - open a model file for reading, checked
- * @path: the file.
- * @what: what it is, for messages ("model", "weights file").
- * @max: the largest size accepted.
- * @st: Out. Its stat.
- *
- * Return: the descriptor (the caller closes it), or -errno with a message
- * naming @what and @path: -ENOENT and the like from open(), -EINVAL for
- * something that is not a regular file, -EFBIG past @max.
- */
-int npr_file_open(const char *path, const char *what, uint64_t max,
-		  struct stat *st)
-{
-	int fd, err = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		return npr_err(err, "cannot open %s %s: %s", what, path,
-			       strerror(-err));
-	}
-	if (fstat(fd, st)) {
-		err = -errno;
-		err = npr_err(err, "cannot stat %s %s: %s", what, path,
-			      strerror(-err));
-	} else if (!S_ISREG(st->st_mode)) {
-		err = npr_err(-EINVAL, "%s %s is not a regular file", what,
-			      path);
-	} else if ((uint64_t)st->st_size > max) {
-		err = npr_err(-EFBIG, "%s %s is larger than %llu MiB", what,
-			      path, (unsigned long long)(max >> 20));
-	}
-	if (err) {
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
-/*
- * Map a file read-only into a blob (an empty file gives an empty blob).
- * @what names it in messages; @max bounds its size.
- */
-static int map_file(const char *path, const char *what, uint64_t max,
-		    struct npr_blob **out)
-{
-	struct npr_blob *b;
-	struct stat st;
-	int fd, err = 0;
-
-	fd = npr_file_open(path, what, max, &st);
-	if (fd < 0)
-		return fd;
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		err = -ENOMEM;
-	if (!err && st.st_size) {
-		b->data = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (b->data == MAP_FAILED) {
-			err = -errno;
-			free(b);
-			err = npr_err(err, "cannot map %s %s: %s", what, path,
-				      strerror(-err));
-		} else {
-			b->size = st.st_size;
-		}
-	}
-	close(fd);
-	if (err)
-		return err;
-	b->refs = 1;
-	b->mapped = true;
-	*out = b;
-	return 0;
-}
-
-/**
  * npr_ir_load_file() - read an IR model from files
  * @xml_path: the .xml file.
  * @bin_path: the weights file, or NULL for @xml_path with ".xml" replaced
@@ -1760,7 +1680,7 @@ int npr_ir_load_file(const char *xml_path, const char *bin_path,
 
 	if (!xml_path || !out)
 		return npr_err(-EINVAL, "no model path");
-	err = map_file(xml_path, "model", NPR_IR_MAX_XML, &x);
+	err = npr_file_map(xml_path, "model", NPR_IR_MAX_XML, &x);
 	if (err)
 		return err;
 	if (!bin_path) {
@@ -1777,7 +1697,7 @@ int npr_ir_load_file(const char *xml_path, const char *bin_path,
 		strcat(def, ".bin");
 		bin_path = def;
 	}
-	err = map_file(bin_path, "weights file", UINT64_MAX, &w);
+	err = npr_file_map(bin_path, "weights file", UINT64_MAX, &w);
 	if (err == -ENOENT && def) {
 		hint = def;	/* fine unless a Const needs data */
 		err = 0;

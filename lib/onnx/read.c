@@ -30,14 +30,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "graph/file.h"
 #include "onnx.h"
 #include "reader.h"
 
@@ -136,9 +132,9 @@ int npr_onnx_parse(const void *buf, size_t len, const char *base_dir,
  * clone of it lives (g->weights): initializers refer to their raw_data in
  * it instead of being copied when it is aligned to their element size or
  * is floating-point weights of at least ONNX_REF_MIN bytes (see
- * tensor_read()).  The file must not be changed in place (truncated or
- * rewritten) meanwhile.  External data files are looked up in its
- * directory and read into memory.
+ * tensor_read() in lib/onnx/tensor.c).  The file must not be changed in
+ * place (truncated or rewritten) meanwhile.  External data files are
+ * looked up in its directory and read into memory.
  *
  * Return: as npr_onnx_parse(), or -ENOENT, -EACCES, ... (with the path in
  * the message) when the file cannot be opened or mapped.
@@ -147,52 +143,23 @@ int npr_onnx_parse(const void *buf, size_t len, const char *base_dir,
 int npr_onnx_load_file(const char *path, struct npr_graph **out)
 {
 	struct npr_blob *b = NULL;
-	struct stat st;
 	char *dir, *slash;
-	void *p = NULL;
-	int fd, err = 0;
+	int err;
 
 	if (!path || !out)
 		return npr_err(-EINVAL, "no model path");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		return npr_err(err, "cannot open model %s: %s", path,
-			       strerror(-err));
-	}
-	if (fstat(fd, &st)) {
-		err = -errno;
-		err = npr_err(err, "cannot stat model %s: %s", path,
-			      strerror(-err));
-	} else if (!S_ISREG(st.st_mode)) {
-		err = npr_err(-EINVAL, "model %s is not a regular file", path);
-	} else if ((uint64_t)st.st_size > ONNX_MAX_BYTES) {
-		err = npr_err(-EFBIG, "model %s is larger than 2 GiB", path);
-	} else if (!st.st_size) {
-		err = npr_err(-EINVAL, "model %s is empty", path);
-	} else {
-		p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p == MAP_FAILED) {
-			err = -errno;
-			err = npr_err(err, "cannot map model %s: %s", path,
-				      strerror(-err));
-		}
-	}
-	close(fd);
+	err = npr_file_map(path, "model", ONNX_MAX_BYTES, &b);
 	if (err)
 		return err;
-	b = calloc(1, sizeof(*b));
+	if (!b->size) {
+		npr_blob_put(b);
+		return npr_err(-EINVAL, "model %s is empty", path);
+	}
 	dir = strdup(path);
-	if (!b || !dir) {
-		free(b);
-		free(dir);
-		munmap(p, st.st_size);
+	if (!dir) {
+		npr_blob_put(b);
 		return -ENOMEM;
 	}
-	b->refs = 1;
-	b->data = p;
-	b->size = st.st_size;
-	b->mapped = true;
 	slash = strrchr(dir, '/');
 	if (!slash)
 		strcpy(dir, ".");
@@ -200,7 +167,7 @@ int npr_onnx_load_file(const char *path, struct npr_graph **out)
 		dir[1] = 0;
 	else
 		*slash = 0;
-	err = parse(p, st.st_size, dir, b, out);
+	err = parse(b->data, b->size, dir, b, out);
 	free(dir);
 	npr_blob_put(b);	/* the graph keeps its own reference */
 	return err;
