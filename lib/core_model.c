@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "core.h"
+#include "graph/file.h"
 #include "ir/ir.h"
 #include "onnx/onnx.h"
 

@@ -21,9 +21,6 @@
 
 int npr_ir_parse(const void *xml, size_t xml_len, struct npr_blob *weights,
 		 struct npr_graph **out);
-struct stat;
-int npr_file_open(const char *path, const char *what, uint64_t max,
-		  struct stat *st);
 int npr_ir_load_file(const char *xml_path, const char *bin_path,
 		     struct npr_graph **out);
 int npr_ir_blob_from_memory(const void *data, size_t size,

@@ -41,8 +41,10 @@
 
 #include <libxml/xmlwriter.h>
 
-#include "core.h"
+#include "error.h"
+#include "graph/graph.h"
 #include "ir.h"
+#include "passes/compile.h"
 
 struct wconst {
 	uint64_t hash;

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * ONNX frontend building blocks: the attributes of the ONNX node being
- * translated, new nodes and constants for it, the small subgraphs several
- * translators share, and the lookup of an op's translator.
+ * ONNX frontend building blocks: messages naming the ONNX node being
+ * translated, its attributes, new nodes and constants for it, and the
+ * small subgraphs several translators share.
  *
- * Translators live in lib/onnx/eltwise.c, lib/onnx/nn.c and
- * lib/onnx/shape.c.  Where ONNX and OpenVINO differ a translation adds
- * small helper nodes (a bias Add after a Convolution, a Multiply for
- * Gemm's alpha, a ShapeOf -> StridedSlice -> ReduceProd chain for a
- * Flatten target).  Whatever depends only on shapes or constants is folded
+ * Translators live in the translator files lib/onnx/<area>.c, one per op
+ * group (their tables are looked up in lib/onnx/build.c).  Where ONNX and
+ * OpenVINO differ a translation adds small helper nodes (a bias Add after
+ * a Convolution, a Multiply for Gemm's alpha, a ShapeOf -> StridedSlice ->
+ * ReduceProd chain for a Flatten target).  Whatever depends only on shapes or constants is folded
  * when the model is compiled with static input shapes, so helpers cost
  * nothing at inference.  Helper nodes are named "<ONNX name>/<what>" and
  * carry the ONNX node's index as layer id; the node that stands for the
@@ -26,6 +26,30 @@
 #include <string.h>
 
 #include "translate.h"
+
+/* ---- messages --------------------------------------------------------- */
+
+/**
+ * onnx_err() - set the error detail, naming the current ONNX node
+ * @c: the context; outside node translation the message has no prefix.
+ * @err: negative errno to return.
+ * @fmt: printf format of the detail.
+ *
+ * Return: @err.
+ */
+int onnx_err(struct onnx_ctx *c, int err, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!c || !c->np)
+		return npr_err(err, "%s", msg);
+	return npr_err(err, "node %lld (%.200s, %.64s): %s",
+		       (long long)c->layer, c->name, onnx_str(c->np->op_type), msg);
+}
 
 /* ---- attributes of the current node ----------------------------------- */
 
@@ -802,30 +826,4 @@ int onnx_per_channel(struct onnx_ctx *c, int p, int r, const char *suffix)
 		return p;
 	onnx_iota(ax, r - 2, 1);
 	return onnx_with_list(c, "Unsqueeze", p, ax, r - 2, suffix);
-}
-
-/* ---- translator lookup ------------------------------------------------ */
-
-static const struct onnx_op *const groups[] = {
-	onnx_ops_eltwise, onnx_ops_nn, onnx_ops_shape, onnx_ops_index,
-	onnx_ops_loss, onnx_ops_math, onnx_ops_control, onnx_ops_rnn,
-	onnx_ops_misc,
-};
-
-/**
- * onnx_op_find() - the translator of an ONNX op type
- * @type: ONNX op_type.
- *
- * Return: the table entry, or NULL when the op is not supported.
- */
-const struct onnx_op *onnx_op_find(const char *type)
-{
-	const struct onnx_op *op;
-	size_t i;
-
-	for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
-		for (op = groups[i]; op->type; op++)
-			if (!strcmp(op->type, type))
-				return op;
-	return NULL;
 }

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ONNX frontend internals shared by lib/onnx/read.c (the protobuf, tensors,
- * graph inputs and outputs), lib/onnx/translate.c (building blocks: attributes,
- * nodes, constants, shared subgraphs, the translator lookup) and the
- * translator tables of lib/onnx/eltwise.c, lib/onnx/nn.c and
- * lib/onnx/shape.c (one translator per ONNX op, building OpenVINO-opset
- * nodes).
+ * ONNX frontend internals shared by the model reader (lib/onnx/read.c: the
+ * protobuf and the model; lib/onnx/build.c: graphs, names, sub-graphs;
+ * lib/onnx/tensor.c: tensors), the building blocks of lib/onnx/translate.c
+ * (messages, attributes, nodes, constants, shared subgraphs) and the
+ * translator files lib/onnx/<area>.c, one per op group, each a table of
+ * one translator per ONNX op building OpenVINO-opset nodes.
  *
  * While a model is read, every value of the graph carries what is known of
  * it at load time: its element type (0 if unknown) and its shape (rank -1
@@ -133,16 +133,22 @@ extern const struct onnx_op onnx_ops_control[];
 extern const struct onnx_op onnx_ops_rnn[];
 extern const struct onnx_op onnx_ops_misc[];
 
-/* ---- lib/onnx/read.c: the model ---- */
+/* ---- lib/onnx/translate.c: messages ---- */
 
 int onnx_err(struct onnx_ctx *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* ---- lib/onnx/tensor.c: tensors ---- */
+
 unsigned int onnx_elem_type(int32_t dt);
 int onnx_tensor_const(struct onnx_ctx *c, const Onnx__TensorProto *t,
 		      const char *suffix);
 int onnx_const_ints(struct onnx_ctx *c, int v, int64_t *out, int max);
 int onnx_const_doubles(struct onnx_ctx *c, int v, double *out,
 		       int64_t max);
+
+/* ---- lib/onnx/build.c: sub-graphs, the translator lookup ---- */
+
 int onnx_body_read(struct onnx_ctx *c, const char *attr,
 		   const int64_t *in_axis, int nin_axis,
 		   const int64_t *out_axis, int nout_axis,
@@ -153,6 +159,7 @@ int onnx_sub_param(struct onnx_ctx *sub, unsigned int type,
 		   const struct npr_shape *shape, const char *name);
 int onnx_sub_result(struct onnx_ctx *sub, int v, const char *name);
 int onnx_sub_end(struct onnx_ctx *sub, int err, struct onnx_body *b);
+const struct onnx_op *onnx_op_find(const char *type);
 
 /* ---- lib/onnx/translate.c: attributes of the current ONNX node ---- */
 
@@ -214,7 +221,6 @@ int onnx_reduce(struct onnx_ctx *c, const char *type, int x,
 int onnx_flatten2d(struct onnx_ctx *c, int x, int64_t axis,
 		   const char *suffix);
 int onnx_per_channel(struct onnx_ctx *c, int p, int r, const char *suffix);
-const struct onnx_op *onnx_op_find(const char *type);
 
 /* ---- lib/onnx/index.c: shared subgraphs ---- */
 
@@ -231,6 +237,12 @@ int onnx_saturate(struct onnx_ctx *c, int v, unsigned int type,
 int onnx_round_even(struct onnx_ctx *c, int v, const char *suffix);
 
 /* ---- small inline helpers ---- */
+
+/* A protobuf string field: "" for an absent one. */
+static inline const char *onnx_str(const char *s)
+{
+	return s ? s : "";
+}
 
 static inline struct npr_value *onnx_val(struct onnx_ctx *c, int v)
 {

@@ -17,6 +17,7 @@
 #include <liburing.h>
 
 #include "core.h"
+#include "graph/file.h"
 #include "ir/ir.h"
 #include "onnx/onnx.h"
 #include "ring.h"
