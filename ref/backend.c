@@ -269,9 +269,10 @@ static void cpu_exec_destroy(struct npr_exec *ex)
 
 /*
  * Fast kernels: every convolution with constant weights gets a plan, and
- * absorbs the bias Add, residual Add and Relu/Clamp that follow it.  The
- * fused step runs where the last absorbed node was (the residual is
- * ready there); absorbed nodes are marked in re->fast with a sentinel.
+ * absorbs the nodes after it the fusion pass (lib/passes/fuse.c) matched
+ * and the plan can do.  The fused step runs where the last absorbed node
+ * was (the residual is ready there); absorbed nodes are marked in
+ * re->fast with a sentinel.
  */
 /* The layout of the prepared buffers this build and CPU make. */
 static void prep_layout(char *buf, size_t len)
@@ -352,43 +353,23 @@ static bool prep_for(const struct npr_prepared *prep, int cur, int ni)
 	return prep && cur < prep->n && prep->buf[cur].node == ni;
 }
 
-/*
- * What npr_conv_fuse() needs beside the graph: how many live nodes read
- * each value, and which nodes a fused step has taken (none yet).
- */
-static int fuse_scratch(const struct npr_graph *g, int **uses, bool **taken)
-{
-	int i, j;
-
-	*uses = calloc(g->nvals ? g->nvals : 1, sizeof(int));
-	*taken = calloc(g->nnodes ? g->nnodes : 1, sizeof(bool));
-	if (!*uses || !*taken) {
-		free(*uses);
-		free(*taken);
-		return -ENOMEM;
-	}
-	for (i = 0; i < g->nnodes; i++)
-		for (j = 0; !g->nodes[i].dead && j < g->nodes[i].nin; j++)
-			(*uses)[g->nodes[i].in[j]]++;
-	return 0;
-}
-
 static int plan_fast(struct npr_graph *g, struct ref_exec *re,
 		     const struct npr_prepared *prep)
 {
-	int *uses, i, j, err = 0, cur = 0;
-	bool *taken;
+	struct npr_fuse fu;
+	int i, j, err = 0, cur = 0;
 
 	if (getenv("NPR_CPU_REF"))
 		return 0;
-	err = fuse_scratch(g, &uses, &taken);
+	err = npr_fuse_init(&fu, g);
 	if (err)
 		return err;
 	for (i = 0; i < g->nnodes; i++) {
 		struct npr_node *n = &g->nodes[i];
 		struct npr_conv_plan *plan;
+		struct npr_fusion fusion;
 		struct ref_fast *f;
-		int abs[3], nabs, res, last;
+		int abs[NPR_FUSION_MAX], nabs, last;
 
 		if (n->dead || re->fast[i] || npr_node_dynamic(g, n))
 			continue;
@@ -396,25 +377,34 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re,
 		if (n->nin > 1 && !npr_in(g, n, 1)->data &&
 		    !prep_for(prep, cur, i))
 			continue;
+		if (npr_fuse_match(&fu, i, &fusion))
+			continue;
 		/* from a blob: the packed weights are there already */
-		err = npr_conv_fuse_ex(g, i, uses, taken, !prep, &plan, abs,
-				       &nabs, &res);
+		err = npr_conv_plan_build(g, &fusion, !prep, &plan);
 		if (err == -EOPNOTSUPP) {
 			err = 0;
 			continue;
 		}
-		if (!err && prep) {
-			err = plan_prepared(prep, &cur, g, i, plan);
-			if (err)
-				npr_conv_plan_free(plan);
-		}
-		if (err)
+		if (err < 0)
 			break;
+		nabs = fusion.nabsorbed;
+		memcpy(abs, fusion.absorbed, sizeof(int) * nabs);
+		if (err)	/* the plan does the tail too */
+			abs[nabs++] = fusion.tail_node;
+		err = 0;
+		if (prep) {
+			err = plan_prepared(prep, &cur, g, i, plan);
+			if (err) {
+				npr_conv_plan_free(plan);
+				break;
+			}
+		}
 		for (j = 0; j < nabs; j++)
 			if (npr_node_dynamic(g, &g->nodes[abs[j]]))
 				break;
 		if (j < nabs) {
 			npr_conv_plan_free(plan);
+			err = 0;
 			continue;
 		}
 		f = calloc(1, sizeof(*f));
@@ -426,21 +416,19 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re,
 		f->conv = plan;
 		f->head = i;
 		f->wv = -1;
-		hold_weights(g, n, uses, f);
+		hold_weights(g, n, fu.uses, f);
 		f->x = n->in[0];
-		f->res = res;
+		f->res = fusion.residual;
 		last = nabs ? abs[nabs - 1] : i;
 		f->y = g->nodes[last].out[0];
-		for (j = 0; j < nabs; j++) {
+		npr_fuse_take(&fu, &fusion, nabs > fusion.nabsorbed);
+		for (j = 0; j < nabs; j++)
 			re->fast[abs[j]] = &absorbed_mark;
-			taken[abs[j]] = true;
-		}
 		if (nabs)
 			re->fast[i] = &absorbed_mark;
 		re->fast[last] = f;
 	}
-	free(uses);
-	free(taken);
+	npr_fuse_fini(&fu);
 	if (!err && prep && cur < prep->n)
 		err = npr_node_err(&g->nodes[prep->buf[cur].node], -EINVAL,
 				   "blob: prepared weights for a node that has none");
@@ -989,22 +977,23 @@ static int check_held(struct npr_graph *g, const struct ref_exec *re)
  */
 static int unpack_held(struct npr_graph *g, const struct npr_prepared *prep)
 {
-	int *uses, i, err = 0, cur = 0;
-	bool *taken;
+	struct npr_fuse fu;
+	int i, err = 0, cur = 0;
 
-	err = fuse_scratch(g, &uses, &taken);
+	err = npr_fuse_init(&fu, g);
 	if (err)
 		return err;
 	for (i = 0; i < g->nnodes && !err; i++) {
 		struct npr_conv_plan *plan = NULL;
+		struct npr_fusion fusion;
 		struct npr_value *w;
-		int abs[3], nabs, res;
 
 		if (!prep_for(prep, cur, i))
 			continue;
-		err = npr_conv_fuse_ex(g, i, uses, taken, false, &plan, abs,
-				       &nabs, &res);
-		if (err) {
+		err = npr_fuse_match(&fu, i, &fusion);
+		if (!err)
+			err = npr_conv_plan_build(g, &fusion, false, &plan);
+		if (err < 0) {
 			plan = NULL;
 			err = npr_node_err(&g->nodes[i], -EINVAL,
 					   "blob: prepared weights for a node that has none");
@@ -1024,8 +1013,7 @@ static int unpack_held(struct npr_graph *g, const struct npr_prepared *prep)
 		if (plan)
 			npr_conv_plan_free(plan);
 	}
-	free(uses);
-	free(taken);
+	npr_fuse_fini(&fu);
 	if (!err && cur < prep->n)
 		err = npr_node_err(&g->nodes[prep->buf[cur].node], -EINVAL,
 				   "blob: prepared weights for a node that has none");

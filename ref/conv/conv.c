@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Fast convolution: plans, im2col packing into GEMM panels, depthwise,
- * and the fusion of the bias / residual / activation nodes that follow a
- * convolution.  See conv.h.
+ * and the plan of a fused step from the description the fusion pass
+ * (lib/passes/fuse.c) gives.  See conv.h.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -1655,281 +1655,88 @@ double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 	       d->kw;
 }
 
-static bool is_f32(struct npr_graph *g, int v)
+/* The write-out's activation for the pass's enum npr_fuse_act. */
+static int act_of(int act)
 {
-	return g->vals[v].type == NPR_ELEM_F32;
+	return act == NPR_FUSE_ACT_RELU ? NPR_ACT_RELU :
+	       act == NPR_FUSE_ACT_CLAMP ? NPR_ACT_CLAMP : NPR_ACT_NONE;
 }
 
-/* An activation after the epilogue (npr_conv_plan_post()) */
-struct post {
-	int kind;
-	const float *slope;
-	int64_t nslope;
-	const struct npr_eltwise_params *op;
-	float beta;
-};
-
-/*
- * Is node @n, reading the convolution's output @v (shape @os, @K
- * channels), an activation the plan can apply after its epilogue?
- * PReLU with a constant f32 slope that is one value or one per channel
- * (1-D of K as the reference kernel takes it, or K along dim 1 of a
- * shape of ones otherwise, numpy-aligned); Sigmoid, Swish (a constant
- * f32 beta), HSwish, HSigmoid.  Same functions as the standalone ops,
- * so the same bits.
- */
-static bool post_of(struct npr_graph *g, struct npr_node *n, int v,
-		    const struct npr_shape *os, int64_t K, struct post *pp)
+/* The geometry of convolution node @n of @g. */
+static void desc_of(const struct npr_graph *g, const struct npr_node *n,
+		    struct npr_conv_desc *d)
 {
-	const struct npr_eltwise_params *ep = n->params;
-	struct npr_value *ov;
-
-	if (n->nout != 1 || n->in[0] != v || !is_f32(g, n->out[0]) ||
-	    !npr_shape_eq(&npr_out(g, n, 0)->shape, os))
-		return false;
-	if (!strcmp(n->type, "PReLU") && n->nin == 2 && n->in[1] != v) {
-		const struct npr_value *sv = &g->vals[n->in[1]];
-		const struct npr_shape *ss = &sv->shape;
-		int64_t cnt = npr_shape_numel(ss);
-		int k, chdim = ss->rank - (os->rank - 1);
-
-		if (!sv->data || sv->type != NPR_ELEM_F32 || ss->rank > os->rank)
-			return false;
-		if (cnt != 1) {
-			if (cnt != K)
-				return false;
-			/* 1-D: per channel, as npr_ref_prelu() takes it */
-			if (!(ss->rank == 1 && K > 1)) {
-				if (chdim < 0 || ss->d[chdim] != K)
-					return false;
-				for (k = 0; k < ss->rank; k++)
-					if (k != chdim && ss->d[k] != 1)
-						return false;
-			}
-		}
-		pp->kind = NPR_POST_PRELU;
-		pp->slope = sv->data;
-		pp->nslope = cnt;
-		return true;
-	}
-	if (!ep || (strcmp(n->type, "Sigmoid") && strcmp(n->type, "Swish") &&
-		    strcmp(n->type, "HSwish") && strcmp(n->type, "HSigmoid")))
-		return false;
-	if (ep->op != NPR_UN_SIGMOID && ep->op != NPR_UN_SWISH &&
-	    ep->op != NPR_UN_HSWISH && ep->op != NPR_UN_HSIGMOID)
-		return false;
-	pp->beta = 1.0f;
-	if (n->nin == 2) {
-		ov = &g->vals[n->in[1]];
-		if (ep->op != NPR_UN_SWISH || !ov->data ||
-		    ov->type != NPR_ELEM_F32 || npr_shape_numel(&ov->shape) < 1)
-			return false;
-		pp->beta = ((const float *)ov->data)[0];
-	} else if (n->nin != 1) {
-		return false;
-	}
-	pp->kind = NPR_POST_UNARY;
-	pp->op = ep;
-	return true;
-}
-
-/*
- * The only live node reading value @v, or -1.  Looked for from @v's
- * producer on (in a sorted graph its reader comes after it, most often
- * right after), then from the start: the same node, found without
- * walking the whole graph for every convolution.
- */
-static int sole_user(struct npr_graph *g, int v, const int *uses,
-		     const bool *taken)
-{
-	int first = g->vals[v].producer + 1, k, i, j;
-
-	if (uses[v] != 1)
-		return -1;
-	if (first < 0 || first > g->nnodes)
-		first = 0;
-	for (k = 0; k < g->nnodes; k++) {
-		struct npr_node *n;
-
-		i = first + k < g->nnodes ? first + k : first + k - g->nnodes;
-		n = &g->nodes[i];
-		if (n->dead)
-			continue;
-		for (j = 0; j < n->nin; j++)
-			if (n->in[j] == v)
-				return taken[i] ? -1 : i;
-	}
-	return -1;
-}
-
-int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
-		  const bool *taken, struct npr_conv_plan **plan, int *absorbed, int *nabs,
-		  int *res_value)
-{
-	return npr_conv_fuse_ex(g, ni, uses, taken, true, plan, absorbed, nabs,
-				res_value);
-}
-
-int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
-		     const bool *taken, bool pack, struct npr_conv_plan **plan,
-		     int *absorbed, int *nabs, int *res_value)
-{
-	struct npr_node *n = &g->nodes[ni];
 	const struct npr_conv_params *cp = n->params;
-	struct npr_value *x, *w, *o;
-	struct npr_conv_desc d = { 0 };
-	struct npr_pool_desc pd = { 0 };
-	const float *bias = NULL;
-	int act = NPR_ACT_NONE, v, u, err, pool = -1;
-	float lo = 0, hi = 0;
-	struct post post = { 0 };
+	const struct npr_shape *xs = &g->vals[n->in[0]].shape;
+	const struct npr_shape *ws = &g->vals[n->in[1]].shape;
+	const struct npr_shape *os = &g->vals[n->out[0]].shape;
 
-	*nabs = 0;
-	*res_value = -1;
-	if (strcmp(n->type, "Convolution") && strcmp(n->type, "GroupConvolution"))
-		return -EOPNOTSUPP;
-	x = npr_in(g, n, 0);
-	w = npr_in(g, n, 1);
-	o = npr_out(g, n, 0);
-	if ((pack && !w->data) || cp->nsp < 1 || cp->nsp > 2 ||
-	    !is_f32(g, n->in[0]) ||
-	    w->type != NPR_ELEM_F32 || o->type != NPR_ELEM_F32 ||
-	    cp->auto_pad != NPR_PAD_EXPLICIT)
-		return -EOPNOTSUPP;
-	d.N = x->shape.d[0];
-	d.C = x->shape.d[1];
-	d.K = o->shape.d[1];
-	d.G = cp->groups;
+	memset(d, 0, sizeof(*d));
+	d->N = xs->d[0];
+	d->C = xs->d[1];
+	d->K = os->d[1];
+	d->G = cp->groups;
 	if (cp->nsp == 2) {
-		d.H = x->shape.d[2]; d.W = x->shape.d[3];
-		d.OH = o->shape.d[2]; d.OW = o->shape.d[3];
-		d.kh = w->shape.d[w->shape.rank - 2];
-		d.kw = w->shape.d[w->shape.rank - 1];
-		d.sh = cp->stride[0]; d.sw = cp->stride[1];
-		d.dh = cp->dil[0]; d.dw = cp->dil[1];
-		d.ph = cp->pb[0]; d.pw = cp->pb[1];
+		d->H = xs->d[2]; d->W = xs->d[3];
+		d->OH = os->d[2]; d->OW = os->d[3];
+		d->kh = ws->d[ws->rank - 2];
+		d->kw = ws->d[ws->rank - 1];
+		d->sh = cp->stride[0]; d->sw = cp->stride[1];
+		d->dh = cp->dil[0]; d->dw = cp->dil[1];
+		d->ph = cp->pb[0]; d->pw = cp->pb[1];
 	} else {
-		d.H = 1; d.W = x->shape.d[2];
-		d.OH = 1; d.OW = o->shape.d[2];
-		d.kh = 1; d.kw = w->shape.d[w->shape.rank - 1];
-		d.sh = 1; d.sw = cp->stride[0];
-		d.dh = 1; d.dw = cp->dil[0];
-		d.ph = 0; d.pw = cp->pb[0];
+		d->H = 1; d->W = xs->d[2];
+		d->OH = 1; d->OW = os->d[2];
+		d->kh = 1; d->kw = ws->d[ws->rank - 1];
+		d->sh = 1; d->sw = cp->stride[0];
+		d->dh = 1; d->dw = cp->dil[0];
+		d->ph = 0; d->pw = cp->pb[0];
 	}
-	/* the epilogue: Add(per-channel constant), Add(residual), Relu/Clamp */
-	v = n->out[0];
-	u = sole_user(g, v, uses, taken);
-	if (u >= 0 && !strcmp(g->nodes[u].type, "Add") && g->nodes[u].nin == 2) {
-		struct npr_node *a = &g->nodes[u];
-		int other = a->in[0] == v ? a->in[1] : a->in[0];
-		struct npr_value *ov = &g->vals[other];
-		const struct npr_shape *s = &ov->shape;
-		int64_t cnt = npr_shape_numel(s);
-		int k, chdim = s->rank - 1 - cp->nsp;
-		bool perch = ov->data && ov->type == NPR_ELEM_F32 &&
-			     cnt == d.K && chdim >= 0 &&
-			     s->d[chdim] == d.K && a->in[0] != a->in[1];
+}
 
-		for (k = 0; perch && k < s->rank; k++)
-			if (k != chdim && s->d[k] != 1)
-				perch = false;
-		if (perch && npr_shape_eq(&npr_out(g, a, 0)->shape, &o->shape)) {
-			bias = ov->data;
-			absorbed[(*nabs)++] = u;
-			v = a->out[0];
-			u = sole_user(g, v, uses, taken);
-		}
-	}
-	if (u >= 0 && !strcmp(g->nodes[u].type, "Add") && g->nodes[u].nin == 2) {
-		struct npr_node *a = &g->nodes[u];
-		int other = a->in[0] == v ? a->in[1] : a->in[0];
-		struct npr_value *ov = &g->vals[other];
+int npr_conv_plan_build(const struct npr_graph *g, const struct npr_fusion *f,
+			bool pack, struct npr_conv_plan **out)
+{
+	const struct npr_node *n = &g->nodes[f->node];
+	const void *w = g->vals[n->in[1]].data;
+	struct npr_conv_desc d;
+	struct npr_pool_desc pd = { 0 };
+	struct npr_conv_plan *plan;
+	bool tail = false;
+	int err, post;
 
-		if (!ov->data && a->in[0] != a->in[1] && is_f32(g, other) &&
-		    npr_shape_eq(&ov->shape, &o->shape) &&
-		    npr_shape_eq(&npr_out(g, a, 0)->shape, &o->shape)) {
-			*res_value = other;
-			absorbed[(*nabs)++] = u;
-			v = a->out[0];
-			u = sole_user(g, v, uses, taken);
-		}
+	if (pack && !w)
+		return -EOPNOTSUPP;
+	desc_of(g, n, &d);
+	if (f->tail == NPR_FUSE_TAIL_POOL) {
+		pd.kh = f->pool.kh; pd.kw = f->pool.kw;
+		pd.sh = f->pool.sh; pd.sw = f->pool.sw;
+		pd.ph = f->pool.ph; pd.pw = f->pool.pw;
+		pd.OH = f->pool.OH; pd.OW = f->pool.OW;
 	}
-	if (u >= 0 && g->nodes[u].nin == 1 &&
-	    (!strcmp(g->nodes[u].type, "Relu") ||
-	     !strcmp(g->nodes[u].type, "ReLU"))) {
-		act = NPR_ACT_RELU;
-		absorbed[(*nabs)++] = u;
-		v = g->nodes[u].out[0];
-	} else if (u >= 0 && g->nodes[u].nin == 1 &&
-		   !strcmp(g->nodes[u].type, "Clamp")) {
-		const struct npr_eltwise_params *ep = g->nodes[u].params;
-
-		act = NPR_ACT_CLAMP;
-		lo = (float)ep->lo;
-		hi = (float)ep->hi;
-		absorbed[(*nabs)++] = u;
-		v = g->nodes[u].out[0];
-	}
-	/* or an activation the write-out does not compute, applied after */
-	if (act == NPR_ACT_NONE && u >= 0 &&
-	    post_of(g, &g->nodes[u], v, &o->shape, d.K, &post)) {
-		absorbed[(*nabs)++] = u;
-		v = g->nodes[u].out[0];
-	}
-	/* a MaxPool after all that, when the plan's path can pool rows */
-	u = sole_user(g, v, uses, taken);
-	if (post.kind)
-		u = -1;		/* the pool would come before the activation */
-	if (u >= 0 && *res_value < 0 && cp->nsp == 2 &&
-	    !strcmp(g->nodes[u].type, "MaxPool") && g->nodes[u].nin == 1 &&
-	    g->nodes[u].nout == 1 && is_f32(g, g->nodes[u].out[0])) {
-		const struct npr_conv_params *pp = g->nodes[u].params;
-		const struct npr_shape *ps = &npr_out(g, &g->nodes[u], 0)->shape;
-
-		if (pp->nsp == 2 && pp->dil[0] == 1 && pp->dil[1] == 1 &&
-		    ps->rank == 4 && ps->d[0] == d.N && ps->d[1] == d.K) {
-			pd.kh = pp->kernel[0];
-			pd.kw = pp->kernel[1];
-			pd.sh = pp->stride[0];
-			pd.sw = pp->stride[1];
-			pd.ph = pp->pb[0];
-			pd.pw = pp->pb[1];
-			pd.OH = ps->d[2];
-			pd.OW = ps->d[3];
-			pool = u;
-		}
-	}
-	err = npr_conv_plan_new_pool(&d, pool >= 0 ? &pd : NULL,
-				     pack ? w->data : NULL, NULL, plan);
-	if (!err && npr_conv_plan_pooled(*plan))
-		absorbed[(*nabs)++] = pool;
-	if (!err)
-		err = npr_conv_plan_epi(*plan, bias, *res_value >= 0, act, lo,
-					hi);
-	if (!err && post.kind)
-		err = npr_conv_plan_post(*plan, post.kind, post.slope,
-					 post.nslope, post.op, post.beta);
-	/* or a ReduceMean over the plane (global average pooling) */
-	if (!err && pool < 0 && !post.kind && *res_value < 0 && cp->nsp == 2 &&
-	    (u = sole_user(g, v, uses, taken)) >= 0 &&
-	    !strcmp(g->nodes[u].type, "ReduceMean") &&
-	    g->nodes[u].in[0] == v && g->nodes[u].nout == 1 &&
-	    is_f32(g, g->nodes[u].out[0]) &&
-	    npr_shape_numel(&npr_out(g, &g->nodes[u], 0)->shape) == d.N * d.K) {
-		const struct npr_nn_params *rp = g->nodes[u].params;
-
-		if (rp->red == NPR_RED_MEAN && !rp->reduced[0] &&
-		    !rp->reduced[1] && rp->reduced[2] && rp->reduced[3] &&
-		    !npr_conv_plan_set_mean(*plan))
-			absorbed[(*nabs)++] = u;
-	}
+	err = npr_conv_plan_new_pool(&d, f->tail == NPR_FUSE_TAIL_POOL ?
+				     &pd : NULL, pack ? w : NULL, NULL, &plan);
+	if (err)
+		return err;
+	tail = npr_conv_plan_pooled(plan);
+	err = npr_conv_plan_epi(plan, f->bias >= 0 ? g->vals[f->bias].data :
+				NULL, f->residual >= 0, act_of(f->act), f->lo,
+				f->hi);
+	post = f->post == NPR_FUSE_POST_PRELU ? NPR_POST_PRELU :
+	       f->post == NPR_FUSE_POST_UNARY ? NPR_POST_UNARY : NPR_POST_NONE;
+	if (!err && post)
+		err = npr_conv_plan_post(plan, post, f->slope >= 0 ?
+					 g->vals[f->slope].data : NULL,
+					 f->nslope, f->unary, f->beta);
+	/* or the mean over the plane (global average pooling) */
+	if (!err && f->tail == NPR_FUSE_TAIL_MEAN)
+		tail = !npr_conv_plan_set_mean(plan);
 	if (err) {
-		npr_conv_plan_free(*plan);
-		*plan = NULL;
-		*nabs = 0;
+		npr_conv_plan_free(plan);
 		return err;
 	}
-	return 0;
+	*out = plan;
+	return tail;
 }
 
 /**

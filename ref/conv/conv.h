@@ -16,6 +16,7 @@
 #define NPR_REF_CONV_H
 
 #include "graph/graph.h"
+#include "passes/fuse.h"
 #include "ref/gemm.h"
 
 /**
@@ -95,7 +96,8 @@ int npr_conv_plan_epi(struct npr_conv_plan *p, const float *bias,
 /*
  * After the epilogue, activations the kernels do not compute in their
  * write-out: the plan's run applies them to its output planes in a
- * parallel pass (npr_conv_fuse() takes them from the graph).
+ * parallel pass (the fusion pass, lib/passes/fuse.c, finds them in the
+ * graph).
  */
 enum { NPR_POST_NONE, NPR_POST_PRELU, NPR_POST_UNARY };
 
@@ -142,22 +144,22 @@ double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 			  size_t len);
 
 /**
- * npr_conv_fuse() - plan node @ni of @g and what it can absorb
+ * npr_conv_plan_build() - plan the fused step the fusion pass described
  * @g: the compiled graph.
- * @ni: a Convolution or GroupConvolution node.
- * @uses: per value, the number of live nodes reading it.
- * @taken: per node, true when another fused step already does its work.
- * @plan: Out. The plan.
- * @absorbed: Out. Nodes whose work the plan does (Add bias, Add residual,
- *            Relu/Clamp, a MaxPool when there is no residual; see
- *            npr_conv_plan_new_pool()), in order; at most 3.
- * @nabs: Out. Their count.
- * @res_value: Out. Value index of the residual input, or -1.
- * Return: 0, -EOPNOTSUPP when the node is not for this path, -ENOMEM.
+ * @f: npr_fuse_match()'s description of a convolution of @g.
+ * @pack: pack the weights from the graph; false: the plan gets none and
+ *        npr_conv_plan_use_prepared() must give it some before it runs.
+ * @out: Out. The plan, written on success; free with
+ *       npr_conv_plan_free().  It copies what it needs of the graph.
+ *
+ * The plan does the convolution and @f's epilogue; @f's tail (a MaxPool
+ * or ReduceMean) only when its path can (see npr_conv_plan_new_pool(),
+ * npr_conv_plan_set_mean()).
+ * Return: 1 when the plan does the tail too, 0 when it stops before it,
+ * -EOPNOTSUPP when @pack is set and the weights have no data, -ENOMEM.
  */
-int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
-		  const bool *taken, struct npr_conv_plan **plan, int *absorbed, int *nabs,
-		  int *res_value);
+int npr_conv_plan_build(const struct npr_graph *g, const struct npr_fusion *f,
+			bool pack, struct npr_conv_plan **out);
 
 /*
  * Prepared weights in a compiled-model blob: a plan's buffers
@@ -174,11 +176,6 @@ int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
 int npr_conv_t_layout(void);
 int npr_conv_wino_layout(void);
 
-/* npr_conv_fuse(); with @pack false the plan gets no weights and
- * npr_conv_plan_use_prepared() must give it some before it runs. */
-int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
-		     const bool *taken, bool pack, struct npr_conv_plan **plan,
-		     int *absorbed, int *nabs, int *res_value);
 int npr_conv_plan_prepared(const struct npr_conv_plan *p, const void **buf,
 			   size_t *bytes, int max);
 void npr_conv_plan_weights(const struct npr_conv_plan *p, float *w);
