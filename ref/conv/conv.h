@@ -187,11 +187,43 @@ struct npr_im2col_src {
 	const struct npr_conv_desc *d;
 	const float *x;		/* image + first channel of the group */
 };
+/**
+ * npr_pack_im2col_generic() - pack rows [@k0, @k0 + @kc) and columns
+ * [@j0, @j0 + @nc) of the im2col matrix into GEMM B panels
+ * @src: a struct npr_im2col_src.
+ * @k0: first row (input channel c at tap (ky, kx)).
+ * @kc: rows.
+ * @j0: first column (output pixel).
+ * @nc: columns.
+ * @nr: panel width.
+ * @dst: Out. The panels, @nr columns each, zero past @nc.
+ *
+ * Built from conv_pack.h in run.c; npr_pack_im2col_avx512() is the
+ * same source built with -mavx512f.
+ */
 void npr_pack_im2col_generic(const void *src, int64_t k0, int64_t kc,
 			     int64_t j0, int64_t nc, int nr, float *dst);
 void npr_pack_im2col_avx512(const void *src, int64_t k0, int64_t kc,
 			    int64_t j0, int64_t nc, int nr, float *dst);
 
+/**
+ * npr_unpad_rows_generic() - the direct path's write-out: output channels
+ * [@k0, @k1) computed at pitch @wp, into @y at pitch OW, with the epilogue
+ * @d: geometry.
+ * @t: the sums, row pitch @wp.
+ * @wp: the padded plane's pitch.
+ * @y: Out. The output planes.
+ * @bias: K values, or NULL.
+ * @res: the residual, shaped like @y, or NULL.
+ * @act: enum npr_act.
+ * @lo: Clamp's lower bound.
+ * @hi: Clamp's upper bound.
+ * @k0: first channel.
+ * @k1: end channel.
+ *
+ * Built from conv_pack.h in run.c; npr_unpad_rows_avx512() is the same
+ * source built with -mavx512f.
+ */
 void npr_unpad_rows_generic(const struct npr_conv_desc *d, const float *t,
 			    int64_t wp, float *y, const float *bias,
 			    const float *res, int act, float lo, float hi,
@@ -201,7 +233,21 @@ void npr_unpad_rows_avx512(const struct npr_conv_desc *d, const float *t,
 			   const float *res, int act, float lo, float hi,
 			   int64_t k0, int64_t k1);
 
-/* Depthwise planes (conv_dw.h): portable and AVX-512 builds. */
+/**
+ * npr_dw_plane_generic() - one depthwise output plane
+ * @d: geometry (one input and one output channel per group).
+ * @x: the input plane.
+ * @wc: its kh x kw weights.
+ * @y: Out. The output plane.
+ * @res: the residual plane, or NULL.
+ * @b: the bias.
+ * @act: enum npr_act.
+ * @lo: Clamp's lower bound.
+ * @hi: Clamp's upper bound.
+ *
+ * Depthwise planes (conv_dw.h): this portable build is made in run.c,
+ * npr_dw_plane_avx512() in conv_dw_avx512.c.
+ */
 void npr_dw_plane_generic(const struct npr_conv_desc *d, const float *x,
 			  const float *wc, float *y, const float *res, float b,
 			  int act, float lo, float hi);
@@ -209,6 +255,22 @@ void npr_dw_plane_avx512(const struct npr_conv_desc *d, const float *x,
 			 const float *wc, float *y, const float *res, float b,
 			 int act, float lo, float hi);
 
+/**
+ * npr_dw_flat_generic() - npr_dw_plane_generic() as flat loops over a
+ * padded copy, for strides 1 and 2
+ * @d: as npr_dw_plane_generic().
+ * @x: as npr_dw_plane_generic().
+ * @wc: as npr_dw_plane_generic().
+ * @y: as npr_dw_plane_generic().
+ * @res: as npr_dw_plane_generic().
+ * @b: as npr_dw_plane_generic().
+ * @act: as npr_dw_plane_generic().
+ * @lo: as npr_dw_plane_generic().
+ * @hi: as npr_dw_plane_generic().
+ *
+ * Return: 0, or -1 without memory for the padded copy (the caller then
+ * runs npr_dw_plane_generic()).
+ */
 int npr_dw_flat_generic(const struct npr_conv_desc *d, const float *x,
 			const float *wc, float *y, const float *res, float b,
 			int act, float lo, float hi);
