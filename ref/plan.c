@@ -26,13 +26,6 @@
 struct ref_fast npr_cpu_absorbed_mark;
 struct ref_fast npr_cpu_noop_mark;
 
-/*
- * Fast kernels: every convolution with constant weights gets a plan, and
- * absorbs the nodes after it the fusion pass (lib/passes/fuse.c) matched
- * and the plan can do.  The fused step runs where the last absorbed node
- * was (the residual is ready there); absorbed nodes are marked in
- * re->fast with a sentinel.
- */
 /**
  * npr_cpu_prep_layout() - the layout of the prepared buffers this build
  * and CPU make
@@ -117,6 +110,13 @@ static bool prep_for(const struct npr_prepared *prep, int cur, int ni)
 	return prep && cur < prep->n && prep->buf[cur].node == ni;
 }
 
+/*
+ * Fast kernels: every convolution with constant weights gets a plan, and
+ * absorbs the nodes after it the fusion pass (lib/passes/fuse.c) matched
+ * and the plan can do.  The fused step runs where the last absorbed node
+ * was (the residual is ready there); absorbed nodes are marked in
+ * re->fast with a sentinel.
+ */
 static int plan_fast(struct npr_graph *g, struct ref_exec *re,
 		     const struct npr_prepared *prep)
 {

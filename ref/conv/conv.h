@@ -43,6 +43,12 @@ struct npr_conv_plan;
 int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		      const struct npr_gemm_kern *kern,
 		      struct npr_conv_plan **out);
+
+/**
+ * npr_conv_plan_free() - free a plan and what it owns
+ * @p: the plan, or NULL.  Buffers it borrowed from a blob
+ *     (npr_conv_plan_use_prepared()) stay the blob's.
+ */
 void npr_conv_plan_free(struct npr_conv_plan *p);
 
 /**
@@ -69,6 +75,12 @@ int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
 			   const struct npr_pool_desc *pd, const float *w,
 			   const struct npr_gemm_kern *kern,
 			   struct npr_conv_plan **out);
+
+/**
+ * npr_conv_plan_pooled() - does the plan do the MaxPool it was given?
+ * @p: a plan from npr_conv_plan_new_pool().
+ * Return: true when it writes the pooled output.
+ */
 bool npr_conv_plan_pooled(const struct npr_conv_plan *p);
 
 /**
@@ -133,13 +145,22 @@ int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
 int npr_conv_plan_run_n(const struct npr_conv_plan *p, const float *x,
 			float *y, const float *res, int64_t n);
 
-/*
- * Does @p run several images in one sweep over its weights (weights
- * larger than an image's input and output; npr_conv_plan_run_n())?
+/**
+ * npr_conv_plan_sweeps() - does @p run several images in one sweep over
+ * its weights?
+ * @p: the plan.
+ * Return: true for weights larger than an image's input and output,
+ * which npr_conv_plan_run_n() then reads once for several images.
  */
 bool npr_conv_plan_sweeps(const struct npr_conv_plan *p);
 
-/* Describe @p into @buf ("3x3/2 C64 K128 56x56 gemm"); returns its FLOPs. */
+/**
+ * npr_conv_plan_desc() - describe a plan, for profiles
+ * @p: the plan.
+ * @buf: Out. "3x3/2 C64 K128 G1 56x56 N1 im2col-gemm+maxpool" and the like.
+ * @len: size of @buf.
+ * Return: the FLOPs of one run over the batch.
+ */
 double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 			  size_t len);
 
