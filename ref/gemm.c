@@ -41,7 +41,7 @@ static void kern_scalar(int64_t kc, const float *a, const float *b, float *c,
 		for (j = 0; j < n; j++) {
 			float v = t[i][j] + (acc ? c[i * ldc + j] : 0.0f);
 
-			c[i * ldc + j] = last ? npr_epi_apply(e, v, i, j) : v;
+			c[i * ldc + j] = last ? epi_apply(e, v, i, j) : v;
 		}
 }
 
@@ -649,6 +649,6 @@ void npr_sgemm_ref(int64_t M, int64_t N, int64_t K, const float *A,
 
 			for (k = 0; k < K; k++)
 				s += (double)A[i * lda + k] * B[k * ldb + j];
-			C[i * ldc + j] = npr_epi_apply(e, (float)s, i, j);
+			C[i * ldc + j] = epi_apply(e, (float)s, i, j);
 		}
 }

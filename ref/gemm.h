@@ -150,8 +150,8 @@ void npr_sgemm_ref(int64_t M, int64_t N, int64_t K, const float *A,
 		   int64_t ldc, const struct npr_gemm_epi *e);
 
 /* Apply the epilogue to one value of row @i (column offset @off into res). */
-static inline float npr_epi_apply(const struct npr_gemm_epi *e, float v,
-				  int64_t i, int64_t j)
+static inline float epi_apply(const struct npr_gemm_epi *e, float v,
+			      int64_t i, int64_t j)
 {
 	if (!e)
 		return v;

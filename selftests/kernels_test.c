@@ -1405,7 +1405,8 @@ static int act_net(char *buf, size_t len, int C, int H, int W, int K,
 /*
  * Convolutions followed by PReLU (one slope, one per channel as a 1-D
  * Const and as [1, K, 1, 1]), Sigmoid, Swish with and without beta, and
- * HSwish: npr_conv_fuse() takes the activation into the plan, whose run
+ * HSwish: the fusion pass (npr_fuse_match()) takes the activation and
+ * npr_conv_plan_build() puts it into the plan, whose run
  * matches a scalar convolution (in double) and the op's formula.  A
  * PReLU slope along the width is not per channel: not fused.
  */
@@ -1438,8 +1439,9 @@ TEST(conv_fuses_prelu_sigmoid_swish_hswish)
 		struct npr_blob *blob = NULL;
 		struct npr_graph *mg = NULL, *g = NULL;
 		struct npr_conv_plan *plan = NULL;
-		int *uses, i, j, conv = -1, act = -1, abs[3], nabs = 0, res;
-		bool *taken;
+		int i, conv = -1, act = -1, nabs;
+		struct npr_fusion fusion;
+		struct npr_fuse fu;
 		int64_t npix = H * W, k, c, oy, ox, ky, kx;
 		double err = 0;
 
@@ -1466,12 +1468,8 @@ TEST(conv_fuses_prelu_sigmoid_swish_hswish)
 		npr_blob_put(blob);
 		ASSERT_EQ(npr_compile_graph(mg, NULL, &g), 0);
 		npr_graph_free(mg);
-		uses = calloc(g->nvals, sizeof(int));
-		taken = calloc(g->nnodes, sizeof(bool));
-		ASSERT_TRUE(uses && taken);
+		ASSERT_EQ(npr_fuse_init(&fu, g), 0);
 		for (i = 0; i < g->nnodes; i++) {
-			for (j = 0; j < g->nodes[i].nin; j++)
-				uses[g->nodes[i].in[j]]++;
 			if (!strcmp(g->nodes[i].name, "conv"))
 				conv = i;
 			if (!strcmp(g->nodes[i].name, "act"))
@@ -1479,14 +1477,15 @@ TEST(conv_fuses_prelu_sigmoid_swish_hswish)
 		}
 		ASSERT_GE(conv, 0);
 		ASSERT_GE(act, 0);
-		ASSERT_EQ(npr_conv_fuse(g, conv, uses, taken, &plan, abs, &nabs,
-					&res), 0);
+		ASSERT_EQ(npr_fuse_match(&fu, conv, &fusion), 0);
+		ASSERT_EQ(npr_conv_plan_build(g, &fusion, true, &plan), 0);
+		nabs = fusion.nabsorbed;
 		if (nabs != (cs[ci].fused ? 1 : 0))
 			TH_LOG("case %d (%s %s): %d absorbed", ci, cs[ci].act,
 			       dims, nabs);
 		ASSERT_EQ(nabs, cs[ci].fused ? 1 : 0);
 		if (nabs)
-			ASSERT_EQ(abs[0], act);
+			ASSERT_EQ(fusion.absorbed[0], act);
 		x = malloc(sizeof(float) * C * npix);
 		y = malloc(sizeof(float) * K * npix);
 		ASSERT_TRUE(x && y);
@@ -1526,7 +1525,8 @@ TEST(conv_fuses_prelu_sigmoid_swish_hswish)
 		ASSERT_LE(err, 3e-5);
 		npr_conv_plan_free(plan);
 		npr_graph_free(g);
-		free(uses); free(taken); free(wb); free(x); free(y);
+		npr_fuse_fini(&fu);
+		free(wb); free(x); free(y);
 	}
 	free(xml);
 }

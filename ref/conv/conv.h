@@ -16,6 +16,7 @@
 #define NPR_REF_CONV_H
 
 #include "graph/graph.h"
+#include "passes/fuse.h"
 #include "ref/gemm.h"
 
 /**
@@ -42,6 +43,12 @@ struct npr_conv_plan;
 int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		      const struct npr_gemm_kern *kern,
 		      struct npr_conv_plan **out);
+
+/**
+ * npr_conv_plan_free() - free a plan and what it owns
+ * @p: the plan, or NULL.  Buffers it borrowed from a blob
+ *     (npr_conv_plan_use_prepared()) stay the blob's.
+ */
 void npr_conv_plan_free(struct npr_conv_plan *p);
 
 /**
@@ -68,6 +75,12 @@ int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
 			   const struct npr_pool_desc *pd, const float *w,
 			   const struct npr_gemm_kern *kern,
 			   struct npr_conv_plan **out);
+
+/**
+ * npr_conv_plan_pooled() - does the plan do the MaxPool it was given?
+ * @p: a plan from npr_conv_plan_new_pool().
+ * Return: true when it writes the pooled output.
+ */
 bool npr_conv_plan_pooled(const struct npr_conv_plan *p);
 
 /**
@@ -95,7 +108,8 @@ int npr_conv_plan_epi(struct npr_conv_plan *p, const float *bias,
 /*
  * After the epilogue, activations the kernels do not compute in their
  * write-out: the plan's run applies them to its output planes in a
- * parallel pass (npr_conv_fuse() takes them from the graph).
+ * parallel pass (the fusion pass, lib/passes/fuse.c, finds them in the
+ * graph).
  */
 enum { NPR_POST_NONE, NPR_POST_PRELU, NPR_POST_UNARY };
 
@@ -131,33 +145,42 @@ int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
 int npr_conv_plan_run_n(const struct npr_conv_plan *p, const float *x,
 			float *y, const float *res, int64_t n);
 
-/*
- * Does @p run several images in one sweep over its weights (weights
- * larger than an image's input and output; npr_conv_plan_run_n())?
+/**
+ * npr_conv_plan_sweeps() - does @p run several images in one sweep over
+ * its weights?
+ * @p: the plan.
+ * Return: true for weights larger than an image's input and output,
+ * which npr_conv_plan_run_n() then reads once for several images.
  */
 bool npr_conv_plan_sweeps(const struct npr_conv_plan *p);
 
-/* Describe @p into @buf ("3x3/2 C64 K128 56x56 gemm"); returns its FLOPs. */
+/**
+ * npr_conv_plan_desc() - describe a plan, for profiles
+ * @p: the plan.
+ * @buf: Out. "3x3/2 C64 K128 G1 56x56 N1 im2col-gemm+maxpool" and the like.
+ * @len: size of @buf.
+ * Return: the FLOPs of one run over the batch.
+ */
 double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 			  size_t len);
 
 /**
- * npr_conv_fuse() - plan node @ni of @g and what it can absorb
+ * npr_conv_plan_build() - plan the fused step the fusion pass described
  * @g: the compiled graph.
- * @ni: a Convolution or GroupConvolution node.
- * @uses: per value, the number of live nodes reading it.
- * @taken: per node, true when another fused step already does its work.
- * @plan: Out. The plan.
- * @absorbed: Out. Nodes whose work the plan does (Add bias, Add residual,
- *            Relu/Clamp, a MaxPool when there is no residual; see
- *            npr_conv_plan_new_pool()), in order; at most 3.
- * @nabs: Out. Their count.
- * @res_value: Out. Value index of the residual input, or -1.
- * Return: 0, -EOPNOTSUPP when the node is not for this path, -ENOMEM.
+ * @f: npr_fuse_match()'s description of a convolution of @g.
+ * @pack: pack the weights from the graph; false: the plan gets none and
+ *        npr_conv_plan_use_prepared() must give it some before it runs.
+ * @out: Out. The plan, written on success; free with
+ *       npr_conv_plan_free().  It copies what it needs of the graph.
+ *
+ * The plan does the convolution and @f's epilogue; @f's tail (a MaxPool
+ * or ReduceMean) only when its path can (see npr_conv_plan_new_pool(),
+ * npr_conv_plan_set_mean()).
+ * Return: 1 when the plan does the tail too, 0 when it stops before it,
+ * -EOPNOTSUPP when @pack is set and the weights have no data, -ENOMEM.
  */
-int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
-		  const bool *taken, struct npr_conv_plan **plan, int *absorbed, int *nabs,
-		  int *res_value);
+int npr_conv_plan_build(const struct npr_graph *g, const struct npr_fusion *f,
+			bool pack, struct npr_conv_plan **out);
 
 /*
  * Prepared weights in a compiled-model blob: a plan's buffers
@@ -174,11 +197,6 @@ int npr_conv_fuse(struct npr_graph *g, int ni, const int *uses,
 int npr_conv_t_layout(void);
 int npr_conv_wino_layout(void);
 
-/* npr_conv_fuse(); with @pack false the plan gets no weights and
- * npr_conv_plan_use_prepared() must give it some before it runs. */
-int npr_conv_fuse_ex(struct npr_graph *g, int ni, const int *uses,
-		     const bool *taken, bool pack, struct npr_conv_plan **plan,
-		     int *absorbed, int *nabs, int *res_value);
 int npr_conv_plan_prepared(const struct npr_conv_plan *p, const void **buf,
 			   size_t *bytes, int max);
 void npr_conv_plan_weights(const struct npr_conv_plan *p, float *w);
@@ -190,11 +208,43 @@ struct npr_im2col_src {
 	const struct npr_conv_desc *d;
 	const float *x;		/* image + first channel of the group */
 };
+/**
+ * npr_pack_im2col_generic() - pack rows [@k0, @k0 + @kc) and columns
+ * [@j0, @j0 + @nc) of the im2col matrix into GEMM B panels
+ * @src: a struct npr_im2col_src.
+ * @k0: first row (input channel c at tap (ky, kx)).
+ * @kc: rows.
+ * @j0: first column (output pixel).
+ * @nc: columns.
+ * @nr: panel width.
+ * @dst: Out. The panels, @nr columns each, zero past @nc.
+ *
+ * Built from conv_pack.h in run.c; npr_pack_im2col_avx512() is the
+ * same source built with -mavx512f.
+ */
 void npr_pack_im2col_generic(const void *src, int64_t k0, int64_t kc,
 			     int64_t j0, int64_t nc, int nr, float *dst);
 void npr_pack_im2col_avx512(const void *src, int64_t k0, int64_t kc,
 			    int64_t j0, int64_t nc, int nr, float *dst);
 
+/**
+ * npr_unpad_rows_generic() - the direct path's write-out: output channels
+ * [@k0, @k1) computed at pitch @wp, into @y at pitch OW, with the epilogue
+ * @d: geometry.
+ * @t: the sums, row pitch @wp.
+ * @wp: the padded plane's pitch.
+ * @y: Out. The output planes.
+ * @bias: K values, or NULL.
+ * @res: the residual, shaped like @y, or NULL.
+ * @act: enum npr_act.
+ * @lo: Clamp's lower bound.
+ * @hi: Clamp's upper bound.
+ * @k0: first channel.
+ * @k1: end channel.
+ *
+ * Built from conv_pack.h in run.c; npr_unpad_rows_avx512() is the same
+ * source built with -mavx512f.
+ */
 void npr_unpad_rows_generic(const struct npr_conv_desc *d, const float *t,
 			    int64_t wp, float *y, const float *bias,
 			    const float *res, int act, float lo, float hi,
@@ -204,7 +254,21 @@ void npr_unpad_rows_avx512(const struct npr_conv_desc *d, const float *t,
 			   const float *res, int act, float lo, float hi,
 			   int64_t k0, int64_t k1);
 
-/* Depthwise planes (conv_dw.h): portable and AVX-512 builds. */
+/**
+ * npr_dw_plane_generic() - one depthwise output plane
+ * @d: geometry (one input and one output channel per group).
+ * @x: the input plane.
+ * @wc: its kh x kw weights.
+ * @y: Out. The output plane.
+ * @res: the residual plane, or NULL.
+ * @b: the bias.
+ * @act: enum npr_act.
+ * @lo: Clamp's lower bound.
+ * @hi: Clamp's upper bound.
+ *
+ * Depthwise planes (conv_dw.h): this portable build is made in run.c,
+ * npr_dw_plane_avx512() in conv_dw_avx512.c.
+ */
 void npr_dw_plane_generic(const struct npr_conv_desc *d, const float *x,
 			  const float *wc, float *y, const float *res, float b,
 			  int act, float lo, float hi);
@@ -212,6 +276,22 @@ void npr_dw_plane_avx512(const struct npr_conv_desc *d, const float *x,
 			 const float *wc, float *y, const float *res, float b,
 			 int act, float lo, float hi);
 
+/**
+ * npr_dw_flat_generic() - npr_dw_plane_generic() as flat loops over a
+ * padded copy, for strides 1 and 2
+ * @d: as npr_dw_plane_generic().
+ * @x: as npr_dw_plane_generic().
+ * @wc: as npr_dw_plane_generic().
+ * @y: as npr_dw_plane_generic().
+ * @res: as npr_dw_plane_generic().
+ * @b: as npr_dw_plane_generic().
+ * @act: as npr_dw_plane_generic().
+ * @lo: as npr_dw_plane_generic().
+ * @hi: as npr_dw_plane_generic().
+ *
+ * Return: 0, or -1 without memory for the padded copy (the caller then
+ * runs npr_dw_plane_generic()).
+ */
 int npr_dw_flat_generic(const struct npr_conv_desc *d, const float *x,
 			const float *wc, float *y, const float *res, float b,
 			int act, float lo, float hi);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The depthwise plane kernel, written once and compiled twice: in conv.c
+ * The depthwise plane kernel, written once and compiled twice: in run.c
  * for any CPU and in conv_dw_avx512.c with -mavx512f, where the row loops
  * vectorise 16 wide.  Define DW_PLANE to the function's name first.
  *

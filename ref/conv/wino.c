@@ -2,7 +2,7 @@
 /*
  * Winograd F(2x2, 3x3): the weight transform and the portable build of
  * the input and output transforms (wino.h).  The path itself (tiles,
- * the 16 GEMMs, threads) is in conv.c.
+ * the 16 GEMMs, threads) is planned in conv.c and run in run.c.
  *
  * With g a 3x3 kernel, d a 4x4 input tile and Y the 2x2 output tile,
  * Y = A^T [(G g G^T) . (B^T d B)] A, where

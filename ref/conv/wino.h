@@ -4,7 +4,7 @@
  * wino.c (portable) and wino_avx512.c (-mavx512f -mfma -O3) with
  * WINO_IN and WINO_OUT naming the two builds.  The input transform
  * works on a block of tiles [t0, t1) (tile t at tile row t / tw, column
- * t % tw), the one the 16 matrix products of conv.c's Winograd path then
+ * t % tw), the one the 16 matrix products of run.c's Winograd path then
  * take, so that V stays in L2; the output transform on the few tiles of
  * one product's tile, while their sums are in L1.
  *

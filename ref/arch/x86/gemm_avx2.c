@@ -95,7 +95,7 @@ static void kern(int64_t kc, const float *a, const float *b, float *c,
 				for (q = 0; q < w; q++) {
 					float x = t[q] + (acc ? cr[8 * h + q] : 0.0f);
 
-					cr[8 * h + q] = last ? npr_epi_apply(e, x, i, 8 * h + q) : x;
+					cr[8 * h + q] = last ? epi_apply(e, x, i, 8 * h + q) : x;
 				}
 			}
 		}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CPU backend's private state, shared by its files:
+ *
+ *   ref/backend.c  the npr_cpu_backend_ops table: probe, compile (the
+ *                  step list), requests, infer
+ *   ref/plan.c     compile's plans: fast kernels and fusion, batch
+ *                  groups, the arena memory planner
+ *   ref/dynamic.c  steps whose output shapes depend on input values
+ *   ref/profile.c  NPR_CPU_PROFILE and per-request profile records
+ *
+ * struct ref_exec is an exec's compiled plan, read-only once compile
+ * returns; struct ref_request is one request's memory.
+ */
+#ifndef NPR_REF_CPU_H
+#define NPR_REF_CPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph/graph.h"
+#include "ref/conv/conv.h"
+#include "ref/threads.h"
+
+/* a step done by a fast kernel instead of the node's eval */
+struct ref_fast {
+	struct npr_conv_plan *conv;
+	int x, res, y;		/* value indexes; res -1 if none */
+	int head;		/* the convolution's node */
+	int wv;			/* its weights' value if it holds them, or -1 */
+};
+
+struct ref_exec {
+	int nsteps;
+	int *steps;		/* node indexes */
+	struct ref_fast **fast;	/* per step, or NULL: the node's eval */
+	int threads;		/* per request, 0: all CPUs */
+	uint64_t *prof_ns;	/* per step, with NPR_CPU_PROFILE set */
+	uint64_t *prof_cur;	/* per step: this run's time */
+	uint64_t *prof_min;	/* per step: the fastest run's */
+	uint64_t prof_infer_ns;	/* whole runs, inputs to outputs */
+	struct npr_par_stats *pstats;	/* per step, NPR_CPU_PROFILE=3 */
+	bool *fused;		/* per node: its work done by another step */
+	uint64_t prof_runs;
+	size_t *off;		/* per value: arena offset, SIZE_MAX if none */
+	size_t arena_bytes;
+	int max_in, max_out;
+	bool *dyn;		/* per step: output shapes inferred per run */
+	bool *no_idx;		/* per node: a MaxPool whose indices no one reads */
+	int ndyn;
+	/* batch groups: steps [0, gsteps) run @group images at a time */
+	int gsteps;
+	int64_t group, batch;
+	bool group_set;		/* by NPR_CPU_GROUP */
+	bool *gslot;		/* per value: one group's slot, every group */
+	bool copy_inputs;	/* NPR_CPU_COPY_INPUTS: never read in place */
+};
+
+/* marks nodes whose work a fused step does (ref/plan.c) */
+extern struct ref_fast npr_cpu_absorbed_mark;
+/* marks a step with nothing to do (a Concat its producers write into) */
+extern struct ref_fast npr_cpu_noop_mark;
+
+struct ref_request {
+	void *arena;
+	struct npr_tensor *t;	/* per value */
+	struct npr_tensor *in_buf, *out_buf;
+	/* with dynamic steps: the request's view of the graph */
+	struct npr_graph rg;	/* g's, with @rvals */
+	struct npr_value *rvals;	/* shallow copy of g->vals */
+	struct npr_node *rnodes;	/* per node; params of dynamic ones */
+	void **dbuf;		/* per value: buffer of a dynamic value */
+	size_t *dcap;		/* its size */
+};
+
+/* A fused step with a plan (not a mark)? */
+static inline bool ref_fast_real(const struct ref_fast *f)
+{
+	return f && f != &npr_cpu_absorbed_mark && f != &npr_cpu_noop_mark;
+}
+
+#endif /* NPR_REF_CPU_H */
