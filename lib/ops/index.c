@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "index.h"
-#include "kern.h"
+#include "elem.h"
 
 static int one_output(const struct npr_node *n)
 {

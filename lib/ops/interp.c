@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "interp.h"
-#include "kern.h"
+#include "elem.h"
 
 #define MAX_OUT_DIM	((int64_t)1 << 31)
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kern.h"
+#include "elem.h"
 #include "layout.h"
 
 static int layout_parse(struct npr_graph *g, struct npr_node *n)

@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kern.h"
+#include "elem.h"
 #include "misc.h"
 
 static bool is_int(unsigned int t)

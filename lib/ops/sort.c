@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kern.h"
+#include "elem.h"
 #include "sort.h"
 
 #define MAX_NMS_ROWS	((int64_t)1 << 28)

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "ops/index.h"
-#include "ops/kern.h"
+#include "ops/elem.h"
 
 /* Row-major element strides of @s. */
 static void strides(const struct npr_shape *s, int64_t *st)

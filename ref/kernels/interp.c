@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "ops/interp.h"
-#include "ops/kern.h"
+#include "ops/elem.h"
 
 /**
  * struct taps - the taps of one axis

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "ops/kern.h"
+#include "ops/elem.h"
 #include "ops/layout.h"
 
 /**

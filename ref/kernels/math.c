@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/kern.h"
+#include "ops/elem.h"
 #include "ops/math.h"
 
 static double round_even(double x)

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/kern.h"
+#include "ops/elem.h"
 #include "ops/misc.h"
 
 /* Strides of @s in elements. */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/kern.h"
+#include "ops/elem.h"
 #include "ops/sort.h"
 
 /* An element to sort: its key and original index. */

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Small helpers shared by the op groups added for issue 3 (index, math,
- * layout, interp, sort): element access by type as double, and shape
- * arithmetic.  Everything here is static inline so each group stays a
- * single translation unit.
+ * Element access and shape arithmetic for op definitions (lib/ops/) and
+ * their kernels (ref/kernels/): read and write an element of any compute
+ * type as a double, and the shape helpers the index, math, layout,
+ * interp, sort and misc groups share.  Everything here is static inline,
+ * so including it adds no link dependency.
  */
-#ifndef NPR_OPS_KERN_H
-#define NPR_OPS_KERN_H
+#ifndef NPR_OPS_ELEM_H
+#define NPR_OPS_ELEM_H
 
 #include <errno.h>
 #include <math.h>
@@ -164,4 +165,4 @@ static inline int npr_check_numel(const struct npr_node *n,
 	return 0;
 }
 
-#endif /* NPR_OPS_KERN_H */
+#endif /* NPR_OPS_ELEM_H */
