@@ -100,6 +100,25 @@ static inline void npr_st(unsigned int t, void *p, int64_t i, double v)
 	}
 }
 
+/*
+ * Element @k of @t, of @es bytes, is not zero: by value for floats (-0.0
+ * is zero), by bytes for the others.  NonZero's test, shared by its shape
+ * inference (lib/ops/index.c) and its kernel (ref/kernels/index.c).
+ */
+static inline bool npr_elem_nonzero(const struct npr_tensor *t, int64_t k,
+				    size_t es)
+{
+	const unsigned char *b = (const unsigned char *)t->data + k * es;
+	size_t i;
+
+	if (t->type == NPR_ELEM_F32 || t->type == NPR_ELEM_F64)
+		return npr_ld(t->type, t->data, k) != 0;
+	for (i = 0; i < es; i++)
+		if (b[i])
+			return true;
+	return false;
+}
+
 static inline bool npr_is_float(unsigned int t)
 {
 	return t == NPR_ELEM_F32 || t == NPR_ELEM_F64;

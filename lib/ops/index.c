@@ -400,6 +400,17 @@ static int one_hot_infer(struct npr_graph *g, struct npr_node *n)
 
 /* ---- NonZero ---- */
 
+/* Number of nonzero elements of @t: NonZero's output width. */
+static int64_t count_non_zero(const struct npr_tensor *t)
+{
+	int64_t total = npr_shape_numel(&t->shape), k, c = 0;
+	size_t es = npr_elem_size(t->type);
+
+	for (k = 0; k < total; k++)
+		c += npr_elem_nonzero(t, k, es);
+	return c;
+}
+
 static int non_zero_infer(struct npr_graph *g, struct npr_node *n)
 {
 	const struct npr_index_params *p = n->params;
@@ -422,7 +433,7 @@ static int non_zero_infer(struct npr_graph *g, struct npr_node *n)
 	o->type = p->out_type;
 	o->shape.rank = 2;
 	o->shape.d[0] = d->shape.rank;
-	o->shape.d[1] = npr_count_non_zero(&t);
+	o->shape.d[1] = count_non_zero(&t);
 	return 0;
 }
 

@@ -70,7 +70,4 @@ int npr_ref_one_hot(const struct npr_node *n, const struct npr_tensor *in,
 int npr_ref_non_zero(const struct npr_node *n, const struct npr_tensor *in,
 		     struct npr_tensor *out);
 
-/* Number of nonzero elements of @t (NonZero's output width). */
-int64_t npr_count_non_zero(const struct npr_tensor *t);
-
 #endif /* NPR_OPS_INDEX_H */

@@ -392,29 +392,6 @@ int npr_ref_one_hot(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
-static bool is_nonzero(const struct npr_tensor *t, int64_t k, size_t es)
-{
-	const unsigned char *b = (const unsigned char *)t->data + k * es;
-	size_t i;
-
-	if (t->type == NPR_ELEM_F32 || t->type == NPR_ELEM_F64)
-		return npr_ld(t->type, t->data, k) != 0;	/* -0.0 */
-	for (i = 0; i < es; i++)
-		if (b[i])
-			return true;
-	return false;
-}
-
-int64_t npr_count_non_zero(const struct npr_tensor *t)
-{
-	int64_t total = npr_shape_numel(&t->shape), k, c = 0;
-	size_t es = npr_elem_size(t->type);
-
-	for (k = 0; k < total; k++)
-		c += is_nonzero(t, k, es);
-	return c;
-}
-
 /**
  * npr_ref_non_zero() - NonZero-3
  * @n: the node.
@@ -435,7 +412,7 @@ int npr_ref_non_zero(const struct npr_node *n, const struct npr_tensor *in,
 
 	(void)n;
 	for (k = 0; k < total; k++) {
-		if (is_nonzero(&in[0], k, es) && c < cnt) {
+		if (npr_elem_nonzero(&in[0], k, es) && c < cnt) {
 			for (i = 0; i < s->rank; i++)
 				npr_st(out->type, out->data, i * cnt + c,
 				       (double)idx[i]);
