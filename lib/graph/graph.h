@@ -4,9 +4,9 @@
  *
  * A graph is a flat array of nodes and a flat array of values.  Every node
  * output is a value; every node input refers to a value by index.  A value
- * whose data pointer is set is a constant.  Frontends (lib/ir/read.c, later
- * ONNX) build graphs; lib/passes/compile.c clones, lowers, infers and folds them;
- * backends execute them.
+ * whose data pointer is set is a constant.  Frontends (lib/ir/read.c,
+ * lib/onnx/translate.c) build graphs; lib/passes/compile.c clones and lowers
+ * them and has lib/ops/infer.c infer and fold them; backends execute them.
  */
 #ifndef NPR_GRAPH_H
 #define NPR_GRAPH_H
@@ -366,14 +366,6 @@ static inline struct npr_value *npr_out(struct npr_graph *g,
 	return &g->vals[n->out[i]];
 }
 
-/*
- * Compile a body in place (lib/passes/compile.c), for a control-flow op's infer:
- * the caller has set the type and shape of every body Parameter; this
- * parses, infers (without checking declared shapes: bodies declare the
- * shapes of a whole loop in places), folds and marks dead nodes.
- */
-int npr_compile_body(struct npr_graph *body);
-
 /* Attribute access (lib/graph/attr.c).  All return 0, -ENOENT when absent and
  * the key is required, or -EINVAL with npr_err() set on a malformed value. */
 const char *npr_attr(const struct npr_node *n, const char *key);
@@ -432,5 +424,9 @@ int npr_err(int err, const char *fmt, ...)
 /* Same, prefixed with "layer <id> (<name>, <type>-<version>): ". */
 int npr_node_err(const struct npr_node *n, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A mark taken before a call; after it, npr_err_default() gives a failure
+ * that set no message since the mark one from its errno (lib/error.c). */
+unsigned long npr_err_mark(void);
+int npr_err_default(int err, unsigned long mark);
 
 #endif /* NPR_GRAPH_H */

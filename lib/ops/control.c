@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "control.h"
+#include "infer.h"
 
 static int64_t body_layer_id(const struct npr_body *b, int k, bool result)
 {
@@ -198,7 +199,7 @@ static int compile_body(struct npr_node *n, struct npr_body *b,
 	char msg[1024];
 	int err;
 
-	err = npr_compile_body(b->g);
+	err = npr_infer_body(b->g);
 	if (!err || err == -ENOMEM)
 		return err;
 	snprintf(msg, sizeof(msg), "%s", npr_last_error());
