@@ -319,13 +319,6 @@ unsigned long npr_err_mark(void);
 int npr_err_default(int err, unsigned long mark);
 int npr_last_errno(void);
 
-/* lib/passes/compile.c */
-int npr_compile_graph(const struct npr_graph *src,
-		      const struct npr_shape *shapes, struct npr_graph **out);
-int npr_compile_graph_take(struct npr_graph *src,
-			   const struct npr_shape *shapes,
-			   struct npr_graph **out);
-
 /* lib/props.c; the callers hold dev->lock */
 struct npr_exec;
 void npr_props_init(struct npr_props *p);

@@ -31,6 +31,7 @@
 #include "core.h"
 #include "ops/shape.h"
 #include "ref/conv/conv.h"
+#include "ref/kernels/registry.h"
 #include "threads.h"
 
 /*
@@ -1136,7 +1137,7 @@ static int cpu_compile(struct npr_exec *ex)
 		if (src && strcmp(n->type, "Parameter"))
 			continue;	/* constants */
 		if (!src) {
-			if (!n->op->eval)
+			if (!npr_kernel_find(n->op))
 				return npr_node_err(n, -EOPNOTSUPP,
 						    "the cpu device has no kernel for this op");
 			if (re->fast[i] != &absorbed_mark) {
@@ -1366,7 +1367,7 @@ static int run_dynamic(struct ref_request *rr, const struct npr_graph *g,
 		rr->in_buf[j] = rr->t[n->in[j]];
 	for (j = 0; j < n->nout; j++)
 		rr->out_buf[j] = rr->t[n->out[j]];
-	return n->op->eval(n, rr->in_buf, rr->out_buf);
+	return npr_kernel_find(n->op)(n, rr->in_buf, rr->out_buf);
 }
 
 static int cpu_request_create(struct npr_request *rq)
@@ -1513,7 +1514,7 @@ static int run_step(struct npr_request *rq, int i, int64_t b0, int64_t nb)
 		rr->out_buf[j] = slice_of(rr, re, g, n->out[j], b0, nb);
 	if (re->no_idx && re->no_idx[re->steps[i]])
 		rr->out_buf[1].data = NULL;
-	err = n->op->eval(n, rr->in_buf, rr->out_buf);
+	err = npr_kernel_find(n->op)(n, rr->in_buf, rr->out_buf);
 	if (re->prof_ns)
 		prof_step(re, i, npr_now_ns() - t0);
 	prof_add(rq, re->steps[i], npr_now_ns() - t0, "ref", first);

@@ -16,14 +16,15 @@
 
 #include "ref/conv/conv.h"
 #include "ref/kernels/fq.h"
+#include "ref/kernels/registry.h"
 #include "ref/gemm.h"
 #include "ref/threads.h"
 #include "core.h"
 #include "graph/graph.h"
 #include "ir/ir.h"
-#include "ops/deconv.h"
-#include "ops/eltwise.h"
-#include "ops/nn.h"
+#include "ref/kernels/deconv.h"
+#include "ref/kernels/eltwise.h"
+#include "ref/kernels/nn.h"
 #include "harness.h"
 
 static const char *const kerns[] = { "avx512", "avx2", "scalar" };
@@ -1464,7 +1465,8 @@ TEST(conv_fuses_prelu_sigmoid_swish_hswish)
 		ASSERT_EQ(npr_ir_blob_from_memory(wb, sizeof(float) * nb, &blob), 0);
 		ASSERT_EQ(npr_ir_parse(xml, strlen(xml), blob, &mg), 0);
 		npr_blob_put(blob);
-		ASSERT_EQ(npr_compile_graph(mg, NULL, &g), 0);
+		ASSERT_EQ(npr_compile_graph(mg, NULL, npr_backend_evaluator(),
+					    &g), 0);
 		npr_graph_free(mg);
 		uses = calloc(g->nvals, sizeof(int));
 		taken = calloc(g->nnodes, sizeof(bool));
@@ -1716,6 +1718,35 @@ TEST(winograd_blocks_and_splits_match_reference)
 			}
 		free(x); free(w); free(bias); free(res); free(e); free(y);
 	}
+}
+
+/*
+ * The kernel tables (ref/kernels/<group>.c) against the op registry:
+ * every entry names exactly one op definition, and every definition but
+ * Parameter, Const and Result has a kernel: the 162 that had an eval in
+ * the definition before the kernels moved out of it.
+ */
+TEST(every_op_definition_has_exactly_one_kernel)
+{
+	const struct npr_op_def *d;
+	int i, with = 0;
+
+	ASSERT_EQ(npr_kernel_check(), 162);
+	for (i = 0; (d = npr_op_get(i)); i++) {
+		bool io = d->flags & (NPR_OP_SOURCE | NPR_OP_SINK);
+
+		if (io != !npr_kernel_find(d))
+			TH_LOG("%s-%u..%u", d->type, d->vmin, d->vmax);
+		ASSERT_EQ(io, !npr_kernel_find(d));
+		with += !io;
+	}
+	ASSERT_EQ(with, 162);
+	ASSERT_NULL(npr_kernel_find(NULL));
+	ASSERT_TRUE(npr_backend_evaluator() == npr_kernel_find);
+	ASSERT_TRUE(npr_kernel_find(npr_op_find("MaxPool", 8)) ==
+		    npr_ref_pool);
+	ASSERT_TRUE(npr_kernel_find(npr_op_find("Convolution", 1)) ==
+		    npr_ref_conv);
 }
 
 TEST_HARNESS_MAIN

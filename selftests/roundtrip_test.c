@@ -607,7 +607,7 @@ TEST(compiled_graph_written_to_files_runs_the_same)
 			"ir/face-detection-retail-0004/FP32-v11/face-detection-retail-0004.xml"))
 		SKIP(return, "model %s not found", path);
 	g = load_graph(_metadata, path);
-	ASSERT_EQ(npr_compile_graph(g, NULL, &c), 0);
+	ASSERT_EQ(npr_compile_graph(g, NULL, npr_backend_evaluator(), &c), 0);
 	dir = tmp_dir(_metadata);
 	snprintf(xmlp, sizeof(xmlp), "%s/compiled.xml", dir);
 	err = npr_ir_write(c, xmlp, NULL);

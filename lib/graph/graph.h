@@ -20,6 +20,7 @@
 
 struct npr_graph;
 struct npr_node;
+struct npr_op_def;
 
 /**
  * struct npr_shape - a static or partially dynamic shape
@@ -44,6 +45,18 @@ struct npr_tensor {
 	void *data;
 	size_t nbytes;
 };
+
+/*
+ * A kernel: compute the outputs of node @n from its inputs, all with
+ * static shapes and allocated data.  Compute types are f32, i32, i64,
+ * u8, i8 and boolean (f16/bf16 are lowered to f32 before inference).
+ * Returns 0 or -errno with npr_node_err() set.
+ */
+typedef int (*npr_eval_fn)(const struct npr_node *n,
+			   const struct npr_tensor *in,
+			   struct npr_tensor *out);
+/* An evaluator: the kernel that computes nodes of op @op, or NULL. */
+typedef npr_eval_fn (*npr_evaluator_fn)(const struct npr_op_def *op);
 
 /*
  * struct npr_blob - reference-counted backing store for constant data (a
@@ -235,6 +248,9 @@ struct npr_node {
  *                          and @outputs.
  * @arena: blocks npr_graph_alloc() carves small arrays from, freed with
  *         the graph.
+ * @fold: how constant folding computes a node (lib/ops/infer.c), or NULL
+ *        to fold nothing; set by whoever compiles (npr_compile_graph()),
+ *        inherited by bodies.  Not cloned.
  */
 struct npr_graph {
 	char *name;
@@ -252,6 +268,7 @@ struct npr_graph {
 	int nvars;
 	int nstate_in, nstate_out;
 	struct npr_arena *arena;
+	npr_evaluator_fn fold;
 };
 
 /**
@@ -275,6 +292,15 @@ struct npr_variable {
 	int read_node;
 };
 
+/* lib/passes/compile.c: a model graph into an executable one (see there) */
+int npr_compile_graph(const struct npr_graph *src,
+		      const struct npr_shape *shapes, npr_evaluator_fn fold,
+		      struct npr_graph **out);
+int npr_compile_graph_take(struct npr_graph *src,
+			   const struct npr_shape *shapes,
+			   npr_evaluator_fn fold, struct npr_graph **out);
+/* lib/backend.c: the evaluator the core compiles with (the CPU kernels) */
+npr_evaluator_fn npr_backend_evaluator(void);
 /* lib/passes/stateful.c: give each variable hidden ports (see there) */
 int npr_pass_state(struct npr_graph *g);
 /* lib/passes/stateful.c: explicit state input/output pairs into variables */
@@ -295,11 +321,12 @@ int npr_make_stateful(struct npr_graph *g, const char *const *names,
  *         values at inference time (see Documentation/design.rst, "Shapes
  *         that depend on values").  Must not keep pointers to input data.
  *         Return 0 or -errno.
- * @eval: the scalar reference kernel: compute outputs from inputs, all
- *        with static shapes and allocated data.  Compute types are f32,
- *        i32, i64, u8, i8 and boolean (f16/bf16 are lowered to f32 before
- *        inference).  Also used for constant folding.  Return 0 or -errno.
  * @flags: NPR_OP_*.
+ *
+ * A definition says what an op is, not how a device computes it: the
+ * kernels are the backends' (ref/kernels/registry.c maps a definition to
+ * its CPU kernel), and constant folding asks the graph's evaluator
+ * (struct npr_graph, @fold).
  */
 struct npr_op_def {
 	const char *type;
@@ -307,8 +334,6 @@ struct npr_op_def {
 	int nin_min, nin_max;
 	int (*parse)(struct npr_graph *g, struct npr_node *n);
 	int (*infer)(struct npr_graph *g, struct npr_node *n);
-	int (*eval)(const struct npr_node *n, const struct npr_tensor *in,
-		    struct npr_tensor *out);
 	unsigned int flags;
 };
 
@@ -319,6 +344,7 @@ struct npr_op_def {
 
 /* lib/ops/registry.c: the registry of all op definitions. */
 const struct npr_op_def *npr_op_find(const char *type, unsigned int version);
+const struct npr_op_def *npr_op_get(int i);
 
 /* Graph construction (lib/graph/graph.c). */
 struct npr_graph *npr_graph_new(void);

@@ -132,7 +132,9 @@ static int infer_all(struct wctx *c)
 						dynamic = true;
 					}
 			}
-			err = npr_compile_graph(g, sh, pass ? &c->inferred2 :
+			err = npr_compile_graph(g, sh,
+						npr_backend_evaluator(),
+						pass ? &c->inferred2 :
 						&c->inferred);
 			if (!dynamic)
 				break;

@@ -184,19 +184,4 @@ struct npr_roi_align_params {
 
 int64_t npr_prior_box_count(const struct npr_prior_box_params *p);
 
-int npr_ref_prior_box_clustered(const struct npr_node *n,
-				const struct npr_tensor *in,
-				struct npr_tensor *out);
-int npr_ref_prior_box(const struct npr_node *n, const struct npr_tensor *in,
-		      struct npr_tensor *out);
-int npr_ref_region_yolo(const struct npr_node *n,
-			const struct npr_tensor *in, struct npr_tensor *out);
-int npr_ref_roi_pooling(const struct npr_node *n,
-			const struct npr_tensor *in, struct npr_tensor *out);
-int npr_ref_roi_align(const struct npr_node *n, const struct npr_tensor *in,
-		      struct npr_tensor *out);
-int npr_ref_detection_output(const struct npr_node *n,
-			     const struct npr_tensor *in,
-			     struct npr_tensor *out);
-
 #endif /* NPR_OPS_DETECT_H */

@@ -437,26 +437,20 @@ static int non_zero_infer(struct npr_graph *g, struct npr_node *n)
 	return 0;
 }
 
-#define IDX_OP(t, v0, v1, n0, n1, infer_fn, eval_fn) \
+#define IDX_OP(t, v0, v1, n0, n1, infer_fn) \
 	{ .type = t, .vmin = v0, .vmax = v1, .nin_min = n0, .nin_max = n1, \
-	  .parse = index_parse, .infer = infer_fn, .eval = eval_fn }
+	  .parse = index_parse, .infer = infer_fn }
 
 const struct npr_op_def npr_ops_index[] = {
-	IDX_OP("GatherElements", 6, 99, 2, 2, gather_elements_infer,
-	       npr_ref_gather_elements),
-	IDX_OP("GatherND", 5, 7, 2, 2, gather_nd_infer, npr_ref_gather_nd),
-	IDX_OP("GatherND", 8, 99, 2, 2, gather_nd_infer, npr_ref_gather_nd),
-	IDX_OP("ScatterUpdate", 3, 99, 4, 4, scatter_update_infer,
-	       npr_ref_scatter_update),
-	IDX_OP("ScatterElementsUpdate", 3, 11, 4, 4, scatter_elements_infer,
-	       npr_ref_scatter_elements),
-	IDX_OP("ScatterElementsUpdate", 12, 99, 4, 4, scatter_elements_infer,
-	       npr_ref_scatter_elements),
-	IDX_OP("ScatterNDUpdate", 3, 14, 3, 3, scatter_nd_infer,
-	       npr_ref_scatter_nd),
-	IDX_OP("ScatterNDUpdate", 15, 99, 3, 3, scatter_nd_infer,
-	       npr_ref_scatter_nd),
-	IDX_OP("OneHot", 1, 99, 4, 4, one_hot_infer, npr_ref_one_hot),
-	IDX_OP("NonZero", 3, 99, 1, 1, non_zero_infer, npr_ref_non_zero),
+	IDX_OP("GatherElements", 6, 99, 2, 2, gather_elements_infer),
+	IDX_OP("GatherND", 5, 7, 2, 2, gather_nd_infer),
+	IDX_OP("GatherND", 8, 99, 2, 2, gather_nd_infer),
+	IDX_OP("ScatterUpdate", 3, 99, 4, 4, scatter_update_infer),
+	IDX_OP("ScatterElementsUpdate", 3, 11, 4, 4, scatter_elements_infer),
+	IDX_OP("ScatterElementsUpdate", 12, 99, 4, 4, scatter_elements_infer),
+	IDX_OP("ScatterNDUpdate", 3, 14, 3, 3, scatter_nd_infer),
+	IDX_OP("ScatterNDUpdate", 15, 99, 3, 3, scatter_nd_infer),
+	IDX_OP("OneHot", 1, 99, 4, 4, one_hot_infer),
+	IDX_OP("NonZero", 3, 99, 1, 1, non_zero_infer),
 	{ .type = NULL },
 };

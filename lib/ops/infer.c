@@ -5,8 +5,9 @@
  * (lib/passes/compile.c) runs it on a model, a control-flow op's infer
  * (lib/ops/control.c) on each of its bodies.
  *
- * Folding computes a node whose inputs are all constant with its op's
- * evaluator.
+ * Folding computes a node whose inputs are all constant with the kernel
+ * the graph's evaluator (g->fold) gives for its op, so ops know no kernels
+ * and neither ops nor passes name a backend: whoever compiles chooses.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,7 +18,9 @@
 /* Outputs larger than this are not folded (they would bloat the exec). */
 #define FOLD_MAX_BYTES	(256u << 20)
 
-static int fold_node(struct npr_graph *g, struct npr_node *n)
+/* Compute @n with @eval into new constants; too large outputs stay. */
+static int fold_node(struct npr_graph *g, struct npr_node *n,
+		     npr_eval_fn eval)
 {
 	struct npr_tensor in[64], out[16];
 	int i, err;
@@ -55,7 +58,7 @@ static int fold_node(struct npr_graph *g, struct npr_node *n)
 			goto fail;
 		}
 	}
-	err = n->op->eval(n, in, out);
+	err = eval(n, in, out);
 	if (err)
 		goto fail;
 	for (i = 0; i < n->nout; i++) {
@@ -128,7 +131,8 @@ int npr_infer_parse(struct npr_graph *g)
  *       outputs, and so does every node downstream; else that is an error.
  *
  * In topological order, every live node's outputs get a type and a shape
- * from its op's infer; a node whose inputs are all constant is folded: its
+ * from its op's infer; a node whose inputs are all constant is folded with
+ * the kernel @g->fold gives (none when it is NULL or gives NULL): its
  * outputs become constants and the node dead.
  *
  * Return: 0 or -errno with the message naming the layer.
@@ -141,6 +145,7 @@ int npr_infer_graph(struct npr_graph *g, bool check_decl, bool dyn)
 	for (i = 0; i < g->nnodes; i++) {
 		struct npr_node *n = &g->nodes[i];
 		bool all_const = true, dyn_in = false;
+		npr_eval_fn eval;
 
 		if (n->dead)
 			continue;
@@ -199,10 +204,12 @@ int npr_infer_graph(struct npr_graph *g, bool check_decl, bool dyn)
 			continue;
 		}
 		if (n->op->flags & (NPR_OP_NO_FOLD | NPR_OP_SOURCE |
-				    NPR_OP_SINK) || !n->nin || !all_const ||
-		    !n->op->eval)
+				    NPR_OP_SINK) || !n->nin || !all_const)
 			continue;
-		err = fold_node(g, n);
+		eval = g->fold ? g->fold(n->op) : NULL;
+		if (!eval)
+			continue;
+		err = fold_node(g, n, eval);
 		if (err)
 			return npr_err_default(err, 0);
 	}
@@ -249,7 +256,8 @@ int npr_infer_mark_dead(struct npr_graph *g)
 /**
  * npr_infer_body() - infer a body of a control-flow op in place
  * @g: the body, lowered to f32 with the model (lib/passes/compile.c);
- *     its Parameters have the types and static shapes the op gives them.
+ *     its Parameters have the types and static shapes the op gives them,
+ *     and @g->fold the owner graph's evaluator.
  *
  * Parses every node, infers and folds without checking declared shapes
  * (bodies of loops declare concatenated shapes in places), and marks the

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
 #include "graph/graph.h"
 #include "ops/infer.h"
 
@@ -137,23 +136,28 @@ static int apply_shapes(struct npr_graph *g, const struct npr_shape *shapes)
 	return 0;
 }
 
+static int compile_clone(struct npr_graph *g, const struct npr_shape *shapes,
+			 npr_evaluator_fn fold, struct npr_graph **out);
+
 /**
  * npr_compile_graph() - turn a model graph into an executable graph
  * @src: the model's graph (not modified).
  * @shapes: per input a shape (rank -1: keep the model's), or NULL.
+ * @fold: the evaluator constant folding computes nodes with, kept in the
+ *        result's @fold for the bodies; NULL folds nothing (shapes that
+ *        need a folded value then stay dynamic or fail).  The core passes
+ *        npr_backend_evaluator().
  * @out: the result, owned by the caller.
  *
  * Return: 0, or -errno with a message naming the layer at fault.
  */
-static int compile_clone(struct npr_graph *g, const struct npr_shape *shapes,
-			 struct npr_graph **out);
-
 int npr_compile_graph(const struct npr_graph *src,
-		      const struct npr_shape *shapes, struct npr_graph **out)
+		      const struct npr_shape *shapes, npr_evaluator_fn fold,
+		      struct npr_graph **out)
 {
 	struct npr_graph *g = npr_graph_clone(src);
 
-	return g ? compile_clone(g, shapes, out) : -ENOMEM;
+	return g ? compile_clone(g, shapes, fold, out) : -ENOMEM;
 }
 
 /**
@@ -161,22 +165,26 @@ int npr_compile_graph(const struct npr_graph *src,
  * @src: a graph the caller owns and frees afterwards; its owned constant
  *       data moves into the result instead of being copied
  *       (npr_graph_clone_take()), so use it for names and structure only.
- * @shapes, @out: as for npr_compile_graph().
+ * @shapes, @fold, @out: as for npr_compile_graph().
+ *
+ * Return: 0, or -errno with a message naming the layer at fault.
  */
 int npr_compile_graph_take(struct npr_graph *src,
 			   const struct npr_shape *shapes,
-			   struct npr_graph **out)
+			   npr_evaluator_fn fold, struct npr_graph **out)
 {
 	struct npr_graph *g = npr_graph_clone_take(src);
 
-	return g ? compile_clone(g, shapes, out) : -ENOMEM;
+	return g ? compile_clone(g, shapes, fold, out) : -ENOMEM;
 }
 
 static int compile_clone(struct npr_graph *g, const struct npr_shape *shapes,
-			 struct npr_graph **out)
+			 npr_evaluator_fn fold, struct npr_graph **out)
 {
 	bool overridden = false;
 	int i, err;
+
+	g->fold = fold;
 	for (i = 0; shapes && i < g->ninputs; i++)
 		if (shapes[i].rank >= 0)
 			overridden = true;

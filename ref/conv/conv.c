@@ -12,7 +12,7 @@
 #include "core.h"
 #include "conv.h"
 #include "ref/threads.h"
-#include "ops/eltwise.h"
+#include "ref/kernels/eltwise.h"
 #include "ops/nn.h"
 
 enum { PATH_GEMM1X1, PATH_IM2COL, PATH_DW, PATH_DIRECT, PATH_T };

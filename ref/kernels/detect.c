@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/detect.h"
+#include "detect.h"
+#include "registry.h"
 
 static float clamp01(float v)
 {
@@ -1120,3 +1121,17 @@ int npr_ref_roi_align(const struct npr_node *n, const struct npr_tensor *in,
 	}
 	return 0;
 }
+
+/* The op definitions of lib/ops/detect.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_detect[] = {
+	{ "ROIAlign", 3, 8, npr_ref_roi_align },
+	{ "ROIAlign", 9, 99, npr_ref_roi_align },
+	{ "ROIPooling", 0, 99, npr_ref_roi_pooling },
+	{ "RegionYolo", 0, 99, npr_ref_region_yolo },
+	{ "PriorBoxClustered", 0, 99, npr_ref_prior_box_clustered },
+	{ "PriorBox", 0, 7, npr_ref_prior_box },
+	{ "PriorBox", 8, 99, npr_ref_prior_box },
+	{ "DetectionOutput", 0, 7, npr_ref_detection_output },
+	{ "DetectionOutput", 8, 99, npr_ref_detection_output },
+	{ NULL },
+};

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/index.h"
+#include "index.h"
+#include "registry.h"
 #include "ops/elem.h"
 
 /* Row-major element strides of @s. */
@@ -422,3 +423,18 @@ int npr_ref_non_zero(const struct npr_node *n, const struct npr_tensor *in,
 	}
 	return 0;
 }
+
+/* The op definitions of lib/ops/index.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_index[] = {
+	{ "GatherElements", 6, 99, npr_ref_gather_elements },
+	{ "GatherND", 5, 7, npr_ref_gather_nd },
+	{ "GatherND", 8, 99, npr_ref_gather_nd },
+	{ "ScatterUpdate", 3, 99, npr_ref_scatter_update },
+	{ "ScatterElementsUpdate", 3, 11, npr_ref_scatter_elements },
+	{ "ScatterElementsUpdate", 12, 99, npr_ref_scatter_elements },
+	{ "ScatterNDUpdate", 3, 14, npr_ref_scatter_nd },
+	{ "ScatterNDUpdate", 15, 99, npr_ref_scatter_nd },
+	{ "OneHot", 1, 99, npr_ref_one_hot },
+	{ "NonZero", 3, 99, npr_ref_non_zero },
+	{ NULL },
+};

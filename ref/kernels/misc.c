@@ -25,7 +25,8 @@
 #include <string.h>
 
 #include "ops/elem.h"
-#include "ops/misc.h"
+#include "misc.h"
+#include "registry.h"
 
 /* Strides of @s in elements. */
 static void strides(const struct npr_shape *s, int64_t *st)
@@ -672,3 +673,15 @@ out:
 	free(inv);
 	return err;
 }
+
+/* The op definitions of lib/ops/misc.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_misc[] = {
+	{ "Unique", 10, 99, npr_ref_unique },
+	{ "DFT", 7, 99, npr_ref_dft },
+	{ "IDFT", 7, 99, npr_ref_dft },
+	{ "ReverseSequence", 1, 99, npr_ref_reverse_sequence },
+	{ "BitwiseLeftShift", 15, 99, npr_ref_bitwise_shift },
+	{ "BitwiseRightShift", 15, 99, npr_ref_bitwise_shift },
+	{ "GridSample", 9, 99, npr_ref_grid_sample },
+	{ NULL },
+};
