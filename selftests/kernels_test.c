@@ -1749,4 +1749,68 @@ TEST(every_op_definition_has_exactly_one_kernel)
 		    npr_ref_conv);
 }
 
+/*
+ * Constant folding computes with the evaluator compile is given: with the
+ * backend registry's, an Add of two Consts becomes a constant and its node
+ * dead; with none, nothing is folded and the node stays to run.
+ */
+#define PORT_4 "<port id=\"%d\" precision=\"FP32\"><dim>4</dim></port>"
+
+TEST(folding_uses_the_evaluator_compile_is_given)
+{
+	static const float w[8] = { 1, 2, 3, 4, 10, 20, 30, 40 };
+	static const char *const layer[] = {
+		"<layer id=\"0\" name=\"x\" type=\"Parameter\" version=\"opset1\"><data shape=\"4\" element_type=\"f32\"/><output>" PORT_4 "</output></layer>",
+		"<layer id=\"1\" name=\"a\" type=\"Const\" version=\"opset1\"><data element_type=\"f32\" shape=\"4\" offset=\"0\" size=\"16\"/><output>" PORT_4 "</output></layer>",
+		"<layer id=\"2\" name=\"b\" type=\"Const\" version=\"opset1\"><data element_type=\"f32\" shape=\"4\" offset=\"16\" size=\"16\"/><output>" PORT_4 "</output></layer>",
+		"<layer id=\"3\" name=\"ab\" type=\"Add\" version=\"opset1\"><input>" PORT_4 PORT_4 "</input><output>" PORT_4 "</output></layer>",
+		"<layer id=\"4\" name=\"y\" type=\"Add\" version=\"opset1\"><input>" PORT_4 PORT_4 "</input><output>" PORT_4 "</output></layer>",
+		"<layer id=\"5\" name=\"r\" type=\"Result\" version=\"opset1\"><input>" PORT_4 "</input></layer>",
+	};
+	static const char edges[] =
+		"<edge from-layer=\"1\" from-port=\"0\" to-layer=\"3\" to-port=\"0\"/>"
+		"<edge from-layer=\"2\" from-port=\"0\" to-layer=\"3\" to-port=\"1\"/>"
+		"<edge from-layer=\"0\" from-port=\"0\" to-layer=\"4\" to-port=\"0\"/>"
+		"<edge from-layer=\"3\" from-port=\"2\" to-layer=\"4\" to-port=\"1\"/>"
+		"<edge from-layer=\"4\" from-port=\"2\" to-layer=\"5\" to-port=\"0\"/>";
+	struct npr_blob *blob = NULL;
+	struct npr_graph *mg = NULL, *g;
+	char xml[4096];
+	int i, n, ab = -1, pass;
+
+	n = snprintf(xml, sizeof(xml),
+		     "<?xml version=\"1.0\"?><net name=\"f\" version=\"11\"><layers>");
+	for (i = 0; i < 6; i++)
+		n += snprintf(xml + n, sizeof(xml) - n, layer[i], 0, 1, 2);
+	n += snprintf(xml + n, sizeof(xml) - n, "</layers><edges>%s</edges></net>",
+		      edges);
+	ASSERT_LT(n, (int)sizeof(xml));
+	ASSERT_EQ(npr_ir_blob_from_memory(w, sizeof(w), &blob), 0);
+	ASSERT_EQ(npr_ir_parse(xml, strlen(xml), blob, &mg), 0);
+	npr_blob_put(blob);
+	for (pass = 0; pass < 2; pass++) {
+		const struct npr_value *v;
+
+		g = NULL;
+		ASSERT_EQ(npr_compile_graph(mg, NULL, pass ? NULL :
+					    npr_backend_evaluator(), &g), 0);
+		for (i = 0; i < g->nnodes; i++)
+			if (!strcmp(g->nodes[i].name, "ab"))
+				ab = i;
+		ASSERT_GE(ab, 0);
+		v = &g->vals[g->nodes[ab].out[0]];
+		ASSERT_EQ(g->nodes[ab].dead, !pass);
+		if (!pass) {
+			ASSERT_NONNULL(v->data);
+			for (i = 0; i < 4; i++)
+				ASSERT_EQ(((const float *)v->data)[i],
+					  w[i] + w[4 + i]);
+		} else {
+			ASSERT_NULL(v->data);
+		}
+		npr_graph_free(g);
+	}
+	npr_graph_free(mg);
+}
+
 TEST_HARNESS_MAIN
