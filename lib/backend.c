@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "ref/kernels/registry.h"
 
 static const struct npr_backend_ops *const backends[] = {
 	&npr_cpu_backend_ops,
@@ -45,4 +46,20 @@ const struct npr_backend_ops *npr_backend_find(const char *name, int *index)
 		return b;
 	}
 	return NULL;
+}
+
+/**
+ * npr_backend_evaluator() - the evaluator constant folding uses
+ *
+ * Compile folds a node whose inputs are all constant by running a kernel
+ * (lib/ops/infer.c); the core compiles with the CPU backend's reference
+ * kernels, whatever device runs the result, so folding gives the same
+ * constants everywhere.  Only this registry names the backend.
+ *
+ * Context: any thread.
+ * Return: npr_kernel_find() (ref/kernels/registry.c).
+ */
+npr_evaluator_fn npr_backend_evaluator(void)
+{
+	return npr_kernel_find;
 }

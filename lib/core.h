@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "graph/graph.h"
+#include "passes/compile.h"
 
 struct npr_device;
 struct npr_props;
@@ -319,13 +320,6 @@ unsigned long npr_err_mark(void);
 int npr_err_default(int err, unsigned long mark);
 int npr_last_errno(void);
 
-/* lib/passes/compile.c */
-int npr_compile_graph(const struct npr_graph *src,
-		      const struct npr_shape *shapes, struct npr_graph **out);
-int npr_compile_graph_take(struct npr_graph *src,
-			   const struct npr_shape *shapes,
-			   struct npr_graph **out);
-
 /* lib/props.c; the callers hold dev->lock */
 struct npr_exec;
 void npr_props_init(struct npr_props *p);
@@ -374,6 +368,7 @@ int npr_cache_prune(const char *dir, uint64_t max, const char *keep);
 void npr_exec_free(struct npr_exec *ex);
 
 /* lib/backend.c */
+npr_evaluator_fn npr_backend_evaluator(void);
 const struct npr_backend_ops *npr_backend_find(const char *name, int *index);
 
 /* lib/core.c and lib/core_req.c, for ring jobs */

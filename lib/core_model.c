@@ -747,7 +747,8 @@ int npr_cmd_compile(struct npr_device *dev, void *arg)
 	ex->dev = dev;
 	ex->props = props;
 	/* src is this compile's own copy: its weights move, not copied */
-	err = npr_compile_graph_take(src, over, &ex->g);
+	err = npr_compile_graph_take(src, over, npr_backend_evaluator(),
+				     &ex->g);
 	if (err)
 		goto fail_ex;
 	err = npr_graph_dynamic(ex->g);

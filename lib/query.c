@@ -28,7 +28,7 @@ static bool housekeeping(const struct npr_node *n)
 /* The device's answer for an op it would run. */
 static bool runs(const struct npr_node *n)
 {
-	return n->op->eval != NULL;
+	return npr_backend_evaluator()(n->op) != NULL;
 }
 
 /**
@@ -47,7 +47,7 @@ int npr_query_model(struct npr_device *dev, const struct npr_graph *model,
 	bool *dev_ok = NULL, changed;
 	int i, j, err;
 
-	err = npr_compile_graph(model, NULL, &g);
+	err = npr_compile_graph(model, NULL, npr_backend_evaluator(), &g);
 	if (err == -ENOMEM)
 		return err;
 	npr_err_default(0, mark);	/* a compile failure is not ours */

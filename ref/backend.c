@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "core.h"
+#include "ref/kernels/registry.h"
 #include "cpu.h"
 #include "dynamic.h"
 #include "plan.h"
@@ -148,7 +149,7 @@ static int cpu_compile(struct npr_exec *ex)
 		if (src && strcmp(n->type, "Parameter"))
 			continue;	/* constants */
 		if (!src) {
-			if (!n->op->eval)
+			if (!npr_kernel_find(n->op))
 				return npr_node_err(n, -EOPNOTSUPP,
 						    "the cpu device has no kernel for this op");
 			if (re->fast[i] != &npr_cpu_absorbed_mark) {
@@ -376,7 +377,7 @@ static int run_step(struct npr_request *rq, int i, int64_t b0, int64_t nb)
 		rr->out_buf[j] = slice_of(rr, re, g, n->out[j], b0, nb);
 	if (re->no_idx && re->no_idx[re->steps[i]])
 		rr->out_buf[1].data = NULL;
-	err = n->op->eval(n, rr->in_buf, rr->out_buf);
+	err = npr_kernel_find(n->op)(n, rr->in_buf, rr->out_buf);
 	if (re->prof_ns)
 		npr_cpu_prof_step(re, i, npr_now_ns() - t0);
 	npr_cpu_prof_add(rq, re->steps[i], npr_now_ns() - t0, "ref",

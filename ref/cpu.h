@@ -23,7 +23,7 @@
 #include "ref/conv/conv.h"
 #include "ref/threads.h"
 
-/* a step done by a fast kernel instead of the node's eval */
+/* a step done by a fast kernel instead of the node's reference kernel */
 struct ref_fast {
 	struct npr_conv_plan *conv;
 	int x, res, y;		/* value indexes; res -1 if none */
@@ -34,7 +34,7 @@ struct ref_fast {
 struct ref_exec {
 	int nsteps;
 	int *steps;		/* node indexes */
-	struct ref_fast **fast;	/* per step, or NULL: the node's eval */
+	struct ref_fast **fast;	/* per step, or NULL: the node's reference kernel */
 	int threads;		/* per request, 0: all CPUs */
 	uint64_t *prof_ns;	/* per step, with NPR_CPU_PROFILE set */
 	uint64_t *prof_cur;	/* per step: this run's time */

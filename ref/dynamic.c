@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "ref/kernels/registry.h"
 #include "cpu.h"
 #include "dynamic.h"
 
@@ -122,7 +123,7 @@ int npr_cpu_dyn_run(struct ref_request *rr, const struct npr_graph *g,
 		rr->in_buf[j] = rr->t[n->in[j]];
 	for (j = 0; j < n->nout; j++)
 		rr->out_buf[j] = rr->t[n->out[j]];
-	return n->op->eval(n, rr->in_buf, rr->out_buf);
+	return npr_kernel_find(n->op)(n, rr->in_buf, rr->out_buf);
 }
 
 void npr_cpu_dyn_destroy(struct ref_request *rr, const struct npr_graph *g)

@@ -39,7 +39,7 @@ void npr_cpu_dyn_destroy(struct ref_request *rr, const struct npr_graph *g);
  * request (kept and grown from run to run), runs the kernel.
  * Return: 0; -EINVAL for a shape that is not static or an element type
  * without a size; -EFBIG for an output of more than 4 GiB; -ENOMEM; the
- * op's infer or eval error.
+ * op's infer or kernel error.
  * Context: the request's thread; requests run concurrently.
  */
 int npr_cpu_dyn_run(struct ref_request *rr, const struct npr_graph *g,

@@ -16,14 +16,15 @@
 
 #include "ref/conv/conv.h"
 #include "ref/kernels/fq.h"
+#include "ref/kernels/registry.h"
 #include "ref/gemm.h"
 #include "ref/threads.h"
 #include "core.h"
 #include "graph/graph.h"
 #include "ir/ir.h"
-#include "ops/deconv.h"
-#include "ops/eltwise.h"
-#include "ops/nn.h"
+#include "ref/kernels/deconv.h"
+#include "ref/kernels/eltwise.h"
+#include "ref/kernels/nn.h"
 #include "harness.h"
 
 static const char *const kerns[] = { "avx512", "avx2", "scalar" };
@@ -1466,7 +1467,8 @@ TEST(conv_fuses_prelu_sigmoid_swish_hswish)
 		ASSERT_EQ(npr_ir_blob_from_memory(wb, sizeof(float) * nb, &blob), 0);
 		ASSERT_EQ(npr_ir_parse(xml, strlen(xml), blob, &mg), 0);
 		npr_blob_put(blob);
-		ASSERT_EQ(npr_compile_graph(mg, NULL, &g), 0);
+		ASSERT_EQ(npr_compile_graph(mg, NULL, npr_backend_evaluator(),
+					    &g), 0);
 		npr_graph_free(mg);
 		ASSERT_EQ(npr_fuse_init(&fu, g), 0);
 		for (i = 0; i < g->nnodes; i++) {
@@ -1716,6 +1718,99 @@ TEST(winograd_blocks_and_splits_match_reference)
 			}
 		free(x); free(w); free(bias); free(res); free(e); free(y);
 	}
+}
+
+/*
+ * The kernel tables (ref/kernels/<group>.c) against the op registry:
+ * every entry names exactly one op definition, and every definition but
+ * Parameter, Const and Result has a kernel: the 162 that had an eval in
+ * the definition before the kernels moved out of it.
+ */
+TEST(every_op_definition_has_exactly_one_kernel)
+{
+	const struct npr_op_def *d;
+	int i, with = 0;
+
+	ASSERT_EQ(npr_kernel_check(), 162);
+	for (i = 0; (d = npr_op_get(i)); i++) {
+		bool io = d->flags & (NPR_OP_SOURCE | NPR_OP_SINK);
+
+		if (io != !npr_kernel_find(d))
+			TH_LOG("%s-%u..%u", d->type, d->vmin, d->vmax);
+		ASSERT_EQ(io, !npr_kernel_find(d));
+		with += !io;
+	}
+	ASSERT_EQ(with, 162);
+	ASSERT_NULL(npr_kernel_find(NULL));
+	ASSERT_TRUE(npr_backend_evaluator() == npr_kernel_find);
+	ASSERT_TRUE(npr_kernel_find(npr_op_find("MaxPool", 8)) ==
+		    npr_ref_pool);
+	ASSERT_TRUE(npr_kernel_find(npr_op_find("Convolution", 1)) ==
+		    npr_ref_conv);
+}
+
+/*
+ * Constant folding computes with the evaluator compile is given: with the
+ * backend registry's, an Add of two Consts becomes a constant and its node
+ * dead; with none, nothing is folded and the node stays to run.
+ */
+#define PORT_4 "<port id=\"%d\" precision=\"FP32\"><dim>4</dim></port>"
+
+TEST(folding_uses_the_evaluator_compile_is_given)
+{
+	static const float w[8] = { 1, 2, 3, 4, 10, 20, 30, 40 };
+	static const char *const layer[] = {
+		"<layer id=\"0\" name=\"x\" type=\"Parameter\" version=\"opset1\"><data shape=\"4\" element_type=\"f32\"/><output>" PORT_4 "</output></layer>",
+		"<layer id=\"1\" name=\"a\" type=\"Const\" version=\"opset1\"><data element_type=\"f32\" shape=\"4\" offset=\"0\" size=\"16\"/><output>" PORT_4 "</output></layer>",
+		"<layer id=\"2\" name=\"b\" type=\"Const\" version=\"opset1\"><data element_type=\"f32\" shape=\"4\" offset=\"16\" size=\"16\"/><output>" PORT_4 "</output></layer>",
+		"<layer id=\"3\" name=\"ab\" type=\"Add\" version=\"opset1\"><input>" PORT_4 PORT_4 "</input><output>" PORT_4 "</output></layer>",
+		"<layer id=\"4\" name=\"y\" type=\"Add\" version=\"opset1\"><input>" PORT_4 PORT_4 "</input><output>" PORT_4 "</output></layer>",
+		"<layer id=\"5\" name=\"r\" type=\"Result\" version=\"opset1\"><input>" PORT_4 "</input></layer>",
+	};
+	static const char edges[] =
+		"<edge from-layer=\"1\" from-port=\"0\" to-layer=\"3\" to-port=\"0\"/>"
+		"<edge from-layer=\"2\" from-port=\"0\" to-layer=\"3\" to-port=\"1\"/>"
+		"<edge from-layer=\"0\" from-port=\"0\" to-layer=\"4\" to-port=\"0\"/>"
+		"<edge from-layer=\"3\" from-port=\"2\" to-layer=\"4\" to-port=\"1\"/>"
+		"<edge from-layer=\"4\" from-port=\"2\" to-layer=\"5\" to-port=\"0\"/>";
+	struct npr_blob *blob = NULL;
+	struct npr_graph *mg = NULL, *g;
+	char xml[4096];
+	int i, n, ab = -1, pass;
+
+	n = snprintf(xml, sizeof(xml),
+		     "<?xml version=\"1.0\"?><net name=\"f\" version=\"11\"><layers>");
+	for (i = 0; i < 6; i++)
+		n += snprintf(xml + n, sizeof(xml) - n, layer[i], 0, 1, 2);
+	n += snprintf(xml + n, sizeof(xml) - n, "</layers><edges>%s</edges></net>",
+		      edges);
+	ASSERT_LT(n, (int)sizeof(xml));
+	ASSERT_EQ(npr_ir_blob_from_memory(w, sizeof(w), &blob), 0);
+	ASSERT_EQ(npr_ir_parse(xml, strlen(xml), blob, &mg), 0);
+	npr_blob_put(blob);
+	for (pass = 0; pass < 2; pass++) {
+		const struct npr_value *v;
+
+		g = NULL;
+		ASSERT_EQ(npr_compile_graph(mg, NULL, pass ? NULL :
+					    npr_backend_evaluator(), &g), 0);
+		for (i = 0; i < g->nnodes; i++)
+			if (!strcmp(g->nodes[i].name, "ab"))
+				ab = i;
+		ASSERT_GE(ab, 0);
+		v = &g->vals[g->nodes[ab].out[0]];
+		ASSERT_EQ(g->nodes[ab].dead, !pass);
+		if (!pass) {
+			ASSERT_NONNULL(v->data);
+			for (i = 0; i < 4; i++)
+				ASSERT_EQ(((const float *)v->data)[i],
+					  w[i] + w[4 + i]);
+		} else {
+			ASSERT_NULL(v->data);
+		}
+		npr_graph_free(g);
+	}
+	npr_graph_free(mg);
 }
 
 TEST_HARNESS_MAIN

@@ -1338,7 +1338,8 @@ static void silero_stream(struct npr_test *_metadata, bool via_ir)
 		ret = npr_onnx_load_file(path, &g);
 		if (!ret)
 			ret = g->ninputs == 4 ?
-			      npr_compile_graph(g, sh, &cg) : -EINVAL;
+			      npr_compile_graph(g, sh, npr_backend_evaluator(),
+						&cg) : -EINVAL;
 		if (!ret)
 			ret = npr_ir_write_mem(cg, &xml, &xml_len, &bin,
 					       &bin_len);

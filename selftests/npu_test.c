@@ -2027,7 +2027,9 @@ TEST(npu_silero_vad_stateful_stream_matches_golden)
 		SKIP(return, "%s or its reference stream not found", path);
 	ret = npr_onnx_load_file(path, &g);
 	if (!ret)
-		ret = g->ninputs == 4 ? npr_compile_graph(g, sh, &cg) : -EINVAL;
+		ret = g->ninputs == 4 ?
+		      npr_compile_graph(g, sh, npr_backend_evaluator(), &cg) :
+		      -EINVAL;
 	if (!ret)
 		ret = npr_ir_write_mem(cg, &xml, &xml_len, &bin, &bin_len);
 	if (ret)

@@ -356,6 +356,7 @@ static struct npr_graph *clone(const struct npr_graph *g,
 		return NULL;
 	c->name = xstrdup(g->name);
 	c->ir_version = g->ir_version;
+	c->fold = g->fold;
 	c->weights = npr_blob_get(g->weights);
 	c->nodes = calloc(g->nnodes ? g->nnodes : 1, sizeof(*c->nodes));
 	c->vals = calloc(g->nvals ? g->nvals : 1, sizeof(*c->vals));

@@ -4,9 +4,9 @@
  *
  * A graph is a flat array of nodes and a flat array of values.  Every node
  * output is a value; every node input refers to a value by index.  A value
- * whose data pointer is set is a constant.  Frontends (lib/ir/read.c, later
- * ONNX) build graphs; lib/passes/compile.c clones, lowers, infers and folds them;
- * backends execute them.
+ * whose data pointer is set is a constant.  Frontends (lib/ir/read.c,
+ * lib/onnx/translate.c) build graphs; lib/passes/compile.c clones and lowers
+ * them and has lib/ops/infer.c infer and fold them; backends execute them.
  */
 #ifndef NPR_GRAPH_H
 #define NPR_GRAPH_H
@@ -20,6 +20,7 @@
 
 struct npr_graph;
 struct npr_node;
+struct npr_op_def;
 
 /**
  * struct npr_shape - a static or partially dynamic shape
@@ -44,6 +45,18 @@ struct npr_tensor {
 	void *data;
 	size_t nbytes;
 };
+
+/*
+ * A kernel: compute the outputs of node @n from its inputs, all with
+ * static shapes and allocated data.  Compute types are f32, i32, i64,
+ * u8, i8 and boolean (f16/bf16 are lowered to f32 before inference).
+ * Returns 0 or -errno with npr_node_err() set.
+ */
+typedef int (*npr_eval_fn)(const struct npr_node *n,
+			   const struct npr_tensor *in,
+			   struct npr_tensor *out);
+/* An evaluator: the kernel that computes nodes of op @op, or NULL. */
+typedef npr_eval_fn (*npr_evaluator_fn)(const struct npr_op_def *op);
 
 /*
  * struct npr_blob - reference-counted backing store for constant data (a
@@ -235,6 +248,9 @@ struct npr_node {
  *                          and @outputs.
  * @arena: blocks npr_graph_alloc() carves small arrays from, freed with
  *         the graph.
+ * @fold: how constant folding computes a node (lib/ops/infer.c), or NULL
+ *        to fold nothing; set by whoever compiles (npr_compile_graph()),
+ *        inherited by bodies and clones; the IR writer infers with it.
  */
 struct npr_graph {
 	char *name;
@@ -252,6 +268,7 @@ struct npr_graph {
 	int nvars;
 	int nstate_in, nstate_out;
 	struct npr_arena *arena;
+	npr_evaluator_fn fold;
 };
 
 /**
@@ -295,11 +312,12 @@ int npr_make_stateful(struct npr_graph *g, const char *const *names,
  *         values at inference time (see Documentation/design.rst, "Shapes
  *         that depend on values").  Must not keep pointers to input data.
  *         Return 0 or -errno.
- * @eval: the scalar reference kernel: compute outputs from inputs, all
- *        with static shapes and allocated data.  Compute types are f32,
- *        i32, i64, u8, i8 and boolean (f16/bf16 are lowered to f32 before
- *        inference).  Also used for constant folding.  Return 0 or -errno.
  * @flags: NPR_OP_*.
+ *
+ * A definition says what an op is, not how a device computes it: the
+ * kernels are the backends' (ref/kernels/registry.c maps a definition to
+ * its CPU kernel), and constant folding asks the graph's evaluator
+ * (struct npr_graph, @fold).
  */
 struct npr_op_def {
 	const char *type;
@@ -307,8 +325,6 @@ struct npr_op_def {
 	int nin_min, nin_max;
 	int (*parse)(struct npr_graph *g, struct npr_node *n);
 	int (*infer)(struct npr_graph *g, struct npr_node *n);
-	int (*eval)(const struct npr_node *n, const struct npr_tensor *in,
-		    struct npr_tensor *out);
 	unsigned int flags;
 };
 
@@ -319,6 +335,7 @@ struct npr_op_def {
 
 /* lib/ops/registry.c: the registry of all op definitions. */
 const struct npr_op_def *npr_op_find(const char *type, unsigned int version);
+const struct npr_op_def *npr_op_get(int i);
 
 /* Graph construction (lib/graph/graph.c). */
 struct npr_graph *npr_graph_new(void);
@@ -365,14 +382,6 @@ static inline struct npr_value *npr_out(struct npr_graph *g,
 {
 	return &g->vals[n->out[i]];
 }
-
-/*
- * Compile a body in place (lib/passes/compile.c), for a control-flow op's infer:
- * the caller has set the type and shape of every body Parameter; this
- * parses, infers (without checking declared shapes: bodies declare the
- * shapes of a whole loop in places), folds and marks dead nodes.
- */
-int npr_compile_body(struct npr_graph *body);
 
 /* Attribute access (lib/graph/attr.c).  All return 0, -ENOENT when absent and
  * the key is required, or -EINVAL with npr_err() set on a malformed value. */
@@ -433,5 +442,9 @@ int npr_err(int err, const char *fmt, ...)
 /* Same, prefixed with "layer <id> (<name>, <type>-<version>): ". */
 int npr_node_err(const struct npr_node *n, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A mark taken before a call; after it, npr_err_default() gives a failure
+ * that set no message since the mark one from its errno (lib/error.c). */
+unsigned long npr_err_mark(void);
+int npr_err_default(int err, unsigned long mark);
 
 #endif /* NPR_GRAPH_H */

@@ -134,7 +134,8 @@ static int infer_all(struct wctx *c)
 						dynamic = true;
 					}
 			}
-			err = npr_compile_graph(g, sh, pass ? &c->inferred2 :
+			err = npr_compile_graph(g, sh, g->fold,
+						pass ? &c->inferred2 :
 						&c->inferred);
 			if (!dynamic)
 				break;
@@ -910,7 +911,8 @@ static int write_doc(struct wctx *c)
 
 /**
  * npr_ir_write_mem() - serialize a graph to IR v11 in memory
- * @g: a loaded or compiled graph (not modified).
+ * @g: a loaded or compiled graph (not modified); one that lacks shapes is
+ *     inferred first, folding with its own evaluator (@g->fold).
  * @xml, @xml_len: out: the .xml bytes (NUL-terminated; free()).
  * @bin, @bin_len: out: the .bin bytes (free(); non-NULL even when empty).
  *
@@ -1035,7 +1037,7 @@ static int write_tmp(const char *path, const void *data, size_t len,
 
 /**
  * npr_ir_write() - serialize a graph to an IR v11 .xml and .bin
- * @g: a loaded or compiled graph (not modified).
+ * @g: a loaded or compiled graph (not modified; see npr_ir_write_mem()).
  * @xml_path: the .xml to write.
  * @bin_path: the .bin to write, or NULL for @xml_path with .bin.
  *

@@ -17,7 +17,4 @@ struct npr_attn_params {
 	bool causal;
 };
 
-int npr_ref_sdpa(const struct npr_node *n, const struct npr_tensor *in,
-		 struct npr_tensor *out);
-
 #endif /* NPR_OPS_ATTN_H */

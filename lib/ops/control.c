@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "control.h"
+#include "infer.h"
 
 static int64_t body_layer_id(const struct npr_body *b, int k, bool result)
 {
@@ -191,14 +192,16 @@ static int if_parse(struct npr_graph *g, struct npr_node *n)
 	return err;
 }
 
-/* Compile body @b, its message prefixed with the node and @what. */
-static int compile_body(struct npr_node *n, struct npr_body *b,
-			const char *what)
+/* Infer body @b of node @n of @g, its message prefixed with the node and
+ * @what; the body folds with @g's evaluator. */
+static int compile_body(struct npr_graph *g, struct npr_node *n,
+			struct npr_body *b, const char *what)
 {
 	char msg[1024];
 	int err;
 
-	err = npr_compile_body(b->g);
+	b->g->fold = g->fold;
+	err = npr_infer_body(b->g);
 	if (!err || err == -ENOMEM)
 		return err;
 	snprintf(msg, sizeof(msg), "%s", npr_last_error());
@@ -385,7 +388,7 @@ static int loop_infer(struct npr_graph *g, struct npr_node *n)
 			exact = false;
 	}
 	p->iters = iters;
-	err = compile_body(n, b, "body");
+	err = compile_body(g, n, b, "body");
 	if (err)
 		return err;
 	for (k = 0; k < b->nback; k++) {
@@ -468,7 +471,7 @@ static int if_infer(struct npr_graph *g, struct npr_node *n)
 			if (err)
 				return err;
 		}
-		err = compile_body(n, b, what);
+		err = compile_body(g, n, b, what);
 		if (err)
 			return err;
 	}
@@ -505,12 +508,12 @@ static int if_infer(struct npr_graph *g, struct npr_node *n)
 const struct npr_op_def npr_ops_control[] = {
 	{ .type = "TensorIterator", .vmin = 0, .vmax = 99, .nin_min = 0,
 	  .nin_max = 1024, .parse = loop_parse, .infer = loop_infer,
-	  .eval = npr_ref_tensor_iterator, .flags = NPR_OP_BODIES },
+	  .flags = NPR_OP_BODIES },
 	{ .type = "Loop", .vmin = 5, .vmax = 99, .nin_min = 2,
 	  .nin_max = 1024, .parse = loop_parse, .infer = loop_infer,
-	  .eval = npr_ref_loop, .flags = NPR_OP_BODIES },
+	  .flags = NPR_OP_BODIES },
 	{ .type = "If", .vmin = 8, .vmax = 99, .nin_min = 1,
 	  .nin_max = 1024, .parse = if_parse, .infer = if_infer,
-	  .eval = npr_ref_if, .flags = NPR_OP_BODIES },
+	  .flags = NPR_OP_BODIES },
 	{ .type = NULL },
 };

@@ -74,12 +74,4 @@ static inline struct npr_value *npr_body_result(const struct npr_body *b,
 	return &b->g->vals[b->g->nodes[b->g->outputs[k]].in[0]];
 }
 
-int npr_ref_tensor_iterator(const struct npr_node *n,
-			    const struct npr_tensor *in,
-			    struct npr_tensor *out);
-int npr_ref_loop(const struct npr_node *n, const struct npr_tensor *in,
-		 struct npr_tensor *out);
-int npr_ref_if(const struct npr_node *n, const struct npr_tensor *in,
-	       struct npr_tensor *out);
-
 #endif /* NPR_OPS_CONTROL_H */

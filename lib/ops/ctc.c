@@ -121,10 +121,9 @@ static int ctc_seq_infer(struct npr_graph *g, struct npr_node *n)
 
 const struct npr_op_def npr_ops_ctc[] = {
 	{ .type = "CTCGreedyDecoder", .vmin = 0, .vmax = 99, .nin_min = 2,
-	  .nin_max = 2, .parse = ctc_parse, .infer = ctc_infer,
-	  .eval = npr_ref_ctc_greedy },
+	  .nin_max = 2, .parse = ctc_parse, .infer = ctc_infer },
 	{ .type = "CTCGreedyDecoderSeqLen", .vmin = 6, .vmax = 99,
 	  .nin_min = 2, .nin_max = 3, .parse = ctc_parse,
-	  .infer = ctc_seq_infer, .eval = npr_ref_ctc_greedy_seq_len },
+	  .infer = ctc_seq_infer },
 	{ .type = NULL },
 };

@@ -21,10 +21,4 @@ struct npr_ctc_params {
 	unsigned int len_type;
 };
 
-int npr_ref_ctc_greedy(const struct npr_node *n, const struct npr_tensor *in,
-		       struct npr_tensor *out);
-int npr_ref_ctc_greedy_seq_len(const struct npr_node *n,
-			       const struct npr_tensor *in,
-			       struct npr_tensor *out);
-
 #endif /* NPR_OPS_CTC_H */

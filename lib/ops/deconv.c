@@ -162,9 +162,9 @@ static int deconv_infer(struct npr_graph *g, struct npr_node *n)
 const struct npr_op_def npr_ops_deconv[] = {
 	{ .type = "ConvolutionBackpropData", .vmin = 0, .vmax = 99,
 	  .nin_min = 2, .nin_max = 3, .parse = deconv_parse,
-	  .infer = deconv_infer, .eval = npr_ref_deconv },
+	  .infer = deconv_infer },
 	{ .type = "GroupConvolutionBackpropData", .vmin = 0, .vmax = 99,
 	  .nin_min = 2, .nin_max = 3, .parse = deconv_parse,
-	  .infer = deconv_infer, .eval = npr_ref_deconv },
+	  .infer = deconv_infer },
 	{ .type = NULL },
 };

@@ -41,7 +41,4 @@ enum npr_deconv_pad {
 	NPR_DECONV_SAME_LOWER,
 };
 
-int npr_ref_deconv(const struct npr_node *n, const struct npr_tensor *in,
-		   struct npr_tensor *out);
-
 #endif /* NPR_OPS_DECONV_H */

@@ -204,6 +204,168 @@ static int pbc_infer(struct npr_graph *g, struct npr_node *n)
 
 /* ---- PriorBox --------------------------------------------------------- */
 
+static float clamp_unit(float v)
+{
+	return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+/*
+ * Boxes of one cell go through emit(): it writes them (when @dst is set)
+ * and counts them, so the count the shape inference uses and what the
+ * kernel (ref/kernels/detect.c) writes come from the same code.
+ */
+static void emit(struct npr_prior_emitter *e, float cx, float cy,
+		 float half_w, float half_h, bool clip)
+{
+	if (e->dst) {
+		float *b = e->dst + 4 * e->n;
+
+		b[0] = (cx - half_w) * e->inv_w;
+		b[1] = (cy - half_h) * e->inv_h;
+		b[2] = (cx + half_w) * e->inv_w;
+		b[3] = (cy + half_h) * e->inv_h;
+		if (clip) {
+			b[0] = clamp_unit(b[0]);
+			b[1] = clamp_unit(b[1]);
+			b[2] = clamp_unit(b[2]);
+			b[3] = clamp_unit(b[3]);
+		}
+	}
+	e->n++;
+}
+
+static bool is_one(float r)
+{
+	return fabsf(r - 1.0f) < 1e-6f;
+}
+
+/*
+ * Density mode: @density x @density centres spread over a fixed_size
+ * square around the cell centre, one box of half-size (@half_w, @half_h)
+ * at each.  These boxes are always clipped.
+ */
+static void emit_dense(struct npr_prior_emitter *e,
+		       const struct npr_prior_box_params *p, int s, float cx,
+		       float cy, float half_w, float half_h)
+{
+	int64_t size = (int64_t)p->fixed_size[s];
+	int64_t d = (int64_t)p->density[s];
+	int64_t shift = (int64_t)(p->fixed_size[s] / (float)d);
+	float x0 = cx - (float)(size / 2) + (float)shift / 2;
+	float y0 = cy - (float)(size / 2) + (float)shift / 2;
+	int64_t r, c;
+
+	for (r = 0; r < d; r++)
+		for (c = 0; c < d; c++)
+			emit(e, x0 + (float)(c * shift),
+			     y0 + (float)(r * shift), half_w, half_h, true);
+}
+
+/* Boxes of the non-unit aspect ratios around a box of size @size. */
+static void emit_ratios(struct npr_prior_emitter *e,
+			const struct npr_prior_box_params *p, float cx,
+			float cy, float size)
+{
+	int i;
+
+	for (i = 0; i < p->nratio; i++) {
+		float sr;
+
+		if (is_one(p->ratio[i]))
+			continue;
+		sr = sqrtf(p->ratio[i]);
+		emit(e, cx, cy, size * 0.5f * sr, size * 0.5f / sr, false);
+	}
+}
+
+/**
+ * npr_prior_box_cell() - emit the boxes of one PriorBox cell
+ * @e: where they go; e->n counts them.
+ * @p: parsed attributes.
+ * @min_size: the min sizes to use (scaled by the kernel without
+ *            scale_all_sizes).
+ * @cx, @cy: the cell's centre.
+ *
+ * All boxes of one cell centred at (@cx, @cy), in output order:
+ *
+ *  1. per fixed_size (density mode): with fixed_ratio, density^2 boxes per
+ *     fixed ratio; otherwise density^2 square boxes, then density^2 boxes
+ *     per non-unit aspect ratio;
+ *  2. per min_size: the square min box, the sqrt(min * max) box when a
+ *     max_size pairs with it, and the aspect-ratio boxes ([min, max,
+ *     ratios], or [min, ratios, max] when !min_max_order).  Without
+ *     scale_all_sizes, the ratio boxes come once, after the last min box,
+ *     and use the first min size.
+ *
+ * Context: pure; the shape inference counts with it, the kernel writes.
+ */
+void npr_prior_box_cell(struct npr_prior_emitter *e,
+			const struct npr_prior_box_params *p,
+			const float *min_size, float cx, float cy)
+{
+	int s, i;
+
+	for (s = 0; s < p->nfixed_size; s++) {
+		float fs = p->fixed_size[s];
+
+		if (p->nfixed_ratio) {
+			for (i = 0; i < p->nfixed_ratio; i++) {
+				float sr = sqrtf(p->fixed_ratio[i]);
+
+				emit_dense(e, p, s, cx, cy, fs * 0.5f * sr,
+					   fs * 0.5f / sr);
+			}
+			continue;
+		}
+		emit_dense(e, p, s, cx, cy, (float)(int64_t)fs * 0.5f,
+			   (float)(int64_t)fs * 0.5f);
+		for (i = 0; i < p->nratio; i++) {
+			float sr;
+
+			if (is_one(p->ratio[i]))
+				continue;
+			sr = sqrtf(p->ratio[i]);
+			emit_dense(e, p, s, cx, cy, fs * 0.5f * sr,
+				   fs * 0.5f / sr);
+		}
+	}
+
+	for (s = 0; s < p->nmin; s++) {
+		float m = min_size[s];
+		bool ratios = p->scale_all_sizes || s == p->nmin - 1;
+		float rsize = min_size[p->scale_all_sizes ? s : 0];
+		float mx = s < p->nmax ? sqrtf(m * p->max_size[s]) * 0.5f : 0;
+
+		emit(e, cx, cy, m * 0.5f, m * 0.5f, false);
+		if (p->min_max_order) {
+			if (s < p->nmax)
+				emit(e, cx, cy, mx, mx, false);
+			if (ratios)
+				emit_ratios(e, p, cx, cy, rsize);
+		} else {
+			if (ratios)
+				emit_ratios(e, p, cx, cy, rsize);
+			if (s < p->nmax)
+				emit(e, cx, cy, mx, mx, false);
+		}
+	}
+}
+
+/**
+ * npr_prior_box_count() - number of boxes PriorBox emits per cell
+ * @p: parsed attributes (aspect ratios already expanded).
+ *
+ * Context: called by the PriorBox parser; pure.
+ * Return: the count, exactly what the kernel writes per cell.
+ */
+int64_t npr_prior_box_count(const struct npr_prior_box_params *p)
+{
+	struct npr_prior_emitter e = { .dst = NULL };
+
+	npr_prior_box_cell(&e, p, p->min_size, 0, 0);
+	return e.n;
+}
+
 /*
  * Aspect ratios in output order: 1, then every attribute value not seen
  * yet (within 1e-6), each followed by its inverse when flipping.
@@ -812,31 +974,24 @@ static int roi_align_infer(struct npr_graph *g, struct npr_node *n)
 
 const struct npr_op_def npr_ops_detect[] = {
 	{ .type = "ROIAlign", .vmin = 3, .vmax = 8, .nin_min = 3,
-	  .nin_max = 3, .parse = roi_align_parse, .infer = roi_align_infer,
-	  .eval = npr_ref_roi_align },
+	  .nin_max = 3, .parse = roi_align_parse, .infer = roi_align_infer },
 	{ .type = "ROIAlign", .vmin = 9, .vmax = 99, .nin_min = 3,
-	  .nin_max = 3, .parse = roi_align_parse, .infer = roi_align_infer,
-	  .eval = npr_ref_roi_align },
+	  .nin_max = 3, .parse = roi_align_parse, .infer = roi_align_infer },
 	{ .type = "ROIPooling", .vmin = 0, .vmax = 99, .nin_min = 2,
 	  .nin_max = 2, .parse = roi_pooling_parse,
-	  .infer = roi_pooling_infer, .eval = npr_ref_roi_pooling },
+	  .infer = roi_pooling_infer },
 	{ .type = "RegionYolo", .vmin = 0, .vmax = 99, .nin_min = 1,
 	  .nin_max = 1, .parse = region_yolo_parse,
-	  .infer = region_yolo_infer, .eval = npr_ref_region_yolo },
+	  .infer = region_yolo_infer },
 	{ .type = "PriorBoxClustered", .vmin = 0, .vmax = 99, .nin_min = 1,
-	  .nin_max = 2, .parse = pbc_parse, .infer = pbc_infer,
-	  .eval = npr_ref_prior_box_clustered },
+	  .nin_max = 2, .parse = pbc_parse, .infer = pbc_infer },
 	{ .type = "PriorBox", .vmin = 0, .vmax = 7, .nin_min = 2,
-	  .nin_max = 2, .parse = prior_box1_parse, .infer = prior_box_infer,
-	  .eval = npr_ref_prior_box },
+	  .nin_max = 2, .parse = prior_box1_parse, .infer = prior_box_infer },
 	{ .type = "PriorBox", .vmin = 8, .vmax = 99, .nin_min = 2,
-	  .nin_max = 2, .parse = prior_box8_parse, .infer = prior_box_infer,
-	  .eval = npr_ref_prior_box },
+	  .nin_max = 2, .parse = prior_box8_parse, .infer = prior_box_infer },
 	{ .type = "DetectionOutput", .vmin = 0, .vmax = 7, .nin_min = 3,
-	  .nin_max = 5, .parse = detout1_parse, .infer = detout_infer,
-	  .eval = npr_ref_detection_output },
+	  .nin_max = 5, .parse = detout1_parse, .infer = detout_infer },
 	{ .type = "DetectionOutput", .vmin = 8, .vmax = 99, .nin_min = 3,
-	  .nin_max = 5, .parse = detout8_parse, .infer = detout_infer,
-	  .eval = npr_ref_detection_output },
+	  .nin_max = 5, .parse = detout8_parse, .infer = detout_infer },
 	{ .type = NULL },
 };

@@ -182,21 +182,21 @@ struct npr_roi_align_params {
 	int aligned;
 };
 
-int64_t npr_prior_box_count(const struct npr_prior_box_params *p);
+/**
+ * struct npr_prior_emitter - where npr_prior_box_cell() puts boxes
+ * @dst: [n][4] f32 box corners, or NULL to count only.
+ * @n: boxes emitted so far.
+ * @inv_w, @inv_h: 1 / image width, 1 / image height.
+ */
+struct npr_prior_emitter {
+	float *dst;
+	int64_t n;
+	float inv_w, inv_h;
+};
 
-int npr_ref_prior_box_clustered(const struct npr_node *n,
-				const struct npr_tensor *in,
-				struct npr_tensor *out);
-int npr_ref_prior_box(const struct npr_node *n, const struct npr_tensor *in,
-		      struct npr_tensor *out);
-int npr_ref_region_yolo(const struct npr_node *n,
-			const struct npr_tensor *in, struct npr_tensor *out);
-int npr_ref_roi_pooling(const struct npr_node *n,
-			const struct npr_tensor *in, struct npr_tensor *out);
-int npr_ref_roi_align(const struct npr_node *n, const struct npr_tensor *in,
-		      struct npr_tensor *out);
-int npr_ref_detection_output(const struct npr_node *n,
-			     const struct npr_tensor *in,
-			     struct npr_tensor *out);
+void npr_prior_box_cell(struct npr_prior_emitter *e,
+			const struct npr_prior_box_params *p,
+			const float *min_size, float cx, float cy);
+int64_t npr_prior_box_count(const struct npr_prior_box_params *p);
 
 #endif /* NPR_OPS_DETECT_H */

@@ -532,11 +532,10 @@ static int select_infer(struct npr_graph *g, struct npr_node *n)
 
 #define BIN(t, v) { .type = t, .vmin = v, .vmax = OPSET_MAX, .nin_min = 2, \
 		    .nin_max = 2, .parse = binary_parse, \
-		    .infer = binary_infer, .eval = npr_ref_binary }
+		    .infer = binary_infer }
 #define UN(t, v, nmax) { .type = t, .vmin = v, .vmax = OPSET_MAX, \
 			 .nin_min = 1, .nin_max = nmax, \
-			 .parse = unary_parse, .infer = unary_infer, \
-			 .eval = npr_ref_unary }
+			 .parse = unary_parse, .infer = unary_infer }
 
 /*
  * The eltwise group of the op registry (lib/ops/registry.c).  vmin is the opset
@@ -558,18 +557,15 @@ const struct npr_op_def npr_ops_eltwise[] = {
 	UN("HSwish", 4, 1), UN("Mish", 4, 1), UN("SoftPlus", 4, 1),
 	UN("Swish", 4, 2), UN("HSigmoid", 5, 1),
 	{ .type = "PReLU", .vmin = 1, .vmax = OPSET_MAX, .nin_min = 2,
-	  .nin_max = 2, .infer = prelu_infer, .eval = npr_ref_prelu },
+	  .nin_max = 2, .infer = prelu_infer },
 	{ .type = "Convert", .vmin = 1, .vmax = OPSET_MAX, .nin_min = 1,
-	  .nin_max = 1, .parse = convert_parse, .infer = convert_infer,
-	  .eval = npr_ref_convert },
+	  .nin_max = 1, .parse = convert_parse, .infer = convert_infer },
 	{ .type = "ConvertLike", .vmin = 1, .vmax = OPSET_MAX, .nin_min = 2,
 	  .nin_max = 2, .parse = convert_like_parse,
-	  .infer = convert_like_infer, .eval = npr_ref_convert },
+	  .infer = convert_like_infer },
 	{ .type = "FakeQuantize", .vmin = 1, .vmax = OPSET_MAX, .nin_min = 5,
-	  .nin_max = 5, .parse = fq_parse, .infer = fq_infer,
-	  .eval = npr_ref_fake_quantize },
+	  .nin_max = 5, .parse = fq_parse, .infer = fq_infer },
 	{ .type = "Select", .vmin = 1, .vmax = OPSET_MAX, .nin_min = 3,
-	  .nin_max = 3, .parse = select_parse, .infer = select_infer,
-	  .eval = npr_ref_select },
+	  .nin_max = 3, .parse = select_parse, .infer = select_infer },
 	{ .type = NULL },
 };

@@ -88,33 +88,4 @@ struct npr_eltwise_params {
 	int64_t levels;
 };
 
-/*
- * Reference kernels (ref/kernels/eltwise.c), the eval of the op definitions.  All
- * take the node (for params and error messages), n->nin input tensors and
- * n->nout output tensors whose type, shape and buffer are set.  An output
- * may share memory with an input of the same shape and type.  They return
- * 0 or -errno with npr_node_err() set.
- */
-int npr_ref_binary(const struct npr_node *n, const struct npr_tensor *in,
-		   struct npr_tensor *out);
-int npr_ref_unary(const struct npr_node *n, const struct npr_tensor *in,
-		  struct npr_tensor *out);
-int npr_ref_prelu(const struct npr_node *n, const struct npr_tensor *in,
-		  struct npr_tensor *out);
-int npr_ref_convert(const struct npr_node *n, const struct npr_tensor *in,
-		    struct npr_tensor *out);
-int npr_ref_fake_quantize(const struct npr_node *n,
-			  const struct npr_tensor *in,
-			  struct npr_tensor *out);
-int npr_ref_select(const struct npr_node *n, const struct npr_tensor *in,
-		   struct npr_tensor *out);
-
-/*
- * The f32 activation loop behind npr_ref_unary(), for fused epilogues:
- * y[i] = op(x[i]) for i < count; y may equal x.  @beta is Swish's beta.
- * Returns 0, or -EINVAL for an op that is not an f32 activation.
- */
-int npr_ref_unary_f32(const struct npr_eltwise_params *p, float beta,
-		      const float *x, float *y, int64_t count);
-
 #endif /* NPR_OPS_ELTWISE_H */

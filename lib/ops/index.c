@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "index.h"
-#include "kern.h"
+#include "elem.h"
 
 static int one_output(const struct npr_node *n)
 {
@@ -400,6 +400,17 @@ static int one_hot_infer(struct npr_graph *g, struct npr_node *n)
 
 /* ---- NonZero ---- */
 
+/* Number of nonzero elements of @t: NonZero's output width. */
+static int64_t count_non_zero(const struct npr_tensor *t)
+{
+	int64_t total = npr_shape_numel(&t->shape), k, c = 0;
+	size_t es = npr_elem_size(t->type);
+
+	for (k = 0; k < total; k++)
+		c += npr_elem_nonzero(t, k, es);
+	return c;
+}
+
 static int non_zero_infer(struct npr_graph *g, struct npr_node *n)
 {
 	const struct npr_index_params *p = n->params;
@@ -422,30 +433,24 @@ static int non_zero_infer(struct npr_graph *g, struct npr_node *n)
 	o->type = p->out_type;
 	o->shape.rank = 2;
 	o->shape.d[0] = d->shape.rank;
-	o->shape.d[1] = npr_count_non_zero(&t);
+	o->shape.d[1] = count_non_zero(&t);
 	return 0;
 }
 
-#define IDX_OP(t, v0, v1, n0, n1, infer_fn, eval_fn) \
+#define IDX_OP(t, v0, v1, n0, n1, infer_fn) \
 	{ .type = t, .vmin = v0, .vmax = v1, .nin_min = n0, .nin_max = n1, \
-	  .parse = index_parse, .infer = infer_fn, .eval = eval_fn }
+	  .parse = index_parse, .infer = infer_fn }
 
 const struct npr_op_def npr_ops_index[] = {
-	IDX_OP("GatherElements", 6, 99, 2, 2, gather_elements_infer,
-	       npr_ref_gather_elements),
-	IDX_OP("GatherND", 5, 7, 2, 2, gather_nd_infer, npr_ref_gather_nd),
-	IDX_OP("GatherND", 8, 99, 2, 2, gather_nd_infer, npr_ref_gather_nd),
-	IDX_OP("ScatterUpdate", 3, 99, 4, 4, scatter_update_infer,
-	       npr_ref_scatter_update),
-	IDX_OP("ScatterElementsUpdate", 3, 11, 4, 4, scatter_elements_infer,
-	       npr_ref_scatter_elements),
-	IDX_OP("ScatterElementsUpdate", 12, 99, 4, 4, scatter_elements_infer,
-	       npr_ref_scatter_elements),
-	IDX_OP("ScatterNDUpdate", 3, 14, 3, 3, scatter_nd_infer,
-	       npr_ref_scatter_nd),
-	IDX_OP("ScatterNDUpdate", 15, 99, 3, 3, scatter_nd_infer,
-	       npr_ref_scatter_nd),
-	IDX_OP("OneHot", 1, 99, 4, 4, one_hot_infer, npr_ref_one_hot),
-	IDX_OP("NonZero", 3, 99, 1, 1, non_zero_infer, npr_ref_non_zero),
+	IDX_OP("GatherElements", 6, 99, 2, 2, gather_elements_infer),
+	IDX_OP("GatherND", 5, 7, 2, 2, gather_nd_infer),
+	IDX_OP("GatherND", 8, 99, 2, 2, gather_nd_infer),
+	IDX_OP("ScatterUpdate", 3, 99, 4, 4, scatter_update_infer),
+	IDX_OP("ScatterElementsUpdate", 3, 11, 4, 4, scatter_elements_infer),
+	IDX_OP("ScatterElementsUpdate", 12, 99, 4, 4, scatter_elements_infer),
+	IDX_OP("ScatterNDUpdate", 3, 14, 3, 3, scatter_nd_infer),
+	IDX_OP("ScatterNDUpdate", 15, 99, 3, 3, scatter_nd_infer),
+	IDX_OP("OneHot", 1, 99, 4, 4, one_hot_infer),
+	IDX_OP("NonZero", 3, 99, 1, 1, non_zero_infer),
 	{ .type = NULL },
 };

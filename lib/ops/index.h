@@ -52,25 +52,4 @@ struct npr_index_params {
 	bool normalize;
 };
 
-int npr_ref_gather_elements(const struct npr_node *n,
-			    const struct npr_tensor *in,
-			    struct npr_tensor *out);
-int npr_ref_gather_nd(const struct npr_node *n, const struct npr_tensor *in,
-		      struct npr_tensor *out);
-int npr_ref_scatter_update(const struct npr_node *n,
-			   const struct npr_tensor *in,
-			   struct npr_tensor *out);
-int npr_ref_scatter_elements(const struct npr_node *n,
-			     const struct npr_tensor *in,
-			     struct npr_tensor *out);
-int npr_ref_scatter_nd(const struct npr_node *n, const struct npr_tensor *in,
-		       struct npr_tensor *out);
-int npr_ref_one_hot(const struct npr_node *n, const struct npr_tensor *in,
-		    struct npr_tensor *out);
-int npr_ref_non_zero(const struct npr_node *n, const struct npr_tensor *in,
-		     struct npr_tensor *out);
-
-/* Number of nonzero elements of @t (NonZero's output width). */
-int64_t npr_count_non_zero(const struct npr_tensor *t);
-
 #endif /* NPR_OPS_INDEX_H */

@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "interp.h"
-#include "kern.h"
+#include "elem.h"
 
 #define MAX_OUT_DIM	((int64_t)1 << 31)
 
@@ -268,13 +268,10 @@ static int interp_infer(struct npr_graph *g, struct npr_node *n)
 
 const struct npr_op_def npr_ops_interp[] = {
 	{ .type = "Interpolate", .vmin = 0, .vmax = 3, .nin_min = 2,
-	  .nin_max = 2, .parse = interp_parse, .infer = interp_infer,
-	  .eval = npr_ref_interpolate },
+	  .nin_max = 2, .parse = interp_parse, .infer = interp_infer },
 	{ .type = "Interpolate", .vmin = 4, .vmax = 10, .nin_min = 3,
-	  .nin_max = 4, .parse = interp_parse, .infer = interp_infer,
-	  .eval = npr_ref_interpolate },
+	  .nin_max = 4, .parse = interp_parse, .infer = interp_infer },
 	{ .type = "Interpolate", .vmin = 11, .vmax = 99, .nin_min = 2,
-	  .nin_max = 3, .parse = interp_parse, .infer = interp_infer,
-	  .eval = npr_ref_interpolate },
+	  .nin_max = 3, .parse = interp_parse, .infer = interp_infer },
 	{ .type = NULL },
 };

@@ -66,7 +66,4 @@ struct npr_interp_params {
 	double scale[NPR_MAX_RANK];
 };
 
-int npr_ref_interpolate(const struct npr_node *n, const struct npr_tensor *in,
-			struct npr_tensor *out);
-
 #endif /* NPR_OPS_INTERP_H */

@@ -7,13 +7,13 @@
  * ReorgYolo's specification refers to the Darknet reorg layer: output
  * element i (in C order) is the input, read as [N, C / s^2, H * s, W * s],
  * at the position Darknet computes for element i of an [N, C, H, W]
- * tensor (see npr_ref_reorg_yolo()).
+ * tensor (see the kernel, ref/kernels/layout.c).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kern.h"
+#include "elem.h"
 #include "layout.h"
 
 static int layout_parse(struct npr_graph *g, struct npr_node *n)
@@ -243,15 +243,14 @@ static int reorg_yolo_infer(struct npr_graph *g, struct npr_node *n)
 	return 0;
 }
 
-#define LAYOUT_OP(t, v0, infer_fn, eval_fn) \
+#define LAYOUT_OP(t, v0, infer_fn) \
 	{ .type = t, .vmin = v0, .vmax = 99, .nin_min = 1, .nin_max = 1, \
-	  .parse = layout_parse, .infer = infer_fn, .eval = eval_fn }
+	  .parse = layout_parse, .infer = infer_fn }
 
 const struct npr_op_def npr_ops_layout[] = {
-	LAYOUT_OP("DepthToSpace", 0, depth_to_space_infer, npr_ref_permute),
-	LAYOUT_OP("SpaceToDepth", 0, space_to_depth_infer, npr_ref_permute),
-	LAYOUT_OP("ShuffleChannels", 0, shuffle_channels_infer,
-		  npr_ref_permute),
-	LAYOUT_OP("ReorgYolo", 0, reorg_yolo_infer, npr_ref_reorg_yolo),
+	LAYOUT_OP("DepthToSpace", 0, depth_to_space_infer),
+	LAYOUT_OP("SpaceToDepth", 0, space_to_depth_infer),
+	LAYOUT_OP("ShuffleChannels", 0, shuffle_channels_infer),
+	LAYOUT_OP("ReorgYolo", 0, reorg_yolo_infer),
 	{ .type = NULL },
 };

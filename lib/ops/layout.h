@@ -32,9 +32,4 @@ struct npr_layout_params {
 	int perm[NPR_LAYOUT_MAX_RANK];
 };
 
-int npr_ref_permute(const struct npr_node *n, const struct npr_tensor *in,
-		    struct npr_tensor *out);
-int npr_ref_reorg_yolo(const struct npr_node *n, const struct npr_tensor *in,
-		       struct npr_tensor *out);
-
 #endif /* NPR_OPS_LAYOUT_H */

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kern.h"
+#include "elem.h"
 #include "math.h"
 
 static int one_output(const struct npr_node *n)
@@ -489,37 +489,34 @@ static int einsum_infer(struct npr_graph *g, struct npr_node *n)
 	return npr_check_numel(n, &o->shape);
 }
 
-#define MATH_OP(t, v0, n0, n1, infer_fn, eval_fn) \
+#define MATH_OP(t, v0, n0, n1, infer_fn) \
 	{ .type = t, .vmin = v0, .vmax = 99, .nin_min = n0, .nin_max = n1, \
-	  .parse = math_parse, .infer = infer_fn, .eval = eval_fn }
+	  .parse = math_parse, .infer = infer_fn }
 
 const struct npr_op_def npr_ops_math[] = {
-	MATH_OP("Round", 5, 1, 1, unary_infer, npr_ref_math_unary),
-	MATH_OP("Sin", 0, 1, 1, unary_infer, npr_ref_math_unary),
-	MATH_OP("Cos", 0, 1, 1, unary_infer, npr_ref_math_unary),
-	MATH_OP("Tan", 0, 1, 1, unary_infer, npr_ref_math_unary),
-	MATH_OP("Asin", 0, 1, 1, unary_infer, npr_ref_math_unary),
-	MATH_OP("Acos", 0, 1, 1, unary_infer, npr_ref_math_unary),
-	MATH_OP("Atan", 0, 1, 1, unary_infer, npr_ref_math_unary),
-	MATH_OP("Sinh", 0, 1, 1, unary_infer, npr_ref_math_unary),
-	MATH_OP("Cosh", 0, 1, 1, unary_infer, npr_ref_math_unary),
-	MATH_OP("Asinh", 3, 1, 1, unary_infer, npr_ref_math_unary),
-	MATH_OP("Acosh", 3, 1, 1, unary_infer, npr_ref_math_unary),
-	MATH_OP("Atanh", 3, 1, 1, unary_infer, npr_ref_math_unary),
-	MATH_OP("SoftSign", 9, 1, 1, unary_infer, npr_ref_math_unary),
-	MATH_OP("HardSigmoid", 0, 3, 3, scalar2_infer, npr_ref_math_scalar2),
-	MATH_OP("Selu", 0, 3, 3, scalar2_infer, npr_ref_math_scalar2),
-	MATH_OP("LogSoftmax", 5, 1, 1, log_softmax_infer,
-		npr_ref_log_softmax),
-	MATH_OP("LRN", 0, 2, 2, lrn_infer, npr_ref_lrn),
-	MATH_OP("Sign", 0, 1, 1, unary_infer, npr_ref_math_unary),
-	MATH_OP("ReduceLogicalAnd", 0, 2, 2, reduce_logical_infer,
-		npr_ref_reduce_logical),
-	MATH_OP("ReduceLogicalOr", 0, 2, 2, reduce_logical_infer,
-		npr_ref_reduce_logical),
-	MATH_OP("CumSum", 3, 1, 2, cumsum_infer, npr_ref_cumsum),
+	MATH_OP("Round", 5, 1, 1, unary_infer),
+	MATH_OP("Sin", 0, 1, 1, unary_infer),
+	MATH_OP("Cos", 0, 1, 1, unary_infer),
+	MATH_OP("Tan", 0, 1, 1, unary_infer),
+	MATH_OP("Asin", 0, 1, 1, unary_infer),
+	MATH_OP("Acos", 0, 1, 1, unary_infer),
+	MATH_OP("Atan", 0, 1, 1, unary_infer),
+	MATH_OP("Sinh", 0, 1, 1, unary_infer),
+	MATH_OP("Cosh", 0, 1, 1, unary_infer),
+	MATH_OP("Asinh", 3, 1, 1, unary_infer),
+	MATH_OP("Acosh", 3, 1, 1, unary_infer),
+	MATH_OP("Atanh", 3, 1, 1, unary_infer),
+	MATH_OP("SoftSign", 9, 1, 1, unary_infer),
+	MATH_OP("HardSigmoid", 0, 3, 3, scalar2_infer),
+	MATH_OP("Selu", 0, 3, 3, scalar2_infer),
+	MATH_OP("LogSoftmax", 5, 1, 1, log_softmax_infer),
+	MATH_OP("LRN", 0, 2, 2, lrn_infer),
+	MATH_OP("Sign", 0, 1, 1, unary_infer),
+	MATH_OP("ReduceLogicalAnd", 0, 2, 2, reduce_logical_infer),
+	MATH_OP("ReduceLogicalOr", 0, 2, 2, reduce_logical_infer),
+	MATH_OP("CumSum", 3, 1, 2, cumsum_infer),
 	{ .type = "Einsum", .vmin = 7, .vmax = 99, .nin_min = 1,
 	  .nin_max = NPR_EINSUM_MAX_IN, .parse = einsum_parse,
-	  .infer = einsum_infer, .eval = npr_ref_einsum },
+	  .infer = einsum_infer },
 	{ .type = NULL },
 };

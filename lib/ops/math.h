@@ -19,7 +19,7 @@ enum npr_math_op {
 	NPR_MATH_REDUCE_AND,
 	NPR_MATH_REDUCE_OR,
 	NPR_MATH_CUMSUM,
-	/* unary, through npr_ref_math_unary() */
+	/* unary, one kernel for all (ref/kernels/math.c) */
 	NPR_MATH_SIN, NPR_MATH_COS, NPR_MATH_TAN, NPR_MATH_ASIN,
 	NPR_MATH_ACOS, NPR_MATH_ATAN, NPR_MATH_SINH, NPR_MATH_COSH,
 	NPR_MATH_ASINH, NPR_MATH_ACOSH, NPR_MATH_ATANH, NPR_MATH_SOFTSIGN,
@@ -76,21 +76,5 @@ struct npr_einsum_params {
 	int64_t size[NPR_EINSUM_LABELS];
 	bool used[NPR_EINSUM_LABELS];
 };
-
-int npr_ref_einsum(const struct npr_node *n, const struct npr_tensor *in,
-		   struct npr_tensor *out);
-int npr_ref_math_unary(const struct npr_node *n, const struct npr_tensor *in,
-		       struct npr_tensor *out);
-int npr_ref_math_scalar2(const struct npr_node *n,
-			 const struct npr_tensor *in, struct npr_tensor *out);
-int npr_ref_log_softmax(const struct npr_node *n, const struct npr_tensor *in,
-			struct npr_tensor *out);
-int npr_ref_lrn(const struct npr_node *n, const struct npr_tensor *in,
-		struct npr_tensor *out);
-int npr_ref_reduce_logical(const struct npr_node *n,
-			   const struct npr_tensor *in,
-			   struct npr_tensor *out);
-int npr_ref_cumsum(const struct npr_node *n, const struct npr_tensor *in,
-		   struct npr_tensor *out);
 
 #endif /* NPR_OPS_MATH_H */

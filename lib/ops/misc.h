@@ -50,18 +50,7 @@ struct npr_misc_params {
 	unsigned int idx_type, cnt_type;
 };
 
-int npr_ref_reverse_sequence(const struct npr_node *n,
-			     const struct npr_tensor *in,
-			     struct npr_tensor *out);
-int npr_ref_bitwise_shift(const struct npr_node *n,
-			  const struct npr_tensor *in, struct npr_tensor *out);
-int npr_ref_dft(const struct npr_node *n, const struct npr_tensor *in,
-		struct npr_tensor *out);
-int npr_ref_grid_sample(const struct npr_node *n, const struct npr_tensor *in,
-			struct npr_tensor *out);
 int64_t npr_unique_groups(const struct npr_tensor *t, int axis, bool sorted,
 			  int64_t *first, int64_t *inv, int64_t *cnt);
-int npr_ref_unique(const struct npr_node *n, const struct npr_tensor *in,
-		   struct npr_tensor *out);
 
 #endif /* NPR_OPS_MISC_H */

@@ -373,35 +373,27 @@ static int matmul_infer(struct npr_graph *g, struct npr_node *n)
 }
 
 #define REDUCE(t) { .type = t, .vmin = 0, .vmax = 99, .nin_min = 2, \
-	.nin_max = 2, .parse = reduce_parse, .infer = reduce_infer, \
-	.eval = npr_ref_reduce }
+	.nin_max = 2, .parse = reduce_parse, .infer = reduce_infer }
 
 const struct npr_op_def npr_ops_nn[] = {
 	{ .type = "Convolution", .vmin = 0, .vmax = 99, .nin_min = 2,
-	  .nin_max = 2, .parse = conv_parse, .infer = conv_infer,
-	  .eval = npr_ref_conv },
+	  .nin_max = 2, .parse = conv_parse, .infer = conv_infer },
 	{ .type = "GroupConvolution", .vmin = 0, .vmax = 99, .nin_min = 2,
-	  .nin_max = 2, .parse = conv_parse, .infer = conv_infer,
-	  .eval = npr_ref_conv },
+	  .nin_max = 2, .parse = conv_parse, .infer = conv_infer },
 	{ .type = "MaxPool", .vmin = 0, .vmax = 1, .nin_min = 1, .nin_max = 1,
-	  .parse = pool_parse, .infer = pool_infer, .eval = npr_ref_pool },
+	  .parse = pool_parse, .infer = pool_infer },
 	{ .type = "MaxPool", .vmin = 8, .vmax = 13, .nin_min = 1,
-	  .nin_max = 1, .parse = pool_parse, .infer = pool_infer,
-	  .eval = npr_ref_pool },
+	  .nin_max = 1, .parse = pool_parse, .infer = pool_infer },
 	{ .type = "AvgPool", .vmin = 0, .vmax = 13, .nin_min = 1,
-	  .nin_max = 1, .parse = pool_parse, .infer = pool_infer,
-	  .eval = npr_ref_pool },
+	  .nin_max = 1, .parse = pool_parse, .infer = pool_infer },
 	{ .type = "SoftMax", .vmin = 0, .vmax = 1, .nin_min = 1, .nin_max = 1,
-	  .parse = softmax_parse, .infer = softmax_infer,
-	  .eval = npr_ref_softmax },
+	  .parse = softmax_parse, .infer = softmax_infer },
 	{ .type = "SoftMax", .vmin = 8, .vmax = 99, .nin_min = 1,
-	  .nin_max = 1, .parse = softmax_parse, .infer = softmax_infer,
-	  .eval = npr_ref_softmax },
+	  .nin_max = 1, .parse = softmax_parse, .infer = softmax_infer },
 	REDUCE("ReduceSum"), REDUCE("ReduceMean"), REDUCE("ReduceMax"),
 	REDUCE("ReduceMin"), REDUCE("ReduceProd"), REDUCE("ReduceL1"),
 	REDUCE("ReduceL2"),
 	{ .type = "MatMul", .vmin = 0, .vmax = 99, .nin_min = 2, .nin_max = 2,
-	  .parse = matmul_parse, .infer = matmul_infer,
-	  .eval = npr_ref_matmul },
+	  .parse = matmul_parse, .infer = matmul_infer },
 	{ .type = NULL },
 };

@@ -47,15 +47,4 @@ struct npr_nn_params {
 	bool ta, tb;			/* MatMul */
 };
 
-int npr_ref_conv(const struct npr_node *n, const struct npr_tensor *in,
-		 struct npr_tensor *out);
-int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
-		 struct npr_tensor *out);
-int npr_ref_softmax(const struct npr_node *n, const struct npr_tensor *in,
-		    struct npr_tensor *out);
-int npr_ref_reduce(const struct npr_node *n, const struct npr_tensor *in,
-		   struct npr_tensor *out);
-int npr_ref_matmul(const struct npr_node *n, const struct npr_tensor *in,
-		   struct npr_tensor *out);
-
 #endif /* NPR_OPS_NN_H */

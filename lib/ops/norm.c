@@ -220,17 +220,14 @@ static int bn_infer(struct npr_graph *g, struct npr_node *n)
 
 const struct npr_op_def npr_ops_norm[] = {
 	{ .type = "MVN", .vmin = 0, .vmax = 5, .nin_min = 1, .nin_max = 1,
-	  .parse = mvn_parse, .infer = mvn_infer, .eval = npr_ref_mvn },
+	  .parse = mvn_parse, .infer = mvn_infer },
 	{ .type = "MVN", .vmin = 6, .vmax = 99, .nin_min = 2, .nin_max = 2,
-	  .parse = mvn_parse, .infer = mvn_infer, .eval = npr_ref_mvn },
+	  .parse = mvn_parse, .infer = mvn_infer },
 	{ .type = "NormalizeL2", .vmin = 0, .vmax = 99, .nin_min = 2,
-	  .nin_max = 2, .parse = l2_parse, .infer = l2_infer,
-	  .eval = npr_ref_normalize_l2 },
+	  .nin_max = 2, .parse = l2_parse, .infer = l2_infer },
 	{ .type = "BatchNormInference", .vmin = 0, .vmax = 4, .nin_min = 5,
-	  .nin_max = 5, .parse = bn_parse, .infer = bn_infer,
-	  .eval = npr_ref_batch_norm },
+	  .nin_max = 5, .parse = bn_parse, .infer = bn_infer },
 	{ .type = "BatchNormInference", .vmin = 5, .vmax = 99, .nin_min = 5,
-	  .nin_max = 5, .parse = bn_parse, .infer = bn_infer,
-	  .eval = npr_ref_batch_norm },
+	  .nin_max = 5, .parse = bn_parse, .infer = bn_infer },
 	{ .type = NULL },
 };

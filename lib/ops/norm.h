@@ -41,11 +41,4 @@ struct npr_norm_params {
 	int data;
 };
 
-int npr_ref_mvn(const struct npr_node *n, const struct npr_tensor *in,
-		struct npr_tensor *out);
-int npr_ref_normalize_l2(const struct npr_node *n, const struct npr_tensor *in,
-			 struct npr_tensor *out);
-int npr_ref_batch_norm(const struct npr_node *n, const struct npr_tensor *in,
-		       struct npr_tensor *out);
-
 #endif /* NPR_OPS_NORM_H */

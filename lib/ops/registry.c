@@ -85,6 +85,26 @@ static const struct npr_op_def *const groups[] = {
 };
 
 /**
+ * npr_op_get() - walk every op definition
+ * @i: index, from 0.
+ *
+ * Return: the @i-th definition of the registry, or NULL past the last.
+ */
+const struct npr_op_def *npr_op_get(int i)
+{
+	size_t k;
+
+	for (k = 0; i >= 0 && k < sizeof(groups) / sizeof(groups[0]); k++) {
+		const struct npr_op_def *d;
+
+		for (d = groups[k]; d->type; d++)
+			if (!i--)
+				return d;
+	}
+	return NULL;
+}
+
+/**
  * npr_op_find() - look an op definition up
  * @type: op type as the IR spells it.
  * @version: opset number; 0 (not given) matches the lowest version known.

@@ -55,9 +55,4 @@ struct npr_rnn_params {
 	int x, h, c, len, w, r, b, p;
 };
 
-int npr_ref_rnn_cell(const struct npr_node *n, const struct npr_tensor *in,
-		     struct npr_tensor *out);
-int npr_ref_rnn_seq(const struct npr_node *n, const struct npr_tensor *in,
-		    struct npr_tensor *out);
-
 #endif /* NPR_OPS_RNN_H */

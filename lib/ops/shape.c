@@ -1271,37 +1271,26 @@ static int pad_infer(struct npr_graph *g, struct npr_node *n)
 
 /* ---- the table ---- */
 
-#define SHAPE_OP(t, v0, v1, n0, n1, parse_fn, infer_fn, eval_fn) \
+#define SHAPE_OP(t, v0, v1, n0, n1, parse_fn, infer_fn) \
 	{ .type = t, .vmin = v0, .vmax = v1, .nin_min = n0, .nin_max = n1, \
-	  .parse = parse_fn, .infer = infer_fn, .eval = eval_fn }
+	  .parse = parse_fn, .infer = infer_fn }
 
 const struct npr_op_def npr_ops_shape[] = {
-	SHAPE_OP("Concat", 0, 1, 1, 4096, concat_parse, concat_infer,
-		 npr_ref_concat),
-	SHAPE_OP("Reshape", 0, 1, 2, 2, reshape_parse, reshape_infer,
-		 npr_ref_copy),
-	SHAPE_OP("Squeeze", 0, 1, 1, 2, NULL, squeeze_infer, npr_ref_copy),
-	SHAPE_OP("Unsqueeze", 0, 1, 2, 2, NULL, unsqueeze_infer,
-		 npr_ref_copy),
-	SHAPE_OP("Transpose", 0, 1, 2, 2, view_parse, transpose_infer,
-		 npr_ref_transpose),
-	SHAPE_OP("ShapeOf", 0, 3, 1, 1, shape_of_parse, shape_of_infer,
-		 npr_ref_shape_of),
-	SHAPE_OP("StridedSlice", 0, 1, 3, 4, ss_parse, ss_infer,
-		 npr_ref_strided_slice),
-	SHAPE_OP("Slice", 8, 8, 4, 5, view_parse, slice_infer,
-		 npr_ref_slice),
-	SHAPE_OP("Gather", 0, 8, 3, 3, gather_parse, gather_infer,
-		 npr_ref_gather),
-	SHAPE_OP("Range", 0, 4, 3, 3, range_parse, range_infer,
-		 npr_ref_range),
-	SHAPE_OP("Tile", 0, 1, 2, 2, view_parse, tile_infer, npr_ref_tile),
-	SHAPE_OP("Split", 0, 1, 2, 2, split_parse, split_infer,
-		 npr_ref_split),
+	SHAPE_OP("Concat", 0, 1, 1, 4096, concat_parse, concat_infer),
+	SHAPE_OP("Reshape", 0, 1, 2, 2, reshape_parse, reshape_infer),
+	SHAPE_OP("Squeeze", 0, 1, 1, 2, NULL, squeeze_infer),
+	SHAPE_OP("Unsqueeze", 0, 1, 2, 2, NULL, unsqueeze_infer),
+	SHAPE_OP("Transpose", 0, 1, 2, 2, view_parse, transpose_infer),
+	SHAPE_OP("ShapeOf", 0, 3, 1, 1, shape_of_parse, shape_of_infer),
+	SHAPE_OP("StridedSlice", 0, 1, 3, 4, ss_parse, ss_infer),
+	SHAPE_OP("Slice", 8, 8, 4, 5, view_parse, slice_infer),
+	SHAPE_OP("Gather", 0, 8, 3, 3, gather_parse, gather_infer),
+	SHAPE_OP("Range", 0, 4, 3, 3, range_parse, range_infer),
+	SHAPE_OP("Tile", 0, 1, 2, 2, view_parse, tile_infer),
+	SHAPE_OP("Split", 0, 1, 2, 2, split_parse, split_infer),
 	SHAPE_OP("VariadicSplit", 0, 1, 3, 3, split_parse,
-		 variadic_split_infer, npr_ref_split),
-	SHAPE_OP("Broadcast", 0, 3, 2, 3, broadcast_parse, broadcast_infer,
-		 npr_ref_broadcast),
-	SHAPE_OP("Pad", 0, 12, 3, 4, pad_parse, pad_infer, npr_ref_pad),
+		 variadic_split_infer),
+	SHAPE_OP("Broadcast", 0, 3, 2, 3, broadcast_parse, broadcast_infer),
+	SHAPE_OP("Pad", 0, 12, 3, 4, pad_parse, pad_infer),
 	{ .type = NULL },
 };

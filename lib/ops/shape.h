@@ -108,32 +108,6 @@ struct npr_pad_params {
 	int64_t pb[NPR_MAX_RANK], pe[NPR_MAX_RANK];
 };
 
-int npr_ref_copy(const struct npr_node *n, const struct npr_tensor *in,
-		 struct npr_tensor *out);
-int npr_ref_concat(const struct npr_node *n, const struct npr_tensor *in,
-		   struct npr_tensor *out);
-int npr_ref_transpose(const struct npr_node *n, const struct npr_tensor *in,
-		      struct npr_tensor *out);
-int npr_ref_shape_of(const struct npr_node *n, const struct npr_tensor *in,
-		     struct npr_tensor *out);
-int npr_ref_strided_slice(const struct npr_node *n,
-			  const struct npr_tensor *in,
-			  struct npr_tensor *out);
-int npr_ref_slice(const struct npr_node *n, const struct npr_tensor *in,
-		  struct npr_tensor *out);
-int npr_ref_gather(const struct npr_node *n, const struct npr_tensor *in,
-		   struct npr_tensor *out);
-int npr_ref_range(const struct npr_node *n, const struct npr_tensor *in,
-		  struct npr_tensor *out);
-int npr_ref_tile(const struct npr_node *n, const struct npr_tensor *in,
-		 struct npr_tensor *out);
-int npr_ref_split(const struct npr_node *n, const struct npr_tensor *in,
-		  struct npr_tensor *out);
-int npr_ref_broadcast(const struct npr_node *n, const struct npr_tensor *in,
-		      struct npr_tensor *out);
-int npr_ref_pad(const struct npr_node *n, const struct npr_tensor *in,
-		struct npr_tensor *out);
-
 /* Copy the elements @v selects from @src (elements of @es bytes) to @dst,
  * densely.  Shared with other backends' kernels. */
 void npr_view_copy(const struct npr_view *v, size_t es, const void *src,

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kern.h"
+#include "elem.h"
 #include "sort.h"
 
 #define MAX_NMS_ROWS	((int64_t)1 << 28)
@@ -198,25 +198,20 @@ static int nms_infer(struct npr_graph *g, struct npr_node *n)
 
 const struct npr_op_def npr_ops_sort[] = {
 	{ .type = "TopK", .vmin = 0, .vmax = 2, .nin_min = 2, .nin_max = 2,
-	  .parse = topk_parse, .infer = topk_infer, .eval = npr_ref_topk },
+	  .parse = topk_parse, .infer = topk_infer },
 	{ .type = "TopK", .vmin = 3, .vmax = 10, .nin_min = 2, .nin_max = 2,
-	  .parse = topk_parse, .infer = topk_infer, .eval = npr_ref_topk },
+	  .parse = topk_parse, .infer = topk_infer },
 	{ .type = "TopK", .vmin = 11, .vmax = 99, .nin_min = 2, .nin_max = 2,
-	  .parse = topk_parse, .infer = topk_infer, .eval = npr_ref_topk },
+	  .parse = topk_parse, .infer = topk_infer },
 	{ .type = "NonMaxSuppression", .vmin = 0, .vmax = 2, .nin_min = 2,
-	  .nin_max = 5, .parse = nms_parse, .infer = nms_infer,
-	  .eval = npr_ref_nms },
+	  .nin_max = 5, .parse = nms_parse, .infer = nms_infer },
 	{ .type = "NonMaxSuppression", .vmin = 3, .vmax = 3, .nin_min = 2,
-	  .nin_max = 5, .parse = nms_parse, .infer = nms_infer,
-	  .eval = npr_ref_nms },
+	  .nin_max = 5, .parse = nms_parse, .infer = nms_infer },
 	{ .type = "NonMaxSuppression", .vmin = 4, .vmax = 4, .nin_min = 2,
-	  .nin_max = 5, .parse = nms_parse, .infer = nms_infer,
-	  .eval = npr_ref_nms },
+	  .nin_max = 5, .parse = nms_parse, .infer = nms_infer },
 	{ .type = "NonMaxSuppression", .vmin = 5, .vmax = 8, .nin_min = 2,
-	  .nin_max = 6, .parse = nms_parse, .infer = nms_infer,
-	  .eval = npr_ref_nms },
+	  .nin_max = 6, .parse = nms_parse, .infer = nms_infer },
 	{ .type = "NonMaxSuppression", .vmin = 9, .vmax = 99, .nin_min = 2,
-	  .nin_max = 6, .parse = nms_parse, .infer = nms_infer,
-	  .eval = npr_ref_nms },
+	  .nin_max = 6, .parse = nms_parse, .infer = nms_infer },
 	{ .type = NULL },
 };

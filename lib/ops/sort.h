@@ -41,9 +41,4 @@ struct npr_sort_params {
 	int64_t max_per_class;
 };
 
-int npr_ref_topk(const struct npr_node *n, const struct npr_tensor *in,
-		 struct npr_tensor *out);
-int npr_ref_nms(const struct npr_node *n, const struct npr_tensor *in,
-		struct npr_tensor *out);
-
 #endif /* NPR_OPS_SORT_H */

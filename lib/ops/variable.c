@@ -118,30 +118,15 @@ static int assign_infer(struct npr_graph *g, struct npr_node *n)
 	return 0;
 }
 
-/* Before compile turns them into ports (constant folding, or a graph run
- * as it is): ReadValue gives its initial value, Assign passes through. */
-static int state_eval(const struct npr_node *n, const struct npr_tensor *in,
-		      struct npr_tensor *out)
-{
-	if (!n->nout)
-		return 0;
-	if (!n->nin) {
-		memset(out[0].data, 0, out[0].nbytes);
-		return 0;
-	}
-	memcpy(out[0].data, in[0].data, out[0].nbytes);
-	return 0;
-}
-
 const struct npr_op_def npr_ops_state[] = {
 	{ .type = "ReadValue", .vmin = 3, .vmax = 5, .nin_min = 1,
 	  .nin_max = 1, .parse = state_parse, .infer = readvalue_infer,
-	  .eval = state_eval, .flags = NPR_OP_NO_FOLD },
+	  .flags = NPR_OP_NO_FOLD },
 	{ .type = "ReadValue", .vmin = 6, .vmax = 99, .nin_min = 0,
 	  .nin_max = 1, .parse = state_parse, .infer = readvalue_infer,
-	  .eval = state_eval, .flags = NPR_OP_NO_FOLD },
+	  .flags = NPR_OP_NO_FOLD },
 	{ .type = "Assign", .vmin = 3, .vmax = 99, .nin_min = 1,
 	  .nin_max = 1, .parse = state_parse, .infer = assign_infer,
-	  .eval = state_eval, .flags = NPR_OP_NO_FOLD },
+	  .flags = NPR_OP_NO_FOLD },
 	{ .type = NULL },
 };

@@ -7,6 +7,9 @@
  *   shapes, check against the shapes the file declared, fold nodes whose
  *   inputs are all constant -> mark nodes that no Result needs as dead.
  *
+ * The last three steps are the shape inference driver (lib/ops/infer.c),
+ * which control-flow ops run on their bodies too.
+ *
  * A node whose output shape depends on the value of a computed input (a
  * Reshape target fed by a Parameter) keeps dynamic output shapes, as does
  * everything downstream of it; the backend infers them at run time.
@@ -17,11 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
 #include "graph/graph.h"
-
-/* Outputs larger than this are not folded (they would bloat the exec). */
-#define FOLD_MAX_BYTES	(256u << 20)
+#include "ops/infer.h"
 
 static bool is_half(unsigned int t)
 {
@@ -136,252 +136,28 @@ static int apply_shapes(struct npr_graph *g, const struct npr_shape *shapes)
 	return 0;
 }
 
-static int fold_node(struct npr_graph *g, struct npr_node *n)
-{
-	struct npr_tensor in[64], out[16];
-	int i, err;
-
-	if (n->nin > 64 || n->nout > 16)
-		return 0;
-	for (i = 0; i < n->nout; i++) {
-		struct npr_value *v = npr_out(g, n, i);
-		int64_t numel = npr_shape_numel(&v->shape);
-		size_t bytes = npr_tensor_bytes(v->type, numel);
-
-		if (numel < 0 || !npr_elem_size(v->type) ||
-		    bytes > FOLD_MAX_BYTES)
-			return 0;
-	}
-	for (i = 0; i < n->nin; i++) {
-		struct npr_value *v = npr_in(g, n, i);
-
-		in[i].type = v->type;
-		in[i].shape = v->shape;
-		in[i].data = (void *)v->data;
-		in[i].nbytes = v->nbytes;
-	}
-	for (i = 0; i < n->nout; i++) {
-		struct npr_value *v = npr_out(g, n, i);
-		size_t bytes = npr_tensor_bytes(v->type,
-						npr_shape_numel(&v->shape));
-
-		out[i].type = v->type;
-		out[i].shape = v->shape;
-		out[i].nbytes = bytes;
-		out[i].data = malloc(bytes ? bytes : 1);
-		if (!out[i].data) {
-			err = -ENOMEM;
-			goto fail;
-		}
-	}
-	err = n->op->eval(n, in, out);
-	if (err)
-		goto fail;
-	for (i = 0; i < n->nout; i++) {
-		struct npr_value *v = npr_out(g, n, i);
-
-		free(v->owned);
-		v->owned = out[i].data;
-		v->data = out[i].data;
-		v->nbytes = out[i].nbytes;
-	}
-	n->dead = true;
-	return 0;
-fail:
-	while (i-- > 0)
-		free(out[i].data);
-	return err;
-}
-
-/*
- * Leave the outputs of @n to be inferred at run time: unknown rank, and
- * an element type that is only a guess for the ports (the one the file
- * declared, else that of input 0); the backend infers both again with
- * the input values (Documentation/design.rst).
- */
-static int make_dynamic(struct npr_graph *g, struct npr_node *n)
-{
-	int j;
-
-	if (n->nbodies || (n->op->flags & (NPR_OP_SOURCE | NPR_OP_SINK)))
-		return npr_node_err(n, -EOPNOTSUPP,
-				    "shapes that depend on input values are not supported for this op");
-	for (j = 0; j < n->nout; j++) {
-		struct npr_value *v = npr_out(g, n, j);
-
-		v->shape.rank = -1;
-		if (!v->type && n->nin)
-			v->type = npr_in(g, n, 0)->type;
-	}
-	return 0;
-}
-
-/**
- * npr_pass_infer() - infer every shape, check it, fold constants
- * @g: graph, sorted, params parsed.
- * @check_decl: compare with the shapes the file declared.
- * @dyn: a node whose output shape depends on a value known only at
- *       inference time (its infer fails with -ENODATA) gets dynamic
- *       outputs, and so does every node downstream; else that is an error.
- *
- * Return: 0 or -errno with the message naming the layer.
- */
-static int npr_pass_infer(struct npr_graph *g, bool check_decl, bool dyn)
-{
-	char b1[128], b2[128];
-	int i, j, err;
-
-	for (i = 0; i < g->nnodes; i++) {
-		struct npr_node *n = &g->nodes[i];
-		bool all_const = true, dyn_in = false;
-
-		if (n->dead)
-			continue;
-		for (j = 0; j < n->nin; j++) {
-			struct npr_value *v = npr_in(g, n, j);
-
-			if (!npr_shape_static(&v->shape)) {
-				if (!dyn || v->data)
-					return npr_node_err(n, -EINVAL,
-							    "input %d has no shape", j);
-				dyn_in = true;
-			}
-			if (!v->data)
-				all_const = false;
-		}
-		if (dyn_in && (n->op->flags & NPR_OP_SINK))
-			continue;
-		if (dyn_in) {
-			err = make_dynamic(g, n);
-			if (err)
-				return err;
-			continue;
-		}
-		err = n->op->infer(g, n);
-		if (err == -ENODATA && dyn && !all_const) {
-			err = make_dynamic(g, n);
-			if (err)
-				return err;
-			continue;
-		}
-		if (err)
-			return npr_err_default(err, 0);
-		for (j = 0; j < n->nout; j++) {
-			struct npr_value *v = npr_out(g, n, j);
-
-			if (!npr_shape_static(&v->shape))
-				return npr_node_err(n, -EINVAL,
-						    "output %d: shape %s is not static",
-						    j, npr_shape_str(&v->shape, b1, sizeof(b1)));
-			if (check_decl && npr_shape_static(&v->decl) &&
-			    !(n->op->flags & NPR_OP_SOURCE) &&
-			    !npr_shape_eq(&v->decl, &v->shape))
-				return npr_node_err(n, -EINVAL,
-						    "output %d: inferred shape %s but the model declares %s",
-						    j,
-						    npr_shape_str(&v->shape, b1, sizeof(b1)),
-						    npr_shape_str(&v->decl, b2, sizeof(b2)));
-		}
-		/* an infer that produced constant outputs (ShapeOf) */
-		for (j = 0; j < n->nout; j++)
-			if (!npr_out(g, n, j)->data)
-				break;
-		if (n->nout && j == n->nout &&
-		    !(n->op->flags & NPR_OP_SOURCE)) {
-			n->dead = true;
-			continue;
-		}
-		if (n->op->flags & (NPR_OP_NO_FOLD | NPR_OP_SOURCE |
-				    NPR_OP_SINK) || !n->nin || !all_const ||
-		    !n->op->eval)
-			continue;
-		err = fold_node(g, n);
-		if (err)
-			return npr_err_default(err, 0);
-	}
-	return 0;
-}
-
-/* Mark every node no Result depends on as dead. */
-static int npr_pass_dce(struct npr_graph *g)
-{
-	bool *live = calloc(g->nnodes ? g->nnodes : 1, sizeof(bool));
-	int i, j;
-
-	if (!live)
-		return -ENOMEM;
-	for (i = 0; i < g->noutputs; i++)
-		live[g->outputs[i]] = true;
-	for (i = g->nnodes - 1; i >= 0; i--) {
-		struct npr_node *n = &g->nodes[i];
-
-		if (!live[i])
-			continue;
-		for (j = 0; j < n->nin; j++) {
-			struct npr_value *v = npr_in(g, n, j);
-
-			if (!v->data)
-				live[v->producer] = true;
-		}
-	}
-	for (i = 0; i < g->nnodes; i++) {
-		struct npr_node *n = &g->nodes[i];
-
-		if (!live[i] && !(n->op->flags & NPR_OP_SOURCE))
-			n->dead = true;
-	}
-	free(live);
-	return 0;
-}
-
-/**
- * npr_compile_body() - compile a body of a control-flow op in place
- * @g: the body, already lowered by npr_pass_lower_half() with the model;
- *     its Parameters have the types and static shapes the op gives them.
- *
- * Parses every node, infers and folds without checking declared shapes
- * (bodies of loops declare concatenated shapes in places), and marks the
- * nodes no body Result needs as dead.  Nested bodies are compiled by
- * their op's infer, recursively.
- *
- * Return: 0, or -errno with a message naming the body layer at fault.
- */
-int npr_compile_body(struct npr_graph *g)
-{
-	int i, err;
-
-	for (i = 0; i < g->nnodes; i++) {
-		struct npr_node *n = &g->nodes[i];
-
-		if (n->op->parse) {
-			err = n->op->parse(g, n);
-			if (err)
-				return err;
-		}
-	}
-	err = npr_pass_infer(g, false, false);
-	if (!err)
-		err = npr_pass_dce(g);
-	return err;
-}
+static int compile_clone(struct npr_graph *g, const struct npr_shape *shapes,
+			 npr_evaluator_fn fold, struct npr_graph **out);
 
 /**
  * npr_compile_graph() - turn a model graph into an executable graph
  * @src: the model's graph (not modified).
  * @shapes: per input a shape (rank -1: keep the model's), or NULL.
+ * @fold: the evaluator constant folding computes nodes with, kept in the
+ *        result's @fold for the bodies; NULL folds nothing (shapes that
+ *        need a folded value then stay dynamic or fail).  The core passes
+ *        npr_backend_evaluator().
  * @out: the result, owned by the caller.
  *
  * Return: 0, or -errno with a message naming the layer at fault.
  */
-static int compile_clone(struct npr_graph *g, const struct npr_shape *shapes,
-			 struct npr_graph **out);
-
 int npr_compile_graph(const struct npr_graph *src,
-		      const struct npr_shape *shapes, struct npr_graph **out)
+		      const struct npr_shape *shapes, npr_evaluator_fn fold,
+		      struct npr_graph **out)
 {
 	struct npr_graph *g = npr_graph_clone(src);
 
-	return g ? compile_clone(g, shapes, out) : -ENOMEM;
+	return g ? compile_clone(g, shapes, fold, out) : -ENOMEM;
 }
 
 /**
@@ -389,22 +165,26 @@ int npr_compile_graph(const struct npr_graph *src,
  * @src: a graph the caller owns and frees afterwards; its owned constant
  *       data moves into the result instead of being copied
  *       (npr_graph_clone_take()), so use it for names and structure only.
- * @shapes, @out: as for npr_compile_graph().
+ * @shapes, @fold, @out: as for npr_compile_graph().
+ *
+ * Return: 0, or -errno with a message naming the layer at fault.
  */
 int npr_compile_graph_take(struct npr_graph *src,
 			   const struct npr_shape *shapes,
-			   struct npr_graph **out)
+			   npr_evaluator_fn fold, struct npr_graph **out)
 {
 	struct npr_graph *g = npr_graph_clone_take(src);
 
-	return g ? compile_clone(g, shapes, out) : -ENOMEM;
+	return g ? compile_clone(g, shapes, fold, out) : -ENOMEM;
 }
 
 static int compile_clone(struct npr_graph *g, const struct npr_shape *shapes,
-			 struct npr_graph **out)
+			 npr_evaluator_fn fold, struct npr_graph **out)
 {
 	bool overridden = false;
 	int i, err;
+
+	g->fold = fold;
 	for (i = 0; shapes && i < g->ninputs; i++)
 		if (shapes[i].rank >= 0)
 			overridden = true;
@@ -416,22 +196,16 @@ static int compile_clone(struct npr_graph *g, const struct npr_shape *shapes,
 		err = npr_pass_lower_half(g);
 	if (err)
 		goto fail;
-	for (i = 0; i < g->nnodes; i++) {
-		struct npr_node *n = &g->nodes[i];
-
-		if (n->op->parse) {
-			err = n->op->parse(g, n);
-			if (err)
-				goto fail;
-		}
-	}
-	err = npr_pass_infer(g, !overridden, true);
+	err = npr_infer_parse(g);
+	if (err)
+		goto fail;
+	err = npr_infer_graph(g, !overridden, true);
 	if (err)
 		goto fail;
 	err = npr_pass_state(g);
 	if (err)
 		goto fail;
-	err = npr_pass_dce(g);
+	err = npr_infer_mark_dead(g);
 	if (err)
 		goto fail;
 	*out = g;

@@ -9,9 +9,10 @@
 #include "graph/graph.h"
 
 int npr_compile_graph(const struct npr_graph *src,
-		      const struct npr_shape *shapes, struct npr_graph **out);
+		      const struct npr_shape *shapes, npr_evaluator_fn fold,
+		      struct npr_graph **out);
 int npr_compile_graph_take(struct npr_graph *src,
 			   const struct npr_shape *shapes,
-			   struct npr_graph **out);
+			   npr_evaluator_fn fold, struct npr_graph **out);
 
 #endif /* NPR_PASSES_COMPILE_H */

@@ -15,7 +15,7 @@
 #include "core.h"
 #include "internal.h"
 #include "ref/threads.h"
-#include "ops/eltwise.h"
+#include "ref/kernels/eltwise.h"
 #include "ops/nn.h"
 
 static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern);

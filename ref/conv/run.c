@@ -14,7 +14,7 @@
 #include "core.h"
 #include "internal.h"
 #include "ref/threads.h"
-#include "ops/eltwise.h"
+#include "ref/kernels/eltwise.h"
 #include "ops/nn.h"
 
 #define PACK_IM2COL npr_pack_im2col_generic

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/attn.h"
+#include "attn.h"
+#include "registry.h"
 
 /*
  * Element strides of @s aligned to the last dims of a shape of @rank, 0
@@ -150,3 +151,9 @@ int npr_ref_sdpa(const struct npr_node *n, const struct npr_tensor *in,
 	free(w);
 	return 0;
 }
+
+/* The op definitions of lib/ops/attn.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_attn[] = {
+	{ "ScaledDotProductAttention", 13, 99, npr_ref_sdpa },
+	{ NULL },
+};

@@ -13,11 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/control.h"
+#include "control.h"
+#include "registry.h"
 
 struct body_run {
 	struct npr_graph *g;
 	struct npr_tensor *t;		/* per value */
+	npr_eval_fn *eval;		/* per node, looked up once */
 	void *mem;
 	struct npr_tensor *inb, *outb;
 };
@@ -25,6 +27,7 @@ struct body_run {
 static void body_run_fini(struct body_run *r)
 {
 	free(r->t);
+	free(r->eval);
 	free(r->mem);
 	free(r->inb);
 	free(r->outb);
@@ -38,8 +41,9 @@ static int body_run_init(struct body_run *r, struct npr_graph *g)
 	memset(r, 0, sizeof(*r));
 	r->g = g;
 	r->t = calloc(g->nvals ? g->nvals : 1, sizeof(*r->t));
+	r->eval = calloc(g->nnodes ? g->nnodes : 1, sizeof(*r->eval));
 	off = malloc(sizeof(*off) * (g->nvals ? g->nvals : 1));
-	if (!r->t || !off)
+	if (!r->t || !r->eval || !off)
 		goto nomem;
 	for (i = 0; i < g->nvals; i++)
 		off[i] = SIZE_MAX;
@@ -50,6 +54,15 @@ static int body_run_init(struct body_run *r, struct npr_graph *g)
 
 		if (n->op->flags & NPR_OP_SINK)
 			continue;
+		if (!n->dead && !(n->op->flags & NPR_OP_SOURCE)) {
+			r->eval[i] = npr_kernel_find(n->op);
+			if (!r->eval[i]) {
+				free(off);
+				body_run_fini(r);
+				return npr_node_err(n, -EOPNOTSUPP,
+						    "the cpu device has no kernel for this op");
+			}
+		}
 		if (n->nin > max_in)
 			max_in = n->nin;
 		if (n->nout > max_out)
@@ -105,7 +118,7 @@ static int body_run_step(struct body_run *r)
 			r->inb[j] = r->t[n->in[j]];
 		for (j = 0; j < n->nout; j++)
 			r->outb[j] = r->t[n->out[j]];
-		err = n->op->eval(n, r->inb, r->outb);
+		err = r->eval[i](n, r->inb, r->outb);
 		if (err)
 			return err;
 	}
@@ -393,3 +406,11 @@ int npr_ref_if(const struct npr_node *n, const struct npr_tensor *in,
 	body_run_fini(&r);
 	return err;
 }
+
+/* The op definitions of lib/ops/control.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_control[] = {
+	{ "TensorIterator", 0, 99, npr_ref_tensor_iterator },
+	{ "Loop", 5, 99, npr_ref_loop },
+	{ "If", 8, 99, npr_ref_if },
+	{ NULL },
+};

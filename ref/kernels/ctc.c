@@ -11,7 +11,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "ops/ctc.h"
+#include "ctc.h"
+#include "registry.h"
 
 static int64_t argmax(const float *v, int64_t c)
 {
@@ -147,3 +148,10 @@ int npr_ref_ctc_greedy_seq_len(const struct npr_node *n,
 		free(dst);
 	return 0;
 }
+
+/* The op definitions of lib/ops/ctc.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_ctc[] = {
+	{ "CTCGreedyDecoder", 0, 99, npr_ref_ctc_greedy },
+	{ "CTCGreedyDecoderSeqLen", 6, 99, npr_ref_ctc_greedy_seq_len },
+	{ NULL },
+};

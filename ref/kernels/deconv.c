@@ -15,7 +15,8 @@
 
 #include "core.h"
 #include "ref/gemm.h"
-#include "ops/deconv.h"
+#include "deconv.h"
+#include "registry.h"
 #include "ref/threads.h"
 
 /* 1-D and 2-D as 2-D: H = 1 for 1-D. */
@@ -325,3 +326,10 @@ int npr_ref_deconv(const struct npr_node *n, const struct npr_tensor *in,
 			}
 	return 0;
 }
+
+/* The op definitions of lib/ops/deconv.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_deconv[] = {
+	{ "ConvolutionBackpropData", 0, 99, npr_ref_deconv },
+	{ "GroupConvolutionBackpropData", 0, 99, npr_ref_deconv },
+	{ NULL },
+};

@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/detect.h"
+#include "detect.h"
+#include "registry.h"
 
 static float clamp01(float v)
 {
@@ -143,157 +144,6 @@ int npr_ref_prior_box_clustered(const struct npr_node *n,
 
 /* ---- PriorBox --------------------------------------------------------- */
 
-/*
- * Boxes of one cell go through emit(): it writes them (when @dst is set)
- * and counts them, so the count the shape inference uses and what the
- * kernel writes come from the same code.
- */
-struct emitter {
-	float *dst;		/* NULL: count only */
-	int64_t n;		/* boxes emitted */
-	float inv_w, inv_h;	/* 1 / image width, 1 / image height */
-};
-
-static void emit(struct emitter *e, float cx, float cy, float half_w,
-		 float half_h, bool clip)
-{
-	if (e->dst) {
-		float *b = e->dst + 4 * e->n;
-
-		b[0] = (cx - half_w) * e->inv_w;
-		b[1] = (cy - half_h) * e->inv_h;
-		b[2] = (cx + half_w) * e->inv_w;
-		b[3] = (cy + half_h) * e->inv_h;
-		if (clip) {
-			b[0] = clamp01(b[0]);
-			b[1] = clamp01(b[1]);
-			b[2] = clamp01(b[2]);
-			b[3] = clamp01(b[3]);
-		}
-	}
-	e->n++;
-}
-
-static bool is_one(float r)
-{
-	return fabsf(r - 1.0f) < 1e-6f;
-}
-
-/*
- * Density mode: @density x @density centres spread over a fixed_size
- * square around the cell centre, one box of half-size (@half_w, @half_h)
- * at each.  These boxes are always clipped.
- */
-static void emit_dense(struct emitter *e, const struct npr_prior_box_params *p,
-		       int s, float cx, float cy, float half_w, float half_h)
-{
-	int64_t size = (int64_t)p->fixed_size[s];
-	int64_t d = (int64_t)p->density[s];
-	int64_t shift = (int64_t)(p->fixed_size[s] / (float)d);
-	float x0 = cx - (float)(size / 2) + (float)shift / 2;
-	float y0 = cy - (float)(size / 2) + (float)shift / 2;
-	int64_t r, c;
-
-	for (r = 0; r < d; r++)
-		for (c = 0; c < d; c++)
-			emit(e, x0 + (float)(c * shift),
-			     y0 + (float)(r * shift), half_w, half_h, true);
-}
-
-/* Boxes of the non-unit aspect ratios around a box of size @size. */
-static void emit_ratios(struct emitter *e, const struct npr_prior_box_params *p,
-			float cx, float cy, float size)
-{
-	int i;
-
-	for (i = 0; i < p->nratio; i++) {
-		float sr;
-
-		if (is_one(p->ratio[i]))
-			continue;
-		sr = sqrtf(p->ratio[i]);
-		emit(e, cx, cy, size * 0.5f * sr, size * 0.5f / sr, false);
-	}
-}
-
-/*
- * All boxes of one cell centred at (@cx, @cy), in output order:
- *
- *  1. per fixed_size (density mode): with fixed_ratio, density^2 boxes per
- *     fixed ratio; otherwise density^2 square boxes, then density^2 boxes
- *     per non-unit aspect ratio;
- *  2. per min_size: the square min box, the sqrt(min * max) box when a
- *     max_size pairs with it, and the aspect-ratio boxes ([min, max,
- *     ratios], or [min, ratios, max] when !min_max_order).  Without
- *     scale_all_sizes, the ratio boxes come once, after the last min box,
- *     and use the first min size.
- */
-static void emit_cell(struct emitter *e, const struct npr_prior_box_params *p,
-		      const float *min_size, float cx, float cy)
-{
-	int s, i;
-
-	for (s = 0; s < p->nfixed_size; s++) {
-		float fs = p->fixed_size[s];
-
-		if (p->nfixed_ratio) {
-			for (i = 0; i < p->nfixed_ratio; i++) {
-				float sr = sqrtf(p->fixed_ratio[i]);
-
-				emit_dense(e, p, s, cx, cy, fs * 0.5f * sr,
-					   fs * 0.5f / sr);
-			}
-			continue;
-		}
-		emit_dense(e, p, s, cx, cy, (float)(int64_t)fs * 0.5f,
-			   (float)(int64_t)fs * 0.5f);
-		for (i = 0; i < p->nratio; i++) {
-			float sr;
-
-			if (is_one(p->ratio[i]))
-				continue;
-			sr = sqrtf(p->ratio[i]);
-			emit_dense(e, p, s, cx, cy, fs * 0.5f * sr,
-				   fs * 0.5f / sr);
-		}
-	}
-
-	for (s = 0; s < p->nmin; s++) {
-		float m = min_size[s];
-		bool ratios = p->scale_all_sizes || s == p->nmin - 1;
-		float rsize = min_size[p->scale_all_sizes ? s : 0];
-		float mx = s < p->nmax ? sqrtf(m * p->max_size[s]) * 0.5f : 0;
-
-		emit(e, cx, cy, m * 0.5f, m * 0.5f, false);
-		if (p->min_max_order) {
-			if (s < p->nmax)
-				emit(e, cx, cy, mx, mx, false);
-			if (ratios)
-				emit_ratios(e, p, cx, cy, rsize);
-		} else {
-			if (ratios)
-				emit_ratios(e, p, cx, cy, rsize);
-			if (s < p->nmax)
-				emit(e, cx, cy, mx, mx, false);
-		}
-	}
-}
-
-/**
- * npr_prior_box_count() - number of boxes PriorBox emits per cell
- * @p: parsed attributes (aspect ratios already expanded).
- *
- * Context: called by the PriorBox parser; pure.
- * Return: the count, exactly what npr_ref_prior_box() writes per cell.
- */
-int64_t npr_prior_box_count(const struct npr_prior_box_params *p)
-{
-	struct emitter e = { .dst = NULL };
-
-	emit_cell(&e, p, p->min_size, 0, 0);
-	return e.n;
-}
-
 /**
  * npr_ref_prior_box() - PriorBox-1 and PriorBox-8
  * @n: the node; n->params is a struct npr_prior_box_params.
@@ -301,7 +151,7 @@ int64_t npr_prior_box_count(const struct npr_prior_box_params *p)
  * @out: [2, 4 * H * W * num_priors] f32: boxes, then variances.
  *
  * Cell centres are (w + offset) * step, or (w + 0.5) * image / map when
- * step is 0; emit_cell() gives the boxes of a cell.  Without
+ * step is 0; npr_prior_box_cell() gives the boxes of a cell.  Without
  * scale_all_sizes (MXNet), min sizes and step are scaled by the image
  * height first.
  *
@@ -313,7 +163,7 @@ int npr_ref_prior_box(const struct npr_node *n, const struct npr_tensor *in,
 	const struct npr_prior_box_params *p = n->params;
 	float min_size[NPR_PRIOR_MAX], step, step_x, step_y;
 	int64_t fm[2], img[2], H, W, h, w, cells;
-	struct emitter e;
+	struct npr_prior_emitter e;
 	int i, err;
 
 	err = read_hw(n, &in[0], 0, fm);
@@ -360,7 +210,7 @@ int npr_ref_prior_box(const struct npr_node *n, const struct npr_tensor *in,
 				cx = ((float)w + p->offset) * step_x;
 				cy = ((float)h + p->offset) * step_y;
 			}
-			emit_cell(&e, p, min_size, cx, cy);
+			npr_prior_box_cell(&e, p, min_size, cx, cy);
 		}
 	}
 	if (e.n != cells * p->num_priors)	/* cannot happen */
@@ -1120,3 +970,17 @@ int npr_ref_roi_align(const struct npr_node *n, const struct npr_tensor *in,
 	}
 	return 0;
 }
+
+/* The op definitions of lib/ops/detect.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_detect[] = {
+	{ "ROIAlign", 3, 8, npr_ref_roi_align },
+	{ "ROIAlign", 9, 99, npr_ref_roi_align },
+	{ "ROIPooling", 0, 99, npr_ref_roi_pooling },
+	{ "RegionYolo", 0, 99, npr_ref_region_yolo },
+	{ "PriorBoxClustered", 0, 99, npr_ref_prior_box_clustered },
+	{ "PriorBox", 0, 7, npr_ref_prior_box },
+	{ "PriorBox", 8, 99, npr_ref_prior_box },
+	{ "DetectionOutput", 0, 7, npr_ref_detection_output },
+	{ "DetectionOutput", 8, 99, npr_ref_detection_output },
+	{ NULL },
+};

@@ -16,7 +16,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ops/eltwise.h"
+#include "eltwise.h"
+#include "registry.h"
 #include "fq.h"
 #include "ref/threads.h"
 
@@ -1283,3 +1284,53 @@ int npr_ref_select(const struct npr_node *n, const struct npr_tensor *in,
 	}
 	return 0;
 }
+
+/* The op definitions of lib/ops/eltwise.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_eltwise[] = {
+	{ "Add", 1, 99, npr_ref_binary },
+	{ "Subtract", 1, 99, npr_ref_binary },
+	{ "Multiply", 1, 99, npr_ref_binary },
+	{ "Divide", 1, 99, npr_ref_binary },
+	{ "Maximum", 1, 99, npr_ref_binary },
+	{ "Minimum", 1, 99, npr_ref_binary },
+	{ "Power", 1, 99, npr_ref_binary },
+	{ "SquaredDifference", 1, 99, npr_ref_binary },
+	{ "FloorMod", 1, 99, npr_ref_binary },
+	{ "Mod", 1, 99, npr_ref_binary },
+	{ "Equal", 1, 99, npr_ref_binary },
+	{ "NotEqual", 1, 99, npr_ref_binary },
+	{ "Less", 1, 99, npr_ref_binary },
+	{ "LessEqual", 1, 99, npr_ref_binary },
+	{ "Greater", 1, 99, npr_ref_binary },
+	{ "GreaterEqual", 1, 99, npr_ref_binary },
+	{ "LogicalAnd", 1, 99, npr_ref_binary },
+	{ "LogicalOr", 1, 99, npr_ref_binary },
+	{ "LogicalXor", 1, 99, npr_ref_binary },
+	{ "ReLU", 1, 99, npr_ref_unary },
+	{ "Relu", 1, 99, npr_ref_unary },
+	{ "Sigmoid", 1, 99, npr_ref_unary },
+	{ "Exp", 1, 99, npr_ref_unary },
+	{ "Negative", 1, 99, npr_ref_unary },
+	{ "Abs", 1, 99, npr_ref_unary },
+	{ "Sqrt", 1, 99, npr_ref_unary },
+	{ "Tanh", 1, 99, npr_ref_unary },
+	{ "Erf", 1, 99, npr_ref_unary },
+	{ "Floor", 1, 99, npr_ref_unary },
+	{ "Ceiling", 1, 99, npr_ref_unary },
+	{ "Log", 1, 99, npr_ref_unary },
+	{ "Clamp", 1, 99, npr_ref_unary },
+	{ "Elu", 1, 99, npr_ref_unary },
+	{ "LogicalNot", 1, 99, npr_ref_unary },
+	{ "Gelu", 2, 99, npr_ref_unary },
+	{ "HSwish", 4, 99, npr_ref_unary },
+	{ "Mish", 4, 99, npr_ref_unary },
+	{ "SoftPlus", 4, 99, npr_ref_unary },
+	{ "Swish", 4, 99, npr_ref_unary },
+	{ "HSigmoid", 5, 99, npr_ref_unary },
+	{ "PReLU", 1, 99, npr_ref_prelu },
+	{ "Convert", 1, 99, npr_ref_convert },
+	{ "ConvertLike", 1, 99, npr_ref_convert },
+	{ "FakeQuantize", 1, 99, npr_ref_fake_quantize },
+	{ "Select", 1, 99, npr_ref_select },
+	{ NULL },
+};

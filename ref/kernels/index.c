@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/index.h"
-#include "ops/kern.h"
+#include "index.h"
+#include "registry.h"
+#include "ops/elem.h"
 
 /* Row-major element strides of @s. */
 static void strides(const struct npr_shape *s, int64_t *st)
@@ -392,38 +393,6 @@ int npr_ref_one_hot(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
-static bool is_nonzero(const struct npr_tensor *t, int64_t k, size_t es)
-{
-	const unsigned char *b = (const unsigned char *)t->data + k * es;
-	size_t i;
-
-	if (t->type == NPR_ELEM_F32 || t->type == NPR_ELEM_F64)
-		return npr_ld(t->type, t->data, k) != 0;	/* -0.0 */
-	for (i = 0; i < es; i++)
-		if (b[i])
-			return true;
-	return false;
-}
-
-/**
- * npr_count_non_zero() - the number of nonzero elements (NonZero's width)
- * @t: a tensor with a static shape.
- *
- * f32 and f64 compare with 0 (-0.0 is zero); other types count an element
- * with any nonzero byte.
- *
- * Return: the count.
- */
-int64_t npr_count_non_zero(const struct npr_tensor *t)
-{
-	int64_t total = npr_shape_numel(&t->shape), k, c = 0;
-	size_t es = npr_elem_size(t->type);
-
-	for (k = 0; k < total; k++)
-		c += is_nonzero(t, k, es);
-	return c;
-}
-
 /**
  * npr_ref_non_zero() - NonZero-3
  * @n: the node.
@@ -444,7 +413,7 @@ int npr_ref_non_zero(const struct npr_node *n, const struct npr_tensor *in,
 
 	(void)n;
 	for (k = 0; k < total; k++) {
-		if (is_nonzero(&in[0], k, es) && c < cnt) {
+		if (npr_elem_nonzero(&in[0], k, es) && c < cnt) {
 			for (i = 0; i < s->rank; i++)
 				npr_st(out->type, out->data, i * cnt + c,
 				       (double)idx[i]);
@@ -454,3 +423,18 @@ int npr_ref_non_zero(const struct npr_node *n, const struct npr_tensor *in,
 	}
 	return 0;
 }
+
+/* The op definitions of lib/ops/index.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_index[] = {
+	{ "GatherElements", 6, 99, npr_ref_gather_elements },
+	{ "GatherND", 5, 7, npr_ref_gather_nd },
+	{ "GatherND", 8, 99, npr_ref_gather_nd },
+	{ "ScatterUpdate", 3, 99, npr_ref_scatter_update },
+	{ "ScatterElementsUpdate", 3, 11, npr_ref_scatter_elements },
+	{ "ScatterElementsUpdate", 12, 99, npr_ref_scatter_elements },
+	{ "ScatterNDUpdate", 3, 14, npr_ref_scatter_nd },
+	{ "ScatterNDUpdate", 15, 99, npr_ref_scatter_nd },
+	{ "OneHot", 1, 99, npr_ref_one_hot },
+	{ "NonZero", 3, 99, npr_ref_non_zero },
+	{ NULL },
+};

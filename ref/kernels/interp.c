@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/interp.h"
-#include "ops/kern.h"
+#include "interp.h"
+#include "registry.h"
+#include "ops/elem.h"
 
 /**
  * struct taps - the taps of one axis
@@ -333,3 +334,11 @@ out:
 	}
 	return err;
 }
+
+/* The op definitions of lib/ops/interp.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_interp[] = {
+	{ "Interpolate", 0, 3, npr_ref_interpolate },
+	{ "Interpolate", 4, 10, npr_ref_interpolate },
+	{ "Interpolate", 11, 99, npr_ref_interpolate },
+	{ NULL },
+};

@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/kern.h"
-#include "ops/math.h"
+#include "ops/elem.h"
+#include "math.h"
+#include "registry.h"
 
 static double round_even(double x)
 {
@@ -411,3 +412,30 @@ int npr_ref_lrn(const struct npr_node *n, const struct npr_tensor *in,
 	}
 	return 0;
 }
+
+/* The op definitions of lib/ops/math.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_math[] = {
+	{ "Round", 5, 99, npr_ref_math_unary },
+	{ "Sin", 0, 99, npr_ref_math_unary },
+	{ "Cos", 0, 99, npr_ref_math_unary },
+	{ "Tan", 0, 99, npr_ref_math_unary },
+	{ "Asin", 0, 99, npr_ref_math_unary },
+	{ "Acos", 0, 99, npr_ref_math_unary },
+	{ "Atan", 0, 99, npr_ref_math_unary },
+	{ "Sinh", 0, 99, npr_ref_math_unary },
+	{ "Cosh", 0, 99, npr_ref_math_unary },
+	{ "Asinh", 3, 99, npr_ref_math_unary },
+	{ "Acosh", 3, 99, npr_ref_math_unary },
+	{ "Atanh", 3, 99, npr_ref_math_unary },
+	{ "SoftSign", 9, 99, npr_ref_math_unary },
+	{ "HardSigmoid", 0, 99, npr_ref_math_scalar2 },
+	{ "Selu", 0, 99, npr_ref_math_scalar2 },
+	{ "LogSoftmax", 5, 99, npr_ref_log_softmax },
+	{ "LRN", 0, 99, npr_ref_lrn },
+	{ "Sign", 0, 99, npr_ref_math_unary },
+	{ "ReduceLogicalAnd", 0, 99, npr_ref_reduce_logical },
+	{ "ReduceLogicalOr", 0, 99, npr_ref_reduce_logical },
+	{ "CumSum", 3, 99, npr_ref_cumsum },
+	{ "Einsum", 7, 99, npr_ref_einsum },
+	{ NULL },
+};

@@ -24,8 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/kern.h"
-#include "ops/misc.h"
+#include "ops/elem.h"
+#include "misc.h"
+#include "registry.h"
 
 /* Strides of @s in elements. */
 static void strides(const struct npr_shape *s, int64_t *st)
@@ -463,157 +464,6 @@ int npr_ref_grid_sample(const struct npr_node *n, const struct npr_tensor *in,
 
 /* ---- Unique ------------------------------------------------------------- */
 
-/* @t seen as [outer, len, inner]: slices along the middle axis. */
-struct uniq_view {
-	const struct npr_tensor *t;
-	int64_t outer, len, inner;
-	bool fp;
-};
-
-/* Compare one element: NaN equals NaN and sorts after every number. */
-static int uniq_cmp_elem(const struct uniq_view *v, int64_t a, int64_t b)
-{
-	if (v->fp) {
-		double x = npr_ld(v->t->type, v->t->data, a);
-		double y = npr_ld(v->t->type, v->t->data, b);
-
-		if (isnan(x) || isnan(y))
-			return isnan(x) - isnan(y);
-		return (x > y) - (x < y);
-	} else {
-		int64_t x = npr_ld_int(v->t->type, v->t->data, a);
-		int64_t y = npr_ld_int(v->t->type, v->t->data, b);
-
-		return (x > y) - (x < y);
-	}
-}
-
-/* Slices @i and @j compared lexicographically, C order. */
-static int uniq_cmp(const struct uniq_view *v, int64_t i, int64_t j)
-{
-	int64_t o, k;
-	int c;
-
-	for (o = 0; o < v->outer; o++)
-		for (k = 0; k < v->inner; k++) {
-			c = uniq_cmp_elem(v, (o * v->len + i) * v->inner + k,
-					  (o * v->len + j) * v->inner + k);
-			if (c)
-				return c;
-		}
-	return 0;
-}
-
-/* Stable bottom-up merge sort of the slice indexes @a (@tmp: scratch). */
-static void uniq_sort(const struct uniq_view *v, int64_t *a, int64_t *tmp)
-{
-	int64_t w, lo, n = v->len;
-
-	for (w = 1; w < n; w *= 2) {
-		for (lo = 0; lo < n; lo += 2 * w) {
-			int64_t mid = lo + w < n ? lo + w : n;
-			int64_t hi = lo + 2 * w < n ? lo + 2 * w : n;
-			int64_t i = lo, j = mid, k = lo;
-
-			while (i < mid && j < hi)
-				tmp[k++] = uniq_cmp(v, a[j], a[i]) < 0 ?
-					   a[j++] : a[i++];
-			while (i < mid)
-				tmp[k++] = a[i++];
-			while (j < hi)
-				tmp[k++] = a[j++];
-		}
-		memcpy(a, tmp, sizeof(*a) * n);
-	}
-}
-
-/**
- * npr_unique_groups() - the unique elements or slices of a tensor
- * @t: the data.
- * @axis: the axis whose slices are compared, or -1 for the elements of
- *        the flattened data.
- * @sorted: number the unique values in ascending order, else in the order
- *          of their first occurrence.
- * @first: NULL, or per unique value (in that numbering) the index of its
- *         first occurrence.
- * @inv: NULL, or per element (slice) of @t the number of its value.
- * @cnt: NULL, or per unique value its count.
- *
- * Return: the number of unique values, or -ENOMEM.
- */
-int64_t npr_unique_groups(const struct npr_tensor *t, int axis, bool sorted,
-			  int64_t *first, int64_t *inv, int64_t *cnt)
-{
-	struct uniq_view v = { .t = t, .fp = npr_is_float(t->type) };
-	int64_t *ord, *tmp, *grp, n, i, u = 0;
-
-	if (axis < 0) {
-		v.outer = v.inner = 1;
-		v.len = npr_shape_numel(&t->shape);
-	} else {
-		v.outer = npr_dims_prod(&t->shape, 0, axis);
-		v.len = t->shape.d[axis];
-		v.inner = npr_dims_prod(&t->shape, axis + 1, t->shape.rank);
-	}
-	n = v.len;
-	if (!n)
-		return 0;
-	ord = malloc(sizeof(*ord) * n);
-	tmp = malloc(sizeof(*tmp) * n);
-	grp = malloc(sizeof(*grp) * n);
-	if (!ord || !tmp || !grp) {
-		free(ord);
-		free(tmp);
-		free(grp);
-		return -ENOMEM;
-	}
-	for (i = 0; i < n; i++)
-		ord[i] = i;
-	/* a slice of no elements: all are equal */
-	if (v.outer && v.inner)
-		uniq_sort(&v, ord, tmp);
-	/* runs of equal slices; stable, so a run starts at its first index */
-	for (i = 0; i < n; i++) {
-		if (i && v.outer && v.inner &&
-		    uniq_cmp(&v, ord[i - 1], ord[i]))
-			u++;
-		grp[ord[i]] = u;
-	}
-	u++;
-	/* tmp[g]: the number of group g in the output */
-	if (sorted) {
-		for (i = 0; i < u; i++)
-			tmp[i] = i;
-	} else {
-		int64_t next = 0;
-
-		for (i = 0; i < u; i++)
-			tmp[i] = -1;
-		for (i = 0; i < n; i++)
-			if (tmp[grp[i]] < 0)
-				tmp[grp[i]] = next++;
-	}
-	if (cnt)
-		memset(cnt, 0, sizeof(*cnt) * u);
-	if (first)
-		for (i = 0; i < u; i++)
-			first[i] = -1;
-	for (i = 0; i < n; i++) {
-		int64_t o = tmp[grp[i]];
-
-		if (inv)
-			inv[i] = o;
-		if (cnt)
-			cnt[o]++;
-		if (first && first[o] < 0)
-			first[o] = i;
-	}
-	free(ord);
-	free(tmp);
-	free(grp);
-	return u;
-}
-
 /**
  * npr_ref_unique() - Unique-10
  * @n: the node.
@@ -672,3 +522,15 @@ out:
 	free(inv);
 	return err;
 }
+
+/* The op definitions of lib/ops/misc.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_misc[] = {
+	{ "Unique", 10, 99, npr_ref_unique },
+	{ "DFT", 7, 99, npr_ref_dft },
+	{ "IDFT", 7, 99, npr_ref_dft },
+	{ "ReverseSequence", 1, 99, npr_ref_reverse_sequence },
+	{ "BitwiseLeftShift", 15, 99, npr_ref_bitwise_shift },
+	{ "BitwiseRightShift", 15, 99, npr_ref_bitwise_shift },
+	{ "GridSample", 9, 99, npr_ref_grid_sample },
+	{ NULL },
+};

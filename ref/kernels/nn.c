@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/nn.h"
+#include "nn.h"
+#include "registry.h"
 #include "ref/conv/conv.h"
 #include "ref/threads.h"
 
@@ -1013,3 +1014,23 @@ int npr_ref_matmul(const struct npr_node *n, const struct npr_tensor *in,
 	}
 	return 0;
 }
+
+/* The op definitions of lib/ops/nn.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_nn[] = {
+	{ "Convolution", 0, 99, npr_ref_conv },
+	{ "GroupConvolution", 0, 99, npr_ref_conv },
+	{ "MaxPool", 0, 1, npr_ref_pool },
+	{ "MaxPool", 8, 13, npr_ref_pool },
+	{ "AvgPool", 0, 13, npr_ref_pool },
+	{ "SoftMax", 0, 1, npr_ref_softmax },
+	{ "SoftMax", 8, 99, npr_ref_softmax },
+	{ "ReduceSum", 0, 99, npr_ref_reduce },
+	{ "ReduceMean", 0, 99, npr_ref_reduce },
+	{ "ReduceMax", 0, 99, npr_ref_reduce },
+	{ "ReduceMin", 0, 99, npr_ref_reduce },
+	{ "ReduceProd", 0, 99, npr_ref_reduce },
+	{ "ReduceL1", 0, 99, npr_ref_reduce },
+	{ "ReduceL2", 0, 99, npr_ref_reduce },
+	{ "MatMul", 0, 99, npr_ref_matmul },
+	{ NULL },
+};

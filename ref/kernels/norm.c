@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/norm.h"
+#include "norm.h"
+#include "registry.h"
 #include "ref/threads.h"
 
 /* Walks a tensor in memory order, tracking the group of each element. */
@@ -302,3 +303,13 @@ int npr_ref_batch_norm(const struct npr_node *n, const struct npr_tensor *in,
 	}
 	return 0;
 }
+
+/* The op definitions of lib/ops/norm.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_norm[] = {
+	{ "MVN", 0, 5, npr_ref_mvn },
+	{ "MVN", 6, 99, npr_ref_mvn },
+	{ "NormalizeL2", 0, 99, npr_ref_normalize_l2 },
+	{ "BatchNormInference", 0, 4, npr_ref_batch_norm },
+	{ "BatchNormInference", 5, 99, npr_ref_batch_norm },
+	{ NULL },
+};

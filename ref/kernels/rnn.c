@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/rnn.h"
+#include "rnn.h"
+#include "registry.h"
 
 static float act(int kind, double v)
 {
@@ -252,3 +253,16 @@ out:
 	free(lens);
 	return err;
 }
+
+/* The op definitions of lib/ops/rnn.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_rnn[] = {
+	{ "RNNCell", 0, 99, npr_ref_rnn_cell },
+	{ "GRUCell", 3, 99, npr_ref_rnn_cell },
+	{ "LSTMCell", 1, 3, npr_ref_rnn_cell },
+	{ "LSTMCell", 4, 99, npr_ref_rnn_cell },
+	{ "RNNSequence", 5, 99, npr_ref_rnn_seq },
+	{ "GRUSequence", 5, 99, npr_ref_rnn_seq },
+	{ "LSTMSequence", 1, 4, npr_ref_rnn_seq },
+	{ "LSTMSequence", 5, 99, npr_ref_rnn_seq },
+	{ NULL },
+};

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/shape.h"
+#include "shape.h"
+#include "registry.h"
 #include "ref/threads.h"
 
 /* Copy @n elements of @es bytes, @st source elements apart, to @dst. */
@@ -609,3 +610,23 @@ int npr_ref_pad(const struct npr_node *n, const struct npr_tensor *in,
 	free(buf);
 	return 0;
 }
+
+/* The op definitions of lib/ops/shape.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_shape[] = {
+	{ "Concat", 0, 1, npr_ref_concat },
+	{ "Reshape", 0, 1, npr_ref_copy },
+	{ "Squeeze", 0, 1, npr_ref_copy },
+	{ "Unsqueeze", 0, 1, npr_ref_copy },
+	{ "Transpose", 0, 1, npr_ref_transpose },
+	{ "ShapeOf", 0, 3, npr_ref_shape_of },
+	{ "StridedSlice", 0, 1, npr_ref_strided_slice },
+	{ "Slice", 8, 8, npr_ref_slice },
+	{ "Gather", 0, 8, npr_ref_gather },
+	{ "Range", 0, 4, npr_ref_range },
+	{ "Tile", 0, 1, npr_ref_tile },
+	{ "Split", 0, 1, npr_ref_split },
+	{ "VariadicSplit", 0, 1, npr_ref_split },
+	{ "Broadcast", 0, 3, npr_ref_broadcast },
+	{ "Pad", 0, 12, npr_ref_pad },
+	{ NULL },
+};

@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/kern.h"
-#include "ops/sort.h"
+#include "ops/elem.h"
+#include "sort.h"
+#include "registry.h"
 
 /* An element to sort: its key and original index. */
 struct item {
@@ -297,3 +298,16 @@ out:
 	free(alive);
 	return err;
 }
+
+/* The op definitions of lib/ops/sort.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_sort[] = {
+	{ "TopK", 0, 2, npr_ref_topk },
+	{ "TopK", 3, 10, npr_ref_topk },
+	{ "TopK", 11, 99, npr_ref_topk },
+	{ "NonMaxSuppression", 0, 2, npr_ref_nms },
+	{ "NonMaxSuppression", 3, 3, npr_ref_nms },
+	{ "NonMaxSuppression", 4, 4, npr_ref_nms },
+	{ "NonMaxSuppression", 5, 8, npr_ref_nms },
+	{ "NonMaxSuppression", 9, 99, npr_ref_nms },
+	{ NULL },
+};

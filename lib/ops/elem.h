@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Small helpers shared by the op groups added for issue 3 (index, math,
- * layout, interp, sort): element access by type as double, and shape
- * arithmetic.  Everything here is static inline so each group stays a
- * single translation unit.
+ * Element access and shape arithmetic for op definitions (lib/ops/) and
+ * their kernels (ref/kernels/): read and write an element of any compute
+ * type as a double, and the shape helpers the index, math, layout,
+ * interp, sort and misc groups share.  Everything here is static inline,
+ * so including it adds no link dependency.
  */
-#ifndef NPR_OPS_KERN_H
-#define NPR_OPS_KERN_H
+#ifndef NPR_OPS_ELEM_H
+#define NPR_OPS_ELEM_H
 
 #include <errno.h>
 #include <math.h>
@@ -99,6 +100,25 @@ static inline void npr_st(unsigned int t, void *p, int64_t i, double v)
 	}
 }
 
+/*
+ * Element @k of @t, of @es bytes, is not zero: by value for floats (-0.0
+ * is zero), by bytes for the others.  NonZero's test, shared by its shape
+ * inference (lib/ops/index.c) and its kernel (ref/kernels/index.c).
+ */
+static inline bool npr_elem_nonzero(const struct npr_tensor *t, int64_t k,
+				    size_t es)
+{
+	const unsigned char *b = (const unsigned char *)t->data + k * es;
+	size_t i;
+
+	if (t->type == NPR_ELEM_F32 || t->type == NPR_ELEM_F64)
+		return npr_ld(t->type, t->data, k) != 0;
+	for (i = 0; i < es; i++)
+		if (b[i])
+			return true;
+	return false;
+}
+
 static inline bool npr_is_float(unsigned int t)
 {
 	return t == NPR_ELEM_F32 || t == NPR_ELEM_F64;
@@ -164,4 +184,4 @@ static inline int npr_check_numel(const struct npr_node *n,
 	return 0;
 }
 
-#endif /* NPR_OPS_KERN_H */
+#endif /* NPR_OPS_ELEM_H */
