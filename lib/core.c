@@ -202,8 +202,7 @@ void npr_exec_put(struct npr_exec *ex)
 {
 	if (--ex->refs)
 		return;
-	if (ex->priv && ex->dev->ops->exec_destroy)
-		ex->dev->ops->exec_destroy(ex);
+	npr_backend_exec_destroy(ex);
 	ports_free(ex->in, ex->nin);
 	ports_free(ex->out, ex->nout);
 	npr_graph_free(ex->g);
@@ -261,8 +260,7 @@ void npr_request_destroy(struct npr_request *rq)
 		npr_port_unbind(&rq->bo_out[i]);
 	free(rq->bo_in);
 	free(rq->bo_out);
-	if (rq->priv && rq->ex->dev->ops->request_destroy)
-		rq->ex->dev->ops->request_destroy(rq);
+	npr_backend_request_destroy(rq);
 	for (i = 0; rq->own_in && i < rq->ex->nin; i++)
 		free(rq->own_in[i]);
 	for (i = 0; rq->own_out && i < rq->ex->nout; i++)
@@ -309,7 +307,7 @@ static int do_open(const char *name, unsigned int flags)
 		return npr_err(-EINVAL, "npr_open: flags must be 0");
 	ops = npr_backend_find(name, &index);
 	if (!ops)
-		return npr_err(-ENODEV, "no device \"%s\" (known: cpu, null)", name);
+		return npr_err(-ENODEV, "no device \"%s\" (known: cpu, npu, null)", name);
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return npr_err(-ENOMEM, "out of memory");
@@ -319,7 +317,7 @@ static int do_open(const char *name, unsigned int flags)
 	pthread_mutex_init(&dev->lock, NULL);
 	dev->info.size = sizeof(dev->info);
 	dev->info.api_version = NPR_UAPI_VERSION;
-	err = ops->probe(dev, index);
+	err = npr_backend_probe(dev, index);
 	if (err)
 		goto fail;
 	dev->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -335,8 +333,8 @@ static int do_open(const char *name, unsigned int flags)
 	return dev->fd;
 fail:
 	pthread_mutex_destroy(&dev->lock);
-	if (dev->priv && ops->release)
-		ops->release(dev);
+	if (dev->priv)
+		npr_backend_release(dev);
 	free(dev->priv);
 	free(dev);
 	return npr_err_default(err, mark);
@@ -371,8 +369,7 @@ static int do_close(int fd)
 	free(dev->slots);
 	close(dev->fd);
 	pthread_mutex_destroy(&dev->lock);
-	if (dev->ops->release)
-		dev->ops->release(dev);
+	npr_backend_release(dev);
 	free(dev->priv);
 	free(dev);
 	return 0;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "graph/graph.h"
+#include "backend.h"
 
 struct npr_device;
 struct npr_props;
@@ -18,102 +19,6 @@ struct npr_exec;
 struct npr_prepared;
 struct npr_request;
 
-/**
- * struct npr_backend_ops - what a backend implements
- * @api_version: NPR_BACKEND_API_VERSION the backend was written against.
- * @name: backend name, also the device name prefix ("cpu").
- * @probe: fill dev->info for device @index; -ENODEV if there is none.
- * @compile: build the backend's executable form of ex->g (already lowered,
- *           shape-inferred and folded); store it in ex->priv.
- * @exec_destroy: free ex->priv.  Optional.
- * @request_create: per-request state in rq->priv (buffers, the recorded
- *                  work list).  Optional.
- * @request_destroy: free rq->priv.  Optional.
- * @infer: run one inference: read rq->in[] and write rq->out[] (both in
- *         the ports' external element types).  Return 0 or -errno with
- *         npr_err() set.
- * @release: free what probe put in dev->priv besides the memory itself
- *           (driver contexts), after every object of the device is gone;
- *           also called when probe fails.  Optional.
- * @param: a backend-specific value of a read-only integer property
- *         (OPTIMAL_NUMBER_OF_INFER_REQUESTS of an NPU).  Optional.
- * @param_bytes: a backend-specific string or list property (the PCI
- *               address of an NPU).  Optional.
- * @native_export: the driver's compiled form of ex, for EXPORT and the
- *                 model cache; import hands it back in ex->native and
- *                 compile uses it instead of compiling.  Optional.
- *
- * Arguments are validated by lib/ before any of these is called.  Optional
- * members are defaulted in lib/backend.c.
- */
-struct npr_backend_ops {
-	unsigned int api_version;
-	const char *name;
-	int (*probe)(struct npr_device *dev, int index);
-	int (*compile)(struct npr_exec *ex);
-	void (*exec_destroy)(struct npr_exec *ex);
-	int (*request_create)(struct npr_request *rq);
-	void (*request_destroy)(struct npr_request *rq);
-	int (*infer)(struct npr_request *rq);
-	/* optional: which nodes of a compiled graph the device runs (all
-	 * with a reference kernel when absent) */
-	int (*query)(struct npr_device *dev, const struct npr_graph *g,
-		     bool *supported);
-	void (*release)(struct npr_device *dev);
-	/* optional: the backend's value of an integer property under @p
-	 * (0), or -ENOENT for the generic one */
-	int (*param)(const struct npr_device *dev, const struct npr_props *p,
-		     uint32_t id, int64_t *value);
-	/* runs graphs whose shapes depend on input values (infers them
-	 * per inference and sizes outputs with npr_request_out_shape()) */
-	bool dynamic_shapes;
-	/* optional: the constants compile prepared (packed weights), for
-	 * the blob; *out is malloc'd, the buffers stay the exec's */
-	int (*prepared)(const struct npr_exec *ex, struct npr_prepared **out);
-	/* optional: whether the backend holds constant @value of ex->g in
-	 * its prepared constants (packed weights it can unpack), so that a
-	 * blob need not carry its bytes; compile may then free them (data
-	 * NULL), and import gives it none */
-	bool (*held)(const struct npr_exec *ex, int value);
-	/* optional: a backend-specific string (or, for a list property,
-	 * NUL-separated strings ending in an empty one) in @buf, its length
-	 * with the last NUL in *@len; -ENOENT if the backend has none */
-	int (*param_bytes)(const struct npr_device *dev, uint32_t id,
-			   char *buf, size_t *len);
-	/* optional: the driver's own form of a compiled model, stored in
-	 * exported blobs after the graph; on import it is in ex->native
-	 * when compile is called */
-	int (*native_export)(const struct npr_exec *ex, void **out,
-			     size_t *len);
-};
-
-/**
- * struct npr_prepared - a backend's prepared constants, opaque to lib/
- * @layout: what the bytes mean, as the backend names it; a backend refuses
- *          a layout other than its own with -EPROTONOSUPPORT.
- * @n: entries in @buf.
- * @buf: per buffer the node it belongs to, its index among that node's
- *       buffers, the bytes (64-byte aligned) and their size.
- *
- * Export writes them into the blob; import hands them to compile in
- * ex->prep, pointing into the blob's memory (ex->g->weights), which lives
- * as long as the exec.
- */
-struct npr_prepared {
-	char layout[64];
-	int n;
-	struct npr_prep_buf {
-		int node, index;
-		const void *data;
-		uint64_t bytes;
-	} buf[];
-};
-
-#define NPR_BACKEND_API_VERSION	1
-
-extern const struct npr_backend_ops npr_cpu_backend_ops;
-extern const struct npr_backend_ops npr_npu_backend_ops;
-extern const struct npr_backend_ops npr_null_backend_ops;
 
 /*
  * Properties that a device holds and a compiled model snapshots; the table
@@ -372,9 +277,6 @@ int npr_cache_prune(const char *dir, uint64_t max, const char *keep);
 
 /* lib/core.c: free a compiled model that no handle names */
 void npr_exec_free(struct npr_exec *ex);
-
-/* lib/backend.c */
-const struct npr_backend_ops *npr_backend_find(const char *name, int *index);
 
 /* lib/core.c and lib/core_req.c, for ring jobs */
 int npr_job_compile(struct npr_device *dev, uint32_t model, uint32_t *exec);

@@ -750,16 +750,16 @@ int npr_cmd_compile(struct npr_device *dev, void *arg)
 	if (err)
 		goto fail_ex;
 	err = npr_graph_dynamic(ex->g);
-	if (err >= 0 && !dev->ops->dynamic_shapes) {
+	if (err >= 0 && !npr_backend_has(dev, NPR_BACKEND_CAP_DYNAMIC_SHAPES)) {
 		err = npr_node_err(&ex->g->nodes[err], -EOPNOTSUPP,
 				   "the output shape depends on input values, which the %s device does not support",
-				   dev->ops->name);
+				   npr_backend_name(dev));
 		goto fail_ex;
 	}
 	err = make_ports(ex, src);
 	if (err)
 		goto fail_ex;
-	err = dev->ops->compile(ex);
+	err = npr_backend_compile(ex);
 	if (err)
 		goto fail_ex;
 	/* the backend has its own form of the weights: let the file go */
@@ -825,7 +825,7 @@ int npr_cmd_import(struct npr_device *dev, void *arg)
 	err = npr_blob_import(dev, (const void *)(uintptr_t)a->data,
 			      a->bytes, &ex);
 	if (!err)
-		err = dev->ops->compile(ex);
+		err = npr_backend_compile(ex);
 	if (!err) {
 		pthread_mutex_lock(&dev->lock);
 		err = npr_handle_alloc(dev, ex, NPR_HANDLE_EXEC, &a->exec);

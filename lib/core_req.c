@@ -406,11 +406,9 @@ int npr_cmd_req_create(struct npr_device *dev, void *arg)
 		if (!rq->prof)
 			goto fail;
 	}
-	if (dev->ops->request_create) {
-		err = dev->ops->request_create(rq);
-		if (err)
-			goto fail;
-	}
+	err = npr_backend_request_create(rq);
+	if (err)
+		goto fail;
 	pthread_mutex_lock(&dev->lock);
 	err = npr_handle_alloc(dev, rq, NPR_HANDLE_REQUEST, &a->req);
 	if (err)
@@ -583,7 +581,7 @@ int npr_request_out_shape(struct npr_request *rq, int i,
  */
 int npr_request_infer(struct npr_request *rq)
 {
-	int err = rq->ex->dev->ops->infer(rq);
+	int err = npr_backend_infer(rq);
 
 	if (!err)
 		state_commit(rq);

@@ -37,6 +37,7 @@ static int null_infer(struct npr_request *rq)
 const struct npr_backend_ops npr_null_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "null",
+	.caps = NPR_BACKEND_CAP_INLINE_INFER,
 	.probe = null_probe,
 	.compile = null_compile,
 	.infer = null_infer,

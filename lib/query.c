@@ -54,7 +54,8 @@ int npr_query_model(struct npr_device *dev, const struct npr_graph *model,
 	if (err)
 		g = NULL;
 	/* shapes from input values: only where the device infers them */
-	if (g && !dev->ops->dynamic_shapes && npr_graph_dynamic(g) >= 0) {
+	if (g && !npr_backend_has(dev, NPR_BACKEND_CAP_DYNAMIC_SHAPES) &&
+	    npr_graph_dynamic(g) >= 0) {
 		npr_graph_free(g);
 		g = NULL;
 	}
@@ -64,16 +65,11 @@ int npr_query_model(struct npr_device *dev, const struct npr_graph *model,
 			npr_graph_free(g);
 			return -ENOMEM;
 		}
-		if (dev->ops->query) {
-			err = dev->ops->query(dev, g, dev_ok);
-			if (err) {
-				free(dev_ok);
-				npr_graph_free(g);
-				return err;
-			}
-		} else {
-			for (i = 0; i < g->nnodes; i++)
-				dev_ok[i] = runs(&g->nodes[i]);
+		err = npr_backend_query(dev, g, dev_ok);
+		if (err) {
+			free(dev_ok);
+			npr_graph_free(g);
+			return err;
 		}
 	}
 	for (i = 0; i < model->nnodes; i++) {

@@ -1626,13 +1626,13 @@ static int cpu_infer(struct npr_request *rq)
 const struct npr_backend_ops npr_cpu_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "cpu",
+	.caps = NPR_BACKEND_CAP_DYNAMIC_SHAPES,
 	.probe = cpu_probe,
 	.compile = cpu_compile,
 	.exec_destroy = cpu_exec_destroy,
 	.request_create = cpu_request_create,
 	.request_destroy = cpu_request_destroy,
 	.infer = cpu_infer,
-	.dynamic_shapes = true,
 	.prepared = cpu_prepared,
 	.held = cpu_held,
 };

@@ -716,7 +716,7 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 		return -ENOMEM;
 	r->dev = dev;
 	r->entries = a->cq_entries ? a->cq_entries : RING_DEFAULT_ENTRIES;
-	r->inline_infer = dev->ops == &npr_null_backend_ops;
+	r->inline_infer = npr_backend_has(dev, NPR_BACKEND_CAP_INLINE_INFER);
 	r->nworkers = r->inline_infer ? 2 : npr_cpu_count();
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_mutex_init(&r->sq_lock, NULL);

@@ -330,8 +330,7 @@ static void w_graph(struct wbuf *w, const struct npr_graph *g,
 	for (i = 0; i < g->nvals; i++) {
 		const struct npr_value *v = &g->vals[i];
 		/* the backend's prepared constants carry it (packed) */
-		bool held = used[i] && ex && ex->dev->ops->held &&
-			    ex->dev->ops->held(ex, i);
+		bool held = used[i] && ex && npr_backend_held(ex, i);
 		bool data = v->data && used[i] && !held;
 
 		w_u32(w, v->type);
@@ -486,10 +485,10 @@ int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
 	w_ports(&w, ex->in, ex->nin);
 	w_ports(&w, ex->out, ex->nout);
 	w_graph(&w, ex->g, ex);
-	if (dev->ops->prepared) {
+	{
 		unsigned long mark = npr_err_mark();
 
-		err = dev->ops->prepared(ex, &prep);
+		err = npr_backend_prepared(ex, &prep);
 		if (err) {
 			free(w.p);
 			return npr_err_default(err, mark);
@@ -497,11 +496,11 @@ int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
 	}
 	w_prepared(&w, prep);
 	free(prep);
-	if (dev->ops->native_export) {
+	if (npr_backend_has_native(dev)) {
 		void *nat = NULL;
 		size_t nlen = 0;
 
-		err = dev->ops->native_export(ex, &nat, &nlen);
+		err = npr_backend_native_export(ex, &nat, &nlen);
 		if (err) {
 			free(w.p);
 			return err;
@@ -519,7 +518,7 @@ int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
 	memcpy(h, NPR_BLOB_MAGIC, 8);
 	*(uint32_t *)(h + 8) = NPR_BLOB_FORMAT;
 	*(uint32_t *)(h + 12) = NPR_BLOB_HEADER;
-	header_field(h + 16, 16, dev->ops->name);
+	header_field(h + 16, 16, npr_backend_name(dev));
 	header_field(h + 32, 32, dev->info.arch);
 	header_field(h + 64, 16, NPR_LIB_VERSION);
 	psize = w.len - NPR_BLOB_HEADER;
@@ -1236,9 +1235,9 @@ static int check_header(const struct npr_device *dev, const void *buf,
 	if (strcmp(version, NPR_LIB_VERSION))
 		return npr_err(-EPROTONOSUPPORT, "blob written by library %s, this is %s",
 			       version, NPR_LIB_VERSION);
-	if (strcmp(backend, dev->ops->name))
+	if (strcmp(backend, npr_backend_name(dev)))
 		return npr_err(-ENODEV, "blob compiled for the %s device, not %s",
-			       backend, dev->ops->name);
+			       backend, npr_backend_name(dev));
 	if (strcmp(arch, dev->info.arch))
 		return npr_err(-ENODEV, "blob compiled for architecture %s, this device is %s",
 			       arch, dev->info.arch);
@@ -1356,7 +1355,7 @@ static int import_mem(struct npr_device *dev, struct npr_blob *mem,
 		r_graph(&r, g, 0);
 	if (!r.err)
 		r_prepared(&r, g, &ex->prep);
-	if (!r.err && dev->ops->native_export) {
+	if (!r.err && npr_backend_has_native(dev)) {
 		uint64_t nlen = r_u64(&r);
 
 		if (!r.err && nlen > r.len - r.pos)
@@ -1374,7 +1373,7 @@ static int import_mem(struct npr_device *dev, struct npr_blob *mem,
 	if (!r.err && r.pos != r.len)
 		bad(&r, "bytes after the prepared constants");
 	/* the backend checks that it holds each one (compile) */
-	if (!r.err && r.nheld && (!ex->prep || !dev->ops->held))
+	if (!r.err && r.nheld && (!ex->prep || !npr_backend_holds_constants(dev)))
 		bad(&r, "constants held by prepared data the blob has not");
 	err = r.err;
 	if (!err)
@@ -1592,7 +1591,7 @@ int npr_blob_import_compiled(struct npr_device *dev, struct npr_blob *mem,
 	sum = sum_start(mem);
 	err = import_mem(dev, mem, true, &ex);
 	if (!err)
-		err = dev->ops->compile(ex);
+		err = npr_backend_compile(ex);
 	memcpy(&hash, h + 88, 8);
 	if (sum_finish(sum, mem) != hash)
 		err = npr_err(-EBADMSG, "blob corrupt: checksum mismatch");
