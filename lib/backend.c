@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "backend.h"
+#include "object.h"
 
 static const struct npr_backend_ops *const backends[] = {
 	&npr_cpu_backend_ops,

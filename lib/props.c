@@ -14,8 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "backend.h"
 #include "graph/graph.h"
+#include "object.h"
+#include "props.h"
+#include "sys.h"
+#include "uarg.h"
 
 /* scope and access bits of the table (the RW/COMPILE/CACHING ones are
  * the uapi's NPR_PROP_ACCESS_*) */

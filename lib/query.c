@@ -17,30 +17,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "backend.h"
+#include "error.h"
 #include "graph/graph.h"
+#include "passes/compile.h"
+#include "query.h"
 
 static bool housekeeping(const struct npr_node *n)
 {
 	return n->op->flags & (NPR_OP_SOURCE | NPR_OP_SINK);
 }
 
-/* The device's answer for an op it would run. */
+/* An op with a reference kernel: what a device runs without a query. */
 static bool runs(const struct npr_node *n)
 {
 	return n->op->eval != NULL;
 }
 
 /**
- * npr_query_model() - supported layers
+ * npr_device_supports() - which layers of a model a device supports
  * @dev: the device.
  * @model: the loaded model (not modified).
  * @supported: per model node, filled.
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0, -ENOMEM, or the backend's error.
  */
-int npr_query_model(struct npr_device *dev, const struct npr_graph *model,
-		    bool *supported)
+int npr_device_supports(struct npr_device *dev,
+			const struct npr_graph *model, bool *supported)
 {
 	struct npr_graph *g = NULL;
 	unsigned long mark = npr_err_mark();

@@ -30,7 +30,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "backend.h"
+#include "object.h"
+#include "store/blob.h"
 
 #if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
 #include "ir/ir.h"

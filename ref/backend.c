@@ -28,7 +28,11 @@
 #include <sys/utsname.h>
 #include <time.h>
 
-#include "core.h"
+#include "backend.h"
+#include "error.h"
+#include "object.h"
+#include "sys.h"
+#include "tensor.h"
 #include "ops/shape.h"
 #include "ref/conv/conv.h"
 #include "threads.h"

@@ -18,7 +18,7 @@
 #include "ref/kernels/fq.h"
 #include "ref/gemm.h"
 #include "ref/threads.h"
-#include "core.h"
+#include "passes/compile.h"
 #include "graph/graph.h"
 #include "ir/ir.h"
 #include "ops/deconv.h"

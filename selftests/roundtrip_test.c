@@ -22,7 +22,7 @@
 
 #include <npuring.h>
 
-#include "core.h"
+#include "passes/compile.h"
 #include "graph/graph.h"
 #include "ir/ir.h"
 #include "onnx/onnx.h"

@@ -41,8 +41,9 @@
 
 #include <libxml/xmlwriter.h>
 
-#include "core.h"
+#include "error.h"
 #include "ir.h"
+#include "passes/compile.h"
 
 struct wconst {
 	uint64_t hash;

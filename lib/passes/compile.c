@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "compile.h"
+#include "error.h"
 #include "graph/graph.h"
 
 /* Outputs larger than this are not folded (they would bloat the exec). */

@@ -48,8 +48,12 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
-#include "core.h"
+#include "backend.h"
+#include "blob.h"
+#include "error.h"
 #include "graph/graph.h"
+#include "object.h"
+#include "props.h"
 
 #define NPR_BLOB_MAGIC		"NPRBLOB"
 #define NPR_BLOB_FORMAT		3

@@ -44,8 +44,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "backend.h"
+#include "blob.h"
+#include "cache.h"
 #include "graph/graph.h"
+#include "object.h"
 
 /*
  * Streaming 128-bit hash: two npr_blob_hash chains over chunks.  Small

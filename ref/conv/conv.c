@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "sys.h"
 #include "conv.h"
 #include "ref/threads.h"
 #include "ops/eltwise.h"

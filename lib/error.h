@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The per-thread error detail (lib/error.c) beyond npr_err() and
+ * npr_node_err() (graph/graph.h) and npr_last_error() (npuring.h).
+ */
+#ifndef NPR_ERROR_H
+#define NPR_ERROR_H
+
+unsigned long npr_err_mark(void);
+int npr_err_default(int err, unsigned long mark);
+int npr_last_errno(void);
+
+#endif /* NPR_ERROR_H */

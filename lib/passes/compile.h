@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The compile pipeline (lib/passes/compile.c): a model graph lowered,
+ * shape-inferred and folded into the graph a backend compiles.
+ */
+#ifndef NPR_PASSES_COMPILE_H
+#define NPR_PASSES_COMPILE_H
+
+#include "graph/graph.h"
+
+int npr_compile_graph(const struct npr_graph *src,
+		      const struct npr_shape *shapes, struct npr_graph **out);
+int npr_compile_graph_take(struct npr_graph *src,
+			   const struct npr_shape *shapes,
+			   struct npr_graph **out);
+
+#endif /* NPR_PASSES_COMPILE_H */
