@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * Backend registry: device names map to backend ops tables.
+ * Backends: the registry (device names map to backend ops tables) and one
+ * wrapper per member of struct npr_backend_ops.  This is the only file of
+ * lib/ that calls through a backend's ops table or names a backend; an
+ * optional member a backend leaves NULL gets its default here.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "backend.h"
+#include "object.h"
 #include "ref/kernels/registry.h"
 
 static const struct npr_backend_ops *const backends[] = {
@@ -62,4 +67,239 @@ const struct npr_backend_ops *npr_backend_find(const char *name, int *index)
 npr_evaluator_fn npr_backend_evaluator(void)
 {
 	return npr_kernel_find;
+}
+
+/**
+ * npr_backend_name() - the name of the backend a device runs on
+ * @dev: the device.
+ *
+ * Return: "cpu", "npu" or "null"; static.
+ */
+const char *npr_backend_name(const struct npr_device *dev)
+{
+	return dev->ops->name;
+}
+
+/**
+ * npr_backend_has() - whether a device's backend has a capability
+ * @dev: the device.
+ * @cap: one or more enum npr_backend_cap bits.
+ *
+ * Return: true if the backend declares every bit of @cap.
+ */
+bool npr_backend_has(const struct npr_device *dev, unsigned int cap)
+{
+	return (dev->ops->caps & cap) == cap;
+}
+
+/**
+ * npr_backend_probe() - find device @index of the backend and describe it
+ * @dev: the device, with dev->ops set; fills dev->info and dev->priv.
+ * @index: N of "name.N".
+ *
+ * Return: 0, or -ENODEV if there is no such device, or -errno.
+ */
+int npr_backend_probe(struct npr_device *dev, int index)
+{
+	return dev->ops->probe(dev, index);
+}
+
+/**
+ * npr_backend_release() - free the backend's driver state of a device
+ * @dev: the device, after every object of it is gone, or after a failed
+ *       probe that left dev->priv set.  Nothing to do without a release
+ *       member; the memory of dev->priv itself stays the caller's to free.
+ */
+void npr_backend_release(struct npr_device *dev)
+{
+	if (dev->ops->release)
+		dev->ops->release(dev);
+}
+
+/**
+ * npr_backend_compile() - build the backend's executable form of ex->g
+ * @ex: the compiled model (graph lowered, shapes static, constants
+ *      folded), or an imported one with ex->prep and ex->native.
+ *
+ * Return: 0 or -errno with npr_err() set; ex->priv then holds the
+ * backend's data, freed by npr_backend_exec_destroy().
+ */
+int npr_backend_compile(struct npr_exec *ex)
+{
+	return ex->dev->ops->compile(ex);
+}
+
+/**
+ * npr_backend_exec_destroy() - free the backend's data of a compiled model
+ * @ex: the compiled model; nothing to do when ex->priv is NULL.
+ */
+void npr_backend_exec_destroy(struct npr_exec *ex)
+{
+	if (ex->priv && ex->dev->ops->exec_destroy)
+		ex->dev->ops->exec_destroy(ex);
+}
+
+/**
+ * npr_backend_request_create() - the backend's per-request state
+ * @rq: the request, its tensors allocated; fills rq->priv.
+ *
+ * Return: 0 (also without a request_create member) or -errno.
+ */
+int npr_backend_request_create(struct npr_request *rq)
+{
+	const struct npr_backend_ops *ops = rq->ex->dev->ops;
+
+	return ops->request_create ? ops->request_create(rq) : 0;
+}
+
+/**
+ * npr_backend_request_destroy() - free the backend's per-request state
+ * @rq: the request; nothing to do when rq->priv is NULL.
+ */
+void npr_backend_request_destroy(struct npr_request *rq)
+{
+	const struct npr_backend_ops *ops = rq->ex->dev->ops;
+
+	if (rq->priv && ops->request_destroy)
+		ops->request_destroy(rq);
+}
+
+/**
+ * npr_backend_infer() - run one inference
+ * @rq: the request, not running elsewhere.
+ *
+ * Return: 0, or -errno with npr_err() set (-ECANCELED when rq->cancel
+ * stopped it).
+ */
+int npr_backend_infer(struct npr_request *rq)
+{
+	return rq->ex->dev->ops->infer(rq);
+}
+
+/**
+ * npr_backend_query() - which nodes of a compiled graph the device runs
+ * @dev: the device.
+ * @g: the compiled graph.
+ * @supported: per node of @g, filled.  Without a query member: every node
+ *             whose op has a reference kernel.
+ *
+ * Return: 0 or -errno.
+ */
+int npr_backend_query(struct npr_device *dev, const struct npr_graph *g,
+		      bool *supported)
+{
+	int i;
+
+	if (dev->ops->query)
+		return dev->ops->query(dev, g, supported);
+	for (i = 0; i < g->nnodes; i++)
+		supported[i] = npr_kernel_find(g->nodes[i].op) != NULL;
+	return 0;
+}
+
+/**
+ * npr_backend_param() - the backend's value of a read-only integer property
+ * @dev: the device.
+ * @p: the properties in force (the device's or a compiled model's).
+ * @id: enum npr_param_id.
+ * @value: Out. The value.
+ *
+ * Return: 0, or -ENOENT when the backend has no value of its own (also
+ * without a param member): the generic one applies.
+ */
+int npr_backend_param(const struct npr_device *dev,
+		      const struct npr_props *p, uint32_t id, int64_t *value)
+{
+	return dev->ops->param ? dev->ops->param(dev, p, id, value) : -ENOENT;
+}
+
+/**
+ * npr_backend_param_bytes() - a backend-specific string or list property
+ * @dev: the device.
+ * @id: enum npr_param_id.
+ * @buf: Out. The string, or NUL-separated strings ending in an empty one.
+ * @len: In: the size of @buf.  Out: the length with the last NUL.
+ *
+ * Return: 0, or -ENOENT when the backend has none (also without a
+ * param_bytes member).
+ */
+int npr_backend_param_bytes(const struct npr_device *dev, uint32_t id,
+			    char *buf, size_t *len)
+{
+	if (!dev->ops->param_bytes)
+		return -ENOENT;
+	return dev->ops->param_bytes(dev, id, buf, len);
+}
+
+/**
+ * npr_backend_prepared() - the constants compile prepared, for a blob
+ * @ex: the compiled model.
+ * @out: Out. malloc'd by the backend, freed by the caller; the buffers it
+ *       points at stay the exec's.  NULL without a prepared member.
+ *
+ * Return: 0 or -errno.
+ */
+int npr_backend_prepared(const struct npr_exec *ex,
+			 struct npr_prepared **out)
+{
+	*out = NULL;
+	if (!ex->dev->ops->prepared)
+		return 0;
+	return ex->dev->ops->prepared(ex, out);
+}
+
+/**
+ * npr_backend_holds_constants() - whether the backend may hold constants
+ * in its prepared form (it has a held member)
+ * @dev: the device.
+ *
+ * Return: true if npr_backend_held() can answer true.
+ */
+bool npr_backend_holds_constants(const struct npr_device *dev)
+{
+	return dev->ops->held != NULL;
+}
+
+/**
+ * npr_backend_held() - whether a constant lives in the prepared constants
+ * @ex: the compiled model.
+ * @value: a value index of ex->g.
+ *
+ * Return: true if a blob need not carry the bytes of @value; false
+ * without a held member.
+ */
+bool npr_backend_held(const struct npr_exec *ex, int value)
+{
+	return ex->dev->ops->held && ex->dev->ops->held(ex, value);
+}
+
+/**
+ * npr_backend_has_native() - whether blobs of the device carry the
+ * driver's own compiled form (it has a native_export member)
+ * @dev: the device.
+ *
+ * Return: true if export writes, and import reads, a native section.
+ */
+bool npr_backend_has_native(const struct npr_device *dev)
+{
+	return dev->ops->native_export != NULL;
+}
+
+/**
+ * npr_backend_native_export() - the driver's compiled form of a model
+ * @ex: the compiled model.
+ * @out: Out. malloc'd, freed by the caller; NULL without a native_export
+ *       member.
+ * @len: Out. Its size; 0 without a native_export member.
+ *
+ * Return: 0 or -errno.
+ */
+int npr_backend_native_export(const struct npr_exec *ex, void **out,
+			      size_t *len)
+{
+	*out = NULL;
+	*len = 0;
+	if (!ex->dev->ops->native_export)
+		return 0;
+	return ex->dev->ops->native_export(ex, out, len);
 }

@@ -8,13 +8,20 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "error.h"
 #include "graph/graph.h"
-#include "core.h"
 
 static __thread char err_msg[1024];
 static __thread int err_code;
 static __thread unsigned long err_seq;
 
+/**
+ * npr_err() - set this thread's error message
+ * @err: the -errno the caller is about to return.
+ * @fmt: printf format of the message.
+ *
+ * Return: @err, so that "return npr_err(-EINVAL, ...);" reads naturally.
+ */
 int npr_err(int err, const char *fmt, ...)
 {
 	va_list ap;
@@ -27,6 +34,14 @@ int npr_err(int err, const char *fmt, ...)
 	return err;
 }
 
+/**
+ * npr_node_err() - npr_err() with the layer named first
+ * @n: the node.
+ * @err: the -errno.
+ * @fmt: printf format of the rest of the message.
+ *
+ * Return: @err.
+ */
 int npr_node_err(const struct npr_node *n, int err, const char *fmt, ...)
 {
 	va_list ap;
@@ -45,14 +60,24 @@ int npr_node_err(const struct npr_node *n, int err, const char *fmt, ...)
 	return err;
 }
 
-/* A mark taken before a call; npr_err_default() after it. */
+/**
+ * npr_err_mark() - a mark taken before a call, for npr_err_default()
+ *
+ * Return: the mark.
+ */
 unsigned long npr_err_mark(void)
 {
 	return err_seq;
 }
 
-/* Make sure a failure always has a message of its own, even from a path
- * that only returned an errno. */
+/**
+ * npr_err_default() - make sure a failure has a message of its own, even
+ * from a path that only returned an errno
+ * @err: the call's result.
+ * @mark: npr_err_mark() from before the call.
+ *
+ * Return: @err.
+ */
 int npr_err_default(int err, unsigned long mark)
 {
 	if (err < 0 && (err_seq == mark || err_code != err))
@@ -60,11 +85,21 @@ int npr_err_default(int err, unsigned long mark)
 	return err;
 }
 
+/**
+ * npr_last_error() - this thread's last error message
+ *
+ * Return: the message; valid until the thread's next failing call.
+ */
 const char *npr_last_error(void)
 {
 	return err_msg;
 }
 
+/**
+ * npr_last_errno() - the errno that came with npr_last_error()
+ *
+ * Return: the -errno.
+ */
 int npr_last_errno(void)
 {
 	return err_code;

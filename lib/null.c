@@ -2,13 +2,14 @@
 /*
  * The null backend (device "null"): compiles any model to nothing and
  * completes every inference at once without touching the tensors.  It
- * measures the ring and the dispatcher alone and makes the uapi testable
+ * measures the ring and the ioctl layer alone and makes the uapi testable
  * without kernels.
  */
 #include <errno.h>
 #include <stdio.h>
 
-#include "core.h"
+#include "backend.h"
+#include "object.h"
 
 static int null_probe(struct npr_device *dev, int index)
 {
@@ -37,6 +38,7 @@ static int null_infer(struct npr_request *rq)
 const struct npr_backend_ops npr_null_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "null",
+	.caps = NPR_BACKEND_CAP_INLINE_INFER,
 	.probe = null_probe,
 	.compile = null_compile,
 	.infer = null_infer,

@@ -14,8 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "backend.h"
 #include "graph/graph.h"
+#include "object.h"
+#include "props.h"
+#include "sys.h"
+#include "uarg.h"
 
 /* scope and access bits of the table (the RW/COMPILE/CACHING ones are
  * the uapi's NPR_PROP_ACCESS_*) */
@@ -275,11 +279,6 @@ static void ob_str(struct obuf *o, const char *s)
 	ob_put(o, s, strlen(s) + 1);
 }
 
-static bool is_npu(const struct npr_device *dev)
-{
-	return dev->ops == &npr_npu_backend_ops;
-}
-
 /*
  * A property's flags on @dev: the NPU plugin's exist only on the npu
  * device, and an NPU has one stream (NUM_STREAMS reads 1, read-only).
@@ -289,9 +288,10 @@ static unsigned int flags_of(const struct npr_device *dev,
 {
 	unsigned int f = d->flags;
 
-	if ((f & P_NPU) && !is_npu(dev))
+	if ((f & P_NPU) && !npr_backend_has(dev, NPR_BACKEND_CAP_NPU_PARAMS))
 		return 0;
-	if (d == &defs[NPR_PARAM_NUM_STREAMS] && is_npu(dev))
+	if (d == &defs[NPR_PARAM_NUM_STREAMS] &&
+	    npr_backend_has(dev, NPR_BACKEND_CAP_ONE_STREAM))
 		f &= ~(P_RW | P_COMPILE);
 	return f;
 }
@@ -437,10 +437,10 @@ static int list_value(struct npr_device *dev, struct npr_exec *ex,
 				ob_str(o, defs[i].name);
 		break;
 	default:
-		if (dev->ops->param_bytes) {
+		{
 			char val[1024];
 			size_t n = sizeof(val);
-			int err = dev->ops->param_bytes(dev, id, val, &n);
+			int err = npr_backend_param_bytes(dev, id, val, &n);
 
 			if (err)
 				return err == -ENOENT ? npr_err(-EINVAL,
@@ -449,8 +449,6 @@ static int list_value(struct npr_device *dev, struct npr_exec *ex,
 			ob_put(o, val, n);
 			return o->err;
 		}
-		return npr_err(-EINVAL, "property %s has no value",
-			       defs[id].name);
 	}
 	ob_put(o, "", 1);
 	return o->err;
@@ -468,8 +466,8 @@ static int get_value(struct npr_device *dev, struct npr_exec *ex,
 	switch (d->type) {
 	case NPR_PROP_INT:
 	case NPR_PROP_BOOL:
-		if (dev->ops->param && !(flags_of(dev, d) & P_RW) &&
-		    !dev->ops->param(dev, p, id, &v[0]))
+		if (!(flags_of(dev, d) & P_RW) &&
+		    !npr_backend_param(dev, p, id, &v[0]))
 			a->value = (uint64_t)v[0];
 		else if (d->off < 0 && id != NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS &&
 			 id != NPR_PARAM_LOADED_FROM_CACHE)
@@ -513,9 +511,8 @@ static int get_value(struct npr_device *dev, struct npr_exec *ex,
 			if (d->off < 0) {
 				size_t n = sizeof(buf);
 
-				err = dev->ops->param_bytes ?
-				      dev->ops->param_bytes(dev, id, buf, &n) :
-				      -ENOENT;
+				err = npr_backend_param_bytes(dev, id, buf,
+							      &n);
 				if (err)
 					return err == -ENOENT ?
 					       npr_err(-EIO, "%s: the %s device did not answer",
@@ -566,9 +563,8 @@ static int set_value(struct npr_device *dev, struct npr_props *p,
 		if (id == NPR_PARAM_NPU_TILES && v != -1) {
 			int64_t max = 0;
 
-			if (dev->ops->param)
-				dev->ops->param(dev, p, NPR_PARAM_NPU_MAX_TILES,
-						&max);
+			npr_backend_param(dev, p, NPR_PARAM_NPU_MAX_TILES,
+					  &max);
 			if (v < 1 || v > max)
 				return npr_err(-ERANGE, "NPU_TILES %lld: the %s device has %lld tiles (NPU_MAX_TILES); -1 lets the compiler choose",
 					       (long long)v, dev->info.name,

@@ -17,30 +17,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "backend.h"
+#include "error.h"
 #include "graph/graph.h"
+#include "passes/compile.h"
+#include "query.h"
 
 static bool housekeeping(const struct npr_node *n)
 {
 	return n->op->flags & (NPR_OP_SOURCE | NPR_OP_SINK);
 }
 
-/* The device's answer for an op it would run. */
+/* An op with a reference kernel: what a device runs without a query. */
 static bool runs(const struct npr_node *n)
 {
 	return npr_backend_evaluator()(n->op) != NULL;
 }
 
 /**
- * npr_query_model() - supported layers
+ * npr_device_supports() - which layers of a model a device supports
  * @dev: the device.
  * @model: the loaded model (not modified).
  * @supported: per model node, filled.
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0, -ENOMEM, or the backend's error.
  */
-int npr_query_model(struct npr_device *dev, const struct npr_graph *model,
-		    bool *supported)
+int npr_device_supports(struct npr_device *dev,
+			const struct npr_graph *model, bool *supported)
 {
 	struct npr_graph *g = NULL;
 	unsigned long mark = npr_err_mark();
@@ -54,7 +57,8 @@ int npr_query_model(struct npr_device *dev, const struct npr_graph *model,
 	if (err)
 		g = NULL;
 	/* shapes from input values: only where the device infers them */
-	if (g && !dev->ops->dynamic_shapes && npr_graph_dynamic(g) >= 0) {
+	if (g && !npr_backend_has(dev, NPR_BACKEND_CAP_DYNAMIC_SHAPES) &&
+	    npr_graph_dynamic(g) >= 0) {
 		npr_graph_free(g);
 		g = NULL;
 	}
@@ -64,16 +68,11 @@ int npr_query_model(struct npr_device *dev, const struct npr_graph *model,
 			npr_graph_free(g);
 			return -ENOMEM;
 		}
-		if (dev->ops->query) {
-			err = dev->ops->query(dev, g, dev_ok);
-			if (err) {
-				free(dev_ok);
-				npr_graph_free(g);
-				return err;
-			}
-		} else {
-			for (i = 0; i < g->nnodes; i++)
-				dev_ok[i] = runs(&g->nodes[i]);
+		err = npr_backend_query(dev, g, dev_ok);
+		if (err) {
+			free(dev_ok);
+			npr_graph_free(g);
+			return err;
 		}
 	}
 	for (i = 0; i < model->nnodes; i++) {

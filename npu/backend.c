@@ -30,7 +30,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "backend.h"
+#include "object.h"
+#include "store/blob.h"
 
 #if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
 #include "ir/ir.h"
@@ -1151,6 +1153,7 @@ static int npu_infer(struct npr_request *rq)
 const struct npr_backend_ops npr_npu_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "npu",
+	.caps = NPR_BACKEND_CAP_NPU_PARAMS | NPR_BACKEND_CAP_ONE_STREAM,
 	.probe = npu_probe,
 	.compile = npu_compile,
 	.exec_destroy = npu_exec_destroy,
@@ -1185,6 +1188,7 @@ static int npu_infer(struct npr_request *rq)
 const struct npr_backend_ops npr_npu_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "npu",
+	.caps = NPR_BACKEND_CAP_NPU_PARAMS | NPR_BACKEND_CAP_ONE_STREAM,
 	.probe = npu_probe,
 	.compile = npu_compile,
 	.infer = npu_infer,

@@ -25,7 +25,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "core.h"
 
 #if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
 #include "npu.h"

@@ -11,7 +11,8 @@
 
 #include <pthread.h>
 
-#include "core.h"
+#include "backend.h"
+#include "object.h"
 #include "ze_graph.h"
 #include <level_zero/loader/ze_loader.h>
 

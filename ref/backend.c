@@ -25,7 +25,11 @@
 #include <sys/utsname.h>
 #include <time.h>
 
-#include "core.h"
+#include "backend.h"
+#include "error.h"
+#include "object.h"
+#include "sys.h"
+#include "tensor.h"
 #include "ref/kernels/registry.h"
 #include "cpu.h"
 #include "dynamic.h"
@@ -491,13 +495,13 @@ static int cpu_infer(struct npr_request *rq)
 const struct npr_backend_ops npr_cpu_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "cpu",
+	.caps = NPR_BACKEND_CAP_DYNAMIC_SHAPES,
 	.probe = cpu_probe,
 	.compile = cpu_compile,
 	.exec_destroy = cpu_exec_destroy,
 	.request_create = cpu_request_create,
 	.request_destroy = cpu_request_destroy,
 	.infer = cpu_infer,
-	.dynamic_shapes = true,
 	.prepared = cpu_prepared,
 	.held = cpu_held,
 };

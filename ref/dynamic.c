@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "error.h"
+#include "sys.h"
 #include "ref/kernels/registry.h"
 #include "cpu.h"
 #include "dynamic.h"

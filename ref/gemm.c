@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "sys.h"
 #include "gemm.h"
 #include "threads.h"
 

@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "backend.h"
+#include "object.h"
 #include "ops/shape.h"
 #include "passes/fuse.h"
 #include "cpu.h"

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "object.h"
 #include "cpu.h"
 #include "profile.h"
 

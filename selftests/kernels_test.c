@@ -14,12 +14,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "ref/conv/conv.h"
 #include "ref/kernels/fq.h"
 #include "ref/kernels/registry.h"
 #include "ref/gemm.h"
 #include "ref/threads.h"
-#include "core.h"
+#include "passes/compile.h"
 #include "graph/graph.h"
 #include "ir/ir.h"
 #include "ref/kernels/deconv.h"

@@ -26,7 +26,9 @@
 
 #include <npuring.h>
 
-#include "core.h"
+#include "backend.h"
+#include "passes/compile.h"
+#include "store/blob.h"
 #include "graph/graph.h"
 #include "ir/ir.h"
 #include "onnx/onnx.h"

@@ -34,7 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "store/cache.h"
 #include "harness.h"
 #include "npuring.h"
 #include "onnx/onnx.h"

@@ -14,7 +14,9 @@
 
 #include "harness.h"
 #include "npuring.h"
-#include "core.h"
+#include "backend.h"
+#include "object.h"
+#include "query.h"
 #include "graph/graph.h"
 #include "ir/ir.h"
 
@@ -190,7 +192,7 @@ TEST(housekeeping_nodes_follow_their_neighbours)
 	ASSERT_EQ(npr_ir_parse(net, strlen(net), w, &g), 0);
 	npr_blob_put(w);
 	ASSERT_LE(g->nnodes, 16);
-	ASSERT_EQ(npr_query_model(&dev, g, ok), 0);
+	ASSERT_EQ(npr_device_supports(&dev, g, ok), 0);
 	EXPECT_FALSE(supported(g, ok, "conv"));
 	EXPECT_FALSE(supported(g, ok, "w"));	/* feeds only conv */
 	EXPECT_FALSE(supported(g, ok, "r1"));	/* fed by conv */
@@ -199,7 +201,7 @@ TEST(housekeeping_nodes_follow_their_neighbours)
 	EXPECT_TRUE(supported(g, ok, "r2"));
 	/* the real cpu device: all of it */
 	dev.ops = &npr_cpu_backend_ops;
-	ASSERT_EQ(npr_query_model(&dev, g, ok), 0);
+	ASSERT_EQ(npr_device_supports(&dev, g, ok), 0);
 	EXPECT_TRUE(supported(g, ok, "conv"));
 	EXPECT_TRUE(supported(g, ok, "w"));
 	EXPECT_TRUE(supported(g, ok, "x"));

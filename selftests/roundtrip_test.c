@@ -22,7 +22,8 @@
 
 #include <npuring.h>
 
-#include "core.h"
+#include "backend.h"
+#include "passes/compile.h"
 #include "graph/graph.h"
 #include "ir/ir.h"
 #include "onnx/onnx.h"

@@ -21,7 +21,7 @@ extern "C" {
 
 /**
  * npr_open() - open a device
- * @name: "cpu", "cpu.0"; later backends add their own names.
+ * @name: "cpu", "cpu.N", "npu", "npu.N" or "null" (lib/backend.c).
  * @flags: must be 0.
  *
  * Return: a file descriptor (>= 0) that names the device for the other

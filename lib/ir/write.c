@@ -42,7 +42,6 @@
 #include <libxml/xmlwriter.h>
 
 #include "error.h"
-#include "graph/graph.h"
 #include "ir.h"
 #include "passes/compile.h"
 

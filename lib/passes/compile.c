@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile.h"
+#include "error.h"
 #include "graph/graph.h"
 #include "ops/infer.h"
 

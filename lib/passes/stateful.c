@@ -15,7 +15,7 @@
  * g->outputs; g->vars says which belongs to which variable.  Backends thus
  * run an ordinary graph, and a device that knows state arguments (the NPU
  * compiler's vpux_ie_read_value_* / vpux_ie_assign_*) sees one input and
- * one output per variable.  The request layer (lib/core_req.c) keeps the
+ * one output per variable.  The request layer (lib/request.c) keeps the
  * values: after each successful inference it copies every Assign output
  * into its state input and sets valid.
  */

@@ -16,11 +16,13 @@
 #include <sys/stat.h>
 #include <liburing.h>
 
-#include "core.h"
 #include "graph/file.h"
+#include "graph/graph.h"
 #include "ir/ir.h"
+#include "model.h"
+#include "object.h"
 #include "onnx/onnx.h"
-#include "ring.h"
+#include "load.h"
 
 #define READ_CHUNK		(256u << 10)	/* bytes per IORING_OP_READ */
 #define READ_DEPTH		8		/* reads in flight per file */
@@ -227,7 +229,7 @@ int npr_ring_load(struct npr_device *dev, struct io_uring *ring,
 		return npr_model_load_deferred(dev, path, NULL, h);
 	if (n > 5 && !strcmp(path + n - 5, ".onnx")) {
 		err = load_onnx(ring, path, &g);
-		return err ? err : npr_job_model_add(dev, g, h);
+		return err ? err : npr_model_add(dev, g, h);
 	}
 	err = read_file(ring, path, "model", NPR_IR_MAX_XML, &xml, &xlen);
 	if (err)
@@ -262,5 +264,5 @@ int npr_ring_load(struct npr_device *dev, struct io_uring *ring,
 	free(bin);
 	if (err)
 		return err;
-	return npr_job_model_add(dev, g, h);
+	return npr_model_add(dev, g, h);
 }

@@ -15,7 +15,7 @@
  *
  * Workers: on the io_uring path each worker runs an event loop on an
  * io_uring of its own, woken by an IORING_OP_MSG_RING from whoever queued
- * work; the same ring carries its file reads (LOAD, in ring_load.c).  On the fallback path
+ * work; the same ring carries its file reads (LOAD, in load.c).  On the fallback path
  * they wait on a condition variable and read with pread().
  *
  * A timer thread expires jobs whose deadline passes before they start,
@@ -51,7 +51,14 @@
 #include <sys/stat.h>
 #include <liburing.h>
 
-#include "core.h"
+#include "backend.h"
+#include "error.h"
+#include "model.h"
+#include "object.h"
+#include "request.h"
+#include "sys.h"
+#include "uarg.h"
+#include "load.h"
 #include "ring.h"
 
 #define RING_DEFAULT_ENTRIES	256
@@ -156,22 +163,63 @@ struct npr_ring {
 	uint64_t timer_at;		/* its wake-up time, 0: none */
 };
 
-/* The ioctl whose argument struct a job carries, 0 if none. */
-static unsigned long op_cmd(unsigned int op)
+/*
+ * Jobs that carry an ioctl's argument struct (IMPORT, EXPORT, the
+ * variables): the struct is copied and checked like the ioctl's at
+ * submission (steps 1-4 of the validation order), run on a worker, and its
+ * outputs are written back before the completion is posted.  Per opcode:
+ * the ioctl, and the struct's size and smallest size as in lib/dev.c.
+ */
+static const struct job_arg {
+	unsigned int op;
+	unsigned long cmd;
+	size_t ksize, v1;
+} job_args[] = {
+	{ NPR_OP_IMPORT, NPR_IOCTL_IMPORT,
+	  NPR_UARG(struct npr_import, reserved) },
+	{ NPR_OP_EXPORT, NPR_IOCTL_EXPORT,
+	  NPR_UARG(struct npr_export, bytes) },
+	{ NPR_OP_STATE_GET, NPR_IOCTL_STATE_GET,
+	  NPR_UARG(struct npr_state_arg, bytes) },
+	{ NPR_OP_STATE_SET, NPR_IOCTL_STATE_SET,
+	  NPR_UARG(struct npr_state_arg, bytes) },
+	{ NPR_OP_STATE_RESET, NPR_IOCTL_STATE_RESET,
+	  NPR_UARG(struct npr_state_arg, bytes) },
+};
+
+/* The argument struct a job carries, NULL if none. */
+static const struct job_arg *op_arg(unsigned int op)
 {
-	switch (op) {
-	case NPR_OP_IMPORT:
-		return NPR_IOCTL_IMPORT;
-	case NPR_OP_EXPORT:
-		return NPR_IOCTL_EXPORT;
-	case NPR_OP_STATE_GET:
-		return NPR_IOCTL_STATE_GET;
-	case NPR_OP_STATE_SET:
-		return NPR_IOCTL_STATE_SET;
-	case NPR_OP_STATE_RESET:
-		return NPR_IOCTL_STATE_RESET;
+	size_t i;
+
+	for (i = 0; i < sizeof(job_args) / sizeof(job_args[0]); i++)
+		if (job_args[i].op == op)
+			return &job_args[i];
+	return NULL;
+}
+
+/* Copy in and check a job's argument struct, at submission. */
+static int job_arg_in(const struct job_arg *ja, const void *uarg, void *karg,
+		      uint32_t *usize)
+{
+	const struct npr_state_arg *st = karg;
+	const struct npr_import *im = karg;
+	const struct npr_export *ex = karg;
+	int err;
+
+	err = npr_uarg_in(karg, ja->ksize, ja->v1, uarg, usize);
+	if (err)
+		return err;
+	switch (ja->cmd) {
+	case NPR_IOCTL_IMPORT:
+		return npr_check_args(im->flags, 0, im->reserved);
+	case NPR_IOCTL_EXPORT:
+		return npr_check_args(ex->flags, 0, ex->reserved);
+	default:
+		return npr_check_flags(st->flags,
+				       ja->cmd == NPR_IOCTL_STATE_RESET ?
+				       NPR_STATE_RESET_ALL : 0);
 	}
-	return 0;
 }
 
 /* ---- completion --------------------------------------------------------- */
@@ -179,7 +227,7 @@ static unsigned long op_cmd(unsigned int op)
 static void job_free(struct npr_ring *r, struct job *j)
 {
 	if (j->rq)
-		npr_req_release(r->dev, j->rq);
+		npr_request_release(r->dev, j->rq);
 	free(j->path);
 	free(j);
 }
@@ -317,7 +365,7 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 	 * copies CQEs without the lock and may resubmit it at once.
 	 */
 	if (j->rq) {
-		npr_req_release(r->dev, j->rq);
+		npr_request_release(r->dev, j->rq);
 		j->rq = NULL;
 	}
 	if (!started)
@@ -399,12 +447,23 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 
 static int run_arg_job(struct npr_ring *r, struct job *j)
 {
-	unsigned long cmd = op_cmd(j->sqe.opcode);
+	const struct job_arg *ja = op_arg(j->sqe.opcode);
+	unsigned long mark = npr_err_mark();
 	int err;
 
-	err = npr_job_run_arg(r->dev, j->rq, cmd, &j->arg);
+	switch (ja->cmd) {
+	case NPR_IOCTL_IMPORT:
+		err = npr_model_import_ioctl(r->dev, &j->arg);
+		break;
+	case NPR_IOCTL_EXPORT:
+		err = npr_model_export_ioctl(r->dev, &j->arg);
+		break;
+	default:
+		err = npr_request_state(j->rq, &j->arg.st, ja->cmd);
+	}
+	err = npr_err_default(err, mark);
 	if (!err || err == -EMSGSIZE)
-		npr_job_arg_out(cmd, j->uarg, &j->arg, j->usize);
+		npr_uarg_out(j->uarg, &j->arg, ja->ksize, j->usize);
 	if (!err && j->sqe.opcode == NPR_OP_IMPORT)
 		return (int)j->arg.im.exec;
 	return err;
@@ -415,7 +474,7 @@ static int run_job(struct npr_ring *r, struct worker *w, struct job *j)
 	uint32_t h;
 	int err;
 
-	if (op_cmd(j->sqe.opcode))
+	if (op_arg(j->sqe.opcode))
 		return run_arg_job(r, j);
 	switch (j->sqe.opcode) {
 	case NPR_OP_NOP:
@@ -425,7 +484,7 @@ static int run_job(struct npr_ring *r, struct worker *w, struct job *j)
 	case NPR_OP_INFER:
 		return npr_request_infer(j->rq);
 	case NPR_OP_COMPILE:
-		err = npr_job_compile(r->dev, j->sqe.handle, &h);
+		err = npr_model_compile_default(r->dev, j->sqe.handle, &h);
 		return err ? err : (int)h;
 	case NPR_OP_LOAD:
 		err = npr_ring_load(r->dev, w->has_ring ? &w->ring : NULL,
@@ -716,7 +775,7 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 		return -ENOMEM;
 	r->dev = dev;
 	r->entries = a->cq_entries ? a->cq_entries : RING_DEFAULT_ENTRIES;
-	r->inline_infer = dev->ops == &npr_null_backend_ops;
+	r->inline_infer = npr_backend_has(dev, NPR_BACKEND_CAP_INLINE_INFER);
 	r->nworkers = r->inline_infer ? 2 : npr_cpu_count();
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_mutex_init(&r->sq_lock, NULL);
@@ -947,7 +1006,6 @@ void npr_ring_destroy(struct npr_device *dev)
 	dev->ring = NULL;
 }
 
-/* GET_ERROR with NPR_GET_ERROR_JOB: a copy of the message in @msg. */
 int npr_ring_job_error(struct npr_device *dev, uint64_t user_data,
 		       char **msg, int32_t *res)
 {
@@ -1037,12 +1095,12 @@ static int hold_request(struct npr_device *dev, struct job **jobs,
 	int err;
 
 	j->req = h;
-	err = npr_req_acquire(dev, h, &j->rq);
+	err = npr_request_acquire(dev, h, &j->rq);
 	for (k = i; err == -EBUSY && k-- > 0 &&
 	     (sq[k].flags & NPR_SQE_LINK);) {
 		if (jobs[k]->rq && jobs[k]->req == h) {
 			j->rq = jobs[k]->rq;
-			npr_req_hold(dev, j->rq);
+			npr_request_hold(dev, j->rq);
 			err = 0;
 		}
 	}
@@ -1149,10 +1207,10 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 		jobs[i] = j;
 		j->sqe = sq[i];
 		j->queued_ns = now;
-		if (op_cmd(j->sqe.opcode)) {
+		if (op_arg(j->sqe.opcode)) {
 			j->uarg = (void *)(uintptr_t)j->sqe.addr;
-			err = npr_job_arg_in(op_cmd(j->sqe.opcode), j->uarg,
-					     &j->arg, &j->usize);
+			err = job_arg_in(op_arg(j->sqe.opcode), j->uarg,
+					 &j->arg, &j->usize);
 			if (!err && j->sqe.opcode >= NPR_OP_STATE_GET)
 				err = hold_request(dev, jobs, sq, i,
 						   j->arg.st.req);

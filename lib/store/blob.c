@@ -46,8 +46,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "backend.h"
+#include "blob.h"
+#include "error.h"
 #include "graph/graph.h"
+#include "object.h"
+#include "props.h"
 #include "store.h"
 
 #define NPR_BLOB_MAGIC		"NPRBLOB"
@@ -91,7 +95,7 @@ int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
 	memcpy(h, NPR_BLOB_MAGIC, 8);
 	*(uint32_t *)(h + 8) = NPR_BLOB_FORMAT;
 	*(uint32_t *)(h + 12) = NPR_BLOB_HEADER;
-	header_field(h + 16, 16, dev->ops->name);
+	header_field(h + 16, 16, npr_backend_name(dev));
 	header_field(h + 32, 32, dev->info.arch);
 	header_field(h + 64, 16, NPR_LIB_VERSION);
 	psize = blen - NPR_BLOB_HEADER;
@@ -139,9 +143,9 @@ static int check_header(const struct npr_device *dev, const void *buf,
 	if (strcmp(version, NPR_LIB_VERSION))
 		return npr_err(-EPROTONOSUPPORT, "blob written by library %s, this is %s",
 			       version, NPR_LIB_VERSION);
-	if (strcmp(backend, dev->ops->name))
+	if (strcmp(backend, npr_backend_name(dev)))
 		return npr_err(-ENODEV, "blob compiled for the %s device, not %s",
-			       backend, dev->ops->name);
+			       backend, npr_backend_name(dev));
 	if (strcmp(arch, dev->info.arch))
 		return npr_err(-ENODEV, "blob compiled for architecture %s, this device is %s",
 			       arch, dev->info.arch);
@@ -249,7 +253,7 @@ int npr_blob_import_compiled(struct npr_device *dev, struct npr_blob *mem,
 	sum = npr_cmblob_sum_start(mem);
 	err = import_mem(dev, mem, true, &ex);
 	if (!err)
-		err = dev->ops->compile(ex);
+		err = npr_backend_compile(ex);
 	memcpy(&hash, h + 88, 8);
 	if (npr_cmblob_sum_finish(sum, mem) != hash)
 		err = npr_err(-EBADMSG, "blob corrupt: checksum mismatch");

@@ -44,8 +44,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "backend.h"
+#include "blob.h"
+#include "cache.h"
 #include "graph/graph.h"
+#include "object.h"
 
 /*
  * Streaming 128-bit hash: two npr_blob_hash chains over chunks.  Small
@@ -254,7 +257,7 @@ void npr_cache_key(const struct npr_device *dev, const char *model_lines,
 		 "%sshapes=%s\nbackend=%s\narch=%s\nversion=%s\n"
 		 "caching=INFERENCE_PRECISION_HINT=%s,EXECUTION_MODE_HINT=%s,"
 		 "DISABLE_TRANSFORMATIONS=%s\n",
-		 model_lines, sh[0] ? sh : "-", dev->ops->name, dev->info.arch,
+		 model_lines, sh[0] ? sh : "-", npr_backend_name(dev), dev->info.arch,
 		 NPR_LIB_VERSION, npr_elem_name(p->precision_hint),
 		 p->exec_mode == NPR_EXEC_MODE_ACCURACY ? "ACCURACY" :
 		 "PERFORMANCE", p->disable_transformations ? "YES" : "NO");

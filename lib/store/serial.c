@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "backend.h"
+#include "error.h"
+#include "object.h"
 #include "graph/graph.h"
 #include "store.h"
 
@@ -181,8 +183,7 @@ static void w_graph(struct wbuf *w, const struct npr_graph *g,
 	for (i = 0; i < g->nvals; i++) {
 		const struct npr_value *v = &g->vals[i];
 		/* the backend's prepared constants carry it (packed) */
-		bool held = used[i] && ex && ex->dev->ops->held &&
-			    ex->dev->ops->held(ex, i);
+		bool held = used[i] && ex && npr_backend_held(ex, i);
 		bool data = v->data && used[i] && !held;
 
 		w_u32(w, v->type);
@@ -325,10 +326,10 @@ int npr_cmblob_payload_write(const struct npr_exec *ex, unsigned char **out,
 	w_ports(&w, ex->in, ex->nin);
 	w_ports(&w, ex->out, ex->nout);
 	w_graph(&w, ex->g, ex);
-	if (dev->ops->prepared) {
+	{
 		unsigned long mark = npr_err_mark();
 
-		err = dev->ops->prepared(ex, &prep);
+		err = npr_backend_prepared(ex, &prep);
 		if (err) {
 			free(w.p);
 			return npr_err_default(err, mark);
@@ -336,11 +337,11 @@ int npr_cmblob_payload_write(const struct npr_exec *ex, unsigned char **out,
 	}
 	w_prepared(&w, prep);
 	free(prep);
-	if (dev->ops->native_export) {
+	if (npr_backend_has_native(dev)) {
 		void *nat = NULL;
 		size_t nlen = 0;
 
-		err = dev->ops->native_export(ex, &nat, &nlen);
+		err = npr_backend_native_export(ex, &nat, &nlen);
 		if (err) {
 			free(w.p);
 			return err;
@@ -884,7 +885,7 @@ int npr_cmblob_payload_read(struct npr_exec *ex, struct npr_blob *mem,
 		r_graph(&r, g, 0);
 	if (!r.err)
 		r_prepared(&r, g, &ex->prep);
-	if (!r.err && dev->ops->native_export) {
+	if (!r.err && npr_backend_has_native(dev)) {
 		uint64_t nlen = r_u64(&r);
 
 		if (!r.err && nlen > r.len - r.pos)
@@ -902,7 +903,7 @@ int npr_cmblob_payload_read(struct npr_exec *ex, struct npr_blob *mem,
 	if (!r.err && r.pos != r.len)
 		bad(&r, "bytes after the prepared constants");
 	/* the backend checks that it holds each one (compile) */
-	if (!r.err && r.nheld && (!ex->prep || !dev->ops->held))
+	if (!r.err && r.nheld && (!ex->prep || !npr_backend_holds_constants(dev)))
 		bad(&r, "constants held by prepared data the blob has not");
 	*held = r.held;
 	return r.err;

@@ -10,7 +10,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core.h"
+#include "error.h"
+#include "object.h"
 #include "graph/graph.h"
 #include "store.h"
 

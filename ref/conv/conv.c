@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "sys.h"
 #include "internal.h"
 #include "ref/threads.h"
 #include "ref/kernels/eltwise.h"

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
 #include "internal.h"
 #include "ref/threads.h"
 #include "ref/kernels/eltwise.h"

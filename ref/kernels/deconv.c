@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "graph/graph.h"
 #include "ref/gemm.h"
 #include "deconv.h"
 #include "registry.h"

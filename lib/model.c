@@ -1,33 +1,37 @@
 // SPDX-License-Identifier: MIT
 /*
  * Model and compiled-model commands: MODEL_LOAD, MODEL_INFO, PORT_INFO,
- * COMPILE, EXPORT, IMPORT, PROFILE, QUERY_MODEL and MAKE_STATEFUL.
+ * COMPILE, EXPORT, IMPORT, QUERY_MODEL and MAKE_STATEFUL, and the ring's
+ * LOAD and COMPILE jobs.
  *
- * Called from the dispatcher in lib/core.c with the argument already
- * copied in and its size checked.  A model loaded with
+ * Called from the ioctl table in lib/dev.c with the argument already
+ * copied in and its size checked, or from a ring job (lib/ring/).  A model loaded with
  * NPR_MODEL_LOAD_DEFER has no graph until a command needs it
  * (npr_model_read()); COMPILE with a CACHE_DIR keys it by its files and
  * reads it only on a miss.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
-#include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "core.h"
+#include "backend.h"
 #include "graph/file.h"
 #include "ir/ir.h"
+#include "model.h"
+#include "object.h"
 #include "onnx/onnx.h"
+#include "passes/compile.h"
+#include "props.h"
+#include "query.h"
+#include "store/blob.h"
+#include "store/cache.h"
+#include "uarg.h"
 
 /*
  * IR is XML text; an ONNX ModelProto is protobuf, and protobuf writers
@@ -40,7 +44,14 @@ static bool is_onnx_buffer(const unsigned char *p, size_t len)
 	return len && p[0] == 0x08;
 }
 
-int npr_cmd_model_load(struct npr_device *dev, void *arg)
+/**
+ * npr_model_load_ioctl() - NPR_IOCTL_MODEL_LOAD
+ * @dev: the device.
+ * @arg: struct npr_model_load, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_model_load_ioctl(struct npr_device *dev, void *arg)
 {
 	struct npr_model_load *a = arg;
 	struct npr_graph *g = NULL;
@@ -401,7 +412,14 @@ static int lookup_ports(struct npr_device *dev, uint32_t h,
 	return err;
 }
 
-int npr_cmd_model_info(struct npr_device *dev, void *arg)
+/**
+ * npr_model_info_ioctl() - NPR_IOCTL_MODEL_INFO
+ * @dev: the device.
+ * @arg: struct npr_model_info, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_model_info_ioctl(struct npr_device *dev, void *arg)
 {
 	struct npr_model_info *a = arg;
 	struct npr_model *m;
@@ -443,18 +461,14 @@ static const char *port_name(const struct npr_graph *g, int node, bool out)
 	return g->nodes[v->producer].name;
 }
 
-/* Ports the caller sees: the compiled graph's, less the state ports. */
-int npr_user_inputs(const struct npr_exec *ex)
-{
-	return ex->nin - ex->g->nstate_in;
-}
-
-int npr_user_outputs(const struct npr_exec *ex)
-{
-	return ex->nout - ex->g->nstate_out;
-}
-
-int npr_cmd_port_info(struct npr_device *dev, void *arg)
+/**
+ * npr_model_port_info_ioctl() - NPR_IOCTL_PORT_INFO
+ * @dev: the device.
+ * @arg: struct npr_port_info, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_model_port_info_ioctl(struct npr_device *dev, void *arg)
 {
 	struct npr_port_info *a = arg;
 	struct npr_model *m;
@@ -492,7 +506,7 @@ int npr_cmd_port_info(struct npr_device *dev, void *arg)
 		for (i = 0; i < NPR_MAX_RANK; i++)
 			a->dims[i] = i < (int)a->rank ? v->shape.d[i] : 0;
 	} else {
-		int cnt = out ? npr_user_outputs(ex) : npr_user_inputs(ex);
+		int cnt = out ? npr_exec_user_outputs(ex) : npr_exec_user_inputs(ex);
 		const struct npr_port *p;
 
 		if (a->index >= (uint32_t)cnt) {
@@ -537,7 +551,7 @@ static int make_ports(struct npr_exec *ex, const struct npr_graph *model)
 		int node = out ? g->outputs[k] : g->inputs[k];
 		int v = out ? g->nodes[node].in[0] : g->nodes[node].out[0];
 
-		bool hidden = out ? k >= npr_user_outputs(ex) : k >= npr_user_inputs(ex);
+		bool hidden = out ? k >= npr_exec_user_outputs(ex) : k >= npr_exec_user_inputs(ex);
 
 		/* state ports (lib/passes/stateful.c) exist in the compiled graph only */
 		p->name = strdup(hidden ? g->nodes[node].name :
@@ -655,7 +669,17 @@ static int compile_key(struct npr_device *dev, uint32_t h, int ninputs,
 	return err;
 }
 
-int npr_cmd_compile(struct npr_device *dev, void *arg)
+/**
+ * npr_model_compile_ioctl() - NPR_IOCTL_COMPILE
+ * @dev: the device.
+ * @arg: struct npr_compile, copied in.
+ *
+ * The model is cloned and compiled unlocked; with a CACHE_DIR the cache
+ * is asked first and given the result.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 {
 	struct npr_compile *a = arg;
 	struct npr_shape shapes[256];
@@ -752,16 +776,16 @@ int npr_cmd_compile(struct npr_device *dev, void *arg)
 	if (err)
 		goto fail_ex;
 	err = npr_graph_dynamic(ex->g);
-	if (err >= 0 && !dev->ops->dynamic_shapes) {
+	if (err >= 0 && !npr_backend_has(dev, NPR_BACKEND_CAP_DYNAMIC_SHAPES)) {
 		err = npr_node_err(&ex->g->nodes[err], -EOPNOTSUPP,
 				   "the output shape depends on input values, which the %s device does not support",
-				   dev->ops->name);
+				   npr_backend_name(dev));
 		goto fail_ex;
 	}
 	err = make_ports(ex, src);
 	if (err)
 		goto fail_ex;
-	err = dev->ops->compile(ex);
+	err = npr_backend_compile(ex);
 	if (err)
 		goto fail_ex;
 	/* the backend has its own form of the weights: let the file go */
@@ -783,7 +807,14 @@ fail_src:
 	return err;
 }
 
-int npr_cmd_export(struct npr_device *dev, void *arg)
+/**
+ * npr_model_export_ioctl() - NPR_IOCTL_EXPORT, also the ring's EXPORT job
+ * @dev: the device.
+ * @arg: struct npr_export, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_model_export_ioctl(struct npr_device *dev, void *arg)
 {
 	struct npr_export *a = arg;
 	struct npr_exec *ex;
@@ -813,7 +844,14 @@ int npr_cmd_export(struct npr_device *dev, void *arg)
 	return err;
 }
 
-int npr_cmd_import(struct npr_device *dev, void *arg)
+/**
+ * npr_model_import_ioctl() - NPR_IOCTL_IMPORT, also the ring's IMPORT job
+ * @dev: the device.
+ * @arg: struct npr_import, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_model_import_ioctl(struct npr_device *dev, void *arg)
 {
 	struct npr_import *a = arg;
 	struct npr_exec *ex = NULL;
@@ -827,7 +865,7 @@ int npr_cmd_import(struct npr_device *dev, void *arg)
 	err = npr_blob_import(dev, (const void *)(uintptr_t)a->data,
 			      a->bytes, &ex);
 	if (!err)
-		err = dev->ops->compile(ex);
+		err = npr_backend_compile(ex);
 	if (!err) {
 		pthread_mutex_lock(&dev->lock);
 		err = npr_handle_alloc(dev, ex, NPR_HANDLE_EXEC, &a->exec);
@@ -843,70 +881,14 @@ int npr_cmd_import(struct npr_device *dev, void *arg)
 	return err;
 }
 
-/*
- * Node @i's record: operations only (no Parameter, Const or Result);
- * nodes that compile removed are "optimized out" with no time.
+/**
+ * npr_model_query_ioctl() - NPR_IOCTL_QUERY_MODEL
+ * @dev: the device.
+ * @arg: struct npr_query_model, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
  */
-static bool prof_listed(const struct npr_graph *g, int i)
-{
-	const struct npr_node *n = &g->nodes[i];
-
-	return !(n->op->flags & (NPR_OP_SOURCE | NPR_OP_SINK));
-}
-
-int npr_cmd_profile(struct npr_device *dev, void *arg)
-{
-	struct npr_profile *a = arg;
-	struct npr_profile_rec *r = (void *)(uintptr_t)a->recs;
-	const struct npr_graph *g;
-	struct npr_request *rq;
-	uint32_t n = 0, k = 0;
-	int err, i;
-
-	err = npr_check_flags(a->flags, 0);
-	if (err)
-		return err;
-	rq = npr_request_idle(dev, a->req, &err);
-	if (!rq)
-		return err;
-	if (!rq->prof)
-		return npr_err(-ENODATA, "ENABLE_PROFILING was off when this model was compiled");
-	g = rq->ex->g;
-	for (i = 0; i < g->nnodes; i++)
-		n += prof_listed(g, i);
-	if (!a->recs || a->count < n) {
-		uint32_t room = a->recs ? a->count : 0;
-
-		a->count = n;
-		return npr_err(-EMSGSIZE, "%u profile records, room for %u",
-			       n, room);
-	}
-	for (i = 0; i < g->nnodes; i++) {
-		const struct npr_node *nd = &g->nodes[i];
-		const struct npr_prof *p = &rq->prof[i];
-		struct npr_profile_rec *o = &r[k];
-
-		if (!prof_listed(g, i))
-			continue;
-		memset(o, 0, sizeof(*o));
-		snprintf(o->name, sizeof(o->name), "%s", nd->name);
-		snprintf(o->type, sizeof(o->type), "%s", nd->type);
-		if (nd->dead || p->fused) {
-			o->status = NPR_PROF_OPTIMIZED_OUT;
-		} else if (p->kernel) {
-			o->status = NPR_PROF_EXECUTED;
-			snprintf(o->kernel, sizeof(o->kernel), "%s", p->kernel);
-			o->real_ns = p->ns;
-		} else {
-			o->status = NPR_PROF_NOT_RUN;
-		}
-		k++;
-	}
-	a->count = k;
-	return 0;
-}
-
-int npr_cmd_query_model(struct npr_device *dev, void *arg)
+int npr_model_query_ioctl(struct npr_device *dev, void *arg)
 {
 	struct npr_query_model *a = arg;
 	struct npr_graph *g = NULL;
@@ -925,7 +907,7 @@ int npr_cmd_query_model(struct npr_device *dev, void *arg)
 	if (err)
 		return err;
 	ok = calloc(g->nnodes ? g->nnodes : 1, sizeof(bool));
-	err = ok ? npr_query_model(dev, g, ok) : -ENOMEM;
+	err = ok ? npr_device_supports(dev, g, ok) : -ENOMEM;
 	if (err)
 		goto out;
 	for (i = 0; i < g->nnodes; i++)
@@ -1007,7 +989,14 @@ static int stateful_shapes(int ninputs, const struct npr_shape_arg *sa,
 	return 0;
 }
 
-int npr_cmd_make_stateful(struct npr_device *dev, void *arg)
+/**
+ * npr_model_make_stateful_ioctl() - NPR_IOCTL_MAKE_STATEFUL
+ * @dev: the device.
+ * @arg: struct npr_make_stateful, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_model_make_stateful_ioctl(struct npr_device *dev, void *arg)
 {
 	struct npr_make_stateful *a = arg;
 	const struct npr_state_pair *p;
@@ -1056,5 +1045,54 @@ int npr_cmd_make_stateful(struct npr_device *dev, void *arg)
 	pthread_mutex_unlock(&dev->lock);
 	free(over);
 	free(names);
+	return err;
+}
+
+/**
+ * npr_model_add() - a model handle for a graph, the ring's LOAD job
+ * @dev: the device.
+ * @g: the graph, which the model takes over (freed on failure too).
+ * @model: Out. The handle.
+ *
+ * Return: 0, -ENOMEM or -ENOSPC.
+ */
+int npr_model_add(struct npr_device *dev, struct npr_graph *g,
+		  uint32_t *model)
+{
+	struct npr_model *m = calloc(1, sizeof(*m));
+	int err;
+
+	if (!m) {
+		npr_graph_free(g);
+		return -ENOMEM;
+	}
+	m->g = g;
+	pthread_mutex_lock(&dev->lock);
+	err = npr_handle_alloc(dev, m, NPR_HANDLE_MODEL, model);
+	pthread_mutex_unlock(&dev->lock);
+	if (err)
+		npr_model_destroy(m);
+	return err;
+}
+
+/**
+ * npr_model_compile_default() - COMPILE with the device's properties and
+ * no input shapes, the ring's COMPILE job
+ * @dev: the device.
+ * @model: the model handle.
+ * @exec: Out. The compiled model's handle.
+ *
+ * Return: 0 or the errors of COMPILE.
+ */
+int npr_model_compile_default(struct npr_device *dev, uint32_t model,
+			      uint32_t *exec)
+{
+	struct npr_compile a = { .size = sizeof(a) };
+	int err;
+
+	a.model = model;
+	err = npr_model_compile_ioctl(dev, &a);
+	if (!err)
+		*exec = a.exec;
 	return err;
 }

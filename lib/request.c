@@ -1,33 +1,32 @@
 // SPDX-License-Identifier: MIT
 /*
- * Request commands: REQ_CREATE, SET/GET_TENSOR, INFER, the variables of
- * stateful models, buffer objects, and the helpers ring jobs use.
+ * Request commands: REQ_CREATE, SET/GET_TENSOR, INFER, PROFILE, the
+ * variables of stateful models, buffer objects, and the ring's INFER and
+ * STATE_* jobs.
  *
- * Called from the dispatcher in lib/core.c with the argument already
- * copied in and its size checked.
+ * Called from the ioctl table in lib/dev.c with the argument already
+ * copied in and its size checked, or from a ring job (lib/ring/ring.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 
-#include "core.h"
-#include "ir/ir.h"
-#include "onnx/onnx.h"
+#include "backend.h"
+#include "object.h"
+#include "request.h"
+#include "sys.h"
+#include "uarg.h"
 
 /* ---- variables of stateful models (lib/passes/stateful.c) ------------------------- */
 
 /* A request no ring job holds: -ENOENT, -EBADF or -EBUSY otherwise. */
-struct npr_request *npr_request_idle(struct npr_device *dev, uint32_t h,
-				     int *err)
+static struct npr_request *request_idle(struct npr_device *dev, uint32_t h,
+					int *err)
 {
 	struct npr_request *rq;
 
@@ -76,14 +75,22 @@ static void state_commit(struct npr_request *rq)
 	}
 }
 
-/*
- * The variable ioctls.  A variable that is not set yet reads as its
- * initial value when that is a constant (the usual case), else as zeros:
- * an initial value computed from the inputs exists only during INFER.
+/**
+ * npr_request_state() - run a variable command on a request
+ * @rq: the request, held (no other job runs it).
+ * @a: the argument, copied in and its flags checked.
+ * @cmd: NPR_IOCTL_STATE_INFO, _GET, _SET or _RESET.
+ *
+ * A variable that is not set yet reads as its initial value when that is
+ * a constant (the usual case), else as zeros: an initial value computed
+ * from the inputs exists only during INFER.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
  */
-int npr_state_op(struct npr_request *rq, struct npr_state_arg *a,
-		 unsigned int nr)
+int npr_request_state(struct npr_request *rq, struct npr_state_arg *a,
+		      unsigned long cmd)
 {
+	unsigned int nr = _IOC_NR(cmd);
 	const struct npr_variable *v;
 	const struct npr_graph *g;
 	struct npr_tensor *t;
@@ -159,25 +166,152 @@ int npr_state_op(struct npr_request *rq, struct npr_state_arg *a,
 	}
 }
 
-int npr_cmd_state(struct npr_device *dev, void *arg, unsigned int nr)
+static int state_ioctl(struct npr_device *dev, void *arg, unsigned long cmd)
 {
 	struct npr_state_arg *a = arg;
 	struct npr_request *rq;
 	int err;
 
-	err = npr_check_flags(a->flags, nr == _IOC_NR(NPR_IOCTL_STATE_RESET) ?
+	err = npr_check_flags(a->flags, cmd == NPR_IOCTL_STATE_RESET ?
 			      NPR_STATE_RESET_ALL : 0);
 	if (err)
 		return err;
-	rq = npr_request_idle(dev, a->req, &err);
+	rq = request_idle(dev, a->req, &err);
 	if (!rq)
 		return err;
-	return npr_state_op(rq, a, nr);
+	return npr_request_state(rq, a, cmd);
+}
+
+/**
+ * npr_state_info_ioctl() - NPR_IOCTL_STATE_INFO
+ * @dev: the device.
+ * @arg: struct npr_state_arg, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_state_info_ioctl(struct npr_device *dev, void *arg)
+{
+	return state_ioctl(dev, arg, NPR_IOCTL_STATE_INFO);
+}
+
+/**
+ * npr_state_get_ioctl() - NPR_IOCTL_STATE_GET
+ * @dev: the device.
+ * @arg: struct npr_state_arg, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_state_get_ioctl(struct npr_device *dev, void *arg)
+{
+	return state_ioctl(dev, arg, NPR_IOCTL_STATE_GET);
+}
+
+/**
+ * npr_state_set_ioctl() - NPR_IOCTL_STATE_SET
+ * @dev: the device.
+ * @arg: struct npr_state_arg, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_state_set_ioctl(struct npr_device *dev, void *arg)
+{
+	return state_ioctl(dev, arg, NPR_IOCTL_STATE_SET);
+}
+
+/**
+ * npr_state_reset_ioctl() - NPR_IOCTL_STATE_RESET
+ * @dev: the device.
+ * @arg: struct npr_state_arg, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_state_reset_ioctl(struct npr_device *dev, void *arg)
+{
+	return state_ioctl(dev, arg, NPR_IOCTL_STATE_RESET);
+}
+
+/* ---- profiles ------------------------------------------------------------ */
+
+/*
+ * Node @i's record: operations only (no Parameter, Const or Result);
+ * nodes that compile removed are "optimized out" with no time.
+ */
+static bool prof_listed(const struct npr_graph *g, int i)
+{
+	const struct npr_node *n = &g->nodes[i];
+
+	return !(n->op->flags & (NPR_OP_SOURCE | NPR_OP_SINK));
+}
+
+/**
+ * npr_request_profile_ioctl() - NPR_IOCTL_PROFILE
+ * @dev: the device.
+ * @arg: struct npr_profile, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_request_profile_ioctl(struct npr_device *dev, void *arg)
+{
+	struct npr_profile *a = arg;
+	struct npr_profile_rec *r = (void *)(uintptr_t)a->recs;
+	const struct npr_graph *g;
+	struct npr_request *rq;
+	uint32_t n = 0, k = 0;
+	int err, i;
+
+	err = npr_check_flags(a->flags, 0);
+	if (err)
+		return err;
+	rq = request_idle(dev, a->req, &err);
+	if (!rq)
+		return err;
+	if (!rq->prof)
+		return npr_err(-ENODATA, "ENABLE_PROFILING was off when this model was compiled");
+	g = rq->ex->g;
+	for (i = 0; i < g->nnodes; i++)
+		n += prof_listed(g, i);
+	if (!a->recs || a->count < n) {
+		uint32_t room = a->recs ? a->count : 0;
+
+		a->count = n;
+		return npr_err(-EMSGSIZE, "%u profile records, room for %u",
+			       n, room);
+	}
+	for (i = 0; i < g->nnodes; i++) {
+		const struct npr_node *nd = &g->nodes[i];
+		const struct npr_prof *p = &rq->prof[i];
+		struct npr_profile_rec *o = &r[k];
+
+		if (!prof_listed(g, i))
+			continue;
+		memset(o, 0, sizeof(*o));
+		snprintf(o->name, sizeof(o->name), "%s", nd->name);
+		snprintf(o->type, sizeof(o->type), "%s", nd->type);
+		if (nd->dead || p->fused) {
+			o->status = NPR_PROF_OPTIMIZED_OUT;
+		} else if (p->kernel) {
+			o->status = NPR_PROF_EXECUTED;
+			snprintf(o->kernel, sizeof(o->kernel), "%s", p->kernel);
+			o->real_ns = p->ns;
+		} else {
+			o->status = NPR_PROF_NOT_RUN;
+		}
+		k++;
+	}
+	a->count = k;
+	return 0;
 }
 
 /* ---- buffer objects (remote tensors) ------------------------------------ */
 
-int npr_cmd_bo_create(struct npr_device *dev, void *arg)
+/**
+ * npr_bo_create_ioctl() - NPR_IOCTL_BO_CREATE
+ * @dev: the device.
+ * @arg: struct npr_bo_create, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_bo_create_ioctl(struct npr_device *dev, void *arg)
 {
 	struct npr_bo_create *a = arg;
 	struct npr_bo *bo;
@@ -225,7 +359,14 @@ fail:
 	return err;
 }
 
-int npr_cmd_bo_info(struct npr_device *dev, void *arg)
+/**
+ * npr_bo_info_ioctl() - NPR_IOCTL_BO_INFO
+ * @dev: the device.
+ * @arg: struct npr_bo_info, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_bo_info_ioctl(struct npr_device *dev, void *arg)
 {
 	struct npr_bo_info *a = arg;
 	struct npr_bo *bo;
@@ -251,7 +392,14 @@ int npr_cmd_bo_info(struct npr_device *dev, void *arg)
 	return err;
 }
 
-int npr_cmd_bo_bind(struct npr_device *dev, void *arg)
+/**
+ * npr_bo_bind_ioctl() - NPR_IOCTL_BO_BIND
+ * @dev: the device.
+ * @arg: struct npr_bo_bind, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_bo_bind_ioctl(struct npr_device *dev, void *arg)
 {
 	struct npr_bo_bind *a = arg;
 	bool out = a->flags & NPR_PORT_OUTPUT;
@@ -275,7 +423,7 @@ int npr_cmd_bo_bind(struct npr_device *dev, void *arg)
 	bo = npr_handle_get_locked(dev, a->bo, NPR_HANDLE_BO, &err);
 	if (!bo)
 		goto out;
-	cnt = out ? npr_user_outputs(rq->ex) : npr_user_inputs(rq->ex);
+	cnt = out ? npr_exec_user_outputs(rq->ex) : npr_exec_user_inputs(rq->ex);
 	if (a->index >= (uint32_t)cnt) {
 		err = npr_err(-EINVAL, "%s index %u out of range (%d)",
 			      out ? "output" : "input", a->index, cnt);
@@ -349,7 +497,14 @@ out:
 	return err;
 }
 
-int npr_cmd_req_create(struct npr_device *dev, void *arg)
+/**
+ * npr_request_create_ioctl() - NPR_IOCTL_REQ_CREATE
+ * @dev: the device.
+ * @arg: struct npr_req_create, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_request_create_ioctl(struct npr_device *dev, void *arg)
 {
 	struct npr_req_create *a = arg;
 	struct npr_request *rq;
@@ -406,11 +561,9 @@ int npr_cmd_req_create(struct npr_device *dev, void *arg)
 		if (!rq->prof)
 			goto fail;
 	}
-	if (dev->ops->request_create) {
-		err = dev->ops->request_create(rq);
-		if (err)
-			goto fail;
-	}
+	err = npr_backend_request_create(rq);
+	if (err)
+		goto fail;
 	pthread_mutex_lock(&dev->lock);
 	err = npr_handle_alloc(dev, rq, NPR_HANDLE_REQUEST, &a->req);
 	if (err)
@@ -424,7 +577,7 @@ fail:
 	return err;
 }
 
-int npr_cmd_tensor(struct npr_device *dev, void *arg, bool set)
+static int tensor_ioctl(struct npr_device *dev, void *arg, bool set)
 {
 	struct npr_tensor_arg *a = arg;
 	uint32_t known = NPR_PORT_OUTPUT |
@@ -443,7 +596,7 @@ int npr_cmd_tensor(struct npr_device *dev, void *arg, bool set)
 	pthread_mutex_unlock(&dev->lock);
 	if (!rq)
 		return err;
-	cnt = out ? npr_user_outputs(rq->ex) : npr_user_inputs(rq->ex);
+	cnt = out ? npr_exec_user_outputs(rq->ex) : npr_exec_user_inputs(rq->ex);
 	if (a->index >= (uint32_t)cnt)
 		return npr_err(-EINVAL, "%s index %u out of range (%d)",
 			       out ? "output" : "input", a->index, cnt);
@@ -520,7 +673,38 @@ int npr_cmd_tensor(struct npr_device *dev, void *arg, bool set)
 	return 0;
 }
 
-int npr_cmd_infer(struct npr_device *dev, void *arg)
+/**
+ * npr_request_set_tensor_ioctl() - NPR_IOCTL_SET_TENSOR
+ * @dev: the device.
+ * @arg: struct npr_tensor_arg, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_request_set_tensor_ioctl(struct npr_device *dev, void *arg)
+{
+	return tensor_ioctl(dev, arg, true);
+}
+
+/**
+ * npr_request_get_tensor_ioctl() - NPR_IOCTL_GET_TENSOR
+ * @dev: the device.
+ * @arg: struct npr_tensor_arg, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_request_get_tensor_ioctl(struct npr_device *dev, void *arg)
+{
+	return tensor_ioctl(dev, arg, false);
+}
+
+/**
+ * npr_request_infer_ioctl() - NPR_IOCTL_INFER
+ * @dev: the device.
+ * @arg: struct npr_infer, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
+int npr_request_infer_ioctl(struct npr_device *dev, void *arg)
 {
 	struct npr_infer *a = arg;
 	struct npr_request *rq;
@@ -540,39 +724,7 @@ int npr_cmd_infer(struct npr_device *dev, void *arg)
 	return err;
 }
 
-/* ---- helpers for ring jobs (lib/ring/ring.c) ------------------------------- */
-
-/**
- * npr_request_out_shape() - size a dynamic output for this inference
- * @rq: the request, being run by the backend.
- * @i: output index.
- * @s: its static shape.
- *
- * Dynamic outputs are never bound to caller memory, so the buffer is the
- * request's own; it grows and is kept.
- *
- * Return: 0 or -ENOMEM.
- */
-int npr_request_out_shape(struct npr_request *rq, int i,
-			  const struct npr_shape *s)
-{
-	struct npr_tensor *t = &rq->out[i];
-	size_t bytes = npr_tensor_bytes(t->type, npr_shape_numel(s));
-
-	if (bytes > rq->cap_out[i]) {
-		void *p = npr_alloc(bytes);
-
-		if (!p)
-			return -ENOMEM;
-		free(rq->own_out[i]);
-		rq->own_out[i] = p;
-		rq->cap_out[i] = bytes;
-	}
-	t->data = rq->own_out[i];
-	t->shape = *s;
-	t->nbytes = bytes;
-	return 0;
-}
+/* ---- running requests, and ring jobs (lib/ring/ring.c) --------------------- */
 
 /**
  * npr_request_infer() - run a request once: the backend, then the
@@ -583,48 +735,27 @@ int npr_request_out_shape(struct npr_request *rq, int i,
  */
 int npr_request_infer(struct npr_request *rq)
 {
-	int err = rq->ex->dev->ops->infer(rq);
+	int err = npr_backend_infer(rq);
 
 	if (!err)
 		state_commit(rq);
 	return err;
 }
 
-/* A model handle for @g, which it takes over (freed on failure too). */
-int npr_job_model_add(struct npr_device *dev, struct npr_graph *g,
-		      uint32_t *model)
-{
-	struct npr_model *m = calloc(1, sizeof(*m));
-	int err;
-
-	if (!m) {
-		npr_graph_free(g);
-		return -ENOMEM;
-	}
-	m->g = g;
-	pthread_mutex_lock(&dev->lock);
-	err = npr_handle_alloc(dev, m, NPR_HANDLE_MODEL, model);
-	pthread_mutex_unlock(&dev->lock);
-	if (err)
-		npr_model_destroy(m);
-	return err;
-}
-
-int npr_job_compile(struct npr_device *dev, uint32_t model, uint32_t *exec)
-{
-	struct npr_compile a = { .size = sizeof(a) };
-	int err;
-
-	a.model = model;
-	err = npr_cmd_compile(dev, &a);
-	if (!err)
-		*exec = a.exec;
-	return err;
-}
-
-/* Mark a request busy for a job: -ENOENT, -EBADF, or -EBUSY. */
-int npr_req_acquire(struct npr_device *dev, uint32_t h,
-		    struct npr_request **out)
+/**
+ * npr_request_acquire() - mark a request busy for a ring job
+ * @dev: the device.
+ * @h: the request handle.
+ * @out: Out. The request, NULL on failure.
+ *
+ * Context: takes dev->lock.  DESTROY, PROFILE, BO_BIND, the variable
+ * commands and other jobs refuse the request with -EBUSY until
+ * npr_request_release().
+ *
+ * Return: 0, -ENOENT, -EBADF, or -EBUSY.
+ */
+int npr_request_acquire(struct npr_device *dev, uint32_t h,
+			struct npr_request **out)
 {
 	struct npr_request *rq;
 	int err = 0;
@@ -643,15 +774,28 @@ int npr_req_acquire(struct npr_device *dev, uint32_t h,
 	return rq ? 0 : err;
 }
 
-/* One more job of the chain that already holds @rq. */
-void npr_req_hold(struct npr_device *dev, struct npr_request *rq)
+/**
+ * npr_request_hold() - one more job of the chain that already holds @rq
+ * @dev: the device.
+ * @rq: a request npr_request_acquire() marked busy.
+ *
+ * Context: takes dev->lock.
+ */
+void npr_request_hold(struct npr_device *dev, struct npr_request *rq)
 {
 	pthread_mutex_lock(&dev->lock);
 	rq->busy++;
 	pthread_mutex_unlock(&dev->lock);
 }
 
-void npr_req_release(struct npr_device *dev, struct npr_request *rq)
+/**
+ * npr_request_release() - a job that held @rq is done with it
+ * @dev: the device.
+ * @rq: the request.
+ *
+ * Context: takes dev->lock.
+ */
+void npr_request_release(struct npr_device *dev, struct npr_request *rq)
 {
 	pthread_mutex_lock(&dev->lock);
 	rq->busy--;

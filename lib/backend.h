@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The backend interface: what a backend implements (struct
+ * npr_backend_ops), the registry of backends by device name, and one
+ * wrapper per member.  lib/ calls a backend only through the wrappers,
+ * which apply the default of an optional member the backend leaves NULL.
+ */
+#ifndef NPR_BACKEND_H
+#define NPR_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph/graph.h"
+
+struct npr_device;
+struct npr_exec;
+struct npr_graph;
+struct npr_props;
+struct npr_request;
+struct npr_prepared;
+
+/*
+ * Capabilities a backend declares in npr_backend_ops.caps, asked with
+ * npr_backend_has() instead of testing which backend a device runs.
+ */
+enum npr_backend_cap {
+	/* infer is cheap enough to run inline on the submitting thread
+	 * (the ring runs INFER jobs there and starts two workers) */
+	NPR_BACKEND_CAP_INLINE_INFER	= 1u << 0,
+	/* runs graphs whose shapes depend on input values (infers them
+	 * per inference and sizes outputs with npr_request_out_shape()) */
+	NPR_BACKEND_CAP_DYNAMIC_SHAPES	= 1u << 1,
+	/* has the NPU plugin's properties (NPR_PARAM_NPU_*) */
+	NPR_BACKEND_CAP_NPU_PARAMS	= 1u << 2,
+	/* runs one stream: NUM_STREAMS reads 1 and is read-only */
+	NPR_BACKEND_CAP_ONE_STREAM	= 1u << 3,
+};
+
+/**
+ * struct npr_backend_ops - what a backend implements
+ * @api_version: NPR_BACKEND_API_VERSION the backend was written against.
+ * @name: backend name, also the device name prefix ("cpu").
+ * @caps: enum npr_backend_cap bits.
+ * @probe: fill dev->info for device @index; -ENODEV if there is none.
+ * @compile: build the backend's executable form of ex->g (already lowered,
+ *           shape-inferred and folded); store it in ex->priv.
+ * @exec_destroy: free ex->priv.  Optional.
+ * @request_create: per-request state in rq->priv (buffers, the recorded
+ *                  work list).  Optional.
+ * @request_destroy: free rq->priv.  Optional.
+ * @infer: run one inference: read rq->in[] and write rq->out[] (both in
+ *         the ports' external element types).  Return 0 or -errno with
+ *         npr_err() set.
+ * @query: which nodes of a compiled graph the device runs.  Optional
+ *         (absent: every node with a reference kernel).
+ * @release: free what probe put in dev->priv besides the memory itself
+ *           (driver contexts), after every object of the device is gone;
+ *           also called when probe fails.  Optional.
+ * @param: the backend's value of a read-only integer property under @p
+ *         (OPTIMAL_NUMBER_OF_INFER_REQUESTS of an NPU), or -ENOENT for
+ *         the generic one.  Optional.
+ * @prepared: the constants compile prepared (packed weights), for the
+ *            blob; *out is malloc'd, the buffers stay the exec's.
+ *            Optional (absent: none).
+ * @held: whether the backend holds constant @value of ex->g in its
+ *        prepared constants (packed weights it can unpack), so that a
+ *        blob need not carry its bytes; compile may then free them (data
+ *        NULL), and import gives it none.  Optional (absent: it holds
+ *        none).
+ * @param_bytes: a backend-specific string (or, for a list property,
+ *               NUL-separated strings ending in an empty one) in @buf, its
+ *               length with the last NUL in *@len (the PCI address of an
+ *               NPU); -ENOENT if the backend has none.  Optional.
+ * @native_export: the driver's compiled form of ex, stored in exported
+ *                 blobs and the model cache after the graph; import hands
+ *                 it back in ex->native and compile uses it instead of
+ *                 compiling.  Optional (absent: blobs have no native
+ *                 section).
+ *
+ * Arguments are validated by lib/ before any of these is called.  lib/
+ * calls them only through the npr_backend_*() wrappers of lib/backend.c,
+ * which apply the default of an optional member left NULL.
+ */
+struct npr_backend_ops {
+	unsigned int api_version;
+	const char *name;
+	unsigned int caps;
+	int (*probe)(struct npr_device *dev, int index);
+	int (*compile)(struct npr_exec *ex);
+	void (*exec_destroy)(struct npr_exec *ex);
+	int (*request_create)(struct npr_request *rq);
+	void (*request_destroy)(struct npr_request *rq);
+	int (*infer)(struct npr_request *rq);
+	int (*query)(struct npr_device *dev, const struct npr_graph *g,
+		     bool *supported);
+	void (*release)(struct npr_device *dev);
+	int (*param)(const struct npr_device *dev, const struct npr_props *p,
+		     uint32_t id, int64_t *value);
+	int (*prepared)(const struct npr_exec *ex, struct npr_prepared **out);
+	bool (*held)(const struct npr_exec *ex, int value);
+	int (*param_bytes)(const struct npr_device *dev, uint32_t id,
+			   char *buf, size_t *len);
+	int (*native_export)(const struct npr_exec *ex, void **out,
+			     size_t *len);
+};
+
+/**
+ * struct npr_prepared - a backend's prepared constants, opaque to lib/
+ * @layout: what the bytes mean, as the backend names it; a backend refuses
+ *          a layout other than its own with -EPROTONOSUPPORT.
+ * @n: entries in @buf.
+ * @buf: per buffer the node it belongs to, its index among that node's
+ *       buffers, the bytes (64-byte aligned) and their size.
+ *
+ * Export writes them into the blob; import hands them to compile in
+ * ex->prep, pointing into the blob's memory (ex->g->weights), which lives
+ * as long as the exec.
+ */
+struct npr_prepared {
+	char layout[64];
+	int n;
+	struct npr_prep_buf {
+		int node, index;
+		const void *data;
+		uint64_t bytes;
+	} buf[];
+};
+
+#define NPR_BACKEND_API_VERSION	1
+
+extern const struct npr_backend_ops npr_cpu_backend_ops;
+extern const struct npr_backend_ops npr_npu_backend_ops;
+extern const struct npr_backend_ops npr_null_backend_ops;
+
+const struct npr_backend_ops *npr_backend_find(const char *name, int *index);
+npr_evaluator_fn npr_backend_evaluator(void);
+const char *npr_backend_name(const struct npr_device *dev);
+bool npr_backend_has(const struct npr_device *dev, unsigned int cap);
+
+int npr_backend_probe(struct npr_device *dev, int index);
+void npr_backend_release(struct npr_device *dev);
+int npr_backend_compile(struct npr_exec *ex);
+void npr_backend_exec_destroy(struct npr_exec *ex);
+int npr_backend_request_create(struct npr_request *rq);
+void npr_backend_request_destroy(struct npr_request *rq);
+int npr_backend_infer(struct npr_request *rq);
+int npr_backend_query(struct npr_device *dev, const struct npr_graph *g,
+		      bool *supported);
+int npr_backend_param(const struct npr_device *dev,
+		      const struct npr_props *p, uint32_t id, int64_t *value);
+int npr_backend_param_bytes(const struct npr_device *dev, uint32_t id,
+			    char *buf, size_t *len);
+int npr_backend_prepared(const struct npr_exec *ex,
+			 struct npr_prepared **out);
+bool npr_backend_holds_constants(const struct npr_device *dev);
+bool npr_backend_held(const struct npr_exec *ex, int value);
+bool npr_backend_has_native(const struct npr_device *dev);
+int npr_backend_native_export(const struct npr_exec *ex, void **out,
+			      size_t *len);
+
+#endif /* NPR_BACKEND_H */

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Compiled-model blobs (lib/store/blob.c): EXPORT writes one, IMPORT and
+ * the model cache read one back into a compiled model.
+ */
+#ifndef NPR_STORE_BLOB_H
+#define NPR_STORE_BLOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct npr_blob;
+struct npr_device;
+struct npr_exec;
+
+uint64_t npr_blob_hash(const void *p, size_t n);
+int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len);
+int npr_blob_check_header(const struct npr_device *dev, const void *buf,
+			  size_t len);
+int npr_blob_import_mem(struct npr_device *dev, struct npr_blob *mem,
+			struct npr_exec **out);
+int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
+		    struct npr_exec **out);
+int npr_blob_import_compiled(struct npr_device *dev, struct npr_blob *mem,
+			     struct npr_exec **out);
+
+#endif /* NPR_STORE_BLOB_H */

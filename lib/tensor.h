@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a backend calls back into lib/ while it runs a request
+ * (lib/tensor.c).
+ */
+#ifndef NPR_TENSOR_H
+#define NPR_TENSOR_H
+
+struct npr_request;
+struct npr_shape;
+
+int npr_request_out_shape(struct npr_request *rq, int i,
+			  const struct npr_shape *s);
+
+#endif /* NPR_TENSOR_H */
