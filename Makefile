@@ -134,9 +134,10 @@ check: deps
 	$(Q)NPR_SHARED=$(SHARED) NPR_VNPU=$(if $(ZE_HEADERS),$(VNPU)) \
 		NPR_CONFORMANCE_EXPECT=$(srctree)/selftests/conformance.expect \
 		NPR_VALGRIND="$(if $(SANITIZE),,$(selftests-valgrind-y))" \
-		NPR_TESTDIR=$(obj)/selftests \
+		NPR_TESTDIR=$(obj)/selftests NPR_SRCTREE=$(srctree) \
 		$(srctree)/selftests/run.sh $(TESTS) \
-		$(srctree)/selftests/ring_fallback_test.sh
+		$(srctree)/selftests/ring_fallback_test.sh \
+		$(srctree)/selftests/layering_test.sh
 
 DEMO_MODEL := $(SHARED)/models/ir/face-detection-retail-0004/FP32-v10/face-detection-retail-0004.xml
 DEMO_IMAGE := $(SHARED)/images/astronaut.png

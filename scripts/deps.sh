@@ -6,7 +6,7 @@ set -e
 
 PKGS="build-essential pkg-config libxml2-dev libpng-dev valgrind
       protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
-      liburing-dev libze-dev libdrm-dev"
+      liburing-dev libze-dev libdrm-dev python3"
 
 missing=""
 for p in $PKGS; do
