@@ -19,6 +19,8 @@ from the object's .c to the .c that defines the symbol.  Then checks:
   public      tools/ and examples/ use only lib/include/ and uapi/
   circles     no two files in different folders depend on each other,
               directly or through others
+  size        no source file (lib, ref, npu, tools, examples, selftests)
+              is longer than 1,500 lines
 
 Usage: layering.py --src DIR --obj DIR [--ktap]
 
@@ -269,6 +271,25 @@ def rule_circles(t):
             ", ".join(comp), "; ".join(links[:6]))
 
 
+MAX_LINES = 1500
+
+
+def rule_size(t):
+    for top in SRC_DIRS + ("selftests",):
+        for dirpath, _, names in os.walk(os.path.join(t.src, top)):
+            if os.path.basename(dirpath) == "gen":
+                continue  # generated code (lib/onnx/gen/ in an O=. build)
+            for n in sorted(names):
+                if not n.endswith((".c", ".h")):
+                    continue
+                p = os.path.join(dirpath, n)
+                with open(p, errors="replace") as fh:
+                    lines = sum(1 for _ in fh)
+                if lines > MAX_LINES:
+                    yield "%s has %d lines, over %d" % (
+                        os.path.relpath(p, t.src), lines, MAX_LINES)
+
+
 RULES = [
     ("lib_names_no_backend_but_the_registry", rule_backends),
     ("graph_layers_reach_no_device", rule_frontends),
@@ -277,6 +298,7 @@ RULES = [
     ("ref_and_npu_do_not_call_each_other", rule_siblings),
     ("tools_and_examples_use_the_public_api", rule_public),
     ("no_circle_across_folders", rule_circles),
+    ("no_source_file_over_1500_lines", rule_size),
 ]
 
 
