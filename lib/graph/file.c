@@ -105,3 +105,28 @@ int npr_file_map(const char *path, const char *what, uint64_t max,
 	*out = b;
 	return 0;
 }
+
+/**
+ * npr_file_dir() - the directory part of a path, for a model's external
+ * data files
+ * @path: a file's path.
+ *
+ * "m.onnx" gives ".", "/m.onnx" gives "/", "a/b/m.onnx" gives "a/b".
+ *
+ * Return: a malloc'd string the caller frees, or NULL without memory.
+ */
+char *npr_file_dir(const char *path)
+{
+	char *dir = strdup(path), *slash;
+
+	if (!dir)
+		return NULL;
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = 0;
+	else
+		*slash = 0;
+	return dir;
+}

@@ -15,5 +15,6 @@ int npr_file_open(const char *path, const char *what, uint64_t max,
 		  struct stat *st);
 int npr_file_map(const char *path, const char *what, uint64_t max,
 		 struct npr_blob **out);
+char *npr_file_dir(const char *path);
 
 #endif /* NPR_GRAPH_FILE_H */

@@ -143,7 +143,7 @@ int npr_onnx_parse(const void *buf, size_t len, const char *base_dir,
 int npr_onnx_load_file(const char *path, struct npr_graph **out)
 {
 	struct npr_blob *b = NULL;
-	char *dir, *slash;
+	char *dir;
 	int err;
 
 	if (!path || !out)
@@ -155,18 +155,11 @@ int npr_onnx_load_file(const char *path, struct npr_graph **out)
 		npr_blob_put(b);
 		return npr_err(-EINVAL, "model %s is empty", path);
 	}
-	dir = strdup(path);
+	dir = npr_file_dir(path);
 	if (!dir) {
 		npr_blob_put(b);
 		return -ENOMEM;
 	}
-	slash = strrchr(dir, '/');
-	if (!slash)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		dir[1] = 0;
-	else
-		*slash = 0;
 	err = parse(b->data, b->size, dir, b, out);
 	free(dir);
 	npr_blob_put(b);	/* the graph keeps its own reference */

@@ -172,7 +172,7 @@ static int read_file(struct io_uring *ring, const char *path, const char *what,
 static int load_onnx(struct io_uring *ring, const char *path,
 		     struct npr_graph **g)
 {
-	char *dir, *slash;
+	char *dir;
 	size_t len = 0;
 	void *buf = NULL;
 	int err;
@@ -184,18 +184,11 @@ static int load_onnx(struct io_uring *ring, const char *path,
 		free(buf);
 		return npr_err(-EINVAL, "model %s is empty", path);
 	}
-	dir = strdup(path);
+	dir = npr_file_dir(path);
 	if (!dir) {
 		free(buf);
 		return -ENOMEM;
 	}
-	slash = strrchr(dir, '/');
-	if (!slash)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		dir[1] = 0;
-	else
-		*slash = 0;
 	err = npr_onnx_parse(buf, len, dir, g);
 	free(dir);
 	free(buf);
