@@ -363,6 +363,9 @@ struct ioctl_desc {
 #define IOCTL(name, fn, type, last_v1) \
 	[_IOC_NR(NPR_IOCTL_##name)] = { NPR_IOCTL_##name, fn, \
 					 NPR_UARG(type, last_v1), 0 }
+/* a struct the ring's jobs carry too: its sizes from lib/uarg.h */
+#define IOCTL_JOB(name, fn, sizes) \
+	[_IOC_NR(NPR_IOCTL_##name)] = { NPR_IOCTL_##name, fn, sizes, 0 }
 
 static const struct ioctl_desc ioctls[] = {
 	IOCTL(DEVICE_INFO, device_info_ioctl, struct npr_device_info, arch),
@@ -394,12 +397,11 @@ static const struct ioctl_desc ioctls[] = {
 		NPR_UARG(struct npr_reap, reserved), -ETIME },
 	IOCTL(PROP_INFO, prop_info_ioctl, struct npr_prop_info, name),
 	IOCTL(STATE_INFO, npr_state_info_ioctl, struct npr_state_arg, bytes),
-	IOCTL(STATE_GET, npr_state_get_ioctl, struct npr_state_arg, bytes),
-	IOCTL(STATE_SET, npr_state_set_ioctl, struct npr_state_arg, bytes),
-	IOCTL(STATE_RESET, npr_state_reset_ioctl, struct npr_state_arg,
-	      bytes),
-	IOCTL(EXPORT, npr_model_export_ioctl, struct npr_export, bytes),
-	IOCTL(IMPORT, npr_model_import_ioctl, struct npr_import, reserved),
+	IOCTL_JOB(STATE_GET, npr_state_get_ioctl, NPR_UARG_STATE),
+	IOCTL_JOB(STATE_SET, npr_state_set_ioctl, NPR_UARG_STATE),
+	IOCTL_JOB(STATE_RESET, npr_state_reset_ioctl, NPR_UARG_STATE),
+	IOCTL_JOB(EXPORT, npr_model_export_ioctl, NPR_UARG_EXPORT),
+	IOCTL_JOB(IMPORT, npr_model_import_ioctl, NPR_UARG_IMPORT),
 	IOCTL(PROFILE, npr_request_profile_ioctl, struct npr_profile, recs),
 	IOCTL(QUERY_MODEL, npr_model_query_ioctl, struct npr_query_model,
 	      names),

@@ -21,6 +21,14 @@
  */
 #define NPR_UARG(TYPE, LAST_V1) sizeof(TYPE), offsetofend(TYPE, LAST_V1)
 
+/*
+ * The structs both the ioctl table (lib/dev.c) and the ring's jobs that
+ * carry one (lib/ring/ring.c) copy in: said once, here.
+ */
+#define NPR_UARG_IMPORT	NPR_UARG(struct npr_import, reserved)
+#define NPR_UARG_EXPORT	NPR_UARG(struct npr_export, bytes)
+#define NPR_UARG_STATE	NPR_UARG(struct npr_state_arg, bytes)
+
 int npr_uarg_in(void *karg, size_t ksize, size_t v1, const void *uarg,
 		uint32_t *usize);
 void npr_uarg_out(void *uarg, const void *karg, size_t ksize,

@@ -168,23 +168,19 @@ struct npr_ring {
  * variables): the struct is copied and checked like the ioctl's at
  * submission (steps 1-4 of the validation order), run on a worker, and its
  * outputs are written back before the completion is posted.  Per opcode:
- * the ioctl, and the struct's size and smallest size as in lib/dev.c.
+ * the ioctl, and the struct's size and smallest size (lib/uarg.h, shared
+ * with the ioctl table).
  */
 static const struct job_arg {
 	unsigned int op;
 	unsigned long cmd;
 	size_t ksize, v1;
 } job_args[] = {
-	{ NPR_OP_IMPORT, NPR_IOCTL_IMPORT,
-	  NPR_UARG(struct npr_import, reserved) },
-	{ NPR_OP_EXPORT, NPR_IOCTL_EXPORT,
-	  NPR_UARG(struct npr_export, bytes) },
-	{ NPR_OP_STATE_GET, NPR_IOCTL_STATE_GET,
-	  NPR_UARG(struct npr_state_arg, bytes) },
-	{ NPR_OP_STATE_SET, NPR_IOCTL_STATE_SET,
-	  NPR_UARG(struct npr_state_arg, bytes) },
-	{ NPR_OP_STATE_RESET, NPR_IOCTL_STATE_RESET,
-	  NPR_UARG(struct npr_state_arg, bytes) },
+	{ NPR_OP_IMPORT, NPR_IOCTL_IMPORT, NPR_UARG_IMPORT },
+	{ NPR_OP_EXPORT, NPR_IOCTL_EXPORT, NPR_UARG_EXPORT },
+	{ NPR_OP_STATE_GET, NPR_IOCTL_STATE_GET, NPR_UARG_STATE },
+	{ NPR_OP_STATE_SET, NPR_IOCTL_STATE_SET, NPR_UARG_STATE },
+	{ NPR_OP_STATE_RESET, NPR_IOCTL_STATE_RESET, NPR_UARG_STATE },
 };
 
 /* The argument struct a job carries, NULL if none. */
