@@ -1762,8 +1762,8 @@ TEST_F(npu_golden, matches_reference_outputs)
 /*
  * The shared TensorIterator + LSTMCell snippets come without weights:
  * write the xml next to a .bin of zeros but for the two Reshape targets
- * (as rnn_test does, where the closed form is checked on cpu), and run
- * it on cpu and npu.
+ * (as rnn_body_test does, where the closed form is checked on cpu), and
+ * run it on cpu and npu.
  */
 struct ti_snippet {
 	const char *name;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A growing text buffer for the test programs that write IR documents
- * in memory (ir_test.c, ops_util.h, rnn_test.c).
+ * in memory (ir_test.c, ops_util.h, rnn_util.h).
  */
 #ifndef XB_H
 #define XB_H

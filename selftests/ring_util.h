@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fixture of ring_test.c and ring_jobs_test.c: a null device with a
+ * ring, once per completion path (the fd's own io_uring, the eventfd
+ * fallback, completions posted into the caller's io_uring with MSG_RING),
+ * and the helpers that submit, reap and read a failed job's message.
+ */
+#ifndef RING_UTIL_H
+#define RING_UTIL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <liburing.h>
+
+#include <npuring.h>
+
+#include "harness.h"
+
+#define HARNESS_TIMEOUT_RING	60
+
+FIXTURE(ring) {
+	int fd;
+	bool attach;
+	struct io_uring caller;
+	struct npr_ring_setup rs;
+};
+
+FIXTURE_VARIANT(ring) {
+	unsigned int flags;
+	bool attach;
+	unsigned int entries;
+};
+
+FIXTURE_VARIANT_ADD(ring, own) {
+	.flags = 0,
+};
+
+FIXTURE_VARIANT_ADD(ring, fallback) {
+	.flags = NPR_RING_SETUP_FALLBACK,
+};
+
+FIXTURE_VARIANT_ADD(ring, attach) {
+	.flags = NPR_RING_SETUP_ATTACH,
+	.attach = true,
+};
+
+FIXTURE_SETUP(ring)
+{
+	self->fd = npr_open("null", 0);
+	ASSERT_GE(self->fd, 0);
+	memset(&self->rs, 0, sizeof(self->rs));
+	self->rs.size = sizeof(self->rs);
+	self->rs.flags = variant->flags;
+	self->rs.cq_entries = 64;
+	self->attach = false;
+	if (variant->attach) {
+		int err = io_uring_queue_init(256, &self->caller, 0);
+
+		if (err < 0)
+			SKIP(return, "io_uring unavailable: %s", strerror(-err));
+		self->attach = true;
+		self->rs.attach_fd = self->caller.ring_fd;
+	}
+	if (variant->attach && getenv("NPR_RING_FALLBACK")) {
+		EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_RING_SETUP, &self->rs),
+			  -EOPNOTSUPP);
+		SKIP(return, "NPR_RING_FALLBACK is set: no ring to attach");
+	}
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_RING_SETUP, &self->rs), 0);
+	if (!variant->flags && getenv("NPR_RING_FALLBACK"))
+		ASSERT_EQ(self->rs.path, NPR_RING_PATH_FALLBACK);
+	if (variant->flags & NPR_RING_SETUP_FALLBACK) {
+		ASSERT_EQ(self->rs.path, NPR_RING_PATH_FALLBACK);
+		ASSERT_EQ(self->rs.reason, NPR_RING_WHY_FORCED);
+	}
+	ASSERT_EQ(self->rs.cq_entries, 64);
+}
+
+FIXTURE_TEARDOWN(ring)
+{
+	if (self->fd >= 0)
+		EXPECT_EQ(npr_close(self->fd), 0);
+	if (self->attach)
+		io_uring_queue_exit(&self->caller);
+}
+
+static inline int submit(int fd, struct npr_sqe *s, unsigned int n)
+{
+	struct npr_submit a = { .size = sizeof(a) };
+	int err;
+
+	a.sqes = (uintptr_t)s;
+	a.count = n;
+	err = npr_ioctl(fd, NPR_IOCTL_SUBMIT, &a);
+	return err ? err : (int)a.submitted;
+}
+
+/* Wait for exactly @n completions of @fd (10 s at most), in order. */
+static inline int reap_fd(FIXTURE_DATA(ring) *self, int fd,
+			  struct npr_cqe *c, unsigned int n)
+{
+	unsigned int got = 0;
+
+	if (self->attach) {
+		while (got < n) {
+			struct __kernel_timespec ts = { .tv_sec = 10 };
+			struct io_uring_cqe *q;
+
+			if (io_uring_wait_cqe_timeout(&self->caller, &q, &ts))
+				return got;
+			memset(&c[got], 0, sizeof(c[got]));
+			c[got].user_data = q->user_data;
+			c[got].res = q->res;
+			c[got].status = q->res < 0 ? NPR_JOB_FAILED :
+						     NPR_JOB_OK;
+			io_uring_cqe_seen(&self->caller, q);
+			got++;
+		}
+		return got;
+	} else {
+		struct npr_reap a = { .size = sizeof(a) };
+
+		a.cqes = (uintptr_t)c;
+		a.max = n;
+		a.min = n;
+		a.timeout_ns = 10000000000ull;
+		npr_ioctl(fd, NPR_IOCTL_REAP, &a);
+		return a.count;
+	}
+}
+
+static inline int reap(FIXTURE_DATA(ring) *self, struct npr_cqe *c,
+		       unsigned int n)
+{
+	return reap_fd(self, self->fd, c, n);
+}
+
+/* The message of failed job @ud, and its res in @res. */
+static inline int job_error(int fd, uint64_t ud, char *buf, uint32_t len,
+			    int32_t *res)
+{
+	struct npr_get_error ge = { .size = sizeof(ge) };
+	int err;
+
+	ge.flags = NPR_GET_ERROR_JOB;
+	ge.user_data = ud;
+	ge.buf = (uintptr_t)buf;
+	ge.len = len;
+	err = npr_ioctl(fd, NPR_IOCTL_GET_ERROR, &ge);
+	if (res)
+		*res = ge.err;
+	return err;
+}
+
+/* Job @ud failed with @res and says so, with a message containing @what. */
+#define EXPECT_JOB_ERROR(fd, ud, res, what) do {			\
+		char _m[512];						\
+		int32_t _r = 0;						\
+									\
+		EXPECT_EQ(job_error(fd, ud, _m, sizeof(_m), &_r), 0);	\
+		EXPECT_EQ(_r, res);					\
+		if (!strstr(_m, what))					\
+			TH_LOG("job %llu: \"%s\" lacks \"%s\"",	\
+			       (unsigned long long)(ud), _m, what);	\
+		EXPECT_NE(strstr(_m, what), NULL);			\
+	} while (0)
+
+static inline struct npr_sqe nop(uint64_t ud, unsigned int us,
+				 unsigned int flags)
+{
+	struct npr_sqe s = { .opcode = NPR_OP_NOP };
+
+	s.user_data = ud;
+	s.len = us;
+	s.flags = flags;
+	return s;
+}
+
+#endif /* RING_UTIL_H */
