@@ -121,6 +121,8 @@ CFLAGS_BASE += -DNPR_NO_LEVEL_ZERO
 all:
 	@echo "  SKIP    npu/vnpu (no Level Zero headers: apt-get install libze-dev)"
 endif
+$(foreach t,$(selftests-y) $(selftests-prog-y),$(if $($(t)-objs),,\
+	$(eval $(t)-objs := selftests/$(t).o)))
 $(foreach t,$(selftests-y) $(selftests-prog-y),$(eval $(call link_prog,selftests,$(t))))
 $(foreach t,$(examples-y),$(eval $(call link_prog,examples,$(t))))
 

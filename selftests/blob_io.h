@@ -2,7 +2,8 @@
 /*
  * Export and import through the public API, and the blob's checksum
  * (Documentation/blob.rst), for the test programs that take blobs apart:
- * blob_test.c, blob_fuzz_test.c (through blob_util.h) and npu_test.c.
+ * blob_test.c, blob_fuzz_test.c (through blob_util.h) and
+ * npu_models_test.c.
  */
 #ifndef BLOB_IO_H
 #define BLOB_IO_H
