@@ -448,9 +448,5 @@ int npr_err(int err, const char *fmt, ...)
 /* Same, prefixed with "layer <id> (<name>, <type>-<version>): ". */
 int npr_node_err(const struct npr_node *n, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* A mark taken before a call; after it, npr_err_default() gives a failure
- * that set no message since the mark one from its errno (lib/error.c). */
-unsigned long npr_err_mark(void);
-int npr_err_default(int err, unsigned long mark);
 
 #endif /* NPR_GRAPH_H */
