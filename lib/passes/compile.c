@@ -147,8 +147,8 @@ static int compile_clone(struct npr_graph *g, const struct npr_shape *shapes,
  * @shapes: per input a shape (rank -1: keep the model's), or NULL.
  * @fold: the evaluator constant folding computes nodes with, kept in the
  *        result's @fold for the bodies; NULL folds nothing (shapes that
- *        need a folded value then stay dynamic or fail).  The core passes
- *        npr_backend_evaluator().
+ *        need a folded value then stay dynamic or fail).  lib/model.c and
+ *        lib/query.c pass npr_backend_evaluator().
  * @out: the result, owned by the caller.
  *
  * Return: 0, or -errno with a message naming the layer at fault.

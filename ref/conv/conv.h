@@ -267,7 +267,7 @@ void npr_unpad_rows_avx512(const struct npr_conv_desc *d, const float *t,
  * @hi: Clamp's upper bound.
  *
  * Depthwise planes (conv_dw.h): this portable build is made in run.c,
- * npr_dw_plane_avx512() in conv_dw_avx512.c.
+ * npr_dw_plane_avx512() in ref/arch/x86/conv_dw_avx512.c.
  */
 void npr_dw_plane_generic(const struct npr_conv_desc *d, const float *x,
 			  const float *wc, float *y, const float *res, float b,

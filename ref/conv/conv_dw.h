@@ -655,7 +655,8 @@ int DW_VEC(const struct npr_conv_desc *d, const float *x, const float *wc,
  * tap, so the plane is cut into vectors of 16 consecutive pixels across
  * rows, and each tap is one masked load at a fixed offset.  The masks
  * (which lanes of each vector the tap finds inside the input) depend on
- * the geometry only: the plan makes them once (npr_dw_tab_new()).  A run
+ * the geometry only: the plan makes them once (dw_tab_new() in
+ * ref/conv/conv.c).  A run
  * of planes is one call, so nothing is set up per plane but the weights:
  * a 7x7 plane is four vectors (49 of 64 lanes useful, against 7 of 16
  * with a register per row), a 14x14 thirteen (196 of 208).

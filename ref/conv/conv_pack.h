@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The im2col packer for the GEMM's B operand, written once and compiled
- * twice: in run.c for any CPU and in conv_dw_avx512.c with -mavx512f -O3
- * (its copy and stride-2 loops vectorise there).  Define PACK_IM2COL to
- * the function's name first.
+ * twice: in run.c for any CPU and in ref/arch/x86/conv_dw_avx512.c with
+ * -mavx512f -O3 (its copy and stride-2 loops vectorise there).  Define
+ * PACK_IM2COL to the function's name first.
  */
 /*
  * Row k of the im2col matrix is input channel c at tap (ky, kx); column j
