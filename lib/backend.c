@@ -57,7 +57,7 @@ const struct npr_backend_ops *npr_backend_find(const char *name, int *index)
  * npr_backend_evaluator() - the evaluator constant folding uses
  *
  * Compile folds a node whose inputs are all constant by running a kernel
- * (lib/ops/infer.c); the core compiles with the CPU backend's reference
+ * (lib/ops/infer.c); lib/model.c compiles with the CPU backend's reference
  * kernels, whatever device runs the result, so folding gives the same
  * constants everywhere.  Only this registry names the backend.
  *

@@ -6,6 +6,8 @@
 #ifndef NPR_ERROR_H
 #define NPR_ERROR_H
 
+/* A mark taken before a call; after it, npr_err_default() gives a failure
+ * that set no message since the mark one from its errno (lib/error.c). */
 unsigned long npr_err_mark(void);
 int npr_err_default(int err, unsigned long mark);
 int npr_last_errno(void);

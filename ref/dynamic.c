@@ -28,6 +28,16 @@
  */
 #define DYN_MAX_BYTES	((size_t)1 << 32)
 
+/**
+ * npr_cpu_dyn_create() - a request's copy of the values and of the
+ * dynamic nodes (parsed again)
+ * @re: the exec's plan, with re->ndyn dynamic steps.
+ * @rr: the request's state; gets rr->rg, rvals, rnodes, dbuf, dcap.
+ * @g: the compiled graph.
+ *
+ * Return: 0, -ENOMEM, or the error of an op's parse.  What was
+ * allocated is freed by npr_cpu_dyn_destroy().
+ */
 int npr_cpu_dyn_create(const struct ref_exec *re, struct ref_request *rr,
 		       struct npr_graph *g)
 {
@@ -59,6 +69,21 @@ int npr_cpu_dyn_create(const struct ref_exec *re, struct ref_request *rr,
 	return 0;
 }
 
+/**
+ * npr_cpu_dyn_run() - run dynamic step @node
+ * @rr: the request's state.
+ * @g: the compiled graph.
+ * @node: the step's node.
+ *
+ * Infers the output shapes from the actual inputs (values included) in
+ * the request's copy of the graph, gives the outputs buffers of the
+ * request (kept and grown from run to run), runs the kernel.
+ *
+ * Context: the request's thread; requests run concurrently.
+ * Return: 0; -EINVAL for a shape that is not static or an element type
+ * without a size; -EFBIG for an output of more than 4 GiB; -ENOMEM; the
+ * op's infer or kernel error.
+ */
 int npr_cpu_dyn_run(struct ref_request *rr, const struct npr_graph *g,
 		    int node)
 {
@@ -127,6 +152,11 @@ int npr_cpu_dyn_run(struct ref_request *rr, const struct npr_graph *g,
 	return npr_kernel_find(n->op)(n, rr->in_buf, rr->out_buf);
 }
 
+/**
+ * npr_cpu_dyn_destroy() - free what npr_cpu_dyn_create() allocated
+ * @rr: the request's state; fields may be NULL.
+ * @g: the compiled graph.
+ */
 void npr_cpu_dyn_destroy(struct ref_request *rr, const struct npr_graph *g)
 {
 	int i;

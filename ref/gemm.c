@@ -2,8 +2,8 @@
 /*
  * Packed SGEMM: blocking driver, packing, the portable micro-kernel and
  * the runtime choice of ISA.  The AVX-512 and AVX2 micro-kernels live in
- * gemm_avx512.c and gemm_avx2.c, the only objects built with those -m
- * flags; this file runs on any x86-64 (or other) CPU.
+ * ref/arch/x86/gemm_avx512.c and gemm_avx2.c, the only objects built
+ * with those -m flags; this file runs on any x86-64 (or other) CPU.
  *
  * Blocking (per thread): columns in blocks of NC, depth in blocks of KC.
  * For each (NC, KC) block, B is packed into NR-column panels (KC x NC,

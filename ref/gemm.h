@@ -167,9 +167,10 @@ static inline float epi_apply(const struct npr_gemm_epi *e, float v,
 }
 
 /*
- * Pixel-major tile (gemm_avx512.c): t[i][0..16 nv) (+)= sum over k < kc
- * of x[off[k] + i * sx] * w[k][0..16 nv), i < n (1 to 7), nv 1 to 4 (the
- * rest of t[i][0..64) untouched); w (rows of 64) and t 64-byte aligned.
+ * Pixel-major tile (ref/arch/x86/gemm_avx512.c): t[i][0..16 nv) (+)=
+ * sum over k < kc of x[off[k] + i * sx] * w[k][0..16 nv), i < n (1 to
+ * 7), nv 1 to 4 (the rest of t[i][0..64) untouched); w (rows of 64) and
+ * t 64-byte aligned.
  */
 void npr_gemm_t7_avx512(int n, int nv, int64_t kc, const float *w,
 			const float *x, const int64_t *off, int64_t sx,

@@ -383,15 +383,21 @@ static inline struct npr_value *npr_out(struct npr_graph *g,
 	return &g->vals[n->out[i]];
 }
 
-/* Attribute access (lib/graph/attr.c).  All return 0, -ENOENT when absent and
- * the key is required, or -EINVAL with npr_err() set on a malformed value. */
+/*
+ * Attribute access (lib/graph/attr.c).  npr_attr() gives the raw string or
+ * NULL.  The others return 0 or -EINVAL with npr_node_err() set: on a
+ * malformed value, and for npr_attr_ints() / npr_attr_floats() on a
+ * missing key that is not @optional.  A missing key is not an error for
+ * npr_attr_int(), npr_attr_float(), npr_attr_bool() and npr_attr_enum():
+ * *out is then their @def.
+ */
 const char *npr_attr(const struct npr_node *n, const char *key);
 int npr_attr_int(const struct npr_node *n, const char *key, int64_t def,
 		 int64_t *out);
 int npr_attr_float(const struct npr_node *n, const char *key, double def,
 		   double *out);
 /* Comma-separated integers; *count set; "" gives 0 entries. Missing key:
- * -ENOENT unless @optional, then *count = 0. */
+ * -EINVAL unless @optional, then *count = 0. */
 int npr_attr_ints(const struct npr_node *n, const char *key, int64_t *out,
 		  int max, int *count, bool optional);
 int npr_attr_floats(const struct npr_node *n, const char *key, float *out,
@@ -442,9 +448,5 @@ int npr_err(int err, const char *fmt, ...)
 /* Same, prefixed with "layer <id> (<name>, <type>-<version>): ". */
 int npr_node_err(const struct npr_node *n, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* A mark taken before a call; after it, npr_err_default() gives a failure
- * that set no message since the mark one from its errno (lib/error.c). */
-unsigned long npr_err_mark(void);
-int npr_err_default(int err, unsigned long mark);
 
 #endif /* NPR_GRAPH_H */

@@ -2,7 +2,7 @@
 /*
  * ONNX translators: control flow.  If becomes If-8, Loop becomes Loop-5,
  * Scan (opset 9 on) becomes TensorIterator; their GRAPH attributes are
- * read into bodies by onnx_body_read() (lib/onnx/read.c).
+ * read into bodies by onnx_body_read() (lib/onnx/build.c).
  *
  * ONNX bodies may name values of the graphs around them; OpenVINO bodies
  * only see their Parameters.  Every outer value a body names (other than

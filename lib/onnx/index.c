@@ -148,10 +148,19 @@ static int reverse(struct onnx_ctx *c, int x, int64_t axis)
 	return out;
 }
 
-
-/*
- * The i64 indices of the first maximum (minimum with @min) of @x along
- * @axis, that axis kept at size 1; the last one with @last.
+/**
+ * onnx_arg_index() - the index of the extreme of @x along an axis
+ * @c: the context.
+ * @x: the data.
+ * @axis: the axis, negative counting from the end.
+ * @min: the minimum; false: the maximum.
+ * @last: the last such index; false: the first.
+ *
+ * TopK-11 with k = 1 (unsorted, stable, i64 indices); for @last, over
+ * @x reversed along @axis (a Slice with step -1), and the index then
+ * taken from the end (dim - 1 - index).  The axis stays, at size 1.
+ *
+ * Return: the i64 indices' value index, or -errno.
  */
 int onnx_arg_index(struct onnx_ctx *c, int x, int64_t axis, bool min,
 		   bool last)
@@ -451,7 +460,17 @@ static int tr_onehot(struct onnx_ctx *c, int *out)
 	return onnx_set_attr(c, node, "axis", "%lld", (long long)axis);
 }
 
-/* onnx_pick() - Gather(@s, @i) on axis 0, @i an i64 scalar index */
+/**
+ * onnx_pick() - one element of a 1-D value, such as a shape's dim
+ * @c: the context.
+ * @s: the 1-D value (e.g. a ShapeOf output).
+ * @i: the index, negative counting from the end.
+ * @suffix: node name suffix of the Gather and of its two constants.
+ *
+ * Gather-8 of @s on axis 0 with @i as an i64 scalar index: a scalar.
+ *
+ * Return: the output value index, or -errno.
+ */
 int onnx_pick(struct onnx_ctx *c, int s, int64_t i, const char *suffix)
 {
 	char nm[32];

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "error.h"
 #include "graph/graph.h"
 #include "infer.h"
 

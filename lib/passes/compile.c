@@ -31,21 +31,21 @@ static bool is_half(unsigned int t)
 }
 
 /**
- * npr_pass_align() - an aligned copy of every unaligned constant
+ * pass_align() - an aligned copy of every unaligned constant
  * @g: the graph, a clone of a loaded model.
  *
  * A loaded ONNX model refers to its floating-point weights where they
  * are in the mapped file, at whatever offset the format left them
  * (struct npr_value); kernels, folding and packing read elements through
  * typed pointers, so each such constant gets an owned copy here (f16 and
- * bf16 ones are converted by npr_pass_lower_half() instead).  The file
+ * bf16 ones are converted by pass_lower_half() instead).  The file
  * pages the copy came from then leave memory: the model's graph still
  * refers to them, and they come back from the page cache when it is
  * compiled or read again.  Bodies hold no such constants.
  *
  * Return: 0 or -ENOMEM.
  */
-static int npr_pass_align(struct npr_graph *g)
+static int pass_align(struct npr_graph *g)
 {
 	int i;
 
@@ -69,12 +69,12 @@ static int npr_pass_align(struct npr_graph *g)
 }
 
 /**
- * npr_pass_lower_half() - make f32 the compute type of f16/bf16 values
+ * pass_lower_half() - make f32 the compute type of f16/bf16 values
  * @g: graph; constants of those types are converted into owned f32 copies.
  *
  * Return: 0 or -ENOMEM.
  */
-static int npr_pass_lower_half(struct npr_graph *g)
+static int pass_lower_half(struct npr_graph *g)
 {
 	int i;
 
@@ -109,7 +109,7 @@ static int npr_pass_lower_half(struct npr_graph *g)
 		int k, err;
 
 		for (k = 0; k < n->nbodies; k++) {
-			err = npr_pass_lower_half(n->bodies[k].g);
+			err = pass_lower_half(n->bodies[k].g);
 			if (err)
 				return err;
 		}
@@ -147,8 +147,8 @@ static int compile_clone(struct npr_graph *g, const struct npr_shape *shapes,
  * @shapes: per input a shape (rank -1: keep the model's), or NULL.
  * @fold: the evaluator constant folding computes nodes with, kept in the
  *        result's @fold for the bodies; NULL folds nothing (shapes that
- *        need a folded value then stay dynamic or fail).  The core passes
- *        npr_backend_evaluator().
+ *        need a folded value then stay dynamic or fail).  lib/model.c and
+ *        lib/query.c pass npr_backend_evaluator().
  * @out: the result, owned by the caller.
  *
  * Return: 0, or -errno with a message naming the layer at fault.
@@ -193,9 +193,9 @@ static int compile_clone(struct npr_graph *g, const struct npr_shape *shapes,
 	err = apply_shapes(g, shapes);
 	if (err)
 		goto fail;
-	err = npr_pass_align(g);
+	err = pass_align(g);
 	if (!err)
-		err = npr_pass_lower_half(g);
+		err = pass_lower_half(g);
 	if (err)
 		goto fail;
 	err = npr_infer_parse(g);

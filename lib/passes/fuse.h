@@ -84,40 +84,13 @@ struct npr_fuse {
 	bool *taken;
 };
 
-/**
- * npr_fuse_init() - start the fusion pass over @g
- * @fu: Out. The state; free with npr_fuse_fini().
- * @g: the compiled graph; must outlive @fu and not change meanwhile.
- *
- * Return: 0 or -ENOMEM.
- */
 int npr_fuse_init(struct npr_fuse *fu, const struct npr_graph *g);
 
-/**
- * npr_fuse_fini() - free what npr_fuse_init() allocated
- * @fu: the state; may be zeroed or already finished.
- */
 void npr_fuse_fini(struct npr_fuse *fu);
 
-/**
- * npr_fuse_match() - what node @node's kernel can absorb
- * @fu: the state.
- * @node: a node index of the graph.
- * @f: Out. The description; written only on success.
- *
- * Nodes npr_fuse_take() marked are never absorbed again.
- * Return: 0; -EOPNOTSUPP when @node is not an f32 Convolution or
- * GroupConvolution with 1 or 2 spatial dimensions and explicit padding.
- */
 int npr_fuse_match(const struct npr_fuse *fu, int node,
 		   struct npr_fusion *f);
 
-/**
- * npr_fuse_take() - mark the nodes a fused step does the work of
- * @fu: the state.
- * @f: a description npr_fuse_match() gave.
- * @tail: the kernel took @f->tail_node too.
- */
 void npr_fuse_take(struct npr_fuse *fu, const struct npr_fusion *f,
 		   bool tail);
 

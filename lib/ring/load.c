@@ -195,12 +195,22 @@ static int load_onnx(struct io_uring *ring, const char *path,
 	return err;
 }
 
-/*
- * LOAD: the .xml and its .bin, or the .onnx, read into memory
- * asynchronously (the worker's io_uring, or pread on the fallback), then
- * parsed as MODEL_LOAD with NPR_MODEL_LOAD_MEMORY would.  On a device with
- * a CACHE_DIR, MODEL_LOAD with NPR_MODEL_LOAD_DEFER instead: the files are
- * stat'ed, and read (synchronously) only when a COMPILE misses the cache.
+/**
+ * npr_ring_load() - the LOAD job: a model file read and added as a model
+ * @dev: the device.
+ * @ring: the worker's io_uring for the reads, NULL to read with pread().
+ *        Nothing else may be in flight on it; a CQE that is not one of
+ *        the reads (a wake-up) is consumed and ignored.
+ * @path: the model's path.
+ * @h: Out. The new model handle.
+ *
+ * The .xml and its .bin, or the .onnx, are read into memory
+ * asynchronously (on @ring, or with pread()), then parsed as MODEL_LOAD
+ * with NPR_MODEL_LOAD_MEMORY would.  On a device with a CACHE_DIR it is
+ * MODEL_LOAD with NPR_MODEL_LOAD_DEFER instead: the files are stat'ed,
+ * and read (synchronously) only when a COMPILE misses the cache.
+ *
+ * Return: 0 or -errno with a message naming the file.
  */
 int npr_ring_load(struct npr_device *dev, struct io_uring *ring,
 		  const char *path, uint32_t *h)

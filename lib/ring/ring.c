@@ -916,6 +916,13 @@ static int ring_get(struct npr_device *dev, struct npr_ring_setup *a,
 	return err;
 }
 
+/**
+ * npr_ring_setup() - NPR_IOCTL_RING_SETUP: the device's ring, created once
+ * @dev: the device.
+ * @a: the argument, copied in.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
 int npr_ring_setup(struct npr_device *dev, struct npr_ring_setup *a)
 {
 	struct npr_ring *r;
@@ -939,6 +946,10 @@ int npr_ring_setup(struct npr_device *dev, struct npr_ring_setup *a)
 	return err;
 }
 
+/**
+ * npr_ring_destroy() - stop the workers and free the ring, at close
+ * @dev: the device; no job runs after this returns.
+ */
 void npr_ring_destroy(struct npr_device *dev)
 {
 	struct npr_ring *r = dev->ring;
@@ -1002,6 +1013,16 @@ void npr_ring_destroy(struct npr_device *dev)
 	dev->ring = NULL;
 }
 
+/**
+ * npr_ring_job_error() - GET_ERROR with NPR_GET_ERROR_JOB
+ * @dev: the device.
+ * @user_data: the failed job's.
+ * @msg: Out. A copy of its message, freed by the caller.
+ * @res: Out. Its result.
+ *
+ * Return: 0; -ENOENT when no recent failure has @user_data (or the
+ * device has no ring); -ENOMEM.
+ */
 int npr_ring_job_error(struct npr_device *dev, uint64_t user_data,
 		       char **msg, int32_t *res)
 {
@@ -1155,6 +1176,13 @@ static int cancel_locked(struct npr_ring *r, uint64_t ud)
 	return -ENOENT;
 }
 
+/**
+ * npr_ring_submit() - NPR_IOCTL_SUBMIT
+ * @dev: the device.
+ * @a: the argument, copied in; @a->submitted goes back whatever happens.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
 int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 {
 	const struct npr_sqe *sq = (const void *)(uintptr_t)a->sqes;
@@ -1351,6 +1379,13 @@ static void drain_notes(struct npr_ring *r)
 	}
 }
 
+/**
+ * npr_ring_reap() - NPR_IOCTL_REAP
+ * @dev: the device.
+ * @a: the argument, copied in; its outputs go back on -ETIME too.
+ *
+ * Return: 0 or -errno (uapi/npuring.h lists them).
+ */
 int npr_ring_reap(struct npr_device *dev, struct npr_reap *a)
 {
 	struct npr_cqe *out = (void *)(uintptr_t)a->cqes;

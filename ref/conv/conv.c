@@ -25,6 +25,11 @@ static int wino_new(struct npr_conv_plan *p, const float *w);
 static void wino_free(struct npr_conv_plan *p);
 
 
+/**
+ * npr_conv_plan_free() - free a plan and what it owns
+ * @p: the plan, or NULL.  Buffers it borrowed from a blob
+ *     (npr_conv_plan_use_prepared()) stay the blob's.
+ */
 void npr_conv_plan_free(struct npr_conv_plan *p)
 {
 	int64_t g;
@@ -171,6 +176,17 @@ static bool pool_fits(const struct npr_conv_desc *d,
 	return true;
 }
 
+/**
+ * npr_conv_plan_new() - plan a convolution with weights @w
+ * @d: geometry.
+ * @w: weights, copied (packed); need not outlive the plan.  NULL: none
+ *     (a plan for npr_conv_plan_use_prepared()).
+ * @kern: GEMM micro-kernel, NULL for the best one.
+ * @out: Out. The plan, written on success; free with
+ *       npr_conv_plan_free().
+ *
+ * Return: 0, -ENOMEM.
+ */
 int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		      const struct npr_gemm_kern *kern,
 		      struct npr_conv_plan **out)
@@ -178,11 +194,29 @@ int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 	return npr_conv_plan_new_pool(d, NULL, w, kern, out);
 }
 
+/**
+ * npr_conv_plan_pooled() - does the plan do the MaxPool it was given?
+ * @p: a plan from npr_conv_plan_new_pool().
+ *
+ * Return: true when it writes the pooled output.
+ */
 bool npr_conv_plan_pooled(const struct npr_conv_plan *p)
 {
 	return p->pooled;
 }
 
+/**
+ * npr_conv_plan_set_mean() - fuse the mean over each output plane
+ * @p: a plan whose epilogue (without residual) is set.
+ *
+ * The plan then writes [N, K] means (of the outputs after the epilogue)
+ * instead of [N, K, OH, OW]: a ReduceMean over H and W (global average
+ * pooling) that alone reads the output.  Only the pixel-major path does
+ * it, without a fused pool or a residual, and not with NPR_CONV_NO_MEAN
+ * set.
+ *
+ * Return: 0, or -EOPNOTSUPP when the plan's path does not do it.
+ */
 int npr_conv_plan_set_mean(struct npr_conv_plan *p)
 {
 	if (p->path != PATH_T || p->pooled || p->residual ||
@@ -193,6 +227,23 @@ int npr_conv_plan_set_mean(struct npr_conv_plan *p)
 	return 0;
 }
 
+/**
+ * npr_conv_plan_new_pool() - npr_conv_plan_new(), the MaxPool @pd fused
+ * when the plan's path can pool rows while they are in cache
+ * @d: geometry.
+ * @pd: a MaxPool that alone reads the output (after bias and
+ *      activation, which commute with max), or NULL.
+ * @w: weights, as npr_conv_plan_new().
+ * @kern: GEMM micro-kernel, NULL for the best one.
+ * @out: Out. The plan, written on success; free with
+ *       npr_conv_plan_free().
+ *
+ * npr_conv_plan_pooled() tells whether it was fused: the plan then
+ * writes the pooled output, [N, K, @pd->OH, @pd->OW], and takes no
+ * residual.
+ *
+ * Return: 0, -ENOMEM.
+ */
 int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
 			   const struct npr_pool_desc *pd, const float *w,
 			   const struct npr_gemm_kern *kern,
@@ -328,6 +379,18 @@ nomem:
 	return -ENOMEM;
 }
 
+/**
+ * npr_conv_plan_epi() - set the epilogue
+ * @p: the plan; a previous epilogue is replaced.
+ * @bias: K values (copied), or NULL.
+ * @residual: npr_conv_plan_run() gets a tensor shaped like the output.
+ * @act: enum npr_act.
+ * @lo: Clamp's lower bound.
+ * @hi: Clamp's upper bound.
+ *
+ * Return: 0; -EINVAL for a residual on a plan with a pool or the mean
+ * fused; -ENOMEM.
+ */
 int npr_conv_plan_epi(struct npr_conv_plan *p, const float *bias,
 		      bool residual, int act, float lo, float hi)
 {
@@ -348,6 +411,20 @@ int npr_conv_plan_epi(struct npr_conv_plan *p, const float *bias,
 	return 0;
 }
 
+/**
+ * npr_conv_plan_post() - set the activation after the epilogue
+ * @p: the plan; a previous one is replaced.
+ * @kind: NPR_POST_NONE, NPR_POST_PRELU or NPR_POST_UNARY (conv.h).
+ * @slope: PReLU: 1 or K slopes (copied).
+ * @nslope: their count.
+ * @op: NPR_POST_UNARY: an f32 activation of npr_ref_unary_f32()
+ *      (Sigmoid, Swish, HSwish...), copied.
+ * @beta: its Swish beta.
+ *
+ * Return: 0; -EINVAL for a plan with a pool or the mean fused (the
+ * activation would come after them), a bad slope count or
+ * NPR_POST_UNARY without @op; -ENOMEM.
+ */
 int npr_conv_plan_post(struct npr_conv_plan *p, int kind, const float *slope,
 		       int64_t nslope, const struct npr_eltwise_params *op,
 		       float beta)
@@ -534,6 +611,8 @@ static size_t t_bytes(const struct npr_conv_plan *p)
 	return sizeof(float) * p->np * p->cg * p->d.kh * p->d.kw * 64;
 }
 
+#define WINO_LAYOUT	2
+
 /**
  * npr_conv_wino_layout() - which layers take the Winograd path
  *
@@ -544,7 +623,6 @@ static size_t t_bytes(const struct npr_conv_plan *p)
  * its path's (npr_conv_plan_prepared()); bump WINO_LAYOUT when their
  * packing or the rule of wino_fits() changes.
  */
-#define WINO_LAYOUT	2
 int npr_conv_wino_layout(void)
 {
 #if defined(__x86_64__)
@@ -735,12 +813,28 @@ out:
 	return err;
 }
 
+/**
+ * npr_conv_plan_sweeps() - does @p run several images in one sweep over
+ * its weights?
+ * @p: the plan.
+ *
+ * Return: true for weights larger than an image's input and output,
+ * which npr_conv_plan_run_n() then reads once for several images.
+ */
 bool npr_conv_plan_sweeps(const struct npr_conv_plan *p)
 {
 	return p->path == PATH_T && p->sweep && !p->pooled && !p->mean &&
 	       !p->wu;
 }
 
+/**
+ * npr_conv_plan_desc() - describe a plan, for profiles
+ * @p: the plan.
+ * @buf: Out. "3x3/2 C64 K128 G1 56x56 N1 im2col-gemm+maxpool" and the like.
+ * @len: size of @buf.
+ *
+ * Return: the FLOPs of one run over the batch.
+ */
 double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 			  size_t len)
 {
@@ -802,6 +896,22 @@ static void desc_of(const struct npr_graph *g, const struct npr_node *n,
 	}
 }
 
+/**
+ * npr_conv_plan_build() - plan the fused step the fusion pass described
+ * @g: the compiled graph.
+ * @f: npr_fuse_match()'s description of a convolution of @g.
+ * @pack: pack the weights from the graph; false: the plan gets none and
+ *        npr_conv_plan_use_prepared() must give it some before it runs.
+ * @out: Out. The plan, written on success; free with
+ *       npr_conv_plan_free().  It copies what it needs of the graph.
+ *
+ * The plan does the convolution and @f's epilogue; @f's tail (a MaxPool
+ * or ReduceMean) only when its path can (see npr_conv_plan_new_pool(),
+ * npr_conv_plan_set_mean()).
+ *
+ * Return: 1 when the plan does the tail too, 0 when it stops before it,
+ * -EOPNOTSUPP when @pack is set and the weights have no data, -ENOMEM.
+ */
 int npr_conv_plan_build(const struct npr_graph *g, const struct npr_fusion *f,
 			bool pack, struct npr_conv_plan **out)
 {
@@ -851,6 +961,8 @@ int npr_conv_plan_build(const struct npr_graph *g, const struct npr_fusion *f,
  * npr_conv_plan_kernel() - the name of the kernel a plan runs, for
  * profiles
  * @p: the plan.
+ *
+ * Return: a static string ("conv_winograd", "conv_1x1_gemm", ...).
  */
 const char *npr_conv_plan_kernel(const struct npr_conv_plan *p)
 {
@@ -870,6 +982,10 @@ const char *npr_conv_plan_kernel(const struct npr_conv_plan *p)
 	}
 }
 
+/* The buffers of @p's own path (without Winograd's). */
+static int base_prepared(const struct npr_conv_plan *p, const void **buf,
+			 size_t *bytes, int max);
+
 /**
  * npr_conv_plan_prepared() - the buffers a plan derived from its weights
  * @p: the plan.
@@ -878,16 +994,11 @@ const char *npr_conv_plan_kernel(const struct npr_conv_plan *p)
  * @bytes: Out. Up to @max sizes, or NULL.
  * @max: room in @buf and @bytes.
  *
- * Return: the number of buffers (may exceed @max).
- */
-/* The buffers of @p's own path (without Winograd's). */
-static int base_prepared(const struct npr_conv_plan *p, const void **buf,
-			 size_t *bytes, int max);
-
-/*
  * A Winograd plan adds its 16 packed U after its path's buffers, so that
  * an import uses them in place instead of transforming the weights again
  * (that took most of a cache hit of face-detection-retail-0004).
+ *
+ * Return: the number of buffers (may exceed @max).
  */
 int npr_conv_plan_prepared(const struct npr_conv_plan *p, const void **buf,
 			   size_t *bytes, int max)

@@ -29,26 +29,17 @@ struct npr_conv_desc {
 	int64_t sh, sw, dh, dw, ph, pw, G;
 };
 
+/*
+ * Plans: conv.c makes them, run.c runs them.  The kernel-doc of each
+ * function is at its definition, as for the kernels built from the
+ * templates below (conv_pack.h, conv_dw.h, wino.h, ref/kernels/vec.h).
+ */
 struct npr_conv_plan;
 
-/**
- * npr_conv_plan_new() - plan a convolution with weights @w
- * @d: geometry.
- * @w: weights, copied (packed); need not outlive the plan.  NULL: none
- *     (a plan for npr_conv_plan_use_prepared()).
- * @kern: GEMM micro-kernel, NULL for the best one.
- * @out: the plan; free with npr_conv_plan_free().
- * Return: 0, -ENOMEM.
- */
 int npr_conv_plan_new(const struct npr_conv_desc *d, const float *w,
 		      const struct npr_gemm_kern *kern,
 		      struct npr_conv_plan **out);
 
-/**
- * npr_conv_plan_free() - free a plan and what it owns
- * @p: the plan, or NULL.  Buffers it borrowed from a blob
- *     (npr_conv_plan_use_prepared()) stay the blob's.
- */
 void npr_conv_plan_free(struct npr_conv_plan *p);
 
 /**
@@ -61,47 +52,16 @@ struct npr_pool_desc {
 	int64_t kh, kw, sh, sw, ph, pw, OH, OW;
 };
 
-/**
- * npr_conv_plan_new_pool() - npr_conv_plan_new(), the MaxPool @pd fused
- * when the plan's path can pool rows while they are in cache
- * @pd: a MaxPool that alone reads the output (after bias and
- *      activation, which commute with max).
- *
- * npr_conv_plan_pooled() tells whether it was fused: the plan then
- * writes the pooled output, [N, K, @pd->OH, @pd->OW], and takes no
- * residual.  Return: as npr_conv_plan_new().
- */
 int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
 			   const struct npr_pool_desc *pd, const float *w,
 			   const struct npr_gemm_kern *kern,
 			   struct npr_conv_plan **out);
 
-/**
- * npr_conv_plan_pooled() - does the plan do the MaxPool it was given?
- * @p: a plan from npr_conv_plan_new_pool().
- * Return: true when it writes the pooled output.
- */
 bool npr_conv_plan_pooled(const struct npr_conv_plan *p);
 
-/**
- * npr_conv_plan_set_mean() - fuse the mean over each output plane
- * @p: a plan whose epilogue (without residual) is set.
- *
- * The plan then writes [N, K] means (of the outputs after the epilogue)
- * instead of [N, K, OH, OW]: a ReduceMean over H and W (global average
- * pooling) that alone reads the output.
- * Return: 0, or -EOPNOTSUPP when the plan's path does not do it.
- */
 int npr_conv_plan_set_mean(struct npr_conv_plan *p);
 const char *npr_conv_plan_kernel(const struct npr_conv_plan *p);
 
-/**
- * npr_conv_plan_epi() - set the epilogue
- * @bias: K values (copied), or NULL.
- * @residual: npr_conv_plan_run() gets a tensor shaped like the output.
- * @act, @lo, @hi: enum npr_act and Clamp bounds.
- * Return: 0 or -ENOMEM.
- */
 int npr_conv_plan_epi(struct npr_conv_plan *p, const float *bias,
 		      bool residual, int act, float lo, float hi);
 
@@ -113,72 +73,22 @@ int npr_conv_plan_epi(struct npr_conv_plan *p, const float *bias,
  */
 enum { NPR_POST_NONE, NPR_POST_PRELU, NPR_POST_UNARY };
 
-/**
- * npr_conv_plan_post() - set the activation after the epilogue
- * @kind: enum above.
- * @slope: PReLU: 1 or K slopes (copied).
- * @nslope: their count.
- * @op: NPR_POST_UNARY: an f32 activation of npr_ref_unary_f32()
- *      (Sigmoid, Swish, HSwish...), copied.
- * @beta: its Swish beta.
- * Return: 0, -EINVAL for a plan with a pool or the mean fused (the
- * activation would come after them) or a bad slope count, -ENOMEM.
- */
 struct npr_eltwise_params;
 int npr_conv_plan_post(struct npr_conv_plan *p, int kind, const float *slope,
 		       int64_t nslope, const struct npr_eltwise_params *op,
 		       float beta);
 
-/**
- * npr_conv_plan_run() - y = act(conv(x) + bias + res)
- * Return: 0 or -ENOMEM.
- * Context: any thread; a plan may run on several threads at once.
- */
 int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
 		      float *y, const float *res);
 
-/**
- * npr_conv_plan_run_n() - npr_conv_plan_run() on @n images of the batch
- * @x, @y, @res: the first of those images (whole images, NCHW).
- * Return: 0, -EINVAL when @n is not in 1..N, -ENOMEM.
- */
 int npr_conv_plan_run_n(const struct npr_conv_plan *p, const float *x,
 			float *y, const float *res, int64_t n);
 
-/**
- * npr_conv_plan_sweeps() - does @p run several images in one sweep over
- * its weights?
- * @p: the plan.
- * Return: true for weights larger than an image's input and output,
- * which npr_conv_plan_run_n() then reads once for several images.
- */
 bool npr_conv_plan_sweeps(const struct npr_conv_plan *p);
 
-/**
- * npr_conv_plan_desc() - describe a plan, for profiles
- * @p: the plan.
- * @buf: Out. "3x3/2 C64 K128 G1 56x56 N1 im2col-gemm+maxpool" and the like.
- * @len: size of @buf.
- * Return: the FLOPs of one run over the batch.
- */
 double npr_conv_plan_desc(const struct npr_conv_plan *p, char *buf,
 			  size_t len);
 
-/**
- * npr_conv_plan_build() - plan the fused step the fusion pass described
- * @g: the compiled graph.
- * @f: npr_fuse_match()'s description of a convolution of @g.
- * @pack: pack the weights from the graph; false: the plan gets none and
- *        npr_conv_plan_use_prepared() must give it some before it runs.
- * @out: Out. The plan, written on success; free with
- *       npr_conv_plan_free().  It copies what it needs of the graph.
- *
- * The plan does the convolution and @f's epilogue; @f's tail (a MaxPool
- * or ReduceMean) only when its path can (see npr_conv_plan_new_pool(),
- * npr_conv_plan_set_mean()).
- * Return: 1 when the plan does the tail too, 0 when it stops before it,
- * -EOPNOTSUPP when @pack is set and the weights have no data, -ENOMEM.
- */
 int npr_conv_plan_build(const struct npr_graph *g, const struct npr_fusion *f,
 			bool pack, struct npr_conv_plan **out);
 
@@ -208,43 +118,11 @@ struct npr_im2col_src {
 	const struct npr_conv_desc *d;
 	const float *x;		/* image + first channel of the group */
 };
-/**
- * npr_pack_im2col_generic() - pack rows [@k0, @k0 + @kc) and columns
- * [@j0, @j0 + @nc) of the im2col matrix into GEMM B panels
- * @src: a struct npr_im2col_src.
- * @k0: first row (input channel c at tap (ky, kx)).
- * @kc: rows.
- * @j0: first column (output pixel).
- * @nc: columns.
- * @nr: panel width.
- * @dst: Out. The panels, @nr columns each, zero past @nc.
- *
- * Built from conv_pack.h in run.c; npr_pack_im2col_avx512() is the
- * same source built with -mavx512f.
- */
 void npr_pack_im2col_generic(const void *src, int64_t k0, int64_t kc,
 			     int64_t j0, int64_t nc, int nr, float *dst);
 void npr_pack_im2col_avx512(const void *src, int64_t k0, int64_t kc,
 			    int64_t j0, int64_t nc, int nr, float *dst);
 
-/**
- * npr_unpad_rows_generic() - the direct path's write-out: output channels
- * [@k0, @k1) computed at pitch @wp, into @y at pitch OW, with the epilogue
- * @d: geometry.
- * @t: the sums, row pitch @wp.
- * @wp: the padded plane's pitch.
- * @y: Out. The output planes.
- * @bias: K values, or NULL.
- * @res: the residual, shaped like @y, or NULL.
- * @act: enum npr_act.
- * @lo: Clamp's lower bound.
- * @hi: Clamp's upper bound.
- * @k0: first channel.
- * @k1: end channel.
- *
- * Built from conv_pack.h in run.c; npr_unpad_rows_avx512() is the same
- * source built with -mavx512f.
- */
 void npr_unpad_rows_generic(const struct npr_conv_desc *d, const float *t,
 			    int64_t wp, float *y, const float *bias,
 			    const float *res, int act, float lo, float hi,
@@ -254,21 +132,6 @@ void npr_unpad_rows_avx512(const struct npr_conv_desc *d, const float *t,
 			   const float *res, int act, float lo, float hi,
 			   int64_t k0, int64_t k1);
 
-/**
- * npr_dw_plane_generic() - one depthwise output plane
- * @d: geometry (one input and one output channel per group).
- * @x: the input plane.
- * @wc: its kh x kw weights.
- * @y: Out. The output plane.
- * @res: the residual plane, or NULL.
- * @b: the bias.
- * @act: enum npr_act.
- * @lo: Clamp's lower bound.
- * @hi: Clamp's upper bound.
- *
- * Depthwise planes (conv_dw.h): this portable build is made in run.c,
- * npr_dw_plane_avx512() in conv_dw_avx512.c.
- */
 void npr_dw_plane_generic(const struct npr_conv_desc *d, const float *x,
 			  const float *wc, float *y, const float *res, float b,
 			  int act, float lo, float hi);
@@ -276,22 +139,6 @@ void npr_dw_plane_avx512(const struct npr_conv_desc *d, const float *x,
 			 const float *wc, float *y, const float *res, float b,
 			 int act, float lo, float hi);
 
-/**
- * npr_dw_flat_generic() - npr_dw_plane_generic() as flat loops over a
- * padded copy, for strides 1 and 2
- * @d: as npr_dw_plane_generic().
- * @x: as npr_dw_plane_generic().
- * @wc: as npr_dw_plane_generic().
- * @y: as npr_dw_plane_generic().
- * @res: as npr_dw_plane_generic().
- * @b: as npr_dw_plane_generic().
- * @act: as npr_dw_plane_generic().
- * @lo: as npr_dw_plane_generic().
- * @hi: as npr_dw_plane_generic().
- *
- * Return: 0, or -1 without memory for the padded copy (the caller then
- * runs npr_dw_plane_generic()).
- */
 int npr_dw_flat_generic(const struct npr_conv_desc *d, const float *x,
 			const float *wc, float *y, const float *res, float b,
 			int act, float lo, float hi);

@@ -1,14 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The depthwise plane kernel, written once and compiled twice: in run.c
- * for any CPU and in conv_dw_avx512.c with -mavx512f, where the row loops
- * vectorise 16 wide.  Define DW_PLANE to the function's name first.
+ * The depthwise plane kernels, written once and compiled twice: in run.c
+ * for any CPU and in ref/arch/x86/conv_dw_avx512.c with -mavx512f, where
+ * the row loops vectorise 16 wide.  Define DW_PLANE, DW_FLAT, DW_FLAT2
+ * and DW_AXPY (and, in the AVX-512 build, DW_VEC and DW_RUN) to the
+ * functions' names first: the suffix _generic names the portable build,
+ * _avx512 the one that runs only where CPUID reports AVX-512F.  Each
+ * function is documented once below, under its _generic name (or its
+ * _avx512 one where there is no other); the _avx512 build takes the same
+ * arguments.
+ */
+
+/**
+ * npr_dw_plane_generic() - one depthwise output plane
+ * @d: geometry (one input and one output channel per group).
+ * @x: the input plane.
+ * @wc: its kh x kw weights.
+ * @y: Out. The output plane.
+ * @res: the residual plane, or NULL.
+ * @b: the bias.
+ * @act: enum npr_act.
+ * @lo: Clamp's lower bound.
+ * @hi: Clamp's upper bound.
  *
  * One output row at a time stays in L1: it starts at the bias, each tap
  * whose input row exists adds a weighted input row over the output
  * pixels whose tap is inside the input, then the residual and activation.
- * DW_FLAT (below) is faster for strides 1 and 2; DW_PLANE serves the
- * rest and is what DW_FLAT falls back to when it cannot get memory.
+ * npr_dw_flat_generic() is faster for strides 1 and 2; this one serves
+ * the rest and is what that one falls back to when it cannot get memory.
+ * Also npr_dw_plane_avx512() (see the top of this file).
  */
 void DW_PLANE(const struct npr_conv_desc *d, const float *x, const float *wc,
 	      float *y, const float *res, float b, int act, float lo, float hi)
@@ -218,6 +238,28 @@ static int DW_FLAT2(const struct npr_conv_desc *d, const float *x,
 	return 0;
 }
 
+/**
+ * npr_dw_flat_generic() - npr_dw_plane_generic() as flat loops over a
+ * padded copy, for strides 1 and 2
+ * @d: as npr_dw_plane_generic(); sh == sw, 1 or 2.
+ * @x: as npr_dw_plane_generic().
+ * @wc: as npr_dw_plane_generic().
+ * @y: as npr_dw_plane_generic().
+ * @res: as npr_dw_plane_generic().
+ * @b: as npr_dw_plane_generic().
+ * @act: as npr_dw_plane_generic().
+ * @lo: as npr_dw_plane_generic().
+ * @hi: as npr_dw_plane_generic().
+ *
+ * The padded copy is a per-thread buffer kept from call to call (its
+ * zero border too, while planes of one geometry follow); stride 2
+ * without dilation splits it by row and column parity (DW_FLAT2).  Also
+ * npr_dw_flat_avx512() (see the top of this file).
+ *
+ * Context: any thread.
+ * Return: 0, or -1 without memory for the padded copy (the caller then
+ * runs npr_dw_plane_generic()).
+ */
 int DW_FLAT(const struct npr_conv_desc *d, const float *x,
 		   const float *wc, float *y, const float *res, float b,
 		   int act, float lo, float hi)
@@ -310,16 +352,9 @@ int DW_FLAT(const struct npr_conv_desc *d, const float *x,
 
 #if defined(DW_VEC) && defined(__AVX512F__)
 /*
- * Depthwise plane with the accumulators in registers, stride 1 or 2:
- * eight output rows at a time (eight independent FMA chains: two FMA
- * pipes times the 4-cycle latency), 16 output pixels per row and
- * register.
- * Every tap is one masked unaligned load of the input row (the mask
- * drops the columns left and right of the input, so no padded copy is
- * made) and one FMA; at stride 2 a tap loads 32 input columns and keeps
- * the even ones.  The residual, the activation and the store follow
- * while the sums are still in registers.  Returns -1 for what it does
- * not cover (then DW_FLAT or DW_PLANE run).
+ * npr_dw_vec_avx512() (below): eight output rows at a time (eight
+ * independent FMA chains: two FMA pipes times the 4-cycle latency), 16
+ * output pixels per row and register.
  */
 #define DW_VEC_BLK	8	/* 128 output columns per pass */
 #define DW_VEC_ROWS	8
@@ -552,6 +587,31 @@ dw3_plane(const struct npr_conv_desc *d, int64_t s, bool rowmajor,
 	}
 }
 
+/**
+ * npr_dw_vec_avx512() - npr_dw_plane_generic() with the accumulators in
+ * registers, stride 1 or 2
+ * @d: as npr_dw_plane_generic().
+ * @x: as npr_dw_plane_generic().
+ * @wc: as npr_dw_plane_generic().
+ * @y: as npr_dw_plane_generic().
+ * @res: as npr_dw_plane_generic().
+ * @b: as npr_dw_plane_generic().
+ * @act: as npr_dw_plane_generic().
+ * @lo: as npr_dw_plane_generic().
+ * @hi: as npr_dw_plane_generic().
+ *
+ * Every tap is one masked unaligned load of the input row (the mask
+ * drops the columns left and right of the input, so no padded copy is
+ * made) and one FMA; at stride 2 a tap loads 32 input columns and keeps
+ * the even ones.  The residual, the activation and the store follow
+ * while the sums are still in registers.  3x3 layers without dilation
+ * and with narrow enough planes take a kernel of their own (dw3_plane()).
+ * Built in the AVX-512 object only.
+ *
+ * Return: 0, or -1 for what it does not cover (a stride other than 1 or
+ * 2, sh != sw, or a kernel over 16 taps wide or high); then
+ * npr_dw_flat_avx512() or npr_dw_plane_avx512() run.
+ */
 int DW_VEC(const struct npr_conv_desc *d, const float *x, const float *wc,
 	   float *y, const float *res, float b, int act, float lo, float hi)
 {
@@ -655,7 +715,8 @@ int DW_VEC(const struct npr_conv_desc *d, const float *x, const float *wc,
  * tap, so the plane is cut into vectors of 16 consecutive pixels across
  * rows, and each tap is one masked load at a fixed offset.  The masks
  * (which lanes of each vector the tap finds inside the input) depend on
- * the geometry only: the plan makes them once (npr_dw_tab_new()).  A run
+ * the geometry only: the plan makes them once (dw_tab_new() in
+ * ref/conv/conv.c).  A run
  * of planes is one call, so nothing is set up per plane but the weights:
  * a 7x7 plane is four vectors (49 of 64 lanes useful, against 7 of 16
  * with a register per row), a 14x14 thirteen (196 of 208).
@@ -966,6 +1027,24 @@ static void dw3s2_run(const struct npr_dw_tab *t, const float *x,
 	}
 }
 
+/**
+ * npr_dw_run_avx512() - depthwise planes [@p0, @p1) with a plan's tables
+ * @t: the tables dw_tab_new() (ref/conv/conv.c) made for the geometry.
+ * @x: the input planes, t->ipix floats each; plane p is channel p % C.
+ * @w: the weights, t->taps per channel.
+ * @bias: C values, or NULL.
+ * @y: Out. The output planes, t->npix floats each.
+ * @res: the residual, shaped like @y, or NULL.
+ * @p0: the first plane (image times C plus channel).
+ * @p1: the end plane.
+ * @act: enum npr_act.
+ * @lo: Clamp's lower bound.
+ * @hi: Clamp's upper bound.
+ *
+ * 3x3 at stride 2 (t->s2) runs by rows, 3x3 with padding 1 and OH == H
+ * (t->cm) shifts one load per row into the three taps, any other plane
+ * takes a masked load per tap (t->m).  Built in the AVX-512 object only.
+ */
 void DW_RUN(const struct npr_dw_tab *t, const float *x, const float *w,
 	    const float *bias, float *y, const float *res, int64_t p0,
 	    int64_t p1, int act, float lo, float hi)

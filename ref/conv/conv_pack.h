@@ -1,18 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The im2col packer for the GEMM's B operand, written once and compiled
- * twice: in run.c for any CPU and in conv_dw_avx512.c with -mavx512f -O3
- * (its copy and stride-2 loops vectorise there).  Define PACK_IM2COL to
- * the function's name first.
+ * twice: in run.c for any CPU and in ref/arch/x86/conv_dw_avx512.c with
+ * -mavx512f -O3 (its copy and stride-2 loops vectorise there).  Define
+ * PACK_IM2COL and UNPAD_ROWS to the functions' names first: the suffix
+ * _generic names the portable build, _avx512 the one that runs only where
+ * CPUID reports AVX-512F.  Each function is documented once below, under
+ * its _generic name; the _avx512 build takes the same arguments.
  */
-/*
+
+/**
+ * npr_pack_im2col_generic() - pack rows [@k0, @k0 + @kc) and columns
+ * [@j0, @j0 + @nc) of the im2col matrix into GEMM B panels
+ * @src: a struct npr_im2col_src.
+ * @k0: first row (input channel c at tap (ky, kx)).
+ * @kc: rows.
+ * @j0: first column (output pixel).
+ * @nc: columns, at most NPR_PACK_NC.
+ * @nr: panel width.
+ * @dst: Out. The panels, @nr columns each, zero past @nc.
+ *
  * Row k of the im2col matrix is input channel c at tap (ky, kx); column j
  * is output pixel (oy, ox).  Each row is built contiguous in L1 first, one
  * output row at a time (the input row is fixed there, and the pixels whose
  * tap falls inside it form one range: zeros, a vector copy, zeros), then
  * cut into the NR-wide panels.  Two passes, but both are long vector
  * loops; writing panels directly cut runs at every panel edge and was
- * three times slower.
+ * three times slower.  Also npr_pack_im2col_avx512() (see the top of this
+ * file).
  */
 void PACK_IM2COL(const void *src, int64_t k0, int64_t kc, int64_t j0,
 		 int64_t nc, int nr, float *dst)
@@ -81,10 +96,25 @@ void PACK_IM2COL(const void *src, int64_t k0, int64_t kc, int64_t j0,
 	}
 }
 
-/*
- * Output rows [k0, k1) of a direct (stride 1) convolution: the GEMM wrote
- * them at the padded input's pitch @wp; copy the OW valid columns of each
- * row into y with the epilogue (bias, residual, activation).
+/**
+ * npr_unpad_rows_generic() - the direct path's write-out: output channels
+ * [@k0, @k1) computed at pitch @wp, into @y at pitch OW, with the epilogue
+ * @d: geometry.
+ * @t: the sums, OH rows of pitch @wp per channel.
+ * @wp: the padded plane's pitch.
+ * @y: Out. The output planes.
+ * @bias: K values, or NULL.
+ * @res: the residual, shaped like @y, or NULL.
+ * @act: enum npr_act.
+ * @lo: Clamp's lower bound.
+ * @hi: Clamp's upper bound.
+ * @k0: first channel.
+ * @k1: end channel.
+ *
+ * The GEMM of a direct (stride 1) convolution wrote the output rows at
+ * the padded input's pitch; the OW valid columns of each row are copied
+ * into @y with the bias, the residual and the activation.  Also
+ * npr_unpad_rows_avx512() (see the top of this file).
  */
 void UNPAD_ROWS(const struct npr_conv_desc *d, const float *t, int64_t wp,
 		float *y, const float *bias, const float *res, int act,

@@ -756,6 +756,20 @@ static void image_task(void *arg, int i, int tid)
 		j->err = err;
 }
 
+/**
+ * npr_conv_plan_run() - y = act(conv(x) + bias + res)
+ * @p: the plan.
+ * @x: the input, [N, C, H, W].
+ * @y: Out. The output, [N, K, OH, OW] (pooled: the pool's plane; with
+ *     the mean fused: [N, K]).
+ * @res: the residual, shaped like @y, when the epilogue has one; else
+ *       NULL.
+ *
+ * The whole batch: npr_conv_plan_run_n() with n = N.
+ *
+ * Context: any thread; a plan may run on several threads at once.
+ * Return: 0 or -ENOMEM.
+ */
 int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
 		      float *y, const float *res)
 {
@@ -765,6 +779,20 @@ int npr_conv_plan_run(const struct npr_conv_plan *p, const float *x,
 static int run_n(const struct npr_conv_plan *p, const float *x, float *y,
 		 const float *res, int64_t n);
 
+/**
+ * npr_conv_plan_run_n() - npr_conv_plan_run() on @n images of the batch
+ * @p: the plan.
+ * @x: the input of the first of those images (whole images, NCHW).
+ * @y: Out. The output of the first of them.
+ * @res: the residual of the first of them, or NULL.
+ * @n: the number of images.
+ *
+ * The activation set by npr_conv_plan_post() is applied after the
+ * images are done.
+ *
+ * Context: any thread; a plan may run on several threads at once.
+ * Return: 0, -EINVAL when @n is not in 1..N, -ENOMEM.
+ */
 int npr_conv_plan_run_n(const struct npr_conv_plan *p, const float *x,
 			float *y, const float *res, int64_t n)
 {

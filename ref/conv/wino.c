@@ -23,6 +23,14 @@
 #define WINO_ROW wino_row_generic
 #include "wino.h"
 
+/**
+ * npr_wino_weights() - the weight transform U = G g G^T
+ * @w: the weights, [K, C, 3, 3].
+ * @K: output channels.
+ * @C: input channels.
+ * @u: Out. U[xi][K][C] for the 16 tile positions xi = 4 i + j, 16 K C
+ *     floats.
+ */
 void npr_wino_weights(const float *w, int64_t K, int64_t C, float *u)
 {
 	static const float G[4][3] = {

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Winograd F(2x2, 3x3) input and output transforms, included by
- * wino.c (portable) and wino_avx512.c (-mavx512f -mfma -O3) with
- * WINO_IN and WINO_OUT naming the two builds.  The input transform
+ * ref/conv/wino.c (portable) and ref/arch/x86/wino_avx512.c (-mavx512f
+ * -mfma -O3) with WINO_IN and WINO_OUT naming the two builds: the
+ * suffix _generic is the portable one, _avx512 the one that runs only
+ * where CPUID reports AVX-512F (its #ifdef __AVX512F__ parts compiled
+ * in).  Each function is documented once below, under its _generic
+ * name; the _avx512 build takes the same arguments.  The input transform
  * works on a block of tiles [t0, t1) (tile t at tile row t / tw, column
  * t % tw), the one the 16 matrix products of run.c's Winograd path then
  * take, so that V stays in L2; the output transform on the few tiles of
@@ -71,6 +75,21 @@ static inline void WINO_ROW(const struct npr_conv_desc *d, const float *xc,
 #endif
 }
 
+/**
+ * npr_wino_in_generic() - the input transform V = B^T d B of a block of
+ * tiles
+ * @d: the geometry (3x3, stride 1, dilation 1).
+ * @x: one image's input, [C, H, W].
+ * @tw: tiles per tile row.
+ * @t0: the first tile (tile t at tile row t / tw, column t % tw).
+ * @t1: the end tile.
+ * @pad: scratch of 8 (@tw + 1) floats.
+ * @v: Out. V[xi][c][t - @t0], tile position xi = 4 i + j.
+ * @ldv: the pitch of @v's rows (one per input channel).
+ * @vs: the distance between the 16 matrices of @v.
+ *
+ * Also npr_wino_in_avx512() (see the top of this file).
+ */
 void WINO_IN(const struct npr_conv_desc *d, const float *x, int64_t tw,
 	     int64_t t0, int64_t t1, float *restrict pad, float *restrict v,
 	     int64_t ldv, int64_t vs)
@@ -186,14 +205,24 @@ void WINO_IN(const struct npr_conv_desc *d, const float *x, int64_t tw,
 	}
 }
 
-/*
- * The output transform of @n tiles' sums as the pixel-major tile leaves
- * them (npr_gemm_t7_avx512()): M[xi] of tile i, channel kk of the panel
- * at m[xi * ms + i * 64 + kk], @nv vectors of 16 channels.  Tile i's 2x2
- * outputs go pixel-major into two rows: r0[(2 i + b) * 64 + kk] (its top
- * row, b = 0, 1) and r1[...] (its bottom row), which the t7 write-out
- * then transposes into the planes with the epilogue.  Vectors run along
- * the channels, so nothing is shuffled.
+/**
+ * npr_wino_out_generic() - the output transform Y = A^T M A of @n tiles
+ * @m: the sums as the pixel-major tile leaves them
+ *     (npr_gemm_t7_avx512()): M[xi] of tile i, channel kk of the panel
+ *     at m[xi * @ms + i * 64 + kk].
+ * @ms: the distance between the 16 matrices of @m.
+ * @n: the tiles.
+ * @nv: vectors of 16 channels in the panel.
+ * @r0: Out. The tiles' top output rows, r0[(2 i + b) * 64 + kk] for
+ *      column b = 0, 1 of tile i.
+ * @r1: Out. Their bottom output rows, laid out the same.
+ *
+ * Tile i's 2x2 outputs go pixel-major into the two rows, which the t7
+ * write-out then transposes into the planes with the epilogue.  Vectors
+ * run along the channels, so nothing is shuffled.  Also
+ * npr_wino_out_avx512() (see the top of this file), which needs @m, @r0
+ * and @r1 64-byte aligned and @ms a multiple of 16 (aligned loads and
+ * stores).
  */
 void WINO_OUT(const float *m, int64_t ms, int n, int nv, float *restrict r0,
 	      float *restrict r1)

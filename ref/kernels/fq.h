@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * FakeQuantize rows: fq_row.h compiled in eltwise.c for any CPU and in
- * fq_avx512.c with -mavx512f -O3 -ffp-contract=off.  Both builds give
- * the same bits as the scalar formula of npr_ref_fake_quantize(): the
- * same operations in the same order, IEEE single precision, no FMA.
+ * ref/arch/x86/fq_avx512.c with -mavx512f -O3 -ffp-contract=off.  Both
+ * builds give the same bits as the scalar formula of
+ * npr_ref_fake_quantize(): the same operations in the same order, IEEE
+ * single precision, no FMA.
  */
 #ifndef NPR_REF_FQ_H
 #define NPR_REF_FQ_H

@@ -486,7 +486,8 @@ static void pool_columns(struct pool_job *j)
 /*
  * One (image, channel) plane, a row at a time: the input rows a window
  * row covers and, per window column, the output pixels it reaches inside
- * the input are found once; pool_row() does the rest in vector loops.
+ * the input are found once; npr_pool_row_generic() or
+ * npr_pool_row_avx512() (vec.h) does the rest in vector loops.
  * Windows that miss the input entirely give 0 (as the scalar kernel).
  */
 static void pool_plane(void *arg, int pl, int tid)

@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Vector loops written once and compiled twice, like conv_dw.h: in nn.c
- * for any CPU and in vec_avx512.c with -mavx512f -O3.  Define VEC(name)
- * to give the functions their build's names first.
+ * Vector loops written once and compiled twice, like ref/conv/conv_dw.h:
+ * in ref/kernels/nn.c for any CPU and in ref/arch/x86/vec_avx512.c with
+ * -mavx512f -O3.  Define VEC(name) to give the functions their build's
+ * names first: npr_<name>_generic for the portable build, npr_<name>_avx512
+ * for the one that runs only where CPUID reports AVX-512F (its #ifdef
+ * __AVX512F__ parts compiled in).  Each function is documented once
+ * below, under its _generic name; the _avx512 build takes the same
+ * arguments.
  *
  * MatMul of a [M, K] activation by a [K, N] or [N, K] weight, the fully
  * connected layer at the end of a classifier: memory-bound on the
@@ -81,8 +86,20 @@ VEC(fc_tile)(int64_t mm, int64_t nn, int64_t K, const float *A,
 }
 #endif
 
-/* C[M, N] = A[M, K] * B[N, K]^T (C's row stride @ldc): up to 4 rows of A
- * against each row of B */
+/**
+ * npr_matmul_nt_generic() - C[M, N] = A[M, K] * B[N, K]^T
+ * @M: rows of A and C.
+ * @N: rows of B, columns of C.
+ * @K: the depth.
+ * @A: the activation, row-major.
+ * @B: the weight, row-major, one row per output column.
+ * @C: Out. The result, row stride @ldc.
+ * @ldc: C's row stride.
+ *
+ * Up to 4 rows of A against each row of B.  Also npr_matmul_nt_avx512()
+ * (see the top of this file): four rows of B at a time, B read once at
+ * any M, its sums in another order (the last bits may differ).
+ */
 void VEC(matmul_nt)(int64_t M, int64_t N, int64_t K, const float *A,
 		    const float *B, float *C, int64_t ldc)
 {
@@ -154,7 +171,18 @@ void VEC(matmul_nt)(int64_t M, int64_t N, int64_t K, const float *A,
 	}
 }
 
-/* C[M, N] = A[M, K] * B[K, N]: rows of B scaled and added */
+/**
+ * npr_matmul_nn_generic() - C[M, N] = A[M, K] * B[K, N]
+ * @M: rows of A and C.
+ * @N: columns of B and C.
+ * @K: the depth.
+ * @A: the activation, row-major.
+ * @B: the weight, row-major.
+ * @C: Out. The result, row-major.
+ *
+ * Rows of B scaled and added.  Also npr_matmul_nn_avx512() (see the top
+ * of this file).
+ */
 void VEC(matmul_nn)(int64_t M, int64_t N, int64_t K, const float *A,
 		    const float *B, float *C)
 {
@@ -174,12 +202,20 @@ void VEC(matmul_nn)(int64_t M, int64_t N, int64_t K, const float *A,
 	}
 }
 
-/*
+/**
+ * npr_sum_rows_generic() - the sum or mean of each row
+ * @x: the input, @outer rows of @inner floats.
+ * @outer: the rows.
+ * @inner: the row length.
+ * @y: Out. @outer values.
+ * @mean: divide each sum by @inner.
+ *
  * y[o] = the sum (or mean) of x[o * inner .. + inner) for o < outer, in
  * double: eight partial sums (element k into k % 8), then the tail, then
  * the partials in order, the same additions in the same order as the
- * portable loop of reduce_inner() (ref/kernels/nn.c), so both builds give the
- * same bits.  On AVX-512 the eight partials are one vector.
+ * portable loop of reduce_inner() (ref/kernels/nn.c), so both builds give
+ * the same bits.  In npr_sum_rows_avx512() (see the top of this file) the
+ * eight partials are one vector.
  */
 void VEC(sum_rows)(const float *x, int64_t outer, int64_t inner, float *y,
 		   bool mean)
@@ -213,9 +249,14 @@ void VEC(sum_rows)(const float *x, int64_t outer, int64_t inner, float *y,
 	}
 }
 
-/*
- * PReLU in place over @n floats with one slope: x < 0 ? x * s : x, the
- * reference's expression (a -0.0 stays -0.0), as a masked multiply.
+/**
+ * npr_prelu_row_generic() - PReLU in place over a row with one slope
+ * @y: In and out. The row.
+ * @n: its length.
+ * @s: the slope.
+ *
+ * x < 0 ? x * s : x, the reference's expression (a -0.0 stays -0.0); in
+ * npr_prelu_row_avx512() (see the top of this file) as a masked multiply.
  */
 void VEC(prelu_row)(float *y, int64_t n, float s)
 {
@@ -237,14 +278,30 @@ void VEC(prelu_row)(float *y, int64_t n, float s)
 		y[k] = y[k] < 0 ? y[k] * s : y[k];
 }
 
-/*
- * One output row of a 2-D max or average pool.  @rows: the @nr input rows
- * the window covers for this output row (already clipped), @W wide;
- * @o0[k], @o1[k]: for window column k, the output pixels whose tap is
- * inside the input.  acc gets the max (from -inf) or the sum; the caller
- * divides.
- */
 #define POOL_TMP	1024
+
+/**
+ * npr_pool_row_generic() - one output row of a 2-D max or average pool
+ * @maxp: max; false: sum.
+ * @rows: the @nr input rows the window covers for this output row
+ *        (already clipped), @W wide.
+ * @nr: their count.
+ * @W: the input width.
+ * @kw: the window width.
+ * @sw: the horizontal stride.
+ * @dw: the horizontal dilation.
+ * @pw: the padding on the left.
+ * @o0: per window column k, the first output pixel whose tap is inside
+ *      the input.
+ * @o1: per window column k, the end of those pixels.
+ * @OW: the output width.
+ * @acc: Out. @OW values: the max (from -inf) or the sum; the caller
+ *       divides.
+ *
+ * Also npr_pool_row_avx512() (see the top of this file), which reduces
+ * the window rows into one first at stride 1 or 2 when the row fits its
+ * buffer.
+ */
 void VEC(pool_row)(bool maxp, const float *const *rows, int64_t nr,
 		   int64_t W, int64_t kw, int64_t sw, int64_t dw, int64_t pw,
 		   const int64_t *o0, const int64_t *o1, int64_t OW,
@@ -339,16 +396,27 @@ void VEC(pool_row)(bool maxp, const float *const *rows, int64_t nr,
 		}
 }
 
-/*
- * A whole (image, channel) plane of a 3x3 stride-2 MaxPool without
- * padding whose windows all start inside the input ((OH - 1) * 2 < H, the
- * same for W; ceil mode may clip the last ones), kept in registers: per
- * 16 outputs the three input rows' 32 columns are reduced to one (the
- * next 16 columns' vector is the one after: the window's third column),
- * then a permute of two vectors gives the even and the odd columns and a
- * shift by one lane the third.  No store and reload of a reduced row
- * between the passes.  Columns past the input read -inf, rows past it
- * repeat the last.  Returns false where it does not apply (the portable
+/**
+ * npr_maxpool3s2_plane_generic() - a whole plane of a 3x3 stride-2
+ * MaxPool without padding
+ * @x: the input plane, [H, W].
+ * @H: its height.
+ * @W: its width.
+ * @y: Out. The output plane, [OH, OW].
+ * @OH: its height.
+ * @OW: its width.
+ *
+ * For a plane whose windows all start inside the input ((OH - 1) * 2 <
+ * H, the same for W; ceil mode may clip the last ones).  Only
+ * npr_maxpool3s2_plane_avx512() (see the top of this file) does it, in
+ * registers: per 16 outputs the three input rows' 32 columns are reduced
+ * to one (the next 16 columns' vector is the one after: the window's
+ * third column), then a permute of two vectors gives the even and the
+ * odd columns and a shift by one lane the third.  No store and reload of
+ * a reduced row between the passes.  Columns past the input read -inf,
+ * rows past it repeat the last.
+ *
+ * Return: true when done; false where it does not apply (this portable
  * build: always).
  */
 bool VEC(maxpool3s2_plane)(const float *x, int64_t H, int64_t W, float *y,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The depthwise plane kernel (conv_dw.h) built with -mavx512f -mfma -O3;
- * ref/conv/conv.c picks it only when CPUID reports AVX-512F.
+ * The depthwise plane kernel (ref/conv/conv_dw.h) built with -mavx512f
+ * -mfma -O3; ref/conv/conv.c picks it only when CPUID reports AVX-512F.
  */
 #include <immintrin.h>
 #include <stdlib.h>

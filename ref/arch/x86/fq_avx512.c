@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * fq_row.h built with -mavx512f -O3 -ffp-contract=off; eltwise.c calls it
- * only when CPUID reports AVX-512F.
+ * ref/kernels/fq_row.h built with -mavx512f -O3 -ffp-contract=off;
+ * ref/kernels/eltwise.c calls it only when CPUID reports AVX-512F.
  */
 #include "ref/kernels/fq.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * vec.h built with -mavx512f -mfma -O3; nn.c calls these only when CPUID
- * reports AVX-512F.
+ * ref/kernels/vec.h built with -mavx512f -mfma -O3; ref/kernels/nn.c
+ * calls these only when CPUID reports AVX-512F.
  */
 #include <immintrin.h>
 #include <math.h>

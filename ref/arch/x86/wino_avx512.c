@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The Winograd F(2x2, 3x3) transforms (wino.h) built with -mavx512f
- * -mfma -O3; ref/conv/run.c calls them only on plans that conv.c made
- * after CPUID reported AVX-512F.
+ * The Winograd F(2x2, 3x3) transforms (ref/conv/wino.h) built with
+ * -mavx512f -mfma -O3; ref/conv/run.c calls them only on plans that
+ * ref/conv/conv.c made after CPUID reported AVX-512F.
  */
 #include <immintrin.h>
 #include <stdint.h>
