@@ -70,14 +70,14 @@ int npr_model_load_ioctl(struct npr_device *dev, void *arg)
 		return npr_err(-EINVAL,
 			       "NPR_MODEL_LOAD_DEFER defers reading files: not with NPR_MODEL_LOAD_MEMORY");
 	if (a->flags & NPR_MODEL_LOAD_MEMORY) {
-		struct npr_blob *w = NULL;
+		struct npr_weights *w = NULL;
 
 		if (!a->xml_size)
 			return npr_err(-EINVAL, "xml_size is 0");
 		if (a->bin_size && !a->bin)
 			return npr_err(-EINVAL, "bin_size without bin");
 		if (a->bin) {
-			err = npr_ir_blob_from_memory((void *)(uintptr_t)a->bin,
+			err = npr_ir_weights_from_memory((void *)(uintptr_t)a->bin,
 						      a->bin_size, &w);
 			if (err)
 				return err;
@@ -93,7 +93,7 @@ int npr_model_load_ioctl(struct npr_device *dev, void *arg)
 			err = npr_ir_parse((void *)(uintptr_t)a->xml,
 					   a->xml_size, w, &g);
 		}
-		npr_blob_put(w);
+		npr_weights_put(w);
 	} else {
 		const char *xml = (const char *)(uintptr_t)a->xml;
 		const char *bin = (const char *)(uintptr_t)a->bin;

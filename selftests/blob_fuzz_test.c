@@ -384,7 +384,7 @@ TEST(imported_graph_ownership)
 {
 	static const char bytes[] = "conv1\0Convolution\0strides\0001,1";
 	struct npr_graph *g = npr_graph_new(), *c;
-	struct npr_blob *mem = calloc(1, sizeof(*mem));
+	struct npr_weights *mem = calloc(1, sizeof(*mem));
 	char *heap = strdup("mine");
 	struct npr_node *n;
 	int *out;

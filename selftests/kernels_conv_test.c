@@ -801,7 +801,7 @@ TEST(conv_fuses_prelu_sigmoid_swish_hswish)
 		char dims[32] = "";
 		size_t nw = (size_t)K * C * 9, nb = nw + (cn > 0 ? cn : 0);
 		float *wb = malloc(sizeof(float) * nb), *x, *y;
-		struct npr_blob *blob = NULL;
+		struct npr_weights *blob = NULL;
 		struct npr_graph *mg = NULL, *g = NULL;
 		struct npr_conv_plan *plan = NULL;
 		int i, conv = -1, act = -1, nabs;
@@ -828,9 +828,9 @@ TEST(conv_fuses_prelu_sigmoid_swish_hswish)
 		}
 		ASSERT_GT(act_net(xml, 16384, C, H, W, K, cs[ci].act, cs[ci].ver,
 				  cs[ci].cdims ? dims : NULL, cn), 0);
-		ASSERT_EQ(npr_ir_blob_from_memory(wb, sizeof(float) * nb, &blob), 0);
+		ASSERT_EQ(npr_ir_weights_from_memory(wb, sizeof(float) * nb, &blob), 0);
 		ASSERT_EQ(npr_ir_parse(xml, strlen(xml), blob, &mg), 0);
-		npr_blob_put(blob);
+		npr_weights_put(blob);
 		ASSERT_EQ(npr_compile_graph(mg, NULL, npr_backend_evaluator(),
 					    &g), 0);
 		npr_graph_free(mg);

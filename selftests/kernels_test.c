@@ -762,7 +762,7 @@ TEST(folding_uses_the_evaluator_compile_is_given)
 		"<edge from-layer=\"0\" from-port=\"0\" to-layer=\"4\" to-port=\"0\"/>"
 		"<edge from-layer=\"3\" from-port=\"2\" to-layer=\"4\" to-port=\"1\"/>"
 		"<edge from-layer=\"4\" from-port=\"2\" to-layer=\"5\" to-port=\"0\"/>";
-	struct npr_blob *blob = NULL;
+	struct npr_weights *blob = NULL;
 	struct npr_graph *mg = NULL, *g;
 	char xml[4096];
 	int i, n, ab = -1, pass;
@@ -774,9 +774,9 @@ TEST(folding_uses_the_evaluator_compile_is_given)
 	n += snprintf(xml + n, sizeof(xml) - n, "</layers><edges>%s</edges></net>",
 		      edges);
 	ASSERT_LT(n, (int)sizeof(xml));
-	ASSERT_EQ(npr_ir_blob_from_memory(w, sizeof(w), &blob), 0);
+	ASSERT_EQ(npr_ir_weights_from_memory(w, sizeof(w), &blob), 0);
 	ASSERT_EQ(npr_ir_parse(xml, strlen(xml), blob, &mg), 0);
-	npr_blob_put(blob);
+	npr_weights_put(blob);
 	for (pass = 0; pass < 2; pass++) {
 		const struct npr_value *v;
 

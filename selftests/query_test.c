@@ -183,14 +183,14 @@ TEST(housekeeping_nodes_follow_their_neighbours)
 	static const float one = 1;
 	struct npr_backend_ops ops = npr_cpu_backend_ops;
 	struct npr_device dev = { .ops = &ops };
-	struct npr_blob *w = NULL;
+	struct npr_weights *w = NULL;
 	struct npr_graph *g = NULL;
 	bool ok[16];
 
 	ops.query = no_conv;
-	ASSERT_EQ(npr_ir_blob_from_memory(&one, sizeof(one), &w), 0);
+	ASSERT_EQ(npr_ir_weights_from_memory(&one, sizeof(one), &w), 0);
 	ASSERT_EQ(npr_ir_parse(net, strlen(net), w, &g), 0);
-	npr_blob_put(w);
+	npr_weights_put(w);
 	ASSERT_LE(g->nnodes, 16);
 	ASSERT_EQ(npr_device_supports(&dev, g, ok), 0);
 	EXPECT_FALSE(supported(g, ok, "conv"));

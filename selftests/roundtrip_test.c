@@ -486,7 +486,7 @@ TEST_F_TIMEOUT(rt, written_model_gives_identical_outputs, 300)
 	struct npr_graph *g, *g2 = NULL;
 	struct run orig = { 0 }, back = { 0 };
 	struct npr_model_load ml;
-	struct npr_blob *blob = NULL;
+	struct npr_weights *blob = NULL;
 	char path[4096], *xml = NULL, *snip_xml = NULL;
 	size_t xml_len, bin_len, snip_len = 0;
 	void *bin = NULL, *snip_bin = NULL;
@@ -499,10 +499,10 @@ TEST_F_TIMEOUT(rt, written_model_gives_identical_outputs, 300)
 		snip_bin = snippet_bin(variant);
 		ASSERT_NONNULL(snip_xml);
 		ASSERT_NONNULL(snip_bin);
-		ASSERT_EQ(npr_ir_blob_from_memory(snip_bin, variant->bin_size,
+		ASSERT_EQ(npr_ir_weights_from_memory(snip_bin, variant->bin_size,
 						  &blob), 0);
 		err = npr_ir_parse(snip_xml, snip_len, blob, &g);
-		npr_blob_put(blob);
+		npr_weights_put(blob);
 		blob = NULL;
 		if (err)
 			TH_LOG("%s: %s", path, npr_last_error());
@@ -518,9 +518,9 @@ TEST_F_TIMEOUT(rt, written_model_gives_identical_outputs, 300)
 	TH_LOG("%s: %d nodes, xml %zu bytes, bin %zu bytes", variant->rel,
 	       g->nnodes, xml_len, bin_len);
 
-	ASSERT_EQ(npr_ir_blob_from_memory(bin, bin_len, &blob), 0);
+	ASSERT_EQ(npr_ir_weights_from_memory(bin, bin_len, &blob), 0);
 	err = npr_ir_parse(xml, xml_len, blob, &g2);
-	npr_blob_put(blob);
+	npr_weights_put(blob);
 	if (err)
 		TH_LOG("read back: %s", npr_last_error());
 	ASSERT_EQ(err, 0);

@@ -59,24 +59,24 @@ int npr_file_open(const char *path, const char *what, uint64_t max,
 }
 
 /**
- * npr_file_map() - map a model file read-only into a weights blob
+ * npr_file_map() - map a model file read-only into a weights store
  * @path: the file.
  * @what: what it is, for messages ("model", "weights file").
  * @max: the largest size accepted.
- * @out: set to a blob holding one reference on success only; an empty
- *       file gives an empty blob.  npr_blob_put() unmaps it.
+ * @out: set to a weights store holding one reference on success only; an empty
+ *       file gives an empty store.  npr_weights_put() unmaps it.
  *
  * The mapping is MAP_PRIVATE: the file must not be truncated while the
- * blob lives.
+ * store lives.
  *
  * Return: 0, the errors of npr_file_open(), -ENOMEM, or the -errno of
  * mmap() with a message naming @what and @path.
  * Context: any thread.
  */
 int npr_file_map(const char *path, const char *what, uint64_t max,
-		 struct npr_blob **out)
+		 struct npr_weights **out)
 {
-	struct npr_blob *b;
+	struct npr_weights *b;
 	struct stat st;
 	int fd, err = 0;
 

@@ -14,7 +14,7 @@ struct stat;
 int npr_file_open(const char *path, const char *what, uint64_t max,
 		  struct stat *st);
 int npr_file_map(const char *path, const char *what, uint64_t max,
-		 struct npr_blob **out);
+		 struct npr_weights **out);
 char *npr_file_dir(const char *path);
 
 #endif /* NPR_GRAPH_FILE_H */

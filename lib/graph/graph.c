@@ -13,14 +13,14 @@
 #include "graph.h"
 
 /**
- * npr_blob_get() - take a reference on a blob
- * @b: the blob, or NULL
+ * npr_weights_get() - take a reference on a blob
+ * @b: the weights store, or NULL
  *
  * Context: any thread; the count is atomic.
  *
  * Return: @b.
  */
-struct npr_blob *npr_blob_get(struct npr_blob *b)
+struct npr_weights *npr_weights_get(struct npr_weights *b)
 {
 	if (b)
 		__atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
@@ -28,15 +28,15 @@ struct npr_blob *npr_blob_get(struct npr_blob *b)
 }
 
 /**
- * npr_blob_put() - drop a reference on a blob
- * @b: the blob, or NULL
+ * npr_weights_put() - drop a reference on a blob
+ * @b: the weights store, or NULL
  *
- * The last reference unmaps a mapped blob or frees a heap one, and frees
+ * The last reference unmaps a mapped store or frees a heap one, and frees
  * @b.
  *
  * Context: any thread; the count is atomic.
  */
-void npr_blob_put(struct npr_blob *b)
+void npr_weights_put(struct npr_weights *b)
 {
 	if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL))
 		return;
@@ -51,11 +51,11 @@ void npr_blob_put(struct npr_blob *b)
 
 /**
  * npr_graph_drop_pages() - let a constant's file pages leave memory
- * @g: the graph whose weights blob @p may be in.
+ * @g: the graph whose weights store @p may be in.
  * @p: the constant's bytes.
  * @n: their size.
  *
- * When @p..@p+@n lies in a mapped weights blob (a read-only private file
+ * When @p..@p+@n lies in a mapped weights store (a read-only private file
  * mapping, never written), the whole pages inside it are unmapped from
  * the process with MADV_DONTNEED: they no longer count in its resident
  * memory, and a later read faults them back in from the page cache or
@@ -66,7 +66,7 @@ void npr_blob_put(struct npr_blob *b)
  */
 void npr_graph_drop_pages(const struct npr_graph *g, const void *p, size_t n)
 {
-	const struct npr_blob *b = g ? g->weights : NULL;
+	const struct npr_weights *b = g ? g->weights : NULL;
 	uintptr_t lo = (uintptr_t)p, hi, pg;
 	long ps;
 
@@ -82,8 +82,8 @@ void npr_graph_drop_pages(const struct npr_graph *g, const void *p, size_t n)
 }
 
 /**
- * npr_graph_drop_weights() - let all of a mapped weights blob leave memory
- * @g: the graph; nothing happens unless g->weights is a mapped blob.
+ * npr_graph_drop_weights() - let all of a mapped weights store leave memory
+ * @g: the graph; nothing happens unless g->weights is a mapped store.
  *
  * npr_graph_drop_pages() over the whole mapping, for when a compile is done:
  * fault-around maps pages beside the ones a compile reads (parts of
@@ -92,7 +92,7 @@ void npr_graph_drop_pages(const struct npr_graph *g, const void *p, size_t n)
  */
 void npr_graph_drop_weights(const struct npr_graph *g)
 {
-	const struct npr_blob *b = g ? g->weights : NULL;
+	const struct npr_weights *b = g ? g->weights : NULL;
 	long ps = sysconf(_SC_PAGESIZE);
 	size_t pg = ps > 0 ? (size_t)ps : 4096;
 
@@ -235,7 +235,7 @@ static void node_fini(const struct npr_graph *g, struct npr_node *n)
  *
  * Frees its nodes (with their params and bodies), values and their owned
  * data, strings not borrowed from the blob, variables and arena, and drops
- * its reference on the weights blob.
+ * its reference on the weights store.
  */
 void npr_graph_free(struct npr_graph *g)
 {
@@ -263,7 +263,7 @@ void npr_graph_free(struct npr_graph *g)
 		g->arena = a->next;
 		free(a);
 	}
-	npr_blob_put(g->weights);
+	npr_weights_put(g->weights);
 	free(g);
 }
 
@@ -321,7 +321,7 @@ static struct npr_graph *clone(const struct npr_graph *g,
  * npr_graph_clone() - deep copy of a graph
  * @g: the graph.
  *
- * Constant data that lives in the weights blob is shared (the clone takes a
+ * Constant data that lives in the weights store is shared (the clone takes a
  * reference); owned constant data is copied.  Parsed op params are not
  * copied: the clone's nodes have params NULL and must be parsed again.
  * Bodies are cloned too, recursively.
@@ -357,7 +357,7 @@ static struct npr_graph *clone(const struct npr_graph *g,
 	c->name = xstrdup(g->name);
 	c->ir_version = g->ir_version;
 	c->fold = g->fold;
-	c->weights = npr_blob_get(g->weights);
+	c->weights = npr_weights_get(g->weights);
 	c->nodes = calloc(g->nnodes ? g->nnodes : 1, sizeof(*c->nodes));
 	c->vals = calloc(g->nvals ? g->nvals : 1, sizeof(*c->vals));
 	if (!c->nodes || !c->vals)
@@ -619,7 +619,7 @@ int npr_node_add_attr(struct npr_node *n, const char *key, const char *val)
  * A frontend builds a body like a model: nodes with ->op resolved,
  * inputs[] listing its Parameters and outputs[] its Results (the order
  * port rules index), sorted with npr_graph_sort(), and a reference on the
- * weights blob if its constants point into it.  Then it attaches the body
+ * weights store if its constants point into it.  Then it attaches the body
  * and adds the rules (npr_body_add_port(), npr_body_add_back_edge()).
  * Re-read &g->nodes[idx] after adding nodes to the outer graph, which may
  * move them.  Bodies are parsed and checked by the op's parse like any

@@ -59,20 +59,22 @@ typedef int (*npr_eval_fn)(const struct npr_node *n,
 typedef npr_eval_fn (*npr_evaluator_fn)(const struct npr_op_def *op);
 
 /*
- * struct npr_blob - reference-counted backing store for constant data (a
- * mapped .bin, .onnx or blob file, or a heap copy).  Values point into
- * it.  @mapped: a read-only private file mapping, never written, whose
- * pages may be dropped from memory (npr_graph_drop_pages()).
+ * struct npr_weights - the weights store: reference-counted backing for
+ * constant data (a mapped .bin, .onnx or compiled-model blob file, or a
+ * heap copy).  Values point into it.  @mapped: a read-only private file
+ * mapping, never written, whose pages may be dropped from memory
+ * (npr_graph_drop_pages()).  ("Blob" names compiled-model files only:
+ * lib/store/.)
  */
-struct npr_blob {
+struct npr_weights {
 	int refs;
 	void *data;
 	size_t size;
 	bool mapped;
 };
 
-struct npr_blob *npr_blob_get(struct npr_blob *b);
-void npr_blob_put(struct npr_blob *b);
+struct npr_weights *npr_weights_get(struct npr_weights *b);
+void npr_weights_put(struct npr_weights *b);
 
 void npr_graph_drop_pages(const struct npr_graph *g, const void *p, size_t n);
 
@@ -242,7 +244,7 @@ struct npr_node {
  * @vals, @nvals: values.
  * @inputs, @ninputs: node indexes of the Parameters, in file order.
  * @outputs, @noutputs: node indexes of the Results, in file order.
- * @weights: the blob constants point into, or NULL.
+ * @weights: the weights store constants point into, or NULL.
  * @vars, @nvars: variables of a compiled stateful graph (lib/passes/stateful.c).
  * @nstate_in, @nstate_out: hidden ports for them, at the end of @inputs
  *                          and @outputs.
@@ -263,7 +265,7 @@ struct npr_graph {
 	int ninputs;
 	int *outputs;
 	int noutputs;
-	struct npr_blob *weights;
+	struct npr_weights *weights;
 	struct npr_variable *vars;
 	int nvars;
 	int nstate_in, nstate_out;
@@ -359,7 +361,7 @@ int npr_node_add_attr(struct npr_node *n, const char *key, const char *val);
  * A frontend builds a body like a model: nodes with ->op resolved,
  * inputs[] listing its Parameters and outputs[] its Results (the order
  * port rules index), sorted with npr_graph_sort(), and a reference on the
- * weights blob if its constants point into it.  Then it attaches the body
+ * weights store if its constants point into it.  Then it attaches the body
  * and adds the rules; re-read &g->nodes[idx] after adding nodes to the
  * outer graph, which may move them.  Bodies are parsed and checked by the
  * op's parse like any attribute.

@@ -19,12 +19,12 @@
 /* Largest dimension accepted in a shape. */
 #define NPR_IR_MAX_DIM		(1LL << 40)
 
-int npr_ir_parse(const void *xml, size_t xml_len, struct npr_blob *weights,
+int npr_ir_parse(const void *xml, size_t xml_len, struct npr_weights *weights,
 		 struct npr_graph **out);
 int npr_ir_load_file(const char *xml_path, const char *bin_path,
 		     struct npr_graph **out);
-int npr_ir_blob_from_memory(const void *data, size_t size,
-			    struct npr_blob **out);
+int npr_ir_weights_from_memory(const void *data, size_t size,
+			    struct npr_weights **out);
 
 /*
  * The IR writer (lib/ir/write.c): a loaded or compiled graph to IR v11.

@@ -622,7 +622,7 @@ int ir_parameter_layer(struct ir_ctx *c, int li, int nin, int nout)
 int ir_const_layer(struct ir_ctx *c, int li, int nin, int nout)
 {
 	struct npr_node *n = ir_node_of(c, li);
-	struct npr_blob *w = c->g->weights;
+	struct npr_weights *w = c->g->weights;
 	uint64_t off, size, need;
 	const char *s, *so, *ss;
 	struct npr_value *v = NULL;

@@ -204,7 +204,7 @@ static int parse_body(struct ir_ctx *c, int li, const char *what,
 	if (!sub.g)
 		return -ENOMEM;
 	sub.g->ir_version = c->g->ir_version;
-	sub.g->weights = npr_blob_get(c->g->weights);
+	sub.g->weights = npr_weights_get(c->g->weights);
 	sub.g->name = strdup(what);
 	err = sub.g->name ? ir_build(&sub, body) : -ENOMEM;
 	sub.doc = NULL;		/* the model's */

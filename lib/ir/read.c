@@ -141,7 +141,7 @@ static int read_xml(struct ir_ctx *c, const char *xml, size_t len)
 	return 0;
 }
 
-static int parse(const char *xml, size_t len, struct npr_blob *weights,
+static int parse(const char *xml, size_t len, struct npr_weights *weights,
 		    const char *bin_hint, struct npr_graph **out)
 {
 	struct ir_ctx c = { .bin_hint = bin_hint };
@@ -208,7 +208,7 @@ static int parse(const char *xml, size_t len, struct npr_blob *weights,
 		goto out;
 	}
 	c.g->ir_version = (int)v;
-	c.g->weights = npr_blob_get(weights);
+	c.g->weights = npr_weights_get(weights);
 	c.g->name = strdup(name ? name : "");
 	err = c.g->name ? ir_build(&c, net) : -ENOMEM;
 	if (err) {
@@ -245,25 +245,25 @@ out:
  *
  * Context: any thread; concurrent calls are independent.
  */
-int npr_ir_parse(const void *xml, size_t xml_len, struct npr_blob *weights,
+int npr_ir_parse(const void *xml, size_t xml_len, struct npr_weights *weights,
 		 struct npr_graph **out)
 {
 	return parse(xml, xml_len, weights, NULL, out);
 }
 
 /**
- * npr_ir_blob_from_memory() - copy weights into a new blob
+ * npr_ir_weights_from_memory() - copy weights into a new weights store
  * @data: the bytes; may be NULL when @size is 0.
  * @size: their length.
- * @out: set to a blob holding one reference; npr_blob_put() frees it.
+ * @out: set to a blob holding one reference; npr_weights_put() frees it.
  *
  * Return: 0, -EINVAL (NULL data with a size), -ENOMEM.
  * Context: any thread.
  */
-int npr_ir_blob_from_memory(const void *data, size_t size,
-			    struct npr_blob **out)
+int npr_ir_weights_from_memory(const void *data, size_t size,
+			    struct npr_weights **out)
 {
-	struct npr_blob *b;
+	struct npr_weights *b;
 
 	if (!data && size)
 		return npr_err(-EINVAL, "weights of %zu bytes at NULL", size);
@@ -296,7 +296,7 @@ int npr_ir_blob_from_memory(const void *data, size_t size,
  *
  * Both files are mapped read-only (MAP_PRIVATE).  The .xml is unmapped
  * before the call returns; the .bin stays mapped as long as the graph or
- * any clone of it holds the blob, and must not be truncated meanwhile.
+ * any clone of it holds the weights store, and must not be truncated meanwhile.
  *
  * Return: 0, the errors of npr_ir_parse(), or -ENOENT, -EACCES, ... (with
  * the path in the message) when a file cannot be opened, read or mapped.
@@ -305,7 +305,7 @@ int npr_ir_blob_from_memory(const void *data, size_t size,
 int npr_ir_load_file(const char *xml_path, const char *bin_path,
 		     struct npr_graph **out)
 {
-	struct npr_blob *x = NULL, *w = NULL;
+	struct npr_weights *x = NULL, *w = NULL;
 	const char *hint = NULL;
 	char *def = NULL;
 	int err;
@@ -337,8 +337,8 @@ int npr_ir_load_file(const char *xml_path, const char *bin_path,
 	if (!err)
 		err = parse(x->data, x->size, w, hint, out);
 out:
-	npr_blob_put(w);
-	npr_blob_put(x);
+	npr_weights_put(w);
+	npr_weights_put(x);
 	free(def);
 	return err;
 }

@@ -38,11 +38,11 @@
 #include "reader.h"
 
 /*
- * npr_onnx_parse() with @src, when not NULL, the blob holding @buf (a
+ * npr_onnx_parse() with @src, when not NULL, the weights store holding @buf (a
  * mapped file) that constants may keep referring to.
  */
 static int parse(const void *buf, size_t len, const char *base_dir,
-		 struct npr_blob *src, struct npr_graph **out)
+		 struct npr_weights *src, struct npr_graph **out)
 {
 	struct onnx_ctx c = { .base_dir = base_dir, .src = src };
 	struct onnx_inits in = { 0 };
@@ -81,7 +81,7 @@ static int parse(const void *buf, size_t len, const char *base_dir,
 		goto out;
 	}
 	if (c.src_refs)
-		c.g->weights = npr_blob_get(src);
+		c.g->weights = npr_weights_get(src);
 	*out = c.g;
 out:
 	free(c.vin);
@@ -142,7 +142,7 @@ int npr_onnx_parse(const void *buf, size_t len, const char *base_dir,
  */
 int npr_onnx_load_file(const char *path, struct npr_graph **out)
 {
-	struct npr_blob *b = NULL;
+	struct npr_weights *b = NULL;
 	char *dir;
 	int err;
 
@@ -152,16 +152,16 @@ int npr_onnx_load_file(const char *path, struct npr_graph **out)
 	if (err)
 		return err;
 	if (!b->size) {
-		npr_blob_put(b);
+		npr_weights_put(b);
 		return npr_err(-EINVAL, "model %s is empty", path);
 	}
 	dir = npr_file_dir(path);
 	if (!dir) {
-		npr_blob_put(b);
+		npr_weights_put(b);
 		return -ENOMEM;
 	}
 	err = parse(b->data, b->size, dir, b, out);
 	free(dir);
-	npr_blob_put(b);	/* the graph keeps its own reference */
+	npr_weights_put(b);	/* the graph keeps its own reference */
 	return err;
 }

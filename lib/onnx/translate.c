@@ -425,7 +425,7 @@ int onnx_const_take(struct onnx_ctx *c, unsigned int type,
  * @type: element type.
  * @shape: a static shape.
  * @data: npr_tensor_bytes(@type, numel) bytes (at least one) inside the
- *        blob c->g->weights will hold (a mapped model file), aligned to
+ *        weights store c->g->weights will hold (a mapped model file), aligned to
  *        the element size; not copied.
  * @nbytes: their size.
  * @suffix: name of the Const node as in onnx_node().

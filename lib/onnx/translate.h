@@ -58,7 +58,7 @@ struct onnx_op;
  * @out_axis: sub-graphs: per GraphProto output, an axis to insert before
  *            the Result (a stacked Loop or Scan output), or -1; NULL for
  *            none.
- * @src: the model's graph read from a mapped file: the blob of the
+ * @src: the model's graph read from a mapped file: the weights store of the
  *       mapping, which initializers' raw_data may stay in (constants
  *       refer to it, c->g->weights holds it); NULL: bytes are copied.
  * @src_refs: constants that refer to @src.
@@ -82,7 +82,7 @@ struct onnx_ctx {
 	int ncaps;
 	const int64_t *in_axis;
 	const int64_t *out_axis;
-	struct npr_blob *src;
+	struct npr_weights *src;
 	size_t src_refs;
 };
 

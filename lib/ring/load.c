@@ -217,7 +217,7 @@ int npr_ring_load(struct npr_device *dev, struct io_uring *ring,
 {
 	size_t n = strlen(path), xlen = 0, wlen = 0;
 	struct npr_graph *g = NULL;
-	struct npr_blob *blob = NULL;
+	struct npr_weights *blob = NULL;
 	void *xml = NULL, *wts = NULL;
 	bool cached;
 	char *bin;
@@ -262,7 +262,7 @@ int npr_ring_load(struct npr_device *dev, struct io_uring *ring,
 	}
 	if (!err)
 		err = npr_ir_parse(xml, xlen, blob, &g);
-	npr_blob_put(blob);
+	npr_weights_put(blob);
 	free(xml);
 	free(bin);
 	if (err)

@@ -169,7 +169,7 @@ int npr_blob_check_header(const struct npr_device *dev, const void *buf,
 }
 
 /* npr_blob_import_mem(), the header already checked when @checked. */
-static int import_mem(struct npr_device *dev, struct npr_blob *mem,
+static int import_mem(struct npr_device *dev, struct npr_weights *mem,
 		      bool checked, struct npr_exec **out)
 {
 	struct npr_exec *ex;
@@ -216,7 +216,7 @@ static int import_mem(struct npr_device *dev, struct npr_blob *mem,
  * Return: 0 or -errno with the message set (npr_blob_check_header()'s,
  * -EINVAL for a payload that is not a valid compiled graph, -ENOMEM).
  */
-int npr_blob_import_mem(struct npr_device *dev, struct npr_blob *mem,
+int npr_blob_import_mem(struct npr_device *dev, struct npr_weights *mem,
 			struct npr_exec **out)
 {
 	return import_mem(dev, mem, false, out);
@@ -237,7 +237,7 @@ int npr_blob_import_mem(struct npr_device *dev, struct npr_blob *mem,
  *
  * Return: 0, or -errno with a message; on failure *@out is NULL.
  */
-int npr_blob_import_compiled(struct npr_device *dev, struct npr_blob *mem,
+int npr_blob_import_compiled(struct npr_device *dev, struct npr_weights *mem,
 			     struct npr_exec **out)
 {
 	const unsigned char *h = mem->data;
@@ -277,7 +277,7 @@ int npr_blob_import_compiled(struct npr_device *dev, struct npr_blob *mem,
 int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
 		    struct npr_exec **out)
 {
-	struct npr_blob *mem;
+	struct npr_weights *mem;
 	int err;
 
 	*out = NULL;
@@ -296,7 +296,7 @@ int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
 	mem->size = len;
 	mem->refs = 1;
 	err = import_mem(dev, mem, true, out);
-	npr_blob_put(mem);	/* the graph holds its own reference */
+	npr_weights_put(mem);	/* the graph holds its own reference */
 	return err;
 }
 

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct npr_blob;
+struct npr_weights;
 struct npr_device;
 struct npr_exec;
 
@@ -17,11 +17,11 @@ uint64_t npr_blob_hash(const void *p, size_t n);
 int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len);
 int npr_blob_check_header(const struct npr_device *dev, const void *buf,
 			  size_t len);
-int npr_blob_import_mem(struct npr_device *dev, struct npr_blob *mem,
+int npr_blob_import_mem(struct npr_device *dev, struct npr_weights *mem,
 			struct npr_exec **out);
 int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
 		    struct npr_exec **out);
-int npr_blob_import_compiled(struct npr_device *dev, struct npr_blob *mem,
+int npr_blob_import_compiled(struct npr_device *dev, struct npr_weights *mem,
 			     struct npr_exec **out);
 
 #endif /* NPR_STORE_BLOB_H */

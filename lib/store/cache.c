@@ -298,9 +298,9 @@ static int entry_path(char *buf, size_t len, const char *dir,
  * place, so a hit copies nothing.  Entries are replaced by rename, never
  * rewritten, so the mapping stays valid while an exec uses it.
  */
-static struct npr_blob *map_entry(const char *path)
+static struct npr_weights *map_entry(const char *path)
 {
-	struct npr_blob *b;
+	struct npr_weights *b;
 	struct stat st;
 	void *p;
 	int fd;
@@ -349,7 +349,7 @@ int npr_cache_get(struct npr_device *dev, const struct npr_cache_key *k,
 {
 	char path[NPR_PROP_STR_MAX + 64];
 	struct npr_exec *ex = NULL;
-	struct npr_blob *mem;
+	struct npr_weights *mem;
 	int err;
 
 	err = entry_path(path, sizeof(path), p->cache_dir, k->name, "blob");
@@ -360,7 +360,7 @@ int npr_cache_get(struct npr_device *dev, const struct npr_cache_key *k,
 		return -ENOENT;
 	/* the checksum is taken beside the import and the compile */
 	err = npr_blob_import_compiled(dev, mem, &ex);
-	npr_blob_put(mem);	/* the exec's graph holds its own reference */
+	npr_weights_put(mem);	/* the exec's graph holds its own reference */
 	if (err) {
 		warn(p, "npuring: cache entry %s does not import (%s); compiling again\n",
 		     path, npr_last_error());

@@ -164,7 +164,7 @@ uint64_t npr_cmblob_checksum(const unsigned char *h, uint64_t psize)
 #define SUM_ASYNC_MIN	(2 * SUM_CHUNK)	/* smaller entries: inline */
 
 struct npr_cmblob_sum {
-	struct npr_blob *mem;	/* a reference while the thread may read */
+	struct npr_weights *mem;	/* a reference while the thread may read */
 	const unsigned char *p;	/* the payload */
 	size_t n;
 	struct {
@@ -184,7 +184,7 @@ static void sum_put(struct npr_cmblob_sum *s)
 {
 	if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL))
 		return;
-	npr_blob_put(s->mem);
+	npr_weights_put(s->mem);
 	free(s);
 }
 
@@ -271,7 +271,7 @@ static void sum_init(void)
  * payload is small, the thread is busy or absent: it will be hashed
  * inline.
  */
-struct npr_cmblob_sum *npr_cmblob_sum_start(struct npr_blob *mem)
+struct npr_cmblob_sum *npr_cmblob_sum_start(struct npr_weights *mem)
 {
 	struct npr_cmblob_sum *s, *none = NULL;
 
@@ -280,14 +280,14 @@ struct npr_cmblob_sum *npr_cmblob_sum_start(struct npr_blob *mem)
 	pthread_once(&sum_once, sum_init);
 	if (!sum_thread || !(s = calloc(1, sizeof(*s))))
 		return NULL;
-	s->mem = npr_blob_get(mem);
+	s->mem = npr_weights_get(mem);
 	s->p = (const unsigned char *)mem->data + NPR_BLOB_HEADER;
 	s->n = mem->size - NPR_BLOB_HEADER;
 	hash_init(s->ckpt[0].lanes);
 	s->refs = 2;		/* ours, and the thread's once it picks it */
 	if (!__atomic_compare_exchange_n(&sum_slot, &none, s, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		npr_blob_put(s->mem);	/* another hit's job is waiting */
+		npr_weights_put(s->mem);	/* another hit's job is waiting */
 		free(s);
 		return NULL;
 	}
@@ -308,7 +308,7 @@ struct npr_cmblob_sum *npr_cmblob_sum_start(struct npr_blob *mem)
  * Return: the checksum, as npr_cmblob_checksum().
  */
 uint64_t npr_cmblob_sum_finish(struct npr_cmblob_sum *s,
-			       const struct npr_blob *mem)
+			       const struct npr_weights *mem)
 {
 	const unsigned char *h = mem->data;
 	uint64_t lanes[HASH_LANES], k;

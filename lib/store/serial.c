@@ -365,7 +365,7 @@ struct rbuf {
 	const unsigned char *p;	/* the payload, NPR_BLOB_ALIGN aligned - 96 */
 	size_t len, pos;
 	int err;
-	struct npr_blob *mem;	/* the whole blob, constants point into it */
+	struct npr_weights *mem;	/* the whole blob, constants point into it */
 	bool *held;		/* per value of the top graph: no bytes, the
 				 * backend's prepared constants have them */
 	int nheld;
@@ -628,7 +628,7 @@ static int r_graph(struct rbuf *r, struct npr_graph *g, int depth)
 	g->name = r_str(r, &present);
 	g->ir_version = (int)r_u32(r);
 	if (!g->weights)
-		g->weights = npr_blob_get(r->mem);
+		g->weights = npr_weights_get(r->mem);
 	n = r_count(r, MAX_COUNT, "value");
 	if (r->err)
 		return r->err;
@@ -859,7 +859,7 @@ static int r_prepared(struct rbuf *r, const struct npr_graph *g,
  * Return: 0, or -errno with a message: -EBADMSG (the payload ends early),
  * -EINVAL (a malformed payload), -ENOMEM.
  */
-int npr_cmblob_payload_read(struct npr_exec *ex, struct npr_blob *mem,
+int npr_cmblob_payload_read(struct npr_exec *ex, struct npr_weights *mem,
 			    bool **held)
 {
 	const struct npr_device *dev = ex->dev;

@@ -4,7 +4,7 @@
  * (the header, export and import), serial.c (the payload), validate.c
  * (the checks of the graph read) and hash.c (the checksum and its thread)
  * share.  "cmblob" in a name is a compiled-model blob, the file export
- * writes; struct npr_blob is the reference-counted memory that weights,
+ * writes; struct npr_weights is the reference-counted memory that weights,
  * mapped files and these blobs are held in.
  */
 #ifndef NPR_STORE_H
@@ -17,7 +17,7 @@
 #define NPR_BLOB_ALIGN		64	/* constant and prepared data */
 #define NPR_BLOB_HEADER		96
 
-struct npr_blob;
+struct npr_weights;
 struct npr_exec;
 struct npr_graph;
 struct npr_port;
@@ -31,7 +31,7 @@ static inline bool in_range(int v, int n)
 /* lib/store/serial.c */
 int npr_cmblob_payload_write(const struct npr_exec *ex, unsigned char **out,
 			     size_t *len);
-int npr_cmblob_payload_read(struct npr_exec *ex, struct npr_blob *mem,
+int npr_cmblob_payload_read(struct npr_exec *ex, struct npr_weights *mem,
 			    bool **held);
 
 /* lib/store/validate.c */
@@ -42,8 +42,8 @@ int npr_cmblob_check_graph(struct npr_graph *g, const bool *held,
 
 /* lib/store/hash.c */
 uint64_t npr_cmblob_checksum(const unsigned char *h, uint64_t psize);
-struct npr_cmblob_sum *npr_cmblob_sum_start(struct npr_blob *mem);
+struct npr_cmblob_sum *npr_cmblob_sum_start(struct npr_weights *mem);
 uint64_t npr_cmblob_sum_finish(struct npr_cmblob_sum *s,
-			       const struct npr_blob *mem);
+			       const struct npr_weights *mem);
 
 #endif /* NPR_STORE_H */
