@@ -1154,22 +1154,22 @@ const struct npr_backend_ops npr_npu_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "npu",
 	.caps = NPR_BACKEND_CAP_NPU_PARAMS | NPR_BACKEND_CAP_ONE_STREAM,
-	.probe = npu_probe,
+	.probe = npr_npu_probe,
 	.compile = npu_compile,
 	.exec_destroy = npu_exec_destroy,
 	.request_create = npu_request_create,
 	.request_destroy = npu_request_destroy,
 	.infer = npu_infer,
 	.query = npu_query,
-	.release = npu_release,
-	.param = npu_param,
-	.param_bytes = npu_param_bytes,
+	.release = npr_npu_release,
+	.param = npr_npu_param,
+	.param_bytes = npr_npu_param_bytes,
 	.native_export = npu_native_export,
 };
 
 #else /* no Level Zero headers at build time */
 
-static int npu_probe(struct npr_device *dev, int index)
+static int npr_npu_probe(struct npr_device *dev, int index)
 {
 	return npr_err(-ENODEV,
 		       "npu: npuring was built without the Level Zero headers (apt-get install libze-dev, then rebuild)");
@@ -1189,7 +1189,7 @@ const struct npr_backend_ops npr_npu_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "npu",
 	.caps = NPR_BACKEND_CAP_NPU_PARAMS | NPR_BACKEND_CAP_ONE_STREAM,
-	.probe = npu_probe,
+	.probe = npr_npu_probe,
 	.compile = npu_compile,
 	.infer = npu_infer,
 };

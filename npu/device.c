@@ -397,20 +397,20 @@ static void pci_address(struct npu_device *nd, int index)
 }
 
 /**
- * npu_probe() - probe NPU @index and fill dev->info (npr_backend_ops.probe)
+ * npr_npu_probe() - probe NPU @index and fill dev->info (npr_backend_ops.probe)
  * @dev: the device being opened; its priv gets a calloc'd struct npu_device
  * @index: the device's index among the NPU driver's devices
  *
  * The first call binds the Level Zero loader and finds the NPU driver, its
  * graph extension and devices, once per process.  Each probe then creates
  * one Level Zero context for @dev.  On failure dev->priv may already be
- * set: lib/ calls npu_release() and frees it.
+ * set: lib/ calls npr_npu_release() and frees it.
  *
  * Return: 0; -ENODEV if there is no loader, no NPU driver, no graph
  * extension 1.5 or newer, or no NPU at @index; -ENOMEM; the npr_ze_errno()
  * of a failed Level Zero call.  npr_err() is set for all but -ENOMEM.
  */
-int npu_probe(struct npr_device *dev, int index)
+int npr_npu_probe(struct npr_device *dev, int index)
 {
 	ze_driver_properties_t dp = {
 		.stype = ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES,
@@ -471,7 +471,7 @@ int npu_probe(struct npr_device *dev, int index)
 
 
 /**
- * npu_param() - an NPU value of an integer property (npr_backend_ops.param)
+ * npr_npu_param() - an NPU value of an integer property (npr_backend_ops.param)
  * @dev: an NPU device
  * @p: the properties the value is asked under (their perf_hint)
  * @id: the NPR_PARAM_* property
@@ -486,7 +486,7 @@ int npu_probe(struct npr_device *dev, int index)
  * Return: 0; -ENOENT for a property the NPU does not answer itself (the
  * generic one applies); the npr_ze_errno() of a failed memory query.
  */
-int npu_param(const struct npr_device *dev, const struct npr_props *p,
+int npr_npu_param(const struct npr_device *dev, const struct npr_props *p,
 		     uint32_t id, int64_t *value)
 {
 	const struct npu_device *nd = dev->priv;
@@ -528,7 +528,7 @@ int npu_param(const struct npr_device *dev, const struct npr_props *p,
 }
 
 /**
- * npu_param_bytes() - an NPU string property (npr_backend_ops.param_bytes)
+ * npr_npu_param_bytes() - an NPU string property (npr_backend_ops.param_bytes)
  * @dev: an NPU device
  * @id: the NPR_PARAM_* property
  * @buf: out: the value, NUL-terminated; a list is NUL-separated strings
@@ -543,7 +543,7 @@ int npu_param(const struct npr_device *dev, const struct npr_props *p,
  * Return: 0; -ENOENT for a property the NPU does not have; -ENODATA if
  * the PCI address is unknown; -EOVERFLOW if @buf is too small.
  */
-int npu_param_bytes(const struct npr_device *dev, uint32_t id,
+int npr_npu_param_bytes(const struct npr_device *dev, uint32_t id,
 			   char *buf, size_t *len)
 {
 	const struct npu_device *nd = dev->priv;
@@ -573,13 +573,13 @@ int npu_param_bytes(const struct npr_device *dev, uint32_t id,
 }
 
 /**
- * npu_release() - destroy the Level Zero context of @dev
+ * npr_npu_release() - destroy the Level Zero context of @dev
  * @dev: an NPU device; its priv stays allocated, lib/ frees it
  *
  * npr_backend_ops.release: called after every object of @dev is gone, and
- * when npu_probe() fails after setting dev->priv.
+ * when npr_npu_probe() fails after setting dev->priv.
  */
-void npu_release(struct npr_device *dev)
+void npr_npu_release(struct npr_device *dev)
 {
 	struct npu_device *nd = dev->priv;
 

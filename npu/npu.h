@@ -132,11 +132,11 @@ int npr_ze_errno(ze_result_t r);
 
 const char *npr_platform_of(uint32_t pci_id);
 
-int npu_probe(struct npr_device *dev, int index);
-void npu_release(struct npr_device *dev);
-int npu_param(const struct npr_device *dev, const struct npr_props *p,
-	      uint32_t id, int64_t *value);
-int npu_param_bytes(const struct npr_device *dev, uint32_t id,
-		    char *buf, size_t *len);
+int npr_npu_probe(struct npr_device *dev, int index);
+void npr_npu_release(struct npr_device *dev);
+int npr_npu_param(const struct npr_device *dev, const struct npr_props *p,
+		  uint32_t id, int64_t *value);
+int npr_npu_param_bytes(const struct npr_device *dev, uint32_t id,
+			char *buf, size_t *len);
 
 #endif /* NPR_NPU_H */

@@ -41,7 +41,7 @@ static const char *keep(struct ir_ctx *c, xmlChar *s)
 }
 
 /**
- * ir_list_text() - the text of an attribute value or an element's content
+ * npr_ir_list_text() - the text of an attribute value or an element's content
  * @c: the context, which owns a flattened copy.
  * @list: the node list, or NULL.
  * @oom: set when the copy fails.
@@ -51,7 +51,7 @@ static const char *keep(struct ir_ctx *c, xmlChar *s)
  *
  * Return: the text; "" for none or when *@oom is set.
  */
-const char *ir_list_text(struct ir_ctx *c, xmlNode *list, bool *oom)
+const char *npr_ir_list_text(struct ir_ctx *c, xmlNode *list, bool *oom)
 {
 	const char *s;
 
@@ -68,7 +68,7 @@ const char *ir_list_text(struct ir_ctx *c, xmlNode *list, bool *oom)
 }
 
 /**
- * ir_xattr() - an attribute's value
+ * npr_ir_xattr() - an attribute's value
  * @c: the context.
  * @n: the element.
  * @name: the attribute.
@@ -76,25 +76,25 @@ const char *ir_list_text(struct ir_ctx *c, xmlNode *list, bool *oom)
  *
  * Return: the value, valid while @c lives, or NULL when absent.
  */
-const char *ir_xattr(struct ir_ctx *c, xmlNode *n, const char *name,
-		     bool *oom)
+const char *npr_ir_xattr(struct ir_ctx *c, xmlNode *n, const char *name,
+			 bool *oom)
 {
 	xmlAttr *a;
 
 	for (a = n->properties; a; a = a->next)
 		if (!strcmp((const char *)a->name, name))
-			return ir_list_text(c, a->children, oom);
+			return npr_ir_list_text(c, a->children, oom);
 	return NULL;
 }
 
 /**
- * ir_parse_u64() - decimal digits, optionally surrounded by white space
+ * npr_ir_parse_u64() - decimal digits, optionally surrounded by white space
  * @s: the text; no sign is accepted.
  * @out: Out. The number.
  *
  * Return: 0, -EINVAL (not a number) or -ERANGE.
  */
-int ir_parse_u64(const char *s, uint64_t *out)
+int npr_ir_parse_u64(const char *s, uint64_t *out)
 {
 	uint64_t v = 0;
 	const char *p;
@@ -118,29 +118,29 @@ int ir_parse_u64(const char *s, uint64_t *out)
 }
 
 /**
- * ir_parse_id() - a layer or port id
+ * npr_ir_parse_id() - a layer or port id
  * @s: the text.
  * @out: Out. The id, 0..INT64_MAX.
  *
  * Return: 0 or -EINVAL.
  */
-int ir_parse_id(const char *s, int64_t *out)
+int npr_ir_parse_id(const char *s, int64_t *out)
 {
 	uint64_t v;
 
-	if (ir_parse_u64(s, &v) || v > INT64_MAX)
+	if (npr_ir_parse_u64(s, &v) || v > INT64_MAX)
 		return -EINVAL;
 	*out = (int64_t)v;
 	return 0;
 }
 
 /**
- * ir_opset_number() - the number of an opset name
+ * npr_ir_opset_number() - the number of an opset name
  * @v: the name: "opset3" -> 3.
  *
  * Return: the number; 0 for any other name ("experimental", "extension").
  */
-unsigned int ir_opset_number(const char *v)
+unsigned int npr_ir_opset_number(const char *v)
 {
 	unsigned int n = 0;
 	const char *p;
@@ -214,13 +214,13 @@ static int parse_dim(const char *s, size_t len, bool ranges, int64_t *out)
 	if (ranges && dots) {
 		e = (char *)dots;
 		*e = 0;
-		if ((tok[0] && ir_parse_u64(tok, &v)) ||
-		    (e[2] && ir_parse_u64(e + 2, &hi)))
+		if ((tok[0] && npr_ir_parse_u64(tok, &v)) ||
+		    (e[2] && npr_ir_parse_u64(e + 2, &hi)))
 			return -EINVAL;
 		*out = -1;
 		return 0;
 	}
-	if (ir_parse_u64(tok, &v) || v > NPR_IR_MAX_DIM)
+	if (npr_ir_parse_u64(tok, &v) || v > NPR_IR_MAX_DIM)
 		return -EINVAL;
 	*out = (int64_t)v;
 	return 0;
@@ -324,7 +324,7 @@ static int port_shape(struct ir_ctx *c, int li, const struct ir_port *p,
 					    "%s port %lld has more than %d dims",
 					    dir, (long long)p->id,
 					    NPR_MAX_RANK);
-		txt = ir_list_text(c, d->children, &oom);
+		txt = npr_ir_list_text(c, d->children, &oom);
 		if (oom)
 			return -ENOMEM;
 		if (parse_dim(txt, strlen(txt), false, &sh->d[sh->rank]))
@@ -392,13 +392,13 @@ static int cmp_port(const void *a, const void *b)
 }
 
 /**
- * ir_find_port() - a port of a layer by id
+ * npr_ir_find_port() - a port of a layer by id
  * @l: the layer, its ports sorted by id.
  * @id: the port id.
  *
  * Return: the port, or NULL.
  */
-struct ir_port *ir_find_port(struct ir_layer *l, int64_t id)
+struct ir_port *npr_ir_find_port(struct ir_layer *l, int64_t id)
 {
 	struct ir_port key = { .id = id };
 
@@ -406,7 +406,7 @@ struct ir_port *ir_find_port(struct ir_layer *l, int64_t id)
 }
 
 /**
- * ir_collect_ports() - the ports of a layer's <input> and <output>
+ * npr_ir_collect_ports() - the ports of a layer's <input> and <output>
  * @c: the context.
  * @li: the layer.
  * @in: its <input> element, or NULL.
@@ -418,8 +418,8 @@ struct ir_port *ir_find_port(struct ir_layer *l, int64_t id)
  *
  * Return: 0 or -errno with a message naming the layer.
  */
-int ir_collect_ports(struct ir_ctx *c, int li, xmlNode *in,
-		     xmlNode *out, int *nin, int *nout)
+int npr_ir_collect_ports(struct ir_ctx *c, int li, xmlNode *in,
+			 xmlNode *out, int *nin, int *nout)
 {
 	struct ir_layer *l = &c->layers[li];
 	xmlNode *sect[2] = { in, out }, *p;
@@ -443,10 +443,10 @@ int ir_collect_ports(struct ir_ctx *c, int li, xmlNode *in,
 
 			if (!ir_is_elem(p, "port"))
 				continue;
-			id = ir_xattr(c, p, "id", &oom);
+			id = npr_ir_xattr(c, p, "id", &oom);
 			if (oom)
 				return -ENOMEM;
-			if (ir_parse_id(id, &pt->id))
+			if (npr_ir_parse_id(id, &pt->id))
 				return npr_node_err(ir_node_of(c, li), -EINVAL,
 						    "%s port (line %u) has %s id \"%.40s\"",
 						    s ? "an output" : "an input",
@@ -473,14 +473,14 @@ int ir_collect_ports(struct ir_ctx *c, int li, xmlNode *in,
 }
 
 /**
- * ir_output_values() - type, declared shape and tensor name of every
+ * npr_ir_output_values() - type, declared shape and tensor name of every
  * output value of a layer
  * @c: the context.
  * @li: the layer.
  *
  * Return: 0 or -errno with a message naming the layer.
  */
-int ir_output_values(struct ir_ctx *c, int li)
+int npr_ir_output_values(struct ir_ctx *c, int li)
 {
 	struct ir_layer *l = &c->layers[li];
 	bool oom = false;
@@ -501,8 +501,8 @@ int ir_output_values(struct ir_ctx *c, int li)
 		v = &c->g->vals[ir_node_of(c, li)->out[p->index]];
 		v->decl = sh;
 		v->shape = sh;
-		prec = ir_xattr(c, p->x, "precision", &oom);
-		names = ir_xattr(c, p->x, "names", &oom);
+		prec = npr_ir_xattr(c, p->x, "precision", &oom);
+		names = npr_ir_xattr(c, p->x, "names", &oom);
 		if (oom)
 			return -ENOMEM;
 		if (prec) {
@@ -575,7 +575,7 @@ static int source_value(struct ir_ctx *c, int li, int nin, int nout,
 }
 
 /**
- * ir_parameter_layer() - check a Parameter layer and type its value
+ * npr_ir_parameter_layer() - check a Parameter layer and type its value
  * @c: the context.
  * @li: the layer.
  * @nin: its number of input ports.
@@ -583,7 +583,7 @@ static int source_value(struct ir_ctx *c, int li, int nin, int nout,
  *
  * Return: 0 or -errno with a message naming the layer.
  */
-int ir_parameter_layer(struct ir_ctx *c, int li, int nin, int nout)
+int npr_ir_parameter_layer(struct ir_ctx *c, int li, int nin, int nout)
 {
 	struct npr_node *n = ir_node_of(c, li);
 	struct npr_value *v = NULL;
@@ -609,7 +609,7 @@ int ir_parameter_layer(struct ir_ctx *c, int li, int nin, int nout)
 }
 
 /**
- * ir_const_layer() - point a Const's value at its slice of the weights
+ * npr_ir_const_layer() - point a Const's value at its slice of the weights
  * @c: the context.
  * @li: the layer.
  * @nin: its number of input ports.
@@ -619,7 +619,7 @@ int ir_parameter_layer(struct ir_ctx *c, int li, int nin, int nout)
  *
  * Return: 0 or -errno with a message naming the layer.
  */
-int ir_const_layer(struct ir_ctx *c, int li, int nin, int nout)
+int npr_ir_const_layer(struct ir_ctx *c, int li, int nin, int nout)
 {
 	struct npr_node *n = ir_node_of(c, li);
 	struct npr_weights *w = c->g->weights;
@@ -659,10 +659,10 @@ int ir_const_layer(struct ir_ctx *c, int li, int nin, int nout)
 	need = npr_tensor_bytes(v->type, numel);
 	so = npr_attr(n, "offset");
 	ss = npr_attr(n, "size");
-	if (ir_parse_u64(so, &off))
+	if (npr_ir_parse_u64(so, &off))
 		return npr_node_err(n, -EINVAL, "%s offset \"%.40s\"",
 				    so ? "bad" : "missing", so ? so : "");
-	if (ir_parse_u64(ss, &size))
+	if (npr_ir_parse_u64(ss, &size))
 		return npr_node_err(n, -EINVAL, "%s size \"%.40s\"",
 				    ss ? "bad" : "missing", ss ? ss : "");
 	if (size != need)
@@ -718,13 +718,13 @@ int ir_const_layer(struct ir_ctx *c, int li, int nin, int nout)
 }
 
 /**
- * ir_resolve_op() - the op definition of a layer's node
+ * npr_ir_resolve_op() - the op definition of a layer's node
  * @c: the context.
  * @li: the layer.
  *
  * Return: 0, or -EOPNOTSUPP with a message saying why there is none.
  */
-int ir_resolve_op(struct ir_ctx *c, int li)
+int npr_ir_resolve_op(struct ir_ctx *c, int li)
 {
 	struct npr_node *n = ir_node_of(c, li);
 	const char *ver = c->layers[li].version;

@@ -33,7 +33,7 @@ static int parse_i64(const char *s, int64_t *out)
 	neg = *p == '-';
 	if (neg)
 		p++;
-	if (ir_parse_u64(p, &v) || v > (uint64_t)INT64_MAX)
+	if (npr_ir_parse_u64(p, &v) || v > (uint64_t)INT64_MAX)
 		return -EINVAL;
 	*out = neg ? -(int64_t)v : (int64_t)v;
 	return 0;
@@ -44,7 +44,7 @@ static int rule_int(struct ir_ctx *c, int li, xmlNode *x, const char *key,
 		    int64_t def, bool *present, int64_t *out)
 {
 	bool oom = false;
-	const char *s = ir_xattr(c, x, key, &oom);
+	const char *s = npr_ir_xattr(c, x, key, &oom);
 
 	if (oom)
 		return -ENOMEM;
@@ -114,7 +114,7 @@ static int port_rule(struct ir_ctx *c, int li, struct npr_body *b,
 		err = rule_int(c, li, x, "part_size", 1, NULL, &bp.part_size);
 	if (err)
 		return err;
-	purpose = ir_xattr(c, x, "purpose", &oom);
+	purpose = npr_ir_xattr(c, x, "purpose", &oom);
 	if (oom)
 		return -ENOMEM;
 	if (purpose && !strcmp(purpose, "current_iteration") && !bp.out)
@@ -126,7 +126,7 @@ static int port_rule(struct ir_ctx *c, int li, struct npr_body *b,
 				    "<%s> at line %u: unknown purpose \"%.40s\"",
 				    x->name, ir_line_of(c, x), purpose);
 	if (ext >= 0) {
-		struct ir_port *p = ir_find_port(l, ext);
+		struct ir_port *p = npr_ir_find_port(l, ext);
 
 		if (!p || p->out != bp.out)
 			return npr_node_err(ir_node_of(c, li), -EINVAL,
@@ -206,9 +206,9 @@ static int parse_body(struct ir_ctx *c, int li, const char *what,
 	sub.g->ir_version = c->g->ir_version;
 	sub.g->weights = npr_weights_get(c->g->weights);
 	sub.g->name = strdup(what);
-	err = sub.g->name ? ir_build(&sub, body) : -ENOMEM;
+	err = sub.g->name ? npr_ir_build(&sub, body) : -ENOMEM;
 	sub.doc = NULL;		/* the model's */
-	ir_ctx_fini(&sub);
+	npr_ir_ctx_fini(&sub);
 	if (err) {
 		npr_graph_free(sub.g);
 		if (err != -ENOMEM) {
@@ -273,13 +273,13 @@ static int parse_layer(struct ir_ctx *c, xmlNode *x, int li)
 	int idx, nin, nout, err;
 	xmlAttr *a;
 
-	sid = ir_xattr(c, x, "id", &oom);
-	name = ir_xattr(c, x, "name", &oom);
-	type = ir_xattr(c, x, "type", &oom);
-	l->version = ir_xattr(c, x, "version", &oom);
+	sid = npr_ir_xattr(c, x, "id", &oom);
+	name = npr_ir_xattr(c, x, "name", &oom);
+	type = npr_ir_xattr(c, x, "type", &oom);
+	l->version = npr_ir_xattr(c, x, "version", &oom);
 	if (oom)
 		return -ENOMEM;
-	if (ir_parse_id(sid, &l->id))
+	if (npr_ir_parse_id(sid, &l->id))
 		return npr_err(-EINVAL, "layer #%d (line %u, name \"%.64s\"): %s id \"%.40s\"",
 			       li, ir_line_of(c, x), name ? name : "",
 			       sid ? "bad" : "missing", sid ? sid : "");
@@ -297,7 +297,8 @@ static int parse_layer(struct ir_ctx *c, xmlNode *x, int li)
 		return npr_err(-ENAMETOOLONG,
 			       "layer %lld (%s): type or version longer than %d bytes",
 			       (long long)l->id, name, IR_MAX_TYPE);
-	idx = npr_graph_add_node(c->g, name, type, ir_opset_number(l->version),
+	idx = npr_graph_add_node(c->g, name, type,
+				 npr_ir_opset_number(l->version),
 				 l->id);
 	if (idx < 0)
 		return idx;
@@ -328,11 +329,11 @@ static int parse_layer(struct ir_ctx *c, xmlNode *x, int li)
 					    "more than one <%s>", ch->name);
 		*slot = ch;
 	}
-	err = ir_resolve_op(c, li);
+	err = npr_ir_resolve_op(c, li);
 	if (err)
 		return err;
 	for (a = data ? data->properties : NULL; a; a = a->next) {
-		const char *val = ir_list_text(c, a->children, &oom);
+		const char *val = npr_ir_list_text(c, a->children, &oom);
 
 		if (oom)
 			return -ENOMEM;
@@ -341,7 +342,7 @@ static int parse_layer(struct ir_ctx *c, xmlNode *x, int li)
 		if (err)
 			return err;
 	}
-	err = ir_collect_ports(c, li, in, out, &nin, &nout);
+	err = npr_ir_collect_ports(c, li, in, out, &nin, &nout);
 	if (err)
 		return err;
 	n = ir_node_of(c, li);
@@ -354,15 +355,15 @@ static int parse_layer(struct ir_ctx *c, xmlNode *x, int li)
 	if (!err)
 		err = npr_node_set_outputs(c->g, idx, nout);
 	if (!err)
-		err = ir_output_values(c, li);
+		err = npr_ir_output_values(c, li);
 	if (err)
 		return err;
 	if (n->op->flags & NPR_OP_BODIES)
 		return parse_bodies(c, li, sub);
 	if (!strcmp(type, "Parameter"))
-		return ir_parameter_layer(c, li, nin, nout);
+		return npr_ir_parameter_layer(c, li, nin, nout);
 	if (!strcmp(type, "Const") || !strcmp(type, "Constant"))
-		return ir_const_layer(c, li, nin, nout);
+		return npr_ir_const_layer(c, li, nin, nout);
 	if (!strcmp(type, "Result") && (nin != 1 || nout))
 		return npr_node_err(n, -EINVAL,
 				    "has %d input and %d output ports, needs 1 and 0",
@@ -396,11 +397,11 @@ static int edge_attr(struct ir_ctx *c, xmlNode *e, const char *name,
 		     int64_t *v)
 {
 	bool oom = false;
-	const char *s = ir_xattr(c, e, name, &oom);
+	const char *s = npr_ir_xattr(c, e, name, &oom);
 
 	if (oom)
 		return -ENOMEM;
-	if (ir_parse_id(s, v))
+	if (npr_ir_parse_id(s, v))
 		return npr_err(-EINVAL, "edge at line %u: %s %s \"%.40s\"",
 			       ir_line_of(c, e), s ? "bad" : "missing", name,
 			       s ? s : "");
@@ -431,13 +432,13 @@ static int connect(struct ir_ctx *c, xmlNode *e)
 			       (long long)fl, (long long)fpid, (long long)tl,
 			       (long long)tpid, ir_line_of(c, e),
 			       (long long)(from ? tl : fl));
-	fp = ir_find_port(from, fpid);
+	fp = npr_ir_find_port(from, fpid);
 	if (!fp || !fp->out)
 		return npr_node_err(ir_node_of(c, fi), -EINVAL,
 				    "edge to layer %lld starts at port %lld, which %s",
 				    (long long)tl, (long long)fpid,
 				    fp ? "is an input port" : "does not exist");
-	tp = ir_find_port(to, tpid);
+	tp = npr_ir_find_port(to, tpid);
 	if (!tp || tp->out)
 		return npr_node_err(ir_node_of(c, ti), -EINVAL,
 				    "edge from layer %lld ends at port %lld, which %s",
@@ -603,7 +604,7 @@ static int parse_layers(struct ir_ctx *c, xmlNode *layers)
 }
 
 /**
- * ir_build() - build the graph of a <net> or a body
+ * npr_ir_build() - build the graph of a <net> or a body
  * @c: the context, c->g the graph to fill.
  * @net: the element.
  *
@@ -613,7 +614,7 @@ static int parse_layers(struct ir_ctx *c, xmlNode *layers)
  * Return: 0 or -errno with a message naming the layer at fault; -ELOOP
  * names a cycle.
  */
-int ir_build(struct ir_ctx *c, xmlNode *net)
+int npr_ir_build(struct ir_ctx *c, xmlNode *net)
 {
 	struct npr_graph *g = c->g;
 	xmlNode *layers = NULL, *edges = NULL, *x;
@@ -686,10 +687,10 @@ int ir_build(struct ir_ctx *c, xmlNode *net)
 }
 
 /**
- * ir_ctx_fini() - free what a context holds, but not its graph
+ * npr_ir_ctx_fini() - free what a context holds, but not its graph
  * @c: the context.
  */
-void ir_ctx_fini(struct ir_ctx *c)
+void npr_ir_ctx_fini(struct ir_ctx *c)
 {
 	int i;
 

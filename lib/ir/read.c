@@ -179,13 +179,13 @@ static int parse(const char *xml, size_t len, struct npr_weights *weights,
 			      net ? (const char *)net->name : "");
 		goto out;
 	}
-	name = ir_xattr(&c, net, "name", &oom);
-	ver = ir_xattr(&c, net, "version", &oom);
+	name = npr_ir_xattr(&c, net, "name", &oom);
+	ver = npr_ir_xattr(&c, net, "version", &oom);
 	if (oom) {
 		err = -ENOMEM;
 		goto out;
 	}
-	if (!ver || ir_parse_u64(ver, &v)) {
+	if (!ver || npr_ir_parse_u64(ver, &v)) {
 		err = npr_err(-EINVAL, "<net> has %s version \"%.40s\"",
 			      ver ? "a bad" : "no", ver ? ver : "");
 		goto out;
@@ -210,14 +210,14 @@ static int parse(const char *xml, size_t len, struct npr_weights *weights,
 	c.g->ir_version = (int)v;
 	c.g->weights = npr_weights_get(weights);
 	c.g->name = strdup(name ? name : "");
-	err = c.g->name ? ir_build(&c, net) : -ENOMEM;
+	err = c.g->name ? npr_ir_build(&c, net) : -ENOMEM;
 	if (err) {
 		npr_graph_free(c.g);
 		goto out;
 	}
 	*out = c.g;
 out:
-	ir_ctx_fini(&c);
+	npr_ir_ctx_fini(&c);
 	return err;
 }
 

@@ -72,22 +72,22 @@ static inline struct npr_node *ir_node_of(struct ir_ctx *c, int li)
 }
 
 /* lib/ir/layer.c */
-const char *ir_list_text(struct ir_ctx *c, xmlNode *list, bool *oom);
-const char *ir_xattr(struct ir_ctx *c, xmlNode *n, const char *name,
-		     bool *oom);
-int ir_parse_u64(const char *s, uint64_t *out);
-int ir_parse_id(const char *s, int64_t *out);
-unsigned int ir_opset_number(const char *v);
-struct ir_port *ir_find_port(struct ir_layer *l, int64_t id);
-int ir_collect_ports(struct ir_ctx *c, int li, xmlNode *in, xmlNode *out,
-		     int *nin, int *nout);
-int ir_output_values(struct ir_ctx *c, int li);
-int ir_parameter_layer(struct ir_ctx *c, int li, int nin, int nout);
-int ir_const_layer(struct ir_ctx *c, int li, int nin, int nout);
-int ir_resolve_op(struct ir_ctx *c, int li);
+const char *npr_ir_list_text(struct ir_ctx *c, xmlNode *list, bool *oom);
+const char *npr_ir_xattr(struct ir_ctx *c, xmlNode *n, const char *name,
+			 bool *oom);
+int npr_ir_parse_u64(const char *s, uint64_t *out);
+int npr_ir_parse_id(const char *s, int64_t *out);
+unsigned int npr_ir_opset_number(const char *v);
+struct ir_port *npr_ir_find_port(struct ir_layer *l, int64_t id);
+int npr_ir_collect_ports(struct ir_ctx *c, int li, xmlNode *in, xmlNode *out,
+			 int *nin, int *nout);
+int npr_ir_output_values(struct ir_ctx *c, int li);
+int npr_ir_parameter_layer(struct ir_ctx *c, int li, int nin, int nout);
+int npr_ir_const_layer(struct ir_ctx *c, int li, int nin, int nout);
+int npr_ir_resolve_op(struct ir_ctx *c, int li);
 
 /* lib/ir/net.c */
-int ir_build(struct ir_ctx *c, xmlNode *net);
-void ir_ctx_fini(struct ir_ctx *c);
+int npr_ir_build(struct ir_ctx *c, xmlNode *net);
+void npr_ir_ctx_fini(struct ir_ctx *c);
 
 #endif /* NPR_IR_READER_H */

@@ -90,11 +90,11 @@ static struct onnx_name *name_get(struct onnx_ctx *c, const char *key)
 static int check_name(struct onnx_ctx *c, const char *what, const char *s)
 {
 	if (!s || !*s)
-		return onnx_err(c, -EINVAL, "%s has no name", what);
+		return npr_onnx_err(c, -EINVAL, "%s has no name", what);
 	if (strnlen(s, ONNX_MAX_NAME + 1) > ONNX_MAX_NAME)
-		return onnx_err(c, -ENAMETOOLONG,
-				"%s has a name longer than %d bytes", what,
-				ONNX_MAX_NAME);
+		return npr_onnx_err(c, -ENAMETOOLONG,
+				    "%s has a name longer than %d bytes", what,
+				    ONNX_MAX_NAME);
 	return 0;
 }
 
@@ -113,15 +113,15 @@ static int define(struct onnx_ctx *c, const char *key, int v)
 	if (!e)
 		return -ENOMEM;
 	if (e->val != NAME_UNDEF)
-		return onnx_err(c, -EINVAL,
-				"tensor \"%.200s\" is defined twice", key);
+		return npr_onnx_err(c, -EINVAL,
+				    "tensor \"%.200s\" is defined twice", key);
 	e->val = v;
 	if (!val->name) {
 		val->name = strdup(key);
 		if (!val->name)
 			return -ENOMEM;
 	}
-	if (e->info && !onnx_info_type(e->info, &t, &sh)) {
+	if (e->info && !npr_onnx_info_type(e->info, &t, &sh)) {
 		if (!val->type)
 			val->type = t;
 		if (val->shape.rank < 0)
@@ -150,8 +150,8 @@ static int capture(struct onnx_ctx *c, const char *key, int outer)
 			return -ENOMEM;
 		if (bytes)
 			memcpy(data, ov->data, bytes);
-		return onnx_const_take(c, ov->type, &ov->shape, data, bytes,
-				       key);
+		return npr_onnx_const_take(c, ov->type, &ov->shape, data, bytes,
+					   key);
 	}
 	idx = npr_graph_add_node(g, key, "Parameter", 1, c->layer);
 	if (idx < 0)
@@ -159,8 +159,8 @@ static int capture(struct onnx_ctx *c, const char *key, int outer)
 	g->nodes[idx].op = npr_op_find("Parameter", 1);
 	err = npr_node_set_outputs(g, idx, 1);
 	if (!err && ov->type)
-		err = onnx_set_attr(c, idx, "element_type", "%s",
-				    npr_elem_name(ov->type));
+		err = npr_onnx_set_attr(c, idx, "element_type", "%s",
+					npr_elem_name(ov->type));
 	if (err)
 		return err;
 	v = &g->vals[g->nodes[idx].out[0]];
@@ -224,18 +224,19 @@ static int add_initializers(struct onnx_ctx *c, const Onnx__GraphProto *gp,
 
 		c->layer++;
 		if (in) {
-			err = onnx_init_unpack(in, i);
+			err = npr_onnx_init_unpack(in, i);
 			if (err == -ENOMEM)
 				return err;
 			t = in->t[i];
 			raw = in->raw[i].p ? &in->raw[i] : NULL;
 		}
 		if (!t)
-			return onnx_err(c, -EINVAL, "malformed ONNX protobuf");
+			return npr_onnx_err(c, -EINVAL,
+					    "malformed ONNX protobuf");
 		err = check_name(c, "an initializer", t->name);
 		if (err)
 			return err;
-		v = onnx_tensor_const_raw(c, t, raw, t->name);
+		v = npr_onnx_tensor_const_raw(c, t, raw, t->name);
 		if (v < 0)
 			return v;
 		err = define(c, t->name, v);
@@ -243,8 +244,8 @@ static int add_initializers(struct onnx_ctx *c, const Onnx__GraphProto *gp,
 			return err;
 	}
 	if (gp->n_sparse_initializer)
-		return onnx_err(c, -EOPNOTSUPP,
-				"sparse initializers are not supported");
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "sparse initializers are not supported");
 	return 0;
 }
 
@@ -267,7 +268,8 @@ static int add_inputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 
 		c->layer++;
 		if (!vi)
-			return onnx_err(c, -EINVAL, "malformed ONNX protobuf");
+			return npr_onnx_err(c, -EINVAL,
+					    "malformed ONNX protobuf");
 		err = check_name(c, "a graph input", vi->name);
 		if (err)
 			return err;
@@ -276,32 +278,32 @@ static int add_inputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 		    !strcmp(g->nodes[g->vals[e->val].producer].type, "Const"))
 			continue;	/* an initializer: a constant */
 		if (e && e->val >= 0)
-			return onnx_err(c, -EINVAL,
-					"graph input \"%.200s\" is listed twice",
-					vi->name);
-		err = onnx_info_type(vi, &type, &sh);
+			return npr_onnx_err(c, -EINVAL,
+					    "graph input \"%.200s\" is listed twice",
+					    vi->name);
+		err = npr_onnx_info_type(vi, &type, &sh);
 		if (err == -EINVAL)
-			return onnx_err(c, err,
-					"graph input \"%.200s\": bad dims",
-					vi->name);
+			return npr_onnx_err(c, err,
+					    "graph input \"%.200s\": bad dims",
+					    vi->name);
 		if (err)
-			return onnx_err(c, err,
-					"graph input \"%.200s\": only tensors of numeric types are supported",
-					vi->name);
+			return npr_onnx_err(c, err,
+					    "graph input \"%.200s\": only tensors of numeric types are supported",
+					    vi->name);
 		if (!type && !c->parent)	/* a body's comes from outside */
-			return onnx_err(c, -EINVAL,
-					"graph input \"%.200s\" has no element type",
-					vi->name);
+			return npr_onnx_err(c, -EINVAL,
+					    "graph input \"%.200s\" has no element type",
+					    vi->name);
 		idx = npr_graph_add_node(g, vi->name, "Parameter", 1, c->layer);
 		if (idx < 0)
 			return idx;
 		g->nodes[idx].op = npr_op_find("Parameter", 1);
 		err = npr_node_set_outputs(g, idx, 1);
 		if (!err && type)
-			err = onnx_set_attr(c, idx, "element_type", "%s",
-					    npr_elem_name(type));
+			err = npr_onnx_set_attr(c, idx, "element_type", "%s",
+						npr_elem_name(type));
 		if (!err && sh.rank >= 0)
-			err = onnx_set_shape_attr(c, idx, &sh);
+			err = npr_onnx_set_shape_attr(c, idx, &sh);
 		if (err)
 			return err;
 		val = g->nodes[idx].out[0];
@@ -315,8 +317,9 @@ static int add_inputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 			v->name = strdup(vi->name);
 			if (!v->name)
 				return -ENOMEM;
-			val = onnx_with_list(c, "Squeeze", val, &c->in_axis[i],
-					     1, vi->name);
+			val = npr_onnx_with_list(c, "Squeeze", val,
+						 &c->in_axis[i],
+						 1, vi->name);
 			if (val < 0)
 				return val;
 		}
@@ -333,16 +336,16 @@ static int copy_value(struct onnx_ctx *c, int v, const char *name)
 	int64_t zero = 0;
 	int in[2], ax, mid, out, err;
 
-	ax = onnx_const_i64(c, &zero, 1, name);
+	ax = npr_onnx_const_i64(c, &zero, 1, name);
 	if (ax < 0)
 		return ax;
 	in[0] = v;
 	in[1] = ax;
-	err = onnx_node(c, "Unsqueeze", 1, name, 2, in, 1, &mid);
+	err = npr_onnx_node(c, "Unsqueeze", 1, name, 2, in, 1, &mid);
 	if (err < 0)
 		return err;
 	in[0] = mid;
-	err = onnx_node(c, "Squeeze", 1, name, 2, in, 1, &out);
+	err = npr_onnx_node(c, "Squeeze", 1, name, 2, in, 1, &out);
 	if (err < 0)
 		return err;
 	c->g->vals[out].shape = c->g->vals[v].shape;
@@ -356,7 +359,7 @@ static int add_outputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 	int err;
 
 	if (!gp->n_output)
-		return onnx_err(c, -EINVAL, "the graph has no outputs");
+		return npr_onnx_err(c, -EINVAL, "the graph has no outputs");
 	g->outputs = malloc(sizeof(int) * gp->n_output);
 	if (!g->outputs)
 		return -ENOMEM;
@@ -370,36 +373,38 @@ static int add_outputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 
 		c->layer++;
 		if (!vi)
-			return onnx_err(c, -EINVAL, "malformed ONNX protobuf");
+			return npr_onnx_err(c, -EINVAL,
+					    "malformed ONNX protobuf");
 		err = check_name(c, "a graph output", vi->name);
 		if (err)
 			return err;
 		for (j = 0; j < i; j++)
 			if (!strcmp(onnx_str(gp->output[j]->name), vi->name))
-				return onnx_err(c, -EINVAL,
-						"graph output \"%.200s\" is listed twice",
-						vi->name);
+				return npr_onnx_err(c, -EINVAL,
+						    "graph output \"%.200s\" is listed twice",
+						    vi->name);
 		err = resolve(c, vi->name, &e);
 		if (err)
 			return err;
 		if (e && e->val == NAME_UNSUPP)
-			return onnx_err(c, -EOPNOTSUPP,
-					"graph output \"%.200s\" is an optional node output that is not supported",
-					vi->name);
+			return npr_onnx_err(c, -EOPNOTSUPP,
+					    "graph output \"%.200s\" is an optional node output that is not supported",
+					    vi->name);
 		if (!e || e->val < 0)
-			return onnx_err(c, -EINVAL,
-					"graph output \"%.200s\" is not produced by any node",
-					vi->name);
-		err = onnx_info_type(vi, &type, &sh);
+			return npr_onnx_err(c, -EINVAL,
+					    "graph output \"%.200s\" is not produced by any node",
+					    vi->name);
+		err = npr_onnx_info_type(vi, &type, &sh);
 		if (err)
-			return onnx_err(c, err, "graph output \"%.200s\": %s",
-					vi->name, err == -EINVAL ? "bad dims" :
-					"only tensors of numeric types are supported");
+			return npr_onnx_err(c, err,
+					    "graph output \"%.200s\": %s",
+					    vi->name, err == -EINVAL ? "bad dims" :
+					    "only tensors of numeric types are supported");
 		val = e->val;
 		if (c->out_axis && c->out_axis[i] >= 0) {
 			/* one part of a stacked output */
-			val = onnx_with_list(c, "Unsqueeze", val,
-					     &c->out_axis[i], 1, vi->name);
+			val = npr_onnx_with_list(c, "Unsqueeze", val,
+						 &c->out_axis[i], 1, vi->name);
 			if (val < 0)
 				return val;
 		} else if (c->parent) {
@@ -419,9 +424,9 @@ static int add_outputs(struct onnx_ctx *c, const Onnx__GraphProto *gp)
 		if (sh.rank >= 0)
 			v->shape = sh;
 		if (!v->type && !c->parent)
-			return onnx_err(c, -EINVAL,
-					"graph output \"%.200s\" has no known element type",
-					vi->name);
+			return npr_onnx_err(c, -EINVAL,
+					    "graph output \"%.200s\" has no known element type",
+					    vi->name);
 		idx = npr_graph_add_node(g, vi->name, "Result", 1, c->layer);
 		if (idx < 0)
 			return idx;
@@ -454,24 +459,24 @@ static int add_node(struct onnx_ctx *c)
 	if (err)
 		return err;
 	if (np->domain && *np->domain && strcmp(np->domain, "ai.onnx"))
-		return onnx_err(c, -EOPNOTSUPP,
-				"ops of domain \"%.100s\" are not supported",
-				np->domain);
-	op = onnx_op_find(np->op_type);
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "ops of domain \"%.100s\" are not supported",
+				    np->domain);
+	op = npr_onnx_op_find(np->op_type);
 	if (!op)
-		return onnx_err(c, -EOPNOTSUPP, "unsupported op %.64s",
-				np->op_type);
+		return npr_onnx_err(c, -EOPNOTSUPP, "unsupported op %.64s",
+				    np->op_type);
 	c->op = op;
 	if (np->n_input < (size_t)op->nin_min ||
 	    (op->nin_max >= 0 && np->n_input > (size_t)op->nin_max) ||
 	    np->n_input > ONNX_MAX_PORTS)
-		return onnx_err(c, -EINVAL,
-				"has %zu inputs, the op takes %d..%d",
-				np->n_input, op->nin_min, op->nin_max);
+		return npr_onnx_err(c, -EINVAL,
+				    "has %zu inputs, the op takes %d..%d",
+				    np->n_input, op->nin_min, op->nin_max);
 	if (!np->n_output || np->n_output > (size_t)op->nout_max)
-		return onnx_err(c, -EINVAL,
-				"has %zu outputs, the op gives 1..%d",
-				np->n_output, op->nout_max);
+		return npr_onnx_err(c, -EINVAL,
+				    "has %zu outputs, the op gives 1..%d",
+				    np->n_output, op->nout_max);
 	free(c->vin);
 	c->vin = malloc(sizeof(int) * (np->n_input ? np->n_input : 1));
 	if (!c->vin)
@@ -484,21 +489,21 @@ static int add_node(struct onnx_ctx *c)
 		c->vin[k] = -1;
 		if (!in || !*in) {
 			if (k < (size_t)op->nin_min)
-				return onnx_err(c, -EINVAL,
-						"input %zu is required", k);
+				return npr_onnx_err(c, -EINVAL,
+						    "input %zu is required", k);
 			continue;	/* an optional input left out */
 		}
 		err = resolve(c, in, &e);
 		if (err)
 			return err;
 		if (e && e->val == NAME_UNSUPP)
-			return onnx_err(c, -EOPNOTSUPP,
-					"input %zu \"%.200s\" is an optional output of an earlier node that is not supported",
-					k, in);
+			return npr_onnx_err(c, -EOPNOTSUPP,
+					    "input %zu \"%.200s\" is an optional output of an earlier node that is not supported",
+					    k, in);
 		if (!e || e->val < 0)
-			return onnx_err(c, -EINVAL,
-					"input %zu \"%.200s\" is not produced by an earlier node, an initializer or a graph input",
-					k, in);
+			return npr_onnx_err(c, -EINVAL,
+					    "input %zu \"%.200s\" is not produced by an earlier node, an initializer or a graph input",
+					    k, in);
 		c->vin[k] = e->val;
 	}
 	for (i = 0; i < 16; i++)
@@ -515,7 +520,7 @@ static int add_node(struct onnx_ctx *c)
 		if (err)
 			return err;
 		if (!k && out[k] < 0)
-			return onnx_err(c, -EINVAL, "produced no output");
+			return npr_onnx_err(c, -EINVAL, "produced no output");
 		if (out[k] < 0) {
 			/* fine as long as nothing reads it */
 			struct onnx_name *e = name_get(c, name);
@@ -523,9 +528,9 @@ static int add_node(struct onnx_ctx *c)
 			if (!e)
 				return -ENOMEM;
 			if (e->val != NAME_UNDEF)
-				return onnx_err(c, -EINVAL,
-						"tensor \"%.200s\" is defined twice",
-						name);
+				return npr_onnx_err(c, -EINVAL,
+						    "tensor \"%.200s\" is defined twice",
+						    name);
 			e->val = NAME_UNSUPP;
 			continue;
 		}
@@ -623,7 +628,7 @@ static int build_graph(struct onnx_ctx *c, const Onnx__GraphProto *gp,
 }
 
 /**
- * onnx_build() - build the graph of a model
+ * npr_onnx_build() - build the graph of a model
  * @c: the context, c->g a new graph.
  * @m: the model.
  * @gp: its graph (the model's own when @in is NULL).
@@ -631,8 +636,8 @@ static int build_graph(struct onnx_ctx *c, const Onnx__GraphProto *gp,
  *
  * Return: 0 or -errno with a message naming the node at fault.
  */
-int onnx_build(struct onnx_ctx *c, const Onnx__ModelProto *m,
-	       const Onnx__GraphProto *gp, struct onnx_inits *in)
+int npr_onnx_build(struct onnx_ctx *c, const Onnx__ModelProto *m,
+		   const Onnx__GraphProto *gp, struct onnx_inits *in)
 {
 	int err;
 
@@ -645,7 +650,7 @@ int onnx_build(struct onnx_ctx *c, const Onnx__ModelProto *m,
 }
 
 /**
- * onnx_body_read() - read a GRAPH attribute of the current node as a body
+ * npr_onnx_body_read() - read a GRAPH attribute of the current node as a body
  * @c: the context, translating an If, Loop or Scan node.
  * @attr: the attribute ("then_branch", "body", ...).
  * @in_axis: per GraphProto input, an axis to squeeze out of its Parameter
@@ -654,7 +659,7 @@ int onnx_build(struct onnx_ctx *c, const Onnx__ModelProto *m,
  * @out_axis: per GraphProto output, an axis to insert before its Result
  *            (the body gives one part of a stacked output), or -1.
  * @nout_axis: entries in @out_axis.
- * @b: the body; release it with onnx_body_fini() whatever the outcome.
+ * @b: the body; release it with npr_onnx_body_fini() whatever the outcome.
  *
  * The sub-graph is read like the model, in a context of its own whose
  * parent is @c: a name it does not define is looked up in the graphs
@@ -665,12 +670,12 @@ int onnx_build(struct onnx_ctx *c, const Onnx__ModelProto *m,
  *
  * Return: 0, or -errno with a message.
  */
-int onnx_body_read(struct onnx_ctx *c, const char *attr,
-		   const int64_t *in_axis, int nin_axis,
-		   const int64_t *out_axis, int nout_axis,
-		   struct onnx_body *b)
+int npr_onnx_body_read(struct onnx_ctx *c, const char *attr,
+		       const int64_t *in_axis, int nin_axis,
+		       const int64_t *out_axis, int nout_axis,
+		       struct onnx_body *b)
 {
-	const Onnx__AttributeProto *a = onnx_attr_find(c, attr);
+	const Onnx__AttributeProto *a = npr_onnx_attr_find(c, attr);
 	struct onnx_ctx sub = {
 		.base_dir = c->base_dir, .opset = c->opset, .parent = c,
 		.depth = c->depth + 1, .in_axis = in_axis,
@@ -682,19 +687,20 @@ int onnx_body_read(struct onnx_ctx *c, const char *attr,
 
 	memset(b, 0, sizeof(*b));
 	if (!a || !a->g)
-		return onnx_err(c, -EINVAL, "attribute %s (a graph) is missing",
-				attr);
+		return npr_onnx_err(c, -EINVAL,
+				    "attribute %s (a graph) is missing",
+				    attr);
 	gp = a->g;
 	if (sub.depth > NPR_MAX_BODY_DEPTH)
-		return onnx_err(c, -EFBIG,
-				"sub-graphs are nested more than %d deep",
-				NPR_MAX_BODY_DEPTH);
+		return npr_onnx_err(c, -EFBIG,
+				    "sub-graphs are nested more than %d deep",
+				    NPR_MAX_BODY_DEPTH);
 	if ((in_axis && gp->n_input != (size_t)nin_axis) ||
 	    (out_axis && gp->n_output != (size_t)nout_axis))
-		return onnx_err(c, -EINVAL,
-				"%s has %zu inputs and %zu outputs, %d and %d expected",
-				attr, gp->n_input, gp->n_output, nin_axis,
-				nout_axis);
+		return npr_onnx_err(c, -EINVAL,
+				    "%s has %zu inputs and %zu outputs, %d and %d expected",
+				    attr, gp->n_input, gp->n_output, nin_axis,
+				    nout_axis);
 	sub.g = b->g = npr_graph_new();
 	if (!sub.g)
 		return -ENOMEM;
@@ -707,31 +713,31 @@ int onnx_body_read(struct onnx_ctx *c, const char *attr,
 	free(sub.names);
 	if (err && err != -ENOMEM) {
 		snprintf(msg, sizeof(msg), "%s", npr_last_error());
-		err = onnx_err(c, err, "%s: %s", attr, msg);
+		err = npr_onnx_err(c, err, "%s: %s", attr, msg);
 	}
 	return err;
 }
 
 /**
- * onnx_sub_begin() - start a body built by a translator, not read
+ * npr_onnx_sub_begin() - start a body built by a translator, not read
  * @c: the context, translating a node.
  * @sub: the body's context, set up here: a new graph whose parent is @c,
  *       translating the same node (its attributes, name and layer).
  *
- * The translator adds Parameters with onnx_sub_param(), nodes with the
+ * The translator adds Parameters with npr_onnx_sub_param(), nodes with the
  * usual helpers on @sub (sub-graph attributes read there see @c's values
- * through @sub, which captures them), Results with onnx_sub_result(), and
- * ends with onnx_sub_end().
+ * through @sub, which captures them), Results with npr_onnx_sub_result(), and
+ * ends with npr_onnx_sub_end().
  *
  * Return: 0, -EFBIG (nested too deep) or -ENOMEM.
  */
-int onnx_sub_begin(struct onnx_ctx *c, struct onnx_ctx *sub)
+int npr_onnx_sub_begin(struct onnx_ctx *c, struct onnx_ctx *sub)
 {
 	memset(sub, 0, sizeof(*sub));
 	if (c->depth + 1 > NPR_MAX_BODY_DEPTH)
-		return onnx_err(c, -EFBIG,
-				"sub-graphs are nested more than %d deep",
-				NPR_MAX_BODY_DEPTH);
+		return npr_onnx_err(c, -EFBIG,
+				    "sub-graphs are nested more than %d deep",
+				    NPR_MAX_BODY_DEPTH);
 	sub->base_dir = c->base_dir;
 	sub->opset = c->opset;
 	sub->parent = c;
@@ -750,7 +756,7 @@ int onnx_sub_begin(struct onnx_ctx *c, struct onnx_ctx *sub)
 }
 
 /**
- * onnx_sub_param() - a body Parameter of the type and load-time shape of
+ * npr_onnx_sub_param() - a body Parameter of the type and load-time shape of
  * a value
  * @sub: the body's context.
  * @type: element type (0 if not known).
@@ -759,8 +765,8 @@ int onnx_sub_begin(struct onnx_ctx *c, struct onnx_ctx *sub)
  *
  * Return: the Parameter's value, or -ENOMEM.
  */
-int onnx_sub_param(struct onnx_ctx *sub, unsigned int type,
-		   const struct npr_shape *shape, const char *name)
+int npr_onnx_sub_param(struct onnx_ctx *sub, unsigned int type,
+		       const struct npr_shape *shape, const char *name)
 {
 	struct npr_graph *g = sub->g;
 	int idx, err, *p;
@@ -771,8 +777,8 @@ int onnx_sub_param(struct onnx_ctx *sub, unsigned int type,
 	g->nodes[idx].op = npr_op_find("Parameter", 1);
 	err = npr_node_set_outputs(g, idx, 1);
 	if (!err && type)
-		err = onnx_set_attr(sub, idx, "element_type", "%s",
-				    npr_elem_name(type));
+		err = npr_onnx_set_attr(sub, idx, "element_type", "%s",
+					npr_elem_name(type));
 	if (err)
 		return err;
 	g->vals[g->nodes[idx].out[0]].type = type;
@@ -787,14 +793,14 @@ int onnx_sub_param(struct onnx_ctx *sub, unsigned int type,
 }
 
 /**
- * onnx_sub_result() - a body Result of value @v
+ * npr_onnx_sub_result() - a body Result of value @v
  * @sub: the body's context.
  * @v: the value.
  * @name: the Result's name.
  *
  * Return: 0 or -ENOMEM.
  */
-int onnx_sub_result(struct onnx_ctx *sub, int v, const char *name)
+int npr_onnx_sub_result(struct onnx_ctx *sub, int v, const char *name)
 {
 	struct npr_graph *g = sub->g;
 	int idx, err, *p;
@@ -816,14 +822,14 @@ int onnx_sub_result(struct onnx_ctx *sub, int v, const char *name)
 }
 
 /**
- * onnx_sub_end() - finish a body started by onnx_sub_begin()
+ * npr_onnx_sub_end() - finish a body started by npr_onnx_sub_begin()
  * @sub: the body's context; released here.
  * @err: 0, or the error the building ended with.
- * @b: the body (graph, captured values); release with onnx_body_fini().
+ * @b: the body (graph, captured values); release with npr_onnx_body_fini().
  *
  * Return: @err, or the error of parsing and sorting the body.
  */
-int onnx_sub_end(struct onnx_ctx *sub, int err, struct onnx_body *b)
+int npr_onnx_sub_end(struct onnx_ctx *sub, int err, struct onnx_body *b)
 {
 	struct npr_graph *g = sub->g;
 	int i;
@@ -854,10 +860,10 @@ int onnx_sub_end(struct onnx_ctx *sub, int err, struct onnx_body *b)
 }
 
 /**
- * onnx_body_fini() - free what onnx_body_read() left in @b
+ * npr_onnx_body_fini() - free what npr_onnx_body_read() left in @b
  * @b: the body; its graph too, unless a node took it over (b->g NULL).
  */
-void onnx_body_fini(struct onnx_body *b)
+void npr_onnx_body_fini(struct onnx_body *b)
 {
 	npr_graph_free(b->g);
 	free(b->caps);
@@ -867,18 +873,18 @@ void onnx_body_fini(struct onnx_body *b)
 /* ---- translator lookup ------------------------------------------------ */
 
 static const struct onnx_op *const groups[] = {
-	onnx_ops_eltwise, onnx_ops_nn, onnx_ops_shape, onnx_ops_index,
-	onnx_ops_loss, onnx_ops_math, onnx_ops_control, onnx_ops_rnn,
-	onnx_ops_misc,
+	npr_onnx_ops_eltwise, npr_onnx_ops_nn, npr_onnx_ops_shape,
+	npr_onnx_ops_index, npr_onnx_ops_loss, npr_onnx_ops_math,
+	npr_onnx_ops_control, npr_onnx_ops_rnn, npr_onnx_ops_misc,
 };
 
 /**
- * onnx_op_find() - the translator of an ONNX op type
+ * npr_onnx_op_find() - the translator of an ONNX op type
  * @type: ONNX op_type.
  *
  * Return: the table entry, or NULL when the op is not supported.
  */
-const struct onnx_op *onnx_op_find(const char *type)
+const struct onnx_op *npr_onnx_op_find(const char *type)
 {
 	const struct onnx_op *op;
 	size_t i;

@@ -2,7 +2,7 @@
 /*
  * ONNX translators: control flow.  If becomes If-8, Loop becomes Loop-5,
  * Scan (opset 9 on) becomes TensorIterator; their GRAPH attributes are
- * read into bodies by onnx_body_read() (lib/onnx/build.c).
+ * read into bodies by npr_onnx_body_read() (lib/onnx/build.c).
  *
  * ONNX bodies may name values of the graphs around them; OpenVINO bodies
  * only see their Parameters.  Every outer value a body names (other than
@@ -85,9 +85,9 @@ static int check_params(struct onnx_ctx *c, const struct onnx_body *b,
 			const char *attr)
 {
 	if (b->g->ninputs - b->ncaps != b->nin)
-		return onnx_err(c, -EOPNOTSUPP,
-				"%s: inputs that are also initializers are not supported",
-				attr);
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "%s: inputs that are also initializers are not supported",
+				    attr);
 	return 0;
 }
 
@@ -110,13 +110,14 @@ static int tr_if(struct onnx_ctx *c, int *out)
 	int err;
 
 	for (bi = 0; bi < 2; bi++) {
-		err = onnx_body_read(c, attrs[bi], NULL, 0, NULL, 0, &b[bi]);
+		err = npr_onnx_body_read(c, attrs[bi], NULL, 0, NULL, 0,
+					 &b[bi]);
 		if (err)
 			goto out;
 		if (b[bi].nout != nout) {
-			err = onnx_err(c, -EINVAL,
-				       "%s has %d outputs, the node %d",
-				       attrs[bi], b[bi].nout, nout);
+			err = npr_onnx_err(c, -EINVAL,
+					   "%s has %d outputs, the node %d",
+					   attrs[bi], b[bi].nout, nout);
 			goto out;
 		}
 	}
@@ -133,7 +134,7 @@ static int tr_if(struct onnx_ctx *c, int *out)
 	}
 	copy_caps(in + 1, &b[0]);
 	copy_caps(in + 1 + b[0].ncaps, &b[1]);
-	node = onnx_node(c, "If", 8, NULL, nin, in, nout, out);
+	node = npr_onnx_node(c, "If", 8, NULL, nin, in, nout, out);
 	if (node < 0) {
 		err = node;
 		goto out;
@@ -157,8 +158,8 @@ static int tr_if(struct onnx_ctx *c, int *out)
 	}
 out:
 	free(in);
-	onnx_body_fini(&b[0]);
-	onnx_body_fini(&b[1]);
+	npr_onnx_body_fini(&b[0]);
+	npr_onnx_body_fini(&b[1]);
 	return err;
 }
 
@@ -173,20 +174,21 @@ static int tr_loop(struct onnx_ctx *c, int *out)
 	int64_t *axes = NULL;
 
 	if (nv < 0 || nv > MAX_BODY_PORTS || nout < nv)
-		return onnx_err(c, -EINVAL,
-				"has %d inputs and %d outputs: needs 2 + N inputs and at least N outputs",
-				c->nin, nout);
+		return npr_onnx_err(c, -EINVAL,
+				    "has %d inputs and %d outputs: needs 2 + N inputs and at least N outputs",
+				    c->nin, nout);
 	axes = malloc(sizeof(int64_t) * nbo);
 	if (!axes)
 		return -ENOMEM;
 	for (k = 0; k < nbo; k++)
 		axes[k] = k > nv ? 0 : -1;	/* scan outputs: stacked */
-	err = onnx_body_read(c, "body", NULL, 0, axes, nbo, &b);
+	err = npr_onnx_body_read(c, "body", NULL, 0, axes, nbo, &b);
 	if (!err)
 		err = check_params(c, &b, "body");
 	if (!err && b.nin != nv + 2)
-		err = onnx_err(c, -EINVAL, "body has %d inputs, %d expected",
-			       b.nin, nv + 2);
+		err = npr_onnx_err(c, -EINVAL,
+				   "body has %d inputs, %d expected",
+				   b.nin, nv + 2);
 	if (err)
 		goto out;
 	nin = 2 + nv + b.ncaps;
@@ -200,14 +202,14 @@ static int tr_loop(struct onnx_ctx *c, int *out)
 		int64_t inf = -1;
 		struct npr_shape s = { .rank = 0 };
 
-		in[0] = onnx_const(c, NPR_ELEM_I64, &s, &inf, "trip_count");
+		in[0] = npr_onnx_const(c, NPR_ELEM_I64, &s, &inf, "trip_count");
 	}
 	in[1] = onnx_in(c, 1);
 	if (in[1] < 0) {
 		uint8_t t = 1;
 		struct npr_shape s = { .rank = 0 };
 
-		in[1] = onnx_const(c, NPR_ELEM_BOOLEAN, &s, &t, "cond");
+		in[1] = npr_onnx_const(c, NPR_ELEM_BOOLEAN, &s, &t, "cond");
 	}
 	if (in[0] < 0 || in[1] < 0) {
 		err = in[0] < 0 ? in[0] : in[1];
@@ -216,13 +218,13 @@ static int tr_loop(struct onnx_ctx *c, int *out)
 	for (k = 0; k < nv; k++) {
 		in[2 + k] = c->vin[2 + k];
 		if (in[2 + k] < 0) {
-			err = onnx_err(c, -EINVAL, "input %d is required",
-				       2 + k);
+			err = npr_onnx_err(c, -EINVAL, "input %d is required",
+					   2 + k);
 			goto out;
 		}
 	}
 	copy_caps(in + 2 + nv, &b);
-	node = onnx_node(c, "Loop", 5, NULL, nin, in, nout, out);
+	node = npr_onnx_node(c, "Loop", 5, NULL, nin, in, nout, out);
 	if (node < 0) {
 		err = node;
 		goto out;
@@ -279,7 +281,7 @@ static int tr_loop(struct onnx_ctx *c, int *out)
 out:
 	free(in);
 	free(axes);
-	onnx_body_fini(&b);
+	npr_onnx_body_fini(&b);
 	return err;
 }
 
@@ -291,12 +293,13 @@ static int ints_or(struct onnx_ctx *c, const char *name, int64_t *v, int n,
 {
 	int cnt, k, err;
 
-	err = onnx_attr_ints(c, name, v, n, &cnt);
+	err = npr_onnx_attr_ints(c, name, v, n, &cnt);
 	if (err)
 		return err;
 	if (cnt >= 0 && cnt != n)
-		return onnx_err(c, -EINVAL, "attribute %s has %d values, %d expected",
-				name, cnt, n);
+		return npr_onnx_err(c, -EINVAL,
+				    "attribute %s has %d values, %d expected",
+				    name, cnt, n);
 	if (cnt < 0)
 		for (k = 0; k < n; k++)
 			v[k] = def;
@@ -316,18 +319,19 @@ static int scan_core(struct onnx_ctx *c, bool v8, int *out)
 	struct npr_body *body;
 	int err;
 
-	err = onnx_attr_int(c, "num_scan_inputs", -1, &m);
+	err = npr_onnx_attr_int(c, "num_scan_inputs", -1, &m);
 	if (err)
 		return err;
 	if (m < 1 || m > c->nin || c->nin > MAX_BODY_PORTS)
-		return onnx_err(c, -EINVAL,
-				"num_scan_inputs %lld does not fit %d inputs",
-				(long long)m, c->nin);
+		return npr_onnx_err(c, -EINVAL,
+				    "num_scan_inputs %lld does not fit %d inputs",
+				    (long long)m, c->nin);
 	nm = (int)m;
 	ns = c->nin - nm;
 	if (nout < ns)
-		return onnx_err(c, -EINVAL, "has %d outputs, fewer than the %d states",
-				nout, ns);
+		return npr_onnx_err(c, -EINVAL,
+				    "has %d outputs, fewer than the %d states",
+				    nout, ns);
 	in_axis = calloc(2 * (c->nin + nout), sizeof(int64_t));
 	if (!in_axis)
 		return -ENOMEM;
@@ -356,25 +360,27 @@ static int scan_core(struct onnx_ctx *c, bool v8, int *out)
 		goto out;
 	for (k = ns; k < c->nin; k++) {
 		if (in_axis[k] < 0 || in_axis[k] >= NPR_MAX_RANK) {
-			err = onnx_err(c, -EOPNOTSUPP,
-				       "scan input axis %lld is not supported (0..%d are)",
-				       (long long)in_axis[k], NPR_MAX_RANK - 1);
+			err = npr_onnx_err(c, -EOPNOTSUPP,
+					   "scan input axis %lld is not supported (0..%d are)",
+					   (long long)in_axis[k], NPR_MAX_RANK - 1);
 			goto out;
 		}
 		if (onnx_in(c, k) < 0) {
-			err = onnx_err(c, -EINVAL, "input %d is required", k);
+			err = npr_onnx_err(c, -EINVAL, "input %d is required",
+					   k);
 			goto out;
 		}
 	}
 	for (k = ns; k < nout; k++)
 		if (out_axis[k] < 0 || out_axis[k] >= NPR_MAX_RANK) {
-			err = onnx_err(c, -EOPNOTSUPP,
-				       "scan output axis %lld is not supported (0..%d are)",
-				       (long long)out_axis[k],
-				       NPR_MAX_RANK - 1);
+			err = npr_onnx_err(c, -EOPNOTSUPP,
+					   "scan output axis %lld is not supported (0..%d are)",
+					   (long long)out_axis[k],
+					   NPR_MAX_RANK - 1);
 			goto out;
 		}
-	err = onnx_body_read(c, "body", in_axis, c->nin, out_axis, nout, &b);
+	err = npr_onnx_body_read(c, "body", in_axis, c->nin, out_axis, nout,
+				 &b);
 	if (!err)
 		err = check_params(c, &b, "body");
 	if (err)
@@ -388,12 +394,13 @@ static int scan_core(struct onnx_ctx *c, bool v8, int *out)
 	for (k = 0; k < c->nin; k++) {
 		in[k] = onnx_in(c, k);
 		if (in[k] < 0) {
-			err = onnx_err(c, -EINVAL, "input %d is required", k);
+			err = npr_onnx_err(c, -EINVAL, "input %d is required",
+					   k);
 			goto out;
 		}
 	}
 	copy_caps(in + c->nin, &b);
-	node = onnx_node(c, "TensorIterator", 0, NULL, nin, in, nout, out);
+	node = npr_onnx_node(c, "TensorIterator", 0, NULL, nin, in, nout, out);
 	if (node < 0) {
 		err = node;
 		goto out;
@@ -418,8 +425,8 @@ static int scan_core(struct onnx_ctx *c, bool v8, int *out)
 		};
 
 		if (k >= ns && rev && in_dir[k] != 1)
-			err = onnx_err(c, -EINVAL, "scan direction %lld",
-				       (long long)in_dir[k]);
+			err = npr_onnx_err(c, -EINVAL, "scan direction %lld",
+					   (long long)in_dir[k]);
 		if (k < ns)
 			r.axis = 0;
 		if (!err)
@@ -441,7 +448,7 @@ static int scan_core(struct onnx_ctx *c, bool v8, int *out)
 out:
 	free(in);
 	free(in_axis);
-	onnx_body_fini(&b);
+	npr_onnx_body_fini(&b);
 	return err;
 }
 
@@ -462,15 +469,16 @@ static int tr_scan8(struct onnx_ctx *c, int *out)
 	int64_t zero = 0;
 
 	if (onnx_in(c, 0) >= 0)
-		return onnx_err(c, -EOPNOTSUPP,
-				"Scan-8 with sequence_lens is not supported");
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "Scan-8 with sequence_lens is not supported");
 	if (nin < 1 || nout > 16)
-		return onnx_err(c, -EINVAL, "has %d inputs and %d outputs",
-				c->nin, nout);
+		return npr_onnx_err(c, -EINVAL, "has %d inputs and %d outputs",
+				    c->nin, nout);
 	for (k = 1; k < c->nin; k++)
 		if (c->vin[k] < 0)
-			return onnx_err(c, -EINVAL, "input %d is required", k);
-	err = onnx_sub_begin(c, &sub);
+			return npr_onnx_err(c, -EINVAL, "input %d is required",
+					    k);
+	err = npr_onnx_sub_begin(c, &sub);
 	if (!err) {
 		sub.vin = malloc(sizeof(int) * nin);
 		sub.nin = nin;
@@ -484,10 +492,11 @@ static int tr_scan8(struct onnx_ctx *c, int *out)
 		if (sh.rank >= 1)
 			sh.d[0] = 1;
 		snprintf(name, sizeof(name), "row_in%d", k);
-		v = onnx_sub_param(&sub, onnx_val(c, c->vin[1 + k])->type, &sh,
-				   name);
-		v = v < 0 ? v : onnx_with_list(&sub, "Squeeze", v, &zero, 1,
-					       name);
+		v = npr_onnx_sub_param(&sub, onnx_val(c, c->vin[1 + k])->type,
+				       &sh,
+				       name);
+		v = v < 0 ? v : npr_onnx_with_list(&sub, "Squeeze", v, &zero, 1,
+						   name);
 		err = v < 0 ? v : 0;
 		if (!err)
 			sub.vin[k] = v;
@@ -503,10 +512,11 @@ static int tr_scan8(struct onnx_ctx *c, int *out)
 
 		snprintf(name, sizeof(name), "row_out%d", k);
 		v = inner[k] < 0 ? -EINVAL :
-		    onnx_with_list(&sub, "Unsqueeze", inner[k], &zero, 1, name);
-		err = v < 0 ? v : onnx_sub_result(&sub, v, name);
+		    npr_onnx_with_list(&sub, "Unsqueeze", inner[k], &zero, 1,
+				       name);
+		err = v < 0 ? v : npr_onnx_sub_result(&sub, v, name);
 	}
-	err = onnx_sub_end(&sub, err, &b);
+	err = npr_onnx_sub_end(&sub, err, &b);
 	if (err)
 		goto out;
 	in = malloc(sizeof(int) * (nin + b.ncaps));
@@ -517,8 +527,9 @@ static int tr_scan8(struct onnx_ctx *c, int *out)
 	for (k = 0; k < nin; k++)
 		in[k] = c->vin[1 + k];
 	copy_caps(in + nin, &b);
-	node = onnx_node(c, "TensorIterator", 0, NULL, nin + b.ncaps, in, nout,
-			 out);
+	node = npr_onnx_node(c, "TensorIterator", 0, NULL, nin + b.ncaps, in,
+			     nout,
+			     out);
 	if (node < 0) {
 		err = node;
 		goto out;
@@ -541,7 +552,7 @@ static int tr_scan8(struct onnx_ctx *c, int *out)
 	}
 out:
 	free(in);
-	onnx_body_fini(&b);
+	npr_onnx_body_fini(&b);
 	return err;
 }
 
@@ -550,7 +561,7 @@ static int tr_scan(struct onnx_ctx *c, int *out)
 	return c->opset < 9 ? tr_scan8(c, out) : scan_core(c, false, out);
 }
 
-const struct onnx_op onnx_ops_control[] = {
+const struct onnx_op npr_onnx_ops_control[] = {
 	{ "If", tr_if, 1, 1, 16 },
 	{ "Loop", tr_loop, 0, MAX_BODY_PORTS, 16 },
 	{ "Scan", tr_scan, 0, MAX_BODY_PORTS, 16 },

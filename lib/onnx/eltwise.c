@@ -15,8 +15,9 @@
 /* One OpenVINO op of version op->arg (1 when 0). */
 static int tr_unary(struct onnx_ctx *c, int *out)
 {
-	int node = onnx_node(c, c->op->ov, c->op->arg ? c->op->arg : 1, NULL,
-			     1, c->vin, 1, out);
+	int node = npr_onnx_node(c, c->op->ov, c->op->arg ? c->op->arg : 1,
+				 NULL,
+				 1, c->vin, 1, out);
 
 	if (node < 0)
 		return node;
@@ -30,29 +31,29 @@ static int tr_binary(struct onnx_ctx *c, int *out)
 	unsigned int ta = c->g->vals[a].type, tb = c->g->vals[b].type;
 
 	/* before opset 7, broadcasting could follow an "axis" */
-	if (c->opset < 7 && onnx_attr_find(c, "axis"))
-		return onnx_err(c, -EOPNOTSUPP,
-				"legacy broadcasting along an axis is not supported");
+	if (c->opset < 7 && npr_onnx_attr_find(c, "axis"))
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "legacy broadcasting along an axis is not supported");
 	if (c->op->arg == 3 && ta && tb && ta != tb) {
 		/* Pow: the exponent may have its own type */
-		node = onnx_node(c, "Convert", 1, "exponent", 1, &b, 1, &b);
+		node = npr_onnx_node(c, "Convert", 1, "exponent", 1, &b, 1, &b);
 		if (node < 0)
 			return node;
 		c->g->vals[b].type = ta;
 		c->g->vals[b].shape = *onnx_vshape(c, c->vin[1]);
-		node = onnx_set_attr(c, node, "destination_type", "%s",
-				     npr_elem_name(ta));
+		node = npr_onnx_set_attr(c, node, "destination_type", "%s",
+					 npr_elem_name(ta));
 		if (node < 0)
 			return node;
 	}
-	v = onnx_binary(c, c->op->ov, a, b, NULL);
+	v = npr_onnx_binary(c, c->op->ov, a, b, NULL);
 	if (v < 0)
 		return v;
 	node = c->g->vals[v].producer;
 	if (c->op->arg == 1)		/* comparison */
 		c->g->vals[v].type = NPR_ELEM_BOOLEAN;
 	if (c->op->arg == 2) {		/* Div: integers truncate */
-		node = onnx_set_attr(c, node, "m_pythondiv", "false");
+		node = npr_onnx_set_attr(c, node, "m_pythondiv", "false");
 		if (node < 0)
 			return node;
 	}
@@ -70,16 +71,16 @@ static int tr_variadic(struct onnx_ctx *c, int *out)
 		b = onnx_need(c, i);
 		if (b < 0)
 			return b;
-		v = onnx_binary(c, c->op->ov, v, b,
-				i == c->nin - 1 && !mean ? NULL : "acc");
+		v = npr_onnx_binary(c, c->op->ov, v, b,
+				    i == c->nin - 1 && !mean ? NULL : "acc");
 		if (v < 0)
 			return v;
 	}
 	if (mean && c->nin > 1) {
-		b = onnx_scalar(c, v, (double)c->nin, "count");
+		b = npr_onnx_scalar(c, v, (double)c->nin, "count");
 		if (b < 0)
 			return b;
-		v = onnx_binary(c, "Divide", v, b, NULL);
+		v = npr_onnx_binary(c, "Divide", v, b, NULL);
 	}
 	out[0] = v;
 	return v < 0 ? v : 0;
@@ -88,26 +89,27 @@ static int tr_variadic(struct onnx_ctx *c, int *out)
 static int tr_mod(struct onnx_ctx *c, int *out)
 {
 	int64_t fmod;
-	int err = onnx_attr_int(c, "fmod", 0, &fmod);
+	int err = npr_onnx_attr_int(c, "fmod", 0, &fmod);
 
 	if (err)
 		return err;
-	out[0] = onnx_binary(c, fmod ? "Mod" : "FloorMod", onnx_in(c, 0),
-			     onnx_in(c, 1), NULL);
+	out[0] = npr_onnx_binary(c, fmod ? "Mod" : "FloorMod", onnx_in(c, 0),
+				 onnx_in(c, 1), NULL);
 	return out[0] < 0 ? out[0] : 0;
 }
 
 static int clamp(struct onnx_ctx *c, int x, double lo, double hi,
 		 const char *suffix)
 {
-	int v = onnx_unary(c, "Clamp", x, suffix), err;
+	int v = npr_onnx_unary(c, "Clamp", x, suffix), err;
 
 	if (v < 0)
 		return v;
-	err = onnx_set_attr(c, c->g->vals[v].producer, "min", "%.9g", lo);
+	err = npr_onnx_set_attr(c, c->g->vals[v].producer, "min", "%.9g", lo);
 	if (!err)
-		err = onnx_set_attr(c, c->g->vals[v].producer, "max", "%.9g",
-				    hi);
+		err = npr_onnx_set_attr(c, c->g->vals[v].producer, "max",
+					"%.9g",
+					hi);
 	return err ? err : v;
 }
 
@@ -118,16 +120,16 @@ static int tr_clip(struct onnx_ctx *c, int *out)
 	bool dynamic = false;
 
 	if (c->opset < 11) {
-		err = onnx_attr_float(c, "min", -INFINITY, &lim[0]);
+		err = npr_onnx_attr_float(c, "min", -INFINITY, &lim[0]);
 		if (!err)
-			err = onnx_attr_float(c, "max", INFINITY, &lim[1]);
+			err = npr_onnx_attr_float(c, "max", INFINITY, &lim[1]);
 		if (err)
 			return err;
 	}
 	for (i = 0; c->opset >= 11 && i < 2; i++) {
 		if (onnx_in(c, i + 1) < 0)
 			continue;
-		err = onnx_const_doubles(c, onnx_in(c, i + 1), &lim[i], 1);
+		err = npr_onnx_const_doubles(c, onnx_in(c, i + 1), &lim[i], 1);
 		if (err == -ENODATA)
 			dynamic = true;
 		else if (err < 0)
@@ -140,10 +142,10 @@ static int tr_clip(struct onnx_ctx *c, int *out)
 	/* bounds computed at run time: Maximum and Minimum */
 	v = x;
 	if (onnx_in(c, 1) >= 0)
-		v = onnx_binary(c, "Maximum", v, onnx_in(c, 1),
-				onnx_in(c, 2) >= 0 ? "min" : NULL);
+		v = npr_onnx_binary(c, "Maximum", v, onnx_in(c, 1),
+				    onnx_in(c, 2) >= 0 ? "min" : NULL);
 	if (v >= 0 && onnx_in(c, 2) >= 0)
-		v = onnx_binary(c, "Minimum", v, onnx_in(c, 2), NULL);
+		v = npr_onnx_binary(c, "Minimum", v, onnx_in(c, 2), NULL);
 	out[0] = v;
 	return v < 0 ? v : 0;
 }
@@ -154,26 +156,27 @@ static int tr_elu(struct onnx_ctx *c, int *out)
 	int v, err;
 
 	/* Selu's defaults are the float values of its constants */
-	err = onnx_attr_float(c, "alpha",
-			      c->op->arg ? 1.67326319217681884765625 : 1.0,
-			      &alpha);
+	err = npr_onnx_attr_float(c, "alpha",
+				  c->op->arg ? 1.67326319217681884765625 : 1.0,
+				  &alpha);
 	if (!err && c->op->arg)		/* Selu */
-		err = onnx_attr_float(c, "gamma", 1.05070102214813232421875,
-				      &gamma);
+		err = npr_onnx_attr_float(c, "gamma", 1.05070102214813232421875,
+					  &gamma);
 	if (err)
 		return err;
-	v = onnx_unary(c, "Elu", onnx_in(c, 0), c->op->arg ? "elu" : NULL);
+	v = npr_onnx_unary(c, "Elu", onnx_in(c, 0), c->op->arg ? "elu" : NULL);
 	if (v < 0)
 		return v;
-	err = onnx_set_attr(c, c->g->vals[v].producer, "alpha", "%.9g", alpha);
+	err = npr_onnx_set_attr(c, c->g->vals[v].producer, "alpha", "%.9g",
+				alpha);
 	if (err)
 		return err;
 	if (c->op->arg) {
-		int g = onnx_scalar(c, v, gamma, "gamma");
+		int g = npr_onnx_scalar(c, v, gamma, "gamma");
 
 		if (g < 0)
 			return g;
-		v = onnx_binary(c, "Multiply", v, g, NULL);
+		v = npr_onnx_binary(c, "Multiply", v, g, NULL);
 	}
 	out[0] = v;
 	return v < 0 ? v : 0;
@@ -182,17 +185,17 @@ static int tr_elu(struct onnx_ctx *c, int *out)
 static int tr_leaky_relu(struct onnx_ctx *c, int *out)
 {
 	double alpha;
-	int err = onnx_attr_float(c, "alpha", 0.01, &alpha), s, v;
+	int err = npr_onnx_attr_float(c, "alpha", 0.01, &alpha), s, v;
 	int in[2];
 
 	if (err)
 		return err;
-	s = onnx_scalar(c, onnx_in(c, 0), alpha, "slope");
+	s = npr_onnx_scalar(c, onnx_in(c, 0), alpha, "slope");
 	if (s < 0)
 		return s;
 	in[0] = onnx_in(c, 0);
 	in[1] = s;
-	err = onnx_node(c, "PReLU", 1, NULL, 2, in, 1, &v);
+	err = npr_onnx_node(c, "PReLU", 1, NULL, 2, in, 1, &v);
 	if (err < 0)
 		return err;
 	c->g->vals[v].shape = *onnx_vshape(c, in[0]);
@@ -211,12 +214,12 @@ static int tr_prelu(struct onnx_ctx *c, int *out)
 	 * slope 2-D so the two agree.
 	 */
 	if (onnx_rank(c, in[1]) == 1 && onnx_rank(c, in[0]) != 1) {
-		in[1] = onnx_with_list(c, "Unsqueeze", in[1], &zero, 1,
-				       "slope");
+		in[1] = npr_onnx_with_list(c, "Unsqueeze", in[1], &zero, 1,
+					   "slope");
 		if (in[1] < 0)
 			return in[1];
 	}
-	err = onnx_node(c, "PReLU", 1, NULL, 2, in, 1, out);
+	err = npr_onnx_node(c, "PReLU", 1, NULL, 2, in, 1, out);
 	if (err < 0)
 		return err;
 	c->g->vals[out[0]].shape = *onnx_vshape(c, in[0]);
@@ -228,18 +231,18 @@ static int tr_hard_sigmoid(struct onnx_ctx *c, int *out)
 	double alpha, beta;
 	int x = onnx_in(c, 0), a, b, v, err;
 
-	err = onnx_attr_float(c, "alpha", 0.2, &alpha);
+	err = npr_onnx_attr_float(c, "alpha", 0.2, &alpha);
 	if (!err)
-		err = onnx_attr_float(c, "beta", 0.5, &beta);
+		err = npr_onnx_attr_float(c, "beta", 0.5, &beta);
 	if (err)
 		return err;
-	a = onnx_scalar(c, x, alpha, "alpha");
-	b = onnx_scalar(c, x, beta, "beta");
+	a = npr_onnx_scalar(c, x, alpha, "alpha");
+	b = npr_onnx_scalar(c, x, beta, "beta");
 	if (a < 0 || b < 0)
 		return a < 0 ? a : b;
-	v = onnx_binary(c, "Multiply", x, a, "scale");
+	v = npr_onnx_binary(c, "Multiply", x, a, "scale");
 	if (v >= 0)
-		v = onnx_binary(c, "Add", v, b, "shift");
+		v = npr_onnx_binary(c, "Add", v, b, "shift");
 	if (v >= 0)
 		v = clamp(c, v, 0, 1, NULL);
 	out[0] = v;
@@ -249,19 +252,19 @@ static int tr_hard_sigmoid(struct onnx_ctx *c, int *out)
 /* Softsign x / (1 + |x|) and Reciprocal 1 / x. */
 static int tr_softsign(struct onnx_ctx *c, int *out)
 {
-	int x = onnx_in(c, 0), one = onnx_scalar(c, x, 1, "one"), v;
+	int x = onnx_in(c, 0), one = npr_onnx_scalar(c, x, 1, "one"), v;
 
 	if (one < 0)
 		return one;
 	if (c->op->arg) {	/* Reciprocal */
-		out[0] = onnx_binary(c, "Divide", one, x, NULL);
+		out[0] = npr_onnx_binary(c, "Divide", one, x, NULL);
 		return out[0] < 0 ? out[0] : 0;
 	}
-	v = onnx_unary(c, "Abs", x, "abs");
+	v = npr_onnx_unary(c, "Abs", x, "abs");
 	if (v >= 0)
-		v = onnx_binary(c, "Add", v, one, "den");
+		v = npr_onnx_binary(c, "Add", v, one, "den");
 	if (v >= 0)
-		v = onnx_binary(c, "Divide", x, v, NULL);
+		v = npr_onnx_binary(c, "Divide", x, v, NULL);
 	out[0] = v;
 	return v < 0 ? v : 0;
 }
@@ -272,7 +275,7 @@ static int tr_where(struct onnx_ctx *c, int *out)
 	struct npr_shape s, t;
 	int node;
 
-	node = onnx_node(c, "Select", 1, NULL, 3, in, 1, out);
+	node = npr_onnx_node(c, "Select", 1, NULL, 3, in, 1, out);
 	if (node < 0)
 		return node;
 	c->g->vals[out[0]].type = c->g->vals[in[1]].type;
@@ -280,7 +283,7 @@ static int tr_where(struct onnx_ctx *c, int *out)
 				 onnx_vshape(c, in[2]), &s) &&
 	    !npr_shape_broadcast(onnx_vshape(c, in[0]), &s, &t))
 		c->g->vals[out[0]].shape = t;
-	node = onnx_set_attr(c, node, "auto_broadcast", "numpy");
+	node = npr_onnx_set_attr(c, node, "auto_broadcast", "numpy");
 	return node < 0 ? node : 0;
 }
 
@@ -291,15 +294,15 @@ static int mask_of_ones(struct onnx_ctx *c, int x, int *out)
 	uint8_t one = 1;
 	int in[2], node;
 
-	in[0] = onnx_const(c, NPR_ELEM_BOOLEAN, &sc, &one, "one");
-	in[1] = in[0] < 0 ? in[0] : onnx_shape_of(c, x, "shape");
+	in[0] = npr_onnx_const(c, NPR_ELEM_BOOLEAN, &sc, &one, "one");
+	in[1] = in[0] < 0 ? in[0] : npr_onnx_shape_of(c, x, "shape");
 	if (in[1] < 0)
 		return in[1];
-	node = onnx_node(c, "Broadcast", 3, "mask", 2, in, 1, out);
+	node = npr_onnx_node(c, "Broadcast", 3, "mask", 2, in, 1, out);
 	if (node < 0)
 		return node;
 	c->g->vals[*out].shape = *onnx_vshape(c, x);
-	return onnx_set_attr(c, node, "mode", "numpy");
+	return npr_onnx_set_attr(c, node, "mode", "numpy");
 }
 
 /* Identity and Dropout (inference: the input itself, a mask of ones). */
@@ -309,10 +312,10 @@ static int tr_identity(struct onnx_ctx *c, int *out)
 	int err;
 
 	if (c->nin > 2 && onnx_in(c, 2) >= 0) {
-		err = onnx_const_ints(c, onnx_in(c, 2), &train, 1);
+		err = npr_onnx_const_ints(c, onnx_in(c, 2), &train, 1);
 		if (err == -ENODATA || (err > 0 && train))
-			return onnx_err(c, -EOPNOTSUPP,
-					"training mode is not supported");
+			return npr_onnx_err(c, -EOPNOTSUPP,
+					    "training mode is not supported");
 		if (err < 0)
 			return err;
 	}
@@ -333,29 +336,29 @@ static int tr_cast(struct onnx_ctx *c, int *out)
 	if (c->op->arg) {
 		t = c->g->vals[c->vin[1]].type;
 		if (!t)
-			return onnx_err(c, -EOPNOTSUPP,
-					"the target type is not known at load time");
+			return npr_onnx_err(c, -EOPNOTSUPP,
+					    "the target type is not known at load time");
 	} else {
 		if (c->opset < 6)
-			return onnx_err(c, -EOPNOTSUPP,
-					"Cast before opset 6 (a type name) is not supported");
-		err = onnx_attr_int(c, "to", 0, &to);
+			return npr_onnx_err(c, -EOPNOTSUPP,
+					    "Cast before opset 6 (a type name) is not supported");
+		err = npr_onnx_attr_int(c, "to", 0, &to);
 		if (err)
 			return err;
 		t = to >= INT32_MIN && to <= INT32_MAX ?
-		    onnx_elem_type((int32_t)to) : 0;
+		    npr_onnx_elem_type((int32_t)to) : 0;
 		if (!t)
-			return onnx_err(c, -EOPNOTSUPP,
-					"cast to type %lld is not supported",
-					(long long)to);
+			return npr_onnx_err(c, -EOPNOTSUPP,
+					    "cast to type %lld is not supported",
+					    (long long)to);
 	}
-	node = onnx_node(c, "Convert", 1, NULL, 1, &c->vin[0], 1, out);
+	node = npr_onnx_node(c, "Convert", 1, NULL, 1, &c->vin[0], 1, out);
 	if (node < 0)
 		return node;
 	c->g->vals[out[0]].type = t;
 	c->g->vals[out[0]].shape = *onnx_vshape(c, c->vin[0]);
-	node = onnx_set_attr(c, node, "destination_type", "%s",
-			     npr_elem_name(t));
+	node = npr_onnx_set_attr(c, node, "destination_type", "%s",
+				 npr_elem_name(t));
 	return node < 0 ? node : 0;
 }
 
@@ -364,22 +367,22 @@ static int tr_thresholded_relu(struct onnx_ctx *c, int *out)
 {
 	int x = c->vin[0], in[3] = { -1, x, -1 }, node;
 	double alpha;
-	int err = onnx_attr_float(c, "alpha", 1.0, &alpha);
+	int err = npr_onnx_attr_float(c, "alpha", 1.0, &alpha);
 
 	if (err)
 		return err;
-	in[2] = onnx_scalar(c, x, 0, "zero");
-	node = in[2] < 0 ? in[2] : onnx_scalar(c, x, alpha, "alpha");
+	in[2] = npr_onnx_scalar(c, x, 0, "zero");
+	node = in[2] < 0 ? in[2] : npr_onnx_scalar(c, x, alpha, "alpha");
 	if (node >= 0)
-		in[0] = onnx_binary(c, "Greater", x, node, "above");
+		in[0] = npr_onnx_binary(c, "Greater", x, node, "above");
 	if (node < 0 || in[0] < 0)
 		return node < 0 ? node : in[0];
-	node = onnx_node(c, "Select", 1, NULL, 3, in, 1, out);
+	node = npr_onnx_node(c, "Select", 1, NULL, 3, in, 1, out);
 	if (node < 0)
 		return node;
 	c->g->vals[out[0]].type = c->g->vals[x].type;
 	c->g->vals[out[0]].shape = *onnx_vshape(c, x);
-	return onnx_set_attr(c, node, "auto_broadcast", "numpy");
+	return npr_onnx_set_attr(c, node, "auto_broadcast", "numpy");
 }
 
 /* Shrink: x < -lambd ? x + bias : x > lambd ? x - bias : 0. */
@@ -389,37 +392,38 @@ static int tr_shrink(struct onnx_ctx *c, int *out)
 	double lambd, bias;
 	int err;
 
-	err = onnx_attr_float(c, "lambd", 0.5, &lambd);
+	err = npr_onnx_attr_float(c, "lambd", 0.5, &lambd);
 	if (!err)
-		err = onnx_attr_float(c, "bias", 0, &bias);
+		err = npr_onnx_attr_float(c, "bias", 0, &bias);
 	if (err)
 		return err;
-	lo = onnx_scalar(c, x, -lambd, "lo");
-	hi = lo < 0 ? lo : onnx_scalar(c, x, lambd, "hi");
-	k = hi < 0 ? hi : onnx_scalar(c, x, bias, "bias");
-	in[2] = k < 0 ? k : onnx_scalar(c, x, 0, "zero");
+	lo = npr_onnx_scalar(c, x, -lambd, "lo");
+	hi = lo < 0 ? lo : npr_onnx_scalar(c, x, lambd, "hi");
+	k = hi < 0 ? hi : npr_onnx_scalar(c, x, bias, "bias");
+	in[2] = k < 0 ? k : npr_onnx_scalar(c, x, 0, "zero");
 	if (in[2] < 0)
 		return in[2];
 	/* inner: x > lambd ? x - bias : 0 */
-	in[0] = onnx_binary(c, "Greater", x, hi, "above");
-	in[1] = in[0] < 0 ? in[0] : onnx_binary(c, "Subtract", x, k, "down");
+	in[0] = npr_onnx_binary(c, "Greater", x, hi, "above");
+	in[1] = in[0] < 0 ? in[0] : npr_onnx_binary(c, "Subtract", x, k,
+						    "down");
 	if (in[1] < 0)
 		return in[1];
-	node = onnx_node(c, "Select", 1, "upper", 3, in, 1, &in[2]);
-	if (node < 0 || (err = onnx_set_attr(c, node, "auto_broadcast",
+	node = npr_onnx_node(c, "Select", 1, "upper", 3, in, 1, &in[2]);
+	if (node < 0 || (err = npr_onnx_set_attr(c, node, "auto_broadcast",
 					     "numpy")))
 		return node < 0 ? node : err;
 	c->g->vals[in[2]].type = c->g->vals[x].type;
-	in[0] = onnx_binary(c, "Less", x, lo, "below");
-	in[1] = in[0] < 0 ? in[0] : onnx_binary(c, "Add", x, k, "up");
+	in[0] = npr_onnx_binary(c, "Less", x, lo, "below");
+	in[1] = in[0] < 0 ? in[0] : npr_onnx_binary(c, "Add", x, k, "up");
 	if (in[1] < 0)
 		return in[1];
-	node = onnx_node(c, "Select", 1, NULL, 3, in, 1, out);
+	node = npr_onnx_node(c, "Select", 1, NULL, 3, in, 1, out);
 	if (node < 0)
 		return node;
 	c->g->vals[out[0]].type = c->g->vals[x].type;
 	c->g->vals[out[0]].shape = *onnx_vshape(c, x);
-	return onnx_set_attr(c, node, "auto_broadcast", "numpy");
+	return npr_onnx_set_attr(c, node, "auto_broadcast", "numpy");
 }
 
 /* ---- the table -------------------------------------------------------- */
@@ -427,7 +431,7 @@ static int tr_shrink(struct onnx_ctx *c, int *out)
 #define UNARY(t, o)	{ t, tr_unary, 1, 1, 1, o, 0 }
 #define BINARY(t, o, a)	{ t, tr_binary, 2, 2, 1, o, a }
 
-const struct onnx_op onnx_ops_eltwise[] = {
+const struct onnx_op npr_onnx_ops_eltwise[] = {
 	UNARY("Abs", "Abs"),
 	BINARY("Add", "Add", 0),
 	BINARY("And", "LogicalAnd", 0),

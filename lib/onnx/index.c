@@ -23,11 +23,11 @@ static int scalar_i64(struct onnx_ctx *c, int64_t v, const char *suffix)
 {
 	struct npr_shape s = { .rank = 0 };
 
-	return onnx_const(c, NPR_ELEM_I64, &s, &v, suffix);
+	return npr_onnx_const(c, NPR_ELEM_I64, &s, &v, suffix);
 }
 
 /**
- * onnx_convert() - Convert-1 of @x to @type
+ * npr_onnx_convert() - Convert-1 of @x to @type
  * @c: the context.
  * @x: the value.
  * @type: enum npr_elem_type.
@@ -35,16 +35,16 @@ static int scalar_i64(struct onnx_ctx *c, int64_t v, const char *suffix)
  *
  * Return: the output value index, or -errno.
  */
-int onnx_convert(struct onnx_ctx *c, int x, unsigned int type,
-		 const char *suffix)
+int npr_onnx_convert(struct onnx_ctx *c, int x, unsigned int type,
+		     const char *suffix)
 {
 	int node, out, err;
 
-	node = onnx_node(c, "Convert", 1, suffix, 1, &x, 1, &out);
+	node = npr_onnx_node(c, "Convert", 1, suffix, 1, &x, 1, &out);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "destination_type", "%s",
-			    npr_elem_name(type));
+	err = npr_onnx_set_attr(c, node, "destination_type", "%s",
+				npr_elem_name(type));
 	if (err)
 		return err;
 	c->g->vals[out].type = type;
@@ -59,20 +59,20 @@ static int tr_gather_like(struct onnx_ctx *c, int *out)
 	int64_t v;
 	int node, err;
 
-	err = onnx_attr_int(c, key, 0, &v);
+	err = npr_onnx_attr_int(c, key, 0, &v);
 	if (err)
 		return err;
-	node = onnx_node(c, c->op->ov, c->op->arg ? 8 : 6, NULL, 2, c->vin,
-			 1, out);
+	node = npr_onnx_node(c, c->op->ov, c->op->arg ? 8 : 6, NULL, 2, c->vin,
+			     1, out);
 	if (node < 0)
 		return node;
-	return onnx_set_attr(c, node, key, "%lld", (long long)v);
+	return npr_onnx_set_attr(c, node, key, "%lld", (long long)v);
 }
 
 /* ONNX reduction names to OpenVINO's. */
 static int reduction(struct onnx_ctx *c, char *buf, size_t len)
 {
-	int err = onnx_attr_str(c, "reduction", "none", buf, len);
+	int err = npr_onnx_attr_str(c, "reduction", "none", buf, len);
 
 	if (err)
 		return err;
@@ -82,8 +82,8 @@ static int reduction(struct onnx_ctx *c, char *buf, size_t len)
 		snprintf(buf, len, "prod");
 	else if (strcmp(buf, "none") && strcmp(buf, "max") &&
 		 strcmp(buf, "min"))
-		return onnx_err(c, -EOPNOTSUPP,
-				"reduction \"%s\" is not supported", buf);
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "reduction \"%s\" is not supported", buf);
 	return 0;
 }
 
@@ -94,7 +94,7 @@ static int tr_scatter_elements(struct onnx_ctx *c, int *out)
 	char red[16];
 	int64_t axis;
 
-	err = onnx_attr_int(c, "axis", 0, &axis);
+	err = npr_onnx_attr_int(c, "axis", 0, &axis);
 	if (!err)
 		err = reduction(c, red, sizeof(red));
 	if (err)
@@ -102,12 +102,13 @@ static int tr_scatter_elements(struct onnx_ctx *c, int *out)
 	in[3] = scalar_i64(c, axis, "axis");
 	if (in[3] < 0)
 		return in[3];
-	node = onnx_node(c, "ScatterElementsUpdate", 12, NULL, 4, in, 1, out);
+	node = npr_onnx_node(c, "ScatterElementsUpdate", 12, NULL, 4, in, 1,
+			     out);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "reduction", "%s", red);
+	err = npr_onnx_set_attr(c, node, "reduction", "%s", red);
 	if (!err)
-		err = onnx_set_attr(c, node, "use_init_val", "true");
+		err = npr_onnx_set_attr(c, node, "use_init_val", "true");
 	return err;
 }
 
@@ -120,13 +121,13 @@ static int tr_scatter_nd(struct onnx_ctx *c, int *out)
 	err = reduction(c, red, sizeof(red));
 	if (err)
 		return err;
-	node = onnx_node(c, "ScatterNDUpdate", strcmp(red, "none") ? 15 : 3,
-			 NULL, 3, c->vin, 1, out);
+	node = npr_onnx_node(c, "ScatterNDUpdate", strcmp(red, "none") ? 15 : 3,
+			     NULL, 3, c->vin, 1, out);
 	if (node < 0)
 		return node;
 	if (!strcmp(red, "none"))
 		return 0;
-	return onnx_set_attr(c, node, "reduction", "%s", red);
+	return npr_onnx_set_attr(c, node, "reduction", "%s", red);
 }
 
 /* x reversed along @axis: Slice-8 from the end with step -1. */
@@ -135,13 +136,13 @@ static int reverse(struct onnx_ctx *c, int x, int64_t axis)
 	int64_t start = -1, stop = INT64_MIN, step = -1;
 	int in[5] = { x, -1, -1, -1, -1 }, node, out;
 
-	in[1] = onnx_const_i64(c, &start, 1, "rev_start");
-	in[2] = in[1] < 0 ? in[1] : onnx_const_i64(c, &stop, 1, "rev_stop");
-	in[3] = in[2] < 0 ? in[2] : onnx_const_i64(c, &step, 1, "rev_step");
-	in[4] = in[3] < 0 ? in[3] : onnx_const_i64(c, &axis, 1, "rev_axes");
+	in[1] = npr_onnx_const_i64(c, &start, 1, "rev_start");
+	in[2] = in[1] < 0 ? in[1] : npr_onnx_const_i64(c, &stop, 1, "rev_stop");
+	in[3] = in[2] < 0 ? in[2] : npr_onnx_const_i64(c, &step, 1, "rev_step");
+	in[4] = in[3] < 0 ? in[3] : npr_onnx_const_i64(c, &axis, 1, "rev_axes");
 	if (in[4] < 0)
 		return in[4];
-	node = onnx_node(c, "Slice", 8, "reversed", 5, in, 1, &out);
+	node = npr_onnx_node(c, "Slice", 8, "reversed", 5, in, 1, &out);
 	if (node < 0)
 		return node;
 	c->g->vals[out].shape = *onnx_vshape(c, x);
@@ -149,7 +150,7 @@ static int reverse(struct onnx_ctx *c, int x, int64_t axis)
 }
 
 /**
- * onnx_arg_index() - the index of the extreme of @x along an axis
+ * npr_onnx_arg_index() - the index of the extreme of @x along an axis
  * @c: the context.
  * @x: the data.
  * @axis: the axis, negative counting from the end.
@@ -162,8 +163,8 @@ static int reverse(struct onnx_ctx *c, int x, int64_t axis)
  *
  * Return: the i64 indices' value index, or -errno.
  */
-int onnx_arg_index(struct onnx_ctx *c, int x, int64_t axis, bool min,
-		   bool last)
+int npr_onnx_arg_index(struct onnx_ctx *c, int x, int64_t axis, bool min,
+		       bool last)
 {
 	int in[2] = { x, -1 }, o[2], node, err;
 
@@ -175,29 +176,31 @@ int onnx_arg_index(struct onnx_ctx *c, int x, int64_t axis, bool min,
 	in[1] = scalar_i64(c, 1, "k");
 	if (in[1] < 0)
 		return in[1];
-	node = onnx_node(c, "TopK", 11, "topk", 2, in, 2, o);
+	node = npr_onnx_node(c, "TopK", 11, "topk", 2, in, 2, o);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "axis", "%lld", (long long)axis);
+	err = npr_onnx_set_attr(c, node, "axis", "%lld", (long long)axis);
 	if (!err)
-		err = onnx_set_attr(c, node, "mode", "%s", min ? "min" : "max");
+		err = npr_onnx_set_attr(c, node, "mode", "%s",
+					min ? "min" : "max");
 	if (!err)
-		err = onnx_set_attr(c, node, "sort", "none");
+		err = npr_onnx_set_attr(c, node, "sort", "none");
 	if (!err)
-		err = onnx_set_attr(c, node, "stable", "true");
+		err = npr_onnx_set_attr(c, node, "stable", "true");
 	if (!err)
-		err = onnx_set_attr(c, node, "index_element_type", "i64");
+		err = npr_onnx_set_attr(c, node, "index_element_type", "i64");
 	if (err)
 		return err;
 	c->g->vals[o[1]].type = NPR_ELEM_I64;
 	if (last) {
-		int s = onnx_shape_of(c, x, "shape"), d, one;
+		int s = npr_onnx_shape_of(c, x, "shape"), d, one;
 
-		d = s < 0 ? s : onnx_pick(c, s, axis, "dim");
+		d = s < 0 ? s : npr_onnx_pick(c, s, axis, "dim");
 		one = d < 0 ? d : scalar_i64(c, 1, "one");
-		d = one < 0 ? one : onnx_binary(c, "Subtract", d, one, "dim_1");
-		o[1] = d < 0 ? d : onnx_binary(c, "Subtract", d, o[1],
-					       "last_index");
+		d = one < 0 ? one : npr_onnx_binary(c, "Subtract", d, one,
+						    "dim_1");
+		o[1] = d < 0 ? d : npr_onnx_binary(c, "Subtract", d, o[1],
+						   "last_index");
 		if (o[1] < 0)
 			return o[1];
 		c->g->vals[o[1]].type = NPR_ELEM_I64;
@@ -211,21 +214,21 @@ static int tr_arg(struct onnx_ctx *c, int *out)
 	int64_t axis, keep, last;
 	int err, v;
 
-	err = onnx_attr_int(c, "axis", 0, &axis);
+	err = npr_onnx_attr_int(c, "axis", 0, &axis);
 	if (!err)
-		err = onnx_attr_int(c, "keepdims", 1, &keep);
+		err = npr_onnx_attr_int(c, "keepdims", 1, &keep);
 	if (!err)
-		err = onnx_attr_int(c, "select_last_index", 0, &last);
+		err = npr_onnx_attr_int(c, "select_last_index", 0, &last);
 	if (err)
 		return err;
-	v = onnx_arg_index(c, c->vin[0], axis, c->op->arg, last);
+	v = npr_onnx_arg_index(c, c->vin[0], axis, c->op->arg, last);
 	if (v < 0)
 		return v;
 	if (keep) {
 		out[0] = v;
 		return 0;
 	}
-	out[0] = onnx_with_list(c, "Squeeze", v, &axis, 1, NULL);
+	out[0] = npr_onnx_with_list(c, "Squeeze", v, &axis, 1, NULL);
 	if (out[0] < 0)
 		return out[0];
 	c->g->vals[out[0]].type = NPR_ELEM_I64;
@@ -238,36 +241,36 @@ static int tr_topk(struct onnx_ctx *c, int *out)
 	int in[2] = { c->vin[0], c->nin > 1 ? c->vin[1] : -1 }, node, err;
 	int64_t axis, largest, sorted, k;
 
-	err = onnx_attr_int(c, "axis", -1, &axis);
+	err = npr_onnx_attr_int(c, "axis", -1, &axis);
 	if (!err)
-		err = onnx_attr_int(c, "largest", 1, &largest);
+		err = npr_onnx_attr_int(c, "largest", 1, &largest);
 	if (!err)
-		err = onnx_attr_int(c, "sorted", 1, &sorted);
+		err = npr_onnx_attr_int(c, "sorted", 1, &sorted);
 	if (!err)
-		err = onnx_attr_int(c, "k", -1, &k);
+		err = npr_onnx_attr_int(c, "k", -1, &k);
 	if (err)
 		return err;
 	if (in[1] < 0) {
 		if (k < 0)
-			return onnx_err(c, -EINVAL, "k is missing");
+			return npr_onnx_err(c, -EINVAL, "k is missing");
 		in[1] = scalar_i64(c, k, "k");
 		if (in[1] < 0)
 			return in[1];
 	}
-	node = onnx_node(c, "TopK", 11, NULL, 2, in, 2, out);
+	node = npr_onnx_node(c, "TopK", 11, NULL, 2, in, 2, out);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "axis", "%lld", (long long)axis);
+	err = npr_onnx_set_attr(c, node, "axis", "%lld", (long long)axis);
 	if (!err)
-		err = onnx_set_attr(c, node, "mode", "%s",
-				    largest ? "max" : "min");
+		err = npr_onnx_set_attr(c, node, "mode", "%s",
+					largest ? "max" : "min");
 	if (!err)
-		err = onnx_set_attr(c, node, "sort", "%s",
-				    sorted ? "value" : "none");
+		err = npr_onnx_set_attr(c, node, "sort", "%s",
+					sorted ? "value" : "none");
 	if (!err)
-		err = onnx_set_attr(c, node, "stable", "true");
+		err = npr_onnx_set_attr(c, node, "stable", "true");
 	if (!err)
-		err = onnx_set_attr(c, node, "index_element_type", "i64");
+		err = npr_onnx_set_attr(c, node, "index_element_type", "i64");
 	c->g->vals[out[1]].type = NPR_ELEM_I64;
 	return err;
 }
@@ -278,19 +281,19 @@ static int tr_cumsum(struct onnx_ctx *c, int *out)
 	int64_t excl, rev;
 	int node, err;
 
-	err = onnx_attr_int(c, "exclusive", 0, &excl);
+	err = npr_onnx_attr_int(c, "exclusive", 0, &excl);
 	if (!err)
-		err = onnx_attr_int(c, "reverse", 0, &rev);
+		err = npr_onnx_attr_int(c, "reverse", 0, &rev);
 	if (err)
 		return err;
-	node = onnx_node(c, "CumSum", 3, NULL, 2, c->vin, 1, out);
+	node = npr_onnx_node(c, "CumSum", 3, NULL, 2, c->vin, 1, out);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "exclusive", "%s",
-			    excl ? "true" : "false");
+	err = npr_onnx_set_attr(c, node, "exclusive", "%s",
+				excl ? "true" : "false");
 	if (!err)
-		err = onnx_set_attr(c, node, "reverse", "%s",
-				    rev ? "true" : "false");
+		err = npr_onnx_set_attr(c, node, "reverse", "%s",
+					rev ? "true" : "false");
 	return err;
 }
 
@@ -301,32 +304,32 @@ static int tr_depth_space(struct onnx_ctx *c, int *out)
 	int64_t bs;
 	int node, err;
 
-	err = onnx_attr_int(c, "blocksize", 0, &bs);
+	err = npr_onnx_attr_int(c, "blocksize", 0, &bs);
 	if (!err && !c->op->arg)
-		err = onnx_attr_str(c, "mode", "DCR", mode, sizeof(mode));
+		err = npr_onnx_attr_str(c, "mode", "DCR", mode, sizeof(mode));
 	if (err)
 		return err;
-	node = onnx_node(c, c->op->ov, 1, NULL, 1, c->vin, 1, out);
+	node = npr_onnx_node(c, c->op->ov, 1, NULL, 1, c->vin, 1, out);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "block_size", "%lld", (long long)bs);
+	err = npr_onnx_set_attr(c, node, "block_size", "%lld", (long long)bs);
 	if (!err)
-		err = onnx_set_attr(c, node, "mode", "%s",
-				    strcmp(mode, "CRD") ? "blocks_first" :
-				    "depth_first");
+		err = npr_onnx_set_attr(c, node, "mode", "%s",
+					strcmp(mode, "CRD") ? "blocks_first" :
+					"depth_first");
 	return err;
 }
 
 /* Round: Round-5 half_to_even; Sign: Sign-1. */
 static int tr_simple(struct onnx_ctx *c, int *out)
 {
-	int node = onnx_node(c, c->op->ov, c->op->arg, NULL, 1, c->vin, 1,
-			     out);
+	int node = npr_onnx_node(c, c->op->ov, c->op->arg, NULL, 1, c->vin, 1,
+				 out);
 
 	if (node < 0)
 		return node;
 	if (!strcmp(c->op->ov, "Round"))
-		return onnx_set_attr(c, node, "mode", "half_to_even");
+		return npr_onnx_set_attr(c, node, "mode", "half_to_even");
 	return 0;
 }
 
@@ -338,25 +341,26 @@ static int tr_isnan_inf(struct onnx_ctx *c, int *out)
 	int err = 0;
 
 	if (!c->op->arg) {
-		out[0] = onnx_binary(c, "NotEqual", x, x, NULL);
+		out[0] = npr_onnx_binary(c, "NotEqual", x, x, NULL);
 		goto done;
 	}
-	err = onnx_attr_int(c, "detect_positive", 1, &pos);
+	err = npr_onnx_attr_int(c, "detect_positive", 1, &pos);
 	if (!err)
-		err = onnx_attr_int(c, "detect_negative", 1, &neg);
+		err = npr_onnx_attr_int(c, "detect_negative", 1, &neg);
 	if (err)
 		return err;
 	if (pos && neg) {
-		a = onnx_unary(c, "Abs", x, "abs");
-		b = a < 0 ? a : onnx_scalar(c, x, INFINITY, "inf");
+		a = npr_onnx_unary(c, "Abs", x, "abs");
+		b = a < 0 ? a : npr_onnx_scalar(c, x, INFINITY, "inf");
 	} else {
 		a = x;
-		b = onnx_scalar(c, x, pos ? INFINITY : neg ? -INFINITY : NAN,
-				"inf");
+		b = npr_onnx_scalar(c, x,
+				    pos ? INFINITY : neg ? -INFINITY : NAN,
+				    "inf");
 	}
 	if (b < 0)
 		return b;
-	out[0] = onnx_binary(c, "Equal", a, b, NULL);
+	out[0] = npr_onnx_binary(c, "Equal", a, b, NULL);
 done:
 	if (out[0] < 0)
 		return out[0];
@@ -368,12 +372,12 @@ done:
 /* NonZero: NonZero-3 with i64 indices. */
 static int tr_nonzero(struct onnx_ctx *c, int *out)
 {
-	int node = onnx_node(c, "NonZero", 3, NULL, 1, c->vin, 1, out);
+	int node = npr_onnx_node(c, "NonZero", 3, NULL, 1, c->vin, 1, out);
 
 	if (node < 0)
 		return node;
 	c->g->vals[out[0]].type = NPR_ELEM_I64;
-	return onnx_set_attr(c, node, "output_type", "i64");
+	return npr_onnx_set_attr(c, node, "output_type", "i64");
 }
 
 /* Einsum: Einsum-7, the equation without blanks. */
@@ -382,17 +386,17 @@ static int tr_einsum(struct onnx_ctx *c, int *out)
 	char eq[256], *s, *d;
 	int node, err;
 
-	err = onnx_attr_str(c, "equation", "", eq, sizeof(eq));
+	err = npr_onnx_attr_str(c, "equation", "", eq, sizeof(eq));
 	if (err)
 		return err;
 	for (s = d = eq; *s; s++)
 		if (*s != ' ')
 			*d++ = *s;
 	*d = 0;
-	node = onnx_node(c, "Einsum", 7, NULL, c->nin, c->vin, 1, out);
+	node = npr_onnx_node(c, "Einsum", 7, NULL, c->nin, c->vin, 1, out);
 	if (node < 0)
 		return node;
-	return onnx_set_attr(c, node, "equation", "%s", eq);
+	return npr_onnx_set_attr(c, node, "equation", "%s", eq);
 }
 
 /* OneHot: OneHot-1 with depth, on and off as scalars. */
@@ -402,66 +406,66 @@ static int tr_onehot(struct onnx_ctx *c, int *out)
 	int64_t axis, zero = 0, one = 1, zax = 0;
 	struct npr_shape sc = { .rank = 0 };
 
-	err = onnx_attr_int(c, "axis", -1, &axis);
+	err = npr_onnx_attr_int(c, "axis", -1, &axis);
 	if (err)
 		return err;
 	if (c->g->vals[in[0]].type != NPR_ELEM_I64 &&
 	    c->g->vals[in[0]].type != NPR_ELEM_I32) {
-		in[0] = onnx_convert(c, in[0], NPR_ELEM_I64, "indices_i64");
+		in[0] = npr_onnx_convert(c, in[0], NPR_ELEM_I64, "indices_i64");
 		if (in[0] < 0)
 			return in[0];
 	}
-	in[1] = onnx_reshape_to(c, c->vin[1], NULL, 0, false, "depth");
+	in[1] = npr_onnx_reshape_to(c, c->vin[1], NULL, 0, false, "depth");
 	if (in[1] < 0)
 		return in[1];
 	if (c->g->vals[c->vin[1]].type != NPR_ELEM_I64) {
-		int cv = onnx_node(c, "Convert", 1, "depth_i64", 1, &in[1],
-				   1, &in[1]);
+		int cv = npr_onnx_node(c, "Convert", 1, "depth_i64", 1, &in[1],
+				       1, &in[1]);
 
 		if (cv < 0)
 			return cv;
-		err = onnx_set_attr(c, cv, "destination_type", "i64");
+		err = npr_onnx_set_attr(c, cv, "destination_type", "i64");
 		if (err)
 			return err;
 		c->g->vals[in[1]].type = NPR_ELEM_I64;
 	}
-	ix = onnx_const(c, NPR_ELEM_I64, &sc, &one, "on_index");
+	ix = npr_onnx_const(c, NPR_ELEM_I64, &sc, &one, "on_index");
 	if (ix < 0)
 		return ix;
 	for (int k = 0; k < 2; k++) {
 		int gi[3] = { c->vin[2], k ? ix : -1, -1 };
 
 		if (!k) {
-			gi[1] = onnx_const(c, NPR_ELEM_I64, &sc, &zero,
-					   "off_index");
+			gi[1] = npr_onnx_const(c, NPR_ELEM_I64, &sc, &zero,
+					       "off_index");
 			if (gi[1] < 0)
 				return gi[1];
 		}
-		gi[2] = onnx_const(c, NPR_ELEM_I64, &sc, &zax,
-				   k ? "on_axis" : "off_axis");
+		gi[2] = npr_onnx_const(c, NPR_ELEM_I64, &sc, &zax,
+				       k ? "on_axis" : "off_axis");
 		if (gi[2] < 0)
 			return gi[2];
-		node = onnx_node(c, "Gather", 8, k ? "on" : "off", 3, gi, 1,
-				 &in[3 - k]);
+		node = npr_onnx_node(c, "Gather", 8, k ? "on" : "off", 3, gi, 1,
+				     &in[3 - k]);
 		if (node < 0)
 			return node;
-		err = onnx_set_attr(c, node, "batch_dims", "0");
+		err = npr_onnx_set_attr(c, node, "batch_dims", "0");
 		if (err)
 			return err;
 	}
 	/* ONNX counts negative indices from the end: OneHot-16's mode */
-	node = onnx_node(c, "OneHot", 16, NULL, 4, in, 1, out);
+	node = npr_onnx_node(c, "OneHot", 16, NULL, 4, in, 1, out);
 	if (node < 0)
 		return node;
 	c->g->vals[out[0]].type = c->g->vals[c->vin[2]].type;
-	err = onnx_set_attr(c, node, "negative_indices_mode", "normalize");
+	err = npr_onnx_set_attr(c, node, "negative_indices_mode", "normalize");
 	if (err)
 		return err;
-	return onnx_set_attr(c, node, "axis", "%lld", (long long)axis);
+	return npr_onnx_set_attr(c, node, "axis", "%lld", (long long)axis);
 }
 
 /**
- * onnx_pick() - one element of a 1-D value, such as a shape's dim
+ * npr_onnx_pick() - one element of a 1-D value, such as a shape's dim
  * @c: the context.
  * @s: the 1-D value (e.g. a ShapeOf output).
  * @i: the index, negative counting from the end.
@@ -471,7 +475,7 @@ static int tr_onehot(struct onnx_ctx *c, int *out)
  *
  * Return: the output value index, or -errno.
  */
-int onnx_pick(struct onnx_ctx *c, int s, int64_t i, const char *suffix)
+int npr_onnx_pick(struct onnx_ctx *c, int s, int64_t i, const char *suffix)
 {
 	char nm[32];
 	int in[3] = { s, -1, -1 }, node, out, err;
@@ -482,10 +486,10 @@ int onnx_pick(struct onnx_ctx *c, int s, int64_t i, const char *suffix)
 	in[2] = in[1] < 0 ? in[1] : scalar_i64(c, 0, nm);
 	if (in[2] < 0)
 		return in[2];
-	node = onnx_node(c, "Gather", 8, suffix, 3, in, 1, &out);
+	node = npr_onnx_node(c, "Gather", 8, suffix, 3, in, 1, &out);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "batch_dims", "0");
+	err = npr_onnx_set_attr(c, node, "batch_dims", "0");
 	return err ? err : out;
 }
 
@@ -501,10 +505,10 @@ static int range(struct onnx_ctx *c, int n, const char *suffix)
 	in[2] = in[0] < 0 ? in[0] : scalar_i64(c, 1, nm);
 	if (in[2] < 0)
 		return in[2];
-	node = onnx_node(c, "Range", 4, suffix, 3, in, 1, &out);
+	node = npr_onnx_node(c, "Range", 4, suffix, 3, in, 1, &out);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "output_type", "i64");
+	err = npr_onnx_set_attr(c, node, "output_type", "i64");
 	c->g->vals[out].type = NPR_ELEM_I64;
 	return err ? err : out;
 }
@@ -518,46 +522,46 @@ static int tr_trilu(struct onnx_ctx *c, int *out)
 	int x = c->vin[0], s, h, w, r, cl, d, k, m, in[3], node, err;
 	int64_t upper, one = 1;
 
-	err = onnx_attr_int(c, "upper", 1, &upper);
+	err = npr_onnx_attr_int(c, "upper", 1, &upper);
 	if (err)
 		return err;
-	s = onnx_shape_of(c, x, "shape");
-	h = s < 0 ? s : onnx_pick(c, s, -2, "rows");
-	w = h < 0 ? h : onnx_pick(c, s, -1, "cols");
+	s = npr_onnx_shape_of(c, x, "shape");
+	h = s < 0 ? s : npr_onnx_pick(c, s, -2, "rows");
+	w = h < 0 ? h : npr_onnx_pick(c, s, -1, "cols");
 	r = w < 0 ? w : range(c, h, "row_range");
 	cl = r < 0 ? r : range(c, w, "col_range");
 	if (cl < 0)
 		return cl;
-	r = onnx_with_list(c, "Unsqueeze", r, &one, 1, "row_col");
+	r = npr_onnx_with_list(c, "Unsqueeze", r, &one, 1, "row_col");
 	if (r < 0)
 		return r;
 	c->g->vals[r].type = NPR_ELEM_I64;
-	d = onnx_binary(c, "Subtract", cl, r, "diag");
+	d = npr_onnx_binary(c, "Subtract", cl, r, "diag");
 	if (d < 0)
 		return d;
 	if (c->nin > 1 && c->vin[1] >= 0) {
-		k = onnx_reshape_to(c, c->vin[1], NULL, 0, false, "k");
+		k = npr_onnx_reshape_to(c, c->vin[1], NULL, 0, false, "k");
 	} else {
 		k = scalar_i64(c, 0, "k");
 	}
 	if (k < 0)
 		return k;
-	m = onnx_binary(c, upper ? "GreaterEqual" : "LessEqual", d, k,
-			"mask");
+	m = npr_onnx_binary(c, upper ? "GreaterEqual" : "LessEqual", d, k,
+			    "mask");
 	if (m < 0)
 		return m;
 	c->g->vals[m].type = NPR_ELEM_BOOLEAN;
 	in[0] = m;
 	in[1] = x;
-	in[2] = onnx_scalar(c, x, 0, "zero");
+	in[2] = npr_onnx_scalar(c, x, 0, "zero");
 	if (in[2] < 0)
 		return in[2];
-	node = onnx_node(c, "Select", 1, NULL, 3, in, 1, out);
+	node = npr_onnx_node(c, "Select", 1, NULL, 3, in, 1, out);
 	if (node < 0)
 		return node;
 	c->g->vals[out[0]].type = c->g->vals[x].type;
 	c->g->vals[out[0]].shape = *onnx_vshape(c, x);
-	return onnx_set_attr(c, node, "auto_broadcast", "numpy");
+	return npr_onnx_set_attr(c, node, "auto_broadcast", "numpy");
 }
 
 /* EyeLike: Convert(col - row == k) to dtype (the input's by default). */
@@ -568,35 +572,35 @@ static int tr_eyelike(struct onnx_ctx *c, int *out)
 	int64_t kk, one = 1, dt;
 	int err;
 
-	err = onnx_attr_int(c, "k", 0, &kk);
+	err = npr_onnx_attr_int(c, "k", 0, &kk);
 	if (!err)
-		err = onnx_attr_int(c, "dtype", 0, &dt);
+		err = npr_onnx_attr_int(c, "dtype", 0, &dt);
 	if (err)
 		return err;
 	if (dt) {
-		type = onnx_elem_type((int32_t)dt);
+		type = npr_onnx_elem_type((int32_t)dt);
 		if (!type)
-			return onnx_err(c, -EOPNOTSUPP, "dtype %lld",
-					(long long)dt);
+			return npr_onnx_err(c, -EOPNOTSUPP, "dtype %lld",
+					    (long long)dt);
 	}
-	s = onnx_shape_of(c, x, "shape");
-	h = s < 0 ? s : onnx_pick(c, s, 0, "rows");
-	w = h < 0 ? h : onnx_pick(c, s, 1, "cols");
+	s = npr_onnx_shape_of(c, x, "shape");
+	h = s < 0 ? s : npr_onnx_pick(c, s, 0, "rows");
+	w = h < 0 ? h : npr_onnx_pick(c, s, 1, "cols");
 	r = w < 0 ? w : range(c, h, "row_range");
 	cl = r < 0 ? r : range(c, w, "col_range");
 	if (cl < 0)
 		return cl;
-	r = onnx_with_list(c, "Unsqueeze", r, &one, 1, "row_col");
+	r = npr_onnx_with_list(c, "Unsqueeze", r, &one, 1, "row_col");
 	if (r < 0)
 		return r;
 	c->g->vals[r].type = NPR_ELEM_I64;
-	d = onnx_binary(c, "Subtract", cl, r, "diag");
+	d = npr_onnx_binary(c, "Subtract", cl, r, "diag");
 	k = d < 0 ? d : scalar_i64(c, kk, "k");
-	d = k < 0 ? k : onnx_binary(c, "Equal", d, k, "mask");
+	d = k < 0 ? k : npr_onnx_binary(c, "Equal", d, k, "mask");
 	if (d < 0)
 		return d;
 	c->g->vals[d].type = NPR_ELEM_BOOLEAN;
-	out[0] = onnx_convert(c, d, type, NULL);
+	out[0] = npr_onnx_convert(c, d, type, NULL);
 	return out[0] < 0 ? out[0] : 0;
 }
 
@@ -613,38 +617,38 @@ static int tr_resize(struct onnx_ctx *c, int *out)
 	int64_t excl = 0, anti = 0;
 	double cubic = -0.75, tmp[NPR_MAX_RANK];
 
-	err = onnx_attr_str(c, "mode", "nearest", mode, sizeof(mode));
+	err = npr_onnx_attr_str(c, "mode", "nearest", mode, sizeof(mode));
 	if (!err && !legacy)
-		err = onnx_attr_str(c, "coordinate_transformation_mode",
-				    "half_pixel", coord, sizeof(coord));
+		err = npr_onnx_attr_str(c, "coordinate_transformation_mode",
+					"half_pixel", coord, sizeof(coord));
 	if (!err && !legacy)
-		err = onnx_attr_str(c, "nearest_mode", "round_prefer_floor",
-				    nearest, sizeof(nearest));
+		err = npr_onnx_attr_str(c, "nearest_mode", "round_prefer_floor",
+					nearest, sizeof(nearest));
 	if (!err)
-		err = onnx_attr_float(c, "cubic_coeff_a", -0.75, &cubic);
+		err = npr_onnx_attr_float(c, "cubic_coeff_a", -0.75, &cubic);
 	if (!err)
-		err = onnx_attr_int(c, "exclude_outside", 0, &excl);
+		err = npr_onnx_attr_int(c, "exclude_outside", 0, &excl);
 	if (!err)
-		err = onnx_attr_int(c, "antialias", 0, &anti);
+		err = npr_onnx_attr_int(c, "antialias", 0, &anti);
 	if (err)
 		return err;
 	if (excl)
-		return onnx_err(c, -EOPNOTSUPP,
-				"exclude_outside=1 is not supported");
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "exclude_outside=1 is not supported");
 	if (!strcmp(coord, "tf_crop_and_resize"))
-		return onnx_err(c, -EOPNOTSUPP,
-				"coordinate_transformation_mode tf_crop_and_resize is not supported");
-	if (onnx_attr_find(c, "axes") ||
-	    onnx_attr_find(c, "keep_aspect_ratio_policy"))
-		return onnx_err(c, -EOPNOTSUPP,
-				"axes and keep_aspect_ratio_policy are not supported");
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "coordinate_transformation_mode tf_crop_and_resize is not supported");
+	if (npr_onnx_attr_find(c, "axes") ||
+	    npr_onnx_attr_find(c, "keep_aspect_ratio_policy"))
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "axes and keep_aspect_ratio_policy are not supported");
 	if (!strcmp(mode, "linear"))
 		snprintf(mode, sizeof(mode), "linear_onnx");
 	else if (strcmp(mode, "nearest") && strcmp(mode, "cubic"))
-		return onnx_err(c, -EINVAL, "mode \"%s\"", mode);
+		return npr_onnx_err(c, -EINVAL, "mode \"%s\"", mode);
 
 	if (legacy) {
-		const Onnx__AttributeProto *a = onnx_attr_find(c, "scales");
+		const Onnx__AttributeProto *a = npr_onnx_attr_find(c, "scales");
 
 		if (c->nin > 1 && c->vin[1] >= 0) {
 			sc = c->vin[1];
@@ -652,12 +656,12 @@ static int tr_resize(struct onnx_ctx *c, int *out)
 			struct npr_shape s = { .rank = 1,
 					       .d = { (int64_t)a->n_floats } };
 
-			sc = onnx_const(c, NPR_ELEM_F32, &s, a->floats,
-					"scales");
+			sc = npr_onnx_const(c, NPR_ELEM_F32, &s, a->floats,
+					    "scales");
 			if (sc < 0)
 				return sc;
 		} else {
-			return onnx_err(c, -EINVAL, "scales are missing");
+			return npr_onnx_err(c, -EINVAL, "scales are missing");
 		}
 	} else {
 		if (c->nin > 2)
@@ -665,41 +669,44 @@ static int tr_resize(struct onnx_ctx *c, int *out)
 		if (c->nin > 3)
 			sz = c->vin[3];
 		/* an empty constant stands for a missing input */
-		if (sc >= 0 && !onnx_const_doubles(c, sc, tmp, NPR_MAX_RANK))
+		if (sc >= 0 && !npr_onnx_const_doubles(c, sc, tmp,
+						       NPR_MAX_RANK))
 			sc = -1;
-		if (sz >= 0 && !onnx_const_doubles(c, sz, tmp, NPR_MAX_RANK))
+		if (sz >= 0 && !npr_onnx_const_doubles(c, sz, tmp,
+						       NPR_MAX_RANK))
 			sz = -1;
 		if ((sc < 0) == (sz < 0))
-			return onnx_err(c, -EINVAL,
-					"exactly one of scales and sizes must be given");
+			return npr_onnx_err(c, -EINVAL,
+					    "exactly one of scales and sizes must be given");
 	}
 	in[1] = sz >= 0 ? sz : sc;
 	if (sz < 0 && c->g->vals[sc].type != NPR_ELEM_F32) {
-		in[1] = onnx_convert(c, sc, NPR_ELEM_F32, "scales_f32");
+		in[1] = npr_onnx_convert(c, sc, NPR_ELEM_F32, "scales_f32");
 		if (in[1] < 0)
 			return in[1];
 	}
-	node = onnx_node(c, "Interpolate", 11, NULL, 2, in, 1, out);
+	node = npr_onnx_node(c, "Interpolate", 11, NULL, 2, in, 1, out);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "mode", "%s", mode);
+	err = npr_onnx_set_attr(c, node, "mode", "%s", mode);
 	if (!err)
-		err = onnx_set_attr(c, node, "shape_calculation_mode", "%s",
-				    sz >= 0 ? "sizes" : "scales");
+		err = npr_onnx_set_attr(c, node, "shape_calculation_mode", "%s",
+					sz >= 0 ? "sizes" : "scales");
 	if (!err)
-		err = onnx_set_attr(c, node, "coordinate_transformation_mode",
-				    "%s", coord);
+		err = npr_onnx_set_attr(c, node,
+					"coordinate_transformation_mode",
+					"%s", coord);
 	if (!err)
-		err = onnx_set_attr(c, node, "nearest_mode", "%s", nearest);
+		err = npr_onnx_set_attr(c, node, "nearest_mode", "%s", nearest);
 	if (!err)
-		err = onnx_set_attr(c, node, "cube_coeff", "%.9g", cubic);
+		err = npr_onnx_set_attr(c, node, "cube_coeff", "%.9g", cubic);
 	if (!err)
-		err = onnx_set_attr(c, node, "antialias", "%s",
-				    anti ? "true" : "false");
+		err = npr_onnx_set_attr(c, node, "antialias", "%s",
+					anti ? "true" : "false");
 	return err;
 }
 
-const struct onnx_op onnx_ops_index[] = {
+const struct onnx_op npr_onnx_ops_index[] = {
 	{ "Resize", tr_resize, 1, 4, 1, NULL, 0 },
 	{ "Upsample", tr_resize, 1, 2, 1, NULL, 1 },
 	{ "EyeLike", tr_eyelike, 1, 1, 1, NULL, 0 },

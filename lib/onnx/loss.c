@@ -20,7 +20,7 @@ static int scalar_i64(struct onnx_ctx *c, int64_t v, const char *suffix)
 {
 	struct npr_shape s = { .rank = 0 };
 
-	return onnx_const(c, NPR_ELEM_I64, &s, &v, suffix);
+	return npr_onnx_const(c, NPR_ELEM_I64, &s, &v, suffix);
 }
 
 /* log(softmax(x)) along axis 1, stable: x - max - log(sum(exp(x - max))). */
@@ -29,12 +29,13 @@ static int log_softmax1(struct onnx_ctx *c, int x)
 	int64_t one = 1;
 	int m, d, e, s, l;
 
-	m = onnx_reduce(c, "ReduceMax", x, &one, 1, true, "max");
-	d = m < 0 ? m : onnx_binary(c, "Subtract", x, m, "shifted");
-	e = d < 0 ? d : onnx_unary(c, "Exp", d, "exp");
-	s = e < 0 ? e : onnx_reduce(c, "ReduceSum", e, &one, 1, true, "sum");
-	l = s < 0 ? s : onnx_unary(c, "Log", s, "log");
-	l = l < 0 ? l : onnx_binary(c, "Subtract", d, l, "log_prob");
+	m = npr_onnx_reduce(c, "ReduceMax", x, &one, 1, true, "max");
+	d = m < 0 ? m : npr_onnx_binary(c, "Subtract", x, m, "shifted");
+	e = d < 0 ? d : npr_onnx_unary(c, "Exp", d, "exp");
+	s = e < 0 ? e : npr_onnx_reduce(c, "ReduceSum", e, &one, 1, true,
+					"sum");
+	l = s < 0 ? s : npr_onnx_unary(c, "Log", s, "log");
+	l = l < 0 ? l : npr_onnx_binary(c, "Subtract", d, l, "log_prob");
 	if (l >= 0)
 		c->g->vals[l].shape = *onnx_vshape(c, x);
 	return l;
@@ -46,63 +47,64 @@ static int log_softmax1(struct onnx_ctx *c, int x)
  */
 static int nll(struct onnx_ctx *c, int lp, int t, int w, int *out)
 {
-	const Onnx__AttributeProto *ia = onnx_attr_find(c, "ignore_index");
+	const Onnx__AttributeProto *ia = npr_onnx_attr_find(c, "ignore_index");
 	int64_t ii = 0, one = 1, axes[NPR_MAX_RANK];
 	int mask = -1, ts = t, g, wt = -1, loss, in[3], node, r, i, err;
 	char red[8];
 
-	err = onnx_attr_str(c, "reduction", "mean", red, sizeof(red));
+	err = npr_onnx_attr_str(c, "reduction", "mean", red, sizeof(red));
 	if (!err && ia)
-		err = onnx_attr_int(c, "ignore_index", 0, &ii);
+		err = npr_onnx_attr_int(c, "ignore_index", 0, &ii);
 	if (err)
 		return err;
 	if (strcmp(red, "none") && strcmp(red, "sum") && strcmp(red, "mean"))
-		return onnx_err(c, -EINVAL, "reduction \"%s\"", red);
+		return npr_onnx_err(c, -EINVAL, "reduction \"%s\"", red);
 	if (ia) {
 		int k = scalar_i64(c, ii, "ignore_index"), z;
 
 		if (k < 0)
 			return k;
 		if (c->g->vals[t].type != NPR_ELEM_I64) {
-			node = onnx_node(c, "ConvertLike", 1, "ignore_like", 2,
-					 (int[]){ k, t }, 1, &k);
+			node = npr_onnx_node(c, "ConvertLike", 1, "ignore_like",
+					     2,
+					     (int[]){ k, t }, 1, &k);
 			if (node < 0)
 				return node;
 			c->g->vals[k].type = c->g->vals[t].type;
 		}
-		mask = onnx_binary(c, "NotEqual", t, k, "keep");
+		mask = npr_onnx_binary(c, "NotEqual", t, k, "keep");
 		if (mask < 0)
 			return mask;
 		c->g->vals[mask].type = NPR_ELEM_BOOLEAN;
-		z = onnx_scalar(c, t, 0, "zero_class");
+		z = npr_onnx_scalar(c, t, 0, "zero_class");
 		if (z < 0)
 			return z;
 		in[0] = mask;
 		in[1] = t;
 		in[2] = z;
-		node = onnx_node(c, "Select", 1, "target", 3, in, 1, &ts);
+		node = npr_onnx_node(c, "Select", 1, "target", 3, in, 1, &ts);
 		if (node < 0)
 			return node;
 		c->g->vals[ts].type = c->g->vals[t].type;
 		c->g->vals[ts].shape = *onnx_vshape(c, t);
-		err = onnx_set_attr(c, node, "auto_broadcast", "numpy");
+		err = npr_onnx_set_attr(c, node, "auto_broadcast", "numpy");
 		if (err)
 			return err;
 	}
 	/* -lp[n, t, d...] */
-	in[0] = onnx_with_list(c, "Unsqueeze", ts, &one, 1, "target_1");
+	in[0] = npr_onnx_with_list(c, "Unsqueeze", ts, &one, 1, "target_1");
 	if (in[0] < 0)
 		return in[0];
 	in[1] = in[0];
 	in[0] = lp;
-	node = onnx_node(c, "GatherElements", 6, "pick", 2, in, 1, &g);
+	node = npr_onnx_node(c, "GatherElements", 6, "pick", 2, in, 1, &g);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "axis", "1");
+	err = npr_onnx_set_attr(c, node, "axis", "1");
 	if (err)
 		return err;
-	g = onnx_with_list(c, "Squeeze", g, &one, 1, "picked");
-	g = g < 0 ? g : onnx_unary(c, "Negative", g, "neg");
+	g = npr_onnx_with_list(c, "Squeeze", g, &one, 1, "picked");
+	g = g < 0 ? g : npr_onnx_unary(c, "Negative", g, "neg");
 	if (g < 0)
 		return g;
 	if (w >= 0) {
@@ -113,10 +115,10 @@ static int nll(struct onnx_ctx *c, int lp, int t, int w, int *out)
 		in[0] = w;
 		in[1] = ts;
 		in[2] = ax;
-		node = onnx_node(c, "Gather", 8, "weight", 3, in, 1, &wt);
+		node = npr_onnx_node(c, "Gather", 8, "weight", 3, in, 1, &wt);
 		if (node < 0)
 			return node;
-		err = onnx_set_attr(c, node, "batch_dims", "0");
+		err = npr_onnx_set_attr(c, node, "batch_dims", "0");
 		if (err)
 			return err;
 	}
@@ -125,49 +127,52 @@ static int nll(struct onnx_ctx *c, int lp, int t, int w, int *out)
 
 		in[0] = mask;
 		in[1] = lp;
-		node = onnx_node(c, "ConvertLike", 1, "keep_f", 2, in, 1, &m);
+		node = npr_onnx_node(c, "ConvertLike", 1, "keep_f", 2, in, 1,
+				     &m);
 		if (node < 0)
 			return node;
 		c->g->vals[m].type = c->g->vals[lp].type;
-		wt = wt < 0 ? m : onnx_binary(c, "Multiply", wt, m,
-					      "weight_kept");
+		wt = wt < 0 ? m : npr_onnx_binary(c, "Multiply", wt, m,
+						  "weight_kept");
 		if (wt < 0)
 			return wt;
 	}
 	loss = g;
 	if (wt >= 0) {
-		loss = onnx_binary(c, "Multiply", g, wt,
-				   strcmp(red, "none") ? "weighted" : NULL);
+		loss = npr_onnx_binary(c, "Multiply", g, wt,
+				       strcmp(red, "none") ? "weighted" : NULL);
 		if (loss < 0)
 			return loss;
 	}
 	if (!strcmp(red, "none")) {
 		if (loss == g) {
 			/* name the result: an identity-like multiply by 1 */
-			int k = onnx_scalar(c, g, 1, "one");
+			int k = npr_onnx_scalar(c, g, 1, "one");
 
-			loss = k < 0 ? k : onnx_binary(c, "Multiply", g, k,
-						       NULL);
+			loss = k < 0 ? k : npr_onnx_binary(c, "Multiply", g, k,
+							   NULL);
 		}
 		out[0] = loss;
 		return loss < 0 ? loss : 0;
 	}
-	r = onnx_known_rank(c, t, "the target");
+	r = npr_onnx_known_rank(c, t, "the target");
 	if (r < 0)
 		return r;
 	for (i = 0; i < r; i++)
 		axes[i] = i;
 	if (!strcmp(red, "sum") || wt < 0) {
-		out[0] = onnx_reduce(c, strcmp(red, "sum") ? "ReduceMean" :
-				     "ReduceSum", loss, axes, r, false, NULL);
+		out[0] = npr_onnx_reduce(c, strcmp(red, "sum") ? "ReduceMean" :
+					 "ReduceSum", loss, axes, r, false, NULL);
 		return out[0] < 0 ? out[0] : 0;
 	}
-	in[0] = onnx_reduce(c, "ReduceSum", loss, axes, r, false, "loss_sum");
+	in[0] = npr_onnx_reduce(c, "ReduceSum", loss, axes, r, false,
+				"loss_sum");
 	in[1] = in[0] < 0 ? in[0] :
-		onnx_reduce(c, "ReduceSum", wt, axes, r, false, "weight_sum");
+		npr_onnx_reduce(c, "ReduceSum", wt, axes, r, false,
+				"weight_sum");
 	if (in[1] < 0)
 		return in[1];
-	out[0] = onnx_binary(c, "Divide", in[0], in[1], NULL);
+	out[0] = npr_onnx_binary(c, "Divide", in[0], in[1], NULL);
 	return out[0] < 0 ? out[0] : 0;
 }
 
@@ -187,7 +192,7 @@ static int tr_sce(struct onnx_ctx *c, int *out)
 	return nll(c, lp, c->vin[1], c->nin > 2 ? c->vin[2] : -1, out);
 }
 
-const struct onnx_op onnx_ops_loss[] = {
+const struct onnx_op npr_onnx_ops_loss[] = {
 	{ "NegativeLogLikelihoodLoss", tr_nll, 2, 3, 1, NULL, 0 },
 	{ "SoftmaxCrossEntropyLoss", tr_sce, 2, 3, 2, NULL, 0 },
 	{ NULL },

@@ -19,35 +19,37 @@ static int tr_hyperbolic(struct onnx_ctx *c, int *out)
 {
 	int x = c->vin[0], a, b, v, half, one;
 
-	half = onnx_scalar(c, x, 0.5, "half");
-	one = half < 0 ? half : onnx_scalar(c, x, 1, "one");
+	half = npr_onnx_scalar(c, x, 0.5, "half");
+	one = half < 0 ? half : npr_onnx_scalar(c, x, 1, "one");
 	if (one < 0)
 		return one;
 	switch (c->op->arg) {
 	case SINH:
 	case COSH:
-		a = onnx_unary(c, "Exp", x, "exp");
-		b = a < 0 ? a : onnx_unary(c, "Negative", x, "neg");
-		b = b < 0 ? b : onnx_unary(c, "Exp", b, "exp_neg");
-		v = b < 0 ? b : onnx_binary(c, c->op->arg == SINH ?
-					    "Subtract" : "Add", a, b, "sum");
-		out[0] = v < 0 ? v : onnx_binary(c, "Multiply", v, half, NULL);
+		a = npr_onnx_unary(c, "Exp", x, "exp");
+		b = a < 0 ? a : npr_onnx_unary(c, "Negative", x, "neg");
+		b = b < 0 ? b : npr_onnx_unary(c, "Exp", b, "exp_neg");
+		v = b < 0 ? b : npr_onnx_binary(c, c->op->arg == SINH ?
+						"Subtract" : "Add", a, b, "sum");
+		out[0] = v < 0 ? v : npr_onnx_binary(c, "Multiply", v, half,
+						     NULL);
 		break;
 	case ASINH:
 	case ACOSH:
-		a = onnx_binary(c, "Multiply", x, x, "square");
-		a = a < 0 ? a : onnx_binary(c, c->op->arg == ASINH ?
-					    "Add" : "Subtract", a, one, "arg");
-		a = a < 0 ? a : onnx_unary(c, "Sqrt", a, "sqrt");
-		a = a < 0 ? a : onnx_binary(c, "Add", x, a, "sum");
-		out[0] = a < 0 ? a : onnx_unary(c, "Log", a, NULL);
+		a = npr_onnx_binary(c, "Multiply", x, x, "square");
+		a = a < 0 ? a : npr_onnx_binary(c, c->op->arg == ASINH ?
+						"Add" : "Subtract", a, one, "arg");
+		a = a < 0 ? a : npr_onnx_unary(c, "Sqrt", a, "sqrt");
+		a = a < 0 ? a : npr_onnx_binary(c, "Add", x, a, "sum");
+		out[0] = a < 0 ? a : npr_onnx_unary(c, "Log", a, NULL);
 		break;
 	default:
-		a = onnx_binary(c, "Add", one, x, "num");
-		b = a < 0 ? a : onnx_binary(c, "Subtract", one, x, "den");
-		v = b < 0 ? b : onnx_binary(c, "Divide", a, b, "ratio");
-		v = v < 0 ? v : onnx_unary(c, "Log", v, "log");
-		out[0] = v < 0 ? v : onnx_binary(c, "Multiply", v, half, NULL);
+		a = npr_onnx_binary(c, "Add", one, x, "num");
+		b = a < 0 ? a : npr_onnx_binary(c, "Subtract", one, x, "den");
+		v = b < 0 ? b : npr_onnx_binary(c, "Divide", a, b, "ratio");
+		v = v < 0 ? v : npr_onnx_unary(c, "Log", v, "log");
+		out[0] = v < 0 ? v : npr_onnx_binary(c, "Multiply", v, half,
+						     NULL);
 		break;
 	}
 	if (out[0] < 0)
@@ -59,37 +61,37 @@ static int tr_hyperbolic(struct onnx_ctx *c, int *out)
 /* Hardmax: OneHot(ArgMax(x, axis), dim, 1, 0, axis). */
 static int tr_hardmax(struct onnx_ctx *c, int *out)
 {
-	int x = c->vin[0], r = onnx_known_rank(c, x, "the input");
+	int x = c->vin[0], r = npr_onnx_known_rank(c, x, "the input");
 	int in[4], s, node, err;
 	int64_t axis;
 
 	if (r < 0)
 		return r;
-	err = onnx_attr_int(c, "axis", c->opset < 13 ? 1 : -1, &axis);
+	err = npr_onnx_attr_int(c, "axis", c->opset < 13 ? 1 : -1, &axis);
 	if (err)
 		return err;
 	if (c->opset < 13 && !(axis == r - 1 || axis == -1))
-		return onnx_err(c, -EOPNOTSUPP,
-				"Hardmax before opset 13 over axes %lld.. is not supported",
-				(long long)axis);
-	in[0] = onnx_arg_index(c, x, axis, false, false);
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "Hardmax before opset 13 over axes %lld.. is not supported",
+				    (long long)axis);
+	in[0] = npr_onnx_arg_index(c, x, axis, false, false);
 	in[0] = in[0] < 0 ? in[0] :
-		onnx_with_list(c, "Squeeze", in[0], &axis, 1, "index");
+		npr_onnx_with_list(c, "Squeeze", in[0], &axis, 1, "index");
 	if (in[0] < 0)
 		return in[0];
 	c->g->vals[in[0]].type = NPR_ELEM_I64;
-	s = onnx_shape_of(c, x, "shape");
-	in[1] = s < 0 ? s : onnx_pick(c, s, axis, "depth");
-	in[2] = in[1] < 0 ? in[1] : onnx_scalar(c, x, 1, "on");
-	in[3] = in[2] < 0 ? in[2] : onnx_scalar(c, x, 0, "off");
+	s = npr_onnx_shape_of(c, x, "shape");
+	in[1] = s < 0 ? s : npr_onnx_pick(c, s, axis, "depth");
+	in[2] = in[1] < 0 ? in[1] : npr_onnx_scalar(c, x, 1, "on");
+	in[3] = in[2] < 0 ? in[2] : npr_onnx_scalar(c, x, 0, "off");
 	if (in[3] < 0)
 		return in[3];
-	node = onnx_node(c, "OneHot", 1, NULL, 4, in, 1, out);
+	node = npr_onnx_node(c, "OneHot", 1, NULL, 4, in, 1, out);
 	if (node < 0)
 		return node;
 	c->g->vals[out[0]].type = c->g->vals[x].type;
 	c->g->vals[out[0]].shape = *onnx_vshape(c, x);
-	return onnx_set_attr(c, node, "axis", "%lld", (long long)axis);
+	return npr_onnx_set_attr(c, node, "axis", "%lld", (long long)axis);
 }
 
 /* Celu: alpha * Elu(x / alpha) with Elu's alpha 1. */
@@ -98,21 +100,21 @@ static int tr_celu(struct onnx_ctx *c, int *out)
 	int x = c->vin[0], k, v, err;
 	double alpha;
 
-	err = onnx_attr_float(c, "alpha", 1, &alpha);
+	err = npr_onnx_attr_float(c, "alpha", 1, &alpha);
 	if (err)
 		return err;
 	if (!alpha)
-		return onnx_err(c, -EINVAL, "alpha is 0");
-	k = onnx_scalar(c, x, 1 / alpha, "inv_alpha");
-	v = k < 0 ? k : onnx_binary(c, "Multiply", x, k, "scaled");
-	v = v < 0 ? v : onnx_unary(c, "Elu", v, "elu");
+		return npr_onnx_err(c, -EINVAL, "alpha is 0");
+	k = npr_onnx_scalar(c, x, 1 / alpha, "inv_alpha");
+	v = k < 0 ? k : npr_onnx_binary(c, "Multiply", x, k, "scaled");
+	v = v < 0 ? v : npr_onnx_unary(c, "Elu", v, "elu");
 	if (v < 0)
 		return v;
-	err = onnx_set_attr(c, c->g->vals[v].producer, "alpha", "1");
+	err = npr_onnx_set_attr(c, c->g->vals[v].producer, "alpha", "1");
 	if (err)
 		return err;
-	k = onnx_scalar(c, x, alpha, "alpha");
-	out[0] = k < 0 ? k : onnx_binary(c, "Multiply", v, k, NULL);
+	k = npr_onnx_scalar(c, x, alpha, "alpha");
+	out[0] = k < 0 ? k : npr_onnx_binary(c, "Multiply", v, k, NULL);
 	if (out[0] < 0)
 		return out[0];
 	c->g->vals[out[0]].shape = *onnx_vshape(c, x);
@@ -125,20 +127,20 @@ static int tr_mvn(struct onnx_ctx *c, int *out)
 	int64_t axes[NPR_MAX_RANK] = { 0, 2, 3 };
 	int n, in[2] = { c->vin[0], -1 }, node, err;
 
-	err = onnx_attr_ints(c, "axes", axes, NPR_MAX_RANK, &n);
+	err = npr_onnx_attr_ints(c, "axes", axes, NPR_MAX_RANK, &n);
 	if (err)
 		return err;
-	in[1] = onnx_const_i64(c, axes, n < 0 ? 3 : n, "axes");
+	in[1] = npr_onnx_const_i64(c, axes, n < 0 ? 3 : n, "axes");
 	if (in[1] < 0)
 		return in[1];
-	node = onnx_node(c, "MVN", 6, NULL, 2, in, 1, out);
+	node = npr_onnx_node(c, "MVN", 6, NULL, 2, in, 1, out);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "normalize_variance", "true");
+	err = npr_onnx_set_attr(c, node, "normalize_variance", "true");
 	if (!err)
-		err = onnx_set_attr(c, node, "eps", "1e-9");
+		err = npr_onnx_set_attr(c, node, "eps", "1e-9");
 	if (!err)
-		err = onnx_set_attr(c, node, "eps_mode", "outside_sqrt");
+		err = npr_onnx_set_attr(c, node, "eps_mode", "outside_sqrt");
 	c->g->vals[out[0]].shape = *onnx_vshape(c, c->vin[0]);
 	return err;
 }
@@ -154,13 +156,13 @@ static int along_axis(struct onnx_ctx *c, int v, int64_t axis, int r,
 	if (onnx_vshape(c, v)->rank <= 0)
 		return v;
 	if (r < 0)
-		return onnx_err(c, -EOPNOTSUPP,
-				"per-axis parameters need the input rank at load time");
-	if (onnx_norm_axis(c, axis, r, &a))
-		return onnx_err(c, -EINVAL, "axis %lld", (long long)axis);
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "per-axis parameters need the input rank at load time");
+	if (npr_onnx_norm_axis(c, axis, r, &a))
+		return npr_onnx_err(c, -EINVAL, "axis %lld", (long long)axis);
 	for (i = 0; i < r; i++)
 		t[i] = i == a ? -1 : 1;
-	return onnx_reshape_to(c, v, t, r, false, suffix);
+	return npr_onnx_reshape_to(c, v, t, r, false, suffix);
 }
 
 /* DequantizeLinear: (f32(x) - f32(zero_point)) * scale. */
@@ -171,21 +173,21 @@ static int tr_dequantize(struct onnx_ctx *c, int *out)
 	int64_t axis;
 	int err;
 
-	err = onnx_attr_int(c, "axis", 1, &axis);
+	err = npr_onnx_attr_int(c, "axis", 1, &axis);
 	if (err)
 		return err;
-	v = onnx_convert(c, x, NPR_ELEM_F32, "f32");
+	v = npr_onnx_convert(c, x, NPR_ELEM_F32, "f32");
 	if (v < 0)
 		return v;
 	if (z >= 0) {
-		z = onnx_convert(c, z, NPR_ELEM_F32, "zero_f32");
+		z = npr_onnx_convert(c, z, NPR_ELEM_F32, "zero_f32");
 		z = z < 0 ? z : along_axis(c, z, axis, r, "zero_point");
-		v = z < 0 ? z : onnx_binary(c, "Subtract", v, z, "shifted");
+		v = z < 0 ? z : npr_onnx_binary(c, "Subtract", v, z, "shifted");
 		if (v < 0)
 			return v;
 	}
 	s = along_axis(c, s, axis, r, "scale");
-	out[0] = s < 0 ? s : onnx_binary(c, "Multiply", v, s, NULL);
+	out[0] = s < 0 ? s : npr_onnx_binary(c, "Multiply", v, s, NULL);
 	if (out[0] < 0)
 		return out[0];
 	c->g->vals[out[0]].type = NPR_ELEM_F32;
@@ -194,7 +196,7 @@ static int tr_dequantize(struct onnx_ctx *c, int *out)
 }
 
 /**
- * onnx_saturate() - clamp @v to the range of u8 or i8 @type, convert it
+ * npr_onnx_saturate() - clamp @v to the range of u8 or i8 @type, convert it
  * @c: the context.
  * @v: the value (a float type).
  * @type: NPR_ELEM_U8 or NPR_ELEM_I8.
@@ -202,43 +204,43 @@ static int tr_dequantize(struct onnx_ctx *c, int *out)
  *
  * Return: the output value index, or -errno.
  */
-int onnx_saturate(struct onnx_ctx *c, int v, unsigned int type,
-		  const char *suffix)
+int npr_onnx_saturate(struct onnx_ctx *c, int v, unsigned int type,
+		      const char *suffix)
 {
 	bool i8 = type == NPR_ELEM_I8;
 	char nm[32];
 	int err;
 
 	snprintf(nm, sizeof(nm), "%s_clamp", suffix);
-	v = onnx_unary(c, "Clamp", v, nm);
+	v = npr_onnx_unary(c, "Clamp", v, nm);
 	if (v < 0)
 		return v;
-	err = onnx_set_attr(c, c->g->vals[v].producer, "min", "%d",
-			    i8 ? -128 : 0);
+	err = npr_onnx_set_attr(c, c->g->vals[v].producer, "min", "%d",
+				i8 ? -128 : 0);
 	if (!err)
-		err = onnx_set_attr(c, c->g->vals[v].producer, "max", "%d",
-				    i8 ? 127 : 255);
+		err = npr_onnx_set_attr(c, c->g->vals[v].producer, "max", "%d",
+					i8 ? 127 : 255);
 	if (err)
 		return err;
-	return onnx_convert(c, v, type, suffix);
+	return npr_onnx_convert(c, v, type, suffix);
 }
 
 /**
- * onnx_round_even() - Round-5 half_to_even of @v
+ * npr_onnx_round_even() - Round-5 half_to_even of @v
  * @c: the context.
  * @v: the value.
  * @suffix: node name suffix.
  *
  * Return: the output value index, or -errno.
  */
-int onnx_round_even(struct onnx_ctx *c, int v, const char *suffix)
+int npr_onnx_round_even(struct onnx_ctx *c, int v, const char *suffix)
 {
 	int node, out, err;
 
-	node = onnx_node(c, "Round", 5, suffix, 1, &v, 1, &out);
+	node = npr_onnx_node(c, "Round", 5, suffix, 1, &v, 1, &out);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "mode", "half_to_even");
+	err = npr_onnx_set_attr(c, node, "mode", "half_to_even");
 	c->g->vals[out].shape = *onnx_vshape(c, v);
 	return err ? err : out;
 }
@@ -252,27 +254,27 @@ static int tr_quantize(struct onnx_ctx *c, int *out)
 	int64_t axis;
 	int err;
 
-	err = onnx_attr_int(c, "axis", 1, &axis);
+	err = npr_onnx_attr_int(c, "axis", 1, &axis);
 	if (err)
 		return err;
 	if (z >= 0)
 		type = c->g->vals[z].type;
 	if (type != NPR_ELEM_U8 && type != NPR_ELEM_I8)
-		return onnx_err(c, -EOPNOTSUPP,
-				"only u8 and i8 quantization is supported");
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "only u8 and i8 quantization is supported");
 	s = along_axis(c, s, axis, r, "scale");
-	v = s < 0 ? s : onnx_binary(c, "Divide", x, s, "scaled");
-	v = v < 0 ? v : onnx_round_even(c, v, "rounded");
+	v = s < 0 ? s : npr_onnx_binary(c, "Divide", x, s, "scaled");
+	v = v < 0 ? v : npr_onnx_round_even(c, v, "rounded");
 	if (v < 0)
 		return v;
 	if (z >= 0) {
-		z = onnx_convert(c, z, c->g->vals[x].type, "zero_f");
+		z = npr_onnx_convert(c, z, c->g->vals[x].type, "zero_f");
 		z = z < 0 ? z : along_axis(c, z, axis, r, "zero_point");
-		v = z < 0 ? z : onnx_binary(c, "Add", v, z, "shifted");
+		v = z < 0 ? z : npr_onnx_binary(c, "Add", v, z, "shifted");
 		if (v < 0)
 			return v;
 	}
-	out[0] = onnx_saturate(c, v, type, "q");
+	out[0] = npr_onnx_saturate(c, v, type, "q");
 	return out[0] < 0 ? out[0] : 0;
 }
 
@@ -282,7 +284,7 @@ static int tr_quantize(struct onnx_ctx *c, int *out)
  */
 static int tr_dyn_quantize(struct onnx_ctx *c, int *out)
 {
-	int x = c->vin[0], r = onnx_known_rank(c, x, "the input");
+	int x = c->vin[0], r = npr_onnx_known_rank(c, x, "the input");
 	int64_t axes[NPR_MAX_RANK];
 	int lo, hi, zero, k, s, z, v, i;
 
@@ -290,44 +292,44 @@ static int tr_dyn_quantize(struct onnx_ctx *c, int *out)
 		return r;
 	for (i = 0; i < r; i++)
 		axes[i] = i;
-	zero = onnx_scalar(c, x, 0, "zero");
+	zero = npr_onnx_scalar(c, x, 0, "zero");
 	lo = zero < 0 ? zero :
-	     onnx_reduce(c, "ReduceMin", x, axes, r, false, "min");
-	lo = lo < 0 ? lo : onnx_binary(c, "Minimum", lo, zero, "min0");
+	     npr_onnx_reduce(c, "ReduceMin", x, axes, r, false, "min");
+	lo = lo < 0 ? lo : npr_onnx_binary(c, "Minimum", lo, zero, "min0");
 	hi = lo < 0 ? lo :
-	     onnx_reduce(c, "ReduceMax", x, axes, r, false, "max");
-	hi = hi < 0 ? hi : onnx_binary(c, "Maximum", hi, zero, "max0");
-	k = hi < 0 ? hi : onnx_scalar(c, x, 255, "qmax");
-	s = k < 0 ? k : onnx_binary(c, "Subtract", hi, lo, "range");
-	s = s < 0 ? s : onnx_binary(c, "Divide", s, k, "scale");
+	     npr_onnx_reduce(c, "ReduceMax", x, axes, r, false, "max");
+	hi = hi < 0 ? hi : npr_onnx_binary(c, "Maximum", hi, zero, "max0");
+	k = hi < 0 ? hi : npr_onnx_scalar(c, x, 255, "qmax");
+	s = k < 0 ? k : npr_onnx_binary(c, "Subtract", hi, lo, "range");
+	s = s < 0 ? s : npr_onnx_binary(c, "Divide", s, k, "scale");
 	if (s < 0)
 		return s;
 	c->g->vals[s].shape = (struct npr_shape){ .rank = 0 };
-	z = onnx_binary(c, "Divide", lo, s, "min_scaled");
-	z = z < 0 ? z : onnx_binary(c, "Subtract", zero, z, "zero_f");
-	z = z < 0 ? z : onnx_round_even(c, z, "zero_rounded");
-	z = z < 0 ? z : onnx_unary(c, "Clamp", z, "zero_clamp");
+	z = npr_onnx_binary(c, "Divide", lo, s, "min_scaled");
+	z = z < 0 ? z : npr_onnx_binary(c, "Subtract", zero, z, "zero_f");
+	z = z < 0 ? z : npr_onnx_round_even(c, z, "zero_rounded");
+	z = z < 0 ? z : npr_onnx_unary(c, "Clamp", z, "zero_clamp");
 	if (z < 0)
 		return z;
-	if (onnx_set_attr(c, c->g->vals[z].producer, "min", "0") ||
-	    onnx_set_attr(c, c->g->vals[z].producer, "max", "255"))
+	if (npr_onnx_set_attr(c, c->g->vals[z].producer, "min", "0") ||
+	    npr_onnx_set_attr(c, c->g->vals[z].producer, "max", "255"))
 		return -ENOMEM;
-	v = onnx_binary(c, "Divide", x, s, "scaled");
-	v = v < 0 ? v : onnx_round_even(c, v, "rounded");
-	v = v < 0 ? v : onnx_binary(c, "Add", v, z, "shifted");
-	v = v < 0 ? v : onnx_saturate(c, v, NPR_ELEM_U8, "q");
+	v = npr_onnx_binary(c, "Divide", x, s, "scaled");
+	v = v < 0 ? v : npr_onnx_round_even(c, v, "rounded");
+	v = v < 0 ? v : npr_onnx_binary(c, "Add", v, z, "shifted");
+	v = v < 0 ? v : npr_onnx_saturate(c, v, NPR_ELEM_U8, "q");
 	if (v < 0)
 		return v;
 	out[0] = v;
 	out[1] = s;
-	out[2] = onnx_convert(c, z, NPR_ELEM_U8, "zero_point");
+	out[2] = npr_onnx_convert(c, z, NPR_ELEM_U8, "zero_point");
 	return out[2] < 0 ? out[2] : 0;
 }
 
 /* Sin, Cos, Tan, Asin, Acos, Atan: the OpenVINO op of the same name. */
 static int tr_trig(struct onnx_ctx *c, int *out)
 {
-	out[0] = onnx_unary(c, c->op->type, c->vin[0], NULL);
+	out[0] = npr_onnx_unary(c, c->op->type, c->vin[0], NULL);
 	if (out[0] < 0)
 		return out[0];
 	c->g->vals[out[0]].shape = *onnx_vshape(c, c->vin[0]);
@@ -341,35 +343,36 @@ static int tr_lrn(struct onnx_ctx *c, int *out)
 	double alpha, beta, bias;
 	int64_t size, one = 1;
 
-	err = onnx_attr_float(c, "alpha", 1e-4, &alpha);
+	err = npr_onnx_attr_float(c, "alpha", 1e-4, &alpha);
 	if (!err)
-		err = onnx_attr_float(c, "beta", 0.75, &beta);
+		err = npr_onnx_attr_float(c, "beta", 0.75, &beta);
 	if (!err)
-		err = onnx_attr_float(c, "bias", 1, &bias);
+		err = npr_onnx_attr_float(c, "bias", 1, &bias);
 	if (!err)
-		err = onnx_attr_int(c, "size", 0, &size);
+		err = npr_onnx_attr_int(c, "size", 0, &size);
 	if (err)
 		return err;
 	if (size < 1)
-		return onnx_err(c, -EINVAL, "size %lld", (long long)size);
-	in[1] = onnx_const_i64(c, &one, 1, "axes");
+		return npr_onnx_err(c, -EINVAL, "size %lld", (long long)size);
+	in[1] = npr_onnx_const_i64(c, &one, 1, "axes");
 	if (in[1] < 0)
 		return in[1];
-	node = onnx_node(c, "LRN", 1, NULL, 2, in, 1, out);
+	node = npr_onnx_node(c, "LRN", 1, NULL, 2, in, 1, out);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "alpha", "%.9g", alpha);
+	err = npr_onnx_set_attr(c, node, "alpha", "%.9g", alpha);
 	if (!err)
-		err = onnx_set_attr(c, node, "beta", "%.9g", beta);
+		err = npr_onnx_set_attr(c, node, "beta", "%.9g", beta);
 	if (!err)
-		err = onnx_set_attr(c, node, "bias", "%.9g", bias);
+		err = npr_onnx_set_attr(c, node, "bias", "%.9g", bias);
 	if (!err)
-		err = onnx_set_attr(c, node, "size", "%lld", (long long)size);
+		err = npr_onnx_set_attr(c, node, "size", "%lld",
+					(long long)size);
 	c->g->vals[out[0]].shape = *onnx_vshape(c, c->vin[0]);
 	return err;
 }
 
-const struct onnx_op onnx_ops_math[] = {
+const struct onnx_op npr_onnx_ops_math[] = {
 	{ "Acos", tr_trig, 1, 1, 1, NULL, 0 },
 	{ "Asin", tr_trig, 1, 1, 1, NULL, 0 },
 	{ "Atan", tr_trig, 1, 1, 1, NULL, 0 },

@@ -36,46 +36,48 @@ static int tr_roi_align(struct onnx_ctx *c, int *out)
 	const char *aligned;
 	int node, err;
 
-	err = onnx_attr_str(c, "mode", "avg", mode, sizeof(mode));
+	err = npr_onnx_attr_str(c, "mode", "avg", mode, sizeof(mode));
 	/* before opset 16 the only behaviour was output_half_pixel */
 	if (!err)
-		err = onnx_attr_str(c, "coordinate_transformation_mode",
-				    c->opset < 16 ? "output_half_pixel" :
-				    "half_pixel", ctm, sizeof(ctm));
+		err = npr_onnx_attr_str(c, "coordinate_transformation_mode",
+					c->opset < 16 ? "output_half_pixel" :
+					"half_pixel", ctm, sizeof(ctm));
 	if (!err)
-		err = onnx_attr_int(c, "output_height", 1, &oh);
+		err = npr_onnx_attr_int(c, "output_height", 1, &oh);
 	if (!err)
-		err = onnx_attr_int(c, "output_width", 1, &ow);
+		err = npr_onnx_attr_int(c, "output_width", 1, &ow);
 	if (!err)
-		err = onnx_attr_int(c, "sampling_ratio", 0, &sr);
+		err = npr_onnx_attr_int(c, "sampling_ratio", 0, &sr);
 	if (!err)
-		err = onnx_attr_float(c, "spatial_scale", 1.0, &scale);
+		err = npr_onnx_attr_float(c, "spatial_scale", 1.0, &scale);
 	if (err)
 		return err;
 	if (strcmp(mode, "avg") && strcmp(mode, "max"))
-		return onnx_err(c, -EINVAL, "mode \"%s\"", mode);
+		return npr_onnx_err(c, -EINVAL, "mode \"%s\"", mode);
 	if (!strcmp(ctm, "output_half_pixel"))
 		aligned = "asymmetric";
 	else if (!strcmp(ctm, "half_pixel"))	/* c * scale - 0.5 */
 		aligned = "half_pixel_for_nn";
 	else
-		return onnx_err(c, -EINVAL,
-				"coordinate_transformation_mode \"%s\"", ctm);
-	node = onnx_node(c, "ROIAlign", 9, NULL, 3, c->vin, 1, out);
+		return npr_onnx_err(c, -EINVAL,
+				    "coordinate_transformation_mode \"%s\"", ctm);
+	node = npr_onnx_node(c, "ROIAlign", 9, NULL, 3, c->vin, 1, out);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "pooled_h", "%lld", (long long)oh);
+	err = npr_onnx_set_attr(c, node, "pooled_h", "%lld", (long long)oh);
 	if (!err)
-		err = onnx_set_attr(c, node, "pooled_w", "%lld", (long long)ow);
+		err = npr_onnx_set_attr(c, node, "pooled_w", "%lld",
+					(long long)ow);
 	if (!err)
-		err = onnx_set_attr(c, node, "sampling_ratio", "%lld",
-				    (long long)sr);
+		err = npr_onnx_set_attr(c, node, "sampling_ratio", "%lld",
+					(long long)sr);
 	if (!err)
-		err = onnx_set_attr(c, node, "spatial_scale", "%.9g", scale);
+		err = npr_onnx_set_attr(c, node, "spatial_scale", "%.9g",
+					scale);
 	if (!err)
-		err = onnx_set_attr(c, node, "mode", "%s", mode);
+		err = npr_onnx_set_attr(c, node, "mode", "%s", mode);
 	if (!err)
-		err = onnx_set_attr(c, node, "aligned_mode", "%s", aligned);
+		err = npr_onnx_set_attr(c, node, "aligned_mode", "%s", aligned);
 	return err;
 }
 
@@ -95,33 +97,33 @@ static int centred(struct onnx_ctx *c, int v, int zp, int axis, int rank,
 	int f, z, i;
 
 	snprintf(name, sizeof(name), "%s_f32", suffix);
-	f = onnx_convert(c, v, NPR_ELEM_F32, name);
+	f = npr_onnx_convert(c, v, NPR_ELEM_F32, name);
 	if (f < 0 || zp < 0)
 		return f;
 	snprintf(name, sizeof(name), "%s_zero_point", suffix);
-	z = onnx_convert(c, zp, NPR_ELEM_F32, name);
+	z = npr_onnx_convert(c, zp, NPR_ELEM_F32, name);
 	if (z < 0)
 		return z;
 	if (onnx_rank(c, zp) == 1 && onnx_vshape(c, zp)->d[0] != 1) {
 		if (rank < 0 || rank > NPR_MAX_RANK || axis >= rank)
-			return onnx_err(c, -EOPNOTSUPP,
-					"a %s zero point per channel needs the input rank",
-					suffix);
+			return npr_onnx_err(c, -EOPNOTSUPP,
+					    "a %s zero point per channel needs the input rank",
+					    suffix);
 		for (i = 0; i < rank - axis; i++)
 			t[i] = i ? 1 : -1;
-		z = onnx_reshape_to(c, z, t, rank - axis, false, name);
+		z = npr_onnx_reshape_to(c, z, t, rank - axis, false, name);
 		if (z < 0)
 			return z;
 	}
 	snprintf(name, sizeof(name), "%s_centred", suffix);
-	return onnx_binary(c, "Subtract", f, z, name);
+	return npr_onnx_binary(c, "Subtract", f, z, name);
 }
 
 /* Run the translator of ONNX op @type on inputs @in [2], in f32. */
 static int float_product(struct onnx_ctx *c, const char *type,
 			 const int *in, int *out)
 {
-	const struct onnx_op *op = onnx_op_find(type);
+	const struct onnx_op *op = npr_onnx_op_find(type);
 	int *vin = c->vin, nin = c->nin, tmp[2] = { in[0], in[1] }, err;
 
 	if (!op)
@@ -142,7 +144,7 @@ static int integer_product(struct onnx_ctx *c, const char *type,
 
 	if (err)
 		return err;
-	out[0] = onnx_convert(c, out[0], NPR_ELEM_I32, "i32");
+	out[0] = npr_onnx_convert(c, out[0], NPR_ELEM_I32, "i32");
 	return out[0] < 0 ? out[0] : 0;
 }
 
@@ -188,16 +190,16 @@ static int tr_qlinear(struct onnx_ctx *c, int *out)
 	unsigned int type = yz >= 0 ? onnx_val(c, yz)->type : NPR_ELEM_U8;
 
 	if (type != NPR_ELEM_U8 && type != NPR_ELEM_I8)
-		return onnx_err(c, -EOPNOTSUPP,
-				"only u8 and i8 outputs are supported");
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "only u8 and i8 outputs are supported");
 	for (k = 1; k < 7; k += 5)	/* x_scale, y_scale: per tensor */
 		if (onnx_rank(c, c->vin[k]) > 0 &&
 		    onnx_vshape(c, c->vin[k])->d[0] != 1)
-			return onnx_err(c, -EOPNOTSUPP,
-					"input %d: only a per-tensor scale is supported",
-					k);
+			return npr_onnx_err(c, -EOPNOTSUPP,
+					    "input %d: only a per-tensor scale is supported",
+					    k);
 	if (conv && r < 0)
-		return onnx_known_rank(c, x, "QLinearConv");
+		return npr_onnx_known_rank(c, x, "QLinearConv");
 	in[0] = centred(c, x, onnx_in(c, 2), conv ? 0 : r - 2, conv ? 0 : r,
 			"x");
 	if (in[0] < 0)
@@ -211,25 +213,26 @@ static int tr_qlinear(struct onnx_ctx *c, int *out)
 		return err;
 	v = out[0];
 	if (b >= 0) {
-		b = onnx_convert(c, b, NPR_ELEM_F32, "bias_f32");
-		b = b < 0 ? b : onnx_per_channel(c, b, r, "bias");
-		v = b < 0 ? b : onnx_binary(c, "Add", v, b, "biased");
+		b = npr_onnx_convert(c, b, NPR_ELEM_F32, "bias_f32");
+		b = b < 0 ? b : npr_onnx_per_channel(c, b, r, "bias");
+		v = b < 0 ? b : npr_onnx_binary(c, "Add", v, b, "biased");
 		if (v < 0)
 			return v;
 	}
 	/* multiplier: x_scale * w_scale (per output channel) / y_scale */
 	m = c->vin[4];
 	if (conv && onnx_rank(c, m) == 1)
-		m = onnx_per_channel(c, m, r, "w_scale");
-	m = m < 0 ? m : onnx_binary(c, "Multiply", c->vin[1], m, "scale");
-	m = m < 0 ? m : onnx_binary(c, "Divide", m, c->vin[6], "multiplier");
-	v = m < 0 ? m : onnx_binary(c, "Multiply", v, m, "scaled");
-	v = v < 0 ? v : onnx_round_even(c, v, "rounded");
+		m = npr_onnx_per_channel(c, m, r, "w_scale");
+	m = m < 0 ? m : npr_onnx_binary(c, "Multiply", c->vin[1], m, "scale");
+	m = m < 0 ? m : npr_onnx_binary(c, "Divide", m, c->vin[6],
+					"multiplier");
+	v = m < 0 ? m : npr_onnx_binary(c, "Multiply", v, m, "scaled");
+	v = v < 0 ? v : npr_onnx_round_even(c, v, "rounded");
 	if (v >= 0 && yz >= 0) {
-		yz = onnx_convert(c, yz, NPR_ELEM_F32, "y_zero_f32");
-		v = yz < 0 ? yz : onnx_binary(c, "Add", v, yz, "shifted");
+		yz = npr_onnx_convert(c, yz, NPR_ELEM_F32, "y_zero_f32");
+		v = yz < 0 ? yz : npr_onnx_binary(c, "Add", v, yz, "shifted");
 	}
-	out[0] = v < 0 ? v : onnx_saturate(c, v, type, "q");
+	out[0] = v < 0 ? v : npr_onnx_saturate(c, v, type, "q");
 	return out[0] < 0 ? out[0] : 0;
 }
 
@@ -251,74 +254,82 @@ static int tr_max_unpool(struct onnx_ctx *c, int *out)
 	struct npr_shape sc = { .rank = 0 };
 	int nk, ns, np, i, shape, in[4], zr, node, err;
 
-	err = onnx_attr_ints(c, "kernel_shape", k, NPR_MAX_RANK, &nk);
+	err = npr_onnx_attr_ints(c, "kernel_shape", k, NPR_MAX_RANK, &nk);
 	if (!err)
-		err = onnx_attr_ints(c, "strides", st, NPR_MAX_RANK, &ns);
+		err = npr_onnx_attr_ints(c, "strides", st, NPR_MAX_RANK, &ns);
 	if (!err)
-		err = onnx_attr_ints(c, "pads", pads, 2 * NPR_MAX_RANK, &np);
+		err = npr_onnx_attr_ints(c, "pads", pads, 2 * NPR_MAX_RANK,
+					 &np);
 	if (err)
 		return err;
 	if (nk < 1 || (ns >= 0 && ns != nk) || (np >= 0 && np != 2 * nk))
-		return onnx_err(c, -EINVAL,
-				"kernel_shape, strides and pads do not fit");
+		return npr_onnx_err(c, -EINVAL,
+				    "kernel_shape, strides and pads do not fit");
 	shape = onnx_in(c, 2);
 	if (shape < 0) {
 		if (xs.rank != nk + 2)
-			return onnx_err(c, -EOPNOTSUPP,
-					"without output_shape the input shape must be known at load time");
+			return npr_onnx_err(c, -EOPNOTSUPP,
+					    "without output_shape the input shape must be known at load time");
 		for (i = 0; i < nk; i++) {
 			int64_t d = xs.d[2 + i], s = ns >= 0 ? st[i] : 1;
 
 			if (d < 1 || s < 1 || k[i] < 1)
-				return onnx_err(c, -EOPNOTSUPP,
-						"without output_shape the spatial dims must be known at load time");
+				return npr_onnx_err(c, -EOPNOTSUPP,
+						    "without output_shape the spatial dims must be known at load time");
 			sp[i] = (d - 1) * s + k[i] -
 				(np >= 0 ? pads[i] + pads[nk + i] : 0);
 			if (sp[i] < 1)
-				return onnx_err(c, -EINVAL,
-						"output dim %d would be %lld",
-						i + 2, (long long)sp[i]);
+				return npr_onnx_err(c, -EINVAL,
+						    "output dim %d would be %lld",
+						    i + 2, (long long)sp[i]);
 		}
-		shape = onnx_shape_of(c, c->vin[0], "in_shape");
+		shape = npr_onnx_shape_of(c, c->vin[0], "in_shape");
 		in[0] = shape < 0 ? shape :
-			onnx_strided(c, shape, &b, &e, NULL, &z, &z, 1, "nc");
-		in[1] = in[0] < 0 ? in[0] : onnx_const_i64(c, sp, nk, "spatial");
+			npr_onnx_strided(c, shape, &b, &e, NULL, &z, &z, 1,
+					 "nc");
+		in[1] = in[0] < 0 ? in[0] : npr_onnx_const_i64(c, sp, nk,
+							       "spatial");
 		if (in[1] < 0)
 			return in[1];
-		node = onnx_node(c, "Concat", 1, "out_shape", 2, in, 1, &shape);
-		if (node < 0 || (node = onnx_set_attr(c, node, "axis", "0")))
+		node = npr_onnx_node(c, "Concat", 1, "out_shape", 2, in, 1,
+				     &shape);
+		if (node < 0 || (node = npr_onnx_set_attr(c, node, "axis",
+							  "0")))
 			return node;
 	}
-	zr = onnx_scalar(c, c->vin[0], 0, "zero");
+	zr = npr_onnx_scalar(c, c->vin[0], 0, "zero");
 	in[0] = zr;
 	in[1] = shape;
 	node = zr < 0 ? zr :
-	       onnx_node(c, "Broadcast", 3, "zeros", 2, in, 1, &zr);
-	if (node < 0 || (node = onnx_set_attr(c, node, "mode", "numpy")))
+	       npr_onnx_node(c, "Broadcast", 3, "zeros", 2, in, 1, &zr);
+	if (node < 0 || (node = npr_onnx_set_attr(c, node, "mode", "numpy")))
 		return node;
-	in[0] = onnx_reshape_to(c, zr, &flat, 1, false, "zeros_flat");
+	in[0] = npr_onnx_reshape_to(c, zr, &flat, 1, false, "zeros_flat");
 	in[1] = in[0] < 0 ? in[0] :
-		onnx_reshape_to(c, c->vin[1], &flat, 1, false, "indices_flat");
+		npr_onnx_reshape_to(c, c->vin[1], &flat, 1, false,
+				    "indices_flat");
 	in[2] = in[1] < 0 ? in[1] :
-		onnx_reshape_to(c, c->vin[0], &flat, 1, false, "values_flat");
+		npr_onnx_reshape_to(c, c->vin[0], &flat, 1, false,
+				    "values_flat");
 	in[3] = in[2] < 0 ? in[2] :
-		onnx_const(c, NPR_ELEM_I64, &sc, &zero, "axis");
+		npr_onnx_const(c, NPR_ELEM_I64, &sc, &zero, "axis");
 	if (in[3] < 0)
 		return in[3];
-	node = onnx_node(c, "ScatterElementsUpdate", 12, "scatter", 4, in, 1,
-			 &in[0]);
+	node = npr_onnx_node(c, "ScatterElementsUpdate", 12, "scatter", 4, in,
+			     1,
+			     &in[0]);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "reduction", "none");
+	err = npr_onnx_set_attr(c, node, "reduction", "none");
 	if (!err)
-		err = onnx_set_attr(c, node, "use_init_val", "true");
+		err = npr_onnx_set_attr(c, node, "use_init_val", "true");
 	if (err)
 		return err;
 	in[1] = shape;
-	node = onnx_node(c, "Reshape", 1, NULL, 2, in, 1, out);
+	node = npr_onnx_node(c, "Reshape", 1, NULL, 2, in, 1, out);
 	if (node < 0)
 		return node;
-	return onnx_set_attr(c, node, "special_zero", "false");
+	return npr_onnx_set_attr(c, node, "special_zero", "false");
 }
 
 /* ---- DFT ---------------------------------------------------------------- */
@@ -330,61 +341,66 @@ static int tr_max_unpool(struct onnx_ctx *c, int *out)
  */
 static int tr_dft(struct onnx_ctx *c, int *out)
 {
-	int x = c->vin[0], r = onnx_known_rank(c, x, "DFT"), len = onnx_in(c, 1);
+	int x = c->vin[0], r = npr_onnx_known_rank(c, x,
+						   "DFT"), len = onnx_in(c, 1);
 	int64_t axis, inverse, onesided, n = -1, one = 1;
 	int in[3], node, err;
 
 	if (r < 0)
 		return r;
-	err = onnx_attr_int(c, "axis", 1, &axis);
+	err = npr_onnx_attr_int(c, "axis", 1, &axis);
 	if (!err)
-		err = onnx_attr_int(c, "inverse", 0, &inverse);
+		err = npr_onnx_attr_int(c, "inverse", 0, &inverse);
 	if (!err)
-		err = onnx_attr_int(c, "onesided", 0, &onesided);
+		err = npr_onnx_attr_int(c, "onesided", 0, &onesided);
 	if (err)
 		return err;
 	if (r < 2 || (onnx_vshape(c, x)->d[r - 1] != 1 &&
 		      onnx_vshape(c, x)->d[r - 1] != 2))
-		return onnx_err(c, -EINVAL,
-				"input must be [..., 1] (real) or [..., 2] (complex) of known last dim");
+		return npr_onnx_err(c, -EINVAL,
+				    "input must be [..., 1] (real) or [..., 2] (complex) of known last dim");
 	if (axis < 0)
 		axis += r;
 	if (axis < 0 || axis > r - 2)
-		return onnx_err(c, -EINVAL, "axis is out of range");
+		return npr_onnx_err(c, -EINVAL, "axis is out of range");
 	if (onnx_vshape(c, x)->d[r - 1] == 1) {
-		int zero = onnx_scalar(c, x, 0, "zero"), shape;
+		int zero = npr_onnx_scalar(c, x, 0, "zero"), shape;
 
-		shape = zero < 0 ? zero : onnx_shape_of(c, x, "shape");
+		shape = zero < 0 ? zero : npr_onnx_shape_of(c, x, "shape");
 		in[0] = zero;
 		in[1] = shape;
 		node = shape < 0 ? shape :
-		       onnx_node(c, "Broadcast", 3, "imag", 2, in, 1, &in[1]);
-		if (node < 0 || (node = onnx_set_attr(c, node, "mode", "numpy")))
+		       npr_onnx_node(c, "Broadcast", 3, "imag", 2, in, 1,
+				     &in[1]);
+		if (node < 0 || (node = npr_onnx_set_attr(c, node, "mode",
+							  "numpy")))
 			return node;
 		in[0] = x;
-		node = onnx_node(c, "Concat", 1, "complex", 2, in, 1, &x);
-		if (node < 0 || (node = onnx_set_attr(c, node, "axis", "%d",
+		node = npr_onnx_node(c, "Concat", 1, "complex", 2, in, 1, &x);
+		if (node < 0 || (node = npr_onnx_set_attr(c, node, "axis", "%d",
 						      r - 1)))
 			return node;
 	}
 	in[0] = x;
-	in[1] = onnx_const_i64(c, &axis, 1, "axes");
+	in[1] = npr_onnx_const_i64(c, &axis, 1, "axes");
 	if (in[1] < 0)
 		return in[1];
 	if (len >= 0) {
-		in[2] = onnx_reshape_to(c, len, &one, 1, false, "signal_size");
+		in[2] = npr_onnx_reshape_to(c, len, &one, 1, false,
+					    "signal_size");
 		if (in[2] < 0)
 			return in[2];
-		if (onnx_const_ints(c, len, &n, 1) != 1)
+		if (npr_onnx_const_ints(c, len, &n, 1) != 1)
 			n = -1;
 	} else {
 		n = onnx_vshape(c, c->vin[0])->d[axis];
 	}
 	if (onesided && (inverse || n < 1))
-		return onnx_err(c, -EOPNOTSUPP,
-				"onesided needs a forward DFT of a length known at load time");
-	node = onnx_node(c, inverse ? "IDFT" : "DFT", 7, onesided ? "full" : NULL,
-			 len >= 0 ? 3 : 2, in, 1, out);
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "onesided needs a forward DFT of a length known at load time");
+	node = npr_onnx_node(c, inverse ? "IDFT" : "DFT", 7,
+			     onesided ? "full" : NULL,
+			     len >= 0 ? 3 : 2, in, 1, out);
 	if (node < 0)
 		return node;
 	if (onesided) {
@@ -397,8 +413,8 @@ static int tr_dft(struct onnx_ctx *c, int *out)
 			em[i] = i < axis;
 		}
 		e[axis] = n / 2 + 1;
-		out[0] = onnx_strided(c, out[0], b, e, NULL, bm, em,
-				      (int)axis + 1, NULL);
+		out[0] = npr_onnx_strided(c, out[0], b, e, NULL, bm, em,
+					  (int)axis + 1, NULL);
 		if (out[0] < 0)
 			return out[0];
 	}
@@ -412,18 +428,19 @@ static int tr_reverse_sequence(struct onnx_ctx *c, int *out)
 	int64_t ba, ta;
 	int node, err;
 
-	err = onnx_attr_int(c, "batch_axis", 1, &ba);
+	err = npr_onnx_attr_int(c, "batch_axis", 1, &ba);
 	if (!err)
-		err = onnx_attr_int(c, "time_axis", 0, &ta);
+		err = npr_onnx_attr_int(c, "time_axis", 0, &ta);
 	if (err)
 		return err;
-	node = onnx_node(c, "ReverseSequence", 1, NULL, 2, c->vin, 1, out);
+	node = npr_onnx_node(c, "ReverseSequence", 1, NULL, 2, c->vin, 1, out);
 	if (node < 0)
 		return node;
 	*onnx_vshape(c, out[0]) = *onnx_vshape(c, c->vin[0]);
-	err = onnx_set_attr(c, node, "batch_axis", "%lld", (long long)ba);
+	err = npr_onnx_set_attr(c, node, "batch_axis", "%lld", (long long)ba);
 	if (!err)
-		err = onnx_set_attr(c, node, "seq_axis", "%lld", (long long)ta);
+		err = npr_onnx_set_attr(c, node, "seq_axis", "%lld",
+					(long long)ta);
 	return err;
 }
 
@@ -433,14 +450,14 @@ static int tr_bitshift(struct onnx_ctx *c, int *out)
 	int node, err;
 	struct npr_shape s;
 
-	err = onnx_attr_str(c, "direction", "", dir, sizeof(dir));
+	err = npr_onnx_attr_str(c, "direction", "", dir, sizeof(dir));
 	if (err)
 		return err;
 	if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
-		return onnx_err(c, -EINVAL,
-				"direction \"%s\" (LEFT or RIGHT)", dir);
-	node = onnx_node(c, strcmp(dir, "LEFT") ? "BitwiseRightShift" :
-			 "BitwiseLeftShift", 15, NULL, 2, c->vin, 1, out);
+		return npr_onnx_err(c, -EINVAL,
+				    "direction \"%s\" (LEFT or RIGHT)", dir);
+	node = npr_onnx_node(c, strcmp(dir, "LEFT") ? "BitwiseRightShift" :
+			     "BitwiseLeftShift", 15, NULL, 2, c->vin, 1, out);
 	if (node < 0)
 		return node;
 	if (!npr_shape_broadcast(onnx_vshape(c, c->vin[0]),
@@ -455,22 +472,23 @@ static int tr_grid_sample(struct onnx_ctx *c, int *out)
 	int64_t align;
 	int node, err;
 
-	err = onnx_attr_int(c, "align_corners", 0, &align);
+	err = npr_onnx_attr_int(c, "align_corners", 0, &align);
 	if (!err)
-		err = onnx_attr_str(c, "mode", "bilinear", mode, sizeof(mode));
+		err = npr_onnx_attr_str(c, "mode", "bilinear", mode,
+					sizeof(mode));
 	if (!err)
-		err = onnx_attr_str(c, "padding_mode", "zeros", pad,
-				    sizeof(pad));
+		err = npr_onnx_attr_str(c, "padding_mode", "zeros", pad,
+					sizeof(pad));
 	if (err)
 		return err;
-	node = onnx_node(c, "GridSample", 9, NULL, 2, c->vin, 1, out);
+	node = npr_onnx_node(c, "GridSample", 9, NULL, 2, c->vin, 1, out);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "align_corners", "%s", onnx_tf(align));
+	err = npr_onnx_set_attr(c, node, "align_corners", "%s", onnx_tf(align));
 	if (!err)
-		err = onnx_set_attr(c, node, "mode", "%s", mode);
+		err = npr_onnx_set_attr(c, node, "mode", "%s", mode);
 	if (!err)
-		err = onnx_set_attr(c, node, "padding_mode", "%s", pad);
+		err = npr_onnx_set_attr(c, node, "padding_mode", "%s", pad);
 	return err;
 }
 
@@ -489,48 +507,49 @@ static int tr_nms(struct onnx_ctx *c, int *out)
 	int64_t center, zero = 0, one = 1;
 	int in[5], o[3], sl[5], node, err, i;
 
-	err = onnx_attr_int(c, "center_point_box", 0, &center);
+	err = npr_onnx_attr_int(c, "center_point_box", 0, &center);
 	if (err)
 		return err;
 	if (center != 0 && center != 1)
-		return onnx_err(c, -EINVAL, "center_point_box %lld (0 or 1)",
-				(long long)center);
+		return npr_onnx_err(c, -EINVAL,
+				    "center_point_box %lld (0 or 1)",
+				    (long long)center);
 	in[0] = c->vin[0];
 	in[1] = c->vin[1];
 	in[2] = onnx_in(c, 2);
 	if (in[2] < 0)
-		in[2] = onnx_const_i64(c, &zero, 1, "max_output");
+		in[2] = npr_onnx_const_i64(c, &zero, 1, "max_output");
 	in[3] = onnx_in(c, 3);
 	if (in[3] < 0)
-		in[3] = onnx_scalar(c, c->vin[1], 0, "iou_threshold");
+		in[3] = npr_onnx_scalar(c, c->vin[1], 0, "iou_threshold");
 	in[4] = onnx_in(c, 4);
 	if (in[4] < 0)
-		in[4] = onnx_scalar(c, c->vin[1], -INFINITY,
-				    "score_threshold");
+		in[4] = npr_onnx_scalar(c, c->vin[1], -INFINITY,
+					"score_threshold");
 	for (i = 2; i < 5; i++)
 		if (in[i] < 0)
 			return in[i];
-	node = onnx_node(c, "NonMaxSuppression", 9, "nms", 5, in, 3, o);
+	node = npr_onnx_node(c, "NonMaxSuppression", 9, "nms", 5, in, 3, o);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "box_encoding", "%s",
-			    center ? "center" : "corner");
+	err = npr_onnx_set_attr(c, node, "box_encoding", "%s",
+				center ? "center" : "corner");
 	if (!err)
-		err = onnx_set_attr(c, node, "sort_result_descending",
-				    "false");
+		err = npr_onnx_set_attr(c, node, "sort_result_descending",
+					"false");
 	if (!err)
-		err = onnx_set_attr(c, node, "output_type", "i64");
+		err = npr_onnx_set_attr(c, node, "output_type", "i64");
 	if (err)
 		return err;
 	sl[0] = o[0];
-	sl[1] = onnx_const_i64(c, &zero, 1, "start");
-	sl[2] = sl[1] < 0 ? sl[1] : onnx_reshape_to(c, o[2], &one, 1, false,
+	sl[1] = npr_onnx_const_i64(c, &zero, 1, "start");
+	sl[2] = sl[1] < 0 ? sl[1] : npr_onnx_reshape_to(c, o[2], &one, 1, false,
 						      "stop");
-	sl[3] = sl[2] < 0 ? sl[2] : onnx_const_i64(c, &one, 1, "step");
-	sl[4] = sl[3] < 0 ? sl[3] : onnx_const_i64(c, &zero, 1, "axes");
+	sl[3] = sl[2] < 0 ? sl[2] : npr_onnx_const_i64(c, &one, 1, "step");
+	sl[4] = sl[3] < 0 ? sl[3] : npr_onnx_const_i64(c, &zero, 1, "axes");
 	if (sl[4] < 0)
 		return sl[4];
-	node = onnx_node(c, "Slice", 8, NULL, 5, sl, 1, out);
+	node = npr_onnx_node(c, "Slice", 8, NULL, 5, sl, 1, out);
 	if (node < 0)
 		return node;
 	c->g->vals[out[0]].type = NPR_ELEM_I64;
@@ -548,43 +567,43 @@ static int tr_nms(struct onnx_ctx *c, int *out)
  */
 static int tr_compress(struct onnx_ctx *c, int *out)
 {
-	const Onnx__AttributeProto *a = onnx_attr_find(c, "axis");
+	const Onnx__AttributeProto *a = npr_onnx_attr_find(c, "axis");
 	int x = c->vin[0], cond = c->vin[1], in[3], nz, node, err;
 	int64_t axis = 0, minus1 = -1;
 
 	if (a) {
-		int r = onnx_known_rank(c, x, "Compress with an axis");
+		int r = npr_onnx_known_rank(c, x, "Compress with an axis");
 
 		if (r < 0)
 			return r;
-		err = onnx_attr_int(c, "axis", 0, &axis);
+		err = npr_onnx_attr_int(c, "axis", 0, &axis);
 		if (!err)
-			err = onnx_norm_axis(c, axis, r, &axis);
+			err = npr_onnx_norm_axis(c, axis, r, &axis);
 		if (err)
 			return err;
 	} else {
-		x = onnx_reshape_to(c, x, &minus1, 1, false, "flat");
+		x = npr_onnx_reshape_to(c, x, &minus1, 1, false, "flat");
 		if (x < 0)
 			return x;
 	}
 	if (onnx_rank(c, cond) > 1)
-		return onnx_err(c, -EINVAL, "condition must be 1-D");
-	node = onnx_node(c, "NonZero", 3, "nonzero", 1, &cond, 1, &nz);
+		return npr_onnx_err(c, -EINVAL, "condition must be 1-D");
+	node = npr_onnx_node(c, "NonZero", 3, "nonzero", 1, &cond, 1, &nz);
 	if (node < 0)
 		return node;
 	c->g->vals[nz].type = NPR_ELEM_I64;
-	err = onnx_set_attr(c, node, "output_type", "i64");
+	err = npr_onnx_set_attr(c, node, "output_type", "i64");
 	if (err)
 		return err;
 	in[0] = x;
-	in[1] = onnx_reshape_to(c, nz, &minus1, 1, false, "indices");
-	in[2] = in[1] < 0 ? in[1] : onnx_const_i64(c, &axis, 1, "axis");
+	in[1] = npr_onnx_reshape_to(c, nz, &minus1, 1, false, "indices");
+	in[2] = in[1] < 0 ? in[1] : npr_onnx_const_i64(c, &axis, 1, "axis");
 	if (in[2] < 0)
 		return in[2];
-	node = onnx_node(c, "Gather", 8, NULL, 3, in, 1, out);
+	node = npr_onnx_node(c, "Gather", 8, NULL, 3, in, 1, out);
 	if (node < 0)
 		return node;
-	return onnx_set_attr(c, node, "batch_dims", "0");
+	return npr_onnx_set_attr(c, node, "batch_dims", "0");
 }
 
 /* ---- HannWindow, HammingWindow, BlackmanWindow ---------------------------- */
@@ -606,46 +625,47 @@ static int tr_window(struct onnx_ctx *c, int *out)
 	unsigned int type;
 	int in[3], n, len, ang, w, t, node, err, i;
 
-	err = onnx_attr_int(c, "periodic", 1, &periodic);
+	err = npr_onnx_attr_int(c, "periodic", 1, &periodic);
 	if (!err)
-		err = onnx_attr_int(c, "output_datatype", 1, &dt);
+		err = npr_onnx_attr_int(c, "output_datatype", 1, &dt);
 	if (err)
 		return err;
-	type = dt >= 0 && dt <= INT32_MAX ? onnx_elem_type((int32_t)dt) : 0;
+	type = dt >= 0 && dt <= INT32_MAX ? npr_onnx_elem_type((int32_t)dt) : 0;
 	if (!type || type == NPR_ELEM_BOOLEAN)
-		return onnx_err(c, -EINVAL, "output_datatype %lld",
-				(long long)dt);
+		return npr_onnx_err(c, -EINVAL, "output_datatype %lld",
+				    (long long)dt);
 	if (onnx_vshape(c, c->vin[0])->rank > 0 &&
 	    npr_shape_numel(onnx_vshape(c, c->vin[0])) != 1)
-		return onnx_err(c, -EINVAL, "size must be a scalar");
-	len = onnx_convert(c, c->vin[0], NPR_ELEM_F32, "size_f32");
+		return npr_onnx_err(c, -EINVAL, "size must be a scalar");
+	len = npr_onnx_convert(c, c->vin[0], NPR_ELEM_F32, "size_f32");
 	if (len < 0)
 		return len;
-	in[0] = onnx_scalar(c, -1, 0, "start");
+	in[0] = npr_onnx_scalar(c, -1, 0, "start");
 	in[1] = len;
-	in[2] = in[0] < 0 ? in[0] : onnx_scalar(c, -1, 1, "step");
+	in[2] = in[0] < 0 ? in[0] : npr_onnx_scalar(c, -1, 1, "step");
 	if (in[2] < 0)
 		return in[2];
-	node = onnx_node(c, "Range", 4, "n", 3, in, 1, &n);
+	node = npr_onnx_node(c, "Range", 4, "n", 3, in, 1, &n);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "output_type", "f32");
+	err = npr_onnx_set_attr(c, node, "output_type", "f32");
 	if (err)
 		return err;
 	c->g->vals[n].type = NPR_ELEM_F32;
 	if (!periodic) {
-		t = onnx_scalar(c, -1, 1, "one");
-		len = t < 0 ? t : onnx_binary(c, "Subtract", len, t, "denom");
+		t = npr_onnx_scalar(c, -1, 1, "one");
+		len = t < 0 ? t : npr_onnx_binary(c, "Subtract", len, t,
+						  "denom");
 		if (len < 0)
 			return len;
 	}
 	/* 2 pi n / N */
-	t = onnx_scalar(c, -1, 2 * M_PI, "two_pi");
-	ang = t < 0 ? t : onnx_binary(c, "Multiply", n, t, "scaled");
-	ang = ang < 0 ? ang : onnx_binary(c, "Divide", ang, len, "angle");
+	t = npr_onnx_scalar(c, -1, 2 * M_PI, "two_pi");
+	ang = t < 0 ? t : npr_onnx_binary(c, "Multiply", n, t, "scaled");
+	ang = ang < 0 ? ang : npr_onnx_binary(c, "Divide", ang, len, "angle");
 	if (ang < 0)
 		return ang;
-	w = onnx_scalar(c, -1, k[0], "a0");
+	w = npr_onnx_scalar(c, -1, k[0], "a0");
 	for (i = 1; i < 3 && w >= 0; i++) {
 		char nm[16];
 		int a = ang, m;
@@ -653,25 +673,26 @@ static int tr_window(struct onnx_ctx *c, int *out)
 		if (!k[i])
 			continue;
 		if (i == 2) {
-			t = onnx_scalar(c, -1, 2, "two");
-			a = t < 0 ? t : onnx_binary(c, "Multiply", ang, t,
-						    "angle2");
+			t = npr_onnx_scalar(c, -1, 2, "two");
+			a = t < 0 ? t : npr_onnx_binary(c, "Multiply", ang, t,
+							"angle2");
 			if (a < 0)
 				return a;
 		}
 		snprintf(nm, sizeof(nm), "cos%d", i);
-		m = onnx_unary(c, "Cos", a, nm);
+		m = npr_onnx_unary(c, "Cos", a, nm);
 		snprintf(nm, sizeof(nm), "a%d", i);
-		t = m < 0 ? m : onnx_scalar(c, -1, k[i], nm);
+		t = m < 0 ? m : npr_onnx_scalar(c, -1, k[i], nm);
 		snprintf(nm, sizeof(nm), "term%d", i);
-		m = t < 0 ? t : onnx_binary(c, "Multiply", m, t, nm);
+		m = t < 0 ? t : npr_onnx_binary(c, "Multiply", m, t, nm);
 		snprintf(nm, sizeof(nm), "sum%d", i);
-		w = m < 0 ? m : onnx_binary(c, i == 1 ? "Subtract" : "Add", w,
-					    m, nm);
+		w = m < 0 ? m : npr_onnx_binary(c, i == 1 ? "Subtract" : "Add",
+						w,
+						m, nm);
 	}
 	if (w < 0)
 		return w;
-	out[0] = onnx_convert(c, w, type, NULL);
+	out[0] = npr_onnx_convert(c, w, type, NULL);
 	return out[0] < 0 ? out[0] : 0;
 }
 
@@ -680,34 +701,34 @@ static int tr_window(struct onnx_ctx *c, int *out)
 /* Unique-10, the axis attribute its constant axis input, i64 outputs. */
 static int tr_unique(struct onnx_ctx *c, int *out)
 {
-	const Onnx__AttributeProto *a = onnx_attr_find(c, "axis");
+	const Onnx__AttributeProto *a = npr_onnx_attr_find(c, "axis");
 	int64_t sorted, axis;
 	int in[2] = { c->vin[0], -1 }, node, err, i;
 
-	err = onnx_attr_int(c, "sorted", 1, &sorted);
+	err = npr_onnx_attr_int(c, "sorted", 1, &sorted);
 	if (!err && a)
-		err = onnx_attr_int(c, "axis", 0, &axis);
+		err = npr_onnx_attr_int(c, "axis", 0, &axis);
 	if (err)
 		return err;
 	if (a) {
-		in[1] = onnx_const_i64(c, &axis, 1, "axis");
+		in[1] = npr_onnx_const_i64(c, &axis, 1, "axis");
 		if (in[1] < 0)
 			return in[1];
 	}
-	node = onnx_node(c, "Unique", 10, NULL, a ? 2 : 1, in, 4, out);
+	node = npr_onnx_node(c, "Unique", 10, NULL, a ? 2 : 1, in, 4, out);
 	if (node < 0)
 		return node;
 	for (i = 1; i < 4; i++)
 		c->g->vals[out[i]].type = NPR_ELEM_I64;
-	err = onnx_set_attr(c, node, "sorted", "%s", onnx_tf(sorted));
+	err = npr_onnx_set_attr(c, node, "sorted", "%s", onnx_tf(sorted));
 	if (!err)
-		err = onnx_set_attr(c, node, "index_element_type", "i64");
+		err = npr_onnx_set_attr(c, node, "index_element_type", "i64");
 	if (!err)
-		err = onnx_set_attr(c, node, "count_element_type", "i64");
+		err = npr_onnx_set_attr(c, node, "count_element_type", "i64");
 	return err;
 }
 
-const struct onnx_op onnx_ops_misc[] = {
+const struct onnx_op npr_onnx_ops_misc[] = {
 	{ "Unique", tr_unique, 1, 1, 4, NULL, 0 },
 	{ "NonMaxSuppression", tr_nms, 2, 5, 1, NULL, 0 },
 	{ "Compress", tr_compress, 2, 2, 1, NULL, 0 },

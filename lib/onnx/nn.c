@@ -35,30 +35,31 @@ static int window_attrs(struct onnx_ctx *c, struct window *w, int nsp)
 	int nk, ns, nd, np, i, err;
 	char ap[32];
 
-	err = onnx_attr_ints(c, "kernel_shape", w->k, 3, &nk);
+	err = npr_onnx_attr_ints(c, "kernel_shape", w->k, 3, &nk);
 	if (!err)
-		err = onnx_attr_ints(c, "strides", w->st, 3, &ns);
+		err = npr_onnx_attr_ints(c, "strides", w->st, 3, &ns);
 	if (!err)
-		err = onnx_attr_ints(c, "dilations", w->dil, 3, &nd);
+		err = npr_onnx_attr_ints(c, "dilations", w->dil, 3, &nd);
 	if (!err)
-		err = onnx_attr_ints(c, "pads", p, 6, &np);
+		err = npr_onnx_attr_ints(c, "pads", p, 6, &np);
 	if (!err)
-		err = onnx_attr_str(c, "auto_pad", "NOTSET", ap, sizeof(ap));
+		err = npr_onnx_attr_str(c, "auto_pad", "NOTSET", ap,
+					sizeof(ap));
 	if (err)
 		return err;
 	if (nsp < 0)
 		nsp = nk >= 0 ? nk : ns >= 0 ? ns : nd >= 0 ? nd :
 		      np >= 0 ? np / 2 : -1;
 	if (nsp < 1 || nsp > 3)
-		return onnx_err(c, -EOPNOTSUPP,
-				"%s spatial dims (only 1 to 3 are supported)",
-				nsp < 0 ? "cannot tell the number of" :
-				"too many");
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "%s spatial dims (only 1 to 3 are supported)",
+				    nsp < 0 ? "cannot tell the number of" :
+				    "too many");
 	if ((nk >= 0 && nk != nsp) || (ns >= 0 && ns != nsp) ||
 	    (nd >= 0 && nd != nsp) || (np >= 0 && np != 2 * nsp))
-		return onnx_err(c, -EINVAL,
-				"kernel_shape, strides, dilations and pads disagree on %d spatial dims",
-				nsp);
+		return npr_onnx_err(c, -EINVAL,
+				    "kernel_shape, strides, dilations and pads disagree on %d spatial dims",
+				    nsp);
 	for (i = 0; i < nsp; i++) {
 		if (ns < 0)
 			w->st[i] = 1;
@@ -73,7 +74,8 @@ static int window_attrs(struct onnx_ctx *c, struct window *w, int nsp)
 			snprintf(w->pad, sizeof(w->pad), "%s", pads[i][1]);
 			return 0;
 		}
-	return onnx_err(c, -EOPNOTSUPP, "auto_pad \"%s\" is not supported", ap);
+	return npr_onnx_err(c, -EOPNOTSUPP, "auto_pad \"%s\" is not supported",
+			    ap);
 }
 
 static int window_set(struct onnx_ctx *c, int node, const struct window *w,
@@ -81,15 +83,15 @@ static int window_set(struct onnx_ctx *c, int node, const struct window *w,
 {
 	int err;
 
-	err = onnx_set_ints(c, node, "strides", w->st, w->nsp);
+	err = npr_onnx_set_ints(c, node, "strides", w->st, w->nsp);
 	if (!err && dil)
-		err = onnx_set_ints(c, node, "dilations", w->dil, w->nsp);
+		err = npr_onnx_set_ints(c, node, "dilations", w->dil, w->nsp);
 	if (!err)
-		err = onnx_set_ints(c, node, "pads_begin", w->pb, w->nsp);
+		err = npr_onnx_set_ints(c, node, "pads_begin", w->pb, w->nsp);
 	if (!err)
-		err = onnx_set_ints(c, node, "pads_end", w->pe, w->nsp);
+		err = npr_onnx_set_ints(c, node, "pads_end", w->pe, w->nsp);
 	if (!err)
-		err = onnx_set_attr(c, node, "auto_pad", "%s", w->pad);
+		err = npr_onnx_set_attr(c, node, "auto_pad", "%s", w->pad);
 	return err;
 }
 
@@ -103,32 +105,33 @@ static int group_weights(struct onnx_ctx *c, int w, int64_t groups)
 	/* constant weights: their shape is final */
 	if (c->g->vals[w].data && ws->rank >= 3 && ws->rank < MAXR) {
 		if (ws->d[0] % groups)
-			return onnx_err(c, -EINVAL,
-					"%lld output channels do not split into %lld groups",
-					(long long)ws->d[0], (long long)groups);
+			return npr_onnx_err(c, -EINVAL,
+					    "%lld output channels do not split into %lld groups",
+					    (long long)ws->d[0], (long long)groups);
 		for (i = 1; i < ws->rank; i++)
 			t[i + 1] = ws->d[i];
 		t[1] = ws->d[0] / groups;
-		return onnx_reshape_to(c, w, t, ws->rank + 1, false, "weights");
+		return npr_onnx_reshape_to(c, w, t, ws->rank + 1, false,
+					   "weights");
 	}
 	/* target = [G, -1] ++ shape(W)[1:], computed at compile time */
-	s = onnx_shape_of(c, w, "wshape");
+	s = npr_onnx_shape_of(c, w, "wshape");
 	if (s < 0)
 		return s;
-	tail = onnx_strided(c, s, &one, &end, NULL, &z, &one, 1, "wtail");
+	tail = npr_onnx_strided(c, s, &one, &end, NULL, &z, &one, 1, "wtail");
 	if (tail < 0)
 		return tail;
-	in[0] = onnx_const_i64(c, t, 2, "wlead");
+	in[0] = npr_onnx_const_i64(c, t, 2, "wlead");
 	in[1] = tail;
 	if (in[0] < 0)
 		return in[0];
-	node = onnx_node(c, "Concat", 1, "wtarget", 2, in, 1, &in[1]);
-	if (node < 0 || (node = onnx_set_attr(c, node, "axis", "0")) < 0)
+	node = npr_onnx_node(c, "Concat", 1, "wtarget", 2, in, 1, &in[1]);
+	if (node < 0 || (node = npr_onnx_set_attr(c, node, "axis", "0")) < 0)
 		return node;
 	in[0] = w;
-	node = onnx_node(c, "Reshape", 1, "weights", 2, in, 1, &out);
+	node = npr_onnx_node(c, "Reshape", 1, "weights", 2, in, 1, &out);
 	if (node < 0 ||
-	    (node = onnx_set_attr(c, node, "special_zero", "false")) < 0)
+	    (node = npr_onnx_set_attr(c, node, "special_zero", "false")) < 0)
 		return node;
 	return out;
 }
@@ -144,13 +147,14 @@ static int tr_conv(struct onnx_ctx *c, int *out)
 
 	if (onnx_rank(c, w) >= 3)
 		nsp = onnx_rank(c, w) - 2;
-	err = onnx_attr_int(c, "group", 1, &groups);
+	err = npr_onnx_attr_int(c, "group", 1, &groups);
 	if (!err)
 		err = window_attrs(c, &win, nsp);
 	if (err)
 		return err;
 	if (groups < 1)
-		return onnx_err(c, -EINVAL, "group %lld", (long long)groups);
+		return npr_onnx_err(c, -EINVAL, "group %lld",
+				    (long long)groups);
 	if (groups > 1) {
 		w = group_weights(c, w, groups);
 		if (w < 0)
@@ -158,8 +162,8 @@ static int tr_conv(struct onnx_ctx *c, int *out)
 	}
 	in[0] = x;
 	in[1] = w;
-	node = onnx_node(c, groups > 1 ? "GroupConvolution" : "Convolution",
-			 1, NULL, 2, in, 1, &v);
+	node = npr_onnx_node(c, groups > 1 ? "GroupConvolution" : "Convolution",
+			     1, NULL, 2, in, 1, &v);
 	if (node < 0)
 		return node;
 	err = window_set(c, node, &win, true);
@@ -179,10 +183,10 @@ static int tr_conv(struct onnx_ctx *c, int *out)
 		t[1] = -1;
 		for (i = 0; i < win.nsp; i++)
 			t[2 + i] = 1;
-		b = onnx_reshape_to(c, b, t, win.nsp + 2, false, "bias");
+		b = npr_onnx_reshape_to(c, b, t, win.nsp + 2, false, "bias");
 		if (b < 0)
 			return b;
-		v = onnx_binary(c, "Add", v, b, "bias");
+		v = npr_onnx_binary(c, "Add", v, b, "bias");
 		if (v < 0)
 			return v;
 	}
@@ -205,21 +209,22 @@ static int tr_conv_transpose(struct onnx_ctx *c, int *out)
 
 	if (onnx_rank(c, w) >= 3)
 		nsp = onnx_rank(c, w) - 2;
-	err = onnx_attr_int(c, "group", 1, &groups);
+	err = npr_onnx_attr_int(c, "group", 1, &groups);
 	if (!err)
 		err = window_attrs(c, &win, nsp);
 	if (!err)
-		err = onnx_attr_ints(c, "output_padding", op, 3, &nop);
+		err = npr_onnx_attr_ints(c, "output_padding", op, 3, &nop);
 	if (!err)
-		err = onnx_attr_ints(c, "output_shape", os, MAXR, &nos);
+		err = npr_onnx_attr_ints(c, "output_shape", os, MAXR, &nos);
 	if (err)
 		return err;
 	if (groups < 1)
-		return onnx_err(c, -EINVAL, "group %lld", (long long)groups);
+		return npr_onnx_err(c, -EINVAL, "group %lld",
+				    (long long)groups);
 	if ((nop >= 0 && nop != win.nsp) || (nos >= 0 && nos < win.nsp))
-		return onnx_err(c, -EINVAL,
-				"output_padding or output_shape do not match %d spatial dims",
-				win.nsp);
+		return npr_onnx_err(c, -EINVAL,
+				    "output_padding or output_shape do not match %d spatial dims",
+				    win.nsp);
 	if (groups > 1) {
 		w = group_weights(c, w, groups);
 		if (w < 0)
@@ -228,20 +233,20 @@ static int tr_conv_transpose(struct onnx_ctx *c, int *out)
 	in[0] = x;
 	in[1] = w;
 	if (nos >= 0) {
-		in[2] = onnx_const_i64(c, os + nos - win.nsp, win.nsp,
-				       "output_shape");
+		in[2] = npr_onnx_const_i64(c, os + nos - win.nsp, win.nsp,
+					   "output_shape");
 		if (in[2] < 0)
 			return in[2];
 		nin = 3;
 	}
-	node = onnx_node(c, groups > 1 ? "GroupConvolutionBackpropData" :
-			 "ConvolutionBackpropData", 1, b >= 0 ? "deconv" : NULL,
-			 nin, in, 1, &v);
+	node = npr_onnx_node(c, groups > 1 ? "GroupConvolutionBackpropData" :
+			     "ConvolutionBackpropData", 1, b >= 0 ? "deconv" : NULL,
+			     nin, in, 1, &v);
 	if (node < 0)
 		return node;
 	err = window_set(c, node, &win, true);
 	if (!err && nop >= 0)
-		err = onnx_set_ints(c, node, "output_padding", op, win.nsp);
+		err = npr_onnx_set_ints(c, node, "output_padding", op, win.nsp);
 	if (err)
 		return err;
 	c->g->vals[v].shape.rank = win.nsp + 2;
@@ -252,10 +257,10 @@ static int tr_conv_transpose(struct onnx_ctx *c, int *out)
 		t[1] = -1;
 		for (i = 0; i < win.nsp; i++)
 			t[2 + i] = 1;
-		b = onnx_reshape_to(c, b, t, win.nsp + 2, false, "bias");
+		b = npr_onnx_reshape_to(c, b, t, win.nsp + 2, false, "bias");
 		if (b < 0)
 			return b;
-		v = onnx_binary(c, "Add", v, b, NULL);
+		v = npr_onnx_binary(c, "Add", v, b, NULL);
 		if (v < 0)
 			return v;
 	}
@@ -274,18 +279,19 @@ static int column_major(struct onnx_ctx *c, int *idx)
 	struct npr_shape sc = { .rank = 0 };
 	int khw, kw, kh, rem, plane, w, h, v;
 
-	khw = onnx_const(c, NPR_ELEM_I64, &sc, &hw, "plane_size");
-	kw = khw < 0 ? khw : onnx_const(c, NPR_ELEM_I64, &sc, &W, "width");
-	kh = kw < 0 ? kw : onnx_const(c, NPR_ELEM_I64, &sc, &H, "height");
-	rem = kh < 0 ? kh : onnx_binary(c, "FloorMod", *idx, khw, "in_plane");
+	khw = npr_onnx_const(c, NPR_ELEM_I64, &sc, &hw, "plane_size");
+	kw = khw < 0 ? khw : npr_onnx_const(c, NPR_ELEM_I64, &sc, &W, "width");
+	kh = kw < 0 ? kw : npr_onnx_const(c, NPR_ELEM_I64, &sc, &H, "height");
+	rem = kh < 0 ? kh : npr_onnx_binary(c, "FloorMod", *idx, khw,
+					    "in_plane");
 	plane = rem < 0 ? rem :
-		onnx_binary(c, "Subtract", *idx, rem, "plane");
-	w = plane < 0 ? plane : onnx_binary(c, "FloorMod", rem, kw, "w");
-	h = w < 0 ? w : onnx_binary(c, "Subtract", rem, w, "row");
-	h = h < 0 ? h : onnx_binary(c, "Divide", h, kw, "h");
-	v = h < 0 ? h : onnx_binary(c, "Multiply", w, kh, "w_by_h");
-	v = v < 0 ? v : onnx_binary(c, "Add", v, h, "column");
-	v = v < 0 ? v : onnx_binary(c, "Add", plane, v, "indices");
+		npr_onnx_binary(c, "Subtract", *idx, rem, "plane");
+	w = plane < 0 ? plane : npr_onnx_binary(c, "FloorMod", rem, kw, "w");
+	h = w < 0 ? w : npr_onnx_binary(c, "Subtract", rem, w, "row");
+	h = h < 0 ? h : npr_onnx_binary(c, "Divide", h, kw, "h");
+	v = h < 0 ? h : npr_onnx_binary(c, "Multiply", w, kh, "w_by_h");
+	v = v < 0 ? v : npr_onnx_binary(c, "Add", v, h, "column");
+	v = v < 0 ? v : npr_onnx_binary(c, "Add", plane, v, "indices");
 	if (v < 0)
 		return v;
 	*idx = v;
@@ -303,48 +309,48 @@ static int tr_pool(struct onnx_ctx *c, int *out)
 
 	err = window_attrs(c, &win, -1);
 	if (!err)
-		err = onnx_attr_int(c, "ceil_mode", 0, &ceil_mode);
+		err = npr_onnx_attr_int(c, "ceil_mode", 0, &ceil_mode);
 	if (!err && avg)
-		err = onnx_attr_int(c, "count_include_pad", 0, &incl);
+		err = npr_onnx_attr_int(c, "count_include_pad", 0, &incl);
 	if (!err && idx)
-		err = onnx_attr_int(c, "storage_order", 0, &order);
+		err = npr_onnx_attr_int(c, "storage_order", 0, &order);
 	if (err)
 		return err;
 	if (order && (win.nsp != 2 || onnx_rank(c, c->vin[0]) != 4 ||
 		      onnx_vshape(c, c->vin[0])->d[2] < 1 ||
 		      onnx_vshape(c, c->vin[0])->d[3] < 1))
-		return onnx_err(c, -EOPNOTSUPP,
-				"column-major indices (storage_order 1) need a 2-D pool of known height and width");
-	if (!onnx_attr_find(c, "kernel_shape"))
-		return onnx_err(c, -EINVAL,
-				"attribute kernel_shape is missing");
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "column-major indices (storage_order 1) need a 2-D pool of known height and width");
+	if (!npr_onnx_attr_find(c, "kernel_shape"))
+		return npr_onnx_err(c, -EINVAL,
+				    "attribute kernel_shape is missing");
 	for (i = 0; i < win.nsp; i++)
 		dil |= win.dil[i] != 1;
 	if (avg && dil)
-		return onnx_err(c, -EOPNOTSUPP,
-				"AveragePool with dilations is not supported");
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "AveragePool with dilations is not supported");
 	/* MaxPool-8 gives indices flattened over N, C and space, as ONNX */
-	node = onnx_node(c, avg ? "AvgPool" : "MaxPool", dil || idx ? 8 : 1,
-			 NULL, 1, c->vin, idx ? 2 : 1, out);
+	node = npr_onnx_node(c, avg ? "AvgPool" : "MaxPool", dil || idx ? 8 : 1,
+			     NULL, 1, c->vin, idx ? 2 : 1, out);
 	if (node < 0)
 		return node;
 	if (idx) {
 		c->g->vals[out[1]].type = NPR_ELEM_I64;
-		err = onnx_set_attr(c, node, "index_element_type", "i64");
+		err = npr_onnx_set_attr(c, node, "index_element_type", "i64");
 		if (!err)
-			err = onnx_set_attr(c, node, "axis", "0");
+			err = npr_onnx_set_attr(c, node, "axis", "0");
 		if (err)
 			return err;
 	}
 	err = window_set(c, node, &win, dil);
 	if (!err)
-		err = onnx_set_ints(c, node, "kernel", win.k, win.nsp);
+		err = npr_onnx_set_ints(c, node, "kernel", win.k, win.nsp);
 	if (!err)
-		err = onnx_set_attr(c, node, "rounding_type", "%s",
-				    ceil_mode ? "ceil" : "floor");
+		err = npr_onnx_set_attr(c, node, "rounding_type", "%s",
+					ceil_mode ? "ceil" : "floor");
 	if (!err && avg)
-		err = onnx_set_attr(c, node, "exclude-pad", "%s",
-				    onnx_tf(!incl));
+		err = npr_onnx_set_attr(c, node, "exclude-pad", "%s",
+					onnx_tf(!incl));
 	if (err)
 		return err;
 	c->g->vals[out[0]].shape.rank = onnx_rank(c, c->vin[0]);
@@ -358,16 +364,17 @@ static int tr_pool(struct onnx_ctx *c, int *out)
 
 static int tr_global_pool(struct onnx_ctx *c, int *out)
 {
-	int r = onnx_known_rank(c, c->vin[0], c->op->type), i;
+	int r = npr_onnx_known_rank(c, c->vin[0], c->op->type), i;
 	int64_t ax[MAXR];
 
 	if (r < 0)
 		return r;
 	if (r < 3)
-		return onnx_err(c, -EINVAL,
-				"input rank %d, at least 3 expected", r);
+		return npr_onnx_err(c, -EINVAL,
+				    "input rank %d, at least 3 expected", r);
 	onnx_iota(ax, r - 2, 2);
-	out[0] = onnx_reduce(c, c->op->ov, c->vin[0], ax, r - 2, true, NULL);
+	out[0] = npr_onnx_reduce(c, c->op->ov, c->vin[0], ax, r - 2, true,
+				 NULL);
 	if (out[0] < 0)
 		return out[0];
 	c->g->vals[out[0]].shape = *onnx_vshape(c, c->vin[0]);
@@ -398,11 +405,12 @@ static int bn_fold(struct onnx_ctx *c, int x, int r, double eps, int64_t ch,
 	ta = (char *)(p + 4 * ch);
 	tb = (char *)(p + 5 * ch);
 	for (k = 0; k < 4 && !err; k++) {
-		err = onnx_const_doubles(c, onnx_in(c, k + 1), p + k * ch, ch);
+		err = npr_onnx_const_doubles(c, onnx_in(c, k + 1), p + k * ch,
+					     ch);
 		if (err >= 0 && err != ch)
-			err = onnx_err(c, -EINVAL,
-				       "input %d has %d values, the others %lld",
-				       k + 1, err, (long long)ch);
+			err = npr_onnx_err(c, -EINVAL,
+					   "input %d has %d values, the others %lld",
+					   k + 1, err, (long long)ch);
 		else if (err >= 0)
 			err = 0;
 	}
@@ -419,14 +427,14 @@ static int bn_fold(struct onnx_ctx *c, int x, int r, double eps, int64_t ch,
 	}
 	npr_convert(ta, t, a, NPR_ELEM_F64, ch);
 	npr_convert(tb, t, b, NPR_ELEM_F64, ch);
-	va = onnx_const(c, t, &s, ta, "scale");
-	vb = va < 0 ? va : onnx_const(c, t, &s, tb, "shift");
+	va = npr_onnx_const(c, t, &s, ta, "scale");
+	vb = va < 0 ? va : npr_onnx_const(c, t, &s, tb, "shift");
 	free(p);
 	if (va < 0 || vb < 0)
 		return va < 0 ? va : vb;
-	v = onnx_binary(c, "Multiply", x, va, "scale");
+	v = npr_onnx_binary(c, "Multiply", x, va, "scale");
 	if (v >= 0)
-		v = onnx_binary(c, "Add", v, vb, NULL);
+		v = npr_onnx_binary(c, "Add", v, vb, NULL);
 	out[0] = v;
 	return v < 0 ? v : 0;
 }
@@ -443,26 +451,27 @@ static int bn_train(struct onnx_ctx *c, int x, int r, double eps, int *out)
 	double mom;
 	int err;
 
-	err = onnx_attr_float(c, "momentum", 0.9, &mom);
+	err = npr_onnx_attr_float(c, "momentum", 0.9, &mom);
 	if (err)
 		return err;
 	for (i = 0; i < r; i++)
 		if (i != 1)
 			axes[n++] = i;
-	mb = onnx_reduce(c, "ReduceMean", x, axes, n, false, "batch_mean");
-	a = mb < 0 ? mb : onnx_per_channel(c, mb, r, "batch_mean");
-	d = a < 0 ? a : onnx_binary(c, "Subtract", x, a, "centre");
-	v = d < 0 ? d : onnx_binary(c, "Multiply", d, d, "square");
+	mb = npr_onnx_reduce(c, "ReduceMean", x, axes, n, false, "batch_mean");
+	a = mb < 0 ? mb : npr_onnx_per_channel(c, mb, r, "batch_mean");
+	d = a < 0 ? a : npr_onnx_binary(c, "Subtract", x, a, "centre");
+	v = d < 0 ? d : npr_onnx_binary(c, "Multiply", d, d, "square");
 	vb = v < 0 ? v :
-	     onnx_reduce(c, "ReduceMean", v, axes, n, false, "batch_var");
-	e = vb < 0 ? vb : onnx_scalar(c, x, eps, "eps");
-	v = e < 0 ? e : onnx_binary(c, "Add", vb, e, "var");
-	v = v < 0 ? v : onnx_unary(c, "Sqrt", v, "std");
-	v = v < 0 ? v : onnx_binary(c, "Divide", onnx_in(c, 1), v, "factor");
-	a = v < 0 ? v : onnx_per_channel(c, v, r, "factor");
-	v = a < 0 ? a : onnx_binary(c, "Multiply", d, a, "scale");
-	a = v < 0 ? v : onnx_per_channel(c, onnx_in(c, 2), r, "shift");
-	out[0] = a < 0 ? a : onnx_binary(c, "Add", v, a, NULL);
+	     npr_onnx_reduce(c, "ReduceMean", v, axes, n, false, "batch_var");
+	e = vb < 0 ? vb : npr_onnx_scalar(c, x, eps, "eps");
+	v = e < 0 ? e : npr_onnx_binary(c, "Add", vb, e, "var");
+	v = v < 0 ? v : npr_onnx_unary(c, "Sqrt", v, "std");
+	v = v < 0 ? v : npr_onnx_binary(c, "Divide", onnx_in(c, 1), v,
+					"factor");
+	a = v < 0 ? v : npr_onnx_per_channel(c, v, r, "factor");
+	v = a < 0 ? a : npr_onnx_binary(c, "Multiply", d, a, "scale");
+	a = v < 0 ? v : npr_onnx_per_channel(c, onnx_in(c, 2), r, "shift");
+	out[0] = a < 0 ? a : npr_onnx_binary(c, "Add", v, a, NULL);
 	if (out[0] < 0)
 		return out[0];
 	onnx_val(c, out[0])->shape = *onnx_vshape(c, x);
@@ -470,16 +479,18 @@ static int bn_train(struct onnx_ctx *c, int x, int r, double eps, int *out)
 	for (k = 0; k < 2 && (size_t)(k + 1) < c->np->n_output; k++) {
 		int cur = k ? vb : mb, m, w;
 
-		m = onnx_scalar(c, x, mom, k ? "var_momentum" : "mean_momentum");
-		w = m < 0 ? m : onnx_scalar(c, x, 1 - mom,
-					    k ? "var_rest" : "mean_rest");
-		m = w < 0 ? w : onnx_binary(c, "Multiply", onnx_in(c, 3 + k), m,
-					    k ? "var_kept" : "mean_kept");
-		w = m < 0 ? m : onnx_binary(c, "Multiply", cur, w,
-					    k ? "var_new" : "mean_new");
+		m = npr_onnx_scalar(c, x, mom,
+				    k ? "var_momentum" : "mean_momentum");
+		w = m < 0 ? m : npr_onnx_scalar(c, x, 1 - mom,
+						k ? "var_rest" : "mean_rest");
+		m = w < 0 ? w : npr_onnx_binary(c, "Multiply",
+						onnx_in(c, 3 + k), m,
+						k ? "var_kept" : "mean_kept");
+		w = m < 0 ? m : npr_onnx_binary(c, "Multiply", cur, w,
+						k ? "var_new" : "mean_new");
 		out[1 + k] = w < 0 ? w :
-			     onnx_binary(c, "Add", m, w,
-					 k ? "running_var" : "running_mean");
+			     npr_onnx_binary(c, "Add", m, w,
+					     k ? "running_var" : "running_mean");
 		if (out[1 + k] < 0)
 			return out[1 + k];
 	}
@@ -493,21 +504,22 @@ static int tr_batchnorm(struct onnx_ctx *c, int *out)
 	double eps;
 	int err;
 
-	err = onnx_attr_float(c, "epsilon", 1e-5, &eps);
+	err = npr_onnx_attr_float(c, "epsilon", 1e-5, &eps);
 	if (!err)
-		err = onnx_attr_int(c, "spatial", 1, &spatial);
+		err = npr_onnx_attr_int(c, "spatial", 1, &spatial);
 	if (!err)
-		err = onnx_attr_int(c, "training_mode", 0, &train);
+		err = npr_onnx_attr_int(c, "training_mode", 0, &train);
 	if (err)
 		return err;
 	if (!spatial)
-		return onnx_err(c, -EOPNOTSUPP, "spatial=0 is not supported");
-	r = onnx_known_rank(c, x, "BatchNormalization");
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "spatial=0 is not supported");
+	r = npr_onnx_known_rank(c, x, "BatchNormalization");
 	if (r < 0)
 		return r;
 	if (r < 2)
-		return onnx_err(c, -EINVAL,
-				"input rank %d, at least 2 expected", r);
+		return npr_onnx_err(c, -EINVAL,
+				    "input rank %d, at least 2 expected", r);
 	if (train)
 		return bn_train(c, x, r, eps, out);
 	for (k = 1; k <= 4; k++) {
@@ -521,30 +533,30 @@ static int tr_batchnorm(struct onnx_ctx *c, int *out)
 	if (k > 4 && ch > 0 && ch <= (1 << 24))
 		return bn_fold(c, x, r, eps, ch, out);
 	/* y = (x - mean) * scale / sqrt(var + eps) + B */
-	e = onnx_scalar(c, onnx_in(c, 4), eps, "eps");
+	e = npr_onnx_scalar(c, onnx_in(c, 4), eps, "eps");
 	if (e < 0)
 		return e;
-	v = onnx_binary(c, "Add", onnx_in(c, 4), e, "var");
+	v = npr_onnx_binary(c, "Add", onnx_in(c, 4), e, "var");
 	if (v >= 0)
-		v = onnx_unary(c, "Sqrt", v, "std");
+		v = npr_onnx_unary(c, "Sqrt", v, "std");
 	if (v >= 0)
-		v = onnx_binary(c, "Divide", onnx_in(c, 1), v, "factor");
+		v = npr_onnx_binary(c, "Divide", onnx_in(c, 1), v, "factor");
 	if (v >= 0)
-		a = onnx_per_channel(c, v, r, "factor");
+		a = npr_onnx_per_channel(c, v, r, "factor");
 	if (v < 0 || a < 0)
 		return v < 0 ? v : a;
-	m = onnx_per_channel(c, onnx_in(c, 3), r, "mean");
+	m = npr_onnx_per_channel(c, onnx_in(c, 3), r, "mean");
 	if (m < 0)
 		return m;
-	v = onnx_binary(c, "Subtract", x, m, "centre");
+	v = npr_onnx_binary(c, "Subtract", x, m, "centre");
 	if (v >= 0)
-		v = onnx_binary(c, "Multiply", v, a, "scale");
+		v = npr_onnx_binary(c, "Multiply", v, a, "scale");
 	if (v < 0)
 		return v;
-	m = onnx_per_channel(c, onnx_in(c, 2), r, "shift");
+	m = npr_onnx_per_channel(c, onnx_in(c, 2), r, "shift");
 	if (m < 0)
 		return m;
-	out[0] = onnx_binary(c, "Add", v, m, NULL);
+	out[0] = npr_onnx_binary(c, "Add", v, m, NULL);
 	return out[0] < 0 ? out[0] : 0;
 }
 
@@ -557,25 +569,25 @@ static int normalise(struct onnx_ctx *c, int x, const int64_t *axes, int n,
 {
 	int m, d, v, e;
 
-	m = onnx_reduce(c, "ReduceMean", x, axes, n, true, "mean");
+	m = npr_onnx_reduce(c, "ReduceMean", x, axes, n, true, "mean");
 	if (m < 0)
 		return m;
-	d = onnx_binary(c, "Subtract", x, m, "centre");
+	d = npr_onnx_binary(c, "Subtract", x, m, "centre");
 	if (d < 0)
 		return d;
-	v = onnx_binary(c, "Multiply", d, d, "square");
+	v = npr_onnx_binary(c, "Multiply", d, d, "square");
 	if (v >= 0)
-		v = onnx_reduce(c, "ReduceMean", v, axes, n, true, "var");
-	e = onnx_scalar(c, x, eps, "eps");
+		v = npr_onnx_reduce(c, "ReduceMean", v, axes, n, true, "var");
+	e = npr_onnx_scalar(c, x, eps, "eps");
 	if (v < 0 || e < 0)
 		return v < 0 ? v : e;
-	v = onnx_binary(c, "Add", v, e, "var");
+	v = npr_onnx_binary(c, "Add", v, e, "var");
 	if (v >= 0)
-		v = onnx_unary(c, "Sqrt", v, "std");
+		v = npr_onnx_unary(c, "Sqrt", v, "std");
 	*mean = m;
 	*stdv = v;
 	if (v >= 0)
-		v = onnx_binary(c, "Divide", d, v, "norm");
+		v = npr_onnx_binary(c, "Divide", d, v, "norm");
 	return v;
 }
 
@@ -586,16 +598,16 @@ static int tr_layer_norm(struct onnx_ctx *c, int *out)
 	double eps;
 	int err;
 
-	err = onnx_attr_int(c, "axis", -1, &axis);
+	err = npr_onnx_attr_int(c, "axis", -1, &axis);
 	if (!err)
-		err = onnx_attr_float(c, "epsilon", 1e-5, &eps);
+		err = npr_onnx_attr_float(c, "epsilon", 1e-5, &eps);
 	if (err)
 		return err;
 	if (axis < 0 && axis >= -MAXR) {
 		n = (int)-axis;
 		onnx_iota(ax, n, axis);	/* [axis, .., -1] needs no rank */
 	} else {
-		err = onnx_norm_axis(c, axis, r, &axis);
+		err = npr_onnx_norm_axis(c, axis, r, &axis);
 		if (err)
 			return err;
 		n = r - (int)axis;
@@ -603,24 +615,25 @@ static int tr_layer_norm(struct onnx_ctx *c, int *out)
 	}
 	v = normalise(c, x, ax, n, eps, &m, &sd);
 	if (v >= 0)
-		v = onnx_binary(c, "Multiply", v, onnx_in(c, 1),
-				onnx_in(c, 2) >= 0 ? "scale" : NULL);
+		v = npr_onnx_binary(c, "Multiply", v, onnx_in(c, 1),
+				    onnx_in(c, 2) >= 0 ? "scale" : NULL);
 	if (v >= 0 && onnx_in(c, 2) >= 0)
-		v = onnx_binary(c, "Add", v, onnx_in(c, 2), NULL);
+		v = npr_onnx_binary(c, "Add", v, onnx_in(c, 2), NULL);
 	if (v < 0)
 		return v;
 	out[0] = v;
 	/* the optional outputs: mean and 1 / standard deviation */
 	out[1] = m;
-	one = onnx_scalar(c, sd, 1, "one");
-	out[2] = one < 0 ? one : onnx_binary(c, "Divide", one, sd, "invstd");
+	one = npr_onnx_scalar(c, sd, 1, "one");
+	out[2] = one < 0 ? one : npr_onnx_binary(c, "Divide", one, sd,
+						 "invstd");
 	return out[2] < 0 ? out[2] : 0;
 }
 
 static int tr_instance_norm(struct onnx_ctx *c, int *out)
 {
 	int x = onnx_in(c, 0);
-	int r = onnx_known_rank(c, x, "InstanceNormalization");
+	int r = npr_onnx_known_rank(c, x, "InstanceNormalization");
 	int64_t ax[MAXR];
 	int v, s, b;
 	double eps;
@@ -629,20 +642,20 @@ static int tr_instance_norm(struct onnx_ctx *c, int *out)
 	if (r < 0)
 		return r;
 	if (r < 3)
-		return onnx_err(c, -EINVAL,
-				"input rank %d, at least 3 expected", r);
-	err = onnx_attr_float(c, "epsilon", 1e-5, &eps);
+		return npr_onnx_err(c, -EINVAL,
+				    "input rank %d, at least 3 expected", r);
+	err = npr_onnx_attr_float(c, "epsilon", 1e-5, &eps);
 	if (err)
 		return err;
 	onnx_iota(ax, r - 2, 2);
 	v = normalise(c, x, ax, r - 2, eps, &s, &b);
-	s = onnx_per_channel(c, onnx_in(c, 1), r, "scale");
-	b = onnx_per_channel(c, onnx_in(c, 2), r, "bias");
+	s = npr_onnx_per_channel(c, onnx_in(c, 1), r, "scale");
+	b = npr_onnx_per_channel(c, onnx_in(c, 2), r, "bias");
 	if (v < 0 || s < 0 || b < 0)
 		return v < 0 ? v : s < 0 ? s : b;
-	v = onnx_binary(c, "Multiply", v, s, "scale");
+	v = npr_onnx_binary(c, "Multiply", v, s, "scale");
 	if (v >= 0)
-		v = onnx_binary(c, "Add", v, b, NULL);
+		v = npr_onnx_binary(c, "Add", v, b, NULL);
 	out[0] = v;
 	return v < 0 ? v : 0;
 }
@@ -668,14 +681,14 @@ static void matmul_shape(struct onnx_ctx *c, int a, int b, bool ta, bool tb,
 
 static int tr_matmul(struct onnx_ctx *c, int *out)
 {
-	int node = onnx_node(c, "MatMul", 1, NULL, 2, c->vin, 1, out), err;
+	int node = npr_onnx_node(c, "MatMul", 1, NULL, 2, c->vin, 1, out), err;
 
 	if (node < 0)
 		return node;
 	matmul_shape(c, c->vin[0], c->vin[1], false, false, out[0]);
-	err = onnx_set_attr(c, node, "transpose_a", "false");
+	err = npr_onnx_set_attr(c, node, "transpose_a", "false");
 	if (!err)
-		err = onnx_set_attr(c, node, "transpose_b", "false");
+		err = npr_onnx_set_attr(c, node, "transpose_b", "false");
 	return err;
 }
 
@@ -686,42 +699,43 @@ static int tr_gemm(struct onnx_ctx *c, int *out)
 	int v, node, k, cc = onnx_in(c, 2);
 	int err;
 
-	err = onnx_attr_int(c, "transA", 0, &ta);
+	err = npr_onnx_attr_int(c, "transA", 0, &ta);
 	if (!err)
-		err = onnx_attr_int(c, "transB", 0, &tb);
+		err = npr_onnx_attr_int(c, "transB", 0, &tb);
 	if (!err)
-		err = onnx_attr_float(c, "alpha", 1.0, &alpha);
+		err = npr_onnx_attr_float(c, "alpha", 1.0, &alpha);
 	if (!err)
-		err = onnx_attr_float(c, "beta", 1.0, &beta);
+		err = npr_onnx_attr_float(c, "beta", 1.0, &beta);
 	if (err)
 		return err;
-	node = onnx_node(c, "MatMul", 1, NULL, 2, c->vin, 1, &v);
+	node = npr_onnx_node(c, "MatMul", 1, NULL, 2, c->vin, 1, &v);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "transpose_a", "%s", onnx_tf(ta));
+	err = npr_onnx_set_attr(c, node, "transpose_a", "%s", onnx_tf(ta));
 	if (!err)
-		err = onnx_set_attr(c, node, "transpose_b", "%s", onnx_tf(tb));
+		err = npr_onnx_set_attr(c, node, "transpose_b", "%s",
+					onnx_tf(tb));
 	if (err)
 		return err;
 	matmul_shape(c, c->vin[0], c->vin[1], ta, tb, v);
 	if (alpha != 1.0) {
-		k = onnx_scalar(c, v, alpha, "alpha");
+		k = npr_onnx_scalar(c, v, alpha, "alpha");
 		if (k < 0)
 			return k;
-		v = onnx_binary(c, "Multiply", v, k, "alpha");
+		v = npr_onnx_binary(c, "Multiply", v, k, "alpha");
 		if (v < 0)
 			return v;
 	}
 	if (cc >= 0 && beta != 0.0) {
 		if (beta != 1.0) {
-			k = onnx_scalar(c, cc, beta, "beta");
+			k = npr_onnx_scalar(c, cc, beta, "beta");
 			if (k < 0)
 				return k;
-			cc = onnx_binary(c, "Multiply", cc, k, "beta");
+			cc = npr_onnx_binary(c, "Multiply", cc, k, "beta");
 			if (cc < 0)
 				return cc;
 		}
-		k = onnx_binary(c, "Add", v, cc, "bias");
+		k = npr_onnx_binary(c, "Add", v, cc, "bias");
 		if (k < 0)
 			return k;
 		c->g->vals[k].shape = c->g->vals[v].shape;
@@ -739,35 +753,35 @@ static int tr_softmax(struct onnx_ctx *c, int *out)
 	bool flat;
 	int err;
 
-	err = onnx_attr_int(c, "axis", c->opset < 13 ? 1 : -1, &axis);
+	err = npr_onnx_attr_int(c, "axis", c->opset < 13 ? 1 : -1, &axis);
 	if (err)
 		return err;
 	if (axis < -MAXR || axis >= MAXR)
-		return onnx_err(c, -EINVAL, "axis %lld", (long long)axis);
+		return npr_onnx_err(c, -EINVAL, "axis %lld", (long long)axis);
 	/* before opset 13 the input is seen as 2-D, split at axis */
 	flat = c->opset < 13 && !(r >= 0 && (axis == r - 1 || axis == -1));
-	v = flat ? onnx_flatten2d(c, x, axis, "flat") : x;
+	v = flat ? npr_onnx_flatten2d(c, x, axis, "flat") : x;
 	if (v < 0)
 		return v;
-	node = onnx_node(c, "SoftMax", 8, logsm || flat ? "softmax" : NULL,
-			 1, &v, 1, &v);
+	node = npr_onnx_node(c, "SoftMax", 8, logsm || flat ? "softmax" : NULL,
+			     1, &v, 1, &v);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "axis", "%lld",
-			    flat ? 1LL : (long long)axis);
+	err = npr_onnx_set_attr(c, node, "axis", "%lld",
+				flat ? 1LL : (long long)axis);
 	if (err)
 		return err;
 	if (logsm)
-		v = onnx_unary(c, "Log", v, flat ? "log" : NULL);
+		v = npr_onnx_unary(c, "Log", v, flat ? "log" : NULL);
 	if (v >= 0 && flat) {
 		in[0] = v;
-		in[1] = onnx_shape_of(c, x, "shape");
+		in[1] = npr_onnx_shape_of(c, x, "shape");
 		if (in[1] < 0)
 			return in[1];
-		node = onnx_node(c, "Reshape", 1, NULL, 2, in, 1, &v);
+		node = npr_onnx_node(c, "Reshape", 1, NULL, 2, in, 1, &v);
 		if (node < 0)
 			return node;
-		err = onnx_set_attr(c, node, "special_zero", "false");
+		err = npr_onnx_set_attr(c, node, "special_zero", "false");
 		if (err)
 			return err;
 	}
@@ -789,36 +803,36 @@ static int axes_or_all(struct onnx_ctx *c, int axes, int r)
 	int in[4], len, v, node;
 
 	onnx_iota(all, r, 0);
-	len = onnx_shape_of(c, axes, "axes_len");
+	len = npr_onnx_shape_of(c, axes, "axes_len");
 	if (len < 0)
 		return len;
-	in[0] = onnx_const_i64(c, &zero, 1, "zero");
+	in[0] = npr_onnx_const_i64(c, &zero, 1, "zero");
 	if (in[0] < 0)
 		return in[0];
-	v = onnx_binary(c, "Equal", len, in[0], "no_axes");
+	v = npr_onnx_binary(c, "Equal", len, in[0], "no_axes");
 	if (v >= 0)
-		v = onnx_convert(c, v, NPR_ELEM_I64, "no_axes_i64");
+		v = npr_onnx_convert(c, v, NPR_ELEM_I64, "no_axes_i64");
 	if (v < 0)
 		return v;
-	in[0] = onnx_const_i64(c, &rank, 1, "rank");
+	in[0] = npr_onnx_const_i64(c, &rank, 1, "rank");
 	if (in[0] < 0)
 		return in[0];
-	v = onnx_binary(c, "Multiply", v, in[0], "all_len");
+	v = npr_onnx_binary(c, "Multiply", v, in[0], "all_len");
 	if (v < 0)
 		return v;
-	in[0] = onnx_const_i64(c, all, r, "all_axes");
-	in[1] = onnx_const_i64(c, &zero, 1, "all_start");
+	in[0] = npr_onnx_const_i64(c, all, r, "all_axes");
+	in[1] = npr_onnx_const_i64(c, &zero, 1, "all_start");
 	in[2] = v;
-	in[3] = onnx_const_i64(c, &one, 1, "all_step");
+	in[3] = npr_onnx_const_i64(c, &one, 1, "all_step");
 	if (in[0] < 0 || in[1] < 0 || in[3] < 0)
 		return -ENOMEM;
-	node = onnx_node(c, "Slice", 8, "all", 4, in, 1, &v);
+	node = npr_onnx_node(c, "Slice", 8, "all", 4, in, 1, &v);
 	if (node < 0)
 		return node;
 	in[0] = axes;
 	in[1] = v;
-	node = onnx_node(c, "Concat", 1, "axes", 2, in, 1, &v);
-	if (node < 0 || (node = onnx_set_attr(c, node, "axis", "0")) < 0)
+	node = npr_onnx_node(c, "Concat", 1, "axes", 2, in, 1, &v);
+	if (node < 0 || (node = npr_onnx_set_attr(c, node, "axis", "0")) < 0)
 		return node;
 	return v;
 }
@@ -834,20 +848,20 @@ static int tr_reduce(struct onnx_ctx *c, int *out)
 	bool input_axes = c->opset >= (strcmp(c->op->type, "ReduceSum") ?
 				       18 : 13);
 
-	err = onnx_attr_int(c, "keepdims", 1, &keep);
+	err = npr_onnx_attr_int(c, "keepdims", 1, &keep);
 	if (!err && input_axes)
-		err = onnx_attr_int(c, "noop_with_empty_axes", 0, &noop);
+		err = npr_onnx_attr_int(c, "noop_with_empty_axes", 0, &noop);
 	if (!err && !input_axes)
-		err = onnx_attr_ints(c, "axes", ax, MAXR, &n);
+		err = npr_onnx_attr_ints(c, "axes", ax, MAXR, &n);
 	if (err)
 		return err;
 	if (!input_axes && onnx_in(c, 1) >= 0)
-		return onnx_err(c, -EINVAL,
-				"axes are an attribute before opset %d",
-				strcmp(c->op->type, "ReduceSum") ? 18 : 13);
+		return npr_onnx_err(c, -EINVAL,
+				    "axes are an attribute before opset %d",
+				    strcmp(c->op->type, "ReduceSum") ? 18 : 13);
 	if (input_axes && onnx_in(c, 1) >= 0) {
 		in[1] = onnx_in(c, 1);
-		n = onnx_const_ints(c, in[1], ax, MAXR);
+		n = npr_onnx_const_ints(c, in[1], ax, MAXR);
 		if (n == -ENODATA && !noop && r >= 0)
 			in[1] = axes_or_all(c, in[1], r);
 		if (in[1] < 0)
@@ -865,26 +879,26 @@ static int tr_reduce(struct onnx_ctx *c, int *out)
 	}
 	/* f64 is reduced in f32 (ONNX's tolerance allows it) */
 	if (c->g->vals[x].type == NPR_ELEM_F64) {
-		x = onnx_convert(c, x, NPR_ELEM_F32, "f32");
+		x = npr_onnx_convert(c, x, NPR_ELEM_F32, "f32");
 		if (x < 0)
 			return x;
 	}
 	/* kind 1: SumSquare, 2: LogSum, 3: LogSumExp */
 	if (kind == 1)
-		x = onnx_binary(c, "Multiply", x, x, "square");
+		x = npr_onnx_binary(c, "Multiply", x, x, "square");
 	else if (kind == 3)
-		x = onnx_unary(c, "Exp", x, "exp");
+		x = npr_onnx_unary(c, "Exp", x, "exp");
 	if (x < 0)
 		return x;
 	if (n <= 0) {
 		/* all axes */
 		if (r < 0 && keep)
-			return onnx_known_rank(c, c->vin[0],
-					       "reducing all axes");
+			return npr_onnx_known_rank(c, c->vin[0],
+						   "reducing all axes");
 		if (r < 0) {
 			int64_t flat = -1, z = 0;
 
-			x = onnx_reshape_to(c, x, &flat, 1, false, "flat");
+			x = npr_onnx_reshape_to(c, x, &flat, 1, false, "flat");
 			if (x < 0)
 				return x;
 			r = 1;
@@ -896,29 +910,29 @@ static int tr_reduce(struct onnx_ctx *c, int *out)
 		}
 	}
 	if (in[1] < 0) {
-		in[1] = onnx_const_i64(c, ax, n, "axes");
+		in[1] = npr_onnx_const_i64(c, ax, n, "axes");
 		if (in[1] < 0)
 			return in[1];
 	}
 	in[0] = x;
-	node = onnx_node(c, kind ? "ReduceSum" : c->op->ov, 1,
-			 kind >= 2 ? "sum" : NULL, 2, in, 1, &v);
+	node = npr_onnx_node(c, kind ? "ReduceSum" : c->op->ov, 1,
+			     kind >= 2 ? "sum" : NULL, 2, in, 1, &v);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "keep_dims", "%s", onnx_tf(keep));
+	err = npr_onnx_set_attr(c, node, "keep_dims", "%s", onnx_tf(keep));
 	if (err)
 		return err;
 	if (kind >= 2)
-		v = onnx_unary(c, "Log", v, NULL);
+		v = npr_onnx_unary(c, "Log", v, NULL);
 	if (v >= 0 && c->g->vals[c->vin[0]].type == NPR_ELEM_F64)
-		v = onnx_convert(c, v, NPR_ELEM_F64, "f64");
+		v = npr_onnx_convert(c, v, NPR_ELEM_F64, "f64");
 	out[0] = v;
 	return v < 0 ? v : 0;
 }
 
 /* ---- the table -------------------------------------------------------- */
 
-const struct onnx_op onnx_ops_nn[] = {
+const struct onnx_op npr_onnx_ops_nn[] = {
 	{ "AveragePool", tr_pool, 1, 1, 1, NULL, 1 },
 	{ "BatchNormalization", tr_batchnorm, 5, 5, 5, NULL, 0 },
 	{ "Conv", tr_conv, 2, 3, 1, NULL, 0 },

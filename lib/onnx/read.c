@@ -57,14 +57,14 @@ static int parse(const void *buf, size_t len, const char *base_dir,
 		return npr_err(-EFBIG,
 			       "ONNX model of %zu bytes is larger than 2 GiB",
 			       len);
-	err = onnx_pb_check(buf, len);
+	err = npr_onnx_pb_check(buf, len);
 	if (err == -ELOOP)
 		return npr_err(-EINVAL,
 			       "malformed ONNX protobuf: messages nested more than %d deep",
 			       ONNX_MAX_DEPTH);
 	if (err)
 		return npr_err(-EINVAL, "malformed ONNX protobuf");
-	err = onnx_unpack(buf, len, &m, &gp, &in, &split);
+	err = npr_onnx_unpack(buf, len, &m, &gp, &in, &split);
 	if (err) {
 		if (err != -ENOMEM)
 			err = npr_err(-EINVAL, "malformed ONNX protobuf");
@@ -75,7 +75,7 @@ static int parse(const void *buf, size_t len, const char *base_dir,
 		err = -ENOMEM;
 		goto out;
 	}
-	err = onnx_build(&c, m, gp, split ? &in : NULL);
+	err = npr_onnx_build(&c, m, gp, split ? &in : NULL);
 	if (err) {
 		npr_graph_free(c.g);
 		goto out;
@@ -88,7 +88,7 @@ out:
 	free(c.names);
 	if (split && gp)
 		onnx__graph_proto__free_unpacked(gp, NULL);
-	onnx_inits_free(&in);
+	npr_onnx_inits_free(&in);
 	if (m)
 		onnx__model_proto__free_unpacked(m, NULL);
 	return err;

@@ -53,20 +53,20 @@ struct onnx_inits {
 };
 
 /* lib/onnx/wire.c */
-int onnx_pb_check(const void *buf, size_t len);
-int onnx_unpack(const uint8_t *buf, size_t len, Onnx__ModelProto **m,
-		Onnx__GraphProto **gp, struct onnx_inits *in, bool *split);
-int onnx_init_unpack(struct onnx_inits *in, size_t i);
-void onnx_inits_free(struct onnx_inits *in);
+int npr_onnx_pb_check(const void *buf, size_t len);
+int npr_onnx_unpack(const uint8_t *buf, size_t len, Onnx__ModelProto **m,
+		    Onnx__GraphProto **gp, struct onnx_inits *in, bool *split);
+int npr_onnx_init_unpack(struct onnx_inits *in, size_t i);
+void npr_onnx_inits_free(struct onnx_inits *in);
 
 /* lib/onnx/tensor.c */
-int onnx_info_type(const Onnx__ValueInfoProto *vi, unsigned int *type,
-		   struct npr_shape *sh);
-int onnx_tensor_const_raw(struct onnx_ctx *c, const Onnx__TensorProto *t,
-			  const struct pb_span *raw, const char *suffix);
+int npr_onnx_info_type(const Onnx__ValueInfoProto *vi, unsigned int *type,
+		       struct npr_shape *sh);
+int npr_onnx_tensor_const_raw(struct onnx_ctx *c, const Onnx__TensorProto *t,
+			      const struct pb_span *raw, const char *suffix);
 
 /* lib/onnx/build.c */
-int onnx_build(struct onnx_ctx *c, const Onnx__ModelProto *m,
-	       const Onnx__GraphProto *gp, struct onnx_inits *in);
+int npr_onnx_build(struct onnx_ctx *c, const Onnx__ModelProto *m,
+		   const Onnx__GraphProto *gp, struct onnx_inits *in);
 
 #endif /* NPR_ONNX_READER_H */

@@ -42,14 +42,14 @@ static int gather1(struct onnx_ctx *c, int x, const int64_t *idx, int64_t n,
 	int in[3], node, out;
 
 	in[0] = x;
-	in[1] = onnx_const(c, NPR_ELEM_I64, &s, idx, suffix);
-	in[2] = onnx_const(c, NPR_ELEM_I64, &sc, &one, suffix);
+	in[1] = npr_onnx_const(c, NPR_ELEM_I64, &s, idx, suffix);
+	in[2] = npr_onnx_const(c, NPR_ELEM_I64, &sc, &one, suffix);
 	if (in[1] < 0 || in[2] < 0)
 		return in[1] < 0 ? in[1] : in[2];
-	node = onnx_node(c, "Gather", 8, suffix, 3, in, 1, &out);
+	node = npr_onnx_node(c, "Gather", 8, suffix, 3, in, 1, &out);
 	if (node < 0)
 		return node;
-	node = onnx_set_attr(c, node, "batch_dims", "0");
+	node = npr_onnx_set_attr(c, node, "batch_dims", "0");
 	return node < 0 ? node : out;
 }
 
@@ -75,7 +75,7 @@ static int transpose(struct onnx_ctx *c, int x, const int64_t *perm, int n,
 	struct npr_shape xs = *onnx_vshape(c, x), s = { .rank = n };
 	int out, i;
 
-	out = onnx_with_list(c, "Transpose", x, perm, n, suffix);
+	out = npr_onnx_with_list(c, "Transpose", x, perm, n, suffix);
 	if (out < 0)
 		return out;
 	for (i = 0; i < n; i++)
@@ -115,8 +115,8 @@ static int bias(struct onnx_ctx *c, int kind, int b, int64_t D, int64_t S,
 		zeros = calloc(D * nb, sizeof(float));
 		if (!zeros)
 			return -ENOMEM;
-		return onnx_const_take(c, NPR_ELEM_F32, &s, zeros,
-				       D * nb * sizeof(float), "B");
+		return npr_onnx_const_take(c, NPR_ELEM_F32, &s, zeros,
+					   D * nb * sizeof(float), "B");
 	}
 	idx = gate_index(kind, S, 0);
 	if (!idx)
@@ -145,19 +145,19 @@ static int bias(struct onnx_ctx *c, int kind, int b, int64_t D, int64_t S,
 		zeros = calloc(D * 2 * S, sizeof(float));
 		if (!zeros)
 			return -ENOMEM;
-		z = onnx_const_take(c, NPR_ELEM_F32, &s, zeros,
-				    D * 2 * S * sizeof(float), "Bz");
+		z = npr_onnx_const_take(c, NPR_ELEM_F32, &s, zeros,
+					D * 2 * S * sizeof(float), "Bz");
 		if (z < 0)
 			return z;
 		in[0] = rb;
 		in[1] = z;
-		node = onnx_node(c, "Concat", 1, "Br4", 2, in, 1, &rb);
+		node = npr_onnx_node(c, "Concat", 1, "Br4", 2, in, 1, &rb);
 		if (node < 0)
 			return node;
-		node = onnx_set_attr(c, node, "axis", "1");
+		node = npr_onnx_set_attr(c, node, "axis", "1");
 		if (node < 0)
 			return node;
-		return onnx_binary(c, "Add", wb, rb, "B");
+		return npr_onnx_binary(c, "Add", wb, rb, "B");
 	}
 	wb = gather1(c, b, idx, G * S, "Bw");
 	for (j = 0; j < G * S; j++)
@@ -166,7 +166,7 @@ static int bias(struct onnx_ctx *c, int kind, int b, int64_t D, int64_t S,
 	free(idx);
 	if (rb < 0)
 		return rb;
-	return onnx_binary(c, "Add", wb, rb, "B");
+	return npr_onnx_binary(c, "Add", wb, rb, "B");
 }
 
 /* Zeros [N, D, S], N from @shape (the i64 shape of X as [N, T, I]). */
@@ -176,26 +176,26 @@ static int zero_state(struct onnx_ctx *c, int shape, int64_t D, int64_t S,
 	int64_t b = 0, e = 1, ds[2] = { D, S }, z = 0;
 	int in[3], n, node, out;
 
-	n = onnx_strided(c, shape, &b, &e, NULL, &z, &z, 1, suffix);
+	n = npr_onnx_strided(c, shape, &b, &e, NULL, &z, &z, 1, suffix);
 	if (n < 0)
 		return n;
 	in[0] = n;
-	in[1] = onnx_const_i64(c, ds, 2, suffix);
+	in[1] = npr_onnx_const_i64(c, ds, 2, suffix);
 	if (in[1] < 0)
 		return in[1];
-	node = onnx_node(c, "Concat", 1, suffix, 2, in, 1, &in[1]);
+	node = npr_onnx_node(c, "Concat", 1, suffix, 2, in, 1, &in[1]);
 	if (node < 0)
 		return node;
-	node = onnx_set_attr(c, node, "axis", "0");
+	node = npr_onnx_set_attr(c, node, "axis", "0");
 	if (node < 0)
 		return node;
-	in[0] = onnx_scalar(c, -1, 0.0, suffix);
+	in[0] = npr_onnx_scalar(c, -1, 0.0, suffix);
 	if (in[0] < 0)
 		return in[0];
-	node = onnx_node(c, "Broadcast", 3, suffix, 2, in, 1, &out);
+	node = npr_onnx_node(c, "Broadcast", 3, suffix, 2, in, 1, &out);
 	if (node < 0)
 		return node;
-	node = onnx_set_attr(c, node, "mode", "numpy");
+	node = npr_onnx_set_attr(c, node, "mode", "numpy");
 	return node < 0 ? node : out;
 }
 
@@ -205,15 +205,16 @@ static int full_lengths(struct onnx_ctx *c, int shape)
 	int64_t b0 = 0, e0 = 1, b1 = 1, e1 = 2, z = 0;
 	int in[2], node, out;
 
-	in[1] = onnx_strided(c, shape, &b0, &e0, NULL, &z, &z, 1, "N");
+	in[1] = npr_onnx_strided(c, shape, &b0, &e0, NULL, &z, &z, 1, "N");
 	in[0] = in[1] < 0 ? in[1] :
-		onnx_strided(c, shape, &b1, &e1, NULL, &z, &z, 1, "T");
+		npr_onnx_strided(c, shape, &b1, &e1, NULL, &z, &z, 1, "T");
 	if (in[0] < 0)
 		return in[0];
-	node = onnx_node(c, "Broadcast", 3, "sequence_lens", 2, in, 1, &out);
+	node = npr_onnx_node(c, "Broadcast", 3, "sequence_lens", 2, in, 1,
+			     &out);
 	if (node < 0)
 		return node;
-	node = onnx_set_attr(c, node, "mode", "numpy");
+	node = npr_onnx_set_attr(c, node, "mode", "numpy");
 	return node < 0 ? node : out;
 }
 
@@ -221,34 +222,34 @@ static int full_lengths(struct onnx_ctx *c, int shape)
 static int activations(struct onnx_ctx *c, int nact, int64_t D, char *buf,
 		       size_t len)
 {
-	const Onnx__AttributeProto *a = onnx_attr_find(c, "activations");
+	const Onnx__AttributeProto *a = npr_onnx_attr_find(c, "activations");
 	size_t i, off = 0, k;
 
 	buf[0] = 0;
 	if (!a)
 		return 0;
 	if (a->n_strings != (size_t)(nact * D))
-		return onnx_err(c, -EINVAL,
-				"activations has %zu entries, %lld expected",
-				a->n_strings, (long long)(nact * D));
+		return npr_onnx_err(c, -EINVAL,
+				    "activations has %zu entries, %lld expected",
+				    a->n_strings, (long long)(nact * D));
 	for (i = 0; i < a->n_strings; i++) {
 		const ProtobufCBinaryData *s = &a->strings[i];
 
 		if (!s->len || s->len > 16)
-			return onnx_err(c, -EOPNOTSUPP,
-					"activation %zu is not supported", i);
+			return npr_onnx_err(c, -EOPNOTSUPP,
+					    "activation %zu is not supported", i);
 		if (i >= (size_t)nact) {
 			const ProtobufCBinaryData *f = &a->strings[i - nact];
 
 			if (f->len != s->len ||
 			    strncasecmp((const char *)f->data,
 					(const char *)s->data, s->len))
-				return onnx_err(c, -EOPNOTSUPP,
-						"different activations per direction are not supported");
+				return npr_onnx_err(c, -EOPNOTSUPP,
+						    "different activations per direction are not supported");
 			continue;
 		}
 		if (off + s->len + 2 > len)
-			return onnx_err(c, -EINVAL, "activations too long");
+			return npr_onnx_err(c, -EINVAL, "activations too long");
 		if (i)
 			buf[off++] = ',';
 		for (k = 0; k < s->len; k++)
@@ -272,24 +273,24 @@ static int tr_recurrent(struct onnx_ctx *c, int *out)
 	int err;
 	unsigned int ver = 5;
 
-	err = onnx_attr_int(c, "hidden_size", -1, &S);
+	err = npr_onnx_attr_int(c, "hidden_size", -1, &S);
 	if (!err)
-		err = onnx_attr_int(c, "layout", 0, &layout);
+		err = npr_onnx_attr_int(c, "layout", 0, &layout);
 	if (!err)
-		err = onnx_attr_float(c, "clip", 0.0, &clip);
+		err = npr_onnx_attr_float(c, "clip", 0.0, &clip);
 	if (!err)
-		err = onnx_attr_str(c, "direction", "forward", dir,
-				    sizeof(dir));
+		err = npr_onnx_attr_str(c, "direction", "forward", dir,
+					sizeof(dir));
 	if (!err && kind == KIND_GRU)
-		err = onnx_attr_int(c, "linear_before_reset", 0, &lbr);
+		err = npr_onnx_attr_int(c, "linear_before_reset", 0, &lbr);
 	if (!err && kind == KIND_LSTM)
-		err = onnx_attr_int(c, "input_forget", 0, &forget);
+		err = npr_onnx_attr_int(c, "input_forget", 0, &forget);
 	if (err)
 		return err;
 	if (S < 1 || S > (1 << 24))
-		return onnx_err(c, -EINVAL,
-				"hidden_size %lld is missing or out of range",
-				(long long)S);
+		return npr_onnx_err(c, -EINVAL,
+				    "hidden_size %lld is missing or out of range",
+				    (long long)S);
 	{
 		/* W [D, G * S, I]: refuse a hidden_size it cannot have */
 		const struct npr_shape *ws = onnx_vshape(c, c->vin[1]);
@@ -297,19 +298,20 @@ static int tr_recurrent(struct onnx_ctx *c, int *out)
 				1) * S;
 
 		if (ws->rank == 3 && ws->d[1] >= 0 && ws->d[1] != rows)
-			return onnx_err(c, -EINVAL,
-					"W has %lld rows, hidden_size %lld needs %lld",
-					(long long)ws->d[1], (long long)S,
-					(long long)rows);
+			return npr_onnx_err(c, -EINVAL,
+					    "W has %lld rows, hidden_size %lld needs %lld",
+					    (long long)ws->d[1], (long long)S,
+					    (long long)rows);
 	}
 	if (layout != 0 && layout != 1)
-		return onnx_err(c, -EINVAL, "layout %lld", (long long)layout);
+		return npr_onnx_err(c, -EINVAL, "layout %lld",
+				    (long long)layout);
 	if (!strcmp(dir, "bidirectional"))
 		D = 2;
 	else if (strcmp(dir, "forward") && strcmp(dir, "reverse"))
-		return onnx_err(c, -EINVAL, "direction \"%s\"", dir);
+		return npr_onnx_err(c, -EINVAL, "direction \"%s\"", dir);
 	if (!(clip >= 0))
-		return onnx_err(c, -EINVAL, "clip %g is negative", clip);
+		return npr_onnx_err(c, -EINVAL, "clip %g is negative", clip);
 	err = activations(c, nact, D, acts, sizeof(acts));
 	if (err)
 		return err;
@@ -322,7 +324,7 @@ static int tr_recurrent(struct onnx_ctx *c, int *out)
 		if (x < 0)
 			return x;
 	}
-	shape = onnx_shape_of(c, x, "shape");
+	shape = npr_onnx_shape_of(c, x, "shape");
 	w = shape < 0 ? shape : weights(c, kind, c->vin[1], S, "W");
 	r = w < 0 ? w : weights(c, kind, c->vin[2], S, "R");
 	b = r < 0 ? r : bias(c, kind, onnx_in(c, 3), D, S, lbr != 0);
@@ -361,23 +363,23 @@ static int tr_recurrent(struct onnx_ctx *c, int *out)
 	in[nin++] = b;
 	if (p >= 0)
 		in[nin++] = p;
-	node = onnx_node(c, ov[kind], ver, NULL, nin, in,
-			 kind == KIND_LSTM ? 3 : 2, o);
+	node = npr_onnx_node(c, ov[kind], ver, NULL, nin, in,
+			     kind == KIND_LSTM ? 3 : 2, o);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "hidden_size", "%lld", (long long)S);
+	err = npr_onnx_set_attr(c, node, "hidden_size", "%lld", (long long)S);
 	if (!err)
-		err = onnx_set_attr(c, node, "direction", "%s", dir);
+		err = npr_onnx_set_attr(c, node, "direction", "%s", dir);
 	if (!err && clip > 0)
-		err = onnx_set_attr(c, node, "clip", "%.9g", clip);
+		err = npr_onnx_set_attr(c, node, "clip", "%.9g", clip);
 	if (!err && acts[0])
-		err = onnx_set_attr(c, node, "activations", "%s", acts);
+		err = npr_onnx_set_attr(c, node, "activations", "%s", acts);
 	if (!err && kind == KIND_GRU)
-		err = onnx_set_attr(c, node, "linear_before_reset", "%s",
-				    onnx_tf(lbr));
+		err = npr_onnx_set_attr(c, node, "linear_before_reset", "%s",
+					onnx_tf(lbr));
 	if (!err && ver == 1)
-		err = onnx_set_attr(c, node, "input_forget", "%s",
-				    onnx_tf(forget));
+		err = npr_onnx_set_attr(c, node, "input_forget", "%s",
+					onnx_tf(forget));
 	if (err)
 		return err;
 	{
@@ -399,7 +401,7 @@ static int tr_recurrent(struct onnx_ctx *c, int *out)
 	return 0;
 }
 
-const struct onnx_op onnx_ops_rnn[] = {
+const struct onnx_op npr_onnx_ops_rnn[] = {
 	{ "RNN", tr_recurrent, 3, 6, 2, NULL, KIND_RNN },
 	{ "GRU", tr_recurrent, 3, 6, 2, NULL, KIND_GRU },
 	{ "LSTM", tr_recurrent, 3, 8, 3, NULL, KIND_LSTM },

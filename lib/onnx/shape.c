@@ -17,13 +17,13 @@
 static int tr_flatten(struct onnx_ctx *c, int *out)
 {
 	int64_t axis;
-	int err = onnx_attr_int(c, "axis", 1, &axis);
+	int err = npr_onnx_attr_int(c, "axis", 1, &axis);
 
 	if (err)
 		return err;
 	if (axis < -MAXR || axis > MAXR)
-		return onnx_err(c, -EINVAL, "axis %lld", (long long)axis);
-	out[0] = onnx_flatten2d(c, c->vin[0], axis, NULL);
+		return npr_onnx_err(c, -EINVAL, "axis %lld", (long long)axis);
+	out[0] = npr_onnx_flatten2d(c, c->vin[0], axis, NULL);
 	return out[0] < 0 ? out[0] : 0;
 }
 
@@ -35,31 +35,31 @@ static int tr_reshape(struct onnx_ctx *c, int *out)
 	int in[2] = { c->vin[0], onnx_in(c, 1) };
 	int node, n, i, err;
 
-	err = onnx_attr_int(c, "allowzero", 0, &allowzero);
+	err = npr_onnx_attr_int(c, "allowzero", 0, &allowzero);
 	if (err)
 		return err;
 	if (c->opset < 5) {
 		/* the target shape was an attribute */
-		err = onnx_attr_ints(c, "shape", t, MAXR, &n);
+		err = npr_onnx_attr_ints(c, "shape", t, MAXR, &n);
 		if (err)
 			return err;
 		if (n < 0)
-			return onnx_err(c, -EINVAL,
-					"attribute shape is missing");
-		in[1] = onnx_const_i64(c, t, n, "shape");
+			return npr_onnx_err(c, -EINVAL,
+					    "attribute shape is missing");
+		in[1] = npr_onnx_const_i64(c, t, n, "shape");
 		if (in[1] < 0)
 			return in[1];
 	} else if (in[1] < 0) {
 		return onnx_need(c, 1);
 	}
-	node = onnx_node(c, "Reshape", 1, NULL, 2, in, 1, out);
+	node = npr_onnx_node(c, "Reshape", 1, NULL, 2, in, 1, out);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "special_zero", "%s",
-			    onnx_tf(!allowzero));
+	err = npr_onnx_set_attr(c, node, "special_zero", "%s",
+				onnx_tf(!allowzero));
 	if (err)
 		return err;
-	n = onnx_const_ints(c, in[1], t, MAXR);
+	n = npr_onnx_const_ints(c, in[1], t, MAXR);
 	if (n < 0 && n != -ENODATA)
 		return n;
 	if (n >= 0) {
@@ -79,11 +79,11 @@ static int tr_transpose(struct onnx_ctx *c, int *out)
 	int64_t perm[MAXR];
 	int n, i, err;
 
-	err = onnx_attr_ints(c, "perm", perm, MAXR, &n);
+	err = npr_onnx_attr_ints(c, "perm", perm, MAXR, &n);
 	if (err)
 		return err;
-	out[0] = onnx_with_list(c, "Transpose", c->vin[0], perm,
-				n < 0 ? 0 : n, NULL);
+	out[0] = npr_onnx_with_list(c, "Transpose", c->vin[0], perm,
+				    n < 0 ? 0 : n, NULL);
 	if (out[0] < 0)
 		return out[0];
 	if (xs->rank < 0 || (n >= 0 && n != xs->rank))
@@ -106,21 +106,22 @@ static int tr_concat(struct onnx_ctx *c, int *out)
 	int64_t axis, a;
 	int node, i, err;
 
-	if (!onnx_attr_find(c, "axis") && c->opset >= 4)
-		return onnx_err(c, -EINVAL, "attribute axis is missing");
-	err = onnx_attr_int(c, "axis", 1, &axis);	/* default before 4 */
+	if (!npr_onnx_attr_find(c, "axis") && c->opset >= 4)
+		return npr_onnx_err(c, -EINVAL, "attribute axis is missing");
+	/* the default before opset 4 */
+	err = npr_onnx_attr_int(c, "axis", 1, &axis);
 	if (err)
 		return err;
 	for (i = 0; i < c->nin; i++)
 		if (c->vin[i] < 0)
 			return onnx_need(c, i);
-	node = onnx_node(c, "Concat", 1, NULL, c->nin, c->vin, 1, out);
+	node = npr_onnx_node(c, "Concat", 1, NULL, c->nin, c->vin, 1, out);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "axis", "%lld", (long long)axis);
+	err = npr_onnx_set_attr(c, node, "axis", "%lld", (long long)axis);
 	if (err)
 		return err;
-	if (s.rank > 0 && !onnx_norm_axis(c, axis, s.rank, &a)) {
+	if (s.rank > 0 && !npr_onnx_norm_axis(c, axis, s.rank, &a)) {
 		for (i = 1; i < c->nin; i++) {
 			int64_t d = onnx_vshape(c, c->vin[i])->d[a];
 
@@ -143,25 +144,25 @@ static int tr_squeeze(struct onnx_ctx *c, int *out)
 	int in[2] = { c->vin[0], -1 }, n = -1, i, k, node, r;
 
 	if (c->opset < 13) {
-		int err = onnx_attr_ints(c, "axes", ax, MAXR, &n);
+		int err = npr_onnx_attr_ints(c, "axes", ax, MAXR, &n);
 
 		if (err)
 			return err;
 		if (n >= 0) {
-			in[1] = onnx_const_i64(c, ax, n, "axes");
+			in[1] = npr_onnx_const_i64(c, ax, n, "axes");
 			if (in[1] < 0)
 				return in[1];
 		}
 	} else if (onnx_in(c, 1) >= 0) {
 		in[1] = onnx_in(c, 1);
-		n = onnx_const_ints(c, in[1], ax, MAXR);
+		n = npr_onnx_const_ints(c, in[1], ax, MAXR);
 		if (n < 0 && n != -ENODATA)
 			return n;
 	}
 	if (unsq && in[1] < 0)
-		return onnx_err(c, -EINVAL, "axes are required");
-	node = onnx_node(c, unsq ? "Unsqueeze" : "Squeeze", 1, NULL,
-			 in[1] < 0 ? 1 : 2, in, 1, out);
+		return npr_onnx_err(c, -EINVAL, "axes are required");
+	node = npr_onnx_node(c, unsq ? "Unsqueeze" : "Squeeze", 1, NULL,
+			     in[1] < 0 ? 1 : 2, in, 1, out);
 	if (node < 0)
 		return node;
 	/* the shape when the axes are known */
@@ -189,23 +190,23 @@ static int tr_squeeze(struct onnx_ctx *c, int *out)
 
 static int tr_shape(struct onnx_ctx *c, int *out)
 {
-	const Onnx__AttributeProto *as = onnx_attr_find(c, "start");
-	const Onnx__AttributeProto *ae = onnx_attr_find(c, "end");
+	const Onnx__AttributeProto *as = npr_onnx_attr_find(c, "start");
+	const Onnx__AttributeProto *ae = npr_onnx_attr_find(c, "end");
 	int64_t b, e, z = 0, em;
 	int v, err;
 
-	v = onnx_shape_of(c, c->vin[0], as || ae ? "shape" : NULL);
+	v = npr_onnx_shape_of(c, c->vin[0], as || ae ? "shape" : NULL);
 	if (v < 0 || (!as && !ae)) {
 		out[0] = v;
 		return v < 0 ? v : 0;
 	}
-	err = onnx_attr_int(c, "start", 0, &b);
+	err = npr_onnx_attr_int(c, "start", 0, &b);
 	if (!err)
-		err = onnx_attr_int(c, "end", 0, &e);
+		err = npr_onnx_attr_int(c, "end", 0, &e);
 	if (err)
 		return err;
 	em = !ae;
-	out[0] = onnx_strided(c, v, &b, &e, NULL, &z, &em, 1, NULL);
+	out[0] = npr_onnx_strided(c, v, &b, &e, NULL, &z, &em, 1, NULL);
 	if (out[0] >= 0)
 		c->g->vals[out[0]].shape.d[0] = -1;
 	return out[0] < 0 ? out[0] : 0;
@@ -220,20 +221,20 @@ static int tr_gather(struct onnx_ctx *c, int *out)
 	int64_t axis, a;
 	int err;
 
-	err = onnx_attr_int(c, "axis", 0, &axis);
+	err = npr_onnx_attr_int(c, "axis", 0, &axis);
 	if (err)
 		return err;
-	in[2] = onnx_const(c, NPR_ELEM_I64, &sc, &axis, "axis");
+	in[2] = npr_onnx_const(c, NPR_ELEM_I64, &sc, &axis, "axis");
 	if (in[2] < 0)
 		return in[2];
-	node = onnx_node(c, "Gather", 8, NULL, 3, in, 1, out);
+	node = npr_onnx_node(c, "Gather", 8, NULL, 3, in, 1, out);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "batch_dims", "0");
+	err = npr_onnx_set_attr(c, node, "batch_dims", "0");
 	if (err)
 		return err;
 	if (d->rank < 1 || ix->rank < 0 || d->rank - 1 + ix->rank > MAXR ||
-	    onnx_norm_axis(c, axis, d->rank, &a))
+	    npr_onnx_norm_axis(c, axis, d->rank, &a))
 		return 0;
 	s.rank = 0;
 	for (i = 0; i < a; i++)
@@ -252,33 +253,33 @@ static int tr_constant(struct onnx_ctx *c, int *out)
 	struct npr_shape s = { .rank = 0 };
 
 	if (c->np->n_attribute != 1 || !(a = c->np->attribute[0]) || !a->name)
-		return onnx_err(c, -EINVAL, "needs exactly one attribute");
+		return npr_onnx_err(c, -EINVAL, "needs exactly one attribute");
 	if (!strcmp(a->name, "value") && a->t) {
-		out[0] = onnx_tensor_const(c, a->t, NULL);
+		out[0] = npr_onnx_tensor_const(c, a->t, NULL);
 	} else if (!strcmp(a->name, "value_float")) {
 		float f = a->f;
 
-		out[0] = onnx_const(c, NPR_ELEM_F32, &s, &f, NULL);
+		out[0] = npr_onnx_const(c, NPR_ELEM_F32, &s, &f, NULL);
 	} else if (!strcmp(a->name, "value_int")) {
-		out[0] = onnx_const(c, NPR_ELEM_I64, &s, &a->i, NULL);
+		out[0] = npr_onnx_const(c, NPR_ELEM_I64, &s, &a->i, NULL);
 	} else if (!strcmp(a->name, "value_floats")) {
 		s.rank = 1;
 		s.d[0] = (int64_t)a->n_floats;
-		out[0] = onnx_const(c, NPR_ELEM_F32, &s, a->floats, NULL);
+		out[0] = npr_onnx_const(c, NPR_ELEM_F32, &s, a->floats, NULL);
 	} else if (!strcmp(a->name, "value_ints")) {
 		s.rank = 1;
 		s.d[0] = (int64_t)a->n_ints;
-		out[0] = onnx_const(c, NPR_ELEM_I64, &s, a->ints, NULL);
+		out[0] = npr_onnx_const(c, NPR_ELEM_I64, &s, a->ints, NULL);
 	} else {
-		return onnx_err(c, -EOPNOTSUPP,
-				"attribute %.64s is not supported", a->name);
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "attribute %.64s is not supported", a->name);
 	}
 	return out[0] < 0 ? out[0] : 0;
 }
 
 static int tr_constant_of_shape(struct onnx_ctx *c, int *out)
 {
-	const Onnx__AttributeProto *a = onnx_attr_find(c, "value");
+	const Onnx__AttributeProto *a = npr_onnx_attr_find(c, "value");
 	struct npr_shape s = { .rank = 0 }, vs;
 	int64_t dims[MAXR], numel = 1;
 	unsigned int t = NPR_ELEM_F32;
@@ -288,28 +289,28 @@ static int tr_constant_of_shape(struct onnx_ctx *c, int *out)
 	int n, i, v, in[2];
 
 	if (a && a->t) {
-		v = onnx_tensor_const(c, a->t, "value");
+		v = npr_onnx_tensor_const(c, a->t, "value");
 		if (v < 0)
 			return v;
 		vs = c->g->vals[v].shape;
 		if (npr_shape_numel(&vs) != 1)
-			return onnx_err(c, -EINVAL,
-					"value must have one element");
+			return npr_onnx_err(c, -EINVAL,
+					    "value must have one element");
 		t = c->g->vals[v].type;
 		memcpy(&val, c->g->vals[v].data, npr_elem_size(t));
 	}
-	n = onnx_const_ints(c, c->vin[0], dims, MAXR);
+	n = npr_onnx_const_ints(c, c->vin[0], dims, MAXR);
 	if (n == -ENODATA) {
 		/* a shape computed at run time: broadcast the value */
-		v = onnx_const(c, t, &s, &val, "value");
+		v = npr_onnx_const(c, t, &s, &val, "value");
 		if (v < 0)
 			return v;
 		in[0] = v;
 		in[1] = c->vin[0];
-		v = onnx_node(c, "Broadcast", 3, NULL, 2, in, 1, out);
+		v = npr_onnx_node(c, "Broadcast", 3, NULL, 2, in, 1, out);
 		if (v < 0)
 			return v;
-		v = onnx_set_attr(c, v, "mode", "numpy");
+		v = npr_onnx_set_attr(c, v, "mode", "numpy");
 		return v < 0 ? v : 0;
 	}
 	if (n < 0)
@@ -318,19 +319,19 @@ static int tr_constant_of_shape(struct onnx_ctx *c, int *out)
 	for (i = 0; i < n; i++) {
 		if (dims[i] < 0 || dims[i] > (1LL << 40) ||
 		    (dims[i] && numel > (1LL << 40) / dims[i]))
-			return onnx_err(c, -EINVAL, "bad shape");
+			return npr_onnx_err(c, -EINVAL, "bad shape");
 		s.d[i] = dims[i];
 		numel *= dims[i];
 	}
 	sz = npr_elem_size(t);
 	if (!sz || numel * sz > (256u << 20))
-		return onnx_err(c, -EOPNOTSUPP, "constant too large");
+		return npr_onnx_err(c, -EOPNOTSUPP, "constant too large");
 	p = malloc(numel ? numel * sz : 1);
 	if (!p)
 		return -ENOMEM;
 	for (i = 0; i < numel; i++)
 		memcpy(p + i * sz, &val, sz);
-	out[0] = onnx_const(c, t, &s, p, NULL);
+	out[0] = npr_onnx_const(c, t, &s, p, NULL);
 	free(p);
 	return out[0] < 0 ? out[0] : 0;
 }
@@ -354,15 +355,16 @@ static int slice_dynamic(struct onnx_ctx *c, int *out, int n, int ne,
 
 	if (in[3] < 0) {
 		if (len < 0 || len > MAXR)
-			return onnx_err(c, -EOPNOTSUPP,
-					"computed starts of unknown length need steps");
+			return npr_onnx_err(c, -EOPNOTSUPP,
+					    "computed starts of unknown length need steps");
 		for (i = 0; i < len; i++)
 			ones[i] = 1;
-		in[3] = onnx_const_i64(c, ones, len, "steps");
+		in[3] = npr_onnx_const_i64(c, ones, len, "steps");
 		if (in[3] < 0)
 			return in[3];
 	}
-	node = onnx_node(c, "Slice", 8, NULL, in[4] >= 0 ? 5 : 4, in, 1, out);
+	node = npr_onnx_node(c, "Slice", 8, NULL, in[4] >= 0 ? 5 : 4, in, 1,
+			     out);
 	if (node < 0)
 		return node;
 	c->g->vals[out[0]].shape.rank = onnx_rank(c, in[0]);
@@ -380,31 +382,31 @@ static int tr_slice(struct onnx_ctx *c, int *out)
 	int i, m = 0, err;
 
 	if (c->opset < 10) {
-		err = onnx_attr_ints(c, "starts", st, MAXR, &n);
+		err = npr_onnx_attr_ints(c, "starts", st, MAXR, &n);
 		if (!err)
-			err = onnx_attr_ints(c, "ends", en, MAXR, &ne);
+			err = npr_onnx_attr_ints(c, "ends", en, MAXR, &ne);
 		if (!err)
-			err = onnx_attr_ints(c, "axes", ax, MAXR, &na);
+			err = npr_onnx_attr_ints(c, "axes", ax, MAXR, &na);
 		if (err)
 			return err;
 		if (n < 0 || ne < 0)
-			return onnx_err(c, -EINVAL,
-					"starts and ends are required");
+			return npr_onnx_err(c, -EINVAL,
+					    "starts and ends are required");
 	} else {
 		if (c->nin < 3)
-			return onnx_err(c, -EINVAL,
-					"starts and ends are required");
+			return npr_onnx_err(c, -EINVAL,
+					    "starts and ends are required");
 		if (onnx_in(c, 3) >= 0) {
-			na = onnx_const_ints(c, onnx_in(c, 3), ax, MAXR);
+			na = npr_onnx_const_ints(c, onnx_in(c, 3), ax, MAXR);
 			if (na < 0 && na != -ENODATA)
 				return na;
 		}
 		if (onnx_need(c, 1) < 0 || onnx_need(c, 2) < 0)
 			return -EINVAL;
-		n = onnx_const_ints(c, onnx_in(c, 1), st, MAXR);
-		ne = onnx_const_ints(c, onnx_in(c, 2), en, MAXR);
+		n = npr_onnx_const_ints(c, onnx_in(c, 1), st, MAXR);
+		ne = npr_onnx_const_ints(c, onnx_in(c, 2), en, MAXR);
 		if (onnx_in(c, 4) >= 0)
-			ns = onnx_const_ints(c, onnx_in(c, 4), sp, MAXR);
+			ns = npr_onnx_const_ints(c, onnx_in(c, 4), sp, MAXR);
 		if (n == -ENODATA || ne == -ENODATA || ns == -ENODATA ||
 		    na == -ENODATA)
 			return slice_dynamic(c, out, n, ne, na);
@@ -412,8 +414,8 @@ static int tr_slice(struct onnx_ctx *c, int *out)
 			return n < 0 ? n : ne < 0 ? ne : ns;
 	}
 	if (n != ne || (na >= 0 && na != n) || (ns >= 0 && ns != n))
-		return onnx_err(c, -EINVAL,
-				"starts, ends, axes and steps differ in length");
+		return npr_onnx_err(c, -EINVAL,
+				    "starts, ends, axes and steps differ in length");
 	/* Slice-8 takes negative axes of a rank not known yet */
 	for (i = 0; r < 0 && c->opset >= 10 && na >= 0 && i < na; i++)
 		if (ax[i] < 0)
@@ -426,14 +428,14 @@ static int tr_slice(struct onnx_ctx *c, int *out)
 	for (i = 0; i < n; i++) {
 		int64_t a = na >= 0 ? ax[i] : i;
 
-		err = onnx_norm_axis(c, a, r, &a);
+		err = npr_onnx_norm_axis(c, a, r, &a);
 		if (err)
 			return err;
 		if (!bm[a])
-			return onnx_err(c, -EINVAL, "axis %lld repeats",
-					(long long)a);
+			return npr_onnx_err(c, -EINVAL, "axis %lld repeats",
+					    (long long)a);
 		if (ns >= 0 && !sp[i])
-			return onnx_err(c, -EINVAL, "step 0");
+			return npr_onnx_err(c, -EINVAL, "step 0");
 		b[a] = st[i];
 		e[a] = en[i];
 		s[a] = ns >= 0 ? sp[i] : 1;
@@ -441,7 +443,7 @@ static int tr_slice(struct onnx_ctx *c, int *out)
 		if (a + 1 > m)
 			m = (int)a + 1;
 	}
-	out[0] = onnx_strided(c, x, b, e, s, bm, em, m, NULL);
+	out[0] = npr_onnx_strided(c, x, b, e, s, bm, em, m, NULL);
 	return out[0] < 0 ? out[0] : 0;
 }
 
@@ -457,15 +459,15 @@ static int tr_split(struct onnx_ctx *c, int *out)
 	int in[3] = { x, -1, -1 }, n = -1, k, node, err, computed = -1;
 	int sin = c->opset < 2 ? 1 : c->opset >= 13 ? 1 : -1;
 
-	err = onnx_attr_int(c, "axis", 0, &axis);
+	err = npr_onnx_attr_int(c, "axis", 0, &axis);
 	if (!err && c->opset < 13)
-		err = onnx_attr_ints(c, "split", sizes, 16, &n);
+		err = npr_onnx_attr_ints(c, "split", sizes, 16, &n);
 	if (!err && c->opset >= 18)
-		err = onnx_attr_int(c, "num_outputs", 0, &num);
+		err = npr_onnx_attr_int(c, "num_outputs", 0, &num);
 	if (err)
 		return err;
 	if (sin > 0 && onnx_in(c, sin) >= 0) {
-		n = onnx_const_ints(c, onnx_in(c, sin), sizes, 16);
+		n = npr_onnx_const_ints(c, onnx_in(c, sin), sizes, 16);
 		if (n == -ENODATA) {
 			/* computed sizes: split at inference time */
 			computed = onnx_in(c, sin);
@@ -474,9 +476,10 @@ static int tr_split(struct onnx_ctx *c, int *out)
 		if (n < 0)
 			return n;
 	} else if (sin < 0 && c->nin > 1) {
-		return onnx_err(c, -EINVAL, "takes one input before opset 13");
+		return npr_onnx_err(c, -EINVAL,
+				    "takes one input before opset 13");
 	}
-	if (r >= 0 && !onnx_norm_axis(c, axis, r, &a))
+	if (r >= 0 && !npr_onnx_norm_axis(c, axis, r, &a))
 		dim = onnx_vshape(c, x)->d[a];
 	if (n < 0 && num && dim >= 0 && dim % nout) {
 		/* opset 18: the last chunk is smaller */
@@ -489,30 +492,30 @@ static int tr_split(struct onnx_ctx *c, int *out)
 		n = nout;
 	}
 	if ((n >= 0 && n != nout) || (num && num != nout))
-		return onnx_err(c, -EINVAL, "%d %s for %d outputs",
-				n >= 0 ? n : (int)num,
-				n >= 0 ? "sizes" : "num_outputs", nout);
-	in[1] = onnx_const(c, NPR_ELEM_I64, &sc, &axis, "axis");
+		return npr_onnx_err(c, -EINVAL, "%d %s for %d outputs",
+				    n >= 0 ? n : (int)num,
+				    n >= 0 ? "sizes" : "num_outputs", nout);
+	in[1] = npr_onnx_const(c, NPR_ELEM_I64, &sc, &axis, "axis");
 	if (in[1] < 0)
 		return in[1];
 	if (n >= 0) {
 		in[2] = computed >= 0 ? computed :
-			onnx_const_i64(c, sizes, n, "sizes");
+			npr_onnx_const_i64(c, sizes, n, "sizes");
 		if (in[2] < 0)
 			return in[2];
 	}
-	node = onnx_node(c, n >= 0 ? "VariadicSplit" : "Split", 1, NULL,
-			 n >= 0 ? 3 : 2, in, nout, out);
+	node = npr_onnx_node(c, n >= 0 ? "VariadicSplit" : "Split", 1, NULL,
+			     n >= 0 ? 3 : 2, in, nout, out);
 	if (node < 0)
 		return node;
 	if (n < 0) {
-		err = onnx_set_attr(c, node, "num_splits", "%d", nout);
+		err = npr_onnx_set_attr(c, node, "num_splits", "%d", nout);
 		if (err)
 			return err;
 	}
 	for (k = 0; k < nout; k++) {
 		c->g->vals[out[k]].shape = *onnx_vshape(c, x);
-		if (r >= 0 && !onnx_norm_axis(c, axis, r, &a))
+		if (r >= 0 && !npr_onnx_norm_axis(c, axis, r, &a))
 			c->g->vals[out[k]].shape.d[a] =
 				computed >= 0 ? -1 : n >= 0 ? sizes[k] :
 				dim < 0 ? -1 : dim / nout;
@@ -526,7 +529,7 @@ static int slice1d(struct onnx_ctx *c, int v, int64_t lo, int64_t hi,
 {
 	int64_t z = 0;
 
-	return onnx_strided(c, v, &lo, &hi, NULL, &z, &z, 1, suffix);
+	return npr_onnx_strided(c, v, &lo, &hi, NULL, &z, &z, 1, suffix);
 }
 
 /* Pad: pads/value attributes before opset 11, inputs from then on. */
@@ -539,48 +542,48 @@ static int tr_pad(struct onnx_ctx *c, int *out)
 	double value;
 	int err;
 
-	err = onnx_attr_str(c, "mode", "constant", mode, sizeof(mode));
+	err = npr_onnx_attr_str(c, "mode", "constant", mode, sizeof(mode));
 	if (err)
 		return err;
 	for (i = 0; i < 3 && strcmp(mode, modes[i]); i++)
 		;
 	if (i == 3)
-		return onnx_err(c, -EOPNOTSUPP, "mode %s is not supported",
-				mode);
+		return npr_onnx_err(c, -EOPNOTSUPP, "mode %s is not supported",
+				    mode);
 	if (c->opset < 11) {
-		err = onnx_attr_ints(c, c->opset < 2 ? "paddings" : "pads",
-				     pads, 2 * MAXR, &n);
+		err = npr_onnx_attr_ints(c, c->opset < 2 ? "paddings" : "pads",
+					 pads, 2 * MAXR, &n);
 		if (!err)
-			err = onnx_attr_float(c, "value", 0, &value);
+			err = npr_onnx_attr_float(c, "value", 0, &value);
 		if (err)
 			return err;
 		if (n < 0)
-			return onnx_err(c, -EINVAL,
-					"attribute pads is missing");
+			return npr_onnx_err(c, -EINVAL,
+					    "attribute pads is missing");
 		if (value != 0) {
-			in[3] = onnx_scalar(c, c->vin[0], value, "value");
+			in[3] = npr_onnx_scalar(c, c->vin[0], value, "value");
 			if (in[3] < 0)
 				return in[3];
 		}
 	} else {
 		if (onnx_need(c, 1) < 0)
 			return -EINVAL;
-		n = onnx_const_ints(c, onnx_in(c, 1), pads, 2 * MAXR);
+		n = npr_onnx_const_ints(c, onnx_in(c, 1), pads, 2 * MAXR);
 		if (n < 0 && n != -ENODATA)
 			return n;
 		in[3] = onnx_in(c, 2);
 		if (onnx_in(c, 3) >= 0) {
-			na = onnx_const_ints(c, onnx_in(c, 3), ax, MAXR);
+			na = npr_onnx_const_ints(c, onnx_in(c, 3), ax, MAXR);
 			if (na == -ENODATA || n == -ENODATA)
-				return onnx_err(c, -EOPNOTSUPP,
-						"pads and axes must be constant");
+				return npr_onnx_err(c, -EOPNOTSUPP,
+						    "pads and axes must be constant");
 			if (na < 0)
 				return na;
 		}
 	}
 	if (n == -ENODATA) {
 		/* pads computed at run time: split them in halves */
-		r = onnx_known_rank(c, c->vin[0], "Pad with computed pads");
+		r = npr_onnx_known_rank(c, c->vin[0], "Pad with computed pads");
 		if (r < 0)
 			return r;
 		in[1] = slice1d(c, onnx_in(c, 1), 0, r, "pads_begin");
@@ -588,31 +591,32 @@ static int tr_pad(struct onnx_ctx *c, int *out)
 			slice1d(c, onnx_in(c, 1), r, 2 * r, "pads_end");
 	} else {
 		if (n % 2 || (na >= 0 && n != 2 * na))
-			return onnx_err(c, -EINVAL, "%d pads", n);
+			return npr_onnx_err(c, -EINVAL, "%d pads", n);
 		r = na < 0 ? n / 2 :
-		    onnx_known_rank(c, c->vin[0], "Pad with axes");
+		    npr_onnx_known_rank(c, c->vin[0], "Pad with axes");
 		if (r < 0)
 			return r;
 		for (i = 0; i < n / 2; i++) {
 			int64_t a = na < 0 ? i : ax[i];
 
-			err = onnx_norm_axis(c, a, r, &a);
+			err = npr_onnx_norm_axis(c, a, r, &a);
 			if (err)
 				return err;
 			pb[a] = pads[i];
 			pe[a] = pads[n / 2 + i];
 		}
-		in[1] = onnx_const_i64(c, pb, r, "pads_begin");
+		in[1] = npr_onnx_const_i64(c, pb, r, "pads_begin");
 		in[2] = in[1] < 0 ? in[1] :
-			onnx_const_i64(c, pe, r, "pads_end");
+			npr_onnx_const_i64(c, pe, r, "pads_end");
 	}
 	if (in[1] < 0 || in[2] < 0)
 		return in[1] < 0 ? in[1] : in[2];
 	/* Pad-12: negative pads crop, as in ONNX */
-	node = onnx_node(c, "Pad", 12, NULL, in[3] >= 0 ? 4 : 3, in, 1, out);
+	node = npr_onnx_node(c, "Pad", 12, NULL, in[3] >= 0 ? 4 : 3, in, 1,
+			     out);
 	if (node < 0)
 		return node;
-	err = onnx_set_attr(c, node, "pad_mode", "%s", mode);
+	err = npr_onnx_set_attr(c, node, "pad_mode", "%s", mode);
 	c->g->vals[out[0]].shape.rank = onnx_rank(c, c->vin[0]);
 	for (i = 0; i < onnx_rank(c, c->vin[0]); i++)
 		c->g->vals[out[0]].shape.d[i] = -1;
@@ -622,13 +626,13 @@ static int tr_pad(struct onnx_ctx *c, int *out)
 /* Ops that map to one OpenVINO op with the same inputs: Expand, Tile. */
 static int tr_direct(struct onnx_ctx *c, int *out)
 {
-	int node = onnx_node(c, c->op->ov, c->op->arg, NULL, c->nin, c->vin,
-			     1, out);
+	int node = npr_onnx_node(c, c->op->ov, c->op->arg, NULL, c->nin, c->vin,
+				 1, out);
 
 	if (node < 0)
 		return node;
 	if (!strcmp(c->op->ov, "Broadcast"))
-		node = onnx_set_attr(c, node, "mode", "bidirectional");
+		node = npr_onnx_set_attr(c, node, "mode", "bidirectional");
 	return node < 0 ? node : 0;
 }
 
@@ -637,13 +641,13 @@ static int tr_range(struct onnx_ctx *c, int *out)
 	int node;
 
 	if (!c->g->vals[c->vin[0]].type)
-		return onnx_err(c, -EOPNOTSUPP,
-				"the element type of start is not known at load time");
-	node = onnx_node(c, "Range", 4, NULL, 3, c->vin, 1, out);
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "the element type of start is not known at load time");
+	node = npr_onnx_node(c, "Range", 4, NULL, 3, c->vin, 1, out);
 	if (node < 0)
 		return node;
-	node = onnx_set_attr(c, node, "output_type", "%s",
-			     npr_elem_name(c->g->vals[c->vin[0]].type));
+	node = npr_onnx_set_attr(c, node, "output_type", "%s",
+				 npr_elem_name(c->g->vals[c->vin[0]].type));
 	c->g->vals[out[0]].shape.rank = 1;
 	c->g->vals[out[0]].shape.d[0] = -1;
 	return node < 0 ? node : 0;
@@ -653,11 +657,11 @@ static int tr_range(struct onnx_ctx *c, int *out)
 static int tr_size(struct onnx_ctx *c, int *out)
 {
 	int64_t zero = 0;
-	int s = onnx_shape_of(c, c->vin[0], "shape");
+	int s = npr_onnx_shape_of(c, c->vin[0], "shape");
 
 	if (s < 0)
 		return s;
-	out[0] = onnx_reduce(c, "ReduceProd", s, &zero, 1, false, NULL);
+	out[0] = npr_onnx_reduce(c, "ReduceProd", s, &zero, 1, false, NULL);
 	if (out[0] < 0)
 		return out[0];
 	c->g->vals[out[0]].shape.rank = 0;
@@ -666,7 +670,7 @@ static int tr_size(struct onnx_ctx *c, int *out)
 
 /* ---- the table -------------------------------------------------------- */
 
-const struct onnx_op onnx_ops_shape[] = {
+const struct onnx_op npr_onnx_ops_shape[] = {
 	{ "Concat", tr_concat, 1, -1, 1, NULL, 0 },
 	{ "Constant", tr_constant, 0, 0, 1, NULL, 0 },
 	{ "ConstantOfShape", tr_constant_of_shape, 1, 1, 1, NULL, 0 },

@@ -47,18 +47,18 @@ static unsigned int elem_type(int32_t dt)
 }
 
 /**
- * onnx_elem_type() - an ONNX TensorProto.DataType as an element type
+ * npr_onnx_elem_type() - an ONNX TensorProto.DataType as an element type
  * @dt: the ONNX data type number.
  *
  * Return: NPR_ELEM_*, or 0 for strings, complex numbers and unknown types.
  */
-unsigned int onnx_elem_type(int32_t dt)
+unsigned int npr_onnx_elem_type(int32_t dt)
 {
 	return elem_type(dt);
 }
 
 /**
- * onnx_info_type() - the declared type of a graph input, output or
+ * npr_onnx_info_type() - the declared type of a graph input, output or
  * value_info
  * @vi: the declaration.
  * @type: Out. Its element type, 0 if not given.
@@ -67,8 +67,8 @@ unsigned int onnx_elem_type(int32_t dt)
  * Return: 0, -EOPNOTSUPP for sequences, maps and unknown element types,
  * -EINVAL for a dimension out of range.  No message is set.
  */
-int onnx_info_type(const Onnx__ValueInfoProto *vi, unsigned int *type,
-		   struct npr_shape *sh)
+int npr_onnx_info_type(const Onnx__ValueInfoProto *vi, unsigned int *type,
+		       struct npr_shape *sh)
 {
 	const Onnx__TypeProto__Tensor *tt;
 	size_t i;
@@ -158,39 +158,40 @@ static int external_data(struct onnx_ctx *c, const Onnx__TensorProto *t,
 			loc = onnx_str(e->value);
 		else if ((!strcmp(k, "offset") && parse_u64(e->value, &off)) ||
 			 (!strcmp(k, "length") && parse_u64(e->value, &len)))
-			return onnx_err(c, -EINVAL,
-					"%s: bad external %s \"%.40s\"",
-					what, k, onnx_str(e->value));
+			return npr_onnx_err(c, -EINVAL,
+					    "%s: bad external %s \"%.40s\"",
+					    what, k, onnx_str(e->value));
 	}
 	if (!c->base_dir)
-		return onnx_err(c, -EINVAL,
-				"%s: external data needs the model's directory (load the model from its file)",
-				what);
+		return npr_onnx_err(c, -EINVAL,
+				    "%s: external data needs the model's directory (load the model from its file)",
+				    what);
 	if (!loc || !safe_location(loc) ||
 	    strnlen(loc, ONNX_MAX_NAME + 1) > ONNX_MAX_NAME)
-		return onnx_err(c, -EINVAL,
-				"%s: external data location \"%.200s\" is not a relative path inside the model's directory",
-				what, loc ? loc : "");
+		return npr_onnx_err(c, -EINVAL,
+				    "%s: external data location \"%.200s\" is not a relative path inside the model's directory",
+				    what, loc ? loc : "");
 	if (len != need)
-		return onnx_err(c, -EINVAL,
-				"%s: external length %llu, but the dims need %zu bytes",
-				what, (unsigned long long)len, need);
+		return npr_onnx_err(c, -EINVAL,
+				    "%s: external length %llu, but the dims need %zu bytes",
+				    what, (unsigned long long)len, need);
 	if (asprintf(&path, "%s/%s", c->base_dir, loc) < 0)
 		return -ENOMEM;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
-		err = onnx_err(c, err, "%s: cannot open external data %s: %s",
-			       what, path, strerror(-err));
+		err = npr_onnx_err(c, err,
+				   "%s: cannot open external data %s: %s",
+				   what, path, strerror(-err));
 		free(path);
 		return err;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		err = onnx_err(c, -EINVAL, "%s: %s is not a regular file",
-			       what, path);
+		err = npr_onnx_err(c, -EINVAL, "%s: %s is not a regular file",
+				   what, path);
 	else if (off > (uint64_t)st.st_size ||
 		 need > (uint64_t)st.st_size - off)
-		err = onnx_err(c, -EINVAL,
+		err = npr_onnx_err(c, -EINVAL,
 				"%s: bytes [%llu, %llu) are past the end of %s (%lld bytes)",
 				what, (unsigned long long)off,
 				(unsigned long long)(off + need), path,
@@ -202,8 +203,8 @@ static int external_data(struct onnx_ctx *c, const Onnx__TensorProto *t,
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			err = onnx_err(c, k < 0 ? -errno : -EIO,
-				       "%s: cannot read %s", what, path);
+			err = npr_onnx_err(c, k < 0 ? -errno : -EIO,
+					   "%s: cannot read %s", what, path);
 		else
 			done += (size_t)k;
 	}
@@ -294,26 +295,26 @@ static int tensor_read(struct onnx_ctx *c, const Onnx__TensorProto *t,
 
 	*type = t->has_data_type ? elem_type(t->data_type) : 0;
 	if (!*type)
-		return onnx_err(c, -EOPNOTSUPP,
-				"%s: data type %d is not supported", what,
-				t->has_data_type ? t->data_type : 0);
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "%s: data type %d is not supported", what,
+				    t->has_data_type ? t->data_type : 0);
 	if (t->n_dims > NPR_MAX_RANK)
-		return onnx_err(c, -EOPNOTSUPP,
-				"%s has %zu dims, at most %d are supported",
-				what, t->n_dims, NPR_MAX_RANK);
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "%s has %zu dims, at most %d are supported",
+				    what, t->n_dims, NPR_MAX_RANK);
 	if (t->segment)
-		return onnx_err(c, -EOPNOTSUPP,
-				"%s: segmented tensors are not supported",
-				what);
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "%s: segmented tensors are not supported",
+				    what);
 	sh->rank = (int)t->n_dims;
 	for (i = 0; i < t->n_dims; i++) {
 		if (t->dims[i] < 0 || t->dims[i] > ONNX_MAX_DIM)
-			return onnx_err(c, -EINVAL, "%s: dim %zu is %lld",
-					what, i, (long long)t->dims[i]);
+			return npr_onnx_err(c, -EINVAL, "%s: dim %zu is %lld",
+					    what, i, (long long)t->dims[i]);
 		sh->d[i] = t->dims[i];
 		if (t->dims[i] && numel > ONNX_MAX_DIM / t->dims[i])
-			return onnx_err(c, -EOVERFLOW, "%s: dims too large",
-					what);
+			return npr_onnx_err(c, -EOVERFLOW, "%s: dims too large",
+					    what);
 		numel *= t->dims[i];
 	}
 	bytes = npr_tensor_bytes(*type, numel);
@@ -328,11 +329,11 @@ static int tensor_read(struct onnx_ctx *c, const Onnx__TensorProto *t,
 
 		err = 0;
 		if (rlen != bytes) {
-			err = onnx_err(c, -EINVAL,
-				       "%s: raw_data has %zu bytes, but dims %s of %s need %zu",
-				       what, rlen,
-				       npr_shape_str(sh, (char[96]){ 0 }, 96),
-				       npr_elem_name(*type), bytes);
+			err = npr_onnx_err(c, -EINVAL,
+					   "%s: raw_data has %zu bytes, but dims %s of %s need %zu",
+					   what, rlen,
+					   npr_shape_str(sh, (char[96]){ 0 }, 96),
+					   npr_elem_name(*type), bytes);
 		} else if (raw && bytes && c->src &&
 			   (!((uintptr_t)rp % align) ||
 			    (is_weights(*type) && bytes >= ONNX_REF_MIN))) {
@@ -375,15 +376,15 @@ static int tensor_read(struct onnx_ctx *c, const Onnx__TensorProto *t,
 		p = malloc(bytes ? bytes : 1);
 		err = p ? typed_data(t, *type, numel, p, &have) : -ENOMEM;
 		if (!err && have != (size_t)numel)
-			err = onnx_err(c, -EINVAL,
-				       "%s: has %zu values, but dims %s need %lld",
-				       what, have,
-				       npr_shape_str(sh, (char[96]){ 0 }, 96),
-				       (long long)numel);
+			err = npr_onnx_err(c, -EINVAL,
+					   "%s: has %zu values, but dims %s need %lld",
+					   what, have,
+					   npr_shape_str(sh, (char[96]){ 0 }, 96),
+					   (long long)numel);
 	}
 	if (err == -ENOMEM && !p)
-		err = onnx_err(c, -ENOMEM, "%s: no memory for %zu bytes",
-			       what, bytes);
+		err = npr_onnx_err(c, -ENOMEM, "%s: no memory for %zu bytes",
+				   what, bytes);
 	if (err) {
 		free(p);
 		return err;
@@ -395,18 +396,18 @@ static int tensor_read(struct onnx_ctx *c, const Onnx__TensorProto *t,
 }
 
 /**
- * onnx_tensor_const_raw() - a Const node for an initializer
+ * npr_onnx_tensor_const_raw() - a Const node for an initializer
  * @c: the context.
  * @t: the tensor, unpacked without its raw_data when @raw is not NULL.
  * @raw: its raw_data left in the model's bytes, or NULL.
- * @suffix: node name suffix as in onnx_node(); outside a node, the name.
+ * @suffix: node name suffix as in npr_onnx_node(); outside a node, the name.
  *
  * The data is copied, or referred to in a mapped model (see tensor_read()).
  *
  * Return: the value index, or -errno with the tensor named.
  */
-int onnx_tensor_const_raw(struct onnx_ctx *c, const Onnx__TensorProto *t,
-			  const struct pb_span *raw, const char *suffix)
+int npr_onnx_tensor_const_raw(struct onnx_ctx *c, const Onnx__TensorProto *t,
+			      const struct pb_span *raw, const char *suffix)
 {
 	char what[256];
 	struct npr_shape sh;
@@ -422,26 +423,26 @@ int onnx_tensor_const_raw(struct onnx_ctx *c, const Onnx__TensorProto *t,
 	if (err)
 		return err;
 	if (!owned)
-		return onnx_const_ref(c, type, &sh, data, bytes, suffix);
-	return onnx_const_take(c, type, &sh, owned, bytes, suffix);
+		return npr_onnx_const_ref(c, type, &sh, data, bytes, suffix);
+	return npr_onnx_const_take(c, type, &sh, owned, bytes, suffix);
 }
 
 /**
- * onnx_tensor_const() - a Const node holding a TensorProto's data
+ * npr_onnx_tensor_const() - a Const node holding a TensorProto's data
  * @c: the context.
  * @t: the tensor (an initializer or an attribute value).
- * @suffix: node name suffix as in onnx_node(); outside a node, the name.
+ * @suffix: node name suffix as in npr_onnx_node(); outside a node, the name.
  *
  * Return: the value index, or -errno with the tensor named.
  */
-int onnx_tensor_const(struct onnx_ctx *c, const Onnx__TensorProto *t,
-		      const char *suffix)
+int npr_onnx_tensor_const(struct onnx_ctx *c, const Onnx__TensorProto *t,
+			  const char *suffix)
 {
-	return onnx_tensor_const_raw(c, t, NULL, suffix);
+	return npr_onnx_tensor_const_raw(c, t, NULL, suffix);
 }
 
 /**
- * onnx_const_ints() - the elements of a value known at load time
+ * npr_onnx_const_ints() - the elements of a value known at load time
  * @c: the context.
  * @v: the value.
  * @out: where the elements go, as int64.
@@ -450,7 +451,7 @@ int onnx_tensor_const(struct onnx_ctx *c, const Onnx__TensorProto *t,
  * Return: the element count, -ENODATA (no message) when @v is not a
  * constant, -EINVAL when it has more than @max elements or is not numeric.
  */
-int onnx_const_ints(struct onnx_ctx *c, int v, int64_t *out, int max)
+int npr_onnx_const_ints(struct onnx_ctx *c, int v, int64_t *out, int max)
 {
 	const struct npr_value *val = &c->g->vals[v];
 	int64_t n = npr_shape_numel(&val->shape);
@@ -458,25 +459,26 @@ int onnx_const_ints(struct onnx_ctx *c, int v, int64_t *out, int max)
 	if (!val->data || n < 0)
 		return -ENODATA;
 	if (n > max)
-		return onnx_err(c, -EINVAL,
-				"constant input has %lld elements, at most %d are supported",
-				(long long)n, max);
+		return npr_onnx_err(c, -EINVAL,
+				    "constant input has %lld elements, at most %d are supported",
+				    (long long)n, max);
 	if (npr_tensor_bytes(val->type, n) > val->nbytes ||
 	    npr_convert(out, NPR_ELEM_I64, val->data, val->type, n))
-		return onnx_err(c, -EINVAL, "constant input is not numeric");
+		return npr_onnx_err(c, -EINVAL,
+				    "constant input is not numeric");
 	return (int)n;
 }
 
 /**
- * onnx_const_doubles() - like onnx_const_ints(), as double
+ * npr_onnx_const_doubles() - like npr_onnx_const_ints(), as double
  * @c: the context.
  * @v: the value.
  * @out: where the elements go.
  * @max: room in @out.
  *
- * Return: as onnx_const_ints().
+ * Return: as npr_onnx_const_ints().
  */
-int onnx_const_doubles(struct onnx_ctx *c, int v, double *out, int64_t max)
+int npr_onnx_const_doubles(struct onnx_ctx *c, int v, double *out, int64_t max)
 {
 	const struct npr_value *val = &c->g->vals[v];
 	int64_t n = npr_shape_numel(&val->shape);
@@ -484,11 +486,12 @@ int onnx_const_doubles(struct onnx_ctx *c, int v, double *out, int64_t max)
 	if (!val->data || n < 0)
 		return -ENODATA;
 	if (n > max)
-		return onnx_err(c, -EINVAL,
-				"constant input has %lld elements, %lld expected",
-				(long long)n, (long long)max);
+		return npr_onnx_err(c, -EINVAL,
+				    "constant input has %lld elements, %lld expected",
+				    (long long)n, (long long)max);
 	if (npr_tensor_bytes(val->type, n) > val->nbytes ||
 	    npr_convert(out, NPR_ELEM_F64, val->data, val->type, n))
-		return onnx_err(c, -EINVAL, "constant input is not numeric");
+		return npr_onnx_err(c, -EINVAL,
+				    "constant input is not numeric");
 	return (int)n;
 }

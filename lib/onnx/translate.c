@@ -30,14 +30,14 @@
 /* ---- messages --------------------------------------------------------- */
 
 /**
- * onnx_err() - set the error detail, naming the current ONNX node
+ * npr_onnx_err() - set the error detail, naming the current ONNX node
  * @c: the context; outside node translation the message has no prefix.
  * @err: negative errno to return.
  * @fmt: printf format of the detail.
  *
  * Return: @err.
  */
-int onnx_err(struct onnx_ctx *c, int err, const char *fmt, ...)
+int npr_onnx_err(struct onnx_ctx *c, int err, const char *fmt, ...)
 {
 	char msg[768];
 	va_list ap;
@@ -54,14 +54,14 @@ int onnx_err(struct onnx_ctx *c, int err, const char *fmt, ...)
 /* ---- attributes of the current node ----------------------------------- */
 
 /**
- * onnx_attr_find() - an attribute of the node being translated
+ * npr_onnx_attr_find() - an attribute of the node being translated
  * @c: the context.
  * @name: attribute name.
  *
  * Return: the attribute, or NULL when the node does not have it.
  */
-const Onnx__AttributeProto *onnx_attr_find(struct onnx_ctx *c,
-					   const char *name)
+const Onnx__AttributeProto *npr_onnx_attr_find(struct onnx_ctx *c,
+					       const char *name)
 {
 	size_t i;
 
@@ -82,7 +82,7 @@ static bool attr_is(const Onnx__AttributeProto *a, int type, bool has)
 }
 
 /**
- * onnx_attr_int() - an INT attribute
+ * npr_onnx_attr_int() - an INT attribute
  * @c: the context.
  * @name: attribute name.
  * @def: value when absent.
@@ -90,23 +90,23 @@ static bool attr_is(const Onnx__AttributeProto *a, int type, bool has)
  *
  * Return: 0, or -EINVAL when the attribute has another type.
  */
-int onnx_attr_int(struct onnx_ctx *c, const char *name, int64_t def,
-		  int64_t *out)
+int npr_onnx_attr_int(struct onnx_ctx *c, const char *name, int64_t def,
+		      int64_t *out)
 {
-	const Onnx__AttributeProto *a = onnx_attr_find(c, name);
+	const Onnx__AttributeProto *a = npr_onnx_attr_find(c, name);
 
 	*out = def;
 	if (!a)
 		return 0;
 	if (!attr_is(a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, a->has_i))
-		return onnx_err(c, -EINVAL, "attribute %s is not an int",
-				name);
+		return npr_onnx_err(c, -EINVAL, "attribute %s is not an int",
+				    name);
 	*out = a->i;
 	return 0;
 }
 
 /**
- * onnx_attr_float() - a FLOAT attribute (an INT is accepted too)
+ * npr_onnx_attr_float() - a FLOAT attribute (an INT is accepted too)
  * @c: the context.
  * @name: attribute name.
  * @def: value when absent.
@@ -114,10 +114,10 @@ int onnx_attr_int(struct onnx_ctx *c, const char *name, int64_t def,
  *
  * Return: 0, or -EINVAL when the attribute has another type.
  */
-int onnx_attr_float(struct onnx_ctx *c, const char *name, double def,
-		    double *out)
+int npr_onnx_attr_float(struct onnx_ctx *c, const char *name, double def,
+			double *out)
 {
-	const Onnx__AttributeProto *a = onnx_attr_find(c, name);
+	const Onnx__AttributeProto *a = npr_onnx_attr_find(c, name);
 
 	*out = def;
 	if (!a)
@@ -128,13 +128,13 @@ int onnx_attr_float(struct onnx_ctx *c, const char *name, double def,
 			 a->has_i))
 		*out = (double)a->i;
 	else
-		return onnx_err(c, -EINVAL, "attribute %s is not a float",
-				name);
+		return npr_onnx_err(c, -EINVAL, "attribute %s is not a float",
+				    name);
 	return 0;
 }
 
 /**
- * onnx_attr_ints() - an INTS attribute
+ * npr_onnx_attr_ints() - an INTS attribute
  * @c: the context.
  * @name: attribute name.
  * @out: the values.
@@ -143,23 +143,23 @@ int onnx_attr_float(struct onnx_ctx *c, const char *name, double def,
  *
  * Return: 0, or -EINVAL (another type, more than @max values).
  */
-int onnx_attr_ints(struct onnx_ctx *c, const char *name, int64_t *out,
-		   int max, int *count)
+int npr_onnx_attr_ints(struct onnx_ctx *c, const char *name, int64_t *out,
+		       int max, int *count)
 {
-	const Onnx__AttributeProto *a = onnx_attr_find(c, name);
+	const Onnx__AttributeProto *a = npr_onnx_attr_find(c, name);
 
 	*count = -1;
 	if (!a)
 		return 0;
 	if (!attr_is(a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS,
 		     a->n_ints > 0))
-		return onnx_err(c, -EINVAL,
-				"attribute %s is not a list of ints",
-				name);
+		return npr_onnx_err(c, -EINVAL,
+				    "attribute %s is not a list of ints",
+				    name);
 	if (a->n_ints > (size_t)max)
-		return onnx_err(c, -EINVAL,
-				"attribute %s has %zu values, at most %d are supported",
-				name, a->n_ints, max);
+		return npr_onnx_err(c, -EINVAL,
+				    "attribute %s has %zu values, at most %d are supported",
+				    name, a->n_ints, max);
 	if (a->n_ints)
 		memcpy(out, a->ints, a->n_ints * sizeof(*out));
 	*count = (int)a->n_ints;
@@ -167,7 +167,7 @@ int onnx_attr_ints(struct onnx_ctx *c, const char *name, int64_t *out,
 }
 
 /**
- * onnx_attr_str() - a STRING attribute, copied NUL-terminated
+ * npr_onnx_attr_str() - a STRING attribute, copied NUL-terminated
  * @c: the context.
  * @name: attribute name.
  * @def: value when absent.
@@ -176,10 +176,10 @@ int onnx_attr_ints(struct onnx_ctx *c, const char *name, int64_t *out,
  *
  * Return: 0, or -EINVAL (another type, too long, an embedded NUL).
  */
-int onnx_attr_str(struct onnx_ctx *c, const char *name, const char *def,
-		  char *buf, size_t len)
+int npr_onnx_attr_str(struct onnx_ctx *c, const char *name, const char *def,
+		      char *buf, size_t len)
 {
-	const Onnx__AttributeProto *a = onnx_attr_find(c, name);
+	const Onnx__AttributeProto *a = npr_onnx_attr_find(c, name);
 
 	if (!a) {
 		snprintf(buf, len, "%s", def);
@@ -187,11 +187,12 @@ int onnx_attr_str(struct onnx_ctx *c, const char *name, const char *def,
 	}
 	if (!attr_is(a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING,
 		     a->has_s))
-		return onnx_err(c, -EINVAL, "attribute %s is not a string",
-				name);
+		return npr_onnx_err(c, -EINVAL, "attribute %s is not a string",
+				    name);
 	if (a->s.len >= len || (a->s.len && memchr(a->s.data, 0, a->s.len)))
-		return onnx_err(c, -EINVAL, "attribute %s: bad string value",
-				name);
+		return npr_onnx_err(c, -EINVAL,
+				    "attribute %s: bad string value",
+				    name);
 	if (a->s.len)
 		memcpy(buf, a->s.data, a->s.len);
 	buf[a->s.len] = 0;
@@ -201,7 +202,7 @@ int onnx_attr_str(struct onnx_ctx *c, const char *name, const char *def,
 /* ---- building nodes --------------------------------------------------- */
 
 /**
- * onnx_node() - append a node for the ONNX node being translated
+ * npr_onnx_node() - append a node for the ONNX node being translated
  * @c: the context.
  * @type: OpenVINO op type.
  * @version: its opset version.
@@ -218,8 +219,8 @@ int onnx_attr_str(struct onnx_ctx *c, const char *name, const char *def,
  * Return: the node index, -EOPNOTSUPP when this build lacks the op, or
  * -ENOMEM.
  */
-int onnx_node(struct onnx_ctx *c, const char *type, unsigned int version,
-	      const char *suffix, int nin, const int *in, int nout, int *out)
+int npr_onnx_node(struct onnx_ctx *c, const char *type, unsigned int version,
+		  const char *suffix, int nin, const int *in, int nout, int *out)
 {
 	const struct npr_op_def *op = npr_op_find(type, version);
 	const char *base = c->np ? c->name : "";
@@ -229,13 +230,14 @@ int onnx_node(struct onnx_ctx *c, const char *type, unsigned int version,
 	int idx, i, err;
 
 	if (!op)
-		return onnx_err(c, -EOPNOTSUPP,
-				"needs op %s-%u, which this build does not have",
-				type, version);
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "needs op %s-%u, which this build does not have",
+				    type, version);
 	if (nin < op->nin_min ||
 	    (op->nin_max >= op->nin_min && nin > op->nin_max))
-		return onnx_err(c, -EINVAL, "%s takes %d..%d inputs, not %d",
-				type, op->nin_min, op->nin_max, nin);
+		return npr_onnx_err(c, -EINVAL,
+				    "%s takes %d..%d inputs, not %d",
+				    type, op->nin_min, op->nin_max, nin);
 	if (suffix && *base && asprintf(&name, "%s/%s", base, suffix) < 0)
 		return -ENOMEM;
 	idx = npr_graph_add_node(g, name ? name : suffix ? suffix : base,
@@ -263,16 +265,16 @@ int onnx_node(struct onnx_ctx *c, const char *type, unsigned int version,
 }
 
 /**
- * onnx_set_attr() - set a string attribute on a new node
+ * npr_onnx_set_attr() - set a string attribute on a new node
  * @c: the context.
- * @node: node index from onnx_node().
+ * @node: node index from npr_onnx_node().
  * @key: attribute name as the op's parse() expects it.
  * @fmt: printf format of the value.
  *
  * Return: 0 or -ENOMEM.
  */
-int onnx_set_attr(struct onnx_ctx *c, int node, const char *key,
-		  const char *fmt, ...)
+int npr_onnx_set_attr(struct onnx_ctx *c, int node, const char *key,
+		      const char *fmt, ...)
 {
 	char *val;
 	va_list ap;
@@ -289,7 +291,7 @@ int onnx_set_attr(struct onnx_ctx *c, int node, const char *key,
 }
 
 /**
- * onnx_set_ints() - set a comma-separated integer list attribute
+ * npr_onnx_set_ints() - set a comma-separated integer list attribute
  * @c: the context.
  * @node: node index.
  * @key: attribute name.
@@ -298,8 +300,8 @@ int onnx_set_attr(struct onnx_ctx *c, int node, const char *key,
  *
  * Return: 0 or -ENOMEM.
  */
-int onnx_set_ints(struct onnx_ctx *c, int node, const char *key,
-		  const int64_t *v, int n)
+int npr_onnx_set_ints(struct onnx_ctx *c, int node, const char *key,
+		      const int64_t *v, int n)
 {
 	char buf[NPR_MAX_RANK * 2 * 24 + 1];
 	size_t off = 0;
@@ -310,21 +312,22 @@ int onnx_set_ints(struct onnx_ctx *c, int node, const char *key,
 		off += snprintf(buf + off, sizeof(buf) - off, "%s%lld",
 				i ? "," : "", (long long)v[i]);
 	if (i < n)
-		return onnx_err(c, -EINVAL, "attribute %s: too many values",
-				key);
+		return npr_onnx_err(c, -EINVAL, "attribute %s: too many values",
+				    key);
 	return npr_node_add_attr(&c->g->nodes[node], key, buf);
 }
 
 /**
- * onnx_set_shape_attr() - a "shape" attribute as Parameter and Const have it
+ * npr_onnx_set_shape_attr() - a "shape" attribute as Parameter and Const
+ * have it
  * @c: the context.
  * @node: node index.
  * @s: the shape; "?" stands for a dynamic dimension.
  *
  * Return: 0 or -ENOMEM.
  */
-int onnx_set_shape_attr(struct onnx_ctx *c, int node,
-			const struct npr_shape *s)
+int npr_onnx_set_shape_attr(struct onnx_ctx *c, int node,
+			    const struct npr_shape *s)
 {
 	char buf[NPR_MAX_RANK * 24 + 1];
 	size_t off = 0;
@@ -340,7 +343,7 @@ int onnx_set_shape_attr(struct onnx_ctx *c, int node,
 					"%s%lld", i ? "," : "",
 					(long long)s->d[i]);
 	}
-	return onnx_set_attr(c, node, "shape", "%s", buf);
+	return npr_onnx_set_attr(c, node, "shape", "%s", buf);
 }
 
 /*
@@ -373,9 +376,10 @@ static int const_node(struct onnx_ctx *c, const char *name, unsigned int type,
 	v->owned = owned;
 	v->data = data;
 	v->nbytes = nbytes;
-	err = onnx_set_attr(c, idx, "element_type", "%s", npr_elem_name(type));
+	err = npr_onnx_set_attr(c, idx, "element_type", "%s",
+				npr_elem_name(type));
 	if (!err)
-		err = onnx_set_shape_attr(c, idx, shape);
+		err = npr_onnx_set_shape_attr(c, idx, shape);
 	return err ? err : c->g->nodes[idx].out[0];
 }
 
@@ -391,20 +395,20 @@ static int const_name(struct onnx_ctx *c, const char *suffix, char **out)
 }
 
 /**
- * onnx_const_take() - a constant that takes over a heap buffer
+ * npr_onnx_const_take() - a constant that takes over a heap buffer
  * @c: the context.
  * @type: element type.
  * @shape: a static shape.
  * @data: malloc'd data of @nbytes bytes; owned by the graph from now on,
  *        freed here on failure.
  * @nbytes: npr_tensor_bytes(@type, numel of @shape).
- * @suffix: name of the Const node as in onnx_node().
+ * @suffix: name of the Const node as in npr_onnx_node().
  *
  * Return: the value index, or -ENOMEM.
  */
-int onnx_const_take(struct onnx_ctx *c, unsigned int type,
-		    const struct npr_shape *shape, void *data, size_t nbytes,
-		    const char *suffix)
+int npr_onnx_const_take(struct onnx_ctx *c, unsigned int type,
+			const struct npr_shape *shape, void *data, size_t nbytes,
+			const char *suffix)
 {
 	char *name;
 	int err;
@@ -420,7 +424,7 @@ int onnx_const_take(struct onnx_ctx *c, unsigned int type,
 }
 
 /**
- * onnx_const_ref() - a constant whose bytes the graph does not own
+ * npr_onnx_const_ref() - a constant whose bytes the graph does not own
  * @c: the context.
  * @type: element type.
  * @shape: a static shape.
@@ -428,13 +432,13 @@ int onnx_const_take(struct onnx_ctx *c, unsigned int type,
  *        weights store c->g->weights will hold (a mapped model file), aligned to
  *        the element size; not copied.
  * @nbytes: their size.
- * @suffix: name of the Const node as in onnx_node().
+ * @suffix: name of the Const node as in npr_onnx_node().
  *
  * Return: the value index, or -ENOMEM.
  */
-int onnx_const_ref(struct onnx_ctx *c, unsigned int type,
-		   const struct npr_shape *shape, const void *data,
-		   size_t nbytes, const char *suffix)
+int npr_onnx_const_ref(struct onnx_ctx *c, unsigned int type,
+		       const struct npr_shape *shape, const void *data,
+		       size_t nbytes, const char *suffix)
 {
 	char *name;
 	int err;
@@ -448,18 +452,18 @@ int onnx_const_ref(struct onnx_ctx *c, unsigned int type,
 }
 
 /**
- * onnx_const() - a constant, its data copied
+ * npr_onnx_const() - a constant, its data copied
  * @c: the context.
  * @type: element type.
  * @shape: a static shape.
  * @data: npr_tensor_bytes(@type, numel) bytes.
- * @suffix: name of the Const node as in onnx_node().
+ * @suffix: name of the Const node as in npr_onnx_node().
  *
  * Return: the value index, or -ENOMEM.
  */
-int onnx_const(struct onnx_ctx *c, unsigned int type,
-	       const struct npr_shape *shape, const void *data,
-	       const char *suffix)
+int npr_onnx_const(struct onnx_ctx *c, unsigned int type,
+		   const struct npr_shape *shape, const void *data,
+		   const char *suffix)
 {
 	size_t bytes = npr_tensor_bytes(type, npr_shape_numel(shape));
 	void *p = malloc(bytes ? bytes : 1);
@@ -468,11 +472,11 @@ int onnx_const(struct onnx_ctx *c, unsigned int type,
 		return -ENOMEM;
 	if (bytes)
 		memcpy(p, data, bytes);
-	return onnx_const_take(c, type, shape, p, bytes, suffix);
+	return npr_onnx_const_take(c, type, shape, p, bytes, suffix);
 }
 
 /**
- * onnx_const_i64() - a 1-D i64 constant
+ * npr_onnx_const_i64() - a 1-D i64 constant
  * @c: the context.
  * @v: the values.
  * @n: their number, 0..NPR_MAX_RANK * 2.
@@ -480,16 +484,16 @@ int onnx_const(struct onnx_ctx *c, unsigned int type,
  *
  * Return: the value index, or -ENOMEM.
  */
-int onnx_const_i64(struct onnx_ctx *c, const int64_t *v, int n,
-		   const char *suffix)
+int npr_onnx_const_i64(struct onnx_ctx *c, const int64_t *v, int n,
+		       const char *suffix)
 {
 	struct npr_shape s = { .rank = 1, .d = { n } };
 
-	return onnx_const(c, NPR_ELEM_I64, &s, v, suffix);
+	return npr_onnx_const(c, NPR_ELEM_I64, &s, v, suffix);
 }
 
 /**
- * onnx_scalar() - a scalar constant of the element type of another value
+ * npr_onnx_scalar() - a scalar constant of the element type of another value
  * @c: the context.
  * @like: the value whose type to take, or -1; f32 when it is not known.
  * @val: the number.
@@ -497,7 +501,8 @@ int onnx_const_i64(struct onnx_ctx *c, const int64_t *v, int n,
  *
  * Return: the value index, or -ENOMEM.
  */
-int onnx_scalar(struct onnx_ctx *c, int like, double val, const char *suffix)
+int npr_onnx_scalar(struct onnx_ctx *c, int like, double val,
+		    const char *suffix)
 {
 	struct npr_shape s = { .rank = 0 };
 	unsigned int t = like >= 0 ? c->g->vals[like].type : 0;
@@ -506,11 +511,11 @@ int onnx_scalar(struct onnx_ctx *c, int like, double val, const char *suffix)
 	if (!t || !npr_elem_size(t) || t == NPR_ELEM_BOOLEAN)
 		t = NPR_ELEM_F32;
 	npr_convert(&buf, t, &val, NPR_ELEM_F64, 1);
-	return onnx_const(c, t, &s, &buf, suffix);
+	return npr_onnx_const(c, t, &s, &buf, suffix);
 }
 
 /**
- * onnx_unary() - one node, one input, one output
+ * npr_onnx_unary() - one node, one input, one output
  * @c: the context.
  * @type: OpenVINO op type (version 1).
  * @x: the input value.
@@ -518,12 +523,12 @@ int onnx_scalar(struct onnx_ctx *c, int like, double val, const char *suffix)
  *
  * Return: the output value index, or -errno.
  */
-int onnx_unary(struct onnx_ctx *c, const char *type, int x,
-	       const char *suffix)
+int npr_onnx_unary(struct onnx_ctx *c, const char *type, int x,
+		   const char *suffix)
 {
 	int out, err;
 
-	err = onnx_node(c, type, 1, suffix, 1, &x, 1, &out);
+	err = npr_onnx_node(c, type, 1, suffix, 1, &x, 1, &out);
 	if (err < 0)
 		return err;
 	c->g->vals[out].shape = c->g->vals[x].shape;
@@ -531,7 +536,7 @@ int onnx_unary(struct onnx_ctx *c, const char *type, int x,
 }
 
 /**
- * onnx_binary() - an elementwise node with numpy broadcasting
+ * npr_onnx_binary() - an elementwise node with numpy broadcasting
  * @c: the context.
  * @type: OpenVINO op type (version 1).
  * @a: first input.
@@ -540,13 +545,13 @@ int onnx_unary(struct onnx_ctx *c, const char *type, int x,
  *
  * Return: the output value index, or -errno.
  */
-int onnx_binary(struct onnx_ctx *c, const char *type, int a, int b,
-		const char *suffix)
+int npr_onnx_binary(struct onnx_ctx *c, const char *type, int a, int b,
+		    const char *suffix)
 {
 	int in[2] = { a, b }, out, err;
 	struct npr_shape s;
 
-	err = onnx_node(c, type, 1, suffix, 2, in, 1, &out);
+	err = npr_onnx_node(c, type, 1, suffix, 2, in, 1, &out);
 	if (err < 0)
 		return err;
 	if (!npr_shape_broadcast(&c->g->vals[a].shape, &c->g->vals[b].shape,
@@ -558,7 +563,7 @@ int onnx_binary(struct onnx_ctx *c, const char *type, int a, int b,
 /* ---- shared subgraphs ------------------------------------------------- */
 
 /**
- * onnx_norm_axis() - an axis attribute made non-negative
+ * npr_onnx_norm_axis() - an axis attribute made non-negative
  * @c: the context.
  * @axis: the axis, negative counting from the end.
  * @rank: the rank it applies to, -1 if not known at load time.
@@ -566,43 +571,43 @@ int onnx_binary(struct onnx_ctx *c, const char *type, int a, int b,
  *
  * Return: 0, -EOPNOTSUPP (negative axis of unknown rank), -EINVAL.
  */
-int onnx_norm_axis(struct onnx_ctx *c, int64_t axis, int rank, int64_t *out)
+int npr_onnx_norm_axis(struct onnx_ctx *c, int64_t axis, int rank, int64_t *out)
 {
 	if (axis < 0) {
 		if (rank < 0)
-			return onnx_err(c, -EOPNOTSUPP,
-					"negative axis %lld needs the input rank, which is not known at load time",
-					(long long)axis);
+			return npr_onnx_err(c, -EOPNOTSUPP,
+					    "negative axis %lld needs the input rank, which is not known at load time",
+					    (long long)axis);
 		axis += rank;
 	}
 	if (axis < 0 || axis >= NPR_MAX_RANK || (rank >= 0 && axis >= rank))
-		return onnx_err(c, -EINVAL, "axis %lld is out of range",
-				(long long)axis);
+		return npr_onnx_err(c, -EINVAL, "axis %lld is out of range",
+				    (long long)axis);
 	*out = axis;
 	return 0;
 }
 
 /**
- * onnx_known_rank() - the rank of a value, which a translation needs
+ * npr_onnx_known_rank() - the rank of a value, which a translation needs
  * @c: the context.
  * @v: the value.
  * @why: what needs it, for the message.
  *
  * Return: the rank, or -EOPNOTSUPP when it is not known at load time.
  */
-int onnx_known_rank(struct onnx_ctx *c, int v, const char *why)
+int npr_onnx_known_rank(struct onnx_ctx *c, int v, const char *why)
 {
 	int r = onnx_rank(c, v);
 
 	if (r < 0)
-		return onnx_err(c, -EOPNOTSUPP,
-				"%s needs the input rank, which is not known at load time (declare the input shapes)",
-				why);
+		return npr_onnx_err(c, -EOPNOTSUPP,
+				    "%s needs the input rank, which is not known at load time (declare the input shapes)",
+				    why);
 	return r;
 }
 
 /**
- * onnx_with_list() - a node of data plus a constant i64 list (axes, order)
+ * npr_onnx_with_list() - a node of data plus a constant i64 list (axes, order)
  * @c: the context.
  * @type: OpenVINO op type (version 1).
  * @x: the data input.
@@ -612,42 +617,42 @@ int onnx_known_rank(struct onnx_ctx *c, int v, const char *why)
  *
  * Return: the output value index, or -errno.
  */
-int onnx_with_list(struct onnx_ctx *c, const char *type, int x,
-		   const int64_t *v, int n, const char *suffix)
+int npr_onnx_with_list(struct onnx_ctx *c, const char *type, int x,
+		       const int64_t *v, int n, const char *suffix)
 {
 	int in[2] = { x, -1 }, out, err;
 
-	in[1] = onnx_const_i64(c, v, n, suffix ? suffix : "axes");
+	in[1] = npr_onnx_const_i64(c, v, n, suffix ? suffix : "axes");
 	if (in[1] < 0)
 		return in[1];
-	err = onnx_node(c, type, 1, suffix, 2, in, 1, &out);
+	err = npr_onnx_node(c, type, 1, suffix, 2, in, 1, &out);
 	return err < 0 ? err : out;
 }
 
 /**
- * onnx_shape_of() - the shape of a value as a 1-D i64 tensor (ShapeOf-3)
+ * npr_onnx_shape_of() - the shape of a value as a 1-D i64 tensor (ShapeOf-3)
  * @c: the context.
  * @x: the value.
  * @suffix: node name suffix, NULL for the main node.
  *
  * Return: the output value index, or -errno.
  */
-int onnx_shape_of(struct onnx_ctx *c, int x, const char *suffix)
+int npr_onnx_shape_of(struct onnx_ctx *c, int x, const char *suffix)
 {
 	int out, node;
 
-	node = onnx_node(c, "ShapeOf", 3, suffix, 1, &x, 1, &out);
+	node = npr_onnx_node(c, "ShapeOf", 3, suffix, 1, &x, 1, &out);
 	if (node < 0)
 		return node;
 	c->g->vals[out].type = NPR_ELEM_I64;
 	c->g->vals[out].shape.rank = 1;
 	c->g->vals[out].shape.d[0] = onnx_rank(c, x);
-	node = onnx_set_attr(c, node, "output_type", "i64");
+	node = npr_onnx_set_attr(c, node, "output_type", "i64");
 	return node < 0 ? node : out;
 }
 
 /**
- * onnx_strided() - a StridedSlice with constant bounds over axes 0..n-1
+ * npr_onnx_strided() - a StridedSlice with constant bounds over axes 0..n-1
  * @c: the context.
  * @x: the data.
  * @b: begin per axis.
@@ -660,28 +665,28 @@ int onnx_shape_of(struct onnx_ctx *c, int x, const char *suffix)
  *
  * Return: the output value index, or -errno.
  */
-int onnx_strided(struct onnx_ctx *c, int x, const int64_t *b,
-		 const int64_t *e, const int64_t *s, const int64_t *bm,
-		 const int64_t *em, int n, const char *suffix)
+int npr_onnx_strided(struct onnx_ctx *c, int x, const int64_t *b,
+		     const int64_t *e, const int64_t *s, const int64_t *bm,
+		     const int64_t *em, int n, const char *suffix)
 {
 	int64_t ones[NPR_MAX_RANK];
 	int in[4] = { x }, out, node, err, i;
 
 	for (i = 0; i < n; i++)
 		ones[i] = 1;
-	in[1] = onnx_const_i64(c, b, n, suffix ? suffix : "begin");
-	in[2] = onnx_const_i64(c, e, n, suffix ? suffix : "end");
-	in[3] = onnx_const_i64(c, s ? s : ones, n,
-			       suffix ? suffix : "strides");
+	in[1] = npr_onnx_const_i64(c, b, n, suffix ? suffix : "begin");
+	in[2] = npr_onnx_const_i64(c, e, n, suffix ? suffix : "end");
+	in[3] = npr_onnx_const_i64(c, s ? s : ones, n,
+				   suffix ? suffix : "strides");
 	for (i = 1; i < 4; i++)
 		if (in[i] < 0)
 			return in[i];
-	node = onnx_node(c, "StridedSlice", 1, suffix, 4, in, 1, &out);
+	node = npr_onnx_node(c, "StridedSlice", 1, suffix, 4, in, 1, &out);
 	if (node < 0)
 		return node;
-	err = onnx_set_ints(c, node, "begin_mask", bm, n);
+	err = npr_onnx_set_ints(c, node, "begin_mask", bm, n);
 	if (!err)
-		err = onnx_set_ints(c, node, "end_mask", em, n);
+		err = npr_onnx_set_ints(c, node, "end_mask", em, n);
 	if (err)
 		return err;
 	c->g->vals[out].shape.rank = onnx_rank(c, x);
@@ -692,7 +697,7 @@ int onnx_strided(struct onnx_ctx *c, int x, const int64_t *b,
 }
 
 /**
- * onnx_reshape_to() - a Reshape to a constant target
+ * npr_onnx_reshape_to() - a Reshape to a constant target
  * @c: the context.
  * @x: the data.
  * @t: the target shape, -1 for the one inferred dimension.
@@ -702,21 +707,21 @@ int onnx_strided(struct onnx_ctx *c, int x, const int64_t *b,
  *
  * Return: the output value index, or -errno.
  */
-int onnx_reshape_to(struct onnx_ctx *c, int x, const int64_t *t, int n,
-		    bool special_zero, const char *suffix)
+int npr_onnx_reshape_to(struct onnx_ctx *c, int x, const int64_t *t, int n,
+			bool special_zero, const char *suffix)
 {
 	int node, out, in[2] = { x, -1 }, i;
 	struct npr_shape xs0 = *onnx_vshape(c, x), *xs = &xs0;
 	struct npr_shape s = { .rank = n };
 
-	in[1] = onnx_const_i64(c, t, n, suffix ? suffix : "shape");
+	in[1] = npr_onnx_const_i64(c, t, n, suffix ? suffix : "shape");
 	if (in[1] < 0)
 		return in[1];
-	node = onnx_node(c, "Reshape", 1, suffix, 2, in, 1, &out);
+	node = npr_onnx_node(c, "Reshape", 1, suffix, 2, in, 1, &out);
 	if (node < 0)
 		return node;
-	node = onnx_set_attr(c, node, "special_zero", "%s",
-			     onnx_tf(special_zero));
+	node = npr_onnx_set_attr(c, node, "special_zero", "%s",
+				 onnx_tf(special_zero));
 	if (node < 0)
 		return node;
 	for (i = 0; i < n; i++)
@@ -728,7 +733,7 @@ int onnx_reshape_to(struct onnx_ctx *c, int x, const int64_t *t, int n,
 }
 
 /**
- * onnx_reduce() - a Reduce* node over constant axes
+ * npr_onnx_reduce() - a Reduce* node over constant axes
  * @c: the context.
  * @type: "ReduceMean", "ReduceSum", ...
  * @x: the data.
@@ -739,23 +744,23 @@ int onnx_reshape_to(struct onnx_ctx *c, int x, const int64_t *t, int n,
  *
  * Return: the output value index, or -errno.
  */
-int onnx_reduce(struct onnx_ctx *c, const char *type, int x,
-		const int64_t *axes, int n, bool keep, const char *suffix)
+int npr_onnx_reduce(struct onnx_ctx *c, const char *type, int x,
+		    const int64_t *axes, int n, bool keep, const char *suffix)
 {
 	int in[2] = { x, -1 }, node, out;
 
-	in[1] = onnx_const_i64(c, axes, n, suffix ? suffix : "axes");
+	in[1] = npr_onnx_const_i64(c, axes, n, suffix ? suffix : "axes");
 	if (in[1] < 0)
 		return in[1];
-	node = onnx_node(c, type, 1, suffix, 2, in, 1, &out);
+	node = npr_onnx_node(c, type, 1, suffix, 2, in, 1, &out);
 	if (node < 0)
 		return node;
-	node = onnx_set_attr(c, node, "keep_dims", "%s", onnx_tf(keep));
+	node = npr_onnx_set_attr(c, node, "keep_dims", "%s", onnx_tf(keep));
 	return node < 0 ? node : out;
 }
 
 /**
- * onnx_flatten2d() - x as 2-D [d0 * .. * d(axis-1), d(axis) * ..]
+ * npr_onnx_flatten2d() - x as 2-D [d0 * .. * d(axis-1), d(axis) * ..]
  * @c: the context.
  * @x: the data.
  * @axis: where to split, negative counting from the end.
@@ -768,8 +773,8 @@ int onnx_reduce(struct onnx_ctx *c, const char *type, int x,
  *
  * Return: the output value index, or -errno.
  */
-int onnx_flatten2d(struct onnx_ctx *c, int x, int64_t axis,
-		   const char *suffix)
+int npr_onnx_flatten2d(struct onnx_ctx *c, int x, int64_t axis,
+		       const char *suffix)
 {
 	int64_t t[2] = { 1, -1 }, z = 0, end = axis, neg = -1;
 	int r = onnx_rank(c, x), s, h, p, in[2], out, node;
@@ -778,39 +783,39 @@ int onnx_flatten2d(struct onnx_ctx *c, int x, int64_t axis,
 		axis += r;
 	if (axis == 0 || axis == 1) {
 		t[0] = axis ? 0 : 1;
-		return onnx_reshape_to(c, x, t, 2, axis == 1, suffix);
+		return npr_onnx_reshape_to(c, x, t, 2, axis == 1, suffix);
 	}
-	s = onnx_shape_of(c, x, "shape");
+	s = npr_onnx_shape_of(c, x, "shape");
 	if (s < 0)
 		return s;
-	h = onnx_strided(c, s, &z, &end, NULL, &z, &z, 1, "lead");
+	h = npr_onnx_strided(c, s, &z, &end, NULL, &z, &z, 1, "lead");
 	if (h < 0)
 		return h;
-	p = onnx_reduce(c, "ReduceProd", h, &z, 1, true, "prod");
+	p = npr_onnx_reduce(c, "ReduceProd", h, &z, 1, true, "prod");
 	if (p < 0)
 		return p;
 	in[0] = p;
-	in[1] = onnx_const_i64(c, &neg, 1, "rest");
+	in[1] = npr_onnx_const_i64(c, &neg, 1, "rest");
 	if (in[1] < 0)
 		return in[1];
-	node = onnx_node(c, "Concat", 1, "target", 2, in, 1, &in[1]);
+	node = npr_onnx_node(c, "Concat", 1, "target", 2, in, 1, &in[1]);
 	if (node < 0)
 		return node;
-	node = onnx_set_attr(c, node, "axis", "0");
+	node = npr_onnx_set_attr(c, node, "axis", "0");
 	if (node < 0)
 		return node;
 	in[0] = x;
-	node = onnx_node(c, "Reshape", 1, suffix, 2, in, 1, &out);
+	node = npr_onnx_node(c, "Reshape", 1, suffix, 2, in, 1, &out);
 	if (node < 0)
 		return node;
-	node = onnx_set_attr(c, node, "special_zero", "false");
+	node = npr_onnx_set_attr(c, node, "special_zero", "false");
 	c->g->vals[out].shape.rank = 2;
 	c->g->vals[out].shape.d[0] = c->g->vals[out].shape.d[1] = -1;
 	return node < 0 ? node : out;
 }
 
 /**
- * onnx_per_channel() - a per-channel parameter [C] as [C, 1, ..]
+ * npr_onnx_per_channel() - a per-channel parameter [C] as [C, 1, ..]
  * @c: the context.
  * @p: the parameter.
  * @r: rank of the data it applies to (NCHW...: r - 2 trailing ones).
@@ -818,12 +823,12 @@ int onnx_flatten2d(struct onnx_ctx *c, int x, int64_t axis,
  *
  * Return: the value to broadcast against the data, or -errno.
  */
-int onnx_per_channel(struct onnx_ctx *c, int p, int r, const char *suffix)
+int npr_onnx_per_channel(struct onnx_ctx *c, int p, int r, const char *suffix)
 {
 	int64_t ax[NPR_MAX_RANK];
 
 	if (r <= 2)
 		return p;
 	onnx_iota(ax, r - 2, 1);
-	return onnx_with_list(c, "Unsqueeze", p, ax, r - 2, suffix);
+	return npr_onnx_with_list(c, "Unsqueeze", p, ax, r - 2, suffix);
 }

@@ -107,7 +107,7 @@ struct onnx_body {
  * @type: ONNX op_type.
  * @fn: the translator: write the value of each ONNX output k into out[k]
  *      (-1 for an output it cannot produce) and return 0 or -errno with a
- *      message set through onnx_err().
+ *      message set through npr_onnx_err().
  * @nin_min: fewest inputs; these must not be left out (empty names).
  * @nin_max: most inputs, -1 for no limit.
  * @nout_max: most outputs.
@@ -123,118 +123,118 @@ struct onnx_op {
 };
 
 /* The translator tables, NULL-terminated (lib/onnx/<area>.c). */
-extern const struct onnx_op onnx_ops_eltwise[];
-extern const struct onnx_op onnx_ops_nn[];
-extern const struct onnx_op onnx_ops_shape[];
-extern const struct onnx_op onnx_ops_index[];
-extern const struct onnx_op onnx_ops_loss[];
-extern const struct onnx_op onnx_ops_math[];
-extern const struct onnx_op onnx_ops_control[];
-extern const struct onnx_op onnx_ops_rnn[];
-extern const struct onnx_op onnx_ops_misc[];
+extern const struct onnx_op npr_onnx_ops_eltwise[];
+extern const struct onnx_op npr_onnx_ops_nn[];
+extern const struct onnx_op npr_onnx_ops_shape[];
+extern const struct onnx_op npr_onnx_ops_index[];
+extern const struct onnx_op npr_onnx_ops_loss[];
+extern const struct onnx_op npr_onnx_ops_math[];
+extern const struct onnx_op npr_onnx_ops_control[];
+extern const struct onnx_op npr_onnx_ops_rnn[];
+extern const struct onnx_op npr_onnx_ops_misc[];
 
 /* ---- lib/onnx/translate.c: messages ---- */
 
-int onnx_err(struct onnx_ctx *c, int err, const char *fmt, ...)
+int npr_onnx_err(struct onnx_ctx *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* ---- lib/onnx/tensor.c: tensors ---- */
 
-unsigned int onnx_elem_type(int32_t dt);
-int onnx_tensor_const(struct onnx_ctx *c, const Onnx__TensorProto *t,
-		      const char *suffix);
-int onnx_const_ints(struct onnx_ctx *c, int v, int64_t *out, int max);
-int onnx_const_doubles(struct onnx_ctx *c, int v, double *out,
-		       int64_t max);
+unsigned int npr_onnx_elem_type(int32_t dt);
+int npr_onnx_tensor_const(struct onnx_ctx *c, const Onnx__TensorProto *t,
+			  const char *suffix);
+int npr_onnx_const_ints(struct onnx_ctx *c, int v, int64_t *out, int max);
+int npr_onnx_const_doubles(struct onnx_ctx *c, int v, double *out,
+			   int64_t max);
 
 /* ---- lib/onnx/build.c: sub-graphs, the translator lookup ---- */
 
-int onnx_body_read(struct onnx_ctx *c, const char *attr,
-		   const int64_t *in_axis, int nin_axis,
-		   const int64_t *out_axis, int nout_axis,
-		   struct onnx_body *b);
-void onnx_body_fini(struct onnx_body *b);
-int onnx_sub_begin(struct onnx_ctx *c, struct onnx_ctx *sub);
-int onnx_sub_param(struct onnx_ctx *sub, unsigned int type,
-		   const struct npr_shape *shape, const char *name);
-int onnx_sub_result(struct onnx_ctx *sub, int v, const char *name);
-int onnx_sub_end(struct onnx_ctx *sub, int err, struct onnx_body *b);
-const struct onnx_op *onnx_op_find(const char *type);
+int npr_onnx_body_read(struct onnx_ctx *c, const char *attr,
+		       const int64_t *in_axis, int nin_axis,
+		       const int64_t *out_axis, int nout_axis,
+		       struct onnx_body *b);
+void npr_onnx_body_fini(struct onnx_body *b);
+int npr_onnx_sub_begin(struct onnx_ctx *c, struct onnx_ctx *sub);
+int npr_onnx_sub_param(struct onnx_ctx *sub, unsigned int type,
+		       const struct npr_shape *shape, const char *name);
+int npr_onnx_sub_result(struct onnx_ctx *sub, int v, const char *name);
+int npr_onnx_sub_end(struct onnx_ctx *sub, int err, struct onnx_body *b);
+const struct onnx_op *npr_onnx_op_find(const char *type);
 
 /* ---- lib/onnx/translate.c: attributes of the current ONNX node ---- */
 
-const Onnx__AttributeProto *onnx_attr_find(struct onnx_ctx *c,
-					   const char *name);
-int onnx_attr_int(struct onnx_ctx *c, const char *name, int64_t def,
-		  int64_t *out);
-int onnx_attr_float(struct onnx_ctx *c, const char *name, double def,
-		    double *out);
-int onnx_attr_ints(struct onnx_ctx *c, const char *name, int64_t *out,
-		   int max, int *count);
-int onnx_attr_str(struct onnx_ctx *c, const char *name, const char *def,
-		  char *buf, size_t len);
+const Onnx__AttributeProto *npr_onnx_attr_find(struct onnx_ctx *c,
+					       const char *name);
+int npr_onnx_attr_int(struct onnx_ctx *c, const char *name, int64_t def,
+		      int64_t *out);
+int npr_onnx_attr_float(struct onnx_ctx *c, const char *name, double def,
+			double *out);
+int npr_onnx_attr_ints(struct onnx_ctx *c, const char *name, int64_t *out,
+		       int max, int *count);
+int npr_onnx_attr_str(struct onnx_ctx *c, const char *name, const char *def,
+		      char *buf, size_t len);
 
 /* ---- lib/onnx/translate.c: building nodes ---- */
 
-int onnx_node(struct onnx_ctx *c, const char *type, unsigned int version,
-	      const char *suffix, int nin, const int *in, int nout, int *out);
-int onnx_set_attr(struct onnx_ctx *c, int node, const char *key,
-		  const char *fmt, ...)
+int npr_onnx_node(struct onnx_ctx *c, const char *type, unsigned int version,
+		  const char *suffix, int nin, const int *in, int nout, int *out);
+int npr_onnx_set_attr(struct onnx_ctx *c, int node, const char *key,
+		      const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-int onnx_set_ints(struct onnx_ctx *c, int node, const char *key,
-		  const int64_t *v, int n);
-int onnx_set_shape_attr(struct onnx_ctx *c, int node,
-			const struct npr_shape *s);
-int onnx_const_take(struct onnx_ctx *c, unsigned int type,
-		    const struct npr_shape *shape, void *data, size_t nbytes,
-		    const char *suffix);
-int onnx_const(struct onnx_ctx *c, unsigned int type,
-	       const struct npr_shape *shape, const void *data,
-	       const char *suffix);
-int onnx_const_ref(struct onnx_ctx *c, unsigned int type,
+int npr_onnx_set_ints(struct onnx_ctx *c, int node, const char *key,
+		      const int64_t *v, int n);
+int npr_onnx_set_shape_attr(struct onnx_ctx *c, int node,
+			    const struct npr_shape *s);
+int npr_onnx_const_take(struct onnx_ctx *c, unsigned int type,
+			const struct npr_shape *shape, void *data, size_t nbytes,
+			const char *suffix);
+int npr_onnx_const(struct onnx_ctx *c, unsigned int type,
 		   const struct npr_shape *shape, const void *data,
-		   size_t nbytes, const char *suffix);
-int onnx_const_i64(struct onnx_ctx *c, const int64_t *v, int n,
 		   const char *suffix);
-int onnx_scalar(struct onnx_ctx *c, int like, double val,
-		const char *suffix);
-int onnx_unary(struct onnx_ctx *c, const char *type, int x,
-	       const char *suffix);
-int onnx_binary(struct onnx_ctx *c, const char *type, int a, int b,
-		const char *suffix);
+int npr_onnx_const_ref(struct onnx_ctx *c, unsigned int type,
+		       const struct npr_shape *shape, const void *data,
+		       size_t nbytes, const char *suffix);
+int npr_onnx_const_i64(struct onnx_ctx *c, const int64_t *v, int n,
+		       const char *suffix);
+int npr_onnx_scalar(struct onnx_ctx *c, int like, double val,
+		    const char *suffix);
+int npr_onnx_unary(struct onnx_ctx *c, const char *type, int x,
+		   const char *suffix);
+int npr_onnx_binary(struct onnx_ctx *c, const char *type, int a, int b,
+		    const char *suffix);
 
 /* ---- lib/onnx/translate.c: shared subgraphs ---- */
 
-int onnx_norm_axis(struct onnx_ctx *c, int64_t axis, int rank,
-		   int64_t *out);
-int onnx_known_rank(struct onnx_ctx *c, int v, const char *why);
-int onnx_with_list(struct onnx_ctx *c, const char *type, int x,
-		   const int64_t *v, int n, const char *suffix);
-int onnx_shape_of(struct onnx_ctx *c, int x, const char *suffix);
-int onnx_strided(struct onnx_ctx *c, int x, const int64_t *b,
-		 const int64_t *e, const int64_t *s, const int64_t *bm,
-		 const int64_t *em, int n, const char *suffix);
-int onnx_reshape_to(struct onnx_ctx *c, int x, const int64_t *t, int n,
-		    bool special_zero, const char *suffix);
-int onnx_reduce(struct onnx_ctx *c, const char *type, int x,
-		const int64_t *axes, int n, bool keep, const char *suffix);
-int onnx_flatten2d(struct onnx_ctx *c, int x, int64_t axis,
-		   const char *suffix);
-int onnx_per_channel(struct onnx_ctx *c, int p, int r, const char *suffix);
+int npr_onnx_norm_axis(struct onnx_ctx *c, int64_t axis, int rank,
+		       int64_t *out);
+int npr_onnx_known_rank(struct onnx_ctx *c, int v, const char *why);
+int npr_onnx_with_list(struct onnx_ctx *c, const char *type, int x,
+		       const int64_t *v, int n, const char *suffix);
+int npr_onnx_shape_of(struct onnx_ctx *c, int x, const char *suffix);
+int npr_onnx_strided(struct onnx_ctx *c, int x, const int64_t *b,
+		     const int64_t *e, const int64_t *s, const int64_t *bm,
+		     const int64_t *em, int n, const char *suffix);
+int npr_onnx_reshape_to(struct onnx_ctx *c, int x, const int64_t *t, int n,
+			bool special_zero, const char *suffix);
+int npr_onnx_reduce(struct onnx_ctx *c, const char *type, int x,
+		    const int64_t *axes, int n, bool keep, const char *suffix);
+int npr_onnx_flatten2d(struct onnx_ctx *c, int x, int64_t axis,
+		       const char *suffix);
+int npr_onnx_per_channel(struct onnx_ctx *c, int p, int r, const char *suffix);
 
 /* ---- lib/onnx/index.c: shared subgraphs ---- */
 
-int onnx_arg_index(struct onnx_ctx *c, int x, int64_t axis, bool min,
-		   bool last);
-int onnx_pick(struct onnx_ctx *c, int s, int64_t i, const char *suffix);
-int onnx_convert(struct onnx_ctx *c, int x, unsigned int type,
-		 const char *suffix);
+int npr_onnx_arg_index(struct onnx_ctx *c, int x, int64_t axis, bool min,
+		       bool last);
+int npr_onnx_pick(struct onnx_ctx *c, int s, int64_t i, const char *suffix);
+int npr_onnx_convert(struct onnx_ctx *c, int x, unsigned int type,
+		     const char *suffix);
 
 /* ---- lib/onnx/math.c: shared subgraphs ---- */
 
-int onnx_saturate(struct onnx_ctx *c, int v, unsigned int type,
-		  const char *suffix);
-int onnx_round_even(struct onnx_ctx *c, int v, const char *suffix);
+int npr_onnx_saturate(struct onnx_ctx *c, int v, unsigned int type,
+		      const char *suffix);
+int npr_onnx_round_even(struct onnx_ctx *c, int v, const char *suffix);
 
 /* ---- small inline helpers ---- */
 
@@ -271,7 +271,7 @@ static inline int onnx_need(struct onnx_ctx *c, int i)
 {
 	int v = onnx_in(c, i);
 
-	return v >= 0 ? v : onnx_err(c, -EINVAL, "input %d is required", i);
+	return v >= 0 ? v : npr_onnx_err(c, -EINVAL, "input %d is required", i);
 }
 
 static inline const char *onnx_tf(bool b)

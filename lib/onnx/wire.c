@@ -173,7 +173,7 @@ static uint32_t pb_field(const ProtobufCMessageDescriptor *d,
 
 
 /**
- * onnx_init_unpack() - unpack one initializer cut out of the model
+ * npr_onnx_init_unpack() - unpack one initializer cut out of the model
  * @in: the initializers of the model's graph.
  * @i: which one.
  *
@@ -182,7 +182,7 @@ static uint32_t pb_field(const ProtobufCMessageDescriptor *d,
  *
  * Return: 0, -EINVAL (malformed) or -ENOMEM.
  */
-int onnx_init_unpack(struct onnx_inits *in, size_t i)
+int npr_onnx_init_unpack(struct onnx_inits *in, size_t i)
 {
 	uint32_t f = pb_field(&onnx__tensor_proto__descriptor, "raw_data");
 	struct pb_span *raw = NULL;
@@ -203,10 +203,11 @@ int onnx_init_unpack(struct onnx_inits *in, size_t i)
 }
 
 /**
- * onnx_inits_free() - free the initializers unpacked from a model
- * @in: what onnx_unpack() and onnx_init_unpack() filled in; may be zeroed.
+ * npr_onnx_inits_free() - free the initializers unpacked from a model
+ * @in: what npr_onnx_unpack() and npr_onnx_init_unpack() filled in; may
+ *      be zeroed.
  */
-void onnx_inits_free(struct onnx_inits *in)
+void npr_onnx_inits_free(struct onnx_inits *in)
 {
 	size_t i;
 
@@ -219,13 +220,13 @@ void onnx_inits_free(struct onnx_inits *in)
 }
 
 /**
- * onnx_unpack() - unpack a model without copying its weights
- * @buf: the model's bytes, checked by onnx_pb_check().
+ * npr_onnx_unpack() - unpack a model without copying its weights
+ * @buf: the model's bytes, checked by npr_onnx_pb_check().
  * @len: their size.
  * @m: Out. The model without its graph (or whole, see below).
  * @gp: Out. Its graph without its initializers.
  * @in: Out. The initializers, to unpack one at a time with
- *      onnx_init_unpack(); free with onnx_inits_free().
+ *      npr_onnx_init_unpack(); free with npr_onnx_inits_free().
  * @split: Out. Whether @gp and @in are apart from @m.
  *
  * The model without its graph, the graph without its initializers
@@ -236,8 +237,8 @@ void onnx_inits_free(struct onnx_inits *in)
  *
  * Return: 0, -EINVAL (malformed) or -ENOMEM.
  */
-int onnx_unpack(const uint8_t *buf, size_t len, Onnx__ModelProto **m,
-		Onnx__GraphProto **gp, struct onnx_inits *in, bool *split)
+int npr_onnx_unpack(const uint8_t *buf, size_t len, Onnx__ModelProto **m,
+		    Onnx__GraphProto **gp, struct onnx_inits *in, bool *split)
 {
 	uint32_t fg = pb_field(&onnx__model_proto__descriptor, "graph");
 	uint32_t fi = pb_field(&onnx__graph_proto__descriptor, "initializer");
@@ -278,7 +279,7 @@ int onnx_unpack(const uint8_t *buf, size_t len, Onnx__ModelProto **m,
 
 
 /**
- * onnx_pb_check() - check the wire format of a serialized ModelProto
+ * npr_onnx_pb_check() - check the wire format of a serialized ModelProto
  * @buf: the bytes.
  * @len: their size.
  *
@@ -287,7 +288,7 @@ int onnx_unpack(const uint8_t *buf, size_t len, Onnx__ModelProto **m,
  *
  * Return: 0, -ELOOP (nested too deep) or -EINVAL.
  */
-int onnx_pb_check(const void *buf, size_t len)
+int npr_onnx_pb_check(const void *buf, size_t len)
 {
 	return pb_check(buf, len, &onnx__model_proto__descriptor, 0);
 }
