@@ -154,3 +154,69 @@ int npr_put_string(const char *s, uint64_t ptr, uint32_t *len)
 	}
 	return npr_put_bytes(s, need, ptr, len);
 }
+
+/*
+ * Jobs that carry an ioctl's argument struct (IMPORT, EXPORT, the
+ * variables): the ring copies and checks the struct like the ioctl's at
+ * submission (steps 1-4 of the validation order), runs the job on a
+ * worker, and writes the outputs back before it posts the completion.
+ */
+static const struct npr_uarg_job jobs[] = {
+	{ NPR_OP_IMPORT, NPR_IOCTL_IMPORT, NPR_UARG_IMPORT },
+	{ NPR_OP_EXPORT, NPR_IOCTL_EXPORT, NPR_UARG_EXPORT },
+	{ NPR_OP_STATE_GET, NPR_IOCTL_STATE_GET, NPR_UARG_STATE },
+	{ NPR_OP_STATE_SET, NPR_IOCTL_STATE_SET, NPR_UARG_STATE },
+	{ NPR_OP_STATE_RESET, NPR_IOCTL_STATE_RESET, NPR_UARG_STATE },
+};
+
+/**
+ * npr_uarg_job() - the argument struct a ring job of opcode @op carries
+ * @op: enum npr_op.
+ *
+ * Return: its description, or NULL when jobs of @op carry none.
+ */
+const struct npr_uarg_job *npr_uarg_job(unsigned int op)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++)
+		if (jobs[i].op == op)
+			return &jobs[i];
+	return NULL;
+}
+
+/**
+ * npr_uarg_job_in() - copy in and check a job's argument struct
+ * @ja: what the job carries (npr_uarg_job()).
+ * @uarg: the caller's struct (the SQE's addr).
+ * @karg: Out. The library's copy, @ja->ksize bytes.
+ * @usize: Out. The size the caller declared.
+ *
+ * The checks of the ioctl itself up to its flags and reserved fields;
+ * the rest is the command's, when the job runs.
+ *
+ * Return: 0, or the errors of npr_uarg_in(), npr_check_args() and
+ * npr_check_flags().
+ */
+int npr_uarg_job_in(const struct npr_uarg_job *ja, const void *uarg,
+		    void *karg, uint32_t *usize)
+{
+	const struct npr_state_arg *st = karg;
+	const struct npr_import *im = karg;
+	const struct npr_export *ex = karg;
+	int err;
+
+	err = npr_uarg_in(karg, ja->ksize, ja->v1, uarg, usize);
+	if (err)
+		return err;
+	switch (ja->cmd) {
+	case NPR_IOCTL_IMPORT:
+		return npr_check_args(im->flags, 0, im->reserved);
+	case NPR_IOCTL_EXPORT:
+		return npr_check_args(ex->flags, 0, ex->reserved);
+	default:
+		return npr_check_flags(st->flags,
+				       ja->cmd == NPR_IOCTL_STATE_RESET ?
+				       NPR_STATE_RESET_ALL : 0);
+	}
+}

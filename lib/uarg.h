@@ -23,12 +23,28 @@
 
 /*
  * The structs both the ioctl table (lib/dev.c) and the ring's jobs that
- * carry one (lib/ring/ring.c) copy in: said once, here.
+ * carry one (npr_uarg_job()) copy in: said once, here.
  */
 #define NPR_UARG_IMPORT	NPR_UARG(struct npr_import, reserved)
 #define NPR_UARG_EXPORT	NPR_UARG(struct npr_export, bytes)
 #define NPR_UARG_STATE	NPR_UARG(struct npr_state_arg, bytes)
 
+/**
+ * struct npr_uarg_job - an ioctl's argument struct that a ring job carries
+ * @op: NPR_OP_IMPORT, NPR_OP_EXPORT or one of NPR_OP_STATE_*.
+ * @cmd: the ioctl whose struct it is.
+ * @ksize: the struct's size in this library.
+ * @v1: the smallest size a caller may pass.
+ */
+struct npr_uarg_job {
+	unsigned int op;
+	unsigned long cmd;
+	size_t ksize, v1;
+};
+
+const struct npr_uarg_job *npr_uarg_job(unsigned int op);
+int npr_uarg_job_in(const struct npr_uarg_job *ja, const void *uarg,
+		    void *karg, uint32_t *usize);
 int npr_uarg_in(void *karg, size_t ksize, size_t v1, const void *uarg,
 		uint32_t *usize);
 void npr_uarg_out(void *uarg, const void *karg, size_t ksize,

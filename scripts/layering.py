@@ -21,6 +21,9 @@ from the object's .c to the .c that defines the symbol.  Then checks:
               directly or through others
   size        no source file (lib, ref, npu, tools, examples, selftests)
               is longer than 1,500 lines
+  prefix      every symbol the library defines for other files starts
+              with npr_ (but the generated protobuf code's, and the
+              software NPU's Level Zero entry points)
 
 Usage: layering.py --src DIR --obj DIR [--ktap]
 
@@ -290,6 +293,21 @@ def rule_size(t):
                         os.path.relpath(p, t.src), lines, MAX_LINES)
 
 
+def rule_prefix(t):
+    for mod, p in sorted(t.objects.items()):
+        if not under(mod, "lib", "ref", "npu") or \
+           under(mod, "lib/onnx/gen", "npu/vnpu"):
+            continue
+        out = subprocess.run(["nm", "-P", "--defined-only", p],
+                             capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) >= 2 and parts[1] in "TDBRVWG" and \
+               parts[1].isupper() and not parts[0].startswith("npr_"):
+                yield "%s defines %s without the npr_ prefix" % (mod,
+                                                                 parts[0])
+
+
 RULES = [
     ("lib_names_no_backend_but_the_registry", rule_backends),
     ("graph_layers_reach_no_device", rule_frontends),
@@ -299,6 +317,7 @@ RULES = [
     ("tools_and_examples_use_the_public_api", rule_public),
     ("no_circle_across_folders", rule_circles),
     ("no_source_file_over_1500_lines", rule_size),
+    ("library_symbols_carry_the_prefix", rule_prefix),
 ]
 
 

@@ -163,61 +163,6 @@ struct npr_ring {
 	uint64_t timer_at;		/* its wake-up time, 0: none */
 };
 
-/*
- * Jobs that carry an ioctl's argument struct (IMPORT, EXPORT, the
- * variables): the struct is copied and checked like the ioctl's at
- * submission (steps 1-4 of the validation order), run on a worker, and its
- * outputs are written back before the completion is posted.  Per opcode:
- * the ioctl, and the struct's size and smallest size (lib/uarg.h, shared
- * with the ioctl table).
- */
-static const struct job_arg {
-	unsigned int op;
-	unsigned long cmd;
-	size_t ksize, v1;
-} job_args[] = {
-	{ NPR_OP_IMPORT, NPR_IOCTL_IMPORT, NPR_UARG_IMPORT },
-	{ NPR_OP_EXPORT, NPR_IOCTL_EXPORT, NPR_UARG_EXPORT },
-	{ NPR_OP_STATE_GET, NPR_IOCTL_STATE_GET, NPR_UARG_STATE },
-	{ NPR_OP_STATE_SET, NPR_IOCTL_STATE_SET, NPR_UARG_STATE },
-	{ NPR_OP_STATE_RESET, NPR_IOCTL_STATE_RESET, NPR_UARG_STATE },
-};
-
-/* The argument struct a job carries, NULL if none. */
-static const struct job_arg *op_arg(unsigned int op)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(job_args) / sizeof(job_args[0]); i++)
-		if (job_args[i].op == op)
-			return &job_args[i];
-	return NULL;
-}
-
-/* Copy in and check a job's argument struct, at submission. */
-static int job_arg_in(const struct job_arg *ja, const void *uarg, void *karg,
-		      uint32_t *usize)
-{
-	const struct npr_state_arg *st = karg;
-	const struct npr_import *im = karg;
-	const struct npr_export *ex = karg;
-	int err;
-
-	err = npr_uarg_in(karg, ja->ksize, ja->v1, uarg, usize);
-	if (err)
-		return err;
-	switch (ja->cmd) {
-	case NPR_IOCTL_IMPORT:
-		return npr_check_args(im->flags, 0, im->reserved);
-	case NPR_IOCTL_EXPORT:
-		return npr_check_args(ex->flags, 0, ex->reserved);
-	default:
-		return npr_check_flags(st->flags,
-				       ja->cmd == NPR_IOCTL_STATE_RESET ?
-				       NPR_STATE_RESET_ALL : 0);
-	}
-}
-
 /* ---- completion --------------------------------------------------------- */
 
 static void job_free(struct npr_ring *r, struct job *j)
@@ -443,7 +388,7 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 
 static int run_arg_job(struct npr_ring *r, struct job *j)
 {
-	const struct job_arg *ja = op_arg(j->sqe.opcode);
+	const struct npr_uarg_job *ja = npr_uarg_job(j->sqe.opcode);
 	unsigned long mark = npr_err_mark();
 	int err;
 
@@ -470,7 +415,7 @@ static int run_job(struct npr_ring *r, struct worker *w, struct job *j)
 	uint32_t h;
 	int err;
 
-	if (op_arg(j->sqe.opcode))
+	if (npr_uarg_job(j->sqe.opcode))
 		return run_arg_job(r, j);
 	switch (j->sqe.opcode) {
 	case NPR_OP_NOP:
@@ -1231,10 +1176,10 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 		jobs[i] = j;
 		j->sqe = sq[i];
 		j->queued_ns = now;
-		if (op_arg(j->sqe.opcode)) {
+		if (npr_uarg_job(j->sqe.opcode)) {
 			j->uarg = (void *)(uintptr_t)j->sqe.addr;
-			err = job_arg_in(op_arg(j->sqe.opcode), j->uarg,
-					 &j->arg, &j->usize);
+			err = npr_uarg_job_in(npr_uarg_job(j->sqe.opcode),
+					      j->uarg, &j->arg, &j->usize);
 			if (!err && j->sqe.opcode >= NPR_OP_STATE_GET)
 				err = hold_request(dev, jobs, sq, i,
 						   j->arg.st.req);
