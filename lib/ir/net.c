@@ -16,6 +16,7 @@
 #include <string.h>
 #include <stdarg.h>
 
+#include "ops/infer.h"
 #include "reader.h"
 
 /* ---- bodies ----------------------------------------------------------- */
@@ -671,15 +672,9 @@ int npr_ir_build(struct ir_ctx *c, xmlNode *net)
 	}
 	if (!g->noutputs)
 		return npr_err(-EINVAL, "the model has no Result layer");
-	for (i = 0; i < g->nnodes; i++) {
-		struct npr_node *n = &g->nodes[i];
-
-		if (n->op->parse) {
-			err = n->op->parse(g, n);
-			if (err)
-				return err;
-		}
-	}
+	err = npr_infer_parse(g);
+	if (err)
+		return err;
 	err = npr_graph_sort(g);
 	if (err == -ELOOP)
 		err = describe_cycle(c);
