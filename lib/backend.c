@@ -177,6 +177,20 @@ int npr_backend_infer(struct npr_request *rq)
 }
 
 /**
+ * npr_backend_has_kernel() - whether an op has a reference kernel
+ * @op: the op definition.
+ *
+ * What a device without a query member runs, and how query_model judges
+ * a layer by its op alone.
+ *
+ * Return: true when the CPU backend's kernels include one for @op.
+ */
+bool npr_backend_has_kernel(const struct npr_op_def *op)
+{
+	return npr_kernel_find(op) != NULL;
+}
+
+/**
  * npr_backend_query() - which nodes of a compiled graph the device runs
  * @dev: the device.
  * @g: the compiled graph.
@@ -193,7 +207,7 @@ int npr_backend_query(struct npr_device *dev, const struct npr_graph *g,
 	if (dev->ops->query)
 		return dev->ops->query(dev, g, supported);
 	for (i = 0; i < g->nnodes; i++)
-		supported[i] = npr_kernel_find(g->nodes[i].op) != NULL;
+		supported[i] = npr_backend_has_kernel(g->nodes[i].op);
 	return 0;
 }
 

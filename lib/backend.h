@@ -136,6 +136,7 @@ extern const struct npr_backend_ops npr_null_backend_ops;
 
 const struct npr_backend_ops *npr_backend_find(const char *name, int *index);
 npr_evaluator_fn npr_backend_evaluator(void);
+bool npr_backend_has_kernel(const struct npr_op_def *op);
 const char *npr_backend_name(const struct npr_device *dev);
 bool npr_backend_has(const struct npr_device *dev, unsigned int cap);
 

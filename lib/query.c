@@ -28,12 +28,6 @@ static bool housekeeping(const struct npr_node *n)
 	return n->op->flags & (NPR_OP_SOURCE | NPR_OP_SINK);
 }
 
-/* An op with a reference kernel: what a device runs without a query. */
-static bool runs(const struct npr_node *n)
-{
-	return npr_backend_evaluator()(n->op) != NULL;
-}
-
 /**
  * npr_device_supports() - which layers of a model a device supports
  * @dev: the device.
@@ -81,7 +75,7 @@ int npr_device_supports(struct npr_device *dev,
 		if (housekeeping(n))
 			supported[i] = true;	/* settled below */
 		else if (!g)
-			supported[i] = runs(n);
+			supported[i] = npr_backend_has_kernel(n->op);
 		else
 			supported[i] = g->nodes[i].dead || dev_ok[i];
 	}

@@ -87,6 +87,7 @@ static void cpu_exec_destroy(struct npr_exec *ex)
 		free(re->fast[i]);
 	}
 	free(re->fast);
+	free(re->kern);
 	free(re->fused);
 	free(re->dyn);
 	free(re->no_idx);
@@ -136,7 +137,8 @@ static int cpu_compile(struct npr_exec *ex)
 	re->fast = calloc(g->nnodes ? g->nnodes : 1, sizeof(*re->fast));
 	re->fused = calloc(g->nnodes ? g->nnodes : 1, sizeof(*re->fused));
 	re->dyn = calloc(g->nnodes ? g->nnodes : 1, sizeof(*re->dyn));
-	if (!re->fast || !re->fused || !re->dyn)
+	re->kern = calloc(g->nnodes ? g->nnodes : 1, sizeof(*re->kern));
+	if (!re->fast || !re->fused || !re->dyn || !re->kern)
 		goto nomem;
 	err = npr_cpu_plan_kernels(ex, re);
 	if (err)
@@ -153,7 +155,9 @@ static int cpu_compile(struct npr_exec *ex)
 		if (src && strcmp(n->type, "Parameter"))
 			continue;	/* constants */
 		if (!src) {
-			if (!npr_kernel_find(n->op))
+			npr_eval_fn kern = npr_kernel_find(n->op);
+
+			if (!kern)
 				return npr_node_err(n, -EOPNOTSUPP,
 						    "the cpu device has no kernel for this op");
 			if (re->fast[i] != &npr_cpu_absorbed_mark) {
@@ -165,6 +169,7 @@ static int cpu_compile(struct npr_exec *ex)
 					re->ndyn++;
 				}
 				re->fast[re->nsteps] = re->fast[i];
+				re->kern[re->nsteps] = kern;
 				re->steps[re->nsteps++] = i;
 			} else {
 				re->fused[i] = true;
@@ -345,7 +350,7 @@ static int run_step(struct npr_request *rq, int i, int64_t b0, int64_t nb)
 		return 0;
 	}
 	if (re->dyn[i]) {
-		err = npr_cpu_dyn_run(rr, g, re->steps[i]);
+		err = npr_cpu_dyn_run(rr, g, re->steps[i], re->kern[i]);
 		if (re->prof_ns)
 			npr_cpu_prof_step(re, i, npr_now_ns() - t0);
 		npr_cpu_prof_add(rq, re->steps[i], npr_now_ns() - t0, "ref",
@@ -381,7 +386,7 @@ static int run_step(struct npr_request *rq, int i, int64_t b0, int64_t nb)
 		rr->out_buf[j] = slice_of(rr, re, g, n->out[j], b0, nb);
 	if (re->no_idx && re->no_idx[re->steps[i]])
 		rr->out_buf[1].data = NULL;
-	err = npr_kernel_find(n->op)(n, rr->in_buf, rr->out_buf);
+	err = re->kern[i](n, rr->in_buf, rr->out_buf);
 	if (re->prof_ns)
 		npr_cpu_prof_step(re, i, npr_now_ns() - t0);
 	npr_cpu_prof_add(rq, re->steps[i], npr_now_ns() - t0, "ref",

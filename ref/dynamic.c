@@ -17,7 +17,6 @@
 
 #include "error.h"
 #include "sys.h"
-#include "ref/kernels/registry.h"
 #include "cpu.h"
 #include "dynamic.h"
 
@@ -74,6 +73,7 @@ int npr_cpu_dyn_create(const struct ref_exec *re, struct ref_request *rr,
  * @rr: the request's state.
  * @g: the compiled graph.
  * @node: the step's node.
+ * @kern: its kernel (struct ref_exec, @kern).
  *
  * Infers the output shapes from the actual inputs (values included) in
  * the request's copy of the graph, gives the outputs buffers of the
@@ -85,7 +85,7 @@ int npr_cpu_dyn_create(const struct ref_exec *re, struct ref_request *rr,
  * op's infer or kernel error.
  */
 int npr_cpu_dyn_run(struct ref_request *rr, const struct npr_graph *g,
-		    int node)
+		    int node, npr_eval_fn kern)
 {
 	struct npr_node *n = &rr->rnodes[node];
 	char b[128];
@@ -149,7 +149,7 @@ int npr_cpu_dyn_run(struct ref_request *rr, const struct npr_graph *g,
 		rr->in_buf[j] = rr->t[n->in[j]];
 	for (j = 0; j < n->nout; j++)
 		rr->out_buf[j] = rr->t[n->out[j]];
-	return npr_kernel_find(n->op)(n, rr->in_buf, rr->out_buf);
+	return kern(n, rr->in_buf, rr->out_buf);
 }
 
 /**
