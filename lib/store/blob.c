@@ -88,7 +88,7 @@ int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
 	if (dyn >= 0)
 		return npr_node_err(&ex->g->nodes[dyn], -EOPNOTSUPP,
 				    "export: the output shape depends on input values; such models are not exported yet");
-	err = npr_cmblob_payload_write(ex, &h, &blen);
+	err = npr_blob_payload_write(ex, &h, &blen);
 	if (err)
 		return err;
 	memset(h, 0, NPR_BLOB_HEADER);
@@ -100,7 +100,7 @@ int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
 	header_field(h + 64, 16, NPR_LIB_VERSION);
 	psize = blen - NPR_BLOB_HEADER;
 	memcpy(h + 80, &psize, 8);
-	*(uint64_t *)(h + 88) = npr_cmblob_checksum(h, psize);
+	*(uint64_t *)(h + 88) = npr_blob_checksum(h, psize);
 	*out = h;
 	*len = blen;
 	return 0;
@@ -135,7 +135,7 @@ static int check_header(const struct npr_device *dev, const void *buf,
 		return npr_err(-EBADMSG, "blob truncated or padded: payload of %zu bytes, the header says %llu",
 			       len - NPR_BLOB_HEADER,
 			       (unsigned long long)psize);
-	if (sum && npr_cmblob_checksum(h, psize) != hash)
+	if (sum && npr_blob_checksum(h, psize) != hash)
 		return npr_err(-EBADMSG, "blob corrupt: checksum mismatch");
 	header_str(backend, h + 16, sizeof(backend));
 	header_str(arch, h + 32, sizeof(arch));
@@ -196,10 +196,10 @@ static int import_mem(struct npr_device *dev, struct npr_weights *mem,
 	ex->g = g;
 	*out = ex;	/* the caller frees it like any exec */
 	npr_props_init(&ex->props);	/* defaults for what blobs lack */
-	err = npr_cmblob_payload_read(ex, mem, &held);
+	err = npr_blob_payload_read(ex, mem, &held);
 	if (!err)
-		err = npr_cmblob_check_graph(g, held, ex->in, ex->nin, ex->out,
-					     ex->nout);
+		err = npr_blob_check_graph(g, held, ex->in, ex->nin, ex->out,
+					   ex->nout);
 	free(held);
 	return err;
 }
@@ -230,7 +230,7 @@ int npr_blob_import_mem(struct npr_device *dev, struct npr_weights *mem,
  * @out: on success, the compiled model (the backend's compile done).
  *
  * npr_blob_import_mem() and the backend's compile, with the checksum
- * taken beside them (npr_cmblob_sum_start(), lib/store/hash.c).  The
+ * taken beside them (npr_blob_sum_start(), lib/store/hash.c).  The
  * checks and their errors are those of the two, but for their order: a
  * checksum mismatch is reported in place of whatever the corrupt bytes
  * made fail first.
@@ -242,7 +242,7 @@ int npr_blob_import_compiled(struct npr_device *dev, struct npr_weights *mem,
 {
 	const unsigned char *h = mem->data;
 	struct npr_exec *ex = NULL;
-	struct npr_cmblob_sum *sum;
+	struct npr_blob_sum *sum;
 	uint64_t hash;
 	int err;
 
@@ -250,12 +250,12 @@ int npr_blob_import_compiled(struct npr_device *dev, struct npr_weights *mem,
 	err = check_header(dev, mem->data, mem->size, false);
 	if (err)
 		return err;
-	sum = npr_cmblob_sum_start(mem);
+	sum = npr_blob_sum_start(mem);
 	err = import_mem(dev, mem, true, &ex);
 	if (!err)
 		err = npr_backend_compile(ex);
 	memcpy(&hash, h + 88, 8);
-	if (npr_cmblob_sum_finish(sum, mem) != hash)
+	if (npr_blob_sum_finish(sum, mem) != hash)
 		err = npr_err(-EBADMSG, "blob corrupt: checksum mismatch");
 	if (err) {
 		npr_exec_free(ex);

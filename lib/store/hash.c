@@ -127,14 +127,14 @@ static uint64_t checksum_of(const unsigned char *h, uint64_t a)
 }
 
 /**
- * npr_cmblob_checksum() - the checksum a compiled-model blob's header holds
+ * npr_blob_checksum() - the checksum a compiled-model blob's header holds
  * @h: the blob: its header, then @psize bytes of payload.
  * @psize: the payload's size.
  *
  * Return: the hash of the payload mixed with that of the header bytes up
  * to the checksum field.
  */
-uint64_t npr_cmblob_checksum(const unsigned char *h, uint64_t psize)
+uint64_t npr_blob_checksum(const unsigned char *h, uint64_t psize)
 {
 	return checksum_of(h, npr_blob_hash(h + NPR_BLOB_HEADER, psize));
 }
@@ -163,7 +163,7 @@ uint64_t npr_cmblob_checksum(const unsigned char *h, uint64_t psize)
 #define SUM_CHUNK	(128u << 10)	/* bytes hashed at once */
 #define SUM_ASYNC_MIN	(2 * SUM_CHUNK)	/* smaller entries: inline */
 
-struct npr_cmblob_sum {
+struct npr_blob_sum {
 	struct npr_weights *mem;	/* a reference while the thread may read */
 	const unsigned char *p;	/* the payload */
 	size_t n;
@@ -175,12 +175,12 @@ struct npr_cmblob_sum {
 	int refs;		/* atomic: the caller's and the thread's */
 };
 
-static struct npr_cmblob_sum *sum_slot;	/* atomic: the job to pick up */
+static struct npr_blob_sum *sum_slot;	/* atomic: the job to pick up */
 static int sum_seq;			/* atomic: futex word, bumped per post */
 static pthread_once_t sum_once = PTHREAD_ONCE_INIT;
 static bool sum_thread;			/* the hashing thread runs */
 
-static void sum_put(struct npr_cmblob_sum *s)
+static void sum_put(struct npr_blob_sum *s)
 {
 	if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL))
 		return;
@@ -188,7 +188,7 @@ static void sum_put(struct npr_cmblob_sum *s)
 	free(s);
 }
 
-static void sum_run(struct npr_cmblob_sum *s)
+static void sum_run(struct npr_blob_sum *s)
 {
 	uint64_t h[HASH_LANES], k = 0;
 	size_t off = 0;
@@ -223,7 +223,7 @@ static void *sum_main(void *arg)
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
 	for (;;) {
 		int seq = __atomic_load_n(&sum_seq, __ATOMIC_ACQUIRE);
-		struct npr_cmblob_sum *s = __atomic_exchange_n(&sum_slot, NULL,
+		struct npr_blob_sum *s = __atomic_exchange_n(&sum_slot, NULL,
 							 __ATOMIC_ACQ_REL);
 
 		if (s)
@@ -263,17 +263,17 @@ static void sum_init(void)
 }
 
 /**
- * npr_cmblob_sum_start() - hand a blob's payload to the hashing thread
+ * npr_blob_sum_start() - hand a blob's payload to the hashing thread
  * @mem: the blob, its header checked; the job holds a reference.
  *
  * Context: any thread; one job at a time in the process (see above).
- * Return: the job, to finish with npr_cmblob_sum_finish(); NULL when the
+ * Return: the job, to finish with npr_blob_sum_finish(); NULL when the
  * payload is small, the thread is busy or absent: it will be hashed
  * inline.
  */
-struct npr_cmblob_sum *npr_cmblob_sum_start(struct npr_weights *mem)
+struct npr_blob_sum *npr_blob_sum_start(struct npr_weights *mem)
 {
-	struct npr_cmblob_sum *s, *none = NULL;
+	struct npr_blob_sum *s, *none = NULL;
 
 	if (mem->size - NPR_BLOB_HEADER < SUM_ASYNC_MIN)
 		return NULL;
@@ -297,26 +297,26 @@ struct npr_cmblob_sum *npr_cmblob_sum_start(struct npr_weights *mem)
 }
 
 /**
- * npr_cmblob_sum_finish() - the checksum of a blob whose hash was started
- * @s: what npr_cmblob_sum_start() returned (NULL: hash it all here);
+ * npr_blob_sum_finish() - the checksum of a blob whose hash was started
+ * @s: what npr_blob_sum_start() returned (NULL: hash it all here);
  *     released.
  * @mem: the blob.
  *
  * Takes what the hashing thread has done of @s and hashes the rest; it
  * never waits for the thread.
  *
- * Return: the checksum, as npr_cmblob_checksum().
+ * Return: the checksum, as npr_blob_checksum().
  */
-uint64_t npr_cmblob_sum_finish(struct npr_cmblob_sum *s,
-			       const struct npr_weights *mem)
+uint64_t npr_blob_sum_finish(struct npr_blob_sum *s,
+			     const struct npr_weights *mem)
 {
 	const unsigned char *h = mem->data;
 	uint64_t lanes[HASH_LANES], k;
-	struct npr_cmblob_sum *mine = s;
+	struct npr_blob_sum *mine = s;
 	size_t done;
 
 	if (!s)
-		return npr_cmblob_checksum(h, mem->size - NPR_BLOB_HEADER);
+		return npr_blob_checksum(h, mem->size - NPR_BLOB_HEADER);
 	if (__atomic_compare_exchange_n(&sum_slot, &mine, NULL, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		sum_put(s);	/* not picked up: the thread's share too */

@@ -303,7 +303,7 @@ static void w_caching(struct wbuf *w, const struct npr_device *dev,
 }
 
 /**
- * npr_cmblob_payload_write() - a compiled model as the payload of a blob
+ * npr_blob_payload_write() - a compiled model as the payload of a blob
  * @ex: the compiled model, its backend's compile done.
  * @out: set on success to a malloc'd buffer the caller owns:
  *       NPR_BLOB_HEADER bytes of room for the header, then the payload.
@@ -312,8 +312,8 @@ static void w_caching(struct wbuf *w, const struct npr_device *dev,
  * Return: 0, or -errno with a message: -ENOMEM, or what the backend's
  * prepared or native_export returned.
  */
-int npr_cmblob_payload_write(const struct npr_exec *ex, unsigned char **out,
-			     size_t *len)
+int npr_blob_payload_write(const struct npr_exec *ex, unsigned char **out,
+			   size_t *len)
 {
 	const struct npr_device *dev = ex->dev;
 	struct npr_prepared *prep = NULL;
@@ -787,7 +787,7 @@ static int r_graph(struct rbuf *r, struct npr_graph *g, int depth)
 				return bad(r, "body output out of range");
 		if (g->nvars || g->nstate_in || g->nstate_out)
 			return bad(r, "a body with variables");
-		if (npr_cmblob_check_structure(g, NULL))
+		if (npr_blob_check_structure(g, NULL))
 			r->err = npr_last_errno() ? npr_last_errno() : -EINVAL;
 	}
 	return r->err;
@@ -842,7 +842,7 @@ static int r_prepared(struct rbuf *r, const struct npr_graph *g,
 }
 
 /**
- * npr_cmblob_payload_read() - rebuild a compiled model from a blob's payload
+ * npr_blob_payload_read() - rebuild a compiled model from a blob's payload
  * @ex: the compiled model to fill: ex->dev set, ex->g a new graph, the
  *      properties at their defaults (for what the blob lacks).
  * @mem: the blob, NPR_BLOB_ALIGN aligned, its header checked.  The graph
@@ -853,14 +853,14 @@ static int r_prepared(struct rbuf *r, const struct npr_graph *g,
  *        frees it, on failure too.
  *
  * Every count, index and string is checked against the payload's bounds,
- * and each body's structure (npr_cmblob_check_structure()); the model's
- * graph is left to npr_cmblob_check_graph().
+ * and each body's structure (npr_blob_check_structure()); the model's
+ * graph is left to npr_blob_check_graph().
  *
  * Return: 0, or -errno with a message: -EBADMSG (the payload ends early),
  * -EINVAL (a malformed payload), -ENOMEM.
  */
-int npr_cmblob_payload_read(struct npr_exec *ex, struct npr_weights *mem,
-			    bool **held)
+int npr_blob_payload_read(struct npr_exec *ex, struct npr_weights *mem,
+			  bool **held)
 {
 	const struct npr_device *dev = ex->dev;
 	struct npr_graph *g = ex->g;

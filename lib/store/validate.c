@@ -48,7 +48,7 @@ static const struct npr_op_def *op_find_memo(struct op_memo *m,
 }
 
 /**
- * npr_cmblob_check_structure() - what must hold of a graph read from a
+ * npr_blob_check_structure() - what must hold of a graph read from a
  * blob before any op code looks at it
  * @g: the graph (the model's or a body).
  * @held: per value, whether the backend's prepared constants hold its
@@ -60,7 +60,7 @@ static const struct npr_op_def *op_find_memo(struct op_memo *m,
  *
  * Return: 0 or -EINVAL with a message naming the value or node.
  */
-int npr_cmblob_check_structure(struct npr_graph *g, const bool *held)
+int npr_blob_check_structure(struct npr_graph *g, const bool *held)
 {
 	struct op_memo memo;
 	int i, j;
@@ -150,7 +150,7 @@ int npr_cmblob_check_structure(struct npr_graph *g, const bool *held)
 }
 
 /**
- * npr_cmblob_check_graph() - check a compiled graph read from a blob
+ * npr_blob_check_graph() - check a compiled graph read from a blob
  * @g: the graph.
  * @held: per value, whether the backend's prepared constants hold it.
  * @in: the compiled model's input ports, as the blob gives them.
@@ -158,21 +158,21 @@ int npr_cmblob_check_structure(struct npr_graph *g, const bool *held)
  * @out: its output ports.
  * @nout: their number.
  *
- * npr_cmblob_check_structure(), the ports and variables against the
+ * npr_blob_check_structure(), the ports and variables against the
  * graph, then every live node parsed and inferred again and its outputs
  * compared with what the blob says.
  *
  * Return: 0 or -errno with a message: -EINVAL, or an op's parse or infer
  * error.
  */
-int npr_cmblob_check_graph(struct npr_graph *g, const bool *held,
-			   const struct npr_port *in, int nin,
-			   const struct npr_port *out, int nout)
+int npr_blob_check_graph(struct npr_graph *g, const bool *held,
+			 const struct npr_port *in, int nin,
+			 const struct npr_port *out, int nout)
 {
 	char b1[128], b2[128];
 	int i, j, err;
 
-	err = npr_cmblob_check_structure(g, held);
+	err = npr_blob_check_structure(g, held);
 	if (err)
 		return err;
 	if (g->ninputs != nin || g->noutputs != nout)
