@@ -227,6 +227,40 @@ TEST_F_TIMEOUT(blob, crafted_payloads, 300)
 }
 
 /*
+ * Every Result the outputs name must be live: a dead one is not checked
+ * with the nodes, and what it reads may then be computed by nothing (a
+ * fuzzed blob with its Result and the node before it marked dead made
+ * INFER read a NULL buffer).
+ */
+TEST_F(blob, dead_result_is_refused)
+{
+	static const unsigned char rec[] = "\x06\0\0\0Result";
+	unsigned char *c;
+	size_t i, at = 0;
+	int found = 0;
+	__u32 imp, one = 1;
+
+	NEED_SHARED();
+	small(_metadata, self);
+	c = malloc(self->len);
+	ASSERT_NE(c, NULL);
+	memcpy(c, self->blob, self->len);
+	/* a node's type string (length, bytes, NUL), then version (4),
+	 * layer id (8) and the dead flag (4) */
+	for (i = HDR; i + sizeof(rec) + 16 <= self->len; i++)
+		if (!memcmp(c + i, rec, sizeof(rec))) {
+			at = i + sizeof(rec) + 12;
+			found++;
+		}
+	ASSERT_EQ(found, 1);
+	memcpy(c + at, &one, 4);
+	blob_reseal(c, self->len);
+	EXPECT_EQ(blob_import(self->fd, c, self->len, &imp), -EINVAL);
+	EXPECT_NE(strstr(npr_last_error(), "live Result"), NULL);
+	free(c);
+}
+
+/*
  * The prepared constants (packed weights): another layout is refused with
  * its own errno and both names; a count, node, index or size that does
  * not fit is -EINVAL, never a crash, and a blob without them imports.

@@ -141,11 +141,15 @@ int npr_blob_check_structure(struct npr_graph *g, const bool *held)
 		    strcmp(g->nodes[g->inputs[i]].type, "Parameter") ||
 		    g->nodes[g->inputs[i]].nout != 1)
 			return npr_err(-EINVAL, "blob: input %d is not a Parameter", i);
+	/* a dead Result is not checked above, and its value may be
+	 * computed by nothing */
 	for (i = 0; i < g->noutputs; i++)
 		if (!in_range(g->outputs[i], g->nnodes) ||
 		    strcmp(g->nodes[g->outputs[i]].type, "Result") ||
-		    g->nodes[g->outputs[i]].nin != 1)
-			return npr_err(-EINVAL, "blob: output %d is not a Result", i);
+		    g->nodes[g->outputs[i]].nin != 1 ||
+		    g->nodes[g->outputs[i]].dead)
+			return npr_err(-EINVAL, "blob: output %d is not a live Result",
+				       i);
 	return 0;
 }
 
