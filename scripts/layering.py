@@ -302,8 +302,10 @@ def rule_prefix(t):
                              capture_output=True, text=True).stdout
         for line in out.splitlines():
             parts = line.split()
+            # "__" names are the compiler's (ASan's __odr_asan.*)
             if len(parts) >= 2 and parts[1] in "TDBRVWG" and \
-               parts[1].isupper() and not parts[0].startswith("npr_"):
+               parts[1].isupper() and not parts[0].startswith("npr_") \
+               and not parts[0].startswith("__"):
                 yield "%s defines %s without the npr_ prefix" % (mod,
                                                                  parts[0])
 
