@@ -692,6 +692,12 @@ TEST_F(ops, grid_sample_modes_and_padding)
 	      { P("f32", "1,1,2,2", 5, 5, 5, 5),
 		P("f32", "1,1,2,2", 0.3, -0.2, -0.7, 0.9) }, { "1,1,1,2" } });
 	EXPECT_OUT(0, F32, 1e-5, 5, 5);
+	/* an empty map (W = 0) has nothing to reflect or pad with: zeros,
+	 * never a read before it */
+	RUN({ "GridSample", "opset9", "padding_mode=\"reflection\"",
+	      { P0("f32", "1,1,3,0"), P("f32", "1,1,2,2", -1, 0, 0.5, 0.5) },
+	      { "1,1,1,2" } });
+	EXPECT_OUT(0, F32, 0, 0, 0);
 #undef GS_DATA
 }
 

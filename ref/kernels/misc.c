@@ -395,7 +395,7 @@ static double denorm(double v, int64_t len, bool align)
  * npr_ref_grid_sample() - GridSample-9
  * @n: the node; params struct npr_misc_params.
  * @in: data [N, C, H, W], grid [N, H_out, W_out, 2].
- * @out: [N, C, H_out, W_out].
+ * @out: [N, C, H_out, W_out]; all zeros when the data's H or W is 0.
  *
  * Return: 0.
  */
@@ -412,6 +412,11 @@ int npr_ref_grid_sample(const struct npr_node *n, const struct npr_tensor *in,
 	};
 	int64_t b, ch, i;
 
+	/* an empty plane has no pixel to pad or reflect with: zeros */
+	if (!g.H || !g.W) {
+		memset(y, 0, out[0].nbytes);
+		return 0;
+	}
 	g.xmin = p->align_corners ? 0 : -0.5;
 	g.ymin = g.xmin;
 	g.xmax = p->align_corners ? (double)g.W - 1 : (double)g.W - 0.5;
