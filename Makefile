@@ -84,6 +84,26 @@ $(obj)/lib/onnx/gen/onnx.pb-c.o: $(obj)/lib/onnx/gen/onnx.pb-c.c
 
 $(filter-out $(obj)/lib/onnx/gen/onnx.pb-c.o,$(LIB_OBJS)): | $(obj)/lib/onnx/gen/onnx.pb-c.h
 
+# the attributes of every ONNX op version, generated at build time from the
+# schemas of Debian's libonnx by a small C++ program (lib/onnx/schema.c)
+ONNX_CXXFLAGS ?= -std=c++17 -O1 -DONNX_NAMESPACE=onnx -DONNX_ML=1
+ONNX_CXXLIBS ?= -lonnx -lonnx_proto -lprotobuf
+$(obj)/lib/onnx/gen/gen-schemas: $(srctree)/lib/onnx/gen-schemas.cc \
+		$(wildcard /usr/include/onnx/common/version.h)
+	$(quiet) CXX lib/onnx/gen/gen-schemas
+	$(Q)mkdir -p $(obj)/lib/onnx/gen
+	$(Q)$(CXX) $(ONNX_CXXFLAGS) -Wall -Wextra -Werror $< -o $@ $(ONNX_CXXLIBS)
+
+$(obj)/lib/onnx/gen/onnx-schemas.c $(obj)/lib/onnx/gen/onnx-schemas.h &: $(obj)/lib/onnx/gen/gen-schemas
+	$(quiet) GEN lib/onnx/gen/onnx-schemas.c
+	$(Q)$< $(obj)/lib/onnx/gen/onnx-schemas.h $(obj)/lib/onnx/gen/onnx-schemas.c
+
+$(obj)/lib/onnx/gen/onnx-schemas.o: $(obj)/lib/onnx/gen/onnx-schemas.c
+	$(quiet) CC lib/onnx/gen/onnx-schemas.o
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(obj)/lib/onnx/schema.o: $(obj)/lib/onnx/gen/onnx-schemas.h
+
 $(LIBA): $(LIB_OBJS)
 	$(quiet) AR $(patsubst $(obj)/%,%,$@)
 	$(Q)rm -f $@

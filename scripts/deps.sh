@@ -7,6 +7,9 @@ set -e
 PKGS="build-essential pkg-config libxml2-dev libpng-dev valgrind
       protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
       liburing-dev libze-dev libdrm-dev python3"
+# the ONNX op schemas' generator (lib/onnx/gen-schemas.cc, built with g++
+# from build-essential) needs libonnx-dev's C++ headers, which need these
+PKGS="$PKGS libprotobuf-dev"
 
 missing=""
 for p in $PKGS; do

@@ -925,9 +925,10 @@ static void mktensor(Onnx__TensorProto *t, const char *name, int32_t type,
 }
 
 /*
- * y = @op(x, initializers...) at opset 17: x an f32 graph input of
- * @xdims, the node's inputs named in @in (x first or among them), one
- * int attribute @attr = @aval unless @attr is NULL.
+ * y = @op(x, initializers...) at opset 17 (@opset when set): x an f32
+ * graph input of @xdims, the node's inputs named in @in (x first or among
+ * them), one int attribute @attr = @aval unless @attr is NULL, or the
+ * @nattrs attributes @attrs.
  */
 struct one_node {
 	const char *op;
@@ -939,6 +940,9 @@ struct one_node {
 	int nin;
 	const char *attr;
 	int64_t aval;
+	int64_t opset;
+	Onnx__AttributeProto **attrs;
+	int nattrs;
 };
 
 static void *one_node_model(const struct one_node *o, size_t *len)
@@ -961,11 +965,14 @@ static void *one_node_model(const struct one_node *o, size_t *len)
 	void *buf;
 	int i;
 
-	model_head(&m, osp, 17);
+	model_head(&m, osp, o->opset ? o->opset : 17);
 	m.graph = &g;
 	g.name = "one_node";
 	mknode(&node, o->op, o->in, o->nin, out, 1);
-	if (o->attr) {
+	if (o->attrs) {
+		node.n_attribute = o->nattrs;
+		node.attribute = o->attrs;
+	} else if (o->attr) {
 		at.name = (char *)o->attr;
 		at.has_type = 1;
 		at.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
@@ -1153,6 +1160,203 @@ TEST_F(onnx, window_needs_a_numeric_output_datatype)
 	self->buf = one_node_model(&o, &self->len);
 	ASSERT_NONNULL(self->buf);
 	LOAD_FAILS(-EINVAL, "output_datatype 8");
+}
+
+/* ---- attributes the op's schema does not define ----------------------- */
+
+/* An INT attribute, or INTS when @n > 0 (@v must outlive the packing). */
+static void mkattr(Onnx__AttributeProto *a, const char *name, int64_t *v,
+		   int n)
+{
+	onnx__attribute_proto__init(a);
+	a->name = (char *)name;
+	a->has_type = 1;
+	if (n > 0) {
+		a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+		a->n_ints = n;
+		a->ints = v;
+	} else {
+		a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+		a->has_i = 1;
+		a->i = *v;
+	}
+}
+
+/* A FLOAT attribute. */
+static void mkattr_f(Onnx__AttributeProto *a, const char *name, float v)
+{
+	onnx__attribute_proto__init(a);
+	a->name = (char *)name;
+	a->has_type = 1;
+	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+	a->has_f = 1;
+	a->f = v;
+}
+
+/*
+ * MaxPool at opset 13 with kernel_shape 2x2 and "striles" 2x2 (the issue's
+ * model, small): the ONNX checker refuses it and so does MODEL_LOAD, naming
+ * the node, the attribute and the opset.  Spelled "strides" it loads and
+ * strides: a 4x4 input gives 2x2 maxima of the 2x2 blocks.
+ */
+TEST_F(onnx, misspelled_attribute_is_refused)
+{
+	static const int64_t xdims[4] = { 1, 1, 4, 4 };
+	static const float x[16] = { 1, 2, 3, 4, 5, 6, 7, 8,
+				     9, 10, 11, 12, 13, 14, 15, 16 };
+	static char *in[1] = { "x" };
+	static int64_t k[2] = { 2, 2 }, st[2] = { 2, 2 };
+	Onnx__AttributeProto a[2], *ap[2] = { &a[0], &a[1] };
+	struct one_node o = { "MaxPool", xdims, 4, NULL, 0, in, 1, NULL, 0,
+			      13, ap, 2 };
+	__s64 dims[NPR_MAX_RANK];
+	float y[4];
+	int rank;
+
+	mkattr(&a[0], "kernel_shape", k, 2);
+	mkattr(&a[1], "striles", st, 2);
+	self->buf = one_node_model(&o, &self->len);
+	ASSERT_NONNULL(self->buf);
+	LOAD_FAILS(-EINVAL, "unknown attribute 'striles' for MaxPool at opset 13");
+	LOAD_FAILS(-EINVAL, "(MaxPool_0, MaxPool)");
+	LOAD_FAILS(-EINVAL, "MaxPool-12 defines auto_pad, ceil_mode");
+	free(self->buf);
+	a[1].name = "strides";
+	rank = one_node_run(_metadata, self, &o, x, 16, y, sizeof(y), dims);
+	if (rank < 0)
+		TH_LOG("%s", npr_last_error());
+	ASSERT_EQ(rank, 4);
+	ASSERT_EQ(dims[2], 2);
+	ASSERT_EQ(dims[3], 2);
+	EXPECT_EQ(y[0], 6);
+	EXPECT_EQ(y[1], 8);
+	EXPECT_EQ(y[2], 14);
+	EXPECT_EQ(y[3], 16);
+}
+
+/*
+ * The schema is the op's version at the model's opset: MaxPool's
+ * dilations came with MaxPool-10, so opset 8 refuses them and opset 10
+ * takes them.  At opset 18 the Reduce ops take their axes as an input and
+ * lose the attribute (a version the generated table may not have).
+ */
+TEST_F(onnx, attribute_of_another_opset_is_refused)
+{
+	static const int64_t xdims[4] = { 1, 1, 4, 4 };
+	static const float x[16] = { 0 };
+	static char *in[1] = { "x" };
+	static int64_t k[2] = { 2, 2 }, d[2] = { 1, 1 }, ax[1] = { 3 };
+	Onnx__AttributeProto a[2], *ap[2] = { &a[0], &a[1] };
+	struct one_node o = { "MaxPool", xdims, 4, NULL, 0, in, 1, NULL, 0,
+			      8, ap, 2 };
+	__s64 dims[NPR_MAX_RANK];
+	float y[16];
+
+	mkattr(&a[0], "kernel_shape", k, 2);
+	mkattr(&a[1], "dilations", d, 2);
+	self->buf = one_node_model(&o, &self->len);
+	ASSERT_NONNULL(self->buf);
+	LOAD_FAILS(-EINVAL, "unknown attribute 'dilations' for MaxPool at opset 8 (MaxPool-8 defines");
+	free(self->buf);
+	o.opset = 10;
+	ASSERT_EQ(one_node_run(_metadata, self, &o, x, 16, y, sizeof(y),
+			       dims), 4);
+	free(self->buf);
+	o.op = "ReduceMean";
+	o.opset = 13;
+	mkattr(&a[0], "axes", ax, 1);
+	o.nattrs = 1;
+	ASSERT_EQ(one_node_run(_metadata, self, &o, x, 16, y, sizeof(y),
+			       dims), 4);
+	free(self->buf);
+	o.opset = 18;
+	self->buf = one_node_model(&o, &self->len);
+	ASSERT_NONNULL(self->buf);
+	LOAD_FAILS(-EINVAL, "unknown attribute 'axes' for ReduceMean at opset 18 (ReduceMean-18 defines keepdims, noop_with_empty_axes)");
+}
+
+/*
+ * Attributes an old version defines load even where the translator has
+ * no use for them: BatchNormalization-6's is_test, momentum and spatial,
+ * Add-6's broadcast.  Add-7 no longer has broadcast.
+ */
+TEST_F(onnx, legacy_attributes_of_old_opsets_load)
+{
+	static const int64_t xdims[4] = { 1, 1, 1, 2 }, one[1] = { 1 };
+	static const float x[2] = { 1, 3 };
+	static float sc = 2, bias = 1, mean = 1, var = 4;
+	static char *bin[5] = { "x", "s", "b", "m", "v" }, *ain[2] = { "x",
+								       "b" };
+	static int64_t is_test = 1, spatial = 1, bcast = 1;
+	Onnx__TensorProto t[4], *tp[4] = { &t[0], &t[1], &t[2], &t[3] };
+	Onnx__AttributeProto a[4], *ap[4] = { &a[0], &a[1], &a[2], &a[3] };
+	struct one_node o = { "BatchNormalization", xdims, 4, tp, 4, bin, 5,
+			      NULL, 0, 6, ap, 4 };
+	__s64 dims[NPR_MAX_RANK];
+	float y[2];
+
+	mktensor(&t[0], "s", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+		 (int64_t *)one, 1, &sc, 1);
+	mktensor(&t[1], "b", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+		 (int64_t *)one, 1, &bias, 1);
+	mktensor(&t[2], "m", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+		 (int64_t *)one, 1, &mean, 1);
+	mktensor(&t[3], "v", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+		 (int64_t *)one, 1, &var, 1);
+	mkattr(&a[0], "is_test", &is_test, 0);
+	mkattr_f(&a[1], "momentum", 0.9f);
+	mkattr(&a[2], "spatial", &spatial, 0);
+	mkattr_f(&a[3], "epsilon", 0);
+	if (one_node_run(_metadata, self, &o, x, 2, y, sizeof(y), dims) < 0)
+		TH_LOG("%s", npr_last_error());
+	/* (x - 1) / 2 * 2 + 1 */
+	EXPECT_EQ(y[0], 1);
+	EXPECT_EQ(y[1], 3);
+	free(self->buf);
+	o.op = "Add";
+	o.ninit = 1;
+	tp[0] = &t[1];
+	o.in = ain;
+	o.nin = 2;
+	mkattr(&a[0], "broadcast", &bcast, 0);
+	o.nattrs = 1;
+	if (one_node_run(_metadata, self, &o, x, 2, y, sizeof(y), dims) < 0)
+		TH_LOG("%s", npr_last_error());
+	EXPECT_EQ(y[0], 2);
+	EXPECT_EQ(y[1], 4);
+	free(self->buf);
+	o.opset = 7;
+	self->buf = one_node_model(&o, &self->len);
+	ASSERT_NONNULL(self->buf);
+	LOAD_FAILS(-EINVAL, "unknown attribute 'broadcast' for Add at opset 7");
+}
+
+/*
+ * A name starting with "__" is the implementation's, as ONNX has it: it
+ * passes.  An attribute given twice is refused.
+ */
+TEST_F(onnx, internal_and_repeated_attributes)
+{
+	static const int64_t xdims[4] = { 1, 1, 2, 2 };
+	static const float x[4] = { 1, 2, 3, 4 };
+	static char *in[1] = { "x" };
+	static int64_t k[2] = { 2, 2 }, hint = 1;
+	Onnx__AttributeProto a[2], *ap[2] = { &a[0], &a[1] };
+	struct one_node o = { "MaxPool", xdims, 4, NULL, 0, in, 1, NULL, 0,
+			      13, ap, 2 };
+	__s64 dims[NPR_MAX_RANK];
+	float y[1];
+
+	mkattr(&a[0], "kernel_shape", k, 2);
+	mkattr(&a[1], "__hint", &hint, 0);
+	ASSERT_EQ(one_node_run(_metadata, self, &o, x, 4, y, sizeof(y),
+			       dims), 4);
+	EXPECT_EQ(y[0], 4);
+	free(self->buf);
+	mkattr(&a[1], "kernel_shape", k, 2);
+	self->buf = one_node_model(&o, &self->len);
+	ASSERT_NONNULL(self->buf);
+	LOAD_FAILS(-EINVAL, "attribute 'kernel_shape' appears twice");
 }
 
 TEST_HARNESS_MAIN

@@ -467,6 +467,9 @@ static int add_node(struct onnx_ctx *c)
 		return npr_onnx_err(c, -EOPNOTSUPP, "unsupported op %.64s",
 				    np->op_type);
 	c->op = op;
+	err = npr_onnx_check_attrs(c);
+	if (err)
+		return err;
 	if (np->n_input < (size_t)op->nin_min ||
 	    (op->nin_max >= 0 && np->n_input > (size_t)op->nin_max) ||
 	    np->n_input > ONNX_MAX_PORTS)

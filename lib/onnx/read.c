@@ -19,9 +19,11 @@
  * copy of each.  The typed fields and external data files are copied.
  * Graph inputs that are not initializers become Parameters (the graph
  * builder, lib/onnx/build.c; tensors in lib/onnx/tensor.c); each ONNX
- * node goes through its translator (the tables of the translator files
- * lib/onnx/<area>.c, one per op group, built on lib/onnx/translate.c);
- * each graph output gets a Result.  Node names are the ONNX names
+ * node's attributes are checked against its op's schema at the model's
+ * opset (lib/onnx/schema.c) and the node goes through its translator
+ * (the tables of the translator files lib/onnx/<area>.c, one per op
+ * group, built on lib/onnx/translate.c); each graph output gets a
+ * Result.  Node names are the ONNX names
  * ("<op>_<index>" when empty) and a node's layer id is its index in the
  * ONNX graph; the helper nodes a translation adds carry "<name>/<what>"
  * and the same id.  Opsets 1..18 of the default domain are read; ops whose

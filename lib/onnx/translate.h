@@ -161,6 +161,10 @@ int npr_onnx_sub_result(struct onnx_ctx *sub, int v, const char *name);
 int npr_onnx_sub_end(struct onnx_ctx *sub, int err, struct onnx_body *b);
 const struct onnx_op *npr_onnx_op_find(const char *type);
 
+/* ---- lib/onnx/schema.c: the attributes an op defines ---- */
+
+int npr_onnx_check_attrs(struct onnx_ctx *c);
+
 /* ---- lib/onnx/translate.c: attributes of the current ONNX node ---- */
 
 const Onnx__AttributeProto *npr_onnx_attr_find(struct onnx_ctx *c,
