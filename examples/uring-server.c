@@ -10,17 +10,27 @@
  * the ring cannot be attached (npuring on its eventfd fallback), the
  * server polls npuring's ring_fd in its loop and reaps on readiness.
  *
- * Protocol: on connect the server sends two little-endian u32, the input
- * and output sizes in bytes; then each request is exactly the input bytes
- * and each reply exactly the output bytes.
+ * Protocol (examples/wire.h): on connect the server sends a hello with the
+ * input and output sizes in bytes; each request is a 16-byte header and
+ * exactly the input bytes, each reply a 16-byte header (status, the
+ * request's id) and the output bytes.
  *
- *   uring-server -d DEV -m MODEL.xml -s SOCKET [-n REQUESTS]
+ * Hostile clients: a refused header gets an error reply and the connection
+ * is closed; a client must send each whole request, and take each whole
+ * reply, within the timeout (-t, default 30 s) or it gets -ETIMEDOUT and
+ * is closed; at most MAX_CONNS connections, each holding two buffers (the
+ * request and reply frames) and one npuring request, freed when it
+ * closes.  No socket operation ever blocks the loop.
+ *
+ *   uring-server -d DEV -m MODEL.xml -s SOCKET [-n REQUESTS] [-t SECONDS]
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -28,34 +38,66 @@
 #include <liburing.h>
 
 #include "npuring.h"
+#include "wire.h"
 
 #define MAX_CONNS	64
 
-enum { T_ACCEPT = 1, T_HELLO, T_RECV, T_SEND, T_INFER, T_NPR };
+enum { T_ACCEPT = 1, T_RECV, T_SEND, T_INFER, T_NPR, T_TICK };
+
+/*
+ * A connection has one operation in flight at a time (a send, a receive or
+ * an INFER job), so it is freed only when that operation completes.
+ */
+enum conn_state {
+	C_FREE,
+	C_HELLO,	/* sending the hello */
+	C_RECV,		/* receiving a request */
+	C_INFER,	/* its INFER job runs */
+	C_SEND,		/* sending a reply with the output */
+	C_ERROR,	/* sending an error reply to a good request */
+	C_REFUSE,	/* sending an error reply, then closing */
+};
 
 #define UD(tag, idx)	(((uint64_t)(tag) << 32) | (uint32_t)(idx))
 
 struct conn {
 	int sock;
+	enum conn_state state;
 	uint32_t req;
-	uint32_t hello[2];
-	char *in, *out;
-	size_t done;
+	bool expired;		/* the deadline passed: the socket is shut */
+	uint64_t deadline;	/* CLOCK_MONOTONIC ns, 0 for none */
+	struct wire_rx rx;
+	uint8_t *in, *out;	/* request and reply frames */
+	size_t out_len, sent;
 };
 
 static struct io_uring ring;
 static int dev;
-static size_t in_bytes, out_bytes;
+static uint32_t in_bytes, out_bytes;
 static uint32_t exec_h;
+static uint64_t timeout_ns = 30000000000ull;
 static struct conn conns[MAX_CONNS];
 /* polled when the ring cannot be attached */
 static int npr_ring_fd = -1;
+static volatile sig_atomic_t stop;
+
+static struct {
+	long served, conns, failed, refused, timeouts, dropped, gone, busy;
+} st;
 
 static void __attribute__((noreturn)) die(const char *what, int err)
 {
 	fprintf(stderr, "uring-server: %s: %s (%s)\n", what, strerror(-err),
 		npr_last_error());
 	exit(1);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 static struct io_uring_sqe *sqe_get(void)
@@ -66,6 +108,8 @@ static struct io_uring_sqe *sqe_get(void)
 		io_uring_submit(&ring);
 		s = io_uring_get_sqe(&ring);
 	}
+	if (!s)
+		die("io_uring_get_sqe", -EBUSY);
 	return s;
 }
 
@@ -77,21 +121,66 @@ static void arm_accept(int lsock)
 	io_uring_sqe_set_data64(s, UD(T_ACCEPT, 0));
 }
 
-static void arm_recv(int i)
+/* The sweep over the connections' deadlines, once a second. */
+static void arm_tick(void)
+{
+	static struct __kernel_timespec ts = { .tv_sec = 1 };
+	struct io_uring_sqe *s = sqe_get();
+
+	io_uring_prep_timeout(s, &ts, 0, 0);
+	io_uring_sqe_set_data64(s, UD(T_TICK, 0));
+}
+
+static void set_deadline(struct conn *c)
+{
+	c->deadline = timeout_ns ? now_ns() + timeout_ns : 0;
+	c->expired = false;
+}
+
+static void start_recv(int i)
+{
+	struct conn *c = &conns[i];
+	struct io_uring_sqe *s;
+	uint8_t *where;
+	size_t len;
+
+	if (c->state != C_RECV) {
+		c->state = C_RECV;
+		wire_rx_reset(&c->rx);
+		set_deadline(c);
+	}
+	len = wire_rx_space(&c->rx, &where);
+	s = sqe_get();
+	io_uring_prep_recv(s, c->sock, where, len, 0);
+	io_uring_sqe_set_data64(s, UD(T_RECV, i));
+}
+
+static void arm_send(int i)
 {
 	struct conn *c = &conns[i];
 	struct io_uring_sqe *s = sqe_get();
 
-	io_uring_prep_recv(s, c->sock, c->in + c->done, in_bytes - c->done, 0);
-	io_uring_sqe_set_data64(s, UD(T_RECV, i));
+	io_uring_prep_send(s, c->sock, c->out + c->sent, c->out_len - c->sent,
+			   MSG_NOSIGNAL);
+	io_uring_sqe_set_data64(s, UD(T_SEND, i));
 }
 
-static void arm_send(int i, int tag, const void *buf, size_t len)
+static void start_send(int i, enum conn_state state, size_t len)
 {
-	struct io_uring_sqe *s = sqe_get();
+	struct conn *c = &conns[i];
 
-	io_uring_prep_send(s, conns[i].sock, buf, len, MSG_NOSIGNAL);
-	io_uring_sqe_set_data64(s, UD(tag, i));
+	c->state = state;
+	c->out_len = len;
+	c->sent = 0;
+	set_deadline(c);
+	arm_send(i);
+}
+
+/* An error reply (no payload) to the current request. */
+static void send_error(int i, enum conn_state state, int err)
+{
+	wire_put_reply(conns[i].out, err, conns[i].rx.req.id, 0);
+	start_send(i, state, WIRE_HDR_BYTES);
 }
 
 static void infer_done(int i, int res);
@@ -134,9 +223,17 @@ static size_t port_bytes(bool output)
 	err = npr_ioctl(dev, NPR_IOCTL_PORT_INFO, &pi);
 	if (err)
 		die("PORT_INFO", err);
-	for (k = 0; k < pi.rank; k++)
+	for (k = 0; k < pi.rank; k++) {
+		if (pi.dims[k] > WIRE_MAX_TENSOR)
+			die("PORT_INFO: tensor too large", -EMSGSIZE);
 		n *= pi.dims[k];
-	return n * npr_elem_size(pi.elem_type);
+		if (n > WIRE_MAX_TENSOR)
+			die("PORT_INFO: tensor too large", -EMSGSIZE);
+	}
+	n *= npr_elem_size(pi.elem_type);
+	if (!n || n > WIRE_MAX_TENSOR)
+		die("PORT_INFO: tensor size not servable", -EMSGSIZE);
+	return n;
 }
 
 static void conn_close(int i)
@@ -152,6 +249,46 @@ static void conn_close(int i)
 	conns[i].sock = -1;
 }
 
+static void conn_open(int sock)
+{
+	struct npr_req_create rc = { .size = sizeof(rc) };
+	uint8_t no[WIRE_HDR_BYTES];
+	struct conn *c;
+	int k, err;
+
+	for (k = 0; k < MAX_CONNS && conns[k].sock >= 0; k++)
+		;
+	err = -EBUSY;
+	if (k < MAX_CONNS) {
+		c = &conns[k];
+		c->in = malloc(WIRE_HDR_BYTES + (size_t)in_bytes);
+		c->out = malloc(WIRE_HDR_BYTES + (size_t)out_bytes);
+		rc.exec = exec_h;
+		err = -ENOMEM;
+		if (c->in && c->out)
+			err = npr_ioctl(dev, NPR_IOCTL_REQ_CREATE, &rc);
+		if (err) {
+			free(c->in);
+			free(c->out);
+			c->in = c->out = NULL;
+		}
+	}
+	if (err) {
+		/* turned away: a refusal in place of the hello, if it fits */
+		wire_put_reply(no, err, 0, 0);
+		send(sock, no, sizeof(no), MSG_DONTWAIT | MSG_NOSIGNAL);
+		close(sock);
+		st.busy++;
+		return;
+	}
+	st.conns++;
+	c->sock = sock;
+	c->req = rc.req;
+	wire_rx_init(&c->rx, c->in, in_bytes);
+	wire_put_hello(c->out, in_bytes, out_bytes);
+	start_send(k, C_HELLO, WIRE_HDR_BYTES);
+}
+
 static void submit_infer(int i)
 {
 	struct npr_tensor_arg ta = { .size = sizeof(ta) };
@@ -160,42 +297,138 @@ static void submit_infer(int i)
 	struct npr_sqe sqe = { .opcode = NPR_OP_INFER };
 	int err;
 
+	conns[i].state = C_INFER;
+	conns[i].deadline = 0;
 	pi.handle = exec_h;
-	npr_ioctl(dev, NPR_IOCTL_PORT_INFO, &pi);
-	ta.req = conns[i].req;
-	ta.elem_type = pi.elem_type;
-	ta.rank = pi.rank;
-	memcpy(ta.dims, pi.dims, sizeof(ta.dims));
-	ta.data = (uintptr_t)conns[i].in;
-	ta.bytes = in_bytes;
-	err = npr_ioctl(dev, NPR_IOCTL_SET_TENSOR, &ta);
-	if (err)
-		die("SET_TENSOR", err);
-	sqe.handle = conns[i].req;
-	sqe.user_data = UD(T_INFER, i);
-	su.sqes = (uintptr_t)&sqe;
-	su.count = 1;
-	err = npr_ioctl(dev, NPR_IOCTL_SUBMIT, &su);
-	if (err)
-		die("SUBMIT", err);
+	err = npr_ioctl(dev, NPR_IOCTL_PORT_INFO, &pi);
+	if (!err) {
+		ta.req = conns[i].req;
+		ta.elem_type = pi.elem_type;
+		ta.rank = pi.rank;
+		memcpy(ta.dims, pi.dims, sizeof(ta.dims));
+		ta.data = (uintptr_t)(conns[i].in + WIRE_HDR_BYTES);
+		ta.bytes = in_bytes;
+		err = npr_ioctl(dev, NPR_IOCTL_SET_TENSOR, &ta);
+	}
+	if (!err) {
+		sqe.handle = conns[i].req;
+		sqe.user_data = UD(T_INFER, i);
+		su.sqes = (uintptr_t)&sqe;
+		su.count = 1;
+		err = npr_ioctl(dev, NPR_IOCTL_SUBMIT, &su);
+	}
+	if (err) {
+		st.failed++;
+		send_error(i, C_ERROR, err);
+	}
 }
 
 static void infer_done(int i, int res)
 {
 	struct npr_tensor_arg ta = { .size = sizeof(ta) };
+	struct conn *c = &conns[i];
+	int err = res;
+
+	if (i < 0 || i >= MAX_CONNS || c->state != C_INFER)
+		die("INFER completion for no job", -EPROTO);
+	if (!err) {
+		ta.flags = NPR_PORT_OUTPUT;
+		ta.req = c->req;
+		ta.data = (uintptr_t)(c->out + WIRE_HDR_BYTES);
+		ta.bytes = out_bytes;
+		err = npr_ioctl(dev, NPR_IOCTL_GET_TENSOR, &ta);
+	}
+	if (err) {
+		st.failed++;
+		send_error(i, C_ERROR, err);
+		return;
+	}
+	wire_put_reply(c->out, 0, c->rx.req.id, out_bytes);
+	start_send(i, C_SEND, WIRE_HDR_BYTES + (size_t)out_bytes);
+}
+
+static void recv_done(int i, int res)
+{
+	struct conn *c = &conns[i];
 	int err;
 
-	if (res < 0)
-		die("INFER job", res);
-	ta.flags = NPR_PORT_OUTPUT;
-	ta.req = conns[i].req;
-	ta.data = (uintptr_t)conns[i].out;
-	ta.bytes = out_bytes;
-	err = npr_ioctl(dev, NPR_IOCTL_GET_TENSOR, &ta);
-	if (err)
-		die("GET_TENSOR", err);
-	conns[i].done = 0;
-	arm_send(i, T_SEND, conns[i].out, out_bytes);
+	if (c->expired) {
+		st.timeouts++;
+		send_error(i, C_REFUSE, -ETIMEDOUT);
+		return;
+	}
+	if (res <= 0) {
+		if (c->rx.have)
+			st.dropped++;
+		conn_close(i);
+		return;
+	}
+	err = wire_rx_advance(&c->rx, res);
+	if (err < 0) {
+		st.refused++;
+		send_error(i, C_REFUSE, err);
+	} else if (!err) {
+		start_recv(i);
+	} else {
+		submit_infer(i);
+	}
+}
+
+static void send_done(int i, int res)
+{
+	struct conn *c = &conns[i];
+
+	if (res <= 0) {
+		if (c->state == C_SEND || c->state == C_ERROR)
+			st.gone++;
+		conn_close(i);
+		return;
+	}
+	c->sent += res;
+	if (c->sent < c->out_len) {
+		arm_send(i);
+		return;
+	}
+	if (c->state == C_REFUSE) {
+		conn_close(i);
+		return;
+	}
+	if (c->state == C_SEND)
+		st.served++;
+	start_recv(i);
+}
+
+/*
+ * A client past its deadline: a pending receive ends when its socket is
+ * shut for reading (then the client gets -ETIMEDOUT), a pending send when
+ * it is shut both ways.
+ */
+static void sweep(void)
+{
+	uint64_t now = now_ns();
+	int i;
+
+	for (i = 0; i < MAX_CONNS; i++) {
+		struct conn *c = &conns[i];
+
+		if (c->sock < 0 || !c->deadline || c->expired ||
+		    now < c->deadline)
+			continue;
+		c->expired = true;
+		shutdown(c->sock, c->state == C_RECV ? SHUT_RD : SHUT_RDWR);
+	}
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: uring-server -d DEV -m MODEL.xml -s SOCKET [-n REQUESTS] [-t SECONDS]\n");
+	exit(2);
 }
 
 int main(int argc, char **argv)
@@ -205,25 +438,32 @@ int main(int argc, char **argv)
 	struct npr_compile co = { .size = sizeof(co) };
 	struct npr_ring_setup rs = { .size = sizeof(rs) };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	long limit = 0, served = 0;
+	struct sigaction sig = { .sa_handler = on_signal };
+	long limit = 0, secs;
 	int c, err, lsock, i;
+	char *end;
 
-	while ((c = getopt(argc, argv, "d:m:s:n:")) != -1) {
+	while ((c = getopt(argc, argv, "d:m:s:n:t:")) != -1) {
 		switch (c) {
 		case 'd': devname = optarg; break;
 		case 'm': model = optarg; break;
 		case 's': path = optarg; break;
 		case 'n': limit = atol(optarg); break;
+		case 't':
+			secs = strtol(optarg, &end, 10);
+			if (*end || secs < 0 || secs > 86400)
+				usage();
+			timeout_ns = secs * 1000000000ull;
+			break;
 		default:
-			fprintf(stderr, "usage: uring-server -d DEV -m MODEL.xml -s SOCKET [-n REQUESTS]\n");
-			return 2;
+			usage();
 		}
 	}
 	if (!model || !path || strlen(path) >= sizeof(sa.sun_path) ||
-	    limit < 0) {
-		fprintf(stderr, "usage: uring-server -d DEV -m MODEL.xml -s SOCKET [-n REQUESTS]\n");
-		return 2;
-	}
+	    limit < 0)
+		usage();
+	sigaction(SIGINT, &sig, NULL);
+	sigaction(SIGTERM, &sig, NULL);
 	err = io_uring_queue_init(256, &ring, 0);
 	if (err)
 		die("io_uring_queue_init", err);
@@ -262,13 +502,14 @@ int main(int argc, char **argv)
 	if (lsock < 0 || bind(lsock, (void *)&sa, sizeof(sa)) ||
 	    listen(lsock, 64))
 		die(path, -errno);
-	printf("listening on %s: %zu bytes in, %zu bytes out\n", path,
+	printf("listening on %s: %u bytes in, %u bytes out\n", path,
 	       in_bytes, out_bytes);
 	fflush(stdout);
 	arm_accept(lsock);
+	arm_tick();
 	if (npr_ring_fd >= 0)
 		arm_npr_poll();
-	while (!limit || served < limit) {
+	while (!stop && (!limit || st.served < limit)) {
 		struct io_uring_cqe *cqe;
 		uint64_t ud;
 		int res, tag;
@@ -281,52 +522,16 @@ int main(int argc, char **argv)
 			tag = ud >> 32;
 			i = (uint32_t)ud;
 			switch (tag) {
-			case T_ACCEPT: {
-				struct npr_req_create rc = {
-					.size = sizeof(rc),
-				};
-				int k;
-
+			case T_ACCEPT:
 				arm_accept(lsock);
-				if (res < 0)
-					break;
-				k = 0;
-				while (k < MAX_CONNS && conns[k].sock >= 0)
-					k++;
-				rc.exec = exec_h;
-				if (k == MAX_CONNS ||
-				    npr_ioctl(dev, NPR_IOCTL_REQ_CREATE, &rc)) {
-					close(res);
-					break;
-				}
-				conns[k].sock = res;
-				conns[k].req = rc.req;
-				conns[k].in = malloc(in_bytes);
-				conns[k].out = malloc(out_bytes);
-				conns[k].hello[0] = in_bytes;
-				conns[k].hello[1] = out_bytes;
-				arm_send(k, T_HELLO, conns[k].hello,
-					 sizeof(conns[k].hello));
-				break;
-			}
-			case T_HELLO:
-				if (res != sizeof(conns[i].hello)) {
-					conn_close(i);
-					break;
-				}
-				conns[i].done = 0;
-				arm_recv(i);
+				if (res >= 0)
+					conn_open(res);
 				break;
 			case T_RECV:
-				if (res <= 0) {
-					conn_close(i);
-					break;
-				}
-				conns[i].done += res;
-				if (conns[i].done < in_bytes)
-					arm_recv(i);
-				else
-					submit_infer(i);
+				recv_done(i, res);
+				break;
+			case T_SEND:
+				send_done(i, res);
 				break;
 			case T_INFER:
 				infer_done(i, res);
@@ -334,26 +539,17 @@ int main(int argc, char **argv)
 			case T_NPR:
 				reap_all();
 				break;
-			case T_SEND:
-				if (res <= 0) {
-					conn_close(i);
-					break;
-				}
-				conns[i].done += res;
-				if (conns[i].done < out_bytes) {
-					arm_send(i, T_SEND,
-						 conns[i].out + conns[i].done,
-						 out_bytes - conns[i].done);
-					break;
-				}
-				served++;
-				conns[i].done = 0;
-				arm_recv(i);
+			case T_TICK:
+				sweep();
+				arm_tick();
 				break;
 			}
 		}
 	}
-	printf("served %ld requests\n", served);
+	printf("served %ld requests on %ld connections: %ld failed, %ld headers refused, %ld timed out, %ld dropped mid-request, %ld gone before the reply, %ld turned away\n",
+	       st.served, st.conns, st.failed, st.refused, st.timeouts,
+	       st.dropped, st.gone, st.busy);
+	/* still open: closed here; npr_close() ends jobs still in flight */
 	for (i = 0; i < MAX_CONNS; i++)
 		if (conns[i].sock >= 0)
 			conn_close(i);
