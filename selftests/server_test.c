@@ -3,9 +3,9 @@
  * examples/uring-server against hostile clients, over a Unix socket, on a
  * four-element ReLU: refused headers get their error reply and a close,
  * a stalled client gets -ETIMEDOUT, one that stops reading its replies is
- * cut off, a client gone mid-request is counted
- * and freed, the 65th connection is turned away, and well-formed requests
- * in between are still answered.  The frames are built here from the
+ * cut off, a client gone mid-request is counted and freed, the 65th
+ * connection is turned away, and well-formed requests in between are still
+ * answered.  The frames are built here from the
  * protocol's description (examples/wire.h), not with its code.  The
  * throughput and the long run are scripts/soak.sh.
  */
