@@ -5,7 +5,9 @@
  *
  *   uring-client -s SOCKET [-c N] [-n REQUESTS]
  *
- * N connections, one request in flight on each; REQUESTS in all.
+ * N connections, one request in flight on each; REQUESTS in all.  Each
+ * reply is checked: its header (examples/wire.h), status 0 and the id of
+ * the request it answers.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,6 +21,8 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+
+#include "wire.h"
 
 #define MAX_CONNS	64
 
@@ -67,8 +71,9 @@ int main(int argc, char **argv)
 	const char *path = NULL;
 	int nconn = 1, c, i;
 	long total = 100, sent = 0, got = 0;
-	uint32_t sizes[2];
-	char *in, *out;
+	uint32_t sizes[2], ids[MAX_CONNS];
+	uint8_t hello[WIRE_HDR_BYTES], *in, *out;
+	struct wire_reply rep;
 
 	while ((c = getopt(argc, argv, "s:c:n:")) != -1) {
 		switch (c) {
@@ -92,25 +97,28 @@ int main(int argc, char **argv)
 
 		if (s < 0 || connect(s, (void *)&sa, sizeof(sa)))
 			die(path, -errno);
-		if (full_io(s, sizes, sizeof(sizes), false))
+		if (full_io(s, hello, sizeof(hello), false))
 			die("hello", -EPROTO);
+		c = wire_get_hello(hello, &sizes[0], &sizes[1]);
+		if (c)
+			die("hello", c);
 		pfd[i].fd = s;
 		pfd[i].events = POLLIN;
 	}
-	if (!sizes[0] || !sizes[1] || sizes[0] > (1u << 30) ||
-	    sizes[1] > (1u << 30))
-		die("hello: implausible tensor sizes", -EPROTO);
-	in = calloc(1, sizes[0]);
-	out = malloc(sizes[1]);
+	/* one request frame, its header rewritten with each id */
+	in = calloc(1, WIRE_HDR_BYTES + (size_t)sizes[0]);
+	out = malloc(WIRE_HDR_BYTES + (size_t)sizes[1]);
 	lat = malloc(sizeof(*lat) * total);
 	if (!in || !out || !lat)
 		die("malloc", -ENOMEM);
 	for (i = 0; i < (int)(sizes[0] / 4); i++)
-		((float *)in)[i] = (float)(i % 7) - 3;
+		((float *)(in + WIRE_HDR_BYTES))[i] = (float)(i % 7) - 3;
 	t0 = now_ns();
 	for (i = 0; i < nconn && sent < total; i++, sent++) {
 		sent_at[i] = now_ns();
-		if (full_io(pfd[i].fd, in, sizes[0], true))
+		ids[i] = sent;
+		wire_put_req(in, ids[i], sizes[0]);
+		if (full_io(pfd[i].fd, in, WIRE_HDR_BYTES + sizes[0], true))
 			die("send", -EPIPE);
 	}
 	while (got < total) {
@@ -119,13 +127,23 @@ int main(int argc, char **argv)
 		for (i = 0; i < nconn; i++) {
 			if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
-			if (full_io(pfd[i].fd, out, sizes[1], false))
+			if (full_io(pfd[i].fd, out, WIRE_HDR_BYTES, false))
+				die("recv", -EPIPE);
+			if (wire_get_reply(out, sizes[1], &rep) ||
+			    rep.id != ids[i])
+				die("reply", -EPROTO);
+			if (rep.status)
+				die("request", rep.status);
+			if (full_io(pfd[i].fd, out + WIRE_HDR_BYTES, sizes[1],
+				    false))
 				die("recv", -EPIPE);
 			lat[got++] = now_ns() - sent_at[i];
 			if (sent < total) {
 				sent_at[i] = now_ns();
-				sent++;
-				if (full_io(pfd[i].fd, in, sizes[0], true))
+				ids[i] = sent++;
+				wire_put_req(in, ids[i], sizes[0]);
+				if (full_io(pfd[i].fd, in,
+					    WIRE_HDR_BYTES + sizes[0], true))
 					die("send", -EPIPE);
 			}
 		}
