@@ -30,6 +30,7 @@
 #include "object.h"
 #include "sys.h"
 #include "tensor.h"
+#include "ref/gemm.h"
 #include "ref/kernels/registry.h"
 #include "cpu.h"
 #include "dynamic.h"
@@ -78,6 +79,9 @@ static void cpu_exec_destroy(struct npr_exec *ex)
 {
 	struct ref_exec *re = ex->priv;
 	int i;
+
+	/* the threads' scratch buffers may be sized for this model */
+	npr_scratch_release();
 
 	npr_cpu_prof_fini(ex, re);
 	for (i = 0; re->fast && i < re->nsteps; i++) {
@@ -448,6 +452,7 @@ static int cpu_infer(struct npr_request *rq)
 	int64_t b0 = 0, group;
 	uint64_t t_run = 0;
 
+	npr_scratch_trim();	/* before any kernel: none in use */
 	for (i = 0; i < ex->nin; i++) {
 		int v = ex->in[i].value;
 		struct npr_tensor *t = &rr->t[v];
