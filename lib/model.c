@@ -440,6 +440,8 @@ int npr_model_info_ioctl(struct npr_device *dev, void *arg)
 		a->num_outputs = g->noutputs - g->nstate_out;
 		a->num_nodes = g->nnodes;
 		a->ir_version = g->ir_version;
+		a->exec_bytes = ex ? ex->exec_bytes : 0;
+		a->request_bytes = ex ? ex->req_bytes : 0;
 	}
 	pthread_mutex_unlock(&dev->lock);
 	return err;
@@ -785,14 +787,26 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 	err = make_ports(ex, src);
 	if (err)
 		goto fail_ex;
+	/* every tensor's size fits, and none alone is over the limit */
+	err = npr_exec_budget(ex);
+	if (err)
+		goto fail_ex;
 	err = npr_backend_compile(ex);
 	if (err)
 		goto fail_ex;
 	/* the backend has its own form of the weights: let the file go */
 	npr_graph_drop_weights(ex->g);
+	err = npr_exec_budget(ex);
+	if (err)
+		goto fail_ex;
 	if (props.cache_dir[0])
 		npr_cache_put(ex, &key);
+	goto have_budget;
 have_exec:
+	err = npr_exec_budget(ex);
+	if (err)
+		goto fail_ex;
+have_budget:
 	npr_graph_free(src);
 	pthread_mutex_lock(&dev->lock);
 	err = npr_handle_alloc(dev, ex, NPR_HANDLE_EXEC, &a->exec);
@@ -864,8 +878,16 @@ int npr_model_import_ioctl(struct npr_device *dev, void *arg)
 		return npr_err(-EINVAL, "no blob");
 	err = npr_blob_import(dev, (const void *)(uintptr_t)a->data,
 			      a->bytes, &ex);
+	if (!err) {
+		pthread_mutex_lock(&dev->lock);
+		ex->props.max_model_mb = dev->props.max_model_mb;
+		pthread_mutex_unlock(&dev->lock);
+		err = npr_exec_budget(ex);
+	}
 	if (!err)
 		err = npr_backend_compile(ex);
+	if (!err)
+		err = npr_exec_budget(ex);
 	if (!err) {
 		pthread_mutex_lock(&dev->lock);
 		err = npr_handle_alloc(dev, ex, NPR_HANDLE_EXEC, &a->exec);

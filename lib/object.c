@@ -10,12 +10,14 @@
  * otherwise.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/mman.h>
 
 #include "backend.h"
 #include "object.h"
+#include "sys.h"
 
 /* ---- handles ------------------------------------------------------------ */
 
@@ -144,6 +146,13 @@ static void ports_free(struct npr_port *p, int n)
  * npr_exec_put() - drop a reference to a compiled model
  * @ex: the compiled model (dev->lock held when a handle or a request may
  *      still reference it); freed with the backend's data at the last.
+ *
+ * At the last, the free memory the allocator keeps goes back to the
+ * system (malloc_trim()): a compiled model's constants, plans and its
+ * requests' buffers below the allocator's mmap threshold leave holes in
+ * its heaps that it would otherwise keep, and a process that loads,
+ * runs and destroys many models grew by hundreds of MB with its bytes in
+ * use flat.
  */
 void npr_exec_put(struct npr_exec *ex)
 {
@@ -156,6 +165,7 @@ void npr_exec_put(struct npr_exec *ex)
 	free(ex->prep);
 	free(ex->native);
 	free(ex);
+	malloc_trim(0);
 }
 
 /**
@@ -293,4 +303,136 @@ void npr_object_destroy(int type, void *obj)
 		npr_bo_put(obj);
 		break;
 	}
+}
+
+/* ---- the memory budget -------------------------------------------------- */
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* calloc(@n + 1, @size), as REQ_CREATE allocates its per-port arrays. */
+static uint64_t array_bytes(int n, size_t size)
+{
+	return npr_alloc_cost((uint64_t)(n + 1) * size);
+}
+
+/*
+ * The largest tensor of @g and its bodies in *@big (NULL if none): each
+ * value with a static shape, computed or constant; -EFBIG for one whose
+ * size does not fit in size_t (*@big is then that one).  The owned
+ * constants' bytes add to *@owned.
+ */
+static int largest(const struct npr_graph *g, const struct npr_value **big,
+		   uint64_t *big_bytes, uint64_t *owned)
+{
+	int i, k, err;
+
+	for (i = 0; i < g->nvals; i++) {
+		const struct npr_value *v = &g->vals[i];
+		int64_t numel = npr_shape_numel(&v->shape);
+		uint64_t bytes;
+
+		if (v->owned)
+			*owned = add_sat(*owned, npr_alloc_cost(v->nbytes));
+		if (!npr_shape_static(&v->shape))
+			continue;
+		bytes = npr_tensor_bytes(v->type, numel);
+		if (numel < 0 || bytes == SIZE_MAX) {
+			*big = v;
+			*big_bytes = UINT64_MAX;
+			return -EFBIG;
+		}
+		if (bytes > *big_bytes || !*big) {
+			*big = v;
+			*big_bytes = bytes;
+		}
+	}
+	for (i = 0; i < g->nnodes; i++)
+		for (k = 0; k < g->nodes[i].nbodies; k++) {
+			err = largest(g->nodes[i].bodies[k].g, big, big_bytes,
+				      owned);
+			if (err)
+				return err;
+		}
+	return 0;
+}
+
+/* The name of value @v of @g for a message. */
+static const char *value_name(const struct npr_graph *g,
+			      const struct npr_value *v)
+{
+	if (v->name)
+		return v->name;
+	if (v->producer >= 0 && v->producer < g->nnodes)
+		return g->nodes[v->producer].name;
+	return "?";
+}
+
+/**
+ * npr_exec_budget() - the memory a compiled model needs, against its limit
+ * @ex: the compiled model: its graph compiled; after the backend's compile
+ *      (which sets @ex->be_exec_bytes and @ex->be_req_bytes) for the
+ *      totals, else only its tensors are checked.
+ *
+ * Sets @ex->exec_bytes (the owned constants and what the backend holds)
+ * and @ex->req_bytes (what REQ_CREATE allocates for one request: the
+ * request, its per-port arrays and buffers, the profile, the backend's
+ * part).  The limit is @ex->props.max_model_mb (NPR_MAX_MODEL_MEMORY_MB,
+ * 0: none) against their sum.
+ *
+ * Return: 0, or -EFBIG with a message naming the largest tensor, its
+ * shape and bytes and the limit, when a tensor's size does not fit in
+ * size_t, a tensor alone or the sum is over the limit.
+ */
+int npr_exec_budget(struct npr_exec *ex)
+{
+	const struct npr_graph *g = ex->g;
+	const struct npr_value *big = NULL;
+	uint64_t limit = (uint64_t)ex->props.max_model_mb << 20;
+	uint64_t big_bytes = 0, owned = 0, req;
+	char b1[128];
+	int i, err;
+
+	err = largest(g, &big, &big_bytes, &owned);
+	if (err)
+		return npr_err(-EFBIG, "tensor %s of shape %s: its size does not fit in memory",
+			       value_name(g, big),
+			       npr_shape_str(&big->shape, b1, sizeof(b1)));
+	if (limit && big && big_bytes > limit)
+		return npr_err(-EFBIG, "tensor %s of shape %s needs %llu bytes, more than NPR_MAX_MODEL_MEMORY_MB (%u MiB)",
+			       value_name(g, big),
+			       npr_shape_str(&big->shape, b1, sizeof(b1)),
+			       (unsigned long long)big_bytes,
+			       ex->props.max_model_mb);
+	req = npr_alloc_cost(sizeof(struct npr_request));
+	req = add_sat(req, 2 * array_bytes(ex->nin, sizeof(struct npr_tensor)));
+	req = add_sat(req, 2 * array_bytes(ex->nout,
+					   sizeof(struct npr_tensor)));
+	req = add_sat(req, 4 * array_bytes(ex->nin, sizeof(void *)));
+	req = add_sat(req, 4 * array_bytes(ex->nout, sizeof(void *)));
+	req = add_sat(req, array_bytes(ex->nout, sizeof(size_t)));
+	for (i = 0; i < ex->nin; i++)
+		req = add_sat(req, npr_alloc_cost(ex->in[i].bytes));
+	for (i = 0; i < ex->nout; i++)
+		req = add_sat(req, npr_alloc_cost(ex->out[i].bytes));
+	if (ex->props.profiling)
+		req = add_sat(req, npr_alloc_cost((uint64_t)(g->nnodes ?
+							     g->nnodes : 1) *
+						  sizeof(struct npr_prof)));
+	ex->req_bytes = add_sat(req, ex->be_req_bytes);
+	ex->exec_bytes = add_sat(owned, ex->be_exec_bytes);
+	if (limit && add_sat(ex->exec_bytes, ex->req_bytes) > limit)
+		return npr_err(-EFBIG, "the compiled model needs %llu bytes (%llu its own, %llu per request), more than NPR_MAX_MODEL_MEMORY_MB (%u MiB); its largest tensor is %s of shape %s, %llu bytes",
+			       (unsigned long long)add_sat(ex->exec_bytes,
+							   ex->req_bytes),
+			       (unsigned long long)ex->exec_bytes,
+			       (unsigned long long)ex->req_bytes,
+			       ex->props.max_model_mb,
+			       big ? value_name(g, big) : "-",
+			       big ? npr_shape_str(&big->shape, b1,
+						   sizeof(b1)) : "-",
+			       (unsigned long long)big_bytes);
+	return 0;
 }

@@ -87,6 +87,12 @@ struct npr_model {
  * @props: properties in force for this compiled model.
  * @from_cache: imported from the model cache (LOADED_FROM_CACHE).
  * @priv: backend data.
+ * @be_exec_bytes: set by the backend's compile: bytes it holds for the
+ *                 compiled model (packed weights).
+ * @be_req_bytes: set by the backend's compile: the most bytes its
+ *                request_create allocates.
+ * @exec_bytes, @req_bytes: the totals MODEL_INFO reports
+ *                          (npr_exec_budget()).
  */
 struct npr_exec {
 	int refs;
@@ -101,6 +107,8 @@ struct npr_exec {
 	/* imported: the backend's native section of the blob (native_export) */
 	void *native;
 	size_t native_len;
+	uint64_t be_exec_bytes, be_req_bytes;
+	uint64_t exec_bytes, req_bytes;
 };
 
 /**
@@ -212,6 +220,7 @@ void npr_exec_put(struct npr_exec *ex);
 void npr_exec_free(struct npr_exec *ex);
 int npr_exec_user_inputs(const struct npr_exec *ex);
 int npr_exec_user_outputs(const struct npr_exec *ex);
+int npr_exec_budget(struct npr_exec *ex);
 void npr_request_destroy(struct npr_request *rq);
 void npr_bo_put(struct npr_bo *bo);
 void npr_port_unbind(struct npr_bo **slot);

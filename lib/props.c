@@ -170,6 +170,8 @@ static const struct prop_def defs[NPR_PARAM_MAX] = {
 		STORED, 0, 1 << 30, NULL, OFF(cache_max_mb) },
 	[NPR_PARAM_NPR_CACHE_REQUIRED] = { "NPR_CACHE_REQUIRED", NPR_PROP_BOOL,
 		STORED, 0, 1, NULL, OFF(cache_required) },
+	[NPR_PARAM_NPR_MAX_MODEL_MEMORY_MB] = { "NPR_MAX_MODEL_MEMORY_MB",
+		NPR_PROP_INT, STORED, 0, 1 << 30, NULL, OFF(max_model_mb) },
 	/* the NPU plugin's; values of the read-only ones from the backend */
 	[NPR_PARAM_NPU_DRIVER_VERSION] = { "NPU_DRIVER_VERSION", NPR_PROP_INT,
 		P_NPU | P_DEV, 0, 0, NULL, -1 },
@@ -213,6 +215,20 @@ static const char *const type_names[] = {
 	[NPR_PROP_LIST] = "a list", [NPR_PROP_INT_LIST] = "an integer list",
 };
 
+/*
+ * NPR_MAX_MODEL_MEMORY_MB's default: half of the machine's memory, or of
+ * RLIMIT_AS when that is lower, in MiB; at least 1.
+ */
+static uint32_t default_max_model_mb(void)
+{
+	uint64_t mem = npr_mem_total(), mb;
+
+	mb = mem / 2 >> 20;
+	if (mb > 1u << 30)
+		mb = 1u << 30;
+	return mb ? (uint32_t)mb : 1;
+}
+
 /**
  * npr_props_init() - device defaults
  * @p: properties to fill.
@@ -227,6 +243,7 @@ void npr_props_init(struct npr_props *p)
 	p->num_streams = NPR_NUM_STREAMS_AUTO;
 	p->priority = NPR_PRIORITY_MEDIUM;
 	p->cache_max_mb = 2048;
+	p->max_model_mb = default_max_model_mb();
 	p->npu_tiles = -1;
 }
 

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * What lib/ and the backends ask of the system: aligned memory for
- * tensors and weights, the CPUs the process may use, the monotonic clock.
+ * tensors and weights, the CPUs the process may use, the memory it may
+ * use, the monotonic clock.
  */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "sys.h"
 
@@ -42,6 +45,31 @@ void *npr_alloc(size_t bytes)
 }
 
 /**
+ * npr_alloc_cost() - what a block from npr_alloc() or malloc() takes
+ * @bytes: the size asked for.
+ *
+ * The size rounded as npr_alloc() rounds it, malloc's header, whole pages
+ * from 64 KiB up (blocks the allocator may map), and from 2 MiB up the
+ * alignment's slack (the allocator maps that much more; the
+ * pages of the slack are never touched).  The memory budget counts
+ * blocks with it (npr_exec_budget()).
+ *
+ * Return: the bytes, saturating at UINT64_MAX.
+ */
+uint64_t npr_alloc_cost(uint64_t bytes)
+{
+	const uint64_t huge = 2 << 20;
+	uint64_t n;
+
+	if (bytes > UINT64_MAX - huge - 64)
+		return UINT64_MAX;
+	n = (bytes ? (bytes + 63) & ~(uint64_t)63 : 64) + 16;
+	if (n >= 64 << 10)	/* may be mapped: whole pages */
+		n = (n + 4095) & ~(uint64_t)4095;
+	return n + (n >= huge ? huge : 0);
+}
+
+/**
  * npr_cpu_count() - the CPUs this process may run on
  *
  * Return: their number (sched_getaffinity()), at least 1.
@@ -55,6 +83,28 @@ int npr_cpu_count(void)
 		return 1;
 	n = CPU_COUNT(&set);
 	return n > 0 ? n : 1;
+}
+
+/**
+ * npr_mem_total() - the memory this process could use at most
+ *
+ * The machine's physical memory (sysconf()), or RLIMIT_AS when that is
+ * set and lower.
+ *
+ * Return: bytes; 1 GiB when the system does not say.
+ */
+uint64_t npr_mem_total(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t mem = 1ull << 30;
+	struct rlimit rl;
+
+	if (pages > 0 && psz > 0)
+		mem = (uint64_t)pages * (uint64_t)psz;
+	if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    (uint64_t)rl.rlim_cur < mem)
+		mem = rl.rlim_cur;
+	return mem;
 }
 
 /**

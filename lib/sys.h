@@ -10,7 +10,9 @@
 #include <stdint.h>
 
 void *npr_alloc(size_t bytes);
+uint64_t npr_alloc_cost(uint64_t bytes);
 int npr_cpu_count(void);
+uint64_t npr_mem_total(void);
 uint64_t npr_now_ns(void);
 
 #endif /* NPR_SYS_H */

@@ -37,6 +37,7 @@
 #if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
 #include "ir/ir.h"
 #include "npu.h"
+#include "sys.h"
 
 static unsigned int elem_of_prec(uint32_t prec)
 {
@@ -868,6 +869,32 @@ static int native_of(struct npr_exec *ex, const uint8_t **bin, size_t *size)
  * After the driver has the graph: arguments against ports, the weights
  * (now or on the first request), the command queue.
  */
+/*
+ * The request's share of the memory budget (npr_exec_budget()): what
+ * npu_request_create() allocates, its arrays and one page-aligned host
+ * buffer per argument that is not a variable's shared one.  The driver's
+ * command list and fence are not counted.
+ */
+static void budget(struct npr_exec *ex, const struct npu_exec *ne)
+{
+	uint64_t req;
+	uint32_t i, j;
+
+	req = npr_alloc_cost(sizeof(struct npu_request)) +
+	      npr_alloc_cost((uint64_t)(ne->nargs + 1) * sizeof(void *)) +
+	      npr_alloc_cost((uint64_t)(ne->nargs + 1) * sizeof(bool));
+	for (i = 0; i < ne->nargs; i++) {
+		bool shared = false;
+
+		for (j = 0; j < ne->nargs; j++)
+			if (ne->arg[j].peer == (int)i)
+				shared = true;
+		if (!shared)
+			req += (ne->arg[i].bytes + 4095) / 4096 * 4096 + 4096;
+	}
+	ex->be_req_bytes = req;
+}
+
 static int finish_graph(struct npr_exec *ex, struct npu_exec *ne)
 {
 	struct npu_device *nd = ex->dev->priv;
@@ -900,6 +927,7 @@ static int finish_graph(struct npr_exec *ex, struct npu_exec *ne)
 		ne->queue = NULL;
 		return ZE_FAIL(r, "zeCommandQueueCreate");
 	}
+	budget(ex, ne);
 	return 0;
 }
 

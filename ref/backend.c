@@ -30,6 +30,7 @@
 #include "object.h"
 #include "sys.h"
 #include "tensor.h"
+#include "ref/gemm.h"
 #include "ref/kernels/registry.h"
 #include "cpu.h"
 #include "dynamic.h"
@@ -79,6 +80,9 @@ static void cpu_exec_destroy(struct npr_exec *ex)
 	struct ref_exec *re = ex->priv;
 	int i;
 
+	/* the threads' scratch buffers may be sized for this model */
+	npr_scratch_release();
+
 	npr_cpu_prof_fini(ex, re);
 	for (i = 0; re->fast && i < re->nsteps; i++) {
 		if (!ref_fast_real(re->fast[i]))
@@ -107,6 +111,43 @@ static bool cpu_held(const struct npr_exec *ex, int value)
 		if (ref_fast_real(re->fast[i]) && re->fast[i]->wv == value)
 			return true;
 	return false;
+}
+
+/*
+ * The exec's share of the memory budget (npr_exec_budget()): the packed
+ * weights it holds, and what cpu_request_create() allocates: the arena,
+ * the per-value tensors, the step I/O arrays and, with dynamic steps,
+ * the request's view of the graph (npr_cpu_dyn_create(); a parsed node's
+ * params counted as 4 KiB).
+ */
+static void budget(struct npr_exec *ex, const struct ref_exec *re)
+{
+	const struct npr_graph *g = ex->g;
+	uint64_t nv = g->nvals ? g->nvals : 1, nn = g->nnodes ? g->nnodes : 1;
+	uint64_t req, held = 0;
+	int i, k, cnt;
+
+	for (i = 0; i < re->nsteps; i++) {
+		const struct ref_fast *f = re->fast[i];
+		size_t bytes[64];
+
+		if (!ref_fast_real(f))
+			continue;
+		cnt = npr_conv_plan_prepared(f->conv, NULL, bytes, 64);
+		for (k = 0; k < cnt && k < 64; k++)
+			held += npr_alloc_cost(bytes[k]);
+	}
+	req = npr_alloc_cost(sizeof(struct ref_request)) + npr_alloc_cost(re->arena_bytes) +
+	      npr_alloc_cost(nv * sizeof(struct npr_tensor)) +
+	      npr_alloc_cost((uint64_t)(re->max_in + 1) * sizeof(struct npr_tensor)) +
+	      npr_alloc_cost((uint64_t)(re->max_out + 1) * sizeof(struct npr_tensor));
+	if (re->ndyn)
+		req += npr_alloc_cost(nv * sizeof(struct npr_value)) +
+		       npr_alloc_cost(nn * sizeof(struct npr_node)) +
+		       2 * npr_alloc_cost(nv * sizeof(void *)) +
+		       (uint64_t)re->ndyn * 4096;
+	ex->be_req_bytes = req;
+	ex->be_exec_bytes = held;
 }
 
 static int cpu_compile(struct npr_exec *ex)
@@ -187,10 +228,17 @@ static int cpu_compile(struct npr_exec *ex)
 			if (v->data || !npr_shape_static(&v->shape))
 				continue;	/* constant, or sized per run */
 			re->off[n->out[j]] = re->arena_bytes;
-			re->arena_bytes += (bytes + 63) & ~(size_t)63;
+			/* saturates: npr_exec_budget() refuses the sizes */
+			bytes = bytes > SIZE_MAX - 63 ? SIZE_MAX - 63 : bytes;
+			bytes = (bytes + 63) & ~(size_t)63;
+			re->arena_bytes = re->arena_bytes > SIZE_MAX - bytes ?
+					  SIZE_MAX : re->arena_bytes + bytes;
 		}
 	}
-	return npr_cpu_plan_arena(ex, re);
+	err = npr_cpu_plan_arena(ex, re);
+	if (!err)
+		budget(ex, re);
+	return err;
 nomem:
 	return -ENOMEM;
 }
@@ -404,6 +452,7 @@ static int cpu_infer(struct npr_request *rq)
 	int64_t b0 = 0, group;
 	uint64_t t_run = 0;
 
+	npr_scratch_trim();	/* before any kernel: none in use */
 	for (i = 0; i < ex->nin; i++) {
 		int v = ex->in[i].value;
 		struct npr_tensor *t = &rr->t[v];

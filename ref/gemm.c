@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -309,13 +310,22 @@ static void gemm_part_direct(const struct npr_gemm_a *pa, int64_t m0,
  * device thread of a driver, a pool worker.  Each thread's registered
  * slots hang off one key whose destructor frees them; it runs while the
  * thread's own storage is still there.
+ *
+ * They grow to the largest need of any model the thread ran, so they are
+ * also let go once a compiled model is destroyed (npr_scratch_release()):
+ * each thread frees its own at its next safe point (npr_scratch_trim()),
+ * where none is in use, and the models still alive grow them again.
  */
 #define SCRATCH_SLOTS	16
 
 struct scratch {
 	int n;
+	unsigned int gen;
 	float **slot[SCRATCH_SLOTS];
+	size_t *cap[SCRATCH_SLOTS];
 };
+
+static _Atomic unsigned int scratch_gen;
 
 static pthread_key_t scratch_key;
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
@@ -330,6 +340,7 @@ static void scratch_free(void *p)
 	for (i = 0; i < s->n; i++) {
 		free(*s->slot[i]);
 		*s->slot[i] = NULL;
+		*s->cap[i] = 0;
 	}
 	s->n = 0;
 }
@@ -344,12 +355,14 @@ static void scratch_key_init(void)
  * exits
  * @slot: the address of the calling thread's _Thread_local buffer pointer;
  *        *@slot is freed and set to NULL at thread exit
+ * @cap: the address of its _Thread_local size, set to 0 then
  *
  * Call after allocating the buffer; once per slot is enough (a second call
  * does nothing).  A thread registers at most 16 slots; past that, or if
  * no thread-specific key can be created, the buffer is not freed at exit.
+ * npr_scratch_trim() frees the registered buffers early.
  */
-void npr_free_at_thread_exit(float **slot)
+void npr_free_at_thread_exit(float **slot, size_t *cap)
 {
 	int i;
 
@@ -359,8 +372,44 @@ void npr_free_at_thread_exit(float **slot)
 	pthread_once(&scratch_once, scratch_key_init);
 	if (scratch_key_err || scratch.n == SCRATCH_SLOTS)
 		return;
-	scratch.slot[scratch.n++] = slot;
+	if (!scratch.n)
+		scratch.gen = atomic_load_explicit(&scratch_gen,
+						   memory_order_relaxed);
+	scratch.slot[scratch.n] = slot;
+	scratch.cap[scratch.n++] = cap;
 	pthread_setspecific(scratch_key, &scratch);
+}
+
+/**
+ * npr_scratch_release() - have every thread let its scratch buffers go
+ *
+ * Called when a compiled model is destroyed: the buffers sized for it are
+ * freed by each thread at its next npr_scratch_trim().
+ */
+void npr_scratch_release(void)
+{
+	atomic_fetch_add_explicit(&scratch_gen, 1, memory_order_relaxed);
+}
+
+/**
+ * npr_scratch_trim() - free the calling thread's scratch buffers if a
+ * compiled model was destroyed since they were made
+ *
+ * Context: a point where the thread uses none of them: the start of an
+ * inference, a pool worker between loops.  The owners see their size 0
+ * and allocate again (a buffer whose contents are kept between calls
+ * starts over, as after growing).
+ */
+void npr_scratch_trim(void)
+{
+	unsigned int g = atomic_load_explicit(&scratch_gen,
+					      memory_order_relaxed);
+
+	if (g == scratch.gen || !scratch.n)
+		return;
+	scratch.gen = g;
+	scratch_free(&scratch);
+	pthread_setspecific(scratch_key, NULL);
 }
 
 /**
@@ -372,7 +421,8 @@ void npr_free_at_thread_exit(float **slot)
  *
  * Grows the buffer when it is smaller, without keeping its contents
  * (npr_alloc(): 64-byte aligned, on huge pages from 2 MiB), and has it
- * freed when the thread exits (npr_free_at_thread_exit()).
+ * freed when the thread exits (npr_free_at_thread_exit()) or trims its
+ * buffers (npr_scratch_trim()).
  *
  * Return: *@buf, or NULL without memory (*@cap is then 0).
  */
@@ -382,7 +432,7 @@ float *npr_scratch(float **buf, size_t *cap, size_t n)
 		free(*buf);
 		*buf = npr_alloc(sizeof(float) * n);
 		*cap = *buf ? n : 0;
-		npr_free_at_thread_exit(buf);
+		npr_free_at_thread_exit(buf, cap);
 	}
 	return *buf;
 }

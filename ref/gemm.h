@@ -197,10 +197,15 @@ extern const struct npr_gemm_kern npr_gemm_kern_avx512;
 extern const struct npr_gemm_kern npr_gemm_kern_avx2;
 
 /*
- * Free *@slot, a thread-local scratch buffer's pointer, when the calling
- * thread exits.  Call after allocating it; once per slot is enough.
+ * Free *@slot, a thread-local scratch buffer's pointer (and zero *@cap, its
+ * size), when the calling thread exits or trims its buffers.  Call after
+ * allocating it; once per slot is enough.
  */
-void npr_free_at_thread_exit(float **slot);
+void npr_free_at_thread_exit(float **slot, size_t *cap);
+/* a compiled model is gone: every thread frees its buffers at its next
+ * npr_scratch_trim(), a point where it uses none of them */
+void npr_scratch_release(void);
+void npr_scratch_trim(void);
 
 /*
  * npr_scratch() - a thread-local scratch buffer of at least @n floats

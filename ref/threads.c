@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gemm.h"
 #include "threads.h"
 
 #define POOL_MAX	255
@@ -219,6 +220,7 @@ static void *worker(void *p)
 						 memory_order_acquire);
 		}
 		seen = g;
+		npr_scratch_trim();	/* between loops: none in use */
 		if (tid < (int)(g & 0xff) && join_loop(g >> 8)) {
 			run_items(tid);
 			atomic_fetch_add_explicit(&pool.done, 1,

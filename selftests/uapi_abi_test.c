@@ -59,7 +59,7 @@ TEST(abi_struct_sizes)
 	EXPECT_EQ(sizeof(struct npr_device_info), 224);
 	EXPECT_EQ(sizeof(struct npr_param), 40);
 	EXPECT_EQ(sizeof(struct npr_model_load), 48);
-	EXPECT_EQ(sizeof(struct npr_model_info), 32);
+	EXPECT_EQ(sizeof(struct npr_model_info), 48);
 	EXPECT_EQ(sizeof(struct npr_port_info), 104);
 	EXPECT_EQ(sizeof(struct npr_shape_arg), 72);
 	EXPECT_EQ(sizeof(struct npr_prop_arg), 16);
@@ -172,6 +172,8 @@ TEST(abi_field_offsets)
 	CHECK_OFF(npr_model_info, num_nodes, 20);
 	CHECK_OFF(npr_model_info, ir_version, 24);
 	CHECK_OFF(npr_model_info, reserved, 28);
+	CHECK_OFF(npr_model_info, exec_bytes, 32);
+	CHECK_OFF(npr_model_info, request_bytes, 40);
 
 	CHECK_OFF(npr_port_info, handle, 8);
 	CHECK_OFF(npr_port_info, index, 12);

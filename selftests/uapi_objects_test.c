@@ -237,14 +237,35 @@ TEST_F(relu, model_info_counts)
 	EXPECT_EQ(mi.num_outputs, 1);
 	EXPECT_EQ(mi.num_nodes, 3);
 	EXPECT_EQ(mi.ir_version, 11);
+	/* a model needs no memory of its own yet */
+	EXPECT_EQ(mi.exec_bytes, 0);
+	EXPECT_EQ(mi.request_bytes, 0);
 
-	/* an exec answers too */
+	/* an exec answers too, with what a request of it needs */
 	memset(&mi, 0, sizeof(mi));
 	mi.size = sizeof(mi);
 	mi.handle = self->o.exec;
 	ASSERT_EQ(IOC(self->o.fd, NPR_IOCTL_MODEL_INFO, &mi), 0);
 	EXPECT_EQ(mi.num_inputs, 1);
 	EXPECT_EQ(mi.num_outputs, 1);
+	EXPECT_GT(mi.request_bytes, 0);
+	EXPECT_LT(mi.request_bytes, 1 << 20);
+}
+
+TEST_F(relu, model_info_version_1_gets_no_bytes)
+{
+	struct npr_model_info mi;
+
+	/* a caller of the 32-byte struct: nothing past it is written */
+	memset(&mi, 0xa5, sizeof(mi));
+	mi.size = offsetof(struct npr_model_info, exec_bytes);
+	mi.flags = 0;
+	mi.reserved = 0;
+	mi.handle = self->o.exec;
+	ASSERT_EQ(IOC(self->o.fd, NPR_IOCTL_MODEL_INFO, &mi), 0);
+	EXPECT_EQ(mi.num_inputs, 1);
+	EXPECT_EQ(mi.exec_bytes, 0xa5a5a5a5a5a5a5a5ull);
+	EXPECT_EQ(mi.request_bytes, 0xa5a5a5a5a5a5a5a5ull);
 }
 
 TEST_F(relu, port_info_describes_ports)

@@ -188,6 +188,7 @@ static const struct cmd_desc desc_model_info = {
 	NPR_IOCTL_MODEL_INFO, sizeof(struct npr_model_info), 0,
 	fill_model_info, OFF(npr_model_info, reserved),
 	OFF(npr_model_info, handle), NPR_HANDLE_MODEL, NPR_HANDLE_REQUEST,
+	offsetof(struct npr_model_info, exec_bytes),
 };
 static const struct cmd_desc desc_port_info = {
 	NPR_IOCTL_PORT_INFO, sizeof(struct npr_port_info), NPR_PORT_OUTPUT,

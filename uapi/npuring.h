@@ -154,6 +154,14 @@ enum npr_param_id {
 	NPR_PARAM_NPR_CACHE_MAX_MB		= 30,	/* int, RW, device exec */
 	NPR_PARAM_NPR_CACHE_REQUIRED		= 31,	/* bool, RW, device exec */
 	/*
+	 * The most memory one compiled model may ask for, in MiB: its
+	 * exec_bytes plus one request's request_bytes (struct
+	 * npr_model_info).  COMPILE over it fails with -EFBIG, naming the
+	 * largest tensor.  Default: half of the machine's memory (or of
+	 * RLIMIT_AS when that is lower); 0: no limit.
+	 */
+	NPR_PARAM_NPR_MAX_MODEL_MEMORY_MB	= 32,	/* int, RW, device exec */
+	/*
 	 * The NPU plugin's properties, from 64 on: only the npu device has
 	 * them (-ENOPROTOOPT elsewhere).  Documentation/npu.rst.
 	 */
@@ -356,6 +364,19 @@ _Static_assert(sizeof(struct npr_model_load) == 48, "npr_model_load ABI");
  * @num_nodes: Out. Number of graph nodes, constants included.
  * @ir_version: Out. IR version of the source file (10, 11), 0 if none.
  * @reserved: Must be 0.
+ * @exec_bytes: Out (version 2, size 48). On an exec handle: the bytes the
+ *              compiled model itself holds, its owned weights (constants
+ *              folded or copied at COMPILE, weights packed by the
+ *              backend).  Weights still mapped from the model file are not
+ *              counted.  0 on a model handle.
+ * @request_bytes: Out (version 2). On an exec handle: the most bytes
+ *                 NPR_IOCTL_REQ_CREATE allocates for one request of it
+ *                 (activations, state, the port buffers, bookkeeping).
+ *                 Outputs whose shape depends on input values are counted
+ *                 as empty; INFER grows them.  0 on a model handle.
+ *
+ * COMPILE refuses a model whose @exec_bytes plus @request_bytes exceed
+ * NPR_PARAM_NPR_MAX_MODEL_MEMORY_MB with -EFBIG (see there).
  */
 struct npr_model_info {
 	__u32 size;
@@ -366,8 +387,10 @@ struct npr_model_info {
 	__u32 num_nodes;
 	__u32 ir_version;
 	__u32 reserved;
+	__u64 exec_bytes;
+	__u64 request_bytes;
 };
-_Static_assert(sizeof(struct npr_model_info) == 32, "npr_model_info ABI");
+_Static_assert(sizeof(struct npr_model_info) == 48, "npr_model_info ABI");
 
 /**
  * struct npr_port_info - NPR_IOCTL_PORT_INFO
@@ -443,7 +466,10 @@ _Static_assert(sizeof(struct npr_prop_arg) == 16, "npr_prop_arg ABI");
  * @num_props: In. Entries in @props.
  *
  * The exec keeps what it needs of the model; the model may be destroyed
- * afterwards.
+ * afterwards.  -EFBIG when the compiled model and one request of it would
+ * need more memory than NPR_PARAM_NPR_MAX_MODEL_MEMORY_MB, or a tensor's
+ * size does not fit in the address space; the message names the largest
+ * tensor (name, shape, bytes) and the limit.
  */
 struct npr_compile {
 	__u32 size;

@@ -88,19 +88,26 @@ unsigned int npr_elem_parse(const char *s)
  * Sub-byte types are packed: u1 eight to a byte, i4 and u4 two, the last
  * byte rounded up.
  *
- * Return: the size in bytes; 0 for a negative @numel or an unknown type.
+ * Return: the size in bytes; 0 for a negative @numel or an unknown type;
+ * SIZE_MAX when the size does not fit in size_t (no allocation of it can
+ * succeed, and the memory budget refuses it: npr_exec_budget()).
  */
 size_t npr_tensor_bytes(unsigned int type, int64_t numel)
 {
+	size_t es;
+
 	if (numel < 0)
 		return 0;
 	switch (type) {
 	case NPR_ELEM_U1:
-		return ((size_t)numel + 7) / 8;
+		return (size_t)(((uint64_t)numel + 7) / 8);
 	case NPR_ELEM_I4: case NPR_ELEM_U4:
-		return ((size_t)numel + 1) / 2;
+		return (size_t)(((uint64_t)numel + 1) / 2);
 	default:
-		return (size_t)numel * npr_elem_size(type);
+		es = npr_elem_size(type);
+		if (es && (uint64_t)numel > SIZE_MAX / es)
+			return SIZE_MAX;
+		return (size_t)numel * es;
 	}
 }
 
