@@ -604,15 +604,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cmd = c < 248 ? cmds[c % NCMDS] :
 		      c & 1 ? fz_u32(&f) : _IOWR('N', fz_u8(&f), char[64]);
 		memset(argbuf, 0, sizeof(argbuf));
-		hdr[0] = _IOC_SIZE(cmd);
+		hdr[0] = _IOC_SIZE(cmd) < ARG_BYTES ? _IOC_SIZE(cmd) : ARG_BYTES;
 		fill(&r, &f, cmd, arg);
 		m = fz_u8(&f);
 		if (m & 0x01)		/* any size, within the buffer */
 			hdr[0] = fz_u16(&f) % (ARG_BYTES + 1);
 		if (m & 0x02)
 			hdr[1] = fz_u32(&f);
-		if (m & 0x04) {		/* any byte: reserved fields, tails */
-			unsigned int pos = fz_u16(&f) % ARG_BYTES;
+		if (m & 0x04) {		/* any byte but the size: reserved
+					 * fields, tails */
+			unsigned int pos = 4 + fz_u16(&f) % (ARG_BYTES - 4);
 
 			((unsigned char *)arg)[pos] = fz_u8(&f);
 		}

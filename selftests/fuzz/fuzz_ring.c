@@ -218,11 +218,12 @@ static void do_submit(struct run *r, struct fz *f)
 	sa.count = n;
 	if (fz_u8(f) == 0xff)
 		sa.flags = 1;
-	npr_ioctl(r->fd, NPR_IOCTL_SUBMIT, &sa);
-	if (sa.submitted <= n)
-		r->inflight += sa.submitted;
-	else
+	/* on a failure @submitted is the index of the bad SQE: none went */
+	if (npr_ioctl(r->fd, NPR_IOCTL_SUBMIT, &sa))
+		return;
+	if (sa.submitted > n)
 		abort();			/* more than asked for */
+	r->inflight += sa.submitted;
 }
 
 static void do_reap(struct run *r, unsigned int max, unsigned int min,
