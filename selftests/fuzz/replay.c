@@ -6,7 +6,8 @@
  * and a crash found once stays fixed.
  *
  *   fuzz_replay_TARGET [--repeat K] [--warmup W] [--max-growth KB]
- *                      [--max-rss-growth KB] [-v] PATH...
+ *                      [--max-rss-growth KB] [--leak-per-input BYTES] [-v]
+ *                      PATH...
  *
  * PATH is a file or a directory (its regular files, in name order).  With
  * --repeat the whole set runs K times; the process's heap in use
@@ -15,6 +16,8 @@
  * the last, and growth of either beyond --max-growth KB fails: what the
  * first rounds allocate once (thread pools, the C library's cache of
  * thread stacks) is not counted, what every round leaks is.
+ * --leak-per-input plants a leak of that many bytes (written, so that they
+ * are resident) after every input: the check's own test.
  * Exit status 0, or 1 naming the growth, 2 for a usage or file error.
  */
 #define _GNU_SOURCE
@@ -137,10 +140,24 @@ static void measure(long *heap_kb, long *rss_kb)
 	*rss_kb = resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
+/* The last of the bytes plant() lost: stored, so that they are not dropped. */
+static void *volatile lost;
+
+/* Lose @n bytes, written. */
+static void plant(long n)
+{
+	void *p = malloc(n);
+
+	if (!p)
+		abort();
+	memset(p, 1, n);
+	lost = p;
+}
+
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [--repeat K] [--warmup W] [--max-growth KB] [--max-rss-growth KB] [-v] PATH...\n",
+		"usage: %s [--repeat K] [--warmup W] [--max-growth KB] [--max-rss-growth KB] [--leak-per-input BYTES] [-v] PATH...\n",
 		prog);
 	exit(2);
 }
@@ -148,7 +165,7 @@ static void usage(const char *prog)
 int main(int argc, char **argv)
 {
 	long repeat = 1, warmup = 1, max_kb = -1, max_rss_kb = -1;
-	long heap0 = 0, rss0 = 0, heap1, rss1;
+	long heap0 = 0, rss0 = 0, heap1, rss1, leak = 0;
 	int verbose = 0, i, err;
 	size_t j;
 	long k;
@@ -164,6 +181,8 @@ int main(int argc, char **argv)
 			max_kb = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--max-rss-growth") && i + 1 < argc)
 			max_rss_kb = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--leak-per-input") && i + 1 < argc)
+			leak = atol(argv[++i]);
 		else if (!strcmp(argv[i], "-v"))
 			verbose = 1;
 		else
@@ -187,6 +206,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "%s (%zu bytes)\n",
 					inputs[j].path, inputs[j].size);
 			LLVMFuzzerTestOneInput(inputs[j].data, inputs[j].size);
+			if (leak > 0)
+				plant(leak);
 		}
 		if (k + 1 == warmup)
 			measure(&heap0, &rss0);
