@@ -231,8 +231,12 @@ static void fill(struct run *r, struct fz *f, unsigned long cmd, void *arg)
 		struct npr_bo_create *a = arg;
 		unsigned int c = fz_u8(f);
 
-		a->bytes = c < 200 ? fz_u16(f) : c < 250 ? fz_u32(f) % (1 << 22) :
-			   c & 1 ? (1ull << 40) + 1 : 0;
+		if (c < 200)
+			a->bytes = fz_u16(f);
+		else if (c < 250)
+			a->bytes = fz_u32(f) % (1 << 22);
+		else
+			a->bytes = c & 1 ? (1ull << 40) + 1 : 0;
 		break;
 	}
 	case NPR_IOCTL_BO_INFO: {
@@ -372,9 +376,12 @@ static void fill_ptrs(struct run *r, struct fz *f, unsigned long cmd,
 			p[i].param = fz_u8(f) % 80;
 			p[i].reserved = fz_u8(f) == 0xff;
 			p[i].value = fz_u8(f) < 200 ? fz_u8(f) % 4 : fz_u64(f);
+			/* string properties: only harmless strings */
 			if (p[i].param == NPR_PARAM_CACHE_DIR)
-				p[i].value = (uintptr_t)(fz_u8(f) & 1 ? dir : "");
-			else if (p[i].param == NPR_PARAM_NPU_COMPILATION_MODE_PARAMS)
+				p[i].value = (uintptr_t)(fz_u8(f) & 1 ? dir
+								      : "");
+			else if (p[i].param ==
+				 NPR_PARAM_NPU_COMPILATION_MODE_PARAMS)
 				p[i].value = (uintptr_t)"";
 		}
 		a->props = a->num_props ? (uintptr_t)p : 0;
@@ -499,7 +506,8 @@ static void fill_ptrs(struct run *r, struct fz *f, unsigned long cmd,
 
 		a->max = 1 + fz_u8(f) % 8;
 		a->min = 0;			/* never wait */
-		a->cqes = (uintptr_t)area(r, f, a->max * sizeof(struct npr_cqe));
+		a->cqes = (uintptr_t)area(r, f,
+					  a->max * sizeof(struct npr_cqe));
 		break;
 	}
 	default:
@@ -519,6 +527,11 @@ static void after(struct run *r, unsigned long cmd, void *arg, int ret)
 	}
 	if (cmd == NPR_IOCTL_SUBMIT && !ret)
 		r->inflight += ((struct npr_submit *)arg)->submitted;
+	if (cmd == NPR_IOCTL_REAP && !ret) {
+		unsigned int n = ((struct npr_reap *)arg)->count;
+
+		r->inflight -= n < r->inflight ? n : r->inflight;
+	}
 	if (ret)
 		return;
 	switch (cmd) {
@@ -604,15 +617,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cmd = c < 248 ? cmds[c % NCMDS] :
 		      c & 1 ? fz_u32(&f) : _IOWR('N', fz_u8(&f), char[64]);
 		memset(argbuf, 0, sizeof(argbuf));
-		hdr[0] = _IOC_SIZE(cmd) < ARG_BYTES ? _IOC_SIZE(cmd) : ARG_BYTES;
+		hdr[0] = _IOC_SIZE(cmd) < ARG_BYTES ? _IOC_SIZE(cmd)
+						    : ARG_BYTES;
 		fill(&r, &f, cmd, arg);
 		m = fz_u8(&f);
 		if (m & 0x01)		/* any size, within the buffer */
 			hdr[0] = fz_u16(&f) % (ARG_BYTES + 1);
 		if (m & 0x02)
 			hdr[1] = fz_u32(&f);
-		if (m & 0x04) {		/* any byte but the size: reserved
-					 * fields, tails */
+		if (m & 0x04) {
+			/* any byte but the size: reserved fields, tails */
 			unsigned int pos = 4 + fz_u16(&f) % (ARG_BYTES - 4);
 
 			((unsigned char *)arg)[pos] = fz_u8(&f);

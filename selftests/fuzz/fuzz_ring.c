@@ -187,7 +187,7 @@ static void make_sqe(struct run *r, struct fz *f, struct npr_sqe *s)
 			a->st.bytes = fz_u16(f) % EXPORT_BYTES;
 		}
 		if (extra & 0x40)
-			a->im.size = fz_u8(f);	/* any struct's size field */
+			a->im.size = fz_u8(f);	/* any struct's size */
 		s->addr = (uintptr_t)a;
 		r->nargs++;
 		break;

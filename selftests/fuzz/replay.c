@@ -157,7 +157,8 @@ static void plant(long n)
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [--repeat K] [--warmup W] [--max-growth KB] [--max-rss-growth KB] [--leak-per-input BYTES] [-v] PATH...\n",
+		"usage: %s [--repeat K] [--warmup W] [--max-growth KB]\n"
+		"       [--max-rss-growth KB] [--leak-per-input BYTES] [-v] PATH...\n",
 		prog);
 	exit(2);
 }
