@@ -20,8 +20,9 @@
 #
 # Environment: FUZZ_O, NPR_SHARED (../shared), NPR_BUILD (the normal
 # build, for tools/npr-compile: the source tree), ONNX_TESTDATA
-# (/usr/share/libonnx-testdata/data), MAX_LEN, RSS_MB (2048),
-# FUZZ_ARGS (more libFuzzer options).
+# (/usr/share/libonnx-testdata/data), MAX_LEN, RSS_MB (2048), TIMEOUT
+# (60 s for one input: the instrumented library on a loaded machine is
+# slow, a hang is not), FUZZ_ARGS (more libFuzzer options).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 fuzz_o=${FUZZ_O:-$here/build-fuzz}
@@ -211,7 +212,8 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 echo "  FUZZ    $t for ${secs}s (log: $log)"
 # shellcheck disable=SC2086
-"$bin" -max_total_time="$secs" -max_len="$(max_len "$t")" -timeout=20 \
+"$bin" -max_total_time="$secs" -max_len="$(max_len "$t")" \
+	-timeout="${TIMEOUT:-60}" \
 	-rss_limit_mb="${RSS_MB:-2048}" -print_final_stats=1 \
 	-artifact_prefix="$fuzz_o/artifacts/$t/" ${FUZZ_ARGS:-} \
 	"${dirs[@]}" >"$log" 2>&1

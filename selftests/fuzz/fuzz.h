@@ -129,7 +129,7 @@ static inline int fz_open(const char *name)
  * Largest input or output a target runs: a fuzzer's time goes to reading
  * models, not to the minutes a valid but huge one takes to infer.
  */
-#define FZ_MAX_ELEMS	(1 << 18)
+#define FZ_MAX_ELEMS	(1 << 16)
 
 /* Are all of @exec's inputs and outputs small enough to run? */
 static inline int fz_small(int fd, uint32_t exec)
