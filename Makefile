@@ -7,6 +7,7 @@
 #   make check      all selftests; last line "N passed, N failed, N skipped"
 #   make demo       face detection on a real photo, with timings
 #   make bench      ring overhead (null device) and squeezenet1.1 throughput
+#   make fuzz       the fuzz targets with libFuzzer (clang), in build-fuzz/
 #   make clean
 
 VERSION := 0.1.0
@@ -159,6 +160,7 @@ check: deps
 		NPR_TESTDIR=$(obj)/selftests NPR_SRCTREE=$(srctree) \
 		$(srctree)/selftests/run.sh $(TESTS) \
 		$(srctree)/selftests/ring_fallback_test.sh \
+		$(srctree)/selftests/fuzz_test.sh \
 		$(srctree)/selftests/layering_test.sh
 
 DEMO_MODEL := $(SHARED)/models/ir/face-detection-retail-0004/FP32-v10/face-detection-retail-0004.xml
@@ -180,6 +182,34 @@ bench: deps
 	$(Q)NPR_SHARED=$(SHARED) NPR_KBENCH=$(obj)/selftests/npr-kbench \
 		$(srctree)/scripts/bench.sh
 
+# The fuzz targets of selftests/fuzz/ with libFuzzer, ASan and UBSan: the
+# library built with clang in a tree of its own (FUZZ_O), instrumented for
+# coverage; scripts/fuzz.sh makes the seeds and runs one target.
+FUZZ_O ?= $(srctree)/build-fuzz
+FUZZ_CC ?= clang
+
+fuzz:
+	$(Q)command -v $(FUZZ_CC) >/dev/null 2>&1 || { \
+		echo "make fuzz: $(FUZZ_CC) not found (scripts/deps.sh --fuzz)" >&2; \
+		exit 1; }
+	$(Q)echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' | \
+		$(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null || { \
+		echo "make fuzz: $(FUZZ_CC) cannot link -fsanitize=fuzzer: its libFuzzer runtime is missing (scripts/deps.sh --fuzz)" >&2; \
+		exit 1; }
+	$(Q)$(MAKE) --no-print-directory O=$(FUZZ_O) CC=$(FUZZ_CC) \
+		SANITIZE=address,undefined CFLAGS=-fsanitize=fuzzer-no-link \
+		fuzz-bins
+
+fuzz-bins: $(addprefix $(obj)/fuzz/fuzz_,$(fuzz-targets))
+
+define link_fuzz
+$(obj)/fuzz/fuzz_$(1): $(obj)/selftests/fuzz/fuzz_$(1).o $$(addprefix $(obj)/,$$(fuzz_$(1)-objs)) $(LIBA)
+	$$(quiet) LD fuzz/fuzz_$(1)
+	$$(Q)mkdir -p $$(dir $$@)
+	$$(Q)$$(CC) $$(LDFLAGS) -fsanitize=fuzzer -o $$@ $$(filter %.o,$$^) $(LIBA) $$(LIBS)
+endef
+$(foreach t,$(fuzz-targets),$(eval $(call link_fuzz,$(t))))
+
 clean:
 	$(quiet) CLEAN $(obj)
 	$(Q)rm -f $(LIB_OBJS) $(LIB_OBJS:.o=.d) $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(TESTPROGS)
@@ -188,8 +218,9 @@ clean:
 	$(Q)find $(obj)/lib $(obj)/ref $(obj)/npu $(obj)/tools $(obj)/selftests \
 		$(obj)/examples -name '*.[od]' -delete 2>/dev/null || true
 
-.PHONY: all check demo deps clean bench
+.PHONY: all check demo deps clean bench fuzz fuzz-bins
 
 -include $(LIB_OBJS:.o=.d) $(addprefix $(obj)/,$(vnpu-objs:.o=.d))
 # tools, tests and examples include library-internal headers too
 -include $(wildcard $(obj)/tools/*.d $(obj)/selftests/*.d $(obj)/examples/*.d)
+-include $(wildcard $(obj)/selftests/fuzz/*.d)

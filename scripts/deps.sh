@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Install the Debian packages npuring builds and tests with, if missing.
 # As root this runs apt-get; otherwise it prints the command to run.
+# With --fuzz, also what `make fuzz` needs (optional, not for make check):
+# clang and its libFuzzer runtime (libclang-rt-N-dev for clang N).
 set -e
 
 PKGS="build-essential pkg-config libxml2-dev libpng-dev valgrind
@@ -10,6 +12,11 @@ PKGS="build-essential pkg-config libxml2-dev libpng-dev valgrind
 # the ONNX op schemas' generator (lib/onnx/gen-schemas.cc, built with g++
 # from build-essential) needs libonnx-dev's C++ headers, which need these
 PKGS="$PKGS libprotobuf-dev"
+if [ "$1" = --fuzz ]; then
+	ver=$(clang --version 2>/dev/null |
+	      sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
+	PKGS="$PKGS clang libclang-rt-${ver:-14}-dev"
+fi
 
 missing=""
 for p in $PKGS; do

@@ -318,6 +318,36 @@ TEST_F(blob, prepared_constants)
 }
 
 /*
+ * A count of values, nodes or prepared buffers is checked against the
+ * bytes left in the payload before anything is allocated for it: a
+ * fuzzed blob of 1 KB claiming 2^24 values asked for 3 GB.
+ */
+TEST_F(blob, count_larger_than_the_payload)
+{
+	uint32_t n, big = 1u << 24;
+	unsigned char *c;
+	size_t at;
+	__u32 imp;
+
+	NEED_SHARED();
+	small(_metadata, self);
+	at = prepared_at(self->blob, self->len);
+	ASSERT_LT(at, self->len);
+	memcpy(&n, self->blob + at, 4);
+	c = malloc(self->len);
+	ASSERT_NE(c, NULL);
+	memcpy(c, self->blob, self->len);
+	memcpy(c + at + 4 + n + 1, &big, 4);
+	blob_reseal(c, self->len);
+	EXPECT_EQ(blob_import(self->fd, c, self->len, &imp), -EBADMSG);
+	TH_LOG("%s", npr_last_error());
+	EXPECT_NE(strstr(npr_last_error(),
+			 "16777216 prepared buffers of at least 16 bytes"),
+		  NULL);
+	free(c);
+}
+
+/*
  * Strings are read in place (Documentation/blob.rst): one whose NUL is
  * gone, or with a NUL before its end, is refused with its own message.
  * The layout string is one (the graph's are alike, found less easily).

@@ -439,6 +439,22 @@ static int r_count(struct rbuf *r, uint32_t max, const char *what)
 }
 
 /*
+ * A count of at most @max items of at least @min bytes each, which must
+ * all fit in the rest of the payload: what is allocated for them is then
+ * bounded by the blob's size, not by the count a corrupt blob claims.
+ */
+static int r_count_fit(struct rbuf *r, uint32_t max, size_t min,
+		       const char *what)
+{
+	int n = r_count(r, max, what);
+
+	if (!r->err && (size_t)n > (r->len - r->pos) / min)
+		r->err = npr_err(-EBADMSG, "blob: payload ends early (%d %ss of at least %zu bytes at byte %zu of %zu)",
+				 n, what, min, r->pos, r->len);
+	return r->err ? 0 : n;
+}
+
+/*
  * A string in place in the blob (the graph's strings stay there: see
  * npr_graph_str_borrowed()), or NULL for an absent one (*present false).
  * It must end with the NUL after its length and have none before.
@@ -629,7 +645,8 @@ static int r_graph(struct rbuf *r, struct npr_graph *g, int depth)
 	g->ir_version = (int)r_u32(r);
 	if (!g->weights)
 		g->weights = npr_weights_get(r->mem);
-	n = r_count(r, MAX_COUNT, "value");
+	/* type, rank, producer, port, name, size */
+	n = r_count_fit(r, MAX_COUNT, 28, "value");
 	if (r->err)
 		return r->err;
 	g->vals = calloc(n ? n : 1, sizeof(*g->vals));
@@ -679,7 +696,8 @@ static int r_graph(struct rbuf *r, struct npr_graph *g, int depth)
 		r->pos += nbytes;
 		v->nbytes = nbytes;
 	}
-	n = r_count(r, MAX_COUNT, "node");
+	/* name, type, version, layer id, dead, inputs */
+	n = r_count_fit(r, MAX_COUNT, 28, "node");
 	if (r->err)
 		return r->err;
 	g->nodes = calloc(n ? n : 1, sizeof(*g->nodes));
@@ -803,7 +821,7 @@ static int r_prepared(struct rbuf *r, const struct npr_graph *g,
 	int n, i;
 
 	layout = r_str(r, &present);
-	n = r_count(r, MAX_COUNT, "prepared buffer");
+	n = r_count_fit(r, MAX_COUNT, 16, "prepared buffer");
 	if (!r->err && !present && n)
 		bad(r, "prepared buffers without a layout");
 	if (!r->err && layout && strlen(layout) >= sizeof(prep->layout))
