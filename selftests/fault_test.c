@@ -22,7 +22,8 @@
  * NPR_FAULT_STRIDE=1 walks them whole (about 20 minutes).  The sites per
  * operation are printed.  To look at one: NPR_FAULT_OPS (the operations
  * to walk, by name), NPR_FAULT_FROM (the first N), NPR_FAULT_ONE (that N
- * only) and NPR_FAULT_BACKTRACE (the stack of each injected failure).
+ * only), NPR_FAULT_BACKTRACE (the stack of each injected failure) and
+ * NPR_FAULT_VERBOSE (each failure's errno and message).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -135,6 +136,15 @@ static long settle(long want, size_t want_bytes, size_t *bytes)
 		usleep(1000);
 	}
 	return n;
+}
+
+/* A message that says no more than "CALL: strerror". */
+static bool is_bare(const char *msg, int err)
+{
+	const char *colon = strchr(msg, ':');
+
+	return colon && colon[1] == ' ' && !strcmp(colon + 2, strerror(-err)) &&
+	       !memchr(msg, ' ', colon - msg);
 }
 
 /* Name the allocations made after @seq that are still live. */
@@ -509,8 +519,15 @@ static void walk(struct ctx *c, const struct op *o)
 			     "%s %s N=%d (%s): returned %d, message of %d: '%s'",
 			     c->m->name, o->name, n, fault_site(), err, ge.err,
 			     msg);
-			if (!strcmp(msg, strerror(-err)))
+			/* at the least the call and the errno's text */
+			WANT(strcmp(msg, strerror(-err)),
+			     "%s %s N=%d (%s): the message names nothing: %s",
+			     c->m->name, o->name, n, fault_site(), msg);
+			if (is_bare(msg, err))
 				c->bare++;
+			if (getenv("NPR_FAULT_VERBOSE"))
+				TH_LOG("%s N=%d %s: %d %s", o->name, n,
+				       fault_site(), err, msg);
 		}
 		if (o->cache_put)
 			WANT(entries(c->dir) <= 1,
@@ -541,7 +558,7 @@ static void walk(struct ctx *c, const struct op *o)
 	}
 	if (o->run == op_compile)
 		c->compile_sites = c->sites;
-	TH_LOG("%-22s %-18s %5d sites, %5d walked, %d absorbed, %d with strerror only",
+	TH_LOG("%-22s %-18s %5d sites, %5d walked, %d absorbed, %d bare",
 	       c->m->name, o->name, c->sites, c->walked, c->absorbed, c->bare);
 }
 
@@ -687,8 +704,10 @@ TEST(open_and_ring_setup)
 		sites = n;
 		if (err) {
 			EXPECT_LT(err, 0);
-			WANT(npr_last_error()[0], "N=%d (%s): no message", n,
-			     fault_site());
+			WANT(npr_last_error()[0] &&
+			     strcmp(npr_last_error(), strerror(-err)),
+			     "N=%d (%s): the message names nothing: '%s'", n,
+			     fault_site(), npr_last_error());
 		} else if (rs.path == NPR_RING_PATH_FALLBACK) {
 			fallbacks++;
 			EXPECT_EQ(rs.reason, NPR_RING_WHY_ERRNO);
