@@ -8,17 +8,18 @@
  * the Nth allocation, file open, read or write, mmap or io_uring setup of
  * the library fails, until an N is reached that the operation no longer
  * gets to.  Each time: the call fails with a -errno and a message for it
- * (GET_ERROR's errno is the call's), or succeeds where the failure is one
- * it may absorb (a cache entry not written, a ring that falls back); the
- * memory in use after destroying what it made is what it was before (no
- * leak); and the same operation then succeeds without a fault, INFER with
- * the same output bits and the cache with its entry still there.
+ * that names at least the call (GET_ERROR's errno is the call's), or
+ * succeeds where the failure is one it may absorb (a cache entry not
+ * written, a ring that falls back); no block the wrapped allocators made
+ * during it is live after destroying what it made (no leak); and the same
+ * operation then succeeds without a fault, INFER with the same output
+ * bits and the cache with its entry still there.
  *
  * Single-threaded and synchronous (INFERENCE_NUM_THREADS and
  * COMPILATION_NUM_THREADS 1), so the Nth call is the same call each time.
  * open-closed-eye-0001 is walked at every N; the two others, with their
- * thousands of sites in MODEL_LOAD, COMPILE and IMPORT, every 31st and
- * 37th N (and a cache store every N past the compile's sites):
+ * thousands of sites in MODEL_LOAD, COMPILE and the cache store, every
+ * 31st and 37th N there (and the store every N past the compile's sites):
  * NPR_FAULT_STRIDE=1 walks them whole (about 20 minutes).  The sites per
  * operation are printed.  To look at one: NPR_FAULT_OPS (the operations
  * to walk, by name), NPR_FAULT_FROM (the first N), NPR_FAULT_ONE (that N
@@ -516,9 +517,9 @@ static void walk(struct ctx *c, const struct op *o)
 			     c->m->name, o->name, n, fault_site(), err);
 			WANT(!npr_ioctl(c->fd, NPR_IOCTL_GET_ERROR, &ge) &&
 			     ge.err == err && msg[0],
-			     "%s %s N=%d (%s): returned %d, message of %d: '%s'",
-			     c->m->name, o->name, n, fault_site(), err, ge.err,
-			     msg);
+			     "%s %s N=%d (%s): returned %d, message of %d: %s",
+			     c->m->name, o->name, n, fault_site(), err,
+			     ge.err, msg);
 			/* at the least the call and the errno's text */
 			WANT(strcmp(msg, strerror(-err)),
 			     "%s %s N=%d (%s): the message names nothing: %s",
