@@ -20,7 +20,7 @@
  * open-closed-eye-0001 is walked at every N; the two others, with their
  * thousands of sites in MODEL_LOAD, COMPILE and the cache store, every
  * 31st and 37th N there (and the store every N past the compile's sites):
- * NPR_FAULT_STRIDE=1 walks them whole (about 20 minutes).  The sites per
+ * NPR_FAULT_STRIDE=1 walks them whole (many minutes).  The sites per
  * operation are printed.  To look at one: NPR_FAULT_OPS (the operations
  * to walk, by name), NPR_FAULT_FROM (the first N), NPR_FAULT_ONE (that N
  * only), NPR_FAULT_BACKTRACE (the stack of each injected failure) and
