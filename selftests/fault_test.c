@@ -646,25 +646,24 @@ static void teardown(struct ctx *c)
 	free(c->out_ref);
 }
 
-static void walk_model(struct npr_test *_metadata, const struct model *m)
+static void walk_model(struct npr_test *_metadata, struct ctx *c,
+		       const struct model *m)
 {
-	struct ctx c;
 	size_t i;
 
-	setup(_metadata, &c, m);
-	for (i = 0; !_metadata->failed && c.fd >= 0 &&
+	setup(_metadata, c, m);
+	for (i = 0; !_metadata->failed && c->fd >= 0 &&
 	     i < sizeof(ops) / sizeof(ops[0]); i++) {
 		if (getenv("NPR_FAULT_OPS") &&
 		    !strstr(getenv("NPR_FAULT_OPS"), ops[i].name))
 			continue;
-		if (ops[i].cache_hit && entries(c.dir) != 1) {
-			clear_dir(c.dir);
-			if (op_cache(&c) == 0)
-				undo(&c);
+		if (ops[i].cache_hit && entries(c->dir) != 1) {
+			clear_dir(c->dir);
+			if (op_cache(c) == 0)
+				undo(c);
 		}
-		walk(&c, &ops[i]);
+		walk(c, &ops[i]);
 	}
-	teardown(&c);
 }
 
 /*
@@ -726,19 +725,41 @@ TEST(open_and_ring_setup)
 	       sites, fallbacks);
 }
 
-TEST_TIMEOUT_F(ir_open_closed_eye, 300)
+/* One model per variant; teardown removes its scratch cache. */
+FIXTURE(walk) {
+	struct ctx c;
+};
+
+FIXTURE_VARIANT(walk) {
+	const struct model *m;
+};
+
+FIXTURE_VARIANT_ADD(walk, ir_open_closed_eye) {
+	.m = &eye,
+};
+
+FIXTURE_VARIANT_ADD(walk, onnx_ppocr_cls) {
+	.m = &ppocr,
+};
+
+FIXTURE_VARIANT_ADD(walk, ir_squeezenet_fp16_stride) {
+	.m = &squeeze,
+};
+
+FIXTURE_SETUP(walk)
 {
-	walk_model(_metadata, &eye);
+	memset(&self->c, 0, sizeof(self->c));
+	self->c.fd = -1;
 }
 
-TEST_TIMEOUT_F(onnx_ppocr_cls, 300)
+FIXTURE_TEARDOWN(walk)
 {
-	walk_model(_metadata, &ppocr);
+	teardown(&self->c);
 }
 
-TEST_TIMEOUT_F(ir_squeezenet_fp16_stride, 300)
+TEST_F_TIMEOUT(walk, every_operation, 300)
 {
-	walk_model(_metadata, &squeeze);
+	walk_model(_metadata, &self->c, variant->m);
 }
 
 TEST_HARNESS_MAIN
