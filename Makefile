@@ -118,10 +118,11 @@ $(LIBSO): $(LIB_OBJS) $(srctree)/lib/npuring.map
 	$(Q)ln -sf libnpuring.so $@.$(SONAME_MAJOR)
 
 # Tools and tests link the static library: no LD_LIBRARY_PATH needed.
+# <prog>-ldflags: link flags of that program only (fault_test's --wrap).
 define link_prog
 $(obj)/$(1)/$(2): $(addprefix $(obj)/,$($(2)-objs)) $(LIBA)
 	$$(quiet) LD $(1)/$(2)
-	$$(Q)$$(CC) $$(LDFLAGS) -o $$@ $(addprefix $(obj)/,$($(2)-objs)) $(LIBA) $$(LIBS)
+	$$(Q)$$(CC) $$(LDFLAGS) $$($(2)-ldflags) -o $$@ $(addprefix $(obj)/,$($(2)-objs)) $(LIBA) $$(LIBS)
 endef
 $(foreach t,$(tools-y),$(eval $(call link_prog,tools,$(t))))
 

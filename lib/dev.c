@@ -116,7 +116,7 @@ fail:
 		npr_backend_release(dev);
 	free(dev->priv);
 	free(dev);
-	return npr_err_default(err, mark);
+	return npr_err_default_in(err, mark, "npr_open");
 }
 
 static int do_close(int fd)
@@ -354,6 +354,7 @@ union ioctl_arg {
  *                -EMSGSIZE, which carries the needed size): -1 for any.
  */
 struct ioctl_desc {
+	const char *name;	/* for a failure's message of last resort */
 	unsigned long cmd;
 	int (*fn)(struct npr_device *dev, void *arg);
 	size_t ksize, v1;
@@ -361,11 +362,11 @@ struct ioctl_desc {
 };
 
 #define IOCTL(name, fn, type, last_v1) \
-	[_IOC_NR(NPR_IOCTL_##name)] = { NPR_IOCTL_##name, fn, \
+	[_IOC_NR(NPR_IOCTL_##name)] = { #name, NPR_IOCTL_##name, fn, \
 					 NPR_UARG(type, last_v1), 0 }
 /* a struct the ring's jobs carry too: its sizes from lib/uarg.h */
 #define IOCTL_JOB(name, fn, sizes) \
-	[_IOC_NR(NPR_IOCTL_##name)] = { NPR_IOCTL_##name, fn, sizes, 0 }
+	[_IOC_NR(NPR_IOCTL_##name)] = { #name, NPR_IOCTL_##name, fn, sizes, 0 }
 
 static const struct ioctl_desc ioctls[] = {
 	IOCTL(DEVICE_INFO, device_info_ioctl, struct npr_device_info, arch),
@@ -391,9 +392,9 @@ static const struct ioctl_desc ioctls[] = {
 	/* user_data came with the ring */
 	IOCTL(GET_ERROR, get_error_ioctl, struct npr_get_error, err),
 	IOCTL(RING_SETUP, ring_setup_ioctl, struct npr_ring_setup, reserved),
-	[_IOC_NR(NPR_IOCTL_SUBMIT)] = { NPR_IOCTL_SUBMIT, submit_ioctl,
+	[_IOC_NR(NPR_IOCTL_SUBMIT)] = { "SUBMIT", NPR_IOCTL_SUBMIT, submit_ioctl,
 		NPR_UARG(struct npr_submit, submitted), -1 },
-	[_IOC_NR(NPR_IOCTL_REAP)] = { NPR_IOCTL_REAP, reap_ioctl,
+	[_IOC_NR(NPR_IOCTL_REAP)] = { "REAP", NPR_IOCTL_REAP, reap_ioctl,
 		NPR_UARG(struct npr_reap, reserved), -ETIME },
 	IOCTL(PROP_INFO, prop_info_ioctl, struct npr_prop_info, name),
 	IOCTL(STATE_INFO, npr_state_info_ioctl, struct npr_state_arg, bytes),
@@ -469,7 +470,7 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 	if (!err || err == -EMSGSIZE || d->out_on_error == -1 ||
 	    (d->out_on_error && err == d->out_on_error))
 		npr_uarg_out(arg, &k, d->ksize, usize);
-	return npr_err_default(err, mark);
+	return npr_err_default_in(err, mark, d->name);
 }
 
 /*

@@ -61,6 +61,23 @@ int npr_node_err(const struct npr_node *n, int err, const char *fmt, ...)
 }
 
 /**
+ * npr_node_err_default() - npr_err_default() naming the layer whose op
+ * failed
+ * @n: the node.
+ * @err: the op's result.
+ * @mark: npr_err_mark() from before the op's call.
+ *
+ * Return: @err.
+ */
+int npr_node_err_default(const struct npr_node *n, int err,
+			 unsigned long mark)
+{
+	if (err < 0 && (err_seq == mark || err_code != err))
+		npr_node_err(n, err, "%s", strerror(-err));
+	return err;
+}
+
+/**
  * npr_err_mark() - a mark taken before a call, for npr_err_default()
  *
  * Return: the mark.
@@ -80,8 +97,25 @@ unsigned long npr_err_mark(void)
  */
 int npr_err_default(int err, unsigned long mark)
 {
-	if (err < 0 && (err_seq == mark || err_code != err))
-		npr_err(err, "%s", strerror(-err));
+	return npr_err_default_in(err, mark, NULL);
+}
+
+/**
+ * npr_err_default_in() - npr_err_default() naming the call that failed
+ * @err: the call's result.
+ * @mark: npr_err_mark() from before the call.
+ * @what: the call ("COMPILE"), first in the message; NULL for none.
+ *
+ * Return: @err.
+ */
+int npr_err_default_in(int err, unsigned long mark, const char *what)
+{
+	if (err < 0 && (err_seq == mark || err_code != err)) {
+		if (what)
+			npr_err(err, "%s: %s", what, strerror(-err));
+		else
+			npr_err(err, "%s", strerror(-err));
+	}
 	return err;
 }
 

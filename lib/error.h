@@ -7,9 +7,11 @@
 #define NPR_ERROR_H
 
 /* A mark taken before a call; after it, npr_err_default() gives a failure
- * that set no message since the mark one from its errno (lib/error.c). */
+ * that set no message since the mark one from its errno, and
+ * npr_err_default_in() one naming the call too (lib/error.c). */
 unsigned long npr_err_mark(void);
 int npr_err_default(int err, unsigned long mark);
+int npr_err_default_in(int err, unsigned long mark, const char *what);
 int npr_last_errno(void);
 
 #endif /* NPR_ERROR_H */

@@ -84,7 +84,9 @@ static void cpu_exec_destroy(struct npr_exec *ex)
 	npr_scratch_release();
 
 	npr_cpu_prof_fini(ex, re);
-	for (i = 0; re->fast && i < re->nsteps; i++) {
+	/* every plan is in one entry, at its step or (a compile that
+	 * failed before the steps were made) at its node */
+	for (i = 0; re->fast && i < re->nfast; i++) {
 		if (!ref_fast_real(re->fast[i]))
 			continue;
 		npr_conv_plan_free(re->fast[i]->conv);
@@ -181,6 +183,7 @@ static int cpu_compile(struct npr_exec *ex)
 	re->kern = calloc(g->nnodes ? g->nnodes : 1, sizeof(*re->kern));
 	if (!re->fast || !re->fused || !re->dyn || !re->kern)
 		goto nomem;
+	re->nfast = g->nnodes;
 	err = npr_cpu_plan_kernels(ex, re);
 	if (err)
 		return err;
@@ -210,6 +213,8 @@ static int cpu_compile(struct npr_exec *ex)
 					re->ndyn++;
 				}
 				re->fast[re->nsteps] = re->fast[i];
+				if (re->nsteps != i)	/* moved, not copied */
+					re->fast[i] = NULL;
 				re->kern[re->nsteps] = kern;
 				re->steps[re->nsteps++] = i;
 			} else {

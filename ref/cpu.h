@@ -35,6 +35,7 @@ struct ref_exec {
 	int nsteps;
 	int *steps;		/* node indexes */
 	struct ref_fast **fast;	/* per step, or NULL: the node's reference kernel */
+	int nfast;		/* its entries: per node until the steps are made */
 	npr_eval_fn *kern;	/* per step: that kernel, looked up at compile */
 	int threads;		/* per request, 0: all CPUs */
 	uint64_t *prof_ns;	/* per step, with NPR_CPU_PROFILE set */

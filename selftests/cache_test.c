@@ -7,7 +7,9 @@
  * -ENOENT; an entry with packed weights in another layout is compiled
  * again; least recently used entries are pruned under NPR_CACHE_MAX_MB;
  * a cache that cannot be written never fails a compile; a model changed in
- * one weight byte, or by MAKE_STATEFUL on its handle, misses.
+ * one weight byte, or by MAKE_STATEFUL on its handle, misses; a writer
+ * killed in the middle of an entry or out of disk loses nothing stored
+ * and leaves nothing torn to be served.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -17,7 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <time.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -84,6 +90,7 @@ struct opts {
 	int required;
 	int max_mb;		/* 0: leave */
 	int batch;		/* > 0: input 0 = [batch,3,224,224] */
+	int log_level;		/* 0: leave */
 };
 
 /* Compile the loaded @model with the cache options. */
@@ -114,6 +121,10 @@ static int compile_model(int fd, __u32 model, const struct opts *o,
 		pa[n++] = (struct npr_prop_arg){
 			.param = NPR_PARAM_NPR_CACHE_MAX_MB,
 			.value = (__u64)o->max_mb };
+	if (o->log_level)
+		pa[n++] = (struct npr_prop_arg){
+			.param = NPR_PARAM_LOG_LEVEL,
+			.value = (__u64)o->log_level };
 	npr_prep_compile(&co, model);
 	co.props = (uintptr_t)pa;
 	co.num_props = n;
@@ -483,12 +494,36 @@ TEST_F(cache, key_follows_caching_properties_and_shapes)
 }
 
 /* Truncate or corrupt the only entry: compiled again and replaced. */
+/*
+ * Evaluate @call with stderr going to a file, then put what it wrote
+ * (at most @len - 1 bytes) in @buf: the library's warnings.
+ */
+#define with_stderr(buf, len, call)					\
+	({								\
+		FILE *npr_f = tmpfile();				\
+		int npr_saved = dup(2), npr_ret;			\
+		size_t npr_n = 0;					\
+									\
+		if (npr_f)						\
+			dup2(fileno(npr_f), 2);				\
+		npr_ret = (call);					\
+		dup2(npr_saved, 2);					\
+		close(npr_saved);					\
+		if (npr_f) {						\
+			rewind(npr_f);					\
+			npr_n = fread((buf), 1, (len) - 1, npr_f);	\
+			fclose(npr_f);					\
+		}							\
+		(buf)[npr_n] = 0;					\
+		npr_ret;						\
+	})
+
 static void damage(struct npr_test *_metadata, FIXTURE_DATA(cache) *self,
 		   bool cut)
 {
 	struct opts o = { .dir = self->dir };
 	struct stat before, after;
-	char name[512];
+	char name[512], why[1024];
 	__u32 e;
 
 	ASSERT_EQ(compile(self->fd, LMK, &o, &e), 0);
@@ -507,8 +542,14 @@ static void damage(struct npr_test *_metadata, FIXTURE_DATA(cache) *self,
 		fputc(c ^ 0x10, f);
 		fclose(f);
 	}
-	ASSERT_EQ(compile(self->fd, LMK, &o, &e), 0);
+	/* refused, and it says why (LOG_LEVEL >= LOG_WARNING) */
+	o.log_level = NPR_LOG_WARNING;
+	ASSERT_EQ(with_stderr(why, sizeof(why),
+			      compile(self->fd, LMK, &o, &e)), 0);
+	o.log_level = 0;
 	EXPECT_EQ(from_cache(self->fd, e), 0);
+	EXPECT_NE(strstr(why, "does not import"), NULL);
+	EXPECT_NE(strstr(why, "compiling again"), NULL);
 	ASSERT_EQ(stat(name, &after), 0);
 	EXPECT_EQ(after.st_size, before.st_size);
 	ASSERT_EQ(compile(self->fd, LMK, &o, &e), 0);
@@ -722,6 +763,256 @@ TEST_F(cache, unwritable_cache_never_fails_a_compile)
 
 	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);
 	EXPECT_EQ(from_cache(self->fd, e), 0);
+}
+
+/* ---- writers that die or run out of disk ---- */
+
+/*
+ * Compile @rel with the cache in @dir in a child process whose files may
+ * grow to @fsize bytes: past that it dies of SIGXFSZ in the middle of
+ * writing the entry, or with @full its writes fail with EFBIG as on a
+ * full disk.  With @kill_ns the parent SIGKILLs it after that long.  Its
+ * stderr goes to @errfd (-1: ours).
+ *
+ * Return: its wait status; exit 0 when it compiled without a hit.
+ */
+static int writer(const char *device, const char *rel, const char *dir,
+		  rlim_t fsize, bool full, long kill_ns, int errfd)
+{
+	struct timespec ts = { kill_ns / 1000000000, kill_ns % 1000000000 };
+	int status = -1;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit core = { 0, 0 }, rl = { fsize, fsize };
+		struct opts o = { .dir = dir, .log_level = NPR_LOG_WARNING };
+		__u32 e;
+		int fd;
+
+		setrlimit(RLIMIT_CORE, &core);
+		signal(SIGXFSZ, full ? SIG_IGN : SIG_DFL);
+		if (errfd >= 0)
+			dup2(errfd, 2);
+		fd = npr_open(device, 0);
+		if (fd < 0)
+			_exit(3);
+		if (setrlimit(RLIMIT_FSIZE, &rl))
+			_exit(3);
+		if (compile(fd, rel, &o, &e))
+			_exit(4);
+		_exit(from_cache(fd, e) ? 5 : 0);
+	}
+	if (pid < 0)
+		return -1;
+	if (kill_ns) {
+		nanosleep(&ts, NULL);
+		kill(pid, SIGKILL);
+	}
+	waitpid(pid, &status, 0);
+	return status;
+}
+
+/* The whole of a file; NULL if it does not read. */
+static void *file_bytes(const char *path, size_t *len)
+{
+	struct stat st;
+	void *p = NULL;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		return NULL;
+	if (!fstat(fileno(f), &st) && (p = malloc(st.st_size + 1)) &&
+	    fread(p, 1, st.st_size, f) != (size_t)st.st_size) {
+		free(p);
+		p = NULL;
+	}
+	fclose(f);
+	*len = st.st_size;
+	return p;
+}
+
+/* Remove the entries other than @keep (a .blob path) and temporary files. */
+static void remove_others(const char *dir, const char *keep)
+{
+	char path[600], stem[600];
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+
+	if (!dp)
+		return;
+	snprintf(stem, sizeof(stem), "%.*s", (int)strlen(keep) - 5, keep);
+	while ((d = readdir(dp))) {
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		if (strncmp(path, stem, strlen(stem)))
+			unlink(path);
+	}
+	closedir(dp);
+}
+
+/* Temporary files in @dir: writes that never finished. */
+static int leftovers(const char *dir)
+{
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+	int n = 0;
+
+	if (!dp)
+		return -1;
+	while ((d = readdir(dp)))
+		if (d->d_name[0] == '.' && strlen(d->d_name) > 2)
+			n++;
+	closedir(dp);
+	return n;
+}
+
+#define OUTS	2048
+
+/*
+ * After a writer of face-detection died: the entry stored before (eye,
+ * @eye_blob with bytes @eye_bytes) is untouched and hits with @eye_out;
+ * face compiles, from a complete entry or from the model, to @face_out.
+ */
+static void after_writer(struct npr_test *_metadata,
+			 FIXTURE_DATA(cache) *self, const char *eye_blob,
+			 const void *eye_bytes, size_t eye_len,
+			 const float *eye_out, const float *face_out,
+			 const char *what)
+{
+	struct opts o = { .dir = self->dir };
+	static float out[OUTS];
+	size_t len = 0;
+	void *now;
+	__u32 e;
+
+	now = file_bytes(eye_blob, &len);
+	ASSERT_NE(now, NULL);
+	EXPECT_TRUE(len == eye_len && !memcmp(now, eye_bytes, len));
+	free(now);
+	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);
+	EXPECT_EQ(from_cache(self->fd, e), 1);
+	memset(out, 0, sizeof(out));
+	ASSERT_EQ(run(self->fd, e, out, OUTS), 0);
+	EXPECT_EQ(memcmp(out, eye_out, sizeof(out)), 0);
+	ASSERT_EQ(compile(self->fd, FACE, &o, &e), 0);
+	memset(out, 0, sizeof(out));
+	ASSERT_EQ(run(self->fd, e, out, OUTS), 0);
+	if (memcmp(out, face_out, sizeof(out)))
+		TH_LOG("%s: face computes otherwise (from the cache: %d)",
+		       what, from_cache(self->fd, e));
+	EXPECT_EQ(memcmp(out, face_out, sizeof(out)), 0);
+	remove_others(self->dir, eye_blob);
+}
+
+/*
+ * A writer killed in the middle of an entry: cut by RLIMIT_FSIZE at the
+ * entry's first byte, 4 KiB, a third, a half and its last byte (SIGXFSZ
+ * kills it there), then SIGKILLed at a fifth, two, three and four fifths
+ * of the time a whole write takes.  Each time the entry stored before is
+ * untouched and hits, and the one being written is never served torn:
+ * it is there whole (a late kill), or missing and compiled again.
+ */
+TEST_F(cache, killed_writer_leaves_no_corrupt_entry)
+{
+	struct opts o = { .dir = self->dir };
+	struct opts none = { .dir = "/proc/npuring-no-such-dir/cache" };
+	struct npr_export ex = { .size = sizeof(ex) };
+	static float eye_out[OUTS], face_out[OUTS];
+	char eye_blob[512], full[80], what[64];
+	struct timespec t0, t1;
+	void *eye_bytes;
+	size_t eye_len;
+	long long cuts[5];
+	long span;
+	int i, st;
+	__u32 e;
+
+	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);
+	ASSERT_EQ(run(self->fd, e, eye_out, OUTS), 0);
+	ASSERT_EQ(entries(self->dir, eye_blob, sizeof(eye_blob)), 1);
+	eye_bytes = file_bytes(eye_blob, &eye_len);
+	ASSERT_NE(eye_bytes, NULL);
+	ASSERT_EQ(compile(self->fd, FACE, &none, &e), 0);
+	ASSERT_EQ(run(self->fd, e, face_out, OUTS), 0);
+	ex.exec = e;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_EXPORT, &ex), -EMSGSIZE);
+	ASSERT_GT(ex.bytes, 8192);
+	cuts[0] = 1;
+	cuts[1] = 4096;
+	cuts[2] = ex.bytes / 3;
+	cuts[3] = ex.bytes / 2;
+	cuts[4] = ex.bytes - 1;
+	for (i = 0; i < 5; i++) {
+		st = writer(variant->device, FACE, self->dir, cuts[i], false,
+			    0, -1);
+		EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGXFSZ);
+		EXPECT_EQ(entries(self->dir, NULL, 0) % 1000, 1);
+		snprintf(what, sizeof(what), "cut at byte %lld", cuts[i]);
+		after_writer(_metadata, self, eye_blob, eye_bytes, eye_len,
+			     eye_out, face_out, what);
+	}
+	/* how long a whole write takes, in a directory of its own */
+	snprintf(full, sizeof(full), "%s/whole", self->dir);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	st = writer(variant->device, FACE, full, RLIM_INFINITY, false, 0, -1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	span = (t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec;
+	for (i = 1; i < 5; i++) {
+		st = writer(variant->device, FACE, self->dir, RLIM_INFINITY,
+			    false, span * i / 5, -1);
+		EXPECT_TRUE(WIFSIGNALED(st) || WIFEXITED(st));
+		snprintf(what, sizeof(what), "SIGKILL at %d/5", i);
+		after_writer(_metadata, self, eye_blob, eye_bytes, eye_len,
+			     eye_out, face_out, what);
+	}
+	free(eye_bytes);
+}
+
+/*
+ * A full disk (RLIMIT_FSIZE of 64 KiB, SIGXFSZ ignored: writes fail with
+ * EFBIG): the compile succeeds, the write of the 2.6 MB entry fails and
+ * says so, leaves no temporary file, and the entry stored before is
+ * untouched and hits.
+ */
+TEST_F(cache, full_disk_fails_the_write_not_the_compile)
+{
+	struct opts o = { .dir = self->dir };
+	struct opts req = { .dir = self->dir, .required = 1 };
+	char eye_blob[512], why[2048];
+	void *before, *after;
+	size_t blen, alen;
+	int p[2], st;
+	ssize_t n;
+	__u32 e;
+
+	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);
+	ASSERT_EQ(entries(self->dir, eye_blob, sizeof(eye_blob)), 1);
+	before = file_bytes(eye_blob, &blen);
+	ASSERT_NE(before, NULL);
+	ASSERT_EQ(pipe(p), 0);
+	st = writer(variant->device, FACE, self->dir, 64 << 10, true, 0,
+		    p[1]);
+	close(p[1]);
+	n = read(p[0], why, sizeof(why) - 1);
+	close(p[0]);
+	why[n > 0 ? n : 0] = 0;
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	EXPECT_NE(strstr(why, "cannot write to the cache"), NULL);
+	EXPECT_NE(strstr(why, strerror(EFBIG)), NULL);
+	EXPECT_EQ(leftovers(self->dir), 0);
+	EXPECT_EQ(entries(self->dir, NULL, 0), 1);
+	after = file_bytes(eye_blob, &alen);
+	ASSERT_NE(after, NULL);
+	EXPECT_TRUE(alen == blen && !memcmp(before, after, blen));
+	free(before);
+	free(after);
+	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);
+	EXPECT_EQ(from_cache(self->fd, e), 1);
+	EXPECT_EQ(compile(self->fd, FACE, &req, &e), -ENOENT);
 }
 
 /* ---- models loaded with NPR_MODEL_LOAD_DEFER: keyed by their files ---- */

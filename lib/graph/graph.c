@@ -360,7 +360,7 @@ static struct npr_graph *clone(const struct npr_graph *g,
 	c->weights = npr_weights_get(g->weights);
 	c->nodes = calloc(g->nnodes ? g->nnodes : 1, sizeof(*c->nodes));
 	c->vals = calloc(g->nvals ? g->nvals : 1, sizeof(*c->vals));
-	if (!c->nodes || !c->vals)
+	if (!c->nodes || !c->vals || (g->name && !c->name))
 		goto fail;
 	c->cap_nodes = g->nnodes;
 	c->cap_vals = g->nvals;
@@ -376,12 +376,15 @@ static struct npr_graph *clone(const struct npr_graph *g,
 		d->in = dup_array(s->in, s->nin, sizeof(int));
 		d->out = dup_array(s->out, s->nout, sizeof(int));
 		d->params = NULL;
+		d->attr = NULL;		/* not the source's, if bodies fail */
+		d->nattr = 0;
 		if (clone_bodies(d, s))
 			goto fail;
 		d->attr = s->nattr ? calloc(s->nattr, sizeof(*d->attr)) : NULL;
 		d->nattr = d->attr ? s->nattr : 0;
 		if ((s->nin && !d->in) || (s->nout && !d->out) ||
-		    (s->nattr && !d->attr))
+		    (s->nattr && !d->attr) || (s->name && !d->name) ||
+		    (s->type && !d->type))
 			goto fail;
 		for (j = 0; j < d->nattr; j++) {
 			d->attr[j].key = xstrdup(s->attr[j].key);
@@ -398,6 +401,8 @@ static struct npr_graph *clone(const struct npr_graph *g,
 		*d = *s;
 		d->name = xstrdup(s->name);
 		d->owned = NULL;
+		if (s->name && !d->name)
+			goto fail;
 		if (s->owned && take) {
 			continue;	/* moved below, once nothing can fail */
 		} else if (s->owned) {

@@ -450,5 +450,9 @@ int npr_err(int err, const char *fmt, ...)
 /* Same, prefixed with "layer <id> (<name>, <type>-<version>): ". */
 int npr_node_err(const struct npr_node *n, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A failure that set no message since @mark (npr_err_mark()) gets one
+ * naming the layer and the errno (lib/error.c). */
+int npr_node_err_default(const struct npr_node *n, int err,
+			 unsigned long mark);
 
 #endif /* NPR_GRAPH_H */

@@ -141,6 +141,7 @@ int npr_infer_parse(struct npr_graph *g)
 int npr_infer_graph(struct npr_graph *g, bool check_decl, bool dyn)
 {
 	char b1[128], b2[128];
+	unsigned long mark;
 	int i, j, err;
 
 	for (i = 0; i < g->nnodes; i++) {
@@ -170,6 +171,7 @@ int npr_infer_graph(struct npr_graph *g, bool check_decl, bool dyn)
 				return err;
 			continue;
 		}
+		mark = npr_err_mark();
 		err = n->op->infer(g, n);
 		if (err == -ENODATA && dyn && !all_const) {
 			err = make_dynamic(g, n);
@@ -178,7 +180,7 @@ int npr_infer_graph(struct npr_graph *g, bool check_decl, bool dyn)
 			continue;
 		}
 		if (err)
-			return npr_err_default(err, 0);
+			return npr_node_err_default(n, err, mark);
 		for (j = 0; j < n->nout; j++) {
 			struct npr_value *v = npr_out(g, n, j);
 
@@ -210,9 +212,10 @@ int npr_infer_graph(struct npr_graph *g, bool check_decl, bool dyn)
 		eval = g->fold ? g->fold(n->op) : NULL;
 		if (!eval)
 			continue;
+		mark = npr_err_mark();
 		err = fold_node(g, n, eval);
 		if (err)
-			return npr_err_default(err, 0);
+			return npr_node_err_default(n, err, mark);
 	}
 	return 0;
 }

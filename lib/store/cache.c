@@ -435,7 +435,8 @@ int npr_cache_prune(const char *dir, uint64_t max, const char *keep)
 		n++;
 	}
 	closedir(dp);
-	qsort(e, n, sizeof(*e), cmp_mtime);
+	if (n)	/* e is NULL with no entry, or none allocated */
+		qsort(e, n, sizeof(*e), cmp_mtime);
 	for (i = 0; i < n && total > max; i++) {
 		char path[NPR_PROP_STR_MAX + 80];
 

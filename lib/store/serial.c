@@ -332,7 +332,7 @@ int npr_blob_payload_write(const struct npr_exec *ex, unsigned char **out,
 		err = npr_backend_prepared(ex, &prep);
 		if (err) {
 			free(w.p);
-			return npr_err_default(err, mark);
+			return npr_err_default_in(err, mark, "export");
 		}
 	}
 	w_prepared(&w, prep);

@@ -174,6 +174,7 @@ int npr_blob_check_graph(struct npr_graph *g, const bool *held,
 			 const struct npr_port *out, int nout)
 {
 	char b1[128], b2[128];
+	unsigned long mark;
 	int i, j, err;
 
 	err = npr_blob_check_structure(g, held);
@@ -236,14 +237,15 @@ int npr_blob_check_graph(struct npr_graph *g, const bool *held,
 					       i, j);
 		for (j = 0; j < n->nout; j++)
 			saved[j] = *npr_out(g, n, j);
+		mark = npr_err_mark();
 		if (n->op->parse) {
 			err = n->op->parse(g, n);
 			if (err)
-				return npr_err_default(err, 0);
+				return npr_node_err_default(n, err, mark);
 		}
 		err = n->op->infer(g, n);
 		if (err)
-			return npr_err_default(err, 0);
+			return npr_node_err_default(n, err, mark);
 		for (j = 0; j < n->nout; j++) {
 			struct npr_value *v = npr_out(g, n, j);
 

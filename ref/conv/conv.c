@@ -717,9 +717,7 @@ static void wino_free(struct npr_conv_plan *p)
 {
 	int xi;
 
-	if (!p->wu)
-		return;
-	for (xi = 0; xi < 16 && !p->borrowed; xi++)
+	for (xi = 0; p->wu && xi < 16 && !p->borrowed; xi++)
 		free(p->wu[xi]);
 	free(p->wu);
 	p->wu = NULL;
