@@ -137,6 +137,9 @@ struct npr_bo {
  *                  NULL.
  * @prof: per graph node, with ENABLE_PROFILING; else NULL.
  * @cap_out: per output, bytes of @own_out (dynamic outputs grow).
+ * @grown: bytes of the buffers sized at run time from the input values
+ *         (dynamic outputs, a backend's dynamic values), counted against
+ *         NPR_MAX_MODEL_MEMORY_MB by npr_request_grow().
  * @priv: backend data.
  * @busy: ring jobs that hold it (dev->lock).
  * @cancel: set by a ring CANCEL while an INFER job runs: a backend may
@@ -153,6 +156,7 @@ struct npr_request {
 	int busy;
 	int cancel;
 	size_t *cap_out;
+	uint64_t grown;
 };
 
 /**

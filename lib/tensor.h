@@ -6,10 +6,15 @@
 #ifndef NPR_TENSOR_H
 #define NPR_TENSOR_H
 
+#include <stddef.h>
+
 struct npr_request;
 struct npr_shape;
 
 int npr_request_out_shape(struct npr_request *rq, int i,
 			  const struct npr_shape *s);
+
+int npr_request_grow(struct npr_request *rq, size_t from, size_t to,
+		     const char *what);
 
 #endif /* NPR_TENSOR_H */

@@ -403,7 +403,7 @@ static int run_step(struct npr_request *rq, int i, int64_t b0, int64_t nb)
 		return 0;
 	}
 	if (re->dyn[i]) {
-		err = npr_cpu_dyn_run(rr, g, re->steps[i], re->kern[i]);
+		err = npr_cpu_dyn_run(rq, g, re->steps[i], re->kern[i]);
 		if (re->prof_ns)
 			npr_cpu_prof_step(re, i, npr_now_ns() - t0);
 		npr_cpu_prof_add(rq, re->steps[i], npr_now_ns() - t0, "ref",

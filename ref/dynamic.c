@@ -19,6 +19,8 @@
 #include "sys.h"
 #include "cpu.h"
 #include "dynamic.h"
+#include "object.h"
+#include "tensor.h"
 
 /*
  * A value whose size is known only at inference time may not exceed this
@@ -70,23 +72,25 @@ int npr_cpu_dyn_create(const struct ref_exec *re, struct ref_request *rr,
 
 /**
  * npr_cpu_dyn_run() - run dynamic step @node
- * @rr: the request's state.
+ * @rq: the request; its backend state is @rq->priv.
  * @g: the compiled graph.
  * @node: the step's node.
  * @kern: its kernel (struct ref_exec, @kern).
  *
  * Infers the output shapes from the actual inputs (values included) in
  * the request's copy of the graph, gives the outputs buffers of the
- * request (kept and grown from run to run), runs the kernel.
+ * request (kept and grown from run to run, within the compiled model's
+ * memory budget: npr_request_grow()), runs the kernel.
  *
  * Context: the request's thread; requests run concurrently.
  * Return: 0; -EINVAL for a shape that is not static or an element type
- * without a size; -EFBIG for an output of more than 4 GiB; -ENOMEM; the
- * op's infer or kernel error.
+ * without a size; -EFBIG for an output of more than 4 GiB or past the
+ * budget; -ENOMEM; the op's infer or kernel error.
  */
-int npr_cpu_dyn_run(struct ref_request *rr, const struct npr_graph *g,
+int npr_cpu_dyn_run(struct npr_request *rq, const struct npr_graph *g,
 		    int node, npr_eval_fn kern)
 {
+	struct ref_request *rr = rq->priv;
 	struct npr_node *n = &rr->rnodes[node];
 	char b[128];
 	int j, err;
@@ -132,8 +136,17 @@ int npr_cpu_dyn_run(struct ref_request *rr, const struct npr_graph *g,
 					    j, npr_shape_str(&v->shape, b, sizeof(b)),
 					    bytes, DYN_MAX_BYTES);
 		if (bytes > rr->dcap[o] || !rr->dbuf[o]) {
-			void *p = npr_alloc(bytes);
+			char what[128];
+			void *p;
 
+			snprintf(what, sizeof(what),
+				 "output %d of node '%s' (%s), shape %s,", j,
+				 n->name ? n->name : "?", n->type,
+				 npr_shape_str(&v->shape, b, sizeof(b)));
+			err = npr_request_grow(rq, rr->dcap[o], bytes, what);
+			if (err)
+				return err;
+			p = npr_alloc(bytes);
 			if (!p)
 				return -ENOMEM;
 			free(rr->dbuf[o]);

@@ -14,7 +14,9 @@ int npr_cpu_dyn_create(const struct ref_exec *re, struct ref_request *rr,
 
 void npr_cpu_dyn_destroy(struct ref_request *rr, const struct npr_graph *g);
 
-int npr_cpu_dyn_run(struct ref_request *rr, const struct npr_graph *g,
+struct npr_request;
+
+int npr_cpu_dyn_run(struct npr_request *rq, const struct npr_graph *g,
 		    int node, npr_eval_fn kern);
 
 #endif /* NPR_REF_DYNAMIC_H */

@@ -166,6 +166,64 @@ static void *tile_model(int64_t a, size_t *len)
 	return pack(&m, len);
 }
 
+/*
+ * y = Tile(c, r): c a constant f32 [2, 2], r an int64 [2] input, so y's
+ * shape comes from the input's values at INFER; y declared without a
+ * shape.
+ */
+static void *dyn_tile_model(size_t *len)
+{
+	Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
+	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
+	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+	Onnx__OperatorSetIdProto *osp[1];
+	Onnx__NodeProto n = ONNX__NODE_PROTO__INIT;
+	Onnx__NodeProto *np[1] = { &n };
+	Onnx__TensorProto t = ONNX__TENSOR_PROTO__INIT;
+	Onnx__TensorProto *tp[1] = { &t };
+	Onnx__ValueInfoProto *vip[1], *vop[1];
+	Onnx__ValueInfoProto y = ONNX__VALUE_INFO_PROTO__INIT;
+	Onnx__TypeProto ytp = ONNX__TYPE_PROTO__INIT;
+	Onnx__TypeProto__Tensor ytt = ONNX__TYPE_PROTO__TENSOR__INIT;
+	static const int64_t rd[1] = { 2 };
+	static char *in[2] = { "c", "r" }, *out[1] = { "y" };
+	int64_t cdims[2] = { 2, 2 };
+	float cv[4] = { 1, 2, 3, 4 };
+	struct vi r;
+
+	head(&m, &g, &os, osp);
+	t.name = "c";
+	t.has_data_type = 1;
+	t.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	t.n_dims = 2;
+	t.dims = cdims;
+	t.n_float_data = 4;
+	t.float_data = cv;
+	g.n_initializer = 1;
+	g.initializer = tp;
+	n.op_type = "Tile";
+	n.n_input = 2;
+	n.input = in;
+	n.n_output = 1;
+	n.output = out;
+	g.n_node = 1;
+	g.node = np;
+	vi_init(&r, "r", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, rd, 1);
+	vip[0] = &r.v;
+	g.n_input = 1;
+	g.input = vip;
+	ytt.has_elem_type = 1;
+	ytt.elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	ytp.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	ytp.tensor_type = &ytt;
+	y.name = "y";
+	y.type = &ytp;
+	vop[0] = &y;
+	g.n_output = 1;
+	g.output = vop;
+	return pack(&m, len);
+}
+
 /* y = Relu(x), x and y of @elem and shape @dims (rank @rank). */
 static void *relu_model(int elem, const int64_t *dims, int rank, size_t *len)
 {
@@ -650,6 +708,91 @@ TEST(device_limit_applies_and_zero_is_none)
 	p.value = 0;
 	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_SET_PARAM, &p), 0);
 	EXPECT_EQ(compile(fd, model, NULL, 0, &exec), 0);
+	npr_close(fd);
+	free(buf);
+}
+
+/*
+ * A shape read from an input's values at INFER is held to the same
+ * budget: a Tile count that asks for 256 MiB under a 64 MiB limit fails
+ * INFER with -EFBIG naming the node, the request keeps working, and the
+ * same model runs under a limit that allows it.
+ */
+static int tile_infer(int fd, __u32 req, int64_t a, int64_t b, float *y,
+		      size_t ybytes)
+{
+	struct npr_tensor_arg ta;
+	struct npr_infer inf;
+	int64_t r[2] = { a, b };
+	int err;
+
+	npr_prep_tensor(&ta, req, 0, 0, r, sizeof(r));
+	ta.elem_type = NPR_ELEM_I64;
+	ta.rank = 1;
+	ta.dims[0] = 2;
+	err = npr_ioctl(fd, NPR_IOCTL_SET_TENSOR, &ta);
+	if (err)
+		return err;
+	npr_prep_infer(&inf, req);
+	err = npr_ioctl(fd, NPR_IOCTL_INFER, &inf);
+	if (err || !y)
+		return err;
+	npr_prep_tensor(&ta, req, 0, 1, y, ybytes);
+	return npr_ioctl(fd, NPR_IOCTL_GET_TENSOR, &ta);
+}
+
+TEST(shape_from_input_values_is_held_to_the_budget)
+{
+	struct npr_prop_arg p = { .param = NPR_PARAM_NPR_MAX_MODEL_MEMORY_MB };
+	struct npr_req_create rc;
+	__u32 model, exec;
+	char msg[1024];
+	float y[2 * 2 * 1 * 8];
+	size_t len;
+	void *buf;
+	int fd, err, i;
+
+	buf = dyn_tile_model(&len);
+	ASSERT_NONNULL(buf);
+	fd = npr_open("cpu", 0);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(load(fd, buf, len, &model), 0);
+	p.value = 64;
+	ASSERT_EQ(compile(fd, model, &p, 1, &exec), 0);
+	npr_prep_req_create(&rc, exec);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
+	/* [2, 2] tiled [1, 4]: [2, 8], 64 bytes */
+	ASSERT_EQ(tile_infer(fd, rc.req, 1, 4, y, 16 * sizeof(float)), 0);
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ(y[i], (float)((i / 8) * 2 + i % 2 + 1));
+	/* [8192, 8192] f32: 256 MiB */
+	err = tile_infer(fd, rc.req, 4096, 4096, NULL, 0);
+	last_error(fd, msg, sizeof(msg));
+	TH_LOG("%s", msg);
+	ASSERT_EQ(err, -EFBIG);
+	EXPECT_NONNULL(strstr(msg, "Tile"));
+	EXPECT_NONNULL(strstr(msg, "268435456 bytes"));
+	EXPECT_NONNULL(strstr(msg, "NPR_MAX_MODEL_MEMORY_MB (64 MiB)"));
+	/* the request still works */
+	ASSERT_EQ(tile_infer(fd, rc.req, 1, 4, y, 16 * sizeof(float)), 0);
+	EXPECT_EQ(y[15], 4.0f);
+	destroy(fd, rc.req);
+	destroy(fd, exec);
+	/*
+	 * under 1 GiB the same count runs: 256 MiB for the step's value and
+	 * 256 MiB for the output the caller reads, both counted
+	 */
+	p.value = 1024;
+	ASSERT_EQ(compile(fd, model, &p, 1, &exec), 0);
+	npr_prep_req_create(&rc, exec);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
+	err = tile_infer(fd, rc.req, 4096, 4096, NULL, 0);
+	last_error(fd, msg, sizeof(msg));
+	TH_LOG("%s", msg);
+	EXPECT_EQ(err, 0);
+	destroy(fd, rc.req);
+	destroy(fd, exec);
+	destroy(fd, model);
 	npr_close(fd);
 	free(buf);
 }

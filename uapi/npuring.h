@@ -157,8 +157,10 @@ enum npr_param_id {
 	 * The most memory one compiled model may ask for, in MiB: its
 	 * exec_bytes plus one request's request_bytes (struct
 	 * npr_model_info).  COMPILE over it fails with -EFBIG, naming the
-	 * largest tensor.  Default: half of the machine's memory (or of
-	 * RLIMIT_AS when that is lower); 0: no limit.
+	 * largest tensor; so does an INFER whose shapes, read from the
+	 * input values, would grow a request's buffers past it.  Default:
+	 * half of the machine's memory (or of RLIMIT_AS when that is
+	 * lower); 0: no limit.
 	 */
 	NPR_PARAM_NPR_MAX_MODEL_MEMORY_MB	= 32,	/* int, RW, device exec */
 	/*

@@ -111,17 +111,29 @@ static inline void fz_destroy(int fd, uint32_t h)
 	npr_ioctl(fd, NPR_IOCTL_HANDLE_DESTROY, &d);
 }
 
-/* A device with one inference thread: the same work for the same input. */
+/*
+ * A device with one inference thread (the same work for the same input)
+ * and a memory budget of 512 MiB per compiled model, so that a model
+ * asking for more, at COMPILE or from its input values at INFER, is
+ * refused with -EFBIG as a service would set it, below the fuzzer's own
+ * memory limit.
+ */
 static inline int fz_open(const char *name)
 {
 	struct npr_param p = {
 		.size = sizeof(p), .param = NPR_PARAM_INFERENCE_NUM_THREADS,
 		.value = 1,
 	};
+	struct npr_param m = {
+		.size = sizeof(m), .param = NPR_PARAM_NPR_MAX_MODEL_MEMORY_MB,
+		.value = 512,
+	};
 	int fd = npr_open(name, 0);
 
-	if (fd >= 0)
+	if (fd >= 0) {
 		npr_ioctl(fd, NPR_IOCTL_SET_PARAM, &p);
+		npr_ioctl(fd, NPR_IOCTL_SET_PARAM, &m);
+	}
 	return fd;
 }
 
