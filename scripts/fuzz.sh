@@ -211,6 +211,7 @@ log=$fuzz_o/fuzz-$t.log
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 echo "  FUZZ    $t for ${secs}s (log: $log)"
+start=$(date +%s)
 # shellcheck disable=SC2086
 "$bin" -max_total_time="$secs" -max_len="$(max_len "$t")" \
 	-timeout="${TIMEOUT:-60}" \
@@ -218,13 +219,14 @@ echo "  FUZZ    $t for ${secs}s (log: $log)"
 	-artifact_prefix="$fuzz_o/artifacts/$t/" ${FUZZ_ARGS:-} \
 	"${dirs[@]}" >"$log" 2>&1
 rc=$?
+ran=$(( $(date +%s) - start ))
 
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 last=$(grep -E '^#[0-9]+' "$log" | tail -1)
 cov=$(echo "$last" | sed -n 's/.*cov: \([0-9]*\).*/\1/p')
 ft=$(echo "$last" | sed -n 's/.*ft: \([0-9]*\).*/\1/p')
 corp=$(echo "$last" | sed -n 's/.*corp: \([0-9]*\/[0-9a-zA-Z]*\).*/\1/p')
-echo "  $t: ${runs:-?} executions in ${secs}s, coverage ${cov:-?} edges" \
+echo "  $t: ${runs:-?} executions in ${ran}s, coverage ${cov:-?} edges" \
 	"(${ft:-?} features), corpus ${corp:-?}"
 if [ $rc != 0 ]; then
 	grep -E '^==[0-9]+==ERROR|^SUMMARY|runtime error|Test unit written' \
