@@ -46,7 +46,9 @@ CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread \
 	-I$(srctree) -I$(srctree)/lib -I$(srctree)/lib/include -I$(obj)/lib/onnx/gen \
 	$(XML_CFLAGS) $(PNG_CFLAGS)
 ifneq ($(SANITIZE),)
-  CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+  # a sanitizer's report is a failure: UBSan aborts instead of going on
+  CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
   LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS)
