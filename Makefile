@@ -47,7 +47,9 @@ CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread \
 	-I$(srctree) -I$(srctree)/lib -I$(srctree)/lib/include -I$(obj)/lib/onnx/gen \
 	$(XML_CFLAGS) $(PNG_CFLAGS)
 ifneq ($(SANITIZE),)
-  CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+  # a sanitizer's report is a failure: UBSan aborts instead of going on
+  CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
   LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS)
@@ -150,6 +152,25 @@ $(foreach t,$(examples-y),$(eval $(call link_prog,examples,$(t))))
 
 SHARED ?= $(abspath $(srctree)/../shared)
 
+# make check under sanitizers (Documentation/testing.rst): their options
+# first, the environment's after them (they win).  A test child ends with
+# _exit(), so TSan stops at its first report or its exit status is lost;
+# LSan runs in each child (selftests/harness.h); tests get more time.
+comma := ,
+TSAN := $(filter thread,$(subst $(comma), ,$(SANITIZE)))
+SANITIZE_ENV := $(if $(SANITIZE),\
+	ASAN_OPTIONS="detect_leaks=1:$$ASAN_OPTIONS" \
+	UBSAN_OPTIONS="print_stacktrace=1:$$UBSAN_OPTIONS" \
+	TSAN_OPTIONS="halt_on_error=1 $$TSAN_OPTIONS" \
+	TEST_TIMEOUT="$${TEST_TIMEOUT:-600}")
+# The thread build leaves out the suites of selftests-tsan-skip-y (Kbuild),
+# each counted as skipped with its reason, and runs without address space
+# randomisation: TSan's fixed layout fails with "unexpected memory mapping"
+# where the kernel randomises mmap more widely (vm.mmap_rnd_bits > 28).
+TSAN_SKIP := $(foreach t,$(selftests-tsan-skip-y),$(t)=$(tsan-why-$(t));)
+TSAN_RUN := $(if $(TSAN),$$(setarch $$(uname -m) -R true 2>/dev/null && \
+	echo setarch $$(uname -m) -R))
+
 deps:
 	$(Q)$(srctree)/scripts/deps.sh
 
@@ -159,7 +180,8 @@ check: deps
 		NPR_CONFORMANCE_EXPECT=$(srctree)/selftests/conformance.expect \
 		NPR_VALGRIND="$(if $(SANITIZE),,$(selftests-valgrind-y))" \
 		NPR_TESTDIR=$(obj)/selftests NPR_SRCTREE=$(srctree) \
-		$(srctree)/selftests/run.sh $(TESTS) \
+		$(SANITIZE_ENV) NPR_SKIP="$(if $(TSAN),$(TSAN_SKIP))" \
+		$(TSAN_RUN) $(srctree)/selftests/run.sh $(TESTS) \
 		$(srctree)/selftests/ring_fallback_test.sh \
 		$(srctree)/selftests/fuzz_test.sh \
 		$(srctree)/selftests/layering_test.sh

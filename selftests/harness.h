@@ -57,6 +57,22 @@
 #define HARNESS_TIMEOUT		120
 #endif
 
+/*
+ * Under AddressSanitizer the leak checker runs when a process exits, but a
+ * test child ends with _exit(): the child checks before, and a test that
+ * passed but leaked fails (ASAN_OPTIONS=detect_leaks=0 turns it off).
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define NPR_TH_LSAN		1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define NPR_TH_LSAN		1
+#endif
+#endif
+#ifdef NPR_TH_LSAN
+int __lsan_do_recoverable_leak_check(void);
+#endif
+
 /* Exit codes of a test child and of the whole program (kselftest's). */
 #define NPR_KSFT_PASS		0
 #define NPR_KSFT_FAIL		1
@@ -603,6 +619,13 @@ npr_th_child(struct npr_th_run *r, char *reason, size_t reason_len)
 		code = NPR_KSFT_SKIP;
 	else
 		code = NPR_KSFT_PASS;
+#ifdef NPR_TH_LSAN
+	if (code != NPR_KSFT_FAIL && __lsan_do_recoverable_leak_check()) {
+		npr_th_diag("%s: leaks memory (LeakSanitizer's report above)",
+			    r->name);
+		code = NPR_KSFT_FAIL;
+	}
+#endif
 	fflush(stdout);
 	fflush(stderr);
 	_exit(code);

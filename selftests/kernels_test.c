@@ -464,7 +464,8 @@ static void count_hit(void *arg, int i, int tid)
 	int *maxtid = arg;
 
 	hits[i]++;
-	if (tid > *maxtid)
+	/* other threads store it: read it atomically too */
+	if (tid > __atomic_load_n(maxtid, __ATOMIC_RELAXED))
 		__atomic_store_n(maxtid, tid, __ATOMIC_RELAXED);
 }
 

@@ -57,6 +57,7 @@
 #include "object.h"
 #include "request.h"
 #include "sys.h"
+#include "tsan.h"
 #include "uarg.h"
 #include "load.h"
 #include "ring.h"
@@ -66,6 +67,10 @@
 #define NOP_MAX_US		10000000u
 #define WORKER_RING_ENTRIES	16
 #define WAKE_TAG		(~0ull)		/* user_data of a wake-up */
+
+#ifdef NPR_TSAN
+char npr_tsan_cqe_keys[NPR_TSAN_CQE_KEYS];
+#endif
 
 /**
  * struct job - one submitted SQE
@@ -317,6 +322,12 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 	if (r->attach) {
 		struct io_uring_sqe *sqe;
 
+		/*
+		 * The kernel orders this thread's writes (the job's outputs)
+		 * before the caller's read of the CQE: tell TSan, whose
+		 * caller acquires with npr_tsan_cqe_reaped().
+		 */
+		npr_tsan_cqe_posted(j->sqe.user_data);
 		pthread_mutex_lock(&r->sq_lock);
 		sqe = get_sqe(r);
 		if (sqe) {
