@@ -429,6 +429,10 @@ TEST_F(ops, einsum_errors)
 	RUN({ "Einsum", "opset7", "equation=\"ijk->i\"",
 	      { P0("f32", "2,3") }, { "2" } });
 	EXPECT_FAIL("Einsum", -EINVAL, "3 labels for rank 2");
+	/* a ',' after the arrow (fuzzed: read as label -21 before) */
+	RUN({ "Einsum", "opset7", "equation=\"ij->i,j\"",
+	      { P0("f32", "2,3") }, { "2" } });
+	EXPECT_FAIL("Einsum", -EINVAL, "',' where a label belongs");
 }
 
 /* ---- trigonometric, SoftSign, HardSigmoid, Selu, LogSoftmax, LRN ------ */

@@ -345,6 +345,10 @@ static int scan_subscript(const struct npr_node *n, const char *s,
 		if (*s == '-' || *s == '>')
 			return npr_node_err(n, -EINVAL,
 					    "equation: misplaced '->'");
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+			return npr_node_err(n, -EINVAL,
+					    "equation: '%c' where a label belongs (a ',' in the output?)",
+					    *s);
 		if (k >= NPR_MAX_RANK)
 			return npr_node_err(n, -EINVAL,
 					    "equation: a subscript has more than %d labels",
