@@ -162,7 +162,7 @@ SANITIZE_ENV := $(if $(SANITIZE),\
 	ASAN_OPTIONS="detect_leaks=1:$$ASAN_OPTIONS" \
 	UBSAN_OPTIONS="print_stacktrace=1:$$UBSAN_OPTIONS" \
 	TSAN_OPTIONS="halt_on_error=1 $$TSAN_OPTIONS" \
-	TEST_TIMEOUT="$${TEST_TIMEOUT:-600}")
+	TEST_TIMEOUT="$${TEST_TIMEOUT:-600}" NPR_SANITIZE=$(SANITIZE))
 # The thread build leaves out the suites of selftests-tsan-skip-y (Kbuild),
 # each counted as skipped with its reason, and runs without address space
 # randomisation: TSan's fixed layout fails with "unexpected memory mapping"
