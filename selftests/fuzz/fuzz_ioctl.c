@@ -456,8 +456,11 @@ static void fill_ptrs(struct run *r, struct fz *f, unsigned long cmd,
 	}
 	case NPR_IOCTL_MAKE_STATEFUL: {
 		struct npr_make_stateful *a = arg;
-		struct npr_state_pair *p = area(r, f, 4 * sizeof(*p));
-		struct npr_shape_arg *s = area(r, f, 2 * sizeof(*s));
+		/* one area for both: the shapes must not overwrite the
+		 * pairs' name pointers, which only the caller can keep valid */
+		struct npr_state_pair *p = area(r, f, 4 * sizeof(*p) +
+						2 * sizeof(struct npr_shape_arg));
+		struct npr_shape_arg *s = (void *)(p + 4);
 		unsigned int i, n = 1 + fz_u8(f) % 4;
 
 		a->count = fz_u8(f) < 240 ? n : fz_u32(f);
