@@ -41,22 +41,6 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int full_io(int fd, void *buf, size_t len, bool wr)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = wr ? send(fd, (char *)buf + done, len - done,
-				      MSG_NOSIGNAL) :
-				 recv(fd, (char *)buf + done, len - done, 0);
-
-		if (n <= 0)
-			return n < 0 ? -errno : -EPIPE;
-		done += n;
-	}
-	return 0;
-}
-
 static void __attribute__((noreturn)) die(const char *what, int err)
 {
 	fprintf(stderr, "uring-client: %s: %s\n", what, strerror(-err));
@@ -97,7 +81,7 @@ int main(int argc, char **argv)
 
 		if (s < 0 || connect(s, (void *)&sa, sizeof(sa)))
 			die(path, -errno);
-		if (full_io(s, hello, sizeof(hello), false))
+		if (wire_full_io(s, hello, sizeof(hello), false))
 			die("hello", -EPROTO);
 		c = wire_get_hello(hello, &sizes[0], &sizes[1]);
 		if (c)
@@ -118,7 +102,7 @@ int main(int argc, char **argv)
 		sent_at[i] = now_ns();
 		ids[i] = sent;
 		wire_put_req(in, ids[i], sizes[0]);
-		if (full_io(pfd[i].fd, in, WIRE_HDR_BYTES + sizes[0], true))
+		if (wire_full_io(pfd[i].fd, in, WIRE_HDR_BYTES + sizes[0], true))
 			die("send", -EPIPE);
 	}
 	while (got < total) {
@@ -127,14 +111,14 @@ int main(int argc, char **argv)
 		for (i = 0; i < nconn; i++) {
 			if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
-			if (full_io(pfd[i].fd, out, WIRE_HDR_BYTES, false))
+			if (wire_full_io(pfd[i].fd, out, WIRE_HDR_BYTES, false))
 				die("recv", -EPIPE);
 			if (wire_get_reply(out, sizes[1], &rep) ||
 			    rep.id != ids[i])
 				die("reply", -EPROTO);
 			if (rep.status)
 				die("request", rep.status);
-			if (full_io(pfd[i].fd, out + WIRE_HDR_BYTES, sizes[1],
+			if (wire_full_io(pfd[i].fd, out + WIRE_HDR_BYTES, sizes[1],
 				    false))
 				die("recv", -EPIPE);
 			lat[got++] = now_ns() - sent_at[i];
@@ -142,7 +126,7 @@ int main(int argc, char **argv)
 				sent_at[i] = now_ns();
 				ids[i] = sent++;
 				wire_put_req(in, ids[i], sizes[0]);
-				if (full_io(pfd[i].fd, in,
+				if (wire_full_io(pfd[i].fd, in,
 					    WIRE_HDR_BYTES + sizes[0], true))
 					die("send", -EPIPE);
 			}

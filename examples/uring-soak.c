@@ -100,22 +100,6 @@ static void complain(atomic_long *counter, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int full_io(int fd, void *buf, size_t len, bool wr)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = wr ? send(fd, (char *)buf + done, len - done,
-				      MSG_NOSIGNAL) :
-				 recv(fd, (char *)buf + done, len - done, 0);
-
-		if (n <= 0)
-			return n < 0 ? -errno : -EPIPE;
-		done += n;
-	}
-	return 0;
-}
-
 /* A connection with its hello read; -errno on failure. */
 static int dial(bool hello)
 {
@@ -137,7 +121,7 @@ static int dial(bool hello)
 	atomic_fetch_add(&st.conns, 1);
 	if (!hello)
 		return s;
-	err = full_io(s, h, sizeof(h), false);
+	err = wire_full_io(s, h, sizeof(h), false);
 	if (!err)
 		err = wire_get_hello(h, &in, &out);
 	if (!err && (in != in_bytes || out != out_bytes))
@@ -171,14 +155,14 @@ static int read_reply(int s, uint8_t *out, struct wire_reply *r, bool trickle)
 
 	if (trickle) {
 		for (k = 0; k < WIRE_HDR_BYTES && !err; k++)
-			err = full_io(s, out + k, 1, false);
+			err = wire_full_io(s, out + k, 1, false);
 	} else {
-		err = full_io(s, out, WIRE_HDR_BYTES, false);
+		err = wire_full_io(s, out, WIRE_HDR_BYTES, false);
 	}
 	if (!err)
 		err = wire_get_reply(out, out_bytes, r);
 	if (!err && r->length)
-		err = full_io(s, out + WIRE_HDR_BYTES, r->length, false);
+		err = wire_full_io(s, out + WIRE_HDR_BYTES, r->length, false);
 	return err;
 }
 
@@ -250,7 +234,7 @@ static void good_client(uint64_t *seed, uint8_t *frame, uint8_t *out)
 			wire_put_req(frame, id0 + sent, in_bytes);
 			at[k] = now_ns();
 			atomic_fetch_add(&st.sent, 1);
-			err = full_io(s, frame, WIRE_HDR_BYTES + in_bytes,
+			err = wire_full_io(s, frame, WIRE_HDR_BYTES + in_bytes,
 				      true);
 			if (err) {
 				complain(&st.unanswered,
@@ -307,7 +291,7 @@ static void dropper(uint64_t *seed, uint8_t *frame)
 		len = WIRE_HDR_BYTES + in_bytes;
 		break;
 	}
-	full_io(s, frame, len, true);
+	wire_full_io(s, frame, len, true);
 	close(s);
 	atomic_fetch_add(&st.dropped, 1);
 }
@@ -360,10 +344,10 @@ static void malformed(uint64_t *seed, uint8_t *frame, uint8_t *out)
 	}
 	/* the header (a tenth of the time byte by byte), then some payload */
 	if (rnd(seed) % 10) {
-		err = full_io(s, frame, WIRE_HDR_BYTES, true);
+		err = wire_full_io(s, frame, WIRE_HDR_BYTES, true);
 	} else {
 		for (err = 0, k = 0; k < WIRE_HDR_BYTES && !err; k++)
-			err = full_io(s, frame + k, 1, true);
+			err = wire_full_io(s, frame + k, 1, true);
 	}
 	len = rnd(seed) % (in_bytes + 1);
 	if (!err && len)
@@ -400,7 +384,7 @@ static void trickler(uint64_t *seed, uint8_t *frame, uint8_t *out)
 	while (k < total && !err) {
 		len = k < WIRE_HDR_BYTES ? 1 : 1 + rnd(seed) % 64;
 		len = len < total - k ? len : total - k;
-		err = full_io(s, frame + k, len, true);
+		err = wire_full_io(s, frame + k, len, true);
 		k += len;
 		usleep(k <= WIRE_HDR_BYTES ? 2000 : 100);
 	}
@@ -435,7 +419,7 @@ static void staller(uint64_t *seed, uint8_t *frame, uint8_t *out)
 		len = WIRE_HDR_BYTES + rnd(seed) % in_bytes;
 		break;
 	}
-	err = full_io(s, frame, len, true);
+	err = wire_full_io(s, frame, len, true);
 	if (!err)
 		err = read_reply(s, out, &r, false);
 	if (err || r.status != -ETIMEDOUT)
@@ -493,7 +477,7 @@ static int references(void)
 
 	if (s < 0)
 		return s;
-	err = full_io(s, h, sizeof(h), false);
+	err = wire_full_io(s, h, sizeof(h), false);
 	if (!err)
 		err = wire_get_hello(h, &in_bytes, &out_bytes);
 	for (v = 0; v < NVARIANTS && !err; v++) {
@@ -507,7 +491,7 @@ static int references(void)
 				(float)((int)((k * (v + 3)) % 17) - 8) / 8;
 		for (k = in_bytes / 4 * 4; k < in_bytes; k++)
 			variant[v][WIRE_HDR_BYTES + k] = k * (v + 1);
-		err = full_io(s, variant[v], WIRE_HDR_BYTES + in_bytes, true);
+		err = wire_full_io(s, variant[v], WIRE_HDR_BYTES + in_bytes, true);
 		if (!err)
 			err = read_reply(s, answer[v], &r, false);
 		if (!err && (r.status || r.id != (uint32_t)v))

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "wire.h"
 
@@ -232,4 +233,30 @@ void wire_rx_reset(struct wire_rx *rx)
 	rx->have = 0;
 	rx->hdr_ok = false;
 	memset(&rx->req, 0, sizeof(rx->req));
+}
+
+/**
+ * wire_full_io() - send or receive exactly @len bytes on a blocking socket
+ * @fd: the socket.
+ * @buf: the bytes.
+ * @len: how many.
+ * @wr: send (true) or receive.
+ *
+ * Return: 0; -errno of the call that failed; -EPIPE when the peer closed
+ * first.
+ */
+int wire_full_io(int fd, void *buf, size_t len, bool wr)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = wr ? send(fd, (char *)buf + done, len - done,
+				      MSG_NOSIGNAL) :
+				 recv(fd, (char *)buf + done, len - done, 0);
+
+		if (n <= 0)
+			return n < 0 ? -errno : -EPIPE;
+		done += n;
+	}
+	return 0;
 }

@@ -96,4 +96,6 @@ size_t wire_rx_space(const struct wire_rx *rx, uint8_t **where);
 int wire_rx_advance(struct wire_rx *rx, size_t n);
 void wire_rx_reset(struct wire_rx *rx);
 
+int wire_full_io(int fd, void *buf, size_t len, bool wr);
+
 #endif /* NPR_EXAMPLES_WIRE_H */
