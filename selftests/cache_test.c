@@ -794,7 +794,7 @@ static bool tsan_forbids_fork(void)
 	while (readdir(d))
 		n++;
 	closedir(d);
-	return n > 3;	/* ".", ".." and this thread */
+	return n > 4;	/* ".", "..", this thread and TSan's own */
 }
 
 /*
