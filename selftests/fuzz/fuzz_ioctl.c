@@ -38,6 +38,24 @@ static const unsigned long cmds[] = {
 };
 #define NCMDS	(sizeof(cmds) / sizeof(cmds[0]))
 
+/*
+ * The library runs a command by its number whatever size the command
+ * encodes (as DRM does), so a made-up command with a known number gets
+ * that command's pointers: only the caller can keep them valid.
+ */
+static unsigned long canonical(unsigned long cmd)
+{
+	unsigned int i;
+
+	if (_IOC_TYPE(cmd) != NPR_IOCTL_TYPE ||
+	    _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE))
+		return cmd;
+	for (i = 0; i < NCMDS; i++)
+		if (_IOC_NR(cmds[i]) == _IOC_NR(cmd))
+			return cmds[i];
+	return cmd;
+}
+
 /* Names MAKE_STATEFUL and friends may be given. */
 static const char *const names[] = {
 	"x", "y", "y/sink", "c", "", "no such port",
@@ -612,7 +630,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	prepare(&r);
 	for (step = 0; step < MAX_STEPS && f.n; step++) {
 		unsigned int c = fz_u8(&f), m;
-		unsigned long cmd;
+		unsigned long cmd, key;
 		void *arg = argbuf;
 		__u32 *hdr = arg;
 		int ret;
@@ -622,7 +640,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(argbuf, 0, sizeof(argbuf));
 		hdr[0] = _IOC_SIZE(cmd) < ARG_BYTES ? _IOC_SIZE(cmd)
 						    : ARG_BYTES;
-		fill(&r, &f, cmd, arg);
+		key = canonical(cmd);
+		fill(&r, &f, key, arg);
 		m = fz_u8(&f);
 		if (m & 0x01)		/* any size, within the buffer */
 			hdr[0] = fz_u16(&f) % (ARG_BYTES + 1);
@@ -634,14 +653,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			((unsigned char *)arg)[pos] = fz_u8(&f);
 		}
-		fill_ptrs(&r, &f, cmd, arg);
+		fill_ptrs(&r, &f, key, arg);
 		if (m & 0x08)
 			arg = NULL;
-		if (cmd == NPR_IOCTL_SUBMIT && r.inflight > 64)
+		if (key == NPR_IOCTL_SUBMIT && r.inflight > 64)
 			continue;	/* a full ring would refuse anyway */
 		ret = npr_ioctl(r.fd, cmd, arg);
 		if (arg)
-			after(&r, cmd, arg, ret);
+			after(&r, key, arg, ret);
 	}
 	/* with jobs still in flight: close waits for or cancels them */
 	npr_close(r.fd);
