@@ -33,6 +33,7 @@
 #include "harness.h"
 #include "npuring.h"
 #include "onnx.pb-c.h"
+#include "onnx_util.h"
 
 #define TESTDATA_DEFAULT	"/usr/include/onnx/backend/test/data"
 #define ROUNDS			20
@@ -100,14 +101,8 @@ static void *pack(Onnx__ModelProto *m, size_t *len)
 static void head(Onnx__ModelProto *m, Onnx__GraphProto *g,
 		 Onnx__OperatorSetIdProto *os, Onnx__OperatorSetIdProto **osp)
 {
-	m->has_ir_version = 1;
-	m->ir_version = 8;
-	m->n_opset_import = 1;
-	m->opset_import = osp;
 	osp[0] = os;
-	os->domain = "";
-	os->has_version = 1;
-	os->version = 13;
+	model_head(m, osp, 13);
 	m->graph = g;
 	g->name = "g";
 }
@@ -279,19 +274,9 @@ static void last_error(int fd, char *msg, size_t len)
 	npr_ioctl(fd, NPR_IOCTL_GET_ERROR, &ge);
 }
 
-static int load(int fd, const void *buf, size_t len, __u32 *model)
-{
-	struct npr_model_load a;
-	int err;
-
-	npr_prep_model_load_mem(&a, buf, len, NULL, 0);
-	err = npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &a);
-	*model = a.handle;
-	return err;
-}
 
 /* COMPILE with every dynamic dimension 1 and up to two properties. */
-static int compile(int fd, __u32 model, const struct npr_prop_arg *props,
+static int compile_props(int fd, __u32 model, const struct npr_prop_arg *props,
 		   int nprops, __u32 *exec)
 {
 	struct npr_shape_arg sa[8];
@@ -495,7 +480,7 @@ static void cycle(int fd, const struct item *it, int round,
 	void *blob = NULL;
 	int np = 0;
 
-	if (load(fd, it->buf, it->len, &model))
+	if (load_mem(fd, it->buf, it->len, &model))
 		return;
 	memset(&q, 0, sizeof(q));
 	q.size = sizeof(q);
@@ -509,7 +494,7 @@ static void cycle(int fd, const struct item *it, int round,
 		props[0].value = (uintptr_t)cache;
 		np = 1;
 	}
-	if (compile(fd, model, props, np, &exec)) {
+	if (compile_props(fd, model, props, np, &exec)) {
 		destroy(fd, model);
 		return;
 	}
@@ -646,9 +631,9 @@ TEST(activation_over_the_limit_is_efbig)
 	ASSERT_NONNULL(buf);
 	fd = npr_open("cpu", 0);
 	ASSERT_GE(fd, 0);
-	ASSERT_EQ(load(fd, buf, len, &model), 0);
+	ASSERT_EQ(load_mem(fd, buf, len, &model), 0);
 	p.value = 100;	/* one tensor fits, a request not */
-	err = compile(fd, model, &p, 1, &exec);
+	err = compile_props(fd, model, &p, 1, &exec);
 	last_error(fd, msg, sizeof(msg));
 	TH_LOG("%s", msg);
 	ASSERT_EQ(err, -EFBIG);
@@ -656,7 +641,7 @@ TEST(activation_over_the_limit_is_efbig)
 	EXPECT_NONNULL(strstr(msg, "[1,64,512,512]"));
 	EXPECT_NONNULL(strstr(msg, "67108864 bytes"));
 	p.value = 32;	/* one tensor alone is over it */
-	err = compile(fd, model, &p, 1, &exec);
+	err = compile_props(fd, model, &p, 1, &exec);
 	last_error(fd, msg, sizeof(msg));
 	TH_LOG("%s", msg);
 	ASSERT_EQ(err, -EFBIG);
@@ -664,7 +649,7 @@ TEST(activation_over_the_limit_is_efbig)
 	EXPECT_NONNULL(strstr(msg, "NPR_MAX_MODEL_MEMORY_MB (32 MiB)"));
 	/* a higher limit compiles it, and says what a request needs */
 	p.value = 400;
-	err = compile(fd, model, &p, 1, &exec);
+	err = compile_props(fd, model, &p, 1, &exec);
 	last_error(fd, msg, sizeof(msg));
 	TH_LOG("%s", msg);
 	ASSERT_EQ(err, 0);
@@ -701,13 +686,13 @@ TEST(device_limit_applies_and_zero_is_none)
 	EXPECT_GE(p.value, 1);
 	EXPECT_LE(p.value, (__u64)sysconf(_SC_PHYS_PAGES) *
 			   sysconf(_SC_PAGESIZE) / 2 >> 20);
-	ASSERT_EQ(load(fd, buf, len, &model), 0);
+	ASSERT_EQ(load_mem(fd, buf, len, &model), 0);
 	p.value = 8;
 	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_SET_PARAM, &p), 0);
-	EXPECT_EQ(compile(fd, model, NULL, 0, &exec), -EFBIG);
+	EXPECT_EQ(compile_props(fd, model, NULL, 0, &exec), -EFBIG);
 	p.value = 0;
 	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_SET_PARAM, &p), 0);
-	EXPECT_EQ(compile(fd, model, NULL, 0, &exec), 0);
+	EXPECT_EQ(compile_props(fd, model, NULL, 0, &exec), 0);
 	npr_close(fd);
 	free(buf);
 }
@@ -756,9 +741,9 @@ TEST(shape_from_input_values_is_held_to_the_budget)
 	ASSERT_NONNULL(buf);
 	fd = npr_open("cpu", 0);
 	ASSERT_GE(fd, 0);
-	ASSERT_EQ(load(fd, buf, len, &model), 0);
+	ASSERT_EQ(load_mem(fd, buf, len, &model), 0);
 	p.value = 64;
-	ASSERT_EQ(compile(fd, model, &p, 1, &exec), 0);
+	ASSERT_EQ(compile_props(fd, model, &p, 1, &exec), 0);
 	npr_prep_req_create(&rc, exec);
 	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
 	/* [2, 2] tiled [1, 4]: [2, 8], 64 bytes */
@@ -783,7 +768,7 @@ TEST(shape_from_input_values_is_held_to_the_budget)
 	 * 256 MiB for the output the caller reads, both counted
 	 */
 	p.value = 1024;
-	ASSERT_EQ(compile(fd, model, &p, 1, &exec), 0);
+	ASSERT_EQ(compile_props(fd, model, &p, 1, &exec), 0);
 	npr_prep_req_create(&rc, exec);
 	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
 	err = tile_infer(fd, rc.req, 4096, 4096, NULL, 0);
@@ -811,8 +796,8 @@ TEST(size_past_size_t_is_efbig)
 	ASSERT_NONNULL(buf);
 	fd = npr_open("cpu", 0);
 	ASSERT_GE(fd, 0);
-	ASSERT_EQ(load(fd, buf, len, &model), 0);
-	err = compile(fd, model, NULL, 0, &exec);
+	ASSERT_EQ(load_mem(fd, buf, len, &model), 0);
+	err = compile_props(fd, model, NULL, 0, &exec);
 	last_error(fd, msg, sizeof(msg));
 	TH_LOG("%s", msg);
 	ASSERT_EQ(err, -EFBIG);
@@ -856,7 +841,7 @@ TEST(request_bytes_hold_for_real_models)
 			 npr_test_shared(), rel[i]);
 		npr_prep_model_load(&a, path, NULL);
 		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &a), 0);
-		ASSERT_EQ(compile(fd, a.handle, NULL, 0, &exec), 0);
+		ASSERT_EQ(compile_props(fd, a.handle, NULL, 0, &exec), 0);
 		destroy(fd, a.handle);
 		exec_info(fd, exec, &mi);
 		before = in_use();
