@@ -196,7 +196,9 @@ static void diagnose(char *buf, size_t len, ze_result_t r)
 
 /*
  * NPR_VNPU=PATH loads the software NPU at PATH; NPR_VNPU=1 the one built
- * next to the running program (tools/ or selftests/ of a build tree).
+ * next to the running program (tools/ or selftests/ of a build tree), else
+ * the installed one in NPR_VNPU_DIR ($(LIBDIR)/npuring/vnpu, which the
+ * Makefile sets).
  */
 static void vnpu_select(void)
 {
@@ -219,6 +221,11 @@ static void vnpu_select(void)
 		 exe);
 	if (!access(path, R_OK))
 		setenv("ZE_ENABLE_ALT_DRIVERS", path, 0);
+#ifdef NPR_VNPU_DIR
+	else if (!access(NPR_VNPU_DIR "/libze_intel_vpu.so.1", R_OK))
+		setenv("ZE_ENABLE_ALT_DRIVERS",
+		       NPR_VNPU_DIR "/libze_intel_vpu.so.1", 0);
+#endif
 }
 
 static void npu_init_once(void)
