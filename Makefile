@@ -214,12 +214,14 @@ check: deps
 		NPR_CONFORMANCE_EXPECT=$(srctree)/selftests/conformance.expect \
 		NPR_VALGRIND="$(if $(SANITIZE),,$(selftests-valgrind-y))" \
 		NPR_TESTDIR=$(obj)/selftests NPR_SRCTREE=$(srctree) \
+		NPR_CC="$(CC)" NPR_CXX="$(CXX)" \
 		$(SANITIZE_ENV) NPR_SKIP="$(if $(TSAN),$(TSAN_SKIP))" \
 		$(TSAN_RUN) $(srctree)/selftests/run.sh $(TESTS) \
 		$(srctree)/selftests/ring_fallback_test.sh \
 		$(srctree)/selftests/fuzz_test.sh \
 		$(srctree)/selftests/layering_test.sh \
-		$(srctree)/selftests/header_test.sh
+		$(srctree)/selftests/header_test.sh \
+		$(srctree)/selftests/install_test.sh
 
 # make install (Documentation/install.rst): the layout and its variables.
 # Build and install with the same PREFIX and LIBDIR: the library finds the
