@@ -221,6 +221,7 @@ check: deps
 		$(srctree)/selftests/fuzz_test.sh \
 		$(srctree)/selftests/layering_test.sh \
 		$(srctree)/selftests/header_test.sh \
+		$(srctree)/selftests/spdx_test.sh \
 		$(srctree)/selftests/install_test.sh
 
 # make install (Documentation/install.rst): the layout and its variables.
