@@ -2,16 +2,19 @@
 /*
  * What lib/ and the backends ask of the system: aligned memory for
  * tensors and weights, the CPUs the process may use, the memory it may
- * use, the monotonic clock.
+ * use, the monotonic clock, the environment.
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 
+#include "error.h"
 #include "sys.h"
 
 /**
@@ -118,4 +121,114 @@ uint64_t npr_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/**
+ * struct env_var - an environment variable the library reads
+ * @name: its name.
+ * @testing: a testing or debugging switch, not a setting for users.
+ * @what: what it does (Documentation/environment.rst says more).
+ */
+struct env_var {
+	const char *name;
+	bool testing;
+	const char *what;
+};
+
+#define T	true		/* testing and debugging */
+#define U	false		/* documented for users */
+
+static const struct env_var env_vars[NPR_ENV_MAX] = {
+	[NPR_ENV_ACCEL_DIR] = { "NPR_ACCEL_DIR", T,
+		"npu: look for accel nodes here instead of /dev/accel" },
+	[NPR_ENV_CONV_DIRECT_1X1] = { "NPR_CONV_DIRECT_1X1", T,
+		"cpu: 1x1 convolutions read B in place at any depth" },
+	[NPR_ENV_CONV_DW_FLAT] = { "NPR_CONV_DW_FLAT", T,
+		"cpu: depthwise convolutions on the flat kernels only" },
+	[NPR_ENV_CONV_DW_NO_RUN] = { "NPR_CONV_DW_NO_RUN", T,
+		"cpu: no table-driven depthwise kernel" },
+	[NPR_ENV_CONV_DW_NO_SHIFT] = { "NPR_CONV_DW_NO_SHIFT", T,
+		"cpu: no shifting 3x3 depthwise kernel" },
+	[NPR_ENV_CONV_NO_DIRECT] = { "NPR_CONV_NO_DIRECT", T,
+		"cpu: im2col instead of the direct convolution" },
+	[NPR_ENV_CONV_NO_MEAN] = { "NPR_CONV_NO_MEAN", T,
+		"cpu: no global mean fused into a convolution" },
+	[NPR_ENV_CONV_NO_POOL] = { "NPR_CONV_NO_POOL", T,
+		"cpu: no MaxPool fused into a convolution" },
+	[NPR_ENV_CONV_NO_SWEEP] = { "NPR_CONV_NO_SWEEP", T,
+		"cpu: no weight sweeps over several images" },
+	[NPR_ENV_CONV_NO_T] = { "NPR_CONV_NO_T", T,
+		"cpu: no pixel-major convolution path" },
+	[NPR_ENV_CONV_NO_WINO] = { "NPR_CONV_NO_WINO", T,
+		"cpu: no Winograd convolutions" },
+	[NPR_ENV_CONV_PACK_1X1] = { "NPR_CONV_PACK_1X1", T,
+		"cpu: 1x1 convolutions pack B" },
+	[NPR_ENV_CONV_T_MAXPIX] = { "NPR_CONV_T_MAXPIX", T,
+		"cpu: the pixel-major path's plane limit" },
+	[NPR_ENV_CONV_T_PAD] = { "NPR_CONV_T_PAD", T,
+		"cpu: pixel-major tiles charged as seven pixels" },
+	[NPR_ENV_CONV_WINO] = { "NPR_CONV_WINO", T,
+		"cpu: Winograd wherever the shape fits" },
+	[NPR_ENV_CONV_WINO_NB] = { "NPR_CONV_WINO_NB", T,
+		"cpu: Winograd tiles per block" },
+	[NPR_ENV_CONV_WINO_SUB] = { "NPR_CONV_WINO_SUB", T,
+		"cpu: Winograd groups per U panel read" },
+	[NPR_ENV_CPU_COPY_INPUTS] = { "NPR_CPU_COPY_INPUTS", T,
+		"cpu: copy every model input into the arena" },
+	[NPR_ENV_CPU_GROUP] = { "NPR_CPU_GROUP", T,
+		"cpu: images per batch group (0: the whole batch)" },
+	[NPR_ENV_CPU_GROUP_TAIL_MB] = { "NPR_CPU_GROUP_TAIL_MB", T,
+		"cpu: the batch groups' tail limit in MB" },
+	[NPR_ENV_CPU_PROFILE] = { "NPR_CPU_PROFILE", T,
+		"cpu: time every step, log a profile (1-3)" },
+	[NPR_ENV_CPU_REF] = { "NPR_CPU_REF", T,
+		"cpu: the reference kernels only" },
+	[NPR_ENV_GEMM_ISA] = { "NPR_GEMM_ISA", T,
+		"cpu: the GEMM micro-kernel (avx512, avx2, scalar)" },
+	[NPR_ENV_NPU_DUMP] = { "NPR_NPU_DUMP", T,
+		"npu: write what the driver compiles into this directory" },
+	[NPR_ENV_POOL_ROWS] = { "NPR_POOL_ROWS", T,
+		"cpu: the row kernel for every pooling" },
+	[NPR_ENV_RING_FALLBACK] = { "NPR_RING_FALLBACK", T,
+		"rings complete through the eventfd fallback" },
+	[NPR_ENV_VNPU] = { "NPR_VNPU", U,
+		"npu: the software NPU (1, or its path)" },
+	[NPR_ENV_ZE_LOADER] = { "NPR_ZE_LOADER", U,
+		"npu: the Level Zero loader to open" },
+	[NPR_ENV_ZE_ENABLE_ALT_DRIVERS] = { "ZE_ENABLE_ALT_DRIVERS", U,
+		"npu: the Level Zero loader's drivers (before NPR_VNPU)" },
+};
+
+#undef T
+#undef U
+
+static _Atomic bool env_told[NPR_ENV_MAX];
+
+/**
+ * npr_env() - read an environment variable of the library
+ * @id: which.
+ *
+ * The one place the library reads its environment.  The first time a
+ * variable is found set while a log callback takes its level, it is
+ * logged: a testing switch as a warning (it changes how the library
+ * works, and is no setting for users), the others at NPR_LOG_INFO.
+ *
+ * Return: its value, or NULL when it is not set.
+ */
+const char *npr_env(enum npr_env_id id)
+{
+	const struct env_var *e;
+	const char *v;
+	int level;
+
+	if ((unsigned int)id >= NPR_ENV_MAX)
+		return NULL;
+	e = &env_vars[id];
+	v = getenv(e->name);
+	level = e->testing ? NPR_LOG_WARNING : NPR_LOG_INFO;
+	if (v && !atomic_load_explicit(&env_told[id], memory_order_relaxed) &&
+	    npr_log_enabled(level) && !atomic_exchange(&env_told[id], true))
+		npr_log(level, "%s=%.64s is set: %s%s", e->name, v, e->what,
+			e->testing ? " (a testing and debugging switch)" : "");
+	return v;
 }

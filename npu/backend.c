@@ -140,7 +140,7 @@ static char *build_flags(const struct npr_exec *ex);
 
 static char *flags_for_dump(const struct npr_exec *ex)
 {
-	return getenv("NPR_NPU_DUMP") ? build_flags(ex) : NULL;
+	return npr_env(NPR_ENV_NPU_DUMP) ? build_flags(ex) : NULL;
 }
 
 /*
@@ -150,7 +150,7 @@ static char *flags_for_dump(const struct npr_exec *ex)
 static void dump_ir(const struct npr_exec *ex, const char *xml, size_t len,
 		    char *flags)
 {
-	const char *dir = getenv("NPR_NPU_DUMP");
+	const char *dir = npr_env(NPR_ENV_NPU_DUMP);
 	const char *name = ex->g->name && *ex->g->name ? ex->g->name : "model";
 	char path[PATH_MAX];
 	FILE *f;

@@ -28,6 +28,7 @@
 
 #if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
 #include "npu.h"
+#include "sys.h"
 
 /* The loader's entry points, resolved at run time. */
 struct npr_ze_loader npr_ze;
@@ -134,7 +135,7 @@ static void diagnose(char *buf, size_t len, ze_result_t r)
 {
 	int (*drm_free)(void *) = NULL;
 	void *(*drm_version)(int) = NULL;
-	const char *dir = getenv("NPR_ACCEL_DIR");	/* tests; /dev/accel */
+	const char *dir = npr_env(NPR_ENV_ACCEL_DIR);	/* tests; /dev/accel */
 	char path[PATH_MAX], name[64] = "", pci[32] = "?";
 	struct dirent *de;
 	void *drm;
@@ -202,11 +203,12 @@ static void diagnose(char *buf, size_t len, ze_result_t r)
  */
 static void vnpu_select(void)
 {
-	const char *v = getenv("NPR_VNPU");
+	const char *v = npr_env(NPR_ENV_VNPU);
 	char exe[PATH_MAX], path[PATH_MAX + 64];
 	ssize_t n;
 
-	if (!v || !*v || !strcmp(v, "0") || getenv("ZE_ENABLE_ALT_DRIVERS"))
+	if (!v || !*v || !strcmp(v, "0") ||
+	    npr_env(NPR_ENV_ZE_ENABLE_ALT_DRIVERS))
 		return;
 	if (strcmp(v, "1")) {
 		setenv("ZE_ENABLE_ALT_DRIVERS", v, 0);
@@ -238,7 +240,7 @@ static void npu_init_once(void)
 	void *lib, **fn = (void **)&npr_ze;
 	ze_result_t r;
 
-	const char *loader = getenv("NPR_ZE_LOADER");
+	const char *loader = npr_env(NPR_ENV_ZE_LOADER);
 
 	npr_npu.err = -ENODEV;
 	vnpu_select();

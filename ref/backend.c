@@ -174,7 +174,7 @@ static int cpu_compile(struct npr_exec *ex)
 	 * so that requests on several threads run side by side.
 	 */
 	re->threads = ex->props.num_threads;
-	re->copy_inputs = getenv("NPR_CPU_COPY_INPUTS");
+	re->copy_inputs = npr_env(NPR_ENV_CPU_COPY_INPUTS);
 	if (!re->threads && ex->props.perf_hint == NPR_PERF_HINT_THROUGHPUT)
 		re->threads = 1;
 	re->fast = calloc(g->nnodes ? g->nnodes : 1, sizeof(*re->fast));

@@ -45,6 +45,7 @@ struct ref_exec {
 	struct npr_par_stats *pstats;	/* per step, NPR_CPU_PROFILE=3 */
 	bool *fused;		/* per node: its work done by another step */
 	uint64_t prof_runs;
+	int prof_level;		/* NPR_CPU_PROFILE's value, 0: off */
 	size_t *off;		/* per value: arena offset, SIZE_MAX if none */
 	size_t arena_bytes;
 	int max_in, max_out;

@@ -98,7 +98,7 @@ const struct npr_gemm_kern *npr_gemm_kern_best(void)
 
 	if (best)
 		return best;
-	env = getenv("NPR_GEMM_ISA");
+	env = npr_env(NPR_ENV_GEMM_ISA);
 	if (env)
 		best = npr_gemm_kern_get(env);
 	if (!best)

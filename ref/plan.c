@@ -22,7 +22,9 @@
 #include "ops/shape.h"
 #include "passes/fuse.h"
 #include "cpu.h"
+#include "error.h"
 #include "plan.h"
+#include "sys.h"
 
 struct ref_fast npr_cpu_absorbed_mark;
 struct ref_fast npr_cpu_noop_mark;
@@ -124,7 +126,7 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re,
 	struct npr_fuse fu;
 	int i, j, err = 0, cur = 0;
 
-	if (getenv("NPR_CPU_REF"))
+	if (npr_env(NPR_ENV_CPU_REF))
 		return 0;
 	err = npr_fuse_init(&fu, g);
 	if (err)
@@ -244,7 +246,7 @@ static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
 		alias[i] = -1;
 	*alias_out = alias;
 	*prefix_out = prefix;
-	if (getenv("NPR_CPU_REF")) {
+	if (npr_env(NPR_ENV_CPU_REF)) {
 		free(reads);
 		free(last);
 		return 0;
@@ -430,7 +432,7 @@ static int64_t step_max_bytes(const struct npr_graph *g,
 static int group_tail(const struct npr_graph *g, const struct ref_exec *re,
 		      int s)
 {
-	const char *env = getenv("NPR_CPU_GROUP_TAIL_MB");
+	const char *env = npr_env(NPR_ENV_CPU_GROUP_TAIL_MB);
 	int64_t max = (int64_t)(env ? atoi(env) : 6) << 20, b;
 	int t, sweeps = 0;
 
@@ -449,12 +451,12 @@ static int group_tail(const struct npr_graph *g, const struct ref_exec *re,
 static void plan_groups(struct npr_exec *ex, struct ref_exec *re)
 {
 	struct npr_graph *g = ex->g;
-	const char *env = getenv("NPR_CPU_GROUP");
+	const char *env = npr_env(NPR_ENV_CPU_GROUP);
 	int64_t batch, per = 0, group;
 	int i, s;
 
 	re->gsteps = 0;
-	if (!ex->nin || getenv("NPR_CPU_REF"))
+	if (!ex->nin || npr_env(NPR_ENV_CPU_REF))
 		return;
 	if (ex->in[0].value < 0 || g->vals[ex->in[0].value].shape.rank < 1)
 		return;
@@ -663,11 +665,12 @@ static int plan_memory(struct npr_exec *ex, struct ref_exec *re)
 	free(alias);
 	free(prefix);
 	re->arena_bytes = peak;
-	if (getenv("NPR_CPU_PLAN"))
-		fprintf(stderr, "cpu: %d steps, %d buffers, activation arena %zu bytes (%zu without reuse)\n",
-			re->nsteps, n, peak, naive);
-	if (getenv("NPR_CPU_PLAN") && re->gsteps)
-		fprintf(stderr, "cpu: steps 0-%d run %lld of %lld images at a time\n",
+	npr_log(NPR_LOG_DEBUG,
+		"cpu: %d steps, %d buffers, activation arena %zu bytes (%zu without reuse)",
+		re->nsteps, n, peak, naive);
+	if (re->gsteps)
+		npr_log(NPR_LOG_DEBUG,
+			"cpu: steps 0-%d run %lld of %lld images at a time",
 			re->gsteps - 1, (long long)re->group,
 			(long long)re->batch);
 	free(idx);
@@ -829,13 +832,13 @@ int npr_cpu_plan_kernels(struct npr_exec *ex, struct ref_exec *re)
 				       "blob: weights prepared in layout '%s', this CPU backend uses '%s'",
 				       ex->prep->layout, want);
 	}
-	if (ex->prep && getenv("NPR_CPU_REF"))
+	if (ex->prep && npr_env(NPR_ENV_CPU_REF))
 		err = unpack_held(g, ex->prep);
 	else
 		err = plan_fast(g, re, ex->prep);
 	if (err)
 		return err;
-	if (!getenv("NPR_CPU_REF"))
+	if (!npr_env(NPR_ENV_CPU_REF))
 		return plan_no_idx(g, re);
 	return 0;
 }

@@ -3,20 +3,45 @@
  * Profiles of the CPU backend.
  *
  * NPR_CPU_PROFILE=1 sums each step's time over the exec's runs and
- * prints the time per op type when the exec goes away; =2 adds each
- * step (its convolution plan described, GFLOP/s, the fastest run); =3
- * what the thread pool did in each step.  Apart from that, a request
+ * logs the time per op type when the exec goes away (NPR_LOG_INFO, to
+ * the caller's npr_set_log() callback); =2 adds each step (its
+ * convolution plan described, GFLOP/s, the fastest run); =3 what the
+ * thread pool did in each step.  Apart from that, a request
  * with profiling on (rq->prof, ENABLE_PROFILING) gets each node's time
  * and kernel, and which nodes a fused step did.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "object.h"
 #include "cpu.h"
+#include "error.h"
 #include "profile.h"
+#include "sys.h"
+
+/* A line put together piece by piece, then logged. */
+struct line {
+	char buf[512];
+	size_t len;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+add(struct line *l, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (l->len >= sizeof(l->buf))
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(l->buf + l->len, sizeof(l->buf) - l->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		l->len += (size_t)n;
+}
 
 /*
  * NPR_CPU_PROFILE=3, per step and inference: parallel loops (of them
@@ -28,19 +53,21 @@ static void pool_print(const struct ref_exec *re, int i)
 {
 	const struct npr_par_stats *st = &re->pstats[i];
 	double r = (double)re->prof_runs;
+	struct line l = { .len = 0 };
 	int t;
 
-	fprintf(stderr, "      pool: loops %.0f (%.0f alone) items",
-		st->loops / r, st->serial / r);
+	add(&l, "      pool: loops %.0f (%.0f alone) items",
+	    st->loops / r, st->serial / r);
 	for (t = 0; t < NPR_PAR_STATS_MAX && (t < 2 || st->items[t]); t++)
-		fprintf(stderr, "%s%.0f", t ? "/" : " ", st->items[t] / r);
-	fprintf(stderr, " work");
+		add(&l, "%s%.0f", t ? "/" : " ", st->items[t] / r);
+	add(&l, " work");
 	for (t = 0; t < NPR_PAR_STATS_MAX && (t < 2 || st->items[t]); t++)
-		fprintf(stderr, "%s%.3f", t ? "/" : " ", st->work_ns[t] / 1e6 / r);
-	fprintf(stderr, " ms late %.3f wait %.3f outside loops %.3f ms\n",
-		st->late_ns[1] / 1e6 / r, st->wait_ns / 1e6 / r,
-		(re->prof_ns[i] > st->span_ns ?
-		 re->prof_ns[i] - st->span_ns : 0) / 1e6 / r);
+		add(&l, "%s%.3f", t ? "/" : " ", st->work_ns[t] / 1e6 / r);
+	add(&l, " ms late %.3f wait %.3f outside loops %.3f ms",
+	    st->late_ns[1] / 1e6 / r, st->wait_ns / 1e6 / r,
+	    (re->prof_ns[i] > st->span_ns ?
+	     re->prof_ns[i] - st->span_ns : 0) / 1e6 / r);
+	npr_log(NPR_LOG_INFO, "%s", l.buf);
 }
 
 /* NPR_CPU_PROFILE=3: where each thread spent an inference. */
@@ -57,19 +84,21 @@ static void pool_summary(const struct ref_exec *re)
 		for (t = 0; t < NPR_PAR_STATS_MAX; t++)
 			work[t] += re->pstats[i].work_ns[t];
 	}
-	fprintf(stderr, "  pool: %.3f ms per inference, steps %.3f, outside steps %.3f; in steps: outside loops %.3f, caller waiting %.3f\n",
+	npr_log(NPR_LOG_INFO,
+		"  pool: %.3f ms per inference, steps %.3f, outside steps %.3f; in steps: outside loops %.3f, caller waiting %.3f",
 		re->prof_infer_ns / 1e6 / r, steps / 1e6 / r,
 		(re->prof_infer_ns > steps ? re->prof_infer_ns - steps : 0) /
 		1e6 / r, (steps > span ? steps - span : 0) / 1e6 / r,
 		wait / 1e6 / r);
 	for (t = 0; t < NPR_PAR_STATS_MAX && (t < 2 || work[t]); t++)
-		fprintf(stderr, "  pool: thread %d worked %.3f ms, idle %.3f ms of the inference\n",
+		npr_log(NPR_LOG_INFO,
+			"  pool: thread %d worked %.3f ms, idle %.3f ms of the inference",
 			t, work[t] / 1e6 / r,
 			(re->prof_infer_ns > work[t] ?
 			 re->prof_infer_ns - work[t] : 0) / 1e6 / r);
 }
 
-/* NPR_CPU_PROFILE=1: time per op type, printed when the exec goes away */
+/* NPR_CPU_PROFILE=1: time per op type, logged when the exec goes away */
 static void profile_print(const struct npr_exec *ex, const struct ref_exec *re)
 {
 	struct npr_graph *g = ex->g;
@@ -78,10 +107,11 @@ static void profile_print(const struct npr_exec *ex, const struct ref_exec *re)
 
 	for (i = 0; i < re->nsteps; i++)
 		total += re->prof_ns[i];
-	fprintf(stderr, "cpu profile: %.3f ms per inference over %llu runs\n",
+	npr_log(NPR_LOG_INFO,
+		"cpu profile: %.3f ms per inference over %llu runs",
 		total / 1e6 / re->prof_runs,
 		(unsigned long long)re->prof_runs);
-	if (atoi(getenv("NPR_CPU_PROFILE")) >= 2)
+	if (re->prof_level >= 2)
 		for (i = 0; i < re->nsteps; i++) {
 			const struct ref_fast *f = re->fast[i];
 			char desc[128] = "";
@@ -90,7 +120,8 @@ static void profile_print(const struct npr_exec *ex, const struct ref_exec *re)
 			if (f && f != &npr_cpu_noop_mark)
 				fl = npr_conv_plan_desc(f->conv, desc,
 							sizeof(desc));
-			fprintf(stderr, "  step %3d %-14s %-40s %8.3f ms %6.1f GFLOP/s min %8.3f ms\n",
+			npr_log(NPR_LOG_INFO,
+				"  step %3d %-14s %-40s %8.3f ms %6.1f GFLOP/s min %8.3f ms",
 				i, g->nodes[re->steps[i]].type, desc,
 				re->prof_ns[i] / 1e6 / re->prof_runs,
 				fl ? fl * re->prof_runs / re->prof_ns[i] : 0,
@@ -124,8 +155,8 @@ static void profile_print(const struct npr_exec *ex, const struct ref_exec *re)
 				cnt++;
 			}
 		}
-		fprintf(stderr, "  %-16s %3d steps %8.3f ms %5.1f%%\n", ty, cnt,
-			sum / 1e6 / re->prof_runs, 100.0 * sum / total);
+		npr_log(NPR_LOG_INFO, "  %-16s %3d steps %8.3f ms %5.1f%%", ty,
+			cnt, sum / 1e6 / re->prof_runs, 100.0 * sum / total);
 	}
 }
 
@@ -140,18 +171,19 @@ static void profile_print(const struct npr_exec *ex, const struct ref_exec *re)
  */
 int npr_cpu_prof_init(struct ref_exec *re, int nnodes)
 {
-	const char *env = getenv("NPR_CPU_PROFILE");
+	const char *env = npr_env(NPR_ENV_CPU_PROFILE);
 	int n = nnodes ? nnodes : 1;
 
 	if (!env)
 		return 0;
+	re->prof_level = atoi(env);
 	/* the sums, this run's times, the fastest run's */
 	re->prof_ns = calloc(3 * (size_t)n, sizeof(*re->prof_ns));
 	if (!re->prof_ns)
 		return -ENOMEM;
 	re->prof_cur = re->prof_ns + n;
 	re->prof_min = re->prof_ns + 2 * n;
-	if (atoi(env) >= 3) {
+	if (re->prof_level >= 3) {
 		re->pstats = calloc(n, sizeof(*re->pstats));
 		if (!re->pstats)
 			return -ENOMEM;
@@ -160,7 +192,7 @@ int npr_cpu_prof_init(struct ref_exec *re, int nnodes)
 }
 
 /**
- * npr_cpu_prof_fini() - print NPR_CPU_PROFILE's records and free them
+ * npr_cpu_prof_fini() - log NPR_CPU_PROFILE's records and free them
  * @ex: the exec, for its graph's node types.
  * @re: its plan.
  *

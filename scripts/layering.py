@@ -24,15 +24,20 @@ from the object's .c to the .c that defines the symbol.  Then checks:
   prefix      every symbol the library defines for other files starts
               with npr_ (but the generated protobuf code's, and the
               software NPU's Level Zero entry points)
+  environment the library (lib, ref, npu but the software NPU) reads
+              its environment only through npr_env() (lib/sys.c): no
+              other source calls getenv(), no other object links it;
+              every name in npr_env()'s table is in
+              Documentation/environment.rst
 
 Usage: layering.py --src DIR --obj DIR [--ktap]
 
 Without --ktap it prints one line per violation and exits 1 if there is
 any.  With --ktap it prints one KTAP result per rule (for selftests/run.sh),
-then two more for the checker itself: a copy of the tree with a planted
-include of ref/ in lib/passes, and one with a planted object in lib/graph
-that calls a function of ref/, must each fail; it exits 0 only if every
-result is ok.
+then three more for the checker itself: a copy of the tree with a
+planted include of ref/ in lib/passes, one with a planted object in
+lib/graph that calls a function of ref/, and one with a planted getenv()
+in lib/, must each fail; it exits 0 only if every result is ok.
 """
 import argparse
 import os
@@ -310,6 +315,56 @@ def rule_prefix(t):
                                                                  parts[0])
 
 
+ENV_HOME = "lib/sys.c"
+ENV_DOC = "Documentation/environment.rst"
+GETENV_RE = re.compile(r"\b(?:secure_)?getenv\s*\(")
+ENV_NAME_RE = re.compile(r'\[NPR_ENV_\w+\]\s*=\s*\{\s*"(\w+)"')
+
+
+def env_sources(src):
+    """The library's .c and .h files whose environment npr_env() reads."""
+    for top in ("lib", "ref", "npu"):
+        for dirpath, _, names in os.walk(os.path.join(src, top)):
+            rel = os.path.relpath(dirpath, src)
+            if under(rel, "npu/vnpu", "lib/onnx/gen"):
+                continue
+            for n in sorted(names):
+                if n.endswith((".c", ".h")):
+                    yield os.path.join(rel, n)
+
+
+def rule_environment(t):
+    for f in env_sources(t.src):
+        if f == ENV_HOME:
+            continue
+        with open(os.path.join(t.src, f), errors="replace") as fh:
+            for i, line in enumerate(fh, 1):
+                if GETENV_RE.search(line):
+                    yield "%s:%d reads the environment: use npr_env() " \
+                          "(%s)" % (f, i, ENV_HOME)
+    for mod, syms in sorted(t.undefined.items()):
+        if mod == ENV_HOME or not under(mod, "lib", "ref", "npu") or \
+           under(mod, "npu/vnpu", "lib/onnx/gen"):
+            continue
+        for s in sorted(syms & {"getenv", "secure_getenv"}):
+            yield "%s calls %s(): use npr_env() (%s)" % (mod, s, ENV_HOME)
+    with open(os.path.join(t.src, ENV_HOME)) as fh:
+        table = fh.read()
+    names = ENV_NAME_RE.findall(table)
+    if not names:
+        yield "%s: no npr_env() table found" % ENV_HOME
+        return
+    with open(os.path.join(t.src, "lib", "sys.h")) as fh:
+        ids = set(re.findall(r"^\s*(NPR_ENV_\w+),", fh.read(), re.M))
+    for i in sorted(ids - set(re.findall(r"\[(NPR_ENV_\w+)\]", table))):
+        yield "%s has no entry for %s" % (ENV_HOME, i)
+    doc = os.path.join(t.src, ENV_DOC)
+    text = open(doc).read() if os.path.exists(doc) else ""
+    for n in names:
+        if "``%s``" % n not in text:
+            yield "%s (%s) is not in %s" % (n, ENV_HOME, ENV_DOC)
+
+
 RULES = [
     ("lib_names_no_backend_but_the_registry", rule_backends),
     ("graph_layers_reach_no_device", rule_frontends),
@@ -320,6 +375,7 @@ RULES = [
     ("no_circle_across_folders", rule_circles),
     ("no_source_file_over_1500_lines", rule_size),
     ("library_symbols_carry_the_prefix", rule_prefix),
+    ("environment_read_in_one_place", rule_environment),
 ]
 
 
@@ -382,6 +438,33 @@ def planted_call(t):
         ["a planted call of %s() in lib/graph was not reported" % target]
 
 
+def planted_getenv(t):
+    """A getenv() in lib/ outside lib/sys.c must be caught."""
+    victim = "lib/tensor.c"
+    with tempfile.TemporaryDirectory() as d:
+        src, obj = os.path.join(d, "src"), os.path.join(d, "obj")
+        shadow(t.src, src, (".c", ".h"))
+        shadow(t.obj, obj, (".o",))
+        for f in (ENV_HOME, victim):
+            os.unlink(os.path.join(src, f))
+            with open(os.path.join(t.src, f)) as fh:
+                text = fh.read()
+            if f == victim:
+                text += '\nconst char *planted(void) ' \
+                        '{ return getenv("NPR_PLANTED"); }\n'
+            with open(os.path.join(src, f), "w") as fh:
+                fh.write(text)
+        os.makedirs(os.path.join(src, "Documentation"), exist_ok=True)
+        if os.path.exists(os.path.join(t.src, ENV_DOC)):
+            os.symlink(os.path.join(t.src, ENV_DOC),
+                       os.path.join(src, ENV_DOC))
+        found = list(rule_environment(Tree(src, obj)))
+    want = victim + ":"
+    return [] if any(v.startswith(want) and "npr_env()" in v
+                     for v in found) else \
+        ["a planted getenv() in %s was not reported" % victim]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--src", required=True)
@@ -397,7 +480,8 @@ def main():
     rules = list(RULES)
     if args.ktap:
         rules += [("catches_a_planted_include", planted_include),
-                  ("catches_a_planted_call", planted_call)]
+                  ("catches_a_planted_call", planted_call),
+                  ("catches_a_planted_getenv", planted_getenv)]
         print("TAP version 13")
         print("1..%d" % len(rules))
     for i, (name, rule) in enumerate(rules, 1):

@@ -11,6 +11,9 @@
  *	Whole-model median latency through the public npr_open/npr_ioctl
  *	API; input 0 gets batch BATCH, filled with a fixed pattern.  Prints
  *	one JSON line (median_ms, p10_ms, p90_ms, peak_rss_mb, ...).
+ *
+ * The library's log up to NPR_LOG_INFO goes to stderr (NPR_CPU_PROFILE's
+ * profiles, the testing switches set).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -427,8 +430,17 @@ static int bench_model(int argc, char **argv)
 	return 0;
 }
 
+/* the library's log (NPR_CPU_PROFILE's profile among it) on stderr */
+static void log_stderr(void *priv, int level, const char *msg)
+{
+	(void)priv;
+	(void)level;
+	fprintf(stderr, "npuring: %s\n", msg);
+}
+
 int main(int argc, char **argv)
 {
+	npr_set_log(log_stderr, NULL, NPR_LOG_INFO);
 	if (argc < 2)
 		return usage();
 	if (!strcmp(argv[1], "gemm"))

@@ -93,6 +93,43 @@ const char *npr_elem_name(unsigned int elem_type);
  */
 const char *npr_version(void);
 
+/*
+ * Log levels are the uapi's enum npr_log_level (NPR_LOG_ERROR,
+ * NPR_LOG_WARNING, NPR_LOG_INFO, NPR_LOG_DEBUG; the LOG_LEVEL property's
+ * scale).  NPR_LOG_ERR is NPR_LOG_ERROR spelt as syslog spells it.
+ */
+#define NPR_LOG_ERR	NPR_LOG_ERROR
+
+/**
+ * typedef npr_log_fn - receives the library's log messages
+ * @priv: the pointer given to npr_set_log().
+ * @level: NPR_LOG_ERROR ... NPR_LOG_DEBUG.
+ * @msg: one line, NUL-terminated, without a trailing newline; valid only
+ *       during the call.
+ */
+typedef void (*npr_log_fn)(void *priv, int level, const char *msg);
+
+/**
+ * npr_set_log() - route the library's log messages to the caller
+ * @fn: the callback; NULL (the default) and the library prints nothing.
+ * @priv: passed to @fn unchanged.
+ * @max_level: deliver messages of this level and more important ones
+ *             (NPR_LOG_WARNING: warnings and errors).  A device or
+ *             compiled model whose LOG_LEVEL property is higher gets its
+ *             own messages up to that level as well.
+ *
+ * Process-wide.  With NPR_LOG_DEBUG the failure detail that
+ * npr_last_error() reports is logged as well, as each failure happens.
+ * The library calls @fn from whichever thread logs, one call at a time,
+ * possibly with its own locks held: @fn must not call npuring (a call it
+ * makes that fails is not logged; npr_set_log() from @fn is ignored).
+ * When npr_set_log() returns, the previous callback is no longer running
+ * and is not called again.
+ *
+ * Context: any thread, also while others log.
+ */
+void npr_set_log(npr_log_fn fn, void *priv, int max_level);
+
 /* Inline helpers: fill argument structs, nothing more. */
 
 static inline void npr_prep_model_load(struct npr_model_load *a,

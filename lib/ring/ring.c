@@ -718,7 +718,7 @@ static bool has_msg_ring(struct io_uring *ring)
 static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 		       struct npr_ring **out)
 {
-	const char *env = getenv("NPR_RING_FALLBACK");
+	const char *env = npr_env(NPR_ENV_RING_FALLBACK);
 	struct npr_ring *r;
 	int i, err;
 

@@ -27,7 +27,7 @@
  * temporary file in the directory, are fsync'ed and renamed over the
  * entry, so a reader sees the old entry or the new one.  An entry that
  * does not import (truncated, corrupt, from another library version) is
- * reported (LOG_LEVEL >= LOG_WARNING), compiled again and replaced.  A hit
+ * logged as a warning (npr_set_log()), compiled again and replaced.  A hit
  * sets the entry's modification time: it is its last use, and pruning
  * removes the least recently used entries until the directory is under
  * NPR_CACHE_MAX_MB.  With NPR_CACHE_REQUIRED a miss fails with -ENOENT
@@ -47,6 +47,7 @@
 #include "backend.h"
 #include "blob.h"
 #include "cache.h"
+#include "error.h"
 #include "graph/graph.h"
 #include "object.h"
 
@@ -278,11 +279,11 @@ void npr_cache_key(const struct npr_device *dev, const char *model_lines,
 	snprintf(k->model_name, sizeof(k->model_name), "%s", name ? name : "");
 }
 
+/* a warning to the caller's log; the device's LOG_LEVEL may raise it */
 static void warn(const struct npr_props *p, const char *fmt, const char *a,
 		 const char *b)
 {
-	if (p->log_level >= NPR_LOG_WARNING)
-		fprintf(stderr, fmt, a, b);
+	npr_log_at((int)p->log_level, NPR_LOG_WARNING, fmt, a, b);
 }
 
 static int entry_path(char *buf, size_t len, const char *dir,
@@ -362,7 +363,7 @@ int npr_cache_get(struct npr_device *dev, const struct npr_cache_key *k,
 	err = npr_blob_import_compiled(dev, mem, &ex);
 	npr_weights_put(mem);	/* the exec's graph holds its own reference */
 	if (err) {
-		warn(p, "npuring: cache entry %s does not import (%s); compiling again\n",
+		warn(p, "cache: entry %s does not import (%s); compiling again",
 		     path, npr_last_error());
 		return -ENOENT;
 	}
@@ -497,7 +498,7 @@ static int write_atomic(const char *dir, const char *name, const char *ext,
  * @ex: the compiled model.
  * @k: its key.
  *
- * Failures are reported (LOG_LEVEL >= LOG_WARNING) and otherwise ignored:
+ * Failures are logged as warnings (npr_set_log()) and otherwise ignored:
  * the compile succeeded, and the entries already stored are untouched.
  */
 void npr_cache_put(const struct npr_exec *ex, const struct npr_cache_key *k)
@@ -509,7 +510,7 @@ void npr_cache_put(const struct npr_exec *ex, const struct npr_cache_key *k)
 	int err;
 
 	if (mkdir(p->cache_dir, 0755) && errno != EEXIST) {
-		warn(p, "npuring: CACHE_DIR %s: %s\n", p->cache_dir,
+		warn(p, "cache: CACHE_DIR %s: %s", p->cache_dir,
 		     strerror(errno));
 		return;
 	}
@@ -526,7 +527,7 @@ void npr_cache_put(const struct npr_exec *ex, const struct npr_cache_key *k)
 				   sizeof(meta) - 1);
 	}
 	if (err) {
-		warn(p, "npuring: cannot write to the cache in %s: %s\n",
+		warn(p, "cache: cannot write to the cache in %s: %s",
 		     p->cache_dir, strerror(-err));
 		return;
 	}

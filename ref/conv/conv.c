@@ -71,11 +71,11 @@ static struct npr_dw_tab *dw_tab_new(const struct npr_conv_desc *d)
 	struct npr_dw_tab *t;
 	bool shift;
 
-	if (getenv("NPR_CONV_DW_NO_RUN"))
+	if (npr_env(NPR_ENV_CONV_DW_NO_RUN))
 		return NULL;
 	if (d->sh == 2 && d->sw == 2 && d->kh == 3 && d->kw == 3 &&
 	    d->dh == 1 && d->dw == 1 && d->ph == 1 && d->pw == 1 &&
-	    !getenv("NPR_CONV_DW_NO_SHIFT")) {
+	    !npr_env(NPR_ENV_CONV_DW_NO_SHIFT)) {
 		t = calloc(1, sizeof(*t));
 		if (t) {
 			t->s2 = true;
@@ -89,7 +89,7 @@ static struct npr_dw_tab *dw_tab_new(const struct npr_conv_desc *d)
 		return NULL;
 	shift = d->kh == 3 && d->kw == 3 && d->dh == 1 && d->dw == 1 &&
 		d->ph == 1 && d->pw == 1 && d->OH == d->H &&
-		!getenv("NPR_CONV_DW_NO_SHIFT");
+		!npr_env(NPR_ENV_CONV_DW_NO_SHIFT);
 	if (!shift && d->OH * d->OW > DW_RUN_MAXPIX)
 		return NULL;
 	t = calloc(1, sizeof(*t));
@@ -220,7 +220,7 @@ bool npr_conv_plan_pooled(const struct npr_conv_plan *p)
 int npr_conv_plan_set_mean(struct npr_conv_plan *p)
 {
 	if (p->path != PATH_T || p->pooled || p->residual ||
-	    getenv("NPR_CONV_NO_MEAN"))
+	    npr_env(NPR_ENV_CONV_NO_MEAN))
 		return -EOPNOTSUPP;
 	wino_free(p);	/* the pixel-major path fuses the mean */
 	p->mean = true;
@@ -278,7 +278,7 @@ int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
 		    strcmp(kern->name, "scalar")) {
 			p->dw_plane = npr_dw_plane_avx512;
 			p->dw_flat = npr_dw_flat_avx512;
-			if (!getenv("NPR_CONV_DW_FLAT")) {
+			if (!npr_env(NPR_ENV_CONV_DW_FLAT)) {
 				p->dw_vec = npr_dw_vec_avx512;
 				p->dwt = dw_tab_new(d);
 			}
@@ -306,7 +306,7 @@ int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
 	 * and GEMM row (c, ky, kx) is the padded plane at a fixed offset.
 	 */
 	if (p->path == PATH_IM2COL && d->sh == 1 && d->sw == 1 &&
-	    kern->fn_direct && !getenv("NPR_CONV_NO_DIRECT")) {
+	    kern->fn_direct && !npr_env(NPR_ENV_CONV_NO_DIRECT)) {
 		int64_t c, ky, kx, i = 0;
 
 		p->hp = d->OH + (d->kh - 1) * d->dh;
@@ -322,8 +322,8 @@ int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
 						       kx * d->dw;
 		p->path = PATH_DIRECT;
 	} else if (p->path == PATH_GEMM1X1 && kern->fn_direct &&
-		   (p->kg <= 48 || getenv("NPR_CONV_DIRECT_1X1")) &&
-		   !getenv("NPR_CONV_PACK_1X1")) {
+		   (p->kg <= 48 || npr_env(NPR_ENV_CONV_DIRECT_1X1)) &&
+		   !npr_env(NPR_ENV_CONV_PACK_1X1)) {
 		/*
 		 * B read in place: with at most six micro-panels of A to
 		 * reuse a packed B, packing it does not pay (7-11% on the
@@ -480,8 +480,8 @@ static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 #else
 	return false;
 #endif
-	if (getenv("NPR_CONV_T_MAXPIX"))
-		maxpix = atoi(getenv("NPR_CONV_T_MAXPIX"));
+	if (npr_env(NPR_ENV_CONV_T_MAXPIX))
+		maxpix = atoi(npr_env(NPR_ENV_CONV_T_MAXPIX));
 	/*
 	 * A fused MaxPool: the sums are pooled in a ring of rows, never
 	 * written whole, so neither the buffer limit nor the lanes count;
@@ -490,14 +490,15 @@ static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 	if (p->pooled)
 		return !strcmp(kern->name, "avx512") && d->G == 1 &&
 		       npix <= maxpix && p->path != PATH_GEMM1X1 &&
-		       !getenv("NPR_CONV_NO_T") && !getenv("NPR_CONV_NO_POOL");
+		       !npr_env(NPR_ENV_CONV_NO_T) &&
+		       !npr_env(NPR_ENV_CONV_NO_POOL);
 	/*
 	 * below 27 rows of depth the transposing write-out dominates; 27 is
 	 * a 3x3 over three channels, an RGB stem (mobilenet_v2's, 112x112
 	 * 3 -> 32 at stride 2: im2col 0.150 ms, here 0.113)
 	 */
 	if (strcmp(kern->name, "avx512") || d->G != 1 || npix > maxpix ||
-	    p->cg * d->kh * d->kw < 27 || getenv("NPR_CONV_NO_T"))
+	    p->cg * d->kh * d->kw < 27 || npr_env(NPR_ENV_CONV_NO_T))
 		return false;
 	if ((d->K + 63) / 64 * 64 * (d->OH * (d->OW + 6) / 7 * 7 + 7) *
 	    (int64_t)sizeof(float) > T_MAXBUF)
@@ -516,7 +517,7 @@ static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 		n = p->path == PATH_DIRECT ? d->OH * p->wp : npix;
 		n = (n + 31) / 32 * 32;
 	}
-	if (!getenv("NPR_CONV_T_PAD"))
+	if (!npr_env(NPR_ENV_CONV_T_PAD))
 		eff_t = 1000;
 	eff_g = 1000 * npix / n;
 	/*
@@ -524,7 +525,7 @@ static bool use_t(struct npr_conv_plan *p, const struct npr_gemm_kern *kern)
 	 * the 16-channel vectors it fills, but one vector (7 FMAs to 8
 	 * loads a step) runs at about half speed: count it as two
 	 */
-	if (getenv("NPR_CONV_T_PAD")) {
+	if (npr_env(NPR_ENV_CONV_T_PAD)) {
 		eff_t = eff_t * d->K / ((d->K + 63) / 64 * 64);
 	} else {
 		int64_t rem = d->K % 64 ? (d->K % 64 + 15) / 16 * 16 : 0;
@@ -562,7 +563,7 @@ static int plan_t(struct npr_conv_plan *p, const float *w)
 	 */
 	p->sweep = (d->K + 63) / 64 * 64 * kr >=
 		   d->C * d->H * d->W + d->K * d->OH * d->OW &&
-		   !getenv("NPR_CONV_NO_SWEEP");
+		   !npr_env(NPR_ENV_CONV_NO_SWEEP);
 	p->tw = p->flat ? (d->OH * d->OW + 6) / 7 : (d->OW + 6) / 7;
 	p->np = (d->K + 63) / 64;
 	free(p->boff);
@@ -627,9 +628,9 @@ int npr_conv_wino_layout(void)
 {
 #if defined(__x86_64__)
 	__builtin_cpu_init();
-	if (!__builtin_cpu_supports("avx512f") || getenv("NPR_CONV_NO_WINO"))
+	if (!__builtin_cpu_supports("avx512f") || npr_env(NPR_ENV_CONV_NO_WINO))
 		return 0;
-	return WINO_LAYOUT * 10 + (getenv("NPR_CONV_WINO") ? 2 : 1);
+	return WINO_LAYOUT * 10 + (npr_env(NPR_ENV_CONV_WINO) ? 2 : 1);
 #else
 	return 0;
 #endif
@@ -647,17 +648,17 @@ int npr_conv_wino_layout(void)
  */
 int npr_conv_t_layout(void)
 {
-	const char *m = getenv("NPR_CONV_T_MAXPIX");
+	const char *m = npr_env(NPR_ENV_CONV_T_MAXPIX);
 	int maxpix = m ? atoi(m) : T_MAXPIX;
 
 #if defined(__x86_64__)
 	__builtin_cpu_init();
-	if (!__builtin_cpu_supports("avx512f") || getenv("NPR_CONV_NO_T"))
+	if (!__builtin_cpu_supports("avx512f") || npr_env(NPR_ENV_CONV_NO_T))
 		return 0;
 	maxpix = maxpix < 0 ? 0 : maxpix / 1000;
 	return NPR_CONV_T_LAYOUT * 1000000 +
-	       (getenv("NPR_CONV_NO_POOL") ? 100000 : 0) +
-	       (getenv("NPR_CONV_T_PAD") ? 200000 : 0) +
+	       (npr_env(NPR_ENV_CONV_NO_POOL) ? 100000 : 0) +
+	       (npr_env(NPR_ENV_CONV_T_PAD) ? 200000 : 0) +
 	       (maxpix < 99999 ? maxpix : 99999);
 #else
 	(void)maxpix;
@@ -698,7 +699,7 @@ static bool wino_fits(const struct npr_conv_plan *p)
 	return false;
 #endif
 	if (p->wu || p->pooled || p->mean || p->path == PATH_DW ||
-	    getenv("NPR_CONV_NO_WINO"))
+	    npr_env(NPR_ENV_CONV_NO_WINO))
 		return false;
 	if (d->kh != 3 || d->kw != 3 || d->sh != 1 || d->sw != 1 ||
 	    d->dh != 1 || d->dw != 1 || d->G != 1 || d->C < WINO_MINC ||
@@ -741,8 +742,8 @@ static int wino_geometry(struct npr_conv_plan *p)
 	p->wnb = WINO_VBYTES / (int64_t)(16 * sizeof(float)) / d->C / 7 * 7;
 	if (p->wnb < 8 * 7)
 		p->wnb = 8 * 7;
-	if (getenv("NPR_CONV_WINO_NB"))
-		p->wnb = atoi(getenv("NPR_CONV_WINO_NB")) / 7 * 7;
+	if (npr_env(NPR_ENV_CONV_WINO_NB))
+		p->wnb = atoi(npr_env(NPR_ENV_CONV_WINO_NB)) / 7 * 7;
 	if (p->wnb < 7)
 		p->wnb = 7;
 	if (p->wnb > all)
@@ -752,8 +753,8 @@ static int wino_geometry(struct npr_conv_plan *p)
 	 * every group, whose sums stay in L1; deep ones once for a few
 	 */
 	p->wsub = d->C <= 64 ? 1 : 8;
-	if (getenv("NPR_CONV_WINO_SUB"))
-		p->wsub = atoi(getenv("NPR_CONV_WINO_SUB"));
+	if (npr_env(NPR_ENV_CONV_WINO_SUB))
+		p->wsub = atoi(npr_env(NPR_ENV_CONV_WINO_SUB));
 	if (p->wsub < 1)
 		p->wsub = 1;
 	p->wu = calloc(16, sizeof(*p->wu));

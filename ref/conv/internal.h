@@ -12,6 +12,7 @@
 
 #include "conv.h"
 #include "ops/eltwise.h"
+#include "sys.h"
 
 enum { PATH_GEMM1X1, PATH_IM2COL, PATH_DW, PATH_DIRECT, PATH_T };
 
@@ -85,7 +86,7 @@ struct npr_conv_plan {
 /* NPR_CONV_WINO=1: wherever the shape fits, however few tiles (tests) */
 static inline bool wino_forced(void)
 {
-	return getenv("NPR_CONV_WINO");
+	return npr_env(NPR_ENV_CONV_WINO);
 }
 
 #endif /* NPR_REF_CONV_INTERNAL_H */

@@ -18,6 +18,7 @@
 #include "deconv.h"
 #include "registry.h"
 #include "ref/threads.h"
+#include "sys.h"
 
 /* 1-D and 2-D as 2-D: H = 1 for 1-D. */
 struct dgeo {
@@ -306,7 +307,7 @@ int npr_ref_deconv(const struct npr_node *n, const struct npr_tensor *in,
 	kg = g.K / G;
 	/* the GEMM form where the product has some depth; NPR_CPU_REF=1:
 	 * the scatter below */
-	if (cg >= 4 && g.H * g.W >= 64 && !getenv("NPR_CPU_REF") &&
+	if (cg >= 4 && g.H * g.W >= 64 && !npr_env(NPR_ENV_CPU_REF) &&
 	    !deconv_gemm(&g, G, x, w, y))
 		return 0;
 	memset(y, 0, sizeof(float) * g.N * g.K * g.OH * g.OW);

@@ -16,6 +16,7 @@
 #include "registry.h"
 #include "ref/conv/conv.h"
 #include "ref/threads.h"
+#include "sys.h"
 
 /* 1-D and 2-D spatial layouts as 2-D: H = 1 for 1-D. */
 struct geo {
@@ -583,7 +584,7 @@ static bool pool_rows_only(void)
 	int r = v;
 
 	if (r < 0)
-		v = r = getenv("NPR_POOL_ROWS") != NULL;
+		v = r = npr_env(NPR_ENV_POOL_ROWS) != NULL;
 	return r;
 }
 
