@@ -23,6 +23,14 @@ for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 		missing="$missing $p"
 done
+# optional: without them selftests/man_test.sh skips its render checks;
+# installed only when this runs as root anyway
+if [ "$(id -u)" = 0 ]; then
+	for p in groff-base man-db; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q "ok installed" || missing="$missing $p"
+	done
+fi
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" = 0 ]; then
