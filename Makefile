@@ -223,7 +223,8 @@ check: deps
 		$(srctree)/selftests/layering_test.sh \
 		$(srctree)/selftests/header_test.sh \
 		$(srctree)/selftests/spdx_test.sh \
-		$(srctree)/selftests/install_test.sh
+		$(srctree)/selftests/install_test.sh \
+		$(srctree)/selftests/man_test.sh
 
 # make install (Documentation/install.rst): the layout and its variables.
 # Build and install with the same PREFIX and LIBDIR: the library finds the

@@ -24,7 +24,9 @@ libze-dev:the software NPU (npu/vnpu) and every test on the npu device
 libonnx-testdata:conformance_test's ONNX backend cases
 clang:header_test's C and C++ compiles with clang and clang++
 python3:layering_test (the layering rules of Documentation/design.rst)
-libdrm2:the name of an NPU's kernel driver in npu error messages"
+libdrm2:the name of an NPU's kernel driver in npu error messages
+groff-base:man_test's render checks of the man pages
+man-db:man_test's render checks of the man pages"
 
 all=0
 for arg; do
