@@ -184,7 +184,8 @@ check: deps
 		$(TSAN_RUN) $(srctree)/selftests/run.sh $(TESTS) \
 		$(srctree)/selftests/ring_fallback_test.sh \
 		$(srctree)/selftests/fuzz_test.sh \
-		$(srctree)/selftests/layering_test.sh
+		$(srctree)/selftests/layering_test.sh \
+		$(srctree)/selftests/python_test.sh
 
 DEMO_MODEL := $(SHARED)/models/ir/face-detection-retail-0004/FP32-v10/face-detection-retail-0004.xml
 DEMO_IMAGE := $(SHARED)/images/astronaut.png

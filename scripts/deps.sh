@@ -9,6 +9,7 @@ set -e
 PKGS="build-essential pkg-config libxml2-dev libpng-dev valgrind
       protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
       liburing-dev libze-dev libdrm-dev python3"
+PKGS="$PKGS python3-numpy"	# python/npuring and its tests
 # the ONNX op schemas' generator (lib/onnx/gen-schemas.cc, built with g++
 # from build-essential) needs libonnx-dev's C++ headers, which need these
 PKGS="$PKGS libprotobuf-dev"
