@@ -366,6 +366,32 @@ class Inference(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout.split(), ["fallback", "True"])
 
+    def test_cancel_a_queued_job(self):
+        # more resnet18 jobs than ring workers: the last one still waits
+        # in the queue when it is cancelled
+        path = os.path.join(ONNX, "resnet18.onnx")
+        need(path)
+        x, y = golden("resnet18", 1)
+        with npuring.Device("cpu") as d:
+            workers = npuring.ring_info(d)["workers"]
+            if workers > 14:
+                self.skipTest("%d ring workers: too many jobs to queue"
+                              % workers)
+            cm = d.compile_model(path, shapes={0: (1, 3, 224, 224)})
+            reqs = [cm.create_infer_request() for _ in range(workers + 2)]
+            for r in reqs:
+                r.start_async(x)
+            reqs[-1].cancel()
+            for r in reqs[:-1]:
+                self.assertTrue(r.wait())
+                self.assertLessEqual(rel_err(r.results()[0], y), 1e-4)
+            with self.assertRaises(npuring.Error) as cm2:
+                reqs[-1].wait()
+            self.assertEqual(cm2.exception.errno, errno.ECANCELED)
+            self.assertIn("cancel", cm2.exception.message)
+            # the request is usable again
+            self.assertLessEqual(rel_err(reqs[-1].infer(x)[0], y), 1e-4)
+
     def test_export_import(self):
         blob = self.cm.export_model()
         self.assertEqual(blob[:8], b"NPRBLOB\0")
