@@ -187,6 +187,9 @@ def find_port(ports, key, what):
                            ", ".join(p.name for p in ports)))
         return ports[0]
     if isinstance(key, Port):
+        if key.is_output != (what == "output"):
+            raise Error(errno.EINVAL, "%s is an %s, not an %s" % (
+                key.name, "output" if key.is_output else "input", what))
         key = key.index
     if isinstance(key, int):
         if 0 <= key < len(ports):
@@ -205,7 +208,9 @@ class _Props:
 
     def _prop_info(self, name):
         a = uapi.prop_info(flags=uapi.PROP_INFO_BY_NAME, handle=self.handle)
-        a.name = name.encode()[:63]
+        if len(name.encode()) >= uapi.prop_info.name.size:
+            raise Error(errno.ENOPROTOOPT, "unknown property %.80s" % name)
+        a.name = name.encode()
         ret = try_ioctl(self.device.fd, uapi.IOCTL_PROP_INFO, a)
         if ret < 0:
             fail(ret)

@@ -18,8 +18,9 @@ class Error(OSError):
         self.message = message
 
     def __str__(self):
-        return "%s [%s]" % (self.message,
-                            errno.errorcode.get(self.errno, self.errno))
+        name = "EOPNOTSUPP" if self.errno == errno.EOPNOTSUPP else \
+            errno.errorcode.get(self.errno, self.errno)
+        return "%s [%s]" % (self.message, name)
 
 
 def _load():

@@ -270,10 +270,9 @@ class InferRequest:
         try:
             return find_port(self.inputs, key, "input")
         except Error:
-            if not isinstance(key, int) and key is not None:
-                for p in self.outputs:
-                    if p.name == key or key is p:
-                        return p
+            for p in self.outputs:
+                if key is p or (isinstance(key, str) and p.name == key):
+                    return p
             raise
 
     def set_tensor(self, key, array):
