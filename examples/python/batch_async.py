@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Classify many photos with several inferences in flight, from asyncio.
 
-    batch_async.py [-m MODEL] [-d DEVICE] [-n REQUESTS] [-r REPEAT] [DIR|PNG...]
+    batch_async.py [-m MODEL] [-d DEV] [-n REQUESTS] [-r REPEAT] [DIR|PNG...]
 
 Each of REQUESTS coroutines owns an InferRequest and takes photos from a
 queue; ``await request.infer_async(x)`` submits the inference to the

@@ -13,10 +13,10 @@ The library is found through NPURING_LIBRARY (a path) or else as
 libnpuring.so.0 through the dynamic loader.  Documentation/python.rst
 describes the whole API.
 """
-try:
-    import numpy
-except ImportError:
-    raise ImportError("npuring needs numpy (Debian: python3-numpy)") from None
+import importlib.util
+
+if importlib.util.find_spec("numpy") is None:
+    raise ImportError("npuring needs numpy (Debian: python3-numpy)")
 from . import uapi
 from ._lib import Error, version
 from ._core import (Core, CompiledModel, Device, DeviceInfo, Model, Port,
