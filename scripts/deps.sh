@@ -26,7 +26,8 @@ clang:header_test's C and C++ compiles with clang and clang++
 python3:layering_test (the layering rules of Documentation/design.rst)
 libdrm2:the name of an NPU's kernel driver in npu error messages
 groff-base:man_test's render checks of the man pages
-man-db:man_test's render checks of the man pages"
+man-db:man_test's render checks of the man pages
+python3-numpy:python_test (the Python binding's tests)"
 
 all=0
 for arg; do
