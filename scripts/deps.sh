@@ -6,7 +6,7 @@
 # clang and its libFuzzer runtime (libclang-rt-N-dev for clang N).
 set -e
 
-PKGS="build-essential pkg-config libxml2-dev libpng-dev valgrind
+PKGS="build-essential pkg-config libxml2-dev libpng-dev libjpeg-dev valgrind
       protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
       liburing-dev libze-dev libdrm-dev python3"
 # the ONNX op schemas' generator (lib/onnx/gen-schemas.cc, built with g++

@@ -463,7 +463,7 @@ static void fill_image(struct port *p, struct npr_image *orig)
 		     npr_elem_name(p->type));
 	if (p->dims[2] > INT_MAX || p->dims[3] > INT_MAX)
 		fail("input %s: image size too large", p->name);
-	err = npr_image_load_png(opt.image, orig);
+	err = npr_image_load(opt.image, orig);
 	if (err)
 		fail("%s", npr_image_last_error());
 	err = npr_image_resize_bilinear(orig, (int)p->dims[3],
