@@ -8,7 +8,7 @@
  * npr-info (devices, properties with RO/RW, the completion path and its
  * reason, query_model's count against the layers in the IR file).  Then
  * the conventions every tool keeps: --version; the exit status of each of
- * some forty command lines (2 for usage errors, 1 for failures, 0 for
+ * 43 command lines (2 for usage errors, 1 for failures, 0 for
  * every --shape syntax accepted) and the valid names or values their
  * messages list; status 1 and a message when stdout is /dev/full; --json
  * of every tool read back by python3's json module; benchmark_app's
