@@ -392,7 +392,8 @@ int npr_arg_resolve_shapes(int fd, __u32 model,
 		}
 		for (k = 0; k < i; k++)
 			if (out[k].index == (__u32)idx) {
-				snprintf(msg, len, "--shape: input %s given twice",
+				snprintf(msg, len,
+					 "--shape: input %s given twice",
 					 list[i].name ? list[i].name : names);
 				return -EINVAL;
 			}
@@ -458,7 +459,7 @@ int npr_arg_read_blob(const char *path, void **buf, size_t *blen,
 	return 1;
 }
 
-/* A base-128 varint of protobuf's wire format; -1 at the end or past 64 bits. */
+/* A varint of protobuf's wire format; -1 at the end or past 64 bits. */
 static int read_varint(FILE *f, uint64_t *v)
 {
 	int c, shift;
@@ -528,8 +529,8 @@ static long long onnx_opset(const char *path)
 
 				if (l > 127 || i + l > n)
 					break;
-				dflt = (k >> 3 != 1) || !l ||
-				       (l == 7 && !memcmp(sub + i, "ai.onnx", 7));
+				dflt = (k >> 3 != 1) || !l || (l == 7 &&
+					!memcmp(sub + i, "ai.onnx", 7));
 				i += l;
 				continue;
 			}

@@ -15,7 +15,7 @@
 
 struct level {
 	bool object;		/* an object, else an array */
-	bool have_key;		/* object: a key is written, its value not */
+	bool have_key;		/* object: a key waits for its value */
 	size_t n;		/* members or elements so far */
 };
 

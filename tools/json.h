@@ -27,7 +27,7 @@
 #include <stdio.h>
 
 /* npr_json_new() flags */
-#define NPR_JSON_PRETTY		0x1	/* newlines and two-space indents */
+#define NPR_JSON_PRETTY		0x1	/* newlines, two-space indents */
 
 struct npr_json;
 
