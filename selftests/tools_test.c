@@ -8,7 +8,7 @@
  * npr-info (devices, properties with RO/RW, the completion path and its
  * reason, query_model's count against the layers in the IR file).  Then
  * the conventions every tool keeps: --version; the exit status of each of
- * 43 command lines (2 for usage errors, 1 for failures, 0 for
+ * 45 command lines (2 for usage errors, 1 for failures, 0 for
  * every --shape syntax accepted) and the valid names or values their
  * messages list; status 1 and a message when stdout is /dev/full; --json
  * of every tool read back by python3's json module; benchmark_app's
@@ -820,6 +820,10 @@ static const struct exit_case exit_cases[] = {
 				      "--shape", "wrong[1,3,32,32]" } },
 	{ 2, "its inputs: input.1", { "npr-run", "-m", "@E", "--input",
 				      "wrong=/dev/null" } },
+	{ 2, "LOG_NONE, LOG_ERROR", { "npr-run", "-m", "@E", "-i", "@P",
+				      "--prop", "LOG_LEVEL=LOUD" } },
+	{ 0, NULL, { "npr-run", "-m", "@E", "-i", "@P", "--prop",
+		     "INFERENCE_NUM_THREADS=1" } },
 	{ 2, "not an integer", { "npr-run", "-m", "@E", "-i", "@P",
 				 "--niter", "x" } },
 	{ 2, "unexpected argument", { "npr-run", "-m", "@E", "-i", "@P",

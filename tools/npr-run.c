@@ -40,7 +40,8 @@ struct port {
 
 static struct {
 	const char *dev, *model, *image, *dump, *cache_dir;
-	const char *inputs[MAX_ARGS];
+	const char *inputs[MAX_ARGS], *props[MAX_ARGS];
+	int nprops;
 	struct npr_arg_shape *shapes;
 	int ninputs, nshapes;
 	int top, niter;
@@ -57,6 +58,7 @@ static const char help[] =
 "usage: npr-run -d DEVICE -m MODEL (-i PHOTO | --input NAME=FILE ...)\n"
 "               [--shape NAME=D0,D1,...] [--top K] [--threshold T]\n"
 "               [--niter N] [--dump DIR] [--json] [--cache-dir DIR]\n"
+"               [--prop NAME=VALUE ...]\n"
 "               [--rgb] [--scale S] [--mean A,B,C] [--std A,B,C]\n"
 "       npr-run -d DEVICE --info\n"
 "       npr-run --version\n"
@@ -89,6 +91,8 @@ static const char help[] =
 "      --json            print one JSON object instead of text\n"
 "      --info            describe DEVICE (or say why it cannot be opened)\n"
 "                        and exit\n"
+"      --prop NAME=VALUE a device property by its name, set before the\n"
+"                        model is compiled, e.g. INFERENCE_NUM_THREADS=1\n"
 "      --cache-dir DIR   compile through the model cache in DIR\n"
 "                        (CACHE_DIR); the model is loaded deferred\n"
 "                        (NPR_MODEL_LOAD_DEFER), so a hit reads none of\n"
@@ -989,6 +993,7 @@ static void parse_args(int argc, char **argv)
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "info",	no_argument,		NULL, 'F' },
 		{ "cache-dir",	required_argument,	NULL, 'C' },
+		{ "prop",	required_argument,	NULL, 'P' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1065,6 +1070,12 @@ static void parse_args(int argc, char **argv)
 			exit(0);
 		case 'F':
 			opt.info = true;
+			break;
+		case 'P':
+			if (opt.nprops == MAX_ARGS)
+				usage_error("at most %d --prop options",
+					    MAX_ARGS);
+			opt.props[opt.nprops++] = optarg;
 			break;
 		case 'C':
 			opt.cache_dir = optarg;
@@ -1148,8 +1159,8 @@ static void run_load(struct run *r)
 		if (opt.nshapes)
 			usage_error("%s: a compiled blob has fixed shapes; --shape does not apply",
 				    opt.model);
-		if (opt.cache_dir)
-			usage_error("%s: a compiled blob is compiled already; --cache-dir does not apply",
+		if (opt.cache_dir || opt.nprops)
+			usage_error("%s: a compiled blob is compiled already; --cache-dir and --prop do not apply",
 				    opt.model);
 		err = npr_ioctl(r->fd, NPR_IOCTL_IMPORT, &ia);
 		free(blob);
@@ -1376,7 +1387,7 @@ static void ports_free(struct port *ports, int n)
 int main(int argc, char **argv)
 {
 	struct run r = { 0 };
-	int err;
+	int err, i;
 
 	npr_tool_init("npr-run");
 	parse_args(argc, argv);
@@ -1387,6 +1398,15 @@ int main(int argc, char **argv)
 	if (r.fd < 0)
 		fail_lib(opt.dev, r.fd);
 	r.t.from_cache = -1;
+	for (i = 0; i < opt.nprops; i++) {
+		char msg[2048];
+
+		err = npr_arg_set_prop(r.fd, opt.props[i], msg, sizeof(msg));
+		if (err && npr_arg_is_usage(err))
+			usage_error("%s", msg);
+		if (err)
+			fail("%s", msg);
+	}
 	if (opt.cache_dir) {
 		struct npr_param pa = {
 			.size = sizeof(pa), .param = NPR_PARAM_CACHE_DIR,
