@@ -39,6 +39,8 @@ XML_CFLAGS := $(shell $(PKG_CONFIG) --cflags libxml-2.0 2>/dev/null || echo -I/u
 XML_LIBS := $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null || echo -lxml2)
 PNG_CFLAGS := $(shell $(PKG_CONFIG) --cflags libpng 2>/dev/null)
 PNG_LIBS := $(shell $(PKG_CONFIG) --libs libpng 2>/dev/null || echo -lpng)
+JPEG_CFLAGS := $(shell $(PKG_CONFIG) --cflags libjpeg 2>/dev/null)
+JPEG_LIBS := $(shell $(PKG_CONFIG) --libs libjpeg 2>/dev/null || echo -ljpeg)
 
 PROTOBUF_LIBS := $(shell $(PKG_CONFIG) --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
@@ -53,7 +55,7 @@ OPT ?= -O2 -g
 CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread \
 	-DNPR_LIB_VERSION='"$(VERSION)"' \
 	-I$(srctree) -I$(srctree)/lib -I$(srctree)/lib/include -I$(obj)/lib/onnx/gen \
-	$(XML_CFLAGS) $(PNG_CFLAGS)
+	$(XML_CFLAGS) $(PNG_CFLAGS) $(JPEG_CFLAGS)
 ifneq ($(SANITIZE),)
   # a sanitizer's report is a failure: UBSan aborts instead of going on
   CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
@@ -62,7 +64,7 @@ ifneq ($(SANITIZE),)
 endif
 # CPPFLAGS (e.g. -D_FORTIFY_SOURCE) first, CFLAGS last: the caller's win
 ALL_CFLAGS = $(CPPFLAGS) $(CFLAGS_BASE) $(CFLAGS)
-LIBS := -luring $(XML_LIBS) $(PNG_LIBS) $(PROTOBUF_LIBS) -lm -pthread
+LIBS := -luring $(XML_LIBS) $(PNG_LIBS) $(JPEG_LIBS) $(PROTOBUF_LIBS) -lm -pthread
 
 include $(srctree)/Kbuild
 

@@ -15,7 +15,7 @@
 # Under fakeroot (a package build) nothing is installed.
 set -e
 
-REQUIRED="build-essential pkg-config libxml2-dev libpng-dev
+REQUIRED="build-essential pkg-config libxml2-dev libpng-dev libjpeg-dev
 	  protobuf-c-compiler libprotobuf-c-dev liburing-dev
 	  libonnx-dev libprotobuf-dev"
 # package:what is skipped without it

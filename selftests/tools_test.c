@@ -6,9 +6,15 @@
  * --profile (the ten costliest layers, in order, with shares), a
  * compiled-model blob given to npr-bench as its model, and
  * npr-info (devices, properties with RO/RW, the completion path and its
- * reason, query_model's count against the layers in the IR file).  No
- * timing is asserted, only the shape and the consistency of what is
- * printed.
+ * reason, query_model's count against the layers in the IR file).  Then
+ * the conventions every tool keeps: --version; the exit status of each of
+ * 45 command lines (2 for usage errors, 1 for failures, 0 for
+ * every --shape syntax accepted) and the valid names or values their
+ * messages list; status 1 and a message when stdout is /dev/full; --json
+ * of every tool read back by python3's json module; benchmark_app's
+ * spellings; "IR vN" and "ONNX (opset N)"; a JPEG made here from a shared
+ * PNG classified as the PNG is, and a corrupt one refused.  No timing is
+ * asserted, only the shape and the consistency of what is printed.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -26,10 +32,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <jpeglib.h>
+
 #include "harness.h"
+#include "tools/image.h"
 
 #define EYE	"models/ir/open-closed-eye-0001/FP32/open-closed-eye-0001.xml"
 #define FACE	"models/ir/face-detection-retail-0004/FP32-v10/face-detection-retail-0004.xml"
+#define SQUEEZE	"models/ir/squeezenet1.1/FP16/squeezenet1.1.xml"
+#define MOBILE	"models/onnx/mobilenet_v2.onnx"
+#define PHOTO	"images/coffee.png"
 
 #define NEED_SHARED() do {						\
 	if (!npr_test_shared_ok())					\
@@ -548,7 +560,7 @@ TEST(bench_runs_a_compiled_blob)
 		char *argv[] = { (char *)tool("npr-bench"), "-d", "cpu", "-m",
 				 path, "-b", "2", NULL };
 
-		EXPECT_EQ(run(&out, &err, NULL, argv), 1);
+		EXPECT_EQ(run(&out, &err, NULL, argv), 2);
 		ASSERT_NE(err, NULL);
 		EXPECT_NE(strstr(err, "compiled blob"), NULL);
 		free(out);
@@ -574,7 +586,7 @@ TEST(bench_new_options_need_a_model)
 			 NULL };
 	char *out, *err;
 
-	EXPECT_EQ(run(&out, &err, NULL, argv), 1);
+	EXPECT_EQ(run(&out, &err, NULL, argv), 2);
 	ASSERT_NE(err, NULL);
 	EXPECT_NE(strstr(err, "need -m"), NULL);
 	free(out);
@@ -729,9 +741,540 @@ TEST(info_help)
 	free(err);
 	EXPECT_EQ(run(&out, &err, NULL, argv2), 2);
 	ASSERT_NE(err, NULL);
-	EXPECT_NE(strstr(err, "usage: npr-info"), NULL);
+	EXPECT_NE(strstr(err, "Try 'npr-info --help'"), NULL);
 	free(out);
 	free(err);
+}
+
+/* ---- the conventions every tool keeps (tools/tool.c, args.c, json.c) -- */
+
+static const char *const all_tools[] = {
+	"npr-run", "npr-compile", "npr-cache", "npr-info", "npr-bench",
+};
+#define NTOOLS	(int)(sizeof(all_tools) / sizeof(all_tools[0]))
+
+/*
+ * Run argv with its stdout going to the file @out_path; stderr in *err.
+ * Return: the exit status, or -1.
+ */
+static int run_to(const char *out_path, char **err, char *const argv[])
+{
+	char e[] = "/tmp/npr-tools-test.XXXXXX";
+	int fe = mkstemp(e), st = 0;
+	pid_t pid;
+
+	*err = NULL;
+	if (fe < 0)
+		return -1;
+	unlink(e);
+	pid = fork();
+	if (pid == 0) {
+		int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fo < 0)
+			_exit(126);
+		dup2(fo, 1);
+		dup2(fe, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		st = -1;
+	*err = slurp_fd(fe);
+	close(fe);
+	return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+TEST(version_on_every_tool)
+{
+	int i;
+
+	for (i = 0; i < NTOOLS; i++) {
+		char *argv[] = { (char *)tool(all_tools[i]), "--version", NULL };
+		char want[128], *out, *err;
+
+		snprintf(want, sizeof(want), "%s (npuring) %s\n", all_tools[i],
+			 NPR_LIB_VERSION);
+		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		ASSERT_NE(out, NULL);
+		EXPECT_STREQ(out, want);
+		free(out);
+		free(err);
+	}
+}
+
+/* One command line, its exit status, and what stderr must say. */
+struct exit_case {
+	int status;
+	const char *says;	/* NULL: anything */
+	const char *argv[16];	/* [0]: the tool; "@E", "@S", "@M", "@P":
+				 * the eye, squeezenet, mobilenet, the photo */
+};
+
+static const struct exit_case exit_cases[] = {
+	/* usage errors: 2 */
+	{ 2, "unrecognized option", { "npr-run", "--bogus" } },
+	{ 2, "no input data", { "npr-run", "-m", "@E" } },
+	{ 2, "no model", { "npr-run", "-i", "@P" } },
+	{ 2, "expected NAME=D0,D1,..., NAME[D0,D1,...] or [D0,D1,...]",
+	  { "npr-run", "-m", "@E", "-i", "@P", "--shape",
+	    "input.1=1x3x32x32" } },
+	{ 2, "expected NAME=", { "npr-run", "-m", "@E", "-i", "@P",
+				 "--shape", "input.1[1,3,32,32" } },
+	{ 2, "expected NAME=", { "npr-run", "-m", "@E", "-i", "@P",
+				 "--shape", "[1,3,?,32]" } },
+	{ 2, "expected NAME=", { "npr-run", "-m", "@E", "-i", "@P",
+				 "--shape", "input.1=1,3,,32" } },
+	{ 2, "expected NAME=", { "npr-run", "-m", "@E", "-i", "@P",
+				 "--shape", "=1,3,32,32" } },
+	{ 2, "its inputs: input.1", { "npr-run", "-m", "@E", "-i", "@P",
+				      "--shape", "wrong[1,3,32,32]" } },
+	{ 2, "its inputs: input.1", { "npr-run", "-m", "@E", "--input",
+				      "wrong=/dev/null" } },
+	{ 2, "LOG_NONE, LOG_ERROR", { "npr-run", "-m", "@E", "-i", "@P",
+				      "--prop", "LOG_LEVEL=LOUD" } },
+	{ 0, NULL, { "npr-run", "-m", "@E", "-i", "@P", "--prop",
+		     "INFERENCE_NUM_THREADS=1" } },
+	{ 2, "not an integer", { "npr-run", "-m", "@E", "-i", "@P",
+				 "--niter", "x" } },
+	{ 2, "unexpected argument", { "npr-run", "-m", "@E", "-i", "@P",
+				      "extra" } },
+	{ 2, "LATENCY, THROUGHPUT, CUMULATIVE_THROUGHPUT",
+	  { "npr-bench", "-m", "@E", "--prop", "PERFORMANCE_HINT=FAST" } },
+	{ 2, "LATENCY, THROUGHPUT, CUMULATIVE_THROUGHPUT",
+	  { "npr-bench", "-m", "@E", "-hint", "fast" } },
+	{ 2, "INFERENCE_NUM_THREADS", { "npr-bench", "-m", "@E", "--prop",
+					"NO_SUCH_PROPERTY=1" } },
+	{ 2, "is a number", { "npr-bench", "-m", "@E", "--prop",
+			      "INFERENCE_NUM_THREADS=many" } },
+	{ 2, "YES, NO", { "npr-bench", "-m", "@E", "--prop",
+			  "ENABLE_PROFILING=maybe" } },
+	{ 2, "sync or async", { "npr-bench", "-m", "@E", "-api", "later" } },
+	{ 2, "no_counters", { "npr-bench", "-m", "@E", "-report_type", "x" } },
+	{ 2, "one request", { "npr-bench", "-m", "@E", "-api", "sync",
+			      "-nireq", "2" } },
+	{ 2, "expected NAME=", { "npr-bench", "-m", "@E", "-shape",
+				 "input.1=1x3x32x32" } },
+	{ 2, "exclude", { "npr-bench", "-m", "@E", "-b", "2", "-shape",
+			  "[1,3,32,32]" } },
+	{ 2, "no output", { "npr-compile", "-m", "@E" } },
+	{ 2, "its inputs: input.1", { "npr-compile", "-m", "@E", "-o",
+				      "/dev/null", "--shape", "x=1,2" } },
+	{ 2, "LATENCY, THROUGHPUT", { "npr-compile", "-m", "@E", "-o",
+				      "/dev/null", "--prop",
+				      "PERFORMANCE_HINT=FAST" } },
+	{ 2, "unknown command", { "npr-cache", "-C", "/tmp", "bogus" } },
+	{ 2, "no command", { "npr-cache", "-C", "/tmp" } },
+	{ 2, "--max-mb", { "npr-cache", "-C", "/tmp", "prune" } },
+	{ 2, "--max-mb", { "npr-cache", "-C", "/tmp", "prune", "--max-mb",
+			   "lots" } },
+	{ 2, "why needs -m", { "npr-cache", "-C", "/tmp", "why" } },
+	{ 2, "-m needs -d", { "npr-info", "-m", "@E" } },
+	{ 2, "unexpected argument", { "npr-info", "cpu" } },
+	/* run-time failures: 1 */
+	{ 1, "nonexistent", { "npr-run", "-m", "/nonexistent/m.xml", "-i",
+			      "@P" } },
+	{ 1, "nonexistent", { "npr-run", "-m", "@E", "-i",
+			      "/nonexistent/photo.jpg" } },
+	{ 1, NULL, { "npr-bench", "-d", "nodev", "-m", "@E" } },
+	{ 1, NULL, { "npr-info", "-d", "nodev" } },
+	{ 1, "nonexistent", { "npr-cache", "-C", "/nonexistent/dir",
+			      "list" } },
+	{ 1, NULL, { "npr-compile", "-m", "@E", "-o",
+		     "/nonexistent/dir/x.blob" } },
+	/* the shape syntaxes accepted: 0 */
+	{ 0, NULL, { "npr-run", "-m", "@E", "-i", "@P", "--shape",
+		     "input.1=1,3,32,32" } },
+	{ 0, NULL, { "npr-run", "-m", "@E", "-i", "@P", "--shape",
+		     "input.1[1,3,32,32]" } },
+	{ 0, NULL, { "npr-run", "-m", "@E", "-i", "@P", "-shape",
+		     "[1,3,32,32]" } },
+	{ 0, NULL, { "npr-run", "-m", "@E", "-i", "@P", "-data_shape",
+		     "input.1[1,3,32,32]", "-niter", "2" } },
+	{ 0, NULL, { "npr-compile", "-m", "@E", "-o", "/dev/null",
+		     "--shape", "[1,3,32,32]" } },
+};
+
+static const char *expand(const char *a)
+{
+	if (!strcmp(a, "@E"))
+		return model(EYE);
+	if (!strcmp(a, "@S"))
+		return model(SQUEEZE);
+	if (!strcmp(a, "@M"))
+		return model(MOBILE);
+	if (!strcmp(a, "@P"))
+		return model(PHOTO);
+	return a;
+}
+
+TEST(exit_status_of_each_case)
+{
+	size_t i;
+	int k;
+
+	NEED_SHARED();
+	for (i = 0; i < sizeof(exit_cases) / sizeof(exit_cases[0]); i++) {
+		const struct exit_case *c = &exit_cases[i];
+		char *argv[17] = { (char *)tool(c->argv[0]) };
+		char *out, *err;
+		int st;
+
+		for (k = 1; c->argv[k]; k++)
+			argv[k] = (char *)expand(c->argv[k]);
+		st = run(&out, &err, NULL, argv);
+		ASSERT_NE(err, NULL);
+		if (st != c->status || (c->says && !strstr(err, c->says)))
+			TH_LOG("case %zu: %s %s %s: %s", i, c->argv[0],
+			       c->argv[1], c->argv[2] ? c->argv[2] : "", err);
+		EXPECT_EQ(st, c->status);
+		if (c->says)
+			EXPECT_NE(strstr(err, c->says), NULL);
+		/* every usage error points at --help */
+		if (c->status == 2)
+			EXPECT_NE(strstr(err, "--help"), NULL);
+		free(out);
+		free(err);
+	}
+}
+
+TEST(write_errors_fail_with_status_1)
+{
+	char dir[] = "/tmp/npr-tools-test-full.XXXXXX";
+	struct {
+		const char *argv[12];
+	} c[] = {
+		{ { "npr-info" } },
+		{ { "npr-info", "--json" } },
+		{ { "npr-info", "--help" } },
+		{ { "npr-run", "--version" } },
+		{ { "npr-run", "-m", "@E", "-i", "@P" } },
+		{ { "npr-run", "-m", "@E", "-i", "@P", "--json" } },
+		{ { "npr-bench", "-d", "null", "--niter", "1000" } },
+		{ { "npr-bench", "-m", "@E", "--niter", "2", "--json" } },
+		{ { "npr-compile", "-m", "@E", "-o", "@T" } },
+		{ { "npr-cache", "-C", "@D", "list" } },
+		{ { "npr-cache", "-C", "@D", "list", "--json" } },
+	};
+	char blob[PATH_MAX];
+	size_t i;
+	int k;
+
+	NEED_SHARED();
+	if (access("/dev/full", W_OK))
+		SKIP(return, "no writable /dev/full");
+	ASSERT_NE(mkdtemp(dir), NULL);
+	snprintf(blob, sizeof(blob), "%s/eye.blob", dir);
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char *argv[13] = { (char *)tool(c[i].argv[0]) };
+		char *err;
+
+		for (k = 1; c[i].argv[k]; k++)
+			argv[k] = !strcmp(c[i].argv[k], "@T") ? blob :
+				  !strcmp(c[i].argv[k], "@D") ? dir :
+				  (char *)expand(c[i].argv[k]);
+		EXPECT_EQ(run_to("/dev/full", &err, argv), 1);
+		ASSERT_NE(err, NULL);
+		if (!strstr(err, "write error on standard output"))
+			TH_LOG("%s %s: %s", c[i].argv[0], c[i].argv[1], err);
+		EXPECT_NE(strstr(err, "write error on standard output"), NULL);
+		free(err);
+	}
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * Run argv with stdout to a file, then python3's json module on it with
+ * the check @py (d is the document).  Return: python's exit status, or
+ * -2 for the tool's own failure.
+ */
+static int json_check(char *const argv[], const char *py)
+{
+	char path[] = "/tmp/npr-tools-test-json.XXXXXX";
+	char *cmd = NULL, *err;
+	int fd = mkstemp(path), st;
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	st = run_to(path, &err, argv);
+	if (st) {
+		TH_LOG("%s: exit %d: %s", argv[0], st, err ? err : "");
+		free(err);
+		unlink(path);
+		return -2;
+	}
+	free(err);
+	if (asprintf(&cmd, "/usr/bin/python3 -c 'import json, sys\n"
+		     "d = json.load(open(sys.argv[1]))\n%s' %s", py,
+		     path) < 0)
+		cmd = NULL;
+	st = cmd ? system(cmd) : -1;
+	free(cmd);
+	unlink(path);
+	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+}
+
+#define NEED_PYTHON() do {						\
+	if (system("/usr/bin/python3 -c \"import json\" 2>/dev/null"))	\
+		SKIP(return, "no /usr/bin/python3 to parse the JSON");	\
+} while (0)
+
+TEST(json_of_npr_info_parses)
+{
+	char *argv[] = { (char *)tool("npr-info"), "--json", NULL };
+	char *argv2[] = { (char *)tool("npr-info"), "-d", "cpu", "-m",
+			  model(EYE), "--json", NULL };
+
+	NEED_SHARED();
+	NEED_PYTHON();
+	EXPECT_EQ(json_check(argv,
+		"names = [x[\"name\"] for x in d[\"devices\"]]\n"
+		"assert names[0] == \"cpu\" and names[-1] == \"null\", names\n"
+		"p = d[\"devices\"][0][\"properties\"]\n"
+		"assert any(x[\"name\"] == \"INFERENCE_NUM_THREADS\" and "
+		"x[\"access\"] == \"RW\" and x[\"type\"] == \"int\" for x in p)\n"
+		"assert d[\"devices\"][0][\"completion_path\"] in "
+		"(\"io_uring\", \"eventfd fallback\")"), 0);
+	EXPECT_EQ(json_check(argv2,
+		"q = d[\"devices\"][0][\"query_model\"]\n"
+		"assert q[\"supported\"] == q[\"layers\"] == len(q[\"names\"])"
+		" > 0, q"), 0);
+}
+
+TEST(json_of_npr_run_parses)
+{
+	char *argv[] = { (char *)tool("npr-run"), "-m", model(SQUEEZE), "-i",
+			 model(PHOTO), "--top", "1000", "--niter", "2",
+			 "--json", NULL };
+	char *argv2[] = { (char *)tool("npr-run"), "-m", model(FACE), "-i",
+			  model(PHOTO), "--json", NULL };
+
+	NEED_SHARED();
+	NEED_PYTHON();
+	/* 1000 classes: a document of about 26 KB */
+	EXPECT_EQ(json_check(argv,
+		"o = d[\"outputs\"][0]\n"
+		"assert d[\"format\"].startswith(\"IR v\"), d[\"format\"]\n"
+		"assert o[\"kind\"] == \"classes\" and len(o[\"top\"]) == 1000\n"
+		"s = [x[\"score\"] for x in o[\"top\"]]\n"
+		"assert s == sorted(s, reverse=True)\n"
+		"assert d[\"timings_ms\"][\"steady_runs\"] == 1\n"
+		"assert d[\"inputs\"][0][\"source\"].endswith(\"coffee.png\")"),
+		  0);
+	EXPECT_EQ(json_check(argv2,
+		"o = d[\"outputs\"][0]\n"
+		"assert o[\"kind\"] == \"detections\", o\n"
+		"assert all(len(x[\"box\"]) == 4 for x in o[\"detections\"])"),
+		  0);
+}
+
+TEST(json_of_npr_bench_parses)
+{
+	char *argv[] = { (char *)tool("npr-bench"), "-m", model(FACE),
+			 "--niter", "3", "--profile", "--json", NULL };
+	char *argv2[] = { (char *)tool("npr-bench"), "-d", "null", "--niter",
+			  "2000", "--json", NULL };
+
+	NEED_SHARED();
+	NEED_PYTHON();
+	EXPECT_EQ(json_check(argv,
+		"assert d[\"niter\"] == 3 and d[\"api\"] == \"async\"\n"
+		"assert len(d[\"profile\"]) == 10, d[\"profile\"]\n"
+		"assert 0 < sum(x[\"share\"] for x in d[\"profile\"]) <= 1.0001"),
+		  0);
+	EXPECT_EQ(json_check(argv2,
+		"assert d[\"device\"] == \"null\" and d[\"iters\"] == 2000\n"
+		"assert d[\"ring_nop_poll_us\"] > 0"), 0);
+}
+
+TEST(json_of_npr_compile_and_npr_cache_parses)
+{
+	char dir[] = "/tmp/npr-tools-test-json.XXXXXX";
+	char blob[PATH_MAX];
+
+	NEED_SHARED();
+	NEED_PYTHON();
+	ASSERT_NE(mkdtemp(dir), NULL);
+	snprintf(blob, sizeof(blob), "%s/eye.blob", dir);
+	{
+		char *argv[] = { (char *)tool("npr-compile"), "-m", model(EYE),
+				 "-o", blob, "--json", NULL };
+		char py[PATH_MAX + 128];
+
+		snprintf(py, sizeof(py),
+			 "assert d[\"output\"] == \"%s\" and d[\"bytes\"] > 0 "
+			 "and d[\"device\"] == \"cpu\"", blob);
+		EXPECT_EQ(json_check(argv, py), 0);
+	}
+	{	/* one entry through npr-bench's cache, then each command */
+		char *bench[] = { (char *)tool("npr-bench"), "-m", model(EYE),
+				  "--cache-dir", dir, "--niter", "1", NULL };
+		char *list[] = { (char *)tool("npr-cache"), "-C", dir, "list",
+				 "--json", NULL };
+		char *verify[] = { (char *)tool("npr-cache"), "-C", dir,
+				   "--json", "verify", NULL };
+		char *why[] = { (char *)tool("npr-cache"), "-C", dir, "why",
+				"-m", model(EYE), "--json", NULL };
+		char *prune[] = { (char *)tool("npr-cache"), "-C", dir,
+				  "prune", "--max-mb", "0", "--json", NULL };
+		char *out, *err;
+
+		EXPECT_EQ(run(&out, &err, NULL, bench), 0);
+		free(out);
+		free(err);
+		EXPECT_EQ(json_check(list,
+			"assert d[\"count\"] == len(d[\"entries\"]) == 1\n"
+			"assert d[\"entries\"][0][\"device\"] == \"cpu\""), 0);
+		EXPECT_EQ(json_check(verify,
+			"assert d[\"bad\"] == 0 and "
+			"d[\"entries\"][0][\"status\"] == \"ok\""), 0);
+		EXPECT_EQ(json_check(why,
+			"assert d[\"in_cache\"] and "
+			"d[\"keyed_by\"] in (\"files\", \"contents\")"), 0);
+		EXPECT_EQ(json_check(prune,
+			"assert d[\"removed\"] == 1 and d[\"bytes_left\"] == 0"),
+			  0);
+	}
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* benchmark_app's spellings mean what they mean there; -t stays threads. */
+TEST(bench_takes_benchmark_app_spellings)
+{
+	char *argv[] = { (char *)tool("npr-bench"), "-m", model(EYE),
+			 "-dcpu", "-niter", "5", "-nireq", "2", "-nthreads",
+			 "1", "-api", "async", "-hint", "latency", "-nstreams",
+			 "1", "-report_type", "no_counters", "-shape",
+			 "[1,3,32,32]", "-json_stats", NULL };
+	char *argv2[] = { (char *)tool("npr-bench"), "-m", model(EYE),
+			  "-api", "sync", "-niter", "4", "-t", "1",
+			  "-data_shape", "input.1[1,3,32,32]", "-json_stats",
+			  NULL };
+	char *out, *err;
+
+	NEED_SHARED();
+	EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+	ASSERT_NE(out, NULL);
+	EXPECT_EQ(jnum(out, "niter"), 5);
+	EXPECT_EQ(jnum(out, "nireq"), 2);
+	EXPECT_EQ(jnum(out, "threads"), 1);
+	EXPECT_NE(strstr(out, "\"api\":\"async\""), NULL);
+	free(out);
+	free(err);
+	EXPECT_EQ(run(&out, &err, NULL, argv2), 0);
+	ASSERT_NE(out, NULL);
+	EXPECT_EQ(jnum(out, "niter"), 4);
+	EXPECT_EQ(jnum(out, "threads"), 1);
+	EXPECT_EQ(jnum(out, "nireq"), 1);
+	EXPECT_NE(strstr(out, "\"api\":\"sync\""), NULL);
+	free(out);
+	free(err);
+}
+
+TEST(run_names_the_model_format)
+{
+	char *ir[] = { (char *)tool("npr-run"), "-m", model(EYE), "-i",
+		       model(PHOTO), NULL };
+	char *onnx[] = { (char *)tool("npr-run"), "-m", model(MOBILE), "-i",
+			 model(PHOTO), "--shape", "input[1,3,224,224]", NULL };
+	char *out, *err, *p;
+
+	NEED_SHARED();
+	EXPECT_EQ(run(&out, &err, NULL, ir), 0);
+	ASSERT_NE(out, NULL);
+	EXPECT_NE(strstr(out, " (IR v11, "), NULL);
+	free(out);
+	free(err);
+	EXPECT_EQ(run(&out, &err, NULL, onnx), 0);
+	ASSERT_NE(out, NULL);
+	p = strstr(out, " (ONNX (opset ");
+	ASSERT_NE(p, NULL);
+	EXPECT_GE(atoi(p + strlen(" (ONNX (opset ")), 7);
+	EXPECT_EQ(strstr(out, "IR v0"), NULL);
+	free(out);
+	free(err);
+}
+
+/* The shared photo as a JPEG at @path (quality 92). */
+static int photo_jpeg(const char *path)
+{
+	struct jpeg_compress_struct c;
+	struct jpeg_error_mgr e;
+	struct npr_image img;
+	FILE *f;
+
+	if (npr_image_load_png(model(PHOTO), &img))
+		return -1;
+	f = fopen(path, "wb");
+	if (!f) {
+		npr_image_free(&img);
+		return -1;
+	}
+	c.err = jpeg_std_error(&e);
+	jpeg_create_compress(&c);
+	jpeg_stdio_dest(&c, f);
+	c.image_width = img.w;
+	c.image_height = img.h;
+	c.input_components = 3;
+	c.in_color_space = JCS_RGB;
+	jpeg_set_defaults(&c);
+	jpeg_set_quality(&c, 92, TRUE);
+	jpeg_start_compress(&c, TRUE);
+	while (c.next_scanline < c.image_height) {
+		JSAMPROW r = img.px + (size_t)c.next_scanline * img.w * 3;
+
+		jpeg_write_scanlines(&c, &r, 1);
+	}
+	jpeg_finish_compress(&c);
+	jpeg_destroy_compress(&c);
+	npr_image_free(&img);
+	return fclose(f) ? -1 : 0;
+}
+
+/* The class npr-run puts first for the photo @path. */
+static int top_class(const char *path)
+{
+	char *argv[] = { (char *)tool("npr-run"), "-m", model(SQUEEZE), "-i",
+			 (char *)path, "--json", NULL };
+	char *out, *err, *p;
+	int cls = -1;
+
+	if (run(&out, &err, NULL, argv) == 0 && out &&
+	    (p = strstr(out, "\"class\":")))
+		cls = atoi(p + 8);
+	free(out);
+	free(err);
+	return cls;
+}
+
+TEST(run_classifies_a_jpeg_as_its_png)
+{
+	char path[] = "/tmp/npr-tools-test-photo.XXXXXX";
+	char *out, *err;
+	int fd, png_cls;
+
+	NEED_SHARED();
+	fd = mkstemp(path);	/* no suffix: the contents decide */
+	ASSERT_GE(fd, 0);
+	close(fd);
+	ASSERT_EQ(photo_jpeg(path), 0);
+	png_cls = top_class(model(PHOTO));
+	EXPECT_GE(png_cls, 0);
+	EXPECT_EQ(top_class(path), png_cls);
+	/* a corrupt JPEG: a message, status 1, no crash */
+	ASSERT_EQ(truncate(path, 3000), 0);
+	{
+		char *argv[] = { (char *)tool("npr-run"), "-m", model(SQUEEZE),
+				 "-i", path, NULL };
+
+		EXPECT_EQ(run(&out, &err, NULL, argv), 1);
+		ASSERT_NE(err, NULL);
+		EXPECT_NE(strstr(err, "corrupt JPEG file"), NULL);
+		free(out);
+		free(err);
+	}
+	unlink(path);
 }
 
 TEST_HARNESS_MAIN

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Images for the tools and tests: PNG loading (libpng), bilinear resize,
- * conversion to a model input tensor, and f32 <-> f16.
+ * Images for the tools and tests: PNG (libpng) and JPEG (libjpeg-turbo)
+ * loading, bilinear resize, conversion to a model input tensor, and
+ * f32 <-> f16.
  */
 #include <errno.h>
 #include <math.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jpeglib.h>
 #include <png.h>
 
 #include "npuring.h"
@@ -195,6 +197,170 @@ out_destroy:
 out_close:
 	fclose(f);
 	return err;
+}
+
+/* libjpeg's error manager: the first error longjmps back with a message. */
+struct jpeg_fail {
+	struct jpeg_error_mgr mgr;
+	jmp_buf jmp;
+	const char *path;
+	int corrupt;		/* warnings about corrupt data seen */
+};
+
+static void jpeg_fail_exit(j_common_ptr c)
+{
+	struct jpeg_fail *jf = (struct jpeg_fail *)c->err;
+	char msg[JMSG_LENGTH_MAX];
+
+	c->err->format_message(c, msg);
+	set_error("%s: corrupt JPEG file: %s", jf->path, msg);
+	longjmp(jf->jmp, 1);
+}
+
+/* Warnings: nothing printed; corrupt data (level -1) fails the read. */
+static void jpeg_fail_message(j_common_ptr c, int level)
+{
+	struct jpeg_fail *jf = (struct jpeg_fail *)c->err;
+	char msg[JMSG_LENGTH_MAX];
+
+	if (level >= 0 || jf->corrupt++)
+		return;
+	c->err->format_message(c, msg);
+	set_error("%s: corrupt JPEG file: %s", jf->path, msg);
+}
+
+/**
+ * npr_image_load_jpeg() - read a JPEG file as 8-bit RGB
+ * @path: file name.
+ * @img: filled on success; release it with npr_image_free().  Zeroed on
+ *       failure.
+ *
+ * Baseline and progressive JPEG, colour (YCbCr, RGB) or gray, decoded by
+ * libjpeg-turbo with its default (accurate integer) DCT and fancy
+ * upsampling; gray images are expanded to RGB.  CMYK files are refused.
+ * Data libjpeg calls corrupt (a truncated file, a bad Huffman code) is an
+ * error, not a warning: no partly gray image comes back.
+ *
+ * Return: 0, or the -errno of opening @path, -EINVAL if the file is not
+ * a JPEG or is corrupt, truncated or CMYK, -EFBIG if the image is larger
+ * than 65536 pixels per side or 128 Mpixel, -ENOMEM.
+ * npr_image_last_error() says what was wrong.
+ *
+ * Context: any thread; calls on distinct images may run concurrently.
+ */
+int npr_image_load_jpeg(const char *path, struct npr_image *img)
+{
+	struct jpeg_decompress_struct d;
+	struct jpeg_fail jf;
+	uint8_t *volatile px = NULL;
+	volatile int err = -EINVAL;
+	FILE *f;
+
+	memset(img, 0, sizeof(*img));
+	last_error[0] = '\0';
+	f = fopen(path, "rb");
+	if (!f) {
+		err = -errno;
+		set_error("%s: %s", path, strerror(errno));
+		return err;
+	}
+	d.err = jpeg_std_error(&jf.mgr);
+	jf.mgr.error_exit = jpeg_fail_exit;
+	jf.mgr.emit_message = jpeg_fail_message;
+	jf.path = path;
+	jf.corrupt = 0;
+	if (setjmp(jf.jmp)) {
+		/* jpeg_fail_exit() has set the message */
+		goto out;
+	}
+	jpeg_create_decompress(&d);
+	jpeg_stdio_src(&d, f);
+	jpeg_read_header(&d, TRUE);
+	if (d.jpeg_color_space == JCS_CMYK || d.jpeg_color_space == JCS_YCCK) {
+		set_error("%s: CMYK JPEG files are not supported", path);
+		goto out;
+	}
+	if (d.image_width > IMAGE_MAX_SIDE || d.image_height > IMAGE_MAX_SIDE ||
+	    (long)d.image_width * d.image_height > IMAGE_MAX_PIXELS) {
+		set_error("%s: %ux%u pixels is too large", path,
+			  d.image_width, d.image_height);
+		err = -EFBIG;
+		goto out;
+	}
+	d.out_color_space = JCS_RGB;
+	jpeg_start_decompress(&d);
+	if (d.output_components != 3) {
+		set_error("%s: cannot convert to 8-bit RGB", path);
+		goto out;
+	}
+	px = malloc((size_t)d.output_width * d.output_height * 3);
+	if (!px) {
+		set_error("%s: out of memory", path);
+		err = -ENOMEM;
+		goto out;
+	}
+	while (d.output_scanline < d.output_height && !jf.corrupt) {
+		JSAMPROW row = px + (size_t)d.output_scanline *
+				    d.output_width * 3;
+
+		jpeg_read_scanlines(&d, &row, 1);
+	}
+	if (jf.corrupt)		/* jpeg_fail_message() has set the message */
+		goto out;
+	jpeg_finish_decompress(&d);
+	if (jf.corrupt)
+		goto out;
+	img->w = (int)d.output_width;
+	img->h = (int)d.output_height;
+	img->c = 3;
+	img->px = px;
+	px = NULL;
+	err = 0;
+out:
+	jpeg_destroy_decompress(&d);
+	free(px);
+	fclose(f);
+	return err;
+}
+
+/**
+ * npr_image_load() - read a PNG or JPEG file as 8-bit RGB
+ * @path: file name; the format is told by the file's first bytes (the
+ *        PNG signature, or a JPEG's start-of-image marker FF D8 FF), not
+ *        by its name.
+ * @img: as npr_image_load_png()'s.
+ *
+ * Return: npr_image_load_png()'s or npr_image_load_jpeg()'s; -EINVAL
+ * for a file that is neither.
+ *
+ * Context: any thread; calls on distinct images may run concurrently.
+ */
+int npr_image_load(const char *path, struct npr_image *img)
+{
+	static const unsigned char png_sig[8] = {
+		0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n',
+	};
+	unsigned char magic[8] = { 0 };
+	FILE *f;
+	size_t n;
+	int err;
+
+	memset(img, 0, sizeof(*img));
+	last_error[0] = '\0';
+	f = fopen(path, "rb");
+	if (!f) {
+		err = -errno;
+		set_error("%s: %s", path, strerror(errno));
+		return err;
+	}
+	n = fread(magic, 1, sizeof(magic), f);
+	fclose(f);
+	if (n == sizeof(magic) && !memcmp(magic, png_sig, sizeof(png_sig)))
+		return npr_image_load_png(path, img);
+	if (n >= 3 && magic[0] == 0xff && magic[1] == 0xd8 && magic[2] == 0xff)
+		return npr_image_load_jpeg(path, img);
+	set_error("%s: neither a PNG nor a JPEG file", path);
+	return -EINVAL;
 }
 
 /**

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Images for the tools and tests: PNG loading, bilinear resize, and the
+ * Images for the tools and tests: PNG and JPEG loading, bilinear resize, and the
  * conversion to a model input tensor with the usual preprocessing.
  */
 #ifndef NPR_TOOLS_IMAGE_H
@@ -49,7 +49,9 @@ struct npr_preproc {
 
 void npr_preproc_default(struct npr_preproc *pp);
 
+int npr_image_load(const char *path, struct npr_image *img);
 int npr_image_load_png(const char *path, struct npr_image *img);
+int npr_image_load_jpeg(const char *path, struct npr_image *img);
 const char *npr_image_last_error(void);
 void npr_image_free(struct npr_image *img);
 int npr_image_resize_bilinear(const struct npr_image *src, int w, int h,

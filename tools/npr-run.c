@@ -19,6 +19,8 @@
 #include "npuring.h"
 #include "image.h"
 #include "args.h"
+#include "json.h"
+#include "tool.h"
 
 #define MAX_ARGS	64	/* --input and --shape options each */
 #define NUM_VALUES	8	/* values shown of a large output */
@@ -38,7 +40,9 @@ struct port {
 
 static struct {
 	const char *dev, *model, *image, *dump, *cache_dir;
-	const char *inputs[MAX_ARGS], *shapes[MAX_ARGS];
+	const char *inputs[MAX_ARGS], *props[MAX_ARGS];
+	int nprops;
+	struct npr_arg_shape *shapes;
 	int ninputs, nshapes;
 	int top, niter;
 	float threshold;
@@ -47,12 +51,17 @@ static struct {
 	struct npr_preproc pp;
 } opt = { .dev = "cpu", .top = 5, .niter = 1, .threshold = 0.5f };
 
+/* --json: the writer, else NULL for text */
+static struct npr_json *js;
+
 static const char help[] =
-"usage: npr-run -d DEVICE -m MODEL.xml (-i PHOTO.png | --input NAME=FILE ...)\n"
-"       npr-run -d DEVICE --info\n"
+"usage: npr-run -d DEVICE -m MODEL (-i PHOTO | --input NAME=FILE ...)\n"
 "               [--shape NAME=D0,D1,...] [--top K] [--threshold T]\n"
 "               [--niter N] [--dump DIR] [--json] [--cache-dir DIR]\n"
+"               [--prop NAME=VALUE ...]\n"
 "               [--rgb] [--scale S] [--mean A,B,C] [--std A,B,C]\n"
+"       npr-run -d DEVICE --info\n"
+"       npr-run --version\n"
 "\n"
 "Load an OpenVINO IR model (the .bin next to the .xml) or an ONNX model\n"
 "and compile it for DEVICE (or import a compiled-model blob written by\n"
@@ -61,13 +70,17 @@ static const char help[] =
 "([1,1,N,7] output), or the shape and first values of anything else.\n"
 "\n"
 "  -d, --device DEV      device to open (default cpu)\n"
-"  -m, --model XML       the model's .xml file\n"
-"  -i, --image PNG       photo for the model's image input: the first\n"
-"                        input of shape [N,C,H,W] with C = 1 or 3\n"
+"  -m, --model MODEL     an IR .xml (with its .bin), an ONNX .onnx, or a\n"
+"                        compiled-model blob of npr-compile\n"
+"  -i, --image PHOTO     a PNG or JPEG photo (told by its contents, not\n"
+"                        its name) for the model's image input: the\n"
+"                        first input of shape [N,C,H,W] with C = 1 or 3\n"
 "      --input NAME=FILE raw little-endian f32 values for input NAME,\n"
 "                        converted to the input's element type; the\n"
 "                        file holds exactly as many values as the input\n"
-"      --shape NAME=DIMS input NAME's shape, e.g. data=1,3,224,224\n"
+"      --shape SHAPE     an input's shape: NAME=1,3,224,224,\n"
+"                        NAME[1,3,224,224] or [1,3,224,224] for the only\n"
+"                        input; may repeat\n"
 "      --top K           classes shown for a classifier (default 5)\n"
 "      --threshold T     lowest confidence of a detection (default 0.5)\n"
 "      --niter N         run N times; the median of runs 2..N is the\n"
@@ -78,6 +91,8 @@ static const char help[] =
 "      --json            print one JSON object instead of text\n"
 "      --info            describe DEVICE (or say why it cannot be opened)\n"
 "                        and exit\n"
+"      --prop NAME=VALUE a device property by its name, set before the\n"
+"                        model is compiled, e.g. INFERENCE_NUM_THREADS=1\n"
 "      --cache-dir DIR   compile through the model cache in DIR\n"
 "                        (CACHE_DIR); the model is loaded deferred\n"
 "                        (NPR_MODEL_LOAD_DEFER), so a hit reads none of\n"
@@ -86,6 +101,9 @@ static const char help[] =
 "                        device's ring (SUBMIT + REAP) instead of the\n"
 "                        synchronous INFER call\n"
 "  -h, --help            show this help\n"
+"      --version         print the version\n"
+"\n"
+"benchmark_app's -niter, -shape and -data_shape work too.\n"
 "\n"
 "Preprocessing of -i, Open Model Zoo's by default: the photo is resized\n"
 "to the input's W x H with bilinear interpolation (pixel centres\n"
@@ -103,35 +121,8 @@ static const char help[] =
 "\n"
 "Exit status: 0 on success, 1 on failure, 2 on a usage error.\n";
 
-/* @fmt NULL: getopt has already said what is wrong. */
-static void __attribute__((noreturn, format(printf, 1, 2)))
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (fmt) {
-		fputs("npr-run: ", stderr);
-		va_start(ap, fmt);
-		vfprintf(stderr, fmt, ap);
-		va_end(ap);
-		fputc('\n', stderr);
-	}
-	fputs("Try 'npr-run --help' for more information.\n", stderr);
-	exit(2);
-}
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("npr-run: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
+#define usage_error npr_tool_usage
+#define fail npr_tool_fail
 
 /* A library call failed: "npr-run: <what>: <errno text>: <detail>". */
 static void __attribute__((noreturn)) fail_lib(const char *what, int err)
@@ -227,38 +218,24 @@ static void check_arg_names(const char *opt_name, const char *const *args,
 		for (k = 0; k < nports; k++)
 			if (arg_for(&args[i], 1, ports[k].name))
 				break;
-		if (k == nports)
-			fail("%s %s: the model has no input of that name",
-			     opt_name, args[i]);
+		if (k == nports) {
+			char names[1024] = "";
+			size_t o = 0;
+
+			for (k = 0; k < nports && o < sizeof(names); k++)
+				o += snprintf(names + o, sizeof(names) - o,
+					      "%s%s", k ? ", " : "",
+					      ports[k].name);
+			usage_error("%s %s: the model has no input of that name; its inputs: %s",
+				    opt_name, args[i], names);
+		}
 	}
 	for (k = 0; k < nports; k++) {
 		for (i = 0, hits = 0; i < n; i++)
 			hits += arg_for(&args[i], 1, ports[k].name) != NULL;
 		if (hits > 1)
-			fail("%s: input %s given %d times", opt_name,
-			     ports[k].name, hits);
-	}
-}
-
-static void parse_shape(const char *name, const char *s,
-			struct npr_shape_arg *sa)
-{
-	const char *arg = s;
-	long long d;
-	char *end;
-
-	sa->rank = 0;
-	for (;;) {
-		errno = 0;
-		d = strtoll(s, &end, 10);
-		if (errno || end == s || d < 1 || sa->rank == NPR_MAX_RANK ||
-		    (*end && *end != ','))
-			fail("--shape %s=%s: expected 1 to %d dimensions >= 1, separated by commas",
-			     name, arg, NPR_MAX_RANK);
-		sa->dims[sa->rank++] = d;
-		if (!*end)
-			return;
-		s = end + 1;
+			usage_error("%s: input %s given %d times", opt_name,
+				    ports[k].name, hits);
 	}
 }
 
@@ -490,7 +467,7 @@ static void fill_image(struct port *p, struct npr_image *orig)
 		     npr_elem_name(p->type));
 	if (p->dims[2] > INT_MAX || p->dims[3] > INT_MAX)
 		fail("input %s: image size too large", p->name);
-	err = npr_image_load_png(opt.image, orig);
+	err = npr_image_load(opt.image, orig);
 	if (err)
 		fail("%s", npr_image_last_error());
 	err = npr_image_resize_bilinear(orig, (int)p->dims[3],
@@ -567,14 +544,14 @@ static void assign_inputs(struct port *ins, int nin)
 		}
 	}
 	if (opt.image && image < 0)
-		fail("-i %s: the model has no image input left ([N,C,H,W] with C = 1 or 3)",
+		usage_error("-i %s: the model has no image input left ([N,C,H,W] with C = 1 or 3)",
 		     opt.image);
 	for (i = 0; i < nin; i++)
 		if (!ins[i].file && !ins[i].image && o < sizeof(missing))
 			o += snprintf(missing + o, sizeof(missing) - o,
 				      "%s%s", o ? ", " : "", ins[i].name);
 	if (o)
-		fail("no data for input%s %s: give -i PHOTO.png or --input NAME=FILE.f32",
+		usage_error("no data for input%s %s: give -i PHOTO or --input NAME=FILE.f32",
 		     strchr(missing, ',') ? "s" : "", missing);
 }
 
@@ -650,38 +627,29 @@ static int *rank_scores(const float *f, size_t n)
 
 /* ---- JSON ---- */
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = *s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
-static void json_num(FILE *f, double v, const char *fmt)
-{
-	if (isfinite(v))
-		fprintf(f, fmt, v);
-	else
-		fputs("null", f);
-}
-
-static void json_shape(FILE *f, const struct port *p)
+static void json_shape(struct npr_json *j, const struct port *p)
 {
 	unsigned int i;
 
-	fputc('[', f);
+	npr_json_begin_array(j);
 	for (i = 0; i < p->rank; i++)
-		fprintf(f, "%s%lld", i ? "," : "", (long long)p->dims[i]);
-	fputc(']', f);
+		npr_json_int(j, p->dims[i]);
+	npr_json_end_array(j);
+}
+
+/* @v rounded to @digits significant digits, as the text shows it */
+static double sig(double v, int digits)
+{
+	char buf[40];
+
+	snprintf(buf, sizeof(buf), "%.*g", digits, v);
+	return strtod(buf, NULL);
+}
+
+/* @v rounded to 3 decimals, as the text shows it */
+static double r3(double v)
+{
+	return round(v * 1000) / 1000;
 }
 
 /* ---- --dump ---- */
@@ -689,6 +657,7 @@ static void json_shape(FILE *f, const struct port *p)
 static void dump_outputs(const struct port *outs, int nout)
 {
 	char path[PATH_MAX], (*names)[256];
+	struct npr_json *jw;
 	uint8_t *buf;
 	FILE *j, *f;
 	int i, k;
@@ -714,9 +683,10 @@ static void dump_outputs(const struct port *outs, int nout)
 
 	snprintf(path, sizeof(path), "%s/outputs.json", opt.dump);
 	j = fopen(path, "w");
-	if (!j)
+	jw = j ? npr_json_new(j, NPR_JSON_PRETTY) : NULL;
+	if (!jw)
 		fail("%s: %s", path, strerror(errno));
-	fputs("[\n", j);
+	npr_json_begin_array(jw);
 	for (i = 0; i < nout; i++) {
 		const struct port *p = &outs[i];
 		size_t n;
@@ -731,19 +701,22 @@ static void dump_outputs(const struct port *outs, int nout)
 			fail("%s: %s", path, strerror(errno));
 		free(buf);
 
-		fputs("  {\"name\": ", j);
-		json_str(j, p->name);
-		fputs(", \"file\": ", j);
+		npr_json_begin_object(jw);
+		npr_json_kv_string(jw, "name", p->name);
 		snprintf(path, sizeof(path), "%s.f32", names[i]);
-		json_str(j, path);
-		fputs(", \"shape\": ", j);
-		json_shape(j, p);
-		fprintf(j, ", \"element_type\": \"f32\", \"source_element_type\": \"%s\"}%s\n",
-			npr_elem_name(p->type), i < nout - 1 ? "," : "");
+		npr_json_kv_string(jw, "file", path);
+		npr_json_key(jw, "shape");
+		json_shape(jw, p);
+		npr_json_kv_string(jw, "element_type", "f32");
+		npr_json_kv_string(jw, "source_element_type",
+				   npr_elem_name(p->type));
+		npr_json_end_object(jw);
 	}
-	fputs("]\n", j);
-	if (fclose(j))
-		fail("%s/outputs.json: %s", opt.dump, strerror(errno));
+	npr_json_end_array(jw);
+	k = npr_json_free(jw);
+	if (fclose(j) || k)
+		fail("%s/outputs.json: %s", opt.dump,
+		     strerror(k ? -k : errno));
 	free(names);
 }
 
@@ -764,15 +737,18 @@ static void print_detections(const struct port *p,
 	int64_t r, shown = 0;
 	int k;
 
-	if (opt.json)
-		printf(",\"kind\":\"detections\",\"detections\":[");
+	if (js) {
+		npr_json_kv_string(js, "kind", "detections");
+		npr_json_key(js, "detections");
+		npr_json_begin_array(js);
+	}
 	for (r = 0; r < p->dims[2]; r++) {
 		const float *d = p->f + r * 7;
 		double box[4] = { d[3] * W, d[4] * H, d[5] * W, d[6] * H };
 
 		if (d[0] < 0 || !(d[2] >= opt.threshold))
 			continue;
-		if (!opt.json) {
+		if (!js) {
 			printf(orig->px ? "  label %-3d confidence %.3f  box %.0f,%.0f %.0f,%.0f px\n" :
 			       "  label %-3d confidence %.3f  box %.3f,%.3f %.3f,%.3f\n",
 			       (int)d[1], d[2], box[0], box[1], box[2],
@@ -780,18 +756,20 @@ static void print_detections(const struct port *p,
 			shown++;
 			continue;
 		}
-		printf("%s{\"image_id\":%d,\"label\":%d,\"confidence\":",
-		       shown++ ? "," : "", (int)d[0], (int)d[1]);
-		json_num(stdout, d[2], "%.5f");
-		printf(",\"box\":[");
-		for (k = 0; k < 4; k++) {
-			printf(k ? "," : "");
-			json_num(stdout, box[k], "%.1f");
-		}
-		printf("]}");
+		shown++;
+		npr_json_begin_object(js);
+		npr_json_kv_int(js, "image_id", (int)d[0]);
+		npr_json_kv_int(js, "label", (int)d[1]);
+		npr_json_kv_double(js, "confidence", round(d[2] * 1e5) / 1e5);
+		npr_json_key(js, "box");
+		npr_json_begin_array(js);
+		for (k = 0; k < 4; k++)
+			npr_json_double(js, round(box[k] * 10) / 10);
+		npr_json_end_array(js);
+		npr_json_end_object(js);
 	}
-	if (opt.json)
-		putchar(']');
+	if (js)
+		npr_json_end_array(js);
 	else if (!shown)
 		printf("  no detection with confidence >= %g\n",
 		       opt.threshold);
@@ -801,33 +779,36 @@ static void print_detections(const struct port *p,
 static void print_classes(const struct port *p)
 {
 	size_t c = p->dims[1], n;
-	int top = opt.top < (int)c ? opt.top : (int)c, k, shown = 0;
+	int top = opt.top < (int)c ? opt.top : (int)c, k;
 
-	if (opt.json)
-		printf(",\"kind\":\"classes\",\"top\":[");
+	if (js) {
+		npr_json_kv_string(js, "kind", "classes");
+		npr_json_key(js, "top");
+		npr_json_begin_array(js);
+	}
 	for (n = 0; n < (size_t)p->dims[0]; n++) {
 		const float *f = p->f + n * c;
 		int *idx = rank_scores(f, c);
 
-		if (!opt.json && p->dims[0] > 1)
+		if (!js && p->dims[0] > 1)
 			printf("  image %zu\n", n);
 		for (k = 0; k < top; k++) {
-			if (!opt.json) {
+			if (!js) {
 				printf("  class %4d  score %.5f\n", idx[k],
 				       f[idx[k]]);
 				continue;
 			}
-			printf("%s{", shown++ ? "," : "");
+			npr_json_begin_object(js);
 			if (p->dims[0] > 1)
-				printf("\"image\":%zu,", n);
-			printf("\"class\":%d,\"score\":", idx[k]);
-			json_num(stdout, f[idx[k]], "%.6g");
-			putchar('}');
+				npr_json_kv_uint(js, "image", n);
+			npr_json_kv_int(js, "class", idx[k]);
+			npr_json_kv_double(js, "score", sig(f[idx[k]], 6));
+			npr_json_end_object(js);
 		}
 		free(idx);
 	}
-	if (opt.json)
-		putchar(']');
+	if (js)
+		npr_json_end_array(js);
 }
 
 /* The first values, or all of them when there are few. */
@@ -837,17 +818,21 @@ static void print_values(const struct port *p)
 
 	if (show > 2 * NUM_VALUES)
 		show = NUM_VALUES;
-	printf(opt.json ? ",\"kind\":\"tensor\",\"values\":[" : "  values");
-	for (k = 0; k < show; k++) {
-		if (opt.json) {
-			printf(k ? "," : "");
-			json_num(stdout, p->f[k], "%.6g");
-		} else {
-			printf(" %.6g", p->f[k]);
-		}
+	if (js) {
+		npr_json_kv_string(js, "kind", "tensor");
+		npr_json_key(js, "values");
+		npr_json_begin_array(js);
+	} else {
+		printf("  values");
 	}
-	if (opt.json)
-		putchar(']');
+	for (k = 0; k < show; k++) {
+		if (js)
+			npr_json_double(js, sig(p->f[k], 6));
+		else
+			printf(" %.6g", p->f[k]);
+	}
+	if (js)
+		npr_json_end_array(js);
 	else
 		printf("%s\n", p->numel > show ? " ..." : "");
 }
@@ -857,12 +842,12 @@ static void print_output(const struct port *p, int i,
 {
 	char sh[160];
 
-	if (opt.json) {
-		printf("%s{\"name\":", i ? "," : "");
-		json_str(stdout, p->name);
-		printf(",\"shape\":");
-		json_shape(stdout, p);
-		printf(",\"element_type\":\"%s\"", npr_elem_name(p->type));
+	if (js) {
+		npr_json_begin_object(js);
+		npr_json_kv_string(js, "name", p->name);
+		npr_json_key(js, "shape");
+		json_shape(js, p);
+		npr_json_kv_string(js, "element_type", npr_elem_name(p->type));
 	} else {
 		shape_str(p, sh, sizeof(sh));
 		printf("output  %s %s %s\n", p->name, npr_elem_name(p->type),
@@ -874,44 +859,59 @@ static void print_output(const struct port *p, int i,
 		print_classes(p);
 	else
 		print_values(p);
-	if (opt.json)
-		putchar('}');
+	if (js)
+		npr_json_end_object(js);
 }
 
 static void print_report(const struct npr_model_info *mi,
 			 const struct port *ins, const struct port *outs,
 			 const struct npr_image *orig, const struct timings *t)
 {
+	char format[64];
 	int i;
 
-	if (opt.json) {
-		printf("{\"device\":");
-		json_str(stdout, opt.dev);
-		printf(",\"model\":");
-		json_str(stdout, opt.model);
-		printf(",\"timings_ms\":{\"load\":%.3f,\"compile\":%.3f,\"first_infer\":%.3f,\"first_exec\":%.3f",
-		       t->load, t->compile, t->first, t->first_exec);
+	npr_arg_model_format(opt.model, mi->ir_version, format,
+			     sizeof(format));
+	if (js) {
+		npr_json_begin_object(js);
+		npr_json_kv_string(js, "device", opt.dev);
+		npr_json_kv_string(js, "model", opt.model);
+		npr_json_kv_string(js, "format", format);
+		npr_json_key(js, "timings_ms");
+		npr_json_begin_object(js);
+		npr_json_kv_double(js, "load", r3(t->load));
+		npr_json_kv_double(js, "compile", r3(t->compile));
+		npr_json_kv_double(js, "first_infer", r3(t->first));
+		npr_json_kv_double(js, "first_exec", r3(t->first_exec));
 		if (t->from_cache >= 0)
-			printf(",\"loaded_from_cache\":%d", t->from_cache);
-		if (opt.niter > 1)
-			printf(",\"steady_infer\":%.3f,\"steady_exec\":%.3f,\"steady_runs\":%d",
-			       t->steady, t->steady_exec, opt.niter - 1);
-		printf("},\"inputs\":[");
-		for (i = 0; i < (int)mi->num_inputs; i++) {
-			printf("%s{\"name\":", i ? "," : "");
-			json_str(stdout, ins[i].name);
-			printf(",\"shape\":");
-			json_shape(stdout, &ins[i]);
-			printf(",\"element_type\":\"%s\",\"source\":",
-			       npr_elem_name(ins[i].type));
-			json_str(stdout,
-				 ins[i].image ? opt.image : ins[i].file);
-			putchar('}');
+			npr_json_kv_int(js, "loaded_from_cache",
+					t->from_cache);
+		if (opt.niter > 1) {
+			npr_json_kv_double(js, "steady_infer", r3(t->steady));
+			npr_json_kv_double(js, "steady_exec",
+					   r3(t->steady_exec));
+			npr_json_kv_int(js, "steady_runs", opt.niter - 1);
 		}
-		printf("],\"outputs\":[");
+		npr_json_end_object(js);
+		npr_json_key(js, "inputs");
+		npr_json_begin_array(js);
+		for (i = 0; i < (int)mi->num_inputs; i++) {
+			npr_json_begin_object(js);
+			npr_json_kv_string(js, "name", ins[i].name);
+			npr_json_key(js, "shape");
+			json_shape(js, &ins[i]);
+			npr_json_kv_string(js, "element_type",
+					   npr_elem_name(ins[i].type));
+			npr_json_kv_string(js, "source", ins[i].image ?
+					   opt.image : ins[i].file);
+			npr_json_end_object(js);
+		}
+		npr_json_end_array(js);
+		npr_json_key(js, "outputs");
+		npr_json_begin_array(js);
 	} else {
-		printf("model   %s (IR v%u, %u nodes)\n", opt.model,
-		       mi->ir_version, mi->num_nodes);
+		printf("model   %s (%s, %u nodes)\n", opt.model, format,
+		       mi->num_nodes);
 		printf("device  %s\n", opt.dev);
 		for (i = 0; i < (int)mi->num_inputs; i++) {
 			char sh[160];
@@ -930,8 +930,9 @@ static void print_report(const struct npr_model_info *mi,
 	}
 	for (i = 0; i < (int)mi->num_outputs; i++)
 		print_output(&outs[i], i, orig);
-	if (opt.json) {
-		printf("]}\n");
+	if (js) {
+		npr_json_end_array(js);
+		npr_json_end_object(js);
 		return;
 	}
 	printf("timing  load %.2f ms, compile %.2f ms%s\n", t->load, t->compile,
@@ -992,11 +993,19 @@ static void parse_args(int argc, char **argv)
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "info",	no_argument,		NULL, 'F' },
 		{ "cache-dir",	required_argument,	NULL, 'C' },
+		{ "prop",	required_argument,	NULL, 'P' },
+		{ "version",	no_argument,		NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, i;
+	static const struct npr_tool_alias aliases[] = {
+		{ "niter", "niter" }, { "shape", "shape" },
+		{ "data_shape", "shape" }, { NULL, NULL },
+	};
+	char msg[1024];
+	int c, i, err;
 
 	npr_preproc_default(&opt.pp);
+	npr_tool_aliases(argc, argv, "d:m:i:h", lopts, aliases);
 	while ((c = getopt_long(argc, argv, "d:m:i:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -1012,8 +1021,13 @@ static void parse_args(int argc, char **argv)
 			add_named(opt.inputs, &opt.ninputs, "--input", "FILE");
 			break;
 		case 'S':
-			add_named(opt.shapes, &opt.nshapes, "--shape",
-				  "D0,D1,...");
+			err = npr_arg_parse_shapes(optarg, &opt.shapes,
+						   &opt.nshapes, msg,
+						   sizeof(msg));
+			if (err == -ENOMEM)
+				fail("%s", msg);
+			if (err)
+				usage_error("%s", msg);
 			break;
 		case 'k':
 			opt.top = parse_int("--top", optarg, 0, MAX_TOP);
@@ -1051,8 +1065,17 @@ static void parse_args(int argc, char **argv)
 		case 'h':
 			fputs(help, stdout);
 			exit(0);
+		case 'V':
+			npr_tool_version();
+			exit(0);
 		case 'F':
 			opt.info = true;
+			break;
+		case 'P':
+			if (opt.nprops == MAX_ARGS)
+				usage_error("at most %d --prop options",
+					    MAX_ARGS);
+			opt.props[opt.nprops++] = optarg;
 			break;
 		case 'C':
 			opt.cache_dir = optarg;
@@ -1066,9 +1089,9 @@ static void parse_args(int argc, char **argv)
 	if (opt.info)
 		return;
 	if (!opt.model)
-		usage_error("no model: give -m MODEL.xml");
+		usage_error("no model: give -m MODEL");
 	if (!opt.image && !opt.ninputs)
-		usage_error("no input data: give -i PHOTO.png or --input NAME=FILE");
+		usage_error("no input data: give -i PHOTO or --input NAME=FILE");
 }
 
 /* --info: what DEVICE_INFO reports; npr_open's message if it fails. */
@@ -1134,11 +1157,11 @@ static void run_load(struct run *r)
 		};
 
 		if (opt.nshapes)
-			fail("%s: a compiled blob has fixed shapes; --shape does not apply",
-			     opt.model);
-		if (opt.cache_dir)
-			fail("%s: a compiled blob is compiled already; --cache-dir does not apply",
-			     opt.model);
+			usage_error("%s: a compiled blob has fixed shapes; --shape does not apply",
+				    opt.model);
+		if (opt.cache_dir || opt.nprops)
+			usage_error("%s: a compiled blob is compiled already; --cache-dir and --prop do not apply",
+				    opt.model);
 		err = npr_ioctl(r->fd, NPR_IOCTL_IMPORT, &ia);
 		free(blob);
 		if (err)
@@ -1177,7 +1200,6 @@ static void run_load(struct run *r)
 		fail("out of memory");
 	for (i = 0; i < r->nin; i++)
 		port_query(r->fd, r->mi.handle, i, false, &r->ins[i]);
-	check_arg_names("--shape", opt.shapes, opt.nshapes, r->ins, r->nin);
 	check_arg_names("--input", opt.inputs, opt.ninputs, r->ins, r->nin);
 }
 
@@ -1187,31 +1209,28 @@ static void run_compile(struct run *r)
 	struct npr_shape_arg *shapes;
 	struct npr_req_create rc;
 	struct npr_compile co;
-	int err, i, n = 0;
+	char msg[2048];
 	double t0;
+	int err;
 
 	if (r->req)		/* compiled before the ports were read */
 		return;
 	if (r->exec)		/* imported: compiled already */
 		goto request;
-	shapes = calloc(r->nin + 1, sizeof(*shapes));
+	shapes = calloc(opt.nshapes + 1, sizeof(*shapes));
 	if (!shapes)
 		fail("out of memory");
-	for (i = 0; i < r->nin; i++) {
-		const char *s = arg_for(opt.shapes, opt.nshapes,
-					r->ins[i].name);
-
-		if (!s)
-			continue;
-		shapes[n].index = i;
-		parse_shape(r->ins[i].name, s, &shapes[n]);
-		n++;
-	}
+	err = npr_arg_resolve_shapes(r->fd, r->model, opt.shapes, opt.nshapes,
+				     shapes, msg, sizeof(msg));
+	if (err && npr_arg_is_usage(err))
+		usage_error("%s", msg);
+	if (err)
+		fail("%s", msg);
 
 	t0 = now_ms();
 	npr_prep_compile(&co, r->model);
 	co.shapes = (uintptr_t)shapes;
-	co.num_shapes = n;
+	co.num_shapes = opt.nshapes;
 	err = npr_ioctl(r->fd, NPR_IOCTL_COMPILE, &co);
 	if (err)
 		fail_lib("COMPILE", err);
@@ -1368,8 +1387,9 @@ static void ports_free(struct port *ports, int n)
 int main(int argc, char **argv)
 {
 	struct run r = { 0 };
-	int err;
+	int err, i;
 
+	npr_tool_init("npr-run");
 	parse_args(argc, argv);
 	if (opt.info)
 		return print_info();
@@ -1378,6 +1398,15 @@ int main(int argc, char **argv)
 	if (r.fd < 0)
 		fail_lib(opt.dev, r.fd);
 	r.t.from_cache = -1;
+	for (i = 0; i < opt.nprops; i++) {
+		char msg[2048];
+
+		err = npr_arg_set_prop(r.fd, opt.props[i], msg, sizeof(msg));
+		if (err && npr_arg_is_usage(err))
+			usage_error("%s", msg);
+		if (err)
+			fail("%s", msg);
+	}
 	if (opt.cache_dir) {
 		struct npr_param pa = {
 			.size = sizeof(pa), .param = NPR_PARAM_CACHE_DIR,
@@ -1397,7 +1426,11 @@ int main(int argc, char **argv)
 
 	if (opt.dump)
 		dump_outputs(r.outs, r.nout);
+	if (opt.json)
+		js = npr_tool_json_begin(0);
 	print_report(&r.mi, r.ins, r.outs, &r.orig, &r.t);
+	if (js)
+		npr_tool_json_end(js);
 
 	ports_free(r.ins, r.nin);
 	ports_free(r.outs, r.nout);
@@ -1406,5 +1439,6 @@ int main(int argc, char **argv)
 	err = npr_close(r.fd);
 	if (err)
 		fail_lib("close", err);
-	return fflush(stdout) ? 1 : 0;
+	npr_arg_free_shapes(opt.shapes, opt.nshapes);
+	return 0;
 }
