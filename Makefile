@@ -36,6 +36,8 @@ XML_LIBS := $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null || echo -lxml2)
 PNG_CFLAGS := $(shell $(PKG_CONFIG) --cflags libpng 2>/dev/null)
 PNG_LIBS := $(shell $(PKG_CONFIG) --libs libpng 2>/dev/null || echo -lpng)
 
+# libjpeg-turbo (libjpeg62-turbo-dev) has no .pc file on every release
+JPEG_LIBS := $(shell $(PKG_CONFIG) --libs libjpeg 2>/dev/null || echo -ljpeg)
 PROTOBUF_LIBS := $(shell $(PKG_CONFIG) --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 PROTOC_C ?= protoc-c
@@ -120,11 +122,12 @@ $(LIBSO): $(LIB_OBJS) $(srctree)/lib/npuring.map
 	$(Q)ln -sf libnpuring.so $@.$(SONAME_MAJOR)
 
 # Tools and tests link the static library: no LD_LIBRARY_PATH needed.
-# <prog>-ldflags: link flags of that program only (fault_test's --wrap).
+# <prog>-ldflags: link flags of that program only (fault_test's --wrap);
+# <prog>-libs: libraries of that program only (npr-batch's libjpeg).
 define link_prog
 $(obj)/$(1)/$(2): $(addprefix $(obj)/,$($(2)-objs)) $(LIBA)
 	$$(quiet) LD $(1)/$(2)
-	$$(Q)$$(CC) $$(LDFLAGS) $$($(2)-ldflags) -o $$@ $(addprefix $(obj)/,$($(2)-objs)) $(LIBA) $$(LIBS)
+	$$(Q)$$(CC) $$(LDFLAGS) $$($(2)-ldflags) -o $$@ $(addprefix $(obj)/,$($(2)-objs)) $(LIBA) $$($(2)-libs) $$(LIBS)
 endef
 $(foreach t,$(tools-y),$(eval $(call link_prog,tools,$(t))))
 
