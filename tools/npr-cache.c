@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <ftw.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,16 +17,22 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "json.h"
 #include "npuring.h"
+#include "tool.h"
 
 static const char usage[] =
-"usage: npr-cache [-C DIR] list\n"
-"       npr-cache [-C DIR] verify\n"
-"       npr-cache [-C DIR] prune --max-mb N\n"
-"       npr-cache [-C DIR] why -m MODEL [-d DEVICE] [--shape NAME=DIMS]\n"
-"                              [--prop NAME=VALUE ...]\n"
+"usage: npr-cache [-C DIR] [--json] list\n"
+"       npr-cache [-C DIR] [--json] verify\n"
+"       npr-cache [-C DIR] [--json] prune --max-mb N\n"
+"       npr-cache [-C DIR] [--json] why -m MODEL [-d DEVICE]\n"
+"                              [--shape NAME=DIMS] [--prop NAME=VALUE ...]\n"
+"       npr-cache --version\n"
 "\n"
 "DIR is the cache directory (CACHE_DIR), by default $NPR_CACHE_DIR.\n"
+"MODEL is an IR .xml (with its .bin) or an ONNX .onnx file.  --shape\n"
+"also takes NAME[D0,D1,...] and [D0,D1,...]; --json prints one JSON\n"
+"object instead of text.\n"
 "\n"
 "  list    every entry: key, model, device, size, last use\n"
 "  verify  import every entry on its device; report those that fail\n"
@@ -35,19 +40,23 @@ static const char usage[] =
 "          at most N MiB\n"
 "  why     compile MODEL as the options say, and tell whether it is in\n"
 "          the cache, or else which part of the key differs from the\n"
-"          entries of the same model\n";
+"          entries of the same model\n"
+"\n"
+"Exit status: 0 on success (why: the model is in the cache; verify: no\n"
+"bad entry), 1 on failure (why: not in the cache; verify: a bad entry),\n"
+"2 on a usage error.\n";
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-fail(const char *fmt, ...)
+#define fail npr_tool_fail
+
+/* --json: the writer, else NULL for text */
+static struct npr_json *js;
+
+/* A --prop or --shape error: the user's (status 2) or not (1). */
+static void __attribute__((noreturn)) fail_arg(int err, const char *msg)
 {
-	va_list ap;
-
-	fputs("npr-cache: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
+	if (npr_arg_is_usage(err))
+		npr_tool_usage("%s", msg);
+	fail("%s", msg);
 }
 
 struct entry {
@@ -142,22 +151,66 @@ static void cmd_list(const char *dir)
 	struct entry *e = scan(dir, &n);
 	long long total = 0;
 
-	printf("%-32s  %-24s %-6s %10s  %s\n", "key", "model", "device",
-	       "bytes", "last use");
+	if (js) {
+		npr_json_begin_object(js);
+		npr_json_key(js, "entries");
+		npr_json_begin_array(js);
+	} else {
+		printf("%-32s  %-24s %-6s %10s  %s\n", "key", "model",
+		       "device", "bytes", "last use");
+	}
 	for (i = n - 1; i >= 0; i--) {
-		char name[64], dev[32], when[64];
+		char name[256], dev[32], when[64];
 		struct tm tm;
 
 		localtime_r(&e[i].used.tv_sec, &tm);
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-		printf("%s  %-24.24s %-6.6s %10lld  %s\n", e[i].key,
-		       meta_get(e[i].meta, "name", name, sizeof(name)),
-		       meta_get(e[i].meta, "backend", dev, sizeof(dev)),
-		       (long long)e[i].size, when);
+		meta_get(e[i].meta, "name", name, sizeof(name));
+		meta_get(e[i].meta, "backend", dev, sizeof(dev));
 		total += e[i].size;
+		if (!js) {
+			printf("%s  %-24.24s %-6.6s %10lld  %s\n", e[i].key,
+			       name, dev, (long long)e[i].size, when);
+			continue;
+		}
+		npr_json_begin_object(js);
+		npr_json_kv_string(js, "key", e[i].key);
+		npr_json_kv_string(js, "model", name);
+		npr_json_kv_string(js, "device", dev);
+		npr_json_kv_int(js, "bytes", e[i].size);
+		npr_json_kv_int(js, "last_use", e[i].used.tv_sec);
+		npr_json_end_object(js);
 	}
-	printf("%d entries, %lld bytes\n", n, total);
+	if (js) {
+		npr_json_end_array(js);
+		npr_json_kv_int(js, "count", n);
+		npr_json_kv_int(js, "bytes", total);
+		npr_json_end_object(js);
+	} else {
+		printf("%d entries, %lld bytes\n", n, total);
+	}
 	free(e);
+}
+
+/* One entry's verdict: "ok", "bad" or "skipped" (no such device). */
+static void verify_line(const char *key, const char *status,
+			const char *why, const char *dev)
+{
+	if (js) {
+		npr_json_begin_object(js);
+		npr_json_kv_string(js, "key", key);
+		npr_json_kv_string(js, "device", dev);
+		npr_json_kv_string(js, "status", status);
+		if (why)
+			npr_json_kv_string(js, "error", why);
+		npr_json_end_object(js);
+	} else if (!strcmp(status, "skipped")) {
+		printf("%s  skipped: no %s device (%s)\n", key, dev, why);
+	} else if (why) {
+		printf("%s  BAD: %s\n", key, why);
+	} else {
+		printf("%s  ok\n", key);
+	}
 }
 
 static int cmd_verify(const char *dir)
@@ -165,6 +218,11 @@ static int cmd_verify(const char *dir)
 	int n, i, bad = 0;
 	struct entry *e = scan(dir, &n);
 
+	if (js) {
+		npr_json_begin_object(js);
+		npr_json_key(js, "entries");
+		npr_json_begin_array(js);
+	}
 	for (i = 0; i < n; i++) {
 		char path[4200], dev[32];
 		struct npr_import ia = { .size = sizeof(ia) };
@@ -183,24 +241,27 @@ static int cmd_verify(const char *dir)
 		meta_get(e[i].meta, "backend", dev, sizeof(dev));
 		fd = npr_open(strcmp(dev, "?") ? dev : "cpu", 0);
 		if (fd < 0) {
-			printf("%s  skipped: no %s device (%s)\n", e[i].key,
-			       dev, npr_last_error());
+			verify_line(e[i].key, "skipped", npr_last_error(), dev);
 			free(buf);
 			continue;
 		}
 		ia.data = (uintptr_t)buf;
 		ia.bytes = st.st_size;
 		err = npr_ioctl(fd, NPR_IOCTL_IMPORT, &ia);
-		if (err) {
-			printf("%s  BAD: %s\n", e[i].key, npr_last_error());
-			bad++;
-		} else {
-			printf("%s  ok\n", e[i].key);
-		}
+		verify_line(e[i].key, err ? "bad" : "ok",
+			    err ? npr_last_error() : NULL, dev);
+		bad += !!err;
 		npr_close(fd);
 		free(buf);
 	}
-	printf("%d entries, %d bad\n", n, bad);
+	if (js) {
+		npr_json_end_array(js);
+		npr_json_kv_int(js, "count", n);
+		npr_json_kv_int(js, "bad", bad);
+		npr_json_end_object(js);
+	} else {
+		printf("%d entries, %d bad\n", n, bad);
+	}
 	free(e);
 	return bad ? 1 : 0;
 }
@@ -224,8 +285,16 @@ static void cmd_prune(const char *dir, long long max_mb)
 		total -= e[i].size;
 		removed++;
 	}
-	printf("removed %d of %d entries, %lld bytes left\n", removed, n,
-	       total);
+	if (js) {
+		npr_json_begin_object(js);
+		npr_json_kv_int(js, "removed", removed);
+		npr_json_kv_int(js, "count", n);
+		npr_json_kv_int(js, "bytes_left", total);
+		npr_json_end_object(js);
+	} else {
+		printf("removed %d of %d entries, %lld bytes left\n", removed,
+		       n, total);
+	}
 	free(e);
 }
 
@@ -251,31 +320,34 @@ static const char *const key_lines[] = {
  * needed (NPR_MODEL_LOAD_DEFER: keyed by its files).
  */
 static void why_compile(const char *scratch, const char *dev,
-			const char *model, bool defer, char **shapes,
-			int nshapes, char **props, int nprops)
+			const char *model, bool defer,
+			const struct npr_arg_shape *shapes, int nshapes,
+			char **props, int nprops)
 {
 	struct npr_model_load ml;
 	struct npr_compile co;
 	struct npr_prop_arg pa = { .param = NPR_PARAM_CACHE_DIR,
 				   .value = (uintptr_t)scratch };
-	struct npr_shape_arg sh[16];
-	char msg[512];
+	struct npr_shape_arg *sh = calloc(nshapes + 1, sizeof(*sh));
+	char msg[2048];
 	int fd = npr_open(dev, 0), err, i;
 
 	if (fd < 0)
 		fail("%s: %s", dev, npr_last_error());
+	if (!sh)
+		fail("out of memory");
 	for (i = 0; i < nprops; i++)
-		if (npr_arg_set_prop(fd, props[i], msg, sizeof(msg)))
-			fail("%s", msg);
+		if ((err = npr_arg_set_prop(fd, props[i], msg, sizeof(msg))))
+			fail_arg(err, msg);
 	npr_prep_model_load(&ml, model, NULL);
 	if (defer)
 		ml.flags = NPR_MODEL_LOAD_DEFER;
 	if (npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml))
 		fail("%s: %s", model, npr_last_error());
-	for (i = 0; i < nshapes && i < 16; i++)
-		if (npr_arg_shape(fd, ml.handle, shapes[i], &sh[i], msg,
-				  sizeof(msg)))
-			fail("%s", msg);
+	err = npr_arg_resolve_shapes(fd, ml.handle, shapes, nshapes, sh, msg,
+				     sizeof(msg));
+	if (err)
+		fail_arg(err, msg);
 	npr_prep_compile(&co, ml.handle);
 	co.props = (uintptr_t)&pa;
 	co.num_props = 1;
@@ -285,6 +357,7 @@ static void why_compile(const char *scratch, const char *dev,
 	if (err)
 		fail("compile: %s", npr_last_error());
 	npr_close(fd);
+	free(sh);
 }
 
 /* An entry keyed by the model's files (a file= line), not its contents. */
@@ -300,7 +373,8 @@ static bool by_file(const struct entry *e)
  * @dir, each with the one of its kind.
  */
 static int cmd_why(const char *dir, const char *dev, const char *model,
-		   char **shapes, int nshapes, char **props, int nprops)
+		   const struct npr_arg_shape *shapes, int nshapes,
+		   char **props, int nprops)
 {
 	char scratch[] = "/tmp/npr-cache-why.XXXXXX";
 	char name[256], line[256];
@@ -328,8 +402,19 @@ static int cmd_why(const char *dir, const char *dev, const char *model,
 		int diff = 0;
 
 		if (!strcmp(e[i].key, mf->key) || !strcmp(e[i].key, mc->key)) {
-			printf("in the cache: %s (keyed by the model's %s)\n",
-			       e[i].key, by_file(&e[i]) ? "files" : "contents");
+			const char *kind = by_file(&e[i]) ? "files" :
+							    "contents";
+
+			if (js) {
+				npr_json_begin_object(js);
+				npr_json_kv_bool(js, "in_cache", true);
+				npr_json_kv_string(js, "key", e[i].key);
+				npr_json_kv_string(js, "keyed_by", kind);
+				npr_json_end_object(js);
+			} else {
+				printf("in the cache: %s (keyed by the model's %s)\n",
+				       e[i].key, kind);
+			}
 			free(e);
 			free(mine);
 			return 0;
@@ -349,32 +434,66 @@ static int cmd_why(const char *dir, const char *dev, const char *model,
 			best = i;
 		}
 	}
-	printf("not in the cache: key %s (by contents), %s (by files)\n",
-	       mc->key, mf->key);
 	rc = 1;
-	if (best < 0) {
-		printf("no entry of model \"%s\" in %s\n",
-		       meta_get(mc->meta, "name", name, sizeof(name)), dir);
+	meta_get(mc->meta, "name", name, sizeof(name));
+	if (js) {
+		npr_json_begin_object(js);
+		npr_json_kv_bool(js, "in_cache", false);
+		npr_json_kv_string(js, "key_by_contents", mc->key);
+		npr_json_kv_string(js, "key_by_files", mf->key);
+		npr_json_kv_string(js, "model", name);
+		npr_json_kv_string(js, "closest", best < 0 ? NULL :
+				   e[best].key);
+		npr_json_key(js, "differs");
+		npr_json_begin_array(js);
 	} else {
+		printf("not in the cache: key %s (by contents), %s (by files)\n",
+		       mc->key, mf->key);
+		if (best < 0)
+			printf("no entry of model \"%s\" in %s\n", name, dir);
+		else
+			printf("closest entry %s differs in:\n", e[best].key);
+	}
+	for (k = 0; best >= 0 && k < NKEY_LINES; k++) {
 		const struct entry *my = by_file(&e[best]) ? mf : mc;
+		char a[4200], b[4200];
 
-		printf("closest entry %s differs in:\n", e[best].key);
-		for (k = 0; k < NKEY_LINES; k++) {
-			char a[4200], b[4200];
-
-			meta_get(e[best].meta, key_lines[k], a, sizeof(a));
-			meta_get(my->meta, key_lines[k], b, sizeof(b));
-			if (strcmp(a, b))
-				printf("  %-8s cached %s\n  %-8s wanted %s\n",
-				       key_lines[k], a, "", b);
+		meta_get(e[best].meta, key_lines[k], a, sizeof(a));
+		meta_get(my->meta, key_lines[k], b, sizeof(b));
+		if (!strcmp(a, b))
+			continue;
+		if (!js) {
+			printf("  %-8s cached %s\n  %-8s wanted %s\n",
+			       key_lines[k], a, "", b);
+			continue;
 		}
+		npr_json_begin_object(js);
+		npr_json_kv_string(js, "line", key_lines[k]);
+		npr_json_kv_string(js, "cached", a);
+		npr_json_kv_string(js, "wanted", b);
+		npr_json_end_object(js);
+	}
+	if (js) {
+		npr_json_end_array(js);
+		npr_json_end_object(js);
 	}
 	free(e);
 	free(mine);
 	return rc;
 }
 
-int main(int argc, char **argv)
+/* The options, before or after the command. */
+struct opts {
+	const char *dir, *dev, *model;
+	struct npr_arg_shape *shapes;
+	char *props[64];
+	int nshapes, nprops;
+	long long max_mb;
+	bool json;
+};
+
+static void parse_opts(int argc, char **argv, const char *optstring,
+		       struct opts *o)
 {
 	static const struct option longopts[] = {
 		{ "cache-dir", required_argument, NULL, 'C' },
@@ -383,83 +502,93 @@ int main(int argc, char **argv)
 		{ "max-mb", required_argument, NULL, 'M' },
 		{ "shape", required_argument, NULL, 'S' },
 		{ "prop", required_argument, NULL, 'P' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dir = getenv("NPR_CACHE_DIR"), *dev = "cpu", *model = NULL;
-	char *shapes[16], *props[64];
-	int nshapes = 0, nprops = 0, c;
-	long long max_mb = -1;
+	char msg[1024], *end;
+	int c, err;
 
-	while ((c = getopt_long(argc, argv, "+C:d:m:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, optstring, longopts,
+				NULL)) != -1) {
 		switch (c) {
-		case 'C': dir = optarg; break;
-		case 'd': dev = optarg; break;
-		case 'm': model = optarg; break;
-		case 'M': max_mb = strtoll(optarg, NULL, 10); break;
+		case 'C': o->dir = optarg; break;
+		case 'd': o->dev = optarg; break;
+		case 'm': o->model = optarg; break;
+		case 'M':
+			errno = 0;
+			o->max_mb = strtoll(optarg, &end, 10);
+			if (errno || end == optarg || *end || o->max_mb < 0 ||
+			    o->max_mb > (1LL << 40))
+				npr_tool_usage("--max-mb %s: expected a number of MiB >= 0",
+					       optarg);
+			break;
 		case 'S':
-			if (nshapes < 16)
-				shapes[nshapes++] = optarg;
+			err = npr_arg_parse_shapes(optarg, &o->shapes,
+						   &o->nshapes, msg,
+						   sizeof(msg));
+			if (err)
+				fail_arg(err, msg);
 			break;
 		case 'P':
-			if (nprops < 64)
-				props[nprops++] = optarg;
+			if (o->nprops == 64)
+				npr_tool_usage("at most 64 --prop");
+			o->props[o->nprops++] = optarg;
 			break;
+		case 'j': o->json = true; break;
 		case 'h':
 			fputs(usage, stdout);
-			return 0;
+			exit(0);
+		case 'V':
+			npr_tool_version();
+			exit(0);
 		default:
-			fputs(usage, stderr);
-			return 2;
+			npr_tool_usage(NULL);
 		}
 	}
-	if (optind >= argc || !dir) {
-		fputs(usage, stderr);
-		return 2;
-	}
-	/* options may also follow the command */
-	{
-		const char *cmd = argv[optind];
+}
 
-		optind++;
-		while ((c = getopt_long(argc, argv, "C:d:m:h", longopts,
-					NULL)) != -1) {
-			switch (c) {
-			case 'C': dir = optarg; break;
-			case 'd': dev = optarg; break;
-			case 'm': model = optarg; break;
-			case 'M': max_mb = strtoll(optarg, NULL, 10); break;
-			case 'S':
-				if (nshapes < 16)
-					shapes[nshapes++] = optarg;
-				break;
-			case 'P':
-				if (nprops < 64)
-					props[nprops++] = optarg;
-				break;
-			default:
-				fputs(usage, stderr);
-				return 2;
-			}
-		}
-		if (!strcmp(cmd, "list")) {
-			cmd_list(dir);
-			return 0;
-		}
-		if (!strcmp(cmd, "verify"))
-			return cmd_verify(dir);
-		if (!strcmp(cmd, "prune")) {
-			if (max_mb < 0)
-				fail("prune needs --max-mb N");
-			cmd_prune(dir, max_mb);
-			return 0;
-		}
-		if (!strcmp(cmd, "why")) {
-			if (!model)
-				fail("why needs -m MODEL");
-			return cmd_why(dir, dev, model, shapes, nshapes, props,
-				       nprops);
-		}
-		fail("unknown command %s", cmd);
-	}
+int main(int argc, char **argv)
+{
+	struct opts o = {
+		.dir = getenv("NPR_CACHE_DIR"), .dev = "cpu", .max_mb = -1,
+	};
+	const char *cmd;
+	int rc = 0;
+
+	npr_tool_init("npr-cache");
+	parse_opts(argc, argv, "+C:d:m:h", &o);
+	if (optind >= argc)
+		npr_tool_usage("no command: list, verify, prune or why");
+	/* options may also follow the command */
+	cmd = argv[optind++];
+	parse_opts(argc, argv, "C:d:m:h", &o);
+	if (optind < argc)
+		npr_tool_usage("unexpected argument '%s'", argv[optind]);
+	if (strcmp(cmd, "list") && strcmp(cmd, "verify") &&
+	    strcmp(cmd, "prune") && strcmp(cmd, "why"))
+		npr_tool_usage("unknown command %s: list, verify, prune or why",
+			       cmd);
+	if (!o.dir)
+		npr_tool_usage("no cache directory: give -C DIR or set NPR_CACHE_DIR");
+	if (!strcmp(cmd, "prune") && o.max_mb < 0)
+		npr_tool_usage("prune needs --max-mb N");
+	if (!strcmp(cmd, "why") && !o.model)
+		npr_tool_usage("why needs -m MODEL");
+	if (o.json)
+		js = npr_tool_json_begin(0);
+	if (!strcmp(cmd, "list"))
+		cmd_list(o.dir);
+	else if (!strcmp(cmd, "verify"))
+		rc = cmd_verify(o.dir);
+	else if (!strcmp(cmd, "prune"))
+		cmd_prune(o.dir, o.max_mb);
+	else
+		rc = cmd_why(o.dir, o.dev, o.model, o.shapes, o.nshapes,
+			     o.props, o.nprops);
+	if (js)
+		npr_tool_json_end(js);
+	npr_arg_free_shapes(o.shapes, o.nshapes);
+	return rc;
 }

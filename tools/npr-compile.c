@@ -6,7 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,41 +15,46 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "json.h"
 #include "npuring.h"
+#include "tool.h"
 
 static const char usage[] =
 "usage: npr-compile -d DEVICE -m MODEL -o FILE [--shape NAME=D0,D1,...]\n"
-"                   [--prop NAME=VALUE ...]\n"
+"                   [--prop NAME=VALUE ...] [--json]\n"
 "\n"
-"Compile MODEL (OpenVINO IR .xml or ONNX .onnx) for DEVICE and write the\n"
+"Compile MODEL (OpenVINO IR .xml with its .bin, or ONNX .onnx) for DEVICE and write the\n"
 "compiled-model blob to FILE (a regular file is written as FILE.tmp and\n"
 "renamed; a device or pipe is written directly).\n"
 "\n"
 "  -d, --device DEV      device (default cpu)\n"
-"  -m, --model FILE      the model\n"
+"  -m, --model FILE      the model: IR .xml or ONNX .onnx\n"
 "  -o, --output FILE     where the blob goes\n"
-"      --shape NAME=DIMS input NAME's shape, e.g. input=1,3,224,224\n"
+"      --shape SHAPE     an input's shape: NAME=1,3,224,224,\n"
+"                        NAME[1,3,224,224], or [1,3,224,224] for the\n"
+"                        only input; may repeat\n"
 "      --prop NAME=VALUE a device property by its name, e.g.\n"
 "                        PERFORMANCE_HINT=THROUGHPUT; compiled into the\n"
 "                        blob (see Documentation/properties.rst)\n"
-"  -h, --help            show this help\n";
+"      --json            print what was written as one JSON object\n"
+"  -h, --help            show this help\n"
+"      --version         print the version\n"
+"\n"
+"Exit status: 0 on success, 1 on failure, 2 on a usage error.\n";
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("npr-compile: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
+#define fail npr_tool_fail
 
 static void __attribute__((noreturn)) fail_lib(const char *what, int err)
 {
 	fail("%s: %s (%s)", what, npr_last_error(), strerror(-err));
+}
+
+/* A --prop or --shape error: the user's (status 2) or not (1). */
+static void __attribute__((noreturn)) fail_arg(int err, const char *msg)
+{
+	if (npr_arg_is_usage(err))
+		npr_tool_usage("%s", msg);
+	fail("%s", msg);
 }
 
 int main(int argc, char **argv)
@@ -60,63 +65,76 @@ int main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "shape", required_argument, NULL, 'S' },
 		{ "prop", required_argument, NULL, 'P' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dev = "cpu", *model = NULL, *out = NULL;
-	const char *shapes[16], *props[64];
-	struct npr_shape_arg sh[16];
+	const char *props[64];
+	struct npr_arg_shape *shapes = NULL;
+	struct npr_shape_arg *sh;
+	bool json = false;
 	struct npr_model_load ml;
 	struct npr_compile co;
 	struct npr_export ea = { .size = sizeof(ea) };
 	int nshapes = 0, nprops = 0, fd, c, i, err;
-	char tmp[4096], msg[512];
+	char tmp[4096], msg[2048];
 	struct stat st;
 	void *blob;
 	FILE *f;
 
+	npr_tool_init("npr-compile");
 	while ((c = getopt_long(argc, argv, "d:m:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
 		case 'm': model = optarg; break;
 		case 'o': out = optarg; break;
 		case 'S':
-			if (nshapes == 16)
-				fail("at most 16 --shape");
-			shapes[nshapes++] = optarg;
+			err = npr_arg_parse_shapes(optarg, &shapes, &nshapes,
+						   msg, sizeof(msg));
+			if (err)
+				fail_arg(err, msg);
 			break;
 		case 'P':
 			if (nprops == 64)
-				fail("at most 64 --prop");
+				npr_tool_usage("at most 64 --prop");
 			props[nprops++] = optarg;
 			break;
+		case 'j': json = true; break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
+		case 'V':
+			npr_tool_version();
+			return 0;
 		default:
-			fputs("Try 'npr-compile --help' for more information.\n",
-			      stderr);
-			return 2;
+			npr_tool_usage(NULL);
 		}
 	}
-	if (!model || !out || optind != argc) {
-		fputs(usage, stderr);
-		return 2;
-	}
+	if (optind != argc)
+		npr_tool_usage("unexpected argument '%s'", argv[optind]);
+	if (!model)
+		npr_tool_usage("no model: give -m MODEL");
+	if (!out)
+		npr_tool_usage("no output: give -o FILE");
 	fd = npr_open(dev, 0);
 	if (fd < 0)
 		fail_lib(dev, fd);
 	for (i = 0; i < nprops; i++)
-		if (npr_arg_set_prop(fd, props[i], msg, sizeof(msg)))
-			fail("%s", msg);
+		if ((err = npr_arg_set_prop(fd, props[i], msg, sizeof(msg))))
+			fail_arg(err, msg);
 	npr_prep_model_load(&ml, model, NULL);
 	err = npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml);
 	if (err)
 		fail_lib(model, err);
-	for (i = 0; i < nshapes; i++)
-		if (npr_arg_shape(fd, ml.handle, shapes[i], &sh[i], msg,
-				  sizeof(msg)))
-			fail("%s", msg);
+	sh = calloc(nshapes + 1, sizeof(*sh));
+	if (!sh)
+		fail("out of memory");
+	err = npr_arg_resolve_shapes(fd, ml.handle, shapes, nshapes, sh, msg,
+				     sizeof(msg));
+	if (err)
+		fail_arg(err, msg);
 	npr_prep_compile(&co, ml.handle);
 	co.shapes = (uintptr_t)sh;
 	co.num_shapes = nshapes;
@@ -158,9 +176,23 @@ int main(int argc, char **argv)
 		fail("%s: %s", out, strerror(errno));
 	}
 done:
-	printf("%s: %llu bytes for %s\n", out, (unsigned long long)ea.bytes,
-	       dev);
+	if (json) {
+		struct npr_json *j = npr_tool_json_begin(0);
+
+		npr_json_begin_object(j);
+		npr_json_kv_string(j, "output", out);
+		npr_json_kv_uint(j, "bytes", ea.bytes);
+		npr_json_kv_string(j, "device", dev);
+		npr_json_kv_string(j, "model", model);
+		npr_json_end_object(j);
+		npr_tool_json_end(j);
+	} else {
+		printf("%s: %llu bytes for %s\n", out,
+		       (unsigned long long)ea.bytes, dev);
+	}
 	free(blob);
+	free(sh);
+	npr_arg_free_shapes(shapes, nshapes);
 	npr_close(fd);
 	return 0;
 }
