@@ -37,9 +37,9 @@
 #include "args.h"
 #include "image.h"
 #include "json.h"
+#include "tool.h"
 #include "batch-decode.h"
 
-#define MAX_SHAPES	64
 #define MAX_NIREQ	256
 #define MAX_TOP		1001
 #define PREFETCH	2		/* input slots beyond nireq */
@@ -56,7 +56,7 @@ enum { K_OPEN = 1, K_STATX, K_READ, K_CLOSE, K_INFER, K_POLL };
 
 static struct {
 	const char *dev, *model, *src, *out_dir;
-	const char *shapes[MAX_SHAPES];
+	struct npr_arg_shape *shapes;
 	int nshapes, threads, nireq, top;
 	float threshold;
 	bool unordered, json;
@@ -64,7 +64,7 @@ static struct {
 } opt = { .dev = "cpu", .nireq = 4, .top = 5, .threshold = 0.5f };
 
 static const char help[] =
-"usage: npr-batch -d DEVICE -m MODEL [--shape NAME=DIMS] [-t THREADS]\n"
+"usage: npr-batch [-d DEVICE] -m MODEL [--shape SHAPE] [-t THREADS]\n"
 "                 [--nireq N] [--unordered] [--top K] [--threshold T]\n"
 "                 [--out-dir DIR] [--json] [--rgb] [--scale S]\n"
 "                 [--mean A,B,C] [--std A,B,C]  DIR | LISTFILE | -\n"
@@ -83,7 +83,8 @@ static const char help[] =
 "\n"
 "  -d, --device DEV      device to open (default cpu)\n"
 "  -m, --model MODEL     .xml (the .bin next to it), .onnx, or a blob\n"
-"      --shape NAME=DIMS input NAME's shape, e.g. data=1,3,224,224\n"
+"      --shape SHAPE     an input's shape: NAME=1,3,224,224,\n"
+"                        NAME[1,3,224,224], or [1,3,224,224]\n"
 "  -t, --threads T       INFERENCE_NUM_THREADS of the compiled model\n"
 "      --nireq N         requests in flight (default 4, at most 256)\n"
 "      --unordered       print each line when its input completes\n"
@@ -101,41 +102,13 @@ static const char help[] =
 "Exit status: 0 when every input succeeded, 1 when one failed or on a\n"
 "run-time failure, 2 on a usage error.\n";
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (fmt) {
-		fputs("npr-batch: ", stderr);
-		va_start(ap, fmt);
-		vfprintf(stderr, fmt, ap);
-		va_end(ap);
-		fputc('\n', stderr);
-	}
-	fputs("Try 'npr-batch --help' for more information.\n", stderr);
-	exit(2);
-}
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("npr-batch: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
 /* A library call failed: "npr-batch: <what>: <errno text>: <detail>". */
 static void __attribute__((noreturn)) fail_lib(const char *what, int err)
 {
 	const char *detail = npr_last_error();
 
-	fail("%s: %s%s%s", what, strerror(-err), *detail ? ": " : "", detail);
+	npr_tool_fail("%s: %s%s%s", what, strerror(-err),
+		      *detail ? ": " : "", detail);
 }
 
 static void *xmalloc(size_t n)
@@ -143,7 +116,7 @@ static void *xmalloc(size_t n)
 	void *p = malloc(n ? n : 1);
 
 	if (!p)
-		fail("out of memory (%zu bytes)", n);
+		npr_tool_fail("out of memory (%zu bytes)", n);
 	return p;
 }
 
@@ -152,7 +125,7 @@ static void *xcalloc(size_t n, size_t size)
 	void *p = calloc(n ? n : 1, size);
 
 	if (!p)
-		fail("out of memory");
+		npr_tool_fail("out of memory");
 	return p;
 }
 
@@ -161,7 +134,7 @@ static char *xstrdup(const char *s)
 	char *p = strdup(s);
 
 	if (!p)
-		fail("out of memory");
+		npr_tool_fail("out of memory");
 	return p;
 }
 
@@ -377,7 +350,7 @@ static bool port_dynamic(const struct port *p)
  */
 static void model_setup(void)
 {
-	struct npr_shape_arg shapes[MAX_SHAPES];
+	struct npr_shape_arg *shapes;
 	struct npr_model_info mi = { .size = sizeof(mi) };
 	struct npr_prop_arg prop = { 0 };
 	struct npr_model_load ml;
@@ -389,7 +362,7 @@ static void model_setup(void)
 
 	err = npr_arg_read_blob(opt.model, &blob, &blen, msg, sizeof(msg));
 	if (err < 0)
-		fail("%s", msg);
+		npr_tool_fail("%s", msg);
 	if (blob) {
 		struct npr_import ia = {
 			.size = sizeof(ia), .data = (uintptr_t)blob,
@@ -397,7 +370,7 @@ static void model_setup(void)
 		};
 
 		if (opt.nshapes)
-			fail("%s: a compiled blob has fixed shapes; --shape does not apply",
+			npr_tool_fail("%s: a compiled blob has fixed shapes; --shape does not apply",
 			     opt.model);
 		err = npr_ioctl(m.fd, NPR_IOCTL_IMPORT, &ia);
 		free(blob);
@@ -409,12 +382,14 @@ static void model_setup(void)
 		err = npr_ioctl(m.fd, NPR_IOCTL_MODEL_LOAD, &ml);
 		if (err)
 			fail_lib(opt.model, err);
-		for (i = 0; i < opt.nshapes; i++) {
-			err = npr_arg_shape(m.fd, ml.handle, opt.shapes[i],
-					    &shapes[i], msg, sizeof(msg));
-			if (err)
-				fail("%s", msg);
-		}
+		shapes = xcalloc(opt.nshapes, sizeof(*shapes));
+		err = npr_arg_resolve_shapes(m.fd, ml.handle, opt.shapes,
+					     opt.nshapes, shapes, msg,
+					     sizeof(msg));
+		if (err && npr_arg_is_usage(err))
+			npr_tool_usage("%s", msg);
+		if (err)
+			npr_tool_fail("%s", msg);
 		npr_prep_compile(&co, ml.handle);
 		co.shapes = (uintptr_t)shapes;
 		co.num_shapes = opt.nshapes;
@@ -428,6 +403,7 @@ static void model_setup(void)
 		if (err)
 			fail_lib("COMPILE", err);
 		m.exec = co.exec;
+		free(shapes);
 	}
 
 	mi.handle = m.exec;
@@ -435,14 +411,14 @@ static void model_setup(void)
 	if (err)
 		fail_lib("MODEL_INFO", err);
 	if (mi.num_inputs != 1)
-		fail("%s: the model has %u inputs; npr-batch feeds models with one",
+		npr_tool_fail("%s: the model has %u inputs; npr-batch feeds models with one",
 		     opt.model, mi.num_inputs);
 	port_query(m.exec, 0, false, &m.in);
 	if (port_dynamic(&m.in))
-		fail("input %s has a dynamic shape: give --shape %s=D0,D1,...",
+		npr_tool_fail("input %s has a dynamic shape: give --shape %s=D0,D1,...",
 		     m.in.name, m.in.name);
 	if (!elem_ok(m.in.type))
-		fail("input %s: element type %s is not supported", m.in.name,
+		npr_tool_fail("input %s: element type %s is not supported", m.in.name,
 		     npr_elem_name(m.in.type));
 	m.image_in = m.in.rank == 4 && (m.in.dims[1] == 1 ||
 					m.in.dims[1] == 3) &&
@@ -454,7 +430,7 @@ static void model_setup(void)
 	for (i = 0; i < m.nout; i++) {
 		port_query(m.exec, i, true, &m.outs[i]);
 		if (!elem_ok(m.outs[i].type))
-			fail("output %s: element type %s is not supported",
+			npr_tool_fail("output %s: element type %s is not supported",
 			     m.outs[i].name, npr_elem_name(m.outs[i].type));
 	}
 }
@@ -472,7 +448,7 @@ static void add_input(const char *name)
 		in.cap = in.cap ? 2 * in.cap : 256;
 		in.names = realloc(in.names, in.cap * sizeof(*in.names));
 		if (!in.names)
-			fail("out of memory");
+			npr_tool_fail("out of memory");
 	}
 	in.names[in.n++] = xstrdup(name);
 }
@@ -491,18 +467,18 @@ static void list_dir(const char *dir)
 	DIR *dp = opendir(dir);
 
 	if (!dp)
-		fail("%s: %s", dir, strerror(errno));
+		npr_tool_fail("%s: %s", dir, strerror(errno));
 	while ((errno = 0, d = readdir(dp))) {
 		if (d->d_name[0] == '.' || d->d_type == DT_DIR)
 			continue;
 		if (snprintf(path, sizeof(path), "%s%s%s", dir,
 			     dir[strlen(dir) - 1] == '/' ? "" : "/",
 			     d->d_name) >= (int)sizeof(path))
-			fail("%s/%s: path too long", dir, d->d_name);
+			npr_tool_fail("%s/%s: path too long", dir, d->d_name);
 		add_input(path);
 	}
 	if (errno)
-		fail("%s: %s", dir, strerror(errno));
+		npr_tool_fail("%s: %s", dir, strerror(errno));
 	closedir(dp);
 	qsort(in.names + first, in.n - first, sizeof(*in.names), cmp_str);
 }
@@ -521,7 +497,7 @@ static void list_file(FILE *f, const char *what)
 			add_input(line);
 	}
 	if (ferror(f))
-		fail("%s: %s", what, strerror(errno));
+		npr_tool_fail("%s: %s", what, strerror(errno));
 	free(line);
 }
 
@@ -535,13 +511,13 @@ static void collect_inputs(void)
 	if (!strcmp(opt.src, "-")) {
 		list_file(stdin, "standard input");
 	} else if (stat(opt.src, &st)) {
-		fail("%s: %s", opt.src, strerror(errno));
+		npr_tool_fail("%s: %s", opt.src, strerror(errno));
 	} else if (S_ISDIR(st.st_mode)) {
 		list_dir(opt.src);
 	} else {
 		f = fopen(opt.src, "r");
 		if (!f)
-			fail("%s: %s", opt.src, strerror(errno));
+			npr_tool_fail("%s: %s", opt.src, strerror(errno));
 		/* a photo given alone is one input, not a list */
 		n = fread(head, 1, sizeof(head), f);
 		if (batch_sniff(head, n) != BATCH_FMT_OTHER) {
@@ -553,7 +529,7 @@ static void collect_inputs(void)
 		fclose(f);
 	}
 	if (in.n >= (1ull << 40))
-		fail("%s: too many inputs", opt.src);
+		npr_tool_fail("%s: too many inputs", opt.src);
 }
 
 /* ---- the batch ---- */
@@ -604,10 +580,10 @@ static struct io_uring_sqe *get_sqe(void)
 		int err = io_uring_submit(&b.ring);
 
 		if (err < 0)
-			fail("io_uring_submit: %s", strerror(-err));
+			npr_tool_fail("io_uring_submit: %s", strerror(-err));
 		s = io_uring_get_sqe(&b.ring);
 		if (!s)
-			fail("io_uring: no submission queue entry");
+			npr_tool_fail("io_uring: no submission queue entry");
 	}
 	b.io_inflight++;
 	return s;
@@ -643,10 +619,10 @@ static void line_open(struct linebuf *l, size_t idx)
 	l->s = NULL;
 	l->f = open_memstream(&l->s, &l->len);
 	if (!l->f)
-		fail("open_memstream: %s", strerror(errno));
+		npr_tool_fail("open_memstream: %s", strerror(errno));
 	l->j = npr_json_new(l->f, 0);
 	if (!l->j)
-		fail("out of memory");
+		npr_tool_fail("out of memory");
 	npr_json_begin_object(l->j);
 	npr_json_kv_uint(l->j, "index", idx);
 	npr_json_kv_string(l->j, "name", in.names[idx]);
@@ -659,7 +635,7 @@ static char *line_close(struct linebuf *l)
 	npr_json_end_object(l->j);
 	err = npr_json_free(l->j);
 	if (fclose(l->f) || err)
-		fail("formatting a JSON line: %s", strerror(err ? -err : errno));
+		npr_tool_fail("formatting a JSON line: %s", strerror(err ? -err : errno));
 	return l->s;
 }
 
@@ -1185,7 +1161,7 @@ static void on_job_cqe(uint64_t ud, int res)
 			err = write_output(&p, rq->f, rq->idx, msg,
 					   sizeof(msg));
 			if (err)
-				fail("%s: %s", msg, strerror(-err));
+				npr_tool_fail("%s: %s", msg, strerror(-err));
 			npr_json_kv_string(l.j, "kind", "file");
 			npr_json_kv_string(l.j, "file", msg);
 			json_shape(l.j, &p);
@@ -1248,11 +1224,11 @@ static void on_cqe(uint64_t ud, int res)
 	case K_POLL:
 		b.poll_armed = false;
 		if (res < 0)
-			fail("poll on the device's ring: %s", strerror(-res));
+			npr_tool_fail("poll on the device's ring: %s", strerror(-res));
 		reap_jobs();
 		break;
 	default:
-		fail("unexpected completion %#llx", (unsigned long long)ud);
+		npr_tool_fail("unexpected completion %#llx", (unsigned long long)ud);
 	}
 }
 
@@ -1270,7 +1246,7 @@ static void batch_setup(void)
 	p.cq_entries = 4 * entries;
 	err = io_uring_queue_init_params(entries, &b.ring, &p);
 	if (err)
-		fail("io_uring_queue_init: %s", strerror(-err));
+		npr_tool_fail("io_uring_queue_init: %s", strerror(-err));
 
 	rs.flags = NPR_RING_SETUP_ATTACH;
 	rs.attach_fd = b.ring.ring_fd;
@@ -1332,11 +1308,11 @@ static void batch_run(void)
 		if (b.done == in.n)
 			break;
 		if (!b.io_inflight && !b.jobs_inflight)
-			fail("internal error: %zu inputs left, nothing in flight",
+			npr_tool_fail("internal error: %zu inputs left, nothing in flight",
 			     in.n - b.done);
 		err = io_uring_submit_and_wait(&b.ring, 1);
 		if (err < 0 && err != -EINTR)
-			fail("io_uring_submit_and_wait: %s", strerror(-err));
+			npr_tool_fail("io_uring_submit_and_wait: %s", strerror(-err));
 		n = 0;
 		io_uring_for_each_cqe(&b.ring, head, c) {
 			on_cqe(c->user_data, c->res);
@@ -1348,7 +1324,7 @@ static void batch_run(void)
 	while (b.io_inflight > (b.poll_armed ? 1u : 0u)) {
 		err = io_uring_submit_and_wait(&b.ring, 1);
 		if (err < 0 && err != -EINTR)
-			fail("io_uring_submit_and_wait: %s", strerror(-err));
+			npr_tool_fail("io_uring_submit_and_wait: %s", strerror(-err));
 		n = 0;
 		io_uring_for_each_cqe(&b.ring, head, c) {
 			if (UD_KIND(c->user_data) == K_CLOSE)
@@ -1374,7 +1350,7 @@ static void summary(double load_s, double wall_s)
 	}
 	j = npr_json_new(stdout, 0);
 	if (!j)
-		fail("out of memory");
+		npr_tool_fail("out of memory");
 	npr_json_begin_object(j);
 	npr_json_key(j, "summary");
 	npr_json_begin_object(j);
@@ -1394,7 +1370,7 @@ static void summary(double load_s, double wall_s)
 	npr_json_end_object(j);
 	err = npr_json_free(j);
 	if (err)
-		fail("standard output: %s", strerror(-err));
+		npr_tool_fail("standard output: %s", strerror(-err));
 }
 
 /* ---- main ---- */
@@ -1407,7 +1383,7 @@ static int parse_int(const char *name, const char *s, int min, int max)
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < min || v > max)
-		usage_error("%s: '%s' is not an integer in %d..%d", name, s,
+		npr_tool_usage("%s: '%s' is not an integer in %d..%d", name, s,
 			    min, max);
 	return (int)v;
 }
@@ -1418,7 +1394,7 @@ static float parse_float(const char *name, const char *s)
 	float v = strtof(s, &end);
 
 	if (end == s || *end || !isfinite(v))
-		usage_error("%s: '%s' is not a number", name, s);
+		npr_tool_usage("%s: '%s' is not a number", name, s);
 	return v;
 }
 
@@ -1432,7 +1408,7 @@ static void parse_floats3(const char *name, const char *arg, float *out)
 		out[i] = strtof(s, &end);
 		if (end == s || !isfinite(out[i]) ||
 		    *end != (i < 2 ? ',' : '\0'))
-			usage_error("%s: '%s' is not three comma-separated numbers",
+			npr_tool_usage("%s: '%s' is not three comma-separated numbers",
 				    name, arg);
 		s = end + 1;
 	}
@@ -1460,6 +1436,7 @@ static void parse_args(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct stat st;
+	char msg[512];
 	int c, i;
 
 	npr_preproc_default(&opt.pp);
@@ -1472,13 +1449,9 @@ static void parse_args(int argc, char **argv)
 			opt.model = optarg;
 			break;
 		case 'S':
-			if (!strchr(optarg, '=') || *optarg == '=')
-				usage_error("--shape %s: expected NAME=D0,D1,...",
-					    optarg);
-			if (opt.nshapes == MAX_SHAPES)
-				usage_error("at most %d --shape options",
-					    MAX_SHAPES);
-			opt.shapes[opt.nshapes++] = optarg;
+			if (npr_arg_parse_shapes(optarg, &opt.shapes,
+						 &opt.nshapes, msg, sizeof(msg)))
+				npr_tool_usage("%s", msg);
 			break;
 		case 't':
 			opt.threads = parse_int("-t", optarg, 1, 1024);
@@ -1514,30 +1487,30 @@ static void parse_args(int argc, char **argv)
 			parse_floats3("--std", optarg, opt.pp.std);
 			for (i = 0; i < 3; i++)
 				if (opt.pp.std[i] == 0)
-					usage_error("--std: a divisor is zero");
+					npr_tool_usage("--std: a divisor is zero");
 			break;
 		case 'h':
 			fputs(help, stdout);
-			exit(fflush(stdout) ? 1 : 0);
+			exit(NPR_EXIT_OK);
 		case 'V':
-			printf("npr-batch (npuring) %s\n", NPR_LIB_VERSION);
-			exit(fflush(stdout) ? 1 : 0);
+			npr_tool_version();
+			exit(NPR_EXIT_OK);
 		default:
-			usage_error(NULL);
+			npr_tool_usage(NULL);
 		}
 	}
 	if (!opt.model)
-		usage_error("no model: give -m MODEL");
+		npr_tool_usage("no model: give -m MODEL");
 	if (optind == argc)
-		usage_error("no inputs: give a directory, a list file or '-'");
+		npr_tool_usage("no inputs: give a directory, a list file or '-'");
 	if (optind + 1 < argc)
-		usage_error("unexpected argument '%s': give one directory, list file or '-'",
+		npr_tool_usage("unexpected argument '%s': give one directory, list file or '-'",
 			    argv[optind + 1]);
 	opt.src = argv[optind];
 	if (opt.out_dir && stat(opt.out_dir, &st))
-		usage_error("--out-dir %s: %s", opt.out_dir, strerror(errno));
+		npr_tool_usage("--out-dir %s: %s", opt.out_dir, strerror(errno));
 	if (opt.out_dir && !S_ISDIR(st.st_mode))
-		usage_error("--out-dir %s: not a directory", opt.out_dir);
+		npr_tool_usage("--out-dir %s: not a directory", opt.out_dir);
 }
 
 int main(int argc, char **argv)
@@ -1545,6 +1518,7 @@ int main(int argc, char **argv)
 	double t0, t1, t2;
 	int err;
 
+	npr_tool_init("npr-batch");
 	parse_args(argc, argv);
 	collect_inputs();
 
@@ -1558,7 +1532,7 @@ int main(int argc, char **argv)
 	batch_run();
 	t2 = now_s();
 	if (fflush(stdout))
-		fail("standard output: %s", strerror(errno));
+		npr_tool_fail("standard output: %s", strerror(errno));
 	summary(t1 - t0, t2 - t1);
 
 	/* the attached ring must outlive the device's fd */
@@ -1567,6 +1541,6 @@ int main(int argc, char **argv)
 		fail_lib("close", err);
 	io_uring_queue_exit(&b.ring);
 	if (fflush(stdout) || ferror(stdout))
-		fail("standard output: %s", strerror(errno ? errno : EIO));
+		npr_tool_fail("standard output: %s", strerror(errno ? errno : EIO));
 	return b.failed ? 1 : 0;
 }
