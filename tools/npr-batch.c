@@ -146,136 +146,6 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* ---- element conversion ---- */
-
-static float bf16_to_float(uint16_t h)
-{
-	uint32_t x = (uint32_t)h << 16;
-	float f;
-
-	memcpy(&f, &x, sizeof(f));
-	return f;
-}
-
-static uint16_t bf16_from_float(float f)
-{
-	uint32_t x;
-
-	memcpy(&x, &f, sizeof(x));
-	if ((x & 0x7fffffff) > 0x7f800000)
-		return (x >> 16) | 0x40;	/* quiet NaN */
-	x += 0x7fff + ((x >> 16) & 1);	/* to nearest, ties to even */
-	return x >> 16;
-}
-
-static bool elem_ok(unsigned int t)
-{
-	switch (t) {
-	case NPR_ELEM_F32: case NPR_ELEM_F16: case NPR_ELEM_BF16:
-	case NPR_ELEM_F64: case NPR_ELEM_I8: case NPR_ELEM_U8:
-	case NPR_ELEM_I16: case NPR_ELEM_U16: case NPR_ELEM_I32:
-	case NPR_ELEM_U32: case NPR_ELEM_I64: case NPR_ELEM_U64:
-	case NPR_ELEM_BOOLEAN:
-		return true;
-	}
-	return false;
-}
-
-static float elem_get(const void *d, unsigned int t, size_t i)
-{
-	switch (t) {
-	case NPR_ELEM_F32:	return ((const float *)d)[i];
-	case NPR_ELEM_F16:	return npr_half_to_float(((const uint16_t *)d)[i]);
-	case NPR_ELEM_BF16:	return bf16_to_float(((const uint16_t *)d)[i]);
-	case NPR_ELEM_F64:	return (float)((const double *)d)[i];
-	case NPR_ELEM_I8:	return ((const int8_t *)d)[i];
-	case NPR_ELEM_U8:	return ((const uint8_t *)d)[i];
-	case NPR_ELEM_I16:	return ((const int16_t *)d)[i];
-	case NPR_ELEM_U16:	return ((const uint16_t *)d)[i];
-	case NPR_ELEM_I32:	return (float)((const int32_t *)d)[i];
-	case NPR_ELEM_U32:	return (float)((const uint32_t *)d)[i];
-	case NPR_ELEM_I64:	return (float)((const int64_t *)d)[i];
-	case NPR_ELEM_U64:	return (float)((const uint64_t *)d)[i];
-	case NPR_ELEM_BOOLEAN:	return ((const uint8_t *)d)[i] != 0;
-	}
-	return NAN;
-}
-
-/* Round to nearest and saturate into [lo, hi]; NaN becomes 0. */
-static double to_int(float v, double lo, double hi)
-{
-	if (isnan(v))
-		return 0;
-	v = nearbyintf(v);
-	return v < lo ? lo : v > hi ? hi : v;
-}
-
-static void elem_set(void *d, unsigned int t, size_t i, float v)
-{
-	switch (t) {
-	case NPR_ELEM_F32:
-		((float *)d)[i] = v;
-		break;
-	case NPR_ELEM_F16:
-		((uint16_t *)d)[i] = npr_half_from_float(v);
-		break;
-	case NPR_ELEM_BF16:
-		((uint16_t *)d)[i] = bf16_from_float(v);
-		break;
-	case NPR_ELEM_F64:
-		((double *)d)[i] = v;
-		break;
-	case NPR_ELEM_I8:
-		((int8_t *)d)[i] = (int8_t)to_int(v, INT8_MIN, INT8_MAX);
-		break;
-	case NPR_ELEM_U8:
-		((uint8_t *)d)[i] = (uint8_t)to_int(v, 0, UINT8_MAX);
-		break;
-	case NPR_ELEM_I16:
-		((int16_t *)d)[i] = (int16_t)to_int(v, INT16_MIN, INT16_MAX);
-		break;
-	case NPR_ELEM_U16:
-		((uint16_t *)d)[i] = (uint16_t)to_int(v, 0, UINT16_MAX);
-		break;
-	case NPR_ELEM_I32:
-		((int32_t *)d)[i] = (int32_t)to_int(v, INT32_MIN, INT32_MAX);
-		break;
-	case NPR_ELEM_U32:
-		((uint32_t *)d)[i] = (uint32_t)to_int(v, 0, UINT32_MAX);
-		break;
-	case NPR_ELEM_I64:
-		/* 2^63 is the first float past INT64_MAX */
-		((int64_t *)d)[i] = (int64_t)to_int(v, -0x1p63, 0x1p63 - 1024);
-		break;
-	case NPR_ELEM_U64:
-		((uint64_t *)d)[i] = (uint64_t)to_int(v, 0, 0x1p64 - 2048);
-		break;
-	case NPR_ELEM_BOOLEAN:
-		((uint8_t *)d)[i] = v != 0;
-		break;
-	}
-}
-
-static float f32_from_le(const uint8_t *b)
-{
-	uint32_t x = b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24;
-	float f;
-
-	memcpy(&f, &x, sizeof(f));
-	return f;
-}
-
-static void f32_to_le(float f, uint8_t *b)
-{
-	uint32_t x;
-
-	memcpy(&x, &f, sizeof(x));
-	b[0] = x;
-	b[1] = x >> 8;
-	b[2] = x >> 16;
-	b[3] = x >> 24;
-}
-
 /* A float as JSON shows it: 6 significant digits. */
 static double shown(float v)
 {
@@ -371,7 +241,7 @@ static void model_setup(void)
 
 		if (opt.nshapes)
 			npr_tool_fail("%s: a compiled blob has fixed shapes; --shape does not apply",
-			     opt.model);
+				      opt.model);
 		err = npr_ioctl(m.fd, NPR_IOCTL_IMPORT, &ia);
 		free(blob);
 		if (err)
@@ -412,14 +282,14 @@ static void model_setup(void)
 		fail_lib("MODEL_INFO", err);
 	if (mi.num_inputs != 1)
 		npr_tool_fail("%s: the model has %u inputs; npr-batch feeds models with one",
-		     opt.model, mi.num_inputs);
+			      opt.model, mi.num_inputs);
 	port_query(m.exec, 0, false, &m.in);
 	if (port_dynamic(&m.in))
 		npr_tool_fail("input %s has a dynamic shape: give --shape %s=D0,D1,...",
-		     m.in.name, m.in.name);
-	if (!elem_ok(m.in.type))
-		npr_tool_fail("input %s: element type %s is not supported", m.in.name,
-		     npr_elem_name(m.in.type));
+			      m.in.name, m.in.name);
+	if (!batch_elem_ok(m.in.type))
+		npr_tool_fail("input %s: element type %s is not supported",
+			      m.in.name, npr_elem_name(m.in.type));
 	m.image_in = m.in.rank == 4 && (m.in.dims[1] == 1 ||
 					m.in.dims[1] == 3) &&
 		     m.in.dims[0] >= 1 && m.in.dims[2] >= 1 &&
@@ -429,9 +299,9 @@ static void model_setup(void)
 	m.outs = xcalloc(m.nout, sizeof(*m.outs));
 	for (i = 0; i < m.nout; i++) {
 		port_query(m.exec, i, true, &m.outs[i]);
-		if (!elem_ok(m.outs[i].type))
+		if (!batch_elem_ok(m.outs[i].type))
 			npr_tool_fail("output %s: element type %s is not supported",
-			     m.outs[i].name, npr_elem_name(m.outs[i].type));
+				      m.outs[i].name, npr_elem_name(m.outs[i].type));
 	}
 }
 
@@ -635,7 +505,8 @@ static char *line_close(struct linebuf *l)
 	npr_json_end_object(l->j);
 	err = npr_json_free(l->j);
 	if (fclose(l->f) || err)
-		npr_tool_fail("formatting a JSON line: %s", strerror(err ? -err : errno));
+		npr_tool_fail("formatting a JSON line: %s",
+			      strerror(err ? -err : errno));
 	return l->s;
 }
 
@@ -717,8 +588,8 @@ static int fill_raw(struct slot *s, char *msg, size_t len)
 	}
 	if (m.in.type != NPR_ELEM_F32 && s->size == m.in.numel * 4) {
 		for (i = 0; i < m.in.numel; i++)
-			elem_set(s->tensor, m.in.type, i,
-				 f32_from_le(s->buf + i * 4));
+			batch_elem_set(s->tensor, m.in.type, i,
+				 batch_f32_from_le(s->buf + i * 4));
 		return 0;
 	}
 	if (m.in.type == NPR_ELEM_F32)
@@ -765,8 +636,8 @@ static int fill_image(struct slot *s, char *msg, size_t len)
 		if (f) {
 			err = npr_image_to_tensor(&sized, &pp, NPR_ELEM_F32, f);
 			for (i = 0; !err && i < per; i++)
-				elem_set(s->tensor, m.in.type, n * per + i,
-					 f[i]);
+				batch_elem_set(s->tensor, m.in.type,
+					       n * per + i, f[i]);
 		} else {
 			err = npr_image_to_tensor(&sized, &pp, m.in.type,
 					(char *)s->tensor + n * per * esz);
@@ -955,7 +826,7 @@ static int read_output(struct request *rq, int i, struct port *p)
 		rq->f_cap = p->numel;
 	}
 	for (n = 0; n < p->numel; n++)
-		rq->f[n] = elem_get(rq->out[i], p->type, n);
+		rq->f[n] = batch_elem_get(rq->out[i], p->type, n);
 	return 0;
 }
 
@@ -1020,8 +891,8 @@ static void json_classes(struct npr_json *j, const struct port *p,
 			for (i = 0; i < c; i++) {
 				if (taken[i])
 					continue;
-				if (best < 0 || (isnan(s[best]) && !isnan(s[i])) ||
-				    s[i] > s[best])
+				if (best < 0 || s[i] > s[best] ||
+				    (isnan(s[best]) && !isnan(s[i])))
 					best = (int)i;
 			}
 			taken[best] = true;
@@ -1099,7 +970,7 @@ static int write_output(const struct port *p, const float *f, size_t idx,
 			*c = '_';
 	buf = xmalloc(p->numel * 4);
 	for (n = 0; n < p->numel; n++)
-		f32_to_le(f[n], buf + n * 4);
+		batch_f32_to_le(f[n], buf + n * 4);
 	out = fopen(path, "wb");
 	if (!out || fwrite(buf, 4, p->numel, out) != p->numel)
 		err = -errno;
@@ -1224,11 +1095,13 @@ static void on_cqe(uint64_t ud, int res)
 	case K_POLL:
 		b.poll_armed = false;
 		if (res < 0)
-			npr_tool_fail("poll on the device's ring: %s", strerror(-res));
+			npr_tool_fail("poll on the device's ring: %s",
+				      strerror(-res));
 		reap_jobs();
 		break;
 	default:
-		npr_tool_fail("unexpected completion %#llx", (unsigned long long)ud);
+		npr_tool_fail("unexpected completion %#llx",
+			      (unsigned long long)ud);
 	}
 }
 
@@ -1309,10 +1182,11 @@ static void batch_run(void)
 			break;
 		if (!b.io_inflight && !b.jobs_inflight)
 			npr_tool_fail("internal error: %zu inputs left, nothing in flight",
-			     in.n - b.done);
+				      in.n - b.done);
 		err = io_uring_submit_and_wait(&b.ring, 1);
 		if (err < 0 && err != -EINTR)
-			npr_tool_fail("io_uring_submit_and_wait: %s", strerror(-err));
+			npr_tool_fail("io_uring_submit_and_wait: %s",
+				      strerror(-err));
 		n = 0;
 		io_uring_for_each_cqe(&b.ring, head, c) {
 			on_cqe(c->user_data, c->res);
@@ -1324,7 +1198,8 @@ static void batch_run(void)
 	while (b.io_inflight > (b.poll_armed ? 1u : 0u)) {
 		err = io_uring_submit_and_wait(&b.ring, 1);
 		if (err < 0 && err != -EINTR)
-			npr_tool_fail("io_uring_submit_and_wait: %s", strerror(-err));
+			npr_tool_fail("io_uring_submit_and_wait: %s",
+				      strerror(-err));
 		n = 0;
 		io_uring_for_each_cqe(&b.ring, head, c) {
 			if (UD_KIND(c->user_data) == K_CLOSE)
@@ -1344,8 +1219,8 @@ static void summary(double load_s, double wall_s)
 
 	if (!opt.json) {
 		fprintf(stderr, "npr-batch: %zu input%s (%zu ok, %zu failed) in %.3f s: %.1f inputs/s, %d request%s in flight (model ready in %.3f s)\n",
-			in.n, in.n == 1 ? "" : "s", ok, b.failed, wall_s, rate, opt.nireq,
-			opt.nireq > 1 ? "s" : "", load_s);
+			in.n, in.n == 1 ? "" : "s", ok, b.failed, wall_s, rate,
+			opt.nireq, opt.nireq > 1 ? "s" : "", load_s);
 		return;
 	}
 	j = npr_json_new(stdout, 0);
@@ -1384,7 +1259,7 @@ static int parse_int(const char *name, const char *s, int min, int max)
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < min || v > max)
 		npr_tool_usage("%s: '%s' is not an integer in %d..%d", name, s,
-			    min, max);
+			       min, max);
 	return (int)v;
 }
 
@@ -1409,7 +1284,7 @@ static void parse_floats3(const char *name, const char *arg, float *out)
 		if (end == s || !isfinite(out[i]) ||
 		    *end != (i < 2 ? ',' : '\0'))
 			npr_tool_usage("%s: '%s' is not three comma-separated numbers",
-				    name, arg);
+				       name, arg);
 		s = end + 1;
 	}
 }
@@ -1450,7 +1325,8 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'S':
 			if (npr_arg_parse_shapes(optarg, &opt.shapes,
-						 &opt.nshapes, msg, sizeof(msg)))
+						 &opt.nshapes, msg,
+						 sizeof(msg)))
 				npr_tool_usage("%s", msg);
 			break;
 		case 't':
@@ -1505,7 +1381,7 @@ static void parse_args(int argc, char **argv)
 		npr_tool_usage("no inputs: give a directory, a list file or '-'");
 	if (optind + 1 < argc)
 		npr_tool_usage("unexpected argument '%s': give one directory, list file or '-'",
-			    argv[optind + 1]);
+			       argv[optind + 1]);
 	opt.src = argv[optind];
 	if (opt.out_dir && stat(opt.out_dir, &st))
 		npr_tool_usage("--out-dir %s: %s", opt.out_dir, strerror(errno));
