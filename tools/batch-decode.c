@@ -319,10 +319,12 @@ bool batch_elem_ok(unsigned int t)
  */
 float batch_elem_get(const void *d, unsigned int t, size_t i)
 {
+	const uint16_t *h = d;
+
 	switch (t) {
 	case NPR_ELEM_F32:	return ((const float *)d)[i];
-	case NPR_ELEM_F16:	return npr_half_to_float(((const uint16_t *)d)[i]);
-	case NPR_ELEM_BF16:	return bf16_to_float(((const uint16_t *)d)[i]);
+	case NPR_ELEM_F16:	return npr_half_to_float(h[i]);
+	case NPR_ELEM_BF16:	return bf16_to_float(h[i]);
 	case NPR_ELEM_F64:	return (float)((const double *)d)[i];
 	case NPR_ELEM_I8:	return ((const int8_t *)d)[i];
 	case NPR_ELEM_U8:	return ((const uint8_t *)d)[i];
