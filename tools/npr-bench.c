@@ -5,8 +5,10 @@
  * raw io_uring floors measured in the same run.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,6 +23,8 @@
 
 #include "npuring.h"
 #include "args.h"
+#include "json.h"
+#include "tool.h"
 
 static struct {
 	const char *dev, *model;
@@ -29,12 +33,23 @@ static struct {
 	bool poll, json;
 	const char *cache_dir;	/* --cache-dir: FEIL and FIL */
 	bool profile;		/* --profile: the costliest layers */
+	bool sync;		/* --api sync: INFER calls, no ring */
+	bool nireq_set;
+	const char *props[64];	/* --prop, --hint, --nstreams */
+	int nprops;
+	struct npr_arg_shape *shapes;
+	int nshapes;
 } opt = { .dev = "cpu", .nireq = 1 };
 
+/* --json: the writer, else NULL for text */
+static struct npr_json *js;
+
 static const char help[] =
-"usage: npr-bench -d DEV [-m MODEL.xml] [-t THREADS] [-b BATCH] [--nireq N]\n"
-"                 [--niter N | --time S] [--poll] [--json]\n"
-"                 [--cache-dir DIR] [--profile]\n"
+"usage: npr-bench -d DEV [-m MODEL] [-t THREADS] [-b BATCH] [--nireq N]\n"
+"                 [--niter N | --time S] [--api sync|async] [--poll]\n"
+"                 [--shape SHAPE] [--hint HINT] [--nstreams N]\n"
+"                 [--prop NAME=VALUE ...] [--json] [--cache-dir DIR]\n"
+"                 [--profile]\n"
 "\n"
 "Keep N requests of MODEL in flight through the ring of device DEV and\n"
 "report latency percentiles and throughput.  On the null device without\n"
@@ -42,31 +57,39 @@ static const char help[] =
 "beside the raw io_uring floors (NOP, MSG_RING round trip).\n"
 "\n"
 "  -d, --device DEV   device (default cpu)\n"
-"  -m, --model XML    the model's .xml file\n"
+"  -m, --model MODEL  an IR .xml (with its .bin), an ONNX .onnx, or a\n"
+"                     compiled-model blob of npr-compile\n"
 "  -t, --threads T    INFERENCE_NUM_THREADS of the compiled model\n"
 "  -b, --batch B      first dimension of every input (default: the model's)\n"
 "      --nireq N      requests in flight (default 1, at most 256)\n"
 "      --niter N      completions to measure (default 50; null: 200000)\n"
 "      --time S       measure for S seconds instead\n"
+"      --api API      async (default): requests through the ring; sync:\n"
+"                     one request, one INFER call after the other\n"
 "      --poll         busy-poll for completions instead of sleeping\n"
-"      --json         print one JSON line\n"
+"      --shape SHAPE  an input's shape: NAME=1,3,224,224, NAME[1,3,224,224]\n"
+"                     or [1,3,224,224] for the only input; may repeat\n"
+"      --hint HINT    PERFORMANCE_HINT: latency, throughput,\n"
+"                     cumulative_throughput, or none (not set)\n"
+"      --nstreams N   NUM_STREAMS\n"
+"      --prop NAME=VALUE  a device property by its name; may repeat\n"
+"      --json         print one JSON object\n"
 "      --cache-dir DIR  first inference latency with an empty cache entry\n"
 "                     (FEIL) and from the model cache in DIR (FIL)\n"
 "      --profile      ENABLE_PROFILING: the ten costliest layers\n"
-"  -h, --help         show this help\n";
+"      --report-type T  no_counters, or average_counters or\n"
+"                     detailed_counters (both: --profile)\n"
+"  -h, --help         show this help\n"
+"      --version      print the version\n"
+"\n"
+"OpenVINO benchmark_app's spellings work too: -m -d -b -niter -nireq\n"
+"-nthreads (--threads) -shape -data_shape (--shape: shapes are static)\n"
+"-hint -nstreams -api -report_type -json_stats (--json).  But -t is\n"
+"npuring's threads, not benchmark_app's seconds: that is --time.\n"
+"\n"
+"Exit status: 0 on success, 1 on failure, 2 on a usage error.\n";
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "npr-bench: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
+#define die npr_tool_fail
 
 static void __attribute__((noreturn)) die_lib(int fd, const char *what,
 					      int err)
@@ -97,7 +120,8 @@ static int parse_int(const char *name, const char *s, int min, int max)
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < min || v > max)
-		die("%s: '%s' is not an integer in %d..%d", name, s, min, max);
+		npr_tool_usage("%s: '%s' is not an integer in %d..%d", name, s,
+			       min, max);
 	return (int)v;
 }
 
@@ -124,7 +148,7 @@ static void progress(size_t done, size_t total, double frac)
 	static int last = -1;
 	int w = 40, k = (int)(frac * w);
 
-	if (!isatty(2) || opt.json || k == last)
+	if (!isatty(2) || js || k == last)
 		return;
 	last = k;
 	fprintf(stderr, "\r[%.*s%*s] %zu", k,
@@ -133,6 +157,12 @@ static void progress(size_t done, size_t total, double frac)
 		fprintf(stderr, "/%zu", total);
 	if (frac >= 1)
 		fputc('\n', stderr);
+}
+
+/* @v rounded to 3 decimals, as the text shows it */
+static double r3(double v)
+{
+	return round(v * 1000) / 1000;
 }
 
 static long peak_rss_kb(void)
@@ -332,19 +362,24 @@ static void bench_null_ring(int fd)
 	progress(6, 7, 6 / 7.0);
 	bsleep = ring_batch_us(fd, iters / 64, false, &wsleep);
 	progress(7, 7, 1);
-	if (opt.json) {
-		printf("{\"device\":\"null\",\"path\":\"%s\",\"iters\":%d,"
-		       "\"raw_nop_us\":%.3f,\"raw_msg_ring_rtt_us\":%.3f,"
-		       "\"ring_nop_poll_us\":%.3f,\"ring_nop_sleep_us\":%.3f,"
-		       "\"ring_overhead_poll_us\":%.3f,"
-		       "\"ring_nop_worker_sleep_us\":%.3f,"
-		       "\"batch32_poll_us_per_job\":%.3f,"
-		       "\"batch32_sleep_us_per_job\":%.3f,"
-		       "\"batch32_poll_wakeups\":%.2f,"
-		       "\"batch32_sleep_wakeups\":%.2f,\"peak_rss_kb\":%ld}\n",
-		       rs.path == NPR_RING_PATH_URING ? "io_uring" : "fallback",
-		       iters, nop, msg, rpoll, rsleep, rpoll - nop, rwork, bpoll,
-		       bsleep, wpoll, wsleep, peak_rss_kb());
+	if (js) {
+		npr_json_begin_object(js);
+		npr_json_kv_string(js, "device", "null");
+		npr_json_kv_string(js, "path", rs.path == NPR_RING_PATH_URING ?
+				   "io_uring" : "fallback");
+		npr_json_kv_int(js, "iters", iters);
+		npr_json_kv_double(js, "raw_nop_us", r3(nop));
+		npr_json_kv_double(js, "raw_msg_ring_rtt_us", r3(msg));
+		npr_json_kv_double(js, "ring_nop_poll_us", r3(rpoll));
+		npr_json_kv_double(js, "ring_nop_sleep_us", r3(rsleep));
+		npr_json_kv_double(js, "ring_overhead_poll_us", r3(rpoll - nop));
+		npr_json_kv_double(js, "ring_nop_worker_sleep_us", r3(rwork));
+		npr_json_kv_double(js, "batch32_poll_us_per_job", r3(bpoll));
+		npr_json_kv_double(js, "batch32_sleep_us_per_job", r3(bsleep));
+		npr_json_kv_double(js, "batch32_poll_wakeups", r3(wpoll));
+		npr_json_kv_double(js, "batch32_sleep_wakeups", r3(wsleep));
+		npr_json_kv_int(js, "peak_rss_kb", peak_rss_kb());
+		npr_json_end_object(js);
 		return;
 	}
 	printf("completion path: %s\n",
@@ -365,34 +400,14 @@ static void bench_null_ring(int fd)
 
 /* ---- first inference (--cache-dir) and layer profile (--profile) ------ */
 
-/* Extra JSON members of the model's line, each with its leading comma. */
-static char json_extra[8192];
+struct first {
+	double load_ms, compile_ms, infer_ms, total_ms;
+	int64_t from_cache;
+};
 
-static void json_add(const char *fmt, ...)
-{
-	size_t len = strlen(json_extra);
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(json_extra + len, sizeof(json_extra) - len, fmt, ap);
-	va_end(ap);
-}
-
-/* @s as a JSON string body (quotes and backslashes escaped, controls
- * dropped) into @buf. */
-static const char *json_esc(const char *s, char *buf, size_t len)
-{
-	size_t o = 0;
-
-	for (; *s && o + 3 < len; s++) {
-		if (*s == '"' || *s == '\\')
-			buf[o++] = '\\';
-		if ((unsigned char)*s >= 0x20)
-			buf[o++] = *s;
-	}
-	buf[o] = 0;
-	return buf;
-}
+/* --cache-dir's results, for the JSON object */
+static struct first feil, fil;
+static bool have_first;
 
 /* COMPILE's properties: -t, --profile and a cache directory. */
 static unsigned int compile_props(struct npr_prop_arg *p, const char *cache)
@@ -422,10 +437,6 @@ static void destroy(int fd, __u32 handle)
 	npr_ioctl(fd, NPR_IOCTL_HANDLE_DESTROY, &d);
 }
 
-struct first {
-	double load_ms, compile_ms, infer_ms, total_ms;
-	int64_t from_cache;
-};
 
 /*
  * MODEL_LOAD, COMPILE with CACHE_DIR @cache, one INFER; all timed.  With
@@ -522,7 +533,6 @@ static void move_entries(const char *from, const char *to)
 static void bench_first(int fd, const struct npr_shape_arg *shapes,
 			unsigned int nshapes)
 {
-	struct first feil, fil;
 	char scratch[4096];
 
 	first_pass(fd, NULL, shapes, nshapes, &feil);	/* warm-up */
@@ -536,15 +546,8 @@ static void bench_first(int fd, const struct npr_shape_arg *shapes,
 	first_pass(fd, scratch, shapes, nshapes, &feil);
 	move_entries(scratch, opt.cache_dir);
 	first_pass(fd, opt.cache_dir, shapes, nshapes, &fil);
-	json_add(",\"feil_ms\":%.3f,\"feil_load_ms\":%.3f,"
-		 "\"feil_compile_ms\":%.3f,\"feil_infer_ms\":%.3f,"
-		 "\"fil_ms\":%.3f,\"fil_load_ms\":%.3f,"
-		 "\"fil_compile_ms\":%.3f,\"fil_infer_ms\":%.3f,"
-		 "\"loaded_from_cache\":%lld",
-		 feil.total_ms, feil.load_ms, feil.compile_ms, feil.infer_ms,
-		 fil.total_ms, fil.load_ms, fil.compile_ms, fil.infer_ms,
-		 (long long)fil.from_cache);
-	if (opt.json)
+	have_first = true;
+	if (js)
 		return;
 	printf("FEIL %.3f ms (empty cache entry): load %.3f + compile %.3f + first inference %.3f\n",
 	       feil.total_ms, feil.load_ms, feil.compile_ms, feil.infer_ms);
@@ -574,7 +577,6 @@ static void bench_profile(int fd, const struct npr_sqe *s, int nreq)
 	struct layer *l;
 	uint64_t total = 0;
 	unsigned int n, i, shown;
-	char e1[160], e2[80], e3[80];
 	int err, k;
 
 	pr.req = s[0].handle;
@@ -605,18 +607,22 @@ static void bench_profile(int fd, const struct npr_sqe *s, int nreq)
 	shown = n < 10 ? n : 10;
 	while (shown && !l[shown - 1].ns)
 		shown--;
-	if (opt.json) {
-		json_add(",\"profile\":[");
-		for (i = 0; i < shown; i++)
-			json_add("%s{\"name\":\"%s\",\"type\":\"%s\","
-				 "\"kernel\":\"%s\",\"us\":%.1f,\"share\":%.4f}",
-				 i ? "," : "",
-				 json_esc(l[i].r.name, e1, sizeof(e1)),
-				 json_esc(l[i].r.type, e2, sizeof(e2)),
-				 json_esc(l[i].r.kernel, e3, sizeof(e3)),
-				 l[i].ns / 1e3 / nreq,
-				 total ? (double)l[i].ns / total : 0.0);
-		json_add("]");
+	if (js) {
+		npr_json_key(js, "profile");
+		npr_json_begin_array(js);
+		for (i = 0; i < shown; i++) {
+			npr_json_begin_object(js);
+			npr_json_kv_string(js, "name", l[i].r.name);
+			npr_json_kv_string(js, "type", l[i].r.type);
+			npr_json_kv_string(js, "kernel", l[i].r.kernel);
+			npr_json_kv_double(js, "us",
+					   round(l[i].ns / 1e2 / nreq) / 10);
+			npr_json_kv_double(js, "share", total ?
+					   round(1e4 * l[i].ns / total) / 1e4 :
+					   0.0);
+			npr_json_end_object(js);
+		}
+		npr_json_end_array(js);
 	} else {
 		printf("costliest layers (last inference of %d request%s, %.3f ms in %u layers):\n",
 		       nreq, nreq > 1 ? "s" : "", total / 1e6 / nreq, n);
@@ -642,9 +648,10 @@ static __u32 import_blob(int fd, void *blob, size_t blen)
 	};
 	int err;
 
-	if (opt.batch || opt.threads || opt.profile || opt.cache_dir)
-		die("%s is a compiled blob: -b, -t, --profile and --cache-dir apply when compiling it (npr-compile --prop, --shape)",
-		    opt.model);
+	if (opt.batch || opt.threads || opt.profile || opt.cache_dir ||
+	    opt.nshapes || opt.nprops)
+		npr_tool_usage("%s is a compiled blob: -b, -t, --shape, --prop, --hint, --nstreams, --profile and --cache-dir apply when compiling it (npr-compile --prop, --shape)",
+			       opt.model);
 	err = npr_ioctl(fd, NPR_IOCTL_IMPORT, &ia);
 	free(blob);
 	if (err)
@@ -675,7 +682,21 @@ static __u32 load_compile(int fd)
 	if (err)
 		die_lib(fd, "MODEL_INFO", err);
 	co.model = ml.handle;
-	if (opt.batch) {
+	if (opt.nshapes) {
+		char msg[2048];
+
+		if (opt.nshapes > 64)
+			npr_tool_usage("at most 64 --shape");
+		err = npr_arg_resolve_shapes(fd, ml.handle, opt.shapes,
+					     opt.nshapes, shapes, msg,
+					     sizeof(msg));
+		if (err && npr_arg_is_usage(err))
+			npr_tool_usage("%s", msg);
+		if (err)
+			die("%s", msg);
+		co.shapes = (uintptr_t)shapes;
+		co.num_shapes = opt.nshapes;
+	} else if (opt.batch) {
 		if (mi.num_inputs > 64)
 			die("%u inputs: -b handles at most 64", mi.num_inputs);
 		for (i = 0; i < mi.num_inputs; i++) {
@@ -700,8 +721,7 @@ static __u32 load_compile(int fd)
 		co.num_shapes = mi.num_inputs;
 	}
 	if (opt.cache_dir)
-		bench_first(fd, opt.batch ? shapes : NULL,
-			    opt.batch ? mi.num_inputs : 0);
+		bench_first(fd, co.num_shapes ? shapes : NULL, co.num_shapes);
 	co.num_props = compile_props(props, opt.cache_dir);
 	co.props = (uintptr_t)props;
 	err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
@@ -712,11 +732,47 @@ static __u32 load_compile(int fd)
 	return co.exec;
 }
 
+/*
+ * --api sync: one request, INFER after INFER from this thread, each
+ * call's wall time a latency; @total calls, or opt.time_s seconds.
+ */
+static size_t bench_sync(int fd, __u32 req, uint64_t *lat, size_t cap,
+			 size_t total, uint64_t *elapsed)
+{
+	uint64_t t0, tend = 0, t;
+	size_t n = 0;
+	int err;
+
+	for (t0 = now_ns(), t = 0; ; ) {
+		struct npr_infer inf = { .size = sizeof(inf), .req = req };
+		uint64_t a = now_ns();
+
+		err = npr_ioctl(fd, NPR_IOCTL_INFER, &inf);
+		if (err)
+			die_lib(fd, "INFER", err);
+		t = now_ns();
+		if (!tend) {		/* the first call warms up */
+			t0 = t;
+			tend = t0 + (uint64_t)(opt.time_s * 1e9);
+			continue;
+		}
+		if (n < cap)
+			lat[n++] = t - a;
+		progress(n, total, total ? (double)n / total :
+			 (t >= tend ? 1.0 : (double)(t - t0) / (tend - t0)));
+		if (total ? n >= total : t >= tend)
+			break;
+	}
+	*elapsed = t - t0;
+	return n;
+}
+
 static void bench_model(int fd)
 {
 	struct npr_sqe s[256];
 	struct npr_cqe c[256];
 	uint64_t *lat, t0, tend = 0, t1;
+	double fps;
 	size_t nlat = 0, cap, total, submitted, inflight, blen;
 	unsigned int i;
 	char msg[512];
@@ -745,6 +801,10 @@ static void bench_model(int fd)
 	lat = malloc(cap * sizeof(*lat));
 	if (!lat)
 		die("out of memory");
+	if (opt.sync) {
+		nlat = bench_sync(fd, s[0].handle, lat, cap, total, &t1);
+		goto report;
+	}
 	/* one warm-up round, not measured */
 	submit_all(fd, s, opt.nireq);
 	reap_n(fd, c, opt.nireq, opt.poll);
@@ -781,35 +841,78 @@ static void bench_model(int fd)
 			 (t1 >= tend ? 1.0 : (double)(t1 - t0) / (tend - t0)));
 	}
 	t1 = now_ns() - t0;
+report:
+	qsort(lat, nlat, sizeof(*lat), cmp_u64);
+	fps = nlat * (double)(opt.batch ? opt.batch : 1) / (t1 / 1e9);
+	if (!js) {
+		if (opt.profile)
+			bench_profile(fd, s, opt.nireq);
+		printf("device %s, %s, %d in flight, %zu inferences in %.2f s\n",
+		       opt.dev, opt.sync ? "sync" : "async", opt.nireq, nlat,
+		       t1 / 1e9);
+		printf("latency ms: p10 %.3f  p50 %.3f  p90 %.3f  p99 %.3f\n",
+		       pct_ms(lat, nlat, 10), pct_ms(lat, nlat, 50),
+		       pct_ms(lat, nlat, 90), pct_ms(lat, nlat, 99));
+		printf("throughput: %.2f fps   peak RSS %ld kB\n", fps,
+		       peak_rss_kb());
+		free(lat);
+		return;
+	}
+	npr_json_begin_object(js);
+	npr_json_kv_string(js, "device", opt.dev);
+	npr_json_kv_string(js, "model", opt.model);
+	npr_json_kv_string(js, "api", opt.sync ? "sync" : "async");
+	npr_json_kv_int(js, "batch", opt.batch ? opt.batch : 1);
+	npr_json_kv_int(js, "threads", opt.threads);
+	npr_json_kv_int(js, "nireq", opt.nireq);
+	npr_json_kv_uint(js, "niter", nlat);
+	npr_json_kv_double(js, "median_ms", r3(pct_ms(lat, nlat, 50)));
+	npr_json_kv_double(js, "p10_ms", r3(pct_ms(lat, nlat, 10)));
+	npr_json_kv_double(js, "p90_ms", r3(pct_ms(lat, nlat, 90)));
+	npr_json_kv_double(js, "p99_ms", r3(pct_ms(lat, nlat, 99)));
+	npr_json_kv_double(js, "throughput_fps", round(fps * 100) / 100);
+	npr_json_kv_int(js, "peak_rss_kb", peak_rss_kb());
+	if (have_first) {
+		npr_json_kv_double(js, "feil_ms", r3(feil.total_ms));
+		npr_json_kv_double(js, "feil_load_ms", r3(feil.load_ms));
+		npr_json_kv_double(js, "feil_compile_ms", r3(feil.compile_ms));
+		npr_json_kv_double(js, "feil_infer_ms", r3(feil.infer_ms));
+		npr_json_kv_double(js, "fil_ms", r3(fil.total_ms));
+		npr_json_kv_double(js, "fil_load_ms", r3(fil.load_ms));
+		npr_json_kv_double(js, "fil_compile_ms", r3(fil.compile_ms));
+		npr_json_kv_double(js, "fil_infer_ms", r3(fil.infer_ms));
+		npr_json_kv_int(js, "loaded_from_cache", fil.from_cache);
+	}
 	if (opt.profile)
 		bench_profile(fd, s, opt.nireq);
-	qsort(lat, nlat, sizeof(*lat), cmp_u64);
-	{
-		double fps = nlat * (double)(opt.batch ? opt.batch : 1) /
-			     (t1 / 1e9);
-
-		if (opt.json) {
-			printf("{\"device\":\"%s\",\"model\":\"%s\",\"batch\":%d,"
-			       "\"threads\":%d,\"nireq\":%d,\"niter\":%zu,"
-			       "\"median_ms\":%.3f,\"p10_ms\":%.3f,"
-			       "\"p90_ms\":%.3f,\"p99_ms\":%.3f,"
-			       "\"throughput_fps\":%.2f,\"peak_rss_kb\":%ld%s}\n",
-			       opt.dev, opt.model, opt.batch ? opt.batch : 1,
-			       opt.threads, opt.nireq, nlat,
-			       pct_ms(lat, nlat, 50), pct_ms(lat, nlat, 10),
-			       pct_ms(lat, nlat, 90), pct_ms(lat, nlat, 99),
-			       fps, peak_rss_kb(), json_extra);
-		} else {
-			printf("device %s, %d in flight, %zu inferences in %.2f s\n",
-			       opt.dev, opt.nireq, nlat, t1 / 1e9);
-			printf("latency ms: p10 %.3f  p50 %.3f  p90 %.3f  p99 %.3f\n",
-			       pct_ms(lat, nlat, 10), pct_ms(lat, nlat, 50),
-			       pct_ms(lat, nlat, 90), pct_ms(lat, nlat, 99));
-			printf("throughput: %.2f fps   peak RSS %ld kB\n", fps,
-			       peak_rss_kb());
-		}
-	}
+	npr_json_end_object(js);
 	free(lat);
+}
+
+/* The benchmark_app words this tool takes (tool.h). */
+static const struct npr_tool_alias aliases[] = {
+	{ "niter", "niter" }, { "nireq", "nireq" },
+	{ "nthreads", "threads" }, { "shape", "shape" },
+	{ "data_shape", "shape" }, { "hint", "hint" },
+	{ "nstreams", "nstreams" }, { "api", "api" },
+	{ "report_type", "report-type" }, { "json_stats", "json" },
+	{ NULL, NULL },
+};
+
+/* --hint, --nstreams: a --prop of their own. */
+static void add_prop(const char *name, const char *value)
+{
+	char *s;
+	size_t i;
+
+	if (opt.nprops == 64)
+		npr_tool_usage("at most 64 --prop, --hint and --nstreams");
+	if (asprintf(&s, "%s=%s", name, value) < 0)
+		die("out of memory");
+	for (i = strlen(name) + 1; s[i] && !strcmp(name, "PERFORMANCE_HINT");
+	     i++)
+		s[i] = toupper((unsigned char)s[i]);
+	opt.props[opt.nprops++] = s;
 }
 
 int main(int argc, char **argv)
@@ -826,18 +929,32 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "cache-dir", required_argument, NULL, 'C' },
 		{ "profile", no_argument, NULL, 'P' },
+		{ "api", required_argument, NULL, 'A' },
+		{ "shape", required_argument, NULL, 'S' },
+		{ "hint", required_argument, NULL, 'H' },
+		{ "nstreams", required_argument, NULL, 's' },
+		{ "prop", required_argument, NULL, 'o' },
+		{ "report-type", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
-	int c, fd;
+	static const char shortopts[] = "d:m:t:b:h";
+	char msg[1024];
+	int c, fd, i, err;
 
-	while ((c = getopt_long(argc, argv, "d:m:t:b:h", lo, NULL)) != -1) {
+	npr_tool_init("npr-bench");
+	npr_tool_aliases(argc, argv, shortopts, lo, aliases);
+	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': opt.dev = optarg; break;
 		case 'm': opt.model = optarg; break;
 		case 't': opt.threads = parse_int("-t", optarg, 1, 1024); break;
 		case 'b': opt.batch = parse_int("-b", optarg, 1, 4096); break;
-		case 'n': opt.nireq = parse_int("--nireq", optarg, 1, 256); break;
+		case 'n':
+			opt.nireq = parse_int("--nireq", optarg, 1, 256);
+			opt.nireq_set = true;
+			break;
 		case 'N': opt.niter = parse_int("--niter", optarg, 1, 100000000); break;
 		case 'T': {
 			char *end;
@@ -845,35 +962,88 @@ int main(int argc, char **argv)
 			opt.time_s = strtod(optarg, &end);
 			if (*end || end == optarg || !(opt.time_s > 0) ||
 			    opt.time_s > 86400)
-				die("--time: '%s' is not a number of seconds in (0, 86400]",
-				    optarg);
+				npr_tool_usage("--time: '%s' is not a number of seconds in (0, 86400]",
+					       optarg);
 			break;
 		}
 		case 'p': opt.poll = true; break;
 		case 'j': opt.json = true; break;
 		case 'C': opt.cache_dir = optarg; break;
 		case 'P': opt.profile = true; break;
+		case 'A':
+			if (strcmp(optarg, "sync") && strcmp(optarg, "async"))
+				npr_tool_usage("--api %s: sync or async", optarg);
+			opt.sync = !strcmp(optarg, "sync");
+			break;
+		case 'S':
+			err = npr_arg_parse_shapes(optarg, &opt.shapes,
+						   &opt.nshapes, msg,
+						   sizeof(msg));
+			if (err == -ENOMEM)
+				die("%s", msg);
+			if (err)
+				npr_tool_usage("%s", msg);
+			break;
+		case 'H':
+			if (strcasecmp(optarg, "none"))
+				add_prop("PERFORMANCE_HINT", optarg);
+			break;
+		case 's':
+			add_prop("NUM_STREAMS", optarg);
+			break;
+		case 'o':
+			if (opt.nprops == 64)
+				npr_tool_usage("at most 64 --prop");
+			opt.props[opt.nprops++] = optarg;
+			break;
+		case 'R':
+			if (!strcmp(optarg, "average_counters") ||
+			    !strcmp(optarg, "detailed_counters"))
+				opt.profile = true;
+			else if (strcmp(optarg, "no_counters"))
+				npr_tool_usage("--report-type %s: no_counters, average_counters or detailed_counters",
+					       optarg);
+			break;
 		case 'h': fputs(help, stdout); return 0;
-		default: fputs(help, stderr); return 2;
+		case 'V': npr_tool_version(); return 0;
+		default: npr_tool_usage(NULL);
 		}
 	}
 	if (optind < argc)
-		die("unexpected argument '%s' (see --help)", argv[optind]);
+		npr_tool_usage("unexpected argument '%s'", argv[optind]);
 	if (opt.niter && opt.time_s)
-		die("--niter and --time exclude each other");
-	if ((opt.cache_dir || opt.profile) && !opt.model)
-		die("--cache-dir and --profile need -m MODEL");
+		npr_tool_usage("--niter and --time exclude each other");
+	if ((opt.cache_dir || opt.profile || opt.nshapes || opt.nprops ||
+	     opt.sync) && !opt.model)
+		npr_tool_usage("--cache-dir, --profile, --shape, --prop, --hint, --nstreams and --api need -m MODEL");
 	if (opt.cache_dir && !opt.cache_dir[0])
-		die("--cache-dir: empty path");
+		npr_tool_usage("--cache-dir: empty path");
+	if (opt.nshapes && opt.batch)
+		npr_tool_usage("-b and --shape exclude each other: give the batch in the shape");
+	if (opt.sync && opt.nireq_set && opt.nireq > 1)
+		npr_tool_usage("--api sync runs one request: --nireq %d does not apply",
+			       opt.nireq);
 	fd = npr_open(opt.dev, 0);
 	if (fd < 0)
 		die_lib(-1, opt.dev, fd);
+	for (i = 0; i < opt.nprops; i++) {
+		err = npr_arg_set_prop(fd, opt.props[i], msg, sizeof(msg));
+		if (err && npr_arg_is_usage(err))
+			npr_tool_usage("%s", msg);
+		if (err)
+			die("%s", msg);
+	}
+	if (opt.json)
+		js = npr_tool_json_begin(0);
 	if (opt.model)
 		bench_model(fd);
 	else if (!strcmp(opt.dev, "null"))
 		bench_null_ring(fd);
 	else
-		die("-m MODEL is needed (only the null device runs without one)");
+		npr_tool_usage("-m MODEL is needed (only the null device runs without one)");
+	if (js)
+		npr_tool_json_end(js);
 	npr_close(fd);
+	npr_arg_free_shapes(opt.shapes, opt.nshapes);
 	return 0;
 }
