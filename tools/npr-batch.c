@@ -86,6 +86,7 @@ static const char help[] =
 "      --shape SHAPE     an input's shape: NAME=1,3,224,224,\n"
 "                        NAME[1,3,224,224], or [1,3,224,224]\n"
 "  -t, --threads T       INFERENCE_NUM_THREADS of the compiled model\n"
+"                        (benchmark_app's -nthreads; its -t is a time)\n"
 "      --nireq N         requests in flight (default 4, at most 256)\n"
 "      --unordered       print each line when its input completes\n"
 "                        (default: in input order)\n"
@@ -98,6 +99,7 @@ static const char help[] =
 "                        photo preprocessing, as npr-run's\n"
 "  -h, --help            show this help\n"
 "      --version         print the version and exit\n"
+"-nireq, -nthreads and -shape, benchmark_app's spellings, are accepted.\n"
 "\n"
 "Exit status: 0 when every input succeeded, 1 when one failed or on a\n"
 "run-time failure, 2 on a usage error.\n";
@@ -1289,6 +1291,12 @@ static void parse_floats3(const char *name, const char *arg, float *out)
 	}
 }
 
+/* OpenVINO benchmark_app's single-dash spellings */
+static const struct npr_tool_alias aliases[] = {
+	{ "nireq", "nireq" }, { "nthreads", "threads" }, { "shape", "shape" },
+	{ NULL, NULL },
+};
+
 static void parse_args(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -1315,6 +1323,7 @@ static void parse_args(int argc, char **argv)
 	int c, i;
 
 	npr_preproc_default(&opt.pp);
+	npr_tool_aliases(argc, argv, "d:m:t:h", lopts, aliases);
 	while ((c = getopt_long(argc, argv, "d:m:t:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
