@@ -40,8 +40,8 @@ XML_LIBS := $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null || echo -lxml2)
 PNG_CFLAGS := $(shell $(PKG_CONFIG) --cflags libpng 2>/dev/null)
 PNG_LIBS := $(shell $(PKG_CONFIG) --libs libpng 2>/dev/null || echo -lpng)
 JPEG_CFLAGS := $(shell $(PKG_CONFIG) --cflags libjpeg 2>/dev/null)
+# libjpeg-turbo (libjpeg62-turbo-dev) has no .pc file on every release
 JPEG_LIBS := $(shell $(PKG_CONFIG) --libs libjpeg 2>/dev/null || echo -ljpeg)
-
 PROTOBUF_LIBS := $(shell $(PKG_CONFIG) --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 PROTOC_C ?= protoc-c
@@ -64,7 +64,7 @@ ifneq ($(SANITIZE),)
 endif
 # CPPFLAGS (e.g. -D_FORTIFY_SOURCE) first, CFLAGS last: the caller's win
 ALL_CFLAGS = $(CPPFLAGS) $(CFLAGS_BASE) $(CFLAGS)
-LIBS := -luring $(XML_LIBS) $(PNG_LIBS) $(JPEG_LIBS) $(PROTOBUF_LIBS) -lm -pthread
+LIBS := -luring $(XML_LIBS) $(PNG_LIBS) $(PROTOBUF_LIBS) -lm -pthread
 
 include $(srctree)/Kbuild
 
@@ -157,11 +157,13 @@ $(LIBSO): $(LIBSO_REAL)
 
 # Tools and tests link the internal static library (LIBA, every symbol):
 # no LD_LIBRARY_PATH needed.
-# <prog>-ldflags: link flags of that program only (fault_test's --wrap).
+# <prog>-ldflags: link flags of that program only (fault_test's --wrap);
+# <prog>-libs: libraries of that program only; a program with the image
+# readers (tools/image.o) gets libjpeg, the library never does.
 define link_prog
 $(obj)/$(1)/$(2): $(addprefix $(obj)/,$($(2)-objs)) $(LIBA)
 	$$(quiet) LD $(1)/$(2)
-	$$(Q)$$(CC) $$(LDFLAGS) $$($(2)-ldflags) -o $$@ $(addprefix $(obj)/,$($(2)-objs)) $(LIBA) $$(LIBS)
+	$$(Q)$$(CC) $$(LDFLAGS) $$($(2)-ldflags) -o $$@ $(addprefix $(obj)/,$($(2)-objs)) $(LIBA) $$($(2)-libs) $$(if $$(filter tools/image.o,$$($(2)-objs)),$$(JPEG_LIBS)) $$(LIBS)
 endef
 $(foreach t,$(tools-y),$(eval $(call link_prog,tools,$(t))))
 
