@@ -1196,6 +1196,29 @@ TEST(run_names_the_model_format)
 	free(err);
 }
 
+/*
+ * The library prints nothing itself; a tool passes its log on to stderr:
+ * warnings by default, the CPU plan's debug lines with NPR_LOG_LEVEL.
+ */
+TEST(run_prints_the_library_log_it_is_asked_for)
+{
+	char *argv[] = { (char *)tool("npr-run"), "-m", model(EYE), "-i",
+			 model(PHOTO), NULL };
+	char *out, *err;
+
+	NEED_SHARED();
+	EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+	ASSERT_NE(err, NULL);
+	EXPECT_EQ(strstr(err, "npuring: cpu:"), NULL);
+	free(out);
+	free(err);
+	EXPECT_EQ(run(&out, &err, "NPR_LOG_LEVEL=debug", argv), 0);
+	ASSERT_NE(err, NULL);
+	EXPECT_NE(strstr(err, "npr-run: npuring: cpu: "), NULL);
+	free(out);
+	free(err);
+}
+
 /* The shared photo as a JPEG at @path (quality 92). */
 static int photo_jpeg(const char *path)
 {

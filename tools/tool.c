@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "npuring.h"
@@ -48,16 +49,35 @@ static void check_stdout(void)
 	_exit(NPR_EXIT_FAILURE);
 }
 
+static void log_stderr(void *priv, int level, const char *msg)
+{
+	fprintf(stderr, "%s: npuring: %s\n", (const char *)priv, msg);
+}
+
 /**
  * npr_tool_init() - first call of a tool's main()
  * @name: the tool's name, for messages ("npr-run")
  *
- * Registers the check of stdout at exit (see check_stdout()).
+ * Registers the check of stdout at exit (see check_stdout()) and prints
+ * the library's log on stderr: warnings and errors, or the level that
+ * NPR_LOG_LEVEL names (Documentation/environment.rst).
  */
 void npr_tool_init(const char *name)
 {
+	static const char *const levels[] = {
+		[NPR_LOG_NONE] = "none", [NPR_LOG_ERROR] = "error",
+		[NPR_LOG_WARNING] = "warning", [NPR_LOG_INFO] = "info",
+		[NPR_LOG_DEBUG] = "debug",
+	};
+	const char *want = getenv("NPR_LOG_LEVEL");
+	int level = NPR_LOG_WARNING, i;
+
 	tool_name = name;
 	atexit(check_stdout);
+	for (i = 0; want && i < (int)(sizeof(levels) / sizeof(levels[0])); i++)
+		if (!strcasecmp(want, levels[i]))
+			level = i;
+	npr_set_log(log_stderr, (void *)name, level);
 }
 
 /**
