@@ -248,6 +248,83 @@ TEST(pooling_fast_path_matches_scalar_kernel)
 		}
 }
 
+/*
+ * A pooling window far larger than its input (a kernel of 2^24 with as
+ * much padding, which a model may ask for) visits only the taps inside
+ * the input: every path gives the exact maxima and means of the
+ * remaining corner, and takes no longer than the input is large.
+ */
+TEST(pool_window_far_larger_than_the_input)
+{
+	static const int64_t big = 1 << 24, dims[3] = { 2, 3, 4 };
+	int nsp, m, path;
+
+	for (nsp = 2; nsp <= 3; nsp++)
+		for (m = 0; m < 2; m++)
+			for (path = 0; path < (nsp == 2 ? 2 : 1); path++) {
+				struct npr_conv_params p = { 0 };
+				struct npr_node node = {
+					.name = "pool", .type = m ? "MaxPool" : "AvgPool",
+					.nout = 1, .params = &p,
+				};
+				struct npr_tensor in = { 0 }, out = { 0 };
+				const int64_t *d = dims + 3 - nsp;
+				float x[24], y[60];
+				int64_t o[3] = { 0 }, nx = 1, ny = 1, a, t;
+
+				p.nsp = nsp;
+				p.exclude_pad = path;
+				in.type = out.type = NPR_ELEM_F32;
+				in.shape.rank = out.shape.rank = 2 + nsp;
+				in.shape.d[0] = out.shape.d[0] = 1;
+				in.shape.d[1] = out.shape.d[1] = 1;
+				for (a = 0; a < nsp; a++) {
+					p.kernel[a] = big;
+					p.stride[a] = p.dil[a] = 1;
+					p.pe[a] = big;
+					in.shape.d[2 + a] = d[a];
+					out.shape.d[2 + a] = d[a] + 1;
+					nx *= d[a];
+					ny *= d[a] + 1;
+				}
+				fill(x, nx, 5 + nsp);
+				in.data = x; in.nbytes = nx * 4;
+				out.data = y; out.nbytes = ny * 4;
+				ASSERT_EQ(path ? npr_ref_pool(&node, &in, &out) :
+					  npr_pool_scalar(&node, &in, &out), 0);
+				for (t = 0; t < ny; t++) {
+					/* output o: the corner x[o..] of the input */
+					double sum = 0, area = 1;
+					float mx = -INFINITY;
+					int64_t i, r, cnt = 0, c[3];
+
+					for (a = nsp - 1, r = t; a >= 0; r /= d[a] + 1, a--)
+						o[a] = r % (d[a] + 1);
+					for (a = 0; a < nsp; a++)
+						area *= (double)(d[a] + big - o[a]);
+					for (i = 0; i < nx; i++) {
+						bool inside = true;
+
+						for (a = nsp - 1, r = i; a >= 0; r /= d[a], a--)
+							c[a] = r % d[a];
+						for (a = 0; a < nsp; a++)
+							inside &= c[a] >= o[a];
+						if (!inside)
+							continue;
+						sum += x[i];
+						mx = x[i] > mx ? x[i] : mx;
+						cnt++;
+					}
+					if (m)
+						ASSERT_EQ(y[t], cnt ? mx : 0.0f);
+					else if (p.exclude_pad)
+						ASSERT_NEAR(y[t], cnt ? sum / cnt : 0, 1e-5);
+					else
+						ASSERT_NEAR(y[t], sum / area, 1e-12);
+				}
+			}
+}
+
 TEST(matmul_fast_path_matches_scalar_kernel)
 {
 	static const int64_t Ms[] = { 1, 3, 5, 8 }, Ns[] = { 1, 17, 1000 };

@@ -173,6 +173,44 @@ static int conv3d(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
+/* [lo, hi) of taps i with 0 <= base + i * dil < lim, i < k */
+static void tap_range(int64_t base, int64_t dil, int64_t lim, int64_t k,
+		      int64_t *lo, int64_t *hi)
+{
+	int64_t a = 0, b;
+
+	if (dil == 1) {		/* no divisions on the common path */
+		a = base < 0 ? -base : 0;
+		b = lim - base < 0 ? 0 : lim - base;
+	} else {
+		if (base < 0)
+			a = (-base + dil - 1) / dil;
+		b = lim - 1 - base < 0 ? 0 : (lim - 1 - base) / dil + 1;
+	}
+	if (b > k)
+		b = k;
+	if (a > b)
+		a = b;
+	*lo = a;
+	*hi = b;
+}
+
+/*
+ * The taps of one pooling axis whose window starts at @base: [*lo, *hi)
+ * those inside the input (@in), and the count of those inside the padded
+ * input (AvgPool's divisor with the pads).  Only in-range taps are visited,
+ * so a kernel far larger than its input costs no more than the input.
+ */
+static int64_t pool_taps(int64_t base, int64_t dil, int64_t in, int64_t pb,
+			 int64_t pe, int64_t k, int64_t *lo, int64_t *hi)
+{
+	int64_t plo, phi;
+
+	tap_range(base, dil, in, k, lo, hi);
+	tap_range(base + pb, dil, in + pb + pe, k, &plo, &phi);
+	return phi - plo;
+}
+
 /* 3-D MaxPool / AvgPool, as npr_pool_scalar() for 1-D and 2-D. */
 static int pool3d(const struct npr_node *n, const struct npr_tensor *in,
 		  struct npr_tensor *out)
@@ -182,8 +220,9 @@ static int pool3d(const struct npr_node *n, const struct npr_tensor *in,
 	const float *x = in[0].data;
 	float *y = out[0].data;
 	void *idx = n->nout > 1 ? out[1].data : NULL;
-	int64_t pl, t, nt, area, o[3] = { 0 }, *at;
+	int64_t pl, area, o[3] = { 0 }, lo[3], hi[3], t[3];
 	struct geo3 g;
+	int a;
 
 	if (in[0].type != NPR_ELEM_F32)
 		return npr_node_err(n, -EOPNOTSUPP, "3-D pooling of %s",
@@ -191,29 +230,37 @@ static int pool3d(const struct npr_node *n, const struct npr_tensor *in,
 	geo3_init(p, &in[0].shape, &out[0].shape, p->kernel, &g);
 	if (!g.osz)
 		return 0;
-	at = malloc(sizeof(*at) * (g.ksz ? g.ksz : 1));
-	if (!at)
-		return -ENOMEM;
 	do {
 		int64_t oo = (o[0] * g.out[1] + o[1]) * g.out[2] + o[2];
 
-		nt = window3(&g, o, at, &area);
+		area = 1;
+		for (a = 0; a < 3; a++)
+			area *= pool_taps(o[a] * p->stride[a] - p->pb[a],
+					  p->dil[a], g.in[a], p->pb[a], p->pe[a],
+					  g.k[a], &lo[a], &hi[a]);
 		for (pl = 0; pl < g.N * g.C; pl++) {
 			const float *xp = x + pl * g.isz;
 			int64_t cnt = 0, best = -1, i = pl * g.osz + oo;
 			float acc = maxp ? -INFINITY : 0;
 
-			for (t = 0; t < nt; t++) {
-				if (at[t] < 0)
-					continue;
-				if (!maxp) {
-					acc += xp[at[t]];
-					cnt++;
-				} else if (xp[at[t]] > acc || best < 0) {
-					acc = xp[at[t]];
-					best = at[t];
-				}
-			}
+			for (t[0] = lo[0]; t[0] < hi[0]; t[0]++)
+				for (t[1] = lo[1]; t[1] < hi[1]; t[1]++)
+					for (t[2] = lo[2]; t[2] < hi[2]; t[2]++) {
+						int64_t at = 0;
+
+						for (a = 0; a < 3; a++)
+							at = at * g.in[a] +
+							     o[a] * p->stride[a] -
+							     p->pb[a] +
+							     t[a] * p->dil[a];
+						if (!maxp) {
+							acc += xp[at];
+							cnt++;
+						} else if (xp[at] > acc || best < 0) {
+							acc = xp[at];
+							best = at;
+						}
+					}
 			if (!maxp) {
 				int64_t div = p->exclude_pad ? cnt : area;
 
@@ -232,7 +279,6 @@ static int pool3d(const struct npr_node *n, const struct npr_tensor *in,
 			}
 		}
 	} while (next3(&g, o));
-	free(at);
 	return 0;
 }
 
@@ -362,20 +408,19 @@ int npr_pool_scalar(const struct npr_node *n, const struct npr_tensor *in,
 			for (oh = 0; oh < g.OH; oh++)
 				for (ow = 0; ow < g.OW; ow++, o++) {
 					float acc = maxp ? -INFINITY : 0;
-					int64_t cnt = 0, best = -1, area = 0;
+					int64_t cnt = 0, best = -1, area, i0, i1, j0, j1;
 
-					for (i = 0; i < kh; i++) {
+					/* in-range taps only; AvgPool counts the window clipped to the padded input */
+					area = pool_taps(oh * g.sh - g.ph, g.dh, g.H, g.ph,
+							 p->nsp == 2 ? p->pe[0] : 0, kh, &i0, &i1) *
+					       pool_taps(ow * g.sw - g.pw, g.dw, g.W, g.pw,
+							 p->pe[p->nsp - 1], kw, &j0, &j1);
+					for (i = i0; i < i1; i++) {
 						int64_t ih = oh * g.sh - g.ph + i * g.dh;
 
-						for (j = 0; j < kw; j++) {
+						for (j = j0; j < j1; j++) {
 							int64_t iw = ow * g.sw - g.pw + j * g.dw;
 
-							/* AvgPool counts the window clipped to the padded input */
-							if (ih >= -g.ph && ih < g.H + (p->nsp == 2 ? p->pe[0] : 0) &&
-							    iw >= -g.pw && iw < g.W + p->pe[p->nsp - 1])
-								area++;
-							if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W)
-								continue;
 							if (maxp) {
 								float v = xp[ih * g.W + iw];
 
@@ -411,28 +456,6 @@ int npr_pool_scalar(const struct npr_node *n, const struct npr_tensor *in,
 
 #define VEC(name) npr_##name##_generic
 #include "vec.h"
-
-/* [lo, hi) of taps i with 0 <= base + i * dil < lim, i < k */
-static void tap_range(int64_t base, int64_t dil, int64_t lim, int64_t k,
-		      int64_t *lo, int64_t *hi)
-{
-	int64_t a = 0, b;
-
-	if (dil == 1) {		/* no divisions on the common path */
-		a = base < 0 ? -base : 0;
-		b = lim - base < 0 ? 0 : lim - base;
-	} else {
-		if (base < 0)
-			a = (-base + dil - 1) / dil;
-		b = lim - 1 - base < 0 ? 0 : (lim - 1 - base) / dil + 1;
-	}
-	if (b > k)
-		b = k;
-	if (a > b)
-		a = b;
-	*lo = a;
-	*hi = b;
-}
 
 struct pool_job {
 	const struct npr_conv_params *p;
