@@ -224,7 +224,7 @@ static void model_setup(void)
 {
 	struct npr_shape_arg *shapes;
 	struct npr_model_info mi = { .size = sizeof(mi) };
-	struct npr_prop_arg prop = { 0 };
+	struct npr_prop_arg prop[2] = { { 0 } };
 	struct npr_model_load ml;
 	struct npr_compile co;
 	char msg[512];
@@ -265,12 +265,21 @@ static void model_setup(void)
 		npr_prep_compile(&co, ml.handle);
 		co.shapes = (uintptr_t)shapes;
 		co.num_shapes = opt.nshapes;
+		/*
+		 * Several requests in flight: each on a CPU of its own (the
+		 * THROUGHPUT hint), not each on every CPU; -t sets the
+		 * threads of each request instead.
+		 */
+		prop[0].param = NPR_PARAM_PERFORMANCE_HINT;
+		prop[0].value = opt.nireq > 1 ? NPR_PERF_HINT_THROUGHPUT :
+						NPR_PERF_HINT_LATENCY;
+		co.num_props = 1;
 		if (opt.threads) {
-			prop.param = NPR_PARAM_INFERENCE_NUM_THREADS;
-			prop.value = opt.threads;
-			co.props = (uintptr_t)&prop;
-			co.num_props = 1;
+			prop[1].param = NPR_PARAM_INFERENCE_NUM_THREADS;
+			prop[1].value = opt.threads;
+			co.num_props = 2;
 		}
+		co.props = (uintptr_t)prop;
 		err = npr_ioctl(m.fd, NPR_IOCTL_COMPILE, &co);
 		if (err)
 			fail_lib("COMPILE", err);
