@@ -5,12 +5,16 @@
 #
 #   make            library, tools, selftests
 #   make check      all selftests; last line "N passed, N failed, N skipped"
+#   make install    library, headers, npuring.pc, tools, man pages, Python
+#                   module, software NPU (Documentation/install.rst);
+#                   make uninstall removes them, make install-tests adds
+#                   the selftests and their runner
 #   make demo       face detection on a real photo, with timings
 #   make bench      ring overhead (null device) and squeezenet1.1 throughput
 #   make fuzz       the fuzz targets with libFuzzer (clang), in build-fuzz/
 #   make clean
 
-VERSION := 0.1.0
+VERSION := 0.2.0
 SONAME_MAJOR := 0
 
 srctree := $(CURDIR)
@@ -40,7 +44,11 @@ PROTOBUF_LIBS := $(shell $(PKG_CONFIG) --libs libprotobuf-c 2>/dev/null || echo 
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 PROTOC_C ?= protoc-c
 
-WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
+# WERROR=1 (CI sets it) makes every warning an error
+WERROR ?= 0
+WERROR_FLAG := $(if $(filter 1,$(WERROR)),-Werror)
+WARN := -Wall -Wextra $(WERROR_FLAG) -Wno-unused-parameter \
+	-Wno-missing-field-initializers
 OPT ?= -O2 -g
 CFLAGS_BASE := -std=gnu11 $(OPT) $(WARN) -fPIC -pthread \
 	-DNPR_LIB_VERSION='"$(VERSION)"' \
@@ -52,20 +60,25 @@ ifneq ($(SANITIZE),)
 	-fno-sanitize-recover=all
   LDFLAGS += -fsanitize=$(SANITIZE)
 endif
-ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS)
+# CPPFLAGS (e.g. -D_FORTIFY_SOURCE) first, CFLAGS last: the caller's win
+ALL_CFLAGS = $(CPPFLAGS) $(CFLAGS_BASE) $(CFLAGS)
 LIBS := -luring $(XML_LIBS) $(PNG_LIBS) $(PROTOBUF_LIBS) -lm -pthread
 
 include $(srctree)/Kbuild
 
 LIB_OBJS := $(addprefix $(obj)/,$(lib-y) $(ref-y) $(npu-y))
-LIBA := $(obj)/lib/libnpuring.a
+# LIBA: every object with its internal symbols, what tools and tests link;
+# LIBA_API: the installed static library, only the map's symbols global
+LIBA := $(obj)/lib/libnpuring-internal.a
+LIBA_API := $(obj)/lib/libnpuring.a
+LIBSO_REAL := $(obj)/lib/libnpuring.so.$(VERSION)
 LIBSO := $(obj)/lib/libnpuring.so
 TOOLS := $(addprefix $(obj)/tools/,$(tools-y))
 TESTS := $(addprefix $(obj)/selftests/,$(selftests-y))
 TESTPROGS := $(addprefix $(obj)/selftests/,$(selftests-prog-y))
 EXAMPLES := $(addprefix $(obj)/examples/,$(examples-y))
 
-all: $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(TESTPROGS) $(EXAMPLES)
+all: $(LIBA) $(LIBA_API) $(LIBSO) $(TOOLS) $(TESTS) $(TESTPROGS) $(EXAMPLES)
 
 # CFLAGS_<dir>/ for every object of a folder; CFLAGS_<object> instead of it
 obj_cflags = $(or $(CFLAGS_$(1)),$(CFLAGS_$(dir $(1))))
@@ -83,7 +96,7 @@ $(obj)/lib/onnx/gen/onnx.pb-c.c $(obj)/lib/onnx/gen/onnx.pb-c.h &: $(ONNX_PROTO)
 
 $(obj)/lib/onnx/gen/onnx.pb-c.o: $(obj)/lib/onnx/gen/onnx.pb-c.c
 	$(quiet) CC lib/onnx/gen/onnx.pb-c.o
-	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -Wno-error -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS_BASE) $(CFLAGS) -Wno-error -c $< -o $@
 
 $(filter-out $(obj)/lib/onnx/gen/onnx.pb-c.o,$(LIB_OBJS)): | $(obj)/lib/onnx/gen/onnx.pb-c.h
 
@@ -95,7 +108,8 @@ $(obj)/lib/onnx/gen/gen-schemas: $(srctree)/lib/onnx/gen-schemas.cc \
 		$(wildcard /usr/include/onnx/common/version.h)
 	$(quiet) CXX lib/onnx/gen/gen-schemas
 	$(Q)mkdir -p $(obj)/lib/onnx/gen
-	$(Q)$(CXX) $(ONNX_CXXFLAGS) -Wall -Wextra -Werror $< -o $@ $(ONNX_CXXLIBS)
+	$(Q)$(CXX) $(CPPFLAGS) $(ONNX_CXXFLAGS) -Wall -Wextra $(WERROR_FLAG) $< \
+		$(LDFLAGS) -o $@ $(ONNX_CXXLIBS)
 
 $(obj)/lib/onnx/gen/onnx-schemas.c $(obj)/lib/onnx/gen/onnx-schemas.h &: $(obj)/lib/onnx/gen/gen-schemas
 	$(quiet) GEN lib/onnx/gen/onnx-schemas.c
@@ -112,12 +126,32 @@ $(LIBA): $(LIB_OBJS)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $^
 
-$(LIBSO): $(LIB_OBJS) $(srctree)/lib/npuring.map
+# The static library to install: one relocatable object of every library
+# object (ld -r), every symbol but the map's made local, so that a program
+# linking it sees the API only (Documentation/install.rst).
+LD ?= ld
+OBJCOPY ?= objcopy
+$(LIBA_API): $(LIB_OBJS) $(srctree)/lib/npuring.map
+	$(quiet) AR $(patsubst $(obj)/%,%,$@)
+	$(Q)sed -n 's/^[[:space:]]*\([A-Za-z_][A-Za-z0-9_]*\);.*/\1/p' \
+		$(srctree)/lib/npuring.map > $(obj)/lib/libnpuring.syms
+	$(Q)$(LD) -r -o $(obj)/lib/libnpuring.o $(LIB_OBJS)
+	$(Q)$(OBJCOPY) --keep-global-symbols=$(obj)/lib/libnpuring.syms \
+		$(obj)/lib/libnpuring.o
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $(obj)/lib/libnpuring.o
+
+# libnpuring.so.VERSION, with libnpuring.so.0 (the soname) and
+# libnpuring.so (the link-time name) pointing at it
+$(LIBSO_REAL): $(LIB_OBJS) $(srctree)/lib/npuring.map
 	$(quiet) LD $(patsubst $(obj)/%,%,$@)
 	$(Q)$(CC) -shared -Wl,-soname,libnpuring.so.$(SONAME_MAJOR) \
 		-Wl,--version-script=$(srctree)/lib/npuring.map \
 		$(LDFLAGS) -o $@ $(LIB_OBJS) $(LIBS)
-	$(Q)ln -sf libnpuring.so $@.$(SONAME_MAJOR)
+
+$(LIBSO): $(LIBSO_REAL)
+	$(Q)ln -sf libnpuring.so.$(VERSION) $(LIBSO).$(SONAME_MAJOR)
+	$(Q)ln -sf libnpuring.so.$(SONAME_MAJOR) $@
 
 # Tools and tests link the static library: no LD_LIBRARY_PATH needed.
 # <prog>-ldflags: link flags of that program only (fault_test's --wrap).
@@ -131,7 +165,7 @@ $(foreach t,$(tools-y),$(eval $(call link_prog,tools,$(t))))
 # npu/vnpu/: the software NPU, a Level Zero driver library the system's
 # loader loads; built only where the Level Zero headers are installed.
 ZE_HEADERS := $(shell echo '\#include <level_zero/ze_api.h>' | \
-	$(CC) $(CFLAGS) -E -x c - >/dev/null 2>&1 && echo yes)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -E -x c - >/dev/null 2>&1 && echo yes)
 VNPU := $(obj)/npu/vnpu/libze_intel_vpu.so.1
 ifneq ($(ZE_HEADERS),)
 all: $(VNPU)
@@ -184,7 +218,8 @@ check: deps
 		$(TSAN_RUN) $(srctree)/selftests/run.sh $(TESTS) \
 		$(srctree)/selftests/ring_fallback_test.sh \
 		$(srctree)/selftests/fuzz_test.sh \
-		$(srctree)/selftests/layering_test.sh
+		$(srctree)/selftests/layering_test.sh \
+		$(srctree)/selftests/header_test.sh
 
 DEMO_MODEL := $(SHARED)/models/ir/face-detection-retail-0004/FP32-v10/face-detection-retail-0004.xml
 DEMO_IMAGE := $(SHARED)/images/astronaut.png
@@ -235,7 +270,9 @@ $(foreach t,$(fuzz-targets),$(eval $(call link_fuzz,$(t))))
 
 clean:
 	$(quiet) CLEAN $(obj)
-	$(Q)rm -f $(LIB_OBJS) $(LIB_OBJS:.o=.d) $(LIBA) $(LIBSO) $(TOOLS) $(TESTS) $(TESTPROGS)
+	$(Q)rm -f $(LIB_OBJS) $(LIB_OBJS:.o=.d) $(LIBA) $(LIBA_API) $(LIBSO) \
+		$(LIBSO).$(SONAME_MAJOR) $(LIBSO_REAL) $(obj)/lib/libnpuring.o \
+		$(obj)/lib/libnpuring.syms $(TOOLS) $(TESTS) $(TESTPROGS)
 	$(Q)rm -f $(VNPU) $(addprefix $(obj)/,$(vnpu-objs)) $(EXAMPLES)
 	$(Q)rm -rf $(obj)/lib/onnx/gen
 	$(Q)find $(obj)/lib $(obj)/ref $(obj)/npu $(obj)/tools $(obj)/selftests \

@@ -3,7 +3,8 @@
  * The ABI, through the public API only: struct sizes, field offsets, ioctl
  * numbers and enum values checked at run time, element types, and
  * npr_open() / npr_close() (unknown devices, bad arguments and fds, errno
- * left alone).  The relu model and the ioctl wrappers: uapi_util.h.
+ * left alone), npr_version() against the header's version.  The relu
+ * model and the ioctl wrappers: uapi_util.h.
  */
 #define _GNU_SOURCE
 #include "uapi_util.h"
@@ -503,6 +504,19 @@ TEST(close_bad_fd_is_ebadf)
 	ASSERT_GE(fd, 0);
 	EXPECT_EQ(npr_close(fd), 0);
 	EXPECT_EQ(npr_close(fd), -EBADF);
+}
+
+/* npr_version() is the header's NPURING_VERSION_MAJOR.MINOR.PATCH */
+TEST(version_is_the_headers)
+{
+	char want[64];
+
+	snprintf(want, sizeof(want), "%d.%d.%d", NPURING_VERSION_MAJOR,
+		 NPURING_VERSION_MINOR, NPURING_VERSION_PATCH);
+	ASSERT_NONNULL(npr_version());
+	EXPECT_STREQ(npr_version(), want);
+	/* a static string: the same pointer every time */
+	EXPECT_EQ(npr_version(), npr_version());
 }
 
 TEST_HARNESS_MAIN

@@ -29,6 +29,12 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
+/* C++ spells C11's _Static_assert static_assert; undefined at the end */
+#if defined(__cplusplus) && !defined(_Static_assert)
+#define _Static_assert static_assert
+#define NPR_UAPI_STATIC_ASSERT
+#endif
+
 #define NPR_UAPI_VERSION	1
 
 #define NPR_MAX_RANK		8
@@ -1204,5 +1210,10 @@ _Static_assert(sizeof(struct npr_reap) == 40, "npr_reap ABI");
 #define NPR_IOCTL_RING_SETUP		_IOWR('N', 0x0d, struct npr_ring_setup)
 #define NPR_IOCTL_SUBMIT		_IOWR('N', 0x0e, struct npr_submit)
 #define NPR_IOCTL_REAP			_IOWR('N', 0x0f, struct npr_reap)
+
+#ifdef NPR_UAPI_STATIC_ASSERT
+#undef _Static_assert
+#undef NPR_UAPI_STATIC_ASSERT
+#endif
 
 #endif /* _UAPI_NPURING_H */

@@ -13,11 +13,16 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../uapi/npuring.h"
+#include <npuring/uapi.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The version of this header; npr_version() gives the library's. */
+#define NPURING_VERSION_MAJOR	0
+#define NPURING_VERSION_MINOR	2
+#define NPURING_VERSION_PATCH	0
 
 /**
  * npr_open() - open a device
@@ -77,6 +82,16 @@ size_t npr_elem_size(unsigned int elem_type);
 
 /** npr_elem_name() - short name ("f32", "i64") of an element type, or "?". */
 const char *npr_elem_name(unsigned int elem_type);
+
+/**
+ * npr_version() - the version of the library the program runs with
+ *
+ * Return: "MAJOR.MINOR.PATCH", a static string; the header a program was
+ * built with gives its own in NPURING_VERSION_MAJOR, _MINOR and _PATCH.
+ *
+ * Context: any thread.
+ */
+const char *npr_version(void);
 
 /* Inline helpers: fill argument structs, nothing more. */
 
