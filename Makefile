@@ -214,12 +214,127 @@ check: deps
 		NPR_CONFORMANCE_EXPECT=$(srctree)/selftests/conformance.expect \
 		NPR_VALGRIND="$(if $(SANITIZE),,$(selftests-valgrind-y))" \
 		NPR_TESTDIR=$(obj)/selftests NPR_SRCTREE=$(srctree) \
+		NPR_CC="$(CC)" NPR_CXX="$(CXX)" \
 		$(SANITIZE_ENV) NPR_SKIP="$(if $(TSAN),$(TSAN_SKIP))" \
 		$(TSAN_RUN) $(srctree)/selftests/run.sh $(TESTS) \
 		$(srctree)/selftests/ring_fallback_test.sh \
 		$(srctree)/selftests/fuzz_test.sh \
 		$(srctree)/selftests/layering_test.sh \
-		$(srctree)/selftests/header_test.sh
+		$(srctree)/selftests/header_test.sh \
+		$(srctree)/selftests/spdx_test.sh \
+		$(srctree)/selftests/install_test.sh
+
+# make install (Documentation/install.rst): the layout and its variables.
+# Build and install with the same PREFIX and LIBDIR: the library finds the
+# installed software NPU in $(LIBDIR)/npuring/vnpu (npu/device.c).
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+PYTHON ?= python3
+PYTHONDIR ?= $(shell $(PYTHON) $(srctree)/scripts/pythondir.py $(PREFIX))
+PKGLIBDIR := $(LIBDIR)/npuring
+INSTALL ?= install
+CFLAGS_npu/device.o += -DNPR_VNPU_DIR='"$(PKGLIBDIR)/vnpu"'
+
+MAN_PAGES := $(wildcard $(srctree)/Documentation/man/*.[137])
+PY_MODULES := $(wildcard $(srctree)/python/npuring/*.py)
+# the link flags a static link adds after the library's own
+LIBS_PRIVATE := $(strip -luring $(XML_LIBS) $(PNG_LIBS) $(PROTOBUF_LIBS) \
+	-lm -pthread)
+# ${prefix}/... in npuring.pc where a directory lies under PREFIX
+pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+
+install: all
+	$(quiet) INSTALL $(DESTDIR)$(PREFIX)
+	$(Q)$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
+		$(DESTDIR)$(INCLUDEDIR)/npuring $(DESTDIR)$(PKGCONFIGDIR)
+	$(Q)$(INSTALL) -m 644 $(LIBSO_REAL) $(DESTDIR)$(LIBDIR)/
+	$(Q)ln -sf libnpuring.so.$(VERSION) \
+		$(DESTDIR)$(LIBDIR)/libnpuring.so.$(SONAME_MAJOR)
+	$(Q)ln -sf libnpuring.so.$(SONAME_MAJOR) $(DESTDIR)$(LIBDIR)/libnpuring.so
+	$(Q)$(INSTALL) -m 644 $(LIBA_API) $(DESTDIR)$(LIBDIR)/libnpuring.a
+	$(Q)$(INSTALL) -m 644 $(srctree)/lib/include/npuring.h \
+		$(DESTDIR)$(INCLUDEDIR)/npuring.h
+	$(Q)$(INSTALL) -m 644 $(srctree)/uapi/npuring.h \
+		$(DESTDIR)$(INCLUDEDIR)/npuring/uapi.h
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' \
+		-e 's|@LIBDIR@|$(call pc_dir,$(LIBDIR))|' \
+		-e 's|@INCLUDEDIR@|$(call pc_dir,$(INCLUDEDIR))|' \
+		-e 's|@VERSION@|$(VERSION)|' \
+		-e 's|@LIBS_PRIVATE@|$(LIBS_PRIVATE)|' \
+		$(srctree)/lib/npuring.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/npuring.pc
+	$(Q)$(INSTALL) -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/
+	$(Q)for f in $(MAN_PAGES); do \
+		s=$${f##*.}; \
+		$(INSTALL) -d $(DESTDIR)$(MANDIR)/man$$s && \
+		$(INSTALL) -m 644 $$f $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \
+	done
+ifneq ($(ZE_HEADERS),)
+	$(Q)$(INSTALL) -d $(DESTDIR)$(PKGLIBDIR)/vnpu
+	$(Q)$(INSTALL) -m 644 $(VNPU) $(DESTDIR)$(PKGLIBDIR)/vnpu/
+endif
+ifneq ($(PY_MODULES),)
+	$(Q)test -n "$(PYTHONDIR)" || { echo "make install: no PYTHONDIR ($(PYTHON) not found)" >&2; exit 1; }
+	$(Q)$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/npuring
+	$(Q)$(INSTALL) -m 644 $(PY_MODULES) $(DESTDIR)$(PYTHONDIR)/npuring/
+endif
+
+# make install-tests: the selftests, what they run (the examples' server
+# and client) and read (the expectations, the fuzz corpus), and run_tests,
+# which runs them as make check does (selftests/run_tests.in)
+TESTS_DIR := $(PKGLIBDIR)/selftests
+TEST_SCRIPTS := run.sh ring_fallback_test.sh fuzz_test.sh header_test.sh
+FUZZ_REPLAY := $(addprefix $(obj)/selftests/fuzz_replay_,$(fuzz-targets))
+
+install-tests: all
+	$(quiet) INSTALL $(DESTDIR)$(TESTS_DIR)
+	$(Q)$(INSTALL) -d $(DESTDIR)$(TESTS_DIR) $(DESTDIR)$(PKGLIBDIR)/examples
+	$(Q)$(INSTALL) -m 755 $(TESTS) $(FUZZ_REPLAY) \
+		$(addprefix $(srctree)/selftests/,$(TEST_SCRIPTS)) \
+		$(DESTDIR)$(TESTS_DIR)/
+	$(Q)$(INSTALL) -m 644 $(srctree)/selftests/conformance.expect \
+		$(DESTDIR)$(TESTS_DIR)/
+	$(Q)$(INSTALL) -m 755 $(obj)/examples/uring-server \
+		$(obj)/examples/uring-client $(DESTDIR)$(PKGLIBDIR)/examples/
+	$(Q)for d in $(srctree)/selftests/fuzz/corpus/*/; do \
+		t=$$(basename $$d); \
+		$(INSTALL) -d $(DESTDIR)$(TESTS_DIR)/fuzz/corpus/$$t && \
+		$(INSTALL) -m 644 $$d* $(DESTDIR)$(TESTS_DIR)/fuzz/corpus/$$t/ || \
+		exit 1; \
+	done
+	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@TESTS@|$(selftests-y) $(filter-out run.sh,$(TEST_SCRIPTS))|' \
+		-e 's|@VALGRIND@|$(selftests-valgrind-y)|' \
+		-e 's|@VERSION@|$(VERSION)|' \
+		$(srctree)/selftests/run_tests.in > $(DESTDIR)$(TESTS_DIR)/run_tests
+	$(Q)chmod 755 $(DESTDIR)$(TESTS_DIR)/run_tests
+
+# removes what install and install-tests put there, and the directories
+# of npuring's own they leave empty
+uninstall:
+	$(quiet) UNINST $(DESTDIR)$(PREFIX)
+	$(Q)rm -f $(DESTDIR)$(LIBDIR)/libnpuring.so.$(VERSION) \
+		$(DESTDIR)$(LIBDIR)/libnpuring.so.$(SONAME_MAJOR) \
+		$(DESTDIR)$(LIBDIR)/libnpuring.so $(DESTDIR)$(LIBDIR)/libnpuring.a \
+		$(DESTDIR)$(INCLUDEDIR)/npuring.h \
+		$(DESTDIR)$(INCLUDEDIR)/npuring/uapi.h \
+		$(DESTDIR)$(PKGCONFIGDIR)/npuring.pc \
+		$(addprefix $(DESTDIR)$(BINDIR)/,$(tools-y)) \
+		$(DESTDIR)$(PKGLIBDIR)/vnpu/libze_intel_vpu.so.1
+	$(Q)for f in $(notdir $(MAN_PAGES)); do \
+		rm -f $(DESTDIR)$(MANDIR)/man$${f##*.}/$$f; \
+	done
+	$(Q)rm -rf $(DESTDIR)$(TESTS_DIR) $(DESTDIR)$(PKGLIBDIR)/examples
+ifneq ($(PY_MODULES),)
+	$(Q)rm -f $(addprefix $(DESTDIR)$(PYTHONDIR)/npuring/,$(notdir $(PY_MODULES)))
+	$(Q)rm -rf $(DESTDIR)$(PYTHONDIR)/npuring/__pycache__
+	$(Q)rmdir $(DESTDIR)$(PYTHONDIR)/npuring 2>/dev/null || true
+endif
+	$(Q)rmdir $(DESTDIR)$(INCLUDEDIR)/npuring $(DESTDIR)$(PKGLIBDIR)/vnpu \
+		$(DESTDIR)$(PKGLIBDIR) 2>/dev/null || true
 
 DEMO_MODEL := $(SHARED)/models/ir/face-detection-retail-0004/FP32-v10/face-detection-retail-0004.xml
 DEMO_IMAGE := $(SHARED)/images/astronaut.png
@@ -278,7 +393,8 @@ clean:
 	$(Q)find $(obj)/lib $(obj)/ref $(obj)/npu $(obj)/tools $(obj)/selftests \
 		$(obj)/examples -name '*.[od]' -delete 2>/dev/null || true
 
-.PHONY: all check demo deps clean bench fuzz fuzz-bins
+.PHONY: all check demo deps clean bench fuzz fuzz-bins install install-tests \
+	uninstall
 
 -include $(LIB_OBJS:.o=.d) $(addprefix $(obj)/,$(vnpu-objs:.o=.d))
 # tools, tests and examples include library-internal headers too

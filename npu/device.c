@@ -213,11 +213,13 @@ static bool vnpu_try(const char *dir, const char *rel)
 
 /*
  * NPR_VNPU=PATH loads the software NPU at PATH.  NPR_VNPU=1 loads the first
- * of: the one installed next to this library (<dir of libnpuring.so.0>/
- * npuring/vnpu/, the private directory `make install` puts it in), the one
- * of a build tree (<dir of the program>/../npu/vnpu/, for tools/ and
- * selftests/) and the one next to installed selftests (<dir of the
- * program>/../vnpu/, as they sit in <libdir>/npuring/selftests/).
+ * found of: the one installed next to this library (<dir of
+ * libnpuring.so.0>/npuring/vnpu/, the private directory `make install` puts
+ * it in); the one of a build tree (<dir of the program>/../npu/vnpu/, for
+ * tools/ and selftests/); the one next to installed selftests (<dir of the
+ * program>/../vnpu/, as they sit in <libdir>/npuring/selftests/); the one
+ * in NPR_VNPU_DIR, which the Makefile sets to $(LIBDIR)/npuring/vnpu (for
+ * installed programs linking the library statically, as the tools do).
  */
 static void vnpu_select(void)
 {
@@ -244,15 +246,19 @@ static void vnpu_select(void)
 			return;
 	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return;
-	exe[n] = 0;
-	*strrchr(exe, '/') = 0;
-	snprintf(rel, sizeof(rel), "../npu/vnpu/%s", name);
-	if (vnpu_try(exe, rel))
-		return;
-	snprintf(rel, sizeof(rel), "../vnpu/%s", name);
-	vnpu_try(exe, rel);
+	if (n > 0) {
+		exe[n] = 0;
+		*strrchr(exe, '/') = 0;
+		snprintf(rel, sizeof(rel), "../npu/vnpu/%s", name);
+		if (vnpu_try(exe, rel))
+			return;
+		snprintf(rel, sizeof(rel), "../vnpu/%s", name);
+		if (vnpu_try(exe, rel))
+			return;
+	}
+#ifdef NPR_VNPU_DIR
+	vnpu_try(NPR_VNPU_DIR, name);
+#endif
 }
 
 static void npu_init_once(void)

@@ -1,38 +1,85 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Install the Debian packages npuring builds and tests with, if missing.
-# As root this runs apt-get; otherwise it prints the command to run.
-# With --fuzz, also what `make fuzz` needs (optional, not for make check):
-# clang and its libFuzzer runtime (libclang-rt-N-dev for clang N).
+#
+# The Debian packages npuring builds and tests with.
+#
+#   scripts/deps.sh [--all] [--fuzz]
+#
+# The required ones (the build fails without them): when one is missing,
+# root installs it with apt-get; anyone else gets the command to run and
+# exit status 1.  The optional ones only widen what make check runs: a
+# missing one is named with what then gets skipped, and (exit status 0)
+# the build and the tests go on without it; with --all, root installs them
+# too (what .ci/run does).  --fuzz adds what `make fuzz` needs, clang and
+# its libFuzzer runtime (libclang-rt-N-dev for clang N), as required.
+# Under fakeroot (a package build) nothing is installed.
 set -e
 
-PKGS="build-essential pkg-config libxml2-dev libpng-dev valgrind
-      protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
-      liburing-dev libze-dev libdrm-dev python3"
-# the ONNX op schemas' generator (lib/onnx/gen-schemas.cc, built with g++
-# from build-essential) needs libonnx-dev's C++ headers, which need these
-PKGS="$PKGS libprotobuf-dev"
-if [ "$1" = --fuzz ]; then
-	ver=$(clang --version 2>/dev/null |
-	      sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
-	PKGS="$PKGS clang libclang-rt-${ver:-14}-dev"
-fi
+REQUIRED="build-essential pkg-config libxml2-dev libpng-dev
+	  protobuf-c-compiler libprotobuf-c-dev liburing-dev
+	  libonnx-dev libprotobuf-dev"
+# package:what is skipped without it
+OPTIONAL="valgrind:the valgrind runs of make check (the suites run without valgrind)
+libze-dev:the software NPU (npu/vnpu) and every test on the npu device
+libonnx-testdata:conformance_test's ONNX backend cases
+clang:header_test's C and C++ compiles with clang and clang++
+python3:layering_test (the layering rules of Documentation/design.rst)
+libdrm2:the name of an NPU's kernel driver in npu error messages"
+
+all=0
+for arg; do
+	case $arg in
+	--all) all=1 ;;
+	--fuzz)
+		ver=$(clang --version 2>/dev/null |
+		      sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
+		REQUIRED="$REQUIRED clang libclang-rt-${ver:-14}-dev"
+		;;
+	*) echo "usage: scripts/deps.sh [--all] [--fuzz]" >&2; exit 2 ;;
+	esac
+done
+
+installed()
+{
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"
+}
 
 missing=""
-for p in $PKGS; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
-		missing="$missing $p"
+for p in $REQUIRED; do
+	installed "$p" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+optional=""
+skipped=""
+while IFS=: read -r p why; do
+	installed "$p" && continue
+	optional="$optional $p"
+	skipped="$skipped
+  $p: $why"
+done <<EOF_OPTIONAL
+$OPTIONAL
+EOF_OPTIONAL
 
-if [ "$(id -u)" = 0 ]; then
-	echo "  DEPS    installing:$missing"
+can_install=0
+[ "$(id -u)" = 0 ] && [ -z "$FAKEROOTKEY" ] && can_install=1
+install=$missing
+[ $all = 1 ] && install="$install$optional"
+
+if [ -n "$install" ] && [ $can_install = 1 ]; then
+	echo "  DEPS    installing:$install"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq >/dev/null || apt-get update
-	apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
-		apt-get install -y --no-install-recommends $missing
-else
+	apt-get install -y -qq --no-install-recommends $install >/dev/null ||
+		apt-get install -y --no-install-recommends $install
+	[ $all = 1 ] && exit 0
+	missing=""
+fi
+if [ -n "$optional" ]; then
+	echo "  DEPS    optional, not installed (apt-get install$optional):$skipped" |
+		sed 's/^  \([a-z]\)/          \1/'
+fi
+if [ -n "$missing" ]; then
 	echo "npuring needs these Debian packages:$missing" >&2
 	echo "run: sudo apt-get install$missing" >&2
 	exit 1
 fi
+exit 0

@@ -9,9 +9,12 @@
 # ASan's quarantine grows the resident set by design, so the corpus runs
 # 3 rounds without a bound, and a leak is LeakSanitizer's to report at
 # exit (the planted one must be; under TSan alone there is no leak check).
+# Installed (make install-tests), where there are no sources, the targets
+# are the fuzz_replay_* programs and NPR_FUZZ_CORPUS names the corpus.
 here=$(cd "$(dirname "$0")" && pwd)
 src=${NPR_SRCTREE:-$here/..}
 bin=${NPR_TESTDIR:-$here}
+corpora=${NPR_FUZZ_CORPUS:-$src/selftests/fuzz/corpus}
 rounds=20
 # heap: what a round allocates once more (the CPU backend's thread pool)
 # stays far below; resident: thread stacks the C library keeps come and go
@@ -25,13 +28,18 @@ for f in "$src"/selftests/fuzz/fuzz_*.c; do
 	f=${f##*/fuzz_}
 	targets+=("${f%.c}")
 done
+if [ ${#targets[@]} = 0 ]; then
+	for f in "$bin"/fuzz_replay_*; do
+		[ -x "$f" ] && targets+=("${f##*/fuzz_replay_}")
+	done
+fi
 echo "TAP version 13"
 echo "1..$((${#targets[@]} + 1))"
 n=0
 for t in "${targets[@]}"; do
 	n=$((n + 1))
 	prog=$bin/fuzz_replay_$t
-	corpus=$src/selftests/fuzz/corpus/$t
+	corpus=$corpora/$t
 	if [ ! -x "$prog" ]; then
 		echo "not ok $n replay_$t # $prog is not built"
 		continue
@@ -61,7 +69,7 @@ if [ -n "$san" ] && [[ "$san" != *address* ]]; then
 	echo "ok $n growth_check_catches_a_leak # SKIP under $san: no leak check"
 	exit 0
 fi
-out=$("$prog" "${grow[@]}" --leak-per-input 262144 "$src/selftests/fuzz/corpus/ir" 2>&1)
+out=$("$prog" "${grow[@]}" --leak-per-input 262144 "$corpora/ir" 2>&1)
 rc=$?
 printf '%s\n' "$out" | tail -20 | sed 's/^/# /'
 if [ -n "$san" ] && [ $rc != 0 ] &&

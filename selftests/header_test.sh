@@ -53,6 +53,10 @@ for lang in c11:gcc c11:clang c++17:g++ c++17:clang++; do
 	ext=c
 	[ "$std" = c++17 ] && ext=cc
 	name="headers_${std}_$cc"
+	if [ ! -r "$inc/npuring.h" ] || [ ! -r "$inc/npuring/uapi.h" ]; then
+		echo "ok $n $name # SKIP no npuring.h and npuring/uapi.h in $inc"
+		continue
+	fi
 	if ! command -v "$cc" >/dev/null 2>&1; then
 		echo "ok $n $name # SKIP $cc is not installed"
 		continue

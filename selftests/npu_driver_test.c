@@ -621,10 +621,14 @@ TEST(npu_vnpu_next_to_the_library)
 	}
 }
 
-/* Run a tool of the build tree; its stdout in @out, its exit status. */
+/*
+ * Run a tool ($NPR_TOOLS/, else the build tree's tools/); its stdout in
+ * @out, its exit status.
+ */
 static int run_tool(const char *cmdline, char *out, size_t len)
 {
 	char exe[PATH_MAX], cmd[PATH_MAX + 1024];
+	const char *dir = getenv("NPR_TOOLS");
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	size_t got = 0;
 	FILE *p;
@@ -634,8 +638,11 @@ static int run_tool(const char *cmdline, char *out, size_t len)
 	if (n <= 0)
 		return -1;
 	exe[n] = 0;
-	snprintf(cmd, sizeof(cmd), "%s/../tools/%s 2>&1", dirname(exe),
-		 cmdline);
+	if (dir && *dir)
+		snprintf(cmd, sizeof(cmd), "%s/%s 2>&1", dir, cmdline);
+	else
+		snprintf(cmd, sizeof(cmd), "%s/../tools/%s 2>&1",
+			 dirname(exe), cmdline);
 	fflush(NULL);
 	p = popen(cmd, "r");
 	if (!p)

@@ -36,15 +36,26 @@
 		SKIP(return, "no shared data at %s", npr_test_shared());	\
 } while (0)
 
-/* A tool built next to this program: BUILD/tools/NAME. */
+/*
+ * A tool: $NPR_TOOLS/NAME (the installed selftests' runner sets it to the
+ * tools' directory), else the one built next to this program,
+ * BUILD/tools/NAME.
+ */
 static const char *tool(const char *name)
 {
 	static char buf[8][PATH_MAX];
 	static int next;
 	char self[PATH_MAX];
 	char *b = buf[next++ % 8];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *dir = getenv("NPR_TOOLS");
+	ssize_t n;
 
+	if (dir && *dir) {
+		if (snprintf(b, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
+			b[0] = 0;
+		return b;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n < 0)
 		n = 0;
 	self[n] = 0;
