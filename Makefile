@@ -222,7 +222,8 @@ check: deps
 		$(srctree)/selftests/layering_test.sh \
 		$(srctree)/selftests/header_test.sh \
 		$(srctree)/selftests/spdx_test.sh \
-		$(srctree)/selftests/install_test.sh
+		$(srctree)/selftests/install_test.sh \
+		$(srctree)/selftests/python_test.sh
 
 # make install (Documentation/install.rst): the layout and its variables.
 # Build and install with the same PREFIX and LIBDIR: the library finds the

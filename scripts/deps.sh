@@ -24,6 +24,7 @@ libze-dev:the software NPU (npu/vnpu) and every test on the npu device
 libonnx-testdata:conformance_test's ONNX backend cases
 clang:header_test's C and C++ compiles with clang and clang++
 python3:layering_test (the layering rules of Documentation/design.rst)
+python3-numpy:python_test (the Python binding, python/npuring)
 libdrm2:the name of an NPU's kernel driver in npu error messages"
 
 all=0
