@@ -153,7 +153,8 @@ $(LIBSO): $(LIBSO_REAL)
 	$(Q)ln -sf libnpuring.so.$(VERSION) $(LIBSO).$(SONAME_MAJOR)
 	$(Q)ln -sf libnpuring.so.$(SONAME_MAJOR) $@
 
-# Tools and tests link the static library: no LD_LIBRARY_PATH needed.
+# Tools and tests link the internal static library (LIBA, every symbol):
+# no LD_LIBRARY_PATH needed.
 # <prog>-ldflags: link flags of that program only (fault_test's --wrap).
 define link_prog
 $(obj)/$(1)/$(2): $(addprefix $(obj)/,$($(2)-objs)) $(LIBA)
