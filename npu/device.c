@@ -153,7 +153,7 @@ static void diagnose(char *buf, size_t len, ze_result_t r)
 		if (d)
 			closedir(d);
 		snprintf(buf, len,
-			 "npu: no Level Zero NPU driver (zeInit: %s, 0x%x) and no %.200s/accel* node: the intel_vpu kernel driver is not loaded; for the software NPU set NPR_VNPU=1 (or NPR_VNPU or ZE_ENABLE_ALT_DRIVERS to the path of npu/vnpu/libze_intel_vpu.so.1)",
+			 "npu: no Level Zero NPU driver (zeInit: %s, 0x%x) and no %.200s/accel* node: the intel_vpu kernel driver is not loaded; for the software NPU set NPR_VNPU=1 (or NPR_VNPU or ZE_ENABLE_ALT_DRIVERS to the path of a vnpu libze_intel_vpu.so.1)",
 			 npr_ze_result_str(r), (unsigned int)r, dir);
 		return;
 	}
@@ -196,15 +196,38 @@ static void diagnose(char *buf, size_t len, ze_result_t r)
 }
 
 /*
- * NPR_VNPU=PATH loads the software NPU at PATH; NPR_VNPU=1 the one built
- * next to the running program (tools/ or selftests/ of a build tree), else
- * the installed one in NPR_VNPU_DIR ($(LIBDIR)/npuring/vnpu, which the
- * Makefile sets).
+ * Point the loader at @dir/@rel (a vnpu) if that file exists; @dir is made
+ * absolute first (the loader wants an absolute path).  True if it did.
+ */
+static bool vnpu_try(const char *dir, const char *rel)
+{
+	char abs[PATH_MAX], path[PATH_MAX + 64];
+
+	if (!realpath(dir, abs))
+		return false;
+	snprintf(path, sizeof(path), "%s/%s", abs, rel);
+	if (access(path, R_OK))
+		return false;
+	setenv("ZE_ENABLE_ALT_DRIVERS", path, 0);
+	return true;
+}
+
+/*
+ * NPR_VNPU=PATH loads the software NPU at PATH.  NPR_VNPU=1 loads the first
+ * found of: the one installed next to this library (<dir of
+ * libnpuring.so.0>/npuring/vnpu/, the private directory `make install` puts
+ * it in); the one of a build tree (<dir of the program>/../npu/vnpu/, for
+ * tools/ and selftests/); the one next to installed selftests (<dir of the
+ * program>/../vnpu/, as they sit in <libdir>/npuring/selftests/); the one
+ * in NPR_VNPU_DIR, which the Makefile sets to $(LIBDIR)/npuring/vnpu (for
+ * installed programs linking the library statically, as the tools do).
  */
 static void vnpu_select(void)
 {
+	static const char name[] = "libze_intel_vpu.so.1";
 	const char *v = npr_env(NPR_ENV_VNPU);
-	char exe[PATH_MAX], path[PATH_MAX + 64];
+	char exe[PATH_MAX], rel[64];
+	Dl_info info;
 	ssize_t n;
 
 	if (!v || !*v || !strcmp(v, "0") ||
@@ -214,19 +237,29 @@ static void vnpu_select(void)
 		setenv("ZE_ENABLE_ALT_DRIVERS", v, 0);
 		return;
 	}
+	/* the object this code is in: libnpuring.so.0, or a static program */
+	if (dladdr((void *)vnpu_select, &info) && info.dli_fname &&
+	    strchr(info.dli_fname, '/') &&
+	    strlen(info.dli_fname) < sizeof(exe)) {
+		strcpy(exe, info.dli_fname);
+		*strrchr(exe, '/') = 0;
+		snprintf(rel, sizeof(rel), "npuring/vnpu/%s", name);
+		if (vnpu_try(*exe ? exe : "/", rel))
+			return;
+	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return;
-	exe[n] = 0;
-	*strrchr(exe, '/') = 0;
-	snprintf(path, sizeof(path), "%s/../npu/vnpu/libze_intel_vpu.so.1",
-		 exe);
-	if (!access(path, R_OK))
-		setenv("ZE_ENABLE_ALT_DRIVERS", path, 0);
+	if (n > 0) {
+		exe[n] = 0;
+		*strrchr(exe, '/') = 0;
+		snprintf(rel, sizeof(rel), "../npu/vnpu/%s", name);
+		if (vnpu_try(exe, rel))
+			return;
+		snprintf(rel, sizeof(rel), "../vnpu/%s", name);
+		if (vnpu_try(exe, rel))
+			return;
+	}
 #ifdef NPR_VNPU_DIR
-	else if (!access(NPR_VNPU_DIR "/libze_intel_vpu.so.1", R_OK))
-		setenv("ZE_ENABLE_ALT_DRIVERS",
-		       NPR_VNPU_DIR "/libze_intel_vpu.so.1", 0);
+	vnpu_try(NPR_VNPU_DIR, name);
 #endif
 }
 

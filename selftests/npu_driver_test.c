@@ -8,7 +8,8 @@
  * directly.
  *
  * vnpu is found through NPR_VNPU (set by `make check`) or next to this
- * program in the build tree (../npu/vnpu/libze_intel_vpu.so.1).  Without
+ * program: ../npu/vnpu/ in the build tree, ../vnpu/ when installed
+ * (<libdir>/npuring/selftests/ and <libdir>/npuring/vnpu/).  Without
  * the Level Zero loader, or without vnpu and an NPU, the tests skip and say
  * why.
  */
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -535,6 +537,88 @@ TEST(npu_diagnosis_no_graph_extension)
 {
 	vnpu_fault_message(_metadata, "VNPU_GRAPH_VERSION", "0",
 			   "does not offer ZE_extension_graph");
+}
+
+/*
+ * NPR_VNPU=1 in a program using the shared library: the vnpu in <dir of
+ * libnpuring.so.0>/npuring/vnpu/ (the private directory of `make install`)
+ * is the one the loader gets.  In a build tree, links in a temporary
+ * directory stand in for an installed library and its vnpu (the library
+ * looks there first, before this program's ../npu/vnpu/); installed, the
+ * system's libnpuring.so.0 is loaded and its vnpu must be found next to it.
+ */
+TEST(npu_vnpu_next_to_the_library)
+{
+	static const char rel[] = "npuring/vnpu/libze_intel_vpu.so.1";
+	char exe[PATH_MAX], tmp[] = "/tmp/npu_test_libXXXXXX";
+	char lib[PATH_MAX + 64], vnpu[PATH_MAX + 64], sub[PATH_MAX + 64];
+	char libdir[PATH_MAX], want[PATH_MAX + 64];
+	int (*open_fn)(const char *, unsigned int);
+	const char *(*error_fn)(void);
+	int (*close_fn)(int);
+	bool built;
+	Dl_info info;
+	void *h;
+	ssize_t n;
+	int fd;
+
+	if (!have_loader())
+		SKIP(return, "no Level Zero loader installed");
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_GT(n, 0);
+	exe[n] = 0;
+	dirname(exe);
+	snprintf(lib, sizeof(lib), "%s/../lib/libnpuring.so.0", exe);
+	snprintf(vnpu, sizeof(vnpu), "%s/../npu/vnpu/libze_intel_vpu.so.1",
+		 exe);
+	built = !access(lib, R_OK) && !access(vnpu, R_OK);
+	if (built) {
+		ASSERT_NONNULL(mkdtemp(tmp));
+		snprintf(sub, sizeof(sub), "%s/npuring", tmp);
+		ASSERT_EQ(mkdir(sub, 0700), 0);
+		snprintf(sub, sizeof(sub), "%s/npuring/vnpu", tmp);
+		ASSERT_EQ(mkdir(sub, 0700), 0);
+		snprintf(sub, sizeof(sub), "%s/%s", tmp, rel);
+		ASSERT_EQ(symlink(vnpu, sub), 0);
+		snprintf(sub, sizeof(sub), "%s/libnpuring.so.0", tmp);
+		ASSERT_EQ(symlink(lib, sub), 0);
+		h = dlopen(sub, RTLD_NOW | RTLD_LOCAL);
+	} else {
+		h = dlopen("libnpuring.so.0", RTLD_NOW | RTLD_LOCAL);
+		if (!h)
+			SKIP(return, "neither a build tree nor an installed libnpuring.so.0: %s",
+			     dlerror());
+	}
+	ASSERT_NONNULL(h);
+	*(void **)&open_fn = dlsym(h, "npr_open");
+	*(void **)&close_fn = dlsym(h, "npr_close");
+	*(void **)&error_fn = dlsym(h, "npr_last_error");
+	ASSERT_NONNULL(open_fn);
+	ASSERT_NONNULL(close_fn);
+	ASSERT_NONNULL(error_fn);
+	ASSERT_NE(dladdr(*(void **)&open_fn, &info), 0);
+	snprintf(lib, sizeof(lib), "%s", info.dli_fname);
+	ASSERT_NONNULL(realpath(dirname(lib), libdir));
+	snprintf(want, sizeof(want), "%s/%s", libdir, rel);
+	if (!built && access(want, R_OK))
+		SKIP(return, "no vnpu installed next to the library (%s)",
+		     want);
+	unsetenv("ZE_ENABLE_ALT_DRIVERS");
+	setenv("NPR_VNPU", "1", 1);
+	fd = open_fn("npu", 0);
+	if (fd < 0)
+		TH_LOG("npu: %s", error_fn());
+	ASSERT_GE(fd, 0);
+	close_fn(fd);
+	ASSERT_NONNULL(getenv("ZE_ENABLE_ALT_DRIVERS"));
+	EXPECT_STREQ(getenv("ZE_ENABLE_ALT_DRIVERS"), want);
+	if (built) {
+		unlink(want);
+		rmdir(dirname(want));
+		rmdir(dirname(want));
+		unlink(sub);
+		rmdir(tmp);
+	}
 }
 
 /*

@@ -7,7 +7,8 @@
  * golden outputs; models with sub-graphs (TensorIterator, silero VAD).
  *
  * vnpu is found through NPR_VNPU (set by `make check`) or next to this
- * program in the build tree (../npu/vnpu/libze_intel_vpu.so.1).  Without
+ * program: ../npu/vnpu/ in the build tree, ../vnpu/ when installed
+ * (<libdir>/npuring/selftests/ and <libdir>/npuring/vnpu/).  Without
  * the Level Zero loader, or without vnpu and an NPU, the tests skip and say
  * why.
  */

@@ -28,11 +28,17 @@
 
 static char npu_skip[512];
 
-/* Point the loader at vnpu (NPR_VNPU); false if there is none to use. */
+/*
+ * Point the loader at vnpu (NPR_VNPU); false if there is none to use.
+ * Without NPR_VNPU: the vnpu of this build tree (../npu/vnpu/), or the one
+ * installed beside the installed selftests (<libdir>/npuring/vnpu/).
+ */
 static inline bool find_vnpu(void)
 {
+	static const char *const rel[] = { "npu/vnpu", "vnpu" };
 	char exe[PATH_MAX], path[PATH_MAX + 64];
 	const char *v = getenv("NPR_VNPU");
+	unsigned int i;
 	ssize_t n;
 
 	if ((v && *v) || getenv("ZE_ENABLE_ALT_DRIVERS"))
@@ -41,12 +47,16 @@ static inline bool find_vnpu(void)
 	if (n <= 0)
 		return false;
 	exe[n] = 0;
-	snprintf(path, sizeof(path), "%s/../npu/vnpu/libze_intel_vpu.so.1",
-		 dirname(exe));
-	if (access(path, R_OK))
-		return false;
-	setenv("NPR_VNPU", path, 1);
-	return true;
+	dirname(exe);
+	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(path, sizeof(path),
+			 "%s/../%s/libze_intel_vpu.so.1", exe, rel[i]);
+		if (!access(path, R_OK)) {
+			setenv("NPR_VNPU", path, 1);
+			return true;
+		}
+	}
+	return false;
 }
 
 /* Point the loader at vnpu; return false (with npu_skip set) if absent. */

@@ -512,7 +512,12 @@ class Ktap(unittest.TextTestResult):
 
     def addSkip(self, test, reason):
         unittest.TestResult.addSkip(self, test, reason)
-        self._line(test, "ok", " # SKIP " + reason)
+        # a skip in setUpClass stands for each test of that class
+        m = re.match(r"setUpClass \(\w+\.(\w+)\)$", str(test))
+        held = [t for t in self.cases
+                if m and type(t).__name__ == m.group(1)]
+        for t in held or [test]:
+            self._line(t, "ok", " # SKIP " + reason)
 
     def _fail(self, test, err):
         for ln in self._exc_info_to_string(err, test).splitlines():
@@ -551,6 +556,7 @@ def main():
             print("%s.%s" % (type(t).__name__, t._testMethodName))
         return
     suite = unittest.TestSuite(flat)
+    Ktap.cases = flat
     print("TAP version 13")
     print("1..%d" % suite.countTestCases(), flush=True)
     runner = unittest.TextTestRunner(resultclass=Ktap, verbosity=0,
