@@ -262,7 +262,7 @@ static int npr_run_top(char *const argv[])
 
 FIXTURE_SETUP(batch)
 {
-	char path[PATH_MAX], src[PATH_MAX], *sorted[NFILES];
+	char path[PATH_MAX], src[PATH_MAX], dir[PATH_MAX], *sorted[NFILES];
 	int i, k, n = 0;
 	FILE *f;
 
@@ -270,6 +270,8 @@ FIXTURE_SETUP(batch)
 	NEED_SHARED();
 	strcpy(self->dir, "/tmp/npr-batch-test-dir.XXXXXX");
 	ASSERT_NE(mkdtemp(self->dir), NULL);
+	/* a copy: the names below are written into the same fixture */
+	strcpy(dir, self->dir);
 	for (k = 0; k < COPIES; k++)
 		for (i = 0; i < NPHOTOS; i++) {
 			snprintf(src, sizeof(src), "images/%s.png", photos[i]);
@@ -300,13 +302,13 @@ FIXTURE_SETUP(batch)
 	for (k = 0; k < COPIES; k++)
 		for (i = 0; i < NPHOTOS; i++) {
 			snprintf(self->names[n], PATH_MAX, "%s/%d-%s.png",
-				 self->dir, k, photos[i]);
+				 dir, k, photos[i]);
 			n++;
 		}
-	snprintf(self->names[n++], PATH_MAX, "%s/1-coffee.jpg", self->dir);
-	snprintf(self->names[n++], PATH_MAX, "%s/2-ramp.f32", self->dir);
-	snprintf(self->names[n++], PATH_MAX, "%s/1-corrupt.png", self->dir);
-	snprintf(self->names[n++], PATH_MAX, "%s/0-notes.txt", self->dir);
+	snprintf(self->names[n++], PATH_MAX, "%s/1-coffee.jpg", dir);
+	snprintf(self->names[n++], PATH_MAX, "%s/2-ramp.f32", dir);
+	snprintf(self->names[n++], PATH_MAX, "%s/1-corrupt.png", dir);
+	snprintf(self->names[n++], PATH_MAX, "%s/0-notes.txt", dir);
 	for (i = 0; i < NFILES; i++)
 		sorted[i] = self->names[i];
 	qsort(sorted, NFILES, sizeof(*sorted), cmp_str);
