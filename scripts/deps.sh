@@ -3,7 +3,7 @@
 #
 # The Debian packages npuring builds and tests with.
 #
-#   scripts/deps.sh [--all] [--fuzz]
+#   scripts/deps.sh [--all] [--fuzz] [--deb]
 #
 # The required ones (the build fails without them): when one is missing,
 # root installs it with apt-get; anyone else gets the command to run and
@@ -11,7 +11,8 @@
 # missing one is named with what then gets skipped, and (exit status 0)
 # the build and the tests go on without it; with --all, root installs them
 # too (what .ci/run does).  --fuzz adds what `make fuzz` needs, clang and
-# its libFuzzer runtime (libclang-rt-N-dev for clang N), as required.
+# its libFuzzer runtime (libclang-rt-N-dev for clang N), as required;
+# --deb what scripts/deb.sh builds and checks the Debian packages with.
 # Under fakeroot (a package build) nothing is installed.
 set -e
 
@@ -38,7 +39,11 @@ for arg; do
 		      sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
 		REQUIRED="$REQUIRED clang libclang-rt-${ver:-14}-dev"
 		;;
-	*) echo "usage: scripts/deps.sh [--all] [--fuzz]" >&2; exit 2 ;;
+	--deb)
+		REQUIRED="$REQUIRED git dpkg-dev debhelper dh-python lintian
+			  fakeroot python3-numpy libze-dev libonnx-testdata"
+		;;
+	*) echo "usage: scripts/deps.sh [--all] [--fuzz] [--deb]" >&2; exit 2 ;;
 	esac
 done
 

@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,21 +41,8 @@ static const char *const photos[] = { "astronaut", "chelsea", "coffee" };
 		SKIP(return, "no shared data at %s", npr_test_shared());	\
 } while (0)
 
-/* A tool built next to this program: BUILD/tools/NAME. */
-static const char *tool(const char *name)
-{
-	static char buf[4][PATH_MAX];
-	static int next;
-	char self[PATH_MAX];
-	char *b = buf[next++ % 4];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	self[n < 0 ? 0 : n] = 0;
-	if (snprintf(b, PATH_MAX, "%s/../tools/%s", dirname(self), name) >=
-	    PATH_MAX)
-		b[0] = 0;
-	return b;
-}
+/* A tool: $NPR_TOOLS/NAME, else the one built next to this program. */
+#define tool npr_test_tool
 
 static char *shared(const char *rel)
 {

@@ -552,6 +552,35 @@ static inline bool npr_test_shared_ok(void)
 	return npr_th_isdir(npr_test_shared());
 }
 
+/*
+ * The path of the tool @name: in $NPR_TOOLS (the installed selftests'
+ * runner sets it), else built next to this program (BUILD/tools/NAME).
+ * Eight results stay valid at a time.
+ */
+static inline const char *npr_test_tool(const char *name)
+{
+	static char buf[8][PATH_MAX];
+	static int next;
+	char exe[PATH_MAX], *b = buf[next++ % 8], *slash;
+	const char *dir = getenv("NPR_TOOLS");
+	ssize_t n;
+
+	if (dir && *dir) {
+		if (snprintf(b, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
+			b[0] = 0;
+		return b;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n < 0 ? 0 : n] = 0;
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = 0;
+	if (snprintf(b, PATH_MAX, "%s/../tools/%s", slash ? exe : ".",
+		     name) >= PATH_MAX)
+		b[0] = 0;
+	return b;
+}
+
 /* ---- running ----------------------------------------------------------- */
 
 struct npr_th_run {

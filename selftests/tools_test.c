@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -48,34 +47,8 @@
 		SKIP(return, "no shared data at %s", npr_test_shared());	\
 } while (0)
 
-/*
- * A tool: $NPR_TOOLS/NAME (the installed selftests' runner sets it to the
- * tools' directory), else the one built next to this program,
- * BUILD/tools/NAME.
- */
-static const char *tool(const char *name)
-{
-	static char buf[8][PATH_MAX];
-	static int next;
-	char self[PATH_MAX];
-	char *b = buf[next++ % 8];
-	const char *dir = getenv("NPR_TOOLS");
-	ssize_t n;
-
-	if (dir && *dir) {
-		if (snprintf(b, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
-			b[0] = 0;
-		return b;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n < 0)
-		n = 0;
-	self[n] = 0;
-	if (snprintf(b, PATH_MAX, "%s/../tools/%s", dirname(self), name) >=
-	    PATH_MAX)
-		b[0] = 0;
-	return b;
-}
+/* A tool: $NPR_TOOLS/NAME, else the one built next to this program. */
+#define tool npr_test_tool
 
 static char *model(const char *rel)
 {
