@@ -140,7 +140,8 @@ static struct entry *scan(const char *dir, int *count)
 		n++;
 	}
 	closedir(dp);
-	qsort(e, n, sizeof(*e), cmp_used);
+	if (n)
+		qsort(e, n, sizeof(*e), cmp_used);
 	*count = n;
 	return e;
 }

@@ -78,7 +78,9 @@ static void geo3_init(const struct npr_conv_params *p,
 		g->k[i] = k[i];
 		g->isz *= g->in[i];
 		g->osz *= g->out[i];
-		g->ksz *= k[i];
+		/* a pooling window may be far larger than its input */
+		if (__builtin_mul_overflow(g->ksz, k[i], &g->ksz))
+			g->ksz = INT64_MAX;
 	}
 }
 
@@ -220,7 +222,8 @@ static int pool3d(const struct npr_node *n, const struct npr_tensor *in,
 	const float *x = in[0].data;
 	float *y = out[0].data;
 	void *idx = n->nout > 1 ? out[1].data : NULL;
-	int64_t pl, area, o[3] = { 0 }, lo[3], hi[3], t[3];
+	int64_t pl, o[3] = { 0 }, lo[3], hi[3], t[3];
+	double area;	/* up to a whole padded window: past int64_t */
 	struct geo3 g;
 	int a;
 
@@ -235,7 +238,7 @@ static int pool3d(const struct npr_node *n, const struct npr_tensor *in,
 
 		area = 1;
 		for (a = 0; a < 3; a++)
-			area *= pool_taps(o[a] * p->stride[a] - p->pb[a],
+			area *= (double)pool_taps(o[a] * p->stride[a] - p->pb[a],
 					  p->dil[a], g.in[a], p->pb[a], p->pe[a],
 					  g.k[a], &lo[a], &hi[a]);
 		for (pl = 0; pl < g.N * g.C; pl++) {
@@ -262,9 +265,9 @@ static int pool3d(const struct npr_node *n, const struct npr_tensor *in,
 						}
 					}
 			if (!maxp) {
-				int64_t div = p->exclude_pad ? cnt : area;
+				double div = p->exclude_pad ? (double)cnt : area;
 
-				y[i] = div ? acc / (float)div : 0;
+				y[i] = div ? (float)(acc / div) : 0;
 				continue;
 			}
 			y[i] = best < 0 ? 0 : acc;
@@ -408,12 +411,13 @@ int npr_pool_scalar(const struct npr_node *n, const struct npr_tensor *in,
 			for (oh = 0; oh < g.OH; oh++)
 				for (ow = 0; ow < g.OW; ow++, o++) {
 					float acc = maxp ? -INFINITY : 0;
-					int64_t cnt = 0, best = -1, area, i0, i1, j0, j1;
+					int64_t cnt = 0, best = -1, i0, i1, j0, j1;
+					double area;
 
 					/* in-range taps only; AvgPool counts the window clipped to the padded input */
-					area = pool_taps(oh * g.sh - g.ph, g.dh, g.H, g.ph,
+					area = (double)pool_taps(oh * g.sh - g.ph, g.dh, g.H, g.ph,
 							 p->nsp == 2 ? p->pe[0] : 0, kh, &i0, &i1) *
-					       pool_taps(ow * g.sw - g.pw, g.dw, g.W, g.pw,
+					       (double)pool_taps(ow * g.sw - g.pw, g.dw, g.W, g.pw,
 							 p->pe[p->nsp - 1], kw, &j0, &j1);
 					for (i = i0; i < i1; i++) {
 						int64_t ih = oh * g.sh - g.ph + i * g.dh;
@@ -445,9 +449,9 @@ int npr_pool_scalar(const struct npr_node *n, const struct npr_tensor *in,
 								((int64_t *)idx)[o] = v;
 						}
 					} else {
-						int64_t div = p->exclude_pad ? cnt : area;
+						double div = p->exclude_pad ? (double)cnt : area;
 
-						y[o] = div ? acc / (float)div : 0;
+						y[o] = div ? (float)(acc / div) : 0;
 					}
 				}
 		}
