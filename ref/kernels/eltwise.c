@@ -89,6 +89,16 @@ static int bc_init(struct bc *b, const struct npr_node *n,
 					    "input %d buffer too small", k);
 		dense[k] = 1;
 	}
+	if (!npr_shape_numel(o)) {
+		/*
+		 * Nothing to walk; the other dimensions of an empty tensor
+		 * may multiply past int64_t, so no strides are made of them.
+		 */
+		memset(b, 0, sizeof(*b));
+		b->nin = nin;
+		b->rank = 1;
+		return 0;
+	}
 	/* innermost first; merged dimensions are kept in dim[]/st[] */
 	for (i = o->rank - 1; i >= 0; i--) {
 		int64_t d = o->d[i], s[BC_MAXIN];
