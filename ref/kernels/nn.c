@@ -819,6 +819,22 @@ static bool reduce_inner(const struct npr_nn_params *p,
 	return true;
 }
 
+/*
+ * @v as an integer of [@lo, @hi]: an empty Max/Min (-inf, +inf) gives the
+ * type's limit, as the ONNX specification says; an overflowing sum
+ * saturates and NaN gives 0, where a plain conversion is undefined.
+ */
+static int64_t sat_int(double v, int64_t lo, int64_t hi)
+{
+	if (isnan(v))
+		return 0;
+	if (v <= (double)lo)
+		return lo;
+	if (v >= (double)hi)
+		return hi;
+	return (int64_t)v;
+}
+
 /**
  * npr_ref_reduce() - ReduceSum, Mean, Max, Min, Prod, L1 and L2
  * @n: the node; n->params is a struct npr_nn_params with @reduced set by
@@ -887,8 +903,8 @@ int npr_ref_reduce(const struct npr_node *n, const struct npr_tensor *in,
 			v = sqrt(v);
 		switch (out->type) {
 		case NPR_ELEM_F32: ((float *)out->data)[k] = (float)v; break;
-		case NPR_ELEM_I32: ((int32_t *)out->data)[k] = (int32_t)v; break;
-		case NPR_ELEM_I64: ((int64_t *)out->data)[k] = (int64_t)v; break;
+		case NPR_ELEM_I32: ((int32_t *)out->data)[k] = (int32_t)sat_int(v, INT32_MIN, INT32_MAX); break;
+		case NPR_ELEM_I64: ((int64_t *)out->data)[k] = sat_int(v, INT64_MIN, INT64_MAX); break;
 		}
 	}
 	free(acc);
