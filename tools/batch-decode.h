@@ -24,10 +24,5 @@ enum batch_format batch_sniff(const void *buf, size_t len);
 int batch_decode(const void *buf, size_t len, struct npr_image *img,
 		 char *msg, size_t msglen);
 
-bool batch_elem_ok(unsigned int t);
-float batch_elem_get(const void *d, unsigned int t, size_t i);
-void batch_elem_set(void *d, unsigned int t, size_t i, float v);
-float batch_f32_from_le(const uint8_t *b);
-void batch_f32_to_le(float f, uint8_t *b);
 
 #endif /* NPR_TOOLS_BATCH_DECODE_H */

@@ -5,6 +5,7 @@
  * f32 <-> f16.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -614,4 +615,169 @@ int npr_image_to_tensor(const struct npr_image *img,
 		}
 	}
 	return 0;
+}
+
+/* ---- element conversion, for raw tensors and outputs ---- */
+
+static float bf16_to_float(uint16_t h)
+{
+	uint32_t x = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &x, sizeof(f));
+	return f;
+}
+
+static uint16_t bf16_from_float(float f)
+{
+	uint32_t x;
+
+	memcpy(&x, &f, sizeof(x));
+	if ((x & 0x7fffffff) > 0x7f800000)
+		return (x >> 16) | 0x40;	/* quiet NaN */
+	x += 0x7fff + ((x >> 16) & 1);	/* to nearest, ties to even */
+	return x >> 16;
+}
+
+/**
+ * npr_tensor_elem_ok() - whether values of an element type convert to and from f32
+ * @t: enum npr_elem_type.
+ *
+ * Return: true for the floating-point, integer and boolean types.
+ */
+bool npr_tensor_elem_ok(unsigned int t)
+{
+	switch (t) {
+	case NPR_ELEM_F32: case NPR_ELEM_F16: case NPR_ELEM_BF16:
+	case NPR_ELEM_F64: case NPR_ELEM_I8: case NPR_ELEM_U8:
+	case NPR_ELEM_I16: case NPR_ELEM_U16: case NPR_ELEM_I32:
+	case NPR_ELEM_U32: case NPR_ELEM_I64: case NPR_ELEM_U64:
+	case NPR_ELEM_BOOLEAN:
+		return true;
+	}
+	return false;
+}
+
+/**
+ * npr_tensor_elem_get() - element @i of a tensor as f32
+ * @d: the tensor's data.
+ * @t: its element type (npr_tensor_elem_ok()).
+ * @i: the element's index.
+ *
+ * Return: the value, rounded to f32.
+ */
+float npr_tensor_elem_get(const void *d, unsigned int t, size_t i)
+{
+	const uint16_t *h = d;
+
+	switch (t) {
+	case NPR_ELEM_F32:	return ((const float *)d)[i];
+	case NPR_ELEM_F16:	return npr_half_to_float(h[i]);
+	case NPR_ELEM_BF16:	return bf16_to_float(h[i]);
+	case NPR_ELEM_F64:	return (float)((const double *)d)[i];
+	case NPR_ELEM_I8:	return ((const int8_t *)d)[i];
+	case NPR_ELEM_U8:	return ((const uint8_t *)d)[i];
+	case NPR_ELEM_I16:	return ((const int16_t *)d)[i];
+	case NPR_ELEM_U16:	return ((const uint16_t *)d)[i];
+	case NPR_ELEM_I32:	return (float)((const int32_t *)d)[i];
+	case NPR_ELEM_U32:	return (float)((const uint32_t *)d)[i];
+	case NPR_ELEM_I64:	return (float)((const int64_t *)d)[i];
+	case NPR_ELEM_U64:	return (float)((const uint64_t *)d)[i];
+	case NPR_ELEM_BOOLEAN:	return ((const uint8_t *)d)[i] != 0;
+	}
+	return NAN;
+}
+
+/* Round to nearest and saturate into [lo, hi]; NaN becomes 0. */
+static double to_int(float v, double lo, double hi)
+{
+	if (isnan(v))
+		return 0;
+	v = nearbyintf(v);
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/**
+ * npr_tensor_elem_set() - store @v as element @i of a tensor
+ * @d: the tensor's data.
+ * @t: its element type (npr_tensor_elem_ok()).
+ * @i: the element's index.
+ * @v: the value; integers are rounded to nearest and saturated, NaN
+ *     becomes 0.
+ */
+void npr_tensor_elem_set(void *d, unsigned int t, size_t i, float v)
+{
+	switch (t) {
+	case NPR_ELEM_F32:
+		((float *)d)[i] = v;
+		break;
+	case NPR_ELEM_F16:
+		((uint16_t *)d)[i] = npr_half_from_float(v);
+		break;
+	case NPR_ELEM_BF16:
+		((uint16_t *)d)[i] = bf16_from_float(v);
+		break;
+	case NPR_ELEM_F64:
+		((double *)d)[i] = v;
+		break;
+	case NPR_ELEM_I8:
+		((int8_t *)d)[i] = (int8_t)to_int(v, INT8_MIN, INT8_MAX);
+		break;
+	case NPR_ELEM_U8:
+		((uint8_t *)d)[i] = (uint8_t)to_int(v, 0, UINT8_MAX);
+		break;
+	case NPR_ELEM_I16:
+		((int16_t *)d)[i] = (int16_t)to_int(v, INT16_MIN, INT16_MAX);
+		break;
+	case NPR_ELEM_U16:
+		((uint16_t *)d)[i] = (uint16_t)to_int(v, 0, UINT16_MAX);
+		break;
+	case NPR_ELEM_I32:
+		((int32_t *)d)[i] = (int32_t)to_int(v, INT32_MIN, INT32_MAX);
+		break;
+	case NPR_ELEM_U32:
+		((uint32_t *)d)[i] = (uint32_t)to_int(v, 0, UINT32_MAX);
+		break;
+	case NPR_ELEM_I64:
+		/* 2^63 is the first float past INT64_MAX */
+		((int64_t *)d)[i] = (int64_t)to_int(v, -0x1p63, 0x1p63 - 1024);
+		break;
+	case NPR_ELEM_U64:
+		((uint64_t *)d)[i] = (uint64_t)to_int(v, 0, 0x1p64 - 2048);
+		break;
+	case NPR_ELEM_BOOLEAN:
+		((uint8_t *)d)[i] = v != 0;
+		break;
+	}
+}
+
+/**
+ * npr_f32_from_le() - a little-endian f32 from 4 bytes
+ * @b: the bytes.
+ *
+ * Return: the value, whatever the host's byte order.
+ */
+float npr_f32_from_le(const uint8_t *b)
+{
+	uint32_t x = b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24;
+	float f;
+
+	memcpy(&f, &x, sizeof(f));
+	return f;
+}
+
+/**
+ * npr_f32_to_le() - an f32 as 4 little-endian bytes
+ * @f: the value.
+ * @b: where the bytes go.
+ */
+void npr_f32_to_le(float f, uint8_t *b)
+{
+	uint32_t x;
+
+	memcpy(&x, &f, sizeof(x));
+	b[0] = x;
+	b[1] = x >> 8;
+	b[2] = x >> 16;
+	b[3] = x >> 24;
 }

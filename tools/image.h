@@ -7,6 +7,7 @@
 #define NPR_TOOLS_IMAGE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /**
@@ -62,5 +63,11 @@ int npr_image_to_tensor(const struct npr_image *img,
 
 uint16_t npr_half_from_float(float f);
 float npr_half_to_float(uint16_t h);
+
+bool npr_tensor_elem_ok(unsigned int t);
+float npr_tensor_elem_get(const void *d, unsigned int t, size_t i);
+void npr_tensor_elem_set(void *d, unsigned int t, size_t i, float v);
+float npr_f32_from_le(const uint8_t *b);
+void npr_f32_to_le(float f, uint8_t *b);
 
 #endif /* NPR_TOOLS_IMAGE_H */

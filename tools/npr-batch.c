@@ -298,7 +298,7 @@ static void model_setup(void)
 	if (port_dynamic(&m.in))
 		npr_tool_fail("input %s has a dynamic shape: give --shape %s=D0,D1,...",
 			      m.in.name, m.in.name);
-	if (!batch_elem_ok(m.in.type))
+	if (!npr_tensor_elem_ok(m.in.type))
 		npr_tool_fail("input %s: element type %s is not supported",
 			      m.in.name, npr_elem_name(m.in.type));
 	m.image_in = m.in.rank == 4 && (m.in.dims[1] == 1 ||
@@ -310,7 +310,7 @@ static void model_setup(void)
 	m.outs = xcalloc(m.nout, sizeof(*m.outs));
 	for (i = 0; i < m.nout; i++) {
 		port_query(m.exec, i, true, &m.outs[i]);
-		if (!batch_elem_ok(m.outs[i].type))
+		if (!npr_tensor_elem_ok(m.outs[i].type))
 			npr_tool_fail("output %s: element type %s is not supported",
 				      m.outs[i].name, npr_elem_name(m.outs[i].type));
 	}
@@ -599,8 +599,8 @@ static int fill_raw(struct slot *s, char *msg, size_t len)
 	}
 	if (m.in.type != NPR_ELEM_F32 && s->size == m.in.numel * 4) {
 		for (i = 0; i < m.in.numel; i++)
-			batch_elem_set(s->tensor, m.in.type, i,
-				 batch_f32_from_le(s->buf + i * 4));
+			npr_tensor_elem_set(s->tensor, m.in.type, i,
+				 npr_f32_from_le(s->buf + i * 4));
 		return 0;
 	}
 	if (m.in.type == NPR_ELEM_F32)
@@ -647,7 +647,7 @@ static int fill_image(struct slot *s, char *msg, size_t len)
 		if (f) {
 			err = npr_image_to_tensor(&sized, &pp, NPR_ELEM_F32, f);
 			for (i = 0; !err && i < per; i++)
-				batch_elem_set(s->tensor, m.in.type,
+				npr_tensor_elem_set(s->tensor, m.in.type,
 					       n * per + i, f[i]);
 		} else {
 			err = npr_image_to_tensor(&sized, &pp, m.in.type,
@@ -837,7 +837,7 @@ static int read_output(struct request *rq, int i, struct port *p)
 		rq->f_cap = p->numel;
 	}
 	for (n = 0; n < p->numel; n++)
-		rq->f[n] = batch_elem_get(rq->out[i], p->type, n);
+		rq->f[n] = npr_tensor_elem_get(rq->out[i], p->type, n);
 	return 0;
 }
 
@@ -981,7 +981,7 @@ static int write_output(const struct port *p, const float *f, size_t idx,
 			*c = '_';
 	buf = xmalloc(p->numel * 4);
 	for (n = 0; n < p->numel; n++)
-		batch_f32_to_le(f[n], buf + n * 4);
+		npr_f32_to_le(f[n], buf + n * 4);
 	out = fopen(path, "wb");
 	if (!out || fwrite(buf, 4, p->numel, out) != p->numel)
 		err = -errno;

@@ -239,139 +239,6 @@ static void check_arg_names(const char *opt_name, const char *const *args,
 	}
 }
 
-/* ---- element conversion ---- */
-
-static uint16_t bf16_from_float(float f)
-{
-	uint32_t x;
-
-	memcpy(&x, &f, sizeof(x));
-	if ((x & 0x7fffffff) > 0x7f800000)
-		return (x >> 16) | 0x40;	/* quiet NaN */
-	x += 0x7fff + ((x >> 16) & 1);	/* to nearest, ties to even */
-	return x >> 16;
-}
-
-static float bf16_to_float(uint16_t h)
-{
-	uint32_t x = (uint32_t)h << 16;
-	float f;
-
-	memcpy(&f, &x, sizeof(f));
-	return f;
-}
-
-static bool elem_convertible(unsigned int t)
-{
-	switch (t) {
-	case NPR_ELEM_F32: case NPR_ELEM_F16: case NPR_ELEM_BF16:
-	case NPR_ELEM_F64: case NPR_ELEM_I8: case NPR_ELEM_U8:
-	case NPR_ELEM_I16: case NPR_ELEM_U16: case NPR_ELEM_I32:
-	case NPR_ELEM_U32: case NPR_ELEM_I64: case NPR_ELEM_U64:
-	case NPR_ELEM_BOOLEAN:
-		return true;
-	}
-	return false;
-}
-
-static float elem_get(const void *d, unsigned int t, size_t i)
-{
-	const uint16_t *h = d;
-
-	switch (t) {
-	case NPR_ELEM_F32:	return ((const float *)d)[i];
-	case NPR_ELEM_F16:	return npr_half_to_float(h[i]);
-	case NPR_ELEM_BF16:	return bf16_to_float(h[i]);
-	case NPR_ELEM_F64:	return (float)((const double *)d)[i];
-	case NPR_ELEM_I8:	return ((const int8_t *)d)[i];
-	case NPR_ELEM_U8:	return ((const uint8_t *)d)[i];
-	case NPR_ELEM_I16:	return ((const int16_t *)d)[i];
-	case NPR_ELEM_U16:	return ((const uint16_t *)d)[i];
-	case NPR_ELEM_I32:	return (float)((const int32_t *)d)[i];
-	case NPR_ELEM_U32:	return (float)((const uint32_t *)d)[i];
-	case NPR_ELEM_I64:	return (float)((const int64_t *)d)[i];
-	case NPR_ELEM_U64:	return (float)((const uint64_t *)d)[i];
-	case NPR_ELEM_BOOLEAN:	return ((const uint8_t *)d)[i] != 0;
-	}
-	return NAN;
-}
-
-/* Round to nearest and saturate into [lo, hi]; NaN becomes 0. */
-static double to_int(float v, double lo, double hi)
-{
-	if (isnan(v))
-		return 0;
-	v = nearbyintf(v);
-	return v < lo ? lo : v > hi ? hi : v;
-}
-
-static void elem_set(void *d, unsigned int t, size_t i, float v)
-{
-	switch (t) {
-	case NPR_ELEM_F32:
-		((float *)d)[i] = v;
-		break;
-	case NPR_ELEM_F16:
-		((uint16_t *)d)[i] = npr_half_from_float(v);
-		break;
-	case NPR_ELEM_BF16:
-		((uint16_t *)d)[i] = bf16_from_float(v);
-		break;
-	case NPR_ELEM_F64:
-		((double *)d)[i] = v;
-		break;
-	case NPR_ELEM_I8:
-		((int8_t *)d)[i] = (int8_t)to_int(v, INT8_MIN, INT8_MAX);
-		break;
-	case NPR_ELEM_U8:
-		((uint8_t *)d)[i] = (uint8_t)to_int(v, 0, UINT8_MAX);
-		break;
-	case NPR_ELEM_I16:
-		((int16_t *)d)[i] = (int16_t)to_int(v, INT16_MIN, INT16_MAX);
-		break;
-	case NPR_ELEM_U16:
-		((uint16_t *)d)[i] = (uint16_t)to_int(v, 0, UINT16_MAX);
-		break;
-	case NPR_ELEM_I32:
-		((int32_t *)d)[i] = (int32_t)to_int(v, INT32_MIN, INT32_MAX);
-		break;
-	case NPR_ELEM_U32:
-		((uint32_t *)d)[i] = (uint32_t)to_int(v, 0, UINT32_MAX);
-		break;
-	case NPR_ELEM_I64:
-		/* 2^63 is the first float past INT64_MAX */
-		((int64_t *)d)[i] = (int64_t)to_int(v, -0x1p63, 0x1p63 - 1024);
-		break;
-	case NPR_ELEM_U64:
-		((uint64_t *)d)[i] = (uint64_t)to_int(v, 0, 0x1p64 - 2048);
-		break;
-	case NPR_ELEM_BOOLEAN:
-		((uint8_t *)d)[i] = v != 0;
-		break;
-	}
-}
-
-/* Raw files are little-endian whatever the host. */
-static float f32_from_le(const uint8_t *b)
-{
-	uint32_t x = b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24;
-	float f;
-
-	memcpy(&f, &x, sizeof(f));
-	return f;
-}
-
-static void f32_to_le(float f, uint8_t *b)
-{
-	uint32_t x;
-
-	memcpy(&x, &f, sizeof(x));
-	b[0] = x;
-	b[1] = x >> 8;
-	b[2] = x >> 16;
-	b[3] = x >> 24;
-}
-
 /* ---- ports ---- */
 
 static void port_set_shape(struct port *p, unsigned int rank,
@@ -462,7 +329,7 @@ static void fill_image(struct port *p, struct npr_image *orig)
 	float *f = NULL;
 	int err;
 
-	if (!elem_convertible(p->type))
+	if (!npr_tensor_elem_ok(p->type))
 		fail("input %s: element type %s cannot take an image", p->name,
 		     npr_elem_name(p->type));
 	if (p->dims[2] > INT_MAX || p->dims[3] > INT_MAX)
@@ -485,7 +352,7 @@ static void fill_image(struct port *p, struct npr_image *orig)
 		if (f) {
 			err = npr_image_to_tensor(&sized, &pp, NPR_ELEM_F32, f);
 			for (i = 0; !err && i < per_image; i++)
-				elem_set(p->data, p->type, at + i, f[i]);
+				npr_tensor_elem_set(p->data, p->type, at + i, f[i]);
 		} else {
 			err = npr_image_to_tensor(&sized, &pp, p->type,
 				(char *)p->data + at * npr_elem_size(p->type));
@@ -505,7 +372,7 @@ static void fill_raw(struct port *p)
 	size_t i;
 	FILE *f;
 
-	if (!elem_convertible(p->type))
+	if (!npr_tensor_elem_ok(p->type))
 		fail("--input %s: element type %s is not supported", p->name,
 		     npr_elem_name(p->type));
 	f = fopen(file, "rb");
@@ -520,7 +387,7 @@ static void fill_raw(struct port *p)
 		fail("%s: %s", file, ferror(f) ? strerror(errno) :
 		     "file shrank while reading");
 	for (i = 0; i < p->numel; i++)
-		elem_set(p->data, p->type, i, f32_from_le(buf + i * 4));
+		npr_tensor_elem_set(p->data, p->type, i, npr_f32_from_le(buf + i * 4));
 	free(buf);
 	fclose(f);
 }
@@ -694,7 +561,7 @@ static void dump_outputs(const struct port *outs, int nout)
 		snprintf(path, sizeof(path), "%s/%s.f32", opt.dump, names[i]);
 		buf = xmalloc(p->numel * 4);
 		for (n = 0; n < p->numel; n++)
-			f32_to_le(p->f[n], buf + n * 4);
+			npr_f32_to_le(p->f[n], buf + n * 4);
 		f = fopen(path, "wb");
 		if (!f || fwrite(buf, 4, p->numel, f) != p->numel ||
 		    fclose(f))
@@ -1350,7 +1217,7 @@ static void run_get_outputs(struct run *r)
 		size_t n;
 
 		port_query(r->fd, r->exec, i, true, p);
-		if (!elem_convertible(p->type))
+		if (!npr_tensor_elem_ok(p->type))
 			fail("output %s: element type %s is not supported",
 			     p->name, npr_elem_name(p->type));
 		p->data = xmalloc(p->bytes);
@@ -1368,7 +1235,7 @@ static void run_get_outputs(struct run *r)
 		port_set_shape(p, ta.rank, ta.dims);
 		p->f = xmalloc(sizeof(float) * p->numel);
 		for (n = 0; n < p->numel; n++)
-			p->f[n] = elem_get(p->data, p->type, n);
+			p->f[n] = npr_tensor_elem_get(p->data, p->type, n);
 	}
 }
 
