@@ -1261,45 +1261,6 @@ static void summary(double load_s, double wall_s)
 
 /* ---- main ---- */
 
-static int parse_int(const char *name, const char *s, int min, int max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		npr_tool_usage("%s: '%s' is not an integer in %d..%d", name, s,
-			       min, max);
-	return (int)v;
-}
-
-static float parse_float(const char *name, const char *s)
-{
-	char *end;
-	float v = strtof(s, &end);
-
-	if (end == s || *end || !isfinite(v))
-		npr_tool_usage("%s: '%s' is not a number", name, s);
-	return v;
-}
-
-static void parse_floats3(const char *name, const char *arg, float *out)
-{
-	const char *s = arg;
-	char *end;
-	int i;
-
-	for (i = 0; i < 3; i++) {
-		out[i] = strtof(s, &end);
-		if (end == s || !isfinite(out[i]) ||
-		    *end != (i < 2 ? ',' : '\0'))
-			npr_tool_usage("%s: '%s' is not three comma-separated numbers",
-				       name, arg);
-		s = end + 1;
-	}
-}
-
 /* OpenVINO benchmark_app's single-dash spellings */
 static const struct npr_tool_alias aliases[] = {
 	{ "nireq", "nireq" }, { "nthreads", "threads" }, { "shape", "shape" },
@@ -1348,19 +1309,19 @@ static void parse_args(int argc, char **argv)
 				npr_tool_usage("%s", msg);
 			break;
 		case 't':
-			opt.threads = parse_int("-t", optarg, 1, 1024);
+			opt.threads = npr_tool_int("-t", optarg, 1, 1024);
 			break;
 		case 'n':
-			opt.nireq = parse_int("--nireq", optarg, 1, MAX_NIREQ);
+			opt.nireq = npr_tool_int("--nireq", optarg, 1, MAX_NIREQ);
 			break;
 		case 'u':
 			opt.unordered = true;
 			break;
 		case 'k':
-			opt.top = parse_int("--top", optarg, 0, MAX_TOP);
+			opt.top = npr_tool_int("--top", optarg, 0, MAX_TOP);
 			break;
 		case 'T':
-			opt.threshold = parse_float("--threshold", optarg);
+			opt.threshold = npr_tool_float("--threshold", optarg);
 			break;
 		case 'o':
 			opt.out_dir = optarg;
@@ -1372,13 +1333,13 @@ static void parse_args(int argc, char **argv)
 			opt.pp.rgb = true;
 			break;
 		case 'c':
-			opt.pp.scale = parse_float("--scale", optarg);
+			opt.pp.scale = npr_tool_float("--scale", optarg);
 			break;
 		case 'M':
-			parse_floats3("--mean", optarg, opt.pp.mean);
+			npr_tool_floats3("--mean", optarg, opt.pp.mean);
 			break;
 		case 's':
-			parse_floats3("--std", optarg, opt.pp.std);
+			npr_tool_floats3("--std", optarg, opt.pp.std);
 			for (i = 0; i < 3; i++)
 				if (opt.pp.std[i] == 0)
 					npr_tool_usage("--std: a divisor is zero");

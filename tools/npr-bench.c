@@ -112,19 +112,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static int parse_int(const char *name, const char *s, int min, int max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		npr_tool_usage("%s: '%s' is not an integer in %d..%d", name, s,
-			       min, max);
-	return (int)v;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -949,13 +936,13 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'd': opt.dev = optarg; break;
 		case 'm': opt.model = optarg; break;
-		case 't': opt.threads = parse_int("-t", optarg, 1, 1024); break;
-		case 'b': opt.batch = parse_int("-b", optarg, 1, 4096); break;
+		case 't': opt.threads = npr_tool_int("-t", optarg, 1, 1024); break;
+		case 'b': opt.batch = npr_tool_int("-b", optarg, 1, 4096); break;
 		case 'n':
-			opt.nireq = parse_int("--nireq", optarg, 1, 256);
+			opt.nireq = npr_tool_int("--nireq", optarg, 1, 256);
 			opt.nireq_set = true;
 			break;
-		case 'N': opt.niter = parse_int("--niter", optarg, 1, 100000000); break;
+		case 'N': opt.niter = npr_tool_int("--niter", optarg, 1, 100000000); break;
 		case 'T': {
 			char *end;
 

@@ -153,46 +153,6 @@ static double now_ms(void)
 
 /* ---- option parsing ---- */
 
-static int parse_int(const char *opt_name, const char *s, int min, int max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		usage_error("%s: '%s' is not an integer in %d..%d", opt_name,
-			    s, min, max);
-	return (int)v;
-}
-
-static float parse_float(const char *opt_name, const char *s)
-{
-	char *end;
-	float v;
-
-	v = strtof(s, &end);
-	if (end == s || *end || !isfinite(v))
-		usage_error("%s: '%s' is not a number", opt_name, s);
-	return v;
-}
-
-static void parse_floats3(const char *opt_name, const char *arg, float *out)
-{
-	const char *s = arg;
-	char *end;
-	int i;
-
-	for (i = 0; i < 3; i++) {
-		out[i] = strtof(s, &end);
-		if (end == s || !isfinite(out[i]) ||
-		    *end != (i < 2 ? ',' : '\0'))
-			usage_error("%s: '%s' is not three comma-separated numbers",
-				    opt_name, arg);
-		s = end + 1;
-	}
-}
-
 /*
  * Which of @args ("NAME=VALUE") names port @name: the value, or NULL.
  * Matching against the known port names lets a name contain '='.
@@ -897,13 +857,13 @@ static void parse_args(int argc, char **argv)
 				usage_error("%s", msg);
 			break;
 		case 'k':
-			opt.top = parse_int("--top", optarg, 0, MAX_TOP);
+			opt.top = npr_tool_int("--top", optarg, 0, MAX_TOP);
 			break;
 		case 'T':
-			opt.threshold = parse_float("--threshold", optarg);
+			opt.threshold = npr_tool_float("--threshold", optarg);
 			break;
 		case 'n':
-			opt.niter = parse_int("--niter", optarg, 1, 1000000);
+			opt.niter = npr_tool_int("--niter", optarg, 1, 1000000);
 			break;
 		case 'D':
 			opt.dump = optarg;
@@ -918,13 +878,13 @@ static void parse_args(int argc, char **argv)
 			opt.pp.rgb = true;
 			break;
 		case 'c':
-			opt.pp.scale = parse_float("--scale", optarg);
+			opt.pp.scale = npr_tool_float("--scale", optarg);
 			break;
 		case 'M':
-			parse_floats3("--mean", optarg, opt.pp.mean);
+			npr_tool_floats3("--mean", optarg, opt.pp.mean);
 			break;
 		case 's':
-			parse_floats3("--std", optarg, opt.pp.std);
+			npr_tool_floats3("--std", optarg, opt.pp.std);
 			for (i = 0; i < 3; i++)
 				if (opt.pp.std[i] == 0)
 					usage_error("--std: a divisor is zero");

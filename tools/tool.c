@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,4 +256,68 @@ void npr_tool_json_end(struct npr_json *j)
 
 	if (err && !ferror(stdout))
 		npr_tool_fail("JSON output: %s", strerror(-err));
+}
+
+/**
+ * npr_tool_int() - an integer option's value, or a usage error
+ * @name: the option, for the message ("--nireq").
+ * @s: its argument.
+ * @min: the smallest value accepted.
+ * @max: the largest.
+ *
+ * Return: the value; exits with status 2 when @s is not an integer in
+ * [@min, @max].
+ */
+int npr_tool_int(const char *name, const char *s, int min, int max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		npr_tool_usage("%s: '%s' is not an integer in %d..%d", name, s,
+			       min, max);
+	return (int)v;
+}
+
+/**
+ * npr_tool_float() - a finite number option's value, or a usage error
+ * @name: the option, for the message.
+ * @s: its argument.
+ *
+ * Return: the value; exits with status 2 when @s is not a finite number.
+ */
+float npr_tool_float(const char *name, const char *s)
+{
+	char *end;
+	float v = strtof(s, &end);
+
+	if (end == s || *end || !isfinite(v))
+		npr_tool_usage("%s: '%s' is not a number", name, s);
+	return v;
+}
+
+/**
+ * npr_tool_floats3() - three comma-separated numbers ("--mean 1,2,3")
+ * @name: the option, for the message.
+ * @arg: its argument.
+ * @out: the three values.
+ *
+ * Exits with status 2 when @arg is not three finite numbers.
+ */
+void npr_tool_floats3(const char *name, const char *arg, float *out)
+{
+	const char *s = arg;
+	char *end;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		out[i] = strtof(s, &end);
+		if (end == s || !isfinite(out[i]) ||
+		    *end != (i < 2 ? ',' : '\0'))
+			npr_tool_usage("%s: '%s' is not three comma-separated numbers",
+				       name, arg);
+		s = end + 1;
+	}
 }

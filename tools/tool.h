@@ -36,6 +36,10 @@ npr_tool_fail(const char *fmt, ...);
 struct npr_json *npr_tool_json_begin(unsigned int flags);
 void npr_tool_json_end(struct npr_json *j);
 
+int npr_tool_int(const char *name, const char *s, int min, int max);
+float npr_tool_float(const char *name, const char *s);
+void npr_tool_floats3(const char *name, const char *arg, float *out);
+
 void npr_tool_aliases(int argc, char **argv, const char *shortopts,
 		      const struct option *longopts,
 		      const struct npr_tool_alias *aliases);
