@@ -55,70 +55,6 @@ static char *shared(const char *rel)
 	return b;
 }
 
-static char *slurp_fd(int fd)
-{
-	size_t len = 0, cap = 65536;
-	char *s = malloc(cap + 1);
-	ssize_t r;
-
-	if (!s)
-		return NULL;
-	lseek(fd, 0, SEEK_SET);
-	while ((r = read(fd, s + len, cap - len)) > 0) {
-		len += r;
-		if (len == cap) {
-			char *t = realloc(s, 2 * cap + 1);
-
-			if (!t)
-				break;
-			s = t;
-			cap *= 2;
-		}
-	}
-	s[len] = 0;
-	return s;
-}
-
-/*
- * Run argv (NULL-terminated, found on PATH if it has no '/') with @env
- * ("NAME=VALUE" or NULL) and standard input from @in (or /dev/null);
- * its stdout and stderr in *out and *err (malloc'd).  Return: the exit
- * status, or -1 when it did not exit normally.
- */
-static int run(char **out, char **err, const char *env, const char *in,
-	       char *const argv[])
-{
-	char o[] = "/tmp/npr-batch-test.XXXXXX", e[] = "/tmp/npr-batch-test.XXXXXX";
-	int fo = mkstemp(o), fe = mkstemp(e), st = 0, fi;
-	pid_t pid;
-
-	*out = *err = NULL;
-	if (fo < 0 || fe < 0)
-		return -1;
-	unlink(o);
-	unlink(e);
-	pid = fork();
-	if (pid == 0) {
-		fi = open(in ? in : "/dev/null", O_RDONLY);
-		if (fi < 0)
-			_exit(126);
-		dup2(fi, 0);
-		dup2(fo, 1);
-		dup2(fe, 2);
-		if (env)
-			putenv((char *)env);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		st = -1;
-	*out = slurp_fd(fo);
-	*err = slurp_fd(fe);
-	close(fo);
-	close(fe);
-	return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* The integer after "KEY": in @s; -1 when absent. */
 static long jint(const char *s, const char *key)
 {
@@ -238,7 +174,7 @@ static int rm_one(const char *p, const struct stat *st, int flag,
 static int npr_run_top(char *const argv[])
 {
 	char *out, *err;
-	int st = run(&out, &err, NULL, NULL, argv);
+	int st = npr_test_run(&out, &err, NULL, NULL, argv);
 	long c = st == 0 && out ? jint(out, "class") : -1;
 
 	free(out);
@@ -359,7 +295,7 @@ static int batch(char **out, const char *env, const char *in,
 		argv[n++] = (char *)*extra++;
 	argv[n++] = (char *)src;
 	argv[n] = NULL;
-	st = run(out, &err, env, in, argv);
+	st = npr_test_run(out, &err, env, in, argv);
 	free(err);
 	return st;
 }
@@ -516,7 +452,7 @@ TEST_F(batch, json_lines_parse)
 	{
 		char *argv[] = { py, "-c", (char *)check, path, n, NULL };
 
-		st = run(&out, &err, NULL, NULL, argv);
+		st = npr_test_run(&out, &err, NULL, NULL, argv);
 	}
 	unlink(path);
 	if (st == 127) {
@@ -551,14 +487,14 @@ TEST(usage_and_version)
 			argv[n + 1] = (char *)cases[c][n];
 		argv[++n] = c >= 2 ? "/tmp" : NULL;
 		argv[n + 1] = NULL;
-		EXPECT_EQ(run(&out, &err, NULL, NULL, argv), 2);
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 2);
 		EXPECT_NE(strstr(err, "npr-batch"), NULL);
 		free(out);
 		free(err);
 	}
 	argv[1] = "--version";
 	argv[2] = NULL;
-	EXPECT_EQ(run(&out, &err, NULL, NULL, argv), 0);
+	EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 	EXPECT_EQ(strncmp(out, "npr-batch (npuring) ", 20), 0);
 	free(out);
 	free(err);

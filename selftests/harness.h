@@ -38,6 +38,7 @@
 #endif
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>
@@ -579,6 +580,78 @@ static inline const char *npr_test_tool(const char *name)
 		     name) >= PATH_MAX)
 		b[0] = 0;
 	return b;
+}
+
+/* All of @fd from its start, NUL-terminated (malloc'd), or NULL. */
+static inline char *npr_test_slurp_fd(int fd)
+{
+	size_t len = 0, cap = 65536;
+	char *s = malloc(cap + 1);
+	ssize_t r;
+
+	if (!s)
+		return NULL;
+	lseek(fd, 0, SEEK_SET);
+	while ((r = read(fd, s + len, cap - len)) > 0) {
+		len += r;
+		if (len == cap) {
+			char *t = realloc(s, 2 * cap + 1);
+
+			if (!t)
+				break;
+			s = t;
+			cap *= 2;
+		}
+	}
+	s[len] = 0;
+	return s;
+}
+
+/*
+ * Run argv (NULL-terminated, found on PATH if it has no '/') with @env
+ * ("NAME=VALUE" or NULL) and standard input from @in (or /dev/null);
+ * its stdout and stderr in *out and *err (malloc'd).  Return: the exit
+ * status, or -1 when it did not exit normally.
+ */
+static inline int npr_test_run(char **out, char **err, const char *env,
+			       const char *in, char *const argv[])
+{
+	char o[] = "/tmp/npr-test-run.XXXXXX", e[] = "/tmp/npr-test-run.XXXXXX";
+	int fo = mkstemp(o), fe = mkstemp(e), st = 0, fi;
+	pid_t pid;
+
+	*out = *err = NULL;
+	if (fo >= 0)
+		unlink(o);
+	if (fe >= 0)
+		unlink(e);
+	if (fo < 0 || fe < 0) {
+		if (fo >= 0)
+			close(fo);
+		if (fe >= 0)
+			close(fe);
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		fi = open(in ? in : "/dev/null", O_RDONLY);
+		if (fi < 0)
+			_exit(126);
+		dup2(fi, 0);
+		dup2(fo, 1);
+		dup2(fe, 2);
+		if (env)
+			putenv((char *)env);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		st = -1;
+	*out = npr_test_slurp_fd(fo);
+	*err = npr_test_slurp_fd(fe);
+	close(fo);
+	close(fe);
+	return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* ---- running ----------------------------------------------------------- */

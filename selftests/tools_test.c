@@ -61,64 +61,6 @@ static char *model(const char *rel)
 	return b;
 }
 
-static char *slurp_fd(int fd)
-{
-	size_t len = 0, cap = 65536;
-	char *s = malloc(cap + 1);
-	ssize_t r;
-
-	if (!s)
-		return NULL;
-	lseek(fd, 0, SEEK_SET);
-	while ((r = read(fd, s + len, cap - len)) > 0) {
-		len += r;
-		if (len == cap) {
-			char *t = realloc(s, 2 * cap + 1);
-
-			if (!t)
-				break;
-			s = t;
-			cap *= 2;
-		}
-	}
-	s[len] = 0;
-	return s;
-}
-
-/*
- * Run argv (NULL-terminated) with NAME=VALUE @env (or NULL); its stdout
- * and stderr in *out and *err (malloc'd).  Return: the exit status, or -1
- * when it did not exit normally.
- */
-static int run(char **out, char **err, const char *env, char *const argv[])
-{
-	char o[] = "/tmp/npr-tools-test.XXXXXX", e[] = "/tmp/npr-tools-test.XXXXXX";
-	int fo = mkstemp(o), fe = mkstemp(e), st = 0;
-	pid_t pid;
-
-	*out = *err = NULL;
-	if (fo < 0 || fe < 0)
-		return -1;
-	unlink(o);
-	unlink(e);
-	pid = fork();
-	if (pid == 0) {
-		dup2(fo, 1);
-		dup2(fe, 2);
-		if (env)
-			putenv((char *)env);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		st = -1;
-	*out = slurp_fd(fo);
-	*err = slurp_fd(fe);
-	close(fo);
-	close(fe);
-	return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* The number after "KEY": in a JSON line; -1e300 when absent. */
 static double jnum(const char *s, const char *key)
 {
@@ -178,7 +120,7 @@ TEST(bench_cache_dir_json)
 				 "--json", NULL };
 		double feil, fil;
 
-		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 		ASSERT_NE(out, NULL);
 		feil = jnum(out, "feil_ms");
 		fil = jnum(out, "fil_ms");
@@ -219,7 +161,7 @@ TEST(bench_cache_dir_text)
 				 model(EYE), "--cache-dir", dir, "--niter", "2",
 				 NULL };
 
-		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 	}
 	ASSERT_NE(out, NULL);
 	feil = strstr(out, "FEIL ");
@@ -243,7 +185,7 @@ TEST(bench_cache_dir_text)
 				 model(EYE), "--cache-dir",
 				 "/proc/npr-no-such-dir/cache", NULL };
 
-		EXPECT_EQ(run(&out, &err, NULL, argv), 1);
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 1);
 		EXPECT_NE(strstr(err, "--cache-dir"), NULL);
 		free(out);
 		free(err);
@@ -299,7 +241,7 @@ TEST(cache_tool_file_keyed_entry)
 				 model(EYE), "--cache-dir", dir, "--niter", "1",
 				 "--json", NULL };
 
-		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 		ASSERT_NE(out, NULL);
 		EXPECT_EQ(jnum(out, "loaded_from_cache"), 1);
 		free(out);
@@ -318,7 +260,7 @@ TEST(cache_tool_file_keyed_entry)
 		char *argv[] = { (char *)tool("npr-cache"), "-C", dir, "list",
 				 NULL };
 
-		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 		ASSERT_NE(out, NULL);
 		EXPECT_NE(strstr(out, "1 entries"), NULL);
 		EXPECT_NE(strstr(out, " cpu "), NULL);
@@ -329,7 +271,7 @@ TEST(cache_tool_file_keyed_entry)
 		char *argv[] = { (char *)tool("npr-cache"), "-C", dir, "verify",
 				 NULL };
 
-		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 		ASSERT_NE(out, NULL);
 		EXPECT_NE(strstr(out, "1 entries, 0 bad"), NULL);
 		free(out);
@@ -339,7 +281,7 @@ TEST(cache_tool_file_keyed_entry)
 		char *argv[] = { (char *)tool("npr-cache"), "-C", dir, "why",
 				 "-m", model(EYE), NULL };
 
-		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 		ASSERT_NE(out, NULL);
 		EXPECT_NE(strstr(out, "in the cache: "), NULL);
 		EXPECT_NE(strstr(out, "keyed by the model's files"), NULL);
@@ -351,7 +293,7 @@ TEST(cache_tool_file_keyed_entry)
 				 "-m", model(EYE), "--prop",
 				 "EXECUTION_MODE_HINT=ACCURACY", NULL };
 
-		EXPECT_EQ(run(&out, &err, NULL, argv), 1);
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 1);
 		ASSERT_NE(out, NULL);
 		EXPECT_NE(strstr(out, "not in the cache"), NULL);
 		EXPECT_NE(strstr(out, "  caching  cached "), NULL);
@@ -363,7 +305,7 @@ TEST(cache_tool_file_keyed_entry)
 		char *argv[] = { (char *)tool("npr-cache"), "-C", dir, "prune",
 				 "--max-mb", "0", NULL };
 
-		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 		ASSERT_NE(out, NULL);
 		EXPECT_NE(strstr(out, "removed 1 of 1"), NULL);
 		free(out);
@@ -392,7 +334,7 @@ TEST(run_cache_dir)
 				 model(FACE), "-i", model("images/astronaut.png"),
 				 "--cache-dir", dir, "--json", NULL };
 
-		EXPECT_EQ(run(&out[r], &err, NULL, argv), 0);
+		EXPECT_EQ(npr_test_run(&out[r], &err, NULL, NULL, argv), 0);
 		free(err);
 		ASSERT_NE(out[r], NULL);
 		EXPECT_EQ(jnum(out[r], "loaded_from_cache"), r);
@@ -416,7 +358,7 @@ TEST(run_cache_dir)
 				 model(FACE), "-i", model("images/astronaut.png"),
 				 "--cache-dir", dir, NULL };
 
-		EXPECT_EQ(run(&text, &err, NULL, argv), 0);
+		EXPECT_EQ(npr_test_run(&text, &err, NULL, NULL, argv), 0);
 		free(err);
 		ASSERT_NE(text, NULL);
 		EXPECT_NE(strstr(text, "(from the cache)"), NULL);
@@ -435,7 +377,7 @@ TEST(bench_profile_text)
 	int rows = 0;
 
 	NEED_SHARED();
-	EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+	EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 	ASSERT_NE(out, NULL);
 	p = strstr(out, "costliest layers");
 	ASSERT_NE(p, NULL);
@@ -477,7 +419,7 @@ TEST(bench_profile_json)
 	int n = 0;
 
 	NEED_SHARED();
-	EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+	EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 	ASSERT_NE(out, NULL);
 	p = strstr(out, "\"profile\":[{");
 	ASSERT_NE(p, NULL);
@@ -515,7 +457,7 @@ TEST(bench_runs_a_compiled_blob)
 		char *argv[] = { (char *)tool("npr-compile"), "-d", "cpu",
 				 "-m", model(EYE), "-o", path, NULL };
 
-		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 		free(out);
 		free(err);
 	}
@@ -523,7 +465,7 @@ TEST(bench_runs_a_compiled_blob)
 		char *argv[] = { (char *)tool("npr-bench"), "-d", "cpu", "-m",
 				 path, "--niter", "2", "--json", NULL };
 
-		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 		ASSERT_NE(out, NULL);
 		EXPECT_GT(jnum(out, "median_ms"), 0);
 		free(out);
@@ -533,7 +475,7 @@ TEST(bench_runs_a_compiled_blob)
 		char *argv[] = { (char *)tool("npr-bench"), "-d", "cpu", "-m",
 				 path, "-b", "2", NULL };
 
-		EXPECT_EQ(run(&out, &err, NULL, argv), 2);
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 2);
 		ASSERT_NE(err, NULL);
 		EXPECT_NE(strstr(err, "compiled blob"), NULL);
 		free(out);
@@ -544,7 +486,7 @@ TEST(bench_runs_a_compiled_blob)
 				 path, NULL };
 
 		ASSERT_EQ(truncate(path, 100), 0);
-		EXPECT_EQ(run(&out, &err, NULL, argv), 1);
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 1);
 		ASSERT_NE(err, NULL);
 		EXPECT_NE(strstr(err, "truncated"), NULL);
 		free(out);
@@ -559,7 +501,7 @@ TEST(bench_new_options_need_a_model)
 			 NULL };
 	char *out, *err;
 
-	EXPECT_EQ(run(&out, &err, NULL, argv), 2);
+	EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 2);
 	ASSERT_NE(err, NULL);
 	EXPECT_NE(strstr(err, "need -m"), NULL);
 	free(out);
@@ -600,7 +542,7 @@ TEST(info_devices_properties_completion_path)
 	char *out, *err, *null;
 	int n, ro, rw;
 
-	EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+	EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 	ASSERT_NE(out, NULL);
 	/* cpu first, then npu (listed, or why not), then null */
 	EXPECT_EQ(strncmp(out, "cpu\n", 4), 0);
@@ -639,7 +581,7 @@ TEST(info_fallback_is_named_with_its_reason)
 	char *argv[] = { (char *)tool("npr-info"), "-d", "null", NULL };
 	char *out, *err;
 
-	EXPECT_EQ(run(&out, &err, "NPR_RING_FALLBACK=1", argv), 0);
+	EXPECT_EQ(npr_test_run(&out, &err, "NPR_RING_FALLBACK=1", NULL, argv), 0);
 	ASSERT_NE(out, NULL);
 	EXPECT_EQ(strncmp(out, "null\n", 5), 0);
 	EXPECT_NE(strstr(out, "  completion path  eventfd fallback: forced (NPR_RING_FALLBACK"),
@@ -660,7 +602,7 @@ TEST(info_query_model)
 	int layers = 0, names = 0, fd;
 
 	NEED_SHARED();
-	EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+	EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 	ASSERT_NE(out, NULL);
 	p = strstr(out, "  query_model ");
 	ASSERT_NE(p, NULL);
@@ -669,7 +611,7 @@ TEST(info_query_model)
 	ASSERT_EQ(sscanf(p, ": %u of %u layers supported", &sup, &all), 2);
 	fd = open(model(EYE), O_RDONLY);
 	ASSERT_GE(fd, 0);
-	xml = slurp_fd(fd);
+	xml = npr_test_slurp_fd(fd);
 	close(fd);
 	ASSERT_NE(xml, NULL);
 	for (char *q = xml; (q = strstr(q, "<layer ")); q++)
@@ -693,7 +635,7 @@ TEST(info_usage_errors)
 	char *argv[] = { (char *)tool("npr-info"), "-m", "x.xml", NULL };
 	char *out, *err;
 
-	EXPECT_EQ(run(&out, &err, NULL, argv), 2);
+	EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 2);
 	ASSERT_NE(err, NULL);
 	EXPECT_NE(strstr(err, "-m needs -d"), NULL);
 	free(out);
@@ -706,13 +648,13 @@ TEST(info_help)
 	char *argv2[] = { (char *)tool("npr-info"), "--bogus", NULL };
 	char *out, *err;
 
-	EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+	EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 	ASSERT_NE(out, NULL);
 	EXPECT_NE(strstr(out, "usage: npr-info"), NULL);
 	EXPECT_NE(strstr(out, "--device"), NULL);
 	free(out);
 	free(err);
-	EXPECT_EQ(run(&out, &err, NULL, argv2), 2);
+	EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv2), 2);
 	ASSERT_NE(err, NULL);
 	EXPECT_NE(strstr(err, "Try 'npr-info --help'"), NULL);
 	free(out);
@@ -753,7 +695,7 @@ static int run_to(const char *out_path, char **err, char *const argv[])
 	}
 	if (pid < 0 || waitpid(pid, &st, 0) != pid)
 		st = -1;
-	*err = slurp_fd(fe);
+	*err = npr_test_slurp_fd(fe);
 	close(fe);
 	return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -768,7 +710,7 @@ TEST(version_on_every_tool)
 
 		snprintf(want, sizeof(want), "%s (npuring) %s\n", all_tools[i],
 			 NPR_LIB_VERSION);
-		EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 		ASSERT_NE(out, NULL);
 		EXPECT_STREQ(out, want);
 		free(out);
@@ -895,7 +837,7 @@ TEST(exit_status_of_each_case)
 
 		for (k = 1; c->argv[k]; k++)
 			argv[k] = (char *)expand(c->argv[k]);
-		st = run(&out, &err, NULL, argv);
+		st = npr_test_run(&out, &err, NULL, NULL, argv);
 		ASSERT_NE(err, NULL);
 		if (st != c->status || (c->says && !strstr(err, c->says)))
 			TH_LOG("case %zu: %s %s %s: %s", i, c->argv[0],
@@ -1093,7 +1035,7 @@ TEST(json_of_npr_compile_and_npr_cache_parses)
 				  "prune", "--max-mb", "0", "--json", NULL };
 		char *out, *err;
 
-		EXPECT_EQ(run(&out, &err, NULL, bench), 0);
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, bench), 0);
 		free(out);
 		free(err);
 		EXPECT_EQ(json_check(list,
@@ -1127,7 +1069,7 @@ TEST(bench_takes_benchmark_app_spellings)
 	char *out, *err;
 
 	NEED_SHARED();
-	EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+	EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 	ASSERT_NE(out, NULL);
 	EXPECT_EQ(jnum(out, "niter"), 5);
 	EXPECT_EQ(jnum(out, "nireq"), 2);
@@ -1135,7 +1077,7 @@ TEST(bench_takes_benchmark_app_spellings)
 	EXPECT_NE(strstr(out, "\"api\":\"async\""), NULL);
 	free(out);
 	free(err);
-	EXPECT_EQ(run(&out, &err, NULL, argv2), 0);
+	EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv2), 0);
 	ASSERT_NE(out, NULL);
 	EXPECT_EQ(jnum(out, "niter"), 4);
 	EXPECT_EQ(jnum(out, "threads"), 1);
@@ -1154,12 +1096,12 @@ TEST(run_names_the_model_format)
 	char *out, *err, *p;
 
 	NEED_SHARED();
-	EXPECT_EQ(run(&out, &err, NULL, ir), 0);
+	EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, ir), 0);
 	ASSERT_NE(out, NULL);
 	EXPECT_NE(strstr(out, " (IR v11, "), NULL);
 	free(out);
 	free(err);
-	EXPECT_EQ(run(&out, &err, NULL, onnx), 0);
+	EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, onnx), 0);
 	ASSERT_NE(out, NULL);
 	p = strstr(out, " (ONNX (opset ");
 	ASSERT_NE(p, NULL);
@@ -1180,12 +1122,12 @@ TEST(run_prints_the_library_log_it_is_asked_for)
 	char *out, *err;
 
 	NEED_SHARED();
-	EXPECT_EQ(run(&out, &err, NULL, argv), 0);
+	EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 0);
 	ASSERT_NE(err, NULL);
 	EXPECT_EQ(strstr(err, "npuring: cpu:"), NULL);
 	free(out);
 	free(err);
-	EXPECT_EQ(run(&out, &err, "NPR_LOG_LEVEL=debug", argv), 0);
+	EXPECT_EQ(npr_test_run(&out, &err, "NPR_LOG_LEVEL=debug", NULL, argv), 0);
 	ASSERT_NE(err, NULL);
 	EXPECT_NE(strstr(err, "npr-run: npuring: cpu: "), NULL);
 	free(out);
@@ -1236,7 +1178,7 @@ static int top_class(const char *path)
 	char *out, *err, *p;
 	int cls = -1;
 
-	if (run(&out, &err, NULL, argv) == 0 && out &&
+	if (npr_test_run(&out, &err, NULL, NULL, argv) == 0 && out &&
 	    (p = strstr(out, "\"class\":")))
 		cls = atoi(p + 8);
 	free(out);
@@ -1264,7 +1206,7 @@ TEST(run_classifies_a_jpeg_as_its_png)
 		char *argv[] = { (char *)tool("npr-run"), "-m", model(SQUEEZE),
 				 "-i", path, NULL };
 
-		EXPECT_EQ(run(&out, &err, NULL, argv), 1);
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), 1);
 		ASSERT_NE(err, NULL);
 		EXPECT_NE(strstr(err, "corrupt JPEG file"), NULL);
 		free(out);
