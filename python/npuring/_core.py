@@ -507,7 +507,18 @@ def _blob_of(src):
         raise Error(e.errno or errno.EIO, "%s: %s" % (src, e.strerror))
 
 
-class Model:
+class _Ports:
+    """input() and output() of a model or compiled model with .inputs and
+    .outputs."""
+
+    def input(self, key=None):
+        return find_port(self.inputs, key, "input")
+
+    def output(self, key=None):
+        return find_port(self.outputs, key, "output")
+
+
+class Model(_Ports):
     """A model read on a device, not compiled yet."""
 
     def __init__(self, device, handle, src):
@@ -565,12 +576,6 @@ class Model:
         """10 or 11 for an IR model, 0 for ONNX."""
         return self._info.ir_version
 
-    def input(self, key=None):
-        return find_port(self.inputs, key, "input")
-
-    def output(self, key=None):
-        return find_port(self.outputs, key, "output")
-
     def reshape(self, shapes):
         """Input shapes for compile_model(): {input: shape}, or one shape
         for a model with one input."""
@@ -614,7 +619,7 @@ class Model:
             len(self.inputs), len(self.outputs), self.device.name)
 
 
-class CompiledModel(_Props):
+class CompiledModel(_Ports, _Props):
     """A model compiled for a device (an exec handle)."""
 
     def __init__(self, device, handle):
@@ -637,12 +642,6 @@ class CompiledModel(_Props):
     def request_bytes(self):
         """The most bytes one infer request of it allocates."""
         return self._info.request_bytes
-
-    def input(self, key=None):
-        return find_port(self.inputs, key, "input")
-
-    def output(self, key=None):
-        return find_port(self.outputs, key, "output")
 
     def create_infer_request(self):
         """A new InferRequest with its own buffers."""
