@@ -553,7 +553,14 @@ static int tr_trilu(struct onnx_ctx *c, int *out)
 	c->g->vals[m].type = NPR_ELEM_BOOLEAN;
 	in[0] = m;
 	in[1] = x;
-	in[2] = npr_onnx_scalar(c, x, 0, "zero");
+	if (c->g->vals[x].type == NPR_ELEM_BOOLEAN) {
+		struct npr_shape s0 = { .rank = 0 };
+		uint8_t no = 0;
+
+		in[2] = npr_onnx_const(c, NPR_ELEM_BOOLEAN, &s0, &no, "zero");
+	} else {
+		in[2] = npr_onnx_scalar(c, x, 0, "zero");
+	}
 	if (in[2] < 0)
 		return in[2];
 	node = npr_onnx_node(c, "Select", 1, NULL, 3, in, 1, out);
