@@ -36,18 +36,16 @@ static bool llm_path(char *buf, size_t len, const char *name)
  * Greedy decoding of @name for @steps steps (at most the goldens'):
  * tokens equal to the goldens, logits within TOLERANCE_REL.
  */
-static void greedy(struct npr_test *_metadata, const char *name, int steps)
+static void greedy_at(struct npr_test *_metadata, const char *path,
+		      const char *name, int steps)
 {
 	struct lm m;
 	struct lm_gold g;
 	float **kv, **kv2, **t, *logits;
 	double err, worst = 0;
-	char path[4096];
 	int fd, s, tok, ret;
 	int64_t past;
 
-	if (!llm_path(path, sizeof(path), name))
-		SKIP(return, "%s not found under $NPR_SHARED/models/llm", name);
 	fd = npr_open("cpu", 0);
 	ASSERT_GE(fd, 0);
 	ret = lm_open(&m, fd, path);
@@ -103,6 +101,15 @@ static void greedy(struct npr_test *_metadata, const char *name, int steps)
 	close(fd);
 }
 
+static void greedy(struct npr_test *_metadata, const char *name, int steps)
+{
+	char path[4096];
+
+	if (!llm_path(path, sizeof(path), name))
+		SKIP(return, "%s not found under $NPR_SHARED/models/llm", name);
+	greedy_at(_metadata, path, name, steps);
+}
+
 TEST_TIMEOUT_F(tiny_gpt_greedy, 300)
 {
 	greedy(_metadata, "tiny_gpt", 32);
@@ -111,6 +118,52 @@ TEST_TIMEOUT_F(tiny_gpt_greedy, 300)
 TEST_TIMEOUT_F(small_gpt_greedy, 300)
 {
 	greedy(_metadata, "small_gpt", 4);
+}
+
+/*
+ * The llama-style family (rotary positions, RMSNorm, SiLU-gated MLP,
+ * grouped-query attention), built here by the shared models' own tool when
+ * Debian's PyTorch and onnx are installed: 16 steps.
+ */
+TEST_TIMEOUT_F(tiny_llama_greedy, 300)
+{
+	char dir[] = "/tmp/npr-llm-XXXXXX", tool[4096], path[4096];
+	/* Debian's python3 first: one first on PATH may lack its modules */
+	static const char *const pythons[] = { "/usr/bin/python3", "python3" };
+	char *check[] = { NULL, "-c", "import torch, onnx", NULL };
+	char *make[] = { NULL, tool, "--arch", "llama", "--steps", "16",
+			 dir, NULL };
+	char *rm[] = { "rm", "-rf", dir, NULL };
+	char *out = NULL, *err = NULL;
+	int ret = 1, n;
+	size_t i;
+
+	n = snprintf(tool, sizeof(tool), "%s/models/llm/tools/make_tiny_lm.py",
+		     npr_test_shared());
+	if (n < 0 || (size_t)n >= sizeof(tool) || access(tool, R_OK))
+		SKIP(return, "no make_tiny_lm.py under $NPR_SHARED/models/llm");
+	for (i = 0; ret && i < sizeof(pythons) / sizeof(pythons[0]); i++) {
+		check[0] = make[0] = (char *)pythons[i];
+		ret = npr_test_run(&out, &err, NULL, NULL, check);
+		free(out);
+		free(err);
+	}
+	if (ret)
+		SKIP(return, "python3 lacks torch or onnx (Debian's python3-torch, python3-onnx)");
+	ASSERT_NONNULL(mkdtemp(dir));
+	ret = npr_test_run(&out, &err, NULL, NULL, make);
+	if (ret)
+		TH_LOG("make_tiny_lm.py: %s", err);
+	free(out);
+	free(err);
+	if (!ret) {
+		snprintf(path, sizeof(path), "%s/tiny_llama.onnx", dir);
+		greedy_at(_metadata, path, "tiny_llama", 16);
+	}
+	EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, rm), 0);
+	free(out);
+	free(err);
+	ASSERT_EQ(ret, 0);
 }
 
 /*
