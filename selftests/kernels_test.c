@@ -375,6 +375,101 @@ TEST(matmul_fast_path_matches_scalar_kernel)
 				}
 }
 
+/*
+ * Operands of rank 3 and 4: a [.., M, K] activation by a 2-D weight (its
+ * leading dims folded into the rows) and batched pairs whose batch dims
+ * broadcast both ways (attention's Q K^T over grouped heads), B
+ * transposed or not, empty M, N and K: the vector loops give the scalar
+ * kernel's values.
+ */
+TEST(matmul_batched_fast_path_matches_scalar_kernel)
+{
+	static const struct {
+		int ra, rb;
+		int64_t a[4], b[4];	/* A's [.., M, K], B's [.., K, N] */
+	} cases[] = {
+		{ 3, 2, { 1, 1, 256 }, { 256, 40 } },
+		{ 3, 2, { 2, 3, 17 }, { 17, 5 } },
+		{ 4, 4, { 1, 4, 1, 64 }, { 1, 4, 64, 9 } },
+		{ 4, 4, { 2, 4, 3, 8 }, { 2, 1, 8, 7 } },
+		{ 4, 3, { 1, 2, 5, 8 }, { 3, 8, 6 } },	/* A's 1 vs B's 3 */
+		{ 4, 4, { 2, 1, 3, 8 }, { 1, 2, 8, 4 } },
+		{ 3, 3, { 2, 0, 8 }, { 2, 8, 3 } },
+		{ 3, 3, { 2, 3, 0 }, { 2, 0, 3 } },
+		{ 3, 2, { 1, 3, 0 }, { 0, 4 } },
+		{ 4, 4, { 1, 2, 4, 8 }, { 1, 2, 8, 0 } },
+	};
+	size_t ci;
+	int tb, i;
+
+	for (ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++)
+		for (tb = 0; tb < 2; tb++) {
+			struct npr_nn_params p = { .tb = tb };
+			struct npr_node node = {
+				.name = "mm", .type = "MatMul", .params = &p,
+			};
+			struct npr_tensor in[2] = { { 0 } }, out = { 0 };
+			int ra = cases[ci].ra, rb = cases[ci].rb, ro;
+			int64_t na = 1, nbb = 1, no = 1, M, N, K;
+			float *A, *B, *y, *r;
+
+			in[0].shape.rank = ra;
+			in[1].shape.rank = rb;
+			for (i = 0; i < ra; i++)
+				in[0].shape.d[i] = cases[ci].a[i];
+			for (i = 0; i < rb; i++)
+				in[1].shape.d[i] = cases[ci].b[i];
+			M = cases[ci].a[ra - 2];
+			K = cases[ci].a[ra - 1];
+			N = cases[ci].b[rb - 1];
+			if (tb) {
+				in[1].shape.d[rb - 2] = N;
+				in[1].shape.d[rb - 1] = K;
+			}
+			ro = ra > rb ? ra : rb;
+			out.shape.rank = ro;
+			for (i = 0; i < ro - 2; i++) {
+				int da = i - (ro - ra), db = i - (ro - rb);
+				int64_t x = da >= 0 ? cases[ci].a[da] : 1;
+				int64_t z = db >= 0 ? cases[ci].b[db] : 1;
+
+				out.shape.d[i] = x > z ? x : z;
+			}
+			out.shape.d[ro - 2] = M;
+			out.shape.d[ro - 1] = N;
+			for (i = 0; i < ra; i++)
+				na *= in[0].shape.d[i];
+			for (i = 0; i < rb; i++)
+				nbb *= in[1].shape.d[i];
+			for (i = 0; i < ro; i++)
+				no *= out.shape.d[i];
+			A = malloc(sizeof(float) * (na + 1));
+			B = malloc(sizeof(float) * (nbb + 1));
+			y = malloc(sizeof(float) * (no + 1));
+			r = malloc(sizeof(float) * (no + 1));
+			ASSERT_TRUE(A && B && y && r);
+			fill(A, na, 41);
+			fill(B, nbb, 42);
+			for (i = 0; i < no; i++)
+				y[i] = r[i] = NAN;
+			in[0].type = in[1].type = out.type = NPR_ELEM_F32;
+			in[0].data = A;
+			in[1].data = B;
+			in[0].nbytes = na * 4;
+			in[1].nbytes = nbb * 4;
+			out.nbytes = no * 4;
+			out.data = r;
+			ASSERT_EQ(npr_matmul_scalar(&node, in, &out), 0);
+			out.data = y;
+			ASSERT_EQ(npr_ref_matmul(&node, in, &out), 0);
+			if (rel_err(y, r, no) > 1e-5)
+				TH_LOG("case %zu tb %d: %g", ci, tb,
+				       rel_err(y, r, no));
+			ASSERT_LE(rel_err(y, r, no), 1e-5);
+			free(A); free(B); free(y); free(r);
+		}
+}
+
 /* FakeQuantize-1 as the specification writes it, one element. */
 static float fq_spec(float x, float il, float ih, float ol, float oh,
 		     int64_t levels)

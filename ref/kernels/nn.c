@@ -1008,16 +1008,40 @@ static void fc_task(void *arg, int i, int tid)
 	j->nt(j->M, n1 - n0, j->K, j->A, j->B + n0 * j->K, j->C + n0, j->N);
 }
 
+/*
+ * The element offsets of batch @bi's matrix in A and B: the batch dims of
+ * the output (@nb of them, @bd), each input's strides (0 where it
+ * broadcasts).
+ */
+static void batch_offsets(int64_t bi, int nb, const int64_t *bd,
+			  const int64_t *ast, const int64_t *bst, int64_t *ao,
+			  int64_t *bo)
+{
+	int d;
+
+	*ao = *bo = 0;
+	for (d = nb - 1; d >= 0; d--) {
+		int64_t x = bi % bd[d];
+
+		bi /= bd[d];
+		*ao += x * ast[d];
+		*bo += x * bst[d];
+	}
+}
+
 /**
  * npr_ref_matmul() - MatMul-1
  * @n: the node; n->params is a struct npr_nn_params (ta, tb).
  * @in: A and B.
  * @out: the product.
  *
- * A 2-D (or 1 x K) f32 activation by a 2-D weight takes the vector loops
- * of vec.h (the AVX-512 build when the CPU has it; with B transposed,
- * large products are split over the pool's threads); anything else
- * npr_matmul_scalar().
+ * f32 operands of rank 2 or more, A not transposed, take the vector loops
+ * of vec.h (the AVX-512 build when the CPU has it).  A 2-D B (a weight)
+ * multiplies all of A's rows at once, its leading dims folded into the
+ * rows (a [1, 1, 256] token against [256, N] is one row by B); with B
+ * transposed, large products are split over the pool's threads.  Batched
+ * operands (attention's Q K^T and P V) run one matrix pair at a time,
+ * their batch dims broadcast.  Anything else npr_matmul_scalar().
  *
  * Return: 0.
  */
@@ -1030,14 +1054,17 @@ int npr_ref_matmul(const struct npr_node *n, const struct npr_tensor *in,
 		   float *, int64_t) = npr_matmul_nt_generic;
 	void (*nn)(int64_t, int64_t, int64_t, const float *, const float *,
 		   float *) = npr_matmul_nn_generic;
-	int64_t M, K, N;
+	int64_t M, K, N, batch = 1, bi, ast[NPR_MAX_RANK], bst[NPR_MAX_RANK];
+	int64_t bd[NPR_MAX_RANK];
+	int ra = as->rank, rb = bs->rank, nb, d;
+	const float *A = in[0].data, *B = in[1].data;
+	float *C = out->data;
 
 	if (in[0].type != NPR_ELEM_F32 || in[1].type != NPR_ELEM_F32 ||
-	    as->rank != 2 || bs->rank != 2 || p->ta)
+	    ra < 2 || rb < 2 || p->ta)
 		return npr_matmul_scalar(n, in, out);
-	M = as->d[0];
-	K = as->d[1];
-	N = p->tb ? bs->d[0] : bs->d[1];
+	K = as->d[ra - 1];
+	N = p->tb ? bs->d[rb - 2] : bs->d[rb - 1];
 #if defined(__x86_64__)
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx512f")) {
@@ -1045,17 +1072,67 @@ int npr_ref_matmul(const struct npr_node *n, const struct npr_tensor *in,
 		nn = npr_matmul_nn_avx512;
 	}
 #endif
-	if (p->tb) {
-		/* memory-bound on B: split its rows over the threads */
-		struct fc_job j = {
-			.nt = nt, .M = M, .N = N, .K = K, .A = in[0].data,
-			.B = in[1].data, .C = out->data,
-			.parts = N >= 64 && N * K >= 65536 ? 8 : 1,
-		};
+	if (rb == 2) {
+		for (M = 1, d = 0; d < ra - 1; d++)
+			M *= as->d[d];
+		if (!M || !N)
+			return 0;
+		if (!K) {
+			memset(C, 0, sizeof(float) * M * N);
+			return 0;
+		}
+		if (p->tb) {
+			/* memory-bound on B: split its rows over the threads */
+			struct fc_job j = {
+				.nt = nt, .M = M, .N = N, .K = K, .A = A,
+				.B = B, .C = C,
+				.parts = N >= 64 && N * K >= 65536 ? 8 : 1,
+			};
 
-		npr_parallel_for((int)j.parts, fc_task, &j);
-	} else {
-		nn(M, N, K, in[0].data, in[1].data, out->data);
+			npr_parallel_for((int)j.parts, fc_task, &j);
+		} else {
+			nn(M, N, K, A, B, C);
+		}
+		return 0;
+	}
+	M = as->d[ra - 2];
+	nb = out->shape.rank - 2;
+	for (d = 0; d < nb; d++) {
+		int da = d - (nb - (ra - 2)), db = d - (nb - (rb - 2));
+
+		bd[d] = out->shape.d[d];
+		batch *= bd[d];
+		ast[d] = da < 0 || as->d[da] == 1 ? 0 : 1;
+		bst[d] = db < 0 || bs->d[db] == 1 ? 0 : 1;
+	}
+	/* strides in elements: each dim's size times those after it */
+	{
+		int64_t sa = M * K, sb = K * N;
+
+		for (d = nb - 1; d >= 0; d--) {
+			int da = d - (nb - (ra - 2)), db = d - (nb - (rb - 2));
+
+			ast[d] *= sa;
+			bst[d] *= sb;
+			if (da >= 0)
+				sa *= as->d[da];
+			if (db >= 0)
+				sb *= bs->d[db];
+		}
+	}
+	if (!M || !N)
+		return 0;
+	for (bi = 0; bi < batch; bi++) {
+		int64_t ao, bo;
+		float *c = C + bi * M * N;
+
+		batch_offsets(bi, nb, bd, ast, bst, &ao, &bo);
+		if (!K)
+			memset(c, 0, sizeof(float) * M * N);
+		else if (p->tb)
+			nt(M, N, K, A + ao, B + bo, c, N);
+		else
+			nn(M, N, K, A + ao, B + bo, c);
 	}
 	return 0;
 }
