@@ -181,12 +181,116 @@ void VEC(matmul_nt)(int64_t M, int64_t N, int64_t K, const float *A,
  * @C: Out. The result, row-major.
  *
  * Rows of B scaled and added.  Also npr_matmul_nn_avx512() (see the top
- * of this file).
+ * of this file), which for up to 16 rows keeps 4 rows by 64 columns of C
+ * in registers over the whole depth.
  */
+#ifdef __AVX512F__
+/*
+ * Rows m0 .. m0 + mm of C, columns n0 .. n0 + 64 (the first @nn real), of
+ * C = A * B: 4 x mm sums held in registers over all of K, so that C is
+ * written once and B read once per column block.
+ */
+static inline __attribute__((always_inline)) void
+VEC(nn_tile)(int64_t mm, int64_t nn, int64_t N, int64_t K, const float *A,
+	     const float *B, float *C)
+{
+	const __m512 z = _mm512_setzero_ps();
+	__m512 c00 = z, c01 = z, c02 = z, c03 = z, c10 = z, c11 = z, c12 = z;
+	__m512 c13 = z, c20 = z, c21 = z, c22 = z, c23 = z, c30 = z, c31 = z;
+	__m512 c32 = z, c33 = z;
+	__mmask16 m0 = nn >= 16 ? 0xffff : (__mmask16)((1u << nn) - 1);
+	__mmask16 m1 = nn >= 32 ? 0xffff : nn <= 16 ? 0 :
+		       (__mmask16)((1u << (nn - 16)) - 1);
+	__mmask16 m2 = nn >= 48 ? 0xffff : nn <= 32 ? 0 :
+		       (__mmask16)((1u << (nn - 32)) - 1);
+	__mmask16 m3 = nn >= 64 ? 0xffff : nn <= 48 ? 0 :
+		       (__mmask16)((1u << (nn - 48)) - 1);
+	int64_t k;
+
+#define NN_ROW(i, a0, a1, a2, a3)					\
+	do {								\
+		__m512 a_ = _mm512_set1_ps(A[(i) * K + k]);		\
+									\
+		a0 = _mm512_fmadd_ps(a_, b0, a0);			\
+		a1 = _mm512_fmadd_ps(a_, b1, a1);			\
+		a2 = _mm512_fmadd_ps(a_, b2, a2);			\
+		a3 = _mm512_fmadd_ps(a_, b3, a3);			\
+	} while (0)
+	for (k = 0; k < K; k++) {
+		const float *b = B + k * N;
+		__m512 b0 = _mm512_maskz_loadu_ps(m0, b);
+		__m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);
+		__m512 b2 = _mm512_maskz_loadu_ps(m2, b + 32);
+		__m512 b3 = _mm512_maskz_loadu_ps(m3, b + 48);
+
+		NN_ROW(0, c00, c01, c02, c03);
+		if (mm > 1)
+			NN_ROW(1, c10, c11, c12, c13);
+		if (mm > 2)
+			NN_ROW(2, c20, c21, c22, c23);
+		if (mm > 3)
+			NN_ROW(3, c30, c31, c32, c33);
+	}
+#undef NN_ROW
+#define NN_STORE(i, a0, a1, a2, a3)					\
+	do {								\
+		_mm512_mask_storeu_ps(C + (i) * N, m0, a0);		\
+		_mm512_mask_storeu_ps(C + (i) * N + 16, m1, a1);	\
+		_mm512_mask_storeu_ps(C + (i) * N + 32, m2, a2);	\
+		_mm512_mask_storeu_ps(C + (i) * N + 48, m3, a3);	\
+	} while (0)
+	NN_STORE(0, c00, c01, c02, c03);
+	if (mm > 1)
+		NN_STORE(1, c10, c11, c12, c13);
+	if (mm > 2)
+		NN_STORE(2, c20, c21, c22, c23);
+	if (mm > 3)
+		NN_STORE(3, c30, c31, c32, c33);
+#undef NN_STORE
+}
+#endif
+
 void VEC(matmul_nn)(int64_t M, int64_t N, int64_t K, const float *A,
 		    const float *B, float *C)
 {
 	int64_t m, k, j;
+
+#ifdef __AVX512F__
+	/*
+	 * Up to four rows at a time (a token's row, a short prompt's) by
+	 * blocks of 64 columns, the sums in registers over the whole depth:
+	 * the row-by-row loop below loaded and stored C at every k.
+	 */
+	if (M <= 16) {
+		int64_t n;
+
+		for (m = 0; m < M; m += 4) {
+			int64_t mm = M - m < 4 ? M - m : 4;
+
+			for (n = 0; n < N; n += 64) {
+				int64_t nn = N - n < 64 ? N - n : 64;
+				const float *a = A + m * K;
+				float *c = C + m * N + n;
+
+				switch (mm) {
+				case 1:
+					VEC(nn_tile)(1, nn, N, K, a, B + n, c);
+					break;
+				case 2:
+					VEC(nn_tile)(2, nn, N, K, a, B + n, c);
+					break;
+				case 3:
+					VEC(nn_tile)(3, nn, N, K, a, B + n, c);
+					break;
+				default:
+					VEC(nn_tile)(4, nn, N, K, a, B + n, c);
+					break;
+				}
+			}
+		}
+		return;
+	}
+#endif
 
 	for (m = 0; m < M; m++) {
 		float *restrict c = C + m * N;
