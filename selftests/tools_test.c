@@ -786,6 +786,8 @@ static const struct exit_case exit_cases[] = {
 	{ 2, "why needs -m", { "npr-cache", "-C", "/tmp", "why" } },
 	{ 2, "-m needs -d", { "npr-info", "-m", "@E" } },
 	{ 2, "unexpected argument", { "npr-info", "cpu" } },
+	{ 2, "not one of f32, f16, i64, i32, u8", { "npr-run", "-m", "@E",
+		"--input", "input.1=x.bin:f64" } },
 	/* run-time failures: 1 */
 	{ 1, "nonexistent", { "npr-run", "-m", "/nonexistent/m.xml", "-i",
 			      "@P" } },
@@ -1213,6 +1215,144 @@ TEST(run_classifies_a_jpeg_as_its_png)
 		free(err);
 	}
 	unlink(path);
+}
+
+/* A whole file (malloc'd), its size in *len; NULL if unreadable. */
+static void *slurp_path(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	void *buf;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !(buf = malloc(st.st_size + 1))) {
+		close(fd);
+		return NULL;
+	}
+	if (read(fd, buf, st.st_size) != st.st_size) {
+		free(buf);
+		close(fd);
+		return NULL;
+	}
+	close(fd);
+	*len = st.st_size;
+	return buf;
+}
+
+static int write_path(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, buf, len);
+	close(fd);
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+/*
+ * npr-run feeds a KV-cache language model (tiny_gpt of models/llm): its
+ * int64 prompt from a raw file with :i64 (and the same ids as :i32,
+ * converted), its empty past from 0-byte files with 0 dimensions in
+ * --shape; the dumped logits of the prompt's last position are the
+ * golden ones within 1e-4 of their largest magnitude.  A file whose size
+ * is not the input's in the given type is refused.
+ */
+TEST(run_feeds_typed_and_empty_inputs)
+{
+	char dir[] = "/tmp/npr-tools-test-lm.XXXXXX", ids[PATH_MAX];
+	char ids32[PATH_MAX], empty[PATH_MAX], spec[4][PATH_MAX + 32];
+	char shapes[8][64], inputs[8][PATH_MAX + 64], dump[PATH_MAX];
+	char logits[PATH_MAX + 16];
+	const char *mdl = model("models/llm/tiny_gpt.onnx");
+	float *gold = NULL, *got = NULL;
+	int64_t *tok = NULL;
+	size_t glen = 0, tlen = 0, olen = 0;
+	int32_t t32[8];
+	int round, i, k;
+
+	NEED_SHARED();
+	if (access(mdl, R_OK))
+		SKIP(return, "no models/llm/tiny_gpt.onnx in the shared data");
+	ASSERT_NONNULL(mkdtemp(dir));
+	snprintf(ids, sizeof(ids), "%s/ids.i64", dir);
+	snprintf(ids32, sizeof(ids32), "%s/ids.i32", dir);
+	snprintf(empty, sizeof(empty), "%s/empty", dir);
+	snprintf(dump, sizeof(dump), "%s/out", dir);
+	snprintf(logits, sizeof(logits), "%s/logits.f32", dump);
+	tok = slurp_path(model("models/llm/tiny_gpt.tokens.i64"),
+				  &tlen);
+	gold = slurp_path(
+		model("models/llm/tiny_gpt.prefill_logits.f32"), &glen);
+	ASSERT_TRUE(tok && gold && tlen >= 8 * sizeof(int64_t) &&
+		    glen == 512 * sizeof(float));
+	for (i = 0; i < 8; i++)
+		t32[i] = (int32_t)tok[i];
+	ASSERT_EQ(write_path(ids, tok, 8 * sizeof(int64_t)), 0);
+	ASSERT_EQ(write_path(ids32, t32, sizeof(t32)), 0);
+	ASSERT_EQ(write_path(empty, "", 0), 0);
+	snprintf(spec[0], sizeof(spec[0]), "input_ids=%s:i64", ids);
+	snprintf(spec[1], sizeof(spec[1]), "input_ids=%s:i32", ids32);
+	snprintf(spec[2], sizeof(spec[2]), "input_ids=%s:i32", ids);
+	for (round = 0; round < 3; round++) {
+		char *argv[48] = { (char *)tool("npr-run"), "-m", (char *)mdl,
+				   "--input", spec[round], "--shape",
+				   "input_ids=1,8", "--dump", dump };
+		char *out, *err;
+		int st, n = 9;
+
+		for (i = 0; i < 8; i++) {
+			snprintf(shapes[i], sizeof(shapes[i]),
+				 "past_key_values.%d.%s=1,4,0,32", i / 2,
+				 i % 2 ? "value" : "key");
+			snprintf(inputs[i], sizeof(inputs[i]),
+				 "past_key_values.%d.%s=%s", i / 2,
+				 i % 2 ? "value" : "key", empty);
+			argv[n++] = "--shape";
+			argv[n++] = shapes[i];
+			argv[n++] = "--input";
+			argv[n++] = inputs[i];
+		}
+		unlink(logits);
+		st = npr_test_run(&out, &err, NULL, NULL, argv);
+		if (round == 2) {
+			/* 64 bytes of i64 ids read as i32: 16 values, not 8 */
+			EXPECT_EQ(st, 1);
+			EXPECT_NE(strstr(err, "needs 8 i32 values (32 bytes)"),
+				  NULL);
+		} else {
+			double e = 0, big = 0;
+
+			if (st)
+				TH_LOG("npr-run: %s", err);
+			ASSERT_EQ(st, 0);
+			EXPECT_NE(strstr(out, "[1,4,0,32]"), NULL);
+			got = slurp_path(logits, &olen);
+			ASSERT_NONNULL(got);
+			ASSERT_EQ(olen, 8 * 512 * sizeof(float));
+			for (k = 0; k < 512; k++) {
+				double d = fabs(got[7 * 512 + k] - gold[k]);
+
+				e = d > e ? d : e;
+				big = fabs(gold[k]) > big ? fabs(gold[k]) : big;
+			}
+			EXPECT_LE(e, 1e-4 * big);
+			free(got);
+		}
+		free(out);
+		free(err);
+	}
+	free(tok);
+	free(gold);
+	{
+		char *rm[] = { "rm", "-rf", dir, NULL }, *out, *err;
+
+		EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, rm), 0);
+		free(out);
+		free(err);
+	}
 }
 
 TEST_HARNESS_MAIN

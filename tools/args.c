@@ -184,7 +184,7 @@ lib:
 static const char shape_forms[] =
 	"expected NAME=D0,D1,..., NAME[D0,D1,...] or [D0,D1,...]";
 
-/* "D0,D1,..." up to @stop: static dimensions >= 1. */
+/* "D0,D1,..." up to @stop: static dimensions >= 0 (0: an empty tensor). */
 static int parse_dims(const char *p, const char *stop,
 		      struct npr_arg_shape *s)
 {
@@ -197,7 +197,7 @@ static int parse_dims(const char *p, const char *stop,
 			return -EINVAL;
 		errno = 0;
 		d = strtoll(p, &end, 10);
-		if (errno || d < 1 || end > stop || s->rank == NPR_MAX_RANK ||
+		if (errno || d < 0 || end > stop || s->rank == NPR_MAX_RANK ||
 		    (end < stop && *end != ',') || (*end == ',' &&
 						    end + 1 == stop))
 			return -EINVAL;
@@ -239,7 +239,8 @@ static int add_shape(struct npr_arg_shape **list, int *n, const char *name,
  * @msg: where a failure is explained.
  * @len: its size.
  *
- * Dimensions are static, each >= 1, at most NPR_MAX_RANK of them.  The
+ * Dimensions are static, each >= 0 (0 makes an empty tensor, the empty
+ * past of a KV cache), at most NPR_MAX_RANK of them.  The
  * names are checked against a model by npr_arg_resolve_shapes().
  *
  * Return: 0, -EINVAL for a malformed argument, -ENOMEM.
@@ -279,11 +280,73 @@ int npr_arg_parse_shapes(const char *arg, struct npr_arg_shape **list,
 	}
 out:
 	if (err == -EINVAL)
-		snprintf(msg, len, "--shape %s: %s, with 1 to %d dimensions >= 1",
+		snprintf(msg, len, "--shape %s: %s, with 1 to %d dimensions >= 0",
 			 arg, shape_forms, NPR_MAX_RANK);
 	else if (err)
 		snprintf(msg, len, "--shape %s: %s", arg, strerror(-err));
 	return err;
+}
+
+static const struct {
+	const char *name;
+	unsigned int type;
+} raw_types[] = {
+	{ "f32", NPR_ELEM_F32 }, { "f16", NPR_ELEM_F16 },
+	{ "i64", NPR_ELEM_I64 }, { "i32", NPR_ELEM_I32 },
+	{ "u8", NPR_ELEM_U8 },
+};
+
+/**
+ * npr_arg_raw_input() - the file and the element type of --input's FILE
+ * @spec: FILE, or FILE:TYPE with TYPE one of f32 (the default), f16, i64,
+ *        i32, u8: the element type of the file's little-endian values.
+ * @path: Out. The file's name (malloc'd).
+ * @type: Out. enum npr_elem_type.
+ * @msg: where a failure is explained.
+ * @len: its size.
+ *
+ * A suffix that is not a type (no letters then digits, as in a:b.f32)
+ * stays part of the name.
+ *
+ * Return: 0, -EINVAL for a type this does not know (letters then digits,
+ * e.g. :f64), -ENOMEM.
+ */
+int npr_arg_raw_input(const char *spec, char **path, unsigned int *type,
+		      char *msg, size_t len)
+{
+	const char *colon = strrchr(spec, ':'), *q;
+	size_t i;
+
+	*type = NPR_ELEM_F32;
+	*path = NULL;
+	if (colon && colon > spec) {
+		for (i = 0; i < sizeof(raw_types) / sizeof(raw_types[0]); i++)
+			if (!strcmp(colon + 1, raw_types[i].name))
+				break;
+		if (i < sizeof(raw_types) / sizeof(raw_types[0])) {
+			*type = raw_types[i].type;
+			*path = strndup(spec, colon - spec);
+			goto out;
+		}
+		for (q = colon + 1; *q >= 'a' && *q <= 'z'; q++)
+			;
+		if (q > colon + 1 && *q >= '0' && *q <= '9') {
+			while (*q >= '0' && *q <= '9')
+				q++;
+			if (!*q) {
+				snprintf(msg, len, "--input %s: element type \"%s\" is not one of f32, f16, i64, i32, u8",
+					 spec, colon + 1);
+				return -EINVAL;
+			}
+		}
+	}
+	*path = strdup(spec);
+out:
+	if (!*path) {
+		snprintf(msg, len, "--input %s: %s", spec, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /**

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Command-line arguments the tools share: --prop NAME=VALUE, --shape in
- * npuring's and benchmark_app's spellings, input names, and a -m file
+ * npuring's and benchmark_app's spellings, --input's FILE:TYPE, input
+ * names, and a -m file
  * that is a compiled-model blob rather than a model.
  */
 #ifndef NPR_TOOLS_ARGS_H
@@ -26,6 +27,8 @@ int npr_arg_parse_shapes(const char *arg, struct npr_arg_shape **list,
 int npr_arg_resolve_shapes(int fd, __u32 model,
 			   const struct npr_arg_shape *list, int n,
 			   struct npr_shape_arg *out, char *msg, size_t len);
+int npr_arg_raw_input(const char *spec, char **path, unsigned int *type,
+		      char *msg, size_t len);
 void npr_arg_free_shapes(struct npr_arg_shape *list, int n);
 int npr_arg_input_names(int fd, __u32 handle, char *buf, size_t len);
 int npr_arg_read_blob(const char *path, void **buf, size_t *blen,

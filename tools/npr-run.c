@@ -75,12 +75,15 @@ static const char help[] =
 "  -i, --image PHOTO     a PNG or JPEG photo (told by its contents, not\n"
 "                        its name) for the model's image input: the\n"
 "                        first input of shape [N,C,H,W] with C = 1 or 3\n"
-"      --input NAME=FILE raw little-endian f32 values for input NAME,\n"
+"      --input NAME=FILE[:TYPE]\n"
+"                        raw little-endian values for input NAME, of\n"
+"                        TYPE f32 (the default), f16, i64, i32 or u8,\n"
 "                        converted to the input's element type; the\n"
 "                        file holds exactly as many values as the input\n"
 "      --shape SHAPE     an input's shape: NAME=1,3,224,224,\n"
 "                        NAME[1,3,224,224] or [1,3,224,224] for the only\n"
-"                        input; may repeat\n"
+"                        input; may repeat; a 0 dimension is an empty\n"
+"                        tensor (NAME=1,4,0,32)\n"
 "      --top K           classes shown for a classifier (default 5)\n"
 "      --threshold T     lowest confidence of a detection (default 0.5)\n"
 "      --niter N         run N times; the median of runs 2..N is the\n"
@@ -210,7 +213,7 @@ static void port_set_shape(struct port *p, unsigned int rank,
 	p->numel = 1;
 	for (i = 0; i < rank; i++) {
 		p->dims[i] = dims[i];
-		if (dims[i] > 0)
+		if (dims[i] >= 0)	/* a dynamic -1 counts as 1 */
 			p->numel *= dims[i];
 	}
 	p->bytes = p->numel * npr_elem_size(p->type);
@@ -324,31 +327,60 @@ static void fill_image(struct port *p, struct npr_image *orig)
 	npr_image_free(&sized);
 }
 
+/*
+ * Element @i of a file of little-endian @ftype values into element @i of
+ * @p's buffer: copied when the types agree (int64 token ids stay exact),
+ * else converted through f32 as npr_tensor_elem_set() rounds.
+ */
+static void raw_elem(struct port *p, const uint8_t *buf, unsigned int ftype,
+		     size_t i)
+{
+	size_t es = npr_elem_size(ftype), b;
+	uint8_t host[8];
+
+	for (b = 0; b < es; b++)
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		host[b] = buf[i * es + es - 1 - b];
+#else
+		host[b] = buf[i * es + b];
+#endif
+	if (ftype == p->type)
+		memcpy((uint8_t *)p->data + i * es, host, es);
+	else
+		npr_tensor_elem_set(p->data, p->type, i,
+				    npr_tensor_elem_get(host, ftype, 0));
+}
+
 static void fill_raw(struct port *p)
 {
-	const char *file = p->file;
+	char msg[512], *file;
+	unsigned int ftype;
 	struct stat st;
 	uint8_t *buf;
-	size_t i;
+	size_t i, es;
 	FILE *f;
 
+	if (npr_arg_raw_input(p->file, &file, &ftype, msg, sizeof(msg)))
+		usage_error("%s", msg);
+	es = npr_elem_size(ftype);
 	if (!npr_tensor_elem_ok(p->type))
 		fail("--input %s: element type %s is not supported", p->name,
 		     npr_elem_name(p->type));
 	f = fopen(file, "rb");
 	if (!f || fstat(fileno(f), &st))
 		fail("%s: %s", file, strerror(errno));
-	if ((uint64_t)st.st_size != p->numel * 4)
-		fail("%s: %lld bytes, but input %s needs %zu f32 values (%zu bytes)",
+	if ((uint64_t)st.st_size != p->numel * es)
+		fail("%s: %lld bytes, but input %s needs %zu %s values (%zu bytes)",
 		     file, (long long)st.st_size, p->name, p->numel,
-		     p->numel * 4);
-	buf = xmalloc(p->numel * 4);
-	if (fread(buf, 4, p->numel, f) != p->numel)
+		     npr_elem_name(ftype), p->numel * es);
+	buf = xmalloc(p->numel * es + 1);
+	if (fread(buf, es, p->numel, f) != p->numel)
 		fail("%s: %s", file, ferror(f) ? strerror(errno) :
 		     "file shrank while reading");
 	for (i = 0; i < p->numel; i++)
-		npr_tensor_elem_set(p->data, p->type, i, npr_f32_from_le(buf + i * 4));
+		raw_elem(p, buf, ftype, i);
 	free(buf);
+	free(file);
 	fclose(f);
 }
 
@@ -378,7 +410,7 @@ static void assign_inputs(struct port *ins, int nin)
 			o += snprintf(missing + o, sizeof(missing) - o,
 				      "%s%s", o ? ", " : "", ins[i].name);
 	if (o)
-		usage_error("no data for input%s %s: give -i PHOTO or --input NAME=FILE.f32",
+		usage_error("no data for input%s %s: give -i PHOTO or --input NAME=FILE[:TYPE]",
 		     strchr(missing, ',') ? "s" : "", missing);
 }
 
@@ -799,6 +831,17 @@ static void add_named(const char **list, int *n, const char *opt_name,
 	list[(*n)++] = optarg;
 }
 
+/* --input's FILE[:TYPE] names a type this reads, before anything runs. */
+static void check_raw_type(const char *spec)
+{
+	unsigned int type;
+	char msg[512], *path;
+
+	if (npr_arg_raw_input(spec, &path, &type, msg, sizeof(msg)))
+		usage_error("%s", msg);
+	free(path);
+}
+
 static void parse_args(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -846,6 +889,7 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'I':
 			add_named(opt.inputs, &opt.ninputs, "--input", "FILE");
+			check_raw_type(strchr(optarg, '=') + 1);
 			break;
 		case 'S':
 			err = npr_arg_parse_shapes(optarg, &opt.shapes,
