@@ -51,7 +51,7 @@ static int time_shape(struct lm *m, int64_t seq, int64_t past, int runs,
 		goto out;
 	for (i = 0; i < 2 * m->layers; i++)
 		for (j = 0; j < (int)(lm_kv_bytes(m, past) / 4); j++)
-			kv[i][j] = (float)rand() / RAND_MAX - 0.5f;
+			kv[i][j] = (float)(rand() % 1000) / 1000 - 0.5f;
 	for (i = 0; i < seq; i++)
 		ids[i] = rand() % m->vocab;
 	ret = lm_compile(m, &x, seq, past);
@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 	int i, n = 0, fd, ret;
 	int64_t p;
 
-	for (i = 1; i < argc; i++) {
+	for (i = 1; i < argc; i += 2) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (!v)
@@ -112,7 +112,6 @@ int main(int argc, char **argv)
 			prompt = atoi(v);
 		else
 			usage();
-		i++;
 	}
 	if (!model || from < 0 || to < from || every < 1 || runs < 1 ||
 	    prompt < 1)
