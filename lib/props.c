@@ -519,9 +519,14 @@ static int get_value(struct npr_device *dev, struct npr_exec *ex,
 			return npr_put_string(dev->info.full_name, a->ptr, &a->len);
 		case NPR_PARAM_DEVICE_ARCHITECTURE:
 			return npr_put_string(dev->info.arch, a->ptr, &a->len);
-		case NPR_PARAM_DEVICE_UUID:
-			uuid_of(dev, buf, sizeof(buf));
+		case NPR_PARAM_DEVICE_UUID: {
+			/* the driver's, else one made from the device's name */
+			size_t n = sizeof(buf);
+
+			if (npr_backend_param_bytes(dev, id, buf, &n))
+				uuid_of(dev, buf, sizeof(buf));
 			return npr_put_string(buf, a->ptr, &a->len);
+		}
 		case NPR_PARAM_DEVICE_ID: {
 			const char *dot = strchr(dev->info.name, '.');
 

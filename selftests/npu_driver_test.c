@@ -55,6 +55,55 @@ TEST(npu_device_info)
 	EXPECT_EQ(fd, -ENODEV);
 }
 
+/*
+ * Identity: DEVICE_UUID is the device's Level Zero UUID (vnpu's is the
+ * NPU device UUID), and the npu lists EXPORT_IMPORT among its
+ * capabilities, as cpu does.
+ */
+TEST(npu_identity)
+{
+	char buf[512], *s;
+	bool ei = false;
+	int fd, k;
+
+	REQUIRE_NPU();
+	for (k = 0; k < 2; k++) {
+		fd = npr_open(k ? "cpu" : "npu", 0);
+		ASSERT_GE(fd, 0);
+		memset(buf, 0, sizeof(buf));
+		ASSERT_EQ(get_str(fd, 0, NPR_PARAM_OPTIMIZATION_CAPABILITIES,
+				  buf, sizeof(buf) - 1), 0);
+		for (s = buf, ei = false; *s; s += strlen(s) + 1)
+			ei |= !strcmp(s, "EXPORT_IMPORT");
+		EXPECT_TRUE(ei);
+		ASSERT_EQ(get_str(fd, 0, NPR_PARAM_DEVICE_UUID, buf,
+				  sizeof(buf)), 0);
+		TH_LOG("%s: DEVICE_UUID %s", k ? "cpu" : "npu", buf);
+		if (!k && strstr(buf, "80d1d11e"))
+			EXPECT_STREQ(buf, "80d1d11e-b738-11ea-b3de-0242ac130004");
+		else if (!k)
+			TH_LOG("not vnpu: its UUID is the driver's own");
+		npr_close(fd);
+	}
+}
+
+#if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
+const char *npr_platform_of(uint32_t pci_id);
+
+/* The PCI id -> platform table of the facts (npu/device.c). */
+TEST(npu_platform_of_every_pci_id)
+{
+	EXPECT_STREQ(npr_platform_of(0x6240), "3700");
+	EXPECT_STREQ(npr_platform_of(0x7D1D), "3720");
+	EXPECT_STREQ(npr_platform_of(0xAD1D), "3720");
+	EXPECT_STREQ(npr_platform_of(0x643E), "4000");
+	EXPECT_STREQ(npr_platform_of(0xB03E), "5010");
+	EXPECT_STREQ(npr_platform_of(0xFD3E), "5010");
+	EXPECT_STREQ(npr_platform_of(0xD71D), "AUTO_DETECT");
+	EXPECT_STREQ(npr_platform_of(0x1234), "AUTO_DETECT");
+}
+#endif
+
 /* The NPU plugin's table: 1 for LATENCY; THROUGHPUT 4 on 3720, 8 on 4000 */
 TEST(npu_optimal_number_of_infer_requests)
 {
