@@ -553,11 +553,9 @@ TEST_F(cache, every_caching_property_changes_the_key)
 	strcpy(name + strlen(name) - 4, "meta");
 	{
 		FILE *f = fopen(name, "r");
-		size_t got;
 
 		ASSERT_NONNULL(f);
-		got = fread(meta, 1, sizeof(meta) - 1, f);
-		meta[got] = 0;
+		meta[fread(meta, 1, sizeof(meta) - 1, f)] = 0;
 		fclose(f);
 	}
 	for (pi.index = 0; !npr_ioctl(self->fd, NPR_IOCTL_PROP_INFO, &pi);
