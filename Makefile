@@ -223,6 +223,7 @@ check: deps
 		$(SANITIZE_ENV) NPR_SKIP="$(if $(TSAN),$(TSAN_SKIP))" \
 		$(TSAN_RUN) $(srctree)/selftests/run.sh $(TESTS) \
 		$(srctree)/selftests/ring_fallback_test.sh \
+		$(srctree)/selftests/npu_modes_test.sh \
 		$(srctree)/selftests/fuzz_test.sh \
 		$(srctree)/selftests/layering_test.sh \
 		$(srctree)/selftests/header_test.sh \
@@ -293,7 +294,8 @@ endif
 # and client) and read (the expectations, the fuzz corpus), and run_tests,
 # which runs them as make check does (selftests/run_tests.in)
 TESTS_DIR := $(PKGLIBDIR)/selftests
-TEST_SCRIPTS := run.sh ring_fallback_test.sh fuzz_test.sh header_test.sh
+TEST_SCRIPTS := run.sh ring_fallback_test.sh npu_modes_test.sh fuzz_test.sh \
+	header_test.sh
 FUZZ_REPLAY := $(addprefix $(obj)/selftests/fuzz_replay_,$(fuzz-targets))
 
 install-tests: all

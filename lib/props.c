@@ -30,6 +30,7 @@
 #define P_EXEC		(1U << 9)	/* readable on a compiled model */
 #define P_SETTABLE	(P_RW | P_COMPILE | P_DEV | P_EXEC)
 #define P_NPU		(1U << 10)	/* only the npu device has it */
+#define P_NPU_CACHING	(1U << 11)	/* a caching property on the npu */
 
 struct enum_name {
 	int64_t value;
@@ -110,8 +111,9 @@ static const struct prop_def defs[NPR_PARAM_MAX] = {
 		NPR_PROP_INT, STORED, 0, 1024, NULL, OFF(num_threads) },
 	[NPR_PARAM_LOG_LEVEL] = { "LOG_LEVEL", NPR_PROP_ENUM, STORED, 0, 0,
 		log_levels, OFF(log_level) },
+	/* the NPU compiler takes it in --config */
 	[NPR_PARAM_PERFORMANCE_HINT] = { "PERFORMANCE_HINT", NPR_PROP_ENUM,
-		STORED, 0, 0, perf_hints, OFF(perf_hint) },
+		STORED | P_NPU_CACHING, 0, 0, perf_hints, OFF(perf_hint) },
 	[NPR_PARAM_ENABLE_PROFILING] = { "ENABLE_PROFILING", NPR_PROP_BOOL,
 		STORED, 0, 1, NULL, OFF(profiling) },
 	[NPR_PARAM_SUPPORTED_PROPERTIES] = { "SUPPORTED_PROPERTIES",
@@ -174,9 +176,9 @@ static const struct prop_def defs[NPR_PARAM_MAX] = {
 		NPR_PROP_INT, STORED, 0, 1 << 30, NULL, OFF(max_model_mb) },
 	/* the NPU plugin's; values of the read-only ones from the backend */
 	[NPR_PARAM_NPU_DRIVER_VERSION] = { "NPU_DRIVER_VERSION", NPR_PROP_INT,
-		P_NPU | P_DEV, 0, 0, NULL, -1 },
+		P_NPU | P_DEV | P_CACHING, 0, 0, NULL, -1 },
 	[NPR_PARAM_NPU_COMPILER_VERSION] = { "NPU_COMPILER_VERSION",
-		NPR_PROP_INT, P_NPU | P_DEV, 0, 0, NULL, -1 },
+		NPR_PROP_INT, P_NPU | P_DEV | P_CACHING, 0, 0, NULL, -1 },
 	[NPR_PARAM_DEVICE_PCI_INFO] = { "DEVICE_PCI_INFO", NPR_PROP_STRING,
 		P_NPU | P_DEV, 0, 0, NULL, -1 },
 	[NPR_PARAM_DEVICE_GOPS] = { "DEVICE_GOPS", NPR_PROP_LIST,
@@ -298,15 +300,19 @@ static void ob_str(struct obuf *o, const char *s)
 
 /*
  * A property's flags on @dev: the NPU plugin's exist only on the npu
- * device, and an NPU has one stream (NUM_STREAMS reads 1, read-only).
+ * device, the NPU compiler's options are caching properties there, and an
+ * NPU has one stream (NUM_STREAMS reads 1, read-only).
  */
 static unsigned int flags_of(const struct npr_device *dev,
 			     const struct prop_def *d)
 {
-	unsigned int f = d->flags;
+	unsigned int f = d->flags & ~P_NPU_CACHING;
+	bool npu = npr_backend_has(dev, NPR_BACKEND_CAP_NPU_PARAMS);
 
-	if ((f & P_NPU) && !npr_backend_has(dev, NPR_BACKEND_CAP_NPU_PARAMS))
+	if ((f & P_NPU) && !npu)
 		return 0;
+	if ((d->flags & P_NPU_CACHING) && npu)
+		f |= P_CACHING;
 	if (d == &defs[NPR_PARAM_NUM_STREAMS] &&
 	    npr_backend_has(dev, NPR_BACKEND_CAP_ONE_STREAM))
 		f &= ~(P_RW | P_COMPILE);
@@ -513,9 +519,14 @@ static int get_value(struct npr_device *dev, struct npr_exec *ex,
 			return npr_put_string(dev->info.full_name, a->ptr, &a->len);
 		case NPR_PARAM_DEVICE_ARCHITECTURE:
 			return npr_put_string(dev->info.arch, a->ptr, &a->len);
-		case NPR_PARAM_DEVICE_UUID:
-			uuid_of(dev, buf, sizeof(buf));
+		case NPR_PARAM_DEVICE_UUID: {
+			/* the driver's, else one made from the device's name */
+			size_t n = sizeof(buf);
+
+			if (npr_backend_param_bytes(dev, id, buf, &n))
+				uuid_of(dev, buf, sizeof(buf));
 			return npr_put_string(buf, a->ptr, &a->len);
+		}
 		case NPR_PARAM_DEVICE_ID: {
 			const char *dot = strchr(dev->info.name, '.');
 
@@ -742,6 +753,55 @@ int npr_prop_compile_arg(struct npr_device *dev, struct npr_props *p,
 				       d->name, NPR_PROP_STR_MAX - 1);
 	}
 	return set_value(dev, p, d, pa->param, str ? 0 : pa->value, str);
+}
+
+/**
+ * npr_props_key() - the caching properties' values, for a cache key
+ * @dev: the device, locked.
+ * @p: the properties a model is compiled with.
+ * @buf: out: "NAME=VALUE,NAME=VALUE...", every property the table marks
+ *       as caching on @dev (CACHING_PROPERTIES), in id order; "?" for a
+ *       value the device does not answer.
+ * @len: the size of @buf; the text is cut to fit.
+ *
+ * Everything that changes what a compile makes is one of them: the
+ * compile options (the hints, NPU_TILES, ...), and on the npu the
+ * PERFORMANCE_HINT its compiler takes and the driver and compiler
+ * versions.
+ */
+void npr_props_key(struct npr_device *dev, const struct npr_props *p,
+		   char *buf, size_t len)
+{
+	struct npr_props c = *p;
+	size_t n = 0;
+	uint32_t id;
+
+	buf[0] = 0;
+	for (id = 1; id < NPR_PARAM_MAX && n < len; id++) {
+		const struct prop_def *d = &defs[id];
+		char val[NPR_PROP_STR_MAX + 64];
+		struct npr_param a = { .size = sizeof(a), .param = id };
+		bool text = d->type == NPR_PROP_STRING ||
+			    d->type == NPR_PROP_ENUM;
+		int k;
+
+		if (!d->name || !(flags_of(dev, d) & P_CACHING))
+			continue;
+		if (text) {
+			a.ptr = (uintptr_t)val;
+			a.len = sizeof(val);
+		}
+		if (get_value(dev, NULL, &c, d, id, &a))
+			snprintf(val, sizeof(val), "?");
+		else if (d->type == NPR_PROP_BOOL)
+			snprintf(val, sizeof(val), "%s", a.value ? "YES" : "NO");
+		else if (!text)
+			snprintf(val, sizeof(val), "%lld",
+				 (long long)(int64_t)a.value);
+		k = snprintf(buf + n, len - n, "%s%s=%s", n ? "," : "",
+			     d->name, val);
+		n += k > 0 ? (size_t)k : 0;
+	}
 }
 
 /**

@@ -55,5 +55,7 @@ int npr_prop_compile_arg(struct npr_device *dev, struct npr_props *p,
 			 const struct npr_prop_arg *pa);
 int npr_prop_info(struct npr_device *dev, struct npr_exec *ex,
 		  struct npr_prop_info *a);
+void npr_props_key(struct npr_device *dev, const struct npr_props *p,
+		   char *buf, size_t len);
 
 #endif /* NPR_PROPS_H */

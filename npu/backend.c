@@ -693,26 +693,95 @@ static int npu_query(struct npr_device *dev, const struct npr_graph *g,
 }
 
 /*
- * The host-side GraphInitialize (weights upload) when the graph asks for
- * it; at compile, or with NPU_DEFER_WEIGHTS_LOAD when the first request
- * is created.  The caller holds ne->lock or owns @ne alone.
+ * The COMMAND_LIST_INITIALIZE stage: AppendGraphInitialize on a command
+ * list of its own, executed on a queue of its own with a fence, waited
+ * for, and all three destroyed again.
  */
-static int graph_init(struct npu_exec *ne)
+static int init_on_list(const struct npu_device *nd, struct npu_exec *ne)
+{
+	ze_command_queue_desc_t qd = {
+		.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+		.mode = ZE_COMMAND_QUEUE_MODE_DEFAULT,
+		.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL,
+	};
+	ze_command_list_desc_t ld = {
+		.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC,
+	};
+	ze_fence_desc_t fd = { .stype = ZE_STRUCTURE_TYPE_FENCE_DESC };
+	ze_command_queue_handle_t q = NULL;
+	ze_command_list_handle_t l = NULL;
+	ze_fence_handle_t f = NULL;
+	const char *what = "zeCommandListCreate";
+	ze_result_t r;
+
+	r = npr_ze.CommandListCreate(nd->ctx, nd->dev, &ld, &l);
+	if (!r) {
+		what = "zeCommandQueueCreate";
+		r = npr_ze.CommandQueueCreate(nd->ctx, nd->dev, &qd, &q);
+	}
+	if (!r) {
+		what = "zeFenceCreate";
+		r = npr_ze.FenceCreate(q, &fd, &f);
+	}
+	if (!r) {
+		what = "AppendGraphInitialize";
+		r = npr_npu.graph->pfnAppendGraphInitialize(l, ne->graph, NULL,
+							    0, NULL);
+	}
+	if (!r) {
+		what = "zeCommandListClose";
+		r = npr_ze.CommandListClose(l);
+	}
+	if (!r) {
+		what = "executing the graph initialization";
+		r = npr_ze.CommandQueueExecuteCommandLists(q, 1, &l, f);
+	}
+	if (!r)
+		r = npr_ze.FenceHostSynchronize(f, UINT64_MAX);
+	if (f)
+		npr_ze.FenceDestroy(f);
+	if (q)
+		npr_ze.CommandQueueDestroy(q);
+	if (l)
+		npr_ze.CommandListDestroy(l);
+	return r ? ZE_FAIL(r, what) : 0;
+}
+
+/*
+ * The graph's initialisation (weights upload), at compile or, with
+ * NPU_DEFER_WEIGHTS_LOAD, when the first request is created, as the NPU
+ * plugin does it: from extension 1.8 the graph's properties say the
+ * stage; INITIALIZE is the host-side GraphInitialize, COMMAND_LIST_
+ * INITIALIZE (and every graph before 1.8) an AppendGraphInitialize
+ * executed on a command list and waited for.  The caller holds ne->lock
+ * or owns @ne alone.
+ */
+static int graph_init(const struct npu_device *nd, struct npu_exec *ne)
 {
 	struct npr_ze_graph_properties_2 gp2 = {
 		.stype = NPR_ZE_STYPE_GRAPH_PROPERTIES,
 	};
+	uint32_t stage = NPR_ZE_GRAPH_STAGE_COMMAND_LIST_INITIALIZE;
 	ze_result_t r;
+	int err;
 
 	if (!ne->init_pending)
 		return 0;
 	if (npr_npu.graph_version >= NPR_ZE_GRAPH_VERSION_1_8) {
 		r = npr_npu.graph->pfnGetProperties2(ne->graph, &gp2);
-		if (!r && (gp2.initStageRequired &
-			   NPR_ZE_GRAPH_STAGE_INITIALIZE))
-			r = npr_npu.graph->pfnGraphInitialize(ne->graph);
 		if (r)
-			return ZE_FAIL(r, "graph initialize");
+			return ZE_FAIL(r, "graph GetProperties2");
+		stage = gp2.initStageRequired;
+	}
+	if (stage & NPR_ZE_GRAPH_STAGE_INITIALIZE) {
+		r = npr_npu.graph->pfnGraphInitialize(ne->graph);
+		if (r)
+			return ZE_FAIL(r, "GraphInitialize");
+	}
+	if (stage & NPR_ZE_GRAPH_STAGE_COMMAND_LIST_INITIALIZE) {
+		err = init_on_list(nd, ne);
+		if (err)
+			return err;
 	}
 	ne->init_pending = false;
 	return 0;
@@ -918,7 +987,7 @@ static int finish_graph(struct npr_exec *ex, struct npu_exec *ne)
 		return err;
 	ne->init_pending = true;
 	if (!ex->props.npu_defer_weights_load) {
-		err = graph_init(ne);
+		err = graph_init(nd, ne);
 		if (err)
 			return err;
 	}
@@ -1089,7 +1158,7 @@ static int npu_request_create(struct npr_request *rq)
 	/* the driver snapshots the arguments when the execute is appended */
 	pthread_mutex_lock(&ne->lock);
 	if (ne->init_pending) {
-		int err = graph_init(ne);
+		int err = graph_init(nd, ne);
 
 		if (err) {
 			pthread_mutex_unlock(&ne->lock);

@@ -398,17 +398,28 @@ static void npu_init_once(void)
  * npr_platform_of() - the NPU platform name of a PCI device id
  * @pci_id: the device id zeDeviceGetProperties() reports
  *
- * Return: a static string: "3720" (Meteor Lake, Arrow Lake), "4000" (Lunar
- * Lake), or "AUTO_DETECT" for an id it does not know.
+ * The names the NPU plugin and its compiler use: 0x6240 "3700" (the
+ * plugin's older table); Meteor Lake 0x7D1D and Arrow Lake 0xAD1D
+ * "3720"; Lunar Lake 0x643E "4000"; Panther Lake 0xB03E and Wildcat Lake
+ * 0xFD3E, both of the 50XX generation, "5010", the compiler's first name
+ * of it.  Nova Lake 0xD71D (60XX) has no platform name in the sources
+ * read: "AUTO_DETECT", as for any other id, lets the compiler choose.
+ *
+ * Return: a static string.
  */
 const char *npr_platform_of(uint32_t pci_id)
 {
 	switch (pci_id) {
+	case NPR_NPU_PCI_3700:
+		return "3700";
 	case NPR_NPU_PCI_MTL:
 	case NPR_NPU_PCI_ARL:
 		return "3720";
 	case NPR_NPU_PCI_LNL:
 		return "4000";
+	case NPR_NPU_PCI_PTL:
+	case NPR_NPU_PCI_WCL:
+		return "5010";
 	}
 	return "AUTO_DETECT";
 }
@@ -498,7 +509,10 @@ int npr_npu_probe(struct npr_device *dev, int index)
 	if (r)
 		return ZE_FAIL(r, "DeviceGetGraphProperties");
 	dev->info.device_type = NPR_DEVICE_NPU;
-	dev->info.caps = NPR_CAP_FP32 | NPR_CAP_FP16 | NPR_CAP_INT8;
+	/* export carries the driver's native binary, import gives it back */
+	dev->info.caps = NPR_CAP_FP32 | NPR_CAP_FP16 | NPR_CAP_INT8 |
+			 NPR_CAP_EXPORT_IMPORT;
+	memcpy(nd->uuid, p.uuid.id, sizeof(nd->uuid));
 	if (index)
 		snprintf(dev->info.name, sizeof(dev->info.name), "npu.%d",
 			 index);
@@ -577,7 +591,9 @@ int npr_npu_param(const struct npr_device *dev, const struct npr_props *p,
  *       ending in an empty one
  * @len: in: the size of @buf; out: the length used, the last NUL included
  *
- * DEVICE_PCI_INFO is "DDDD:BB:DD.F"; NPR_NPU_LOADER_VERSION the Level Zero
+ * DEVICE_UUID is the device's ze_device_properties_t uuid as
+ * 8-4-4-4-12 hex digits; DEVICE_PCI_INFO is "DDDD:BB:DD.F";
+ * NPR_NPU_LOADER_VERSION the Level Zero
  * loader's version, "unknown" if it does not report one; DEVICE_GOPS as
  * the NPU plugin computes it (clock in GHz x tiles x EU SIMD width for
  * int8, half for f16, none for f32), one "type:gops" string each.
@@ -601,6 +617,15 @@ int npr_npu_param_bytes(const struct npr_device *dev, uint32_t id,
 		n = snprintf(buf, *len, "%s", npr_npu.loader_version[0] ?
 			     npr_npu.loader_version : "unknown");
 		break;
+	case NPR_PARAM_DEVICE_UUID: {
+		const uint8_t *u = nd->uuid;
+
+		n = snprintf(buf, *len, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			     u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7],
+			     u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+			     u[15]);
+		break;
+	}
 	case NPR_PARAM_DEVICE_GOPS:
 		n = snprintf(buf, *len, "f32:%.1f%cf16:%.1f%cu8:%.1f%ci8:%.1f%c",
 			     0.0, 0, nd->gops / 2, 0, nd->gops, 0, nd->gops, 0);

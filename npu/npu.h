@@ -85,6 +85,7 @@ struct npu_device {
 	uint32_t tiles;
 	double gops;		/* int8, the NPU plugin's formula */
 	char pci[32];		/* "DDDD:BB:DD.F", or "" if unknown */
+	uint8_t uuid[16];	/* ze_device_properties_t.uuid */
 	struct npr_ze_device_graph_properties gprops;
 	bool lost;
 };

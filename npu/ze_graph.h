@@ -330,9 +330,13 @@ _Static_assert(sizeof(struct npr_ze_graph_ddi) == 23 * sizeof(void *),
 #define NPR_ZE_STATE_READ_PREFIX	"vpux_ie_read_value_"
 #define NPR_ZE_STATE_ASSIGN_PREFIX	"vpux_ie_assign_"
 
-/* PCI device ids and the platform they mean. */
-#define NPR_NPU_PCI_MTL		0x7D1D
-#define NPR_NPU_PCI_ARL		0xAD1D
-#define NPR_NPU_PCI_LNL		0x643E
+/* PCI device ids (vendor 0x8086) of the NPUs, by platform. */
+#define NPR_NPU_PCI_3700	0x6240	/* the NPU plugin's older table */
+#define NPR_NPU_PCI_MTL		0x7D1D	/* Meteor Lake, 37XX */
+#define NPR_NPU_PCI_ARL		0xAD1D	/* Arrow Lake, 37XX */
+#define NPR_NPU_PCI_LNL		0x643E	/* Lunar Lake, 40XX */
+#define NPR_NPU_PCI_PTL		0xB03E	/* Panther Lake, 50XX */
+#define NPR_NPU_PCI_WCL		0xFD3E	/* Wildcat Lake, 50XX */
+#define NPR_NPU_PCI_NVL		0xD71D	/* Nova Lake, 60XX */
 
 #endif /* NPR_ZE_GRAPH_H */

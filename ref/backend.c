@@ -45,7 +45,8 @@ static int cpu_probe(struct npr_device *dev, int index)
 		return npr_err(-ENODEV, "cpu.%d: there is one CPU device, cpu.0",
 			       index);
 	dev->info.device_type = NPR_DEVICE_CPU;
-	dev->info.caps = NPR_CAP_FP32 | NPR_CAP_FP16 | NPR_CAP_INT8;
+	dev->info.caps = NPR_CAP_FP32 | NPR_CAP_FP16 | NPR_CAP_INT8 |
+			 NPR_CAP_EXPORT_IMPORT;
 	snprintf(dev->info.name, sizeof(dev->info.name), "cpu");
 	if (uname(&u))
 		snprintf(u.machine, sizeof(u.machine), "unknown");

@@ -456,9 +456,17 @@ TEST_F(cache, key_follows_caching_properties_and_shapes)
 	__u32 e;
 
 	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);
-	/* PERFORMANCE_HINT is not a caching property: a hit */
+	/*
+	 * PERFORMANCE_HINT is not a caching property on cpu: a hit; the NPU
+	 * compiler takes it, so on npu it is one: a miss
+	 */
 	o.perf_hint = NPR_PERF_HINT_THROUGHPUT;
 	ASSERT_EQ(compile(self->fd, EYE, &o, &e), 0);
+	if (!strcmp(variant->device, "npu")) {
+		EXPECT_EQ(from_cache(self->fd, e), 0);
+		EXPECT_EQ(entries(self->dir, NULL, 0), 2);
+		return;
+	}
 	EXPECT_EQ(from_cache(self->fd, e), 1);
 	{
 		/* and the hit answers with the properties asked for */
@@ -491,6 +499,122 @@ TEST_F(cache, key_follows_caching_properties_and_shapes)
 		  0);
 	EXPECT_EQ(from_cache(self->fd, e), 1);
 	EXPECT_EQ(entries(self->dir, NULL, 0), 4);
+}
+
+
+/* Compile EYE into @dir with one property set, or none (@prop NULL). */
+static int compile_with(int fd, const char *dir,
+			const struct npr_prop_arg *prop, __u32 *exec)
+{
+	struct npr_prop_arg pa[2] = {
+		{ .param = NPR_PARAM_CACHE_DIR, .value = (uintptr_t)dir },
+	};
+	struct npr_model_load ml;
+	struct npr_compile co;
+	char path[4096];
+	int err;
+
+	if (snprintf(path, sizeof(path), "%s/%s", npr_test_shared(), EYE) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	npr_prep_model_load(&ml, path, NULL);
+	err = npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml);
+	if (err)
+		return err;
+	if (prop)
+		pa[1] = *prop;
+	npr_prep_compile(&co, ml.handle);
+	co.props = (uintptr_t)pa;
+	co.num_props = prop ? 2 : 1;
+	err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
+	*exec = co.exec;
+	return err;
+}
+
+/*
+ * Every caching property, as the device's PROP_INFO lists them (no list
+ * of our own): set to another value at compile, it makes another entry;
+ * those the user cannot set (the architecture, the NPU driver and
+ * compiler versions) are in the entry's key lines with their value.
+ */
+TEST_F(cache, every_caching_property_changes_the_key)
+{
+	static const char *const strs[] = {
+		"optimization-level=1", "performance-hint-override=latency",
+		"x",
+	};
+	struct npr_prop_info pi = { .size = sizeof(pi) };
+	char meta[8192], name[512];
+	int n = 1, tried = 0, i;
+	__u32 e;
+
+	ASSERT_EQ(compile_with(self->fd, self->dir, NULL, &e), 0);
+	ASSERT_EQ(entries(self->dir, name, sizeof(name)), 1);
+	strcpy(name + strlen(name) - 4, "meta");
+	{
+		FILE *f = fopen(name, "r");
+
+		ASSERT_NONNULL(f);
+		meta[fread(meta, 1, sizeof(meta) - 1, f)] = 0;
+		fclose(f);
+	}
+	for (pi.index = 0; !npr_ioctl(self->fd, NPR_IOCTL_PROP_INFO, &pi);
+	     pi.index++, pi.flags = 0) {
+		struct npr_param cur = {
+			.size = sizeof(cur), .param = pi.id,
+		};
+		char line[128];
+		bool done = false;
+
+		if (!(pi.access & NPR_PROP_ACCESS_CACHING))
+			continue;
+		tried++;
+		snprintf(line, sizeof(line), "%s=", pi.name);
+		EXPECT_NONNULL(strstr(meta, line));
+		if (!(pi.access & NPR_PROP_ACCESS_COMPILE))
+			continue;
+		if (pi.type != NPR_PROP_STRING)
+			ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_GET_PARAM,
+					    &cur), 0);
+		/* the first other value the device accepts */
+		for (i = 0; i < 40 && !done; i++) {
+			struct npr_prop_arg pa = { .param = pi.id };
+			int err;
+
+			if (pi.type == NPR_PROP_STRING) {
+				if (i >= (int)(sizeof(strs) / sizeof(strs[0])))
+					break;
+				pa.value = (uintptr_t)strs[i];
+			} else if (pi.type == NPR_PROP_BOOL) {
+				pa.value = !cur.value;
+				i = 40;
+			} else {
+				/* cur+1, cur-1, cur+2, ...: an enum's or int's neighbour */
+				pa.value = cur.value + (i % 2 ? -(i / 2 + 1) :
+							i / 2 + 1);
+			}
+			err = compile_with(self->fd, self->dir, &pa, &e);
+			if (err) {
+				/* a value the device refuses, not a failure */
+				EXPECT_TRUE(err == -EINVAL || err == -ERANGE);
+				continue;
+			}
+			done = true;
+			TH_LOG("%s: another value, another entry", pi.name);
+			EXPECT_EQ(from_cache(self->fd, e), 0);
+			EXPECT_EQ(entries(self->dir, NULL, 0), ++n);
+		}
+		/* a property the device takes one value of cannot vary */
+		if (!done)
+			TH_LOG("%s: the %s device accepts no other value",
+			       pi.name, variant->device);
+	}
+	EXPECT_GE(tried, 3);
+	if (!strcmp(variant->device, "npu")) {
+		EXPECT_NONNULL(strstr(meta, "PERFORMANCE_HINT=LATENCY"));
+		EXPECT_NONNULL(strstr(meta, "NPU_COMPILER_VERSION="));
+		EXPECT_NONNULL(strstr(meta, "NPU_DRIVER_VERSION="));
+	}
 }
 
 /* Truncate or corrupt the only entry: compiled again and replaced. */

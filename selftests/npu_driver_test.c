@@ -4,8 +4,8 @@
  * NPU: device info, fault injection, the NPU plugin's properties and the
  * compile-time ones as the driver sees them, discovery and diagnosis
  * messages, the tools on npu, the npu programs again through the loader's
- * intercept mode and validation layer, and vnpu through the Level Zero API
- * directly.
+ * intercept mode and validation layer (vnpu_test.c calls vnpu through the
+ * Level Zero API directly).
  *
  * vnpu is found through NPR_VNPU (set by `make check`) or next to this
  * program: ../npu/vnpu/ in the build tree, ../vnpu/ when installed
@@ -54,6 +54,55 @@ TEST(npu_device_info)
 	fd = npr_open("npu.7", 0);
 	EXPECT_EQ(fd, -ENODEV);
 }
+
+/*
+ * Identity: DEVICE_UUID is the device's Level Zero UUID (vnpu's is the
+ * NPU device UUID), and the npu lists EXPORT_IMPORT among its
+ * capabilities, as cpu does.
+ */
+TEST(npu_identity)
+{
+	char buf[512], *s;
+	bool ei = false;
+	int fd, k;
+
+	REQUIRE_NPU();
+	for (k = 0; k < 2; k++) {
+		fd = npr_open(k ? "cpu" : "npu", 0);
+		ASSERT_GE(fd, 0);
+		memset(buf, 0, sizeof(buf));
+		ASSERT_EQ(get_str(fd, 0, NPR_PARAM_OPTIMIZATION_CAPABILITIES,
+				  buf, sizeof(buf) - 1), 0);
+		for (s = buf, ei = false; *s; s += strlen(s) + 1)
+			ei |= !strcmp(s, "EXPORT_IMPORT");
+		EXPECT_TRUE(ei);
+		ASSERT_EQ(get_str(fd, 0, NPR_PARAM_DEVICE_UUID, buf,
+				  sizeof(buf)), 0);
+		TH_LOG("%s: DEVICE_UUID %s", k ? "cpu" : "npu", buf);
+		if (!k && strstr(buf, "80d1d11e"))
+			EXPECT_STREQ(buf, "80d1d11e-b738-11ea-b3de-0242ac130004");
+		else if (!k)
+			TH_LOG("not vnpu: its UUID is the driver's own");
+		npr_close(fd);
+	}
+}
+
+#if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
+const char *npr_platform_of(uint32_t pci_id);
+
+/* The PCI id -> platform table of the facts (npu/device.c). */
+TEST(npu_platform_of_every_pci_id)
+{
+	EXPECT_STREQ(npr_platform_of(0x6240), "3700");
+	EXPECT_STREQ(npr_platform_of(0x7D1D), "3720");
+	EXPECT_STREQ(npr_platform_of(0xAD1D), "3720");
+	EXPECT_STREQ(npr_platform_of(0x643E), "4000");
+	EXPECT_STREQ(npr_platform_of(0xB03E), "5010");
+	EXPECT_STREQ(npr_platform_of(0xFD3E), "5010");
+	EXPECT_STREQ(npr_platform_of(0xD71D), "AUTO_DETECT");
+	EXPECT_STREQ(npr_platform_of(0x1234), "AUTO_DETECT");
+}
+#endif
 
 /* The NPU plugin's table: 1 for LATENCY; THROUGHPUT 4 on 3720, 8 on 4000 */
 TEST(npu_optimal_number_of_infer_requests)
@@ -383,6 +432,9 @@ static void compile_traced(struct npr_test *_metadata, bool set)
 	ASSERT_NONNULL(t);
 	EXPECT_NONNULL(strstr(t, "initialize"));
 	EXPECT_NULL(strstr(strstr(t, "initialize") + 1, "initialize"));
+	/* the initialisation the graph's stage asks for (facts 3.3) */
+	EXPECT_NONNULL(strstr(t, vnpu_host_init() ? "initialize stage=host" :
+			      "initialize stage=command-list"));
 	free(t);
 	npr_close(fd);
 	unlink(trace);
@@ -705,7 +757,7 @@ TEST(npu_bench_runs)
 
 /* The npu programs, next to this one in the build tree. */
 static const char *const npu_programs[] = {
-	"npu_models_test", "npu_driver_test",
+	"npu_models_test", "npu_driver_test", "vnpu_test",
 };
 
 /*
@@ -776,546 +828,5 @@ TEST(npu_validation_layer)
 
 	rerun_with(_metadata, env);
 }
-
-/* ---- vnpu through the Level Zero API directly ---------------------------- */
-
-#if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
-#include <dlfcn.h>
-#include <malloc.h>
-#include <sys/stat.h>
-
-#include "npu/ze_graph.h"
-
-/* One vnpu context with the open-closed-eye graph (1 input, 1 output). */
-struct zl {
-	ze_result_t (*DriverGet)(uint32_t *, ze_driver_handle_t *);
-	ze_result_t (*DeviceGet)(ze_driver_handle_t, uint32_t *,
-				 ze_device_handle_t *);
-	ze_result_t (*DriverGetExtensionFunctionAddress)(ze_driver_handle_t,
-		const char *, void **);
-	ze_result_t (*ContextCreate)(ze_driver_handle_t,
-				     const ze_context_desc_t *,
-				     ze_context_handle_t *);
-	ze_result_t (*ContextDestroy)(ze_context_handle_t);
-	ze_result_t (*MemAllocHost)(ze_context_handle_t,
-				    const ze_host_mem_alloc_desc_t *, size_t,
-				    size_t, void **);
-	ze_result_t (*CommandQueueCreate)(ze_context_handle_t,
-		ze_device_handle_t, const ze_command_queue_desc_t *,
-		ze_command_queue_handle_t *);
-	ze_result_t (*CommandQueueExecuteCommandLists)(
-		ze_command_queue_handle_t, uint32_t,
-		ze_command_list_handle_t *, ze_fence_handle_t);
-	ze_result_t (*CommandListCreate)(ze_context_handle_t,
-		ze_device_handle_t, const ze_command_list_desc_t *,
-		ze_command_list_handle_t *);
-	ze_result_t (*CommandListClose)(ze_command_list_handle_t);
-	ze_result_t (*FenceCreate)(ze_command_queue_handle_t,
-				   const ze_fence_desc_t *,
-				   ze_fence_handle_t *);
-	ze_result_t (*FenceHostSynchronize)(ze_fence_handle_t, uint64_t);
-	ze_result_t (*FenceReset)(ze_fence_handle_t);
-	ze_result_t (*FenceDestroy)(ze_fence_handle_t);
-	ze_result_t (*CommandListDestroy)(ze_command_list_handle_t);
-	ze_result_t (*CommandQueueDestroy)(ze_command_queue_handle_t);
-	ze_driver_handle_t drv;
-	ze_device_handle_t dev;
-	ze_context_handle_t ctx;
-	ze_command_queue_handle_t queue;
-	const struct npr_ze_graph_ddi *g;
-	uint8_t *ir;
-	size_t ir_size;
-	npr_ze_graph_handle_t graph;
-	size_t in_bytes, out_bytes;
-};
-
-static const char *const zl_names[] = {
-	"zeDriverGet", "zeDeviceGet", "zeDriverGetExtensionFunctionAddress",
-	"zeContextCreate", "zeContextDestroy", "zeMemAllocHost",
-	"zeCommandQueueCreate", "zeCommandQueueExecuteCommandLists",
-	"zeCommandListCreate", "zeCommandListClose", "zeFenceCreate",
-	"zeFenceHostSynchronize", "zeFenceReset", "zeFenceDestroy",
-	"zeCommandListDestroy", "zeCommandQueueDestroy",
-};
-
-static uint8_t *read_file(const char *path, size_t *size)
-{
-	struct stat st;
-	uint8_t *buf;
-	FILE *f = fopen(path, "rb");
-
-	if (!f)
-		return NULL;
-	if (fstat(fileno(f), &st) || !(buf = malloc(st.st_size + 1)) ||
-	    fread(buf, 1, st.st_size, f) != (size_t)st.st_size) {
-		fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	*size = st.st_size;
-	return buf;
-}
-
-/* NGRAPH_LITE, classic layout, of the model at models/ir/@rel. */
-static uint8_t *ngraph_lite(const char *rel, size_t *size)
-{
-	char path[4096];
-	size_t xs = 0, bs = 0, n;
-	uint8_t *xml, *bin, *buf = NULL;
-	uint16_t ver[2] = { 7, 4 };
-	uint32_t two = 2;
-	uint64_t v;
-
-	model_path(path, sizeof(path), rel);
-	xml = read_file(path, &xs);
-	n = strlen(path);
-	if (n > 4)
-		strcpy(path + n - 4, ".bin");
-	bin = read_file(path, &bs);
-	if (xml && bin)
-		buf = malloc(24 + xs + bs);
-	if (buf) {
-		memcpy(buf, ver, 4);
-		memcpy(buf + 4, &two, 4);
-		v = xs;
-		memcpy(buf + 8, &v, 8);
-		memcpy(buf + 16, xml, xs);
-		v = bs;
-		memcpy(buf + 16 + xs, &v, 8);
-		memcpy(buf + 24 + xs, bin, bs);
-		*size = 24 + xs + bs;
-	}
-	free(xml);
-	free(bin);
-	return buf;
-}
-
-static ze_result_t zl_graph(struct zl *z, const uint8_t *in, size_t size,
-			    uint32_t format, const char *flags,
-			    npr_ze_graph_handle_t *out)
-{
-	struct npr_ze_graph_desc_2 d = {
-		.stype = NPR_ZE_STYPE_GRAPH_DESC, .format = format,
-		.inputSize = size, .pInput = in, .pBuildFlags = flags,
-	};
-
-	return z->g->pfnCreate2(z->ctx, z->dev, &d, out);
-}
-
-static void zl_open(struct npr_test *_metadata, struct zl *z)
-{
-	ze_context_desc_t cd = { .stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC };
-	ze_command_queue_desc_t qd = {
-		.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-	};
-	struct npr_ze_graph_argument_properties ap = { 0 };
-	void *lib, **fn = (void **)z;
-	uint32_t n = 1, i;
-
-	memset(z, 0, sizeof(*z));
-	REQUIRE_NPU();	/* the library initialised the loader */
-	lib = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_NOLOAD);
-	ASSERT_NONNULL(lib);
-	for (i = 0; i < sizeof(zl_names) / sizeof(zl_names[0]); i++) {
-		fn[i] = dlsym(lib, zl_names[i]);
-		ASSERT_NONNULL(fn[i]);
-	}
-	ASSERT_EQ(z->DriverGet(&n, &z->drv), ZE_RESULT_SUCCESS);
-	n = 1;
-	ASSERT_EQ(z->DeviceGet(z->drv, &n, &z->dev), ZE_RESULT_SUCCESS);
-	ASSERT_EQ(z->DriverGetExtensionFunctionAddress(z->drv,
-			"ZE_extension_graph_1_8", (void **)&z->g),
-		  ZE_RESULT_SUCCESS);
-	ASSERT_EQ(z->ContextCreate(z->drv, &cd, &z->ctx), ZE_RESULT_SUCCESS);
-	ASSERT_EQ(z->CommandQueueCreate(z->ctx, z->dev, &qd, &z->queue),
-		  ZE_RESULT_SUCCESS);
-	z->ir = ngraph_lite(EYE, &z->ir_size);
-	ASSERT_NONNULL(z->ir);
-	ASSERT_EQ(zl_graph(z, z->ir, z->ir_size,
-			   NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE, NULL, &z->graph),
-		  ZE_RESULT_SUCCESS);
-	ASSERT_EQ(z->g->pfnGetArgumentProperties(z->graph, 0, &ap), 0);
-	z->in_bytes = 4;
-	for (i = 0; i < NPR_ZE_ARG_DIMS; i++)
-		z->in_bytes *= ap.dims[i];
-	ASSERT_EQ(z->g->pfnGetArgumentProperties(z->graph, 1, &ap), 0);
-	z->out_bytes = 4;
-	for (i = 0; i < NPR_ZE_ARG_DIMS; i++)
-		z->out_bytes *= ap.dims[i];
-}
-
-/*
- * Everything zl_open made, in the order a driver wants it destroyed; the
- * test has destroyed its own lists and fences (and graphs) already.
- */
-static void zl_close(struct npr_test *_metadata, struct zl *z)
-{
-	EXPECT_EQ(z->g->pfnDestroy(z->graph), ZE_RESULT_SUCCESS);
-	EXPECT_EQ(z->CommandQueueDestroy(z->queue), ZE_RESULT_SUCCESS);
-	EXPECT_EQ(z->ContextDestroy(z->ctx), ZE_RESULT_SUCCESS);
-	free(z->ir);
-}
-
-static void *zl_alloc(struct npr_test *_metadata, struct zl *z, size_t n)
-{
-	ze_host_mem_alloc_desc_t hd = {
-		.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC,
-	};
-	void *p = NULL;
-
-	if (z->MemAllocHost(z->ctx, &hd, n, 4096, &p))
-		return NULL;
-	memset(p, 0, n);
-	return p;
-}
-
-/* A closed list executing the graph with its arguments as they are now. */
-static ze_result_t zl_record(struct zl *z, npr_ze_graph_handle_t graph,
-			     ze_command_list_handle_t *list)
-{
-	ze_command_list_desc_t ld = {
-		.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC,
-	};
-	ze_result_t r;
-
-	*list = NULL;
-	r = z->CommandListCreate(z->ctx, z->dev, &ld, list);
-	if (!r)
-		r = z->g->pfnAppendGraphExecute(*list, graph, NULL, NULL, 0,
-						NULL);
-	if (!r)
-		r = z->CommandListClose(*list);
-	if (r && *list) {
-		z->CommandListDestroy(*list);
-		*list = NULL;
-	}
-	return r;
-}
-
-static ze_result_t zl_run(struct zl *z, ze_command_list_handle_t list,
-			  ze_fence_handle_t fence)
-{
-	ze_result_t r;
-
-	r = z->CommandQueueExecuteCommandLists(z->queue, 1, &list, fence);
-	if (!r)
-		r = z->FenceHostSynchronize(fence, UINT64_MAX);
-	return r;
-}
-
-static bool all_zero(const void *p, size_t n)
-{
-	const unsigned char *c = p;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (c[i])
-			return false;
-	return true;
-}
-
-TEST(vnpu_binds_arguments_when_the_execute_is_appended)
-{
-	ze_fence_desc_t fd = { .stype = ZE_STRUCTURE_TYPE_FENCE_DESC };
-	ze_command_list_handle_t l1, l2;
-	ze_fence_handle_t f1, f2;
-	void *in, *o1, *o2;
-	struct zl z;
-
-	zl_open(_metadata, &z);
-	if (_metadata->skipped)
-		return;
-	in = zl_alloc(_metadata, &z, z.in_bytes);
-	o1 = zl_alloc(_metadata, &z, z.out_bytes);
-	o2 = zl_alloc(_metadata, &z, z.out_bytes);
-	ASSERT_TRUE(in && o1 && o2);
-	memset(in, 0x3c, z.in_bytes);	/* 0.0115 as f32 */
-	ASSERT_EQ(z.g->pfnSetArgumentValue(z.graph, 0, in), 0);
-	ASSERT_EQ(z.g->pfnSetArgumentValue(z.graph, 1, o1), 0);
-	ASSERT_EQ(zl_record(&z, z.graph, &l1), 0);
-	ASSERT_EQ(z.g->pfnSetArgumentValue(z.graph, 1, o2), 0);
-	ASSERT_EQ(zl_record(&z, z.graph, &l2), 0);
-	ASSERT_EQ(z.FenceCreate(z.queue, &fd, &f1), 0);
-	ASSERT_EQ(z.FenceCreate(z.queue, &fd, &f2), 0);
-	/* the first list writes o1 although o2 is the current value */
-	ASSERT_EQ(zl_run(&z, l1, f1), 0);
-	EXPECT_FALSE(all_zero(o1, z.out_bytes));
-	EXPECT_TRUE(all_zero(o2, z.out_bytes));
-	ASSERT_EQ(zl_run(&z, l2, f2), 0);
-	EXPECT_EQ(memcmp(o1, o2, z.out_bytes), 0);
-	/* the lists use the graph */
-	EXPECT_EQ(z.g->pfnDestroy(z.graph),
-		  ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE);
-	EXPECT_EQ(z.FenceDestroy(f1), 0);
-	EXPECT_EQ(z.FenceDestroy(f2), 0);
-	EXPECT_EQ(z.CommandListDestroy(l1), 0);
-	EXPECT_EQ(z.CommandListDestroy(l2), 0);
-	zl_close(_metadata, &z);
-}
-
-TEST(vnpu_rejects_an_execute_with_unset_or_foreign_arguments)
-{
-	ze_command_list_handle_t l;
-	static char foreign[1 << 16];
-	npr_ze_graph_handle_t g2;
-	void *in;
-	struct zl z;
-
-	zl_open(_metadata, &z);
-	if (_metadata->skipped)
-		return;
-	in = zl_alloc(_metadata, &z, z.in_bytes);
-	ASSERT_NONNULL(in);
-	ASSERT_EQ(zl_graph(&z, z.ir, z.ir_size,
-			   NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE, NULL, &g2), 0);
-	/* output never set */
-	ASSERT_EQ(z.g->pfnSetArgumentValue(g2, 0, in), 0);
-	EXPECT_EQ(zl_record(&z, g2, &l), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-	/* output in memory the driver did not allocate */
-	ASSERT_EQ(z.g->pfnSetArgumentValue(g2, 1, foreign), 0);
-	EXPECT_EQ(zl_record(&z, g2, &l), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-	/* an input allocation too small for the argument */
-	ASSERT_EQ(z.g->pfnSetArgumentValue(g2, 0, (char *)in + 64), 0);
-	EXPECT_EQ(zl_record(&z, g2, &l), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-	EXPECT_EQ(z.g->pfnSetArgumentValue(g2, 2, in),
-		  ZE_RESULT_ERROR_INVALID_ARGUMENT);
-	EXPECT_EQ(z.g->pfnDestroy(g2), 0);
-	zl_close(_metadata, &z);
-}
-
-TEST(vnpu_fences_must_be_reset_before_reuse)
-{
-	ze_fence_desc_t fd = { .stype = ZE_STRUCTURE_TYPE_FENCE_DESC };
-	ze_command_list_handle_t l;
-	ze_fence_handle_t f;
-	struct zl z;
-
-	zl_open(_metadata, &z);
-	if (_metadata->skipped)
-		return;
-	ASSERT_EQ(z.g->pfnSetArgumentValue(z.graph, 0,
-			zl_alloc(_metadata, &z, z.in_bytes)), 0);
-	ASSERT_EQ(z.g->pfnSetArgumentValue(z.graph, 1,
-			zl_alloc(_metadata, &z, z.out_bytes)), 0);
-	ASSERT_EQ(zl_record(&z, z.graph, &l), 0);
-	ASSERT_EQ(z.FenceCreate(z.queue, &fd, &f), 0);
-	EXPECT_EQ(zl_run(&z, l, f), 0);
-	EXPECT_EQ(z.CommandQueueExecuteCommandLists(z.queue, 1, &l, f),
-		  ZE_RESULT_ERROR_INVALID_ARGUMENT);
-	EXPECT_EQ(z.FenceReset(f), 0);
-	EXPECT_EQ(zl_run(&z, l, f), 0);
-	EXPECT_EQ(z.FenceDestroy(f), 0);
-	EXPECT_EQ(z.CommandListDestroy(l), 0);
-	zl_close(_metadata, &z);
-}
-
-TEST(vnpu_rejects_malformed_graph_input)
-{
-	npr_ze_graph_handle_t g;
-	char log[512];
-	uint32_t len = sizeof(log);
-	uint32_t three = 3;
-	struct zl z;
-
-	zl_open(_metadata, &z);
-	if (_metadata->skipped)
-		return;
-	EXPECT_EQ(zl_graph(&z, z.ir, z.ir_size - 1,
-			   NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE, NULL, &g),
-		  ZE_RESULT_ERROR_INVALID_SIZE);
-	EXPECT_EQ(zl_graph(&z, z.ir, 6, NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
-			   NULL, &g), ZE_RESULT_ERROR_INVALID_SIZE);
-	EXPECT_EQ(zl_graph(&z, z.ir, z.ir_size, NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
-			   "--inputs_precisions=\"0:FP32\" --bogus", &g),
-		  ZE_RESULT_ERROR_INVALID_ARGUMENT);
-	ASSERT_EQ(z.g->pfnBuildLogGetString(NULL, &len, log), 0);
-	TH_LOG("build log: %s", log);
-	EXPECT_NONNULL(strstr(log, "--bogus"));
-	EXPECT_EQ(zl_graph(&z, z.ir, z.ir_size, NPR_ZE_GRAPH_FORMAT_NATIVE,
-			   NULL, &g), ZE_RESULT_ERROR_INVALID_NATIVE_BINARY);
-	EXPECT_EQ(zl_graph(&z, z.ir, z.ir_size, 7, NULL, &g),
-		  ZE_RESULT_ERROR_INVALID_ENUMERATION);
-	memcpy(z.ir + 4, &three, 4);
-	EXPECT_EQ(zl_graph(&z, z.ir, z.ir_size, NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
-			   NULL, &g), ZE_RESULT_ERROR_INVALID_ARGUMENT);
-	zl_close(_metadata, &z);
-}
-
-TEST(vnpu_native_blob_round_trips)
-{
-	npr_ze_graph_handle_t g2;
-	const uint8_t *view;
-	uint8_t *blob;
-	size_t size = 0, size2 = 0;
-	struct zl z;
-
-	zl_open(_metadata, &z);
-	if (_metadata->skipped)
-		return;
-	ASSERT_EQ(z.g->pfnGetNativeBinary(z.graph, &size, NULL), 0);
-	blob = malloc(size);
-	ASSERT_NONNULL(blob);
-	ASSERT_EQ(z.g->pfnGetNativeBinary(z.graph, &size, blob), 0);
-	ASSERT_EQ(z.g->pfnGetNativeBinary2(z.graph, &size2, &view), 0);
-	ASSERT_EQ(size, size2);
-	EXPECT_EQ(memcmp(blob, view, size), 0);
-	EXPECT_EQ(zl_graph(&z, blob, size, NPR_ZE_GRAPH_FORMAT_NATIVE, NULL,
-			   &g2), 0);
-	EXPECT_EQ(z.g->pfnDestroy(g2), 0);
-	blob[12] ^= 1;	/* built for another device */
-	EXPECT_EQ(zl_graph(&z, blob, size, NPR_ZE_GRAPH_FORMAT_NATIVE, NULL,
-			   &g2), ZE_RESULT_ERROR_INVALID_NATIVE_BINARY);
-	free(blob);
-	zl_close(_metadata, &z);
-}
-
-/* Bytes the process has from malloc, in every arena and mmapped. */
-static size_t heap_in_use(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-
-	return mi.uordblks + mi.hblkhd;
-}
-
-/*
- * Each command queue has a device thread, which runs the graph's kernels
- * and with them allocates their thread-local scratch (the GEMM packing
- * buffer alone is over half a megabyte).  Queues created, used and
- * destroyed one after another leave no memory behind: the scratch goes
- * with its thread.
- */
-TEST(vnpu_queue_threads_free_their_scratch)
-{
-	ze_fence_desc_t fd = { .stype = ZE_STRUCTURE_TYPE_FENCE_DESC };
-	ze_command_queue_desc_t qd = {
-		.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-	};
-	ze_command_queue_handle_t main_queue;
-	ze_command_list_handle_t l;
-	size_t before = 0, after;
-	ze_fence_handle_t f;
-	struct zl z;
-	int i;
-
-	zl_open(_metadata, &z);
-	if (_metadata->skipped)
-		return;
-	ASSERT_EQ(z.g->pfnSetArgumentValue(z.graph, 0,
-			zl_alloc(_metadata, &z, z.in_bytes)), 0);
-	ASSERT_EQ(z.g->pfnSetArgumentValue(z.graph, 1,
-			zl_alloc(_metadata, &z, z.out_bytes)), 0);
-	ASSERT_EQ(zl_record(&z, z.graph, &l), 0);
-	main_queue = z.queue;
-	for (i = 0; i < 17; i++) {
-		if (i == 1)	/* after one round, whatever it set up */
-			before = heap_in_use();
-		ASSERT_EQ(z.CommandQueueCreate(z.ctx, z.dev, &qd, &z.queue), 0);
-		ASSERT_EQ(z.FenceCreate(z.queue, &fd, &f), 0);
-		ASSERT_EQ(zl_run(&z, l, f), 0);
-		ASSERT_EQ(z.FenceDestroy(f), 0);
-		ASSERT_EQ(z.CommandQueueDestroy(z.queue), 0);
-	}
-	after = heap_in_use();
-	TH_LOG("16 queues: heap %zu -> %zu bytes", before, after);
-	EXPECT_LT(after, before + (1 << 20));
-	z.queue = main_queue;
-	EXPECT_EQ(z.CommandListDestroy(l), 0);
-	zl_close(_metadata, &z);
-}
-
-TEST(vnpu_answers_as_npu_4000)
-{
-	struct npr_device_info di = { .size = sizeof(di) };
-	int fd;
-
-	setenv("VNPU_PLATFORM", "4000", 1);	/* before the loader starts */
-	REQUIRE_NPU();
-	fd = npr_open("npu", 0);
-	ASSERT_GE(fd, 0);
-	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_DEVICE_INFO, &di), 0);
-	if (!strstr(di.full_name, "vnpu"))
-		SKIP(goto out, "not vnpu: %s", di.full_name);
-	EXPECT_STREQ(di.arch, "4000");
-out:
-	npr_close(fd);
-}
-/*
- * vnpu compiles a stateful IR as the NPU compiler does: the variable is
- * an input vpux_ie_read_value_<id> and an output vpux_ie_assign_<id>;
- * with one buffer bound to both, each execution updates it in place, and
- * zero filling it resets the variable.  adder: out = in + state.
- */
-TEST(vnpu_state_arguments_use_the_compiler_names)
-{
-	ze_fence_desc_t fd = { .stype = ZE_STRUCTURE_TYPE_FENCE_DESC };
-	static const char *const names[4] = {
-		"input", "vpux_ie_read_value_variable0", NULL,
-		"vpux_ie_assign_variable0",
-	};
-	struct npr_ze_graph_properties gp = {
-		.stype = NPR_ZE_STYPE_GRAPH_PROPERTIES,
-	};
-	npr_ze_graph_handle_t g;
-	ze_command_list_handle_t l;
-	ze_fence_handle_t f;
-	float *in, *state, *out;
-	uint8_t *ir;
-	size_t size;
-	struct zl z;
-	uint32_t i;
-	int step;
-
-	zl_open(_metadata, &z);
-	if (_metadata->skipped)
-		return;
-	ir = ngraph_lite("../ir-stateful/adder_v11.xml", &size);
-	ASSERT_NONNULL(ir);
-	ASSERT_EQ(zl_graph(&z, ir, size, NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE, NULL,
-			   &g), 0);
-	ASSERT_EQ(z.g->pfnGetProperties(g, &gp), 0);
-	ASSERT_EQ(gp.numGraphArgs, 4);
-	for (i = 0; i < 4; i++) {
-		struct npr_ze_graph_argument_properties ap = {
-			.stype = NPR_ZE_STYPE_GRAPH_ARGUMENT_PROPERTIES,
-		};
-
-		ASSERT_EQ(z.g->pfnGetArgumentProperties(g, i, &ap), 0);
-		TH_LOG("argument %u: %s (%s)", i, ap.name,
-		       ap.type == NPR_ZE_GRAPH_ARG_OUTPUT ? "output" : "input");
-		EXPECT_EQ(ap.type, i < 2 ? NPR_ZE_GRAPH_ARG_INPUT :
-					   NPR_ZE_GRAPH_ARG_OUTPUT);
-		if (names[i])
-			EXPECT_STREQ(ap.name, names[i]);
-		EXPECT_EQ(ap.devicePrecision, NPR_ZE_PREC_FP32);
-	}
-	in = zl_alloc(_metadata, &z, 4);
-	state = zl_alloc(_metadata, &z, 4);
-	out = zl_alloc(_metadata, &z, 4);
-	ASSERT_TRUE(in && state && out);
-	*in = 1.5f;
-	ASSERT_EQ(z.g->pfnSetArgumentValue(g, 0, in), 0);
-	ASSERT_EQ(z.g->pfnSetArgumentValue(g, 1, state), 0);
-	ASSERT_EQ(z.g->pfnSetArgumentValue(g, 2, out), 0);
-	ASSERT_EQ(z.g->pfnSetArgumentValue(g, 3, state), 0);
-	ASSERT_EQ(zl_record(&z, g, &l), 0);
-	ASSERT_EQ(z.FenceCreate(z.queue, &fd, &f), 0);
-	for (step = 1; step <= 3; step++) {
-		ASSERT_EQ(z.FenceReset(f), 0);
-		ASSERT_EQ(zl_run(&z, l, f), 0);
-		EXPECT_EQ(*out, 1.5f * step);
-		EXPECT_EQ(*state, 1.5f * step);
-	}
-	memset(state, 0, 4);	/* reset */
-	ASSERT_EQ(z.FenceReset(f), 0);
-	ASSERT_EQ(zl_run(&z, l, f), 0);
-	EXPECT_EQ(*out, 1.5f);
-	free(ir);
-	EXPECT_EQ(z.FenceDestroy(f), 0);
-	EXPECT_EQ(z.CommandListDestroy(l), 0);
-	EXPECT_EQ(z.g->pfnDestroy(g), 0);
-	zl_close(_metadata, &z);
-}
-
-#endif /* Level Zero headers */
 
 TEST_HARNESS_MAIN

@@ -59,6 +59,21 @@ static inline bool find_vnpu(void)
 	return false;
 }
 
+/*
+ * Whether vnpu, as this process's environment sets it up, asks for the
+ * INITIALIZE stage (host-side GraphInitialize): graph extension 1.8 (the
+ * default) without VNPU_INIT_STAGE=COMMAND_LIST_INITIALIZE.
+ */
+static inline bool vnpu_host_init(void)
+{
+	const char *v = getenv("VNPU_GRAPH_VERSION");
+	const char *s = getenv("VNPU_INIT_STAGE");
+
+	if (v && *v && atoi(v) < 8)
+		return false;
+	return !s || strcmp(s, "COMMAND_LIST_INITIALIZE");
+}
+
 /* Point the loader at vnpu; return false (with npu_skip set) if absent. */
 static inline bool npu_available(void)
 {

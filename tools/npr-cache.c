@@ -311,7 +311,7 @@ static int rm_one(const char *p, const struct stat *st, int flag,
 /* The lines of a key a "why" compares; "?" where an entry has none. */
 static const char *const key_lines[] = {
 	"model", "file", "bin", "shapes", "backend", "arch", "version",
-	"caching", "npu",
+	"caching",
 };
 #define NKEY_LINES	(int)(sizeof(key_lines) / sizeof(key_lines[0]))
 

@@ -50,6 +50,7 @@
 #include "error.h"
 #include "graph/graph.h"
 #include "object.h"
+#include "props.h"
 
 /*
  * Streaming 128-bit hash: two npr_blob_hash chains over chunks.  Small
@@ -227,16 +228,17 @@ void npr_cache_model_lines(const struct npr_model *m, char *buf, size_t len)
  * @model_lines: npr_cache_model_lines() of the model.
  * @ninputs: entries in @shapes.
  * @shapes: per input a shape (rank -1: the model's), or NULL.
- * @p: the compiled model's properties.
+ * @p: the compiled model's properties: the values of every caching
+ *      property (npr_props_key()) are part of the key.
  * @name: the model's name, for the .meta file only ("" if not known).
  * @k: filled.
  */
-void npr_cache_key(const struct npr_device *dev, const char *model_lines,
+void npr_cache_key(struct npr_device *dev, const char *model_lines,
 		   int ninputs, const struct npr_shape *shapes,
 		   const struct npr_props *p, const char *name,
 		   struct npr_cache_key *k)
 {
-	char sh[512];
+	char sh[512], caching[4096];
 	struct h128 h = { .a = 1, .b = 2 };
 	size_t len = 0;
 	int i, j;
@@ -254,24 +256,11 @@ void npr_cache_key(const struct npr_device *dev, const char *model_lines,
 		if (len >= sizeof(sh))
 			len = sizeof(sh) - 1;
 	}
+	npr_props_key(dev, p, caching, sizeof(caching));
 	snprintf(k->lines, sizeof(k->lines),
-		 "%sshapes=%s\nbackend=%s\narch=%s\nversion=%s\n"
-		 "caching=INFERENCE_PRECISION_HINT=%s,EXECUTION_MODE_HINT=%s,"
-		 "DISABLE_TRANSFORMATIONS=%s\n",
-		 model_lines, sh[0] ? sh : "-", npr_backend_name(dev), dev->info.arch,
-		 NPR_LIB_VERSION, npr_elem_name(p->precision_hint),
-		 p->exec_mode == NPR_EXEC_MODE_ACCURACY ? "ACCURACY" :
-		 "PERFORMANCE", p->disable_transformations ? "YES" : "NO");
-	/* the npu's compile-time properties, when set */
-	if (p->npu_tiles != -1 || p->npu_turbo || p->npu_compilation_mode[0] ||
-	    p->npu_dynamic_quantization) {
-		len = strlen(k->lines);
-		snprintf(k->lines + len, sizeof(k->lines) - len,
-			 "npu=NPU_TILES=%d,NPU_TURBO=%s,NPU_COMPILER_DYNAMIC_QUANTIZATION=%s,NPU_COMPILATION_MODE_PARAMS=%.200s\n",
-			 p->npu_tiles, p->npu_turbo ? "YES" : "NO",
-			 p->npu_dynamic_quantization ? "YES" : "NO",
-			 p->npu_compilation_mode);
-	}
+		 "%sshapes=%s\nbackend=%s\narch=%s\nversion=%s\ncaching=%s\n",
+		 model_lines, sh[0] ? sh : "-", npr_backend_name(dev),
+		 dev->info.arch, NPR_LIB_VERSION, caching);
 	h_str(&h, k->lines);
 	h_flush(&h);
 	snprintf(k->name, sizeof(k->name), "%016llx%016llx",

@@ -32,7 +32,7 @@ struct npr_cache_key {
 void npr_model_hash(const struct npr_graph *g, char *out);
 void npr_cache_model_lines(const struct npr_model *m, char *buf,
 			   size_t len);
-void npr_cache_key(const struct npr_device *dev, const char *model_lines,
+void npr_cache_key(struct npr_device *dev, const char *model_lines,
 		   int ninputs, const struct npr_shape *shapes,
 		   const struct npr_props *p, const char *name,
 		   struct npr_cache_key *k);

@@ -520,7 +520,9 @@ static ze_result_t g_props(npr_ze_graph_handle_t h,
 /**
  * g_props2() - zeGraphGetProperties2 (pfnGetProperties2)
  * @h: the graph
- * @p: out: the number of arguments; the initialize stage is required
+ * @p: out: the number of arguments; the initialisation stage required,
+ *     INITIALIZE or, with VNPU_INIT_STAGE=COMMAND_LIST_INITIALIZE,
+ *     COMMAND_LIST_INITIALIZE
  *
  * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
  * _INVALID_NULL_POINTER.
@@ -533,7 +535,7 @@ static ze_result_t g_props2(npr_ze_graph_handle_t h,
 	if (!p)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	p->numGraphArgs = GRAPH(h)->nargs;
-	p->initStageRequired = NPR_ZE_GRAPH_STAGE_INITIALIZE;
+	p->initStageRequired = vnpu_dev.init_stage;
 	return ZE_RESULT_SUCCESS;
 }
 
@@ -742,39 +744,111 @@ static ze_result_t g_set_arg(npr_ze_graph_handle_t h, uint32_t i,
 	return ZE_RESULT_SUCCESS;
 }
 
+/* The list's next command, room made for it. */
+static struct vnpu_cmd *list_add(struct vnpu_list *l)
+{
+	if (l->ncmds == l->cap) {
+		int cap = l->cap ? 2 * l->cap : 4;
+		struct vnpu_cmd *c = realloc(l->cmds, cap * sizeof(*c));
+
+		if (!c)
+			return NULL;
+		l->cmds = c;
+		l->cap = cap;
+	}
+	memset(&l->cmds[l->ncmds], 0, sizeof(l->cmds[0]));
+	return &l->cmds[l->ncmds];
+}
+
 /**
  * g_append_init() - zeAppendGraphInitialize (pfnAppendGraphInitialize)
- * @hl: the command list (loader-wrapped)
+ * @hl: the command list (loader-wrapped), open, of the graph's context
  * @h: the graph
  * @sig: the event to signal; vnpu has no events: must be NULL
  * @nwait: the number of events to wait for; must be 0
  * @wait: the events to wait for; ignored
  *
- * Nothing to upload: marks the graph initialized at once, records nothing.
+ * Records the graph's initialisation: the graph counts as initialized
+ * once a queue has run it.  This is the initialisation of the
+ * COMMAND_LIST_INITIALIZE stage (every graph before extension 1.8, and
+ * with VNPU_INIT_STAGE=COMMAND_LIST_INITIALIZE); a graph that asks for
+ * the INITIALIZE stage is refused, so a caller that takes the wrong path
+ * is caught.
  *
  * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
- * _UNSUPPORTED_FEATURE for events, _INVALID_ARGUMENT if the list is
- * closed.
+ * _UNSUPPORTED_FEATURE for events or the INITIALIZE stage (reason in the
+ * build log), _INVALID_ARGUMENT for a closed list or another context,
+ * _OUT_OF_HOST_MEMORY.
  */
 static ze_result_t g_append_init(ze_command_list_handle_t hl,
 				 npr_ze_graph_handle_t h, ze_event_handle_t sig,
 				 uint32_t nwait, ze_event_handle_t *wait)
 {
 	struct vnpu_list *l = vnpu_translate(ZEL_HANDLE_COMMAND_LIST, hl);
+	struct vnpu_cmd *cmd;
 
 	if (!CHECK(l, M_LIST) || !GRAPH_OK(h))
 		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	if (sig || nwait)
 		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-	GRAPH(h)->initialized = true;	/* nothing to upload */
-	return l->closed ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_SUCCESS;
+	if (vnpu_dev.init_stage != NPR_ZE_GRAPH_STAGE_COMMAND_LIST_INITIALIZE) {
+		vnpu_warn("vnpu: AppendGraphInitialize: the graph asks for the INITIALIZE stage (GraphInitialize)");
+		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+	}
+	if (l->closed || l->ctx != GRAPH(h)->ctx)
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	cmd = list_add(l);
+	if (!cmd)
+		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+	cmd->graph = GRAPH(h);
+	cmd->init = true;
+	pthread_mutex_lock(&GRAPH(h)->lock);
+	GRAPH(h)->users++;
+	pthread_mutex_unlock(&GRAPH(h)->lock);
+	l->ncmds++;
+	return ZE_RESULT_SUCCESS;
+}
+
+/**
+ * vnpu_run_init() - run a recorded AppendGraphInitialize
+ * @cmd: the command
+ *
+ * Context: the queue's device thread.
+ *
+ * Return: ZE_RESULT_SUCCESS: the graph is initialized.
+ */
+ze_result_t vnpu_run_init(struct vnpu_cmd *cmd)
+{
+	pthread_mutex_lock(&cmd->graph->lock);
+	cmd->graph->initialized = true;
+	pthread_mutex_unlock(&cmd->graph->lock);
+	vnpu_trace("initialize stage=command-list");
+	return ZE_RESULT_SUCCESS;
+}
+
+/**
+ * vnpu_initialized() - whether a graph has been initialized
+ * @g: the graph
+ *
+ * Return: true once GraphInitialize returned or a queue ran its
+ * AppendGraphInitialize.
+ */
+bool vnpu_initialized(struct vnpu_graph *g)
+{
+	bool done;
+
+	pthread_mutex_lock(&g->lock);
+	done = g->initialized;
+	pthread_mutex_unlock(&g->lock);
+	return done;
 }
 
 /**
  * g_append_exec() - zeAppendGraphExecute (pfnAppendGraphExecute)
  * @hl: the command list (loader-wrapped), open, of the graph's context
- * @h: the graph; every argument set to a zeMemAllocHost() buffer of this
- *     driver large enough for it
+ * @h: the graph; every argument set to a zeMemAllocHost() buffer of the
+ *     graph's context large enough for it; a graph of the INITIALIZE
+ *     stage initialized (GraphInitialize) already
  * @prof: a profiling query; vnpu has none: must be NULL
  * @sig: the event to signal; must be NULL
  * @nwait: the number of events to wait for; must be 0
@@ -788,7 +862,8 @@ static ze_result_t g_append_init(ze_command_list_handle_t hl,
  * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
  * _UNSUPPORTED_FEATURE for profiling or events, _INVALID_ARGUMENT for a
  * closed list, another context or a bad argument value (reason in the
- * build log), _OUT_OF_HOST_MEMORY.
+ * build log), _UNINITIALIZED for a graph of the INITIALIZE stage not
+ * initialized yet, _OUT_OF_HOST_MEMORY.
  */
 static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 				 npr_ze_graph_handle_t h, void *prof,
@@ -809,15 +884,13 @@ static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
 	if (l->closed || l->ctx != g->ctx)
 		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-	if (l->ncmds == l->cap) {
-		int cap = l->cap ? 2 * l->cap : 4;
-		struct vnpu_cmd *c = realloc(l->cmds, cap * sizeof(*c));
-
-		if (!c)
-			return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-		l->cmds = c;
-		l->cap = cap;
+	if (vnpu_dev.init_stage == NPR_ZE_GRAPH_STAGE_INITIALIZE &&
+	    !vnpu_initialized(g)) {
+		vnpu_warn("vnpu: AppendGraphExecute before GraphInitialize (the graph asks for the INITIALIZE stage)");
+		return ZE_RESULT_ERROR_UNINITIALIZED;
 	}
+	if (!list_add(l))
+		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
 	npr_prep_req_create(&rc, g->exec);
 	if (npr_ioctl(g->fd, NPR_IOCTL_REQ_CREATE, &rc))
 		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
@@ -834,6 +907,7 @@ static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 	pthread_mutex_lock(&vnpu_mem_lock);
 	for (i = 0; i < g->nargs && !r; i++) {
 		struct vnpu_arg *a = &g->args[i];
+		struct vnpu_alloc *m;
 		struct npr_tensor_arg t;
 		uint32_t k;
 
@@ -843,9 +917,16 @@ static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 			r = ZE_RESULT_ERROR_INVALID_ARGUMENT;
 			break;
 		}
-		if (!vnpu_alloc_find(g->value[i], a->bytes)) {
+		m = vnpu_alloc_find(g->value[i], a->bytes);
+		if (!m) {
 			vnpu_warn("vnpu: argument %u (%s) is not a %zu-byte allocation of this driver",
 				i, a->name, a->bytes);
+			r = ZE_RESULT_ERROR_INVALID_ARGUMENT;
+			break;
+		}
+		if (m->ctx != g->ctx) {
+			vnpu_warn("vnpu: argument %u (%s) is memory of another context, which the graph's cannot see",
+				i, a->name);
 			r = ZE_RESULT_ERROR_INVALID_ARGUMENT;
 			break;
 		}
@@ -883,6 +964,7 @@ static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 	pthread_mutex_unlock(&g->lock);
 	cmd = &l->cmds[l->ncmds++];
 	cmd->graph = g;
+	cmd->init = false;
 	cmd->req = rc.req;
 	cmd->state = state;
 	return ZE_RESULT_SUCCESS;
@@ -944,8 +1026,9 @@ static ze_result_t g_native2(npr_ze_graph_handle_t h, size_t *size,
 /**
  * g_dev_props() - zeDeviceGetGraphProperties (pfnDeviceGetGraphProperties)
  * @d: the device (loader-wrapped)
- * @p: out: extension version 1.8, compiler version 7.4 (below 7.5, so
- *     callers send the classic IR), NGRAPH_LITE, opsets up to 13
+ * @p: out: the extension version presented (VNPU_GRAPH_VERSION, default
+ *     1.8), compiler version 7.4 (below 7.5, so callers send the classic
+ *     IR), NGRAPH_LITE, opsets up to 13
  *
  * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
  * _INVALID_NULL_POINTER.
@@ -957,7 +1040,7 @@ static ze_result_t g_dev_props(ze_device_handle_t d,
 		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	if (!p)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	p->graphExtensionVersion = NPR_ZE_GRAPH_VERSION_1_8;
+	p->graphExtensionVersion = NPR_ZE_GRAPH_VERSION(vnpu_dev.graph_minor);
 	p->compilerMajor = VNPU_COMPILER_MAJOR;
 	p->compilerMinor = VNPU_COMPILER_MINOR;
 	p->graphFormatsSupported = NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE;
@@ -1200,20 +1283,111 @@ static ze_result_t g_ctx_mem(ze_context_handle_t hc, uint32_t type,
  * g_init() - zeGraphInitialize (pfnGraphInitialize)
  * @h: the graph
  *
- * Nothing to upload: marks the graph initialized.
+ * Nothing to upload: marks the graph initialized.  Only for a graph of
+ * the INITIALIZE stage: one that asks for COMMAND_LIST_INITIALIZE
+ * (VNPU_INIT_STAGE) is refused, as is the call itself before extension
+ * 1.8 (vnpu_graph_version()).
  *
- * Return: ZE_RESULT_SUCCESS, or ZE_RESULT_ERROR_INVALID_NULL_HANDLE.
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+ * _UNSUPPORTED_FEATURE for the COMMAND_LIST_INITIALIZE stage (reason in
+ * the build log).
  */
 static ze_result_t g_init(npr_ze_graph_handle_t h)
 {
 	if (!GRAPH_OK(h))
 		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (vnpu_dev.init_stage != NPR_ZE_GRAPH_STAGE_INITIALIZE) {
+		vnpu_warn("vnpu: GraphInitialize: the graph asks for the COMMAND_LIST_INITIALIZE stage (AppendGraphInitialize)");
+		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+	}
+	pthread_mutex_lock(&GRAPH(h)->lock);
 	GRAPH(h)->initialized = true;
-	vnpu_trace("initialize");
+	pthread_mutex_unlock(&GRAPH(h)->lock);
+	vnpu_trace("initialize stage=host");
 	return ZE_RESULT_SUCCESS;
 }
 
-const struct npr_ze_graph_ddi vnpu_graph_ddi = {
+/*
+ * The slots of extension 1.5 to 1.8 as a driver of an older version has
+ * them: not there.  A caller that calls one anyway gets
+ * ZE_RESULT_ERROR_UNSUPPORTED_FEATURE and the reason in the build log.
+ */
+static ze_result_t absent(const char *fn, uint32_t since)
+{
+	vnpu_warn("vnpu: %s is graph extension 1.%u; this driver presents 1.%u",
+		  fn, since, vnpu_dev.graph_minor);
+	return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+}
+
+static ze_result_t no_create2(ze_context_handle_t c, ze_device_handle_t d,
+			      const struct npr_ze_graph_desc_2 *desc,
+			      npr_ze_graph_handle_t *out)
+{
+	return absent("pfnCreate2", 5);
+}
+
+static ze_result_t no_query2(ze_context_handle_t c, ze_device_handle_t d,
+			     const struct npr_ze_graph_desc_2 *desc,
+			     npr_ze_graph_query_handle_t *out)
+{
+	return absent("pfnQueryNetworkCreate2", 5);
+}
+
+static ze_result_t no_ctx_mem(ze_context_handle_t c, uint32_t type,
+			      struct npr_ze_graph_memory_query *m)
+{
+	return absent("pfnQueryContextMemory", 5);
+}
+
+static ze_result_t no_dev_props2(ze_device_handle_t d,
+				 struct npr_ze_device_graph_properties_2 *p)
+{
+	return absent("pfnDeviceGetGraphProperties2", 6);
+}
+
+static ze_result_t no_native2(npr_ze_graph_handle_t h, size_t *size,
+			      const uint8_t **buf)
+{
+	return absent("pfnGetNativeBinary2", 7);
+}
+
+static ze_result_t no_props2(npr_ze_graph_handle_t h,
+			     struct npr_ze_graph_properties_2 *p)
+{
+	return absent("pfnGetProperties2", 8);
+}
+
+static ze_result_t no_init(npr_ze_graph_handle_t h)
+{
+	return absent("pfnGraphInitialize", 8);
+}
+
+/**
+ * vnpu_graph_version() - make the graph table that of extension 1.@minor
+ * @minor: the version presented, 0 to VNPU_GRAPH_NEWEST
+ *
+ * The slots a driver of that version does not have refuse every call.
+ *
+ * Context: once, from zeInit, before the table is handed out.
+ */
+void vnpu_graph_version(uint32_t minor)
+{
+	if (minor < 5) {
+		vnpu_graph_ddi.pfnCreate2 = no_create2;
+		vnpu_graph_ddi.pfnQueryNetworkCreate2 = no_query2;
+		vnpu_graph_ddi.pfnQueryContextMemory = no_ctx_mem;
+	}
+	if (minor < 6)
+		vnpu_graph_ddi.pfnDeviceGetGraphProperties2 = no_dev_props2;
+	if (minor < 7)
+		vnpu_graph_ddi.pfnGetNativeBinary2 = no_native2;
+	if (minor < 8) {
+		vnpu_graph_ddi.pfnGetProperties2 = no_props2;
+		vnpu_graph_ddi.pfnGraphInitialize = no_init;
+	}
+}
+
+struct npr_ze_graph_ddi vnpu_graph_ddi = {
 	.pfnCreate = g_create,
 	.pfnDestroy = g_destroy,
 	.pfnGetProperties = g_props,

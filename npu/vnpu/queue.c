@@ -63,7 +63,8 @@ static void list_clear(struct vnpu_list *l)
 		};
 		struct vnpu_graph *g = l->cmds[i].graph;
 
-		npr_ioctl(g->fd, NPR_IOCTL_HANDLE_DESTROY, &hd);
+		if (!l->cmds[i].init)
+			npr_ioctl(g->fd, NPR_IOCTL_HANDLE_DESTROY, &hd);
 		free(l->cmds[i].state);
 		pthread_mutex_lock(&g->lock);
 		g->users--;
@@ -194,6 +195,12 @@ static ze_result_t run_graph(struct vnpu_context *c, struct vnpu_cmd *cmd)
 	long lose = vnpu_env_long("VNPU_FAULT_DEVICE_LOST");
 	int err;
 
+	if (cmd->init)
+		return vnpu_run_init(cmd);
+	if (!vnpu_initialized(cmd->graph)) {
+		vnpu_warn("vnpu: a graph executed before its initialisation ran");
+		return ZE_RESULT_ERROR_UNINITIALIZED;
+	}
 	pthread_mutex_lock(&c->lock);
 	c->executions++;
 	if (lose > 0 && c->executions == (unsigned long)lose)

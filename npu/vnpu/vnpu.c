@@ -6,7 +6,9 @@
  *
  * It answers as an NPU 3720 (VNPU_PLATFORM=3720, the default) or 4000
  * (VNPU_PLATFORM=4000) with the NPU driver UUID, implements the core calls
- * npu/ uses and graph extension slots 0-22 (version 1.8), accepts serialized
+ * npu/ uses and graph extension slots 0-22 (version 1.8, or the slots of
+ * the older version VNPU_GRAPH_VERSION names; graphs ask for the
+ * initialisation stage VNPU_INIT_STAGE names), accepts serialized
  * IR (NGRAPH_LITE, classic layout) and its own native blob, and executes
  * graphs with npuring's CPU device on one device thread per command queue.
  *
@@ -20,8 +22,12 @@
  *                             the device; the context stays lost
  *   VNPU_FAULT_UUID=1         the driver reports a UUID that is not the
  *                             NPU driver's
- *   VNPU_GRAPH_VERSION=N      the graph extension is offered at 1.N only
- *                             (0: not at all), like an older driver
+ *
+ * Read when the loader initialises the driver:
+ *   VNPU_GRAPH_VERSION=N      the graph extension is 1.N (0: none), like an
+ *                             older driver; the slots of later versions
+ *                             refuse every call
+ *   VNPU_INIT_STAGE=STAGE     INITIALIZE (default) or COMMAND_LIST_INITIALIZE
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -190,6 +196,40 @@ struct vnpu_alloc *vnpu_alloc_find(const void *p, size_t need)
 
 /* ---- driver ------------------------------------------------------------ */
 
+/*
+ * VNPU_GRAPH_VERSION=N: the graph extension at 1.N (0: none), like an
+ * older driver; VNPU_INIT_STAGE: the initialisation stage a graph of
+ * extension 1.8 asks for.  A value vnpu does not know is reported on
+ * stderr and the default used.
+ */
+static void pick_mode(void)
+{
+	const char *gv = getenv("VNPU_GRAPH_VERSION");
+	const char *st = getenv("VNPU_INIT_STAGE");
+	char *end = NULL;
+	long v = VNPU_GRAPH_NEWEST;
+
+	if (gv && *gv) {
+		v = strtol(gv, &end, 10);
+		if (*end || v < 0 || v > VNPU_GRAPH_NEWEST) {
+			fprintf(stderr, "vnpu: VNPU_GRAPH_VERSION=%s: not 0 to %d; presenting 1.%d\n",
+				gv, VNPU_GRAPH_NEWEST, VNPU_GRAPH_NEWEST);
+			v = VNPU_GRAPH_NEWEST;
+		}
+	}
+	vnpu_dev.graph_minor = (uint32_t)v;
+	vnpu_dev.init_stage = NPR_ZE_GRAPH_STAGE_INITIALIZE;
+	if (st && !strcmp(st, "COMMAND_LIST_INITIALIZE"))
+		vnpu_dev.init_stage = NPR_ZE_GRAPH_STAGE_COMMAND_LIST_INITIALIZE;
+	else if (st && *st && strcmp(st, "INITIALIZE"))
+		fprintf(stderr, "vnpu: VNPU_INIT_STAGE=%s: not INITIALIZE or COMMAND_LIST_INITIALIZE; using INITIALIZE\n",
+			st);
+	/* before 1.8 there is no host-side initialisation */
+	if (vnpu_dev.graph_minor < 8)
+		vnpu_dev.init_stage = NPR_ZE_GRAPH_STAGE_COMMAND_LIST_INITIALIZE;
+	vnpu_graph_version(vnpu_dev.graph_minor);
+}
+
 static void pick_platform(void)
 {
 	const char *p = getenv("VNPU_PLATFORM");
@@ -203,13 +243,16 @@ static void pick_platform(void)
 		vnpu_dev.platform = "3720";
 		vnpu_dev.tiles = 2;
 	}
+	pick_mode();
 }
 
 /**
  * vnpu_init() - zeInit
  * @flags: 0 or ZE_INIT_FLAG_VPU_ONLY
  *
- * Picks the platform from VNPU_PLATFORM ("4000", else 3720), once.
+ * Picks, once, the platform from VNPU_PLATFORM ("4000", else 3720), the
+ * graph extension version from VNPU_GRAPH_VERSION and the initialisation
+ * stage from VNPU_INIT_STAGE.
  *
  * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_UNINITIALIZED for flags
  * without ZE_INIT_FLAG_VPU_ONLY (a GPU-only init finds no vnpu).
@@ -310,10 +353,9 @@ static ze_result_t vnpu_driver_ipc(ze_driver_handle_t d,
  * @count: in: room in @p (0: count only); out: the number listed
  * @p: out: the extensions, or NULL
  *
- * The graph extension under its base name at 1.8 and as _1_2 ... _1_8,
- * then the NPU command-queue extension.  VNPU_GRAPH_VERSION=N offers the
- * graph extension up to 1.N only, and not at all for 0, like an older
- * driver.
+ * The graph extension under its base name at the version presented
+ * (VNPU_GRAPH_VERSION, default 1.8) and as _1_2 ... _1_N, then the NPU
+ * command-queue extension; no graph extension for VNPU_GRAPH_VERSION=0.
  *
  * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
  * _INVALID_NULL_POINTER.
@@ -321,21 +363,13 @@ static ze_result_t vnpu_driver_ipc(ze_driver_handle_t d,
 static ze_result_t vnpu_driver_ext_props(ze_driver_handle_t d, uint32_t *count,
 					 ze_driver_extension_properties_t *p)
 {
-	uint32_t n = 8, i, top = 8;	/* the graph ext, then _1_2 ... _1_8 */
-	const char *gv = getenv("VNPU_GRAPH_VERSION");
+	uint32_t n, i, top = vnpu_dev.graph_minor;
 
 	if (d != (void *)&vnpu_drv)
 		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	if (!count)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	/* VNPU_GRAPH_VERSION=N: an older driver (graph extension 1.N, none
-	 * for 0), to test what callers make of it */
-	if (gv && *gv) {
-		top = (uint32_t)strtoul(gv, NULL, 10);
-		if (top > 8)
-			top = 8;
-		n = top ? top : 0;	/* base name + _1_2 .. _1_top */
-	}
+	n = top;	/* base name + _1_2 .. _1_top */
 	n++;	/* then the NPU command-queue extension */
 	if (!*count || !p) {
 		*count = n;

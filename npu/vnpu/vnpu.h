@@ -40,11 +40,19 @@ enum vnpu_magic {
 	M_QUERY,
 };
 
+/*
+ * The graph extension version vnpu presents (VNPU_GRAPH_VERSION) and the
+ * newest it can: the one npuring's declarations reach (npu/ze_graph.h).
+ */
+#define VNPU_GRAPH_NEWEST	8
+
 struct vnpu_device {
 	int magic;
 	uint32_t pci_id;
 	const char *platform;
 	uint32_t tiles;
+	uint32_t graph_minor;	/* 1.N presented; 0: no graph extension */
+	uint32_t init_stage;	/* the stage a graph requires */
 };
 
 struct vnpu_context {
@@ -99,6 +107,7 @@ struct vnpu_graph {
 
 struct vnpu_cmd {
 	struct vnpu_graph *graph;
+	bool init;		/* AppendGraphInitialize, not an execute */
 	uint32_t req;		/* a request bound to the snapshot */
 	void **state;		/* per variable: read_value, assign buffers */
 };
@@ -193,7 +202,10 @@ ze_result_t vnpu_fence_query(ze_fence_handle_t h);
 ze_result_t vnpu_fence_reset(ze_fence_handle_t h);
 
 /* graph.c: the graph extension */
-extern const struct npr_ze_graph_ddi vnpu_graph_ddi;
+extern struct npr_ze_graph_ddi vnpu_graph_ddi;
+void vnpu_graph_version(uint32_t minor);
+ze_result_t vnpu_run_init(struct vnpu_cmd *cmd);
+bool vnpu_initialized(struct vnpu_graph *g);
 extern const struct npr_ze_command_queue_npu_ddi vnpu_cq_npu_ddi;
 
 #endif /* VNPU_H */
