@@ -402,6 +402,8 @@ struct ir_port *npr_ir_find_port(struct ir_layer *l, int64_t id)
 {
 	struct ir_port key = { .id = id };
 
+	if (!l->nports)		/* bsearch() wants a base even for none */
+		return NULL;
 	return bsearch(&key, l->ports, l->nports, sizeof(key), cmp_port);
 }
 
