@@ -309,6 +309,11 @@ static int reap_ioctl(struct npr_device *dev, void *arg)
 	return npr_ring_reap(dev, arg);
 }
 
+static int ring_record_ioctl(struct npr_device *dev, void *arg)
+{
+	return npr_ring_record(dev, arg);
+}
+
 /* ---- the ioctl table ----------------------------------------------------- */
 
 /*
@@ -342,6 +347,7 @@ union ioctl_arg {
 	struct npr_ring_setup rs;
 	struct npr_submit su;
 	struct npr_reap re;
+	struct npr_ring_record rr;
 };
 
 /**
@@ -412,6 +418,7 @@ static const struct ioctl_desc ioctls[] = {
 	/* shapes came later */
 	IOCTL(MAKE_STATEFUL, npr_model_make_stateful_ioctl,
 	      struct npr_make_stateful, pairs),
+	IOCTL(RING_RECORD, ring_record_ioctl, struct npr_ring_record, cqe),
 };
 
 /* GET_ERROR reads the message without replacing it: no npr_err() here */
