@@ -392,7 +392,10 @@ static const struct ioctl_desc ioctls[] = {
 	      bytes),
 	IOCTL(GET_TENSOR, npr_request_get_tensor_ioctl, struct npr_tensor_arg,
 	      bytes),
-	IOCTL(INFER, npr_request_infer_ioctl, struct npr_infer, finished_ns),
+	/* the times go back with -ETIME (NPR_INFER_TIMEOUT_MS) too */
+	[_IOC_NR(NPR_IOCTL_INFER)] = { "INFER", NPR_IOCTL_INFER,
+		npr_request_infer_ioctl,
+		NPR_UARG(struct npr_infer, finished_ns), -ETIME },
 	IOCTL(HANDLE_DESTROY, destroy_ioctl, struct npr_handle_destroy,
 	      reserved),
 	/* user_data came with the ring */

@@ -304,32 +304,6 @@ TEST_F_TIMEOUT(ring, export_import_job_errors, HARNESS_TIMEOUT_RING)
 	free(blob);
 }
 
-/* A second fd on @dev with the variant's kind of ring. */
-static int open_like(FIXTURE_DATA(ring) *self, const char *dev)
-{
-	struct npr_ring_setup rs = { .size = sizeof(rs) };
-	int fd = npr_open(dev, 0);
-
-	if (fd < 0)
-		return fd;
-	rs.flags = self->rs.flags;
-	rs.attach_fd = self->rs.attach_fd;
-	rs.cq_entries = 64;
-	if (npr_ioctl(fd, NPR_IOCTL_RING_SETUP, &rs)) {
-		npr_close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /*
  * Whole completions from a cpu device on every path that has them (the
  * fd's own ring, the fallback, an attached ring with records, 16- or
@@ -354,7 +328,7 @@ TEST_F_TIMEOUT(ring, completions_on_cpu, HARNESS_TIMEOUT_RING)
 	s[1].addr = 99;
 	s[1].user_data = 2;
 	s[2] = nop(3, 0, 0);
-	s[2].deadline_ns = now_ns() - 1;	/* expired */
+	s[2].deadline_ns = mono_ns() - 1;	/* expired */
 	s[3].opcode = NPR_OP_COMPILE;	/* of no model: fails */
 	s[3].handle = 0x20000099;
 	s[3].user_data = 4;
@@ -545,44 +519,6 @@ TEST_F_TIMEOUT(ring, state_job_errors, HARNESS_TIMEOUT_RING)
 	EXPECT_EQ(submit(fd, &s[2], 1), -EOPNOTSUPP);
 	EXPECT_EQ(npr_close(fd), 0);
 }
-
-/* A chain of @n Sigmoid layers on [1, @len] f32: long, and cut into
- * @n node boundaries. */
-static char *sigmoid_chain_xml(int n, int len)
-{
-	size_t cap = 1024 + (size_t)n * 512, off = 0;
-	char *x = malloc(cap), dims[64];
-	int k;
-
-	if (!x)
-		return NULL;
-	snprintf(dims, sizeof(dims), "<dim>1</dim><dim>%d</dim>", len);
-	off += snprintf(x + off, cap - off,
-			"<?xml version=\"1.0\"?>\n<net name=\"chain\" version=\"11\"><layers>"
-			"<layer id=\"0\" name=\"in\" type=\"Parameter\" version=\"opset1\">"
-			"<data shape=\"1,%d\" element_type=\"f32\"/><output>"
-			"<port id=\"0\" precision=\"FP32\">%s</port></output></layer>",
-			len, dims);
-	for (k = 1; k <= n; k++)
-		off += snprintf(x + off, cap - off,
-				"<layer id=\"%d\" name=\"s%d\" type=\"Sigmoid\" version=\"opset1\">"
-				"<input><port id=\"0\" precision=\"FP32\">%s</port></input>"
-				"<output><port id=\"1\" precision=\"FP32\">%s</port></output></layer>",
-				k, k, dims, dims);
-	off += snprintf(x + off, cap - off,
-			"<layer id=\"%d\" name=\"out\" type=\"Result\" version=\"opset1\">"
-			"<input><port id=\"0\" precision=\"FP32\">%s</port></input></layer>"
-			"</layers><edges>", n + 1, dims);
-	for (k = 1; k <= n + 1; k++)
-		off += snprintf(x + off, cap - off,
-				"<edge from-layer=\"%d\" from-port=\"%d\" to-layer=\"%d\" to-port=\"0\"/>",
-				k - 1, k == 1 ? 0 : 1, k);
-	snprintf(x + off, cap - off, "</edges></net>\n");
-	return x;
-}
-
-#define CHAIN_LEN	200
-#define CHAIN_WIDTH	65536
 
 /*
  * CANCEL of a running INFER: the CPU backend stops at the next node

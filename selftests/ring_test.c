@@ -22,14 +22,6 @@
 #include "harness.h"
 #include "ring_util.h"
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 TEST_F_TIMEOUT(ring, nop_batch, HARNESS_TIMEOUT_RING)
 {
 	struct npr_sqe s[16];

@@ -14,7 +14,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <liburing.h>
 
 #include <npuring.h>
@@ -251,5 +253,69 @@ static inline struct npr_sqe nop(uint64_t ud, unsigned int us,
 	s.flags = flags;
 	return s;
 }
+
+static inline uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* A second fd on @dev with the variant's kind of ring. */
+static inline int open_like(FIXTURE_DATA(ring) *self, const char *dev)
+{
+	struct npr_ring_setup rs = { .size = sizeof(rs) };
+	int fd = npr_open(dev, 0);
+
+	if (fd < 0)
+		return fd;
+	rs.flags = self->rs.flags;
+	rs.attach_fd = self->rs.attach_fd;
+	rs.cq_entries = 64;
+	if (npr_ioctl(fd, NPR_IOCTL_RING_SETUP, &rs)) {
+		npr_close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A chain of @n Sigmoid layers on [1, @len] f32: long, and cut into
+ * @n node boundaries. */
+static inline char *sigmoid_chain_xml(int n, int len)
+{
+	size_t cap = 1024 + (size_t)n * 512, off = 0;
+	char *x = malloc(cap), dims[64];
+	int k;
+
+	if (!x)
+		return NULL;
+	snprintf(dims, sizeof(dims), "<dim>1</dim><dim>%d</dim>", len);
+	off += snprintf(x + off, cap - off,
+			"<?xml version=\"1.0\"?>\n<net name=\"chain\" version=\"11\"><layers>"
+			"<layer id=\"0\" name=\"in\" type=\"Parameter\" version=\"opset1\">"
+			"<data shape=\"1,%d\" element_type=\"f32\"/><output>"
+			"<port id=\"0\" precision=\"FP32\">%s</port></output></layer>",
+			len, dims);
+	for (k = 1; k <= n; k++)
+		off += snprintf(x + off, cap - off,
+				"<layer id=\"%d\" name=\"s%d\" type=\"Sigmoid\" version=\"opset1\">"
+				"<input><port id=\"0\" precision=\"FP32\">%s</port></input>"
+				"<output><port id=\"1\" precision=\"FP32\">%s</port></output></layer>",
+				k, k, dims, dims);
+	off += snprintf(x + off, cap - off,
+			"<layer id=\"%d\" name=\"out\" type=\"Result\" version=\"opset1\">"
+			"<input><port id=\"0\" precision=\"FP32\">%s</port></input></layer>"
+			"</layers><edges>", n + 1, dims);
+	for (k = 1; k <= n + 1; k++)
+		off += snprintf(x + off, cap - off,
+				"<edge from-layer=\"%d\" from-port=\"%d\" to-layer=\"%d\" to-port=\"0\"/>",
+				k - 1, k == 1 ? 0 : 1, k);
+	snprintf(x + off, cap - off, "</edges></net>\n");
+	return x;
+}
+
+#define CHAIN_LEN	200
+#define CHAIN_WIDTH	65536
 
 #endif /* RING_UTIL_H */

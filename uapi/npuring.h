@@ -187,6 +187,18 @@ enum npr_param_id {
 	NPR_PARAM_NPU_COMPILATION_MODE_PARAMS	= 75,	/* string, RW, device exec */
 	NPR_PARAM_NPU_COMPILER_DYNAMIC_QUANTIZATION = 76, /* bool, RW, device exec */
 	NPR_PARAM_NPR_NPU_LOADER_VERSION	= 77,	/* string, RO, device */
+	/*
+	 * The longest a synchronous NPR_IOCTL_INFER may take, in ms; 0 (the
+	 * default): no limit.  Past it INFER fails with -ETIME and its
+	 * result is discarded: the outputs hold unspecified values and a
+	 * stateful model's variables keep the values they had before the
+	 * call.  The cpu device stops at the next node boundary after the
+	 * limit; a device that cannot stop an inference (npu) finishes it
+	 * and then discards it.  OpenVINO has no such property (its
+	 * InferRequest::wait_for() times the wait, not the inference).
+	 * Ring jobs use their SQE's deadline_ns instead.
+	 */
+	NPR_PARAM_NPR_INFER_TIMEOUT_MS		= 96,	/* int, RW, device exec */
 	NPR_PARAM_MAX,
 };
 
@@ -552,6 +564,11 @@ _Static_assert(sizeof(struct npr_tensor_arg) == 104, "npr_tensor_arg ABI");
  * @reserved: Must be 0.
  * @started_ns: Out. CLOCK_MONOTONIC time execution began, ns.
  * @finished_ns: Out. CLOCK_MONOTONIC time execution ended, ns.
+ *
+ * With the compiled model's NPR_PARAM_NPR_INFER_TIMEOUT_MS set, an
+ * inference that takes longer fails with -ETIME (the times still go
+ * back); its outputs are then unspecified and a stateful model's
+ * variables unchanged.
  */
 struct npr_infer {
 	__u32 size;
@@ -934,8 +951,13 @@ _Static_assert(sizeof(struct npr_make_stateful) == 40, "npr_make_stateful ABI");
  * enum npr_op - job opcodes of struct npr_sqe
  * @NPR_OP_NOP: complete with res 0.  With @len > 0 a worker sleeps @len
  *              microseconds first (at most 10 s): a job of known length
- *              for tests and measurements.
- * @NPR_OP_INFER: run request @handle; res 0 or -errno.
+ *              for tests and measurements.  A deadline that passes during
+ *              the sleep ends it with -ETIME (status NPR_JOB_EXPIRED).
+ * @NPR_OP_INFER: run request @handle; res 0 or -errno.  Past its deadline
+ *                it completes with -ETIME, status NPR_JOB_EXPIRED, its
+ *                result discarded as with NPR_PARAM_NPR_INFER_TIMEOUT_MS:
+ *                the cpu device stops at the next node boundary, other
+ *                devices when the inference ends.
  * @NPR_OP_COMPILE: compile model @handle with defaults; res is the new
  *                  exec handle (> 0) or -errno.
  * @NPR_OP_LOAD: load the IR model whose NUL-terminated .xml path is at
@@ -997,7 +1019,10 @@ enum npr_op {
  * @len: NOP: microseconds to sleep on a worker (<= 10000000); else 0.
  * @reserved1: Must be 0.
  * @deadline_ns: Absolute CLOCK_MONOTONIC deadline in ns, 0 for none.  A
- *               job that has not started by then completes with -ETIME.
+ *               job that has not started by then completes with -ETIME
+ *               (started_ns == finished_ns); a running INFER or NOP
+ *               too (started_ns < finished_ns; see enum npr_op); other
+ *               running jobs complete normally.
  * @reserved2: Must be 0.
  */
 struct npr_sqe {
@@ -1029,7 +1054,9 @@ _Static_assert(sizeof(struct npr_sqe) == 64, "npr_sqe ABI");
  * @NPR_JOB_FAILED: ran, res < 0.
  * @NPR_JOB_CANCELED: cancelled (res -ECANCELED): before it started, or
  *                    an INFER stopped while running.
- * @NPR_JOB_EXPIRED: did not run: its deadline passed (res -ETIME).
+ * @NPR_JOB_EXPIRED: its deadline passed (res -ETIME): before it started
+ *                   (started_ns == finished_ns), or while an INFER or NOP
+ *                   ran (its result discarded).
  * @NPR_JOB_LINK_BROKEN: did not run: an earlier linked job failed
  *                       (res -ECANCELED).
  */

@@ -48,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
@@ -371,6 +372,29 @@ static int run_arg_job(struct npr_ring *r, struct job *j)
 	return err;
 }
 
+/* Sleep len us, or until the deadline if that comes first: -ETIME. */
+static int run_nop(const struct job *j)
+{
+	uint64_t end = npr_now_ns() + j->sqe.len * 1000ull, now;
+	struct timespec ts;
+
+	if (!j->sqe.len)
+		return 0;
+	if (j->sqe.deadline_ns && j->sqe.deadline_ns < end) {
+		ts.tv_sec = j->sqe.deadline_ns / 1000000000ull;
+		ts.tv_nsec = j->sqe.deadline_ns % 1000000000ull;
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+				       NULL) == EINTR)
+			;
+		now = npr_now_ns();
+		return npr_err(-ETIME, "the deadline passed while it ran; %llu us of sleep were left",
+			       (unsigned long long)(end > now ? end - now : 0) /
+			       1000);
+	}
+	usleep(j->sqe.len);
+	return 0;
+}
+
 static int run_job(struct npr_ring *r, struct worker *w, struct job *j)
 {
 	uint32_t h;
@@ -380,11 +404,9 @@ static int run_job(struct npr_ring *r, struct worker *w, struct job *j)
 		return run_arg_job(r, j);
 	switch (j->sqe.opcode) {
 	case NPR_OP_NOP:
-		if (j->sqe.len)
-			usleep(j->sqe.len);
-		return 0;
+		return run_nop(j);
 	case NPR_OP_INFER:
-		return npr_request_infer(j->rq);
+		return npr_request_infer(j->rq, j->sqe.deadline_ns);
 	case NPR_OP_COMPILE:
 		err = npr_model_compile_default(r->dev, j->sqe.handle, &h);
 		return err ? err : (int)h;
@@ -607,6 +629,10 @@ static void *worker(void *p)
 		if (drain)
 			r->drain_running = false;
 		status = res >= 0 ? NPR_JOB_OK : NPR_JOB_FAILED;
+		if (res == -ETIME && j->sqe.deadline_ns &&
+		    (j->sqe.opcode == NPR_OP_INFER ||
+		     j->sqe.opcode == NPR_OP_NOP))
+			status = NPR_JOB_EXPIRED;	/* while it ran */
 		if (j->rq) {
 			/* set under the lock, so no CANCEL can come late */
 			if (res == -ECANCELED && j->rq->cancel)
