@@ -309,6 +309,11 @@ static int reap_ioctl(struct npr_device *dev, void *arg)
 	return npr_ring_reap(dev, arg);
 }
 
+static int ring_record_ioctl(struct npr_device *dev, void *arg)
+{
+	return npr_ring_record(dev, arg);
+}
+
 /* ---- the ioctl table ----------------------------------------------------- */
 
 /*
@@ -342,6 +347,7 @@ union ioctl_arg {
 	struct npr_ring_setup rs;
 	struct npr_submit su;
 	struct npr_reap re;
+	struct npr_ring_record rr;
 };
 
 /**
@@ -386,7 +392,10 @@ static const struct ioctl_desc ioctls[] = {
 	      bytes),
 	IOCTL(GET_TENSOR, npr_request_get_tensor_ioctl, struct npr_tensor_arg,
 	      bytes),
-	IOCTL(INFER, npr_request_infer_ioctl, struct npr_infer, finished_ns),
+	/* the times go back with -ETIME (NPR_INFER_TIMEOUT_MS) too */
+	[_IOC_NR(NPR_IOCTL_INFER)] = { "INFER", NPR_IOCTL_INFER,
+		npr_request_infer_ioctl,
+		NPR_UARG(struct npr_infer, finished_ns), -ETIME },
 	IOCTL(HANDLE_DESTROY, destroy_ioctl, struct npr_handle_destroy,
 	      reserved),
 	/* user_data came with the ring */
@@ -412,6 +421,7 @@ static const struct ioctl_desc ioctls[] = {
 	/* shapes came later */
 	IOCTL(MAKE_STATEFUL, npr_model_make_stateful_ioctl,
 	      struct npr_make_stateful, pairs),
+	IOCTL(RING_RECORD, ring_record_ioctl, struct npr_ring_record, cqe),
 };
 
 /* GET_ERROR reads the message without replacing it: no npr_err() here */

@@ -145,6 +145,9 @@ struct npr_bo {
  * @cancel: set by a ring CANCEL while an INFER job runs: a backend may
  *          stop at a node boundary with -ECANCELED (atomic; cleared when
  *          the job starts).
+ * @deadline_ns: while npr_request_infer() runs, the CLOCK_MONOTONIC time
+ *               by which the inference must end, 0 for none: a backend
+ *               may stop at a node boundary past it with -ETIME.
  */
 struct npr_request {
 	struct npr_exec *ex;
@@ -155,6 +158,7 @@ struct npr_request {
 	void *priv;
 	int busy;
 	int cancel;
+	uint64_t deadline_ns;
 	size_t *cap_out;
 	uint64_t grown;
 };

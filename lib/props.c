@@ -174,6 +174,10 @@ static const struct prop_def defs[NPR_PARAM_MAX] = {
 		STORED, 0, 1, NULL, OFF(cache_required) },
 	[NPR_PARAM_NPR_MAX_MODEL_MEMORY_MB] = { "NPR_MAX_MODEL_MEMORY_MB",
 		NPR_PROP_INT, STORED, 0, 1 << 30, NULL, OFF(max_model_mb) },
+	/* a run-time limit: not in the cache key */
+	[NPR_PARAM_NPR_INFER_TIMEOUT_MS] = { "NPR_INFER_TIMEOUT_MS",
+		NPR_PROP_INT, STORED, 0, 1 << 30, NULL,
+		OFF(infer_timeout_ms) },
 	/* the NPU plugin's; values of the read-only ones from the backend */
 	[NPR_PARAM_NPU_DRIVER_VERSION] = { "NPU_DRIVER_VERSION", NPR_PROP_INT,
 		P_NPU | P_DEV | P_CACHING, 0, 0, NULL, -1 },

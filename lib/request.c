@@ -708,6 +708,7 @@ int npr_request_infer_ioctl(struct npr_device *dev, void *arg)
 {
 	struct npr_infer *a = arg;
 	struct npr_request *rq;
+	uint32_t timeout_ms;
 	int err;
 
 	err = npr_check_args(a->flags, 0, a->reserved);
@@ -718,9 +719,15 @@ int npr_request_infer_ioctl(struct npr_device *dev, void *arg)
 	pthread_mutex_unlock(&dev->lock);
 	if (!rq)
 		return err;
+	/* fixed at compile time: no lock needed */
+	timeout_ms = rq->ex->props.infer_timeout_ms;
 	a->started_ns = npr_now_ns();
-	err = npr_request_infer(rq);
+	err = npr_request_infer(rq, timeout_ms ? a->started_ns +
+				timeout_ms * 1000000ull : 0);
 	a->finished_ns = npr_now_ns();
+	if (err == -ETIME)
+		npr_err(err, "the inference took longer than NPR_INFER_TIMEOUT_MS (%u ms): %s",
+			timeout_ms, npr_last_error());
 	return err;
 }
 
@@ -730,13 +737,30 @@ int npr_request_infer_ioctl(struct npr_device *dev, void *arg)
  * npr_request_infer() - run a request once: the backend, then the
  * variables of a stateful model keep what its Assign ops computed
  * @rq: the request (not running elsewhere).
+ * @deadline_ns: CLOCK_MONOTONIC time by which it must end, 0 for none.
  *
- * Return: the backend's result.
+ * Past @deadline_ns the result is discarded: the backend may stop early
+ * (the cpu backend does, at a node boundary), and an inference that
+ * succeeded too late fails all the same; either way the variables are
+ * not committed and the outputs are left as they are (unspecified).
+ *
+ * Return: the backend's result, or -ETIME.
  */
-int npr_request_infer(struct npr_request *rq)
+int npr_request_infer(struct npr_request *rq, uint64_t deadline_ns)
 {
-	int err = npr_backend_infer(rq);
+	uint64_t end;
+	int err;
 
+	rq->deadline_ns = deadline_ns;
+	err = npr_backend_infer(rq);
+	rq->deadline_ns = 0;
+	if (err || !deadline_ns)
+		goto out;
+	end = npr_now_ns();
+	if (end > deadline_ns)
+		err = npr_err(-ETIME, "it ended %llu us past its deadline; its result is discarded",
+			      (unsigned long long)(end - deadline_ns) / 1000);
+out:
 	if (!err)
 		state_commit(rq);
 	return err;

@@ -29,7 +29,7 @@ int npr_bo_create_ioctl(struct npr_device *dev, void *arg);
 int npr_bo_info_ioctl(struct npr_device *dev, void *arg);
 int npr_bo_bind_ioctl(struct npr_device *dev, void *arg);
 
-int npr_request_infer(struct npr_request *rq);
+int npr_request_infer(struct npr_request *rq, uint64_t deadline_ns);
 int npr_request_state(struct npr_request *rq, struct npr_state_arg *a,
 		      unsigned long cmd);
 int npr_request_acquire(struct npr_device *dev, uint32_t h,

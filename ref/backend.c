@@ -506,9 +506,18 @@ static int cpu_infer(struct npr_request *rq)
 		if (i < re->gsteps) {
 			nb = re->batch - b0 < group ? re->batch - b0 : group;
 		}
-		/* a ring CANCEL of this running job: stop at a node boundary */
+		/*
+		 * A ring CANCEL of this running job, or its deadline: stop
+		 * at a node boundary (a clock read per step only with a
+		 * deadline)
+		 */
 		if (__atomic_load_n(&rq->cancel, __ATOMIC_RELAXED)) {
 			err = npr_err(-ECANCELED, "cancelled while running, after %d of %d steps",
+				      i, re->nsteps);
+			break;
+		}
+		if (rq->deadline_ns && npr_now_ns() > rq->deadline_ns) {
+			err = npr_err(-ETIME, "the deadline passed while it ran, after %d of %d steps; its result is discarded",
 				      i, re->nsteps);
 			break;
 		}

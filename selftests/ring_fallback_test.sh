@@ -1,17 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# The ring programs (ring_test, ring_jobs_test) again over the eventfd
-# fallback: what a machine without io_uring (kernel.io_uring_disabled,
-# seccomp, an old kernel) runs.  Their results come out as one KTAP stream,
-# one plan and the tests numbered through, so that run.sh counts them as
-# one program; arguments (-t NAME, -f FIXTURE) go to each program.
+# The ring programs (ring_test, ring_jobs_test, ring_deadline_test) again
+# over the eventfd fallback: what a machine without io_uring
+# (kernel.io_uring_disabled, seccomp, an old kernel) runs.  Their results
+# come out as one KTAP stream, one plan and the tests numbered through, so
+# that run.sh counts them as one program; arguments (-t NAME, -f FIXTURE)
+# go to each program.
 #
 # Exit status: 1 (or the status of a program that crashed) if one failed,
 # 4 if every test was skipped, else 0.
 
 dir=${NPR_TESTDIR:-$(dirname "$0")}
-progs="ring_test ring_jobs_test"
+progs="ring_test ring_jobs_test ring_deadline_test"
 export NPR_RING_FALLBACK=1
 
 plan=0

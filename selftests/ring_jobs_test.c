@@ -4,7 +4,7 @@
  * cancelling a running one), IMPORT / EXPORT and STATE jobs and the
  * messages of failed ones, LOAD through the workers' io_uring, COMPILE, on
  * cpu and npu, and examples/uring-server with its client.  The fixture
- * tests run three times, once per completion path (ring_util.h); the ring
+ * tests run once per completion path (ring_util.h); the ring
  * itself (links, drain, cancel, deadlines, stress) is in ring_test.c.
  */
 #define _GNU_SOURCE
@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include <npuring.h>
 
@@ -245,7 +246,7 @@ TEST_F_TIMEOUT(ring, export_import_job_errors, HARNESS_TIMEOUT_RING)
 		ASSERT_GE(c[i].user_data, 10);
 		ASSERT_LT(c[i].user_data, 14);
 		EXPECT_EQ(c[i].res, want[c[i].user_data - 10]);
-		if (!self->attach)
+		if (self->full)
 			EXPECT_EQ(c[i].status, NPR_JOB_FAILED);
 	}
 	EXPECT_JOB_ERROR(self->fd, 10, -EBADMSG, "");
@@ -303,22 +304,60 @@ TEST_F_TIMEOUT(ring, export_import_job_errors, HARNESS_TIMEOUT_RING)
 	free(blob);
 }
 
-/* A second fd on @dev with the variant's kind of ring. */
-static int open_like(FIXTURE_DATA(ring) *self, const char *dev)
+/*
+ * Whole completions from a cpu device on every path that has them (the
+ * fd's own ring, the fallback, an attached ring with records, 16- or
+ * 32-byte CQEs): status and queued <= started <= finished, for jobs that
+ * ran, failed, expired and broke a chain.
+ */
+TEST_F_TIMEOUT(ring, completions_on_cpu, HARNESS_TIMEOUT_RING)
 {
-	struct npr_ring_setup rs = { .size = sizeof(rs) };
-	int fd = npr_open(dev, 0);
+	int fd = open_like(self, "cpu");
+	struct npr_sqe s[5] = { { 0 } };
+	struct npr_cqe c[5];
+	uint32_t req;
+	int i, seen = 0;
 
-	if (fd < 0)
-		return fd;
-	rs.flags = self->rs.flags;
-	rs.attach_fd = self->rs.attach_fd;
-	rs.cq_entries = 64;
-	if (npr_ioctl(fd, NPR_IOCTL_RING_SETUP, &rs)) {
-		npr_close(fd);
-		return -1;
+	ASSERT_GE(fd, 0);
+	req = make_request(_metadata, fd);
+	ASSERT_NE(req, 0);
+	s[0].opcode = NPR_OP_INFER;
+	s[0].handle = req;
+	s[0].user_data = 1;
+	s[1].opcode = NPR_OP_CANCEL;	/* of nothing: fails */
+	s[1].addr = 99;
+	s[1].user_data = 2;
+	s[2] = nop(3, 0, 0);
+	s[2].deadline_ns = mono_ns() - 1;	/* expired */
+	s[3].opcode = NPR_OP_COMPILE;	/* of no model: fails */
+	s[3].handle = 0x20000099;
+	s[3].user_data = 4;
+	s[3].flags = NPR_SQE_LINK;
+	s[4] = nop(5, 0, 0);		/* its chain is broken */
+	ASSERT_EQ(submit(fd, s, 5), 5);
+	ASSERT_EQ(reap_fd(self, fd, c, 5), 5);
+	for (i = 0; i < 5; i++) {
+		const int res[] = { 0, -ENOENT, -ETIME, -ENOENT, -ECANCELED };
+		const unsigned int st[] = { NPR_JOB_OK, NPR_JOB_FAILED,
+					    NPR_JOB_EXPIRED, NPR_JOB_FAILED,
+					    NPR_JOB_LINK_BROKEN };
+		unsigned int k = c[i].user_data - 1;
+
+		ASSERT_LT(k, 5);
+		seen |= 1 << k;
+		EXPECT_EQ(c[i].res, res[k]);
+		if (!self->full)
+			continue;
+		EXPECT_EQ(c[i].status, st[k]);
+		EXPECT_NE(c[i].queued_ns, 0);
+		EXPECT_LE(c[i].queued_ns, c[i].started_ns);
+		EXPECT_LE(c[i].started_ns, c[i].finished_ns);
+		/* jobs that never ran have no running time */
+		if (k >= 2 && k != 3)
+			EXPECT_EQ(c[i].started_ns, c[i].finished_ns);
 	}
-	return fd;
+	EXPECT_EQ(seen, 0x1f);
+	EXPECT_EQ(npr_close(fd), 0);
 }
 
 /* ir-stateful/adder_v11: out = x + s; s := out.  Returns the request. */
@@ -481,44 +520,6 @@ TEST_F_TIMEOUT(ring, state_job_errors, HARNESS_TIMEOUT_RING)
 	EXPECT_EQ(npr_close(fd), 0);
 }
 
-/* A chain of @n Sigmoid layers on [1, @len] f32: long, and cut into
- * @n node boundaries. */
-static char *sigmoid_chain_xml(int n, int len)
-{
-	size_t cap = 1024 + (size_t)n * 512, off = 0;
-	char *x = malloc(cap), dims[64];
-	int k;
-
-	if (!x)
-		return NULL;
-	snprintf(dims, sizeof(dims), "<dim>1</dim><dim>%d</dim>", len);
-	off += snprintf(x + off, cap - off,
-			"<?xml version=\"1.0\"?>\n<net name=\"chain\" version=\"11\"><layers>"
-			"<layer id=\"0\" name=\"in\" type=\"Parameter\" version=\"opset1\">"
-			"<data shape=\"1,%d\" element_type=\"f32\"/><output>"
-			"<port id=\"0\" precision=\"FP32\">%s</port></output></layer>",
-			len, dims);
-	for (k = 1; k <= n; k++)
-		off += snprintf(x + off, cap - off,
-				"<layer id=\"%d\" name=\"s%d\" type=\"Sigmoid\" version=\"opset1\">"
-				"<input><port id=\"0\" precision=\"FP32\">%s</port></input>"
-				"<output><port id=\"1\" precision=\"FP32\">%s</port></output></layer>",
-				k, k, dims, dims);
-	off += snprintf(x + off, cap - off,
-			"<layer id=\"%d\" name=\"out\" type=\"Result\" version=\"opset1\">"
-			"<input><port id=\"0\" precision=\"FP32\">%s</port></input></layer>"
-			"</layers><edges>", n + 1, dims);
-	for (k = 1; k <= n + 1; k++)
-		off += snprintf(x + off, cap - off,
-				"<edge from-layer=\"%d\" from-port=\"%d\" to-layer=\"%d\" to-port=\"0\"/>",
-				k - 1, k == 1 ? 0 : 1, k);
-	snprintf(x + off, cap - off, "</edges></net>\n");
-	return x;
-}
-
-#define CHAIN_LEN	200
-#define CHAIN_WIDTH	65536
-
 /*
  * CANCEL of a running INFER: the CPU backend stops at the next node
  * boundary and the job completes with -ECANCELED.  Whether a given CANCEL
@@ -605,7 +606,7 @@ TEST_F_TIMEOUT(ring, cancel_running_infer, 120)
 		}
 		ASSERT_EQ(ci->res, -ECANCELED);
 		EXPECT_EQ(cc->res, 0);
-		if (!self->attach)
+		if (self->full)
 			EXPECT_EQ(ci->status, NPR_JOB_CANCELED);
 		ASSERT_EQ(job_error(fd, 100 + k, msg, sizeof(msg), NULL), 0);
 		if (strstr(msg, "while running")) {
@@ -618,7 +619,7 @@ TEST_F_TIMEOUT(ring, cancel_running_infer, 120)
 			EXPECT_GE(at, 0);
 			EXPECT_LT(at, of);
 			midrun++;
-			if (!self->attach)
+			if (self->full)
 				EXPECT_LT(ci->started_ns, ci->finished_ns);
 		} else {
 			EXPECT_NE(strstr(msg, "before it started"), NULL);

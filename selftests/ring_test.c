@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * The ring: SUBMIT / REAP, links, drain, cancel, deadlines, back-pressure,
- * close with jobs in flight, a multi-threaded stress test and the checks on
- * the setup, submit and reap arguments.  Every fixture test runs three
- * times: on the fd's own io_uring, on the eventfd fallback, and with
- * completions posted into the caller's io_uring (MSG_RING); see
- * ring_util.h.  The jobs that do work (INFER, IMPORT / EXPORT, STATE, LOAD,
+ * close with jobs in flight, a multi-threaded stress test, the records of
+ * completions in an attached ring, and the checks on the setup, submit,
+ * reap and record arguments.  Every fixture test runs five times: on the
+ * fd's own io_uring, on the eventfd fallback, and with completions posted
+ * into the caller's io_uring (MSG_RING): bare, with records, and with
+ * records into a ring of 32-byte CQEs; see ring_util.h.  The jobs that do work (INFER, IMPORT / EXPORT, STATE, LOAD,
  * COMPILE) are in ring_jobs_test.c.
  */
 #define _GNU_SOURCE
@@ -20,14 +21,6 @@
 
 #include "harness.h"
 #include "ring_util.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 TEST_F_TIMEOUT(ring, nop_batch, HARNESS_TIMEOUT_RING)
 {
@@ -46,7 +39,7 @@ TEST_F_TIMEOUT(ring, nop_batch, HARNESS_TIMEOUT_RING)
 		EXPECT_FALSE(seen[c[i].user_data - 100]);
 		seen[c[i].user_data - 100] = true;
 		EXPECT_EQ(c[i].res, 0);
-		if (!self->attach) {
+		if (self->full) {
 			EXPECT_EQ(c[i].status, NPR_JOB_OK);
 			EXPECT_LE(c[i].queued_ns, c[i].started_ns);
 			EXPECT_LE(c[i].started_ns, c[i].finished_ns);
@@ -85,7 +78,7 @@ TEST_F_TIMEOUT(ring, link_order, HARNESS_TIMEOUT_RING)
 	for (i = 1; i < 3; i++) {
 		EXPECT_EQ(c[i].user_data, (uint64_t)10 + i);
 		EXPECT_EQ(c[i].res, -ECANCELED);
-		if (!self->attach)
+		if (self->full)
 			EXPECT_EQ(c[i].status, NPR_JOB_LINK_BROKEN);
 	}
 }
@@ -126,7 +119,7 @@ TEST_F_TIMEOUT(ring, cancel_queued, HARNESS_TIMEOUT_RING)
 			break;
 		case 2:
 			EXPECT_EQ(c[i].res, -ECANCELED);
-			if (!self->attach)
+			if (self->full)
 				EXPECT_EQ(c[i].status, NPR_JOB_CANCELED);
 			break;
 		case 3:
@@ -176,7 +169,7 @@ TEST_F_TIMEOUT(ring, deadline, HARNESS_TIMEOUT_RING)
 	ASSERT_EQ(submit(self->fd, s, 1), 1);
 	ASSERT_EQ(reap(self, c, 1), 1);
 	EXPECT_EQ(c[0].res, -ETIME);
-	if (!self->attach)
+	if (self->full)
 		EXPECT_EQ(c[0].status, NPR_JOB_EXPIRED);
 	/* expires while queued behind a 50 ms job */
 	s[0] = nop(2, 50000, 0);
@@ -195,12 +188,15 @@ TEST_F_TIMEOUT(ring, deadline, HARNESS_TIMEOUT_RING)
 	EXPECT_EQ(c[2].res, 0);
 }
 
-/* @c[i] expired: -ETIME, and with timestamps, not started and on time. */
-static void expect_expired(struct npr_test *_metadata, bool attach,
+/*
+ * @c expired: -ETIME, and unless the completion is @bare (user_data and
+ * res alone), not started and on time.
+ */
+static void expect_expired(struct npr_test *_metadata, bool bare,
 			   const struct npr_cqe *c, uint64_t deadline)
 {
 	EXPECT_EQ(c->res, -ETIME);
-	if (attach)
+	if (bare)
 		return;
 	EXPECT_EQ(c->status, NPR_JOB_EXPIRED);
 	EXPECT_EQ(c->started_ns, c->finished_ns);
@@ -235,14 +231,14 @@ TEST_F_TIMEOUT(ring, deadline_while_waiting, HARNESS_TIMEOUT_RING)
 		switch (c[i].user_data) {
 		case 2:
 		case 4:
-			expect_expired(_metadata, self->attach, &c[i], dl);
-			if (!self->attach)
+			expect_expired(_metadata, !self->full, &c[i], dl);
+			if (self->full)
 				EXPECT_LT(c[i].finished_ns, c[3].finished_ns);
 			break;
 		case 3:
 			/* the chain broke at the expired job */
 			EXPECT_EQ(c[i].res, -ECANCELED);
-			if (!self->attach)
+			if (self->full)
 				EXPECT_EQ(c[i].status, NPR_JOB_LINK_BROKEN);
 			break;
 		default:
@@ -267,7 +263,7 @@ TEST_F_TIMEOUT(ring, deadline_while_waiting, HARNESS_TIMEOUT_RING)
 	ASSERT_EQ(submit(self->fd, s, n + 1), n + 1);
 	ASSERT_EQ(reap(self, c, n + 1), n + 1);
 	EXPECT_EQ(c[0].user_data, 20);
-	expect_expired(_metadata, self->attach, &c[0], dl);
+	expect_expired(_metadata, !self->full, &c[0], dl);
 	for (i = 1; i <= n; i++)
 		EXPECT_EQ(c[i].res, 0);
 }
@@ -283,7 +279,7 @@ TEST_F_TIMEOUT(ring, full_cq, HARNESS_TIMEOUT_RING)
 	ASSERT_EQ(submit(self->fd, s, 40), 40);
 	/* 24 fit; the rest is pushed back, never lost */
 	ASSERT_EQ(submit(self->fd, s + 40, 24), 24);
-	if (self->attach) {
+	if (self->attach && !self->records) {
 		/* completions left already: the caller's CQ holds them */
 		ASSERT_EQ(reap(self, c, 64), 64);
 		return;
@@ -417,6 +413,113 @@ TEST_F_TIMEOUT(ring, stress_4_threads, 120)
 	EXPECT_EQ(total, STRESS_THREADS * STRESS_JOBS);
 }
 
+/*
+ * RING_RECORD: a record is taken once, by its slot and user_data; a ring
+ * without records has none to give.
+ */
+TEST_F_TIMEOUT(ring, record_validation, HARNESS_TIMEOUT_RING)
+{
+	struct npr_ring_record rr = { .size = sizeof(rr) };
+	struct npr_sqe s = nop(7, 0, 0);
+	struct io_uring_cqe *q;
+
+	ASSERT_EQ(submit(self->fd, &s, 1), 1);
+	if (!self->records) {
+		struct npr_cqe c;
+
+		ASSERT_EQ(reap(self, &c, 1), 1);
+		EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_RING_RECORD, &rr),
+			  -EINVAL);
+		EXPECT_NE(strstr(npr_last_error(), "no records"), NULL);
+		return;
+	}
+	ASSERT_EQ(io_uring_wait_cqe(&self->caller, &q), 0);
+	EXPECT_EQ(q->user_data, 7);
+	rr.slot = NPR_CQE_RECORD(q->flags);
+	ASSERT_LT(rr.slot, self->rs.cq_entries);
+	rr.user_data = 8;	/* another job's */
+	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_RING_RECORD, &rr), -ENOENT);
+	rr.user_data = 7;
+	rr.slot = (rr.slot + 1) % self->rs.cq_entries;	/* an empty slot */
+	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_RING_RECORD, &rr), -ENOENT);
+	rr.slot = self->rs.cq_entries;
+	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_RING_RECORD, &rr), -EINVAL);
+	rr.slot = NPR_CQE_NO_RECORD;
+	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_RING_RECORD, &rr), -EINVAL);
+	rr.slot = NPR_CQE_RECORD(q->flags);
+	rr.flags = 1;
+	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_RING_RECORD, &rr),
+		  -EOPNOTSUPP);
+	rr.flags = 0;
+	rr.reserved = 1;
+	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_RING_RECORD, &rr), -EINVAL);
+	rr.reserved = 0;
+	/* REAP has nothing: the records are the caller's to take */
+	{
+		struct npr_reap a = { .size = sizeof(a) };
+		struct npr_cqe c;
+
+		a.cqes = (uintptr_t)&c;
+		a.max = 1;
+		EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_REAP, &a), -EINVAL);
+		EXPECT_NE(strstr(npr_last_error(), "RING_RECORD"), NULL);
+	}
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_RING_RECORD, &rr), 0);
+	EXPECT_EQ(rr.cqe.user_data, 7);
+	EXPECT_EQ(rr.cqe.res, 0);
+	EXPECT_EQ(rr.cqe.status, NPR_JOB_OK);
+	EXPECT_LE(rr.cqe.queued_ns, rr.cqe.started_ns);
+	EXPECT_LE(rr.cqe.started_ns, rr.cqe.finished_ns);
+	EXPECT_EQ(npr_ioctl(self->fd, NPR_IOCTL_RING_RECORD, &rr), -ENOENT);
+	io_uring_cqe_seen(&self->caller, q);
+}
+
+/*
+ * Records whose MSG_RING cannot be delivered (the caller closed its ring)
+ * give their slots back: the fd takes jobs again instead of -EBUSY for
+ * good.
+ */
+TEST_TIMEOUT_F(records_of_a_closed_caller_ring, HARNESS_TIMEOUT_RING)
+{
+	struct npr_ring_setup rs = { .size = sizeof(rs) };
+	struct npr_sqe s[8];
+	struct io_uring caller;
+	int fd, i, k, ok = 0;
+
+	if (getenv("NPR_RING_FALLBACK"))
+		SKIP(return, "NPR_RING_FALLBACK is set: no ring to attach");
+	if (io_uring_queue_init(8, &caller, 0) < 0)
+		SKIP(return, "io_uring unavailable");
+	fd = npr_open("null", 0);
+	ASSERT_GE(fd, 0);
+	rs.flags = NPR_RING_SETUP_ATTACH | NPR_RING_SETUP_RECORDS;
+	rs.attach_fd = caller.ring_fd;
+	rs.cq_entries = 8;
+	i = npr_ioctl(fd, NPR_IOCTL_RING_SETUP, &rs);
+	if (i == -EOPNOTSUPP) {
+		npr_close(fd);
+		io_uring_queue_exit(&caller);
+		SKIP(return, "%s", npr_last_error());
+	}
+	ASSERT_EQ(i, 0);
+	io_uring_queue_exit(&caller);
+	for (i = 0; i < 8; i++)
+		s[i] = nop(i, 0, 0);
+	for (k = 0; k < 4; k++) {
+		int n = submit(fd, s, 8);
+
+		/* a worker may still hold a slot: give it time */
+		for (i = 0; n == -EBUSY && i < 1000; i++) {
+			usleep(1000);
+			n = submit(fd, s, 8);
+		}
+		EXPECT_EQ(n, 8);
+		ok += n == 8;
+	}
+	EXPECT_EQ(ok, 4);
+	EXPECT_EQ(npr_close(fd), 0);
+}
+
 TEST(validation)
 {
 	int fd = npr_open("null", 0);
@@ -436,6 +539,8 @@ TEST(validation)
 	rs.reserved = 1;
 	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_RING_SETUP, &rs), -EINVAL);
 	rs.reserved = 0;
+	rs.flags = NPR_RING_SETUP_RECORDS;	/* without ATTACH */
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_RING_SETUP, &rs), -EINVAL);
 	rs.flags = NPR_RING_SETUP_ATTACH;
 	rs.attach_fd = fd;	/* an eventfd, not an io_uring */
 	EXPECT_NE(npr_ioctl(fd, NPR_IOCTL_RING_SETUP, &rs), 0);

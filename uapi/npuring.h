@@ -187,6 +187,18 @@ enum npr_param_id {
 	NPR_PARAM_NPU_COMPILATION_MODE_PARAMS	= 75,	/* string, RW, device exec */
 	NPR_PARAM_NPU_COMPILER_DYNAMIC_QUANTIZATION = 76, /* bool, RW, device exec */
 	NPR_PARAM_NPR_NPU_LOADER_VERSION	= 77,	/* string, RO, device */
+	/*
+	 * The longest a synchronous NPR_IOCTL_INFER may take, in ms; 0 (the
+	 * default): no limit.  Past it INFER fails with -ETIME and its
+	 * result is discarded: the outputs hold unspecified values and a
+	 * stateful model's variables keep the values they had before the
+	 * call.  The cpu device stops at the next node boundary after the
+	 * limit; a device that cannot stop an inference (npu) finishes it
+	 * and then discards it.  OpenVINO has no such property (its
+	 * InferRequest::wait_for() times the wait, not the inference).
+	 * Ring jobs use their SQE's deadline_ns instead.
+	 */
+	NPR_PARAM_NPR_INFER_TIMEOUT_MS		= 96,	/* int, RW, device exec */
 	NPR_PARAM_MAX,
 };
 
@@ -552,6 +564,11 @@ _Static_assert(sizeof(struct npr_tensor_arg) == 104, "npr_tensor_arg ABI");
  * @reserved: Must be 0.
  * @started_ns: Out. CLOCK_MONOTONIC time execution began, ns.
  * @finished_ns: Out. CLOCK_MONOTONIC time execution ended, ns.
+ *
+ * With the compiled model's NPR_PARAM_NPR_INFER_TIMEOUT_MS set, an
+ * inference that takes longer fails with -ETIME (the times still go
+ * back); its outputs are then unspecified and a stateful model's
+ * variables unchanged.
  */
 struct npr_infer {
 	__u32 size;
@@ -934,8 +951,13 @@ _Static_assert(sizeof(struct npr_make_stateful) == 40, "npr_make_stateful ABI");
  * enum npr_op - job opcodes of struct npr_sqe
  * @NPR_OP_NOP: complete with res 0.  With @len > 0 a worker sleeps @len
  *              microseconds first (at most 10 s): a job of known length
- *              for tests and measurements.
- * @NPR_OP_INFER: run request @handle; res 0 or -errno.
+ *              for tests and measurements.  A deadline that passes during
+ *              the sleep ends it with -ETIME (status NPR_JOB_EXPIRED).
+ * @NPR_OP_INFER: run request @handle; res 0 or -errno.  Past its deadline
+ *                it completes with -ETIME, status NPR_JOB_EXPIRED, its
+ *                result discarded as with NPR_PARAM_NPR_INFER_TIMEOUT_MS:
+ *                the cpu device stops at the next node boundary, other
+ *                devices when the inference ends.
  * @NPR_OP_COMPILE: compile model @handle with defaults; res is the new
  *                  exec handle (> 0) or -errno.
  * @NPR_OP_LOAD: load the IR model whose NUL-terminated .xml path is at
@@ -997,7 +1019,10 @@ enum npr_op {
  * @len: NOP: microseconds to sleep on a worker (<= 10000000); else 0.
  * @reserved1: Must be 0.
  * @deadline_ns: Absolute CLOCK_MONOTONIC deadline in ns, 0 for none.  A
- *               job that has not started by then completes with -ETIME.
+ *               job that has not started by then completes with -ETIME
+ *               (started_ns == finished_ns); a running INFER or NOP
+ *               too (started_ns < finished_ns; see enum npr_op); other
+ *               running jobs complete normally.
  * @reserved2: Must be 0.
  */
 struct npr_sqe {
@@ -1029,7 +1054,9 @@ _Static_assert(sizeof(struct npr_sqe) == 64, "npr_sqe ABI");
  * @NPR_JOB_FAILED: ran, res < 0.
  * @NPR_JOB_CANCELED: cancelled (res -ECANCELED): before it started, or
  *                    an INFER stopped while running.
- * @NPR_JOB_EXPIRED: did not run: its deadline passed (res -ETIME).
+ * @NPR_JOB_EXPIRED: its deadline passed (res -ETIME): before it started
+ *                   (started_ns == finished_ns), or while an INFER or NOP
+ *                   ran (its result discarded).
  * @NPR_JOB_LINK_BROKEN: did not run: an earlier linked job failed
  *                       (res -ECANCELED).
  */
@@ -1097,7 +1124,9 @@ enum npr_ring_reason {
  *              (submitted and not yet reaped).  Out: the size in force.
  * @attach_fd: In. With NPR_RING_SETUP_ATTACH the caller's io_uring fd:
  *             completions are posted into its CQ with IORING_OP_MSG_RING
- *             (cqe->user_data and cqe->res as the job's); else must be 0.
+ *             (cqe->user_data and cqe->res as the job's; with
+ *             NPR_RING_SETUP_RECORDS cqe->flags names the job's record);
+ *             else must be 0.
  * @ring_fd: Out. Pollable descriptor: readable when completions wait.
  *           The fd owns it; do not close it.
  * @path: Out. enum npr_ring_path.
@@ -1109,6 +1138,24 @@ enum npr_ring_reason {
  * Optional: the first SUBMIT sets the ring up with defaults.  Once set up
  * the call only reports (cq_entries and flags must then be 0 or match);
  * -EBUSY if asked for something else.
+ *
+ * Flags: NPR_RING_SETUP_FALLBACK forces the eventfd path.
+ * NPR_RING_SETUP_ATTACH posts completions into the caller's ring
+ * (@attach_fd).  An io_uring CQE has room for user_data and res only: an
+ * IORING_OP_MSG_RING posts a 16-byte CQE even into a ring set up with
+ * IORING_SETUP_CQE32 (its big_cqe[] words arrive as 0), so status and the
+ * three timestamps cannot travel in it.  NPR_RING_SETUP_RECORDS (with
+ * ATTACH) keeps them: each completion is also written as a whole struct
+ * npr_cqe into one of @cq_entries record slots of the fd, and the CQE's
+ * upper 16 flag bits carry the slot (NPR_CQE_RECORD(cqe->flags), which
+ * the kernel passes with IORING_MSG_RING_FLAGS_PASS, Linux 6.3).  The
+ * caller takes the record with NPR_IOCTL_RING_RECORD, which frees the
+ * slot; until then the job counts as in flight, so a caller that never
+ * takes its records meets -EBUSY at SUBMIT after @cq_entries jobs, as a
+ * caller of the fd's own ring that never reaps.  A kernel without
+ * IORING_MSG_RING_FLAGS_PASS fails RING_SETUP with -EOPNOTSUPP (plain
+ * ATTACH still works there).  The caller's ring may have 16- or 32-byte
+ * CQEs.
  */
 struct npr_ring_setup {
 	__u32 size;
@@ -1126,6 +1173,44 @@ _Static_assert(sizeof(struct npr_ring_setup) == 40, "npr_ring_setup ABI");
 
 #define NPR_RING_SETUP_FALLBACK	(1U << 0)
 #define NPR_RING_SETUP_ATTACH	(1U << 1)
+#define NPR_RING_SETUP_RECORDS	(1U << 2)
+
+/*
+ * With NPR_RING_SETUP_RECORDS, the record slot of a completion posted into
+ * the caller's ring: the CQE's flags >> NPR_CQE_RECORD_SHIFT (the flag
+ * bits below stay 0, so IORING_CQE_F_BUFFER and the others are clear).
+ * NPR_CQE_NO_RECORD: the job has no record, because it completed while
+ * the fd was closing (its res says how: -ECANCELED if it never ran).
+ */
+#define NPR_CQE_RECORD_SHIFT	16
+#define NPR_CQE_NO_RECORD	0xffffU
+#define NPR_CQE_RECORD(cqe_flags)	((__u32)(cqe_flags) >> NPR_CQE_RECORD_SHIFT)
+
+/**
+ * struct npr_ring_record - NPR_IOCTL_RING_RECORD: take a completion's record
+ * @size: In. sizeof(struct npr_ring_record).
+ * @flags: In. Must be 0.
+ * @slot: In. NPR_CQE_RECORD() of the completion's io_uring CQE.
+ * @reserved: Must be 0.
+ * @user_data: In. The CQE's user_data: a check that @slot is this job's.
+ * @cqe: Out. The whole completion: res, status, queued_ns, started_ns and
+ *       finished_ns as NPR_IOCTL_REAP gives them.
+ *
+ * Only with NPR_RING_SETUP_RECORDS (else -EINVAL).  The record is copied
+ * out and its slot freed, so each record is taken once: -ENOENT when
+ * @slot holds no record or another job's (taken already, or a wrong
+ * slot); -EINVAL for @slot NPR_CQE_NO_RECORD or out of range.  Records
+ * may be taken in any order and from any thread.
+ */
+struct npr_ring_record {
+	__u32 size;
+	__u32 flags;
+	__u32 slot;
+	__u32 reserved;
+	__u64 user_data;
+	struct npr_cqe cqe;
+};
+_Static_assert(sizeof(struct npr_ring_record) == 72, "npr_ring_record ABI");
 
 /**
  * struct npr_submit - NPR_IOCTL_SUBMIT
@@ -1210,6 +1295,7 @@ _Static_assert(sizeof(struct npr_reap) == 40, "npr_reap ABI");
 #define NPR_IOCTL_RING_SETUP		_IOWR('N', 0x0d, struct npr_ring_setup)
 #define NPR_IOCTL_SUBMIT		_IOWR('N', 0x0e, struct npr_submit)
 #define NPR_IOCTL_REAP			_IOWR('N', 0x0f, struct npr_reap)
+#define NPR_IOCTL_RING_RECORD		_IOWR('N', 0x1f, struct npr_ring_record)
 
 #ifdef NPR_UAPI_STATIC_ASSERT
 #undef _Static_assert

@@ -10,7 +10,9 @@
  *   io_uring path:  a NOP with the job's user_data is posted into the
  *                   fd's own completion io_uring; in attach mode an
  *                   IORING_OP_MSG_RING carries user_data and res into the
- *                   caller's ring instead, and the array is not used.
+ *                   caller's ring instead, and the array is not used, or
+ *                   (NPR_RING_SETUP_RECORDS) is a table of records the
+ *                   caller takes by the slot the CQE names (reap.c).
  *   fallback path:  the fd's eventfd is incremented.
  *
  * Workers: on the io_uring path each worker runs an event loop on an
@@ -46,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
@@ -61,9 +64,13 @@
 #include "uarg.h"
 #include "load.h"
 #include "ring.h"
+#include "ring_priv.h"
+
+#ifndef IORING_MSG_RING_FLAGS_PASS
+#define IORING_MSG_RING_FLAGS_PASS	(1U << 1)	/* Linux 6.3 */
+#endif
 
 #define RING_DEFAULT_ENTRIES	256
-#define RING_MAX_ENTRIES	32768
 #define NOP_MAX_US		10000000u
 #define WORKER_RING_ENTRIES	16
 #define WAKE_TAG		(~0ull)		/* user_data of a wake-up */
@@ -71,102 +78,6 @@
 #ifdef NPR_TSAN
 char npr_tsan_cqe_keys[NPR_TSAN_CQE_KEYS];
 #endif
-
-/**
- * struct job - one submitted SQE
- * @next: queue link.
- * @link: the job that runs after this one succeeds (NPR_SQE_LINK).
- * @sqe: the caller's SQE.
- * @rq: INFER, STATE_*: the request, marked busy.
- * @req: its handle.
- * @path: LOAD: a copy of the path.
- * @queued_ns: submission time.
- * @arg: IMPORT, EXPORT, STATE_*: the checked copy of the argument struct.
- * @uarg: the caller's struct, where the outputs go back.
- * @usize: its size field.
- */
-struct job {
-	struct job *next;
-	struct job *link;
-	struct npr_sqe sqe;
-	struct npr_request *rq;
-	uint32_t req;
-	char *path;
-	uint64_t queued_ns;
-	union {
-		struct npr_import im;
-		struct npr_export ex;
-		struct npr_state_arg st;
-	} arg;
-	void *uarg;
-	uint32_t usize;
-};
-
-/**
- * struct job_err - the message of a job that completed with res < 0
- * @user_data: the job's.
- * @res: its res.
- * @msg: the detail, allocated.
- */
-struct job_err {
-	uint64_t user_data;
-	int res;
-	char *msg;
-};
-
-/**
- * struct worker - one worker thread
- * @r: its ring.
- * @idx: index in r->cur.
- * @has_ring: it runs an event loop on @ring (the io_uring path); else it
- *            waits on r->work (the fallback).
- * @sleeping: (r->lock) waiting for work; a waker clears it and posts one
- *            IORING_OP_MSG_RING into @ring.
- * @ring: the worker's own io_uring: wake-ups and its file reads.
- */
-struct worker {
-	struct npr_ring *r;
-	int idx;
-	bool has_ring;
-	bool sleeping;
-	struct io_uring ring;
-};
-
-struct npr_ring {
-	struct npr_device *dev;
-	pthread_mutex_t lock;
-	pthread_cond_t work;
-	pthread_cond_t reaped;		/* fallback: enough CQEs for the reaper */
-	unsigned int want;		/* fallback: CQEs the reaper waits for */
-	struct job *head, *tail;	/* runnable jobs, FIFO */
-	struct job **cur;		/* per worker: the running job */
-	pthread_t *tids;
-	struct worker *w;
-	bool wloop;			/* workers run io_uring loops */
-	int nworkers, nrunning;
-	bool drain_running, stop, inline_infer;
-	unsigned int entries, inflight;
-	struct npr_cqe *cq;
-	unsigned int cq_head, cq_tail;
-	int path, reason, err;
-	bool attach;
-	int attach_fd;
-	struct io_uring cr;		/* io_uring path */
-	pthread_mutex_t sq_lock;	/* cr's SQ; after lock, if both */
-	unsigned int unsubmitted;	/* SQEs prepared on cr (sq_lock) */
-	unsigned int notes_seen;	/* reaper: notes consumed, ever */
-	unsigned int notes_lost;	/* notes that found no SQE, ever */
-	bool signal;			/* fallback: eventfd write due */
-	bool wake_reaper;		/* fallback: signal reaped */
-	int reaping;
-	unsigned int posted;		/* completions, ever */
-	struct job_err *elog;		/* the last failures, a circle */
-	unsigned int elog_n, elog_next;
-	pthread_t timer_tid;		/* expires jobs that wait too long */
-	bool has_timer;
-	pthread_cond_t timer_cv;	/* the timer's sleep; CLOCK_MONOTONIC */
-	uint64_t timer_at;		/* its wake-up time, 0: none */
-};
 
 /* ---- completion --------------------------------------------------------- */
 
@@ -197,6 +108,8 @@ static struct io_uring_sqe *get_sqe(struct npr_ring *r)
  */
 static void flush(struct npr_ring *r)
 {
+	unsigned int lost[64], nlost = 0;
+
 	if (r->path == NPR_RING_PATH_URING) {
 		/*
 		 * Nothing prepared: whoever prepares a note flushes it, so
@@ -210,13 +123,31 @@ static void flush(struct npr_ring *r)
 			__atomic_store_n(&r->unsubmitted, 0, __ATOMIC_RELEASE);
 		}
 		if (r->attach) {
-			/* failed MSG_RINGs (the caller closed its ring) */
+			/*
+			 * Failed MSG_RINGs (the caller closed its ring): a
+			 * record nobody will take frees its slot.
+			 */
 			struct io_uring_cqe *c;
 
-			while (!io_uring_peek_cqe(&r->cr, &c))
+			while (!io_uring_peek_cqe(&r->cr, &c)) {
+				uint64_t ud = c->user_data;
+
+				if (r->records && (ud & ~0xffffull) == RECORD_TAG &&
+				    nlost < sizeof(lost) / sizeof(lost[0]))
+					lost[nlost++] = ud & 0xffff;
 				io_uring_cqe_seen(&r->cr, c);
+			}
 		}
 		pthread_mutex_unlock(&r->sq_lock);
+		if (nlost) {
+			pthread_mutex_lock(&r->lock);
+			while (nlost--)
+				if (lost[nlost] < r->entries &&
+				    r->rec_used[lost[nlost]])
+					npr_ring_record_free_locked(r,
+								lost[nlost]);
+			pthread_mutex_unlock(&r->lock);
+		}
 	} else {
 		if (__atomic_exchange_n(&r->signal, false, __ATOMIC_ACQ_REL))
 			eventfd_write(r->dev->fd, 1);
@@ -284,6 +215,18 @@ static bool wake_locked(struct npr_ring *r, int n)
 static void complete_locked(struct npr_ring *r, struct job *j, int res,
 			    int status, uint64_t started, const char *msg);
 
+static void fill_cqe(struct npr_cqe *c, const struct job *j, int res,
+		     int status, uint64_t started, uint64_t now)
+{
+	c->user_data = j->sqe.user_data;
+	c->res = res;
+	c->status = status;
+	c->queued_ns = j->queued_ns;
+	c->started_ns = started;
+	c->finished_ns = now;
+	c->reserved = 0;
+}
+
 static void break_chain_locked(struct npr_ring *r, struct job *j)
 {
 	while (j) {
@@ -320,8 +263,15 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 	if (res < 0)
 		log_failure_locked(r, j, res, msg);
 	if (r->attach) {
+		unsigned int slot = NPR_CQE_NO_RECORD;
 		struct io_uring_sqe *sqe;
 
+		/* a record for the caller to take, unless the fd is closing */
+		if (r->records && !r->stop && r->rec_nfree) {
+			slot = r->rec_free[--r->rec_nfree];
+			r->rec_used[slot] = 1;
+			fill_cqe(&r->cq[slot], j, res, status, started, now);
+		}
 		/*
 		 * The kernel orders this thread's writes (the job's outputs)
 		 * before the caller's read of the CQE: tell TSan, whose
@@ -333,23 +283,24 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 		if (sqe) {
 			io_uring_prep_msg_ring(sqe, r->attach_fd,
 					       (unsigned int)res,
-					       j->sqe.user_data, 0);
+					       j->sqe.user_data, r->records ?
+					       IORING_MSG_RING_FLAGS_PASS : 0);
+			/* after the prep, which zeroes it */
+			if (r->records)
+				sqe->file_index = slot << NPR_CQE_RECORD_SHIFT;
 			sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+			io_uring_sqe_set_data64(sqe, RECORD_TAG | slot);
 			__atomic_store_n(&r->unsubmitted,
 					 r->unsubmitted + 1, __ATOMIC_RELEASE);
 		}
 		pthread_mutex_unlock(&r->sq_lock);
-		__atomic_fetch_sub(&r->inflight, 1, __ATOMIC_RELEASE);
+		if (slot == NPR_CQE_NO_RECORD)
+			__atomic_fetch_sub(&r->inflight, 1, __ATOMIC_RELEASE);
+		else if (!sqe)	/* no CQE will name the record */
+			npr_ring_record_free_locked(r, slot);
 	} else {
-		struct npr_cqe *c = &r->cq[r->cq_tail & (r->entries - 1)];
-
-		c->user_data = j->sqe.user_data;
-		c->res = res;
-		c->status = status;
-		c->queued_ns = j->queued_ns;
-		c->started_ns = started;
-		c->finished_ns = now;
-		c->reserved = 0;
+		fill_cqe(&r->cq[r->cq_tail & (r->entries - 1)], j, res, status,
+			 started, now);
 		__atomic_store_n(&r->cq_tail, r->cq_tail + 1,
 				 __ATOMIC_RELEASE);
 		if (r->path == NPR_RING_PATH_URING) {
@@ -421,6 +372,29 @@ static int run_arg_job(struct npr_ring *r, struct job *j)
 	return err;
 }
 
+/* Sleep len us, or until the deadline if that comes first: -ETIME. */
+static int run_nop(const struct job *j)
+{
+	uint64_t end = npr_now_ns() + j->sqe.len * 1000ull, now;
+	struct timespec ts;
+
+	if (!j->sqe.len)
+		return 0;
+	if (j->sqe.deadline_ns && j->sqe.deadline_ns < end) {
+		ts.tv_sec = j->sqe.deadline_ns / 1000000000ull;
+		ts.tv_nsec = j->sqe.deadline_ns % 1000000000ull;
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+				       NULL) == EINTR)
+			;
+		now = npr_now_ns();
+		return npr_err(-ETIME, "the deadline passed while it ran; %llu us of sleep were left",
+			       (unsigned long long)(end > now ? end - now : 0) /
+			       1000);
+	}
+	usleep(j->sqe.len);
+	return 0;
+}
+
 static int run_job(struct npr_ring *r, struct worker *w, struct job *j)
 {
 	uint32_t h;
@@ -430,11 +404,9 @@ static int run_job(struct npr_ring *r, struct worker *w, struct job *j)
 		return run_arg_job(r, j);
 	switch (j->sqe.opcode) {
 	case NPR_OP_NOP:
-		if (j->sqe.len)
-			usleep(j->sqe.len);
-		return 0;
+		return run_nop(j);
 	case NPR_OP_INFER:
-		return npr_request_infer(j->rq);
+		return npr_request_infer(j->rq, j->sqe.deadline_ns);
 	case NPR_OP_COMPILE:
 		err = npr_model_compile_default(r->dev, j->sqe.handle, &h);
 		return err ? err : (int)h;
@@ -657,6 +629,10 @@ static void *worker(void *p)
 		if (drain)
 			r->drain_running = false;
 		status = res >= 0 ? NPR_JOB_OK : NPR_JOB_FAILED;
+		if (res == -ETIME && j->sqe.deadline_ns &&
+		    (j->sqe.opcode == NPR_OP_INFER ||
+		     j->sqe.opcode == NPR_OP_NOP))
+			status = NPR_JOB_EXPIRED;	/* while it ran */
 		if (j->rq) {
 			/* set under the lock, so no CANCEL can come late */
 			if (res == -ECANCELED && j->rq->cancel)
@@ -715,6 +691,35 @@ static bool has_msg_ring(struct io_uring *ring)
 	return ok;
 }
 
+/*
+ * Whether MSG_RING passes cqe->flags (IORING_MSG_RING_FLAGS_PASS, Linux
+ * 6.3): one message from @ring into a ring of its own; an older kernel
+ * refuses the flag with -EINVAL.
+ */
+static bool has_msg_flags_pass(struct io_uring *ring)
+{
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *c;
+	struct io_uring t;
+	bool ok = false;
+
+	if (io_uring_queue_init(2, &t, 0) < 0)
+		return false;
+	sqe = io_uring_get_sqe(ring);
+	if (sqe) {
+		io_uring_prep_msg_ring(sqe, t.ring_fd, 0, 0,
+				       IORING_MSG_RING_FLAGS_PASS);
+		sqe->file_index = 1u << NPR_CQE_RECORD_SHIFT;
+		if (io_uring_submit_and_wait(ring, 1) == 1 &&
+		    !io_uring_peek_cqe(ring, &c)) {
+			ok = c->res == 0;
+			io_uring_cqe_seen(ring, c);
+		}
+	}
+	io_uring_queue_exit(&t);
+	return ok;
+}
+
 static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 		       struct npr_ring **out)
 {
@@ -769,6 +774,10 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 		else if (!has_msg_ring(&r->cr))
 			err = npr_err(-EOPNOTSUPP,
 				      "attaching a ring needs IORING_OP_MSG_RING (Linux 5.18), which this kernel lacks");
+		else if ((a->flags & NPR_RING_SETUP_RECORDS) &&
+			 !has_msg_flags_pass(&r->cr))
+			err = npr_err(-EOPNOTSUPP,
+				      "NPR_RING_SETUP_RECORDS needs IORING_MSG_RING_FLAGS_PASS (Linux 6.3) to name a record in the CQE; this kernel lacks it: attach without records, or reap the fd's own ring");
 		if (err) {
 			if (r->path == NPR_RING_PATH_URING)
 				io_uring_queue_exit(&r->cr);
@@ -782,6 +791,14 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 		}
 		r->attach = true;
 		r->attach_fd = a->attach_fd;
+		r->records = a->flags & NPR_RING_SETUP_RECORDS;
+	}
+	if (r->records) {
+		r->rec_used = calloc(r->entries, sizeof(*r->rec_used));
+		r->rec_free = calloc(r->entries, sizeof(*r->rec_free));
+		/* the lowest slot first */
+		for (i = r->entries; r->rec_free && i-- > 0;)
+			r->rec_free[r->rec_nfree++] = (uint16_t)i;
 	}
 	r->cq = calloc(r->entries, sizeof(*r->cq));
 	r->cur = calloc(r->nworkers, sizeof(*r->cur));
@@ -790,7 +807,8 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 	r->elog_n = r->entries;
 	r->elog = calloc(r->elog_n, sizeof(*r->elog));
 	err = -ENOMEM;
-	if (!r->cq || !r->cur || !r->tids || !r->w || !r->elog)
+	if (!r->cq || !r->cur || !r->tids || !r->w || !r->elog ||
+	    (r->records && (!r->rec_used || !r->rec_free)))
 		goto fail;
 	/*
 	 * Each worker's own io_uring, all or none, woken by MSG_RING: else
@@ -835,6 +853,8 @@ fail:
 	if (r->path == NPR_RING_PATH_URING)
 		io_uring_queue_exit(&r->cr);
 	free(r->cq);
+	free(r->rec_used);
+	free(r->rec_free);
 	free(r->cur);
 	free(r->tids);
 	free(r->elog);
@@ -853,9 +873,19 @@ static void report(const struct npr_ring *r, struct npr_ring_setup *a)
 	a->workers = r->nworkers;
 }
 
-/* Set the ring up (once); dev->lock serialises concurrent first calls. */
-static int ring_get(struct npr_device *dev, struct npr_ring_setup *a,
-		    struct npr_ring **out)
+/**
+ * npr_ring_get() - the device's ring, set up once
+ * @dev: the device.
+ * @a: the setup to create it with if there is none yet, or NULL: then
+ *     *@out is NULL when nothing set the ring up.  dev->lock serialises
+ *     concurrent first calls.
+ * @out: Out. The ring.
+ *
+ * Return: 0; -EBUSY when @a asks for another ring than the one set up;
+ * ring_create()'s errors.
+ */
+int npr_ring_get(struct npr_device *dev, struct npr_ring_setup *a,
+		 struct npr_ring **out)
 {
 	int err = 0;
 
@@ -881,13 +911,17 @@ static int ring_get(struct npr_device *dev, struct npr_ring_setup *a,
  */
 int npr_ring_setup(struct npr_device *dev, struct npr_ring_setup *a)
 {
+	const unsigned int known = NPR_RING_SETUP_FALLBACK |
+				   NPR_RING_SETUP_ATTACH | NPR_RING_SETUP_RECORDS;
 	struct npr_ring *r;
 	int err;
 
-	if (a->flags & ~(NPR_RING_SETUP_FALLBACK | NPR_RING_SETUP_ATTACH))
+	if (a->flags & ~known)
 		return npr_err(-EOPNOTSUPP, "unknown flag bits 0x%x",
-			       a->flags & ~(NPR_RING_SETUP_FALLBACK |
-					    NPR_RING_SETUP_ATTACH));
+			       a->flags & ~known);
+	if ((a->flags & NPR_RING_SETUP_RECORDS) &&
+	    !(a->flags & NPR_RING_SETUP_ATTACH))
+		return npr_err(-EINVAL, "NPR_RING_SETUP_RECORDS goes with NPR_RING_SETUP_ATTACH: REAP gives the whole completion already");
 	if (a->reserved || a->ring_fd || a->path || a->reason || a->err ||
 	    a->workers ||
 	    (!(a->flags & NPR_RING_SETUP_ATTACH) && a->attach_fd))
@@ -896,7 +930,7 @@ int npr_ring_setup(struct npr_device *dev, struct npr_ring_setup *a)
 	    (a->cq_entries & (a->cq_entries - 1)))
 		return npr_err(-EINVAL, "cq_entries %u is not a power of two in 1..%d",
 			       a->cq_entries, RING_MAX_ENTRIES);
-	err = ring_get(dev, a, &r);
+	err = npr_ring_get(dev, a, &r);
 	if (r)
 		report(r, a);
 	return err;
@@ -963,6 +997,8 @@ void npr_ring_destroy(struct npr_device *dev)
 		free(r->elog[i].msg);
 	free(r->elog);
 	free(r->cq);
+	free(r->rec_used);
+	free(r->rec_free);
 	free(r->cur);
 	free(r->tids);
 	free(r);
@@ -1155,13 +1191,13 @@ int npr_ring_submit(struct npr_device *dev, struct npr_submit *a)
 	if (!a->count || !sq)
 		return npr_err(-EINVAL, "no SQEs (count %u, sqes %s)", a->count,
 			       sq ? "set" : "NULL");
-	err = ring_get(dev, NULL, &r);
+	err = npr_ring_get(dev, NULL, &r);
 	if (err)
 		return err;
 	if (!r) {
 		struct npr_ring_setup s = { .size = sizeof(s) };
 
-		err = ring_get(dev, &s, &r);
+		err = npr_ring_get(dev, &s, &r);
 		if (err)
 			return err;
 	}
@@ -1310,149 +1346,4 @@ fail_all:
 			job_free(r, jobs[i]);
 	free(jobs);
 	return err;
-}
-
-/* ---- reaping ------------------------------------------------------------ */
-
-static void drain_notes(struct npr_ring *r)
-{
-	if (r->path == NPR_RING_PATH_URING) {
-		struct io_uring_cqe *c;
-		unsigned int head, n = 0, notes = 0;
-
-		/* notes are NOPs (res 0); a failed wake-up is no note */
-		io_uring_for_each_cqe(&r->cr, head, c) {
-			n++;
-			notes += c->res >= 0;
-		}
-		if (n)
-			io_uring_cq_advance(&r->cr, n);
-		r->notes_seen += notes;
-	} else {
-		eventfd_t v;
-
-		eventfd_read(r->dev->fd, &v);
-	}
-}
-
-/**
- * npr_ring_reap() - NPR_IOCTL_REAP
- * @dev: the device.
- * @a: the argument, copied in; its outputs go back on -ETIME too.
- *
- * Return: 0 or -errno (uapi/npuring.h lists them).
- */
-int npr_ring_reap(struct npr_device *dev, struct npr_reap *a)
-{
-	struct npr_cqe *out = (void *)(uintptr_t)a->cqes;
-	uint64_t deadline = 0;
-	struct npr_ring *r;
-	int err = 0;
-
-	a->count = 0;
-	if (a->flags & ~NPR_REAP_POLL)
-		return npr_err(-EOPNOTSUPP, "unknown flag bits 0x%x",
-			       a->flags & ~NPR_REAP_POLL);
-	if (a->reserved)
-		return npr_err(-EINVAL, "reserved field is not zero");
-	if (!a->max || !out || a->min > a->max)
-		return npr_err(-EINVAL, "need cqes, max >= 1 and min <= max (max %u, min %u)",
-			       a->max, a->min);
-	err = ring_get(dev, NULL, &r);
-	if (err)
-		return err;
-	if (!r)
-		return a->min ? npr_err(-EINVAL, "nothing was submitted on this fd") : 0;
-	if (r->attach)
-		return npr_err(-EINVAL, "completions go to the attached ring");
-	if (__atomic_exchange_n(&r->reaping, 1, __ATOMIC_ACQUIRE))
-		return npr_err(-EBUSY, "another thread is reaping this fd");
-	if (a->timeout_ns)
-		deadline = npr_now_ns() + a->timeout_ns;
-	for (;;) {
-		unsigned int k = 0, head, tail;
-
-		drain_notes(r);
-		/* lockless: see "Locking" at the top */
-		head = r->cq_head;
-		tail = __atomic_load_n(&r->cq_tail, __ATOMIC_ACQUIRE);
-		while (a->count < a->max && head != tail) {
-			out[a->count++] = r->cq[head++ & (r->entries - 1)];
-			k++;
-		}
-		__atomic_store_n(&r->cq_head, head, __ATOMIC_RELEASE);
-		if (k)
-			__atomic_fetch_sub(&r->inflight, k, __ATOMIC_RELEASE);
-		if (a->count >= a->min)
-			break;
-		if (deadline && npr_now_ns() >= deadline) {
-			err = -ETIME;
-			break;
-		}
-		if (a->flags & NPR_REAP_POLL) {
-			while (__atomic_load_n(&r->cq_tail, __ATOMIC_ACQUIRE) ==
-			       r->cq_head &&
-			       (!deadline || npr_now_ns() < deadline))
-				__builtin_ia32_pause();
-			continue;
-		}
-		if (r->path == NPR_RING_PATH_URING) {
-			struct io_uring_cqe *c;
-			struct __kernel_timespec ts, *tp = NULL;
-			/*
-			 * Completion i has note i: wait until the note of the
-			 * last completion needed is there.  Notes consumed
-			 * already may belong to CQEs not yet copied, and CQEs
-			 * copied to notes still to come.
-			 */
-			unsigned int need = r->cq_head + (a->min - a->count) -
-				r->notes_seen -
-				__atomic_load_n(&r->notes_lost,
-						__ATOMIC_ACQUIRE);
-
-			if ((int)need <= 0)
-				continue;
-
-			if (deadline) {
-				uint64_t left = deadline - npr_now_ns();
-
-				if ((int64_t)left <= 0)
-					continue;
-				ts.tv_sec = left / 1000000000ull;
-				ts.tv_nsec = left % 1000000000ull;
-				tp = &ts;
-			}
-			/* one wake-up for the whole batch still missing */
-			io_uring_wait_cqes(&r->cr, &c, need, tp, NULL);
-		} else {
-			/*
-			 * One wake-up when the whole missing count is there;
-			 * the eventfd still counts for pollers of ring_fd.
-			 */
-			struct timespec ts;
-
-			if (deadline) {
-				ts.tv_sec = deadline / 1000000000ull;
-				ts.tv_nsec = deadline % 1000000000ull;
-			}
-			pthread_mutex_lock(&r->lock);
-			r->want = a->min - a->count;
-			/* a completion that satisfies it clears want */
-			while (r->want && !r->stop &&
-			       r->cq_tail - r->cq_head < r->want) {
-				if (!deadline)
-					pthread_cond_wait(&r->reaped, &r->lock);
-				else if (pthread_cond_timedwait(&r->reaped,
-								&r->lock, &ts))
-					break;
-			}
-			r->want = 0;
-			pthread_mutex_unlock(&r->lock);
-		}
-	}
-	__atomic_store_n(&r->reaping, 0, __ATOMIC_RELEASE);
-	if (err)
-		return npr_err(err, "%u of %u completions before the timeout",
-			       a->count, a->min);
-	return 0;
 }

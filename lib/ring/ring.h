@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The submission ring of a device (lib/ring/ring.c): what the ioctl table
- * (lib/dev.c) calls for RING_SETUP, SUBMIT, REAP and GET_ERROR with
- * NPR_GET_ERROR_JOB, and when the device closes.
+ * The submission ring of a device (lib/ring/ring.c, reap.c): what the
+ * ioctl table (lib/dev.c) calls for RING_SETUP, SUBMIT, REAP, RING_RECORD
+ * and GET_ERROR with NPR_GET_ERROR_JOB, and when the device closes.
  */
 #ifndef NPR_RING_H
 #define NPR_RING_H
@@ -19,6 +19,8 @@ int npr_ring_setup(struct npr_device *dev, struct npr_ring_setup *a);
 int npr_ring_submit(struct npr_device *dev, struct npr_submit *a);
 
 int npr_ring_reap(struct npr_device *dev, struct npr_reap *a);
+
+int npr_ring_record(struct npr_device *dev, struct npr_ring_record *a);
 
 void npr_ring_destroy(struct npr_device *dev);
 

@@ -71,7 +71,7 @@ PARAM_ENABLE_PROFILING = 6
 PARAM_AVAILABLE_DEVICES = 8
 PARAM_CACHE_DIR = 23
 PARAM_MODEL_NAME = 28
-PARAM_MAX = 78
+PARAM_MAX = 97
 
 # enum npr_prop_type
 PROP_INT, PROP_BOOL, PROP_STRING, PROP_ENUM, PROP_LIST, PROP_INT_LIST = \
@@ -234,6 +234,15 @@ ring_setup = _struct("npr_ring_setup", [
 
 RING_SETUP_FALLBACK = 1 << 0
 RING_SETUP_ATTACH = 1 << 1
+RING_SETUP_RECORDS = 1 << 2
+
+# a record's slot in an attached ring's CQE: cqe.flags >> CQE_RECORD_SHIFT
+CQE_RECORD_SHIFT = 16
+CQE_NO_RECORD = 0xffff
+
+ring_record = _struct("npr_ring_record", [
+    ("size", u32), ("flags", u32), ("slot", u32), ("reserved", u32),
+    ("user_data", u64), ("cqe", cqe)])
 
 submit = _struct("npr_submit", [
     ("size", u32), ("flags", u32), ("sqes", u64), ("count", u32),
@@ -303,11 +312,13 @@ IOCTL_BO_CREATE = IOWR(0x19, bo_create)
 IOCTL_BO_INFO = IOWR(0x1a, bo_info)
 IOCTL_BO_BIND = IOWR(0x1b, bo_bind)
 IOCTL_MAKE_STATEFUL = IOWR(0x1c, make_stateful)
+IOCTL_RING_RECORD = IOWR(0x1f, ring_record)
 
 #: constants whose C name is "NPR_" + the Python name (checked by the tests)
 CONSTANTS = [n for n in list(globals())
              if n[:1].isupper() and n.split("_")[0] in (
                  "UAPI", "MAX", "ELEM", "DEVICE", "HANDLE", "CAP", "PARAM",
                  "PROP", "NUM", "MODEL", "PORT", "TENSOR", "GET", "STATE",
-                 "PROF", "BO", "OP", "SQE", "JOB", "RING", "REAP", "IOCTL")
+                 "PROF", "BO", "OP", "SQE", "CQE", "JOB", "RING", "REAP",
+                 "IOCTL")
              and isinstance(globals()[n], int)]
