@@ -315,7 +315,7 @@ static int clone_bodies(struct npr_node *d, const struct npr_node *s)
 }
 
 static struct npr_graph *clone(const struct npr_graph *g,
-			       struct npr_graph *take);
+			       struct npr_graph *take, bool share);
 
 /**
  * npr_graph_clone() - deep copy of a graph
@@ -330,7 +330,24 @@ static struct npr_graph *clone(const struct npr_graph *g,
  */
 struct npr_graph *npr_graph_clone(const struct npr_graph *g)
 {
-	return clone(g, NULL);
+	return clone(g, NULL, false);
+}
+
+/**
+ * npr_graph_clone_shared() - npr_graph_clone() that borrows owned data
+ * @g: the graph; it must outlive the clone and keep its constants.
+ *
+ * The clone's constants point at @g's owned data instead of copies (the
+ * clone owns none of it), so that a graph with large folded or aligned
+ * weights clones in time proportional to its nodes: for a backend that
+ * infers and plans a graph again per input shape signature.  Bodies are
+ * deep copies, as with npr_graph_clone().
+ *
+ * Return: the clone, or NULL on allocation failure.
+ */
+struct npr_graph *npr_graph_clone_shared(const struct npr_graph *g)
+{
+	return clone(g, NULL, true);
 }
 
 /**
@@ -343,11 +360,11 @@ struct npr_graph *npr_graph_clone(const struct npr_graph *g)
  */
 struct npr_graph *npr_graph_clone_take(struct npr_graph *g)
 {
-	return clone(g, g);
+	return clone(g, g, false);
 }
 
 static struct npr_graph *clone(const struct npr_graph *g,
-			       struct npr_graph *take)
+			       struct npr_graph *take, bool share)
 {
 	struct npr_graph *c = npr_graph_new();
 	int i, j;
@@ -405,7 +422,7 @@ static struct npr_graph *clone(const struct npr_graph *g,
 			goto fail;
 		if (s->owned && take) {
 			continue;	/* moved below, once nothing can fail */
-		} else if (s->owned) {
+		} else if (s->owned && !share) {
 			d->owned = malloc(s->nbytes ? s->nbytes : 1);
 			if (!d->owned)
 				goto fail;
