@@ -11,8 +11,9 @@
  * (the signature) pick a plan from a small cache, least recently used
  * first out, of CPU_RUNTIME_CACHE_CAPACITY entries; a miss makes one:
  *
- *   a clone of the exec's graph sharing its constants
- *   (npr_graph_clone_shared()), the inputs' shapes set, every live node
+ *   a view of the exec's graph (npr_graph_view(): its own nodes and
+ *   values over the exec's strings, arrays and constants), the inputs'
+ *   shapes set, every live node
  *   parsed and inferred again with folding (so that ShapeOf chains and
  *   the Reshape targets they feed become constants), dead nodes marked;
  *   then the same planning as a static exec (npr_cpu_plan_graph(): fast
@@ -201,7 +202,10 @@ static int sig_make(struct npr_request *rq, struct ref_sig **out)
 	s->refs = 1;
 	s->in = malloc(sizeof(*s->in) * (ex->nin ? ex->nin : 1));
 	s->re = calloc(1, sizeof(*s->re));
-	g = npr_graph_clone_shared(ex->g);
+	/* a graph with bodies is copied: their infer changes them */
+	g = npr_graph_view(ex->g);
+	if (!g)
+		g = npr_graph_clone_shared(ex->g);
 	if (!s->in || !s->re || !g) {
 		npr_graph_free(g);
 		sig_free(ex, s);
@@ -310,18 +314,28 @@ static int sig_bind(struct npr_request *rq, struct ref_request *rr,
 
 	npr_cpu_dyn_destroy(rr, rq->ex->g);
 	if (re->arena_bytes > rr->arena_cap || !rr->arena) {
+		/* by a quarter at least: a growing sequence (decoding)
+		 * does not reallocate at every step */
+		size_t want = re->arena_bytes, more = rr->arena_cap / 4;
 		void *p;
 
-		err = npr_request_grow(rq, rr->arena_cap, re->arena_bytes,
+		if (want - rr->arena_cap < more && rr->arena_cap)
+			want = rr->arena_cap + more;
+		err = npr_request_grow(rq, rr->arena_cap, want,
 				       "the activations of these input shapes");
+		if (err && want > re->arena_bytes) {
+			want = re->arena_bytes;
+			err = npr_request_grow(rq, rr->arena_cap, want,
+					       "the activations of these input shapes");
+		}
 		if (err)
 			return err;
-		p = npr_alloc(re->arena_bytes);
+		p = npr_alloc(want);
 		if (!p)
 			return -ENOMEM;
 		free(rr->arena);
 		rr->arena = p;
-		rr->arena_cap = re->arena_bytes;
+		rr->arena_cap = want;
 	}
 	npr_cpu_req_views(re, rr);
 	return re->ndyn ? npr_cpu_dyn_create(re, rr, re->g) : 0;
