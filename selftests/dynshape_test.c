@@ -10,13 +10,16 @@
  * many signatures in a row on two requests stay correct (valgrind runs
  * this suite: no leak); an input with no shape yet cannot be inferred;
  * the output's port has rank 2 with its dynamic dimension -1; export and
- * the null device refuse dynamic inputs.
+ * the null device refuse dynamic inputs, and the model cache compiles
+ * such a model every time, storing nothing.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "npuring.h"
@@ -347,6 +350,39 @@ TEST_F(dyn, refused_where_unsupported)
 	check_error(_metadata, fd, npr_ioctl(fd, NPR_IOCTL_COMPILE, &co),
 		    -EOPNOTSUPP, "input past has the dynamic shape [1,?]");
 	npr_close(fd);
+}
+
+/* the model cache compiles a dynamic model every time and stores nothing */
+TEST_F(dyn, cache_dir_skips_it)
+{
+	char dir[] = "/tmp/npr-dynshape-XXXXXX";
+	struct npr_param pa = {
+		.size = sizeof(pa), .param = NPR_PARAM_CACHE_DIR,
+	};
+	__u32 exec, req;
+	DIR *d;
+	struct dirent *e;
+	int k, n = 0;
+
+	ASSERT_NE(mkdtemp(dir), NULL);
+	pa.ptr = (uintptr_t)dir;
+	pa.len = strlen(dir) + 1;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_SET_PARAM, &pa), 0);
+	for (k = 0; k < 2; k++) {
+		ASSERT_EQ(dyn_compile(self->fd, self->model, 0, 0, NULL, NULL,
+				      -1, &exec), 0);
+		ASSERT_EQ(dyn_param(self->fd, exec,
+				    NPR_PARAM_LOADED_FROM_CACHE), 0);
+		ASSERT_EQ(dyn_request(self->fd, exec, &req), 0);
+		step(_metadata, self->fd, req, 1, 2);
+	}
+	d = opendir(dir);
+	ASSERT_NE(d, NULL);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	rmdir(dir);
+	ASSERT_EQ(n, 0);
 }
 
 TEST_HARNESS_MAIN
