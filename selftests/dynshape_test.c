@@ -8,7 +8,8 @@
  * naming the port, the dimension and the bounds; the plan cache misses
  * and evicts as CPU_RUNTIME_CACHE_CAPACITY says (NPR_RUNTIME_CACHE_*);
  * many signatures in a row on two requests stay correct (valgrind runs
- * this suite: no leak); an input with no shape yet cannot be inferred;
+ * this suite: no leak), and so do three requests on three threads whose
+ * plans a cache of 2 evicts under them; an input with no shape yet cannot be inferred;
  * the output's port has rank 2 with its dynamic dimension -1; export and
  * the null device refuse dynamic inputs, and the model cache compiles
  * such a model every time, storing nothing.
@@ -16,6 +17,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,6 +352,82 @@ TEST_F(dyn, refused_where_unsupported)
 	check_error(_metadata, fd, npr_ioctl(fd, NPR_IOCTL_COMPILE, &co),
 		    -EOPNOTSUPP, "input past has the dynamic shape [1,?]");
 	npr_close(fd);
+}
+
+struct worker {
+	int fd, err, bad;
+	__u32 req;
+	int first;
+};
+
+/* 60 inferences of lengths first, first + 1, ... mod 5, checked */
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	float past[8], x[8], *y;
+	int i, k, p, s;
+
+	for (k = 0; k < 60 && !w->err && !w->bad; k++) {
+		__s64 dp[2] = { 1, 0 }, dx[2] = { 1, 0 };
+		struct npr_tensor_arg t;
+
+		p = (w->first + k) % 5;
+		s = 1 + k % 3;
+		dp[1] = p;
+		dx[1] = s;
+		for (i = 0; i < p; i++)
+			past[i] = w->first * 1000 + k + i;
+		for (i = 0; i < s; i++)
+			x[i] = -i - k;
+		w->err = dyn_set(w->fd, w->req, 0, 2, dp, p ? past : NULL,
+				 p * sizeof(float));
+		if (!w->err)
+			w->err = dyn_set(w->fd, w->req, 1, 2, dx, x,
+					 s * sizeof(float));
+		if (!w->err)
+			w->err = dyn_infer(w->fd, w->req);
+		if (w->err)
+			break;
+		y = dyn_get(w->fd, w->req, 0, &t);
+		if (!y || t.dims[1] != p + s) {
+			w->bad = 1;
+		} else {
+			for (i = 0; i < p + s; i++)
+				if (y[i] != (i < p ? past[i] : x[i - p]))
+					w->bad = 1;
+		}
+		free(y);
+	}
+	return NULL;
+}
+
+/*
+ * Three requests on three threads, signatures changing under a cache of
+ * 2: plans are evicted while other requests run them.
+ */
+TEST_F(dyn, concurrent_requests)
+{
+	struct worker w[3];
+	pthread_t th[3];
+	__u32 exec;
+	int i;
+
+	ASSERT_EQ(dyn_compile(self->fd, self->model, 0, 0, NULL, NULL, 2,
+			      &exec), 0);
+	for (i = 0; i < 3; i++) {
+		w[i] = (struct worker){ .fd = self->fd, .first = i };
+		ASSERT_EQ(dyn_request(self->fd, exec, &w[i].req), 0);
+	}
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(pthread_create(&th[i], NULL, work, &w[i]), 0);
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(w[i].err, 0);
+		ASSERT_EQ(w[i].bad, 0);
+	}
+	ASSERT_GT(dyn_param(self->fd, exec,
+			    NPR_PARAM_NPR_RUNTIME_CACHE_EVICTIONS), 0);
 }
 
 /* the model cache compiles a dynamic model every time and stores nothing */
