@@ -83,7 +83,8 @@ struct npr_model {
  * struct npr_exec - a compiled model
  * @refs: one for the handle, one per live request.
  * @dev: the device.
- * @g: the compiled graph: lowered to compute types, shapes static,
+ * @g: the compiled graph: lowered to compute types, shapes static (but
+ *     what depends on a dynamic input dimension or on input values),
  *     constants folded, dead nodes marked.  Constants the backend holds
  *     in its prepared form (ops->held) may have no data.
  * @nin, @in: inputs.

@@ -277,13 +277,17 @@ static int64_t port_dims(const struct npr_port *p, bool out, uint32_t rank,
 				       (long long)d);
 		if (p->shape.d[i] < 0 &&
 		    (d < p->lo[i] || (p->hi[i] >= 0 && d > p->hi[i]) ||
-		     d > (1LL << 31)))
-			return npr_err(-EINVAL, "%s %s: dimension %d is %lld, outside its bounds %lld..%s%lld",
+		     d > (1LL << 31))) {
+			char hi[32] = "";
+
+			if (p->hi[i] >= 0)
+				snprintf(hi, sizeof(hi), "%lld",
+					 (long long)p->hi[i]);
+			return npr_err(-EINVAL, "%s %s: dimension %d is %lld, outside its bounds %lld..%s%s",
 				       what, p->name, i, (long long)d,
-				       (long long)p->lo[i],
-				       p->hi[i] < 0 ? "(none) " : "",
-				       (long long)(p->hi[i] < 0 ? 1LL << 31 :
-						   p->hi[i]));
+				       (long long)p->lo[i], hi,
+				       p->hi[i] < 0 ? " (no upper bound but 2^31)" : "");
+		}
 		shape->d[i] = d;
 	}
 	numel = npr_shape_numel(shape);
