@@ -118,8 +118,11 @@ void npr_backend_release(struct npr_device *dev)
 
 /**
  * npr_backend_compile() - build the backend's executable form of ex->g
- * @ex: the compiled model (graph lowered, shapes static, constants
- *      folded), or an imported one with ex->prep and ex->native.
+ * @ex: the compiled model (graph lowered, shapes static but for dynamic
+ *      input dimensions and what depends on them or on input values,
+ *      constants folded; ex->dyn_inputs says whether its inputs have
+ *      dynamic dimensions), or an imported one with ex->prep and
+ *      ex->native.
  *
  * Return: 0 or -errno with npr_err() set; ex->priv then holds the
  * backend's data, freed by npr_backend_exec_destroy().

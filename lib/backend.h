@@ -29,8 +29,9 @@ enum npr_backend_cap {
 	/* infer is cheap enough to run inline on the submitting thread
 	 * (the ring runs INFER jobs there and starts two workers) */
 	NPR_BACKEND_CAP_INLINE_INFER	= 1u << 0,
-	/* runs graphs whose shapes depend on input values (infers them
-	 * per inference and sizes outputs with npr_request_out_shape()) */
+	/* runs graphs whose shapes depend on input values or on dynamic
+	 * input dimensions (infers them per inference and sizes outputs
+	 * with npr_request_out_shape()) */
 	NPR_BACKEND_CAP_DYNAMIC_SHAPES	= 1u << 1,
 	/* has the NPU plugin's properties (NPR_PARAM_NPU_*) */
 	NPR_BACKEND_CAP_NPU_PARAMS	= 1u << 2,

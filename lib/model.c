@@ -535,10 +535,20 @@ out:
 	return err;
 }
 
-static int make_ports(struct npr_exec *ex, const struct npr_graph *model)
+/**
+ * struct compile_bounds - COMPILE's bounds of one input's dimensions
+ * @lo, @hi: as struct npr_shape_range: @hi -1 for no upper bound.
+ */
+struct compile_bounds {
+	int64_t lo[NPR_MAX_RANK], hi[NPR_MAX_RANK];
+};
+
+static int make_ports(struct npr_exec *ex, const struct npr_graph *model,
+		      const struct npr_shape *over,
+		      const struct compile_bounds *bounds)
 {
 	struct npr_graph *g = ex->g;
-	int i;
+	int i, j;
 
 	ex->nin = g->ninputs;
 	ex->nout = g->noutputs;
@@ -564,10 +574,23 @@ static int make_ports(struct npr_exec *ex, const struct npr_graph *model)
 		/* the caller's type, or the compute type of a state port */
 		p->type = hidden ? g->vals[v].type : model->vals[v].type;
 		p->shape = g->vals[v].shape;
-		/* outputs may depend on input values (lib/passes/compile.c) */
-		if (!npr_shape_static(&p->shape) && (!out || hidden))
+		/* outputs may depend on input values (lib/passes/compile.c),
+		 * the caller's inputs may have dynamic dimensions */
+		if (!npr_shape_static(&p->shape) && hidden)
 			return npr_err(-EINVAL, "%s %s has no static shape",
 				       out ? "output" : "input", p->name);
+		for (j = 0; !out && j < p->shape.rank; j++) {
+			bool given = over && over[k].rank >= 0;
+
+			p->lo[j] = p->shape.d[j] < 0 ? 0 : p->shape.d[j];
+			p->hi[j] = p->shape.d[j];
+			if (p->shape.d[j] < 0 && given) {
+				p->lo[j] = bounds[k].lo[j];
+				p->hi[j] = bounds[k].hi[j];
+			}
+			if (p->shape.d[j] < 0)
+				ex->dyn_inputs = true;
+		}
 		p->bytes = npr_tensor_bytes(p->type,
 					    npr_shape_numel(&p->shape));
 		if (!npr_elem_size(p->type))
@@ -579,18 +602,68 @@ static int make_ports(struct npr_exec *ex, const struct npr_graph *model)
 	return 0;
 }
 
+/* One dimension of shape @i: its bounds, checked. */
+static int shape_dim(uint32_t i, uint32_t j, int64_t lo, int64_t hi,
+		     bool ranges)
+{
+	const int64_t max = 1LL << 31;
+
+	if (!ranges && (lo < -1 || lo > max))
+		return npr_err(-EINVAL, "shape %u: dim %u = %lld out of range (-1 for a dynamic one)",
+			       i, j, (long long)lo);
+	if (ranges && (lo < 0 || lo > max || hi < -1 || hi > max ||
+		       (hi >= 0 && hi < lo)))
+		return npr_err(-EINVAL, "shape %u: dim %u: bounds %lld..%lld out of range (0 <= lo <= hi <= 2^31, hi -1: none)",
+			       i, j, (long long)lo, (long long)hi);
+	return 0;
+}
+
+/*
+ * With dynamic input dimensions: the output ports' dimensions that do not
+ * depend on them (npr_compile_output_dims()), where the graph has none.
+ */
+static int output_dims(struct npr_exec *ex)
+{
+	const struct npr_graph *g = ex->g;
+	int64_t (*lo)[NPR_MAX_RANK] = calloc(g->ninputs + 1, sizeof(*lo));
+	int64_t (*hi)[NPR_MAX_RANK] = calloc(g->ninputs + 1, sizeof(*hi));
+	struct npr_shape *s = calloc(g->noutputs + 1, sizeof(*s));
+	int i, err = -ENOMEM;
+
+	if (!lo || !hi || !s)
+		goto out;
+	for (i = 0; i < g->ninputs; i++) {
+		memcpy(lo[i], ex->in[i].lo, sizeof(lo[i]));
+		memcpy(hi[i], ex->in[i].hi, sizeof(hi[i]));
+	}
+	err = npr_compile_output_dims(g, (const int64_t (*)[NPR_MAX_RANK])lo,
+				      (const int64_t (*)[NPR_MAX_RANK])hi, s);
+	for (i = 0; !err && i < ex->nout; i++)
+		if (ex->out[i].shape.rank < 0)
+			ex->out[i].shape = s[i];
+out:
+	free(lo);
+	free(hi);
+	free(s);
+	return err;
+}
+
 /*
  * COMPILE's input shapes into @over (one per input, rank -1 where none is
- * given).  @ninputs < 0: the model is not read yet; the checks that need
- * the number of inputs wait for it (a cache hit cannot have a shape out
- * of range: its compile checked them).
+ * given; -1 for a dynamic dimension) and their bounds into @bounds.
+ * @ninputs < 0: the model is not read yet; the checks that need the
+ * number of inputs wait for it (a cache hit cannot have a shape out of
+ * range: its compile checked them).
  */
 static int compile_shapes(const struct npr_compile *a, int ninputs,
-			  struct npr_shape *over)
+			  struct npr_shape *over, struct compile_bounds *bounds)
 {
 	const struct npr_shape_arg *sa = (const void *)(uintptr_t)a->shapes;
+	const struct npr_shape_range *sr = (const void *)(uintptr_t)a->shapes;
+	bool ranges = a->flags & NPR_COMPILE_SHAPE_RANGES;
 	int max = ninputs < 0 ? 256 : ninputs;
 	uint32_t i, j;
+	int err;
 
 	if (a->num_shapes > (uint32_t)max || max > 256)
 		return npr_err(-EINVAL, "%u shapes for %d inputs",
@@ -598,24 +671,33 @@ static int compile_shapes(const struct npr_compile *a, int ninputs,
 	for (i = 0; i < (uint32_t)max; i++)
 		over[i].rank = -1;
 	for (i = 0; i < a->num_shapes; i++) {
-		if (sa[i].index >= (uint32_t)max)
+		uint32_t idx = ranges ? sr[i].index : sa[i].index;
+		uint32_t rank = ranges ? sr[i].rank : sa[i].rank;
+
+		if (idx >= (uint32_t)max)
 			return npr_err(-EINVAL, "shape %u: input index %u out of range",
-				       i, sa[i].index);
-		if (!sa[i].rank || sa[i].rank > NPR_MAX_RANK)
+				       i, idx);
+		if (!rank || rank > NPR_MAX_RANK)
 			return npr_err(-EINVAL, "shape %u: rank %u out of range 1..%d",
-				       i, sa[i].rank, NPR_MAX_RANK);
-		if (over[sa[i].index].rank >= 0)
-			return npr_err(-EINVAL, "input %u has two shapes",
-				       sa[i].index);
-		over[sa[i].index].rank = sa[i].rank;
-		for (j = 0; j < sa[i].rank; j++) {
-			if (sa[i].dims[j] < 0 || sa[i].dims[j] > (1LL << 31))
-				return npr_err(-EINVAL, "shape %u: dim %u = %lld out of range",
-					       i, j, (long long)sa[i].dims[j]);
-			over[sa[i].index].d[j] = sa[i].dims[j];
+				       i, rank, NPR_MAX_RANK);
+		if (over[idx].rank >= 0)
+			return npr_err(-EINVAL, "input %u has two shapes", idx);
+		over[idx].rank = rank;
+		for (j = 0; j < rank; j++) {
+			int64_t lo = ranges ? sr[i].lo[j] : sa[i].dims[j];
+			int64_t hi = ranges ? sr[i].hi[j] : lo;
+
+			err = shape_dim(i, j, lo, hi, ranges);
+			if (err)
+				return err;
+			if (lo < 0)	/* -1 without ranges */
+				lo = 0;
+			over[idx].d[j] = lo == hi ? lo : -1;
+			bounds[idx].lo[j] = lo;
+			bounds[idx].hi[j] = hi;
 		}
-		for (j = sa[i].rank; j < NPR_MAX_RANK; j++)
-			if (sa[i].dims[j])
+		for (j = rank; j < NPR_MAX_RANK; j++)
+			if (ranges ? sr[i].lo[j] || sr[i].hi[j] : sa[i].dims[j])
 				return npr_err(-EINVAL, "shape %u: dims past rank must be 0",
 					       i);
 	}
@@ -686,6 +768,7 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 	struct npr_compile *a = arg;
 	struct npr_shape shapes[256];
 	struct npr_shape *over = NULL;
+	struct compile_bounds *bounds = NULL;
 	const struct npr_prop_arg *pa;
 	struct npr_graph *src = NULL;
 	struct npr_exec *ex;
@@ -695,7 +778,7 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 	int err, ninputs = 0;
 	uint32_t i;
 
-	err = npr_check_flags(a->flags, 0);
+	err = npr_check_flags(a->flags, NPR_COMPILE_SHAPE_RANGES);
 	if (err)
 		return err;
 	if ((a->num_shapes && !a->shapes) || (a->num_props && !a->props))
@@ -728,22 +811,27 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 	}
 	if (a->num_shapes) {
 		over = shapes;
-		err = compile_shapes(a, ninputs, over);
+		bounds = calloc(256, sizeof(*bounds));
+		if (!bounds)
+			return -ENOMEM;
+		err = compile_shapes(a, ninputs, over, bounds);
 		if (err)
-			return err;
+			goto fail_src;
 	}
 	if (props.cache_dir[0]) {
 		err = compile_key(dev, a->model, ninputs, over, &props, &key);
 		if (err)
-			return err;
+			goto fail_src;
 		err = npr_cache_get(dev, &key, &props, &ex);
 		if (!err)
 			goto have_exec;
 		if (err != -ENOENT)
-			return err;
-		if (props.cache_required)
-			return npr_err(-ENOENT, "model %s is not in the cache %s, and NPR_CACHE_REQUIRED is set",
-				       key.model_name, props.cache_dir);
+			goto fail_src;
+		if (props.cache_required) {
+			err = npr_err(-ENOENT, "model %s is not in the cache %s, and NPR_CACHE_REQUIRED is set",
+				      key.model_name, props.cache_dir);
+			goto fail_src;
+		}
 		if (ninputs < 0) {
 			/* a miss: read the model, check the shapes against
 			 * it, and key the entry by the files just read */
@@ -752,12 +840,12 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 				err = compile_model_state(dev, a->model,
 							  &ninputs, &by_file);
 			if (!err && over)
-				err = compile_shapes(a, ninputs, over);
+				err = compile_shapes(a, ninputs, over, bounds);
 			if (!err)
 				err = compile_key(dev, a->model, ninputs, over,
 						  &props, &key);
 			if (err)
-				return err;
+				goto fail_src;
 		}
 	}
 	/* the compile runs unlocked on a private clone */
@@ -778,15 +866,32 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 	if (err)
 		goto fail_ex;
 	err = npr_graph_dynamic(ex->g);
+	if (err >= 0 && !npr_backend_has(dev, NPR_BACKEND_CAP_DYNAMIC_SHAPES) &&
+	    (ex->g->nodes[err].op->flags & NPR_OP_SOURCE)) {
+		const struct npr_value *v = npr_out(ex->g, &ex->g->nodes[err],
+						    0);
+		char b[128];
+
+		err = npr_err(-EOPNOTSUPP, "input %s has the dynamic shape %s, which the %s device does not support: give a static shape at compile time",
+			      v->name ? v->name : ex->g->nodes[err].name,
+			      npr_shape_str(&v->shape, b, sizeof(b)),
+			      npr_backend_name(dev));
+		goto fail_ex;
+	}
 	if (err >= 0 && !npr_backend_has(dev, NPR_BACKEND_CAP_DYNAMIC_SHAPES)) {
 		err = npr_node_err(&ex->g->nodes[err], -EOPNOTSUPP,
 				   "the output shape depends on input values, which the %s device does not support",
 				   npr_backend_name(dev));
 		goto fail_ex;
 	}
-	err = make_ports(ex, src);
+	err = make_ports(ex, src, over, bounds);
 	if (err)
 		goto fail_ex;
+	if (ex->dyn_inputs) {
+		err = output_dims(ex);
+		if (err)
+			goto fail_ex;
+	}
 	/* every tensor's size fits, and none alone is over the limit */
 	err = npr_exec_budget(ex);
 	if (err)
@@ -799,7 +904,7 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 	err = npr_exec_budget(ex);
 	if (err)
 		goto fail_ex;
-	if (props.cache_dir[0])
+	if (props.cache_dir[0] && npr_graph_dynamic(ex->g) < 0)
 		npr_cache_put(ex, &key);
 	goto have_budget;
 have_exec:
@@ -808,6 +913,7 @@ have_exec:
 		goto fail_ex;
 have_budget:
 	npr_graph_free(src);
+	free(bounds);
 	pthread_mutex_lock(&dev->lock);
 	err = npr_handle_alloc(dev, ex, NPR_HANDLE_EXEC, &a->exec);
 	pthread_mutex_unlock(&dev->lock);
@@ -818,6 +924,7 @@ fail_ex:
 	npr_exec_put(ex);
 fail_src:
 	npr_graph_free(src);
+	free(bounds);
 	return err;
 }
 

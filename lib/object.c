@@ -274,6 +274,7 @@ void npr_request_destroy(struct npr_request *rq)
 		free(rq->own_out[i]);
 	free(rq->own_in);
 	free(rq->own_out);
+	free(rq->cap_in);
 	free(rq->cap_out);
 	free(rq->in);
 	free(rq->out);

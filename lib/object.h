@@ -23,10 +23,13 @@ struct npr_ring;
  * sees it
  * @name: tensor name, or the layer name when the tensor has none.
  * @type: element type the caller reads or writes.
- * @shape: static shape; for an output whose shape depends on input
+ * @shape: the compiled shape: -1 for an input's dynamic dimension and
+ *         what depends on it; for an output whose rank depends on input
  *         values, rank -1 (the request's tensor has the actual one).
  * @value: index of the value in the compiled graph.
- * @bytes: size of one tensor of this port, 0 for a dynamic output.
+ * @bytes: size of one tensor of this port, 0 when @shape is not static.
+ * @lo, @hi: an input's bounds per dimension: @lo == @hi == the size of a
+ *           static one; @hi -1 for no upper bound.
  */
 struct npr_port {
 	char *name;
@@ -34,6 +37,7 @@ struct npr_port {
 	struct npr_shape shape;
 	int value;
 	size_t bytes;
+	int64_t lo[NPR_MAX_RANK], hi[NPR_MAX_RANK];
 };
 
 /**
@@ -79,7 +83,8 @@ struct npr_model {
  * struct npr_exec - a compiled model
  * @refs: one for the handle, one per live request.
  * @dev: the device.
- * @g: the compiled graph: lowered to compute types, shapes static,
+ * @g: the compiled graph: lowered to compute types, shapes static (but
+ *     what depends on a dynamic input dimension or on input values),
  *     constants folded, dead nodes marked.  Constants the backend holds
  *     in its prepared form (ops->held) may have no data.
  * @nin, @in: inputs.
@@ -93,6 +98,10 @@ struct npr_model {
  *                request_create allocates.
  * @exec_bytes, @req_bytes: the totals MODEL_INFO reports
  *                          (npr_exec_budget()).
+ * @dyn_inputs: some user input has a dynamic dimension.
+ * @plan_misses, @plan_evictions: a backend's plan cache for dynamic
+ *                                inputs: plans made, plans dropped
+ *                                (NPR_PARAM_NPR_RUNTIME_CACHE_*; atomic).
  */
 struct npr_exec {
 	int refs;
@@ -109,6 +118,8 @@ struct npr_exec {
 	size_t native_len;
 	uint64_t be_exec_bytes, be_req_bytes;
 	uint64_t exec_bytes, req_bytes;
+	bool dyn_inputs;
+	uint64_t plan_misses, plan_evictions;
 };
 
 /**
@@ -136,7 +147,8 @@ struct npr_bo {
  * @bo_in, @bo_out: per port, the BO bound to it (NPR_IOCTL_BO_BIND), or
  *                  NULL.
  * @prof: per graph node, with ENABLE_PROFILING; else NULL.
- * @cap_out: per output, bytes of @own_out (dynamic outputs grow).
+ * @cap_in, @cap_out: per port, bytes of @own_in, @own_out (those of
+ *                   dynamic shapes grow).
  * @grown: bytes of the buffers sized at run time from the input values
  *         (dynamic outputs, a backend's dynamic values), counted against
  *         NPR_MAX_MODEL_MEMORY_MB by npr_request_grow().
@@ -159,7 +171,7 @@ struct npr_request {
 	int busy;
 	int cancel;
 	uint64_t deadline_ns;
-	size_t *cap_out;
+	size_t *cap_in, *cap_out;
 	uint64_t grown;
 };
 

@@ -213,6 +213,15 @@ static const struct prop_def defs[NPR_PARAM_MAX] = {
 		OFF(npu_dynamic_quantization) },
 	[NPR_PARAM_NPR_NPU_LOADER_VERSION] = { "NPR_NPU_LOADER_VERSION",
 		NPR_PROP_STRING, P_NPU | P_DEV, 0, 0, NULL, -1 },
+	/* the plan cache of dynamic input shapes (ref/signature.c) */
+	[NPR_PARAM_CPU_RUNTIME_CACHE_CAPACITY] = {
+		"CPU_RUNTIME_CACHE_CAPACITY", NPR_PROP_INT, STORED, 0, 1024,
+		NULL, OFF(runtime_cache_capacity) },
+	[NPR_PARAM_NPR_RUNTIME_CACHE_MISSES] = { "NPR_RUNTIME_CACHE_MISSES",
+		NPR_PROP_INT, P_EXEC, 0, 0, NULL, -1 },
+	[NPR_PARAM_NPR_RUNTIME_CACHE_EVICTIONS] = {
+		"NPR_RUNTIME_CACHE_EVICTIONS", NPR_PROP_INT, P_EXEC, 0, 0, NULL,
+		-1 },
 };
 
 static const char *const type_names[] = {
@@ -244,6 +253,7 @@ void npr_props_init(struct npr_props *p)
 	memset(p, 0, sizeof(*p));
 	p->perf_hint = NPR_PERF_HINT_LATENCY;
 	p->log_level = NPR_LOG_NONE;
+	p->runtime_cache_capacity = 16;
 	p->precision_hint = NPR_ELEM_F32;
 	p->exec_mode = NPR_EXEC_MODE_PERFORMANCE;
 	p->num_streams = NPR_NUM_STREAMS_AUTO;
@@ -496,6 +506,12 @@ static int get_value(struct npr_device *dev, struct npr_exec *ex,
 		if (!(flags_of(dev, d) & P_RW) &&
 		    !npr_backend_param(dev, p, id, &v[0]))
 			a->value = (uint64_t)v[0];
+		else if (id == NPR_PARAM_NPR_RUNTIME_CACHE_MISSES)
+			a->value = __atomic_load_n(&ex->plan_misses,
+						   __ATOMIC_RELAXED);
+		else if (id == NPR_PARAM_NPR_RUNTIME_CACHE_EVICTIONS)
+			a->value = __atomic_load_n(&ex->plan_evictions,
+						   __ATOMIC_RELAXED);
 		else if (d->off < 0 && id != NPR_PARAM_OPTIMAL_NUMBER_OF_INFER_REQUESTS &&
 			 id != NPR_PARAM_LOADED_FROM_CACHE)
 			return npr_err(-EIO, "%s: the %s device did not answer",

@@ -39,6 +39,7 @@ struct npr_props {
 	uint32_t cache_required;
 	uint32_t max_model_mb;	/* 0: no limit; default npr_props_init() */
 	uint32_t infer_timeout_ms;	/* sync INFER; 0: no limit */
+	uint32_t runtime_cache_capacity;	/* plans per exec, 0: none kept */
 	/* npu only (NPR_PARAM_NPU_*) */
 	int32_t npu_tiles;	/* -1: the compiler chooses */
 	uint32_t npu_turbo;

@@ -20,6 +20,7 @@
 #include "object.h"
 #include "request.h"
 #include "sys.h"
+#include "tensor.h"
 #include "uarg.h"
 
 /* ---- variables of stateful models (lib/passes/stateful.c) ------------------------- */
@@ -230,6 +231,74 @@ int npr_state_reset_ioctl(struct npr_device *dev, void *arg)
 	return state_ioctl(dev, arg, NPR_IOCTL_STATE_RESET);
 }
 
+/* ---- shapes of dynamic inputs ------------------------------------------------ */
+
+/**
+ * port_dims() - check a caller's dims against a port's shape and bounds
+ * @p: the port (an input may have dynamic dimensions).
+ * @out: the port is an output.
+ * @rank: the caller's rank.
+ * @dims: the caller's dims (NPR_MAX_RANK of them).
+ * @shape: Out. The tensor's shape.
+ *
+ * A static dimension must be equal, a dynamic one of an input within its
+ * bounds (struct npr_port @lo, @hi); past @rank every dim must be 0.
+ *
+ * Return: the tensor's bytes, or -EINVAL (-EFBIG when its size does not
+ * fit) with a message naming the port, the dimension and its bounds.
+ */
+static int64_t port_dims(const struct npr_port *p, bool out, uint32_t rank,
+			 const __s64 *dims, struct npr_shape *shape)
+{
+	const char *what = out ? "output" : "input";
+	char buf[128];
+	int64_t numel;
+	size_t bytes;
+	int i;
+
+	if (rank != (uint32_t)p->shape.rank)
+		return npr_err(-EINVAL, "%s %s has rank %d, not %u", what,
+			       p->name, p->shape.rank, rank);
+	shape->rank = p->shape.rank;
+	for (i = 0; i < NPR_MAX_RANK; i++) {
+		int64_t d = dims[i];
+
+		if (i >= p->shape.rank) {
+			if (d)
+				return npr_err(-EINVAL, "%s %s: dims past the rank must be 0",
+					       what, p->name);
+			continue;
+		}
+		if (p->shape.d[i] >= 0 && d != p->shape.d[i])
+			return npr_err(-EINVAL, "%s %s has shape %s (dim %d is %lld, not %lld)",
+				       what, p->name,
+				       npr_shape_str(&p->shape, buf, sizeof(buf)),
+				       i, (long long)p->shape.d[i],
+				       (long long)d);
+		if (p->shape.d[i] < 0 &&
+		    (d < p->lo[i] || (p->hi[i] >= 0 && d > p->hi[i]) ||
+		     d > (1LL << 31))) {
+			char hi[32] = "";
+
+			if (p->hi[i] >= 0)
+				snprintf(hi, sizeof(hi), "%lld",
+					 (long long)p->hi[i]);
+			return npr_err(-EINVAL, "%s %s: dimension %d is %lld, outside its bounds %lld..%s%s",
+				       what, p->name, i, (long long)d,
+				       (long long)p->lo[i], hi,
+				       p->hi[i] < 0 ? " (no upper bound but 2^31)" : "");
+		}
+		shape->d[i] = d;
+	}
+	numel = npr_shape_numel(shape);
+	bytes = npr_tensor_bytes(p->type, numel);
+	if (numel < 0 || bytes > ((size_t)1 << 40))
+		return npr_err(-EFBIG, "%s %s: shape %s has too many elements",
+			       what, p->name,
+			       npr_shape_str(shape, buf, sizeof(buf)));
+	return (int64_t)bytes;
+}
+
 /* ---- profiles ------------------------------------------------------------ */
 
 /*
@@ -406,7 +475,8 @@ int npr_bo_bind_ioctl(struct npr_device *dev, void *arg)
 	struct npr_request *rq;
 	struct npr_port *p;
 	struct npr_bo *bo;
-	int64_t stride;
+	struct npr_shape shape;
+	int64_t stride, bytes;
 	int err, i, cnt;
 
 	err = npr_check_args(a->flags, NPR_PORT_OUTPUT, a->reserved);
@@ -430,31 +500,26 @@ int npr_bo_bind_ioctl(struct npr_device *dev, void *arg)
 		goto out;
 	}
 	p = out ? &rq->ex->out[a->index] : &rq->ex->in[a->index];
-	if (!npr_shape_static(&p->shape)) {
-		err = npr_err(-EOPNOTSUPP, "output %s depends on input values: its buffer is the request's, read it with GET_TENSOR",
+	if (out && !npr_shape_static(&p->shape)) {
+		err = npr_err(-EOPNOTSUPP, "output %s depends on input values or dynamic input dimensions: its buffer is the request's, read it with GET_TENSOR",
 			      p->name);
 		goto out;
 	}
-	if (a->elem_type != p->type || a->rank != (uint32_t)p->shape.rank) {
+	if (a->elem_type != p->type) {
 		err = npr_err(-EINVAL, "%s %s is %s of rank %d, not %s of rank %u",
 			      out ? "output" : "input", p->name,
 			      npr_elem_name(p->type), p->shape.rank,
 			      npr_elem_name(a->elem_type), a->rank);
 		goto out;
 	}
-	for (i = 0; i < NPR_MAX_RANK; i++) {
-		int64_t want = i < p->shape.rank ? p->shape.d[i] : 0;
-
-		if (a->dims[i] != want) {
-			err = npr_err(-EINVAL, "%s %s: dimension %d is %lld, not %lld",
-				      out ? "output" : "input", p->name, i,
-				      (long long)want, (long long)a->dims[i]);
-			goto out;
-		}
+	bytes = port_dims(p, out, a->rank, a->dims, &shape);
+	if (bytes < 0) {
+		err = (int)bytes;
+		goto out;
 	}
 	/* strides: all zero, or exactly the dense ones */
 	stride = (int64_t)npr_elem_size(p->type);
-	for (i = p->shape.rank - 1; i >= 0; i--) {
+	for (i = shape.rank - 1; i >= 0; i--) {
 		if (a->strides[i] && a->strides[i] != stride) {
 			err = npr_err(-EINVAL, "%s %s: stride %lld of dimension %d is not dense (%lld); the device reads dense tensors",
 				      out ? "output" : "input", p->name,
@@ -462,9 +527,9 @@ int npr_bo_bind_ioctl(struct npr_device *dev, void *arg)
 				      (long long)stride);
 			goto out;
 		}
-		stride *= p->shape.d[i];
+		stride *= shape.d[i];
 	}
-	for (i = p->shape.rank; i < NPR_MAX_RANK; i++)
+	for (i = shape.rank; i < NPR_MAX_RANK; i++)
 		if (a->strides[i]) {
 			err = npr_err(-EINVAL, "strides past the rank must be 0");
 			goto out;
@@ -474,9 +539,9 @@ int npr_bo_bind_ioctl(struct npr_device *dev, void *arg)
 			      (unsigned long long)a->offset);
 		goto out;
 	}
-	if (a->offset > bo->bytes || p->bytes > bo->bytes - a->offset) {
+	if (a->offset > bo->bytes || (size_t)bytes > bo->bytes - a->offset) {
 		err = npr_err(-ERANGE, "%s %s needs %zu bytes at offset %llu; the BO has %zu",
-			      out ? "output" : "input", p->name, p->bytes,
+			      out ? "output" : "input", p->name, (size_t)bytes,
 			      (unsigned long long)a->offset, bo->bytes);
 		goto out;
 	}
@@ -491,6 +556,8 @@ int npr_bo_bind_ioctl(struct npr_device *dev, void *arg)
 		npr_port_unbind(slot);
 		*slot = bo;
 		t->data = (char *)bo->addr + a->offset;
+		t->shape = shape;
+		t->nbytes = bytes;
 	}
 out:
 	pthread_mutex_unlock(&dev->lock);
@@ -531,10 +598,11 @@ int npr_request_create_ioctl(struct npr_device *dev, void *arg)
 	rq->own_out = calloc(ex->nout + 1, sizeof(void *));
 	rq->bo_in = calloc(ex->nin + 1, sizeof(*rq->bo_in));
 	rq->bo_out = calloc(ex->nout + 1, sizeof(*rq->bo_out));
+	rq->cap_in = calloc(ex->nin + 1, sizeof(*rq->cap_in));
 	rq->cap_out = calloc(ex->nout + 1, sizeof(*rq->cap_out));
 	err = -ENOMEM;
 	if (!rq->in || !rq->out || !rq->own_in || !rq->own_out ||
-	    !rq->bo_in || !rq->bo_out || !rq->cap_out)
+	    !rq->bo_in || !rq->bo_out || !rq->cap_in || !rq->cap_out)
 		goto fail;
 	for (i = 0; i < ex->nin + ex->nout; i++) {
 		bool out = i >= ex->nin;
@@ -553,6 +621,8 @@ int npr_request_create_ioctl(struct npr_device *dev, void *arg)
 		t->nbytes = p->bytes;
 		if (out)
 			rq->cap_out[k] = p->bytes;
+		else
+			rq->cap_in[k] = p->bytes;
 	}
 	state_reset(rq, -1);
 	if (ex->props.profiling) {
@@ -585,7 +655,9 @@ static int tensor_ioctl(struct npr_device *dev, void *arg, bool set)
 	struct npr_request *rq;
 	struct npr_port *p;
 	struct npr_tensor *t;
+	struct npr_shape shape;
 	bool out = a->flags & NPR_PORT_OUTPUT;
+	int64_t bytes;
 	int err, i, cnt;
 
 	err = npr_check_flags(a->flags, known);
@@ -604,9 +676,10 @@ static int tensor_ioctl(struct npr_device *dev, void *arg, bool set)
 	t = out ? &rq->out[a->index] : &rq->in[a->index];
 	if (!set) {
 		/* the request's shape: a dynamic output's last one */
-		if (!npr_shape_static(&t->shape))
+		if (out && !npr_shape_static(&t->shape))
 			return npr_err(-ENODATA, "output %s depends on input values and has no shape before the first inference",
 				       p->name);
+		/* a dynamic input before its first SET_TENSOR: -1 dims */
 		a->elem_type = p->type;
 		a->rank = t->shape.rank;
 		for (i = 0; i < NPR_MAX_RANK; i++)
@@ -628,34 +701,21 @@ static int tensor_ioctl(struct npr_device *dev, void *arg, bool set)
 		a->bytes = t->nbytes;
 		return 0;
 	}
-	if (!npr_shape_static(&p->shape))
-		return npr_err(-EOPNOTSUPP, "output %s depends on input values: its buffer is the request's, read it with GET_TENSOR",
+	if (out && !npr_shape_static(&p->shape))
+		return npr_err(-EOPNOTSUPP, "output %s depends on input values or dynamic input dimensions: its buffer is the request's, read it with GET_TENSOR",
 			       p->name);
 	if (a->elem_type != p->type)
 		return npr_err(-EINVAL, "%s %s is %s, not %s",
 			       out ? "output" : "input", p->name,
 			       npr_elem_name(p->type),
 			       npr_elem_name(a->elem_type));
-	if (a->rank != (uint32_t)p->shape.rank)
-		return npr_err(-EINVAL, "%s %s has rank %d, not %u",
+	bytes = port_dims(p, out, a->rank, a->dims, &shape);
+	if (bytes < 0)
+		return (int)bytes;
+	if ((!a->data && bytes) || a->bytes != (uint64_t)bytes)
+		return npr_err(-EINVAL, "%s %s needs exactly %lld bytes, got %llu",
 			       out ? "output" : "input", p->name,
-			       p->shape.rank, a->rank);
-	for (i = 0; i < NPR_MAX_RANK; i++) {
-		int64_t want = i < p->shape.rank ? p->shape.d[i] : 0;
-
-		if (a->dims[i] != want) {
-			char buf[128];
-
-			return npr_err(-EINVAL, "%s %s has shape %s (dim %d is %lld, not %lld)",
-				       out ? "output" : "input", p->name,
-				       npr_shape_str(&p->shape, buf, sizeof(buf)),
-				       i, (long long)want,
-				       (long long)a->dims[i]);
-		}
-	}
-	if ((!a->data && p->bytes) || a->bytes != p->bytes)
-		return npr_err(-EINVAL, "%s %s needs exactly %zu bytes, got %llu",
-			       out ? "output" : "input", p->name, p->bytes,
+			       (long long)bytes,
 			       (unsigned long long)a->bytes);
 	pthread_mutex_lock(&dev->lock);
 	npr_port_unbind(out ? &rq->bo_out[a->index] : &rq->bo_in[a->index]);
@@ -666,10 +726,30 @@ static int tensor_ioctl(struct npr_device *dev, void *arg, bool set)
 		void **own = out ? &rq->own_out[a->index] :
 				   &rq->own_in[a->index];
 
+		/* a dynamic input's own buffer grows and is kept */
+		if (!out && (size_t)bytes > rq->cap_in[a->index]) {
+			char what[96];
+			void *np;
+
+			snprintf(what, sizeof(what), "input %u (%s)",
+				 a->index, p->name);
+			err = npr_request_grow(rq, rq->cap_in[a->index], bytes,
+					       what);
+			if (err)
+				return err;
+			np = npr_alloc(bytes);
+			if (!np)
+				return -ENOMEM;
+			free(*own);
+			*own = np;
+			rq->cap_in[a->index] = bytes;
+		}
 		t->data = *own;
-		if (p->bytes)
-			memcpy(t->data, (void *)(uintptr_t)a->data, p->bytes);
+		if (bytes)
+			memcpy(t->data, (void *)(uintptr_t)a->data, bytes);
 	}
+	t->shape = shape;
+	t->nbytes = bytes;
 	return 0;
 }
 
@@ -744,12 +824,24 @@ int npr_request_infer_ioctl(struct npr_device *dev, void *arg)
  * succeeded too late fails all the same; either way the variables are
  * not committed and the outputs are left as they are (unspecified).
  *
- * Return: the backend's result, or -ETIME.
+ * Return: the backend's result, -ETIME, or -EINVAL when an input of a
+ * dynamic shape has not been given one (SET_TENSOR, BO_BIND).
  */
 int npr_request_infer(struct npr_request *rq, uint64_t deadline_ns)
 {
+	const struct npr_exec *ex = rq->ex;
 	uint64_t end;
-	int err;
+	int i, err;
+
+	for (i = 0; ex->dyn_inputs && i < ex->nin; i++) {
+		char b[128];
+
+		if (!npr_shape_static(&rq->in[i].shape))
+			return npr_err(-EINVAL, "input %s has the dynamic shape %s: give its tensor with SET_TENSOR (or BO_BIND) before INFER",
+				       ex->in[i].name,
+				       npr_shape_str(&rq->in[i].shape, b,
+						     sizeof(b)));
+	}
 
 	rq->deadline_ns = deadline_ns;
 	err = npr_backend_infer(rq);

@@ -13,7 +13,9 @@
  *                 batch is larger than a group, see ref/plan.c),
  *                 convert the results into the callers' output buffers.
  *
- * Steps whose shapes depend on input values are in ref/dynamic.c,
+ * Steps whose shapes depend on input values are in ref/dynamic.c, the
+ * plans per input shape signature of an exec with dynamic input
+ * dimensions in ref/signature.c,
  * NPR_CPU_PROFILE and the request's profile records in ref/profile.c;
  * the state they share in ref/cpu.h.
  */
@@ -36,6 +38,7 @@
 #include "dynamic.h"
 #include "plan.h"
 #include "profile.h"
+#include "signature.h"
 
 static int cpu_probe(struct npr_device *dev, int index)
 {
@@ -76,13 +79,14 @@ static int cpu_probe(struct npr_device *dev, int index)
 	return 0;
 }
 
-static void cpu_exec_destroy(struct npr_exec *ex)
+/**
+ * npr_cpu_plan_free() - free a plan made by npr_cpu_plan_graph()
+ * @ex: its exec.
+ * @re: the plan (not its graph).
+ */
+void npr_cpu_plan_free(struct npr_exec *ex, struct ref_exec *re)
 {
-	struct ref_exec *re = ex->priv;
 	int i;
-
-	/* the threads' scratch buffers may be sized for this model */
-	npr_scratch_release();
 
 	npr_cpu_prof_fini(ex, re);
 	/* every plan is in one entry, at its step or (a compile that
@@ -102,6 +106,16 @@ static void cpu_exec_destroy(struct npr_exec *ex)
 	free(re->steps);
 	free(re->off);
 	free(re);
+}
+
+static void cpu_exec_destroy(struct npr_exec *ex)
+{
+	struct ref_exec *re = ex->priv;
+
+	/* the threads' scratch buffers may be sized for this model */
+	npr_scratch_release();
+	npr_cpu_sig_fini(ex, re);
+	npr_cpu_plan_free(ex, re);
 	ex->priv = NULL;
 }
 
@@ -153,16 +167,23 @@ static void budget(struct npr_exec *ex, const struct ref_exec *re)
 	ex->be_exec_bytes = held;
 }
 
-static int cpu_compile(struct npr_exec *ex)
+/**
+ * npr_cpu_plan_graph() - plan the steps of a graph
+ * @ex: the exec (its ports and properties).
+ * @re: a zeroed plan whose graph re->g is set: ex->g, or the graph of an
+ *      input shape signature (ref/signature.c); freed by the caller with
+ *      npr_cpu_plan_free(), also on failure.
+ *
+ * The step list between the fast kernels (npr_cpu_plan_kernels()) and
+ * the arena (npr_cpu_plan_arena()).
+ *
+ * Return: 0 or -errno with a message.
+ */
+int npr_cpu_plan_graph(struct npr_exec *ex, struct ref_exec *re)
 {
-	struct npr_graph *g = ex->g;
-	struct ref_exec *re;
+	struct npr_graph *g = re->g;
 	int i, j, err;
 
-	re = calloc(1, sizeof(*re));
-	if (!re)
-		return -ENOMEM;
-	ex->priv = re;
 	re->steps = malloc(sizeof(int) * (g->nnodes ? g->nnodes : 1));
 	re->off = malloc(sizeof(size_t) * (g->nvals ? g->nvals : 1));
 	if (!re->steps || !re->off)
@@ -241,12 +262,28 @@ static int cpu_compile(struct npr_exec *ex)
 					  SIZE_MAX : re->arena_bytes + bytes;
 		}
 	}
-	err = npr_cpu_plan_arena(ex, re);
+	return npr_cpu_plan_arena(ex, re);
+nomem:
+	return -ENOMEM;
+}
+
+static int cpu_compile(struct npr_exec *ex)
+{
+	struct ref_exec *re;
+	int err;
+
+	re = calloc(1, sizeof(*re));
+	if (!re)
+		return -ENOMEM;
+	ex->priv = re;
+	re->g = ex->g;
+	/* dynamic input dimensions: a plan per input shape signature */
+	if (ex->dyn_inputs)
+		return npr_cpu_sig_init(ex, re);
+	err = npr_cpu_plan_graph(ex, re);
 	if (!err)
 		budget(ex, re);
 	return err;
-nomem:
-	return -ENOMEM;
 }
 
 static int cmp_prep(const void *a, const void *b)
@@ -319,6 +356,8 @@ static void cpu_request_destroy(struct npr_request *rq)
 	struct ref_request *rr = rq->priv;
 
 	npr_cpu_dyn_destroy(rr, rq->ex->g);
+	if (rr->sig)
+		npr_cpu_sig_put(rq->ex, rr->sig);
 	free(rr->arena);
 	free(rr->t);
 	free(rr->in_buf);
@@ -327,36 +366,58 @@ static void cpu_request_destroy(struct npr_request *rq)
 	rq->priv = NULL;
 }
 
+/**
+ * npr_cpu_req_views() - a request's tensor per value, for a plan
+ * @re: the plan.
+ * @rr: the request's state: rr->t (one per value of re->g), rr->arena
+ *      (at least re->arena_bytes).
+ *
+ * Constants point at their data, computed values at their arena slots;
+ * values sized at run time (dynamic steps) get their buffers then.
+ */
+void npr_cpu_req_views(const struct ref_exec *re, struct ref_request *rr)
+{
+	const struct npr_graph *g = re->g;
+	int i;
+
+	for (i = 0; i < g->nvals; i++) {
+		const struct npr_value *v = &g->vals[i];
+		struct npr_tensor *t = &rr->t[i];
+
+		t->type = v->type;
+		t->shape = v->shape;
+		t->nbytes = npr_tensor_bytes(v->type, npr_shape_numel(&v->shape));
+		t->data = NULL;
+		if (v->data)
+			t->data = (void *)v->data;
+		else if (re->off[i] != SIZE_MAX)
+			t->data = (char *)rr->arena + re->off[i];
+	}
+}
+
 static int cpu_request_create(struct npr_request *rq)
 {
 	struct npr_exec *ex = rq->ex;
 	struct ref_exec *re = ex->priv;
 	struct npr_graph *g = ex->g;
 	struct ref_request *rr;
-	int i;
 
 	rr = calloc(1, sizeof(*rr));
 	if (!rr)
 		return -ENOMEM;
 	rq->priv = rr;
-	rr->arena = npr_alloc(re->arena_bytes);
+	/* with a plan per signature, the arena comes with the first one */
+	rr->arena = re->sigs ? NULL : npr_alloc(re->arena_bytes);
+	rr->arena_cap = re->arena_bytes;
 	rr->t = calloc(g->nvals ? g->nvals : 1, sizeof(*rr->t));
 	rr->in_buf = calloc(re->max_in + 1, sizeof(*rr->in_buf));
 	rr->out_buf = calloc(re->max_out + 1, sizeof(*rr->out_buf));
-	if (!rr->arena || !rr->t || !rr->in_buf || !rr->out_buf)
+	if ((!rr->arena && !re->sigs) || !rr->t || !rr->in_buf ||
+	    !rr->out_buf)
 		return -ENOMEM;
-	for (i = 0; i < g->nvals; i++) {
-		struct npr_value *v = &g->vals[i];
-		struct npr_tensor *t = &rr->t[i];
-
-		t->type = v->type;
-		t->shape = v->shape;
-		t->nbytes = npr_tensor_bytes(v->type, npr_shape_numel(&v->shape));
-		if (v->data)
-			t->data = (void *)v->data;
-		else if (re->off[i] != SIZE_MAX)
-			t->data = (char *)rr->arena + re->off[i];
-	}
+	if (re->sigs)
+		return 0;
+	npr_cpu_req_views(re, rr);
 	return re->ndyn ? npr_cpu_dyn_create(re, rr, g) : 0;
 }
 
@@ -386,12 +447,10 @@ static struct npr_tensor slice_of(const struct ref_request *rr,
  * Run step @i on images [@b0, @b0 + @nb) of the batch, or (@nb 0) on the
  * whole batch.
  */
-static int run_step(struct npr_request *rq, int i, int64_t b0, int64_t nb)
+static int run_step(struct npr_request *rq, struct ref_exec *re,
+		    struct ref_request *rr, int i, int64_t b0, int64_t nb)
 {
-	struct npr_exec *ex = rq->ex;
-	struct ref_exec *re = ex->priv;
-	struct ref_request *rr = rq->priv;
-	struct npr_graph *g = ex->g;
+	struct npr_graph *g = re->g;
 	const struct npr_node *n = &g->nodes[re->steps[i]];
 	const struct ref_fast *f = re->fast[i];
 	uint64_t t0 = re->prof_ns || rq->prof ? npr_now_ns() : 0;
@@ -404,7 +463,7 @@ static int run_step(struct npr_request *rq, int i, int64_t b0, int64_t nb)
 		return 0;
 	}
 	if (re->dyn[i]) {
-		err = npr_cpu_dyn_run(rq, g, re->steps[i], re->kern[i]);
+		err = npr_cpu_dyn_run(rq, rr, g, re->steps[i], re->kern[i]);
 		if (re->prof_ns)
 			npr_cpu_prof_step(re, i, npr_now_ns() - t0);
 		npr_cpu_prof_add(rq, re->steps[i], npr_now_ns() - t0, "ref",
@@ -448,12 +507,24 @@ static int run_step(struct npr_request *rq, int i, int64_t b0, int64_t nb)
 	return err;
 }
 
-static int cpu_infer(struct npr_request *rq)
+/**
+ * npr_cpu_run() - one inference with a plan
+ * @rq: the request.
+ * @re: the plan: the exec's, or that of the request's input shape
+ *      signature (ref/signature.c).
+ * @rr: the request's state, laid out for @re.
+ *
+ * Converts the inputs into the compute type, runs the steps, converts
+ * the results into the output buffers (sizing those of outputs without
+ * a static port shape for this inference).
+ *
+ * Return: 0 or -errno with a message.
+ */
+int npr_cpu_run(struct npr_request *rq, struct ref_exec *re,
+		struct ref_request *rr)
 {
 	struct npr_exec *ex = rq->ex;
-	struct ref_exec *re = ex->priv;
-	struct ref_request *rr = rq->priv;
-	struct npr_graph *g = ex->g;
+	struct npr_graph *g = re->g;
 	int i, err = 0, old;
 	int64_t b0 = 0, group;
 	uint64_t t_run = 0;
@@ -523,7 +594,7 @@ static int cpu_infer(struct npr_request *rq)
 		}
 		if (re->pstats)
 			npr_par_stats_attach(&re->pstats[i]);
-		err = run_step(rq, i, b0, nb);
+		err = run_step(rq, re, rr, i, b0, nb);
 		if (re->pstats)
 			npr_par_stats_attach(NULL);
 		if (err)
@@ -559,6 +630,15 @@ static int cpu_infer(struct npr_request *rq)
 				       npr_elem_name(rq->out[i].type));
 	}
 	return 0;
+}
+
+static int cpu_infer(struct npr_request *rq)
+{
+	struct ref_exec *re = rq->ex->priv;
+
+	if (re->sigs)
+		return npr_cpu_sig_infer(rq);
+	return npr_cpu_run(rq, re, rq->priv);
 }
 
 const struct npr_backend_ops npr_cpu_backend_ops = {

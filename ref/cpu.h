@@ -7,6 +7,8 @@
  *   ref/plan.c     compile's plans: fast kernels and fusion, batch
  *                  groups, the arena memory planner
  *   ref/dynamic.c  steps whose output shapes depend on input values
+ *   ref/signature.c  the plans per input shape signature of an exec
+ *                  with dynamic input dimensions (the plan cache)
  *   ref/profile.c  NPR_CPU_PROFILE and per-request profile records
  *
  * struct ref_exec is an exec's compiled plan, read-only once compile
@@ -31,7 +33,13 @@ struct ref_fast {
 	int wv;			/* its weights' value if it holds them, or -1 */
 };
 
+struct ref_sigs;
+
 struct ref_exec {
+	struct npr_graph *g;	/* the graph planned: the exec's, or a
+				 * signature's (ref/signature.c) */
+	struct ref_sigs *sigs;	/* dynamic input dims: the plan cache; the
+				 * exec's own plan is then empty */
 	int nsteps;
 	int *steps;		/* node indexes */
 	struct ref_fast **fast;	/* per step, or NULL: the node's reference kernel */
@@ -65,7 +73,12 @@ extern struct ref_fast npr_cpu_absorbed_mark;
 /* marks a step with nothing to do (a Concat its producers write into) */
 extern struct ref_fast npr_cpu_noop_mark;
 
+struct ref_sig;
+
 struct ref_request {
+	struct ref_sig *sig;	/* dynamic input dims: the plan the request's
+				 * memory is laid out for (referenced) */
+	size_t arena_cap;	/* bytes of @arena */
 	void *arena;
 	struct npr_tensor *t;	/* per value */
 	struct npr_tensor *in_buf, *out_buf;

@@ -34,7 +34,7 @@
  * dynamic nodes (parsed again)
  * @re: the exec's plan, with re->ndyn dynamic steps.
  * @rr: the request's state; gets rr->rg, rvals, rnodes, dbuf, dcap.
- * @g: the compiled graph.
+ * @g: the graph planned (re->g).
  *
  * Return: 0, -ENOMEM, or the error of an op's parse.  What was
  * allocated is freed by npr_cpu_dyn_destroy().
@@ -72,8 +72,9 @@ int npr_cpu_dyn_create(const struct ref_exec *re, struct ref_request *rr,
 
 /**
  * npr_cpu_dyn_run() - run dynamic step @node
- * @rq: the request; its backend state is @rq->priv.
- * @g: the compiled graph.
+ * @rq: the request.
+ * @rr: its backend state.
+ * @g: the graph planned (the exec's, or an input shape signature's).
  * @node: the step's node.
  * @kern: its kernel (struct ref_exec, @kern).
  *
@@ -87,10 +88,9 @@ int npr_cpu_dyn_create(const struct ref_exec *re, struct ref_request *rr,
  * without a size; -EFBIG for an output of more than 4 GiB or past the
  * budget; -ENOMEM; the op's infer or kernel error.
  */
-int npr_cpu_dyn_run(struct npr_request *rq, const struct npr_graph *g,
-		    int node, npr_eval_fn kern)
+int npr_cpu_dyn_run(struct npr_request *rq, struct ref_request *rr,
+		    const struct npr_graph *g, int node, npr_eval_fn kern)
 {
-	struct ref_request *rr = rq->priv;
 	struct npr_node *n = &rr->rnodes[node];
 	char b[128];
 	int j, err;
@@ -168,7 +168,7 @@ int npr_cpu_dyn_run(struct npr_request *rq, const struct npr_graph *g,
 /**
  * npr_cpu_dyn_destroy() - free what npr_cpu_dyn_create() allocated
  * @rr: the request's state; fields may be NULL.
- * @g: the compiled graph.
+ * @g: the graph planned, or any graph of the exec (the same counts).
  */
 void npr_cpu_dyn_destroy(struct ref_request *rr, const struct npr_graph *g)
 {

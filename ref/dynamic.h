@@ -16,7 +16,7 @@ void npr_cpu_dyn_destroy(struct ref_request *rr, const struct npr_graph *g);
 
 struct npr_request;
 
-int npr_cpu_dyn_run(struct npr_request *rq, const struct npr_graph *g,
-		    int node, npr_eval_fn kern);
+int npr_cpu_dyn_run(struct npr_request *rq, struct ref_request *rr,
+		    const struct npr_graph *g, int node, npr_eval_fn kern);
 
 #endif /* NPR_REF_DYNAMIC_H */

@@ -227,7 +227,7 @@ static int by_size(const void *a, const void *b)
 static int plan_concat(struct npr_exec *ex, struct ref_exec *re,
 		       int **alias_out, size_t **prefix_out)
 {
-	struct npr_graph *g = ex->g;
+	struct npr_graph *g = re->g;
 	int *alias, *reads, *last, i, j, s;
 	size_t *prefix;
 
@@ -450,7 +450,7 @@ static int group_tail(const struct npr_graph *g, const struct ref_exec *re,
 
 static void plan_groups(struct npr_exec *ex, struct ref_exec *re)
 {
-	struct npr_graph *g = ex->g;
+	struct npr_graph *g = re->g;
 	const char *env = npr_env(NPR_ENV_CPU_GROUP);
 	int64_t batch, per = 0, group;
 	int i, s;
@@ -524,7 +524,7 @@ static void plan_groups(struct npr_exec *ex, struct ref_exec *re)
  */
 static int plan_memory(struct npr_exec *ex, struct ref_exec *re)
 {
-	struct npr_graph *g = ex->g;
+	struct npr_graph *g = re->g;
 	struct lifetime *lt;
 	int *idx, *alias, i, j, k, n = 0, err;
 	size_t peak = 0, naive = re->arena_bytes, *prefix;
@@ -806,7 +806,8 @@ static int plan_no_idx(const struct npr_graph *g, struct ref_exec *re)
  * npr_cpu_plan_kernels() - the fast kernels of an exec's steps
  * @ex: the exec being compiled; ex->prep, when set, holds packed weights
  *      from a blob that the plans use in place.
- * @re: its plan; re->fast (per node, zeroed) gets a struct ref_fast at
+ * @re: its plan, of the graph re->g (ex->g, or the graph of one input
+ *      shape signature: ref/signature.c); re->fast (per node, zeroed) gets a struct ref_fast at
  *      the node where each fused step runs and npr_cpu_absorbed_mark at
  *      the nodes whose work it does; re->no_idx is allocated and set
  *      (not with NPR_CPU_REF).
@@ -820,7 +821,7 @@ static int plan_no_idx(const struct npr_graph *g, struct ref_exec *re)
  */
 int npr_cpu_plan_kernels(struct npr_exec *ex, struct ref_exec *re)
 {
-	struct npr_graph *g = ex->g;
+	struct npr_graph *g = re->g;
 	int err;
 
 	if (ex->prep) {
@@ -845,8 +846,8 @@ int npr_cpu_plan_kernels(struct npr_exec *ex, struct ref_exec *re)
 
 /**
  * npr_cpu_plan_arena() - the memory of an exec's steps
- * @ex: the exec being compiled.
- * @re: its plan, with the step list made; re->off holds the layout
+ * @ex: the exec being compiled (its ports).
+ * @re: its plan of re->g, with the step list made; re->off holds the layout
  *      without reuse and re->arena_bytes its size.
  *
  * Replaces re->off and re->arena_bytes with the planned arena, marks
@@ -857,7 +858,7 @@ int npr_cpu_plan_kernels(struct npr_exec *ex, struct ref_exec *re)
  */
 int npr_cpu_plan_arena(struct npr_exec *ex, struct ref_exec *re)
 {
-	int err = check_held(ex->g, re);
+	int err = check_held(re->g, re);
 
 	if (err)
 		return err;

@@ -18,4 +18,9 @@ int npr_cpu_plan_arena(struct npr_exec *ex, struct ref_exec *re);
 
 void npr_cpu_prep_layout(char *buf, size_t len);
 
+/* ref/backend.c: the steps between the two, a whole plan */
+int npr_cpu_plan_graph(struct npr_exec *ex, struct ref_exec *re);
+
+void npr_cpu_plan_free(struct npr_exec *ex, struct ref_exec *re);
+
 #endif /* NPR_REF_PLAN_H */

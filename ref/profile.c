@@ -101,7 +101,7 @@ static void pool_summary(const struct ref_exec *re)
 /* NPR_CPU_PROFILE=1: time per op type, logged when the exec goes away */
 static void profile_print(const struct npr_exec *ex, const struct ref_exec *re)
 {
-	struct npr_graph *g = ex->g;
+	struct npr_graph *g = re->g;
 	uint64_t total = 0;
 	int i, j;
 

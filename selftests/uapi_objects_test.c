@@ -213,11 +213,12 @@ TEST_F(relu, compile_with_input_shape)
 	EXPECT_EQ(ta.bytes, 0);
 	EXPECT_EQ(ta.dims[0], 0);
 
-	/* bad shapes: rank 0, a negative dim, dims past the rank, bad index */
+	/* bad shapes: rank 0, a dim below -1 (-1: dynamic), dims past the
+	 * rank, bad index */
 	sa.rank = 0;
 	EXPECT_EQ(IOC(self->o.fd, NPR_IOCTL_COMPILE, &co), -EINVAL);
 	sa.rank = 2;
-	sa.dims[0] = -1;
+	sa.dims[0] = -2;
 	EXPECT_EQ(IOC(self->o.fd, NPR_IOCTL_COMPILE, &co), -EINVAL);
 	sa.dims[0] = 1;
 	sa.dims[2] = 5;

@@ -196,7 +196,7 @@ static const struct cmd_desc desc_port_info = {
 	OFF(npr_port_info, handle), NPR_HANDLE_MODEL, NPR_HANDLE_REQUEST,
 };
 static const struct cmd_desc desc_compile = {
-	NPR_IOCTL_COMPILE, sizeof(struct npr_compile), 0,
+	NPR_IOCTL_COMPILE, sizeof(struct npr_compile), NPR_COMPILE_SHAPE_RANGES,
 	fill_compile, -1, OFF(npr_compile, model),
 	NPR_HANDLE_MODEL, NPR_HANDLE_EXEC,
 };

@@ -647,6 +647,28 @@ static __u32 import_blob(int fd, void *blob, size_t blen)
 	return ia.exec;
 }
 
+/*
+ * The requests run on their own zeroed inputs: an input whose shape stays
+ * dynamic (the model's, without --shape or -b) has none to run.
+ */
+static void check_static(int fd, __u32 exec, unsigned int n)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < n; i++) {
+		struct npr_port_info pi;
+		char name[256];
+
+		npr_prep_port_info(&pi, exec, i, 0, name, sizeof(name));
+		if (npr_ioctl(fd, NPR_IOCTL_PORT_INFO, &pi))
+			snprintf(name, sizeof(name), "%u", i);
+		for (k = 0; k < pi.rank; k++)
+			if (pi.dims[k] < 0)
+				die("input %s has a dynamic shape (dimension %u): give --shape %s=D0,D1,... or -b N",
+				    name, k, name);
+	}
+}
+
 /* MODEL_LOAD and COMPILE with -b, -t, --profile, --cache-dir. */
 static __u32 load_compile(int fd)
 {
@@ -717,6 +739,7 @@ static __u32 load_compile(int fd)
 		die_lib(fd, "COMPILE", err);
 	/* the exec keeps what it needs: peak RSS is the compiled model's */
 	destroy(fd, ml.handle);
+	check_static(fd, co.exec, mi.num_inputs);
 	return co.exec;
 }
 

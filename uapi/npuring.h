@@ -188,6 +188,16 @@ enum npr_param_id {
 	NPR_PARAM_NPU_COMPILER_DYNAMIC_QUANTIZATION = 76, /* bool, RW, device exec */
 	NPR_PARAM_NPR_NPU_LOADER_VERSION	= 77,	/* string, RO, device */
 	/*
+	 * Dynamic input shapes on the cpu device: the number of input shape
+	 * signatures whose plans a compiled model keeps, least recently used
+	 * first out (0: plan every inference).  Default 16.
+	 */
+	NPR_PARAM_CPU_RUNTIME_CACHE_CAPACITY	= 78,	/* int, RW, device exec */
+	/* plans made for a new input shape signature (cache misses) */
+	NPR_PARAM_NPR_RUNTIME_CACHE_MISSES	= 79,	/* int, RO, exec */
+	/* plans the cache dropped to make room */
+	NPR_PARAM_NPR_RUNTIME_CACHE_EVICTIONS	= 80,	/* int, RO, exec */
+	/*
 	 * The longest a synchronous NPR_IOCTL_INFER may take, in ms; 0 (the
 	 * default): no limit.  Past it INFER fails with -ETIME and its
 	 * result is discarded: the outputs hold unspecified values and a
@@ -420,9 +430,11 @@ _Static_assert(sizeof(struct npr_model_info) == 48, "npr_model_info ABI");
  * @index: In. Port index, < num_inputs or num_outputs.
  * @elem_type: Out. enum npr_elem_type the caller reads or writes.
  * @rank: Out. Number of dimensions.
- * @dims: Out. Dimensions; -1 for a dynamic dimension of a model.  An
- *        output of an exec whose shape depends on input values has rank
- *        0 and dims[0] = -1 (GET_TENSOR gives each inference's shape).
+ * @dims: Out. Dimensions; -1 for a dynamic dimension of a model or of
+ *        an exec (an input's dynamic dimension, and what depends on it).
+ *        An output of an exec whose rank depends on input values has
+ *        rank 0 and dims[0] = -1 (GET_TENSOR gives each inference's
+ *        shape).
  * @name: In. User buffer for the port's tensor name (or its layer name).
  * @name_len: In/Out. Size of @name; set to the needed size incl. NUL.
  *            -EMSGSIZE when too small (0 asks for the size only).
@@ -448,7 +460,8 @@ _Static_assert(sizeof(struct npr_port_info) == 104, "npr_port_info ABI");
  * struct npr_shape_arg - one input shape override for NPR_IOCTL_COMPILE
  * @index: Input port index.
  * @rank: Number of dimensions, 1..NPR_MAX_RANK.
- * @dims: Dimensions, each >= 0 (0: an empty tensor).
+ * @dims: Dimensions, each >= 0 (0: an empty tensor), or -1 for a dynamic
+ *        dimension: each request's SET_TENSOR gives it (cpu device).
  */
 struct npr_shape_arg {
 	__u32 index;
@@ -456,6 +469,25 @@ struct npr_shape_arg {
 	__s64 dims[NPR_MAX_RANK];
 };
 _Static_assert(sizeof(struct npr_shape_arg) == 72, "npr_shape_arg ABI");
+
+/**
+ * struct npr_shape_range - one input shape with bounds, for
+ * NPR_IOCTL_COMPILE with NPR_COMPILE_SHAPE_RANGES
+ * @index: Input port index.
+ * @rank: Number of dimensions, 1..NPR_MAX_RANK.
+ * @lo: Per dimension the smallest size, 0..2^31; 0 past @rank.
+ * @hi: Per dimension the largest size, @lo..2^31, or -1 for no upper
+ *      bound; 0 past @rank.  @lo == @hi makes the dimension static; any
+ *      other pair makes it dynamic, and SET_TENSOR refuses a size outside
+ *      [@lo, @hi] with -EINVAL (OpenVINO's Dimension(lo, hi)).
+ */
+struct npr_shape_range {
+	__u32 index;
+	__u32 rank;
+	__s64 lo[NPR_MAX_RANK];
+	__s64 hi[NPR_MAX_RANK];
+};
+_Static_assert(sizeof(struct npr_shape_range) == 136, "npr_shape_range ABI");
 
 /**
  * struct npr_prop_arg - one property for NPR_IOCTL_COMPILE
@@ -477,10 +509,11 @@ _Static_assert(sizeof(struct npr_prop_arg) == 16, "npr_prop_arg ABI");
 /**
  * struct npr_compile - NPR_IOCTL_COMPILE
  * @size: In. sizeof(struct npr_compile).
- * @flags: In. Must be 0.
+ * @flags: In. 0 or NPR_COMPILE_SHAPE_RANGES.
  * @model: In. Model handle.
  * @exec: Out. Exec (compiled model) handle.
- * @shapes: In. Pointer to @num_shapes struct npr_shape_arg, or 0.
+ * @shapes: In. Pointer to @num_shapes struct npr_shape_arg (struct
+ *          npr_shape_range with NPR_COMPILE_SHAPE_RANGES), or 0.
  * @props: In. Pointer to @num_props struct npr_prop_arg, or 0.
  * @num_shapes: In. Entries in @shapes (at most one per input).
  * @num_props: In. Entries in @props.
@@ -490,6 +523,14 @@ _Static_assert(sizeof(struct npr_prop_arg) == 16, "npr_prop_arg ABI");
  * need more memory than NPR_PARAM_NPR_MAX_MODEL_MEMORY_MB, or a tensor's
  * size does not fit in the address space; the message names the largest
  * tensor (name, shape, bytes) and the limit.
+ *
+ * Dynamic shapes: an input keeps the dimensions the model declares
+ * dynamic unless a shape fixes them, and a shape may make a dimension
+ * dynamic (-1, or a range).  Each request then gives its inputs' shapes
+ * with NPR_IOCTL_SET_TENSOR (or BO_BIND) and reads its outputs' with
+ * NPR_IOCTL_GET_TENSOR; PORT_INFO reports -1 for such dimensions.  Only
+ * the cpu device runs them (-EOPNOTSUPP elsewhere); such an exec cannot
+ * be exported nor cached (-EOPNOTSUPP, and the cache skips it).
  */
 struct npr_compile {
 	__u32 size;
@@ -502,6 +543,9 @@ struct npr_compile {
 	__u32 num_props;
 };
 _Static_assert(sizeof(struct npr_compile) == 40, "npr_compile ABI");
+
+/* @shapes points to struct npr_shape_range entries (bounded dimensions) */
+#define NPR_COMPILE_SHAPE_RANGES	(1U << 0)
 
 /**
  * struct npr_req_create - NPR_IOCTL_REQ_CREATE
@@ -528,14 +572,19 @@ _Static_assert(sizeof(struct npr_req_create) == 16, "npr_req_create ABI");
  *         destroyed or another tensor is set on that port.
  *         NPR_TENSOR_MAP (GET only): do not copy, return in @data a
  *         pointer to the request's own buffer, valid until the request is
- *         destroyed or the port is rebound.
+ *         destroyed or the port is rebound; for a port with a dynamic
+ *         shape, also until its shape changes (a SET_TENSOR of a larger
+ *         input, an INFER giving a larger output may move the buffer).
  * @req: In. Request handle.
  * @index: In. Port index.
  * @elem_type: In (SET: must equal the port's type) / Out (GET).
  * @rank: In (SET: must equal the compiled rank) / Out (GET; for an
  *        output whose shape depends on input values, that of the last
  *        inference).
- * @dims: In (SET: must equal the compiled dims) / Out (GET).
+ * @dims: In (SET: must equal the compiled dims; a dynamic dimension of
+ *        an input takes any size within its bounds, 0 included, which
+ *        this request's inferences then use) / Out (GET; -1 for a
+ *        dynamic input dimension before any SET_TENSOR).
  * @data: In. Caller buffer (SET: read; GET: written) / Out with MAP.
  * @bytes: In. Size of @data; SET needs exactly the tensor size, GET at
  *         least it (-EMSGSIZE, needed size written back).  Out: tensor size.
@@ -869,7 +918,8 @@ _Static_assert(sizeof(struct npr_bo_info) == 40, "npr_bo_info ABI");
  * @elem_type: In. Must equal the port's element type.
  * @rank: In. Must equal the port's rank.
  * @reserved: Must be 0.
- * @dims: In. Must equal the port's dims.
+ * @dims: In. Must equal the port's dims (an input's dynamic dimension: any
+ *        size within its bounds, which sets the input's shape).
  * @strides: In. Byte strides per dimension, all 0 for dense; others must
  *           be the dense ones (the devices read dense tensors).
  * @offset: In. Byte offset of the tensor in the BO, a multiple of the

@@ -243,6 +243,16 @@ void npr_graph_free(struct npr_graph *g)
 
 	if (!g)
 		return;
+	if (g->view) {
+		for (i = 0; i < g->nnodes; i++)
+			free(g->nodes[i].params);
+		for (i = 0; i < g->nvals; i++)
+			free(g->vals[i].owned);
+		free(g->nodes);
+		free(g->vals);
+		free(g);
+		return;
+	}
 	for (i = 0; i < g->nnodes; i++)
 		node_fini(g, &g->nodes[i]);
 	for (i = 0; i < g->nvals; i++) {
@@ -315,7 +325,7 @@ static int clone_bodies(struct npr_node *d, const struct npr_node *s)
 }
 
 static struct npr_graph *clone(const struct npr_graph *g,
-			       struct npr_graph *take);
+			       struct npr_graph *take, bool share);
 
 /**
  * npr_graph_clone() - deep copy of a graph
@@ -330,7 +340,73 @@ static struct npr_graph *clone(const struct npr_graph *g,
  */
 struct npr_graph *npr_graph_clone(const struct npr_graph *g)
 {
-	return clone(g, NULL);
+	return clone(g, NULL, false);
+}
+
+/**
+ * npr_graph_clone_shared() - npr_graph_clone() that borrows owned data
+ * @g: the graph; it must outlive the clone and keep its constants.
+ *
+ * The clone's constants point at @g's owned data instead of copies (the
+ * clone owns none of it), so that a graph with large folded or aligned
+ * weights clones in time proportional to its nodes: for a backend that
+ * infers and plans a graph again per input shape signature.  Bodies are
+ * deep copies, as with npr_graph_clone().
+ *
+ * Return: the clone, or NULL on allocation failure.
+ */
+struct npr_graph *npr_graph_clone_shared(const struct npr_graph *g)
+{
+	return clone(g, NULL, true);
+}
+
+/**
+ * npr_graph_view() - a graph whose nodes and values are copies, over
+ * everything else of another
+ * @g: the graph, without bodies (a control-flow op infers its bodies in
+ *     place: use npr_graph_clone_shared() for those); it must outlive the
+ *     view and not change meanwhile.
+ *
+ * The view's nodes and values are shallow copies of @g's: names, types,
+ * port and attribute arrays, bodies-free nodes, inputs, outputs,
+ * variables and the weights store stay @g's, constants point at @g's
+ * data (the view owns none: what it folds it owns), and every node's
+ * params are NULL, to be parsed again.  So inferring and planning a
+ * graph again for other input shapes (ref/signature.c) costs no string
+ * or array copies.  Nothing may add nodes or values to a view;
+ * npr_graph_free() frees what it owns.
+ *
+ * Return: the view, NULL if out of memory or @g has bodies.
+ */
+struct npr_graph *npr_graph_view(const struct npr_graph *g)
+{
+	struct npr_graph *c;
+	int i;
+
+	for (i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].nbodies)
+			return NULL;
+	c = malloc(sizeof(*c));
+	if (!c)
+		return NULL;
+	*c = *g;
+	c->view = true;
+	c->arena = NULL;
+	c->nodes = dup_array(g->nodes, g->nnodes, sizeof(*g->nodes));
+	c->vals = dup_array(g->vals, g->nvals, sizeof(*g->vals));
+	c->cap_nodes = g->nnodes;
+	c->cap_vals = g->nvals;
+	if ((g->nnodes && !c->nodes) || (g->nvals && !c->vals)) {
+		free(c->nodes);
+		free(c->vals);
+		free(c);
+		return NULL;
+	}
+	for (i = 0; i < c->nnodes; i++)
+		c->nodes[i].params = NULL;
+	for (i = 0; i < c->nvals; i++)
+		c->vals[i].owned = NULL;
+	return c;
 }
 
 /**
@@ -343,11 +419,11 @@ struct npr_graph *npr_graph_clone(const struct npr_graph *g)
  */
 struct npr_graph *npr_graph_clone_take(struct npr_graph *g)
 {
-	return clone(g, g);
+	return clone(g, g, false);
 }
 
 static struct npr_graph *clone(const struct npr_graph *g,
-			       struct npr_graph *take)
+			       struct npr_graph *take, bool share)
 {
 	struct npr_graph *c = npr_graph_new();
 	int i, j;
@@ -405,7 +481,7 @@ static struct npr_graph *clone(const struct npr_graph *g,
 			goto fail;
 		if (s->owned && take) {
 			continue;	/* moved below, once nothing can fail */
-		} else if (s->owned) {
+		} else if (s->owned && !share) {
 			d->owned = malloc(s->nbytes ? s->nbytes : 1);
 			if (!d->owned)
 				goto fail;

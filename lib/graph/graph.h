@@ -271,6 +271,7 @@ struct npr_graph {
 	int nstate_in, nstate_out;
 	struct npr_arena *arena;
 	npr_evaluator_fn fold;
+	bool view;	/* npr_graph_view(): nodes and values only its own */
 };
 
 /**
@@ -344,6 +345,8 @@ struct npr_graph *npr_graph_new(void);
 void npr_graph_free(struct npr_graph *g);
 struct npr_graph *npr_graph_clone(const struct npr_graph *g);
 struct npr_graph *npr_graph_clone_take(struct npr_graph *g);
+struct npr_graph *npr_graph_clone_shared(const struct npr_graph *g);
+struct npr_graph *npr_graph_view(const struct npr_graph *g);
 /* @n zeroed bytes for the lifetime of @g (16-byte aligned), or NULL. */
 void *npr_graph_alloc(struct npr_graph *g, size_t n);
 /* Append a node; returns its index or -ENOMEM.  Strings are copied. */

@@ -129,7 +129,8 @@ int npr_infer_parse(struct npr_graph *g)
  * @check_decl: compare with the shapes the file declared.
  * @dyn: a node whose output shape depends on a value known only at
  *       inference time (its infer fails with -ENODATA) gets dynamic
- *       outputs, and so does every node downstream; else that is an error.
+ *       outputs, and so does every node downstream; so do the readers of
+ *       a model input with dynamic dimensions; else that is an error.
  *
  * In topological order, every live node's outputs get a type and a shape
  * from its op's infer; a node whose inputs are all constant is folded with
@@ -184,6 +185,12 @@ int npr_infer_graph(struct npr_graph *g, bool check_decl, bool dyn)
 		for (j = 0; j < n->nout; j++) {
 			struct npr_value *v = npr_out(g, n, j);
 
+			/* a model input's dynamic dims: its readers are
+			 * dynamic (above) until a backend knows them */
+			if (!npr_shape_static(&v->shape) && dyn &&
+			    (n->op->flags & NPR_OP_SOURCE) && !v->data &&
+			    v->shape.rank >= 0)
+				continue;
 			if (!npr_shape_static(&v->shape))
 				return npr_node_err(n, -EINVAL,
 						    "output %d: shape %s is not static",

@@ -117,9 +117,14 @@ static int pass_lower_half(struct npr_graph *g)
 	return 0;
 }
 
+/*
+ * The caller's input shapes replace the model's.  A dimension may stay
+ * (or be made) dynamic, -1: the nodes that depend on it get dynamic
+ * shapes (npr_infer_graph()) and a backend with dynamic shapes infers
+ * them again per input shape signature; a rank must be known.
+ */
 static int apply_shapes(struct npr_graph *g, const struct npr_shape *shapes)
 {
-	char b1[128];
 	int i;
 
 	for (i = 0; i < g->ninputs; i++) {
@@ -128,12 +133,10 @@ static int apply_shapes(struct npr_graph *g, const struct npr_shape *shapes)
 
 		if (shapes && shapes[i].rank >= 0)
 			v->shape = shapes[i];
-		if (!npr_shape_static(&v->shape))
+		if (v->shape.rank < 0)
 			return npr_err(-EINVAL,
-				       "input %s has a dynamic shape %s: give a static shape at compile time",
-				       v->name ? v->name : n->name,
-				       npr_shape_str(&v->shape, b1,
-						     sizeof(b1)));
+				       "input %s has no rank: give its shape at compile time",
+				       v->name ? v->name : n->name);
 	}
 	return 0;
 }
@@ -144,7 +147,8 @@ static int compile_clone(struct npr_graph *g, const struct npr_shape *shapes,
 /**
  * npr_compile_graph() - turn a model graph into an executable graph
  * @src: the model's graph (not modified).
- * @shapes: per input a shape (rank -1: keep the model's), or NULL.
+ * @shapes: per input a shape (rank -1: keep the model's; -1 dims
+ *          dynamic), or NULL.
  * @fold: the evaluator constant folding computes nodes with, kept in the
  *        result's @fold for the bodies; NULL folds nothing (shapes that
  *        need a folded value then stay dynamic or fail).  lib/model.c and
@@ -215,4 +219,87 @@ static int compile_clone(struct npr_graph *g, const struct npr_shape *shapes,
 fail:
 	npr_graph_free(g);
 	return err;
+}
+
+/*
+ * @g's output shapes with every dynamic input dimension set to @want
+ * (within its bounds): a clone sharing @g's constants, inferred again.
+ */
+static int probe(const struct npr_graph *g, const int64_t (*lo)[NPR_MAX_RANK],
+		 const int64_t (*hi)[NPR_MAX_RANK], int64_t want,
+		 struct npr_shape *out)
+{
+	struct npr_graph *c = npr_graph_clone_shared(g);
+	int i, j, err = 0;
+
+	if (!c)
+		return -ENOMEM;
+	for (i = 0; i < c->ninputs; i++) {
+		struct npr_shape *s = &npr_out(c, &c->nodes[c->inputs[i]],
+					       0)->shape;
+
+		for (j = 0; j < s->rank; j++) {
+			int64_t d = want;
+
+			if (s->d[j] >= 0)
+				continue;
+			if (d < lo[i][j])
+				d = lo[i][j];
+			if (hi[i][j] >= 0 && d > hi[i][j])
+				d = hi[i][j];
+			s->d[j] = d;
+		}
+	}
+	for (i = 0; i < c->nnodes && !err; i++)
+		if (!c->nodes[i].dead && c->nodes[i].op->parse)
+			err = c->nodes[i].op->parse(c, &c->nodes[i]);
+	if (!err)
+		err = npr_infer_graph(c, false, true);
+	for (i = 0; !err && i < c->noutputs; i++)
+		out[i] = npr_in(c, &c->nodes[c->outputs[i]], 0)->shape;
+	npr_graph_free(c);
+	return err;
+}
+
+/**
+ * npr_compile_output_dims() - the output dimensions that do not depend on
+ * the dynamic input dimensions
+ * @g: a compiled graph whose inputs have dynamic dimensions (-1).
+ * @lo, @hi: per input of @g, per dimension, the bounds of the dynamic
+ *           ones (@hi -1: none).
+ * @out: per output of @g, its shape: the dimensions that are the same
+ *       with the dynamic input dimensions at two sizes within their
+ *       bounds (32 and 33 when the bounds allow), -1 for the others; rank
+ *       -1 when the two differ in rank or either does not infer (a size
+ *       the model cannot take).
+ *
+ * Compile leaves every node that reads a dynamic dimension with an
+ * unknown rank; this is what PORT_INFO reports of the outputs instead.
+ * What a backend computes per inference is unaffected.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int npr_compile_output_dims(const struct npr_graph *g,
+			    const int64_t (*lo)[NPR_MAX_RANK],
+			    const int64_t (*hi)[NPR_MAX_RANK],
+			    struct npr_shape *out)
+{
+	int n = g->noutputs ? g->noutputs : 1, i, j, e1, e2;
+	struct npr_shape *b = malloc(sizeof(*b) * n);
+
+	if (!b)
+		return -ENOMEM;
+	e1 = probe(g, lo, hi, 32, out);
+	e2 = e1 ? e1 : probe(g, lo, hi, 33, b);
+	for (i = 0; i < g->noutputs; i++) {
+		if (e1 || e2 || out[i].rank != b[i].rank) {
+			out[i].rank = -1;
+			continue;
+		}
+		for (j = 0; j < out[i].rank; j++)
+			if (out[i].d[j] != b[i].d[j])
+				out[i].d[j] = -1;
+	}
+	free(b);
+	return e1 == -ENOMEM || e2 == -ENOMEM ? -ENOMEM : 0;
 }

@@ -15,4 +15,9 @@ int npr_compile_graph_take(struct npr_graph *src,
 			   const struct npr_shape *shapes,
 			   npr_evaluator_fn fold, struct npr_graph **out);
 
+int npr_compile_output_dims(const struct npr_graph *g,
+			    const int64_t (*lo)[NPR_MAX_RANK],
+			    const int64_t (*hi)[NPR_MAX_RANK],
+			    struct npr_shape *out);
+
 #endif /* NPR_PASSES_COMPILE_H */

@@ -74,7 +74,8 @@ static void header_field(unsigned char *dst, size_t len, const char *s)
  * @len: its size.
  *
  * Return: 0, or -errno with a message: -EOPNOTSUPP (output shapes that
- * depend on input values), -ENOMEM, or the backend's error.
+ * depend on dynamic input dimensions or on input values), -ENOMEM, or
+ * the backend's error.
  */
 int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
 {
@@ -87,7 +88,7 @@ int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
 
 	if (dyn >= 0)
 		return npr_node_err(&ex->g->nodes[dyn], -EOPNOTSUPP,
-				    "export: the output shape depends on input values; such models are not exported yet");
+				    "export: the output shape depends on a dynamic input dimension or on input values; such models are not exported yet");
 	err = npr_blob_payload_write(ex, &h, &blen);
 	if (err)
 		return err;

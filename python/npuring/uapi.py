@@ -117,6 +117,12 @@ PORT_OUTPUT = 1 << 0
 shape_arg = _struct("npr_shape_arg", [
     ("index", u32), ("rank", u32), ("dims", s64 * MAX_RANK)])
 
+shape_range = _struct("npr_shape_range", [
+    ("index", u32), ("rank", u32), ("lo", s64 * MAX_RANK),
+    ("hi", s64 * MAX_RANK)])
+
+COMPILE_SHAPE_RANGES = 1 << 0
+
 prop_arg = _struct("npr_prop_arg", [
     ("param", u32), ("reserved", u32), ("value", u64)])
 

@@ -260,6 +260,16 @@ class Inference(unittest.TestCase):
                                      shapes={0: (4, 3, 224, 224)})
         self.assertLessEqual(rel_err(cm(self.x4)[0], self.y4), 1e-4)
 
+    def test_dynamic_batch(self):
+        cm = self.core.compile_model(SQZ_ONNX, "CPU")
+        self.assertEqual(cm.input().shape, (-1, 3, 224, 224))
+        self.assertEqual(cm.output(0).shape, (-1, 1000))
+        r = cm.create_infer_request()
+        for x, y in ((self.x4, self.y4), (self.x1, self.y1)):
+            out = r.infer({"input": x})["output"]
+            self.assertEqual(out.shape, y.shape)
+            self.assertLessEqual(rel_err(out, y), 1e-4)
+
     def test_ir_path_and_bytes_agree(self):
         with open(SQZ_IR, "rb") as f:
             xml = f.read()

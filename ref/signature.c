@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Plans per input shape signature: the CPU backend's side of dynamic
+ * input dimensions.
+ *
+ * An exec whose inputs have dynamic dimensions (-1 in its ports) is
+ * compiled once, as every exec: its graph has the nodes that depend on
+ * those dimensions with dynamic shapes, and everything that does not
+ * (constant subgraphs, weights in their compute type) folded.  Nothing is
+ * planned then.  At an inference, the shapes of the request's inputs
+ * (the signature) pick a plan from a small cache, least recently used
+ * first out, of CPU_RUNTIME_CACHE_CAPACITY entries; a miss makes one:
+ *
+ *   a view of the exec's graph (npr_graph_view(): its own nodes and
+ *   values over the exec's strings, arrays and constants), the inputs'
+ *   shapes set, every live node
+ *   parsed and inferred again with folding (so that ShapeOf chains and
+ *   the Reshape targets they feed become constants), dead nodes marked;
+ *   then the same planning as a static exec (npr_cpu_plan_graph(): fast
+ *   convolutions and fusion, in-place Concats, batch groups, arena).
+ *
+ * So a signature runs as fast as a static compile of those shapes, and a
+ * miss costs a shape inference and a plan of the graph, never a parse of
+ * the model.  What is left value-dependent stays a dynamic step
+ * (ref/dynamic.c).
+ *
+ * A request keeps its memory laid out for the last signature it ran and
+ * holds a reference to that plan, so an entry evicted while a request
+ * uses it lives until the request moves on; the request's arena grows
+ * (never shrinks) and is kept across signatures.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "object.h"
+#include "ops/infer.h"
+#include "sys.h"
+#include "tensor.h"
+#include "cpu.h"
+#include "dynamic.h"
+#include "plan.h"
+#include "signature.h"
+
+/**
+ * struct ref_sig - the plan of one input shape signature
+ * @in: per input of the exec, its shape.
+ * @re: the plan; @re->g the graph inferred for @in (owned).
+ * @refs: the cache's (while listed) and each request's laid out for it.
+ * @used: when last used (struct ref_sigs @clock).
+ * @next: the cache's list.
+ */
+struct ref_sig {
+	struct npr_shape *in;
+	struct ref_exec *re;
+	int refs;
+	uint64_t used;
+	struct ref_sig *next;
+};
+
+/**
+ * struct ref_sigs - an exec's plan cache
+ * @lock: guards the list and the references (requests run concurrently).
+ * @list: the entries kept, at most @cap.
+ * @n: their number.
+ * @clock: counts the lookups, for @used.
+ * @cap: CPU_RUNTIME_CACHE_CAPACITY of the exec.
+ */
+struct ref_sigs {
+	pthread_mutex_t lock;
+	struct ref_sig *list;
+	int n;
+	uint64_t clock;
+	int cap;
+};
+
+static void sig_free(struct npr_exec *ex, struct ref_sig *s)
+{
+	struct npr_graph *g = s->re ? s->re->g : NULL;
+
+	if (s->re)
+		npr_cpu_plan_free(ex, s->re);
+	npr_graph_free(g);
+	free(s->in);
+	free(s);
+}
+
+/**
+ * npr_cpu_sig_init() - an empty plan cache for an exec with dynamic
+ * input dimensions
+ * @ex: the exec; its props give the capacity.
+ * @re: its plan (re->g = ex->g), which stays without steps.
+ *
+ * The exec's budget counts what does not depend on the shapes: the
+ * request's tensor per value and step I/O arrays; arenas and plans are
+ * sized per signature at run time (npr_request_grow() for the arena).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int npr_cpu_sig_init(struct npr_exec *ex, struct ref_exec *re)
+{
+	const struct npr_graph *g = ex->g;
+	struct ref_sigs *c;
+	int i;
+
+	re->off = malloc(sizeof(size_t) * (g->nvals ? g->nvals : 1));
+	c = calloc(1, sizeof(*c));
+	if (!c || !re->off) {
+		free(c);
+		return -ENOMEM;
+	}
+	for (i = 0; i < g->nvals; i++)
+		re->off[i] = SIZE_MAX;
+	pthread_mutex_init(&c->lock, NULL);
+	c->cap = (int)ex->props.runtime_cache_capacity;
+	re->sigs = c;
+	/* every node's ports: the plans of all signatures fit */
+	for (i = 0; i < g->nnodes; i++) {
+		if (g->nodes[i].nin > re->max_in)
+			re->max_in = g->nodes[i].nin;
+		if (g->nodes[i].nout > re->max_out)
+			re->max_out = g->nodes[i].nout;
+	}
+	ex->be_exec_bytes = 0;
+	ex->be_req_bytes = npr_alloc_cost(sizeof(struct ref_request)) +
+			   npr_alloc_cost((uint64_t)g->nvals *
+					  sizeof(struct npr_tensor)) +
+			   npr_alloc_cost((uint64_t)(re->max_in + 1) *
+					  sizeof(struct npr_tensor)) +
+			   npr_alloc_cost((uint64_t)(re->max_out + 1) *
+					  sizeof(struct npr_tensor));
+	return 0;
+}
+
+/**
+ * npr_cpu_sig_fini() - free the plan cache
+ * @ex: the exec, going away (no request is left).
+ * @re: its plan; nothing happens without a cache.
+ */
+void npr_cpu_sig_fini(struct npr_exec *ex, struct ref_exec *re)
+{
+	struct ref_sigs *c = re->sigs;
+
+	if (!c)
+		return;
+	while (c->list) {
+		struct ref_sig *s = c->list;
+
+		c->list = s->next;
+		sig_free(ex, s);
+	}
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+	re->sigs = NULL;
+}
+
+/**
+ * npr_cpu_sig_put() - drop a reference to a signature's plan
+ * @ex: its exec.
+ * @s: the plan; freed with its last reference.
+ */
+void npr_cpu_sig_put(struct npr_exec *ex, struct ref_sig *s)
+{
+	struct ref_sigs *c = ((struct ref_exec *)ex->priv)->sigs;
+	bool last;
+
+	pthread_mutex_lock(&c->lock);
+	last = !--s->refs;
+	pthread_mutex_unlock(&c->lock);
+	if (last)
+		sig_free(ex, s);
+}
+
+static bool sig_match(const struct npr_exec *ex, const struct ref_sig *s,
+		      const struct npr_request *rq)
+{
+	int i;
+
+	for (i = 0; i < ex->nin; i++)
+		if (!npr_shape_eq(&s->in[i], &rq->in[i].shape))
+			return false;
+	return true;
+}
+
+/*
+ * A new plan for the shapes of @rq's inputs: the exec's graph inferred
+ * again for them, then planned.
+ */
+static int sig_make(struct npr_request *rq, struct ref_sig **out)
+{
+	struct npr_exec *ex = rq->ex;
+	struct npr_graph *g;
+	struct ref_sig *s;
+	int i, err;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->refs = 1;
+	s->in = malloc(sizeof(*s->in) * (ex->nin ? ex->nin : 1));
+	s->re = calloc(1, sizeof(*s->re));
+	/* a graph with bodies is copied: their infer changes them */
+	g = npr_graph_view(ex->g);
+	if (!g)
+		g = npr_graph_clone_shared(ex->g);
+	if (!s->in || !s->re || !g) {
+		npr_graph_free(g);
+		sig_free(ex, s);
+		return -ENOMEM;
+	}
+	s->re->g = g;
+	for (i = 0; i < ex->nin; i++) {
+		s->in[i] = rq->in[i].shape;
+		g->vals[ex->in[i].value].shape = rq->in[i].shape;
+	}
+	/* the clone's params are not parsed; the dead nodes need none */
+	err = 0;
+	for (i = 0; i < g->nnodes && !err; i++) {
+		struct npr_node *n = &g->nodes[i];
+
+		if (!n->dead && n->op->parse)
+			err = n->op->parse(g, n);
+	}
+	if (!err)
+		err = npr_infer_graph(g, false, true);
+	if (!err)
+		err = npr_infer_mark_dead(g);
+	if (!err)
+		err = npr_cpu_plan_graph(ex, s->re);
+	if (err) {
+		char b[128], *msg;
+
+		err = npr_err_default(err, 0);
+		msg = strdup(npr_last_error());
+		npr_err(err, "input shape %s%s: %s",
+			npr_shape_str(&s->in[0], b, sizeof(b)),
+			ex->nin > 1 ? ", ..." : "", msg ? msg : "");
+		free(msg);
+		sig_free(ex, s);
+		return err;
+	}
+	__atomic_add_fetch(&ex->plan_misses, 1, __ATOMIC_RELAXED);
+	*out = s;
+	return 0;
+}
+
+/* The plan for @rq's input shapes, referenced: from the cache, or new. */
+static int sig_get(struct npr_request *rq, struct ref_sig **out)
+{
+	struct npr_exec *ex = rq->ex;
+	struct ref_sigs *c = ((struct ref_exec *)ex->priv)->sigs;
+	struct ref_sig *s, *old, **pp, **lru;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	for (s = c->list; s; s = s->next)
+		if (sig_match(ex, s, rq))
+			break;
+	if (s) {
+		s->refs++;
+		s->used = ++c->clock;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (s) {
+		*out = s;
+		return 0;
+	}
+	/* planned unlocked: other signatures run meanwhile */
+	err = sig_make(rq, &s);
+	if (err)
+		return err;
+	pthread_mutex_lock(&c->lock);
+	s->used = ++c->clock;
+	if (c->cap > 0) {
+		/* the cache's reference; room made by the least recent */
+		s->refs++;
+		s->next = c->list;
+		c->list = s;
+		c->n++;
+		while (c->n > c->cap) {
+			lru = &c->list;
+			for (pp = &c->list; *pp; pp = &(*pp)->next)
+				if ((*pp)->used < (*lru)->used)
+					lru = pp;
+			old = *lru;
+			*lru = old->next;
+			c->n--;
+			__atomic_add_fetch(&ex->plan_evictions, 1,
+					   __ATOMIC_RELAXED);
+			if (!--old->refs) {
+				pthread_mutex_unlock(&c->lock);
+				sig_free(ex, old);
+				pthread_mutex_lock(&c->lock);
+			}
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	*out = s;
+	return 0;
+}
+
+/*
+ * Lay @rr out for plan @s: the arena grown if need be (within the
+ * model's memory budget), the tensors, the dynamic steps' copies.
+ */
+static int sig_bind(struct npr_request *rq, struct ref_request *rr,
+		    struct ref_sig *s)
+{
+	const struct ref_exec *re = s->re;
+	int err;
+
+	npr_cpu_dyn_destroy(rr, rq->ex->g);
+	if (re->arena_bytes > rr->arena_cap || !rr->arena) {
+		/* by a quarter at least: a growing sequence (decoding)
+		 * does not reallocate at every step */
+		size_t want = re->arena_bytes, more = rr->arena_cap / 4;
+		void *p;
+
+		if (want - rr->arena_cap < more && rr->arena_cap)
+			want = rr->arena_cap + more;
+		err = npr_request_grow(rq, rr->arena_cap, want,
+				       "the activations of these input shapes");
+		if (err && want > re->arena_bytes) {
+			want = re->arena_bytes;
+			err = npr_request_grow(rq, rr->arena_cap, want,
+					       "the activations of these input shapes");
+		}
+		if (err)
+			return err;
+		p = npr_alloc(want);
+		if (!p)
+			return -ENOMEM;
+		free(rr->arena);
+		rr->arena = p;
+		rr->arena_cap = want;
+	}
+	npr_cpu_req_views(re, rr);
+	return re->ndyn ? npr_cpu_dyn_create(re, rr, re->g) : 0;
+}
+
+/**
+ * npr_cpu_sig_infer() - one inference of an exec with dynamic input
+ * dimensions
+ * @rq: the request; its inputs' shapes are static (lib/request.c).
+ *
+ * Finds or makes the plan of the inputs' shapes, lays the request out
+ * for it when it ran other shapes last, and runs it (npr_cpu_run()).
+ * With a capacity of 0 the plan is dropped afterwards.
+ *
+ * Context: the request's thread; requests run concurrently.
+ * Return: 0 or -errno with a message (a shape the model cannot take
+ * names the layer; -EFBIG past NPR_MAX_MODEL_MEMORY_MB).
+ */
+int npr_cpu_sig_infer(struct npr_request *rq)
+{
+	struct npr_exec *ex = rq->ex;
+	struct ref_request *rr = rq->priv;
+	struct ref_sig *s;
+	int err;
+
+	err = sig_get(rq, &s);
+	if (err)
+		return err;
+	if (s != rr->sig) {
+		if (rr->sig)
+			npr_cpu_sig_put(ex, rr->sig);
+		rr->sig = s;
+		err = sig_bind(rq, rr, s);
+		if (err) {
+			/* laid out for nothing: bind again next time */
+			npr_cpu_dyn_destroy(rr, ex->g);
+			rr->sig = NULL;
+			npr_cpu_sig_put(ex, s);
+			return err;
+		}
+	} else {
+		npr_cpu_sig_put(ex, s);	/* the request holds one already */
+	}
+	err = npr_cpu_run(rq, s->re, rr);
+	if (!((struct ref_exec *)ex->priv)->sigs->cap) {
+		npr_cpu_dyn_destroy(rr, ex->g);
+		rr->sig = NULL;
+		npr_cpu_sig_put(ex, s);
+	}
+	return err;
+}
