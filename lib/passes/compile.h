@@ -14,5 +14,7 @@ int npr_compile_graph(const struct npr_graph *src,
 int npr_compile_graph_take(struct npr_graph *src,
 			   const struct npr_shape *shapes,
 			   npr_evaluator_fn fold, struct npr_graph **out);
+int npr_compile_as_written(struct npr_graph *src,
+			   const struct npr_graph *compiled);
 
 #endif /* NPR_PASSES_COMPILE_H */
