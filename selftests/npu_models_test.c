@@ -157,6 +157,10 @@ FIXTURE_VARIANT_ADD(npu_model, stateful_adder) {
 FIXTURE_VARIANT_ADD(npu_model, stateful_sliding_window) {
 	.path = "../ir-stateful/sliding_window_summator_v10.xml", .steps = 6,
 };
+/* a variable nothing assigns: two plain inputs and a Select, as on cpu */
+FIXTURE_VARIANT_ADD(npu_model, stateful_unassigned) {
+	.path = "../ir-stateful/dynamic_variable_v11.xml", .steps = 3,
+};
 FIXTURE_VARIANT_ADD(npu_model, person_attributes_fp32) {
 	.path = "person-attributes-recognition-crossroad-0230/FP32/person-attributes-recognition-crossroad-0230.xml",
 };

@@ -252,8 +252,8 @@ static void copy_shapes(struct npr_graph *src, const struct npr_graph *c)
  * weights stay f16, a weight-decompression Convert / Subtract / Multiply
  * on i8 or u4 constants stays), nothing folded or lowered.  Each value
  * gets the shape compiling inferred (the input shapes COMPILE gave
- * propagate), and the nodes that no Result and no Assign needs are marked
- * dead, constants included, so that a writer leaves them out.  Bodies of
+ * propagate), and the nodes that no Result, Assign or ReadValue needs are
+ * marked dead, constants included, so that a writer leaves them out.  Bodies of
  * control-flow ops are kept whole.
  *
  * Return: 0 or -ENOMEM.
@@ -274,7 +274,9 @@ int npr_compile_as_written(struct npr_graph *src,
 	for (i = src->nnodes - 1; i >= 0; i--) {
 		const struct npr_node *n = &src->nodes[i];
 
-		if (!strcmp(n->type, "Assign"))
+		/* a variable's ends stay, as compiling keeps its ports */
+		if (!strcmp(n->type, "Assign") ||
+		    !strcmp(n->type, "ReadValue"))
 			live[i] = true;
 		if (!live[i])
 			continue;
