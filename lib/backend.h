@@ -37,6 +37,13 @@ enum npr_backend_cap {
 	NPR_BACKEND_CAP_NPU_PARAMS	= 1u << 2,
 	/* runs one stream: NUM_STREAMS reads 1 and is read-only */
 	NPR_BACKEND_CAP_ONE_STREAM	= 1u << 3,
+	/* compiles the model as written: compile finds in ex->src the
+	 * model's graph with its own element types, nothing lowered or
+	 * folded (npr_compile_as_written()) */
+	NPR_BACKEND_CAP_AS_WRITTEN	= 1u << 4,
+	/* computes in f16: INFERENCE_PRECISION_HINT defaults to f16 and
+	 * takes f16 or f32 (else only f32) */
+	NPR_BACKEND_CAP_F16		= 1u << 5,
 };
 
 /**
@@ -46,7 +53,10 @@ enum npr_backend_cap {
  * @caps: enum npr_backend_cap bits.
  * @probe: fill dev->info for device @index; -ENODEV if there is none.
  * @compile: build the backend's executable form of ex->g (already lowered,
- *           shape-inferred and folded); store it in ex->priv.
+ *           shape-inferred and folded); store it in ex->priv.  With
+ *           NPR_BACKEND_CAP_AS_WRITTEN, ex->src is the model as written
+ *           when the compile starts from a model (NULL for an import),
+ *           for the time of the compile only.
  * @exec_destroy: free ex->priv.  Optional.
  * @request_create: per-request state in rq->priv (buffers, the recorded
  *                  work list).  Optional.

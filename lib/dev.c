@@ -93,6 +93,9 @@ static int do_open(const char *name, unsigned int flags)
 	dev->ops = ops;
 	dev->free_slot = -1;
 	npr_props_init(&dev->props);
+	/* a device computing in f16 (an NPU) does so unless told otherwise */
+	if (npr_backend_has(dev, NPR_BACKEND_CAP_F16))
+		dev->props.precision_hint = NPR_ELEM_F16;
 	pthread_mutex_init(&dev->lock, NULL);
 	dev->info.size = sizeof(dev->info);
 	dev->info.api_version = NPR_UAPI_VERSION;

@@ -860,9 +860,17 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 	ex->refs = 1;
 	ex->dev = dev;
 	ex->props = props;
-	/* src is this compile's own copy: its weights move, not copied */
-	err = npr_compile_graph_take(src, over, npr_backend_evaluator(),
-				     &ex->g);
+	if (npr_backend_has(dev, NPR_BACKEND_CAP_AS_WRITTEN)) {
+		/* the backend compiles the model as written, from src */
+		err = npr_compile_graph(src, over, npr_backend_evaluator(),
+					&ex->g);
+		if (!err)
+			err = npr_compile_as_written(src, ex->g);
+	} else {
+		/* src is this compile's own copy: its weights move */
+		err = npr_compile_graph_take(src, over,
+					     npr_backend_evaluator(), &ex->g);
+	}
 	if (err)
 		goto fail_ex;
 	err = npr_graph_dynamic(ex->g);
@@ -896,7 +904,10 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 	err = npr_exec_budget(ex);
 	if (err)
 		goto fail_ex;
+	if (npr_backend_has(dev, NPR_BACKEND_CAP_AS_WRITTEN))
+		ex->src = src;
 	err = npr_backend_compile(ex);
+	ex->src = NULL;
 	if (err)
 		goto fail_ex;
 	/* the backend has its own form of the weights: let the file go */

@@ -162,6 +162,7 @@ void npr_exec_put(struct npr_exec *ex)
 	ports_free(ex->in, ex->nin);
 	ports_free(ex->out, ex->nout);
 	npr_graph_free(ex->g);
+	npr_graph_free(ex->src);
 	free(ex->prep);
 	free(ex->native);
 	free(ex);

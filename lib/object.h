@@ -87,6 +87,10 @@ struct npr_model {
  *     what depends on a dynamic input dimension or on input values),
  *     constants folded, dead nodes marked.  Constants the backend holds
  *     in its prepared form (ops->held) may have no data.
+ * @src: for a backend that compiles the model as written
+ *       (NPR_BACKEND_CAP_AS_WRITTEN), during its compile only: the model's
+ *       graph with its own element types and constants, the shapes of @g,
+ *       the nodes nothing needs marked dead (npr_compile_as_written()).
  * @nin, @in: inputs.
  * @nout, @out: outputs.
  * @props: properties in force for this compiled model.
@@ -107,6 +111,7 @@ struct npr_exec {
 	int refs;
 	struct npr_device *dev;
 	struct npr_graph *g;
+	struct npr_graph *src;
 	int nin, nout;
 	struct npr_port *in, *out;
 	struct npr_props props;

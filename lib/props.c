@@ -636,9 +636,13 @@ static int set_value(struct npr_device *dev, struct npr_props *p,
 				       d->name, (long long)v);
 		}
 		if (id == NPR_PARAM_INFERENCE_PRECISION_HINT &&
-		    v != NPR_ELEM_F32)
-			return npr_err(-EINVAL, "INFERENCE_PRECISION_HINT %s: the %s device computes in f32",
-				       enum_name(d->enums, v), dev->info.name);
+		    v != NPR_ELEM_F32 &&
+		    !(v == NPR_ELEM_F16 &&
+		      npr_backend_has(dev, NPR_BACKEND_CAP_F16)))
+			return npr_err(-EINVAL, "INFERENCE_PRECISION_HINT %s: the %s device computes in %s",
+				       enum_name(d->enums, v), dev->info.name,
+				       npr_backend_has(dev, NPR_BACKEND_CAP_F16) ?
+				       "f16 or f32" : "f32");
 		*field(p, d) = (uint32_t)v;
 		return 0;
 	case NPR_PROP_STRING:

@@ -8,7 +8,8 @@
  * and probes the device and answers its properties; npu.h is what both
  * share.
  *
- * compile:        the compiled graph is written as IR (NGRAPH_LITE, classic
+ * compile:        the model as written (ex->src: its own element types and
+ *                 constants) is serialized as IR (NGRAPH_LITE, classic
  *                 layout) with the build-flag string; the driver compiles
  *                 it.  One command queue per compiled model.
  * request_create: one host buffer per argument (zeMemAllocHost), one
@@ -91,6 +92,7 @@ static const char *layout_word(int rank)
 /* --inputs_precisions="0:FP32" ... --config KEY="VALUE" ... */
 static char *build_flags(const struct npr_exec *ex)
 {
+	const struct npu_device *nd = ex->dev->priv;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -119,6 +121,11 @@ static char *build_flags(const struct npr_exec *ex)
 		ex->dev->info.arch,
 		ex->props.perf_hint == NPR_PERF_HINT_THROUGHPUT ?
 		"THROUGHPUT" : "LATENCY");
+	/* the compute precision, for compilers that take it (5.4 on) */
+	if (nd->gprops.compilerMajor > 5 ||
+	    (nd->gprops.compilerMajor == 5 && nd->gprops.compilerMinor >= 4))
+		fprintf(f, " INFERENCE_PRECISION_HINT=\"%s\"",
+			npr_elem_name(ex->props.precision_hint));
 	/* the compile-time NPU properties the user set */
 	if (ex->props.npu_tiles > 0)
 		fprintf(f, " NPU_TILES=\"%d\"", ex->props.npu_tiles);
@@ -543,8 +550,10 @@ out:
 }
 
 /*
- * @g as the driver's compiler should see it: ports in @types, variables
- * as ReadValue/Assign.  A modified copy.
+ * @g, a compiled graph, as the driver's compiler should see it: ports in
+ * @types, variables as ReadValue/Assign.  A modified copy.  What an
+ * import without the driver's native binary compiles, and what a query
+ * asks about.
  */
 static int ir_graph(const struct npr_graph *g, const unsigned int *types,
 		    struct npr_graph **out)
@@ -567,40 +576,95 @@ static int ir_graph(const struct npr_graph *g, const unsigned int *types,
 }
 
 /*
- * @g as NGRAPH_LITE input, classic layout: the driver's compiler version
- * (2 + 2 bytes), the part count 2, then the xml and the weights, each
- * after its u64 size.  Port element types are @ex's (the caller's) when
- * given, else the graph's.  @dump: also write the xml (NPR_NPU_DUMP).
+ * The model as written (ex->src), as OpenVINO's NPU plugin gives it to
+ * the driver's compiler: the model's own element types and constants,
+ * variables as ReadValue/Assign (a variable that nothing assigns as two
+ * hidden inputs and a Select, as the compiled graph has it), ports in
+ * the caller's types.  Of the plugin's transformations before it
+ * serializes, removing Identity has nothing to do (no opset of npuring
+ * has Identity), and downgrading Interpolate-11 for a compiler without
+ * opset 11 is refused (npu_check_opset()).
  */
-static int pack_ir(const struct npu_device *nd, const struct npr_graph *g,
-		   const struct npr_exec *ex, uint8_t **out, size_t *out_size,
+static int written_graph(const struct npr_exec *ex, struct npr_graph **out)
+{
+	int vis = ex->nin - ex->g->nstate_in, i, err;
+	struct npr_graph *w;
+	unsigned int *types;
+
+	w = npr_graph_clone(ex->src);
+	if (!w)
+		return -ENOMEM;
+	err = npr_pass_state(w);
+	types = calloc(w->ninputs + w->noutputs + 1, sizeof(*types));
+	if (!err && !types)
+		err = -ENOMEM;
+	if (err)
+		goto out;
+	/* the caller's types at the model's ports; variables their own */
+	for (i = 0; i < w->ninputs; i++)
+		types[i] = i < vis && i < ex->nin ? ex->in[i].type :
+			   w->vals[w->nodes[w->inputs[i]].out[0]].type;
+	for (i = 0; i < w->noutputs; i++)
+		types[w->ninputs + i] =
+			i < ex->nout - ex->g->nstate_out ? ex->out[i].type :
+			w->vals[w->nodes[w->outputs[i]].in[0]].type;
+	err = boundary_types(w, types);
+	if (!err)
+		err = raise_state(w, w);
+out:
+	free(types);
+	if (err) {
+		npr_graph_free(w);
+		return err;
+	}
+	*out = w;
+	return 0;
+}
+
+/*
+ * A model the compiler cannot read: an op of a later opset than the
+ * driver's compiler supports (maxOVOpsetVersionSupported).  The NPU
+ * plugin downgrades Interpolate-11 to Interpolate-4 there; npuring says
+ * so instead.
+ */
+static int npu_check_opset(const struct npu_device *nd,
+			   const struct npr_graph *w)
+{
+	uint32_t max = nd->gprops.maxOVOpsetVersionSupported;
+	int i;
+
+	for (i = 0; i < w->nnodes; i++) {
+		const struct npr_node *n = &w->nodes[i];
+
+		if (!n->dead && !strcmp(n->type, "Interpolate") &&
+		    n->version >= 11 && max && max < 11)
+			return npr_node_err(n, -EOPNOTSUPP,
+					    "npu: Interpolate-%u, but the NPU compiler reads opsets up to %u",
+					    n->version, max);
+	}
+	return 0;
+}
+
+/*
+ * @w as NGRAPH_LITE input, classic layout: the driver's compiler version
+ * (2 + 2 bytes), the part count 2, then the xml and the weights, each
+ * after its u64 size.  @dump: also write the xml (NPR_NPU_DUMP).
+ */
+static int pack_ir(const struct npu_device *nd, const struct npr_graph *w,
+		   uint8_t **out, size_t *out_size,
 		   const struct npr_exec *dump)
 {
-	struct npr_graph *w = NULL;
-	unsigned int *types;
 	char *xml = NULL;
 	void *bin = NULL;
 	size_t xml_len, bin_len, size;
 	uint32_t two = 2;
 	uint8_t *p;
 	uint64_t v;
-	int err, i;
+	int err;
 
-	types = calloc(g->ninputs + g->noutputs + 1, sizeof(*types));
-	if (!types)
-		return -ENOMEM;
-	for (i = 0; i < g->ninputs; i++)
-		types[i] = ex ? ex->in[i].type :
-				g->vals[g->nodes[g->inputs[i]].out[0]].type;
-	for (i = 0; i < g->noutputs; i++)
-		types[g->ninputs + i] = ex ? ex->out[i].type :
-			g->vals[g->nodes[g->outputs[i]].in[0]].type;
-	err = ir_graph(g, types, &w);
-	free(types);
-	if (err)
-		return err;
-	err = npr_ir_write_mem(w, &xml, &xml_len, &bin, &bin_len);
-	npr_graph_free(w);
+	err = npu_check_opset(nd, w);
+	if (!err)
+		err = npr_ir_write_mem(w, &xml, &xml_len, &bin, &bin_len);
 	if (err)
 		return err;
 	if (dump)
@@ -630,6 +694,39 @@ out:
 }
 
 /*
+ * What the compiler gets for ex: the model as written, or for an import
+ * without a native binary the compiled graph; ports in the caller's types.
+ */
+static int compile_input(const struct npu_device *nd,
+			 const struct npr_exec *ex, uint8_t **out,
+			 size_t *size)
+{
+	struct npr_graph *w = NULL;
+	const struct npr_graph *g = ex->g;
+	unsigned int *types;
+	int err, i;
+
+	if (ex->src) {
+		err = written_graph(ex, &w);
+	} else {
+		types = calloc(ex->nin + ex->nout + 1, sizeof(*types));
+		if (!types)
+			return -ENOMEM;
+		for (i = 0; i < ex->nin && i < g->ninputs; i++)
+			types[i] = ex->in[i].type;
+		for (i = 0; i < ex->nout && i < g->noutputs; i++)
+			types[g->ninputs + i] = ex->out[i].type;
+		err = ir_graph(g, types, &w);
+		free(types);
+	}
+	if (err)
+		return err;
+	err = pack_ir(nd, w, out, size, ex);
+	npr_graph_free(w);
+	return err;
+}
+
+/*
  * query: the layers the driver's compiler supports (QueryNetwork), by
  * name; ex->g's own node names survive into the IR.
  */
@@ -648,9 +745,26 @@ static int npu_query(struct npr_device *dev, const struct npr_graph *g,
 	ze_result_t r;
 	int err, i;
 
-	err = pack_ir(nd, g, NULL, &buf, &size, NULL);
-	if (err)
-		return err;
+	{
+		struct npr_graph *w = NULL;
+		unsigned int *types;
+
+		types = calloc(g->ninputs + g->noutputs + 1, sizeof(*types));
+		if (!types)
+			return -ENOMEM;
+		for (i = 0; i < g->ninputs; i++)
+			types[i] = g->vals[g->nodes[g->inputs[i]].out[0]].type;
+		for (i = 0; i < g->noutputs; i++)
+			types[g->ninputs + i] =
+				g->vals[g->nodes[g->outputs[i]].in[0]].type;
+		err = ir_graph(g, types, &w);
+		free(types);
+		if (!err)
+			err = pack_ir(nd, w, &buf, &size, NULL);
+		npr_graph_free(w);
+		if (err)
+			return err;
+	}
 	snprintf(flags, sizeof(flags), "--config NPU_PLATFORM=\"%s\"",
 		 dev->info.arch);
 	desc.inputSize = size;
@@ -1064,7 +1178,7 @@ static int npu_compile(struct npr_exec *ex)
 		return -ENOMEM;
 	pthread_mutex_init(&ne->lock, NULL);
 	ex->priv = ne;
-	err = pack_ir(nd, ex->g, ex, &buf, &size, ex);
+	err = compile_input(nd, ex, &buf, &size);
 	if (err)
 		return err;
 	flags = build_flags(ex);
@@ -1250,7 +1364,8 @@ static int npu_infer(struct npr_request *rq)
 const struct npr_backend_ops npr_npu_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "npu",
-	.caps = NPR_BACKEND_CAP_NPU_PARAMS | NPR_BACKEND_CAP_ONE_STREAM,
+	.caps = NPR_BACKEND_CAP_NPU_PARAMS | NPR_BACKEND_CAP_ONE_STREAM |
+		NPR_BACKEND_CAP_AS_WRITTEN | NPR_BACKEND_CAP_F16,
 	.probe = npr_npu_probe,
 	.compile = npu_compile,
 	.exec_destroy = npu_exec_destroy,
@@ -1285,7 +1400,8 @@ static int npu_infer(struct npr_request *rq)
 const struct npr_backend_ops npr_npu_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "npu",
-	.caps = NPR_BACKEND_CAP_NPU_PARAMS | NPR_BACKEND_CAP_ONE_STREAM,
+	.caps = NPR_BACKEND_CAP_NPU_PARAMS | NPR_BACKEND_CAP_ONE_STREAM |
+		NPR_BACKEND_CAP_AS_WRITTEN | NPR_BACKEND_CAP_F16,
 	.probe = npr_npu_probe,
 	.compile = npu_compile,
 	.infer = npu_infer,

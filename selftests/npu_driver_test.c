@@ -373,13 +373,15 @@ TEST(npu_compilation_mode_params_are_checked)
 /*
  * The compile-time NPU properties reach the driver: in the build flags'
  * --config, NPU_BYPASS_UMD_CACHING as the descriptor's disable-caching
- * flag, NPU_DEFER_WEIGHTS_LOAD moves GraphInitialize to the first request.
- * vnpu writes what it was given to VNPU_TRACE.  The model still agrees
- * with cpu.
+ * flag, NPU_DEFER_WEIGHTS_LOAD moves GraphInitialize to the first request,
+ * INFERENCE_PRECISION_HINT (f16 unless set) in --config too.  vnpu
+ * writes what it was given to VNPU_TRACE.  The model still agrees with
+ * cpu.
  */
 static void compile_traced(struct npr_test *_metadata, bool set)
 {
 	char trace[] = "/tmp/npu_test_traceXXXXXX", path[4096], *t;
+	char hint[16];
 	struct npr_model_load ml;
 	struct npr_req_create rc;
 	struct npr_compile co;
@@ -392,7 +394,27 @@ static void compile_traced(struct npr_test *_metadata, bool set)
 	setenv("VNPU_TRACE", trace, 1);
 	fd = npr_open("npu", 0);
 	ASSERT_GE(fd, 0);
+	/* the NPU computes in f16 unless told f32; bf16 it has not */
+	ASSERT_EQ(get_str(fd, 0, NPR_PARAM_INFERENCE_PRECISION_HINT, hint,
+			  sizeof(hint)), 0);
+	EXPECT_STREQ(hint, "f16");
+	EXPECT_EQ(set_str(fd, NPR_PARAM_INFERENCE_PRECISION_HINT, "bf16"),
+		  -EINVAL);
+	/* and it is a caching property: the model cache keys by it */
+	{
+		char list[4096];
+		const char *e;
+		bool found = false;
+
+		ASSERT_EQ(get_str(fd, 0, NPR_PARAM_CACHING_PROPERTIES, list,
+				  sizeof(list)), 0);
+		for (e = list; *e; e += strlen(e) + 1)
+			found |= !strcmp(e, "INFERENCE_PRECISION_HINT");
+		EXPECT_TRUE(found);
+	}
 	if (set) {
+		ASSERT_EQ(set_str(fd, NPR_PARAM_INFERENCE_PRECISION_HINT, "f32"),
+			  0);
 		ASSERT_EQ(set_int(fd, NPR_PARAM_NPU_TILES, 1), 0);
 		ASSERT_EQ(set_int(fd, NPR_PARAM_NPU_TURBO, 1), 0);
 		ASSERT_EQ(set_int(fd, NPR_PARAM_NPU_BYPASS_UMD_CACHING, 1), 0);
@@ -419,6 +441,8 @@ static void compile_traced(struct npr_test *_metadata, bool set)
 	EXPECT_EQ(!strstr(t, " NPU_COMPILATION_MODE_PARAMS=\"optimization-level=1 performance-hint-override=latency\""),
 		  !set);
 	EXPECT_NONNULL(strstr(t, set ? "flags=0x1 " : "flags=0x0 "));
+	EXPECT_NONNULL(strstr(t, set ? " INFERENCE_PRECISION_HINT=\"f32\"" :
+			      " INFERENCE_PRECISION_HINT=\"f16\""));
 	/* weights: at compile, or deferred to the first request */
 	EXPECT_EQ(!strstr(t, "initialize"), set);
 	/* turbo: also the command queue's flag */
@@ -426,6 +450,9 @@ static void compile_traced(struct npr_test *_metadata, bool set)
 	free(t);
 	/* the compiled model reports what it was compiled with */
 	EXPECT_EQ(get_int_of(fd, co.exec, NPR_PARAM_NPU_TILES), set ? 1 : -1);
+	ASSERT_EQ(get_str(fd, co.exec, NPR_PARAM_INFERENCE_PRECISION_HINT,
+			  hint, sizeof(hint)), 0);
+	EXPECT_STREQ(hint, set ? "f32" : "f16");
 	npr_prep_req_create(&rc, co.exec);
 	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
 	t = slurp(trace);

@@ -22,9 +22,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <libxml/parser.h>
+#include <libxml/tree.h>
 #include <npuring.h>
 
 #include "backend.h"
@@ -39,9 +42,9 @@
 
 /*
  * vnpu runs the graph it is given with the same CPU kernels as the cpu
- * device; the graph it gets is the compiled one re-serialized (constants
- * already in f32), so results agree to float rounding of equal operations.
- * Allow 1e-4 relative to the output's range.
+ * device; the graph it gets is the model as written, which it compiles as
+ * the cpu device does, so results agree to float rounding of equal
+ * operations.  Allow 1e-4 relative to the output's range.
  */
 #define NPU_REL_TOL	1e-4
 
@@ -143,7 +146,7 @@ FIXTURE_VARIANT_ADD(npu_model, license_plate_fp16) {
 FIXTURE_VARIANT_ADD(npu_model, face_detection_fp16_int8) {
 	.path = "face-detection-retail-0004/FP16-INT8/face-detection-retail-0004.xml",
 };
-/* ONNX: the compiled graph of any frontend is what the NPU gets */
+/* ONNX: the model as written, whatever the frontend, is what the NPU gets */
 FIXTURE_VARIANT_ADD(npu_model, squeezenet_onnx) {
 	.path = "../onnx/squeezenet1_1.onnx", .shape = { 1, 3, 224, 224 },
 };
@@ -153,6 +156,10 @@ FIXTURE_VARIANT_ADD(npu_model, stateful_adder) {
 };
 FIXTURE_VARIANT_ADD(npu_model, stateful_sliding_window) {
 	.path = "../ir-stateful/sliding_window_summator_v10.xml", .steps = 6,
+};
+/* a variable nothing assigns: two plain inputs and a Select, as on cpu */
+FIXTURE_VARIANT_ADD(npu_model, stateful_unassigned) {
+	.path = "../ir-stateful/dynamic_variable_v11.xml", .steps = 3,
 };
 FIXTURE_VARIANT_ADD(npu_model, person_attributes_fp32) {
 	.path = "person-attributes-recognition-crossroad-0230/FP32/person-attributes-recognition-crossroad-0230.xml",
@@ -176,6 +183,194 @@ TEST_F(npu_model, agrees_with_cpu)
 	compare_with_cpu(_metadata, variant->path,
 			 variant->shape[0] ? variant->shape : NULL,
 			 variant->steps ? variant->steps : 1);
+}
+
+/* ---- the compiler receives the model as written ------------------------- */
+
+/* "key:count,..." sorted by key, of @n keys (sorted in place). */
+static void counts_text(char **key, int n, char *out, size_t len)
+{
+	size_t used = 0;
+	int i, j, c;
+
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			if (strcmp(key[i], key[j]) > 0) {
+				char *t = key[i];
+
+				key[i] = key[j];
+				key[j] = t;
+			}
+	out[0] = 0;
+	for (i = 0; i < n; i = j) {
+		for (j = i, c = 0; j < n && !strcmp(key[j], key[i]); j++)
+			c++;
+		used += snprintf(out + used, used < len ? len - used : 0,
+				 "%s%s:%d", i ? "," : "", key[i], c);
+	}
+}
+
+/*
+ * The model file's own census, counted here with libxml2: the top-level
+ * layers by type, the element_type attributes of their <data>, and the
+ * bytes of its weights file.
+ */
+static void source_census(struct npr_test *_metadata, const char *xml,
+			  char *types, char *ops, size_t len)
+{
+	char *tkey[2048], *okey[2048];
+	int nt = 0, no = 0, i;
+	xmlNode *net, *layers, *l, *d;
+	xmlDoc *doc;
+
+	doc = xmlReadFile(xml, NULL, XML_PARSE_NONET | XML_PARSE_HUGE);
+	ASSERT_NONNULL(doc);
+	net = xmlDocGetRootElement(doc);
+	for (layers = net->children; layers; layers = layers->next)
+		if (layers->type == XML_ELEMENT_NODE &&
+		    !strcmp((const char *)layers->name, "layers"))
+			break;
+	ASSERT_NONNULL(layers);
+	for (l = layers->children; l; l = l->next) {
+		if (l->type != XML_ELEMENT_NODE ||
+		    strcmp((const char *)l->name, "layer"))
+			continue;
+		ASSERT_LT(no, 2048);
+		okey[no++] = (char *)xmlGetProp(l, BAD_CAST "type");
+		for (d = l->children; d; d = d->next) {
+			xmlChar *et;
+
+			if (d->type != XML_ELEMENT_NODE ||
+			    strcmp((const char *)d->name, "data"))
+				continue;
+			et = xmlGetProp(d, BAD_CAST "element_type");
+			if (et)
+				tkey[nt++] = (char *)et;
+		}
+	}
+	xmlFreeDoc(doc);
+	counts_text(tkey, nt, types, len);
+	counts_text(okey, no, ops, len);
+	for (i = 0; i < nt; i++)
+		xmlFree(tkey[i]);
+	for (i = 0; i < no; i++)
+		xmlFree(okey[i]);
+}
+
+/* The value of " key=" in @line, up to the next space, into @out. */
+static void field_of(const char *line, const char *key, char *out,
+		     size_t len)
+{
+	char pat[32];
+	const char *p;
+	size_t n;
+
+	snprintf(pat, sizeof(pat), " %s=", key);
+	p = strstr(line, pat);
+	out[0] = 0;
+	if (!p)
+		return;
+	p += strlen(pat);
+	n = strcspn(p, " \n");
+	snprintf(out, len, "%.*s", (int)n, p);
+}
+
+FIXTURE(npu_written) {
+	int unused;
+};
+
+FIXTURE_VARIANT(npu_written) {
+	const char *path;	/* under models/ir */
+};
+
+FIXTURE_VARIANT_ADD(npu_written, squeezenet_fp16) {
+	.path = "squeezenet1.1/FP16/squeezenet1.1.xml",
+};
+FIXTURE_VARIANT_ADD(npu_written, face_detection_fp16_int8) {
+	.path = "face-detection-retail-0004/FP16-INT8/face-detection-retail-0004.xml",
+};
+FIXTURE_VARIANT_ADD(npu_written, gaze_fp16_int8) {
+	.path = "gaze-estimation-adas-0002/FP16-INT8/gaze-estimation-adas-0002.xml",
+};
+FIXTURE_VARIANT_ADD(npu_written, head_pose_fp16) {
+	.path = "head-pose-estimation-adas-0001/FP16-v11/head-pose-estimation-adas-0001.xml",
+};
+FIXTURE_VARIANT_ADD(npu_written, person_attributes_fp32) {
+	.path = "person-attributes-recognition-crossroad-0230/FP32/person-attributes-recognition-crossroad-0230.xml",
+};
+
+FIXTURE_SETUP(npu_written)
+{
+	REQUIRE_NPU();
+}
+
+FIXTURE_TEARDOWN(npu_written)
+{
+}
+
+/*
+ * What vnpu's compiler received (its census in VNPU_TRACE) has the
+ * model's own element types, layer types and counts, no constant
+ * without an edge, and no more weight bytes than the model's weights
+ * file plus the writer's alignment of each constant.  The outputs agree
+ * with cpu (npu_model.*.agrees_with_cpu).
+ */
+TEST_F(npu_written, compiler_receives_the_model_as_written)
+{
+	char trace[] = "/tmp/npu_written_XXXXXX", path[4096], bin[4096];
+	char st[4096], so[4096], rt[4096], ro[4096], w[64], orph[16];
+	struct npr_model_load ml;
+	struct npr_compile co;
+	const char *line;
+	char *t;
+	long consts = 0;
+	struct stat sb;
+	int fd, tfd;
+	char *dot, *c;
+
+	model_path(path, sizeof(path), variant->path);
+	if (access(path, R_OK))
+		SKIP(return, "model %s not found", path);
+	source_census(_metadata, path, st, so, sizeof(st));
+	snprintf(bin, sizeof(bin), "%s", path);
+	dot = strrchr(bin, '.');
+	ASSERT_NONNULL(dot);
+	strcpy(dot, ".bin");
+	ASSERT_EQ(stat(bin, &sb), 0);
+	c = strstr(so, "Const:");
+	if (c)
+		consts = atol(c + 6);
+	tfd = mkstemp(trace);
+	ASSERT_GE(tfd, 0);
+	close(tfd);
+	setenv("VNPU_TRACE", trace, 1);
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	npr_prep_model_load(&ml, path, NULL);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	npr_prep_compile(&co, ml.handle);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_COMPILE, &co), 0);
+	npr_close(fd);
+	unsetenv("VNPU_TRACE");
+	t = slurp(trace);
+	unlink(trace);
+	ASSERT_NONNULL(t);
+	line = strstr(t, "\nir layers=");
+	ASSERT_NONNULL(line);
+	field_of(line, "types", rt, sizeof(rt));
+	field_of(line, "ops", ro, sizeof(ro));
+	field_of(line, "weights", w, sizeof(w));
+	field_of(line, "orphans", orph, sizeof(orph));
+	TH_LOG("%s: source types %s; received %s", variant->path, st, rt);
+	TH_LOG("received weights %s bytes, the model's file %lld, %ld constants",
+	       w, (long long)sb.st_size, consts);
+	EXPECT_STREQ(rt, st);
+	EXPECT_STREQ(ro, so);
+	EXPECT_STREQ(orph, "0");
+	EXPECT_GT(atoll(w), 0);
+	EXPECT_LE(atoll(w), (long long)sb.st_size +
+		  consts * NPR_IR_WRITE_ALIGN);
+	free(t);
 }
 
 /* query_model goes through the driver's network query */

@@ -15,6 +15,11 @@
  * everything downstream of it; the backend infers them at run time.
  *
  * Each step is a named function so it can be tested and reused on its own.
+ *
+ * A backend whose device compiles models itself (the NPU's compiler) is
+ * given the model as written besides: npr_compile_as_written() keeps the
+ * model's element types and constants and takes only the shapes from the
+ * compiled graph.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -302,4 +307,72 @@ int npr_compile_output_dims(const struct npr_graph *g,
 	}
 	free(b);
 	return e1 == -ENOMEM || e2 == -ENOMEM ? -ENOMEM : 0;
+}
+
+/* The compiled shapes of @src's values, in its bodies too. */
+static void copy_shapes(struct npr_graph *src, const struct npr_graph *c)
+{
+	int i, k;
+
+	for (i = 0; i < src->nvals && i < c->nvals; i++)
+		if (npr_shape_static(&c->vals[i].shape) &&
+		    c->vals[i].shape.rank >= 0)
+			src->vals[i].shape = c->vals[i].shape;
+	for (i = 0; i < src->nnodes && i < c->nnodes; i++) {
+		const struct npr_node *cn = &c->nodes[i];
+		struct npr_node *n = &src->nodes[i];
+
+		for (k = 0; k < n->nbodies && k < cn->nbodies; k++)
+			copy_shapes(n->bodies[k].g, cn->bodies[k].g);
+	}
+}
+
+/**
+ * npr_compile_as_written() - the model as its file has it, for a compiler
+ * @src: a clone of the model's graph, compiled into @compiled with
+ *       npr_compile_graph() (value for value: compiling adds values only
+ *       after the model's).  Changed in place.
+ * @compiled: the compiled graph.
+ *
+ * What a backend that compiles the model itself (the NPU's compiler) is
+ * given: every element type and constant as the model has them (f16
+ * weights stay f16, a weight-decompression Convert / Subtract / Multiply
+ * on i8 or u4 constants stays), nothing folded or lowered.  Each value
+ * gets the shape compiling inferred (the input shapes COMPILE gave
+ * propagate), and the nodes that no Result, Assign or ReadValue needs are
+ * marked dead, constants included, so that a writer leaves them out.  Bodies of
+ * control-flow ops are kept whole.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int npr_compile_as_written(struct npr_graph *src,
+			   const struct npr_graph *compiled)
+{
+	bool *live = calloc(src->nnodes + 1, sizeof(bool));
+	int i, j;
+
+	if (!live)
+		return -ENOMEM;
+	copy_shapes(src, compiled);
+	for (i = 0; i < src->noutputs; i++)
+		live[src->outputs[i]] = true;
+	for (i = 0; i < src->ninputs; i++)
+		live[src->inputs[i]] = true;
+	for (i = src->nnodes - 1; i >= 0; i--) {
+		const struct npr_node *n = &src->nodes[i];
+
+		/* a variable's ends stay, as compiling keeps its ports */
+		if (!strcmp(n->type, "Assign") ||
+		    !strcmp(n->type, "ReadValue"))
+			live[i] = true;
+		if (!live[i])
+			continue;
+		for (j = 0; j < n->nin; j++)
+			if (n->in[j] >= 0)
+				live[src->vals[n->in[j]].producer] = true;
+	}
+	for (i = 0; i < src->nnodes; i++)
+		src->nodes[i].dead = !live[i];
+	free(live);
+	return 0;
 }

@@ -14,6 +14,8 @@ int npr_compile_graph(const struct npr_graph *src,
 int npr_compile_graph_take(struct npr_graph *src,
 			   const struct npr_shape *shapes,
 			   npr_evaluator_fn fold, struct npr_graph **out);
+int npr_compile_as_written(struct npr_graph *src,
+			   const struct npr_graph *compiled);
 
 int npr_compile_output_dims(const struct npr_graph *g,
 			    const int64_t (*lo)[NPR_MAX_RANK],

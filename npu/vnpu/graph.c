@@ -392,6 +392,8 @@ static ze_result_t graph_create(ze_context_handle_t hc, ze_device_handle_t hd,
 		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 	vnpu_trace("create format=%u flags=0x%x build=%s", format, dflags,
 		   flags ? flags : "");
+	if (format == NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE)
+		vnpu_census(xml, xs, bs);
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;

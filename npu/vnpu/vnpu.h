@@ -170,6 +170,7 @@ void vnpu_set_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vnpu_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 long vnpu_env_long(const char *name);
 void vnpu_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void vnpu_census(const void *xml, size_t xml_size, uint64_t weights);
 void *vnpu_translate(zel_handle_type_t type, void *h);
 struct vnpu_context *vnpu_ctx_of(ze_context_handle_t h, bool ext);
 bool vnpu_dev_ok(ze_device_handle_t h, bool ext);
