@@ -30,6 +30,7 @@
 #include "object.h"
 #include "sys.h"
 #include "tensor.h"
+#include "passes/lmfuse.h"
 #include "ref/gemm.h"
 #include "ref/kernels/registry.h"
 #include "cpu.h"
@@ -152,12 +153,35 @@ static void budget(struct npr_exec *ex, const struct ref_exec *re)
 	ex->be_exec_bytes = held;
 }
 
+/*
+ * The graph fusions of lib/passes/lmfuse.c (attention, norms, GELU,
+ * SiLU, MatMul weights) on the exec's own graph, but those
+ * NPR_CPU_NO_FUSE names.
+ */
+static int cpu_fuse(struct npr_graph *g)
+{
+	const char *no = npr_env(NPR_ENV_CPU_NO_FUSE);
+	unsigned int off = 0;
+	int err;
+
+	if (no) {
+		err = npr_lmfuse_parse(no, &off);
+		if (err)
+			return err;
+	}
+	err = npr_pass_lmfuse(g, NPR_LMFUSE_ALL & ~off, NULL);
+	return err < 0 ? err : 0;
+}
+
 static int cpu_compile(struct npr_exec *ex)
 {
 	struct npr_graph *g = ex->g;
 	struct ref_exec *re;
 	int i, j, err;
 
+	err = cpu_fuse(g);
+	if (err)
+		return err;
 	re = calloc(1, sizeof(*re));
 	if (!re)
 		return -ENOMEM;
