@@ -593,16 +593,19 @@ TEST(attention_key_pretransposed_no_mask)
 /* 4 query heads over 2 key/value heads, expanded in the graph */
 TEST(attention_grouped_query_heads)
 {
-	struct attn_case c = { 4, 2, 3, 9, 8, SCALE_SCORES, MASK_WHERE,
+	struct attn_case c = { 4, 2, 3, 9, 20, SCALE_SCORES, MASK_WHERE,
 			       false, -1, false };
 
 	attn_check(_metadata, &c, 1);
 }
 
-/* more keys than a block of the online softmax, and prefill rows */
+/*
+ * More keys than a block of the online softmax, more query rows than a
+ * task takes, a head size past the vector loops' width.
+ */
 TEST(attention_long_sequence)
 {
-	struct attn_case c = { 2, 1, 20, 300, 8, SCALE_SCORES, MASK_ADD,
+	struct attn_case c = { 2, 1, 20, 300, 40, SCALE_SCORES, MASK_ADD,
 			       false, -1, false };
 
 	attn_check(_metadata, &c, 1);

@@ -18,6 +18,7 @@
 
 #include "fused.h"
 #include "registry.h"
+#include "ref/conv/conv.h"
 #include "ref/threads.h"
 
 /* keys per block of the online softmax */
@@ -29,6 +30,8 @@
 
 struct attn_job {
 	const struct npr_fattn_params *p;
+	void (*dots)(const float *, const float *, int64_t, int64_t, float *);
+	void (*axpy)(const float *, const float *, int64_t, int64_t, float *);
 	const float *q, *k, *v;
 	const void *m;
 	unsigned int mtype;
@@ -83,19 +86,7 @@ static void attn_scores(const struct attn_job *j, const float *q,
 				sc[jj] += qe * kr[jj];
 		}
 	} else {
-		for (jj = 0; jj < nj; jj++) {
-			const float *kr = k + (j0 + jj) * E;
-			float a[8] = { 0 }, s = 0;
-			int l;
-
-			for (e = 0; e + 8 <= E; e += 8)
-				for (l = 0; l < 8; l++)
-					a[l] += q[e + l] * kr[e + l];
-			for (; e < E; e++)
-				s += q[e] * kr[e];
-			sc[jj] = s + ((a[0] + a[4]) + (a[1] + a[5])) +
-				 ((a[2] + a[6]) + (a[3] + a[7]));
-		}
+		j->dots(q, k + j0 * E, E, nj, sc);
 	}
 	for (jj = 0; jj < nj; jj++) {
 		float s = sc[jj] * p->scale;
@@ -170,13 +161,10 @@ static void attn_task(void *arg, int i, int tid)
 				mx = bm;
 			}
 			for (jj = 0; jj < nj; jj++) {
-				const float *vr = j->v + vo + (j0 + jj) * Ev;
-				float w = expf(sc[jj] - mx);
-
-				sum += w;
-				for (e = 0; e < Ev; e++)
-					acc[e] += w * vr[e];
+				sc[jj] = expf(sc[jj] - mx);
+				sum += sc[jj];
 			}
+			j->axpy(sc, j->v + vo + j0 * Ev, nj, Ev, acc);
 		}
 		/* every key masked: 0 / 0, NaN as softmax over -inf gives */
 		r = 1.0f / sum;
@@ -216,6 +204,15 @@ int npr_ref_fused_attention(const struct npr_node *n,
 	if (!j)
 		return -ENOMEM;
 	j->p = p;
+	j->dots = npr_dot_rows_generic;
+	j->axpy = npr_axpy_rows_generic;
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f")) {
+		j->dots = npr_dot_rows_avx512;
+		j->axpy = npr_axpy_rows_avx512;
+	}
+#endif
 	j->q = in[0].data;
 	j->k = in[1].data;
 	j->v = in[2].data;

@@ -354,6 +354,76 @@ void VEC(sum_rows)(const float *x, int64_t outer, int64_t inner, float *y,
 }
 
 /**
+ * npr_dot_rows_generic() - @q against each of @n rows of @k
+ * @q: the vector, @E floats.
+ * @k: @n rows of @E floats, one after the other.
+ * @E: the length.
+ * @n: the rows.
+ * @out: Out. @n dot products.
+ *
+ * Attention's scores of a query against a block of keys
+ * (ref/kernels/fused.c): eight partial sums, then the tail.  Also
+ * npr_dot_rows_avx512() (see the top of this file): sixteen partial sums
+ * in a vector, so the last bits differ.
+ */
+void VEC(dot_rows)(const float *q, const float *k, int64_t E, int64_t n,
+		   float *out)
+{
+	int64_t j, e;
+
+	for (j = 0; j < n; j++) {
+		const float *kr = k + j * E;
+		float a[8] = { 0 }, sum = 0;
+		int l;
+
+		e = 0;
+#ifdef __AVX512F__
+		{
+			__m512 acc = _mm512_setzero_ps();
+
+			for (; e + 16 <= E; e += 16)
+				acc = _mm512_fmadd_ps(_mm512_loadu_ps(q + e),
+						      _mm512_loadu_ps(kr + e),
+						      acc);
+			sum = _mm512_reduce_add_ps(acc);
+		}
+#endif
+		for (; e + 8 <= E; e += 8)
+			for (l = 0; l < 8; l++)
+				a[l] += q[e + l] * kr[e + l];
+		for (; e < E; e++)
+			sum += q[e] * kr[e];
+		out[j] = sum + ((a[0] + a[4]) + (a[1] + a[5])) +
+			 ((a[2] + a[6]) + (a[3] + a[7]));
+	}
+}
+
+/**
+ * npr_axpy_rows_generic() - @acc += the sum of @w[j] times row j of @v
+ * @w: @n weights.
+ * @v: @n rows of @Ev floats, one after the other.
+ * @n: the rows.
+ * @Ev: the row length.
+ * @acc: In and out. @Ev floats.
+ *
+ * Attention's weighted sum of a block of values; also
+ * npr_axpy_rows_avx512() (see the top of this file).
+ */
+void VEC(axpy_rows)(const float *w, const float *v, int64_t n, int64_t Ev,
+		    float *acc)
+{
+	int64_t j, e;
+
+	for (j = 0; j < n; j++) {
+		const float *vr = v + j * Ev;
+		float wj = w[j];
+
+		for (e = 0; e < Ev; e++)
+			acc[e] += wj * vr[e];
+	}
+}
+
+/**
  * npr_gelu_erf_generic() - y = x / 2 * (1 + erf(x / sqrt 2))
  * @x: the input, @n floats.
  * @y: Out. @n floats; may be @x.
