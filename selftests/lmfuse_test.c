@@ -268,12 +268,39 @@ static int profile_count(int fd, __u32 req, const char *type,
 	return err;
 }
 
+/* Export *@exec to a blob and import it again: *@exec the new one. */
+static int reimport(int fd, __u32 *exec)
+{
+	struct npr_export ex = { .size = sizeof(ex), .exec = *exec };
+	struct npr_import im = { .size = sizeof(im) };
+	void *blob;
+	int err = npr_ioctl(fd, NPR_IOCTL_EXPORT, &ex);
+
+	if (err != -EMSGSIZE)
+		return err ? err : -EPROTO;
+	blob = malloc(ex.bytes);
+	if (!blob)
+		return -ENOMEM;
+	ex.data = (uintptr_t)blob;
+	err = npr_ioctl(fd, NPR_IOCTL_EXPORT, &ex);
+	if (!err) {
+		im.data = (uintptr_t)blob;
+		im.bytes = ex.bytes;
+		err = npr_ioctl(fd, NPR_IOCTL_IMPORT, &im);
+	}
+	free(blob);
+	if (!err)
+		*exec = im.exec;
+	return err;
+}
+
 /*
- * Load @buf, compile it (fused unless @nofuse) with profiling, fill every
+ * Load @buf, compile it (fused unless @nofuse; through a blob, exported
+ * and imported, when @blob) with profiling, fill every
  * input with the pattern (booleans: @mask_of(i) or 1), infer, read output
  * 0 and count the executed nodes of @type.
  */
-static int run_graph(const void *buf, size_t len, bool nofuse,
+static int run_graph(const void *buf, size_t len, bool nofuse, bool blob,
 		     const char *type, bool (*mask_of)(size_t), struct run *r)
 {
 	struct npr_prop_arg pa = { .param = NPR_PARAM_ENABLE_PROFILING,
@@ -300,6 +327,8 @@ static int run_graph(const void *buf, size_t len, bool nofuse,
 		err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
 	}
 	unsetenv("NPR_CPU_NO_FUSE");
+	if (!err && blob)
+		err = reimport(fd, &co.exec);
 	if (!err) {
 		npr_prep_req_create(&rc, co.exec);
 		err = npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc);
@@ -351,7 +380,7 @@ static int run_graph(const void *buf, size_t len, bool nofuse,
 		err = npr_ioctl(fd, NPR_IOCTL_GET_TENSOR, &ta);
 		r->nout = ta.bytes / sizeof(float);
 	}
-	if (!err)
+	if (!err && !blob)
 		err = profile_count(fd, rc.req, type, r);
 	npr_close(fd);
 	return err;
@@ -378,8 +407,8 @@ static void check_fusion(struct npr_test *_metadata, struct tb *b,
 		fwrite(buf, 1, len, f);
 		fclose(f);
 	}
-	if (run_graph(buf, len, false, type, mask_of, &fused) ||
-	    run_graph(buf, len, true, type, mask_of, &plain)) {
+	if (run_graph(buf, len, false, false, type, mask_of, &fused) ||
+	    run_graph(buf, len, true, false, type, mask_of, &plain)) {
 		TH_LOG("%s", npr_last_error());
 		free(buf);
 		ASSERT_TRUE(false);
@@ -830,6 +859,49 @@ TEST(silu_of_another_value_does_not_fuse)
 
 	silu_graph(&b, true);
 	check_fusion(_metadata, &b, "Swish", 0, NULL);
+}
+
+/* ---- a fused graph through a blob ------------------------------------ */
+
+static float w16x24[16 * 24];
+
+/*
+ * LayerNorm, a MatMul by a [16, 24] weight (stored transposed) and GELU,
+ * compiled fused, exported and imported: the same output as compiled.
+ */
+TEST(fused_graph_through_a_blob)
+{
+	static const int64_t wd[2] = { 16, 24 };
+	static struct tb b;
+	static struct run direct, blob;
+	size_t len, i;
+	void *buf;
+	int k;
+
+	for (k = 0; k < 16 * 24; k++)
+		w16x24[k] = fill_of(7, k) / 8;
+	layer_norm_graph(&b, false, false);
+	b.node[b.g.n_node - 1].output[0] = "ln";
+	tb_const(&b, "w", F32, wd, 2, w16x24);
+	tb_const(&b, "s2", F32, NULL, 0, &c_sqrt2);
+	tb_const(&b, "one", F32, NULL, 0, &one_f);
+	tb_const(&b, "half", F32, NULL, 0, &c_half);
+	tb_node(&b, "MatMul", "ln,w", "X2");
+	tb_node(&b, "Div", "X2,s2", "z");
+	tb_node(&b, "Erf", "z", "e");
+	tb_node(&b, "Add", "e,one", "e1");
+	tb_node(&b, "Mul", "X2,e1", "xe");
+	tb_node(&b, "Mul", "xe,half", "O");
+	buf = tb_pack(&b, &len);
+	ASSERT_NONNULL(buf);
+	ASSERT_EQ(run_graph(buf, len, false, false, "Gelu", NULL, &direct), 0);
+	ASSERT_EQ(run_graph(buf, len, false, true, "Gelu", NULL, &blob), 0);
+	free(buf);
+	ASSERT_EQ(direct.executed, 1);
+	ASSERT_EQ(direct.nout, 2 * 3 * 24);
+	ASSERT_EQ(blob.nout, direct.nout);
+	for (i = 0; i < direct.nout; i++)
+		ASSERT_EQ(blob.out[i], direct.out[i]);
 }
 
 /* ---- the language models ---------------------------------------------- */
