@@ -834,13 +834,21 @@ TEST(gelu_tanh_form)
 	check_fusion(_metadata, &b, "Gelu", 1, NULL);
 }
 
-static void silu_graph(struct tb *b, bool other)
+static const float c_beta = 1.702f;
+static const int64_t d111[3] = { 1, 1, 1 };
+
+/* x * Sigmoid(x), of another value, or of x * beta (scalar or [1,1,1]) */
+static void silu_graph(struct tb *b, bool other, int beta_rank)
 {
 	tb_init(b, 17);
 	tb_input(b, "X", F32, xdims, 3);
 	if (other)
 		tb_input(b, "Y", F32, xdims, 3);
-	tb_node(b, "Sigmoid", other ? "Y" : "X", "s");
+	if (beta_rank >= 0) {
+		tb_const(b, "beta", F32, d111, beta_rank, &c_beta);
+		tb_node(b, "Mul", "beta,X", "bx");
+	}
+	tb_node(b, "Sigmoid", other ? "Y" : beta_rank >= 0 ? "bx" : "X", "s");
 	tb_node(b, "Mul", "X,s", "O");
 	tb_output(b, "O");
 }
@@ -849,15 +857,33 @@ TEST(silu)
 {
 	static struct tb b;
 
-	silu_graph(&b, false);
+	silu_graph(&b, false, -1);
 	check_fusion(_metadata, &b, "Swish", 1, NULL);
+}
+
+/* x * Sigmoid(1.702 x), the sigmoid approximation of GELU */
+TEST(swish_with_beta)
+{
+	static struct tb b;
+
+	silu_graph(&b, false, 0);
+	check_fusion(_metadata, &b, "Swish", 1, NULL);
+}
+
+/* Swish takes no beta of rank 3: left as it is */
+TEST(swish_with_a_beta_of_rank_3_does_not_fuse)
+{
+	static struct tb b;
+
+	silu_graph(&b, false, 3);
+	check_fusion(_metadata, &b, "Swish", 0, NULL);
 }
 
 TEST(silu_of_another_value_does_not_fuse)
 {
 	static struct tb b;
 
-	silu_graph(&b, true);
+	silu_graph(&b, true, -1);
 	check_fusion(_metadata, &b, "Swish", 0, NULL);
 }
 

@@ -146,8 +146,9 @@ static int fattn_infer(struct npr_graph *g, struct npr_node *n)
 		struct npr_value *x = npr_in(g, n, i);
 
 		if (x->type != NPR_ELEM_F32)
-			return npr_node_err(n, -EINVAL, "%s must be f32, got %s",
-					    names[i], npr_elem_name(x->type));
+			return npr_node_err(n, -EINVAL,
+					    "%s must be f32, got %s", names[i],
+					    npr_elem_name(x->type));
 	}
 	if (npr_fattn_shape(&npr_in(g, n, 0)->shape, &npr_in(g, n, 1)->shape,
 			    &npr_in(g, n, 2)->shape, p->key_t, &full, &sc))
@@ -196,7 +197,8 @@ static int fnorm_parse(struct npr_graph *g, struct npr_node *n)
 	if (!p)
 		return -ENOMEM;
 	if (!npr_attr(n, "epsilon"))
-		return npr_node_err(n, -EINVAL, "attribute epsilon is required");
+		return npr_node_err(n, -EINVAL,
+				    "attribute epsilon is required");
 	err = npr_attr_enum(n, "mode", modes, 0, &p->mode);
 	if (!err)
 		err = npr_attr_int(n, "axis", -1, &p->axis);

@@ -53,7 +53,7 @@ const char *const npr_lmfuse_names[NPR_LMFUSE_KINDS] = {
 
 struct lm {
 	struct npr_graph *g;
-	int *uses;	/* per value: live readers (a node reading twice: 2) */
+	int *uses;	/* per value: live readers (reading twice: 2) */
 	int *user;	/* per value: the last live reader */
 	bool *gone;	/* per node: absorbed by a fusion */
 };
@@ -447,6 +447,8 @@ static int try_silu(struct lm *s, struct npr_node *n)
 			in[1] = m->in[0];
 		else
 			continue;
+		if (s->g->vals[in[1]].shape.rank > 1)
+			continue;	/* Swish takes a scalar or [1] */
 		return rewrite(s, n, "Swish", 4, in, 2, NULL, 0, &a);
 	}
 	return 0;
@@ -863,8 +865,8 @@ static int try_attention(struct lm *s, struct npr_node *sm)
 			int m = mk->in[1 - k];
 
 			if (m == mk->in[k] || !f32_static(s, m) ||
-			    !same_shape(s, mk->in[k], x) || !take(&b.abs, s, mk) ||
-			    !qk_of(s, mk->in[k], &b))
+			    !same_shape(s, mk->in[k], x) ||
+			    !take(&b.abs, s, mk) || !qk_of(s, mk->in[k], &b))
 				continue;
 			b.mode = NPR_FATTN_MASK_ADD;
 			b.mask = m;
