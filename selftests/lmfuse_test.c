@@ -640,6 +640,15 @@ TEST(attention_long_sequence)
 	attn_check(_metadata, &c, 1);
 }
 
+/* no cached keys and no new ones: zeros, as the MatMuls give */
+TEST(attention_over_no_keys)
+{
+	struct attn_case c = { 2, 2, 4, 0, 8, SCALE_SCORES, MASK_NONE, false,
+			       -1, false };
+
+	attn_check(_metadata, &c, 1);
+}
+
 TEST(attention_softmax_on_another_axis_does_not_fuse)
 {
 	struct attn_case c = { 2, 2, 4, 4, 8, SCALE_SCORES, MASK_NONE, false,

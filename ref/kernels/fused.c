@@ -186,7 +186,8 @@ static void attn_task(void *arg, int i, int tid)
  *
  * softmax(query key^T * scale, masked) value, in f32 with an online
  * softmax over blocks of keys; a row whose keys are all masked out (to
- * -inf) gives NaN, as the softmax does.  An empty key set gives NaN too.
+ * -inf) gives NaN, as the softmax does.  No keys at all give zeros, as
+ * the product of an empty softmax by an empty value does.
  *
  * Return: 0 or -ENOMEM.
  */
@@ -242,7 +243,10 @@ int npr_ref_fused_attention(const struct npr_node *n,
 		}
 	}
 	j->nlb = (j->L + ATTN_ROWS - 1) / ATTN_ROWS;
-	if (batches * j->nlb > 0 && j->Ev > 0)
+	if (!j->S)
+		memset(j->o, 0, npr_tensor_bytes(NPR_ELEM_F32,
+						 npr_shape_numel(os)));
+	else if (batches * j->nlb > 0 && j->Ev > 0)
 		npr_parallel_for((int)(batches * j->nlb), attn_task, j);
 	err = j->err;
 	free(j);
