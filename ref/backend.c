@@ -32,6 +32,7 @@
 #include "object.h"
 #include "sys.h"
 #include "tensor.h"
+#include "passes/lmfuse.h"
 #include "ref/gemm.h"
 #include "ref/kernels/registry.h"
 #include "cpu.h"
@@ -267,11 +268,36 @@ nomem:
 	return -ENOMEM;
 }
 
+/*
+ * The graph fusions of lib/passes/lmfuse.c (attention, norms, GELU,
+ * SiLU, MatMul weights) on the exec's own graph, but those
+ * NPR_CPU_NO_FUSE names.  An exec with dynamic input dimensions is
+ * fused once here, where shapes allow: the graphs of its input shape
+ * signatures are views of this one (ref/signature.c).
+ */
+static int cpu_fuse(struct npr_graph *g)
+{
+	const char *no = npr_env(NPR_ENV_CPU_NO_FUSE);
+	unsigned int off = 0;
+	int err;
+
+	if (no) {
+		err = npr_lmfuse_parse(no, &off);
+		if (err)
+			return err;
+	}
+	err = npr_pass_lmfuse(g, NPR_LMFUSE_ALL & ~off, NULL);
+	return err < 0 ? err : 0;
+}
+
 static int cpu_compile(struct npr_exec *ex)
 {
 	struct ref_exec *re;
 	int err;
 
+	err = cpu_fuse(ex->g);
+	if (err)
+		return err;
 	re = calloc(1, sizeof(*re));
 	if (!re)
 		return -ENOMEM;

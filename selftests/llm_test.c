@@ -121,6 +121,27 @@ TEST_TIMEOUT_F(small_gpt_greedy, 300)
 }
 
 /*
+ * What the cpu device's fusions made of the llama-style model's 4 layers:
+ * attention (grouped heads read unexpanded), RMSNorm and SiLU, one node
+ * each, none of the primitive ops left.
+ */
+static void fused_llama(struct npr_test *_metadata, const char *path)
+{
+	static const char *const types[] = {
+		"FusedAttention", "FusedNorm", "Swish", "SoftMax",
+		"ReduceMean", "Sigmoid", "Broadcast",
+	};
+	const int want[] = { 4, 9, 4, 0, 0, 0, 0 };
+	int got[7], i;
+
+	ASSERT_EQ(lm_count_types(path, 8, types, 7, got), 0);
+	for (i = 0; i < 7; i++) {
+		TH_LOG("tiny_llama: %d %s", got[i], types[i]);
+		EXPECT_EQ(got[i], want[i]);
+	}
+}
+
+/*
  * The llama-style family (rotary positions, RMSNorm, SiLU-gated MLP,
  * grouped-query attention), built here by the shared models' own tool when
  * Debian's PyTorch and onnx are installed: 16 steps.
@@ -159,6 +180,7 @@ TEST_TIMEOUT_F(tiny_llama_greedy, 300)
 	if (!ret) {
 		snprintf(path, sizeof(path), "%s/tiny_llama.onnx", dir);
 		greedy_at(_metadata, path, "tiny_llama", 16);
+		fused_llama(_metadata, path);
 	}
 	EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, rm), 0);
 	free(out);

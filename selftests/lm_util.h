@@ -488,4 +488,69 @@ static inline void lm_kv_free(const struct lm *m, float **kv)
 	free(kv);
 }
 
+/**
+ * lm_count_types() - which op types one token's inference executed
+ * @path: the .onnx file.
+ * @past: the cached positions of the compiled shape.
+ * @types: @n op type names.
+ * @n: how many.
+ * @counts: Out. Per type, the nodes of it that ran (the profile's
+ *          NPR_PROF_EXECUTED records): what the cpu device's fusions made
+ *          of the model.
+ *
+ * Return: 0 or -errno.
+ */
+static inline int lm_count_types(const char *path, int64_t past,
+				 const char *const *types, int n, int *counts)
+{
+	struct npr_profile p = { .size = sizeof(p) };
+	struct npr_profile_rec *recs = NULL;
+	struct lm_exec x;
+	struct lm m;
+	int64_t ids[1] = { 1 };
+	float **kv = NULL;
+	int fd, ret, i;
+	__u32 r;
+
+	memset(counts, 0, sizeof(int) * n);
+	fd = npr_open("cpu", 0);
+	if (fd < 0)
+		return fd;
+	ret = lm_open(&m, fd, path);
+	if (!ret)
+		ret = lm_prop(&m, NPR_PARAM_ENABLE_PROFILING, 1);
+	if (!ret)
+		ret = lm_compile(&m, &x, 1, past);
+	if (!ret) {
+		kv = lm_kv_alloc(&m, past);
+		ret = kv ? 0 : -ENOMEM;
+	}
+	for (i = 0; !ret && i < 2 * m.layers; i++)
+		memset(kv[i], 0, lm_kv_bytes(&m, past));
+	if (!ret)
+		ret = lm_set_inputs(&m, &x, ids, kv);
+	if (!ret)
+		ret = lm_infer(&m, &x, NULL);
+	if (!ret) {
+		p.req = x.req;
+		ret = npr_ioctl(fd, NPR_IOCTL_PROFILE, &p);
+		ret = ret == -EMSGSIZE ? 0 : ret ? ret : -EPROTO;
+	}
+	if (!ret) {
+		recs = calloc(p.count, sizeof(*recs));
+		p.recs = (uintptr_t)recs;
+		ret = recs ? npr_ioctl(fd, NPR_IOCTL_PROFILE, &p) : -ENOMEM;
+	}
+	for (r = 0; !ret && r < p.count; r++)
+		for (i = 0; i < n; i++)
+			if (recs[r].status == NPR_PROF_EXECUTED &&
+			    !strcmp(recs[r].type, types[i]))
+				counts[i]++;
+	free(recs);
+	if (kv)
+		lm_kv_free(&m, kv);
+	npr_close(fd);
+	return ret;
+}
+
 #endif /* LM_UTIL_H */

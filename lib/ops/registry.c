@@ -20,6 +20,7 @@ extern const struct npr_op_def npr_ops_state[];
 extern const struct npr_op_def npr_ops_rnn[];
 extern const struct npr_op_def npr_ops_control[];
 extern const struct npr_op_def npr_ops_attn[];
+extern const struct npr_op_def npr_ops_fused[];
 extern const struct npr_op_def npr_ops_index[];
 extern const struct npr_op_def npr_ops_math[];
 extern const struct npr_op_def npr_ops_layout[];
@@ -80,7 +81,7 @@ static const struct npr_op_def *const groups[] = {
 	npr_ops_base, npr_ops_nn, npr_ops_eltwise, npr_ops_shape,
 	npr_ops_detect, npr_ops_norm, npr_ops_deconv, npr_ops_ctc,
 	npr_ops_state, npr_ops_rnn, npr_ops_control, npr_ops_attn,
-	npr_ops_index, npr_ops_math, npr_ops_layout, npr_ops_interp,
+	npr_ops_fused, npr_ops_index, npr_ops_math, npr_ops_layout, npr_ops_interp,
 	npr_ops_sort, npr_ops_misc,
 };
 

@@ -185,6 +185,16 @@ void npr_matmul_nn_avx512(int64_t M, int64_t N, int64_t K, const float *A,
 void npr_sum_rows_generic(const float *x, int64_t outer, int64_t inner,
 			  float *y, bool mean);
 void npr_prelu_row_generic(float *y, int64_t n, float s);
+void npr_gelu_erf_generic(const float *x, float *y, int64_t n);
+void npr_dot_rows_generic(const float *q, const float *k, int64_t E,
+			  int64_t n, float *out);
+void npr_dot_rows_avx512(const float *q, const float *k, int64_t E,
+			 int64_t n, float *out);
+void npr_axpy_rows_generic(const float *w, const float *v, int64_t n,
+			   int64_t Ev, float *acc);
+void npr_axpy_rows_avx512(const float *w, const float *v, int64_t n,
+			  int64_t Ev, float *acc);
+void npr_gelu_erf_avx512(const float *x, float *y, int64_t n);
 void npr_prelu_row_avx512(float *y, int64_t n, float s);
 void npr_sum_rows_avx512(const float *x, int64_t outer, int64_t inner,
 			 float *y, bool mean);

@@ -19,6 +19,7 @@
 #include "eltwise.h"
 #include "registry.h"
 #include "fq.h"
+#include "ref/conv/conv.h"
 #include "ref/threads.h"
 
 #define BC_MAXIN	5
@@ -630,6 +631,19 @@ static inline float softplus_f(float x)
 	return x >= 20.0f ? x : log1pf(expf(x));
 }
 
+/* GELU's erf form, vectorized (ref/kernels/vec.h) */
+static void gelu_erf(const float *x, float *y, int64_t n)
+{
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f")) {
+		npr_gelu_erf_avx512(x, y, n);
+		return;
+	}
+#endif
+	npr_gelu_erf_generic(x, y, n);
+}
+
 #define UNARY_LOOP(EXPR)					\
 	do {							\
 		for (i = 0; i < count; i++) {			\
@@ -710,7 +724,7 @@ int npr_ref_unary_f32(const struct npr_eltwise_params *p, float beta,
 		UNARY_LOOP(softplus_f(v));
 		break;
 	case NPR_UN_GELU_ERF:
-		UNARY_LOOP(0.5f * v * (1.0f + erff(v * 0.70710678118654752f)));
+		gelu_erf(x, y, count);
 		break;
 	case NPR_UN_GELU_TANH:
 		UNARY_LOOP(0.5f * v *

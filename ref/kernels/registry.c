@@ -26,6 +26,7 @@ extern const struct npr_kernel npr_kernels_variable[];
 extern const struct npr_kernel npr_kernels_rnn[];
 extern const struct npr_kernel npr_kernels_control[];
 extern const struct npr_kernel npr_kernels_attn[];
+extern const struct npr_kernel npr_kernels_fused[];
 extern const struct npr_kernel npr_kernels_index[];
 extern const struct npr_kernel npr_kernels_math[];
 extern const struct npr_kernel npr_kernels_layout[];
@@ -37,12 +38,13 @@ static const struct npr_kernel *const groups[] = {
 	npr_kernels_nn, npr_kernels_eltwise, npr_kernels_shape,
 	npr_kernels_detect, npr_kernels_norm, npr_kernels_deconv,
 	npr_kernels_ctc, npr_kernels_variable, npr_kernels_rnn,
-	npr_kernels_control, npr_kernels_attn, npr_kernels_index,
+	npr_kernels_control, npr_kernels_attn, npr_kernels_fused,
+	npr_kernels_index,
 	npr_kernels_math, npr_kernels_layout, npr_kernels_interp,
 	npr_kernels_sort, npr_kernels_misc,
 };
 
-/* A power of two; filled at most half (162 entries today). */
+/* A power of two; filled at most half (164 entries today). */
 #define SLOTS	1024
 
 struct slot {

@@ -354,6 +354,111 @@ void VEC(sum_rows)(const float *x, int64_t outer, int64_t inner, float *y,
 }
 
 /**
+ * npr_dot_rows_generic() - @q against each of @n rows of @k
+ * @q: the vector, @E floats.
+ * @k: @n rows of @E floats, one after the other.
+ * @E: the length.
+ * @n: the rows.
+ * @out: Out. @n dot products.
+ *
+ * Attention's scores of a query against a block of keys
+ * (ref/kernels/fused.c): eight partial sums, then the tail.  Also
+ * npr_dot_rows_avx512() (see the top of this file): sixteen partial sums
+ * in a vector, so the last bits differ.
+ */
+void VEC(dot_rows)(const float *q, const float *k, int64_t E, int64_t n,
+		   float *out)
+{
+	int64_t j, e;
+
+	for (j = 0; j < n; j++) {
+		const float *kr = k + j * E;
+		float a[8] = { 0 }, sum = 0;
+		int l;
+
+		e = 0;
+#ifdef __AVX512F__
+		{
+			__m512 acc = _mm512_setzero_ps();
+
+			for (; e + 16 <= E; e += 16)
+				acc = _mm512_fmadd_ps(_mm512_loadu_ps(q + e),
+						      _mm512_loadu_ps(kr + e),
+						      acc);
+			sum = _mm512_reduce_add_ps(acc);
+		}
+#endif
+		for (; e + 8 <= E; e += 8)
+			for (l = 0; l < 8; l++)
+				a[l] += q[e + l] * kr[e + l];
+		for (; e < E; e++)
+			sum += q[e] * kr[e];
+		out[j] = sum + ((a[0] + a[4]) + (a[1] + a[5])) +
+			 ((a[2] + a[6]) + (a[3] + a[7]));
+	}
+}
+
+/**
+ * npr_axpy_rows_generic() - @acc += the sum of @w[j] times row j of @v
+ * @w: @n weights.
+ * @v: @n rows of @Ev floats, one after the other.
+ * @n: the rows.
+ * @Ev: the row length.
+ * @acc: In and out. @Ev floats.
+ *
+ * Attention's weighted sum of a block of values; also
+ * npr_axpy_rows_avx512() (see the top of this file).
+ */
+void VEC(axpy_rows)(const float *w, const float *v, int64_t n, int64_t Ev,
+		    float *acc)
+{
+	int64_t j, e;
+
+	for (j = 0; j < n; j++) {
+		const float *vr = v + j * Ev;
+		float wj = w[j];
+
+		for (e = 0; e < Ev; e++)
+			acc[e] += wj * vr[e];
+	}
+}
+
+/**
+ * npr_gelu_erf_generic() - y = x / 2 * (1 + erf(x / sqrt 2))
+ * @x: the input, @n floats.
+ * @y: Out. @n floats; may be @x.
+ * @n: the count.
+ *
+ * erf(z) as z P(z^2) / Q(z^2), P and Q of degree 5, fitted here to erf on
+ * [0, 3.92] for the least largest error (1.6e-8; 4e-7 evaluated in f32,
+ * a few units in the last place of values near 1), and +-1 beyond 3.92,
+ * where erf rounds to 1 in f32.  No call and no branch, so the loop is
+ * vectorized: also npr_gelu_erf_avx512() (see the top of this file),
+ * whose contractions to FMA may change the last bits.  NaN stays NaN.
+ */
+void VEC(gelu_erf)(const float *x, float *y, int64_t n)
+{
+	int64_t i;
+
+	for (i = 0; i < n; i++) {
+		float v = x[i], z = v * 0.70710678118654752f;
+		float c = z > 3.92f ? 3.92f : z < -3.92f ? -3.92f : z;
+		float t = c * c, p, q, e;
+
+		p = ((((2.034681073e-06f * t + 2.874774437e-04f) * t +
+		       3.868379686e-03f) * t + 5.306062858e-02f) * t +
+		     1.927657036e-01f) * t + 1.128379022e+00f;
+		q = ((((3.806998110e-05f * t + 1.188122061e-03f) * t +
+		       1.517240194e-02f) * t + 1.150852359e-01f) * t +
+		     5.041658233e-01f) * t + 1.0f;
+		e = c * p / q;
+		e = e > 1.0f ? 1.0f : e < -1.0f ? -1.0f : e;
+		e = z >= 3.92f ? 1.0f : z <= -3.92f ? -1.0f : e;
+		y[i] = 0.5f * v * (1.0f + e);
+	}
+}
+
+/**
  * npr_prelu_row_generic() - PReLU in place over a row with one slope
  * @y: In and out. The row.
  * @n: its length.
