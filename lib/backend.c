@@ -6,10 +6,12 @@
  * optional member a backend leaves NULL gets its default here.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
+#include "npuring.h"
 #include "object.h"
 #include "ref/kernels/registry.h"
 
@@ -51,6 +53,50 @@ const struct npr_backend_ops *npr_backend_find(const char *name, int *index)
 		return b;
 	}
 	return NULL;
+}
+
+/**
+ * npr_backend_at() - the name of the library's backend at @index
+ * @index: 0, 1, ... in registration order.
+ *
+ * What a program walks to list the devices (each backend's
+ * AVAILABLE_DEVICES), as OpenVINO walks its plugins.
+ *
+ * Context: any thread.
+ * Return: "cpu", "npu", "null" (static), or NULL past the last.
+ */
+const char *npr_backend_at(unsigned int index)
+{
+	if (index >= sizeof(backends) / sizeof(backends[0]))
+		return NULL;
+	return backends[index]->name;
+}
+
+/**
+ * npr_backend_device_name() - the name of device @index of a backend
+ * @ops: the backend.
+ * @index: 0, 1, ...
+ * @buf: Out. The name: the backend's when it has one device ("npu"),
+ *       else "name.index" ("npu.0", "npu.1"), both of which npr_open()
+ *       accepts.
+ * @len: The size of @buf.
+ *
+ * Return: 0; -ENODEV past the last device; the count member's -errno.
+ */
+int npr_backend_device_name(const struct npr_backend_ops *ops, int index,
+			    char *buf, size_t len)
+{
+	int n = ops->count ? ops->count() : 1;
+
+	if (n < 0)
+		return n;
+	if (index < 0 || index >= n)
+		return -ENODEV;
+	if (n == 1)
+		snprintf(buf, len, "%s", ops->name);
+	else
+		snprintf(buf, len, "%s.%d", ops->name, index);
+	return 0;
 }
 
 /**

@@ -78,6 +78,10 @@ enum npr_backend_cap {
  *                 it back in ex->native and compile uses it instead of
  *                 compiling.  Optional (absent: blobs have no native
  *                 section).
+ * @count: how many devices the backend has (probe's @index runs below
+ *         it), finding its driver first if no device was opened yet; 0
+ *         or -errno with npr_err() set when there is none.  Optional
+ *         (absent: one).
  *
  * Arguments are validated by lib/ before any of these is called.  lib/
  * calls them only through the npr_backend_*() wrappers of lib/backend.c,
@@ -104,6 +108,7 @@ struct npr_backend_ops {
 			   char *buf, size_t *len);
 	int (*native_export)(const struct npr_exec *ex, void **out,
 			     size_t *len);
+	int (*count)(void);
 };
 
 /**
@@ -138,6 +143,8 @@ const struct npr_backend_ops *npr_backend_find(const char *name, int *index);
 npr_evaluator_fn npr_backend_evaluator(void);
 bool npr_backend_has_kernel(const struct npr_op_def *op);
 const char *npr_backend_name(const struct npr_device *dev);
+int npr_backend_device_name(const struct npr_backend_ops *ops, int index,
+			    char *buf, size_t len);
 bool npr_backend_has(const struct npr_device *dev, unsigned int cap);
 
 int npr_backend_probe(struct npr_device *dev, int index);

@@ -439,7 +439,10 @@ static int list_value(struct npr_device *dev, struct npr_exec *ex,
 		}
 		break;
 	case NPR_PARAM_AVAILABLE_DEVICES:
-		ob_str(o, dev->info.name);
+		/* every device of the backend, as npr_open() names them */
+		for (i = 0; !npr_backend_device_name(dev->ops, (int)i, buf,
+						     sizeof(buf)); i++)
+			ob_str(o, buf);
 		break;
 	case NPR_PARAM_OPTIMIZATION_CAPABILITIES:
 		if (dev->info.caps & NPR_CAP_FP32)

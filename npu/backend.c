@@ -1262,6 +1262,7 @@ const struct npr_backend_ops npr_npu_backend_ops = {
 	.param = npr_npu_param,
 	.param_bytes = npr_npu_param_bytes,
 	.native_export = npu_native_export,
+	.count = npr_npu_count,
 };
 
 #else /* no Level Zero headers at build time */

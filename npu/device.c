@@ -449,6 +449,26 @@ static void pci_address(struct npu_device *nd, int index)
 		nd->pci[0] = 0;
 }
 
+static pthread_once_t npu_once = PTHREAD_ONCE_INIT;
+
+/**
+ * npr_npu_count() - how many NPUs the NPU driver has (npr_backend_ops.count)
+ *
+ * Binds the loader and finds the driver first, once per process, as the
+ * first probe does.
+ *
+ * Return: the number of devices zeDeviceGet() listed (at most
+ * NPU_MAX_DEVICES); -ENODEV with npr_err() set when there is no loader,
+ * NPU driver or graph extension.
+ */
+int npr_npu_count(void)
+{
+	pthread_once(&npu_once, npu_init_once);
+	if (npr_npu.err)
+		return npr_err(npr_npu.err, "%s", npr_npu.msg);
+	return (int)npr_npu.ndev;
+}
+
 /**
  * npr_npu_probe() - probe NPU @index and fill dev->info (npr_backend_ops.probe)
  * @dev: the device being opened; its priv gets a calloc'd struct npu_device
@@ -468,7 +488,6 @@ int npr_npu_probe(struct npr_device *dev, int index)
 	ze_driver_properties_t dp = {
 		.stype = ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES,
 	};
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	ze_device_properties_t p = {
 		.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES,
 	};
@@ -476,7 +495,7 @@ int npr_npu_probe(struct npr_device *dev, int index)
 	struct npu_device *nd;
 	ze_result_t r;
 
-	pthread_once(&once, npu_init_once);
+	pthread_once(&npu_once, npu_init_once);
 	if (npr_npu.err)
 		return npr_err(npr_npu.err, "%s", npr_npu.msg);
 	if ((uint32_t)index >= npr_npu.ndev)
@@ -513,7 +532,8 @@ int npr_npu_probe(struct npr_device *dev, int index)
 	dev->info.caps = NPR_CAP_FP32 | NPR_CAP_FP16 | NPR_CAP_INT8 |
 			 NPR_CAP_EXPORT_IMPORT;
 	memcpy(nd->uuid, p.uuid.id, sizeof(nd->uuid));
-	if (index)
+	/* as AVAILABLE_DEVICES names it: "npu" alone, else "npu.N" */
+	if (npr_npu.ndev > 1)
 		snprintf(dev->info.name, sizeof(dev->info.name), "npu.%d",
 			 index);
 	else

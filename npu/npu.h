@@ -134,6 +134,7 @@ int npr_ze_errno(ze_result_t r);
 const char *npr_platform_of(uint32_t pci_id);
 
 int npr_npu_probe(struct npr_device *dev, int index);
+int npr_npu_count(void);
 void npr_npu_release(struct npr_device *dev);
 int npr_npu_param(const struct npr_device *dev, const struct npr_props *p,
 		  uint32_t id, int64_t *value);

@@ -87,6 +87,109 @@ TEST(npu_identity)
 	}
 }
 
+static int run_tool(const char *cmdline, char *out, size_t len);
+
+/* The NUL-separated list @list has exactly the names of @want, in order. */
+static bool list_is(const char *list, const char *const *want, int n)
+{
+	int k;
+
+	for (k = 0; k < n && *list; k++, list += strlen(list) + 1)
+		if (strcmp(list, want[k]))
+			return false;
+	return k == n && !*list;
+}
+
+/*
+ * One NPU: AVAILABLE_DEVICES is "npu"; npr_backend_at() walks the
+ * backends, cpu first.
+ */
+TEST(npu_available_devices_one)
+{
+	static const char *const one[] = { "npu" };
+	char buf[512];
+	int fd;
+
+	REQUIRE_NPU();
+	if (getenv("VNPU_DEVICES"))
+		SKIP(return, "VNPU_DEVICES is set");
+	EXPECT_STREQ(npr_backend_at(0), "cpu");
+	EXPECT_STREQ(npr_backend_at(1), "npu");
+	EXPECT_STREQ(npr_backend_at(2), "null");
+	EXPECT_NULL(npr_backend_at(3));
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	memset(buf, 0, sizeof(buf));
+	ASSERT_EQ(get_str(fd, 0, NPR_PARAM_AVAILABLE_DEVICES, buf,
+			  sizeof(buf) - 1), 0);
+	EXPECT_TRUE(list_is(buf, one, 1));
+	npr_close(fd);
+}
+
+/*
+ * vnpu presenting three NPUs (VNPU_DEVICES=3): AVAILABLE_DEVICES names
+ * npu.0, npu.1 and npu.2 on each of them, "npu" opens the first (named
+ * npu.0), "npu.1" the second (its own PCI bus, UUID and name) and runs a
+ * model there, "npu.3" is no device, and npr-info lists all three.
+ */
+TEST(npu_available_devices_several)
+{
+	static const char *const three[] = { "npu.0", "npu.1", "npu.2" };
+	struct npr_device_info di = { .size = sizeof(di) };
+	static char out[1 << 16];
+	char buf[512], path[4096];
+	struct net n;
+	int fd, k;
+
+	setenv("VNPU_DEVICES", "3", 1);	/* before the loader starts */
+	REQUIRE_NPU();
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_DEVICE_INFO, &di), 0);
+	npr_close(fd);
+	if (!strstr(di.full_name, "vnpu"))
+		SKIP(return, "not vnpu: the NPUs are the machine's");
+	EXPECT_STREQ(di.name, "npu.0");
+	for (k = 0; k < 3; k++) {
+		fd = npr_open(three[k], 0);
+		ASSERT_GE(fd, 0);
+		memset(buf, 0, sizeof(buf));
+		ASSERT_EQ(get_str(fd, 0, NPR_PARAM_AVAILABLE_DEVICES, buf,
+				  sizeof(buf) - 1), 0);
+		EXPECT_TRUE(list_is(buf, three, 3));
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_DEVICE_INFO, &di), 0);
+		EXPECT_STREQ(di.name, three[k]);
+		ASSERT_EQ(get_str(fd, 0, NPR_PARAM_DEVICE_ID, buf,
+				  sizeof(buf)), 0);
+		EXPECT_EQ(atoi(buf), k);
+		ASSERT_EQ(get_str(fd, 0, NPR_PARAM_DEVICE_PCI_INFO, buf,
+				  sizeof(buf)), 0);
+		EXPECT_EQ(strtol(buf + 5, NULL, 16), k);	/* the bus */
+		ASSERT_EQ(get_str(fd, 0, NPR_PARAM_DEVICE_UUID, buf,
+				  sizeof(buf)), 0);
+		EXPECT_EQ(strtol(buf + 34, NULL, 16), 4 + k);
+		if (k)
+			EXPECT_NONNULL(strstr(di.full_name, k == 1 ? "#1" :
+							     "#2"));
+		else
+			EXPECT_NULL(strchr(di.full_name, '#'));
+		npr_close(fd);
+	}
+	EXPECT_EQ(npr_open("npu.3", 0), -ENODEV);
+	model_path(path, sizeof(path), EYE);
+	ASSERT_EQ(net_open(_metadata, &n, "npu.1", path), 0);
+	net_fill(_metadata, &n, 1);
+	EXPECT_EQ(net_infer(&n), 0);
+	net_close(&n);
+	EXPECT_EQ(run_tool("npr-info", out, sizeof(out)), 0);
+	for (k = 0; k < 3; k++) {
+		snprintf(buf, sizeof(buf), "\n%s\n", three[k]);
+		EXPECT_NONNULL(strstr(out, buf));
+	}
+	EXPECT_EQ(strncmp(out, "cpu\n", 4), 0);
+	EXPECT_NONNULL(strstr(out, "\nnull\n"));
+}
+
 #if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
 const char *npr_platform_of(uint32_t pci_id);
 

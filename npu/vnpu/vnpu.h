@@ -46,8 +46,12 @@ enum vnpu_magic {
  */
 #define VNPU_GRAPH_NEWEST	8
 
+/* NPUs vnpu can present (VNPU_DEVICES): all alike but for the index. */
+#define VNPU_MAX_DEVICES	4
+
 struct vnpu_device {
 	int magic;
+	uint32_t index;		/* 0 .. VNPU_DEVICES - 1 */
 	uint32_t pci_id;
 	const char *platform;
 	uint32_t tiles;
@@ -160,7 +164,7 @@ struct vnpu_query {
 #define CHECK(obj, m)	((obj) && (obj)->magic == (m))
 
 /* vnpu.c */
-extern struct vnpu_device vnpu_dev;
+extern struct vnpu_device vnpu_dev;	/* the first; the others copy it */
 extern int vnpu_drv;
 extern pthread_mutex_t vnpu_mem_lock;
 extern struct vnpu_alloc *vnpu_allocs;
