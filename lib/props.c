@@ -67,6 +67,18 @@ static const struct enum_name priorities[] = {
 	{ 0, NULL },
 };
 
+static const struct enum_name workloads[] = {
+	{ NPR_WORKLOAD_DEFAULT, "DEFAULT" },
+	{ NPR_WORKLOAD_EFFICIENT, "EFFICIENT" },
+	{ 0, NULL },
+};
+
+static const struct enum_name npu_compilers[] = {
+	{ NPR_NPU_COMPILER_DRIVER, "DRIVER" },
+	{ NPR_NPU_COMPILER_PLUGIN, "PLUGIN" },
+	{ 0, NULL },
+};
+
 static const struct enum_name device_kinds[] = {
 	{ NPR_DEVICE_KIND_INTEGRATED, "integrated" },
 	{ NPR_DEVICE_KIND_DISCRETE, "discrete" },
@@ -189,6 +201,12 @@ static const struct prop_def defs[NPR_PARAM_MAX] = {
 		NPR_PROP_INT, P_NPU | P_DEV, 0, 0, NULL, -1 },
 	[NPR_PARAM_NPU_MAX_TILES] = { "NPU_MAX_TILES", NPR_PROP_INT,
 		P_NPU | P_DEV, 0, 0, NULL, -1 },
+	/* the command queue's workload type (SetWorkloadType) */
+	[NPR_PARAM_WORKLOAD_TYPE] = { "WORKLOAD_TYPE", NPR_PROP_ENUM,
+		P_NPU | STORED, 0, 0, workloads, OFF(workload_type) },
+	[NPR_PARAM_NPU_COMPILER_TYPE] = { "NPU_COMPILER_TYPE", NPR_PROP_ENUM,
+		P_NPU | STORED, 0, 0, npu_compilers,
+		OFF(npu_compiler_type) },
 	[NPR_PARAM_NPU_TILES] = { "NPU_TILES", NPR_PROP_INT,
 		P_NPU | STORED | P_CACHING, -1, 1024, NULL, OFF(npu_tiles) },
 	[NPR_PARAM_NPU_TURBO] = { "NPU_TURBO", NPR_PROP_BOOL,
@@ -247,6 +265,8 @@ void npr_props_init(struct npr_props *p)
 	p->cache_max_mb = 2048;
 	p->max_model_mb = default_max_model_mb();
 	p->npu_tiles = -1;
+	p->workload_type = NPR_WORKLOAD_DEFAULT;
+	p->npu_compiler_type = NPR_NPU_COMPILER_DRIVER;
 }
 
 /* ---- values ------------------------------------------------------------- */
@@ -622,6 +642,10 @@ static int set_value(struct npr_device *dev, struct npr_props *p,
 		    v != NPR_ELEM_F32)
 			return npr_err(-EINVAL, "INFERENCE_PRECISION_HINT %s: the %s device computes in f32",
 				       enum_name(d->enums, v), dev->info.name);
+		if (id == NPR_PARAM_NPU_COMPILER_TYPE &&
+		    v != NPR_NPU_COMPILER_DRIVER)
+			return npr_err(-EOPNOTSUPP, "NPU_COMPILER_TYPE %s: npuring has no NPU compiler of its own; the driver's (DRIVER) is the only one",
+				       enum_name(d->enums, v));
 		*field(p, d) = (uint32_t)v;
 		return 0;
 	case NPR_PROP_STRING:

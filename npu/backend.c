@@ -982,6 +982,11 @@ static int finish_graph(struct npr_exec *ex, struct npu_exec *ne)
 	/* NPU_TURBO: the queue's turbo flag, where the driver has it */
 	if (ex->props.npu_turbo && npr_npu.cq_npu)
 		qd.pNext = &turbo;
+	/* MODEL_PRIORITY: the queue's priority, as the NPU plugin sets it */
+	if (ex->props.priority == NPR_PRIORITY_LOW)
+		qd.priority = ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_LOW;
+	else if (ex->props.priority == NPR_PRIORITY_HIGH)
+		qd.priority = ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_HIGH;
 	err = map_args(ex, ne);
 	if (err)
 		return err;
@@ -995,6 +1000,16 @@ static int finish_graph(struct npr_exec *ex, struct npu_exec *ne)
 	if (r) {
 		ne->queue = NULL;
 		return ZE_FAIL(r, "zeCommandQueueCreate");
+	}
+	/* WORKLOAD_TYPE: EFFICIENT is the driver's BACKGROUND workload */
+	if (ex->props.workload_type == NPR_WORKLOAD_EFFICIENT) {
+		if (!npr_npu.cq_npu_ddi)
+			return npr_err(-EOPNOTSUPP, "npu: WORKLOAD_TYPE EFFICIENT: the NPU driver has no %s extension",
+				       NPR_ZE_CQ_NPU_EXT_NAME);
+		r = npr_npu.cq_npu_ddi->pfnSetWorkloadType(ne->queue,
+						NPR_ZE_WORKLOAD_BACKGROUND);
+		if (r)
+			return ZE_FAIL(r, "SetWorkloadType");
 	}
 	budget(ex, ne);
 	return 0;

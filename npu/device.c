@@ -7,9 +7,10 @@
  * The loader (libze_loader.so.1) is opened with dlopen() on the first
  * npr_open("npu"), so libnpuring runs where Level Zero is not installed.
  *
- * probe:          zeInit(VPU_ONLY), the driver whose UUID is the NPU
+ * probe:          zeInitDrivers(NPU) where the loader has it, else
+ *                 zeInit(VPU_ONLY); the driver whose UUID is the NPU
  *                 driver's, the graph extension (version >= 1.5), the
- *                 device, one context per open device.
+ *                 devices, one context per open device.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -27,6 +28,7 @@
 
 
 #if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
+#include "error.h"
 #include "npu.h"
 #include "sys.h"
 
@@ -190,7 +192,7 @@ static void diagnose(char *buf, size_t len, ze_result_t r)
 			 path, pci, name);
 	else
 		snprintf(buf, len,
-			 "npu: %.200s exists (%s, PCI %s) but no Level Zero NPU driver answered (zeInit: %s, 0x%x): install the NPU user-mode driver (libze_intel_vpu.so.1)",
+			 "npu: %.200s exists (%s, PCI %s) but no Level Zero NPU driver answered (zeInit: %s, 0x%x): install the NPU user-mode driver (libze_intel_npu.so.1; libze_intel_vpu.so.1 for older ones)",
 			 path, name[0] ? name : "driver unknown", pci,
 			 npr_ze_result_str(r), (unsigned int)r);
 }
@@ -263,6 +265,74 @@ static void vnpu_select(void)
 #endif
 }
 
+/*
+ * The current NPU user-mode driver is libze_intel_npu.so.1; a loader
+ * older than 1.17.17 probes only libze_intel_gpu.so.1 and
+ * libze_intel_vpu.so.1 (the name of older NPU drivers).  Such a loader
+ * has no zeInitDrivers either (1.18): there, when the old name loads
+ * nothing and the new one does, name it in the loader's driver list
+ * (with the GPU driver, so that the list keeps what the loader would
+ * have found).  The list must be set before zeInit; a list the user set
+ * is left alone.
+ */
+static void npu_driver_name(void *loader)
+{
+	static const char *const names[] = {
+		"libze_intel_vpu.so.1", "libze_intel_npu.so.1",
+	};
+	bool found[2];
+	void *h;
+	int i;
+
+	if (dlsym(loader, "zeInitDrivers") ||
+	    npr_env(NPR_ENV_ZE_ENABLE_ALT_DRIVERS))
+		return;
+	for (i = 0; i < 2; i++) {
+		h = dlopen(names[i], RTLD_LAZY | RTLD_LOCAL);
+		found[i] = h != NULL;
+		if (h)
+			dlclose(h);
+	}
+	if (!found[0] && found[1])
+		setenv("ZE_ENABLE_ALT_DRIVERS",
+		       "libze_intel_gpu.so.1,libze_intel_npu.so.1", 0);
+}
+
+/*
+ * The drivers: with zeInitDrivers (loader 1.18 and newer), the NPU
+ * drivers (driver type flag NPU), as the NPU plugin asks for them; else,
+ * or if it fails, zeInit(VPU_ONLY) and zeDriverGet.  @n: room in @drv,
+ * then the count.  npr_npu.init_call says which answered.
+ */
+static ze_result_t npu_drivers(void *loader, uint32_t *n,
+			       ze_driver_handle_t *drv)
+{
+	struct npr_ze_init_driver_type_desc desc = {
+		.stype = NPR_ZE_STYPE_INIT_DRIVER_TYPE_DESC,
+		.flags = NPR_ZE_INIT_DRIVER_TYPE_NPU,
+	};
+	ze_result_t (*init_drivers)(uint32_t *, ze_driver_handle_t *,
+		const struct npr_ze_init_driver_type_desc *);
+	uint32_t room = *n;
+	ze_result_t r;
+
+	*(void **)&init_drivers = dlsym(loader, "zeInitDrivers");
+	if (init_drivers) {
+		r = init_drivers(n, drv, &desc);
+		if (!r && *n) {
+			snprintf(npr_npu.init_call, sizeof(npr_npu.init_call),
+				 "zeInitDrivers");
+			return r;
+		}
+		*n = room;
+	}
+	snprintf(npr_npu.init_call, sizeof(npr_npu.init_call), "zeInit");
+	r = npr_ze.Init(ZE_INIT_FLAG_VPU_ONLY);
+	if (!r)
+		r = npr_ze.DriverGet(n, drv);
+	return r;
+}
+
 static void npu_init_once(void)
 {
 	static const uint8_t npu_uuid[16] = NPR_ZE_NPU_DRIVER_UUID;
@@ -297,7 +367,8 @@ static void npu_init_once(void)
 	}
 	*(void **)&ze_pci_props = dlsym(lib, "zeDevicePciGetPropertiesExt");
 	*(void **)&zel_versions = dlsym(lib, "zelLoaderGetVersions");
-	r = npr_ze.Init(ZE_INIT_FLAG_VPU_ONLY);
+	npu_driver_name(lib);
+	r = npu_drivers(lib, &n, drv);
 	if (zel_versions) {
 		zel_component_version_t v[16];
 		size_t nv = 0, k;
@@ -316,12 +387,13 @@ static void npu_init_once(void)
 						 v[k].component_lib_version.minor,
 						 v[k].component_lib_version.patch);
 	}
-	if (!r)
-		r = npr_ze.DriverGet(&n, drv);
 	if (r || !n) {
 		diagnose(npr_npu.msg, sizeof(npr_npu.msg), r);
 		return;
 	}
+	npr_log(NPR_LOG_INFO, "npu: Level Zero drivers from %s (loader %s)",
+		npr_npu.init_call, npr_npu.loader_version[0] ?
+		npr_npu.loader_version : "of unknown version");
 	for (i = 0; i < n && i < 16; i++) {
 		ze_driver_properties_t p = {
 			.stype = ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES,
@@ -374,6 +446,10 @@ static void npu_init_once(void)
 			 next & 0xffff, NPR_ZE_GRAPH_VERSION_MIN & 0xffff);
 		return;
 	}
+	if (npr_npu.cq_npu &&
+	    npr_ze.DriverGetExtensionFunctionAddress(npr_npu.drv,
+			NPR_ZE_CQ_NPU_EXT_NAME, (void **)&npr_npu.cq_npu_ddi))
+		npr_npu.cq_npu_ddi = NULL;
 	npr_npu.graph_version = next;
 	r = npr_ze.DriverGetExtensionFunctionAddress(npr_npu.drv, ext_name,
 						 (void **)&npr_npu.graph);

@@ -73,6 +73,8 @@ struct npr_npu_found {
 	uint32_t graph_version;
 	char loader_version[64];	/* "1.8.0", or "" if unknown */
 	bool cq_npu;	/* the NPU command-queue extension (turbo) */
+	const struct npr_ze_command_queue_npu_ddi *cq_npu_ddi;
+	char init_call[16];	/* "zeInitDrivers" or "zeInit" */
 };
 
 extern struct npr_npu_found npr_npu;

@@ -45,6 +45,26 @@ struct npr_ze_command_queue_npu_ddi {
 	ze_result_t (*pfnSetWorkloadType)(ze_command_queue_handle_t, uint32_t);
 };
 
+/*
+ * zeInitDrivers (loader 1.18 and newer; not in the 1.4 headers): its
+ * descriptor and the driver type flag of NPU drivers.
+ */
+#define NPR_ZE_STYPE_INIT_DRIVER_TYPE_DESC	0x00020021
+#define NPR_ZE_INIT_DRIVER_TYPE_GPU		(1u << 0)
+#define NPR_ZE_INIT_DRIVER_TYPE_NPU		(1u << 1)
+
+struct npr_ze_init_driver_type_desc {
+	uint32_t stype;
+	const void *pNext;
+	uint32_t flags;
+};
+
+/* Workload types of SetWorkloadType. */
+enum {
+	NPR_ZE_WORKLOAD_DEFAULT		= 0,
+	NPR_ZE_WORKLOAD_BACKGROUND	= 1,
+};
+
 typedef struct npr_ze_graph *npr_ze_graph_handle_t;
 typedef struct npr_ze_graph_query *npr_ze_graph_query_handle_t;
 

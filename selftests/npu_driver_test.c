@@ -544,6 +544,83 @@ static void compile_traced(struct npr_test *_metadata, bool set)
 	unsetenv("VNPU_TRACE");
 }
 
+/*
+ * MODEL_PRIORITY is the model's command queue's priority and
+ * WORKLOAD_TYPE=EFFICIENT its workload type (the driver's BACKGROUND,
+ * through the NPU command-queue extension), as the NPU plugin sets them;
+ * vnpu writes both to VNPU_TRACE.  NPU_COMPILER_TYPE=PLUGIN is refused:
+ * the driver's compiler is the only one.
+ */
+TEST(npu_priority_and_workload_reach_the_queue)
+{
+	static const struct {
+		uint32_t prio, work;
+		const char *queue;
+		bool background;
+	} c[] = {
+		{ NPR_PRIORITY_HIGH, NPR_WORKLOAD_EFFICIENT,
+		  "queue turbo=0 priority=high", true },
+		{ NPR_PRIORITY_LOW, NPR_WORKLOAD_DEFAULT,
+		  "queue turbo=0 priority=low", false },
+		{ NPR_PRIORITY_MEDIUM, NPR_WORKLOAD_DEFAULT,
+		  "queue turbo=0 priority=normal", false },
+	};
+	struct npr_prop_arg pa = {
+		.param = NPR_PARAM_NPU_COMPILER_TYPE,
+		.value = NPR_NPU_COMPILER_PLUGIN,
+	};
+	char trace[] = "/tmp/npu_test_traceXXXXXX", path[4096], *t, *q;
+	struct npr_model_load ml;
+	struct npr_compile co;
+	unsigned int k;
+	int fd, tfd;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), EYE);
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(get_int(fd, NPR_PARAM_NPU_COMPILER_TYPE),
+		  NPR_NPU_COMPILER_DRIVER);
+	EXPECT_EQ(get_int(fd, NPR_PARAM_WORKLOAD_TYPE), NPR_WORKLOAD_DEFAULT);
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NPU_COMPILER_TYPE,
+			  NPR_NPU_COMPILER_PLUGIN), -EOPNOTSUPP);
+	EXPECT_NONNULL(strstr(npr_last_error(),
+			      "the driver's (DRIVER) is the only one"));
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NPU_COMPILER_TYPE,
+			  NPR_NPU_COMPILER_DRIVER), 0);
+	npr_prep_model_load(&ml, path, NULL);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	npr_prep_compile(&co, ml.handle);
+	co.props = (uintptr_t)&pa;
+	co.num_props = 1;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_COMPILE, &co), -EOPNOTSUPP);
+	for (k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		tfd = mkstemp(trace);
+		ASSERT_GE(tfd, 0);
+		close(tfd);
+		setenv("VNPU_TRACE", trace, 1);
+		ASSERT_EQ(set_int(fd, NPR_PARAM_MODEL_PRIORITY, c[k].prio), 0);
+		ASSERT_EQ(set_int(fd, NPR_PARAM_WORKLOAD_TYPE, c[k].work), 0);
+		npr_prep_compile(&co, ml.handle);
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_COMPILE, &co), 0);
+		t = slurp(trace);
+		ASSERT_NONNULL(t);
+		TH_LOG("%s", t);
+		/* the model's queue: the last one created */
+		for (q = strstr(t, "queue "); q && strstr(q + 1, "queue ");)
+			q = strstr(q + 1, "queue ");
+		ASSERT_NONNULL(q);
+		EXPECT_EQ(strncmp(q, c[k].queue, strlen(c[k].queue)), 0);
+		EXPECT_EQ(strstr(q, "workload type=1") != NULL,
+			  c[k].background);
+		free(t);
+		unlink(trace);
+		strcpy(trace, "/tmp/npu_test_traceXXXXXX");
+	}
+	unsetenv("VNPU_TRACE");
+	npr_close(fd);
+}
+
 TEST(npu_compile_properties_reach_the_driver)
 {
 	compile_traced(_metadata, true);
@@ -832,6 +909,153 @@ TEST(npu_info_shows_the_stack)
 	TH_LOG("%s", out);
 	EXPECT_EQ(st, 1);
 	EXPECT_NONNULL(strstr(out, "npu: cannot open: npu: the Level Zero loader"));
+}
+
+/* ---- driver names and zeInitDrivers --------------------------------------- */
+
+/* The absolute path of vnpu, or false. */
+static bool vnpu_path(char *out, size_t len)
+{
+	char exe[PATH_MAX];
+	const char *v;
+	ssize_t n;
+
+	find_vnpu();
+	v = getenv("NPR_VNPU");
+	if (v && strchr(v, '/'))
+		return realpath(v, out) != NULL;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = 0;
+	snprintf(out, len, "%s/../npu/vnpu/libze_intel_vpu.so.1",
+		 dirname(exe));
+	return !access(out, R_OK);
+}
+
+static bool loadable(const char *name)
+{
+	void *h = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
+
+	if (h)
+		dlclose(h);
+	return h != NULL;
+}
+
+/*
+ * The current NPU driver's name, libze_intel_npu.so.1: vnpu installed
+ * under it in a directory of LD_LIBRARY_PATH, nothing else set, is the
+ * driver npr-info finds, whether the loader probes that name itself
+ * (1.17.17 and newer) or npuring names it (the Debian loader 1.8.12).
+ */
+TEST(npu_driver_under_the_new_name)
+{
+	char dir[] = "/tmp/npu_test_npunameXXXXXX", lib[PATH_MAX],
+	     link[sizeof(dir) + 32];
+	static char out[1 << 16];
+	int st;
+
+	if (!have_loader())
+		SKIP(return, "no Level Zero loader installed");
+	if (!vnpu_path(lib, sizeof(lib)))
+		SKIP(return, "vnpu not found (set NPR_VNPU)");
+	if (loadable("libze_intel_vpu.so.1") ||
+	    loadable("libze_intel_npu.so.1"))
+		SKIP(return, "an NPU driver is installed on this machine");
+	ASSERT_NONNULL(mkdtemp(dir));
+	snprintf(link, sizeof(link), "%s/libze_intel_npu.so.1", dir);
+	ASSERT_EQ(symlink(lib, link), 0);
+	setenv("LD_LIBRARY_PATH", dir, 1);
+	setenv("NPR_VNPU", "0", 1);
+	unsetenv("ZE_ENABLE_ALT_DRIVERS");
+	st = run_tool("npr-info -d npu", out, sizeof(out));
+	unlink(link);
+	rmdir(dir);
+	TH_LOG("%.300s", out);
+	EXPECT_EQ(st, 0);
+	EXPECT_NONNULL(strstr(out, "vnpu software NPU"));
+}
+
+static char init_log[4096];
+
+static void keep_log(void *priv, int level, const char *msg)
+{
+	(void)priv;
+	(void)level;
+	if (strstr(msg, "Level Zero drivers from"))
+		snprintf(init_log, sizeof(init_log), "%s", msg);
+}
+
+/*
+ * A loader with zeInitDrivers (selftests/libze_shim.so.1: the system's
+ * loader and that function): npuring asks it for the NPU drivers with the
+ * NPU driver type, as the NPU plugin does, and opens the device.
+ */
+TEST(npu_init_drivers_where_the_loader_has_it)
+{
+	char exe[PATH_MAX], shim[PATH_MAX + 32], trace[] =
+		"/tmp/npu_test_shimXXXXXX", buf[256] = "";
+	ssize_t n;
+	FILE *f;
+	int fd;
+
+	if (!have_loader())
+		SKIP(return, "no Level Zero loader installed");
+	if (!find_vnpu())
+		SKIP(return, "vnpu not found (set NPR_VNPU)");
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_GT(n, 0);
+	exe[n] = 0;
+	snprintf(shim, sizeof(shim), "%s/libze_shim.so.1", dirname(exe));
+	if (access(shim, R_OK))
+		SKIP(return, "%s is not built", shim);
+	fd = mkstemp(trace);
+	ASSERT_GE(fd, 0);
+	close(fd);
+	setenv("NPR_ZE_LOADER", shim, 1);	/* before the loader starts */
+	setenv("ZE_SHIM_TRACE", trace, 1);
+	npr_set_log(keep_log, NULL, NPR_LOG_INFO);
+	fd = npr_open("npu", 0);
+	npr_set_log(NULL, NULL, 0);
+	if (fd < 0)
+		TH_LOG("%s", npr_last_error());
+	ASSERT_GE(fd, 0);
+	npr_close(fd);
+	f = fopen(trace, "r");
+	ASSERT_NONNULL(f);
+	EXPECT_NONNULL(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	unlink(trace);
+	TH_LOG("%s%s", buf, init_log);
+	EXPECT_EQ(strncmp(buf, "zeInitDrivers stype=0x20021 flags=0x2\n",
+			  sizeof(buf)), 0);
+	EXPECT_NONNULL(strstr(init_log, "from zeInitDrivers"));
+}
+
+/* The Debian loader 1.8.12 has no zeInitDrivers: zeInit it is. */
+TEST(npu_init_without_init_drivers)
+{
+	void *l;
+	int fd;
+
+	if (!have_loader())
+		SKIP(return, "no Level Zero loader installed");
+	l = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_LOCAL);
+	ASSERT_NONNULL(l);
+	if (dlsym(l, "zeInitDrivers")) {
+		dlclose(l);
+		SKIP(return, "this loader has zeInitDrivers");
+	}
+	dlclose(l);
+	if (!find_vnpu())
+		SKIP(return, "vnpu not found (set NPR_VNPU)");
+	npr_set_log(keep_log, NULL, NPR_LOG_INFO);
+	fd = npr_open("npu", 0);
+	npr_set_log(NULL, NULL, 0);
+	ASSERT_GE(fd, 0);
+	npr_close(fd);
+	TH_LOG("%s", init_log);
+	EXPECT_NONNULL(strstr(init_log, "from zeInit (loader"));
 }
 
 /* npr-bench over vnpu: a JSON line with a throughput. */

@@ -187,6 +187,8 @@ enum npr_param_id {
 	NPR_PARAM_NPU_COMPILATION_MODE_PARAMS	= 75,	/* string, RW, device exec */
 	NPR_PARAM_NPU_COMPILER_DYNAMIC_QUANTIZATION = 76, /* bool, RW, device exec */
 	NPR_PARAM_NPR_NPU_LOADER_VERSION	= 77,	/* string, RO, device */
+	NPR_PARAM_WORKLOAD_TYPE			= 86,	/* enum npr_workload, RW, device exec */
+	NPR_PARAM_NPU_COMPILER_TYPE		= 87,	/* enum npr_npu_compiler, RW, device exec */
 	NPR_PARAM_MAX,
 };
 
@@ -239,6 +241,21 @@ enum npr_priority {
 	NPR_PRIORITY_LOW	= 1,
 	NPR_PRIORITY_MEDIUM	= 2,
 	NPR_PRIORITY_HIGH	= 3,
+};
+
+/* NPR_PARAM_WORKLOAD_TYPE (npu): the command queue's workload type */
+enum npr_workload {
+	NPR_WORKLOAD_DEFAULT	= 1,
+	NPR_WORKLOAD_EFFICIENT	= 2,	/* the driver's BACKGROUND type */
+};
+
+/*
+ * NPR_PARAM_NPU_COMPILER_TYPE (npu): which compiler compiles; npuring
+ * has the driver's only (PLUGIN is refused with -EOPNOTSUPP).
+ */
+enum npr_npu_compiler {
+	NPR_NPU_COMPILER_DRIVER	= 1,
+	NPR_NPU_COMPILER_PLUGIN	= 2,
 };
 
 /* NPR_PARAM_DEVICE_TYPE, names "integrated" and "discrete" */
