@@ -363,3 +363,39 @@ int npr_backend_native_export(const struct npr_exec *ex, void **out,
 		return 0;
 	return ex->dev->ops->native_export(ex, out, len);
 }
+
+/**
+ * npr_backend_has_bo_alloc() - whether the device allocates BO memory
+ * itself (it has a bo_alloc member)
+ * @dev: the device.
+ *
+ * Return: true if BO_CREATE takes its memory from npr_backend_bo_alloc()
+ * instead of a memfd.
+ */
+bool npr_backend_has_bo_alloc(const struct npr_device *dev)
+{
+	return dev->ops->bo_alloc != NULL;
+}
+
+/**
+ * npr_backend_bo_alloc() - device memory for a buffer object
+ * @dev: the device, with a bo_alloc member.
+ * @bytes: the size, 1 .. 2^40.
+ * @addr: Out. The memory, zero-filled, mapped in this process.
+ *
+ * Return: 0, or -errno with npr_err() set.
+ */
+int npr_backend_bo_alloc(struct npr_device *dev, size_t bytes, void **addr)
+{
+	return dev->ops->bo_alloc(dev, bytes, addr);
+}
+
+/**
+ * npr_backend_bo_free() - free what npr_backend_bo_alloc() gave
+ * @dev: the device, still open (its driver context alive).
+ * @addr: the memory.
+ */
+void npr_backend_bo_free(struct npr_device *dev, void *addr)
+{
+	dev->ops->bo_free(dev, addr);
+}

@@ -44,6 +44,7 @@ static const char *const ze_names[] = {
 	"zeCommandQueueExecuteCommandLists", "zeCommandListCreate",
 	"zeCommandListDestroy", "zeCommandListClose", "zeFenceCreate",
 	"zeFenceDestroy", "zeFenceHostSynchronize", "zeFenceReset",
+	"zeCommandListReset",
 };
 
 /* Optional entry points: older loaders may lack them. */
@@ -733,6 +734,44 @@ int npr_npu_param_bytes(const struct npr_device *dev, uint32_t id,
 		return npr_err(-EOVERFLOW, "property %u: value too long", id);
 	*len = (size_t)n + 1;
 	return 0;
+}
+
+/**
+ * npr_npu_bo_alloc() - a buffer object's memory (npr_backend_ops.bo_alloc)
+ * @dev: an NPU device
+ * @bytes: the size
+ * @addr: out: zeMemAllocHost() memory of the device's context,
+ *        page-aligned and zero-filled, which a graph takes as an argument
+ *        as it is
+ *
+ * Return: 0; the npr_ze_errno() of the failed allocation (-ENOMEM when
+ * the device is out of memory).
+ */
+int npr_npu_bo_alloc(struct npr_device *dev, size_t bytes, void **addr)
+{
+	struct npu_device *nd = dev->priv;
+	ze_host_mem_alloc_desc_t hd = {
+		.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC,
+	};
+	ze_result_t r;
+
+	r = npr_ze.MemAllocHost(nd->ctx, &hd, bytes, 4096, addr);
+	if (r)
+		return ZE_FAIL(r, "zeMemAllocHost of a BO");
+	memset(*addr, 0, bytes);
+	return 0;
+}
+
+/**
+ * npr_npu_bo_free() - free a BO's memory (npr_backend_ops.bo_free)
+ * @dev: the NPU device that allocated it, still open
+ * @addr: what npr_npu_bo_alloc() gave
+ */
+void npr_npu_bo_free(struct npr_device *dev, void *addr)
+{
+	struct npu_device *nd = dev->priv;
+
+	npr_ze.MemFree(nd->ctx, addr);
 }
 
 /**

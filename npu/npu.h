@@ -58,6 +58,7 @@ struct npr_ze_loader {
 	ze_result_t (*FenceDestroy)(ze_fence_handle_t);
 	ze_result_t (*FenceHostSynchronize)(ze_fence_handle_t, uint64_t);
 	ze_result_t (*FenceReset)(ze_fence_handle_t);
+	ze_result_t (*CommandListReset)(ze_command_list_handle_t);
 };
 
 extern struct npr_ze_loader npr_ze;
@@ -121,6 +122,8 @@ struct npu_exec {
 
 struct npu_request {
 	void **buf;
+	void **bound;		/* what the recorded execute has: buf[i] or
+				 * a BO of the device the caller bound */
 	bool *shared;		/* buf[i] is its read_value's buffer */
 	ze_command_list_handle_t list;
 	ze_fence_handle_t fence;
@@ -137,6 +140,8 @@ const char *npr_platform_of(uint32_t pci_id);
 
 int npr_npu_probe(struct npr_device *dev, int index);
 int npr_npu_count(void);
+int npr_npu_bo_alloc(struct npr_device *dev, size_t bytes, void **addr);
+void npr_npu_bo_free(struct npr_device *dev, void *addr);
 void npr_npu_release(struct npr_device *dev);
 int npr_npu_param(const struct npr_device *dev, const struct npr_props *p,
 		  uint32_t id, int64_t *value);

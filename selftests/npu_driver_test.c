@@ -911,6 +911,129 @@ TEST(npu_info_shows_the_stack)
 	EXPECT_NONNULL(strstr(out, "npu: cannot open: npu: the Level Zero loader"));
 }
 
+/* ---- zero copy ---------------------------------------------------------------- */
+
+static __u32 bo_new(int fd, size_t bytes, void **addr)
+{
+	struct npr_bo_create c = { .size = sizeof(c), .bytes = bytes };
+	struct npr_bo_info i = { .size = sizeof(i) };
+
+	if (npr_ioctl(fd, NPR_IOCTL_BO_CREATE, &c))
+		return 0;
+	i.handle = c.handle;
+	if (npr_ioctl(fd, NPR_IOCTL_BO_INFO, &i))
+		return 0;
+	*addr = (void *)(uintptr_t)i.addr;
+	return c.handle;
+}
+
+static int bo_bind(struct net *n, __u32 bo, int out, __u64 offset)
+{
+	struct npr_bo_bind b = {
+		.size = sizeof(b), .flags = out ? NPR_PORT_OUTPUT : 0,
+		.req = n->req, .bo = bo, .elem_type = n->type[out][0],
+		.rank = n->rank[out][0], .offset = offset,
+	};
+
+	memcpy(b.dims, n->dims[out][0], sizeof(b.dims));
+	return npr_ioctl(n->fd, NPR_IOCTL_BO_BIND, &b);
+}
+
+/* The last "execute args=" line of a vnpu trace, or NULL. */
+static char *last_execute(char *t)
+{
+	char *p, *e = NULL;
+
+	for (p = strstr(t, "execute args="); p;
+	     p = strstr(p + 1, "execute args="))
+		e = p + 13;
+	if (e)
+		e[strcspn(e, "\n")] = 0;
+	return e;
+}
+
+/*
+ * Zero copy: on npu a BO is memory of the driver (zeMemAllocHost) and a
+ * bound one is the graph's argument as it is: vnpu's trace shows the
+ * execute recorded again with the BO's addresses (the input at an offset)
+ * and not again while the binding stays; the outputs land in the output
+ * BO and equal those of the copy path (SET_TENSOR of ordinary memory,
+ * which the argument buffers of the request carry).  A BO of the npu has
+ * no file descriptor.
+ */
+TEST(npu_bound_bos_are_not_copied)
+{
+	char trace[] = "/tmp/npu_test_traceXXXXXX", path[4096], want[64],
+	     *t, *e;
+	struct npr_bo_info bi = { .size = sizeof(bi) };
+	struct npr_tensor_arg ta;
+	void *bin_addr, *bout_addr, *x, *ref;
+	__u32 bin, bout;
+	struct net n;
+	size_t inb, outb;
+	int tfd, execs;
+
+	REQUIRE_NPU();
+	tfd = mkstemp(trace);
+	ASSERT_GE(tfd, 0);
+	close(tfd);
+	setenv("VNPU_TRACE", trace, 1);
+	model_path(path, sizeof(path), EYE);
+	ASSERT_EQ(net_open(_metadata, &n, "npu", path), 0);
+	inb = n.bytes[0][0];
+	outb = n.bytes[1][0];
+	bin = bo_new(n.fd, inb + 4096, &bin_addr);
+	bout = bo_new(n.fd, outb, &bout_addr);
+	ASSERT_NE(bin, 0);
+	ASSERT_NE(bout, 0);
+	bi.handle = bin;
+	bi.flags = NPR_BO_INFO_FD;
+	EXPECT_EQ(npr_ioctl(n.fd, NPR_IOCTL_BO_INFO, &bi), -EOPNOTSUPP);
+	/* the copy path: ordinary memory, copied into the request's buffer */
+	x = (char *)bin_addr + 4096;
+	net_fill(_metadata, &n, 3);
+	npr_prep_tensor(&ta, n.req, 0, 0, x, inb);
+	ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+	ref = malloc(outb);
+	ASSERT_NONNULL(ref);
+	EXPECT_EQ(net_infer(&n), 0);
+	npr_prep_tensor(&ta, n.req, 0, 1, ref, outb);
+	ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+	t = slurp(trace);
+	ASSERT_NONNULL(t);
+	e = last_execute(t);
+	ASSERT_NONNULL(e);
+	TH_LOG("copy path: execute args=%s", e);
+	snprintf(want, sizeof(want), "%p", x);
+	EXPECT_NULL(strstr(e, want));
+	free(t);
+	/* bound: the BOs themselves */
+	ASSERT_EQ(bo_bind(&n, bin, 0, 4096), 0);
+	ASSERT_EQ(bo_bind(&n, bout, 1, 0), 0);
+	memset(bout_addr, 0xff, outb);
+	EXPECT_EQ(net_infer(&n), 0);
+	EXPECT_EQ(memcmp(bout_addr, ref, outb), 0);
+	EXPECT_EQ(net_infer(&n), 0);
+	EXPECT_EQ(memcmp(bout_addr, ref, outb), 0);
+	t = slurp(trace);
+	ASSERT_NONNULL(t);
+	for (e = t, execs = 0; (e = strstr(e, "execute args=")); e++)
+		execs++;
+	e = last_execute(t);
+	ASSERT_NONNULL(e);
+	TH_LOG("bound: execute args=%s (%d executes recorded)", e, execs);
+	snprintf(want, sizeof(want), "%p,", x);
+	EXPECT_EQ(strncmp(e, want, strlen(want)), 0);
+	snprintf(want, sizeof(want), ",%p", bout_addr);
+	EXPECT_NONNULL(strstr(e, want));
+	EXPECT_EQ(execs, 2);	/* recorded once more, not per inference */
+	free(t);
+	free(ref);
+	net_close(&n);
+	unlink(trace);
+	unsetenv("VNPU_TRACE");
+}
+
 /* ---- driver names and zeInitDrivers --------------------------------------- */
 
 /* The absolute path of vnpu, or false. */

@@ -821,7 +821,11 @@ _Static_assert(sizeof(struct npr_query_model) == 32, "npr_query_model ABI");
  *
  * On the cpu device a BO is shared memory (a memfd) mapped into the
  * process; NPR_IOCTL_BO_INFO gives its address and, on request, a file
- * descriptor of it to mmap elsewhere or pass to another process.
+ * descriptor of it to mmap elsewhere or pass to another process.  On the
+ * npu device it is memory of the NPU driver (zeMemAllocHost), without a
+ * file descriptor (NPR_BO_INFO_FD: -EOPNOTSUPP); bound to a port it is
+ * the graph's argument itself, read and written without a copy, while
+ * SET_TENSOR memory, bound or not, is copied.
  */
 struct npr_bo_create {
 	__u32 size;

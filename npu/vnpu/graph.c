@@ -843,6 +843,28 @@ bool vnpu_initialized(struct vnpu_graph *g)
 	return done;
 }
 
+/*
+ * VNPU_TRACE: the memory an execute was recorded with, one address per
+ * argument ("execute args=0x...,0x..."), so that a test sees which
+ * buffers the device reads and writes.
+ */
+static void trace_args(struct vnpu_graph *g)
+{
+	char line[1024];
+	size_t n = 0;
+	uint32_t i;
+
+	if (!getenv("VNPU_TRACE"))
+		return;
+	line[0] = 0;
+	pthread_mutex_lock(&g->lock);
+	for (i = 0; i < g->nargs && n + 24 < sizeof(line); i++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%p",
+				      i ? "," : "", g->value[i]);
+	pthread_mutex_unlock(&g->lock);
+	vnpu_trace("execute args=%s", line);
+}
+
 /**
  * g_append_exec() - zeAppendGraphExecute (pfnAppendGraphExecute)
  * @hl: the command list (loader-wrapped), open, of the graph's context
@@ -959,6 +981,7 @@ static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 		free(state);
 		return r;
 	}
+	trace_args(g);
 	pthread_mutex_lock(&g->lock);
 	g->users++;
 	pthread_mutex_unlock(&g->lock);
