@@ -1041,6 +1041,9 @@ static int compile_native(struct npr_exec *ex)
 	ex->priv = ne;
 	desc.inputSize = size;
 	desc.pInput = bin;
+	ne->profiling = ex->props.profiling && npr_npu.prof;
+	if (ne->profiling)
+		desc.flags |= NPR_ZE_GRAPH_FLAG_ENABLE_PROFILING;
 	r = npr_npu.graph->pfnCreate2(nd->ctx, nd->dev, &desc, &ne->graph);
 	if (r) {
 		ne->graph = NULL;
@@ -1093,6 +1096,10 @@ static int npu_compile(struct npr_exec *ex)
 	desc.pBuildFlags = flags;
 	if (ex->props.npu_bypass_umd_caching)
 		desc.flags |= NPR_ZE_GRAPH_FLAG_DISABLE_CACHING;
+	/* ENABLE_PROFILING: a graph of profiling queries (profile.c) */
+	ne->profiling = ex->props.profiling && npr_npu.prof;
+	if (ne->profiling)
+		desc.flags |= NPR_ZE_GRAPH_FLAG_ENABLE_PROFILING;
 	r = npr_npu.graph->pfnCreate2(nd->ctx, nd->dev, &desc, &ne->graph);
 	if (r) {
 		ne->graph = NULL;
@@ -1117,6 +1124,7 @@ static void npu_request_destroy(struct npr_request *rq)
 		npr_ze.FenceDestroy(nr->fence);
 	if (nr->list)
 		npr_ze.CommandListDestroy(nr->list);
+	npr_npu_prof_detach(nr);
 	for (i = 0; nr->buf && i < ne->nargs; i++)
 		if (nr->buf[i] && !nr->shared[i])
 			npr_ze.MemFree(nd->ctx, nr->buf[i]);
@@ -1174,6 +1182,12 @@ static int npu_request_create(struct npr_request *rq)
 		nr->list = NULL;
 		return ZE_FAIL(r, "zeCommandListCreate");
 	}
+	{
+		int err = npr_npu_prof_attach(rq);
+
+		if (err)
+			return err;
+	}
 	/* the driver snapshots the arguments when the execute is appended */
 	pthread_mutex_lock(&ne->lock);
 	if (ne->init_pending) {
@@ -1189,8 +1203,8 @@ static int npu_request_create(struct npr_request *rq)
 		nr->bound[i] = nr->buf[i];
 	}
 	if (!r)
-		r = npr_npu.graph->pfnAppendGraphExecute(nr->list, ne->graph, NULL,
-						     NULL, 0, NULL);
+		r = npr_npu.graph->pfnAppendGraphExecute(nr->list, ne->graph,
+						nr->query, NULL, 0, NULL);
 	pthread_mutex_unlock(&ne->lock);
 	if (r)
 		return ZE_FAIL(r, "recording the graph execute");
@@ -1257,7 +1271,7 @@ static int rebind(struct npr_request *rq)
 	}
 	if (!r)
 		r = npr_npu.graph->pfnAppendGraphExecute(nr->list, ne->graph,
-						NULL, NULL, 0, NULL);
+						nr->query, NULL, 0, NULL);
 	pthread_mutex_unlock(&ne->lock);
 	if (!r)
 		r = npr_ze.CommandListClose(nr->list);
@@ -1332,7 +1346,7 @@ static int npu_infer(struct npr_request *rq)
 				       npr_elem_name(a->type),
 				       npr_elem_name(t->type));
 	}
-	return 0;
+	return npr_npu_prof_read(rq);
 }
 
 const struct npr_backend_ops npr_npu_backend_ops = {
@@ -1420,7 +1434,7 @@ static int rebind(struct npr_request *rq)
 	}
 	if (!r)
 		r = npr_npu.graph->pfnAppendGraphExecute(nr->list, ne->graph,
-						NULL, NULL, 0, NULL);
+						nr->query, NULL, 0, NULL);
 	pthread_mutex_unlock(&ne->lock);
 	if (!r)
 		r = npr_ze.CommandListClose(nr->list);

@@ -425,6 +425,11 @@ static void npu_init_once(void)
 		if (!strcmp(ext[i].name, NPR_ZE_CQ_NPU_EXT_NAME) &&
 		    ext[i].version >> 16 == 1)
 			npr_npu.cq_npu = true;
+		if (!strcmp(ext[i].name, NPR_ZE_PROFILING_EXT_NAME) &&
+		    ext[i].version >> 16 == 1 &&
+		    npr_ze.DriverGetExtensionFunctionAddress(npr_npu.drv,
+				ext[i].name, (void **)&npr_npu.prof))
+			npr_npu.prof = NULL;
 
 		if (strncmp(ext[i].name, NPR_ZE_GRAPH_EXT_NAME, len) ||
 		    (ext[i].name[len] && ext[i].name[len] != '_'))

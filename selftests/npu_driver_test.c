@@ -1181,6 +1181,102 @@ TEST(npu_init_without_init_drivers)
 	EXPECT_NONNULL(strstr(init_log, "from zeInit (loader"));
 }
 
+/* The PROFILE records of request @req on @fd, calloc'd; *@n of them. */
+static struct npr_profile_rec *profile_of(int fd, __u32 req, __u32 *n)
+{
+	struct npr_profile pr = { .size = sizeof(pr), .req = req };
+	struct npr_profile_rec *r;
+
+	*n = 0;
+	if (npr_ioctl(fd, NPR_IOCTL_PROFILE, &pr) != -EMSGSIZE || !pr.count)
+		return NULL;
+	r = calloc(pr.count, sizeof(*r));
+	pr.recs = (uintptr_t)r;
+	if (!r || npr_ioctl(fd, NPR_IOCTL_PROFILE, &pr)) {
+		free(r);
+		return NULL;
+	}
+	*n = pr.count;
+	return r;
+}
+
+/*
+ * ENABLE_PROFILING on npu: the graph is created with the profiling flag,
+ * each execute gets a query of the profiling extension, and PROFILE
+ * gives the driver's per-layer records (vnpu's: its layers' times on
+ * the cpu device), matched to the model's layers by name: every layer
+ * cpu runs has a record, executed ones with a time; npr-bench --profile
+ * prints the costliest layers with their times, not "0.000 ms".
+ */
+TEST(npu_profile_per_layer)
+{
+	struct npr_prop_arg pa = { .param = NPR_PARAM_ENABLE_PROFILING,
+				   .value = 1 };
+	struct npr_profile_rec *rn, *rc;
+	static char out[1 << 16], cmd[4200];
+	char path[4096];
+	struct npr_compile co;
+	__u32 nn, nc, i, k, run = 0;
+	uint64_t total = 0;
+	struct net n, c;
+	const char *t;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), EYE);
+	ASSERT_EQ(net_open(_metadata, &n, "npu", path), 0);
+	ASSERT_EQ(net_open(_metadata, &c, "cpu", path), 0);
+	/* compiled without profiling: no records */
+	EXPECT_EQ(npr_ioctl(n.fd, NPR_IOCTL_PROFILE,
+			    &(struct npr_profile){ .size =
+				sizeof(struct npr_profile), .req = n.req }),
+		  -ENODATA);
+	npr_prep_compile(&co, n.model);
+	co.props = (uintptr_t)&pa;
+	co.num_props = 1;
+	ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_COMPILE, &co), 0);
+	ASSERT_EQ(net_attach(_metadata, &n, co.exec), 0);
+	npr_prep_compile(&co, c.model);
+	co.props = (uintptr_t)&pa;
+	co.num_props = 1;
+	ASSERT_EQ(npr_ioctl(c.fd, NPR_IOCTL_COMPILE, &co), 0);
+	ASSERT_EQ(net_attach(_metadata, &c, co.exec), 0);
+	net_fill(_metadata, &n, 5);
+	net_fill(_metadata, &c, 5);
+	ASSERT_EQ(net_infer(&n), 0);
+	ASSERT_EQ(net_infer(&c), 0);
+	rn = profile_of(n.fd, n.req, &nn);
+	rc = profile_of(c.fd, c.req, &nc);
+	ASSERT_NONNULL(rn);
+	ASSERT_NONNULL(rc);
+	for (k = 0; k < nc; k++) {
+		if (rc[k].status != NPR_PROF_EXECUTED)
+			continue;
+		for (i = 0; i < nn && strcmp(rn[i].name, rc[k].name); i++)
+			;
+		ASSERT_LT(i, nn);
+		EXPECT_EQ(rn[i].status, NPR_PROF_EXECUTED);
+		EXPECT_STREQ(rn[i].kernel, "npu");
+		run++;
+		total += rn[i].real_ns;
+	}
+	TH_LOG("%u layers run on cpu, %u npu records, %.3f ms", run, nn,
+	       total / 1e6);
+	EXPECT_GT(run, 3);
+	EXPECT_GT(total, 0);
+	free(rn);
+	free(rc);
+	net_close(&n);
+	net_close(&c);
+	snprintf(cmd, sizeof(cmd), "npr-bench -d npu -m '%s' --niter 5 --profile",
+		 path);
+	EXPECT_EQ(run_tool(cmd, out, sizeof(out)), 0);
+	t = strstr(out, "costliest layers");
+	ASSERT_NONNULL(t);
+	TH_LOG("%.400s", t);
+	EXPECT_NULL(strstr(t, " 0.000 ms in"));
+	EXPECT_NONNULL(strstr(t, " npu "));
+}
+
 /* npr-bench over vnpu: a JSON line with a throughput. */
 TEST(npu_bench_runs)
 {

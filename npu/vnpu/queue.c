@@ -216,6 +216,8 @@ static ze_result_t run_graph(struct vnpu_context *c, struct vnpu_cmd *cmd)
 		err = npr_ioctl(cmd->graph->fd, NPR_IOCTL_INFER, &inf);
 	if (!err)
 		err = state_copy(cmd, true);
+	if (!err && cmd->query)
+		vnpu_prof_collect(cmd);
 	if (err) {
 		vnpu_warn("vnpu: graph execution failed: %s",
 			npr_last_error());

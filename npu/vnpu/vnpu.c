@@ -399,7 +399,8 @@ static ze_result_t vnpu_driver_ipc(ze_driver_handle_t d,
  *
  * The graph extension under its base name at the version presented
  * (VNPU_GRAPH_VERSION, default 1.8) and as _1_2 ... _1_N, then the NPU
- * command-queue extension; no graph extension for VNPU_GRAPH_VERSION=0.
+ * command-queue extension and the graph profiling extension (1.0); no
+ * graph extension for VNPU_GRAPH_VERSION=0.
  *
  * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
  * _INVALID_NULL_POINTER.
@@ -414,7 +415,7 @@ static ze_result_t vnpu_driver_ext_props(ze_driver_handle_t d, uint32_t *count,
 	if (!count)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	n = top;	/* base name + _1_2 .. _1_top */
-	n++;	/* then the NPU command-queue extension */
+	n += 2;	/* then the NPU command-queue and profiling extensions */
 	if (!*count || !p) {
 		*count = n;
 		return ZE_RESULT_SUCCESS;
@@ -422,6 +423,10 @@ static ze_result_t vnpu_driver_ext_props(ze_driver_handle_t d, uint32_t *count,
 	for (i = 0; i < n && i < *count; i++) {
 		memset(&p[i], 0, sizeof(p[i]));
 		if (i == n - 1) {
+			snprintf(p[i].name, sizeof(p[i].name), "%s",
+				 NPR_ZE_PROFILING_EXT_NAME);
+			p[i].version = NPR_ZE_PROFILING_VERSION_1_0;
+		} else if (i == n - 2) {
 			snprintf(p[i].name, sizeof(p[i].name), "%s",
 				 NPR_ZE_CQ_NPU_EXT_NAME);
 			p[i].version = NPR_ZE_CQ_NPU_VERSION_1_0;
@@ -458,6 +463,10 @@ static ze_result_t vnpu_driver_ext_fn(ze_driver_handle_t d, const char *name,
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	if (!strcmp(name, NPR_ZE_CQ_NPU_EXT_NAME)) {
 		*fn = (void *)&vnpu_cq_npu_ddi;
+		return ZE_RESULT_SUCCESS;
+	}
+	if (!strcmp(name, NPR_ZE_PROFILING_EXT_NAME)) {
+		*fn = (void *)&vnpu_prof_ddi;
 		return ZE_RESULT_SUCCESS;
 	}
 	if (!strstr(name, NPR_ZE_GRAPH_EXT_NAME))
