@@ -118,7 +118,7 @@ struct npu_exec {
 	ze_command_queue_handle_t queue;
 	pthread_mutex_t lock;	/* SetArgumentValue + Append are one step */
 	bool init_pending;	/* NPU_DEFER_WEIGHTS_LOAD: on first request */
-	bool profiling;		/* created with ENABLE_PROFILING (profile.c) */
+	bool profiling;		/* ENABLE_PROFILING graph (profile.c) */
 	uint32_t nargs;
 	struct npu_arg *arg;
 };
@@ -130,8 +130,8 @@ struct npu_request {
 	bool *shared;		/* buf[i] is its read_value's buffer */
 	ze_command_list_handle_t list;
 	ze_fence_handle_t fence;
-	npr_ze_prof_pool_handle_t pool;		/* profiling: one query */
-	npr_ze_prof_query_handle_t query;	/* given to each execute */
+	npr_ze_prof_pool_handle_t pool;	/* profiling: one query */
+	npr_ze_prof_query_handle_t query;	/* each execute's */
 };
 
 const char *npr_ze_result_str(ze_result_t r);

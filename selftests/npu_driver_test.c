@@ -911,7 +911,7 @@ TEST(npu_info_shows_the_stack)
 	EXPECT_NONNULL(strstr(out, "npu: cannot open: npu: the Level Zero loader"));
 }
 
-/* ---- zero copy ---------------------------------------------------------------- */
+/* ---- zero copy ---------------------------------------------------------- */
 
 static __u32 bo_new(int fd, size_t bytes, void **addr)
 {
@@ -1034,7 +1034,7 @@ TEST(npu_bound_bos_are_not_copied)
 	unsetenv("VNPU_TRACE");
 }
 
-/* ---- driver names and zeInitDrivers --------------------------------------- */
+/* ---- driver names and zeInitDrivers ------------------------------------ */
 
 /* The absolute path of vnpu, or false. */
 static bool vnpu_path(char *out, size_t len)
@@ -1267,8 +1267,8 @@ TEST(npu_profile_per_layer)
 	free(rc);
 	net_close(&n);
 	net_close(&c);
-	snprintf(cmd, sizeof(cmd), "npr-bench -d npu -m '%s' --niter 5 --profile",
-		 path);
+	snprintf(cmd, sizeof(cmd),
+		 "npr-bench -d npu -m '%s' --niter 5 --profile", path);
 	EXPECT_EQ(run_tool(cmd, out, sizeof(out)), 0);
 	t = strstr(out, "costliest layers");
 	ASSERT_NONNULL(t);

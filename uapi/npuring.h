@@ -187,8 +187,8 @@ enum npr_param_id {
 	NPR_PARAM_NPU_COMPILATION_MODE_PARAMS	= 75,	/* string, RW, device exec */
 	NPR_PARAM_NPU_COMPILER_DYNAMIC_QUANTIZATION = 76, /* bool, RW, device exec */
 	NPR_PARAM_NPR_NPU_LOADER_VERSION	= 77,	/* string, RO, device */
-	NPR_PARAM_WORKLOAD_TYPE			= 86,	/* enum npr_workload, RW, device exec */
-	NPR_PARAM_NPU_COMPILER_TYPE		= 87,	/* enum npr_npu_compiler, RW, device exec */
+	NPR_PARAM_WORKLOAD_TYPE			= 86,	/* enum, RW, dev exec */
+	NPR_PARAM_NPU_COMPILER_TYPE		= 87,	/* enum, RW, dev exec */
 	NPR_PARAM_MAX,
 };
 
@@ -246,7 +246,7 @@ enum npr_priority {
 /* NPR_PARAM_WORKLOAD_TYPE (npu): the command queue's workload type */
 enum npr_workload {
 	NPR_WORKLOAD_DEFAULT	= 1,
-	NPR_WORKLOAD_EFFICIENT	= 2,	/* the driver's BACKGROUND type */
+	NPR_WORKLOAD_EFFICIENT	= 2,	/* the driver's BACKGROUND */
 };
 
 /*

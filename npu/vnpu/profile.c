@@ -196,7 +196,7 @@ static ze_result_t p_query_data(npr_ze_prof_query_handle_t h, uint32_t type,
  * _INVALID_NULL_POINTER.
  */
 static ze_result_t p_dev_props(ze_device_handle_t d,
-			       struct npr_ze_device_profiling_data_properties *p)
+		struct npr_ze_device_profiling_data_properties *p)
 {
 	if (!vnpu_dev_ok(d, true))
 		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -271,7 +271,8 @@ void vnpu_prof_collect(struct vnpu_cmd *cmd)
 	uint64_t t = 0;
 	uint32_t i, n = 0;
 
-	npr_ioctl(cmd->graph->fd, NPR_IOCTL_PROFILE, &pr);	/* the count */
+	/* the count first */
+	npr_ioctl(cmd->graph->fd, NPR_IOCTL_PROFILE, &pr);
 	if (pr.count) {
 		in = calloc(pr.count, sizeof(*in));
 		rec = calloc(pr.count, sizeof(*rec));

@@ -124,7 +124,7 @@ struct vnpu_prof_query {
 	int magic;
 	struct vnpu_prof_pool *pool;
 	pthread_mutex_t lock;
-	uint32_t nrec;		/* records of the last execution; 0: none */
+	uint32_t nrec;		/* the last execution's records, or 0 */
 	struct npr_ze_profiling_layer_info *rec;
 };
 
