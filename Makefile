@@ -179,6 +179,13 @@ $(VNPU): $(addprefix $(obj)/,$(vnpu-objs)) $(LIB_OBJS) $(srctree)/npu/vnpu/vnpu.
 	$(Q)$(CC) -shared -Wl,-soname,libze_intel_vpu.so.1 -Wl,-Bsymbolic \
 		-Wl,--version-script=$(srctree)/npu/vnpu/vnpu.map $(LDFLAGS) \
 		-o $@ $(addprefix $(obj)/,$(vnpu-objs)) $(LIB_OBJS) $(LIBS) -ldl
+# a loader with zeInitDrivers, for npu_driver_test (selftests/ze_shim.c)
+ZE_SHIM := $(obj)/selftests/libze_shim.so.1
+all: $(ZE_SHIM)
+$(ZE_SHIM): $(obj)/selftests/ze_shim.o
+	$(quiet) LD selftests/libze_shim.so.1
+	$(Q)$(CC) -shared -Wl,-soname,libze_shim.so.1 $(LDFLAGS) -o $@ $< \
+		-lze_loader
 else
 CFLAGS_BASE += -DNPR_NO_LEVEL_ZERO
 all:
@@ -397,7 +404,8 @@ clean:
 	$(Q)rm -f $(LIB_OBJS) $(LIB_OBJS:.o=.d) $(LIBA) $(LIBA_API) $(LIBSO) \
 		$(LIBSO).$(SONAME_MAJOR) $(LIBSO_REAL) $(obj)/lib/libnpuring.o \
 		$(obj)/lib/libnpuring.syms $(TOOLS) $(TESTS) $(TESTPROGS)
-	$(Q)rm -f $(VNPU) $(addprefix $(obj)/,$(vnpu-objs)) $(EXAMPLES)
+	$(Q)rm -f $(VNPU) $(addprefix $(obj)/,$(vnpu-objs)) $(EXAMPLES) \
+		$(ZE_SHIM) $(obj)/selftests/ze_shim.o
 	$(Q)rm -rf $(obj)/lib/onnx/gen
 	$(Q)find $(obj)/lib $(obj)/ref $(obj)/npu $(obj)/tools $(obj)/selftests \
 		$(obj)/examples -name '*.[od]' -delete 2>/dev/null || true

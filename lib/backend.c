@@ -6,10 +6,12 @@
  * optional member a backend leaves NULL gets its default here.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
+#include "npuring.h"
 #include "object.h"
 #include "ref/kernels/registry.h"
 
@@ -51,6 +53,50 @@ const struct npr_backend_ops *npr_backend_find(const char *name, int *index)
 		return b;
 	}
 	return NULL;
+}
+
+/**
+ * npr_backend_at() - the name of the library's backend at @index
+ * @index: 0, 1, ... in registration order.
+ *
+ * What a program walks to list the devices (each backend's
+ * AVAILABLE_DEVICES), as OpenVINO walks its plugins.
+ *
+ * Context: any thread.
+ * Return: "cpu", "npu", "null" (static), or NULL past the last.
+ */
+const char *npr_backend_at(unsigned int index)
+{
+	if (index >= sizeof(backends) / sizeof(backends[0]))
+		return NULL;
+	return backends[index]->name;
+}
+
+/**
+ * npr_backend_device_name() - the name of device @index of a backend
+ * @ops: the backend.
+ * @index: 0, 1, ...
+ * @buf: Out. The name: the backend's when it has one device ("npu"),
+ *       else "name.index" ("npu.0", "npu.1"), both of which npr_open()
+ *       accepts.
+ * @len: The size of @buf.
+ *
+ * Return: 0; -ENODEV past the last device; the count member's -errno.
+ */
+int npr_backend_device_name(const struct npr_backend_ops *ops, int index,
+			    char *buf, size_t len)
+{
+	int n = ops->count ? ops->count() : 1;
+
+	if (n < 0)
+		return n;
+	if (index < 0 || index >= n)
+		return -ENODEV;
+	if (n == 1)
+		snprintf(buf, len, "%s", ops->name);
+	else
+		snprintf(buf, len, "%s.%d", ops->name, index);
+	return 0;
 }
 
 /**
@@ -319,4 +365,40 @@ int npr_backend_native_export(const struct npr_exec *ex, void **out,
 	if (!ex->dev->ops->native_export)
 		return 0;
 	return ex->dev->ops->native_export(ex, out, len);
+}
+
+/**
+ * npr_backend_has_bo_alloc() - whether the device allocates BO memory
+ * itself (it has a bo_alloc member)
+ * @dev: the device.
+ *
+ * Return: true if BO_CREATE takes its memory from npr_backend_bo_alloc()
+ * instead of a memfd.
+ */
+bool npr_backend_has_bo_alloc(const struct npr_device *dev)
+{
+	return dev->ops->bo_alloc != NULL;
+}
+
+/**
+ * npr_backend_bo_alloc() - device memory for a buffer object
+ * @dev: the device, with a bo_alloc member.
+ * @bytes: the size, 1 .. 2^40.
+ * @addr: Out. The memory, zero-filled, mapped in this process.
+ *
+ * Return: 0, or -errno with npr_err() set.
+ */
+int npr_backend_bo_alloc(struct npr_device *dev, size_t bytes, void **addr)
+{
+	return dev->ops->bo_alloc(dev, bytes, addr);
+}
+
+/**
+ * npr_backend_bo_free() - free what npr_backend_bo_alloc() gave
+ * @dev: the device, still open (its driver context alive).
+ * @addr: the memory.
+ */
+void npr_backend_bo_free(struct npr_device *dev, void *addr)
+{
+	dev->ops->bo_free(dev, addr);
 }

@@ -89,6 +89,15 @@ enum npr_backend_cap {
  *                 it back in ex->native and compile uses it instead of
  *                 compiling.  Optional (absent: blobs have no native
  *                 section).
+ * @bo_alloc: the memory of a buffer object of @bytes (BO_CREATE),
+ *            zero-filled, page-aligned, that the device reads and writes
+ *            as it is (an NPU's driver allocation), in *@addr.  Optional
+ *            (absent: shared memory of the process, a memfd).
+ * @bo_free: free what bo_alloc gave.  With bo_alloc.
+ * @count: how many devices the backend has (probe's @index runs below
+ *         it), finding its driver first if no device was opened yet; 0
+ *         or -errno with npr_err() set when there is none.  Optional
+ *         (absent: one).
  *
  * Arguments are validated by lib/ before any of these is called.  lib/
  * calls them only through the npr_backend_*() wrappers of lib/backend.c,
@@ -115,6 +124,9 @@ struct npr_backend_ops {
 			   char *buf, size_t *len);
 	int (*native_export)(const struct npr_exec *ex, void **out,
 			     size_t *len);
+	int (*count)(void);
+	int (*bo_alloc)(struct npr_device *dev, size_t bytes, void **addr);
+	void (*bo_free)(struct npr_device *dev, void *addr);
 };
 
 /**
@@ -149,6 +161,8 @@ const struct npr_backend_ops *npr_backend_find(const char *name, int *index);
 npr_evaluator_fn npr_backend_evaluator(void);
 bool npr_backend_has_kernel(const struct npr_op_def *op);
 const char *npr_backend_name(const struct npr_device *dev);
+int npr_backend_device_name(const struct npr_backend_ops *ops, int index,
+			    char *buf, size_t len);
 bool npr_backend_has(const struct npr_device *dev, unsigned int cap);
 
 int npr_backend_probe(struct npr_device *dev, int index);
@@ -169,6 +183,9 @@ int npr_backend_prepared(const struct npr_exec *ex,
 bool npr_backend_holds_constants(const struct npr_device *dev);
 bool npr_backend_held(const struct npr_exec *ex, int value);
 bool npr_backend_has_native(const struct npr_device *dev);
+bool npr_backend_has_bo_alloc(const struct npr_device *dev);
+int npr_backend_bo_alloc(struct npr_device *dev, size_t bytes, void **addr);
+void npr_backend_bo_free(struct npr_device *dev, void *addr);
 int npr_backend_native_export(const struct npr_exec *ex, void **out,
 			      size_t *len);
 

@@ -226,14 +226,19 @@ int npr_exec_user_outputs(const struct npr_exec *ex)
 
 /**
  * npr_bo_put() - drop a reference to a buffer object
- * @bo: the BO (dev->lock held), or NULL; unmapped and closed at the last.
+ * @bo: the BO (dev->lock held), or NULL; unmapped and closed (device
+ *      memory: given back to the backend) at the last.
  */
 void npr_bo_put(struct npr_bo *bo)
 {
 	if (!bo || --bo->refs)
 		return;
-	munmap(bo->addr, bo->bytes);
-	close(bo->memfd);
+	if (bo->memfd < 0) {
+		npr_backend_bo_free(bo->dev, bo->addr);
+	} else {
+		munmap(bo->addr, bo->bytes);
+		close(bo->memfd);
+	}
 	free(bo);
 }
 

@@ -132,8 +132,11 @@ struct npr_exec {
  * @refs: one for the handle, one per request port it is bound to.
  * @addr: mapping in this process.
  * @bytes: size.
- * @memfd: the memory's descriptor.
+ * @memfd: the memory's descriptor; -1 for device memory.
  * @bound: request ports it is bound to.
+ * @dev: the device, whose backend allocated the memory when @memfd is
+ *       -1 (npr_backend_bo_alloc()): a backend binds such a BO to the
+ *       device as it is.
  */
 struct npr_bo {
 	int refs;
@@ -141,6 +144,7 @@ struct npr_bo {
 	size_t bytes;
 	int memfd;
 	int bound;
+	struct npr_device *dev;
 };
 
 /**

@@ -67,6 +67,18 @@ static const struct enum_name priorities[] = {
 	{ 0, NULL },
 };
 
+static const struct enum_name workloads[] = {
+	{ NPR_WORKLOAD_DEFAULT, "DEFAULT" },
+	{ NPR_WORKLOAD_EFFICIENT, "EFFICIENT" },
+	{ 0, NULL },
+};
+
+static const struct enum_name npu_compilers[] = {
+	{ NPR_NPU_COMPILER_DRIVER, "DRIVER" },
+	{ NPR_NPU_COMPILER_PLUGIN, "PLUGIN" },
+	{ 0, NULL },
+};
+
 static const struct enum_name device_kinds[] = {
 	{ NPR_DEVICE_KIND_INTEGRATED, "integrated" },
 	{ NPR_DEVICE_KIND_DISCRETE, "discrete" },
@@ -193,6 +205,12 @@ static const struct prop_def defs[NPR_PARAM_MAX] = {
 		NPR_PROP_INT, P_NPU | P_DEV, 0, 0, NULL, -1 },
 	[NPR_PARAM_NPU_MAX_TILES] = { "NPU_MAX_TILES", NPR_PROP_INT,
 		P_NPU | P_DEV, 0, 0, NULL, -1 },
+	/* the command queue's workload type (SetWorkloadType) */
+	[NPR_PARAM_WORKLOAD_TYPE] = { "WORKLOAD_TYPE", NPR_PROP_ENUM,
+		P_NPU | STORED, 0, 0, workloads, OFF(workload_type) },
+	[NPR_PARAM_NPU_COMPILER_TYPE] = { "NPU_COMPILER_TYPE", NPR_PROP_ENUM,
+		P_NPU | STORED, 0, 0, npu_compilers,
+		OFF(npu_compiler_type) },
 	[NPR_PARAM_NPU_TILES] = { "NPU_TILES", NPR_PROP_INT,
 		P_NPU | STORED | P_CACHING, -1, 1024, NULL, OFF(npu_tiles) },
 	[NPR_PARAM_NPU_TURBO] = { "NPU_TURBO", NPR_PROP_BOOL,
@@ -261,6 +279,8 @@ void npr_props_init(struct npr_props *p)
 	p->cache_max_mb = 2048;
 	p->max_model_mb = default_max_model_mb();
 	p->npu_tiles = -1;
+	p->workload_type = NPR_WORKLOAD_DEFAULT;
+	p->npu_compiler_type = NPR_NPU_COMPILER_DRIVER;
 }
 
 /* ---- values ------------------------------------------------------------- */
@@ -453,7 +473,10 @@ static int list_value(struct npr_device *dev, struct npr_exec *ex,
 		}
 		break;
 	case NPR_PARAM_AVAILABLE_DEVICES:
-		ob_str(o, dev->info.name);
+		/* every device of the backend, as npr_open() names them */
+		for (i = 0; !npr_backend_device_name(dev->ops, (int)i, buf,
+						     sizeof(buf)); i++)
+			ob_str(o, buf);
 		break;
 	case NPR_PARAM_OPTIMIZATION_CAPABILITIES:
 		if (dev->info.caps & NPR_CAP_FP32)
@@ -643,6 +666,10 @@ static int set_value(struct npr_device *dev, struct npr_props *p,
 				       enum_name(d->enums, v), dev->info.name,
 				       npr_backend_has(dev, NPR_BACKEND_CAP_F16) ?
 				       "f16 or f32" : "f32");
+		if (id == NPR_PARAM_NPU_COMPILER_TYPE &&
+		    v != NPR_NPU_COMPILER_DRIVER)
+			return npr_err(-EOPNOTSUPP, "NPU_COMPILER_TYPE %s: npuring has no NPU compiler of its own; the driver's (DRIVER) is the only one",
+				       enum_name(d->enums, v));
 		*field(p, d) = (uint32_t)v;
 		return 0;
 	case NPR_PROP_STRING:

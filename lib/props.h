@@ -47,6 +47,8 @@ struct npr_props {
 	uint32_t npu_defer_weights_load;
 	uint32_t npu_dynamic_quantization;
 	char npu_compilation_mode[NPR_PROP_STR_MAX];	/* "" : none */
+	uint32_t workload_type;		/* enum npr_workload */
+	uint32_t npu_compiler_type;	/* enum npr_npu_compiler */
 };
 
 /* the callers hold dev->lock */

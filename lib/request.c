@@ -397,6 +397,17 @@ int npr_bo_create_ioctl(struct npr_device *dev, void *arg)
 		return -ENOMEM;
 	bo->refs = 1;
 	bo->bytes = a->bytes;
+	bo->dev = dev;
+	if (npr_backend_has_bo_alloc(dev)) {
+		/* the device's own memory, bound to it as it is */
+		bo->memfd = -1;
+		err = npr_backend_bo_alloc(dev, a->bytes, &bo->addr);
+		if (err) {
+			free(bo);
+			return err;
+		}
+		goto handle;
+	}
 	bo->memfd = memfd_create("npuring-bo", MFD_CLOEXEC);
 	if (bo->memfd < 0) {
 		err = npr_err(-errno, "memfd_create: %s", strerror(errno));
@@ -416,6 +427,7 @@ int npr_bo_create_ioctl(struct npr_device *dev, void *arg)
 			      (unsigned long long)a->bytes, strerror(errno));
 		goto fail;
 	}
+handle:
 	pthread_mutex_lock(&dev->lock);
 	err = npr_handle_alloc(dev, bo, NPR_HANDLE_BO, &a->handle);
 	if (err)
@@ -451,7 +463,10 @@ int npr_bo_info_ioctl(struct npr_device *dev, void *arg)
 		a->addr = (uintptr_t)bo->addr;
 		a->bound = bo->bound;
 		a->fd = -1;
-		if (a->flags & NPR_BO_INFO_FD) {
+		if ((a->flags & NPR_BO_INFO_FD) && bo->memfd < 0) {
+			err = npr_err(-EOPNOTSUPP, "BO 0x%08x is memory of the %s device's driver, which has no file descriptor",
+				      a->handle, dev->info.name);
+		} else if (a->flags & NPR_BO_INFO_FD) {
 			a->fd = fcntl(bo->memfd, F_DUPFD_CLOEXEC, 3);
 			if (a->fd < 0)
 				err = npr_err(-errno, "dup: %s", strerror(errno));

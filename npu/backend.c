@@ -16,9 +16,11 @@
  *                 command list recorded once (SetArgumentValue, then
  *                 AppendGraphExecute), one fence.
  * infer:          copy inputs into the buffers, execute the list, wait on
- *                 the fence, copy the outputs out.  The caller's tensors
- *                 are always copied: loader API 1.4 has no mutable command
- *                 lists to re-point a recorded execute.
+ *                 the fence, copy the outputs out.  A BO of the device
+ *                 (zeMemAllocHost memory) bound to a port is the argument
+ *                 itself, without a copy; loader API 1.4 has no mutable
+ *                 command lists, so a change of binding records the list
+ *                 again.  Other memory of the caller is copied.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -1096,6 +1098,11 @@ static int finish_graph(struct npr_exec *ex, struct npu_exec *ne)
 	/* NPU_TURBO: the queue's turbo flag, where the driver has it */
 	if (ex->props.npu_turbo && npr_npu.cq_npu)
 		qd.pNext = &turbo;
+	/* MODEL_PRIORITY: the queue's priority, as the NPU plugin sets it */
+	if (ex->props.priority == NPR_PRIORITY_LOW)
+		qd.priority = ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_LOW;
+	else if (ex->props.priority == NPR_PRIORITY_HIGH)
+		qd.priority = ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_HIGH;
 	err = map_args(ex, ne);
 	if (err)
 		return err;
@@ -1109,6 +1116,16 @@ static int finish_graph(struct npr_exec *ex, struct npu_exec *ne)
 	if (r) {
 		ne->queue = NULL;
 		return ZE_FAIL(r, "zeCommandQueueCreate");
+	}
+	/* WORKLOAD_TYPE: EFFICIENT is the driver's BACKGROUND workload */
+	if (ex->props.workload_type == NPR_WORKLOAD_EFFICIENT) {
+		if (!npr_npu.cq_npu_ddi)
+			return npr_err(-EOPNOTSUPP, "npu: WORKLOAD_TYPE EFFICIENT: the NPU driver has no %s extension",
+				       NPR_ZE_CQ_NPU_EXT_NAME);
+		r = npr_npu.cq_npu_ddi->pfnSetWorkloadType(ne->queue,
+						NPR_ZE_WORKLOAD_BACKGROUND);
+		if (r)
+			return ZE_FAIL(r, "SetWorkloadType");
 	}
 	budget(ex, ne);
 	return 0;
@@ -1138,6 +1155,9 @@ static int compile_native(struct npr_exec *ex)
 	ex->priv = ne;
 	desc.inputSize = size;
 	desc.pInput = bin;
+	ne->profiling = ex->props.profiling && npr_npu.prof;
+	if (ne->profiling)
+		desc.flags |= NPR_ZE_GRAPH_FLAG_ENABLE_PROFILING;
 	r = npr_npu.graph->pfnCreate2(nd->ctx, nd->dev, &desc, &ne->graph);
 	if (r) {
 		ne->graph = NULL;
@@ -1190,6 +1210,10 @@ static int npu_compile(struct npr_exec *ex)
 	desc.pBuildFlags = flags;
 	if (ex->props.npu_bypass_umd_caching)
 		desc.flags |= NPR_ZE_GRAPH_FLAG_DISABLE_CACHING;
+	/* ENABLE_PROFILING: a graph of profiling queries (profile.c) */
+	ne->profiling = ex->props.profiling && npr_npu.prof;
+	if (ne->profiling)
+		desc.flags |= NPR_ZE_GRAPH_FLAG_ENABLE_PROFILING;
 	r = npr_npu.graph->pfnCreate2(nd->ctx, nd->dev, &desc, &ne->graph);
 	if (r) {
 		ne->graph = NULL;
@@ -1214,10 +1238,12 @@ static void npu_request_destroy(struct npr_request *rq)
 		npr_ze.FenceDestroy(nr->fence);
 	if (nr->list)
 		npr_ze.CommandListDestroy(nr->list);
+	npr_npu_prof_detach(nr);
 	for (i = 0; nr->buf && i < ne->nargs; i++)
 		if (nr->buf[i] && !nr->shared[i])
 			npr_ze.MemFree(nd->ctx, nr->buf[i]);
 	free(nr->shared);
+	free(nr->bound);
 	free(nr->buf);
 	free(nr);
 	rq->priv = NULL;
@@ -1243,8 +1269,9 @@ static int npu_request_create(struct npr_request *rq)
 		return -ENOMEM;
 	rq->priv = nr;
 	nr->buf = calloc(ne->nargs + 1, sizeof(*nr->buf));
+	nr->bound = calloc(ne->nargs + 1, sizeof(*nr->bound));
 	nr->shared = calloc(ne->nargs + 1, sizeof(*nr->shared));
-	if (!nr->buf || !nr->shared)
+	if (!nr->buf || !nr->bound || !nr->shared)
 		return -ENOMEM;
 	/* a variable's read_value and assign: one buffer, updated in place */
 	for (i = 0; i < ne->nargs; i++)
@@ -1269,6 +1296,12 @@ static int npu_request_create(struct npr_request *rq)
 		nr->list = NULL;
 		return ZE_FAIL(r, "zeCommandListCreate");
 	}
+	{
+		int err = npr_npu_prof_attach(rq);
+
+		if (err)
+			return err;
+	}
 	/* the driver snapshots the arguments when the execute is appended */
 	pthread_mutex_lock(&ne->lock);
 	if (ne->init_pending) {
@@ -1279,11 +1312,13 @@ static int npu_request_create(struct npr_request *rq)
 			return err;
 		}
 	}
-	for (i = 0; i < ne->nargs && !r; i++)
+	for (i = 0; i < ne->nargs && !r; i++) {
 		r = npr_npu.graph->pfnSetArgumentValue(ne->graph, i, nr->buf[i]);
+		nr->bound[i] = nr->buf[i];
+	}
 	if (!r)
-		r = npr_npu.graph->pfnAppendGraphExecute(nr->list, ne->graph, NULL,
-						     NULL, 0, NULL);
+		r = npr_npu.graph->pfnAppendGraphExecute(nr->list, ne->graph,
+						nr->query, NULL, 0, NULL);
 	pthread_mutex_unlock(&ne->lock);
 	if (r)
 		return ZE_FAIL(r, "recording the graph execute");
@@ -1294,6 +1329,70 @@ static int npu_request_create(struct npr_request *rq)
 	if (r) {
 		nr->fence = NULL;
 		return ZE_FAIL(r, "zeFenceCreate");
+	}
+	return 0;
+}
+
+/*
+ * Zero copy: the memory argument @i reads or writes.  A BO of this
+ * device (BO_BIND) holding the port in the argument's own element type
+ * is the argument itself; anything else goes through the request's
+ * buffer, converted and copied.
+ */
+static void *arg_memory(const struct npr_request *rq,
+			const struct npu_request *nr, const struct npu_arg *a,
+			uint32_t i)
+{
+	const struct npr_bo *bo;
+	const struct npr_tensor *t;
+
+	if (a->port < 0 || a->var >= 0)
+		return nr->buf[i];
+	bo = a->out ? rq->bo_out[a->port] : rq->bo_in[a->port];
+	t = a->out ? &rq->out[a->port] : &rq->in[a->port];
+	if (!bo || bo->memfd >= 0 || bo->dev != rq->ex->dev ||
+	    t->type != a->type)
+		return nr->buf[i];
+	return t->data;
+}
+
+/*
+ * Loader API 1.4 has no mutable command lists: when the memory of an
+ * argument changed (a BO bound or unbound since the list was recorded),
+ * record the list again: reset, SetArgumentValue for every argument,
+ * AppendGraphExecute, close.
+ */
+static int rebind(struct npr_request *rq)
+{
+	struct npu_exec *ne = rq->ex->priv;
+	struct npu_request *nr = rq->priv;
+	bool same = true;
+	ze_result_t r;
+	uint32_t i;
+
+	for (i = 0; i < ne->nargs; i++)
+		same &= arg_memory(rq, nr, &ne->arg[i], i) == nr->bound[i];
+	if (same)
+		return 0;
+	r = npr_ze.CommandListReset(nr->list);
+	if (r)
+		return ZE_FAIL(r, "zeCommandListReset");
+	pthread_mutex_lock(&ne->lock);
+	for (i = 0; i < ne->nargs && !r; i++) {
+		nr->bound[i] = arg_memory(rq, nr, &ne->arg[i], i);
+		r = npr_npu.graph->pfnSetArgumentValue(ne->graph, i,
+						       nr->bound[i]);
+	}
+	if (!r)
+		r = npr_npu.graph->pfnAppendGraphExecute(nr->list, ne->graph,
+						nr->query, NULL, 0, NULL);
+	pthread_mutex_unlock(&ne->lock);
+	if (!r)
+		r = npr_ze.CommandListClose(nr->list);
+	if (r) {
+		/* record it again at the next inference */
+		memset(nr->bound, 0, ne->nargs * sizeof(*nr->bound));
+		return ZE_FAIL(r, "recording the graph execute again");
 	}
 	return 0;
 }
@@ -1310,6 +1409,9 @@ static int npu_infer(struct npr_request *rq)
 	if (__atomic_load_n(&nd->lost, __ATOMIC_ACQUIRE))
 		return npr_err(-ENODEV,
 			       "npu: the device was lost; close and reopen it");
+	err = rebind(rq);
+	if (err)
+		return err;
 	/*
 	 * Inputs, and each variable's value into its shared buffer: the
 	 * request layer's copy, zeros after a reset (an NPU resets a
@@ -1319,8 +1421,8 @@ static int npu_infer(struct npr_request *rq)
 		const struct npu_arg *a = &ne->arg[i];
 		const struct npr_tensor *t;
 
-		if (a->out)
-			continue;
+		if (a->out || nr->bound[i] != nr->buf[i])
+			continue;	/* an output, or a BO read as it is */
 		t = &rq->in[a->port];
 		err = npr_convert(nr->buf[i], a->type, t->data, t->type,
 				  a->numel);
@@ -1347,8 +1449,8 @@ static int npu_infer(struct npr_request *rq)
 		const struct npu_arg *a = &ne->arg[i];
 		struct npr_tensor *t;
 
-		if (!a->out || a->port < 0)
-			continue;
+		if (!a->out || a->port < 0 || nr->bound[i] != nr->buf[i])
+			continue;	/* written in place when a BO */
 		t = &rq->out[a->port];
 		err = npr_convert(t->data, t->type, nr->buf[i], a->type,
 				  a->numel);
@@ -1358,7 +1460,7 @@ static int npu_infer(struct npr_request *rq)
 				       npr_elem_name(a->type),
 				       npr_elem_name(t->type));
 	}
-	return 0;
+	return npr_npu_prof_read(rq);
 }
 
 const struct npr_backend_ops npr_npu_backend_ops = {
@@ -1377,6 +1479,9 @@ const struct npr_backend_ops npr_npu_backend_ops = {
 	.param = npr_npu_param,
 	.param_bytes = npr_npu_param_bytes,
 	.native_export = npu_native_export,
+	.count = npr_npu_count,
+	.bo_alloc = npr_npu_bo_alloc,
+	.bo_free = npr_npu_bo_free,
 };
 
 #else /* no Level Zero headers at build time */
@@ -1390,6 +1495,70 @@ static int npr_npu_probe(struct npr_device *dev, int index)
 static int npu_compile(struct npr_exec *ex)
 {
 	return -ENODEV;
+}
+
+/*
+ * Zero copy: the memory argument @i reads or writes.  A BO of this
+ * device (BO_BIND) holding the port in the argument's own element type
+ * is the argument itself; anything else goes through the request's
+ * buffer, converted and copied.
+ */
+static void *arg_memory(const struct npr_request *rq,
+			const struct npu_request *nr, const struct npu_arg *a,
+			uint32_t i)
+{
+	const struct npr_bo *bo;
+	const struct npr_tensor *t;
+
+	if (a->port < 0 || a->var >= 0)
+		return nr->buf[i];
+	bo = a->out ? rq->bo_out[a->port] : rq->bo_in[a->port];
+	t = a->out ? &rq->out[a->port] : &rq->in[a->port];
+	if (!bo || bo->memfd >= 0 || bo->dev != rq->ex->dev ||
+	    t->type != a->type)
+		return nr->buf[i];
+	return t->data;
+}
+
+/*
+ * Loader API 1.4 has no mutable command lists: when the memory of an
+ * argument changed (a BO bound or unbound since the list was recorded),
+ * record the list again: reset, SetArgumentValue for every argument,
+ * AppendGraphExecute, close.
+ */
+static int rebind(struct npr_request *rq)
+{
+	struct npu_exec *ne = rq->ex->priv;
+	struct npu_request *nr = rq->priv;
+	bool same = true;
+	ze_result_t r;
+	uint32_t i;
+
+	for (i = 0; i < ne->nargs; i++)
+		same &= arg_memory(rq, nr, &ne->arg[i], i) == nr->bound[i];
+	if (same)
+		return 0;
+	r = npr_ze.CommandListReset(nr->list);
+	if (r)
+		return ZE_FAIL(r, "zeCommandListReset");
+	pthread_mutex_lock(&ne->lock);
+	for (i = 0; i < ne->nargs && !r; i++) {
+		nr->bound[i] = arg_memory(rq, nr, &ne->arg[i], i);
+		r = npr_npu.graph->pfnSetArgumentValue(ne->graph, i,
+						       nr->bound[i]);
+	}
+	if (!r)
+		r = npr_npu.graph->pfnAppendGraphExecute(nr->list, ne->graph,
+						nr->query, NULL, 0, NULL);
+	pthread_mutex_unlock(&ne->lock);
+	if (!r)
+		r = npr_ze.CommandListClose(nr->list);
+	if (r) {
+		/* record it again at the next inference */
+		memset(nr->bound, 0, ne->nargs * sizeof(*nr->bound));
+		return ZE_FAIL(r, "recording the graph execute again");
+	}
+	return 0;
 }
 
 static int npu_infer(struct npr_request *rq)

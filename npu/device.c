@@ -7,9 +7,10 @@
  * The loader (libze_loader.so.1) is opened with dlopen() on the first
  * npr_open("npu"), so libnpuring runs where Level Zero is not installed.
  *
- * probe:          zeInit(VPU_ONLY), the driver whose UUID is the NPU
+ * probe:          zeInitDrivers(NPU) where the loader has it, else
+ *                 zeInit(VPU_ONLY); the driver whose UUID is the NPU
  *                 driver's, the graph extension (version >= 1.5), the
- *                 device, one context per open device.
+ *                 devices, one context per open device.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -27,6 +28,7 @@
 
 
 #if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
+#include "error.h"
 #include "npu.h"
 #include "sys.h"
 
@@ -42,6 +44,7 @@ static const char *const ze_names[] = {
 	"zeCommandQueueExecuteCommandLists", "zeCommandListCreate",
 	"zeCommandListDestroy", "zeCommandListClose", "zeFenceCreate",
 	"zeFenceDestroy", "zeFenceHostSynchronize", "zeFenceReset",
+	"zeCommandListReset",
 };
 
 /* Optional entry points: older loaders may lack them. */
@@ -190,7 +193,7 @@ static void diagnose(char *buf, size_t len, ze_result_t r)
 			 path, pci, name);
 	else
 		snprintf(buf, len,
-			 "npu: %.200s exists (%s, PCI %s) but no Level Zero NPU driver answered (zeInit: %s, 0x%x): install the NPU user-mode driver (libze_intel_vpu.so.1)",
+			 "npu: %.200s exists (%s, PCI %s) but no Level Zero NPU driver answered (zeInit: %s, 0x%x): install the NPU user-mode driver (libze_intel_npu.so.1; libze_intel_vpu.so.1 for older ones)",
 			 path, name[0] ? name : "driver unknown", pci,
 			 npr_ze_result_str(r), (unsigned int)r);
 }
@@ -263,6 +266,74 @@ static void vnpu_select(void)
 #endif
 }
 
+/*
+ * The current NPU user-mode driver is libze_intel_npu.so.1; a loader
+ * older than 1.17.17 probes only libze_intel_gpu.so.1 and
+ * libze_intel_vpu.so.1 (the name of older NPU drivers).  Such a loader
+ * has no zeInitDrivers either (1.18): there, when the old name loads
+ * nothing and the new one does, name it in the loader's driver list
+ * (with the GPU driver, so that the list keeps what the loader would
+ * have found).  The list must be set before zeInit; a list the user set
+ * is left alone.
+ */
+static void npu_driver_name(void *loader)
+{
+	static const char *const names[] = {
+		"libze_intel_vpu.so.1", "libze_intel_npu.so.1",
+	};
+	bool found[2];
+	void *h;
+	int i;
+
+	if (dlsym(loader, "zeInitDrivers") ||
+	    npr_env(NPR_ENV_ZE_ENABLE_ALT_DRIVERS))
+		return;
+	for (i = 0; i < 2; i++) {
+		h = dlopen(names[i], RTLD_LAZY | RTLD_LOCAL);
+		found[i] = h != NULL;
+		if (h)
+			dlclose(h);
+	}
+	if (!found[0] && found[1])
+		setenv("ZE_ENABLE_ALT_DRIVERS",
+		       "libze_intel_gpu.so.1,libze_intel_npu.so.1", 0);
+}
+
+/*
+ * The drivers: with zeInitDrivers (loader 1.18 and newer), the NPU
+ * drivers (driver type flag NPU), as the NPU plugin asks for them; else,
+ * or if it fails, zeInit(VPU_ONLY) and zeDriverGet.  @n: room in @drv,
+ * then the count.  npr_npu.init_call says which answered.
+ */
+static ze_result_t npu_drivers(void *loader, uint32_t *n,
+			       ze_driver_handle_t *drv)
+{
+	struct npr_ze_init_driver_type_desc desc = {
+		.stype = NPR_ZE_STYPE_INIT_DRIVER_TYPE_DESC,
+		.flags = NPR_ZE_INIT_DRIVER_TYPE_NPU,
+	};
+	ze_result_t (*init_drivers)(uint32_t *, ze_driver_handle_t *,
+		const struct npr_ze_init_driver_type_desc *);
+	uint32_t room = *n;
+	ze_result_t r;
+
+	*(void **)&init_drivers = dlsym(loader, "zeInitDrivers");
+	if (init_drivers) {
+		r = init_drivers(n, drv, &desc);
+		if (!r && *n) {
+			snprintf(npr_npu.init_call, sizeof(npr_npu.init_call),
+				 "zeInitDrivers");
+			return r;
+		}
+		*n = room;
+	}
+	snprintf(npr_npu.init_call, sizeof(npr_npu.init_call), "zeInit");
+	r = npr_ze.Init(ZE_INIT_FLAG_VPU_ONLY);
+	if (!r)
+		r = npr_ze.DriverGet(n, drv);
+	return r;
+}
+
 static void npu_init_once(void)
 {
 	static const uint8_t npu_uuid[16] = NPR_ZE_NPU_DRIVER_UUID;
@@ -297,7 +368,8 @@ static void npu_init_once(void)
 	}
 	*(void **)&ze_pci_props = dlsym(lib, "zeDevicePciGetPropertiesExt");
 	*(void **)&zel_versions = dlsym(lib, "zelLoaderGetVersions");
-	r = npr_ze.Init(ZE_INIT_FLAG_VPU_ONLY);
+	npu_driver_name(lib);
+	r = npu_drivers(lib, &n, drv);
 	if (zel_versions) {
 		zel_component_version_t v[16];
 		size_t nv = 0, k;
@@ -316,12 +388,13 @@ static void npu_init_once(void)
 						 v[k].component_lib_version.minor,
 						 v[k].component_lib_version.patch);
 	}
-	if (!r)
-		r = npr_ze.DriverGet(&n, drv);
 	if (r || !n) {
 		diagnose(npr_npu.msg, sizeof(npr_npu.msg), r);
 		return;
 	}
+	npr_log(NPR_LOG_INFO, "npu: Level Zero drivers from %s (loader %s)",
+		npr_npu.init_call, npr_npu.loader_version[0] ?
+		npr_npu.loader_version : "of unknown version");
 	for (i = 0; i < n && i < 16; i++) {
 		ze_driver_properties_t p = {
 			.stype = ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES,
@@ -352,6 +425,11 @@ static void npu_init_once(void)
 		if (!strcmp(ext[i].name, NPR_ZE_CQ_NPU_EXT_NAME) &&
 		    ext[i].version >> 16 == 1)
 			npr_npu.cq_npu = true;
+		if (!strcmp(ext[i].name, NPR_ZE_PROFILING_EXT_NAME) &&
+		    ext[i].version >> 16 == 1 &&
+		    npr_ze.DriverGetExtensionFunctionAddress(npr_npu.drv,
+				ext[i].name, (void **)&npr_npu.prof))
+			npr_npu.prof = NULL;
 
 		if (strncmp(ext[i].name, NPR_ZE_GRAPH_EXT_NAME, len) ||
 		    (ext[i].name[len] && ext[i].name[len] != '_'))
@@ -374,6 +452,10 @@ static void npu_init_once(void)
 			 next & 0xffff, NPR_ZE_GRAPH_VERSION_MIN & 0xffff);
 		return;
 	}
+	if (npr_npu.cq_npu &&
+	    npr_ze.DriverGetExtensionFunctionAddress(npr_npu.drv,
+			NPR_ZE_CQ_NPU_EXT_NAME, (void **)&npr_npu.cq_npu_ddi))
+		npr_npu.cq_npu_ddi = NULL;
 	npr_npu.graph_version = next;
 	r = npr_ze.DriverGetExtensionFunctionAddress(npr_npu.drv, ext_name,
 						 (void **)&npr_npu.graph);
@@ -449,6 +531,26 @@ static void pci_address(struct npu_device *nd, int index)
 		nd->pci[0] = 0;
 }
 
+static pthread_once_t npu_once = PTHREAD_ONCE_INIT;
+
+/**
+ * npr_npu_count() - how many NPUs the NPU driver has (npr_backend_ops.count)
+ *
+ * Binds the loader and finds the driver first, once per process, as the
+ * first probe does.
+ *
+ * Return: the number of devices zeDeviceGet() listed (at most
+ * NPU_MAX_DEVICES); -ENODEV with npr_err() set when there is no loader,
+ * NPU driver or graph extension.
+ */
+int npr_npu_count(void)
+{
+	pthread_once(&npu_once, npu_init_once);
+	if (npr_npu.err)
+		return npr_err(npr_npu.err, "%s", npr_npu.msg);
+	return (int)npr_npu.ndev;
+}
+
 /**
  * npr_npu_probe() - probe NPU @index and fill dev->info (npr_backend_ops.probe)
  * @dev: the device being opened; its priv gets a calloc'd struct npu_device
@@ -468,7 +570,6 @@ int npr_npu_probe(struct npr_device *dev, int index)
 	ze_driver_properties_t dp = {
 		.stype = ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES,
 	};
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	ze_device_properties_t p = {
 		.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES,
 	};
@@ -476,7 +577,7 @@ int npr_npu_probe(struct npr_device *dev, int index)
 	struct npu_device *nd;
 	ze_result_t r;
 
-	pthread_once(&once, npu_init_once);
+	pthread_once(&npu_once, npu_init_once);
 	if (npr_npu.err)
 		return npr_err(npr_npu.err, "%s", npr_npu.msg);
 	if ((uint32_t)index >= npr_npu.ndev)
@@ -513,7 +614,8 @@ int npr_npu_probe(struct npr_device *dev, int index)
 	dev->info.caps = NPR_CAP_FP32 | NPR_CAP_FP16 | NPR_CAP_INT8 |
 			 NPR_CAP_EXPORT_IMPORT;
 	memcpy(nd->uuid, p.uuid.id, sizeof(nd->uuid));
-	if (index)
+	/* as AVAILABLE_DEVICES names it: "npu" alone, else "npu.N" */
+	if (npr_npu.ndev > 1)
 		snprintf(dev->info.name, sizeof(dev->info.name), "npu.%d",
 			 index);
 	else
@@ -637,6 +739,44 @@ int npr_npu_param_bytes(const struct npr_device *dev, uint32_t id,
 		return npr_err(-EOVERFLOW, "property %u: value too long", id);
 	*len = (size_t)n + 1;
 	return 0;
+}
+
+/**
+ * npr_npu_bo_alloc() - a buffer object's memory (npr_backend_ops.bo_alloc)
+ * @dev: an NPU device
+ * @bytes: the size
+ * @addr: out: zeMemAllocHost() memory of the device's context,
+ *        page-aligned and zero-filled, which a graph takes as an argument
+ *        as it is
+ *
+ * Return: 0; the npr_ze_errno() of the failed allocation (-ENOMEM when
+ * the device is out of memory).
+ */
+int npr_npu_bo_alloc(struct npr_device *dev, size_t bytes, void **addr)
+{
+	struct npu_device *nd = dev->priv;
+	ze_host_mem_alloc_desc_t hd = {
+		.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC,
+	};
+	ze_result_t r;
+
+	r = npr_ze.MemAllocHost(nd->ctx, &hd, bytes, 4096, addr);
+	if (r)
+		return ZE_FAIL(r, "zeMemAllocHost of a BO");
+	memset(*addr, 0, bytes);
+	return 0;
+}
+
+/**
+ * npr_npu_bo_free() - free a BO's memory (npr_backend_ops.bo_free)
+ * @dev: the NPU device that allocated it, still open
+ * @addr: what npr_npu_bo_alloc() gave
+ */
+void npr_npu_bo_free(struct npr_device *dev, void *addr)
+{
+	struct npu_device *nd = dev->priv;
+
+	npr_ze.MemFree(nd->ctx, addr);
 }
 
 /**

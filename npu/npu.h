@@ -58,6 +58,7 @@ struct npr_ze_loader {
 	ze_result_t (*FenceDestroy)(ze_fence_handle_t);
 	ze_result_t (*FenceHostSynchronize)(ze_fence_handle_t, uint64_t);
 	ze_result_t (*FenceReset)(ze_fence_handle_t);
+	ze_result_t (*CommandListReset)(ze_command_list_handle_t);
 };
 
 extern struct npr_ze_loader npr_ze;
@@ -73,6 +74,10 @@ struct npr_npu_found {
 	uint32_t graph_version;
 	char loader_version[64];	/* "1.8.0", or "" if unknown */
 	bool cq_npu;	/* the NPU command-queue extension (turbo) */
+	const struct npr_ze_command_queue_npu_ddi *cq_npu_ddi;
+	/* the graph profiling extension's table, or NULL */
+	const struct npr_ze_graph_profiling_ddi *prof;
+	char init_call[16];	/* "zeInitDrivers" or "zeInit" */
 };
 
 extern struct npr_npu_found npr_npu;
@@ -113,15 +118,20 @@ struct npu_exec {
 	ze_command_queue_handle_t queue;
 	pthread_mutex_t lock;	/* SetArgumentValue + Append are one step */
 	bool init_pending;	/* NPU_DEFER_WEIGHTS_LOAD: on first request */
+	bool profiling;		/* ENABLE_PROFILING graph (profile.c) */
 	uint32_t nargs;
 	struct npu_arg *arg;
 };
 
 struct npu_request {
 	void **buf;
+	void **bound;		/* what the recorded execute has: buf[i] or
+				 * a BO of the device the caller bound */
 	bool *shared;		/* buf[i] is its read_value's buffer */
 	ze_command_list_handle_t list;
 	ze_fence_handle_t fence;
+	npr_ze_prof_pool_handle_t pool;	/* profiling: one query */
+	npr_ze_prof_query_handle_t query;	/* each execute's */
 };
 
 const char *npr_ze_result_str(ze_result_t r);
@@ -134,7 +144,13 @@ int npr_ze_errno(ze_result_t r);
 const char *npr_platform_of(uint32_t pci_id);
 
 int npr_npu_probe(struct npr_device *dev, int index);
+int npr_npu_count(void);
+int npr_npu_bo_alloc(struct npr_device *dev, size_t bytes, void **addr);
+void npr_npu_bo_free(struct npr_device *dev, void *addr);
 void npr_npu_release(struct npr_device *dev);
+int npr_npu_prof_attach(struct npr_request *rq);
+void npr_npu_prof_detach(struct npu_request *nr);
+int npr_npu_prof_read(struct npr_request *rq);
 int npr_npu_param(const struct npr_device *dev, const struct npr_props *p,
 		  uint32_t id, int64_t *value);
 int npr_npu_param_bytes(const struct npr_device *dev, uint32_t id,

@@ -45,7 +45,90 @@ struct npr_ze_command_queue_npu_ddi {
 	ze_result_t (*pfnSetWorkloadType)(ze_command_queue_handle_t, uint32_t);
 };
 
+/*
+ * zeInitDrivers (loader 1.18 and newer; not in the 1.4 headers): its
+ * descriptor and the driver type flag of NPU drivers.
+ */
+#define NPR_ZE_STYPE_INIT_DRIVER_TYPE_DESC	0x00020021
+#define NPR_ZE_INIT_DRIVER_TYPE_GPU		(1u << 0)
+#define NPR_ZE_INIT_DRIVER_TYPE_NPU		(1u << 1)
+
+struct npr_ze_init_driver_type_desc {
+	uint32_t stype;
+	const void *pNext;
+	uint32_t flags;
+};
+
+/* Workload types of SetWorkloadType. */
+enum {
+	NPR_ZE_WORKLOAD_DEFAULT		= 0,
+	NPR_ZE_WORKLOAD_BACKGROUND	= 1,
+};
+
 typedef struct npr_ze_graph *npr_ze_graph_handle_t;
+
+/*
+ * The graph profiling extension, version 1.0: a pool of queries per
+ * graph (a graph created with NPR_ZE_GRAPH_FLAG_ENABLE_PROFILING), one
+ * query per execute (AppendGraphExecute's profiling query), its data as
+ * per-layer records.
+ */
+#define NPR_ZE_PROFILING_EXT_NAME	"ZE_extension_profiling_data"
+#define NPR_ZE_PROFILING_VERSION_1_0	((1u << 16) | 0)
+
+typedef struct npr_ze_prof_pool *npr_ze_prof_pool_handle_t;
+typedef struct npr_ze_prof_query *npr_ze_prof_query_handle_t;
+
+/* ProfilingQueryGetData types */
+enum {
+	NPR_ZE_PROF_LAYER_LEVEL	= 0x1,
+	NPR_ZE_PROF_TASK_LEVEL	= 0x2,
+	NPR_ZE_PROF_RAW		= 0x4,
+};
+
+/* a layer record's status */
+enum {
+	NPR_ZE_LAYER_NOT_RUN		= 1,
+	NPR_ZE_LAYER_OPTIMIZED_OUT	= 2,
+	NPR_ZE_LAYER_EXECUTED		= 3,
+};
+
+struct npr_ze_profiling_layer_info {
+	char name[256];
+	char layer_type[50];
+	uint32_t status;
+	uint64_t start_time_ns;
+	uint64_t duration_ns;
+	uint32_t layer_id;
+	uint64_t fused_layer_id;
+	uint64_t dpu_ns;
+	uint64_t sw_ns;
+	uint64_t dma_ns;
+};
+
+_Static_assert(sizeof(struct npr_ze_profiling_layer_info) == 368,
+	       "profiling layer info ABI");
+
+struct npr_ze_device_profiling_data_properties {
+	uint32_t stype;
+	void *pNext;
+	uint32_t extensionVersion;
+};
+
+struct npr_ze_graph_profiling_ddi {
+	ze_result_t (*pfnProfilingPoolCreate)(npr_ze_graph_handle_t, uint32_t,
+					      npr_ze_prof_pool_handle_t *);
+	ze_result_t (*pfnProfilingPoolDestroy)(npr_ze_prof_pool_handle_t);
+	ze_result_t (*pfnProfilingQueryCreate)(npr_ze_prof_pool_handle_t,
+		uint32_t, npr_ze_prof_query_handle_t *);
+	ze_result_t (*pfnProfilingQueryDestroy)(npr_ze_prof_query_handle_t);
+	ze_result_t (*pfnProfilingQueryGetData)(npr_ze_prof_query_handle_t,
+		uint32_t, uint32_t *, uint8_t *);
+	ze_result_t (*pfnDeviceGetProfilingDataProperties)(ze_device_handle_t,
+		struct npr_ze_device_profiling_data_properties *);
+	ze_result_t (*pfnProfilingLogGetString)(npr_ze_prof_query_handle_t,
+		uint32_t *, char *);
+};
 typedef struct npr_ze_graph_query *npr_ze_graph_query_handle_t;
 
 /* Structure types.  Callers in use fill the 1.0 values for later structs. */

@@ -87,6 +87,109 @@ TEST(npu_identity)
 	}
 }
 
+static int run_tool(const char *cmdline, char *out, size_t len);
+
+/* The NUL-separated list @list has exactly the names of @want, in order. */
+static bool list_is(const char *list, const char *const *want, int n)
+{
+	int k;
+
+	for (k = 0; k < n && *list; k++, list += strlen(list) + 1)
+		if (strcmp(list, want[k]))
+			return false;
+	return k == n && !*list;
+}
+
+/*
+ * One NPU: AVAILABLE_DEVICES is "npu"; npr_backend_at() walks the
+ * backends, cpu first.
+ */
+TEST(npu_available_devices_one)
+{
+	static const char *const one[] = { "npu" };
+	char buf[512];
+	int fd;
+
+	REQUIRE_NPU();
+	if (getenv("VNPU_DEVICES"))
+		SKIP(return, "VNPU_DEVICES is set");
+	EXPECT_STREQ(npr_backend_at(0), "cpu");
+	EXPECT_STREQ(npr_backend_at(1), "npu");
+	EXPECT_STREQ(npr_backend_at(2), "null");
+	EXPECT_NULL(npr_backend_at(3));
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	memset(buf, 0, sizeof(buf));
+	ASSERT_EQ(get_str(fd, 0, NPR_PARAM_AVAILABLE_DEVICES, buf,
+			  sizeof(buf) - 1), 0);
+	EXPECT_TRUE(list_is(buf, one, 1));
+	npr_close(fd);
+}
+
+/*
+ * vnpu presenting three NPUs (VNPU_DEVICES=3): AVAILABLE_DEVICES names
+ * npu.0, npu.1 and npu.2 on each of them, "npu" opens the first (named
+ * npu.0), "npu.1" the second (its own PCI bus, UUID and name) and runs a
+ * model there, "npu.3" is no device, and npr-info lists all three.
+ */
+TEST(npu_available_devices_several)
+{
+	static const char *const three[] = { "npu.0", "npu.1", "npu.2" };
+	struct npr_device_info di = { .size = sizeof(di) };
+	static char out[1 << 16];
+	char buf[512], path[4096];
+	struct net n;
+	int fd, k;
+
+	setenv("VNPU_DEVICES", "3", 1);	/* before the loader starts */
+	REQUIRE_NPU();
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_DEVICE_INFO, &di), 0);
+	npr_close(fd);
+	if (!strstr(di.full_name, "vnpu"))
+		SKIP(return, "not vnpu: the NPUs are the machine's");
+	EXPECT_STREQ(di.name, "npu.0");
+	for (k = 0; k < 3; k++) {
+		fd = npr_open(three[k], 0);
+		ASSERT_GE(fd, 0);
+		memset(buf, 0, sizeof(buf));
+		ASSERT_EQ(get_str(fd, 0, NPR_PARAM_AVAILABLE_DEVICES, buf,
+				  sizeof(buf) - 1), 0);
+		EXPECT_TRUE(list_is(buf, three, 3));
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_DEVICE_INFO, &di), 0);
+		EXPECT_STREQ(di.name, three[k]);
+		ASSERT_EQ(get_str(fd, 0, NPR_PARAM_DEVICE_ID, buf,
+				  sizeof(buf)), 0);
+		EXPECT_EQ(atoi(buf), k);
+		ASSERT_EQ(get_str(fd, 0, NPR_PARAM_DEVICE_PCI_INFO, buf,
+				  sizeof(buf)), 0);
+		EXPECT_EQ(strtol(buf + 5, NULL, 16), k);	/* the bus */
+		ASSERT_EQ(get_str(fd, 0, NPR_PARAM_DEVICE_UUID, buf,
+				  sizeof(buf)), 0);
+		EXPECT_EQ(strtol(buf + 34, NULL, 16), 4 + k);
+		if (k)
+			EXPECT_NONNULL(strstr(di.full_name, k == 1 ? "#1" :
+							     "#2"));
+		else
+			EXPECT_NULL(strchr(di.full_name, '#'));
+		npr_close(fd);
+	}
+	EXPECT_EQ(npr_open("npu.3", 0), -ENODEV);
+	model_path(path, sizeof(path), EYE);
+	ASSERT_EQ(net_open(_metadata, &n, "npu.1", path), 0);
+	net_fill(_metadata, &n, 1);
+	EXPECT_EQ(net_infer(&n), 0);
+	net_close(&n);
+	EXPECT_EQ(run_tool("npr-info", out, sizeof(out)), 0);
+	for (k = 0; k < 3; k++) {
+		snprintf(buf, sizeof(buf), "\n%s\n", three[k]);
+		EXPECT_NONNULL(strstr(out, buf));
+	}
+	EXPECT_EQ(strncmp(out, "cpu\n", 4), 0);
+	EXPECT_NONNULL(strstr(out, "\nnull\n"));
+}
+
 #if __has_include(<level_zero/ze_api.h>) && !defined(NPR_NO_LEVEL_ZERO)
 const char *npr_platform_of(uint32_t pci_id);
 
@@ -468,6 +571,83 @@ static void compile_traced(struct npr_test *_metadata, bool set)
 	unsetenv("VNPU_TRACE");
 }
 
+/*
+ * MODEL_PRIORITY is the model's command queue's priority and
+ * WORKLOAD_TYPE=EFFICIENT its workload type (the driver's BACKGROUND,
+ * through the NPU command-queue extension), as the NPU plugin sets them;
+ * vnpu writes both to VNPU_TRACE.  NPU_COMPILER_TYPE=PLUGIN is refused:
+ * the driver's compiler is the only one.
+ */
+TEST(npu_priority_and_workload_reach_the_queue)
+{
+	static const struct {
+		uint32_t prio, work;
+		const char *queue;
+		bool background;
+	} c[] = {
+		{ NPR_PRIORITY_HIGH, NPR_WORKLOAD_EFFICIENT,
+		  "queue turbo=0 priority=high", true },
+		{ NPR_PRIORITY_LOW, NPR_WORKLOAD_DEFAULT,
+		  "queue turbo=0 priority=low", false },
+		{ NPR_PRIORITY_MEDIUM, NPR_WORKLOAD_DEFAULT,
+		  "queue turbo=0 priority=normal", false },
+	};
+	struct npr_prop_arg pa = {
+		.param = NPR_PARAM_NPU_COMPILER_TYPE,
+		.value = NPR_NPU_COMPILER_PLUGIN,
+	};
+	char trace[] = "/tmp/npu_test_traceXXXXXX", path[4096], *t, *q;
+	struct npr_model_load ml;
+	struct npr_compile co;
+	unsigned int k;
+	int fd, tfd;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), EYE);
+	fd = npr_open("npu", 0);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(get_int(fd, NPR_PARAM_NPU_COMPILER_TYPE),
+		  NPR_NPU_COMPILER_DRIVER);
+	EXPECT_EQ(get_int(fd, NPR_PARAM_WORKLOAD_TYPE), NPR_WORKLOAD_DEFAULT);
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NPU_COMPILER_TYPE,
+			  NPR_NPU_COMPILER_PLUGIN), -EOPNOTSUPP);
+	EXPECT_NONNULL(strstr(npr_last_error(),
+			      "the driver's (DRIVER) is the only one"));
+	EXPECT_EQ(set_int(fd, NPR_PARAM_NPU_COMPILER_TYPE,
+			  NPR_NPU_COMPILER_DRIVER), 0);
+	npr_prep_model_load(&ml, path, NULL);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	npr_prep_compile(&co, ml.handle);
+	co.props = (uintptr_t)&pa;
+	co.num_props = 1;
+	EXPECT_EQ(npr_ioctl(fd, NPR_IOCTL_COMPILE, &co), -EOPNOTSUPP);
+	for (k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		tfd = mkstemp(trace);
+		ASSERT_GE(tfd, 0);
+		close(tfd);
+		setenv("VNPU_TRACE", trace, 1);
+		ASSERT_EQ(set_int(fd, NPR_PARAM_MODEL_PRIORITY, c[k].prio), 0);
+		ASSERT_EQ(set_int(fd, NPR_PARAM_WORKLOAD_TYPE, c[k].work), 0);
+		npr_prep_compile(&co, ml.handle);
+		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_COMPILE, &co), 0);
+		t = slurp(trace);
+		ASSERT_NONNULL(t);
+		TH_LOG("%s", t);
+		/* the model's queue: the last one created */
+		for (q = strstr(t, "queue "); q && strstr(q + 1, "queue ");)
+			q = strstr(q + 1, "queue ");
+		ASSERT_NONNULL(q);
+		EXPECT_EQ(strncmp(q, c[k].queue, strlen(c[k].queue)), 0);
+		EXPECT_EQ(strstr(q, "workload type=1") != NULL,
+			  c[k].background);
+		free(t);
+		unlink(trace);
+		strcpy(trace, "/tmp/npu_test_traceXXXXXX");
+	}
+	unsetenv("VNPU_TRACE");
+	npr_close(fd);
+}
+
 TEST(npu_compile_properties_reach_the_driver)
 {
 	compile_traced(_metadata, true);
@@ -756,6 +936,372 @@ TEST(npu_info_shows_the_stack)
 	TH_LOG("%s", out);
 	EXPECT_EQ(st, 1);
 	EXPECT_NONNULL(strstr(out, "npu: cannot open: npu: the Level Zero loader"));
+}
+
+/* ---- zero copy ---------------------------------------------------------- */
+
+static __u32 bo_new(int fd, size_t bytes, void **addr)
+{
+	struct npr_bo_create c = { .size = sizeof(c), .bytes = bytes };
+	struct npr_bo_info i = { .size = sizeof(i) };
+
+	if (npr_ioctl(fd, NPR_IOCTL_BO_CREATE, &c))
+		return 0;
+	i.handle = c.handle;
+	if (npr_ioctl(fd, NPR_IOCTL_BO_INFO, &i))
+		return 0;
+	*addr = (void *)(uintptr_t)i.addr;
+	return c.handle;
+}
+
+static int bo_bind(struct net *n, __u32 bo, int out, __u64 offset)
+{
+	struct npr_bo_bind b = {
+		.size = sizeof(b), .flags = out ? NPR_PORT_OUTPUT : 0,
+		.req = n->req, .bo = bo, .elem_type = n->type[out][0],
+		.rank = n->rank[out][0], .offset = offset,
+	};
+
+	memcpy(b.dims, n->dims[out][0], sizeof(b.dims));
+	return npr_ioctl(n->fd, NPR_IOCTL_BO_BIND, &b);
+}
+
+/* The last "execute args=" line of a vnpu trace, or NULL. */
+static char *last_execute(char *t)
+{
+	char *p, *e = NULL;
+
+	for (p = strstr(t, "execute args="); p;
+	     p = strstr(p + 1, "execute args="))
+		e = p + 13;
+	if (e)
+		e[strcspn(e, "\n")] = 0;
+	return e;
+}
+
+/*
+ * Zero copy: on npu a BO is memory of the driver (zeMemAllocHost) and a
+ * bound one is the graph's argument as it is: vnpu's trace shows the
+ * execute recorded again with the BO's addresses (the input at an offset)
+ * and not again while the binding stays; the outputs land in the output
+ * BO and equal those of the copy path (SET_TENSOR of ordinary memory,
+ * which the argument buffers of the request carry).  A BO of the npu has
+ * no file descriptor.
+ */
+TEST(npu_bound_bos_are_not_copied)
+{
+	char trace[] = "/tmp/npu_test_traceXXXXXX", path[4096], want[64],
+	     *t, *e;
+	struct npr_bo_info bi = { .size = sizeof(bi) };
+	struct npr_tensor_arg ta;
+	void *bin_addr, *bout_addr, *x, *ref;
+	__u32 bin, bout;
+	struct net n;
+	size_t inb, outb;
+	int tfd, execs;
+
+	REQUIRE_NPU();
+	tfd = mkstemp(trace);
+	ASSERT_GE(tfd, 0);
+	close(tfd);
+	setenv("VNPU_TRACE", trace, 1);
+	model_path(path, sizeof(path), EYE);
+	ASSERT_EQ(net_open(_metadata, &n, "npu", path), 0);
+	inb = n.bytes[0][0];
+	outb = n.bytes[1][0];
+	bin = bo_new(n.fd, inb + 4096, &bin_addr);
+	bout = bo_new(n.fd, outb, &bout_addr);
+	ASSERT_NE(bin, 0);
+	ASSERT_NE(bout, 0);
+	bi.handle = bin;
+	bi.flags = NPR_BO_INFO_FD;
+	EXPECT_EQ(npr_ioctl(n.fd, NPR_IOCTL_BO_INFO, &bi), -EOPNOTSUPP);
+	/* the copy path: ordinary memory, copied into the request's buffer */
+	x = (char *)bin_addr + 4096;
+	net_fill(_metadata, &n, 3);
+	npr_prep_tensor(&ta, n.req, 0, 0, x, inb);
+	ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+	ref = malloc(outb);
+	ASSERT_NONNULL(ref);
+	EXPECT_EQ(net_infer(&n), 0);
+	npr_prep_tensor(&ta, n.req, 0, 1, ref, outb);
+	ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
+	t = slurp(trace);
+	ASSERT_NONNULL(t);
+	e = last_execute(t);
+	ASSERT_NONNULL(e);
+	TH_LOG("copy path: execute args=%s", e);
+	snprintf(want, sizeof(want), "%p", x);
+	EXPECT_NULL(strstr(e, want));
+	free(t);
+	/* bound: the BOs themselves */
+	ASSERT_EQ(bo_bind(&n, bin, 0, 4096), 0);
+	ASSERT_EQ(bo_bind(&n, bout, 1, 0), 0);
+	memset(bout_addr, 0xff, outb);
+	EXPECT_EQ(net_infer(&n), 0);
+	EXPECT_EQ(memcmp(bout_addr, ref, outb), 0);
+	EXPECT_EQ(net_infer(&n), 0);
+	EXPECT_EQ(memcmp(bout_addr, ref, outb), 0);
+	t = slurp(trace);
+	ASSERT_NONNULL(t);
+	for (e = t, execs = 0; (e = strstr(e, "execute args=")); e++)
+		execs++;
+	e = last_execute(t);
+	ASSERT_NONNULL(e);
+	TH_LOG("bound: execute args=%s (%d executes recorded)", e, execs);
+	snprintf(want, sizeof(want), "%p,", x);
+	EXPECT_EQ(strncmp(e, want, strlen(want)), 0);
+	snprintf(want, sizeof(want), ",%p", bout_addr);
+	EXPECT_NONNULL(strstr(e, want));
+	EXPECT_EQ(execs, 2);	/* recorded once more, not per inference */
+	free(t);
+	free(ref);
+	net_close(&n);
+	unlink(trace);
+	unsetenv("VNPU_TRACE");
+}
+
+/* ---- driver names and zeInitDrivers ------------------------------------ */
+
+/* The absolute path of vnpu, or false. */
+static bool vnpu_path(char *out, size_t len)
+{
+	char exe[PATH_MAX];
+	const char *v;
+	ssize_t n;
+
+	find_vnpu();
+	v = getenv("NPR_VNPU");
+	if (v && strchr(v, '/'))
+		return realpath(v, out) != NULL;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = 0;
+	snprintf(out, len, "%s/../npu/vnpu/libze_intel_vpu.so.1",
+		 dirname(exe));
+	return !access(out, R_OK);
+}
+
+static bool loadable(const char *name)
+{
+	void *h = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
+
+	if (h)
+		dlclose(h);
+	return h != NULL;
+}
+
+/*
+ * The current NPU driver's name, libze_intel_npu.so.1: vnpu installed
+ * under it in a directory of LD_LIBRARY_PATH, nothing else set, is the
+ * driver npr-info finds, whether the loader probes that name itself
+ * (1.17.17 and newer) or npuring names it (the Debian loader 1.8.12).
+ */
+TEST(npu_driver_under_the_new_name)
+{
+	char dir[] = "/tmp/npu_test_npunameXXXXXX", lib[PATH_MAX],
+	     link[sizeof(dir) + 32];
+	static char out[1 << 16];
+	int st;
+
+	if (!have_loader())
+		SKIP(return, "no Level Zero loader installed");
+	if (!vnpu_path(lib, sizeof(lib)))
+		SKIP(return, "vnpu not found (set NPR_VNPU)");
+	if (loadable("libze_intel_vpu.so.1") ||
+	    loadable("libze_intel_npu.so.1"))
+		SKIP(return, "an NPU driver is installed on this machine");
+	ASSERT_NONNULL(mkdtemp(dir));
+	snprintf(link, sizeof(link), "%s/libze_intel_npu.so.1", dir);
+	ASSERT_EQ(symlink(lib, link), 0);
+	setenv("LD_LIBRARY_PATH", dir, 1);
+	setenv("NPR_VNPU", "0", 1);
+	unsetenv("ZE_ENABLE_ALT_DRIVERS");
+	st = run_tool("npr-info -d npu", out, sizeof(out));
+	unlink(link);
+	rmdir(dir);
+	TH_LOG("%.300s", out);
+	EXPECT_EQ(st, 0);
+	EXPECT_NONNULL(strstr(out, "vnpu software NPU"));
+}
+
+static char init_log[4096];
+
+static void keep_log(void *priv, int level, const char *msg)
+{
+	(void)priv;
+	(void)level;
+	if (strstr(msg, "Level Zero drivers from"))
+		snprintf(init_log, sizeof(init_log), "%s", msg);
+}
+
+/*
+ * A loader with zeInitDrivers (selftests/libze_shim.so.1: the system's
+ * loader and that function): npuring asks it for the NPU drivers with the
+ * NPU driver type, as the NPU plugin does, and opens the device.
+ */
+TEST(npu_init_drivers_where_the_loader_has_it)
+{
+	char exe[PATH_MAX], shim[PATH_MAX + 32], trace[] =
+		"/tmp/npu_test_shimXXXXXX", buf[256] = "";
+	ssize_t n;
+	FILE *f;
+	int fd;
+
+	if (!have_loader())
+		SKIP(return, "no Level Zero loader installed");
+	if (!find_vnpu())
+		SKIP(return, "vnpu not found (set NPR_VNPU)");
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_GT(n, 0);
+	exe[n] = 0;
+	snprintf(shim, sizeof(shim), "%s/libze_shim.so.1", dirname(exe));
+	if (access(shim, R_OK))
+		SKIP(return, "%s is not built", shim);
+	fd = mkstemp(trace);
+	ASSERT_GE(fd, 0);
+	close(fd);
+	setenv("NPR_ZE_LOADER", shim, 1);	/* before the loader starts */
+	setenv("ZE_SHIM_TRACE", trace, 1);
+	npr_set_log(keep_log, NULL, NPR_LOG_INFO);
+	fd = npr_open("npu", 0);
+	npr_set_log(NULL, NULL, 0);
+	if (fd < 0)
+		TH_LOG("%s", npr_last_error());
+	ASSERT_GE(fd, 0);
+	npr_close(fd);
+	f = fopen(trace, "r");
+	ASSERT_NONNULL(f);
+	EXPECT_NONNULL(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	unlink(trace);
+	TH_LOG("%s%s", buf, init_log);
+	EXPECT_EQ(strncmp(buf, "zeInitDrivers stype=0x20021 flags=0x2\n",
+			  sizeof(buf)), 0);
+	EXPECT_NONNULL(strstr(init_log, "from zeInitDrivers"));
+}
+
+/* The Debian loader 1.8.12 has no zeInitDrivers: zeInit it is. */
+TEST(npu_init_without_init_drivers)
+{
+	void *l;
+	int fd;
+
+	if (!have_loader())
+		SKIP(return, "no Level Zero loader installed");
+	l = dlopen("libze_loader.so.1", RTLD_NOW | RTLD_LOCAL);
+	ASSERT_NONNULL(l);
+	if (dlsym(l, "zeInitDrivers")) {
+		dlclose(l);
+		SKIP(return, "this loader has zeInitDrivers");
+	}
+	dlclose(l);
+	if (!find_vnpu())
+		SKIP(return, "vnpu not found (set NPR_VNPU)");
+	npr_set_log(keep_log, NULL, NPR_LOG_INFO);
+	fd = npr_open("npu", 0);
+	npr_set_log(NULL, NULL, 0);
+	ASSERT_GE(fd, 0);
+	npr_close(fd);
+	TH_LOG("%s", init_log);
+	EXPECT_NONNULL(strstr(init_log, "from zeInit (loader"));
+}
+
+/* The PROFILE records of request @req on @fd, calloc'd; *@n of them. */
+static struct npr_profile_rec *profile_of(int fd, __u32 req, __u32 *n)
+{
+	struct npr_profile pr = { .size = sizeof(pr), .req = req };
+	struct npr_profile_rec *r;
+
+	*n = 0;
+	if (npr_ioctl(fd, NPR_IOCTL_PROFILE, &pr) != -EMSGSIZE || !pr.count)
+		return NULL;
+	r = calloc(pr.count, sizeof(*r));
+	pr.recs = (uintptr_t)r;
+	if (!r || npr_ioctl(fd, NPR_IOCTL_PROFILE, &pr)) {
+		free(r);
+		return NULL;
+	}
+	*n = pr.count;
+	return r;
+}
+
+/*
+ * ENABLE_PROFILING on npu: the graph is created with the profiling flag,
+ * each execute gets a query of the profiling extension, and PROFILE
+ * gives the driver's per-layer records (vnpu's: its layers' times on
+ * the cpu device), matched to the model's layers by name: every layer
+ * cpu runs has a record, executed ones with a time; npr-bench --profile
+ * prints the costliest layers with their times, not "0.000 ms".
+ */
+TEST(npu_profile_per_layer)
+{
+	struct npr_prop_arg pa = { .param = NPR_PARAM_ENABLE_PROFILING,
+				   .value = 1 };
+	struct npr_profile_rec *rn, *rc;
+	static char out[1 << 16], cmd[4200];
+	char path[4096];
+	struct npr_compile co;
+	__u32 nn, nc, i, k, run = 0;
+	uint64_t total = 0;
+	struct net n, c;
+	const char *t;
+
+	REQUIRE_NPU();
+	model_path(path, sizeof(path), EYE);
+	ASSERT_EQ(net_open(_metadata, &n, "npu", path), 0);
+	ASSERT_EQ(net_open(_metadata, &c, "cpu", path), 0);
+	/* compiled without profiling: no records */
+	EXPECT_EQ(npr_ioctl(n.fd, NPR_IOCTL_PROFILE,
+			    &(struct npr_profile){ .size =
+				sizeof(struct npr_profile), .req = n.req }),
+		  -ENODATA);
+	npr_prep_compile(&co, n.model);
+	co.props = (uintptr_t)&pa;
+	co.num_props = 1;
+	ASSERT_EQ(npr_ioctl(n.fd, NPR_IOCTL_COMPILE, &co), 0);
+	ASSERT_EQ(net_attach(_metadata, &n, co.exec), 0);
+	npr_prep_compile(&co, c.model);
+	co.props = (uintptr_t)&pa;
+	co.num_props = 1;
+	ASSERT_EQ(npr_ioctl(c.fd, NPR_IOCTL_COMPILE, &co), 0);
+	ASSERT_EQ(net_attach(_metadata, &c, co.exec), 0);
+	net_fill(_metadata, &n, 5);
+	net_fill(_metadata, &c, 5);
+	ASSERT_EQ(net_infer(&n), 0);
+	ASSERT_EQ(net_infer(&c), 0);
+	rn = profile_of(n.fd, n.req, &nn);
+	rc = profile_of(c.fd, c.req, &nc);
+	ASSERT_NONNULL(rn);
+	ASSERT_NONNULL(rc);
+	for (k = 0; k < nc; k++) {
+		if (rc[k].status != NPR_PROF_EXECUTED)
+			continue;
+		for (i = 0; i < nn && strcmp(rn[i].name, rc[k].name); i++)
+			;
+		ASSERT_LT(i, nn);
+		EXPECT_EQ(rn[i].status, NPR_PROF_EXECUTED);
+		EXPECT_STREQ(rn[i].kernel, "npu");
+		run++;
+		total += rn[i].real_ns;
+	}
+	TH_LOG("%u layers run on cpu, %u npu records, %.3f ms", run, nn,
+	       total / 1e6);
+	EXPECT_GT(run, 3);
+	EXPECT_GT(total, 0);
+	free(rn);
+	free(rc);
+	net_close(&n);
+	net_close(&c);
+	snprintf(cmd, sizeof(cmd),
+		 "npr-bench -d npu -m '%s' --niter 5 --profile", path);
+	EXPECT_EQ(run_tool(cmd, out, sizeof(out)), 0);
+	t = strstr(out, "costliest layers");
+	ASSERT_NONNULL(t);
+	TH_LOG("%.400s", t);
+	EXPECT_NULL(strstr(t, " 0.000 ms in"));
+	EXPECT_NONNULL(strstr(t, " npu "));
 }
 
 /* npr-bench over vnpu: a JSON line with a throughput. */

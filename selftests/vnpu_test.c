@@ -781,6 +781,95 @@ TEST(vnpu_has_only_the_functions_of_its_version)
 	zl_close(_metadata, &z);
 }
 
+/*
+ * The profiling extension as the Intel driver has it: no pool of a graph
+ * created without ENABLE_PROFILING (NOT_AVAILABLE); a profiling graph's
+ * execute without a query is refused, and with one the query gets one
+ * executed layer record per layer after the execution, none before.
+ */
+TEST(vnpu_profiling_queries)
+{
+	const struct npr_ze_graph_profiling_ddi *pd = NULL;
+	struct npr_ze_profiling_layer_info *rec;
+	struct npr_ze_graph_desc_2 d = {
+		.stype = NPR_ZE_STYPE_GRAPH_DESC,
+		.format = NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
+		.flags = NPR_ZE_GRAPH_FLAG_ENABLE_PROFILING,
+	};
+	ze_command_list_desc_t ld = {
+		.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC,
+	};
+	ze_fence_desc_t fd = { .stype = ZE_STRUCTURE_TYPE_FENCE_DESC };
+	npr_ze_prof_pool_handle_t pool;
+	npr_ze_prof_query_handle_t q;
+	npr_ze_graph_handle_t pg;
+	ze_command_list_handle_t l;
+	ze_fence_handle_t f;
+	void *in, *out;
+	uint32_t size = 0, i, ran = 0;
+	struct zl z;
+
+	zl_open(_metadata, &z);
+	if (_metadata->skipped)
+		return;
+	ASSERT_EQ(z.DriverGetExtensionFunctionAddress(z.drv,
+			NPR_ZE_PROFILING_EXT_NAME, (void **)&pd), 0);
+	ASSERT_NONNULL(pd);
+	EXPECT_EQ(pd->pfnProfilingPoolCreate(z.graph, 1, &pool),
+		  ZE_RESULT_ERROR_NOT_AVAILABLE);
+	d.inputSize = z.ir_size;
+	d.pInput = z.ir;
+	ASSERT_EQ(z.g->pfnCreate2(z.ctx, z.dev, &d, &pg), 0);
+	ASSERT_EQ(zl_init(&z, pg), 0);
+	ASSERT_EQ(pd->pfnProfilingPoolCreate(pg, 1, &pool), 0);
+	ASSERT_EQ(pd->pfnProfilingQueryCreate(pool, 0, &q), 0);
+	EXPECT_EQ(pd->pfnProfilingQueryCreate(pool, 1, &q),
+		  ZE_RESULT_ERROR_INVALID_ARGUMENT);
+	in = zl_alloc(_metadata, &z, z.in_bytes);
+	out = zl_alloc(_metadata, &z, z.out_bytes);
+	ASSERT_NONNULL(in);
+	ASSERT_NONNULL(out);
+	ASSERT_EQ(z.g->pfnSetArgumentValue(pg, 0, in), 0);
+	ASSERT_EQ(z.g->pfnSetArgumentValue(pg, 1, out), 0);
+	ASSERT_EQ(z.CommandListCreate(z.ctx, z.dev, &ld, &l), 0);
+	EXPECT_EQ(z.g->pfnAppendGraphExecute(l, pg, NULL, NULL, 0, NULL),
+		  ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+	EXPECT_EQ(pd->pfnProfilingQueryGetData(q, NPR_ZE_PROF_LAYER_LEVEL,
+					       &size, NULL),
+		  ZE_RESULT_ERROR_NOT_AVAILABLE);
+	ASSERT_EQ(z.g->pfnAppendGraphExecute(l, pg, q, NULL, 0, NULL), 0);
+	ASSERT_EQ(z.CommandListClose(l), 0);
+	ASSERT_EQ(z.FenceCreate(z.queue, &fd, &f), 0);
+	ASSERT_EQ(z.CommandQueueExecuteCommandLists(z.queue, 1, &l, f), 0);
+	ASSERT_EQ(z.FenceHostSynchronize(f, UINT64_MAX), 0);
+	ASSERT_EQ(pd->pfnProfilingQueryGetData(q, NPR_ZE_PROF_LAYER_LEVEL,
+					       &size, NULL), 0);
+	ASSERT_GT(size, 0);
+	EXPECT_EQ(size % sizeof(*rec), 0);
+	rec = malloc(size);
+	ASSERT_NONNULL(rec);
+	ASSERT_EQ(pd->pfnProfilingQueryGetData(q, NPR_ZE_PROF_LAYER_LEVEL,
+					       &size, (uint8_t *)rec), 0);
+	for (i = 0; i < size / sizeof(*rec); i++)
+		ran += rec[i].status == NPR_ZE_LAYER_EXECUTED &&
+		       rec[i].name[0] && rec[i].layer_type[0];
+	TH_LOG("%u layer records, %u executed", size / (uint32_t)sizeof(*rec),
+	       ran);
+	EXPECT_GT(ran, 3);
+	EXPECT_EQ(pd->pfnProfilingQueryGetData(q, NPR_ZE_PROF_TASK_LEVEL,
+					       &size, NULL),
+		  ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
+	free(rec);
+	EXPECT_EQ(z.FenceDestroy(f), 0);
+	EXPECT_EQ(z.CommandListDestroy(l), 0);
+	EXPECT_EQ(pd->pfnProfilingPoolDestroy(pool),
+		  ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE);
+	EXPECT_EQ(pd->pfnProfilingQueryDestroy(q), 0);
+	EXPECT_EQ(pd->pfnProfilingPoolDestroy(pool), 0);
+	EXPECT_EQ(z.g->pfnDestroy(pg), 0);
+	zl_close(_metadata, &z);
+}
+
 /* An argument in memory of another context is memory the graph cannot see. */
 TEST(vnpu_rejects_memory_of_another_context)
 {

@@ -17,8 +17,6 @@
 #include "npuring.h"
 #include "tool.h"
 
-static const char *const devices[] = { "cpu", "npu", "null" };
-
 /* --json: the writer, else NULL for text */
 static struct npr_json *js;
 
@@ -281,11 +279,11 @@ static int print_query(int fd, const char *model)
 static const char usage[] =
 "usage: npr-info [-d DEVICE] [-m MODEL] [--json]\n"
 "\n"
-"List the devices (or DEVICE), their properties and their completion\n"
-"path (io_uring or the eventfd fallback, and why).  With -m, also the\n"
-"layers of MODEL the device supports (query_model).\n"
+"List the devices of every backend (or DEVICE), their properties and\n"
+"their completion path (io_uring or the eventfd fallback, and why).\n"
+"With -m, also the layers of MODEL the device supports (query_model).\n"
 "\n"
-"  -d, --device DEVICE  only this device: cpu, npu or null\n"
+"  -d, --device DEVICE  only this device (cpu, npu, npu.1, null, ...)\n"
 "  -m, --model MODEL    the layers of MODEL (IR .xml or ONNX .onnx) DEVICE\n"
 "                       supports; needs -d\n"
 "      --json           print one JSON object instead of text\n"
@@ -397,11 +395,37 @@ static int show_device(const char *name, bool only, const char *model)
 	return ret;
 }
 
+/*
+ * Every device of a backend: its AVAILABLE_DEVICES, read on the device
+ * its bare name opens; the reason if that does not open.
+ */
+static int show_backend(const char *backend)
+{
+	struct npr_param pa = { .size = sizeof(pa) };
+	char list[1024];
+	const char *p;
+	int fd = npr_open(backend, 0), ret = 0;
+
+	if (fd < 0)
+		return show_device(backend, false, NULL);
+	pa.param = NPR_PARAM_AVAILABLE_DEVICES;
+	pa.ptr = (uintptr_t)list;
+	pa.len = sizeof(list);
+	if (npr_ioctl(fd, NPR_IOCTL_GET_PARAM, &pa) || !list[0]) {
+		npr_close(fd);
+		return show_device(backend, false, NULL);
+	}
+	npr_close(fd);
+	for (p = list; *p && p < list + sizeof(list); p += strlen(p) + 1)
+		ret |= show_device(p, false, NULL);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	const char *only = NULL, *model = NULL;
 	bool json = false;
-	size_t i;
+	unsigned int i;
 	int ret = 0, c;
 
 	npr_tool_init("npr-info");
@@ -432,8 +456,8 @@ int main(int argc, char **argv)
 	}
 	if (only)
 		ret = show_device(only, true, model);
-	for (i = 0; !only && i < sizeof(devices) / sizeof(devices[0]); i++)
-		ret |= show_device(devices[i], false, NULL);
+	for (i = 0; !only && npr_backend_at(i); i++)
+		ret |= show_backend(npr_backend_at(i));
 	if (js) {
 		npr_json_end_array(js);
 		npr_json_end_object(js);

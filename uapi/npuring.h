@@ -197,6 +197,8 @@ enum npr_param_id {
 	NPR_PARAM_NPR_RUNTIME_CACHE_MISSES	= 79,	/* int, RO, exec */
 	/* plans the cache dropped to make room */
 	NPR_PARAM_NPR_RUNTIME_CACHE_EVICTIONS	= 80,	/* int, RO, exec */
+	NPR_PARAM_WORKLOAD_TYPE			= 86,	/* enum, RW, dev exec */
+	NPR_PARAM_NPU_COMPILER_TYPE		= 87,	/* enum, RW, dev exec */
 	/*
 	 * The longest a synchronous NPR_IOCTL_INFER may take, in ms; 0 (the
 	 * default): no limit.  Past it INFER fails with -ETIME and its
@@ -261,6 +263,21 @@ enum npr_priority {
 	NPR_PRIORITY_LOW	= 1,
 	NPR_PRIORITY_MEDIUM	= 2,
 	NPR_PRIORITY_HIGH	= 3,
+};
+
+/* NPR_PARAM_WORKLOAD_TYPE (npu): the command queue's workload type */
+enum npr_workload {
+	NPR_WORKLOAD_DEFAULT	= 1,
+	NPR_WORKLOAD_EFFICIENT	= 2,	/* the driver's BACKGROUND */
+};
+
+/*
+ * NPR_PARAM_NPU_COMPILER_TYPE (npu): which compiler compiles; npuring
+ * has the driver's only (PLUGIN is refused with -EOPNOTSUPP).
+ */
+enum npr_npu_compiler {
+	NPR_NPU_COMPILER_DRIVER	= 1,
+	NPR_NPU_COMPILER_PLUGIN	= 2,
 };
 
 /* NPR_PARAM_DEVICE_TYPE, names "integrated" and "discrete" */
@@ -870,7 +887,11 @@ _Static_assert(sizeof(struct npr_query_model) == 32, "npr_query_model ABI");
  *
  * On the cpu device a BO is shared memory (a memfd) mapped into the
  * process; NPR_IOCTL_BO_INFO gives its address and, on request, a file
- * descriptor of it to mmap elsewhere or pass to another process.
+ * descriptor of it to mmap elsewhere or pass to another process.  On the
+ * npu device it is memory of the NPU driver (zeMemAllocHost), without a
+ * file descriptor (NPR_BO_INFO_FD: -EOPNOTSUPP); bound to a port it is
+ * the graph's argument itself, read and written without a copy, while
+ * SET_TENSOR memory, bound or not, is copied.
  */
 struct npr_bo_create {
 	__u32 size;

@@ -93,6 +93,21 @@ const char *npr_elem_name(unsigned int elem_type);
  */
 const char *npr_version(void);
 
+/**
+ * npr_backend_at() - the name of the library's backend at @index
+ * @index: 0, 1, ... in registration order.
+ *
+ * A program lists the devices by opening each backend by its name and
+ * reading its AVAILABLE_DEVICES property (every device of the backend, as
+ * npr_open() names them: "npu" for one NPU, "npu.0", "npu.1" for two).
+ *
+ * Return: the backend's name ("cpu", "npu", "null"), a static string, or
+ * NULL past the last.
+ *
+ * Context: any thread.
+ */
+const char *npr_backend_at(unsigned int index);
+
 /*
  * Log levels are the uapi's enum npr_log_level (NPR_LOG_ERROR,
  * NPR_LOG_WARNING, NPR_LOG_INFO, NPR_LOG_DEBUG; the LOG_LEVEL property's

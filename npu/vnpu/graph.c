@@ -162,6 +162,15 @@ static ze_result_t graph_build(struct vnpu_graph *g, const void *xml,
 		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 	}
 	npr_prep_compile(&cp, ml.handle);
+	if (g->profiling) {
+		/* the layer records of profile.c */
+		static const struct npr_prop_arg prof = {
+			.param = NPR_PARAM_ENABLE_PROFILING, .value = 1,
+		};
+
+		cp.props = (uintptr_t)&prof;
+		cp.num_props = 1;
+	}
 	if (npr_ioctl(g->fd, NPR_IOCTL_COMPILE, &cp)) {
 		vnpu_set_log("vnpu: compilation failed: %s", npr_last_error());
 		return ZE_RESULT_ERROR_UNKNOWN;
@@ -400,6 +409,7 @@ static ze_result_t graph_create(ze_context_handle_t hc, ze_device_handle_t hd,
 	g->magic = M_GRAPH;
 	g->ctx = c;
 	g->fd = -1;
+	g->profiling = dflags & NPR_ZE_GRAPH_FLAG_ENABLE_PROFILING;
 	pthread_mutex_init(&g->lock, NULL);
 	r = graph_build(g, xml, xs, bin, bs);
 	if (r) {
@@ -450,7 +460,8 @@ static ze_result_t g_create(ze_context_handle_t c, ze_device_handle_t d,
  * @c: the context (loader-wrapped)
  * @d: the device (loader-wrapped)
  * @desc: as g_create()'s, with flags: DISABLE_CACHING and
- *        INPUT_PERSISTENT are accepted (and only traced), others refused
+ *        INPUT_PERSISTENT are accepted (and only traced), ENABLE_PROFILING
+ *        makes a graph of profiling pools (profile.c), others refused
  * @out: out: the graph
  *
  * Return: as g_create(); ZE_RESULT_ERROR_UNSUPPORTED_FEATURE for an
@@ -463,6 +474,7 @@ static ze_result_t g_create2(ze_context_handle_t c, ze_device_handle_t d,
 	if (!desc)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	if (desc->flags & ~(NPR_ZE_GRAPH_FLAG_DISABLE_CACHING |
+			    NPR_ZE_GRAPH_FLAG_ENABLE_PROFILING |
 			    NPR_ZE_GRAPH_FLAG_INPUT_PERSISTENT))
 		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
 	return graph_create(c, d, desc->format, desc->pInput, desc->inputSize,
@@ -845,13 +857,37 @@ bool vnpu_initialized(struct vnpu_graph *g)
 	return done;
 }
 
+/*
+ * VNPU_TRACE: the memory an execute was recorded with, one address per
+ * argument ("execute args=0x...,0x..."), so that a test sees which
+ * buffers the device reads and writes.
+ */
+static void trace_args(struct vnpu_graph *g)
+{
+	char line[1024];
+	size_t n = 0;
+	uint32_t i;
+
+	if (!getenv("VNPU_TRACE"))
+		return;
+	line[0] = 0;
+	pthread_mutex_lock(&g->lock);
+	for (i = 0; i < g->nargs && n + 24 < sizeof(line); i++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%p",
+				      i ? "," : "", g->value[i]);
+	pthread_mutex_unlock(&g->lock);
+	vnpu_trace("execute args=%s", line);
+}
+
 /**
  * g_append_exec() - zeAppendGraphExecute (pfnAppendGraphExecute)
  * @hl: the command list (loader-wrapped), open, of the graph's context
  * @h: the graph; every argument set to a zeMemAllocHost() buffer of the
  *     graph's context large enough for it; a graph of the INITIALIZE
  *     stage initialized (GraphInitialize) already
- * @prof: a profiling query; vnpu has none: must be NULL
+ * @prof: a profiling query of a pool of @h (profile.c), which gets the
+ *        execution's layer records; required for a graph created with
+ *        ENABLE_PROFILING, as the Intel driver requires it, else NULL
  * @sig: the event to signal; must be NULL
  * @nwait: the number of events to wait for; must be 0
  * @wait: the events to wait for; ignored
@@ -862,9 +898,10 @@ bool vnpu_initialized(struct vnpu_graph *g)
  * around each execution.
  *
  * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
- * _UNSUPPORTED_FEATURE for profiling or events, _INVALID_ARGUMENT for a
- * closed list, another context or a bad argument value (reason in the
- * build log), _UNINITIALIZED for a graph of the INITIALIZE stage not
+ * _UNSUPPORTED_FEATURE for events, _INVALID_ARGUMENT for a closed list,
+ * another context, a bad argument value or profiling query (reason in
+ * the build log), _INVALID_NULL_HANDLE for a profiling graph without a
+ * query, _UNINITIALIZED for a graph of the INITIALIZE stage not
  * initialized yet, _OUT_OF_HOST_MEMORY.
  */
 static ze_result_t g_append_exec(ze_command_list_handle_t hl,
@@ -882,10 +919,18 @@ static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 
 	if (!CHECK(l, M_LIST) || !GRAPH_OK(h))
 		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-	if (prof || sig || nwait)
+	if (sig || nwait)
 		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
 	if (l->closed || l->ctx != g->ctx)
 		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	if (g->profiling && !prof) {
+		vnpu_warn("vnpu: AppendGraphExecute of a profiling graph without a profiling query");
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	}
+	if (prof && !vnpu_prof_query_of(prof, g)) {
+		vnpu_warn("vnpu: AppendGraphExecute: the profiling query is not one of a pool of this graph");
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	}
 	if (vnpu_dev.init_stage == NPR_ZE_GRAPH_STAGE_INITIALIZE &&
 	    !vnpu_initialized(g)) {
 		vnpu_warn("vnpu: AppendGraphExecute before GraphInitialize (the graph asks for the INITIALIZE stage)");
@@ -961,6 +1006,7 @@ static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 		free(state);
 		return r;
 	}
+	trace_args(g);
 	pthread_mutex_lock(&g->lock);
 	g->users++;
 	pthread_mutex_unlock(&g->lock);
@@ -969,6 +1015,7 @@ static ze_result_t g_append_exec(ze_command_list_handle_t hl,
 	cmd->init = false;
 	cmd->req = rc.req;
 	cmd->state = state;
+	cmd->query = prof;
 	return ZE_RESULT_SUCCESS;
 }
 

@@ -216,6 +216,8 @@ static ze_result_t run_graph(struct vnpu_context *c, struct vnpu_cmd *cmd)
 		err = npr_ioctl(cmd->graph->fd, NPR_IOCTL_INFER, &inf);
 	if (!err)
 		err = state_copy(cmd, true);
+	if (!err && cmd->query)
+		vnpu_prof_collect(cmd);
 	if (err) {
 		vnpu_warn("vnpu: graph execution failed: %s",
 			npr_last_error());
@@ -268,9 +270,9 @@ static void *device_thread(void *arg)
  * vnpu_queue_create() - zeCommandQueueCreate
  * @h: the context
  * @d: the device
- * @desc: the queue descriptor: ordinal and index 0; its mode and priority
- *        are ignored; a chained NPU command-queue extension descriptor sets
- *        turbo
+ * @desc: the queue descriptor: ordinal and index 0; its mode is ignored,
+ *        its priority (normal, low or high) recorded; a chained NPU
+ *        command-queue extension descriptor sets turbo
  * @out: out: the new queue
  *
  * Each queue starts a device thread that runs the submitted lists in
@@ -278,7 +280,8 @@ static void *device_thread(void *arg)
  *
  * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
  * _INVALID_NULL_POINTER, _INVALID_ARGUMENT for another ordinal or index,
- * _OUT_OF_HOST_MEMORY (also if the thread cannot be started).
+ * _INVALID_ENUMERATION for another priority, _OUT_OF_HOST_MEMORY (also if
+ * the thread cannot be started).
  */
 ze_result_t vnpu_queue_create(ze_context_handle_t h,
 				     ze_device_handle_t d,
@@ -288,6 +291,7 @@ ze_result_t vnpu_queue_create(ze_context_handle_t h,
 	struct vnpu_context *c = vnpu_ctx_of(h, false);
 	const struct npr_ze_command_queue_desc_npu *ext;
 	struct vnpu_queue *q;
+	const char *prio;
 
 	if (!c || !vnpu_dev_ok(d, false))
 		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -295,6 +299,15 @@ ze_result_t vnpu_queue_create(ze_context_handle_t h,
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	if (desc->ordinal || desc->index)
 		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	switch (desc->priority) {
+	case ZE_COMMAND_QUEUE_PRIORITY_NORMAL: prio = "normal"; break;
+	case ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_LOW: prio = "low"; break;
+	case ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_HIGH: prio = "high"; break;
+	default:
+		vnpu_warn("zeCommandQueueCreate: priority %d is none of normal, low and high",
+			  desc->priority);
+		return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+	}
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
@@ -304,7 +317,7 @@ ze_result_t vnpu_queue_create(ze_context_handle_t h,
 	for (ext = desc->pNext; ext; ext = ext->pNext)
 		if (ext->stype == NPR_ZE_STYPE_COMMAND_QUEUE_DESC_NPU)
 			q->turbo = ext->turbo;
-	vnpu_trace("queue turbo=%d", q->turbo);
+	vnpu_trace("queue turbo=%d priority=%s", q->turbo, prio);
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->cond, NULL);
 	if (pthread_create(&q->thread, NULL, device_thread, q)) {
@@ -319,7 +332,8 @@ ze_result_t vnpu_queue_create(ze_context_handle_t h,
  * cq_workload() - zeCommandQueueSetWorkloadType (NPU command-queue
  * extension pfnSetWorkloadType)
  * @h: the queue (loader-wrapped)
- * @type: 0 or 1; stored, it changes nothing
+ * @type: 0 (default) or 1 (background); stored and traced ("workload
+ *        type=N"), it changes nothing else
  *
  * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
  * _INVALID_ENUMERATION for another type.
@@ -333,6 +347,7 @@ static ze_result_t cq_workload(ze_command_queue_handle_t h, uint32_t type)
 	if (type > 1)
 		return ZE_RESULT_ERROR_INVALID_ENUMERATION;
 	q->workload = type;
+	vnpu_trace("workload type=%u", type);
 	return ZE_RESULT_SUCCESS;
 }
 

@@ -24,6 +24,7 @@
  *                             NPU driver's
  *
  * Read when the loader initialises the driver:
+ *   VNPU_DEVICES=N            N NPUs (1 to 4) instead of one
  *   VNPU_GRAPH_VERSION=N      the graph extension is 1.N (0: none), like an
  *                             older driver; the slots of later versions
  *                             refuse every call
@@ -50,6 +51,9 @@
 #define VNPU_API	__attribute__((visibility("default")))
 
 struct vnpu_device vnpu_dev = { .magic = 1 };
+/* VNPU_DEVICES: vnpu_dev, then these */
+static struct vnpu_device vnpu_more[VNPU_MAX_DEVICES - 1];
+static uint32_t vnpu_ndev = 1;
 int vnpu_drv;		/* the driver handle points here */
 pthread_mutex_t vnpu_mem_lock = PTHREAD_MUTEX_INITIALIZER;
 struct vnpu_alloc *vnpu_allocs;
@@ -157,19 +161,32 @@ struct vnpu_context *vnpu_ctx_of(ze_context_handle_t h, bool ext)
 	return CHECK(c, M_CONTEXT) ? c : NULL;
 }
 
+/* The vnpu device behind a driver handle, or NULL. */
+static struct vnpu_device *device_of(void *d)
+{
+	uint32_t i;
+
+	if (d == (void *)&vnpu_dev)
+		return &vnpu_dev;
+	for (i = 1; i < vnpu_ndev; i++)
+		if (d == (void *)&vnpu_more[i - 1])
+			return &vnpu_more[i - 1];
+	return NULL;
+}
+
 /**
- * vnpu_dev_ok() - whether a device handle is the vnpu device
+ * vnpu_dev_ok() - whether a device handle is a vnpu device
  * @h: a device handle
  * @ext: true if @h came through an extension call (loader-wrapped, see
  *       vnpu_translate())
  *
- * Return: true if @h is the one device vnpu reports.
+ * Return: true if @h is one of the devices vnpu reports (VNPU_DEVICES).
  */
 bool vnpu_dev_ok(ze_device_handle_t h, bool ext)
 {
 	void *d = ext ? vnpu_translate(ZEL_HANDLE_DEVICE, h) : (void *)h;
 
-	return d == (void *)&vnpu_dev;
+	return device_of(d) != NULL;
 }
 
 /**
@@ -230,6 +247,32 @@ static void pick_mode(void)
 	vnpu_graph_version(vnpu_dev.graph_minor);
 }
 
+/*
+ * VNPU_DEVICES=N: N NPUs (1 to VNPU_MAX_DEVICES), alike but for their
+ * index, which their PCI bus, UUID and name carry.
+ */
+static void pick_devices(void)
+{
+	const char *s = getenv("VNPU_DEVICES");
+	char *end = NULL;
+	long n = 1;
+	uint32_t i;
+
+	if (s && *s) {
+		n = strtol(s, &end, 10);
+		if (*end || n < 1 || n > VNPU_MAX_DEVICES) {
+			fprintf(stderr, "vnpu: VNPU_DEVICES=%s: not 1 to %d; presenting one\n",
+				s, VNPU_MAX_DEVICES);
+			n = 1;
+		}
+	}
+	for (i = 1; i < (uint32_t)n; i++) {
+		vnpu_more[i - 1] = vnpu_dev;
+		vnpu_more[i - 1].index = i;
+	}
+	vnpu_ndev = (uint32_t)n;
+}
+
 static void pick_platform(void)
 {
 	const char *p = getenv("VNPU_PLATFORM");
@@ -244,6 +287,7 @@ static void pick_platform(void)
 		vnpu_dev.tiles = 2;
 	}
 	pick_mode();
+	pick_devices();
 }
 
 /**
@@ -355,7 +399,8 @@ static ze_result_t vnpu_driver_ipc(ze_driver_handle_t d,
  *
  * The graph extension under its base name at the version presented
  * (VNPU_GRAPH_VERSION, default 1.8) and as _1_2 ... _1_N, then the NPU
- * command-queue extension; no graph extension for VNPU_GRAPH_VERSION=0.
+ * command-queue extension and the graph profiling extension (1.0); no
+ * graph extension for VNPU_GRAPH_VERSION=0.
  *
  * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
  * _INVALID_NULL_POINTER.
@@ -370,7 +415,7 @@ static ze_result_t vnpu_driver_ext_props(ze_driver_handle_t d, uint32_t *count,
 	if (!count)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	n = top;	/* base name + _1_2 .. _1_top */
-	n++;	/* then the NPU command-queue extension */
+	n += 2;	/* then the NPU command-queue and profiling extensions */
 	if (!*count || !p) {
 		*count = n;
 		return ZE_RESULT_SUCCESS;
@@ -378,6 +423,10 @@ static ze_result_t vnpu_driver_ext_props(ze_driver_handle_t d, uint32_t *count,
 	for (i = 0; i < n && i < *count; i++) {
 		memset(&p[i], 0, sizeof(p[i]));
 		if (i == n - 1) {
+			snprintf(p[i].name, sizeof(p[i].name), "%s",
+				 NPR_ZE_PROFILING_EXT_NAME);
+			p[i].version = NPR_ZE_PROFILING_VERSION_1_0;
+		} else if (i == n - 2) {
 			snprintf(p[i].name, sizeof(p[i].name), "%s",
 				 NPR_ZE_CQ_NPU_EXT_NAME);
 			p[i].version = NPR_ZE_CQ_NPU_VERSION_1_0;
@@ -416,6 +465,10 @@ static ze_result_t vnpu_driver_ext_fn(ze_driver_handle_t d, const char *name,
 		*fn = (void *)&vnpu_cq_npu_ddi;
 		return ZE_RESULT_SUCCESS;
 	}
+	if (!strcmp(name, NPR_ZE_PROFILING_EXT_NAME)) {
+		*fn = (void *)&vnpu_prof_ddi;
+		return ZE_RESULT_SUCCESS;
+	}
 	if (!strstr(name, NPR_ZE_GRAPH_EXT_NAME))
 		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
 	*fn = (void *)&vnpu_graph_ddi;
@@ -425,10 +478,10 @@ static ze_result_t vnpu_driver_ext_fn(ze_driver_handle_t d, const char *name,
 /* ---- device ------------------------------------------------------------ */
 
 /**
- * vnpu_device_get() - zeDeviceGet: the one NPU
+ * vnpu_device_get() - zeDeviceGet: the NPUs (one, or VNPU_DEVICES)
  * @d: the driver
- * @count: in: room in @out (0: count only); out: 1
- * @out: out: the device handle, or NULL
+ * @count: in: room in @out (0: count only); out: the number listed
+ * @out: out: the device handles, or NULL
  *
  * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
  * _INVALID_NULL_POINTER.
@@ -436,13 +489,20 @@ static ze_result_t vnpu_driver_ext_fn(ze_driver_handle_t d, const char *name,
 static ze_result_t vnpu_device_get(ze_driver_handle_t d, uint32_t *count,
 				   ze_device_handle_t *out)
 {
+	uint32_t i;
+
 	if (d != (void *)&vnpu_drv)
 		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	if (!count)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-	if (*count && out)
-		out[0] = (ze_device_handle_t)&vnpu_dev;
-	*count = 1;
+	if (!*count || !out) {
+		*count = vnpu_ndev;
+		return ZE_RESULT_SUCCESS;
+	}
+	for (i = 0; i < vnpu_ndev && i < *count; i++)
+		out[i] = i ? (ze_device_handle_t)&vnpu_more[i - 1] :
+			     (ze_device_handle_t)&vnpu_dev;
+	*count = i;
 	return ZE_RESULT_SUCCESS;
 }
 
@@ -469,9 +529,11 @@ static ze_result_t vnpu_device_sub(ze_device_handle_t d, uint32_t *count,
 /**
  * vnpu_device_props() - zeDeviceGetProperties
  * @d: the device
- * @p: out: a VPU with the platform's PCI id, the NPU device UUID, the
- *     tiles as slices, the clock in Hz as the NPU plugin's GOPS formula
- *     expects; name "vnpu software NPU <platform> (npuring)"
+ * @p: out: a VPU with the platform's PCI id, the NPU device UUID (its
+ *     last byte plus the device's index), the tiles as slices, the clock
+ *     in Hz as the NPU plugin's GOPS formula expects; name "vnpu software
+ *     NPU <platform> (npuring)", " #<index>" added after the platform for
+ *     every device but the first
  *
  * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
  * _INVALID_NULL_POINTER.
@@ -480,8 +542,10 @@ static ze_result_t vnpu_device_props(ze_device_handle_t d,
 				     ze_device_properties_t *p)
 {
 	static const uint8_t uuid[16] = NPR_ZE_NPU_DEVICE_UUID;
+	struct vnpu_device *dv = device_of(d);
+	char idx[16] = "";
 
-	if (!vnpu_dev_ok(d, false))
+	if (!dv)
 		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	if (!p)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -504,8 +568,11 @@ static ze_result_t vnpu_device_props(ze_device_handle_t d,
 	p->timestampValidBits = 64;
 	p->kernelTimestampValidBits = 0;
 	memcpy(p->uuid.id, uuid, sizeof(uuid));
+	p->uuid.id[15] = (uint8_t)(p->uuid.id[15] + dv->index);
+	if (dv->index)
+		snprintf(idx, sizeof(idx), " #%u", dv->index);
 	snprintf(p->name, sizeof(p->name),
-		 "vnpu software NPU %s (npuring)", vnpu_dev.platform);
+		 "vnpu software NPU %s%s (npuring)", vnpu_dev.platform, idx);
 	return ZE_RESULT_SUCCESS;
 }
 
@@ -539,7 +606,8 @@ static ze_result_t vnpu_device_queue_groups(ze_device_handle_t d,
  * vnpu_device_pci() - zeDevicePciGetPropertiesExt
  * @d: the device
  * @p: out: address 0000:00:0b.0, where the NPU sits on Meteor Lake and
- *     Lunar Lake; link speed unknown (-1)
+ *     Lunar Lake (the bus is the device's index: 0000:01:0b.0 for the
+ *     second of VNPU_DEVICES); link speed unknown (-1)
  *
  * Return: ZE_RESULT_SUCCESS, ZE_RESULT_ERROR_INVALID_NULL_HANDLE or
  * _INVALID_NULL_POINTER.
@@ -547,12 +615,14 @@ static ze_result_t vnpu_device_queue_groups(ze_device_handle_t d,
 static ze_result_t vnpu_device_pci(ze_device_handle_t d,
 				   ze_pci_ext_properties_t *p)
 {
-	if (!vnpu_dev_ok(d, false))
+	struct vnpu_device *dv = device_of(d);
+
+	if (!dv)
 		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 	if (!p)
 		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 	p->address.domain = 0;
-	p->address.bus = 0;
+	p->address.bus = dv->index;
 	p->address.device = 0x0b;
 	p->address.function = 0;
 	p->maxSpeed.genVersion = -1;

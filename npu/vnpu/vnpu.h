@@ -38,6 +38,8 @@ enum vnpu_magic {
 	M_FENCE,
 	M_GRAPH,
 	M_QUERY,
+	M_PROF_POOL,
+	M_PROF_QUERY,
 };
 
 /*
@@ -46,8 +48,12 @@ enum vnpu_magic {
  */
 #define VNPU_GRAPH_NEWEST	8
 
+/* NPUs vnpu can present (VNPU_DEVICES): all alike but for the index. */
+#define VNPU_MAX_DEVICES	4
+
 struct vnpu_device {
 	int magic;
+	uint32_t index;		/* 0 .. VNPU_DEVICES - 1 */
 	uint32_t pci_id;
 	const char *platform;
 	uint32_t tiles;
@@ -102,13 +108,31 @@ struct vnpu_graph {
 	uint8_t *blob;
 	size_t blob_size;
 	bool initialized;
+	bool profiling;		/* created with ENABLE_PROFILING */
 	int users;		/* recorded executes that use it */
+};
+
+/* profile.c: a graph's pool of profiling queries, and one query */
+struct vnpu_prof_pool {
+	int magic;
+	struct vnpu_graph *graph;
+	uint32_t count;
+	int queries;		/* live queries of the pool */
+};
+
+struct vnpu_prof_query {
+	int magic;
+	struct vnpu_prof_pool *pool;
+	pthread_mutex_t lock;
+	uint32_t nrec;		/* the last execution's records, or 0 */
+	struct npr_ze_profiling_layer_info *rec;
 };
 
 struct vnpu_cmd {
 	struct vnpu_graph *graph;
 	bool init;		/* AppendGraphInitialize, not an execute */
 	uint32_t req;		/* a request bound to the snapshot */
+	struct vnpu_prof_query *query;	/* its profiling query, or NULL */
 	void **state;		/* per variable: read_value, assign buffers */
 };
 
@@ -160,7 +184,7 @@ struct vnpu_query {
 #define CHECK(obj, m)	((obj) && (obj)->magic == (m))
 
 /* vnpu.c */
-extern struct vnpu_device vnpu_dev;
+extern struct vnpu_device vnpu_dev;	/* the first; the others copy it */
 extern int vnpu_drv;
 extern pthread_mutex_t vnpu_mem_lock;
 extern struct vnpu_alloc *vnpu_allocs;
@@ -208,5 +232,10 @@ void vnpu_graph_version(uint32_t minor);
 ze_result_t vnpu_run_init(struct vnpu_cmd *cmd);
 bool vnpu_initialized(struct vnpu_graph *g);
 extern const struct npr_ze_command_queue_npu_ddi vnpu_cq_npu_ddi;
+
+/* profile.c: the graph profiling extension */
+extern const struct npr_ze_graph_profiling_ddi vnpu_prof_ddi;
+struct vnpu_prof_query *vnpu_prof_query_of(void *h, struct vnpu_graph *g);
+void vnpu_prof_collect(struct vnpu_cmd *cmd);
 
 #endif /* VNPU_H */

@@ -6,7 +6,7 @@ import errno
 import os
 
 from . import uapi
-from ._lib import Error, fail, ioctl, lib, try_ioctl
+from ._lib import Error, backends, fail, ioctl, lib, try_ioctl
 
 try:
     import numpy as np
@@ -695,9 +695,6 @@ class CompiledModel(_Ports, _Props):
             len(self.inputs), len(self.outputs), self.device.name)
 
 
-_PROBE = ("cpu", "npu", "null")
-
-
 class Core:
     """OpenVINO-style entry point: opens devices by name on demand and
     keeps them open until close()."""
@@ -724,9 +721,10 @@ class Core:
     @property
     def available_devices(self):
         """The names of the devices that open, upper case as OpenVINO
-        spells them ("CPU", "NPU", "NULL")."""
+        spells them ("CPU", "NPU", "NULL"; "NPU.0", "NPU.1" for two
+        NPUs): every backend's AVAILABLE_DEVICES."""
         out = []
-        for name in _PROBE:
+        for name in backends():
             try:
                 dev = self._devices.get(name) or Device(name)
             except Error:

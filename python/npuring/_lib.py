@@ -51,7 +51,24 @@ def _load():
         lib.npr_version.restype = ctypes.c_char_p
     except AttributeError:
         pass		# a 0.1 library
+    try:
+        lib.npr_backend_at.argtypes = [ctypes.c_uint]
+        lib.npr_backend_at.restype = ctypes.c_char_p
+    except AttributeError:
+        pass		# before 0.3
     return lib
+
+
+def backends():
+    """The library's backends by name, in its order (npr_backend_at())."""
+    if not hasattr(lib, "npr_backend_at"):
+        return ["cpu", "npu", "null"]
+    out = []
+    while True:
+        b = lib.npr_backend_at(len(out))
+        if not b:
+            return out
+        out.append(b.decode())
 
 
 lib = _load()
