@@ -607,7 +607,8 @@ static void *worker(void *p)
 		if (j->sqe.deadline_ns && started > j->sqe.deadline_ns) {
 			if (drain)
 				r->drain_running = false;
-			complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED, started,
+			/* it never ran: no running time (started = finished) */
+			complete_locked(r, j, -ETIME, NPR_JOB_EXPIRED, 0,
 					EXPIRED_MSG);
 			if (r->head)
 				wake_locked(r, INT_MAX);
