@@ -543,6 +543,18 @@ struct compile_bounds {
 	int64_t lo[NPR_MAX_RANK], hi[NPR_MAX_RANK];
 };
 
+/* Hidden port @k is that of a variable that grows (a KV cache). */
+static bool grows(const struct npr_graph *g, int k, bool out)
+{
+	int i;
+
+	for (i = 0; i < g->nvars; i++)
+		if (g->vars[i].append_axis >= 0 &&
+		    (out ? g->vars[i].state_out : g->vars[i].state_in) == k)
+			return true;
+	return false;
+}
+
 static int make_ports(struct npr_exec *ex, const struct npr_graph *model,
 		      const struct npr_shape *over,
 		      const struct compile_bounds *bounds)
@@ -576,7 +588,8 @@ static int make_ports(struct npr_exec *ex, const struct npr_graph *model,
 		p->shape = g->vals[v].shape;
 		/* outputs may depend on input values (lib/passes/compile.c),
 		 * the caller's inputs may have dynamic dimensions */
-		if (!npr_shape_static(&p->shape) && hidden)
+		if (!npr_shape_static(&p->shape) && hidden &&
+		    !grows(g, k, out))
 			return npr_err(-EINVAL, "%s %s has no static shape",
 				       out ? "output" : "input", p->name);
 		for (j = 0; !out && j < p->shape.rank; j++) {
@@ -1090,7 +1103,7 @@ out:
  * *@out: one per input, rank -1 where none is given.
  */
 static int stateful_shapes(int ninputs, const struct npr_shape_arg *sa,
-			   uint32_t num, struct npr_shape **out)
+			   uint32_t num, bool dyn, struct npr_shape **out)
 {
 	struct npr_shape *s;
 	uint32_t i, j;
@@ -1114,7 +1127,8 @@ static int stateful_shapes(int ninputs, const struct npr_shape_arg *sa,
 			why = "a second shape for its input";
 		for (j = 0; !why && j < NPR_MAX_RANK; j++)
 			if (j >= sa[i].rank ? sa[i].dims[j] != 0 :
-			    sa[i].dims[j] < 0 || sa[i].dims[j] > (1LL << 31))
+			    sa[i].dims[j] < (dyn ? -1 : 0) ||
+			    sa[i].dims[j] > (1LL << 31))
 				why = "a dim out of range (or not 0 past the rank)";
 		if (why) {
 			free(s);
@@ -1146,11 +1160,14 @@ int npr_model_make_stateful_ioctl(struct npr_device *dev, void *arg)
 	uint32_t i;
 	int err;
 
-	err = npr_check_args(a->flags, 0, a->reserved);
+	err = npr_check_args(a->flags, NPR_MAKE_STATEFUL_PATTERN, a->reserved);
 	if (err)
 		return err;
 	if (!a->count || a->count > 1024 || !a->pairs)
 		return npr_err(-EINVAL, "MakeStateful: %u pairs (1 .. 1024, and a pointer)",
+			       a->count);
+	if ((a->flags & NPR_MAKE_STATEFUL_PATTERN) && a->count != 1)
+		return npr_err(-EINVAL, "MakeStateful: %u pairs of patterns, 1 expected",
 			       a->count);
 	if (a->num_shapes && !a->shapes)
 		return npr_err(-EINVAL, "MakeStateful: %u shapes without a pointer",
@@ -1176,9 +1193,16 @@ int npr_model_make_stateful_ioctl(struct npr_device *dev, void *arg)
 	if (m && a->num_shapes)
 		err = stateful_shapes(m->g->ninputs,
 				      (const void *)(uintptr_t)a->shapes,
-				      a->num_shapes, &over);
+				      a->num_shapes,
+				      a->flags & NPR_MAKE_STATEFUL_PATTERN,
+				      &over);
+	if (m && !err && (a->flags & NPR_MAKE_STATEFUL_PATTERN))
+		err = npr_make_stateful_pattern(m->g, names[0], names[1],
+						over);
+	else if (m && !err)
+		err = npr_make_stateful(m->g, names, (int)a->count, over,
+					false);
 	if (m && !err) {
-		err = npr_make_stateful(m->g, names, (int)a->count, over);
 		m->hashed = false;	/* another model now */
 		m->by_file = false;	/* not the files' any more */
 	}

@@ -282,6 +282,10 @@ void npr_request_destroy(struct npr_request *rq)
 	free(rq->own_out);
 	free(rq->cap_in);
 	free(rq->cap_out);
+	for (i = 0; rq->vs && i < rq->ex->g->nvars; i++)
+		free(rq->vs[i].buf);
+	free(rq->vs);
+	free(rq->pitch);
 	free(rq->in);
 	free(rq->out);
 	npr_exec_put(rq->ex);

@@ -169,6 +169,11 @@ struct npr_bo {
  * @deadline_ns: while npr_request_infer() runs, the CLOCK_MONOTONIC time
  *               by which the inference must end, 0 for none: a backend
  *               may stop at a node boundary past it with -ETIME.
+ * @vs: per variable of the compiled model, the storage of one that grows
+ *      (struct npr_variable @append_axis), else unused.
+ * @pitch: per input: 0 when @in[i] is dense; else @in[i] is a variable
+ *         kept with room to grow: @outer blocks of @in[i].nbytes /
+ *         @outer bytes each, @pitch bytes apart.
  */
 struct npr_request {
 	struct npr_exec *ex;
@@ -182,6 +187,31 @@ struct npr_request {
 	uint64_t deadline_ns;
 	size_t *cap_in, *cap_out;
 	uint64_t grown;
+	struct npr_var_store *vs;
+	struct npr_pitched *pitch;
+};
+
+/**
+ * struct npr_var_store - a request's copy of a variable that grows
+ * @buf: @outer blocks of @cap positions of @row bytes.
+ * @len: positions held, along the variable's append axis.
+ * @cap: positions reserved.
+ * @outer: product of the dimensions before the axis.
+ * @row: bytes of one position (the dimensions after the axis).
+ */
+struct npr_var_store {
+	void *buf;
+	int64_t len, cap;
+	size_t outer, row;
+};
+
+/**
+ * struct npr_pitched - an input held in blocks with room between them
+ * @pitch: bytes from one block's start to the next's; 0: dense.
+ * @outer: blocks.
+ */
+struct npr_pitched {
+	size_t pitch, outer;
 };
 
 /**

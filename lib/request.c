@@ -41,6 +41,131 @@ static struct npr_request *request_idle(struct npr_device *dev, uint32_t h,
 	return rq;
 }
 
+/* ---- variables that grow: a KV cache (struct npr_variable @append_axis) -- */
+
+/* The hidden input of variable @k describes @len positions of its store. */
+static void store_publish(struct npr_request *rq, int k)
+{
+	const struct npr_variable *v = &rq->ex->g->vars[k];
+	struct npr_var_store *vs = &rq->vs[k];
+	struct npr_tensor *t = &rq->in[v->state_in];
+
+	t->shape = v->shape;
+	t->shape.d[v->append_axis] = vs->len;
+	t->data = vs->buf;
+	t->nbytes = vs->outer * vs->len * vs->row;
+	rq->pitch[v->state_in].pitch = vs->cap * vs->row;
+	rq->pitch[v->state_in].outer = vs->outer;
+}
+
+/*
+ * Room for @need positions in variable @k's store: the capacity at least
+ * doubles, so appending a token at a time moves the cache O(log n) times.
+ */
+static int store_reserve(struct npr_request *rq, int k, int64_t need)
+{
+	struct npr_var_store *vs = &rq->vs[k];
+	int64_t cap = vs->cap * 2;
+	size_t o, from = vs->outer * vs->cap * vs->row, to;
+	char what[300];
+	void *buf;
+	int err;
+
+	if (need <= vs->cap)
+		return 0;
+	if (cap < need)
+		cap = need;
+	if (cap < 16)
+		cap = 16;
+	to = vs->outer * cap * vs->row;
+	snprintf(what, sizeof(what), "variable %.256s",
+		 rq->ex->g->vars[k].id);
+	err = npr_request_grow(rq, from, to, what);
+	if (err)
+		return err;
+	buf = npr_alloc(to ? to : 1);
+	if (!buf)
+		return -ENOMEM;
+	for (o = 0; o < vs->outer && vs->len; o++)
+		memcpy((char *)buf + o * cap * vs->row,
+		       (char *)vs->buf + o * vs->cap * vs->row,
+		       vs->len * vs->row);
+	free(vs->buf);
+	vs->buf = buf;
+	vs->cap = cap;
+	return 0;
+}
+
+/* Copy between the store of variable @k and dense memory @d, @len positions. */
+static void store_copy(struct npr_request *rq, int k, void *d, int64_t len,
+		       bool out)
+{
+	struct npr_var_store *vs = &rq->vs[k];
+	size_t o, blk = len * vs->row;
+
+	for (o = 0; o < vs->outer && blk; o++) {
+		char *st = (char *)vs->buf + o * vs->cap * vs->row;
+
+		if (out)
+			memcpy((char *)d + o * blk, st, blk);
+		else
+			memcpy(st, (const char *)d + o * blk, blk);
+	}
+}
+
+/* After an inference: append the new part the Assign computed. */
+static int store_append(struct npr_request *rq, int k)
+{
+	const struct npr_variable *v = &rq->ex->g->vars[k];
+	const struct npr_tensor *x = &rq->out[v->state_out];
+	struct npr_var_store *vs = &rq->vs[k];
+	int64_t add = x->shape.d[v->append_axis];
+	size_t o, blk = add * vs->row;
+	int err;
+
+	err = store_reserve(rq, k, vs->len + add);
+	if (err)
+		return err;
+	for (o = 0; o < vs->outer && blk; o++)
+		memcpy((char *)vs->buf + (o * vs->cap + vs->len) * vs->row,
+		       (const char *)x->data + o * blk, blk);
+	vs->len += add;
+	store_publish(rq, k);
+	return 0;
+}
+
+/* The stores of a request whose model has variables that grow. */
+static int store_init(struct npr_request *rq)
+{
+	const struct npr_graph *g = rq->ex->g;
+	int i, j, any = 0;
+
+	for (i = 0; i < g->nvars; i++)
+		any |= g->vars[i].append_axis >= 0;
+	if (!any)
+		return 0;
+	rq->vs = calloc(g->nvars, sizeof(*rq->vs));
+	rq->pitch = calloc(rq->ex->nin + 1, sizeof(*rq->pitch));
+	if (!rq->vs || !rq->pitch)
+		return -ENOMEM;
+	for (i = 0; i < g->nvars; i++) {
+		const struct npr_variable *v = &g->vars[i];
+
+		if (v->append_axis < 0)
+			continue;
+		rq->vs[i].outer = 1;
+		rq->vs[i].row = npr_elem_size(v->type);
+		for (j = 0; j < v->shape.rank; j++) {
+			if (j < v->append_axis)
+				rq->vs[i].outer *= v->shape.d[j];
+			else if (j > v->append_axis)
+				rq->vs[i].row *= v->shape.d[j];
+		}
+		store_publish(rq, i);
+	}
+	return 0;
+}
+
 /* Variable @k (all when -1) back to its initial value. */
 static void state_reset(struct npr_request *rq, int k)
 {
@@ -52,28 +177,83 @@ static void state_reset(struct npr_request *rq, int k)
 
 		if (k >= 0 && i != k)
 			continue;
+		if (v->append_axis >= 0) {
+			rq->vs[i].len = 0;
+			store_publish(rq, i);
+			continue;
+		}
 		memset(rq->in[v->state_in].data, 0, rq->in[v->state_in].nbytes);
 		if (v->valid_in >= 0)
 			*(uint8_t *)rq->in[v->valid_in].data = 0;
 	}
 }
 
-/* After a successful inference: keep what each Assign computed. */
-static void state_commit(struct npr_request *rq)
+/*
+ * After a successful inference: keep what each Assign computed.  A
+ * variable that grows appends; one that cannot grow (its memory over
+ * NPR_MAX_MODEL_MEMORY_MB) fails the inference with the others kept.
+ */
+static int state_commit(struct npr_request *rq)
 {
 	const struct npr_graph *g = rq->ex->g;
-	int i;
+	int i, err = 0;
 
 	for (i = 0; i < g->nvars; i++) {
 		const struct npr_variable *v = &g->vars[i];
 
 		if (v->state_out < 0)
 			continue;
+		if (v->append_axis >= 0) {
+			int e = store_append(rq, i);
+
+			if (e && !err)
+				err = e;
+			continue;
+		}
 		memcpy(rq->in[v->state_in].data, rq->out[v->state_out].data,
 		       rq->in[v->state_in].nbytes);
 		if (v->valid_in >= 0)
 			*(uint8_t *)rq->in[v->valid_in].data = 1;
 	}
+	return err;
+}
+
+/* SET (or, @trunc, SET with NPR_STATE_TRUNCATE) of a variable that grows. */
+static int store_set(struct npr_request *rq, int k, struct npr_state_arg *a,
+		     bool trunc)
+{
+	const struct npr_variable *v = &rq->ex->g->vars[k];
+	struct npr_var_store *vs = &rq->vs[k];
+	int64_t len = a->dims[v->append_axis];
+	size_t bytes;
+	int i, err;
+
+	for (i = 0; i < v->shape.rank; i++)
+		if (i != v->append_axis && a->dims[i] != v->shape.d[i])
+			return npr_err(-EINVAL, "variable %s: dimension %d is %lld, not %lld",
+				       v->id, i, (long long)v->shape.d[i],
+				       (long long)a->dims[i]);
+	if (len < 0 || len > (1LL << 31) || (trunc && len > vs->len))
+		return npr_err(-EINVAL, "variable %s: length %lld along dimension %d (%s %lld)",
+			       v->id, (long long)len, v->append_axis,
+			       trunc ? "it holds" : "at most",
+			       trunc ? (long long)vs->len : 1LL << 31);
+	if (trunc) {
+		vs->len = len;
+		store_publish(rq, k);
+		return 0;
+	}
+	bytes = vs->outer * len * vs->row;
+	if ((!a->data && bytes) || a->bytes != bytes)
+		return npr_err(-EINVAL, "variable %s: %zu bytes expected, got %llu",
+			       v->id, bytes, (unsigned long long)a->bytes);
+	err = store_reserve(rq, k, len);
+	if (err)
+		return err;
+	store_copy(rq, k, (void *)(uintptr_t)a->data, len, false);
+	vs->len = len;
+	store_publish(rq, k);
+	return 0;
 }
 
 /**
@@ -95,6 +275,7 @@ int npr_request_state(struct npr_request *rq, struct npr_state_arg *a,
 	const struct npr_variable *v;
 	const struct npr_graph *g;
 	struct npr_tensor *t;
+	bool grows;
 	int i;
 
 	g = rq->ex->g;
@@ -109,6 +290,7 @@ int npr_request_state(struct npr_request *rq, struct npr_state_arg *a,
 			       a->index, g->nvars);
 	v = &g->vars[a->index];
 	t = &rq->in[v->state_in];
+	grows = v->append_axis >= 0;
 	switch (nr) {
 	case _IOC_NR(NPR_IOCTL_STATE_INFO):
 		a->elem_type = v->type;
@@ -121,13 +303,16 @@ int npr_request_state(struct npr_request *rq, struct npr_state_arg *a,
 		a->elem_type = v->type;
 		a->rank = v->shape.rank;
 		for (i = 0; i < NPR_MAX_RANK; i++)
-			a->dims[i] = i < v->shape.rank ? v->shape.d[i] : 0;
-		if (!a->data || a->bytes < t->nbytes) {
+			a->dims[i] = i < t->shape.rank ? t->shape.d[i] : 0;
+		if ((!a->data && t->nbytes) || a->bytes < t->nbytes) {
 			a->bytes = t->nbytes;
 			return npr_err(-EMSGSIZE, "variable %s: %zu bytes needed",
 				       v->id, t->nbytes);
 		}
-		if (v->valid_in >= 0 &&
+		if (grows) {
+			store_copy(rq, a->index, (void *)(uintptr_t)a->data,
+				   rq->vs[a->index].len, true);
+		} else if (v->valid_in >= 0 &&
 		    !*(uint8_t *)rq->in[v->valid_in].data) {
 			const struct npr_value *init =
 				&g->vals[g->nodes[v->read_node].in[2]];
@@ -147,6 +332,12 @@ int npr_request_state(struct npr_request *rq, struct npr_state_arg *a,
 			return npr_err(-EINVAL, "variable %s is %s of rank %d",
 				       v->id, npr_elem_name(v->type),
 				       v->shape.rank);
+		if (grows)
+			return store_set(rq, a->index, a,
+					 a->flags & NPR_STATE_TRUNCATE);
+		if (a->flags & NPR_STATE_TRUNCATE)
+			return npr_err(-EINVAL, "variable %s has no dynamic dimension to truncate",
+				       v->id);
 		for (i = 0; i < v->shape.rank; i++)
 			if (a->dims[i] != v->shape.d[i])
 				return npr_err(-EINVAL, "variable %s: dimension %d is %lld, not %lld",
@@ -174,7 +365,8 @@ static int state_ioctl(struct npr_device *dev, void *arg, unsigned long cmd)
 	int err;
 
 	err = npr_check_flags(a->flags, cmd == NPR_IOCTL_STATE_RESET ?
-			      NPR_STATE_RESET_ALL : 0);
+			      NPR_STATE_RESET_ALL : cmd == NPR_IOCTL_STATE_SET ?
+			      NPR_STATE_TRUNCATE : 0);
 	if (err)
 		return err;
 	rq = request_idle(dev, a->req, &err);
@@ -639,6 +831,9 @@ int npr_request_create_ioctl(struct npr_device *dev, void *arg)
 		else
 			rq->cap_in[k] = p->bytes;
 	}
+	err = store_init(rq);
+	if (err)
+		goto fail;
 	state_reset(rq, -1);
 	if (ex->props.profiling) {
 		rq->prof = calloc(ex->g->nnodes ? ex->g->nnodes : 1,
@@ -869,7 +1064,7 @@ int npr_request_infer(struct npr_request *rq, uint64_t deadline_ns)
 			      (unsigned long long)(end - deadline_ns) / 1000);
 out:
 	if (!err)
-		state_commit(rq);
+		err = state_commit(rq);
 	return err;
 }
 

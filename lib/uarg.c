@@ -217,6 +217,8 @@ int npr_uarg_job_in(const struct npr_uarg_job *ja, const void *uarg,
 	default:
 		return npr_check_flags(st->flags,
 				       ja->cmd == NPR_IOCTL_STATE_RESET ?
-				       NPR_STATE_RESET_ALL : 0);
+				       NPR_STATE_RESET_ALL :
+				       ja->cmd == NPR_IOCTL_STATE_SET ?
+				       NPR_STATE_TRUNCATE : 0);
 	}
 }

@@ -40,6 +40,7 @@
 #include "plan.h"
 #include "profile.h"
 #include "signature.h"
+#include "state.h"
 
 static int cpu_probe(struct npr_device *dev, int index)
 {
@@ -106,6 +107,7 @@ void npr_cpu_plan_free(struct npr_exec *ex, struct ref_exec *re)
 	free(re->gslot);
 	free(re->steps);
 	free(re->off);
+	free(re->cat);
 	free(re);
 }
 
@@ -263,7 +265,8 @@ int npr_cpu_plan_graph(struct npr_exec *ex, struct ref_exec *re)
 					  SIZE_MAX : re->arena_bytes + bytes;
 		}
 	}
-	return npr_cpu_plan_arena(ex, re);
+	err = npr_cpu_plan_arena(ex, re);
+	return err ? err : npr_cpu_plan_state(ex, re);
 nomem:
 	return -ENOMEM;
 }
@@ -483,6 +486,9 @@ static int run_step(struct npr_request *rq, struct ref_exec *re,
 	bool first = b0 == 0 || !nb;
 	int j, err;
 
+	if (re->cat && re->cat[i] >= 0 && rq->pitch &&
+	    rq->pitch[re->cat[i]].pitch)
+		return npr_cpu_state_concat(rq, re, rr, i);
 	if (f == &npr_cpu_noop_mark) {
 		if (rq->prof)
 			rq->prof[re->steps[i]].fused = true;
@@ -563,6 +569,17 @@ int npr_cpu_run(struct npr_request *rq, struct ref_exec *re,
 
 		if (re->off[v] == SIZE_MAX)
 			continue;	/* input no output depends on */
+		/* a variable that grows: in blocks with room between */
+		if (rq->pitch && rq->pitch[i].pitch) {
+			if (npr_cpu_state_in_place(re, i)) {
+				t->data = rq->in[i].data;
+			} else {
+				t->data = (char *)rr->arena + re->off[v];
+				npr_cpu_state_gather(t->data, &rq->in[i],
+						     &rq->pitch[i]);
+			}
+			continue;
+		}
 		/*
 		 * The request's own buffer (64-byte aligned, padded like an
 		 * arena slot) in the compute type is read in place: no step

@@ -665,6 +665,7 @@ TEST(info_help)
 
 static const char *const all_tools[] = {
 	"npr-run", "npr-compile", "npr-cache", "npr-info", "npr-bench",
+	"npr-generate",
 };
 #define NTOOLS	(int)(sizeof(all_tools) / sizeof(all_tools[0]))
 

@@ -702,7 +702,7 @@ _Static_assert(sizeof(struct npr_get_error) == 32, "npr_get_error ABI");
  * the variables of a request of a stateful model
  * @size: In. sizeof(struct npr_state_arg).
  * @flags: In. RESET: NPR_STATE_RESET_ALL resets every variable (@index
- *         is then ignored); 0 elsewhere.
+ *         is then ignored); SET: NPR_STATE_TRUNCATE; 0 elsewhere.
  * @req: In. Request handle.
  * @index: In. Variable index, below @count (-ENOENT otherwise: walk
  *         STATE_INFO from 0 until -ENOENT to list the variables).
@@ -724,6 +724,14 @@ _Static_assert(sizeof(struct npr_get_error) == 32, "npr_get_error ABI");
  * value (zeros when it has none); each successful INFER stores what the
  * variable's Assign computed.  SET replaces the value used by the next
  * inference.  None of these may run while the request is inferring.
+ *
+ * A variable with a dynamic dimension (NPR_MAKE_STATEFUL_PATTERN: a KV
+ * cache) reports -1 there in INFO's @dims and its current length in
+ * GET's; SET takes any length there (the others must be equal), RESET
+ * empties it.  SET with NPR_STATE_TRUNCATE keeps the first @dims[axis]
+ * positions along that dimension, at most the current length (rolling
+ * back rejected tokens): @dims is the new shape, @data and @bytes are
+ * ignored; -EINVAL for a variable without a dynamic dimension.
  */
 struct npr_state_arg {
 	__u32 size;
@@ -742,6 +750,7 @@ struct npr_state_arg {
 _Static_assert(sizeof(struct npr_state_arg) == 120, "npr_state_arg ABI");
 
 #define NPR_STATE_RESET_ALL	(1U << 0)
+#define NPR_STATE_TRUNCATE	(1U << 1)
 
 /**
  * struct npr_export - NPR_IOCTL_EXPORT: a compiled model as a blob
@@ -984,10 +993,16 @@ _Static_assert(sizeof(struct npr_state_pair) == 16, "npr_state_pair ABI");
  * inputs and outputs of a model into variables
  * @size: In. sizeof(struct npr_make_stateful); 24 (without @shapes,
  *        @num_shapes and @reserved) is accepted too.
- * @flags: In. Must be 0.
+ * @flags: In. 0 or NPR_MAKE_STATEFUL_PATTERN.
  * @model: In. Model handle; changed in place.
- * @count: In. Entries in @pairs, 1 .. 1024.
- * @pairs: In. Pointer to @count struct npr_state_pair.
+ * @count: In. Entries in @pairs, 1 .. 1024; 1 with
+ *         NPR_MAKE_STATEFUL_PATTERN.
+ * @pairs: In. Pointer to @count struct npr_state_pair.  With
+ *         NPR_MAKE_STATEFUL_PATTERN one pair of name patterns, each with
+ *         exactly one '*' standing for a non-empty string:
+ *         "past_key_values.*" and "present.*" pair every input
+ *         past_key_values.X with the output present.X (-ENOENT when no
+ *         input matches or a matching input has no such output).
  * @shapes: In. Pointer to @num_shapes struct npr_shape_arg, or 0: input
  *          shapes as NPR_IOCTL_COMPILE takes them (indexes of the model's
  *          inputs before this call).  A pair's input takes its shape, so
@@ -1003,6 +1018,17 @@ _Static_assert(sizeof(struct npr_state_pair) == 16, "npr_state_pair ABI");
  * the same element type and shape, and the input's shape (declared or
  * given in @shapes) must be static (-EINVAL otherwise).  Nothing changes
  * unless every pair is valid.
+ *
+ * NPR_MAKE_STATEFUL_PATTERN is the stateful conversion of a language
+ * model's KV cache (as OpenVINO's of optimum exports): the pairs are
+ * found by name and the variables keep their dynamic dimensions, but a
+ * dynamic first one (the batch), which is 1 unless @shapes gives it
+ * (dims of @shapes may then be -1: dynamic).  COMPILE requires each such
+ * variable to have one dynamic dimension left and its output to append
+ * to it, present = Concat(past, new) along that dimension: each INFER
+ * then appends the new part to the request's copy in storage reserved
+ * ahead (grown geometrically), and STATE_SET with NPR_STATE_TRUNCATE
+ * shortens it.  The variable starts empty (0 along that dimension).
  */
 struct npr_make_stateful {
 	__u32 size;
@@ -1015,6 +1041,8 @@ struct npr_make_stateful {
 	__u32 reserved;
 };
 _Static_assert(sizeof(struct npr_make_stateful) == 40, "npr_make_stateful ABI");
+
+#define NPR_MAKE_STATEFUL_PATTERN	(1U << 0)
 
 /* ---- the ring: asynchronous jobs (ioctls 0x0d..0x0f) ------------------- */
 

@@ -278,7 +278,8 @@ struct npr_graph {
  * struct npr_variable - a variable of a stateful model, once compiled
  * @id: variable_id.
  * @type: compute type.
- * @shape: static shape.
+ * @shape: its shape: static, or with one dynamic dimension (-1) along
+ *         which each inference appends (@append_axis).
  * @state_in: index in g->inputs of the hidden input holding the value.
  * @valid_in: index in g->inputs of the hidden boolean scalar saying the
  *            value is set (false: the ReadValue's initial value is used),
@@ -286,6 +287,10 @@ struct npr_graph {
  * @state_out: index in g->outputs of the hidden output with the value to
  *             keep, or -1 when no Assign writes the variable.
  * @read_node: the ReadValue's node (now a Select, or dead).
+ * @append_axis: -1, or the dynamic axis of a variable whose Assign
+ *               appends to it (Assign(Concat(ReadValue, x)) along that
+ *               axis): @state_out is then x, the new part only, and
+ *               the request appends it to the value it keeps.
  */
 struct npr_variable {
 	char *id;
@@ -293,13 +298,17 @@ struct npr_variable {
 	struct npr_shape shape;
 	int state_in, valid_in, state_out;
 	int read_node;
+	int append_axis;
 };
 
 /* lib/passes/stateful.c: give each variable hidden ports (see there) */
 int npr_pass_state(struct npr_graph *g);
 /* lib/passes/stateful.c: explicit state input/output pairs into variables */
+int npr_make_stateful_pattern(struct npr_graph *g, const char *in_pat,
+			      const char *out_pat,
+			      const struct npr_shape *shapes);
 int npr_make_stateful(struct npr_graph *g, const char *const *names,
-		      int count, const struct npr_shape *shapes);
+		      int count, const struct npr_shape *shapes, bool dynamic);
 
 /**
  * struct npr_op_def - one op type, a range of opset versions

@@ -185,10 +185,13 @@ int npr_infer_graph(struct npr_graph *g, bool check_decl, bool dyn)
 		for (j = 0; j < n->nout; j++) {
 			struct npr_value *v = npr_out(g, n, j);
 
-			/* a model input's dynamic dims: its readers are
-			 * dynamic (above) until a backend knows them */
+			/* a model input's dynamic dims (or a variable's
+			 * that grows, a ReadValue without inputs): its
+			 * readers are dynamic (above) until a backend knows
+			 * them */
 			if (!npr_shape_static(&v->shape) && dyn &&
-			    (n->op->flags & NPR_OP_SOURCE) && !v->data &&
+			    ((n->op->flags & NPR_OP_SOURCE) || !n->nin) &&
+			    !v->data &&
 			    v->shape.rank >= 0)
 				continue;
 			if (!npr_shape_static(&v->shape))

@@ -38,7 +38,10 @@ static int state_parse(struct npr_graph *g, struct npr_node *n)
 	return 0;
 }
 
-/* variable_shape="1,4" (static dims only; "..." or "?" dims: dynamic). */
+/*
+ * variable_shape="1,4": known; "1,4,-1,32": known, with a dynamic
+ * dimension; "..." or "?" dims: unknown.
+ */
 static int declared_shape(const struct npr_node *n, struct npr_shape *s,
 			  bool *known)
 {
@@ -47,14 +50,18 @@ static int declared_shape(const struct npr_node *n, struct npr_shape *s,
 	int cnt, i, err;
 
 	*known = false;
-	if (!str || strchr(str, '.') || strchr(str, '?') || strchr(str, '-'))
+	if (!str || strchr(str, '.') || strchr(str, '?'))
 		return 0;
 	err = npr_attr_ints(n, "variable_shape", d, NPR_MAX_RANK, &cnt, false);
 	if (err)
 		return err;
 	s->rank = cnt;
-	for (i = 0; i < cnt; i++)
+	for (i = 0; i < cnt; i++) {
+		if (d[i] < -1)
+			return npr_node_err(n, -EINVAL, "variable_shape: dimension %d is %lld",
+					    i, (long long)d[i]);
 		s->d[i] = d[i];
+	}
 	*known = true;
 	return 0;
 }
@@ -99,11 +106,9 @@ static int readvalue_infer(struct npr_graph *g, struct npr_node *n)
 		o->shape = x->shape;
 		return 0;
 	}
+	/* a dynamic dimension (-1) starts empty: compile checks it */
 	if (!type || !known)
-		return npr_node_err(n, -EINVAL, "without an initial value, variable_type and a static variable_shape are needed");
-	if (npr_shape_numel(&s) < 0)
-		return npr_node_err(n, -EINVAL, "variable_shape %s is not static",
-				    npr_shape_str(&s, b1, sizeof(b1)));
+		return npr_node_err(n, -EINVAL, "without an initial value, variable_type and a variable_shape are needed");
 	o->type = type;
 	o->shape = s;
 	return 0;

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "graph/graph.h"
+#include "ops/shape.h"
 
 static int grow_ints(int **a, int n)
 {
@@ -137,6 +138,7 @@ static int lower_read(struct npr_graph *g, int ri)
 	v->valid_in = -1;
 	v->state_out = -1;
 	v->read_node = ri;
+	v->append_axis = -1;
 
 	snprintf(name, sizeof(name), "ReadValue:%s", id);
 	val = add_param(g, name, v->type, &v->shape);
@@ -176,16 +178,59 @@ static int lower_read(struct npr_graph *g, int ri)
 	return err;
 }
 
+/*
+ * Variable @k has a dynamic dimension: its Assign @n must append to it,
+ * Assign(Concat(ReadValue, x)) along that dimension.  Returns x's value
+ * (what the hidden Result keeps) or -errno.
+ */
+static int append_of(struct npr_graph *g, const struct npr_node *n, int k)
+{
+	struct npr_variable *v = &g->vars[k];
+	int state = g->nodes[g->inputs[v->state_in]].out[0];
+	const struct npr_value *x = npr_in(g, n, 0);
+	const struct npr_node *c = x->producer >= 0 ?
+				   &g->nodes[x->producer] : NULL;
+	const struct npr_concat_params *cp;
+	char b[128];
+	int i, axis = -1;
+
+	for (i = 0; i < v->shape.rank; i++) {
+		if (v->shape.d[i] >= 0)
+			continue;
+		if (axis >= 0)
+			return npr_node_err(n, -EINVAL, "variable \"%s\" of shape %s has more than one dynamic dimension; fix the others (MAKE_STATEFUL shapes)",
+					    v->id, npr_shape_str(&v->shape, b,
+								 sizeof(b)));
+		axis = i;
+	}
+	if (axis < 0)
+		return n->in[0];
+	cp = c && !strcmp(c->type, "Concat") ? c->params : NULL;
+	/* the Concat's inputs are dynamic: axis is not normalized yet */
+	if (!cp || c->nin != 2 || c->in[0] != state ||
+	    (cp->axis < 0 ? cp->axis + v->shape.rank : cp->axis) != axis)
+		return npr_node_err(n, -EINVAL, "variable \"%s\" has the dynamic shape %s: its Assign must append to it, Concat(ReadValue, new) along axis %d",
+				    v->id, npr_shape_str(&v->shape, b,
+							 sizeof(b)), axis);
+	v->append_axis = axis;
+	return c->in[1];
+}
+
 /**
  * npr_pass_state() - turn variables into hidden ports
  * @g: a compiled graph: shapes inferred, constants folded, before DCE.
  *
+ * A variable with a dynamic dimension (MAKE_STATEFUL of a KV cache) must
+ * be appended to along it by its Assign; its hidden Result is then the
+ * appended part only (struct npr_variable @append_axis).
+ *
  * Return: 0, or -errno naming the layer: a variable read twice, an Assign
- * without its ReadValue, or of another type or shape.
+ * without its ReadValue, or of another type or shape, a dynamic variable
+ * not appended to.
  */
 int npr_pass_state(struct npr_graph *g)
 {
-	int i, k, err, nnodes = g->nnodes, nin = g->ninputs;
+	int i, k, err, keep, nnodes = g->nnodes, nin = g->ninputs;
 	char name[300], b1[128], b2[128];
 
 	for (i = 0; i < nnodes; i++) {
@@ -211,18 +256,23 @@ int npr_pass_state(struct npr_graph *g)
 			return npr_node_err(n, -EINVAL, "a second Assign of variable \"%s\"",
 					    id);
 		x = npr_in(g, n, 0);
+		/* a variable that grows: the Concat's shape is dynamic */
 		if (x->type != g->vars[k].type ||
-		    !npr_shape_eq(&x->shape, &g->vars[k].shape))
+		    (npr_shape_static(&g->vars[k].shape) &&
+		     !npr_shape_eq(&x->shape, &g->vars[k].shape)))
 			return npr_node_err(n, -EINVAL, "assigns %s %s to variable \"%s\" of %s %s",
 					    npr_elem_name(x->type),
 					    npr_shape_str(&x->shape, b1, sizeof(b1)),
 					    id, npr_elem_name(g->vars[k].type),
 					    npr_shape_str(&g->vars[k].shape, b2, sizeof(b2)));
+		keep = append_of(g, n, k);
+		if (keep < 0)
+			return keep;
 		if (n->nout)
 			redirect(g, n->out[0], n->in[0]);
 		n->dead = true;
 		snprintf(name, sizeof(name), "Assign:%s", id);
-		err = add_result(g, name, g->nodes[i].in[0]);
+		err = add_result(g, name, keep);
 		if (err)
 			return err;
 		g->vars[k].state_out = g->noutputs - 1;
@@ -310,17 +360,22 @@ static bool shape_fits(const struct npr_shape *s, const struct npr_shape *decl)
  *          that a model declaring a symbolic dimension (an ONNX batch)
  *          gets variables of static shape.  Shapes of other inputs are
  *          only checked against the declared ones; compile takes them.
+ * @dynamic: keep dynamic dimensions (-1, given or declared) of the state
+ *           inputs, but a dynamic first one (the batch), which becomes 1
+ *           unless @shapes gives it: a KV cache that grows along one of
+ *           them (compile then checks that the Assign appends along it).
  *
- * The state input's shape (given or declared) must be static; the
- * output's, when only partly known at load time, must fit it, and
- * compile checks the Assign's inferred shape against the variable.
+ * The state input's shape (given or declared) must be static unless
+ * @dynamic; the output's, when only partly known at load time, must fit
+ * it, and compile checks the Assign's inferred shape against the
+ * variable.
  *
  * Return: 0, or -ENOENT (no such input or output), -EINVAL (types or
  * shapes differ, a port used twice, a dynamic state shape not fixed by
  * @shapes), -ENOMEM.
  */
 int npr_make_stateful(struct npr_graph *g, const char *const *names,
-		      int count, const struct npr_shape *shapes)
+		      int count, const struct npr_shape *shapes, bool dynamic)
 {
 	char b1[128], b2[128];
 	struct npr_shape *fix;
@@ -367,7 +422,9 @@ int npr_make_stateful(struct npr_graph *g, const char *const *names,
 		vo = &g->vals[g->nodes[g->outputs[po[i]]].in[0]];
 		fix[i] = shapes && shapes[pi[i]].rank >= 0 ? shapes[pi[i]] :
 			 vi->shape;
-		if (!npr_shape_static(&fix[i])) {
+		if (dynamic && fix[i].rank > 0 && fix[i].d[0] < 0)
+			fix[i].d[0] = 1;
+		if (!dynamic && !npr_shape_static(&fix[i])) {
 			err = npr_err(-EINVAL, "MakeStateful: input %s has the dynamic shape %s; fix it with the shapes of struct npr_make_stateful",
 				      names[2 * i],
 				      npr_shape_str(&fix[i], b1, sizeof(b1)));
@@ -431,5 +488,108 @@ out:
 	free(fix);
 	free(pi);
 	free(po);
+	return err;
+}
+
+/*
+ * @name matches @pat, whose one '*' stands for a non-empty string: that
+ * string's start and length in @name.
+ */
+static bool glob1(const char *name, const char *pat, size_t *at, size_t *len)
+{
+	const char *star = strchr(pat, '*');
+	size_t pre = star - pat, post = strlen(star + 1), n = strlen(name);
+
+	if (n <= pre + post || strncmp(name, pat, pre) ||
+	    strcmp(name + n - post, star + 1))
+		return false;
+	*at = pre;
+	*len = n - pre - post;
+	return true;
+}
+
+static const char *port_str(const struct npr_graph *g, int node, bool out)
+{
+	const struct npr_node *nd = &g->nodes[node];
+	const struct npr_value *v = out ? &g->vals[nd->in[0]] :
+				    &g->vals[nd->out[0]];
+
+	return v->name ? v->name : nd->name;
+}
+
+/**
+ * npr_make_stateful_pattern() - pairs found by name, then MakeStateful
+ * @g: a loaded model, changed in place when every pair is valid.
+ * @in_pat: the state inputs' names, one '*' for the part that varies
+ *          ("past_key_values.*").
+ * @out_pat: their outputs' names, the same part in place of the '*'
+ *           ("present.*").
+ * @shapes: as npr_make_stateful() takes them.
+ *
+ * Every input matching @in_pat is paired with the output @out_pat names
+ * for it; the variables keep dynamic dimensions (npr_make_stateful()
+ * with @dynamic), as OpenVINO's stateful language models keep their KV
+ * cache.
+ *
+ * Return: 0, -EINVAL (a pattern without exactly one '*'), -ENOENT (no
+ * input matches, or one has no output), or npr_make_stateful()'s errors.
+ */
+int npr_make_stateful_pattern(struct npr_graph *g, const char *in_pat,
+			      const char *out_pat,
+			      const struct npr_shape *shapes)
+{
+	const char **names;
+	char **outs;
+	int i, j, count = 0, err = 0;
+	size_t at, len;
+
+	for (i = 0; i < 2; i++) {
+		const char *p = i ? out_pat : in_pat, *star = strchr(p, '*');
+
+		if (!star || strchr(star + 1, '*'))
+			return npr_err(-EINVAL, "MakeStateful: the pattern \"%.200s\" needs exactly one '*'",
+				       p);
+	}
+	names = calloc(2 * g->ninputs + 1, sizeof(*names));
+	outs = calloc(g->ninputs + 1, sizeof(*outs));
+	if (!names || !outs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < g->ninputs && !err; i++) {
+		const char *in = port_str(g, g->inputs[i], false);
+		const char *star = strchr(out_pat, '*');
+		size_t pre = star - out_pat;
+
+		if (!glob1(in, in_pat, &at, &len))
+			continue;
+		outs[count] = malloc(strlen(out_pat) + len);
+		if (!outs[count]) {
+			err = -ENOMEM;
+			break;
+		}
+		snprintf(outs[count], strlen(out_pat) + len, "%.*s%.*s%s",
+			 (int)pre, out_pat, (int)len, in + at, star + 1);
+		for (j = 0; j < g->noutputs; j++)
+			if (!strcmp(port_str(g, g->outputs[j], true),
+				    outs[count]))
+				break;
+		if (j == g->noutputs)
+			err = npr_err(-ENOENT, "MakeStateful: input %.200s has no output %.200s",
+				      in, outs[count]);
+		names[2 * count] = in;
+		names[2 * count + 1] = outs[count];
+		count++;
+	}
+	if (!err && !count)
+		err = npr_err(-ENOENT, "MakeStateful: no input matches \"%.200s\"",
+			      in_pat);
+	if (!err)
+		err = npr_make_stateful(g, names, count, shapes, true);
+out:
+	for (i = 0; outs && i < count; i++)
+		free(outs[i]);
+	free(outs);
+	free(names);
 	return err;
 }

@@ -792,6 +792,8 @@ static int r_graph(struct rbuf *r, struct npr_graph *g, int depth)
 		v->valid_in = (int)r_u32(r);
 		v->state_out = (int)r_u32(r);
 		v->read_node = (int)r_u32(r);
+		/* a variable that grows is dynamic: never exported */
+		v->append_axis = -1;
 	}
 	g->nstate_in = (int)r_u32(r);
 	g->nstate_out = (int)r_u32(r);

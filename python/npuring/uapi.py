@@ -162,6 +162,7 @@ state_arg = _struct("npr_state_arg", [
     ("bytes", u64)])
 
 STATE_RESET_ALL = 1 << 0
+STATE_TRUNCATE = 1 << 1
 
 export = _struct("npr_export", [
     ("size", u32), ("flags", u32), ("exec", u32), ("reserved", u32),
@@ -209,6 +210,8 @@ make_stateful = _struct("npr_make_stateful", [
     ("size", u32), ("flags", u32), ("model", u32), ("count", u32),
     ("pairs", u64), ("shapes", u64), ("num_shapes", u32),
     ("reserved", u32)])
+
+MAKE_STATEFUL_PATTERN = 1 << 0
 
 # enum npr_op
 (OP_NOP, OP_INFER, OP_COMPILE, OP_LOAD, OP_CANCEL, OP_IMPORT, OP_EXPORT,

@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A language model's KV cache as state: tiny_gpt ($NPR_SHARED/models/llm)
+ * made stateful by name pattern (NPR_MAKE_STATEFUL_PATTERN,
+ * past_key_values.* with present.*), so input_ids is its only input, and
+ * decoded a token at a time with the cache held by the request: the
+ * golden tokens, every step's logits within 1e-4 of its largest golden
+ * magnitude; a truncated cache (NPR_STATE_TRUNCATE) decodes again as the
+ * goldens do from there; a reset starts over; two requests decoding
+ * interleaved stay independent; a cache read with STATE_GET and given to
+ * another request with STATE_SET continues there; the pattern's errors.
+ *
+ * Without the shared models those tests skip.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "lm_util.h"
+
+#define TOLERANCE_REL	1e-4
+
+struct kv {
+	int fd;
+	__u32 model, exec;
+	int vocab, nvars;
+	struct lm_gold g;
+};
+
+static bool llm_path(char *buf, size_t len, const char *name)
+{
+	int n = snprintf(buf, len, "%s/models/llm/%s.onnx", npr_test_shared(),
+			 name);
+
+	return n > 0 && (size_t)n < len && access(buf, R_OK) == 0;
+}
+
+static int make_stateful(int fd, __u32 model, const char *in,
+			 const char *out, __u32 count)
+{
+	struct npr_state_pair p[2] = {
+		{ (uintptr_t)in, (uintptr_t)out },
+		{ (uintptr_t)in, (uintptr_t)out },
+	};
+	struct npr_make_stateful ms;
+
+	memset(&ms, 0, sizeof(ms));
+	ms.size = sizeof(ms);
+	ms.flags = NPR_MAKE_STATEFUL_PATTERN;
+	ms.model = model;
+	ms.count = count;
+	ms.pairs = (uintptr_t)p;
+	return npr_ioctl(fd, NPR_IOCTL_MAKE_STATEFUL, &ms);
+}
+
+/* @name loaded, made stateful and compiled; 0 or -errno (skip: -ENOENT) */
+static int kv_open(struct kv *k, const char *name)
+{
+	struct npr_model_load ld;
+	struct npr_compile c;
+	struct npr_model_info mi;
+	struct npr_port_info pi;
+	struct npr_state_arg st;
+	char path[4096], pname[64];
+	int ret;
+
+	memset(k, 0, sizeof(*k));
+	if (!llm_path(path, sizeof(path), name))
+		return -ENOENT;
+	k->fd = npr_open("cpu", 0);
+	if (k->fd < 0)
+		return k->fd;
+	npr_prep_model_load(&ld, path, NULL);
+	ret = npr_ioctl(k->fd, NPR_IOCTL_MODEL_LOAD, &ld);
+	if (ret)
+		return ret;
+	k->model = ld.handle;
+	ret = make_stateful(k->fd, k->model, "past_key_values.*", "present.*",
+			    1);
+	if (ret)
+		return ret;
+	memset(&mi, 0, sizeof(mi));
+	mi.size = sizeof(mi);
+	mi.handle = k->model;
+	ret = npr_ioctl(k->fd, NPR_IOCTL_MODEL_INFO, &mi);
+	if (ret)
+		return ret;
+	if (mi.num_inputs != 1 || mi.num_outputs != 1)
+		return -EINVAL;	/* input_ids and logits only */
+	npr_prep_port_info(&pi, k->model, 0, 1, pname, sizeof(pname));
+	ret = npr_ioctl(k->fd, NPR_IOCTL_PORT_INFO, &pi);
+	if (ret)
+		return ret;
+	k->vocab = (int)pi.dims[pi.rank - 1];
+	npr_prep_compile(&c, k->model);
+	ret = npr_ioctl(k->fd, NPR_IOCTL_COMPILE, &c);
+	if (ret)
+		return ret;
+	k->exec = c.exec;
+	ret = lm_gold_load(&k->g, path, k->vocab);
+	if (ret)
+		return ret;
+	/* count the variables through a request */
+	{
+		struct npr_req_create rc;
+
+		npr_prep_req_create(&rc, k->exec);
+		ret = npr_ioctl(k->fd, NPR_IOCTL_REQ_CREATE, &rc);
+		if (ret)
+			return ret;
+		memset(&st, 0, sizeof(st));
+		st.size = sizeof(st);
+		st.req = rc.req;
+		ret = npr_ioctl(k->fd, NPR_IOCTL_STATE_INFO, &st);
+		k->nvars = (int)st.count;
+		lm_destroy(k->fd, rc.req);
+	}
+	return ret == -EMSGSIZE ? 0 : ret;
+}
+
+static void kv_close(struct kv *k)
+{
+	lm_gold_free(&k->g);
+	if (k->fd >= 0)
+		close(k->fd);
+}
+
+static __u32 kv_req(struct kv *k)
+{
+	struct npr_req_create rc;
+
+	npr_prep_req_create(&rc, k->exec);
+	if (npr_ioctl(k->fd, NPR_IOCTL_REQ_CREATE, &rc))
+		return 0;
+	return rc.req;
+}
+
+/* Feed @n tokens to @req; the last position's logits into @logits. */
+static int kv_feed(struct kv *k, __u32 req, const int64_t *ids, int n,
+		   float *logits)
+{
+	struct npr_tensor_arg ta;
+	struct npr_infer inf;
+	float *all = malloc(sizeof(float) * k->vocab * n);
+	int ret;
+
+	if (!all)
+		return -ENOMEM;
+	npr_prep_tensor(&ta, req, 0, 0, (void *)ids, n * sizeof(int64_t));
+	ta.elem_type = NPR_ELEM_I64;
+	ta.rank = 2;
+	ta.dims[0] = 1;
+	ta.dims[1] = n;
+	ret = npr_ioctl(k->fd, NPR_IOCTL_SET_TENSOR, &ta);
+	npr_prep_infer(&inf, req);
+	if (!ret)
+		ret = npr_ioctl(k->fd, NPR_IOCTL_INFER, &inf);
+	npr_prep_tensor(&ta, req, 0, 1, all, sizeof(float) * k->vocab * n);
+	if (!ret)
+		ret = npr_ioctl(k->fd, NPR_IOCTL_GET_TENSOR, &ta);
+	if (!ret)
+		memcpy(logits, all + (size_t)(n - 1) * k->vocab,
+		       sizeof(float) * k->vocab);
+	free(all);
+	return ret;
+}
+
+/* Every variable of @req cut to @len positions. */
+static int kv_truncate(struct kv *k, __u32 req, int64_t len)
+{
+	struct npr_state_arg st;
+	int i, ret = 0;
+
+	for (i = 0; !ret && i < k->nvars; i++) {
+		memset(&st, 0, sizeof(st));
+		st.size = sizeof(st);
+		st.req = req;
+		st.index = i;
+		ret = npr_ioctl(k->fd, NPR_IOCTL_STATE_GET, &st);
+		if (ret != -EMSGSIZE)
+			return ret ? ret : -EINVAL;
+		st.flags = NPR_STATE_TRUNCATE;
+		st.dims[2] = len;
+		st.bytes = 0;
+		ret = npr_ioctl(k->fd, NPR_IOCTL_STATE_SET, &st);
+	}
+	return ret;
+}
+
+/*
+ * From the goldens' step @from (-1: the prompt first, then step 0) decode
+ * @req to step @to, feeding the golden tokens: each step's logits checked.
+ */
+static void decode(struct npr_test *_metadata, struct kv *k, __u32 req,
+		   int from, int to)
+{
+	float *lg = malloc(sizeof(float) * k->vocab);
+	double err;
+	int s;
+
+	ASSERT_NONNULL(lg);
+	if (from < 0) {
+		from = 0;
+		ASSERT_EQ(kv_feed(k, req, k->g.tokens, k->g.nprompt, lg), 0);
+		err = lm_rel_err(lg, k->g.prefill, k->vocab);
+		EXPECT_LE(err, TOLERANCE_REL);
+		EXPECT_EQ(lm_argmax(lg, k->vocab), k->g.tokens[k->g.nprompt]);
+	}
+	for (s = from; s < to; s++) {
+		int ret = kv_feed(k, req, k->g.tokens + k->g.nprompt + s, 1,
+				  lg);
+
+		if (ret)
+			TH_LOG("step %d: %s", s, npr_last_error());
+		ASSERT_EQ(ret, 0);
+		err = lm_rel_err(lg, k->g.steps + (size_t)s * k->vocab,
+				 k->vocab);
+		if (err > TOLERANCE_REL)
+			TH_LOG("step %d: logit error %.2e", s, err);
+		EXPECT_LE(err, TOLERANCE_REL);
+		if (s + 1 < k->g.nsteps)
+			EXPECT_EQ(lm_argmax(lg, k->vocab),
+				  k->g.tokens[k->g.nprompt + s + 1]);
+	}
+	free(lg);
+}
+
+#define KV_OPEN(k, name) do {						\
+	int _r = kv_open(k, name);					\
+	if (_r == -ENOENT && !(k)->exec)				\
+		SKIP(return, "%s not found under $NPR_SHARED/models/llm", name); \
+	if (_r)								\
+		TH_LOG("%s: %s", name, npr_last_error());		\
+	ASSERT_EQ(_r, 0);						\
+} while (0)
+
+TEST_TIMEOUT_F(tiny_gpt_stateful_greedy, 300)
+{
+	struct kv k;
+	struct npr_state_arg st;
+	char name[64];
+	__u32 req;
+
+	KV_OPEN(&k, "tiny_gpt");
+	ASSERT_EQ(k.nvars, 8);
+	req = kv_req(&k);
+	ASSERT_NE(req, 0);
+	/* INFO: the growing dimension is dynamic, nothing held yet */
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	st.req = req;
+	st.name = (uintptr_t)name;
+	st.name_len = sizeof(name);
+	ASSERT_EQ(npr_ioctl(k.fd, NPR_IOCTL_STATE_INFO, &st), 0);
+	EXPECT_STREQ(name, "past_key_values.0.key");
+	EXPECT_EQ(st.rank, 4);
+	EXPECT_EQ(st.dims[0], 1);
+	EXPECT_EQ(st.dims[2], -1);
+	EXPECT_EQ(st.bytes, 0);
+	decode(_metadata, &k, req, -1, k.g.nsteps);
+	/* GET: the whole cache, prompt and steps */
+	st.name = 0;
+	st.name_len = 0;
+	st.data = 0;
+	st.bytes = 0;
+	ASSERT_EQ(npr_ioctl(k.fd, NPR_IOCTL_STATE_GET, &st), -EMSGSIZE);
+	EXPECT_EQ(st.dims[2], k.g.nprompt + k.g.nsteps);
+	EXPECT_EQ(st.bytes, (__u64)st.dims[1] * st.dims[2] * st.dims[3] * 4);
+	lm_destroy(k.fd, req);
+	kv_close(&k);
+}
+
+TEST_TIMEOUT_F(small_gpt_stateful_greedy, 300)
+{
+	struct kv k;
+	__u32 req;
+
+	KV_OPEN(&k, "small_gpt");
+	req = kv_req(&k);
+	ASSERT_NE(req, 0);
+	decode(_metadata, &k, req, -1, 16);
+	lm_destroy(k.fd, req);
+	kv_close(&k);
+}
+
+/* Rolling back rejected tokens: cut to step 5's cache, decode on. */
+TEST_TIMEOUT_F(truncate_then_decode_again, 300)
+{
+	struct npr_state_arg st;
+	struct kv k;
+	__u32 req;
+
+	KV_OPEN(&k, "tiny_gpt");
+	req = kv_req(&k);
+	ASSERT_NE(req, 0);
+	decode(_metadata, &k, req, -1, 12);
+	ASSERT_EQ(kv_truncate(&k, req, k.g.nprompt + 5), 0);
+	decode(_metadata, &k, req, 5, 12);
+	/* back to the prompt alone, then to nothing */
+	ASSERT_EQ(kv_truncate(&k, req, k.g.nprompt), 0);
+	decode(_metadata, &k, req, 0, 4);
+	ASSERT_EQ(kv_truncate(&k, req, 0), 0);
+	decode(_metadata, &k, req, -1, 4);
+	/* longer than held, or a static dimension changed: refused */
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	st.req = req;
+	st.flags = NPR_STATE_TRUNCATE;
+	st.elem_type = NPR_ELEM_F32;
+	st.rank = 4;
+	st.dims[0] = 1;
+	st.dims[1] = 4;
+	st.dims[2] = k.g.nprompt + 5;
+	st.dims[3] = 32;
+	EXPECT_EQ(npr_ioctl(k.fd, NPR_IOCTL_STATE_SET, &st), -EINVAL);
+	st.dims[2] = 1;
+	st.dims[3] = 31;
+	EXPECT_EQ(npr_ioctl(k.fd, NPR_IOCTL_STATE_SET, &st), -EINVAL);
+	st.dims[3] = 32;
+	st.flags = 1U << 7;
+	EXPECT_EQ(npr_ioctl(k.fd, NPR_IOCTL_STATE_SET, &st), -EOPNOTSUPP);
+	lm_destroy(k.fd, req);
+	kv_close(&k);
+}
+
+TEST_TIMEOUT_F(reset_starts_over, 300)
+{
+	struct npr_state_arg st;
+	struct kv k;
+	__u32 req;
+
+	KV_OPEN(&k, "tiny_gpt");
+	req = kv_req(&k);
+	ASSERT_NE(req, 0);
+	decode(_metadata, &k, req, -1, 6);
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	st.req = req;
+	st.flags = NPR_STATE_RESET_ALL;
+	ASSERT_EQ(npr_ioctl(k.fd, NPR_IOCTL_STATE_RESET, &st), 0);
+	decode(_metadata, &k, req, -1, 6);
+	lm_destroy(k.fd, req);
+	kv_close(&k);
+}
+
+/* Two requests of one exec, steps interleaved, three steps apart. */
+TEST_TIMEOUT_F(two_requests_interleaved, 300)
+{
+	struct kv k;
+	__u32 a, b;
+	int s;
+
+	KV_OPEN(&k, "tiny_gpt");
+	a = kv_req(&k);
+	b = kv_req(&k);
+	ASSERT_NE(a, 0);
+	ASSERT_NE(b, 0);
+	decode(_metadata, &k, a, -1, 3);
+	decode(_metadata, &k, b, -1, 0);
+	for (s = 0; s < 12; s++) {
+		decode(_metadata, &k, a, s + 3, s + 4);
+		decode(_metadata, &k, b, s, s + 1);
+	}
+	lm_destroy(k.fd, a);
+	lm_destroy(k.fd, b);
+	kv_close(&k);
+}
+
+/* STATE_GET of every variable into another request: it decodes on. */
+TEST_TIMEOUT_F(state_get_set_moves_the_cache, 300)
+{
+	struct npr_state_arg st;
+	struct kv k;
+	void *buf;
+	__u32 a, b;
+	int i;
+
+	KV_OPEN(&k, "tiny_gpt");
+	a = kv_req(&k);
+	b = kv_req(&k);
+	ASSERT_NE(a, 0);
+	ASSERT_NE(b, 0);
+	decode(_metadata, &k, a, -1, 7);
+	decode(_metadata, &k, b, -1, 2);	/* overwritten below */
+	for (i = 0; i < k.nvars; i++) {
+		memset(&st, 0, sizeof(st));
+		st.size = sizeof(st);
+		st.req = a;
+		st.index = i;
+		ASSERT_EQ(npr_ioctl(k.fd, NPR_IOCTL_STATE_GET, &st), -EMSGSIZE);
+		buf = malloc(st.bytes);
+		ASSERT_NONNULL(buf);
+		st.data = (uintptr_t)buf;
+		ASSERT_EQ(npr_ioctl(k.fd, NPR_IOCTL_STATE_GET, &st), 0);
+		st.req = b;
+		ASSERT_EQ(npr_ioctl(k.fd, NPR_IOCTL_STATE_SET, &st), 0);
+		/* a wrong size is refused */
+		st.bytes -= 4;
+		EXPECT_EQ(npr_ioctl(k.fd, NPR_IOCTL_STATE_SET, &st), -EINVAL);
+		free(buf);
+	}
+	decode(_metadata, &k, b, 7, 14);
+	lm_destroy(k.fd, a);
+	lm_destroy(k.fd, b);
+	kv_close(&k);
+}
+
+TEST(pattern_errors)
+{
+	char path[4096];
+	struct npr_model_load ld;
+	int fd;
+
+	if (!llm_path(path, sizeof(path), "tiny_gpt"))
+		SKIP(return, "tiny_gpt not found under $NPR_SHARED/models/llm");
+	fd = npr_open("cpu", 0);
+	ASSERT_GE(fd, 0);
+	npr_prep_model_load(&ld, path, NULL);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ld), 0);
+	EXPECT_EQ(make_stateful(fd, ld.handle, "past_key_values.", "present.*",
+				1), -EINVAL);
+	EXPECT_EQ(make_stateful(fd, ld.handle, "past_*_values.*", "present.*",
+				1), -EINVAL);
+	EXPECT_EQ(make_stateful(fd, ld.handle, "past.*", "present.*", 1),
+		  -ENOENT);
+	EXPECT_EQ(make_stateful(fd, ld.handle, "past_key_values.*", "gone.*",
+				1), -ENOENT);
+	EXPECT_EQ(make_stateful(fd, ld.handle, "past_key_values.*",
+				"present.*", 2), -EINVAL);
+	/* nothing changed by the failures: it still works */
+	EXPECT_EQ(make_stateful(fd, ld.handle, "past_key_values.*",
+				"present.*", 1), 0);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
