@@ -14,7 +14,7 @@
 #   make fuzz       the fuzz targets with libFuzzer (clang), in build-fuzz/
 #   make clean
 
-VERSION := 0.2.0
+VERSION := 0.3.0
 SONAME_MAJOR := 0
 
 srctree := $(CURDIR)

@@ -21,7 +21,7 @@ extern "C" {
 
 /* The version of this header; npr_version() gives the library's. */
 #define NPURING_VERSION_MAJOR	0
-#define NPURING_VERSION_MINOR	2
+#define NPURING_VERSION_MINOR	3
 #define NPURING_VERSION_PATCH	0
 
 /**

@@ -111,7 +111,7 @@ def job_error(fd, user_data, res):
 
 
 def version():
-    """The library's run-time version ("0.2.0"), or "0.1" for a library
+    """The library's run-time version ("0.3.0"), or "0.1" for a library
     without npr_version()."""
     try:
         return lib.npr_version().decode()
