@@ -36,6 +36,9 @@ enum npr_backend_cap {
 	NPR_BACKEND_CAP_NPU_PARAMS	= 1u << 2,
 	/* runs one stream: NUM_STREAMS reads 1 and is read-only */
 	NPR_BACKEND_CAP_ONE_STREAM	= 1u << 3,
+	/* runs the low-precision ops of lib/ops/quant.h: compile applies
+	 * lib/passes/lowp.c to its graphs */
+	NPR_BACKEND_CAP_INT8		= 1u << 4,
 };
 
 /**

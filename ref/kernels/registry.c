@@ -32,6 +32,7 @@ extern const struct npr_kernel npr_kernels_layout[];
 extern const struct npr_kernel npr_kernels_interp[];
 extern const struct npr_kernel npr_kernels_sort[];
 extern const struct npr_kernel npr_kernels_misc[];
+extern const struct npr_kernel npr_kernels_quant[];
 
 static const struct npr_kernel *const groups[] = {
 	npr_kernels_nn, npr_kernels_eltwise, npr_kernels_shape,
@@ -39,7 +40,7 @@ static const struct npr_kernel *const groups[] = {
 	npr_kernels_ctc, npr_kernels_variable, npr_kernels_rnn,
 	npr_kernels_control, npr_kernels_attn, npr_kernels_index,
 	npr_kernels_math, npr_kernels_layout, npr_kernels_interp,
-	npr_kernels_sort, npr_kernels_misc,
+	npr_kernels_sort, npr_kernels_misc, npr_kernels_quant,
 };
 
 /* A power of two; filled at most half (162 entries today). */

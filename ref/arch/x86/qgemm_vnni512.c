@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+/*
+ * NprQConv's matrix kernel with AVX-512 VNNI (vpdpbusd: four u8 x s8
+ * products summed into each i32 lane, exact).  A tile is up to 8 output
+ * channels by 32 pixels: 16 accumulators, two activation loads and eight
+ * weight broadcasts per four reduction steps.  Built with
+ * -mavx512f -mavx512bw -mavx512vl
+ * -mavx512vnni; ref/kernels/quant.c calls it only
+ * when CPUID reports AVX512_VNNI, BW and VL.
+ */
+#include <immintrin.h>
+#include <string.h>
+
+#include "ref/kernels/qgemm.h"
+
+static inline __m512i bcast(const int8_t *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, 4);
+	return _mm512_set1_epi32(v);
+}
+
+static inline void put(const struct npr_qgemm_args *a, int64_t r,
+		       int64_t p, __m512i acc, __mmask16 mk)
+{
+	__m512 f = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc,
+				_mm512_set1_epi32(a->comp[r])));
+
+	f = _mm512_fmadd_ps(f, _mm512_set1_ps(a->mul[r]),
+			    _mm512_set1_ps(a->add[r]));
+	if (a->f32out) {
+		f = _mm512_max_ps(f, _mm512_set1_ps(a->flo));
+		f = _mm512_min_ps(f, _mm512_set1_ps(a->fhi));
+		_mm512_mask_storeu_ps((float *)a->y + r * a->ldy + p, mk, f);
+		return;
+	}
+	f = _mm512_div_ps(f, _mm512_set1_ps(a->div));
+	f = _mm512_max_ps(f, _mm512_set1_ps((float)(a->lo - a->zy)));
+	f = _mm512_min_ps(f, _mm512_set1_ps((float)(a->hi - a->zy)));
+	acc = _mm512_add_epi32(_mm512_cvtps_epi32(f),
+			       _mm512_set1_epi32(a->zy));
+	_mm_mask_storeu_epi8((uint8_t *)a->y + r * a->ldy + p, mk,
+			     _mm512_cvtepi32_epi8(acc));
+}
+
+static inline __attribute__((always_inline))
+void tile(const struct npr_qgemm_args *a, int64_t r0, const int mr,
+	  int64_t p0)
+{
+	const uint8_t *x = a->x + p0 * 4;
+	const int8_t *w = a->w + r0 * a->kr;
+	int64_t q, nq = a->kr / 4, step = a->ldx * 4, left = a->npx - p0;
+	__m512i acc[8][2];
+	__mmask16 m0, m1;
+	int i;
+
+	for (i = 0; i < mr; i++)
+		acc[i][0] = acc[i][1] = _mm512_setzero_si512();
+	for (q = 0; q < nq; q++, x += step, w += 4) {
+		__m512i x0 = _mm512_loadu_si512(x);
+		__m512i x1 = _mm512_loadu_si512(x + 64);
+
+		for (i = 0; i < mr; i++) {
+			__m512i wb = bcast(w + i * a->kr);
+
+			acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], x0, wb);
+			acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], x1, wb);
+		}
+	}
+	m0 = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
+	m1 = left >= 32 ? 0xffff :
+	     left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1);
+	for (i = 0; i < mr; i++) {
+		put(a, r0 + i, p0, acc[i][0], m0);
+		if (m1)
+			put(a, r0 + i, p0 + 16, acc[i][1], m1);
+	}
+}
+
+/**
+ * npr_qgemm_vnni512() - NprQConv's matrix kernel, AVX-512 VNNI
+ * @a: the block (ref/kernels/qgemm.h).
+ */
+void npr_qgemm_vnni512(const struct npr_qgemm_args *a)
+{
+	int64_t r, p;
+
+	for (p = 0; p < a->npx; p += 32) {
+		for (r = 0; r + 8 <= a->m; r += 8)
+			tile(a, r, 8, p);
+		if (r + 4 <= a->m) {
+			tile(a, r, 4, p);
+			r += 4;
+		}
+		if (r + 2 <= a->m) {
+			tile(a, r, 2, p);
+			r += 2;
+		}
+		if (r < a->m)
+			tile(a, r, 1, p);
+	}
+}
