@@ -56,13 +56,59 @@ struct npr_qgemm_args {
 typedef void (*npr_qgemm_fn)(const struct npr_qgemm_args *a);
 
 /**
+ * struct npr_qdw_args - one channel plane of a depthwise NprQConv
+ * @x: the input plane, padded with the x zero point, its columns split
+ *     by their index modulo @sw: column c at x + (c % sw) * plane +
+ *     c / sw of its row.
+ * @ldx: bytes from one padded row to the next.
+ * @plane: bytes from one such part to the next.
+ * @w: the kh x kw weights.
+ * @kh: window rows.
+ * @kw: window columns.
+ * @sh: vertical stride.
+ * @sw: horizontal stride.
+ * @dh: vertical dilation.
+ * @dw: horizontal dilation.
+ * @oh: output rows.
+ * @ow: output columns.
+ * @comp: subtracted from each sum (x zero point x the weights' sum).
+ * @mul: the scale of the centred sum.
+ * @add: added after it.
+ * @div: u8: the output scale.
+ * @f32out: write f32 (else u8).
+ * @zy: u8: the zero point added after rounding.
+ * @lo: u8: the smallest value.
+ * @hi: u8: the largest.
+ * @flo: f32: the lower bound.
+ * @fhi: f32: the upper bound.
+ * @y: the output plane (@oh x @ow).
+ */
+struct npr_qdw_args {
+	const uint8_t *x;
+	int64_t ldx, plane;
+	const int8_t *w;
+	int kh, kw, sh, sw, dh, dw;
+	int64_t oh, ow;
+	int32_t comp;
+	float mul, add, div;
+	bool f32out;
+	int zy, lo, hi;
+	float flo, fhi;
+	void *y;
+};
+
+typedef void (*npr_qdw_fn)(const struct npr_qdw_args *a);
+
+/**
  * struct npr_qgemm_kern - a variant
  * @name: its NPR_INT8_ISA name.
- * @fn: the kernel.
+ * @fn: the matrix kernel.
+ * @dw: the depthwise kernel.
  */
 struct npr_qgemm_kern {
 	const char *name;
 	npr_qgemm_fn fn;
+	npr_qdw_fn dw;
 };
 
 const struct npr_qgemm_kern *npr_qgemm_get(const char *name);
@@ -72,5 +118,7 @@ const struct npr_qgemm_kern *npr_qgemm_best(void);
 void npr_qgemm_vnni512(const struct npr_qgemm_args *a);
 void npr_qgemm_avxvnni(const struct npr_qgemm_args *a);
 void npr_qgemm_avx2(const struct npr_qgemm_args *a);
+void npr_qdw_avx512(const struct npr_qdw_args *a);
+void npr_qdw_avx2(const struct npr_qdw_args *a);
 
 #endif /* NPR_REF_KERNELS_QGEMM_H */

@@ -5,12 +5,18 @@
  * NprQConv: per image, group and block of up to QBLK output pixels, the
  * window's bytes are packed (padding reads the x zero point) into groups
  * of four reduction steps per pixel, the layout vpdpbusd reads
- * (ref/kernels/qgemm.h); the matrix kernel of this CPU (AVX-512 VNNI,
+ * (ref/kernels/qgemm.h): one im2col row per reduction step (a pointer
+ * into x for a 1x1 convolution with stride 1), four rows interleaved
+ * with SSE2 unpacks; the matrix kernel of this CPU (AVX-512 VNNI,
  * AVX-VNNI, AVX2, or the scalar one here: NPR_INT8_ISA picks one)
  * multiplies the group's weight rows with it and writes the requantized
  * output.  The x zero point comes off through a per-channel term made
  * from the weight sums the compile pass stored.  Blocks (and, when there
- * are few, ranges of channels) run on the thread pool.
+ * are few, ranges of channels) run on the thread pool.  A depthwise
+ * convolution (one input and one output channel per group) runs per
+ * channel plane instead: the plane padded, its columns split by the
+ * stride so that every tap reads consecutive bytes, and the plane kernel
+ * of ref/kernels/qdw.h.
  *
  * The element-wise ops do what the f32 nodes they replace did, in the
  * same order of operations, so they give the same bits.
@@ -22,6 +28,9 @@
 #include <string.h>
 
 #include "ops/quant.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include "qgemm.h"
 #include "registry.h"
 #include "ref/threads.h"
@@ -80,13 +89,17 @@ static void qgemm_scalar(const struct npr_qgemm_args *a)
 	}
 }
 
+#define QDW	qdw_scalar
+#define QDW_TAP	qdw_tap_scalar
+#include "qdw.h"
+
 static const struct npr_qgemm_kern kerns[] = {
 #if defined(__x86_64__)
-	{ "vnni512", npr_qgemm_vnni512 },
-	{ "avxvnni", npr_qgemm_avxvnni },
-	{ "avx2", npr_qgemm_avx2 },
+	{ "vnni512", npr_qgemm_vnni512, npr_qdw_avx512 },
+	{ "avxvnni", npr_qgemm_avxvnni, npr_qdw_avx2 },
+	{ "avx2", npr_qgemm_avx2, npr_qdw_avx2 },
 #endif
-	{ "scalar", qgemm_scalar },
+	{ "scalar", qgemm_scalar, qdw_scalar },
 };
 
 static bool cpu_has(const char *isa)
@@ -165,6 +178,8 @@ struct qconv {
 	int64_t nblk, nkc, kc;	/* pixel blocks; channel ranges of kc */
 	int64_t win;		/* cg x kh x kw */
 	int groups;
+	npr_qdw_fn dw;		/* depthwise (cg = kg = 1): the plane kernel */
+	bool direct;		/* 1x1, stride 1, no padding: x is im2col */
 	bool nomem;
 };
 
@@ -186,61 +201,105 @@ static uint8_t *pack_get(size_t bytes)
 }
 
 /*
+ * Reduction index @r of pixels [p0, p0 + np) of image @n, group @g, as
+ * the np bytes the window reads (padding reads the x zero point): a
+ * pointer into x when they lie there in a row (1x1, stride 1, no
+ * padding), else made in @tmp.
+ */
+static const uint8_t *im2col_row(const struct qconv *c, int64_t n,
+				 int64_t g, int64_t r, int64_t p0, int64_t np,
+				 uint8_t *tmp)
+{
+	const struct npr_quant_params *p = c->p;
+	int64_t kh = p->kernel[0], kw = p->kernel[1], ci, i, j, q = 0, oh, ow;
+	uint8_t z = (uint8_t)p->xz;
+	const uint8_t *src;
+
+	if (r >= c->win) {
+		memset(tmp, z, np);
+		return tmp;
+	}
+	ci = r / (kh * kw);
+	i = r / kw % kh;
+	j = r % kw;
+	src = c->x + ((n * c->C + g * c->cg + ci) * c->H) * c->W;
+	if (c->direct)
+		return src + p0;
+	oh = p0 / c->OW;
+	ow = p0 % c->OW;
+	while (q < np) {
+		int64_t seg = c->OW - ow < np - q ? c->OW - ow : np - q;
+		int64_t ih = oh * p->stride[0] - p->pb[0] + i * p->dil[0], s;
+		int64_t iw0 = ow * p->stride[1] - p->pb[1] + j * p->dil[1];
+		const uint8_t *row = src + ih * c->W;
+
+		if (ih < 0 || ih >= c->H) {
+			memset(tmp + q, z, seg);
+		} else if (p->stride[1] == 1 && iw0 >= 0 &&
+			   iw0 + seg <= c->W) {
+			memcpy(tmp + q, row + iw0, seg);
+		} else {
+			for (s = 0; s < seg; s++) {
+				int64_t iw = iw0 + s * p->stride[1];
+
+				tmp[q + s] = iw >= 0 && iw < c->W ? row[iw] : z;
+			}
+		}
+		q += seg;
+		ow = 0;
+		oh++;
+	}
+	return tmp;
+}
+
+/* out[q * 4 + t] = r[t][q] for q < np; @z up to @ldx */
+static void interleave4(const uint8_t *const r[4], int64_t np, int64_t ldx,
+			uint8_t z, uint8_t *out)
+{
+	int64_t q = 0;
+	int t;
+
+#if defined(__SSE2__)
+	for (; q + 16 <= np; q += 16) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(r[0] + q));
+		__m128i b = _mm_loadu_si128((const __m128i *)(r[1] + q));
+		__m128i c = _mm_loadu_si128((const __m128i *)(r[2] + q));
+		__m128i d = _mm_loadu_si128((const __m128i *)(r[3] + q));
+		__m128i ab0 = _mm_unpacklo_epi8(a, b);
+		__m128i ab1 = _mm_unpackhi_epi8(a, b);
+		__m128i cd0 = _mm_unpacklo_epi8(c, d);
+		__m128i cd1 = _mm_unpackhi_epi8(c, d);
+		__m128i *o = (__m128i *)(out + q * 4);
+
+		_mm_storeu_si128(o, _mm_unpacklo_epi16(ab0, cd0));
+		_mm_storeu_si128(o + 1, _mm_unpackhi_epi16(ab0, cd0));
+		_mm_storeu_si128(o + 2, _mm_unpacklo_epi16(ab1, cd1));
+		_mm_storeu_si128(o + 3, _mm_unpackhi_epi16(ab1, cd1));
+	}
+#endif
+	for (; q < np; q++)
+		for (t = 0; t < 4; t++)
+			out[q * 4 + t] = r[t][q];
+	memset(out + q * 4, z, (ldx - q) * 4);
+}
+
+/*
  * Pack pixels [p0, p0 + np) of image @n, group @g: reduction index r of
  * pixel q at buf[((r >> 2) * ldx + q) * 4 + (r & 3)].
  */
 static void pack(const struct qconv *c, int64_t n, int64_t g, int64_t p0,
 		 int64_t np, int64_t ldx, uint8_t *buf)
 {
-	const struct npr_quant_params *p = c->p;
-	int64_t kh = p->kernel[0], kw = p->kernel[1], r;
-	uint8_t z = (uint8_t)p->xz;
+	uint8_t tmp[4][QBLK];
+	const uint8_t *rows[4];
+	int64_t r;
+	int t;
 
-	for (r = 0; r < p->kr; r++) {
-		uint8_t *d = buf + (r >> 2) * ldx * 4 + (r & 3);
-		int64_t ci, i, j, q = 0, oh, ow;
-		const uint8_t *src;
-
-		if (r >= c->win) {
-			for (q = 0; q < ldx; q++)
-				d[q * 4] = z;
-			continue;
-		}
-		ci = r / (kh * kw);
-		i = r / kw % kh;
-		j = r % kw;
-		src = c->x + ((n * c->C + g * c->cg + ci) * c->H) * c->W;
-		oh = p0 / c->OW;
-		ow = p0 % c->OW;
-		while (q < np) {
-			int64_t seg = c->OW - ow < np - q ? c->OW - ow : np - q;
-			int64_t ih = oh * p->stride[0] - p->pb[0] +
-				     i * p->dil[0], s;
-			int64_t iw0 = ow * p->stride[1] - p->pb[1] +
-				      j * p->dil[1];
-			const uint8_t *row = src + ih * c->W;
-
-			if (ih < 0 || ih >= c->H) {
-				for (s = 0; s < seg; s++)
-					d[(q + s) * 4] = z;
-			} else if (p->stride[1] == 1 && iw0 >= 0 &&
-				   iw0 + seg <= c->W) {
-				for (s = 0; s < seg; s++)
-					d[(q + s) * 4] = row[iw0 + s];
-			} else {
-				for (s = 0; s < seg; s++) {
-					int64_t iw = iw0 + s * p->stride[1];
-
-					d[(q + s) * 4] = iw >= 0 && iw < c->W ?
-							 row[iw] : z;
-				}
-			}
-			q += seg;
-			ow = 0;
-			oh++;
-		}
-		for (; q < ldx; q++)
-			d[q * 4] = z;
+	for (r = 0; r < c->p->kr; r += 4) {
+		for (t = 0; t < 4; t++)
+			rows[t] = im2col_row(c, n, g, r + t, p0, np, tmp[t]);
+		interleave4(rows, np, ldx, (uint8_t)c->p->xz,
+			    buf + r * ldx);
 	}
 }
 
@@ -278,6 +337,91 @@ static void qconv_item(void *arg, int it, int tid)
 	c->fn(&a);
 }
 
+/* d[q] = s[q * st], q < cnt (the columns of one remainder modulo st) */
+static void split_cols(uint8_t *d, const uint8_t *s, int64_t cnt, int64_t st)
+{
+	int64_t q = 0;
+
+	if (st == 1) {
+		memcpy(d, s, cnt);
+		return;
+	}
+#if defined(__SSE2__)
+	if (st == 2) {
+		__m128i m = _mm_set1_epi16(0xff);
+
+		for (; q + 16 <= cnt; q += 16) {
+			const __m128i *v = (const __m128i *)(s + 2 * q);
+			__m128i a = _mm_loadu_si128(v);
+			__m128i b = _mm_loadu_si128(v + 1);
+
+			_mm_storeu_si128((__m128i *)(d + q),
+					 _mm_packus_epi16(_mm_and_si128(a, m),
+							  _mm_and_si128(b, m)));
+		}
+	}
+#endif
+	for (; q < cnt; q++)
+		d[q] = s[q * st];
+}
+
+/*
+ * Depthwise: plane @it (image x channel), padded and its columns split
+ * by the stride (struct npr_qdw_args), then the plane kernel.
+ */
+static void qdw_item(void *arg, int it, int tid)
+{
+	struct qconv *c = arg;
+	const struct npr_quant_params *p = c->p;
+	int64_t k = it % c->K, n = it / c->K, i, t, st = p->stride[1];
+	int64_t ph = (c->OH - 1) * p->stride[0] +
+		     (p->kernel[0] - 1) * p->dil[0] + 1;
+	int64_t pw = (c->OW - 1) * st + (p->kernel[1] - 1) * p->dil[1] + 1;
+	/* a split row, and the kernel's reads up to 16 columns past it */
+	int64_t ldx = (pw + st - 1) / st + 16, plane = ph * ldx;
+	const uint8_t *src = c->x + (n * c->C + k) * c->H * c->W;
+	struct npr_qdw_args a;
+	uint8_t *buf, *row;
+
+	(void)tid;
+	buf = pack_get((size_t)(st * plane + pw + 32));
+	if (!buf) {
+		c->nomem = true;
+		return;
+	}
+	row = buf + st * plane;
+	memset(row + pw, p->xz, 32);
+	for (i = 0; i < ph; i++) {
+		int64_t ih = i - p->pb[0], l = p->pb[1] < pw ? p->pb[1] : pw, m;
+
+		memset(row, p->xz, pw);
+		if (ih >= 0 && ih < c->H) {
+			m = c->W < pw - l ? c->W : pw - l;
+			memcpy(row + l, src + ih * c->W, m);
+		}
+		for (t = 0; t < st; t++) {
+			uint8_t *d = buf + t * plane + i * ldx;
+			int64_t cnt = pw > t ? (pw - t + st - 1) / st : 0;
+
+			split_cols(d, row + t, cnt, st);
+			memset(d + cnt, p->xz, ldx - cnt);
+		}
+	}
+	a = (struct npr_qdw_args){
+		.x = buf, .ldx = ldx, .plane = plane,
+		.w = c->w + k * p->kr,
+		.kh = (int)p->kernel[0], .kw = (int)p->kernel[1],
+		.sh = (int)p->stride[0], .sw = (int)st,
+		.dh = (int)p->dil[0], .dw = (int)p->dil[1],
+		.oh = c->OH, .ow = c->OW, .comp = c->comp[k],
+		.mul = c->mul[k], .add = c->add[k], .div = p->sy,
+		.f32out = p->f32out, .zy = p->zy, .lo = p->lo, .hi = p->hi,
+		.flo = p->flo, .fhi = p->fhi,
+		.y = (char *)c->y + (n * c->K + k) * c->P * c->es,
+	};
+	c->dw(&a);
+}
+
 static int ref_qconv(const struct npr_node *n, const struct npr_tensor *in,
 		     struct npr_tensor *out)
 {
@@ -300,6 +444,9 @@ static int ref_qconv(const struct npr_node *n, const struct npr_tensor *in,
 	c.cg = c.C / p->groups;
 	c.kg = c.K / p->groups;
 	c.win = c.cg * p->kernel[0] * p->kernel[1];
+	c.direct = p->kernel[0] == 1 && p->kernel[1] == 1 &&
+		   p->stride[0] == 1 && p->stride[1] == 1 && !p->pb[0] &&
+		   !p->pb[1] && !p->pe[0] && !p->pe[1];
 	if (!N || !c.P)
 		return 0;
 	comp = malloc(sizeof(*comp) * c.K);
@@ -308,6 +455,16 @@ static int ref_qconv(const struct npr_node *n, const struct npr_tensor *in,
 	for (k = 0; k < c.K; k++)
 		comp[k] = (int32_t)((uint32_t)p->xz * (uint32_t)wsum[k]);
 	c.comp = comp;
+	if (c.cg == 1 && c.kg == 1) {
+		c.dw = npr_qgemm_best()->dw;
+		if (N * c.K > INT32_MAX) {
+			free(comp);
+			return -EFBIG;
+		}
+		npr_parallel_for((int)(N * c.K), qdw_item, &c);
+		free(comp);
+		return c.nomem ? -ENOMEM : 0;
+	}
 	c.nblk = (c.P + QBLK - 1) / QBLK;
 	items = N * p->groups * c.nblk;
 	c.nkc = 1;

@@ -101,3 +101,47 @@ void npr_qgemm_vnni512(const struct npr_qgemm_args *a)
 			tile(a, r, 1, p);
 	}
 }
+
+/* the depthwise kernel: its taps vectorized with this file's flags */
+#define QDW		npr_qdw_avx512
+#define QDW_TAP		qdw_tap
+#define QDW_OUT_U8	qdw_out_u8
+#define QDW_OUT_F32	qdw_out_f32
+
+struct npr_qdw_out;
+static inline void qdw_out_u8(const struct npr_qdw_out *o,
+			      const uint32_t *acc, uint8_t *y, int cnt);
+static inline void qdw_out_f32(const struct npr_qdw_out *o,
+			       const uint32_t *acc, float *y, int cnt);
+
+#include "ref/kernels/qdw.h"
+
+/* what put() does, for a plane's row */
+static inline void qdw_out_u8(const struct npr_qdw_out *o,
+			      const uint32_t *acc, uint8_t *y, int cnt)
+{
+	__mmask16 mk = cnt >= 16 ? 0xffff : (__mmask16)((1u << cnt) - 1);
+	__m512 f = _mm512_cvtepi32_ps(_mm512_loadu_si512(acc));
+	__m512i v;
+
+	f = _mm512_fmadd_ps(f, _mm512_set1_ps(o->mul),
+			    _mm512_set1_ps(o->add));
+	f = _mm512_div_ps(f, _mm512_set1_ps(o->div));
+	f = _mm512_max_ps(f, _mm512_set1_ps(o->lo));
+	f = _mm512_min_ps(f, _mm512_set1_ps(o->hi));
+	v = _mm512_add_epi32(_mm512_cvtps_epi32(f), _mm512_set1_epi32(o->zy));
+	_mm_mask_storeu_epi8(y, mk, _mm512_cvtepi32_epi8(v));
+}
+
+static inline void qdw_out_f32(const struct npr_qdw_out *o,
+			       const uint32_t *acc, float *y, int cnt)
+{
+	__mmask16 mk = cnt >= 16 ? 0xffff : (__mmask16)((1u << cnt) - 1);
+	__m512 f = _mm512_cvtepi32_ps(_mm512_loadu_si512(acc));
+
+	f = _mm512_fmadd_ps(f, _mm512_set1_ps(o->mul),
+			    _mm512_set1_ps(o->add));
+	f = _mm512_max_ps(f, _mm512_set1_ps(o->flo));
+	f = _mm512_min_ps(f, _mm512_set1_ps(o->fhi));
+	_mm512_mask_storeu_ps(y, mk, f);
+}
