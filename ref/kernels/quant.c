@@ -180,24 +180,37 @@ struct qconv {
 	int groups;
 	npr_qdw_fn dw;		/* depthwise (cg = kg = 1): the plane kernel */
 	bool direct;		/* 1x1, stride 1, no padding: x is im2col */
+	/*
+	 * stride 1 with a window: x padded (xp, planes of PH x PW) and the
+	 * output computed on its grid of PW columns (GP pixels), so that
+	 * each im2col row is a pointer into xp; the PW - OW extra columns
+	 * of each row are dropped when the block is written out.
+	 */
+	uint8_t *xp;
+	int64_t PH, PW, GP;
 	bool nomem;
 };
 
-/* per-thread pack buffer, kept for the next call */
-static __thread uint8_t *pack_buf;
-static __thread size_t pack_cap;
+/* per-thread pack and output buffers, kept for the next call */
+static __thread uint8_t *pack_buf, *out_buf;
+static __thread size_t pack_cap, out_cap;
+
+static uint8_t *buf_get(uint8_t **buf, size_t *cap, size_t bytes)
+{
+	if (bytes > *cap) {
+		free(*buf);
+		*cap = 0;
+		*buf = malloc(bytes);
+		if (!*buf)
+			return NULL;
+		*cap = bytes;
+	}
+	return *buf;
+}
 
 static uint8_t *pack_get(size_t bytes)
 {
-	if (bytes > pack_cap) {
-		free(pack_buf);
-		pack_cap = 0;
-		pack_buf = malloc(bytes);
-		if (!pack_buf)
-			return NULL;
-		pack_cap = bytes;
-	}
-	return pack_buf;
+	return buf_get(&pack_buf, &pack_cap, bytes);
 }
 
 /*
@@ -222,6 +235,9 @@ static const uint8_t *im2col_row(const struct qconv *c, int64_t n,
 	ci = r / (kh * kw);
 	i = r / kw % kh;
 	j = r % kw;
+	if (c->xp)
+		return c->xp + (n * c->C + g * c->cg + ci) * c->PH * c->PW +
+		       i * p->dil[0] * c->PW + j * p->dil[1] + p0;
 	src = c->x + ((n * c->C + g * c->cg + ci) * c->H) * c->W;
 	if (c->direct)
 		return src + p0;
@@ -303,38 +319,85 @@ static void pack(const struct qconv *c, int64_t n, int64_t g, int64_t p0,
 	}
 }
 
+/* rows [0, m) of a block on the padded grid from @t into the output */
+static void grid_out(const struct qconv *c, const uint8_t *t, int64_t ldt,
+		     int64_t m, int64_t p0, int64_t np, char *y)
+{
+	int64_t r, q = 0, es = c->es;
+
+	while (q < np) {
+		int64_t oh = (p0 + q) / c->PW, ow = (p0 + q) % c->PW;
+		int64_t seg = c->PW - ow < np - q ? c->PW - ow : np - q;
+
+		if (ow < c->OW) {
+			int64_t cnt = c->OW - ow < seg ? c->OW - ow : seg;
+
+			for (r = 0; r < m; r++)
+				memcpy(y + (r * c->P + oh * c->OW + ow) * es,
+				       t + (r * ldt + q) * es, cnt * es);
+		}
+		q += seg;
+	}
+}
+
 static void qconv_item(void *arg, int it, int tid)
 {
 	struct qconv *c = arg;
 	int64_t kcn = it % c->nkc, rest = it / c->nkc;
 	int64_t b = rest % c->nblk, ng = rest / c->nblk;
 	int64_t g = ng % c->groups, n = ng / c->groups;
-	int64_t p0 = b * QBLK, np = c->P - p0 < QBLK ? c->P - p0 : QBLK;
+	int64_t p0 = b * QBLK, np = c->GP - p0 < QBLK ? c->GP - p0 : QBLK;
 	int64_t ldx = (np + 31) & ~(int64_t)31;
 	int64_t k0 = g * c->kg + kcn * c->kc, k1;
+	char *y = (char *)c->y;
 	struct npr_qgemm_args a;
-	uint8_t *buf;
+	uint8_t *buf, *t = NULL;
 
 	(void)tid;
 	k1 = k0 + c->kc < (g + 1) * c->kg ? k0 + c->kc : (g + 1) * c->kg;
 	if (k0 >= k1)
 		return;
 	buf = pack_get((size_t)c->p->kr * ldx);
-	if (!buf) {
+	if (c->xp)
+		t = buf_get(&out_buf, &out_cap, (k1 - k0) * ldx * c->es);
+	if (!buf || (c->xp && !t)) {
 		c->nomem = true;
 		return;
 	}
 	pack(c, n, g, p0, np, ldx, buf);
+	y += (n * c->K + k0) * c->P * c->es;
 	a = (struct npr_qgemm_args){
 		.w = c->w + k0 * c->p->kr, .x = buf, .kr = c->p->kr,
 		.ldx = ldx, .m = k1 - k0, .npx = np, .comp = c->comp + k0,
 		.mul = c->mul + k0, .add = c->add + k0, .div = c->p->sy,
 		.f32out = c->p->f32out, .zy = c->p->zy, .lo = c->p->lo,
 		.hi = c->p->hi, .flo = c->p->flo, .fhi = c->p->fhi,
-		.y = (char *)c->y + ((n * c->K + k0) * c->P + p0) * c->es,
-		.ldy = c->P,
+		.y = t ? (void *)t : y + p0 * c->es, .ldy = t ? ldx : c->P,
 	};
 	c->fn(&a);
+	if (t)
+		grid_out(c, t, ldx, k1 - k0, p0, np, y);
+}
+
+/* plane @it of xp: x's plane with the padding around it */
+static void pad_item(void *arg, int it, int tid)
+{
+	struct qconv *c = arg;
+	const struct npr_quant_params *p = c->p;
+	const uint8_t *src = c->x + it * c->H * c->W;
+	uint8_t *d = c->xp + it * c->PH * c->PW;
+	int64_t i;
+
+	(void)tid;
+	memset(d, p->xz, p->pb[0] * c->PW);
+	for (i = 0; i < c->H; i++) {
+		uint8_t *row = d + (p->pb[0] + i) * c->PW;
+
+		memset(row, p->xz, p->pb[1]);
+		memcpy(row + p->pb[1], src + i * c->W, c->W);
+		memset(row + p->pb[1] + c->W, p->xz, p->pe[1]);
+	}
+	memset(d + (p->pb[0] + c->H) * c->PW, p->xz, p->pe[0] * c->PW);
 }
 
 /* d[q] = s[q * st], q < cnt (the columns of one remainder modulo st) */
@@ -465,7 +528,22 @@ static int ref_qconv(const struct npr_node *n, const struct npr_tensor *in,
 		free(comp);
 		return c.nomem ? -ENOMEM : 0;
 	}
-	c.nblk = (c.P + QBLK - 1) / QBLK;
+	c.GP = c.P;
+	if (!c.direct && p->stride[0] == 1 && p->stride[1] == 1 &&
+	    N * c.C <= INT32_MAX) {
+		c.PH = c.H + p->pb[0] + p->pe[0];
+		c.PW = c.W + p->pb[1] + p->pe[1];
+		c.GP = (c.OH - 1) * c.PW + c.OW;
+		/* the last windows read up to kw - 1 columns past a plane */
+		c.xp = malloc(N * c.C * c.PH * c.PW + c.PW + 64);
+		if (!c.xp) {
+			free(comp);
+			return -ENOMEM;
+		}
+		memset(c.xp + N * c.C * c.PH * c.PW, p->xz, c.PW + 64);
+		npr_parallel_for((int)(N * c.C), pad_item, &c);
+	}
+	c.nblk = (c.GP + QBLK - 1) / QBLK;
 	items = N * p->groups * c.nblk;
 	c.nkc = 1;
 	/* too few blocks for the threads: split the channels too */
@@ -476,10 +554,12 @@ static int ref_qconv(const struct npr_node *n, const struct npr_tensor *in,
 	c.kc = (c.kg + c.nkc - 1) / c.nkc;
 	c.kc = (c.kc + 7) & ~(int64_t)7;
 	if (items * c.nkc > INT32_MAX) {
+		free(c.xp);
 		free(comp);
 		return -EFBIG;
 	}
 	npr_parallel_for((int)(items * c.nkc), qconv_item, &c);
+	free(c.xp);
 	free(comp);
 	return c.nomem ? -ENOMEM : 0;
 }
