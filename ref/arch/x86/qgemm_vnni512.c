@@ -78,6 +78,63 @@ void tile(const struct npr_qgemm_args *a, int64_t r0, const int mr,
 	}
 }
 
+/*
+ * The full tile, 8 rows by 32 pixels, with its accumulators in named
+ * variables: GCC keeps an array of them in registers too, but copies
+ * each one after every vpdpbusd.
+ */
+static void tile8(const struct npr_qgemm_args *a, int64_t r0, int64_t p0)
+{
+	const uint8_t *x = a->x + p0 * 4;
+	const int8_t *w = a->w + r0 * a->kr;
+	int64_t q, nq = a->kr / 4, step = a->ldx * 4, kr = a->kr;
+	int64_t left = a->npx - p0;
+	__m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00;
+	__m512i c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+	__m512i c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00;
+	__m512i c61 = c00, c70 = c00, c71 = c00;
+	__mmask16 m0, m1;
+
+#define ROW(i, a0, a1)							\
+	do {								\
+		__m512i wb = bcast(w + (i) * kr);			\
+		a0 = _mm512_dpbusd_epi32(a0, x0, wb);			\
+		a1 = _mm512_dpbusd_epi32(a1, x1, wb);			\
+	} while (0)
+	for (q = 0; q < nq; q++, x += step, w += 4) {
+		__m512i x0 = _mm512_loadu_si512(x);
+		__m512i x1 = _mm512_loadu_si512(x + 64);
+
+		ROW(0, c00, c01);
+		ROW(1, c10, c11);
+		ROW(2, c20, c21);
+		ROW(3, c30, c31);
+		ROW(4, c40, c41);
+		ROW(5, c50, c51);
+		ROW(6, c60, c61);
+		ROW(7, c70, c71);
+	}
+#undef ROW
+	m0 = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
+	m1 = left >= 32 ? 0xffff :
+	     left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1);
+#define OUT(i, a0, a1)							\
+	do {								\
+		put(a, r0 + (i), p0, a0, m0);				\
+		if (m1)							\
+			put(a, r0 + (i), p0 + 16, a1, m1);		\
+	} while (0)
+	OUT(0, c00, c01);
+	OUT(1, c10, c11);
+	OUT(2, c20, c21);
+	OUT(3, c30, c31);
+	OUT(4, c40, c41);
+	OUT(5, c50, c51);
+	OUT(6, c60, c61);
+	OUT(7, c70, c71);
+#undef OUT
+}
+
 /**
  * npr_qgemm_vnni512() - NprQConv's matrix kernel, AVX-512 VNNI
  * @a: the block (ref/kernels/qgemm.h).
@@ -88,7 +145,7 @@ void npr_qgemm_vnni512(const struct npr_qgemm_args *a)
 
 	for (p = 0; p < a->npx; p += 32) {
 		for (r = 0; r + 8 <= a->m; r += 8)
-			tile(a, r, 8, p);
+			tile8(a, r, p);
 		if (r + 4 <= a->m) {
 			tile(a, r, 4, p);
 			r += 4;
