@@ -569,6 +569,205 @@ static int try_lut(struct lowp *l, int ri)
 	return ni < 0 ? ni : finish(l, ni, qy);
 }
 
+/*
+ * Regions: a Q whose input comes from DQs through Relu/Clamp, MaxPool
+ * and Concat only (each value read once, inside the region).  Every
+ * one of these commutes with a non-decreasing function of each element
+ * (the maximum of a window, the pieces of a concatenation), and the
+ * composition Q(acts(DQ(x))) of each DQ with the Relu/Clamp chain on its
+ * way to the Q is one (positive scales): so each DQ input becomes an
+ * NprQLut with that composition as its table, the MaxPool and Concat
+ * nodes run on u8 (MaxPool pads nothing: u8 0 is below every value, as
+ * -inf is in f32), and the result is bit for bit the written one.
+ */
+#define REGION_DEPTH	16	/* Relu/Clamp nodes on one path */
+#define REGION_NODES	64	/* nodes in a region */
+
+struct region {
+	float lo[REGION_DEPTH], hi[REGION_DEPTH];
+	int nacts, nodes;
+	bool structural;
+	float sy;
+	int zy;
+};
+
+static bool pool_ok(struct lowp *l, const struct npr_node *n)
+{
+	return is(n, "MaxPool") && n->nin == 1 &&
+	       (n->nout == 1 || l->uses[n->out[1]] == 0);
+}
+
+/* can value @v (read once, by the region) be computed in u8? */
+static bool region_ok(struct lowp *l, struct region *r, int v, int depth)
+{
+	struct npr_graph *g = l->g;
+	const struct npr_node *n;
+	float s;
+	int z, j;
+
+	if (dq_src(l, v, &s, &z) >= 0)
+		return l->uses[v] == 1;
+	n = prod(l, v);
+	if (!n || n->dead || l->uses[v] != 1 || ++r->nodes > REGION_NODES ||
+	    g->vals[v].type != NPR_ELEM_F32 || depth >= REGION_DEPTH)
+		return false;
+	if ((is(n, "Relu") || is(n, "ReLU") || is(n, "Clamp")) &&
+	    n->nin == 1 && n->nout == 1)
+		return region_ok(l, r, n->in[0], depth + 1);
+	if (pool_ok(l, n)) {
+		r->structural = true;
+		return region_ok(l, r, n->in[0], depth);
+	}
+	if (is(n, "Concat") && n->nout == 1 && n->nin <= REGION_NODES) {
+		r->structural = true;
+		for (j = 0; j < n->nin; j++)
+			if (!region_ok(l, r, n->in[j], depth))
+				return false;
+		return true;
+	}
+	return false;
+}
+
+/* a copy of node @like (type, version, attributes) reading @in */
+static int clone_node(struct lowp *l, int like, int nin, const int *in)
+{
+	struct npr_graph *g = l->g;
+	char name[256];
+	int ni, j, err;
+
+	snprintf(name, sizeof(name), "%.200s/u8", g->nodes[like].name);
+	ni = npr_graph_add_node(g, name, g->nodes[like].type,
+				g->nodes[like].version,
+				g->nodes[like].layer_id);
+	if (ni < 0)
+		return ni;
+	g->nodes[ni].op = g->nodes[like].op;
+	err = npr_node_set_inputs(&g->nodes[ni], nin);
+	if (!err)
+		err = npr_node_set_outputs(g, ni, 1);
+	for (j = 0; !err && j < g->nodes[like].nattr; j++)
+		err = npr_node_add_attr(&g->nodes[ni],
+					g->nodes[like].attr[j].key,
+					g->nodes[like].attr[j].val);
+	if (err)
+		return err;
+	for (j = 0; j < nin; j++)
+		g->nodes[ni].in[j] = in[j];
+	return ni;
+}
+
+static int parse_infer(struct npr_graph *g, int ni)
+{
+	struct npr_node *n = &g->nodes[ni];
+	int err = n->op->parse ? n->op->parse(g, n) : 0;
+
+	return err ? err : n->op->infer(g, n);
+}
+
+/*
+ * The u8 value that stands for @v: a new node's output, or *@root set
+ * to the node when @v is the region's top (finish() places it).  The
+ * Relu/Clamp nodes of the way go into the tables.
+ */
+static int region_build(struct lowp *l, struct region *r, int v, int top,
+			int *root)
+{
+	struct npr_graph *g = l->g;
+	struct npr_node *n;
+	float s, lo = -INFINITY, hi = INFINITY;
+	int q, z, i, ni, in[REGION_NODES], like, nin, err;
+	uint8_t *t;
+
+	q = dq_src(l, v, &s, &z);
+	if (q >= 0) {
+		/* the Relu/Clamp nodes from here to the Q, first one first */
+		for (i = r->nacts - 1; i >= 0; i--) {
+			lo = fminf(fmaxf(lo, r->lo[i]), r->hi[i]);
+			hi = fmaxf(fminf(hi, r->hi[i]), r->lo[i]);
+		}
+		t = malloc(256);
+		if (!t)
+			return -ENOMEM;
+		for (i = 0; i < 256; i++) {
+			float y = ((float)i - (float)z) * s;
+
+			y = fminf(fmaxf(y, lo), hi);
+			y = nearbyintf(y / r->sy) + (float)r->zy;
+			t[i] = (uint8_t)fminf(fmaxf(y, 0.0f), 255.0f);
+		}
+		in[0] = q;
+		in[1] = new_const(l, g->vals[v].producer, NPR_ELEM_U8, 256, 0,
+				  t);
+		if (in[1] < 0)
+			return in[1];
+		ni = new_node(l, g->vals[v].producer, "NprQLut", 2, in);
+	} else {
+		n = prod(l, v);
+		like = g->vals[v].producer;
+		if (is(n, "Relu") || is(n, "ReLU") || is(n, "Clamp")) {
+			const struct npr_eltwise_params *ep = n->params;
+
+			r->lo[r->nacts] = is(n, "Clamp") ? (float)ep->lo : 0;
+			r->hi[r->nacts] = is(n, "Clamp") ? (float)ep->hi :
+				INFINITY;
+			r->nacts++;
+			/* acts above the top structural node: it moves down */
+			err = region_build(l, r, n->in[0],
+					   v == top ? n->in[0] : top, root);
+			r->nacts--;
+			return err;
+		}
+		nin = n->nin;
+		for (i = 0; i < nin; i++) {
+			in[i] = region_build(l, r, g->nodes[like].in[i], -1,
+					     root);
+			if (in[i] < 0)
+				return in[i];
+		}
+		ni = clone_node(l, like, nin, in);
+	}
+	if (ni < 0)
+		return ni;
+	if (v == top) {
+		*root = ni;
+		return 0;
+	}
+	err = parse_infer(g, ni);
+	if (err)
+		return err;
+	/*
+	 * In the place of the node it replaces (a DQ's Multiply, a MaxPool,
+	 * a Concat), which then writes a value no one reads: after its
+	 * inputs, before its readers.
+	 */
+	like = g->vals[v].producer;
+	swap_nodes(g, like, ni);
+	return g->nodes[like].out[0];
+}
+
+/* a region ending in the Q at Divide node @di */
+static int try_region(struct lowp *l, int di)
+{
+	struct npr_graph *g = l->g;
+	struct region r = { .nacts = 0 };
+	int q, x, root = -1, err, z;
+	float s;
+
+	if (!is(&g->nodes[di], "Divide"))
+		return 0;
+	q = q_from(l, di, &r.sy, &r.zy);
+	if (q < 0)
+		return 0;
+	x = g->nodes[di].in[0];
+	if (dq_src(l, x, &s, &z) >= 0 || !region_ok(l, &r, x, 0) ||
+	    !r.structural)
+		return 0;
+	err = region_build(l, &r, x, x, &root);
+	if (!err && root < 0)
+		err = -EINVAL;
+	return err ? err : finish(l, root, q);
+}
+
 /* any other DQ (at its Multiply) */
 static int try_dq(struct lowp *l, int mi)
 {
@@ -669,7 +868,7 @@ static int rule_add(struct lowp *l, int i)
 int npr_pass_lowp(struct npr_graph *g)
 {
 	static const rule_fn rules[] = {
-		rule_conv, rule_add, try_lut, try_q, try_dq,
+		rule_conv, rule_add, try_region, try_lut, try_q, try_dq,
 	};
 	struct lowp l = { .g = g };
 	size_t i;

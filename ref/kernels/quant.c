@@ -564,65 +564,129 @@ static int ref_qconv(const struct npr_node *n, const struct npr_tensor *in,
 	return c.nomem ? -ENOMEM : 0;
 }
 
-static int ref_quantize(const struct npr_node *n, const struct npr_tensor *in,
-			struct npr_tensor *out)
-{
-	const struct npr_quant_params *p = n->params;
-	int64_t i, cnt = npr_shape_numel(&in[0].shape);
-	const float *x = in[0].data;
-	uint8_t *y = out[0].data;
-	float zy = (float)p->zy;
+/*
+ * The element-wise ops: chunks of at least EW_CHUNK elements over the
+ * threads.
+ */
+#define EW_CHUNK	16384
 
-	for (i = 0; i < cnt; i++) {
-		float v = rne(vmin(vmax(x[i] / p->sy, -1024.0f), 1024.0f)) + zy;
+struct ew {
+	const struct npr_quant_params *p;
+	const void *a, *b;
+	void *y;
+	int64_t cnt;
+	void (*fn)(const struct ew *e, int64_t i0, int64_t i1);
+};
+
+static void ew_item(void *arg, int it, int tid)
+{
+	const struct ew *e = arg;
+	int64_t i0 = (int64_t)it * EW_CHUNK;
+
+	(void)tid;
+	e->fn(e, i0, e->cnt - i0 < EW_CHUNK ? e->cnt : i0 + EW_CHUNK);
+}
+
+static int ew_run(struct ew *e)
+{
+	int64_t parts = (e->cnt + EW_CHUNK - 1) / EW_CHUNK;
+
+	if (parts <= 1)
+		e->fn(e, 0, e->cnt);
+	else if (parts > INT32_MAX)
+		return -EFBIG;
+	else
+		npr_parallel_for((int)parts, ew_item, e);
+	return 0;
+}
+
+static void quantize_range(const struct ew *e, int64_t i0, int64_t i1)
+{
+	const float *x = e->a;
+	uint8_t *y = e->y;
+	float zy = (float)e->p->zy, sy = e->p->sy;
+	int64_t i;
+
+	for (i = i0; i < i1; i++) {
+		float v = rne(vmin(vmax(x[i] / sy, -1024.0f), 1024.0f)) + zy;
 
 		y[i] = (uint8_t)vmin(vmax(v, 0.0f), 255.0f);
 	}
-	return 0;
+}
+
+static void dequantize_range(const struct ew *e, int64_t i0, int64_t i1)
+{
+	const uint8_t *x = e->a;
+	float *y = e->y, za = (float)e->p->za, sa = e->p->sa;
+	int64_t i;
+
+	for (i = i0; i < i1; i++)
+		y[i] = ((float)x[i] - za) * sa;
+}
+
+static void lut_range(const struct ew *e, int64_t i0, int64_t i1)
+{
+	const uint8_t *x = e->a, *t = e->b;
+	uint8_t *y = e->y;
+	int64_t i;
+
+	for (i = i0; i < i1; i++)
+		y[i] = t[x[i]];
+}
+
+static void add_range(const struct ew *e, int64_t i0, int64_t i1)
+{
+	const struct npr_quant_params *p = e->p;
+	const uint8_t *a = e->a, *b = e->b;
+	uint8_t *y = e->y;
+	float za = (float)p->za, zb = (float)p->zb, zy = (float)p->zy;
+	float sa = p->sa, sb = p->sb, sy = p->sy;
+	float lo = (float)p->lo, hi = (float)p->hi;
+	int64_t i;
+
+	for (i = i0; i < i1; i++) {
+		float v = ((float)a[i] - za) * sa + ((float)b[i] - zb) * sb;
+
+		v = rne(vmin(vmax(v / sy, -1024.0f), 1024.0f)) + zy;
+		y[i] = (uint8_t)vmin(vmax(v, lo), hi);
+	}
+}
+
+static int ew(const struct npr_node *n, const struct npr_tensor *in,
+	      struct npr_tensor *out,
+	      void (*fn)(const struct ew *e, int64_t i0, int64_t i1))
+{
+	struct ew e = {
+		.p = n->params, .a = in[0].data,
+		.b = n->nin > 1 ? in[1].data : NULL, .y = out[0].data,
+		.cnt = npr_shape_numel(&in[0].shape), .fn = fn,
+	};
+
+	return ew_run(&e);
+}
+
+static int ref_quantize(const struct npr_node *n, const struct npr_tensor *in,
+			struct npr_tensor *out)
+{
+	return ew(n, in, out, quantize_range);
 }
 
 static int ref_dequantize(const struct npr_node *n,
 			  const struct npr_tensor *in, struct npr_tensor *out)
 {
-	const struct npr_quant_params *p = n->params;
-	int64_t i, cnt = npr_shape_numel(&in[0].shape);
-	const uint8_t *x = in[0].data;
-	float *y = out[0].data, za = (float)p->za;
-
-	for (i = 0; i < cnt; i++)
-		y[i] = ((float)x[i] - za) * p->sa;
-	return 0;
+	return ew(n, in, out, dequantize_range);
 }
 
 static int ref_qlut(const struct npr_node *n, const struct npr_tensor *in,
 		    struct npr_tensor *out)
 {
-	int64_t i, cnt = npr_shape_numel(&in[0].shape);
-	const uint8_t *x = in[0].data, *t = in[1].data;
-	uint8_t *y = out[0].data;
-
-	for (i = 0; i < cnt; i++)
-		y[i] = t[x[i]];
-	return 0;
+	return ew(n, in, out, lut_range);
 }
 
 static int ref_qadd(const struct npr_node *n, const struct npr_tensor *in,
 		    struct npr_tensor *out)
 {
-	const struct npr_quant_params *p = n->params;
-	int64_t i, cnt = npr_shape_numel(&in[0].shape);
-	const uint8_t *a = in[0].data, *b = in[1].data;
-	uint8_t *y = out[0].data;
-	float za = (float)p->za, zb = (float)p->zb, zy = (float)p->zy;
-
-	for (i = 0; i < cnt; i++) {
-		float v = ((float)a[i] - za) * p->sa +
-			  ((float)b[i] - zb) * p->sb;
-
-		v = rne(vmin(vmax(v / p->sy, -1024.0f), 1024.0f)) + zy;
-		y[i] = (uint8_t)vmin(vmax(v, (float)p->lo), (float)p->hi);
-	}
-	return 0;
+	return ew(n, in, out, add_range);
 }
 
 /* The op definitions of lib/ops/quant.c these kernels evaluate. */
