@@ -4,14 +4,26 @@
  * pass (lib/passes/lowp.c): resnet18, mobilenet_v2 and squeezenet1_1 of
  * $NPR_SHARED/models/onnx-int8 at batch 1 and 4 against the references
  * computed with the Q/DQ arithmetic as written (onnxruntime, graph
- * optimizations off): the top-1 class of every image equal (where the
- * reference's lead is over 2% of its largest output), and the
- * largest difference at most 1.5 times onnxruntime's own int8 path's
- * (0.45% and 11.7% of the largest output, so 0.675% and 17.55%;
- * squeezenet1_1, which onnxruntime leaves unfused, 2%).  Each matrix
- * kernel this CPU has (NPR_INT8_ISA: vnni512, avxvnni, avx2) gives
- * exactly the bits of the scalar one: the sums are exact integers and
- * the write-out the same float operations.
+ * optimizations off): the top-1 class of every image equal where the
+ * reference's lead is over 2% of its largest output, else one of the
+ * reference's classes within 2% of its first; and the largest
+ * difference at most 1.5 times onnxruntime's own int8 path's (0.45% and
+ * 11.7% of the largest output, so 0.675% and 17.55%; squeezenet1_1,
+ * which onnxruntime leaves unfused, 2%).  Each matrix kernel this CPU
+ * has (NPR_INT8_ISA: vnni512, avxvnni, avx2) gives exactly the bits of
+ * the scalar one: the sums are exact integers and the write-out the same
+ * float operations.
+ *
+ * Why not top-1 everywhere: the int8 path computes each layer's exact
+ * integer sum and rounds it once; the reference sums floats, whose
+ * rounding puts a value that lies within about 1e-6 of a rounding tie
+ * on either side.  mobilenet_v2's random weights amplify each such
+ * step of one: its first differing output (1 of 200704 in
+ * features.1's projection) lies 1.3e-6 past a tie exactly, and the
+ * differences grow layer by layer to 11.7%.  onnxruntime's fused int8
+ * path (exact sums too) gives the same bits as this one on batch 1 and
+ * the same classes on batch 4, where image 1's two first classes are
+ * 1.2% apart in the reference and both int8 paths pick the second.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -165,24 +177,19 @@ static int top1(const float *v)
 }
 
 /*
- * Is the reference's top-1 ahead of every other class by more than 2%
- * of its largest magnitude?  When not, a rounding anywhere can decide
- * the class (mobilenet_v2's random weights leave image 1 of the batch
- * of 4 ahead by 1.2%, and this int8 path picks the second class there),
- * and top-1 is only logged.
+ * Is class @c within 2% of the reference's largest magnitude of its
+ * top-1?  Then a rounding step anywhere can decide between them (the
+ * comment at the top).
  */
-static bool clear_top1(const float *v)
+static bool near_top1(const float *v, int c)
 {
-	float best = v[top1(v)], second = -INFINITY, big = 0;
+	float big = 0;
 	int i;
 
-	for (i = 0; i < CLASSES; i++) {
-		if (v[i] < best && v[i] > second)
-			second = v[i];
+	for (i = 0; i < CLASSES; i++)
 		if (fabsf(v[i]) > big)
 			big = fabsf(v[i]);
-	}
-	return best - second > 0.02f * big;
+	return v[top1(v)] - v[c] <= 0.02f * big;
 }
 
 /* the kernel NPR_INT8_ISA names (or the best one): as the reference */
@@ -217,11 +224,11 @@ TEST_F_TIMEOUT(q, matches_reference, 600)
 		int ours = top1(self->out + b * CLASSES);
 		int ref = top1(self->ref + b * CLASSES);
 
-		if (clear_top1(self->ref + b * CLASSES))
-			EXPECT_EQ(ours, ref);
-		else if (ours != ref)
-			TH_LOG("image %d: class %d, the reference's %d leads by less than 2%%",
+		if (ours != ref) {
+			TH_LOG("image %d: class %d, the reference's %d",
 			       b, ours, ref);
+			EXPECT_TRUE(near_top1(self->ref + b * CLASSES, ours));
+		}
 	}
 }
 

@@ -85,7 +85,8 @@ void tile(const struct npr_qgemm_args *a, int64_t r0, const int mr,
  * The full tile, 4 rows by 16 pixels, with its accumulators in named
  * variables (an array of them costs a register copy per DOT).
  */
-static void tile4(const struct npr_qgemm_args *a, int64_t r0, int64_t p0)
+static __attribute__((noinline))
+void tile4(const struct npr_qgemm_args *a, int64_t r0, int64_t p0)
 {
 	const uint8_t *x = a->x + p0 * 4;
 	const int8_t *w = a->w + r0 * a->kr;

@@ -6,6 +6,13 @@
  */
 #include <immintrin.h>
 
-#define DOT(acc, x, w)	_mm256_dpbusd_avx_epi32(acc, x, w)
+/* in place (the intrinsic makes GCC 12 copy accumulators around) */
+static inline __m256i dot(__m256i acc, __m256i x, __m256i w)
+{
+	__asm__("%{vex%} vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(x), "v"(w));
+	return acc;
+}
+
+#define DOT(acc, x, w)	dot(acc, x, w)
 #define KERN		npr_qgemm_avxvnni
 #include "qgemm_avx256.h"
