@@ -147,6 +147,10 @@ static int qconv_infer(struct npr_graph *g, struct npr_node *n)
 		err = want(g, n, 3, NPR_ELEM_F32, 1);
 	if (!err)
 		err = want(g, n, 4, NPR_ELEM_F32, 1);
+	if (!err && n->nin == 6 &&
+	    (npr_in(g, n, 5)->type != NPR_ELEM_U8 ||
+	     npr_shape_numel(&npr_in(g, n, 5)->shape) != 256 || p->f32out))
+		err = npr_node_err(n, -EINVAL, "input 5: a table of 256 u8 for a u8 output expected");
 	if (err)
 		return err;
 	K = ws->d[0];
@@ -244,7 +248,7 @@ static int qadd_infer(struct npr_graph *g, struct npr_node *n)
 
 const struct npr_op_def npr_ops_quant[] = {
 	{ .type = "NprQConv", .vmin = 1, .vmax = 1, .nin_min = 5,
-	  .nin_max = 5, .parse = qconv_parse, .infer = qconv_infer },
+	  .nin_max = 6, .parse = qconv_parse, .infer = qconv_infer },
 	{ .type = "NprQuantize", .vmin = 1, .vmax = 1, .nin_min = 1,
 	  .nin_max = 1, .parse = quant_parse, .infer = quantize_infer },
 	{ .type = "NprDequantize", .vmin = 1, .vmax = 1, .nin_min = 1,

@@ -12,7 +12,9 @@
  * and add (f32 [K]); output [N, K, OH, OW], u8 or f32.  Per output
  * element, with acc the integer sum of (x - x_zero) * w over the window
  * (padding reads x_zero): u8: clamp(rint((acc * mul + add) / y_scale) +
- * y_zero, lo, hi); f32: clamp(acc * mul + add, flo, fhi).
+ * y_zero, lo, hi); f32: clamp(acc * mul + add, flo, fhi).  An optional
+ * sixth input, a table of 256 u8 (an NprQLut that read the output),
+ * maps each u8 result.
  *
  * NprQuantize-1 (f32 -> u8): clamp(rint(x / sy) + zy, 0, 255), as ONNX
  * QuantizeLinear computes it.  NprDequantize-1 (u8 -> f32): (x - za) *

@@ -810,6 +810,28 @@ static int try_q(struct lowp *l, int di)
 	return err ? err : finish(l, ni, q);
 }
 
+/* an NprQLut reading an NprQConv's u8 output, its only reader: one node */
+static int try_fuse_lut(struct lowp *l, int li)
+{
+	struct npr_graph *g = l->g;
+	const struct npr_node *n = &g->nodes[li], *c;
+	int in[6], ci, j, ni;
+
+	if (!is(n, "NprQLut") || n->nin != 2)
+		return 0;
+	ci = g->vals[n->in[0]].producer;
+	c = ci >= 0 && ci < g->nnodes ? &g->nodes[ci] : NULL;
+	if (!c || c->dead || !is(c, "NprQConv") || c->nin != 5 ||
+	    l->uses[n->in[0]] != 1 ||
+	    g->vals[n->in[0]].type != NPR_ELEM_U8)
+		return 0;
+	for (j = 0; j < 5; j++)
+		in[j] = c->in[j];
+	in[5] = n->in[1];
+	ni = clone_node(l, ci, 6, in);
+	return ni < 0 ? ni : finish(l, ni, g->nodes[li].out[0]);
+}
+
 static int count_uses(struct lowp *l)
 {
 	struct npr_graph *g = l->g;
@@ -869,6 +891,7 @@ int npr_pass_lowp(struct npr_graph *g)
 {
 	static const rule_fn rules[] = {
 		rule_conv, rule_add, try_region, try_lut, try_q, try_dq,
+		try_fuse_lut,
 	};
 	struct lowp l = { .g = g };
 	size_t i;

@@ -38,10 +38,12 @@ static inline void QDW_TAP(uint32_t *restrict acc, const uint8_t *restrict s,
  * @flo: f32: the lower bound.
  * @fhi: f32: the upper bound.
  * @zy: u8: the zero point.
+ * @lut: u8: NULL or the table of the results.
  */
 struct npr_qdw_out {
 	float mul, add, div, lo, hi, flo, fhi;
 	int32_t zy;
+	const int32_t *lut;
 };
 
 /*
@@ -61,6 +63,8 @@ static inline void QDW_OUT_U8(const struct npr_qdw_out *o,
 		v = v < o->hi ? v : o->hi;
 		v = (v + 12582912.0f) - 12582912.0f;
 		y[q] = (uint8_t)((int32_t)v + o->zy);
+		if (o->lut)
+			y[q] = (uint8_t)o->lut[y[q]];
 	}
 }
 
@@ -89,7 +93,7 @@ void QDW(const struct npr_qdw_args *a)
 	const struct npr_qdw_out o = {
 		.mul = a->mul, .add = a->add, .div = a->div,
 		.lo = (float)(a->lo - a->zy), .hi = (float)(a->hi - a->zy),
-		.flo = a->flo, .fhi = a->fhi, .zy = a->zy,
+		.flo = a->flo, .fhi = a->fhi, .zy = a->zy, .lut = a->lut,
 	};
 	const uint32_t comp = (uint32_t)a->comp;
 	int64_t oh, c0, c, n, nv, q;

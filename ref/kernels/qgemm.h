@@ -38,6 +38,8 @@
  * @fhi: f32: the upper bound.
  * @y: the output of row 0, pixel 0.
  * @ldy: elements from one row to the next.
+ * @lut: u8: NULL, or a table each result is mapped through (256 values,
+ *       widened to i32 for gathers).
  */
 struct npr_qgemm_args {
 	const int8_t *w;
@@ -51,6 +53,7 @@ struct npr_qgemm_args {
 	float flo, fhi;
 	void *y;
 	int64_t ldy;
+	const int32_t *lut;
 };
 
 typedef void (*npr_qgemm_fn)(const struct npr_qgemm_args *a);
@@ -82,6 +85,7 @@ typedef void (*npr_qgemm_fn)(const struct npr_qgemm_args *a);
  * @flo: f32: the lower bound.
  * @fhi: f32: the upper bound.
  * @y: the output plane (@oh x @ow).
+ * @lut: as in struct npr_qgemm_args.
  */
 struct npr_qdw_args {
 	const uint8_t *x;
@@ -95,6 +99,7 @@ struct npr_qdw_args {
 	int zy, lo, hi;
 	float flo, fhi;
 	void *y;
+	const int32_t *lut;
 };
 
 typedef void (*npr_qdw_fn)(const struct npr_qdw_args *a);

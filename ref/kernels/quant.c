@@ -69,6 +69,7 @@ static void qgemm_scalar(const struct npr_qgemm_args *a)
 		for (p = 0; p < a->npx; p++) {
 			uint32_t acc = 0;
 			float f;
+			int u;
 
 			for (q = 0; q < a->kr; q++)
 				acc += (uint32_t)((int32_t)a->x[((q >> 2) *
@@ -83,8 +84,9 @@ static void qgemm_scalar(const struct npr_qgemm_args *a)
 			}
 			f = vmin(vmax(f / a->div, (float)(a->lo - a->zy)),
 				 (float)(a->hi - a->zy));
+			u = (int)rne(f) + a->zy;
 			((uint8_t *)a->y)[r * a->ldy + p] =
-				(uint8_t)((int)rne(f) + a->zy);
+				(uint8_t)(a->lut ? a->lut[u] : u);
 		}
 	}
 }
@@ -173,6 +175,7 @@ struct qconv {
 	const float *mul, *add;
 	void *y;
 	size_t es;
+	const int32_t *lut;	/* NULL, or the u8 results' table */
 	npr_qgemm_fn fn;
 	int64_t C, H, W, K, OH, OW, P, cg, kg;
 	int64_t nblk, nkc, kc;	/* pixel blocks; channel ranges of kc */
@@ -373,6 +376,7 @@ static void qconv_item(void *arg, int it, int tid)
 		.f32out = c->p->f32out, .zy = c->p->zy, .lo = c->p->lo,
 		.hi = c->p->hi, .flo = c->p->flo, .fhi = c->p->fhi,
 		.y = t ? (void *)t : y + p0 * c->es, .ldy = t ? ldx : c->P,
+		.lut = c->lut,
 	};
 	c->fn(&a);
 	if (t)
@@ -481,6 +485,7 @@ static void qdw_item(void *arg, int it, int tid)
 		.f32out = p->f32out, .zy = p->zy, .lo = p->lo, .hi = p->hi,
 		.flo = p->flo, .fhi = p->fhi,
 		.y = (char *)c->y + (n * c->K + k) * c->P * c->es,
+		.lut = c->lut,
 	};
 	c->dw(&a);
 }
@@ -501,8 +506,13 @@ static int ref_qconv(const struct npr_node *n, const struct npr_tensor *in,
 		.groups = (int)p->groups,
 	};
 	int64_t N = in[0].shape.d[0], items, k, th = npr_par_threads();
-	int32_t *comp;
+	int32_t *comp, lut[256];
 
+	if (n->nin == 6) {
+		for (k = 0; k < 256; k++)
+			lut[k] = ((const uint8_t *)in[5].data)[k];
+		c.lut = lut;
+	}
 	c.P = c.OH * c.OW;
 	c.cg = c.C / p->groups;
 	c.kg = c.K / p->groups;

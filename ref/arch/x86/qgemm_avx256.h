@@ -45,6 +45,8 @@ static inline void put(const struct npr_qgemm_args *a, int64_t r,
 	f = _mm256_min_ps(f, _mm256_set1_ps((float)(a->hi - a->zy)));
 	acc = _mm256_add_epi32(_mm256_cvtps_epi32(f),
 			       _mm256_set1_epi32(a->zy));
+	if (a->lut)
+		acc = _mm256_i32gather_epi32(a->lut, acc, 4);
 	_mm256_storeu_si256((__m256i *)ib, acc);
 	for (i = 0; i < n; i++)
 		((uint8_t *)a->y)[r * a->ldy + p + i] = (uint8_t)ib[i];

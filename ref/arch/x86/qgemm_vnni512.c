@@ -40,6 +40,8 @@ static inline void put(const struct npr_qgemm_args *a, int64_t r,
 	f = _mm512_min_ps(f, _mm512_set1_ps((float)(a->hi - a->zy)));
 	acc = _mm512_add_epi32(_mm512_cvtps_epi32(f),
 			       _mm512_set1_epi32(a->zy));
+	if (a->lut)
+		acc = _mm512_i32gather_epi32(acc, a->lut, 4);
 	_mm_mask_storeu_epi8((uint8_t *)a->y + r * a->ldy + p, mk,
 			     _mm512_cvtepi32_epi8(acc));
 }
@@ -192,6 +194,8 @@ static inline void qdw_out_u8(const struct npr_qdw_out *o,
 	f = _mm512_max_ps(f, _mm512_set1_ps(o->lo));
 	f = _mm512_min_ps(f, _mm512_set1_ps(o->hi));
 	v = _mm512_add_epi32(_mm512_cvtps_epi32(f), _mm512_set1_epi32(o->zy));
+	if (o->lut)
+		v = _mm512_i32gather_epi32(v, o->lut, 4);
 	_mm_mask_storeu_epi8(y, mk, _mm512_cvtepi32_epi8(v));
 }
 
