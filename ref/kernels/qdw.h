@@ -39,11 +39,13 @@ static inline void QDW_TAP(uint32_t *restrict acc, const uint8_t *restrict s,
  * @fhi: f32: the upper bound.
  * @zy: u8: the zero point.
  * @lut: u8: NULL or the table of the results.
+ * @lut8: the same as bytes.
  */
 struct npr_qdw_out {
 	float mul, add, div, lo, hi, flo, fhi;
 	int32_t zy;
 	const int32_t *lut;
+	const uint8_t *lut8;
 };
 
 /*
@@ -94,6 +96,7 @@ void QDW(const struct npr_qdw_args *a)
 		.mul = a->mul, .add = a->add, .div = a->div,
 		.lo = (float)(a->lo - a->zy), .hi = (float)(a->hi - a->zy),
 		.flo = a->flo, .fhi = a->fhi, .zy = a->zy, .lut = a->lut,
+		.lut8 = a->lut8,
 	};
 	const uint32_t comp = (uint32_t)a->comp;
 	int64_t oh, c0, c, n, nv, q;

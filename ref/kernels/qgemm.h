@@ -40,6 +40,7 @@
  * @ldy: elements from one row to the next.
  * @lut: u8: NULL, or a table each result is mapped through (256 values,
  *       widened to i32 for gathers).
+ * @lut8: the same table as bytes (for byte permutes).
  */
 struct npr_qgemm_args {
 	const int8_t *w;
@@ -54,6 +55,7 @@ struct npr_qgemm_args {
 	void *y;
 	int64_t ldy;
 	const int32_t *lut;
+	const uint8_t *lut8;
 };
 
 typedef void (*npr_qgemm_fn)(const struct npr_qgemm_args *a);
@@ -86,6 +88,7 @@ typedef void (*npr_qgemm_fn)(const struct npr_qgemm_args *a);
  * @fhi: f32: the upper bound.
  * @y: the output plane (@oh x @ow).
  * @lut: as in struct npr_qgemm_args.
+ * @lut8: as in struct npr_qgemm_args.
  */
 struct npr_qdw_args {
 	const uint8_t *x;
@@ -100,6 +103,7 @@ struct npr_qdw_args {
 	float flo, fhi;
 	void *y;
 	const int32_t *lut;
+	const uint8_t *lut8;
 };
 
 typedef void (*npr_qdw_fn)(const struct npr_qdw_args *a);

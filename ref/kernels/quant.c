@@ -176,6 +176,7 @@ struct qconv {
 	void *y;
 	size_t es;
 	const int32_t *lut;	/* NULL, or the u8 results' table */
+	const uint8_t *lut8;	/* the same as bytes */
 	npr_qgemm_fn fn;
 	int64_t C, H, W, K, OH, OW, P, cg, kg;
 	int64_t nblk, nkc, kc;	/* pixel blocks; channel ranges of kc */
@@ -376,7 +377,7 @@ static void qconv_item(void *arg, int it, int tid)
 		.f32out = c->p->f32out, .zy = c->p->zy, .lo = c->p->lo,
 		.hi = c->p->hi, .flo = c->p->flo, .fhi = c->p->fhi,
 		.y = t ? (void *)t : y + p0 * c->es, .ldy = t ? ldx : c->P,
-		.lut = c->lut,
+		.lut = c->lut, .lut8 = c->lut8,
 	};
 	c->fn(&a);
 	if (t)
@@ -485,7 +486,7 @@ static void qdw_item(void *arg, int it, int tid)
 		.f32out = p->f32out, .zy = p->zy, .lo = p->lo, .hi = p->hi,
 		.flo = p->flo, .fhi = p->fhi,
 		.y = (char *)c->y + (n * c->K + k) * c->P * c->es,
-		.lut = c->lut,
+		.lut = c->lut, .lut8 = c->lut8,
 	};
 	c->dw(&a);
 }
@@ -512,6 +513,7 @@ static int ref_qconv(const struct npr_node *n, const struct npr_tensor *in,
 		for (k = 0; k < 256; k++)
 			lut[k] = ((const uint8_t *)in[5].data)[k];
 		c.lut = lut;
+		c.lut8 = in[5].data;
 	}
 	c.P = c.OH * c.OW;
 	c.cg = c.C / p->groups;

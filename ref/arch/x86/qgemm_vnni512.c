@@ -9,6 +9,7 @@
  * when CPUID reports AVX512_VNNI, BW and VL.
  */
 #include <immintrin.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "ref/kernels/qgemm.h"
@@ -21,8 +22,38 @@ static inline __m512i bcast(const int8_t *p)
 	return _mm512_set1_epi32(v);
 }
 
+/*
+ * Tables: with AVX512_VBMI (checked at run time, these functions alone
+ * use it) byte permutes, four per 64 results; else a gather per 16.
+ */
+static bool have_vbmi(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512vbmi");
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi")))
+static void lut_vbmi(uint8_t *y, int64_t n, const uint8_t *t)
+{
+	__m512i t0 = _mm512_loadu_si512(t), t1 = _mm512_loadu_si512(t + 64);
+	__m512i t2 = _mm512_loadu_si512(t + 128);
+	__m512i t3 = _mm512_loadu_si512(t + 192);
+	int64_t i;
+
+	for (i = 0; i < n; i += 64) {
+		__mmask64 m = n - i >= 64 ? ~(__mmask64)0 :
+			      ((__mmask64)1 << (n - i)) - 1;
+		__m512i x = _mm512_maskz_loadu_epi8(m, y + i);
+		__m512i lo = _mm512_permutex2var_epi8(t0, x, t1);
+		__m512i hi = _mm512_permutex2var_epi8(t2, x, t3);
+
+		_mm512_mask_storeu_epi8(y + i, m,
+			_mm512_mask_blend_epi8(_mm512_movepi8_mask(x), lo, hi));
+	}
+}
+
 static inline void put(const struct npr_qgemm_args *a, int64_t r,
-		       int64_t p, __m512i acc, __mmask16 mk)
+		       int64_t p, __m512i acc, __mmask16 mk, bool late)
 {
 	__m512 f = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc,
 				_mm512_set1_epi32(a->comp[r])));
@@ -40,7 +71,7 @@ static inline void put(const struct npr_qgemm_args *a, int64_t r,
 	f = _mm512_min_ps(f, _mm512_set1_ps((float)(a->hi - a->zy)));
 	acc = _mm512_add_epi32(_mm512_cvtps_epi32(f),
 			       _mm512_set1_epi32(a->zy));
-	if (a->lut)
+	if (a->lut && !late)
 		acc = _mm512_i32gather_epi32(acc, a->lut, 4);
 	_mm_mask_storeu_epi8((uint8_t *)a->y + r * a->ldy + p, mk,
 			     _mm512_cvtepi32_epi8(acc));
@@ -48,7 +79,7 @@ static inline void put(const struct npr_qgemm_args *a, int64_t r,
 
 static inline __attribute__((always_inline))
 void tile(const struct npr_qgemm_args *a, int64_t r0, const int mr,
-	  int64_t p0)
+	  int64_t p0, bool late)
 {
 	const uint8_t *x = a->x + p0 * 4;
 	const int8_t *w = a->w + r0 * a->kr;
@@ -74,9 +105,12 @@ void tile(const struct npr_qgemm_args *a, int64_t r0, const int mr,
 	m1 = left >= 32 ? 0xffff :
 	     left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1);
 	for (i = 0; i < mr; i++) {
-		put(a, r0 + i, p0, acc[i][0], m0);
+		put(a, r0 + i, p0, acc[i][0], m0, late);
 		if (m1)
-			put(a, r0 + i, p0 + 16, acc[i][1], m1);
+			put(a, r0 + i, p0 + 16, acc[i][1], m1, late);
+		if (late)
+			lut_vbmi((uint8_t *)a->y + (r0 + i) * a->ldy + p0,
+				 left >= 32 ? 32 : left, a->lut8);
 	}
 }
 
@@ -90,7 +124,7 @@ void tile(const struct npr_qgemm_args *a, int64_t r0, const int mr,
 
 /* The full tile, 8 rows by 32 pixels, its accumulators named. */
 static __attribute__((noinline))
-void tile8(const struct npr_qgemm_args *a, int64_t r0, int64_t p0)
+void tile8(const struct npr_qgemm_args *a, int64_t r0, int64_t p0, bool late)
 {
 	const uint8_t *x = a->x + p0 * 4;
 	const int8_t *w = a->w + r0 * a->kr;
@@ -127,9 +161,9 @@ void tile8(const struct npr_qgemm_args *a, int64_t r0, int64_t p0)
 	     left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1);
 #define OUT(i, a0, a1)							\
 	do {								\
-		put(a, r0 + (i), p0, a0, m0);				\
+		put(a, r0 + (i), p0, a0, m0, late);			\
 		if (m1)							\
-			put(a, r0 + (i), p0 + 16, a1, m1);		\
+			put(a, r0 + (i), p0 + 16, a1, m1, late);	\
 	} while (0)
 	OUT(0, c00, c01);
 	OUT(1, c10, c11);
@@ -140,6 +174,10 @@ void tile8(const struct npr_qgemm_args *a, int64_t r0, int64_t p0)
 	OUT(6, c60, c61);
 	OUT(7, c70, c71);
 #undef OUT
+	if (late)
+		for (q = 0; q < 8; q++)
+			lut_vbmi((uint8_t *)a->y + (r0 + q) * a->ldy + p0,
+				 left >= 32 ? 32 : left, a->lut8);
 }
 
 /**
@@ -148,21 +186,22 @@ void tile8(const struct npr_qgemm_args *a, int64_t r0, int64_t p0)
  */
 void npr_qgemm_vnni512(const struct npr_qgemm_args *a)
 {
+	bool late = a->lut8 && !a->f32out && have_vbmi();
 	int64_t r, p;
 
 	for (p = 0; p < a->npx; p += 32) {
 		for (r = 0; r + 8 <= a->m; r += 8)
-			tile8(a, r, p);
+			tile8(a, r, p, late);
 		if (r + 4 <= a->m) {
-			tile(a, r, 4, p);
+			tile(a, r, 4, p, late);
 			r += 4;
 		}
 		if (r + 2 <= a->m) {
-			tile(a, r, 2, p);
+			tile(a, r, 2, p, late);
 			r += 2;
 		}
 		if (r < a->m)
-			tile(a, r, 1, p);
+			tile(a, r, 1, p, late);
 	}
 }
 
@@ -194,9 +233,11 @@ static inline void qdw_out_u8(const struct npr_qdw_out *o,
 	f = _mm512_max_ps(f, _mm512_set1_ps(o->lo));
 	f = _mm512_min_ps(f, _mm512_set1_ps(o->hi));
 	v = _mm512_add_epi32(_mm512_cvtps_epi32(f), _mm512_set1_epi32(o->zy));
-	if (o->lut)
+	if (o->lut && !have_vbmi())
 		v = _mm512_i32gather_epi32(v, o->lut, 4);
 	_mm_mask_storeu_epi8(y, mk, _mm512_cvtepi32_epi8(v));
+	if (o->lut && have_vbmi())
+		lut_vbmi(y, cnt, o->lut8);
 }
 
 static inline void qdw_out_f32(const struct npr_qdw_out *o,
