@@ -9,6 +9,7 @@
  * gives the same bits.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -40,12 +41,14 @@ static inline void QDW_TAP(uint32_t *restrict acc, const uint8_t *restrict s,
  * @zy: u8: the zero point.
  * @lut: u8: NULL or the table of the results.
  * @lut8: the same as bytes.
+ * @late: the table is applied to whole rows (QDW_LUT_ROW), not here.
  */
 struct npr_qdw_out {
 	float mul, add, div, lo, hi, flo, fhi;
 	int32_t zy;
 	const int32_t *lut;
 	const uint8_t *lut8;
+	bool late;
 };
 
 /*
@@ -65,7 +68,7 @@ static inline void QDW_OUT_U8(const struct npr_qdw_out *o,
 		v = v < o->hi ? v : o->hi;
 		v = (v + 12582912.0f) - 12582912.0f;
 		y[q] = (uint8_t)((int32_t)v + o->zy);
-		if (o->lut)
+		if (o->lut && !o->late)
 			y[q] = (uint8_t)o->lut[y[q]];
 	}
 }
@@ -97,6 +100,9 @@ void QDW(const struct npr_qdw_args *a)
 		.lo = (float)(a->lo - a->zy), .hi = (float)(a->hi - a->zy),
 		.flo = a->flo, .fhi = a->fhi, .zy = a->zy, .lut = a->lut,
 		.lut8 = a->lut8,
+#ifdef QDW_LATE
+		.late = a->lut8 && QDW_LATE,
+#endif
 	};
 	const uint32_t comp = (uint32_t)a->comp;
 	int64_t oh, c0, c, n, nv, q;
@@ -133,6 +139,11 @@ void QDW(const struct npr_qdw_args *a)
 					QDW_OUT_U8(&o, acc + c,
 						   (uint8_t *)a->y + at, cnt);
 			}
+#ifdef QDW_LUT_ROW
+			if (o.late)
+				QDW_LUT_ROW((uint8_t *)a->y + oh * a->ow + c0,
+					    n, a->lut8);
+#endif
 		}
 	}
 }

@@ -108,9 +108,6 @@ void tile(const struct npr_qgemm_args *a, int64_t r0, const int mr,
 		put(a, r0 + i, p0, acc[i][0], m0, late);
 		if (m1)
 			put(a, r0 + i, p0 + 16, acc[i][1], m1, late);
-		if (late)
-			lut_vbmi((uint8_t *)a->y + (r0 + i) * a->ldy + p0,
-				 left >= 32 ? 32 : left, a->lut8);
 	}
 }
 
@@ -174,10 +171,6 @@ void tile8(const struct npr_qgemm_args *a, int64_t r0, int64_t p0, bool late)
 	OUT(6, c60, c61);
 	OUT(7, c70, c71);
 #undef OUT
-	if (late)
-		for (q = 0; q < 8; q++)
-			lut_vbmi((uint8_t *)a->y + (r0 + q) * a->ldy + p0,
-				 left >= 32 ? 32 : left, a->lut8);
 }
 
 /**
@@ -203,6 +196,9 @@ void npr_qgemm_vnni512(const struct npr_qgemm_args *a)
 		if (r < a->m)
 			tile(a, r, 1, p, late);
 	}
+	/* the table, row by row once the block is written */
+	for (r = 0; late && r < a->m; r++)
+		lut_vbmi((uint8_t *)a->y + r * a->ldy, a->npx, a->lut8);
 }
 
 /* the depthwise kernel: its taps vectorized with this file's flags */
@@ -210,8 +206,12 @@ void npr_qgemm_vnni512(const struct npr_qgemm_args *a)
 #define QDW_TAP		qdw_tap
 #define QDW_OUT_U8	qdw_out_u8
 #define QDW_OUT_F32	qdw_out_f32
+#define QDW_LATE	have_vbmi()
+#define QDW_LUT_ROW	lut_vbmi
 
 struct npr_qdw_out;
+static bool have_vbmi(void);
+static void lut_vbmi(uint8_t *y, int64_t n, const uint8_t *t);
 static inline void qdw_out_u8(const struct npr_qdw_out *o,
 			      const uint32_t *acc, uint8_t *y, int cnt);
 static inline void qdw_out_f32(const struct npr_qdw_out *o,
@@ -233,11 +233,9 @@ static inline void qdw_out_u8(const struct npr_qdw_out *o,
 	f = _mm512_max_ps(f, _mm512_set1_ps(o->lo));
 	f = _mm512_min_ps(f, _mm512_set1_ps(o->hi));
 	v = _mm512_add_epi32(_mm512_cvtps_epi32(f), _mm512_set1_epi32(o->zy));
-	if (o->lut && !have_vbmi())
+	if (o->lut && !o->late)
 		v = _mm512_i32gather_epi32(v, o->lut, 4);
 	_mm_mask_storeu_epi8(y, mk, _mm512_cvtepi32_epi8(v));
-	if (o->lut && have_vbmi())
-		lut_vbmi(y, cnt, o->lut8);
 }
 
 static inline void qdw_out_f32(const struct npr_qdw_out *o,
