@@ -625,11 +625,12 @@ static void max_u8(uint8_t *d, const uint8_t *s, int64_t n)
 	int64_t w = 0;
 
 #if defined(__SSE2__)
-	for (; w + 16 <= n; w += 16)
-		_mm_storeu_si128((__m128i *)(d + w),
-				 _mm_max_epu8(_mm_loadu_si128((__m128i *)(d + w)),
-					      _mm_loadu_si128((const __m128i *)
-							      (s + w))));
+	for (; w + 16 <= n; w += 16) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(d + w));
+		__m128i b = _mm_loadu_si128((const __m128i *)(s + w));
+
+		_mm_storeu_si128((__m128i *)(d + w), _mm_max_epu8(a, b));
+	}
 #endif
 	for (; w < n; w++)
 		d[w] = s[w] > d[w] ? s[w] : d[w];
