@@ -129,5 +129,7 @@ void npr_qgemm_avxvnni(const struct npr_qgemm_args *a);
 void npr_qgemm_avx2(const struct npr_qgemm_args *a);
 void npr_qdw_avx512(const struct npr_qdw_args *a);
 void npr_qdw_avx2(const struct npr_qdw_args *a);
+/* ref/kernels/quant.c (ref/kernels/qdw.h without -m flags) */
+void npr_qdw_scalar(const struct npr_qdw_args *a);
 
 #endif /* NPR_REF_KERNELS_QGEMM_H */

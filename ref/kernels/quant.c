@@ -91,7 +91,7 @@ static void qgemm_scalar(const struct npr_qgemm_args *a)
 	}
 }
 
-#define QDW	qdw_scalar
+#define QDW	npr_qdw_scalar
 #define QDW_TAP	qdw_tap_scalar
 #include "qdw.h"
 
@@ -101,7 +101,7 @@ static const struct npr_qgemm_kern kerns[] = {
 	{ "avxvnni", npr_qgemm_avxvnni, npr_qdw_avx2 },
 	{ "avx2", npr_qgemm_avx2, npr_qdw_avx2 },
 #endif
-	{ "scalar", qgemm_scalar, qdw_scalar },
+	{ "scalar", qgemm_scalar, npr_qdw_scalar },
 };
 
 static bool cpu_has(const char *isa)

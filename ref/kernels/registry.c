@@ -43,7 +43,7 @@ static const struct npr_kernel *const groups[] = {
 	npr_kernels_sort, npr_kernels_misc, npr_kernels_quant,
 };
 
-/* A power of two; filled at most half (162 entries today). */
+/* A power of two; filled at most half (167 entries today). */
 #define SLOTS	1024
 
 struct slot {
