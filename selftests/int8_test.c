@@ -26,6 +26,7 @@
  * 1.2% apart in the reference and both int8 paths pick the second.
  */
 #define _GNU_SOURCE
+#include <cpuid.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -64,8 +65,13 @@ static bool isa_ok(const char *isa)
 		return __builtin_cpu_supports("avx512vnni") &&
 		       __builtin_cpu_supports("avx512bw") &&
 		       __builtin_cpu_supports("avx512vl");
-	if (!strcmp(isa, "avxvnni"))
-		return __builtin_cpu_supports("avxvnni");
+	if (!strcmp(isa, "avxvnni")) {
+		unsigned int a, b, c, d;
+
+		/* CPUID.(7,1):EAX bit 4 (older compilers lack the name) */
+		return __get_cpuid_count(7, 1, &a, &b, &c, &d) &&
+		       (a >> 4 & 1) && __builtin_cpu_supports("avx2");
+	}
 	if (!strcmp(isa, "avx2"))
 		return __builtin_cpu_supports("avx2") &&
 		       __builtin_cpu_supports("fma");

@@ -64,8 +64,8 @@ static int quant_parse(struct npr_graph *g, struct npr_node *n)
 	static const char *const outs[] = { "u8", "f32", NULL };
 	struct npr_quant_params *p;
 	double flo, fhi;
-	int64_t groups;
-	int out, err;
+	int64_t groups = 1;
+	int out = 0, err;
 
 	free(n->params);
 	n->params = p = calloc(1, sizeof(*p));

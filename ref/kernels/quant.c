@@ -22,6 +22,9 @@
  * same order of operations, so they give the same bits.
  */
 #include <errno.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -104,6 +107,16 @@ static const struct npr_qgemm_kern kerns[] = {
 	{ "scalar", qgemm_scalar, npr_qdw_scalar },
 };
 
+#if defined(__x86_64__)
+/* AVX-VNNI: CPUID.(7,1):EAX bit 4 (older compilers lack its name) */
+static bool avx_vnni(void)
+{
+	unsigned int a, b, c, d;
+
+	return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1);
+}
+#endif
+
 static bool cpu_has(const char *isa)
 {
 #if defined(__x86_64__)
@@ -113,7 +126,7 @@ static bool cpu_has(const char *isa)
 		       __builtin_cpu_supports("avx512vl") &&
 		       __builtin_cpu_supports("avx512bw");
 	if (!strcmp(isa, "avxvnni"))
-		return __builtin_cpu_supports("avxvnni") &&
+		return avx_vnni() && __builtin_cpu_supports("avx2") &&
 		       __builtin_cpu_supports("fma");
 	if (!strcmp(isa, "avx2"))
 		return __builtin_cpu_supports("avx2") &&
