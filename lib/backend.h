@@ -44,6 +44,9 @@ enum npr_backend_cap {
 	/* computes in f16: INFERENCE_PRECISION_HINT defaults to f16 and
 	 * takes f16 or f32 (else only f32) */
 	NPR_BACKEND_CAP_F16		= 1u << 5,
+	/* runs the low-precision ops of lib/ops/quant.h: compile applies
+	 * lib/passes/lowp.c to its graphs */
+	NPR_BACKEND_CAP_INT8		= 1u << 6,
 };
 
 /**

@@ -27,10 +27,12 @@
 #include "object.h"
 #include "onnx/onnx.h"
 #include "passes/compile.h"
+#include "passes/lowp.h"
 #include "props.h"
 #include "query.h"
 #include "store/blob.h"
 #include "store/cache.h"
+#include "sys.h"
 #include "uarg.h"
 
 /*
@@ -884,6 +886,9 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 		err = npr_compile_graph_take(src, over,
 					     npr_backend_evaluator(), &ex->g);
 	}
+	if (!err && npr_backend_has(dev, NPR_BACKEND_CAP_INT8) &&
+	    !npr_env(NPR_ENV_LOWP_OFF))
+		err = npr_pass_lowp(ex->g);
 	if (err)
 		goto fail_ex;
 	err = npr_graph_dynamic(ex->g);

@@ -687,7 +687,7 @@ static int cpu_infer(struct npr_request *rq)
 const struct npr_backend_ops npr_cpu_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "cpu",
-	.caps = NPR_BACKEND_CAP_DYNAMIC_SHAPES,
+	.caps = NPR_BACKEND_CAP_DYNAMIC_SHAPES | NPR_BACKEND_CAP_INT8,
 	.probe = cpu_probe,
 	.compile = cpu_compile,
 	.exec_destroy = cpu_exec_destroy,

@@ -27,6 +27,7 @@ extern const struct npr_op_def npr_ops_layout[];
 extern const struct npr_op_def npr_ops_interp[];
 extern const struct npr_op_def npr_ops_sort[];
 extern const struct npr_op_def npr_ops_misc[];
+extern const struct npr_op_def npr_ops_quant[];
 
 static int parameter_infer(struct npr_graph *g, struct npr_node *n)
 {
@@ -82,7 +83,7 @@ static const struct npr_op_def *const groups[] = {
 	npr_ops_detect, npr_ops_norm, npr_ops_deconv, npr_ops_ctc,
 	npr_ops_state, npr_ops_rnn, npr_ops_control, npr_ops_attn,
 	npr_ops_fused, npr_ops_index, npr_ops_math, npr_ops_layout, npr_ops_interp,
-	npr_ops_sort, npr_ops_misc,
+	npr_ops_sort, npr_ops_misc, npr_ops_quant,
 };
 
 /**

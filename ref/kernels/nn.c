@@ -11,6 +11,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "nn.h"
 #include "registry.h"
@@ -604,6 +607,95 @@ static int pool_int(const struct npr_node *n, const struct npr_tensor *in,
 	return err;
 }
 
+/*
+ * u8 MaxPool (the low-precision pass's, lib/passes/lowp.c): per plane and
+ * output row the maximum of the window's rows, then of its columns;
+ * padding is skipped, as in f32.
+ */
+struct pool_u8_job {
+	struct geo g;
+	const uint8_t *x;
+	uint8_t *y;
+	bool nomem;
+};
+
+/* d[w] = max(d[w], s[w]), w < n */
+static void max_u8(uint8_t *d, const uint8_t *s, int64_t n)
+{
+	int64_t w = 0;
+
+#if defined(__SSE2__)
+	for (; w + 16 <= n; w += 16) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(d + w));
+		__m128i b = _mm_loadu_si128((const __m128i *)(s + w));
+
+		_mm_storeu_si128((__m128i *)(d + w), _mm_max_epu8(a, b));
+	}
+#endif
+	for (; w < n; w++)
+		d[w] = s[w] > d[w] ? s[w] : d[w];
+}
+
+static void pool_u8_plane(void *arg, int it, int tid)
+{
+	struct pool_u8_job *j = arg;
+	const struct geo *g = &j->g;
+	const uint8_t *x = j->x + (int64_t)it * g->H * g->W;
+	uint8_t *y = j->y + (int64_t)it * g->OH * g->OW;
+	/* a row's column maxima, with zeros around it (u8 0: no value) */
+	int64_t pad = g->pw + (g->kw - 1) * g->dw + g->OW * g->sw + 32;
+	uint8_t *buf = calloc(g->W + pad, 1), *vm = buf + g->pw;
+	int64_t oh, ow, i;
+
+	(void)tid;
+	if (!buf) {
+		j->nomem = true;
+		return;
+	}
+	for (oh = 0; oh < g->OH; oh++) {
+		uint8_t *yr = y + oh * g->OW;
+
+		memset(vm, 0, g->W);
+		for (i = 0; i < g->kh; i++) {
+			int64_t ih = oh * g->sh - g->ph + i * g->dh;
+
+			if (ih >= 0 && ih < g->H)
+				max_u8(vm, x + ih * g->W, g->W);
+		}
+		if (g->sw == 1) {
+			/* the windows' columns are rows shifted by one tap */
+			memcpy(yr, buf, g->OW);
+			for (i = 1; i < g->kw; i++)
+				max_u8(yr, buf + i * g->dw, g->OW);
+			continue;
+		}
+		for (ow = 0; ow < g->OW; ow++) {
+			const uint8_t *c = buf + ow * g->sw;
+			uint8_t m = 0;
+
+			for (i = 0; i < g->kw; i++)
+				m = c[i * g->dw] > m ? c[i * g->dw] : m;
+			yr[ow] = m;
+		}
+	}
+	free(buf);
+}
+
+static int pool_u8(const struct npr_node *n, const struct npr_tensor *in,
+		   struct npr_tensor *out, int64_t kh, int64_t kw)
+{
+	struct pool_u8_job j = { .x = in[0].data, .y = out[0].data };
+	int err = geo_init(n, n->params, &in[0].shape, &out[0].shape, kh, kw,
+			   &j.g);
+
+	if (err)
+		return err;
+	if (j.g.N * j.g.C > INT32_MAX)
+		return npr_node_err(n, -EFBIG, "too many planes");
+	npr_parallel_for((int)(j.g.N * j.g.C), pool_u8_plane, &j);
+	return j.nomem ? -ENOMEM : 0;
+}
+
 /* NPR_POOL_ROWS=1: the row kernel for every pool; read once, not per call */
 static bool pool_rows_only(void)
 {
@@ -624,9 +716,10 @@ static bool pool_rows_only(void)
  * f32 without indices, at most 2-D, kernels up to 16 and output rows up to
  * 1024 take the fast path: row kernels (AVX-512 when the CPU has it) over
  * the pool's threads, the same windows as the scalar kernel (max NaN
- * handling aside).  Other element types are converted to f32 (exact for
- * small integers) and pooled by npr_pool_scalar(), as is f32 outside the
- * fast path.
+ * handling aside).  A 2-D u8 MaxPool without indices has a kernel of its
+ * own; other element types are converted to f32 (exact for small
+ * integers) and pooled by npr_pool_scalar(), as is f32 outside the fast
+ * path.
  *
  * Return: 0, -ENOMEM, or the error of npr_pool_scalar().
  */
@@ -639,6 +732,9 @@ int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
 	int64_t kw = p->kernel[p->nsp - 1];
 	int err;
 
+	if (in[0].type == NPR_ELEM_U8 && !strcmp(n->type, "MaxPool") &&
+	    p->nsp == 2 && !(n->nout > 1 && out[1].data))
+		return pool_u8(n, in, out, kh, kw);
 	if (in[0].type != NPR_ELEM_F32)
 		return pool_int(n, in, out);
 	/* the indices (MaxPool-8), when asked for: the scalar kernel */

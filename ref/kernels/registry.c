@@ -33,6 +33,7 @@ extern const struct npr_kernel npr_kernels_layout[];
 extern const struct npr_kernel npr_kernels_interp[];
 extern const struct npr_kernel npr_kernels_sort[];
 extern const struct npr_kernel npr_kernels_misc[];
+extern const struct npr_kernel npr_kernels_quant[];
 
 static const struct npr_kernel *const groups[] = {
 	npr_kernels_nn, npr_kernels_eltwise, npr_kernels_shape,
@@ -41,10 +42,10 @@ static const struct npr_kernel *const groups[] = {
 	npr_kernels_control, npr_kernels_attn, npr_kernels_fused,
 	npr_kernels_index,
 	npr_kernels_math, npr_kernels_layout, npr_kernels_interp,
-	npr_kernels_sort, npr_kernels_misc,
+	npr_kernels_sort, npr_kernels_misc, npr_kernels_quant,
 };
 
-/* A power of two; filled at most half (164 entries today). */
+/* A power of two; filled at most half (169 entries today). */
 #define SLOTS	1024
 
 struct slot {

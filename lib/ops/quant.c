@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The low-precision ops of lib/ops/quant.h: attributes and shape
+ * inference.  A blob can carry them, so every attribute and every input
+ * is checked here as for any other op.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/quant.h"
+
+static int pair(struct npr_node *n, const char *key, int64_t def,
+		int64_t lo, int64_t *out)
+{
+	int cnt, err;
+
+	if (!npr_attr(n, key)) {
+		out[0] = out[1] = def;
+		return 0;
+	}
+	err = npr_attr_ints(n, key, out, 2, &cnt, false);
+	if (err)
+		return err;
+	if (cnt != 2 || out[0] < lo || out[1] < lo || out[0] > 1 << 16 ||
+	    out[1] > 1 << 16)
+		return npr_node_err(n, -EINVAL, "%s: two values from %lld to 65536 expected",
+				    key, (long long)lo);
+	return 0;
+}
+
+static int int_in(struct npr_node *n, const char *key, int def, int lo,
+		  int hi, int *out)
+{
+	int64_t v;
+	int err = npr_attr_int(n, key, def, &v);
+
+	if (err)
+		return err;
+	if (v < lo || v > hi)
+		return npr_node_err(n, -EINVAL, "%s %lld is not in [%d, %d]",
+				    key, (long long)v, lo, hi);
+	*out = (int)v;
+	return 0;
+}
+
+static int scale_of(struct npr_node *n, const char *key, float *out)
+{
+	double v;
+	int err = npr_attr_float(n, key, 1.0, &v);
+
+	if (err)
+		return err;
+	if (!(v > 0) || !isfinite(v) || !isfinite((float)v) || (float)v <= 0)
+		return npr_node_err(n, -EINVAL, "%s must be a positive finite scale",
+				    key);
+	*out = (float)v;
+	return 0;
+}
+
+static int quant_parse(struct npr_graph *g, struct npr_node *n)
+{
+	static const char *const outs[] = { "u8", "f32", NULL };
+	struct npr_quant_params *p;
+	double flo, fhi;
+	int64_t groups = 1;
+	int out = 0, err;
+
+	free(n->params);
+	n->params = p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	err = pair(n, "strides", 1, 1, p->stride);
+	if (!err)
+		err = pair(n, "dilations", 1, 1, p->dil);
+	if (!err)
+		err = pair(n, "pads_begin", 0, 0, p->pb);
+	if (!err)
+		err = pair(n, "pads_end", 0, 0, p->pe);
+	if (!err)
+		err = pair(n, "kernel", 1, 1, p->kernel);
+	if (!err)
+		err = npr_attr_int(n, "group", 1, &groups);
+	if (!err && (groups < 1 || groups > INT32_MAX))
+		err = npr_node_err(n, -EINVAL, "group %lld", (long long)groups);
+	p->groups = groups;
+	if (!err)
+		err = npr_attr_enum(n, "out", outs, 0, &out);
+	p->f32out = out == 1;
+	if (!err)
+		err = int_in(n, "x_zero", 0, 0, 255, &p->xz);
+	if (!err)
+		err = int_in(n, "y_zero", 0, 0, 255, &p->zy);
+	if (!err)
+		err = int_in(n, "lo", 0, 0, 255, &p->lo);
+	if (!err)
+		err = int_in(n, "hi", 255, 0, 255, &p->hi);
+	if (!err)
+		err = npr_attr_float(n, "flo", -INFINITY, &flo);
+	if (!err)
+		err = npr_attr_float(n, "fhi", INFINITY, &fhi);
+	if (err)
+		return err;
+	p->flo = (float)flo;
+	p->fhi = (float)fhi;
+	if (p->lo > p->hi || !(p->flo <= p->fhi))
+		return npr_node_err(n, -EINVAL, "the output bounds are empty");
+	err = int_in(n, "a_zero", 0, 0, 255, &p->za);
+	if (!err)
+		err = int_in(n, "b_zero", 0, 0, 255, &p->zb);
+	if (!err)
+		err = scale_of(n, "a_scale", &p->sa);
+	if (!err)
+		err = scale_of(n, "b_scale", &p->sb);
+	if (!err)
+		err = scale_of(n, "y_scale", &p->sy);
+	return err;
+}
+
+static int want(struct npr_graph *g, struct npr_node *n, int i,
+		unsigned int type, int rank)
+{
+	const struct npr_value *v = npr_in(g, n, i);
+
+	if (v->type != type || v->shape.rank != rank)
+		return npr_node_err(n, -EINVAL, "input %d: %s of rank %d expected",
+				    i, npr_elem_name(type), rank);
+	return 0;
+}
+
+static int qconv_infer(struct npr_graph *g, struct npr_node *n)
+{
+	const struct npr_quant_params *p = n->params;
+	const struct npr_shape *xs = &npr_in(g, n, 0)->shape;
+	const struct npr_shape *ws = &npr_in(g, n, 1)->shape;
+	struct npr_value *y = npr_out(g, n, 0);
+	int64_t K, C, win, o[2];
+	int i, err;
+
+	err = want(g, n, 0, NPR_ELEM_U8, 4);
+	if (!err)
+		err = want(g, n, 1, NPR_ELEM_I8, 2);
+	if (!err)
+		err = want(g, n, 2, NPR_ELEM_I32, 1);
+	if (!err)
+		err = want(g, n, 3, NPR_ELEM_F32, 1);
+	if (!err)
+		err = want(g, n, 4, NPR_ELEM_F32, 1);
+	if (!err && n->nin == 6 &&
+	    (npr_in(g, n, 5)->type != NPR_ELEM_U8 ||
+	     npr_shape_numel(&npr_in(g, n, 5)->shape) != 256 || p->f32out))
+		err = npr_node_err(n, -EINVAL, "input 5: a table of 256 u8 for a u8 output expected");
+	if (err)
+		return err;
+	K = ws->d[0];
+	C = xs->d[1];
+	for (i = 2; i < 5; i++)
+		if (npr_in(g, n, i)->shape.d[0] != K)
+			return npr_node_err(n, -EINVAL, "input %d: %lld values expected",
+					    i, (long long)K);
+	if (K % p->groups || C % p->groups || K < 1)
+		return npr_node_err(n, -EINVAL, "%lld input and %lld output channels in %lld groups",
+				    (long long)C, (long long)K,
+				    (long long)p->groups);
+	win = C / p->groups * p->kernel[0] * p->kernel[1];
+	if (p->kr % 4 || ws->d[1] != p->kr || win > p->kr ||
+	    p->kr - win >= 4)
+		return npr_node_err(n, -EINVAL, "weights of %lld columns for a window of %lld",
+				    (long long)ws->d[1], (long long)win);
+	for (i = 0; i < 2; i++) {
+		int64_t span = (p->kernel[i] - 1) * p->dil[i] + 1;
+		int64_t in = xs->d[2 + i] + p->pb[i] + p->pe[i];
+
+		if (in < span)
+			return npr_node_err(n, -EINVAL, "the window does not fit the padded input");
+		o[i] = (in - span) / p->stride[i] + 1;
+	}
+	y->type = p->f32out ? NPR_ELEM_F32 : NPR_ELEM_U8;
+	y->shape.rank = 4;
+	y->shape.d[0] = xs->d[0];
+	y->shape.d[1] = K;
+	y->shape.d[2] = o[0];
+	y->shape.d[3] = o[1];
+	return 0;
+}
+
+/* NprQConv's params.kr: the weights' row length, known once parsed */
+static int qconv_parse(struct npr_graph *g, struct npr_node *n)
+{
+	struct npr_quant_params *p;
+	int64_t kr;
+	int err = quant_parse(g, n);
+
+	if (err)
+		return err;
+	p = n->params;
+	err = npr_attr_int(n, "kr", 4, &kr);
+	if (err)
+		return err;
+	if (kr < 4 || kr % 4 || kr > INT32_MAX)
+		return npr_node_err(n, -EINVAL, "kr %lld", (long long)kr);
+	p->kr = kr;
+	return 0;
+}
+
+static int same_as_input(struct npr_graph *g, struct npr_node *n,
+			 unsigned int in, unsigned int out)
+{
+	const struct npr_value *x = npr_in(g, n, 0);
+
+	if (x->type != in)
+		return npr_node_err(n, -EINVAL, "input 0: %s expected",
+				    npr_elem_name(in));
+	npr_out(g, n, 0)->type = out;
+	npr_out(g, n, 0)->shape = x->shape;
+	return 0;
+}
+
+static int quantize_infer(struct npr_graph *g, struct npr_node *n)
+{
+	return same_as_input(g, n, NPR_ELEM_F32, NPR_ELEM_U8);
+}
+
+static int dequantize_infer(struct npr_graph *g, struct npr_node *n)
+{
+	return same_as_input(g, n, NPR_ELEM_U8, NPR_ELEM_F32);
+}
+
+static int lut_infer(struct npr_graph *g, struct npr_node *n)
+{
+	const struct npr_value *t = npr_in(g, n, 1);
+
+	if (t->type != NPR_ELEM_U8 || npr_shape_numel(&t->shape) != 256)
+		return npr_node_err(n, -EINVAL, "input 1: a table of 256 u8 expected");
+	return same_as_input(g, n, NPR_ELEM_U8, NPR_ELEM_U8);
+}
+
+static int qadd_infer(struct npr_graph *g, struct npr_node *n)
+{
+	const struct npr_value *b = npr_in(g, n, 1);
+
+	if (b->type != NPR_ELEM_U8 ||
+	    !npr_shape_eq(&b->shape, &npr_in(g, n, 0)->shape))
+		return npr_node_err(n, -EINVAL, "input 1: u8 of input 0's shape expected");
+	return same_as_input(g, n, NPR_ELEM_U8, NPR_ELEM_U8);
+}
+
+const struct npr_op_def npr_ops_quant[] = {
+	{ .type = "NprQConv", .vmin = 1, .vmax = 1, .nin_min = 5,
+	  .nin_max = 6, .parse = qconv_parse, .infer = qconv_infer },
+	{ .type = "NprQuantize", .vmin = 1, .vmax = 1, .nin_min = 1,
+	  .nin_max = 1, .parse = quant_parse, .infer = quantize_infer },
+	{ .type = "NprDequantize", .vmin = 1, .vmax = 1, .nin_min = 1,
+	  .nin_max = 1, .parse = quant_parse, .infer = dequantize_infer },
+	{ .type = "NprQLut", .vmin = 1, .vmax = 1, .nin_min = 2,
+	  .nin_max = 2, .parse = quant_parse, .infer = lut_infer },
+	{ .type = "NprQAdd", .vmin = 1, .vmax = 1, .nin_min = 2,
+	  .nin_max = 2, .parse = quant_parse, .infer = qadd_infer },
+	{ .type = NULL },
+};

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NprQConv's matrix kernel on 256-bit vectors, included by
+ * qgemm_avxvnni.c (DOT: vpdpbusd, VEX encoded) and qgemm_avx2.c (DOT:
+ * 16-bit products, exact).  A tile is up to 4 output channels by 16
+ * pixels: 8 accumulators.
+ */
+#include <immintrin.h>
+#include <string.h>
+
+#include "ref/kernels/qgemm.h"
+
+static inline __m256i bcast(const int8_t *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, 4);
+	return _mm256_set1_epi32(v);
+}
+
+static inline void put(const struct npr_qgemm_args *a, int64_t r,
+		       int64_t p, __m256i acc, int n)
+{
+	__m256 f = _mm256_cvtepi32_ps(_mm256_sub_epi32(acc,
+				_mm256_set1_epi32(a->comp[r])));
+	float fb[8];
+	int32_t ib[8];
+	int i;
+
+	f = _mm256_fmadd_ps(f, _mm256_set1_ps(a->mul[r]),
+			    _mm256_set1_ps(a->add[r]));
+	if (a->f32out) {
+		f = _mm256_max_ps(f, _mm256_set1_ps(a->flo));
+		f = _mm256_min_ps(f, _mm256_set1_ps(a->fhi));
+		if (n == 8) {
+			_mm256_storeu_ps((float *)a->y + r * a->ldy + p, f);
+			return;
+		}
+		_mm256_storeu_ps(fb, f);
+		memcpy((float *)a->y + r * a->ldy + p, fb, n * sizeof(float));
+		return;
+	}
+	f = _mm256_div_ps(f, _mm256_set1_ps(a->div));
+	f = _mm256_max_ps(f, _mm256_set1_ps((float)(a->lo - a->zy)));
+	f = _mm256_min_ps(f, _mm256_set1_ps((float)(a->hi - a->zy)));
+	acc = _mm256_add_epi32(_mm256_cvtps_epi32(f),
+			       _mm256_set1_epi32(a->zy));
+	if (a->lut)
+		acc = _mm256_i32gather_epi32(a->lut, acc, 4);
+	_mm256_storeu_si256((__m256i *)ib, acc);
+	for (i = 0; i < n; i++)
+		((uint8_t *)a->y)[r * a->ldy + p + i] = (uint8_t)ib[i];
+}
+
+static inline __attribute__((always_inline))
+void tile(const struct npr_qgemm_args *a, int64_t r0, const int mr,
+	  int64_t p0)
+{
+	const uint8_t *x = a->x + p0 * 4;
+	const int8_t *w = a->w + r0 * a->kr;
+	int64_t q, nq = a->kr / 4, step = a->ldx * 4, left = a->npx - p0;
+	__m256i acc[4][2];
+	int i;
+
+	for (i = 0; i < mr; i++)
+		acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+	for (q = 0; q < nq; q++, x += step, w += 4) {
+		__m256i x0 = _mm256_loadu_si256((const __m256i *)x);
+		__m256i x1 = _mm256_loadu_si256((const __m256i *)(x + 32));
+
+		for (i = 0; i < mr; i++) {
+			__m256i wb = bcast(w + i * a->kr);
+
+			acc[i][0] = DOT(acc[i][0], x0, wb);
+			acc[i][1] = DOT(acc[i][1], x1, wb);
+		}
+	}
+	for (i = 0; i < mr; i++) {
+		put(a, r0 + i, p0, acc[i][0], left >= 8 ? 8 : (int)left);
+		if (left > 8)
+			put(a, r0 + i, p0 + 8, acc[i][1],
+			    left >= 16 ? 8 : (int)left - 8);
+	}
+}
+
+/*
+ * The full tile, 4 rows by 16 pixels, with its accumulators in named
+ * variables (an array of them costs a register copy per DOT).
+ */
+static __attribute__((noinline))
+void tile4(const struct npr_qgemm_args *a, int64_t r0, int64_t p0)
+{
+	const uint8_t *x = a->x + p0 * 4;
+	const int8_t *w = a->w + r0 * a->kr;
+	int64_t q, nq = a->kr / 4, step = a->ldx * 4, kr = a->kr;
+	int64_t left = a->npx - p0;
+	__m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00;
+	__m256i c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+	int n0 = left >= 8 ? 8 : (int)left;
+	int n1 = left >= 16 ? 8 : left > 8 ? (int)left - 8 : 0;
+
+#define ROW(i, a0, a1)							\
+	do {								\
+		__m256i wb = bcast(w + (i) * kr);			\
+		a0 = DOT(a0, x0, wb);					\
+		a1 = DOT(a1, x1, wb);					\
+	} while (0)
+	for (q = 0; q < nq; q++, x += step, w += 4) {
+		__m256i x0 = _mm256_loadu_si256((const __m256i *)x);
+		__m256i x1 = _mm256_loadu_si256((const __m256i *)(x + 32));
+
+		ROW(0, c00, c01);
+		ROW(1, c10, c11);
+		ROW(2, c20, c21);
+		ROW(3, c30, c31);
+	}
+#undef ROW
+#define OUT(i, a0, a1)							\
+	do {								\
+		put(a, r0 + (i), p0, a0, n0);				\
+		if (n1)							\
+			put(a, r0 + (i), p0 + 8, a1, n1);		\
+	} while (0)
+	OUT(0, c00, c01);
+	OUT(1, c10, c11);
+	OUT(2, c20, c21);
+	OUT(3, c30, c31);
+#undef OUT
+}
+
+/**
+ * KERN() - NprQConv's matrix kernel on 256-bit vectors
+ * @a: the block (ref/kernels/qgemm.h).
+ */
+void KERN(const struct npr_qgemm_args *a)
+{
+	int64_t r, p;
+
+	for (p = 0; p < a->npx; p += 16) {
+		for (r = 0; r + 4 <= a->m; r += 4)
+			tile4(a, r, p);
+		if (r + 2 <= a->m) {
+			tile(a, r, 2, p);
+			r += 2;
+		}
+		if (r < a->m)
+			tile(a, r, 1, p);
+	}
+}

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+/*
+ * NprQConv's matrix kernel with AVX-512 VNNI (vpdpbusd: four u8 x s8
+ * products summed into each i32 lane, exact).  A tile is up to 8 output
+ * channels by 32 pixels: 16 accumulators, two activation loads and eight
+ * weight broadcasts per four reduction steps.  Built with
+ * -mavx512f -mavx512bw -mavx512vl
+ * -mavx512vnni; ref/kernels/quant.c calls it only
+ * when CPUID reports AVX512_VNNI, BW and VL.
+ */
+#include <immintrin.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "ref/kernels/qgemm.h"
+
+static inline __m512i bcast(const int8_t *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, 4);
+	return _mm512_set1_epi32(v);
+}
+
+/*
+ * Tables: with AVX512_VBMI (checked at run time, these functions alone
+ * use it) byte permutes, four per 64 results; else a gather per 16.
+ */
+static bool have_vbmi(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512vbmi");
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi")))
+static void lut_vbmi(uint8_t *y, int64_t n, const uint8_t *t)
+{
+	__m512i t0 = _mm512_loadu_si512(t), t1 = _mm512_loadu_si512(t + 64);
+	__m512i t2 = _mm512_loadu_si512(t + 128);
+	__m512i t3 = _mm512_loadu_si512(t + 192);
+	int64_t i;
+
+	for (i = 0; i < n; i += 64) {
+		__mmask64 m = n - i >= 64 ? ~(__mmask64)0 :
+			      ((__mmask64)1 << (n - i)) - 1;
+		__m512i x = _mm512_maskz_loadu_epi8(m, y + i);
+		__m512i lo = _mm512_permutex2var_epi8(t0, x, t1);
+		__m512i hi = _mm512_permutex2var_epi8(t2, x, t3);
+
+		_mm512_mask_storeu_epi8(y + i, m,
+			_mm512_mask_blend_epi8(_mm512_movepi8_mask(x), lo, hi));
+	}
+}
+
+static inline void put(const struct npr_qgemm_args *a, int64_t r,
+		       int64_t p, __m512i acc, __mmask16 mk, bool late)
+{
+	__m512 f = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc,
+				_mm512_set1_epi32(a->comp[r])));
+
+	f = _mm512_fmadd_ps(f, _mm512_set1_ps(a->mul[r]),
+			    _mm512_set1_ps(a->add[r]));
+	if (a->f32out) {
+		f = _mm512_max_ps(f, _mm512_set1_ps(a->flo));
+		f = _mm512_min_ps(f, _mm512_set1_ps(a->fhi));
+		_mm512_mask_storeu_ps((float *)a->y + r * a->ldy + p, mk, f);
+		return;
+	}
+	f = _mm512_div_ps(f, _mm512_set1_ps(a->div));
+	f = _mm512_max_ps(f, _mm512_set1_ps((float)(a->lo - a->zy)));
+	f = _mm512_min_ps(f, _mm512_set1_ps((float)(a->hi - a->zy)));
+	acc = _mm512_add_epi32(_mm512_cvtps_epi32(f),
+			       _mm512_set1_epi32(a->zy));
+	if (a->lut && !late)
+		acc = _mm512_i32gather_epi32(acc, a->lut, 4);
+	_mm_mask_storeu_epi8((uint8_t *)a->y + r * a->ldy + p, mk,
+			     _mm512_cvtepi32_epi8(acc));
+}
+
+static inline __attribute__((always_inline))
+void tile(const struct npr_qgemm_args *a, int64_t r0, const int mr,
+	  int64_t p0, bool late)
+{
+	const uint8_t *x = a->x + p0 * 4;
+	const int8_t *w = a->w + r0 * a->kr;
+	int64_t q, nq = a->kr / 4, step = a->ldx * 4, left = a->npx - p0;
+	__m512i acc[8][2];
+	__mmask16 m0, m1;
+	int i;
+
+	for (i = 0; i < mr; i++)
+		acc[i][0] = acc[i][1] = _mm512_setzero_si512();
+	for (q = 0; q < nq; q++, x += step, w += 4) {
+		__m512i x0 = _mm512_loadu_si512(x);
+		__m512i x1 = _mm512_loadu_si512(x + 64);
+
+		for (i = 0; i < mr; i++) {
+			__m512i wb = bcast(w + i * a->kr);
+
+			acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], x0, wb);
+			acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], x1, wb);
+		}
+	}
+	m0 = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
+	m1 = left >= 32 ? 0xffff :
+	     left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1);
+	for (i = 0; i < mr; i++) {
+		put(a, r0 + i, p0, acc[i][0], m0, late);
+		if (m1)
+			put(a, r0 + i, p0 + 16, acc[i][1], m1, late);
+	}
+}
+
+/*
+ * acc += x (u8) . w (s8), in place: through the intrinsic GCC 12 copies
+ * half the accumulators of a tile in and out of other registers on
+ * every step.
+ */
+#define DPBUSD(acc, x, w)						\
+	__asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(x), "v"(w))
+
+/* The full tile, 8 rows by 32 pixels, its accumulators named. */
+static __attribute__((noinline))
+void tile8(const struct npr_qgemm_args *a, int64_t r0, int64_t p0, bool late)
+{
+	const uint8_t *x = a->x + p0 * 4;
+	const int8_t *w = a->w + r0 * a->kr;
+	int64_t q, nq = a->kr / 4, step = a->ldx * 4, kr = a->kr;
+	int64_t left = a->npx - p0;
+	__m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00;
+	__m512i c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+	__m512i c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00;
+	__m512i c61 = c00, c70 = c00, c71 = c00;
+	__mmask16 m0, m1;
+
+#define ROW(i, a0, a1)							\
+	do {								\
+		__m512i wb = bcast(w + (i) * kr);			\
+		DPBUSD(a0, x0, wb);					\
+		DPBUSD(a1, x1, wb);					\
+	} while (0)
+	for (q = 0; q < nq; q++, x += step, w += 4) {
+		__m512i x0 = _mm512_loadu_si512(x);
+		__m512i x1 = _mm512_loadu_si512(x + 64);
+
+		ROW(0, c00, c01);
+		ROW(1, c10, c11);
+		ROW(2, c20, c21);
+		ROW(3, c30, c31);
+		ROW(4, c40, c41);
+		ROW(5, c50, c51);
+		ROW(6, c60, c61);
+		ROW(7, c70, c71);
+	}
+#undef ROW
+	m0 = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
+	m1 = left >= 32 ? 0xffff :
+	     left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1);
+#define OUT(i, a0, a1)							\
+	do {								\
+		put(a, r0 + (i), p0, a0, m0, late);			\
+		if (m1)							\
+			put(a, r0 + (i), p0 + 16, a1, m1, late);	\
+	} while (0)
+	OUT(0, c00, c01);
+	OUT(1, c10, c11);
+	OUT(2, c20, c21);
+	OUT(3, c30, c31);
+	OUT(4, c40, c41);
+	OUT(5, c50, c51);
+	OUT(6, c60, c61);
+	OUT(7, c70, c71);
+#undef OUT
+}
+
+/**
+ * npr_qgemm_vnni512() - NprQConv's matrix kernel, AVX-512 VNNI
+ * @a: the block (ref/kernels/qgemm.h).
+ */
+void npr_qgemm_vnni512(const struct npr_qgemm_args *a)
+{
+	bool late = a->lut8 && !a->f32out && have_vbmi();
+	int64_t r, p;
+
+	for (p = 0; p < a->npx; p += 32) {
+		for (r = 0; r + 8 <= a->m; r += 8)
+			tile8(a, r, p, late);
+		if (r + 4 <= a->m) {
+			tile(a, r, 4, p, late);
+			r += 4;
+		}
+		if (r + 2 <= a->m) {
+			tile(a, r, 2, p, late);
+			r += 2;
+		}
+		if (r < a->m)
+			tile(a, r, 1, p, late);
+	}
+	/* the table, row by row once the block is written */
+	for (r = 0; late && r < a->m; r++)
+		lut_vbmi((uint8_t *)a->y + r * a->ldy, a->npx, a->lut8);
+}
+
+/* the depthwise kernel: its taps vectorized with this file's flags */
+#define QDW		npr_qdw_avx512
+#define QDW_TAP		qdw_tap
+#define QDW_OUT_U8	qdw_out_u8
+#define QDW_OUT_F32	qdw_out_f32
+#define QDW_LATE	have_vbmi()
+#define QDW_LUT_ROW	lut_vbmi
+
+struct npr_qdw_out;
+static bool have_vbmi(void);
+static void lut_vbmi(uint8_t *y, int64_t n, const uint8_t *t);
+static inline void qdw_out_u8(const struct npr_qdw_out *o,
+			      const uint32_t *acc, uint8_t *y, int cnt);
+static inline void qdw_out_f32(const struct npr_qdw_out *o,
+			       const uint32_t *acc, float *y, int cnt);
+
+#include "ref/kernels/qdw.h"
+
+/* what put() does, for a plane's row */
+static inline void qdw_out_u8(const struct npr_qdw_out *o,
+			      const uint32_t *acc, uint8_t *y, int cnt)
+{
+	__mmask16 mk = cnt >= 16 ? 0xffff : (__mmask16)((1u << cnt) - 1);
+	__m512 f = _mm512_cvtepi32_ps(_mm512_loadu_si512(acc));
+	__m512i v;
+
+	f = _mm512_fmadd_ps(f, _mm512_set1_ps(o->mul),
+			    _mm512_set1_ps(o->add));
+	f = _mm512_div_ps(f, _mm512_set1_ps(o->div));
+	f = _mm512_max_ps(f, _mm512_set1_ps(o->lo));
+	f = _mm512_min_ps(f, _mm512_set1_ps(o->hi));
+	v = _mm512_add_epi32(_mm512_cvtps_epi32(f), _mm512_set1_epi32(o->zy));
+	if (o->lut && !o->late)
+		v = _mm512_i32gather_epi32(v, o->lut, 4);
+	_mm_mask_storeu_epi8(y, mk, _mm512_cvtepi32_epi8(v));
+}
+
+static inline void qdw_out_f32(const struct npr_qdw_out *o,
+			       const uint32_t *acc, float *y, int cnt)
+{
+	__mmask16 mk = cnt >= 16 ? 0xffff : (__mmask16)((1u << cnt) - 1);
+	__m512 f = _mm512_cvtepi32_ps(_mm512_loadu_si512(acc));
+
+	f = _mm512_fmadd_ps(f, _mm512_set1_ps(o->mul),
+			    _mm512_set1_ps(o->add));
+	f = _mm512_max_ps(f, _mm512_set1_ps(o->flo));
+	f = _mm512_min_ps(f, _mm512_set1_ps(o->fhi));
+	_mm512_mask_storeu_ps(y, mk, f);
+}

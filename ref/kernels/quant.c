@@ -1,0 +1,725 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Kernels of the low-precision ops (lib/ops/quant.h).
+ *
+ * NprQConv: per image, group and block of up to QBLK output pixels, the
+ * window's bytes are packed (padding reads the x zero point) into groups
+ * of four reduction steps per pixel, the layout vpdpbusd reads
+ * (ref/kernels/qgemm.h): one im2col row per reduction step (a pointer
+ * into x for a 1x1 convolution with stride 1), four rows interleaved
+ * with SSE2 unpacks; the matrix kernel of this CPU (AVX-512 VNNI,
+ * AVX-VNNI, AVX2, or the scalar one here: NPR_INT8_ISA picks one)
+ * multiplies the group's weight rows with it and writes the requantized
+ * output.  The x zero point comes off through a per-channel term made
+ * from the weight sums the compile pass stored.  Blocks (and, when there
+ * are few, ranges of channels) run on the thread pool.  A depthwise
+ * convolution (one input and one output channel per group) runs per
+ * channel plane instead: the plane padded, its columns split by the
+ * stride so that every tap reads consecutive bytes, and the plane kernel
+ * of ref/kernels/qdw.h.
+ *
+ * The element-wise ops do what the f32 nodes they replace did, in the
+ * same order of operations, so they give the same bits.
+ */
+#include <errno.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/quant.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#include "qgemm.h"
+#include "registry.h"
+#include "ref/threads.h"
+#include "sys.h"
+
+#define QBLK	128	/* output pixels packed at a time */
+
+/*
+ * Round to nearest, ties to even, as nearbyintf() in the default mode,
+ * for |v| <= 1024 (callers clamp first): adding 1.5 x 2^23 leaves no
+ * fraction bits.  x86 min/max semantics (the second operand when either
+ * is NaN), as the vector kernels compute them.
+ */
+static inline float rne(float v)
+{
+	return (v + 12582912.0f) - 12582912.0f;
+}
+
+static inline float vmax(float a, float b)
+{
+	return a > b ? a : b;
+}
+
+static inline float vmin(float a, float b)
+{
+	return a < b ? a : b;
+}
+
+static void qgemm_scalar(const struct npr_qgemm_args *a)
+{
+	int64_t r, p, q;
+
+	for (r = 0; r < a->m; r++) {
+		const int8_t *w = a->w + r * a->kr;
+
+		for (p = 0; p < a->npx; p++) {
+			uint32_t acc = 0;
+			float f;
+			int u;
+
+			for (q = 0; q < a->kr; q++)
+				acc += (uint32_t)((int32_t)a->x[((q >> 2) *
+							a->ldx + p) * 4 +
+						       (q & 3)] * w[q]);
+			acc -= (uint32_t)a->comp[r];
+			f = fmaf((float)(int32_t)acc, a->mul[r], a->add[r]);
+			if (a->f32out) {
+				((float *)a->y)[r * a->ldy + p] =
+					vmin(vmax(f, a->flo), a->fhi);
+				continue;
+			}
+			f = vmin(vmax(f / a->div, (float)(a->lo - a->zy)),
+				 (float)(a->hi - a->zy));
+			u = (int)rne(f) + a->zy;
+			((uint8_t *)a->y)[r * a->ldy + p] =
+				(uint8_t)(a->lut ? a->lut[u] : u);
+		}
+	}
+}
+
+#define QDW	npr_qdw_scalar
+#define QDW_TAP	qdw_tap_scalar
+#include "qdw.h"
+
+static const struct npr_qgemm_kern kerns[] = {
+#if defined(__x86_64__)
+	{ "vnni512", npr_qgemm_vnni512, npr_qdw_avx512 },
+	{ "avxvnni", npr_qgemm_avxvnni, npr_qdw_avx2 },
+	{ "avx2", npr_qgemm_avx2, npr_qdw_avx2 },
+#endif
+	{ "scalar", qgemm_scalar, npr_qdw_scalar },
+};
+
+#if defined(__x86_64__)
+/* AVX-VNNI: CPUID.(7,1):EAX bit 4 (older compilers lack its name) */
+static bool avx_vnni(void)
+{
+	unsigned int a, b, c, d;
+
+	return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1);
+}
+#endif
+
+static bool cpu_has(const char *isa)
+{
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (!strcmp(isa, "vnni512"))
+		return __builtin_cpu_supports("avx512vnni") &&
+		       __builtin_cpu_supports("avx512vl") &&
+		       __builtin_cpu_supports("avx512bw");
+	if (!strcmp(isa, "avxvnni"))
+		return avx_vnni() && __builtin_cpu_supports("avx2") &&
+		       __builtin_cpu_supports("fma");
+	if (!strcmp(isa, "avx2"))
+		return __builtin_cpu_supports("avx2") &&
+		       __builtin_cpu_supports("fma");
+#endif
+	return !strcmp(isa, "scalar");
+}
+
+/**
+ * npr_qgemm_get() - an int8 matrix kernel by name
+ * @name: "vnni512", "avxvnni", "avx2" or "scalar".
+ *
+ * Return: the kernel, or NULL if this CPU lacks its ISA (by CPUID) or
+ * @name is none of these.
+ */
+const struct npr_qgemm_kern *npr_qgemm_get(const char *name)
+{
+	size_t i;
+
+	if (!cpu_has(name))
+		return NULL;
+	for (i = 0; i < sizeof(kerns) / sizeof(kerns[0]); i++)
+		if (!strcmp(kerns[i].name, name))
+			return &kerns[i];
+	return NULL;
+}
+
+/**
+ * npr_qgemm_best() - the fastest int8 matrix kernel this CPU runs
+ *
+ * NPR_INT8_ISA picks one instead, if the CPU has it.  The first call
+ * chooses; later calls return the same kernel.
+ *
+ * Return: the kernel (never NULL: "scalar" runs everywhere).
+ */
+const struct npr_qgemm_kern *npr_qgemm_best(void)
+{
+	static const struct npr_qgemm_kern *best;
+	const struct npr_qgemm_kern *k = NULL;
+	const char *env;
+	size_t i;
+
+	if (best)
+		return best;
+	env = npr_env(NPR_ENV_INT8_ISA);
+	if (env)
+		k = npr_qgemm_get(env);
+	for (i = 0; !k && i < sizeof(kerns) / sizeof(kerns[0]); i++)
+		k = npr_qgemm_get(kerns[i].name);
+	best = k;
+	return k;
+}
+
+struct qconv {
+	const struct npr_quant_params *p;
+	const uint8_t *x;
+	const int8_t *w;
+	const int32_t *comp;
+	const float *mul, *add;
+	void *y;
+	size_t es;
+	const int32_t *lut;	/* NULL, or the u8 results' table */
+	const uint8_t *lut8;	/* the same as bytes */
+	npr_qgemm_fn fn;
+	int64_t C, H, W, K, OH, OW, P, cg, kg;
+	int64_t nblk, nkc, kc;	/* pixel blocks; channel ranges of kc */
+	int64_t win;		/* cg x kh x kw */
+	int groups;
+	npr_qdw_fn dw;		/* depthwise (cg = kg = 1): the plane kernel */
+	bool direct;		/* 1x1, stride 1, no padding: x is im2col */
+	/*
+	 * stride 1 with a window: x padded (xp, planes of PH x PW) and the
+	 * output computed on its grid of PW columns (GP pixels), so that
+	 * each im2col row is a pointer into xp; the PW - OW extra columns
+	 * of each row are dropped when the block is written out.
+	 */
+	uint8_t *xp;
+	int64_t PH, PW, GP;
+	bool nomem;
+};
+
+/* per-thread pack and output buffers, kept for the next call */
+static __thread uint8_t *pack_buf, *out_buf;
+static __thread size_t pack_cap, out_cap;
+
+static uint8_t *buf_get(uint8_t **buf, size_t *cap, size_t bytes)
+{
+	if (bytes > *cap) {
+		free(*buf);
+		*cap = 0;
+		*buf = malloc(bytes);
+		if (!*buf)
+			return NULL;
+		*cap = bytes;
+	}
+	return *buf;
+}
+
+static uint8_t *pack_get(size_t bytes)
+{
+	return buf_get(&pack_buf, &pack_cap, bytes);
+}
+
+/*
+ * Reduction index @r of pixels [p0, p0 + np) of image @n, group @g, as
+ * the np bytes the window reads (padding reads the x zero point): a
+ * pointer into x when they lie there in a row (1x1, stride 1, no
+ * padding), else made in @tmp.
+ */
+static const uint8_t *im2col_row(const struct qconv *c, int64_t n,
+				 int64_t g, int64_t r, int64_t p0, int64_t np,
+				 uint8_t *tmp)
+{
+	const struct npr_quant_params *p = c->p;
+	int64_t kh = p->kernel[0], kw = p->kernel[1], ci, i, j, q = 0, oh, ow;
+	uint8_t z = (uint8_t)p->xz;
+	const uint8_t *src;
+
+	if (r >= c->win) {
+		memset(tmp, z, np);
+		return tmp;
+	}
+	ci = r / (kh * kw);
+	i = r / kw % kh;
+	j = r % kw;
+	if (c->xp)
+		return c->xp + (n * c->C + g * c->cg + ci) * c->PH * c->PW +
+		       i * p->dil[0] * c->PW + j * p->dil[1] + p0;
+	src = c->x + ((n * c->C + g * c->cg + ci) * c->H) * c->W;
+	if (c->direct)
+		return src + p0;
+	oh = p0 / c->OW;
+	ow = p0 % c->OW;
+	while (q < np) {
+		int64_t seg = c->OW - ow < np - q ? c->OW - ow : np - q;
+		int64_t ih = oh * p->stride[0] - p->pb[0] + i * p->dil[0], s;
+		int64_t iw0 = ow * p->stride[1] - p->pb[1] + j * p->dil[1];
+		const uint8_t *row = src + ih * c->W;
+
+		if (ih < 0 || ih >= c->H) {
+			memset(tmp + q, z, seg);
+		} else if (p->stride[1] == 1 && iw0 >= 0 &&
+			   iw0 + seg <= c->W) {
+			memcpy(tmp + q, row + iw0, seg);
+		} else {
+			for (s = 0; s < seg; s++) {
+				int64_t iw = iw0 + s * p->stride[1];
+
+				tmp[q + s] = iw >= 0 && iw < c->W ? row[iw] : z;
+			}
+		}
+		q += seg;
+		ow = 0;
+		oh++;
+	}
+	return tmp;
+}
+
+/* out[q * 4 + t] = r[t][q] for q < np; @z up to @ldx */
+static void interleave4(const uint8_t *const r[4], int64_t np, int64_t ldx,
+			uint8_t z, uint8_t *out)
+{
+	int64_t q = 0;
+	int t;
+
+#if defined(__SSE2__)
+	for (; q + 16 <= np; q += 16) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(r[0] + q));
+		__m128i b = _mm_loadu_si128((const __m128i *)(r[1] + q));
+		__m128i c = _mm_loadu_si128((const __m128i *)(r[2] + q));
+		__m128i d = _mm_loadu_si128((const __m128i *)(r[3] + q));
+		__m128i ab0 = _mm_unpacklo_epi8(a, b);
+		__m128i ab1 = _mm_unpackhi_epi8(a, b);
+		__m128i cd0 = _mm_unpacklo_epi8(c, d);
+		__m128i cd1 = _mm_unpackhi_epi8(c, d);
+		__m128i *o = (__m128i *)(out + q * 4);
+
+		_mm_storeu_si128(o, _mm_unpacklo_epi16(ab0, cd0));
+		_mm_storeu_si128(o + 1, _mm_unpackhi_epi16(ab0, cd0));
+		_mm_storeu_si128(o + 2, _mm_unpacklo_epi16(ab1, cd1));
+		_mm_storeu_si128(o + 3, _mm_unpackhi_epi16(ab1, cd1));
+	}
+#endif
+	for (; q < np; q++)
+		for (t = 0; t < 4; t++)
+			out[q * 4 + t] = r[t][q];
+	memset(out + q * 4, z, (ldx - q) * 4);
+}
+
+/*
+ * Pack pixels [p0, p0 + np) of image @n, group @g: reduction index r of
+ * pixel q at buf[((r >> 2) * ldx + q) * 4 + (r & 3)].
+ */
+static void pack(const struct qconv *c, int64_t n, int64_t g, int64_t p0,
+		 int64_t np, int64_t ldx, uint8_t *buf)
+{
+	uint8_t tmp[4][QBLK];
+	const uint8_t *rows[4];
+	int64_t r;
+	int t;
+
+	for (r = 0; r < c->p->kr; r += 4) {
+		for (t = 0; t < 4; t++)
+			rows[t] = im2col_row(c, n, g, r + t, p0, np, tmp[t]);
+		interleave4(rows, np, ldx, (uint8_t)c->p->xz,
+			    buf + r * ldx);
+	}
+}
+
+/* rows [0, m) of a block on the padded grid from @t into the output */
+static void grid_out(const struct qconv *c, const uint8_t *t, int64_t ldt,
+		     int64_t m, int64_t p0, int64_t np, char *y)
+{
+	int64_t r, q = 0, es = c->es;
+
+	while (q < np) {
+		int64_t oh = (p0 + q) / c->PW, ow = (p0 + q) % c->PW;
+		int64_t seg = c->PW - ow < np - q ? c->PW - ow : np - q;
+
+		if (ow < c->OW) {
+			int64_t cnt = c->OW - ow < seg ? c->OW - ow : seg;
+
+			for (r = 0; r < m; r++)
+				memcpy(y + (r * c->P + oh * c->OW + ow) * es,
+				       t + (r * ldt + q) * es, cnt * es);
+		}
+		q += seg;
+	}
+}
+
+static void qconv_item(void *arg, int it, int tid)
+{
+	struct qconv *c = arg;
+	int64_t kcn = it % c->nkc, rest = it / c->nkc;
+	int64_t b = rest % c->nblk, ng = rest / c->nblk;
+	int64_t g = ng % c->groups, n = ng / c->groups;
+	int64_t p0 = b * QBLK, np = c->GP - p0 < QBLK ? c->GP - p0 : QBLK;
+	int64_t ldx = (np + 31) & ~(int64_t)31;
+	int64_t k0 = g * c->kg + kcn * c->kc, k1;
+	char *y = (char *)c->y;
+	struct npr_qgemm_args a;
+	uint8_t *buf, *t = NULL;
+
+	(void)tid;
+	k1 = k0 + c->kc < (g + 1) * c->kg ? k0 + c->kc : (g + 1) * c->kg;
+	if (k0 >= k1)
+		return;
+	buf = pack_get((size_t)c->p->kr * ldx);
+	if (c->xp)
+		t = buf_get(&out_buf, &out_cap, (k1 - k0) * ldx * c->es);
+	if (!buf || (c->xp && !t)) {
+		c->nomem = true;
+		return;
+	}
+	pack(c, n, g, p0, np, ldx, buf);
+	y += (n * c->K + k0) * c->P * c->es;
+	a = (struct npr_qgemm_args){
+		.w = c->w + k0 * c->p->kr, .x = buf, .kr = c->p->kr,
+		.ldx = ldx, .m = k1 - k0, .npx = np, .comp = c->comp + k0,
+		.mul = c->mul + k0, .add = c->add + k0, .div = c->p->sy,
+		.f32out = c->p->f32out, .zy = c->p->zy, .lo = c->p->lo,
+		.hi = c->p->hi, .flo = c->p->flo, .fhi = c->p->fhi,
+		.y = t ? (void *)t : y + p0 * c->es, .ldy = t ? ldx : c->P,
+		.lut = c->lut, .lut8 = c->lut8,
+	};
+	c->fn(&a);
+	if (t)
+		grid_out(c, t, ldx, k1 - k0, p0, np, y);
+}
+
+/* plane @it of xp: x's plane with the padding around it */
+static void pad_item(void *arg, int it, int tid)
+{
+	struct qconv *c = arg;
+	const struct npr_quant_params *p = c->p;
+	const uint8_t *src = c->x + it * c->H * c->W;
+	uint8_t *d = c->xp + it * c->PH * c->PW;
+	int64_t i;
+
+	(void)tid;
+	memset(d, p->xz, p->pb[0] * c->PW);
+	for (i = 0; i < c->H; i++) {
+		uint8_t *row = d + (p->pb[0] + i) * c->PW;
+
+		memset(row, p->xz, p->pb[1]);
+		memcpy(row + p->pb[1], src + i * c->W, c->W);
+		memset(row + p->pb[1] + c->W, p->xz, p->pe[1]);
+	}
+	memset(d + (p->pb[0] + c->H) * c->PW, p->xz, p->pe[0] * c->PW);
+}
+
+/* d[q] = s[q * st], q < cnt (the columns of one remainder modulo st) */
+static void split_cols(uint8_t *d, const uint8_t *s, int64_t cnt, int64_t st)
+{
+	int64_t q = 0;
+
+	if (st == 1) {
+		memcpy(d, s, cnt);
+		return;
+	}
+#if defined(__SSE2__)
+	if (st == 2) {
+		__m128i m = _mm_set1_epi16(0xff);
+
+		for (; q + 16 <= cnt; q += 16) {
+			const __m128i *v = (const __m128i *)(s + 2 * q);
+			__m128i a = _mm_loadu_si128(v);
+			__m128i b = _mm_loadu_si128(v + 1);
+
+			_mm_storeu_si128((__m128i *)(d + q),
+					 _mm_packus_epi16(_mm_and_si128(a, m),
+							  _mm_and_si128(b, m)));
+		}
+	}
+#endif
+	for (; q < cnt; q++)
+		d[q] = s[q * st];
+}
+
+/*
+ * Depthwise: plane @it (image x channel), padded and its columns split
+ * by the stride (struct npr_qdw_args), then the plane kernel.
+ */
+static void qdw_item(void *arg, int it, int tid)
+{
+	struct qconv *c = arg;
+	const struct npr_quant_params *p = c->p;
+	int64_t k = it % c->K, n = it / c->K, i, t, st = p->stride[1];
+	int64_t ph = (c->OH - 1) * p->stride[0] +
+		     (p->kernel[0] - 1) * p->dil[0] + 1;
+	int64_t pw = (c->OW - 1) * st + (p->kernel[1] - 1) * p->dil[1] + 1;
+	/* a split row, and the kernel's reads up to 16 columns past it */
+	int64_t ldx = (pw + st - 1) / st + 16, plane = ph * ldx;
+	const uint8_t *src = c->x + (n * c->C + k) * c->H * c->W;
+	struct npr_qdw_args a;
+	uint8_t *buf, *row;
+
+	(void)tid;
+	buf = pack_get((size_t)(st * plane + pw + 32));
+	if (!buf) {
+		c->nomem = true;
+		return;
+	}
+	row = buf + st * plane;
+	memset(row + pw, p->xz, 32);
+	for (i = 0; i < ph; i++) {
+		int64_t ih = i - p->pb[0], l = p->pb[1] < pw ? p->pb[1] : pw, m;
+
+		memset(row, p->xz, pw);
+		if (ih >= 0 && ih < c->H) {
+			m = c->W < pw - l ? c->W : pw - l;
+			memcpy(row + l, src + ih * c->W, m);
+		}
+		for (t = 0; t < st; t++) {
+			uint8_t *d = buf + t * plane + i * ldx;
+			int64_t cnt = pw > t ? (pw - t + st - 1) / st : 0;
+
+			split_cols(d, row + t, cnt, st);
+			memset(d + cnt, p->xz, ldx - cnt);
+		}
+	}
+	a = (struct npr_qdw_args){
+		.x = buf, .ldx = ldx, .plane = plane,
+		.w = c->w + k * p->kr,
+		.kh = (int)p->kernel[0], .kw = (int)p->kernel[1],
+		.sh = (int)p->stride[0], .sw = (int)st,
+		.dh = (int)p->dil[0], .dw = (int)p->dil[1],
+		.oh = c->OH, .ow = c->OW, .comp = c->comp[k],
+		.mul = c->mul[k], .add = c->add[k], .div = p->sy,
+		.f32out = p->f32out, .zy = p->zy, .lo = p->lo, .hi = p->hi,
+		.flo = p->flo, .fhi = p->fhi,
+		.y = (char *)c->y + (n * c->K + k) * c->P * c->es,
+		.lut = c->lut, .lut8 = c->lut8,
+	};
+	c->dw(&a);
+}
+
+static int ref_qconv(const struct npr_node *n, const struct npr_tensor *in,
+		     struct npr_tensor *out)
+{
+	const struct npr_quant_params *p = n->params;
+	const int32_t *wsum = in[2].data;
+	struct qconv c = {
+		.p = p, .x = in[0].data, .w = in[1].data,
+		.mul = in[3].data, .add = in[4].data, .y = out[0].data,
+		.es = p->f32out ? sizeof(float) : 1,
+		.fn = npr_qgemm_best()->fn,
+		.C = in[0].shape.d[1], .H = in[0].shape.d[2],
+		.W = in[0].shape.d[3], .K = out[0].shape.d[1],
+		.OH = out[0].shape.d[2], .OW = out[0].shape.d[3],
+		.groups = (int)p->groups,
+	};
+	int64_t N = in[0].shape.d[0], items, k, th = npr_par_threads();
+	int32_t *comp, lut[256];
+
+	if (n->nin == 6) {
+		for (k = 0; k < 256; k++)
+			lut[k] = ((const uint8_t *)in[5].data)[k];
+		c.lut = lut;
+		c.lut8 = in[5].data;
+	}
+	c.P = c.OH * c.OW;
+	c.cg = c.C / p->groups;
+	c.kg = c.K / p->groups;
+	c.win = c.cg * p->kernel[0] * p->kernel[1];
+	c.direct = p->kernel[0] == 1 && p->kernel[1] == 1 &&
+		   p->stride[0] == 1 && p->stride[1] == 1 && !p->pb[0] &&
+		   !p->pb[1] && !p->pe[0] && !p->pe[1];
+	if (!N || !c.P)
+		return 0;
+	comp = malloc(sizeof(*comp) * c.K);
+	if (!comp)
+		return -ENOMEM;
+	for (k = 0; k < c.K; k++)
+		comp[k] = (int32_t)((uint32_t)p->xz * (uint32_t)wsum[k]);
+	c.comp = comp;
+	if (c.cg == 1 && c.kg == 1) {
+		c.dw = npr_qgemm_best()->dw;
+		if (N * c.K > INT32_MAX) {
+			free(comp);
+			return -EFBIG;
+		}
+		npr_parallel_for((int)(N * c.K), qdw_item, &c);
+		free(comp);
+		return c.nomem ? -ENOMEM : 0;
+	}
+	c.GP = c.P;
+	if (!c.direct && p->stride[0] == 1 && p->stride[1] == 1 &&
+	    N * c.C <= INT32_MAX) {
+		c.PH = c.H + p->pb[0] + p->pe[0];
+		c.PW = c.W + p->pb[1] + p->pe[1];
+		c.GP = (c.OH - 1) * c.PW + c.OW;
+		/* the last windows read up to kw - 1 columns past a plane */
+		c.xp = malloc(N * c.C * c.PH * c.PW + c.PW + 64);
+		if (!c.xp) {
+			free(comp);
+			return -ENOMEM;
+		}
+		memset(c.xp + N * c.C * c.PH * c.PW, p->xz, c.PW + 64);
+		npr_parallel_for((int)(N * c.C), pad_item, &c);
+	}
+	c.nblk = (c.GP + QBLK - 1) / QBLK;
+	items = N * p->groups * c.nblk;
+	c.nkc = 1;
+	/* too few blocks for the threads: split the channels too */
+	if (items < 2 * th && c.kg >= 32)
+		c.nkc = (2 * th + items - 1) / items;
+	if (c.nkc > c.kg / 16)
+		c.nkc = c.kg / 16 > 1 ? c.kg / 16 : 1;
+	c.kc = (c.kg + c.nkc - 1) / c.nkc;
+	c.kc = (c.kc + 7) & ~(int64_t)7;
+	if (items * c.nkc > INT32_MAX) {
+		free(c.xp);
+		free(comp);
+		return -EFBIG;
+	}
+	npr_parallel_for((int)(items * c.nkc), qconv_item, &c);
+	free(c.xp);
+	free(comp);
+	return c.nomem ? -ENOMEM : 0;
+}
+
+/*
+ * The element-wise ops: chunks of at least EW_CHUNK elements over the
+ * threads.
+ */
+#define EW_CHUNK	16384
+
+struct ew {
+	const struct npr_quant_params *p;
+	const void *a, *b;
+	void *y;
+	int64_t cnt;
+	void (*fn)(const struct ew *e, int64_t i0, int64_t i1);
+};
+
+static void ew_item(void *arg, int it, int tid)
+{
+	const struct ew *e = arg;
+	int64_t i0 = (int64_t)it * EW_CHUNK;
+
+	(void)tid;
+	e->fn(e, i0, e->cnt - i0 < EW_CHUNK ? e->cnt : i0 + EW_CHUNK);
+}
+
+static int ew_run(struct ew *e)
+{
+	int64_t parts = (e->cnt + EW_CHUNK - 1) / EW_CHUNK;
+
+	if (parts <= 1)
+		e->fn(e, 0, e->cnt);
+	else if (parts > INT32_MAX)
+		return -EFBIG;
+	else
+		npr_parallel_for((int)parts, ew_item, e);
+	return 0;
+}
+
+static void quantize_range(const struct ew *e, int64_t i0, int64_t i1)
+{
+	const float *x = e->a;
+	uint8_t *y = e->y;
+	float zy = (float)e->p->zy, sy = e->p->sy;
+	int64_t i;
+
+	for (i = i0; i < i1; i++) {
+		float v = rne(vmin(vmax(x[i] / sy, -1024.0f), 1024.0f)) + zy;
+
+		y[i] = (uint8_t)vmin(vmax(v, 0.0f), 255.0f);
+	}
+}
+
+static void dequantize_range(const struct ew *e, int64_t i0, int64_t i1)
+{
+	const uint8_t *x = e->a;
+	float *y = e->y, za = (float)e->p->za, sa = e->p->sa;
+	int64_t i;
+
+	for (i = i0; i < i1; i++)
+		y[i] = ((float)x[i] - za) * sa;
+}
+
+static void lut_range(const struct ew *e, int64_t i0, int64_t i1)
+{
+	const uint8_t *x = e->a, *t = e->b;
+	uint8_t *y = e->y;
+	int64_t i;
+
+	for (i = i0; i < i1; i++)
+		y[i] = t[x[i]];
+}
+
+static void add_range(const struct ew *e, int64_t i0, int64_t i1)
+{
+	const struct npr_quant_params *p = e->p;
+	const uint8_t *a = e->a, *b = e->b;
+	uint8_t *y = e->y;
+	float za = (float)p->za, zb = (float)p->zb, zy = (float)p->zy;
+	float sa = p->sa, sb = p->sb, sy = p->sy;
+	float lo = (float)p->lo, hi = (float)p->hi;
+	int64_t i;
+
+	for (i = i0; i < i1; i++) {
+		float v = ((float)a[i] - za) * sa + ((float)b[i] - zb) * sb;
+
+		v = rne(vmin(vmax(v / sy, -1024.0f), 1024.0f)) + zy;
+		y[i] = (uint8_t)vmin(vmax(v, lo), hi);
+	}
+}
+
+static int ew(const struct npr_node *n, const struct npr_tensor *in,
+	      struct npr_tensor *out,
+	      void (*fn)(const struct ew *e, int64_t i0, int64_t i1))
+{
+	struct ew e = {
+		.p = n->params, .a = in[0].data,
+		.b = n->nin > 1 ? in[1].data : NULL, .y = out[0].data,
+		.cnt = npr_shape_numel(&in[0].shape), .fn = fn,
+	};
+
+	return ew_run(&e);
+}
+
+static int ref_quantize(const struct npr_node *n, const struct npr_tensor *in,
+			struct npr_tensor *out)
+{
+	return ew(n, in, out, quantize_range);
+}
+
+static int ref_dequantize(const struct npr_node *n,
+			  const struct npr_tensor *in, struct npr_tensor *out)
+{
+	return ew(n, in, out, dequantize_range);
+}
+
+static int ref_qlut(const struct npr_node *n, const struct npr_tensor *in,
+		    struct npr_tensor *out)
+{
+	return ew(n, in, out, lut_range);
+}
+
+static int ref_qadd(const struct npr_node *n, const struct npr_tensor *in,
+		    struct npr_tensor *out)
+{
+	return ew(n, in, out, add_range);
+}
+
+/* The op definitions of lib/ops/quant.c these kernels evaluate. */
+const struct npr_kernel npr_kernels_quant[] = {
+	{ "NprQConv", 1, 1, ref_qconv },
+	{ "NprQuantize", 1, 1, ref_quantize },
+	{ "NprDequantize", 1, 1, ref_dequantize },
+	{ "NprQLut", 1, 1, ref_qlut },
+	{ "NprQAdd", 1, 1, ref_qadd },
+	{ NULL },
+};
