@@ -148,6 +148,10 @@ int npr_npu_count(void);
 int npr_npu_bo_alloc(struct npr_device *dev, size_t bytes, void **addr);
 void npr_npu_bo_free(struct npr_device *dev, void *addr);
 void npr_npu_release(struct npr_device *dev);
+int npr_npu_ir_graph(const struct npr_graph *g, const unsigned int *types,
+		     struct npr_graph **out);
+int npr_npu_written_graph(const struct npr_exec *ex, struct npr_graph **out);
+
 int npr_npu_prof_attach(struct npr_request *rq);
 void npr_npu_prof_detach(struct npu_request *nr);
 int npr_npu_prof_read(struct npr_request *rq);
