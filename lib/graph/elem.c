@@ -396,6 +396,8 @@ int npr_convert(void *dst, unsigned int dst_type, const void *src,
 
 	if (!npr_elem_size(dst_type) || !npr_elem_size(src_type))
 		return -EINVAL;
+	if (!numel)		/* an empty tensor's data may be NULL */
+		return 0;
 	if (dst_type == src_type) {
 		memmove(dst, src, numel * npr_elem_size(src_type));
 		return 0;
