@@ -126,7 +126,7 @@ static void kv_close(struct kv *k)
 {
 	lm_gold_free(&k->g);
 	if (k->fd >= 0)
-		close(k->fd);
+		npr_close(k->fd);
 }
 
 static __u32 kv_req(struct kv *k)
@@ -434,7 +434,7 @@ TEST(pattern_errors)
 	/* nothing changed by the failures: it still works */
 	EXPECT_EQ(make_stateful(fd, ld.handle, "past_key_values.*",
 				"present.*", 1), 0);
-	close(fd);
+	npr_close(fd);
 }
 
 TEST_HARNESS_MAIN

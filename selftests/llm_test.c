@@ -98,7 +98,7 @@ static void greedy_at(struct npr_test *_metadata, const char *path,
 	lm_kv_free(&m, kv2);
 	free(logits);
 	lm_gold_free(&g);
-	close(fd);
+	npr_close(fd);
 }
 
 static void greedy(struct npr_test *_metadata, const char *name, int steps)
@@ -248,7 +248,7 @@ TEST_TIMEOUT_F(prefill_then_steps_is_one_prefill, 120)
 	free(all);
 	free(one);
 	lm_gold_free(&g);
-	close(fd);
+	npr_close(fd);
 }
 
 TEST_HARNESS_MAIN
