@@ -158,14 +158,23 @@ static int dial(const char *path, uint8_t *hello)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { .tv_sec = 20 };
-	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), i, err = 0;
 
 	if (s < 0)
 		return -errno;
 	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	strcpy(sa.sun_path, path);
-	if (connect(s, (void *)&sa, sizeof(sa)) ||
-	    full_io(s, hello, HDR, false)) {
+	/*
+	 * The socket file exists from the server's bind(); until its
+	 * listen(), connect() is refused: a loaded machine sees that gap.
+	 */
+	for (i = 0; i < 1000; i++) {
+		err = connect(s, (void *)&sa, sizeof(sa)) ? errno : 0;
+		if (err != ECONNREFUSED)
+			break;
+		usleep(10000);
+	}
+	if (err || full_io(s, hello, HDR, false)) {
 		close(s);
 		return -EPROTO;
 	}
