@@ -189,6 +189,7 @@ struct qconv {
 	void *y;
 	size_t es;
 	const int32_t *lut;	/* NULL, or the u8 results' table */
+	struct qscratch *scratch;	/* one per thread (tid) */
 	const uint8_t *lut8;	/* the same as bytes */
 	npr_qgemm_fn fn;
 	int64_t C, H, W, K, OH, OW, P, cg, kg;
@@ -208,9 +209,15 @@ struct qconv {
 	bool nomem;
 };
 
-/* per-thread pack and output buffers, kept for the next call */
-static __thread uint8_t *pack_buf, *out_buf;
-static __thread size_t pack_cap, out_cap;
+/*
+ * A thread's pack and output buffers for one call, freed when it returns
+ * (kept across calls, each thread's would grow to the largest layer it
+ * happened to run, and a long-lived process's memory with them).
+ */
+struct qscratch {
+	uint8_t *pack, *out;
+	size_t pack_cap, out_cap;
+};
 
 static uint8_t *buf_get(uint8_t **buf, size_t *cap, size_t bytes)
 {
@@ -225,9 +232,20 @@ static uint8_t *buf_get(uint8_t **buf, size_t *cap, size_t bytes)
 	return *buf;
 }
 
-static uint8_t *pack_get(size_t bytes)
+static uint8_t *pack_get(struct qscratch *q, size_t bytes)
 {
-	return buf_get(&pack_buf, &pack_cap, bytes);
+	return buf_get(&q->pack, &q->pack_cap, bytes);
+}
+
+static void scratch_free(struct qscratch *q, int64_t n)
+{
+	int64_t i;
+
+	for (i = 0; q && i < n; i++) {
+		free(q[i].pack);
+		free(q[i].out);
+	}
+	free(q);
 }
 
 /*
@@ -370,13 +388,13 @@ static void qconv_item(void *arg, int it, int tid)
 	struct npr_qgemm_args a;
 	uint8_t *buf, *t = NULL;
 
-	(void)tid;
 	k1 = k0 + c->kc < (g + 1) * c->kg ? k0 + c->kc : (g + 1) * c->kg;
 	if (k0 >= k1)
 		return;
-	buf = pack_get((size_t)c->p->kr * ldx);
+	buf = pack_get(&c->scratch[tid], (size_t)c->p->kr * ldx);
 	if (c->xp)
-		t = buf_get(&out_buf, &out_cap, (k1 - k0) * ldx * c->es);
+		t = buf_get(&c->scratch[tid].out, &c->scratch[tid].out_cap,
+			    (k1 - k0) * ldx * c->es);
 	if (!buf || (c->xp && !t)) {
 		c->nomem = true;
 		return;
@@ -464,8 +482,7 @@ static void qdw_item(void *arg, int it, int tid)
 	struct npr_qdw_args a;
 	uint8_t *buf, *row;
 
-	(void)tid;
-	buf = pack_get((size_t)(st * plane + pw + 32));
+	buf = pack_get(&c->scratch[tid], (size_t)(st * plane + pw + 32));
 	if (!buf) {
 		c->nomem = true;
 		return;
@@ -538,8 +555,12 @@ static int ref_qconv(const struct npr_node *n, const struct npr_tensor *in,
 	if (!N || !c.P)
 		return 0;
 	comp = malloc(sizeof(*comp) * c.K);
-	if (!comp)
+	c.scratch = calloc(th > 0 ? th : 1, sizeof(*c.scratch));
+	if (!comp || !c.scratch) {
+		free(comp);
+		free(c.scratch);
 		return -ENOMEM;
+	}
 	for (k = 0; k < c.K; k++)
 		comp[k] = (int32_t)((uint32_t)p->xz * (uint32_t)wsum[k]);
 	c.comp = comp;
@@ -547,10 +568,12 @@ static int ref_qconv(const struct npr_node *n, const struct npr_tensor *in,
 		c.dw = npr_qgemm_best()->dw;
 		if (N * c.K > INT32_MAX) {
 			free(comp);
+			scratch_free(c.scratch, th);
 			return -EFBIG;
 		}
 		npr_parallel_for((int)(N * c.K), qdw_item, &c);
 		free(comp);
+		scratch_free(c.scratch, th);
 		return c.nomem ? -ENOMEM : 0;
 	}
 	c.GP = c.P;
@@ -563,6 +586,7 @@ static int ref_qconv(const struct npr_node *n, const struct npr_tensor *in,
 		c.xp = malloc(N * c.C * c.PH * c.PW + c.PW + 64);
 		if (!c.xp) {
 			free(comp);
+			scratch_free(c.scratch, th);
 			return -ENOMEM;
 		}
 		memset(c.xp + N * c.C * c.PH * c.PW, p->xz, c.PW + 64);
@@ -581,11 +605,13 @@ static int ref_qconv(const struct npr_node *n, const struct npr_tensor *in,
 	if (items * c.nkc > INT32_MAX) {
 		free(c.xp);
 		free(comp);
+		scratch_free(c.scratch, th);
 		return -EFBIG;
 	}
 	npr_parallel_for((int)(items * c.nkc), qconv_item, &c);
 	free(c.xp);
 	free(comp);
+	scratch_free(c.scratch, th);
 	return c.nomem ? -ENOMEM : 0;
 }
 
