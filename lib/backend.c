@@ -226,6 +226,35 @@ int npr_backend_infer(struct npr_request *rq)
 }
 
 /**
+ * npr_backend_has_infer_async() - whether INFER can start without waiting
+ * @dev: the device.
+ *
+ * Return: true when the backend has infer_async.
+ */
+bool npr_backend_has_infer_async(const struct npr_device *dev)
+{
+	return dev->ops->infer_async != NULL;
+}
+
+/**
+ * npr_backend_infer_async() - start one inference, @done called at its end
+ * @rq: the request, not running elsewhere.
+ * @done: what the backend calls once the inference ended (struct
+ *        npr_backend_ops, @infer_async, has the contract).
+ *
+ * Return: 0 (@done will be called), or -errno with npr_err() set (it will
+ * not); -EOPNOTSUPP when the backend has no infer_async.
+ */
+int npr_backend_infer_async(struct npr_request *rq,
+			    const struct npr_infer_done *done)
+{
+	if (!rq->ex->dev->ops->infer_async)
+		return npr_err(-EOPNOTSUPP, "the %s backend has no asynchronous INFER",
+			       rq->ex->dev->ops->name);
+	return rq->ex->dev->ops->infer_async(rq, done);
+}
+
+/**
  * npr_backend_has_kernel() - whether an op has a reference kernel
  * @op: the op definition.
  *

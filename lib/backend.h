@@ -50,6 +50,18 @@ enum npr_backend_cap {
 };
 
 /**
+ * struct npr_infer_done - how an asynchronous inference reports its end
+ * @fn: called once with @arg, the inference's result (0 or -errno) and
+ *      the CLOCK_MONOTONIC times it started and finished on the device.
+ * @arg: the caller's.
+ */
+struct npr_infer_done {
+	void (*fn)(void *arg, int res, uint64_t started_ns,
+		   uint64_t finished_ns);
+	void *arg;
+};
+
+/**
  * struct npr_backend_ops - what a backend implements
  * @api_version: NPR_BACKEND_API_VERSION the backend was written against.
  * @name: backend name, also the device name prefix ("cpu").
@@ -66,7 +78,22 @@ enum npr_backend_cap {
  * @request_destroy: free rq->priv.  Optional.
  * @infer: run one inference: read rq->in[] and write rq->out[] (both in
  *         the ports' external element types).  Return 0 or -errno with
- *         npr_err() set.
+ *         npr_err() set.  rq->deadline_ns (0: none) is when the caller
+ *         gives up: past it the backend may stop and return -ETIME.
+ * @infer_async: start one inference and return without waiting for it
+ *               (the ring's INFER jobs use it, so that a job in flight
+ *               holds no thread of the core).  Return 0 once the device
+ *               owns the inference: then @done->fn is called exactly
+ *               once, later, on a thread of the backend, with the result
+ *               @infer would have returned (npr_err() set on that thread
+ *               when it is < 0) and the CLOCK_MONOTONIC times the
+ *               inference started and finished; or -errno with npr_err()
+ *               set when nothing started (@done is not called).  While it
+ *               runs the core may set rq->cancel: it has given up on the
+ *               result (CANCEL, a deadline), and the backend need not
+ *               write rq->out[]; it still calls @done when the device has
+ *               let go of the request's memory.  Optional (absent: the
+ *               ring runs @infer on a worker thread).
  * @query: which nodes of a compiled graph the device runs.  Optional
  *         (absent: every node with a reference kernel).
  * @release: free what probe put in dev->priv besides the memory itself
@@ -116,6 +143,8 @@ struct npr_backend_ops {
 	int (*request_create)(struct npr_request *rq);
 	void (*request_destroy)(struct npr_request *rq);
 	int (*infer)(struct npr_request *rq);
+	int (*infer_async)(struct npr_request *rq,
+			   const struct npr_infer_done *done);
 	int (*query)(struct npr_device *dev, const struct npr_graph *g,
 		     bool *supported);
 	void (*release)(struct npr_device *dev);
@@ -175,6 +204,9 @@ void npr_backend_exec_destroy(struct npr_exec *ex);
 int npr_backend_request_create(struct npr_request *rq);
 void npr_backend_request_destroy(struct npr_request *rq);
 int npr_backend_infer(struct npr_request *rq);
+bool npr_backend_has_infer_async(const struct npr_device *dev);
+int npr_backend_infer_async(struct npr_request *rq,
+			    const struct npr_infer_done *done);
 int npr_backend_query(struct npr_device *dev, const struct npr_graph *g,
 		      bool *supported);
 int npr_backend_param(const struct npr_device *dev,

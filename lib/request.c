@@ -1015,33 +1015,24 @@ int npr_request_infer_ioctl(struct npr_device *dev, void *arg)
 	err = npr_request_infer(rq, timeout_ms ? a->started_ns +
 				timeout_ms * 1000000ull : 0);
 	a->finished_ns = npr_now_ns();
-	if (err == -ETIME)
+	if (err == -ETIME) {
+		char why[256];
+
+		/* npr_err() writes the buffer it would read */
+		snprintf(why, sizeof(why), "%s", npr_last_error());
 		npr_err(err, "the inference took longer than NPR_INFER_TIMEOUT_MS (%u ms): %s",
-			timeout_ms, npr_last_error());
+			timeout_ms, why);
+	}
 	return err;
 }
 
 /* ---- running requests, and ring jobs (lib/ring/ring.c) --------------------- */
 
-/**
- * npr_request_infer() - run a request once: the backend, then the
- * variables of a stateful model keep what its Assign ops computed
- * @rq: the request (not running elsewhere).
- * @deadline_ns: CLOCK_MONOTONIC time by which it must end, 0 for none.
- *
- * Past @deadline_ns the result is discarded: the backend may stop early
- * (the cpu backend does, at a node boundary), and an inference that
- * succeeded too late fails all the same; either way the variables are
- * not committed and the outputs are left as they are (unspecified).
- *
- * Return: the backend's result, -ETIME, or -EINVAL when an input of a
- * dynamic shape has not been given one (SET_TENSOR, BO_BIND).
- */
-int npr_request_infer(struct npr_request *rq, uint64_t deadline_ns)
+/* -EINVAL when an input of a dynamic shape has not been given one. */
+static int infer_ready(const struct npr_request *rq)
 {
 	const struct npr_exec *ex = rq->ex;
-	uint64_t end;
-	int i, err;
+	int i;
 
 	for (i = 0; ex->dyn_inputs && i < ex->nin; i++) {
 		char b[128];
@@ -1052,17 +1043,74 @@ int npr_request_infer(struct npr_request *rq, uint64_t deadline_ns)
 				       npr_shape_str(&rq->in[i].shape, b,
 						     sizeof(b)));
 	}
+	return 0;
+}
 
+/**
+ * npr_request_infer() - run a request once: the backend, then the
+ * variables of a stateful model keep what its Assign ops computed
+ * @rq: the request (not running elsewhere).
+ * @deadline_ns: CLOCK_MONOTONIC time by which it must end, 0 for none.
+ *
+ * Past @deadline_ns the result is discarded: the backend may stop early
+ * (the cpu backend does, at a node boundary; the npu backend stops
+ * waiting for the device, which keeps the request busy until it is
+ * done), and an inference that
+ * succeeded too late fails all the same; either way the variables are
+ * not committed and the outputs are left as they are (unspecified).
+ *
+ * Return: the backend's result, -ETIME, or -EINVAL when an input of a
+ * dynamic shape has not been given one (SET_TENSOR, BO_BIND).
+ */
+int npr_request_infer(struct npr_request *rq, uint64_t deadline_ns)
+{
+	int err = infer_ready(rq);
+
+	if (err)
+		return err;
 	rq->deadline_ns = deadline_ns;
 	err = npr_backend_infer(rq);
 	rq->deadline_ns = 0;
-	if (err || !deadline_ns)
-		goto out;
-	end = npr_now_ns();
-	if (end > deadline_ns)
+	return npr_request_infer_end(rq, err, deadline_ns, npr_now_ns());
+}
+
+/**
+ * npr_request_infer_async() - start a request's inference on a backend
+ * with infer_async, for a ring job
+ * @rq: the request (held by the job).
+ * @done: what the backend calls when the inference ended; its handler
+ *        finishes with npr_request_infer_end().
+ *
+ * Return: 0 when it started (@done will be called), else -errno as
+ * npr_request_infer().
+ */
+int npr_request_infer_async(struct npr_request *rq,
+			    const struct npr_infer_done *done)
+{
+	int err = infer_ready(rq);
+
+	return err ? err : npr_backend_infer_async(rq, done);
+}
+
+/**
+ * npr_request_infer_end() - what follows an inference: its deadline, then
+ * the variables of a stateful model keep what its Assign ops computed
+ * @rq: the request.
+ * @err: the backend's result.
+ * @deadline_ns: the inference's deadline (CLOCK_MONOTONIC), 0 for none.
+ * @end: when it ended.
+ *
+ * Past @deadline_ns the result is discarded: the variables are not
+ * committed and the outputs are left as they are (unspecified).
+ *
+ * Return: @err, -ETIME, or state_commit()'s error.
+ */
+int npr_request_infer_end(struct npr_request *rq, int err,
+			  uint64_t deadline_ns, uint64_t end)
+{
+	if (!err && deadline_ns && end > deadline_ns)
 		err = npr_err(-ETIME, "it ended %llu us past its deadline; its result is discarded",
 			      (unsigned long long)(end - deadline_ns) / 1000);
-out:
 	if (!err)
 		err = state_commit(rq);
 	return err;

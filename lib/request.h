@@ -30,6 +30,11 @@ int npr_bo_info_ioctl(struct npr_device *dev, void *arg);
 int npr_bo_bind_ioctl(struct npr_device *dev, void *arg);
 
 int npr_request_infer(struct npr_request *rq, uint64_t deadline_ns);
+struct npr_infer_done;
+int npr_request_infer_async(struct npr_request *rq,
+			    const struct npr_infer_done *done);
+int npr_request_infer_end(struct npr_request *rq, int err,
+			  uint64_t deadline_ns, uint64_t end);
 int npr_request_state(struct npr_request *rq, struct npr_state_arg *a,
 		      unsigned long cmd);
 int npr_request_acquire(struct npr_device *dev, uint32_t h,

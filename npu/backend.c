@@ -15,12 +15,10 @@
  * request_create: one host buffer per argument (zeMemAllocHost), one
  *                 command list recorded once (SetArgumentValue, then
  *                 AppendGraphExecute), one fence.
- * infer:          copy inputs into the buffers, execute the list, wait on
- *                 the fence, copy the outputs out.  A BO of the device
- *                 (zeMemAllocHost memory) bound to a port is the argument
- *                 itself, without a copy; loader API 1.4 has no mutable
- *                 command lists, so a change of binding records the list
- *                 again.  Other memory of the caller is copied.
+ * infer:          run.c: copy inputs into the buffers, execute the list;
+ *                 one waiter thread per command queue waits on the fences
+ *                 in order and copies the outputs out (infer waits for it
+ *                 until its deadline, infer_async returns at once).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -186,6 +184,7 @@ static void npu_exec_destroy(struct npr_exec *ex)
 {
 	struct npu_exec *ne = ex->priv;
 
+	npr_npu_waiter_stop(ne);
 	if (ne->queue)
 		npr_ze.CommandQueueDestroy(ne->queue);
 	if (ne->graph)
@@ -905,6 +904,7 @@ static int compile_native(struct npr_exec *ex)
 	if (!ne)
 		return -ENOMEM;
 	pthread_mutex_init(&ne->lock, NULL);
+	npr_npu_waiter_init(ne);
 	ex->priv = ne;
 	desc.inputSize = size;
 	desc.pInput = bin;
@@ -950,6 +950,7 @@ static int npu_compile(struct npr_exec *ex)
 	if (!ne)
 		return -ENOMEM;
 	pthread_mutex_init(&ne->lock, NULL);
+	npr_npu_waiter_init(ne);
 	ex->priv = ne;
 	err = compile_input(nd, ex, &buf, &size);
 	if (err)
@@ -987,6 +988,10 @@ static void npu_request_destroy(struct npr_request *rq)
 	struct npu_request *nr = rq->priv;
 	uint32_t i;
 
+	if (!nr)
+		return;
+	/* an execution an INFER gave up on: the device writes its memory */
+	npr_npu_request_idle(rq);
 	if (nr->fence)
 		npr_ze.FenceDestroy(nr->fence);
 	if (nr->list)
@@ -1086,136 +1091,6 @@ static int npu_request_create(struct npr_request *rq)
 	return 0;
 }
 
-/*
- * Zero copy: the memory argument @i reads or writes.  A BO of this
- * device (BO_BIND) holding the port in the argument's own element type
- * is the argument itself; anything else goes through the request's
- * buffer, converted and copied.
- */
-static void *arg_memory(const struct npr_request *rq,
-			const struct npu_request *nr, const struct npu_arg *a,
-			uint32_t i)
-{
-	const struct npr_bo *bo;
-	const struct npr_tensor *t;
-
-	if (a->port < 0 || a->var >= 0)
-		return nr->buf[i];
-	bo = a->out ? rq->bo_out[a->port] : rq->bo_in[a->port];
-	t = a->out ? &rq->out[a->port] : &rq->in[a->port];
-	if (!bo || bo->memfd >= 0 || bo->dev != rq->ex->dev ||
-	    t->type != a->type)
-		return nr->buf[i];
-	return t->data;
-}
-
-/*
- * Loader API 1.4 has no mutable command lists: when the memory of an
- * argument changed (a BO bound or unbound since the list was recorded),
- * record the list again: reset, SetArgumentValue for every argument,
- * AppendGraphExecute, close.
- */
-static int rebind(struct npr_request *rq)
-{
-	struct npu_exec *ne = rq->ex->priv;
-	struct npu_request *nr = rq->priv;
-	bool same = true;
-	ze_result_t r;
-	uint32_t i;
-
-	for (i = 0; i < ne->nargs; i++)
-		same &= arg_memory(rq, nr, &ne->arg[i], i) == nr->bound[i];
-	if (same)
-		return 0;
-	r = npr_ze.CommandListReset(nr->list);
-	if (r)
-		return ZE_FAIL(r, "zeCommandListReset");
-	pthread_mutex_lock(&ne->lock);
-	for (i = 0; i < ne->nargs && !r; i++) {
-		nr->bound[i] = arg_memory(rq, nr, &ne->arg[i], i);
-		r = npr_npu.graph->pfnSetArgumentValue(ne->graph, i,
-						       nr->bound[i]);
-	}
-	if (!r)
-		r = npr_npu.graph->pfnAppendGraphExecute(nr->list, ne->graph,
-						nr->query, NULL, 0, NULL);
-	pthread_mutex_unlock(&ne->lock);
-	if (!r)
-		r = npr_ze.CommandListClose(nr->list);
-	if (r) {
-		/* record it again at the next inference */
-		memset(nr->bound, 0, ne->nargs * sizeof(*nr->bound));
-		return ZE_FAIL(r, "recording the graph execute again");
-	}
-	return 0;
-}
-
-static int npu_infer(struct npr_request *rq)
-{
-	struct npr_exec *ex = rq->ex;
-	struct npu_device *nd = ex->dev->priv;
-	struct npu_exec *ne = ex->priv;
-	struct npu_request *nr = rq->priv;
-	ze_result_t r;
-	int i, err;
-
-	if (__atomic_load_n(&nd->lost, __ATOMIC_ACQUIRE))
-		return npr_err(-ENODEV,
-			       "npu: the device was lost; close and reopen it");
-	err = rebind(rq);
-	if (err)
-		return err;
-	/*
-	 * Inputs, and each variable's value into its shared buffer: the
-	 * request layer's copy, zeros after a reset (an NPU resets a
-	 * variable by zero-filling it).
-	 */
-	for (i = 0; i < (int)ne->nargs; i++) {
-		const struct npu_arg *a = &ne->arg[i];
-		const struct npr_tensor *t;
-
-		if (a->out || nr->bound[i] != nr->buf[i])
-			continue;	/* an output, or a BO read as it is */
-		t = &rq->in[a->port];
-		err = npr_convert(nr->buf[i], a->type, t->data, t->type,
-				  a->numel);
-		if (err)
-			return npr_err(err, "input %s: cannot convert %s to %s",
-				       ex->in[a->port].name,
-				       npr_elem_name(t->type),
-				       npr_elem_name(a->type));
-	}
-	r = npr_ze.FenceReset(nr->fence);
-	if (!r)
-		r = npr_ze.CommandQueueExecuteCommandLists(ne->queue, 1, &nr->list,
-						       nr->fence);
-	if (!r)
-		r = npr_ze.FenceHostSynchronize(nr->fence, UINT64_MAX);
-	if (r == ZE_RESULT_ERROR_DEVICE_LOST) {
-		__atomic_store_n(&nd->lost, true, __ATOMIC_RELEASE);
-		return npr_err(-ENODEV,
-			       "npu: device lost during the inference; close and reopen the device");
-	}
-	if (r)
-		return ZE_FAIL(r, "graph execution");
-	for (i = 0; i < (int)ne->nargs; i++) {
-		const struct npu_arg *a = &ne->arg[i];
-		struct npr_tensor *t;
-
-		if (!a->out || a->port < 0 || nr->bound[i] != nr->buf[i])
-			continue;	/* written in place when a BO */
-		t = &rq->out[a->port];
-		err = npr_convert(t->data, t->type, nr->buf[i], a->type,
-				  a->numel);
-		if (err)
-			return npr_err(err, "output %s: cannot convert %s to %s",
-				       ex->out[a->port].name,
-				       npr_elem_name(a->type),
-				       npr_elem_name(t->type));
-	}
-	return npr_npu_prof_read(rq);
-}
-
 const struct npr_backend_ops npr_npu_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "npu",
@@ -1226,7 +1101,8 @@ const struct npr_backend_ops npr_npu_backend_ops = {
 	.exec_destroy = npu_exec_destroy,
 	.request_create = npu_request_create,
 	.request_destroy = npu_request_destroy,
-	.infer = npu_infer,
+	.infer = npr_npu_infer,
+	.infer_async = npr_npu_infer_async,
 	.query = npu_query,
 	.release = npr_npu_release,
 	.param = npr_npu_param,

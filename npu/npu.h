@@ -121,6 +121,20 @@ struct npu_exec {
 	bool profiling;		/* ENABLE_PROFILING graph (profile.c) */
 	uint32_t nargs;
 	struct npu_arg *arg;
+	/* run.c: the waiter of the queue's executions (wlock) */
+	pthread_mutex_t wlock;
+	pthread_cond_t wcv;	/* CLOCK_MONOTONIC */
+	pthread_t waiter;
+	bool has_waiter, wstop;
+	struct npu_request *whead, *wtail;	/* executions, in order */
+};
+
+/* run.c: where a request's execution is */
+enum npu_state {
+	NPU_IDLE,
+	NPU_PREPARING,		/* its inputs are being copied in */
+	NPU_ON_DEVICE,		/* the device owns its buffers */
+	NPU_FINISHING,		/* the waiter copies its outputs out */
 };
 
 struct npu_request {
@@ -132,6 +146,14 @@ struct npu_request {
 	ze_fence_handle_t fence;
 	npr_ze_prof_pool_handle_t pool;	/* profiling: one query */
 	npr_ze_prof_query_handle_t query;	/* each execute's */
+	/* run.c, under the model's wlock */
+	enum npu_state state;
+	struct npr_request *rq;
+	struct npu_request *wnext;	/* the waiter's list */
+	bool discard;			/* nobody waits: drop the result */
+	struct npr_infer_done done;	/* fn NULL: npr_npu_infer() waits */
+	int res;
+	uint64_t started, finished;
 };
 
 const char *npr_ze_result_str(ze_result_t r);
@@ -151,6 +173,13 @@ void npr_npu_release(struct npr_device *dev);
 int npr_npu_ir_graph(const struct npr_graph *g, const unsigned int *types,
 		     struct npr_graph **out);
 int npr_npu_written_graph(const struct npr_exec *ex, struct npr_graph **out);
+
+int npr_npu_infer(struct npr_request *rq);
+int npr_npu_infer_async(struct npr_request *rq,
+			const struct npr_infer_done *done);
+void npr_npu_request_idle(struct npr_request *rq);
+void npr_npu_waiter_init(struct npu_exec *ne);
+void npr_npu_waiter_stop(struct npu_exec *ne);
 
 int npr_npu_prof_attach(struct npr_request *rq);
 void npr_npu_prof_detach(struct npu_request *nr);

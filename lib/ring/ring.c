@@ -346,6 +346,42 @@ static void complete_locked(struct npr_ring *r, struct job *j, int res,
 	}
 }
 
+/**
+ * npr_ring_complete_locked() - post a job's completion (async.c's way in)
+ * @r: the ring, r->lock held.
+ * @j: the job, freed; its request, if it still holds one, released.
+ * @res: the result.
+ * @status: enum npr_job_status.
+ * @started: when it started, 0: now.
+ * @msg: why, when @res < 0.
+ */
+void npr_ring_complete_locked(struct npr_ring *r, struct job *j, int res,
+			      int status, uint64_t started, const char *msg)
+{
+	complete_locked(r, j, res, status, started, msg);
+}
+
+/**
+ * npr_ring_wake_locked() - wake up to @n sleeping workers
+ * @r: the ring, r->lock held.
+ * @n: how many.
+ *
+ * Return: whether a wake-up waits for npr_ring_flush().
+ */
+bool npr_ring_wake_locked(struct npr_ring *r, int n)
+{
+	return wake_locked(r, n);
+}
+
+/**
+ * npr_ring_flush() - announce what completed, after r->lock is released
+ * @r: the ring.
+ */
+void npr_ring_flush(struct npr_ring *r)
+{
+	flush(r);
+}
+
 /* ---- running jobs ------------------------------------------------------- */
 
 static int run_arg_job(struct npr_ring *r, struct job *j)
@@ -448,6 +484,7 @@ static uint64_t next_deadline_locked(struct npr_ring *r)
 	for (i = 0; i < r->nworkers; i++)
 		for (l = r->cur[i] ? r->cur[i]->link : NULL; l; l = l->link)
 			min_deadline(&t, l);
+	npr_ring_async_deadline_locked(r, &t);
 	return t;
 }
 
@@ -480,6 +517,7 @@ static bool expire_links_locked(struct npr_ring *r, struct job *j,
 static bool expire_locked(struct npr_ring *r, uint64_t now)
 {
 	struct job **pp = &r->head, *j, *prev = NULL;
+	struct async_op *op;
 	bool any = false;
 	int i;
 
@@ -501,7 +539,10 @@ static bool expire_locked(struct npr_ring *r, uint64_t now)
 	for (i = 0; i < r->nworkers; i++)
 		if (r->cur[i])
 			any |= expire_links_locked(r, r->cur[i], now);
-	return any;
+	for (op = r->async; op; op = op->next)
+		if (op->j && !op->finishing)
+			any |= expire_links_locked(r, op->j, now);
+	return any | npr_ring_async_expire_locked(r, now);
 }
 
 static void *timer(void *p)
@@ -612,6 +653,15 @@ static void *worker(void *p)
 					EXPIRED_MSG);
 			if (r->head)
 				wake_locked(r, INT_MAX);
+			pthread_mutex_unlock(&r->lock);
+			flush(r);
+			pthread_mutex_lock(&r->lock);
+			continue;
+		}
+		if (j->sqe.opcode == NPR_OP_INFER && r->infer_async) {
+			/* the backend completes it: the worker is free */
+			r->nrunning++;
+			npr_ring_async_run_locked(r, j, started);
 			pthread_mutex_unlock(&r->lock);
 			flush(r);
 			pthread_mutex_lock(&r->lock);
@@ -735,6 +785,7 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 	r->entries = a->cq_entries ? a->cq_entries : RING_DEFAULT_ENTRIES;
 	r->inline_infer = npr_backend_has(dev, NPR_BACKEND_CAP_INLINE_INFER);
 	r->nworkers = r->inline_infer ? 2 : npr_cpu_count();
+	r->infer_async = npr_backend_has_infer_async(dev);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_mutex_init(&r->sq_lock, NULL);
 	pthread_cond_init(&r->work, NULL);
@@ -746,6 +797,7 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 		pthread_cond_init(&r->reaped, &ca);
 		pthread_cond_init(&r->timer_cv, &ca);
 		pthread_condattr_destroy(&ca);
+		pthread_cond_init(&r->async_cv, NULL);
 	}
 	r->path = NPR_RING_PATH_URING;
 	if ((a->flags & NPR_RING_SETUP_FALLBACK) ||
@@ -787,6 +839,7 @@ static int ring_create(struct npr_device *dev, struct npr_ring_setup *a,
 			pthread_cond_destroy(&r->work);
 			pthread_cond_destroy(&r->reaped);
 			pthread_cond_destroy(&r->timer_cv);
+			pthread_cond_destroy(&r->async_cv);
 			free(r);
 			return err;
 		}
@@ -983,6 +1036,8 @@ void npr_ring_destroy(struct npr_device *dev)
 	/* running jobs finish; links behind them complete as cancelled */
 	for (i = 0; i < r->nworkers; i++)
 		pthread_join(r->tids[i], NULL);
+	/* and those the backend runs complete as cancelled, the device done */
+	npr_ring_async_stop(r);
 	flush(r);
 	for (i = 0; r->wloop && i < r->nworkers; i++)
 		io_uring_queue_exit(&r->w[i].ring);
@@ -994,6 +1049,7 @@ void npr_ring_destroy(struct npr_device *dev)
 	pthread_cond_destroy(&r->work);
 	pthread_cond_destroy(&r->reaped);
 	pthread_cond_destroy(&r->timer_cv);
+	pthread_cond_destroy(&r->async_cv);
 	for (i = 0; i < (int)r->elog_n; i++)
 		free(r->elog[i].msg);
 	free(r->elog);
@@ -1117,12 +1173,35 @@ static int hold_request(struct npr_device *dev, struct job **jobs,
 	return err;
 }
 
+/* Cancel the job with @ud chained behind @j: 0, or -ENOENT. */
+static int cancel_link_locked(struct npr_ring *r, struct job *j,
+			      uint64_t ud)
+{
+	struct job **lp;
+
+	for (lp = &j->link; *lp; lp = &(*lp)->link) {
+		struct job *t = *lp;
+
+		if (t->sqe.user_data != ud)
+			continue;
+		*lp = NULL;
+		complete_locked(r, t, -ECANCELED, NPR_JOB_CANCELED, 0,
+				"cancelled before it started");
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* Find the job with @ud among queued jobs and chain tails; unlink it. */
 static int cancel_locked(struct npr_ring *r, uint64_t ud)
 {
-	struct job **pp, *j, **lp;
+	struct async_op *op;
+	struct job **pp, *j;
 	int i;
 
+	i = npr_ring_async_cancel_locked(r, ud);
+	if (i != -ENOENT)
+		return i;
 	for (i = 0; i < r->nworkers; i++) {
 		j = r->cur[i];
 		if (!j || j->sqe.user_data != ud)
@@ -1149,23 +1228,15 @@ static int cancel_locked(struct npr_ring *r, uint64_t ud)
 				"cancelled before it started");
 		return 0;
 	}
-	for (i = -1; i < r->nworkers; i++) {
-		struct job *start = i < 0 ? r->head : r->cur[i];
-
-		for (j = start; j; j = i < 0 ? j->next : NULL) {
-			for (lp = &j->link; *lp; lp = &(*lp)->link) {
-				struct job *t = *lp;
-
-				if (t->sqe.user_data != ud)
-					continue;
-				*lp = NULL;
-				complete_locked(r, t, -ECANCELED,
-						NPR_JOB_CANCELED, 0,
-						"cancelled before it started");
-				return 0;
-			}
-		}
-	}
+	for (j = r->head; j; j = j->next)
+		if (!cancel_link_locked(r, j, ud))
+			return 0;
+	for (i = 0; i < r->nworkers; i++)
+		if (r->cur[i] && !cancel_link_locked(r, r->cur[i], ud))
+			return 0;
+	for (op = r->async; op; op = op->next)
+		if (op->j && !cancel_link_locked(r, op->j, ud))
+			return 0;
 	return -ENOENT;
 }
 

@@ -52,6 +52,30 @@ struct job {
 };
 
 /**
+ * struct async_op - an INFER job the backend runs without a worker
+ * (npr_backend_ops @infer_async; async.c)
+ * @next: r->async list link.
+ * @prev: the link that points at this one.
+ * @r: the ring.
+ * @j: the job; NULL once it was completed early (CANCEL, its deadline,
+ *     close): the backend's result is then discarded.
+ * @rq: the request, held until the backend is done with it, also when
+ *      the job was completed early.
+ * @started: when the job was handed to the backend.
+ * @drain: the job is a DRAIN job (r->drain_running until it completes).
+ * @finishing: the backend's result arrived: it is being completed.
+ */
+struct async_op {
+	struct async_op *next, **prev;
+	struct npr_ring *r;
+	struct job *j;
+	struct npr_request *rq;
+	uint64_t started;
+	bool drain;
+	bool finishing;
+};
+
+/**
  * struct job_err - the message of a job that completed with res < 0
  * @user_data: the job's.
  * @res: its res.
@@ -119,11 +143,29 @@ struct npr_ring {
 	uint8_t *rec_used;		/* a table of records, these taken */
 	uint16_t *rec_free;		/* the free slots, a stack */
 	unsigned int rec_nfree;
+	bool infer_async;		/* INFER jobs go to infer_async */
+	struct async_op *async;		/* INFER jobs the backend runs */
+	unsigned int nasync;		/* ops whose end has not come */
+	pthread_cond_t async_cv;	/* nasync reached 0 */
 };
 
 int npr_ring_get(struct npr_device *dev, struct npr_ring_setup *a,
 		 struct npr_ring **out);
 
 void npr_ring_record_free_locked(struct npr_ring *r, unsigned int slot);
+
+/* ring.c, for async.c */
+void npr_ring_complete_locked(struct npr_ring *r, struct job *j, int res,
+			      int status, uint64_t started, const char *msg);
+bool npr_ring_wake_locked(struct npr_ring *r, int n);
+void npr_ring_flush(struct npr_ring *r);
+
+/* async.c: INFER jobs on a backend with infer_async */
+void npr_ring_async_run_locked(struct npr_ring *r, struct job *j,
+			       uint64_t started);
+int npr_ring_async_cancel_locked(struct npr_ring *r, uint64_t user_data);
+void npr_ring_async_deadline_locked(struct npr_ring *r, uint64_t *t);
+bool npr_ring_async_expire_locked(struct npr_ring *r, uint64_t now);
+void npr_ring_async_stop(struct npr_ring *r);
 
 #endif /* NPR_RING_PRIV_H */
