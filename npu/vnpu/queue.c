@@ -226,6 +226,60 @@ static ze_result_t run_graph(struct vnpu_context *c, struct vnpu_cmd *cmd)
 	return ZE_RESULT_SUCCESS;
 }
 
+/*
+ * VNPU_QUEUE_HOLD=N: the queue runs no graph execution until N
+ * executions were submitted to it, or for at most 10 s, whichever comes
+ * first (or it is destroyed); then it runs as usual.  Lists that only
+ * initialise graphs are not held.
+ */
+static void hold(struct vnpu_queue *q)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 10;
+	while (q->submitted < q->hold && !q->stop)
+		if (pthread_cond_timedwait(&q->cond, &q->lock, &ts))
+			break;
+	vnpu_trace("queue hold=%lu released at %lu submitted", q->hold,
+		   q->submitted);
+	q->hold = 0;
+}
+
+/* Whether @j only initialises graphs (AppendGraphInitialize). */
+static bool init_only(const struct vnpu_job *j)
+{
+	uint32_t i;
+	int k;
+
+	for (i = 0; i < j->nlists; i++)
+		for (k = 0; k < j->lists[i]->ncmds; k++)
+			if (!j->lists[i]->cmds[k].init)
+				return false;
+	return true;
+}
+
+/*
+ * VNPU_EXEC_US: an execution takes at least this long; with
+ * VNPU_EXEC_SLOW=K only the queue's first K executions do.
+ */
+static void exec_time(const struct vnpu_queue *q, const struct timespec *t0)
+{
+	struct timespec end = *t0;
+
+	if (q->exec_us <= 0 ||
+	    (q->exec_slow > 0 && q->completed >= (unsigned long)q->exec_slow))
+		return;
+	end.tv_sec += q->exec_us / 1000000;
+	end.tv_nsec += (q->exec_us % 1000000) * 1000;
+	if (end.tv_nsec >= 1000000000) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000;
+	}
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL))
+		;
+}
+
 static void *device_thread(void *arg)
 {
 	struct vnpu_queue *q = arg;
@@ -234,6 +288,7 @@ static void *device_thread(void *arg)
 	for (;;) {
 		struct vnpu_job *j;
 		ze_result_t res = ZE_RESULT_SUCCESS;
+		struct timespec t0;
 		uint32_t i;
 		int k;
 
@@ -241,12 +296,16 @@ static void *device_thread(void *arg)
 			pthread_cond_wait(&q->cond, &q->lock);
 		if (!q->head)
 			break;
+		if (q->hold && !init_only(q->head))
+			hold(q);
 		j = q->head;
 		pthread_mutex_unlock(&q->lock);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		for (i = 0; i < j->nlists && res == ZE_RESULT_SUCCESS; i++)
 			for (k = 0; k < j->lists[i]->ncmds &&
 				    res == ZE_RESULT_SUCCESS; k++)
 				res = run_graph(q->ctx, &j->lists[i]->cmds[k]);
+		exec_time(q, &t0);
 		pthread_mutex_lock(&q->lock);
 		q->head = j->next;
 		if (!q->head)
@@ -276,7 +335,11 @@ static void *device_thread(void *arg)
  * @out: out: the new queue
  *
  * Each queue starts a device thread that runs the submitted lists in
- * order.
+ * order.  VNPU_EXEC_US=N makes each execution take at least N us (with
+ * VNPU_EXEC_SLOW=K only the first K of the queue);
+ * VNPU_QUEUE_HOLD=N holds the queue until N executions were submitted
+ * (at most 10 s), so that a test sees them all in flight at once.  Both
+ * are read here, once per queue.
  *
  * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
  * _INVALID_NULL_POINTER, _INVALID_ARGUMENT for another ordinal or index,
@@ -318,6 +381,10 @@ ze_result_t vnpu_queue_create(ze_context_handle_t h,
 		if (ext->stype == NPR_ZE_STYPE_COMMAND_QUEUE_DESC_NPU)
 			q->turbo = ext->turbo;
 	vnpu_trace("queue turbo=%d priority=%s", q->turbo, prio);
+	q->exec_us = vnpu_env_long("VNPU_EXEC_US");
+	q->exec_slow = vnpu_env_long("VNPU_EXEC_SLOW");
+	q->hold = (unsigned long)(vnpu_env_long("VNPU_QUEUE_HOLD") > 0 ?
+				  vnpu_env_long("VNPU_QUEUE_HOLD") : 0);
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->cond, NULL);
 	if (pthread_create(&q->thread, NULL, device_thread, q)) {
@@ -360,7 +427,9 @@ const struct npr_ze_command_queue_npu_ddi vnpu_cq_npu_ddi = {
  * @h: the queue
  *
  * Its device thread finishes what was submitted, then exits; this call
- * waits for it.
+ * waits for it.  Traces "queue executions=N peak=M": the executions the
+ * queue ran, and the most that were submitted and not yet completed at
+ * any one time.
  *
  * Return: ZE_RESULT_SUCCESS, or ZE_RESULT_ERROR_INVALID_NULL_HANDLE.
  */
@@ -375,6 +444,7 @@ ze_result_t vnpu_queue_destroy(ze_command_queue_handle_t h)
 	pthread_cond_broadcast(&q->cond);
 	pthread_mutex_unlock(&q->lock);
 	pthread_join(q->thread, NULL);
+	vnpu_trace("queue executions=%lu peak=%lu", q->completed, q->peak);
 	q->magic = 0;
 	pthread_cond_destroy(&q->cond);
 	pthread_mutex_destroy(&q->lock);
@@ -449,6 +519,8 @@ ze_result_t vnpu_queue_execute(ze_command_queue_handle_t h, uint32_t n,
 		q->head = j;
 	q->tail = j;
 	q->submitted++;
+	if (q->submitted - q->completed > q->peak)
+		q->peak = q->submitted - q->completed;
 	pthread_cond_broadcast(&q->cond);
 	pthread_mutex_unlock(&q->lock);
 	return ZE_RESULT_SUCCESS;

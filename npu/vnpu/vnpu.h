@@ -161,6 +161,10 @@ struct vnpu_queue {
 	pthread_cond_t cond;
 	struct vnpu_job *head, *tail;
 	unsigned long submitted, completed;
+	unsigned long peak;	/* most executions in flight at once */
+	unsigned long hold;	/* VNPU_QUEUE_HOLD: wait for this many */
+	long exec_us;		/* VNPU_EXEC_US: each execution's time */
+	long exec_slow;		/* VNPU_EXEC_SLOW: only that many, 0: all */
 	ze_result_t last;
 	bool stop;
 	bool turbo;		/* NPU command-queue extension */
