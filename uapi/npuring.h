@@ -205,8 +205,10 @@ enum npr_param_id {
 	 * result is discarded: the outputs hold unspecified values and a
 	 * stateful model's variables keep the values they had before the
 	 * call.  The cpu device stops at the next node boundary after the
-	 * limit; a device that cannot stop an inference (npu) finishes it
-	 * and then discards it.  OpenVINO has no such property (its
+	 * limit; the npu device stops waiting at the limit and leaves the
+	 * inference to the device, which keeps the request's memory until
+	 * it is done: a later INFER of the request waits for that first
+	 * (Documentation/npu.rst).  OpenVINO has no such property (its
 	 * InferRequest::wait_for() times the wait, not the inference).
 	 * Ring jobs use their SQE's deadline_ns instead.
 	 */
@@ -1055,8 +1057,13 @@ _Static_assert(sizeof(struct npr_make_stateful) == 40, "npr_make_stateful ABI");
  * @NPR_OP_INFER: run request @handle; res 0 or -errno.  Past its deadline
  *                it completes with -ETIME, status NPR_JOB_EXPIRED, its
  *                result discarded as with NPR_PARAM_NPR_INFER_TIMEOUT_MS:
- *                the cpu device stops at the next node boundary, other
- *                devices when the inference ends.
+ *                the cpu device stops at the next node boundary; on the
+ *                npu device it completes at the deadline, and the
+ *                request stays busy (-EBUSY to SUBMIT, HANDLE_DESTROY)
+ *                until the device is done with its buffers; other devices
+ *                when the inference ends.  An npu job holds no worker
+ *                while on the device: the jobs in flight are not capped
+ *                by the ring's workers.
  * @NPR_OP_COMPILE: compile model @handle with defaults; res is the new
  *                  exec handle (> 0) or -errno.
  * @NPR_OP_LOAD: load the IR model whose NUL-terminated .xml path is at
@@ -1073,9 +1080,12 @@ _Static_assert(sizeof(struct npr_make_stateful) == 40, "npr_make_stateful ABI");
  *                 -ECANCELED) or a running INFER was asked to stop (it
  *                 completes with -ECANCELED, status NPR_JOB_CANCELED, when
  *                 its backend stops it early: the CPU backend checks
- *                 between nodes; else normally), -EALREADY if another
- *                 kind of job is running (it completes normally), -ENOENT
- *                 if no such job is in flight.
+ *                 between nodes; on the npu device it completes at once,
+ *                 its result discarded, the request busy until the device
+ *                 is done with it; else normally), -EALREADY if another
+ *                 kind of job is running, or an npu INFER whose result is
+ *                 being completed (it completes normally), -ENOENT if no
+ *                 such job is in flight.
  * @NPR_OP_IMPORT: NPR_IOCTL_IMPORT as a job: @addr points at a struct
  *                 npr_import; res is the new exec handle (> 0).
  * @NPR_OP_EXPORT: NPR_IOCTL_EXPORT as a job: @addr points at a struct
