@@ -904,7 +904,7 @@ static int compile_native(struct npr_exec *ex)
 	if (!ne)
 		return -ENOMEM;
 	pthread_mutex_init(&ne->lock, NULL);
-	npr_npu_waiter_init(ne);
+	npr_npu_waiter_init(ne, nd);
 	ex->priv = ne;
 	desc.inputSize = size;
 	desc.pInput = bin;
@@ -950,7 +950,7 @@ static int npu_compile(struct npr_exec *ex)
 	if (!ne)
 		return -ENOMEM;
 	pthread_mutex_init(&ne->lock, NULL);
-	npr_npu_waiter_init(ne);
+	npr_npu_waiter_init(ne, nd);
 	ex->priv = ne;
 	err = compile_input(nd, ex, &buf, &size);
 	if (err)
@@ -981,17 +981,17 @@ out:
 	return err;
 }
 
-static void npu_request_destroy(struct npr_request *rq)
+/**
+ * npr_npu_request_free() - free a request's driver objects and buffers
+ * @nd: its device.
+ * @ne: its compiled model.
+ * @nr: the request's state, idle.
+ */
+void npr_npu_request_free(struct npu_device *nd, struct npu_exec *ne,
+			  struct npu_request *nr)
 {
-	struct npu_device *nd = rq->ex->dev->priv;
-	struct npu_exec *ne = rq->ex->priv;
-	struct npu_request *nr = rq->priv;
 	uint32_t i;
 
-	if (!nr)
-		return;
-	/* an execution an INFER gave up on: the device writes its memory */
-	npr_npu_request_idle(rq);
 	if (nr->fence)
 		npr_ze.FenceDestroy(nr->fence);
 	if (nr->list)
@@ -1004,7 +1004,19 @@ static void npu_request_destroy(struct npr_request *rq)
 	free(nr->bound);
 	free(nr->buf);
 	free(nr);
+}
+
+static void npu_request_destroy(struct npr_request *rq)
+{
+	struct npu_request *nr = rq->priv;
+
 	rq->priv = NULL;
+	/*
+	 * An execution an INFER gave up on: the device writes its memory,
+	 * which the queue's waiter frees when it is done.
+	 */
+	if (nr && !npr_npu_request_orphan(rq, nr))
+		npr_npu_request_free(rq->ex->dev->priv, rq->ex->priv, nr);
 }
 
 static int npu_request_create(struct npr_request *rq)

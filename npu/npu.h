@@ -122,6 +122,7 @@ struct npu_exec {
 	uint32_t nargs;
 	struct npu_arg *arg;
 	/* run.c: the waiter of the queue's executions (wlock) */
+	struct npu_device *nd;
 	pthread_mutex_t wlock;
 	pthread_cond_t wcv;	/* CLOCK_MONOTONIC */
 	pthread_t waiter;
@@ -151,6 +152,7 @@ struct npu_request {
 	struct npr_request *rq;
 	struct npu_request *wnext;	/* the waiter's list */
 	bool discard;			/* nobody waits: drop the result */
+	bool orphan;			/* its request is gone: free it */
 	struct npr_infer_done done;	/* fn NULL: npr_npu_infer() waits */
 	int res;
 	uint64_t started, finished;
@@ -177,8 +179,11 @@ int npr_npu_written_graph(const struct npr_exec *ex, struct npr_graph **out);
 int npr_npu_infer(struct npr_request *rq);
 int npr_npu_infer_async(struct npr_request *rq,
 			const struct npr_infer_done *done);
-void npr_npu_request_idle(struct npr_request *rq);
-void npr_npu_waiter_init(struct npu_exec *ne);
+bool npr_npu_request_orphan(struct npr_request *rq,
+			    struct npu_request *nr);
+void npr_npu_request_free(struct npu_device *nd, struct npu_exec *ne,
+			  struct npu_request *nr);
+void npr_npu_waiter_init(struct npu_exec *ne, struct npu_device *nd);
 void npr_npu_waiter_stop(struct npu_exec *ne);
 
 int npr_npu_prof_attach(struct npr_request *rq);

@@ -24,7 +24,9 @@
  * asynchronous one the core gave up on (rq->cancel).  Another INFER of
  * the request meanwhile: a synchronous one waits for the device (within
  * its own deadline), an asynchronous one fails with -EBUSY.  Destroying
- * the request waits for the device; destroying the model stops its
+ * the request leaves its state to the waiter, which frees it when the
+ * device is done (the destroy may hold dev->lock, which an asynchronous
+ * end ahead of it in the queue needs); destroying the model stops its
  * waiter once the executions it waits for are done.
  *
  * Locking: ne->wlock guards the waiter's list and every request's state;
@@ -200,6 +202,16 @@ static void *waiter(void *p)
 		pthread_mutex_unlock(&ne->wlock);
 		r = npr_ze.FenceHostSynchronize(nr->fence, UINT64_MAX);
 		pthread_mutex_lock(&ne->wlock);
+		if (nr->orphan) {
+			/* its request is gone: so is everything but this */
+			ne->whead = nr->wnext;
+			if (!ne->whead)
+				ne->wtail = NULL;
+			pthread_mutex_unlock(&ne->wlock);
+			npr_npu_request_free(ne->nd, ne, nr);
+			pthread_mutex_lock(&ne->wlock);
+			continue;
+		}
 		/* from here on, a synchronous INFER waits for the copy */
 		nr->state = NPU_FINISHING;
 		rq = nr->rq;
@@ -388,28 +400,37 @@ int npr_npu_infer_async(struct npr_request *rq,
 }
 
 /**
- * npr_npu_request_idle() - wait until the device is done with a request
- * @rq: the request, about to be destroyed.
+ * npr_npu_request_orphan() - a request is destroyed: whether the waiter
+ * frees its state, the device still owning its buffers
+ * @rq: the request, about to be freed (the caller may hold dev->lock).
+ * @nr: its state, already taken out of it.
+ *
+ * Return: true when an execution of @rq is on the device (one an INFER
+ * gave up on): the waiter frees @nr once the device is done with it and
+ * never touches @rq again; false when @rq is idle: the caller frees @nr.
  */
-void npr_npu_request_idle(struct npr_request *rq)
+bool npr_npu_request_orphan(struct npr_request *rq, struct npu_request *nr)
 {
 	struct npu_exec *ne = rq->ex->priv;
-	struct npu_request *nr = rq->priv;
+	bool orphan;
 
 	pthread_mutex_lock(&ne->wlock);
-	while (nr->state != NPU_IDLE)
-		pthread_cond_wait(&ne->wcv, &ne->wlock);
+	orphan = nr->state != NPU_IDLE;
+	nr->orphan = orphan;
 	pthread_mutex_unlock(&ne->wlock);
+	return orphan;
 }
 
 /**
  * npr_npu_waiter_init() - the waiter's lock and condition of a model
  * @ne: the compiled model, being created.
+ * @nd: its device.
  */
-void npr_npu_waiter_init(struct npu_exec *ne)
+void npr_npu_waiter_init(struct npu_exec *ne, struct npu_device *nd)
 {
 	pthread_condattr_t ca;
 
+	ne->nd = nd;
 	pthread_mutex_init(&ne->wlock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -375,6 +375,29 @@ TEST(npu_sync_infer_timeout)
 	net_close(&n);
 }
 
+TEST(npu_destroy_a_request_the_device_still_owns)
+{
+	static const char *const env[] = { "VNPU_EXEC_US=1000000", NULL };
+	struct npr_handle_destroy hd = { .size = sizeof(hd) };
+	struct npr_sqe s;
+	struct npr_infer inf;
+	struct net n;
+	uint32_t b;
+
+	REQUIRE_NPU();
+	open_eye(_metadata, &n, 200, env);
+	b = new_req(_metadata, &n, 5);
+	ASSERT_NE(b, 0);
+	/* a ring job ahead of it on the queue, then the discarded one */
+	s = infer_sqe(b, 1);
+	ASSERT_EQ(submit(n.fd, &s, 1), 1);
+	ASSERT_EQ(infer_sync(n.fd, n.req, &inf), -ETIME);
+	/* freed by the queue's waiter once the device is done with it */
+	hd.handle = n.req;
+	EXPECT_EQ(npr_ioctl(n.fd, NPR_IOCTL_HANDLE_DESTROY, &hd), 0);
+	net_close(&n);
+}
+
 TEST(npu_async_close_with_jobs_in_flight)
 {
 	static const char *const env[] = { "VNPU_EXEC_US=300000", NULL };
