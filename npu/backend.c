@@ -186,6 +186,10 @@ static void npu_exec_destroy(struct npr_exec *ex)
 {
 	struct npu_exec *ne = ex->priv;
 
+	if (ne->llm) {
+		npr_npu_llm_destroy(ex);
+		return;
+	}
 	if (ne->queue)
 		npr_ze.CommandQueueDestroy(ne->queue);
 	if (ne->graph)
@@ -940,6 +944,8 @@ static int npu_compile(struct npr_exec *ex)
 	ze_result_t r;
 	int err;
 
+	if (npr_npu_llm_wanted(ex))
+		return npr_npu_llm_compile(ex);
 	if (ex->native)
 		return compile_native(ex);
 	if (!(nd->gprops.graphFormatsSupported &
@@ -987,6 +993,10 @@ static void npu_request_destroy(struct npr_request *rq)
 	struct npu_request *nr = rq->priv;
 	uint32_t i;
 
+	if (ne->llm) {
+		npr_npu_llm_request_destroy(rq);
+		return;
+	}
 	if (nr->fence)
 		npr_ze.FenceDestroy(nr->fence);
 	if (nr->list)
@@ -1017,6 +1027,8 @@ static int npu_request_create(struct npr_request *rq)
 	ze_result_t r;
 	uint32_t i;
 
+	if (ne->llm)
+		return npr_npu_llm_request(rq);
 	nr = calloc(1, sizeof(*nr));
 	if (!nr)
 		return -ENOMEM;
@@ -1162,6 +1174,8 @@ static int npu_infer(struct npr_request *rq)
 	if (__atomic_load_n(&nd->lost, __ATOMIC_ACQUIRE))
 		return npr_err(-ENODEV,
 			       "npu: the device was lost; close and reopen it");
+	if (ne->llm)
+		return npr_npu_llm_infer(rq);
 	err = rebind(rq);
 	if (err)
 		return err;
@@ -1174,8 +1188,9 @@ static int npu_infer(struct npr_request *rq)
 		const struct npu_arg *a = &ne->arg[i];
 		const struct npr_tensor *t;
 
-		if (a->out || nr->bound[i] != nr->buf[i])
-			continue;	/* an output, or a BO read as it is */
+		if (a->out || nr->bound[i] != nr->buf[i] ||
+		    (ne->state_on_device && a->var >= 0))
+			continue;	/* an output, a BO read as it is */
 		t = &rq->in[a->port];
 		err = npr_convert(nr->buf[i], a->type, t->data, t->type,
 				  a->numel);
@@ -1202,7 +1217,8 @@ static int npu_infer(struct npr_request *rq)
 		const struct npu_arg *a = &ne->arg[i];
 		struct npr_tensor *t;
 
-		if (!a->out || a->port < 0 || nr->bound[i] != nr->buf[i])
+		if (!a->out || a->port < 0 || nr->bound[i] != nr->buf[i] ||
+		    (ne->state_on_device && a->var >= 0))
 			continue;	/* written in place when a BO */
 		t = &rq->out[a->port];
 		err = npr_convert(t->data, t->type, nr->buf[i], a->type,
@@ -1216,11 +1232,65 @@ static int npu_infer(struct npr_request *rq)
 	return npr_npu_prof_read(rq);
 }
 
+/**
+ * npr_npu_part_compile() - compile one static graph of llm.c's
+ * @ex: an exec llm.c made, with its graph, ports and model as written.
+ *
+ * Return: 0 or -errno with npr_err() set.
+ */
+int npr_npu_part_compile(struct npr_exec *ex)
+{
+	return npu_compile(ex);
+}
+
+/**
+ * npr_npu_part_destroy() - free what npr_npu_part_compile() made
+ * @ex: the exec.
+ */
+void npr_npu_part_destroy(struct npr_exec *ex)
+{
+	if (ex->priv)
+		npu_exec_destroy(ex);
+}
+
+/**
+ * npr_npu_part_request() - a request of one of llm.c's graphs
+ * @rq: a request llm.c made: its ports' tensors allocated.
+ *
+ * Return: 0 or -errno with npr_err() set.
+ */
+int npr_npu_part_request(struct npr_request *rq)
+{
+	return npu_request_create(rq);
+}
+
+/**
+ * npr_npu_part_request_destroy() - free what npr_npu_part_request() made
+ * @rq: the request.
+ */
+void npr_npu_part_request_destroy(struct npr_request *rq)
+{
+	if (rq->priv)
+		npu_request_destroy(rq);
+}
+
+/**
+ * npr_npu_part_infer() - run one of llm.c's graphs
+ * @rq: its request.
+ *
+ * Return: 0 or -errno with npr_err() set.
+ */
+int npr_npu_part_infer(struct npr_request *rq)
+{
+	return npu_infer(rq);
+}
+
 const struct npr_backend_ops npr_npu_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "npu",
 	.caps = NPR_BACKEND_CAP_NPU_PARAMS | NPR_BACKEND_CAP_ONE_STREAM |
-		NPR_BACKEND_CAP_AS_WRITTEN | NPR_BACKEND_CAP_F16,
+		NPR_BACKEND_CAP_AS_WRITTEN | NPR_BACKEND_CAP_F16 |
+		NPR_BACKEND_CAP_STATIC_LM,
 	.probe = npr_npu_probe,
 	.compile = npu_compile,
 	.exec_destroy = npu_exec_destroy,
@@ -1255,11 +1325,65 @@ static int npu_infer(struct npr_request *rq)
 	return -ENODEV;
 }
 
+/**
+ * npr_npu_part_compile() - compile one static graph of llm.c's
+ * @ex: an exec llm.c made, with its graph, ports and model as written.
+ *
+ * Return: 0 or -errno with npr_err() set.
+ */
+int npr_npu_part_compile(struct npr_exec *ex)
+{
+	return npu_compile(ex);
+}
+
+/**
+ * npr_npu_part_destroy() - free what npr_npu_part_compile() made
+ * @ex: the exec.
+ */
+void npr_npu_part_destroy(struct npr_exec *ex)
+{
+	if (ex->priv)
+		npu_exec_destroy(ex);
+}
+
+/**
+ * npr_npu_part_request() - a request of one of llm.c's graphs
+ * @rq: a request llm.c made: its ports' tensors allocated.
+ *
+ * Return: 0 or -errno with npr_err() set.
+ */
+int npr_npu_part_request(struct npr_request *rq)
+{
+	return npu_request_create(rq);
+}
+
+/**
+ * npr_npu_part_request_destroy() - free what npr_npu_part_request() made
+ * @rq: the request.
+ */
+void npr_npu_part_request_destroy(struct npr_request *rq)
+{
+	if (rq->priv)
+		npu_request_destroy(rq);
+}
+
+/**
+ * npr_npu_part_infer() - run one of llm.c's graphs
+ * @rq: its request.
+ *
+ * Return: 0 or -errno with npr_err() set.
+ */
+int npr_npu_part_infer(struct npr_request *rq)
+{
+	return npu_infer(rq);
+}
+
 const struct npr_backend_ops npr_npu_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "npu",
 	.caps = NPR_BACKEND_CAP_NPU_PARAMS | NPR_BACKEND_CAP_ONE_STREAM |
-		NPR_BACKEND_CAP_AS_WRITTEN | NPR_BACKEND_CAP_F16,
+		NPR_BACKEND_CAP_AS_WRITTEN | NPR_BACKEND_CAP_F16 |
+		NPR_BACKEND_CAP_STATIC_LM,
 	.probe = npr_npu_probe,
 	.compile = npu_compile,
 	.infer = npu_infer,
