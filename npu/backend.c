@@ -697,6 +697,8 @@ static int npu_native_export(const struct npr_exec *ex, void **out,
 	uint64_t v;
 	ze_result_t r;
 
+	if (ne->llm)
+		return npr_err(-EOPNOTSUPP, "npu: a decoder compiled as prefill and generate graphs has no single native binary to export");
 	if (npr_npu.graph_version >= NPR_ZE_GRAPH_VERSION(7))
 		r = npr_npu.graph->pfnGetNativeBinary2(ne->graph, &size, &view);
 	else

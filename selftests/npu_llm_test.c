@@ -242,7 +242,10 @@ TEST_TIMEOUT_F(npu_llm_tiny_gpt_greedy, 600)
 	free(t);
 }
 
-/* Past the windows: a long prompt, a long context; both said clearly. */
+/*
+ * Past the windows: a long prompt, a long context; both said clearly.
+ * EXPORT is refused.
+ */
 TEST_TIMEOUT_F(npu_llm_limits, 600)
 {
 	int64_t ids[9] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
@@ -256,6 +259,12 @@ TEST_TIMEOUT_F(npu_llm_limits, 600)
 	decode(_metadata, &d, -1, 2);
 	EXPECT_EQ(feed(&d, ids, 1, NULL), -ENOSPC);
 	EXPECT_NONNULL(strstr(npr_last_error(), "MIN_RESPONSE_LEN"));
+	/* two graphs: no single native binary to export */
+	{
+		struct npr_export ex = { .size = sizeof(ex), .exec = d.exec };
+
+		EXPECT_EQ(npr_ioctl(d.fd, NPR_IOCTL_EXPORT, &ex), -EOPNOTSUPP);
+	}
 	dec_close(&d);
 }
 
