@@ -47,6 +47,10 @@ enum npr_backend_cap {
 	/* runs the low-precision ops of lib/ops/quant.h: compile applies
 	 * lib/passes/lowp.c to its graphs */
 	NPR_BACKEND_CAP_INT8		= 1u << 6,
+	/* without dynamic shapes, compiles a stateful model whose variables
+	 * grow (a decoder's KV cache) into static graphs of its own: COMPILE
+	 * lets its dynamic input dimensions through */
+	NPR_BACKEND_CAP_STATIC_LM	= 1u << 7,
 };
 
 /**

@@ -557,6 +557,17 @@ static bool grows(const struct npr_graph *g, int k, bool out)
 	return false;
 }
 
+/* A variable of @g grows: a decoder's KV cache. */
+static bool grows_any(const struct npr_graph *g)
+{
+	int i;
+
+	for (i = 0; i < g->nvars; i++)
+		if (g->vars[i].append_axis >= 0)
+			return true;
+	return false;
+}
+
 static int make_ports(struct npr_exec *ex, const struct npr_graph *model,
 		      const struct npr_shape *over,
 		      const struct compile_bounds *bounds)
@@ -892,6 +903,9 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 	if (err)
 		goto fail_ex;
 	err = npr_graph_dynamic(ex->g);
+	if (err >= 0 && npr_backend_has(dev, NPR_BACKEND_CAP_STATIC_LM) &&
+	    grows_any(ex->g))
+		err = -1;
 	if (err >= 0 && !npr_backend_has(dev, NPR_BACKEND_CAP_DYNAMIC_SHAPES) &&
 	    (ex->g->nodes[err].op->flags & NPR_OP_SOURCE)) {
 		const struct npr_value *v = npr_out(ex->g, &ex->g->nodes[err],

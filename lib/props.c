@@ -231,6 +231,13 @@ static const struct prop_def defs[NPR_PARAM_MAX] = {
 		OFF(npu_dynamic_quantization) },
 	[NPR_PARAM_NPR_NPU_LOADER_VERSION] = { "NPR_NPU_LOADER_VERSION",
 		NPR_PROP_STRING, P_NPU | P_DEV, 0, 0, NULL, -1 },
+	/* a decoder's static prefill and generate graphs (npu/llm.c) */
+	[NPR_PARAM_MAX_PROMPT_LEN] = { "MAX_PROMPT_LEN", NPR_PROP_INT,
+		P_NPU | STORED | P_CACHING, 1, 1 << 16, NULL,
+		OFF(max_prompt_len) },
+	[NPR_PARAM_MIN_RESPONSE_LEN] = { "MIN_RESPONSE_LEN", NPR_PROP_INT,
+		P_NPU | STORED | P_CACHING, 1, 1 << 16, NULL,
+		OFF(min_response_len) },
 	/* the plan cache of dynamic input shapes (ref/signature.c) */
 	[NPR_PARAM_CPU_RUNTIME_CACHE_CAPACITY] = {
 		"CPU_RUNTIME_CACHE_CAPACITY", NPR_PROP_INT, STORED, 0, 1024,
@@ -281,6 +288,8 @@ void npr_props_init(struct npr_props *p)
 	p->npu_tiles = -1;
 	p->workload_type = NPR_WORKLOAD_DEFAULT;
 	p->npu_compiler_type = NPR_NPU_COMPILER_DRIVER;
+	p->max_prompt_len = 1024;
+	p->min_response_len = 128;
 }
 
 /* ---- values ------------------------------------------------------------- */

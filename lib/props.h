@@ -49,6 +49,8 @@ struct npr_props {
 	char npu_compilation_mode[NPR_PROP_STR_MAX];	/* "" : none */
 	uint32_t workload_type;		/* enum npr_workload */
 	uint32_t npu_compiler_type;	/* enum npr_npu_compiler */
+	uint32_t max_prompt_len;	/* a decoder's prefill tokens */
+	uint32_t min_response_len;	/* its generated tokens at least */
 };
 
 /* the callers hold dev->lock */

@@ -184,6 +184,10 @@ static void npu_exec_destroy(struct npr_exec *ex)
 {
 	struct npu_exec *ne = ex->priv;
 
+	if (ne->llm) {
+		npr_npu_llm_destroy(ex);
+		return;
+	}
 	npr_npu_waiter_stop(ne);
 	if (ne->queue)
 		npr_ze.CommandQueueDestroy(ne->queue);
@@ -692,6 +696,8 @@ static int npu_native_export(const struct npr_exec *ex, void **out,
 	uint64_t v;
 	ze_result_t r;
 
+	if (ne->llm)
+		return npr_err(-EOPNOTSUPP, "npu: a decoder compiled as prefill and generate graphs has no single native binary to export");
 	if (npr_npu.graph_version >= NPR_ZE_GRAPH_VERSION(7))
 		r = npr_npu.graph->pfnGetNativeBinary2(ne->graph, &size, &view);
 	else
@@ -940,6 +946,8 @@ static int npu_compile(struct npr_exec *ex)
 	ze_result_t r;
 	int err;
 
+	if (npr_npu_llm_wanted(ex))
+		return npr_npu_llm_compile(ex);
 	if (ex->native)
 		return compile_native(ex);
 	if (!(nd->gprops.graphFormatsSupported &
@@ -1008,8 +1016,13 @@ void npr_npu_request_free(struct npu_device *nd, struct npu_exec *ne,
 
 static void npu_request_destroy(struct npr_request *rq)
 {
+	struct npu_exec *ne = rq->ex->priv;
 	struct npu_request *nr = rq->priv;
 
+	if (ne->llm) {
+		npr_npu_llm_request_destroy(rq);
+		return;
+	}
 	rq->priv = NULL;
 	/*
 	 * An execution an INFER gave up on: the device writes its memory,
@@ -1034,6 +1047,8 @@ static int npu_request_create(struct npr_request *rq)
 	ze_result_t r;
 	uint32_t i;
 
+	if (ne->llm)
+		return npr_npu_llm_request(rq);
 	nr = calloc(1, sizeof(*nr));
 	if (!nr)
 		return -ENOMEM;
@@ -1103,11 +1118,65 @@ static int npu_request_create(struct npr_request *rq)
 	return 0;
 }
 
+/**
+ * npr_npu_part_compile() - compile one static graph of llm.c's
+ * @ex: an exec llm.c made, with its graph, ports and model as written.
+ *
+ * Return: 0 or -errno with npr_err() set.
+ */
+int npr_npu_part_compile(struct npr_exec *ex)
+{
+	return npu_compile(ex);
+}
+
+/**
+ * npr_npu_part_destroy() - free what npr_npu_part_compile() made
+ * @ex: the exec.
+ */
+void npr_npu_part_destroy(struct npr_exec *ex)
+{
+	if (ex->priv)
+		npu_exec_destroy(ex);
+}
+
+/**
+ * npr_npu_part_request() - a request of one of llm.c's graphs
+ * @rq: a request llm.c made: its ports' tensors allocated.
+ *
+ * Return: 0 or -errno with npr_err() set.
+ */
+int npr_npu_part_request(struct npr_request *rq)
+{
+	return npu_request_create(rq);
+}
+
+/**
+ * npr_npu_part_request_destroy() - free what npr_npu_part_request() made
+ * @rq: the request.
+ */
+void npr_npu_part_request_destroy(struct npr_request *rq)
+{
+	if (rq->priv)
+		npu_request_destroy(rq);
+}
+
+/**
+ * npr_npu_part_infer() - run one of llm.c's graphs
+ * @rq: its request.
+ *
+ * Return: 0 or -errno with npr_err() set.
+ */
+int npr_npu_part_infer(struct npr_request *rq)
+{
+	return npr_npu_infer(rq);
+}
+
 const struct npr_backend_ops npr_npu_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "npu",
 	.caps = NPR_BACKEND_CAP_NPU_PARAMS | NPR_BACKEND_CAP_ONE_STREAM |
-		NPR_BACKEND_CAP_AS_WRITTEN | NPR_BACKEND_CAP_F16,
+		NPR_BACKEND_CAP_AS_WRITTEN | NPR_BACKEND_CAP_F16 |
+		NPR_BACKEND_CAP_STATIC_LM,
 	.probe = npr_npu_probe,
 	.compile = npu_compile,
 	.exec_destroy = npu_exec_destroy,
@@ -1143,11 +1212,65 @@ static int npu_infer(struct npr_request *rq)
 	return -ENODEV;
 }
 
+/**
+ * npr_npu_part_compile() - compile one static graph of llm.c's
+ * @ex: an exec llm.c made, with its graph, ports and model as written.
+ *
+ * Return: 0 or -errno with npr_err() set.
+ */
+int npr_npu_part_compile(struct npr_exec *ex)
+{
+	return npu_compile(ex);
+}
+
+/**
+ * npr_npu_part_destroy() - free what npr_npu_part_compile() made
+ * @ex: the exec.
+ */
+void npr_npu_part_destroy(struct npr_exec *ex)
+{
+	if (ex->priv)
+		npu_exec_destroy(ex);
+}
+
+/**
+ * npr_npu_part_request() - a request of one of llm.c's graphs
+ * @rq: a request llm.c made: its ports' tensors allocated.
+ *
+ * Return: 0 or -errno with npr_err() set.
+ */
+int npr_npu_part_request(struct npr_request *rq)
+{
+	return npu_request_create(rq);
+}
+
+/**
+ * npr_npu_part_request_destroy() - free what npr_npu_part_request() made
+ * @rq: the request.
+ */
+void npr_npu_part_request_destroy(struct npr_request *rq)
+{
+	if (rq->priv)
+		npu_request_destroy(rq);
+}
+
+/**
+ * npr_npu_part_infer() - run one of llm.c's graphs
+ * @rq: its request.
+ *
+ * Return: 0 or -errno with npr_err() set.
+ */
+int npr_npu_part_infer(struct npr_request *rq)
+{
+	return npu_infer(rq);
+}
+
 const struct npr_backend_ops npr_npu_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "npu",
 	.caps = NPR_BACKEND_CAP_NPU_PARAMS | NPR_BACKEND_CAP_ONE_STREAM |
-		NPR_BACKEND_CAP_AS_WRITTEN | NPR_BACKEND_CAP_F16,
+		NPR_BACKEND_CAP_AS_WRITTEN | NPR_BACKEND_CAP_F16 |
+		NPR_BACKEND_CAP_STATIC_LM,
 	.probe = npr_npu_probe,
 	.compile = npu_compile,
 	.infer = npu_infer,

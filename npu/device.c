@@ -44,7 +44,7 @@ static const char *const ze_names[] = {
 	"zeCommandQueueExecuteCommandLists", "zeCommandListCreate",
 	"zeCommandListDestroy", "zeCommandListClose", "zeFenceCreate",
 	"zeFenceDestroy", "zeFenceHostSynchronize", "zeFenceReset",
-	"zeCommandListReset",
+	"zeCommandListReset", "zeCommandListAppendMemoryCopy",
 };
 
 /* Optional entry points: older loaders may lack them. */

@@ -59,6 +59,9 @@ struct npr_ze_loader {
 	ze_result_t (*FenceHostSynchronize)(ze_fence_handle_t, uint64_t);
 	ze_result_t (*FenceReset)(ze_fence_handle_t);
 	ze_result_t (*CommandListReset)(ze_command_list_handle_t);
+	ze_result_t (*CommandListAppendMemoryCopy)(ze_command_list_handle_t,
+		void *, const void *, size_t, ze_event_handle_t, uint32_t,
+		ze_event_handle_t *);
 };
 
 extern struct npr_ze_loader npr_ze;
@@ -128,6 +131,11 @@ struct npu_exec {
 	pthread_t waiter;
 	bool has_waiter, wstop;
 	struct npu_request *whead, *wtail;	/* executions, in order */
+	/* a decoder's static graphs (llm.c); then nothing above is used */
+	struct npu_llm *llm;
+	/* the variables live in the argument buffers: neither copied in
+	 * from nor out to the request's state ports (llm.c's graphs) */
+	bool state_on_device;
 };
 
 /* run.c: where a request's execution is */
@@ -185,6 +193,21 @@ void npr_npu_request_free(struct npu_device *nd, struct npu_exec *ne,
 			  struct npu_request *nr);
 void npr_npu_waiter_init(struct npu_exec *ne, struct npu_device *nd);
 void npr_npu_waiter_stop(struct npu_exec *ne);
+
+/* backend.c: one static graph, as llm.c compiles and runs its two */
+int npr_npu_part_compile(struct npr_exec *ex);
+void npr_npu_part_destroy(struct npr_exec *ex);
+int npr_npu_part_request(struct npr_request *rq);
+void npr_npu_part_request_destroy(struct npr_request *rq);
+int npr_npu_part_infer(struct npr_request *rq);
+
+/* llm.c: a decoder as a prefill and a generate graph */
+bool npr_npu_llm_wanted(const struct npr_exec *ex);
+int npr_npu_llm_compile(struct npr_exec *ex);
+void npr_npu_llm_destroy(struct npr_exec *ex);
+int npr_npu_llm_request(struct npr_request *rq);
+void npr_npu_llm_request_destroy(struct npr_request *rq);
+int npr_npu_llm_infer(struct npr_request *rq);
 
 int npr_npu_prof_attach(struct npr_request *rq);
 void npr_npu_prof_detach(struct npu_request *nr);

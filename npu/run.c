@@ -126,7 +126,8 @@ static int copy_in(struct npr_request *rq)
 		const struct npu_arg *a = &ne->arg[i];
 		const struct npr_tensor *t;
 
-		if (a->out || nr->bound[i] != nr->buf[i])
+		if (a->out || nr->bound[i] != nr->buf[i] ||
+		    (ne->state_on_device && a->var >= 0))
 			continue;	/* an output, or a BO read as it is */
 		t = &rq->in[a->port];
 		err = npr_convert(nr->buf[i], a->type, t->data, t->type,
@@ -151,7 +152,8 @@ static int copy_out(struct npr_request *rq)
 		const struct npu_arg *a = &ne->arg[i];
 		struct npr_tensor *t;
 
-		if (!a->out || a->port < 0 || nr->bound[i] != nr->buf[i])
+		if (!a->out || a->port < 0 || nr->bound[i] != nr->buf[i] ||
+		    (ne->state_on_device && a->var >= 0))
 			continue;	/* written in place when a BO */
 		t = &rq->out[a->port];
 		err = npr_convert(t->data, t->type, nr->buf[i], a->type,
@@ -332,6 +334,8 @@ int npr_npu_infer(struct npr_request *rq)
 	uint64_t deadline = rq->deadline_ns;
 	int err;
 
+	if (ne->llm)
+		return npr_npu_llm_infer(rq);
 	pthread_mutex_lock(&ne->wlock);
 	while (nr->state != NPU_IDLE)
 		if (!wait_until(ne, deadline)) {
@@ -379,8 +383,16 @@ int npr_npu_infer_async(struct npr_request *rq,
 {
 	struct npu_exec *ne = rq->ex->priv;
 	struct npu_request *nr = rq->priv;
+	uint64_t started;
 	int err;
 
+	if (ne->llm) {
+		/* two graphs and a copy between them, in order: run here */
+		started = npr_now_ns();
+		err = npr_npu_llm_infer(rq);
+		done->fn(done->arg, err, started, npr_now_ns());
+		return 0;
+	}
 	pthread_mutex_lock(&ne->wlock);
 	if (nr->state != NPU_IDLE) {
 		pthread_mutex_unlock(&ne->wlock);

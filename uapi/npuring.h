@@ -213,6 +213,18 @@ enum npr_param_id {
 	 * Ring jobs use their SQE's deadline_ns instead.
 	 */
 	NPR_PARAM_NPR_INFER_TIMEOUT_MS		= 96,	/* int, RW, device exec */
+	/*
+	 * npu, a stateful decoder whose variables grow (a KV cache made
+	 * state by NPR_IOCTL_MAKE_STATEFUL, its inputs' sequence and past
+	 * dimensions dynamic): COMPILE builds two static graphs, as the NPU
+	 * plugin's LLM pipeline does: a prefill graph of MAX_PROMPT_LEN
+	 * tokens (the prompt padded) and a one-token generate graph whose KV
+	 * cache holds MAX_PROMPT_LEN + MIN_RESPONSE_LEN positions.  A longer
+	 * prompt fails INFER with -EINVAL, a longer context with -ENOSPC.
+	 * Defaults 1024 and 128, as OpenVINO's.
+	 */
+	NPR_PARAM_MAX_PROMPT_LEN		= 106,	/* int, RW, dev exec */
+	NPR_PARAM_MIN_RESPONSE_LEN		= 107,	/* int, RW, dev exec */
 	NPR_PARAM_MAX,
 };
 

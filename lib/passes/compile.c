@@ -309,15 +309,20 @@ int npr_compile_output_dims(const struct npr_graph *g,
 	return e1 == -ENOMEM || e2 == -ENOMEM ? -ENOMEM : 0;
 }
 
-/* The compiled shapes of @src's values, in its bodies too. */
+/* The compiled shapes of @src's values (and the types of those without
+ * one), in its bodies too. */
 static void copy_shapes(struct npr_graph *src, const struct npr_graph *c)
 {
 	int i, k;
 
-	for (i = 0; i < src->nvals && i < c->nvals; i++)
+	for (i = 0; i < src->nvals && i < c->nvals; i++) {
 		if (npr_shape_static(&c->vals[i].shape) &&
 		    c->vals[i].shape.rank >= 0)
 			src->vals[i].shape = c->vals[i].shape;
+		/* a value a pass added has the type inference gave it */
+		if (src->vals[i].type == NPR_ELEM_UNDEFINED)
+			src->vals[i].type = c->vals[i].type;
+	}
 	for (i = 0; i < src->nnodes && i < c->nnodes; i++) {
 		const struct npr_node *cn = &c->nodes[i];
 		struct npr_node *n = &src->nodes[i];

@@ -63,6 +63,8 @@ static void list_clear(struct vnpu_list *l)
 		};
 		struct vnpu_graph *g = l->cmds[i].graph;
 
+		if (!g)
+			continue;	/* a memory copy */
 		if (!l->cmds[i].init)
 			npr_ioctl(g->fd, NPR_IOCTL_HANDLE_DESTROY, &hd);
 		free(l->cmds[i].state);
@@ -157,6 +159,70 @@ ze_result_t vnpu_list_barrier(ze_command_list_handle_t h,
 	return l->closed ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_SUCCESS;
 }
 
+/**
+ * vnpu_list_copy() - zeCommandListAppendMemoryCopy
+ * @h: the list
+ * @dst: where to, inside a zeMemAllocHost() allocation of the list's
+ *       context
+ * @src: where from, the same
+ * @size: bytes
+ * @sig: the event to signal; vnpu has no events: must be NULL
+ * @nwait: the number of events to wait for; must be 0
+ * @wait: the events to wait for; ignored
+ *
+ * A copy between device buffers, run by the queue's device thread in
+ * its turn among the list's commands; traced as "copy dst=... src=...
+ * bytes=..." (VNPU_TRACE).
+ *
+ * Return: ZE_RESULT_SUCCESS; ZE_RESULT_ERROR_INVALID_NULL_HANDLE,
+ * _INVALID_NULL_POINTER, _UNSUPPORTED_FEATURE for events,
+ * _INVALID_ARGUMENT if the list is closed or either range is not inside
+ * an allocation of the context, _OUT_OF_HOST_MEMORY.
+ */
+ze_result_t vnpu_list_copy(ze_command_list_handle_t h, void *dst,
+			   const void *src, size_t size, ze_event_handle_t sig,
+			   uint32_t nwait, ze_event_handle_t *wait)
+{
+	struct vnpu_list *l = (void *)h;
+	const struct vnpu_alloc *a, *b;
+	struct vnpu_cmd *cmd;
+
+	(void)wait;
+	if (!CHECK(l, M_LIST))
+		return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+	if (!dst || !src)
+		return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+	if (sig || nwait)
+		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+	if (l->closed)
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	pthread_mutex_lock(&vnpu_mem_lock);
+	a = vnpu_alloc_find(dst, size);
+	b = vnpu_alloc_find(src, size);
+	pthread_mutex_unlock(&vnpu_mem_lock);
+	if (!a || !b || a->ctx != l->ctx || b->ctx != l->ctx) {
+		vnpu_warn("vnpu: a memory copy of %zu bytes outside the context's allocations",
+			  size);
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	}
+	if (l->ncmds == l->cap) {
+		int cap = l->cap ? 2 * l->cap : 4;
+		struct vnpu_cmd *c = realloc(l->cmds, cap * sizeof(*c));
+
+		if (!c)
+			return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+		l->cmds = c;
+		l->cap = cap;
+	}
+	cmd = &l->cmds[l->ncmds++];
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->dst = dst;
+	cmd->src = src;
+	cmd->bytes = size;
+	vnpu_trace("copy dst=%p src=%p bytes=%zu", dst, src, size);
+	return ZE_RESULT_SUCCESS;
+}
+
 /* ---- queues, the device thread, fences --------------------------------- */
 
 static int state_copy(struct vnpu_cmd *cmd, bool out)
@@ -195,6 +261,10 @@ static ze_result_t run_graph(struct vnpu_context *c, struct vnpu_cmd *cmd)
 	long lose = vnpu_env_long("VNPU_FAULT_DEVICE_LOST");
 	int err;
 
+	if (!cmd->graph) {
+		memmove(cmd->dst, cmd->src, cmd->bytes);
+		return ZE_RESULT_SUCCESS;
+	}
 	if (cmd->init)
 		return vnpu_run_init(cmd);
 	if (!vnpu_initialized(cmd->graph)) {

@@ -928,6 +928,7 @@ GETTER_BEGIN(zeGetCommandListProcAddrTable, ze_command_list_dditable_t)
 	t->pfnClose = vnpu_list_close;
 	t->pfnReset = vnpu_list_reset;
 	t->pfnAppendBarrier = vnpu_list_barrier;
+	t->pfnAppendMemoryCopy = vnpu_list_copy;
 GETTER_END
 
 /** zeGetFenceProcAddrTable() - the zeFence* calls (queue.c) */

@@ -134,6 +134,10 @@ struct vnpu_cmd {
 	uint32_t req;		/* a request bound to the snapshot */
 	struct vnpu_prof_query *query;	/* its profiling query, or NULL */
 	void **state;		/* per variable: read_value, assign buffers */
+	/* a memory copy (graph NULL): bytes from src to dst */
+	void *dst;
+	const void *src;
+	size_t bytes;
 };
 
 struct vnpu_list {
@@ -211,6 +215,9 @@ ze_result_t vnpu_list_create(ze_context_handle_t h, ze_device_handle_t d,
 ze_result_t vnpu_list_destroy(ze_command_list_handle_t h);
 ze_result_t vnpu_list_close(ze_command_list_handle_t h);
 ze_result_t vnpu_list_reset(ze_command_list_handle_t h);
+ze_result_t vnpu_list_copy(ze_command_list_handle_t h, void *dst,
+			   const void *src, size_t size, ze_event_handle_t sig,
+			   uint32_t nwait, ze_event_handle_t *wait);
 ze_result_t vnpu_list_barrier(ze_command_list_handle_t h,
 			      ze_event_handle_t sig, uint32_t nwait,
 			      ze_event_handle_t *wait);
