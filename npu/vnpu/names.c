@@ -20,8 +20,8 @@ static bool has_prefix(const char *s, const char *pre)
  * The arguments' names as the NPU compiler makes them, and as OpenVINO's
  * plugin reads them (npu-level-zero.md 1.12: a state argument is known
  * by its prefix, and its input and output are paired by the rest of the
- * name): unique in each direction; the compiler's prefixes on state
- * arguments only; each vpux_ie_read_value_<id> input with exactly one
+ * name): a state argument's name unique in its direction; the
+ * compiler's prefixes on state arguments only; each vpux_ie_read_value_<id> input with exactly one
  * vpux_ie_assign_<id> output of the same element type and shape, and the
  * other way round.  A graph that breaks one is refused at creation.
  *
@@ -43,8 +43,11 @@ ze_result_t vnpu_check_arg_names(const struct vnpu_graph *g)
 				   VNPU_ASSIGN_PREFIX;
 		int pairs = 0;
 
+		/* ordinary ones may share a name (OpenVINO matches them by
+		 * index); a state argument's names its variable */
 		for (j = 0; j < g->nargs; j++)
 			if (j != i && g->args[j].out == a->out &&
+			    (a->var >= 0 || g->args[j].var >= 0) &&
 			    !strcmp(g->args[j].name, a->name)) {
 				vnpu_set_log("vnpu: two %s arguments are named %s",
 					     a->out ? "output" : "input", a->name);
