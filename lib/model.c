@@ -41,6 +41,8 @@
  * varint): the byte 0x08.  Anything else is taken for XML and gets the XML
  * parser's diagnosis.
  */
+static char *weights_path(const char *xml, const char *bin);
+
 static bool is_onnx_buffer(const unsigned char *p, size_t len)
 {
 	return len && p[0] == 0x08;
@@ -128,6 +130,14 @@ int npr_model_load_ioctl(struct npr_device *dev, void *arg)
 		return -ENOMEM;
 	}
 	m->g = g;
+	if (!(a->flags & NPR_MODEL_LOAD_MEMORY)) {
+		m->wpath = weights_path((const char *)(uintptr_t)a->xml,
+					(const char *)(uintptr_t)a->bin);
+		if (!m->wpath && errno == ENOMEM) {
+			npr_model_destroy(m);
+			return -ENOMEM;
+		}
+	}
 	/* with a CACHE_DIR on the device every COMPILE needs the model's
 	 * hash for its key: take it now, once */
 	pthread_mutex_lock(&dev->lock);
@@ -210,6 +220,35 @@ static char *abs_path(const char *path)
 		return NULL;
 	if (asprintf(&out, "%s/%s", cwd, path) < 0)
 		return NULL;
+	return out;
+}
+
+/*
+ * The weights file of a model read from @xml and @bin (NULL: derived),
+ * absolute (malloc'ed): the .onnx itself, or the IR's .bin; NULL with
+ * errno ENOMEM, or 0 when there is none.
+ */
+static char *weights_path(const char *xml, const char *bin)
+{
+	char *def = NULL, *out;
+
+	errno = 0;
+	if (is_onnx_path(xml))
+		return abs_path(xml);
+	if (!bin) {
+		bin = def = derived_bin(xml);
+		if (!def)
+			return NULL;
+		if (access(def, F_OK)) {
+			free(def);
+			errno = 0;
+			return NULL;
+		}
+	}
+	out = abs_path(bin);
+	if (!out && !errno)
+		errno = ENOMEM;
+	free(def);
 	return out;
 }
 
@@ -309,6 +348,15 @@ int npr_model_load_deferred(struct npr_device *dev, const char *xml,
 	m->onnx = onnx;
 	m->fx = fx;
 	m->fb = fb;
+	if (onnx || babs) {
+		m->wpath = strdup(onnx ? xabs : babs);
+		if (!m->wpath) {
+			npr_model_destroy(m);
+			m = NULL;
+			err = -ENOMEM;
+			goto out;
+		}
+	}
 	pthread_mutex_lock(&dev->lock);
 	err = npr_handle_alloc(dev, m, NPR_HANDLE_MODEL, handle);
 	pthread_mutex_unlock(&dev->lock);
@@ -735,7 +783,7 @@ static int compile_shapes(const struct npr_compile *a, int ninputs,
  * deferred model is not read) and whether the cache key is its files'.
  */
 static int compile_model_state(struct npr_device *dev, uint32_t h,
-			       int *ninputs, bool *by_file)
+			       int *ninputs, bool *by_file, bool *wfile)
 {
 	struct npr_model *m;
 	int err = 0;
@@ -745,6 +793,7 @@ static int compile_model_state(struct npr_device *dev, uint32_t h,
 	if (m) {
 		*ninputs = m->g ? m->g->ninputs : -1;
 		*by_file = m->by_file;
+		*wfile = m->wpath != NULL;
 	}
 	pthread_mutex_unlock(&dev->lock);
 	return err;
@@ -773,7 +822,7 @@ static int compile_key(struct npr_device *dev, uint32_t h, int ninputs,
 		npr_cache_model_lines(m, lines, sizeof(lines));
 		name = m->g && m->g->name ? m->g->name : m->xml ? m->xml : "";
 		npr_cache_key(dev, lines, ninputs < 0 ? 256 : ninputs, over,
-			      p, name, key);
+			      p, name, m->wpath, key);
 	}
 	pthread_mutex_unlock(&dev->lock);
 	return err;
@@ -800,7 +849,7 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 	struct npr_exec *ex;
 	struct npr_cache_key key;
 	struct npr_props props;
-	bool by_file = false;
+	bool by_file = false, wfile = false;
 	int err, ninputs = 0;
 	uint32_t i;
 
@@ -818,7 +867,7 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 	pthread_mutex_lock(&dev->lock);
 	props = dev->props;
 	pthread_mutex_unlock(&dev->lock);
-	err = compile_model_state(dev, a->model, &ninputs, &by_file);
+	err = compile_model_state(dev, a->model, &ninputs, &by_file, &wfile);
 	if (err)
 		return err;
 	for (i = 0; i < a->num_props; i++) {
@@ -831,7 +880,7 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 		err = npr_model_read(dev, a->model);
 		if (!err)
 			err = compile_model_state(dev, a->model, &ninputs,
-						  &by_file);
+						  &by_file, &wfile);
 		if (err)
 			return err;
 	}
@@ -864,7 +913,8 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 			err = npr_model_read(dev, a->model);
 			if (!err)
 				err = compile_model_state(dev, a->model,
-							  &ninputs, &by_file);
+							  &ninputs, &by_file,
+							  &wfile);
 			if (!err && over)
 				err = compile_shapes(a, ninputs, over, bounds);
 			if (!err)
@@ -886,6 +936,7 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 	ex->refs = 1;
 	ex->dev = dev;
 	ex->props = props;
+	ex->wfile = wfile;
 	if (npr_backend_has(dev, NPR_BACKEND_CAP_AS_WRITTEN)) {
 		/* the backend compiles the model as written, from src */
 		err = npr_compile_graph(src, over, npr_backend_evaluator(),
@@ -936,6 +987,12 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 	err = npr_exec_budget(ex);
 	if (err)
 		goto fail_ex;
+	/* a weightless blob converts again only what is unchanged since */
+	if (props.cache_mode == NPR_CACHE_MODE_OPTIMIZE_SIZE) {
+		err = npr_blob_weights_check(ex);
+		if (err)
+			goto fail_ex;
+	}
 	if (npr_backend_has(dev, NPR_BACKEND_CAP_AS_WRITTEN))
 		ex->src = src;
 	err = npr_backend_compile(ex);
@@ -1019,6 +1076,7 @@ int npr_model_import_ioctl(struct npr_device *dev, void *arg)
 {
 	struct npr_import *a = arg;
 	struct npr_exec *ex = NULL;
+	char *weights;
 	int err;
 
 	err = npr_check_args(a->flags, 0, a->reserved);
@@ -1026,8 +1084,14 @@ int npr_model_import_ioctl(struct npr_device *dev, void *arg)
 		return err;
 	if (!a->data || !a->bytes)
 		return npr_err(-EINVAL, "no blob");
+	pthread_mutex_lock(&dev->lock);
+	weights = strdup(dev->props.weights_path);
+	pthread_mutex_unlock(&dev->lock);
+	if (!weights)
+		return -ENOMEM;
 	err = npr_blob_import(dev, (const void *)(uintptr_t)a->data,
-			      a->bytes, &ex);
+			      a->bytes, weights, &ex);
+	free(weights);
 	if (!err) {
 		pthread_mutex_lock(&dev->lock);
 		ex->props.max_model_mb = dev->props.max_model_mb;

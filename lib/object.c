@@ -130,6 +130,7 @@ void npr_model_destroy(struct npr_model *m)
 	if (!m)
 		return;
 	npr_graph_free(m->g);
+	free(m->wpath);
 	free(m);
 }
 

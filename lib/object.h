@@ -65,6 +65,9 @@ struct npr_model_file {
  * @xml, @bin: the paths as given (@bin NULL: derived from @xml); read
  *             with them.
  * @xml_abs, @bin_abs: the absolute paths (not resolved), for the key.
+ * @wpath: the model's weights file, absolute (not resolved): the .bin of
+ *         an IR (NULL if it has none), the .onnx itself; NULL for a model
+ *         from memory.  A weightless cache entry's hit reads it.
  * @fx, @fb: the files as they were when stat'ed last: at the load, then
  *           just before they are read.
  * @buf: the strings.
@@ -75,6 +78,7 @@ struct npr_model {
 	char hash[33];
 	bool by_file, onnx;
 	const char *xml, *bin, *xml_abs, *bin_abs;
+	char *wpath;	/* the weights file, absolute: .bin, .onnx; or NULL */
 	struct npr_model_file fx, fb;
 	char buf[];
 };
@@ -95,6 +99,8 @@ struct npr_model {
  * @nout, @out: outputs.
  * @props: properties in force for this compiled model.
  * @from_cache: imported from the model cache (LOADED_FROM_CACHE).
+ * @wfile: compiled from a model read from its files: @g->weights is the
+ *         model's weights file, which a weightless export refers to.
  * @priv: backend data.
  * @be_exec_bytes: set by the backend's compile: bytes it holds for the
  *                 compiled model (packed weights).
@@ -116,6 +122,7 @@ struct npr_exec {
 	struct npr_port *in, *out;
 	struct npr_props props;
 	bool from_cache;
+	bool wfile;
 	void *priv;
 	struct npr_prepared *prep;	/* from a blob, for compile */
 	/* imported: the backend's native section of the blob (native_export) */

@@ -79,6 +79,12 @@ static const struct enum_name npu_compilers[] = {
 	{ 0, NULL },
 };
 
+static const struct enum_name cache_modes[] = {
+	{ NPR_CACHE_MODE_OPTIMIZE_SPEED, "OPTIMIZE_SPEED" },
+	{ NPR_CACHE_MODE_OPTIMIZE_SIZE, "OPTIMIZE_SIZE" },
+	{ 0, NULL },
+};
+
 static const struct enum_name device_kinds[] = {
 	{ NPR_DEVICE_KIND_INTEGRATED, "integrated" },
 	{ NPR_DEVICE_KIND_DISCRETE, "discrete" },
@@ -190,6 +196,12 @@ static const struct prop_def defs[NPR_PARAM_MAX] = {
 	[NPR_PARAM_NPR_INFER_TIMEOUT_MS] = { "NPR_INFER_TIMEOUT_MS",
 		NPR_PROP_INT, STORED, 0, 1 << 30, NULL,
 		OFF(infer_timeout_ms) },
+	/* weightless blobs (lib/store/): whether an entry carries the
+	 * weights is part of its key, as in the NPU plugin's list */
+	[NPR_PARAM_CACHE_MODE] = { "CACHE_MODE", NPR_PROP_ENUM,
+		STORED | P_CACHING, 0, 0, cache_modes, OFF(cache_mode) },
+	[NPR_PARAM_WEIGHTS_PATH] = { "WEIGHTS_PATH", NPR_PROP_STRING, STORED,
+		0, 0, NULL, OFF(weights_path) },
 	/* the NPU plugin's; values of the read-only ones from the backend */
 	[NPR_PARAM_NPU_DRIVER_VERSION] = { "NPU_DRIVER_VERSION", NPR_PROP_INT,
 		P_NPU | P_DEV | P_CACHING, 0, 0, NULL, -1 },
@@ -290,6 +302,7 @@ void npr_props_init(struct npr_props *p)
 	p->npu_compiler_type = NPR_NPU_COMPILER_DRIVER;
 	p->max_prompt_len = 1024;
 	p->min_response_len = 128;
+	p->cache_mode = NPR_CACHE_MODE_OPTIMIZE_SPEED;
 }
 
 /* ---- values ------------------------------------------------------------- */

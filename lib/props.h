@@ -39,6 +39,8 @@ struct npr_props {
 	uint32_t cache_required;
 	uint32_t max_model_mb;	/* 0: no limit; default npr_props_init() */
 	uint32_t infer_timeout_ms;	/* sync INFER; 0: no limit */
+	uint32_t cache_mode;	/* enum npr_cache_mode */
+	char weights_path[NPR_PROP_STR_MAX];	/* IMPORT; "" : none */
 	uint32_t runtime_cache_capacity;	/* plans per exec, 0: none kept */
 	/* npu only (NPR_PARAM_NPU_*) */
 	int32_t npu_tiles;	/* -1: the compiler chooses */

@@ -189,6 +189,35 @@ out:
 	return err;
 }
 
+/*
+ * A blob keeps no bytes of a constant that no live node reads (lib/store/
+ * serial.c): its Const, left live, has nothing to serialize.  Mark it
+ * dead in @w, as compile marks what nothing needs.
+ */
+static int drop_unread_consts(struct npr_graph *w)
+{
+	bool *read = calloc(w->nvals + 1, sizeof(bool));
+	int i, j;
+
+	if (!read)
+		return -ENOMEM;
+	for (i = 0; i < w->nnodes; i++)
+		for (j = 0; !w->nodes[i].dead && j < w->nodes[i].nin; j++)
+			read[w->nodes[i].in[j]] = true;
+	for (i = 0; i < w->noutputs; i++)
+		read[w->outputs[i]] = true;
+	for (i = 0; i < w->nnodes; i++) {
+		struct npr_node *n = &w->nodes[i];
+
+		if (!n->dead && n->nout == 1 && !n->nin &&
+		    !strcmp(n->type, "Const") && !read[n->out[0]] &&
+		    !w->vals[n->out[0]].data)
+			n->dead = true;
+	}
+	free(read);
+	return 0;
+}
+
 /**
  * npr_npu_ir_graph() - a compiled graph as the driver's compiler reads it
  * @g: a compiled graph.
@@ -211,7 +240,9 @@ int npr_npu_ir_graph(const struct npr_graph *g, const unsigned int *types,
 	w = npr_graph_clone(g);
 	if (!w)
 		return -ENOMEM;
-	err = boundary_types(w, types);
+	err = drop_unread_consts(w);
+	if (!err)
+		err = boundary_types(w, types);
 	if (!err)
 		err = raise_state(w, g);
 	if (err) {

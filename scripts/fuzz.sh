@@ -110,6 +110,16 @@ seeds_blob()
 		"$c" -m "$m" -o "$out/$name.blob" >/dev/null 2>&1 || continue
 		[ "$(stat -c %s "$out/$name.blob")" -le "$limit" ] ||
 			rm -f "$out/$name.blob"
+		# weightless (format 4), its weights file after it (fuzz_blob.c)
+		case $m in *.xml) [ -f "${m%.xml}.bin" ] || continue ;;
+		*) continue ;; esac
+		"$c" -m "$m" -o "$out/$name.wl" \
+			--prop CACHE_MODE=OPTIMIZE_SIZE >/dev/null 2>&1 || continue
+		cat "$out/$name.wl" "${m%.xml}.bin" > "$out/$name.wl.blob"
+		rm -f "$out/$name.wl"
+		{ [ "$(od -An -tu4 -j8 -N4 "$out/$name.wl.blob")" -eq 4 ] &&
+		  [ "$(stat -c %s "$out/$name.wl.blob")" -le "$limit" ]; } ||
+			rm -f "$out/$name.wl.blob"
 	done < <(blob_models)
 }
 

@@ -79,7 +79,7 @@ static int compile_path_b(int fd, const char *rel, int batch, __u32 *exec)
 	return err;
 }
 
-static int compile_path(int fd, const char *rel, __u32 *exec)
+static inline int compile_path(int fd, const char *rel, __u32 *exec)
 {
 	return compile_path_b(fd, rel, 0, exec);
 }

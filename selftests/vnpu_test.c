@@ -642,6 +642,131 @@ static const char *zl_log(struct zl *z)
 }
 
 /*
+ * The stateful adder's IR as NGRAPH_LITE with its text edited: @n
+ * replacements of @from[k] by @to[k], each at its @nth[k]-th occurrence
+ * (0: every one).
+ */
+static uint8_t *adder_edited(const char *const *from, const char *const *to,
+			     const int *nth, int n, size_t *size)
+{
+	uint8_t *lite = ngraph_lite("../ir-stateful/adder_v11.xml", size);
+	uint64_t xs, bs;
+	char *xml, *out;
+	uint8_t *buf;
+	int k;
+
+	if (!lite)
+		return NULL;
+	memcpy(&xs, lite + 8, 8);
+	memcpy(&bs, lite + 16 + xs, 8);
+	xml = strndup((char *)lite + 16, xs);
+	for (k = 0; xml && k < n; k++) {
+		char *p = xml, *hit;
+		int seen = 0;
+
+		while ((hit = strstr(p, from[k]))) {
+			size_t at = hit - xml, fl = strlen(from[k]);
+
+			p = hit + fl;
+			if (nth[k] && ++seen != nth[k])
+				continue;
+			out = malloc(strlen(xml) + strlen(to[k]) + 1);
+			if (!out)
+				break;
+			memcpy(out, xml, at);
+			strcpy(out + at, to[k]);
+			strcat(out, hit + fl);
+			p = out + at + strlen(to[k]);
+			free(xml);
+			xml = out;
+			if (nth[k])
+				break;
+		}
+	}
+	buf = xml ? malloc(24 + strlen(xml) + bs) : NULL;
+	if (buf) {
+		uint64_t nx = strlen(xml);
+
+		memcpy(buf, lite, 8);
+		memcpy(buf + 8, &nx, 8);
+		memcpy(buf + 16, xml, nx);
+		memcpy(buf + 16 + nx, &bs, 8);
+		memcpy(buf + 24 + nx, lite + 24 + xs, bs);
+		*size = 24 + nx + bs;
+	}
+	free(xml);
+	free(lite);
+	return buf;
+}
+
+/*
+ * State arguments misnamed are refused at graph creation, as the NPU
+ * compiler and OpenVINO's plugin (which pairs vpux_ie_read_value_<id>
+ * with vpux_ie_assign_<id> by name) would: an Assign of another variable
+ * than the ReadValue's, an ordinary input named like a state argument,
+ * a variable whose argument name would not fit the driver's 256 bytes.
+ * The stateful model as written still makes a graph.
+ */
+TEST(vnpu_refuses_state_arguments_misnamed)
+{
+	static const char *const assign_from[] = { "variable0" };
+	static const char *const assign_to[] = { "variableX" };
+	static const int second[] = { 2 };
+	static const char *const input_from[] = { "name=\"input\"" };
+	static const char *const input_to[] = {
+		"name=\"vpux_ie_read_value_variable0\"",
+	};
+	static const int first[] = { 1 };
+	static const int every[] = { 0 };
+	char longid[260];
+	const char *long_to[1] = { longid };
+	npr_ze_graph_handle_t g;
+	struct zl z;
+	uint8_t *ir;
+	size_t size;
+
+	zl_open(_metadata, &z);
+	if (_metadata->skipped)
+		return;
+	ir = adder_edited(NULL, NULL, NULL, 0, &size);
+	ASSERT_NONNULL(ir);
+	ASSERT_EQ(zl_graph(&z, ir, size, NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE, NULL,
+			   &g), 0);
+	EXPECT_EQ(z.g->pfnDestroy(g), 0);
+	free(ir);
+
+	/* the Assign writes variableX, the ReadValue reads variable0 */
+	ir = adder_edited(assign_from, assign_to, second, 1, &size);
+	ASSERT_NONNULL(ir);
+	EXPECT_NE(zl_graph(&z, ir, size, NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
+			   NULL, &g), 0);
+	TH_LOG("Assign of another variable: %s", zl_log(&z));
+	EXPECT_NONNULL(strstr(zl_log(&z), "variableX"));
+	free(ir);
+
+	/* an ordinary input with the name of the state input */
+	ir = adder_edited(input_from, input_to, first, 1, &size);
+	ASSERT_NONNULL(ir);
+	EXPECT_EQ(zl_graph(&z, ir, size, NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
+			   NULL, &g), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+	TH_LOG("input named as state: %s", zl_log(&z));
+	EXPECT_NONNULL(strstr(zl_log(&z), "vpux_ie_read_value_variable0"));
+	free(ir);
+
+	/* a variable id that fills the argument name past its end */
+	memset(longid, 'v', 250);
+	longid[250] = 0;
+	ir = adder_edited(assign_from, long_to, every, 1, &size);
+	ASSERT_NONNULL(ir);
+	EXPECT_EQ(zl_graph(&z, ir, size, NPR_ZE_GRAPH_FORMAT_NGRAPH_LITE,
+			   NULL, &g), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+	TH_LOG("long id: %s", zl_log(&z));
+	EXPECT_NONNULL(strstr(zl_log(&z), "longer than"));
+	free(ir);
+	zl_close(_metadata, &z);
+}
+
+/*
  * A graph is not executed before the initialisation its stage asks for:
  * with INITIALIZE the execute is refused when appended, with
  * COMMAND_LIST_INITIALIZE the execution fails and writes nothing.  Once

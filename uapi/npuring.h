@@ -214,6 +214,16 @@ enum npr_param_id {
 	 */
 	NPR_PARAM_NPR_INFER_TIMEOUT_MS		= 96,	/* int, RW, device exec */
 	/*
+	 * What EXPORT and the model cache put in a blob (enum
+	 * npr_cache_mode): OPTIMIZE_SIZE leaves out the constants that lie
+	 * in the model's own weights file and records where each lies;
+	 * IMPORT reads them from WEIGHTS_PATH, a cache hit from the model's
+	 * file (Documentation/blob.rst).  A caching property.
+	 */
+	NPR_PARAM_CACHE_MODE			= 100,	/* enum, RW, device exec */
+	/* IMPORT of a weightless blob: the model's weights file (.bin, .onnx) */
+	NPR_PARAM_WEIGHTS_PATH			= 101,	/* string, RW, device exec */
+	/*
 	 * npu, a stateful decoder whose variables grow (a KV cache made
 	 * state by NPR_IOCTL_MAKE_STATEFUL, its inputs' sequence and past
 	 * dimensions dynamic): COMPILE builds two static graphs, as the NPU
@@ -277,6 +287,12 @@ enum npr_priority {
 	NPR_PRIORITY_LOW	= 1,
 	NPR_PRIORITY_MEDIUM	= 2,
 	NPR_PRIORITY_HIGH	= 3,
+};
+
+/* NPR_PARAM_CACHE_MODE */
+enum npr_cache_mode {
+	NPR_CACHE_MODE_OPTIMIZE_SPEED	= 1,	/* the default: weights inside */
+	NPR_CACHE_MODE_OPTIMIZE_SIZE	= 2,	/* weightless */
 };
 
 /* NPR_PARAM_WORKLOAD_TYPE (npu): the command queue's workload type */

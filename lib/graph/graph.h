@@ -103,6 +103,11 @@ void npr_graph_drop_weights(const struct npr_graph *g);
  *        them through npr_convert() or byte copies only.
  * @nbytes: size of @data.
  * @owned: heap memory owned by the value (freed with the graph), if any.
+ * @src: for a constant compile converted to f32 (pass_lower_half()), the
+ *       bytes in g->weights it was converted from, of type @src_type;
+ *       NULL otherwise.  A later pass may change the constant: a
+ *       weightless export (lib/store/weights.c) checks it first.
+ * @src_type: the element type at @src.
  * @name: tensor name (first of the port's "names"), or NULL.
  */
 struct npr_value {
@@ -114,6 +119,8 @@ struct npr_value {
 	const void *data;
 	size_t nbytes;
 	void *owned;
+	const void *src;
+	unsigned int src_type;
 	char *name;
 };
 

@@ -100,8 +100,12 @@ static int pass_lower_half(struct npr_graph *g)
 			if (!f)
 				return -ENOMEM;
 			npr_convert(f, NPR_ELEM_F32, v->data, v->type, numel);
-			if (!v->owned)
+			if (!v->owned) {
+				/* where it came from: weightless blobs */
+				v->src = v->data;
+				v->src_type = v->type;
 				npr_graph_drop_pages(g, v->data, v->nbytes);
+			}
 			free(v->owned);
 			v->owned = f;
 			v->data = f;

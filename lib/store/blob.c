@@ -6,7 +6,8 @@
  *
  *   header (96 bytes, little-endian)
  *     0  magic "NPRBLOB\0"
- *     8  u32 format version (NPR_BLOB_FORMAT)
+ *     8  u32 format version (NPR_BLOB_FORMAT; NPR_BLOB_FORMAT_WL for a
+ *        weightless blob, whose payload starts with a weights section)
  *    12  u32 header size
  *    16  backend name, 16 bytes, NUL-padded
  *    32  device architecture, 32 bytes, NUL-padded
@@ -25,6 +26,10 @@
  *     backend with a native form (ops->native_export: npu), a u64 size
  *     and that many bytes the backend wrote and checks itself.  Constant
  *     data and prepared buffers are 64-byte aligned within the blob.
+ *     A weightless blob (CACHE_MODE OPTIMIZE_SIZE, lib/store/weights.c)
+ *     states where the constants lie in the model's weights file instead
+ *     of their bytes, and has neither prepared constants when the file
+ *     holds every packed one nor a native section.
  *
  * The graph is the one compile produced (lowered to compute types,
  * constants folded, variables turned into ports), so import skips the
@@ -55,7 +60,6 @@
 #include "store.h"
 
 #define NPR_BLOB_MAGIC		"NPRBLOB"
-#define NPR_BLOB_FORMAT		3
 
 #ifndef NPR_LIB_VERSION
 #define NPR_LIB_VERSION		"unknown"
@@ -69,7 +73,8 @@ static void header_field(unsigned char *dst, size_t len, const char *s)
 
 /**
  * npr_blob_export() - a compiled model as a compiled-model blob
- * @ex: the compiled model.
+ * @ex: the compiled model; with CACHE_MODE OPTIMIZE_SIZE and the model
+ *      read from its files, the blob is weightless (weights.c).
  * @out: the blob, malloc'd, owned by the caller.
  * @len: its size.
  *
@@ -84,17 +89,18 @@ int npr_blob_export(const struct npr_exec *ex, void **out, size_t *len)
 	size_t blen;
 	uint64_t psize;
 	int dyn = npr_graph_dynamic(ex->g);
+	bool wl = false;
 	int err;
 
 	if (dyn >= 0)
 		return npr_node_err(&ex->g->nodes[dyn], -EOPNOTSUPP,
 				    "export: the output shape depends on a dynamic input dimension or on input values; such models are not exported yet");
-	err = npr_blob_payload_write(ex, &h, &blen);
+	err = npr_blob_payload_write(ex, &h, &blen, &wl);
 	if (err)
 		return err;
 	memset(h, 0, NPR_BLOB_HEADER);
 	memcpy(h, NPR_BLOB_MAGIC, 8);
-	*(uint32_t *)(h + 8) = NPR_BLOB_FORMAT;
+	*(uint32_t *)(h + 8) = wl ? NPR_BLOB_FORMAT_WL : NPR_BLOB_FORMAT;
 	*(uint32_t *)(h + 12) = NPR_BLOB_HEADER;
 	header_field(h + 16, 16, npr_backend_name(dev));
 	header_field(h + 32, 32, dev->info.arch);
@@ -126,10 +132,12 @@ static int check_header(const struct npr_device *dev, const void *buf,
 	if (len < NPR_BLOB_HEADER)
 		return npr_err(-EBADMSG, "blob truncated: %zu bytes, the header alone is %d",
 			       len, NPR_BLOB_HEADER);
-	if (*(const uint32_t *)(h + 8) != NPR_BLOB_FORMAT ||
+	if ((*(const uint32_t *)(h + 8) != NPR_BLOB_FORMAT &&
+	     *(const uint32_t *)(h + 8) != NPR_BLOB_FORMAT_WL) ||
 	    *(const uint32_t *)(h + 12) != NPR_BLOB_HEADER)
-		return npr_err(-EPROTONOSUPPORT, "blob format %u, this library reads %d",
-			       *(const uint32_t *)(h + 8), NPR_BLOB_FORMAT);
+		return npr_err(-EPROTONOSUPPORT, "blob format %u, this library reads %d and %d (weightless)",
+			       *(const uint32_t *)(h + 8), NPR_BLOB_FORMAT,
+			       NPR_BLOB_FORMAT_WL);
 	memcpy(&psize, h + 80, 8);
 	memcpy(&hash, h + 88, 8);
 	if (psize != len - NPR_BLOB_HEADER)
@@ -169,9 +177,18 @@ int npr_blob_check_header(const struct npr_device *dev, const void *buf,
 	return check_header(dev, buf, len, true);
 }
 
-/* npr_blob_import_mem(), the header already checked when @checked. */
+static bool weightless(const void *blob)
+{
+	return *(const uint32_t *)((const unsigned char *)blob + 8) ==
+	       NPR_BLOB_FORMAT_WL;
+}
+
+/*
+ * npr_blob_import_mem(), the header already checked when @checked; @ws
+ * the weights section of a weightless blob, else NULL.
+ */
 static int import_mem(struct npr_device *dev, struct npr_weights *mem,
-		      bool checked, struct npr_exec **out)
+		      bool checked, struct npr_wsrc *ws, struct npr_exec **out)
 {
 	struct npr_exec *ex;
 	struct npr_graph *g;
@@ -182,6 +199,8 @@ static int import_mem(struct npr_device *dev, struct npr_weights *mem,
 	err = checked ? 0 : npr_blob_check_header(dev, mem->data, mem->size);
 	if (err)
 		return err;
+	if (!ws && weightless(mem->data))
+		return npr_err(-EINVAL, "a weightless blob where its weights cannot be read");
 	if ((uintptr_t)mem->data % NPR_BLOB_ALIGN)
 		return npr_err(-EINVAL, "blob memory not %d-byte aligned",
 			       NPR_BLOB_ALIGN);
@@ -197,11 +216,58 @@ static int import_mem(struct npr_device *dev, struct npr_weights *mem,
 	ex->g = g;
 	*out = ex;	/* the caller frees it like any exec */
 	npr_props_init(&ex->props);	/* defaults for what blobs lack */
-	err = npr_blob_payload_read(ex, mem, &held);
+	err = npr_blob_payload_read(ex, mem, ws, &held);
 	if (!err)
 		err = npr_blob_check_graph(g, held, ex->in, ex->nin, ex->out,
 					   ex->nout);
 	free(held);
+	if (ws)
+		ex->props.cache_mode = NPR_CACHE_MODE_OPTIMIZE_SIZE;
+	return err;
+}
+
+/*
+ * Import weightless blob @buf (@len bytes, its header checked) with the
+ * constants read from weights file @weights: one aligned copy of the blob
+ * followed by room for them, which the compiled model keeps.
+ */
+static int import_weightless(struct npr_device *dev, const void *buf,
+			     size_t len, const char *weights,
+			     struct npr_exec **out)
+{
+	size_t alen = (len + NPR_BLOB_ALIGN - 1) & ~(size_t)(NPR_BLOB_ALIGN - 1);
+	struct npr_weights *mem = NULL;
+	struct npr_wsrc ws;
+	int err;
+
+	*out = NULL;
+	err = npr_blob_wsec_read(buf, len, &ws);
+	if (!err)
+		err = npr_blob_wsrc_open(&ws, weights);
+	if (!err && ws.total > SIZE_MAX - alen)
+		err = npr_err(-ENOMEM, "weightless blob: %llu bytes of weights do not fit in memory",
+			      (unsigned long long)ws.total);
+	if (!err && !(mem = calloc(1, sizeof(*mem))))
+		err = -ENOMEM;
+	if (!err && posix_memalign(&mem->data, NPR_BLOB_ALIGN,
+				   alen + ws.total)) {
+		mem->data = NULL;
+		err = npr_err(-ENOMEM, "no memory for a blob of %zu bytes and its %llu bytes of weights",
+			      len, (unsigned long long)ws.total);
+	}
+	if (!err) {
+		memcpy(mem->data, buf, len);
+		memset((unsigned char *)mem->data + len, 0, alen - len);
+		mem->size = alen + ws.total;
+		mem->refs = 1;
+		ws.dst = (unsigned char *)mem->data + alen;
+		err = import_mem(dev, mem, true, &ws, out);
+	}
+	npr_blob_wsrc_close(&ws);
+	if (mem && mem->data)
+		npr_weights_put(mem);	/* the graph holds its own reference */
+	else
+		free(mem);
 	return err;
 }
 
@@ -220,7 +286,7 @@ static int import_mem(struct npr_device *dev, struct npr_weights *mem,
 int npr_blob_import_mem(struct npr_device *dev, struct npr_weights *mem,
 			struct npr_exec **out)
 {
-	return import_mem(dev, mem, false, out);
+	return import_mem(dev, mem, false, NULL, out);
 }
 
 /**
@@ -228,18 +294,20 @@ int npr_blob_import_mem(struct npr_device *dev, struct npr_weights *mem,
  * @dev: the device.
  * @mem: the entry's memory, 64-byte aligned (a mapping); the compiled
  *       model takes its own reference.
+ * @weights: the model's weights file, for a weightless entry; or NULL.
  * @out: on success, the compiled model (the backend's compile done).
  *
  * npr_blob_import_mem() and the backend's compile, with the checksum
  * taken beside them (npr_blob_sum_start(), lib/store/hash.c).  The
  * checks and their errors are those of the two, but for their order: a
  * checksum mismatch is reported in place of whatever the corrupt bytes
- * made fail first.
+ * made fail first.  A weightless entry (small) is checked whole first,
+ * then copied with its weights read from @weights (import_weightless()).
  *
  * Return: 0, or -errno with a message; on failure *@out is NULL.
  */
 int npr_blob_import_compiled(struct npr_device *dev, struct npr_weights *mem,
-			     struct npr_exec **out)
+			     const char *weights, struct npr_exec **out)
 {
 	const unsigned char *h = mem->data;
 	struct npr_exec *ex = NULL;
@@ -251,8 +319,22 @@ int npr_blob_import_compiled(struct npr_device *dev, struct npr_weights *mem,
 	err = check_header(dev, mem->data, mem->size, false);
 	if (err)
 		return err;
+	if (weightless(mem->data)) {
+		err = check_header(dev, mem->data, mem->size, true);
+		if (!err)
+			err = import_weightless(dev, mem->data, mem->size,
+						weights, &ex);
+		if (!err)
+			err = npr_backend_compile(ex);
+		if (err) {
+			npr_exec_free(ex);
+			return err;
+		}
+		*out = ex;
+		return 0;
+	}
 	sum = npr_blob_sum_start(mem);
-	err = import_mem(dev, mem, true, &ex);
+	err = import_mem(dev, mem, true, NULL, &ex);
 	if (!err)
 		err = npr_backend_compile(ex);
 	memcpy(&hash, h + 88, 8);
@@ -271,12 +353,16 @@ int npr_blob_import_compiled(struct npr_device *dev, struct npr_weights *mem,
  * @dev: the device.
  * @buf: the blob; copied once (aligned), so it need not outlive the call.
  * @len: its size.
+ * @weights: the model's weights file (WEIGHTS_PATH), for a weightless
+ *           blob; or NULL.
  * @out: as for npr_blob_import_mem().
  *
- * Return: as npr_blob_import_mem().
+ * Return: as npr_blob_import_mem(); for a weightless blob also
+ * -ENOENT (no @weights, or no such file), -ESTALE (not the file the blob
+ * was made from, or changed since), -EIO.
  */
 int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
-		    struct npr_exec **out)
+		    const char *weights, struct npr_exec **out)
 {
 	struct npr_weights *mem;
 	int err;
@@ -286,6 +372,8 @@ int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
 	err = npr_blob_check_header(dev, buf, len);
 	if (err)
 		return err;
+	if (weightless(buf))
+		return import_weightless(dev, buf, len, weights, out);
 	mem = calloc(1, sizeof(*mem));
 	if (!mem)
 		return -ENOMEM;
@@ -296,7 +384,7 @@ int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
 	memcpy(mem->data, buf, len);
 	mem->size = len;
 	mem->refs = 1;
-	err = import_mem(dev, mem, true, out);
+	err = import_mem(dev, mem, true, NULL, out);
 	npr_weights_put(mem);	/* the graph holds its own reference */
 	return err;
 }

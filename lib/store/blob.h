@@ -20,8 +20,9 @@ int npr_blob_check_header(const struct npr_device *dev, const void *buf,
 int npr_blob_import_mem(struct npr_device *dev, struct npr_weights *mem,
 			struct npr_exec **out);
 int npr_blob_import(struct npr_device *dev, const void *buf, size_t len,
-		    struct npr_exec **out);
+		    const char *weights, struct npr_exec **out);
 int npr_blob_import_compiled(struct npr_device *dev, struct npr_weights *mem,
-			     struct npr_exec **out);
+			     const char *weights, struct npr_exec **out);
+int npr_blob_weights_check(struct npr_exec *ex);
 
 #endif /* NPR_STORE_BLOB_H */

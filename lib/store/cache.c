@@ -231,12 +231,13 @@ void npr_cache_model_lines(const struct npr_model *m, char *buf, size_t len)
  * @p: the compiled model's properties: the values of every caching
  *      property (npr_props_key()) are part of the key.
  * @name: the model's name, for the .meta file only ("" if not known).
+ * @weights: the model's weights file (for a weightless entry), or NULL.
  * @k: filled.
  */
 void npr_cache_key(struct npr_device *dev, const char *model_lines,
 		   int ninputs, const struct npr_shape *shapes,
 		   const struct npr_props *p, const char *name,
-		   struct npr_cache_key *k)
+		   const char *weights, struct npr_cache_key *k)
 {
 	char sh[512], caching[4096];
 	struct h128 h = { .a = 1, .b = 2 };
@@ -266,6 +267,7 @@ void npr_cache_key(struct npr_device *dev, const char *model_lines,
 	snprintf(k->name, sizeof(k->name), "%016llx%016llx",
 		 (unsigned long long)h.a, (unsigned long long)h.b);
 	snprintf(k->model_name, sizeof(k->model_name), "%s", name ? name : "");
+	snprintf(k->weights, sizeof(k->weights), "%s", weights ? weights : "");
 }
 
 /* a warning to the caller's log; the device's LOG_LEVEL may raise it */
@@ -348,8 +350,9 @@ int npr_cache_get(struct npr_device *dev, const struct npr_cache_key *k,
 	mem = map_entry(path);
 	if (!mem)
 		return -ENOENT;
-	/* the checksum is taken beside the import and the compile */
-	err = npr_blob_import_compiled(dev, mem, &ex);
+	/* the checksum is taken beside the import and the compile; a
+	 * weightless entry reads its constants from the model's file */
+	err = npr_blob_import_compiled(dev, mem, k->weights, &ex);
 	npr_weights_put(mem);	/* the exec's graph holds its own reference */
 	if (err) {
 		warn(p, "cache: entry %s does not import (%s); compiling again",

@@ -22,11 +22,14 @@ struct npr_shape;
  * @lines: what the key is made of, "name=value\n".
  * @name: the entry's file name: 32 hex digits.
  * @model_name: the model's name, for messages.
+ * @weights: the model's weights file, from which a hit reads a weightless
+ *           entry's constants ("" : none); not part of the key.
  */
 struct npr_cache_key {
 	char lines[2 * 4096 + 1024];
 	char name[33];
 	char model_name[256];
+	char weights[4096];
 };
 
 void npr_model_hash(const struct npr_graph *g, char *out);
@@ -35,7 +38,7 @@ void npr_cache_model_lines(const struct npr_model *m, char *buf,
 void npr_cache_key(struct npr_device *dev, const char *model_lines,
 		   int ninputs, const struct npr_shape *shapes,
 		   const struct npr_props *p, const char *name,
-		   struct npr_cache_key *k);
+		   const char *weights, struct npr_cache_key *k);
 int npr_cache_get(struct npr_device *dev, const struct npr_cache_key *k,
 		  const struct npr_props *p, struct npr_exec **out);
 void npr_cache_put(const struct npr_exec *ex, const struct npr_cache_key *k);

@@ -16,21 +16,35 @@
 #include <string.h>
 
 #include "backend.h"
+#include "blob.h"
 #include "error.h"
 #include "object.h"
 #include "graph/graph.h"
 #include "store.h"
 
 #define NPR_BLOB_HELD		(UINT64_MAX - 1)	/* in the prepared data */
+#define NPR_BLOB_FILE		(UINT64_MAX - 2)	/* in the weights file */
+#define WSEC_BYTES		28	/* weights section: size, hash, total,
+					 * count */
 #define MAX_COUNT		(1 << 24)	/* nodes, values, attributes */
 #define MAX_STR			(1 << 16)
 
 /* ---- writing ----------------------------------------------------------- */
 
+/*
+ * The payload being written; for a weightless one (@wl, the weights
+ * file's store) also whether the prepared constants are left out (every
+ * held constant lies in the file: the import packs them again) and the
+ * weights section's total and count so far.
+ */
 struct wbuf {
 	unsigned char *p;
 	size_t len, cap;
 	int err;
+	const struct npr_weights *wl;
+	bool drop_prep;
+	uint64_t wtotal;
+	uint32_t wcount;
 };
 
 static void w_bytes(struct wbuf *w, const void *p, size_t n)
@@ -185,12 +199,29 @@ static void w_graph(struct wbuf *w, const struct npr_graph *g,
 		/* the backend's prepared constants carry it (packed) */
 		bool held = used[i] && ex && npr_backend_held(ex, i);
 		bool data = v->data && used[i] && !held;
+		struct npr_blob_wref r;
+		bool ref = w->wl && ex && (data || (held && w->drop_prep)) &&
+			   npr_blob_wref(ex, w->wl, i, &r);
 
 		w_u32(w, v->type);
 		w_shape(w, &v->shape);
 		w_u32(w, (uint32_t)v->producer);
 		w_u32(w, (uint32_t)v->port);
 		w_str(w, v->name);
+		if (ref) {
+			size_t vb = npr_tensor_bytes(v->type,
+					npr_shape_numel(&v->shape));
+
+			w_u64(w, NPR_BLOB_FILE);
+			w_u64(w, r.off);
+			w_u64(w, r.size);
+			w_u32(w, r.type);
+			w_u64(w, r.hash);
+			w->wtotal += (vb + NPR_BLOB_ALIGN - 1) &
+				     ~(uint64_t)(NPR_BLOB_ALIGN - 1);
+			w->wcount++;
+			continue;
+		}
 		w_u64(w, held ? NPR_BLOB_HELD : data ? v->nbytes : UINT64_MAX);
 		if (data) {
 			w_align(w);
@@ -302,58 +333,104 @@ static void w_caching(struct wbuf *w, const struct npr_device *dev,
 	w_str(w, buf);
 }
 
+/* Does every constant the backend holds lie in the weights file? */
+static bool held_in_file(const struct npr_exec *ex,
+			 const struct npr_weights *wl)
+{
+	const struct npr_graph *g = ex->g;
+	bool *used = live_inputs(g), ok = used != NULL;
+	struct npr_blob_wref r;
+	int i;
+
+	for (i = 0; ok && i < g->nvals; i++)
+		if (used[i] && npr_backend_held(ex, i) &&
+		    !npr_blob_wref(ex, wl, i, &r))
+			ok = false;
+	free(used);
+	return ok;
+}
+
+static int payload(const struct npr_exec *ex, struct wbuf *w)
+{
+	const struct npr_device *dev = ex->dev;
+	struct npr_prepared *prep = NULL;
+	int err;
+
+	w_bytes(w, NULL, NPR_BLOB_HEADER);	/* room for the header */
+	if (w->wl) {
+		w->drop_prep = held_in_file(ex, w->wl);
+		w_u64(w, w->wl->size);
+		w_u64(w, npr_blob_hash(w->wl->data, w->wl->size));
+		w_bytes(w, NULL, 12);	/* total and count, below */
+	}
+	w_props(w, &ex->props);
+	w_caching(w, dev, &ex->props);
+	w_ports(w, ex->in, ex->nin);
+	w_ports(w, ex->out, ex->nout);
+	w_graph(w, ex->g, ex);
+	if (!w->wl || !w->drop_prep) {
+		unsigned long mark = npr_err_mark();
+
+		err = npr_backend_prepared(ex, &prep);
+		if (err)
+			return npr_err_default_in(err, mark, "export");
+	}
+	w_prepared(w, prep);
+	free(prep);
+	if (w->wl && npr_backend_has_native(dev)) {
+		/* the driver's binary carries the weights: import compiles */
+		w_u64(w, UINT64_MAX);
+	} else if (npr_backend_has_native(dev)) {
+		void *nat = NULL;
+		size_t nlen = 0;
+
+		err = npr_backend_native_export(ex, &nat, &nlen);
+		if (err)
+			return err;
+		w_u64(w, nlen);
+		w_bytes(w, nat, nlen);
+		free(nat);
+	}
+	if (w->err)
+		return npr_err(w->err, "out of memory writing the blob");
+	if (w->wl) {
+		memcpy(w->p + NPR_BLOB_HEADER + 16, &w->wtotal, 8);
+		memcpy(w->p + NPR_BLOB_HEADER + 24, &w->wcount, 4);
+	}
+	return 0;
+}
+
 /**
  * npr_blob_payload_write() - a compiled model as the payload of a blob
  * @ex: the compiled model, its backend's compile done.
  * @out: set on success to a malloc'd buffer the caller owns:
  *       NPR_BLOB_HEADER bytes of room for the header, then the payload.
  * @len: set on success to its size, the room included.
+ * @weightless: set to whether it is weightless (npr_blob_weightless()
+ *              and some constant lies in the weights file): the payload
+ *              then starts with the weights section.
  *
  * Return: 0, or -errno with a message: -ENOMEM, or what the backend's
  * prepared or native_export returned.
  */
 int npr_blob_payload_write(const struct npr_exec *ex, unsigned char **out,
-			   size_t *len)
+			   size_t *len, bool *weightless)
 {
-	const struct npr_device *dev = ex->dev;
-	struct npr_prepared *prep = NULL;
-	struct wbuf w = { 0 };
+	struct wbuf w = { .wl = npr_blob_weightless(ex) };
 	int err;
 
-	w_bytes(&w, NULL, NPR_BLOB_HEADER);	/* room for the header */
-	w_props(&w, &ex->props);
-	w_caching(&w, dev, &ex->props);
-	w_ports(&w, ex->in, ex->nin);
-	w_ports(&w, ex->out, ex->nout);
-	w_graph(&w, ex->g, ex);
-	{
-		unsigned long mark = npr_err_mark();
-
-		err = npr_backend_prepared(ex, &prep);
-		if (err) {
-			free(w.p);
-			return npr_err_default_in(err, mark, "export");
-		}
-	}
-	w_prepared(&w, prep);
-	free(prep);
-	if (npr_backend_has_native(dev)) {
-		void *nat = NULL;
-		size_t nlen = 0;
-
-		err = npr_backend_native_export(ex, &nat, &nlen);
-		if (err) {
-			free(w.p);
-			return err;
-		}
-		w_u64(&w, nlen);
-		w_bytes(&w, nat, nlen);
-		free(nat);
-	}
-	if (w.err) {
+	err = payload(ex, &w);
+	if (!err && w.wl && !w.wcount) {
+		/* nothing lies in the file: an ordinary blob */
 		free(w.p);
-		return npr_err(w.err, "out of memory writing the blob");
+		memset(&w, 0, sizeof(w));
+		err = payload(ex, &w);
 	}
+	if (err) {
+		free(w.p);
+		return err;
+	}
+	*weightless = w.wl != NULL;
 	*out = w.p;
 	*len = w.len;
 	return 0;
@@ -369,6 +446,7 @@ struct rbuf {
 	bool *held;		/* per value of the top graph: no bytes, the
 				 * backend's prepared constants have them */
 	int nheld;
+	struct npr_wsrc *ws;	/* a weightless blob's weights file */
 };
 
 static bool r_need(struct rbuf *r, size_t n);
@@ -672,6 +750,21 @@ static int r_graph(struct rbuf *r, struct npr_graph *g, int depth)
 		nbytes = r_u64(r);
 		if (r->err || nbytes == UINT64_MAX)
 			continue;
+		if (nbytes == NPR_BLOB_FILE) {
+			struct npr_blob_wref wr;
+
+			if (depth || !r->ws) {
+				bad(r, "a weights-file reference outside a weightless blob's graph");
+				break;
+			}
+			wr.off = r_u64(r);
+			wr.size = r_u64(r);
+			wr.type = r_u32(r);
+			wr.hash = r_u64(r);
+			if (!r->err)
+				r->err = npr_blob_wsrc_read(r->ws, v, &wr, i);
+			continue;
+		}
 		if (nbytes == NPR_BLOB_HELD) {
 			if (depth) {
 				bad(r, "a held constant in a sub-graph");
@@ -868,6 +961,9 @@ static int r_prepared(struct rbuf *r, const struct npr_graph *g,
  * @mem: the blob, NPR_BLOB_ALIGN aligned, its header checked.  The graph
  *       takes a reference; its strings, constants and the prepared
  *       buffers (ex->prep) point into it.
+ * @ws: for a weightless blob (format NPR_BLOB_FORMAT_WL), its weights
+ *      section, the file open (npr_blob_wsrc_open()) and @ws->dst room
+ *      in @mem for the constants read from it; NULL for another blob.
  * @held: set to a malloc'd flag per value of the graph, whether the
  *        backend's prepared constants hold its bytes, or NULL; the caller
  *        frees it, on failure too.
@@ -880,16 +976,21 @@ static int r_prepared(struct rbuf *r, const struct npr_graph *g,
  * -EINVAL (a malformed payload), -ENOMEM.
  */
 int npr_blob_payload_read(struct npr_exec *ex, struct npr_weights *mem,
-			  bool **held)
+			  struct npr_wsrc *ws, bool **held)
 {
 	const struct npr_device *dev = ex->dev;
 	struct npr_graph *g = ex->g;
 	struct rbuf r = { 0 };
+	uint64_t psize;
 	int n, i;
 
+	/* the header's, checked: @mem may go on with the weights' room */
+	memcpy(&psize, (const unsigned char *)mem->data + 80, 8);
 	r.p = (const unsigned char *)mem->data + NPR_BLOB_HEADER;
-	r.len = mem->size - NPR_BLOB_HEADER;
+	r.len = psize;
 	r.mem = mem;
+	r.ws = ws;
+	r.pos = ws ? WSEC_BYTES : 0;
 	r_props(&r, &ex->props);
 	n = r_count(&r, 64, "caching property");
 	for (i = 0; i < n && !r.err; i++) {
@@ -908,9 +1009,12 @@ int npr_blob_payload_read(struct npr_exec *ex, struct npr_weights *mem,
 	if (!r.err && npr_backend_has_native(dev)) {
 		uint64_t nlen = r_u64(&r);
 
-		if (!r.err && nlen > r.len - r.pos)
+		bool absent = ws && nlen == UINT64_MAX;
+
+		/* absent: the backend compiles the graph */
+		if (!r.err && !absent && nlen > r.len - r.pos)
 			bad(&r, "native section truncated");
-		if (!r.err) {
+		if (!r.err && !absent) {
 			ex->native = malloc(nlen ? nlen : 1);
 			if (!ex->native)
 				r.err = -ENOMEM;
@@ -922,9 +1026,44 @@ int npr_blob_payload_read(struct npr_exec *ex, struct npr_weights *mem,
 	}
 	if (!r.err && r.pos != r.len)
 		bad(&r, "bytes after the prepared constants");
+	if (!r.err && ws && ws->seen != ws->count)
+		bad(&r, "fewer weights references than its section counts");
 	/* the backend checks that it holds each one (compile) */
 	if (!r.err && r.nheld && (!ex->prep || !npr_backend_holds_constants(dev)))
 		bad(&r, "constants held by prepared data the blob has not");
 	*held = r.held;
 	return r.err;
+}
+
+/**
+ * npr_blob_wsec_read() - the weights section of a weightless blob
+ * @blob: the blob, its header checked (format NPR_BLOB_FORMAT_WL).
+ * @len: its size.
+ * @ws: filled: the weights file's size and hash, the bytes and the
+ *      count of the constants the blob takes from it.
+ *
+ * Return: 0, or -EBADMSG (too short) or -EINVAL (counts that cannot be
+ * right) with a message.
+ */
+int npr_blob_wsec_read(const unsigned char *blob, size_t len,
+		       struct npr_wsrc *ws)
+{
+	const unsigned char *p = blob + NPR_BLOB_HEADER;
+
+	memset(ws, 0, sizeof(*ws));
+	if (len < NPR_BLOB_HEADER + WSEC_BYTES)
+		return npr_err(-EBADMSG, "blob: payload ends early (in the weights section)");
+	memcpy(&ws->fsize, p, 8);
+	memcpy(&ws->fhash, p + 8, 8);
+	memcpy(&ws->total, p + 16, 8);
+	memcpy(&ws->count, p + 24, 4);
+	/* a constant converted to f32 takes at most twice its bytes in
+	 * the file, each at most NPR_BLOB_ALIGN - 1 of padding */
+	if (!ws->count || ws->count > MAX_COUNT ||
+	    ws->total % NPR_BLOB_ALIGN ||
+	    ws->total > 2 * ws->fsize + (uint64_t)ws->count * NPR_BLOB_ALIGN)
+		return npr_err(-EINVAL, "blob: weights section of %u constants in %llu bytes of a %llu-byte file cannot be right",
+			       ws->count, (unsigned long long)ws->total,
+			       (unsigned long long)ws->fsize);
+	return 0;
 }

@@ -100,11 +100,12 @@ static ze_result_t state_arg(struct vnpu_graph *g, struct vnpu_arg *a,
 {
 	struct npr_req_create rc;
 	struct npr_handle_destroy hd = { .size = sizeof(hd) };
-	char id[NPR_ZE_ARG_NAME_MAX];
+	char id[2 * NPR_ZE_ARG_NAME_MAX];
 	struct npr_state_arg sa = {
 		.size = sizeof(sa), .index = k, .name = (uintptr_t)id,
-		.name_len = 201,
+		.name_len = sizeof(id),
 	};
+	const char *pre = a->out ? VNPU_ASSIGN_PREFIX : VNPU_READ_PREFIX;
 	size_t numel = 1;
 	uint32_t d;
 	int err;
@@ -120,8 +121,16 @@ static ze_result_t state_arg(struct vnpu_graph *g, struct vnpu_arg *a,
 		vnpu_set_log("vnpu: variable %u: %s", k, npr_last_error());
 		return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
 	}
-	snprintf(a->name, sizeof(a->name), "%s%.200s",
-		 a->out ? VNPU_ASSIGN_PREFIX : VNPU_READ_PREFIX, id);
+	/* the compiler's name whole, or no graph: a cut name pairs with
+	 * nothing (and may pair with another variable's) */
+	if (sa.name_len > sizeof(id) ||
+	    strlen(pre) + strlen(id) >= sizeof(a->name)) {
+		vnpu_set_log("vnpu: variable \"%.64s...\": its argument name %s<id> is longer than the %d bytes of an argument's name",
+			     id, pre, NPR_ZE_ARG_NAME_MAX - 1);
+		return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+	}
+	memcpy(a->name, pre, strlen(pre));
+	memcpy(a->name + strlen(pre), id, strlen(id) + 1);
 	a->var = (int)k;
 	a->index = k;
 	a->elem = sa.elem_type;
@@ -241,6 +250,9 @@ static ze_result_t graph_build(struct vnpu_graph *g, const void *xml,
 			return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
 		}
 	}
+	r = vnpu_check_arg_names(g);
+	if (r)
+		return r;
 	/* the native blob: our header, then the IR it was built from */
 	g->blob_size = 8 + 4 + 4 + 8 + xml_size + 8 + bin_size;
 	g->blob = malloc(g->blob_size);

@@ -199,6 +199,9 @@ extern struct vnpu_alloc *vnpu_allocs;
 extern __thread char vnpu_build_log[VNPU_LOG_MAX];
 
 void vnpu_set_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* names.c */
+ze_result_t vnpu_check_arg_names(const struct vnpu_graph *g);
 void vnpu_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 long vnpu_env_long(const char *name);
 void vnpu_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
