@@ -18,7 +18,8 @@
 # 4 if every test was skipped, else 0.
 
 dir=${NPR_TESTDIR:-$(dirname "$0")}
-progs="npu_models_test npu_driver_test vnpu_test npu_async_test npu_llm_test"
+progs="npu_models_test npu_driver_test vnpu_test npu_async_test npu_llm_test
+	weightless_test"
 modes="5:INITIALIZE 6:INITIALIZE 7:INITIALIZE 8:COMMAND_LIST_INITIALIZE"
 
 plan=0
