@@ -495,6 +495,94 @@ TEST(bench_runs_a_compiled_blob)
 	unlink(path);
 }
 
+/* The top classes of npr-run --json: from "outputs" on. */
+static char *run_outputs(struct npr_test *_metadata, char **argv, int want)
+{
+	char *out, *err, *p, *r = NULL;
+
+	EXPECT_EQ(npr_test_run(&out, &err, NULL, NULL, argv), want);
+	if (want && err)
+		r = strdup(err);
+	if (!want && out && (p = strstr(out, "\"outputs\":")))
+		r = strdup(p);
+	free(out);
+	free(err);
+	return r;
+}
+
+TEST(run_imports_a_weightless_blob_with_weights)
+{
+	char path[] = "/tmp/npr-tools-test-wl.XXXXXX";
+	char bin[PATH_MAX], *want, *got;
+	struct stat sb, sw;
+	int fd;
+
+	NEED_SHARED();
+	snprintf(bin, sizeof(bin), "%s", model(EYE));
+	strcpy(strrchr(bin, '.'), ".bin");
+	fd = mkstemp(path);
+	ASSERT_GE(fd, 0);
+	close(fd);
+	{
+		char *argv[] = { (char *)tool("npr-compile"), "-d", "cpu",
+				 "-m", model(EYE), "-o", path, "--prop",
+				 "CACHE_MODE=OPTIMIZE_SIZE", NULL };
+
+		free(run_outputs(_metadata, argv, 0));
+	}
+	/* the weights stay in their file */
+	ASSERT_EQ(stat(path, &sw), 0);
+	ASSERT_EQ(stat(bin, &sb), 0);
+	EXPECT_LT(sw.st_size, sb.st_size / 2);
+	{
+		char *argv[] = { (char *)tool("npr-run"), "-d", "cpu", "-m",
+				 model(EYE), "-i", model(PHOTO), "--json",
+				 NULL };
+
+		want = run_outputs(_metadata, argv, 0);
+	}
+	{
+		char *argv[] = { (char *)tool("npr-run"), "-d", "cpu", "-m",
+				 path, "--weights", bin, "-i", model(PHOTO),
+				 "--json", NULL };
+
+		got = run_outputs(_metadata, argv, 0);
+	}
+	ASSERT_NE(want, NULL);
+	ASSERT_NE(got, NULL);
+	EXPECT_STREQ(got, want);
+	free(got);
+	{	/* without the weights: the import says what it needs */
+		char *argv[] = { (char *)tool("npr-run"), "-d", "cpu", "-m",
+				 path, "-i", model(PHOTO), NULL };
+
+		got = run_outputs(_metadata, argv, 1);
+		ASSERT_NE(got, NULL);
+		EXPECT_NE(strstr(got, "WEIGHTS_PATH"), NULL);
+		free(got);
+	}
+	{	/* another model's weights: refused, not run */
+		char *argv[] = { (char *)tool("npr-bench"), "-d", "cpu", "-m",
+				 path, "--weights", model(FACE), "--niter",
+				 "1", NULL };
+
+		strcpy(strrchr(argv[6], '.'), ".bin");
+		free(run_outputs(_metadata, argv, 1));
+	}
+	{	/* --weights with a model is a usage error */
+		char *argv[] = { (char *)tool("npr-run"), "-d", "cpu", "-m",
+				 model(EYE), "--weights", bin, "-i",
+				 model(PHOTO), NULL };
+
+		got = run_outputs(_metadata, argv, 2);
+		ASSERT_NE(got, NULL);
+		EXPECT_NE(strstr(got, "weightless"), NULL);
+		free(got);
+	}
+	free(want);
+	unlink(path);
+}
+
 TEST(bench_new_options_need_a_model)
 {
 	char *argv[] = { (char *)tool("npr-bench"), "-d", "null", "--profile",

@@ -230,6 +230,35 @@ static int add_shape(struct npr_arg_shape **list, int *n, const char *name,
 }
 
 /**
+ * npr_arg_set_weights() - --weights FILE: the weights file a weightless
+ * blob (CACHE_MODE OPTIMIZE_SIZE) reads at IMPORT, as WEIGHTS_PATH
+ * @fd: the device.
+ * @path: the model's weights file (.bin, .onnx).
+ * @msg: where a failure is explained.
+ * @len: its size.
+ *
+ * Return: 0, or -errno (npr_arg_is_usage() tells whose fault).
+ */
+int npr_arg_set_weights(int fd, const char *path, char *msg, size_t len)
+{
+	struct npr_param pa = {
+		.size = sizeof(pa), .param = NPR_PARAM_WEIGHTS_PATH,
+		.ptr = (uintptr_t)path, .len = strlen(path) + 1,
+	};
+	int err;
+
+	if (!*path) {
+		snprintf(msg, len, "--weights: empty path");
+		return -EINVAL;
+	}
+	err = npr_ioctl(fd, NPR_IOCTL_SET_PARAM, &pa);
+	if (err)
+		snprintf(msg, len, "--weights %s: %s", path,
+			 npr_last_error());
+	return err;
+}
+
+/**
  * npr_arg_parse_shapes() - the syntax of one --shape argument
  * @arg: "NAME=D0,D1,..." (npuring's), or benchmark_app's
  *       "NAME[D0,D1,...]", "NAME1[...],NAME2[...]" and "[D0,D1,...]" (the

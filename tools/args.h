@@ -22,6 +22,7 @@ struct npr_arg_shape {
 
 bool npr_arg_is_usage(int err);
 int npr_arg_set_prop(int fd, const char *arg, char *msg, size_t len);
+int npr_arg_set_weights(int fd, const char *path, char *msg, size_t len);
 int npr_arg_parse_shapes(const char *arg, struct npr_arg_shape **list,
 			 int *n, char *msg, size_t len);
 int npr_arg_resolve_shapes(int fd, __u32 model,

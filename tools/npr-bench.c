@@ -32,6 +32,7 @@ static struct {
 	double time_s;
 	bool poll, json;
 	const char *cache_dir;	/* --cache-dir: FEIL and FIL */
+	const char *weights;	/* --weights: a weightless blob's */
 	bool profile;		/* --profile: the costliest layers */
 	bool sync;		/* --api sync: INFER calls, no ring */
 	bool nireq_set;
@@ -49,7 +50,7 @@ static const char help[] =
 "                 [--niter N | --time S] [--api sync|async] [--poll]\n"
 "                 [--shape SHAPE] [--hint HINT] [--nstreams N]\n"
 "                 [--prop NAME=VALUE ...] [--json] [--cache-dir DIR]\n"
-"                 [--profile]\n"
+"                 [--profile] [--weights FILE]\n"
 "\n"
 "Keep N requests of MODEL in flight through the ring of device DEV and\n"
 "report latency percentiles and throughput.  On the null device without\n"
@@ -78,6 +79,8 @@ static const char help[] =
 "      --cache-dir DIR  first inference latency with an empty cache entry\n"
 "                     (FEIL) and from the model cache in DIR (FIL)\n"
 "      --profile      ENABLE_PROFILING: the ten costliest layers\n"
+"      --weights FILE the weights file of a weightless blob (CACHE_MODE\n"
+"                     OPTIMIZE_SIZE), read at import (WEIGHTS_PATH)\n"
 "      --report-type T  no_counters, or average_counters or\n"
 "                     detailed_counters (both: --profile)\n"
 "  -h, --help         show this help\n"
@@ -640,6 +643,15 @@ static __u32 import_blob(int fd, void *blob, size_t blen)
 	    opt.nshapes || opt.nprops)
 		npr_tool_usage("%s is a compiled blob: -b, -t, --shape, --prop, --hint, --nstreams, --profile and --cache-dir apply when compiling it (npr-compile --prop, --shape)",
 			       opt.model);
+	if (opt.weights) {
+		char msg[512];
+
+		err = npr_arg_set_weights(fd, opt.weights, msg, sizeof(msg));
+		if (err && npr_arg_is_usage(err))
+			npr_tool_usage("%s", msg);
+		if (err)
+			die("%s", msg);
+	}
 	err = npr_ioctl(fd, NPR_IOCTL_IMPORT, &ia);
 	free(blob);
 	if (err)
@@ -794,6 +806,9 @@ static void bench_model(int fd)
 	err = npr_arg_read_blob(opt.model, &blob, &blen, msg, sizeof(msg));
 	if (err < 0)
 		die("%s", msg);
+	if (!blob && opt.weights)
+		npr_tool_usage("%s: --weights is for a weightless compiled blob; a model reads its own weights",
+			       opt.model);
 	exec = blob ? import_blob(fd, blob, blen) : load_compile(fd);
 	memset(s, 0, sizeof(s));
 	for (i = 0; i < (unsigned int)opt.nireq; i++) {
@@ -946,6 +961,7 @@ int main(int argc, char **argv)
 		{ "nstreams", required_argument, NULL, 's' },
 		{ "prop", required_argument, NULL, 'o' },
 		{ "report-type", required_argument, NULL, 'R' },
+		{ "weights", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -980,6 +996,7 @@ int main(int argc, char **argv)
 		case 'p': opt.poll = true; break;
 		case 'j': opt.json = true; break;
 		case 'C': opt.cache_dir = optarg; break;
+		case 'W': opt.weights = optarg; break;
 		case 'P': opt.profile = true; break;
 		case 'A':
 			if (strcmp(optarg, "sync") && strcmp(optarg, "async"))

@@ -42,6 +42,7 @@ static struct {
 	const char *dev, *model, *image, *dump, *cache_dir;
 	const char *inputs[MAX_ARGS], *props[MAX_ARGS];
 	int nprops;
+	const char *weights;	/* --weights: a weightless blob's */
 	struct npr_arg_shape *shapes;
 	int ninputs, nshapes;
 	int top, niter;
@@ -58,7 +59,7 @@ static const char help[] =
 "usage: npr-run -d DEVICE -m MODEL (-i PHOTO | --input NAME=FILE ...)\n"
 "               [--shape NAME=D0,D1,...] [--top K] [--threshold T]\n"
 "               [--niter N] [--dump DIR] [--json] [--cache-dir DIR]\n"
-"               [--prop NAME=VALUE ...]\n"
+"               [--prop NAME=VALUE ...] [--weights FILE]\n"
 "               [--rgb] [--scale S] [--mean A,B,C] [--std A,B,C]\n"
 "       npr-run -d DEVICE --info\n"
 "       npr-run --version\n"
@@ -96,6 +97,9 @@ static const char help[] =
 "                        and exit\n"
 "      --prop NAME=VALUE a device property by its name, set before the\n"
 "                        model is compiled, e.g. INFERENCE_NUM_THREADS=1\n"
+"      --weights FILE    the weights file of a weightless blob (npr-compile\n"
+"                        --prop CACHE_MODE=OPTIMIZE_SIZE): the model's .bin\n"
+"                        or .onnx, read at import (WEIGHTS_PATH)\n"
 "      --cache-dir DIR   compile through the model cache in DIR\n"
 "                        (CACHE_DIR); the model is loaded deferred\n"
 "                        (NPR_MODEL_LOAD_DEFER), so a hit reads none of\n"
@@ -864,6 +868,7 @@ static void parse_args(int argc, char **argv)
 		{ "info",	no_argument,		NULL, 'F' },
 		{ "cache-dir",	required_argument,	NULL, 'C' },
 		{ "prop",	required_argument,	NULL, 'P' },
+		{ "weights",	required_argument,	NULL, 'W' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -951,6 +956,9 @@ static void parse_args(int argc, char **argv)
 		case 'C':
 			opt.cache_dir = optarg;
 			break;
+		case 'W':
+			opt.weights = optarg;
+			break;
 		default:
 			usage_error(NULL);
 		}
@@ -1033,12 +1041,23 @@ static void run_load(struct run *r)
 		if (opt.cache_dir || opt.nprops)
 			usage_error("%s: a compiled blob is compiled already; --cache-dir and --prop do not apply",
 				    opt.model);
+		if (opt.weights) {
+			err = npr_arg_set_weights(r->fd, opt.weights, msg,
+						  sizeof(msg));
+			if (err && npr_arg_is_usage(err))
+				usage_error("%s", msg);
+			if (err)
+				fail("%s", msg);
+		}
 		err = npr_ioctl(r->fd, NPR_IOCTL_IMPORT, &ia);
 		free(blob);
 		if (err)
 			fail_lib(opt.model, err);
 		r->exec = ia.exec;
 	} else {
+		if (opt.weights)
+			usage_error("%s: --weights is for a weightless compiled blob; a model reads its own weights",
+				    opt.model);
 		npr_prep_model_load(&ml, opt.model, NULL);
 		/* with a cache the files are read only on a miss */
 		if (opt.cache_dir)
