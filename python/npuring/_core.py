@@ -562,8 +562,8 @@ class Model(_Ports):
 
     def _reload(self, device):
         m = Model._load(device, self._src)
-        if self._stateful:
-            m.make_stateful(dict(self._stateful))
+        for pairs, pattern in self._stateful:
+            m.make_stateful(dict(pairs), pattern)
         m._shapes = dict(self._shapes)
         return m
 
@@ -585,9 +585,12 @@ class Model(_Ports):
             self._shapes[find_port(self.inputs, k, "input").index] = \
                 tuple(int(d) for d in v)
 
-    def make_stateful(self, pairs):
+    def make_stateful(self, pairs, pattern=False):
         """Turn explicit state inputs and outputs into variables
-        (NPR_IOCTL_MAKE_STATEFUL): @pairs is {input name: output name}."""
+        (NPR_IOCTL_MAKE_STATEFUL): @pairs is {input name: output name}.
+        With @pattern the names hold one '*' each, matched against the
+        model's ports ({"past_key_values.*": "present.*"}: a language
+        model's KV cache, whose variables then grow with each step)."""
         keep = []
         arr = (uapi.state_pair * max(len(pairs), 1))()
         for i, (inp, out) in enumerate(pairs.items()):
@@ -596,9 +599,11 @@ class Model(_Ports):
                 keep.append(b)
                 setattr(arr[i], field, ctypes.addressof(b))
         a = uapi.make_stateful(model=self.handle, count=len(pairs),
-                               pairs=ctypes.addressof(arr))
+                               pairs=ctypes.addressof(arr),
+                               flags=uapi.MAKE_STATEFUL_PATTERN if pattern
+                               else 0)
         ioctl(self.device.fd, uapi.IOCTL_MAKE_STATEFUL, a)
-        self._stateful.extend(pairs.items())
+        self._stateful.append((list(pairs.items()), bool(pattern)))
         self._info, self.inputs, self.outputs = _read_ports(self.device.fd,
                                                             self.handle)
 

@@ -186,14 +186,39 @@ class VariableState:
     def get_name(self):
         return self.name
 
+    def _current_shape(self):
+        """The shape now: a growing variable's length is the current one."""
+        if all(d >= 0 for d in self.shape):
+            return self.shape
+        a = uapi.state_arg(req=self._req.handle, index=self.index)
+        ret = try_ioctl(self._req.device.fd, uapi.IOCTL_STATE_GET, a)
+        if ret < 0 and ret != -errno.EMSGSIZE:
+            fail(ret)
+        return tuple(a.dims[:a.rank])
+
     def get_state(self):
         """The current value, as a new array."""
         dt = dtype_of(self.elem_type)
-        arr = np.empty(self.shape, dt)
+        arr = np.empty(self._current_shape(), dt)
         a = uapi.state_arg(req=self._req.handle, index=self.index,
                            data=arr.ctypes.data, bytes=arr.nbytes)
         ioctl(self._req.device.fd, uapi.IOCTL_STATE_GET, a)
-        return arr
+        return arr.reshape(tuple(a.dims[:a.rank]))
+
+    def truncate(self, length):
+        """Keep the first @length positions of a growing variable (a KV
+        cache: rolling back rejected tokens); at most its current length."""
+        axes = [i for i, d in enumerate(self.shape) if d < 0]
+        if len(axes) != 1:
+            raise Error(errno.EINVAL, "variable %s does not grow: it has no length to truncate"
+                        % self.name)
+        shape = list(self._current_shape())
+        shape[axes[0]] = int(length)
+        a = uapi.state_arg(req=self._req.handle, index=self.index,
+                           flags=uapi.STATE_TRUNCATE,
+                           elem_type=self.elem_type, rank=len(shape))
+        _put_dims(a.dims, shape)
+        ioctl(self._req.device.fd, uapi.IOCTL_STATE_SET, a)
 
     def set_state(self, value):
         """Replace the value the next inference reads."""

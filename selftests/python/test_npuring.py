@@ -9,6 +9,7 @@ $NPR_SHARED; tests that need them skip without.
 import asyncio
 import ctypes
 import errno
+import json
 import os
 import re
 import shutil
@@ -31,6 +32,7 @@ SQZ_ONNX = os.path.join(ONNX, "squeezenet1_1.onnx")
 SQZ_IR = os.path.join(SHARED, "models", "ir", "squeezenet1.1", "FP16",
                       "squeezenet1.1.xml")
 ADDER = os.path.join(SHARED, "models", "ir-stateful", "adder_v11.xml")
+TINY_GPT = os.path.join(SHARED, "models", "llm", "tiny_gpt")
 HEADER = os.path.join(SRC, "uapi", "npuring.h")
 
 
@@ -501,6 +503,53 @@ class State(unittest.TestCase):
             self.assertEqual(cm.exception.errno, errno.EINVAL)
             other = d.compile_model(ADDER).create_infer_request()
             self.assertEqual(other.query_state()[0].get_state()[0, 0], 0)
+
+
+class KvCache(unittest.TestCase):
+    """A language model's KV cache as growing variables: the golden
+    tokens of tiny_gpt (PyTorch's), truncate and decode again."""
+
+    def decode(self, req, ids, n):
+        out = []
+        for _ in range(n):
+            logits = req.infer({"input_ids": np.array([ids], np.int64)})[0]
+            ids = [int(np.argmax(logits[0, -1]))]
+            out.append(ids[0])
+        return out
+
+    def test_tiny_gpt_golden_tokens_and_truncate(self):
+        need(TINY_GPT + ".onnx", TINY_GPT + ".json")
+        with open(TINY_GPT + ".json") as f:
+            gold = json.load(f)
+        tokens = [int(t) for t in np.fromfile(TINY_GPT + ".tokens.i64",
+                                                np.int64)]
+        prompt, want = gold["prompt"], tokens[len(gold["prompt"]):]
+        with npuring.Device("cpu") as d:
+            m = d.read_model(TINY_GPT + ".onnx")
+            m.make_stateful({"past_key_values.*": "present.*"},
+                            pattern=True)
+            self.assertEqual([p.name for p in m.inputs], ["input_ids"])
+            req = d.compile_model(m).create_infer_request()
+            st = req.query_state()
+            self.assertEqual(len(st), 2 * gold["layers"])
+            self.assertEqual(st[0].shape, (1, gold["heads"], -1,
+                                           gold["head_dim"]))
+            got = self.decode(req, prompt, 8)
+            self.assertEqual(got, want[:8])
+            # the prompt and 7 fed-back tokens are in the cache
+            n = len(prompt) + 7
+            self.assertEqual(st[0].get_state().shape[2], n)
+            # roll the last 4 tokens back, then decode them again
+            for v in st:
+                v.truncate(n - 4)
+            self.assertEqual(st[1].get_state().shape[2], n - 4)
+            self.assertEqual(self.decode(req, [want[3]], 4), want[4:8])
+            with self.assertRaises(npuring.Error) as cm:
+                st[0].truncate(1000)
+            self.assertEqual(cm.exception.errno, errno.EINVAL)
+            req.reset_state()
+            self.assertEqual(st[0].get_state().shape[2], 0)
+            self.assertEqual(self.decode(req, prompt, 2), want[:2])
 
 
 class Ktap(unittest.TextTestResult):
