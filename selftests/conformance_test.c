@@ -39,6 +39,7 @@
 #include "harness.h"
 #include "npuring.h"
 #include "onnx.pb-c.h"
+#include "slurp.h"
 
 #define TESTDATA_DEFAULT	"/usr/include/onnx/backend/test/data"
 #define CASE_TIMEOUT		60	/* seconds per case */
@@ -57,28 +58,6 @@ pathf(char *buf, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, len, fmt, ap);
 	va_end(ap);
-}
-
-static void *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	void *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET))
-		goto out;
-	buf = malloc(n ? n : 1);
-	if (buf && fread(buf, 1, n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	*len = n;
-out:
-	fclose(f);
-	return buf;
 }
 
 static const char *testdata_dir(void)
@@ -254,7 +233,7 @@ static bool tensor_read(const char *path, struct tensor *t, char *why,
 	int es;
 
 	memset(t, 0, sizeof(*t));
-	buf = slurp(path, &len);
+	buf = npr_test_slurp(path, &len);
 	if (!buf) {
 		snprintf(why, wlen, "cannot read %s", strrchr(path, '/') + 1);
 		return false;
@@ -585,7 +564,7 @@ static void *freeze_model(const char *dir, size_t *len)
 	Onnx__TensorProto *fr[MAX_PORTS];
 
 	pathf(path, sizeof(path), "%s/model.onnx", dir);
-	buf = slurp(path, &n);
+	buf = npr_test_slurp(path, &n);
 	if (!buf)
 		return NULL;
 	m = onnx__model_proto__unpack(NULL, n, buf);
@@ -611,7 +590,7 @@ static void *freeze_model(const char *dir, size_t *len)
 			continue;	/* input 0 stays an input */
 		pathf(path, sizeof(path), "%s/test_data_set_0/input_%zu.pb",
 		      dir, k - 1);
-		buf = slurp(path, &n);
+		buf = npr_test_slurp(path, &n);
 		if (!buf || nfree == MAX_PORTS)
 			goto out;
 		fr[nfree] = onnx__tensor_proto__unpack(NULL, n, buf);

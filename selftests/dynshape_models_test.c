@@ -19,27 +19,7 @@
 #include "harness.h"
 #include "npuring.h"
 #include "dynshape_util.h"
-
-static void *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	void *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) >= 0 &&
-	    !fseek(f, 0, SEEK_SET)) {
-		buf = malloc(n ? n : 1);
-		if (buf && fread(buf, 1, n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		}
-		*len = n;
-	}
-	fclose(f);
-	return buf;
-}
+#include "slurp.h"
 
 FIXTURE(dyn) {
 	int fd;
@@ -119,7 +99,7 @@ TEST_F(dyn, squeezenet_batch)
 		__s64 dims[4] = { batches[k], 3, 224, 224 };
 		struct npr_tensor_arg t1, t2;
 		float *in, *ref, *a, *b;
-		size_t len, rlen, i;
+		size_t len = 0, rlen = 0, i;
 		double m = 0, d = 0;
 
 		snprintf(path, sizeof(path),
@@ -128,8 +108,8 @@ TEST_F(dyn, squeezenet_batch)
 		snprintf(gold, sizeof(gold),
 			 "%s/onnx/squeezenet1_1.output_b%d.f32", self->dir,
 			 batches[k]);
-		in = read_file(path, &len);
-		ref = read_file(gold, &rlen);
+		in = npr_test_slurp(path, &len);
+		ref = npr_test_slurp(gold, &rlen);
 		ASSERT_TRUE(in && ref);
 		ASSERT_EQ(len, (size_t)batches[k] * 3 * 224 * 224 * 4);
 		a = run(self->fd, exec, dims, in, len, &t1);
@@ -179,7 +159,7 @@ TEST_F(dyn, squeezenet_two_dims)
 		SKIP(return, "no %s", path);
 	snprintf(path, sizeof(path), "%s/onnx/squeezenet1_1.input_b4.f32",
 		 self->dir);
-	in = read_file(path, &len);
+	in = npr_test_slurp(path, &len);
 	ASSERT_NE(in, NULL);
 	ASSERT_EQ(dyn_compile(self->fd, self->model, 0, 4, sig, NULL, -1,
 			      &exec), 0);

@@ -40,6 +40,7 @@
 #include "fault.h"
 #include "harness.h"
 #include "npuring.h"
+#include "slurp.h"
 
 /* EXPECT (WANT) and ASSERT (NEED) of a condition, with a message. */
 #define CHECK(cond, fatal, fmt, ...)					\
@@ -99,24 +100,6 @@ struct ctx {
 	int sites, absorbed, bare, walked;
 	int compile_sites;	/* COMPILE's, once walked */
 };
-
-static void *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	void *p;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) || !(p = malloc(st.st_size ? st.st_size : 1)) ||
-	    read(fd, p, st.st_size) != st.st_size) {
-		close(fd);
-		return NULL;
-	}
-	close(fd);
-	*len = st.st_size;
-	return p;
-}
 
 /*
  * The live blocks once they are at most @want (@want_bytes): the thread
@@ -584,10 +567,10 @@ static void setup(struct npr_test *_metadata, struct ctx *c,
 		NEED(snprintf(c->bin, sizeof(c->bin), "%s/%s",
 			      npr_test_shared(), m->bin) < (int)sizeof(c->bin),
 		     "path too long");
-	c->xml_mem = slurp(c->xml, &c->xml_len);
+	c->xml_mem = npr_test_slurp(c->xml, &c->xml_len);
 	NEED(c->xml_mem, "cannot read %s", c->xml);
 	if (m->bin) {
-		c->bin_mem = slurp(c->bin, &c->bin_len);
+		c->bin_mem = npr_test_slurp(c->bin, &c->bin_len);
 		NEED(c->bin_mem, "cannot read %s", c->bin);
 	}
 	/* in memory if there is a tmpfs: the walk writes thousands of

@@ -101,7 +101,7 @@ static void greedy(struct npr_test *_metadata, bool ring, bool file)
 		EXPECT_EQ(t[s], g.tokens[g.nprompt + s]);
 	EXPECT_NE(strstr(out, "\"tokens_per_s\":"), NULL);
 	EXPECT_NE(strstr(out, "\"peak_rss_kb\":"), NULL);
-	lg = lm_slurp(dump, &len);
+	lg = npr_test_slurp(dump, &len);
 	ASSERT_NONNULL(lg);
 	ASSERT_EQ(len, (size_t)g.nsteps * VOCAB * sizeof(float));
 	for (s = 0; s < g.nsteps; s++)

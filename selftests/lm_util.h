@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "npuring.h"
+#include "slurp.h"
 
 #define LM_MAX_LAYERS	32
 #define LM_MAX_PROPS	4
@@ -350,29 +351,6 @@ static inline int lm_step(struct lm *m, const int64_t *ids, int64_t seq,
 	return ret;
 }
 
-/* A whole file into a malloc'd buffer; NULL if it cannot be read. */
-static inline void *lm_slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	void *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET))
-		goto out;
-	buf = malloc(n ? n : 1);
-	if (buf && fread(buf, 1, n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	*len = n;
-out:
-	fclose(f);
-	return buf;
-}
-
 /* The goldens of a model NAME.onnx: NAME.{prefill_logits,step_logits}.f32 */
 struct lm_gold {
 	float *prefill;		/* [vocab] */
@@ -408,11 +386,11 @@ static inline int lm_gold_load(struct lm_gold *g, const char *onnx_path,
 		return -EINVAL;
 	n -= 5;
 	snprintf(p, sizeof(p), "%.*s.prefill_logits.f32", (int)n, onnx_path);
-	g->prefill = lm_slurp(p, &len[0]);
+	g->prefill = npr_test_slurp(p, &len[0]);
 	snprintf(p, sizeof(p), "%.*s.step_logits.f32", (int)n, onnx_path);
-	g->steps = lm_slurp(p, &len[1]);
+	g->steps = npr_test_slurp(p, &len[1]);
 	snprintf(p, sizeof(p), "%.*s.tokens.i64", (int)n, onnx_path);
-	g->tokens = lm_slurp(p, &len[2]);
+	g->tokens = npr_test_slurp(p, &len[2]);
 	if (!g->prefill || !g->steps || !g->tokens) {
 		lm_gold_free(g);
 		return -ENOENT;

@@ -190,17 +190,8 @@ static void decode(struct npr_test *_metadata, struct dec *d, int from,
 static char *slurp_text(const char *path)
 {
 	size_t n = 0;
-	char *t = lm_slurp(path, &n), *z;
 
-	if (!t)
-		return NULL;
-	z = realloc(t, n + 1);
-	if (!z) {
-		free(t);
-		return NULL;
-	}
-	z[n] = 0;
-	return z;
+	return npr_test_slurp(path, &n);
 }
 
 static int count(const char *t, const char *what)

@@ -34,33 +34,11 @@
 #include "onnx/onnx.h"
 #include "onnx.pb-c.h"
 #include "onnx_util.h"
+#include "slurp.h"
 
 #define TOLERANCE_REL	1e-4
 
 /* ---- helpers ------------------------------------------------------------ */
-
-/* A whole file into a malloc'd buffer; NULL if it cannot be read. */
-static void *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	void *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET))
-		goto out;
-	buf = malloc(n ? n : 1);
-	if (buf && fread(buf, 1, n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	*len = n;
-out:
-	fclose(f);
-	return buf;
-}
 
 /* $NPR_SHARED/models/onnx/<rel> into @buf; false if it does not fit. */
 static bool __attribute__((format(printf, 3, 4)))
@@ -602,7 +580,7 @@ static float *read_f32(struct npr_test *_metadata, const char *name,
 
 	ASSERT_TRUE(onnx_path(path, sizeof(path), "%s.%s_b%d.f32", name, what,
 			      batch));
-	p = read_file(path, &len);
+	p = npr_test_slurp(path, &len);
 	if (!p)
 		TH_LOG("cannot read %s", path);
 	ASSERT_NONNULL(p);
@@ -689,7 +667,7 @@ TEST_F(onnx, initializers_refer_to_the_mapped_file)
 	ASSERT_TRUE(onnx_path(path, sizeof(path), "squeezenet1_1.onnx"));
 	if (access(path, R_OK))
 		SKIP(return, "model %s not found", path);
-	self->buf = read_file(path, &self->len);
+	self->buf = npr_test_slurp(path, &self->len);
 	ASSERT_NONNULL(self->buf);
 	file = self->buf;
 	ASSERT_EQ(npr_onnx_load_file(path, &gf), 0);
@@ -837,12 +815,12 @@ TEST_F(onnx, compile_lets_the_file_pages_go_results_identical)
 			      "squeezenet1_1.input_b1.f32"));
 	if (access(path, R_OK) || access(ipath, R_OK))
 		SKIP(return, "model %s or its input not found", path);
-	in = read_file(ipath, &len);
+	in = npr_test_slurp(ipath, &len);
 	ASSERT_NONNULL(in);
 	ASSERT_EQ(len, 3 * 224 * 224 * sizeof(float));
 	ASSERT_TRUE(onnx_path(ipath, sizeof(ipath),
 			      "squeezenet1_1.output_b1.f32"));
-	ref = read_file(ipath, &len);
+	ref = npr_test_slurp(ipath, &len);
 	ASSERT_NONNULL(ref);
 	ASSERT_EQ(len, 1000 * sizeof(float));
 

@@ -28,6 +28,7 @@
 #include "ir/ir.h"
 #include "onnx/onnx.h"
 #include "harness.h"
+#include "slurp.h"
 
 #define MAX_PORTS	8
 
@@ -432,27 +433,6 @@ static struct npr_graph *load_graph(struct npr_test *_metadata,
 	return g;
 }
 
-static void *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) >= 0 &&
-	    !fseek(f, 0, SEEK_SET)) {
-		buf = malloc(n + 1);
-		if (buf && fread(buf, 1, n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		}
-		*len = n;
-	}
-	fclose(f);
-	return buf;
-}
-
 /* The weights a snippet variant stands for (see FIXTURE_VARIANT(rt)). */
 static void *snippet_bin(const FIXTURE_VARIANT(rt) *v)
 {
@@ -495,7 +475,7 @@ TEST_F_TIMEOUT(rt, written_model_gives_identical_outputs, 300)
 	if (!model_path(path, sizeof(path), variant->rel))
 		SKIP(return, "model %s not found", path);
 	if (variant->bin_size) {
-		snip_xml = slurp(path, &snip_len);
+		snip_xml = npr_test_slurp(path, &snip_len);
 		snip_bin = snippet_bin(variant);
 		ASSERT_NONNULL(snip_xml);
 		ASSERT_NONNULL(snip_bin);

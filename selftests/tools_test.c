@@ -35,6 +35,7 @@
 
 #include "harness.h"
 #include "tools/image.h"
+#include "slurp.h"
 
 #define EYE	"models/ir/open-closed-eye-0001/FP32/open-closed-eye-0001.xml"
 #define FACE	"models/ir/face-detection-retail-0004/FP32-v10/face-detection-retail-0004.xml"
@@ -1306,29 +1307,6 @@ TEST(run_classifies_a_jpeg_as_its_png)
 	unlink(path);
 }
 
-/* A whole file (malloc'd), its size in *len; NULL if unreadable. */
-static void *slurp_path(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY);
-	struct stat st;
-	void *buf;
-
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) || !(buf = malloc(st.st_size + 1))) {
-		close(fd);
-		return NULL;
-	}
-	if (read(fd, buf, st.st_size) != st.st_size) {
-		free(buf);
-		close(fd);
-		return NULL;
-	}
-	close(fd);
-	*len = st.st_size;
-	return buf;
-}
-
 static int write_path(const char *path, const void *buf, size_t len)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -1371,9 +1349,9 @@ TEST(run_feeds_typed_and_empty_inputs)
 	snprintf(empty, sizeof(empty), "%s/empty", dir);
 	snprintf(dump, sizeof(dump), "%s/out", dir);
 	snprintf(logits, sizeof(logits), "%s/logits.f32", dump);
-	tok = slurp_path(model("models/llm/tiny_gpt.tokens.i64"),
+	tok = npr_test_slurp(model("models/llm/tiny_gpt.tokens.i64"),
 				  &tlen);
-	gold = slurp_path(
+	gold = npr_test_slurp(
 		model("models/llm/tiny_gpt.prefill_logits.f32"), &glen);
 	ASSERT_TRUE(tok && gold && tlen >= 8 * sizeof(int64_t) &&
 		    glen == 512 * sizeof(float));
@@ -1418,7 +1396,7 @@ TEST(run_feeds_typed_and_empty_inputs)
 				TH_LOG("npr-run: %s", err);
 			ASSERT_EQ(st, 0);
 			EXPECT_NE(strstr(out, "[1,4,0,32]"), NULL);
-			got = slurp_path(logits, &olen);
+			got = npr_test_slurp(logits, &olen);
 			ASSERT_NONNULL(got);
 			ASSERT_EQ(olen, 8 * 512 * sizeof(float));
 			for (k = 0; k < 512; k++) {

@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 
 #include "npu/ze_graph.h"
+#include "slurp.h"
 
 /* One vnpu context with the open-closed-eye graph (1 input, 1 output). */
 struct zl {
@@ -95,24 +96,6 @@ static const char *const zl_names[] = {
 	"zeCommandListDestroy", "zeCommandQueueDestroy",
 };
 
-static uint8_t *read_file(const char *path, size_t *size)
-{
-	struct stat st;
-	uint8_t *buf;
-	FILE *f = fopen(path, "rb");
-
-	if (!f)
-		return NULL;
-	if (fstat(fileno(f), &st) || !(buf = malloc(st.st_size + 1)) ||
-	    fread(buf, 1, st.st_size, f) != (size_t)st.st_size) {
-		fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	*size = st.st_size;
-	return buf;
-}
-
 /* NGRAPH_LITE, classic layout, of the model at models/ir/@rel. */
 static uint8_t *ngraph_lite(const char *rel, size_t *size)
 {
@@ -124,11 +107,11 @@ static uint8_t *ngraph_lite(const char *rel, size_t *size)
 	uint64_t v;
 
 	model_path(path, sizeof(path), rel);
-	xml = read_file(path, &xs);
+	xml = npr_test_slurp(path, &xs);
 	n = strlen(path);
 	if (n > 4)
 		strcpy(path + n - 4, ".bin");
-	bin = read_file(path, &bs);
+	bin = npr_test_slurp(path, &bs);
 	if (xml && bin)
 		buf = malloc(24 + xs + bs);
 	if (buf) {
