@@ -278,10 +278,10 @@ nomem:
  * fused once here, where shapes allow: the graphs of its input shape
  * signatures are views of this one (ref/signature.c).
  */
-static int cpu_fuse(struct npr_graph *g)
+static int cpu_fuse(struct npr_exec *ex, unsigned int *which)
 {
 	const char *no = npr_env(NPR_ENV_CPU_NO_FUSE);
-	unsigned int off = 0;
+	unsigned int off = 0, on;
 	int err;
 
 	if (no) {
@@ -289,16 +289,26 @@ static int cpu_fuse(struct npr_graph *g)
 		if (err)
 			return err;
 	}
-	err = npr_pass_lmfuse(g, NPR_LMFUSE_ALL & ~off, NULL);
+	on = NPR_LMFUSE_ALL & ~off;
+	/*
+	 * With dynamic input dimensions the patterns have no shapes yet:
+	 * only the MatMul weights are rewritten here (once, in the exec's
+	 * graph); each signature's plan fuses the rest (ref/signature.c).
+	 */
+	*which = on & ~(1u << NPR_LMFUSE_MATMUL);
+	if (ex->dyn_inputs)
+		on &= 1u << NPR_LMFUSE_MATMUL;
+	err = npr_pass_lmfuse(ex->g, on, NULL);
 	return err < 0 ? err : 0;
 }
 
 static int cpu_compile(struct npr_exec *ex)
 {
 	struct ref_exec *re;
+	unsigned int which;
 	int err;
 
-	err = cpu_fuse(ex->g);
+	err = cpu_fuse(ex, &which);
 	if (err)
 		return err;
 	re = calloc(1, sizeof(*re));
@@ -306,6 +316,7 @@ static int cpu_compile(struct npr_exec *ex)
 		return -ENOMEM;
 	ex->priv = re;
 	re->g = ex->g;
+	re->fuse = which;
 	/* dynamic input dimensions: a plan per input shape signature */
 	if (ex->dyn_inputs)
 		return npr_cpu_sig_init(ex, re);

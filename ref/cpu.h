@@ -66,6 +66,7 @@ struct ref_exec {
 	bool group_set;		/* by NPR_CPU_GROUP */
 	bool *gslot;		/* per value: one group's slot, every group */
 	bool copy_inputs;	/* NPR_CPU_COPY_INPUTS: never read in place */
+	unsigned int fuse;	/* lmfuse kinds each signature's plan makes */
 	int *cat;		/* per step: the input of a growing variable
 				 * its Concat reads in place (ref/state.c),
 				 * -1; NULL when none */

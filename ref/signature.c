@@ -38,6 +38,7 @@
 #include "error.h"
 #include "object.h"
 #include "ops/infer.h"
+#include "passes/lmfuse.h"
 #include "sys.h"
 #include "tensor.h"
 #include "cpu.h"
@@ -228,6 +229,12 @@ static int sig_make(struct npr_request *rq, struct ref_sig **out)
 		err = npr_infer_graph(g, false, true);
 	if (!err)
 		err = npr_infer_mark_dead(g);
+	/* the patterns have shapes now (MatMul weights: at compile) */
+	if (!err && g->view)
+		err = npr_pass_lmfuse(g, ((struct ref_exec *)ex->priv)->fuse,
+				      NULL);
+	if (err > 0)
+		err = 0;
 	if (!err)
 		err = npr_cpu_plan_graph(ex, s->re);
 	if (err) {
