@@ -108,6 +108,7 @@ void npr_cpu_plan_free(struct npr_exec *ex, struct ref_exec *re)
 	free(re->steps);
 	free(re->off);
 	free(re->cat);
+	free(re->poly);
 	free(re);
 }
 
@@ -230,7 +231,7 @@ int npr_cpu_plan_graph(struct npr_exec *ex, struct ref_exec *re)
 				return npr_node_err(n, -EOPNOTSUPP,
 						    "the cpu device has no kernel for this op");
 			if (re->fast[i] != &npr_cpu_absorbed_mark) {
-				if (npr_node_dynamic(g, n)) {
+				if (ref_node_dyn(re, g, i)) {
 					if (n->op->flags & NPR_OP_BODIES)
 						return npr_node_err(n, -EOPNOTSUPP,
 								    "a sub-graph op with shapes that depend on input values is not supported");
@@ -506,7 +507,8 @@ static int run_step(struct npr_request *rq, struct ref_exec *re,
 		return 0;
 	}
 	if (re->dyn[i]) {
-		err = npr_cpu_dyn_run(rq, rr, g, re->steps[i], re->kern[i]);
+		err = npr_cpu_dyn_run(rq, rr, g, re->steps[i], re->kern[i],
+				      re->poly != NULL);
 		if (re->prof_ns)
 			npr_cpu_prof_step(re, i, npr_now_ns() - t0);
 		npr_cpu_prof_add(rq, re->steps[i], npr_now_ns() - t0, "ref",
@@ -583,6 +585,9 @@ int npr_cpu_run(struct npr_request *rq, struct ref_exec *re,
 		/* a variable that grows: in blocks with room between */
 		if (rq->pitch && rq->pitch[i].pitch) {
 			if (npr_cpu_state_in_place(re, i)) {
+				/* its length, for a plan of every length */
+				t->shape = rq->in[i].shape;
+				t->nbytes = rq->in[i].nbytes;
 				t->data = rq->in[i].data;
 			} else {
 				t->data = (char *)rr->arena + re->off[v];
