@@ -67,9 +67,9 @@ struct ref_exec {
 	bool *gslot;		/* per value: one group's slot, every group */
 	bool copy_inputs;	/* NPR_CPU_COPY_INPUTS: never read in place */
 	unsigned int fuse;	/* lmfuse kinds each signature's plan makes */
-	bool *poly;		/* per node: a dynamic step of a plan for every
-				 * length of the growing variables (ref/poly.c),
-				 * or NULL */
+	bool *poly;		/* per node: a dynamic step of a plan for
+				 * every length of the growing variables
+				 * (ref/poly.c), or NULL */
 	int *cat;		/* per step: the input of a growing variable
 				 * its Concat reads in place (ref/state.c),
 				 * -1; NULL when none */

@@ -132,7 +132,8 @@ int npr_cpu_dyn_run(struct npr_request *rq, struct ref_request *rr,
 		    !npr_shape_eq(&g->vals[o].shape, &v->shape))
 			return npr_node_err(n, -ESTALE,
 					    "output %d: shape %s, planned for another",
-					    j, npr_shape_str(&v->shape, b, sizeof(b)));
+					    j, npr_shape_str(&v->shape, b,
+							     sizeof(b)));
 		if (numel < 0 || !npr_elem_size(v->type))
 			return npr_node_err(n, -EINVAL,
 					    "output %d: shape %s %s at run time",

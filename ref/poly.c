@@ -25,7 +25,8 @@
  *
  * Everything else (the weights' MatMuls, the norms, the MLP) keeps its
  * planned kernels and arena slots.  Only plans whose growing variables
- * are read in place by their Concat (ref/state.c) qualify.
+ * are read in place by their Concat (ref/state.c) qualify, and only when
+ * no fusion (lib/passes/lmfuse.c) took a T value in as a constant.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -163,9 +164,11 @@ int npr_cpu_poly_classify(const struct npr_exec *ex,
 				any |= cls[n->in[j]];
 		for (j = 0; j < n->nout; j++) {
 			int o = n->out[j];
-			const struct npr_value *a = &g->vals[o], *b = &g2->vals[o];
+			const struct npr_value *a = &g->vals[o];
+			const struct npr_value *b = &g2->vals[o];
 
-			if (!a->data != !b->data || a->shape.rank != b->shape.rank)
+			if (!a->data != !b->data ||
+			    a->shape.rank != b->shape.rank)
 				return 0;
 			if (a->data && any && !ex->g->vals[o].data)
 				cls[o] |= NPR_POLY_T;
@@ -186,23 +189,51 @@ int npr_cpu_poly_classify(const struct npr_exec *ex,
  * @ex: the exec.
  * @g: the view, inferred for the signature and fused (lib/passes/lmfuse.c).
  * @cls, @ps: from npr_cpu_poly_classify().
+ * @was_dead: per node, dead before the fusions.
  * @poly: Out. Per node of @g, allocated: a step that must be dynamic.
  *
  * The T values lose their folded data (their nodes come back to life),
  * the V values computed by nodes get their dynamic dimensions, and every
  * live node reading a V or T value is marked.
  *
- * Return: 1 done; 0 when a node needed was not planned for (the caller
- * plans the signature alone); -ENOMEM.
+ * Return: 1 done; 0 when a node needed was not planned for, or a fusion
+ * took a T value's data in (a constant it checked or copied, which
+ * another length would change): the caller plans the signature alone;
+ * -ENOMEM.
  */
 int npr_cpu_poly_apply(const struct npr_exec *ex, struct npr_graph *g,
 		       const unsigned char *cls, const struct npr_shape *ps,
-		       bool **poly)
+		       const bool *was_dead, bool **poly)
 {
 	bool *mark;
 	int i, j, err;
 
 	*poly = NULL;
+	mark = calloc(g->nvals ? g->nvals : 1, sizeof(*mark));
+	if (!mark)
+		return -ENOMEM;
+	/* the T values that live nodes read (mark: per value here) */
+	for (i = 0; i < g->nnodes; i++)
+		for (j = 0; !g->nodes[i].dead && j < g->nodes[i].nin; j++)
+			if (g->nodes[i].in[j] >= 0)
+				mark[g->nodes[i].in[j]] = true;
+	for (i = 0; i < g->nnodes; i++) {
+		const struct npr_node *n = &g->nodes[i];
+
+		if (!n->dead || was_dead[i])
+			continue;
+		/* absorbed by a fusion: its T inputs must stay read */
+		for (j = 0; j < n->nin; j++) {
+			int v = n->in[j];
+
+			if (v >= 0 && (cls[v] & NPR_POLY_T) &&
+			    g->vals[v].data && !mark[v]) {
+				free(mark);
+				return 0;
+			}
+		}
+	}
+	free(mark);
 	mark = calloc(g->nnodes ? g->nnodes : 1, sizeof(*mark));
 	if (!mark)
 		return -ENOMEM;

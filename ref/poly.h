@@ -27,6 +27,6 @@ int npr_cpu_poly_classify(const struct npr_exec *ex,
 			  unsigned char *cls, struct npr_shape *ps);
 int npr_cpu_poly_apply(const struct npr_exec *ex, struct npr_graph *g,
 		       const unsigned char *cls, const struct npr_shape *ps,
-		       bool **poly);
+		       const bool *was_dead, bool **poly);
 
 #endif /* NPR_REF_POLY_H */

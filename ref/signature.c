@@ -270,6 +270,7 @@ static int sig_plan(struct npr_exec *ex, struct ref_sig *s, bool poly)
 	struct ref_exec *re = ex->priv;
 	struct npr_shape *ps = NULL;
 	unsigned char *cls = NULL;
+	bool *was_dead = NULL;
 	struct npr_graph *g;
 	int i, err;
 
@@ -280,19 +281,26 @@ static int sig_plan(struct npr_exec *ex, struct ref_sig *s, bool poly)
 	if (poly) {
 		cls = malloc(g->nvals ? g->nvals : 1);
 		ps = malloc(sizeof(*ps) * (g->nvals ? g->nvals : 1));
-		err = cls && ps ? sig_classify(ex, s, g, cls, ps) : -ENOMEM;
+		was_dead = malloc(sizeof(*was_dead) *
+				  (g->nnodes ? g->nnodes : 1));
+		err = cls && ps && was_dead ?
+		      sig_classify(ex, s, g, cls, ps) : -ENOMEM;
 		poly = err > 0;
+		for (i = 0; poly && i < g->nnodes; i++)
+			was_dead[i] = g->nodes[i].dead;
 	}
 	/* the patterns have shapes now (MatMul weights: at compile) */
 	if (err >= 0 && g->view)
 		err = npr_pass_lmfuse(g, re->fuse, NULL);
 	if (err >= 0 && poly) {
-		err = npr_cpu_poly_apply(ex, g, cls, ps, &s->re->poly);
+		err = npr_cpu_poly_apply(ex, g, cls, ps, was_dead,
+					 &s->re->poly);
 		if (!err)
 			err = -EAGAIN;
 	}
 	free(cls);
 	free(ps);
+	free(was_dead);
 	if (err >= 0)
 		err = npr_cpu_plan_graph(ex, s->re);
 	/* the growing variables read where they lie, at any length; no
@@ -461,7 +469,7 @@ static void sig_drop_poly(struct npr_exec *ex)
 	struct ref_sig **pp, *s, *gone = NULL;
 
 	pthread_mutex_lock(&c->lock);
-	c->no_poly = true;
+	__atomic_store_n(&c->no_poly, true, __ATOMIC_RELAXED);
 	for (pp = &c->list; (s = *pp);) {
 		if (!s->poly) {
 			pp = &s->next;
