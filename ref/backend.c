@@ -108,6 +108,7 @@ void npr_cpu_plan_free(struct npr_exec *ex, struct ref_exec *re)
 	free(re->steps);
 	free(re->off);
 	free(re->cat);
+	free(re->poly);
 	free(re);
 }
 
@@ -230,7 +231,7 @@ int npr_cpu_plan_graph(struct npr_exec *ex, struct ref_exec *re)
 				return npr_node_err(n, -EOPNOTSUPP,
 						    "the cpu device has no kernel for this op");
 			if (re->fast[i] != &npr_cpu_absorbed_mark) {
-				if (npr_node_dynamic(g, n)) {
+				if (ref_node_dyn(re, g, i)) {
 					if (n->op->flags & NPR_OP_BODIES)
 						return npr_node_err(n, -EOPNOTSUPP,
 								    "a sub-graph op with shapes that depend on input values is not supported");
@@ -278,10 +279,10 @@ nomem:
  * fused once here, where shapes allow: the graphs of its input shape
  * signatures are views of this one (ref/signature.c).
  */
-static int cpu_fuse(struct npr_graph *g)
+static int cpu_fuse(struct npr_exec *ex, unsigned int *which)
 {
 	const char *no = npr_env(NPR_ENV_CPU_NO_FUSE);
-	unsigned int off = 0;
+	unsigned int off = 0, on;
 	int err;
 
 	if (no) {
@@ -289,16 +290,26 @@ static int cpu_fuse(struct npr_graph *g)
 		if (err)
 			return err;
 	}
-	err = npr_pass_lmfuse(g, NPR_LMFUSE_ALL & ~off, NULL);
+	on = NPR_LMFUSE_ALL & ~off;
+	/*
+	 * With dynamic input dimensions the patterns have no shapes yet:
+	 * only the MatMul weights are rewritten here (once, in the exec's
+	 * graph); each signature's plan fuses the rest (ref/signature.c).
+	 */
+	*which = on & ~(1u << NPR_LMFUSE_MATMUL);
+	if (ex->dyn_inputs)
+		on &= 1u << NPR_LMFUSE_MATMUL;
+	err = npr_pass_lmfuse(ex->g, on, NULL);
 	return err < 0 ? err : 0;
 }
 
 static int cpu_compile(struct npr_exec *ex)
 {
 	struct ref_exec *re;
+	unsigned int which;
 	int err;
 
-	err = cpu_fuse(ex->g);
+	err = cpu_fuse(ex, &which);
 	if (err)
 		return err;
 	re = calloc(1, sizeof(*re));
@@ -306,6 +317,7 @@ static int cpu_compile(struct npr_exec *ex)
 		return -ENOMEM;
 	ex->priv = re;
 	re->g = ex->g;
+	re->fuse = which;
 	/* dynamic input dimensions: a plan per input shape signature */
 	if (ex->dyn_inputs)
 		return npr_cpu_sig_init(ex, re);
@@ -495,7 +507,8 @@ static int run_step(struct npr_request *rq, struct ref_exec *re,
 		return 0;
 	}
 	if (re->dyn[i]) {
-		err = npr_cpu_dyn_run(rq, rr, g, re->steps[i], re->kern[i]);
+		err = npr_cpu_dyn_run(rq, rr, g, re->steps[i], re->kern[i],
+				      re->poly != NULL);
 		if (re->prof_ns)
 			npr_cpu_prof_step(re, i, npr_now_ns() - t0);
 		npr_cpu_prof_add(rq, re->steps[i], npr_now_ns() - t0, "ref",
@@ -572,6 +585,9 @@ int npr_cpu_run(struct npr_request *rq, struct ref_exec *re,
 		/* a variable that grows: in blocks with room between */
 		if (rq->pitch && rq->pitch[i].pitch) {
 			if (npr_cpu_state_in_place(re, i)) {
+				/* its length, for a plan of every length */
+				t->shape = rq->in[i].shape;
+				t->nbytes = rq->in[i].nbytes;
 				t->data = rq->in[i].data;
 			} else {
 				t->data = (char *)rr->arena + re->off[v];

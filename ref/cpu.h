@@ -66,6 +66,10 @@ struct ref_exec {
 	bool group_set;		/* by NPR_CPU_GROUP */
 	bool *gslot;		/* per value: one group's slot, every group */
 	bool copy_inputs;	/* NPR_CPU_COPY_INPUTS: never read in place */
+	unsigned int fuse;	/* lmfuse kinds each signature's plan makes */
+	bool *poly;		/* per node: a dynamic step of a plan for
+				 * every length of the growing variables
+				 * (ref/poly.c), or NULL */
 	int *cat;		/* per step: the input of a growing variable
 				 * its Concat reads in place (ref/state.c),
 				 * -1; NULL when none */
@@ -92,6 +96,13 @@ struct ref_request {
 	void **dbuf;		/* per value: buffer of a dynamic value */
 	size_t *dcap;		/* its size */
 };
+
+/* Node @i's output shapes are inferred at every run? */
+static inline bool ref_node_dyn(const struct ref_exec *re,
+				const struct npr_graph *g, int i)
+{
+	return npr_node_dynamic(g, &g->nodes[i]) || (re->poly && re->poly[i]);
+}
 
 /* A fused step with a plan (not a mark)? */
 static inline bool ref_fast_real(const struct ref_fast *f)

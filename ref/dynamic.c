@@ -77,6 +77,8 @@ int npr_cpu_dyn_create(const struct ref_exec *re, struct ref_request *rr,
  * @g: the graph planned (the exec's, or an input shape signature's).
  * @node: the step's node.
  * @kern: its kernel (struct ref_exec, @kern).
+ * @check: an output whose shape in @g is static must come out with it
+ *         (a plan for every length of the growing variables, ref/poly.c).
  *
  * Infers the output shapes from the actual inputs (values included) in
  * the request's copy of the graph, gives the outputs buffers of the
@@ -84,12 +86,14 @@ int npr_cpu_dyn_create(const struct ref_exec *re, struct ref_request *rr,
  * memory budget: npr_request_grow()), runs the kernel.
  *
  * Context: the request's thread; requests run concurrently.
- * Return: 0; -EINVAL for a shape that is not static or an element type
- * without a size; -EFBIG for an output of more than 4 GiB or past the
+ * Return: 0; -ESTALE when @check finds another shape (nothing run);
+ * -EINVAL for a shape that is not static or an element type without a
+ * size; -EFBIG for an output of more than 4 GiB or past the
  * budget; -ENOMEM; the op's infer or kernel error.
  */
 int npr_cpu_dyn_run(struct npr_request *rq, struct ref_request *rr,
-		    const struct npr_graph *g, int node, npr_eval_fn kern)
+		    const struct npr_graph *g, int node, npr_eval_fn kern,
+		    bool check)
 {
 	struct npr_node *n = &rr->rnodes[node];
 	char b[128];
@@ -124,6 +128,12 @@ int npr_cpu_dyn_run(struct npr_request *rq, struct ref_request *rr,
 		int64_t numel = npr_shape_numel(&v->shape);
 		size_t bytes = npr_tensor_bytes(v->type, numel);
 
+		if (check && npr_shape_static(&g->vals[o].shape) &&
+		    !npr_shape_eq(&g->vals[o].shape, &v->shape))
+			return npr_node_err(n, -ESTALE,
+					    "output %d: shape %s, planned for another",
+					    j, npr_shape_str(&v->shape, b,
+							     sizeof(b)));
 		if (numel < 0 || !npr_elem_size(v->type))
 			return npr_node_err(n, -EINVAL,
 					    "output %d: shape %s %s at run time",
@@ -136,22 +146,33 @@ int npr_cpu_dyn_run(struct npr_request *rq, struct ref_request *rr,
 					    j, npr_shape_str(&v->shape, b, sizeof(b)),
 					    bytes, DYN_MAX_BYTES);
 		if (bytes > rr->dcap[o] || !rr->dbuf[o]) {
+			/* by half at least: a value that grows a little at
+			 * every run (a KV cache's reader) is not
+			 * reallocated at every run */
+			size_t want = bytes, more = rr->dcap[o] / 2;
 			char what[128];
 			void *p;
 
+			if (rr->dcap[o] && bytes - rr->dcap[o] < more)
+				want = rr->dcap[o] + more;
 			snprintf(what, sizeof(what),
 				 "output %d of node '%s' (%s), shape %s,", j,
 				 n->name ? n->name : "?", n->type,
 				 npr_shape_str(&v->shape, b, sizeof(b)));
-			err = npr_request_grow(rq, rr->dcap[o], bytes, what);
+			err = npr_request_grow(rq, rr->dcap[o], want, what);
+			if (err && want > bytes) {
+				want = bytes;
+				err = npr_request_grow(rq, rr->dcap[o], want,
+						       what);
+			}
 			if (err)
 				return err;
-			p = npr_alloc(bytes);
+			p = npr_alloc(want);
 			if (!p)
 				return -ENOMEM;
 			free(rr->dbuf[o]);
 			rr->dbuf[o] = p;
-			rr->dcap[o] = bytes;
+			rr->dcap[o] = want;
 		}
 		t->type = v->type;
 		t->shape = v->shape;

@@ -17,6 +17,7 @@ void npr_cpu_dyn_destroy(struct ref_request *rr, const struct npr_graph *g);
 struct npr_request;
 
 int npr_cpu_dyn_run(struct npr_request *rq, struct ref_request *rr,
-		    const struct npr_graph *g, int node, npr_eval_fn kern);
+		    const struct npr_graph *g, int node, npr_eval_fn kern,
+		    bool check);
 
 #endif /* NPR_REF_DYNAMIC_H */

@@ -138,7 +138,7 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re,
 		struct ref_fast *f;
 		int abs[NPR_FUSION_MAX], nabs, last;
 
-		if (n->dead || re->fast[i] || npr_node_dynamic(g, n))
+		if (n->dead || re->fast[i] || ref_node_dyn(re, g, i))
 			continue;
 		/* weights without data: only from the prepared buffers */
 		if (n->nin > 1 && !npr_in(g, n, 1)->data &&
@@ -167,7 +167,7 @@ static int plan_fast(struct npr_graph *g, struct ref_exec *re,
 			}
 		}
 		for (j = 0; j < nabs; j++)
-			if (npr_node_dynamic(g, &g->nodes[abs[j]]))
+			if (ref_node_dyn(re, g, abs[j]))
 				break;
 		if (j < nabs) {
 			npr_conv_plan_free(plan);

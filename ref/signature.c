@@ -38,17 +38,22 @@
 #include "error.h"
 #include "object.h"
 #include "ops/infer.h"
+#include "passes/lmfuse.h"
 #include "sys.h"
 #include "tensor.h"
 #include "cpu.h"
 #include "dynamic.h"
 #include "plan.h"
+#include "poly.h"
 #include "signature.h"
+#include "state.h"
 
 /**
  * struct ref_sig - the plan of one input shape signature
  * @in: per input of the exec, its shape.
  * @re: the plan; @re->g the graph inferred for @in (owned).
+ * @poly: planned for every length of the growing variables (ref/poly.c):
+ *        @in's lengths are those of the first.
  * @refs: the cache's (while listed) and each request's laid out for it.
  * @used: when last used (struct ref_sigs @clock).
  * @next: the cache's list.
@@ -56,6 +61,7 @@
 struct ref_sig {
 	struct npr_shape *in;
 	struct ref_exec *re;
+	bool poly;
 	int refs;
 	uint64_t used;
 	struct ref_sig *next;
@@ -68,6 +74,8 @@ struct ref_sig {
  * @n: their number.
  * @clock: counts the lookups, for @used.
  * @cap: CPU_RUNTIME_CACHE_CAPACITY of the exec.
+ * @no_poly: a plan for every length failed its check once: plans per
+ *           signature only from then on.
  */
 struct ref_sigs {
 	pthread_mutex_t lock;
@@ -75,6 +83,7 @@ struct ref_sigs {
 	int n;
 	uint64_t clock;
 	int cap;
+	bool no_poly;
 };
 
 static void sig_free(struct npr_exec *ex, struct ref_sig *s)
@@ -179,6 +188,8 @@ static bool sig_match(const struct npr_exec *ex, const struct ref_sig *s,
 {
 	int i;
 
+	if (s->poly)
+		return npr_cpu_poly_match(ex, s->in, rq);
 	for (i = 0; i < ex->nin; i++)
 		if (!npr_shape_eq(&s->in[i], &rq->in[i].shape))
 			return false;
@@ -186,38 +197,24 @@ static bool sig_match(const struct npr_exec *ex, const struct ref_sig *s,
 }
 
 /*
- * A new plan for the shapes of @rq's inputs: the exec's graph inferred
- * again for them, then planned.
+ * @out: a view of the exec's graph (a clone when it has bodies: their
+ * infer changes them) inferred for the input shapes @in, its dead nodes
+ * marked.
  */
-static int sig_make(struct npr_request *rq, struct ref_sig **out)
+static int sig_view(struct npr_exec *ex, const struct npr_shape *in,
+		    struct npr_graph **out)
 {
-	struct npr_exec *ex = rq->ex;
 	struct npr_graph *g;
-	struct ref_sig *s;
-	int i, err;
+	int i, err = 0;
 
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->refs = 1;
-	s->in = malloc(sizeof(*s->in) * (ex->nin ? ex->nin : 1));
-	s->re = calloc(1, sizeof(*s->re));
-	/* a graph with bodies is copied: their infer changes them */
 	g = npr_graph_view(ex->g);
 	if (!g)
 		g = npr_graph_clone_shared(ex->g);
-	if (!s->in || !s->re || !g) {
-		npr_graph_free(g);
-		sig_free(ex, s);
+	if (!g)
 		return -ENOMEM;
-	}
-	s->re->g = g;
-	for (i = 0; i < ex->nin; i++) {
-		s->in[i] = rq->in[i].shape;
-		g->vals[ex->in[i].value].shape = rq->in[i].shape;
-	}
+	for (i = 0; i < ex->nin; i++)
+		g->vals[ex->in[i].value].shape = in[i];
 	/* the clone's params are not parsed; the dead nodes need none */
-	err = 0;
 	for (i = 0; i < g->nnodes && !err; i++) {
 		struct npr_node *n = &g->nodes[i];
 
@@ -228,8 +225,132 @@ static int sig_make(struct npr_request *rq, struct ref_sig **out)
 		err = npr_infer_graph(g, false, true);
 	if (!err)
 		err = npr_infer_mark_dead(g);
-	if (!err)
+	if (err) {
+		npr_graph_free(g);
+		return err;
+	}
+	*out = g;
+	return 0;
+}
+
+/*
+ * With @poly, which values of @g depend on the growing variables'
+ * lengths (@cls, @ps): 1, or 0 when the graph cannot be planned for
+ * every length.
+ */
+static int sig_classify(struct npr_exec *ex, struct ref_sig *s,
+			const struct npr_graph *g, unsigned char *cls,
+			struct npr_shape *ps)
+{
+	struct npr_shape *in2;
+	struct npr_graph *g2;
+	int r = 0;
+
+	in2 = malloc(sizeof(*in2) * (ex->nin ? ex->nin : 1));
+	if (!in2)
+		return -ENOMEM;
+	/* a length the model refuses (past its positions): no plan */
+	if (g->view && npr_cpu_poly_shapes(ex, s->in, in2) &&
+	    !sig_view(ex, in2, &g2)) {
+		r = npr_cpu_poly_classify(ex, g, g2, cls, ps);
+		npr_graph_free(g2);
+	}
+	free(in2);
+	return r;
+}
+
+/*
+ * Plan @s->re for the shapes @s->in: inferred again, fused
+ * (lib/passes/lmfuse.c), planned.  With @poly, for every length of the
+ * growing variables when the graph allows (ref/poly.c): then @s->poly;
+ * -EAGAIN when it turned out not to after the graph was changed.
+ */
+static int sig_plan(struct npr_exec *ex, struct ref_sig *s, bool poly)
+{
+	struct ref_exec *re = ex->priv;
+	struct npr_shape *ps = NULL;
+	unsigned char *cls = NULL;
+	bool *was_dead = NULL;
+	struct npr_graph *g;
+	int i, err;
+
+	err = sig_view(ex, s->in, &g);
+	if (err)
+		return err;
+	s->re->g = g;
+	if (poly) {
+		cls = malloc(g->nvals ? g->nvals : 1);
+		ps = malloc(sizeof(*ps) * (g->nvals ? g->nvals : 1));
+		was_dead = malloc(sizeof(*was_dead) *
+				  (g->nnodes ? g->nnodes : 1));
+		err = cls && ps && was_dead ?
+		      sig_classify(ex, s, g, cls, ps) : -ENOMEM;
+		poly = err > 0;
+		for (i = 0; poly && i < g->nnodes; i++)
+			was_dead[i] = g->nodes[i].dead;
+	}
+	/* the patterns have shapes now (MatMul weights: at compile) */
+	if (err >= 0 && g->view)
+		err = npr_pass_lmfuse(g, re->fuse, NULL);
+	if (err >= 0 && poly) {
+		err = npr_cpu_poly_apply(ex, g, cls, ps, was_dead,
+					 &s->re->poly);
+		if (!err)
+			err = -EAGAIN;
+	}
+	free(cls);
+	free(ps);
+	free(was_dead);
+	if (err >= 0)
 		err = npr_cpu_plan_graph(ex, s->re);
+	/* the growing variables read where they lie, at any length; no
+	 * batch groups (their slices are planned) */
+	if (poly && !err && s->re->gsteps)
+		err = -EAGAIN;
+	for (i = 0; poly && !err && i < ex->nin; i++)
+		if (npr_cpu_poly_grows(ex, i) &&
+		    !npr_cpu_state_in_place(s->re, i))
+			err = -EAGAIN;
+	s->poly = poly && !err;
+	return err;
+}
+
+/*
+ * A new plan for the shapes of @rq's inputs: the exec's graph inferred
+ * again for them, then planned; for every length of the growing
+ * variables when it can (the request's are in blocks, and the cache
+ * keeps plans).
+ */
+static int sig_make(struct npr_request *rq, struct ref_sig **out)
+{
+	struct npr_exec *ex = rq->ex;
+	struct ref_sigs *c = ((struct ref_exec *)ex->priv)->sigs;
+	struct ref_sig *s;
+	bool poly;
+	int i, err;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->refs = 1;
+	s->in = malloc(sizeof(*s->in) * (ex->nin ? ex->nin : 1));
+	s->re = calloc(1, sizeof(*s->re));
+	if (!s->in || !s->re) {
+		sig_free(ex, s);
+		return -ENOMEM;
+	}
+	for (i = 0; i < ex->nin; i++)
+		s->in[i] = rq->in[i].shape;
+	poly = c->cap > 0 && !__atomic_load_n(&c->no_poly, __ATOMIC_RELAXED) &&
+	       npr_cpu_poly_match(ex, s->in, rq);
+	err = sig_plan(ex, s, poly);
+	if (err == -EAGAIN) {
+		/* planned for this signature alone after all */
+		npr_graph_free(s->re->g);
+		npr_cpu_plan_free(ex, s->re);
+		s->re = calloc(1, sizeof(*s->re));
+		err = s->re ? sig_plan(ex, s, false) : -ENOMEM;
+	}
 	if (err) {
 		char b[128], *msg;
 
@@ -341,6 +462,33 @@ static int sig_bind(struct npr_request *rq, struct ref_request *rr,
 	return re->ndyn ? npr_cpu_dyn_create(re, rr, re->g) : 0;
 }
 
+/* No more plans for every length: those in the cache are dropped. */
+static void sig_drop_poly(struct npr_exec *ex)
+{
+	struct ref_sigs *c = ((struct ref_exec *)ex->priv)->sigs;
+	struct ref_sig **pp, *s, *gone = NULL;
+
+	pthread_mutex_lock(&c->lock);
+	__atomic_store_n(&c->no_poly, true, __ATOMIC_RELAXED);
+	for (pp = &c->list; (s = *pp);) {
+		if (!s->poly) {
+			pp = &s->next;
+			continue;
+		}
+		*pp = s->next;
+		c->n--;
+		if (!--s->refs) {
+			s->next = gone;
+			gone = s;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	while ((s = gone)) {
+		gone = s->next;
+		sig_free(ex, s);
+	}
+}
+
 /**
  * npr_cpu_sig_infer() - one inference of an exec with dynamic input
  * dimensions
@@ -380,6 +528,15 @@ int npr_cpu_sig_infer(struct npr_request *rq)
 		npr_cpu_sig_put(ex, s);	/* the request holds one already */
 	}
 	err = npr_cpu_run(rq, s->re, rr);
+	if (err == -ESTALE && s->poly) {
+		/* a length the plan does not take: nothing was committed;
+		 * plans per signature from now on */
+		sig_drop_poly(ex);
+		npr_cpu_dyn_destroy(rr, ex->g);
+		rr->sig = NULL;
+		npr_cpu_sig_put(ex, s);
+		return npr_cpu_sig_infer(rq);
+	}
 	if (!((struct ref_exec *)ex->priv)->sigs->cap) {
 		npr_cpu_dyn_destroy(rr, ex->g);
 		rr->sig = NULL;

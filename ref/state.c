@@ -21,6 +21,7 @@
 #include "cpu.h"
 #include "profile.h"
 #include "ops/shape.h"
+#include "dynamic.h"
 #include "state.h"
 
 /* Variable whose hidden input is @in, or NULL. */
@@ -39,10 +40,11 @@ static const struct npr_variable *var_of(const struct npr_graph *g, int in)
  * @ex: the exec.
  * @re: a plan with its steps.
  *
- * A step qualifies when it is a plain (not fused, not dynamic, not in a
- * batch group) Concat of two inputs whose first is the hidden input of a
- * variable that grows along the Concat's axis, and no other step reads
- * that input.
+ * A step qualifies when it is a plain (not fused, not in a batch group,
+ * not dynamic but in a plan for every length: ref/poly.c) Concat of two
+ * inputs whose first is the hidden input of a variable that grows along
+ * the Concat's axis, and no other step reads that input's data (a
+ * ShapeOf reads its shape).
  *
  * Return: 0 or -ENOMEM.
  */
@@ -67,6 +69,9 @@ int npr_cpu_plan_state(struct npr_exec *ex, struct ref_exec *re)
 				reads += (f->x == val) + (f->res == val);
 				continue;
 			}
+			/* reads the shape alone (a plan for every length) */
+			if (!strcmp(n->type, "ShapeOf"))
+				continue;
 			for (j = 0; j < n->nin; j++)
 				if (n->in[j] == val) {
 					reads++;
@@ -76,7 +81,7 @@ int npr_cpu_plan_state(struct npr_exec *ex, struct ref_exec *re)
 		for (j = 0; j < ex->nout; j++)
 			reads += ex->out[j].value == val;
 		if (reads != 1 || reader < 0 || reader < re->gsteps ||
-		    re->fast[reader] || re->dyn[reader])
+		    re->fast[reader] || (re->dyn[reader] && !re->poly))
 			continue;
 		t = re->steps[reader];
 		if (strcmp(g->nodes[t].type, "Concat") || g->nodes[t].nin != 2 ||
@@ -127,6 +132,16 @@ void npr_cpu_state_gather(void *dst, const struct npr_tensor *src,
 		       o * p->pitch, blk);
 }
 
+/* The kernel of a step whose output is only sized. */
+static int sized(const struct npr_node *n, const struct npr_tensor *in,
+		 struct npr_tensor *out)
+{
+	(void)n;
+	(void)in;
+	(void)out;
+	return 0;
+}
+
 /**
  * npr_cpu_state_concat() - run Concat(variable, new) reading the blocks
  * @rq: the request.
@@ -134,7 +149,9 @@ void npr_cpu_state_gather(void *dst, const struct npr_tensor *src,
  * @rr: the request's memory.
  * @s: the step (re->cat[@s] >= 0).
  *
- * Return: 0.
+ * A dynamic step (its length varies) gets its output sized first.
+ *
+ * Return: 0, or npr_cpu_dyn_run()'s error.
  */
 int npr_cpu_state_concat(struct npr_request *rq, const struct ref_exec *re,
 			 struct ref_request *rr, int s)
@@ -142,10 +159,17 @@ int npr_cpu_state_concat(struct npr_request *rq, const struct ref_exec *re,
 	const struct npr_node *n = &re->g->nodes[re->steps[s]];
 	const struct npr_pitched *p = &rq->pitch[re->cat[s]];
 	const struct npr_tensor *a = &rr->t[n->in[0]], *x = &rr->t[n->in[1]];
-	char *y = rr->t[n->out[0]].data;
 	uint64_t t0 = rq->prof ? npr_now_ns() : 0;
 	size_t o, ba, bx;
+	char *y;
+	int err;
 
+	if (re->dyn[s]) {
+		err = npr_cpu_dyn_run(rq, rr, re->g, re->steps[s], sized, true);
+		if (err)
+			return err;
+	}
+	y = rr->t[n->out[0]].data;
 	ba = p->outer ? a->nbytes / p->outer : 0;
 	bx = p->outer ? x->nbytes / p->outer : 0;
 	for (o = 0; o < p->outer; o++) {

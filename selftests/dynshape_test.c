@@ -10,7 +10,10 @@
  * many signatures in a row on two requests stay correct (valgrind runs
  * this suite: no leak), and so do three requests on three threads whose
  * plans a cache of 2 evicts under them; an input with no shape yet cannot be inferred;
- * the output's port has rank 2 with its dynamic dimension -1; export and
+ * the output's port has rank 2 with its dynamic dimension -1; a cache made
+ * state, read by a Slice whose length follows the cache's in a way two
+ * lengths do not show, gets a plan per length once the plan for every
+ * length finds another shape; export and
  * the null device refuse dynamic inputs, and the model cache compiles
  * such a model every time, storing nothing.
  */
@@ -101,6 +104,101 @@ static void *concat_model(size_t *len)
 	g.n_input = 2;
 	g.input = gin;
 	g.n_output = 1;
+	g.output = gout;
+	m.graph = &g;
+	*len = onnx__model_proto__get_packed_size(&m);
+	buf = malloc(*len);
+	if (buf)
+		onnx__model_proto__pack(&m, buf);
+	return buf;
+}
+
+/* An int64 initializer of @n values. */
+static Onnx__TensorProto *i64s(Onnx__TensorProto *t, char *name,
+			       int64_t *dims, int64_t *v, int n)
+{
+	onnx__tensor_proto__init(t);
+	t->name = name;
+	t->has_data_type = 1;
+	t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+	t->n_dims = 1;
+	dims[0] = n;
+	t->dims = dims;
+	t->n_int64_data = n;
+	t->int64_data = v;
+	return t;
+}
+
+/*
+ * A cache that grows, read by a Slice whose length follows the cache's
+ * in steps of 4, which two lengths in a row do not show:
+ * present.0 = Concat(past_key_values.0, x),
+ * y = Concat(present.0[:, :P / 4 + 1], x) with P the past's length.
+ */
+static void *quarter_model(size_t *len)
+{
+	Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
+	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+	Onnx__OperatorSetIdProto *osp[1] = { &os };
+	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
+	Onnx__NodeProto n[6], *np[6];
+	Onnx__AttributeProto a = ONNX__ATTRIBUTE_PROTO__INIT, *ap[1] = { &a };
+	Onnx__TensorProto t[3], *tp[3];
+	static char *cat_in[2] = { "past_key_values.0", "x" };
+	static char *cat_out[1] = { "present.0" };
+	static char *shp_in[1] = { "past_key_values.0" }, *shp_out[1] = { "s" };
+	static char *div_in[2] = { "s", "four" }, *div_out[1] = { "q" };
+	static char *add_in[2] = { "q", "one" }, *add_out[1] = { "e" };
+	static char *sl_in[3] = { "present.0", "zero", "e" };
+	static char *sl_out[1] = { "z" };
+	static char *y_in[2] = { "z", "x" }, *y_out[1] = { "y" };
+	static char *types[6] = {
+		"Concat", "Shape", "Div", "Add", "Slice", "Concat",
+	};
+	char **ins[6] = { cat_in, shp_in, div_in, add_in, sl_in, y_in };
+	char **outs[6] = { cat_out, shp_out, div_out, add_out, sl_out, y_out };
+	static const int nins[6] = { 2, 1, 2, 2, 3, 2 };
+	int64_t four[2] = { 4, 4 }, one[2] = { 1, 1 }, zero[2] = { 0, 0 };
+	int64_t dims[3][1];
+	struct vi v[4];
+	Onnx__ValueInfoProto *gin[2], *gout[2];
+	void *buf;
+	int i;
+
+	model_head(&m, osp, 13);
+	gin[0] = vi(&v[0], "past_key_values.0", "P");
+	gin[1] = vi(&v[1], "x", "S");
+	gout[0] = vi(&v[2], "y", "Y");
+	gout[1] = vi(&v[3], "present.0", "T");
+	a.name = "axis";
+	a.has_type = 1;
+	a.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+	a.has_i = 1;
+	a.i = 1;
+	for (i = 0; i < 6; i++) {
+		onnx__node_proto__init(&n[i]);
+		n[i].op_type = types[i];
+		n[i].n_input = nins[i];
+		n[i].input = ins[i];
+		n[i].n_output = 1;
+		n[i].output = outs[i];
+		if (!strcmp(types[i], "Concat")) {
+			n[i].n_attribute = 1;
+			n[i].attribute = ap;
+		}
+		np[i] = &n[i];
+	}
+	tp[0] = i64s(&t[0], "four", dims[0], four, 2);
+	tp[1] = i64s(&t[1], "one", dims[1], one, 2);
+	tp[2] = i64s(&t[2], "zero", dims[2], zero, 2);
+	g.name = "quarter";
+	g.n_node = 6;
+	g.node = np;
+	g.n_initializer = 3;
+	g.initializer = tp;
+	g.n_input = 2;
+	g.input = gin;
+	g.n_output = 2;
 	g.output = gout;
 	m.graph = &g;
 	*len = onnx__model_proto__get_packed_size(&m);
@@ -279,6 +377,67 @@ TEST_F(dyn, many_signatures)
 			    NPR_PARAM_NPR_RUNTIME_CACHE_MISSES), 40);
 	ASSERT_EQ(dyn_param(self->fd, exec,
 			    NPR_PARAM_NPR_RUNTIME_CACHE_EVICTIONS), 24);
+}
+
+/*
+ * That cache made state: one plan serves the lengths 4 to 7, whose Slice
+ * is 2 long; at 8 it would be 3, which the plan's check catches: that
+ * step is planned for its own shapes, and so are those after, all right.
+ */
+TEST_F(dyn, length_plan_falls_back)
+{
+	struct npr_state_pair kv = {
+		(uintptr_t)"past_key_values.*", (uintptr_t)"present.*",
+	};
+	struct npr_make_stateful ms = { .size = sizeof(ms) };
+	float all[16], x[4] = { 100, 101, 102, 103 }, *y;
+	__s64 d[2] = { 1, 4 };
+	struct npr_tensor_arg t;
+	__u32 model, exec, req;
+	size_t len;
+	void *buf;
+	int s, i, p, z;
+
+	buf = quarter_model(&len);
+	ASSERT_NE(buf, NULL);
+	ASSERT_EQ(load_mem(self->fd, buf, len, &model), 0);
+	free(buf);
+	ms.flags = NPR_MAKE_STATEFUL_PATTERN;
+	ms.model = model;
+	ms.count = 1;
+	ms.pairs = (uintptr_t)&kv;
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_MAKE_STATEFUL, &ms), 0);
+	ASSERT_EQ(dyn_compile(self->fd, model, 0, 0, NULL, NULL, -1, &exec),
+		  0);
+	ASSERT_EQ(dyn_request(self->fd, exec, &req), 0);
+	memcpy(all, x, sizeof(x));
+	/* the prompt of 4 tokens, then one at a time */
+	for (s = -1; s < 8; s++) {
+		if (s >= 0) {
+			x[0] = 200 + s;
+			all[4 + s] = x[0];
+			d[1] = 1;
+		}
+		p = s < 0 ? 0 : 4 + s;
+		z = p / 4 + 1;
+		ASSERT_EQ(dyn_set(self->fd, req, 0, 2, d, x,
+				  d[1] * sizeof(float)), 0);
+		ASSERT_EQ(dyn_infer(self->fd, req), 0);
+		y = dyn_get(self->fd, req, 0, &t);
+		ASSERT_NE(y, NULL);
+		ASSERT_EQ(t.dims[1], z + d[1]);
+		for (i = 0; i < z + d[1]; i++)
+			ASSERT_EQ(y[i], i < z ? all[i] : x[i - z]);
+		free(y);
+		/* the prompt's plan and one for the lengths 4 to 7 */
+		if (p == 7)
+			ASSERT_EQ(dyn_param(self->fd, exec,
+					    NPR_PARAM_NPR_RUNTIME_CACHE_MISSES),
+				  2);
+	}
+	/* then one for each length: 8, 9, 10, 11 */
+	ASSERT_EQ(dyn_param(self->fd, exec,
+			    NPR_PARAM_NPR_RUNTIME_CACHE_MISSES), 6);
 }
 
 TEST_F(dyn, bo_bind_sets_the_shape)

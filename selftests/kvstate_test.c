@@ -8,7 +8,9 @@
  * magnitude; a truncated cache (NPR_STATE_TRUNCATE) decodes again as the
  * goldens do from there; a reset starts over; two requests decoding
  * interleaved stay independent; a cache read with STATE_GET and given to
- * another request with STATE_SET continues there; the pattern's errors.
+ * another request with STATE_SET continues there; the pattern's errors;
+ * the decoding steps share one plan, which gives the logits of a plan
+ * made for each step alone.
  *
  * Without the shared models those tests skip.
  */
@@ -57,9 +59,15 @@ static int make_stateful(int fd, __u32 model, const char *in,
 	return npr_ioctl(fd, NPR_IOCTL_MAKE_STATEFUL, &ms);
 }
 
-/* @name loaded, made stateful and compiled; 0 or -errno (skip: -ENOENT) */
-static int kv_open(struct kv *k, const char *name)
+/*
+ * @name loaded, made stateful and compiled (with CPU_RUNTIME_CACHE_CAPACITY
+ * @cap unless negative); 0 or -errno (skip: -ENOENT)
+ */
+static int kv_open_cap(struct kv *k, const char *name, int cap)
 {
+	struct npr_prop_arg prop = {
+		.param = NPR_PARAM_CPU_RUNTIME_CACHE_CAPACITY,
+	};
 	struct npr_model_load ld;
 	struct npr_compile c;
 	struct npr_model_info mi;
@@ -97,6 +105,11 @@ static int kv_open(struct kv *k, const char *name)
 		return ret;
 	k->vocab = (int)pi.dims[pi.rank - 1];
 	npr_prep_compile(&c, k->model);
+	if (cap >= 0) {
+		prop.value = (__u64)cap;
+		c.props = (uintptr_t)&prop;
+		c.num_props = 1;
+	}
 	ret = npr_ioctl(k->fd, NPR_IOCTL_COMPILE, &c);
 	if (ret)
 		return ret;
@@ -120,6 +133,20 @@ static int kv_open(struct kv *k, const char *name)
 		lm_destroy(k->fd, rc.req);
 	}
 	return ret == -EMSGSIZE ? 0 : ret;
+}
+
+/* An integer property of the exec, or -1. */
+static int64_t kv_param(struct kv *k, __u32 id)
+{
+	struct npr_param pa;
+
+	memset(&pa, 0, sizeof(pa));
+	pa.size = sizeof(pa);
+	pa.handle = k->exec;
+	pa.param = id;
+	if (npr_ioctl(k->fd, NPR_IOCTL_GET_PARAM, &pa))
+		return -1;
+	return (int64_t)pa.value;
 }
 
 static void kv_close(struct kv *k)
@@ -229,14 +256,15 @@ static void decode(struct npr_test *_metadata, struct kv *k, __u32 req,
 	free(lg);
 }
 
-#define KV_OPEN(k, name) do {						\
-	int _r = kv_open(k, name);					\
+#define KV_OPEN_CAP(k, name, cap) do {					\
+	int _r = kv_open_cap(k, name, cap);				\
 	if (_r == -ENOENT && !(k)->exec)				\
 		SKIP(return, "%s not found under $NPR_SHARED/models/llm", name); \
 	if (_r)								\
 		TH_LOG("%s: %s", name, npr_last_error());		\
 	ASSERT_EQ(_r, 0);						\
 } while (0)
+#define KV_OPEN(k, name) KV_OPEN_CAP(k, name, -1)
 
 TEST_TIMEOUT_F(tiny_gpt_stateful_greedy, 300)
 {
@@ -285,6 +313,72 @@ TEST_TIMEOUT_F(small_gpt_stateful_greedy, 300)
 	decode(_metadata, &k, req, -1, 16);
 	lm_destroy(k.fd, req);
 	kv_close(&k);
+}
+
+/*
+ * The decoding steps after the first need no new plan: the one plan of a
+ * step serves every length of the cache (NPR_RUNTIME_CACHE_MISSES stays).
+ */
+TEST_TIMEOUT_F(one_plan_for_every_length, 300)
+{
+	int64_t misses;
+	struct kv k;
+	__u32 req;
+
+	KV_OPEN(&k, "tiny_gpt");
+	req = kv_req(&k);
+	ASSERT_NE(req, 0);
+	decode(_metadata, &k, req, -1, 2);
+	misses = kv_param(&k, NPR_PARAM_NPR_RUNTIME_CACHE_MISSES);
+	ASSERT_GT(misses, 0);
+	decode(_metadata, &k, req, 2, k.g.nsteps);
+	EXPECT_EQ(kv_param(&k, NPR_PARAM_NPR_RUNTIME_CACHE_MISSES), misses);
+	lm_destroy(k.fd, req);
+	kv_close(&k);
+}
+
+/*
+ * That plan computes what a plan made for each step's shapes alone does
+ * (a cache of no plans makes one per step): the same logits at every
+ * step, up to float rounding.
+ */
+TEST_TIMEOUT_F(every_length_plan_equals_fresh_plans, 300)
+{
+	float *a, *b;
+	struct kv k, f;
+	__u32 ra, rb;
+	int s, n;
+
+	KV_OPEN(&k, "tiny_gpt");
+	KV_OPEN_CAP(&f, "tiny_gpt", 0);
+	ASSERT_EQ(kv_param(&f, NPR_PARAM_CPU_RUNTIME_CACHE_CAPACITY), 0);
+	ra = kv_req(&k);
+	rb = kv_req(&f);
+	ASSERT_NE(ra, 0);
+	ASSERT_NE(rb, 0);
+	a = malloc(sizeof(float) * k.vocab);
+	b = malloc(sizeof(float) * k.vocab);
+	ASSERT_NONNULL(a);
+	ASSERT_NONNULL(b);
+	for (s = -1; s < k.g.nsteps; s++) {
+		const int64_t *ids = k.g.tokens + (s < 0 ? 0 : k.g.nprompt + s);
+
+		n = s < 0 ? k.g.nprompt : 1;
+		ASSERT_EQ(kv_feed(&k, ra, ids, n, a), 0);
+		ASSERT_EQ(kv_feed(&f, rb, ids, n, b), 0);
+		if (lm_rel_err(a, b, k.vocab) > 1e-6)
+			TH_LOG("step %d: %.2e", s, lm_rel_err(a, b, k.vocab));
+		EXPECT_LE(lm_rel_err(a, b, k.vocab), 1e-6);
+	}
+	/* one plan per step there */
+	EXPECT_EQ(kv_param(&f, NPR_PARAM_NPR_RUNTIME_CACHE_MISSES),
+		  k.g.nsteps + 1);
+	free(a);
+	free(b);
+	lm_destroy(k.fd, ra);
+	lm_destroy(f.fd, rb);
+	kv_close(&k);
+	kv_close(&f);
 }
 
 /* Rolling back rejected tokens: cut to step 5's cache, decode on. */

@@ -206,6 +206,16 @@ void *npr_graph_alloc(struct npr_graph *g, size_t n)
 	return memset(p, 0, n);
 }
 
+static void arena_free(struct npr_graph *g)
+{
+	while (g->arena) {
+		struct npr_arena *a = g->arena;
+
+		g->arena = a->next;
+		free(a);
+	}
+}
+
 static void node_fini(const struct npr_graph *g, struct npr_node *n)
 {
 	int i;
@@ -250,6 +260,7 @@ void npr_graph_free(struct npr_graph *g)
 			free(g->vals[i].owned);
 		free(g->nodes);
 		free(g->vals);
+		arena_free(g);
 		free(g);
 		return;
 	}
@@ -267,12 +278,7 @@ void npr_graph_free(struct npr_graph *g)
 	for (i = 0; i < g->nvars; i++)
 		npr_graph_free_str(g, g->vars[i].id);
 	free(g->vars);
-	while (g->arena) {
-		struct npr_arena *a = g->arena;
-
-		g->arena = a->next;
-		free(a);
-	}
+	arena_free(g);
 	npr_weights_put(g->weights);
 	free(g);
 }
@@ -373,7 +379,9 @@ struct npr_graph *npr_graph_clone_shared(const struct npr_graph *g)
  * data (the view owns none: what it folds it owns), and every node's
  * params are NULL, to be parsed again.  So inferring and planning a
  * graph again for other input shapes (ref/signature.c) costs no string
- * or array copies.  Nothing may add nodes or values to a view;
+ * or array copies.  Nothing may add nodes or values to a view; a pass
+ * that rewrites a view's node gives it strings and arrays of the view's
+ * own arena (npr_graph_alloc()), never freeing the shared ones;
  * npr_graph_free() frees what it owns.
  *
  * Return: the view, NULL if out of memory or @g has bodies.

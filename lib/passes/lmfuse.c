@@ -188,32 +188,88 @@ static bool one_use(const struct lm *s, int v)
 	return s->uses[v] == 1;
 }
 
-/* Replace @n's type, attributes and params; its inputs stay. */
+/*
+ * A copy of @str that lives as long as @g: in the arena of a view (whose
+ * strings are its source's, never freed with it), else malloc()ed.
+ */
+static char *gstrdup(struct npr_graph *g, const char *str)
+{
+	size_t len = strlen(str) + 1;
+	char *t;
+
+	if (!g->view)
+		return strdup(str);
+	t = npr_graph_alloc(g, len);
+	return t ? memcpy(t, str, len) : NULL;
+}
+
+/*
+ * Replace @n's type, attributes and params; its inputs stay.  A view's
+ * node shares its strings and arrays with the source graph: they are
+ * dropped, not freed.
+ */
 static int retype(struct lm *s, struct npr_node *n, const char *type,
 		  unsigned int version)
 {
-	char *t = strdup(type);
+	char *t = gstrdup(s->g, type);
 	int i;
 
 	if (!t)
 		return -ENOMEM;
-	npr_graph_free_str(s->g, n->type);
+	if (!s->g->view) {
+		npr_graph_free_str(s->g, n->type);
+		if (!(n->packed & NPR_NODE_PACKED_ATTR)) {
+			for (i = 0; i < n->nattr; i++) {
+				npr_graph_free_str(s->g, n->attr[i].key);
+				npr_graph_free_str(s->g, n->attr[i].val);
+			}
+			free(n->attr);
+		}
+	}
 	n->type = t;
 	n->version = version;
 	n->op = npr_op_find(type, version);
-	if (!(n->packed & NPR_NODE_PACKED_ATTR)) {
-		for (i = 0; i < n->nattr; i++) {
-			npr_graph_free_str(s->g, n->attr[i].key);
-			npr_graph_free_str(s->g, n->attr[i].val);
-		}
-		free(n->attr);
-	}
 	n->attr = NULL;
 	n->nattr = 0;
 	n->packed &= ~NPR_NODE_PACKED_ATTR;
 	free(n->params);
 	n->params = NULL;
 	return n->op ? 0 : -ENOENT;
+}
+
+/*
+ * Give @n the inputs @in and the attributes @kv: in a view, arrays of its
+ * arena (marked packed: no one frees them on their own).
+ */
+static int set_ports(struct lm *s, struct npr_node *n, const int *in,
+		     int nin, const char *const *kv, int nkv)
+{
+	struct npr_graph *g = s->g;
+	int i, err;
+
+	if (!g->view) {
+		err = npr_node_set_inputs(n, nin);
+		for (i = 0; !err && i < nin; i++)
+			n->in[i] = in[i];
+		for (i = 0; !err && i < nkv; i++)
+			err = npr_node_add_attr(n, kv[2 * i], kv[2 * i + 1]);
+		return err;
+	}
+	n->in = npr_graph_alloc(g, sizeof(int) * (nin ? nin : 1));
+	n->attr = npr_graph_alloc(g, sizeof(*n->attr) * (nkv ? nkv : 1));
+	if (!n->in || !n->attr)
+		return -ENOMEM;
+	n->packed |= NPR_NODE_PACKED_IN | NPR_NODE_PACKED_ATTR;
+	n->nin = nin;
+	memcpy(n->in, in, sizeof(int) * nin);
+	for (i = 0; i < nkv; i++) {
+		n->attr[i].key = gstrdup(g, kv[2 * i]);
+		n->attr[i].val = gstrdup(g, kv[2 * i + 1]);
+		if (!n->attr[i].key || !n->attr[i].val)
+			return -ENOMEM;
+		n->nattr++;
+	}
+	return 0;
 }
 
 /*
@@ -233,11 +289,7 @@ static int rewrite(struct lm *s, struct npr_node *n, const char *type,
 
 	err = retype(s, n, type, version);
 	if (!err)
-		err = npr_node_set_inputs(n, nin);
-	for (i = 0; !err && i < nin; i++)
-		n->in[i] = in[i];
-	for (i = 0; !err && i < nkv; i++)
-		err = npr_node_add_attr(n, kv[2 * i], kv[2 * i + 1]);
+		err = set_ports(s, n, in, nin, kv, nkv);
 	if (!err && n->op->parse)
 		err = n->op->parse(s->g, n);
 	if (!err)
@@ -942,13 +994,15 @@ static int try_matmul(struct lm *s, struct npr_node *n)
 	float *t;
 	int at;
 
+	/* a view's weights and attributes are its source's */
 	if (!is(n, "MatMul", 2) || p->ta || p->tb ||
-	    (n->packed & NPR_NODE_PACKED_ATTR))
+	    (n->packed & NPR_NODE_PACKED_ATTR) || s->g->view)
 		return 0;
 	w = &s->g->vals[n->in[1]];
+	/* A of unknown rank (dynamic input dimensions) has one at least */
 	if (!w->data || w->type != NPR_ELEM_F32 || w->shape.rank != 2 ||
 	    s->uses[n->in[1]] != 1 || n->in[0] == n->in[1] ||
-	    s->g->vals[n->in[0]].shape.rank < 1)
+	    s->g->vals[n->in[0]].shape.rank == 0)
 		return 0;
 	K = w->shape.d[0];
 	N = w->shape.d[1];
@@ -984,7 +1038,8 @@ static int try_matmul(struct lm *s, struct npr_node *n)
 	w->shape.d[0] = N;
 	w->shape.d[1] = K;
 	w->decl.rank = -1;
-	if (n->op->parse(s->g, n) || n->op->infer(s->g, n))
+	if (n->op->parse(s->g, n) ||
+	    (s->g->vals[n->in[0]].shape.rank > 0 && n->op->infer(s->g, n)))
 		return -EINVAL;
 	return 1;
 }
