@@ -676,7 +676,25 @@ int npr_cpu_run(struct npr_request *rq, struct ref_exec *re,
 		struct npr_tensor *t = &rr->t[ex->out[i].value];
 		size_t numel = npr_shape_numel(&t->shape);
 
-		if (!npr_shape_static(&ex->out[i].shape)) {
+		const struct npr_shape *ps = &ex->out[i].shape;
+		char sbuf[2][96];
+
+		/*
+		 * A port COMPILE found static from a few probed sizes may
+		 * still follow a dynamic input: size it for this inference
+		 * when it is the request's own buffer; caller memory of the
+		 * probed size is never written past.
+		 */
+		if (npr_shape_static(ps) && !npr_shape_eq(ps, &t->shape) &&
+		    rq->out[i].data != rq->own_out[i])
+			return npr_err(-EPROTO, "output %s is %s at run time; COMPILE reported %s, the size of the memory bound to it",
+				       ex->out[i].name,
+				       npr_shape_str(&t->shape, sbuf[0],
+						     sizeof(sbuf[0])),
+				       npr_shape_str(ps, sbuf[1],
+						     sizeof(sbuf[1])));
+		if (!npr_shape_static(ps) ||
+		    !npr_shape_eq(&rq->out[i].shape, &t->shape)) {
 			err = npr_request_out_shape(rq, i, &t->shape);
 			if (err)
 				return err;

@@ -208,6 +208,65 @@ static void *quarter_model(size_t *len)
 	return buf;
 }
 
+/*
+ * y = x[:, :L / 64 + 1] for x of length L: the same length at every size
+ * COMPILE probes (32, 33, 61), another one at 200.
+ */
+static void *stride64_model(size_t *len)
+{
+	Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
+	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+	Onnx__OperatorSetIdProto *osp[1] = { &os };
+	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
+	Onnx__NodeProto n[4], *np[4];
+	Onnx__TensorProto t[3], *tp[3];
+	static char *shp_in[1] = { "x" }, *shp_out[1] = { "s" };
+	static char *div_in[2] = { "s", "d" }, *div_out[1] = { "q" };
+	static char *add_in[2] = { "q", "one" }, *add_out[1] = { "e" };
+	static char *sl_in[3] = { "x", "zero", "e" }, *sl_out[1] = { "y" };
+	static char *types[4] = { "Shape", "Div", "Add", "Slice" };
+	char **ins[4] = { shp_in, div_in, add_in, sl_in };
+	char **outs[4] = { shp_out, div_out, add_out, sl_out };
+	static const int nins[4] = { 1, 2, 2, 3 };
+	int64_t d[2] = { 64, 64 }, one[2] = { 1, 1 }, zero[2] = { 0, 0 };
+	int64_t dims[3][1];
+	struct vi v[2];
+	Onnx__ValueInfoProto *gin[1], *gout[1];
+	void *buf;
+	int i;
+
+	model_head(&m, osp, 13);
+	gin[0] = vi(&v[0], "x", "L");
+	gout[0] = vi(&v[1], "y", "Y");
+	for (i = 0; i < 4; i++) {
+		onnx__node_proto__init(&n[i]);
+		n[i].op_type = types[i];
+		n[i].n_input = nins[i];
+		n[i].input = ins[i];
+		n[i].n_output = 1;
+		n[i].output = outs[i];
+		np[i] = &n[i];
+	}
+	tp[0] = i64s(&t[0], "d", dims[0], d, 2);
+	tp[1] = i64s(&t[1], "one", dims[1], one, 2);
+	tp[2] = i64s(&t[2], "zero", dims[2], zero, 2);
+	g.name = "stride64";
+	g.n_node = 4;
+	g.node = np;
+	g.n_initializer = 3;
+	g.initializer = tp;
+	g.n_input = 1;
+	g.input = gin;
+	g.n_output = 1;
+	g.output = gout;
+	m.graph = &g;
+	*len = onnx__model_proto__get_packed_size(&m);
+	buf = malloc(*len);
+	if (buf)
+		onnx__model_proto__pack(&m, buf);
+	return buf;
+}
+
 FIXTURE(dyn) {
 	int fd;
 	__u32 model;
@@ -620,6 +679,75 @@ TEST_F(dyn, cache_dir_skips_it)
 	closedir(d);
 	rmdir(dir);
 	ASSERT_EQ(n, 0);
+}
+
+/*
+ * An output whose length follows the input's in a way COMPILE's probes
+ * do not see: each inference still gives the right length, and memory a
+ * caller bound at the reported size is never written past.
+ */
+TEST_F(dyn, output_the_probes_miss_is_sized_at_run_time)
+{
+	float x[200], *y, bound[2] = { -1, -7 };
+	__s64 d[2] = { 1, 200 };
+	struct npr_port_info pi;
+	struct npr_tensor_arg t;
+	__u32 model, exec, req;
+	size_t len;
+	void *buf;
+	int i;
+
+	for (i = 0; i < 200; i++)
+		x[i] = i + 0.5f;
+	buf = stride64_model(&len);
+	ASSERT_NE(buf, NULL);
+	ASSERT_EQ(load_mem(self->fd, buf, len, &model), 0);
+	free(buf);
+	ASSERT_EQ(dyn_compile(self->fd, model, 0, 0, NULL, NULL, -1, &exec),
+		  0);
+	npr_prep_port_info(&pi, exec, 0, 1, NULL, 0);
+	ASSERT_EQ(npr_ioctl(self->fd, NPR_IOCTL_PORT_INFO, &pi), 0);
+	ASSERT_EQ(dyn_request(self->fd, exec, &req), 0);
+	ASSERT_EQ(dyn_set(self->fd, req, 0, 2, d, x, sizeof(x)), 0);
+	ASSERT_EQ(dyn_infer(self->fd, req), 0);
+	y = dyn_get(self->fd, req, 0, &t);
+	ASSERT_NE(y, NULL);
+	ASSERT_EQ(t.rank, 2);
+	ASSERT_EQ(t.dims[1], 200 / 64 + 1);
+	for (i = 0; i < 200 / 64 + 1; i++)
+		ASSERT_EQ(y[i], x[i]);
+	free(y);
+	d[1] = 10;
+	ASSERT_EQ(dyn_set(self->fd, req, 0, 2, d, x, 10 * sizeof(float)), 0);
+	ASSERT_EQ(dyn_infer(self->fd, req), 0);
+	y = dyn_get(self->fd, req, 0, &t);
+	ASSERT_NE(y, NULL);
+	ASSERT_EQ(t.dims[1], 1);
+	ASSERT_EQ(y[0], x[0]);
+	free(y);
+	if (pi.rank != 2 || pi.dims[1] != 1)
+		return;		/* reported dynamic: nothing to bind */
+	/* caller memory of the reported [1, 1]: refused, not overrun */
+	npr_prep_tensor(&t, req, 0, 1, bound, sizeof(float));
+	t.flags |= NPR_TENSOR_BIND;
+	t.elem_type = NPR_ELEM_F32;
+	t.rank = 2;
+	t.dims[0] = 1;
+	t.dims[1] = 1;
+	i = npr_ioctl(self->fd, NPR_IOCTL_SET_TENSOR, &t);
+	if (i)
+		TH_LOG("SET_TENSOR: %s", npr_last_error());
+	ASSERT_EQ(i, 0);
+	d[1] = 200;
+	ASSERT_EQ(dyn_set(self->fd, req, 0, 2, d, x, sizeof(x)), 0);
+	ASSERT_EQ(dyn_infer(self->fd, req), -EPROTO);
+	ASSERT_NE(strstr(npr_last_error(), "COMPILE reported"), NULL);
+	ASSERT_EQ(bound[1], -7);
+	d[1] = 40;
+	ASSERT_EQ(dyn_set(self->fd, req, 0, 2, d, x, 40 * sizeof(float)), 0);
+	ASSERT_EQ(dyn_infer(self->fd, req), 0);
+	ASSERT_EQ(bound[0], x[0]);
+	ASSERT_EQ(bound[1], -7);
 }
 
 TEST_HARNESS_MAIN

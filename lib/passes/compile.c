@@ -277,14 +277,18 @@ static int probe(const struct npr_graph *g, const int64_t (*lo)[NPR_MAX_RANK],
  * @lo, @hi: per input of @g, per dimension, the bounds of the dynamic
  *           ones (@hi -1: none).
  * @out: per output of @g, its shape: the dimensions that are the same
- *       with the dynamic input dimensions at two sizes within their
- *       bounds (32 and 33 when the bounds allow), -1 for the others; rank
- *       -1 when the two differ in rank or either does not infer (a size
- *       the model cannot take).
+ *       with the dynamic input dimensions at three sizes within their
+ *       bounds (32, 33 and 61 when the bounds allow: a length divided by
+ *       a small number is seen to change), -1 for the others; rank -1
+ *       when they differ in rank or 32 or 33 does not infer (a size the
+ *       model cannot take; 61 not inferring is ignored).
  *
  * Compile leaves every node that reads a dynamic dimension with an
  * unknown rank; this is what PORT_INFO reports of the outputs instead.
- * What a backend computes per inference is unaffected.
+ * What a backend computes per inference is unaffected: a dimension found
+ * static here that still follows an input at another size (a length
+ * divided by 64, say) is sized at run time like a dynamic one, or fails
+ * the inference when caller memory of the reported size is bound.
  *
  * Return: 0 or -ENOMEM.
  */
@@ -293,22 +297,28 @@ int npr_compile_output_dims(const struct npr_graph *g,
 			    const int64_t (*hi)[NPR_MAX_RANK],
 			    struct npr_shape *out)
 {
-	int n = g->noutputs ? g->noutputs : 1, i, j, e1, e2;
+	int n = g->noutputs ? g->noutputs : 1, i, j, k, e1, e2 = 0;
 	struct npr_shape *b = malloc(sizeof(*b) * n);
 
 	if (!b)
 		return -ENOMEM;
 	e1 = probe(g, lo, hi, 32, out);
-	e2 = e1 ? e1 : probe(g, lo, hi, 33, b);
-	for (i = 0; i < g->noutputs; i++) {
-		if (e1 || e2 || out[i].rank != b[i].rank) {
-			out[i].rank = -1;
-			continue;
+	for (k = 0; k < 2 && !e1 && !e2; k++) {
+		e2 = probe(g, lo, hi, k ? 61 : 33, b);
+		if (k && e2 && e2 != -ENOMEM) {
+			e2 = 0;		/* a size too large for the model */
+			break;
 		}
-		for (j = 0; j < out[i].rank; j++)
-			if (out[i].d[j] != b[i].d[j])
-				out[i].d[j] = -1;
+		for (i = 0; !e2 && i < g->noutputs; i++) {
+			if (out[i].rank != b[i].rank)
+				out[i].rank = -1;
+			for (j = 0; j < out[i].rank; j++)
+				if (out[i].d[j] != b[i].d[j])
+					out[i].d[j] = -1;
+		}
 	}
+	for (i = 0; (e1 || e2) && i < g->noutputs; i++)
+		out[i].rank = -1;
 	free(b);
 	return e1 == -ENOMEM || e2 == -ENOMEM ? -ENOMEM : 0;
 }
