@@ -1212,59 +1212,6 @@ static int npu_infer(struct npr_request *rq)
 	return -ENODEV;
 }
 
-/**
- * npr_npu_part_compile() - compile one static graph of llm.c's
- * @ex: an exec llm.c made, with its graph, ports and model as written.
- *
- * Return: 0 or -errno with npr_err() set.
- */
-int npr_npu_part_compile(struct npr_exec *ex)
-{
-	return npu_compile(ex);
-}
-
-/**
- * npr_npu_part_destroy() - free what npr_npu_part_compile() made
- * @ex: the exec.
- */
-void npr_npu_part_destroy(struct npr_exec *ex)
-{
-	if (ex->priv)
-		npu_exec_destroy(ex);
-}
-
-/**
- * npr_npu_part_request() - a request of one of llm.c's graphs
- * @rq: a request llm.c made: its ports' tensors allocated.
- *
- * Return: 0 or -errno with npr_err() set.
- */
-int npr_npu_part_request(struct npr_request *rq)
-{
-	return npu_request_create(rq);
-}
-
-/**
- * npr_npu_part_request_destroy() - free what npr_npu_part_request() made
- * @rq: the request.
- */
-void npr_npu_part_request_destroy(struct npr_request *rq)
-{
-	if (rq->priv)
-		npu_request_destroy(rq);
-}
-
-/**
- * npr_npu_part_infer() - run one of llm.c's graphs
- * @rq: its request.
- *
- * Return: 0 or -errno with npr_err() set.
- */
-int npr_npu_part_infer(struct npr_request *rq)
-{
-	return npu_infer(rq);
-}
-
 const struct npr_backend_ops npr_npu_backend_ops = {
 	.api_version = NPR_BACKEND_API_VERSION,
 	.name = "npu",
