@@ -14,7 +14,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +25,7 @@
 
 #include "harness.h"
 #include "../tools/image.h"
+#include "files.h"
 
 #define SQUEEZE	"models/ir/squeezenet1.1/FP16/squeezenet1.1.xml"
 #define RAW_BYTES	(3 * 227 * 227 * 4)	/* squeezenet's input in f32 */
@@ -161,15 +161,6 @@ FIXTURE(batch) {
 	int top[NPHOTOS + 1];	/* npr-run's top class; [NPHOTOS]: raw */
 };
 
-static int rm_one(const char *p, const struct stat *st, int flag,
-		  struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return remove(p);
-}
-
 /* npr-run's top class of @argv's run, -1 if it failed. */
 static int npr_run_top(char *const argv[])
 {
@@ -279,7 +270,7 @@ FIXTURE_SETUP(batch)
 FIXTURE_TEARDOWN(batch)
 {
 	if (self->dir[0])
-		nftw(self->dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+		npr_test_rm_tree(self->dir);
 }
 
 /* npr-batch with @extra options (NULL-terminated, at most 6) on @src. */

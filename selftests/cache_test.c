@@ -15,7 +15,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +27,7 @@
 
 #include "harness.h"
 #include "npuring.h"
+#include "files.h"
 
 #define EYE	"models/ir/open-closed-eye-0001/FP32/open-closed-eye-0001.xml"
 #define LMK	"models/ir/landmarks-regression-retail-0009/FP32/landmarks-regression-retail-0009.xml"
@@ -66,21 +66,12 @@ FIXTURE_SETUP(cache)
 	ASSERT_NE(mkdtemp(self->dir), NULL);
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag,
-		  struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return remove(p);
-}
-
 FIXTURE_TEARDOWN(cache)
 {
 	if (self->fd >= 0)
 		npr_close(self->fd);
 	if (self->dir[0] == '/')
-		nftw(self->dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+		npr_test_rm_tree(self->dir);
 }
 
 struct opts {
@@ -859,7 +850,7 @@ static long long entry_bytes(FIXTURE_DATA(cache) *self, const char *model)
 		return -1;
 	if (!compile(self->fd, model, &o, &e))
 		n = dir_bytes(dir);
-	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	npr_test_rm_tree(dir);
 	return n;
 }
 

@@ -39,7 +39,7 @@
 #include "harness.h"
 #include "npuring.h"
 #include "onnx.pb-c.h"
-#include "slurp.h"
+#include "files.h"
 
 #define TESTDATA_DEFAULT	"/usr/include/onnx/backend/test/data"
 #define CASE_TIMEOUT		60	/* seconds per case */

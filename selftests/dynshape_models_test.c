@@ -19,7 +19,7 @@
 #include "harness.h"
 #include "npuring.h"
 #include "dynshape_util.h"
-#include "slurp.h"
+#include "files.h"
 
 FIXTURE(dyn) {
 	int fd;

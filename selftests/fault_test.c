@@ -40,7 +40,7 @@
 #include "fault.h"
 #include "harness.h"
 #include "npuring.h"
-#include "slurp.h"
+#include "files.h"
 
 /* EXPECT (WANT) and ASSERT (NEED) of a condition, with a message. */
 #define CHECK(cond, fatal, fmt, ...)					\

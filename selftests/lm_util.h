@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "npuring.h"
-#include "slurp.h"
+#include "files.h"
 
 #define LM_MAX_LAYERS	32
 #define LM_MAX_PROPS	4

@@ -34,7 +34,7 @@
 #include "onnx/onnx.h"
 #include "onnx.pb-c.h"
 #include "onnx_util.h"
-#include "slurp.h"
+#include "files.h"
 
 #define TOLERANCE_REL	1e-4
 

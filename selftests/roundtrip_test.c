@@ -28,7 +28,7 @@
 #include "ir/ir.h"
 #include "onnx/onnx.h"
 #include "harness.h"
-#include "slurp.h"
+#include "files.h"
 
 #define MAX_PORTS	8
 

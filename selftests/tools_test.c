@@ -20,7 +20,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -35,7 +34,7 @@
 
 #include "harness.h"
 #include "tools/image.h"
-#include "slurp.h"
+#include "files.h"
 
 #define EYE	"models/ir/open-closed-eye-0001/FP32/open-closed-eye-0001.xml"
 #define FACE	"models/ir/face-detection-retail-0004/FP32-v10/face-detection-retail-0004.xml"
@@ -71,15 +70,6 @@ static double jnum(const char *s, const char *key)
 	snprintf(pat, sizeof(pat), "\"%s\":", key);
 	p = strstr(s, pat);
 	return p ? strtod(p + strlen(pat), NULL) : -1e300;
-}
-
-static int rm_one(const char *p, const struct stat *st, int flag,
-		  struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return remove(p);
 }
 
 /* Files and directories in @dir: *.blob, *.meta, anything else. */
@@ -147,7 +137,7 @@ TEST(bench_cache_dir_json)
 		EXPECT_EQ(metas, 1);
 		EXPECT_EQ(other, 0);
 	}
-	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	npr_test_rm_tree(dir);
 }
 
 TEST(bench_cache_dir_text)
@@ -191,7 +181,7 @@ TEST(bench_cache_dir_text)
 		free(out);
 		free(err);
 	}
-	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	npr_test_rm_tree(dir);
 }
 
 /* The text of the only .meta file in @dir, or NULL. */
@@ -314,7 +304,7 @@ TEST(cache_tool_file_keyed_entry)
 	}
 	census(dir, &blobs, &metas, &other);
 	EXPECT_EQ(blobs + metas, 0);
-	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	npr_test_rm_tree(dir);
 }
 
 /*
@@ -365,7 +355,7 @@ TEST(run_cache_dir)
 		EXPECT_NE(strstr(text, "(from the cache)"), NULL);
 		free(text);
 	}
-	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	npr_test_rm_tree(dir);
 }
 
 /* Rows of the --profile table: name, type, kernel, us, share. */
@@ -987,7 +977,7 @@ TEST(write_errors_fail_with_status_1)
 		EXPECT_NE(strstr(err, "write error on standard output"), NULL);
 		free(err);
 	}
-	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	npr_test_rm_tree(dir);
 }
 
 /*
@@ -1143,7 +1133,7 @@ TEST(json_of_npr_compile_and_npr_cache_parses)
 			"assert d[\"removed\"] == 1 and d[\"bytes_left\"] == 0"),
 			  0);
 	}
-	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	npr_test_rm_tree(dir);
 }
 
 /* benchmark_app's spellings mean what they mean there; -t stays threads. */

@@ -38,7 +38,7 @@
 #include <sys/stat.h>
 
 #include "npu/ze_graph.h"
-#include "slurp.h"
+#include "files.h"
 
 /* One vnpu context with the open-closed-eye graph (1 input, 1 output). */
 struct zl {

@@ -10,11 +10,11 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "blob_util.h"
+#include "files.h"
 
 FIXTURE_VARIANT_ADD(blob, cpu) {
 	.device = "cpu",
@@ -76,19 +76,10 @@ static int copy_model(struct copy *c, const char *rel)
 	return copy_file(src, c->bin);
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag,
-		  struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return remove(p);
-}
-
 static void copy_remove(struct copy *c)
 {
 	if (c->dir[0] == '/')
-		nftw(c->dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+		npr_test_rm_tree(c->dir);
 }
 
 /* Flip the lowest bit of the byte in the middle of file @path. */
