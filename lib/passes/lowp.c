@@ -184,7 +184,8 @@ static int acts(struct lowp *l, int v, float *lo, float *hi)
 		if (u < 0)
 			return v;
 		n = &g->nodes[u];
-		if (n->nin != 1 || g->vals[n->out[0]].type != NPR_ELEM_F32)
+		if (n->nin != 1 || n->nout != 1 ||
+		    g->vals[n->out[0]].type != NPR_ELEM_F32)
 			return v;
 		if (is(n, "Relu") || is(n, "ReLU")) {
 			*lo = fmaxf(*lo, 0.0f);
