@@ -56,7 +56,8 @@ static int check_body(struct npr_node *n, int bi, bool slices)
 					   what, k);
 			goto out;
 		}
-		if ((r->ext < 0 && !r->purpose) ||
+		if ((r->ext < 0 && r->purpose != NPR_BODY_CURRENT_ITERATION &&
+		     r->purpose != NPR_BODY_EXECUTION_CONDITION) ||
 		    (r->purpose == NPR_BODY_CURRENT_ITERATION && r->out) ||
 		    (r->purpose == NPR_BODY_EXECUTION_CONDITION && !r->out) ||
 		    (r->purpose && r->sliced)) {

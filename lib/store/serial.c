@@ -695,6 +695,9 @@ static int r_bodies(struct rbuf *r, struct npr_node *nd, int depth)
 			    (p.out ? body->noutputs : body->ninputs) ||
 			    p.ext < -1 || p.ext >= (p.out ? nd->nout : nd->nin))
 				return bad(r, "body port out of range");
+			if (p.purpose < NPR_BODY_DATA ||
+			    p.purpose > NPR_BODY_EXECUTION_CONDITION)
+				return bad(r, "body port of an unknown purpose");
 			if (npr_body_add_port(bd, &p))
 				return r->err = -ENOMEM;
 		}
