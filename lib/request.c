@@ -96,6 +96,35 @@ static int store_reserve(struct npr_request *rq, int k, int64_t need)
 	return 0;
 }
 
+/**
+ * npr_request_var_room() - room in a growing variable's store, mid-run
+ * @rq: the request, being run by the backend.
+ * @in: the exec input that is the variable's hidden input.
+ * @add: positions wanted past those it holds.
+ *
+ * For a backend that writes the new positions straight into the store
+ * (they are appended for good only when the inference succeeds).  The
+ * store may move: @rq->in[@in] and @rq->pitch[@in] describe it after.
+ *
+ * Return: 0, -ENOENT when @in is no growing variable's, -ENOMEM, or
+ * npr_request_grow()'s -EFBIG.
+ */
+int npr_request_var_room(struct npr_request *rq, int in, int64_t add)
+{
+	const struct npr_graph *g = rq->ex->g;
+	int k, err;
+
+	for (k = 0; k < g->nvars; k++)
+		if (g->vars[k].append_axis >= 0 && g->vars[k].state_in == in)
+			break;
+	if (k == g->nvars || !rq->vs || add < 0)
+		return -ENOENT;
+	err = store_reserve(rq, k, rq->vs[k].len + add);
+	if (!err)
+		store_publish(rq, k);
+	return err;
+}
+
 /* Copy between the store of variable @k and dense memory @d, @len positions. */
 static void store_copy(struct npr_request *rq, int k, void *d, int64_t len,
 		       bool out)

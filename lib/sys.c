@@ -179,6 +179,8 @@ static const struct env_var env_vars[NPR_ENV_MAX] = {
 		"cpu: images per batch group (0: the whole batch)" },
 	[NPR_ENV_CPU_GROUP_TAIL_MB] = { "NPR_CPU_GROUP_TAIL_MB", T,
 		"cpu: the batch groups' tail limit in MB" },
+	[NPR_ENV_CPU_KV_COPY] = { "NPR_CPU_KV_COPY", T,
+		"cpu: a KV cache's Concat copies it for attention" },
 	[NPR_ENV_CPU_NO_FUSE] = { "NPR_CPU_NO_FUSE", T,
 		"cpu: no graph fusions (1, or a list of them)" },
 	[NPR_ENV_CPU_PROFILE] = { "NPR_CPU_PROFILE", T,

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What a backend calls back into lib/ while it runs a request
- * (lib/tensor.c).
+ * (lib/tensor.c, lib/request.c).
  */
 #ifndef NPR_TENSOR_H
 #define NPR_TENSOR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct npr_request;
 struct npr_shape;
@@ -16,5 +17,7 @@ int npr_request_out_shape(struct npr_request *rq, int i,
 
 int npr_request_grow(struct npr_request *rq, size_t from, size_t to,
 		     const char *what);
+
+int npr_request_var_room(struct npr_request *rq, int in, int64_t add);
 
 #endif /* NPR_TENSOR_H */

@@ -108,6 +108,8 @@ void npr_cpu_plan_free(struct npr_exec *ex, struct ref_exec *re)
 	free(re->steps);
 	free(re->off);
 	free(re->cat);
+	free(re->cat_store);
+	free(re->attn);
 	free(re->poly);
 	free(re);
 }
@@ -318,6 +320,7 @@ static int cpu_compile(struct npr_exec *ex)
 	ex->priv = re;
 	re->g = ex->g;
 	re->fuse = which;
+	re->kv_copy = npr_env(NPR_ENV_CPU_KV_COPY) != NULL;
 	/* dynamic input dimensions: a plan per input shape signature */
 	if (ex->dyn_inputs)
 		return npr_cpu_sig_init(ex, re);
@@ -499,8 +502,11 @@ static int run_step(struct npr_request *rq, struct ref_exec *re,
 	int j, err;
 
 	if (re->cat && re->cat[i] >= 0 && rq->pitch &&
-	    rq->pitch[re->cat[i]].pitch)
+	    (rq->pitch[re->cat[i]].pitch ||
+	     (re->cat_store && re->cat_store[i])))
 		return npr_cpu_state_concat(rq, re, rr, i);
+	if (re->attn && (re->attn[2 * i] >= 0 || re->attn[2 * i + 1] >= 0))
+		return npr_cpu_state_attention(rq, re, rr, i);
 	if (f == &npr_cpu_noop_mark) {
 		if (rq->prof)
 			rq->prof[re->steps[i]].fused = true;

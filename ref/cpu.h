@@ -67,12 +67,20 @@ struct ref_exec {
 	bool *gslot;		/* per value: one group's slot, every group */
 	bool copy_inputs;	/* NPR_CPU_COPY_INPUTS: never read in place */
 	unsigned int fuse;	/* lmfuse kinds each signature's plan makes */
+	bool kv_copy;		/* NPR_CPU_KV_COPY at COMPILE: no plan_store()
+				 * (ref/state.c) in any of its plans */
 	bool *poly;		/* per node: a dynamic step of a plan for
 				 * every length of the growing variables
 				 * (ref/poly.c), or NULL */
 	int *cat;		/* per step: the input of a growing variable
 				 * its Concat reads in place (ref/state.c),
 				 * -1; NULL when none */
+	bool *cat_store;	/* per step: that Concat writes into the
+				 * variable's store, its output the store */
+	int *attn;		/* per step, two: the input of a growing
+				 * variable whose store is a FusedAttention
+				 * step's key, value (ref/state.c), -1; NULL
+				 * when none */
 };
 
 /* marks nodes whose work a fused step does (ref/plan.c) */
