@@ -183,6 +183,8 @@ static const struct env_var env_vars[NPR_ENV_MAX] = {
 		"cpu: a KV cache's Concat copies it for attention" },
 	[NPR_ENV_CPU_NO_FUSE] = { "NPR_CPU_NO_FUSE", T,
 		"cpu: no graph fusions (1, or a list of them)" },
+	[NPR_ENV_CPU_NO_SHARE] = { "NPR_CPU_NO_SHARE", T,
+		"cpu: run every repeated dynamic step of a KV cache's plan" },
 	[NPR_ENV_CPU_PROFILE] = { "NPR_CPU_PROFILE", T,
 		"cpu: time every step, log a profile (1-3)" },
 	[NPR_ENV_CPU_REF] = { "NPR_CPU_REF", T,

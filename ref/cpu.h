@@ -69,6 +69,8 @@ struct ref_exec {
 	unsigned int fuse;	/* lmfuse kinds each signature's plan makes */
 	bool kv_copy;		/* NPR_CPU_KV_COPY at COMPILE: no plan_store()
 				 * (ref/state.c) in any of its plans */
+	bool no_share;		/* NPR_CPU_NO_SHARE at COMPILE: every step
+				 * runs (no npr_cpu_poly_share()) */
 	bool *poly;		/* per node: a dynamic step of a plan for
 				 * every length of the growing variables
 				 * (ref/poly.c), or NULL */
@@ -81,6 +83,11 @@ struct ref_exec {
 				 * variable whose store is a FusedAttention
 				 * step's key, value (ref/state.c), -1; NULL
 				 * when none */
+	int *share;		/* per step: the earlier step it repeats
+				 * (ref/poly.c), -1; NULL when none */
+	int *share_in;		/* pairs of values of growing variables
+				 * whose shapes must be equal for that */
+	int nshare_in;
 };
 
 /* marks nodes whose work a fused step does (ref/plan.c) */
@@ -101,6 +108,7 @@ struct ref_request {
 	struct npr_graph rg;	/* g's, with @rvals */
 	struct npr_value *rvals;	/* shallow copy of g->vals */
 	struct npr_node *rnodes;	/* per node; params of dynamic ones */
+	bool share_ok;		/* this run skips the steps of re->share */
 	void **dbuf;		/* per value: buffer of a dynamic value */
 	size_t *dcap;		/* its size */
 };

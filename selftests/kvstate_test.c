@@ -11,7 +11,8 @@
  * another request with STATE_SET continues there; the pattern's errors;
  * the decoding steps share one plan, which gives the logits of a plan
  * made for each step alone; attention reading the cache in its storage
- * gives the logits of attention over a copy of it.
+ * gives the logits of attention over a copy of it; the steps every layer
+ * repeats run once, with the same logits.
  *
  * Without the shared models those tests skip.
  */
@@ -481,6 +482,84 @@ TEST_TIMEOUT_F(cache_read_in_place_equals_copied, 300)
 	kv_close(&k);
 	kv_close(&f);
 	kv_close(&nf);
+}
+
+/*
+ * The causal mask's chain, the same in every layer, runs once a step
+ * (ref/poly.c, npr_cpu_poly_share()): fewer nodes execute than with
+ * NPR_CPU_NO_SHARE, the logits are the same, also when one layer's cache
+ * is shorter than the others' (then nothing is skipped).
+ */
+TEST_TIMEOUT_F(repeated_steps_run_once, 300)
+{
+	float *a, *b;
+	struct kv k, f;
+	__u32 ra, rb;
+	int s, na, nb, i;
+
+	KV_OPEN_WITH(&k, "tiny_gpt", -1, true);
+	setenv("NPR_CPU_NO_SHARE", "1", 1);
+	KV_OPEN_WITH(&f, "tiny_gpt", -1, true);
+	unsetenv("NPR_CPU_NO_SHARE");
+	ra = kv_req(&k);
+	rb = kv_req(&f);
+	ASSERT_NE(ra, 0);
+	ASSERT_NE(rb, 0);
+	a = malloc(sizeof(float) * k.vocab);
+	b = malloc(sizeof(float) * k.vocab);
+	ASSERT_NONNULL(a);
+	ASSERT_NONNULL(b);
+	for (s = -1; s < 6; s++) {
+		const int64_t *ids = k.g.tokens + (s < 0 ? 0 : k.g.nprompt + s);
+		int n = s < 0 ? k.g.nprompt : 1;
+
+		ASSERT_EQ(kv_feed(&k, ra, ids, n, a), 0);
+		ASSERT_EQ(kv_feed(&f, rb, ids, n, b), 0);
+		EXPECT_LE(lm_rel_err(a, b, k.vocab), 1e-6);
+		EXPECT_LE(lm_rel_err(a, s < 0 ? k.g.prefill :
+				     k.g.steps + (size_t)s * k.vocab, k.vocab),
+			  TOLERANCE_REL);
+	}
+	na = kv_kernels(&k, ra, NULL, "ref");
+	nb = kv_kernels(&f, rb, NULL, "ref");
+	TH_LOG("nodes run: %d shared, %d not", na, nb);
+	/* three layers' mask chains at least (a dozen steps each) */
+	EXPECT_LT(na + 36, nb);
+	/* layer 0's cache two positions shorter: its own mask */
+	for (i = 0; i < 2; i++) {
+		struct npr_state_arg st;
+		struct kv *x = i ? &f : &k;
+		__u32 r = i ? rb : ra;
+		int v;
+
+		for (v = 0; v < 2; v++) {
+			memset(&st, 0, sizeof(st));
+			st.size = sizeof(st);
+			st.req = r;
+			st.index = v;
+			ASSERT_EQ(npr_ioctl(x->fd, NPR_IOCTL_STATE_GET, &st),
+				  -EMSGSIZE);
+			st.flags = NPR_STATE_TRUNCATE;
+			st.dims[2] -= 2;
+			st.bytes = 0;
+			ASSERT_EQ(npr_ioctl(x->fd, NPR_IOCTL_STATE_SET, &st), 0);
+		}
+	}
+	for (s = 6; s < 9; s++) {
+		ASSERT_EQ(kv_feed(&k, ra, k.g.tokens + k.g.nprompt + s, 1, a),
+			  0);
+		ASSERT_EQ(kv_feed(&f, rb, k.g.tokens + k.g.nprompt + s, 1, b),
+			  0);
+		EXPECT_LE(lm_rel_err(a, b, k.vocab), 1e-6);
+	}
+	EXPECT_EQ(kv_kernels(&k, ra, NULL, "ref"),
+		  kv_kernels(&f, rb, NULL, "ref"));
+	free(a);
+	free(b);
+	lm_destroy(k.fd, ra);
+	lm_destroy(f.fd, rb);
+	kv_close(&k);
+	kv_close(&f);
 }
 
 /* Rolling back rejected tokens: cut to step 5's cache, decode on. */
