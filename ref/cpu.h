@@ -67,8 +67,9 @@ struct ref_exec {
 	bool *gslot;		/* per value: one group's slot, every group */
 	bool copy_inputs;	/* NPR_CPU_COPY_INPUTS: never read in place */
 	unsigned int fuse;	/* lmfuse kinds each signature's plan makes */
-	bool kv_copy;		/* NPR_CPU_KV_COPY at COMPILE: no plan_store()
-				 * (ref/state.c) in any of its plans */
+	bool kv_copy;		/* NPR_CPU_KV_COPY at COMPILE: none of its
+				 * plans writes into a variable's store
+				 * (ref/state.c) */
 	bool no_share;		/* NPR_CPU_NO_SHARE at COMPILE: every step
 				 * runs (no npr_cpu_poly_share()) */
 	bool *poly;		/* per node: a dynamic step of a plan for
@@ -108,7 +109,7 @@ struct ref_request {
 	struct npr_graph rg;	/* g's, with @rvals */
 	struct npr_value *rvals;	/* shallow copy of g->vals */
 	struct npr_node *rnodes;	/* per node; params of dynamic ones */
-	bool share_ok;		/* this run skips the steps of re->share */
+	bool share_ok;		/* this run skips re->share's steps */
 	void **dbuf;		/* per value: buffer of a dynamic value */
 	size_t *dcap;		/* its size */
 };

@@ -365,10 +365,12 @@ static int share_classes(const struct npr_exec *ex, struct ref_exec *re,
 			continue;
 		for (k = 0; k < i; k++) {
 			int b = ex->in[k].value;
+			const struct npr_value *va = &g->vals[a];
+			const struct npr_value *vb = &g->vals[b];
 
 			if (var_of(g, k) && cls[b] == b &&
-			    g->vals[a].type == g->vals[b].type &&
-			    npr_shape_eq(&g->vals[a].shape, &g->vals[b].shape)) {
+			    va->type == vb->type &&
+			    npr_shape_eq(&va->shape, &vb->shape)) {
 				cls[a] = b;
 				re->share_in[2 * n] = a;
 				re->share_in[2 * n + 1] = b;

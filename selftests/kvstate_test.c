@@ -542,7 +542,8 @@ TEST_TIMEOUT_F(repeated_steps_run_once, 300)
 			st.flags = NPR_STATE_TRUNCATE;
 			st.dims[2] -= 2;
 			st.bytes = 0;
-			ASSERT_EQ(npr_ioctl(x->fd, NPR_IOCTL_STATE_SET, &st), 0);
+			ASSERT_EQ(npr_ioctl(x->fd, NPR_IOCTL_STATE_SET, &st),
+				  0);
 		}
 	}
 	for (s = 6; s < 9; s++) {
