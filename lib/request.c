@@ -43,59 +43,6 @@ static struct npr_request *request_idle(struct npr_device *dev, uint32_t h,
 
 /* ---- variables that grow: a KV cache (struct npr_variable @append_axis) -- */
 
-/* The hidden input of variable @k describes @len positions of its store. */
-static void store_publish(struct npr_request *rq, int k)
-{
-	const struct npr_variable *v = &rq->ex->g->vars[k];
-	struct npr_var_store *vs = &rq->vs[k];
-	struct npr_tensor *t = &rq->in[v->state_in];
-
-	t->shape = v->shape;
-	t->shape.d[v->append_axis] = vs->len;
-	t->data = vs->buf;
-	t->nbytes = vs->outer * vs->len * vs->row;
-	rq->pitch[v->state_in].pitch = vs->cap * vs->row;
-	rq->pitch[v->state_in].outer = vs->outer;
-}
-
-/*
- * Room for @need positions in variable @k's store: the capacity at least
- * doubles, so appending a token at a time moves the cache O(log n) times.
- */
-static int store_reserve(struct npr_request *rq, int k, int64_t need)
-{
-	struct npr_var_store *vs = &rq->vs[k];
-	int64_t cap = vs->cap * 2;
-	size_t o, from = vs->outer * vs->cap * vs->row, to;
-	char what[300];
-	void *buf;
-	int err;
-
-	if (need <= vs->cap)
-		return 0;
-	if (cap < need)
-		cap = need;
-	if (cap < 16)
-		cap = 16;
-	to = vs->outer * cap * vs->row;
-	snprintf(what, sizeof(what), "variable %.256s",
-		 rq->ex->g->vars[k].id);
-	err = npr_request_grow(rq, from, to, what);
-	if (err)
-		return err;
-	buf = npr_alloc(to ? to : 1);
-	if (!buf)
-		return -ENOMEM;
-	for (o = 0; o < vs->outer && vs->len; o++)
-		memcpy((char *)buf + o * cap * vs->row,
-		       (char *)vs->buf + o * vs->cap * vs->row,
-		       vs->len * vs->row);
-	free(vs->buf);
-	vs->buf = buf;
-	vs->cap = cap;
-	return 0;
-}
-
 /* Copy between the store of variable @k and dense memory @d, @len positions. */
 static void store_copy(struct npr_request *rq, int k, void *d, int64_t len,
 		       bool out)
@@ -123,14 +70,14 @@ static int store_append(struct npr_request *rq, int k)
 	size_t o, blk = add * vs->row;
 	int err;
 
-	err = store_reserve(rq, k, vs->len + add);
+	err = npr_var_reserve(rq, k, vs->len + add);
 	if (err)
 		return err;
 	for (o = 0; o < vs->outer && blk; o++)
 		memcpy((char *)vs->buf + (o * vs->cap + vs->len) * vs->row,
 		       (const char *)x->data + o * blk, blk);
 	vs->len += add;
-	store_publish(rq, k);
+	npr_var_publish(rq, k);
 	return 0;
 }
 
@@ -161,7 +108,7 @@ static int store_init(struct npr_request *rq)
 			else if (j > v->append_axis)
 				rq->vs[i].row *= v->shape.d[j];
 		}
-		store_publish(rq, i);
+		npr_var_publish(rq, i);
 	}
 	return 0;
 }
@@ -179,7 +126,7 @@ static void state_reset(struct npr_request *rq, int k)
 			continue;
 		if (v->append_axis >= 0) {
 			rq->vs[i].len = 0;
-			store_publish(rq, i);
+			npr_var_publish(rq, i);
 			continue;
 		}
 		memset(rq->in[v->state_in].data, 0, rq->in[v->state_in].nbytes);
@@ -240,19 +187,19 @@ static int store_set(struct npr_request *rq, int k, struct npr_state_arg *a,
 			       trunc ? (long long)vs->len : 1LL << 31);
 	if (trunc) {
 		vs->len = len;
-		store_publish(rq, k);
+		npr_var_publish(rq, k);
 		return 0;
 	}
 	bytes = vs->outer * len * vs->row;
 	if ((!a->data && bytes) || a->bytes != bytes)
 		return npr_err(-EINVAL, "variable %s: %zu bytes expected, got %llu",
 			       v->id, bytes, (unsigned long long)a->bytes);
-	err = store_reserve(rq, k, len);
+	err = npr_var_reserve(rq, k, len);
 	if (err)
 		return err;
 	store_copy(rq, k, (void *)(uintptr_t)a->data, len, false);
 	vs->len = len;
-	store_publish(rq, k);
+	npr_var_publish(rq, k);
 	return 0;
 }
 

@@ -31,6 +31,7 @@
 #include "error.h"
 #include "object.h"
 #include "sys.h"
+#include "poly.h"
 #include "tensor.h"
 #include "passes/lmfuse.h"
 #include "ref/gemm.h"
@@ -108,6 +109,10 @@ void npr_cpu_plan_free(struct npr_exec *ex, struct ref_exec *re)
 	free(re->steps);
 	free(re->off);
 	free(re->cat);
+	free(re->cat_store);
+	free(re->attn);
+	free(re->share);
+	free(re->share_in);
 	free(re->poly);
 	free(re);
 }
@@ -318,6 +323,8 @@ static int cpu_compile(struct npr_exec *ex)
 	ex->priv = re;
 	re->g = ex->g;
 	re->fuse = which;
+	re->kv_copy = npr_env(NPR_ENV_CPU_KV_COPY) != NULL;
+	re->no_share = npr_env(NPR_ENV_CPU_NO_SHARE) != NULL;
 	/* dynamic input dimensions: a plan per input shape signature */
 	if (ex->dyn_inputs)
 		return npr_cpu_sig_init(ex, re);
@@ -499,8 +506,27 @@ static int run_step(struct npr_request *rq, struct ref_exec *re,
 	int j, err;
 
 	if (re->cat && re->cat[i] >= 0 && rq->pitch &&
-	    rq->pitch[re->cat[i]].pitch)
+	    (rq->pitch[re->cat[i]].pitch ||
+	     (re->cat_store && re->cat_store[i])))
 		return npr_cpu_state_concat(rq, re, rr, i);
+	if (re->attn && (re->attn[2 * i] >= 0 || re->attn[2 * i + 1] >= 0))
+		return npr_cpu_state_attention(rq, re, rr, i);
+	/* a step repeating an earlier one (ref/poly.c): its outputs */
+	if (re->share && re->share[i] >= 0 && rr->share_ok) {
+		const struct npr_node *m = &g->nodes[re->steps[re->share[i]]];
+
+		if (!strcmp(n->type, "ShapeOf") &&
+		    !npr_shape_eq(&rr->t[n->in[0]].shape,
+				  &rr->t[m->in[0]].shape)) {
+			rr->share_ok = false;
+		} else {
+			for (j = 0; j < n->nout; j++)
+				rr->t[n->out[j]] = rr->t[m->out[j]];
+			if (rq->prof)
+				rq->prof[re->steps[i]].fused = true;
+			return 0;
+		}
+	}
 	if (f == &npr_cpu_noop_mark) {
 		if (rq->prof)
 			rq->prof[re->steps[i]].fused = true;
@@ -616,6 +642,7 @@ int npr_cpu_run(struct npr_request *rq, struct ref_exec *re,
 				       npr_elem_name(rq->in[i].type),
 				       npr_elem_name(t->type));
 	}
+	rr->share_ok = re->share && npr_cpu_poly_share_ok(re, rr);
 	old = npr_par_set_limit(re->threads);
 	if (re->prof_ns) {
 		re->prof_runs++;

@@ -67,12 +67,28 @@ struct ref_exec {
 	bool *gslot;		/* per value: one group's slot, every group */
 	bool copy_inputs;	/* NPR_CPU_COPY_INPUTS: never read in place */
 	unsigned int fuse;	/* lmfuse kinds each signature's plan makes */
+	bool kv_copy;		/* NPR_CPU_KV_COPY at COMPILE: none of its
+				 * plans writes into a variable's store
+				 * (ref/state.c) */
+	bool no_share;		/* NPR_CPU_NO_SHARE at COMPILE: every step
+				 * runs (no npr_cpu_poly_share()) */
 	bool *poly;		/* per node: a dynamic step of a plan for
 				 * every length of the growing variables
 				 * (ref/poly.c), or NULL */
 	int *cat;		/* per step: the input of a growing variable
 				 * its Concat reads in place (ref/state.c),
 				 * -1; NULL when none */
+	bool *cat_store;	/* per step: that Concat writes into the
+				 * variable's store, its output the store */
+	int *attn;		/* per step, two: the input of a growing
+				 * variable whose store is a FusedAttention
+				 * step's key, value (ref/state.c), -1; NULL
+				 * when none */
+	int *share;		/* per step: the earlier step it repeats
+				 * (ref/poly.c), -1; NULL when none */
+	int *share_in;		/* pairs of values of growing variables
+				 * whose shapes must be equal for that */
+	int nshare_in;
 };
 
 /* marks nodes whose work a fused step does (ref/plan.c) */
@@ -93,6 +109,7 @@ struct ref_request {
 	struct npr_graph rg;	/* g's, with @rvals */
 	struct npr_value *rvals;	/* shallow copy of g->vals */
 	struct npr_node *rnodes;	/* per node; params of dynamic ones */
+	bool share_ok;		/* this run skips re->share's steps */
 	void **dbuf;		/* per value: buffer of a dynamic value */
 	size_t *dcap;		/* its size */
 };

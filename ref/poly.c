@@ -24,7 +24,14 @@
  *   ways two lengths do not show is still computed right).
  *
  * Everything else (the weights' MatMuls, the norms, the MLP) keeps its
- * planned kernels and arena slots.  Only plans whose growing variables
+ * planned kernels and arena slots.
+ *
+ * A decoder computes the same things from the lengths in every layer
+ * (the causal mask from the cache's shape, through a Trilu's chain): a
+ * dynamic step that repeats an earlier one, the same op and attributes
+ * over the same inputs, is not run again when the growing variables of
+ * the same shape all have the same length; its outputs are the earlier
+ * step's (npr_cpu_poly_share()).  Only plans whose growing variables
  * are read in place by their Concat (ref/state.c) qualify, and only when
  * no fusion (lib/passes/lmfuse.c) took a T value in as a constant.
  */
@@ -274,4 +281,184 @@ int npr_cpu_poly_apply(const struct npr_exec *ex, struct npr_graph *g,
 	}
 	*poly = mark;
 	return 1;
+}
+
+/* The same op with the same attributes and no bodies? */
+static bool same_op(const struct npr_node *a, const struct npr_node *b)
+{
+	int k;
+
+	if (strcmp(a->type, b->type) || a->version != b->version ||
+	    a->nin != b->nin || a->nout != b->nout ||
+	    a->nattr != b->nattr || a->nbodies || b->nbodies ||
+	    strstr(a->type, "Random") || !strncmp(a->type, "Fused", 5))
+		return false;
+	for (k = 0; k < a->nattr; k++)
+		if (strcmp(a->attr[k].key, b->attr[k].key) ||
+		    strcmp(a->attr[k].val, b->attr[k].val))
+			return false;
+	return true;
+}
+
+/* Step @t repeats step @r: its inputs in the same classes, outputs alike. */
+static bool repeats(const struct ref_exec *re, const int *cls, int t, int r)
+{
+	const struct npr_graph *g = re->g;
+	const struct npr_node *n = &g->nodes[re->steps[t]];
+	const struct npr_node *m = &g->nodes[re->steps[r]];
+	int j;
+
+	if (!same_op(n, m))
+		return false;
+	/* a shape: of inputs planned alike (checked when it runs) */
+	if (!strcmp(n->type, "ShapeOf") && n->nin == 1 &&
+	    n->in[0] >= 0 && m->in[0] >= 0 &&
+	    g->vals[n->in[0]].type == g->vals[m->in[0]].type &&
+	    npr_shape_eq(&g->vals[n->in[0]].shape, &g->vals[m->in[0]].shape))
+		return true;
+	for (j = 0; j < n->nin; j++)
+		if ((n->in[j] < 0) != (m->in[j] < 0) ||
+		    (n->in[j] >= 0 && cls[n->in[j]] != cls[m->in[j]]))
+			return false;
+	for (j = 0; j < n->nout; j++) {
+		const struct npr_value *a = &g->vals[n->out[j]];
+		const struct npr_value *b = &g->vals[m->out[j]];
+
+		if (a->type != b->type || !npr_shape_eq(&a->shape, &b->shape))
+			return false;
+	}
+	return true;
+}
+
+/* Values with the same contents: small constants, growing variables. */
+static int share_classes(const struct npr_exec *ex, struct ref_exec *re,
+			 int *cls)
+{
+	const struct npr_graph *g = re->g;
+	int i, k, n = 0;
+
+	for (i = 0; i < g->nvals; i++) {
+		const struct npr_value *v = &g->vals[i];
+
+		cls[i] = i;
+		if (!v->data || v->nbytes > 256)
+			continue;
+		for (k = 0; k < i; k++) {
+			const struct npr_value *w = &g->vals[k];
+
+			if (cls[k] == k && w->data && w->type == v->type &&
+			    w->nbytes == v->nbytes &&
+			    npr_shape_eq(&w->shape, &v->shape) &&
+			    !memcmp(w->data, v->data, v->nbytes)) {
+				cls[i] = k;
+				break;
+			}
+		}
+	}
+	re->share_in = malloc(sizeof(int) * 2 * (ex->nin + 1));
+	if (!re->share_in)
+		return -ENOMEM;
+	for (i = 0; i < ex->nin; i++) {
+		int a = ex->in[i].value;
+
+		if (!var_of(g, i))
+			continue;
+		for (k = 0; k < i; k++) {
+			int b = ex->in[k].value;
+			const struct npr_value *va = &g->vals[a];
+			const struct npr_value *vb = &g->vals[b];
+
+			if (var_of(g, k) && cls[b] == b &&
+			    va->type == vb->type &&
+			    npr_shape_eq(&va->shape, &vb->shape)) {
+				cls[a] = b;
+				re->share_in[2 * n] = a;
+				re->share_in[2 * n + 1] = b;
+				n++;
+				break;
+			}
+		}
+	}
+	re->nshare_in = n;
+	return 0;
+}
+
+/**
+ * npr_cpu_poly_share() - the dynamic steps that repeat an earlier one
+ * @ex: the exec.
+ * @re: a plan for every length, its steps made.
+ *
+ * Values are in classes of equal contents: each its own, but constants
+ * of at most 256 bytes with the same type, shape and bytes, and the
+ * growing variables' hidden inputs of the same type and (dynamic) shape,
+ * which at run time hold the same when their lengths are equal (so do
+ * the shapes read from them).  A dynamic step (not a KV cache's Concat or
+ * attention, not fused, no bodies, no random op) whose op and attributes
+ * are an earlier dynamic step's and whose inputs are in the same classes
+ * repeats it: re->share[step] is that step, and its outputs join the
+ * classes of that step's outputs.  re->share_in lists the pairs of
+ * variables' inputs whose lengths must be equal for that to hold.  A
+ * ShapeOf repeats another of an input planned with the same type and
+ * shape; when their inputs' shapes differ at run time, that run stops
+ * skipping steps from there on (ref/backend.c).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int npr_cpu_poly_share(const struct npr_exec *ex, struct ref_exec *re)
+{
+	const struct npr_graph *g = re->g;
+	int *cls, t, r, j, found = 0;
+
+	cls = malloc(sizeof(int) * (g->nvals ? g->nvals : 1));
+	re->share = malloc(sizeof(int) * (re->nsteps + 1));
+	if (!cls || !re->share || share_classes(ex, re, cls)) {
+		free(cls);
+		return -ENOMEM;
+	}
+	for (t = 0; t < re->nsteps; t++) {
+		re->share[t] = -1;
+		if (!re->dyn[t] || re->fast[t] ||
+		    (re->cat && re->cat[t] >= 0) ||
+		    (re->attn && (re->attn[2 * t] >= 0 ||
+				  re->attn[2 * t + 1] >= 0)))
+			continue;
+		for (r = 0; r < t; r++) {
+			if (!re->dyn[r] || re->fast[r] || re->share[r] >= 0 ||
+			    (re->cat && re->cat[r] >= 0) ||
+			    !repeats(re, cls, t, r))
+				continue;
+			re->share[t] = r;
+			for (j = 0; j < g->nodes[re->steps[t]].nout; j++)
+				cls[g->nodes[re->steps[t]].out[j]] =
+					cls[g->nodes[re->steps[r]].out[j]];
+			found++;
+			break;
+		}
+	}
+	free(cls);
+	if (!found) {
+		free(re->share);
+		re->share = NULL;
+	}
+	return 0;
+}
+
+/**
+ * npr_cpu_poly_share_ok() - may this run skip the repeated steps?
+ * @re: the plan.
+ * @rr: the request's memory, its inputs set for the run.
+ *
+ * Return: true when the growing variables paired in re->share_in have
+ * the same shapes.
+ */
+bool npr_cpu_poly_share_ok(const struct ref_exec *re,
+			   const struct ref_request *rr)
+{
+	int k;
+
+	for (k = 0; k < re->nshare_in; k++)
+		if (!npr_shape_eq(&rr->t[re->share_in[2 * k]].shape,
+				  &rr->t[re->share_in[2 * k + 1]].shape))
+			return false;
+	return true;
 }

@@ -29,4 +29,11 @@ int npr_cpu_poly_apply(const struct npr_exec *ex, struct npr_graph *g,
 		       const unsigned char *cls, const struct npr_shape *ps,
 		       const bool *was_dead, bool **poly);
 
+struct ref_exec;
+struct ref_request;
+
+int npr_cpu_poly_share(const struct npr_exec *ex, struct ref_exec *re);
+bool npr_cpu_poly_share_ok(const struct ref_exec *re,
+			   const struct ref_request *rr);
+
 #endif /* NPR_REF_POLY_H */

@@ -222,8 +222,11 @@ void npr_cpu_prof_add(struct npr_request *rq, int node, uint64_t ns,
 {
 	if (!rq->prof)
 		return;
-	if (first)
+	/* it ran: no longer fused, if an earlier inference skipped it */
+	if (first) {
 		rq->prof[node].ns = 0;
+		rq->prof[node].fused = false;
+	}
 	rq->prof[node].ns += ns;
 	rq->prof[node].kernel = kernel;
 }

@@ -312,6 +312,8 @@ static int sig_plan(struct npr_exec *ex, struct ref_sig *s, bool poly)
 		    !npr_cpu_state_in_place(s->re, i))
 			err = -EAGAIN;
 	s->poly = poly && !err;
+	if (s->poly && !re->no_share)
+		err = npr_cpu_poly_share(ex, s->re);
 	return err;
 }
 

@@ -17,6 +17,8 @@ int npr_cpu_plan_state(struct npr_exec *ex, struct ref_exec *re);
 bool npr_cpu_state_in_place(const struct ref_exec *re, int i);
 void npr_cpu_state_gather(void *dst, const struct npr_tensor *src,
 			  const struct npr_pitched *p);
+int npr_cpu_state_attention(struct npr_request *rq, const struct ref_exec *re,
+			    struct ref_request *rr, int s);
 int npr_cpu_state_concat(struct npr_request *rq, const struct ref_exec *re,
 			 struct ref_request *rr, int s);
 

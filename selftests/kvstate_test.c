@@ -10,7 +10,9 @@
  * interleaved stay independent; a cache read with STATE_GET and given to
  * another request with STATE_SET continues there; the pattern's errors;
  * the decoding steps share one plan, which gives the logits of a plan
- * made for each step alone.
+ * made for each step alone; attention reading the cache in its storage
+ * gives the logits of attention over a copy of it; the steps every layer
+ * repeats run once, with the same logits.
  *
  * Without the shared models those tests skip.
  */
@@ -63,10 +65,11 @@ static int make_stateful(int fd, __u32 model, const char *in,
  * @name loaded, made stateful and compiled (with CPU_RUNTIME_CACHE_CAPACITY
  * @cap unless negative); 0 or -errno (skip: -ENOENT)
  */
-static int kv_open_cap(struct kv *k, const char *name, int cap)
+static int kv_open_with(struct kv *k, const char *name, int cap, bool prof)
 {
-	struct npr_prop_arg prop = {
-		.param = NPR_PARAM_CPU_RUNTIME_CACHE_CAPACITY,
+	struct npr_prop_arg prop[2] = {
+		{ .param = NPR_PARAM_CPU_RUNTIME_CACHE_CAPACITY },
+		{ .param = NPR_PARAM_ENABLE_PROFILING, .value = 1 },
 	};
 	struct npr_model_load ld;
 	struct npr_compile c;
@@ -105,10 +108,10 @@ static int kv_open_cap(struct kv *k, const char *name, int cap)
 		return ret;
 	k->vocab = (int)pi.dims[pi.rank - 1];
 	npr_prep_compile(&c, k->model);
-	if (cap >= 0) {
-		prop.value = (__u64)cap;
-		c.props = (uintptr_t)&prop;
-		c.num_props = 1;
+	if (cap >= 0 || prof) {
+		prop[0].value = (__u64)cap;
+		c.props = (uintptr_t)(cap >= 0 ? prop : prop + 1);
+		c.num_props = (cap >= 0) + prof;
 	}
 	ret = npr_ioctl(k->fd, NPR_IOCTL_COMPILE, &c);
 	if (ret)
@@ -256,14 +259,15 @@ static void decode(struct npr_test *_metadata, struct kv *k, __u32 req,
 	free(lg);
 }
 
-#define KV_OPEN_CAP(k, name, cap) do {					\
-	int _r = kv_open_cap(k, name, cap);				\
+#define KV_OPEN_WITH(k, name, cap, prof) do {				\
+	int _r = kv_open_with(k, name, cap, prof);			\
 	if (_r == -ENOENT && !(k)->exec)				\
 		SKIP(return, "%s not found under $NPR_SHARED/models/llm", name); \
 	if (_r)								\
 		TH_LOG("%s: %s", name, npr_last_error());		\
 	ASSERT_EQ(_r, 0);						\
 } while (0)
+#define KV_OPEN_CAP(k, name, cap) KV_OPEN_WITH(k, name, cap, false)
 #define KV_OPEN(k, name) KV_OPEN_CAP(k, name, -1)
 
 TEST_TIMEOUT_F(tiny_gpt_stateful_greedy, 300)
@@ -373,6 +377,184 @@ TEST_TIMEOUT_F(every_length_plan_equals_fresh_plans, 300)
 	/* one plan per step there */
 	EXPECT_EQ(kv_param(&f, NPR_PARAM_NPR_RUNTIME_CACHE_MISSES),
 		  k.g.nsteps + 1);
+	free(a);
+	free(b);
+	lm_destroy(k.fd, ra);
+	lm_destroy(f.fd, rb);
+	kv_close(&k);
+	kv_close(&f);
+}
+
+/*
+ * Nodes of @type (any: NULL) whose kernel was @kernel in @req's last
+ * inference; a fused node shows as the pattern's last node.
+ */
+static int kv_kernels(struct kv *k, __u32 req, const char *type,
+		      const char *kernel)
+{
+	struct npr_profile p = { .size = sizeof(p), .req = req };
+	struct npr_profile_rec *recs;
+	int ret = npr_ioctl(k->fd, NPR_IOCTL_PROFILE, &p), n = 0;
+	__u32 i;
+
+	if (ret != -EMSGSIZE)
+		return ret ? ret : -EPROTO;
+	recs = calloc(p.count, sizeof(*recs));
+	if (!recs)
+		return -ENOMEM;
+	p.recs = (uintptr_t)recs;
+	ret = npr_ioctl(k->fd, NPR_IOCTL_PROFILE, &p);
+	for (i = 0; !ret && i < p.count; i++)
+		n += (!type || !strcmp(recs[i].type, type)) &&
+		     !strcmp(recs[i].kernel, kernel);
+	free(recs);
+	return ret ? ret : n;
+}
+
+/*
+ * Attention reading the cache where it lies in the variable's storage,
+ * the new positions written into its room (ref/state.c), gives the
+ * logits of attention over a copied present (NPR_CPU_KV_COPY) and of the
+ * unfused graph (NPR_CPU_NO_FUSE=attention), the goldens' too, with
+ * several positions at a time after the prompt and the storage growing
+ * during an inference; the profile shows which path ran.
+ */
+TEST_TIMEOUT_F(cache_read_in_place_equals_copied, 300)
+{
+	static const int chunk[] = { 1, 3, 1, 5, 2, 1, 4 };
+	float *a, *b, *u;
+	struct kv k, f, nf;
+	__u32 ra, rb, ru;
+	int s, c, n;
+
+	KV_OPEN_WITH(&k, "tiny_gpt", -1, true);
+	setenv("NPR_CPU_KV_COPY", "1", 1);
+	KV_OPEN_WITH(&f, "tiny_gpt", -1, true);
+	unsetenv("NPR_CPU_KV_COPY");
+	setenv("NPR_CPU_NO_FUSE", "attention", 1);
+	KV_OPEN(&nf, "tiny_gpt");
+	unsetenv("NPR_CPU_NO_FUSE");
+	ra = kv_req(&k);
+	rb = kv_req(&f);
+	ru = kv_req(&nf);
+	ASSERT_NE(ra, 0);
+	ASSERT_NE(rb, 0);
+	ASSERT_NE(ru, 0);
+	a = malloc(sizeof(float) * k.vocab);
+	b = malloc(sizeof(float) * k.vocab);
+	u = malloc(sizeof(float) * k.vocab);
+	ASSERT_NONNULL(a);
+	ASSERT_NONNULL(b);
+	ASSERT_NONNULL(u);
+	for (s = -1, c = 0; s < k.g.nsteps; s = s < 0 ? 0 : s + n, c++) {
+		const int64_t *ids = k.g.tokens + (s < 0 ? 0 : k.g.nprompt + s);
+		const float *gold;
+
+		n = s < 0 ? k.g.nprompt : chunk[c % 7];
+		if (s >= 0 && s + n > k.g.nsteps)
+			n = k.g.nsteps - s;
+		gold = s < 0 ? k.g.prefill :
+		       k.g.steps + (size_t)(s + n - 1) * k.vocab;
+		ASSERT_EQ(kv_feed(&k, ra, ids, n, a), 0);
+		ASSERT_EQ(kv_feed(&f, rb, ids, n, b), 0);
+		ASSERT_EQ(kv_feed(&nf, ru, ids, n, u), 0);
+		if (lm_rel_err(a, b, k.vocab) > 1e-6 ||
+		    lm_rel_err(a, gold, k.vocab) > TOLERANCE_REL)
+			TH_LOG("step %d (%d positions): %.2e, %.2e", s, n,
+			       lm_rel_err(a, b, k.vocab),
+			       lm_rel_err(a, gold, k.vocab));
+		EXPECT_LE(lm_rel_err(a, b, k.vocab), 1e-6);
+		EXPECT_LE(lm_rel_err(a, gold, k.vocab), TOLERANCE_REL);
+		EXPECT_LE(lm_rel_err(u, gold, k.vocab), TOLERANCE_REL);
+		/* every layer's attention (shown as its last MatMul) over
+		 * the storage, both Concats into it; or none */
+		EXPECT_EQ(kv_kernels(&k, ra, "MatMul", "kv_store"), 4);
+		EXPECT_EQ(kv_kernels(&k, ra, "Concat", "kv_store"), 8);
+		EXPECT_EQ(kv_kernels(&f, rb, NULL, "kv_store"), 0);
+	}
+	EXPECT_GT(c, 8);
+	free(a);
+	free(b);
+	free(u);
+	lm_destroy(k.fd, ra);
+	lm_destroy(f.fd, rb);
+	lm_destroy(nf.fd, ru);
+	kv_close(&k);
+	kv_close(&f);
+	kv_close(&nf);
+}
+
+/*
+ * The causal mask's chain, the same in every layer, runs once a step
+ * (ref/poly.c, npr_cpu_poly_share()): fewer nodes execute than with
+ * NPR_CPU_NO_SHARE, the logits are the same, also when one layer's cache
+ * is shorter than the others' (then nothing is skipped).
+ */
+TEST_TIMEOUT_F(repeated_steps_run_once, 300)
+{
+	float *a, *b;
+	struct kv k, f;
+	__u32 ra, rb;
+	int s, na, nb, i;
+
+	KV_OPEN_WITH(&k, "tiny_gpt", -1, true);
+	setenv("NPR_CPU_NO_SHARE", "1", 1);
+	KV_OPEN_WITH(&f, "tiny_gpt", -1, true);
+	unsetenv("NPR_CPU_NO_SHARE");
+	ra = kv_req(&k);
+	rb = kv_req(&f);
+	ASSERT_NE(ra, 0);
+	ASSERT_NE(rb, 0);
+	a = malloc(sizeof(float) * k.vocab);
+	b = malloc(sizeof(float) * k.vocab);
+	ASSERT_NONNULL(a);
+	ASSERT_NONNULL(b);
+	for (s = -1; s < 6; s++) {
+		const int64_t *ids = k.g.tokens + (s < 0 ? 0 : k.g.nprompt + s);
+		int n = s < 0 ? k.g.nprompt : 1;
+
+		ASSERT_EQ(kv_feed(&k, ra, ids, n, a), 0);
+		ASSERT_EQ(kv_feed(&f, rb, ids, n, b), 0);
+		EXPECT_LE(lm_rel_err(a, b, k.vocab), 1e-6);
+		EXPECT_LE(lm_rel_err(a, s < 0 ? k.g.prefill :
+				     k.g.steps + (size_t)s * k.vocab, k.vocab),
+			  TOLERANCE_REL);
+	}
+	na = kv_kernels(&k, ra, NULL, "ref");
+	nb = kv_kernels(&f, rb, NULL, "ref");
+	TH_LOG("nodes run: %d shared, %d not", na, nb);
+	/* three layers' mask chains at least (a dozen steps each) */
+	EXPECT_LT(na + 36, nb);
+	/* layer 0's cache two positions shorter: its own mask */
+	for (i = 0; i < 2; i++) {
+		struct npr_state_arg st;
+		struct kv *x = i ? &f : &k;
+		__u32 r = i ? rb : ra;
+		int v;
+
+		for (v = 0; v < 2; v++) {
+			memset(&st, 0, sizeof(st));
+			st.size = sizeof(st);
+			st.req = r;
+			st.index = v;
+			ASSERT_EQ(npr_ioctl(x->fd, NPR_IOCTL_STATE_GET, &st),
+				  -EMSGSIZE);
+			st.flags = NPR_STATE_TRUNCATE;
+			st.dims[2] -= 2;
+			st.bytes = 0;
+			ASSERT_EQ(npr_ioctl(x->fd, NPR_IOCTL_STATE_SET, &st),
+				  0);
+		}
+	}
+	for (s = 6; s < 9; s++) {
+		ASSERT_EQ(kv_feed(&k, ra, k.g.tokens + k.g.nprompt + s, 1, a),
+			  0);
+		ASSERT_EQ(kv_feed(&f, rb, k.g.tokens + k.g.nprompt + s, 1, b),
+			  0);
+		EXPECT_LE(lm_rel_err(a, b, k.vocab), 1e-6);
+	}
+	EXPECT_EQ(kv_kernels(&k, ra, NULL, "ref"),
+		  kv_kernels(&f, rb, NULL, "ref"));
 	free(a);
 	free(b);
 	lm_destroy(k.fd, ra);

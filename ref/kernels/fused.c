@@ -49,11 +49,14 @@ struct attn_job {
  * Strides in elements of the leading (batch) axes of @s aligned to the
  * last of @nb axes of the output @bd: 0 where @s has no such axis or size
  * 1; @div the divisor of the output index (a grouped axis), else 1.
+ * @blk: elements from one matrix (the last two axes) to the next, 0 when
+ * they are dense.
  */
 static void lead_strides(const struct npr_shape *s, int nb,
-			 const int64_t *bd, int64_t *st, int64_t *div)
+			 const int64_t *bd, int64_t *st, int64_t *div,
+			 int64_t blk)
 {
-	int64_t acc = s->d[s->rank - 1] * s->d[s->rank - 2];
+	int64_t acc = blk ? blk : s->d[s->rank - 1] * s->d[s->rank - 2];
 	int i, r;
 
 	for (i = nb - 1; i >= 0; i--) {
@@ -176,24 +179,22 @@ static void attn_task(void *arg, int i, int tid)
 }
 
 /**
- * npr_ref_fused_attention() - FusedAttention-1
+ * npr_ref_fused_attention_pitched() - FusedAttention over a pitched cache
  * @n: the node; n->params is a struct npr_fattn_params.
- * @in: f32 query [..., Hq, L, E], key [..., Hk, S, E] (or [..., Hk, E, S]),
- *      value [..., Hk, S, Ev], optionally the mask (f32 added, or boolean
- *      selecting where the score becomes the fill value), broadcast to
- *      [..., Hq, L, S].
- * @out: [..., Hq, L, Ev].
+ * @in: as npr_ref_fused_attention()'s.
+ * @out: as npr_ref_fused_attention()'s.
+ * @kblk: elements from the start of one key matrix (the last two axes,
+ *        [S, E]) to the next: a KV cache held with room to grow; 0 when
+ *        the key is dense.
+ * @vblk: the same for the value.
  *
- * softmax(query key^T * scale, masked) value, in f32 with an online
- * softmax over blocks of keys; a row whose keys are all masked out (to
- * -inf) gives NaN, as the softmax does.  No keys at all give zeros, as
- * the product of an empty softmax by an empty value does.
- *
- * Return: 0 or -ENOMEM.
+ * Return: 0, -EINVAL for a pitch shorter than a matrix or with a
+ * transposed key, or -ENOMEM.
  */
-int npr_ref_fused_attention(const struct npr_node *n,
-			    const struct npr_tensor *in,
-			    struct npr_tensor *out)
+int npr_ref_fused_attention_pitched(const struct npr_node *n,
+				    const struct npr_tensor *in,
+				    struct npr_tensor *out, int64_t kblk,
+				    int64_t vblk)
 {
 	const struct npr_fattn_params *p = n->params;
 	const struct npr_shape *os = &out->shape, *ks = &in[1].shape;
@@ -227,9 +228,14 @@ int npr_ref_fused_attention(const struct npr_node *n,
 		j->bd[i] = os->d[i];
 		batches *= os->d[i];
 	}
-	lead_strides(&in[0].shape, nb, j->bd, j->qst, NULL);
-	lead_strides(ks, nb, j->bd, j->kst, j->kdiv);
-	lead_strides(&in[2].shape, nb, j->bd, j->vst, j->vdiv);
+	if ((kblk && (p->key_t || kblk < j->S * j->E)) ||
+	    (vblk && vblk < j->S * j->Ev)) {
+		free(j);
+		return npr_node_err(n, -EINVAL, "key or value pitch shorter than its matrix");
+	}
+	lead_strides(&in[0].shape, nb, j->bd, j->qst, NULL, 0);
+	lead_strides(ks, nb, j->bd, j->kst, j->kdiv, kblk);
+	lead_strides(&in[2].shape, nb, j->bd, j->vst, j->vdiv, vblk);
 	if (p->mask != NPR_FATTN_MASK_NONE) {
 		const struct npr_shape *ms = &in[3].shape;
 
@@ -251,6 +257,29 @@ int npr_ref_fused_attention(const struct npr_node *n,
 	err = j->err;
 	free(j);
 	return err;
+}
+
+/**
+ * npr_ref_fused_attention() - FusedAttention-1
+ * @n: the node; n->params is a struct npr_fattn_params.
+ * @in: f32 query [..., Hq, L, E], key [..., Hk, S, E] (or [..., Hk, E, S]),
+ *      value [..., Hk, S, Ev], optionally the mask (f32 added, or boolean
+ *      selecting where the score becomes the fill value), broadcast to
+ *      [..., Hq, L, S].
+ * @out: [..., Hq, L, Ev].
+ *
+ * softmax(query key^T * scale, masked) value, in f32 with an online
+ * softmax over blocks of keys; a row whose keys are all masked out (to
+ * -inf) gives NaN, as the softmax does.  No keys at all give zeros, as
+ * the product of an empty softmax by an empty value does.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int npr_ref_fused_attention(const struct npr_node *n,
+			    const struct npr_tensor *in,
+			    struct npr_tensor *out)
+{
+	return npr_ref_fused_attention_pitched(n, in, out, 0, 0);
 }
 
 struct norm_job {

@@ -13,6 +13,10 @@
 int npr_ref_fused_attention(const struct npr_node *n,
 			    const struct npr_tensor *in,
 			    struct npr_tensor *out);
+int npr_ref_fused_attention_pitched(const struct npr_node *n,
+				    const struct npr_tensor *in,
+				    struct npr_tensor *out, int64_t kblk,
+				    int64_t vblk);
 int npr_ref_fused_norm(const struct npr_node *n, const struct npr_tensor *in,
 		       struct npr_tensor *out);
 
