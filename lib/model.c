@@ -28,6 +28,7 @@
 #include "onnx/onnx.h"
 #include "passes/compile.h"
 #include "passes/lowp.h"
+#include "passes/qlayout.h"
 #include "props.h"
 #include "query.h"
 #include "store/blob.h"
@@ -640,7 +641,8 @@ static int make_ports(struct npr_exec *ex, const struct npr_graph *model,
 
 		/* state ports (lib/passes/stateful.c) exist in the compiled graph only */
 		p->name = strdup(hidden ? g->nodes[node].name :
-				 port_name(model, node, out));
+				 port_name(model, out ? model->outputs[k] :
+						   model->inputs[k], out));
 		if (!p->name)
 			return -ENOMEM;
 		p->value = v;
@@ -951,6 +953,9 @@ int npr_model_compile_ioctl(struct npr_device *dev, void *arg)
 	if (!err && npr_backend_has(dev, NPR_BACKEND_CAP_INT8) &&
 	    !npr_env(NPR_ENV_LOWP_OFF))
 		err = npr_pass_lowp(ex->g);
+	if (!err && npr_backend_has(dev, NPR_BACKEND_CAP_INT8) &&
+	    !npr_env(NPR_ENV_LOWP_OFF) && !npr_env(NPR_ENV_QLAYOUT_OFF))
+		err = npr_pass_qlayout(ex->g);
 	if (err)
 		goto fail_ex;
 	err = npr_graph_dynamic(ex->g);

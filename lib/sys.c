@@ -199,6 +199,8 @@ static const struct env_var env_vars[NPR_ENV_MAX] = {
 		"npu: write what the driver compiles into this directory" },
 	[NPR_ENV_POOL_ROWS] = { "NPR_POOL_ROWS", T,
 		"cpu: the row kernel for every pooling" },
+	[NPR_ENV_QLAYOUT_OFF] = { "NPR_QLAYOUT_OFF", T,
+		"compile: no layout pass (int8 convolutions on NCHW rows)" },
 	[NPR_ENV_RING_FALLBACK] = { "NPR_RING_FALLBACK", T,
 		"rings complete through the eventfd fallback" },
 	[NPR_ENV_VNPU] = { "NPR_VNPU", U,

@@ -62,6 +62,9 @@ static int scale_of(struct npr_node *n, const char *key, float *out)
 static int quant_parse(struct npr_graph *g, struct npr_node *n)
 {
 	static const char *const outs[] = { "u8", "f32", NULL };
+	static const char *const lays[] = { "nchw", "nhwc", NULL };
+	static const char *const wlays[] = { "rows", "blocked", NULL };
+	int xl = 0, yl = 0, wl = 0;
 	struct npr_quant_params *p;
 	double flo, fhi;
 	int64_t groups = 1;
@@ -88,6 +91,15 @@ static int quant_parse(struct npr_graph *g, struct npr_node *n)
 	if (!err)
 		err = npr_attr_enum(n, "out", outs, 0, &out);
 	p->f32out = out == 1;
+	if (!err)
+		err = npr_attr_enum(n, "x_layout", lays, 0, &xl);
+	if (!err)
+		err = npr_attr_enum(n, "y_layout", lays, 0, &yl);
+	if (!err)
+		err = npr_attr_enum(n, "w_layout", wlays, 0, &wl);
+	p->xnhwc = xl == 1;
+	p->ynhwc = yl == 1;
+	p->wblocked = wl == 1;
 	if (!err)
 		err = int_in(n, "x_zero", 0, 0, 255, &p->xz);
 	if (!err)
@@ -153,8 +165,27 @@ static int qconv_infer(struct npr_graph *g, struct npr_node *n)
 		err = npr_node_err(n, -EINVAL, "input 5: a table of 256 u8 for a u8 output expected");
 	if (err)
 		return err;
-	K = ws->d[0];
+	K = npr_in(g, n, 2)->shape.d[0];
 	C = xs->d[1];
+	if (p->wblocked) {
+		int64_t kr = C < 1 || C > INT32_MAX ? -1 :
+			     p->kernel[0] * p->kernel[1] * NPR_QC4(C);
+
+		if (kr < 0 || kr > INT32_MAX || p->groups != 1 || ws->d[0] != NPR_QK16(K) ||
+		    ws->d[1] != kr || p->kr != kr)
+			return npr_node_err(n, -EINVAL, "blocked weights: [%lld, %lld] for %lld channels of %lld in one group expected",
+					    (long long)NPR_QK16(K),
+					    (long long)kr, (long long)K,
+					    (long long)C);
+		win = kr;
+	} else if (p->xnhwc || p->ynhwc) {
+		return npr_node_err(n, -EINVAL, "the nhwc layouts need blocked weights");
+	} else if (ws->d[0] != K) {
+		return npr_node_err(n, -EINVAL, "input 1: %lld rows expected",
+				    (long long)K);
+	} else {
+		win = C / p->groups * p->kernel[0] * p->kernel[1];
+	}
 	for (i = 2; i < 5; i++)
 		if (npr_in(g, n, i)->shape.d[0] != K)
 			return npr_node_err(n, -EINVAL, "input %d: %lld values expected",
@@ -163,7 +194,6 @@ static int qconv_infer(struct npr_graph *g, struct npr_node *n)
 		return npr_node_err(n, -EINVAL, "%lld input and %lld output channels in %lld groups",
 				    (long long)C, (long long)K,
 				    (long long)p->groups);
-	win = C / p->groups * p->kernel[0] * p->kernel[1];
 	if (p->kr % 4 || ws->d[1] != p->kr || win > p->kr ||
 	    p->kr - win >= 4)
 		return npr_node_err(n, -EINVAL, "weights of %lld columns for a window of %lld",
@@ -217,33 +247,54 @@ static int same_as_input(struct npr_graph *g, struct npr_node *n,
 	return 0;
 }
 
+/* nhwc: 4-D u8 only (what the kernels transpose) */
+static int layouts_ok(struct npr_graph *g, struct npr_node *n)
+{
+	const struct npr_quant_params *p = n->params;
+
+	if ((p->xnhwc || p->ynhwc) && npr_in(g, n, 0)->shape.rank != 4)
+		return npr_node_err(n, -EINVAL, "the nhwc layout needs a 4-D input");
+	return 0;
+}
+
 static int quantize_infer(struct npr_graph *g, struct npr_node *n)
 {
-	return same_as_input(g, n, NPR_ELEM_F32, NPR_ELEM_U8);
+	int err = layouts_ok(g, n);
+
+	return err ? err : same_as_input(g, n, NPR_ELEM_F32, NPR_ELEM_U8);
 }
 
 static int dequantize_infer(struct npr_graph *g, struct npr_node *n)
 {
-	return same_as_input(g, n, NPR_ELEM_U8, NPR_ELEM_F32);
+	int err = layouts_ok(g, n);
+
+	return err ? err : same_as_input(g, n, NPR_ELEM_U8, NPR_ELEM_F32);
 }
 
 static int lut_infer(struct npr_graph *g, struct npr_node *n)
 {
 	const struct npr_value *t = npr_in(g, n, 1);
+	int err;
 
 	if (t->type != NPR_ELEM_U8 || npr_shape_numel(&t->shape) != 256)
 		return npr_node_err(n, -EINVAL, "input 1: a table of 256 u8 expected");
-	return same_as_input(g, n, NPR_ELEM_U8, NPR_ELEM_U8);
+	err = layouts_ok(g, n);
+	return err ? err : same_as_input(g, n, NPR_ELEM_U8, NPR_ELEM_U8);
 }
 
 static int qadd_infer(struct npr_graph *g, struct npr_node *n)
 {
 	const struct npr_value *b = npr_in(g, n, 1);
+	int err;
 
 	if (b->type != NPR_ELEM_U8 ||
 	    !npr_shape_eq(&b->shape, &npr_in(g, n, 0)->shape))
 		return npr_node_err(n, -EINVAL, "input 1: u8 of input 0's shape expected");
-	return same_as_input(g, n, NPR_ELEM_U8, NPR_ELEM_U8);
+	if (((const struct npr_quant_params *)n->params)->xnhwc !=
+	    ((const struct npr_quant_params *)n->params)->ynhwc)
+		return npr_node_err(n, -EINVAL, "NprQAdd reads and writes one layout");
+	err = layouts_ok(g, n);
+	return err ? err : same_as_input(g, n, NPR_ELEM_U8, NPR_ELEM_U8);
 }
 
 const struct npr_op_def npr_ops_quant[] = {

@@ -21,6 +21,20 @@
  * sa.  NprQLut-1 (u8 -> u8, inputs x and a 256-byte table): table[x].
  * NprQAdd-1 (u8, u8 -> u8, same shapes): clamp(rint(((a - za) * sa +
  * (b - zb) * sb) / sy) + zy, lo, hi).
+ *
+ * Layouts (lib/passes/qlayout.c chooses them): shapes are always the
+ * logical NCHW ones; x_layout and y_layout say how a 4-D u8 input or
+ * output lies in memory, "nchw" (the default) or "nhwc" (channels
+ * innermost).  NprQLut, NprQuantize and NprDequantize may read one and
+ * write the other (an NprQLut with the identity table is a layout
+ * conversion); NprQAdd reads and writes one layout.  NprQConv's
+ * w_layout "blocked" (groups 1 only) holds the weights as
+ * [round_up(K, 16), kr] bytes with kr = kh x kw x round_up(C, 4), in
+ * blocks of 16 output channels: weight (k, i, j, c) at byte
+ * ((k / 16 x kr / 4 + q) x 16 + k % 16) x 4 + r % 4, where r = (i x kw
+ * + j) x round_up(C, 4) + c and q = r / 4 (the padding channels and
+ * rows zero); its kernel takes either layout of x and y.  The default
+ * w_layout "rows" takes nchw only.
  */
 #ifndef NPR_OPS_QUANT_H
 #define NPR_OPS_QUANT_H
@@ -48,6 +62,9 @@
  * @zb: its zero point.
  * @sy: NprQuantize, NprQAdd: scale of the output.
  * @zy: zero point of the output (NprQConv: u8 output).
+ * @xnhwc: input 0 lies in memory as NHWC.
+ * @ynhwc: the output does.
+ * @wblocked: NprQConv: the weights are in blocks of 16 channels.
  */
 struct npr_quant_params {
 	int64_t stride[2], dil[2], pb[2], pe[2], kernel[2];
@@ -58,6 +75,11 @@ struct npr_quant_params {
 	float flo, fhi;
 	float sa, sb, sy;
 	int za, zb, zy;
+	bool xnhwc, ynhwc, wblocked;
 };
+
+/* round_up(n, 4) and round_up(n, 16): blocked weights' C and K */
+#define NPR_QC4(n)	(((n) + 3) & ~(int64_t)3)
+#define NPR_QK16(n)	(((n) + 15) & ~(int64_t)15)
 
 #endif /* NPR_OPS_QUANT_H */

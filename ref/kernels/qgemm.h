@@ -109,15 +109,61 @@ struct npr_qdw_args {
 typedef void (*npr_qdw_fn)(const struct npr_qdw_args *a);
 
 /**
+ * struct npr_qnhwc_args - pixels by channels of NprQConv with blocked
+ *                         weights (ref/kernels/qnhwc.c)
+ * @ind: per pixel, @taps pointers to the 4 x @cq bytes each tap of its
+ *       window reads (channels innermost; padding points at bytes of
+ *       the x zero point): pixel p's at ind[p * taps].
+ * @taps: kh x kw.
+ * @cq: round_up(C, 4) / 4, the groups of four channels per tap.
+ * @w: the weights of the first block: [@kb][taps x cq][16][4] bytes.
+ * @kb: blocks of 16 output channels.
+ * @m: output channels (at most 16 x @kb; the rest are not written).
+ * @npx: pixels.
+ * @comp: per channel, subtracted from the sum (16 x @kb readable).
+ * @mul: per channel, the scale of the centred sum (likewise).
+ * @add: per channel, added after it (likewise).
+ * @div: u8: the output scale the result is divided by then.
+ * @f32out: write f32 (else u8).
+ * @zy: u8: the zero point added after rounding.
+ * @lo: u8: the smallest value.
+ * @hi: u8: the largest.
+ * @flo: f32: the lower bound.
+ * @fhi: f32: the upper bound.
+ * @y: the output of pixel 0, channel 0.
+ * @ldy: elements from one pixel to the next.
+ * @lut: u8: NULL, or the table each result is mapped through (i32).
+ */
+struct npr_qnhwc_args {
+	const uint8_t *const *ind;
+	int64_t taps, cq;
+	const int8_t *w;
+	int64_t kb, m, npx;
+	const int32_t *comp;
+	const float *mul, *add;
+	float div;
+	bool f32out;
+	int zy, lo, hi;
+	float flo, fhi;
+	void *y;
+	int64_t ldy;
+	const int32_t *lut;
+};
+
+typedef void (*npr_qnhwc_fn)(const struct npr_qnhwc_args *a);
+
+/**
  * struct npr_qgemm_kern - a variant
  * @name: its NPR_INT8_ISA name.
  * @fn: the matrix kernel.
  * @dw: the depthwise kernel.
+ * @nhwc: the kernel of blocked weights.
  */
 struct npr_qgemm_kern {
 	const char *name;
 	npr_qgemm_fn fn;
 	npr_qdw_fn dw;
+	npr_qnhwc_fn nhwc;
 };
 
 const struct npr_qgemm_kern *npr_qgemm_get(const char *name);
@@ -129,7 +175,12 @@ void npr_qgemm_avxvnni(const struct npr_qgemm_args *a);
 void npr_qgemm_avx2(const struct npr_qgemm_args *a);
 void npr_qdw_avx512(const struct npr_qdw_args *a);
 void npr_qdw_avx2(const struct npr_qdw_args *a);
+void npr_qnhwc_vnni512(const struct npr_qnhwc_args *a);
+void npr_qnhwc_avxvnni(const struct npr_qnhwc_args *a);
+void npr_qnhwc_avx2(const struct npr_qnhwc_args *a);
 /* ref/kernels/quant.c (ref/kernels/qdw.h without -m flags) */
 void npr_qdw_scalar(const struct npr_qdw_args *a);
+/* ref/kernels/qnhwc.c */
+void npr_qnhwc_scalar(const struct npr_qnhwc_args *a);
 
 #endif /* NPR_REF_KERNELS_QGEMM_H */

@@ -35,6 +35,7 @@
 #include <emmintrin.h>
 #endif
 #include "qgemm.h"
+#include "qnhwc.h"
 #include "registry.h"
 #include "ref/threads.h"
 #include "sys.h"
@@ -100,11 +101,11 @@ static void qgemm_scalar(const struct npr_qgemm_args *a)
 
 static const struct npr_qgemm_kern kerns[] = {
 #if defined(__x86_64__)
-	{ "vnni512", npr_qgemm_vnni512, npr_qdw_avx512 },
-	{ "avxvnni", npr_qgemm_avxvnni, npr_qdw_avx2 },
-	{ "avx2", npr_qgemm_avx2, npr_qdw_avx2 },
+	{ "vnni512", npr_qgemm_vnni512, npr_qdw_avx512, npr_qnhwc_vnni512 },
+	{ "avxvnni", npr_qgemm_avxvnni, npr_qdw_avx2, npr_qnhwc_avxvnni },
+	{ "avx2", npr_qgemm_avx2, npr_qdw_avx2, npr_qnhwc_avx2 },
 #endif
-	{ "scalar", qgemm_scalar, npr_qdw_scalar },
+	{ "scalar", qgemm_scalar, npr_qdw_scalar, npr_qnhwc_scalar },
 };
 
 #if defined(__x86_64__)
@@ -539,6 +540,9 @@ static int ref_qconv(const struct npr_node *n, const struct npr_tensor *in,
 	int64_t N = in[0].shape.d[0], items, k, th = npr_par_threads();
 	int32_t *comp, lut[256];
 
+	if (p->wblocked)
+		return npr_qconv_blocked(n, in, out, npr_qgemm_best()->nhwc);
+
 	if (n->nin == 6) {
 		for (k = 0; k < 256; k++)
 			lut[k] = ((const uint8_t *)in[5].data)[k];
@@ -719,18 +723,27 @@ static int ew(const struct npr_node *n, const struct npr_tensor *in,
 static int ref_quantize(const struct npr_node *n, const struct npr_tensor *in,
 			struct npr_tensor *out)
 {
+	if (((const struct npr_quant_params *)n->params)->xnhwc !=
+	    ((const struct npr_quant_params *)n->params)->ynhwc)
+		return npr_qew_relayout(n, in, out);
 	return ew(n, in, out, quantize_range);
 }
 
 static int ref_dequantize(const struct npr_node *n,
 			  const struct npr_tensor *in, struct npr_tensor *out)
 {
+	if (((const struct npr_quant_params *)n->params)->xnhwc !=
+	    ((const struct npr_quant_params *)n->params)->ynhwc)
+		return npr_qew_relayout(n, in, out);
 	return ew(n, in, out, dequantize_range);
 }
 
 static int ref_qlut(const struct npr_node *n, const struct npr_tensor *in,
 		    struct npr_tensor *out)
 {
+	if (((const struct npr_quant_params *)n->params)->xnhwc !=
+	    ((const struct npr_quant_params *)n->params)->ynhwc)
+		return npr_qew_relayout(n, in, out);
 	return ew(n, in, out, lut_range);
 }
 

@@ -147,3 +147,108 @@ void KERN(const struct npr_qgemm_args *a)
 			tile(a, r, 1, p);
 	}
 }
+
+/*
+ * The kernel of blocked weights: a block of 16 output channels (two
+ * vectors) by NP pixels; a last tile of fewer pixels repeats its last
+ * pixel's pointers and writes only its own.
+ */
+static inline void nput(const struct npr_qnhwc_args *a, int64_t k,
+			int64_t px, __m256i acc)
+{
+	int64_t left = a->m - k, i;
+	__m256 f;
+	float fb[8];
+	int32_t ib[8];
+
+	if (left <= 0)
+		return;
+	if (left > 8)
+		left = 8;
+	f = _mm256_cvtepi32_ps(_mm256_sub_epi32(acc,
+			_mm256_loadu_si256((const __m256i *)(a->comp + k))));
+	f = _mm256_fmadd_ps(f, _mm256_loadu_ps(a->mul + k),
+			    _mm256_loadu_ps(a->add + k));
+	if (a->f32out) {
+		f = _mm256_max_ps(f, _mm256_set1_ps(a->flo));
+		f = _mm256_min_ps(f, _mm256_set1_ps(a->fhi));
+		_mm256_storeu_ps(fb, f);
+		memcpy((float *)a->y + px * a->ldy + k, fb,
+		       left * sizeof(float));
+		return;
+	}
+	f = _mm256_div_ps(f, _mm256_set1_ps(a->div));
+	f = _mm256_max_ps(f, _mm256_set1_ps((float)(a->lo - a->zy)));
+	f = _mm256_min_ps(f, _mm256_set1_ps((float)(a->hi - a->zy)));
+	acc = _mm256_add_epi32(_mm256_cvtps_epi32(f),
+			       _mm256_set1_epi32(a->zy));
+	if (a->lut)
+		acc = _mm256_i32gather_epi32(a->lut, acc, 4);
+	_mm256_storeu_si256((__m256i *)ib, acc);
+	for (i = 0; i < left; i++)
+		((uint8_t *)a->y)[px * a->ldy + k + i] = (uint8_t)ib[i];
+}
+
+#define NP	4
+
+static __attribute__((noinline))
+void ntile(const struct npr_qnhwc_args *a, int64_t b, int64_t p0)
+{
+	int64_t nq = a->taps * a->cq, t, q;
+	int64_t valid = a->npx - p0 < NP ? a->npx - p0 : NP;
+	const int8_t *w = a->w + b * nq * 64;
+	__m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00;
+	__m256i c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+	int j;
+
+	for (t = 0; t < a->taps; t++) {
+		const uint8_t *x[NP];
+
+		for (j = 0; j < NP; j++)
+			x[j] = a->ind[(p0 + (j < valid ? j : valid - 1)) *
+				      a->taps + t];
+#define PIX(j, a0, a1)							\
+	do {								\
+		__m256i xb = bcast((const int8_t *)x[j] + q * 4);	\
+		a0 = DOT(a0, xb, w0);					\
+		a1 = DOT(a1, xb, w1);					\
+	} while (0)
+		for (q = 0; q < a->cq; q++, w += 64) {
+			__m256i w0 = _mm256_loadu_si256((const __m256i *)w);
+			__m256i w1 = _mm256_loadu_si256((const __m256i *)
+							(w + 32));
+
+			PIX(0, c00, c01);
+			PIX(1, c10, c11);
+			PIX(2, c20, c21);
+			PIX(3, c30, c31);
+		}
+#undef PIX
+	}
+#define OUT(j, a0, a1)							\
+	do {								\
+		if (j < valid) {					\
+			nput(a, b * 16, p0 + j, a0);			\
+			nput(a, b * 16 + 8, p0 + j, a1);		\
+		}							\
+	} while (0)
+	OUT(0, c00, c01);
+	OUT(1, c10, c11);
+	OUT(2, c20, c21);
+	OUT(3, c30, c31);
+#undef OUT
+}
+
+/**
+ * KERN_NHWC() - NprQConv's kernel of blocked weights on 256-bit vectors
+ * @a: the pixels and channels (ref/kernels/qgemm.h).
+ */
+void KERN_NHWC(const struct npr_qnhwc_args *a)
+{
+	int64_t b, p;
+
+	for (b = 0; b < a->kb; b++)
+		for (p = 0; p < a->npx; p += NP)
+			ntile(a, b, p);
+}
+#undef NP

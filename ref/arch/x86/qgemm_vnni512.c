@@ -250,3 +250,326 @@ static inline void qdw_out_f32(const struct npr_qdw_out *o,
 	f = _mm512_min_ps(f, _mm512_set1_ps(o->fhi));
 	_mm512_mask_storeu_ps(y, mk, f);
 }
+
+/*
+ * The kernel of blocked weights: output channels in the lanes, a tile
+ * of MB blocks of 16 channels by NP pixels (MB x NP accumulators); per
+ * group of four channels of a tap, MB weight loads and NP broadcasts of
+ * each pixel's four input bytes.  A last tile of fewer pixels repeats
+ * its last pixel's pointers and writes only its own.
+ */
+static inline void nput(const struct npr_qnhwc_args *a, int64_t b,
+			int64_t px, __m512i acc)
+{
+	int64_t k = b * 16, left = a->m - k;
+	__mmask16 mk = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
+	__m512 f;
+
+	if (left <= 0)
+		return;
+	f = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc,
+				_mm512_loadu_si512(a->comp + k)));
+	f = _mm512_fmadd_ps(f, _mm512_loadu_ps(a->mul + k),
+			    _mm512_loadu_ps(a->add + k));
+	if (a->f32out) {
+		f = _mm512_max_ps(f, _mm512_set1_ps(a->flo));
+		f = _mm512_min_ps(f, _mm512_set1_ps(a->fhi));
+		_mm512_mask_storeu_ps((float *)a->y + px * a->ldy + k, mk, f);
+		return;
+	}
+	f = _mm512_div_ps(f, _mm512_set1_ps(a->div));
+	f = _mm512_max_ps(f, _mm512_set1_ps((float)(a->lo - a->zy)));
+	f = _mm512_min_ps(f, _mm512_set1_ps((float)(a->hi - a->zy)));
+	acc = _mm512_add_epi32(_mm512_cvtps_epi32(f),
+			       _mm512_set1_epi32(a->zy));
+	if (a->lut)
+		acc = _mm512_mask_i32gather_epi32(acc, mk, acc, a->lut, 4);
+	_mm_mask_storeu_epi8((uint8_t *)a->y + px * a->ldy + k, mk,
+			     _mm512_cvtepi32_epi8(acc));
+}
+
+/* one pixel's broadcast into its accumulators of each block */
+#define XB(j)	_mm512_set1_epi32(ld32(x[j] + q * 4))
+#define PIX4(j, a0, a1, a2, a3)						\
+	do {								\
+		__m512i xb = XB(j);					\
+		DPBUSD(a0, xb, w0);					\
+		DPBUSD(a1, xb, w1);					\
+		DPBUSD(a2, xb, w2);					\
+		DPBUSD(a3, xb, w3);					\
+	} while (0)
+#define PIX2(j, a0, a1)							\
+	do {								\
+		__m512i xb = XB(j);					\
+		DPBUSD(a0, xb, w0);					\
+		DPBUSD(a1, xb, w1);					\
+	} while (0)
+#define PIX1(j, a0)	DPBUSD(a0, XB(j), w0)
+
+static inline int32_t ld32(const uint8_t *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* the tiles, their accumulators named (in an array they live in memory) */
+static __attribute__((noinline))
+void ntile46(const struct npr_qnhwc_args *a, int64_t b0, int64_t p0)
+{
+	int64_t nq = a->taps * a->cq, bst = nq * 64, t, q;
+	int64_t valid = a->npx - p0 < 6 ? a->npx - p0 : 6;
+	const int8_t *w = a->w + b0 * bst;
+	__m512i c0_0 = _mm512_setzero_si512();
+	__m512i c0_1 = c0_0, c0_2 = c0_0, c0_3 = c0_0, c1_0 = c0_0,
+		c1_1 = c0_0, c1_2 = c0_0, c1_3 = c0_0, c2_0 = c0_0,
+		c2_1 = c0_0, c2_2 = c0_0, c2_3 = c0_0, c3_0 = c0_0,
+		c3_1 = c0_0, c3_2 = c0_0, c3_3 = c0_0, c4_0 = c0_0,
+		c4_1 = c0_0, c4_2 = c0_0, c4_3 = c0_0, c5_0 = c0_0,
+		c5_1 = c0_0, c5_2 = c0_0, c5_3 = c0_0;
+	const uint8_t *x[6];
+	int j;
+
+	for (t = 0; t < a->taps; t++) {
+		for (j = 0; j < 6; j++)
+			x[j] = a->ind[(p0 + (j < valid ? j : valid - 1)) *
+				      a->taps + t];
+		for (q = 0; q < a->cq; q++, w += 64) {
+			__m512i w0 = _mm512_loadu_si512(w);
+			__m512i w1 = _mm512_loadu_si512(w + 1 * bst);
+			__m512i w2 = _mm512_loadu_si512(w + 2 * bst);
+			__m512i w3 = _mm512_loadu_si512(w + 3 * bst);
+
+			PIX4(0, c0_0, c0_1, c0_2, c0_3);
+			PIX4(1, c1_0, c1_1, c1_2, c1_3);
+			PIX4(2, c2_0, c2_1, c2_2, c2_3);
+			PIX4(3, c3_0, c3_1, c3_2, c3_3);
+			PIX4(4, c4_0, c4_1, c4_2, c4_3);
+			PIX4(5, c5_0, c5_1, c5_2, c5_3);
+		}
+	}
+	nput(a, b0 + 0, p0 + 0, c0_0);
+	nput(a, b0 + 1, p0 + 0, c0_1);
+	nput(a, b0 + 2, p0 + 0, c0_2);
+	nput(a, b0 + 3, p0 + 0, c0_3);
+	if (valid > 1) {
+		nput(a, b0 + 0, p0 + 1, c1_0);
+		nput(a, b0 + 1, p0 + 1, c1_1);
+		nput(a, b0 + 2, p0 + 1, c1_2);
+		nput(a, b0 + 3, p0 + 1, c1_3);
+	}
+	if (valid > 2) {
+		nput(a, b0 + 0, p0 + 2, c2_0);
+		nput(a, b0 + 1, p0 + 2, c2_1);
+		nput(a, b0 + 2, p0 + 2, c2_2);
+		nput(a, b0 + 3, p0 + 2, c2_3);
+	}
+	if (valid > 3) {
+		nput(a, b0 + 0, p0 + 3, c3_0);
+		nput(a, b0 + 1, p0 + 3, c3_1);
+		nput(a, b0 + 2, p0 + 3, c3_2);
+		nput(a, b0 + 3, p0 + 3, c3_3);
+	}
+	if (valid > 4) {
+		nput(a, b0 + 0, p0 + 4, c4_0);
+		nput(a, b0 + 1, p0 + 4, c4_1);
+		nput(a, b0 + 2, p0 + 4, c4_2);
+		nput(a, b0 + 3, p0 + 4, c4_3);
+	}
+	if (valid > 5) {
+		nput(a, b0 + 0, p0 + 5, c5_0);
+		nput(a, b0 + 1, p0 + 5, c5_1);
+		nput(a, b0 + 2, p0 + 5, c5_2);
+		nput(a, b0 + 3, p0 + 5, c5_3);
+	}
+}
+
+static __attribute__((noinline))
+void ntile212(const struct npr_qnhwc_args *a, int64_t b0, int64_t p0)
+{
+	int64_t nq = a->taps * a->cq, bst = nq * 64, t, q;
+	int64_t valid = a->npx - p0 < 12 ? a->npx - p0 : 12;
+	const int8_t *w = a->w + b0 * bst;
+	__m512i c0_0 = _mm512_setzero_si512();
+	__m512i c0_1 = c0_0, c1_0 = c0_0, c1_1 = c0_0, c2_0 = c0_0,
+		c2_1 = c0_0, c3_0 = c0_0, c3_1 = c0_0, c4_0 = c0_0,
+		c4_1 = c0_0, c5_0 = c0_0, c5_1 = c0_0, c6_0 = c0_0,
+		c6_1 = c0_0, c7_0 = c0_0, c7_1 = c0_0, c8_0 = c0_0,
+		c8_1 = c0_0, c9_0 = c0_0, c9_1 = c0_0, c10_0 = c0_0,
+		c10_1 = c0_0, c11_0 = c0_0, c11_1 = c0_0;
+	const uint8_t *x[12];
+	int j;
+
+	for (t = 0; t < a->taps; t++) {
+		for (j = 0; j < 12; j++)
+			x[j] = a->ind[(p0 + (j < valid ? j : valid - 1)) *
+				      a->taps + t];
+		for (q = 0; q < a->cq; q++, w += 64) {
+			__m512i w0 = _mm512_loadu_si512(w);
+			__m512i w1 = _mm512_loadu_si512(w + 1 * bst);
+
+			PIX2(0, c0_0, c0_1);
+			PIX2(1, c1_0, c1_1);
+			PIX2(2, c2_0, c2_1);
+			PIX2(3, c3_0, c3_1);
+			PIX2(4, c4_0, c4_1);
+			PIX2(5, c5_0, c5_1);
+			PIX2(6, c6_0, c6_1);
+			PIX2(7, c7_0, c7_1);
+			PIX2(8, c8_0, c8_1);
+			PIX2(9, c9_0, c9_1);
+			PIX2(10, c10_0, c10_1);
+			PIX2(11, c11_0, c11_1);
+		}
+	}
+	nput(a, b0 + 0, p0 + 0, c0_0);
+	nput(a, b0 + 1, p0 + 0, c0_1);
+	if (valid > 1) {
+		nput(a, b0 + 0, p0 + 1, c1_0);
+		nput(a, b0 + 1, p0 + 1, c1_1);
+	}
+	if (valid > 2) {
+		nput(a, b0 + 0, p0 + 2, c2_0);
+		nput(a, b0 + 1, p0 + 2, c2_1);
+	}
+	if (valid > 3) {
+		nput(a, b0 + 0, p0 + 3, c3_0);
+		nput(a, b0 + 1, p0 + 3, c3_1);
+	}
+	if (valid > 4) {
+		nput(a, b0 + 0, p0 + 4, c4_0);
+		nput(a, b0 + 1, p0 + 4, c4_1);
+	}
+	if (valid > 5) {
+		nput(a, b0 + 0, p0 + 5, c5_0);
+		nput(a, b0 + 1, p0 + 5, c5_1);
+	}
+	if (valid > 6) {
+		nput(a, b0 + 0, p0 + 6, c6_0);
+		nput(a, b0 + 1, p0 + 6, c6_1);
+	}
+	if (valid > 7) {
+		nput(a, b0 + 0, p0 + 7, c7_0);
+		nput(a, b0 + 1, p0 + 7, c7_1);
+	}
+	if (valid > 8) {
+		nput(a, b0 + 0, p0 + 8, c8_0);
+		nput(a, b0 + 1, p0 + 8, c8_1);
+	}
+	if (valid > 9) {
+		nput(a, b0 + 0, p0 + 9, c9_0);
+		nput(a, b0 + 1, p0 + 9, c9_1);
+	}
+	if (valid > 10) {
+		nput(a, b0 + 0, p0 + 10, c10_0);
+		nput(a, b0 + 1, p0 + 10, c10_1);
+	}
+	if (valid > 11) {
+		nput(a, b0 + 0, p0 + 11, c11_0);
+		nput(a, b0 + 1, p0 + 11, c11_1);
+	}
+}
+
+static __attribute__((noinline))
+void ntile112(const struct npr_qnhwc_args *a, int64_t b0, int64_t p0)
+{
+	int64_t nq = a->taps * a->cq, bst = nq * 64, t, q;
+	int64_t valid = a->npx - p0 < 12 ? a->npx - p0 : 12;
+	const int8_t *w = a->w + b0 * bst;
+	__m512i c0_0 = _mm512_setzero_si512();
+	__m512i c1_0 = c0_0, c2_0 = c0_0, c3_0 = c0_0, c4_0 = c0_0,
+		c5_0 = c0_0, c6_0 = c0_0, c7_0 = c0_0, c8_0 = c0_0,
+		c9_0 = c0_0, c10_0 = c0_0, c11_0 = c0_0;
+	const uint8_t *x[12];
+	int j;
+
+	for (t = 0; t < a->taps; t++) {
+		for (j = 0; j < 12; j++)
+			x[j] = a->ind[(p0 + (j < valid ? j : valid - 1)) *
+				      a->taps + t];
+		for (q = 0; q < a->cq; q++, w += 64) {
+			__m512i w0 = _mm512_loadu_si512(w);
+
+			PIX1(0, c0_0);
+			PIX1(1, c1_0);
+			PIX1(2, c2_0);
+			PIX1(3, c3_0);
+			PIX1(4, c4_0);
+			PIX1(5, c5_0);
+			PIX1(6, c6_0);
+			PIX1(7, c7_0);
+			PIX1(8, c8_0);
+			PIX1(9, c9_0);
+			PIX1(10, c10_0);
+			PIX1(11, c11_0);
+		}
+	}
+	nput(a, b0 + 0, p0 + 0, c0_0);
+	if (valid > 1) {
+		nput(a, b0 + 0, p0 + 1, c1_0);
+	}
+	if (valid > 2) {
+		nput(a, b0 + 0, p0 + 2, c2_0);
+	}
+	if (valid > 3) {
+		nput(a, b0 + 0, p0 + 3, c3_0);
+	}
+	if (valid > 4) {
+		nput(a, b0 + 0, p0 + 4, c4_0);
+	}
+	if (valid > 5) {
+		nput(a, b0 + 0, p0 + 5, c5_0);
+	}
+	if (valid > 6) {
+		nput(a, b0 + 0, p0 + 6, c6_0);
+	}
+	if (valid > 7) {
+		nput(a, b0 + 0, p0 + 7, c7_0);
+	}
+	if (valid > 8) {
+		nput(a, b0 + 0, p0 + 8, c8_0);
+	}
+	if (valid > 9) {
+		nput(a, b0 + 0, p0 + 9, c9_0);
+	}
+	if (valid > 10) {
+		nput(a, b0 + 0, p0 + 10, c10_0);
+	}
+	if (valid > 11) {
+		nput(a, b0 + 0, p0 + 11, c11_0);
+	}
+}
+
+#undef PIX1
+#undef PIX2
+#undef PIX4
+#undef XB
+
+/**
+ * npr_qnhwc_vnni512() - NprQConv's kernel of blocked weights, AVX-512
+ *                       VNNI
+ * @a: the pixels and channels (ref/kernels/qgemm.h).
+ */
+void npr_qnhwc_vnni512(const struct npr_qnhwc_args *a)
+{
+	int64_t b = 0, p;
+
+	while (b < a->kb) {
+		int64_t left = a->kb - b;
+
+		if (left >= 4) {
+			for (p = 0; p < a->npx; p += 6)
+				ntile46(a, b, p);
+			b += 4;
+		} else if (left >= 2) {
+			for (p = 0; p < a->npx; p += 12)
+				ntile212(a, b, p);
+			b += 2;
+		} else {
+			for (p = 0; p < a->npx; p += 12)
+				ntile112(a, b, p);
+			b++;
+		}
+	}
+}
