@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "blob_io.h"
 #include "harness.h"
 #include "npuring.h"
 #include "onnx_util.h"
@@ -78,8 +79,25 @@ static bool isa_ok(const char *isa)
 	return true;
 }
 
-/* @name.qdq.onnx at @batch into @out (CLASSES x batch); 0 or -errno */
-static int run(const char *name, int batch, const float *in, float *out)
+/* how often @s occurs in @p */
+static int count(const unsigned char *p, size_t n, const char *s)
+{
+	size_t i, l = strlen(s);
+	int c = 0;
+
+	for (i = 0; i + l <= n; i++)
+		c += !memcmp(p + i, s, l);
+	return c;
+}
+
+/*
+ * @name.qdq.onnx at @batch into @out (CLASSES x batch); with @blocked,
+ * the compiled model's convolutions of blocked weights and its NHWC
+ * layouts counted in its blob there too (a w_layout and x_layout or
+ * y_layout attribute each).  0 or -errno.
+ */
+static int run_ex(const char *name, int batch, const float *in, float *out,
+		  int blocked[2])
 {
 	__s64 dims[4] = { batch, 3, 224, 224 };
 	struct npr_model_load ml;
@@ -98,6 +116,17 @@ static int run(const char *name, int batch, const float *in, float *out)
 	err = npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml);
 	if (!err)
 		err = compile_t(fd, ml.handle, dims, 4, &exec, &req, 0);
+	if (!err && blocked) {
+		unsigned char *blob;
+		size_t len;
+
+		err = blob_export(fd, exec, &blob, &len);
+		if (!err) {
+			blocked[0] = count(blob, len, "blocked");
+			blocked[1] = count(blob, len, "nhwc");
+		}
+		free(blob);
+	}
 	if (!err) {
 		npr_prep_tensor(&ta, req, 0, 0, (void *)in,
 				(size_t)batch * PIXELS * sizeof(float));
@@ -120,6 +149,11 @@ static int run(const char *name, int batch, const float *in, float *out)
 		fprintf(stderr, "# %s: %s\n", name, npr_last_error());
 	npr_close(fd);
 	return err;
+}
+
+static int run(const char *name, int batch, const float *in, float *out)
+{
+	return run_ex(name, batch, in, out, NULL);
 }
 
 FIXTURE(q) {
@@ -272,6 +306,47 @@ TEST_F_TIMEOUT(q, isa_equals_scalar, 900)
 	       variant->name, variant->isa, diff);
 	EXPECT_EQ(diff, 0);
 	munmap(sc, bytes);
+}
+
+/*
+ * The layout pass (blocked weights, NHWC tensors) against the
+ * convolutions on NCHW rows (NPR_QLAYOUT_OFF, in a child): the same
+ * bits, and the blob says the pass ran.
+ */
+TEST_F_TIMEOUT(q, layouts_agree, 600)
+{
+	size_t bytes = (size_t)variant->batch * CLASSES * sizeof(float);
+	int st, diff = 0, blocked[2] = { 0, 0 };
+	float *rows;
+	size_t i;
+	pid_t pid;
+
+	if (!self->in)
+		return;
+	if (variant->isa)
+		SKIP(return, "the layouts are compared with the best kernel");
+	rows = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(rows, MAP_FAILED);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		setenv("NPR_QLAYOUT_OFF", "1", 1);
+		_exit(run(variant->name, variant->batch, self->in, rows) ?
+		      1 : 0);
+	}
+	ASSERT_EQ(run_ex(variant->name, variant->batch, self->in, self->out,
+			 blocked), 0);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	for (i = 0; i < bytes / sizeof(float); i++)
+		diff += memcmp(&rows[i], &self->out[i], sizeof(float)) != 0;
+	TH_LOG("%s b%d: %d convolutions of blocked weights, %d NHWC layouts; %d outputs differ from the NCHW rows'",
+	       variant->name, variant->batch, blocked[0], blocked[1], diff);
+	EXPECT_GT(blocked[0], 0);
+	EXPECT_GT(blocked[1], 0);
+	EXPECT_EQ(diff, 0);
+	munmap(rows, bytes);
 }
 
 TEST_HARNESS_MAIN

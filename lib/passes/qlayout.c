@@ -8,7 +8,8 @@
  * Tensors that an NprQAdd joins must share a layout, so they form
  * classes (union-find over the NprQAdd nodes' inputs and outputs).  A
  * class of 4-D tensors goes NHWC when a convolution of blocked weights
- * reads one of them.  Then each node that writes or reads a tensor of
+ * reads one of them that has a multiple of four channels (another is
+ * copied anyway).  Then each node that writes or reads a tensor of
  * such a class says so in its x_layout / y_layout (the convolutions of
  * blocked weights, NprQAdd, NprQLut, NprQuantize, NprDequantize); any
  * other node (a u8 MaxPool or Concat, a grouped NprQConv, a Result)
@@ -125,7 +126,7 @@ static int block_weights(struct ql *q, int ni)
 				b[((k / 16 * (kr / 4) + r / 4) * 16 + k % 16) *
 				  4 + r % 4] = w[k * p->kr + c * kh * kw + t];
 			}
-	snprintf(buf, sizeof(buf), "%.200s/blocked", n->name);
+	snprintf(buf, sizeof(buf), "%.200s/wblk", n->name);
 	ci = npr_graph_add_node(g, buf, "Const", 1, n->layer_id);
 	if (ci < 0) {
 		free(b);
@@ -205,7 +206,7 @@ static int converter(struct ql *q, int v, bool from_nhwc, int like)
 	if (t < 0)
 		return t;
 	snprintf(name, sizeof(name), "%.200s/%s", g->nodes[like].name,
-		 from_nhwc ? "to_nchw" : "to_nhwc");
+		 from_nhwc ? "relayout" : "relayout_in");
 	ni = npr_graph_add_node(g, name, "NprQLut", 1,
 				g->nodes[like].layer_id);
 	if (ni < 0)
@@ -361,8 +362,10 @@ int npr_pass_qlayout(struct npr_graph *g)
 			join(&q, g->nodes[i].in[0], g->nodes[i].out[0]);
 			join(&q, g->nodes[i].in[1], g->nodes[i].out[0]);
 		}
+	/* (an input of C % 4 channels is copied to C4 anyway) */
 	for (i = 0; i < nn; i++)
-		if (!g->nodes[i].dead && blocked(&g->nodes[i]))
+		if (!g->nodes[i].dead && blocked(&g->nodes[i]) &&
+		    g->vals[g->nodes[i].in[0]].shape.d[1] % 4 == 0)
 			q.nhwc[find(&q, g->nodes[i].in[0])] = true;
 	/* a class with a tensor of another rank (or dynamic) stays NCHW */
 	for (i = 0; i < g->nvals; i++)

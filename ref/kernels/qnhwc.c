@@ -6,8 +6,10 @@
  * no packing either: each output pixel has one pointer per tap of its
  * window into the NHWC input (padding points at bytes of the x zero
  * point), and the matrix kernel of this CPU (struct npr_qgemm_kern's
- * nhwc) reads four channels at a time through them.  An NCHW input, or
- * one whose channels are not a multiple of four, is copied to NHWC
+ * nhwc) reads four channels at a time through them (built per block
+ * of pixels; with fewer than 16 channels, each pixel's whole window is
+ * copied into a row instead, and the kernel sees one tap).  An NCHW
+ * input, or one whose channels are not a multiple of four, is copied to NHWC
  * first; an NCHW output is written NHWC and transposed.  Blocks of
  * pixels (and, when there are few, ranges of output channels) run on
  * the thread pool.
@@ -20,6 +22,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "ops/quant.h"
 #include "qnhwc.h"
@@ -41,6 +47,64 @@ static inline float vmax(float a, float b)
 static inline float vmin(float a, float b)
 {
 	return a < b ? a : b;
+}
+
+/*
+ * d[j * ldd + i] = s[i * lds + j] for i < rows, j < cols: blocks of 16
+ * by 16 bytes with SSE2 unpacks, the edges byte by byte.
+ */
+static void transpose_u8(uint8_t *d, int64_t ldd, const uint8_t *s,
+			 int64_t lds, int64_t rows, int64_t cols)
+{
+	int64_t i = 0, j, k;
+
+#if defined(__SSE2__)
+	for (; i + 16 <= rows; i += 16) {
+		for (j = 0; j + 16 <= cols; j += 16) {
+			__m128i r[16], t[16];
+
+			for (k = 0; k < 16; k++)
+				r[k] = _mm_loadu_si128((const __m128i *)
+						       (s + (i + k) * lds + j));
+			/* four rounds of unpacks: bytes, words, dwords, qwords */
+			for (k = 0; k < 8; k++) {
+				t[k] = _mm_unpacklo_epi8(r[2 * k], r[2 * k + 1]);
+				t[k + 8] = _mm_unpackhi_epi8(r[2 * k],
+							     r[2 * k + 1]);
+			}
+			for (k = 0; k < 4; k++) {
+				r[k] = _mm_unpacklo_epi16(t[2 * k], t[2 * k + 1]);
+				r[k + 4] = _mm_unpackhi_epi16(t[2 * k],
+							      t[2 * k + 1]);
+				r[k + 8] = _mm_unpacklo_epi16(t[8 + 2 * k],
+							      t[9 + 2 * k]);
+				r[k + 12] = _mm_unpackhi_epi16(t[8 + 2 * k],
+							       t[9 + 2 * k]);
+			}
+			for (k = 0; k < 16; k += 4) {
+				t[k] = _mm_unpacklo_epi32(r[k], r[k + 1]);
+				t[k + 1] = _mm_unpackhi_epi32(r[k], r[k + 1]);
+				t[k + 2] = _mm_unpacklo_epi32(r[k + 2], r[k + 3]);
+				t[k + 3] = _mm_unpackhi_epi32(r[k + 2], r[k + 3]);
+			}
+			for (k = 0; k < 16; k += 4) {
+				r[k] = _mm_unpacklo_epi64(t[k], t[k + 2]);
+				r[k + 1] = _mm_unpackhi_epi64(t[k], t[k + 2]);
+				r[k + 2] = _mm_unpacklo_epi64(t[k + 1], t[k + 3]);
+				r[k + 3] = _mm_unpackhi_epi64(t[k + 1], t[k + 3]);
+			}
+			for (k = 0; k < 16; k++)
+				_mm_storeu_si128((__m128i *)(d + (j + k) *
+							     ldd + i), r[k]);
+		}
+		for (; j < cols; j++)
+			for (k = 0; k < 16; k++)
+				d[j * ldd + i + k] = s[(i + k) * lds + j];
+	}
+#endif
+	for (; i < rows; i++)
+		for (j = 0; j < cols; j++)
+			d[j * ldd + i] = s[i * lds + j];
 }
 
 /**
@@ -87,29 +151,30 @@ void npr_qnhwc_scalar(const struct npr_qnhwc_args *a)
 struct qn {
 	const struct npr_quant_params *p;
 	const uint8_t *x;	/* input 0 as given */
-	uint8_t *xc;		/* its NHWC copy of Cp channels, or NULL */
+	uint8_t *xc;		/* its NHWC copy of Cp channels (keep()), or NULL */
 	const uint8_t *xs;	/* the NHWC pixels read: x or xc */
 	int64_t xst;		/* bytes from one of them to the next */
 	uint8_t *zv;		/* Cp bytes of the x zero point */
-	const uint8_t **ind;	/* per output pixel, a pointer per tap */
+	bool pack;		/* few channels: each window copied whole */
 	const int8_t *w;
 	int32_t *comp;
 	float *mul, *add;	/* padded to Kb x 16 */
 	const int32_t *lut;
 	npr_qnhwc_fn fn;
 	void *y;		/* NHWC output: the tensor's, or yt */
-	void *yt;		/* NHWC scratch of an NCHW output */
+	void *yt;		/* NHWC scratch of an NCHW output (keep()) */
 	void *yo;		/* the output tensor */
 	size_t es;
 	int64_t N, C, H, W, K, OH, OW, Cp, T, NP, Kb;
 	int64_t nblk, nkc, kc;	/* pixel blocks; ranges of kc blocks */
+	bool nomem;
 };
 
 /* row (n, h) of x into xc: NHWC with Cp channels, padded with xz */
 static void copy_row(void *arg, int it, int tid)
 {
 	struct qn *c = arg;
-	int64_t n = it / c->H, h = it % c->H, w, ch;
+	int64_t n = it / c->H, h = it % c->H, w;
 	uint8_t *d = c->xc + (n * c->H + h) * c->W * c->Cp;
 	uint8_t z = (uint8_t)c->p->xz;
 
@@ -123,38 +188,98 @@ static void copy_row(void *arg, int it, int tid)
 		}
 		return;
 	}
-	for (ch = 0; ch < c->C; ch++) {
-		const uint8_t *s = c->x + ((n * c->C + ch) * c->H + h) * c->W;
+	if (c->Cp == 4) {
+		/* an image's few planes: a word per pixel */
+		const uint8_t *s = c->x + (n * c->C * c->H + h) * c->W;
+		const uint8_t *s1 = c->C > 1 ? s + c->H * c->W : NULL;
+		const uint8_t *s2 = c->C > 2 ? s1 + c->H * c->W : NULL;
+		const uint8_t *s3 = c->C > 3 ? s2 + c->H * c->W : NULL;
 
-		for (w = 0; w < c->W; w++)
-			d[w * c->Cp + ch] = s[w];
+		for (w = 0; w < c->W; w++) {
+			d[4 * w] = s[w];
+			d[4 * w + 1] = s1 ? s1[w] : z;
+			d[4 * w + 2] = s2 ? s2[w] : z;
+			d[4 * w + 3] = s3 ? s3[w] : z;
+		}
+		return;
 	}
-	for (w = 0; ch < c->Cp && w < c->W; w++)
+	transpose_u8(d, c->Cp, c->x + (n * c->C * c->H + h) * c->W,
+		     c->H * c->W, c->C, c->W);
+	for (w = 0; c->C < c->Cp && w < c->W; w++)
 		memset(d + w * c->Cp + c->C, z, c->Cp - c->C);
 }
 
-/* output row (n, oh): each pixel's pointer per tap */
-static void ind_row(void *arg, int it, int tid)
+/* n bytes, a multiple of 4, in fixed-size pieces (no call per copy) */
+static inline void copy4s(uint8_t *d, const uint8_t *s, int64_t n)
 {
-	struct qn *c = arg;
+	int64_t r = 0;
+
+	for (; r + 16 <= n; r += 16)
+		memcpy(d + r, s + r, 16);
+	for (; r < n; r += 4)
+		memcpy(d + r, s + r, 4);
+}
+
+/* the bytes tap (i, j) of the window at (n, ih0, iw0) reads */
+static inline const uint8_t *tap(const struct qn *c, int64_t n, int64_t ih0,
+				 int64_t iw0, int64_t i, int64_t j)
+{
+	int64_t ih = ih0 + i * c->p->dil[0], iw = iw0 + j * c->p->dil[1];
+
+	return ih < 0 || ih >= c->H || iw < 0 || iw >= c->W ? c->zv :
+	       c->xs + ((n * c->H + ih) * c->W + iw) * c->xst;
+}
+
+/*
+ * Pixels [p0, p0 + np): each one's pointer per tap into @ind; with
+ * c->pack, each one's window copied into @pk (T x Cp bytes a pixel) and
+ * one pointer a pixel.  Windows inside the input go by a row step and a
+ * column step, the others tap by tap.
+ */
+static void indirect(const struct qn *c, int64_t p0, int64_t np,
+		     const uint8_t **ind, uint8_t *pk)
+{
 	const struct npr_quant_params *p = c->p;
-	int64_t n = it / c->OH, oh = it % c->OH, ow, i, j;
-	const uint8_t **d = c->ind + (int64_t)it * c->OW * c->T;
+	int64_t kh = p->kernel[0], kw = p->kernel[1], P = c->OH * c->OW;
+	int64_t n = p0 / P, oh = p0 % P / c->OW, ow = p0 % c->OW, q, i, j;
+	int64_t rs = p->dil[0] * c->W * c->xst, cs = p->dil[1] * c->xst;
+	int64_t eh = (kh - 1) * p->dil[0], ew = (kw - 1) * p->dil[1];
 
-	(void)tid;
-	for (ow = 0; ow < c->OW; ow++) {
-		for (i = 0; i < p->kernel[0]; i++) {
-			int64_t ih = oh * p->stride[0] - p->pb[0] +
-				     i * p->dil[0];
+	for (q = 0; q < np; q++) {
+		int64_t ih0 = oh * p->stride[0] - p->pb[0];
+		int64_t iw0 = ow * p->stride[1] - p->pb[1];
+		bool in = ih0 >= 0 && ih0 + eh < c->H && iw0 >= 0 &&
+			  iw0 + ew < c->W;
+		const uint8_t *b = in ? c->xs + ((n * c->H + ih0) * c->W +
+						 iw0) * c->xst : NULL;
 
-			for (j = 0; j < p->kernel[1]; j++) {
-				int64_t iw = ow * p->stride[1] - p->pb[1] +
-					     j * p->dil[1];
+		if (c->pack) {
+			uint8_t *row = pk + q * c->T * c->Cp;
 
-				*d++ = ih < 0 || ih >= c->H || iw < 0 ||
-				       iw >= c->W ? c->zv :
-				       c->xs + ((n * c->H + ih) * c->W + iw) *
-					       c->xst;
+			ind[q] = row;
+			for (i = 0; i < kh; i++) {
+				if (in && cs == c->Cp) {
+					copy4s(row, b + i * rs, kw * c->Cp);
+					row += kw * c->Cp;
+					continue;
+				}
+				for (j = 0; j < kw; j++, row += c->Cp)
+					copy4s(row, tap(c, n, ih0, iw0, i, j),
+					       c->Cp);
+			}
+		} else {
+			const uint8_t **d = ind + q * c->T;
+
+			for (i = 0; i < kh; i++)
+				for (j = 0; j < kw; j++)
+					*d++ = in ? b + i * rs + j * cs :
+					       tap(c, n, ih0, iw0, i, j);
+		}
+		if (++ow == c->OW) {
+			ow = 0;
+			if (++oh == c->OH) {
+				oh = 0;
+				n++;
 			}
 		}
 	}
@@ -170,12 +295,24 @@ static void conv_item(void *arg, int it, int tid)
 						(b1 - b0) * 16;
 	const struct npr_quant_params *p = c->p;
 	struct npr_qnhwc_args a;
+	const uint8_t **ind;
+	uint8_t *pk = NULL;
 
 	(void)tid;
 	if (b0 >= b1)
 		return;
+	ind = malloc(np * (c->pack ? 1 : c->T) * sizeof(*ind));
+	if (c->pack)
+		pk = malloc(np * c->T * c->Cp);
+	if (!ind || (c->pack && !pk)) {
+		free(ind);
+		c->nomem = true;
+		return;
+	}
+	indirect(c, p0, np, ind, pk);
 	a = (struct npr_qnhwc_args){
-		.ind = c->ind + p0 * c->T, .taps = c->T, .cq = c->Cp / 4,
+		.ind = ind, .taps = c->pack ? 1 : c->T,
+		.cq = c->pack ? c->T * c->Cp / 4 : c->Cp / 4,
 		.w = c->w + b0 * c->T * c->Cp * 16, .kb = b1 - b0, .m = m,
 		.npx = np, .comp = c->comp + k0, .mul = c->mul + k0,
 		.add = c->add + k0, .div = p->sy, .f32out = p->f32out,
@@ -185,6 +322,8 @@ static void conv_item(void *arg, int it, int tid)
 		.lut = c->lut,
 	};
 	c->fn(&a);
+	free(ind);
+	free(pk);
 }
 
 /* output row (n, oh) of the NHWC scratch into the NCHW output */
@@ -195,34 +334,48 @@ static void out_row(void *arg, int it, int tid)
 	int64_t P = c->OH * c->OW, s0 = (int64_t)it * c->OW;
 
 	(void)tid;
-	for (k = 0; k < c->K; k++) {
-		int64_t o = (n * c->K + k) * P + oh * c->OW;
-
-		if (c->es == 1) {
-			const uint8_t *s = (const uint8_t *)c->yt + s0 * c->K;
-			uint8_t *d = (uint8_t *)c->yo + o;
-
-			for (ow = 0; ow < c->OW; ow++)
-				d[ow] = s[ow * c->K + k];
-		} else {
-			const float *s = (const float *)c->yt + s0 * c->K;
-			float *d = (float *)c->yo + o;
-
-			for (ow = 0; ow < c->OW; ow++)
-				d[ow] = s[ow * c->K + k];
-		}
+	if (c->es == 1) {
+		transpose_u8((uint8_t *)c->yo + n * c->K * P + oh * c->OW, P,
+			     (const uint8_t *)c->yt + s0 * c->K, c->K, c->OW,
+			     c->K);
+		return;
 	}
+	for (k = 0; k < c->K; k++) {
+		const float *s = (const float *)c->yt + s0 * c->K;
+		float *d = (float *)c->yo + (n * c->K + k) * P + oh * c->OW;
+
+		for (ow = 0; ow < c->OW; ow++)
+			d[ow] = s[ow * c->K + k];
+	}
+}
+
+/*
+ * The caller's copy of x and NHWC output: kept by the calling thread
+ * and grown to the largest it needed, as the f32 convolutions keep
+ * theirs (a fresh block of that size a call costs its page faults).
+ */
+static uint8_t *keep(int i, size_t bytes)
+{
+	static _Thread_local uint8_t *buf[2];
+	static _Thread_local size_t cap[2];
+
+	if (bytes > cap[i]) {
+		free(buf[i]);
+		cap[i] = 0;
+		buf[i] = malloc(bytes);
+		if (!buf[i])
+			return NULL;
+		cap[i] = bytes;
+	}
+	return buf[i];
 }
 
 static void qn_free(struct qn *c)
 {
-	free(c->xc);
 	free(c->zv);
-	free(c->ind);
 	free(c->comp);
 	free(c->mul);
 	free(c->add);
-	free(c->yt);
 }
 
 /**
@@ -270,8 +423,7 @@ int npr_qconv_blocked(const struct npr_node *n, const struct npr_tensor *in,
 	c.mul = calloc(c.Kb * 16, sizeof(*c.mul));
 	c.add = calloc(c.Kb * 16, sizeof(*c.add));
 	c.zv = malloc(c.Cp);
-	c.ind = malloc(c.NP * c.T * sizeof(*c.ind));
-	if (!c.comp || !c.mul || !c.add || !c.zv || !c.ind)
+	if (!c.comp || !c.mul || !c.add || !c.zv)
 		goto out;
 	for (k = 0; k < c.K; k++)
 		c.comp[k] = (int32_t)((uint32_t)p->xz * (uint32_t)wsum[k]);
@@ -282,17 +434,17 @@ int npr_qconv_blocked(const struct npr_node *n, const struct npr_tensor *in,
 		c.xs = c.x;
 		c.xst = c.C;
 	} else {
-		c.xc = malloc(c.N * c.H * c.W * c.Cp);
+		c.xc = keep(0, c.N * c.H * c.W * c.Cp);
 		if (!c.xc)
 			goto out;
 		npr_parallel_for((int)(c.N * c.H), copy_row, &c);
 		c.xs = c.xc;
 		c.xst = c.Cp;
 	}
-	npr_parallel_for((int)(c.N * c.OH), ind_row, &c);
+	c.pack = c.Cp < 16;
 	c.y = c.yo;
 	if (!p->ynhwc) {
-		c.yt = malloc(c.NP * c.K * c.es);
+		c.yt = keep(1, c.NP * c.K * c.es);
 		if (!c.yt)
 			goto out;
 		c.y = c.yt;
@@ -311,6 +463,8 @@ int npr_qconv_blocked(const struct npr_node *n, const struct npr_tensor *in,
 	c.nkc = (c.Kb + c.kc - 1) / c.kc;
 	items = c.nblk * c.nkc;
 	npr_parallel_for((int)items, conv_item, &c);
+	if (c.nomem)
+		goto out;
 	if (c.yt)
 		npr_parallel_for((int)(c.N * c.OH), out_row, &c);
 	err = 0;
@@ -321,57 +475,78 @@ out:
 
 struct relay {
 	const struct npr_quant_params *p;
-	const struct npr_node *n;
 	const void *x;
-	const uint8_t *t;	/* NprQLut's table */
+	const uint8_t *t;	/* NprQLut's table, NULL for the identity */
 	void *y;
 	int64_t N, C, S;	/* images, channels, pixels */
 	int64_t per;		/* items per image */
 	int kind;		/* 0 lut, 1 quantize, 2 dequantize */
+	bool nomem;
 };
 
-static inline void relay_one(const struct relay *r, int64_t xi, int64_t yi)
-{
-	const struct npr_quant_params *p = r->p;
-	float v;
+#define RCH	64	/* pixels per item */
 
-	switch (r->kind) {
-	case 0:
-		((uint8_t *)r->y)[yi] = r->t[((const uint8_t *)r->x)[xi]];
-		break;
-	case 1:
-		v = rne(vmin(vmax(((const float *)r->x)[xi] / p->sy,
-				  -1024.0f), 1024.0f)) + (float)p->zy;
-		((uint8_t *)r->y)[yi] = (uint8_t)vmin(vmax(v, 0.0f), 255.0f);
-		break;
-	default:
-		((float *)r->y)[yi] = ((float)((const uint8_t *)r->x)[xi] -
-				       (float)p->za) * p->sa;
-		break;
-	}
-}
-
-/* image it / per, its pixels from 64 x (it % per), every channel */
+/* image it / per, its pixels from RCH x (it % per), every channel */
 static void relay_item(void *arg, int it, int tid)
 {
-	const struct relay *r = arg;
-	int64_t n = it / r->per, s0 = it % r->per * 64;
-	int64_t s1 = s0 + 64 < r->S ? s0 + 64 : r->S, c, s;
+	struct relay *r = arg;
+	const struct npr_quant_params *p = r->p;
+	int64_t n = it / r->per, s0 = it % r->per * RCH, C = r->C, S = r->S;
+	int64_t cnt = S - s0 < RCH ? S - s0 : RCH, c, j;
+	uint8_t *tmp = NULL, *y8;
+	float v;
 
 	(void)tid;
-	for (c = 0; c < r->C; c++) {
-		int64_t cf = (n * r->C + c) * r->S;	/* NCHW */
-		int64_t cl = n * r->S * r->C + c;	/* NHWC */
-
-		for (s = s0; s < s1; s++) {
-			if (r->p->xnhwc && !r->p->ynhwc)
-				relay_one(r, cl + s * r->C, cf + s);
-			else if (!r->p->xnhwc && r->p->ynhwc)
-				relay_one(r, cf + s, cl + s * r->C);
-			else
-				relay_one(r, cf + s, cf + s);
+	if (r->kind) {
+		tmp = malloc(cnt * C);
+		if (!tmp) {
+			r->nomem = true;
+			return;
 		}
 	}
+	if (p->xnhwc) {
+		/* NHWC u8 [cnt][C] -> NCHW rows */
+		const uint8_t *x = (const uint8_t *)r->x + (n * S + s0) * C;
+
+		if (r->kind == 2) {
+			float *y = (float *)r->y + n * C * S + s0;
+			float za = (float)p->za, sa = p->sa;
+
+			transpose_u8(tmp, cnt, x, C, cnt, C);
+			for (c = 0; c < C; c++)
+				for (j = 0; j < cnt; j++)
+					y[c * S + j] = ((float)tmp[c * cnt + j] -
+							za) * sa;
+			free(tmp);
+			return;
+		}
+		y8 = (uint8_t *)r->y + n * C * S + s0;
+		transpose_u8(y8, S, x, C, cnt, C);
+		for (c = 0; r->t && c < C; c++)
+			for (j = 0; j < cnt; j++)
+				y8[c * S + j] = r->t[y8[c * S + j]];
+		return;
+	}
+	/* NCHW rows -> NHWC u8 [cnt][C] */
+	y8 = (uint8_t *)r->y + (n * S + s0) * C;
+	if (r->kind == 1) {
+		const float *x = (const float *)r->x + n * C * S + s0;
+
+		for (c = 0; c < C; c++)
+			for (j = 0; j < cnt; j++) {
+				v = rne(vmin(vmax(x[c * S + j] / p->sy,
+						  -1024.0f), 1024.0f)) +
+				    (float)p->zy;
+				tmp[c * cnt + j] =
+					(uint8_t)vmin(vmax(v, 0.0f), 255.0f);
+			}
+		transpose_u8(y8, C, tmp, cnt, C, cnt);
+		free(tmp);
+		return;
+	}
+	transpose_u8(y8, C, (const uint8_t *)r->x + n * C * S + s0, S, C, cnt);
+	for (j = 0; r->t && j < cnt * C; j++)
+		y8[j] = r->t[y8[j]];
 }
 
 /**
@@ -381,28 +556,33 @@ static void relay_item(void *arg, int it, int tid)
  * @in: its inputs.
  * @out: its output.
  *
- * Return: 0, or -EFBIG when the work does not fit the pool's item count.
+ * Return: 0, -ENOMEM, or -EFBIG when the work does not fit the pool's
+ * item count.
  */
 int npr_qew_relayout(const struct npr_node *n, const struct npr_tensor *in,
 		     struct npr_tensor *out)
 {
 	struct relay r = {
-		.p = n->params, .n = n, .x = in[0].data, .y = out[0].data,
+		.p = n->params, .x = in[0].data, .y = out[0].data,
 		.N = in[0].shape.d[0], .C = in[0].shape.d[1],
 		.S = in[0].shape.d[2] * in[0].shape.d[3],
 	};
-	int64_t per;
+	int64_t per, i;
 
 	if (!strcmp(n->type, "NprQLut")) {
 		r.t = in[1].data;
+		for (i = 0; i < 256 && r.t[i] == i; i++)
+			;
+		if (i == 256)
+			r.t = NULL;
 	} else {
 		r.kind = !strcmp(n->type, "NprQuantize") ? 1 : 2;
 	}
 	if (!r.N || !r.S || !r.C)
 		return 0;
-	per = r.per = (r.S + 63) / 64;
+	per = r.per = (r.S + RCH - 1) / RCH;
 	if (per > INT32_MAX / r.N)
 		return -EFBIG;
 	npr_parallel_for((int)(r.N * per), relay_item, &r);
-	return 0;
+	return r.nomem ? -ENOMEM : 0;
 }

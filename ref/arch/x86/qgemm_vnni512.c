@@ -52,6 +52,32 @@ static void lut_vbmi(uint8_t *y, int64_t n, const uint8_t *t)
 	}
 }
 
+/*
+ * f / d with the bits vdivps gives, without its cost where it can be
+ * spared: f times the reciprocal of d differs from the quotient by under
+ * 2^-13 for |f / d| <= 512 (both rounded to nearest, d and its
+ * reciprocal normal), and the rounding to an integer that follows tells
+ * the two apart only near a half-integer; lanes within 2^-10 of one
+ * divide.  Beyond 512 the clamp that follows decides alone.
+ */
+static inline __m512 qdiv(__m512 f, float d)
+{
+	float r = 1.0f / d;
+	__m512 q, c;
+	__mmask16 m;
+
+	if (!(r >= 0x1p-100f && r <= 0x1p100f))
+		return _mm512_div_ps(f, _mm512_set1_ps(d));
+	q = _mm512_mul_ps(f, _mm512_set1_ps(r));
+	c = _mm512_min_ps(_mm512_max_ps(q, _mm512_set1_ps(-512.0f)),
+			  _mm512_set1_ps(512.0f));
+	c = _mm512_sub_ps(c, _mm512_roundscale_ps(c, _MM_FROUND_TO_NEAREST_INT |
+						     _MM_FROUND_NO_EXC));
+	m = _mm512_cmp_ps_mask(_mm512_abs_ps(c),
+			       _mm512_set1_ps(0.5f - 0x1p-10f), _CMP_GT_OQ);
+	return m ? _mm512_mask_div_ps(q, m, f, _mm512_set1_ps(d)) : q;
+}
+
 static inline void put(const struct npr_qgemm_args *a, int64_t r,
 		       int64_t p, __m512i acc, __mmask16 mk, bool late)
 {
@@ -66,7 +92,7 @@ static inline void put(const struct npr_qgemm_args *a, int64_t r,
 		_mm512_mask_storeu_ps((float *)a->y + r * a->ldy + p, mk, f);
 		return;
 	}
-	f = _mm512_div_ps(f, _mm512_set1_ps(a->div));
+	f = qdiv(f, a->div);
 	f = _mm512_max_ps(f, _mm512_set1_ps((float)(a->lo - a->zy)));
 	f = _mm512_min_ps(f, _mm512_set1_ps((float)(a->hi - a->zy)));
 	acc = _mm512_add_epi32(_mm512_cvtps_epi32(f),
@@ -229,7 +255,7 @@ static inline void qdw_out_u8(const struct npr_qdw_out *o,
 
 	f = _mm512_fmadd_ps(f, _mm512_set1_ps(o->mul),
 			    _mm512_set1_ps(o->add));
-	f = _mm512_div_ps(f, _mm512_set1_ps(o->div));
+	f = qdiv(f, o->div);
 	f = _mm512_max_ps(f, _mm512_set1_ps(o->lo));
 	f = _mm512_min_ps(f, _mm512_set1_ps(o->hi));
 	v = _mm512_add_epi32(_mm512_cvtps_epi32(f), _mm512_set1_epi32(o->zy));
@@ -258,33 +284,104 @@ static inline void qdw_out_f32(const struct npr_qdw_out *o,
  * each pixel's four input bytes.  A last tile of fewer pixels repeats
  * its last pixel's pointers and writes only its own.
  */
-static inline void nput(const struct npr_qnhwc_args *a, int64_t b,
-			int64_t px, __m512i acc)
+/*
+ * The write-out of a tile: what every output needs, loaded once (the
+ * stores could alias *a, so the compiler would load it again per vector).
+ */
+struct nq {
+	__m512 r, d, lo, hi, flo, fhi;
+	__m512i zy;
+	bool fast, f32out;
+	const int32_t *lut;
+	char *y;
+	int64_t ldy;
+};
+
+/* one block of 16 channels */
+struct nb {
+	__m512i comp;
+	__m512 mul, add;
+	__mmask16 mk;
+	int64_t k;
+};
+
+static inline void nq_init(struct nq *o, const struct npr_qnhwc_args *a)
 {
-	int64_t k = b * 16, left = a->m - k;
-	__mmask16 mk = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
-	__m512 f;
+	float r = 1.0f / a->div;
+
+	o->fast = r >= 0x1p-100f && r <= 0x1p100f;
+	o->r = _mm512_set1_ps(r);
+	o->d = _mm512_set1_ps(a->div);
+	o->lo = _mm512_set1_ps((float)(a->lo - a->zy));
+	o->hi = _mm512_set1_ps((float)(a->hi - a->zy));
+	o->flo = _mm512_set1_ps(a->flo);
+	o->fhi = _mm512_set1_ps(a->fhi);
+	o->zy = _mm512_set1_epi32(a->zy);
+	o->f32out = a->f32out;
+	o->lut = a->lut;
+	o->y = a->y;
+	o->ldy = a->ldy;
+}
+
+/* block @b of the tile; false when it holds no channel */
+static inline bool nb_init(struct nb *n, const struct npr_qnhwc_args *a,
+			   int64_t b)
+{
+	int64_t left = a->m - b * 16;
 
 	if (left <= 0)
-		return;
-	f = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc,
-				_mm512_loadu_si512(a->comp + k)));
-	f = _mm512_fmadd_ps(f, _mm512_loadu_ps(a->mul + k),
-			    _mm512_loadu_ps(a->add + k));
-	if (a->f32out) {
-		f = _mm512_max_ps(f, _mm512_set1_ps(a->flo));
-		f = _mm512_min_ps(f, _mm512_set1_ps(a->fhi));
-		_mm512_mask_storeu_ps((float *)a->y + px * a->ldy + k, mk, f);
+		return false;
+	n->k = b * 16;
+	n->mk = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
+	n->comp = _mm512_loadu_si512(a->comp + n->k);
+	n->mul = _mm512_loadu_ps(a->mul + n->k);
+	n->add = _mm512_loadu_ps(a->add + n->k);
+	return true;
+}
+
+/*
+ * The u8 result of centred, scaled sums @f: clamp(rint(f / div)) + zy,
+ * as qdiv() computes the quotient, the clamp first (its bounds are
+ * integers, so it moves no value across a half-integer) and the
+ * rounding's own input checked for ties.
+ */
+static inline __m512i nq_u8(const struct nq *o, __m512 f)
+{
+	__m512 q, c, r;
+	__mmask16 m = 0;
+
+	if (o->fast) {
+		q = _mm512_mul_ps(f, o->r);
+		c = _mm512_min_ps(_mm512_max_ps(q, o->lo), o->hi);
+		r = _mm512_roundscale_ps(c, _MM_FROUND_TO_NEAREST_INT |
+					    _MM_FROUND_NO_EXC);
+		m = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(c, r)),
+				       _mm512_set1_ps(0.5f - 0x1p-10f),
+				       _CMP_GT_OQ);
+		if (!m)
+			return _mm512_add_epi32(_mm512_cvtps_epi32(r), o->zy);
+	}
+	q = _mm512_div_ps(f, o->d);
+	c = _mm512_min_ps(_mm512_max_ps(q, o->lo), o->hi);
+	return _mm512_add_epi32(_mm512_cvtps_epi32(c), o->zy);
+}
+
+static inline void nput(const struct nq *o, const struct nb *n, int64_t px,
+			__m512i acc)
+{
+	__m512 f = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc, n->comp));
+
+	f = _mm512_fmadd_ps(f, n->mul, n->add);
+	if (o->f32out) {
+		f = _mm512_min_ps(_mm512_max_ps(f, o->flo), o->fhi);
+		_mm512_mask_storeu_ps((float *)o->y + px * o->ldy + n->k,
+				      n->mk, f);
 		return;
 	}
-	f = _mm512_div_ps(f, _mm512_set1_ps(a->div));
-	f = _mm512_max_ps(f, _mm512_set1_ps((float)(a->lo - a->zy)));
-	f = _mm512_min_ps(f, _mm512_set1_ps((float)(a->hi - a->zy)));
-	acc = _mm512_add_epi32(_mm512_cvtps_epi32(f),
-			       _mm512_set1_epi32(a->zy));
-	if (a->lut)
-		acc = _mm512_mask_i32gather_epi32(acc, mk, acc, a->lut, 4);
-	_mm_mask_storeu_epi8((uint8_t *)a->y + px * a->ldy + k, mk,
+	acc = nq_u8(o, f);
+	if (o->lut)
+		acc = _mm512_mask_i32gather_epi32(acc, n->mk, acc, o->lut, 4);
+	_mm_mask_storeu_epi8(o->y + px * o->ldy + n->k, n->mk,
 			     _mm512_cvtepi32_epi8(acc));
 }
 
@@ -329,6 +426,8 @@ void ntile46(const struct npr_qnhwc_args *a, int64_t b0, int64_t p0)
 		c4_1 = c0_0, c4_2 = c0_0, c4_3 = c0_0, c5_0 = c0_0,
 		c5_1 = c0_0, c5_2 = c0_0, c5_3 = c0_0;
 	const uint8_t *x[6];
+	struct nq o;
+	struct nb n;
 	int j;
 
 	for (t = 0; t < a->taps; t++) {
@@ -349,39 +448,58 @@ void ntile46(const struct npr_qnhwc_args *a, int64_t b0, int64_t p0)
 			PIX4(5, c5_0, c5_1, c5_2, c5_3);
 		}
 	}
-	nput(a, b0 + 0, p0 + 0, c0_0);
-	nput(a, b0 + 1, p0 + 0, c0_1);
-	nput(a, b0 + 2, p0 + 0, c0_2);
-	nput(a, b0 + 3, p0 + 0, c0_3);
-	if (valid > 1) {
-		nput(a, b0 + 0, p0 + 1, c1_0);
-		nput(a, b0 + 1, p0 + 1, c1_1);
-		nput(a, b0 + 2, p0 + 1, c1_2);
-		nput(a, b0 + 3, p0 + 1, c1_3);
+	nq_init(&o, a);
+	if (nb_init(&n, a, b0 + 0)) {
+		nput(&o, &n, p0, c0_0);
+		if (valid > 1)
+			nput(&o, &n, p0 + 1, c1_0);
+		if (valid > 2)
+			nput(&o, &n, p0 + 2, c2_0);
+		if (valid > 3)
+			nput(&o, &n, p0 + 3, c3_0);
+		if (valid > 4)
+			nput(&o, &n, p0 + 4, c4_0);
+		if (valid > 5)
+			nput(&o, &n, p0 + 5, c5_0);
 	}
-	if (valid > 2) {
-		nput(a, b0 + 0, p0 + 2, c2_0);
-		nput(a, b0 + 1, p0 + 2, c2_1);
-		nput(a, b0 + 2, p0 + 2, c2_2);
-		nput(a, b0 + 3, p0 + 2, c2_3);
+	if (nb_init(&n, a, b0 + 1)) {
+		nput(&o, &n, p0, c0_1);
+		if (valid > 1)
+			nput(&o, &n, p0 + 1, c1_1);
+		if (valid > 2)
+			nput(&o, &n, p0 + 2, c2_1);
+		if (valid > 3)
+			nput(&o, &n, p0 + 3, c3_1);
+		if (valid > 4)
+			nput(&o, &n, p0 + 4, c4_1);
+		if (valid > 5)
+			nput(&o, &n, p0 + 5, c5_1);
 	}
-	if (valid > 3) {
-		nput(a, b0 + 0, p0 + 3, c3_0);
-		nput(a, b0 + 1, p0 + 3, c3_1);
-		nput(a, b0 + 2, p0 + 3, c3_2);
-		nput(a, b0 + 3, p0 + 3, c3_3);
+	if (nb_init(&n, a, b0 + 2)) {
+		nput(&o, &n, p0, c0_2);
+		if (valid > 1)
+			nput(&o, &n, p0 + 1, c1_2);
+		if (valid > 2)
+			nput(&o, &n, p0 + 2, c2_2);
+		if (valid > 3)
+			nput(&o, &n, p0 + 3, c3_2);
+		if (valid > 4)
+			nput(&o, &n, p0 + 4, c4_2);
+		if (valid > 5)
+			nput(&o, &n, p0 + 5, c5_2);
 	}
-	if (valid > 4) {
-		nput(a, b0 + 0, p0 + 4, c4_0);
-		nput(a, b0 + 1, p0 + 4, c4_1);
-		nput(a, b0 + 2, p0 + 4, c4_2);
-		nput(a, b0 + 3, p0 + 4, c4_3);
-	}
-	if (valid > 5) {
-		nput(a, b0 + 0, p0 + 5, c5_0);
-		nput(a, b0 + 1, p0 + 5, c5_1);
-		nput(a, b0 + 2, p0 + 5, c5_2);
-		nput(a, b0 + 3, p0 + 5, c5_3);
+	if (nb_init(&n, a, b0 + 3)) {
+		nput(&o, &n, p0, c0_3);
+		if (valid > 1)
+			nput(&o, &n, p0 + 1, c1_3);
+		if (valid > 2)
+			nput(&o, &n, p0 + 2, c2_3);
+		if (valid > 3)
+			nput(&o, &n, p0 + 3, c3_3);
+		if (valid > 4)
+			nput(&o, &n, p0 + 4, c4_3);
+		if (valid > 5)
+			nput(&o, &n, p0 + 5, c5_3);
 	}
 }
 
@@ -399,6 +517,8 @@ void ntile212(const struct npr_qnhwc_args *a, int64_t b0, int64_t p0)
 		c8_1 = c0_0, c9_0 = c0_0, c9_1 = c0_0, c10_0 = c0_0,
 		c10_1 = c0_0, c11_0 = c0_0, c11_1 = c0_0;
 	const uint8_t *x[12];
+	struct nq o;
+	struct nb n;
 	int j;
 
 	for (t = 0; t < a->taps; t++) {
@@ -423,51 +543,56 @@ void ntile212(const struct npr_qnhwc_args *a, int64_t b0, int64_t p0)
 			PIX2(11, c11_0, c11_1);
 		}
 	}
-	nput(a, b0 + 0, p0 + 0, c0_0);
-	nput(a, b0 + 1, p0 + 0, c0_1);
-	if (valid > 1) {
-		nput(a, b0 + 0, p0 + 1, c1_0);
-		nput(a, b0 + 1, p0 + 1, c1_1);
+	nq_init(&o, a);
+	if (nb_init(&n, a, b0 + 0)) {
+		nput(&o, &n, p0, c0_0);
+		if (valid > 1)
+			nput(&o, &n, p0 + 1, c1_0);
+		if (valid > 2)
+			nput(&o, &n, p0 + 2, c2_0);
+		if (valid > 3)
+			nput(&o, &n, p0 + 3, c3_0);
+		if (valid > 4)
+			nput(&o, &n, p0 + 4, c4_0);
+		if (valid > 5)
+			nput(&o, &n, p0 + 5, c5_0);
+		if (valid > 6)
+			nput(&o, &n, p0 + 6, c6_0);
+		if (valid > 7)
+			nput(&o, &n, p0 + 7, c7_0);
+		if (valid > 8)
+			nput(&o, &n, p0 + 8, c8_0);
+		if (valid > 9)
+			nput(&o, &n, p0 + 9, c9_0);
+		if (valid > 10)
+			nput(&o, &n, p0 + 10, c10_0);
+		if (valid > 11)
+			nput(&o, &n, p0 + 11, c11_0);
 	}
-	if (valid > 2) {
-		nput(a, b0 + 0, p0 + 2, c2_0);
-		nput(a, b0 + 1, p0 + 2, c2_1);
-	}
-	if (valid > 3) {
-		nput(a, b0 + 0, p0 + 3, c3_0);
-		nput(a, b0 + 1, p0 + 3, c3_1);
-	}
-	if (valid > 4) {
-		nput(a, b0 + 0, p0 + 4, c4_0);
-		nput(a, b0 + 1, p0 + 4, c4_1);
-	}
-	if (valid > 5) {
-		nput(a, b0 + 0, p0 + 5, c5_0);
-		nput(a, b0 + 1, p0 + 5, c5_1);
-	}
-	if (valid > 6) {
-		nput(a, b0 + 0, p0 + 6, c6_0);
-		nput(a, b0 + 1, p0 + 6, c6_1);
-	}
-	if (valid > 7) {
-		nput(a, b0 + 0, p0 + 7, c7_0);
-		nput(a, b0 + 1, p0 + 7, c7_1);
-	}
-	if (valid > 8) {
-		nput(a, b0 + 0, p0 + 8, c8_0);
-		nput(a, b0 + 1, p0 + 8, c8_1);
-	}
-	if (valid > 9) {
-		nput(a, b0 + 0, p0 + 9, c9_0);
-		nput(a, b0 + 1, p0 + 9, c9_1);
-	}
-	if (valid > 10) {
-		nput(a, b0 + 0, p0 + 10, c10_0);
-		nput(a, b0 + 1, p0 + 10, c10_1);
-	}
-	if (valid > 11) {
-		nput(a, b0 + 0, p0 + 11, c11_0);
-		nput(a, b0 + 1, p0 + 11, c11_1);
+	if (nb_init(&n, a, b0 + 1)) {
+		nput(&o, &n, p0, c0_1);
+		if (valid > 1)
+			nput(&o, &n, p0 + 1, c1_1);
+		if (valid > 2)
+			nput(&o, &n, p0 + 2, c2_1);
+		if (valid > 3)
+			nput(&o, &n, p0 + 3, c3_1);
+		if (valid > 4)
+			nput(&o, &n, p0 + 4, c4_1);
+		if (valid > 5)
+			nput(&o, &n, p0 + 5, c5_1);
+		if (valid > 6)
+			nput(&o, &n, p0 + 6, c6_1);
+		if (valid > 7)
+			nput(&o, &n, p0 + 7, c7_1);
+		if (valid > 8)
+			nput(&o, &n, p0 + 8, c8_1);
+		if (valid > 9)
+			nput(&o, &n, p0 + 9, c9_1);
+		if (valid > 10)
+			nput(&o, &n, p0 + 10, c10_1);
+		if (valid > 11)
+			nput(&o, &n, p0 + 11, c11_1);
 	}
 }
 
@@ -482,6 +607,8 @@ void ntile112(const struct npr_qnhwc_args *a, int64_t b0, int64_t p0)
 		c5_0 = c0_0, c6_0 = c0_0, c7_0 = c0_0, c8_0 = c0_0,
 		c9_0 = c0_0, c10_0 = c0_0, c11_0 = c0_0;
 	const uint8_t *x[12];
+	struct nq o;
+	struct nb n;
 	int j;
 
 	for (t = 0; t < a->taps; t++) {
@@ -505,39 +632,31 @@ void ntile112(const struct npr_qnhwc_args *a, int64_t b0, int64_t p0)
 			PIX1(11, c11_0);
 		}
 	}
-	nput(a, b0 + 0, p0 + 0, c0_0);
-	if (valid > 1) {
-		nput(a, b0 + 0, p0 + 1, c1_0);
-	}
-	if (valid > 2) {
-		nput(a, b0 + 0, p0 + 2, c2_0);
-	}
-	if (valid > 3) {
-		nput(a, b0 + 0, p0 + 3, c3_0);
-	}
-	if (valid > 4) {
-		nput(a, b0 + 0, p0 + 4, c4_0);
-	}
-	if (valid > 5) {
-		nput(a, b0 + 0, p0 + 5, c5_0);
-	}
-	if (valid > 6) {
-		nput(a, b0 + 0, p0 + 6, c6_0);
-	}
-	if (valid > 7) {
-		nput(a, b0 + 0, p0 + 7, c7_0);
-	}
-	if (valid > 8) {
-		nput(a, b0 + 0, p0 + 8, c8_0);
-	}
-	if (valid > 9) {
-		nput(a, b0 + 0, p0 + 9, c9_0);
-	}
-	if (valid > 10) {
-		nput(a, b0 + 0, p0 + 10, c10_0);
-	}
-	if (valid > 11) {
-		nput(a, b0 + 0, p0 + 11, c11_0);
+	nq_init(&o, a);
+	if (nb_init(&n, a, b0 + 0)) {
+		nput(&o, &n, p0, c0_0);
+		if (valid > 1)
+			nput(&o, &n, p0 + 1, c1_0);
+		if (valid > 2)
+			nput(&o, &n, p0 + 2, c2_0);
+		if (valid > 3)
+			nput(&o, &n, p0 + 3, c3_0);
+		if (valid > 4)
+			nput(&o, &n, p0 + 4, c4_0);
+		if (valid > 5)
+			nput(&o, &n, p0 + 5, c5_0);
+		if (valid > 6)
+			nput(&o, &n, p0 + 6, c6_0);
+		if (valid > 7)
+			nput(&o, &n, p0 + 7, c7_0);
+		if (valid > 8)
+			nput(&o, &n, p0 + 8, c8_0);
+		if (valid > 9)
+			nput(&o, &n, p0 + 9, c9_0);
+		if (valid > 10)
+			nput(&o, &n, p0 + 10, c10_0);
+		if (valid > 11)
+			nput(&o, &n, p0 + 11, c11_0);
 	}
 }
 
