@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The int8 kernel of blocked weights (ref/kernels/qgemm.h, struct
+ * npr_qnhwc_args) of every ISA this CPU has against the scalar one, on
+ * random blocks of every shape class (taps, channel groups, partial
+ * blocks of channels, pixel counts that leave partial tiles, u8 and f32
+ * outputs, tables): the same bytes.  And ties: sums whose quotient by
+ * the output scale is exactly a half-integer, where the vector kernels'
+ * reciprocal shortcut must give way to the division, rounded to even
+ * as integer arithmetic says.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "ref/kernels/qgemm.h"
+
+static const char *const isas[] = { "vnni512", "avxvnni", "avx2" };
+
+static uint32_t rng = 12345;
+
+static uint32_t rnd(void)
+{
+	rng = rng * 1664525u + 1013904223u;
+	return rng >> 8;
+}
+
+struct blk {
+	struct npr_qnhwc_args a;
+	uint8_t *x;
+	const uint8_t **ind;
+	int8_t *w;
+	int32_t *comp, lut[256];
+	float *mul, *add;
+	size_t ybytes;
+};
+
+static void blk_free(struct blk *b)
+{
+	free(b->x);
+	free(b->ind);
+	free(b->w);
+	free(b->comp);
+	free(b->mul);
+	free(b->add);
+}
+
+/* a random block; false when out of memory */
+static bool blk_make(struct blk *b, int64_t taps, int64_t cq, int64_t kb,
+		     int64_t m, int64_t npx, bool f32out, bool lut)
+{
+	int64_t nx = (npx + 3) * taps, i;
+	size_t nw = (size_t)(kb * taps * cq * 64);
+
+	memset(b, 0, sizeof(*b));
+	b->x = malloc((size_t)(nx * cq * 4));
+	b->ind = malloc(sizeof(*b->ind) * (size_t)(npx * taps));
+	b->w = malloc(nw);
+	b->comp = calloc((size_t)kb * 16, sizeof(int32_t));
+	b->mul = calloc((size_t)kb * 16, sizeof(float));
+	b->add = calloc((size_t)kb * 16, sizeof(float));
+	if (!b->x || !b->ind || !b->w || !b->comp || !b->mul || !b->add)
+		return false;
+	for (i = 0; i < nx * cq * 4; i++)
+		b->x[i] = (uint8_t)rnd();
+	/* pointers anywhere in x, repeats and all */
+	for (i = 0; i < npx * taps; i++)
+		b->ind[i] = b->x + (rnd() % nx) * cq * 4;
+	for (i = 0; i < (int64_t)nw; i++)
+		b->w[i] = (int8_t)rnd();
+	for (i = 0; i < kb * 16; i++) {
+		b->comp[i] = (int32_t)(rnd() % 20001) - 10000;
+		b->mul[i] = (float)((rnd() % 1000) + 1) * 1e-5f;
+		b->add[i] = (float)((int)(rnd() % 2001) - 1000) * 0.01f;
+	}
+	for (i = 0; i < 256; i++)
+		b->lut[i] = (int32_t)((i * 7 + 3) & 255);
+	b->a = (struct npr_qnhwc_args){
+		.ind = b->ind, .taps = taps, .cq = cq, .w = b->w, .kb = kb,
+		.m = m, .npx = npx, .comp = b->comp, .mul = b->mul,
+		.add = b->add, .div = (float)((rnd() % 500) + 1) * 1e-3f,
+		.f32out = f32out, .zy = (int)(rnd() % 256), .lo = 0,
+		.hi = 255, .flo = -50.0f, .fhi = 50.0f, .ldy = m + 5,
+		.lut = lut ? b->lut : NULL,
+	};
+	b->a.lo = (int)(rnd() % 64);
+	b->a.hi = 255 - (int)(rnd() % 64);
+	b->ybytes = (size_t)(npx * b->a.ldy) * (f32out ? 4 : 1);
+	return true;
+}
+
+/* run @fn on @b into a fresh buffer (guard bytes around it checked) */
+static uint8_t *blk_run(struct blk *b, npr_qnhwc_fn fn)
+{
+	uint8_t *y = malloc(b->ybytes + 128);
+
+	if (!y)
+		return NULL;
+	memset(y, 0xa5, b->ybytes + 128);
+	b->a.y = y + 64;
+	fn(&b->a);
+	return y;
+}
+
+TEST(every_isa_equals_scalar)
+{
+	static const int64_t tapv[] = { 1, 9, 49 }, cqv[] = { 1, 3, 16 };
+	int cases = 0, isa_n = 0;
+	size_t s, t, c;
+
+	for (s = 0; s < sizeof(isas) / sizeof(isas[0]); s++) {
+		const struct npr_qgemm_kern *k = npr_qgemm_get(isas[s]);
+
+		if (!k) {
+			TH_LOG("this CPU has no %s", isas[s]);
+			continue;
+		}
+		isa_n++;
+		for (t = 0; t < 3; t++)
+			for (c = 0; c < 3; c++) {
+				int64_t kb = 1 + rnd() % 5;
+				int64_t m = kb * 16 - (int64_t)(rnd() % 16);
+				int64_t npx = 1 + rnd() % 40;
+				int mode = (int)(rnd() % 3);
+				struct blk b;
+				uint8_t *ys, *yv;
+
+				ASSERT_TRUE(blk_make(&b, tapv[t], cqv[c], kb, m,
+						     npx, mode == 1,
+						     mode == 2));
+				ys = blk_run(&b, npr_qnhwc_scalar);
+				yv = blk_run(&b, k->nhwc);
+				ASSERT_NONNULL(ys);
+				ASSERT_NONNULL(yv);
+				if (memcmp(ys, yv, b.ybytes + 128))
+					TH_LOG("%s: taps %lld cq %lld kb %lld m %lld npx %lld mode %d differ",
+					       isas[s], (long long)tapv[t],
+					       (long long)cqv[c], (long long)kb,
+					       (long long)m, (long long)npx,
+					       mode);
+				EXPECT_EQ(memcmp(ys, yv, b.ybytes + 128), 0);
+				free(ys);
+				free(yv);
+				blk_free(&b);
+				cases++;
+			}
+	}
+	TH_LOG("%d blocks on %d vector kernels", cases, isa_n);
+	if (!isa_n)
+		SKIP(return, "this CPU has none of the vector int8 kernels");
+}
+
+/*
+ * One input byte 1 and one weight per channel, a multiple of 7 up to
+ * 126, the rest 0: each sum is a known integer s; with mul 1, add 0 and
+ * div 14 (whose reciprocal no float holds) s / 14 is a half-integer for
+ * an odd multiple of 7, which rounds to even.  91 times the reciprocal
+ * is 6.50000048 in floats: the shortcut alone would give 7, not 6.
+ */
+TEST(ties_round_to_even)
+{
+	const int64_t kb = 2, npx = 13, cq = 4;
+	size_t s;
+	int isa_n = 0, ties = 0;
+
+	for (s = 0; s < sizeof(isas) / sizeof(isas[0]) + 1; s++) {
+		const struct npr_qgemm_kern *k = s < 3 ?
+			npr_qgemm_get(isas[s]) : npr_qgemm_get("scalar");
+		struct blk b;
+		uint8_t *y;
+		int64_t p, ch, i;
+
+		if (!k)
+			continue;
+		isa_n++;
+		ASSERT_TRUE(blk_make(&b, 1, cq, kb, kb * 16, npx, false,
+				     false));
+		memset(b.x, 0, (size_t)((npx + 3) * cq * 4));
+		for (p = 0; p < npx; p++) {
+			b.ind[p] = b.x + p * cq * 4;
+			b.x[p * cq * 4 + p % (cq * 4)] = 1;
+		}
+		memset(b.w, 0, (size_t)(kb * cq * 64));
+		for (ch = 0; ch < kb * 16; ch++)
+			for (i = 0; i < cq * 4; i++)
+				b.w[((ch / 16 * cq + i / 4) * 16 + ch % 16) * 4 +
+				    i % 4] = (int8_t)(7 * ((ch * 5 + i * 3) % 18 + 1));
+		for (ch = 0; ch < kb * 16; ch++) {
+			b.comp[ch] = 0;
+			b.mul[ch] = 1.0f;
+			b.add[ch] = 0.0f;
+		}
+		b.a.div = 14.0f;
+		b.a.zy = 0;
+		b.a.lo = 0;
+		b.a.hi = 255;
+		y = blk_run(&b, k->nhwc);
+		ASSERT_NONNULL(y);
+		for (p = 0; p < npx; p++)
+			for (ch = 0; ch < kb * 16; ch++) {
+				int64_t idx = p % (cq * 4);
+				int sum = 7 * (int)((ch * 5 + idx * 3) % 18 + 1);
+				/* sum / 14 rounded half to even */
+				int q = sum / 14, r = sum % 14;
+				int want = q + (2 * r > 14 ||
+						(2 * r == 14 && q % 2));
+
+				ties += 2 * r == 14;
+				EXPECT_EQ(y[64 + p * b.a.ldy + ch], want);
+			}
+		free(y);
+		blk_free(&b);
+	}
+	TH_LOG("%d kernels, %d half-integer quotients", isa_n, ties);
+	ASSERT_GT(ties, 0);
+}
+
+TEST_HARNESS_MAIN
