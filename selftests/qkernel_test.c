@@ -4,7 +4,7 @@
  * npr_qnhwc_args) of every ISA this CPU has against the scalar one, on
  * random blocks of every shape class (taps, channel groups, partial
  * blocks of channels, pixel counts that leave partial tiles, u8 and f32
- * outputs, tables): the same bytes.  And ties: sums whose quotient by
+ * outputs, tables, gaps between pixels): the same bytes.  And ties: sums whose quotient by
  * the output scale is exactly a half-integer, where the vector kernels'
  * reciprocal shortcut must give way to the division, rounded to even
  * as integer arithmetic says.
@@ -34,6 +34,7 @@ struct blk {
 	const uint8_t **ind;
 	int8_t *w;
 	int32_t *comp, lut[256];
+	uint8_t lut8[256];
 	float *mul, *add;
 	size_t ybytes;
 };
@@ -76,15 +77,18 @@ static bool blk_make(struct blk *b, int64_t taps, int64_t cq, int64_t kb,
 		b->mul[i] = (float)((rnd() % 1000) + 1) * 1e-5f;
 		b->add[i] = (float)((int)(rnd() % 2001) - 1000) * 0.01f;
 	}
-	for (i = 0; i < 256; i++)
+	for (i = 0; i < 256; i++) {
 		b->lut[i] = (int32_t)((i * 7 + 3) & 255);
+		b->lut8[i] = (uint8_t)b->lut[i];
+	}
 	b->a = (struct npr_qnhwc_args){
 		.ind = b->ind, .taps = taps, .cq = cq, .w = b->w, .kb = kb,
 		.m = m, .npx = npx, .comp = b->comp, .mul = b->mul,
 		.add = b->add, .div = (float)((rnd() % 500) + 1) * 1e-3f,
 		.f32out = f32out, .zy = (int)(rnd() % 256), .lo = 0,
-		.hi = 255, .flo = -50.0f, .fhi = 50.0f, .ldy = m + 5,
-		.lut = lut ? b->lut : NULL,
+		.hi = 255, .flo = -50.0f, .fhi = 50.0f,
+		.ldy = m + (rnd() % 2 ? 5 : 0),
+		.lut = lut ? b->lut : NULL, .lut8 = lut ? b->lut8 : NULL,
 	};
 	b->a.lo = (int)(rnd() % 64);
 	b->a.hi = 255 - (int)(rnd() % 64);
@@ -120,15 +124,15 @@ TEST(every_isa_equals_scalar)
 		}
 		isa_n++;
 		for (t = 0; t < 3; t++)
-			for (c = 0; c < 3; c++) {
+			for (c = 0; c < 9; c++) {
 				int64_t kb = 1 + rnd() % 5;
 				int64_t m = kb * 16 - (int64_t)(rnd() % 16);
 				int64_t npx = 1 + rnd() % 40;
-				int mode = (int)(rnd() % 3);
+				int mode = (int)(c % 3);
 				struct blk b;
 				uint8_t *ys, *yv;
 
-				ASSERT_TRUE(blk_make(&b, tapv[t], cqv[c], kb, m,
+				ASSERT_TRUE(blk_make(&b, tapv[t], cqv[c / 3], kb, m,
 						     npx, mode == 1,
 						     mode == 2));
 				ys = blk_run(&b, npr_qnhwc_scalar);
@@ -138,7 +142,7 @@ TEST(every_isa_equals_scalar)
 				if (memcmp(ys, yv, b.ybytes + 128))
 					TH_LOG("%s: taps %lld cq %lld kb %lld m %lld npx %lld mode %d differ",
 					       isas[s], (long long)tapv[t],
-					       (long long)cqv[c], (long long)kb,
+					       (long long)cqv[c / 3], (long long)kb,
 					       (long long)m, (long long)npx,
 					       mode);
 				EXPECT_EQ(memcmp(ys, yv, b.ybytes + 128), 0);

@@ -133,6 +133,7 @@ typedef void (*npr_qdw_fn)(const struct npr_qdw_args *a);
  * @y: the output of pixel 0, channel 0.
  * @ldy: elements from one pixel to the next.
  * @lut: u8: NULL, or the table each result is mapped through (i32).
+ * @lut8: the same table as bytes (for byte permutes).
  */
 struct npr_qnhwc_args {
 	const uint8_t *const *ind;
@@ -148,6 +149,7 @@ struct npr_qnhwc_args {
 	void *y;
 	int64_t ldy;
 	const int32_t *lut;
+	const uint8_t *lut8;
 };
 
 typedef void (*npr_qnhwc_fn)(const struct npr_qnhwc_args *a);

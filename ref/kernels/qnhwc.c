@@ -30,6 +30,9 @@
 #include "ops/quant.h"
 #include "qnhwc.h"
 #include "ref/threads.h"
+#include <stdio.h>
+#include <time.h>
+static double nowus(void){struct timespec t; clock_gettime(CLOCK_MONOTONIC,&t); return t.tv_sec*1e6+t.tv_nsec/1e3;}
 
 #define PBLK	96	/* output pixels per work item */
 
@@ -160,6 +163,7 @@ struct qn {
 	int32_t *comp;
 	float *mul, *add;	/* padded to Kb x 16 */
 	const int32_t *lut;
+	const uint8_t *lut8;
 	npr_qnhwc_fn fn;
 	void *y;		/* NHWC output: the tensor's, or yt */
 	void *yt;		/* NHWC scratch of an NCHW output (keep()) */
@@ -319,7 +323,7 @@ static void conv_item(void *arg, int it, int tid)
 		.zy = p->zy, .lo = p->lo, .hi = p->hi, .flo = p->flo,
 		.fhi = p->fhi,
 		.y = (char *)c->y + (p0 * c->K + k0) * c->es, .ldy = c->K,
-		.lut = c->lut,
+		.lut = c->lut, .lut8 = c->lut8,
 	};
 	c->fn(&a);
 	free(ind);
@@ -405,6 +409,7 @@ int npr_qconv_blocked(const struct npr_node *n, const struct npr_tensor *in,
 	int64_t k, items, th = npr_par_threads();
 	int err = -ENOMEM;
 
+	double t0 = nowus();
 	c.Cp = NPR_QC4(c.C);
 	c.T = p->kernel[0] * p->kernel[1];
 	c.NP = c.N * c.OH * c.OW;
@@ -415,6 +420,7 @@ int npr_qconv_blocked(const struct npr_node *n, const struct npr_tensor *in,
 		for (k = 0; k < 256; k++)
 			lut[k] = ((const uint8_t *)in[5].data)[k];
 		c.lut = lut;
+		c.lut8 = in[5].data;
 	}
 	if (c.N * c.H > INT32_MAX || c.N * c.OH > INT32_MAX ||
 	    c.NP / PBLK + 1 > INT32_MAX / c.Kb)
@@ -468,6 +474,7 @@ int npr_qconv_blocked(const struct npr_node *n, const struct npr_tensor *in,
 	if (c.yt)
 		npr_parallel_for((int)(c.N * c.OH), out_row, &c);
 	err = 0;
+	if (getenv("QTIME")) fprintf(stderr, "C%lld K%lld HW%lld T%lld x%d y%d lut%d f32%d nkc%lld: %.0f\n", (long long)c.C, (long long)c.K, (long long)c.H, (long long)c.T, p->xnhwc, p->ynhwc, c.lut != NULL, p->f32out, (long long)c.nkc, nowus() - t0);
 out:
 	qn_free(&c);
 	return err;

@@ -293,6 +293,7 @@ struct nq {
 	__m512i zy;
 	bool fast, f32out;
 	const int32_t *lut;
+	bool late;		/* the table by byte permutes once written */
 	char *y;
 	int64_t ldy;
 };
@@ -319,6 +320,7 @@ static inline void nq_init(struct nq *o, const struct npr_qnhwc_args *a)
 	o->zy = _mm512_set1_epi32(a->zy);
 	o->f32out = a->f32out;
 	o->lut = a->lut;
+	o->late = a->lut && a->lut8 && have_vbmi();
 	o->y = a->y;
 	o->ldy = a->ldy;
 }
@@ -345,7 +347,8 @@ static inline bool nb_init(struct nb *n, const struct npr_qnhwc_args *a,
  * integers, so it moves no value across a half-integer) and the
  * rounding's own input checked for ties.
  */
-static inline __m512i nq_u8(const struct nq *o, __m512 f)
+static inline __attribute__((always_inline))
+__m512i nq_u8(const struct nq *o, __m512 f)
 {
 	__m512 q, c, r;
 	__mmask16 m = 0;
@@ -366,7 +369,8 @@ static inline __m512i nq_u8(const struct nq *o, __m512 f)
 	return _mm512_add_epi32(_mm512_cvtps_epi32(c), o->zy);
 }
 
-static inline void nput(const struct nq *o, const struct nb *n, int64_t px,
+static inline __attribute__((always_inline))
+void nput(const struct nq *o, const struct nb *n, int64_t px,
 			__m512i acc)
 {
 	__m512 f = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc, n->comp));
@@ -379,7 +383,7 @@ static inline void nput(const struct nq *o, const struct nb *n, int64_t px,
 		return;
 	}
 	acc = nq_u8(o, f);
-	if (o->lut)
+	if (o->lut && !o->late)
 		acc = _mm512_mask_i32gather_epi32(acc, n->mk, acc, o->lut, 4);
 	_mm_mask_storeu_epi8(o->y + px * o->ldy + n->k, n->mk,
 			     _mm512_cvtepi32_epi8(acc));
@@ -673,6 +677,7 @@ void ntile112(const struct npr_qnhwc_args *a, int64_t b0, int64_t p0)
 void npr_qnhwc_vnni512(const struct npr_qnhwc_args *a)
 {
 	int64_t b = 0, p;
+	bool late = a->lut && a->lut8 && !a->f32out && have_vbmi();
 
 	while (b < a->kb) {
 		int64_t left = a->kb - b;
@@ -691,4 +696,9 @@ void npr_qnhwc_vnni512(const struct npr_qnhwc_args *a)
 			b++;
 		}
 	}
+	/* the table once the block is written: in one run if it lies in one */
+	if (late && a->ldy == a->m)
+		lut_vbmi(a->y, a->npx * a->m, a->lut8);
+	for (p = 0; late && a->ldy != a->m && p < a->npx; p++)
+		lut_vbmi((uint8_t *)a->y + p * a->ldy, a->m, a->lut8);
 }
