@@ -7,7 +7,9 @@
  * outputs, tables, gaps between pixels): the same bytes.  And ties: sums whose quotient by
  * the output scale is exactly a half-integer, where the vector kernels'
  * reciprocal shortcut must give way to the division, rounded to even
- * as integer arithmetic says.
+ * as integer arithmetic says.  The depthwise kernels (per channel,
+ * groups of four taps) likewise, both AVX-512 VNNI ways of interleaving
+ * the taps (byte permutes, unpacks) among them.
  */
 #include <math.h>
 #include <stdint.h>
@@ -164,6 +166,89 @@ TEST(every_isa_equals_scalar)
  * an odd multiple of 7, which rounds to even.  91 times the reciprocal
  * is 6.50000048 in floats: the shortcut alone would give 7, not 6.
  */
+/*
+ * A depthwise block: @taps pointers a pixel to rows of @ch channels; the
+ * item covers channels [@xc0, @xc0 + m).
+ */
+static bool dw_make(struct blk *b, int64_t taps, int64_t kb, int64_t m,
+		    int64_t npx, int64_t xc0, int mode)
+{
+	int64_t ch = xc0 + kb * 16 + 3, i;
+
+	if (!blk_make(b, taps, (taps + 3) / 4, kb, m, npx, mode == 1,
+		      mode == 2))
+		return false;
+	free(b->x);
+	b->x = malloc((size_t)((npx + 3) * taps * ch));
+	if (!b->x)
+		return false;
+	for (i = 0; i < (npx + 3) * taps * ch; i++)
+		b->x[i] = (uint8_t)rnd();
+	for (i = 0; i < npx * taps; i++)
+		b->ind[i] = b->x + (rnd() % ((npx + 3) * taps)) * ch;
+	/* the taps past the last of the last group have zero weights */
+	for (i = 0; i < kb * 16 * b->a.cq * 4; i++)
+		if ((i / 64 % b->a.cq) * 4 + i % 4 >= taps)
+			b->w[i] = 0;
+	b->a.xc0 = xc0;
+	return true;
+}
+
+TEST(depthwise_equals_scalar)
+{
+	static const int64_t tapv[] = { 1, 3, 9, 25 };
+	const struct {
+		const char *name;
+		npr_qnhwc_fn fn;
+	} ks[] = {
+		{ "vnni512", npr_qgemm_get("vnni512") ?
+		  npr_qgemm_get("vnni512")->nhwc_dw : NULL },
+		{ "vnni512 unpacks", npr_qgemm_get("vnni512") ?
+		  npr_qdwn_vnni512_unpack : NULL },
+		{ "vnni512 permutes", npr_qgemm_get("vnni512") &&
+		  __builtin_cpu_supports("avx512vbmi") ?
+		  npr_qdwn_vnni512_vbmi : NULL },
+	};
+	int cases = 0;
+	size_t s, t, c;
+
+	for (s = 0; s < sizeof(ks) / sizeof(ks[0]); s++) {
+		if (!ks[s].fn) {
+			TH_LOG("this CPU cannot run the %s kernel", ks[s].name);
+			continue;
+		}
+		for (t = 0; t < 4; t++)
+			for (c = 0; c < 6; c++) {
+				int64_t kb = 1 + rnd() % 3;
+				int64_t m = kb * 16 - (int64_t)(rnd() % 16);
+				struct blk b;
+				uint8_t *ys, *yv;
+
+				ASSERT_TRUE(dw_make(&b, tapv[t], kb, m,
+						    1 + rnd() % 20,
+						    (int64_t)(rnd() % 3) * 16,
+						    (int)(c % 3)));
+				ys = blk_run(&b, npr_qdwn_scalar);
+				yv = blk_run(&b, ks[s].fn);
+				ASSERT_NONNULL(ys);
+				ASSERT_NONNULL(yv);
+				if (memcmp(ys, yv, b.ybytes + 128))
+					TH_LOG("%s: taps %lld kb %lld m %lld mode %d differ",
+					       ks[s].name, (long long)tapv[t],
+					       (long long)kb, (long long)m,
+					       (int)(c % 3));
+				EXPECT_EQ(memcmp(ys, yv, b.ybytes + 128), 0);
+				free(ys);
+				free(yv);
+				blk_free(&b);
+				cases++;
+			}
+	}
+	TH_LOG("%d depthwise blocks", cases);
+	if (!cases)
+		SKIP(return, "this CPU has no vector depthwise kernel");
+}
+
 TEST(ties_round_to_even)
 {
 	const int64_t kb = 2, npx = 13, cq = 4;

@@ -168,16 +168,18 @@ static int qconv_infer(struct npr_graph *g, struct npr_node *n)
 	K = npr_in(g, n, 2)->shape.d[0];
 	C = xs->d[1];
 	if (p->wblocked) {
-		int64_t kr = C < 1 || C > INT32_MAX ? -1 :
+		bool dw = p->groups > 1 && p->groups == C && p->groups == K;
+		int64_t kr = C < 1 || C > INT32_MAX ? -1 : dw ?
+			     NPR_QC4(p->kernel[0] * p->kernel[1]) :
 			     p->kernel[0] * p->kernel[1] * NPR_QC4(C);
 
-		if (kr < 0 || kr > INT32_MAX || p->groups != 1 || ws->d[0] != NPR_QK16(K) ||
-		    ws->d[1] != kr || p->kr != kr)
-			return npr_node_err(n, -EINVAL, "blocked weights: [%lld, %lld] for %lld channels of %lld in one group expected",
+		if (kr < 0 || kr > INT32_MAX || (p->groups != 1 && !dw) ||
+		    ws->d[0] != NPR_QK16(K) || ws->d[1] != kr || p->kr != kr)
+			return npr_node_err(n, -EINVAL, "blocked weights: [%lld, %lld] for %lld channels of %lld, one group or one channel a group, expected",
 					    (long long)NPR_QK16(K),
 					    (long long)kr, (long long)K,
 					    (long long)C);
-		win = kr;
+		win = dw ? p->kernel[0] * p->kernel[1] : kr;
 	} else if (p->xnhwc || p->ynhwc) {
 		return npr_node_err(n, -EINVAL, "the nhwc layouts need blocked weights");
 	} else if (ws->d[0] != K) {

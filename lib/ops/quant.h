@@ -28,13 +28,14 @@
  * innermost).  NprQLut, NprQuantize and NprDequantize may read one and
  * write the other (an NprQLut with the identity table is a layout
  * conversion); NprQAdd reads and writes one layout.  NprQConv's
- * w_layout "blocked" (groups 1 only) holds the weights as
+ * w_layout "blocked" (one group, or depthwise) holds the weights as
  * [round_up(K, 16), kr] bytes with kr = kh x kw x round_up(C, 4), in
  * blocks of 16 output channels: weight (k, i, j, c) at byte
  * ((k / 16 x kr / 4 + q) x 16 + k % 16) x 4 + r % 4, where r = (i x kw
  * + j) x round_up(C, 4) + c and q = r / 4 (the padding channels and
- * rows zero); its kernel takes either layout of x and y.  The default
- * w_layout "rows" takes nchw only.
+ * rows zero); depthwise (groups = C = K), kr = round_up(kh x kw, 4) and
+ * r = i x kw + j.  Its kernels take either layout of x and y.  The
+ * default w_layout "rows" takes nchw only.
  */
 #ifndef NPR_OPS_QUANT_H
 #define NPR_OPS_QUANT_H

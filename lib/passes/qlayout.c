@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The layout pass: after lib/passes/lowp.c, every NprQConv of one group
- * gets its weights in blocks of 16 output channels (w_layout "blocked",
- * lib/ops/quant.h), whose kernel reads NHWC activations as they lie;
+ * or depthwise gets its weights in blocks of 16 output channels
+ * (w_layout "blocked", lib/ops/quant.h), whose kernels read NHWC
+ * activations as they lie;
  * then the u8 tensors between such convolutions are laid out NHWC.
  *
  * Tensors that an NprQAdd joins must share a layout, so they form
@@ -61,6 +62,16 @@ static bool blocked(const struct npr_node *n)
 	       ((const struct npr_quant_params *)n->params)->wblocked;
 }
 
+/* one group, or depthwise (a channel a group) */
+static bool blockable(struct npr_graph *g, const struct npr_node *n)
+{
+	const struct npr_quant_params *p = n->params;
+
+	return p->groups == 1 ||
+	       (p->groups == g->vals[n->in[0]].shape.d[1] &&
+		p->groups == g->vals[n->in[2]].shape.d[0]);
+}
+
 /* the value of u8 tensor @v goes NHWC */
 static bool nhwc(struct ql *q, int v)
 {
@@ -96,7 +107,8 @@ static int reparse(struct ql *q, struct npr_node *n)
 
 /*
  * NprQConv @n of one group: its [K, kr] weight rows in (c, i, j) order
- * into blocks of 16 channels in (i, j, c) order, as a new constant.
+ * into blocks of 16 channels in (i, j, c) order, as a new constant;
+ * depthwise, its rows of taps into blocks of 16 channels.
  */
 static int block_weights(struct ql *q, int ni)
 {
@@ -106,8 +118,9 @@ static int block_weights(struct ql *q, int ni)
 	const struct npr_value *wv = &g->vals[n->in[1]];
 	int64_t K = g->vals[n->in[2]].shape.d[0];
 	int64_t C = g->vals[n->in[0]].shape.d[1];
+	bool dw = p->groups > 1;
 	int64_t kh = p->kernel[0], kw = p->kernel[1], Cp = NPR_QC4(C);
-	int64_t kr = kh * kw * Cp, k, c, t, r;
+	int64_t kr = dw ? NPR_QC4(kh * kw) : kh * kw * Cp, k, c, t, r;
 	const int8_t *w = wv->data;
 	char buf[256];
 	int8_t *b;
@@ -119,10 +132,11 @@ static int block_weights(struct ql *q, int ni)
 	b = calloc(NPR_QK16(K) * kr, 1);
 	if (!b)
 		return -ENOMEM;
+	/* depthwise: one channel a group, the taps its reduction */
 	for (k = 0; k < K; k++)
-		for (c = 0; c < C; c++)
+		for (c = 0; c < (dw ? 1 : C); c++)
 			for (t = 0; t < kh * kw; t++) {
-				r = t * Cp + c;
+				r = dw ? t : t * Cp + c;
 				b[((k / 16 * (kr / 4) + r / 4) * 16 + k % 16) *
 				  4 + r % 4] = w[k * p->kr + c * kh * kw + t];
 			}
@@ -340,8 +354,7 @@ int npr_pass_qlayout(struct npr_graph *g)
 	for (i = 0; !err && i < nn; i++) {
 		const struct npr_node *n = &g->nodes[i];
 
-		if (!n->dead && is(n, "NprQConv") &&
-		    ((const struct npr_quant_params *)n->params)->groups == 1 &&
+		if (!n->dead && is(n, "NprQConv") && blockable(g, n) &&
 		    !npr_node_dynamic(g, n)) {
 			err = block_weights(&q, i);
 			any++;

@@ -113,10 +113,14 @@ typedef void (*npr_qdw_fn)(const struct npr_qdw_args *a);
  *                         weights (ref/kernels/qnhwc.c)
  * @ind: per pixel, @taps pointers to the 4 x @cq bytes each tap of its
  *       window reads (channels innermost; padding points at bytes of
- *       the x zero point): pixel p's at ind[p * taps].
+ *       the x zero point): pixel p's at ind[p * taps].  Depthwise: to
+ *       the pixel's channel 0.
  * @taps: kh x kw.
- * @cq: round_up(C, 4) / 4, the groups of four channels per tap.
- * @w: the weights of the first block: [@kb][taps x cq][16][4] bytes.
+ * @cq: round_up(C, 4) / 4, the groups of four channels per tap;
+ *      depthwise: round_up(taps, 4) / 4, the groups of four taps.
+ * @xc0: depthwise: the input channel of output channel 0 (0 else).
+ * @w: the weights of the first block: [@kb][taps x cq][16][4] bytes;
+ *     depthwise: [@kb][cq][16][4].
  * @kb: blocks of 16 output channels.
  * @m: output channels (at most 16 x @kb; the rest are not written).
  * @npx: pixels.
@@ -137,7 +141,7 @@ typedef void (*npr_qdw_fn)(const struct npr_qdw_args *a);
  */
 struct npr_qnhwc_args {
 	const uint8_t *const *ind;
-	int64_t taps, cq;
+	int64_t taps, cq, xc0;
 	const int8_t *w;
 	int64_t kb, m, npx;
 	const int32_t *comp;
@@ -160,12 +164,14 @@ typedef void (*npr_qnhwc_fn)(const struct npr_qnhwc_args *a);
  * @fn: the matrix kernel.
  * @dw: the depthwise kernel.
  * @nhwc: the kernel of blocked weights.
+ * @nhwc_dw: the same, depthwise.
  */
 struct npr_qgemm_kern {
 	const char *name;
 	npr_qgemm_fn fn;
 	npr_qdw_fn dw;
 	npr_qnhwc_fn nhwc;
+	npr_qnhwc_fn nhwc_dw;
 };
 
 const struct npr_qgemm_kern *npr_qgemm_get(const char *name);
@@ -180,9 +186,13 @@ void npr_qdw_avx2(const struct npr_qdw_args *a);
 void npr_qnhwc_vnni512(const struct npr_qnhwc_args *a);
 void npr_qnhwc_avxvnni(const struct npr_qnhwc_args *a);
 void npr_qnhwc_avx2(const struct npr_qnhwc_args *a);
+void npr_qdwn_vnni512(const struct npr_qnhwc_args *a);
+void npr_qdwn_vnni512_vbmi(const struct npr_qnhwc_args *a);
+void npr_qdwn_vnni512_unpack(const struct npr_qnhwc_args *a);
 /* ref/kernels/quant.c (ref/kernels/qdw.h without -m flags) */
 void npr_qdw_scalar(const struct npr_qdw_args *a);
 /* ref/kernels/qnhwc.c */
 void npr_qnhwc_scalar(const struct npr_qnhwc_args *a);
+void npr_qdwn_scalar(const struct npr_qnhwc_args *a);
 
 #endif /* NPR_REF_KERNELS_QGEMM_H */

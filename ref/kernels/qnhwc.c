@@ -110,6 +110,25 @@ static void transpose_u8(uint8_t *d, int64_t ldd, const uint8_t *s,
 			d[j * ldd + i] = s[i * lds + j];
 }
 
+/* output channel @k of pixel @p from its sum @acc, as the vector kernels */
+static void out1(const struct npr_qnhwc_args *a, int64_t p, int64_t k,
+		 uint32_t acc)
+{
+	float f;
+	int u;
+
+	acc -= (uint32_t)a->comp[k];
+	f = fmaf((float)(int32_t)acc, a->mul[k], a->add[k]);
+	if (a->f32out) {
+		((float *)a->y)[p * a->ldy + k] = vmin(vmax(f, a->flo), a->fhi);
+		return;
+	}
+	f = vmin(vmax(f / a->div, (float)(a->lo - a->zy)),
+		 (float)(a->hi - a->zy));
+	u = (int)rne(f) + a->zy;
+	((uint8_t *)a->y)[p * a->ldy + k] = (uint8_t)(a->lut ? a->lut[u] : u);
+}
+
 /**
  * npr_qnhwc_scalar() - NprQConv's kernel of blocked weights, in C
  * @a: the pixels and channels (ref/kernels/qgemm.h).
@@ -125,8 +144,7 @@ void npr_qnhwc_scalar(const struct npr_qnhwc_args *a)
 			const int8_t *w = a->w + (k / 16) * nq * 64 +
 					  (k % 16) * 4;
 			uint32_t acc = 0;
-			float f;
-			int u, r;
+			int r;
 
 			for (t = 0; t < a->taps; t++)
 				for (q = 0; q < a->cq; q++)
@@ -135,18 +153,31 @@ void npr_qnhwc_scalar(const struct npr_qnhwc_args *a)
 							ind[t][q * 4 + r] *
 							w[(t * a->cq + q) *
 							  64 + r]);
-			acc -= (uint32_t)a->comp[k];
-			f = fmaf((float)(int32_t)acc, a->mul[k], a->add[k]);
-			if (a->f32out) {
-				((float *)a->y)[p * a->ldy + k] =
-					vmin(vmax(f, a->flo), a->fhi);
-				continue;
-			}
-			f = vmin(vmax(f / a->div, (float)(a->lo - a->zy)),
-				 (float)(a->hi - a->zy));
-			u = (int)rne(f) + a->zy;
-			((uint8_t *)a->y)[p * a->ldy + k] =
-				(uint8_t)(a->lut ? a->lut[u] : u);
+			out1(a, p, k, acc);
+		}
+	}
+}
+
+/**
+ * npr_qdwn_scalar() - NprQConv's depthwise kernel of blocked weights, in C
+ * @a: the pixels and channels (ref/kernels/qgemm.h).
+ */
+void npr_qdwn_scalar(const struct npr_qnhwc_args *a)
+{
+	int64_t p, k, t;
+
+	for (p = 0; p < a->npx; p++) {
+		const uint8_t *const *ind = a->ind + p * a->taps;
+
+		for (k = 0; k < a->m; k++) {
+			const int8_t *w = a->w + (k / 16) * a->cq * 64 +
+					  (k % 16) * 4;
+			uint32_t acc = 0;
+
+			for (t = 0; t < a->taps; t++)
+				acc += (uint32_t)((int32_t)ind[t][a->xc0 + k] *
+						  w[(t / 4) * 64 + t % 4]);
+			out1(a, p, k, acc);
 		}
 	}
 }
@@ -159,6 +190,7 @@ struct qn {
 	int64_t xst;		/* bytes from one of them to the next */
 	uint8_t *zv;		/* Cp bytes of the x zero point */
 	bool pack;		/* few channels: each window copied whole */
+	bool dw;		/* depthwise */
 	const int8_t *w;
 	int32_t *comp;
 	float *mul, *add;	/* padded to Kb x 16 */
@@ -316,8 +348,12 @@ static void conv_item(void *arg, int it, int tid)
 	indirect(c, p0, np, ind, pk);
 	a = (struct npr_qnhwc_args){
 		.ind = ind, .taps = c->pack ? 1 : c->T,
-		.cq = c->pack ? c->T * c->Cp / 4 : c->Cp / 4,
-		.w = c->w + b0 * c->T * c->Cp * 16, .kb = b1 - b0, .m = m,
+		.cq = c->dw ? (c->T + 3) / 4 : c->pack ? c->T * c->Cp / 4 :
+			      c->Cp / 4,
+		.xc0 = c->dw ? k0 : 0,
+		.w = c->w + b0 * (c->dw ? (c->T + 3) / 4 * 64 :
+					  c->T * c->Cp * 16),
+		.kb = b1 - b0, .m = m,
 		.npx = np, .comp = c->comp + k0, .mul = c->mul + k0,
 		.add = c->add + k0, .div = p->sy, .f32out = p->f32out,
 		.zy = p->zy, .lo = p->lo, .hi = p->hi, .flo = p->flo,
@@ -387,19 +423,21 @@ static void qn_free(struct qn *c)
  * @n: the node (struct npr_quant_params, w_layout "blocked").
  * @in: x, w, wsum, mul, add[, table].
  * @out: the output.
- * @fn: the matrix kernel.
+ * @kern: the kernels of this CPU.
  *
  * Return: 0, -ENOMEM, or -EFBIG when the work does not fit the pool's
  * item count.
  */
 int npr_qconv_blocked(const struct npr_node *n, const struct npr_tensor *in,
-		      struct npr_tensor *out, npr_qnhwc_fn fn)
+		      struct npr_tensor *out,
+		      const struct npr_qgemm_kern *kern)
 {
 	const struct npr_quant_params *p = n->params;
 	const int32_t *wsum = in[2].data;
 	int32_t lut[256];
 	struct qn c = {
-		.p = p, .x = in[0].data, .w = in[1].data, .fn = fn,
+		.p = p, .x = in[0].data, .w = in[1].data,
+		.dw = p->groups > 1,
 		.yo = out[0].data, .es = p->f32out ? sizeof(float) : 1,
 		.N = in[0].shape.d[0], .C = in[0].shape.d[1],
 		.H = in[0].shape.d[2], .W = in[0].shape.d[3],
@@ -410,7 +448,9 @@ int npr_qconv_blocked(const struct npr_node *n, const struct npr_tensor *in,
 	int err = -ENOMEM;
 
 	double t0 = nowus();
-	c.Cp = NPR_QC4(c.C);
+	c.fn = c.dw ? kern->nhwc_dw : kern->nhwc;
+	/* depthwise reads the channels a block at a time: no padding */
+	c.Cp = c.dw ? c.C : NPR_QC4(c.C);
 	c.T = p->kernel[0] * p->kernel[1];
 	c.NP = c.N * c.OH * c.OW;
 	c.Kb = NPR_QK16(c.K) / 16;
@@ -447,7 +487,7 @@ int npr_qconv_blocked(const struct npr_node *n, const struct npr_tensor *in,
 		c.xs = c.xc;
 		c.xst = c.Cp;
 	}
-	c.pack = c.Cp < 16;
+	c.pack = !c.dw && c.Cp < 16;
 	c.y = c.yo;
 	if (!p->ynhwc) {
 		c.yt = keep(1, c.NP * c.K * c.es);

@@ -11,7 +11,8 @@
 #include "qgemm.h"
 
 int npr_qconv_blocked(const struct npr_node *n, const struct npr_tensor *in,
-		      struct npr_tensor *out, npr_qnhwc_fn fn);
+		      struct npr_tensor *out,
+		      const struct npr_qgemm_kern *kern);
 int npr_qew_relayout(const struct npr_node *n, const struct npr_tensor *in,
 		     struct npr_tensor *out);
 

@@ -101,11 +101,15 @@ static void qgemm_scalar(const struct npr_qgemm_args *a)
 
 static const struct npr_qgemm_kern kerns[] = {
 #if defined(__x86_64__)
-	{ "vnni512", npr_qgemm_vnni512, npr_qdw_avx512, npr_qnhwc_vnni512 },
-	{ "avxvnni", npr_qgemm_avxvnni, npr_qdw_avx2, npr_qnhwc_avxvnni },
-	{ "avx2", npr_qgemm_avx2, npr_qdw_avx2, npr_qnhwc_avx2 },
+	{ "vnni512", npr_qgemm_vnni512, npr_qdw_avx512, npr_qnhwc_vnni512,
+	  npr_qdwn_vnni512 },
+	{ "avxvnni", npr_qgemm_avxvnni, npr_qdw_avx2, npr_qnhwc_avxvnni,
+	  npr_qdwn_scalar },
+	{ "avx2", npr_qgemm_avx2, npr_qdw_avx2, npr_qnhwc_avx2,
+	  npr_qdwn_scalar },
 #endif
-	{ "scalar", qgemm_scalar, npr_qdw_scalar, npr_qnhwc_scalar },
+	{ "scalar", qgemm_scalar, npr_qdw_scalar, npr_qnhwc_scalar,
+	  npr_qdwn_scalar },
 };
 
 #if defined(__x86_64__)
@@ -541,7 +545,7 @@ static int ref_qconv(const struct npr_node *n, const struct npr_tensor *in,
 	int32_t *comp, lut[256];
 
 	if (p->wblocked)
-		return npr_qconv_blocked(n, in, out, npr_qgemm_best()->nhwc);
+		return npr_qconv_blocked(n, in, out, npr_qgemm_best());
 
 	if (n->nin == 6) {
 		for (k = 0; k < 256; k++)

@@ -669,6 +669,19 @@ void ntile112(const struct npr_qnhwc_args *a, int64_t b0, int64_t p0)
 #undef PIX4
 #undef XB
 
+/* the table once the block is written: in one run if it lies in one */
+static void late_lut(const struct npr_qnhwc_args *a)
+{
+	int64_t p;
+
+	if (a->ldy == a->m) {
+		lut_vbmi(a->y, a->npx * a->m, a->lut8);
+		return;
+	}
+	for (p = 0; p < a->npx; p++)
+		lut_vbmi((uint8_t *)a->y + p * a->ldy, a->m, a->lut8);
+}
+
 /**
  * npr_qnhwc_vnni512() - NprQConv's kernel of blocked weights, AVX-512
  *                       VNNI
@@ -696,9 +709,116 @@ void npr_qnhwc_vnni512(const struct npr_qnhwc_args *a)
 			b++;
 		}
 	}
-	/* the table once the block is written: in one run if it lies in one */
-	if (late && a->ldy == a->m)
-		lut_vbmi(a->y, a->npx * a->m, a->lut8);
-	for (p = 0; late && a->ldy != a->m && p < a->npx; p++)
-		lut_vbmi((uint8_t *)a->y + p * a->ldy, a->m, a->lut8);
+	if (late)
+		late_lut(a);
+}
+
+/*
+ * The depthwise kernel of blocked weights: per block of 16 channels and
+ * pixel, each group of four taps' 16 input bytes goes into one vector
+ * of four taps a channel lane (vpdpbusd's operand), by a byte permute
+ * with AVX512_VBMI, else by unpacks.  Missing taps of the last group
+ * read zeros (their weights are zero).
+ */
+static inline __m512i dw_unpack(__m128i x0, __m128i x1, __m128i x2,
+				__m128i x3)
+{
+	__m128i a = _mm_unpacklo_epi8(x0, x1), b = _mm_unpackhi_epi8(x0, x1);
+	__m128i c = _mm_unpacklo_epi8(x2, x3), d = _mm_unpackhi_epi8(x2, x3);
+	__m512i v = _mm512_castsi128_si512(_mm_unpacklo_epi16(a, c));
+
+	v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(a, c), 1);
+	v = _mm512_inserti32x4(v, _mm_unpacklo_epi16(b, d), 2);
+	return _mm512_inserti32x4(v, _mm_unpackhi_epi16(b, d), 3);
+}
+
+#define DW_KERNEL(name, attr, GET)					\
+attr void name(const struct npr_qnhwc_args *a)				\
+{									\
+	bool late = a->lut && a->lut8 && !a->f32out && have_vbmi();	\
+	struct nq o;							\
+	struct nb n;							\
+	int64_t b, p, g;						\
+									\
+	nq_init(&o, a);							\
+	for (b = 0; b < a->kb && nb_init(&n, a, b); b++) {		\
+		const int8_t *w = a->w + b * a->cq * 64;		\
+		int64_t c0 = a->xc0 + b * 16;				\
+									\
+		for (p = 0; p < a->npx; p++) {				\
+			const uint8_t *const *ip = a->ind + p * a->taps; \
+			__m512i acc = _mm512_setzero_si512();		\
+									\
+			for (g = 0; g < a->cq; g++, ip += 4) {		\
+				int64_t left = a->taps - 4 * g;		\
+				__m128i x0 = _mm_maskz_loadu_epi8(n.mk, ip[0] + c0); \
+				__m128i x1 = left > 1 ?			\
+					_mm_maskz_loadu_epi8(n.mk, ip[1] + c0) : \
+					_mm_setzero_si128();		\
+				__m128i x2 = left > 2 ?			\
+					_mm_maskz_loadu_epi8(n.mk, ip[2] + c0) : \
+					_mm_setzero_si128();		\
+				__m128i x3 = left > 3 ?			\
+					_mm_maskz_loadu_epi8(n.mk, ip[3] + c0) : \
+					_mm_setzero_si128();		\
+				__m512i v = GET(x0, x1, x2, x3);	\
+									\
+				DPBUSD(acc, v, _mm512_loadu_si512(w + g * 64)); \
+			}						\
+			nput(&o, &n, p, acc);				\
+		}							\
+	}								\
+	if (late)							\
+		late_lut(a);						\
+}
+
+#define DW_VBMI(x0, x1, x2, x3)						\
+	_mm512_permutexvar_epi8(idx, _mm512_inserti32x4(		\
+		_mm512_inserti32x4(_mm512_inserti32x4(			\
+			_mm512_castsi128_si512(x0), x1, 1), x2, 2), x3, 3))
+
+/* byte 4 l + s of the interleaved vector is byte l of tap s */
+#define DW_IDX_INIT							\
+	__m512i idx = _mm512_set_epi32(					\
+		0x3f2f1f0f, 0x3e2e1e0e, 0x3d2d1d0d, 0x3c2c1c0c,		\
+		0x3b2b1b0b, 0x3a2a1a0a, 0x39291909, 0x38281808,		\
+		0x37271707, 0x36261606, 0x35251505, 0x34241404,		\
+		0x33231303, 0x32221202, 0x31211101, 0x30201000)
+
+/**
+ * npr_qdwn_vnni512_unpack() - NprQConv's depthwise kernel of blocked
+ *                             weights, AVX-512 VNNI with unpacks
+ * @a: the pixels and channels (ref/kernels/qgemm.h).
+ */
+DW_KERNEL(npr_qdwn_vnni512_unpack, , dw_unpack)
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi")))
+__m512i dw_vbmi(__m128i x0, __m128i x1, __m128i x2, __m128i x3)
+{
+	DW_IDX_INIT;
+
+	return DW_VBMI(x0, x1, x2, x3);
+}
+
+/**
+ * npr_qdwn_vnni512_vbmi() - NprQConv's depthwise kernel of blocked
+ *                           weights, AVX-512 VNNI with byte permutes
+ * @a: the pixels and channels (ref/kernels/qgemm.h); only on a CPU with
+ *     AVX512_VBMI.
+ */
+DW_KERNEL(npr_qdwn_vnni512_vbmi,
+	  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi"))),
+	  dw_vbmi)
+
+/**
+ * npr_qdwn_vnni512() - NprQConv's depthwise kernel of blocked weights,
+ *                      AVX-512 VNNI (byte permutes where the CPU has them)
+ * @a: the pixels and channels (ref/kernels/qgemm.h).
+ */
+void npr_qdwn_vnni512(const struct npr_qnhwc_args *a)
+{
+	if (have_vbmi())
+		npr_qdwn_vnni512_vbmi(a);
+	else
+		npr_qdwn_vnni512_unpack(a);
 }
