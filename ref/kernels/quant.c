@@ -627,10 +627,14 @@ static int ref_qconv(const struct npr_node *n, const struct npr_tensor *in,
 
 /*
  * The element-wise ops: the kernels of ref/kernels/qew.h, scalar here,
- * AVX-512 and AVX2 in ref/arch/x86/, over chunks of at least EW_CHUNK
- * elements on the threads.
+ * AVX-512 and AVX2 in ref/arch/x86/.  A tensor of fewer than 2 x EW_MIN
+ * elements runs on the calling thread; a larger one in parts of equal
+ * size (a multiple of 64 elements, so that no two threads write one
+ * cache line), at least EW_MIN elements each, up to EW_PARTS per thread
+ * so that a thread that is late or busy leaves parts to the others.
  */
-#define EW_CHUNK	16384
+#define EW_MIN		4096
+#define EW_PARTS	4
 
 static void quantize_scalar(const float *x, uint8_t *y, int64_t n, float sy,
 			    int zy)
@@ -754,30 +758,31 @@ struct ew {
 	const struct npr_qew_kern *k;
 	const void *a, *b;
 	void *y;
-	int64_t cnt;
+	int64_t cnt, part;
 	void (*fn)(const struct ew *e, int64_t i0, int64_t i1);
 };
 
 static void ew_item(void *arg, int it, int tid)
 {
 	const struct ew *e = arg;
-	int64_t i0 = (int64_t)it * EW_CHUNK;
+	int64_t i0 = (int64_t)it * e->part;
 
 	(void)tid;
-	e->fn(e, i0, e->cnt - i0 < EW_CHUNK ? e->cnt : i0 + EW_CHUNK);
+	e->fn(e, i0, e->cnt - i0 < e->part ? e->cnt : i0 + e->part);
 }
 
-static int ew_run(struct ew *e)
+static void ew_run(struct ew *e)
 {
-	int64_t parts = (e->cnt + EW_CHUNK - 1) / EW_CHUNK;
+	int64_t th = npr_par_threads(), parts, k;
 
-	if (parts <= 1)
+	k = th > 1 ? e->cnt / (th * EW_MIN) : 0;
+	parts = k ? th * (k < EW_PARTS ? k : EW_PARTS) : e->cnt / EW_MIN;
+	if (th <= 1 || parts <= 1) {
 		e->fn(e, 0, e->cnt);
-	else if (parts > INT32_MAX)
-		return -EFBIG;
-	else
-		npr_parallel_for((int)parts, ew_item, e);
-	return 0;
+		return;
+	}
+	e->part = ((e->cnt + parts - 1) / parts + 63) & ~(int64_t)63;
+	npr_parallel_for((int)((e->cnt + e->part - 1) / e->part), ew_item, e);
 }
 
 static void quantize_range(const struct ew *e, int64_t i0, int64_t i1)
@@ -814,7 +819,8 @@ static int ew(const struct npr_node *n, const struct npr_tensor *in,
 		.cnt = npr_shape_numel(&in[0].shape), .fn = fn,
 	};
 
-	return ew_run(&e);
+	ew_run(&e);
+	return 0;
 }
 
 static int ref_quantize(const struct npr_node *n, const struct npr_tensor *in,
