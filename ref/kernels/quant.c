@@ -19,7 +19,9 @@
  * of ref/kernels/qdw.h.
  *
  * The element-wise ops do what the f32 nodes they replace did, in the
- * same order of operations, so they give the same bits.
+ * same order of operations, so they give the same bits; their AVX-512
+ * and AVX2 variants (ref/kernels/qew.h) do the same operations on
+ * vectors.
  */
 #include <errno.h>
 #if defined(__x86_64__)
@@ -34,6 +36,7 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#include "qew.h"
 #include "qgemm.h"
 #include "qnhwc.h"
 #include "registry.h"
@@ -136,6 +139,13 @@ static bool cpu_has(const char *isa)
 	if (!strcmp(isa, "avx2"))
 		return __builtin_cpu_supports("avx2") &&
 		       __builtin_cpu_supports("fma");
+	if (!strcmp(isa, "avx512"))
+		return __builtin_cpu_supports("avx512f") &&
+		       __builtin_cpu_supports("avx512bw");
+	if (!strcmp(isa, "avx512vbmi"))
+		return __builtin_cpu_supports("avx512f") &&
+		       __builtin_cpu_supports("avx512bw") &&
+		       __builtin_cpu_supports("avx512vbmi");
 #endif
 	return !strcmp(isa, "scalar");
 }
@@ -624,86 +634,48 @@ static int ref_qconv(const struct npr_node *n, const struct npr_tensor *in,
 }
 
 /*
- * The element-wise ops: chunks of at least EW_CHUNK elements over the
- * threads.
+ * The element-wise ops: the kernels of ref/kernels/qew.h, scalar here,
+ * AVX-512 and AVX2 in ref/arch/x86/.  A tensor of fewer than 2 x EW_MIN
+ * elements runs on the calling thread; a larger one in parts of equal
+ * size (a multiple of 64 elements, so that no two threads write one
+ * cache line), at least EW_MIN elements each, up to EW_PARTS per thread
+ * so that a thread that is late or busy leaves parts to the others.
  */
-#define EW_CHUNK	16384
+#define EW_MIN		4096
+#define EW_PARTS	4
 
-struct ew {
-	const struct npr_quant_params *p;
-	const void *a, *b;
-	void *y;
-	int64_t cnt;
-	void (*fn)(const struct ew *e, int64_t i0, int64_t i1);
-};
-
-static void ew_item(void *arg, int it, int tid)
+static void quantize_scalar(const float *x, uint8_t *y, int64_t n, float sy,
+			    int zy)
 {
-	const struct ew *e = arg;
-	int64_t i0 = (int64_t)it * EW_CHUNK;
-
-	(void)tid;
-	e->fn(e, i0, e->cnt - i0 < EW_CHUNK ? e->cnt : i0 + EW_CHUNK);
-}
-
-static int ew_run(struct ew *e)
-{
-	int64_t parts = (e->cnt + EW_CHUNK - 1) / EW_CHUNK;
-
-	if (parts <= 1)
-		e->fn(e, 0, e->cnt);
-	else if (parts > INT32_MAX)
-		return -EFBIG;
-	else
-		npr_parallel_for((int)parts, ew_item, e);
-	return 0;
-}
-
-static void quantize_range(const struct ew *e, int64_t i0, int64_t i1)
-{
-	const float *x = e->a;
-	uint8_t *y = e->y;
-	float zy = (float)e->p->zy, sy = e->p->sy;
+	float z = (float)zy;
 	int64_t i;
 
-	for (i = i0; i < i1; i++) {
-		float v = rne(vmin(vmax(x[i] / sy, -1024.0f), 1024.0f)) + zy;
+	for (i = 0; i < n; i++) {
+		float v = rne(vmin(vmax(x[i] / sy, -1024.0f), 1024.0f)) + z;
 
 		y[i] = (uint8_t)vmin(vmax(v, 0.0f), 255.0f);
 	}
 }
 
-static void dequantize_range(const struct ew *e, int64_t i0, int64_t i1)
+static void dequantize_scalar(const uint8_t *x, float *y, int64_t n, float sa,
+			      int za)
 {
-	const uint8_t *x = e->a;
-	float *y = e->y, za = (float)e->p->za, sa = e->p->sa;
+	float z = (float)za;
 	int64_t i;
 
-	for (i = i0; i < i1; i++)
-		y[i] = ((float)x[i] - za) * sa;
+	for (i = 0; i < n; i++)
+		y[i] = ((float)x[i] - z) * sa;
 }
 
-static void lut_range(const struct ew *e, int64_t i0, int64_t i1)
+static void add_scalar(const uint8_t *a, const uint8_t *b, uint8_t *y,
+		       int64_t n, const struct npr_quant_params *p)
 {
-	const uint8_t *x = e->a, *t = e->b;
-	uint8_t *y = e->y;
-	int64_t i;
-
-	for (i = i0; i < i1; i++)
-		y[i] = t[x[i]];
-}
-
-static void add_range(const struct ew *e, int64_t i0, int64_t i1)
-{
-	const struct npr_quant_params *p = e->p;
-	const uint8_t *a = e->a, *b = e->b;
-	uint8_t *y = e->y;
 	float za = (float)p->za, zb = (float)p->zb, zy = (float)p->zy;
 	float sa = p->sa, sb = p->sb, sy = p->sy;
 	float lo = (float)p->lo, hi = (float)p->hi;
 	int64_t i;
 
-	for (i = i0; i < i1; i++) {
+	for (i = 0; i < n; i++) {
 		float v = ((float)a[i] - za) * sa + ((float)b[i] - zb) * sb;
 
 		v = rne(vmin(vmax(v / sy, -1024.0f), 1024.0f)) + zy;
@@ -711,17 +683,152 @@ static void add_range(const struct ew *e, int64_t i0, int64_t i1)
 	}
 }
 
+static void lut_scalar(const uint8_t *x, const uint8_t *t, uint8_t *y,
+		       int64_t n)
+{
+	int64_t i;
+
+	for (i = 0; i < n; i++)
+		y[i] = t[x[i]];
+}
+
+static const struct npr_qew_kern qew_kerns[] = {
+#if defined(__x86_64__)
+	{ "avx512vbmi", npr_qew_quantize_avx512, npr_qew_dequantize_avx512,
+	  npr_qew_add_avx512, npr_qew_lut_avx512vbmi },
+	{ "avx512", npr_qew_quantize_avx512, npr_qew_dequantize_avx512,
+	  npr_qew_add_avx512, npr_qew_lut_avx512 },
+	{ "avx2", npr_qew_quantize_avx2, npr_qew_dequantize_avx2,
+	  npr_qew_add_avx2, npr_qew_lut_avx2 },
+#endif
+	{ "scalar", quantize_scalar, dequantize_scalar, add_scalar,
+	  lut_scalar },
+};
+
+/**
+ * npr_qew_get() - a set of element-wise low-precision kernels by name
+ * @name: "avx512vbmi", "avx512", "avx2" or "scalar".
+ *
+ * Return: the set, or NULL if this CPU lacks its ISA (by CPUID) or @name
+ * is none of these.
+ */
+const struct npr_qew_kern *npr_qew_get(const char *name)
+{
+	size_t i;
+
+	if (!cpu_has(name))
+		return NULL;
+	for (i = 0; i < sizeof(qew_kerns) / sizeof(qew_kerns[0]); i++)
+		if (!strcmp(qew_kerns[i].name, name))
+			return &qew_kerns[i];
+	return NULL;
+}
+
+/**
+ * npr_qew_best() - the fastest element-wise kernels this CPU runs
+ *
+ * NPR_INT8_ISA, when it names an ISA this CPU has, picks the set that
+ * goes with that matrix kernel instead: vnni512 the AVX-512 one,
+ * avxvnni and avx2 the AVX2 one, scalar the scalar one.  The first call
+ * chooses; later calls return the same set.
+ *
+ * Return: the set (never NULL: "scalar" runs everywhere).
+ * Context: any thread.
+ */
+const struct npr_qew_kern *npr_qew_best(void)
+{
+	/* NPR_INT8_ISA's names, each with the sets it picks, best first */
+	static const char *const isa[][2] = {
+		{ "vnni512", "avx512vbmi" }, { "vnni512", "avx512" },
+		{ "avxvnni", "avx2" }, { "avx2", "avx2" },
+		{ "scalar", "scalar" },
+	};
+	static const struct npr_qew_kern *best;
+	const struct npr_qew_kern *k;
+	const char *env;
+	size_t i;
+
+	k = __atomic_load_n(&best, __ATOMIC_ACQUIRE);
+	if (k)
+		return k;
+	env = npr_env(NPR_ENV_INT8_ISA);
+	for (i = 0; env && !k && i < sizeof(isa) / sizeof(isa[0]); i++)
+		if (!strcmp(env, isa[i][0]) && cpu_has(env))
+			k = npr_qew_get(isa[i][1]);
+	for (i = 0; !k && i < sizeof(qew_kerns) / sizeof(qew_kerns[0]); i++)
+		k = npr_qew_get(qew_kerns[i].name);
+	__atomic_store_n(&best, k, __ATOMIC_RELEASE);
+	return k;
+}
+
+struct ew {
+	const struct npr_quant_params *p;
+	const struct npr_qew_kern *k;
+	const void *a, *b;
+	void *y;
+	int64_t cnt, part;
+	void (*fn)(const struct ew *e, int64_t i0, int64_t i1);
+};
+
+static void ew_item(void *arg, int it, int tid)
+{
+	const struct ew *e = arg;
+	int64_t i0 = (int64_t)it * e->part;
+
+	(void)tid;
+	e->fn(e, i0, e->cnt - i0 < e->part ? e->cnt : i0 + e->part);
+}
+
+static void ew_run(struct ew *e)
+{
+	int64_t th = npr_par_threads(), parts, k;
+
+	k = th > 1 ? e->cnt / (th * EW_MIN) : 0;
+	parts = k ? th * (k < EW_PARTS ? k : EW_PARTS) : e->cnt / EW_MIN;
+	if (th <= 1 || parts <= 1) {
+		e->fn(e, 0, e->cnt);
+		return;
+	}
+	e->part = ((e->cnt + parts - 1) / parts + 63) & ~(int64_t)63;
+	npr_parallel_for((int)((e->cnt + e->part - 1) / e->part), ew_item, e);
+}
+
+static void quantize_range(const struct ew *e, int64_t i0, int64_t i1)
+{
+	e->k->quantize((const float *)e->a + i0, (uint8_t *)e->y + i0,
+		       i1 - i0, e->p->sy, e->p->zy);
+}
+
+static void dequantize_range(const struct ew *e, int64_t i0, int64_t i1)
+{
+	e->k->dequantize((const uint8_t *)e->a + i0, (float *)e->y + i0,
+			 i1 - i0, e->p->sa, e->p->za);
+}
+
+static void lut_range(const struct ew *e, int64_t i0, int64_t i1)
+{
+	e->k->lut((const uint8_t *)e->a + i0, e->b, (uint8_t *)e->y + i0,
+		  i1 - i0);
+}
+
+static void add_range(const struct ew *e, int64_t i0, int64_t i1)
+{
+	e->k->add((const uint8_t *)e->a + i0, (const uint8_t *)e->b + i0,
+		  (uint8_t *)e->y + i0, i1 - i0, e->p);
+}
+
 static int ew(const struct npr_node *n, const struct npr_tensor *in,
 	      struct npr_tensor *out,
 	      void (*fn)(const struct ew *e, int64_t i0, int64_t i1))
 {
 	struct ew e = {
-		.p = n->params, .a = in[0].data,
+		.p = n->params, .k = npr_qew_best(), .a = in[0].data,
 		.b = n->nin > 1 ? in[1].data : NULL, .y = out[0].data,
 		.cnt = npr_shape_numel(&in[0].shape), .fn = fn,
 	};
 
-	return ew_run(&e);
+	ew_run(&e);
+	return 0;
 }
 
 static int ref_quantize(const struct npr_node *n, const struct npr_tensor *in,
