@@ -299,6 +299,76 @@ static int qadd_infer(struct npr_graph *g, struct npr_node *n)
 	return err ? err : same_as_input(g, n, NPR_ELEM_U8, NPR_ELEM_U8);
 }
 
+/* NprQMaxPool, NprQConcat: NHWC only (what the layout pass makes them for) */
+static int nhwc_only(struct npr_graph *g, struct npr_node *n)
+{
+	const struct npr_quant_params *p = n->params;
+	int i;
+
+	if (!p->xnhwc || !p->ynhwc)
+		return npr_node_err(n, -EINVAL, "%s reads and writes nhwc only",
+				    n->type);
+	for (i = 0; i < n->nin; i++)
+		if (npr_in(g, n, i)->type != NPR_ELEM_U8 ||
+		    npr_in(g, n, i)->shape.rank != 4)
+			return npr_node_err(n, -EINVAL, "input %d: u8 of rank 4 expected",
+					    i);
+	return 0;
+}
+
+static int qmaxpool_infer(struct npr_graph *g, struct npr_node *n)
+{
+	const struct npr_quant_params *p = n->params;
+	const struct npr_shape *xs = &npr_in(g, n, 0)->shape;
+	struct npr_value *y = npr_out(g, n, 0);
+	int64_t o[2];
+	int i, err = nhwc_only(g, n);
+
+	if (err)
+		return err;
+	for (i = 0; i < 2; i++) {
+		int64_t span = (p->kernel[i] - 1) * p->dil[i] + 1;
+		int64_t in = xs->d[2 + i] + p->pb[i] + p->pe[i];
+
+		if (in < span)
+			return npr_node_err(n, -EINVAL, "the window does not fit the padded input");
+		o[i] = (in - span) / p->stride[i] + 1;
+	}
+	y->type = NPR_ELEM_U8;
+	y->shape = *xs;
+	y->shape.d[2] = o[0];
+	y->shape.d[3] = o[1];
+	return 0;
+}
+
+static int qconcat_infer(struct npr_graph *g, struct npr_node *n)
+{
+	const struct npr_shape *a = &npr_in(g, n, 0)->shape;
+	struct npr_value *y = npr_out(g, n, 0);
+	int64_t c = 0;
+	int i, d, err = nhwc_only(g, n);
+
+	if (err)
+		return err;
+	for (i = 0; i < n->nin; i++) {
+		const struct npr_shape *s = &npr_in(g, n, i)->shape;
+
+		for (d = 0; d < 4; d++)
+			if (d != 1 && s->d[d] != a->d[d])
+				return npr_node_err(n, -EINVAL, "input %d: dim %d is %lld, input 0 has %lld",
+						    i, d, (long long)s->d[d],
+						    (long long)a->d[d]);
+		if (s->d[1] < 0 || c > INT64_MAX - s->d[1])
+			return npr_node_err(n, -EINVAL, "input %d: %lld channels",
+					    i, (long long)s->d[1]);
+		c += s->d[1];
+	}
+	y->type = NPR_ELEM_U8;
+	y->shape = *a;
+	y->shape.d[1] = c;
+	return 0;
+}
+
 const struct npr_op_def npr_ops_quant[] = {
 	{ .type = "NprQConv", .vmin = 1, .vmax = 1, .nin_min = 5,
 	  .nin_max = 6, .parse = qconv_parse, .infer = qconv_infer },
@@ -308,6 +378,10 @@ const struct npr_op_def npr_ops_quant[] = {
 	  .nin_max = 1, .parse = quant_parse, .infer = dequantize_infer },
 	{ .type = "NprQLut", .vmin = 1, .vmax = 1, .nin_min = 2,
 	  .nin_max = 2, .parse = quant_parse, .infer = lut_infer },
+	{ .type = "NprQMaxPool", .vmin = 1, .vmax = 1, .nin_min = 1,
+	  .nin_max = 1, .parse = quant_parse, .infer = qmaxpool_infer },
+	{ .type = "NprQConcat", .vmin = 1, .vmax = 1, .nin_min = 1,
+	  .nin_max = 4096, .parse = quant_parse, .infer = qconcat_infer },
 	{ .type = "NprQAdd", .vmin = 1, .vmax = 1, .nin_min = 2,
 	  .nin_max = 2, .parse = quant_parse, .infer = qadd_infer },
 	{ .type = NULL },

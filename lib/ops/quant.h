@@ -20,7 +20,11 @@
  * QuantizeLinear computes it.  NprDequantize-1 (u8 -> f32): (x - za) *
  * sa.  NprQLut-1 (u8 -> u8, inputs x and a 256-byte table): table[x].
  * NprQAdd-1 (u8, u8 -> u8, same shapes): clamp(rint(((a - za) * sa +
- * (b - zb) * sb) / sy) + zy, lo, hi).
+ * (b - zb) * sb) / sy) + zy, lo, hi).  NprQMaxPool-1 (u8, NHWC): the
+ * largest value of each window (kernel, strides, dilations, pads_begin,
+ * pads_end; the output size rounded down), padding read as 0, the u8
+ * MaxPool's own rule.  NprQConcat-1 (u8, NHWC): the inputs along the
+ * channels.
  *
  * Layouts (lib/passes/qlayout.c chooses them): shapes are always the
  * logical NCHW ones; x_layout and y_layout say how a 4-D u8 input or

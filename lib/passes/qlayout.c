@@ -7,7 +7,9 @@
  * then the u8 tensors between such convolutions are laid out NHWC.
  *
  * Tensors that an NprQAdd joins must share a layout, so they form
- * classes (union-find over the NprQAdd nodes' inputs and outputs).  A
+ * classes (union-find over the NprQAdd nodes' inputs and outputs); so do
+ * the inputs and output of a u8 MaxPool or Concat along the channels,
+ * which become an NprQMaxPool or NprQConcat where their class goes NHWC.  A
  * class of 4-D tensors goes NHWC when a convolution of blocked weights
  * reads one of them that has a multiple of four channels (another is
  * copied anyway).  Then each node that writes or reads a tensor of
@@ -25,6 +27,8 @@
 #include "error.h"
 #include "ops/quant.h"
 #include "ops/infer.h"
+#include "ops/nn.h"
+#include "ops/shape.h"
 #include "passes/qlayout.h"
 
 struct ql {
@@ -245,6 +249,8 @@ static bool capable(const struct npr_node *n, int j)
 {
 	if (blocked(n))
 		return j == 0;
+	if (is(n, "NprQMaxPool") || is(n, "NprQConcat"))
+		return true;
 	if (is(n, "NprQAdd") || is(n, "NprQLut"))
 		return j == 0 || (is(n, "NprQAdd") && j == 1);
 	return is(n, "NprDequantize") && j == 0;
@@ -253,7 +259,8 @@ static bool capable(const struct npr_node *n, int j)
 static bool writes_either(const struct npr_node *n)
 {
 	return blocked(n) || is(n, "NprQAdd") || is(n, "NprQLut") ||
-	       is(n, "NprQuantize");
+	       is(n, "NprQuantize") || is(n, "NprQMaxPool") ||
+	       is(n, "NprQConcat");
 }
 
 static int set_layouts(struct ql *q, int ni)
@@ -338,6 +345,95 @@ static int convert_writers(struct ql *q, int nn)
 	return 0;
 }
 
+/* a u8 4-D tensor of known shape */
+static bool u8_4d(struct npr_graph *g, int v)
+{
+	return g->vals[v].type == NPR_ELEM_U8 && g->vals[v].shape.rank == 4 &&
+	       npr_shape_static(&g->vals[v].shape);
+}
+
+/*
+ * A u8 MaxPool NprQMaxPool can take the place of: its pads_end then,
+ * the least that gives the output's size with the size rounded down.
+ */
+static bool pool_ok(struct npr_graph *g, const struct npr_node *n,
+		    int64_t pe[2])
+{
+	const struct npr_conv_params *p = n->params;
+	int i;
+
+	if (!is(n, "MaxPool") || n->nin != 1 || n->nout != 1 || !p ||
+	    p->nsp != 2 || !u8_4d(g, n->in[0]) || !u8_4d(g, n->out[0]))
+		return false;
+	for (i = 0; i < 2; i++) {
+		int64_t span = (p->kernel[i] - 1) * p->dil[i] + 1;
+		int64_t in = g->vals[n->in[0]].shape.d[2 + i];
+		int64_t out = g->vals[n->out[0]].shape.d[2 + i];
+
+		pe[i] = (out - 1) * p->stride[i] + span - in - p->pb[i];
+		if (pe[i] < 0 || p->pb[i] < 0 || out < 1 ||
+		    (in + p->pb[i] + pe[i] - span) / p->stride[i] + 1 != out)
+			return false;
+	}
+	return true;
+}
+
+/* a u8 Concat along the channels */
+static bool concat_ok(struct npr_graph *g, const struct npr_node *n)
+{
+	const struct npr_concat_params *p = n->params;
+	int i;
+
+	if (!is(n, "Concat") || n->nout != 1 || !p ||
+	    (p->axis != 1 && p->axis != -3) || !u8_4d(g, n->out[0]))
+		return false;
+	for (i = 0; i < n->nin; i++)
+		if (!u8_4d(g, n->in[i]))
+			return false;
+	return true;
+}
+
+/* MaxPool @n as NprQMaxPool, Concat as NprQConcat, both NHWC */
+static int to_nhwc_op(struct ql *q, struct npr_node *n, const int64_t *pe)
+{
+	const struct npr_conv_params *cp = n->params;
+	const char *type = pe ? "NprQMaxPool" : "NprQConcat";
+	char buf[64], *t = strdup(type);
+	int err = 0;
+
+	if (!t)
+		return -ENOMEM;
+	if (pe) {
+		snprintf(buf, sizeof(buf), "%lld,%lld",
+			 (long long)cp->kernel[0], (long long)cp->kernel[1]);
+		err = set_attr(q, n, "kernel", buf);
+		snprintf(buf, sizeof(buf), "%lld,%lld",
+			 (long long)cp->stride[0], (long long)cp->stride[1]);
+		err = err ? err : set_attr(q, n, "strides", buf);
+		snprintf(buf, sizeof(buf), "%lld,%lld",
+			 (long long)cp->dil[0], (long long)cp->dil[1]);
+		err = err ? err : set_attr(q, n, "dilations", buf);
+		snprintf(buf, sizeof(buf), "%lld,%lld",
+			 (long long)cp->pb[0], (long long)cp->pb[1]);
+		err = err ? err : set_attr(q, n, "pads_begin", buf);
+		snprintf(buf, sizeof(buf), "%lld,%lld", (long long)pe[0],
+			 (long long)pe[1]);
+		err = err ? err : set_attr(q, n, "pads_end", buf);
+	}
+	err = err ? err : set_attr(q, n, "x_layout", "nhwc");
+	err = err ? err : set_attr(q, n, "y_layout", "nhwc");
+	if (err) {
+		free(t);
+		return err;
+	}
+	npr_graph_free_str(q->g, n->type);
+	n->type = t;
+	n->version = 1;
+	n->op = npr_op_find(type, 1);
+	/* quant_parse() replaces the MaxPool's or Concat's params */
+	return reparse(q, n);
+}
+
 /**
  * npr_pass_qlayout() - blocked weights and NHWC u8 tensors for the
  *                      low-precision nodes of @g
@@ -370,11 +466,18 @@ int npr_pass_qlayout(struct npr_graph *g)
 	}
 	for (i = 0; i < g->nvals; i++)
 		q.cls[i] = i;
-	for (i = 0; i < nn; i++)
-		if (!g->nodes[i].dead && is(&g->nodes[i], "NprQAdd")) {
-			join(&q, g->nodes[i].in[0], g->nodes[i].out[0]);
-			join(&q, g->nodes[i].in[1], g->nodes[i].out[0]);
-		}
+	/* NprQAdd, and the u8 MaxPool and Concat that can go NHWC too */
+	for (i = 0; i < nn; i++) {
+		const struct npr_node *n = &g->nodes[i];
+		int64_t pe[2];
+		int j;
+
+		if (n->dead || !(is(n, "NprQAdd") || pool_ok(g, n, pe) ||
+				 concat_ok(g, n)))
+			continue;
+		for (j = 0; j < n->nin; j++)
+			join(&q, n->in[j], n->out[0]);
+	}
 	/* (an input of C % 4 channels is copied to C4 anyway) */
 	for (i = 0; i < nn; i++)
 		if (!g->nodes[i].dead && blocked(&g->nodes[i]) &&
@@ -386,6 +489,17 @@ int npr_pass_qlayout(struct npr_graph *g)
 		    (g->vals[i].shape.rank != 4 ||
 		     !npr_shape_static(&g->vals[i].shape)))
 			q.nhwc[find(&q, i)] = false;
+	for (i = 0; !err && i < nn; i++) {
+		struct npr_node *n = &g->nodes[i];
+		int64_t pe[2];
+
+		if (n->dead || n->nout < 1 || !nhwc(&q, n->out[0]))
+			continue;
+		if (pool_ok(g, n, pe))
+			err = to_nhwc_op(&q, n, pe);
+		else if (concat_ok(g, n))
+			err = to_nhwc_op(&q, n, NULL);
+	}
 	for (i = 0; !err && i < nn; i++)
 		if (!g->nodes[i].dead && (writes_either(&g->nodes[i]) ||
 					  is(&g->nodes[i], "NprDequantize")))

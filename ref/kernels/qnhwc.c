@@ -15,7 +15,7 @@
  * the thread pool.
  *
  * Also here: NprQLut, NprQuantize and NprDequantize between the two
- * layouts.
+ * layouts, and NprQMaxPool and NprQConcat on NHWC tensors.
  */
 #include <errno.h>
 #include <math.h>
@@ -632,4 +632,128 @@ int npr_qew_relayout(const struct npr_node *n, const struct npr_tensor *in,
 		return -EFBIG;
 	npr_parallel_for((int)(r.N * per), relay_item, &r);
 	return r.nomem ? -ENOMEM : 0;
+}
+
+struct qpool {
+	const struct npr_quant_params *p;
+	const uint8_t *x;
+	uint8_t *y;
+	int64_t H, W, C, OH, OW;
+};
+
+/* d[c] = max(d[c], s[c]) (vectorized at -O3) */
+static void max_into(uint8_t *restrict d, const uint8_t *restrict s,
+		     int64_t n)
+{
+	int64_t c;
+
+	for (c = 0; c < n; c++)
+		d[c] = s[c] > d[c] ? s[c] : d[c];
+}
+
+/* output row @it (image x row): every pixel's channels at once */
+static void qpool_row(void *arg, int it, int tid)
+{
+	const struct qpool *q = arg;
+	const struct npr_quant_params *p = q->p;
+	int64_t n = it / q->OH, oh = it % q->OH, ow, i, j;
+	uint8_t *y = q->y + (int64_t)it * q->OW * q->C;
+
+	(void)tid;
+	for (ow = 0; ow < q->OW; ow++, y += q->C) {
+		/* padding reads 0, the smallest u8: it never wins */
+		memset(y, 0, q->C);
+		for (i = 0; i < p->kernel[0]; i++) {
+			int64_t ih = oh * p->stride[0] - p->pb[0] +
+				     i * p->dil[0];
+
+			if (ih < 0 || ih >= q->H)
+				continue;
+			for (j = 0; j < p->kernel[1]; j++) {
+				int64_t iw = ow * p->stride[1] - p->pb[1] +
+					     j * p->dil[1];
+
+				if (iw >= 0 && iw < q->W)
+					max_into(y, q->x + ((n * q->H + ih) *
+							    q->W + iw) * q->C,
+						 q->C);
+			}
+		}
+	}
+}
+
+/**
+ * npr_qmaxpool() - NprQMaxPool
+ * @n: the node (struct npr_quant_params).
+ * @in: x, NHWC.
+ * @out: y, NHWC.
+ *
+ * Return: 0, or -EFBIG when the rows do not fit the pool's item count.
+ */
+int npr_qmaxpool(const struct npr_node *n, const struct npr_tensor *in,
+		 struct npr_tensor *out)
+{
+	struct qpool q = {
+		.p = n->params, .x = in[0].data, .y = out[0].data,
+		.C = in[0].shape.d[1], .H = in[0].shape.d[2],
+		.W = in[0].shape.d[3], .OH = out[0].shape.d[2],
+		.OW = out[0].shape.d[3],
+	};
+	int64_t rows = in[0].shape.d[0] * q.OH;
+
+	if (rows > INT32_MAX)
+		return -EFBIG;
+	if (rows && q.OW && q.C)
+		npr_parallel_for((int)rows, qpool_row, &q);
+	return 0;
+}
+
+struct qcat {
+	const struct npr_tensor *in;
+	int nin;
+	uint8_t *y;
+	int64_t C, S;	/* output channels; pixels */
+};
+
+/* pixels [256 it, 256 it + 256): each input's channels in turn */
+static void qcat_item(void *arg, int it, int tid)
+{
+	const struct qcat *q = arg;
+	int64_t p0 = (int64_t)it * 256, p1 = p0 + 256 < q->S ? p0 + 256 : q->S;
+	int64_t p, c0 = 0;
+	int i;
+
+	(void)tid;
+	for (i = 0; i < q->nin; i++) {
+		int64_t ci = q->in[i].shape.d[1];
+		const uint8_t *x = q->in[i].data;
+
+		for (p = p0; p < p1; p++)
+			memcpy(q->y + p * q->C + c0, x + p * ci, ci);
+		c0 += ci;
+	}
+}
+
+/**
+ * npr_qconcat() - NprQConcat
+ * @n: the node.
+ * @in: the inputs, NHWC.
+ * @out: y, NHWC.
+ *
+ * Return: 0, or -EFBIG when the pixels do not fit the pool's item count.
+ */
+int npr_qconcat(const struct npr_node *n, const struct npr_tensor *in,
+		struct npr_tensor *out)
+{
+	struct qcat q = {
+		.in = in, .nin = n->nin, .y = out[0].data,
+		.C = out[0].shape.d[1],
+		.S = out[0].shape.d[0] * out[0].shape.d[2] * out[0].shape.d[3],
+	};
+
+	if ((q.S + 255) / 256 > INT32_MAX)
+		return -EFBIG;
+	if (q.S && q.C)
+		npr_parallel_for((int)((q.S + 255) / 256), qcat_item, &q);
+	return 0;
 }

@@ -13,6 +13,10 @@
 int npr_qconv_blocked(const struct npr_node *n, const struct npr_tensor *in,
 		      struct npr_tensor *out,
 		      const struct npr_qgemm_kern *kern);
+int npr_qmaxpool(const struct npr_node *n, const struct npr_tensor *in,
+		 struct npr_tensor *out);
+int npr_qconcat(const struct npr_node *n, const struct npr_tensor *in,
+		struct npr_tensor *out);
 int npr_qew_relayout(const struct npr_node *n, const struct npr_tensor *in,
 		     struct npr_tensor *out);
 

@@ -871,5 +871,7 @@ const struct npr_kernel npr_kernels_quant[] = {
 	{ "NprDequantize", 1, 1, ref_dequantize },
 	{ "NprQLut", 1, 1, ref_qlut },
 	{ "NprQAdd", 1, 1, ref_qadd },
+	{ "NprQMaxPool", 1, 1, npr_qmaxpool },
+	{ "NprQConcat", 1, 1, npr_qconcat },
 	{ NULL },
 };
