@@ -9,7 +9,11 @@
  * reciprocal shortcut must give way to the division, rounded to even
  * as integer arithmetic says.  The depthwise kernels (per channel,
  * groups of four taps) likewise, both AVX-512 VNNI ways of interleaving
- * the taps (byte permutes, unpacks) among them.
+ * the taps (byte permutes, unpacks) among them.  Then whole NprQConv
+ * nodes through the kernel registry: blocked weights (the layout
+ * lib/ops/quant.h documents, made here from the rows) with NCHW and NHWC
+ * inputs and outputs against the rows on NCHW, over windows, strides,
+ * dilations, padding, channel counts and batches.
  */
 #include <math.h>
 #include <stdint.h>
@@ -18,7 +22,9 @@
 #include <string.h>
 
 #include "harness.h"
+#include "ops/quant.h"
 #include "ref/kernels/qgemm.h"
+#include "ref/kernels/registry.h"
 
 static const char *const isas[] = { "vnni512", "avxvnni", "avx2" };
 
@@ -305,6 +311,176 @@ TEST(ties_round_to_even)
 	}
 	TH_LOG("%d kernels, %d half-integer quotients", isa_n, ties);
 	ASSERT_GT(ties, 0);
+}
+
+struct conv_case {
+	int64_t N, C, H, W, K, kh, kw, s, pad, dil;
+	bool dw, f32out, lut;
+};
+
+static void tensor4(struct npr_tensor *t, unsigned int type, void *data,
+		    int64_t a, int64_t b, int64_t c, int64_t d, size_t es)
+{
+	memset(t, 0, sizeof(*t));
+	t->type = type;
+	t->shape.rank = 4;
+	t->shape.d[0] = a;
+	t->shape.d[1] = b;
+	t->shape.d[2] = c;
+	t->shape.d[3] = d;
+	t->data = data;
+	t->nbytes = (size_t)(a * b * c * d) * es;
+}
+
+static void tensor1(struct npr_tensor *t, unsigned int type, void *data,
+		    int64_t a, int64_t b, size_t es)
+{
+	memset(t, 0, sizeof(*t));
+	t->type = type;
+	t->shape.rank = b ? 2 : 1;
+	t->shape.d[0] = a;
+	t->shape.d[1] = b;
+	t->data = data;
+	t->nbytes = (size_t)(a * (b ? b : 1)) * es;
+}
+
+/* [N][C][S] <-> [N][S][C] for elements of @es bytes */
+static void swap_cs(void *d, const void *s, int64_t N, int64_t C, int64_t S,
+		    size_t es, bool to_nhwc)
+{
+	int64_t n, c, p;
+
+	for (n = 0; n < N; n++)
+		for (c = 0; c < C; c++)
+			for (p = 0; p < S; p++) {
+				int64_t f = (n * C + c) * S + p;
+				int64_t l = (n * S + p) * C + c;
+
+				memcpy((char *)d + (to_nhwc ? l : f) * es,
+				       (const char *)s + (to_nhwc ? f : l) * es,
+				       es);
+			}
+}
+
+/* one case: rows on NCHW against blocked in each layout; 0 or a count */
+static int conv_case_run(const struct conv_case *k)
+{
+	npr_eval_fn conv = npr_kernel_find(npr_op_find("NprQConv", 1));
+	int64_t cg = k->dw ? 1 : k->C, T = k->kh * k->kw;
+	int64_t kr = (cg * T + 3) & ~(int64_t)3, i, r, c, t;
+	int64_t OH = (k->H + 2 * k->pad - (k->kh - 1) * k->dil - 1) / k->s + 1;
+	int64_t OW = (k->W + 2 * k->pad - (k->kw - 1) * k->dil - 1) / k->s + 1;
+	int64_t Cp = (k->C + 3) & ~(int64_t)3, K16 = (k->K + 15) & ~15;
+	int64_t bkr = k->dw ? (T + 3) & ~(int64_t)3 : T * Cp;
+	int64_t nx = k->N * k->C * k->H * k->W, ny = k->N * k->K * OH * OW;
+	size_t es = k->f32out ? 4 : 1;
+	uint8_t *x = malloc(nx), *xl = malloc(nx), tab[256];
+	int8_t *w = calloc(k->K * kr, 1), *wb = calloc(K16 * bkr, 1);
+	int32_t *ws = calloc(k->K, 4);
+	float *mul = malloc(4 * k->K), *add = malloc(4 * k->K);
+	char *y0 = malloc(ny * es), *y1 = malloc(ny * es), *yl = malloc(ny * es);
+	struct npr_quant_params p = {
+		.stride = { k->s, k->s }, .dil = { k->dil, k->dil },
+		.pb = { k->pad, k->pad }, .pe = { k->pad, k->pad },
+		.kernel = { k->kh, k->kw }, .groups = k->dw ? k->C : 1,
+		.kr = kr, .xz = (int)(rnd() % 256), .f32out = k->f32out,
+		.lo = 3, .hi = 250, .flo = -30.0f, .fhi = 30.0f,
+		.sy = 0.05f + (float)(rnd() % 100) * 1e-3f,
+		.zy = (int)(rnd() % 256),
+	};
+	struct npr_node n = { .name = "c", .type = "NprQConv", .nout = 1,
+			      .nin = k->lut ? 6 : 5, .params = &p };
+	struct npr_tensor in[6], out;
+	int bad = 0, lay;
+
+	if (!conv || !x || !xl || !w || !wb || !ws || !mul || !add || !y0 ||
+	    !y1 || !yl)
+		return -1;
+	for (i = 0; i < nx; i++)
+		x[i] = (uint8_t)rnd();
+	for (i = 0; i < 256; i++)
+		tab[i] = (uint8_t)rnd();
+	for (i = 0; i < k->K; i++) {
+		for (r = 0; r < cg * T; r++) {
+			w[i * kr + r] = (int8_t)rnd();
+			ws[i] += w[i * kr + r];
+		}
+		mul[i] = (float)(rnd() % 100 + 1) * 1e-4f;
+		add[i] = (float)((int)(rnd() % 200) - 100) * 0.01f;
+	}
+	/* the blocked layout, from the rows, as lib/ops/quant.h writes it */
+	for (i = 0; i < k->K; i++)
+		for (c = 0; c < cg; c++)
+			for (t = 0; t < T; t++) {
+				r = k->dw ? t : t * Cp + c;
+				wb[((i / 16 * (bkr / 4) + r / 4) * 16 + i % 16) *
+				   4 + r % 4] = w[i * kr + c * T + t];
+			}
+	tensor4(&in[0], NPR_ELEM_U8, x, k->N, k->C, k->H, k->W, 1);
+	tensor1(&in[1], NPR_ELEM_I8, w, k->K, kr, 1);
+	tensor1(&in[2], NPR_ELEM_I32, ws, k->K, 0, 4);
+	tensor1(&in[3], NPR_ELEM_F32, mul, k->K, 0, 4);
+	tensor1(&in[4], NPR_ELEM_F32, add, k->K, 0, 4);
+	tensor1(&in[5], NPR_ELEM_U8, tab, 256, 0, 1);
+	tensor4(&out, k->f32out ? NPR_ELEM_F32 : NPR_ELEM_U8, y0, k->N, k->K,
+		OH, OW, es);
+	if (conv(&n, in, &out))
+		return -1;
+	p.wblocked = true;
+	p.kr = bkr;
+	tensor1(&in[1], NPR_ELEM_I8, wb, K16, bkr, 1);
+	swap_cs(xl, x, k->N, k->C, k->H * k->W, 1, true);
+	for (lay = 0; lay < 4; lay++) {
+		p.xnhwc = lay & 1;
+		p.ynhwc = !k->f32out && (lay & 2);
+		in[0].data = p.xnhwc ? xl : x;
+		out.data = p.ynhwc ? yl : y1;
+		if (conv(&n, in, &out))
+			return -1;
+		if (p.ynhwc)
+			swap_cs(y1, yl, k->N, k->K, OH * OW, es, false);
+		bad += memcmp(y0, y1, ny * es) != 0;
+	}
+	free(x);
+	free(xl);
+	free(w);
+	free(wb);
+	free(ws);
+	free(mul);
+	free(add);
+	free(y0);
+	free(y1);
+	free(yl);
+	return bad;
+}
+
+TEST(blocked_equals_rows)
+{
+	static const struct conv_case cases[] = {
+		/* N, C, H, W, K, kh, kw, s, pad, dil, dw, f32out, lut */
+		{ 1, 16, 9, 11, 20, 1, 1, 1, 0, 1, false, false, false },
+		{ 2, 32, 10, 7, 64, 3, 3, 1, 1, 1, false, false, true },
+		{ 1, 20, 13, 13, 33, 3, 3, 2, 1, 1, false, false, false },
+		{ 1, 3, 30, 29, 16, 7, 7, 2, 3, 1, false, false, false },
+		{ 2, 8, 12, 12, 24, 3, 3, 1, 2, 2, false, false, false },
+		{ 1, 6, 9, 9, 17, 5, 3, 1, 0, 1, false, true, false },
+		{ 1, 64, 5, 5, 70, 3, 3, 1, 1, 1, false, true, false },
+		{ 1, 24, 14, 14, 24, 3, 3, 1, 1, 1, true, false, false },
+		{ 2, 40, 15, 15, 40, 3, 3, 2, 1, 1, true, false, true },
+		{ 1, 16, 11, 11, 16, 5, 5, 1, 2, 1, true, true, false },
+		{ 1, 20, 9, 9, 20, 3, 3, 1, 2, 2, true, false, false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int bad = conv_case_run(&cases[i]);
+
+		ASSERT_GE(bad, 0);
+		if (bad)
+			TH_LOG("case %zu: %d layouts differ from the rows", i,
+			       bad);
+		EXPECT_EQ(bad, 0);
+	}
 }
 
 TEST_HARNESS_MAIN

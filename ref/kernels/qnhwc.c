@@ -5,14 +5,14 @@
  * convolution reads its NHWC input as it lies and a wider window needs
  * no packing either: each output pixel has one pointer per tap of its
  * window into the NHWC input (padding points at bytes of the x zero
- * point), and the matrix kernel of this CPU (struct npr_qgemm_kern's
- * nhwc) reads four channels at a time through them (built per block
- * of pixels; with fewer than 16 channels, each pixel's whole window is
- * copied into a row instead, and the kernel sees one tap).  An NCHW
- * input, or one whose channels are not a multiple of four, is copied to NHWC
- * first; an NCHW output is written NHWC and transposed.  Blocks of
- * pixels (and, when there are few, ranges of output channels) run on
- * the thread pool.
+ * point), built per block of pixels, and the matrix kernel of this CPU
+ * (struct npr_qgemm_kern's nhwc, or nhwc_dw for depthwise) reads four
+ * channels (depthwise: four taps) at a time through them.  An NCHW
+ * input, one whose channels are not a multiple of four or are fewer
+ * than 16, is copied NHWC with the padding around it; then each window
+ * row is one tap of kw x Cp bytes.  An NCHW output is written NHWC and
+ * transposed.  Blocks of pixels (and, when there are few, ranges of
+ * output channels) run on the thread pool.
  *
  * Also here: NprQLut, NprQuantize and NprDequantize between the two
  * layouts, and NprQMaxPool and NprQConcat on NHWC tensors.
@@ -189,8 +189,14 @@ struct qn {
 	const uint8_t *xs;	/* the NHWC pixels read: x or xc */
 	int64_t xst;		/* bytes from one of them to the next */
 	uint8_t *zv;		/* Cp bytes of the x zero point */
-	bool pack;		/* few channels: each window copied whole */
 	bool dw;		/* depthwise */
+	/*
+	 * xc: x copied NHWC with Cp channels, PH x PW pixels an image, x at
+	 * (pt, pl) and the zero point around it, so that every window lies
+	 * in it; rows: a window's rows are its taps (cq = kw x Cp / 4).
+	 */
+	int64_t PH, PW, pt, pl;
+	bool rows;
 	const int8_t *w;
 	int32_t *comp;
 	float *mul, *add;	/* padded to Kb x 16 */
@@ -211,7 +217,7 @@ static void copy_row(void *arg, int it, int tid)
 {
 	struct qn *c = arg;
 	int64_t n = it / c->H, h = it % c->H, w;
-	uint8_t *d = c->xc + (n * c->H + h) * c->W * c->Cp;
+	uint8_t *d = c->xc + ((n * c->PH + c->pt + h) * c->PW + c->pl) * c->Cp;
 	uint8_t z = (uint8_t)c->p->xz;
 
 	(void)tid;
@@ -245,18 +251,7 @@ static void copy_row(void *arg, int it, int tid)
 		memset(d + w * c->Cp + c->C, z, c->Cp - c->C);
 }
 
-/* n bytes, a multiple of 4, in fixed-size pieces (no call per copy) */
-static inline void copy4s(uint8_t *d, const uint8_t *s, int64_t n)
-{
-	int64_t r = 0;
-
-	for (; r + 16 <= n; r += 16)
-		memcpy(d + r, s + r, 16);
-	for (; r < n; r += 4)
-		memcpy(d + r, s + r, 4);
-}
-
-/* the bytes tap (i, j) of the window at (n, ih0, iw0) reads */
+/* the bytes tap (i, j) of the window at (n, ih0, iw0) reads in x */
 static inline const uint8_t *tap(const struct qn *c, int64_t n, int64_t ih0,
 				 int64_t iw0, int64_t i, int64_t j)
 {
@@ -267,49 +262,42 @@ static inline const uint8_t *tap(const struct qn *c, int64_t n, int64_t ih0,
 }
 
 /*
- * Pixels [p0, p0 + np): each one's pointer per tap into @ind; with
- * c->pack, each one's window copied into @pk (T x Cp bytes a pixel) and
- * one pointer a pixel.  Windows inside the input go by a row step and a
- * column step, the others tap by tap.
+ * Pixels [p0, p0 + np): each one's pointers into @ind, a tap (or, with
+ * c->rows, a window row) each.  In the padded copy every window lies
+ * whole; in x itself, windows inside it go by a row step and a column
+ * step, the others tap by tap.
  */
 static void indirect(const struct qn *c, int64_t p0, int64_t np,
-		     const uint8_t **ind, uint8_t *pk)
+		     const uint8_t **ind)
 {
 	const struct npr_quant_params *p = c->p;
 	int64_t kh = p->kernel[0], kw = p->kernel[1], P = c->OH * c->OW;
 	int64_t n = p0 / P, oh = p0 % P / c->OW, ow = p0 % c->OW, q, i, j;
-	int64_t rs = p->dil[0] * c->W * c->xst, cs = p->dil[1] * c->xst;
+	int64_t W = c->xc ? c->PW : c->W;
+	int64_t rs = p->dil[0] * W * c->xst, cs = p->dil[1] * c->xst;
 	int64_t eh = (kh - 1) * p->dil[0], ew = (kw - 1) * p->dil[1];
 
 	for (q = 0; q < np; q++) {
 		int64_t ih0 = oh * p->stride[0] - p->pb[0];
 		int64_t iw0 = ow * p->stride[1] - p->pb[1];
-		bool in = ih0 >= 0 && ih0 + eh < c->H && iw0 >= 0 &&
-			  iw0 + ew < c->W;
-		const uint8_t *b = in ? c->xs + ((n * c->H + ih0) * c->W +
-						 iw0) * c->xst : NULL;
+		const uint8_t *b;
 
-		if (c->pack) {
-			uint8_t *row = pk + q * c->T * c->Cp;
-
-			ind[q] = row;
-			for (i = 0; i < kh; i++) {
-				if (in && cs == c->Cp) {
-					copy4s(row, b + i * rs, kw * c->Cp);
-					row += kw * c->Cp;
-					continue;
-				}
-				for (j = 0; j < kw; j++, row += c->Cp)
-					copy4s(row, tap(c, n, ih0, iw0, i, j),
-					       c->Cp);
-			}
-		} else {
-			const uint8_t **d = ind + q * c->T;
-
+		if (c->xc) {
+			b = c->xc + ((n * c->PH + ih0 + c->pt) * c->PW + iw0 +
+				     c->pl) * c->Cp;
+			for (i = 0; i < kh; i++)
+				for (j = 0; j < (c->rows ? 1 : kw); j++)
+					*ind++ = b + i * rs + j * cs;
+		} else if (ih0 >= 0 && ih0 + eh < c->H && iw0 >= 0 &&
+			   iw0 + ew < c->W) {
+			b = c->xs + ((n * c->H + ih0) * c->W + iw0) * c->xst;
 			for (i = 0; i < kh; i++)
 				for (j = 0; j < kw; j++)
-					*d++ = in ? b + i * rs + j * cs :
-					       tap(c, n, ih0, iw0, i, j);
+					*ind++ = b + i * rs + j * cs;
+		} else {
+			for (i = 0; i < kh; i++)
+				for (j = 0; j < kw; j++)
+					*ind++ = tap(c, n, ih0, iw0, i, j);
 		}
 		if (++ow == c->OW) {
 			ow = 0;
@@ -331,25 +319,21 @@ static void conv_item(void *arg, int it, int tid)
 						(b1 - b0) * 16;
 	const struct npr_quant_params *p = c->p;
 	struct npr_qnhwc_args a;
+	int64_t taps = c->rows ? c->p->kernel[0] : c->T;
 	const uint8_t **ind;
-	uint8_t *pk = NULL;
 
 	(void)tid;
 	if (b0 >= b1)
 		return;
-	ind = malloc(np * (c->pack ? 1 : c->T) * sizeof(*ind));
-	if (c->pack)
-		pk = malloc(np * c->T * c->Cp);
-	if (!ind || (c->pack && !pk)) {
-		free(ind);
+	ind = malloc(np * taps * sizeof(*ind));
+	if (!ind) {
 		c->nomem = true;
 		return;
 	}
-	indirect(c, p0, np, ind, pk);
+	indirect(c, p0, np, ind);
 	a = (struct npr_qnhwc_args){
-		.ind = ind, .taps = c->pack ? 1 : c->T,
-		.cq = c->dw ? (c->T + 3) / 4 : c->pack ? c->T * c->Cp / 4 :
-			      c->Cp / 4,
+		.ind = ind, .taps = taps,
+		.cq = c->dw ? (c->T + 3) / 4 : c->T * c->Cp / 4 / taps,
 		.xc0 = c->dw ? k0 : 0,
 		.w = c->w + b0 * (c->dw ? (c->T + 3) / 4 * 64 :
 					  c->T * c->Cp * 16),
@@ -363,7 +347,6 @@ static void conv_item(void *arg, int it, int tid)
 	};
 	c->fn(&a);
 	free(ind);
-	free(pk);
 }
 
 /* output row (n, oh) of the NHWC scratch into the NCHW output */
@@ -476,18 +459,33 @@ int npr_qconv_blocked(const struct npr_node *n, const struct npr_tensor *in,
 	memcpy(c.mul, in[3].data, c.K * sizeof(float));
 	memcpy(c.add, in[4].data, c.K * sizeof(float));
 	memset(c.zv, p->xz, c.Cp);
-	if (p->xnhwc && c.C == c.Cp) {
+	/*
+	 * x is read in place when it is NHWC of Cp channels, not too few;
+	 * else copied, padded, and then a window's rows are its taps.
+	 */
+	if (p->xnhwc && c.C == c.Cp && (c.Cp >= 16 || c.dw)) {
 		c.xs = c.x;
 		c.xst = c.C;
 	} else {
-		c.xc = keep(0, c.N * c.H * c.W * c.Cp);
+		int64_t eh = (c.OH - 1) * p->stride[0] +
+			     (p->kernel[0] - 1) * p->dil[0] + 1;
+		int64_t ew = (c.OW - 1) * p->stride[1] +
+			     (p->kernel[1] - 1) * p->dil[1] + 1;
+
+		c.pt = p->pb[0];
+		c.pl = p->pb[1];
+		c.PH = eh > c.pt + c.H ? eh : c.pt + c.H;
+		c.PW = ew > c.pl + c.W ? ew : c.pl + c.W;
+		c.xc = keep(0, c.N * c.PH * c.PW * c.Cp);
 		if (!c.xc)
 			goto out;
+		if (c.PH != c.H || c.PW != c.W)
+			memset(c.xc, p->xz, c.N * c.PH * c.PW * c.Cp);
 		npr_parallel_for((int)(c.N * c.H), copy_row, &c);
 		c.xs = c.xc;
 		c.xst = c.Cp;
+		c.rows = !c.dw && p->dil[1] == 1;
 	}
-	c.pack = !c.dw && c.Cp < 16;
 	c.y = c.yo;
 	if (!p->ynhwc) {
 		c.yt = keep(1, c.NP * c.K * c.es);
