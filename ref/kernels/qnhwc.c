@@ -28,6 +28,7 @@
 #endif
 
 #include "ops/quant.h"
+#include "qew.h"
 #include "qnhwc.h"
 #include "ref/threads.h"
 #include <stdio.h>
@@ -527,6 +528,7 @@ struct relay {
 	int64_t per;		/* items per image */
 	int kind;		/* 0 lut, 1 quantize, 2 dequantize */
 	bool nomem;
+	const struct npr_qew_kern *ew;	/* the element-wise kernels */
 };
 
 #define RCH	64	/* pixels per item */
@@ -539,7 +541,6 @@ static void relay_item(void *arg, int it, int tid)
 	int64_t n = it / r->per, s0 = it % r->per * RCH, C = r->C, S = r->S;
 	int64_t cnt = S - s0 < RCH ? S - s0 : RCH, c, j;
 	uint8_t *tmp = NULL, *y8;
-	float v;
 
 	(void)tid;
 	if (r->kind) {
@@ -555,13 +556,11 @@ static void relay_item(void *arg, int it, int tid)
 
 		if (r->kind == 2) {
 			float *y = (float *)r->y + n * C * S + s0;
-			float za = (float)p->za, sa = p->sa;
 
 			transpose_u8(tmp, cnt, x, C, cnt, C);
 			for (c = 0; c < C; c++)
-				for (j = 0; j < cnt; j++)
-					y[c * S + j] = ((float)tmp[c * cnt + j] -
-							za) * sa;
+				r->ew->dequantize(tmp + c * cnt, y + c * S, cnt,
+						  p->sa, p->za);
 			free(tmp);
 			return;
 		}
@@ -578,13 +577,8 @@ static void relay_item(void *arg, int it, int tid)
 		const float *x = (const float *)r->x + n * C * S + s0;
 
 		for (c = 0; c < C; c++)
-			for (j = 0; j < cnt; j++) {
-				v = rne(vmin(vmax(x[c * S + j] / p->sy,
-						  -1024.0f), 1024.0f)) +
-				    (float)p->zy;
-				tmp[c * cnt + j] =
-					(uint8_t)vmin(vmax(v, 0.0f), 255.0f);
-			}
+			r->ew->quantize(x + c * S, tmp + c * cnt, cnt, p->sy,
+					p->zy);
 		transpose_u8(y8, C, tmp, cnt, C, cnt);
 		free(tmp);
 		return;
@@ -609,6 +603,7 @@ int npr_qew_relayout(const struct npr_node *n, const struct npr_tensor *in,
 {
 	struct relay r = {
 		.p = n->params, .x = in[0].data, .y = out[0].data,
+		.ew = npr_qew_best(),
 		.N = in[0].shape.d[0], .C = in[0].shape.d[1],
 		.S = in[0].shape.d[2] * in[0].shape.d[3],
 	};
