@@ -354,7 +354,7 @@ static void conv_item(void *arg, int it, int tid)
 static void out_row(void *arg, int it, int tid)
 {
 	struct qn *c = arg;
-	int64_t n = it / c->OH, oh = it % c->OH, k, ow;
+	int64_t n = it / c->OH, oh = it % c->OH, k, ow, k0, ow0;
 	int64_t P = c->OH * c->OW, s0 = (int64_t)it * c->OW;
 
 	(void)tid;
@@ -364,13 +364,18 @@ static void out_row(void *arg, int it, int tid)
 			     c->K);
 		return;
 	}
-	for (k = 0; k < c->K; k++) {
-		const float *s = (const float *)c->yt + s0 * c->K;
-		float *d = (float *)c->yo + (n * c->K + k) * P + oh * c->OW;
+	/* f32: blocks of 16 pixels by 16 channels */
+	for (k0 = 0; k0 < c->K; k0 += 16)
+		for (ow0 = 0; ow0 < c->OW; ow0 += 16) {
+			int64_t k1 = k0 + 16 < c->K ? k0 + 16 : c->K;
+			int64_t ow1 = ow0 + 16 < c->OW ? ow0 + 16 : c->OW;
+			const float *s = (const float *)c->yt + s0 * c->K;
+			float *d = (float *)c->yo + n * c->K * P + oh * c->OW;
 
-		for (ow = 0; ow < c->OW; ow++)
-			d[ow] = s[ow * c->K + k];
-	}
+			for (k = k0; k < k1; k++)
+				for (ow = ow0; ow < ow1; ow++)
+					d[k * P + ow] = s[ow * c->K + k];
+		}
 }
 
 /*
