@@ -48,6 +48,11 @@ static bool is(const struct npr_node *n, const char *type)
 	return !strcmp(n->type, type);
 }
 
+static unsigned int g_type(struct lowp *l, int v)
+{
+	return l->g->vals[v].type;
+}
+
 static struct npr_node *prod(struct lowp *l, int v)
 {
 	int p = l->g->vals[v].producer;
@@ -97,6 +102,13 @@ static int dq_src(struct lowp *l, int v, float *s, int *z)
 	struct npr_node *m = prod(l, v), *a, *c;
 	int o;
 
+	if (m && !m->dead && is(m, "NprDequantize") && m->params) {
+		const struct npr_quant_params *qp = m->params;
+
+		*s = qp->sa;
+		*z = qp->za;
+		return m->in[0];
+	}
 	if (!m || m->dead || !is(m, "Multiply") || m->nin != 2)
 		return -1;
 	o = scalar_of(l, m->in[1], s) ? 0 : scalar_of(l, m->in[0], s) ? 1 : -1;
@@ -118,7 +130,10 @@ static int dq_src(struct lowp *l, int v, float *s, int *z)
 	return c->in[0];
 }
 
-/* Divide node @d starts a Q: its u8 output, scale and zero point; or -1 */
+/*
+ * Divide node @d starts a Q (or is an NprQuantize): its u8 output, scale
+ * and zero point; or -1
+ */
 static int q_from(struct lowp *l, int d, float *s, int *z)
 {
 	struct npr_graph *g = l->g;
@@ -127,6 +142,13 @@ static int q_from(struct lowp *l, int d, float *s, int *z)
 	const struct npr_math_params *mp;
 	int u;
 
+	if (!n->dead && is(n, "NprQuantize") && n->params) {
+		const struct npr_quant_params *qp = n->params;
+
+		*s = qp->sy;
+		*z = qp->zy;
+		return n->out[0];
+	}
 	if (n->dead || !is(n, "Divide") || n->nin != 2 ||
 	    !scalar_of(l, n->in[1], s) || !(*s > 0) ||
 	    g->vals[n->in[0]].type != NPR_ELEM_F32)
@@ -287,6 +309,51 @@ static void swap_nodes(struct npr_graph *g, int a, int b)
 		g->vals[g->nodes[b].out[j]].producer = b;
 }
 
+static bool is_port(const struct npr_graph *g, int ni)
+{
+	int k;
+
+	for (k = 0; k < g->ninputs; k++)
+		if (g->inputs[k] == ni)
+			return true;
+	for (k = 0; k < g->noutputs; k++)
+		if (g->outputs[k] == ni)
+			return true;
+	return false;
+}
+
+/*
+ * Put new node @ni (the last one, its inputs produced before @p) just
+ * before node @p, keeping every port node's index (the compiled model's
+ * ports name them): the nodes between the last dead node before @p and
+ * @p move up one place, the new node takes the freed place before @p
+ * and the dead node the new node's.  Returns false (nothing moved)
+ * when a port node or no dead node comes first.
+ */
+static bool place_before(struct lowp *l, int ni, int p)
+{
+	struct npr_graph *g = l->g;
+	struct npr_node t;
+	int d, i, j;
+
+	for (d = p - 1; d >= 0 && !g->nodes[d].dead; d--)
+		if (is_port(g, d))
+			return false;
+	if (d < 0)
+		return false;
+	t = g->nodes[d];
+	memmove(&g->nodes[d], &g->nodes[d + 1],
+		(size_t)(p - 1 - d) * sizeof(t));
+	g->nodes[p - 1] = g->nodes[ni];
+	g->nodes[ni] = t;
+	for (i = d; i < p; i++)
+		for (j = 0; j < g->nodes[i].nout; j++)
+			g->vals[g->nodes[i].out[j]].producer = i;
+	for (j = 0; j < g->nodes[ni].nout; j++)
+		g->vals[g->nodes[ni].out[j]].producer = ni;
+	return true;
+}
+
 /*
  * Parse and infer new node @ni, then make it the producer of value
  * @old, in the place of the node that produced it: readers, ports and
@@ -320,16 +387,16 @@ static int finish(struct lowp *l, int ni, int old)
 }
 
 /*
- * The int8 weights behind folded f32 weights @w: [K, ...] i8 data and
- * the per-channel scales (@ns of them: 1 or K); NULL when @w is not a
- * folded DQ of i8 weights with zero points 0.
+ * The int8 weights behind folded f32 weights @w: [K, ...] i8 data, the
+ * per-channel scales (@ns of them: 1 or K) and zero points (@nz of them:
+ * 0, 1 or K; f32); NULL when @w is not a folded DQ of i8 weights.
  */
 static const int8_t *w_src(struct lowp *l, int w, int64_t numel,
-			   const float **sc, int64_t *ns)
+			   const float **sc, int64_t *ns, const float **zp,
+			   int64_t *nz)
 {
 	struct npr_node *m = prod(l, w), *a, *c;
 	const struct npr_value *sv, *qv;
-	int k;
 
 	if (m && is(m, "Reshape"))
 		m = prod(l, m->in[0]);
@@ -337,14 +404,15 @@ static const int8_t *w_src(struct lowp *l, int w, int64_t numel,
 		return NULL;
 	sv = &l->g->vals[m->in[1]];
 	a = prod(l, m->in[0]);
+	*zp = NULL;
+	*nz = 0;
 	if (a && is(a, "Subtract") && a->nin == 2) {
 		const struct npr_value *zv = &l->g->vals[a->in[1]];
 
 		if (!zv->data || zv->type != NPR_ELEM_F32)
 			return NULL;
-		for (k = 0; k < npr_shape_numel(&zv->shape); k++)
-			if (((const float *)zv->data)[k] != 0)
-				return NULL;
+		*zp = zv->data;
+		*nz = npr_shape_numel(&zv->shape);
 		a = prod(l, a->in[0]);
 	}
 	c = a;
@@ -357,6 +425,33 @@ static const int8_t *w_src(struct lowp *l, int w, int64_t numel,
 	*sc = sv->data;
 	*ns = npr_shape_numel(&sv->shape);
 	return qv->data;
+}
+
+/*
+ * Weight zero points (@nz: 0, 1 or one per each of the @K rows of @win
+ * weights): integers that leave every w - zero point in int8.  The IR's
+ * are f16 numbers after a conversion: within W_ZERO_TOL of an integer
+ * counts as that integer (an error of at most that much of a step).
+ */
+#define W_ZERO_TOL	1e-3f
+
+static bool w_zero_ok(const int8_t *wq, int64_t K, int64_t win,
+		      const float *zp, int64_t nz)
+{
+	int64_t k, r;
+
+	for (k = 0; nz && k < K; k++) {
+		float z = nearbyintf(zp[nz == 1 ? 0 : k]);
+
+		if (!(fabsf(zp[nz == 1 ? 0 : k] - z) <= W_ZERO_TOL &&
+		      fabsf(z) <= 255))
+			return false;
+		for (r = 0; z != 0 && r < win; r++)
+			if (wq[k * win + r] - z < -128 ||
+			    wq[k * win + r] - z > 127)
+				return false;
+	}
+	return true;
 }
 
 /* Is Add @a (reading @v) an Add of K per-channel f32 constants? */
@@ -387,8 +482,8 @@ static int try_conv(struct lowp *l, int ci)
 	const struct npr_conv_params *cp = n->params;
 	const struct npr_shape *ws = &g->vals[n->in[1]].shape;
 	const int8_t *wq;
-	const float *wsc, *bias = NULL;
-	int64_t K, G, cg, kh, kw, win, kr, ns, k, r;
+	const float *wsc, *wzp, *bias = NULL;
+	int64_t K, G, cg, kh, kw, win, kr, ns, nz, k, r;
 	float sx, sy = 1, lo, hi;
 	int qx, zx, zy = 0, v, u, last, qy, ni, in[5], err, qlo, qhi;
 	int8_t *W;
@@ -410,8 +505,9 @@ static int try_conv(struct lowp *l, int ci)
 	kh = ws->d[ws->rank - 2];
 	kw = ws->d[ws->rank - 1];
 	win = cg * kh * kw;
-	wq = w_src(l, n->in[1], K * win, &wsc, &ns);
-	if (!wq || (ns != 1 && ns != K))
+	wq = w_src(l, n->in[1], K * win, &wsc, &ns, &wzp, &nz);
+	if (!wq || (ns != 1 && ns != K) || (nz > 1 && nz != K) ||
+	    !w_zero_ok(wq, K, win, wzp, nz))
 		return 0;
 	/* the chain after it */
 	v = n->out[0];
@@ -440,9 +536,11 @@ static int try_conv(struct lowp *l, int ci)
 		float s = sx * wsc[ns == 1 ? 0 : k];
 		float b = bias ? bias[k] : 0.0f;
 
+		int zw = nz ? (int)nearbyintf(wzp[nz == 1 ? 0 : k]) : 0;
+
 		for (r = 0; r < win; r++) {
-			W[k * kr + r] = wq[k * win + r];
-			ws32[k] += wq[k * win + r];
+			W[k * kr + r] = (int8_t)(wq[k * win + r] - zw);
+			ws32[k] += wq[k * win + r] - zw;
 		}
 		mul[k] = s;
 		add[k] = b;
@@ -754,7 +852,7 @@ static int try_region(struct lowp *l, int di)
 	int q, x, root = -1, err, z;
 	float s;
 
-	if (!is(&g->nodes[di], "Divide"))
+	if (!is(&g->nodes[di], "Divide") && !is(&g->nodes[di], "NprQuantize"))
 		return 0;
 	q = q_from(l, di, &r.sy, &r.zy);
 	if (q < 0)
@@ -797,6 +895,8 @@ static int try_q(struct lowp *l, int di)
 	float s;
 	int q, z, ni, err, x;
 
+	if (!is(&g->nodes[di], "Divide"))
+		return 0;
 	q = q_from(l, di, &s, &z);
 	if (q < 0)
 		return 0;
@@ -868,6 +968,202 @@ static int phase(struct lowp *l, rule_fn rule)
 	return err ? err : npr_infer_mark_dead(g);
 }
 
+/*
+ * OpenVINO INT8 IR.  An activation FakeQuantize with 256 levels and
+ * scalar limits is a quantize to u8 and a dequantize back: q =
+ * round((x - il) / (ih - il) * 255) clamped to 0 .. 255, y = ol + q *
+ * (oh - ol) / 255.  With s = (ih - il) / 255 and z = -il / s an integer,
+ * q = clamp(round(x / s) + z), what NprQuantize computes; the same for
+ * the output limits and NprDequantize.  The limits of the shipped
+ * models are f16 numbers, so z is an integer only up to their rounding:
+ * FQ_ZERO_TOL of a step is accepted, and the grid moves by at most that.
+ * The pair then meets the rules above like an ONNX Q and DQ.
+ */
+#define FQ_ZERO_TOL	0.05f
+
+/* will place_before(@p) find @k dead nodes? */
+static bool place_ok(const struct npr_graph *g, int p, int k)
+{
+	int d;
+
+	for (d = p - 1; d >= 0 && k > 0; d--) {
+		if (is_port(g, d))
+			return false;
+		k -= g->nodes[d].dead;
+	}
+	return k == 0;
+}
+
+/* the u8 grid of the range @lo .. @hi: its scale and zero point */
+static bool grid_of(float lo, float hi, float *s, int *z)
+{
+	float zf;
+
+	if (!(hi > lo) || !isfinite(lo) || !isfinite(hi))
+		return false;
+	*s = (hi - lo) / 255.0f;
+	zf = -lo / *s;
+	if (!(*s > 0) || !(zf > -FQ_ZERO_TOL && zf < 255 + FQ_ZERO_TOL) ||
+	    fabsf(zf - nearbyintf(zf)) > FQ_ZERO_TOL)
+		return false;
+	*z = (int)nearbyintf(zf);
+	return true;
+}
+
+/* NprQuantize(@x) and NprDequantize of it: the dequantize's index */
+static int q_dq(struct lowp *l, int like, int x, float sq, int zq, float sd,
+		int zd)
+{
+	struct npr_graph *g = l->g;
+	int qi, di, u, err;
+
+	qi = new_node(l, like, "NprQuantize", 1, &x);
+	if (qi < 0)
+		return qi;
+	err = set(&g->nodes[qi], "y_scale", "%.9g", sq);
+	err = err ? err : set(&g->nodes[qi], "y_zero", "%d", zq);
+	err = err ? err : parse_infer(g, qi);
+	if (err)
+		return err;
+	u = g->nodes[qi].out[0];
+	di = new_node(l, like, "NprDequantize", 1, &u);
+	if (di < 0)
+		return di;
+	err = set(&g->nodes[di], "a_scale", "%.9g", sd);
+	err = err ? err : set(&g->nodes[di], "a_zero", "%d", zd);
+	err = err ? err : parse_infer(g, di);
+	return err ? err : di;
+}
+
+/* FakeQuantize node @fi as NprQuantize and NprDequantize */
+static int try_fq(struct lowp *l, int fi)
+{
+	struct npr_graph *g = l->g;
+	const struct npr_node *n = &g->nodes[fi];
+	const struct npr_eltwise_params *ep = n->params;
+	float f[5], si, so;
+	int zi, zo, k, di;
+
+	if (!is(n, "FakeQuantize") || n->nin != 5 || !ep ||
+	    ep->levels != 256 || g->vals[n->in[0]].type != NPR_ELEM_F32 ||
+	    g->vals[n->out[0]].type != NPR_ELEM_F32 ||
+	    g->vals[n->in[0]].data)
+		return 0;
+	for (k = 1; k < 5; k++)
+		if (!scalar_of(l, n->in[k], &f[k]))
+			return 0;
+	if (!grid_of(f[1], f[2], &si, &zi) || !grid_of(f[3], f[4], &so, &zo))
+		return 0;
+	if (!place_ok(g, fi, 1))
+		return 0;
+	di = q_dq(l, fi, n->in[0], si, zi, so, zo);
+	if (di < 0)
+		return di;
+	/* the quantize goes before the FakeQuantize, which then gives way */
+	place_before(l, di - 1, fi);
+	return finish(l, di, g->nodes[fi].out[0]);
+}
+
+/*
+ * The range of the DQs under value @v through MaxPool and Concat nodes
+ * (each value read once); *@same: they all have scale *@s0, zero *@z0.
+ */
+static bool leaves(struct lowp *l, int v, float *lo, float *hi, float *s0,
+		   int *z0, bool *same, int depth)
+{
+	const struct npr_node *n;
+	float s;
+	int z, j;
+
+	if (dq_src(l, v, &s, &z) >= 0) {
+		if (*s0 == 0) {
+			*s0 = s;
+			*z0 = z;
+		}
+		*same = *same && s == *s0 && z == *z0;
+		*lo = fminf(*lo, (float)-z * s);
+		*hi = fmaxf(*hi, (float)(255 - z) * s);
+		return l->uses[v] == 1;
+	}
+	n = prod(l, v);
+	if (!n || n->dead || depth > REGION_DEPTH || l->uses[v] != 1 ||
+	    g_type(l, v) != NPR_ELEM_F32)
+		return false;
+	if (pool_ok(l, n))
+		return leaves(l, n->in[0], lo, hi, s0, z0, same, depth + 1);
+	if (!is(n, "Concat") || n->nout != 1 || n->nin > REGION_NODES)
+		return false;
+	for (j = 0; j < n->nin; j++)
+		if (!leaves(l, n->in[j], lo, hi, s0, z0, same, depth + 1))
+			return false;
+	return true;
+}
+
+static bool is_conv(const struct npr_node *n)
+{
+	return is(n, "Convolution") || is(n, "GroupConvolution");
+}
+
+/*
+ * A Convolution reading MaxPool or Concat of FakeQuantize outputs (the
+ * IR quantizes before the pool or the concatenation, not after): a
+ * quantize and dequantize between them on the grid that covers every
+ * input (the inputs' own grid when they share one: then exact; else
+ * the widest range, one more rounding for the narrower ones), so that
+ * the region rule keeps the MaxPool or Concat in u8 and the convolutions
+ * read u8.  Only when every reader of the value is such a convolution.
+ */
+static int try_requant(struct lowp *l, int ci)
+{
+	struct npr_graph *g = l->g;
+	const struct npr_node *n = &g->nodes[ci];
+	float lo = INFINITY, hi = -INFINITY, s0 = 0, s, sc;
+	const float *wsc, *wzp;
+	int v, z0 = 0, z, i, j, di, uses, y;
+	int64_t ns, nz;
+	bool same = true, ok;
+
+	if (!is_conv(n) || n->nin != 2)
+		return 0;
+	v = n->in[0];
+	if (dq_src(l, v, &s, &z) >= 0 ||
+	    !g->vals[n->in[1]].data ||
+	    !w_src(l, n->in[1], npr_shape_numel(&g->vals[n->in[1]].shape),
+		   &wsc, &ns, &wzp, &nz))
+		return 0;
+	for (i = 0; i < g->nnodes; i++)
+		for (j = 0; !g->nodes[i].dead && j < g->nodes[i].nin; j++)
+			if (g->nodes[i].in[j] == v &&
+			    (j || !is_conv(&g->nodes[i])))
+				return 0;
+	/* leaves() wants the value read once: count the convolutions once */
+	uses = l->uses[v];
+	l->uses[v] = 1;
+	ok = leaves(l, v, &lo, &hi, &s0, &z0, &same, 0);
+	l->uses[v] = uses;
+	if (!ok)
+		return 0;
+	if (same) {
+		sc = s0;
+		z = z0;
+	} else if (!grid_of(lo, hi, &sc, &z)) {
+		return 0;
+	}
+	if (!place_ok(g, ci, 2))
+		return 0;
+	di = q_dq(l, ci, v, sc, z, sc, z);
+	if (di < 0)
+		return di;
+	y = g->nodes[di].out[0];
+	place_before(l, di - 1, ci);
+	place_before(l, di, ci);
+	for (i = 0; i < g->nnodes; i++)
+		if (!g->nodes[i].dead && is_conv(&g->nodes[i]) &&
+		    g->nodes[i].in[0] == v)
+			g->nodes[i].in[0] = y;
+	return 0;
+}
+
 static int rule_conv(struct lowp *l, int i)
 {
 	const struct npr_node *n = &l->g->nodes[i];
@@ -898,6 +1194,9 @@ int npr_pass_lowp(struct npr_graph *g)
 	size_t i;
 	int err = 0;
 
+	err = phase(&l, try_fq);
+	if (!err)
+		err = phase(&l, try_requant);
 	for (i = 0; !err && i < sizeof(rules) / sizeof(rules[0]); i++)
 		err = phase(&l, rules[i]);
 	free(l.uses);
