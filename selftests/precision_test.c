@@ -17,6 +17,8 @@
  * Other outputs: max |a - b| / (max(ref) - min(ref)) <= rel_tol.
  */
 #define _GNU_SOURCE
+#include <cpuid.h>
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +46,9 @@ struct port {
 	size_t count, bytes;
 	char name[128];
 };
+
+/* compile with ENABLE_PROFILING and count the executed NprQConv nodes */
+static bool count_qconv;
 
 struct net {
 	int fd;
@@ -83,6 +88,8 @@ static void net_open(struct npr_test *_metadata, struct net *n,
 		     const char *path)
 {
 	struct npr_model_info mi = { .size = sizeof(mi) };
+	struct npr_prop_arg prof = { .param = NPR_PARAM_ENABLE_PROFILING,
+				     .value = 1 };
 	struct npr_model_load ml;
 	struct npr_req_create rc;
 	struct npr_compile co;
@@ -99,6 +106,10 @@ static void net_open(struct npr_test *_metadata, struct net *n,
 	ASSERT_EQ(ret, 0);
 	n->model = ml.handle;
 	npr_prep_compile(&co, n->model);
+	if (count_qconv) {
+		co.props = (uintptr_t)&prof;
+		co.num_props = 1;
+	}
 	ret = npr_ioctl(n->fd, NPR_IOCTL_COMPILE, &co);
 	if (ret)
 		TH_LOG("%s: COMPILE: %s", path, npr_last_error());
@@ -249,10 +260,36 @@ static float *get_output(struct npr_test *_metadata, struct net *n,
 
 /* The outputs of one variant on the photo. */
 struct result {
+	int nqconv;
 	__u32 nout;
 	struct port port[MAX_PORTS];
 	float *out[MAX_PORTS];
 };
+
+/* the NprQConv nodes the last inference of @n executed (the profile) */
+static int qconv_count(struct npr_test *_metadata, struct net *n)
+{
+	struct npr_profile p = { .size = sizeof(p), .req = n->req };
+	struct npr_profile_rec *recs;
+	int count = 0;
+	__u32 i;
+
+	if (npr_ioctl(n->fd, NPR_IOCTL_PROFILE, &p) != -EMSGSIZE)
+		return -1;
+	recs = calloc(p.count, sizeof(*recs));
+	if (!recs)
+		return -1;
+	p.recs = (uintptr_t)recs;
+	if (npr_ioctl(n->fd, NPR_IOCTL_PROFILE, &p)) {
+		free(recs);
+		return -1;
+	}
+	for (i = 0; i < p.count; i++)
+		count += recs[i].status == NPR_PROF_EXECUTED &&
+			 !strcmp(recs[i].type, "NprQConv");
+	free(recs);
+	return count;
+}
 
 static void run_variant(struct npr_test *_metadata, const char *rel,
 			const int *box, struct result *r)
@@ -278,6 +315,8 @@ static void run_variant(struct npr_test *_metadata, const char *rel,
 	if (ret)
 		TH_LOG("INFER: %s", npr_last_error());
 	ASSERT_EQ(ret, 0);
+	if (count_qconv)
+		r->nqconv = qconv_count(_metadata, &n);
 	r->nout = n.nout;
 	for (i = 0; i < n.nout; i++) {
 		r->port[i] = n.out[i];
@@ -494,5 +533,219 @@ FIXTURE_VARIANT_ADD(prec, person_detection_retail) { .nw = {
 	"person-detection-retail-0013", { "FP32" } } };
 FIXTURE_VARIANT_ADD(prec, squeezenet) { .nw = {
 	"squeezenet1.1", { "FP16" } } };
+
+/*
+ * OpenVINO INT8 IR on the int8 kernels (the FakeQuantize rules of
+ * lib/passes/lowp.c).  The FP16-INT8 variant's agreement with the FP32
+ * one must be no worse than that of the same INT8 IR computed in f32
+ * (NPR_LOWP_OFF=1) by more than LOWP_MARGIN: relative error (tensors),
+ * IoU and confidence (detectors); the same detections and the same top
+ * class of each output wherever the f32 emulation has the FP32 one's.
+ * The int8 path differs from the emulation by a rounding step here and
+ * there (an exact integer sum against a float one, rounded once), which
+ * after tens of layers measures at most 0.02 of the range (see
+ * Documentation/testing.rst); LOWP_MARGIN is 0.03.  The pass must have
+ * made convolutions int8 (NprQConv nodes executed, from the profile),
+ * NPR_LOWP_OFF=1 none, and every int8 kernel this CPU has (NPR_INT8_ISA)
+ * the bits of the scalar one.
+ */
+#define LOWP_MARGIN	0.03
+
+struct agreement {
+	double rel, iou, dconf;
+	int ndet, top[MAX_PORTS];
+};
+
+static int top_of(const float *o, size_t count)
+{
+	size_t i, best = 0;
+
+	for (i = 1; i < count; i++)
+		if (o[i] > o[best])
+			best = i;
+	return (int)best;
+}
+
+static void measure(struct npr_test *_metadata, const struct result *ref,
+		    const struct result *r, struct agreement *a)
+{
+	__u32 i;
+
+	memset(a, 0, sizeof(*a));
+	a->iou = 1;
+	ASSERT_EQ(ref->nout, r->nout);
+	for (i = 0; i < ref->nout; i++) {
+		const struct port *p = &ref->port[i];
+		const float *o = NULL;
+		__u32 j;
+		size_t k;
+
+		for (j = 0; j < r->nout; j++)
+			if (!strcmp(r->port[j].name, p->name) &&
+			    r->port[j].count == p->count)
+				o = r->out[j];
+		ASSERT_NONNULL(o);
+		a->top[i] = top_of(o, p->count);
+		if (p->rank == 4 && p->dims[3] == 7 && p->dims[1] == 1) {
+			struct det d0[MAX_DET], d1[MAX_DET];
+			int n0 = detections(ref->out[i], p->count, d0);
+			int n1 = detections(o, p->count, d1), x, y;
+
+			a->ndet = n1;
+			for (x = 0; x < n0; x++) {
+				double best = 0, dc = 1;
+
+				for (y = 0; y < n1; y++)
+					if (d1[y].label == d0[x].label &&
+					    iou(&d0[x], &d1[y]) > best) {
+						best = iou(&d0[x], &d1[y]);
+						dc = fabs(d0[x].conf -
+							  d1[y].conf);
+					}
+				a->iou = fmin(a->iou, best);
+				a->dconf = fmax(a->dconf, dc);
+			}
+		} else {
+			float lo = INFINITY, hi = -INFINITY;
+			double md = 0;
+
+			for (k = 0; k < p->count; k++) {
+				lo = fminf(lo, ref->out[i][k]);
+				hi = fmaxf(hi, ref->out[i][k]);
+				md = fmax(md, fabs((double)ref->out[i][k] -
+						   o[k]));
+			}
+			a->rel = fmax(a->rel, hi > lo ? md / (hi - lo) : md);
+		}
+	}
+}
+
+static void free_result(struct result *r)
+{
+	__u32 i;
+
+	for (i = 0; i < r->nout; i++)
+		free(r->out[i]);
+	memset(r, 0, sizeof(*r));
+}
+
+static bool isa_ok(const char *isa)
+{
+	unsigned int a, b, c, d;
+
+	__builtin_cpu_init();
+	if (!strcmp(isa, "vnni512"))
+		return __builtin_cpu_supports("avx512vnni") &&
+		       __builtin_cpu_supports("avx512bw") &&
+		       __builtin_cpu_supports("avx512vl");
+	if (!strcmp(isa, "avxvnni"))
+		/* CPUID.(7,1):EAX bit 4 */
+		return __get_cpuid_count(7, 1, &a, &b, &c, &d) &&
+		       (a >> 4 & 1) && __builtin_cpu_supports("avx2");
+	if (!strcmp(isa, "avx2"))
+		return __builtin_cpu_supports("avx2") &&
+		       __builtin_cpu_supports("fma");
+	return true;
+}
+
+static bool same_bits(const struct result *a, const struct result *b)
+{
+	__u32 i;
+
+	if (a->nout != b->nout)
+		return false;
+	for (i = 0; i < a->nout; i++)
+		if (a->port[i].count != b->port[i].count ||
+		    memcmp(a->out[i], b->out[i],
+			   a->port[i].count * sizeof(float)))
+			return false;
+	return true;
+}
+
+FIXTURE(lowp) {
+	int unused;
+};
+
+FIXTURE_VARIANT(lowp) {
+	const char *dir, *fp32;
+	int min_qconv;		/* NprQConv nodes at least */
+};
+
+FIXTURE_SETUP(lowp)
+{
+}
+
+FIXTURE_TEARDOWN(lowp)
+{
+	unsetenv("NPR_LOWP_OFF");
+	unsetenv("NPR_INT8_ISA");
+	count_qconv = false;
+}
+
+FIXTURE_VARIANT_ADD(lowp, face_detection_retail) {
+	"face-detection-retail-0004", "FP32-v10", 20 };
+FIXTURE_VARIANT_ADD(lowp, person_attributes) {
+	"person-attributes-recognition-crossroad-0230", "FP32", 10 };
+FIXTURE_VARIANT_ADD(lowp, vehicle_attributes) {
+	"vehicle-attributes-recognition-barrier-0039", "FP32", 5 };
+
+TEST_F_TIMEOUT(lowp, int8_ir, 900)
+{
+	static const char *const isas[] = { "scalar", "avx2", "avxvnni",
+					    "vnni512" };
+	struct result ref = { 0 }, on = { 0 }, off = { 0 }, r = { 0 };
+	struct agreement a_on, a_off;
+	char rel[512];
+	__u32 i;
+	size_t k;
+
+	if (!npr_test_shared_ok())
+		SKIP(return, "no shared data at %s (set NPR_SHARED)",
+		     npr_test_shared());
+	snprintf(rel, sizeof(rel), "%s/%s/%s.xml", variant->dir,
+		 variant->fp32, variant->dir);
+	run_variant(_metadata, rel, NULL, &ref);
+	snprintf(rel, sizeof(rel), "%s/FP16-INT8/%s.xml", variant->dir,
+		 variant->dir);
+	count_qconv = true;
+	setenv("NPR_LOWP_OFF", "1", 1);
+	run_variant(_metadata, rel, NULL, &off);
+	unsetenv("NPR_LOWP_OFF");
+	run_variant(_metadata, rel, NULL, &on);
+	measure(_metadata, &ref, &off, &a_off);
+	measure(_metadata, &ref, &on, &a_on);
+	TH_LOG("%s: NprQConv %d (NPR_LOWP_OFF: %d); against %s: int8 rel %.4f IoU %.4f dconf %.4f, f32 emulation rel %.4f IoU %.4f dconf %.4f",
+	       variant->dir, on.nqconv, off.nqconv, variant->fp32, a_on.rel,
+	       a_on.iou, a_on.dconf, a_off.rel, a_off.iou, a_off.dconf);
+	EXPECT_EQ(off.nqconv, 0);
+	EXPECT_GE(on.nqconv, variant->min_qconv);
+	EXPECT_LE(a_on.rel, a_off.rel + LOWP_MARGIN);
+	EXPECT_GE(a_on.iou, a_off.iou - LOWP_MARGIN);
+	EXPECT_LE(a_on.dconf, a_off.dconf + LOWP_MARGIN);
+	EXPECT_EQ(a_on.ndet, a_off.ndet);
+	for (i = 0; i < ref.nout; i++) {
+		int want = top_of(ref.out[i], ref.port[i].count);
+
+		if (ref.port[i].count > 1 && a_off.top[i] == want)
+			EXPECT_EQ(a_on.top[i], want);
+	}
+	/* every int8 kernel: the bits of the default one */
+	for (k = 0; k < sizeof(isas) / sizeof(isas[0]); k++) {
+		if (!isa_ok(isas[k])) {
+			TH_LOG("this CPU has no %s", isas[k]);
+			continue;
+		}
+		setenv("NPR_INT8_ISA", isas[k], 1);
+		run_variant(_metadata, rel, NULL, &r);
+		TH_LOG("NPR_INT8_ISA=%s: %s", isas[k],
+		       same_bits(&r, &on) ? "the same bits" : "DIFFERENT");
+		EXPECT_TRUE(same_bits(&r, &on));
+		EXPECT_EQ(r.nqconv, on.nqconv);
+		free_result(&r);
+	}
+	free_result(&ref);
+	free_result(&on);
+	free_result(&off);
+}
 
 TEST_HARNESS_MAIN
