@@ -15,13 +15,16 @@
 #      $NPR_SHARED/models/onnx-int8: npuring's int8 kernels against
 #      onnxruntime's own fused int8 path, same file, same input.
 #   4. Three OpenVINO IR models (ours only).
+#   5. OpenVINO INT8 IR against the FP32 variant of the same network (ours
+#      only, batch 1, 1 and 2 threads): the two alternate in each of ROUNDS
+#      rounds; medians; speed-up = FP32 time / INT8 time.
 #
 # Environment: NPR_SHARED (../shared), NPR_KBENCH (selftests/npr-kbench),
 # ORT_NODE_DIR (where onnxruntime-node is installed; default
 # ${TMPDIR:-/tmp}/npr-ort, installed there with the peers' install.sh if
 # missing: never inside the repository), ROUNDS (3), RUNS (20),
 # MODELS, BATCHES, THREADS to narrow the table, NO_ORT=1 to skip the peer,
-# NO_GEMM=1, NO_FP32=1, NO_QDQ=1 or NO_IR=1 to skip a part,
+# NO_GEMM=1, NO_FP32=1, NO_QDQ=1, NO_IR=1 or NO_IR_INT8=1 to skip a part,
 # BASE_KBENCH=path: an npr-kbench built from another commit, run in the
 # same rounds right after ours (a "base" column and ours / base), so that a
 # change is compared with what it changed in one run, on one machine state.
@@ -139,16 +142,48 @@ cell() {
 echo "== load after the table: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null) =="
 echo
 
-[ -n "${NO_IR:-}" ] && exit 0
-echo "== OpenVINO IR models (npuring only, batch 1, median ms) =="
-for x in squeezenet1.1/FP16/squeezenet1.1.xml \
-	 face-detection-retail-0004/FP16-INT8/face-detection-retail-0004.xml \
-	 person-detection-retail-0013/FP32/person-detection-retail-0013.xml; do
-	f=$shared/models/ir/$x
-	[ -f "$f" ] || { echo "$x: missing"; continue; }
+if [ -z "${NO_IR:-}" ]; then
+	echo "== OpenVINO IR models (npuring only, batch 1, median ms) =="
+	for x in squeezenet1.1/FP16/squeezenet1.1.xml \
+		 face-detection-retail-0004/FP16-INT8/face-detection-retail-0004.xml \
+		 person-detection-retail-0013/FP32/person-detection-retail-0013.xml; do
+		f=$shared/models/ir/$x
+		[ -f "$f" ] || { echo "$x: missing"; continue; }
+		for t in $threads; do
+			line=$("$kbench" model -m "$f" -b 1 -t "$t" -r "$runs" -w 3)
+			printf "%-60s thr %d %8.2f ms\n" "$x" "$t" \
+				"$(echo "$line" | field median_ms)"
+		done
+	done
+
+fi
+
+[ -n "${NO_IR_INT8:-}" ] && exit 0
+echo
+echo "== OpenVINO INT8 IR against FP32 (npuring only, batch 1, median ms) =="
+printf "%-45s %3s %10s %10s %8s\n" network thr FP32 INT8 speedup
+for x in face-detection-retail-0004:FP32-v10 \
+	 person-attributes-recognition-crossroad-0230:FP32 \
+	 vehicle-attributes-recognition-barrier-0039:FP32 \
+	 person-reidentification-retail-0287:FP32; do
+	n=${x%%:*}
+	f32=$shared/models/ir/$n/${x#*:}/$n.xml
+	i8=$shared/models/ir/$n/FP16-INT8/$n.xml
+	[ -f "$f32" ] && [ -f "$i8" ] || { echo "$n: missing"; continue; }
 	for t in $threads; do
-		line=$("$kbench" model -m "$f" -b 1 -t "$t" -r "$runs" -w 3)
-		printf "%-60s thr %d %8.2f ms\n" "$x" "$t" \
-			"$(echo "$line" | field median_ms)"
+		a="" b=""
+		for ((i = 0; i < rounds; i++)); do
+			line=$("$kbench" model -m "$f32" -b 1 -t "$t" \
+				-r "$runs" -w 3)
+			a="$a $(echo "$line" | field median_ms)"
+			line=$("$kbench" model -m "$i8" -b 1 -t "$t" \
+				-r "$runs" -w 3)
+			b="$b $(echo "$line" | field median_ms)"
+		done
+		a=$(echo $a | tr ' ' '\n' | median)
+		b=$(echo $b | tr ' ' '\n' | median)
+		printf "%-45s %3d %10.2f %10.2f %7.2fx\n" "$n" "$t" "$a" "$b" \
+			"$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')"
 	done
 done
+echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null) =="
