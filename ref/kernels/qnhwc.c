@@ -31,9 +31,6 @@
 #include "qew.h"
 #include "qnhwc.h"
 #include "ref/threads.h"
-#include <stdio.h>
-#include <time.h>
-static double nowus(void){struct timespec t; clock_gettime(CLOCK_MONOTONIC,&t); return t.tv_sec*1e6+t.tv_nsec/1e3;}
 
 #define PBLK	96	/* output pixels per work item */
 
@@ -436,7 +433,6 @@ int npr_qconv_blocked(const struct npr_node *n, const struct npr_tensor *in,
 	int64_t k, items, th = npr_par_threads();
 	int err = -ENOMEM;
 
-	double t0 = nowus();
 	c.fn = c.dw ? kern->nhwc_dw : kern->nhwc;
 	/* depthwise reads the channels a block at a time: no padding */
 	c.Cp = c.dw ? c.C : NPR_QC4(c.C);
@@ -500,12 +496,16 @@ int npr_qconv_blocked(const struct npr_node *n, const struct npr_tensor *in,
 		c.y = c.yt;
 	}
 	c.nblk = (c.NP + PBLK - 1) / PBLK;
-	c.nkc = 1;
-	/* too few blocks for the threads: split the channels too */
-	if (c.nblk < 2 * th && c.Kb >= 2)
-		c.nkc = (2 * th + c.nblk - 1) / c.nblk;
-	if (c.nkc > c.Kb)
-		c.nkc = c.Kb;
+	/*
+	 * Several threads: split the channels too, into ranges of four
+	 * blocks where they allow, until there are some eight items a
+	 * thread, so that the last ones even the threads out.
+	 */
+	c.nkc = th > 1 ? (8 * th + c.nblk - 1) / c.nblk : 1;
+	if (c.nkc > (c.Kb + 3) / 4)
+		c.nkc = (c.Kb + 3) / 4;
+	if (th > 1 && c.nblk < 2 * th && c.nkc < 2 * th)
+		c.nkc = 2 * th < c.Kb ? 2 * th : c.Kb;
 	c.kc = (c.Kb + c.nkc - 1) / c.nkc;
 	/* whole groups of four blocks where there are several */
 	if (c.kc > 4)
@@ -518,7 +518,6 @@ int npr_qconv_blocked(const struct npr_node *n, const struct npr_tensor *in,
 	if (c.yt)
 		npr_parallel_for((int)(c.N * c.OH), out_row, &c);
 	err = 0;
-	if (getenv("QTIME")) fprintf(stderr, "C%lld K%lld HW%lld T%lld x%d y%d lut%d f32%d nkc%lld: %.0f\n", (long long)c.C, (long long)c.K, (long long)c.H, (long long)c.T, p->xnhwc, p->ynhwc, c.lut != NULL, p->f32out, (long long)c.nkc, nowus() - t0);
 out:
 	qn_free(&c);
 	return err;
