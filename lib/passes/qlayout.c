@@ -483,6 +483,14 @@ int npr_pass_qlayout(struct npr_graph *g)
 		if (!g->nodes[i].dead && blocked(&g->nodes[i]) &&
 		    g->vals[g->nodes[i].in[0]].shape.d[1] % 4 == 0)
 			q.nhwc[find(&q, g->nodes[i].in[0])] = true;
+	/*
+	 * The model's own inputs and outputs keep their layout (their
+	 * values are its ports), and so does their class.
+	 */
+	for (i = 0; i < g->ninputs; i++)
+		q.nhwc[find(&q, g->nodes[g->inputs[i]].out[0])] = false;
+	for (i = 0; i < g->noutputs; i++)
+		q.nhwc[find(&q, g->nodes[g->outputs[i]].in[0])] = false;
 	/* a class with a tensor of another rank (or dynamic) stays NCHW */
 	for (i = 0; i < g->nvals; i++)
 		if (q.nhwc[find(&q, i)] && g->vals[i].type == NPR_ELEM_U8 &&
