@@ -10,17 +10,26 @@
  *   NprQConv, with the weights as int8 rows, their sums (the x zero
  *   point's correction) and the per-channel scale and offset made here,
  *   once; u8 out when a Q follows, else f32;
+ * - the same into MatMul (what ONNX MatMul and Gemm become) with constant
+ *   2-D weights: an NprQConv of x's rows as images of one pixel, [M, K,
+ *   1, 1] -> [M, N, 1, 1], between two Reshapes;
+ * - what ONNX ConvInteger, MatMulInteger, QLinearConv and QLinearMatMul
+ *   become: the same groups with x and the weights centred but not
+ *   scaled (Convert [-> Subtract]), QLinear's requantization (Multiply
+ *   by x_scale * w_scale / y_scale, Round ...) taken as their Q;
  * - DQ(a) + DQ(b) (same shape), optional Relu/Clamp, Q: NprQAdd;
  * - DQ(x), Relu/Clamp chain, Q: NprQLut, a 256-byte table computed with
  *   the same float operations as the nodes it replaces;
  * - any other DQ: NprDequantize; any other Q: NprQuantize.
  *
  * DQ here is Convert(u8 -> f32) [-> Subtract(scalar)] -> Multiply(scalar)
- * (weights: i8, per-channel scales along axis 0, zero points 0); Q is
- * Divide(scalar) -> Round(half_to_even) [-> Add(scalar)] ->
- * Clamp(0, 255) -> Convert(u8): what lib/onnx/math.c translates them
- * into.  Everything else stays f32.  Each new node takes the place of
- * the last node of its group (finish()); the others are left to the
+ * (weights: i8 or u8 minus zero points per tensor or per channel, which
+ * must leave them within i8, times scales per tensor or per output
+ * channel); Q is Divide(scalar) -> Round(half_to_even) [-> Add(scalar)]
+ * -> Clamp(0, 255) -> Convert(u8): what lib/onnx/math.c translates them
+ * into.  Everything else stays f32 (s8 activations, u8 weights off i8
+ * once centred, batched weights).  Each new node takes the place of the
+ * last node of its group (finish()); the others are left to the
  * dead-node marking.
  */
 #include <errno.h>
@@ -118,20 +127,19 @@ static int dq_src(struct lowp *l, int v, float *s, int *z)
 	return c->in[0];
 }
 
-/* Divide node @d starts a Q: its u8 output, scale and zero point; or -1 */
-static int q_from(struct lowp *l, int d, float *s, int *z)
+/*
+ * The rest of a Q from @v, its scaled value, on: Round(half_to_even)
+ * [-> Add(zero point)] -> Clamp(0, 255) -> Convert(u8).  Its u8 output
+ * and zero point; or -1.
+ */
+static int q_tail(struct lowp *l, int v, int *z)
 {
 	struct npr_graph *g = l->g;
-	const struct npr_node *n = &g->nodes[d];
 	const struct npr_eltwise_params *ep;
 	const struct npr_math_params *mp;
-	int u;
+	const struct npr_node *n;
+	int u = sole_user(l, v);
 
-	if (n->dead || !is(n, "Divide") || n->nin != 2 ||
-	    !scalar_of(l, n->in[1], s) || !(*s > 0) ||
-	    g->vals[n->in[0]].type != NPR_ELEM_F32)
-		return -1;
-	u = sole_user(l, n->out[0]);
 	if (u < 0 || !is(&g->nodes[u], "Round"))
 		return -1;
 	mp = g->nodes[u].params;
@@ -156,6 +164,19 @@ static int q_from(struct lowp *l, int d, float *s, int *z)
 	if (g->vals[g->nodes[u].out[0]].type != NPR_ELEM_U8)
 		return -1;
 	return g->nodes[u].out[0];
+}
+
+/* Divide node @d starts a Q: its u8 output, scale and zero point; or -1 */
+static int q_from(struct lowp *l, int d, float *s, int *z)
+{
+	struct npr_graph *g = l->g;
+	const struct npr_node *n = &g->nodes[d];
+
+	if (n->dead || !is(n, "Divide") || n->nin != 2 ||
+	    !scalar_of(l, n->in[1], s) || !(*s > 0) ||
+	    g->vals[n->in[0]].type != NPR_ELEM_F32)
+		return -1;
+	return q_tail(l, n->out[0], z);
 }
 
 /* @v's only reader starts a Q: as q_from(); or -1 */
@@ -214,14 +235,15 @@ static void qbounds(float lo, float hi, float s, int z, int *qlo, int *qhi)
 		*qhi = *qlo;
 }
 
-static int new_node(struct lowp *l, int like, const char *type, int nin,
-		    const int *in)
+/* a node of @type reading @in, named for node @like and @suffix */
+static int new_node_as(struct lowp *l, int like, const char *type,
+		       const char *suffix, int nin, const int *in)
 {
 	struct npr_graph *g = l->g;
 	char name[256];
 	int ni, j, err;
 
-	snprintf(name, sizeof(name), "%.200s/%s", g->nodes[like].name, type);
+	snprintf(name, sizeof(name), "%.200s/%s", g->nodes[like].name, suffix);
 	ni = npr_graph_add_node(g, name, type, 1, g->nodes[like].layer_id);
 	if (ni < 0)
 		return ni;
@@ -234,6 +256,20 @@ static int new_node(struct lowp *l, int like, const char *type, int nin,
 	for (j = 0; j < nin; j++)
 		g->nodes[ni].in[j] = in[j];
 	return ni;
+}
+
+static int new_node(struct lowp *l, int like, const char *type, int nin,
+		    const int *in)
+{
+	return new_node_as(l, like, type, type, nin, in);
+}
+
+static int parse_infer(struct npr_graph *g, int ni)
+{
+	struct npr_node *n = &g->nodes[ni];
+	int err = n->op->parse ? n->op->parse(g, n) : 0;
+
+	return err ? err : n->op->infer(g, n);
 }
 
 /* a Const node holding @data (taken), its value index */
@@ -320,64 +356,334 @@ static int finish(struct lowp *l, int ni, int old)
 }
 
 /*
- * The int8 weights behind folded f32 weights @w: [K, ...] i8 data and
- * the per-channel scales (@ns of them: 1 or K); NULL when @w is not a
- * folded DQ of i8 weights with zero points 0.
+ * @v = x of an integer product: DQ(x) (dq_src()), or with no scale (1)
+ * Convert(u8 -> f32) [-> Subtract(scalar zero point)], what ONNX
+ * ConvInteger, MatMulInteger, QLinearConv and QLinearMatMul centre their
+ * input with: the u8 value, its scale and zero point; or -1.
  */
-static const int8_t *w_src(struct lowp *l, int w, int64_t numel,
-			   const float **sc, int64_t *ns)
+static int act_src(struct lowp *l, int v, float *s, int *z)
 {
-	struct npr_node *m = prod(l, w), *a, *c;
-	const struct npr_value *sv, *qv;
-	int k;
+	const struct npr_value *x;
+	struct npr_node *a = prod(l, v);
+	int q = dq_src(l, v, s, z);
+
+	if (q >= 0)
+		return q;
+	*s = 1;
+	*z = 0;
+	if (a && !a->dead && is(a, "Subtract") && a->nin == 2) {
+		if (!zero_of(l, a->in[1], z))
+			return -1;
+		a = prod(l, a->in[0]);
+	}
+	if (!a || a->dead || !is(a, "Convert") || a->nin != 1)
+		return -1;
+	x = &l->g->vals[a->in[0]];
+	if (x->type != NPR_ELEM_U8 || x->data ||
+	    l->g->vals[a->out[0]].type != NPR_ELEM_F32)
+		return -1;
+	return a->in[0];
+}
+
+/*
+ * Constant f32 @v as values per channel along axis @axis of a value of
+ * shape @s (broadcast with the trailing dims aligned): its data and count
+ * in *@cnt, 1 or @k; NULL when it is not, or not finite.
+ */
+static const float *chan_of(struct lowp *l, int v, const struct npr_shape *s,
+			    int axis, int64_t k, int64_t *cnt)
+{
+	const struct npr_value *x = &l->g->vals[v];
+	const float *f = x->data;
+	int64_t i;
+	int j;
+
+	if (!f || x->type != NPR_ELEM_F32 || x->shape.rank > s->rank)
+		return NULL;
+	for (j = 0; j < x->shape.rank; j++)
+		if (x->shape.d[j] != 1 &&
+		    (s->rank - x->shape.rank + j != axis || x->shape.d[j] != k))
+			return NULL;
+	*cnt = npr_shape_numel(&x->shape);
+	if (*cnt != 1 && *cnt != k)
+		return NULL;
+	for (i = 0; i < *cnt; i++)
+		if (!isfinite(f[i]))
+			return NULL;
+	return f;
+}
+
+/* flat index @i of shape @s in a tensor of shape @p broadcast to @s */
+static int64_t bcast_index(const struct npr_shape *s, const struct npr_shape *p,
+			   int64_t i)
+{
+	int64_t r = 0, st = 1, d;
+	int j, pj;
+
+	for (j = s->rank - 1; j >= 0; j--) {
+		d = i % s->d[j];
+		i /= s->d[j];
+		pj = j - (s->rank - p->rank);
+		if (pj < 0)
+			continue;
+		if (p->d[pj] != 1)
+			r += d * st;
+		st *= p->d[pj];
+	}
+	return r;
+}
+
+/* @q (@n values, i8 or u8) minus zero points @zv into @c; false if off i8 */
+static bool centre(struct lowp *l, const struct npr_value *q, int zv,
+		   int8_t *c, int64_t n)
+{
+	const struct npr_value *z = zv >= 0 ? &l->g->vals[zv] : NULL;
+	const float *zf = z ? z->data : NULL;
+	int64_t i;
+	int j;
+
+	if (z && (!zf || z->type != NPR_ELEM_F32 ||
+		  z->shape.rank > q->shape.rank))
+		return false;
+	for (j = 0; z && j < z->shape.rank; j++) {
+		int64_t d = q->shape.d[q->shape.rank - z->shape.rank + j];
+
+		if (z->shape.d[j] != 1 && z->shape.d[j] != d)
+			return false;
+	}
+	/* zero points 0 (symmetric weights): nothing to index */
+	for (i = 0; zf && i < npr_shape_numel(&z->shape) && !zf[i]; i++)
+		;
+	if (zf && i == npr_shape_numel(&z->shape))
+		zf = NULL;
+	for (i = 0; i < n; i++) {
+		float v = q->type == NPR_ELEM_I8 ?
+			  ((const int8_t *)q->data)[i] :
+			  ((const uint8_t *)q->data)[i];
+
+		if (zf)
+			v -= zf[npr_shape_numel(&z->shape) == 1 ? 0 :
+				bcast_index(&q->shape, &z->shape, i)];
+		if (!(v >= -128 && v <= 127) || v != floorf(v))
+			return false;
+		c[i] = (int8_t)v;
+	}
+	return true;
+}
+
+/*
+ * The int8 weights behind folded f32 weights @w: a Convert of i8 or u8
+ * constants [-> Subtract(zero points)] [-> Multiply(scales along axis
+ * @axis of them, 1 or @k)] [-> Reshape].  Returns the constants minus
+ * their zero points (allocated; NULL when one leaves i8 or @w is no such
+ * value), with the quantized value in *@qv and the scales in *@sc, *@ns.
+ */
+static int8_t *w_centred(struct lowp *l, int w, int axis, int64_t k,
+			 int *qv, const float **sc, int64_t *ns)
+{
+	static const float one = 1.0f;
+	struct npr_graph *g = l->g;
+	struct npr_node *m = prod(l, w), *a;
+	const struct npr_value *q;
+	int sv = -1, zv = -1;
+	int64_t n;
+	int8_t *c;
 
 	if (m && is(m, "Reshape"))
 		m = prod(l, m->in[0]);
-	if (!m || !is(m, "Multiply") || m->nin != 2)
-		return NULL;
-	sv = &l->g->vals[m->in[1]];
-	a = prod(l, m->in[0]);
+	a = m;
+	if (m && is(m, "Multiply") && m->nin == 2) {
+		sv = m->in[1];
+		a = prod(l, m->in[0]);
+	}
 	if (a && is(a, "Subtract") && a->nin == 2) {
-		const struct npr_value *zv = &l->g->vals[a->in[1]];
-
-		if (!zv->data || zv->type != NPR_ELEM_F32)
-			return NULL;
-		for (k = 0; k < npr_shape_numel(&zv->shape); k++)
-			if (((const float *)zv->data)[k] != 0)
-				return NULL;
+		zv = a->in[1];
 		a = prod(l, a->in[0]);
 	}
-	c = a;
-	if (!c || !is(c, "Convert") || c->nin != 1)
+	if (!a || !is(a, "Convert") || a->nin != 1)
 		return NULL;
-	qv = &l->g->vals[c->in[0]];
-	if (!qv->data || qv->type != NPR_ELEM_I8 || !sv->data ||
-	    sv->type != NPR_ELEM_F32 || npr_shape_numel(&qv->shape) != numel)
+	*qv = a->in[0];
+	q = &g->vals[*qv];
+	n = npr_shape_numel(&q->shape);
+	if (!q->data || (q->type != NPR_ELEM_I8 && q->type != NPR_ELEM_U8) ||
+	    n != npr_shape_numel(&g->vals[w].shape) || n < 1)
 		return NULL;
-	*sc = sv->data;
-	*ns = npr_shape_numel(&sv->shape);
-	return qv->data;
+	*sc = &one;
+	*ns = 1;
+	if (sv >= 0) {
+		*sc = chan_of(l, sv, &q->shape, axis, k, ns);
+		if (!*sc)
+			return NULL;
+	}
+	c = malloc(n);
+	if (c && !centre(l, q, zv, c, n)) {
+		free(c);
+		c = NULL;
+	}
+	return c;
 }
 
-/* Is Add @a (reading @v) an Add of K per-channel f32 constants? */
+/* Is Add @a (reading @v, shape @s) an Add of per-channel constants? */
 static const float *bias_of(struct lowp *l, const struct npr_node *a, int v,
-			    int64_t K)
+			    int axis, int64_t k, int64_t *cnt)
 {
-	int other = a->in[0] == v ? a->in[1] : a->in[0];
-	const struct npr_value *ov = &l->g->vals[other];
-	const struct npr_shape *s = &ov->shape;
-	int k;
+	const struct npr_shape *s = &l->g->vals[v].shape;
 
-	if (!is(a, "Add") || a->nin != 2 || !ov->data ||
-	    ov->type != NPR_ELEM_F32 || npr_shape_numel(s) != K ||
-	    s->rank != 4 || s->d[1] != K ||
-	    !npr_shape_eq(&l->g->vals[a->out[0]].shape,
-			  &l->g->vals[v].shape))
+	if (!is(a, "Add") || a->nin != 2 ||
+	    !npr_shape_eq(&l->g->vals[a->out[0]].shape, s))
 		return NULL;
-	for (k = 0; k < 4; k++)
-		if (k != 1 && s->d[k] != 1)
-			return NULL;
-	return ov->data;
+	return chan_of(l, a->in[0] == v ? a->in[1] : a->in[0], s, axis, k,
+		       cnt);
+}
+
+/*
+ * @v's only reader starts a Q by multipliers (per tensor or per
+ * channel): Multiply -> Round ... Convert(u8), as ONNX QLinearConv and
+ * QLinearMatMul requantize.  Its u8 output; or -1.
+ */
+static int qm_after(struct lowp *l, int v, int axis, int64_t k,
+		    const float **m, int64_t *nm, int *z)
+{
+	struct npr_graph *g = l->g;
+	const struct npr_node *n;
+	int u = sole_user(l, v);
+
+	if (u < 0)
+		return -1;
+	n = &g->nodes[u];
+	if (!is(n, "Multiply") || n->nin != 2 ||
+	    !npr_shape_eq(&g->vals[n->out[0]].shape, &g->vals[v].shape))
+		return -1;
+	*m = chan_of(l, n->in[0] == v ? n->in[1] : n->in[0],
+		     &g->vals[v].shape, axis, k, nm);
+	return *m ? q_tail(l, n->out[0], z) : -1;
+}
+
+/* what follows an integer product of @k channels along @axis */
+struct tail {
+	const float *bias, *m;	/* per channel (nb, nm of them), or NULL */
+	int64_t nb, nm;
+	float lo, hi;		/* Relu/Clamp */
+	int last;		/* the value the group ends in */
+	bool u8;		/* in a Q: y_scale sy, zero point zy */
+	float sy;
+	int zy;
+};
+
+static void tail_of(struct lowp *l, int v, int axis, int64_t k,
+		    struct tail *t)
+{
+	struct npr_graph *g = l->g;
+	int u = sole_user(l, v), q;
+
+	memset(t, 0, sizeof(*t));
+	t->sy = 1;
+	if (u >= 0 && (t->bias = bias_of(l, &g->nodes[u], v, axis, k, &t->nb)))
+		v = g->nodes[u].out[0];
+	t->last = acts(l, v, &t->lo, &t->hi);
+	q = q_after(l, t->last, &t->sy, &t->zy);
+	if (q < 0 && t->last == v)
+		q = qm_after(l, v, axis, k, &t->m, &t->nm, &t->zy);
+	if (q >= 0) {
+		t->last = q;
+		t->u8 = true;
+	}
+}
+
+/* where an NprQConv is: strides, dilations, pads, kernel, groups */
+struct geom {
+	int64_t stride[2], dil[2], pb[2], pe[2], kernel[2], groups;
+};
+
+/*
+ * An NprQConv of @k output channels reading u8 @x (zero point @zx,
+ * scale @sx) with weights @wc (centred, row r of channel c at
+ * wc[c * win + r], or at wc[r * k + c] when @tr), scales @wsc (1 or @k)
+ * and tail @t: its node index, not yet placed.
+ */
+static int qconv_node(struct lowp *l, int like, int x, float sx, int zx,
+		      int64_t k, int64_t win, const int8_t *wc, bool tr,
+		      const float *wsc, int64_t ns, const struct tail *t,
+		      const struct geom *ge)
+{
+	struct npr_graph *g = l->g;
+	int64_t kr = (win + 3) & ~(int64_t)3, c, r;
+	int in[5], ni, err, qlo, qhi;
+	struct npr_node *n;
+	int8_t *W = calloc(k * kr, 1);
+	int32_t *ws32 = calloc(k, sizeof(*ws32));
+	float *mul = malloc(k * sizeof(*mul));
+	float *add = malloc(k * sizeof(*add));
+
+	if (!W || !ws32 || !mul || !add) {
+		free(W);
+		free(ws32);
+		free(mul);
+		free(add);
+		return -ENOMEM;
+	}
+	for (c = 0; c < k; c++) {
+		float s = sx * wsc[ns == 1 ? 0 : c];
+		float b = t->bias ? t->bias[t->nb == 1 ? 0 : c] : 0.0f;
+		float m = t->m ? t->m[t->nm == 1 ? 0 : c] : 1.0f;
+
+		for (r = 0; r < win; r++) {
+			int8_t v = tr ? wc[r * k + c] : wc[c * win + r];
+
+			W[c * kr + r] = v;
+			ws32[c] += v;
+		}
+		/* a multiplier scales the whole sum: (acc * s + b) * m */
+		mul[c] = t->m ? s * m : s;
+		add[c] = t->m ? (float)((double)b * m) : b;
+	}
+	in[0] = x;
+	in[1] = new_const(l, like, NPR_ELEM_I8, k, kr, W);
+	in[2] = in[1] < 0 ? in[1] :
+		new_const(l, like, NPR_ELEM_I32, k, 0, ws32);
+	in[3] = in[2] < 0 ? in[2] : new_const(l, like, NPR_ELEM_F32, k, 0, mul);
+	in[4] = in[3] < 0 ? in[3] : new_const(l, like, NPR_ELEM_F32, k, 0, add);
+	if (in[4] < 0) {
+		if (in[1] < 0)
+			free(ws32);
+		if (in[2] < 0)
+			free(mul);
+		if (in[3] < 0)
+			free(add);
+		return in[4];
+	}
+	ni = new_node(l, like, "NprQConv", 5, in);
+	if (ni < 0)
+		return ni;
+	n = &g->nodes[ni];
+	err = set(n, "strides", "%lld,%lld", (long long)ge->stride[0],
+		  (long long)ge->stride[1]);
+	err = err ? err : set(n, "dilations", "%lld,%lld",
+			      (long long)ge->dil[0], (long long)ge->dil[1]);
+	err = err ? err : set(n, "pads_begin", "%lld,%lld",
+			      (long long)ge->pb[0], (long long)ge->pb[1]);
+	err = err ? err : set(n, "pads_end", "%lld,%lld",
+			      (long long)ge->pe[0], (long long)ge->pe[1]);
+	err = err ? err : set(n, "kernel", "%lld,%lld",
+			      (long long)ge->kernel[0],
+			      (long long)ge->kernel[1]);
+	err = err ? err : set(n, "group", "%lld", (long long)ge->groups);
+	err = err ? err : set(n, "kr", "%lld", (long long)kr);
+	err = err ? err : set(n, "x_zero", "%d", zx);
+	if (t->u8) {
+		qbounds(t->lo, t->hi, t->sy, t->zy, &qlo, &qhi);
+		err = err ? err : set(n, "y_zero", "%d", t->zy);
+		err = err ? err : set(n, "y_scale", "%.9g", t->sy);
+		err = err ? err : set(n, "lo", "%d", qlo);
+		err = err ? err : set(n, "hi", "%d", qhi);
+	} else {
+		err = err ? err : set(n, "out", "f32");
+		if (!isinf(t->lo))
+			err = err ? err : set(n, "flo", "%.9g", t->lo);
+		if (!isinf(t->hi))
+			err = err ? err : set(n, "fhi", "%.9g", t->hi);
+	}
+	return err ? err : ni;
 }
 
 static int try_conv(struct lowp *l, int ci)
@@ -386,20 +692,19 @@ static int try_conv(struct lowp *l, int ci)
 	struct npr_node *n = &g->nodes[ci];
 	const struct npr_conv_params *cp = n->params;
 	const struct npr_shape *ws = &g->vals[n->in[1]].shape;
-	const int8_t *wq;
-	const float *wsc, *bias = NULL;
-	int64_t K, G, cg, kh, kw, win, kr, ns, k, r;
-	float sx, sy = 1, lo, hi;
-	int qx, zx, zy = 0, v, u, last, qy, ni, in[5], err, qlo, qhi;
-	int8_t *W;
-	int32_t *ws32;
-	float *mul, *add;
+	const float *wsc;
+	struct geom ge;
+	struct tail t;
+	int64_t K, G, cg, kh, kw, win, ns;
+	float sx;
+	int qx, zx, qv, ni, i;
+	int8_t *wc;
 
 	if (!cp || cp->nsp != 2 || cp->auto_pad != NPR_PAD_EXPLICIT ||
 	    g->vals[n->out[0]].type != NPR_ELEM_F32 ||
 	    !g->vals[n->in[1]].data)
 		return 0;
-	qx = dq_src(l, n->in[0], &sx, &zx);
+	qx = act_src(l, n->in[0], &sx, &zx);
 	if (qx < 0)
 		return 0;
 	K = g->vals[n->out[0]].shape.d[1];
@@ -410,90 +715,163 @@ static int try_conv(struct lowp *l, int ci)
 	kh = ws->d[ws->rank - 2];
 	kw = ws->d[ws->rank - 1];
 	win = cg * kh * kw;
-	wq = w_src(l, n->in[1], K * win, &wsc, &ns);
-	if (!wq || (ns != 1 && ns != K))
+	wc = w_centred(l, n->in[1], 0, K, &qv, &wsc, &ns);
+	if (!wc)
 		return 0;
-	/* the chain after it */
-	v = n->out[0];
-	u = sole_user(l, v);
-	if (u >= 0 && (bias = bias_of(l, &g->nodes[u], v, K)))
-		v = g->nodes[u].out[0];
-	last = acts(l, v, &lo, &hi);
-	qy = q_after(l, last, &sy, &zy);
-	if (qy < 0) {
-		/* f32 out: the last node of the chain gives way */
-		qy = last;
+	if (npr_shape_numel(&g->vals[qv].shape) != K * win ||
+	    g->vals[qv].shape.d[0] != K) {
+		free(wc);
+		return 0;
 	}
-	kr = (win + 3) & ~(int64_t)3;
-	W = calloc(K * kr, 1);
-	ws32 = calloc(K, sizeof(*ws32));
-	mul = malloc(K * sizeof(*mul));
-	add = malloc(K * sizeof(*add));
-	if (!W || !ws32 || !mul || !add) {
-		free(W);
-		free(ws32);
-		free(mul);
-		free(add);
-		return -ENOMEM;
+	/* the chain after it; without a Q, its last node gives way */
+	tail_of(l, n->out[0], 1, K, &t);
+	for (i = 0; i < 2; i++) {
+		ge.stride[i] = cp->stride[i];
+		ge.dil[i] = cp->dil[i];
+		ge.pb[i] = cp->pb[i];
+		ge.pe[i] = cp->pe[i];
 	}
-	for (k = 0; k < K; k++) {
-		float s = sx * wsc[ns == 1 ? 0 : k];
-		float b = bias ? bias[k] : 0.0f;
+	ge.kernel[0] = kh;
+	ge.kernel[1] = kw;
+	ge.groups = G;
+	ni = qconv_node(l, ci, qx, sx, zx, K, win, wc, false, wsc, ns, &t, &ge);
+	free(wc);
+	return ni < 0 ? ni : finish(l, ni, t.last);
+}
 
-		for (r = 0; r < win; r++) {
-			W[k * kr + r] = wq[k * win + r];
-			ws32[k] += wq[k * win + r];
-		}
-		mul[k] = s;
-		add[k] = b;
-	}
-	in[0] = qx;
-	in[1] = new_const(l, ci, NPR_ELEM_I8, K, kr, W);
-	in[2] = in[1] < 0 ? in[1] :
-		new_const(l, ci, NPR_ELEM_I32, K, 0, ws32);
-	in[3] = in[2] < 0 ? in[2] : new_const(l, ci, NPR_ELEM_F32, K, 0, mul);
-	in[4] = in[3] < 0 ? in[3] : new_const(l, ci, NPR_ELEM_F32, K, 0, add);
-	if (in[4] < 0) {
-		if (in[1] < 0)
-			free(ws32);
-		if (in[2] < 0)
-			free(mul);
-		if (in[3] < 0)
-			free(add);
-		return in[4];
-	}
-	ni = new_node(l, ci, "NprQConv", 5, in);
+/*
+ * A new node @ni (parsed, inferred here) in the place of node @slot of a
+ * group, which then writes a value no one will read: after its inputs,
+ * before its readers.  Its output value.
+ */
+static int place(struct lowp *l, int ni, int slot)
+{
+	int err = parse_infer(l->g, ni);
+
+	if (err)
+		return err;
+	swap_nodes(l->g, slot, ni);
+	return l->g->nodes[slot].out[0];
+}
+
+/* a Reshape of @v to @rank dims @d, named @like's name + @suffix */
+static int reshape_node(struct lowp *l, int like, int v, int rank,
+			const int64_t *d, const char *suffix)
+{
+	int64_t *t = malloc(rank * sizeof(*t));
+	int in[2], ni, err;
+
+	if (t)
+		memcpy(t, d, rank * sizeof(*t));
+	in[0] = v;
+	in[1] = new_const(l, like, NPR_ELEM_I64, rank, 0, t);
+	if (in[1] < 0)
+		return in[1];
+	ni = new_node_as(l, like, "Reshape", suffix, 2, in);
 	if (ni < 0)
 		return ni;
-	n = &g->nodes[ni];
-	cp = g->nodes[ci].params;
-	err = set(n, "strides", "%lld,%lld", (long long)cp->stride[0],
-		  (long long)cp->stride[1]);
-	err = err ? err : set(n, "dilations", "%lld,%lld",
-			      (long long)cp->dil[0], (long long)cp->dil[1]);
-	err = err ? err : set(n, "pads_begin", "%lld,%lld",
-			      (long long)cp->pb[0], (long long)cp->pb[1]);
-	err = err ? err : set(n, "pads_end", "%lld,%lld",
-			      (long long)cp->pe[0], (long long)cp->pe[1]);
-	err = err ? err : set(n, "kernel", "%lld,%lld", (long long)kh,
-			      (long long)kw);
-	err = err ? err : set(n, "group", "%lld", (long long)G);
-	err = err ? err : set(n, "kr", "%lld", (long long)kr);
-	err = err ? err : set(n, "x_zero", "%d", zx);
-	if (g->vals[qy].type == NPR_ELEM_U8) {
-		qbounds(lo, hi, sy, zy, &qlo, &qhi);
-		err = err ? err : set(n, "y_zero", "%d", zy);
-		err = err ? err : set(n, "y_scale", "%.9g", sy);
-		err = err ? err : set(n, "lo", "%d", qlo);
-		err = err ? err : set(n, "hi", "%d", qhi);
-	} else {
-		err = err ? err : set(n, "out", "f32");
-		if (!isinf(lo))
-			err = err ? err : set(n, "flo", "%.9g", lo);
-		if (!isinf(hi))
-			err = err ? err : set(n, "fhi", "%.9g", hi);
+	err = set(&l->g->nodes[ni], "special_zero", "false");
+	return err ? err : ni;
+}
+
+/*
+ * MatMul of x (DQ'd or centred u8) [..., K] and constant int8 weights
+ * [K, N] (or [N, K] transposed), bias, Relu/Clamp, Q: an NprQConv of the
+ * x rows as images of one pixel, [M, K, 1, 1] -> [M, N, 1, 1], between
+ * two Reshapes.  The first Reshape and the NprQConv take the places of
+ * two nodes of the group before its last (x's DQ when only the MatMul
+ * reads it, the MatMul, the bias Add, the Q's nodes); a group without
+ * them stays f32.
+ */
+static int try_matmul(struct lowp *l, int mi)
+{
+	static const struct geom ge = {
+		{ 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, { 1, 1 }, 1
+	};
+	struct npr_graph *g = l->g;
+	const struct npr_node *n = &g->nodes[mi];
+	const struct npr_nn_params *p = n->params;
+	const struct npr_shape *xs, *ws;
+	struct npr_shape ys;
+	const float *wsc;
+	struct tail t;
+	int64_t K, N, M, ns, d[4];
+	int qx, zx, qv, v, u, ni, slot[8], nslot = 0, i, last;
+	float sx;
+	int8_t *wc;
+
+	if (!p || p->ta || n->nin != 2 ||
+	    g->vals[n->out[0]].type != NPR_ELEM_F32 ||
+	    !g->vals[n->in[1]].data)
+		return 0;
+	xs = &g->vals[n->in[0]].shape;
+	ws = &g->vals[n->in[1]].shape;
+	ys = g->vals[n->out[0]].shape;
+	if (ws->rank != 2 || xs->rank < 1 || !npr_shape_static(xs))
+		return 0;
+	K = xs->d[xs->rank - 1];
+	N = ws->d[p->tb ? 0 : 1];
+	if (K < 1 || N < 1 || ws->d[p->tb ? 1 : 0] != K ||
+	    npr_shape_numel(xs) < K)
+		return 0;
+	M = npr_shape_numel(xs) / K;
+	qx = act_src(l, n->in[0], &sx, &zx);
+	if (qx < 0)
+		return 0;
+	tail_of(l, n->out[0], ys.rank - 1, N, &t);
+	/*
+	 * The places: x's DQ nodes when they are read only on the way here,
+	 * and the group's nodes before its last.
+	 */
+	last = g->vals[t.last].producer;
+	for (v = n->in[0]; v != qx && nslot < 4 && l->uses[v] == 1;) {
+		const struct npr_node *a = prod(l, v);
+
+		slot[nslot++] = g->vals[v].producer;
+		v = a->nin == 2 && g->vals[a->in[0]].data ? a->in[1] : a->in[0];
 	}
-	return err ? err : finish(l, ni, qy);
+	for (v = n->out[0], u = mi; u != last && nslot < 8;
+	     v = g->nodes[u].out[0]) {
+		slot[nslot++] = u;
+		u = sole_user(l, v);
+		if (u < 0)
+			return 0;
+	}
+	if (nslot < 2)
+		return 0;
+	/* the two earliest places, in order */
+	for (i = 1; i < nslot; i++)
+		if (slot[i] < slot[0]) {
+			int s = slot[0];
+
+			slot[0] = slot[i];
+			slot[i] = s;
+		}
+	for (i = 2; i < nslot; i++)
+		if (slot[i] < slot[1]) {
+			int s = slot[1];
+
+			slot[1] = slot[i];
+			slot[i] = s;
+		}
+	wc = w_centred(l, n->in[1], p->tb ? 0 : 1, N, &qv, &wsc, &ns);
+	if (!wc)
+		return 0;
+	if (!npr_shape_eq(&g->vals[qv].shape, ws)) {
+		free(wc);
+		return 0;
+	}
+	d[0] = M;
+	d[1] = K;
+	d[2] = d[3] = 1;
+	ni = reshape_node(l, mi, qx, 4, d, "x4d");
+	v = ni < 0 ? ni : place(l, ni, slot[0]);
+	ni = v < 0 ? v : qconv_node(l, mi, v, sx, zx, N, K, wc, !p->tb, wsc,
+				    ns, &t, &ge);
+	free(wc);
+	v = ni < 0 ? ni : place(l, ni, slot[1]);
+	ni = v < 0 ? v : reshape_node(l, mi, v, ys.rank, ys.d, "y");
+	return ni < 0 ? ni : finish(l, ni, t.last);
 }
 
 /* DQ(a) + DQ(b), Relu/Clamp, Q */
@@ -655,14 +1033,6 @@ static int clone_node(struct lowp *l, int like, int nin, const int *in)
 	for (j = 0; j < nin; j++)
 		g->nodes[ni].in[j] = in[j];
 	return ni;
-}
-
-static int parse_infer(struct npr_graph *g, int ni)
-{
-	struct npr_node *n = &g->nodes[ni];
-	int err = n->op->parse ? n->op->parse(g, n) : 0;
-
-	return err ? err : n->op->infer(g, n);
 }
 
 /*
@@ -872,6 +1242,8 @@ static int rule_conv(struct lowp *l, int i)
 {
 	const struct npr_node *n = &l->g->nodes[i];
 
+	if (is(n, "MatMul"))
+		return try_matmul(l, i);
 	return is(n, "Convolution") || is(n, "GroupConvolution") ?
 	       try_conv(l, i) : 0;
 }
