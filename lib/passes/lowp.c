@@ -11,8 +11,9 @@
  *   point's correction) and the per-channel scale and offset made here,
  *   once; u8 out when a Q follows, else f32;
  * - the same into MatMul (what ONNX MatMul and Gemm become) with constant
- *   2-D weights: an NprQConv of x's rows as images of one pixel, [M, K,
- *   1, 1] -> [M, N, 1, 1], between two Reshapes;
+ *   2-D weights: an NprQConv of one image whose pixels are x's M rows,
+ *   [1, K, M, 1] -> [1, N, M, 1], x and the result transposed to and from
+ *   it (try_matmul());
  * - what ONNX ConvInteger, MatMulInteger, QLinearConv and QLinearMatMul
  *   become: the same groups with x and the weights centred but not
  *   scaled (Convert [-> Subtract]), QLinear's requantization (Multiply
@@ -754,9 +755,22 @@ static int place(struct lowp *l, int ni, int slot)
 	return l->g->nodes[slot].out[0];
 }
 
-/* a Reshape of @v to @rank dims @d, named @like's name + @suffix */
-static int reshape_node(struct lowp *l, int like, int v, int rank,
-			const int64_t *d, const char *suffix)
+/* place() that keeps *@like the index of the node it names */
+static int place_as(struct lowp *l, int ni, int slot, int *like)
+{
+	int v = place(l, ni, slot);
+
+	if (v >= 0 && *like == slot)
+		*like = ni;
+	return v;
+}
+
+/*
+ * A Reshape of @v to the @rank dims @d, or a Transpose of it by the
+ * order @d, named for node @like and @suffix.
+ */
+static int view_node(struct lowp *l, int like, const char *type, int v,
+		     int rank, const int64_t *d, const char *suffix)
 {
 	int64_t *t = malloc(rank * sizeof(*t));
 	int in[2], ni, err;
@@ -767,8 +781,8 @@ static int reshape_node(struct lowp *l, int like, int v, int rank,
 	in[1] = new_const(l, like, NPR_ELEM_I64, rank, 0, t);
 	if (in[1] < 0)
 		return in[1];
-	ni = new_node_as(l, like, "Reshape", suffix, 2, in);
-	if (ni < 0)
+	ni = new_node_as(l, like, type, suffix, 2, in);
+	if (ni < 0 || strcmp(type, "Reshape"))
 		return ni;
 	err = set(&l->g->nodes[ni], "special_zero", "false");
 	return err ? err : ni;
@@ -776,18 +790,22 @@ static int reshape_node(struct lowp *l, int like, int v, int rank,
 
 /*
  * MatMul of x (DQ'd or centred u8) [..., K] and constant int8 weights
- * [K, N] (or [N, K] transposed), bias, Relu/Clamp, Q: an NprQConv of the
- * x rows as images of one pixel, [M, K, 1, 1] -> [M, N, 1, 1], between
- * two Reshapes.  The first Reshape and the NprQConv take the places of
- * two nodes of the group before its last (x's DQ when only the MatMul
- * reads it, the MatMul, the bias Add, the Q's nodes); a group without
- * them stays f32.
+ * [K, N] (or [N, K] transposed), bias, Relu/Clamp, Q: an NprQConv of one
+ * image whose M pixels are x's rows, [1, K, M, 1] -> [1, N, M, 1], with
+ * x and the result transposed to and from it (Reshape, Transpose).  The
+ * nodes before the last take the places of nodes of the group before
+ * its last (x's DQ when only the MatMul reads it, the MatMul, the bias
+ * Add, the Q's nodes).  With fewer than four such places, or one row,
+ * the rows are images of one pixel instead, [M, K, 1, 1] -> [M, N, 1,
+ * 1] between two Reshapes (the kernel packs a block per image, slow for
+ * many rows); with fewer than two, the group stays f32.
  */
 static int try_matmul(struct lowp *l, int mi)
 {
 	static const struct geom ge = {
 		{ 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, { 1, 1 }, 1
 	};
+	static const int64_t swap12[4] = { 0, 2, 1, 3 };
 	struct npr_graph *g = l->g;
 	const struct npr_node *n = &g->nodes[mi];
 	const struct npr_nn_params *p = n->params;
@@ -796,7 +814,8 @@ static int try_matmul(struct lowp *l, int mi)
 	const float *wsc;
 	struct tail t;
 	int64_t K, N, M, ns, d[4];
-	int qx, zx, qv, v, u, ni, slot[8], nslot = 0, i, last;
+	int qx, zx, qv, v, u, ni, slot[8], nslot = 0, i, j, last, s;
+	bool image;
 	float sx;
 	int8_t *wc;
 
@@ -821,7 +840,7 @@ static int try_matmul(struct lowp *l, int mi)
 	tail_of(l, n->out[0], ys.rank - 1, N, &t);
 	/*
 	 * The places: x's DQ nodes when they are read only on the way here,
-	 * and the group's nodes before its last.
+	 * and the group's nodes before its last; in order.
 	 */
 	last = g->vals[t.last].producer;
 	for (v = n->in[0]; v != qx && nslot < 4 && l->uses[v] == 1;) {
@@ -839,20 +858,11 @@ static int try_matmul(struct lowp *l, int mi)
 	}
 	if (nslot < 2)
 		return 0;
-	/* the two earliest places, in order */
 	for (i = 1; i < nslot; i++)
-		if (slot[i] < slot[0]) {
-			int s = slot[0];
-
-			slot[0] = slot[i];
-			slot[i] = s;
-		}
-	for (i = 2; i < nslot; i++)
-		if (slot[i] < slot[1]) {
-			int s = slot[1];
-
-			slot[1] = slot[i];
-			slot[i] = s;
+		for (j = i; j > 0 && slot[j] < slot[j - 1]; j--) {
+			s = slot[j];
+			slot[j] = slot[j - 1];
+			slot[j - 1] = s;
 		}
 	wc = w_centred(l, n->in[1], p->tb ? 0 : 1, N, &qv, &wsc, &ns);
 	if (!wc)
@@ -861,16 +871,30 @@ static int try_matmul(struct lowp *l, int mi)
 		free(wc);
 		return 0;
 	}
-	d[0] = M;
-	d[1] = K;
-	d[2] = d[3] = 1;
-	ni = reshape_node(l, mi, qx, 4, d, "x4d");
-	v = ni < 0 ? ni : place(l, ni, slot[0]);
+	image = M > 1 && nslot >= 4;
+	d[0] = image ? 1 : M;
+	d[1] = image ? M : K;
+	d[2] = image ? K : 1;
+	d[3] = 1;
+	s = 0;
+	/* the new nodes are named for the MatMul, wherever place() puts it */
+	ni = view_node(l, mi, "Reshape", qx, 4, d, "x4d");
+	v = ni < 0 ? ni : place_as(l, ni, slot[s++], &mi);
+	if (image) {
+		ni = v < 0 ? v : view_node(l, mi, "Transpose", v, 4, swap12,
+					   "xt");
+		v = ni < 0 ? ni : place_as(l, ni, slot[s++], &mi);
+	}
 	ni = v < 0 ? v : qconv_node(l, mi, v, sx, zx, N, K, wc, !p->tb, wsc,
 				    ns, &t, &ge);
 	free(wc);
-	v = ni < 0 ? ni : place(l, ni, slot[1]);
-	ni = v < 0 ? v : reshape_node(l, mi, v, ys.rank, ys.d, "y");
+	v = ni < 0 ? ni : place_as(l, ni, slot[s++], &mi);
+	if (image) {
+		ni = v < 0 ? v : view_node(l, mi, "Transpose", v, 4, swap12,
+					   "yt");
+		v = ni < 0 ? ni : place_as(l, ni, slot[s++], &mi);
+	}
+	ni = v < 0 ? v : view_node(l, mi, "Reshape", v, ys.rank, ys.d, "y");
 	return ni < 0 ? ni : finish(l, ni, t.last);
 }
 
