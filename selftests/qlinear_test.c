@@ -529,6 +529,7 @@ struct gen {
 	enum wtype w;
 	int qconv;		/* NprQConv nodes expected */
 	bool rows;		/* MatMul rows as one-pixel images */
+	bool s8x;		/* x i8 (zero point -64), not u8 */
 	bool exact;		/* bit for bit */
 };
 
@@ -547,7 +548,7 @@ static float uni(uint32_t *s, float lo, float hi)
 }
 
 #define XS	(4.0f / 255)	/* x in [-1, 3]: scale, zero point */
-#define XZ	64
+#define XZ	64		/* u8; i8: XZ - 128 */
 
 /*
  * The model of @c; *@ystep the output's quantization step (0 without a
@@ -606,7 +607,10 @@ static void *gen_model(const struct gen *c, size_t *len, float *ystep)
 		wd[1] = c->trans_b ? K : N;
 	}
 	mb_scalar(&m, "xs", F32, XS);
-	mb_scalar(&m, "xz", U8, XZ);
+	if (c->s8x)
+		mb_scalar(&m, "xz", I8, XZ - 128);
+	else
+		mb_scalar(&m, "xz", U8, XZ);
 	mb_node(&m, "QuantizeLinear", "x,xs,xz", "xq");
 	mb_init(&m, "wq", wdt, conv ? 4 : 2, wd, w, nw);
 	free(w);
@@ -734,6 +738,14 @@ FIXTURE_VARIANT_ADD(gen, qdq_matmul_tall_per_channel_bias_q) { {
 	.kind = QDQ_MATMUL, .xrank = 2, .xd = { 300, 48 }, .n = 40,
 	.per_channel = true, .bias = 1, .q = true, .qconv = 1,
 } };
+FIXTURE_VARIANT_ADD(gen, qdq_matmul_s8_x_bias_q) { {
+	.kind = QDQ_MATMUL, .xrank = 2, .xd = { 20, 36 }, .n = 11,
+	.per_channel = true, .bias = 1, .q = true, .s8x = true, .qconv = 1,
+} };
+FIXTURE_VARIANT_ADD(gen, qdq_gemm_s8_x_rows) { {
+	.kind = QDQ_GEMM, .xrank = 2, .xd = { 1, 36 }, .n = 11,
+	.trans_b = true, .q = true, .s8x = true, .qconv = 1, .rows = true,
+} };
 FIXTURE_VARIANT_ADD(gen, qdq_matmul_3d_per_channel_q) { {
 	.kind = QDQ_MATMUL, .xrank = 3, .xd = { 2, 3, 40 }, .n = 8,
 	.per_channel = true, .q = true, .qconv = 1,
@@ -771,6 +783,11 @@ FIXTURE_VARIANT_ADD(gen, qlinear_conv_i8_per_channel) { {
 	.kind = QL_CONV, .xrank = 4, .xd = { 1, 3, 7, 7 }, .n = 4, .k = 3,
 	.pad = 1, .per_channel = true, .qconv = 1, .exact = true,
 } };
+FIXTURE_VARIANT_ADD(gen, qlinear_conv_s8_x) { {
+	.kind = QL_CONV, .xrank = 4, .xd = { 1, 5, 6, 6 }, .n = 7, .k = 3,
+	.pad = 1, .per_channel = true, .s8x = true, .qconv = 1,
+	.exact = true,
+} };
 FIXTURE_VARIANT_ADD(gen, qlinear_conv_u8_bias) { {
 	.kind = QL_CONV, .xrank = 4, .xd = { 2, 8, 5, 5 }, .n = 6, .k = 1,
 	.per_channel = true, .w = W_U8, .bias = 1, .qconv = 1,
@@ -783,6 +800,11 @@ FIXTURE_VARIANT_ADD(gen, matmulinteger_u8_per_column) { {
 	.kind = INT_MATMUL, .xrank = 2, .xd = { 5, 12 }, .n = 7,
 	.per_channel = true, .w = W_U8, .qconv = 1, .exact = true,
 	.rows = true,
+} };
+/* an i8 x needs two places that a lone MatMul lacks: f32 */
+FIXTURE_VARIANT_ADD(gen, matmulinteger_s8_x) { {
+	.kind = INT_MATMUL, .xrank = 2, .xd = { 4, 10 }, .n = 3,
+	.s8x = true, .qconv = 0, .exact = true,
 } };
 FIXTURE_VARIANT_ADD(gen, convinteger_u8) { {
 	.kind = INT_CONV, .xrank = 4, .xd = { 1, 2, 5, 5 }, .n = 3, .k = 2,

@@ -18,6 +18,9 @@
  *   become: the same groups with x and the weights centred but not
  *   scaled (Convert [-> Subtract]), QLinear's requantization (Multiply
  *   by x_scale * w_scale / y_scale, Round ...) taken as their Q;
+ * - in both, an i8 x as the u8 x + 128 with its zero point + 128, made
+ *   by an f32 Add and a Convert to u8 (s8_to_u8()) where the group has
+ *   room for them;
  * - DQ(a) + DQ(b) (same shape), optional Relu/Clamp, Q: NprQAdd;
  * - DQ(x), Relu/Clamp chain, Q: NprQLut, a 256-byte table computed with
  *   the same float operations as the nodes it replaces;
@@ -28,8 +31,8 @@
  * must leave them within i8, times scales per tensor or per output
  * channel); Q is Divide(scalar) -> Round(half_to_even) [-> Add(scalar)]
  * -> Clamp(0, 255) -> Convert(u8): what lib/onnx/math.c translates them
- * into.  Everything else stays f32 (s8 activations, u8 weights off i8
- * once centred, batched weights).  Each new node takes the place of the
+ * into.  Everything else stays f32 (u8 weights off i8 once centred,
+ * batched weights).  Each new node takes the place of the
  * last node of its group (finish()); the others are left to the
  * dead-node marking.
  */
@@ -356,33 +359,53 @@ static int finish(struct lowp *l, int ni, int old)
 	return 0;
 }
 
-/*
- * @v = x of an integer product: DQ(x) (dq_src()), or with no scale (1)
- * Convert(u8 -> f32) [-> Subtract(scalar zero point)], what ONNX
- * ConvInteger, MatMulInteger, QLinearConv and QLinearMatMul centre their
- * input with: the u8 value, its scale and zero point; or -1.
- */
-static int act_src(struct lowp *l, int v, float *s, int *z)
+/* scalar @v, an integer in [@lo, @hi], in *@z */
+static bool int_of(struct lowp *l, int v, int lo, int hi, int *z)
 {
-	const struct npr_value *x;
-	struct npr_node *a = prod(l, v);
-	int q = dq_src(l, v, s, z);
+	float f;
 
-	if (q >= 0)
-		return q;
+	if (!scalar_of(l, v, &f) || f != floorf(f) || f < lo || f > hi)
+		return false;
+	*z = (int)f;
+	return true;
+}
+
+/*
+ * @v = x of an integer product: Convert(u8 or i8 -> f32) [-> Subtract
+ * (scalar zero point)] [-> Multiply(scalar scale)], the DQ of a QDQ
+ * model or, without a scale (1), how ONNX ConvInteger, MatMulInteger,
+ * QLinearConv and QLinearMatMul centre their input: the u8 or i8 value,
+ * its scale and zero point, the Convert in *@cv; or -1.
+ */
+static int x_src(struct lowp *l, int v, float *s, int *z, int *cv)
+{
+	struct npr_graph *g = l->g;
+	struct npr_node *a = prod(l, v);
+	const struct npr_value *x;
+	int o;
+
 	*s = 1;
 	*z = 0;
+	if (a && !a->dead && is(a, "Multiply") && a->nin == 2) {
+		o = scalar_of(l, a->in[1], s) ? 0 :
+		    scalar_of(l, a->in[0], s) ? 1 : -1;
+		if (o < 0 || !(*s > 0))
+			return -1;
+		a = prod(l, a->in[o]);
+	}
 	if (a && !a->dead && is(a, "Subtract") && a->nin == 2) {
-		if (!zero_of(l, a->in[1], z))
+		if (!int_of(l, a->in[1], -128, 255, z))
 			return -1;
 		a = prod(l, a->in[0]);
 	}
-	if (!a || a->dead || !is(a, "Convert") || a->nin != 1)
+	if (!a || a->dead || !is(a, "Convert") || a->nin != 1 ||
+	    g->vals[a->out[0]].type != NPR_ELEM_F32)
 		return -1;
-	x = &l->g->vals[a->in[0]];
-	if (x->type != NPR_ELEM_U8 || x->data ||
-	    l->g->vals[a->out[0]].type != NPR_ELEM_F32)
+	x = &g->vals[a->in[0]];
+	if (x->data || (x->type == NPR_ELEM_U8 ? *z < 0 :
+			x->type != NPR_ELEM_I8 || *z > 127))
 		return -1;
+	*cv = g->vals[a->out[0]].producer;
 	return a->in[0];
 }
 
@@ -687,59 +710,6 @@ static int qconv_node(struct lowp *l, int like, int x, float sx, int zx,
 	return err ? err : ni;
 }
 
-static int try_conv(struct lowp *l, int ci)
-{
-	struct npr_graph *g = l->g;
-	struct npr_node *n = &g->nodes[ci];
-	const struct npr_conv_params *cp = n->params;
-	const struct npr_shape *ws = &g->vals[n->in[1]].shape;
-	const float *wsc;
-	struct geom ge;
-	struct tail t;
-	int64_t K, G, cg, kh, kw, win, ns;
-	float sx;
-	int qx, zx, qv, ni, i;
-	int8_t *wc;
-
-	if (!cp || cp->nsp != 2 || cp->auto_pad != NPR_PAD_EXPLICIT ||
-	    g->vals[n->out[0]].type != NPR_ELEM_F32 ||
-	    !g->vals[n->in[1]].data)
-		return 0;
-	qx = act_src(l, n->in[0], &sx, &zx);
-	if (qx < 0)
-		return 0;
-	K = g->vals[n->out[0]].shape.d[1];
-	G = is(n, "GroupConvolution") ? ws->d[0] : 1;
-	if (G < 1 || K % G)
-		return 0;
-	cg = g->vals[n->in[0]].shape.d[1] / G;
-	kh = ws->d[ws->rank - 2];
-	kw = ws->d[ws->rank - 1];
-	win = cg * kh * kw;
-	wc = w_centred(l, n->in[1], 0, K, &qv, &wsc, &ns);
-	if (!wc)
-		return 0;
-	if (npr_shape_numel(&g->vals[qv].shape) != K * win ||
-	    g->vals[qv].shape.d[0] != K) {
-		free(wc);
-		return 0;
-	}
-	/* the chain after it; without a Q, its last node gives way */
-	tail_of(l, n->out[0], 1, K, &t);
-	for (i = 0; i < 2; i++) {
-		ge.stride[i] = cp->stride[i];
-		ge.dil[i] = cp->dil[i];
-		ge.pb[i] = cp->pb[i];
-		ge.pe[i] = cp->pe[i];
-	}
-	ge.kernel[0] = kh;
-	ge.kernel[1] = kw;
-	ge.groups = G;
-	ni = qconv_node(l, ci, qx, sx, zx, K, win, wc, false, wsc, ns, &t, &ge);
-	free(wc);
-	return ni < 0 ? ni : finish(l, ni, t.last);
-}
-
 /*
  * A new node @ni (parsed, inferred here) in the place of node @slot of a
  * group, which then writes a value no one will read: after its inputs,
@@ -789,16 +759,145 @@ static int view_node(struct lowp *l, int like, const char *type, int v,
 }
 
 /*
- * MatMul of x (DQ'd or centred u8) [..., K] and constant int8 weights
- * [K, N] (or [N, K] transposed), bias, Relu/Clamp, Q: an NprQConv of one
- * image whose M pixels are x's rows, [1, K, M, 1] -> [1, N, M, 1], with
- * x and the result transposed to and from it (Reshape, Transpose).  The
- * nodes before the last take the places of nodes of the group before
- * its last (x's DQ when only the MatMul reads it, the MatMul, the bias
- * Add, the Q's nodes).  With fewer than four such places, or one row,
- * the rows are images of one pixel instead, [M, K, 1, 1] -> [M, N, 1,
- * 1] between two Reshapes (the kernel packs a block per image, slow for
- * many rows); with fewer than two, the group stays f32.
+ * Places for new nodes before the last node @last of a group starting at
+ * node @first (a convolution or MatMul, x @x): the nodes on x's way
+ * from value @stop, when only that way reads them, and the group's
+ * nodes from @first on before @last; in order, at most @max.  Their
+ * count.
+ */
+static int group_slots(struct lowp *l, int first, int x, int stop,
+		       int last, int *slot, int max)
+{
+	struct npr_graph *g = l->g;
+	int n = 0, v, u, i, j, s;
+
+	for (v = x; v != stop && n < max && l->uses[v] == 1;) {
+		const struct npr_node *a = prod(l, v);
+
+		slot[n++] = g->vals[v].producer;
+		v = a->nin == 2 && g->vals[a->in[0]].data ? a->in[1] : a->in[0];
+	}
+	for (v = g->nodes[first].out[0], u = first; u != last && n < max;
+	     v = g->nodes[u].out[0]) {
+		slot[n++] = u;
+		u = sole_user(l, v);
+		if (u < 0)
+			return 0;
+	}
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && slot[j] < slot[j - 1]; j--) {
+			s = slot[j];
+			slot[j] = slot[j - 1];
+			slot[j - 1] = s;
+		}
+	return n;
+}
+
+/*
+ * An i8 x as u8, exactly: Convert(u8, its f32 value @xf + 128), in the
+ * places @slot[*@s] and the next; the u8 value.
+ */
+static int s8_to_u8(struct lowp *l, int xf, const int *slot, int *s,
+		    int *like)
+{
+	float *c = malloc(sizeof(*c));
+	int in[2], ni, v, err;
+
+	if (c)
+		*c = 128;
+	in[0] = xf;
+	in[1] = new_const(l, *like, NPR_ELEM_F32, 1, 0, c);
+	if (in[1] < 0)
+		return in[1];
+	ni = new_node_as(l, *like, "Add", "x_plus_128", 2, in);
+	v = ni < 0 ? ni : place_as(l, ni, slot[(*s)++], like);
+	ni = v < 0 ? v : new_node_as(l, *like, "Convert", "x_u8", 1, &v);
+	if (ni < 0)
+		return ni;
+	err = set(&l->g->nodes[ni], "destination_type", "u8");
+	return err ? err : place_as(l, ni, slot[(*s)++], like);
+}
+
+/*
+ * DQ(x) (or x centred) into a convolution with int8 weights, bias,
+ * Relu/Clamp, Q: an NprQConv in the place of the group's last node.  An
+ * i8 x goes through s8_to_u8() first, in two places before it
+ * (group_slots(); fewer leave the group f32).
+ */
+static int try_conv(struct lowp *l, int ci)
+{
+	struct npr_graph *g = l->g;
+	struct npr_node *n = &g->nodes[ci];
+	const struct npr_conv_params *cp = n->params;
+	const struct npr_shape *ws = &g->vals[n->in[1]].shape;
+	const float *wsc;
+	struct geom ge;
+	struct tail t;
+	int64_t K, G, cg, kh, kw, win, ns;
+	float sx;
+	int qx, zx, qv, ni, i, cv, slot[8], s = 0;
+	bool s8;
+	int8_t *wc;
+
+	if (!cp || cp->nsp != 2 || cp->auto_pad != NPR_PAD_EXPLICIT ||
+	    g->vals[n->out[0]].type != NPR_ELEM_F32 ||
+	    !g->vals[n->in[1]].data)
+		return 0;
+	qx = x_src(l, n->in[0], &sx, &zx, &cv);
+	if (qx < 0)
+		return 0;
+	s8 = g->vals[qx].type == NPR_ELEM_I8;
+	K = g->vals[n->out[0]].shape.d[1];
+	G = is(n, "GroupConvolution") ? ws->d[0] : 1;
+	if (G < 1 || K % G)
+		return 0;
+	cg = g->vals[n->in[0]].shape.d[1] / G;
+	kh = ws->d[ws->rank - 2];
+	kw = ws->d[ws->rank - 1];
+	win = cg * kh * kw;
+	/* the chain after it; without a Q, its last node gives way */
+	tail_of(l, n->out[0], 1, K, &t);
+	if (s8 && group_slots(l, ci, n->in[0], g->nodes[cv].out[0],
+			      g->vals[t.last].producer, slot, 8) < 2)
+		return 0;
+	wc = w_centred(l, n->in[1], 0, K, &qv, &wsc, &ns);
+	if (!wc)
+		return 0;
+	if (npr_shape_numel(&g->vals[qv].shape) != K * win ||
+	    g->vals[qv].shape.d[0] != K) {
+		free(wc);
+		return 0;
+	}
+	for (i = 0; i < 2; i++) {
+		ge.stride[i] = cp->stride[i];
+		ge.dil[i] = cp->dil[i];
+		ge.pb[i] = cp->pb[i];
+		ge.pe[i] = cp->pe[i];
+	}
+	ge.kernel[0] = kh;
+	ge.kernel[1] = kw;
+	ge.groups = G;
+	if (s8) {
+		qx = s8_to_u8(l, g->nodes[cv].out[0], slot, &s, &ci);
+		zx += 128;
+	}
+	ni = qx < 0 ? qx : qconv_node(l, ci, qx, sx, zx, K, win, wc, false,
+				      wsc, ns, &t, &ge);
+	free(wc);
+	return ni < 0 ? ni : finish(l, ni, t.last);
+}
+
+/*
+ * MatMul of x (DQ'd or centred, u8 or i8) [..., K] and constant int8
+ * weights [K, N] (or [N, K] transposed), bias, Relu/Clamp, Q: an
+ * NprQConv of one image whose M pixels are x's rows, [1, K, M, 1] -> [1,
+ * N, M, 1], with x and the result transposed to and from it (Reshape,
+ * Transpose).  The nodes before the last take the places group_slots()
+ * finds.  With fewer than four such places, or one row, the rows are
+ * images of one pixel instead, [M, K, 1, 1] -> [M, N, 1, 1] between two
+ * Reshapes (the kernel packs a block per image, slow for many rows);
+ * with fewer than two, the group stays f32.  An i8 x takes two places
+ * more (s8_to_u8()).
  */
 static int try_matmul(struct lowp *l, int mi)
 {
@@ -814,8 +913,8 @@ static int try_matmul(struct lowp *l, int mi)
 	const float *wsc;
 	struct tail t;
 	int64_t K, N, M, ns, d[4];
-	int qx, zx, qv, v, u, ni, slot[8], nslot = 0, i, j, last, s;
-	bool image;
+	int qx, zx, qv, v, ni, slot[10], nslot, s = 0, cv, xf;
+	bool image, s8;
 	float sx;
 	int8_t *wc;
 
@@ -834,36 +933,16 @@ static int try_matmul(struct lowp *l, int mi)
 	    npr_shape_numel(xs) < K)
 		return 0;
 	M = npr_shape_numel(xs) / K;
-	qx = act_src(l, n->in[0], &sx, &zx);
+	qx = x_src(l, n->in[0], &sx, &zx, &cv);
 	if (qx < 0)
 		return 0;
+	s8 = g->vals[qx].type == NPR_ELEM_I8;
+	xf = g->nodes[cv].out[0];
 	tail_of(l, n->out[0], ys.rank - 1, N, &t);
-	/*
-	 * The places: x's DQ nodes when they are read only on the way here,
-	 * and the group's nodes before its last; in order.
-	 */
-	last = g->vals[t.last].producer;
-	for (v = n->in[0]; v != qx && nslot < 4 && l->uses[v] == 1;) {
-		const struct npr_node *a = prod(l, v);
-
-		slot[nslot++] = g->vals[v].producer;
-		v = a->nin == 2 && g->vals[a->in[0]].data ? a->in[1] : a->in[0];
-	}
-	for (v = n->out[0], u = mi; u != last && nslot < 8;
-	     v = g->nodes[u].out[0]) {
-		slot[nslot++] = u;
-		u = sole_user(l, v);
-		if (u < 0)
-			return 0;
-	}
-	if (nslot < 2)
+	nslot = group_slots(l, mi, n->in[0], s8 ? xf : qx,
+			    g->vals[t.last].producer, slot, 10);
+	if (nslot < (s8 ? 4 : 2))
 		return 0;
-	for (i = 1; i < nslot; i++)
-		for (j = i; j > 0 && slot[j] < slot[j - 1]; j--) {
-			s = slot[j];
-			slot[j] = slot[j - 1];
-			slot[j - 1] = s;
-		}
 	wc = w_centred(l, n->in[1], p->tb ? 0 : 1, N, &qv, &wsc, &ns);
 	if (!wc)
 		return 0;
@@ -871,14 +950,17 @@ static int try_matmul(struct lowp *l, int mi)
 		free(wc);
 		return 0;
 	}
-	image = M > 1 && nslot >= 4;
+	image = M > 1 && nslot >= (s8 ? 6 : 4);
 	d[0] = image ? 1 : M;
 	d[1] = image ? M : K;
 	d[2] = image ? K : 1;
 	d[3] = 1;
-	s = 0;
 	/* the new nodes are named for the MatMul, wherever place() puts it */
-	ni = view_node(l, mi, "Reshape", qx, 4, d, "x4d");
+	if (s8) {
+		qx = s8_to_u8(l, xf, slot, &s, &mi);
+		zx += 128;
+	}
+	ni = qx < 0 ? qx : view_node(l, mi, "Reshape", qx, 4, d, "x4d");
 	v = ni < 0 ? ni : place_as(l, ni, slot[s++], &mi);
 	if (image) {
 		ni = v < 0 ? v : view_node(l, mi, "Transpose", v, 4, swap12,
