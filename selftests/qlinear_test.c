@@ -70,13 +70,49 @@ static int count_type(int fd, __u32 req, const char *type)
 	return err ? err : n;
 }
 
+/* how run() compiles */
+enum how {
+	INT8,		/* as the device does */
+	LOWP_OFF,	/* with NPR_LOWP_OFF=1: the written arithmetic in f32 */
+	BLOB,		/* as the device does, then exported and imported
+			 * with NPR_LOWP_OFF=1 (which a blob must not heed) */
+};
+
+/* exec *@exec exported to a blob and imported: *@exec the new one */
+static int reimport(int fd, __u32 *exec)
+{
+	struct npr_export ex = { .size = sizeof(ex), .exec = *exec };
+	struct npr_import im = { .size = sizeof(im) };
+	void *blob;
+	int err = npr_ioctl(fd, NPR_IOCTL_EXPORT, &ex);
+
+	if (err != -EMSGSIZE)
+		return err ? err : -EPROTO;
+	blob = malloc(ex.bytes);
+	if (!blob)
+		return -ENOMEM;
+	ex.data = (uintptr_t)blob;
+	err = npr_ioctl(fd, NPR_IOCTL_EXPORT, &ex);
+	if (!err) {
+		im.data = (uintptr_t)blob;
+		im.bytes = ex.bytes;
+		setenv("NPR_LOWP_OFF", "1", 1);
+		err = npr_ioctl(fd, NPR_IOCTL_IMPORT, &im);
+		unsetenv("NPR_LOWP_OFF");
+	}
+	free(blob);
+	if (!err)
+		*exec = im.exec;
+	return err;
+}
+
 /*
- * Compile model @buf with inputs @in (NPR_LOWP_OFF set when @off), infer,
- * output 0 into *@out (data malloc'd); the NprQConv nodes that ran in
- * *@nq, the Transpose nodes in *@nt.
+ * Compile model @buf with inputs @in as @how says, infer, output 0 into
+ * *@out (data malloc'd); the NprQConv nodes that ran in *@nq, the
+ * Transpose nodes in *@nt.
  */
 static int run(const void *buf, size_t len, const struct tens *in, int nin,
-	       bool off, struct tens *out, int *nq, int *nt)
+	       enum how how, struct tens *out, int *nq, int *nt)
 {
 	struct npr_shape_arg sa[MAXIN];
 	struct npr_prop_arg prop;
@@ -107,11 +143,13 @@ static int run(const void *buf, size_t len, const struct tens *in, int nin,
 	co.num_shapes = nin;
 	co.props = (uintptr_t)&prop;
 	co.num_props = 1;
-	if (off)
+	if (how == LOWP_OFF)
 		setenv("NPR_LOWP_OFF", "1", 1);
 	if (!err)
 		err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
 	unsetenv("NPR_LOWP_OFF");
+	if (!err && how == BLOB)
+		err = reimport(fd, &co.exec);
 	if (!err) {
 		npr_prep_req_create(&rc, co.exec);
 		err = npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc);
@@ -325,7 +363,7 @@ TEST_F(onnx_case, matches_golden)
 	snprintf(path, sizeof(path), "%s/test_data_set_0/output_0.pb",
 		 self->dir);
 	ASSERT_EQ(read_pb(path, &y, &yp), 0);
-	ASSERT_EQ(run(buf, len, &x, 1, false, &got, &nq, &nt), 0);
+	ASSERT_EQ(run(buf, len, &x, 1, INT8, &got, &nq, &nt), 0);
 	TH_LOG("%s: %d NprQConv", variant->name, nq);
 	EXPECT_EQ(nq, variant->qconv);
 	EXPECT_EQ(got.type, y.type);
@@ -871,10 +909,10 @@ TEST_F(gen, matches_written_arithmetic)
 	size_t i, n, nd, differ = 0;
 	int nq, nq_off, nt, nt_off;
 
-	ASSERT_EQ(run(self->buf, self->len, &self->in, 1, false, &a, &nq,
-		      &nt), 0);
-	ASSERT_EQ(run(self->buf, self->len, &self->in, 1, true, &b, &nq_off,
-		      &nt_off), 0);
+	ASSERT_EQ(run(self->buf, self->len, &self->in, 1, INT8, &a, &nq, &nt),
+		  0);
+	ASSERT_EQ(run(self->buf, self->len, &self->in, 1, LOWP_OFF, &b,
+		      &nq_off, &nt_off), 0);
 	TH_LOG("%d NprQConv, %d Transpose (%d NprQConv with NPR_LOWP_OFF)",
 	       nq, nt, nq_off);
 	EXPECT_EQ(nq, c->qconv);
@@ -908,6 +946,26 @@ TEST_F(gen, matches_written_arithmetic)
 	EXPECT_LE(maxd, tol);
 	if (c->exact)
 		EXPECT_EQ(differ, 0);
+	free(a.data);
+	free(b.data);
+}
+
+/* a blob carries the int8 nodes and their weights: the same bits */
+TEST_F(gen, blob_runs_the_same)
+{
+	struct tens a, b;
+	int nq, nt, nq_blob, nt_blob;
+
+	ASSERT_EQ(run(self->buf, self->len, &self->in, 1, INT8, &a, &nq, &nt),
+		  0);
+	ASSERT_EQ(run(self->buf, self->len, &self->in, 1, BLOB, &b, &nq_blob,
+		      &nt_blob), 0);
+	TH_LOG("%d NprQConv, %d Transpose; from the blob %d, %d", nq, nt,
+	       nq_blob, nt_blob);
+	EXPECT_EQ(nq_blob, variant->c.qconv);
+	EXPECT_EQ(nt_blob, nt);
+	ASSERT_EQ(a.bytes, b.bytes);
+	EXPECT_EQ(memcmp(a.data, b.data, a.bytes), 0);
 	free(a.data);
 	free(b.data);
 }
