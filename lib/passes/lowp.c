@@ -27,14 +27,14 @@
  * - any other DQ: NprDequantize; any other Q: NprQuantize.
  *
  * DQ here is Convert(u8 -> f32) [-> Subtract(scalar)] -> Multiply(scalar)
- * (weights: i8 or u8 minus zero points per tensor or per channel, which
- * must leave them within i8, times scales per tensor or per output
- * channel); Q is Divide(scalar) -> Round(half_to_even) [-> Add(scalar)]
- * -> Clamp(0, 255) -> Convert(u8): what lib/onnx/math.c translates them
- * into.  Everything else stays f32 (u8 weights off i8 once centred,
- * batched weights).  Each new node takes the place of the
- * last node of its group (finish()); the others are left to the
- * dead-node marking.
+ * (an integer product's x may be i8; weights: i8 or u8 minus zero points
+ * per tensor or per channel, which must leave them within i8, times
+ * scales per tensor or per output channel); Q is Divide(scalar) ->
+ * Round(half_to_even) [-> Add(scalar)] -> Clamp(0, 255) -> Convert(u8):
+ * what lib/onnx/math.c translates them into.  Everything else stays f32
+ * (u8 weights off i8 once centred, batched weights).  Each new node
+ * takes the place of the last node of its group (finish()); the others
+ * are left to the dead-node marking.
  */
 #include <errno.h>
 #include <math.h>
@@ -495,6 +495,14 @@ static bool centre(struct lowp *l, const struct npr_value *q, int zv,
 	return true;
 }
 
+/* @v comes from a Subtract or a Convert */
+static bool centring(struct lowp *l, int v)
+{
+	const struct npr_node *a = prod(l, v);
+
+	return a && (is(a, "Subtract") || is(a, "Convert"));
+}
+
 /*
  * The int8 weights behind folded f32 weights @w: a Convert of i8 or u8
  * constants [-> Subtract(zero points)] [-> Multiply(scales along axis
@@ -509,7 +517,7 @@ static int8_t *w_centred(struct lowp *l, int w, int axis, int64_t k,
 	struct npr_graph *g = l->g;
 	struct npr_node *m = prod(l, w), *a;
 	const struct npr_value *q;
-	int sv = -1, zv = -1;
+	int sv = -1, zv = -1, o;
 	int64_t n;
 	int8_t *c;
 
@@ -517,8 +525,10 @@ static int8_t *w_centred(struct lowp *l, int w, int axis, int64_t k,
 		m = prod(l, m->in[0]);
 	a = m;
 	if (m && is(m, "Multiply") && m->nin == 2) {
-		sv = m->in[1];
-		a = prod(l, m->in[0]);
+		/* the weights come from a Subtract or a Convert, in[0] or 1 */
+		o = !centring(l, m->in[0]) && centring(l, m->in[1]);
+		sv = m->in[!o];
+		a = prod(l, m->in[o]);
 	}
 	if (a && is(a, "Subtract") && a->nin == 2) {
 		zv = a->in[1];
