@@ -87,7 +87,9 @@ static int tr_roi_align(struct onnx_ctx *c, int *out)
  * @v minus zero point @zp (absent: -1), as f32.  A zero point with more
  * than one element applies along axis @axis of a value of rank @rank
  * (ConvInteger's per-output-channel w_zero_point, MatMulInteger's per-row
- * a_zero_point): it is reshaped to broadcast that way.
+ * a_zero_point): it is reshaped to broadcast that way; with @axis -1 it
+ * broadcasts as it is, along the last axis (the per-column zero points
+ * of MatMulInteger's B and QLinearMatMul's b).
  */
 static int centred(struct onnx_ctx *c, int v, int zp, int axis, int rank,
 		   const char *suffix)
@@ -104,7 +106,8 @@ static int centred(struct onnx_ctx *c, int v, int zp, int axis, int rank,
 	z = npr_onnx_convert(c, zp, NPR_ELEM_F32, name);
 	if (z < 0)
 		return z;
-	if (onnx_rank(c, zp) == 1 && onnx_vshape(c, zp)->d[0] != 1) {
+	if (axis >= 0 && onnx_rank(c, zp) == 1 &&
+	    onnx_vshape(c, zp)->d[0] != 1) {
 		if (rank < 0 || rank > NPR_MAX_RANK || axis >= rank)
 			return npr_onnx_err(c, -EOPNOTSUPP,
 					    "a %s zero point per channel needs the input rank",
@@ -170,7 +173,7 @@ static int tr_matmul_integer(struct onnx_ctx *c, int *out)
 	if (in[0] < 0)
 		return in[0];
 	/* b_zero_point [N] runs along B's last axis: it broadcasts as is */
-	in[1] = centred(c, c->vin[1], onnx_in(c, 3), 0, 0, "B");
+	in[1] = centred(c, c->vin[1], onnx_in(c, 3), -1, 0, "B");
 	if (in[1] < 0)
 		return in[1];
 	return integer_product(c, "MatMul", in, out);
@@ -204,7 +207,7 @@ static int tr_qlinear(struct onnx_ctx *c, int *out)
 			"x");
 	if (in[0] < 0)
 		return in[0];
-	in[1] = centred(c, w, onnx_in(c, 5), 0,
+	in[1] = centred(c, w, onnx_in(c, 5), conv ? 0 : -1,
 			conv ? onnx_rank(c, w) : 0, "w");
 	if (in[1] < 0)
 		return in[1];

@@ -10,18 +10,38 @@
  *   NprQConv, with the weights as int8 rows, their sums (the x zero
  *   point's correction) and the per-channel scale and offset made here,
  *   once; u8 out when a Q follows, else f32;
+ * - the same into MatMul (what ONNX MatMul and Gemm become) with constant
+ *   2-D weights: an NprQConv of one image whose pixels are x's M rows,
+ *   [1, K, M, 1] -> [1, N, M, 1], x and the result transposed to and from
+ *   it (try_matmul());
+ * - what ONNX ConvInteger, MatMulInteger, QLinearConv and QLinearMatMul
+ *   become: the same groups with x and the weights centred but not
+ *   scaled (Convert [-> Subtract]), QLinear's requantization (Multiply
+ *   by x_scale * w_scale / y_scale, Round ...) taken as their Q;
+ * - in both, an i8 x as the u8 x + 128 with its zero point + 128, made
+ *   by an f32 Add and a Convert to u8 (s8_to_u8()) where the group has
+ *   room for them;
  * - DQ(a) + DQ(b) (same shape), optional Relu/Clamp, Q: NprQAdd;
  * - DQ(x), Relu/Clamp chain, Q: NprQLut, a 256-byte table computed with
  *   the same float operations as the nodes it replaces;
  * - any other DQ: NprDequantize; any other Q: NprQuantize.
  *
  * DQ here is Convert(u8 -> f32) [-> Subtract(scalar)] -> Multiply(scalar)
- * (weights: i8, per-channel scales along axis 0, zero points 0); Q is
- * Divide(scalar) -> Round(half_to_even) [-> Add(scalar)] ->
- * Clamp(0, 255) -> Convert(u8): what lib/onnx/math.c translates them
- * into.  Everything else stays f32.  Each new node takes the place of
- * the last node of its group (finish()); the others are left to the
- * dead-node marking.
+ * (an integer product's x may be i8; weights: i8 or u8 minus zero points
+ * per tensor or per channel, which must leave them within i8, times
+ * scales per tensor or per output channel); Q is Divide(scalar) ->
+ * Round(half_to_even) [-> Add(scalar)] -> Clamp(0, 255) -> Convert(u8):
+ * what lib/onnx/math.c translates them into.  Everything else stays f32
+ * (u8 weights off i8 once centred, batched weights).  Each new node
+ * takes the place of the last node of its group (finish()); the others
+ * are left to the dead-node marking.
+ *
+ * OpenVINO INT8 IR comes first: an activation FakeQuantize with 256
+ * levels and scalar limits becomes an NprQuantize and NprDequantize,
+ * which the rules above read as a Q and a DQ (try_fq()); a convolution
+ * reading a MaxPool or Concat of such pairs gets a pair in front of it
+ * (try_requant()).  Weight zero points within W_ZERO_TOL of an integer
+ * (an IR's are f16) count as that integer (lib/passes/lowp_graph.c).
  */
 #include <errno.h>
 #include <math.h>
@@ -32,6 +52,7 @@
 
 #include "error.h"
 #include "passes/lowp.h"
+#include "passes/lowp_graph.h"
 #include "ops/eltwise.h"
 #include "ops/infer.h"
 #include "ops/math.h"
@@ -96,7 +117,10 @@ static int sole_user(struct lowp *l, int v)
 	return -1;
 }
 
-/* @v = DQ(u8 value): the u8 value, its scale and zero point; or -1. */
+/*
+ * @v = DQ(u8 value) (or an NprDequantize's output): the u8 value, its
+ * scale and zero point; or -1.
+ */
 static int dq_src(struct lowp *l, int v, float *s, int *z)
 {
 	struct npr_node *m = prod(l, v), *a, *c;
@@ -131,29 +155,18 @@ static int dq_src(struct lowp *l, int v, float *s, int *z)
 }
 
 /*
- * Divide node @d starts a Q (or is an NprQuantize): its u8 output, scale
- * and zero point; or -1
+ * The rest of a Q from @v, its scaled value, on: Round(half_to_even)
+ * [-> Add(zero point)] -> Clamp(0, 255) -> Convert(u8).  Its u8 output
+ * and zero point; or -1.
  */
-static int q_from(struct lowp *l, int d, float *s, int *z)
+static int q_tail(struct lowp *l, int v, int *z)
 {
 	struct npr_graph *g = l->g;
-	const struct npr_node *n = &g->nodes[d];
 	const struct npr_eltwise_params *ep;
 	const struct npr_math_params *mp;
-	int u;
+	const struct npr_node *n;
+	int u = sole_user(l, v);
 
-	if (!n->dead && is(n, "NprQuantize") && n->params) {
-		const struct npr_quant_params *qp = n->params;
-
-		*s = qp->sy;
-		*z = qp->zy;
-		return n->out[0];
-	}
-	if (n->dead || !is(n, "Divide") || n->nin != 2 ||
-	    !scalar_of(l, n->in[1], s) || !(*s > 0) ||
-	    g->vals[n->in[0]].type != NPR_ELEM_F32)
-		return -1;
-	u = sole_user(l, n->out[0]);
 	if (u < 0 || !is(&g->nodes[u], "Round"))
 		return -1;
 	mp = g->nodes[u].params;
@@ -178,6 +191,29 @@ static int q_from(struct lowp *l, int d, float *s, int *z)
 	if (g->vals[g->nodes[u].out[0]].type != NPR_ELEM_U8)
 		return -1;
 	return g->nodes[u].out[0];
+}
+
+/*
+ * Divide node @d starts a Q (or is an NprQuantize): its u8 output, scale
+ * and zero point; or -1
+ */
+static int q_from(struct lowp *l, int d, float *s, int *z)
+{
+	struct npr_graph *g = l->g;
+	const struct npr_node *n = &g->nodes[d];
+
+	if (!n->dead && is(n, "NprQuantize") && n->params) {
+		const struct npr_quant_params *qp = n->params;
+
+		*s = qp->sy;
+		*z = qp->zy;
+		return n->out[0];
+	}
+	if (n->dead || !is(n, "Divide") || n->nin != 2 ||
+	    !scalar_of(l, n->in[1], s) || !(*s > 0) ||
+	    g->vals[n->in[0]].type != NPR_ELEM_F32)
+		return -1;
+	return q_tail(l, n->out[0], z);
 }
 
 /* @v's only reader starts a Q: as q_from(); or -1 */
@@ -236,14 +272,15 @@ static void qbounds(float lo, float hi, float s, int z, int *qlo, int *qhi)
 		*qhi = *qlo;
 }
 
-static int new_node(struct lowp *l, int like, const char *type, int nin,
-		    const int *in)
+/* a node of @type reading @in, named for node @like and @suffix */
+static int new_node_as(struct lowp *l, int like, const char *type,
+		       const char *suffix, int nin, const int *in)
 {
 	struct npr_graph *g = l->g;
 	char name[256];
 	int ni, j, err;
 
-	snprintf(name, sizeof(name), "%.200s/%s", g->nodes[like].name, type);
+	snprintf(name, sizeof(name), "%.200s/%s", g->nodes[like].name, suffix);
 	ni = npr_graph_add_node(g, name, type, 1, g->nodes[like].layer_id);
 	if (ni < 0)
 		return ni;
@@ -256,6 +293,20 @@ static int new_node(struct lowp *l, int like, const char *type, int nin,
 	for (j = 0; j < nin; j++)
 		g->nodes[ni].in[j] = in[j];
 	return ni;
+}
+
+static int new_node(struct lowp *l, int like, const char *type, int nin,
+		    const int *in)
+{
+	return new_node_as(l, like, type, type, nin, in);
+}
+
+static int parse_infer(struct npr_graph *g, int ni)
+{
+	struct npr_node *n = &g->nodes[ni];
+	int err = n->op->parse ? n->op->parse(g, n) : 0;
+
+	return err ? err : n->op->infer(g, n);
 }
 
 /* a Const node holding @data (taken), its value index */
@@ -309,51 +360,6 @@ static void swap_nodes(struct npr_graph *g, int a, int b)
 		g->vals[g->nodes[b].out[j]].producer = b;
 }
 
-static bool is_port(const struct npr_graph *g, int ni)
-{
-	int k;
-
-	for (k = 0; k < g->ninputs; k++)
-		if (g->inputs[k] == ni)
-			return true;
-	for (k = 0; k < g->noutputs; k++)
-		if (g->outputs[k] == ni)
-			return true;
-	return false;
-}
-
-/*
- * Put new node @ni (the last one, its inputs produced before @p) just
- * before node @p, keeping every port node's index (the compiled model's
- * ports name them): the nodes between the last dead node before @p and
- * @p move up one place, the new node takes the freed place before @p
- * and the dead node the new node's.  Returns false (nothing moved)
- * when a port node or no dead node comes first.
- */
-static bool place_before(struct lowp *l, int ni, int p)
-{
-	struct npr_graph *g = l->g;
-	struct npr_node t;
-	int d, i, j;
-
-	for (d = p - 1; d >= 0 && !g->nodes[d].dead; d--)
-		if (is_port(g, d))
-			return false;
-	if (d < 0)
-		return false;
-	t = g->nodes[d];
-	memmove(&g->nodes[d], &g->nodes[d + 1],
-		(size_t)(p - 1 - d) * sizeof(t));
-	g->nodes[p - 1] = g->nodes[ni];
-	g->nodes[ni] = t;
-	for (i = d; i < p; i++)
-		for (j = 0; j < g->nodes[i].nout; j++)
-			g->vals[g->nodes[i].out[j]].producer = i;
-	for (j = 0; j < g->nodes[ni].nout; j++)
-		g->vals[g->nodes[ni].out[j]].producer = ni;
-	return true;
-}
-
 /*
  * Parse and infer new node @ni, then make it the producer of value
  * @old, in the place of the node that produced it: readers, ports and
@@ -386,145 +392,158 @@ static int finish(struct lowp *l, int ni, int old)
 	return 0;
 }
 
-/*
- * The int8 weights behind folded f32 weights @w: [K, ...] i8 data, the
- * per-channel scales (@ns of them: 1 or K) and zero points (@nz of them:
- * 0, 1 or K; f32); NULL when @w is not a folded DQ of i8 weights.
- */
-static const int8_t *w_src(struct lowp *l, int w, int64_t numel,
-			   const float **sc, int64_t *ns, const float **zp,
-			   int64_t *nz)
+/* scalar @v, an integer in [@lo, @hi], in *@z */
+static bool int_of(struct lowp *l, int v, int lo, int hi, int *z)
 {
-	struct npr_node *m = prod(l, w), *a, *c;
-	const struct npr_value *sv, *qv;
+	float f;
 
-	if (m && is(m, "Reshape"))
-		m = prod(l, m->in[0]);
-	if (!m || !is(m, "Multiply") || m->nin != 2)
-		return NULL;
-	sv = &l->g->vals[m->in[1]];
-	a = prod(l, m->in[0]);
-	*zp = NULL;
-	*nz = 0;
-	if (a && is(a, "Subtract") && a->nin == 2) {
-		const struct npr_value *zv = &l->g->vals[a->in[1]];
-
-		if (!zv->data || zv->type != NPR_ELEM_F32)
-			return NULL;
-		*zp = zv->data;
-		*nz = npr_shape_numel(&zv->shape);
-		a = prod(l, a->in[0]);
-	}
-	c = a;
-	if (!c || !is(c, "Convert") || c->nin != 1)
-		return NULL;
-	qv = &l->g->vals[c->in[0]];
-	if (!qv->data || qv->type != NPR_ELEM_I8 || !sv->data ||
-	    sv->type != NPR_ELEM_F32 || npr_shape_numel(&qv->shape) != numel)
-		return NULL;
-	*sc = sv->data;
-	*ns = npr_shape_numel(&sv->shape);
-	return qv->data;
-}
-
-/*
- * Weight zero points (@nz: 0, 1 or one per each of the @K rows of @win
- * weights): integers that leave every w - zero point in int8.  The IR's
- * are f16 numbers after a conversion: within W_ZERO_TOL of an integer
- * counts as that integer (an error of at most that much of a step).
- */
-#define W_ZERO_TOL	1e-3f
-
-static bool w_zero_ok(const int8_t *wq, int64_t K, int64_t win,
-		      const float *zp, int64_t nz)
-{
-	int64_t k, r;
-
-	for (k = 0; nz && k < K; k++) {
-		float z = nearbyintf(zp[nz == 1 ? 0 : k]);
-
-		if (!(fabsf(zp[nz == 1 ? 0 : k] - z) <= W_ZERO_TOL &&
-		      fabsf(z) <= 255))
-			return false;
-		for (r = 0; z != 0 && r < win; r++)
-			if (wq[k * win + r] - z < -128 ||
-			    wq[k * win + r] - z > 127)
-				return false;
-	}
+	if (!scalar_of(l, v, &f) || f != floorf(f) || f < lo || f > hi)
+		return false;
+	*z = (int)f;
 	return true;
 }
 
-/* Is Add @a (reading @v) an Add of K per-channel f32 constants? */
-static const float *bias_of(struct lowp *l, const struct npr_node *a, int v,
-			    int64_t K)
-{
-	int other = a->in[0] == v ? a->in[1] : a->in[0];
-	const struct npr_value *ov = &l->g->vals[other];
-	const struct npr_shape *s = &ov->shape;
-	int k;
-
-	if (!is(a, "Add") || a->nin != 2 || !ov->data ||
-	    ov->type != NPR_ELEM_F32 || npr_shape_numel(s) != K ||
-	    s->rank != 4 || s->d[1] != K ||
-	    !npr_shape_eq(&l->g->vals[a->out[0]].shape,
-			  &l->g->vals[v].shape))
-		return NULL;
-	for (k = 0; k < 4; k++)
-		if (k != 1 && s->d[k] != 1)
-			return NULL;
-	return ov->data;
-}
-
-static int try_conv(struct lowp *l, int ci)
+/*
+ * @v = x of an integer product: Convert(u8 or i8 -> f32) [-> Subtract
+ * (scalar zero point)] [-> Multiply(scalar scale)], the DQ of a QDQ
+ * model or, without a scale (1), how ONNX ConvInteger, MatMulInteger,
+ * QLinearConv and QLinearMatMul centre their input, or an NprDequantize:
+ * the u8 or i8 value, its scale and zero point, the Convert (or the
+ * NprDequantize) in *@cv; or -1.
+ */
+static int x_src(struct lowp *l, int v, float *s, int *z, int *cv)
 {
 	struct npr_graph *g = l->g;
-	struct npr_node *n = &g->nodes[ci];
-	const struct npr_conv_params *cp = n->params;
-	const struct npr_shape *ws = &g->vals[n->in[1]].shape;
-	const int8_t *wq;
-	const float *wsc, *wzp, *bias = NULL;
-	int64_t K, G, cg, kh, kw, win, kr, ns, nz, k, r;
-	float sx, sy = 1, lo, hi;
-	int qx, zx, zy = 0, v, u, last, qy, ni, in[5], err, qlo, qhi;
-	int8_t *W;
-	int32_t *ws32;
-	float *mul, *add;
+	struct npr_node *a = prod(l, v);
+	const struct npr_value *x;
+	int o;
 
-	if (!cp || cp->nsp != 2 || cp->auto_pad != NPR_PAD_EXPLICIT ||
-	    g->vals[n->out[0]].type != NPR_ELEM_F32 ||
-	    !g->vals[n->in[1]].data)
-		return 0;
-	qx = dq_src(l, n->in[0], &sx, &zx);
-	if (qx < 0)
-		return 0;
-	K = g->vals[n->out[0]].shape.d[1];
-	G = is(n, "GroupConvolution") ? ws->d[0] : 1;
-	if (G < 1 || K % G)
-		return 0;
-	cg = g->vals[n->in[0]].shape.d[1] / G;
-	kh = ws->d[ws->rank - 2];
-	kw = ws->d[ws->rank - 1];
-	win = cg * kh * kw;
-	wq = w_src(l, n->in[1], K * win, &wsc, &ns, &wzp, &nz);
-	if (!wq || (ns != 1 && ns != K) || (nz > 1 && nz != K) ||
-	    !w_zero_ok(wq, K, win, wzp, nz))
-		return 0;
-	/* the chain after it */
-	v = n->out[0];
-	u = sole_user(l, v);
-	if (u >= 0 && (bias = bias_of(l, &g->nodes[u], v, K)))
-		v = g->nodes[u].out[0];
-	last = acts(l, v, &lo, &hi);
-	qy = q_after(l, last, &sy, &zy);
-	if (qy < 0) {
-		/* f32 out: the last node of the chain gives way */
-		qy = last;
+	*s = 1;
+	*z = 0;
+	/* an IR's FakeQuantize, once try_fq() made it a u8 pair */
+	if (a && !a->dead && is(a, "NprDequantize") && a->params) {
+		const struct npr_quant_params *qp = a->params;
+
+		*s = qp->sa;
+		*z = qp->za;
+		*cv = g->vals[v].producer;
+		return a->in[0];
 	}
-	kr = (win + 3) & ~(int64_t)3;
-	W = calloc(K * kr, 1);
-	ws32 = calloc(K, sizeof(*ws32));
-	mul = malloc(K * sizeof(*mul));
-	add = malloc(K * sizeof(*add));
+	if (a && !a->dead && is(a, "Multiply") && a->nin == 2) {
+		o = scalar_of(l, a->in[1], s) ? 0 :
+		    scalar_of(l, a->in[0], s) ? 1 : -1;
+		if (o < 0 || !(*s > 0))
+			return -1;
+		a = prod(l, a->in[o]);
+	}
+	if (a && !a->dead && is(a, "Subtract") && a->nin == 2) {
+		if (!int_of(l, a->in[1], -128, 255, z))
+			return -1;
+		a = prod(l, a->in[0]);
+	}
+	if (!a || a->dead || !is(a, "Convert") || a->nin != 1 ||
+	    g->vals[a->out[0]].type != NPR_ELEM_F32)
+		return -1;
+	x = &g->vals[a->in[0]];
+	if (x->data || (x->type == NPR_ELEM_U8 ? *z < 0 :
+			x->type != NPR_ELEM_I8 || *z > 127))
+		return -1;
+	*cv = g->vals[a->out[0]].producer;
+	return a->in[0];
+}
+
+/* Is Add @a (reading @v, shape @s) an Add of per-channel constants? */
+static const float *bias_of(struct lowp *l, const struct npr_node *a, int v,
+			    int axis, int64_t k, int64_t *cnt)
+{
+	const struct npr_shape *s = &l->g->vals[v].shape;
+
+	if (!is(a, "Add") || a->nin != 2 ||
+	    !npr_shape_eq(&l->g->vals[a->out[0]].shape, s))
+		return NULL;
+	return npr_lowp_chan_of(l->g, a->in[0] == v ? a->in[1] : a->in[0], s, axis, k,
+		       cnt);
+}
+
+/*
+ * @v's only reader starts a Q by multipliers (per tensor or per
+ * channel): Multiply -> Round ... Convert(u8), as ONNX QLinearConv and
+ * QLinearMatMul requantize.  Its u8 output; or -1.
+ */
+static int qm_after(struct lowp *l, int v, int axis, int64_t k,
+		    const float **m, int64_t *nm, int *z)
+{
+	struct npr_graph *g = l->g;
+	const struct npr_node *n;
+	int u = sole_user(l, v);
+
+	if (u < 0)
+		return -1;
+	n = &g->nodes[u];
+	if (!is(n, "Multiply") || n->nin != 2 ||
+	    !npr_shape_eq(&g->vals[n->out[0]].shape, &g->vals[v].shape))
+		return -1;
+	*m = npr_lowp_chan_of(l->g, n->in[0] == v ? n->in[1] : n->in[0],
+		     &g->vals[v].shape, axis, k, nm);
+	return *m ? q_tail(l, n->out[0], z) : -1;
+}
+
+/* what follows an integer product of @k channels along @axis */
+struct tail {
+	const float *bias, *m;	/* per channel (nb, nm of them), or NULL */
+	int64_t nb, nm;
+	float lo, hi;		/* Relu/Clamp */
+	int last;		/* the value the group ends in */
+	bool u8;		/* in a Q: y_scale sy, zero point zy */
+	float sy;
+	int zy;
+};
+
+static void tail_of(struct lowp *l, int v, int axis, int64_t k,
+		    struct tail *t)
+{
+	struct npr_graph *g = l->g;
+	int u = sole_user(l, v), q;
+
+	memset(t, 0, sizeof(*t));
+	t->sy = 1;
+	if (u >= 0 && (t->bias = bias_of(l, &g->nodes[u], v, axis, k, &t->nb)))
+		v = g->nodes[u].out[0];
+	t->last = acts(l, v, &t->lo, &t->hi);
+	q = q_after(l, t->last, &t->sy, &t->zy);
+	if (q < 0 && t->last == v)
+		q = qm_after(l, v, axis, k, &t->m, &t->nm, &t->zy);
+	if (q >= 0) {
+		t->last = q;
+		t->u8 = true;
+	}
+}
+
+/* where an NprQConv is: strides, dilations, pads, kernel, groups */
+struct geom {
+	int64_t stride[2], dil[2], pb[2], pe[2], kernel[2], groups;
+};
+
+/*
+ * An NprQConv of @k output channels reading u8 @x (zero point @zx,
+ * scale @sx) with weights @wc (centred, row r of channel c at
+ * wc[c * win + r], or at wc[r * k + c] when @tr), scales @wsc (1 or @k)
+ * and tail @t: its node index, not yet placed.
+ */
+static int qconv_node(struct lowp *l, int like, int x, float sx, int zx,
+		      int64_t k, int64_t win, const int8_t *wc, bool tr,
+		      const float *wsc, int64_t ns, const struct tail *t,
+		      const struct geom *ge)
+{
+	struct npr_graph *g = l->g;
+	int64_t kr = (win + 3) & ~(int64_t)3, c, r;
+	int in[5], ni, err, qlo, qhi;
+	struct npr_node *n;
+	int8_t *W = calloc(k * kr, 1);
+	int32_t *ws32 = calloc(k, sizeof(*ws32));
+	float *mul = malloc(k * sizeof(*mul));
+	float *add = malloc(k * sizeof(*add));
+
 	if (!W || !ws32 || !mul || !add) {
 		free(W);
 		free(ws32);
@@ -532,25 +551,27 @@ static int try_conv(struct lowp *l, int ci)
 		free(add);
 		return -ENOMEM;
 	}
-	for (k = 0; k < K; k++) {
-		float s = sx * wsc[ns == 1 ? 0 : k];
-		float b = bias ? bias[k] : 0.0f;
-
-		int zw = nz ? (int)nearbyintf(wzp[nz == 1 ? 0 : k]) : 0;
+	for (c = 0; c < k; c++) {
+		float s = sx * wsc[ns == 1 ? 0 : c];
+		float b = t->bias ? t->bias[t->nb == 1 ? 0 : c] : 0.0f;
+		float m = t->m ? t->m[t->nm == 1 ? 0 : c] : 1.0f;
 
 		for (r = 0; r < win; r++) {
-			W[k * kr + r] = (int8_t)(wq[k * win + r] - zw);
-			ws32[k] += wq[k * win + r] - zw;
+			int8_t v = tr ? wc[r * k + c] : wc[c * win + r];
+
+			W[c * kr + r] = v;
+			ws32[c] += v;
 		}
-		mul[k] = s;
-		add[k] = b;
+		/* a multiplier scales the whole sum: (acc * s + b) * m */
+		mul[c] = t->m ? s * m : s;
+		add[c] = t->m ? (float)((double)b * m) : b;
 	}
-	in[0] = qx;
-	in[1] = new_const(l, ci, NPR_ELEM_I8, K, kr, W);
+	in[0] = x;
+	in[1] = new_const(l, like, NPR_ELEM_I8, k, kr, W);
 	in[2] = in[1] < 0 ? in[1] :
-		new_const(l, ci, NPR_ELEM_I32, K, 0, ws32);
-	in[3] = in[2] < 0 ? in[2] : new_const(l, ci, NPR_ELEM_F32, K, 0, mul);
-	in[4] = in[3] < 0 ? in[3] : new_const(l, ci, NPR_ELEM_F32, K, 0, add);
+		new_const(l, like, NPR_ELEM_I32, k, 0, ws32);
+	in[3] = in[2] < 0 ? in[2] : new_const(l, like, NPR_ELEM_F32, k, 0, mul);
+	in[4] = in[3] < 0 ? in[3] : new_const(l, like, NPR_ELEM_F32, k, 0, add);
 	if (in[4] < 0) {
 		if (in[1] < 0)
 			free(ws32);
@@ -560,38 +581,308 @@ static int try_conv(struct lowp *l, int ci)
 			free(add);
 		return in[4];
 	}
-	ni = new_node(l, ci, "NprQConv", 5, in);
+	ni = new_node(l, like, "NprQConv", 5, in);
 	if (ni < 0)
 		return ni;
 	n = &g->nodes[ni];
-	cp = g->nodes[ci].params;
-	err = set(n, "strides", "%lld,%lld", (long long)cp->stride[0],
-		  (long long)cp->stride[1]);
+	err = set(n, "strides", "%lld,%lld", (long long)ge->stride[0],
+		  (long long)ge->stride[1]);
 	err = err ? err : set(n, "dilations", "%lld,%lld",
-			      (long long)cp->dil[0], (long long)cp->dil[1]);
+			      (long long)ge->dil[0], (long long)ge->dil[1]);
 	err = err ? err : set(n, "pads_begin", "%lld,%lld",
-			      (long long)cp->pb[0], (long long)cp->pb[1]);
+			      (long long)ge->pb[0], (long long)ge->pb[1]);
 	err = err ? err : set(n, "pads_end", "%lld,%lld",
-			      (long long)cp->pe[0], (long long)cp->pe[1]);
-	err = err ? err : set(n, "kernel", "%lld,%lld", (long long)kh,
-			      (long long)kw);
-	err = err ? err : set(n, "group", "%lld", (long long)G);
+			      (long long)ge->pe[0], (long long)ge->pe[1]);
+	err = err ? err : set(n, "kernel", "%lld,%lld",
+			      (long long)ge->kernel[0],
+			      (long long)ge->kernel[1]);
+	err = err ? err : set(n, "group", "%lld", (long long)ge->groups);
 	err = err ? err : set(n, "kr", "%lld", (long long)kr);
 	err = err ? err : set(n, "x_zero", "%d", zx);
-	if (g->vals[qy].type == NPR_ELEM_U8) {
-		qbounds(lo, hi, sy, zy, &qlo, &qhi);
-		err = err ? err : set(n, "y_zero", "%d", zy);
-		err = err ? err : set(n, "y_scale", "%.9g", sy);
+	if (t->u8) {
+		qbounds(t->lo, t->hi, t->sy, t->zy, &qlo, &qhi);
+		err = err ? err : set(n, "y_zero", "%d", t->zy);
+		err = err ? err : set(n, "y_scale", "%.9g", t->sy);
 		err = err ? err : set(n, "lo", "%d", qlo);
 		err = err ? err : set(n, "hi", "%d", qhi);
 	} else {
 		err = err ? err : set(n, "out", "f32");
-		if (!isinf(lo))
-			err = err ? err : set(n, "flo", "%.9g", lo);
-		if (!isinf(hi))
-			err = err ? err : set(n, "fhi", "%.9g", hi);
+		if (!isinf(t->lo))
+			err = err ? err : set(n, "flo", "%.9g", t->lo);
+		if (!isinf(t->hi))
+			err = err ? err : set(n, "fhi", "%.9g", t->hi);
 	}
-	return err ? err : finish(l, ni, qy);
+	return err ? err : ni;
+}
+
+/*
+ * A new node @ni (parsed, inferred here) in the place of node @slot of a
+ * group, which then writes a value no one will read: after its inputs,
+ * before its readers.  Its output value.
+ */
+static int place(struct lowp *l, int ni, int slot)
+{
+	int err = parse_infer(l->g, ni);
+
+	if (err)
+		return err;
+	swap_nodes(l->g, slot, ni);
+	return l->g->nodes[slot].out[0];
+}
+
+/* place() that keeps *@like the index of the node it names */
+static int place_as(struct lowp *l, int ni, int slot, int *like)
+{
+	int v = place(l, ni, slot);
+
+	if (v >= 0 && *like == slot)
+		*like = ni;
+	return v;
+}
+
+/*
+ * A Reshape of @v to the @rank dims @d, or a Transpose of it by the
+ * order @d, named for node @like and @suffix.
+ */
+static int view_node(struct lowp *l, int like, const char *type, int v,
+		     int rank, const int64_t *d, const char *suffix)
+{
+	int64_t *t = malloc(rank * sizeof(*t));
+	int in[2], ni, err;
+
+	if (t)
+		memcpy(t, d, rank * sizeof(*t));
+	in[0] = v;
+	in[1] = new_const(l, like, NPR_ELEM_I64, rank, 0, t);
+	if (in[1] < 0)
+		return in[1];
+	ni = new_node_as(l, like, type, suffix, 2, in);
+	if (ni < 0 || strcmp(type, "Reshape"))
+		return ni;
+	err = set(&l->g->nodes[ni], "special_zero", "false");
+	return err ? err : ni;
+}
+
+/*
+ * Places for new nodes before the last node @last of a group starting at
+ * node @first (a convolution or MatMul, x @x): the nodes on x's way
+ * from value @stop, when only that way reads them, and the group's
+ * nodes from @first on before @last; in order, at most @max.  Their
+ * count.
+ */
+static int group_slots(struct lowp *l, int first, int x, int stop,
+		       int last, int *slot, int max)
+{
+	struct npr_graph *g = l->g;
+	int n = 0, v, u, i, j, s;
+
+	for (v = x; v != stop && n < max && l->uses[v] == 1;) {
+		const struct npr_node *a = prod(l, v);
+
+		slot[n++] = g->vals[v].producer;
+		v = a->nin == 2 && g->vals[a->in[0]].data ? a->in[1] : a->in[0];
+	}
+	for (v = g->nodes[first].out[0], u = first; u != last && n < max;
+	     v = g->nodes[u].out[0]) {
+		slot[n++] = u;
+		u = sole_user(l, v);
+		if (u < 0)
+			return 0;
+	}
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && slot[j] < slot[j - 1]; j--) {
+			s = slot[j];
+			slot[j] = slot[j - 1];
+			slot[j - 1] = s;
+		}
+	return n;
+}
+
+/*
+ * An i8 x as u8, exactly: Convert(u8, its f32 value @xf + 128), in the
+ * places @slot[*@s] and the next; the u8 value.
+ */
+static int s8_to_u8(struct lowp *l, int xf, const int *slot, int *s,
+		    int *like)
+{
+	float *c = malloc(sizeof(*c));
+	int in[2], ni, v, err;
+
+	if (c)
+		*c = 128;
+	in[0] = xf;
+	in[1] = new_const(l, *like, NPR_ELEM_F32, 1, 0, c);
+	if (in[1] < 0)
+		return in[1];
+	ni = new_node_as(l, *like, "Add", "x_plus_128", 2, in);
+	v = ni < 0 ? ni : place_as(l, ni, slot[(*s)++], like);
+	ni = v < 0 ? v : new_node_as(l, *like, "Convert", "x_u8", 1, &v);
+	if (ni < 0)
+		return ni;
+	err = set(&l->g->nodes[ni], "destination_type", "u8");
+	return err ? err : place_as(l, ni, slot[(*s)++], like);
+}
+
+/*
+ * DQ(x) (or x centred) into a convolution with int8 weights, bias,
+ * Relu/Clamp, Q: an NprQConv in the place of the group's last node.  An
+ * i8 x goes through s8_to_u8() first, in two places before it
+ * (group_slots(); fewer leave the group f32).
+ */
+static int try_conv(struct lowp *l, int ci)
+{
+	struct npr_graph *g = l->g;
+	struct npr_node *n = &g->nodes[ci];
+	const struct npr_conv_params *cp = n->params;
+	const struct npr_shape *ws = &g->vals[n->in[1]].shape;
+	const float *wsc;
+	struct geom ge;
+	struct tail t;
+	int64_t K, G, cg, kh, kw, win, ns;
+	float sx;
+	int qx, zx, qv, ni, i, cv, slot[8], s = 0;
+	bool s8;
+	int8_t *wc;
+
+	if (!cp || cp->nsp != 2 || cp->auto_pad != NPR_PAD_EXPLICIT ||
+	    g->vals[n->out[0]].type != NPR_ELEM_F32 ||
+	    !g->vals[n->in[1]].data)
+		return 0;
+	qx = x_src(l, n->in[0], &sx, &zx, &cv);
+	if (qx < 0)
+		return 0;
+	s8 = g->vals[qx].type == NPR_ELEM_I8;
+	K = g->vals[n->out[0]].shape.d[1];
+	G = is(n, "GroupConvolution") ? ws->d[0] : 1;
+	if (G < 1 || K % G)
+		return 0;
+	cg = g->vals[n->in[0]].shape.d[1] / G;
+	kh = ws->d[ws->rank - 2];
+	kw = ws->d[ws->rank - 1];
+	win = cg * kh * kw;
+	/* the chain after it; without a Q, its last node gives way */
+	tail_of(l, n->out[0], 1, K, &t);
+	if (s8 && group_slots(l, ci, n->in[0], g->nodes[cv].out[0],
+			      g->vals[t.last].producer, slot, 8) < 2)
+		return 0;
+	wc = npr_lowp_w_centred(l->g, n->in[1], 0, K, &qv, &wsc, &ns);
+	if (!wc)
+		return 0;
+	if (npr_shape_numel(&g->vals[qv].shape) != K * win ||
+	    g->vals[qv].shape.d[0] != K) {
+		free(wc);
+		return 0;
+	}
+	for (i = 0; i < 2; i++) {
+		ge.stride[i] = cp->stride[i];
+		ge.dil[i] = cp->dil[i];
+		ge.pb[i] = cp->pb[i];
+		ge.pe[i] = cp->pe[i];
+	}
+	ge.kernel[0] = kh;
+	ge.kernel[1] = kw;
+	ge.groups = G;
+	if (s8) {
+		qx = s8_to_u8(l, g->nodes[cv].out[0], slot, &s, &ci);
+		zx += 128;
+	}
+	ni = qx < 0 ? qx : qconv_node(l, ci, qx, sx, zx, K, win, wc, false,
+				      wsc, ns, &t, &ge);
+	free(wc);
+	return ni < 0 ? ni : finish(l, ni, t.last);
+}
+
+/*
+ * MatMul of x (DQ'd or centred, u8 or i8) [..., K] and constant int8
+ * weights [K, N] (or [N, K] transposed), bias, Relu/Clamp, Q: an
+ * NprQConv of one image whose M pixels are x's rows, [1, K, M, 1] -> [1,
+ * N, M, 1], with x and the result transposed to and from it (Reshape,
+ * Transpose).  The nodes before the last take the places group_slots()
+ * finds.  With fewer than four such places, or one row, the rows are
+ * images of one pixel instead, [M, K, 1, 1] -> [M, N, 1, 1] between two
+ * Reshapes (the kernel packs a block per image, slow for many rows);
+ * with fewer than two, the group stays f32.  An i8 x takes two places
+ * more (s8_to_u8()).
+ */
+static int try_matmul(struct lowp *l, int mi)
+{
+	static const struct geom ge = {
+		{ 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, { 1, 1 }, 1
+	};
+	static const int64_t swap12[4] = { 0, 2, 1, 3 };
+	struct npr_graph *g = l->g;
+	const struct npr_node *n = &g->nodes[mi];
+	const struct npr_nn_params *p = n->params;
+	const struct npr_shape *xs, *ws;
+	struct npr_shape ys;
+	const float *wsc;
+	struct tail t;
+	int64_t K, N, M, ns, d[4];
+	int qx, zx, qv, v, ni, slot[10], nslot, s = 0, cv, xf;
+	bool image, s8;
+	float sx;
+	int8_t *wc;
+
+	if (!p || p->ta || n->nin != 2 ||
+	    g->vals[n->out[0]].type != NPR_ELEM_F32 ||
+	    !g->vals[n->in[1]].data)
+		return 0;
+	xs = &g->vals[n->in[0]].shape;
+	ws = &g->vals[n->in[1]].shape;
+	ys = g->vals[n->out[0]].shape;
+	if (ws->rank != 2 || xs->rank < 1 || !npr_shape_static(xs))
+		return 0;
+	K = xs->d[xs->rank - 1];
+	N = ws->d[p->tb ? 0 : 1];
+	if (K < 1 || N < 1 || ws->d[p->tb ? 1 : 0] != K ||
+	    npr_shape_numel(xs) < K)
+		return 0;
+	M = npr_shape_numel(xs) / K;
+	qx = x_src(l, n->in[0], &sx, &zx, &cv);
+	if (qx < 0)
+		return 0;
+	s8 = g->vals[qx].type == NPR_ELEM_I8;
+	xf = g->nodes[cv].out[0];
+	tail_of(l, n->out[0], ys.rank - 1, N, &t);
+	nslot = group_slots(l, mi, n->in[0], s8 ? xf : qx,
+			    g->vals[t.last].producer, slot, 10);
+	if (nslot < (s8 ? 4 : 2))
+		return 0;
+	wc = npr_lowp_w_centred(l->g, n->in[1], p->tb ? 0 : 1, N, &qv, &wsc, &ns);
+	if (!wc)
+		return 0;
+	if (!npr_shape_eq(&g->vals[qv].shape, ws)) {
+		free(wc);
+		return 0;
+	}
+	image = M > 1 && nslot >= (s8 ? 6 : 4);
+	d[0] = image ? 1 : M;
+	d[1] = image ? M : K;
+	d[2] = image ? K : 1;
+	d[3] = 1;
+	/* the new nodes are named for the MatMul, wherever place() puts it */
+	if (s8) {
+		qx = s8_to_u8(l, xf, slot, &s, &mi);
+		zx += 128;
+	}
+	ni = qx < 0 ? qx : view_node(l, mi, "Reshape", qx, 4, d, "x4d");
+	v = ni < 0 ? ni : place_as(l, ni, slot[s++], &mi);
+	if (image) {
+		ni = v < 0 ? v : view_node(l, mi, "Transpose", v, 4, swap12,
+					   "xt");
+		v = ni < 0 ? ni : place_as(l, ni, slot[s++], &mi);
+	}
+	ni = v < 0 ? v : qconv_node(l, mi, v, sx, zx, N, K, wc, !p->tb, wsc,
+				    ns, &t, &ge);
+	free(wc);
+	v = ni < 0 ? ni : place_as(l, ni, slot[s++], &mi);
+	if (image) {
+		ni = v < 0 ? v : view_node(l, mi, "Transpose", v, 4, swap12,
+					   "yt");
+		v = ni < 0 ? ni : place_as(l, ni, slot[s++], &mi);
+	}
+	ni = v < 0 ? v : view_node(l, mi, "Reshape", v, ys.rank, ys.d, "y");
+	return ni < 0 ? ni : finish(l, ni, t.last);
 }
 
 /* DQ(a) + DQ(b), Relu/Clamp, Q */
@@ -753,14 +1044,6 @@ static int clone_node(struct lowp *l, int like, int nin, const int *in)
 	for (j = 0; j < nin; j++)
 		g->nodes[ni].in[j] = in[j];
 	return ni;
-}
-
-static int parse_infer(struct npr_graph *g, int ni)
-{
-	struct npr_node *n = &g->nodes[ni];
-	int err = n->op->parse ? n->op->parse(g, n) : 0;
-
-	return err ? err : n->op->infer(g, n);
 }
 
 /*
@@ -968,6 +1251,21 @@ static int phase(struct lowp *l, rule_fn rule)
 	return err ? err : npr_infer_mark_dead(g);
 }
 
+static int rule_conv(struct lowp *l, int i)
+{
+	const struct npr_node *n = &l->g->nodes[i];
+
+	if (is(n, "MatMul"))
+		return try_matmul(l, i);
+	return is(n, "Convolution") || is(n, "GroupConvolution") ?
+	       try_conv(l, i) : 0;
+}
+
+static int rule_add(struct lowp *l, int i)
+{
+	return is(&l->g->nodes[i], "Add") ? try_add(l, i) : 0;
+}
+
 /*
  * OpenVINO INT8 IR.  An activation FakeQuantize with 256 levels and
  * scalar limits is a quantize to u8 and a dequantize back: q =
@@ -980,19 +1278,6 @@ static int phase(struct lowp *l, rule_fn rule)
  * The pair then meets the rules above like an ONNX Q and DQ.
  */
 #define FQ_ZERO_TOL	0.05f
-
-/* will place_before(@p) find @k dead nodes? */
-static bool place_ok(const struct npr_graph *g, int p, int k)
-{
-	int d;
-
-	for (d = p - 1; d >= 0 && k > 0; d--) {
-		if (is_port(g, d))
-			return false;
-		k -= g->nodes[d].dead;
-	}
-	return k == 0;
-}
 
 /* the u8 grid of the range @lo .. @hi: its scale and zero point */
 static bool grid_of(float lo, float hi, float *s, int *z)
@@ -1054,13 +1339,13 @@ static int try_fq(struct lowp *l, int fi)
 			return 0;
 	if (!grid_of(f[1], f[2], &si, &zi) || !grid_of(f[3], f[4], &so, &zo))
 		return 0;
-	if (!place_ok(g, fi, 1))
+	if (!npr_lowp_place_ok(g, fi, 1))
 		return 0;
 	di = q_dq(l, fi, n->in[0], si, zi, so, zo);
 	if (di < 0)
 		return di;
 	/* the quantize goes before the FakeQuantize, which then gives way */
-	place_before(l, di - 1, fi);
+	npr_lowp_place_before(l->g, di - 1, fi);
 	return finish(l, di, g->nodes[fi].out[0]);
 }
 
@@ -1118,19 +1403,23 @@ static int try_requant(struct lowp *l, int ci)
 	struct npr_graph *g = l->g;
 	const struct npr_node *n = &g->nodes[ci];
 	float lo = INFINITY, hi = -INFINITY, s0 = 0, s, sc;
-	const float *wsc, *wzp;
-	int v, z0 = 0, z, i, j, di, uses, y;
-	int64_t ns, nz;
+	const float *wsc;
+	int v, z0 = 0, z, i, j, di, uses, y, qv;
+	int64_t ns;
+	int8_t *wc;
 	bool same = true, ok;
 
 	if (!is_conv(n) || n->nin != 2)
 		return 0;
 	v = n->in[0];
-	if (dq_src(l, v, &s, &z) >= 0 ||
-	    !g->vals[n->in[1]].data ||
-	    !w_src(l, n->in[1], npr_shape_numel(&g->vals[n->in[1]].shape),
-		   &wsc, &ns, &wzp, &nz))
+	if (dq_src(l, v, &s, &z) >= 0 || !g->vals[n->in[1]].data)
 		return 0;
+	/* int8 weights: the convolution rule will take it */
+	wc = npr_lowp_w_centred(l->g, n->in[1], 0, g->vals[n->in[1]].shape.d[0], &qv,
+		       &wsc, &ns);
+	if (!wc)
+		return 0;
+	free(wc);
 	for (i = 0; i < g->nnodes; i++)
 		for (j = 0; !g->nodes[i].dead && j < g->nodes[i].nin; j++)
 			if (g->nodes[i].in[j] == v &&
@@ -1149,32 +1438,19 @@ static int try_requant(struct lowp *l, int ci)
 	} else if (!grid_of(lo, hi, &sc, &z)) {
 		return 0;
 	}
-	if (!place_ok(g, ci, 2))
+	if (!npr_lowp_place_ok(g, ci, 2))
 		return 0;
 	di = q_dq(l, ci, v, sc, z, sc, z);
 	if (di < 0)
 		return di;
 	y = g->nodes[di].out[0];
-	place_before(l, di - 1, ci);
-	place_before(l, di, ci);
+	npr_lowp_place_before(l->g, di - 1, ci);
+	npr_lowp_place_before(l->g, di, ci);
 	for (i = 0; i < g->nnodes; i++)
 		if (!g->nodes[i].dead && is_conv(&g->nodes[i]) &&
 		    g->nodes[i].in[0] == v)
 			g->nodes[i].in[0] = y;
 	return 0;
-}
-
-static int rule_conv(struct lowp *l, int i)
-{
-	const struct npr_node *n = &l->g->nodes[i];
-
-	return is(n, "Convolution") || is(n, "GroupConvolution") ?
-	       try_conv(l, i) : 0;
-}
-
-static int rule_add(struct lowp *l, int i)
-{
-	return is(&l->g->nodes[i], "Add") ? try_add(l, i) : 0;
 }
 
 /**

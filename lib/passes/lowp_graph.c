@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Graph helpers of the low-precision pass (lib/passes/lowp.c): the int8
+ * weights behind a folded dequantization, per-channel constants, and new
+ * nodes placed where they keep the port nodes' indexes.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes/lowp_graph.h"
+
+static bool is(const struct npr_node *n, const char *type)
+{
+	return !strcmp(n->type, type);
+}
+
+static const struct npr_node *prod(const struct npr_graph *g, int v)
+{
+	int p = g->vals[v].producer;
+
+	return p >= 0 && p < g->nnodes ? &g->nodes[p] : NULL;
+}
+
+/**
+ * npr_lowp_chan_of() - a constant's values per channel
+ * @g: the graph.
+ * @v: an f32 constant, broadcast against a value of shape @s with the
+ *     trailing dims aligned.
+ * @s: that shape.
+ * @axis: the channel axis of @s.
+ * @k: the channels.
+ * @cnt: out: 1 or @k values.
+ *
+ * Return: the values, or NULL when @v is not such a constant (or one is
+ * not finite).
+ */
+const float *npr_lowp_chan_of(const struct npr_graph *g, int v,
+			      const struct npr_shape *s, int axis, int64_t k,
+			      int64_t *cnt)
+{
+	const struct npr_value *x = &g->vals[v];
+	const float *f = x->data;
+	int64_t i;
+	int j;
+
+	if (!f || x->type != NPR_ELEM_F32 || x->shape.rank > s->rank)
+		return NULL;
+	for (j = 0; j < x->shape.rank; j++)
+		if (x->shape.d[j] != 1 &&
+		    (s->rank - x->shape.rank + j != axis || x->shape.d[j] != k))
+			return NULL;
+	*cnt = npr_shape_numel(&x->shape);
+	if (*cnt != 1 && *cnt != k)
+		return NULL;
+	for (i = 0; i < *cnt; i++)
+		if (!isfinite(f[i]))
+			return NULL;
+	return f;
+}
+
+/* flat index @i of shape @s in a tensor of shape @p broadcast to @s */
+static int64_t bcast_index(const struct npr_shape *s, const struct npr_shape *p,
+			   int64_t i)
+{
+	int64_t r = 0, st = 1, d;
+	int j, pj;
+
+	for (j = s->rank - 1; j >= 0; j--) {
+		d = i % s->d[j];
+		i /= s->d[j];
+		pj = j - (s->rank - p->rank);
+		if (pj < 0)
+			continue;
+		if (p->d[pj] != 1)
+			r += d * st;
+		st *= p->d[pj];
+	}
+	return r;
+}
+
+/*
+ * Weight zero points: integers, or (an OpenVINO IR's, f16 numbers after a
+ * conversion) within W_ZERO_TOL of one, which counts as that integer (an
+ * error of at most that much of a step).
+ */
+#define W_ZERO_TOL	1e-3f
+
+/* @q (@n values, i8 or u8) minus zero points @zv into @c; false if off i8 */
+static bool centre(const struct npr_graph *g, const struct npr_value *q, int zv,
+		   int8_t *c, int64_t n)
+{
+	const struct npr_value *z = zv >= 0 ? &g->vals[zv] : NULL;
+	const float *zf = z ? z->data : NULL;
+	int64_t i;
+	int j;
+
+	if (z && (!zf || z->type != NPR_ELEM_F32 ||
+		  z->shape.rank > q->shape.rank))
+		return false;
+	for (j = 0; z && j < z->shape.rank; j++) {
+		int64_t d = q->shape.d[q->shape.rank - z->shape.rank + j];
+
+		if (z->shape.d[j] != 1 && z->shape.d[j] != d)
+			return false;
+	}
+	/* zero points 0 (symmetric weights): nothing to index */
+	for (i = 0; zf && i < npr_shape_numel(&z->shape) && !zf[i]; i++)
+		;
+	if (zf && i == npr_shape_numel(&z->shape))
+		zf = NULL;
+	for (i = 0; i < n; i++) {
+		float v = q->type == NPR_ELEM_I8 ?
+			  ((const int8_t *)q->data)[i] :
+			  ((const uint8_t *)q->data)[i];
+
+		if (zf) {
+			float zi = zf[npr_shape_numel(&z->shape) == 1 ? 0 :
+				      bcast_index(&q->shape, &z->shape, i)];
+
+			/* an IR's zero points went through f16 */
+			if (!(fabsf(zi - nearbyintf(zi)) <= W_ZERO_TOL))
+				return false;
+			v -= nearbyintf(zi);
+		}
+		if (!(v >= -128 && v <= 127) || v != floorf(v))
+			return false;
+		c[i] = (int8_t)v;
+	}
+	return true;
+}
+
+/* @v comes from a Subtract or a Convert */
+static bool centring(const struct npr_graph *g, int v)
+{
+	const struct npr_node *a = prod(g, v);
+
+	return a && (is(a, "Subtract") || is(a, "Convert"));
+}
+
+/**
+ * npr_lowp_w_centred() - the int8 weights behind folded f32 weights
+ * @g: the graph.
+ * @w: the weights: a Convert of i8 or u8 constants [-> Subtract(zero
+ *     points)] [-> Multiply(scales along axis @axis of them, 1 or @k)]
+ *     [-> Reshape].
+ * @axis: the scales' axis.
+ * @k: the channels along it.
+ * @qv: out: the quantized constant's value.
+ * @sc: out: the scales.
+ * @ns: out: their count, 1 or @k.
+ *
+ * Zero points are integers, or (an OpenVINO IR's, f16 numbers after a
+ * conversion) within W_ZERO_TOL of one, which counts as that integer.
+ *
+ * Return: the constants minus their zero points (allocated), or NULL
+ * when one leaves i8 or @w is no such value.
+ */
+int8_t *npr_lowp_w_centred(const struct npr_graph *g, int w, int axis,
+			   int64_t k, int *qv, const float **sc, int64_t *ns)
+{
+	static const float one = 1.0f;
+	const struct npr_node *m = prod(g, w), *a;
+	const struct npr_value *q;
+	int sv = -1, zv = -1, o;
+	int64_t n;
+	int8_t *c;
+
+	if (m && is(m, "Reshape"))
+		m = prod(g, m->in[0]);
+	a = m;
+	if (m && is(m, "Multiply") && m->nin == 2) {
+		/* the weights come from a Subtract or a Convert, in[0] or 1 */
+		o = !centring(g, m->in[0]) && centring(g, m->in[1]);
+		sv = m->in[!o];
+		a = prod(g, m->in[o]);
+	}
+	if (a && is(a, "Subtract") && a->nin == 2) {
+		zv = a->in[1];
+		a = prod(g, a->in[0]);
+	}
+	if (!a || !is(a, "Convert") || a->nin != 1)
+		return NULL;
+	*qv = a->in[0];
+	q = &g->vals[*qv];
+	n = npr_shape_numel(&q->shape);
+	if (!q->data || (q->type != NPR_ELEM_I8 && q->type != NPR_ELEM_U8) ||
+	    n != npr_shape_numel(&g->vals[w].shape) || n < 1)
+		return NULL;
+	*sc = &one;
+	*ns = 1;
+	if (sv >= 0) {
+		*sc = npr_lowp_chan_of(g, sv, &q->shape, axis, k, ns);
+		if (!*sc)
+			return NULL;
+	}
+	c = malloc(n);
+	if (c && !centre(g, q, zv, c, n)) {
+		free(c);
+		c = NULL;
+	}
+	return c;
+}
+
+/* is node @ni a port node (a Parameter or Result of the model)? */
+static bool is_port(const struct npr_graph *g, int ni)
+{
+	int k;
+
+	for (k = 0; k < g->ninputs; k++)
+		if (g->inputs[k] == ni)
+			return true;
+	for (k = 0; k < g->noutputs; k++)
+		if (g->outputs[k] == ni)
+			return true;
+	return false;
+}
+
+/**
+ * npr_lowp_place_before() - put a new node just before another
+ * @g: the graph.
+ * @ni: the new node (the last one; its inputs produced before @p).
+ * @p: the node it goes before.
+ *
+ * Keeps every port node's index (the compiled model's ports name them):
+ * the nodes between the last dead node before @p and @p move up one
+ * place, the new node takes the freed place before @p and the dead node
+ * the new node's.
+ *
+ * Return: false (nothing moved) when a port node or no dead node comes
+ * first.
+ */
+bool npr_lowp_place_before(struct npr_graph *g, int ni, int p)
+{
+	struct npr_node t;
+	int d, i, j;
+
+	for (d = p - 1; d >= 0 && !g->nodes[d].dead; d--)
+		if (is_port(g, d))
+			return false;
+	if (d < 0)
+		return false;
+	t = g->nodes[d];
+	memmove(&g->nodes[d], &g->nodes[d + 1],
+		(size_t)(p - 1 - d) * sizeof(t));
+	g->nodes[p - 1] = g->nodes[ni];
+	g->nodes[ni] = t;
+	for (i = d; i < p; i++)
+		for (j = 0; j < g->nodes[i].nout; j++)
+			g->vals[g->nodes[i].out[j]].producer = i;
+	for (j = 0; j < g->nodes[ni].nout; j++)
+		g->vals[g->nodes[ni].out[j]].producer = ni;
+	return true;
+}
+
+/**
+ * npr_lowp_place_ok() - will npr_lowp_place_before() find room
+ * @g: the graph.
+ * @p: the node new ones go before.
+ * @k: how many.
+ *
+ * Return: true when @k dead nodes come before @p with no port node
+ * between.
+ */
+bool npr_lowp_place_ok(const struct npr_graph *g, int p, int k)
+{
+	int d;
+
+	for (d = p - 1; d >= 0 && k > 0; d--) {
+		if (is_port(g, d))
+			return false;
+		k -= g->nodes[d].dead;
+	}
+	return k == 0;
+}
