@@ -34,6 +34,26 @@
 
 #define PBLK	96	/* output pixels per work item */
 
+/*
+ * Below this much work (multiply-adds, or bytes moved) a loop runs on
+ * the calling thread: waking the pool costs more than a small layer
+ * (some microseconds).
+ */
+#define SERIAL_WORK	1048576.0
+
+/* npr_parallel_for(), or the calling thread alone for little @work */
+static void par_for(int n, npr_par_fn fn, void *arg, double work)
+{
+	int i;
+
+	if (work >= SERIAL_WORK) {
+		npr_parallel_for(n, fn, arg);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		fn(arg, i, 0);
+}
+
 /* as rne() of ref/kernels/quant.c: callers clamp to |v| <= 1024 */
 static inline float rne(float v)
 {
@@ -483,7 +503,8 @@ int npr_qconv_blocked(const struct npr_node *n, const struct npr_tensor *in,
 			goto out;
 		if (c.PH != c.H || c.PW != c.W)
 			memset(c.xc, p->xz, c.N * c.PH * c.PW * c.Cp);
-		npr_parallel_for((int)(c.N * c.H), copy_row, &c);
+		par_for((int)(c.N * c.H), copy_row, &c,
+			(double)c.N * c.H * c.W * c.Cp);
 		c.xs = c.xc;
 		c.xst = c.Cp;
 		c.rows = !c.dw && p->dil[1] == 1;
@@ -512,11 +533,12 @@ int npr_qconv_blocked(const struct npr_node *n, const struct npr_tensor *in,
 		c.kc = (c.kc + 3) & ~(int64_t)3;
 	c.nkc = (c.Kb + c.kc - 1) / c.kc;
 	items = c.nblk * c.nkc;
-	npr_parallel_for((int)items, conv_item, &c);
+	par_for((int)items, conv_item, &c,
+		(double)c.NP * c.K * c.T * (c.dw ? 1 : c.Cp));
 	if (c.nomem)
 		goto out;
 	if (c.yt)
-		npr_parallel_for((int)(c.N * c.OH), out_row, &c);
+		par_for((int)(c.N * c.OH), out_row, &c, (double)c.NP * c.K);
 	err = 0;
 out:
 	qn_free(&c);
@@ -627,8 +649,15 @@ int npr_qew_relayout(const struct npr_node *n, const struct npr_tensor *in,
 	per = r.per = (r.S + RCH - 1) / RCH;
 	if (per > INT32_MAX / r.N)
 		return -EFBIG;
-	npr_parallel_for((int)(r.N * per), relay_item, &r);
+	par_for((int)(r.N * per), relay_item, &r,
+		(double)r.N * r.C * r.S);
 	return r.nomem ? -ENOMEM : 0;
+}
+
+/* the taps of a pooling window */
+static int64_t p_taps(const struct npr_quant_params *p)
+{
+	return p->kernel[0] * p->kernel[1];
 }
 
 struct qpool {
@@ -701,7 +730,8 @@ int npr_qmaxpool(const struct npr_node *n, const struct npr_tensor *in,
 	if (rows > INT32_MAX)
 		return -EFBIG;
 	if (rows && q.OW && q.C)
-		npr_parallel_for((int)rows, qpool_row, &q);
+		par_for((int)rows, qpool_row, &q,
+			(double)rows * q.OW * q.C * p_taps(q.p));
 	return 0;
 }
 
@@ -751,6 +781,7 @@ int npr_qconcat(const struct npr_node *n, const struct npr_tensor *in,
 	if ((q.S + 255) / 256 > INT32_MAX)
 		return -EFBIG;
 	if (q.S && q.C)
-		npr_parallel_for((int)((q.S + 255) / 256), qcat_item, &q);
+		par_for((int)((q.S + 255) / 256), qcat_item, &q,
+			(double)q.S * q.C);
 	return 0;
 }
