@@ -4,16 +4,16 @@
  * npr_qnhwc_args) of every ISA this CPU has against the scalar one, on
  * random blocks of every shape class (taps, channel groups, partial
  * blocks of channels, pixel counts that leave partial tiles, u8 and f32
- * outputs, tables, gaps between pixels): the same bytes.  And ties: sums whose quotient by
- * the output scale is exactly a half-integer, where the vector kernels'
- * reciprocal shortcut must give way to the division, rounded to even
- * as integer arithmetic says.  The depthwise kernels (per channel,
- * groups of four taps) likewise, both AVX-512 VNNI ways of interleaving
- * the taps (byte permutes, unpacks) among them.  Then whole NprQConv
- * nodes through the kernel registry: blocked weights (the layout
- * lib/ops/quant.h documents, made here from the rows) with NCHW and NHWC
- * inputs and outputs against the rows on NCHW, over windows, strides,
- * dilations, padding, channel counts and batches.
+ * outputs, tables, gaps between pixels): the same bytes.  And ties: sums
+ * whose quotient by the output scale is exactly a half-integer, where
+ * the vector kernels' reciprocal shortcut must give way to the
+ * division, rounded to even as integer arithmetic says.  The depthwise
+ * kernels (per channel, groups of four taps) likewise: both AVX-512 VNNI
+ * ways of interleaving the taps (byte permutes, unpacks) and the 256-bit
+ * ones.  Then whole NprQConv nodes through the kernel registry: blocked
+ * weights (the layout lib/ops/quant.h documents, made here from the
+ * rows) with NCHW and NHWC inputs and outputs against the rows on NCHW,
+ * over windows, strides, dilations, padding, channel counts and batches.
  */
 #include <math.h>
 #include <stdint.h>
@@ -214,6 +214,10 @@ TEST(depthwise_equals_scalar)
 		{ "vnni512 permutes", npr_qgemm_get("vnni512") &&
 		  __builtin_cpu_supports("avx512vbmi") ?
 		  npr_qdwn_vnni512_vbmi : NULL },
+		{ "avxvnni", npr_qgemm_get("avxvnni") ?
+		  npr_qgemm_get("avxvnni")->nhwc_dw : NULL },
+		{ "avx2", npr_qgemm_get("avx2") ?
+		  npr_qgemm_get("avx2")->nhwc_dw : NULL },
 	};
 	int cases = 0;
 	size_t s, t, c;

@@ -187,6 +187,8 @@ void npr_qnhwc_vnni512(const struct npr_qnhwc_args *a);
 void npr_qnhwc_avxvnni(const struct npr_qnhwc_args *a);
 void npr_qnhwc_avx2(const struct npr_qnhwc_args *a);
 void npr_qdwn_vnni512(const struct npr_qnhwc_args *a);
+void npr_qdwn_avxvnni(const struct npr_qnhwc_args *a);
+void npr_qdwn_avx2(const struct npr_qnhwc_args *a);
 void npr_qdwn_vnni512_vbmi(const struct npr_qnhwc_args *a);
 void npr_qdwn_vnni512_unpack(const struct npr_qnhwc_args *a);
 /* ref/kernels/quant.c (ref/kernels/qdw.h without -m flags) */

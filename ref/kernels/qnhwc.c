@@ -89,9 +89,10 @@ static void transpose_u8(uint8_t *d, int64_t ldd, const uint8_t *s,
 						       (s + (i + k) * lds + j));
 			/* four rounds of unpacks: bytes, words, dwords, qwords */
 			for (k = 0; k < 8; k++) {
-				t[k] = _mm_unpacklo_epi8(r[2 * k], r[2 * k + 1]);
-				t[k + 8] = _mm_unpackhi_epi8(r[2 * k],
-							     r[2 * k + 1]);
+				__m128i a = r[2 * k], b = r[2 * k + 1];
+
+				t[k] = _mm_unpacklo_epi8(a, b);
+				t[k + 8] = _mm_unpackhi_epi8(a, b);
 			}
 			for (k = 0; k < 4; k++) {
 				r[k] = _mm_unpacklo_epi16(t[2 * k], t[2 * k + 1]);

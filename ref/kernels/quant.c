@@ -107,9 +107,9 @@ static const struct npr_qgemm_kern kerns[] = {
 	{ "vnni512", npr_qgemm_vnni512, npr_qdw_avx512, npr_qnhwc_vnni512,
 	  npr_qdwn_vnni512 },
 	{ "avxvnni", npr_qgemm_avxvnni, npr_qdw_avx2, npr_qnhwc_avxvnni,
-	  npr_qdwn_scalar },
+	  npr_qdwn_avxvnni },
 	{ "avx2", npr_qgemm_avx2, npr_qdw_avx2, npr_qnhwc_avx2,
-	  npr_qdwn_scalar },
+	  npr_qdwn_avx2 },
 #endif
 	{ "scalar", qgemm_scalar, npr_qdw_scalar, npr_qnhwc_scalar,
 	  npr_qdwn_scalar },

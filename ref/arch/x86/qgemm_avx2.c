@@ -29,6 +29,7 @@ static inline __m256i dot16(__m256i acc, __m256i x, __m256i w)
 #define DOT(acc, x, w)	dot16(acc, x, w)
 #define KERN		npr_qgemm_avx2
 #define KERN_NHWC	npr_qnhwc_avx2
+#define KERN_DW		npr_qdwn_avx2
 #include "qgemm_avx256.h"
 
 /* the depthwise kernel, vectorized with this file's flags */

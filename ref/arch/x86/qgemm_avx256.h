@@ -252,3 +252,68 @@ void KERN_NHWC(const struct npr_qnhwc_args *a)
 			ntile(a, b, p);
 }
 #undef NP
+
+/* up to 8 bytes of @p (the rest zero), into the low half */
+static inline __m128i load8(const uint8_t *p, int64_t n)
+{
+	int64_t v = 0;
+
+	memcpy(&v, p, n >= 8 ? 8 : (size_t)n);
+	return _mm_cvtsi64_si128(v);
+}
+
+/*
+ * Four taps (@nt of them there, the rest zero) of 8 channels from
+ * channel @c0 (@left of them there) interleaved: four taps a lane.
+ */
+static inline __m256i dw_taps(const uint8_t *const *ip, int64_t nt,
+			      int64_t c0, int64_t left)
+{
+	__m128i x0 = load8(ip[0] + c0, left), x1 = _mm_setzero_si128();
+	__m128i x2 = x1, x3 = x1, lo, hi;
+
+	if (nt > 1)
+		x1 = load8(ip[1] + c0, left);
+	if (nt > 2)
+		x2 = load8(ip[2] + c0, left);
+	if (nt > 3)
+		x3 = load8(ip[3] + c0, left);
+	lo = _mm_unpacklo_epi8(x0, x1);
+	hi = _mm_unpacklo_epi8(x2, x3);
+	return _mm256_set_m128i(_mm_unpackhi_epi16(lo, hi),
+				_mm_unpacklo_epi16(lo, hi));
+}
+
+/*
+ * The depthwise kernel of blocked weights: 8 channels a vector, each
+ * group of four taps' bytes interleaved by unpacks into four taps a
+ * channel lane, against the weights' matching half block.
+ */
+void KERN_DW(const struct npr_qnhwc_args *a)
+{
+	int64_t b, h, p, g;
+
+	for (b = 0; b < a->kb; b++)
+		for (h = 0; h < 2; h++) {
+			int64_t k = b * 16 + h * 8, left = a->m - k;
+			const int8_t *w = a->w + b * a->cq * 64 + h * 32;
+
+			if (left <= 0)
+				return;
+			for (p = 0; p < a->npx; p++) {
+				const uint8_t *const *ip = a->ind +
+							   p * a->taps;
+				__m256i acc = _mm256_setzero_si256();
+
+				for (g = 0; g < a->cq; g++, ip += 4) {
+					__m256i v = dw_taps(ip, a->taps - 4 * g,
+							    a->xc0 + k, left);
+					const __m256i *wg = (const __m256i *)
+							    (w + g * 64);
+
+					acc = DOT(acc, v, _mm256_loadu_si256(wg));
+				}
+				nput(a, k, p, acc);
+			}
+		}
+}

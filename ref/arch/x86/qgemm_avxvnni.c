@@ -16,4 +16,5 @@ static inline __m256i dot(__m256i acc, __m256i x, __m256i w)
 #define DOT(acc, x, w)	dot(acc, x, w)
 #define KERN		npr_qgemm_avxvnni
 #define KERN_NHWC	npr_qnhwc_avxvnni
+#define KERN_DW		npr_qdwn_avxvnni
 #include "qgemm_avx256.h"

@@ -732,6 +732,17 @@ static inline __m512i dw_unpack(__m128i x0, __m128i x1, __m128i x2,
 	return _mm512_inserti32x4(v, _mm_unpackhi_epi16(b, d), 3);
 }
 
+/* four taps (@nt of them there, the rest zero) of the block's channels */
+static inline void dw_load4(__m128i x[4], const uint8_t *const *ip,
+			    int64_t nt, int64_t c0, __mmask16 mk)
+{
+	int t;
+
+	for (t = 0; t < 4; t++)
+		x[t] = t < nt ? _mm_maskz_loadu_epi8(mk, ip[t] + c0) :
+				_mm_setzero_si128();
+}
+
 #define DW_KERNEL(name, attr, GET)					\
 attr void name(const struct npr_qnhwc_args *a)				\
 {									\
@@ -750,20 +761,13 @@ attr void name(const struct npr_qnhwc_args *a)				\
 			__m512i acc = _mm512_setzero_si512();		\
 									\
 			for (g = 0; g < a->cq; g++, ip += 4) {		\
-				int64_t left = a->taps - 4 * g;		\
-				__m128i x0 = _mm_maskz_loadu_epi8(n.mk, ip[0] + c0); \
-				__m128i x1 = left > 1 ?			\
-					_mm_maskz_loadu_epi8(n.mk, ip[1] + c0) : \
-					_mm_setzero_si128();		\
-				__m128i x2 = left > 2 ?			\
-					_mm_maskz_loadu_epi8(n.mk, ip[2] + c0) : \
-					_mm_setzero_si128();		\
-				__m128i x3 = left > 3 ?			\
-					_mm_maskz_loadu_epi8(n.mk, ip[3] + c0) : \
-					_mm_setzero_si128();		\
-				__m512i v = GET(x0, x1, x2, x3);	\
+				__m128i x[4];				\
+				__m512i v;				\
 									\
-				DPBUSD(acc, v, _mm512_loadu_si512(w + g * 64)); \
+				dw_load4(x, ip, a->taps - 4 * g, c0, n.mk); \
+				v = GET(x[0], x[1], x[2], x[3]);	\
+				DPBUSD(acc, v,				\
+				       _mm512_loadu_si512(w + g * 64));	\
 			}						\
 			nput(&o, &n, p, acc);				\
 		}							\
