@@ -27,6 +27,39 @@ static inline __m256i dot16(__m256i acc, __m256i x, __m256i w)
 }
 
 #define DOT(acc, x, w)	dot16(acc, x, w)
+
+/*
+ * dot16() in parts, for a kernel that reuses them: the weights' even and
+ * odd bytes widened once, each pixel's bytes once.
+ */
+struct dot_w {
+	__m256i e, o;
+};
+
+struct dot_x {
+	__m256i e, o;
+};
+
+static inline struct dot_w dot_w(__m256i w)
+{
+	return (struct dot_w){ _mm256_srai_epi16(_mm256_slli_epi16(w, 8), 8),
+			       _mm256_srai_epi16(w, 8) };
+}
+
+static inline struct dot_x dot_x(__m256i x)
+{
+	return (struct dot_x){ _mm256_and_si256(x, _mm256_set1_epi32(
+							0x00ff00ff)),
+			       _mm256_srli_epi16(x, 8) };
+}
+
+static inline __m256i dot_split(__m256i acc, struct dot_x x, struct dot_w w)
+{
+	acc = _mm256_add_epi32(acc, _mm256_madd_epi16(x.e, w.e));
+	return _mm256_add_epi32(acc, _mm256_madd_epi16(x.o, w.o));
+}
+
+#define DOT_SPLIT
 #define KERN		npr_qgemm_avx2
 #define KERN_NHWC	npr_qnhwc_avx2
 #define KERN_DW		npr_qdwn_avx2

@@ -207,16 +207,30 @@ void ntile(const struct npr_qnhwc_args *a, int64_t b, int64_t p0)
 		for (j = 0; j < NP; j++)
 			x[j] = a->ind[(p0 + (j < valid ? j : valid - 1)) *
 				      a->taps + t];
+#ifdef DOT_SPLIT
+/* the weights split once a step, each pixel's bytes once (16-bit DOT) */
+#define PIX(j, a0, a1)							\
+	do {								\
+		struct dot_x xs = dot_x(bcast((const int8_t *)x[j] +	\
+					      q * 4));			\
+		a0 = dot_split(a0, xs, s0);				\
+		a1 = dot_split(a1, xs, s1);				\
+	} while (0)
+#else
 #define PIX(j, a0, a1)							\
 	do {								\
 		__m256i xb = bcast((const int8_t *)x[j] + q * 4);	\
 		a0 = DOT(a0, xb, w0);					\
 		a1 = DOT(a1, xb, w1);					\
 	} while (0)
+#endif
 		for (q = 0; q < a->cq; q++, w += 64) {
 			__m256i w0 = _mm256_loadu_si256((const __m256i *)w);
 			__m256i w1 = _mm256_loadu_si256((const __m256i *)
 							(w + 32));
+#ifdef DOT_SPLIT
+			struct dot_w s0 = dot_w(w0), s1 = dot_w(w1);
+#endif
 
 			PIX(0, c00, c01);
 			PIX(1, c10, c11);
