@@ -282,7 +282,8 @@ static void *frozen_model(const char *dir, size_t *len)
 	init = calloc(g->n_initializer + nt + 1, sizeof(*init));
 	if (!init)
 		goto out;
-	memcpy(init, g->initializer, g->n_initializer * sizeof(*init));
+	if (g->n_initializer)
+		memcpy(init, g->initializer, g->n_initializer * sizeof(*init));
 	memcpy(init + g->n_initializer, tp, nt * sizeof(*init));
 	old = g->initializer;
 	nold = g->n_initializer;
