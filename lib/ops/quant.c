@@ -141,6 +141,24 @@ static int want(struct npr_graph *g, struct npr_node *n, int i,
 	return 0;
 }
 
+/* the output rows and columns of @n's window over @xs (rounded down) */
+static int window_out(struct npr_node *n, const struct npr_shape *xs,
+		      int64_t o[2])
+{
+	const struct npr_quant_params *p = n->params;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		int64_t span = (p->kernel[i] - 1) * p->dil[i] + 1;
+		int64_t in = xs->d[2 + i] + p->pb[i] + p->pe[i];
+
+		if (in < span)
+			return npr_node_err(n, -EINVAL, "the window does not fit the padded input");
+		o[i] = (in - span) / p->stride[i] + 1;
+	}
+	return 0;
+}
+
 static int qconv_infer(struct npr_graph *g, struct npr_node *n)
 {
 	const struct npr_quant_params *p = n->params;
@@ -200,14 +218,9 @@ static int qconv_infer(struct npr_graph *g, struct npr_node *n)
 	    p->kr - win >= 4)
 		return npr_node_err(n, -EINVAL, "weights of %lld columns for a window of %lld",
 				    (long long)ws->d[1], (long long)win);
-	for (i = 0; i < 2; i++) {
-		int64_t span = (p->kernel[i] - 1) * p->dil[i] + 1;
-		int64_t in = xs->d[2 + i] + p->pb[i] + p->pe[i];
-
-		if (in < span)
-			return npr_node_err(n, -EINVAL, "the window does not fit the padded input");
-		o[i] = (in - span) / p->stride[i] + 1;
-	}
+	err = window_out(n, xs, o);
+	if (err)
+		return err;
 	y->type = p->f32out ? NPR_ELEM_F32 : NPR_ELEM_U8;
 	y->shape.rank = 4;
 	y->shape.d[0] = xs->d[0];
@@ -318,22 +331,16 @@ static int nhwc_only(struct npr_graph *g, struct npr_node *n)
 
 static int qmaxpool_infer(struct npr_graph *g, struct npr_node *n)
 {
-	const struct npr_quant_params *p = n->params;
 	const struct npr_shape *xs = &npr_in(g, n, 0)->shape;
 	struct npr_value *y = npr_out(g, n, 0);
 	int64_t o[2];
-	int i, err = nhwc_only(g, n);
+	int err = nhwc_only(g, n);
 
 	if (err)
 		return err;
-	for (i = 0; i < 2; i++) {
-		int64_t span = (p->kernel[i] - 1) * p->dil[i] + 1;
-		int64_t in = xs->d[2 + i] + p->pb[i] + p->pe[i];
-
-		if (in < span)
-			return npr_node_err(n, -EINVAL, "the window does not fit the padded input");
-		o[i] = (in - span) / p->stride[i] + 1;
-	}
+	err = window_out(n, xs, o);
+	if (err)
+		return err;
 	y->type = NPR_ELEM_U8;
 	y->shape = *xs;
 	y->shape.d[2] = o[0];

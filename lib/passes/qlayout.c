@@ -110,6 +110,38 @@ static int reparse(struct ql *q, struct npr_node *n)
 }
 
 /*
+ * A Const node named @name holding @data (taken; [@d0] or [@d0, @d1] of
+ * @type): its value, or -errno.
+ */
+static int new_const(struct ql *q, const char *name, int64_t layer,
+		     unsigned int type, int64_t d0, int64_t d1, void *data)
+{
+	struct npr_graph *g = q->g;
+	struct npr_value *v;
+	int ci = npr_graph_add_node(g, name, "Const", 1, layer), err;
+
+	if (ci < 0) {
+		free(data);
+		return ci;
+	}
+	g->nodes[ci].op = npr_op_find("Const", 1);
+	err = npr_node_set_outputs(g, ci, 1);
+	if (err) {
+		free(data);
+		return err;
+	}
+	v = &g->vals[g->nodes[ci].out[0]];
+	v->type = type;
+	v->shape.rank = d1 ? 2 : 1;
+	v->shape.d[0] = d0;
+	v->shape.d[1] = d1;
+	v->owned = data;
+	v->data = data;
+	v->nbytes = npr_tensor_bytes(type, d1 ? d0 * d1 : d0);
+	return g->nodes[ci].out[0];
+}
+
+/*
  * NprQConv @n of one group: its [K, kr] weight rows in (c, i, j) order
  * into blocks of 16 channels in (i, j, c) order, as a new constant;
  * depthwise, its rows of taps into blocks of 16 channels.
@@ -128,7 +160,7 @@ static int block_weights(struct ql *q, int ni)
 	const int8_t *w = wv->data;
 	char buf[256];
 	int8_t *b;
-	int vi, ci, err;
+	int vi, err;
 
 	if (!w || wv->shape.d[0] != K || kr > INT32_MAX ||
 	    NPR_QK16(K) > INT64_MAX / kr)
@@ -145,26 +177,10 @@ static int block_weights(struct ql *q, int ni)
 				  4 + r % 4] = w[k * p->kr + c * kh * kw + t];
 			}
 	snprintf(buf, sizeof(buf), "%.200s/wblk", n->name);
-	ci = npr_graph_add_node(g, buf, "Const", 1, n->layer_id);
-	if (ci < 0) {
-		free(b);
-		return ci;
-	}
+	vi = new_const(q, buf, n->layer_id, NPR_ELEM_I8, NPR_QK16(K), kr, b);
+	if (vi < 0)
+		return vi;
 	n = &g->nodes[ni];
-	g->nodes[ci].op = npr_op_find("Const", 1);
-	err = npr_node_set_outputs(g, ci, 1);
-	if (err) {
-		free(b);
-		return err;
-	}
-	vi = g->nodes[ci].out[0];
-	g->vals[vi].type = NPR_ELEM_I8;
-	g->vals[vi].shape.rank = 2;
-	g->vals[vi].shape.d[0] = NPR_QK16(K);
-	g->vals[vi].shape.d[1] = kr;
-	g->vals[vi].owned = b;
-	g->vals[vi].data = b;
-	g->vals[vi].nbytes = NPR_QK16(K) * kr;
 	n->in[1] = vi;
 	snprintf(buf, sizeof(buf), "%lld", (long long)kr);
 	err = set_attr(q, n, "kr", buf);
@@ -178,7 +194,7 @@ static int ident(struct ql *q, int like)
 {
 	struct npr_graph *g = q->g;
 	uint8_t *t;
-	int ci, vi, i, err;
+	int vi, i;
 
 	if (q->ident >= 0)
 		return q->ident;
@@ -187,25 +203,10 @@ static int ident(struct ql *q, int like)
 		return -ENOMEM;
 	for (i = 0; i < 256; i++)
 		t[i] = (uint8_t)i;
-	ci = npr_graph_add_node(g, "npr_qlayout_identity", "Const", 1,
-				g->nodes[like].layer_id);
-	if (ci < 0) {
-		free(t);
-		return ci;
-	}
-	g->nodes[ci].op = npr_op_find("Const", 1);
-	err = npr_node_set_outputs(g, ci, 1);
-	if (err) {
-		free(t);
-		return err;
-	}
-	vi = g->nodes[ci].out[0];
-	g->vals[vi].type = NPR_ELEM_U8;
-	g->vals[vi].shape.rank = 1;
-	g->vals[vi].shape.d[0] = 256;
-	g->vals[vi].owned = t;
-	g->vals[vi].data = t;
-	g->vals[vi].nbytes = 256;
+	vi = new_const(q, "npr_qlayout_identity", g->nodes[like].layer_id,
+		       NPR_ELEM_U8, 256, 0, t);
+	if (vi < 0)
+		return vi;
 	q->ident = vi;
 	return vi;
 }

@@ -29,6 +29,7 @@
 
 #include "ops/quant.h"
 #include "qew.h"
+#include "qmath.h"
 #include "qnhwc.h"
 #include "ref/threads.h"
 
@@ -52,22 +53,6 @@ static void par_for(int n, npr_par_fn fn, void *arg, double work)
 	}
 	for (i = 0; i < n; i++)
 		fn(arg, i, 0);
-}
-
-/* as rne() of ref/kernels/quant.c: callers clamp to |v| <= 1024 */
-static inline float rne(float v)
-{
-	return (v + 12582912.0f) - 12582912.0f;
-}
-
-static inline float vmax(float a, float b)
-{
-	return a > b ? a : b;
-}
-
-static inline float vmin(float a, float b)
-{
-	return a < b ? a : b;
 }
 
 /*

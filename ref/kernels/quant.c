@@ -38,33 +38,13 @@
 #endif
 #include "qew.h"
 #include "qgemm.h"
+#include "qmath.h"
 #include "qnhwc.h"
 #include "registry.h"
 #include "ref/threads.h"
 #include "sys.h"
 
 #define QBLK	128	/* output pixels packed at a time */
-
-/*
- * Round to nearest, ties to even, as nearbyintf() in the default mode,
- * for |v| <= 1024 (callers clamp first): adding 1.5 x 2^23 leaves no
- * fraction bits.  x86 min/max semantics (the second operand when either
- * is NaN), as the vector kernels compute them.
- */
-static inline float rne(float v)
-{
-	return (v + 12582912.0f) - 12582912.0f;
-}
-
-static inline float vmax(float a, float b)
-{
-	return a > b ? a : b;
-}
-
-static inline float vmin(float a, float b)
-{
-	return a < b ? a : b;
-}
 
 static void qgemm_scalar(const struct npr_qgemm_args *a)
 {
