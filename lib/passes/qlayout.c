@@ -3,21 +3,23 @@
  * The layout pass: after lib/passes/lowp.c, every NprQConv of one group
  * or depthwise gets its weights in blocks of 16 output channels
  * (w_layout "blocked", lib/ops/quant.h), whose kernels read NHWC
- * activations as they lie;
- * then the u8 tensors between such convolutions are laid out NHWC.
+ * activations as they lie; then the u8 tensors between such
+ * convolutions are laid out NHWC.
  *
  * Tensors that an NprQAdd joins must share a layout, so they form
  * classes (union-find over the NprQAdd nodes' inputs and outputs); so do
  * the inputs and output of a u8 MaxPool or Concat along the channels,
- * which become an NprQMaxPool or NprQConcat where their class goes NHWC.  A
- * class of 4-D tensors goes NHWC when a convolution of blocked weights
+ * which become an NprQMaxPool or NprQConcat where their class goes NHWC.
+ * A class of 4-D tensors goes NHWC when a convolution of blocked weights
  * reads one of them that has a multiple of four channels (another is
- * copied anyway).  Then each node that writes or reads a tensor of
- * such a class says so in its x_layout / y_layout (the convolutions of
- * blocked weights, NprQAdd, NprQLut, NprQuantize, NprDequantize); any
- * other node (a u8 MaxPool or Concat, a grouped NprQConv, a Result)
- * gets an NprQLut with the identity table between it and the tensor,
- * which converts the layout.  Shapes stay the logical NCHW ones.
+ * copied anyway), unless it holds one of the model's own inputs or
+ * outputs (their values are its ports).  Then each node that writes or
+ * reads a tensor of such a class says so in its x_layout / y_layout (the
+ * convolutions of blocked weights, NprQAdd, NprQLut, NprQuantize,
+ * NprDequantize, NprQMaxPool, NprQConcat); any other node (a grouped
+ * NprQConv, a Reshape) gets an NprQLut with the identity table between
+ * it and the tensor, which converts the layout.  Shapes stay the logical
+ * NCHW ones.
  */
 #include <errno.h>
 #include <stdio.h>
