@@ -31,6 +31,7 @@
 #include "qew.h"
 #include "qmath.h"
 #include "qnhwc.h"
+#include "ref/gemm.h"
 #include "ref/threads.h"
 
 #define PBLK	96	/* output pixels per work item */
@@ -382,24 +383,18 @@ static void out_row(void *arg, int it, int tid)
 }
 
 /*
- * The caller's copy of x and NHWC output: kept by the calling thread
- * and grown to the largest it needed, as the f32 convolutions keep
- * theirs (a fresh block of that size a call costs its page faults).
+ * The caller's copy of x and NHWC output: thread-local scratch kept by
+ * the calling thread and grown to the largest it needed, as the f32
+ * convolutions keep theirs (npr_scratch(): freed at thread exit and when
+ * a compiled model goes away); a fresh block of that size a call would
+ * cost its page faults.
  */
 static uint8_t *keep(int i, size_t bytes)
 {
-	static _Thread_local uint8_t *buf[2];
+	static _Thread_local float *buf[2];
 	static _Thread_local size_t cap[2];
 
-	if (bytes > cap[i]) {
-		free(buf[i]);
-		cap[i] = 0;
-		buf[i] = malloc(bytes);
-		if (!buf[i])
-			return NULL;
-		cap[i] = bytes;
-	}
-	return buf[i];
+	return (uint8_t *)npr_scratch(&buf[i], &cap[i], (bytes + 3) / 4);
 }
 
 static void qn_free(struct qn *c)
