@@ -359,4 +359,83 @@ TEST_F_TIMEOUT(q, layouts_agree, 600)
 	munmap(rows, bytes);
 }
 
+/*
+ * Edits of a compiled model's layout attributes (a blob is input a user
+ * controls): every "blocked" made an unknown value, every "nhwc" made
+ * "nchw", each in a blob of its own with its checksum made right.  An
+ * import either fails with -EINVAL (the shapes and layouts no longer
+ * fit: an NprQMaxPool or NprQConcat reads nhwc only, an NprQAdd one
+ * layout, an nhwc NprQConv needs blocked weights) or gives a model that
+ * runs; none crashes.
+ */
+TEST(layout_edits_of_a_blob)
+{
+	__s64 dims[4] = { 1, 3, 224, 224 };
+	static const char *const what[][2] = {
+		{ "blocked", "blockex" }, { "nhwc", "nchw" },
+	};
+	struct npr_model_load ml;
+	unsigned char *blob, *b;
+	size_t len, i, w;
+	__u32 exec, req, e2;
+	char path[8192];
+	int fd, refused = 0, ran = 0, err;
+	float *in, *out;
+
+	if (!npr_test_shared_ok())
+		SKIP(return, "no shared data at %s (set NPR_SHARED)",
+		     npr_test_shared());
+	snprintf(path, sizeof(path), "%s/models/onnx-int8/squeezenet1_1.qdq.onnx",
+		 npr_test_shared());
+	fd = npr_open("cpu", 0);
+	ASSERT_GE(fd, 0);
+	npr_prep_model_load(&ml, path, NULL);
+	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_MODEL_LOAD, &ml), 0);
+	ASSERT_EQ(compile_t(fd, ml.handle, dims, 4, &exec, &req, 0), 0);
+	ASSERT_EQ(blob_export(fd, exec, &blob, &len), 0);
+	in = calloc(PIXELS, sizeof(float));
+	out = malloc(CLASSES * sizeof(float));
+	b = malloc(len);
+	ASSERT_TRUE(in && out && b);
+	for (w = 0; w < 2; w++) {
+		size_t l = strlen(what[w][0]);
+
+		for (i = BLOB_HDR; i + l <= len; i++) {
+			struct npr_req_create rc;
+			struct npr_tensor_arg ta;
+			struct npr_infer inf;
+
+			if (memcmp(blob + i, what[w][0], l))
+				continue;
+			memcpy(b, blob, len);
+			memcpy(b + i, what[w][1], l);
+			blob_reseal(b, len);
+			err = blob_import(fd, b, len, &e2);
+			if (err) {
+				EXPECT_EQ(err, -EINVAL);
+				refused++;
+				continue;
+			}
+			npr_prep_req_create(&rc, e2);
+			ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
+			npr_prep_tensor(&ta, rc.req, 0, 0, in,
+					PIXELS * sizeof(float));
+			ta.elem_type = NPR_ELEM_F32;
+			ta.rank = 4;
+			memcpy(ta.dims, dims, sizeof(dims));
+			ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_SET_TENSOR, &ta), 0);
+			npr_prep_infer(&inf, rc.req);
+			ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_INFER, &inf), 0);
+			ran++;
+		}
+	}
+	TH_LOG("%d edited blobs refused, %d ran", refused, ran);
+	EXPECT_GT(refused, 0);
+	free(in);
+	free(out);
+	free(b);
+	free(blob);
+	npr_close(fd);
+}
+
 TEST_HARNESS_MAIN

@@ -276,12 +276,19 @@ static int quantize_infer(struct npr_graph *g, struct npr_node *n)
 {
 	int err = layouts_ok(g, n);
 
+	/* f32 tensors are NCHW: only the u8 side may be NHWC */
+	if (!err && ((const struct npr_quant_params *)n->params)->xnhwc)
+		err = npr_node_err(n, -EINVAL, "NprQuantize reads f32 nchw only");
+
 	return err ? err : same_as_input(g, n, NPR_ELEM_F32, NPR_ELEM_U8);
 }
 
 static int dequantize_infer(struct npr_graph *g, struct npr_node *n)
 {
 	int err = layouts_ok(g, n);
+
+	if (!err && ((const struct npr_quant_params *)n->params)->ynhwc)
+		err = npr_node_err(n, -EINVAL, "NprDequantize writes f32 nchw only");
 
 	return err ? err : same_as_input(g, n, NPR_ELEM_U8, NPR_ELEM_F32);
 }

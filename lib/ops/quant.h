@@ -31,7 +31,8 @@
  * output lies in memory, "nchw" (the default) or "nhwc" (channels
  * innermost).  NprQLut, NprQuantize and NprDequantize may read one and
  * write the other (an NprQLut with the identity table is a layout
- * conversion); NprQAdd reads and writes one layout.  NprQConv's
+ * conversion; the f32 side of the other two is always nchw); NprQAdd
+ * reads and writes one layout.  NprQConv's
  * w_layout "blocked" (one group, or depthwise) holds the weights as
  * [round_up(K, 16), kr] bytes with kr = kh x kw x round_up(C, 4), in
  * blocks of 16 output channels: weight (k, i, j, c) at byte
