@@ -196,6 +196,13 @@ $(foreach t,$(selftests-y) $(selftests-prog-y),$(if $($(t)-objs),,\
 $(foreach t,$(selftests-y) $(selftests-prog-y),$(eval $(call link_prog,selftests,$(t))))
 $(foreach t,$(examples-y),$(eval $(call link_prog,examples,$(t))))
 
+# `make tools/npr-run` (a program by its name under O): the rules above
+# name the programs by absolute path, so without these make would link
+# the name with its built-in rule, against nothing it had rebuilt.
+REL_PROGS := $(patsubst $(obj)/%,%,$(TOOLS) $(TESTS) $(TESTPROGS) $(EXAMPLES))
+.PHONY: $(REL_PROGS)
+$(REL_PROGS): %: $(obj)/%
+
 SHARED ?= $(abspath $(srctree)/../shared)
 
 # make check under sanitizers (Documentation/testing.rst): their options
