@@ -18,38 +18,58 @@ static inline __m256i bcast(const int8_t *p)
 	return _mm256_set1_epi32(v);
 }
 
+/*
+ * The write-out shared by both layouts: @f, the accumulators already
+ * scaled and shifted, clamped and stored as f32, or divided, rounded,
+ * clamped, offset by the zero point and mapped through the table as u8;
+ * @n values at element @off of @y.  (The two argument structs have the
+ * same write-out fields; the field list keeps this independent of both.)
+ */
+static inline void store_q(__m256 f, float div, bool f32out, float flo,
+			   float fhi, int lo, int hi, int zy,
+			   const int32_t *lut, void *y, int64_t off, int n)
+{
+	__m256i q;
+	float fb[8];
+	int32_t ib[8];
+	int i;
+
+	if (f32out) {
+		f = _mm256_max_ps(f, _mm256_set1_ps(flo));
+		f = _mm256_min_ps(f, _mm256_set1_ps(fhi));
+		if (n == 8) {
+			_mm256_storeu_ps((float *)y + off, f);
+			return;
+		}
+		_mm256_storeu_ps(fb, f);
+		memcpy((float *)y + off, fb, n * sizeof(float));
+		return;
+	}
+	f = _mm256_div_ps(f, _mm256_set1_ps(div));
+	f = _mm256_max_ps(f, _mm256_set1_ps((float)(lo - zy)));
+	f = _mm256_min_ps(f, _mm256_set1_ps((float)(hi - zy)));
+	q = _mm256_add_epi32(_mm256_cvtps_epi32(f), _mm256_set1_epi32(zy));
+	if (lut)
+		q = _mm256_i32gather_epi32(lut, q, 4);
+	_mm256_storeu_si256((__m256i *)ib, q);
+	for (i = 0; i < n; i++)
+		((uint8_t *)y)[off + i] = (uint8_t)ib[i];
+}
+
+#define STORE_Q(a, f, off, n)						\
+	store_q(f, (a)->div, (a)->f32out, (a)->flo, (a)->fhi, (a)->lo,	\
+		(a)->hi, (a)->zy, (a)->lut, (a)->y, off, n)
+
+/* Row @r of the rows layout, pixels from @p: @n of the 8 lanes. */
 static inline void put(const struct npr_qgemm_args *a, int64_t r,
 		       int64_t p, __m256i acc, int n)
 {
 	__m256 f = _mm256_cvtepi32_ps(_mm256_sub_epi32(acc,
 				_mm256_set1_epi32(a->comp[r])));
-	float fb[8];
-	int32_t ib[8];
-	int i;
 
 	f = _mm256_fmadd_ps(f, _mm256_set1_ps(a->mul[r]),
 			    _mm256_set1_ps(a->add[r]));
-	if (a->f32out) {
-		f = _mm256_max_ps(f, _mm256_set1_ps(a->flo));
-		f = _mm256_min_ps(f, _mm256_set1_ps(a->fhi));
-		if (n == 8) {
-			_mm256_storeu_ps((float *)a->y + r * a->ldy + p, f);
-			return;
-		}
-		_mm256_storeu_ps(fb, f);
-		memcpy((float *)a->y + r * a->ldy + p, fb, n * sizeof(float));
-		return;
-	}
-	f = _mm256_div_ps(f, _mm256_set1_ps(a->div));
-	f = _mm256_max_ps(f, _mm256_set1_ps((float)(a->lo - a->zy)));
-	f = _mm256_min_ps(f, _mm256_set1_ps((float)(a->hi - a->zy)));
-	acc = _mm256_add_epi32(_mm256_cvtps_epi32(f),
-			       _mm256_set1_epi32(a->zy));
-	if (a->lut)
-		acc = _mm256_i32gather_epi32(a->lut, acc, 4);
-	_mm256_storeu_si256((__m256i *)ib, acc);
-	for (i = 0; i < n; i++)
-		((uint8_t *)a->y)[r * a->ldy + p + i] = (uint8_t)ib[i];
+	STORE_Q(a, f, r * a->ldy + p, n);
 }
 
 static inline __attribute__((always_inline))
@@ -156,37 +176,16 @@ void KERN(const struct npr_qgemm_args *a)
 static inline void nput(const struct npr_qnhwc_args *a, int64_t k,
 			int64_t px, __m256i acc)
 {
-	int64_t left = a->m - k, i;
+	int64_t left = a->m - k;
 	__m256 f;
-	float fb[8];
-	int32_t ib[8];
 
 	if (left <= 0)
 		return;
-	if (left > 8)
-		left = 8;
 	f = _mm256_cvtepi32_ps(_mm256_sub_epi32(acc,
 			_mm256_loadu_si256((const __m256i *)(a->comp + k))));
 	f = _mm256_fmadd_ps(f, _mm256_loadu_ps(a->mul + k),
 			    _mm256_loadu_ps(a->add + k));
-	if (a->f32out) {
-		f = _mm256_max_ps(f, _mm256_set1_ps(a->flo));
-		f = _mm256_min_ps(f, _mm256_set1_ps(a->fhi));
-		_mm256_storeu_ps(fb, f);
-		memcpy((float *)a->y + px * a->ldy + k, fb,
-		       left * sizeof(float));
-		return;
-	}
-	f = _mm256_div_ps(f, _mm256_set1_ps(a->div));
-	f = _mm256_max_ps(f, _mm256_set1_ps((float)(a->lo - a->zy)));
-	f = _mm256_min_ps(f, _mm256_set1_ps((float)(a->hi - a->zy)));
-	acc = _mm256_add_epi32(_mm256_cvtps_epi32(f),
-			       _mm256_set1_epi32(a->zy));
-	if (a->lut)
-		acc = _mm256_i32gather_epi32(a->lut, acc, 4);
-	_mm256_storeu_si256((__m256i *)ib, acc);
-	for (i = 0; i < left; i++)
-		((uint8_t *)a->y)[px * a->ldy + k + i] = (uint8_t)ib[i];
+	STORE_Q(a, f, px * a->ldy + k, left > 8 ? 8 : (int)left);
 }
 
 #define NP	4
