@@ -198,6 +198,10 @@ void npr_gelu_erf_avx512(const float *x, float *y, int64_t n);
 void npr_prelu_row_avx512(float *y, int64_t n, float s);
 void npr_sum_rows_avx512(const float *x, int64_t outer, int64_t inner,
 			 float *y, bool mean);
+void npr_mvn_rows_generic(const float *x, float *y, int64_t outer,
+			  int64_t inner, bool nv, bool inside, double eps);
+void npr_mvn_rows_avx512(const float *x, float *y, int64_t outer,
+			 int64_t inner, bool nv, bool inside, double eps);
 void npr_pool_row_generic(bool maxp, const float *const *rows, int64_t nr,
 			  int64_t W, int64_t kw, int64_t sw, int64_t dw,
 			  int64_t pw,

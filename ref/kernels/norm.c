@@ -14,6 +14,7 @@
 
 #include "norm.h"
 #include "registry.h"
+#include "ref/conv/conv.h"
 #include "ref/threads.h"
 
 /* Walks a tensor in memory order, tracking the group of each element. */
@@ -103,9 +104,10 @@ static int group_stats(const struct npr_node *n, const struct npr_tensor *x,
 
 /*
  * MVN over trailing axes (per channel over the plane, per image over the
- * rest): each group is a run of @inner consecutive elements, summed in
- * the same order and precision as group_stats() and the walk below, so
- * the bits are the same; the groups go to the threads.
+ * rest): each group is a run of @inner consecutive elements, done by the
+ * vector loops of npr_mvn_rows_generic() / _avx512() (vec.h: the same
+ * bits in both, within rounding of group_stats() and the walk below,
+ * which add one element after the other); the groups go to the threads.
  */
 struct mvn_job {
 	const struct npr_norm_params *p;
@@ -118,31 +120,17 @@ static void mvn_part(void *arg, int i, int tid)
 {
 	const struct mvn_job *j = arg;
 	const struct npr_norm_params *p = j->p;
-	int64_t g = j->ng * i / j->parts, g1 = j->ng * (i + 1) / j->parts, e;
+	int64_t g = j->ng * i / j->parts, g1 = j->ng * (i + 1) / j->parts;
+	void (*rows)(const float *, float *, int64_t, int64_t, bool, bool,
+		     double) = npr_mvn_rows_generic;
 
-	for (; g < g1; g++) {
-		const float *x = j->x + g * j->inner;
-		float *y = j->y + g * j->inner;
-		double m = 0, q = 0, f, cnt = (double)j->inner;
-
-		for (e = 0; e < j->inner; e++)
-			m += x[e];
-		m /= cnt;
-		for (e = 0; e < j->inner; e++) {
-			double d = x[e] - m;
-
-			q += d * d;
-		}
-		q /= cnt;
-		if (!p->normalize_variance)
-			f = 1.0;
-		else if (p->inside_sqrt)
-			f = 1.0 / sqrt(q + p->eps);
-		else
-			f = 1.0 / (sqrt(q) + p->eps);
-		for (e = 0; e < j->inner; e++)
-			y[e] = (float)((x[e] - m) * f);
-	}
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f"))
+		rows = npr_mvn_rows_avx512;
+#endif
+	rows(j->x + g * j->inner, j->y + g * j->inner, g1 - g, j->inner,
+	     p->normalize_variance, p->inside_sqrt, p->eps);
 }
 
 /* The trailing-axes case of npr_ref_mvn(), or false. */

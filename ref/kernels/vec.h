@@ -353,6 +353,79 @@ void VEC(sum_rows)(const float *x, int64_t outer, int64_t inner, float *y,
 	}
 }
 
+/* The sum of @n floats at @r less @m each (squared if @sq), as sum_rows. */
+static inline double VEC(sum8)(const float *r, int64_t n, double m, bool sq)
+{
+	double part[8] = { 0 }, sum = 0;
+	int64_t k = 0;
+	int l;
+
+#ifdef __AVX512F__
+	{
+		__m512d acc = _mm512_setzero_pd(), vm = _mm512_set1_pd(m);
+
+		for (; k + 8 <= n; k += 8) {
+			__m512d d = _mm512_sub_pd(_mm512_cvtps_pd(
+					_mm256_loadu_ps(r + k)), vm);
+
+			acc = sq ? _mm512_add_pd(acc, _mm512_mul_pd(d, d)) :
+				   _mm512_add_pd(acc, d);
+		}
+		_mm512_storeu_pd(part, acc);
+	}
+#endif
+	for (; k + 8 <= n; k += 8)
+		for (l = 0; l < 8; l++) {
+			double d = r[k + l] - m;
+
+			part[l] += sq ? d * d : d;
+		}
+	for (; k < n; k++) {
+		double d = r[k] - m;
+
+		sum += sq ? d * d : d;
+	}
+	for (l = 0; l < 8; l++)
+		sum += part[l];
+	return sum;
+}
+
+/**
+ * npr_mvn_rows_generic() - mean-variance normalization of each row
+ * @x: the input, @outer rows of @inner floats.
+ * @y: Out. The same shape (may be @x).
+ * @outer: the rows.
+ * @inner: the row length, > 0.
+ * @nv: normalize the variance too (else only subtract the mean).
+ * @inside: eps inside the square root (else added to it).
+ * @eps: MVN's eps.
+ *
+ * Mean and variance in double, each as eight partial sums then the tail
+ * (the order of npr_sum_rows_generic()), so both builds give the same
+ * bits; the output is (x - mean) * factor in double, rounded to float.
+ * The sums used to be one chain of dependent additions: 0.45 ms for a
+ * 32 x 128 x 64 tensor, three times the convolution after it.
+ */
+void VEC(mvn_rows)(const float *x, float *y, int64_t outer, int64_t inner,
+		   bool nv, bool inside, double eps)
+{
+	int64_t o, k;
+
+	for (o = 0; o < outer; o++) {
+		const float *r = x + o * inner;
+		float *w = y + o * inner;
+		double m = VEC(sum8)(r, inner, 0.0, false) / inner, f = 1.0;
+
+		if (nv) {
+			double q = VEC(sum8)(r, inner, m, true) / inner;
+
+			f = inside ? 1.0 / sqrt(q + eps) : 1.0 / (sqrt(q) + eps);
+		}
+		for (k = 0; k < inner; k++)
+			w[k] = (float)((r[k] - m) * f);
+	}
+}
+
 /**
  * npr_dot_rows_generic() - @q against each of @n rows of @k
  * @q: the vector, @E floats.
