@@ -198,6 +198,8 @@ void npr_gelu_erf_avx512(const float *x, float *y, int64_t n);
 void npr_prelu_row_avx512(float *y, int64_t n, float s);
 void npr_sum_rows_avx512(const float *x, int64_t outer, int64_t inner,
 			 float *y, bool mean);
+void npr_div_row_generic(const float *acc, float d, float *y, int64_t n);
+void npr_div_row_avx512(const float *acc, float d, float *y, int64_t n);
 void npr_mvn_rows_generic(const float *x, float *y, int64_t outer,
 			  int64_t inner, bool nv, bool inside, double eps);
 void npr_mvn_rows_avx512(const float *x, float *y, int64_t outer,

@@ -478,6 +478,9 @@ struct pool_job {
 	int64_t o0[16], o1[16];
 	int32_t ccnt[1024], acol[1024];
 	bool allc;
+	/* AvgPool, the same count in every column: one divisor a row */
+	bool ucol;
+	void (*div)(const float *, float, float *, int64_t);
 	bool (*plane3s2)(const float *, int64_t, int64_t, float *, int64_t,
 			 int64_t);	/* 3x3/2 MaxPool inside the input */
 	int64_t planes, parts;	/* planes in all, tasks they are cut into */
@@ -512,6 +515,10 @@ static void pool_columns(struct pool_job *j)
 	j->allc = j->maxp;
 	for (ow = 0; ow < g->OW; ow++)
 		j->allc = j->allc && j->ccnt[ow] > 0;
+	j->ucol = !j->maxp && g->OW > 0 && j->ccnt[0] > 0;
+	for (ow = 1; ow < g->OW; ow++)
+		j->ucol = j->ucol && j->ccnt[ow] == j->ccnt[0] &&
+			  j->acol[ow] == j->acol[0];
 }
 
 /*
@@ -551,6 +558,16 @@ static void pool_plane(void *arg, int pl, int tid)
 		}
 		j->row(j->maxp, rows, i1 - i0, g->W, g->kw, g->sw, g->dw, g->pw,
 		       o0, o1, g->OW, acc);
+		/*
+		 * a row of one divisor: a vector loop (the scalar division
+		 * per pixel was most of a 2x2/2 AvgPool's time)
+		 */
+		acnt = j->p->exclude_pad ? (i1 - i0) * ccnt[0] :
+		       (a1 - a0) * acol[0];
+		if (j->ucol && i1 > i0 && acnt) {
+			j->div(acc, (float)acnt, yr, g->OW);
+			continue;
+		}
 		for (ow = 0; ow < g->OW; ow++) {
 			cnt = (i1 - i0) * ccnt[ow];
 			if (j->maxp) {
@@ -742,10 +759,13 @@ int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
 	    kh > 16 || kw > 16 || out[0].shape.d[out[0].shape.rank - 1] > 1024)
 		return npr_pool_scalar(n, in, out);
 	j.row = npr_pool_row_generic;
+	j.div = npr_div_row_generic;
 #if defined(__x86_64__)
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f"))
+	if (__builtin_cpu_supports("avx512f")) {
 		j.row = npr_pool_row_avx512;
+		j.div = npr_div_row_avx512;
+	}
 #endif
 	err = geo_init(n, p, &in[0].shape, &out[0].shape, kh, kw, &j.g);
 	if (err)

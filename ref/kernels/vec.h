@@ -560,6 +560,30 @@ void VEC(prelu_row)(float *y, int64_t n, float s)
 		y[k] = y[k] < 0 ? y[k] * s : y[k];
 }
 
+/**
+ * npr_div_row_generic() - @n quotients by one divisor
+ * @acc: the dividends.
+ * @d: the divisor (IEEE division: the same bits in both builds).
+ * @y: Out. acc[k] / d.
+ * @n: the count.
+ *
+ * Also npr_div_row_avx512() (see the top of this file).
+ */
+void VEC(div_row)(const float *acc, float d, float *y, int64_t n)
+{
+	int64_t k = 0;
+
+#ifdef __AVX512F__
+	const __m512 vd = _mm512_set1_ps(d);
+
+	for (; k + 16 <= n; k += 16)
+		_mm512_storeu_ps(y + k, _mm512_div_ps(_mm512_loadu_ps(acc + k),
+						      vd));
+#endif
+	for (; k < n; k++)
+		y[k] = acc[k] / d;
+}
+
 #define POOL_TMP	1024
 
 /**
