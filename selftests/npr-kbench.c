@@ -11,6 +11,11 @@
  *	Whole-model median latency through the public npr_open/npr_ioctl
  *	API; input 0 gets batch BATCH, filled with a fixed pattern.  Prints
  *	one JSON line (median_ms, p10_ms, p90_ms, peak_rss_mb, ...).
+ *   npr-kbench pool [-t THREADS] [-r RUNS] [-n LOOPS]
+ *	The thread pool's cost per parallel_for, what a layer pays for its
+ *	barrier: LOOPS back-to-back loops of THREADS empty items, and of
+ *	THREADS items of about 2 us of work each against the same work on
+ *	one thread; medians of RUNS, in microseconds per loop.
  *
  * The library's log up to NPR_LOG_INFO goes to stderr (NPR_CPU_PROFILE's
  * profiles, the testing switches set).
@@ -198,7 +203,8 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"usage: npr-kbench gemm [-t THREADS] [-r RUNS] [-p GFLOPS] [SIZE...]\n"
-		"       npr-kbench model -m FILE [-b BATCH] [-t THREADS] [-r RUNS] [-w WARMUP]\n");
+		"       npr-kbench model -m FILE [-b BATCH] [-t THREADS] [-r RUNS] [-w WARMUP]\n"
+		"       npr-kbench pool [-t THREADS] [-r RUNS] [-n LOOPS]\n");
 	return 2;
 }
 
@@ -430,6 +436,96 @@ static int bench_model(int argc, char **argv)
 	return 0;
 }
 
+/* pool: an item of about @spin iterations of dependent arithmetic */
+struct pool_arg {
+	long spin;
+	_Atomic unsigned long sink;
+};
+
+static void pool_item(void *arg, int i, int tid)
+{
+	struct pool_arg *a = arg;
+	unsigned long x = (unsigned long)i + 1;
+	long k;
+
+	(void)tid;
+	for (k = 0; k < a->spin; k++)
+		x = x * 6364136223846793005ul + 1442695040888963407ul;
+	a->sink += x;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* microseconds per loop of @n items over @loops loops; median of @runs */
+static double pool_us(int threads, int n, long spin, int loops, int runs)
+{
+	struct pool_arg a = { .spin = spin };
+	double t[64];
+	int r, l;
+
+	npr_par_set_limit(threads);
+	for (r = 0; r < runs; r++) {
+		double t0 = now_s();
+
+		for (l = 0; l < loops; l++)
+			npr_parallel_for(n, pool_item, &a);
+		t[r] = (now_s() - t0) * 1e6 / loops;
+	}
+	qsort(t, runs, sizeof(t[0]), cmp_double);
+	return t[runs / 2];
+}
+
+static int bench_pool(int argc, char **argv)
+{
+	int threads = 2, runs = 9, loops = 2000, opt;
+	long spin;
+	double one, e, w, w1;
+
+	while ((opt = getopt(argc, argv, "t:r:n:")) != -1) {
+		switch (opt) {
+		case 't':
+			threads = atoi(optarg);
+			break;
+		case 'r':
+			runs = atoi(optarg);
+			break;
+		case 'n':
+			loops = atoi(optarg);
+			break;
+		default:
+			return usage();
+		}
+	}
+	if (threads < 1 || threads > npr_pool_cpus() || runs < 1 ||
+	    runs > 64 || loops < 1) {
+		fprintf(stderr, "npr-kbench pool: want 1 <= -t <= %d, 1 <= -r <= 64, -n >= 1\n",
+			npr_pool_cpus());
+		return 2;
+	}
+	/* about 2 us an item: calibrate on this thread */
+	for (spin = 1000;; spin *= 2) {
+		one = pool_us(1, 1, spin, 200, 3);
+		if (one >= 2.0 || spin > (1l << 30))
+			break;
+	}
+	spin = (long)(spin * 2.0 / one);
+	one = pool_us(1, 1, spin, loops, runs);
+	e = pool_us(threads, threads, 0, loops, runs);
+	w = pool_us(threads, threads, spin, loops, runs);
+	w1 = pool_us(1, threads, spin, loops, runs);
+	printf("pool: %d threads, %d loops a run, median of %d runs\n",
+	       threads, loops, runs);
+	printf("  empty loop of %d items:         %8.3f us\n", threads, e);
+	printf("  %d items of %.2f us, %d threads: %8.3f us (one thread: %.3f us; overhead %.3f us a loop)\n",
+	       threads, one, threads, w, w1, w - one);
+	return 0;
+}
+
 /* the library's log (NPR_CPU_PROFILE's profile among it) on stderr */
 static void log_stderr(void *priv, int level, const char *msg)
 {
@@ -447,5 +543,7 @@ int main(int argc, char **argv)
 		return bench_gemm(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "model"))
 		return bench_model(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "pool"))
+		return bench_pool(argc - 1, argv + 1);
 	return usage();
 }
