@@ -259,6 +259,10 @@ static const struct prop_def defs[NPR_PARAM_MAX] = {
 	[NPR_PARAM_NPR_RUNTIME_CACHE_EVICTIONS] = {
 		"NPR_RUNTIME_CACHE_EVICTIONS", NPR_PROP_INT, P_EXEC, 0, 0, NULL,
 		-1 },
+	/* denormals flushed while the cpu device infers (ref/backend.c) */
+	[NPR_PARAM_CPU_DENORMALS_OPTIMIZATION] = {
+		"CPU_DENORMALS_OPTIMIZATION", NPR_PROP_BOOL, STORED, 0, 1, NULL,
+		OFF(cpu_denormals) },
 };
 
 static const char *const type_names[] = {

@@ -42,6 +42,7 @@ struct npr_props {
 	uint32_t cache_mode;	/* enum npr_cache_mode */
 	char weights_path[NPR_PROP_STR_MAX];	/* IMPORT; "" : none */
 	uint32_t runtime_cache_capacity;	/* plans per exec, 0: none kept */
+	uint32_t cpu_denormals;	/* FTZ and DAZ while the cpu device infers */
 	/* npu only (NPR_PARAM_NPU_*) */
 	int32_t npu_tiles;	/* -1: the compiler chooses */
 	uint32_t npu_turbo;

@@ -12,7 +12,8 @@
  *
  * A worker joins a loop before it takes an index (a counter tagged with
  * the loop); once the caller has seen every index handed out it closes
- * the loop and waits only for the workers that joined.  On a busy
+ * the loop and waits only for the workers that joined.  Workers run a
+ * loop's items with the caller's floating-point control (MXCSR).  On a busy
  * machine a worker that was preempted (or asleep) when the loop began
  * used to hold the caller up until it was scheduled again, only to find
  * nothing left to do; now the caller goes on, and the late worker finds
@@ -61,6 +62,7 @@ struct pool {
 	npr_par_fn fn;
 	void *arg;
 	int n, nthreads;
+	unsigned int fpcr;		/* the caller's floating-point control */
 	struct npr_par_stats *stats;	/* the caller's, or NULL */
 	uint64_t t0;			/* with stats: when the loop began */
 };
@@ -80,6 +82,33 @@ static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
+#endif
+}
+
+/*
+ * The floating-point control of the calling thread (x86: MXCSR, whose
+ * FTZ and DAZ bits the cpu backend sets for CPU_DENORMALS_OPTIMIZATION,
+ * and rounding), which a loop's workers take on while they run its
+ * items: a body computes the same on every thread.  Elsewhere 0.
+ */
+#define MXCSR_FLAGS	0x3fu	/* the sticky exception flags: not control */
+
+static inline unsigned int fpcr_get(void)
+{
+#if defined(__x86_64__)
+	return __builtin_ia32_stmxcsr() & ~MXCSR_FLAGS;
+#else
+	return 0;
+#endif
+}
+
+/* set the control bits, keep this thread's exception flags */
+static inline void fpcr_set(unsigned int v)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_ldmxcsr(v | (__builtin_ia32_stmxcsr() & MXCSR_FLAGS));
+#else
+	(void)v;
 #endif
 }
 
@@ -222,7 +251,14 @@ static void *worker(void *p)
 		seen = g;
 		npr_scratch_trim();	/* between loops: none in use */
 		if (tid < (int)(g & 0xff) && join_loop(g >> 8)) {
+			unsigned int fp = fpcr_get();
+
+			/* the caller's flags (set before gen was published) */
+			if (fp != pool.fpcr)
+				fpcr_set(pool.fpcr);
 			run_items(tid);
+			if (fp != pool.fpcr)
+				fpcr_set(fp);
 			atomic_fetch_add_explicit(&pool.done, 1,
 						  memory_order_release);
 		}
@@ -365,6 +401,7 @@ void npr_parallel_for(int n, npr_par_fn fn, void *arg)
 	pool.arg = arg;
 	pool.n = n;
 	pool.nthreads = nt;
+	pool.fpcr = fpcr_get();
 	pool.stats = par_stats;
 	if (pool.stats)
 		pool.t0 = now_ns();

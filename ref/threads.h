@@ -17,7 +17,9 @@
  * The pool runs one parallel_for at a time.  A caller that finds it busy
  * (another request on another thread) runs its loop alone, so requests
  * side by side never oversubscribe the CPUs.  Nested calls from inside a
- * loop body run serially on the calling worker.
+ * loop body run serially on the calling worker.  Workers run a loop's
+ * items with the caller's floating-point control (x86: MXCSR, its FTZ,
+ * DAZ and rounding bits).
  */
 #ifndef NPR_REF_THREADS_H
 #define NPR_REF_THREADS_H

@@ -755,6 +755,56 @@ TEST(thread_pool_short_loops_back_to_back)
 	}
 }
 
+/*
+ * Workers run a loop's items with the caller's floating-point control:
+ * CPU_DENORMALS_OPTIMIZATION sets FTZ/DAZ on the inferring thread only.
+ */
+struct fpcr_seen {
+	unsigned int csr[256];
+	volatile double spin[256];
+};
+
+static void record_fpcr(void *arg, int i, int tid)
+{
+	struct fpcr_seen *s = arg;
+	int k;
+
+	(void)tid;
+	for (k = 0; k < 20000; k++)	/* long enough for a worker to join */
+		s->spin[i] = s->spin[i] + k;
+#if defined(__x86_64__)
+	s->csr[i] = __builtin_ia32_stmxcsr() & ~0x3fu;	/* control bits */
+#else
+	s->csr[i] = 0;
+#endif
+}
+
+TEST(thread_pool_items_run_with_the_callers_fp_control)
+{
+	struct fpcr_seen s;
+	unsigned int mine = 0, want;
+	int i, pass;
+
+#if defined(__x86_64__)
+	mine = __builtin_ia32_stmxcsr() & ~0x3fu;
+#endif
+	if (npr_pool_cpus() < 2)
+		TH_LOG("one CPU: the items run on this thread only");
+	for (pass = 0; pass < 2; pass++) {
+		want = pass ? mine | 0x8040 : mine;
+#if defined(__x86_64__)
+		__builtin_ia32_ldmxcsr(want);
+#endif
+		memset(&s, 0xff, sizeof(s));
+		npr_parallel_for(256, record_fpcr, &s);
+#if defined(__x86_64__)
+		__builtin_ia32_ldmxcsr(mine);
+#endif
+		for (i = 0; i < 256; i++)
+			ASSERT_EQ(s.csr[i], want);
+	}
+}
+
 TEST(thread_pool_works_in_a_forked_child)
 {
 	int maxtid = 0, i, status = 0;

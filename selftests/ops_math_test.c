@@ -33,6 +33,55 @@ TEST_F(ops, round_half_to_even_and_away_from_zero)
 	EXPECT_OUT(0, F32, 0);
 }
 
+/*
+ * CPU_DENORMALS_OPTIMIZATION: 1e-20 * 1e-20 is 1e-40, below f32's
+ * smallest normal (2^-126, 1.18e-38): IEEE keeps it as a denormal; with
+ * the property the product flushes to zero (FTZ) and a denormal operand
+ * counts as zero (DAZ: 1e-40 * 1 gives 0).  The caller's own MXCSR
+ * control bits are the same after the inference (the exception flags,
+ * bits 0-5, are sticky: arithmetic anywhere on this thread sets them).
+ */
+static int set_denormals(int fd, bool on)
+{
+	struct npr_param pa = {
+		.size = sizeof(pa),
+		.param = NPR_PARAM_CPU_DENORMALS_OPTIMIZATION,
+		.value = on,
+	};
+
+	return npr_ioctl(fd, NPR_IOCTL_SET_PARAM, &pa);
+}
+
+TEST_F(ops, denormals_optimization_flushes_denormals)
+{
+	const float tiny = 1e-40f;
+#if defined(__x86_64__)
+	unsigned int csr = __builtin_ia32_stmxcsr();
+#endif
+
+	ASSERT_NE(tiny, 0.0f);	/* a denormal, not flushed here */
+	RUN({ "Multiply", "opset1", "",
+	      { P("f32", "3", 1e-20, 1e-40, 2.0), P("f32", "3", 1e-20, 1.0, 3.0) },
+	      { "3" } });
+	EXPECT_OUT(0, F32, 0, (double)(1e-20f * 1e-20f), (double)tiny, 6.0);
+	EXPECT_NE(self->r.v[0][0], 0.0);
+	EXPECT_NE(self->r.v[0][1], 0.0);
+	ASSERT_EQ(set_denormals(self->fd, true), 0);
+	RUN({ "Multiply", "opset1", "",
+	      { P("f32", "3", 1e-20, 1e-40, 2.0), P("f32", "3", 1e-20, 1.0, 3.0) },
+	      { "3" } });
+	EXPECT_OUT(0, F32, 0, 0.0, 0.0, 6.0);
+#if defined(__x86_64__)
+	EXPECT_EQ(__builtin_ia32_stmxcsr() & ~0x3fu, csr & ~0x3fu);
+#endif
+	/* off again: IEEE */
+	ASSERT_EQ(set_denormals(self->fd, false), 0);
+	RUN({ "Multiply", "opset1", "",
+	      { P("f32", "3", 1e-20, 1e-40, 2.0), P("f32", "3", 1e-20, 1.0, 3.0) },
+	      { "3" } });
+	EXPECT_NE(self->r.v[0][0], 0.0);
+}
+
 TEST_F(ops, round_needs_a_valid_mode)
 {
 	RUN({ "Round", "opset5", NULL, { P("f32", "1", 1) }, { "1" } });

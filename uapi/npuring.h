@@ -235,6 +235,16 @@ enum npr_param_id {
 	 */
 	NPR_PARAM_MAX_PROMPT_LEN		= 106,	/* int, RW, dev exec */
 	NPR_PARAM_MIN_RESPONSE_LEN		= 107,	/* int, RW, dev exec */
+	/*
+	 * cpu: infer with denormal numbers flushed to zero, in the results
+	 * (FTZ) and in the operands (DAZ), as OpenVINO's CPU plugin's
+	 * property of this name: arithmetic on denormals takes a slow path
+	 * on x86 cores, up to ten times slower per layer; the results are
+	 * no longer IEEE's for values below 2^-126.  Default false.  Read
+	 * at each inference; x86-64 only (elsewhere it is taken and has no
+	 * effect).
+	 */
+	NPR_PARAM_CPU_DENORMALS_OPTIMIZATION	= 108,	/* bool, RW, dev exec */
 	NPR_PARAM_MAX,
 };
 
