@@ -28,6 +28,9 @@ struct npr_conv_plan {
 	int (*dw_vec)(const struct npr_conv_desc *, const float *,
 		      const float *, float *, const float *, float, int,
 		      float, float);
+	/* a window over the whole plane (global depthwise): a dot product */
+	void (*dw_dot)(const float *, const float *, int64_t, int64_t,
+		       float *);
 	void (*dw_plane)(const struct npr_conv_desc *, const float *,
 			 const float *, float *, const float *, float, int,
 			 float, float);
