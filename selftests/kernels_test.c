@@ -195,6 +195,12 @@ TEST(pooling_fast_path_matches_scalar_kernel)
 		{ 2, 56, 56, 3, 2, 0, 1, 1, false, true },
 		{ 1, 2, 2, 3, 2, 0, 1, 1, false, true },	/* one window */
 		{ 2, 15, 33, 3, 2, 0, 0, 1, false, true },	/* not clipped */
+		/* 2x2/2 inside the input: the plane kernel */
+		{ 3, 64, 32, 2, 2, 0, 0, 1, false },	/* 16 outputs a row */
+		{ 2, 13, 75, 2, 2, 0, 0, 1, false, true },	/* 37: 3 vectors */
+		{ 1, 2, 2, 2, 2, 0, 0, 1, true },	/* one output */
+		{ 2, 10, 10, 2, 2, 0, 1, 1, false },	/* ceil, no clipping */
+		{ 2, 9, 9, 2, 2, 0, 1, 1, false, true },	/* ceil, clipped */
 	};
 	int64_t k;
 	int i, m;

@@ -214,6 +214,10 @@ void npr_pool_row_avx512(bool maxp, const float *const *rows, int64_t nr,
 			 int64_t pw,
 			 const int64_t *o0, const int64_t *o1, int64_t OW,
 			 float *acc);
+bool npr_pool2s2_plane_generic(bool maxp, const float *x, int64_t H,
+			       int64_t W, float *y, int64_t OH, int64_t OW);
+bool npr_pool2s2_plane_avx512(bool maxp, const float *x, int64_t H,
+			      int64_t W, float *y, int64_t OH, int64_t OW);
 bool npr_maxpool3s2_plane_generic(const float *x, int64_t H, int64_t W,
 				  float *y, int64_t OH, int64_t OW);
 bool npr_maxpool3s2_plane_avx512(const float *x, int64_t H, int64_t W,

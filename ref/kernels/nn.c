@@ -483,6 +483,8 @@ struct pool_job {
 	void (*div)(const float *, float, float *, int64_t);
 	bool (*plane3s2)(const float *, int64_t, int64_t, float *, int64_t,
 			 int64_t);	/* 3x3/2 MaxPool inside the input */
+	bool (*plane2s2)(bool, const float *, int64_t, int64_t, float *,
+			 int64_t, int64_t);	/* 2x2/2 inside the input */
 	int64_t planes, parts;	/* planes in all, tasks they are cut into */
 };
 
@@ -541,6 +543,9 @@ static void pool_plane(void *arg, int pl, int tid)
 	float acc[1024];
 
 	if (j->plane3s2 && j->plane3s2(xp, g->H, g->W, y, g->OH, g->OW))
+		return;
+	if (j->plane2s2 && j->plane2s2(j->maxp, xp, g->H, g->W, y, g->OH,
+				       g->OW))
 		return;
 	for (oh = 0; oh < g->OH; oh++) {
 		int64_t bh = oh * g->sh - g->ph, i0, i1, a0, a1;
@@ -780,6 +785,10 @@ int npr_ref_pool(const struct npr_node *n, const struct npr_tensor *in,
 	    j.g.sh == 2 && j.g.sw == 2 && j.g.dh == 1 && j.g.dw == 1 &&
 	    !j.g.ph && !j.g.pw && !pool_rows_only())
 		j.plane3s2 = npr_maxpool3s2_plane_avx512;
+	if (j.row == npr_pool_row_avx512 && kh == 2 && kw == 2 &&
+	    j.g.sh == 2 && j.g.sw == 2 && j.g.dh == 1 && j.g.dw == 1 &&
+	    !j.g.ph && !j.g.pw && !pool_rows_only())
+		j.plane2s2 = npr_pool2s2_plane_avx512;
 	/* about eight runs of planes per thread, each at least 4096 outputs */
 	j.planes = j.g.N * j.g.C;
 	j.parts = 8 * npr_par_threads();

@@ -703,6 +703,89 @@ void VEC(pool_row)(bool maxp, const float *const *rows, int64_t nr,
 }
 
 /**
+ * npr_pool2s2_plane_generic() - a whole plane of a 2x2 stride-2 MaxPool
+ * or AvgPool whose windows all lie inside the input
+ * @maxp: max; false: the mean of the four.
+ * @x: the input plane, [H, W].
+ * @H: its height.
+ * @W: its width.
+ * @y: Out. The output plane, [OH, OW].
+ * @OH: its height, 2 * OH <= H.
+ * @OW: its width, 2 * OW <= W.
+ *
+ * Only npr_pool2s2_plane_avx512() (see the top of this file) does it: per
+ * 16 outputs the two input rows' 32 columns are reduced to one, a permute
+ * of two vectors gives the even and the odd columns.  The operations and
+ * their order are npr_pool_row_avx512()'s and npr_ref_pool()'s (the sum
+ * from 0, then divided by 4), so the bits are the same; per output row it
+ * saves the row kernel's set-up, which cost more than the row itself on
+ * planes 64 wide.
+ *
+ * Return: true when done; false where it does not apply (this portable
+ * build: always).
+ */
+bool VEC(pool2s2_plane)(bool maxp, const float *x, int64_t H, int64_t W,
+			float *y, int64_t OH, int64_t OW)
+{
+#ifdef __AVX512F__
+	const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16,
+					    14, 12, 10, 8, 6, 4, 2, 0);
+	const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17,
+					    15, 13, 11, 9, 7, 5, 3, 1);
+	const __m512 id = _mm512_set1_ps(maxp ? -INFINITY : 0.0f);
+	const __m512 four = _mm512_set1_ps(4.0f);
+	int64_t oy, ox0;
+
+	if (OH < 1 || OW < 1 || 2 * OH > H || 2 * OW > W)
+		return false;
+	for (oy = 0; oy < OH; oy++) {
+		const float *r0 = x + oy * 2 * W, *r1 = r0 + W;
+		float *yr = y + oy * OW;
+
+		for (ox0 = 0; ox0 < OW; ox0 += 16) {
+			int64_t c = 2 * ox0, n;
+			__mmask16 ma, mb, mo;
+			__m512 a, b, ev, od, v;
+
+			n = W - c;
+			ma = n >= 16 ? 0xffff : (__mmask16)((1u << n) - 1);
+			n = W - c - 16;
+			mb = n >= 16 ? 0xffff : n <= 0 ? 0 :
+			     (__mmask16)((1u << n) - 1);
+			a = _mm512_mask_loadu_ps(id, ma, r0 + c);
+			b = _mm512_mask_loadu_ps(id, mb, r0 + c + 16);
+			if (maxp) {
+				a = _mm512_max_ps(_mm512_mask_loadu_ps(id, ma,
+							r1 + c), a);
+				b = _mm512_max_ps(_mm512_mask_loadu_ps(id, mb,
+							r1 + c + 16), b);
+			} else {
+				a = _mm512_add_ps(a, _mm512_mask_loadu_ps(id, ma,
+							r1 + c));
+				b = _mm512_add_ps(b, _mm512_mask_loadu_ps(id, mb,
+							r1 + c + 16));
+			}
+			ev = _mm512_permutex2var_ps(a, ie, b);
+			od = _mm512_permutex2var_ps(a, io, b);
+			if (maxp) {
+				v = _mm512_max_ps(od, _mm512_max_ps(ev, id));
+			} else {
+				v = _mm512_add_ps(_mm512_add_ps(id, ev), od);
+				v = _mm512_div_ps(v, four);
+			}
+			n = OW - ox0;
+			mo = n >= 16 ? 0xffff : (__mmask16)((1u << n) - 1);
+			_mm512_mask_storeu_ps(yr + ox0, mo, v);
+		}
+	}
+	return true;
+#else
+	(void)maxp; (void)x; (void)H; (void)W; (void)y; (void)OH; (void)OW;
+	return false;
+#endif
+}
+
+/**
  * npr_maxpool3s2_plane_generic() - a whole plane of a 3x3 stride-2
  * MaxPool without padding
  * @x: the input plane, [H, W].
