@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "onnx.pb-c.h"
+#include "../onnx_util.h"
 
 #define MAX_NODES	128
 #define MAX_INITS	256
@@ -210,11 +211,16 @@ static const char *deq(struct net *m, const struct qt *q)
 	return y;
 }
 
-/* @n random i8 weights with their per-channel scales */
+/*
+ * Random i8 weights of @k output channels, [@k, @cg, @kh, @kw] (a
+ * MatMul's [@cg, @k] when @kh is 0), with their per-channel scales in
+ * @ws, dequantized along @axis.
+ */
 static const char *weights(struct net *m, int k, int cg, int kh, int kw,
 			   float *ws, int axis)
 {
-	size_t n = (size_t)k * cg * kh * kw, i;
+	int win = cg * (kh ? kh * kw : 1);
+	size_t n = (size_t)k * win, i;
 	int8_t *w = must(malloc(n));
 	float *sc = must(malloc(k * sizeof(*sc)));
 	int8_t *zp = must(calloc(k, 1));
@@ -226,11 +232,11 @@ static const char *weights(struct net *m, int k, int cg, int kh, int kw,
 		w[i] = (int8_t)((int)(rnd(m) % 255) - 127);
 	for (j = 0; j < k; j++)
 		ws[j] = sc[j] = (0.5f + (rnd(m) % 64) / 64.0f) /
-				(127.0f * cg * kh * kw / 4);
+				(127.0f * win / 4);
 	if (kh)
 		wv = init(m, "wq", T_I8, w, n, 4, k, cg, kh, kw);
 	else	/* a MatMul's [cg, k] */
-		wv = init(m, "wq", T_I8, w, (size_t)cg * k, 2, cg, k, 0, 0);
+		wv = init(m, "wq", T_I8, w, n, 2, cg, k, 0, 0);
 	sv = init(m, "ws", T_F32, sc, k * sizeof(*sc), 1, k, 0, 0, 0);
 	zv = init(m, "wz", T_I8, zp, k, 1, k, 0, 0, 0);
 	nd = node(m, "DequantizeLinear", y, wv, sv, zv, NULL);
@@ -363,17 +369,7 @@ static struct qt head(struct net *m, const struct qt *x, int n)
 static int save(struct net *m, const char *path, int c, int h, int w,
 		const struct qt *out)
 {
-	Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
 	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
-	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT;
-	Onnx__OperatorSetIdProto *osp[1] = { &os };
-	Onnx__ValueInfoProto vi[2] = { ONNX__VALUE_INFO_PROTO__INIT,
-				       ONNX__VALUE_INFO_PROTO__INIT };
-	Onnx__ValueInfoProto *vin[1] = { &vi[0] }, *vout[1] = { &vi[1] };
-	Onnx__TypeProto tp = ONNX__TYPE_PROTO__INIT;
-	Onnx__TypeProto__Tensor tt = ONNX__TYPE_PROTO__TENSOR__INIT;
-	Onnx__TensorShapeProto sh = ONNX__TENSOR_SHAPE_PROTO__INIT;
-	Onnx__TensorShapeProto__Dimension d[4], *dp[4];
 	const int64_t xd[4] = { 1, c, h, w };
 	size_t len;
 	void *buf;
@@ -382,43 +378,12 @@ static int save(struct net *m, const char *path, int c, int h, int w,
 
 	node(m, "DequantizeLinear", "y", out->name, f32(m, out->s),
 	     u8(m, out->z), NULL);
-	mp.has_ir_version = 1;
-	mp.ir_version = 8;
-	mp.n_opset_import = 1;
-	mp.opset_import = osp;
-	os.domain = "";
-	os.has_version = 1;
-	os.version = 13;
-	mp.graph = &g;
 	g.name = "qdq";
 	g.n_node = m->nn;
 	g.node = m->nodes;
 	g.n_initializer = m->ni;
 	g.initializer = m->inits;
-	for (i = 0; i < 4; i++) {
-		onnx__tensor_shape_proto__dimension__init(&d[i]);
-		d[i].value_case =
-			ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-		d[i].dim_value = xd[i];
-		dp[i] = &d[i];
-	}
-	sh.n_dim = 4;
-	sh.dim = dp;
-	tt.has_elem_type = 1;
-	tt.elem_type = T_F32;
-	tt.shape = &sh;
-	tp.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-	tp.tensor_type = &tt;
-	vi[0].name = "x";
-	vi[0].type = &tp;
-	vi[1].name = "y";
-	g.n_input = 1;
-	g.input = vin;
-	g.n_output = 1;
-	g.output = vout;
-	len = onnx__model_proto__get_packed_size(&mp);
-	buf = must(malloc(len));
-	onnx__model_proto__pack(&mp, buf);
+	buf = must(pack_xy(&g, 13, xd, 4, &len));
 	f = fopen(path, "wb");
 	if (!f || fwrite(buf, 1, len, f) != len || fclose(f)) {
 		perror(path);
