@@ -397,24 +397,36 @@ static int save(struct net *m, const char *path, int c, int h, int w,
 }
 
 /*
+ * x, f32 [1, @c, 8, 8], quantized, and a @kk x @kk convolution of
+ * @stride to @k channels (padded to keep the size at stride 1), @act as
+ * conv() takes it; the generator seeded with @seed.
+ */
+static struct qt stem(struct net *m, uint32_t seed, int c, int k, int kk,
+		      int stride, int act)
+{
+	struct qt x;
+
+	m->rnd = seed;
+	x = quant(m, "x", 4.0f / 255, 64, c, 8, 8);
+	return conv(m, &x, k, kk, stride, kk / 2, 1, act);
+}
+
+/*
  * 8 channels in; a 3x3 convolution to 16 with a Relu, a 2x2 MaxPool, a
  * 1x1 and a 3x3 branch joined by a Concat, a 1x1 back to 16 added to
  * the pool's output.
  */
 static int net_main(struct net *m, const char *path)
 {
-	struct qt x, a, p, b1, b2, c, d, s;
+	struct qt a = stem(m, 1, 8, 16, 3, 1, 1), p, b1, b2, c, d;
 
-	m->rnd = 1;
-	x = quant(m, "x", 4.0f / 255, 64, 8, 8, 8);
-	a = conv(m, &x, 16, 3, 1, 1, 1, 1);
 	p = maxpool(m, &a, 2, 2, 0);
 	b1 = conv(m, &p, 16, 1, 1, 0, 1, 1);
 	b2 = conv(m, &p, 16, 3, 1, 1, 1, 2);
 	c = concat(m, &b1, &b2, NULL);
 	d = conv(m, &c, 16, 1, 1, 0, 1, 0);
-	s = add(m, &d, &p, true);
-	return save(m, path, 8, 8, 8, &s);
+	d = add(m, &d, &p, true);
+	return save(m, path, 8, 8, 8, &d);
 }
 
 /*
@@ -423,19 +435,16 @@ static int net_main(struct net *m, const char *path)
  */
 static int net_odd(struct net *m, const char *path)
 {
-	struct qt x, a, p, b1, b2, b3, c, s;
+	struct qt a = stem(m, 2, 12, 12, 1, 1, 2), p, b[3], c;
 
-	m->rnd = 2;
-	x = quant(m, "x", 4.0f / 255, 64, 12, 8, 8);
-	a = conv(m, &x, 12, 1, 1, 0, 1, 2);
 	p = maxpool(m, &a, 3, 2, 1);
-	b1 = conv(m, &p, 4, 1, 1, 0, 1, 1);
-	b2 = conv(m, &p, 4, 3, 1, 1, 1, 1);
-	b3 = conv(m, &p, 4, 1, 1, 0, 1, 1);
-	c = concat(m, &b1, &b2, &b3);
-	s = add(m, &c, &p, false);
-	s = conv(m, &s, 8, 3, 2, 1, 1, 1);
-	return save(m, path, 12, 8, 8, &s);
+	b[0] = conv(m, &p, 4, 1, 1, 0, 1, 1);
+	b[1] = conv(m, &p, 4, 3, 1, 1, 1, 1);
+	b[2] = conv(m, &p, 4, 1, 1, 0, 1, 1);
+	c = concat(m, &b[0], &b[1], &b[2]);
+	c = add(m, &c, &p, false);
+	c = conv(m, &c, 8, 3, 2, 1, 1, 1);
+	return save(m, path, 12, 8, 8, &c);
 }
 
 /*
@@ -444,13 +453,10 @@ static int net_odd(struct net *m, const char *path)
  */
 static int net_small(struct net *m, const char *path)
 {
-	struct qt x, a, b, p;
+	struct qt a = stem(m, 3, 3, 16, 3, 2, 1), p;
 
-	m->rnd = 3;
-	x = quant(m, "x", 4.0f / 255, 64, 3, 8, 8);
-	a = conv(m, &x, 16, 3, 2, 1, 1, 1);
-	b = conv(m, &a, 16, 3, 1, 1, 2, 1);
-	p = maxpool(m, &b, 2, 1, 0);
+	a = conv(m, &a, 16, 3, 1, 1, 2, 1);
+	p = maxpool(m, &a, 2, 1, 0);
 	p = conv(m, &p, 16, 3, 1, 1, 16, 1);
 	p = head(m, &p, 10);
 	return save(m, path, 3, 8, 8, &p);
