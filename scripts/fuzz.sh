@@ -11,9 +11,11 @@
 # The targets are built by `make fuzz` into $FUZZ_O (build-fuzz).  Seeds
 # go to $FUZZ_O/seeds/TARGET, never into the tree: the IR models of
 # $NPR_SHARED/models (.xml and .bin carved into one input), the ONNX
-# node models of libonnx-testdata, compiled-model blobs that npr-compile
-# makes of them, cache entries a compile with CACHE_DIR writes, and short
-# command streams for ioctl and ring.  What the fuzzer finds new goes to
+# node models of libonnx-testdata, small QDQ ONNX models that
+# selftests/fuzz_qdq_models writes (int8 nodes: blocked and rows weights,
+# NHWC and NCHW), compiled-model blobs that npr-compile makes of them,
+# cache entries a compile with CACHE_DIR writes, and short command
+# streams for ioctl and ring.  What the fuzzer finds new goes to
 # $FUZZ_O/corpus/TARGET, crashes to $FUZZ_O/artifacts/TARGET/; the
 # committed regression corpus selftests/fuzz/corpus/TARGET is read too
 # (a crasher fixed: add it there, `make check` replays it).
@@ -45,16 +47,35 @@ max_len()
 	esac
 }
 
+# A program of the normal build ($build), built when missing.
+program()
+{
+	local p=$build/$1
+
+	if [ ! -x "$p" ]; then
+		make -C "$here" --no-print-directory O="$build" -j2 "$p" >&2 ||
+			die "cannot build $1"
+	fi
+	echo "$p"
+}
+
 compiler()
 {
-	local c=$build/tools/npr-compile
+	program tools/npr-compile
+}
 
-	if [ ! -x "$c" ]; then
-		make -C "$here" --no-print-directory O="$build" -j2 \
-			"$build/tools/npr-compile" >&2 ||
-			die "cannot build tools/npr-compile"
+# Small quantized (QDQ) ONNX models (selftests/fuzz/qdq_models.c), made
+# once into $fuzz_o/qdq; their paths.
+qdq_models()
+{
+	local g dir=$fuzz_o/qdq
+
+	if [ ! -d "$dir" ]; then
+		g=$(program selftests/fuzz_qdq_models)
+		{ mkdir -p "$dir.tmp" && "$g" "$dir.tmp" &&
+		  mv "$dir.tmp" "$dir"; } || die "cannot write the QDQ models"
 	fi
-	echo "$c"
+	ls "$dir"/*.onnx
 }
 
 # IR models: a little-endian u32 length of the .xml, the .xml, its .bin.
@@ -89,12 +110,14 @@ seeds_onnx()
 		[ "$(stat -c %s "$m")" -le "$limit" ] &&
 			cp "$m" "$out/${name//\//_}"
 	done < <(find "$testdata" -name model.onnx 2>/dev/null | sort)
+	qdq_models | while IFS= read -r m; do cp "$m" "$out/"; done
 }
 
-# The models the blob and cache seeds are compiled from: small IR ones
-# and a spread of ONNX node models.
+# The models the blob and cache seeds are compiled from: the QDQ ones
+# (int8 nodes), small IR ones and a spread of ONNX node models.
 blob_models()
 {
+	qdq_models
 	ls "$shared"/models/ir-small/*.xml "$shared"/models/ir-stateful/*.xml \
 		2>/dev/null
 	find "$testdata/node" -name model.onnx 2>/dev/null | sort | awk 'NR % 12 == 1'
@@ -110,6 +133,14 @@ seeds_blob()
 		"$c" -m "$m" -o "$out/$name.blob" >/dev/null 2>&1 || continue
 		[ "$(stat -c %s "$out/$name.blob")" -le "$limit" ] ||
 			rm -f "$out/$name.blob"
+		# int8 nodes: also NCHW with rows weights (no layout pass)
+		if [ "${m#"$fuzz_o"/qdq/}" != "$m" ] &&
+		   ! { NPR_QLAYOUT_OFF=1 "$c" -m "$m" -o "$out/$name.rows.blob" \
+			>/dev/null 2>&1 &&
+		       [ "$(stat -c %s "$out/$name.rows.blob")" -le "$limit" ]; }
+		then
+			rm -f "$out/$name.rows.blob"
+		fi
 		# weightless (format 4), its weights file after it (fuzz_blob.c)
 		case $m in *.xml) [ -f "${m%.xml}.bin" ] || continue ;;
 		*) continue ;; esac
@@ -134,9 +165,14 @@ seeds_cache()
 		"$c" -m "$m" -o "$dir/out" --prop "CACHE_DIR=$dir/cache" \
 			>/dev/null 2>&1 || true
 	done < <(blob_models | head -40)
-	for e in "$dir"/cache/*.blob; do
+	# the QDQ models' entries again without the layout pass
+	while IFS= read -r m; do
+		NPR_QLAYOUT_OFF=1 "$c" -m "$m" -o "$dir/out" \
+			--prop "CACHE_DIR=$dir/rows" >/dev/null 2>&1 || true
+	done < <(qdq_models)
+	for e in "$dir"/cache/*.blob "$dir"/rows/*.blob; do
 		[ -f "$e" ] && [ "$(stat -c %s "$e")" -le "$limit" ] &&
-			cp "$e" "$out/entry-$(basename "$e")"
+			cp "$e" "$out/entry-$(basename "$(dirname "$e")")-${e##*/}"
 	done
 	rm -rf "$dir"
 }

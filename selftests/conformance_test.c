@@ -39,6 +39,7 @@
 #include "harness.h"
 #include "npuring.h"
 #include "onnx.pb-c.h"
+#include "onnx_util.h"
 #include "files.h"
 
 #define TESTDATA_DEFAULT	"/usr/include/onnx/backend/test/data"
@@ -555,7 +556,6 @@ out:
  */
 static void *freeze_model(const char *dir, size_t *len)
 {
-	Onnx__TensorProto **init = NULL;
 	Onnx__ModelProto *m;
 	Onnx__GraphProto *g;
 	char path[PATH_MAX];
@@ -572,10 +572,6 @@ static void *freeze_model(const char *dir, size_t *len)
 	if (!m || !m->graph)
 		goto out;
 	g = m->graph;
-	init = calloc(g->n_initializer + MAX_PORTS, sizeof(*init));
-	if (!init)
-		goto out;
-	memcpy(init, g->initializer, g->n_initializer * sizeof(*init));
 	for (i = 0; i < g->n_input; i++) {
 		size_t j;
 		bool is_init = false;
@@ -599,28 +595,13 @@ static void *freeze_model(const char *dir, size_t *len)
 			goto out;
 		free(fr[nfree]->name);
 		fr[nfree]->name = strdup(g->input[i]->name);
-		init[g->n_initializer + nfree] = fr[nfree];
 		nfree++;
 	}
-	if (!nfree)
-		goto out;
-	{
-		Onnx__TensorProto **old = g->initializer;
-		size_t nold = g->n_initializer;
-
-		g->initializer = init;
-		g->n_initializer = nold + nfree;
-		*len = onnx__model_proto__get_packed_size(m);
-		out = malloc(*len);
-		if (out)
-			onnx__model_proto__pack(m, out);
-		g->initializer = old;
-		g->n_initializer = nold;
-	}
+	if (nfree)
+		out = pack_with_inits(m, fr, nfree, len);
 out:
 	while (nfree)
 		onnx__tensor_proto__free_unpacked(fr[--nfree], NULL);
-	free(init);
 	if (m)
 		onnx__model_proto__free_unpacked(m, NULL);
 	return out;

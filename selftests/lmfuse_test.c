@@ -268,32 +268,6 @@ static int profile_count(int fd, __u32 req, const char *type,
 	return err;
 }
 
-/* Export *@exec to a blob and import it again: *@exec the new one. */
-static int reimport(int fd, __u32 *exec)
-{
-	struct npr_export ex = { .size = sizeof(ex), .exec = *exec };
-	struct npr_import im = { .size = sizeof(im) };
-	void *blob;
-	int err = npr_ioctl(fd, NPR_IOCTL_EXPORT, &ex);
-
-	if (err != -EMSGSIZE)
-		return err ? err : -EPROTO;
-	blob = malloc(ex.bytes);
-	if (!blob)
-		return -ENOMEM;
-	ex.data = (uintptr_t)blob;
-	err = npr_ioctl(fd, NPR_IOCTL_EXPORT, &ex);
-	if (!err) {
-		im.data = (uintptr_t)blob;
-		im.bytes = ex.bytes;
-		err = npr_ioctl(fd, NPR_IOCTL_IMPORT, &im);
-	}
-	free(blob);
-	if (!err)
-		*exec = im.exec;
-	return err;
-}
-
 /*
  * Load @buf, compile it (fused unless @nofuse; through a blob, exported
  * and imported, when @blob) with profiling, fill every

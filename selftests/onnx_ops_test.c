@@ -947,26 +947,11 @@ struct one_node {
 
 static void *one_node_model(const struct one_node *o, size_t *len)
 {
-	Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
 	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
-	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT;
-	Onnx__OperatorSetIdProto *osp[1] = { &os };
 	Onnx__NodeProto node, *np[1] = { &node };
 	Onnx__AttributeProto at = ONNX__ATTRIBUTE_PROTO__INIT, *atp[1] = { &at };
-	Onnx__ValueInfoProto vi[2] = { ONNX__VALUE_INFO_PROTO__INIT,
-				       ONNX__VALUE_INFO_PROTO__INIT };
-	Onnx__ValueInfoProto *vin[1] = { &vi[0] }, *vout[1] = { &vi[1] };
-	Onnx__TypeProto tp = ONNX__TYPE_PROTO__INIT;
-	Onnx__TypeProto__Tensor tt = ONNX__TYPE_PROTO__TENSOR__INIT;
-	Onnx__TensorShapeProto sh = ONNX__TENSOR_SHAPE_PROTO__INIT;
-	Onnx__TensorShapeProto__Dimension d[NPR_MAX_RANK];
-	Onnx__TensorShapeProto__Dimension *dp[NPR_MAX_RANK];
 	static char *out[1] = { "y" };
-	void *buf;
-	int i;
 
-	model_head(&m, osp, o->opset ? o->opset : 17);
-	m.graph = &g;
 	g.name = "one_node";
 	mknode(&node, o->op, o->in, o->nin, out, 1);
 	if (o->attrs) {
@@ -985,32 +970,7 @@ static void *one_node_model(const struct one_node *o, size_t *len)
 	g.node = np;
 	g.n_initializer = o->ninit;
 	g.initializer = o->init;
-	for (i = 0; i < o->xrank; i++) {
-		onnx__tensor_shape_proto__dimension__init(&d[i]);
-		d[i].value_case =
-			ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-		d[i].dim_value = o->xdims[i];
-		dp[i] = &d[i];
-	}
-	sh.n_dim = o->xrank;
-	sh.dim = dp;
-	tt.has_elem_type = 1;
-	tt.elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-	tt.shape = &sh;
-	tp.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-	tp.tensor_type = &tt;
-	vi[0].name = "x";
-	vi[0].type = &tp;
-	vi[1].name = "y";
-	g.n_input = 1;
-	g.input = vin;
-	g.n_output = 1;
-	g.output = vout;
-	*len = onnx__model_proto__get_packed_size(&m);
-	buf = malloc(*len);
-	if (buf)
-		onnx__model_proto__pack(&m, buf);
-	return buf;
+	return pack_xy(&g, o->opset ? o->opset : 17, o->xdims, o->xrank, len);
 }
 
 /*

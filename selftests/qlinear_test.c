@@ -78,34 +78,6 @@ enum how {
 			 * with NPR_LOWP_OFF=1 (which a blob must not heed) */
 };
 
-/* exec *@exec exported to a blob and imported: *@exec the new one */
-static int reimport(int fd, __u32 *exec)
-{
-	struct npr_export ex = { .size = sizeof(ex), .exec = *exec };
-	struct npr_import im = { .size = sizeof(im) };
-	void *blob;
-	int err = npr_ioctl(fd, NPR_IOCTL_EXPORT, &ex);
-
-	if (err != -EMSGSIZE)
-		return err ? err : -EPROTO;
-	blob = malloc(ex.bytes);
-	if (!blob)
-		return -ENOMEM;
-	ex.data = (uintptr_t)blob;
-	err = npr_ioctl(fd, NPR_IOCTL_EXPORT, &ex);
-	if (!err) {
-		im.data = (uintptr_t)blob;
-		im.bytes = ex.bytes;
-		setenv("NPR_LOWP_OFF", "1", 1);
-		err = npr_ioctl(fd, NPR_IOCTL_IMPORT, &im);
-		unsetenv("NPR_LOWP_OFF");
-	}
-	free(blob);
-	if (!err)
-		*exec = im.exec;
-	return err;
-}
-
 /*
  * Compile model @buf with inputs @in as @how says, infer, output 0 into
  * *@out (data malloc'd); the NprQConv nodes that ran in *@nq, the
@@ -148,8 +120,11 @@ static int run(const void *buf, size_t len, const struct tens *in, int nin,
 	if (!err)
 		err = npr_ioctl(fd, NPR_IOCTL_COMPILE, &co);
 	unsetenv("NPR_LOWP_OFF");
-	if (!err && how == BLOB)
+	if (!err && how == BLOB) {
+		setenv("NPR_LOWP_OFF", "1", 1);
 		err = reimport(fd, &co.exec);
+		unsetenv("NPR_LOWP_OFF");
+	}
 	if (!err) {
 		npr_prep_req_create(&rc, co.exec);
 		err = npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc);
@@ -255,13 +230,13 @@ static int read_pb(const char *path, struct tens *t, Onnx__TensorProto **tp)
  */
 static void *frozen_model(const char *dir, size_t *len)
 {
-	Onnx__TensorProto *tp[MAXINIT], **init = NULL, **old;
+	Onnx__TensorProto *tp[MAXINIT];
 	Onnx__ModelProto *m;
 	Onnx__GraphProto *g;
 	char path[PATH_MAX + 64];
 	struct tens t;
 	void *buf, *out = NULL;
-	size_t n, i, nt = 0, nold;
+	size_t n, i, nt = 0;
 
 	snprintf(path, sizeof(path), "%s/model.onnx", dir);
 	buf = npr_test_slurp(path, &n);
@@ -279,26 +254,10 @@ static void *frozen_model(const char *dir, size_t *len)
 		tp[nt]->name = strdup(g->input[i]->name);
 		nt++;
 	}
-	init = calloc(g->n_initializer + nt + 1, sizeof(*init));
-	if (!init)
-		goto out;
-	if (g->n_initializer)
-		memcpy(init, g->initializer, g->n_initializer * sizeof(*init));
-	memcpy(init + g->n_initializer, tp, nt * sizeof(*init));
-	old = g->initializer;
-	nold = g->n_initializer;
-	g->initializer = init;
-	g->n_initializer += nt;
-	*len = onnx__model_proto__get_packed_size(m);
-	out = malloc(*len);
-	if (out)
-		onnx__model_proto__pack(m, out);
-	g->initializer = old;
-	g->n_initializer = nold;
+	out = pack_with_inits(m, tp, nt, len);
 out:
 	while (nt)
 		onnx__tensor_proto__free_unpacked(tp[--nt], NULL);
-	free(init);
 	if (m)
 		onnx__model_proto__free_unpacked(m, NULL);
 	return out;
@@ -499,54 +458,14 @@ static void mb_scalar(struct mb *m, const char *name, int dt, float v)
 static void *mb_pack(struct mb *m, int xrank, const int64_t *xd,
 		     size_t *len)
 {
-	Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
 	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
-	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT;
-	Onnx__OperatorSetIdProto *osp[1] = { &os };
-	Onnx__ValueInfoProto vi[2] = { ONNX__VALUE_INFO_PROTO__INIT,
-				       ONNX__VALUE_INFO_PROTO__INIT };
-	Onnx__ValueInfoProto *vin[1] = { &vi[0] }, *vout[1] = { &vi[1] };
-	Onnx__TypeProto tp = ONNX__TYPE_PROTO__INIT;
-	Onnx__TypeProto__Tensor tt = ONNX__TYPE_PROTO__TENSOR__INIT;
-	Onnx__TensorShapeProto sh = ONNX__TENSOR_SHAPE_PROTO__INIT;
-	Onnx__TensorShapeProto__Dimension d[NPR_MAX_RANK];
-	Onnx__TensorShapeProto__Dimension *dp[NPR_MAX_RANK];
-	void *buf;
-	int i;
 
-	model_head(&mp, osp, 13);
-	mp.graph = &g;
 	g.name = "qlinear";
 	g.n_node = m->nnode;
 	g.node = m->nodep;
 	g.n_initializer = m->ninit;
 	g.initializer = m->initp;
-	for (i = 0; i < xrank; i++) {
-		onnx__tensor_shape_proto__dimension__init(&d[i]);
-		d[i].value_case =
-			ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-		d[i].dim_value = xd[i];
-		dp[i] = &d[i];
-	}
-	sh.n_dim = xrank;
-	sh.dim = dp;
-	tt.has_elem_type = 1;
-	tt.elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-	tt.shape = &sh;
-	tp.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-	tp.tensor_type = &tt;
-	vi[0].name = "x";
-	vi[0].type = &tp;
-	vi[1].name = "y";
-	g.n_input = 1;
-	g.input = vin;
-	g.n_output = 1;
-	g.output = vout;
-	*len = onnx__model_proto__get_packed_size(&mp);
-	buf = malloc(*len);
-	if (buf)
-		onnx__model_proto__pack(&mp, buf);
-	return buf;
+	return pack_xy(&g, 13, xd, xrank, len);
 }
 
 enum kind { QDQ_MATMUL, QDQ_GEMM, QL_MATMUL, QL_CONV, INT_MATMUL, INT_CONV };

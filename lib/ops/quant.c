@@ -187,9 +187,11 @@ static int qconv_infer(struct npr_graph *g, struct npr_node *n)
 	C = xs->d[1];
 	if (p->wblocked) {
 		bool dw = p->groups > 1 && p->groups == C && p->groups == K;
+		int64_t taps = p->kernel[0] * p->kernel[1];
 		int64_t kr = C < 1 || C > INT32_MAX ? -1 : dw ?
-			     NPR_QC4(p->kernel[0] * p->kernel[1]) :
-			     p->kernel[0] * p->kernel[1] * NPR_QC4(C);
+			     NPR_QC4(taps) :
+			     taps > INT32_MAX / NPR_QC4(C) ? -1 :
+			     taps * NPR_QC4(C);
 
 		if (kr < 0 || kr > INT32_MAX || (p->groups != 1 && !dw) ||
 		    ws->d[0] != NPR_QK16(K) || ws->d[1] != kr || p->kr != kr)
@@ -203,6 +205,12 @@ static int qconv_infer(struct npr_graph *g, struct npr_node *n)
 	} else if (ws->d[0] != K) {
 		return npr_node_err(n, -EINVAL, "input 1: %lld rows expected",
 				    (long long)K);
+	} else if (C / p->groups >
+		   INT32_MAX / (p->kernel[0] * p->kernel[1])) {
+		return npr_node_err(n, -EINVAL, "a window of %lld x %lld over %lld channels a group: too long a row",
+				    (long long)p->kernel[0],
+				    (long long)p->kernel[1],
+				    (long long)(C / p->groups));
 	} else {
 		win = C / p->groups * p->kernel[0] * p->kernel[1];
 	}
