@@ -309,27 +309,15 @@ static int parse_infer(struct npr_graph *g, int ni)
 	return err ? err : n->op->infer(g, n);
 }
 
-/* a Const node holding @data (taken), its value index */
+/* a Const node holding @data (taken), named for node @like: its value */
 static int new_const(struct lowp *l, int like, unsigned int type,
 		     int64_t d0, int64_t d1, void *data)
 {
-	struct npr_graph *g = l->g;
-	int ni = data ? new_node(l, like, "Const", 0, NULL) : -ENOMEM;
-	struct npr_value *v;
+	char name[256];
 
-	if (ni < 0) {
-		free(data);
-		return ni;
-	}
-	v = &g->vals[g->nodes[ni].out[0]];
-	v->type = type;
-	v->shape.rank = d1 ? 2 : 1;
-	v->shape.d[0] = d0;
-	v->shape.d[1] = d1;
-	v->owned = data;
-	v->data = data;
-	v->nbytes = npr_tensor_bytes(type, d1 ? d0 * d1 : d0);
-	return g->nodes[ni].out[0];
+	snprintf(name, sizeof(name), "%.200s/Const", l->g->nodes[like].name);
+	return npr_lowp_const(l->g, name, l->g->nodes[like].layer_id, type, d0,
+			      d1, data);
 }
 
 static int set(struct npr_node *n, const char *key, const char *fmt, ...)

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Graph helpers of the low-precision pass (lib/passes/lowp.c): the int8
- * weights behind a folded dequantization, per-channel constants, and new
- * nodes placed where they keep the port nodes' indexes.
+ * Graph helpers of the low-precision passes (lib/passes/lowp.c,
+ * lib/passes/qlayout.c): the int8 weights behind a folded dequantization,
+ * per-channel constants, the u8 grids of FakeQuantize limits, new
+ * constants, and new nodes placed where they keep the port nodes'
+ * indexes.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,4 +275,110 @@ bool npr_lowp_place_ok(const struct npr_graph *g, int p, int k)
 		k -= g->nodes[d].dead;
 	}
 	return k == 0;
+}
+
+/**
+ * npr_lowp_const() - a new Const node
+ * @g: the graph.
+ * @name: its name.
+ * @layer: its layer id.
+ * @type: the element type.
+ * @d0: the first dim.
+ * @d1: the second, or 0 for a 1-D constant.
+ * @data: the values (taken: freed on failure too; NULL fails).
+ *
+ * Return: the constant's value index, or -errno.
+ */
+int npr_lowp_const(struct npr_graph *g, const char *name, int64_t layer,
+		   unsigned int type, int64_t d0, int64_t d1, void *data)
+{
+	struct npr_value *v;
+	int ci = data ? npr_graph_add_node(g, name, "Const", 1, layer) :
+		 -ENOMEM, err;
+
+	if (ci < 0) {
+		free(data);
+		return ci;
+	}
+	g->nodes[ci].op = npr_op_find("Const", 1);
+	err = npr_node_set_outputs(g, ci, 1);
+	if (err) {
+		free(data);
+		return err;
+	}
+	v = &g->vals[g->nodes[ci].out[0]];
+	v->type = type;
+	v->shape.rank = d1 ? 2 : 1;
+	v->shape.d[0] = d0;
+	v->shape.d[1] = d1;
+	v->owned = data;
+	v->data = data;
+	v->nbytes = npr_tensor_bytes(type, d1 ? d0 * d1 : d0);
+	return g->nodes[ci].out[0];
+}
+
+/**
+ * npr_lowp_grid() - the u8 grid of the range @lo .. @hi
+ * @lo: the lower limit.
+ * @hi: the upper limit.
+ * @s: out: the scale, (@hi - @lo) / 255.
+ * @z: out: the zero point, -@lo / @s rounded.
+ *
+ * The limits of the shipped models are f16 numbers, so -@lo / @s is an
+ * integer only up to their rounding: NPR_LOWP_ZERO_TOL of a step is
+ * accepted, and the grid moves by at most that.
+ *
+ * Return: false when there is no such grid.
+ */
+bool npr_lowp_grid(float lo, float hi, float *s, int *z)
+{
+	float zf;
+
+	if (!(hi > lo) || !isfinite(lo) || !isfinite(hi))
+		return false;
+	*s = (hi - lo) / 255.0f;
+	zf = -lo / *s;
+	if (!(*s > 0) || !isfinite(*s) ||
+	    !(zf > -NPR_LOWP_ZERO_TOL && zf < 255 + NPR_LOWP_ZERO_TOL) ||
+	    fabsf(zf - nearbyintf(zf)) > NPR_LOWP_ZERO_TOL)
+		return false;
+	*z = (int)nearbyintf(zf);
+	return true;
+}
+
+/**
+ * npr_lowp_grids() - the u8 grids of FakeQuantize limits per channel
+ * @g: the graph.
+ * @lo: the lower limits: an f32 constant, one value or one per channel
+ *      (axis 1 of @s, trailing dims aligned).
+ * @hi: the upper limits, the same way.
+ * @s: the shape of the FakeQuantize's input.
+ * @cnt: out: 1, or the channels when either limit is per channel.
+ * @z: out: the zero point every channel shares.
+ *
+ * Return: the scales (allocated, *@cnt of them), or NULL when a channel
+ * has no grid (npr_lowp_grid()) or the channels' zero points differ.
+ */
+float *npr_lowp_grids(const struct npr_graph *g, int lo, int hi,
+		      const struct npr_shape *s, int64_t *cnt, int *z)
+{
+	int64_t nl, nh, c, k = s->rank >= 2 ? s->d[1] : 1;
+	const float *fl = npr_lowp_chan_of(g, lo, s, 1, k, &nl);
+	const float *fh = npr_lowp_chan_of(g, hi, s, 1, k, &nh);
+	float *sc;
+	int zc;
+
+	if (!fl || !fh || k < 1)
+		return NULL;
+	*cnt = nl > nh ? nl : nh;
+	sc = malloc(*cnt * sizeof(*sc));
+	for (c = 0; sc && c < *cnt; c++) {
+		if (!npr_lowp_grid(fl[nl == 1 ? 0 : c], fh[nh == 1 ? 0 : c],
+				   &sc[c], &zc) || (c && zc != *z)) {
+			free(sc);
+			return NULL;
+		}
+		*z = zc;
+	}
+	return sc;
 }

@@ -31,6 +31,7 @@
 #include "ops/infer.h"
 #include "ops/nn.h"
 #include "ops/shape.h"
+#include "passes/lowp_graph.h"
 #include "passes/qlayout.h"
 
 struct ql {
@@ -112,38 +113,6 @@ static int reparse(struct ql *q, struct npr_node *n)
 }
 
 /*
- * A Const node named @name holding @data (taken; [@d0] or [@d0, @d1] of
- * @type): its value, or -errno.
- */
-static int new_const(struct ql *q, const char *name, int64_t layer,
-		     unsigned int type, int64_t d0, int64_t d1, void *data)
-{
-	struct npr_graph *g = q->g;
-	struct npr_value *v;
-	int ci = npr_graph_add_node(g, name, "Const", 1, layer), err;
-
-	if (ci < 0) {
-		free(data);
-		return ci;
-	}
-	g->nodes[ci].op = npr_op_find("Const", 1);
-	err = npr_node_set_outputs(g, ci, 1);
-	if (err) {
-		free(data);
-		return err;
-	}
-	v = &g->vals[g->nodes[ci].out[0]];
-	v->type = type;
-	v->shape.rank = d1 ? 2 : 1;
-	v->shape.d[0] = d0;
-	v->shape.d[1] = d1;
-	v->owned = data;
-	v->data = data;
-	v->nbytes = npr_tensor_bytes(type, d1 ? d0 * d1 : d0);
-	return g->nodes[ci].out[0];
-}
-
-/*
  * NprQConv @n of one group: its [K, kr] weight rows in (c, i, j) order
  * into blocks of 16 channels in (i, j, c) order, as a new constant;
  * depthwise, its rows of taps into blocks of 16 channels.
@@ -179,7 +148,8 @@ static int block_weights(struct ql *q, int ni)
 				  4 + r % 4] = w[k * p->kr + c * kh * kw + t];
 			}
 	snprintf(buf, sizeof(buf), "%.200s/wblk", n->name);
-	vi = new_const(q, buf, n->layer_id, NPR_ELEM_I8, NPR_QK16(K), kr, b);
+	vi = npr_lowp_const(g, buf, n->layer_id, NPR_ELEM_I8, NPR_QK16(K), kr,
+			    b);
 	if (vi < 0)
 		return vi;
 	n = &g->nodes[ni];
@@ -205,8 +175,8 @@ static int ident(struct ql *q, int like)
 		return -ENOMEM;
 	for (i = 0; i < 256; i++)
 		t[i] = (uint8_t)i;
-	vi = new_const(q, "npr_qlayout_identity", g->nodes[like].layer_id,
-		       NPR_ELEM_U8, 256, 0, t);
+	vi = npr_lowp_const(g, "npr_qlayout_identity", g->nodes[like].layer_id,
+			    NPR_ELEM_U8, 256, 0, t);
 	if (vi < 0)
 		return vi;
 	q->ident = vi;
