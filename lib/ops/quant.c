@@ -272,9 +272,40 @@ static int layouts_ok(struct npr_graph *g, struct npr_node *n)
 	return 0;
 }
 
+/*
+ * NprQuantize's and NprDequantize's optional input 1: f32 scales per
+ * channel (axis 1 of input 0), in place of y_scale or a_scale; nchw only.
+ */
+static int chan_scales_ok(struct npr_graph *g, struct npr_node *n)
+{
+	const struct npr_value *x = npr_in(g, n, 0), *s;
+	const struct npr_quant_params *p = n->params;
+	const float *f;
+	int64_t c;
+
+	if (n->nin < 2)
+		return 0;
+	s = npr_in(g, n, 1);
+	f = s->data;
+	if (!f || s->type != NPR_ELEM_F32 || s->shape.rank != 1 ||
+	    x->shape.rank < 2 || s->shape.d[0] != x->shape.d[1] ||
+	    s->shape.d[0] < 1)
+		return npr_node_err(n, -EINVAL, "input 1: constant f32 scales, one per channel of input 0, expected");
+	for (c = 0; c < s->shape.d[0]; c++)
+		if (!(f[c] > 0) || !isfinite(f[c]))
+			return npr_node_err(n, -EINVAL, "input 1: scale %lld is not positive and finite",
+					    (long long)c);
+	if (p->xnhwc || p->ynhwc)
+		return npr_node_err(n, -EINVAL, "scales per channel: nchw only");
+	return 0;
+}
+
 static int quantize_infer(struct npr_graph *g, struct npr_node *n)
 {
 	int err = layouts_ok(g, n);
+
+	if (!err)
+		err = chan_scales_ok(g, n);
 
 	/* f32 tensors are NCHW: only the u8 side may be NHWC */
 	if (!err && ((const struct npr_quant_params *)n->params)->xnhwc)
@@ -286,6 +317,9 @@ static int quantize_infer(struct npr_graph *g, struct npr_node *n)
 static int dequantize_infer(struct npr_graph *g, struct npr_node *n)
 {
 	int err = layouts_ok(g, n);
+
+	if (!err)
+		err = chan_scales_ok(g, n);
 
 	if (!err && ((const struct npr_quant_params *)n->params)->ynhwc)
 		err = npr_node_err(n, -EINVAL, "NprDequantize writes f32 nchw only");
@@ -387,9 +421,9 @@ const struct npr_op_def npr_ops_quant[] = {
 	{ .type = "NprQConv", .vmin = 1, .vmax = 1, .nin_min = 5,
 	  .nin_max = 6, .parse = qconv_parse, .infer = qconv_infer },
 	{ .type = "NprQuantize", .vmin = 1, .vmax = 1, .nin_min = 1,
-	  .nin_max = 1, .parse = quant_parse, .infer = quantize_infer },
+	  .nin_max = 2, .parse = quant_parse, .infer = quantize_infer },
 	{ .type = "NprDequantize", .vmin = 1, .vmax = 1, .nin_min = 1,
-	  .nin_max = 1, .parse = quant_parse, .infer = dequantize_infer },
+	  .nin_max = 2, .parse = quant_parse, .infer = dequantize_infer },
 	{ .type = "NprQLut", .vmin = 1, .vmax = 1, .nin_min = 2,
 	  .nin_max = 2, .parse = quant_parse, .infer = lut_infer },
 	{ .type = "NprQMaxPool", .vmin = 1, .vmax = 1, .nin_min = 1,

@@ -129,6 +129,8 @@ static int dq_src(struct lowp *l, int v, float *s, int *z)
 	if (m && !m->dead && is(m, "NprDequantize") && m->params) {
 		const struct npr_quant_params *qp = m->params;
 
+		if (m->nin > 1)
+			return -1;	/* scales per channel */
 		*s = qp->sa;
 		*z = qp->za;
 		return m->in[0];
@@ -205,6 +207,8 @@ static int q_from(struct lowp *l, int d, float *s, int *z)
 	if (!n->dead && is(n, "NprQuantize") && n->params) {
 		const struct npr_quant_params *qp = n->params;
 
+		if (n->nin > 1)
+			return -1;	/* scales per channel */
 		*s = qp->sy;
 		*z = qp->zy;
 		return n->out[0];
@@ -260,45 +264,16 @@ static int acts(struct lowp *l, int v, float *lo, float *hi)
 	}
 }
 
-/* the u8 bounds of Q(clamp(y, lo, hi)) with scale @s, zero point @z */
-static void qbounds(float lo, float hi, float s, int z, int *qlo, int *qhi)
-{
-	float a = isinf(lo) ? -1024 : fmaxf(fminf(nearbyintf(lo / s), 1024), -1024);
-	float b = isinf(hi) ? 1024 : fmaxf(fminf(nearbyintf(hi / s), 1024), -1024);
-
-	*qlo = (int)fmaxf(a + (float)z, 0.0f);
-	*qhi = (int)fminf(b + (float)z, 255.0f);
-	if (*qhi < *qlo)
-		*qhi = *qlo;
-}
-
-/* a node of @type reading @in, named for node @like and @suffix */
 static int new_node_as(struct lowp *l, int like, const char *type,
 		       const char *suffix, int nin, const int *in)
 {
-	struct npr_graph *g = l->g;
-	char name[256];
-	int ni, j, err;
-
-	snprintf(name, sizeof(name), "%.200s/%s", g->nodes[like].name, suffix);
-	ni = npr_graph_add_node(g, name, type, 1, g->nodes[like].layer_id);
-	if (ni < 0)
-		return ni;
-	g->nodes[ni].op = npr_op_find(type, 1);
-	err = npr_node_set_inputs(&g->nodes[ni], nin);
-	if (!err)
-		err = npr_node_set_outputs(g, ni, 1);
-	if (err)
-		return err;
-	for (j = 0; j < nin; j++)
-		g->nodes[ni].in[j] = in[j];
-	return ni;
+	return npr_lowp_node(l->g, like, type, suffix, nin, in);
 }
 
 static int new_node(struct lowp *l, int like, const char *type, int nin,
 		    const int *in)
 {
-	return new_node_as(l, like, type, type, nin, in);
+	return npr_lowp_node(l->g, like, type, type, nin, in);
 }
 
 static int parse_infer(struct npr_graph *g, int ni)
@@ -334,20 +309,6 @@ static int set(struct npr_node *n, const char *key, const char *fmt, ...)
 	return npr_node_add_attr(n, key, buf);
 }
 
-/* nodes @a and @b trade places (and their outputs' producer fields) */
-static void swap_nodes(struct npr_graph *g, int a, int b)
-{
-	struct npr_node t = g->nodes[a];
-	int j;
-
-	g->nodes[a] = g->nodes[b];
-	g->nodes[b] = t;
-	for (j = 0; j < g->nodes[a].nout; j++)
-		g->vals[g->nodes[a].out[j]].producer = a;
-	for (j = 0; j < g->nodes[b].nout; j++)
-		g->vals[g->nodes[b].out[j]].producer = b;
-}
-
 /*
  * Parse and infer new node @ni, then make it the producer of value
  * @old, in the place of the node that produced it: readers, ports and
@@ -376,7 +337,7 @@ static int finish(struct lowp *l, int ni, int old)
 	n->out[0] = old;
 	g->vals[old].producer = ni;
 	g->vals[old].port = 0;
-	swap_nodes(g, p, ni);
+	npr_lowp_swap(g, p, ni);
 	return 0;
 }
 
@@ -397,9 +358,11 @@ static bool int_of(struct lowp *l, int v, int lo, int hi, int *z)
  * model or, without a scale (1), how ONNX ConvInteger, MatMulInteger,
  * QLinearConv and QLinearMatMul centre their input, or an NprDequantize:
  * the u8 or i8 value, its scale and zero point, the Convert (or the
- * NprDequantize) in *@cv; or -1.
+ * NprDequantize) in *@cv; or -1.  An NprDequantize's scales per channel
+ * go to *@pc when @pc is given (else -1), NULL there otherwise.
  */
-static int x_src(struct lowp *l, int v, float *s, int *z, int *cv)
+static int x_src(struct lowp *l, int v, float *s, int *z, int *cv,
+		 const float **pc)
 {
 	struct npr_graph *g = l->g;
 	struct npr_node *a = prod(l, v);
@@ -408,10 +371,16 @@ static int x_src(struct lowp *l, int v, float *s, int *z, int *cv)
 
 	*s = 1;
 	*z = 0;
+	if (pc)
+		*pc = NULL;
 	/* an IR's FakeQuantize, once try_fq() made it a u8 pair */
 	if (a && !a->dead && is(a, "NprDequantize") && a->params) {
 		const struct npr_quant_params *qp = a->params;
 
+		if (a->nin > 1 && !pc)
+			return -1;
+		if (a->nin > 1)
+			*pc = g->vals[a->in[1]].data;
 		*s = qp->sa;
 		*z = qp->za;
 		*cv = g->vals[v].producer;
@@ -479,6 +448,7 @@ static int qm_after(struct lowp *l, int v, int axis, int64_t k,
 /* what follows an integer product of @k channels along @axis */
 struct tail {
 	const float *bias, *m;	/* per channel (nb, nm of them), or NULL */
+	const float *qs;	/* a Q's scales per channel (@k), or NULL */
 	int64_t nb, nm;
 	float lo, hi;		/* Relu/Clamp */
 	int last;		/* the value the group ends in */
@@ -501,6 +471,22 @@ static void tail_of(struct lowp *l, int v, int axis, int64_t k,
 	q = q_after(l, t->last, &t->sy, &t->zy);
 	if (q < 0 && t->last == v)
 		q = qm_after(l, v, axis, k, &t->m, &t->nm, &t->zy);
+	u = q < 0 ? sole_user(l, t->last) : -1;
+	/*
+	 * An NprQuantize with scales per channel (an IR's per-channel
+	 * FakeQuantize): each channel's scale divides its multiplier and
+	 * offset; Relu's bound 0 is the zero point on every channel's grid,
+	 * other bounds are not, so only those.
+	 */
+	if (u >= 0 && is(&g->nodes[u], "NprQuantize") &&
+	    g->nodes[u].nin == 2 && axis == 1 &&
+	    g->vals[g->nodes[u].in[1]].shape.d[0] == k &&
+	    (isinf(t->lo) || t->lo == 0) && isinf(t->hi) && t->hi > 0) {
+		t->qs = g->vals[g->nodes[u].in[1]].data;
+		t->zy = ((const struct npr_quant_params *)
+			 g->nodes[u].params)->zy;
+		q = g->nodes[u].out[0];
+	}
 	if (q >= 0) {
 		t->last = q;
 		t->u8 = true;
@@ -514,11 +500,13 @@ struct geom {
 
 /*
  * An NprQConv of @k output channels reading u8 @x (zero point @zx,
- * scale @sx) with weights @wc (centred, row r of channel c at
+ * scale @sx, or scales per input channel @sxc when each group reads one
+ * channel) with weights @wc (centred, row r of channel c at
  * wc[c * win + r], or at wc[r * k + c] when @tr), scales @wsc (1 or @k)
  * and tail @t: its node index, not yet placed.
  */
-static int qconv_node(struct lowp *l, int like, int x, float sx, int zx,
+static int qconv_node(struct lowp *l, int like, int x, float sx,
+		      const float *sxc, int zx,
 		      int64_t k, int64_t win, const int8_t *wc, bool tr,
 		      const float *wsc, int64_t ns, const struct tail *t,
 		      const struct geom *ge)
@@ -540,7 +528,8 @@ static int qconv_node(struct lowp *l, int like, int x, float sx, int zx,
 		return -ENOMEM;
 	}
 	for (c = 0; c < k; c++) {
-		float s = sx * wsc[ns == 1 ? 0 : c];
+		float s = (sxc ? sxc[c / (k / ge->groups)] : sx) *
+			  wsc[ns == 1 ? 0 : c];
 		float b = t->bias ? t->bias[t->nb == 1 ? 0 : c] : 0.0f;
 		float m = t->m ? t->m[t->nm == 1 ? 0 : c] : 1.0f;
 
@@ -553,6 +542,11 @@ static int qconv_node(struct lowp *l, int like, int x, float sx, int zx,
 		/* a multiplier scales the whole sum: (acc * s + b) * m */
 		mul[c] = t->m ? s * m : s;
 		add[c] = t->m ? (float)((double)b * m) : b;
+		/* scales per channel of the Q divide it: y_scale is 1 */
+		if (t->qs) {
+			mul[c] = (float)((double)s / t->qs[c]);
+			add[c] = (float)((double)b / t->qs[c]);
+		}
 	}
 	in[0] = x;
 	in[1] = new_const(l, like, NPR_ELEM_I8, k, kr, W);
@@ -588,7 +582,7 @@ static int qconv_node(struct lowp *l, int like, int x, float sx, int zx,
 	err = err ? err : set(n, "kr", "%lld", (long long)kr);
 	err = err ? err : set(n, "x_zero", "%d", zx);
 	if (t->u8) {
-		qbounds(t->lo, t->hi, t->sy, t->zy, &qlo, &qhi);
+		npr_lowp_qbounds(t->lo, t->hi, t->sy, t->zy, &qlo, &qhi);
 		err = err ? err : set(n, "y_zero", "%d", t->zy);
 		err = err ? err : set(n, "y_scale", "%.9g", t->sy);
 		err = err ? err : set(n, "lo", "%d", qlo);
@@ -614,7 +608,7 @@ static int place(struct lowp *l, int ni, int slot)
 
 	if (err)
 		return err;
-	swap_nodes(l->g, slot, ni);
+	npr_lowp_swap(l->g, slot, ni);
 	return l->g->nodes[slot].out[0];
 }
 
@@ -723,7 +717,7 @@ static int try_conv(struct lowp *l, int ci)
 	struct npr_node *n = &g->nodes[ci];
 	const struct npr_conv_params *cp = n->params;
 	const struct npr_shape *ws = &g->vals[n->in[1]].shape;
-	const float *wsc;
+	const float *wsc, *sxc;
 	struct geom ge;
 	struct tail t;
 	int64_t K, G, cg, kh, kw, win, ns;
@@ -736,7 +730,7 @@ static int try_conv(struct lowp *l, int ci)
 	    g->vals[n->out[0]].type != NPR_ELEM_F32 ||
 	    !g->vals[n->in[1]].data)
 		return 0;
-	qx = x_src(l, n->in[0], &sx, &zx, &cv);
+	qx = x_src(l, n->in[0], &sx, &zx, &cv, &sxc);
 	if (qx < 0)
 		return 0;
 	s8 = g->vals[qx].type == NPR_ELEM_I8;
@@ -745,6 +739,9 @@ static int try_conv(struct lowp *l, int ci)
 	if (G < 1 || K % G)
 		return 0;
 	cg = g->vals[n->in[0]].shape.d[1] / G;
+	/* x's scales per channel: when each group reads one channel */
+	if (sxc && cg != 1)
+		return 0;
 	kh = ws->d[ws->rank - 2];
 	kw = ws->d[ws->rank - 1];
 	win = cg * kh * kw;
@@ -774,8 +771,8 @@ static int try_conv(struct lowp *l, int ci)
 		qx = s8_to_u8(l, g->nodes[cv].out[0], slot, &s, &ci);
 		zx += 128;
 	}
-	ni = qx < 0 ? qx : qconv_node(l, ci, qx, sx, zx, K, win, wc, false,
-				      wsc, ns, &t, &ge);
+	ni = qx < 0 ? qx : qconv_node(l, ci, qx, sx, sxc, zx, K, win, wc,
+				      false, wsc, ns, &t, &ge);
 	free(wc);
 	return ni < 0 ? ni : finish(l, ni, t.last);
 }
@@ -826,7 +823,7 @@ static int try_matmul(struct lowp *l, int mi)
 	    npr_shape_numel(xs) < K)
 		return 0;
 	M = npr_shape_numel(xs) / K;
-	qx = x_src(l, n->in[0], &sx, &zx, &cv);
+	qx = x_src(l, n->in[0], &sx, &zx, &cv, NULL);
 	if (qx < 0)
 		return 0;
 	s8 = g->vals[qx].type == NPR_ELEM_I8;
@@ -860,8 +857,8 @@ static int try_matmul(struct lowp *l, int mi)
 					   "xt");
 		v = ni < 0 ? ni : place_as(l, ni, slot[s++], &mi);
 	}
-	ni = v < 0 ? v : qconv_node(l, mi, v, sx, zx, N, K, wc, !p->tb, wsc,
-				    ns, &t, &ge);
+	ni = v < 0 ? v : qconv_node(l, mi, v, sx, NULL, zx, N, K, wc,
+				    !p->tb, wsc, ns, &t, &ge);
 	free(wc);
 	v = ni < 0 ? ni : place_as(l, ni, slot[s++], &mi);
 	if (image) {
@@ -898,7 +895,7 @@ static int try_add(struct lowp *l, int ai)
 	if (ni < 0)
 		return ni;
 	n = &g->nodes[ni];
-	qbounds(lo, hi, sy, zy, &qlo, &qhi);
+	npr_lowp_qbounds(lo, hi, sy, zy, &qlo, &qhi);
 	err = set(n, "a_scale", "%.9g", sa);
 	err = err ? err : set(n, "a_zero", "%d", za);
 	err = err ? err : set(n, "b_scale", "%.9g", sb);
@@ -1006,34 +1003,6 @@ static bool region_ok(struct lowp *l, struct region *r, int v, int depth)
 	return false;
 }
 
-/* a copy of node @like (type, version, attributes) reading @in */
-static int clone_node(struct lowp *l, int like, int nin, const int *in)
-{
-	struct npr_graph *g = l->g;
-	char name[256];
-	int ni, j, err;
-
-	snprintf(name, sizeof(name), "%.200s/u8", g->nodes[like].name);
-	ni = npr_graph_add_node(g, name, g->nodes[like].type,
-				g->nodes[like].version,
-				g->nodes[like].layer_id);
-	if (ni < 0)
-		return ni;
-	g->nodes[ni].op = g->nodes[like].op;
-	err = npr_node_set_inputs(&g->nodes[ni], nin);
-	if (!err)
-		err = npr_node_set_outputs(g, ni, 1);
-	for (j = 0; !err && j < g->nodes[like].nattr; j++)
-		err = npr_node_add_attr(&g->nodes[ni],
-					g->nodes[like].attr[j].key,
-					g->nodes[like].attr[j].val);
-	if (err)
-		return err;
-	for (j = 0; j < nin; j++)
-		g->nodes[ni].in[j] = in[j];
-	return ni;
-}
-
 /*
  * The u8 value that stands for @v: a new node's output, or *@root set
  * to the node when @v is the region's top (finish() places it).  The
@@ -1094,7 +1063,7 @@ static int region_build(struct lowp *l, struct region *r, int v, int top,
 			if (in[i] < 0)
 				return in[i];
 		}
-		ni = clone_node(l, like, nin, in);
+		ni = npr_lowp_clone(l->g, like, nin, in);
 	}
 	if (ni < 0)
 		return ni;
@@ -1111,7 +1080,7 @@ static int region_build(struct lowp *l, struct region *r, int v, int top,
 	 * inputs, before its readers.
 	 */
 	like = g->vals[v].producer;
-	swap_nodes(g, like, ni);
+	npr_lowp_swap(g, like, ni);
 	return g->nodes[like].out[0];
 }
 
@@ -1200,7 +1169,7 @@ static int try_fuse_lut(struct lowp *l, int li)
 	for (j = 0; j < 5; j++)
 		in[j] = c->in[j];
 	in[5] = n->in[1];
-	ni = clone_node(l, ci, 6, in);
+	ni = npr_lowp_clone(l->g, ci, 6, in);
 	return ni < 0 ? ni : finish(l, ni, g->nodes[li].out[0]);
 }
 
@@ -1255,45 +1224,68 @@ static int rule_add(struct lowp *l, int i)
 }
 
 /*
- * OpenVINO INT8 IR.  An activation FakeQuantize with 256 levels and
- * scalar limits is a quantize to u8 and a dequantize back: q =
- * round((x - il) / (ih - il) * 255) clamped to 0 .. 255, y = ol + q *
- * (oh - ol) / 255.  With s = (ih - il) / 255 and z = -il / s an integer,
- * q = clamp(round(x / s) + z), what NprQuantize computes; the same for
- * the output limits and NprDequantize.  The limits of the shipped
- * models are f16 numbers, so z is an integer only up to their rounding:
- * FQ_ZERO_TOL of a step is accepted, and the grid moves by at most that.
- * The pair then meets the rules above like an ONNX Q and DQ.
+ * OpenVINO INT8 IR.  An activation FakeQuantize with 256 levels is a
+ * quantize to u8 and a dequantize back: q = round((x - il) / (ih - il) *
+ * 255) clamped to 0 .. 255, y = ol + q * (oh - ol) / 255.  With s = (ih
+ * - il) / 255 and z = -il / s an integer, q = clamp(round(x / s) + z),
+ * what NprQuantize computes; the same for the output limits and
+ * NprDequantize (npr_lowp_grid()).  Limits per channel (axis 1) give
+ * scales per channel, the ops' input 1, when every channel has the same
+ * zero point (OpenVINO's FakeQuantizeDecomposition makes the same
+ * quantize and a dequantize by per-channel Subtract and Multiply).  The
+ * pair then meets the rules above like an ONNX Q and DQ.
  */
-#define FQ_ZERO_TOL	0.05f
 
-/* the u8 grid of the range @lo .. @hi: its scale and zero point */
-static bool grid_of(float lo, float hi, float *s, int *z)
+/* scale @sc as attribute @key of node @ni, or input 1 @cv (scales) */
+static int scales_in(struct lowp *l, int ni, const char *key, float sc,
+		     int cv)
 {
-	float zf;
+	int x = l->g->nodes[ni].in[0], err;
 
-	if (!(hi > lo) || !isfinite(lo) || !isfinite(hi))
-		return false;
-	*s = (hi - lo) / 255.0f;
-	zf = -lo / *s;
-	if (!(*s > 0) || !(zf > -FQ_ZERO_TOL && zf < 255 + FQ_ZERO_TOL) ||
-	    fabsf(zf - nearbyintf(zf)) > FQ_ZERO_TOL)
-		return false;
-	*z = (int)nearbyintf(zf);
-	return true;
+	if (cv < 0)
+		return set(&l->g->nodes[ni], key, "%.9g", sc);
+	err = npr_node_set_inputs(&l->g->nodes[ni], 2);
+	if (!err) {
+		l->g->nodes[ni].in[0] = x;
+		l->g->nodes[ni].in[1] = cv;
+	}
+	return err;
 }
 
-/* NprQuantize(@x) and NprDequantize of it: the dequantize's index */
-static int q_dq(struct lowp *l, int like, int x, float sq, int zq, float sd,
-		int zd)
+/*
+ * NprQuantize(@x) and NprDequantize of it, scales @sq and @sd (taken;
+ * @nq and @nd of them): the dequantize's index, the quantize's just
+ * before it.
+ */
+static int q_dq(struct lowp *l, int like, int x, float *sq, int64_t nq,
+		int zq, float *sd, int64_t nd, int zd)
 {
 	struct npr_graph *g = l->g;
-	int qi, di, u, err;
+	float vq = sq[0], vd = sd[0];
+	int qi, di, u, err, cq = -1, cd = -1;
 
+	if (nq == 1)
+		free(sq);
+	if (nd == 1)
+		free(sd);
+	/* the constants first: the two nodes stay neighbours */
+	if (nq > 1) {
+		cq = new_const(l, like, NPR_ELEM_F32, nq, 0, sq);
+		if (cq < 0) {
+			if (nd > 1)
+				free(sd);
+			return cq;
+		}
+	}
+	if (nd > 1) {
+		cd = new_const(l, like, NPR_ELEM_F32, nd, 0, sd);
+		if (cd < 0)
+			return cd;
+	}
 	qi = new_node(l, like, "NprQuantize", 1, &x);
 	if (qi < 0)
 		return qi;
-	err = set(&g->nodes[qi], "y_scale", "%.9g", sq);
+	err = scales_in(l, qi, "y_scale", vq, cq);
 	err = err ? err : set(&g->nodes[qi], "y_zero", "%d", zq);
 	err = err ? err : parse_infer(g, qi);
 	if (err)
@@ -1302,7 +1294,7 @@ static int q_dq(struct lowp *l, int like, int x, float sq, int zq, float sd,
 	di = new_node(l, like, "NprDequantize", 1, &u);
 	if (di < 0)
 		return di;
-	err = set(&g->nodes[di], "a_scale", "%.9g", sd);
+	err = scales_in(l, di, "a_scale", vd, cd);
 	err = err ? err : set(&g->nodes[di], "a_zero", "%d", zd);
 	err = err ? err : parse_infer(g, di);
 	return err ? err : di;
@@ -1314,22 +1306,25 @@ static int try_fq(struct lowp *l, int fi)
 	struct npr_graph *g = l->g;
 	const struct npr_node *n = &g->nodes[fi];
 	const struct npr_eltwise_params *ep = n->params;
-	float f[5], si, so;
-	int zi, zo, k, di;
+	const struct npr_shape *xs;
+	float *si = NULL, *so = NULL;
+	int64_t ni = 0, no = 0;
+	int zi, zo, di;
 
 	if (!is(n, "FakeQuantize") || n->nin != 5 || !ep ||
 	    ep->levels != 256 || g->vals[n->in[0]].type != NPR_ELEM_F32 ||
 	    g->vals[n->out[0]].type != NPR_ELEM_F32 ||
 	    g->vals[n->in[0]].data)
 		return 0;
-	for (k = 1; k < 5; k++)
-		if (!scalar_of(l, n->in[k], &f[k]))
-			return 0;
-	if (!grid_of(f[1], f[2], &si, &zi) || !grid_of(f[3], f[4], &so, &zo))
+	xs = &g->vals[n->in[0]].shape;
+	si = npr_lowp_grids(g, n->in[1], n->in[2], xs, &ni, &zi);
+	so = si ? npr_lowp_grids(g, n->in[3], n->in[4], xs, &no, &zo) : NULL;
+	if (!si || !so || !npr_lowp_place_ok(g, fi, 1)) {
+		free(si);
+		free(so);
 		return 0;
-	if (!npr_lowp_place_ok(g, fi, 1))
-		return 0;
-	di = q_dq(l, fi, n->in[0], si, zi, so, zo);
+	}
+	di = q_dq(l, fi, n->in[0], si, ni, zi, so, no, zo);
 	if (di < 0)
 		return di;
 	/* the quantize goes before the FakeQuantize, which then gives way */
@@ -1390,7 +1385,7 @@ static int try_requant(struct lowp *l, int ci)
 {
 	struct npr_graph *g = l->g;
 	const struct npr_node *n = &g->nodes[ci];
-	float lo = INFINITY, hi = -INFINITY, s0 = 0, s, sc;
+	float lo = INFINITY, hi = -INFINITY, s0 = 0, s, sc, *sq, *sd;
 	const float *wsc;
 	int v, z0 = 0, z, i, j, di, uses, y, qv;
 	int64_t ns;
@@ -1423,12 +1418,20 @@ static int try_requant(struct lowp *l, int ci)
 	if (same) {
 		sc = s0;
 		z = z0;
-	} else if (!grid_of(lo, hi, &sc, &z)) {
+	} else if (!npr_lowp_grid(lo, hi, &sc, &z)) {
 		return 0;
 	}
 	if (!npr_lowp_place_ok(g, ci, 2))
 		return 0;
-	di = q_dq(l, ci, v, sc, z, sc, z);
+	sq = malloc(sizeof(*sq));
+	sd = malloc(sizeof(*sd));
+	if (!sq || !sd) {
+		free(sq);
+		free(sd);
+		return -ENOMEM;
+	}
+	*sq = *sd = sc;
+	di = q_dq(l, ci, v, sq, 1, z, sd, 1, z);
 	if (di < 0)
 		return di;
 	y = g->nodes[di].out[0];

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -381,4 +382,114 @@ float *npr_lowp_grids(const struct npr_graph *g, int lo, int hi,
 		*z = zc;
 	}
 	return sc;
+}
+
+/**
+ * npr_lowp_qbounds() - the u8 bounds of Q(clamp(y, @lo, @hi))
+ * @lo: the lower bound (-inf: none).
+ * @hi: the upper bound (inf: none).
+ * @s: the Q's scale.
+ * @z: its zero point.
+ * @qlo: out: the smallest u8 value.
+ * @qhi: out: the largest.
+ */
+void npr_lowp_qbounds(float lo, float hi, float s, int z, int *qlo, int *qhi)
+{
+	float a = isinf(lo) ? -1024 :
+		  fmaxf(fminf(nearbyintf(lo / s), 1024), -1024);
+	float b = isinf(hi) ? 1024 :
+		  fmaxf(fminf(nearbyintf(hi / s), 1024), -1024);
+
+	*qlo = (int)fmaxf(a + (float)z, 0.0f);
+	*qhi = (int)fminf(b + (float)z, 255.0f);
+	if (*qhi < *qlo)
+		*qhi = *qlo;
+}
+
+/* node @ni's inputs @in (@nin) and one output; its index */
+static int wire(struct npr_graph *g, int ni, int nin, const int *in)
+{
+	int j, err = npr_node_set_inputs(&g->nodes[ni], nin);
+
+	if (!err)
+		err = npr_node_set_outputs(g, ni, 1);
+	if (err)
+		return err;
+	for (j = 0; j < nin; j++)
+		g->nodes[ni].in[j] = in[j];
+	return ni;
+}
+
+/**
+ * npr_lowp_node() - a new node of version 1
+ * @g: the graph.
+ * @like: the node it is named for (and takes the layer id of).
+ * @type: its type.
+ * @suffix: its name is @like's, "/" and this.
+ * @nin: its inputs' count.
+ * @in: its inputs.
+ *
+ * Return: its index (the last; one output, not yet inferred), or -errno.
+ */
+int npr_lowp_node(struct npr_graph *g, int like, const char *type,
+		  const char *suffix, int nin, const int *in)
+{
+	char name[256];
+	int ni;
+
+	snprintf(name, sizeof(name), "%.200s/%s", g->nodes[like].name, suffix);
+	ni = npr_graph_add_node(g, name, type, 1, g->nodes[like].layer_id);
+	if (ni < 0)
+		return ni;
+	g->nodes[ni].op = npr_op_find(type, 1);
+	return wire(g, ni, nin, in);
+}
+
+/**
+ * npr_lowp_clone() - a copy of a node (type, version, attributes)
+ * @g: the graph.
+ * @like: the node.
+ * @nin: the copy's inputs' count.
+ * @in: its inputs.
+ *
+ * Return: its index (the last; one output, not yet inferred), or -errno.
+ */
+int npr_lowp_clone(struct npr_graph *g, int like, int nin, const int *in)
+{
+	char name[256];
+	int ni, j, err = 0;
+
+	snprintf(name, sizeof(name), "%.200s/u8", g->nodes[like].name);
+	ni = npr_graph_add_node(g, name, g->nodes[like].type,
+				g->nodes[like].version,
+				g->nodes[like].layer_id);
+	if (ni < 0)
+		return ni;
+	g->nodes[ni].op = g->nodes[like].op;
+	for (j = 0; !err && j < g->nodes[like].nattr; j++)
+		err = npr_node_add_attr(&g->nodes[ni],
+					g->nodes[like].attr[j].key,
+					g->nodes[like].attr[j].val);
+	return err ? err : wire(g, ni, nin, in);
+}
+
+/**
+ * npr_lowp_swap() - two nodes trade places
+ * @g: the graph.
+ * @a: one node's index.
+ * @b: the other's.
+ *
+ * Their outputs' producer fields follow them.
+ */
+void npr_lowp_swap(struct npr_graph *g, int a, int b)
+{
+	struct npr_node t = g->nodes[a];
+	int j;
+
+	g->nodes[a] = g->nodes[b];
+	g->nodes[b] = t;
+	for (j = 0; j < g->nodes[a].nout; j++)
+		g->vals[g->nodes[a].out[j]].producer = a;
+	for (j = 0; j < g->nodes[b].nout; j++)
+		g->vals[g->nodes[b].out[j]].producer = b;
 }

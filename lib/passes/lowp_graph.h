@@ -27,6 +27,12 @@ int npr_lowp_const(struct npr_graph *g, const char *name, int64_t layer,
  */
 #define NPR_LOWP_ZERO_TOL	0.05f
 
+void npr_lowp_qbounds(float lo, float hi, float s, int z, int *qlo,
+		      int *qhi);
+int npr_lowp_node(struct npr_graph *g, int like, const char *type,
+		  const char *suffix, int nin, const int *in);
+int npr_lowp_clone(struct npr_graph *g, int like, int nin, const int *in);
+void npr_lowp_swap(struct npr_graph *g, int a, int b);
 bool npr_lowp_grid(float lo, float hi, float *s, int *z);
 float *npr_lowp_grids(const struct npr_graph *g, int lo, int hi,
 		      const struct npr_shape *s, int64_t *cnt, int *z);

@@ -226,13 +226,15 @@ static bool capable(const struct npr_node *n, int j)
 		return true;
 	if (is(n, "NprQAdd") || is(n, "NprQLut"))
 		return j == 0 || (is(n, "NprQAdd") && j == 1);
-	return is(n, "NprDequantize") && j == 0;
+	/* scales per channel (input 1): nchw only */
+	return is(n, "NprDequantize") && j == 0 && n->nin == 1;
 }
 
 static bool writes_either(const struct npr_node *n)
 {
 	return blocked(n) || is(n, "NprQAdd") || is(n, "NprQLut") ||
-	       is(n, "NprQuantize") || is(n, "NprQMaxPool") ||
+	       (is(n, "NprQuantize") && n->nin == 1) ||
+	       is(n, "NprQMaxPool") ||
 	       is(n, "NprQConcat");
 }
 

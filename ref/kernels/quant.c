@@ -811,9 +811,69 @@ static int ew(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
+/*
+ * NprQuantize and NprDequantize with scales per channel (input 1): the
+ * same kernels a plane at a time, each with its channel's scale.
+ */
+struct chan_ew {
+	const struct npr_quant_params *p;
+	const struct npr_qew_kern *k;
+	const void *x;
+	void *y;
+	const float *sc;
+	int64_t C, plane;
+	bool q;
+};
+
+static void chan_item(void *arg, int it, int tid)
+{
+	const struct chan_ew *e = arg;
+	int64_t o = (int64_t)it * e->plane;
+	float s = e->sc[it % e->C];
+
+	(void)tid;
+	if (e->q)
+		e->k->quantize((const float *)e->x + o, (uint8_t *)e->y + o,
+			       e->plane, s, e->p->zy);
+	else
+		e->k->dequantize((const uint8_t *)e->x + o, (float *)e->y + o,
+				 e->plane, s, e->p->za);
+}
+
+static int chan_ew(const struct npr_node *n, const struct npr_tensor *in,
+		   struct npr_tensor *out, bool q)
+{
+	struct chan_ew e = {
+		.p = n->params, .k = npr_qew_best(), .x = in[0].data,
+		.y = out[0].data, .sc = in[1].data, .C = in[0].shape.d[1],
+		.q = q,
+	};
+	int64_t cnt = npr_shape_numel(&in[0].shape), planes, i;
+
+	if (in[0].shape.rank < 2 || e.C < 1 || in[1].shape.rank != 1 ||
+	    in[1].shape.d[0] != e.C)
+		return -EINVAL;
+	/* [N, C, ...]: N x C planes */
+	planes = in[0].shape.d[0] * e.C;
+	if (!cnt || !planes)
+		return 0;
+	e.plane = cnt / planes;
+	if (planes > INT32_MAX)
+		return -EFBIG;
+	if (npr_par_threads() > 1 && cnt >= 2 * EW_MIN) {
+		npr_parallel_for((int)planes, chan_item, &e);
+	} else {
+		for (i = 0; i < planes; i++)
+			chan_item(&e, (int)i, 0);
+	}
+	return 0;
+}
+
 static int ref_quantize(const struct npr_node *n, const struct npr_tensor *in,
 			struct npr_tensor *out)
 {
+	if (n->nin > 1)
+		return chan_ew(n, in, out, true);
 	if (((const struct npr_quant_params *)n->params)->xnhwc !=
 	    ((const struct npr_quant_params *)n->params)->ynhwc)
 		return npr_qew_relayout(n, in, out);
@@ -823,6 +883,8 @@ static int ref_quantize(const struct npr_node *n, const struct npr_tensor *in,
 static int ref_dequantize(const struct npr_node *n,
 			  const struct npr_tensor *in, struct npr_tensor *out)
 {
+	if (n->nin > 1)
+		return chan_ew(n, in, out, false);
 	if (((const struct npr_quant_params *)n->params)->xnhwc !=
 	    ((const struct npr_quant_params *)n->params)->ynhwc)
 		return npr_qew_relayout(n, in, out);
