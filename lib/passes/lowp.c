@@ -1098,8 +1098,9 @@ static int try_region(struct lowp *l, int di)
 	if (q < 0)
 		return 0;
 	x = g->nodes[di].in[0];
-	if (dq_src(l, x, &s, &z) >= 0 || !region_ok(l, &r, x, 0) ||
-	    !r.structural)
+	/* a DQ straight into the Q: a requantization, one table */
+	if (!region_ok(l, &r, x, 0) ||
+	    (!r.structural && dq_src(l, x, &s, &z) < 0))
 		return 0;
 	err = region_build(l, &r, x, x, &root);
 	if (!err && root < 0)
@@ -1444,6 +1445,37 @@ static int try_requant(struct lowp *l, int ci)
 	return 0;
 }
 
+/*
+ * MaxPool(DQ(x)) is DQ(MaxPool(x)) for a positive scale (the maximum
+ * commutes with a non-decreasing function; the padding -inf with u8 0):
+ * the pool runs on u8 in the DQ's place, and an NprDequantize after it
+ * is what its readers see, so a convolution reads the u8 pool and an Add
+ * before a Q becomes an NprQAdd (OpenVINO's low-precision rules move a
+ * dequantization below MaxPool the same way).
+ */
+static int try_pool_dq(struct lowp *l, int pi)
+{
+	struct npr_graph *g = l->g;
+	const struct npr_node *n = &g->nodes[pi];
+	int x, q, z, ni, v, err;
+	float s;
+
+	if (!pool_ok(l, n) || g_type(l, n->out[0]) != NPR_ELEM_F32)
+		return 0;
+	x = n->in[0];
+	q = dq_src(l, x, &s, &z);
+	if (q < 0 || l->uses[x] != 1)
+		return 0;
+	ni = npr_lowp_clone(g, pi, 1, &q);
+	v = ni < 0 ? ni : place(l, ni, g->vals[x].producer);
+	ni = v < 0 ? v : new_node(l, pi, "NprDequantize", 1, &v);
+	if (ni < 0)
+		return ni;
+	err = set(&g->nodes[ni], "a_scale", "%.9g", s);
+	err = err ? err : set(&g->nodes[ni], "a_zero", "%d", z);
+	return err ? err : finish(l, ni, g->nodes[pi].out[0]);
+}
+
 /**
  * npr_pass_lowp() - compute quantized groups of @g in u8
  * @g: a compiled graph (npr_compile_graph()), not dynamic where the
@@ -1462,6 +1494,8 @@ int npr_pass_lowp(struct npr_graph *g)
 	int err = 0;
 
 	err = phase(&l, try_fq);
+	if (!err)
+		err = phase(&l, try_pool_dq);
 	if (!err)
 		err = phase(&l, try_requant);
 	for (i = 0; !err && i < sizeof(rules) / sizeof(rules[0]); i++)
