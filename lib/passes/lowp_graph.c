@@ -206,18 +206,17 @@ int8_t *npr_lowp_w_centred(const struct npr_graph *g, int w, int axis,
 	return c;
 }
 
-/* is node @ni a port node (a Parameter or Result of the model)? */
-static bool is_port(const struct npr_graph *g, int ni)
+/* node indexes in [@lo, @hi] of the port arrays move by @by */
+static void shift_ports(struct npr_graph *g, int lo, int hi, int by)
 {
 	int k;
 
 	for (k = 0; k < g->ninputs; k++)
-		if (g->inputs[k] == ni)
-			return true;
+		if (g->inputs[k] >= lo && g->inputs[k] <= hi)
+			g->inputs[k] += by;
 	for (k = 0; k < g->noutputs; k++)
-		if (g->outputs[k] == ni)
-			return true;
-	return false;
+		if (g->outputs[k] >= lo && g->outputs[k] <= hi)
+			g->outputs[k] += by;
 }
 
 /**
@@ -226,13 +225,12 @@ static bool is_port(const struct npr_graph *g, int ni)
  * @ni: the new node (the last one; its inputs produced before @p).
  * @p: the node it goes before.
  *
- * Keeps every port node's index (the compiled model's ports name them):
- * the nodes between the last dead node before @p and @p move up one
- * place, the new node takes the freed place before @p and the dead node
- * the new node's.
+ * The nodes between the last dead node before @p and @p move up one
+ * place (a Parameter or Result among them too: the port arrays follow,
+ * as npr_graph_sort() renumbers them), the new node takes the freed
+ * place before @p and the dead node the new node's.
  *
- * Return: false (nothing moved) when a port node or no dead node comes
- * first.
+ * Return: false (nothing moved) when no dead node comes first.
  */
 bool npr_lowp_place_before(struct npr_graph *g, int ni, int p)
 {
@@ -240,8 +238,7 @@ bool npr_lowp_place_before(struct npr_graph *g, int ni, int p)
 	int d, i, j;
 
 	for (d = p - 1; d >= 0 && !g->nodes[d].dead; d--)
-		if (is_port(g, d))
-			return false;
+		;
 	if (d < 0)
 		return false;
 	t = g->nodes[d];
@@ -249,6 +246,7 @@ bool npr_lowp_place_before(struct npr_graph *g, int ni, int p)
 		(size_t)(p - 1 - d) * sizeof(t));
 	g->nodes[p - 1] = g->nodes[ni];
 	g->nodes[ni] = t;
+	shift_ports(g, d + 1, p - 1, -1);
 	for (i = d; i < p; i++)
 		for (j = 0; j < g->nodes[i].nout; j++)
 			g->vals[g->nodes[i].out[j]].producer = i;
@@ -263,18 +261,14 @@ bool npr_lowp_place_before(struct npr_graph *g, int ni, int p)
  * @p: the node new ones go before.
  * @k: how many.
  *
- * Return: true when @k dead nodes come before @p with no port node
- * between.
+ * Return: true when @k dead nodes come before @p.
  */
 bool npr_lowp_place_ok(const struct npr_graph *g, int p, int k)
 {
 	int d;
 
-	for (d = p - 1; d >= 0 && k > 0; d--) {
-		if (is_port(g, d))
-			return false;
+	for (d = p - 1; d >= 0 && k > 0; d--)
 		k -= g->nodes[d].dead;
-	}
 	return k == 0;
 }
 
