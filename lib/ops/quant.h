@@ -18,7 +18,8 @@
  *
  * NprQuantize-1 (f32 -> u8): clamp(rint(x / sy) + zy, 0, 255), as ONNX
  * QuantizeLinear computes it.  NprDequantize-1 (u8 -> f32): (x - za) *
- * sa.  NprQLut-1 (u8 -> u8, inputs x and a 256-byte table): table[x].
+ * sa.  Both take an optional second input, constant f32 scales per
+ * channel (axis 1 of x, all positive), in place of sy or sa; nchw only.  NprQLut-1 (u8 -> u8, inputs x and a 256-byte table): table[x].
  * NprQAdd-1 (u8, u8 -> u8, same shapes): clamp(rint(((a - za) * sa +
  * (b - zb) * sb) / sy) + zy, lo, hi).  NprQMaxPool-1 (u8, NHWC): the
  * largest value of each window (kernel, strides, dilations, pads_begin,

@@ -37,11 +37,15 @@
  * are left to the dead-node marking.
  *
  * OpenVINO INT8 IR comes first: an activation FakeQuantize with 256
- * levels and scalar limits becomes an NprQuantize and NprDequantize,
- * which the rules above read as a Q and a DQ (try_fq()); a convolution
- * reading a MaxPool or Concat of such pairs gets a pair in front of it
- * (try_requant()).  Weight zero points within W_ZERO_TOL of an integer
- * (an IR's are f16) count as that integer (lib/passes/lowp_graph.c).
+ * levels and limits per tensor, or per channel with one zero point,
+ * becomes an NprQuantize and NprDequantize (scales per channel as their
+ * input 1), which the rules above read as a Q and a DQ (try_fq(); per
+ * channel: the tail of an NprQConv, the x of a depthwise one); a MaxPool
+ * of a DQ runs on u8 with the DQ after it (try_pool_dq()); a
+ * convolution reading a MaxPool or Concat of such pairs gets a pair in
+ * front of it (try_requant()); a DQ straight into a Q is one NprQLut.
+ * Weight zero points within W_ZERO_TOL of an integer (an IR's are f16)
+ * count as that integer (lib/passes/lowp_graph.c).
  */
 #include <errno.h>
 #include <math.h>
@@ -274,14 +278,6 @@ static int new_node(struct lowp *l, int like, const char *type, int nin,
 		    const int *in)
 {
 	return npr_lowp_node(l->g, like, type, type, nin, in);
-}
-
-static int parse_infer(struct npr_graph *g, int ni)
-{
-	struct npr_node *n = &g->nodes[ni];
-	int err = n->op->parse ? n->op->parse(g, n) : 0;
-
-	return err ? err : n->op->infer(g, n);
 }
 
 /* a Const node holding @data (taken), named for node @like: its value */
@@ -597,25 +593,10 @@ static int qconv_node(struct lowp *l, int like, int x, float sx,
 	return err ? err : ni;
 }
 
-/*
- * A new node @ni (parsed, inferred here) in the place of node @slot of a
- * group, which then writes a value no one will read: after its inputs,
- * before its readers.  Its output value.
- */
-static int place(struct lowp *l, int ni, int slot)
-{
-	int err = parse_infer(l->g, ni);
-
-	if (err)
-		return err;
-	npr_lowp_swap(l->g, slot, ni);
-	return l->g->nodes[slot].out[0];
-}
-
-/* place() that keeps *@like the index of the node it names */
+/* npr_lowp_place() that keeps *@like the index of the node it names */
 static int place_as(struct lowp *l, int ni, int slot, int *like)
 {
-	int v = place(l, ni, slot);
+	int v = npr_lowp_place(l->g, ni, slot);
 
 	if (v >= 0 && *like == slot)
 		*like = ni;
@@ -1071,7 +1052,7 @@ static int region_build(struct lowp *l, struct region *r, int v, int top,
 		*root = ni;
 		return 0;
 	}
-	err = parse_infer(g, ni);
+	err = npr_lowp_infer(g, ni);
 	if (err)
 		return err;
 	/*
@@ -1288,7 +1269,7 @@ static int q_dq(struct lowp *l, int like, int x, float *sq, int64_t nq,
 		return qi;
 	err = scales_in(l, qi, "y_scale", vq, cq);
 	err = err ? err : set(&g->nodes[qi], "y_zero", "%d", zq);
-	err = err ? err : parse_infer(g, qi);
+	err = err ? err : npr_lowp_infer(g, qi);
 	if (err)
 		return err;
 	u = g->nodes[qi].out[0];
@@ -1297,7 +1278,7 @@ static int q_dq(struct lowp *l, int like, int x, float *sq, int64_t nq,
 		return di;
 	err = scales_in(l, di, "a_scale", vd, cd);
 	err = err ? err : set(&g->nodes[di], "a_zero", "%d", zd);
-	err = err ? err : parse_infer(g, di);
+	err = err ? err : npr_lowp_infer(g, di);
 	return err ? err : di;
 }
 
@@ -1467,7 +1448,7 @@ static int try_pool_dq(struct lowp *l, int pi)
 	if (q < 0 || l->uses[x] != 1)
 		return 0;
 	ni = npr_lowp_clone(g, pi, 1, &q);
-	v = ni < 0 ? ni : place(l, ni, g->vals[x].producer);
+	v = ni < 0 ? ni : npr_lowp_place(g, ni, g->vals[x].producer);
 	ni = v < 0 ? v : new_node(l, pi, "NprDequantize", 1, &v);
 	if (ni < 0)
 		return ni;

@@ -487,3 +487,38 @@ void npr_lowp_swap(struct npr_graph *g, int a, int b)
 	for (j = 0; j < g->nodes[b].nout; j++)
 		g->vals[g->nodes[b].out[j]].producer = b;
 }
+
+/**
+ * npr_lowp_infer() - parse and infer a new node
+ * @g: the graph.
+ * @ni: the node.
+ *
+ * Return: 0 or -errno.
+ */
+int npr_lowp_infer(struct npr_graph *g, int ni)
+{
+	struct npr_node *n = &g->nodes[ni];
+	int err = n->op->parse ? n->op->parse(g, n) : 0;
+
+	return err ? err : n->op->infer(g, n);
+}
+
+/**
+ * npr_lowp_place() - a new node in the place of a node of a group
+ * @g: the graph.
+ * @ni: the new node (parsed and inferred here).
+ * @slot: the node whose place it takes; that node, which then writes a
+ *        value no one will read, takes @ni's.
+ *
+ * Return: the new node's output value (after its inputs, before its
+ * readers), or -errno.
+ */
+int npr_lowp_place(struct npr_graph *g, int ni, int slot)
+{
+	int err = npr_lowp_infer(g, ni);
+
+	if (err)
+		return err;
+	npr_lowp_swap(g, slot, ni);
+	return g->nodes[slot].out[0];
+}

@@ -33,6 +33,8 @@ int npr_lowp_node(struct npr_graph *g, int like, const char *type,
 		  const char *suffix, int nin, const int *in);
 int npr_lowp_clone(struct npr_graph *g, int like, int nin, const int *in);
 void npr_lowp_swap(struct npr_graph *g, int a, int b);
+int npr_lowp_infer(struct npr_graph *g, int ni);
+int npr_lowp_place(struct npr_graph *g, int ni, int slot);
 bool npr_lowp_grid(float lo, float hi, float *s, int *z);
 float *npr_lowp_grids(const struct npr_graph *g, int lo, int hi,
 		      const struct npr_shape *s, int64_t *cnt, int *z);
