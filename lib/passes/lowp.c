@@ -57,25 +57,17 @@
 #include "error.h"
 #include "passes/lowp.h"
 #include "passes/lowp_graph.h"
+#include "passes/lowp_rules.h"
 #include "ops/eltwise.h"
 #include "ops/infer.h"
 #include "ops/math.h"
 #include "ops/nn.h"
 #include "ops/quant.h"
 
-struct lowp {
-	struct npr_graph *g;
-	int *uses;
-};
 
 static bool is(const struct npr_node *n, const char *type)
 {
 	return !strcmp(n->type, type);
-}
-
-static unsigned int g_type(struct lowp *l, int v)
-{
-	return l->g->vals[v].type;
 }
 
 static struct npr_node *prod(struct lowp *l, int v)
@@ -291,20 +283,6 @@ static int new_const(struct lowp *l, int like, unsigned int type,
 			      d1, data);
 }
 
-static int set(struct npr_node *n, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int set(struct npr_node *n, const char *key, const char *fmt, ...)
-{
-	char buf[96];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	return npr_node_add_attr(n, key, buf);
-}
-
 /*
  * Parse and infer new node @ni, then make it the producer of value
  * @old, in the place of the node that produced it: readers, ports and
@@ -414,8 +392,8 @@ static const float *bias_of(struct lowp *l, const struct npr_node *a, int v,
 	if (!is(a, "Add") || a->nin != 2 ||
 	    !npr_shape_eq(&l->g->vals[a->out[0]].shape, s))
 		return NULL;
-	return npr_lowp_chan_of(l->g, a->in[0] == v ? a->in[1] : a->in[0], s, axis, k,
-		       cnt);
+	return npr_lowp_chan_of(l->g, a->in[0] == v ? a->in[1] : a->in[0], s,
+				axis, k, cnt);
 }
 
 /*
@@ -563,32 +541,36 @@ static int qconv_node(struct lowp *l, int like, int x, float sx,
 	if (ni < 0)
 		return ni;
 	n = &g->nodes[ni];
-	err = set(n, "strides", "%lld,%lld", (long long)ge->stride[0],
-		  (long long)ge->stride[1]);
-	err = err ? err : set(n, "dilations", "%lld,%lld",
-			      (long long)ge->dil[0], (long long)ge->dil[1]);
-	err = err ? err : set(n, "pads_begin", "%lld,%lld",
-			      (long long)ge->pb[0], (long long)ge->pb[1]);
-	err = err ? err : set(n, "pads_end", "%lld,%lld",
-			      (long long)ge->pe[0], (long long)ge->pe[1]);
-	err = err ? err : set(n, "kernel", "%lld,%lld",
-			      (long long)ge->kernel[0],
-			      (long long)ge->kernel[1]);
-	err = err ? err : set(n, "group", "%lld", (long long)ge->groups);
-	err = err ? err : set(n, "kr", "%lld", (long long)kr);
-	err = err ? err : set(n, "x_zero", "%d", zx);
+	err = npr_lowp_set(n, "strides", "%lld,%lld", (long long)ge->stride[0],
+			   (long long)ge->stride[1]);
+	err = err ? err : npr_lowp_set(n, "dilations", "%lld,%lld",
+				       (long long)ge->dil[0],
+				       (long long)ge->dil[1]);
+	err = err ? err : npr_lowp_set(n, "pads_begin", "%lld,%lld",
+				       (long long)ge->pb[0],
+				       (long long)ge->pb[1]);
+	err = err ? err : npr_lowp_set(n, "pads_end", "%lld,%lld",
+				       (long long)ge->pe[0],
+				       (long long)ge->pe[1]);
+	err = err ? err : npr_lowp_set(n, "kernel", "%lld,%lld",
+				       (long long)ge->kernel[0],
+				       (long long)ge->kernel[1]);
+	err = err ? err : npr_lowp_set(n, "group", "%lld",
+				       (long long)ge->groups);
+	err = err ? err : npr_lowp_set(n, "kr", "%lld", (long long)kr);
+	err = err ? err : npr_lowp_set(n, "x_zero", "%d", zx);
 	if (t->u8) {
 		npr_lowp_qbounds(t->lo, t->hi, t->sy, t->zy, &qlo, &qhi);
-		err = err ? err : set(n, "y_zero", "%d", t->zy);
-		err = err ? err : set(n, "y_scale", "%.9g", t->sy);
-		err = err ? err : set(n, "lo", "%d", qlo);
-		err = err ? err : set(n, "hi", "%d", qhi);
+		err = err ? err : npr_lowp_set(n, "y_zero", "%d", t->zy);
+		err = err ? err : npr_lowp_set(n, "y_scale", "%.9g", t->sy);
+		err = err ? err : npr_lowp_set(n, "lo", "%d", qlo);
+		err = err ? err : npr_lowp_set(n, "hi", "%d", qhi);
 	} else {
-		err = err ? err : set(n, "out", "f32");
+		err = err ? err : npr_lowp_set(n, "out", "f32");
 		if (!isinf(t->lo))
-			err = err ? err : set(n, "flo", "%.9g", t->lo);
+			err = err ? err : npr_lowp_set(n, "flo", "%.9g", t->lo);
 		if (!isinf(t->hi))
-			err = err ? err : set(n, "fhi", "%.9g", t->hi);
+			err = err ? err : npr_lowp_set(n, "fhi", "%.9g", t->hi);
 	}
 	return err ? err : ni;
 }
@@ -622,7 +604,7 @@ static int view_node(struct lowp *l, int like, const char *type, int v,
 	ni = new_node_as(l, like, type, suffix, 2, in);
 	if (ni < 0 || strcmp(type, "Reshape"))
 		return ni;
-	err = set(&l->g->nodes[ni], "special_zero", "false");
+	err = npr_lowp_set(&l->g->nodes[ni], "special_zero", "false");
 	return err ? err : ni;
 }
 
@@ -682,7 +664,7 @@ static int s8_to_u8(struct lowp *l, int xf, const int *slot, int *s,
 	ni = v < 0 ? v : new_node_as(l, *like, "Convert", "x_u8", 1, &v);
 	if (ni < 0)
 		return ni;
-	err = set(&l->g->nodes[ni], "destination_type", "u8");
+	err = npr_lowp_set(&l->g->nodes[ni], "destination_type", "u8");
 	return err ? err : place_as(l, ni, slot[(*s)++], like);
 }
 
@@ -814,7 +796,8 @@ static int try_matmul(struct lowp *l, int mi)
 			    g->vals[t.last].producer, slot, 10);
 	if (nslot < (s8 ? 4 : 2))
 		return 0;
-	wc = npr_lowp_w_centred(l->g, n->in[1], p->tb ? 0 : 1, N, &qv, &wsc, &ns);
+	wc = npr_lowp_w_centred(l->g, n->in[1], p->tb ? 0 : 1, N, &qv, &wsc,
+				&ns);
 	if (!wc)
 		return 0;
 	if (!npr_shape_eq(&g->vals[qv].shape, ws)) {
@@ -877,14 +860,14 @@ static int try_add(struct lowp *l, int ai)
 		return ni;
 	n = &g->nodes[ni];
 	npr_lowp_qbounds(lo, hi, sy, zy, &qlo, &qhi);
-	err = set(n, "a_scale", "%.9g", sa);
-	err = err ? err : set(n, "a_zero", "%d", za);
-	err = err ? err : set(n, "b_scale", "%.9g", sb);
-	err = err ? err : set(n, "b_zero", "%d", zb);
-	err = err ? err : set(n, "y_scale", "%.9g", sy);
-	err = err ? err : set(n, "y_zero", "%d", zy);
-	err = err ? err : set(n, "lo", "%d", qlo);
-	err = err ? err : set(n, "hi", "%d", qhi);
+	err = npr_lowp_set(n, "a_scale", "%.9g", sa);
+	err = err ? err : npr_lowp_set(n, "a_zero", "%d", za);
+	err = err ? err : npr_lowp_set(n, "b_scale", "%.9g", sb);
+	err = err ? err : npr_lowp_set(n, "b_zero", "%d", zb);
+	err = err ? err : npr_lowp_set(n, "y_scale", "%.9g", sy);
+	err = err ? err : npr_lowp_set(n, "y_zero", "%d", zy);
+	err = err ? err : npr_lowp_set(n, "lo", "%d", qlo);
+	err = err ? err : npr_lowp_set(n, "hi", "%d", qhi);
 	return err ? err : finish(l, ni, qy);
 }
 
@@ -936,11 +919,9 @@ static int try_lut(struct lowp *l, int ri)
  * nodes run on u8 (MaxPool pads nothing: u8 0 is below every value, as
  * -inf is in f32), and the result is bit for bit the written one.
  */
-#define REGION_DEPTH	16	/* Relu/Clamp nodes on one path */
-#define REGION_NODES	64	/* nodes in a region */
 
 struct region {
-	float lo[REGION_DEPTH], hi[REGION_DEPTH];
+	float lo[NPR_LOWP_REGION_DEPTH], hi[NPR_LOWP_REGION_DEPTH];
 	int nacts, nodes;
 	bool structural;
 	float sy;
@@ -964,8 +945,9 @@ static bool region_ok(struct lowp *l, struct region *r, int v, int depth)
 	if (dq_src(l, v, &s, &z) >= 0)
 		return l->uses[v] == 1;
 	n = prod(l, v);
-	if (!n || n->dead || l->uses[v] != 1 || ++r->nodes > REGION_NODES ||
-	    g->vals[v].type != NPR_ELEM_F32 || depth >= REGION_DEPTH)
+	if (!n || n->dead || l->uses[v] != 1 ||
+	    ++r->nodes > NPR_LOWP_REGION_NODES ||
+	    g->vals[v].type != NPR_ELEM_F32 || depth >= NPR_LOWP_REGION_DEPTH)
 		return false;
 	if ((is(n, "Relu") || is(n, "ReLU") || is(n, "Clamp")) &&
 	    n->nin == 1 && n->nout == 1)
@@ -974,7 +956,8 @@ static bool region_ok(struct lowp *l, struct region *r, int v, int depth)
 		r->structural = true;
 		return region_ok(l, r, n->in[0], depth);
 	}
-	if (is(n, "Concat") && n->nout == 1 && n->nin <= REGION_NODES) {
+	if (is(n, "Concat") && n->nout == 1 &&
+	    n->nin <= NPR_LOWP_REGION_NODES) {
 		r->structural = true;
 		for (j = 0; j < n->nin; j++)
 			if (!region_ok(l, r, n->in[j], depth))
@@ -995,7 +978,7 @@ static int region_build(struct lowp *l, struct region *r, int v, int top,
 	struct npr_graph *g = l->g;
 	struct npr_node *n;
 	float s, lo = -INFINITY, hi = INFINITY;
-	int q, z, i, ni, in[REGION_NODES], like, nin, err;
+	int q, z, i, ni, in[NPR_LOWP_REGION_NODES], like, nin, err;
 	uint8_t *t;
 
 	q = dq_src(l, v, &s, &z);
@@ -1105,8 +1088,8 @@ static int try_dq(struct lowp *l, int mi)
 	ni = new_node(l, mi, "NprDequantize", 1, &q);
 	if (ni < 0)
 		return ni;
-	err = set(&g->nodes[ni], "a_scale", "%.9g", s);
-	err = err ? err : set(&g->nodes[ni], "a_zero", "%d", z);
+	err = npr_lowp_set(&g->nodes[ni], "a_scale", "%.9g", s);
+	err = err ? err : npr_lowp_set(&g->nodes[ni], "a_zero", "%d", z);
 	return err ? err : finish(l, ni, g->nodes[mi].out[0]);
 }
 
@@ -1128,8 +1111,8 @@ static int try_q(struct lowp *l, int di)
 	ni = new_node(l, di, "NprQuantize", 1, &x);
 	if (ni < 0)
 		return ni;
-	err = set(&g->nodes[ni], "y_scale", "%.9g", s);
-	err = err ? err : set(&g->nodes[ni], "y_zero", "%d", z);
+	err = npr_lowp_set(&g->nodes[ni], "y_scale", "%.9g", s);
+	err = err ? err : npr_lowp_set(&g->nodes[ni], "y_zero", "%d", z);
 	return err ? err : finish(l, ni, q);
 }
 
@@ -1206,255 +1189,127 @@ static int rule_add(struct lowp *l, int i)
 }
 
 /*
- * OpenVINO INT8 IR.  An activation FakeQuantize with 256 levels is a
- * quantize to u8 and a dequantize back: q = round((x - il) / (ih - il) *
- * 255) clamped to 0 .. 255, y = ol + q * (oh - ol) / 255.  With s = (ih
- * - il) / 255 and z = -il / s an integer, q = clamp(round(x / s) + z),
- * what NprQuantize computes; the same for the output limits and
- * NprDequantize (npr_lowp_grid()).  Limits per channel (axis 1) give
- * scales per channel, the ops' input 1, when every channel has the same
- * zero point (OpenVINO's FakeQuantizeDecomposition makes the same
- * quantize and a dequantize by per-channel Subtract and Multiply).  The
- * pair then meets the rules above like an ONNX Q and DQ.
+ * Helpers for the rules of lib/passes/lowp_ir.c (lib/passes/lowp_rules.h
+ * says what each does).
  */
 
-/* scale @sc as attribute @key of node @ni, or input 1 @cv (scales) */
-static int scales_in(struct lowp *l, int ni, const char *key, float sc,
-		     int cv)
-{
-	int x = l->g->nodes[ni].in[0], err;
-
-	if (cv < 0)
-		return set(&l->g->nodes[ni], key, "%.9g", sc);
-	err = npr_node_set_inputs(&l->g->nodes[ni], 2);
-	if (!err) {
-		l->g->nodes[ni].in[0] = x;
-		l->g->nodes[ni].in[1] = cv;
-	}
-	return err;
-}
-
-/*
- * NprQuantize(@x) and NprDequantize of it, scales @sq and @sd (taken;
- * @nq and @nd of them): the dequantize's index, the quantize's just
- * before it.
+/**
+ * npr_lowp_dq_src() - the u8 value under a DQ
+ * @l: the pass.
+ * @v: a value: DQ(u8 value) or an NprDequantize's output.
+ * @s: out: the scale.
+ * @z: out: the zero point.
+ *
+ * Return: the u8 value, or -1.
  */
-static int q_dq(struct lowp *l, int like, int x, float *sq, int64_t nq,
-		int zq, float *sd, int64_t nd, int zd)
+int npr_lowp_dq_src(struct lowp *l, int v, float *s, int *z)
 {
-	struct npr_graph *g = l->g;
-	float vq = sq[0], vd = sd[0];
-	int qi, di, u, err, cq = -1, cd = -1;
-
-	if (nq == 1)
-		free(sq);
-	if (nd == 1)
-		free(sd);
-	/* the constants first: the two nodes stay neighbours */
-	if (nq > 1) {
-		cq = new_const(l, like, NPR_ELEM_F32, nq, 0, sq);
-		if (cq < 0) {
-			if (nd > 1)
-				free(sd);
-			return cq;
-		}
-	}
-	if (nd > 1) {
-		cd = new_const(l, like, NPR_ELEM_F32, nd, 0, sd);
-		if (cd < 0)
-			return cd;
-	}
-	qi = new_node(l, like, "NprQuantize", 1, &x);
-	if (qi < 0)
-		return qi;
-	err = scales_in(l, qi, "y_scale", vq, cq);
-	err = err ? err : set(&g->nodes[qi], "y_zero", "%d", zq);
-	err = err ? err : npr_lowp_infer(g, qi);
-	if (err)
-		return err;
-	u = g->nodes[qi].out[0];
-	di = new_node(l, like, "NprDequantize", 1, &u);
-	if (di < 0)
-		return di;
-	err = scales_in(l, di, "a_scale", vd, cd);
-	err = err ? err : set(&g->nodes[di], "a_zero", "%d", zd);
-	err = err ? err : npr_lowp_infer(g, di);
-	return err ? err : di;
+	return dq_src(l, v, s, z);
 }
 
-/* FakeQuantize node @fi as NprQuantize and NprDequantize */
-static int try_fq(struct lowp *l, int fi)
-{
-	struct npr_graph *g = l->g;
-	const struct npr_node *n = &g->nodes[fi];
-	const struct npr_eltwise_params *ep = n->params;
-	const struct npr_shape *xs;
-	float *si = NULL, *so = NULL;
-	int64_t ni = 0, no = 0;
-	int zi, zo, di;
-
-	if (!is(n, "FakeQuantize") || n->nin != 5 || !ep ||
-	    ep->levels != 256 || g->vals[n->in[0]].type != NPR_ELEM_F32 ||
-	    g->vals[n->out[0]].type != NPR_ELEM_F32 ||
-	    g->vals[n->in[0]].data)
-		return 0;
-	xs = &g->vals[n->in[0]].shape;
-	si = npr_lowp_grids(g, n->in[1], n->in[2], xs, &ni, &zi);
-	so = si ? npr_lowp_grids(g, n->in[3], n->in[4], xs, &no, &zo) : NULL;
-	if (!si || !so || !npr_lowp_place_ok(g, fi, 1)) {
-		free(si);
-		free(so);
-		return 0;
-	}
-	di = q_dq(l, fi, n->in[0], si, ni, zi, so, no, zo);
-	if (di < 0)
-		return di;
-	/* the quantize goes before the FakeQuantize, which then gives way */
-	npr_lowp_place_before(l->g, di - 1, fi);
-	return finish(l, di, g->nodes[fi].out[0]);
-}
-
-/*
- * The range of the DQs under value @v through MaxPool and Concat nodes
- * (each value read once); *@same: they all have scale *@s0, zero *@z0.
+/**
+ * npr_lowp_q_after() - a Q that reads a value
+ * @l: the pass.
+ * @v: the value, whose only reader starts the Q.
+ * @s: out: the Q's scale.
+ * @z: out: its zero point.
+ *
+ * Return: the Q's u8 output, or -1.
  */
-static bool leaves(struct lowp *l, int v, float *lo, float *hi, float *s0,
-		   int *z0, bool *same, int depth)
+int npr_lowp_q_after(struct lowp *l, int v, float *s, int *z)
 {
-	const struct npr_node *n;
-	float s;
-	int z, j;
-
-	if (dq_src(l, v, &s, &z) >= 0) {
-		if (*s0 == 0) {
-			*s0 = s;
-			*z0 = z;
-		}
-		*same = *same && s == *s0 && z == *z0;
-		*lo = fminf(*lo, (float)-z * s);
-		*hi = fmaxf(*hi, (float)(255 - z) * s);
-		return l->uses[v] == 1;
-	}
-	n = prod(l, v);
-	if (!n || n->dead || depth > REGION_DEPTH || l->uses[v] != 1 ||
-	    g_type(l, v) != NPR_ELEM_F32)
-		return false;
-	if (pool_ok(l, n))
-		return leaves(l, n->in[0], lo, hi, s0, z0, same, depth + 1);
-	if (!is(n, "Concat") || n->nout != 1 || n->nin > REGION_NODES)
-		return false;
-	for (j = 0; j < n->nin; j++)
-		if (!leaves(l, n->in[j], lo, hi, s0, z0, same, depth + 1))
-			return false;
-	return true;
+	return q_after(l, v, s, z);
 }
 
-static bool is_conv(const struct npr_node *n)
-{
-	return is(n, "Convolution") || is(n, "GroupConvolution");
-}
-
-/*
- * A Convolution reading MaxPool or Concat of FakeQuantize outputs (the
- * IR quantizes before the pool or the concatenation, not after): a
- * quantize and dequantize between them on the grid that covers every
- * input (the inputs' own grid when they share one: then exact; else
- * the widest range, one more rounding for the narrower ones), so that
- * the region rule keeps the MaxPool or Concat in u8 and the convolutions
- * read u8.  Only when every reader of the value is such a convolution.
+/**
+ * npr_lowp_acts() - the Relu and Clamp nodes after a value
+ * @l: the pass.
+ * @v: the value.
+ * @lo: out: their lower bound (-inf: none).
+ * @hi: out: their upper bound (inf: none).
+ *
+ * Return: the last value of the chain (@v when there is none).
  */
-static int try_requant(struct lowp *l, int ci)
+int npr_lowp_acts(struct lowp *l, int v, float *lo, float *hi)
 {
-	struct npr_graph *g = l->g;
-	const struct npr_node *n = &g->nodes[ci];
-	float lo = INFINITY, hi = -INFINITY, s0 = 0, s, sc, *sq, *sd;
-	const float *wsc;
-	int v, z0 = 0, z, i, j, di, uses, y, qv;
-	int64_t ns;
-	int8_t *wc;
-	bool same = true, ok;
-
-	if (!is_conv(n) || n->nin != 2)
-		return 0;
-	v = n->in[0];
-	if (dq_src(l, v, &s, &z) >= 0 || !g->vals[n->in[1]].data)
-		return 0;
-	/* int8 weights: the convolution rule will take it */
-	wc = npr_lowp_w_centred(l->g, n->in[1], 0, g->vals[n->in[1]].shape.d[0], &qv,
-		       &wsc, &ns);
-	if (!wc)
-		return 0;
-	free(wc);
-	for (i = 0; i < g->nnodes; i++)
-		for (j = 0; !g->nodes[i].dead && j < g->nodes[i].nin; j++)
-			if (g->nodes[i].in[j] == v &&
-			    (j || !is_conv(&g->nodes[i])))
-				return 0;
-	/* leaves() wants the value read once: count the convolutions once */
-	uses = l->uses[v];
-	l->uses[v] = 1;
-	ok = leaves(l, v, &lo, &hi, &s0, &z0, &same, 0);
-	l->uses[v] = uses;
-	if (!ok)
-		return 0;
-	if (same) {
-		sc = s0;
-		z = z0;
-	} else if (!npr_lowp_grid(lo, hi, &sc, &z)) {
-		return 0;
-	}
-	if (!npr_lowp_place_ok(g, ci, 2))
-		return 0;
-	sq = malloc(sizeof(*sq));
-	sd = malloc(sizeof(*sd));
-	if (!sq || !sd) {
-		free(sq);
-		free(sd);
-		return -ENOMEM;
-	}
-	*sq = *sd = sc;
-	di = q_dq(l, ci, v, sq, 1, z, sd, 1, z);
-	if (di < 0)
-		return di;
-	y = g->nodes[di].out[0];
-	npr_lowp_place_before(l->g, di - 1, ci);
-	npr_lowp_place_before(l->g, di, ci);
-	for (i = 0; i < g->nnodes; i++)
-		if (!g->nodes[i].dead && is_conv(&g->nodes[i]) &&
-		    g->nodes[i].in[0] == v)
-			g->nodes[i].in[0] = y;
-	return 0;
+	return acts(l, v, lo, hi);
 }
 
-/*
- * MaxPool(DQ(x)) is DQ(MaxPool(x)) for a positive scale (the maximum
- * commutes with a non-decreasing function; the padding -inf with u8 0):
- * the pool runs on u8 in the DQ's place, and an NprDequantize after it
- * is what its readers see, so a convolution reads the u8 pool and an Add
- * before a Q becomes an NprQAdd (OpenVINO's low-precision rules move a
- * dequantization below MaxPool the same way).
+/**
+ * npr_lowp_new_node() - a new node named for another
+ * @l: the pass.
+ * @like: the node it is named for.
+ * @type: its type.
+ * @nin: its inputs' count.
+ * @in: its inputs.
+ *
+ * Return: its index, or -errno.
  */
-static int try_pool_dq(struct lowp *l, int pi)
+int npr_lowp_new_node(struct lowp *l, int like, const char *type, int nin,
+		      const int *in)
 {
-	struct npr_graph *g = l->g;
-	const struct npr_node *n = &g->nodes[pi];
-	int x, q, z, ni, v, err;
-	float s;
+	return new_node(l, like, type, nin, in);
+}
 
-	if (!pool_ok(l, n) || g_type(l, n->out[0]) != NPR_ELEM_F32)
-		return 0;
-	x = n->in[0];
-	q = dq_src(l, x, &s, &z);
-	if (q < 0 || l->uses[x] != 1)
-		return 0;
-	ni = npr_lowp_clone(g, pi, 1, &q);
-	v = ni < 0 ? ni : npr_lowp_place(g, ni, g->vals[x].producer);
-	ni = v < 0 ? v : new_node(l, pi, "NprDequantize", 1, &v);
-	if (ni < 0)
-		return ni;
-	err = set(&g->nodes[ni], "a_scale", "%.9g", s);
-	err = err ? err : set(&g->nodes[ni], "a_zero", "%d", z);
-	return err ? err : finish(l, ni, g->nodes[pi].out[0]);
+/**
+ * npr_lowp_new_const() - a new constant named for a node
+ * @l: the pass.
+ * @like: the node.
+ * @type: the element type.
+ * @d0: the first dim.
+ * @d1: the second, or 0.
+ * @data: the values (taken).
+ *
+ * Return: its value, or -errno.
+ */
+int npr_lowp_new_const(struct lowp *l, int like, unsigned int type,
+		       int64_t d0, int64_t d1, void *data)
+{
+	return new_const(l, like, type, d0, d1, data);
+}
+
+/**
+ * npr_lowp_set() - a new attribute
+ * @n: the node.
+ * @key: its name.
+ * @fmt: printf() format of its value.
+ *
+ * Return: 0 or -errno.
+ */
+int npr_lowp_set(struct npr_node *n, const char *key, const char *fmt, ...)
+{
+	char buf[96];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return npr_node_add_attr(n, key, buf);
+}
+
+/**
+ * npr_lowp_finish() - a new node in the place of a group's last
+ * @l: the pass.
+ * @ni: the new node.
+ * @old: the value the group ends in, which the new node writes now.
+ *
+ * Return: 0 or -errno.
+ */
+int npr_lowp_finish(struct lowp *l, int ni, int old)
+{
+	return finish(l, ni, old);
+}
+
+/**
+ * npr_lowp_pool_ok() - a MaxPool the u8 rules take
+ * @l: the pass.
+ * @n: the node.
+ *
+ * Return: true for a MaxPool whose indices no one reads.
+ */
+bool npr_lowp_pool_ok(struct lowp *l, const struct npr_node *n)
+{
+	return pool_ok(l, n);
 }
 
 /**
@@ -1474,11 +1329,11 @@ int npr_pass_lowp(struct npr_graph *g)
 	size_t i;
 	int err = 0;
 
-	err = phase(&l, try_fq);
+	err = phase(&l, npr_lowp_fq);
 	if (!err)
-		err = phase(&l, try_pool_dq);
+		err = phase(&l, npr_lowp_pool_dq);
 	if (!err)
-		err = phase(&l, try_requant);
+		err = phase(&l, npr_lowp_requant);
 	for (i = 0; !err && i < sizeof(rules) / sizeof(rules[0]); i++)
 		err = phase(&l, rules[i]);
 	free(l.uses);
