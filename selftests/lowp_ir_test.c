@@ -8,7 +8,9 @@
  *   x -> FQ -> Convolution 1x1 -> Add(bias) -> FQ per channel (out1)
  *     -> GroupConvolution 3x3 depthwise -> Add -> ReLU -> FQ -> MaxPool
  *     (ceil) (out2) -> Convolution 1x1 -> Add -> FQ (out0);
- *   x -> FQ per channel (out3).
+ *   x -> FQ per channel (out3);
+ *   the first FQ's output times Sigmoid(ReduceMean(x)) per channel (an
+ *   attention gate) -> FQ (out4).
  *
  * The int8 path must agree with the same IR computed in f32 (the
  * FakeQuantize emulation, NPR_LOWP_OFF=1) up to rounding: the int8 path
@@ -23,7 +25,8 @@
  * FakeQuantize feeding the depthwise convolution and the MaxPool read by
  * a convolution and a Result are what it had to learn.  The two
  * per-channel FakeQuantize read by Results exercise the per-channel
- * NprQuantize and NprDequantize kernels.
+ * NprQuantize and NprDequantize kernels; the gate must become one
+ * NprQScale.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -39,7 +42,7 @@
 #define C	8
 #define H	10
 #define OH	5		/* MaxPool 3x3, stride 2, ceil */
-#define NOUT	4
+#define NOUT	5
 
 struct ir {
 	struct xb x, e;		/* layers, edges */
@@ -181,6 +184,20 @@ static int weights(struct ir *r, int k, const char *shape,
 	return add_layer(r, "Multiply", NULL, 2, in, sh, shape);
 }
 
+/* a Const of the axes 2 and 3 (i64) */
+static int axes(struct ir *r)
+{
+	static const int64_t a[2] = { 2, 3 };
+	int id = r->id++;
+
+	xb_add(&r->x, "<layer id=\"%d\" name=\"c%d\" type=\"Const\" version=\"opset1\">"
+	       "<data element_type=\"i64\" shape=\"2\" offset=\"%zu\" size=\"16\"/>"
+	       "<output><port id=\"0\" precision=\"I64\"><dim>2</dim></port></output></layer>\n",
+	       id, id, r->len);
+	bin_add(r, a, sizeof(a));
+	return id;
+}
+
 /* a per-channel bias added to layer @x of shape @s */
 static int bias(struct ir *r, int x, const char *s)
 {
@@ -197,13 +214,13 @@ static int bias(struct ir *r, int x, const char *s)
 }
 
 /* grids: the steps of each output, per channel (out1, out3) or not */
-static float step0, step2, step1[C], step3[C];
+static float step0, step2, step4, step1[C], step3[C];
 
 static void build(struct ir *r)
 {
 	static const char *xs = "1,8,10,10", *ps = "1,8,5,5";
 	float lo[C], hi[C], a;
-	int x, v, in[2], i, cpc[NOUT], w1, wd, w3;
+	int x, v, in[2], i, cpc[NOUT], w1, wd, w3, q0;
 
 	memset(r, 0, sizeof(*r));
 	rnd_state = 12345;
@@ -220,6 +237,7 @@ static void build(struct ir *r)
 	lo[0] = -2.0f * 128 / 127;
 	hi[0] = 2.0f;
 	v = fq(r, x, xs, lo, hi, 1);
+	q0 = v;
 	in[0] = v;
 	in[1] = w1;
 	v = add_layer(r, "Convolution", "strides=\"1,1\" dilations=\"1,1\" pads_begin=\"0,0\" pads_end=\"0,0\" auto_pad=\"explicit\"",
@@ -263,6 +281,19 @@ static void build(struct ir *r)
 		hi[i] = 191 * step3[i];
 	}
 	cpc[3] = fq(r, x, xs, lo, hi, C);
+	/* the gate: the channels' means of x through a Sigmoid */
+	in[0] = x;
+	in[1] = axes(r);
+	v = add_layer(r, "ReduceMean", "keep_dims=\"true\"", 2, in,
+		      "1,8,10,10;2", "1,8,1,1");
+	v = add_layer(r, "Sigmoid", NULL, 1, &v, "1,8,1,1", "1,8,1,1");
+	in[0] = q0;
+	in[1] = v;
+	v = add_layer(r, "Multiply", NULL, 2, in, "1,8,10,10;1,8,1,1", xs);
+	step4 = 1.5f / 127;
+	lo[0] = -128 * step4;
+	hi[0] = 1.5f;
+	cpc[4] = fq(r, v, xs, lo, hi, 1);
 	for (i = 0; i < NOUT; i++)
 		add_layer(r, "Result", NULL, 1, &cpc[i], i == 0 || i == 2 ?
 			  ps : xs, NULL);
@@ -281,7 +312,7 @@ static char *ir_text(struct ir *r, size_t *len)
 
 struct outs {
 	float o[NOUT][C * H * H];
-	int nqconv, nfq, nconv;
+	int nqconv, nfq, nconv, nqscale;
 };
 
 /* executed steps of @type in the profile of @req */
@@ -366,6 +397,7 @@ static void run(struct npr_test *_metadata, const float *x, struct outs *o)
 	}
 	o->nqconv = executed(fd, rc.req, "NprQConv");
 	o->nfq = executed(fd, rc.req, "FakeQuantize");
+	o->nqscale = executed(fd, rc.req, "NprQScale");
 	o->nconv = executed(fd, rc.req, "Convolution") +
 		   executed(fd, rc.req, "GroupConvolution");
 	npr_close(fd);
@@ -394,7 +426,7 @@ static double steps(const struct outs *a, const struct outs *b, int i,
 	*ndiff = 0;
 	for (j = 0; j < n; j++) {
 		int c = j / plane;
-		double st = i == 0 ? step0 : i == 2 ? step2 :
+		double st = i == 0 ? step0 : i == 2 ? step2 : i == 4 ? step4 :
 			    i == 1 ? step1[c] : step3[c];
 		double d = fabs((double)a->o[i][j] - b->o[i][j]) / st;
 
@@ -407,9 +439,9 @@ static double steps(const struct outs *a, const struct outs *b, int i,
 
 TEST(fakequantize_rules_match_the_f32_emulation)
 {
-	static const int bound[NOUT] = { 2, 1, 1, 1 };
+	static const int bound[NOUT] = { 2, 1, 1, 1, 1 };
 	static const int size[NOUT] = { C * OH * OH, C * H * H, C * OH * OH,
-					 C * H * H };
+					 C * H * H, C * H * H };
 	struct outs *on = calloc(1, sizeof(*on)), *off = calloc(1, sizeof(*off));
 	float x[C * H * H];
 	int i, nd;
@@ -427,8 +459,9 @@ TEST(fakequantize_rules_match_the_f32_emulation)
 	       on->nqconv, on->nfq, on->nconv, off->nqconv, off->nfq,
 	       off->nconv);
 	EXPECT_EQ(off->nqconv, 0);
-	EXPECT_EQ(off->nfq, 5);
+	EXPECT_EQ(off->nfq, 6);
 	EXPECT_EQ(on->nqconv, 3);
+	EXPECT_EQ(on->nqscale, 1);
 	EXPECT_EQ(on->nfq, 0);
 	EXPECT_EQ(on->nconv, 0);
 	for (i = 0; i < NOUT; i++) {

@@ -338,6 +338,18 @@ static int lut_infer(struct npr_graph *g, struct npr_node *n)
 	return err ? err : same_as_input(g, n, NPR_ELEM_U8, NPR_ELEM_U8);
 }
 
+static int qscale_infer(struct npr_graph *g, struct npr_node *n)
+{
+	const struct npr_value *x = npr_in(g, n, 0), *m = npr_in(g, n, 1);
+	int err;
+
+	if (x->shape.rank < 2 || m->type != NPR_ELEM_F32 ||
+	    npr_shape_numel(&m->shape) != x->shape.d[1])
+		return npr_node_err(n, -EINVAL, "input 1: f32 multipliers, one per channel of input 0, expected");
+	err = layouts_ok(g, n);
+	return err ? err : same_as_input(g, n, NPR_ELEM_U8, NPR_ELEM_U8);
+}
+
 static int qadd_infer(struct npr_graph *g, struct npr_node *n)
 {
 	const struct npr_value *b = npr_in(g, n, 1);
@@ -430,6 +442,8 @@ const struct npr_op_def npr_ops_quant[] = {
 	  .nin_max = 1, .parse = quant_parse, .infer = qmaxpool_infer },
 	{ .type = "NprQConcat", .vmin = 1, .vmax = 1, .nin_min = 1,
 	  .nin_max = 4096, .parse = quant_parse, .infer = qconcat_infer },
+	{ .type = "NprQScale", .vmin = 1, .vmax = 1, .nin_min = 2,
+	  .nin_max = 2, .parse = quant_parse, .infer = qscale_infer },
 	{ .type = "NprQAdd", .vmin = 1, .vmax = 1, .nin_min = 2,
 	  .nin_max = 2, .parse = quant_parse, .infer = qadd_infer },
 	{ .type = NULL },

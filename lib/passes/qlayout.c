@@ -7,16 +7,18 @@
  * convolutions are laid out NHWC.
  *
  * Tensors that an NprQAdd joins must share a layout, so they form
- * classes (union-find over the NprQAdd nodes' inputs and outputs); so do
- * the inputs and output of a u8 MaxPool or Concat along the channels,
+ * classes (union-find over the NprQAdd nodes' inputs and outputs, and
+ * an NprQScale's u8 input and output: its kernel runs fastest on one
+ * layout); so do the inputs and output of a u8 MaxPool or Concat along
+ * the channels,
  * which become an NprQMaxPool or NprQConcat where their class goes NHWC.
  * A class of 4-D tensors goes NHWC when a convolution of blocked weights
  * reads one of them that has a multiple of four channels (another is
  * copied anyway), unless it holds one of the model's own inputs or
  * outputs (their values are its ports).  Then each node that writes or
  * reads a tensor of such a class says so in its x_layout / y_layout (the
- * convolutions of blocked weights, NprQAdd, NprQLut, NprQuantize,
- * NprDequantize, NprQMaxPool, NprQConcat); any other node (a grouped
+ * convolutions of blocked weights, NprQAdd, NprQLut, NprQScale,
+ * NprQuantize, NprDequantize, NprQMaxPool, NprQConcat); any other node (a grouped
  * NprQConv, a Reshape) gets an NprQLut with the identity table between
  * it and the tensor, which converts the layout.  Shapes stay the logical
  * NCHW ones.
@@ -224,7 +226,7 @@ static bool capable(const struct npr_node *n, int j)
 		return j == 0;
 	if (is(n, "NprQMaxPool") || is(n, "NprQConcat"))
 		return true;
-	if (is(n, "NprQAdd") || is(n, "NprQLut"))
+	if (is(n, "NprQAdd") || is(n, "NprQLut") || is(n, "NprQScale"))
 		return j == 0 || (is(n, "NprQAdd") && j == 1);
 	/* scales per channel (input 1): nchw only */
 	return is(n, "NprDequantize") && j == 0 && n->nin == 1;
@@ -233,6 +235,7 @@ static bool capable(const struct npr_node *n, int j)
 static bool writes_either(const struct npr_node *n)
 {
 	return blocked(n) || is(n, "NprQAdd") || is(n, "NprQLut") ||
+	       is(n, "NprQScale") ||
 	       (is(n, "NprQuantize") && n->nin == 1) ||
 	       is(n, "NprQMaxPool") ||
 	       is(n, "NprQConcat");
@@ -447,10 +450,11 @@ int npr_pass_qlayout(struct npr_graph *g)
 		int64_t pe[2];
 		int j;
 
-		if (n->dead || !(is(n, "NprQAdd") || pool_ok(g, n, pe) ||
-				 concat_ok(g, n)))
+		if (n->dead || !(is(n, "NprQAdd") || is(n, "NprQScale") ||
+				 pool_ok(g, n, pe) || concat_ok(g, n)))
 			continue;
-		for (j = 0; j < n->nin; j++)
+		/* (an NprQScale's input 1 is its f32 multipliers) */
+		for (j = 0; j < (is(n, "NprQScale") ? 1 : n->nin); j++)
 			join(&q, n->in[j], n->out[0]);
 	}
 	/* (an input of C % 4 channels is copied to C4 anyway) */

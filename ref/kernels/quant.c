@@ -906,6 +906,101 @@ static int ref_qadd(const struct npr_node *n, const struct npr_tensor *in,
 	return ew(n, in, out, add_range);
 }
 
+/*
+ * NprQScale: clamp(rint((x - x_zero) * m[c]) + y_zero, lo, hi) per
+ * element, x and y NCHW or NHWC each: runs of one channel (NCHW) or of
+ * every channel (NHWC) where both lie alike, else element by element.
+ */
+static inline uint8_t qscale1(uint8_t x, float m, float zx, float zy,
+			      float lo, float hi)
+{
+	float v = ((float)x - zx) * m;
+
+	v = rne(vmin(vmax(v, -1024.0f), 1024.0f)) + zy;
+	return (uint8_t)vmin(vmax(v, lo), hi);
+}
+
+/* qscale1() on 16 bytes, with multipliers @m (16) or one (@bcast) */
+static void qscale16(const uint8_t *x, uint8_t *y, const float *m, bool bcast,
+		     float zx, float zy, float lo, float hi)
+{
+	const __m128i z = _mm_setzero_si128();
+	__m128i v = _mm_loadu_si128((const __m128i *)x), q[4], r[4];
+	__m128i l16 = _mm_unpacklo_epi8(v, z), h16 = _mm_unpackhi_epi8(v, z);
+	int k;
+
+	q[0] = _mm_unpacklo_epi16(l16, z);
+	q[1] = _mm_unpackhi_epi16(l16, z);
+	q[2] = _mm_unpacklo_epi16(h16, z);
+	q[3] = _mm_unpackhi_epi16(h16, z);
+	for (k = 0; k < 4; k++) {
+		__m128 f = _mm_cvtepi32_ps(q[k]);
+		__m128 mk = bcast ? _mm_set1_ps(m[0]) : _mm_loadu_ps(m + 4 * k);
+
+		f = _mm_mul_ps(_mm_sub_ps(f, _mm_set1_ps(zx)), mk);
+		f = _mm_min_ps(_mm_max_ps(f, _mm_set1_ps(-1024.0f)),
+			       _mm_set1_ps(1024.0f));
+		f = _mm_sub_ps(_mm_add_ps(f, _mm_set1_ps(12582912.0f)),
+			       _mm_set1_ps(12582912.0f));
+		f = _mm_add_ps(f, _mm_set1_ps(zy));
+		f = _mm_min_ps(_mm_max_ps(f, _mm_set1_ps(lo)), _mm_set1_ps(hi));
+		r[k] = _mm_cvttps_epi32(f);
+	}
+	_mm_storeu_si128((__m128i *)y,
+			 _mm_packus_epi16(_mm_packs_epi32(r[0], r[1]),
+					  _mm_packs_epi32(r[2], r[3])));
+}
+
+static int ref_qscale(const struct npr_node *n, const struct npr_tensor *in,
+		      struct npr_tensor *out)
+{
+	const struct npr_quant_params *p = n->params;
+	const uint8_t *x = in[0].data;
+	const float *m = in[1].data;
+	uint8_t *y = out[0].data;
+	int64_t N = in[0].shape.d[0], C = in[0].shape.d[1], P, b, c, i, xi;
+	float zx = (float)p->xz, zy = (float)p->zy;
+	float lo = (float)p->lo, hi = (float)p->hi;
+
+	if (in[0].shape.rank < 2 || npr_shape_numel(&in[1].shape) != C)
+		return -EINVAL;
+	if (N < 1 || C < 1)
+		return 0;
+	P = npr_shape_numel(&in[0].shape) / (N * C);
+	for (b = 0; b < N; b++) {
+		const uint8_t *xb = x + b * C * P;
+		uint8_t *yb = y + b * C * P;
+
+		if (p->xnhwc && p->ynhwc) {
+			for (i = 0; i < P; i++) {
+				const uint8_t *xp = xb + i * C;
+				uint8_t *yp = yb + i * C;
+
+				for (c = 0; c + 16 <= C; c += 16)
+					qscale16(xp + c, yp + c, m + c, false,
+						 zx, zy, lo, hi);
+				for (; c < C; c++)
+					yp[c] = qscale1(xp[c], m[c], zx, zy,
+							lo, hi);
+			}
+			continue;
+		}
+		for (c = 0; c < C; c++) {
+			i = 0;
+			if (!p->xnhwc && !p->ynhwc)
+				for (; i + 16 <= P; i += 16)
+					qscale16(xb + c * P + i, yb + c * P + i,
+						 m + c, true, zx, zy, lo, hi);
+			for (; i < P; i++) {
+				xi = p->xnhwc ? i * C + c : c * P + i;
+				yb[p->ynhwc ? i * C + c : c * P + i] =
+					qscale1(xb[xi], m[c], zx, zy, lo, hi);
+			}
+		}
+	}
+	return 0;
+}
+
 /* The op definitions of lib/ops/quant.c these kernels evaluate. */
 const struct npr_kernel npr_kernels_quant[] = {
 	{ "NprQConv", 1, 1, ref_qconv },
@@ -913,6 +1008,7 @@ const struct npr_kernel npr_kernels_quant[] = {
 	{ "NprDequantize", 1, 1, ref_dequantize },
 	{ "NprQLut", 1, 1, ref_qlut },
 	{ "NprQAdd", 1, 1, ref_qadd },
+	{ "NprQScale", 1, 1, ref_qscale },
 	{ "NprQMaxPool", 1, 1, npr_qmaxpool },
 	{ "NprQConcat", 1, 1, npr_qconcat },
 	{ NULL },
