@@ -2,15 +2,17 @@
 /*
  * The FakeQuantize rules of the low-precision pass (lib/passes/lowp.c)
  * on a small OpenVINO INT8 IR built here, in the layout of OpenVINO's
- * low-precision tools (i8 weight constants, Convert, Multiply by scales
- * per output channel; activations through FakeQuantize with 256 levels):
+ * low-precision tools (i8 weight constants, Convert, Subtract of zero
+ * points and Multiply by scales per output channel; activations through
+ * FakeQuantize with 256 levels):
  *
  *   x -> FQ -> Convolution 1x1 -> Add(bias) -> FQ per channel (out1)
  *     -> GroupConvolution 3x3 depthwise -> Add -> ReLU -> FQ -> MaxPool
  *     (ceil) (out2) -> Convolution 1x1 -> Add -> FQ (out0);
  *   x -> FQ per channel (out3);
  *   the first FQ's output times Sigmoid(ReduceMean(x)) per channel (an
- *   attention gate) -> FQ (out4).
+ *   attention gate) -> FQ (out4);
+ *   the first FQ's output + out4 -> FQ (out5), and -> ReLU -> FQ (out6).
  *
  * The int8 path must agree with the same IR computed in f32 (the
  * FakeQuantize emulation, NPR_LOWP_OFF=1) up to rounding: the int8 path
@@ -26,7 +28,7 @@
  * a convolution and a Result are what it had to learn.  The two
  * per-channel FakeQuantize read by Results exercise the per-channel
  * NprQuantize and NprDequantize kernels; the gate must become one
- * NprQScale.
+ * NprQScale, the sum read by two Qs two NprQAdd.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -42,7 +44,7 @@
 #define C	8
 #define H	10
 #define OH	5		/* MaxPool 3x3, stride 2, ceil */
-#define NOUT	5
+#define NOUT	7
 
 struct ir {
 	struct xb x, e;		/* layers, edges */
@@ -167,20 +169,25 @@ static int weights(struct ir *r, int k, const char *shape,
 		   const char *sshape, int n)
 {
 	int8_t q[C * C * 9];
-	float s[C];
+	float s[C], z[C];
 	int i, in[2], cv;
 	char sh[128];
 
 	for (i = 0; i < n; i++)
 		q[i] = (int8_t)(rnd() * 254.0f - 127.0f);
-	for (i = 0; i < k; i++)
+	for (i = 0; i < k; i++) {
 		s[i] = 0.002f + 0.004f * rnd();
+		z[i] = (float)(i % 2);
+	}
 	in[0] = cnst(r, shape, NULL, q, n);
 	cv = add_layer(r, "Convert", "destination_type=\"f32\"", 1, in, shape,
 		       shape);
+	/* zero points 0 and 1: the centred weights stay in i8 */
 	in[0] = cv;
-	in[1] = cnst(r, sshape, s, NULL, k);
+	in[1] = cnst(r, sshape, z, NULL, k);
 	snprintf(sh, sizeof(sh), "%s;%s", shape, sshape);
+	in[0] = add_layer(r, "Subtract", NULL, 2, in, sh, shape);
+	in[1] = cnst(r, sshape, s, NULL, k);
 	return add_layer(r, "Multiply", NULL, 2, in, sh, shape);
 }
 
@@ -214,7 +221,7 @@ static int bias(struct ir *r, int x, const char *s)
 }
 
 /* grids: the steps of each output, per channel (out1, out3) or not */
-static float step0, step2, step4, step1[C], step3[C];
+static float step0, step2, step4, step5, step6, step1[C], step3[C];
 
 static void build(struct ir *r)
 {
@@ -294,6 +301,19 @@ static void build(struct ir *r)
 	lo[0] = -128 * step4;
 	hi[0] = 1.5f;
 	cpc[4] = fq(r, v, xs, lo, hi, 1);
+	/* a sum read by a Q and by a ReLU into another Q */
+	in[0] = q0;
+	in[1] = cpc[4];
+	v = add_layer(r, "Add", NULL, 2, in, "1,8,10,10;1,8,10,10", xs);
+	step5 = 3.0f / 127;
+	lo[0] = -128 * step5;
+	hi[0] = 3.0f;
+	cpc[5] = fq(r, v, xs, lo, hi, 1);
+	v = add_layer(r, "ReLU", NULL, 1, &v, xs, xs);
+	step6 = 2.5f / 255;
+	lo[0] = 0;
+	hi[0] = 2.5f;
+	cpc[6] = fq(r, v, xs, lo, hi, 1);
 	for (i = 0; i < NOUT; i++)
 		add_layer(r, "Result", NULL, 1, &cpc[i], i == 0 || i == 2 ?
 			  ps : xs, NULL);
@@ -312,7 +332,7 @@ static char *ir_text(struct ir *r, size_t *len)
 
 struct outs {
 	float o[NOUT][C * H * H];
-	int nqconv, nfq, nconv, nqscale;
+	int nqconv, nfq, nconv, nqscale, nqadd;
 };
 
 /* executed steps of @type in the profile of @req */
@@ -398,6 +418,7 @@ static void run(struct npr_test *_metadata, const float *x, struct outs *o)
 	o->nqconv = executed(fd, rc.req, "NprQConv");
 	o->nfq = executed(fd, rc.req, "FakeQuantize");
 	o->nqscale = executed(fd, rc.req, "NprQScale");
+	o->nqadd = executed(fd, rc.req, "NprQAdd");
 	o->nconv = executed(fd, rc.req, "Convolution") +
 		   executed(fd, rc.req, "GroupConvolution");
 	npr_close(fd);
@@ -427,6 +448,7 @@ static double steps(const struct outs *a, const struct outs *b, int i,
 	for (j = 0; j < n; j++) {
 		int c = j / plane;
 		double st = i == 0 ? step0 : i == 2 ? step2 : i == 4 ? step4 :
+			    i == 5 ? step5 : i == 6 ? step6 :
 			    i == 1 ? step1[c] : step3[c];
 		double d = fabs((double)a->o[i][j] - b->o[i][j]) / st;
 
@@ -439,9 +461,10 @@ static double steps(const struct outs *a, const struct outs *b, int i,
 
 TEST(fakequantize_rules_match_the_f32_emulation)
 {
-	static const int bound[NOUT] = { 2, 1, 1, 1, 1 };
+	static const int bound[NOUT] = { 2, 1, 1, 1, 1, 2, 2 };
 	static const int size[NOUT] = { C * OH * OH, C * H * H, C * OH * OH,
-					 C * H * H, C * H * H };
+					 C * H * H, C * H * H, C * H * H,
+					 C * H * H };
 	struct outs *on = calloc(1, sizeof(*on)), *off = calloc(1, sizeof(*off));
 	float x[C * H * H];
 	int i, nd;
@@ -459,9 +482,10 @@ TEST(fakequantize_rules_match_the_f32_emulation)
 	       on->nqconv, on->nfq, on->nconv, off->nqconv, off->nfq,
 	       off->nconv);
 	EXPECT_EQ(off->nqconv, 0);
-	EXPECT_EQ(off->nfq, 6);
+	EXPECT_EQ(off->nfq, 8);
 	EXPECT_EQ(on->nqconv, 3);
 	EXPECT_EQ(on->nqscale, 1);
+	EXPECT_EQ(on->nqadd, 2);
 	EXPECT_EQ(on->nfq, 0);
 	EXPECT_EQ(on->nconv, 0);
 	for (i = 0; i < NOUT; i++) {

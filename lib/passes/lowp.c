@@ -834,41 +834,99 @@ static int try_matmul(struct lowp *l, int mi)
 	return ni < 0 ? ni : finish(l, ni, t.last);
 }
 
-/* DQ(a) + DQ(b), Relu/Clamp, Q */
+/*
+ * Node @u, a reader of an f32 value, starts a Q, or Relu/Clamp nodes and
+ * a Q: the Q's u8 output, scale, zero point and the bounds; or -1.
+ */
+static int q_of_reader(struct lowp *l, int u, float *lo, float *hi,
+		       float *sy, int *zy)
+{
+	const struct npr_node *n = &l->g->nodes[u];
+	float l2, h2;
+	int last;
+
+	*lo = -INFINITY;
+	*hi = INFINITY;
+	if (n->nin != 1 || n->nout != 1 ||
+	    !(is(n, "Relu") || is(n, "ReLU") || is(n, "Clamp")))
+		return q_from(l, u, sy, zy);
+	if (is(n, "Clamp")) {
+		const struct npr_eltwise_params *ep = n->params;
+
+		*lo = (float)ep->lo;
+		*hi = (float)ep->hi;
+	} else {
+		*lo = 0;
+	}
+	last = acts(l, n->out[0], &l2, &h2);
+	*lo = fminf(fmaxf(*lo, l2), h2);
+	*hi = fmaxf(fminf(*hi, h2), l2);
+	return q_after(l, last, sy, zy);
+}
+
+#define ADD_READERS	4
+
+/*
+ * DQ(a) + DQ(b), Relu/Clamp, Q: an NprQAdd; and one for each reader
+ * when several read the sum, each through its own Relu/Clamp nodes to
+ * its own Q (a residual block's sum, read by the next block and by its
+ * shortcut): each NprQAdd computes the written arithmetic for its Q.
+ */
 static int try_add(struct lowp *l, int ai)
 {
 	struct npr_graph *g = l->g;
-	struct npr_node *n = &g->nodes[ai];
-	float sa, sb, sy, lo, hi;
-	int qa, qb, za, zb, zy, qy, ni, in[2], err, qlo, qhi;
+	const struct npr_node *n = &g->nodes[ai];
+	float sa, sb, sy[ADD_READERS], lo[ADD_READERS], hi[ADD_READERS];
+	int qa, qb, za, zb, zy[ADD_READERS], qy[ADD_READERS], ni, in[2], err;
+	int qlo, qhi, i, j, k = 0, v = n->out[0];
 
-	if (n->nin != 2 || g->vals[n->out[0]].type != NPR_ELEM_F32)
+	if (n->nin != 2 || g->vals[v].type != NPR_ELEM_F32 ||
+	    l->uses[v] > ADD_READERS)
 		return 0;
 	qa = dq_src(l, n->in[0], &sa, &za);
 	qb = dq_src(l, n->in[1], &sb, &zb);
 	if (qa < 0 || qb < 0 ||
 	    !npr_shape_eq(&g->vals[qa].shape, &g->vals[qb].shape) ||
-	    !npr_shape_eq(&g->vals[qa].shape, &g->vals[n->out[0]].shape))
+	    !npr_shape_eq(&g->vals[qa].shape, &g->vals[v].shape))
 		return 0;
-	qy = q_after(l, acts(l, n->out[0], &lo, &hi), &sy, &zy);
-	if (qy < 0)
+	for (i = 0; i < g->nnodes; i++)
+		for (j = 0; !g->nodes[i].dead && j < g->nodes[i].nin; j++) {
+			if (g->nodes[i].in[j] != v)
+				continue;
+			if (k == l->uses[v])
+				return 0;
+			qy[k] = q_of_reader(l, i, &lo[k], &hi[k], &sy[k],
+					    &zy[k]);
+			if (qy[k++] < 0)
+				return 0;
+		}
+	if (k != l->uses[v])
 		return 0;
-	in[0] = qa;
-	in[1] = qb;
-	ni = new_node(l, ai, "NprQAdd", 2, in);
-	if (ni < 0)
-		return ni;
-	n = &g->nodes[ni];
-	npr_lowp_qbounds(lo, hi, sy, zy, &qlo, &qhi);
-	err = npr_lowp_set(n, "a_scale", "%.9g", sa);
-	err = err ? err : npr_lowp_set(n, "a_zero", "%d", za);
-	err = err ? err : npr_lowp_set(n, "b_scale", "%.9g", sb);
-	err = err ? err : npr_lowp_set(n, "b_zero", "%d", zb);
-	err = err ? err : npr_lowp_set(n, "y_scale", "%.9g", sy);
-	err = err ? err : npr_lowp_set(n, "y_zero", "%d", zy);
-	err = err ? err : npr_lowp_set(n, "lo", "%d", qlo);
-	err = err ? err : npr_lowp_set(n, "hi", "%d", qhi);
-	return err ? err : finish(l, ni, qy);
+	for (i = 0; i < k; i++) {
+		in[0] = qa;
+		in[1] = qb;
+		ni = new_node(l, ai, "NprQAdd", 2, in);
+		if (ni < 0)
+			return ni;
+		npr_lowp_qbounds(lo[i], hi[i], sy[i], zy[i], &qlo, &qhi);
+		err = npr_lowp_set(&g->nodes[ni], "a_scale", "%.9g", sa);
+		err = err ? err : npr_lowp_set(&g->nodes[ni], "a_zero", "%d",
+					       za);
+		err = err ? err : npr_lowp_set(&g->nodes[ni], "b_scale",
+					       "%.9g", sb);
+		err = err ? err : npr_lowp_set(&g->nodes[ni], "b_zero", "%d",
+					       zb);
+		err = err ? err : npr_lowp_set(&g->nodes[ni], "y_scale",
+					       "%.9g", sy[i]);
+		err = err ? err : npr_lowp_set(&g->nodes[ni], "y_zero", "%d",
+					       zy[i]);
+		err = err ? err : npr_lowp_set(&g->nodes[ni], "lo", "%d", qlo);
+		err = err ? err : npr_lowp_set(&g->nodes[ni], "hi", "%d", qhi);
+		err = err ? err : finish(l, ni, qy[i]);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /* DQ, Relu/Clamp chain, Q: a table */
