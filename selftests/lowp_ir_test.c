@@ -151,7 +151,9 @@ static int fq(struct ir *r, int x, const char *s, const float *lo,
 	char sh[160], sc[32];
 	int in[5];
 
-	snprintf(sc, sizeof(sc), nc > 1 ? "1,%d,1,1" : "", nc);
+	sc[0] = 0;
+	if (nc > 1)
+		snprintf(sc, sizeof(sc), "1,%d,1,1", nc);
 	in[0] = x;
 	in[1] = cnst(r, sc, lo, NULL, nc);
 	in[2] = cnst(r, sc, hi, NULL, nc);
