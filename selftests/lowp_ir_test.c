@@ -12,7 +12,9 @@
  *   x -> FQ per channel (out3);
  *   the first FQ's output times Sigmoid(ReduceMean(x)) per channel (an
  *   attention gate) -> FQ (out4);
- *   the first FQ's output + out4 -> FQ (out5), and -> ReLU -> FQ (out6).
+ *   the first FQ's output + out4 -> FQ (out5), and -> ReLU -> FQ (out6);
+ *   Concat(the first FQ's output, FQ(-x) on its grid) (a CReLU) ->
+ *   Multiply and Add per channel (a folded BatchNorm) -> ReLU -> FQ (out7).
  *
  * The int8 path must agree with the same IR computed in f32 (the
  * FakeQuantize emulation, NPR_LOWP_OFF=1) up to rounding: the int8 path
@@ -20,15 +22,17 @@
  * sum, so a value within a rounding error of a tie may land one step
  * away; such a step may move a later one.  So: every output element
  * within one step of its grid of the emulation's (two for out0, after
- * three layers), and at most 5% of them different at all; the outputs
- * vary (not clipped to a constant).  The pass
- * must have taken every convolution (three NprQConv executed, no
- * FakeQuantize and no f32 convolution left): the per-channel
- * FakeQuantize feeding the depthwise convolution and the MaxPool read by
- * a convolution and a Result are what it had to learn.  The two
+ * three layers, and for the sums, whose inputs may each be a step off
+ * and whose emulation rounds on exact ties its own way), and at most 5%
+ * of them different at all; the outputs vary (not clipped to a
+ * constant).  The pass must have taken every convolution (three
+ * NprQConv executed, no FakeQuantize and no f32 convolution left): the
+ * per-channel FakeQuantize feeding the depthwise convolution and the
+ * MaxPool read by a convolution and a Result are what it had to learn.  The two
  * per-channel FakeQuantize read by Results exercise the per-channel
  * NprQuantize and NprDequantize kernels; the gate must become one
- * NprQScale, the sum read by two Qs two NprQAdd.
+ * NprQScale, the sum read by two Qs two NprQAdd, the CReLU block a u8
+ * Concat and a second NprQScale.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -44,7 +48,7 @@
 #define C	8
 #define H	10
 #define OH	5		/* MaxPool 3x3, stride 2, ceil */
-#define NOUT	7
+#define NOUT	8
 
 struct ir {
 	struct xb x, e;		/* layers, edges */
@@ -193,18 +197,25 @@ static int weights(struct ir *r, int k, const char *shape,
 	return add_layer(r, "Multiply", NULL, 2, in, sh, shape);
 }
 
-/* a Const of the axes 2 and 3 (i64) */
-static int axes(struct ir *r)
+/* a Const of @n i64 values @a */
+static int i64s(struct ir *r, const int64_t *a, int n)
 {
-	static const int64_t a[2] = { 2, 3 };
 	int id = r->id++;
 
 	xb_add(&r->x, "<layer id=\"%d\" name=\"c%d\" type=\"Const\" version=\"opset1\">"
-	       "<data element_type=\"i64\" shape=\"2\" offset=\"%zu\" size=\"16\"/>"
-	       "<output><port id=\"0\" precision=\"I64\"><dim>2</dim></port></output></layer>\n",
-	       id, id, r->len);
-	bin_add(r, a, sizeof(a));
+	       "<data element_type=\"i64\" shape=\"%d\" offset=\"%zu\" size=\"%d\"/>"
+	       "<output><port id=\"0\" precision=\"I64\"><dim>%d</dim></port></output></layer>\n",
+	       id, id, n, r->len, 8 * n, n);
+	bin_add(r, a, 8 * (size_t)n);
 	return id;
+}
+
+/* a Const of the axes 2 and 3 */
+static int axes(struct ir *r)
+{
+	static const int64_t a[2] = { 2, 3 };
+
+	return i64s(r, a, 2);
 }
 
 /* a per-channel bias added to layer @x of shape @s */
@@ -223,12 +234,12 @@ static int bias(struct ir *r, int x, const char *s)
 }
 
 /* grids: the steps of each output, per channel (out1, out3) or not */
-static float step0, step2, step4, step5, step6, step1[C], step3[C];
+static float step0, step2, step4, step5, step6, step7, step1[C], step3[C];
 
 static void build(struct ir *r)
 {
 	static const char *xs = "1,8,10,10", *ps = "1,8,5,5";
-	float lo[C], hi[C], a;
+	float lo[C], hi[C], a, mul[2 * C], add[2 * C];
 	int x, v, in[2], i, cpc[NOUT], w1, wd, w3, q0;
 
 	memset(r, 0, sizeof(*r));
@@ -240,7 +251,15 @@ static void build(struct ir *r)
 	 * Multiply nodes are the places the pass puts new nodes in.
 	 */
 	w1 = weights(r, C, "8,8,1,1", "8,1,1,1", C * C);
-	wd = weights(r, C, "8,1,1,3,3", "8,1,1,1,1", C * 9);
+	wd = weights(r, C, "8,1,3,3", "8,1,1,1", C * 9);
+	{
+		static const int64_t g5[5] = { 8, 1, 1, 3, 3 };
+
+		in[0] = wd;
+		in[1] = i64s(r, g5, 5);
+		wd = add_layer(r, "Reshape", "special_zero=\"false\"", 2, in,
+			       "8,1,3,3;5", "8,1,1,3,3");
+	}
 	w3 = weights(r, C, "8,8,1,1", "8,1,1,1", C * C);
 	/* the input's grid: zero point 128 */
 	lo[0] = -2.0f * 128 / 127;
@@ -316,9 +335,34 @@ static void build(struct ir *r)
 	lo[0] = 0;
 	hi[0] = 2.5f;
 	cpc[6] = fq(r, v, xs, lo, hi, 1);
+	/* a CReLU block: x and -x on one grid, concatenated, BatchNorm, ReLU */
+	v = add_layer(r, "Negative", NULL, 1, &x, xs, xs);
+	lo[0] = -2.0f * 128 / 127;
+	hi[0] = 2.0f;
+	in[0] = q0;
+	in[1] = fq(r, v, xs, lo, hi, 1);
+	v = add_layer(r, "Concat", "axis=\"1\"", 2, in, "1,8,10,10;1,8,10,10",
+		      "1,16,10,10");
+	for (i = 0; i < 2 * C; i++) {
+		mul[i] = 0.5f + rnd();
+		add[i] = rnd() - 0.5f;
+	}
+	in[0] = v;
+	in[1] = cnst(r, "1,16,1,1", mul, NULL, 2 * C);
+	v = add_layer(r, "Multiply", NULL, 2, in, "1,16,10,10;1,16,1,1",
+		      "1,16,10,10");
+	in[0] = v;
+	in[1] = cnst(r, "1,16,1,1", add, NULL, 2 * C);
+	v = add_layer(r, "Add", NULL, 2, in, "1,16,10,10;1,16,1,1",
+		      "1,16,10,10");
+	v = add_layer(r, "ReLU", NULL, 1, &v, "1,16,10,10", "1,16,10,10");
+	step7 = 3.0f / 255;
+	lo[0] = 0;
+	hi[0] = 3.0f;
+	cpc[7] = fq(r, v, "1,16,10,10", lo, hi, 1);
 	for (i = 0; i < NOUT; i++)
 		add_layer(r, "Result", NULL, 1, &cpc[i], i == 0 || i == 2 ?
-			  ps : xs, NULL);
+			  ps : i == 7 ? "1,16,10,10" : xs, NULL);
 }
 
 /* the IR text of @r */
@@ -332,8 +376,15 @@ static char *ir_text(struct ir *r, size_t *len)
 	return t.buf;
 }
 
+/* the elements of output @i */
+static int out_size(int i)
+{
+	return i == 0 || i == 2 ? C * OH * OH : i == 7 ? 2 * C * H * H :
+	       C * H * H;
+}
+
 struct outs {
-	float o[NOUT][C * H * H];
+	float o[NOUT][2 * C * H * H];
 	int nqconv, nfq, nconv, nqscale, nqadd;
 };
 
@@ -398,7 +449,8 @@ static void run(struct npr_test *_metadata, const float *x, struct outs *o)
 	ASSERT_EQ(i, 0);
 	npr_prep_req_create(&rc, co.exec);
 	ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_REQ_CREATE, &rc), 0);
-	npr_prep_tensor(&ta, rc.req, 0, 0, (void *)x, sizeof(o->o[0]));
+	npr_prep_tensor(&ta, rc.req, 0, 0, (void *)x,
+			C * H * H * sizeof(float));
 	ta.elem_type = NPR_ELEM_F32;
 	ta.rank = 4;
 	ta.dims[0] = 1;
@@ -412,7 +464,7 @@ static void run(struct npr_test *_metadata, const float *x, struct outs *o)
 		TH_LOG("INFER: %s", npr_last_error());
 	ASSERT_EQ(i, 0);
 	for (i = 0; i < NOUT; i++) {
-		size_t n = (i == 0 || i == 2 ? C * OH * OH : C * H * H);
+		size_t n = out_size(i);
 
 		npr_prep_tensor(&ta, rc.req, i, 1, o->o[i], n * sizeof(float));
 		ASSERT_EQ(npr_ioctl(fd, NPR_IOCTL_GET_TENSOR, &ta), 0);
@@ -429,7 +481,7 @@ static void run(struct npr_test *_metadata, const float *x, struct outs *o)
 /* how many values of output @i of @a differ from their predecessor */
 static int changes(const struct outs *a, int i)
 {
-	int n = i == 0 || i == 2 ? C * OH * OH : C * H * H, j, k = 0;
+	int n = out_size(i), j, k = 0;
 
 	for (j = 1; j < n; j++)
 		k += a->o[i][j] != a->o[i][j - 1];
@@ -443,15 +495,15 @@ static int changes(const struct outs *a, int i)
 static double steps(const struct outs *a, const struct outs *b, int i,
 		    int *ndiff)
 {
-	int n = i == 0 || i == 2 ? C * OH * OH : C * H * H, plane = n / C, j;
+	int n = out_size(i), plane = n / (i == 7 ? 2 * C : C), j;
 	double worst = 0;
 
 	*ndiff = 0;
 	for (j = 0; j < n; j++) {
 		int c = j / plane;
 		double st = i == 0 ? step0 : i == 2 ? step2 : i == 4 ? step4 :
-			    i == 5 ? step5 : i == 6 ? step6 :
-			    i == 1 ? step1[c] : step3[c];
+			    i == 5 ? step5 : i == 6 ? step6 : i == 7 ? step7 :
+			    i == 1 ? step1[c % C] : step3[c % C];
 		double d = fabs((double)a->o[i][j] - b->o[i][j]) / st;
 
 		*ndiff += d > 1e-3;
@@ -463,11 +515,9 @@ static double steps(const struct outs *a, const struct outs *b, int i,
 
 TEST(fakequantize_rules_match_the_f32_emulation)
 {
-	static const int bound[NOUT] = { 2, 1, 1, 1, 1, 2, 2 };
-	static const int size[NOUT] = { C * OH * OH, C * H * H, C * OH * OH,
-					 C * H * H, C * H * H, C * H * H,
-					 C * H * H };
-	struct outs *on = calloc(1, sizeof(*on)), *off = calloc(1, sizeof(*off));
+	static const int bound[NOUT] = { 2, 1, 1, 1, 1, 2, 2, 1 };
+	struct outs *on = calloc(1, sizeof(*on));
+	struct outs *off = calloc(1, sizeof(*off));
 	float x[C * H * H];
 	int i, nd;
 
@@ -484,9 +534,9 @@ TEST(fakequantize_rules_match_the_f32_emulation)
 	       on->nqconv, on->nfq, on->nconv, off->nqconv, off->nfq,
 	       off->nconv);
 	EXPECT_EQ(off->nqconv, 0);
-	EXPECT_EQ(off->nfq, 8);
+	EXPECT_EQ(off->nfq, 10);
 	EXPECT_EQ(on->nqconv, 3);
-	EXPECT_EQ(on->nqscale, 1);
+	EXPECT_EQ(on->nqscale, 2);
 	EXPECT_EQ(on->nqadd, 2);
 	EXPECT_EQ(on->nfq, 0);
 	EXPECT_EQ(on->nconv, 0);
@@ -494,11 +544,11 @@ TEST(fakequantize_rules_match_the_f32_emulation)
 		double w = steps(on, off, i, &nd);
 
 		TH_LOG("output %d: at most %.3f steps apart, %d of %d differ",
-		       i, w, nd, size[i]);
+		       i, w, nd, out_size(i));
 		EXPECT_LE(w, bound[i] + 1e-3);
-		EXPECT_LE(nd, size[i] / 20);
+		EXPECT_LE(nd, out_size(i) / 20);
 		/* not a constant (all clipped, say): the data tells */
-		EXPECT_GE(changes(off, i), size[i] / 4);
+		EXPECT_GE(changes(off, i), out_size(i) / 4);
 	}
 	free(on);
 	free(off);

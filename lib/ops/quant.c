@@ -346,6 +346,10 @@ static int qscale_infer(struct npr_graph *g, struct npr_node *n)
 	if (x->shape.rank < 2 || m->type != NPR_ELEM_F32 ||
 	    npr_shape_numel(&m->shape) != x->shape.d[1])
 		return npr_node_err(n, -EINVAL, "input 1: f32 multipliers, one per channel of input 0, expected");
+	if (n->nin > 2 && (npr_in(g, n, 2)->type != NPR_ELEM_F32 ||
+			   npr_shape_numel(&npr_in(g, n, 2)->shape) !=
+			   x->shape.d[1]))
+		return npr_node_err(n, -EINVAL, "input 2: f32 offsets, one per channel of input 0, expected");
 	err = layouts_ok(g, n);
 	return err ? err : same_as_input(g, n, NPR_ELEM_U8, NPR_ELEM_U8);
 }
@@ -443,7 +447,7 @@ const struct npr_op_def npr_ops_quant[] = {
 	{ .type = "NprQConcat", .vmin = 1, .vmax = 1, .nin_min = 1,
 	  .nin_max = 4096, .parse = quant_parse, .infer = qconcat_infer },
 	{ .type = "NprQScale", .vmin = 1, .vmax = 1, .nin_min = 2,
-	  .nin_max = 2, .parse = quant_parse, .infer = qscale_infer },
+	  .nin_max = 3, .parse = quant_parse, .infer = qscale_infer },
 	{ .type = "NprQAdd", .vmin = 1, .vmax = 1, .nin_min = 2,
 	  .nin_max = 2, .parse = quant_parse, .infer = qadd_infer },
 	{ .type = NULL },

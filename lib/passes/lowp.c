@@ -1130,60 +1130,6 @@ static int try_region(struct lowp *l, int di)
 	return err ? err : finish(l, root, q);
 }
 
-/*
- * DQ(x) times values per channel (f32 [1, C, 1, ...], computed at run
- * time: an attention gate), Relu/Clamp, Q: an NprQScale with the
- * multipliers m[c] = v[c] * sx / sy (a Multiply of the C values, in the
- * place of the group's Multiply), one u8 pass where the DQ, the
- * Multiply and the Q were three over f32 (OpenVINO's low-precision
- * rules move a dequantization's scale through a Multiply the same way).
- */
-static int try_scale(struct lowp *l, int mi)
-{
-	struct npr_graph *g = l->g;
-	const struct npr_node *n = &g->nodes[mi];
-	const struct npr_shape *ys = &g->vals[n->out[0]].shape, *vs;
-	int qx, zx, zy, qy, o, j, in[2], ni, v, err, qlo, qhi;
-	float sx, sy, lo, hi, *c;
-
-	if (!is(n, "Multiply") || n->nin != 2 || ys->rank < 3 ||
-	    g->vals[n->out[0]].type != NPR_ELEM_F32)
-		return 0;
-	o = dq_src(l, n->in[0], &sx, &zx) >= 0 ? 0 : 1;
-	qx = dq_src(l, n->in[o], &sx, &zx);
-	vs = &g->vals[n->in[!o]].shape;
-	if (qx < 0 || g->vals[n->in[!o]].type != NPR_ELEM_F32 ||
-	    !npr_shape_eq(&g->vals[qx].shape, ys) || vs->rank != ys->rank ||
-	    vs->d[1] != ys->d[1])
-		return 0;
-	for (j = 0; j < vs->rank; j++)
-		if (j != 1 && vs->d[j] != 1)
-			return 0;
-	qy = q_after(l, acts(l, n->out[0], &lo, &hi), &sy, &zy);
-	c = qy < 0 ? NULL : malloc(sizeof(*c));
-	if (!c)
-		return qy < 0 ? 0 : -ENOMEM;
-	*c = sx / sy;
-	in[0] = n->in[!o];
-	in[1] = new_const(l, mi, NPR_ELEM_F32, 1, 0, c);
-	ni = in[1] < 0 ? in[1] : new_node(l, mi, "Multiply", 2, in);
-	v = ni < 0 ? ni : npr_lowp_place(g, ni, mi);
-	if (v < 0)
-		return v;
-	/* the Multiply moved to ni: in[0] is x */
-	in[0] = qx;
-	in[1] = v;
-	ni = new_node(l, ni, "NprQScale", 2, in);
-	if (ni < 0)
-		return ni;
-	npr_lowp_qbounds(lo, hi, sy, zy, &qlo, &qhi);
-	err = npr_lowp_set(&g->nodes[ni], "x_zero", "%d", zx);
-	err = err ? err : npr_lowp_set(&g->nodes[ni], "y_zero", "%d", zy);
-	err = err ? err : npr_lowp_set(&g->nodes[ni], "lo", "%d", qlo);
-	err = err ? err : npr_lowp_set(&g->nodes[ni], "hi", "%d", qhi);
-	return err ? err : finish(l, ni, qy);
-}
-
 /* any other DQ (at its Multiply) */
 static int try_dq(struct lowp *l, int mi)
 {
@@ -1302,7 +1248,7 @@ static int rule_add(struct lowp *l, int i)
 
 static int rule_scale(struct lowp *l, int i)
 {
-	return is(&l->g->nodes[i], "Multiply") ? try_scale(l, i) : 0;
+	return is(&l->g->nodes[i], "Multiply") ? npr_lowp_scale(l, i) : 0;
 }
 
 /*
@@ -1405,6 +1351,18 @@ int npr_lowp_set(struct npr_node *n, const char *key, const char *fmt, ...)
 }
 
 /**
+ * npr_lowp_sole_user() - the only reader of a value
+ * @l: the pass.
+ * @v: the value.
+ *
+ * Return: the live node that alone reads @v, or -1.
+ */
+int npr_lowp_sole_user(struct lowp *l, int v)
+{
+	return sole_user(l, v);
+}
+
+/**
  * npr_lowp_finish() - a new node in the place of a group's last
  * @l: the pass.
  * @ni: the new node.
@@ -1449,6 +1407,8 @@ int npr_pass_lowp(struct npr_graph *g)
 	err = phase(&l, npr_lowp_fq);
 	if (!err)
 		err = phase(&l, npr_lowp_pool_dq);
+	if (!err)
+		err = phase(&l, npr_lowp_concat_dq);
 	if (!err)
 		err = phase(&l, npr_lowp_requant);
 	for (i = 0; !err && i < sizeof(rules) / sizeof(rules[0]); i++)

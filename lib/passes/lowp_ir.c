@@ -2,9 +2,11 @@
 /*
  * The OpenVINO INT8 IR rules of the low-precision pass (lib/passes/lowp.c
  * runs them first): FakeQuantize as NprQuantize and NprDequantize, per
- * tensor or per channel; a MaxPool of a DQ on u8; a quantize and
- * dequantize in front of a convolution that reads a MaxPool or Concat of
- * such pairs.
+ * tensor or per channel; a MaxPool of a DQ, and a Concat of DQs on one
+ * grid, on u8; a quantize and dequantize in front of a convolution that
+ * reads a MaxPool or Concat of such pairs.  And one the later rules run,
+ * for IR and QDQ alike: a DQ times values per channel, plus constants
+ * per channel, requantized (npr_lowp_scale()).
  */
 #include <errno.h>
 #include <math.h>
@@ -281,3 +283,134 @@ int npr_lowp_pool_dq(struct lowp *l, int pi)
 	return err ? err : npr_lowp_finish(l, ni, g->nodes[pi].out[0]);
 }
 
+
+/*
+ * Concat(DQ(a), DQ(b), ...) along the channels, every DQ on one grid
+ * (scale and zero point), is DQ(Concat(a, b, ...)) exactly: the Concat
+ * runs on u8 in the place of the last DQ that only it reads (after every
+ * u8 input), an NprDequantize after it (OpenVINO's low-precision rules
+ * move a dequantization below a Concat the same way when the scales
+ * agree).  A CReLU block (x and its negation quantized alike) is one.
+ */
+int npr_lowp_concat_dq(struct lowp *l, int ci)
+{
+	struct npr_graph *g = l->g;
+	struct npr_node *n = &g->nodes[ci];
+	int in[NPR_LOWP_REGION_NODES], j, z, z0 = 0, last = -1, ni, v, err;
+	float s, s0 = 0;
+	int64_t axis;
+
+	if (!is(n, "Concat") || n->nout != 1 ||
+	    n->nin > NPR_LOWP_REGION_NODES ||
+	    g->vals[n->out[0]].shape.rank != 4 ||
+	    g->vals[n->out[0]].type != NPR_ELEM_F32 ||
+	    npr_attr_int(n, "axis", 0, &axis) || (axis != 1 && axis != -3))
+		return 0;
+	for (j = 0; j < n->nin; j++) {
+		in[j] = npr_lowp_dq_src(l, n->in[j], &s, &z);
+		if (in[j] < 0 || (j && (s != s0 || z != z0)))
+			return 0;
+		s0 = s;
+		z0 = z;
+		/* the place: the last DQ that only the Concat reads */
+		if (l->uses[n->in[j]] == 1 &&
+		    g->vals[n->in[j]].producer > last)
+			last = g->vals[n->in[j]].producer;
+	}
+	for (j = 0; j < n->nin; j++)
+		if (g->vals[in[j]].producer >= last)
+			return 0;
+	ni = npr_lowp_clone(g, ci, n->nin, in);
+	v = ni < 0 ? ni : npr_lowp_place(g, ni, last);
+	ni = v < 0 ? v : npr_lowp_new_node(l, ci, "NprDequantize", 1, &v);
+	if (ni < 0)
+		return ni;
+	err = npr_lowp_set(&g->nodes[ni], "a_scale", "%.9g", s0);
+	err = err ? err : npr_lowp_set(&g->nodes[ni], "a_zero", "%d", z0);
+	return err ? err : npr_lowp_finish(l, ni, g->nodes[ci].out[0]);
+}
+
+/*
+ * DQ(x) times values per channel (f32 [1, C, 1, ...]: constants, or
+ * computed at run time, an attention gate), optional Add of constants
+ * per channel (a folded BatchNorm), Relu/Clamp, Q: an NprQScale with the
+ * multipliers m[c] = v[c] * sx / sy (folded now for constants, else a
+ * Multiply of the C values in the place of the group's Multiply) and the
+ * offsets b[c] / sy: one u8 pass where the DQ, the Multiply, the Add
+ * and the Q were four over f32 (OpenVINO's low-precision rules fold
+ * such a Multiply and Add into the dequantization the same way).
+ */
+int npr_lowp_scale(struct lowp *l, int mi)
+{
+	struct npr_graph *g = l->g;
+	const struct npr_node *n = &g->nodes[mi];
+	const struct npr_shape *ys = &g->vals[n->out[0]].shape, *vs;
+	int qx, zx, zy, qy, o, j, in[3], ni, v, err, qlo, qhi, u, last;
+	const float *vc, *b = NULL;
+	float sx, sy, lo, hi, *c, *a;
+	int64_t C, k, nb;
+
+	if (!is(n, "Multiply") || n->nin != 2 || ys->rank < 3 ||
+	    g->vals[n->out[0]].type != NPR_ELEM_F32)
+		return 0;
+	o = npr_lowp_dq_src(l, n->in[0], &sx, &zx) >= 0 ? 0 : 1;
+	qx = npr_lowp_dq_src(l, n->in[o], &sx, &zx);
+	vs = &g->vals[n->in[!o]].shape;
+	C = ys->d[1];
+	if (qx < 0 || g->vals[n->in[!o]].type != NPR_ELEM_F32 ||
+	    !npr_shape_eq(&g->vals[qx].shape, ys) || vs->rank != ys->rank ||
+	    vs->d[1] != C)
+		return 0;
+	for (j = 0; j < vs->rank; j++)
+		if (j != 1 && vs->d[j] != 1)
+			return 0;
+	last = n->out[0];
+	u = npr_lowp_sole_user(l, last);
+	if (u >= 0 && is(&g->nodes[u], "Add") && g->nodes[u].nin == 2 &&
+	    npr_shape_eq(&g->vals[g->nodes[u].out[0]].shape, ys)) {
+		b = npr_lowp_chan_of(g, g->nodes[u].in[0] == last ?
+				     g->nodes[u].in[1] : g->nodes[u].in[0],
+				     ys, 1, C, &nb);
+		if (b)
+			last = g->nodes[u].out[0];
+	}
+	qy = npr_lowp_q_after(l, npr_lowp_acts(l, last, &lo, &hi), &sy, &zy);
+	if (qy < 0)
+		return 0;
+	vc = g->vals[n->in[!o]].data;
+	c = malloc((vc ? C : 1) * sizeof(*c));
+	a = malloc(C * sizeof(*a));
+	if (!c || !a) {
+		free(c);
+		free(a);
+		return -ENOMEM;
+	}
+	for (k = 0; k < C; k++)
+		a[k] = b ? b[nb == 1 ? 0 : k] / sy : 0.0f;
+	for (k = 0; k < (vc ? C : 1); k++)
+		c[k] = vc ? vc[k] * (sx / sy) : sx / sy;
+	in[2] = npr_lowp_new_const(l, mi, NPR_ELEM_F32, C, 0, a);
+	if (vc) {
+		v = npr_lowp_new_const(l, mi, NPR_ELEM_F32, C, 0, c);
+	} else {
+		in[0] = n->in[!o];
+		in[1] = npr_lowp_new_const(l, mi, NPR_ELEM_F32, 1, 0, c);
+		ni = in[1] < 0 ? in[1] :
+		     npr_lowp_new_node(l, mi, "Multiply", 2, in);
+		/* in the Multiply's place, which moves to ni */
+		v = ni < 0 ? ni : npr_lowp_place(g, ni, mi);
+	}
+	if (v < 0 || in[2] < 0)
+		return v < 0 ? v : in[2];
+	in[0] = qx;
+	in[1] = v;
+	ni = npr_lowp_new_node(l, mi, "NprQScale", 3, in);
+	if (ni < 0)
+		return ni;
+	npr_lowp_qbounds(lo, hi, sy, zy, &qlo, &qhi);
+	err = npr_lowp_set(&g->nodes[ni], "x_zero", "%d", zx);
+	err = err ? err : npr_lowp_set(&g->nodes[ni], "y_zero", "%d", zy);
+	err = err ? err : npr_lowp_set(&g->nodes[ni], "lo", "%d", qlo);
+	err = err ? err : npr_lowp_set(&g->nodes[ni], "hi", "%d", qhi);
+	return err ? err : npr_lowp_finish(l, ni, qy);
+}

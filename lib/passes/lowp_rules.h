@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Inside the low-precision pass: its state and the helpers lib/passes/
- * lowp.c lends to the rules of lib/passes/lowp_ir.c, for those two only.
+ * Inside the low-precision pass: its state, the helpers lib/passes/
+ * lowp.c lends to the rules of lib/passes/lowp_ir.c and those rules, for
+ * those two files only.
  */
 #ifndef NPR_PASSES_LOWP_RULES_H
 #define NPR_PASSES_LOWP_RULES_H
@@ -29,6 +30,7 @@ int npr_lowp_new_const(struct lowp *l, int like, unsigned int type,
 		       int64_t d0, int64_t d1, void *data);
 int npr_lowp_set(struct npr_node *n, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+int npr_lowp_sole_user(struct lowp *l, int v);
 int npr_lowp_finish(struct lowp *l, int ni, int old);
 bool npr_lowp_pool_ok(struct lowp *l, const struct npr_node *n);
 
@@ -36,5 +38,7 @@ bool npr_lowp_pool_ok(struct lowp *l, const struct npr_node *n);
 int npr_lowp_fq(struct lowp *l, int fi);
 int npr_lowp_pool_dq(struct lowp *l, int pi);
 int npr_lowp_requant(struct lowp *l, int ci);
+int npr_lowp_concat_dq(struct lowp *l, int ci);
+int npr_lowp_scale(struct lowp *l, int mi);
 
 #endif /* NPR_PASSES_LOWP_RULES_H */

@@ -907,22 +907,27 @@ static int ref_qadd(const struct npr_node *n, const struct npr_tensor *in,
 }
 
 /*
- * NprQScale: clamp(rint((x - x_zero) * m[c]) + y_zero, lo, hi) per
- * element, x and y NCHW or NHWC each: runs of one channel (NCHW) or of
- * every channel (NHWC) where both lie alike, else element by element.
+ * NprQScale: clamp(rint((x - x_zero) * m[c] + b[c]) + y_zero, lo, hi)
+ * per element (b 0 when absent), x and y NCHW or NHWC each: runs of one
+ * channel (NCHW) or of every channel (NHWC) where both lie alike, else
+ * element by element.
  */
-static inline uint8_t qscale1(uint8_t x, float m, float zx, float zy,
-			      float lo, float hi)
+static inline uint8_t qscale1(uint8_t x, float m, float a, float zx,
+			      float zy, float lo, float hi)
 {
-	float v = ((float)x - zx) * m;
+	float v = ((float)x - zx) * m + a;
 
 	v = rne(vmin(vmax(v, -1024.0f), 1024.0f)) + zy;
 	return (uint8_t)vmin(vmax(v, lo), hi);
 }
 
-/* qscale1() on 16 bytes, with multipliers @m (16) or one (@bcast) */
-static void qscale16(const uint8_t *x, uint8_t *y, const float *m, bool bcast,
-		     float zx, float zy, float lo, float hi)
+/*
+ * qscale1() on 16 bytes, with multipliers @m and offsets @a (16 each, or
+ * one each when @bcast)
+ */
+static void qscale16(const uint8_t *x, uint8_t *y, const float *m,
+		     const float *a, bool bcast, float zx, float zy, float lo,
+		     float hi)
 {
 	const __m128i z = _mm_setzero_si128();
 	__m128i v = _mm_loadu_si128((const __m128i *)x), q[4], r[4];
@@ -936,8 +941,10 @@ static void qscale16(const uint8_t *x, uint8_t *y, const float *m, bool bcast,
 	for (k = 0; k < 4; k++) {
 		__m128 f = _mm_cvtepi32_ps(q[k]);
 		__m128 mk = bcast ? _mm_set1_ps(m[0]) : _mm_loadu_ps(m + 4 * k);
+		__m128 ak = bcast ? _mm_set1_ps(a[0]) : _mm_loadu_ps(a + 4 * k);
 
-		f = _mm_mul_ps(_mm_sub_ps(f, _mm_set1_ps(zx)), mk);
+		f = _mm_add_ps(_mm_mul_ps(_mm_sub_ps(f, _mm_set1_ps(zx)), mk),
+			       ak);
 		f = _mm_min_ps(_mm_max_ps(f, _mm_set1_ps(-1024.0f)),
 			       _mm_set1_ps(1024.0f));
 		f = _mm_sub_ps(_mm_add_ps(f, _mm_set1_ps(12582912.0f)),
@@ -960,12 +967,18 @@ static int ref_qscale(const struct npr_node *n, const struct npr_tensor *in,
 	uint8_t *y = out[0].data;
 	int64_t N = in[0].shape.d[0], C = in[0].shape.d[1], P, b, c, i, xi;
 	float zx = (float)p->xz, zy = (float)p->zy;
-	float lo = (float)p->lo, hi = (float)p->hi;
+	float lo = (float)p->lo, hi = (float)p->hi, *a;
 
-	if (in[0].shape.rank < 2 || npr_shape_numel(&in[1].shape) != C)
+	if (in[0].shape.rank < 2 || npr_shape_numel(&in[1].shape) != C ||
+	    (n->nin > 2 && npr_shape_numel(&in[2].shape) != C))
 		return -EINVAL;
 	if (N < 1 || C < 1)
 		return 0;
+	a = calloc(C, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	if (n->nin > 2)
+		memcpy(a, in[2].data, C * sizeof(*a));
 	P = npr_shape_numel(&in[0].shape) / (N * C);
 	for (b = 0; b < N; b++) {
 		const uint8_t *xb = x + b * C * P;
@@ -977,11 +990,11 @@ static int ref_qscale(const struct npr_node *n, const struct npr_tensor *in,
 				uint8_t *yp = yb + i * C;
 
 				for (c = 0; c + 16 <= C; c += 16)
-					qscale16(xp + c, yp + c, m + c, false,
-						 zx, zy, lo, hi);
+					qscale16(xp + c, yp + c, m + c, a + c,
+						 false, zx, zy, lo, hi);
 				for (; c < C; c++)
-					yp[c] = qscale1(xp[c], m[c], zx, zy,
-							lo, hi);
+					yp[c] = qscale1(xp[c], m[c], a[c], zx,
+							zy, lo, hi);
 			}
 			continue;
 		}
@@ -990,14 +1003,17 @@ static int ref_qscale(const struct npr_node *n, const struct npr_tensor *in,
 			if (!p->xnhwc && !p->ynhwc)
 				for (; i + 16 <= P; i += 16)
 					qscale16(xb + c * P + i, yb + c * P + i,
-						 m + c, true, zx, zy, lo, hi);
+						 m + c, a + c, true, zx, zy, lo,
+						 hi);
 			for (; i < P; i++) {
 				xi = p->xnhwc ? i * C + c : c * P + i;
 				yb[p->ynhwc ? i * C + c : c * P + i] =
-					qscale1(xb[xi], m[c], zx, zy, lo, hi);
+					qscale1(xb[xi], m[c], a[c], zx, zy, lo,
+						hi);
 			}
 		}
 	}
+	free(a);
 	return 0;
 }
 
