@@ -332,7 +332,8 @@ static bool u8_4d(struct npr_graph *g, int v)
 
 /*
  * A u8 MaxPool NprQMaxPool can take the place of: its pads_end then,
- * the least that gives the output's size with the size rounded down.
+ * the least one, not below 0, that gives the output's size with the
+ * size rounded down.
  */
 static bool pool_ok(struct npr_graph *g, const struct npr_node *n,
 		    int64_t pe[2])
@@ -349,7 +350,10 @@ static bool pool_ok(struct npr_graph *g, const struct npr_node *n,
 		int64_t out = g->vals[n->out[0]].shape.d[2 + i];
 
 		pe[i] = (out - 1) * p->stride[i] + span - in - p->pb[i];
-		if (pe[i] < 0 || p->pb[i] < 0 || out < 1 ||
+		/* a stride past the window leaves the last rows unread */
+		if (pe[i] < 0)
+			pe[i] = 0;
+		if (p->pb[i] < 0 || out < 1 ||
 		    (in + p->pb[i] + pe[i] - span) / p->stride[i] + 1 != out)
 			return false;
 	}
