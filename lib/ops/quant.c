@@ -280,9 +280,40 @@ static int layouts_ok(struct npr_graph *g, struct npr_node *n)
 	return 0;
 }
 
+/*
+ * NprQuantize's and NprDequantize's optional input 1: f32 scales per
+ * channel (axis 1 of input 0), in place of y_scale or a_scale; nchw only.
+ */
+static int chan_scales_ok(struct npr_graph *g, struct npr_node *n)
+{
+	const struct npr_value *x = npr_in(g, n, 0), *s;
+	const struct npr_quant_params *p = n->params;
+	const float *f;
+	int64_t c;
+
+	if (n->nin < 2)
+		return 0;
+	s = npr_in(g, n, 1);
+	f = s->data;
+	if (!f || s->type != NPR_ELEM_F32 || s->shape.rank != 1 ||
+	    x->shape.rank < 2 || s->shape.d[0] != x->shape.d[1] ||
+	    s->shape.d[0] < 1)
+		return npr_node_err(n, -EINVAL, "input 1: constant f32 scales, one per channel of input 0, expected");
+	for (c = 0; c < s->shape.d[0]; c++)
+		if (!(f[c] > 0) || !isfinite(f[c]))
+			return npr_node_err(n, -EINVAL, "input 1: scale %lld is not positive and finite",
+					    (long long)c);
+	if (p->xnhwc || p->ynhwc)
+		return npr_node_err(n, -EINVAL, "scales per channel: nchw only");
+	return 0;
+}
+
 static int quantize_infer(struct npr_graph *g, struct npr_node *n)
 {
 	int err = layouts_ok(g, n);
+
+	if (!err)
+		err = chan_scales_ok(g, n);
 
 	/* f32 tensors are NCHW: only the u8 side may be NHWC */
 	if (!err && ((const struct npr_quant_params *)n->params)->xnhwc)
@@ -294,6 +325,9 @@ static int quantize_infer(struct npr_graph *g, struct npr_node *n)
 static int dequantize_infer(struct npr_graph *g, struct npr_node *n)
 {
 	int err = layouts_ok(g, n);
+
+	if (!err)
+		err = chan_scales_ok(g, n);
 
 	if (!err && ((const struct npr_quant_params *)n->params)->ynhwc)
 		err = npr_node_err(n, -EINVAL, "NprDequantize writes f32 nchw only");
@@ -308,6 +342,22 @@ static int lut_infer(struct npr_graph *g, struct npr_node *n)
 
 	if (t->type != NPR_ELEM_U8 || npr_shape_numel(&t->shape) != 256)
 		return npr_node_err(n, -EINVAL, "input 1: a table of 256 u8 expected");
+	err = layouts_ok(g, n);
+	return err ? err : same_as_input(g, n, NPR_ELEM_U8, NPR_ELEM_U8);
+}
+
+static int qscale_infer(struct npr_graph *g, struct npr_node *n)
+{
+	const struct npr_value *x = npr_in(g, n, 0), *m = npr_in(g, n, 1);
+	int err;
+
+	if (x->shape.rank < 2 || m->type != NPR_ELEM_F32 ||
+	    npr_shape_numel(&m->shape) != x->shape.d[1])
+		return npr_node_err(n, -EINVAL, "input 1: f32 multipliers, one per channel of input 0, expected");
+	if (n->nin > 2 && (npr_in(g, n, 2)->type != NPR_ELEM_F32 ||
+			   npr_shape_numel(&npr_in(g, n, 2)->shape) !=
+			   x->shape.d[1]))
+		return npr_node_err(n, -EINVAL, "input 2: f32 offsets, one per channel of input 0, expected");
 	err = layouts_ok(g, n);
 	return err ? err : same_as_input(g, n, NPR_ELEM_U8, NPR_ELEM_U8);
 }
@@ -395,15 +445,17 @@ const struct npr_op_def npr_ops_quant[] = {
 	{ .type = "NprQConv", .vmin = 1, .vmax = 1, .nin_min = 5,
 	  .nin_max = 6, .parse = qconv_parse, .infer = qconv_infer },
 	{ .type = "NprQuantize", .vmin = 1, .vmax = 1, .nin_min = 1,
-	  .nin_max = 1, .parse = quant_parse, .infer = quantize_infer },
+	  .nin_max = 2, .parse = quant_parse, .infer = quantize_infer },
 	{ .type = "NprDequantize", .vmin = 1, .vmax = 1, .nin_min = 1,
-	  .nin_max = 1, .parse = quant_parse, .infer = dequantize_infer },
+	  .nin_max = 2, .parse = quant_parse, .infer = dequantize_infer },
 	{ .type = "NprQLut", .vmin = 1, .vmax = 1, .nin_min = 2,
 	  .nin_max = 2, .parse = quant_parse, .infer = lut_infer },
 	{ .type = "NprQMaxPool", .vmin = 1, .vmax = 1, .nin_min = 1,
 	  .nin_max = 1, .parse = quant_parse, .infer = qmaxpool_infer },
 	{ .type = "NprQConcat", .vmin = 1, .vmax = 1, .nin_min = 1,
 	  .nin_max = 4096, .parse = quant_parse, .infer = qconcat_infer },
+	{ .type = "NprQScale", .vmin = 1, .vmax = 1, .nin_min = 2,
+	  .nin_max = 3, .parse = quant_parse, .infer = qscale_infer },
 	{ .type = "NprQAdd", .vmin = 1, .vmax = 1, .nin_min = 2,
 	  .nin_max = 2, .parse = quant_parse, .infer = qadd_infer },
 	{ .type = NULL },

@@ -18,9 +18,14 @@
  *
  * NprQuantize-1 (f32 -> u8): clamp(rint(x / sy) + zy, 0, 255), as ONNX
  * QuantizeLinear computes it.  NprDequantize-1 (u8 -> f32): (x - za) *
- * sa.  NprQLut-1 (u8 -> u8, inputs x and a 256-byte table): table[x].
+ * sa.  Both take an optional second input, constant f32 scales per
+ * channel (axis 1 of x, all positive), in place of sy or sa; nchw only.  NprQLut-1 (u8 -> u8, inputs x and a 256-byte table): table[x].
  * NprQAdd-1 (u8, u8 -> u8, same shapes): clamp(rint(((a - za) * sa +
- * (b - zb) * sb) / sy) + zy, lo, hi).  NprQMaxPool-1 (u8, NHWC): the
+ * (b - zb) * sb) / sy) + zy, lo, hi).  NprQScale-1 (u8 x, f32 m, optional
+ * f32 b -> u8; m and b one value per channel of x, m possibly computed
+ * at run time): clamp(rint((x - x_zero) * m[c] + b[c]) + y_zero, lo,
+ * hi), a dequantized tensor times (plus) per-channel values,
+ * requantized.  NprQMaxPool-1 (u8, NHWC): the
  * largest value of each window (kernel, strides, dilations, pads_begin,
  * pads_end; the output size rounded down), padding read as 0, the u8
  * MaxPool's own rule.  NprQConcat-1 (u8, NHWC): the inputs along the

@@ -37,11 +37,15 @@
  * are left to the dead-node marking.
  *
  * OpenVINO INT8 IR comes first: an activation FakeQuantize with 256
- * levels and scalar limits becomes an NprQuantize and NprDequantize,
- * which the rules above read as a Q and a DQ (try_fq()); a convolution
- * reading a MaxPool or Concat of such pairs gets a pair in front of it
- * (try_requant()).  Weight zero points within W_ZERO_TOL of an integer
- * (an IR's are f16) count as that integer (lib/passes/lowp_graph.c).
+ * levels and limits per tensor, or per channel with one zero point,
+ * becomes an NprQuantize and NprDequantize (scales per channel as their
+ * input 1), which the rules above read as a Q and a DQ (try_fq(); per
+ * channel: the tail of an NprQConv, the x of a depthwise one); a MaxPool
+ * of a DQ runs on u8 with the DQ after it (try_pool_dq()); a
+ * convolution reading a MaxPool or Concat of such pairs gets a pair in
+ * front of it (try_requant()); a DQ straight into a Q is one NprQLut.
+ * Weight zero points within W_ZERO_TOL of an integer (an IR's are f16)
+ * count as that integer (lib/passes/lowp_graph.c).
  */
 #include <errno.h>
 #include <math.h>
@@ -53,25 +57,17 @@
 #include "error.h"
 #include "passes/lowp.h"
 #include "passes/lowp_graph.h"
+#include "passes/lowp_rules.h"
 #include "ops/eltwise.h"
 #include "ops/infer.h"
 #include "ops/math.h"
 #include "ops/nn.h"
 #include "ops/quant.h"
 
-struct lowp {
-	struct npr_graph *g;
-	int *uses;
-};
 
 static bool is(const struct npr_node *n, const char *type)
 {
 	return !strcmp(n->type, type);
-}
-
-static unsigned int g_type(struct lowp *l, int v)
-{
-	return l->g->vals[v].type;
 }
 
 static struct npr_node *prod(struct lowp *l, int v)
@@ -129,6 +125,8 @@ static int dq_src(struct lowp *l, int v, float *s, int *z)
 	if (m && !m->dead && is(m, "NprDequantize") && m->params) {
 		const struct npr_quant_params *qp = m->params;
 
+		if (m->nin > 1)
+			return -1;	/* scales per channel */
 		*s = qp->sa;
 		*z = qp->za;
 		return m->in[0];
@@ -205,6 +203,8 @@ static int q_from(struct lowp *l, int d, float *s, int *z)
 	if (!n->dead && is(n, "NprQuantize") && n->params) {
 		const struct npr_quant_params *qp = n->params;
 
+		if (n->nin > 1)
+			return -1;	/* scales per channel */
 		*s = qp->sy;
 		*z = qp->zy;
 		return n->out[0];
@@ -260,104 +260,27 @@ static int acts(struct lowp *l, int v, float *lo, float *hi)
 	}
 }
 
-/* the u8 bounds of Q(clamp(y, lo, hi)) with scale @s, zero point @z */
-static void qbounds(float lo, float hi, float s, int z, int *qlo, int *qhi)
-{
-	float a = isinf(lo) ? -1024 : fmaxf(fminf(nearbyintf(lo / s), 1024), -1024);
-	float b = isinf(hi) ? 1024 : fmaxf(fminf(nearbyintf(hi / s), 1024), -1024);
-
-	*qlo = (int)fmaxf(a + (float)z, 0.0f);
-	*qhi = (int)fminf(b + (float)z, 255.0f);
-	if (*qhi < *qlo)
-		*qhi = *qlo;
-}
-
-/* a node of @type reading @in, named for node @like and @suffix */
 static int new_node_as(struct lowp *l, int like, const char *type,
 		       const char *suffix, int nin, const int *in)
 {
-	struct npr_graph *g = l->g;
-	char name[256];
-	int ni, j, err;
-
-	snprintf(name, sizeof(name), "%.200s/%s", g->nodes[like].name, suffix);
-	ni = npr_graph_add_node(g, name, type, 1, g->nodes[like].layer_id);
-	if (ni < 0)
-		return ni;
-	g->nodes[ni].op = npr_op_find(type, 1);
-	err = npr_node_set_inputs(&g->nodes[ni], nin);
-	if (!err)
-		err = npr_node_set_outputs(g, ni, 1);
-	if (err)
-		return err;
-	for (j = 0; j < nin; j++)
-		g->nodes[ni].in[j] = in[j];
-	return ni;
+	return npr_lowp_node(l->g, like, type, suffix, nin, in);
 }
 
 static int new_node(struct lowp *l, int like, const char *type, int nin,
 		    const int *in)
 {
-	return new_node_as(l, like, type, type, nin, in);
+	return npr_lowp_node(l->g, like, type, type, nin, in);
 }
 
-static int parse_infer(struct npr_graph *g, int ni)
-{
-	struct npr_node *n = &g->nodes[ni];
-	int err = n->op->parse ? n->op->parse(g, n) : 0;
-
-	return err ? err : n->op->infer(g, n);
-}
-
-/* a Const node holding @data (taken), its value index */
+/* a Const node holding @data (taken), named for node @like: its value */
 static int new_const(struct lowp *l, int like, unsigned int type,
 		     int64_t d0, int64_t d1, void *data)
 {
-	struct npr_graph *g = l->g;
-	int ni = data ? new_node(l, like, "Const", 0, NULL) : -ENOMEM;
-	struct npr_value *v;
+	char name[256];
 
-	if (ni < 0) {
-		free(data);
-		return ni;
-	}
-	v = &g->vals[g->nodes[ni].out[0]];
-	v->type = type;
-	v->shape.rank = d1 ? 2 : 1;
-	v->shape.d[0] = d0;
-	v->shape.d[1] = d1;
-	v->owned = data;
-	v->data = data;
-	v->nbytes = npr_tensor_bytes(type, d1 ? d0 * d1 : d0);
-	return g->nodes[ni].out[0];
-}
-
-static int set(struct npr_node *n, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int set(struct npr_node *n, const char *key, const char *fmt, ...)
-{
-	char buf[96];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	return npr_node_add_attr(n, key, buf);
-}
-
-/* nodes @a and @b trade places (and their outputs' producer fields) */
-static void swap_nodes(struct npr_graph *g, int a, int b)
-{
-	struct npr_node t = g->nodes[a];
-	int j;
-
-	g->nodes[a] = g->nodes[b];
-	g->nodes[b] = t;
-	for (j = 0; j < g->nodes[a].nout; j++)
-		g->vals[g->nodes[a].out[j]].producer = a;
-	for (j = 0; j < g->nodes[b].nout; j++)
-		g->vals[g->nodes[b].out[j]].producer = b;
+	snprintf(name, sizeof(name), "%.200s/Const", l->g->nodes[like].name);
+	return npr_lowp_const(l->g, name, l->g->nodes[like].layer_id, type, d0,
+			      d1, data);
 }
 
 /*
@@ -388,7 +311,7 @@ static int finish(struct lowp *l, int ni, int old)
 	n->out[0] = old;
 	g->vals[old].producer = ni;
 	g->vals[old].port = 0;
-	swap_nodes(g, p, ni);
+	npr_lowp_swap(g, p, ni);
 	return 0;
 }
 
@@ -409,9 +332,11 @@ static bool int_of(struct lowp *l, int v, int lo, int hi, int *z)
  * model or, without a scale (1), how ONNX ConvInteger, MatMulInteger,
  * QLinearConv and QLinearMatMul centre their input, or an NprDequantize:
  * the u8 or i8 value, its scale and zero point, the Convert (or the
- * NprDequantize) in *@cv; or -1.
+ * NprDequantize) in *@cv; or -1.  An NprDequantize's scales per channel
+ * go to *@pc when @pc is given (else -1), NULL there otherwise.
  */
-static int x_src(struct lowp *l, int v, float *s, int *z, int *cv)
+static int x_src(struct lowp *l, int v, float *s, int *z, int *cv,
+		 const float **pc)
 {
 	struct npr_graph *g = l->g;
 	struct npr_node *a = prod(l, v);
@@ -420,10 +345,16 @@ static int x_src(struct lowp *l, int v, float *s, int *z, int *cv)
 
 	*s = 1;
 	*z = 0;
+	if (pc)
+		*pc = NULL;
 	/* an IR's FakeQuantize, once try_fq() made it a u8 pair */
 	if (a && !a->dead && is(a, "NprDequantize") && a->params) {
 		const struct npr_quant_params *qp = a->params;
 
+		if (a->nin > 1 && !pc)
+			return -1;
+		if (a->nin > 1)
+			*pc = g->vals[a->in[1]].data;
 		*s = qp->sa;
 		*z = qp->za;
 		*cv = g->vals[v].producer;
@@ -461,8 +392,8 @@ static const float *bias_of(struct lowp *l, const struct npr_node *a, int v,
 	if (!is(a, "Add") || a->nin != 2 ||
 	    !npr_shape_eq(&l->g->vals[a->out[0]].shape, s))
 		return NULL;
-	return npr_lowp_chan_of(l->g, a->in[0] == v ? a->in[1] : a->in[0], s, axis, k,
-		       cnt);
+	return npr_lowp_chan_of(l->g, a->in[0] == v ? a->in[1] : a->in[0], s,
+				axis, k, cnt);
 }
 
 /*
@@ -491,6 +422,7 @@ static int qm_after(struct lowp *l, int v, int axis, int64_t k,
 /* what follows an integer product of @k channels along @axis */
 struct tail {
 	const float *bias, *m;	/* per channel (nb, nm of them), or NULL */
+	const float *qs;	/* a Q's scales per channel (@k), or NULL */
 	int64_t nb, nm;
 	float lo, hi;		/* Relu/Clamp */
 	int last;		/* the value the group ends in */
@@ -513,6 +445,22 @@ static void tail_of(struct lowp *l, int v, int axis, int64_t k,
 	q = q_after(l, t->last, &t->sy, &t->zy);
 	if (q < 0 && t->last == v)
 		q = qm_after(l, v, axis, k, &t->m, &t->nm, &t->zy);
+	u = q < 0 ? sole_user(l, t->last) : -1;
+	/*
+	 * An NprQuantize with scales per channel (an IR's per-channel
+	 * FakeQuantize): each channel's scale divides its multiplier and
+	 * offset; Relu's bound 0 is the zero point on every channel's grid,
+	 * other bounds are not, so only those.
+	 */
+	if (u >= 0 && is(&g->nodes[u], "NprQuantize") &&
+	    g->nodes[u].nin == 2 && axis == 1 &&
+	    g->vals[g->nodes[u].in[1]].shape.d[0] == k &&
+	    (isinf(t->lo) || t->lo == 0) && isinf(t->hi) && t->hi > 0) {
+		t->qs = g->vals[g->nodes[u].in[1]].data;
+		t->zy = ((const struct npr_quant_params *)
+			 g->nodes[u].params)->zy;
+		q = g->nodes[u].out[0];
+	}
 	if (q >= 0) {
 		t->last = q;
 		t->u8 = true;
@@ -526,11 +474,13 @@ struct geom {
 
 /*
  * An NprQConv of @k output channels reading u8 @x (zero point @zx,
- * scale @sx) with weights @wc (centred, row r of channel c at
+ * scale @sx, or scales per input channel @sxc when each group reads one
+ * channel) with weights @wc (centred, row r of channel c at
  * wc[c * win + r], or at wc[r * k + c] when @tr), scales @wsc (1 or @k)
  * and tail @t: its node index, not yet placed.
  */
-static int qconv_node(struct lowp *l, int like, int x, float sx, int zx,
+static int qconv_node(struct lowp *l, int like, int x, float sx,
+		      const float *sxc, int zx,
 		      int64_t k, int64_t win, const int8_t *wc, bool tr,
 		      const float *wsc, int64_t ns, const struct tail *t,
 		      const struct geom *ge)
@@ -552,7 +502,8 @@ static int qconv_node(struct lowp *l, int like, int x, float sx, int zx,
 		return -ENOMEM;
 	}
 	for (c = 0; c < k; c++) {
-		float s = sx * wsc[ns == 1 ? 0 : c];
+		float s = (sxc ? sxc[c / (k / ge->groups)] : sx) *
+			  wsc[ns == 1 ? 0 : c];
 		float b = t->bias ? t->bias[t->nb == 1 ? 0 : c] : 0.0f;
 		float m = t->m ? t->m[t->nm == 1 ? 0 : c] : 1.0f;
 
@@ -565,6 +516,11 @@ static int qconv_node(struct lowp *l, int like, int x, float sx, int zx,
 		/* a multiplier scales the whole sum: (acc * s + b) * m */
 		mul[c] = t->m ? s * m : s;
 		add[c] = t->m ? (float)((double)b * m) : b;
+		/* scales per channel of the Q divide it: y_scale is 1 */
+		if (t->qs) {
+			mul[c] = (float)((double)s / t->qs[c]);
+			add[c] = (float)((double)b / t->qs[c]);
+		}
 	}
 	in[0] = x;
 	in[1] = new_const(l, like, NPR_ELEM_I8, k, kr, W);
@@ -585,55 +541,44 @@ static int qconv_node(struct lowp *l, int like, int x, float sx, int zx,
 	if (ni < 0)
 		return ni;
 	n = &g->nodes[ni];
-	err = set(n, "strides", "%lld,%lld", (long long)ge->stride[0],
-		  (long long)ge->stride[1]);
-	err = err ? err : set(n, "dilations", "%lld,%lld",
-			      (long long)ge->dil[0], (long long)ge->dil[1]);
-	err = err ? err : set(n, "pads_begin", "%lld,%lld",
-			      (long long)ge->pb[0], (long long)ge->pb[1]);
-	err = err ? err : set(n, "pads_end", "%lld,%lld",
-			      (long long)ge->pe[0], (long long)ge->pe[1]);
-	err = err ? err : set(n, "kernel", "%lld,%lld",
-			      (long long)ge->kernel[0],
-			      (long long)ge->kernel[1]);
-	err = err ? err : set(n, "group", "%lld", (long long)ge->groups);
-	err = err ? err : set(n, "kr", "%lld", (long long)kr);
-	err = err ? err : set(n, "x_zero", "%d", zx);
+	err = npr_lowp_set(n, "strides", "%lld,%lld", (long long)ge->stride[0],
+			   (long long)ge->stride[1]);
+	err = err ? err : npr_lowp_set(n, "dilations", "%lld,%lld",
+				       (long long)ge->dil[0],
+				       (long long)ge->dil[1]);
+	err = err ? err : npr_lowp_set(n, "pads_begin", "%lld,%lld",
+				       (long long)ge->pb[0],
+				       (long long)ge->pb[1]);
+	err = err ? err : npr_lowp_set(n, "pads_end", "%lld,%lld",
+				       (long long)ge->pe[0],
+				       (long long)ge->pe[1]);
+	err = err ? err : npr_lowp_set(n, "kernel", "%lld,%lld",
+				       (long long)ge->kernel[0],
+				       (long long)ge->kernel[1]);
+	err = err ? err : npr_lowp_set(n, "group", "%lld",
+				       (long long)ge->groups);
+	err = err ? err : npr_lowp_set(n, "kr", "%lld", (long long)kr);
+	err = err ? err : npr_lowp_set(n, "x_zero", "%d", zx);
 	if (t->u8) {
-		qbounds(t->lo, t->hi, t->sy, t->zy, &qlo, &qhi);
-		err = err ? err : set(n, "y_zero", "%d", t->zy);
-		err = err ? err : set(n, "y_scale", "%.9g", t->sy);
-		err = err ? err : set(n, "lo", "%d", qlo);
-		err = err ? err : set(n, "hi", "%d", qhi);
+		npr_lowp_qbounds(t->lo, t->hi, t->sy, t->zy, &qlo, &qhi);
+		err = err ? err : npr_lowp_set(n, "y_zero", "%d", t->zy);
+		err = err ? err : npr_lowp_set(n, "y_scale", "%.9g", t->sy);
+		err = err ? err : npr_lowp_set(n, "lo", "%d", qlo);
+		err = err ? err : npr_lowp_set(n, "hi", "%d", qhi);
 	} else {
-		err = err ? err : set(n, "out", "f32");
+		err = err ? err : npr_lowp_set(n, "out", "f32");
 		if (!isinf(t->lo))
-			err = err ? err : set(n, "flo", "%.9g", t->lo);
+			err = err ? err : npr_lowp_set(n, "flo", "%.9g", t->lo);
 		if (!isinf(t->hi))
-			err = err ? err : set(n, "fhi", "%.9g", t->hi);
+			err = err ? err : npr_lowp_set(n, "fhi", "%.9g", t->hi);
 	}
 	return err ? err : ni;
 }
 
-/*
- * A new node @ni (parsed, inferred here) in the place of node @slot of a
- * group, which then writes a value no one will read: after its inputs,
- * before its readers.  Its output value.
- */
-static int place(struct lowp *l, int ni, int slot)
-{
-	int err = parse_infer(l->g, ni);
-
-	if (err)
-		return err;
-	swap_nodes(l->g, slot, ni);
-	return l->g->nodes[slot].out[0];
-}
-
-/* place() that keeps *@like the index of the node it names */
+/* npr_lowp_place() that keeps *@like the index of the node it names */
 static int place_as(struct lowp *l, int ni, int slot, int *like)
 {
-	int v = place(l, ni, slot);
+	int v = npr_lowp_place(l->g, ni, slot);
 
 	if (v >= 0 && *like == slot)
 		*like = ni;
@@ -659,7 +604,7 @@ static int view_node(struct lowp *l, int like, const char *type, int v,
 	ni = new_node_as(l, like, type, suffix, 2, in);
 	if (ni < 0 || strcmp(type, "Reshape"))
 		return ni;
-	err = set(&l->g->nodes[ni], "special_zero", "false");
+	err = npr_lowp_set(&l->g->nodes[ni], "special_zero", "false");
 	return err ? err : ni;
 }
 
@@ -719,7 +664,7 @@ static int s8_to_u8(struct lowp *l, int xf, const int *slot, int *s,
 	ni = v < 0 ? v : new_node_as(l, *like, "Convert", "x_u8", 1, &v);
 	if (ni < 0)
 		return ni;
-	err = set(&l->g->nodes[ni], "destination_type", "u8");
+	err = npr_lowp_set(&l->g->nodes[ni], "destination_type", "u8");
 	return err ? err : place_as(l, ni, slot[(*s)++], like);
 }
 
@@ -735,7 +680,7 @@ static int try_conv(struct lowp *l, int ci)
 	struct npr_node *n = &g->nodes[ci];
 	const struct npr_conv_params *cp = n->params;
 	const struct npr_shape *ws = &g->vals[n->in[1]].shape;
-	const float *wsc;
+	const float *wsc, *sxc;
 	struct geom ge;
 	struct tail t;
 	int64_t K, G, cg, kh, kw, win, ns;
@@ -748,7 +693,7 @@ static int try_conv(struct lowp *l, int ci)
 	    g->vals[n->out[0]].type != NPR_ELEM_F32 ||
 	    !g->vals[n->in[1]].data)
 		return 0;
-	qx = x_src(l, n->in[0], &sx, &zx, &cv);
+	qx = x_src(l, n->in[0], &sx, &zx, &cv, &sxc);
 	if (qx < 0)
 		return 0;
 	s8 = g->vals[qx].type == NPR_ELEM_I8;
@@ -757,6 +702,9 @@ static int try_conv(struct lowp *l, int ci)
 	if (G < 1 || K % G)
 		return 0;
 	cg = g->vals[n->in[0]].shape.d[1] / G;
+	/* x's scales per channel: when each group reads one channel */
+	if (sxc && cg != 1)
+		return 0;
 	kh = ws->d[ws->rank - 2];
 	kw = ws->d[ws->rank - 1];
 	win = cg * kh * kw;
@@ -786,8 +734,8 @@ static int try_conv(struct lowp *l, int ci)
 		qx = s8_to_u8(l, g->nodes[cv].out[0], slot, &s, &ci);
 		zx += 128;
 	}
-	ni = qx < 0 ? qx : qconv_node(l, ci, qx, sx, zx, K, win, wc, false,
-				      wsc, ns, &t, &ge);
+	ni = qx < 0 ? qx : qconv_node(l, ci, qx, sx, sxc, zx, K, win, wc,
+				      false, wsc, ns, &t, &ge);
 	free(wc);
 	return ni < 0 ? ni : finish(l, ni, t.last);
 }
@@ -838,7 +786,7 @@ static int try_matmul(struct lowp *l, int mi)
 	    npr_shape_numel(xs) < K)
 		return 0;
 	M = npr_shape_numel(xs) / K;
-	qx = x_src(l, n->in[0], &sx, &zx, &cv);
+	qx = x_src(l, n->in[0], &sx, &zx, &cv, NULL);
 	if (qx < 0)
 		return 0;
 	s8 = g->vals[qx].type == NPR_ELEM_I8;
@@ -848,7 +796,8 @@ static int try_matmul(struct lowp *l, int mi)
 			    g->vals[t.last].producer, slot, 10);
 	if (nslot < (s8 ? 4 : 2))
 		return 0;
-	wc = npr_lowp_w_centred(l->g, n->in[1], p->tb ? 0 : 1, N, &qv, &wsc, &ns);
+	wc = npr_lowp_w_centred(l->g, n->in[1], p->tb ? 0 : 1, N, &qv, &wsc,
+				&ns);
 	if (!wc)
 		return 0;
 	if (!npr_shape_eq(&g->vals[qv].shape, ws)) {
@@ -872,8 +821,8 @@ static int try_matmul(struct lowp *l, int mi)
 					   "xt");
 		v = ni < 0 ? ni : place_as(l, ni, slot[s++], &mi);
 	}
-	ni = v < 0 ? v : qconv_node(l, mi, v, sx, zx, N, K, wc, !p->tb, wsc,
-				    ns, &t, &ge);
+	ni = v < 0 ? v : qconv_node(l, mi, v, sx, NULL, zx, N, K, wc,
+				    !p->tb, wsc, ns, &t, &ge);
 	free(wc);
 	v = ni < 0 ? ni : place_as(l, ni, slot[s++], &mi);
 	if (image) {
@@ -885,41 +834,99 @@ static int try_matmul(struct lowp *l, int mi)
 	return ni < 0 ? ni : finish(l, ni, t.last);
 }
 
-/* DQ(a) + DQ(b), Relu/Clamp, Q */
+/*
+ * Node @u, a reader of an f32 value, starts a Q, or Relu/Clamp nodes and
+ * a Q: the Q's u8 output, scale, zero point and the bounds; or -1.
+ */
+static int q_of_reader(struct lowp *l, int u, float *lo, float *hi,
+		       float *sy, int *zy)
+{
+	const struct npr_node *n = &l->g->nodes[u];
+	float l2, h2;
+	int last;
+
+	*lo = -INFINITY;
+	*hi = INFINITY;
+	if (n->nin != 1 || n->nout != 1 ||
+	    !(is(n, "Relu") || is(n, "ReLU") || is(n, "Clamp")))
+		return q_from(l, u, sy, zy);
+	if (is(n, "Clamp")) {
+		const struct npr_eltwise_params *ep = n->params;
+
+		*lo = (float)ep->lo;
+		*hi = (float)ep->hi;
+	} else {
+		*lo = 0;
+	}
+	last = acts(l, n->out[0], &l2, &h2);
+	*lo = fminf(fmaxf(*lo, l2), h2);
+	*hi = fmaxf(fminf(*hi, h2), l2);
+	return q_after(l, last, sy, zy);
+}
+
+#define ADD_READERS	4
+
+/*
+ * DQ(a) + DQ(b), Relu/Clamp, Q: an NprQAdd; and one for each reader
+ * when several read the sum, each through its own Relu/Clamp nodes to
+ * its own Q (a residual block's sum, read by the next block and by its
+ * shortcut): each NprQAdd computes the written arithmetic for its Q.
+ */
 static int try_add(struct lowp *l, int ai)
 {
 	struct npr_graph *g = l->g;
-	struct npr_node *n = &g->nodes[ai];
-	float sa, sb, sy, lo, hi;
-	int qa, qb, za, zb, zy, qy, ni, in[2], err, qlo, qhi;
+	const struct npr_node *n = &g->nodes[ai];
+	float sa, sb, sy[ADD_READERS], lo[ADD_READERS], hi[ADD_READERS];
+	int qa, qb, za, zb, zy[ADD_READERS], qy[ADD_READERS], ni, in[2], err;
+	int qlo, qhi, i, j, k = 0, v = n->out[0];
 
-	if (n->nin != 2 || g->vals[n->out[0]].type != NPR_ELEM_F32)
+	if (n->nin != 2 || g->vals[v].type != NPR_ELEM_F32 ||
+	    l->uses[v] > ADD_READERS)
 		return 0;
 	qa = dq_src(l, n->in[0], &sa, &za);
 	qb = dq_src(l, n->in[1], &sb, &zb);
 	if (qa < 0 || qb < 0 ||
 	    !npr_shape_eq(&g->vals[qa].shape, &g->vals[qb].shape) ||
-	    !npr_shape_eq(&g->vals[qa].shape, &g->vals[n->out[0]].shape))
+	    !npr_shape_eq(&g->vals[qa].shape, &g->vals[v].shape))
 		return 0;
-	qy = q_after(l, acts(l, n->out[0], &lo, &hi), &sy, &zy);
-	if (qy < 0)
+	for (i = 0; i < g->nnodes; i++)
+		for (j = 0; !g->nodes[i].dead && j < g->nodes[i].nin; j++) {
+			if (g->nodes[i].in[j] != v)
+				continue;
+			if (k == l->uses[v])
+				return 0;
+			qy[k] = q_of_reader(l, i, &lo[k], &hi[k], &sy[k],
+					    &zy[k]);
+			if (qy[k++] < 0)
+				return 0;
+		}
+	if (k != l->uses[v])
 		return 0;
-	in[0] = qa;
-	in[1] = qb;
-	ni = new_node(l, ai, "NprQAdd", 2, in);
-	if (ni < 0)
-		return ni;
-	n = &g->nodes[ni];
-	qbounds(lo, hi, sy, zy, &qlo, &qhi);
-	err = set(n, "a_scale", "%.9g", sa);
-	err = err ? err : set(n, "a_zero", "%d", za);
-	err = err ? err : set(n, "b_scale", "%.9g", sb);
-	err = err ? err : set(n, "b_zero", "%d", zb);
-	err = err ? err : set(n, "y_scale", "%.9g", sy);
-	err = err ? err : set(n, "y_zero", "%d", zy);
-	err = err ? err : set(n, "lo", "%d", qlo);
-	err = err ? err : set(n, "hi", "%d", qhi);
-	return err ? err : finish(l, ni, qy);
+	for (i = 0; i < k; i++) {
+		in[0] = qa;
+		in[1] = qb;
+		ni = new_node(l, ai, "NprQAdd", 2, in);
+		if (ni < 0)
+			return ni;
+		npr_lowp_qbounds(lo[i], hi[i], sy[i], zy[i], &qlo, &qhi);
+		err = npr_lowp_set(&g->nodes[ni], "a_scale", "%.9g", sa);
+		err = err ? err : npr_lowp_set(&g->nodes[ni], "a_zero", "%d",
+					       za);
+		err = err ? err : npr_lowp_set(&g->nodes[ni], "b_scale",
+					       "%.9g", sb);
+		err = err ? err : npr_lowp_set(&g->nodes[ni], "b_zero", "%d",
+					       zb);
+		err = err ? err : npr_lowp_set(&g->nodes[ni], "y_scale",
+					       "%.9g", sy[i]);
+		err = err ? err : npr_lowp_set(&g->nodes[ni], "y_zero", "%d",
+					       zy[i]);
+		err = err ? err : npr_lowp_set(&g->nodes[ni], "lo", "%d", qlo);
+		err = err ? err : npr_lowp_set(&g->nodes[ni], "hi", "%d", qhi);
+		err = err ? err : finish(l, ni, qy[i]);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /* DQ, Relu/Clamp chain, Q: a table */
@@ -970,11 +977,9 @@ static int try_lut(struct lowp *l, int ri)
  * nodes run on u8 (MaxPool pads nothing: u8 0 is below every value, as
  * -inf is in f32), and the result is bit for bit the written one.
  */
-#define REGION_DEPTH	16	/* Relu/Clamp nodes on one path */
-#define REGION_NODES	64	/* nodes in a region */
 
 struct region {
-	float lo[REGION_DEPTH], hi[REGION_DEPTH];
+	float lo[NPR_LOWP_REGION_DEPTH], hi[NPR_LOWP_REGION_DEPTH];
 	int nacts, nodes;
 	bool structural;
 	float sy;
@@ -998,8 +1003,9 @@ static bool region_ok(struct lowp *l, struct region *r, int v, int depth)
 	if (dq_src(l, v, &s, &z) >= 0)
 		return l->uses[v] == 1;
 	n = prod(l, v);
-	if (!n || n->dead || l->uses[v] != 1 || ++r->nodes > REGION_NODES ||
-	    g->vals[v].type != NPR_ELEM_F32 || depth >= REGION_DEPTH)
+	if (!n || n->dead || l->uses[v] != 1 ||
+	    ++r->nodes > NPR_LOWP_REGION_NODES ||
+	    g->vals[v].type != NPR_ELEM_F32 || depth >= NPR_LOWP_REGION_DEPTH)
 		return false;
 	if ((is(n, "Relu") || is(n, "ReLU") || is(n, "Clamp")) &&
 	    n->nin == 1 && n->nout == 1)
@@ -1008,7 +1014,8 @@ static bool region_ok(struct lowp *l, struct region *r, int v, int depth)
 		r->structural = true;
 		return region_ok(l, r, n->in[0], depth);
 	}
-	if (is(n, "Concat") && n->nout == 1 && n->nin <= REGION_NODES) {
+	if (is(n, "Concat") && n->nout == 1 &&
+	    n->nin <= NPR_LOWP_REGION_NODES) {
 		r->structural = true;
 		for (j = 0; j < n->nin; j++)
 			if (!region_ok(l, r, n->in[j], depth))
@@ -1016,34 +1023,6 @@ static bool region_ok(struct lowp *l, struct region *r, int v, int depth)
 		return true;
 	}
 	return false;
-}
-
-/* a copy of node @like (type, version, attributes) reading @in */
-static int clone_node(struct lowp *l, int like, int nin, const int *in)
-{
-	struct npr_graph *g = l->g;
-	char name[256];
-	int ni, j, err;
-
-	snprintf(name, sizeof(name), "%.200s/u8", g->nodes[like].name);
-	ni = npr_graph_add_node(g, name, g->nodes[like].type,
-				g->nodes[like].version,
-				g->nodes[like].layer_id);
-	if (ni < 0)
-		return ni;
-	g->nodes[ni].op = g->nodes[like].op;
-	err = npr_node_set_inputs(&g->nodes[ni], nin);
-	if (!err)
-		err = npr_node_set_outputs(g, ni, 1);
-	for (j = 0; !err && j < g->nodes[like].nattr; j++)
-		err = npr_node_add_attr(&g->nodes[ni],
-					g->nodes[like].attr[j].key,
-					g->nodes[like].attr[j].val);
-	if (err)
-		return err;
-	for (j = 0; j < nin; j++)
-		g->nodes[ni].in[j] = in[j];
-	return ni;
 }
 
 /*
@@ -1057,7 +1036,7 @@ static int region_build(struct lowp *l, struct region *r, int v, int top,
 	struct npr_graph *g = l->g;
 	struct npr_node *n;
 	float s, lo = -INFINITY, hi = INFINITY;
-	int q, z, i, ni, in[REGION_NODES], like, nin, err;
+	int q, z, i, ni, in[NPR_LOWP_REGION_NODES], like, nin, err;
 	uint8_t *t;
 
 	q = dq_src(l, v, &s, &z);
@@ -1106,7 +1085,7 @@ static int region_build(struct lowp *l, struct region *r, int v, int top,
 			if (in[i] < 0)
 				return in[i];
 		}
-		ni = clone_node(l, like, nin, in);
+		ni = npr_lowp_clone(l->g, like, nin, in);
 	}
 	if (ni < 0)
 		return ni;
@@ -1114,7 +1093,7 @@ static int region_build(struct lowp *l, struct region *r, int v, int top,
 		*root = ni;
 		return 0;
 	}
-	err = parse_infer(g, ni);
+	err = npr_lowp_infer(g, ni);
 	if (err)
 		return err;
 	/*
@@ -1123,7 +1102,7 @@ static int region_build(struct lowp *l, struct region *r, int v, int top,
 	 * inputs, before its readers.
 	 */
 	like = g->vals[v].producer;
-	swap_nodes(g, like, ni);
+	npr_lowp_swap(g, like, ni);
 	return g->nodes[like].out[0];
 }
 
@@ -1141,8 +1120,9 @@ static int try_region(struct lowp *l, int di)
 	if (q < 0)
 		return 0;
 	x = g->nodes[di].in[0];
-	if (dq_src(l, x, &s, &z) >= 0 || !region_ok(l, &r, x, 0) ||
-	    !r.structural)
+	/* a DQ straight into the Q: a requantization, one table */
+	if (!region_ok(l, &r, x, 0) ||
+	    (!r.structural && dq_src(l, x, &s, &z) < 0))
 		return 0;
 	err = region_build(l, &r, x, x, &root);
 	if (!err && root < 0)
@@ -1166,8 +1146,8 @@ static int try_dq(struct lowp *l, int mi)
 	ni = new_node(l, mi, "NprDequantize", 1, &q);
 	if (ni < 0)
 		return ni;
-	err = set(&g->nodes[ni], "a_scale", "%.9g", s);
-	err = err ? err : set(&g->nodes[ni], "a_zero", "%d", z);
+	err = npr_lowp_set(&g->nodes[ni], "a_scale", "%.9g", s);
+	err = err ? err : npr_lowp_set(&g->nodes[ni], "a_zero", "%d", z);
 	return err ? err : finish(l, ni, g->nodes[mi].out[0]);
 }
 
@@ -1189,8 +1169,8 @@ static int try_q(struct lowp *l, int di)
 	ni = new_node(l, di, "NprQuantize", 1, &x);
 	if (ni < 0)
 		return ni;
-	err = set(&g->nodes[ni], "y_scale", "%.9g", s);
-	err = err ? err : set(&g->nodes[ni], "y_zero", "%d", z);
+	err = npr_lowp_set(&g->nodes[ni], "y_scale", "%.9g", s);
+	err = err ? err : npr_lowp_set(&g->nodes[ni], "y_zero", "%d", z);
 	return err ? err : finish(l, ni, q);
 }
 
@@ -1212,7 +1192,7 @@ static int try_fuse_lut(struct lowp *l, int li)
 	for (j = 0; j < 5; j++)
 		in[j] = c->in[j];
 	in[5] = n->in[1];
-	ni = clone_node(l, ci, 6, in);
+	ni = npr_lowp_clone(l->g, ci, 6, in);
 	return ni < 0 ? ni : finish(l, ni, g->nodes[li].out[0]);
 }
 
@@ -1266,191 +1246,145 @@ static int rule_add(struct lowp *l, int i)
 	return is(&l->g->nodes[i], "Add") ? try_add(l, i) : 0;
 }
 
-/*
- * OpenVINO INT8 IR.  An activation FakeQuantize with 256 levels and
- * scalar limits is a quantize to u8 and a dequantize back: q =
- * round((x - il) / (ih - il) * 255) clamped to 0 .. 255, y = ol + q *
- * (oh - ol) / 255.  With s = (ih - il) / 255 and z = -il / s an integer,
- * q = clamp(round(x / s) + z), what NprQuantize computes; the same for
- * the output limits and NprDequantize.  The limits of the shipped
- * models are f16 numbers, so z is an integer only up to their rounding:
- * FQ_ZERO_TOL of a step is accepted, and the grid moves by at most that.
- * The pair then meets the rules above like an ONNX Q and DQ.
- */
-#define FQ_ZERO_TOL	0.05f
-
-/* the u8 grid of the range @lo .. @hi: its scale and zero point */
-static bool grid_of(float lo, float hi, float *s, int *z)
+static int rule_scale(struct lowp *l, int i)
 {
-	float zf;
-
-	if (!(hi > lo) || !isfinite(lo) || !isfinite(hi))
-		return false;
-	*s = (hi - lo) / 255.0f;
-	zf = -lo / *s;
-	if (!(*s > 0) || !(zf > -FQ_ZERO_TOL && zf < 255 + FQ_ZERO_TOL) ||
-	    fabsf(zf - nearbyintf(zf)) > FQ_ZERO_TOL)
-		return false;
-	*z = (int)nearbyintf(zf);
-	return true;
-}
-
-/* NprQuantize(@x) and NprDequantize of it: the dequantize's index */
-static int q_dq(struct lowp *l, int like, int x, float sq, int zq, float sd,
-		int zd)
-{
-	struct npr_graph *g = l->g;
-	int qi, di, u, err;
-
-	qi = new_node(l, like, "NprQuantize", 1, &x);
-	if (qi < 0)
-		return qi;
-	err = set(&g->nodes[qi], "y_scale", "%.9g", sq);
-	err = err ? err : set(&g->nodes[qi], "y_zero", "%d", zq);
-	err = err ? err : parse_infer(g, qi);
-	if (err)
-		return err;
-	u = g->nodes[qi].out[0];
-	di = new_node(l, like, "NprDequantize", 1, &u);
-	if (di < 0)
-		return di;
-	err = set(&g->nodes[di], "a_scale", "%.9g", sd);
-	err = err ? err : set(&g->nodes[di], "a_zero", "%d", zd);
-	err = err ? err : parse_infer(g, di);
-	return err ? err : di;
-}
-
-/* FakeQuantize node @fi as NprQuantize and NprDequantize */
-static int try_fq(struct lowp *l, int fi)
-{
-	struct npr_graph *g = l->g;
-	const struct npr_node *n = &g->nodes[fi];
-	const struct npr_eltwise_params *ep = n->params;
-	float f[5], si, so;
-	int zi, zo, k, di;
-
-	if (!is(n, "FakeQuantize") || n->nin != 5 || !ep ||
-	    ep->levels != 256 || g->vals[n->in[0]].type != NPR_ELEM_F32 ||
-	    g->vals[n->out[0]].type != NPR_ELEM_F32 ||
-	    g->vals[n->in[0]].data)
-		return 0;
-	for (k = 1; k < 5; k++)
-		if (!scalar_of(l, n->in[k], &f[k]))
-			return 0;
-	if (!grid_of(f[1], f[2], &si, &zi) || !grid_of(f[3], f[4], &so, &zo))
-		return 0;
-	if (!npr_lowp_place_ok(g, fi, 1))
-		return 0;
-	di = q_dq(l, fi, n->in[0], si, zi, so, zo);
-	if (di < 0)
-		return di;
-	/* the quantize goes before the FakeQuantize, which then gives way */
-	npr_lowp_place_before(l->g, di - 1, fi);
-	return finish(l, di, g->nodes[fi].out[0]);
+	return is(&l->g->nodes[i], "Multiply") ? npr_lowp_scale(l, i) : 0;
 }
 
 /*
- * The range of the DQs under value @v through MaxPool and Concat nodes
- * (each value read once); *@same: they all have scale *@s0, zero *@z0.
+ * Helpers for the rules of lib/passes/lowp_ir.c (lib/passes/lowp_rules.h
+ * says what each does).
  */
-static bool leaves(struct lowp *l, int v, float *lo, float *hi, float *s0,
-		   int *z0, bool *same, int depth)
-{
-	const struct npr_node *n;
-	float s;
-	int z, j;
 
-	if (dq_src(l, v, &s, &z) >= 0) {
-		if (*s0 == 0) {
-			*s0 = s;
-			*z0 = z;
-		}
-		*same = *same && s == *s0 && z == *z0;
-		*lo = fminf(*lo, (float)-z * s);
-		*hi = fmaxf(*hi, (float)(255 - z) * s);
-		return l->uses[v] == 1;
-	}
-	n = prod(l, v);
-	if (!n || n->dead || depth > REGION_DEPTH || l->uses[v] != 1 ||
-	    g_type(l, v) != NPR_ELEM_F32)
-		return false;
-	if (pool_ok(l, n))
-		return leaves(l, n->in[0], lo, hi, s0, z0, same, depth + 1);
-	if (!is(n, "Concat") || n->nout != 1 || n->nin > REGION_NODES)
-		return false;
-	for (j = 0; j < n->nin; j++)
-		if (!leaves(l, n->in[j], lo, hi, s0, z0, same, depth + 1))
-			return false;
-	return true;
+/**
+ * npr_lowp_dq_src() - the u8 value under a DQ
+ * @l: the pass.
+ * @v: a value: DQ(u8 value) or an NprDequantize's output.
+ * @s: out: the scale.
+ * @z: out: the zero point.
+ *
+ * Return: the u8 value, or -1.
+ */
+int npr_lowp_dq_src(struct lowp *l, int v, float *s, int *z)
+{
+	return dq_src(l, v, s, z);
 }
 
-static bool is_conv(const struct npr_node *n)
+/**
+ * npr_lowp_q_after() - a Q that reads a value
+ * @l: the pass.
+ * @v: the value, whose only reader starts the Q.
+ * @s: out: the Q's scale.
+ * @z: out: its zero point.
+ *
+ * Return: the Q's u8 output, or -1.
+ */
+int npr_lowp_q_after(struct lowp *l, int v, float *s, int *z)
 {
-	return is(n, "Convolution") || is(n, "GroupConvolution");
+	return q_after(l, v, s, z);
 }
 
-/*
- * A Convolution reading MaxPool or Concat of FakeQuantize outputs (the
- * IR quantizes before the pool or the concatenation, not after): a
- * quantize and dequantize between them on the grid that covers every
- * input (the inputs' own grid when they share one: then exact; else
- * the widest range, one more rounding for the narrower ones), so that
- * the region rule keeps the MaxPool or Concat in u8 and the convolutions
- * read u8.  Only when every reader of the value is such a convolution.
+/**
+ * npr_lowp_acts() - the Relu and Clamp nodes after a value
+ * @l: the pass.
+ * @v: the value.
+ * @lo: out: their lower bound (-inf: none).
+ * @hi: out: their upper bound (inf: none).
+ *
+ * Return: the last value of the chain (@v when there is none).
  */
-static int try_requant(struct lowp *l, int ci)
+int npr_lowp_acts(struct lowp *l, int v, float *lo, float *hi)
 {
-	struct npr_graph *g = l->g;
-	const struct npr_node *n = &g->nodes[ci];
-	float lo = INFINITY, hi = -INFINITY, s0 = 0, s, sc;
-	const float *wsc;
-	int v, z0 = 0, z, i, j, di, uses, y, qv;
-	int64_t ns;
-	int8_t *wc;
-	bool same = true, ok;
+	return acts(l, v, lo, hi);
+}
 
-	if (!is_conv(n) || n->nin != 2)
-		return 0;
-	v = n->in[0];
-	if (dq_src(l, v, &s, &z) >= 0 || !g->vals[n->in[1]].data)
-		return 0;
-	/* int8 weights: the convolution rule will take it */
-	wc = npr_lowp_w_centred(l->g, n->in[1], 0, g->vals[n->in[1]].shape.d[0], &qv,
-		       &wsc, &ns);
-	if (!wc)
-		return 0;
-	free(wc);
-	for (i = 0; i < g->nnodes; i++)
-		for (j = 0; !g->nodes[i].dead && j < g->nodes[i].nin; j++)
-			if (g->nodes[i].in[j] == v &&
-			    (j || !is_conv(&g->nodes[i])))
-				return 0;
-	/* leaves() wants the value read once: count the convolutions once */
-	uses = l->uses[v];
-	l->uses[v] = 1;
-	ok = leaves(l, v, &lo, &hi, &s0, &z0, &same, 0);
-	l->uses[v] = uses;
-	if (!ok)
-		return 0;
-	if (same) {
-		sc = s0;
-		z = z0;
-	} else if (!grid_of(lo, hi, &sc, &z)) {
-		return 0;
-	}
-	if (!npr_lowp_place_ok(g, ci, 2))
-		return 0;
-	di = q_dq(l, ci, v, sc, z, sc, z);
-	if (di < 0)
-		return di;
-	y = g->nodes[di].out[0];
-	npr_lowp_place_before(l->g, di - 1, ci);
-	npr_lowp_place_before(l->g, di, ci);
-	for (i = 0; i < g->nnodes; i++)
-		if (!g->nodes[i].dead && is_conv(&g->nodes[i]) &&
-		    g->nodes[i].in[0] == v)
-			g->nodes[i].in[0] = y;
-	return 0;
+/**
+ * npr_lowp_new_node() - a new node named for another
+ * @l: the pass.
+ * @like: the node it is named for.
+ * @type: its type.
+ * @nin: its inputs' count.
+ * @in: its inputs.
+ *
+ * Return: its index, or -errno.
+ */
+int npr_lowp_new_node(struct lowp *l, int like, const char *type, int nin,
+		      const int *in)
+{
+	return new_node(l, like, type, nin, in);
+}
+
+/**
+ * npr_lowp_new_const() - a new constant named for a node
+ * @l: the pass.
+ * @like: the node.
+ * @type: the element type.
+ * @d0: the first dim.
+ * @d1: the second, or 0.
+ * @data: the values (taken).
+ *
+ * Return: its value, or -errno.
+ */
+int npr_lowp_new_const(struct lowp *l, int like, unsigned int type,
+		       int64_t d0, int64_t d1, void *data)
+{
+	return new_const(l, like, type, d0, d1, data);
+}
+
+/**
+ * npr_lowp_set() - a new attribute
+ * @n: the node.
+ * @key: its name.
+ * @fmt: printf() format of its value.
+ *
+ * Return: 0 or -errno.
+ */
+int npr_lowp_set(struct npr_node *n, const char *key, const char *fmt, ...)
+{
+	char buf[96];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return npr_node_add_attr(n, key, buf);
+}
+
+/**
+ * npr_lowp_sole_user() - the only reader of a value
+ * @l: the pass.
+ * @v: the value.
+ *
+ * Return: the live node that alone reads @v, or -1.
+ */
+int npr_lowp_sole_user(struct lowp *l, int v)
+{
+	return sole_user(l, v);
+}
+
+/**
+ * npr_lowp_finish() - a new node in the place of a group's last
+ * @l: the pass.
+ * @ni: the new node.
+ * @old: the value the group ends in, which the new node writes now.
+ *
+ * Return: 0 or -errno.
+ */
+int npr_lowp_finish(struct lowp *l, int ni, int old)
+{
+	return finish(l, ni, old);
+}
+
+/**
+ * npr_lowp_pool_ok() - a MaxPool the u8 rules take
+ * @l: the pass.
+ * @n: the node.
+ *
+ * Return: true for a MaxPool whose indices no one reads.
+ */
+bool npr_lowp_pool_ok(struct lowp *l, const struct npr_node *n)
+{
+	return pool_ok(l, n);
 }
 
 /**
@@ -1463,16 +1397,20 @@ static int try_requant(struct lowp *l, int ci)
 int npr_pass_lowp(struct npr_graph *g)
 {
 	static const rule_fn rules[] = {
-		rule_conv, rule_add, try_region, try_lut, try_q, try_dq,
-		try_fuse_lut,
+		rule_conv, rule_add, rule_scale, try_region, try_lut, try_q,
+		try_dq, try_fuse_lut,
 	};
 	struct lowp l = { .g = g };
 	size_t i;
 	int err = 0;
 
-	err = phase(&l, try_fq);
+	err = phase(&l, npr_lowp_fq);
 	if (!err)
-		err = phase(&l, try_requant);
+		err = phase(&l, npr_lowp_pool_dq);
+	if (!err)
+		err = phase(&l, npr_lowp_concat_dq);
+	if (!err)
+		err = phase(&l, npr_lowp_requant);
 	for (i = 0; !err && i < sizeof(rules) / sizeof(rules[0]); i++)
 		err = phase(&l, rules[i]);
 	free(l.uses);

@@ -7,16 +7,18 @@
  * convolutions are laid out NHWC.
  *
  * Tensors that an NprQAdd joins must share a layout, so they form
- * classes (union-find over the NprQAdd nodes' inputs and outputs); so do
- * the inputs and output of a u8 MaxPool or Concat along the channels,
+ * classes (union-find over the NprQAdd nodes' inputs and outputs, and
+ * an NprQScale's u8 input and output: its kernel runs fastest on one
+ * layout); so do the inputs and output of a u8 MaxPool or Concat along
+ * the channels,
  * which become an NprQMaxPool or NprQConcat where their class goes NHWC.
  * A class of 4-D tensors goes NHWC when a convolution of blocked weights
  * reads one of them that has a multiple of four channels (another is
  * copied anyway), unless it holds one of the model's own inputs or
  * outputs (their values are its ports).  Then each node that writes or
  * reads a tensor of such a class says so in its x_layout / y_layout (the
- * convolutions of blocked weights, NprQAdd, NprQLut, NprQuantize,
- * NprDequantize, NprQMaxPool, NprQConcat); any other node (a grouped
+ * convolutions of blocked weights, NprQAdd, NprQLut, NprQScale,
+ * NprQuantize, NprDequantize, NprQMaxPool, NprQConcat); any other node (a grouped
  * NprQConv, a Reshape) gets an NprQLut with the identity table between
  * it and the tensor, which converts the layout.  Shapes stay the logical
  * NCHW ones.
@@ -31,6 +33,7 @@
 #include "ops/infer.h"
 #include "ops/nn.h"
 #include "ops/shape.h"
+#include "passes/lowp_graph.h"
 #include "passes/qlayout.h"
 
 struct ql {
@@ -112,38 +115,6 @@ static int reparse(struct ql *q, struct npr_node *n)
 }
 
 /*
- * A Const node named @name holding @data (taken; [@d0] or [@d0, @d1] of
- * @type): its value, or -errno.
- */
-static int new_const(struct ql *q, const char *name, int64_t layer,
-		     unsigned int type, int64_t d0, int64_t d1, void *data)
-{
-	struct npr_graph *g = q->g;
-	struct npr_value *v;
-	int ci = npr_graph_add_node(g, name, "Const", 1, layer), err;
-
-	if (ci < 0) {
-		free(data);
-		return ci;
-	}
-	g->nodes[ci].op = npr_op_find("Const", 1);
-	err = npr_node_set_outputs(g, ci, 1);
-	if (err) {
-		free(data);
-		return err;
-	}
-	v = &g->vals[g->nodes[ci].out[0]];
-	v->type = type;
-	v->shape.rank = d1 ? 2 : 1;
-	v->shape.d[0] = d0;
-	v->shape.d[1] = d1;
-	v->owned = data;
-	v->data = data;
-	v->nbytes = npr_tensor_bytes(type, d1 ? d0 * d1 : d0);
-	return g->nodes[ci].out[0];
-}
-
-/*
  * NprQConv @n of one group: its [K, kr] weight rows in (c, i, j) order
  * into blocks of 16 channels in (i, j, c) order, as a new constant;
  * depthwise, its rows of taps into blocks of 16 channels.
@@ -179,7 +150,8 @@ static int block_weights(struct ql *q, int ni)
 				  4 + r % 4] = w[k * p->kr + c * kh * kw + t];
 			}
 	snprintf(buf, sizeof(buf), "%.200s/wblk", n->name);
-	vi = new_const(q, buf, n->layer_id, NPR_ELEM_I8, NPR_QK16(K), kr, b);
+	vi = npr_lowp_const(g, buf, n->layer_id, NPR_ELEM_I8, NPR_QK16(K), kr,
+			    b);
 	if (vi < 0)
 		return vi;
 	n = &g->nodes[ni];
@@ -205,8 +177,8 @@ static int ident(struct ql *q, int like)
 		return -ENOMEM;
 	for (i = 0; i < 256; i++)
 		t[i] = (uint8_t)i;
-	vi = new_const(q, "npr_qlayout_identity", g->nodes[like].layer_id,
-		       NPR_ELEM_U8, 256, 0, t);
+	vi = npr_lowp_const(g, "npr_qlayout_identity", g->nodes[like].layer_id,
+			    NPR_ELEM_U8, 256, 0, t);
 	if (vi < 0)
 		return vi;
 	q->ident = vi;
@@ -254,15 +226,18 @@ static bool capable(const struct npr_node *n, int j)
 		return j == 0;
 	if (is(n, "NprQMaxPool") || is(n, "NprQConcat"))
 		return true;
-	if (is(n, "NprQAdd") || is(n, "NprQLut"))
+	if (is(n, "NprQAdd") || is(n, "NprQLut") || is(n, "NprQScale"))
 		return j == 0 || (is(n, "NprQAdd") && j == 1);
-	return is(n, "NprDequantize") && j == 0;
+	/* scales per channel (input 1): nchw only */
+	return is(n, "NprDequantize") && j == 0 && n->nin == 1;
 }
 
 static bool writes_either(const struct npr_node *n)
 {
 	return blocked(n) || is(n, "NprQAdd") || is(n, "NprQLut") ||
-	       is(n, "NprQuantize") || is(n, "NprQMaxPool") ||
+	       is(n, "NprQScale") ||
+	       (is(n, "NprQuantize") && n->nin == 1) ||
+	       is(n, "NprQMaxPool") ||
 	       is(n, "NprQConcat");
 }
 
@@ -357,7 +332,8 @@ static bool u8_4d(struct npr_graph *g, int v)
 
 /*
  * A u8 MaxPool NprQMaxPool can take the place of: its pads_end then,
- * the least that gives the output's size with the size rounded down.
+ * the least one, not below 0, that gives the output's size with the
+ * size rounded down.
  */
 static bool pool_ok(struct npr_graph *g, const struct npr_node *n,
 		    int64_t pe[2])
@@ -374,7 +350,10 @@ static bool pool_ok(struct npr_graph *g, const struct npr_node *n,
 		int64_t out = g->vals[n->out[0]].shape.d[2 + i];
 
 		pe[i] = (out - 1) * p->stride[i] + span - in - p->pb[i];
-		if (pe[i] < 0 || p->pb[i] < 0 || out < 1 ||
+		/* a stride past the window leaves the last rows unread */
+		if (pe[i] < 0)
+			pe[i] = 0;
+		if (p->pb[i] < 0 || out < 1 ||
 		    (in + p->pb[i] + pe[i] - span) / p->stride[i] + 1 != out)
 			return false;
 	}
@@ -475,10 +454,11 @@ int npr_pass_qlayout(struct npr_graph *g)
 		int64_t pe[2];
 		int j;
 
-		if (n->dead || !(is(n, "NprQAdd") || pool_ok(g, n, pe) ||
-				 concat_ok(g, n)))
+		if (n->dead || !(is(n, "NprQAdd") || is(n, "NprQScale") ||
+				 pool_ok(g, n, pe) || concat_ok(g, n)))
 			continue;
-		for (j = 0; j < n->nin; j++)
+		/* (an NprQScale's input 1 is its f32 multipliers) */
+		for (j = 0; j < (is(n, "NprQScale") ? 1 : n->nin); j++)
 			join(&q, n->in[j], n->out[0]);
 	}
 	/* (an input of C % 4 channels is copied to C4 anyway) */

@@ -811,9 +811,69 @@ static int ew(const struct npr_node *n, const struct npr_tensor *in,
 	return 0;
 }
 
+/*
+ * NprQuantize and NprDequantize with scales per channel (input 1): the
+ * same kernels a plane at a time, each with its channel's scale.
+ */
+struct chan_ew {
+	const struct npr_quant_params *p;
+	const struct npr_qew_kern *k;
+	const void *x;
+	void *y;
+	const float *sc;
+	int64_t C, plane;
+	bool q;
+};
+
+static void chan_item(void *arg, int it, int tid)
+{
+	const struct chan_ew *e = arg;
+	int64_t o = (int64_t)it * e->plane;
+	float s = e->sc[it % e->C];
+
+	(void)tid;
+	if (e->q)
+		e->k->quantize((const float *)e->x + o, (uint8_t *)e->y + o,
+			       e->plane, s, e->p->zy);
+	else
+		e->k->dequantize((const uint8_t *)e->x + o, (float *)e->y + o,
+				 e->plane, s, e->p->za);
+}
+
+static int chan_ew(const struct npr_node *n, const struct npr_tensor *in,
+		   struct npr_tensor *out, bool q)
+{
+	struct chan_ew e = {
+		.p = n->params, .k = npr_qew_best(), .x = in[0].data,
+		.y = out[0].data, .sc = in[1].data, .C = in[0].shape.d[1],
+		.q = q,
+	};
+	int64_t cnt = npr_shape_numel(&in[0].shape), planes, i;
+
+	if (in[0].shape.rank < 2 || e.C < 1 || in[1].shape.rank != 1 ||
+	    in[1].shape.d[0] != e.C)
+		return -EINVAL;
+	/* [N, C, ...]: N x C planes */
+	planes = in[0].shape.d[0] * e.C;
+	if (!cnt || !planes)
+		return 0;
+	e.plane = cnt / planes;
+	if (planes > INT32_MAX)
+		return -EFBIG;
+	if (npr_par_threads() > 1 && cnt >= 2 * EW_MIN) {
+		npr_parallel_for((int)planes, chan_item, &e);
+	} else {
+		for (i = 0; i < planes; i++)
+			chan_item(&e, (int)i, 0);
+	}
+	return 0;
+}
+
 static int ref_quantize(const struct npr_node *n, const struct npr_tensor *in,
 			struct npr_tensor *out)
 {
+	if (n->nin > 1)
+		return chan_ew(n, in, out, true);
 	if (((const struct npr_quant_params *)n->params)->xnhwc !=
 	    ((const struct npr_quant_params *)n->params)->ynhwc)
 		return npr_qew_relayout(n, in, out);
@@ -823,6 +883,8 @@ static int ref_quantize(const struct npr_node *n, const struct npr_tensor *in,
 static int ref_dequantize(const struct npr_node *n,
 			  const struct npr_tensor *in, struct npr_tensor *out)
 {
+	if (n->nin > 1)
+		return chan_ew(n, in, out, false);
 	if (((const struct npr_quant_params *)n->params)->xnhwc !=
 	    ((const struct npr_quant_params *)n->params)->ynhwc)
 		return npr_qew_relayout(n, in, out);
@@ -844,6 +906,117 @@ static int ref_qadd(const struct npr_node *n, const struct npr_tensor *in,
 	return ew(n, in, out, add_range);
 }
 
+/*
+ * NprQScale: clamp(rint((x - x_zero) * m[c] + b[c]) + y_zero, lo, hi)
+ * per element (b 0 when absent), x and y NCHW or NHWC each: runs of one
+ * channel (NCHW) or of every channel (NHWC) where both lie alike, else
+ * element by element.
+ */
+static inline uint8_t qscale1(uint8_t x, float m, float a, float zx,
+			      float zy, float lo, float hi)
+{
+	float v = ((float)x - zx) * m + a;
+
+	v = rne(vmin(vmax(v, -1024.0f), 1024.0f)) + zy;
+	return (uint8_t)vmin(vmax(v, lo), hi);
+}
+
+/*
+ * qscale1() on 16 bytes, with multipliers @m and offsets @a (16 each, or
+ * one each when @bcast)
+ */
+static void qscale16(const uint8_t *x, uint8_t *y, const float *m,
+		     const float *a, bool bcast, float zx, float zy, float lo,
+		     float hi)
+{
+	const __m128i z = _mm_setzero_si128();
+	__m128i v = _mm_loadu_si128((const __m128i *)x), q[4], r[4];
+	__m128i l16 = _mm_unpacklo_epi8(v, z), h16 = _mm_unpackhi_epi8(v, z);
+	int k;
+
+	q[0] = _mm_unpacklo_epi16(l16, z);
+	q[1] = _mm_unpackhi_epi16(l16, z);
+	q[2] = _mm_unpacklo_epi16(h16, z);
+	q[3] = _mm_unpackhi_epi16(h16, z);
+	for (k = 0; k < 4; k++) {
+		__m128 f = _mm_cvtepi32_ps(q[k]);
+		__m128 mk = bcast ? _mm_set1_ps(m[0]) : _mm_loadu_ps(m + 4 * k);
+		__m128 ak = bcast ? _mm_set1_ps(a[0]) : _mm_loadu_ps(a + 4 * k);
+
+		f = _mm_add_ps(_mm_mul_ps(_mm_sub_ps(f, _mm_set1_ps(zx)), mk),
+			       ak);
+		f = _mm_min_ps(_mm_max_ps(f, _mm_set1_ps(-1024.0f)),
+			       _mm_set1_ps(1024.0f));
+		f = _mm_sub_ps(_mm_add_ps(f, _mm_set1_ps(12582912.0f)),
+			       _mm_set1_ps(12582912.0f));
+		f = _mm_add_ps(f, _mm_set1_ps(zy));
+		f = _mm_min_ps(_mm_max_ps(f, _mm_set1_ps(lo)), _mm_set1_ps(hi));
+		r[k] = _mm_cvttps_epi32(f);
+	}
+	_mm_storeu_si128((__m128i *)y,
+			 _mm_packus_epi16(_mm_packs_epi32(r[0], r[1]),
+					  _mm_packs_epi32(r[2], r[3])));
+}
+
+static int ref_qscale(const struct npr_node *n, const struct npr_tensor *in,
+		      struct npr_tensor *out)
+{
+	const struct npr_quant_params *p = n->params;
+	const uint8_t *x = in[0].data;
+	const float *m = in[1].data;
+	uint8_t *y = out[0].data;
+	int64_t N = in[0].shape.d[0], C = in[0].shape.d[1], P, b, c, i, xi;
+	float zx = (float)p->xz, zy = (float)p->zy;
+	float lo = (float)p->lo, hi = (float)p->hi, *a;
+
+	if (in[0].shape.rank < 2 || npr_shape_numel(&in[1].shape) != C ||
+	    (n->nin > 2 && npr_shape_numel(&in[2].shape) != C))
+		return -EINVAL;
+	if (N < 1 || C < 1)
+		return 0;
+	a = calloc(C, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	if (n->nin > 2)
+		memcpy(a, in[2].data, C * sizeof(*a));
+	P = npr_shape_numel(&in[0].shape) / (N * C);
+	for (b = 0; b < N; b++) {
+		const uint8_t *xb = x + b * C * P;
+		uint8_t *yb = y + b * C * P;
+
+		if (p->xnhwc && p->ynhwc) {
+			for (i = 0; i < P; i++) {
+				const uint8_t *xp = xb + i * C;
+				uint8_t *yp = yb + i * C;
+
+				for (c = 0; c + 16 <= C; c += 16)
+					qscale16(xp + c, yp + c, m + c, a + c,
+						 false, zx, zy, lo, hi);
+				for (; c < C; c++)
+					yp[c] = qscale1(xp[c], m[c], a[c], zx,
+							zy, lo, hi);
+			}
+			continue;
+		}
+		for (c = 0; c < C; c++) {
+			i = 0;
+			if (!p->xnhwc && !p->ynhwc)
+				for (; i + 16 <= P; i += 16)
+					qscale16(xb + c * P + i, yb + c * P + i,
+						 m + c, a + c, true, zx, zy, lo,
+						 hi);
+			for (; i < P; i++) {
+				xi = p->xnhwc ? i * C + c : c * P + i;
+				yb[p->ynhwc ? i * C + c : c * P + i] =
+					qscale1(xb[xi], m[c], a[c], zx, zy, lo,
+						hi);
+			}
+		}
+	}
+	free(a);
+	return 0;
+}
+
 /* The op definitions of lib/ops/quant.c these kernels evaluate. */
 const struct npr_kernel npr_kernels_quant[] = {
 	{ "NprQConv", 1, 1, ref_qconv },
@@ -851,6 +1024,7 @@ const struct npr_kernel npr_kernels_quant[] = {
 	{ "NprDequantize", 1, 1, ref_dequantize },
 	{ "NprQLut", 1, 1, ref_qlut },
 	{ "NprQAdd", 1, 1, ref_qadd },
+	{ "NprQScale", 1, 1, ref_qscale },
 	{ "NprQMaxPool", 1, 1, npr_qmaxpool },
 	{ "NprQConcat", 1, 1, npr_qconcat },
 	{ NULL },
