@@ -24,6 +24,7 @@
 #include "harness.h"
 #include "ops/quant.h"
 #include "ref/kernels/qgemm.h"
+#include "ref/kernels/qnhwc.h"
 #include "ref/kernels/registry.h"
 
 static const char *const isas[] = { "vnni512", "avxvnni", "avx2" };
@@ -485,6 +486,56 @@ TEST(blocked_equals_rows)
 			       bad);
 		EXPECT_EQ(bad, 0);
 	}
+}
+
+/*
+ * NprQMaxPool with a window far larger than its input (65536 taps a side,
+ * the most an attribute allows, padded so that 1000 x 1000 windows fit):
+ * every window covers the whole 3 x 3 plane, so each output is the
+ * plane's maximum.  The kernel visits only the taps inside the input:
+ * walking every row of each window (and every column of the rows inside)
+ * took 2.6e11 steps here, minutes.
+ */
+TEST(qmaxpool_window_far_larger_than_the_input)
+{
+	struct npr_quant_params p = {
+		.stride = { 1, 1 }, .dil = { 1, 1 }, .pb = { 33266, 33266 },
+		.pe = { 33266, 33266 }, .kernel = { 65536, 65536 },
+		.xnhwc = true, .ynhwc = true,
+	};
+	struct npr_node n = { .name = "pool", .type = "NprQMaxPool",
+			      .params = &p, .nout = 1 };
+	struct npr_tensor in = { 0 }, out = { 0 };
+	const int64_t O = 1000, np = O * O;
+	uint8_t x[4 * 9], *y = malloc(4 * np);
+	int64_t i;
+	int c;
+
+	ASSERT_NONNULL(y);
+	for (i = 0; i < 4 * 9; i++)
+		x[i] = (uint8_t)((i * 37 + 11) % 251);
+	in.type = out.type = NPR_ELEM_U8;
+	in.shape.rank = out.shape.rank = 4;
+	in.shape.d[0] = out.shape.d[0] = 1;
+	in.shape.d[1] = out.shape.d[1] = 4;
+	in.shape.d[2] = in.shape.d[3] = 3;
+	out.shape.d[2] = out.shape.d[3] = O;
+	in.data = x;
+	in.nbytes = sizeof(x);
+	out.data = y;
+	out.nbytes = 4 * np;
+	ASSERT_EQ(npr_qmaxpool(&n, &in, &out), 0);
+	for (c = 0; c < 4; c++) {
+		uint8_t m = 0;
+		int64_t bad = 0;
+
+		for (i = 0; i < 9; i++)	/* NHWC: pixel i, channel c */
+			m = x[i * 4 + c] > m ? x[i * 4 + c] : m;
+		for (i = 0; i < np; i++)
+			bad += y[i * 4 + c] != m;
+		EXPECT_EQ(bad, 0);
+	}
+	free(y);
 }
 
 TEST_HARNESS_MAIN

@@ -658,33 +658,48 @@ static void max_into(uint8_t *restrict d, const uint8_t *restrict s,
 		d[c] = s[c] > d[c] ? s[c] : d[c];
 }
 
+/*
+ * The taps [*lo, *hi) of a window of @k taps @dil apart starting at
+ * @base that fall inside [0, @n): a window far larger than the input
+ * visits only those (a 65536-tap window would otherwise loop 2^32 times a
+ * pixel).
+ */
+static void taps_inside(int64_t base, int64_t dil, int64_t n, int64_t k,
+			int64_t *lo, int64_t *hi)
+{
+	*lo = base >= 0 ? 0 : (-base + dil - 1) / dil;
+	*hi = n - 1 - base < 0 ? 0 : (n - 1 - base) / dil + 1;
+	if (*hi > k)
+		*hi = k;
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
 /* output row @it (image x row): every pixel's channels at once */
 static void qpool_row(void *arg, int it, int tid)
 {
 	const struct qpool *q = arg;
 	const struct npr_quant_params *p = q->p;
-	int64_t n = it / q->OH, oh = it % q->OH, ow, i, j;
+	int64_t n = it / q->OH, oh = it % q->OH, ow, i, j, i0, i1, j0, j1;
 	uint8_t *y = q->y + (int64_t)it * q->OW * q->C;
 
 	(void)tid;
+	taps_inside(oh * p->stride[0] - p->pb[0], p->dil[0], q->H,
+		    p->kernel[0], &i0, &i1);
 	for (ow = 0; ow < q->OW; ow++, y += q->C) {
+		int64_t bw = ow * p->stride[1] - p->pb[1];
+
 		/* padding reads 0, the smallest u8: it never wins */
 		memset(y, 0, q->C);
-		for (i = 0; i < p->kernel[0]; i++) {
+		taps_inside(bw, p->dil[1], q->W, p->kernel[1], &j0, &j1);
+		for (i = i0; i < i1; i++) {
 			int64_t ih = oh * p->stride[0] - p->pb[0] +
 				     i * p->dil[0];
 
-			if (ih < 0 || ih >= q->H)
-				continue;
-			for (j = 0; j < p->kernel[1]; j++) {
-				int64_t iw = ow * p->stride[1] - p->pb[1] +
-					     j * p->dil[1];
-
-				if (iw >= 0 && iw < q->W)
-					max_into(y, q->x + ((n * q->H + ih) *
-							    q->W + iw) * q->C,
-						 q->C);
-			}
+			for (j = j0; j < j1; j++)
+				max_into(y, q->x + ((n * q->H + ih) * q->W +
+						    bw + j * p->dil[1]) * q->C,
+					 q->C);
 		}
 	}
 }
