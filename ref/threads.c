@@ -251,13 +251,13 @@ static void *worker(void *p)
 		seen = g;
 		npr_scratch_trim();	/* between loops: none in use */
 		if (tid < (int)(g & 0xff) && join_loop(g >> 8)) {
-			unsigned int fp = fpcr_get();
+			/* the caller's control bits, stored before gen */
+			unsigned int fp = fpcr_get(), want = pool.fpcr;
 
-			/* the caller's flags (set before gen was published) */
-			if (fp != pool.fpcr)
-				fpcr_set(pool.fpcr);
+			if (fp != want)
+				fpcr_set(want);
 			run_items(tid);
-			if (fp != pool.fpcr)
+			if (fp != want)
 				fpcr_set(fp);
 			atomic_fetch_add_explicit(&pool.done, 1,
 						  memory_order_release);
