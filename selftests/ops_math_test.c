@@ -52,6 +52,23 @@ static int set_denormals(int fd, bool on)
 	return npr_ioctl(fd, NPR_IOCTL_SET_PARAM, &pa);
 }
 
+/* Does this CPU (or what runs the test: valgrind does not) flush? */
+static bool ftz_honoured(void)
+{
+#if defined(__x86_64__)
+	unsigned int csr = __builtin_ia32_stmxcsr();
+	volatile float a = 1e-20f, b = 1e-20f, r;
+
+	/* volatile: the product is stored before MXCSR is put back */
+	__builtin_ia32_ldmxcsr(csr | 0x8040);
+	r = a * b;
+	__builtin_ia32_ldmxcsr(csr);
+	return r == 0.0f;
+#else
+	return false;
+#endif
+}
+
 TEST_F(ops, denormals_optimization_flushes_denormals)
 {
 	const float tiny = 1e-40f;
@@ -66,6 +83,8 @@ TEST_F(ops, denormals_optimization_flushes_denormals)
 	EXPECT_OUT(0, F32, 0, (double)(1e-20f * 1e-20f), (double)tiny, 6.0);
 	EXPECT_NE(self->r.v[0][0], 0.0);
 	EXPECT_NE(self->r.v[0][1], 0.0);
+	if (!ftz_honoured())
+		SKIP(return, "MXCSR's FTZ/DAZ have no effect here (valgrind computes IEEE only; not x86-64)");
 	ASSERT_EQ(set_denormals(self->fd, true), 0);
 	RUN({ "Multiply", "opset1", "",
 	      { P("f32", "3", 1e-20, 1e-40, 2.0), P("f32", "3", 1e-20, 1.0, 3.0) },
