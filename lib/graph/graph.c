@@ -661,6 +661,31 @@ int npr_node_set_outputs(struct npr_graph *g, int node, int nout)
 }
 
 /**
+ * npr_node_wire() - give a new node its inputs and one fresh output
+ * @g: the graph
+ * @node: the node's index
+ * @nin: its input count
+ * @in: the values it reads, @nin of them
+ *
+ * What a pass that adds nodes does for each: npr_node_set_inputs(), the
+ * values copied in, npr_node_set_outputs() with one output.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int npr_node_wire(struct npr_graph *g, int node, int nin, const int *in)
+{
+	int j, err = npr_node_set_inputs(&g->nodes[node], nin);
+
+	if (!err)
+		err = npr_node_set_outputs(g, node, 1);
+	if (err)
+		return err;
+	for (j = 0; j < nin; j++)
+		g->nodes[node].in[j] = in[j];
+	return 0;
+}
+
+/**
  * npr_node_add_attr() - append an attribute to a node
  * @n: the node
  * @key: the attribute's name, copied

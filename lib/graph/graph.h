@@ -372,6 +372,7 @@ int npr_graph_add_node(struct npr_graph *g, const char *name, const char *type,
 int npr_graph_add_value(struct npr_graph *g, int producer, int port);
 int npr_node_set_inputs(struct npr_node *n, int nin);
 int npr_node_set_outputs(struct npr_graph *g, int node, int nout);
+int npr_node_wire(struct npr_graph *g, int node, int nin, const int *in);
 int npr_node_add_attr(struct npr_node *n, const char *key, const char *val);
 /*
  * Give @n a body: it takes @body over (also on failure, when it frees it).

@@ -57,7 +57,7 @@ static int add(struct kvw *w, const char *type, unsigned int version,
 {
 	struct npr_graph *g = w->g;
 	char name[64];
-	int ni, j, err;
+	int ni, err;
 
 	snprintf(name, sizeof(name), "kv_window/%d/%s", w->seq++, type);
 	ni = npr_graph_add_node(g, name, type, version, -1);
@@ -67,13 +67,9 @@ static int add(struct kvw *w, const char *type, unsigned int version,
 	if (!g->nodes[ni].op)
 		return npr_err(-EOPNOTSUPP, "kv window: no op %s-%u", type,
 			       version);
-	err = npr_node_set_inputs(&g->nodes[ni], nin);
-	if (!err)
-		err = npr_node_set_outputs(g, ni, 1);
+	err = npr_node_wire(g, ni, nin, in);
 	if (err)
 		return err;
-	for (j = 0; j < nin; j++)
-		g->nodes[ni].in[j] = in[j];
 	if (!strcmp(type, "Select") || !strcmp(type, "Add") ||
 	    !strcmp(type, "Subtract") || !strcmp(type, "Minimum") ||
 	    !strcmp(type, "Maximum") || !strcmp(type, "Equal") ||

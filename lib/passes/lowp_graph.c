@@ -403,15 +403,9 @@ void npr_lowp_qbounds(float lo, float hi, float s, int z, int *qlo, int *qhi)
 /* node @ni's inputs @in (@nin) and one output; its index */
 static int wire(struct npr_graph *g, int ni, int nin, const int *in)
 {
-	int j, err = npr_node_set_inputs(&g->nodes[ni], nin);
+	int err = npr_node_wire(g, ni, nin, in);
 
-	if (!err)
-		err = npr_node_set_outputs(g, ni, 1);
-	if (err)
-		return err;
-	for (j = 0; j < nin; j++)
-		g->nodes[ni].in[j] = in[j];
-	return ni;
+	return err ? err : ni;
 }
 
 /**
