@@ -293,7 +293,8 @@ int npr_conv_plan_new_pool(const struct npr_conv_desc *d,
 		 * took 0.4 us a channel)
 		 */
 		if (d->OH == 1 && d->OW == 1 && d->kh == d->H &&
-		    d->kw == d->W && !d->ph && !d->pw) {
+		    d->kw == d->W && !d->ph && !d->pw && d->dh == 1 &&
+		    d->dw == 1) {
 			p->dw_dot = npr_dot_rows_generic;
 #if defined(__x86_64__)
 			if (__builtin_cpu_supports("avx512f") &&
