@@ -737,32 +737,25 @@ int npr_cpu_run(struct npr_request *rq, struct ref_exec *re,
 }
 
 /*
- * CPU_DENORMALS_OPTIMIZATION: FTZ and DAZ in MXCSR for the inference, on
- * this thread and (ref/threads.c) on the pool's workers while they run
- * its loops; the caller's own setting comes back after.
+ * CPU_DENORMALS_OPTIMIZATION: FTZ and DAZ for the inference, on this
+ * thread and (ref/threads.c) on the pool's workers while they run its
+ * loops; the caller's own control bits come back after.
  */
-#define MXCSR_FTZ_DAZ	0x8040u
-
 static int cpu_infer(struct npr_request *rq)
 {
 	struct ref_exec *re = rq->ex->priv;
+	bool flush = rq->ex->props.cpu_denormals;
+	unsigned int fp = flush ? npr_fpcr_get() : 0;
 	int err;
-#if defined(__x86_64__)
-	unsigned int csr = __builtin_ia32_stmxcsr();
 
-	if (rq->ex->props.cpu_denormals)
-		__builtin_ia32_ldmxcsr(csr | MXCSR_FTZ_DAZ);
-#endif
+	if (flush)
+		npr_fpcr_set(fp | NPR_FPCR_FTZ_DAZ);
 	if (re->sigs)
 		err = npr_cpu_sig_infer(rq);
 	else
 		err = npr_cpu_run(rq, re, rq->priv);
-#if defined(__x86_64__)
-	/* the control bits as they were; exception flags as they are now */
-	if (rq->ex->props.cpu_denormals)
-		__builtin_ia32_ldmxcsr((csr & ~0x3fu) |
-				       (__builtin_ia32_stmxcsr() & 0x3fu));
-#endif
+	if (flush)
+		npr_fpcr_set(fp);
 	return err;
 }
 

@@ -85,15 +85,19 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/*
- * The floating-point control of the calling thread (x86: MXCSR, whose
- * FTZ and DAZ bits the cpu backend sets for CPU_DENORMALS_OPTIMIZATION,
- * and rounding), which a loop's workers take on while they run its
- * items: a body computes the same on every thread.  Elsewhere 0.
- */
 #define MXCSR_FLAGS	0x3fu	/* the sticky exception flags: not control */
 
-static inline unsigned int fpcr_get(void)
+/**
+ * npr_fpcr_get() - the calling thread's floating-point control bits
+ *
+ * x86-64: MXCSR without its exception flags (the FTZ and DAZ bits the cpu
+ * backend sets for CPU_DENORMALS_OPTIMIZATION, the rounding mode), which
+ * a loop's workers take on while they run its items, so that a body
+ * computes the same on every thread.  Elsewhere 0.
+ *
+ * Return: the control bits.
+ */
+unsigned int npr_fpcr_get(void)
 {
 #if defined(__x86_64__)
 	return __builtin_ia32_stmxcsr() & ~MXCSR_FLAGS;
@@ -102,8 +106,14 @@ static inline unsigned int fpcr_get(void)
 #endif
 }
 
-/* set the control bits, keep this thread's exception flags */
-static inline void fpcr_set(unsigned int v)
+/**
+ * npr_fpcr_set() - set the calling thread's floating-point control bits
+ * @v: as npr_fpcr_get() returns them
+ *
+ * The thread's exception flags stay as they are.  Elsewhere than x86-64
+ * it does nothing.
+ */
+void npr_fpcr_set(unsigned int v)
 {
 #if defined(__x86_64__)
 	__builtin_ia32_ldmxcsr(v | (__builtin_ia32_stmxcsr() & MXCSR_FLAGS));
@@ -252,13 +262,13 @@ static void *worker(void *p)
 		npr_scratch_trim();	/* between loops: none in use */
 		if (tid < (int)(g & 0xff) && join_loop(g >> 8)) {
 			/* the caller's control bits, stored before gen */
-			unsigned int fp = fpcr_get(), want = pool.fpcr;
+			unsigned int fp = npr_fpcr_get(), want = pool.fpcr;
 
 			if (fp != want)
-				fpcr_set(want);
+				npr_fpcr_set(want);
 			run_items(tid);
 			if (fp != want)
-				fpcr_set(fp);
+				npr_fpcr_set(fp);
 			atomic_fetch_add_explicit(&pool.done, 1,
 						  memory_order_release);
 		}
@@ -401,7 +411,7 @@ void npr_parallel_for(int n, npr_par_fn fn, void *arg)
 	pool.arg = arg;
 	pool.n = n;
 	pool.nthreads = nt;
-	pool.fpcr = fpcr_get();
+	pool.fpcr = npr_fpcr_get();
 	pool.stats = par_stats;
 	if (pool.stats)
 		pool.t0 = now_ns();

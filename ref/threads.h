@@ -85,4 +85,16 @@ struct npr_par_stats {
  */
 struct npr_par_stats *npr_par_stats_attach(struct npr_par_stats *s);
 
+/*
+ * The floating-point control bits of the calling thread (x86-64: MXCSR
+ * without its sticky exception flags; elsewhere 0), which the pool's
+ * workers take on for each loop.  npr_fpcr_set() keeps the thread's
+ * exception flags.  NPR_FPCR_FTZ_DAZ: flush denormal results and
+ * operands to zero (CPU_DENORMALS_OPTIMIZATION).
+ */
+#define NPR_FPCR_FTZ_DAZ	0x8040u
+
+unsigned int npr_fpcr_get(void);
+void npr_fpcr_set(unsigned int v);
+
 #endif /* NPR_REF_THREADS_H */
