@@ -306,54 +306,11 @@ void VEC(matmul_nn)(int64_t M, int64_t N, int64_t K, const float *A,
 	}
 }
 
-/**
- * npr_sum_rows_generic() - the sum or mean of each row
- * @x: the input, @outer rows of @inner floats.
- * @outer: the rows.
- * @inner: the row length.
- * @y: Out. @outer values.
- * @mean: divide each sum by @inner.
- *
- * y[o] = the sum (or mean) of x[o * inner .. + inner) for o < outer, in
- * double: eight partial sums (element k into k % 8), then the tail, then
- * the partials in order, the same additions in the same order as the
- * portable loop of reduce_inner() (ref/kernels/nn.c), so both builds give
- * the same bits.  In npr_sum_rows_avx512() (see the top of this file) the
- * eight partials are one vector.
+/*
+ * The sum of @n floats at @r less @m each (squared if @sq), in double:
+ * eight partial sums (element k into k % 8; one vector of them in the
+ * AVX-512 build), then the tail, then the partials in order.
  */
-void VEC(sum_rows)(const float *x, int64_t outer, int64_t inner, float *y,
-		   bool mean)
-{
-	int64_t o, k;
-	int l;
-
-	for (o = 0; o < outer; o++) {
-		const float *r = x + o * inner;
-		double part[8] = { 0 }, sum = 0;
-
-		k = 0;
-#ifdef __AVX512F__
-		{
-			__m512d acc = _mm512_setzero_pd();
-
-			for (; k + 8 <= inner; k += 8)
-				acc = _mm512_add_pd(acc, _mm512_cvtps_pd(
-					_mm256_loadu_ps(r + k)));
-			_mm512_storeu_pd(part, acc);
-		}
-#endif
-		for (; k + 8 <= inner; k += 8)
-			for (l = 0; l < 8; l++)
-				part[l] += r[k + l];
-		for (; k < inner; k++)
-			sum += r[k];
-		for (l = 0; l < 8; l++)
-			sum += part[l];
-		y[o] = (float)(mean ? sum / inner : sum);
-	}
-}
-
-/* The sum of @n floats at @r less @m each (squared if @sq), as sum_rows. */
 static inline double VEC(sum8)(const float *r, int64_t n, double m, bool sq)
 {
 	double part[8] = { 0 }, sum = 0;
@@ -388,6 +345,33 @@ static inline double VEC(sum8)(const float *r, int64_t n, double m, bool sq)
 	for (l = 0; l < 8; l++)
 		sum += part[l];
 	return sum;
+}
+
+/**
+ * npr_sum_rows_generic() - the sum or mean of each row
+ * @x: the input, @outer rows of @inner floats.
+ * @outer: the rows.
+ * @inner: the row length.
+ * @y: Out. @outer values.
+ * @mean: divide each sum by @inner.
+ *
+ * y[o] = the sum (or mean) of x[o * inner .. + inner) for o < outer, in
+ * double: eight partial sums (element k into k % 8), then the tail, then
+ * the partials in order, the same additions in the same order as the
+ * portable loop of reduce_inner() (ref/kernels/nn.c), so both builds give
+ * the same bits.  In npr_sum_rows_avx512() (see the top of this file) the
+ * eight partials are one vector.
+ */
+void VEC(sum_rows)(const float *x, int64_t outer, int64_t inner, float *y,
+		   bool mean)
+{
+	int64_t o;
+
+	for (o = 0; o < outer; o++) {
+		double sum = VEC(sum8)(x + o * inner, inner, 0.0, false);
+
+		y[o] = (float)(mean ? sum / inner : sum);
+	}
 }
 
 /**
