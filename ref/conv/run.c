@@ -94,17 +94,14 @@ static void dw_plane(const struct dw_job *j, int64_t plane)
 	float b = p->bias ? p->bias[c] : 0.0f;
 
 	if (p->dw_dot) {
+		struct npr_gemm_epi e = {
+			.bias = &b, .res = res, .act = p->act, .lo = p->lo,
+			.hi = p->hi,
+		};
 		float v;
 
 		p->dw_dot(x, wc, d->H * d->W, 1, &v);
-		v += b;
-		if (res)
-			v += res[0];
-		if (p->act == NPR_ACT_RELU)
-			v = v > 0 ? v : 0.0f;
-		else if (p->act == NPR_ACT_CLAMP)
-			v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
-		y[0] = v;
+		y[0] = epi_apply(&e, v, 0, 0);
 		return;
 	}
 	if (p->dw_vec && !p->dw_vec(d, x, wc, y, res, b, p->act, p->lo,
